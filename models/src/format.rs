@@ -1,0 +1,61 @@
+//! Weight and KV-cache storage formats.
+
+use serde::{Deserialize, Serialize};
+
+/// How a tensor's values are stored in the checkpoint and in GPU memory.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WeightFormat {
+    /// bfloat16: 2 bytes per value.
+    Bf16,
+    /// FP8 (e4m3) with one fp32 scale per `block` × `block` tile (block-wise, DeepSeek style),
+    /// or per output channel when `block` is 0.
+    Fp8 { block: u32 },
+    /// NVFP4: 4-bit values, one fp8 scale per 16 values, plus a per-tensor fp32 scale.
+    Nvfp4,
+    /// 4-bit integers with one bf16 scale per `group_size` values (Kimi K2 Thinking's native INT4).
+    Int4 { group_size: u32 },
+}
+
+impl WeightFormat {
+    /// Average bytes per stored value, scales included (per-tensor scales are negligible and left out).
+    pub fn bytes_per_value(&self) -> f64 {
+        match *self {
+            WeightFormat::Bf16 => 2.0,
+            WeightFormat::Fp8 { block: 0 } => 1.0,
+            WeightFormat::Fp8 { block } => 1.0 + 4.0 / (block as f64 * block as f64),
+            WeightFormat::Nvfp4 => 0.5 + 1.0 / 16.0,
+            WeightFormat::Int4 { group_size } => 0.5 + 2.0 / group_size.max(1) as f64,
+        }
+    }
+
+    /// A short human name: `bf16`, `fp8`, `nvfp4`, `int4-g32`.
+    pub fn name(&self) -> String {
+        match *self {
+            WeightFormat::Bf16 => "bf16".into(),
+            WeightFormat::Fp8 { .. } => "fp8".into(),
+            WeightFormat::Nvfp4 => "nvfp4".into(),
+            WeightFormat::Int4 { group_size } => format!("int4-g{group_size}"),
+        }
+    }
+}
+
+/// Storage of the KV cache (`--kv-cache-dtype`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KvDtype {
+    /// bf16 / fp16: 2 bytes per value (SGLang's `auto` for bf16 models).
+    Bf16,
+    /// fp8 e4m3 / e5m2: 1 byte per value.
+    Fp8,
+}
+
+impl KvDtype {
+    /// Bytes per cached value.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            KvDtype::Bf16 => 2,
+            KvDtype::Fp8 => 1,
+        }
+    }
+}

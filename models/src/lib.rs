@@ -1,0 +1,21 @@
+//! Descriptions of what is deployed and on what: model architectures loaded from HuggingFace
+//! `config.json` files (or embedded presets), their weight formats, GPU specs, parallel layouts and
+//! the per-GPU footprint of a model under a layout, and the versioned machine-profile schema that
+//! `probe` writes and `sim` reads.
+//!
+//! This crate measures and simulates nothing: it only describes. Units are bytes and seconds unless
+//! a name says otherwise (`_gb_per_s` uses GB = 1e9 bytes, as nccl-tests reports; `_us` is µs).
+
+pub mod error;
+pub mod format;
+pub mod gpu;
+pub mod layout;
+pub mod profile;
+pub mod spec;
+
+pub use error::ModelsError;
+pub use format::WeightFormat;
+pub use gpu::GpuSpec;
+pub use layout::Layout;
+pub use profile::MachineProfile;
+pub use spec::ModelSpec;

@@ -1,0 +1,339 @@
+//! The machine profile: what `probe` measured on a box (or what an importer or preset says),
+//! versioned, in the units nccl-tests and p2pBandwidthLatencyTest print (GB/s = 1e9 B/s, µs).
+//!
+//! `probe` writes it, `sim` reads it, `reports` draws it. Readers must check `schema_version`.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The schema version this build writes and reads.
+pub const PROFILE_SCHEMA_VERSION: u32 = 1;
+
+/// Everything known about one machine's GPUs and the paths between them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineProfile {
+    /// Always [`PROFILE_SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// Who measured what, where, with which software.
+    pub provenance: Provenance,
+    /// Key of the GPU preset (`models::gpu`) these devices are, if known (e.g. `h200`).
+    #[serde(default)]
+    pub gpu_preset: Option<String>,
+    /// The GPUs, by CUDA device index.
+    #[serde(default)]
+    pub devices: Vec<DeviceInfo>,
+    /// Ordered GPU pairs: topology, P2P status and measured transfers.
+    #[serde(default)]
+    pub links: Vec<PairLink>,
+    /// Host ↔ device copy bandwidths.
+    #[serde(default)]
+    pub host_device: Vec<HostDeviceMeasurement>,
+    /// On-device copy bandwidth per GPU.
+    #[serde(default)]
+    pub device_memory: Vec<DeviceMemoryMeasurement>,
+    /// NCCL collective curves per op and GPU group.
+    #[serde(default)]
+    pub collectives: Vec<CollectiveCurve>,
+    /// Measured GEMM throughput.
+    #[serde(default)]
+    pub compute: Vec<GemmMeasurement>,
+}
+
+/// Provenance of a profile.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Provenance {
+    /// What produced it: `probe run`, `probe import nccl-tests`, `preset`, …
+    pub tool: String,
+    /// Version of that tool.
+    #[serde(default)]
+    pub tool_version: String,
+    /// RFC 3339 UTC time of the measurement.
+    #[serde(default)]
+    pub created_utc: String,
+    #[serde(default)]
+    pub hostname: Option<String>,
+    #[serde(default)]
+    pub driver_version: Option<String>,
+    /// CUDA driver API version, e.g. `13.0`.
+    #[serde(default)]
+    pub cuda_version: Option<String>,
+    #[serde(default)]
+    pub nccl_version: Option<String>,
+    /// Path of the libnccl actually loaded.
+    #[serde(default)]
+    pub nccl_library_path: Option<String>,
+    /// Hypervisor the probe ran under (`KVM`, `Microsoft Hv`, …), `None` on bare metal.
+    #[serde(default)]
+    pub hypervisor: Option<String>,
+    /// Environment that shaped the run (e.g. `NCCL_P2P_DISABLE=1`).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// For presets and imports: where the numbers come from.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Assumptions and remarks a reader should know.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// One GPU.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// CUDA device index.
+    pub index: u32,
+    pub name: String,
+    #[serde(default)]
+    pub uuid: Option<String>,
+    #[serde(default)]
+    pub pci_bus_id: Option<String>,
+    #[serde(default)]
+    pub numa_node: Option<i32>,
+    #[serde(default)]
+    pub pcie_gen_current: Option<u32>,
+    #[serde(default)]
+    pub pcie_gen_max: Option<u32>,
+    #[serde(default)]
+    pub pcie_width_current: Option<u32>,
+    #[serde(default)]
+    pub pcie_width_max: Option<u32>,
+    pub memory_bytes: u64,
+    /// e.g. `[9, 0]`.
+    #[serde(default)]
+    pub compute_capability: Option<[u32; 2]>,
+}
+
+/// Link class between two GPUs, as `nvidia-smi topo -m` prints it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum LinkClass {
+    /// Same device.
+    X,
+    /// At most one PCIe bridge.
+    PIX,
+    /// Several PCIe bridges, no host bridge.
+    PXB,
+    /// Through a PCIe host bridge (the CPU).
+    PHB,
+    /// Across host bridges within one NUMA node.
+    NODE,
+    /// Across NUMA nodes (the SMP interconnect between sockets).
+    SYS,
+    /// NVLink with this many links.
+    NV(u32),
+    Unknown,
+}
+
+/// Verdict on a GPU pair's path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PairClass {
+    /// Direct peer-to-peer works and data arrives intact.
+    P2p,
+    /// Copies work but go through host memory (no usable P2P).
+    HostBounce,
+    /// Copies report success but data does not arrive (or peer access fails outright).
+    Broken,
+}
+
+/// How bytes were moved between two GPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TransferMode {
+    /// Peer access enabled, copy engine (`cuMemcpyPeerAsync`).
+    CopyEngine,
+    /// Peer access enabled, an SM kernel reading/writing peer memory.
+    SmKernel,
+    /// Peer access disabled: staged through pinned host memory.
+    HostStaged,
+}
+
+/// One direction or both at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    /// src → dst only.
+    Unidirectional,
+    /// src → dst and dst → src at once; bandwidth is the sum of both.
+    Bidirectional,
+}
+
+/// Summary of repeated samples: median with p10 / p90.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stat {
+    pub median: f64,
+    pub p10: f64,
+    pub p90: f64,
+    /// Samples the summary is over (1 for imported single figures).
+    pub samples: u32,
+}
+
+impl Stat {
+    /// A single figure with no spread (imports, presets).
+    pub fn exact(v: f64) -> Self {
+        Stat {
+            median: v,
+            p10: v,
+            p90: v,
+            samples: 1,
+        }
+    }
+}
+
+/// One message size's result.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SizePoint {
+    pub bytes: u64,
+    pub time_us: Stat,
+    pub gb_per_s: Stat,
+}
+
+/// Bandwidth vs message size for one transfer mode and direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TransferCurve {
+    pub mode: TransferMode,
+    pub direction: Direction,
+    pub points: Vec<SizePoint>,
+    /// Whether every transfer's data was verified at the destination.
+    #[serde(default)]
+    pub data_verified: Option<bool>,
+}
+
+/// An ordered GPU pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairLink {
+    pub src: u32,
+    pub dst: u32,
+    pub topology: LinkClass,
+    /// NVML's P2P status for read/write (`OK`, `NotSupported`, `ChipsetNotSupported`, …).
+    #[serde(default)]
+    pub nvml_p2p_status: Option<String>,
+    /// `cuDeviceCanAccessPeer`.
+    #[serde(default)]
+    pub can_access_peer: Option<bool>,
+    #[serde(default)]
+    pub classification: Option<PairClass>,
+    /// Why it was classified so (measured facts, one per line).
+    #[serde(default)]
+    pub evidence: Vec<String>,
+    /// Latency of a small copy, µs, by mode.
+    #[serde(default)]
+    pub latency_us: BTreeMap<String, Stat>,
+    #[serde(default)]
+    pub curves: Vec<TransferCurve>,
+}
+
+/// Host memory kind for host↔device copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostMemory {
+    Pinned,
+    Pageable,
+}
+
+/// Direction of a host↔device copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostDirection {
+    HostToDevice,
+    DeviceToHost,
+    /// Both at once; bandwidth is the sum.
+    Both,
+}
+
+/// Host↔device bandwidth on one GPU, or on all GPUs at once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostDeviceMeasurement {
+    /// The GPUs copying at once (one for a per-GPU figure, all for the shared-host figure).
+    pub devices: Vec<u32>,
+    pub memory: HostMemory,
+    pub direction: HostDirection,
+    pub bytes: u64,
+    /// Aggregate bandwidth over `devices`.
+    pub gb_per_s: Stat,
+}
+
+/// On-device copy bandwidth of one GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceMemoryMeasurement {
+    pub device: u32,
+    pub bytes: u64,
+    /// Copy bandwidth counting bytes copied once (read + write is twice this much traffic).
+    pub copy_gb_per_s: Stat,
+}
+
+/// NCCL collectives, nccl-tests' names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CollectiveOp {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    AllToAll,
+    SendRecv,
+}
+
+impl CollectiveOp {
+    /// nccl-tests' bus-bandwidth factor for `n` ranks: busbw = algbw × factor.
+    pub fn busbw_factor(&self, n: u32) -> f64 {
+        let n = n.max(1) as f64;
+        match self {
+            CollectiveOp::AllReduce => 2.0 * (n - 1.0) / n,
+            CollectiveOp::AllGather | CollectiveOp::ReduceScatter | CollectiveOp::AllToAll => {
+                (n - 1.0) / n
+            }
+            CollectiveOp::SendRecv => 1.0,
+        }
+    }
+}
+
+/// Outcome of one collective size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollectiveStatus {
+    Ok,
+    /// Did not finish before the watchdog; the communicator was aborted.
+    Hang,
+    /// Finished with a wrong result.
+    WrongResult,
+    /// NCCL returned an error.
+    Error,
+}
+
+/// One message size of a collective (nccl-tests' `size` column is `bytes`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CollectivePoint {
+    /// Message size as nccl-tests counts it (total buffer size per rank for all-reduce, the
+    /// gathered output size for all-gather, …).
+    pub bytes: u64,
+    pub time_us: Stat,
+    pub algbw_gb_per_s: f64,
+    pub busbw_gb_per_s: f64,
+    pub status: CollectiveStatus,
+}
+
+/// Time vs size for one collective over one GPU group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CollectiveCurve {
+    pub op: CollectiveOp,
+    /// CUDA device indices of the group.
+    pub devices: Vec<u32>,
+    /// The worst link class inside the group (what the collective has to cross).
+    #[serde(default)]
+    pub link_class: Option<LinkClass>,
+    /// NCCL environment in force (`NCCL_P2P_DISABLE`, `NCCL_P2P_LEVEL`, …); empty = defaults.
+    #[serde(default)]
+    pub nccl_env: BTreeMap<String, String>,
+    pub points: Vec<CollectivePoint>,
+}
+
+/// GEMM throughput at one shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GemmMeasurement {
+    pub device: u32,
+    /// `bf16`, `fp8`, …
+    pub dtype: String,
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    pub time_us: Stat,
+    pub tflops: Stat,
+}

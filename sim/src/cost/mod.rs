@@ -1,0 +1,134 @@
+//! The cost of one engine iteration under one layout, and the memory plan that bounds admission.
+//!
+//! [`IterationModel`] is the seam between the cost model and the serving simulation: the simulator
+//! only ever asks "how long does this batch take" and "how many KV tokens fit".
+
+use models::Layout;
+use serde::{Deserialize, Serialize};
+
+/// One chunk of a prefill in an iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PrefillChunk {
+    /// Tokens computed in this iteration.
+    pub new_tokens: u32,
+    /// Tokens of the same request already in the KV cache (earlier chunks or a cached prefix).
+    pub cached_tokens: u32,
+}
+
+/// What one iteration runs: decode tokens (one per running request, each with its context length)
+/// and prefill chunks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IterationBatch {
+    /// Context length (tokens in the KV cache) of each decoding request.
+    pub decode_context_tokens: Vec<u32>,
+    pub prefill: Vec<PrefillChunk>,
+}
+
+/// Where an iteration's time goes, seconds. Parts sum to the critical path through all stages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimeBreakdown {
+    /// Compute-bound op time (FLOPs / achievable FLOP/s).
+    pub compute_s: f64,
+    /// Memory-bound time reading weights.
+    pub weight_read_s: f64,
+    /// Memory-bound time reading the KV cache.
+    pub kv_read_s: f64,
+    /// Tensor-parallel all-reduces (and EP's closing all-reduce without an a2a backend).
+    pub all_reduce_s: f64,
+    /// EP dispatch / combine with `--moe-a2a-backend`.
+    pub all_to_all_s: f64,
+    /// Attention-DP gather / scatter around the MoE.
+    pub dp_attention_comm_s: f64,
+    /// Pipeline send/recv of activations between stages.
+    pub pp_send_s: f64,
+    /// Kernel-launch and per-iteration overhead on the GPU timeline.
+    pub overhead_s: f64,
+    /// Idle pipeline time (fewer micro-batches than stages).
+    pub bubble_s: f64,
+}
+
+impl TimeBreakdown {
+    /// Sum of all parts.
+    pub fn total_s(&self) -> f64 {
+        self.compute_s
+            + self.weight_read_s
+            + self.kv_read_s
+            + self.all_reduce_s
+            + self.all_to_all_s
+            + self.dp_attention_comm_s
+            + self.pp_send_s
+            + self.overhead_s
+            + self.bubble_s
+    }
+}
+
+/// The cost of one iteration of one (micro-)batch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IterationCost {
+    /// GPU time of each pipeline stage for this batch, its own communication included.
+    pub stage_s: Vec<f64>,
+    /// Time to hand activations from one stage to the next (one hop).
+    pub pp_hop_s: f64,
+    /// CPU time of the iteration (scheduling + kernel launches) that runs beside the GPU when CUDA
+    /// graphs are off; under CUDA graphs only the scheduler part remains.
+    pub cpu_s: f64,
+    /// Latency of this batch through all stages: max(GPU path, CPU) as the engine overlaps them.
+    pub latency_s: f64,
+    pub breakdown: TimeBreakdown,
+}
+
+/// How a layout uses each GPU's memory.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryPlan {
+    /// Weights on the fullest GPU.
+    pub weight_bytes_per_gpu: u64,
+    /// Activations, CUDA graphs, NCCL buffers held back.
+    pub reserve_bytes_per_gpu: u64,
+    /// KV pool on each GPU: `mem_fraction_static × memory − weights − reserve` (0 if negative).
+    pub kv_pool_bytes_per_gpu: u64,
+    /// KV tokens the engine can hold (per attention-DP replica if DP attention is on).
+    pub kv_tokens: u64,
+    /// Card memory.
+    pub gpu_memory_bytes: u64,
+    /// False when weights + reserve exceed `mem_fraction_static × memory`.
+    pub fits: bool,
+    /// How many bytes per GPU are missing when it does not fit.
+    pub shortfall_bytes: u64,
+}
+
+/// Scaling knobs a calibration fits and a confidence draw perturbs; all 1.0 / 0.0 by default.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Knobs {
+    /// Multiplies achievable FLOP/s.
+    pub compute_scale: f64,
+    /// Multiplies achievable memory bandwidth.
+    pub memory_scale: f64,
+    /// Multiplies every collective's and send's time.
+    pub comm_time_scale: f64,
+    /// Added to every iteration's GPU time (scheduler gaps, sampling), seconds.
+    pub iteration_overhead_s: f64,
+    /// Multiplies the modelled CPU time per iteration (launches without CUDA graphs).
+    pub cpu_scale: f64,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            compute_scale: 1.0,
+            memory_scale: 1.0,
+            comm_time_scale: 1.0,
+            iteration_overhead_s: 0.0,
+            cpu_scale: 1.0,
+        }
+    }
+}
+
+/// A costed layout: what the serving simulation needs to know.
+pub trait IterationModel: Send + Sync {
+    /// The layout being costed.
+    fn layout(&self) -> Layout;
+    /// Cost of one iteration of `batch` (one micro-batch under PP).
+    fn iteration(&self, batch: &IterationBatch) -> IterationCost;
+    /// The memory plan (KV capacity bounds admission).
+    fn memory(&self) -> &MemoryPlan;
+}

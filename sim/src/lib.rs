@@ -1,0 +1,7 @@
+//! The shardwise simulator: a cost model of an SGLang-style server over every parallel layout of a
+//! machine's GPUs (`cost`), the machine it runs on (`machine`, from a probe profile or a preset),
+//! and a serving simulation that turns iteration costs into what `bench_serving` reports.
+//!
+//! Units: bytes and seconds internally; output keys follow bench_serving (`mean_ttft_ms`, …).
+
+pub mod cost;
