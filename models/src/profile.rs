@@ -337,3 +337,78 @@ pub struct GemmMeasurement {
     pub time_us: Stat,
     pub tflops: Stat,
 }
+
+impl MachineProfile {
+    /// Reads a profile, checking its schema version.
+    pub fn load(path: &std::path::Path) -> crate::error::Result<MachineProfile> {
+        let text = std::fs::read_to_string(path).map_err(|source| crate::ModelsError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_json_str(&text, path)
+    }
+
+    /// Parses a profile from JSON text; `path` only names the source in errors.
+    pub fn from_json_str(
+        text: &str,
+        path: &std::path::Path,
+    ) -> crate::error::Result<MachineProfile> {
+        #[derive(Deserialize)]
+        struct VersionOnly {
+            schema_version: Option<u32>,
+        }
+        let json_err = |e: serde_json::Error| crate::ModelsError::Json {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let v: VersionOnly = serde_json::from_str(text).map_err(json_err)?;
+        match v.schema_version {
+            Some(PROFILE_SCHEMA_VERSION) => serde_json::from_str(text).map_err(json_err),
+            Some(found) => Err(crate::ModelsError::SchemaVersion {
+                path: path.to_path_buf(),
+                found,
+                supported: PROFILE_SCHEMA_VERSION,
+            }),
+            None => Err(crate::ModelsError::Field {
+                path: path.to_path_buf(),
+                field: "schema_version".into(),
+                problem: "missing: this is not a shardwise machine profile".into(),
+            }),
+        }
+    }
+
+    /// Writes the profile as pretty JSON atomically: a temp file beside `path`, then a rename, so a
+    /// failure never leaves a partial file.
+    pub fn save_atomic(&self, path: &std::path::Path) -> crate::error::Result<()> {
+        let text = serde_json::to_string_pretty(self).expect("profile serializes");
+        write_atomic(path, text.as_bytes())
+    }
+}
+
+/// Writes `bytes` to `path` through a temp file in the same folder and a rename.
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::error::Result<()> {
+    use std::io::Write;
+    let io_err = |source| crate::ModelsError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(io_err)
+}

@@ -5,3 +5,4 @@
 //! Units: bytes and seconds internally; output keys follow bench_serving (`mean_ttft_ms`, …).
 
 pub mod cost;
+pub mod options;

@@ -1,5 +1,5 @@
 //! Command-line interface: raw flags (clap) per subcommand, each validated into a config in its
-//! own module before any work starts.
+//! own module before any work starts. Every command takes `--format` where it prints results.
 
 use clap::{Parser, Subcommand};
 
@@ -19,13 +19,41 @@ pub enum Command {
     /// Model presets and HF configs: parameters, bytes, KV per token, per-GPU footprint.
     #[command(subcommand)]
     Models(models_cmd::ModelsCommand),
+    /// Cost one iteration (batch, context) for a layout or all layouts, with the memory plan.
+    Predict(predict::Args),
+    /// Simulate one bench_serving run.
+    Run(run::Args),
+    /// Simulate layouts × concurrencies × workloads in parallel.
+    Sweep(sweep::Args),
+    /// Rank layouts for a workload and answer a question ("should we try EP?").
+    Advise(advise::Args),
+    /// Fit efficiency factors to measured bench_serving runs.
+    Calibrate(calibrate::Args),
+    /// Compare predictions with measured runs, point by point.
+    Validate(validate::Args),
+    /// Write SVG charts and an HTML report for machines and predictions.
+    Report(report::Args),
 }
 
+pub mod advise;
+pub mod calibrate;
 pub mod models_cmd;
+pub mod predict;
+pub mod report;
+pub mod run;
+pub mod sweep;
+pub mod validate;
 
 /// Runs the chosen subcommand.
 pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Models(c) => models_cmd::run(c),
+        Command::Predict(a) => predict::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Sweep(a) => sweep::run(a),
+        Command::Advise(a) => advise::run(a),
+        Command::Calibrate(a) => calibrate::run(a),
+        Command::Validate(a) => validate::run(a),
+        Command::Report(a) => report::run(a),
     }
 }

@@ -1,0 +1,8 @@
+//! `sim calibrate` (not built yet: its issue fills this module).
+
+#[derive(clap::Args, Debug)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<()> {
+    anyhow::bail!("`sim calibrate` is not built yet")
+}

@@ -1,0 +1,8 @@
+//! `sim report` (not built yet: its issue fills this module).
+
+#[derive(clap::Args, Debug)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<()> {
+    anyhow::bail!("`sim report` is not built yet")
+}
