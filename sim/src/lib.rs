@@ -4,5 +4,17 @@
 //!
 //! Units: bytes and seconds internally; output keys follow bench_serving (`mean_ttft_ms`, …).
 
+pub mod advise;
+pub mod bench_io;
+pub mod calibrate;
 pub mod cost;
+pub mod efficiency;
+pub mod error;
+pub mod layout;
+pub mod machine;
 pub mod options;
+pub mod presets;
+pub mod report;
+pub mod serving;
+pub mod sweep;
+pub mod workload;

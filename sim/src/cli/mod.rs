@@ -36,6 +36,7 @@ pub enum Command {
 }
 
 pub mod advise;
+pub mod args;
 pub mod calibrate;
 pub mod models_cmd;
 pub mod predict;
@@ -43,6 +44,7 @@ pub mod report;
 pub mod run;
 pub mod sweep;
 pub mod validate;
+pub mod workload_args;
 
 /// Runs the chosen subcommand.
 pub fn dispatch(cli: Cli) -> anyhow::Result<()> {

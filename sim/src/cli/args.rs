@@ -1,0 +1,1 @@
+//! Shared clap argument groups (machine, model, server flags, layout, format).

@@ -1,0 +1,1 @@
+//! bench_serving workload flags.
