@@ -1,5 +1,6 @@
 //! GPU specifications (datasheet figures), embedded as presets.
 
+use crate::error::{ModelsError, Result};
 use serde::{Deserialize, Serialize};
 
 /// A GPU model's datasheet figures. Dense (non-sparse) throughput.
@@ -27,4 +28,94 @@ pub struct GpuSpec {
     pub nvlink_gb_per_s: Option<f64>,
     /// Where these figures come from (datasheet URL and date).
     pub source: String,
+}
+
+/// One embedded GPU preset: key, JSON text, tokens a `nvidia-smi` name must contain and tokens
+/// it must not contain to be this GPU (checked in table order, so the first match wins).
+struct GpuPreset {
+    key: &'static str,
+    json: &'static str,
+    must: &'static [&'static str],
+    must_not: &'static [&'static str],
+}
+
+macro_rules! gpu_preset {
+    ($key:literal, $must:expr, $must_not:expr) => {
+        GpuPreset {
+            key: $key,
+            json: include_str!(concat!("../presets/gpus/", $key, ".json")),
+            must: $must,
+            must_not: $must_not,
+        }
+    };
+}
+
+const GPU_PRESETS: &[GpuPreset] = &[
+    gpu_preset!(
+        "rtx-pro-6000-server",
+        &["rtx", "pro", "6000", "server"],
+        &["max"]
+    ),
+    gpu_preset!(
+        "rtx-pro-6000-workstation",
+        &["rtx", "pro", "6000"],
+        &["max", "server"]
+    ),
+    gpu_preset!("h100-pcie", &["h100", "pcie"], &["nvl"]),
+    gpu_preset!("h100-sxm", &["h100"], &["pcie", "nvl"]),
+    gpu_preset!("h200", &["h200"], &["nvl"]),
+    gpu_preset!("b200", &["b200"], &[]),
+    gpu_preset!("l40s", &["l40s"], &[]),
+    gpu_preset!("rtx-4090", &["4090"], &["laptop", "d"]),
+    gpu_preset!("rtx-5090", &["5090"], &["laptop", "d"]),
+];
+
+fn parse_preset(p: &GpuPreset) -> Result<GpuSpec> {
+    serde_json::from_str(p.json).map_err(|e| ModelsError::Json {
+        path: format!("models/presets/gpus/{}.json", p.key).into(),
+        message: e.to_string(),
+    })
+}
+
+/// Lower-case alphanumeric words of a GPU name (`NVIDIA H100 80GB HBM3` → `nvidia h100 80gb hbm3`).
+fn tokens(name: &str) -> Vec<String> {
+    name.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+impl GpuSpec {
+    /// The embedded preset `name` (case-insensitive), e.g. `rtx-pro-6000-server`.
+    pub fn preset(name: &str) -> Result<GpuSpec> {
+        let key = name.to_ascii_lowercase();
+        let p = GPU_PRESETS.iter().find(|p| p.key == key).ok_or_else(|| {
+            ModelsError::UnknownPreset {
+                kind: "GPU",
+                name: name.to_string(),
+                known: Self::preset_names().join(", "),
+            }
+        })?;
+        parse_preset(p)
+    }
+
+    /// Keys of all embedded GPU presets.
+    pub fn preset_names() -> Vec<&'static str> {
+        GPU_PRESETS.iter().map(|p| p.key).collect()
+    }
+
+    /// The preset for a name as `nvidia-smi` / NVML prints it, matched loosely by words
+    /// (`NVIDIA RTX PRO 6000 Blackwell Server Edition` → `rtx-pro-6000-server`,
+    /// `NVIDIA H100 80GB HBM3` → `h100-sxm`); a preset key also matches. `None` when unknown.
+    pub fn find_by_display_name(name: &str) -> Option<GpuSpec> {
+        if let Ok(g) = Self::preset(name.trim()) {
+            return Some(g);
+        }
+        let words = tokens(name);
+        let has = |t: &&str| words.iter().any(|w| w == t);
+        GPU_PRESETS
+            .iter()
+            .find(|p| p.must.iter().all(has) && !p.must_not.iter().any(has))
+            .and_then(|p| parse_preset(p).ok())
+    }
 }

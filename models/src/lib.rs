@@ -7,15 +7,22 @@
 //! a name says otherwise (`_gb_per_s` uses GB = 1e9 bytes, as nccl-tests reports; `_us` is µs).
 
 pub mod error;
+pub mod footprint;
 pub mod format;
 pub mod gpu;
+pub mod hf;
 pub mod layout;
+mod minire;
+pub mod presets;
 pub mod profile;
+pub mod quant;
 pub mod spec;
 
 pub use error::ModelsError;
+pub use footprint::{Footprint, GpuFootprint};
+pub use format::KvDtype;
 pub use format::WeightFormat;
 pub use gpu::GpuSpec;
 pub use layout::Layout;
 pub use profile::MachineProfile;
-pub use spec::ModelSpec;
+pub use spec::{ModelPart, ModelSpec};

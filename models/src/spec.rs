@@ -2,6 +2,7 @@
 
 use crate::format::{KvDtype, WeightFormat};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// A model's architecture and checkpoint formats: everything the cost model needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -129,4 +130,437 @@ pub enum ModelPart {
     LmHead,
     /// Multi-token-prediction layers, everything in them.
     Mtp,
+}
+
+/// Parameters of the per-layer norms (input + post-attention RMSNorm), counted with attention.
+fn layer_norm_params(h: u64) -> u64 {
+    2 * h
+}
+
+impl AttentionSpec {
+    /// Query heads (`num_attention_heads`).
+    pub fn num_heads(&self) -> u32 {
+        match *self {
+            AttentionSpec::Gqa { num_heads, .. } | AttentionSpec::Mla { num_heads, .. } => {
+                num_heads
+            }
+        }
+    }
+
+    /// The DSA indexer, if this is MLA with DeepSeek sparse attention.
+    pub fn indexer(&self) -> Option<DsaIndexer> {
+        match *self {
+            AttentionSpec::Mla { indexer, .. } => indexer,
+            AttentionSpec::Gqa { .. } => None,
+        }
+    }
+
+    /// True for multi-head latent attention.
+    pub fn is_mla(&self) -> bool {
+        matches!(self, AttentionSpec::Mla { .. })
+    }
+}
+
+/// Attention parameters of one layer split by how SGLang shards them over a TP group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AttentionParamSplit {
+    /// Sharded over the attention TP group (q/kv up-projections, o_proj, GQA heads).
+    pub sharded: u64,
+    /// Replicated on every TP rank (MLA down-projections `q_a_proj`, `kv_a_proj_with_mqa`, norms).
+    pub replicated: u64,
+    /// GQA k/v projections: sharded by KV head, replicated when `num_kv_heads < tp`.
+    pub kv_heads: u64,
+}
+
+impl ModelSpec {
+    /// Attention parameters of one layer: projections (incl. MLA low-rank paths and their norms)
+    /// plus the layer's two RMSNorms. The DSA indexer is counted separately.
+    pub fn attention_params_per_layer(&self) -> u64 {
+        let s = self.attention_param_split();
+        s.sharded + s.replicated + s.kv_heads
+    }
+
+    /// [`Self::attention_params_per_layer`] split by how TP shards it (see [`AttentionParamSplit`]).
+    pub fn attention_param_split(&self) -> AttentionParamSplit {
+        let h = self.hidden_size;
+        let norms = layer_norm_params(h);
+        match self.attention {
+            AttentionSpec::Gqa {
+                num_heads,
+                num_kv_heads,
+                head_dim,
+                qkv_bias,
+            } => {
+                let (nh, nkv, d) = (num_heads as u64, num_kv_heads as u64, head_dim as u64);
+                let q_o = 2 * h * nh * d + if qkv_bias { nh * d } else { 0 };
+                let kv = 2 * h * nkv * d + if qkv_bias { 2 * nkv * d } else { 0 };
+                AttentionParamSplit {
+                    sharded: q_o,
+                    replicated: norms,
+                    kv_heads: kv,
+                }
+            }
+            AttentionSpec::Mla {
+                num_heads,
+                q_lora_rank,
+                kv_lora_rank,
+                qk_nope_head_dim,
+                qk_rope_head_dim,
+                v_head_dim,
+                ..
+            } => {
+                let nh = num_heads as u64;
+                let (r_kv, nope, rope, v) = (
+                    kv_lora_rank as u64,
+                    qk_nope_head_dim as u64,
+                    qk_rope_head_dim as u64,
+                    v_head_dim as u64,
+                );
+                let q_head = nope + rope;
+                // q path: q_a_proj + q_a_layernorm (replicated), q_b_proj (sharded by head);
+                // or a direct q_proj (sharded) when q_lora_rank is null.
+                let (q_rep, q_shard) = match q_lora_rank {
+                    Some(r_q) => {
+                        let r_q = r_q as u64;
+                        (h * r_q + r_q, r_q * nh * q_head)
+                    }
+                    None => (0, h * nh * q_head),
+                };
+                // kv path: kv_a_proj_with_mqa + kv_a_layernorm (replicated), kv_b_proj (sharded).
+                let kv_rep = h * (r_kv + rope) + r_kv;
+                let kv_shard = r_kv * nh * (nope + v);
+                let o = nh * v * h;
+                AttentionParamSplit {
+                    sharded: q_shard + kv_shard + o,
+                    replicated: norms + q_rep + kv_rep,
+                    kv_heads: 0,
+                }
+            }
+        }
+    }
+
+    /// DSA lightning-indexer parameters of one layer (`wq_b`, `wk`, `k_norm`, `weights_proj`);
+    /// 0 without an indexer. SGLang replicates these on every TP rank.
+    pub fn indexer_params_per_layer(&self) -> u64 {
+        let AttentionSpec::Mla {
+            q_lora_rank,
+            indexer: Some(ix),
+            ..
+        } = self.attention
+        else {
+            return 0;
+        };
+        let h = self.hidden_size;
+        let (n, d) = (ix.num_heads as u64, ix.head_dim as u64);
+        // wq_b reads the shared q latent (or the hidden state without a q LoRA).
+        let q_in = q_lora_rank.map(u64::from).unwrap_or(h);
+        q_in * n * d + h * d + 2 * d + h * n
+    }
+
+    /// Dense MLP parameters of one dense layer: gate, up and down projections, `3·h·intermediate`.
+    pub fn dense_mlp_params_per_layer(&self) -> u64 {
+        3 * self.hidden_size * self.dense_intermediate_size
+    }
+
+    /// Parameters of one routed expert, `3·h·moe_intermediate`; 0 for dense models.
+    pub fn params_per_routed_expert(&self) -> u64 {
+        self.moe
+            .map_or(0, |m| 3 * self.hidden_size * m.expert_intermediate_size)
+    }
+
+    /// Shared-expert parameters of one MoE layer (all shared experts together).
+    pub fn shared_expert_params_per_layer(&self) -> u64 {
+        self.moe.map_or(0, |m| {
+            m.num_shared_experts as u64 * self.params_per_routed_expert()
+        })
+    }
+
+    /// Router (gate) parameters of one MoE layer: `h·experts` plus the per-expert score bias.
+    pub fn router_params_per_layer(&self) -> u64 {
+        self.moe
+            .map_or(0, |m| (self.hidden_size + 1) * m.num_routed_experts as u64)
+    }
+
+    /// All routed-expert parameters of one MoE layer.
+    pub fn routed_expert_params_per_layer(&self) -> u64 {
+        self.moe.map_or(0, |m| {
+            m.num_routed_experts as u64 * self.params_per_routed_expert()
+        })
+    }
+
+    /// Input embedding table, `vocab·h`.
+    pub fn embedding_params(&self) -> u64 {
+        self.vocab_size * self.hidden_size
+    }
+
+    /// Output head `vocab·h` plus the final norm. When `tie_word_embeddings` is set the head is
+    /// the embedding matrix, so only the final norm (`h`) is counted here: no extra parameters.
+    pub fn lm_head_params(&self) -> u64 {
+        let head = if self.tie_word_embeddings {
+            0
+        } else {
+            self.vocab_size * self.hidden_size
+        };
+        head + self.hidden_size
+    }
+
+    /// One main-model layer's MLP parameters (dense MLP, or shared + routed experts + router).
+    fn mlp_params_of_layer(&self, is_moe: bool) -> u64 {
+        if is_moe {
+            self.shared_expert_params_per_layer()
+                + self.routed_expert_params_per_layer()
+                + self.router_params_per_layer()
+        } else {
+            self.dense_mlp_params_per_layer()
+        }
+    }
+
+    /// Parameters of one multi-token-prediction module as SGLang serves it: `enorm`, `hnorm`,
+    /// `eh_proj` (2h→h), one full decoder layer (MoE when the model is MoE, indexer included) and
+    /// the head norm. The embedding and output head are shared with the main model and not counted.
+    pub fn mtp_params_per_layer(&self) -> u64 {
+        let h = self.hidden_size;
+        let layer = self.attention_params_per_layer()
+            + self.indexer_params_per_layer()
+            + self.mlp_params_of_layer(self.moe.is_some());
+        layer + 2 * h * h + 3 * h
+    }
+
+    /// All MTP modules' parameters as served (see [`Self::mtp_params_per_layer`]); 0 without MTP.
+    pub fn mtp_params(&self) -> u64 {
+        self.num_mtp_layers as u64 * self.mtp_params_per_layer()
+    }
+
+    /// MTP parameters as stored in the checkpoint, where each module carries its own copy of the
+    /// embedding and output head (DeepSeek's "14B MTP module" counts them).
+    pub fn mtp_checkpoint_params(&self) -> u64 {
+        let copies = self.vocab_size * self.hidden_size * 2;
+        self.num_mtp_layers as u64 * (self.mtp_params_per_layer() + copies)
+    }
+
+    /// Main-model layers whose MLP is MoE.
+    pub fn num_moe_layers(&self) -> u32 {
+        self.moe_layers.iter().filter(|&&m| m).count() as u32
+    }
+
+    /// Main-model layers whose MLP is dense.
+    pub fn num_dense_layers(&self) -> u32 {
+        self.num_layers - self.num_moe_layers()
+    }
+
+    /// Parameters by part for the whole model, MTP included (as served: see [`Self::mtp_params`]).
+    pub fn params_by_part(&self) -> BTreeMap<ModelPart, u64> {
+        let layers = self.num_layers as u64;
+        let moe = self.num_moe_layers() as u64;
+        let dense = self.num_dense_layers() as u64;
+        let mut m = BTreeMap::new();
+        m.insert(ModelPart::Embeddings, self.embedding_params());
+        m.insert(
+            ModelPart::Attention,
+            layers * self.attention_params_per_layer(),
+        );
+        m.insert(ModelPart::Indexer, layers * self.indexer_params_per_layer());
+        m.insert(
+            ModelPart::DenseMlp,
+            dense * self.dense_mlp_params_per_layer(),
+        );
+        m.insert(
+            ModelPart::SharedExperts,
+            moe * self.shared_expert_params_per_layer(),
+        );
+        m.insert(
+            ModelPart::RoutedExperts,
+            moe * self.routed_expert_params_per_layer(),
+        );
+        m.insert(ModelPart::Routers, moe * self.router_params_per_layer());
+        m.insert(ModelPart::LmHead, self.lm_head_params());
+        m.insert(ModelPart::Mtp, self.mtp_params());
+        m
+    }
+
+    /// Total parameters including the MTP modules as served (embedding and head shared).
+    pub fn total_params(&self) -> u64 {
+        self.params_by_part().values().sum()
+    }
+
+    /// Total parameters of the main model alone.
+    pub fn total_params_without_mtp(&self) -> u64 {
+        self.total_params() - self.mtp_params()
+    }
+
+    /// The storage format of a part. The indexer and routers follow attention's format except that
+    /// routers are always kept in bf16 (every quantizer excludes the tiny gate).
+    pub fn format_of(&self, part: ModelPart) -> WeightFormat {
+        let f = &self.formats;
+        match part {
+            ModelPart::Embeddings => f.embeddings,
+            ModelPart::Attention | ModelPart::Indexer => f.attention,
+            ModelPart::DenseMlp => f.dense_mlp,
+            ModelPart::SharedExperts => f.shared_experts,
+            ModelPart::RoutedExperts => f.routed_experts,
+            ModelPart::Routers => WeightFormat::Bf16,
+            ModelPart::LmHead => f.lm_head,
+            ModelPart::Mtp => f.mtp,
+        }
+    }
+
+    /// Bytes of `params` parameters stored in `part`'s format, rounded to whole bytes.
+    pub fn bytes_of(&self, part: ModelPart, params: u64) -> u64 {
+        (params as f64 * self.format_of(part).bytes_per_value()).round() as u64
+    }
+
+    /// Checkpoint bytes by part, each part in its own format (scales included; norms are counted
+    /// in their part's format, a negligible error). MTP included.
+    pub fn weight_bytes_by_part(&self) -> BTreeMap<ModelPart, u64> {
+        self.params_by_part()
+            .into_iter()
+            .map(|(p, n)| (p, self.bytes_of(p, n)))
+            .collect()
+    }
+
+    /// All weight bytes, MTP included.
+    pub fn total_weight_bytes(&self) -> u64 {
+        self.weight_bytes_by_part().values().sum()
+    }
+
+    /// All weight bytes of the main model (MTP excluded).
+    pub fn total_weight_bytes_without_mtp(&self) -> u64 {
+        self.weight_bytes_by_part()
+            .iter()
+            .filter(|(p, _)| **p != ModelPart::Mtp)
+            .map(|(_, b)| *b)
+            .sum()
+    }
+
+    /// KV-cache bytes one token occupies in one layer, all heads together (unsharded).
+    /// MLA caches the compressed latent plus the rope key: `(kv_lora_rank + qk_rope_head_dim)·dtype`;
+    /// GQA caches keys and values: `2·kv_heads·head_dim·dtype`. The DSA index-key cache is separate
+    /// ([`Self::indexer_cache_bytes_per_token_per_layer`]).
+    pub fn kv_bytes_per_token_per_layer(&self, dtype: KvDtype) -> u64 {
+        let values = match self.attention {
+            AttentionSpec::Gqa {
+                num_kv_heads,
+                head_dim,
+                ..
+            } => 2 * num_kv_heads as u64 * head_dim as u64,
+            AttentionSpec::Mla {
+                kv_lora_rank,
+                qk_rope_head_dim,
+                ..
+            } => kv_lora_rank as u64 + qk_rope_head_dim as u64,
+        };
+        values * dtype.bytes()
+    }
+
+    /// KV-cache bytes per token over all main-model layers (MTP layers excluded).
+    pub fn kv_bytes_per_token(&self, dtype: KvDtype) -> u64 {
+        self.num_layers as u64 * self.kv_bytes_per_token_per_layer(dtype)
+    }
+
+    /// Bytes per token per layer of the DSA indexer's key cache, which SGLang's NSA backend keeps
+    /// beside the KV cache whatever `--kv-cache-dtype` says: `index_head_dim` fp8 values plus one
+    /// fp32 scale per 128 values. 0 without an indexer.
+    pub fn indexer_cache_bytes_per_token_per_layer(&self) -> u64 {
+        self.attention.indexer().map_or(0, |ix| {
+            let d = ix.head_dim as u64;
+            d + 4 * d.div_ceil(128)
+        })
+    }
+
+    /// [`Self::indexer_cache_bytes_per_token_per_layer`] over all main-model layers.
+    pub fn indexer_cache_bytes_per_token(&self) -> u64 {
+        self.num_layers as u64 * self.indexer_cache_bytes_per_token_per_layer()
+    }
+
+    /// Parameters one decoded token multiplies through: attention, indexer, dense MLPs, shared
+    /// experts, `top_k` routed experts and routers of every main layer, plus the output head.
+    /// Excluded: MTP layers and the embedding table (a lookup reads one row and costs no FLOPs).
+    /// Published "activated parameter" figures sometimes include the embedding table
+    /// ([`Self::embedding_params`]); add it to compare with those.
+    pub fn active_params_per_token(&self) -> u64 {
+        let layers = self.num_layers as u64;
+        let moe = self.num_moe_layers() as u64;
+        let dense = self.num_dense_layers() as u64;
+        let routed_active = self
+            .moe
+            .map_or(0, |m| m.top_k as u64 * self.params_per_routed_expert());
+        layers * (self.attention_params_per_layer() + self.indexer_params_per_layer())
+            + dense * self.dense_mlp_params_per_layer()
+            + moe
+                * (self.shared_expert_params_per_layer()
+                    + routed_active
+                    + self.router_params_per_layer())
+            + self.lm_head_params()
+    }
+
+    /// Tokens a query attends to when `context_tokens` are cached: DSA caps it at `index_topk`.
+    pub fn attended_tokens(&self, context_tokens: u64) -> u64 {
+        match self.attention.indexer() {
+            Some(ix) => context_tokens.min(ix.topk as u64),
+            None => context_tokens,
+        }
+    }
+
+    /// Attention-score FLOPs of one query token over `attended` tokens in one layer, with the
+    /// kernel SGLang runs: MLA decode absorbs `kv_b_proj` and attends in the latent space
+    /// (`2·heads·attended·(2·kv_lora + rope)`), MLA prefill and GQA use per-head q·k and p·v.
+    fn attention_score_flops(&self, attended: f64, absorbed: bool) -> f64 {
+        match self.attention {
+            AttentionSpec::Gqa {
+                num_heads,
+                head_dim,
+                ..
+            } => 4.0 * num_heads as f64 * head_dim as f64 * attended,
+            AttentionSpec::Mla {
+                num_heads,
+                kv_lora_rank,
+                qk_nope_head_dim,
+                qk_rope_head_dim,
+                v_head_dim,
+                ..
+            } => {
+                let per_head = if absorbed {
+                    2.0 * kv_lora_rank as f64 + qk_rope_head_dim as f64
+                } else {
+                    (qk_nope_head_dim + qk_rope_head_dim + v_head_dim) as f64
+                };
+                2.0 * num_heads as f64 * per_head * attended
+            }
+        }
+    }
+
+    /// DSA indexer score FLOPs for one query over `context` cached index keys in one layer.
+    fn indexer_score_flops(&self, context: f64) -> f64 {
+        self.attention.indexer().map_or(0.0, |ix| {
+            2.0 * ix.num_heads as f64 * ix.head_dim as f64 * context
+        })
+    }
+
+    /// FLOPs to decode one token with `context_tokens` already cached: `2·active params`
+    /// (MLA absorbed-projection overhead ignored) plus attention over the attended tokens and, with
+    /// DSA, the indexer's scan of every cached token. Main model only (no MTP).
+    pub fn flops_per_token_decode(&self, context_tokens: u64) -> f64 {
+        let attended = self.attended_tokens(context_tokens) as f64;
+        let per_layer = self.attention_score_flops(attended, true)
+            + self.indexer_score_flops(context_tokens as f64);
+        2.0 * self.active_params_per_token() as f64 + self.num_layers as f64 * per_layer
+    }
+
+    /// Mean FLOPs per token to prefill a prompt of `context_tokens` tokens with causal attention
+    /// (token `i` attends to `i` tokens, capped by DSA's top-k; the indexer scans all `i`).
+    pub fn flops_per_token_prefill(&self, context_tokens: u64) -> f64 {
+        let n = context_tokens.max(1) as f64;
+        let mean_context = (n + 1.0) / 2.0;
+        let mean_attended = match self.attention.indexer() {
+            Some(ix) => {
+                // Mean of min(i, k) for i = 1..=n.
+                let k = (ix.topk as f64).min(n);
+                (k * (k + 1.0) / 2.0 + (n - k) * k) / n
+            }
+            None => mean_context,
+        };
+        let per_layer = self.attention_score_flops(mean_attended, false)
+            + self.indexer_score_flops(mean_context);
+        2.0 * self.active_params_per_token() as f64 + self.num_layers as f64 * per_layer
+    }
 }

@@ -1,1 +1,426 @@
-//! (filled by its issue)
+//! Measured serving runs, read from what people actually have:
+//! - SGLang `bench_serving --output-file` JSONL: one flat object per run (keys `completed`,
+//!   `duration`, `output_throughput`, `max_concurrency`, `random_input_len`, … as written by
+//!   v0.5.x; `total_throughput` only in later versions, so it is optional here). A line with
+//!   missing keys is skipped and counted, the good lines are kept.
+//! - bench_serving's printed summary (`============ Serving Benchmark Result ============` …), one
+//!   or more blocks in a text file.
+//! - A small CSV for hand-written figures: `concurrency,input_len,output_len,output_tok_s` plus
+//!   optional `total_tok_s,mean_ttft_ms,mean_tpot_ms,num_prompts`.
+//! - `shared/observations/user-box.json#run-id`: a run of the user's own box.
+
+use crate::workload::Workload;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::Path;
+
+/// One measured run: its workload and what it reported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredPoint {
+    /// Where it came from (`file:line`, `file#run-id[i]`).
+    pub source: String,
+    /// The workload to simulate for it.
+    pub workload: Workload,
+    /// What was measured.
+    pub metrics: MeasuredMetrics,
+}
+
+/// bench_serving metrics; every one optional because hand-written figures have few.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredMetrics {
+    pub duration: Option<f64>,
+    pub output_throughput: Option<f64>,
+    pub total_throughput: Option<f64>,
+    pub request_throughput: Option<f64>,
+    pub mean_ttft_ms: Option<f64>,
+    pub median_ttft_ms: Option<f64>,
+    pub mean_tpot_ms: Option<f64>,
+    pub median_tpot_ms: Option<f64>,
+    pub mean_itl_ms: Option<f64>,
+}
+
+/// The readable points of a file and the lines that were not.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MeasuredSet {
+    pub points: Vec<MeasuredPoint>,
+    /// One line per skipped record: where and why.
+    pub skipped: Vec<String>,
+}
+
+/// Prompt/output lengths to assume where a measurement did not record them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LengthHints {
+    pub input_len: Option<u32>,
+    pub output_len: Option<u32>,
+}
+
+/// Why measured runs cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchIoError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {problem}")]
+    Format { path: String, problem: String },
+    #[error("{path}: no run `{id}` (runs: {known})")]
+    UnknownRun {
+        path: String,
+        id: String,
+        known: String,
+    },
+    #[error(
+        "{source_}: input/output lengths were not recorded; pass --random-input-len and --random-output-len"
+    )]
+    MissingLengths { source_: String },
+    #[error("{path}: no usable measurement ({skipped} records skipped)")]
+    Empty { path: String, skipped: usize },
+}
+
+/// Reads `spec` = `path` or `path#run-id` (user-box.json style), detecting the format.
+pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, BenchIoError> {
+    let (path, run_id) = match spec.split_once('#') {
+        Some((p, id)) => (p, Some(id)),
+        None => (spec, None),
+    };
+    let text = std::fs::read_to_string(Path::new(path)).map_err(|source| BenchIoError::Io {
+        path: path.into(),
+        source,
+    })?;
+    let set = if let Some(id) = run_id {
+        user_box(path, &text, id, hints)?
+    } else if text.contains("Serving Benchmark Result") {
+        summary_blocks(path, &text)
+    } else if path.ends_with(".csv") {
+        csv(path, &text)?
+    } else {
+        jsonl(path, &text)
+    };
+    if set.points.is_empty() {
+        return Err(BenchIoError::Empty {
+            path: path.into(),
+            skipped: set.skipped.len(),
+        });
+    }
+    Ok(set)
+}
+
+fn num(v: &Value, key: &str) -> Option<f64> {
+    match v.get(key)? {
+        Value::Number(n) => n.as_f64(),
+        // "~225" as people write approximate figures.
+        Value::String(s) => leading_number(s),
+        _ => None,
+    }
+}
+
+/// The first number in `s` ("~61 tokens" → 61).
+fn leading_number(s: &str) -> Option<f64> {
+    let start = s.find(|c: char| c.is_ascii_digit())?;
+    let rest = &s[start..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+fn workload(conc: Option<f64>, rate: Option<f64>, input: u32, output: u32, n: u32) -> Workload {
+    Workload {
+        num_prompts: n.max(1),
+        random_input_len: input.max(1),
+        random_output_len: output.max(1),
+        random_range_ratio: 1.0,
+        max_concurrency: conc.map(|c| c as u32),
+        request_rate: rate.filter(|r| r.is_finite() && *r > 0.0),
+        cached_prefix_tokens: 0,
+        seed: 1,
+    }
+}
+
+/// Requests to simulate for a closed-loop point whose prompt count was not recorded: four waves
+/// of `concurrency`, enough to reach steady state while keeping the simulation short.
+fn default_prompts(conc: Option<f64>) -> u32 {
+    (conc.unwrap_or(16.0) as u32 * 4).max(8)
+}
+
+fn jsonl(path: &str, text: &str) -> MeasuredSet {
+    let mut set = MeasuredSet::default();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{path}:{}", i + 1);
+        match jsonl_point(&at, line) {
+            Ok(p) => set.points.push(p),
+            Err(why) => set.skipped.push(format!("{at}: {why}")),
+        }
+    }
+    set
+}
+
+fn jsonl_point(at: &str, line: &str) -> Result<MeasuredPoint, String> {
+    let v: Value = serde_json::from_str(line).map_err(|e| format!("not JSON ({e})"))?;
+    let req = |k: &str| num(&v, k).ok_or_else(|| format!("missing key `{k}`"));
+    let completed = req("completed")?;
+    let output_throughput = req("output_throughput")?;
+    let duration = req("duration")?;
+    let input = num(&v, "random_input_len")
+        .or_else(|| num(&v, "total_input_tokens").map(|t| t / completed.max(1.0)))
+        .ok_or("missing key `random_input_len` (and `total_input_tokens`)")?;
+    let output = num(&v, "random_output_len")
+        .or_else(|| num(&v, "total_output_tokens").map(|t| t / completed.max(1.0)))
+        .ok_or("missing key `random_output_len` (and `total_output_tokens`)")?;
+    let conc = num(&v, "max_concurrency");
+    let mut w = workload(
+        conc,
+        num(&v, "request_rate"),
+        input.round() as u32,
+        output.round() as u32,
+        completed as u32,
+    );
+    if let Some(r) = num(&v, "random_range_ratio") {
+        w.random_range_ratio = r;
+    }
+    Ok(MeasuredPoint {
+        source: at.into(),
+        workload: w,
+        metrics: MeasuredMetrics {
+            duration: Some(duration),
+            output_throughput: Some(output_throughput),
+            total_throughput: num(&v, "total_throughput")
+                .or_else(|| num(&v, "input_throughput").map(|i| i + output_throughput)),
+            request_throughput: num(&v, "request_throughput"),
+            mean_ttft_ms: num(&v, "mean_ttft_ms"),
+            median_ttft_ms: num(&v, "median_ttft_ms"),
+            mean_tpot_ms: num(&v, "mean_tpot_ms"),
+            median_tpot_ms: num(&v, "median_tpot_ms"),
+            mean_itl_ms: num(&v, "mean_itl_ms"),
+        },
+    })
+}
+
+/// Value after `label:` on a line of a summary block.
+fn field(block: &str, label: &str) -> Option<f64> {
+    block
+        .lines()
+        .find(|l| l.trim_start_matches(['#', ' ']).starts_with(label))
+        .and_then(|l| l.split_once(':'))
+        .and_then(|(_, v)| v.trim().parse().ok())
+}
+
+fn summary_blocks(path: &str, text: &str) -> MeasuredSet {
+    let mut set = MeasuredSet::default();
+    let parts: Vec<&str> = text.split("Serving Benchmark Result").collect();
+    for (i, block) in parts.iter().enumerate().skip(1) {
+        // Concurrency and rate are printed before the block.
+        let before = parts[i - 1];
+        let at = format!("{path}#block{i}");
+        let conc = field(before, "Maximum request concurrency");
+        let rate = field(before, "Traffic request rate").or(field(block, "Traffic request rate"));
+        let (Some(n), Some(d), Some(inp), Some(out), Some(thr)) = (
+            field(block, "Successful requests"),
+            field(block, "Benchmark duration (s)"),
+            field(block, "Total input tokens"),
+            field(block, "Total generated tokens"),
+            field(block, "Output token throughput (tok/s)"),
+        ) else {
+            set.skipped.push(format!(
+                "{at}: missing one of Successful requests / Benchmark duration / Total input tokens / Total generated tokens / Output token throughput"
+            ));
+            continue;
+        };
+        let w = workload(
+            conc,
+            rate,
+            (inp / n).round() as u32,
+            (out / n).round() as u32,
+            n as u32,
+        );
+        set.points.push(MeasuredPoint {
+            source: at,
+            workload: w,
+            metrics: MeasuredMetrics {
+                duration: Some(d),
+                output_throughput: Some(thr),
+                total_throughput: field(block, "Total throughput (tok/s)")
+                    .or(field(block, "Total token throughput (tok/s)"))
+                    .or(field(block, "Total Token throughput (tok/s)")),
+                request_throughput: field(block, "Request throughput (req/s)"),
+                mean_ttft_ms: field(block, "Mean TTFT (ms)"),
+                median_ttft_ms: field(block, "Median TTFT (ms)"),
+                mean_tpot_ms: field(block, "Mean TPOT (ms)"),
+                median_tpot_ms: field(block, "Median TPOT (ms)"),
+                mean_itl_ms: field(block, "Mean ITL (ms)"),
+            },
+        });
+    }
+    set
+}
+
+fn csv(path: &str, text: &str) -> Result<MeasuredSet, BenchIoError> {
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let header: Vec<String> = lines
+        .next()
+        .map(|(_, h)| h.split(',').map(|c| c.trim().to_ascii_lowercase()).collect())
+        .unwrap_or_default();
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let required = ["concurrency", "input_len", "output_len", "output_tok_s"];
+    if let Some(missing) = required.iter().find(|c| col(c).is_none()) {
+        return Err(BenchIoError::Format {
+            path: path.into(),
+            problem: format!(
+                "CSV header lacks `{missing}` (needs concurrency,input_len,output_len,output_tok_s)"
+            ),
+        });
+    }
+    let mut set = MeasuredSet::default();
+    for (i, line) in lines {
+        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        let get = |name: &str| col(name).and_then(|c| cells.get(c)?.parse::<f64>().ok());
+        let at = format!("{path}:{}", i + 1);
+        let (Some(c), Some(inp), Some(out), Some(thr)) = (
+            get("concurrency"),
+            get("input_len"),
+            get("output_len"),
+            get("output_tok_s"),
+        ) else {
+            set.skipped.push(format!("{at}: a required cell is empty or not a number"));
+            continue;
+        };
+        let n = get("num_prompts").map_or(default_prompts(Some(c)), |n| n as u32);
+        set.points.push(MeasuredPoint {
+            source: at,
+            workload: workload(Some(c), None, inp as u32, out as u32, n),
+            metrics: MeasuredMetrics {
+                output_throughput: Some(thr),
+                total_throughput: get("total_tok_s"),
+                mean_ttft_ms: get("mean_ttft_ms"),
+                mean_tpot_ms: get("mean_tpot_ms"),
+                ..MeasuredMetrics::default()
+            },
+        });
+    }
+    Ok(set)
+}
+
+fn user_box(
+    path: &str,
+    text: &str,
+    id: &str,
+    hints: LengthHints,
+) -> Result<MeasuredSet, BenchIoError> {
+    let fmt = |problem: String| BenchIoError::Format {
+        path: path.into(),
+        problem,
+    };
+    let v: Value = serde_json::from_str(text).map_err(|e| fmt(format!("malformed JSON: {e}")))?;
+    let runs = v
+        .get("runs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| fmt("no `runs` array".into()))?;
+    let run = runs
+        .iter()
+        .find(|r| r.get("id").and_then(Value::as_str) == Some(id))
+        .ok_or_else(|| BenchIoError::UnknownRun {
+            path: path.into(),
+            id: id.into(),
+            known: runs
+                .iter()
+                .filter_map(|r| r.get("id")?.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+    let empty = Value::Null;
+    let wl = run.get("workload").unwrap_or(&empty);
+    let source = format!("{path}#{id}");
+    let lengths = || -> Result<(u32, u32), BenchIoError> {
+        let i = hints.input_len.or(num(wl, "input_len").map(|x| x as u32));
+        let o = hints.output_len.or(num(wl, "output_len").map(|x| x as u32));
+        match (i, o) {
+            (Some(i), Some(o)) => Ok((i, o)),
+            _ => Err(BenchIoError::MissingLengths {
+                source_: source.clone(),
+            }),
+        }
+    };
+    let mut set = MeasuredSet::default();
+    if let Some(points) = run.get("points").and_then(Value::as_array) {
+        let (inp, out) = lengths()?;
+        for (i, p) in points.iter().enumerate() {
+            let conc = num(p, "concurrency");
+            let Some(thr) = num(p, "throughput_tok_s").or(num(p, "output_tok_s")) else {
+                set.skipped.push(format!("{source}[{i}]: no throughput_tok_s"));
+                continue;
+            };
+            set.points.push(MeasuredPoint {
+                source: format!("{source}[{i}]"),
+                workload: workload(conc, None, inp, out, default_prompts(conc)),
+                metrics: MeasuredMetrics {
+                    output_throughput: Some(thr),
+                    ..MeasuredMetrics::default()
+                },
+            });
+        }
+    } else if let Some(m) = run.get("metrics") {
+        let conc = num(wl, "max_concurrency");
+        let thr = num(m, "output_tok_s");
+        if thr.is_none() {
+            return Err(fmt(format!("run `{id}` has no output_tok_s to compare with")));
+        }
+        let (inp, out) = lengths()?;
+        set.points.push(MeasuredPoint {
+            source,
+            workload: workload(conc, None, inp, out, default_prompts(conc)),
+            metrics: MeasuredMetrics {
+                output_throughput: thr,
+                total_throughput: num(m, "total_tok_s"),
+                ..MeasuredMetrics::default()
+            },
+        });
+    }
+    Ok(set)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_inside_text() {
+        assert_eq!(leading_number("~225"), Some(225.0));
+        assert_eq!(leading_number("short (~61 tokens, mostly cached)"), Some(61.0));
+        assert_eq!(leading_number("none"), None);
+    }
+
+    #[test]
+    fn jsonl_keeps_good_lines_and_counts_bad_ones() {
+        let text = concat!(
+            r#"{"completed": 100, "duration": 10.0, "output_throughput": 1000.0, "max_concurrency": 8, "random_input_len": 128, "random_output_len": 100, "mean_ttft_ms": 50.0}"#,
+            "\n",
+            r#"{"completed": 100, "duration": 10.0}"#,
+            "\n{not json\n"
+        );
+        let s = jsonl("x.jsonl", text);
+        assert_eq!(s.points.len(), 1);
+        assert_eq!(s.skipped.len(), 2);
+        assert!(s.skipped[0].contains("output_throughput"), "{:?}", s.skipped);
+        let p = &s.points[0];
+        assert_eq!(p.workload.max_concurrency, Some(8));
+        assert_eq!(p.workload.num_prompts, 100);
+        assert_eq!(p.metrics.mean_ttft_ms, Some(50.0));
+    }
+
+    #[test]
+    fn summary_block_is_parsed() {
+        let text = "Maximum request concurrency: 32\n============ Serving Benchmark Result ============\nBackend:                                 sglang\nSuccessful requests:                     32\nBenchmark duration (s):                  150.87\nTotal input tokens:                      65536\nTotal generated tokens:                  65536\nOutput token throughput (tok/s):         434.40\nTotal Token throughput (tok/s):          868.80\nMean TTFT (ms):                          7279.56\nMean TPOT (ms):                          70.14\n==================================================\n";
+        let s = summary_blocks("b.txt", text);
+        assert_eq!(s.points.len(), 1);
+        let p = &s.points[0];
+        assert_eq!(p.workload.max_concurrency, Some(32));
+        assert_eq!(p.workload.random_input_len, 2048);
+        assert_eq!(p.metrics.total_throughput, Some(868.80));
+        assert_eq!(p.metrics.mean_tpot_ms, Some(70.14));
+    }
+}

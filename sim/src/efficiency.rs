@@ -1,1 +1,373 @@
-//! (filled by its issue)
+//! How close real SGLang kernels get to a GPU's datasheet peaks, as a function of the work's size.
+//!
+//! A kernel's time is modelled as a roofline with size-dependent ceilings:
+//!
+//! ```text
+//! time_s = max( flops / (peak_flops(dtype) · compute_fraction(kind, dtype, tokens)),
+//!               bytes / (peak_bandwidth   · memory_fraction(kind, dtype, tokens)) )
+//! ```
+//!
+//! Both fractions are piecewise-linear in log2(tokens) between knots at powers of two, one curve per
+//! GPU family × kernel kind × dtype, clamped to the first/last knot outside the measured range. The
+//! curves are fitted ([`fit`]) to SGLang 0.5.14 kernel timings measured on an RTX PRO 6000 Blackwell
+//! Server Edition and an H200 SXM (`shared/observations/*-kernels-sglang-0.5.14.csv`, read by
+//! [`observations`]) and embedded from `sim/data/efficiency.json`, which `examples/fit_efficiency.rs`
+//! regenerates.
+//!
+//! What `flops`, `bytes` and `tokens` mean per kind (the fit used exactly these, so callers must too):
+//! - [`KernelKind::DenseGemm`]: tokens = M rows; flops = 2·M·N·K; bytes = the weight matrix only
+//!   (N·K × bytes per value of the weight format, scales included).
+//! - [`KernelKind::MoeGrouped`]: tokens = tokens entering the MoE layer on this GPU (the batch's tokens,
+//!   before top-k routing); flops = 2·tokens·top_k·3·hidden·moe_inter / (tp·ep) (this GPU's share);
+//!   bytes = weights of the experts this GPU actually touches (3·hidden·moe_inter/tp each).
+//! - [`KernelKind::MlaDecode`]: tokens = decode batch; flops = 2·batch·heads_per_gpu·context·(576+512)
+//!   for DeepSeek-style MLA (kv_lora_rank + rope dims for QK, kv_lora_rank for PV); bytes = KV cache
+//!   read (batch·context·576 × KV bytes per value). The dtype is the KV-cache dtype.
+//! - [`KernelKind::GqaDecode`]: no measured kernel; uses the MLA decode curve of the same KV dtype
+//!   (both stream the KV cache once per step; MLA's is the closest measured kernel).
+//! - [`KernelKind::Prefill`] (attention core of a prefill): no measured kernel; uses the dense GEMM
+//!   curve of the same dtype with tokens = prefill tokens (same tensor cores, M grows with tokens).
+//!
+//! Which peak a fraction refers to: memory → `GpuSpec::memory_gb_per_s`; compute → bf16 for `bf16`
+//! and `int4` (weight-only int4 computes in bf16), fp8 for `fp8`, fp4 for `nvfp4` (falling back to fp8
+//! then bf16 where the GPU lacks the unit). See [`peak_tflops`].
+//!
+//! GPU families: the RTX PRO 6000 curves serve PCIe workstation/consumer cards (RTX, L40/L4, Ada and
+//! Blackwell GeForce/RTX PRO); the H200 curves serve datacenter Hopper/Blackwell/Ampere cards (A100,
+//! H100, H200, H20, B200, GB200…). Matched by name, else by NVLink presence (see [`family_key_for`]).
+
+pub mod fit;
+pub mod observations;
+
+use models::GpuSpec;
+use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
+
+/// Version of the `efficiency.json` layout this build reads.
+pub const EFFICIENCY_SCHEMA_VERSION: u32 = 1;
+
+/// The committed fit, embedded at build time.
+const BUILTIN_JSON: &str = include_str!("../data/efficiency.json");
+
+/// Family key of the RTX PRO 6000 Blackwell Server curves (PCIe workstation / consumer cards).
+pub const FAMILY_WORKSTATION: &str = "rtx_pro_6000_server";
+/// Family key of the H200 SXM curves (datacenter Hopper / Blackwell cards).
+pub const FAMILY_DATACENTER: &str = "h200_sxm";
+
+/// The kind of GPU kernel whose efficiency is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelKind {
+    /// A dense GEMM: attention projections, dense MLPs, shared experts, lm_head.
+    DenseGemm,
+    /// SGLang's fused MoE (grouped GEMM over the routed experts, gate/up and down).
+    MoeGrouped,
+    /// MLA decode attention (reads the latent KV cache).
+    MlaDecode,
+    /// GQA/MHA decode attention (reads K and V caches).
+    GqaDecode,
+    /// Attention core of a prefill (QKᵀ and PV over the prompt).
+    Prefill,
+}
+
+impl KernelKind {
+    /// The measured kind whose curve this kind uses (itself when measured).
+    pub fn measured_proxy(self) -> KernelKind {
+        match self {
+            KernelKind::GqaDecode => KernelKind::MlaDecode,
+            KernelKind::Prefill => KernelKind::DenseGemm,
+            k => k,
+        }
+    }
+}
+
+/// One knot of a curve: the fractions reached at exactly `tokens` tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Knot {
+    /// Work size (see the module docs for what a token is per kind).
+    pub tokens: u64,
+    /// Fraction (0..1] of peak memory bandwidth.
+    pub memory_fraction: f64,
+    /// Fraction (0..1] of peak dense FLOP/s for the dtype.
+    pub compute_fraction: f64,
+    /// Measured rows the knot was fitted to.
+    pub rows: u32,
+    /// Median |predicted/measured − 1| of those rows.
+    pub median_abs_error: f64,
+}
+
+/// The fitted curve of one kernel kind and dtype on one GPU family.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EfficiencyCurve {
+    pub kind: KernelKind,
+    /// Normalized dtype: `bf16`, `fp8`, `nvfp4`, `int4`.
+    pub dtype: String,
+    /// The CSV dtype labels pooled into this curve (e.g. `fp8` and `fp8_block`).
+    pub source_dtypes: Vec<String>,
+    /// Knots sorted by tokens.
+    pub knots: Vec<Knot>,
+    /// Measured rows behind the curve.
+    pub rows: u32,
+    /// Median |predicted/measured − 1| over all rows with these knots.
+    pub median_abs_error: f64,
+}
+
+/// All curves measured on one reference GPU, and the peaks the fractions are relative to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FamilyCurves {
+    /// Family key: the CSVs' `system` value (`rtx_pro_6000_server`, `h200_sxm`).
+    pub family: String,
+    /// `models::GpuSpec` preset key of the card that was measured.
+    pub reference_gpu: String,
+    /// Which GPUs use these curves.
+    pub applies_to: String,
+    /// Peak bandwidth the CSVs' `pct_peak_bw` used, GB/s.
+    pub peak_memory_gb_per_s: f64,
+    /// Peak dense TFLOP/s per compute dtype (`bf16`, `fp8`, `fp4`) the fit divided by.
+    pub peak_tflops: std::collections::BTreeMap<String, f64>,
+    pub curves: Vec<EfficiencyCurve>,
+}
+
+/// The fitted efficiency curves of every GPU family (the content of `sim/data/efficiency.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EfficiencyModel {
+    /// Always [`EFFICIENCY_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The measured files and their origin.
+    pub source: String,
+    /// The curve form and how it was fitted.
+    pub form: String,
+    /// What flops, bytes and tokens mean per kind, as the fit computed them.
+    pub conventions: Vec<String>,
+    pub families: Vec<FamilyCurves>,
+}
+
+/// Errors reading efficiency data.
+#[derive(Debug, thiserror::Error)]
+pub enum EfficiencyError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {problem}")]
+    Csv {
+        path: std::path::PathBuf,
+        line: usize,
+        problem: String,
+    },
+    #[error("efficiency data is not valid: {0}; regenerate it with `cargo run -p sim --example fit_efficiency`")]
+    Json(String),
+}
+
+/// Normalizes a dtype name to `bf16`, `fp8`, `nvfp4` or `int4`; accepts `models::WeightFormat::name()`
+/// (`int4-g32`), the CSVs' labels (`bfloat16`, `fp8_block`, `int4_wo`) and `fp16`. `None` if unknown.
+pub fn normalize_dtype(dtype: &str) -> Option<&'static str> {
+    let d = dtype.trim().to_ascii_lowercase();
+    let starts = |p: &[&str]| p.iter().any(|p| d.starts_with(p));
+    if starts(&["bf16", "bfloat16", "fp16", "float16", "half", "auto"]) {
+        Some("bf16")
+    } else if starts(&["fp8", "float8", "e4m3", "e5m2", "w8a8"]) {
+        Some("fp8")
+    } else if starts(&["nvfp4", "fp4", "mxfp4"]) {
+        Some("nvfp4")
+    } else if starts(&["int4", "w4a16", "awq", "gptq"]) {
+        Some("int4")
+    } else {
+        None
+    }
+}
+
+/// The compute dtype whose peak a `kind` kernel in `dtype` runs at: `bf16`, `fp8` or `fp4`. Decode
+/// attention computes in bf16 whatever the KV-cache dtype.
+pub fn compute_class(kind: KernelKind, dtype: &str) -> &'static str {
+    if matches!(kind, KernelKind::MlaDecode | KernelKind::GqaDecode) {
+        return "bf16";
+    }
+    match normalize_dtype(dtype) {
+        Some("fp8") => "fp8",
+        Some("nvfp4") => "fp4",
+        _ => "bf16",
+    }
+}
+
+/// Peak dense TFLOP/s of `gpu` that a `kind` kernel's compute fraction in `dtype` refers to: bf16 for
+/// `bf16`, weight-only `int4` and decode attention, fp8 for `fp8`, fp4 for `nvfp4` (falling back to
+/// fp8, then bf16, where the GPU has no such tensor cores).
+pub fn peak_tflops(gpu: &GpuSpec, kind: KernelKind, dtype: &str) -> f64 {
+    match compute_class(kind, dtype) {
+        "fp8" => gpu.fp8_tflops.unwrap_or(gpu.bf16_tflops),
+        "fp4" => gpu.fp4_tflops.or(gpu.fp8_tflops).unwrap_or(gpu.bf16_tflops),
+        _ => gpu.bf16_tflops,
+    }
+}
+
+/// Which family's curves a GPU uses: [`FAMILY_DATACENTER`] for datacenter parts (A100/H100/H200/H20/
+/// B100/B200/GB200/B300, matched by name), [`FAMILY_WORKSTATION`] for RTX / L40 / L4 / GeForce cards;
+/// otherwise datacenter if the spec lists NVLink, workstation if not.
+pub fn family_key_for(gpu: &GpuSpec) -> &'static str {
+    let name = format!("{} {}", gpu.name, gpu.display_name).to_ascii_lowercase();
+    const DATACENTER: &[&str] = &["a100", "h100", "h200", "h20", "h800", "b100", "b200", "b300"];
+    const WORKSTATION: &[&str] = &["rtx", "l40", "l4", "geforce", "a6000", "a40"];
+    if DATACENTER.iter().any(|k| name.contains(k)) {
+        FAMILY_DATACENTER
+    } else if WORKSTATION.iter().any(|k| name.contains(k)) {
+        FAMILY_WORKSTATION
+    } else if gpu.nvlink_gb_per_s.is_some() {
+        FAMILY_DATACENTER
+    } else {
+        FAMILY_WORKSTATION
+    }
+}
+
+/// Dtypes tried, in order, when a family has no curve for the asked one: the other 4-bit format, then
+/// fp8, then bf16.
+fn dtype_fallbacks(dtype: &'static str) -> [&'static str; 4] {
+    match dtype {
+        "nvfp4" => ["nvfp4", "int4", "fp8", "bf16"],
+        "int4" => ["int4", "nvfp4", "fp8", "bf16"],
+        "fp8" => ["fp8", "bf16", "bf16", "bf16"],
+        _ => ["bf16", "fp8", "fp8", "fp8"],
+    }
+}
+
+impl EfficiencyCurve {
+    /// Linear interpolation in log2(tokens) of one knot field, clamped at the ends.
+    fn at(&self, tokens: u64, field: impl Fn(&Knot) -> f64) -> f64 {
+        let x = (tokens.max(1) as f64).log2();
+        let first = &self.knots[0];
+        if tokens <= first.tokens {
+            return field(first);
+        }
+        for w in self.knots.windows(2) {
+            let (a, b) = (&w[0], &w[1]);
+            if tokens <= b.tokens {
+                let (xa, xb) = ((a.tokens as f64).log2(), (b.tokens as f64).log2());
+                let t = (x - xa) / (xb - xa);
+                return field(a) + t * (field(b) - field(a));
+            }
+        }
+        field(self.knots.last().expect("curve has knots"))
+    }
+}
+
+impl FamilyCurves {
+    /// The curve for a (measured) kind and dtype, following [`dtype_fallbacks`].
+    pub fn curve(&self, kind: KernelKind, dtype: &str) -> Option<&EfficiencyCurve> {
+        let kind = kind.measured_proxy();
+        let d = normalize_dtype(dtype).unwrap_or("bf16");
+        let of_kind = || self.curves.iter().filter(|c| c.kind == kind);
+        dtype_fallbacks(d)
+            .iter()
+            .find_map(|want| of_kind().find(|c| c.dtype == *want))
+            .or_else(|| of_kind().next())
+    }
+}
+
+impl EfficiencyModel {
+    /// The committed fit (`sim/data/efficiency.json`), parsed once.
+    pub fn builtin() -> &'static EfficiencyModel {
+        static MODEL: OnceLock<EfficiencyModel> = OnceLock::new();
+        MODEL.get_or_init(|| {
+            EfficiencyModel::from_json_str(BUILTIN_JSON)
+                .expect("embedded sim/data/efficiency.json is valid (checked by tests)")
+        })
+    }
+
+    /// Parses and checks an efficiency JSON (schema version, non-empty sorted knots, fractions in (0, 1]).
+    pub fn from_json_str(text: &str) -> Result<EfficiencyModel, EfficiencyError> {
+        let m: EfficiencyModel =
+            serde_json::from_str(text).map_err(|e| EfficiencyError::Json(e.to_string()))?;
+        if m.schema_version != EFFICIENCY_SCHEMA_VERSION {
+            return Err(EfficiencyError::Json(format!(
+                "schema_version {} (this build reads {EFFICIENCY_SCHEMA_VERSION})",
+                m.schema_version
+            )));
+        }
+        for fam in &m.families {
+            for c in &fam.curves {
+                let bad = c.knots.is_empty()
+                    || c.knots.windows(2).any(|w| w[0].tokens >= w[1].tokens)
+                    || c.knots.iter().any(|k| {
+                        !(k.memory_fraction > 0.0 && k.memory_fraction <= 1.0)
+                            || !(k.compute_fraction > 0.0 && k.compute_fraction <= 1.0)
+                    });
+                if bad {
+                    return Err(EfficiencyError::Json(format!(
+                        "{} {:?} {}: knots must be non-empty, sorted by tokens, fractions in (0, 1]",
+                        fam.family, c.kind, c.dtype
+                    )));
+                }
+            }
+        }
+        Ok(m)
+    }
+
+    /// The family curves `gpu` uses (see [`family_key_for`]); the first family if that one is absent.
+    pub fn family_for(&self, gpu: &GpuSpec) -> Option<&FamilyCurves> {
+        let key = family_key_for(gpu);
+        self.families
+            .iter()
+            .find(|f| f.family == key)
+            .or(self.families.first())
+    }
+
+    /// When `gpu` is the very card a family was measured on but its spec quotes other peaks than the
+    /// fit used, fractions are rescaled so the achieved absolute rate stays the measured one.
+    fn peak_rescale(fam: &FamilyCurves, gpu: &GpuSpec, fit_peak: f64, gpu_peak: f64) -> f64 {
+        if gpu.name == fam.reference_gpu && fit_peak > 0.0 && gpu_peak > 0.0 {
+            fit_peak / gpu_peak
+        } else {
+            1.0
+        }
+    }
+
+    /// Fraction (0..1] of the GPU's peak memory bandwidth a kernel of `kind` in `dtype` reaches when it
+    /// processes `tokens` tokens (for MoE: tokens routed into the layer on this GPU; decode attention:
+    /// batch).
+    pub fn memory_fraction(&self, gpu: &GpuSpec, kind: KernelKind, dtype: &str, tokens: u64) -> f64 {
+        let Some((fam, curve)) = self
+            .family_for(gpu)
+            .and_then(|f| Some((f, f.curve(kind, dtype)?)))
+        else {
+            return 1.0;
+        };
+        let scale = Self::peak_rescale(fam, gpu, fam.peak_memory_gb_per_s, gpu.memory_gb_per_s);
+        (curve.at(tokens, |k| k.memory_fraction) * scale).clamp(1e-6, 1.0)
+    }
+
+    /// Fraction (0..1] of the GPU's peak dense FLOP/s for that dtype (see [`peak_tflops`]) reached at
+    /// that size.
+    pub fn compute_fraction(&self, gpu: &GpuSpec, kind: KernelKind, dtype: &str, tokens: u64) -> f64 {
+        let Some((fam, curve)) = self
+            .family_for(gpu)
+            .and_then(|f| Some((f, f.curve(kind, dtype)?)))
+        else {
+            return 1.0;
+        };
+        let fit_peak = fam
+            .peak_tflops
+            .get(compute_class(kind, dtype))
+            .copied()
+            .unwrap_or(0.0);
+        let scale = Self::peak_rescale(fam, gpu, fit_peak, peak_tflops(gpu, kind, dtype));
+        (curve.at(tokens, |k| k.compute_fraction) * scale).clamp(1e-6, 1.0)
+    }
+
+    /// Seconds a kernel takes under the roofline with these fractions:
+    /// `max(flops / (peak_flops · compute_fraction), bytes / (peak_bw · memory_fraction))`.
+    pub fn kernel_time_s(
+        &self,
+        gpu: &GpuSpec,
+        kind: KernelKind,
+        dtype: &str,
+        tokens: u64,
+        flops: f64,
+        bytes: f64,
+    ) -> f64 {
+        let flop_s =
+            peak_tflops(gpu, kind, dtype) * 1e12 * self.compute_fraction(gpu, kind, dtype, tokens);
+        let byte_s = gpu.memory_gb_per_s * 1e9 * self.memory_fraction(gpu, kind, dtype, tokens);
+        (flops / flop_s).max(bytes / byte_s)
+    }
+}

@@ -1,1 +1,52 @@
-//! (filled by its issue)
+//! Typed errors of the simulator library. Every message is one line that says what is wrong and
+//! what to do about it; binaries print it and exit with status 2.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while resolving a machine, checking a layout or costing it.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// A model, GPU, layout or profile problem reported by the `models` crate.
+    #[error(transparent)]
+    Models(#[from] models::ModelsError),
+    /// `--machine` named neither a preset nor a readable profile file.
+    #[error(
+        "unknown machine `{name}`: not a preset ({known}) and not a profile file; pass a preset name or a JSON profile written by `probe run`"
+    )]
+    UnknownMachine { name: String, known: String },
+    /// A profile that parsed but cannot describe a machine (no GPUs, unknown GPU model, …).
+    #[error("machine profile {path}: {problem}")]
+    Profile { path: PathBuf, problem: String },
+    /// A layout that asks for more GPUs than the machine has.
+    #[error(
+        "layout {layout} needs {needed} GPUs but machine `{machine}` has {available}; pick --tp × --pp-size ≤ {available}"
+    )]
+    NotEnoughGpus {
+        layout: String,
+        machine: String,
+        needed: u32,
+        available: u32,
+    },
+    /// A layout that the model or the engine cannot run, with the reason.
+    #[error("layout {layout} is impossible: {reason}")]
+    ImpossibleLayout { layout: String, reason: String },
+    /// The weights (plus the runtime reserve) do not fit the static memory budget.
+    #[error(
+        "{model} does not fit on {layout}: weights {weights_gb:.2} GB + reserve {reserve_gb:.2} GB per GPU exceed the static budget {budget_gb:.2} GB (--mem-fraction-static × {memory_gb:.1} GB) by {shortfall_gb:.2} GB; use more GPUs per stage, a smaller format or a higher --mem-fraction-static"
+    )]
+    DoesNotFit {
+        model: String,
+        layout: String,
+        weights_gb: f64,
+        reserve_gb: f64,
+        budget_gb: f64,
+        memory_gb: f64,
+        shortfall_gb: f64,
+    },
+    /// A server option out of range (`--mem-fraction-static 1.5`, `--cuda-graph-max-bs 0`, …).
+    #[error("invalid {flag}: {problem}")]
+    InvalidOption { flag: &'static str, problem: String },
+}
+
+/// Result alias for the simulator library.
+pub type Result<T> = std::result::Result<T, SimError>;

@@ -3,6 +3,17 @@
 //! [`IterationModel`] is the seam between the cost model and the serving simulation: the simulator
 //! only ever asks "how long does this batch take" and "how many KV tokens fit".
 
+pub mod comm;
+pub mod iteration;
+pub mod memory;
+pub mod model;
+pub mod moe;
+pub mod steady;
+
+pub use iteration::BatchStats;
+pub use model::CostModel;
+pub use steady::{SteadyDecode, steady_decode_tok_per_s};
+
 use models::Layout;
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +70,39 @@ impl TimeBreakdown {
             + self.pp_send_s
             + self.overhead_s
             + self.bubble_s
+    }
+
+    /// Adds `k` × every part of `other` (e.g. one layer's cost × the stage's layer count).
+    pub fn add_scaled(&mut self, other: &TimeBreakdown, k: f64) {
+        self.compute_s += other.compute_s * k;
+        self.weight_read_s += other.weight_read_s * k;
+        self.kv_read_s += other.kv_read_s * k;
+        self.all_reduce_s += other.all_reduce_s * k;
+        self.all_to_all_s += other.all_to_all_s * k;
+        self.dp_attention_comm_s += other.dp_attention_comm_s * k;
+        self.pp_send_s += other.pp_send_s * k;
+        self.overhead_s += other.overhead_s * k;
+        self.bubble_s += other.bubble_s * k;
+    }
+
+    /// Communication parts (collectives and sends).
+    pub fn comm_s(&self) -> f64 {
+        self.all_reduce_s + self.all_to_all_s + self.dp_attention_comm_s + self.pp_send_s
+    }
+
+    /// Hides communication behind compute and memory time (`ServerOptions::overlap_comm`): the
+    /// overlapped share of every communication part is removed, proportionally, up to the
+    /// compute + memory time available to hide it.
+    pub fn overlap_comm(&mut self) {
+        let comm = self.all_reduce_s + self.all_to_all_s + self.dp_attention_comm_s;
+        let work = self.compute_s + self.weight_read_s + self.kv_read_s;
+        if comm <= 0.0 {
+            return;
+        }
+        let keep = (comm - work).max(0.0) / comm;
+        self.all_reduce_s *= keep;
+        self.all_to_all_s *= keep;
+        self.dp_attention_comm_s *= keep;
     }
 }
 

@@ -1,1 +1,271 @@
-//! (filled by its issue)
+//! The machine a server runs on: GPU spec, GPU count and interconnect, from a probe profile or a
+//! built-in preset (`sim::presets`).
+//!
+//! Communication comes from the profile's measured collective curves for the group size and link
+//! class actually used ([`interconnect`]); GPUs are placed by topology ([`placement`]). Compute
+//! ceilings are the GPU datasheet's, unless the profile measured them: a measured device copy
+//! bandwidth or GEMM throughput rescales the datasheet peak (see [`Machine::memory_peak_scale`]).
+
+pub mod curve;
+pub mod interconnect;
+pub mod placement;
+
+use crate::error::{Result, SimError};
+use curve::CommCurve;
+use interconnect::Interconnect;
+use models::profile::{CollectiveOp, LinkClass, MachineProfile, PairClass};
+use models::{GpuSpec, Layout};
+use placement::Placement;
+use std::path::Path;
+
+/// What a device-to-device copy typically reaches of the datasheet memory bandwidth (read + write
+/// traffic): ~90% (e.g. H100 SXM copies ≈ 3.0 of 3.35 TB/s). A measured copy bandwidth is compared
+/// with this to rescale the efficiency curves, which are fitted against datasheet peaks.
+const TYPICAL_COPY_FRACTION: f64 = 0.90;
+
+/// A machine: what it has and how its GPUs talk.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    /// The GPU model (datasheet figures).
+    pub gpu: GpuSpec,
+    /// GPUs in the machine.
+    pub gpu_count: u32,
+    /// The profile it was built from (measured, or a preset).
+    pub profile: MachineProfile,
+    name: String,
+    /// Devices in topology order (nearest-neighbour chain), see [`placement`].
+    order: Vec<u32>,
+    /// Device memory per GPU, bytes (the profile's, else the datasheet's).
+    memory_bytes: u64,
+    memory_peak_scale: f64,
+    /// Where numbers were assumed or derived rather than measured.
+    notes: Vec<String>,
+}
+
+impl Machine {
+    /// A machine from a preset name (`sim::presets`) or the path of a probe profile JSON file.
+    pub fn resolve(name_or_path: &str) -> Result<Machine> {
+        if let Some(profile) = crate::presets::machine_preset(name_or_path) {
+            return Machine::from_profile(name_or_path, profile);
+        }
+        let path = Path::new(name_or_path);
+        if path.exists() {
+            let profile = MachineProfile::load(path)?;
+            let name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| name_or_path.to_string());
+            return Machine::from_profile(&name, profile).map_err(|e| match e {
+                SimError::Profile { problem, .. } => SimError::Profile {
+                    path: path.to_path_buf(),
+                    problem,
+                },
+                other => other,
+            });
+        }
+        Err(SimError::UnknownMachine {
+            name: name_or_path.to_string(),
+            known: crate::presets::machine_preset_names().join(", "),
+        })
+    }
+
+    /// A machine from an already loaded profile, named `name`.
+    pub fn from_profile(name: &str, profile: MachineProfile) -> Result<Machine> {
+        let problem = |p: String| SimError::Profile {
+            path: name.into(),
+            problem: p,
+        };
+        if profile.devices.is_empty() {
+            return Err(problem(
+                "lists no GPUs (`devices` is empty); re-run `probe run` on the machine".into(),
+            ));
+        }
+        let gpu = resolve_gpu(&profile).map_err(problem)?;
+        let mut notes = Vec::new();
+        let memory_bytes = profile
+            .devices
+            .iter()
+            .map(|d| d.memory_bytes)
+            .filter(|&m| m > 0)
+            .min()
+            .unwrap_or(gpu.memory_bytes);
+        let memory_peak_scale = measured_memory_scale(&profile, &gpu, &mut notes);
+        let devices: Vec<u32> = profile.devices.iter().map(|d| d.index).collect();
+        let mut m = Machine {
+            gpu_count: devices.len() as u32,
+            gpu,
+            name: name.to_string(),
+            order: Vec::new(),
+            memory_bytes,
+            memory_peak_scale,
+            notes,
+            profile,
+        };
+        m.order = placement::topology_order(&devices, |a, b| m.link_class(a, b));
+        Ok(m)
+    }
+
+    /// The preset name or the profile's file stem.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Assumptions made while building the machine (derived curves, missing measurements).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Device memory of one GPU, bytes (the smallest if the profile's devices differ).
+    pub fn memory_bytes(&self) -> u64 {
+        self.memory_bytes
+    }
+
+    /// Peak memory bandwidth of one GPU, bytes/s: the datasheet figure × [`Self::memory_peak_scale`].
+    pub fn peak_memory_bytes_per_s(&self) -> f64 {
+        self.gpu.memory_gb_per_s * 1e9 * self.memory_peak_scale
+    }
+
+    /// Measured device copy bandwidth ÷ what a healthy card of this model copies (90% of its
+    /// datasheet bandwidth), clamped to 0.5–1.1; 1.0 when the profile measured none.
+    pub fn memory_peak_scale(&self) -> f64 {
+        self.memory_peak_scale
+    }
+
+    /// Peak dense tensor FLOP/s for a weight format name (`bf16`, `fp8`, `nvfp4`, `int4-g32`):
+    /// fp4 formats use fp4 tensor cores where the GPU has them, int4 weights compute in bf16
+    /// (W4A16), a format without its own tensor cores falls back to the next wider one.
+    pub fn peak_flops_per_s(&self, dtype: &str) -> f64 {
+        let g = &self.gpu;
+        let tflops = if dtype.starts_with("nvfp4") || dtype.starts_with("fp4") {
+            g.fp4_tflops.or(g.fp8_tflops).unwrap_or(g.bf16_tflops)
+        } else if dtype.starts_with("fp8") {
+            g.fp8_tflops.unwrap_or(g.bf16_tflops)
+        } else {
+            g.bf16_tflops
+        };
+        tflops * 1e12
+    }
+
+    /// True when GPUs talk over NVLink (the GPU has NVLink or a profile link says NV#).
+    pub fn has_nvlink(&self) -> bool {
+        self.gpu.nvlink_gb_per_s.is_some()
+            || self
+                .profile
+                .links
+                .iter()
+                .any(|l| matches!(l.topology, LinkClass::NV(_)))
+    }
+
+    /// True when every pair of `devices` can do direct P2P (no host bounce, nothing broken);
+    /// pairs the profile does not describe count as P2P-capable.
+    pub fn p2p_ok(&self, devices: &[u32]) -> bool {
+        self.profile.links.iter().all(|l| {
+            !(devices.contains(&l.src) && devices.contains(&l.dst))
+                || (!matches!(
+                    l.classification,
+                    Some(PairClass::HostBounce) | Some(PairClass::Broken)
+                ) && l.can_access_peer != Some(false))
+        })
+    }
+
+    /// Link class between two GPUs: the profile's `nvidia-smi topo -m` class, else from NUMA
+    /// nodes (same node → NODE, different → SYS), else Unknown.
+    pub fn link_class(&self, a: u32, b: u32) -> LinkClass {
+        if a == b {
+            return LinkClass::X;
+        }
+        if let Some(l) = self
+            .profile
+            .links
+            .iter()
+            .find(|l| (l.src, l.dst) == (a, b) || (l.src, l.dst) == (b, a))
+        {
+            return l.topology;
+        }
+        let numa = |d: u32| {
+            self.profile
+                .devices
+                .iter()
+                .find(|x| x.index == d)
+                .and_then(|x| x.numa_node)
+        };
+        match (numa(a), numa(b)) {
+            (Some(x), Some(y)) if x == y => LinkClass::NODE,
+            (Some(_), Some(_)) => LinkClass::SYS,
+            _ => LinkClass::Unknown,
+        }
+    }
+
+    /// The GPUs each stage of `layout` runs on (topology-aware, see [`placement`]).
+    pub fn place(&self, layout: &Layout) -> Result<Placement> {
+        let needed = layout.tp * layout.pp;
+        if needed > self.gpu_count {
+            return Err(SimError::NotEnoughGpus {
+                layout: layout.short_name(),
+                machine: self.name.clone(),
+                needed,
+                available: self.gpu_count,
+            });
+        }
+        Ok(placement::place(&self.order, layout.tp, layout.pp))
+    }
+
+    /// Time vs bytes of collective `op` over `devices`, measured or derived (the curve's `source`
+    /// says which).
+    pub fn collective(&self, op: CollectiveOp, devices: &[u32]) -> CommCurve {
+        let class_of = |a: u32, b: u32| self.link_class(a, b);
+        Interconnect {
+            profile: &self.profile,
+            gpu: &self.gpu,
+            class_of: &class_of,
+        }
+        .curve(op, devices)
+    }
+
+    /// The worst link class inside a group of GPUs.
+    pub fn worst_link_class(&self, devices: &[u32]) -> LinkClass {
+        let class_of = |a: u32, b: u32| self.link_class(a, b);
+        Interconnect {
+            profile: &self.profile,
+            gpu: &self.gpu,
+            class_of: &class_of,
+        }
+        .worst_class(devices)
+    }
+}
+
+/// The GPU spec: the profile's `gpu_preset`, else the first device's name matched loosely.
+fn resolve_gpu(profile: &MachineProfile) -> std::result::Result<GpuSpec, String> {
+    if let Some(key) = &profile.gpu_preset {
+        return GpuSpec::preset(key).map_err(|e| e.to_string());
+    }
+    let name = &profile.devices[0].name;
+    GpuSpec::find_by_display_name(name).ok_or_else(|| {
+        format!(
+            "GPU `{name}` matches no GPU preset; set `gpu_preset` to one of: {}",
+            GpuSpec::preset_names().join(", ")
+        )
+    })
+}
+
+/// Rescaling of the datasheet memory bandwidth from a measured device copy, if any.
+fn measured_memory_scale(profile: &MachineProfile, gpu: &GpuSpec, notes: &mut Vec<String>) -> f64 {
+    let copies: Vec<f64> = profile
+        .device_memory
+        .iter()
+        .map(|d| d.copy_gb_per_s.median)
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    if copies.is_empty() {
+        return 1.0;
+    }
+    let copy = copies.iter().copied().fold(f64::INFINITY, f64::min);
+    // a copy reads and writes every byte: traffic is twice the copied bytes
+    let traffic = 2.0 * copy;
+    let scale = (traffic / (gpu.memory_gb_per_s * TYPICAL_COPY_FRACTION)).clamp(0.5, 1.1);
+    notes.push(format!(
+        "memory bandwidth scaled ×{scale:.2}: measured copy {copy:.0} GB/s ({traffic:.0} GB/s traffic) vs {:.0} GB/s expected",
+        gpu.memory_gb_per_s * TYPICAL_COPY_FRACTION
+    ));
+    scale
+}

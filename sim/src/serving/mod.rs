@@ -1,1 +1,134 @@
-//! (filled by its issue)
+//! Serving simulation: turns a layout's iteration costs ([`IterationModel`]) into what
+//! `bench_serving` would report for a workload, by replaying an SGLang-style scheduler turn by
+//! turn (continuous batching, chunked prefill, prefill-first admission, KV-limited admission,
+//! pipeline micro-batches). See [`engine`] for the scheduler modelled and its SGLang version.
+
+pub mod cost_cache;
+pub mod engine;
+pub mod output;
+
+use crate::cost::IterationModel;
+use crate::options::ServerOptions;
+use crate::workload::Workload;
+pub use cost_cache::CostCache;
+pub use engine::{EngineConfig, EngineError};
+pub use output::{RUN_REPORT_SCHEMA_VERSION, RunBreakdown, RunReport, Summary};
+
+/// SGLang's cap on concurrently held requests when `--max-running-requests` is not given: the
+/// request-to-token pool holds at most 4096 requests, and the scheduler keeps at most half the KV
+/// tokens' worth of requests (`max_total_num_tokens // 2`).
+pub const DEFAULT_MAX_RUNNING_CAP: u32 = 4096;
+
+/// Why a simulation cannot run.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ServingError {
+    #[error(
+        "layout {layout} does not fit: {shortfall_gb:.2} GB per GPU missing for weights + reserve; use more GPUs, a smaller checkpoint format, or raise --mem-fraction-static"
+    )]
+    DoesNotFit { layout: String, shortfall_gb: f64 },
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+impl EngineConfig {
+    /// The scheduler limits SGLang derives from its flags and the memory plan.
+    pub fn new(model: &dyn IterationModel, opts: &ServerOptions, workload: &Workload) -> Self {
+        let layout = model.layout();
+        let kv_tokens = model.memory().kv_tokens;
+        let derived = (kv_tokens / 2).clamp(1, DEFAULT_MAX_RUNNING_CAP as u64) as u32;
+        let max_running_requests = opts.max_running_requests.unwrap_or(derived);
+        let pp = layout.pp.max(1);
+        let micro_batches = if pp > 1 {
+            pp + opts.pp_async_batch_depth
+        } else {
+            1
+        };
+        EngineConfig {
+            max_running_requests,
+            micro_batch_cap: opts
+                .pp_max_micro_batch_size
+                .unwrap_or((max_running_requests / pp).max(1)),
+            prefill_budget_tokens: opts.max_prefill_tokens.min(opts.chunked_prefill_size),
+            micro_batches,
+            pp_size: pp,
+            kv_tokens,
+            cached_prefix_tokens: workload.cached_prefix_tokens,
+        }
+    }
+}
+
+/// Simulates one bench_serving run of `workload` against `model` served with `opts`.
+pub fn simulate(
+    model: &dyn IterationModel,
+    opts: &ServerOptions,
+    workload: &Workload,
+) -> Result<RunReport, ServingError> {
+    let mut cache = CostCache::new(model);
+    simulate_with(&mut cache, opts, workload)
+}
+
+/// [`simulate`] reusing a cost cache (several workloads on one layout share costs).
+pub fn simulate_with(
+    cache: &mut CostCache<'_>,
+    opts: &ServerOptions,
+    workload: &Workload,
+) -> Result<RunReport, ServingError> {
+    let model = cache.model();
+    let layout = model.layout();
+    let mem = model.memory();
+    if !mem.fits {
+        return Err(ServingError::DoesNotFit {
+            layout: layout.short_name(),
+            shortfall_gb: mem.shortfall_bytes as f64 / 1e9,
+        });
+    }
+    let cfg = EngineConfig::new(model, opts, workload);
+    let requests = workload.requests();
+    let mut trace = engine::run(cfg, cache, &requests, workload.max_concurrency)?;
+    let in_tok: u64 = requests.iter().map(|r| r.input_tokens as u64).sum();
+    let out_tok: u64 = requests.iter().map(|r| r.output_tokens.max(1) as u64).sum();
+    let d = trace.duration_s.max(f64::MIN_POSITIVE);
+    let ttft = Summary::of(&mut trace.ttft_s);
+    let tpot = Summary::of(&mut trace.tpot_s);
+    let itl = Summary::of(&mut trace.itl_s);
+    let e2e_sum: f64 = trace.e2e_s.iter().sum();
+    let e2e = Summary::of(&mut trace.e2e_s);
+    let ms = 1e3;
+    Ok(RunReport {
+        schema_version: RUN_REPORT_SCHEMA_VERSION,
+        layout: layout.short_name(),
+        sglang_flags: layout.sglang_flags(),
+        max_concurrency: workload.max_concurrency,
+        request_rate: workload.request_rate,
+        random_input_len: workload.random_input_len,
+        random_output_len: workload.random_output_len,
+        random_range_ratio: workload.random_range_ratio,
+        duration: trace.duration_s,
+        completed: requests.len() as u32,
+        total_input_tokens: in_tok,
+        total_output_tokens: out_tok,
+        request_throughput: requests.len() as f64 / d,
+        input_throughput: in_tok as f64 / d,
+        output_throughput: out_tok as f64 / d,
+        total_throughput: (in_tok + out_tok) as f64 / d,
+        mean_e2e_latency_ms: e2e.mean * ms,
+        median_e2e_latency_ms: e2e.median * ms,
+        p99_e2e_latency_ms: e2e.p99 * ms,
+        mean_ttft_ms: ttft.mean * ms,
+        median_ttft_ms: ttft.median * ms,
+        p99_ttft_ms: ttft.p99 * ms,
+        mean_tpot_ms: tpot.mean * ms,
+        median_tpot_ms: tpot.median * ms,
+        p99_tpot_ms: tpot.p99 * ms,
+        mean_itl_ms: itl.mean * ms,
+        median_itl_ms: itl.median * ms,
+        p99_itl_ms: itl.p99 * ms,
+        concurrency: e2e_sum / d,
+        peak_running_requests: trace.peak_running,
+        kv_capacity_tokens: mem.kv_tokens,
+        peak_kv_tokens: trace.peak_kv_tokens,
+        peak_kv_usage: trace.peak_kv_tokens as f64 / mem.kv_tokens.max(1) as f64,
+        breakdown: trace.breakdown,
+        micro_batch_samples: trace.samples,
+    })
+}

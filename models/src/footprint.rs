@@ -1,0 +1,254 @@
+//! Per-GPU weight footprint of a model under a parallel layout, the way SGLang places weights.
+//!
+//! Placement rules (SGLang, DeepSeek/GLM/Qwen/Llama model files):
+//! - Layers are split across pipeline stages by [`pp_layer_ranges`] (SGLang's `get_pp_indices`).
+//! - Attention: `q_b_proj`, `kv_b_proj`, `o_proj` (MLA) or q/o heads (GQA) are sharded by TP;
+//!   MLA's down-projections `q_a_proj`, `kv_a_proj_with_mqa`, the layer norms and the DSA indexer
+//!   are replicated on every rank; GQA k/v heads are split by TP, one head per rank when
+//!   `num_kv_heads < tp`. With DP attention (`--enable-dp-attention`) every GPU holds the whole
+//!   attention block.
+//! - Routed experts: each rank holds `experts/ep` experts, each sliced `tp/ep` ways, i.e.
+//!   `1/tp` of all routed weights whatever `ep` is. Shared experts and dense MLPs are sliced by TP;
+//!   routers are replicated.
+//! - Embeddings on the first stage (vocab sharded by TP; replicated under DP attention, where
+//!   SGLang builds the embedding without TP), `lm_head` + final norm on the last stage, vocab
+//!   sharded by TP.
+//! - MTP (speculative decoding's draft layer): only counted when
+//!   [`FootprintOptions::speculative_mtp`] is on (default off), on the last stage, sharded like a
+//!   main layer plus its replicated `eh_proj` and norms; it shares embedding and head.
+
+use crate::error::Result;
+use crate::format::KvDtype;
+use crate::layout::Layout;
+use crate::spec::{AttentionSpec, ModelPart, ModelSpec};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// Choices that change what a deployment holds in GPU memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FootprintOptions {
+    /// Speculative decoding with the checkpoint's MTP layer(s) (`--speculative-algorithm EAGLE`
+    /// / NEXTN): the MTP weights are loaded on the last stage. Off by default.
+    pub speculative_mtp: bool,
+}
+
+/// The weights one GPU holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuFootprint {
+    /// Pipeline stage (0-based).
+    pub stage: u32,
+    /// Rank within the stage's TP group.
+    pub tp_rank: u32,
+    /// Main-model layers of this stage.
+    pub layers: Range<u32>,
+    /// Weight bytes by part on this GPU.
+    pub weight_bytes_by_part: BTreeMap<ModelPart, u64>,
+    /// Sum of `weight_bytes_by_part`.
+    pub total_weight_bytes: u64,
+}
+
+/// The weights every GPU of a layout holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Footprint {
+    /// The layout this footprint is for.
+    pub layout: Layout,
+    /// Options it was computed with.
+    pub options: FootprintOptions,
+    /// One entry per GPU, stage-major (`stage * tp + tp_rank` is the GPU index).
+    pub per_gpu: Vec<GpuFootprint>,
+}
+
+/// Layers of each pipeline stage, as SGLang's `get_pp_indices`
+/// (`python/sglang/srt/distributed/utils.py`) splits them without `SGLANG_PP_LAYER_PARTITION`:
+/// `layers / pp` each, and the last `layers % pp` stages one more. With one stage, all layers.
+pub fn pp_layer_ranges(num_layers: u32, pp: u32) -> Vec<Range<u32>> {
+    let pp = pp.max(1);
+    let (base, remainder) = (num_layers / pp, num_layers % pp);
+    let mut start = 0;
+    (0..pp)
+        .map(|stage| {
+            let n = base + u32::from(stage >= pp - remainder);
+            let r = start..start + n;
+            start += n;
+            r
+        })
+        .collect()
+}
+
+/// Parameter share of one GPU, as f64 parameters per part (bytes are applied at the end).
+#[derive(Default)]
+struct Share(BTreeMap<ModelPart, f64>);
+
+impl Share {
+    fn add(&mut self, part: ModelPart, params: f64) {
+        if params > 0.0 {
+            *self.0.entry(part).or_default() += params;
+        }
+    }
+}
+
+/// Attention parameters one GPU holds for one layer.
+fn attention_params_per_gpu(spec: &ModelSpec, layout: &Layout) -> f64 {
+    let split = spec.attention_param_split();
+    if layout.dp_attention {
+        return (split.sharded + split.replicated + split.kv_heads) as f64;
+    }
+    let tp = layout.tp.max(1) as f64;
+    let kv_share = match spec.attention {
+        AttentionSpec::Gqa { num_kv_heads, .. } => 1.0 / tp.min(num_kv_heads.max(1) as f64),
+        AttentionSpec::Mla { .. } => 0.0,
+    };
+    split.sharded as f64 / tp + split.replicated as f64 + split.kv_heads as f64 * kv_share
+}
+
+/// Adds one decoder layer's share (attention, indexer, MLP) to `share` under `part_of`.
+fn add_layer(
+    share: &mut Share,
+    spec: &ModelSpec,
+    layout: &Layout,
+    is_moe: bool,
+    part_of: impl Fn(ModelPart) -> ModelPart,
+) {
+    let tp = layout.tp.max(1) as f64;
+    share.add(
+        part_of(ModelPart::Attention),
+        attention_params_per_gpu(spec, layout),
+    );
+    share.add(
+        part_of(ModelPart::Indexer),
+        spec.indexer_params_per_layer() as f64,
+    );
+    if is_moe {
+        share.add(
+            part_of(ModelPart::SharedExperts),
+            spec.shared_expert_params_per_layer() as f64 / tp,
+        );
+        share.add(
+            part_of(ModelPart::RoutedExperts),
+            spec.routed_expert_params_per_layer() as f64 / tp,
+        );
+        share.add(
+            part_of(ModelPart::Routers),
+            spec.router_params_per_layer() as f64,
+        );
+    } else {
+        share.add(
+            part_of(ModelPart::DenseMlp),
+            spec.dense_mlp_params_per_layer() as f64 / tp,
+        );
+    }
+}
+
+/// Per-GPU footprint with default options (no MTP). Fails with `ImpossibleLayout` when
+/// [`Layout::validate`] does.
+pub fn footprint(spec: &ModelSpec, layout: &Layout) -> Result<Footprint> {
+    footprint_with(spec, layout, FootprintOptions::default())
+}
+
+/// Per-GPU footprint of `spec` under `layout` with `options`.
+pub fn footprint_with(
+    spec: &ModelSpec,
+    layout: &Layout,
+    options: FootprintOptions,
+) -> Result<Footprint> {
+    layout.validate(spec)?;
+    let tp = layout.tp as f64;
+    let ranges = pp_layer_ranges(spec.num_layers, layout.pp);
+    let last = layout.pp - 1;
+    let mut per_gpu = Vec::with_capacity(layout.gpus() as usize);
+    for (stage, layers) in ranges.into_iter().enumerate() {
+        let stage = stage as u32;
+        // Every rank of a stage holds the same amount; compute once, clone per rank.
+        let mut share = Share::default();
+        for l in layers.clone() {
+            add_layer(&mut share, spec, layout, spec.moe_layers[l as usize], |p| p);
+        }
+        if stage == 0 {
+            let emb = spec.embedding_params() as f64;
+            share.add(
+                ModelPart::Embeddings,
+                if layout.dp_attention { emb } else { emb / tp },
+            );
+        }
+        if stage == last {
+            let h = spec.hidden_size as f64;
+            share.add(
+                ModelPart::LmHead,
+                (spec.lm_head_params() as f64 - h) / tp + h,
+            );
+            if options.speculative_mtp {
+                for _ in 0..spec.num_mtp_layers {
+                    add_layer(&mut share, spec, layout, spec.moe.is_some(), |_| {
+                        ModelPart::Mtp
+                    });
+                    // eh_proj (2h→h) and the three MTP norms are replicated.
+                    share.add(ModelPart::Mtp, 2.0 * h * h + 3.0 * h);
+                }
+            }
+        }
+        let bytes: BTreeMap<ModelPart, u64> = share
+            .0
+            .into_iter()
+            .map(|(p, n)| (p, (n * spec.format_of(p).bytes_per_value()).round() as u64))
+            .collect();
+        let total = bytes.values().sum();
+        for tp_rank in 0..layout.tp {
+            per_gpu.push(GpuFootprint {
+                stage,
+                tp_rank,
+                layers: layers.clone(),
+                weight_bytes_by_part: bytes.clone(),
+                total_weight_bytes: total,
+            });
+        }
+    }
+    Ok(Footprint {
+        layout: *layout,
+        options,
+        per_gpu,
+    })
+}
+
+impl Footprint {
+    /// Weight bytes of the fullest GPU (what decides whether the layout fits).
+    pub fn max_weight_bytes_per_gpu(&self) -> u64 {
+        self.per_gpu
+            .iter()
+            .map(|g| g.total_weight_bytes)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Main-model layers of the stage with the most layers.
+    pub fn max_layers_per_stage(&self) -> u32 {
+        self.per_gpu
+            .iter()
+            .map(|g| g.layers.end - g.layers.start)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// KV-cache bytes one token occupies on one GPU of the fullest stage. MLA's latent is
+    /// replicated on every TP rank; GQA heads are split by TP (one head per rank, i.e. replicated,
+    /// when `num_kv_heads < tp`). Under DP attention each GPU caches its own requests with all
+    /// heads, so a token costs its full per-layer KV on the GPU that serves it.
+    pub fn kv_bytes_per_token_per_gpu(&self, spec: &ModelSpec, dtype: KvDtype) -> u64 {
+        let per_layer = spec.kv_bytes_per_token_per_layer(dtype);
+        let per_layer_per_gpu = match spec.attention {
+            AttentionSpec::Gqa { num_kv_heads, .. } if !self.layout.dp_attention => {
+                let ranks_per_head = self.layout.tp.min(num_kv_heads.max(1)) as u64;
+                per_layer / ranks_per_head
+            }
+            _ => per_layer,
+        };
+        self.max_layers_per_stage() as u64 * per_layer_per_gpu
+    }
+
+    /// DSA index-key cache bytes per token on one GPU of the fullest stage (replicated across
+    /// TP like the MLA latent); 0 without an indexer. Add it to
+    /// [`Self::kv_bytes_per_token_per_gpu`] when sizing the KV pool.
+    pub fn indexer_cache_bytes_per_token_per_gpu(&self, spec: &ModelSpec) -> u64 {
+        self.max_layers_per_stage() as u64 * spec.indexer_cache_bytes_per_token_per_layer()
+    }
+}

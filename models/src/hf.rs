@@ -1,0 +1,528 @@
+//! Loading a [`ModelSpec`] from a HuggingFace `config.json` (plus its quantization description).
+//!
+//! Supported `model_type`s: MLA + MoE `deepseek_v3`, `kimi_k2`; MLA + DSA indexer + MoE
+//! `deepseek_v32`, `glm_moe_dsa`; GQA + MoE `glm4_moe`, `qwen3_moe`, `mixtral`; dense GQA `llama`,
+//! `qwen2`, `qwen3`. Multimodal wrappers (Kimi K2.5) keep the language model under `text_config`.
+//!
+//! Every dimension is checked against a generous upper bound so that derived quantities cannot
+//! overflow `u64`; a value outside it is reported as implausible rather than computed with.
+
+use crate::error::{ModelsError, Result};
+use crate::format::{KvDtype, WeightFormat};
+use crate::quant::{self, LayerNames, QuantScheme};
+use crate::spec::{AttentionSpec, DsaIndexer, ModelSpec, MoeSpec, PartFormats};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// Upper bounds on config dimensions (far above any published model) that keep every derived
+/// product inside `u64`.
+const MAX_HIDDEN: u64 = 1 << 16;
+const MAX_INTERMEDIATE: u64 = 1 << 18;
+const MAX_LAYERS: u64 = 1 << 10;
+const MAX_VOCAB: u64 = 1 << 22;
+const MAX_HEADS: u64 = 1 << 10;
+const MAX_HEAD_DIM: u64 = 1 << 11;
+const MAX_RANK: u64 = 1 << 16;
+const MAX_EXPERTS: u64 = 1 << 12;
+const MAX_CONTEXT: u64 = 1 << 40;
+
+/// The supported HF `model_type`s.
+pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
+    "deepseek_v3",
+    "kimi_k2",
+    "deepseek_v32",
+    "glm_moe_dsa",
+    "glm4_moe",
+    "qwen3_moe",
+    "mixtral",
+    "llama",
+    "qwen2",
+    "qwen3",
+];
+
+/// Reads JSON fields of one config object, naming the file and the (prefixed) field in errors.
+struct Fields<'a> {
+    obj: &'a Map<String, Value>,
+    path: &'a Path,
+    /// `text_config.` for wrapped multimodal configs, else empty.
+    prefix: &'static str,
+}
+
+impl Fields<'_> {
+    fn err(&self, key: &str, problem: impl Into<String>) -> ModelsError {
+        ModelsError::Field {
+            path: self.path.to_path_buf(),
+            field: format!("{}{key}", self.prefix),
+            problem: problem.into(),
+        }
+    }
+
+    fn present(&self, key: &str) -> Option<&Value> {
+        self.obj.get(key).filter(|v| !v.is_null())
+    }
+
+    /// An optional integer in `[min, max]`.
+    fn opt_int(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>> {
+        let Some(v) = self.present(key) else {
+            return Ok(None);
+        };
+        let n = match v {
+            Value::Number(n) => n.as_u64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1e19)
+                    .map(|f| f as u64)
+            }),
+            _ => None,
+        };
+        match n {
+            Some(n) if n < min => Err(self.err(key, format!("must be at least {min}, got {v}"))),
+            Some(n) if n > max => Err(self.err(
+                key,
+                format!("{v} is implausibly large (at most {max} supported)"),
+            )),
+            Some(n) => Ok(Some(n)),
+            None => Err(self.err(key, format!("must be a non-negative integer, got {v}"))),
+        }
+    }
+
+    /// A required positive integer at most `max`.
+    fn dim(&self, key: &str, max: u64) -> Result<u64> {
+        self.opt_int(key, 1, max)?
+            .ok_or_else(|| self.err(key, "missing (required positive integer)"))
+    }
+
+    fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
+        match self.present(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(self.err(key, format!("must be true or false, got {v}"))),
+        }
+    }
+
+    fn as_u32(n: u64) -> u32 {
+        // Every bound above is below u32::MAX except context and vocab, never passed here.
+        n as u32
+    }
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|source| ModelsError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn parse_json(text: &str, path: &Path) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| ModelsError::Json {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// Where a config's ModelOpt `hf_quant_config.json` would be: `<stem>.hf_quant_config.json`
+/// (the naming in `shared/hf-configs`), else `hf_quant_config.json` in the same folder.
+fn quant_config_beside(config_path: &Path) -> Option<PathBuf> {
+    let dir = config_path.parent().unwrap_or(Path::new("."));
+    let stem = config_path.file_stem()?.to_string_lossy().into_owned();
+    [
+        dir.join(format!("{stem}.hf_quant_config.json")),
+        dir.join("hf_quant_config.json"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+}
+
+impl ModelSpec {
+    /// Loads `dir/config.json`, with `dir/hf_quant_config.json` when present.
+    pub fn from_hf_dir(dir: &Path) -> Result<ModelSpec> {
+        let mut spec = Self::from_hf_config(&dir.join("config.json"))?;
+        if let Some(n) = dir.file_name() {
+            spec.name = n.to_string_lossy().into_owned();
+        }
+        Ok(spec)
+    }
+
+    /// Loads a HF config file. Quantization comes from `<stem>.hf_quant_config.json` or
+    /// `hf_quant_config.json` beside it, else from `quantization_config` inside it, else bf16.
+    pub fn from_hf_config(config_path: &Path) -> Result<ModelSpec> {
+        let text = read_text(config_path)?;
+        let quant = match quant_config_beside(config_path) {
+            Some(qp) => Some(quant::parse_hf_quant_config(&read_text(&qp)?, &qp)?),
+            None => None,
+        };
+        let name = config_path
+            .file_stem()
+            .map_or_else(|| "model".to_string(), |s| s.to_string_lossy().into_owned());
+        Self::from_hf_json(&text, config_path, quant, &name)
+    }
+
+    /// Parses config JSON text; `path` is only used in error messages and as the source.
+    /// `quant` overrides any `quantization_config` inside the config.
+    pub fn from_hf_json(
+        text: &str,
+        path: &Path,
+        quant: Option<QuantScheme>,
+        name: &str,
+    ) -> Result<ModelSpec> {
+        let root = parse_json(text, path)?;
+        let root_obj = root.as_object().ok_or_else(|| ModelsError::Json {
+            path: path.to_path_buf(),
+            message: "top level is not a JSON object".into(),
+        })?;
+        let (obj, prefix) = match root_obj.get("text_config") {
+            Some(Value::Object(t)) => (t, "text_config."),
+            Some(Value::Null) | None => (root_obj, ""),
+            Some(_) => {
+                return Err(ModelsError::Field {
+                    path: path.to_path_buf(),
+                    field: "text_config".into(),
+                    problem: "must be an object".into(),
+                });
+            }
+        };
+        let f = Fields { obj, path, prefix };
+        let model_type = match f.present("model_type") {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => return Err(f.err("model_type", format!("must be a string, got {v}"))),
+            None => return Err(f.err("model_type", "missing")),
+        };
+        if !SUPPORTED_MODEL_TYPES.contains(&model_type.as_str()) {
+            return Err(ModelsError::UnsupportedModelType {
+                path: path.to_path_buf(),
+                model_type,
+            });
+        }
+        let quant = match quant {
+            Some(q) => Some(q),
+            None => match (
+                root_obj.get("quantization_config"),
+                obj.get("quantization_config"),
+            ) {
+                (Some(q), _) if !q.is_null() => Some(quant::parse_quantization_config(
+                    q,
+                    path,
+                    "quantization_config",
+                )?),
+                (_, Some(q)) if !q.is_null() => Some(quant::parse_quantization_config(
+                    q,
+                    path,
+                    &format!("{prefix}quantization_config"),
+                )?),
+                _ => None,
+            },
+        };
+        build(&f, model_type, quant, name)
+    }
+}
+
+fn build(
+    f: &Fields,
+    model_type: String,
+    quant: Option<QuantScheme>,
+    name: &str,
+) -> Result<ModelSpec> {
+    let hidden = f.dim("hidden_size", MAX_HIDDEN)?;
+    let num_layers = f.dim("num_hidden_layers", MAX_LAYERS)?;
+    let vocab = f.dim("vocab_size", MAX_VOCAB)?;
+    let max_context = f.dim("max_position_embeddings", MAX_CONTEXT)?;
+    let tie = f.opt_bool("tie_word_embeddings")?.unwrap_or(false);
+    let num_mtp = f.opt_int("num_nextn_predict_layers", 0, 16)?.unwrap_or(0);
+    let attention = attention(f, &model_type, hidden)?;
+    let (moe, moe_layers, dense_inter) = mlp(f, &model_type, hidden, num_layers)?;
+    let names = layer_names(&model_type, &attention, hidden, &moe_layers, num_mtp as u32);
+    let (formats, kv) = match &quant {
+        Some(q) => (q.part_formats(&names), q.kv_dtype.unwrap_or(KvDtype::Bf16)),
+        None => (PartFormats::uniform(WeightFormat::Bf16), KvDtype::Bf16),
+    };
+    Ok(ModelSpec {
+        name: name.to_string(),
+        source: f.path.display().to_string(),
+        model_type,
+        hidden_size: hidden,
+        num_layers: num_layers as u32,
+        vocab_size: vocab,
+        max_context_tokens: max_context,
+        tie_word_embeddings: tie,
+        attention,
+        dense_intermediate_size: dense_inter,
+        moe,
+        moe_layers,
+        num_mtp_layers: num_mtp as u32,
+        formats,
+        default_kv_dtype: kv,
+    })
+}
+
+fn is_mla(model_type: &str) -> bool {
+    matches!(
+        model_type,
+        "deepseek_v3" | "kimi_k2" | "deepseek_v32" | "glm_moe_dsa"
+    )
+}
+
+fn attention(f: &Fields, model_type: &str, hidden: u64) -> Result<AttentionSpec> {
+    let u = Fields::as_u32;
+    let num_heads = f.dim("num_attention_heads", MAX_HEADS)?;
+    if is_mla(model_type) {
+        let indexer = if matches!(model_type, "deepseek_v32" | "glm_moe_dsa") {
+            Some(DsaIndexer {
+                num_heads: u(f.dim("index_n_heads", MAX_HEADS)?),
+                head_dim: u(f.dim("index_head_dim", MAX_HEAD_DIM)?),
+                topk: u(f.dim("index_topk", 1 << 24)?),
+            })
+        } else {
+            None
+        };
+        return Ok(AttentionSpec::Mla {
+            num_heads: u(num_heads),
+            q_lora_rank: f.opt_int("q_lora_rank", 1, MAX_RANK)?.map(u),
+            kv_lora_rank: u(f.dim("kv_lora_rank", MAX_RANK)?),
+            qk_nope_head_dim: u(f.dim("qk_nope_head_dim", MAX_HEAD_DIM)?),
+            qk_rope_head_dim: u(f.dim("qk_rope_head_dim", MAX_HEAD_DIM)?),
+            v_head_dim: u(f.dim("v_head_dim", MAX_HEAD_DIM)?),
+            indexer,
+        });
+    }
+    let num_kv_heads = f
+        .opt_int("num_key_value_heads", 1, MAX_HEADS)?
+        .unwrap_or(num_heads);
+    if num_heads % num_kv_heads != 0 {
+        return Err(f.err(
+            "num_key_value_heads",
+            format!("{num_kv_heads} does not divide num_attention_heads {num_heads}"),
+        ));
+    }
+    let head_dim = match f.opt_int("head_dim", 1, MAX_HEAD_DIM)? {
+        Some(d) => d,
+        None if hidden.is_multiple_of(num_heads) && hidden / num_heads <= MAX_HEAD_DIM => {
+            hidden / num_heads
+        }
+        None => {
+            return Err(f.err(
+                "num_attention_heads",
+                format!("{num_heads} does not divide hidden_size {hidden} and head_dim is missing"),
+            ));
+        }
+    };
+    // Qwen2 always has q/k/v biases; GLM-4.5/4.7 configs set attention_bias true.
+    let default_bias = matches!(model_type, "qwen2" | "glm4_moe");
+    let qkv_bias = f.opt_bool("attention_bias")?.unwrap_or(default_bias);
+    Ok(AttentionSpec::Gqa {
+        num_heads: num_heads as u32,
+        num_kv_heads: num_kv_heads as u32,
+        head_dim: head_dim as u32,
+        qkv_bias,
+    })
+}
+
+/// The MoE block, the per-layer MoE flags and the dense intermediate size.
+fn mlp(
+    f: &Fields,
+    model_type: &str,
+    hidden: u64,
+    num_layers: u64,
+) -> Result<(Option<MoeSpec>, Vec<bool>, u64)> {
+    let u = Fields::as_u32;
+    let n = num_layers as usize;
+    let _ = hidden;
+    match model_type {
+        "llama" | "qwen2" | "qwen3" => {
+            let inter = f.dim("intermediate_size", MAX_INTERMEDIATE)?;
+            Ok((None, vec![false; n], inter))
+        }
+        "mixtral" => {
+            let inter = f.dim("intermediate_size", MAX_INTERMEDIATE)?;
+            let experts = f.dim("num_local_experts", MAX_EXPERTS)?;
+            let top_k = top_k(f, experts)?;
+            let moe = MoeSpec {
+                num_routed_experts: u(experts),
+                num_shared_experts: 0,
+                top_k,
+                expert_intermediate_size: inter,
+            };
+            Ok((Some(moe), vec![true; n], inter))
+        }
+        "qwen3_moe" => {
+            let inter = f.dim("intermediate_size", MAX_INTERMEDIATE)?;
+            let experts = f.dim("num_experts", MAX_EXPERTS)?;
+            let moe = MoeSpec {
+                num_routed_experts: u(experts),
+                num_shared_experts: 0,
+                top_k: top_k(f, experts)?,
+                expert_intermediate_size: f.dim("moe_intermediate_size", MAX_INTERMEDIATE)?,
+            };
+            let step = f
+                .opt_int("decoder_sparse_step", 1, MAX_LAYERS)?
+                .unwrap_or(1);
+            let mlp_only = index_list(f, "mlp_only_layers", num_layers)?;
+            let layers = (0..num_layers)
+                .map(|i| !mlp_only.contains(&i) && (i + 1) % step == 0)
+                .collect();
+            Ok((Some(moe), layers, inter))
+        }
+        // deepseek_v3, kimi_k2, deepseek_v32, glm_moe_dsa, glm4_moe
+        _ => {
+            let inter = f.dim("intermediate_size", MAX_INTERMEDIATE)?;
+            let experts = f.dim("n_routed_experts", MAX_EXPERTS)?;
+            let moe = MoeSpec {
+                num_routed_experts: u(experts),
+                num_shared_experts: u(f.opt_int("n_shared_experts", 0, 64)?.unwrap_or(0)),
+                top_k: top_k(f, experts)?,
+                expert_intermediate_size: f.dim("moe_intermediate_size", MAX_INTERMEDIATE)?,
+            };
+            let first_dense = f
+                .opt_int("first_k_dense_replace", 0, num_layers)?
+                .unwrap_or(0);
+            let freq = f.opt_int("moe_layer_freq", 1, MAX_LAYERS)?.unwrap_or(1);
+            let layers = match mlp_layer_types(f, num_layers)? {
+                Some(types) => types,
+                None => (0..num_layers)
+                    .map(|i| i >= first_dense && i % freq == 0)
+                    .collect(),
+            };
+            Ok((Some(moe), layers, inter))
+        }
+    }
+}
+
+fn top_k(f: &Fields, experts: u64) -> Result<u32> {
+    let k = f.dim("num_experts_per_tok", MAX_EXPERTS)?;
+    if k > experts {
+        return Err(f.err(
+            "num_experts_per_tok",
+            format!("{k} is more than the {experts} routed experts"),
+        ));
+    }
+    Ok(k as u32)
+}
+
+/// `mlp_layer_types` (`dense` / `sparse` per layer) when present.
+fn mlp_layer_types(f: &Fields, num_layers: u64) -> Result<Option<Vec<bool>>> {
+    let Some(v) = f.present("mlp_layer_types") else {
+        return Ok(None);
+    };
+    let items = v.as_array().ok_or_else(|| {
+        f.err(
+            "mlp_layer_types",
+            "must be a list of \"dense\" / \"sparse\"",
+        )
+    })?;
+    if items.len() as u64 != num_layers {
+        return Err(f.err(
+            "mlp_layer_types",
+            format!(
+                "has {} entries but num_hidden_layers is {num_layers}",
+                items.len()
+            ),
+        ));
+    }
+    items
+        .iter()
+        .map(|t| match t.as_str() {
+            Some("dense") => Ok(false),
+            Some("sparse" | "moe") => Ok(true),
+            _ => Err(f.err(
+                "mlp_layer_types",
+                format!("unknown entry {t} (expected dense or sparse)"),
+            )),
+        })
+        .collect::<Result<Vec<bool>>>()
+        .map(Some)
+}
+
+/// A list of layer indices (e.g. `mlp_only_layers`), each below `num_layers`.
+fn index_list(f: &Fields, key: &str, num_layers: u64) -> Result<Vec<u64>> {
+    let Some(v) = f.present(key) else {
+        return Ok(Vec::new());
+    };
+    let items = v
+        .as_array()
+        .ok_or_else(|| f.err(key, "must be a list of layer indices"))?;
+    items
+        .iter()
+        .map(|i| {
+            i.as_u64().filter(|&i| i < num_layers).ok_or_else(|| {
+                f.err(
+                    key,
+                    format!("entry {i} is not a layer index below {num_layers}"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Module names the exclusion lists are matched against.
+fn layer_names(
+    model_type: &str,
+    attention: &AttentionSpec,
+    hidden: u64,
+    moe_layers: &[bool],
+    num_mtp_layers: u32,
+) -> LayerNames {
+    let attention_modules = match *attention {
+        AttentionSpec::Mla {
+            num_heads,
+            q_lora_rank,
+            kv_lora_rank,
+            qk_nope_head_dim,
+            qk_rope_head_dim,
+            v_head_dim,
+            ..
+        } => {
+            let (nh, r_kv) = (num_heads as u64, kv_lora_rank as u64);
+            let q_head = (qk_nope_head_dim + qk_rope_head_dim) as u64;
+            let mut m = match q_lora_rank {
+                Some(r) => vec![
+                    ("q_a_proj", hidden * r as u64),
+                    ("q_b_proj", r as u64 * nh * q_head),
+                ],
+                None => vec![("q_proj", hidden * nh * q_head)],
+            };
+            m.push((
+                "kv_a_proj_with_mqa",
+                hidden * (r_kv + qk_rope_head_dim as u64),
+            ));
+            m.push((
+                "kv_b_proj",
+                r_kv * nh * (qk_nope_head_dim + v_head_dim) as u64,
+            ));
+            m.push(("o_proj", nh * v_head_dim as u64 * hidden));
+            m
+        }
+        AttentionSpec::Gqa {
+            num_heads,
+            num_kv_heads,
+            head_dim,
+            ..
+        } => {
+            let q = hidden * num_heads as u64 * head_dim as u64;
+            let kv = hidden * num_kv_heads as u64 * head_dim as u64;
+            vec![("q_proj", q), ("k_proj", kv), ("v_proj", kv), ("o_proj", q)]
+        }
+    };
+    let idx = |want: bool| {
+        moe_layers
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| **m == want)
+            .map(|(i, _)| i as u32)
+            .collect()
+    };
+    LayerNames {
+        dense_layers: idx(false),
+        moe_layers: idx(true),
+        num_layers: moe_layers.len() as u32,
+        num_mtp_layers,
+        attention_modules,
+        moe_block: if model_type == "mixtral" {
+            "block_sparse_moe"
+        } else {
+            "mlp"
+        },
+        routed_expert_module: if model_type == "mixtral" {
+            "w1"
+        } else {
+            "gate_proj"
+        },
+    }
+}

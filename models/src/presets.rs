@@ -1,0 +1,117 @@
+//! Embedded model presets (`models/presets/models/*.json`): serialized [`ModelSpec`]s written
+//! from the published HF configs, each with a `source` naming the HF repository. Tests check that
+//! each equals what the loader reads from the matching config in `shared/hf-configs/`.
+
+use crate::error::{ModelsError, Result};
+use crate::spec::ModelSpec;
+use std::path::{Path, PathBuf};
+
+/// Preset key and embedded JSON text.
+macro_rules! model_preset {
+    ($key:literal) => {
+        (
+            $key,
+            include_str!(concat!("../presets/models/", $key, ".json")),
+        )
+    };
+}
+
+const MODEL_PRESETS: &[(&str, &str)] = &[
+    model_preset!("glm-5-nvfp4"),
+    model_preset!("glm-5-fp8"),
+    model_preset!("glm-4.7-fp8"),
+    model_preset!("kimi-k2.5-nvfp4"),
+    model_preset!("kimi-k2-nvfp4"),
+    model_preset!("kimi-k2-thinking-int4"),
+    model_preset!("deepseek-v3-fp8"),
+    model_preset!("qwen3-235b-a22b-nvfp4"),
+    model_preset!("qwen3-30b-a3b"),
+    model_preset!("mixtral-8x7b"),
+    model_preset!("llama-3.1-70b"),
+    model_preset!("llama-3.1-405b"),
+];
+
+fn preset_path(name: &str) -> PathBuf {
+    PathBuf::from(format!("models/presets/models/{name}.json"))
+}
+
+impl ModelSpec {
+    /// The embedded preset `name` (case-insensitive), e.g. `glm-5-nvfp4`.
+    pub fn preset(name: &str) -> Result<ModelSpec> {
+        let key = name.to_ascii_lowercase();
+        let (key, text) = MODEL_PRESETS
+            .iter()
+            .find(|(k, _)| *k == key)
+            .ok_or_else(|| ModelsError::UnknownPreset {
+                kind: "model",
+                name: name.to_string(),
+                known: Self::preset_names().join(", "),
+            })?;
+        let path = preset_path(key);
+        let spec: ModelSpec = serde_json::from_str(text).map_err(|e| ModelsError::Json {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        spec.check(&path)?;
+        Ok(spec)
+    }
+
+    /// Keys of all embedded model presets.
+    pub fn preset_names() -> Vec<&'static str> {
+        MODEL_PRESETS.iter().map(|(k, _)| *k).collect()
+    }
+
+    /// A preset name, else a HF model folder (with `config.json`), else a config file path.
+    pub fn resolve(name_or_path: &str) -> Result<ModelSpec> {
+        if let Ok(spec) = Self::preset(name_or_path) {
+            return Ok(spec);
+        }
+        let path = Path::new(name_or_path);
+        if path.is_dir() {
+            Self::from_hf_dir(path)
+        } else if path.is_file() {
+            Self::from_hf_config(path)
+        } else {
+            Err(ModelsError::UnknownPreset {
+                kind: "model",
+                name: name_or_path.to_string(),
+                known: Self::preset_names().join(", "),
+            })
+        }
+    }
+
+    /// Internal consistency of a spec not produced by the HF loader (a preset or a hand-written
+    /// JSON): one MoE flag per layer, MoE layers only with a MoE block, sizes non-zero.
+    pub fn check(&self, path: &Path) -> Result<()> {
+        let fail = |field: &str, problem: String| {
+            Err(ModelsError::Field {
+                path: path.to_path_buf(),
+                field: field.to_string(),
+                problem,
+            })
+        };
+        if self.moe_layers.len() != self.num_layers as usize {
+            return fail(
+                "moe_layers",
+                format!(
+                    "has {} entries for {} layers",
+                    self.moe_layers.len(),
+                    self.num_layers
+                ),
+            );
+        }
+        if self.moe.is_none() && self.num_moe_layers() > 0 {
+            return fail("moe", "missing while moe_layers marks MoE layers".into());
+        }
+        if self.hidden_size == 0 || self.num_layers == 0 || self.vocab_size == 0 {
+            return fail(
+                "hidden_size",
+                "hidden_size, num_layers and vocab_size must be positive".into(),
+            );
+        }
+        if self.attention.num_heads() == 0 {
+            return fail("attention.num_heads", "must be positive".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,347 @@
+//! Checkpoint quantization: reads `hf_quant_config.json` (NVIDIA ModelOpt) or the
+//! `quantization_config` block of `config.json` (fp8 block-wise, modelopt, compressed-tensors) and
+//! decides each model part's storage format, honouring the exclusion lists.
+//!
+//! Exclusion lists name modules (`model.layers.3.self_attn.q_a_proj`) by fnmatch-style globs
+//! (ModelOpt's `exclude_modules`, fp8's `modules_to_not_convert`) or by `re:` regexes
+//! (compressed-tensors' `ignore`). A part is excluded (kept in bf16) when most of the layers that
+//! hold it have its representative module excluded.
+
+use crate::error::{ModelsError, Result};
+use crate::format::{KvDtype, WeightFormat};
+use crate::spec::PartFormats;
+use serde_json::Value;
+use std::path::Path;
+
+/// What a quantization description says: the quantized format, the KV dtype and the exclusions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuantScheme {
+    /// Format of quantized linear layers.
+    pub format: WeightFormat,
+    /// KV-cache dtype implied by `kv_cache_quant_algo` / `kv_cache_scheme` (None: not stated).
+    pub kv_dtype: Option<KvDtype>,
+    /// Module-name patterns left unquantized.
+    pub excluded: Vec<String>,
+}
+
+/// Where each part of a layer lives, for matching exclusion patterns.
+pub struct LayerNames {
+    /// Layer indices of dense-MLP layers.
+    pub dense_layers: Vec<u32>,
+    /// Layer indices of MoE layers.
+    pub moe_layers: Vec<u32>,
+    /// All main-model layer indices.
+    pub num_layers: u32,
+    /// MTP layers are stored as `model.layers.{num_layers + i}`.
+    pub num_mtp_layers: u32,
+    /// Attention module names inside a layer (after `self_attn.`) with their parameter counts,
+    /// so a partly excluded attention block takes the format of most of its parameters.
+    pub attention_modules: Vec<(&'static str, u64)>,
+    /// Name of the MoE block inside a layer (`mlp`, or `block_sparse_moe` for Mixtral).
+    pub moe_block: &'static str,
+    /// Routed-expert projection name (`gate_proj` for most, `w1` for Mixtral experts).
+    pub routed_expert_module: &'static str,
+}
+
+fn field_err(path: &Path, field: &str, problem: impl Into<String>) -> ModelsError {
+    ModelsError::Field {
+        path: path.to_path_buf(),
+        field: field.to_string(),
+        problem: problem.into(),
+    }
+}
+
+fn string_list(v: Option<&Value>, path: &Path, field: &str) -> Result<Vec<String>> {
+    match v {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| {
+                i.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| field_err(path, field, "every entry must be a string"))
+            })
+            .collect(),
+        Some(_) => Err(field_err(path, field, "must be a list of module names")),
+    }
+}
+
+fn kv_from_algo(v: Option<&Value>) -> Option<KvDtype> {
+    match v.and_then(Value::as_str) {
+        Some(s) if s.to_ascii_uppercase().starts_with("FP8") => Some(KvDtype::Fp8),
+        _ => None,
+    }
+}
+
+fn kv_from_scheme(v: Option<&Value>) -> Option<KvDtype> {
+    let bits = v?.get("num_bits")?.as_u64()?;
+    (bits == 8).then_some(KvDtype::Fp8)
+}
+
+/// Maps a ModelOpt `quant_algo` (`NVFP4`, `FP8`, `FP8_BLOCK`…) to a format.
+fn modelopt_format(
+    algo: &str,
+    group: Option<u64>,
+    path: &Path,
+    field: &str,
+) -> Result<WeightFormat> {
+    let a = algo.to_ascii_uppercase();
+    if a.contains("NVFP4") {
+        Ok(WeightFormat::Nvfp4)
+    } else if a.starts_with("FP8") {
+        Ok(WeightFormat::Fp8 {
+            block: if a.contains("BLOCK") { 128 } else { 0 },
+        })
+    } else if a.contains("W4A") || a.contains("INT4") {
+        Ok(WeightFormat::Int4 {
+            group_size: group.unwrap_or(128).clamp(1, 1 << 16) as u32,
+        })
+    } else {
+        Err(field_err(
+            path,
+            field,
+            format!(
+                "unsupported quant_algo `{algo}` (supported: NVFP4, FP8, FP8_BLOCK, W4A16/INT4)"
+            ),
+        ))
+    }
+}
+
+/// Parses a ModelOpt `hf_quant_config.json` (`{"quantization": {"quant_algo": …}}`).
+pub fn parse_hf_quant_config(text: &str, path: &Path) -> Result<QuantScheme> {
+    let v: Value = serde_json::from_str(text).map_err(|e| ModelsError::Json {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let q = v
+        .get("quantization")
+        .filter(|q| q.is_object())
+        .ok_or_else(|| {
+            field_err(
+                path,
+                "quantization",
+                "missing (expected an object with quant_algo)",
+            )
+        })?;
+    let algo = q
+        .get("quant_algo")
+        .and_then(Value::as_str)
+        .ok_or_else(|| field_err(path, "quantization.quant_algo", "missing or not a string"))?;
+    let format = modelopt_format(
+        algo,
+        q.get("group_size").and_then(Value::as_u64),
+        path,
+        "quantization.quant_algo",
+    )?;
+    Ok(QuantScheme {
+        format,
+        kv_dtype: kv_from_algo(q.get("kv_cache_quant_algo")),
+        excluded: string_list(
+            q.get("exclude_modules"),
+            path,
+            "quantization.exclude_modules",
+        )?,
+    })
+}
+
+/// Parses a `quantization_config` object found inside `config.json` (`field` names where).
+pub fn parse_quantization_config(q: &Value, path: &Path, field: &str) -> Result<QuantScheme> {
+    let f = |k: &str| format!("{field}.{k}");
+    if !q.is_object() {
+        return Err(field_err(path, field, "must be an object"));
+    }
+    let method = q
+        .get("quant_method")
+        .and_then(Value::as_str)
+        .ok_or_else(|| field_err(path, &f("quant_method"), "missing or not a string"))?;
+    match method {
+        "fp8" => {
+            let block = match q.get("weight_block_size") {
+                None | Some(Value::Null) => 0,
+                Some(Value::Array(b)) if !b.is_empty() => b[0]
+                    .as_u64()
+                    .filter(|&x| (1..=1 << 16).contains(&x))
+                    .ok_or_else(|| {
+                        field_err(path, &f("weight_block_size"), "must be positive integers")
+                    })? as u32,
+                Some(_) => {
+                    return Err(field_err(
+                        path,
+                        &f("weight_block_size"),
+                        "must be a list like [128, 128]",
+                    ));
+                }
+            };
+            Ok(QuantScheme {
+                format: WeightFormat::Fp8 { block },
+                kv_dtype: None,
+                excluded: string_list(
+                    q.get("modules_to_not_convert").or(q.get("ignored_layers")),
+                    path,
+                    &f("modules_to_not_convert"),
+                )?,
+            })
+        }
+        "modelopt" => {
+            let algo = q
+                .get("quant_algo")
+                .and_then(Value::as_str)
+                .ok_or_else(|| field_err(path, &f("quant_algo"), "missing or not a string"))?;
+            let group = q
+                .pointer("/config_groups/group_0/weights/group_size")
+                .and_then(Value::as_u64);
+            Ok(QuantScheme {
+                format: modelopt_format(algo, group, path, &f("quant_algo"))?,
+                kv_dtype: kv_from_algo(q.get("kv_cache_quant_algo"))
+                    .or_else(|| kv_from_scheme(q.get("kv_cache_scheme"))),
+                excluded: string_list(
+                    q.get("exclude_modules").or(q.get("ignore")),
+                    path,
+                    &f("ignore"),
+                )?,
+            })
+        }
+        "compressed-tensors" => {
+            let groups = q
+                .get("config_groups")
+                .and_then(Value::as_object)
+                .ok_or_else(|| field_err(path, &f("config_groups"), "missing or not an object"))?;
+            let weights = groups
+                .values()
+                .find_map(|g| g.get("weights").filter(|w| w.is_object()))
+                .ok_or_else(|| field_err(path, &f("config_groups"), "no group has `weights`"))?;
+            let bits = weights.get("num_bits").and_then(Value::as_u64);
+            let kind = weights.get("type").and_then(Value::as_str).unwrap_or("int");
+            let group = weights.get("group_size").and_then(Value::as_u64);
+            let format = match (bits, kind) {
+                (Some(4), "float") => WeightFormat::Nvfp4,
+                (Some(4), _) => WeightFormat::Int4 {
+                    group_size: group.unwrap_or(128).clamp(1, 1 << 16) as u32,
+                },
+                (Some(8), _) => {
+                    let block = weights
+                        .pointer("/block_structure/0")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0)
+                        .min(1 << 16) as u32;
+                    WeightFormat::Fp8 { block }
+                }
+                (Some(16), _) => WeightFormat::Bf16,
+                _ => {
+                    return Err(field_err(
+                        path,
+                        &f("config_groups.*.weights.num_bits"),
+                        "missing or unsupported (supported: 4, 8, 16)",
+                    ));
+                }
+            };
+            Ok(QuantScheme {
+                format,
+                kv_dtype: kv_from_scheme(q.get("kv_cache_scheme")),
+                excluded: string_list(q.get("ignore"), path, &f("ignore"))?,
+            })
+        }
+        other => Err(field_err(
+            path,
+            &f("quant_method"),
+            format!("unsupported `{other}` (supported: fp8, modelopt, compressed-tensors)"),
+        )),
+    }
+}
+
+/// True when `name` matches an exclusion `pattern` (`re:` regex, else glob with `*` and `?`).
+pub fn pattern_matches(pattern: &str, name: &str) -> bool {
+    match pattern.strip_prefix("re:") {
+        Some(re) => crate::minire::full_match(re, name),
+        None => glob_match(pattern.as_bytes(), name.as_bytes()),
+    }
+}
+
+/// fnmatch-style glob: `*` any run, `?` one character, everything else literal.
+fn glob_match(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() && (p[pi] == b'?' || p[pi] == s[si]) {
+            pi += 1;
+            si += 1;
+        } else if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, si));
+            pi += 1;
+        } else if let Some((sp, ss)) = star {
+            pi = sp + 1;
+            si = ss + 1;
+            star = Some((sp, ss + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+impl QuantScheme {
+    fn is_excluded(&self, module: &str) -> bool {
+        // Wrapped multimodal checkpoints prefix the LM with `language_model.`; match both.
+        let wrapped = format!("language_model.{module}");
+        self.excluded
+            .iter()
+            .any(|p| pattern_matches(p, module) || pattern_matches(p, &wrapped))
+    }
+
+    /// True when most of `layers` have `module_in_layer` (e.g. `mlp.shared_experts.gate_proj`)
+    /// excluded; false for an empty layer set.
+    fn mostly_excluded(&self, layers: &[u32], module_in_layer: &str) -> bool {
+        let excluded = layers
+            .iter()
+            .filter(|i| self.is_excluded(&format!("model.layers.{i}.{module_in_layer}")))
+            .count();
+        !layers.is_empty() && excluded * 2 > layers.len()
+    }
+
+    /// Each part's format under this scheme: the quantized format unless excluded, else bf16.
+    /// Embeddings are never quantized by these schemes.
+    pub fn part_formats(&self, names: &LayerNames) -> PartFormats {
+        let pick = |excluded: bool| {
+            if excluded {
+                WeightFormat::Bf16
+            } else {
+                self.format
+            }
+        };
+        let all: Vec<u32> = (0..names.num_layers).collect();
+        let (mut excluded_params, mut all_params) = (0u64, 0u64);
+        for &(m, params) in &names.attention_modules {
+            all_params += params;
+            if self.mostly_excluded(&all, &format!("self_attn.{m}")) {
+                excluded_params += params;
+            }
+        }
+        let attention_excluded = all_params > 0 && excluded_params * 2 > all_params;
+        let mtp: Vec<u32> = (names.num_layers..names.num_layers + names.num_mtp_layers).collect();
+        // The MTP layer counts as excluded when its experts (its bulk) are.
+        let mtp_excluded = self.mostly_excluded(
+            &mtp,
+            &format!("mlp.experts.0.{}", names.routed_expert_module),
+        ) || (names.moe_layers.is_empty()
+            && self.mostly_excluded(&mtp, "mlp.gate_proj"));
+        PartFormats {
+            embeddings: WeightFormat::Bf16,
+            attention: pick(attention_excluded),
+            dense_mlp: pick(self.mostly_excluded(&names.dense_layers, "mlp.gate_proj")),
+            shared_experts: pick(
+                self.mostly_excluded(&names.moe_layers, "mlp.shared_experts.gate_proj")
+                    || self.mostly_excluded(&names.moe_layers, "mlp.shared_expert.gate_proj"),
+            ),
+            routed_experts: pick(self.mostly_excluded(
+                &names.moe_layers,
+                &format!(
+                    "{}.experts.0.{}",
+                    names.moe_block, names.routed_expert_module
+                ),
+            )),
+            // SGLang loads the output head unquantized under fp8 / modelopt / compressed-tensors.
+            lm_head: WeightFormat::Bf16,
+            mtp: pick(mtp_excluded),
+        }
+    }
+}

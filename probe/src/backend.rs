@@ -1,0 +1,255 @@
+//! The seam between "what to measure" and "where": the real GPUs (CUDA, NVML, NCCL) or a fake
+//! machine read from a file, so the whole `probe run` path — plan, progress, classification,
+//! summary, profile writing — runs deterministically on a CPU-only CI box (like hyperfine's mock
+//! executor).
+
+use crate::error::{ProbeError, Result};
+use crate::nccl::runner::NcclOutcome;
+use crate::plan::RunPlan;
+use models::profile::{
+    DeviceInfo, DeviceMemoryMeasurement, GemmMeasurement, HostDeviceMeasurement, LinkClass,
+    MachineProfile, PairLink,
+};
+
+/// What the inventory step found.
+#[derive(Debug, Default)]
+pub struct Inventory {
+    /// The GPUs.
+    pub devices: Vec<DeviceInfo>,
+    /// Ordered pairs with topology and P2P status (no measurements yet).
+    pub links: Vec<PairLink>,
+    /// NVIDIA driver version (`580.159.04`).
+    pub driver_version: Option<String>,
+    /// CUDA driver API version (`13.0`).
+    pub cuda_version: Option<String>,
+    /// Remarks (e.g. NVML missing).
+    pub notes: Vec<String>,
+}
+
+/// Progress callback: a short message per unit of work.
+pub type Tick<'a> = &'a mut dyn FnMut(String);
+
+/// A machine the probe can measure.
+pub trait Backend {
+    /// Checks the requested GPUs exist and returns the indices to measure.
+    fn select(&mut self, gpus: Option<&[u32]>) -> Result<Vec<u32>>;
+    /// GPUs, links, versions.
+    fn inventory(&mut self) -> Result<Inventory>;
+    /// Hypervisor name, `None` on bare metal.
+    fn hypervisor(&self) -> Option<String>;
+    /// Host ↔ device copies.
+    fn host(&mut self, plan: &RunPlan, notes: &mut Vec<String>, tick: Tick) -> Result<Vec<HostDeviceMeasurement>>;
+    /// On-device copies.
+    fn device_memory(&mut self, plan: &RunPlan, notes: &mut Vec<String>, tick: Tick) -> Result<Vec<DeviceMemoryMeasurement>>;
+    /// Fills every link's curves and latency; with one GPU adds its host-bounce loop link.
+    fn p2p(&mut self, plan: &RunPlan, links: &mut Vec<PairLink>, notes: &mut Vec<String>, tick: Tick) -> Result<()>;
+    /// NCCL collectives over `groups`.
+    fn nccl(&mut self, plan: &RunPlan, groups: &[Vec<u32>], links: &[PairLink], tick: Tick) -> Result<NcclOutcome>;
+    /// GEMM ceilings.
+    fn gemm(&mut self, plan: &RunPlan, notes: &mut Vec<String>, tick: Tick) -> Result<Vec<GemmMeasurement>>;
+}
+
+/// The loop link used to record a single GPU's D → H → D bounce.
+pub fn self_link(gpu: u32) -> PairLink {
+    PairLink {
+        src: gpu,
+        dst: gpu,
+        topology: LinkClass::X,
+        nvml_p2p_status: None,
+        can_access_peer: None,
+        classification: None,
+        evidence: Vec::new(),
+        latency_us: Default::default(),
+        curves: Vec::new(),
+    }
+}
+
+/// A fake machine: a profile file whose measured sections are served back as if measured.
+/// Selecting more GPUs than its `devices` fails exactly like the real backend; a file with no
+/// devices behaves like a machine without GPUs.
+pub struct FakeBackend {
+    machine: MachineProfile,
+    selected: Vec<u32>,
+}
+
+impl FakeBackend {
+    /// Loads a fake machine description (a machine-profile JSON file).
+    pub fn load(path: &std::path::Path) -> Result<FakeBackend> {
+        Ok(FakeBackend {
+            machine: MachineProfile::load(path)?,
+            selected: Vec::new(),
+        })
+    }
+
+    fn has(&self, devices: &[u32]) -> bool {
+        devices.iter().all(|d| self.selected.contains(d))
+    }
+}
+
+impl Backend for FakeBackend {
+    fn select(&mut self, gpus: Option<&[u32]>) -> Result<Vec<u32>> {
+        let all: Vec<u32> = self.machine.devices.iter().map(|d| d.index).collect();
+        if all.is_empty() {
+            return Err(ProbeError::NoGpu);
+        }
+        let want = gpus.map(|g| g.to_vec()).unwrap_or_else(|| all.clone());
+        if let Some(&bad) = want.iter().find(|g| !all.contains(g)) {
+            return Err(ProbeError::TooFewGpus {
+                asked: bad,
+                available: all.len() as u32,
+            });
+        }
+        self.selected = want.clone();
+        Ok(want)
+    }
+
+    fn inventory(&mut self) -> Result<Inventory> {
+        let m = &self.machine;
+        Ok(Inventory {
+            devices: m.devices.iter().filter(|d| self.selected.contains(&d.index)).cloned().collect(),
+            links: m
+                .links
+                .iter()
+                .filter(|l| l.src != l.dst && self.has(&[l.src, l.dst]))
+                .map(|l| PairLink {
+                    classification: None,
+                    evidence: Vec::new(),
+                    latency_us: Default::default(),
+                    curves: Vec::new(),
+                    ..l.clone()
+                })
+                .collect(),
+            driver_version: m.provenance.driver_version.clone(),
+            cuda_version: m.provenance.cuda_version.clone(),
+            notes: vec!["fake machine: figures come from the --fake-machine file".into()],
+        })
+    }
+
+    fn hypervisor(&self) -> Option<String> {
+        self.machine.provenance.hypervisor.clone()
+    }
+
+    fn host(&mut self, _: &RunPlan, _: &mut Vec<String>, tick: Tick) -> Result<Vec<HostDeviceMeasurement>> {
+        tick("host (fake)".into());
+        Ok(self.machine.host_device.iter().filter(|h| self.has(&h.devices)).cloned().collect())
+    }
+
+    fn device_memory(&mut self, _: &RunPlan, _: &mut Vec<String>, tick: Tick) -> Result<Vec<DeviceMemoryMeasurement>> {
+        tick("device (fake)".into());
+        Ok(self.machine.device_memory.iter().filter(|d| self.has(&[d.device])).cloned().collect())
+    }
+
+    fn p2p(&mut self, _: &RunPlan, links: &mut Vec<PairLink>, _: &mut Vec<String>, tick: Tick) -> Result<()> {
+        tick("p2p (fake)".into());
+        if self.selected.len() == 1 && links.is_empty() {
+            links.push(self_link(self.selected[0]));
+        }
+        for l in links.iter_mut() {
+            if let Some(src) = self.machine.links.iter().find(|m| m.src == l.src && m.dst == l.dst) {
+                l.curves = src.curves.clone();
+                l.latency_us = src.latency_us.clone();
+                if l.can_access_peer.is_none() {
+                    l.can_access_peer = src.can_access_peer;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn nccl(&mut self, _: &RunPlan, groups: &[Vec<u32>], _: &[PairLink], tick: Tick) -> Result<NcclOutcome> {
+        tick("nccl (fake)".into());
+        Ok(NcclOutcome {
+            curves: self
+                .machine
+                .collectives
+                .iter()
+                .filter(|c| groups.contains(&c.devices))
+                .cloned()
+                .collect(),
+            version: self.machine.provenance.nccl_version.clone(),
+            library_path: self.machine.provenance.nccl_library_path.clone(),
+            notes: Vec::new(),
+        })
+    }
+
+    fn gemm(&mut self, _: &RunPlan, _: &mut Vec<String>, tick: Tick) -> Result<Vec<GemmMeasurement>> {
+        tick("gemm (fake)".into());
+        Ok(self.machine.compute.iter().filter(|g| self.has(&[g.device])).cloned().collect())
+    }
+}
+
+/// The real machine.
+pub struct RealBackend {
+    gpus: Vec<crate::cuda::Gpu>,
+}
+
+impl RealBackend {
+    /// A backend that has not opened any GPU yet.
+    pub fn new() -> RealBackend {
+        RealBackend { gpus: Vec::new() }
+    }
+}
+
+impl Default for RealBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Backend for RealBackend {
+    fn select(&mut self, gpus: Option<&[u32]>) -> Result<Vec<u32>> {
+        let n = crate::cuda::device_count()?;
+        if n == 0 {
+            return Err(ProbeError::NoGpu);
+        }
+        let want: Vec<u32> = gpus.map(|g| g.to_vec()).unwrap_or_else(|| (0..n).collect());
+        self.gpus = crate::cuda::open_all(&want)?;
+        Ok(want)
+    }
+
+    fn inventory(&mut self) -> Result<Inventory> {
+        crate::cuda::inventory::inventory(&self.gpus)
+    }
+
+    fn hypervisor(&self) -> Option<String> {
+        crate::hypervisor::HypervisorInfo::detect().name()
+    }
+
+    fn host(&mut self, plan: &RunPlan, notes: &mut Vec<String>, tick: Tick) -> Result<Vec<HostDeviceMeasurement>> {
+        crate::cuda::host::measure_host(&self.gpus, plan, notes, tick)
+    }
+
+    fn device_memory(&mut self, plan: &RunPlan, notes: &mut Vec<String>, tick: Tick) -> Result<Vec<DeviceMemoryMeasurement>> {
+        crate::cuda::host::measure_device_memory(&self.gpus, plan, notes, tick)
+    }
+
+    fn p2p(&mut self, plan: &RunPlan, links: &mut Vec<PairLink>, notes: &mut Vec<String>, tick: Tick) -> Result<()> {
+        let ptx = match crate::cuda::kernels::copy_ptx() {
+            Ok(p) => Some(p),
+            Err(e) => {
+                notes.push(format!("SM-kernel P2P copies skipped: {e}"));
+                None
+            }
+        };
+        if self.gpus.len() == 1 && links.is_empty() {
+            links.push(self_link(self.gpus[0].ordinal));
+        }
+        let total = links.len();
+        for (i, link) in links.iter_mut().enumerate() {
+            tick(format!("p2p {} -> {} ({}/{total})", link.src, link.dst, i + 1));
+            let a = self.gpus.iter().find(|g| g.ordinal == link.src).expect("selected GPU");
+            let b = self.gpus.iter().find(|g| g.ordinal == link.dst).expect("selected GPU");
+            crate::cuda::p2p::measure_pair(a, b, ptx.as_ref(), plan, link)?;
+        }
+        notes.push("P2P: SM-kernel copies use an NVRTC-compiled kernel (GPU A pushes into B's memory; for both directions it also pulls); host-staged copies are D2H into pinned memory then H2D, not pipelined, timed with the host clock".into());
+        Ok(())
+    }
+
+    fn nccl(&mut self, plan: &RunPlan, groups: &[Vec<u32>], links: &[PairLink], tick: Tick) -> Result<NcclOutcome> {
+        crate::nccl::runner::measure_nccl(plan, groups, links, tick)
+    }
+
+    fn gemm(&mut self, plan: &RunPlan, notes: &mut Vec<String>, tick: Tick) -> Result<Vec<GemmMeasurement>> {
+        crate::cuda::gemm::measure_gemm(&self.gpus, plan, notes, tick)
+    }
+}

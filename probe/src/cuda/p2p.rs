@@ -1,0 +1,273 @@
+//! GPU pair transfers: copy engine and SM kernel with peer access enabled, and staging through
+//! pinned host memory (what a VM without P2P falls back to), one direction and both; latency of
+//! small copies; and a data check per mode: GPU A's buffer gets a fresh pattern, the copy runs,
+//! and GPU B's buffer is read back through B's own context and compared.
+
+use super::kernels::CopyKernel;
+use super::{DeviceBuf, Event, Gpu, PinnedBuf, check_raw, dtoh, htod, pattern, time_on_streams, time_wall};
+use crate::error::Result;
+use crate::plan::RunPlan;
+use crate::stats::{summarize, time_and_bandwidth};
+use cudarc::driver::sys;
+use models::profile::{Direction, PairLink, SizePoint, TransferCurve, TransferMode};
+use std::ffi::CString;
+
+/// Buffers for one ordered pair: forward (a → b) and reverse (b → a), each with a host stage.
+struct PairBufs {
+    src_a: DeviceBuf,
+    dst_b: DeviceBuf,
+    src_b: DeviceBuf,
+    dst_a: DeviceBuf,
+    stage_fwd: PinnedBuf,
+    stage_rev: PinnedBuf,
+}
+
+/// Everything one pair needs: the two GPUs, buffers, kernels and the staging event.
+struct Pair<'g> {
+    a: &'g Gpu,
+    b: &'g Gpu,
+    bufs: PairBufs,
+    kernel_a: Option<CopyKernel>,
+    ev_fwd: Event,
+    ev_rev: Event,
+}
+
+impl Pair<'_> {
+    fn copy_engine(&self, n: usize, dir: Direction, s1: sys::CUstream, s2: sys::CUstream) -> Result<()> {
+        let f = &self.bufs;
+        check_raw(
+            unsafe { sys::cuMemcpyPeerAsync(f.dst_b.ptr, self.b.ctx, f.src_a.ptr, self.a.ctx, n, s1) },
+            || "cuMemcpyPeerAsync".into(),
+        )?;
+        if dir == Direction::Bidirectional {
+            check_raw(
+                unsafe { sys::cuMemcpyPeerAsync(f.dst_a.ptr, self.a.ctx, f.src_b.ptr, self.b.ctx, n, s2) },
+                || "cuMemcpyPeerAsync".into(),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn sm_kernel(&self, n: usize, dir: Direction, s1: sys::CUstream, s2: sys::CUstream) -> Result<()> {
+        let k = self.kernel_a.as_ref().expect("kernel loaded");
+        let f = &self.bufs;
+        // GPU A pushes into B's memory (remote writes, as NCCL's kernels do) ...
+        k.launch(f.dst_b.ptr, f.src_a.ptr, n, s1)?;
+        if dir == Direction::Bidirectional {
+            // ... and, for both directions, pulls B's buffer into its own at the same time.
+            k.launch(f.dst_a.ptr, f.src_b.ptr, n, s2)?;
+        }
+        Ok(())
+    }
+
+    /// D2H on the source GPU, then H2D on the destination, ordered by an event.
+    fn host_staged(&mut self, n: usize, dir: Direction) -> Result<()> {
+        let (a, b) = (self.a, self.b);
+        let f = &mut self.bufs;
+        a.bind()?;
+        dtoh(f.stage_fwd.as_mut_slice().as_mut_ptr(), f.src_a.ptr, n, a.stream)?;
+        self.ev_fwd.record(a.stream)?;
+        self.ev_fwd.wait_on(b.stream)?;
+        b.bind()?;
+        htod(f.dst_b.ptr, f.stage_fwd.as_slice().as_ptr(), n, b.stream)?;
+        if dir == Direction::Bidirectional {
+            dtoh(f.stage_rev.as_mut_slice().as_mut_ptr(), f.src_b.ptr, n, b.stream2)?;
+            self.ev_rev.record(b.stream2)?;
+            self.ev_rev.wait_on(a.stream2)?;
+            a.bind()?;
+            htod(f.dst_a.ptr, f.stage_rev.as_slice().as_ptr(), n, a.stream2)?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, mode: TransferMode, n: usize, dir: Direction) -> Result<()> {
+        match mode {
+            TransferMode::CopyEngine => self.copy_engine(n, dir, self.a.stream, self.a.stream2),
+            TransferMode::SmKernel => self.sm_kernel(n, dir, self.a.stream, self.a.stream2),
+            TransferMode::HostStaged => self.host_staged(n, dir),
+        }
+    }
+
+    /// Seconds per transfer for each sample.
+    fn time(&mut self, mode: TransferMode, n: usize, dir: Direction, plan: &RunPlan, reps: u32) -> Result<Vec<f64>> {
+        let r = plan.repeats;
+        match mode {
+            TransferMode::HostStaged => {
+                let gpus = [self.a, self.b];
+                let secs = time_wall(&gpus, r.warmup, r.samples, || {
+                    for _ in 0..reps {
+                        self.run(mode, n, dir)?;
+                    }
+                    Ok(())
+                })?;
+                Ok(secs.into_iter().map(|s| s / reps as f64).collect())
+            }
+            _ => {
+                let a = self.a;
+                time_on_streams(a, r.warmup, r.samples, reps, |s1, s2| match mode {
+                    TransferMode::CopyEngine => self.copy_engine(n, dir, s1, s2),
+                    _ => self.sm_kernel(n, dir, s1, s2),
+                })
+            }
+        }
+    }
+
+    /// Fresh pattern into A's source, one transfer, B's destination read back through B.
+    fn verify(&mut self, mode: TransferMode, n: usize) -> Result<bool> {
+        let seed = pattern::fresh_seed();
+        let mut host = vec![0u8; n];
+        pattern::fill(&mut host, seed);
+        self.a.bind()?;
+        htod(self.bufs.src_a.ptr, host.as_ptr(), n, self.a.stream)?;
+        self.a.sync()?;
+        self.b.bind()?;
+        // Poison the destination so a copy that never lands cannot look right.
+        check_raw(
+            unsafe { sys::cuMemsetD8Async(self.bufs.dst_b.ptr, 0xA5, n, self.b.stream) },
+            || "cuMemsetD8Async".into(),
+        )?;
+        self.b.sync()?;
+        self.run(mode, n, Direction::Unidirectional)?;
+        self.a.sync()?;
+        self.b.sync()?;
+        host.fill(0);
+        self.b.bind()?;
+        dtoh(host.as_mut_ptr(), self.bufs.dst_b.ptr, n, self.b.stream)?;
+        self.b.sync()?;
+        Ok(pattern::first_mismatch(&host, seed).is_none())
+    }
+}
+
+/// Enables peer access from `a` to `b`; `Ok(false)` when the driver refuses.
+fn enable_peer(a: &Gpu, b: &Gpu) -> Result<bool> {
+    a.bind()?;
+    let r = unsafe { sys::cuCtxEnablePeerAccess(b.ctx, 0) };
+    Ok(matches!(
+        r,
+        sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+    ))
+}
+
+fn disable_peer(a: &Gpu, b: &Gpu) {
+    if a.bind().is_ok() {
+        let _ = unsafe { sys::cuCtxDisablePeerAccess(b.ctx) };
+    }
+}
+
+/// `cuDeviceCanAccessPeer(a, b)`.
+pub fn can_access_peer(a: &Gpu, b: &Gpu) -> Result<bool> {
+    let mut v = 0i32;
+    check_raw(unsafe { sys::cuDeviceCanAccessPeer(&mut v, a.dev, b.dev) }, || {
+        "cuDeviceCanAccessPeer".into()
+    })?;
+    Ok(v != 0)
+}
+
+/// Measures one ordered pair into `link` (curves, latency, evidence). With `a == b` (one GPU)
+/// only the host bounce D → H → D is measured: the cost a P2P-less VM pays per hop.
+pub fn measure_pair(
+    a: &Gpu,
+    b: &Gpu,
+    ptx: Option<&CString>,
+    plan: &RunPlan,
+    link: &mut PairLink,
+) -> Result<()> {
+    let max = *plan.p2p_sizes.iter().max().unwrap_or(&(1 << 20)) as usize;
+    let bufs = PairBufs {
+        src_a: a.alloc(max)?,
+        dst_b: b.alloc(max)?,
+        src_b: b.alloc(max)?,
+        dst_a: a.alloc(max)?,
+        stage_fwd: PinnedBuf::new(max)?,
+        stage_rev: PinnedBuf::new(max)?,
+    };
+    a.bind()?;
+    let ev_fwd = Event::new()?;
+    let ev_rev = Event::new()?;
+    let same = a.ordinal == b.ordinal;
+    let mut modes = vec![TransferMode::HostStaged];
+    let mut kernel_a = None;
+    if !same {
+        let can = can_access_peer(a, b)? && can_access_peer(b, a)?;
+        link.can_access_peer = Some(can);
+        if can && enable_peer(a, b)? && enable_peer(b, a)? {
+            modes.insert(0, TransferMode::CopyEngine);
+            match ptx {
+                Some(p) => {
+                    kernel_a = Some(CopyKernel::load(a, p)?);
+                    modes.insert(1, TransferMode::SmKernel);
+                }
+                None => link
+                    .evidence
+                    .push("SM-kernel copies skipped: libnvrtc not available".into()),
+            }
+        } else if can {
+            link.evidence
+                .push("cuDeviceCanAccessPeer says yes but cuCtxEnablePeerAccess failed".into());
+        }
+    }
+    let mut pair = Pair {
+        a,
+        b,
+        bufs,
+        kernel_a,
+        ev_fwd,
+        ev_rev,
+    };
+    // Fill real data once so nothing is timed on zeros.
+    let mut host = vec![0u8; max];
+    pattern::fill(&mut host, pattern::fresh_seed());
+    htod(pair.bufs.src_a.ptr, host.as_ptr(), max, a.stream)?;
+    b.bind()?;
+    htod(pair.bufs.src_b.ptr, host.as_ptr(), max, b.stream)?;
+    a.sync()?;
+    b.sync()?;
+    drop(host);
+
+    for &mode in &modes {
+        let verified = pair.verify(mode, max)?;
+        let dirs: &[Direction] = if same {
+            &[Direction::Unidirectional]
+        } else {
+            &[Direction::Unidirectional, Direction::Bidirectional]
+        };
+        for &dir in dirs {
+            let mut points = Vec::new();
+            for &size in &plan.p2p_sizes {
+                let reps = plan.repeats.reps_for(size);
+                let secs = pair.time(mode, size as usize, dir, plan, reps)?;
+                let counted = if dir == Direction::Bidirectional { 2 * size } else { size };
+                let (t, bw) = time_and_bandwidth(counted, &secs);
+                points.push(SizePoint {
+                    bytes: size,
+                    time_us: t,
+                    gb_per_s: bw,
+                });
+            }
+            link.curves.push(TransferCurve {
+                mode,
+                direction: dir,
+                points,
+                data_verified: Some(verified),
+            });
+        }
+        // Latency: a 16-byte copy, batched so launch gaps average out.
+        let secs = pair.time(mode, 16, Direction::Unidirectional, plan, 100)?;
+        let us: Vec<f64> = secs.iter().map(|s| s * 1e6).collect();
+        link.latency_us.insert(mode_key(mode).into(), summarize(&us));
+    }
+    if !same && modes.contains(&TransferMode::CopyEngine) {
+        disable_peer(a, b);
+        disable_peer(b, a);
+    }
+    Ok(())
+}
+
+/// The key under which a mode's latency is stored.
+pub fn mode_key(mode: TransferMode) -> &'static str {
+    match mode {
+        TransferMode::CopyEngine => "copy-engine",
+        TransferMode::SmKernel => "sm-kernel",
+        TransferMode::HostStaged => "host-staged",
+    }
+}

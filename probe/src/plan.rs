@@ -1,0 +1,244 @@
+//! What a `probe run` measures and how hard: the validated form of the CLI flags.
+//!
+//! Time budget of `--quick` (the figures behind "under 30 s on 8 GPUs"), per-op times from an
+//! H200 / PCIe Gen5 box: host↔device 3 sizes-of-work × 6 variants × 8 GPUs × 5 samples of ≤ 10 ms
+//! ≈ 2.4 s plus pageable slow-downs ≈ 5 s; P2P 56 ordered pairs × 5 sizes × (3 modes, 1–2
+//! directions) × 5 samples, dominated by the 64 MiB points at ≥ 25 GB/s host-staged
+//! (≈ 2.7 ms each) ≈ 56 × 5 × 2.7 ms × 5 × 1.5 ≈ 6 s; NCCL 5 ops × 3 groups × 5 sizes (≤ 64 MiB)
+//! × (2 warm-ups + 5 samples × ≤ 4 reps) ≈ 5 × 3 × 5 × 22 × ≤ 3 ms ≈ 5 s plus communicator set-up
+//! (≈ 1 s per group); GEMM 3 shapes × 8 GPUs × 10 runs ≈ 1 s. Sum ≈ 20 s. The `quick_plan_budget`
+//! test recomputes the operation counts so a change that breaks the budget shows.
+
+use crate::error::{ProbeError, Result};
+
+/// One group of measurements `--only` can select.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Step {
+    /// GPUs, links, versions, hypervisor.
+    Inventory,
+    /// Host ↔ device copies.
+    Host,
+    /// On-device copy bandwidth.
+    Device,
+    /// GPU pair transfers.
+    P2p,
+    /// NCCL collectives.
+    Nccl,
+    /// cuBLASLt GEMM throughput.
+    Gemm,
+}
+
+impl Step {
+    /// Every step in run order.
+    pub const ALL: [Step; 6] = [
+        Step::Inventory,
+        Step::Host,
+        Step::Device,
+        Step::P2p,
+        Step::Nccl,
+        Step::Gemm,
+    ];
+
+    /// The `--only` spelling.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Step::Inventory => "inventory",
+            Step::Host => "host",
+            Step::Device => "device",
+            Step::P2p => "p2p",
+            Step::Nccl => "nccl",
+            Step::Gemm => "gemm",
+        }
+    }
+
+    /// Parses one `--only` item.
+    pub fn parse(s: &str) -> Result<Step> {
+        Step::ALL
+            .into_iter()
+            .find(|st| st.name() == s.trim())
+            .ok_or_else(|| {
+                ProbeError::Invalid(format!(
+                    "unknown step `{s}` in --only (choose from inventory,host,device,p2p,nccl,gemm)"
+                ))
+            })
+    }
+}
+
+/// How many times each figure is measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Repeats {
+    /// Untimed runs before the first sample.
+    pub warmup: u32,
+    /// Timed samples; each sample is one or more back-to-back operations.
+    pub samples: u32,
+    /// Bytes one sample should move at least, so small copies are timed in batches.
+    pub min_bytes_per_sample: u64,
+    /// Most operations in one sample.
+    pub max_reps: u32,
+}
+
+impl Repeats {
+    /// Operations per sample for a transfer of `bytes`.
+    pub fn reps_for(&self, bytes: u64) -> u32 {
+        (self.min_bytes_per_sample.div_ceil(bytes.max(1)) as u32).clamp(1, self.max_reps)
+    }
+}
+
+/// A validated plan for `probe run`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunPlan {
+    /// CUDA device indices to measure; `None` = all visible.
+    pub gpus: Option<Vec<u32>>,
+    /// Steps to run, in order.
+    pub steps: Vec<Step>,
+    /// Whether this is the `--quick` plan.
+    pub quick: bool,
+    /// Host↔device copy size.
+    pub host_bytes: u64,
+    /// Device-to-device copy size.
+    pub device_copy_bytes: u64,
+    /// P2P message sizes.
+    pub p2p_sizes: Vec<u64>,
+    /// NCCL message sizes (nccl-tests' `size` column).
+    pub nccl_sizes: Vec<u64>,
+    /// Seconds one NCCL group may take before it is aborted and recorded as `hang`.
+    pub nccl_timeout_s: f64,
+    /// NCCL environment variants to run besides the defaults (each in its own child process).
+    pub nccl_env_variants: Vec<Vec<(String, String)>>,
+    /// GEMM token counts M for decode shapes against the `decode_weight` matrix.
+    pub gemm_decode_m: Vec<u64>,
+    /// Weight shape (K, N) of the decode GEMMs (DeepSeek V3's 7168 × 18432 MLP).
+    pub decode_weight: (u64, u64),
+    /// Square GEMM size.
+    pub gemm_square: u64,
+    /// Repeats for bandwidth figures.
+    pub repeats: Repeats,
+}
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * 1024;
+
+impl RunPlan {
+    /// The plan for the given flags.
+    pub fn new(gpus: Option<Vec<u32>>, only: Option<Vec<Step>>, quick: bool) -> RunPlan {
+        let mut steps = only.unwrap_or_else(|| Step::ALL.to_vec());
+        steps.sort();
+        steps.dedup();
+        let (p2p_sizes, nccl_sizes, decode_m, repeats, variants) = if quick {
+            (
+                vec![4 * KIB, 64 * KIB, MIB, 16 * MIB, 64 * MIB],
+                vec![8, KIB, 64 * KIB, MIB, 16 * MIB, 256 * MIB],
+                vec![1, 64],
+                Repeats {
+                    warmup: 2,
+                    samples: 5,
+                    min_bytes_per_sample: 16 * MIB,
+                    max_reps: 20,
+                },
+                Vec::new(),
+            )
+        } else {
+            (
+                crate::stats::geometric_sizes(4 * KIB, 256 * MIB, 2),
+                crate::stats::geometric_sizes(8, 1024 * MIB, 2),
+                vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+                Repeats {
+                    warmup: 3,
+                    samples: 15,
+                    min_bytes_per_sample: 64 * MIB,
+                    max_reps: 50,
+                },
+                vec![vec![("NCCL_P2P_DISABLE".to_string(), "1".to_string())]],
+            )
+        };
+        RunPlan {
+            gpus,
+            steps,
+            quick,
+            host_bytes: if quick { 64 * MIB } else { 256 * MIB },
+            device_copy_bytes: if quick { 256 * MIB } else { 1024 * MIB },
+            p2p_sizes,
+            nccl_sizes,
+            nccl_timeout_s: if quick { 20.0 } else { 120.0 },
+            nccl_env_variants: variants,
+            gemm_decode_m: decode_m,
+            decode_weight: (7168, 18432),
+            gemm_square: 8192,
+            repeats,
+        }
+    }
+
+    /// Whether `step` is part of this plan.
+    pub fn has(&self, step: Step) -> bool {
+        self.steps.contains(&step)
+    }
+}
+
+/// Parses `--gpus 0,1,2`.
+pub fn parse_gpu_list(s: &str) -> Result<Vec<u32>> {
+    let mut v = Vec::new();
+    for item in s.split(',').filter(|x| !x.trim().is_empty()) {
+        let n: u32 = item.trim().parse().map_err(|_| {
+            ProbeError::Invalid(format!("--gpus: `{item}` is not a GPU index (e.g. --gpus 0,1,2,3)"))
+        })?;
+        if v.contains(&n) {
+            return Err(ProbeError::Invalid(format!("--gpus: GPU {n} listed twice")));
+        }
+        v.push(n);
+    }
+    if v.is_empty() {
+        return Err(ProbeError::Invalid("--gpus: empty list".into()));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_parses_and_orders_steps() {
+        let steps: Vec<Step> = "gemm,host".split(',').map(|s| Step::parse(s).unwrap()).collect();
+        let p = RunPlan::new(None, Some(steps), true);
+        assert_eq!(p.steps, vec![Step::Host, Step::Gemm]);
+        assert!(Step::parse("bogus").is_err());
+    }
+
+    #[test]
+    fn gpu_list_rejects_duplicates_and_junk() {
+        assert_eq!(parse_gpu_list("0,2,3").unwrap(), vec![0, 2, 3]);
+        assert!(parse_gpu_list("0,0").is_err());
+        assert!(parse_gpu_list("a").is_err());
+    }
+
+    #[test]
+    fn reps_batch_small_copies() {
+        let r = RunPlan::new(None, None, false).repeats;
+        assert_eq!(r.reps_for(4096), 50);
+        assert_eq!(r.reps_for(256 * MIB), 1);
+    }
+
+    /// Recomputes the bytes the quick plan moves on 8 GPUs, the dominant cost, and checks it
+    /// stays inside the budget stated in the module docs at pessimistic PCIe speeds.
+    #[test]
+    fn quick_plan_budget() {
+        let p = RunPlan::new(None, None, true);
+        let r = p.repeats;
+        let pairs = 56.0;
+        let per_pair: f64 = p
+            .p2p_sizes
+            .iter()
+            .map(|&s| ((r.warmup + r.samples * r.reps_for(s)) as f64) * s as f64 * 5.0)
+            .sum();
+        let p2p_s = pairs * per_pair / 20e9;
+        let host_s = 8.0 * 6.0 * (r.warmup + r.samples) as f64 * p.host_bytes as f64 / 10e9;
+        let nccl_bytes: f64 = p
+            .nccl_sizes
+            .iter()
+            .map(|&s| ((r.warmup + r.samples * r.reps_for(s)) as f64) * s as f64)
+            .sum();
+        let nccl_s = 5.0 * 3.0 * nccl_bytes / 5e9 + 3.0;
+        let total = p2p_s + host_s + nccl_s;
+        assert!(total < 30.0, "quick plan estimate {total:.1} s");
+    }
+}

@@ -1,0 +1,136 @@
+//! `probe run`: drives a backend through the plan's steps and assembles the machine profile.
+
+use crate::backend::Backend;
+use crate::error::Result;
+use crate::plan::{RunPlan, Step};
+use models::profile::{MachineProfile, PROFILE_SCHEMA_VERSION, Provenance};
+
+/// Runs `plan` on `backend`, reporting each unit of work to `progress`.
+pub fn run_probe(
+    backend: &mut dyn Backend,
+    plan: &RunPlan,
+    progress: &mut dyn FnMut(String),
+) -> Result<MachineProfile> {
+    let selected = backend.select(plan.gpus.as_deref())?;
+    progress(format!("inventory of GPUs {selected:?}"));
+    // The inventory is always taken: every other step needs the devices and pairs.
+    let inv = backend.inventory()?;
+    let mut notes = inv.notes.clone();
+    let mut links = inv.links;
+    let mut profile = MachineProfile {
+        schema_version: PROFILE_SCHEMA_VERSION,
+        provenance: Provenance {
+            tool: "probe run".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            created_utc: rfc3339_now(),
+            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|s| s.trim().to_string()),
+            driver_version: inv.driver_version,
+            cuda_version: inv.cuda_version,
+            hypervisor: backend.hypervisor(),
+            env: std::env::vars()
+                .filter(|(k, _)| k.starts_with("NCCL_") || k == "CUDA_VISIBLE_DEVICES")
+                .collect(),
+            ..Default::default()
+        },
+        gpu_preset: inv
+            .devices
+            .first()
+            .and_then(|d| models::GpuSpec::find_by_display_name(&d.name))
+            .map(|s| s.name),
+        devices: inv.devices,
+        ..MachineProfile::default_empty()
+    };
+    if plan.quick {
+        notes.push("--quick: fewer sizes and samples than a full run".into());
+    }
+    if plan.has(Step::Host) {
+        profile.host_device = backend.host(plan, &mut notes, progress)?;
+    }
+    if plan.has(Step::Device) {
+        profile.device_memory = backend.device_memory(plan, &mut notes, progress)?;
+    }
+    if plan.has(Step::P2p) {
+        backend.p2p(plan, &mut links, &mut notes, progress)?;
+        for l in links.iter_mut() {
+            crate::classify::classify(l);
+        }
+    }
+    if plan.has(Step::Nccl) {
+        let groups = crate::nccl::choose_groups(&profile.devices, &links);
+        let out = backend.nccl(plan, &groups, &links, progress)?;
+        profile.provenance.nccl_version = out.version;
+        profile.provenance.nccl_library_path = out.library_path;
+        profile.collectives = out.curves;
+        notes.extend(out.notes);
+    }
+    if plan.has(Step::Gemm) {
+        profile.compute = backend.gemm(plan, &mut notes, progress)?;
+    }
+    profile.links = links;
+    notes.dedup();
+    profile.provenance.notes = notes;
+    Ok(profile)
+}
+
+/// Extension used by the run: an empty profile to fill in.
+trait EmptyProfile {
+    fn default_empty() -> Self;
+}
+
+impl EmptyProfile for MachineProfile {
+    fn default_empty() -> Self {
+        MachineProfile {
+            schema_version: PROFILE_SCHEMA_VERSION,
+            provenance: Provenance::default(),
+            gpu_preset: None,
+            devices: Vec::new(),
+            links: Vec::new(),
+            host_device: Vec::new(),
+            device_memory: Vec::new(),
+            collectives: Vec::new(),
+            compute: Vec::new(),
+        }
+    }
+}
+
+/// The current UTC time as RFC 3339 (`2026-11-29T15:04:05Z`).
+pub fn rfc3339_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    rfc3339(secs)
+}
+
+/// Formats seconds since the Unix epoch as RFC 3339 UTC (civil-from-days, proleptic Gregorian).
+pub fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rfc3339_known_instants() {
+        assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::rfc3339(1_764_430_000), "2025-11-29T15:26:40Z");
+        assert_eq!(super::rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}

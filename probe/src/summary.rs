@@ -1,0 +1,222 @@
+//! The terminal summary of a profile: devices, host↔device, device copy, the P2P matrix with
+//! each pair's verdict, NCCL busbw at 1 MiB and 256 MiB per group, GEMM ceilings.
+
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use models::profile::{
+    CollectiveCurve, CollectiveStatus, Direction, MachineProfile, PairLink, Stat, TransferMode,
+};
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_header(header.to_vec());
+    t
+}
+
+/// `median (p10–p90)` with one decimal, or `-` for a missing figure.
+pub fn fmt_stat(s: &Stat) -> String {
+    if s.samples == 0 || !s.median.is_finite() {
+        return "-".into();
+    }
+    if s.samples <= 1 {
+        return format!("{:.1}", s.median);
+    }
+    format!("{:.1} ({:.1}–{:.1})", s.median, s.p10, s.p90)
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// Human size in binary units as nccl-tests' users read them (`1 MiB`, `256 MiB`).
+pub fn fmt_bytes(b: u64) -> String {
+    const U: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < 3 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if v.fract() == 0.0 { format!("{v:.0} {}", U[i]) } else { format!("{v:.1} {}", U[i]) }
+}
+
+/// The best unidirectional peak over modes, and which mode gave it.
+fn best_peak(l: &PairLink) -> Option<(f64, TransferMode)> {
+    l.curves
+        .iter()
+        .filter(|c| c.direction == Direction::Unidirectional)
+        .filter_map(|c| {
+            c.points
+                .iter()
+                .map(|p| p.gb_per_s.median)
+                .filter(|x| x.is_finite())
+                .reduce(f64::max)
+                .map(|bw| (bw, c.mode))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+fn mode_short(m: TransferMode) -> &'static str {
+    match m {
+        TransferMode::CopyEngine => "ce",
+        TransferMode::SmKernel => "sm",
+        TransferMode::HostStaged => "host",
+    }
+}
+
+fn busbw_at(c: &CollectiveCurve, bytes: u64) -> String {
+    match c.points.iter().find(|p| p.bytes == bytes) {
+        Some(p) if p.status == CollectiveStatus::Ok => format!("{:.2}", p.busbw_gb_per_s),
+        Some(p) => format!("{:?}", p.status).to_lowercase(),
+        None => "-".into(),
+    }
+}
+
+fn algbw_at(c: &CollectiveCurve, bytes: u64) -> String {
+    match c.points.iter().find(|p| p.bytes == bytes) {
+        Some(p) if p.status == CollectiveStatus::Ok => format!("{:.2}", p.algbw_gb_per_s),
+        _ => "-".into(),
+    }
+}
+
+/// Renders the whole summary.
+pub fn render(p: &MachineProfile) -> String {
+    let mut out = String::new();
+    let pv = &p.provenance;
+    out.push_str(&format!(
+        "driver {} · CUDA {} · NCCL {} ({}) · hypervisor: {}\n",
+        pv.driver_version.as_deref().unwrap_or("?"),
+        pv.cuda_version.as_deref().unwrap_or("?"),
+        pv.nccl_version.as_deref().unwrap_or("-"),
+        pv.nccl_library_path.as_deref().unwrap_or("-"),
+        pv.hypervisor.as_deref().unwrap_or("none"),
+    ));
+    let mut t = table(&["GPU", "name", "PCI bus", "NUMA", "PCIe now/max", "memory", "CC"]);
+    for d in &p.devices {
+        let link = |g: Option<u32>, w: Option<u32>| match (g, w) {
+            (Some(g), Some(w)) => format!("Gen{g} x{w}"),
+            _ => "?".into(),
+        };
+        t.add_row(vec![
+            d.index.to_string(),
+            d.name.clone(),
+            d.pci_bus_id.clone().unwrap_or_default(),
+            d.numa_node.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
+            format!("{} / {}", link(d.pcie_gen_current, d.pcie_width_current), link(d.pcie_gen_max, d.pcie_width_max)),
+            gib(d.memory_bytes),
+            d.compute_capability.map(|c| format!("{}.{}", c[0], c[1])).unwrap_or_default(),
+        ]);
+    }
+    out.push_str(&format!("{t}\n"));
+    if !p.host_device.is_empty() {
+        let mut t = table(&["GPUs", "host memory", "direction", "size", "GB/s median (p10–p90)"]);
+        for h in &p.host_device {
+            t.add_row(vec![
+                format!("{:?}", h.devices),
+                format!("{:?}", h.memory).to_lowercase(),
+                format!("{:?}", h.direction),
+                fmt_bytes(h.bytes),
+                fmt_stat(&h.gb_per_s),
+            ]);
+        }
+        out.push_str(&format!("Host ↔ device\n{t}\n"));
+    }
+    if !p.device_memory.is_empty() {
+        let mut t = table(&["GPU", "size", "copy GB/s (bytes copied once)", "DRAM traffic GB/s (read + write)"]);
+        for d in &p.device_memory {
+            t.add_row(vec![
+                d.device.to_string(),
+                fmt_bytes(d.bytes),
+                fmt_stat(&d.copy_gb_per_s),
+                format!("{:.1}", 2.0 * d.copy_gb_per_s.median),
+            ]);
+        }
+        out.push_str(&format!("Device memory\n{t}\n"));
+    }
+    if !p.links.is_empty() {
+        let ids: Vec<u32> = p.devices.iter().map(|d| d.index).collect();
+        let mut header = vec!["src \\ dst".to_string()];
+        header.extend(ids.iter().map(|i| i.to_string()));
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED).set_header(header);
+        for &s in &ids {
+            let mut row = vec![s.to_string()];
+            for &d in &ids {
+                let cell = p
+                    .links
+                    .iter()
+                    .find(|l| l.src == s && l.dst == d)
+                    .and_then(best_peak)
+                    .map(|(bw, m)| format!("{bw:.1} {}", mode_short(m)))
+                    .unwrap_or_else(|| if s == d { "X".into() } else { "-".into() });
+                row.push(cell);
+            }
+            t.add_row(row);
+        }
+        out.push_str(&format!("P2P peak GB/s, one direction (ce = copy engine, sm = SM kernel, host = staged through host)\n{t}\n"));
+        let mut t = table(&["pair", "topology", "class", "latency µs (ce / sm / host)", "evidence"]);
+        for l in &p.links {
+            let lat = |k: &str| l.latency_us.get(k).map(|s| format!("{:.2}", s.median)).unwrap_or_else(|| "-".into());
+            t.add_row(vec![
+                format!("{} → {}", l.src, l.dst),
+                format!("{:?}", l.topology),
+                l.classification.map(|c| format!("{c:?}")).unwrap_or_else(|| "-".into()),
+                format!("{} / {} / {}", lat("copy-engine"), lat("sm-kernel"), lat("host-staged")),
+                l.evidence.join("; "),
+            ]);
+        }
+        out.push_str(&format!("{t}\n"));
+    }
+    if !p.collectives.is_empty() {
+        let mut t = table(&["op", "GPUs", "worst link", "NCCL env", "busbw 1 MiB", "busbw 256 MiB", "algbw 1 MiB", "algbw 256 MiB", "not ok"]);
+        for c in &p.collectives {
+            let bad = c.points.iter().filter(|p| p.status != CollectiveStatus::Ok).count();
+            t.add_row(vec![
+                format!("{:?}", c.op),
+                format!("{:?}", c.devices),
+                c.link_class.map(|l| format!("{l:?}")).unwrap_or_default(),
+                if c.nccl_env.is_empty() { "defaults".into() } else { c.nccl_env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ") },
+                busbw_at(c, 1 << 20),
+                busbw_at(c, 256 << 20),
+                algbw_at(c, 1 << 20),
+                algbw_at(c, 256 << 20),
+                bad.to_string(),
+            ]);
+        }
+        out.push_str(&format!("NCCL (GB/s, nccl-tests formulas)\n{t}\n"));
+    }
+    if !p.compute.is_empty() {
+        let mut t = table(&["GPU", "dtype", "M (tokens)", "N", "K", "time µs", "TFLOP/s median (p10–p90)"]);
+        for g in &p.compute {
+            t.add_row(vec![
+                g.device.to_string(),
+                g.dtype.clone(),
+                g.m.to_string(),
+                g.n.to_string(),
+                g.k.to_string(),
+                format!("{:.1}", g.time_us.median),
+                fmt_stat(&g.tflops),
+            ]);
+        }
+        out.push_str(&format!("GEMM (cuBLASLt)\n{t}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_print_in_binary_units() {
+        assert_eq!(fmt_bytes(1 << 20), "1 MiB");
+        assert_eq!(fmt_bytes(256 << 20), "256 MiB");
+        assert_eq!(fmt_bytes(8), "8 B");
+        assert_eq!(fmt_bytes(1536), "1.5 KiB");
+    }
+
+    #[test]
+    fn missing_stats_print_a_dash() {
+        assert_eq!(fmt_stat(&crate::stats::missing()), "-");
+        assert_eq!(fmt_stat(&Stat::exact(2.0)), "2.0");
+    }
+}

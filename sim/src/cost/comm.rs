@@ -1,0 +1,147 @@
+//! Communication of one layout: which collective runs on which GPU group, over which curve, and how
+//! many bytes each moves (nccl-tests' `size` convention: the full buffer per rank for all-reduce,
+//! the gathered output for all-gather, the input for reduce-scatter, the send buffer per rank for
+//! all-to-all).
+//!
+//! - TP: each layer all-reduces its attention output and its MLP output, `T·h·2` bytes each (bf16).
+//!   The vocab-parallel embedding adds one all-reduce on the first stage, the lm_head an
+//!   all-gather of `tokens_head·vocab·2` logits bytes on the last.
+//! - EP without `--moe-a2a-backend`: SGLang still ends the MoE in an all-reduce over the TP group,
+//!   same bytes as TP.
+//! - EP with `--moe-a2a-backend`: dispatch `T·k·h` bytes (fp8) and combine `T·k·h·2` bytes
+//!   (bf16) over the EP group, i.e. per-rank buffers of `T·k·h/ep` and `T·k·h·2/ep`; without DP
+//!   attention the combined tokens are all-gathered back (`T·h·2`) for the TP attention.
+//! - Attention-DP: tokens are all-gathered before the MLP (`T·h·2`) and reduce-scattered after
+//!   (`T·h·2`) instead of the MLP all-reduce; attention itself needs no collective.
+//! - PP: SGLang hands `hidden_states` and `residual` (`2·T·h·2` bytes) to the next stage; each TP
+//!   rank sends its `1/tp` slice to its peer and the receiving stage all-gathers them.
+//! - Custom all-reduce: SGLang uses its own all-reduce for messages up to 8 MiB on 2, 4, 6 or 8
+//!   GPUs when they have P2P and either NVLink or only 2 GPUs (it disables it on >2 PCIe-only
+//!   GPUs), unless `--disable-custom-all-reduce`. Modelled as a one-shot kernel: 5 µs (NVLink) or
+//!   10 µs (PCIe) plus bytes at the NCCL curve's large-message bandwidth, used when faster.
+
+use crate::machine::Machine;
+use crate::machine::curve::CommCurve;
+use crate::machine::placement::Placement;
+use crate::options::ServerOptions;
+use models::Layout;
+use models::profile::CollectiveOp;
+
+/// Largest message SGLang's custom all-reduce takes (its default `max_size`, 8 MiB).
+const CUSTOM_AR_MAX_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
+
+/// SGLang's custom all-reduce, when it is in use on a group.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CustomAllReduce {
+    latency_s: f64,
+    bytes_per_s: f64,
+}
+
+/// The collectives of one pipeline stage's TP group.
+#[derive(Debug, Clone)]
+pub struct StageComm {
+    pub all_reduce: CommCurve,
+    pub all_gather: CommCurve,
+    pub reduce_scatter: CommCurve,
+    pub all_to_all: CommCurve,
+    custom: Option<CustomAllReduce>,
+    /// Send/recv between one GPU of this stage and its peer in the next stage.
+    pub hop_send: CommCurve,
+}
+
+impl StageComm {
+    /// All-reduce of `bytes` over the stage's TP group (custom all-reduce where SGLang uses it).
+    pub fn all_reduce_s(&self, bytes: f64) -> f64 {
+        let nccl = self.all_reduce.time_s(bytes);
+        match self.custom {
+            Some(c) if bytes > 0.0 && bytes <= CUSTOM_AR_MAX_BYTES => {
+                nccl.min(c.latency_s + bytes / c.bytes_per_s)
+            }
+            _ => nccl,
+        }
+    }
+}
+
+/// The communication curves of every stage of a placed layout, plus notes on where they came from.
+#[derive(Debug, Clone)]
+pub struct LayoutComm {
+    pub stages: Vec<StageComm>,
+    /// One line per distinct curve source (measured, derived, assumed).
+    pub notes: Vec<String>,
+}
+
+impl LayoutComm {
+    /// Resolves the curves of `layout` placed as `placement` on `machine`.
+    pub fn new(
+        machine: &Machine,
+        layout: &Layout,
+        placement: &Placement,
+        opts: &ServerOptions,
+    ) -> Self {
+        let mut notes: Vec<String> = Vec::new();
+        let mut note = |kind: &str, c: &CommCurve| {
+            let line = format!("{kind}: {}", c.source);
+            if !notes.contains(&line) {
+                notes.push(line);
+            }
+        };
+        let mut stages = Vec::with_capacity(placement.stages.len());
+        for (s, group) in placement.stages.iter().enumerate() {
+            let all_reduce = machine.collective(CollectiveOp::AllReduce, group);
+            let all_gather = machine.collective(CollectiveOp::AllGather, group);
+            let reduce_scatter = machine.collective(CollectiveOp::ReduceScatter, group);
+            let all_to_all = machine.collective(CollectiveOp::AllToAll, group);
+            let hop_send = match placement.stages.get(s + 1) {
+                Some(next) => machine.collective(CollectiveOp::SendRecv, &[group[0], next[0]]),
+                None => CommCurve::free(),
+            };
+            if group.len() > 1 {
+                note("all-reduce", &all_reduce);
+                if layout.dp_attention || opts.moe_a2a_backend.is_some() {
+                    note("all-gather", &all_gather);
+                }
+                if layout.dp_attention {
+                    note("reduce-scatter", &reduce_scatter);
+                }
+                if opts.moe_a2a_backend.is_some() {
+                    note("all-to-all", &all_to_all);
+                }
+            }
+            if s + 1 < placement.stages.len() {
+                note("pp send/recv", &hop_send);
+            }
+            let custom = custom_all_reduce(machine, group, opts, &all_reduce);
+            stages.push(StageComm {
+                all_reduce,
+                all_gather,
+                reduce_scatter,
+                all_to_all,
+                custom,
+                hop_send,
+            });
+        }
+        if stages.iter().any(|s| s.custom.is_some()) {
+            notes.push("custom all-reduce in use for messages ≤ 8 MiB (SGLang default on this topology)".into());
+        }
+        LayoutComm { stages, notes }
+    }
+}
+
+/// Whether SGLang would run its custom all-reduce on `group`, and its cost model.
+fn custom_all_reduce(
+    machine: &Machine,
+    group: &[u32],
+    opts: &ServerOptions,
+    nccl: &CommCurve,
+) -> Option<CustomAllReduce> {
+    let n = group.len();
+    let nvlink = machine.has_nvlink();
+    let eligible = !opts.disable_custom_all_reduce
+        && matches!(n, 2 | 4 | 6 | 8)
+        && machine.p2p_ok(group)
+        && (nvlink || n == 2);
+    eligible.then(|| CustomAllReduce {
+        latency_s: if nvlink { 5e-6 } else { 10e-6 },
+        bytes_per_s: nccl.bandwidth_bytes_per_s(),
+    })
+}

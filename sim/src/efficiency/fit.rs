@@ -1,0 +1,238 @@
+//! Fits [`EfficiencyModel`] curves to measured kernel rows.
+//!
+//! Every measured row sits at a power-of-two size, so each knot is fitted on its own rows: the pair
+//! (memory_fraction, compute_fraction) minimizing Σ |ln(predicted / measured)| under the roofline of
+//! [`super`], found by a log-spaced grid search (coarse 1e-4…1 in 41 steps, then a 21×21 refinement
+//! around the best). Among equally good pairs the smallest is taken (the fraction the data proves),
+//! then each fraction is raised to the previous knot's value where that costs under 1% of the knot's
+//! error, so curves do not dip where a bound is not binding (a kernel that is compute-bound at 8192
+//! tokens still streams weights as fast as it did at 512).
+
+use super::observations::KernelRow;
+use super::{
+    EFFICIENCY_SCHEMA_VERSION, EfficiencyCurve, EfficiencyModel, FAMILY_DATACENTER,
+    FAMILY_WORKSTATION, FamilyCurves, KernelKind, Knot,
+};
+use std::collections::BTreeMap;
+
+/// What the fit knows about each measured system beyond the CSVs.
+struct SystemInfo {
+    family: &'static str,
+    reference_gpu: &'static str,
+    applies_to: &'static str,
+}
+
+const SYSTEMS: [SystemInfo; 2] = [
+    SystemInfo {
+        family: FAMILY_WORKSTATION,
+        reference_gpu: "rtx-pro-6000-server",
+        applies_to: "PCIe workstation and consumer cards without NVLink: RTX PRO 6000 Blackwell \
+                     (Server, Workstation), RTX 5090/4090, L40S, L4 and other Ada/Blackwell RTX parts",
+    },
+    SystemInfo {
+        family: FAMILY_DATACENTER,
+        reference_gpu: "h200",
+        applies_to: "datacenter HBM parts: A100, H100 (SXM/PCIe), H200, H20, B100/B200/B300, GB200",
+    },
+];
+
+/// Where the rows come from, written into the JSON's `source`.
+pub const SOURCE: &str = "shared/observations/gemm-kernels-sglang-0.5.14.csv, \
+    moe-kernels-sglang-0.5.14.csv, mla-decode-kernels-sglang-0.5.14.csv: SGLang 0.5.14 kernel \
+    timings (one GPU, time per call) measured by NVIDIA's aiconfigurator collector \
+    (github.com/ai-dynamo/aiconfigurator) on an RTX PRO 6000 Blackwell Server Edition and an H200 \
+    SXM, converted and trimmed to rows without L2-cache effects (shared/observations/README.md). \
+    Fitted by sim/examples/fit_efficiency.rs.";
+
+const FORM: &str = "time_s = max(flops / (peak_tflops(dtype)*1e12 * compute_fraction), bytes / \
+    (peak_memory_gb_per_s*1e9 * memory_fraction)); each fraction piecewise-linear in log2(tokens) \
+    between knots at the measured powers of two, clamped outside; per knot the pair minimizing \
+    sum |ln(pred/measured)| over that knot's rows (log grid search), smallest of equal pairs, then \
+    raised to the previous knot's value where that costs < 1% of the knot's error.";
+
+/// The flops/bytes/tokens conventions the rows were converted with.
+const CONVENTIONS: [&str; 4] = [
+    "dense_gemm: tokens = M; flops = 2*M*N*K; bytes = weight matrix only (N*K*bytes per value incl. scales)",
+    "moe_grouped: tokens = tokens entering the MoE layer (before top-k); flops = 2*tokens*top_k*3*hidden*moe_inter/(tp*ep); bytes = weights of the experts this GPU touches (3*hidden*moe_inter/tp each)",
+    "mla_decode: tokens = decode batch; flops = 2*batch*heads_per_gpu*context*(576+512); bytes = batch*context*576*kv bytes per value; dtype = KV-cache dtype; compute peak bf16",
+    "compute peak per dtype: bf16 and weight-only int4 -> bf16, fp8 -> fp8, nvfp4 -> fp4",
+];
+
+fn compute_class(row: &KernelRow) -> &'static str {
+    super::compute_class(row.kind, row.dtype)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// The peak a CSV assumed: median of achieved / (percent / 100) over rows with a positive percent.
+fn implied_peak(pairs: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
+    let v: Vec<f64> = pairs
+        .filter(|(_, pct)| *pct > 0.0)
+        .map(|(achieved, pct)| achieved / (pct / 100.0))
+        .collect();
+    (!v.is_empty()).then(|| median(v))
+}
+
+/// One row scaled to a knot fit: seconds at 100% of each peak, and the measured seconds.
+#[derive(Clone, Copy)]
+struct Point {
+    mem_s: f64,
+    compute_s: f64,
+    time_s: f64,
+}
+
+fn cost(points: &[Point], mf: f64, cf: f64) -> f64 {
+    points
+        .iter()
+        .map(|p| ((p.mem_s / mf).max(p.compute_s / cf) / p.time_s).ln().abs())
+        .sum()
+}
+
+/// Smallest-first log grid search over (mf, cf) in `[lo, hi]²` with `steps` values per axis.
+fn grid(points: &[Point], lo: (f64, f64), hi: (f64, f64), steps: usize) -> (f64, f64, f64) {
+    let at = |lo: f64, hi: f64, i: usize| lo * (hi / lo).powf(i as f64 / (steps - 1) as f64);
+    let mut best = (f64::INFINITY, 1.0, 1.0);
+    for i in 0..steps {
+        let mf = at(lo.0, hi.0, i);
+        for j in 0..steps {
+            let cf = at(lo.1, hi.1, j);
+            let c = cost(points, mf, cf);
+            if c < best.0 - 1e-12 {
+                best = (c, mf, cf);
+            }
+        }
+    }
+    best
+}
+
+fn fit_knot(points: &[Point]) -> (f64, f64, f64) {
+    let (lo, hi, steps) = (1e-4_f64, 1.0_f64, 41);
+    let (_, mf, cf) = grid(points, (lo, lo), (hi, hi), steps);
+    let step = (hi / lo).powf(1.0 / (steps - 1) as f64);
+    let clamp = |v: f64| v.clamp(lo, hi);
+    grid(
+        points,
+        (clamp(mf / step), clamp(cf / step)),
+        (clamp(mf * step), clamp(cf * step)),
+        21,
+    )
+}
+
+fn round5(v: f64) -> f64 {
+    (v * 1e5).round() / 1e5
+}
+
+fn abs_errors(points: &[Point], mf: f64, cf: f64) -> Vec<f64> {
+    points
+        .iter()
+        .map(|p| ((p.mem_s / mf).max(p.compute_s / cf) / p.time_s - 1.0).abs())
+        .collect()
+}
+
+fn fit_curve(rows: &[&KernelRow], peak_gb_per_s: f64, peaks: &BTreeMap<String, f64>) -> EfficiencyCurve {
+    let mut by_tokens: BTreeMap<u64, Vec<Point>> = BTreeMap::new();
+    for r in rows {
+        let peak_flops = peaks.get(compute_class(r)).copied().unwrap_or(f64::NAN) * 1e12;
+        by_tokens.entry(r.tokens).or_default().push(Point {
+            mem_s: r.bytes / (peak_gb_per_s * 1e9),
+            compute_s: r.flops / peak_flops,
+            time_s: r.time_s,
+        });
+    }
+    let mut knots: Vec<Knot> = Vec::new();
+    let mut all_errors = Vec::new();
+    for (tokens, pts) in &by_tokens {
+        let (best, mut mf, mut cf) = fit_knot(pts);
+        if let Some(prev) = knots.last() {
+            let ok = |m: f64, c: f64| cost(pts, m, c) <= best * 1.01 + 1e-9;
+            if prev.memory_fraction > mf && ok(prev.memory_fraction, cf) {
+                mf = prev.memory_fraction;
+            }
+            if prev.compute_fraction > cf && ok(mf, prev.compute_fraction) {
+                cf = prev.compute_fraction;
+            }
+        }
+        let (mf, cf) = (round5(mf).max(1e-5), round5(cf).max(1e-5));
+        let errs = abs_errors(pts, mf, cf);
+        all_errors.extend_from_slice(&errs);
+        knots.push(Knot {
+            tokens: *tokens,
+            memory_fraction: mf,
+            compute_fraction: cf,
+            rows: pts.len() as u32,
+            median_abs_error: round5(median(errs)),
+        });
+    }
+    let mut source_dtypes: Vec<String> = rows.iter().map(|r| r.source_dtype.clone()).collect();
+    source_dtypes.sort();
+    source_dtypes.dedup();
+    EfficiencyCurve {
+        kind: rows[0].kind,
+        dtype: rows[0].dtype.to_string(),
+        source_dtypes,
+        knots,
+        rows: rows.len() as u32,
+        median_abs_error: round5(median(all_errors)),
+    }
+}
+
+/// Fits every (system, kind, dtype) group of `rows` into an [`EfficiencyModel`].
+pub fn fit(rows: &[KernelRow]) -> EfficiencyModel {
+    let mut families = Vec::new();
+    for sys in &SYSTEMS {
+        let mine: Vec<&KernelRow> = rows.iter().filter(|r| r.system == sys.family).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let peak_memory_gb_per_s = implied_peak(
+            mine.iter()
+                .map(|r| (r.achieved_gb_per_s, r.pct_peak_bw)),
+        )
+        .map(|v| v.round())
+        .unwrap_or(f64::NAN);
+        let mut peak_tflops = BTreeMap::new();
+        for class in ["bf16", "fp8", "fp4"] {
+            let pairs = mine
+                .iter()
+                .filter(|r| r.kind == KernelKind::DenseGemm && compute_class(r) == class)
+                .filter_map(|r| Some((r.achieved_tflops?, r.pct_peak_flops?)));
+            if let Some(p) = implied_peak(pairs) {
+                peak_tflops.insert(class.to_string(), (p * 10.0).round() / 10.0);
+            }
+        }
+        let mut groups: BTreeMap<(KernelKind, &str), Vec<&KernelRow>> = BTreeMap::new();
+        for r in &mine {
+            groups.entry((r.kind, r.dtype)).or_default().push(r);
+        }
+        let curves = groups
+            .values()
+            .map(|g| fit_curve(g, peak_memory_gb_per_s, &peak_tflops))
+            .collect();
+        families.push(FamilyCurves {
+            family: sys.family.to_string(),
+            reference_gpu: sys.reference_gpu.to_string(),
+            applies_to: sys.applies_to.to_string(),
+            peak_memory_gb_per_s,
+            peak_tflops,
+            curves,
+        });
+    }
+    EfficiencyModel {
+        schema_version: EFFICIENCY_SCHEMA_VERSION,
+        source: SOURCE.to_string(),
+        form: FORM.to_string(),
+        conventions: CONVENTIONS.iter().map(|s| s.to_string()).collect(),
+        families,
+    }
+}

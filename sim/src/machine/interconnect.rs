@@ -1,0 +1,290 @@
+//! Picks the measured curve for a collective on a GPU group, or derives one, saying how.
+//!
+//! Order of preference for `op` on a group of n GPUs whose worst internal link is class C:
+//! 1. a curve measured on exactly those GPUs (default NCCL environment before tuned ones);
+//! 2. a curve measured on n GPUs whose worst link is C;
+//! 3. a curve measured on n GPUs with the nearest link class (slower classes preferred when tied);
+//! 4. the same op on another group size m, rescaled by the ring model: latency × (n−1)/(m−1) steps,
+//!    size-dependent part × busbw factor(n)/factor(m);
+//! 5. another op on the group: all-gather or reduce-scatter ≈ half an all-reduce (ring all-reduce
+//!    = reduce-scatter + all-gather), all-reduce ≈ two all-gathers, all-to-all ≈ all-gather of the
+//!    same buffer (each rank moves (n−1)/n of it either way); send/recv from the pair's P2P or
+//!    host-staged link curve, else a 2-GPU all-gather of twice the bytes;
+//! 6. nothing measured: an alpha–beta ring over the GPU's datasheet link (NVLink, else PCIe).
+
+use super::curve::CommCurve;
+use super::placement::link_rank;
+use models::profile::{
+    CollectiveCurve, CollectiveOp, CollectiveStatus, Direction, LinkClass, MachineProfile,
+    PairClass, TransferMode,
+};
+use models::GpuSpec;
+
+/// Bytes per second one direction of a PCIe link of `gen` × `lanes` carries in practice
+/// (≈ 80% of the raw rate after encoding and protocol overhead; Gen5 x16 ≈ 50 GB/s, in line with
+/// the 53–56 GB/s P2P figures in shared/observations/README.md).
+fn pcie_bytes_per_s(gen: u32, lanes: u32) -> f64 {
+    let per_lane_gt = match gen {
+        0..=3 => 8.0,
+        4 => 16.0,
+        5 => 32.0,
+        _ => 64.0,
+    };
+    per_lane_gt * lanes.max(1) as f64 / 8.0 * 1e9 * 0.8
+}
+
+/// Latency per ring step when nothing is measured: NVLink ≈ 3 µs, PCIe ≈ 8 µs per hop (NCCL's
+/// small-message all-reduce on 8 GPUs is ~20–25 µs on both kinds of box, 7 steps of the ring).
+fn default_step_latency_s(gpu: &GpuSpec) -> f64 {
+    if gpu.nvlink_gb_per_s.is_some() {
+        3e-6
+    } else {
+        8e-6
+    }
+}
+
+/// Ring steps of a collective over `n` ranks (latency terms).
+fn ring_steps(op: CollectiveOp, n: u32) -> f64 {
+    let n = n.max(1) as f64;
+    match op {
+        CollectiveOp::AllReduce => 2.0 * (n - 1.0),
+        CollectiveOp::SendRecv => 1.0,
+        _ => n - 1.0,
+    }
+}
+
+fn curve_points(c: &CollectiveCurve) -> Vec<(f64, f64)> {
+    c.points
+        .iter()
+        .filter(|p| p.status == CollectiveStatus::Ok)
+        .map(|p| (p.bytes as f64, p.time_us.median * 1e-6))
+        .collect()
+}
+
+fn devices_label(devs: &[u32]) -> String {
+    let v: Vec<String> = devs.iter().map(|d| d.to_string()).collect();
+    v.join(",")
+}
+
+fn op_name(op: CollectiveOp) -> &'static str {
+    match op {
+        CollectiveOp::AllReduce => "all_reduce",
+        CollectiveOp::AllGather => "all_gather",
+        CollectiveOp::ReduceScatter => "reduce_scatter",
+        CollectiveOp::AllToAll => "all_to_all",
+        CollectiveOp::SendRecv => "send_recv",
+    }
+}
+
+/// Resolves communication curves for GPU groups of one machine profile.
+pub struct Interconnect<'a> {
+    pub profile: &'a MachineProfile,
+    pub gpu: &'a GpuSpec,
+    /// Link class between two devices.
+    pub class_of: &'a dyn Fn(u32, u32) -> LinkClass,
+}
+
+impl Interconnect<'_> {
+    /// The worst link class inside a group.
+    pub fn worst_class(&self, devices: &[u32]) -> LinkClass {
+        let mut worst = LinkClass::X;
+        for (i, &a) in devices.iter().enumerate() {
+            for &b in &devices[i + 1..] {
+                let c = (self.class_of)(a, b);
+                if link_rank(c) > link_rank(worst) {
+                    worst = c;
+                }
+            }
+        }
+        worst
+    }
+
+    /// The curve of `op` over `devices` (see the module docs for the order of preference).
+    pub fn curve(&self, op: CollectiveOp, devices: &[u32]) -> CommCurve {
+        let n = devices.len() as u32;
+        if n <= 1 {
+            return CommCurve::free();
+        }
+        if let Some(c) = self.measured(op, devices) {
+            return c;
+        }
+        if let Some(c) = self.other_size(op, devices) {
+            return c;
+        }
+        if let Some(c) = self.other_op(op, devices) {
+            return c;
+        }
+        self.datasheet(op, devices)
+    }
+
+    /// Steps 1–3: a curve measured on a group of the same size.
+    fn measured(&self, op: CollectiveOp, devices: &[u32]) -> Option<CommCurve> {
+        let mut want: Vec<u32> = devices.to_vec();
+        want.sort_unstable();
+        let class = self.worst_class(devices);
+        let best = self
+            .profile
+            .collectives
+            .iter()
+            .filter(|c| c.op == op && c.devices.len() == devices.len())
+            .filter(|c| !curve_points(c).is_empty())
+            .min_by_key(|c| {
+                let mut have = c.devices.clone();
+                have.sort_unstable();
+                let exact = have != want;
+                let c_class = c.link_class.unwrap_or_else(|| self.worst_class(&c.devices));
+                let dist = link_rank(c_class).abs_diff(link_rank(class));
+                // prefer slower classes on ties (a pessimistic substitute)
+                let faster = link_rank(c_class) < link_rank(class);
+                (exact, dist, faster, !c.nccl_env.is_empty())
+            })?;
+        let c_class = best
+            .link_class
+            .unwrap_or_else(|| self.worst_class(&best.devices));
+        let how = if c_class == class {
+            format!(
+                "measured {} on GPUs {} ({:?})",
+                op_name(op),
+                devices_label(&best.devices),
+                c_class
+            )
+        } else {
+            format!(
+                "measured {} on GPUs {} ({:?}) standing in for a {:?} group",
+                op_name(op),
+                devices_label(&best.devices),
+                c_class,
+                class
+            )
+        };
+        CommCurve::from_points(&curve_points(best), how)
+    }
+
+    /// Step 4: the same op measured on another group size, rescaled by the ring model.
+    fn other_size(&self, op: CollectiveOp, devices: &[u32]) -> Option<CommCurve> {
+        let n = devices.len() as u32;
+        let class = self.worst_class(devices);
+        let best = self
+            .profile
+            .collectives
+            .iter()
+            .filter(|c| c.op == op && c.devices.len() > 1 && !curve_points(c).is_empty())
+            .min_by_key(|c| {
+                let c_class = c.link_class.unwrap_or_else(|| self.worst_class(&c.devices));
+                (
+                    link_rank(c_class).abs_diff(link_rank(class)),
+                    (c.devices.len() as u32).abs_diff(n),
+                    !c.nccl_env.is_empty(),
+                )
+            })?;
+        let m = best.devices.len() as u32;
+        let raw = CommCurve::from_points(&curve_points(best), "")?;
+        let lat = ring_steps(op, n) / ring_steps(op, m);
+        let bw = op.busbw_factor(n) / op.busbw_factor(m);
+        Some(raw.rescaled(
+            lat,
+            bw,
+            format!(
+                "derived: {} measured on {} GPUs ({}) rescaled to {} GPUs by the ring model",
+                op_name(op),
+                m,
+                devices_label(&best.devices),
+                n
+            ),
+        ))
+    }
+
+    /// Step 5: derived from another op on the same group.
+    fn other_op(&self, op: CollectiveOp, devices: &[u32]) -> Option<CommCurve> {
+        let from = |src: CollectiveOp| -> Option<CommCurve> {
+            self.measured(src, devices)
+                .or_else(|| self.other_size(src, devices))
+        };
+        match op {
+            CollectiveOp::AllGather | CollectiveOp::ReduceScatter => {
+                from(CollectiveOp::AllReduce).map(|c| {
+                    c.rescaled(0.5, 0.5, format!("derived: half of {}", c.source))
+                })
+            }
+            CollectiveOp::AllReduce => from(CollectiveOp::AllGather)
+                .or_else(|| from(CollectiveOp::ReduceScatter))
+                .map(|c| c.rescaled(2.0, 2.0, format!("derived: twice {}", c.source))),
+            CollectiveOp::AllToAll => from(CollectiveOp::AllGather)
+                .map(|c| c.rescaled(1.0, 1.0, format!("derived: like {}", c.source))),
+            CollectiveOp::SendRecv => {
+                if devices.len() != 2 {
+                    return None;
+                }
+                self.from_link(devices[0], devices[1]).or_else(|| {
+                    from(CollectiveOp::AllGather).map(|c| {
+                        c.at_scaled_bytes(
+                            2.0,
+                            format!("derived: 2-GPU all_gather of twice the bytes ({})", c.source),
+                        )
+                    })
+                })
+            }
+        }
+    }
+
+    /// Send/recv of one GPU pair from its measured one-way link curve (P2P copy engine when the
+    /// pair does P2P, host-staged copies otherwise), with the measured small-copy latency.
+    fn from_link(&self, src: u32, dst: u32) -> Option<CommCurve> {
+        let link = self
+            .profile
+            .links
+            .iter()
+            .find(|l| l.src == src && l.dst == dst)
+            .or_else(|| {
+                self.profile
+                    .links
+                    .iter()
+                    .find(|l| l.src == dst && l.dst == src)
+            })?;
+        let p2p = matches!(link.classification, Some(PairClass::P2p) | None)
+            && link.can_access_peer != Some(false);
+        let want_mode = if p2p {
+            TransferMode::CopyEngine
+        } else {
+            TransferMode::HostStaged
+        };
+        let curve = link
+            .curves
+            .iter()
+            .filter(|c| c.direction == Direction::Unidirectional)
+            .min_by_key(|c| c.mode != want_mode)?;
+        let pts: Vec<(f64, f64)> = curve
+            .points
+            .iter()
+            .map(|p| (p.bytes as f64, p.time_us.median * 1e-6))
+            .collect();
+        CommCurve::from_points(
+            &pts,
+            format!(
+                "derived: send/recv from the measured {:?} link curve GPU {src}→{dst}",
+                curve.mode
+            ),
+        )
+    }
+
+    /// Step 6: datasheet ring model.
+    fn datasheet(&self, op: CollectiveOp, devices: &[u32]) -> CommCurve {
+        let n = devices.len() as u32;
+        let link = self
+            .gpu
+            .nvlink_gb_per_s
+            .map(|g| g * 1e9)
+            .unwrap_or_else(|| pcie_bytes_per_s(self.gpu.pcie_gen, self.gpu.pcie_lanes));
+        // busbw = link bandwidth in the ring model, time = bytes × factor / busbw
+        let algbw = link / op.busbw_factor(n).max(1e-9);
+        CommCurve::alpha_beta(
+            default_step_latency_s(self.gpu) * ring_steps(op, n),
+            algbw,
+            format!(
+                "assumed: no {} measured, ring over the datasheet link ({:.0} GB/s)",
+                op_name(op),
+                link / 1e9
+            ),
+        )
+    }
+}

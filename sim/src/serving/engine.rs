@@ -1,0 +1,450 @@
+//! The discrete-event loop: one engine turn at a time, as SGLang's scheduler runs it.
+//!
+//! Modelled on SGLang v0.5.x `scheduler.py` (`get_next_batch_to_run`: prefill first, else decode
+//! the running batch; no mixed chunk, as by default), `schedule_policy.py` (`PrefillAdder`: FCFS,
+//! a token budget of min(max_prefill_tokens, chunked_prefill_size), one chunked request carried to
+//! the next prefill) and `scheduler_pp_mixin.py` (`event_loop_pp`: `pp_size + pp_async_batch_depth`
+//! micro-batches, each with its own running batch; every turn receives requests and schedules the
+//! next micro-batch; ranks exchange activations with a blocking send/recv each turn).
+//!
+//! Pipeline timing is lockstep: in turn `t` stage `s` runs the batch launched at turn `t - s`, so a
+//! turn lasts as long as its slowest stage plus one activation hop, and a micro-batch's next batch
+//! can start only after its previous one left the last stage (`micro_batches >= pp`). Without PP
+//! this reduces to one batch per turn lasting the cost model's `latency_s`.
+//!
+//! KV: admission reserves a request's whole prompt and output (`input + output` tokens), so decode
+//! never runs out and nothing is retracted. SGLang admits more optimistically (`new_token_ratio`)
+//! and retracts on overflow; the two differ only when the pool is the binding limit.
+
+use super::cost_cache::{CompactCost, CostCache};
+use super::output::{MicroBatchSample, RunBreakdown};
+use crate::workload::RequestSpec;
+use std::collections::VecDeque;
+
+/// Scheduler limits resolved from the server options and the memory plan.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EngineConfig {
+    /// `--max-running-requests` (or its derived default).
+    pub max_running_requests: u32,
+    /// `--pp-max-micro-batch-size` (default `max_running_requests / pp_size`).
+    pub micro_batch_cap: u32,
+    /// Prompt tokens one prefill batch may compute: min(max_prefill_tokens, chunked_prefill_size).
+    pub prefill_budget_tokens: u32,
+    /// Micro-batches in rotation: `pp_size + pp_async_batch_depth` (1 without PP).
+    pub micro_batches: u32,
+    /// Pipeline stages.
+    pub pp_size: u32,
+    /// KV pool, tokens.
+    pub kv_tokens: u64,
+    /// Prompt tokens every request finds in the prefix cache.
+    pub cached_prefix_tokens: u32,
+}
+
+/// Per-request results the caller summarises.
+#[derive(Debug, Default)]
+pub struct Trace {
+    pub ttft_s: Vec<f64>,
+    pub tpot_s: Vec<f64>,
+    pub itl_s: Vec<f64>,
+    pub e2e_s: Vec<f64>,
+    pub duration_s: f64,
+    pub peak_running: u32,
+    pub peak_kv_tokens: u64,
+    pub breakdown: RunBreakdown,
+    pub samples: Vec<MicroBatchSample>,
+}
+
+/// Why a run cannot proceed.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum EngineError {
+    #[error(
+        "a request needs {needed} KV tokens but the pool holds {capacity}: shorten the workload, raise --mem-fraction-static, or use more GPUs"
+    )]
+    RequestTooLarge { needed: u64, capacity: u64 },
+    #[error("the scheduler cannot admit any request (max-running-requests or micro-batch cap is 0)")]
+    Stuck,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Req {
+    input: u32,
+    output: u32,
+    /// Prompt tokens to compute (prompt minus cached prefix, at least 1).
+    to_compute: u32,
+    arrival_s: f64,
+    send_s: f64,
+    first_s: f64,
+    last_s: f64,
+    generated: u32,
+    prefilled: u32,
+}
+
+#[derive(Debug, Default)]
+struct MicroBatch {
+    running: Vec<u32>,
+    /// (request, tokens) of the prefill batch in flight.
+    chunks: Vec<(u32, u32)>,
+    chunked: Option<u32>,
+    is_prefill: bool,
+    launched_turn: Option<u64>,
+    cost: CompactCost,
+    /// Requests assigned to this micro-batch (running or prefilling).
+    held: u32,
+}
+
+/// Most micro-batch samples kept; older ones are thinned when exceeded.
+const MAX_SAMPLES: usize = 256;
+
+struct Engine<'a, 'm> {
+    cfg: EngineConfig,
+    cache: &'a mut CostCache<'m>,
+    reqs: Vec<Req>,
+    next_send: usize,
+    /// Times client concurrency slots free up, ascending.
+    slots: VecDeque<f64>,
+    waiting: VecDeque<u32>,
+    mbs: Vec<MicroBatch>,
+    running_total: u32,
+    kv_reserved: u64,
+    kv_used: u64,
+    completed: usize,
+    now: f64,
+    trace: Trace,
+    sample_every_s: f64,
+    next_sample_s: f64,
+}
+
+/// Runs `requests` through the engine and returns what happened to each.
+pub fn run(
+    cfg: EngineConfig,
+    cache: &mut CostCache<'_>,
+    requests: &[RequestSpec],
+    max_concurrency: Option<u32>,
+) -> Result<Trace, EngineError> {
+    if cfg.max_running_requests == 0 || cfg.micro_batch_cap == 0 || cfg.prefill_budget_tokens == 0
+    {
+        return Err(EngineError::Stuck);
+    }
+    let reqs: Vec<Req> = requests
+        .iter()
+        .map(|r| Req {
+            input: r.input_tokens,
+            output: r.output_tokens.max(1),
+            to_compute: r.input_tokens.saturating_sub(cfg.cached_prefix_tokens).max(1),
+            arrival_s: r.arrival_s,
+            ..Req::default()
+        })
+        .collect();
+    if let Some(r) = reqs.iter().max_by_key(|r| r.to_compute + r.output) {
+        let needed = (r.to_compute + r.output) as u64 + cfg.cached_prefix_tokens as u64;
+        if needed > cfg.kv_tokens {
+            return Err(EngineError::RequestTooLarge {
+                needed,
+                capacity: cfg.kv_tokens,
+            });
+        }
+    }
+    let n = reqs.len();
+    let slot_count = max_concurrency.map_or(n, |c| (c as usize).min(n));
+    let total_out: usize = reqs.iter().map(|r| r.output as usize).sum();
+    let mut e = Engine {
+        cfg,
+        cache,
+        reqs,
+        next_send: 0,
+        slots: std::iter::repeat_n(0.0, slot_count).collect(),
+        waiting: VecDeque::new(),
+        mbs: (0..cfg.micro_batches.max(1))
+            .map(|_| MicroBatch::default())
+            .collect(),
+        running_total: 0,
+        kv_reserved: 0,
+        kv_used: cfg.cached_prefix_tokens as u64,
+        completed: 0,
+        now: 0.0,
+        trace: Trace {
+            ttft_s: Vec::with_capacity(n),
+            tpot_s: Vec::with_capacity(n),
+            itl_s: Vec::with_capacity(total_out.saturating_sub(n)),
+            e2e_s: Vec::with_capacity(n),
+            ..Trace::default()
+        },
+        sample_every_s: 0.25,
+        next_sample_s: 0.0,
+    };
+    e.run_loop()?;
+    e.trace.duration_s = e.now;
+    Ok(e.trace)
+}
+
+impl Engine<'_, '_> {
+    fn run_loop(&mut self) -> Result<(), EngineError> {
+        let l = self.mbs.len() as u64;
+        let pp = self.cfg.pp_size.max(1) as u64;
+        let mut t: u64 = 0;
+        let mut empty_streak = 0u64;
+        while self.completed < self.reqs.len() {
+            self.client_send();
+            let m = (t % l) as usize;
+            self.schedule(m, t);
+            let (dur, any, prefill_in_flight) = self.turn_duration(t, pp, l);
+            if !any {
+                if self.waiting.is_empty() && self.running_total == 0 {
+                    // Nothing on the server: jump to the next send.
+                    let next = self.next_send_time();
+                    self.trace.breakdown.idle_s += next - self.now;
+                    self.now = next;
+                    empty_streak = 0;
+                } else {
+                    empty_streak += 1;
+                    if empty_streak > 2 * l {
+                        return Err(EngineError::Stuck);
+                    }
+                }
+                t += 1;
+                continue;
+            }
+            empty_streak = 0;
+            self.now += dur;
+            if prefill_in_flight {
+                self.trace.breakdown.prefill_s += dur;
+            } else {
+                self.trace.breakdown.decode_s += dur;
+            }
+            if t + 1 >= pp {
+                let done_turn = t + 1 - pp;
+                let j = (done_turn % l) as usize;
+                if self.mbs[j].launched_turn == Some(done_turn) {
+                    self.complete(j);
+                }
+            }
+            self.sample();
+            t += 1;
+        }
+        Ok(())
+    }
+
+    /// Moves requests the client may send by now into the server's waiting queue.
+    fn client_send(&mut self) {
+        while self.next_send < self.reqs.len() {
+            let a = self.reqs[self.next_send].arrival_s;
+            let Some(&free) = self.slots.front() else {
+                break;
+            };
+            if a > self.now || free > self.now {
+                break;
+            }
+            self.slots.pop_front();
+            self.reqs[self.next_send].send_s = a.max(free);
+            self.waiting.push_back(self.next_send as u32);
+            self.next_send += 1;
+        }
+    }
+
+    fn next_send_time(&self) -> f64 {
+        let a = self.reqs[self.next_send].arrival_s;
+        let free = self.slots.front().copied().unwrap_or(a);
+        a.max(free).max(self.now)
+    }
+
+    /// SGLang's `get_next_batch_to_run` for micro-batch `m`: a prefill batch if anything can be
+    /// admitted (or a chunk continues), else a decode step of its running requests.
+    fn schedule(&mut self, m: usize, t: u64) {
+        let mb = &mut self.mbs[m];
+        mb.chunks.clear();
+        let mut budget = self.cfg.prefill_budget_tokens;
+        let (mut new_sum, mut cached_sum) = (0u64, 0u64);
+        let prefix = self.cfg.cached_prefix_tokens;
+        if let Some(r) = mb.chunked {
+            let q = &self.reqs[r as usize];
+            let take = (q.to_compute - q.prefilled).min(budget);
+            mb.chunks.push((r, take));
+            new_sum += take as u64;
+            cached_sum += (prefix + q.prefilled) as u64;
+            budget -= take;
+            if q.prefilled + take < q.to_compute {
+                budget = 0;
+            }
+        }
+        while budget > 0 {
+            let Some(&r) = self.waiting.front() else {
+                break;
+            };
+            if mb.held >= self.cfg.micro_batch_cap
+                || self.running_total >= self.cfg.max_running_requests
+            {
+                break;
+            }
+            let q = &self.reqs[r as usize];
+            let need = (q.to_compute + q.output) as u64;
+            if self.kv_reserved + need + prefix as u64 > self.cfg.kv_tokens {
+                break;
+            }
+            self.waiting.pop_front();
+            self.kv_reserved += need;
+            mb.held += 1;
+            self.running_total += 1;
+            let take = q.to_compute.min(budget);
+            mb.chunks.push((r, take));
+            new_sum += take as u64;
+            cached_sum += prefix as u64;
+            budget -= take;
+            if take < q.to_compute {
+                mb.chunked = Some(r);
+                break;
+            }
+        }
+        self.trace.peak_running = self.trace.peak_running.max(self.running_total);
+        if !mb.chunks.is_empty() {
+            mb.is_prefill = true;
+            mb.cost = self
+                .cache
+                .prefill(mb.chunks.len() as u32, new_sum, cached_sum);
+            self.trace.breakdown.prefill_batches += 1;
+        } else if !mb.running.is_empty() {
+            mb.is_prefill = false;
+            let ctx: u64 = mb
+                .running
+                .iter()
+                .map(|&r| {
+                    let q = &self.reqs[r as usize];
+                    (q.input + q.generated) as u64
+                })
+                .sum();
+            mb.cost = self.cache.decode(mb.running.len() as u32, ctx);
+            self.trace.breakdown.decode_batches += 1;
+        } else {
+            return;
+        }
+        mb.launched_turn = Some(t);
+        add_parts(&mut self.trace.breakdown, &mb.cost);
+    }
+
+    /// How long turn `t` lasts: the slowest stage's batch plus one hop (PP), or the batch's
+    /// latency without PP. Also whether anything ran and whether a prefill was among it.
+    fn turn_duration(&mut self, t: u64, pp: u64, l: u64) -> (f64, bool, bool) {
+        let (mut dur, mut hop, mut any, mut prefill) = (0.0f64, 0.0f64, false, false);
+        for s in 0..pp.min(t + 1) {
+            let launched = t - s;
+            let mb = &self.mbs[(launched % l) as usize];
+            if mb.launched_turn != Some(launched) {
+                continue;
+            }
+            any = true;
+            prefill |= mb.is_prefill;
+            let c = &mb.cost;
+            let stage = if pp == 1 {
+                c.latency_s
+            } else {
+                // Each stage's rank launches its own layers' kernels: its CPU share overlaps its GPU.
+                c.stage_s[(s as usize).min(c.stages - 1)].max(c.cpu_s / pp as f64)
+            };
+            let gpu: f64 = c.stage_s[..c.stages].iter().sum::<f64>();
+            if s == 0 && c.cpu_s > gpu {
+                self.trace.breakdown.cpu_bound_turns += 1;
+            }
+            dur = dur.max(stage);
+            hop = hop.max(c.pp_hop_s);
+        }
+        if pp > 1 && any {
+            dur += hop;
+        }
+        (dur, any, prefill)
+    }
+
+    /// The batch of micro-batch `j` left the last stage at `now`: account tokens and finishes.
+    fn complete(&mut self, j: usize) {
+        let now = self.now;
+        let mut mb = std::mem::take(&mut self.mbs[j]);
+        if mb.is_prefill {
+            for k in 0..mb.chunks.len() {
+                let (r, take) = mb.chunks[k];
+                let q = &mut self.reqs[r as usize];
+                q.prefilled += take;
+                self.kv_used += take as u64;
+                if q.prefilled == q.to_compute {
+                    if mb.chunked == Some(r) {
+                        mb.chunked = None;
+                    }
+                    q.first_s = now;
+                    q.last_s = now;
+                    q.generated = 1;
+                    self.kv_used += 1;
+                    self.trace.ttft_s.push(now - q.send_s);
+                    if q.output == 1 {
+                        self.finish(&mut mb, r);
+                    } else {
+                        mb.running.push(r);
+                    }
+                }
+            }
+        } else {
+            let mut i = 0;
+            while i < mb.running.len() {
+                let r = mb.running[i];
+                let q = &mut self.reqs[r as usize];
+                q.generated += 1;
+                self.trace.itl_s.push(now - q.last_s);
+                q.last_s = now;
+                self.kv_used += 1;
+                if q.generated >= q.output {
+                    mb.running.swap_remove(i);
+                    self.finish(&mut mb, r);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        self.trace.peak_kv_tokens = self.trace.peak_kv_tokens.max(self.kv_used);
+        self.mbs[j] = mb;
+    }
+
+    fn finish(&mut self, mb: &mut MicroBatch, r: u32) {
+        let q = self.reqs[r as usize];
+        self.completed += 1;
+        self.trace.e2e_s.push(self.now - q.send_s);
+        if q.output > 1 {
+            self.trace
+                .tpot_s
+                .push((self.now - q.first_s) / (q.output - 1) as f64);
+        }
+        self.kv_reserved -= (q.to_compute + q.output) as u64;
+        self.kv_used -= (q.to_compute + q.generated) as u64;
+        mb.held -= 1;
+        self.running_total -= 1;
+        self.slots.push_back(self.now);
+    }
+
+    /// Records micro-batch sizes every `sample_every_s`, thinning to at most [`MAX_SAMPLES`].
+    fn sample(&mut self) {
+        if self.now < self.next_sample_s {
+            return;
+        }
+        if self.trace.samples.len() >= MAX_SAMPLES {
+            let mut keep = false;
+            self.trace.samples.retain(|_| {
+                keep = !keep;
+                keep
+            });
+            self.sample_every_s *= 2.0;
+        }
+        self.trace.samples.push(MicroBatchSample {
+            t_s: self.now,
+            sizes: self.mbs.iter().map(|m| m.held).collect(),
+        });
+        self.next_sample_s = self.now + self.sample_every_s;
+    }
+}
+
+fn add_parts(b: &mut RunBreakdown, c: &CompactCost) {
+    let (p, q) = (&mut b.cost_parts, &c.breakdown);
+    p.compute_s += q.compute_s;
+    p.weight_read_s += q.weight_read_s;
+    p.kv_read_s += q.kv_read_s;
+    p.all_reduce_s += q.all_reduce_s;
+    p.all_to_all_s += q.all_to_all_s;
+    p.dp_attention_comm_s += q.dp_attention_comm_s;
+    p.pp_send_s += q.pp_send_s;
+    p.overhead_s += q.overhead_s;
+    p.bubble_s += q.bubble_s;
+}

@@ -1,0 +1,142 @@
+//! What one simulated run reports, keyed like bench_serving's JSONL so that a predicted run and a
+//! measured one line up key by key (`duration`, `completed`, `output_throughput`, `mean_ttft_ms`, …),
+//! plus what bench_serving cannot see: time by iteration kind, KV use, micro-batch sizes.
+
+use crate::cost::TimeBreakdown;
+use serde::{Deserialize, Serialize};
+
+/// Schema version of [`RunReport`]; bump when a key changes meaning or disappears.
+pub const RUN_REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// One simulated bench_serving run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// Always [`RUN_REPORT_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Layout short name (`TP8`, `TP4xPP2`, `EP8`).
+    pub layout: String,
+    /// The SGLang flags of the layout.
+    pub sglang_flags: String,
+    /// `--max-concurrency` (`null` = unlimited).
+    pub max_concurrency: Option<u32>,
+    /// `--request-rate` (`null` = inf).
+    pub request_rate: Option<f64>,
+    pub random_input_len: u32,
+    pub random_output_len: u32,
+    pub random_range_ratio: f64,
+    /// Seconds from the first send to the last response.
+    pub duration: f64,
+    /// Requests finished.
+    pub completed: u32,
+    pub total_input_tokens: u64,
+    pub total_output_tokens: u64,
+    /// Requests per second.
+    pub request_throughput: f64,
+    /// Prompt tokens per second.
+    pub input_throughput: f64,
+    /// Generated tokens per second.
+    pub output_throughput: f64,
+    /// Prompt + generated tokens per second.
+    pub total_throughput: f64,
+    pub mean_e2e_latency_ms: f64,
+    pub median_e2e_latency_ms: f64,
+    pub p99_e2e_latency_ms: f64,
+    pub mean_ttft_ms: f64,
+    pub median_ttft_ms: f64,
+    pub p99_ttft_ms: f64,
+    pub mean_tpot_ms: f64,
+    pub median_tpot_ms: f64,
+    pub p99_tpot_ms: f64,
+    pub mean_itl_ms: f64,
+    pub median_itl_ms: f64,
+    pub p99_itl_ms: f64,
+    /// bench_serving's `concurrency`: summed request latency / duration (mean requests in flight).
+    pub concurrency: f64,
+    /// Most requests running (decoding or prefilling) on the server at once.
+    pub peak_running_requests: u32,
+    /// KV tokens the pool holds.
+    pub kv_capacity_tokens: u64,
+    /// Most KV tokens in use at once (prompts + generated so far).
+    pub peak_kv_tokens: u64,
+    /// `peak_kv_tokens / kv_capacity_tokens`.
+    pub peak_kv_usage: f64,
+    /// Where the time went.
+    pub breakdown: RunBreakdown,
+    /// Running requests of each micro-batch (one entry per micro-batch; one without PP), sampled.
+    pub micro_batch_samples: Vec<MicroBatchSample>,
+}
+
+/// Engine time by kind of turn, and the cost model's parts summed over the batches run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunBreakdown {
+    /// Wall time of turns that ran a prefill (chunk) somewhere in the pipeline.
+    pub prefill_s: f64,
+    /// Wall time of turns that only decoded.
+    pub decode_s: f64,
+    /// Wall time with nothing to run (waiting for requests).
+    pub idle_s: f64,
+    /// Prefill batches run.
+    pub prefill_batches: u64,
+    /// Decode batches run.
+    pub decode_batches: u64,
+    /// Turns in which the CPU (launches + scheduling) was slower than the GPU.
+    pub cpu_bound_turns: u64,
+    /// The cost model's parts summed over every batch run (stages included).
+    pub cost_parts: TimeBreakdown,
+}
+
+/// The size of each micro-batch's running set at one moment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MicroBatchSample {
+    /// Seconds from the start.
+    pub t_s: f64,
+    /// Requests held by each micro-batch (decoding or prefilling).
+    pub sizes: Vec<u32>,
+}
+
+/// Mean, median and 99th percentile of a sample, in the sample's unit.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Summary {
+    pub mean: f64,
+    pub median: f64,
+    pub p99: f64,
+}
+
+impl Summary {
+    /// Summarises `v` (reordered in place). numpy's default linear interpolation, like bench_serving.
+    pub fn of(v: &mut [f64]) -> Summary {
+        if v.is_empty() {
+            return Summary::default();
+        }
+        v.sort_unstable_by(f64::total_cmp);
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        Summary {
+            mean,
+            median: percentile_sorted(v, 50.0),
+            p99: percentile_sorted(v, 99.0),
+        }
+    }
+}
+
+/// numpy.percentile (linear) of a sorted, non-empty slice.
+fn percentile_sorted(v: &[f64], q: f64) -> f64 {
+    let pos = q / 100.0 * (v.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_match_numpy_linear() {
+        let mut v: Vec<f64> = (1..=100).map(f64::from).rev().collect();
+        let s = Summary::of(&mut v);
+        assert_eq!(s.mean, 50.5);
+        assert_eq!(s.median, 50.5);
+        assert!((s.p99 - 99.01).abs() < 1e-9);
+        assert_eq!(Summary::of(&mut []), Summary::default());
+    }
+}

@@ -1,0 +1,242 @@
+//! The serving simulation against a test double with known costs, independent of the cost model.
+
+use models::Layout;
+use sim::cost::{IterationBatch, IterationCost, IterationModel, MemoryPlan, TimeBreakdown};
+use sim::options::ServerOptions;
+use sim::serving::{ServingError, simulate};
+use sim::workload::Workload;
+
+/// Every iteration costs `fixed_s + per_token_s × tokens`, split evenly over `pp` stages.
+struct Fake {
+    layout: Layout,
+    fixed_s: f64,
+    per_token_s: f64,
+    hop_s: f64,
+    cpu_s: f64,
+    memory: MemoryPlan,
+}
+
+impl Fake {
+    fn new(pp: u32, kv_tokens: u64) -> Fake {
+        Fake {
+            layout: Layout {
+                tp: 8 / pp,
+                pp,
+                ep: 1,
+                dp_attention: false,
+            },
+            fixed_s: 0.010,
+            per_token_s: 0.0,
+            hop_s: 0.0,
+            cpu_s: 0.0,
+            memory: MemoryPlan {
+                kv_tokens,
+                fits: true,
+                ..MemoryPlan::default()
+            },
+        }
+    }
+}
+
+impl IterationModel for Fake {
+    fn layout(&self) -> Layout {
+        self.layout
+    }
+    fn iteration(&self, b: &IterationBatch) -> IterationCost {
+        let tokens = b.decode_context_tokens.len() as f64
+            + b.prefill.iter().map(|c| c.new_tokens as f64).sum::<f64>();
+        let gpu = self.fixed_s + self.per_token_s * tokens;
+        let pp = self.layout.pp as usize;
+        IterationCost {
+            stage_s: vec![gpu / pp as f64; pp],
+            pp_hop_s: self.hop_s,
+            cpu_s: self.cpu_s,
+            latency_s: (gpu + self.hop_s * (pp - 1) as f64).max(self.cpu_s),
+            breakdown: TimeBreakdown {
+                compute_s: gpu,
+                ..TimeBreakdown::default()
+            },
+        }
+    }
+    fn memory(&self) -> &MemoryPlan {
+        &self.memory
+    }
+}
+
+fn closed(c: u32, n: u32, input: u32, output: u32) -> Workload {
+    Workload {
+        num_prompts: n,
+        random_input_len: input,
+        random_output_len: output,
+        random_range_ratio: 1.0,
+        max_concurrency: Some(c),
+        ..Workload::default()
+    }
+}
+
+#[test]
+fn single_stream_matches_hand_computation() {
+    // One request at a time, 10 ms per iteration: 1 prefill + 99 decodes = 100 iterations = 1 s.
+    let m = Fake::new(1, 1 << 20);
+    let r = simulate(&m, &ServerOptions::default(), &closed(1, 5, 100, 100)).unwrap();
+    assert!((r.duration - 5.0).abs() < 1e-9, "{}", r.duration);
+    assert!((r.output_throughput - 100.0).abs() < 1e-6);
+    assert!((r.mean_ttft_ms - 10.0).abs() < 1e-9);
+    assert!((r.mean_tpot_ms - 10.0).abs() < 1e-9);
+    assert!((r.median_itl_ms - 10.0).abs() < 1e-9);
+    assert_eq!(r.peak_running_requests, 1);
+    assert_eq!(r.completed, 5);
+    assert!((r.total_throughput - 200.0).abs() < 1e-6);
+}
+
+#[test]
+fn fixed_cost_batches_scale_throughput_with_concurrency() {
+    // With a batch-size-independent iteration cost, C concurrent requests give ~C× the throughput.
+    let m = Fake::new(1, 1 << 20);
+    let o = ServerOptions::default();
+    let one = simulate(&m, &o, &closed(1, 16, 32, 50)).unwrap();
+    let eight = simulate(&m, &o, &closed(8, 16, 32, 50)).unwrap();
+    let ratio = eight.output_throughput / one.output_throughput;
+    assert!((ratio - 8.0).abs() < 0.5, "ratio {ratio}");
+    assert_eq!(eight.peak_running_requests, 8);
+}
+
+#[test]
+fn chunked_prefill_splits_long_prompts() {
+    // A 10,000-token prompt with an 8192-token budget needs two prefill iterations.
+    let m = Fake::new(1, 1 << 20);
+    let r = simulate(&m, &ServerOptions::default(), &closed(1, 1, 10_000, 2)).unwrap();
+    assert_eq!(r.breakdown.prefill_batches, 2);
+    assert!((r.mean_ttft_ms - 20.0).abs() < 1e-9);
+    let o = ServerOptions {
+        chunked_prefill_size: 2048,
+        ..ServerOptions::default()
+    };
+    let r = simulate(&m, &o, &closed(1, 1, 10_000, 2)).unwrap();
+    assert_eq!(r.breakdown.prefill_batches, 5);
+}
+
+#[test]
+fn kv_pool_limits_admission() {
+    // 1,000 KV tokens and 200-token requests: at most 5 run at once, whatever the concurrency.
+    let m = Fake::new(1, 1000);
+    let r = simulate(&m, &ServerOptions::default(), &closed(64, 40, 100, 100)).unwrap();
+    assert_eq!(r.peak_running_requests, 5);
+    assert!(r.peak_kv_tokens <= 1000);
+    assert!(r.mean_ttft_ms > 100.0, "requests wait for KV: {}", r.mean_ttft_ms);
+}
+
+#[test]
+fn max_running_requests_caps_the_batch() {
+    let m = Fake::new(1, 1 << 20);
+    let o = ServerOptions {
+        max_running_requests: Some(4),
+        ..ServerOptions::default()
+    };
+    let r = simulate(&m, &o, &closed(32, 64, 10, 10)).unwrap();
+    assert_eq!(r.peak_running_requests, 4);
+}
+
+#[test]
+fn request_larger_than_kv_pool_is_an_error() {
+    let m = Fake::new(1, 100);
+    let e = simulate(&m, &ServerOptions::default(), &closed(1, 1, 100, 100)).unwrap_err();
+    assert!(matches!(e, ServingError::Engine(_)));
+    assert!(e.to_string().contains("200 KV tokens"), "{e}");
+}
+
+#[test]
+fn layout_that_does_not_fit_is_an_error() {
+    let mut m = Fake::new(1, 100);
+    m.memory.fits = false;
+    m.memory.shortfall_bytes = 3_000_000_000;
+    let e = simulate(&m, &ServerOptions::default(), &closed(1, 1, 10, 10)).unwrap_err();
+    assert!(e.to_string().contains("3.00 GB"), "{e}");
+}
+
+#[test]
+fn pipeline_single_stream_pays_every_stage_and_hop() {
+    // PP2, 10 ms split into two 5 ms stages, 1 ms hop: a lone request waits a full pipeline trip
+    // (2 turns of 5+1 ms) per token.
+    let mut m = Fake::new(2, 1 << 20);
+    m.hop_s = 0.001;
+    let r = simulate(&m, &ServerOptions::default(), &closed(1, 2, 10, 50)).unwrap();
+    assert!((r.mean_tpot_ms - 12.0).abs() < 1e-6, "{}", r.mean_tpot_ms);
+}
+
+#[test]
+fn pipeline_fills_with_enough_micro_batches() {
+    // Two micro-batches each holding requests keep both stages busy: throughput per turn doubles
+    // relative to a lone request.
+    let m = Fake::new(2, 1 << 20);
+    let o = ServerOptions::default();
+    let one = simulate(&m, &o, &closed(1, 8, 10, 100)).unwrap();
+    let many = simulate(&m, &o, &closed(16, 64, 10, 100)).unwrap();
+    let per_req_one = one.output_throughput;
+    let per_req_many = many.output_throughput / 16.0;
+    assert!(
+        per_req_many > 0.9 * per_req_one,
+        "{per_req_one} vs {per_req_many}"
+    );
+    // Micro-batch sizes are sampled, one entry per micro-batch.
+    assert!(many.micro_batch_samples.iter().all(|s| s.sizes.len() == 2));
+    let peak: u32 = many
+        .micro_batch_samples
+        .iter()
+        .map(|s| s.sizes.iter().sum::<u32>())
+        .max()
+        .unwrap();
+    assert_eq!(peak, 16);
+}
+
+#[test]
+fn micro_batch_cap_is_respected() {
+    let m = Fake::new(2, 1 << 20);
+    let o = ServerOptions {
+        pp_max_micro_batch_size: Some(3),
+        ..ServerOptions::default()
+    };
+    let r = simulate(&m, &o, &closed(16, 32, 10, 20)).unwrap();
+    assert!(
+        r.micro_batch_samples
+            .iter()
+            .all(|s| s.sizes.iter().all(|&x| x <= 3))
+    );
+    assert!(r.peak_running_requests <= 6);
+}
+
+#[test]
+fn cpu_bound_iterations_set_the_pace() {
+    // CPU 30 ms per iteration beside 10 ms of GPU: iterations take 30 ms.
+    let mut m = Fake::new(1, 1 << 20);
+    m.cpu_s = 0.030;
+    let r = simulate(&m, &ServerOptions::default(), &closed(1, 1, 10, 11)).unwrap();
+    assert!((r.mean_tpot_ms - 30.0).abs() < 1e-9);
+    assert!(r.breakdown.cpu_bound_turns > 0);
+}
+
+#[test]
+fn open_loop_idles_between_sparse_arrivals() {
+    let m = Fake::new(1, 1 << 20);
+    let w = Workload {
+        num_prompts: 20,
+        random_input_len: 10,
+        random_output_len: 5,
+        request_rate: Some(1.0),
+        ..Workload::default()
+    };
+    let r = simulate(&m, &ServerOptions::default(), &w).unwrap();
+    assert!(r.breakdown.idle_s > 10.0, "{}", r.breakdown.idle_s);
+    assert!((r.mean_ttft_ms - 10.0).abs() < 1e-9);
+}
+
+#[test]
+fn per_token_costs_make_bigger_batches_slower_per_step() {
+    let mut m = Fake::new(1, 1 << 20);
+    m.per_token_s = 0.001;
+    let o = ServerOptions::default();
+    let a = simulate(&m, &o, &closed(1, 4, 10, 50)).unwrap();
+    let b = simulate(&m, &o, &closed(32, 64, 10, 50)).unwrap();
+    assert!(b.mean_tpot_ms > 3.0 * a.mean_tpot_ms);
+    assert!(b.output_throughput > a.output_throughput);
+}
