@@ -341,7 +341,8 @@ impl QuantScheme {
             )),
             // SGLang loads the output head unquantized under fp8 / modelopt / compressed-tensors.
             lm_head: WeightFormat::Bf16,
-            mtp: pick(mtp_excluded),
+            // Without MTP layers nothing is stored; say bf16 rather than invent a format.
+            mtp: pick(mtp_excluded || names.num_mtp_layers == 0),
         }
     }
 }

@@ -72,7 +72,7 @@ fn read_trimmed(p: &Path) -> Option<String> {
 fn cpuid_vendor() -> Option<String> {
     // SAFETY: CPUID exists on every x86-64 CPU; leaf 0x40000000 is reserved for hypervisors
     // and reads as garbage-free zeros or the signature.
-    let r = unsafe { std::arch::x86_64::__cpuid(0x4000_0000) };
+    let r = std::arch::x86_64::__cpuid(0x4000_0000);
     let mut b = Vec::with_capacity(12);
     for w in [r.ebx, r.ecx, r.edx] {
         b.extend_from_slice(&w.to_le_bytes());

@@ -1,2 +1,23 @@
 //! `probe`: measures a GPU box — P2P paths, host bounce, NCCL collectives, compute ceilings — into
 //! a versioned machine profile (`models::profile`). Public errors never name the CUDA bindings.
+//!
+//! Layout: [`plan`] (what to measure), [`backend`] (real GPUs or a fake machine), [`cuda`] and
+//! [`nccl`] (the measurements), [`classify`] (pair verdicts), [`run`] (assembling the profile),
+//! [`summary`] (terminal tables), [`import`] (nccl-tests and p2pBandwidthLatencyTest logs),
+//! [`diff`] (two profiles side by side), [`cli`].
+
+pub mod backend;
+pub mod classify;
+pub mod cli;
+pub mod cuda;
+pub mod diff;
+pub mod error;
+pub mod hypervisor;
+pub mod import;
+pub mod nccl;
+pub mod plan;
+pub mod run;
+pub mod stats;
+pub mod summary;
+
+pub use error::{ProbeError, Result};

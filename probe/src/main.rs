@@ -1,5 +1,26 @@
-//! `probe` binary.
+//! `probe` binary: parses the command line, runs it, and turns every failure into one line on
+//! stderr with a documented exit code (0 ok, 1 measurement failed, 2 bad input / environment).
+
+use clap::Parser;
+
 fn main() {
-    eprintln!("error: probe is not built yet");
-    std::process::exit(2);
+    // The CUDA bindings panic when a library vanishes mid-run; keep that to one line too.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into());
+        eprintln!("error: {}", msg.lines().next().unwrap_or(""));
+    }));
+    let cli = probe::cli::Cli::parse();
+    match std::panic::catch_unwind(|| probe::cli::dispatch(cli)) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            eprintln!("error: {e}");
+            std::process::exit(probe::cli::exit_code(&e));
+        }
+        Err(_) => std::process::exit(probe::error::EXIT_BAD_INPUT),
+    }
 }

@@ -8,7 +8,7 @@ use models::profile::{
 
 fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED).set_header(header.to_vec());
+    t.load_style(UTF8_FULL_CONDENSED).set_header(header.to_vec());
     t
 }
 
@@ -137,7 +137,7 @@ pub fn render(p: &MachineProfile) -> String {
         let mut header = vec!["src \\ dst".to_string()];
         header.extend(ids.iter().map(|i| i.to_string()));
         let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED).set_header(header);
+        t.load_style(UTF8_FULL_CONDENSED).set_header(header);
         for &s in &ids {
             let mut row = vec![s.to_string()];
             for &d in &ids {

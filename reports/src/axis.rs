@@ -91,11 +91,19 @@ impl Scale {
             }
             Scale::Log10 | Scale::Log2Bytes => {
                 let (a, b) = (self.forward(min), self.forward(max));
-                let pad = if self == Scale::Log10 { 0.05 } else { 0.25 };
-                (a - pad * (b - a).max(1.0), b + pad * (b - a).max(1.0))
+                // Log10: 5% of the span; sizes: a third of a doubling, so end points sit just inside.
+                let pad = match self {
+                    Scale::Log10 => 0.05 * (b - a).max(1.0),
+                    _ => 0.35,
+                };
+                (a - pad, b + pad)
             }
         };
-        if hi > lo { (lo, hi) } else { (lo - 0.5, lo + 0.5) }
+        if hi > lo {
+            (lo, hi)
+        } else {
+            (lo - 0.5, lo + 0.5)
+        }
     }
 
     /// Tick positions (drawing space) inside `lo..=hi`, at most about `max_ticks`.
@@ -105,7 +113,12 @@ impl Scale {
             Scale::Log2Bytes => {
                 let (first, last) = (lo.ceil() as i64, hi.floor() as i64);
                 let count = (last - first + 1).max(1) as usize;
-                let step = count.div_ceil(max_ticks.max(1)).max(1) as i64;
+                // Steps of 1, 2, 5, 10 … doublings: they divide 10, so 1 KiB, 1 MiB and 1 GiB
+                // (2¹⁰, 2²⁰, 2³⁰) are labelled whenever they are in range.
+                let step = [1usize, 2, 5, 10, 20, 30, 60]
+                    .into_iter()
+                    .find(|s| count.div_ceil(*s) <= max_ticks.max(1))
+                    .unwrap_or(count) as i64;
                 // Start on a multiple of the step so that KiB/MiB/GiB boundaries (multiples of 10)
                 // show up when step divides 10.
                 let mut start = first.div_euclid(step) * step;
@@ -121,7 +134,7 @@ impl Scale {
             Scale::Log10 => {
                 let (first, last) = (lo.ceil() as i64, hi.floor() as i64);
                 let decades: Vec<f64> = (first..=last).map(|e| e as f64).collect();
-                if decades.len() >= 3 {
+                if decades.len() >= 4 {
                     let step = decades.len().div_ceil(max_ticks.max(1)).max(1);
                     return decades.into_iter().step_by(step).collect();
                 }

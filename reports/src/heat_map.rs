@@ -10,8 +10,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::{Deserialize, Serialize};
 
-use crate::axis::{Scale, format_number, format_value};
 use crate::axis::Ticked;
+use crate::axis::{Scale, format_number, format_value};
 use crate::error::ReportError;
 use crate::legend::{self, Entry, Swatch};
 use crate::style::{
@@ -92,7 +92,10 @@ pub fn heat_map(map: &HeatMap) -> Result<String, ReportError> {
 
     let row_labels: Vec<String> = map.row_labels.iter().map(|l| clean_text(l)).collect();
     let col_labels: Vec<String> = map.column_labels.iter().map(|l| clean_text(l)).collect();
-    let widest_col = col_labels.iter().map(|l| text_width_px(l, LABEL_SIZE)).max();
+    let widest_col = col_labels
+        .iter()
+        .map(|l| text_width_px(l, LABEL_SIZE))
+        .max();
     let col_size = fit_size(widest_col.unwrap_or(0), cell_px.saturating_sub(4));
     let y_area = row_labels
         .iter()
@@ -102,7 +105,10 @@ pub fn heat_map(map: &HeatMap) -> Result<String, ReportError> {
         + text_height_px(AXIS_TITLE_SIZE)
         + 20;
     let x_area = text_height_px(col_size) + text_height_px(AXIS_TITLE_SIZE) + 18;
-    let widest_cell = cells.iter().map(|c| text_width_px(&c.text, LABEL_SIZE)).max();
+    let widest_cell = cells
+        .iter()
+        .map(|c| text_width_px(&c.text, LABEL_SIZE))
+        .max();
     let cell_size = fit_size(widest_cell.unwrap_or(0), cell_px.saturating_sub(6));
 
     let matrix_w = cols as u32 * cell_px;
@@ -123,8 +129,16 @@ pub fn heat_map(map: &HeatMap) -> Result<String, ReportError> {
             .x_label_area_size(x_area)
             .y_label_area_size(y_area)
             .build_cartesian_2d(
-                Ticked::new(0.0, cols as f64, (0..cols).map(|c| c as f64 + 0.5).collect()),
-                Ticked::new(0.0, rows as f64, (0..rows).map(|r| r as f64 + 0.5).collect()),
+                Ticked::new(
+                    0.0,
+                    cols as f64,
+                    (0..cols).map(|c| c as f64 + 0.5).collect(),
+                ),
+                Ticked::new(
+                    0.0,
+                    rows as f64,
+                    (0..rows).map(|r| r as f64 + 0.5).collect(),
+                ),
             )
             .map_err(&err)?;
         let index = |p: f64, n: usize| (p.floor().max(0.0) as usize).min(n - 1);
@@ -161,7 +175,12 @@ pub fn heat_map(map: &HeatMap) -> Result<String, ReportError> {
 
         let top_left = ctx.backend_coord(&(cols as f64, rows as f64));
         let bottom = ctx.backend_coord(&(cols as f64, 0.0)).1;
-        side.draw(canvas, title, (top_left.0 + 2 * MARGIN_PX as i32, top_left.1), bottom)
+        side.draw(
+            canvas,
+            title,
+            (top_left.0 + 2 * MARGIN_PX as i32, top_left.1),
+            bottom,
+        )
     })
 }
 
@@ -209,7 +228,11 @@ impl Side {
                     .unwrap_or(0);
                 let bar_w = BAR_PX as u32 + 8 + tick_w;
                 let unit_w = text_width_px(unit, AXIS_TITLE_SIZE);
-                let missing_w = if *missing { 26 + text_width_px("no data", LABEL_SIZE) } else { 0 };
+                let missing_w = if *missing {
+                    26 + text_width_px("no data", LABEL_SIZE)
+                } else {
+                    0
+                };
                 2 * MARGIN_PX + bar_w.max(unit_w).max(missing_w)
             }
             Side::Legend(entries) => MARGIN_PX + legend::width_px(entries),
@@ -243,7 +266,11 @@ impl Side {
                 let unit_h = text_height_px(AXIS_TITLE_SIZE) as i32 + 4;
                 let left = Pos::new(HPos::Left, VPos::Top);
                 canvas
-                    .draw_text(&clean_text(unit), &text_style(AXIS_TITLE_SIZE, BLACK).pos(left), (x, top))
+                    .draw_text(
+                        &clean_text(unit),
+                        &text_style(AXIS_TITLE_SIZE, BLACK).pos(left),
+                        (x, top),
+                    )
                     .map_err(&err)?;
                 let no_data_h = if *missing { 28 } else { 0 };
                 let (y0, y1) = (top + unit_h + 8, bottom - no_data_h);
@@ -256,7 +283,10 @@ impl Side {
                     let yb = y1 - (y1 - y0) * (s + 1) / STRIPS;
                     let colour = viridis((f64::from(s) + 0.5) / f64::from(STRIPS)).colour();
                     canvas
-                        .draw(&Rectangle::new([(x, yb), (x + BAR_PX, ya)], colour.filled()))
+                        .draw(&Rectangle::new(
+                            [(x, yb), (x + BAR_PX, ya)],
+                            colour.filled(),
+                        ))
                         .map_err(&err)?;
                 }
                 let ticks = Self::ticks(*min, *max);
@@ -265,7 +295,10 @@ impl Side {
                 for t in ticks {
                     let y = to_y(t);
                     canvas
-                        .draw(&PathElement::new(vec![(x + BAR_PX, y), (x + BAR_PX + 4, y)], BLACK))
+                        .draw(&PathElement::new(
+                            vec![(x + BAR_PX, y), (x + BAR_PX + 4, y)],
+                            BLACK,
+                        ))
                         .map_err(&err)?;
                     canvas
                         .draw_text(
@@ -293,7 +326,10 @@ fn prepare(map: &HeatMap) -> Result<(Vec<Cell>, Side), ReportError> {
     let title = map.title.as_str();
     let (rows, cols) = (map.row_labels.len(), map.column_labels.len());
     if rows == 0 || cols == 0 {
-        return Err(ReportError::invalid(title, "heat map needs at least one row and one column"));
+        return Err(ReportError::invalid(
+            title,
+            "heat map needs at least one row and one column",
+        ));
     }
     let check_shape = |lens: Vec<usize>| -> Result<(), ReportError> {
         if lens.len() != rows {
@@ -319,11 +355,18 @@ fn prepare(map: &HeatMap) -> Result<(Vec<Cell>, Side), ReportError> {
             check_shape(values.iter().map(Vec::len).collect())?;
             let present = values.iter().flatten().flatten();
             if let Some(bad) = present.clone().find(|v| !v.is_finite()) {
-                return Err(ReportError::invalid(title, format!("cell value {bad} is not finite")));
+                return Err(ReportError::invalid(
+                    title,
+                    format!("cell value {bad} is not finite"),
+                ));
             }
             let min = present.clone().copied().fold(f64::INFINITY, f64::min);
             let max = present.copied().fold(f64::NEG_INFINITY, f64::max);
-            let (min, max) = if min.is_finite() { (min, max) } else { (0.0, 1.0) };
+            let (min, max) = if min.is_finite() {
+                (min, max)
+            } else {
+                (0.0, 1.0)
+            };
             let span = max - min;
             let cells = values
                 .iter()
@@ -347,8 +390,7 @@ fn prepare(map: &HeatMap) -> Result<(Vec<Cell>, Side), ReportError> {
         }
         HeatCells::Categorical { categories, values } => {
             check_shape(values.iter().map(Vec::len).collect())?;
-            let colour =
-                |i: usize| categories[i].colour.unwrap_or_else(|| palette_colour(i));
+            let colour = |i: usize| categories[i].colour.unwrap_or_else(|| palette_colour(i));
             let mut cells = Vec::with_capacity(rows * cols);
             for v in values.iter().flatten() {
                 cells.push(match v {
@@ -359,7 +401,10 @@ fn prepare(map: &HeatMap) -> Result<(Vec<Cell>, Side), ReportError> {
                     Some(i) => {
                         return Err(ReportError::invalid(
                             title,
-                            format!("category index {i} but only {} categories", categories.len()),
+                            format!(
+                                "category index {i} but only {} categories",
+                                categories.len()
+                            ),
                         ));
                     }
                     None => missing(),

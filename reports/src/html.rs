@@ -86,7 +86,12 @@ impl Page {
     }
 
     /// Adds a table.
-    pub fn table(mut self, caption: impl Into<String>, header: Vec<String>, rows: Vec<Vec<String>>) -> Self {
+    pub fn table(
+        mut self,
+        caption: impl Into<String>,
+        header: Vec<String>,
+        rows: Vec<Vec<String>>,
+    ) -> Self {
         self.blocks.push(Block::Table(Table {
             caption: caption.into(),
             header,
@@ -111,7 +116,9 @@ impl Page {
     pub fn render(&self) -> Result<String, ReportError> {
         let mut out = String::with_capacity(4096);
         out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n");
-        out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n");
+        out.push_str(
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n",
+        );
         push_element(&mut out, "title", &self.title);
         out.push_str("<style>");
         out.push_str(STYLE);
@@ -130,7 +137,12 @@ impl Page {
     }
 
     fn push_table(&self, out: &mut String, index: usize, t: &Table) -> Result<(), ReportError> {
-        if let Some((r, row)) = t.rows.iter().enumerate().find(|(_, r)| r.len() != t.header.len()) {
+        if let Some((r, row)) = t
+            .rows
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.len() != t.header.len())
+        {
             return Err(ReportError::invalid(
                 &self.title,
                 format!(
@@ -163,7 +175,9 @@ impl Page {
     fn push_figure(&self, out: &mut String, index: usize, f: &Figure) -> Result<(), ReportError> {
         let svg = f.svg.trim();
         // A single element: starts with <svg and ends with its closing tag, nothing after.
-        let single = svg.starts_with("<svg") && svg.ends_with("</svg>") && svg.matches("</svg>").count() == 1;
+        let single = svg.starts_with("<svg")
+            && svg.ends_with("</svg>")
+            && svg.matches("</svg>").count() == 1;
         if !single || svg.contains("<script") || svg.contains("<foreignObject") {
             return Err(ReportError::invalid(
                 &self.title,

@@ -81,10 +81,11 @@ pub(crate) fn draw(
                     .map_err(&err)?;
             }
         }
-        let label_style = text_style(LABEL_SIZE, BLACK).pos(plotters::style::text_anchor::Pos::new(
-            plotters::style::text_anchor::HPos::Left,
-            plotters::style::text_anchor::VPos::Center,
-        ));
+        let label_style =
+            text_style(LABEL_SIZE, BLACK).pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Left,
+                plotters::style::text_anchor::VPos::Center,
+            ));
         canvas
             .draw_text(&entry.label, &label_style, (x + SWATCH_PX as i32, mid))
             .map_err(&err)?;

@@ -164,7 +164,10 @@ pub fn line_chart(chart: &LineChart) -> Result<String, ReportError> {
             canvas,
             title,
             &entries,
-            (PLOT_WIDTH_PX as i32 + MARGIN_PX as i32, title_px as i32 + 10),
+            (
+                PLOT_WIDTH_PX as i32 + MARGIN_PX as i32,
+                title_px as i32 + 10,
+            ),
         )
     })
 }
@@ -183,7 +186,12 @@ fn data_bounds(chart: &LineChart) -> Result<(f64, f64, f64, f64), ReportError> {
     if chart.series.is_empty() {
         return Err(ReportError::invalid(title, "no series to draw"));
     }
-    let mut b = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
+    let mut b = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
     for s in &chart.series {
         if s.points.is_empty() {
             return Err(ReportError::invalid(

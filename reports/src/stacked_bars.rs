@@ -9,8 +9,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::{Deserialize, Serialize};
 
-use crate::axis::{Scale, format_number, format_value};
 use crate::axis::Ticked;
+use crate::axis::{Scale, format_number, format_value};
 use crate::error::ReportError;
 use crate::legend::{self, Entry, Swatch};
 use crate::style::{
@@ -99,8 +99,10 @@ pub(crate) fn render(
         .unwrap_or(0);
     let y_area = y_tick_w + text_height_px(AXIS_TITLE_SIZE) + 18;
     let ref_label = reference.as_ref().map(|r| clean_text(r.label));
-    let right_px =
-        MARGIN_PX + ref_label.as_deref().map_or(0, |l| text_width_px(l, LABEL_SIZE) + 10);
+    let right_px = MARGIN_PX
+        + ref_label
+            .as_deref()
+            .map_or(0, |l| text_width_px(l, LABEL_SIZE) + 10);
 
     // Category labels wrap at spaces to fit the bar slot, shrinking the font when a word is wider.
     let slot_px = (PLOT_WIDTH_PX - MARGIN_PX - right_px - y_area) as f64 / n as f64 - 6.0;
@@ -179,7 +181,7 @@ pub(crate) fn render(
 
         let centre_top = Pos::new(HPos::Center, VPos::Top);
         let centre_bottom = Pos::new(HPos::Center, VPos::Bottom);
-        for (ci, (lines, total)) in wrapped.iter().zip(&totals).enumerate() {
+        for (ci, lines) in wrapped.iter().enumerate() {
             let (x, y_axis) = ctx.backend_coord(&(ci as f64 + 0.5, 0.0));
             for (li, line) in lines.iter().enumerate() {
                 let y = y_axis + 8 + (li as u32 * line_px) as i32;
@@ -187,14 +189,6 @@ pub(crate) fn render(
                     .draw_text(line, &text_style(cat_size, BLACK).pos(centre_top), (x, y))
                     .map_err(&err)?;
             }
-            let (_, y_top) = ctx.backend_coord(&(ci as f64 + 0.5, *total));
-            canvas
-                .draw_text(
-                    &format_value(*total),
-                    &text_style(LABEL_SIZE, BLACK).pos(centre_bottom),
-                    (x, y_top - 3),
-                )
-                .map_err(&err)?;
         }
 
         if let (Some(r), Some(label)) = (&reference, &ref_label) {
@@ -219,11 +213,35 @@ pub(crate) fn render(
                 .map_err(&err)?;
         }
 
+        // Totals last, on a white backing, so the reference line never runs through them.
+        for (ci, total) in totals.iter().enumerate() {
+            let (x, y_top) = ctx.backend_coord(&(ci as f64 + 0.5, *total));
+            let text = format_value(*total);
+            let half_w = text_width_px(&text, LABEL_SIZE) as i32 / 2 + 2;
+            let h = text_height_px(LABEL_SIZE) as i32;
+            canvas
+                .draw(&Rectangle::new(
+                    [(x - half_w, y_top - 3 - h), (x + half_w, y_top - 2)],
+                    WHITE.filled(),
+                ))
+                .map_err(&err)?;
+            canvas
+                .draw_text(
+                    &text,
+                    &text_style(LABEL_SIZE, BLACK).pos(centre_bottom),
+                    (x, y_top - 3),
+                )
+                .map_err(&err)?;
+        }
+
         legend::draw(
             canvas,
             title,
             &entries,
-            (PLOT_WIDTH_PX as i32 + MARGIN_PX as i32, title_px as i32 + 10),
+            (
+                PLOT_WIDTH_PX as i32 + MARGIN_PX as i32,
+                title_px as i32 + 10,
+            ),
         )
     })
 }

@@ -122,7 +122,11 @@ pub(crate) fn viridis(t: f64) -> Rgb {
         Rgb(0xb5, 0xde, 0x2b),
         Rgb(0xfd, 0xe7, 0x25),
     ];
-    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.0 };
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let pos = t * (ANCHORS.len() - 1) as f64;
     let i = (pos.floor() as usize).min(ANCHORS.len() - 2);
     let f = pos - i as f64;
@@ -182,8 +186,8 @@ pub(crate) fn render_svg(
     {
         let root = SVGBackend::with_string(&mut buf, size_px).into_drawing_area();
         root.fill(&WHITE).map_err(ReportError::draw(title))?;
-        let title_style = text_style(TITLE_SIZE, BLACK)
-            .pos(plotters::style::text_anchor::Pos::new(
+        let title_style =
+            text_style(TITLE_SIZE, BLACK).pos(plotters::style::text_anchor::Pos::new(
                 plotters::style::text_anchor::HPos::Center,
                 plotters::style::text_anchor::VPos::Top,
             ));

@@ -17,7 +17,10 @@ fn main() {
 
 fn run() -> anyhow::Result<()> {
     let mut args = std::env::args_os().skip(1);
-    let dir = args.next().map(PathBuf::from).unwrap_or_else(observations::default_dir);
+    let dir = args
+        .next()
+        .map(PathBuf::from)
+        .unwrap_or_else(observations::default_dir);
     let out = args.next().map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/data/efficiency.json"))
     });

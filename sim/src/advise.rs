@@ -1,1 +1,456 @@
-//! (filled by its issue)
+//! `sim advise`: rank the layouts for a workload, and answer "should we try EP?" with a verdict,
+//! the numbers behind it, and how often the verdict survives perturbing the uncertain inputs.
+//!
+//! The EP question compares EP (`--ep-size` = `--tp` over all GPUs) with the best layout that does
+//! not use EP, by steady-state decode throughput over a grid of concurrencies (cheap: one cost
+//! call per point), and at the workload's concurrency by a full serving simulation. Confidence
+//! redraws the compute and memory efficiencies (±20%) and the communication time (the profile's
+//! measured p10–p90 spread, ±30% for presets) a few hundred times, in parallel and seeded, and
+//! counts the draws that give the same verdict.
+
+use crate::cost::moe::Routing;
+use crate::cost::{IterationBatch, IterationModel, Knobs, TimeBreakdown};
+use crate::options::ServerOptions;
+use crate::serving::RunReport;
+use crate::sweep::{SweepLayout, sweep};
+use crate::workload::Workload;
+use models::spec::ModelPart;
+use models::{Layout, ModelSpec};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Schema version of [`Advice`].
+pub const ADVICE_SCHEMA_VERSION: u32 = 1;
+/// Concurrencies the EP verdict is checked over (plus the workload's own).
+pub const VERDICT_CONCURRENCIES: [u32; 8] = [1, 4, 16, 32, 64, 128, 256, 512];
+/// ± relative spread of compute and memory efficiency in confidence draws.
+pub const EFFICIENCY_SPREAD: f64 = 0.2;
+/// ± relative spread of communication time when the profile has no measured spread (presets).
+pub const PRESET_COMM_SPREAD: f64 = 0.3;
+
+/// One layout, ranked for the workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankedLayout {
+    pub layout: String,
+    pub sglang_flags: String,
+    pub run: Option<RunReport>,
+    pub rejected: Option<String>,
+}
+
+/// EP's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Yes,
+    No,
+    DependsOnConcurrency,
+}
+
+/// One side of the EP comparison at the workload's concurrency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpSide {
+    pub layout: String,
+    pub sglang_flags: String,
+    /// From the full simulation of the workload.
+    pub output_throughput: f64,
+    pub mean_tpot_ms: f64,
+    /// One decode iteration at the workload's concurrency and mean context, by part (seconds).
+    pub decode_breakdown: TimeBreakdown,
+    /// Bytes each GPU puts on the wire per generated token (collective formulas, see
+    /// [`wire_bytes_per_token`]).
+    pub wire_bytes_per_token_per_gpu: f64,
+    /// Expert weight bytes the busiest GPU reads in one decode iteration.
+    pub expert_read_bytes_per_gpu: f64,
+    /// Busiest EP rank's (token, expert) pairs over the average (1.0 under TP).
+    pub imbalance: f64,
+    pub weight_bytes_per_gpu: u64,
+    pub kv_tokens: u64,
+}
+
+/// Steady decode throughput of both sides at one concurrency.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ConcurrencyPoint {
+    pub concurrency: u32,
+    pub ep_tok_s: f64,
+    pub other_tok_s: f64,
+    /// The best non-EP layout at this concurrency.
+    pub other_layout: Layout,
+}
+
+/// The answer to `--question ep`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpAnswer {
+    pub verdict: Verdict,
+    /// One sentence: the verdict and its main reason.
+    pub sentence: String,
+    pub concurrency: u32,
+    pub ep: EpSide,
+    pub other: EpSide,
+    pub by_concurrency: Vec<ConcurrencyPoint>,
+    /// Share of perturbed draws giving the same verdict.
+    pub confidence: f64,
+    /// Share of draws in which EP is slower than the best non-EP layout at the workload's
+    /// concurrency.
+    pub ep_slower_share: f64,
+    pub draws: u32,
+    /// Relative spread used for communication time.
+    pub comm_spread: f64,
+    /// SGLang flags to try first.
+    pub flags_to_try: Vec<String>,
+}
+
+/// `sim advise` output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Advice {
+    pub schema_version: u32,
+    pub machine: String,
+    pub model: String,
+    pub workload: Workload,
+    /// Feasible layouts best first (by output throughput), then rejected ones.
+    pub ranking: Vec<RankedLayout>,
+    pub ep: Option<EpAnswer>,
+}
+
+/// Simulates the workload on every layout and orders them by output throughput.
+pub fn rank(layouts: &[SweepLayout], opts: &ServerOptions, w: &Workload) -> Vec<RankedLayout> {
+    let mut rows: Vec<RankedLayout> = sweep(layouts, opts, std::slice::from_ref(w), &[], &|| {})
+        .into_iter()
+        .map(|r| RankedLayout {
+            layout: r.layout,
+            sglang_flags: r.sglang_flags,
+            run: r.run,
+            rejected: r.rejected,
+        })
+        .collect();
+    let key = |r: &RankedLayout| r.run.as_ref().map_or(-1.0, |x| x.output_throughput);
+    rows.sort_by(|a, b| key(b).total_cmp(&key(a)));
+    rows
+}
+
+/// Steady decode tokens/s of `concurrency` requests at `context` tokens: running requests capped
+/// by KV and `--max-running-requests`, split over the micro-batches; a cycle is one trip through
+/// the pipeline or every micro-batch through the busiest stage, whichever is longer.
+pub fn steady_tok_s(
+    m: &dyn IterationModel,
+    opts: &ServerOptions,
+    concurrency: u32,
+    context: u32,
+    batch: &mut IterationBatch,
+) -> f64 {
+    let kv_cap = m.memory().kv_tokens / context.max(1) as u64;
+    let mut running = (concurrency as u64).min(kv_cap);
+    if let Some(r) = opts.max_running_requests {
+        running = running.min(r as u64);
+    }
+    if running == 0 {
+        return 0.0;
+    }
+    let pp = m.layout().pp.max(1);
+    let depth = if pp > 1 { opts.pp_async_batch_depth } else { 0 };
+    let micro = ((pp + depth) as u64).min(running);
+    let per = running.div_ceil(micro) as usize;
+    batch.prefill.clear();
+    batch.decode_context_tokens.clear();
+    batch.decode_context_tokens.resize(per, context);
+    let c = m.iteration(batch);
+    let busiest = c.stage_s.iter().copied().fold(0.0, f64::max).max(c.cpu_s);
+    let cycle = c.latency_s.max(micro as f64 * busiest);
+    if cycle > 0.0 {
+        running as f64 / cycle
+    } else {
+        0.0
+    }
+}
+
+/// Bytes one GPU sends per token per forward pass: two all-reduces of `h` bf16 values per layer
+/// over the TP group (ring: `2(n−1)/n` of the buffer), which SGLang keeps for the MoE output
+/// under EP without `--moe-a2a-backend`; with a backend the MoE all-reduce becomes a dispatch of
+/// `k·h` fp8 bytes plus a combine of `k·h` bf16 values, of which `(n−1)/n` leaves the GPU.
+pub fn wire_bytes_per_token(spec: &ModelSpec, layout: &Layout, opts: &ServerOptions) -> f64 {
+    let n = layout.tp as f64;
+    if n <= 1.0 {
+        return 0.0;
+    }
+    let h = spec.hidden_size as f64;
+    let layers = spec.num_layers as f64 / layout.pp as f64;
+    let moe_layers = spec.num_moe_layers() as f64 / layout.pp as f64;
+    let ring = 2.0 * (n - 1.0) / n;
+    let all_reduce = h * 2.0 * ring;
+    let a2a = opts.moe_a2a_backend.is_some() && layout.ep > 1;
+    match spec.moe {
+        Some(moe) if a2a => {
+            let k = moe.top_k as f64;
+            layers * all_reduce + moe_layers * (k * h * 3.0 * (n - 1.0) / n)
+        }
+        _ => 2.0 * layers * all_reduce,
+    }
+}
+
+/// Expert weight bytes the busiest GPU reads for `tokens` decode tokens, and the EP imbalance.
+pub fn expert_reads(spec: &ModelSpec, layout: &Layout, tokens: u32) -> (f64, f64) {
+    let Some(moe) = spec.moe else {
+        return (0.0, 1.0);
+    };
+    let bytes_per_expert = spec.params_per_routed_expert() as f64
+        * spec.format_of(ModelPart::RoutedExperts).bytes_per_value();
+    let layers = spec.num_moe_layers() as f64 / layout.pp as f64;
+    let t = tokens as f64;
+    if layout.ep <= 1 {
+        let r = Routing::new(moe.num_routed_experts, moe.top_k, 1);
+        let per_layer = r.expected_touched(t) * bytes_per_expert / layout.tp as f64;
+        (per_layer * layers, 1.0)
+    } else {
+        let r = Routing::new(moe.num_routed_experts, moe.top_k, layout.ep);
+        // Each EP group of tp/ep ranks slices its experts.
+        let slice = (layout.tp / layout.ep) as f64;
+        let per_layer = r.max_touched_per_rank(t) * bytes_per_expert / slice;
+        (per_layer * layers, r.pair_imbalance(t))
+    }
+}
+
+/// EP's cost model and those of the layouts it is compared with.
+type Sides = (Box<dyn IterationModel>, Vec<Box<dyn IterationModel>>);
+
+/// Builds a cost model for a layout with given knobs.
+pub type Build<'a> = dyn Fn(Layout, Knobs) -> Result<Box<dyn IterationModel>, String> + Sync + 'a;
+
+/// Steady throughput of EP and of the best non-EP layout at each concurrency.
+fn grid(
+    ep: &dyn IterationModel,
+    others: &[Box<dyn IterationModel>],
+    opts: &ServerOptions,
+    concs: &[u32],
+    context: u32,
+) -> Vec<ConcurrencyPoint> {
+    let mut batch = IterationBatch::default();
+    concs
+        .iter()
+        .map(|&c| {
+            let ep_tok_s = steady_tok_s(ep, opts, c, context, &mut batch);
+            let (other_tok_s, other_layout) = others
+                .iter()
+                .map(|m| {
+                    (
+                        steady_tok_s(m.as_ref(), opts, c, context, &mut batch),
+                        m.layout(),
+                    )
+                })
+                .fold(
+                    (0.0, others[0].layout()),
+                    |a, b| if b.0 > a.0 { b } else { a },
+                );
+            ConcurrencyPoint {
+                concurrency: c,
+                ep_tok_s,
+                other_tok_s,
+                other_layout,
+            }
+        })
+        .collect()
+}
+
+fn verdict_of(points: &[ConcurrencyPoint]) -> Verdict {
+    let wins = points.iter().filter(|p| p.ep_tok_s > p.other_tok_s).count();
+    match wins {
+        0 => Verdict::No,
+        w if w == points.len() => Verdict::Yes,
+        _ => Verdict::DependsOnConcurrency,
+    }
+}
+
+/// Inputs of the EP question.
+pub struct EpQuestion<'a> {
+    pub spec: &'a ModelSpec,
+    pub opts: &'a ServerOptions,
+    pub workload: &'a Workload,
+    pub knobs: Knobs,
+    /// EP over all GPUs.
+    pub ep_layout: Layout,
+    /// Feasible non-EP layouts.
+    pub others: Vec<Layout>,
+    pub comm_spread: f64,
+    pub draws: u32,
+    pub seed: u64,
+}
+
+/// Answers "should we try EP?".
+pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, String> {
+    let conc = q.workload.max_concurrency.unwrap_or(64);
+    let context = q.workload.random_input_len + q.workload.random_output_len / 2;
+    let mut concs: Vec<u32> = VERDICT_CONCURRENCIES.to_vec();
+    if !concs.contains(&conc) {
+        concs.push(conc);
+        concs.sort_unstable();
+    }
+    let build_all = |k: Knobs| -> Result<Sides, String> {
+        let ep = build(q.ep_layout, k)?;
+        let others: Vec<_> = q.others.iter().filter_map(|l| build(*l, k).ok()).collect();
+        if others.is_empty() {
+            return Err("no layout without EP fits this model on this machine".into());
+        }
+        Ok((ep, others))
+    };
+    let (ep, others) = build_all(q.knobs)?;
+    let points = grid(ep.as_ref(), &others, q.opts, &concs, context);
+    let verdict = verdict_of(&points);
+    let at = *points
+        .iter()
+        .find(|p| p.concurrency == conc)
+        .expect("conc is in the grid");
+    let other_model = others
+        .iter()
+        .find(|m| m.layout() == at.other_layout)
+        .expect("best layout is built");
+    let wl = Workload {
+        max_concurrency: Some(conc),
+        ..q.workload.clone()
+    };
+    let ep_side = side(q, ep.as_ref(), &wl, conc, context)?;
+    let other_side = side(q, other_model.as_ref(), &wl, conc, context)?;
+
+    // Confidence: the same verdict under perturbed knobs.
+    let outcomes: Vec<Option<(Verdict, bool)>> = (0..q.draws)
+        .into_par_iter()
+        .map(|i| {
+            let mut rng = ChaCha8Rng::seed_from_u64(q.seed.wrapping_add(i as u64));
+            let mut k = q.knobs;
+            let mut u = |s: f64| 1.0 + s * (2.0 * rng.random::<f64>() - 1.0);
+            k.compute_scale *= u(EFFICIENCY_SPREAD);
+            k.memory_scale *= u(EFFICIENCY_SPREAD);
+            k.comm_time_scale *= u(q.comm_spread);
+            let (ep, others) = build_all(k).ok()?;
+            let pts = grid(ep.as_ref(), &others, q.opts, &concs, context);
+            let here = pts.iter().find(|p| p.concurrency == conc)?;
+            Some((verdict_of(&pts), here.ep_tok_s < here.other_tok_s))
+        })
+        .collect();
+    let ok: Vec<(Verdict, bool)> = outcomes.into_iter().flatten().collect();
+    let n = ok.len().max(1) as f64;
+    let confidence = ok.iter().filter(|(v, _)| *v == verdict).count() as f64 / n;
+    let ep_slower_share = ok.iter().filter(|(_, s)| *s).count() as f64 / n;
+    let sentence = sentence(
+        verdict,
+        &points,
+        &ep_side,
+        &other_side,
+        conc,
+        ep_slower_share,
+        ok.len(),
+    );
+    let mem = format!("--mem-fraction-static {}", q.opts.mem_fraction_static);
+    let flags_to_try = match verdict {
+        Verdict::Yes => vec![format!("{} {mem}", q.ep_layout.sglang_flags())],
+        Verdict::No => vec![format!("{} {mem}", other_side.sglang_flags)],
+        Verdict::DependsOnConcurrency => vec![
+            format!("{} {mem}", q.ep_layout.sglang_flags()),
+            format!("{} {mem}", other_side.sglang_flags),
+        ],
+    };
+    Ok(EpAnswer {
+        verdict,
+        sentence,
+        concurrency: conc,
+        ep: ep_side,
+        other: other_side,
+        by_concurrency: points,
+        confidence,
+        ep_slower_share,
+        draws: ok.len() as u32,
+        comm_spread: q.comm_spread,
+        flags_to_try,
+    })
+}
+
+fn side(
+    q: &EpQuestion<'_>,
+    m: &dyn IterationModel,
+    wl: &Workload,
+    conc: u32,
+    context: u32,
+) -> Result<EpSide, String> {
+    let layout = m.layout();
+    let run = crate::serving::simulate(m, q.opts, wl).map_err(|e| e.to_string())?;
+    let per_micro = conc.div_ceil(layout.pp.max(1)).max(1);
+    let batch = IterationBatch {
+        decode_context_tokens: vec![context; per_micro as usize],
+        prefill: Vec::new(),
+    };
+    let (reads, imbalance) = expert_reads(q.spec, &layout, per_micro);
+    Ok(EpSide {
+        layout: layout.short_name(),
+        sglang_flags: layout.sglang_flags(),
+        output_throughput: run.output_throughput,
+        mean_tpot_ms: run.mean_tpot_ms,
+        decode_breakdown: m.iteration(&batch).breakdown,
+        wire_bytes_per_token_per_gpu: wire_bytes_per_token(q.spec, &layout, q.opts),
+        expert_read_bytes_per_gpu: reads,
+        imbalance,
+        weight_bytes_per_gpu: m.memory().weight_bytes_per_gpu,
+        kv_tokens: m.memory().kv_tokens,
+    })
+}
+
+/// The one-sentence answer with its main reason.
+fn sentence(
+    v: Verdict,
+    points: &[ConcurrencyPoint],
+    ep: &EpSide,
+    other: &EpSide,
+    conc: u32,
+    slower_share: f64,
+    draws: usize,
+) -> String {
+    let at = points
+        .iter()
+        .find(|p| p.concurrency == conc)
+        .expect("in grid");
+    let ratio = at.ep_tok_s / at.other_tok_s.max(1e-12);
+    let comm = |s: &EpSide| {
+        let b = &s.decode_breakdown;
+        b.all_reduce_s + b.all_to_all_s + b.dp_attention_comm_s
+    };
+    let reason = format!(
+        "{} puts {:.0} KB/token/GPU on the wire vs {:.0} KB for {} ({:.1} vs {:.1} ms of communication per decode step at {conc} concurrent) and its busiest GPU reads {:.2} GB of expert weights per step vs {:.2} GB (imbalance {:.2}×)",
+        ep.layout,
+        ep.wire_bytes_per_token_per_gpu / 1e3,
+        other.wire_bytes_per_token_per_gpu / 1e3,
+        other.layout,
+        comm(ep) * 1e3,
+        comm(other) * 1e3,
+        ep.expert_read_bytes_per_gpu / 1e9,
+        other.expert_read_bytes_per_gpu / 1e9,
+        ep.imbalance
+    );
+    let conf = format!(
+        "{} slower than {} at {conc} concurrent in {:.0}% of {draws} draws",
+        ep.layout,
+        other.layout,
+        slower_share * 100.0
+    );
+    let (lo, hi) = (points[0].concurrency, points[points.len() - 1].concurrency);
+    match v {
+        Verdict::No => format!(
+            "No: {} is slower than the best non-EP layout at every concurrency from {lo} to {hi} ({ratio:.2}× {} at {conc}), because {reason}; {conf}.",
+            ep.layout, other.layout
+        ),
+        Verdict::Yes => format!(
+            "Yes: {} is faster than the best non-EP layout at every concurrency from {lo} to {hi} ({ratio:.2}× {} at {conc}), because {reason}; {conf}.",
+            ep.layout, other.layout
+        ),
+        Verdict::DependsOnConcurrency => {
+            let wins: Vec<String> = points
+                .iter()
+                .filter(|p| p.ep_tok_s > p.other_tok_s)
+                .map(|p| p.concurrency.to_string())
+                .collect();
+            format!(
+                "Depends on concurrency: {} wins only at {} concurrent ({ratio:.2}× {} at {conc}), because {reason}; {conf}.",
+                ep.layout,
+                wins.join(", "),
+                other.layout
+            )
+        }
+    }
+}

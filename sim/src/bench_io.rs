@@ -260,10 +260,17 @@ fn summary_blocks(path: &str, text: &str) -> MeasuredSet {
 }
 
 fn csv(path: &str, text: &str) -> Result<MeasuredSet, BenchIoError> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
     let header: Vec<String> = lines
         .next()
-        .map(|(_, h)| h.split(',').map(|c| c.trim().to_ascii_lowercase()).collect())
+        .map(|(_, h)| {
+            h.split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .collect()
+        })
         .unwrap_or_default();
     let col = |name: &str| header.iter().position(|h| h == name);
     let required = ["concurrency", "input_len", "output_len", "output_tok_s"];
@@ -286,7 +293,8 @@ fn csv(path: &str, text: &str) -> Result<MeasuredSet, BenchIoError> {
             get("output_len"),
             get("output_tok_s"),
         ) else {
-            set.skipped.push(format!("{at}: a required cell is empty or not a number"));
+            set.skipped
+                .push(format!("{at}: a required cell is empty or not a number"));
             continue;
         };
         let n = get("num_prompts").map_or(default_prompts(Some(c)), |n| n as u32);
@@ -351,7 +359,8 @@ fn user_box(
         for (i, p) in points.iter().enumerate() {
             let conc = num(p, "concurrency");
             let Some(thr) = num(p, "throughput_tok_s").or(num(p, "output_tok_s")) else {
-                set.skipped.push(format!("{source}[{i}]: no throughput_tok_s"));
+                set.skipped
+                    .push(format!("{source}[{i}]: no throughput_tok_s"));
                 continue;
             };
             set.points.push(MeasuredPoint {
@@ -367,7 +376,9 @@ fn user_box(
         let conc = num(wl, "max_concurrency");
         let thr = num(m, "output_tok_s");
         if thr.is_none() {
-            return Err(fmt(format!("run `{id}` has no output_tok_s to compare with")));
+            return Err(fmt(format!(
+                "run `{id}` has no output_tok_s to compare with"
+            )));
         }
         let (inp, out) = lengths()?;
         set.points.push(MeasuredPoint {
@@ -390,7 +401,10 @@ mod tests {
     #[test]
     fn numbers_inside_text() {
         assert_eq!(leading_number("~225"), Some(225.0));
-        assert_eq!(leading_number("short (~61 tokens, mostly cached)"), Some(61.0));
+        assert_eq!(
+            leading_number("short (~61 tokens, mostly cached)"),
+            Some(61.0)
+        );
         assert_eq!(leading_number("none"), None);
     }
 
@@ -405,7 +419,11 @@ mod tests {
         let s = jsonl("x.jsonl", text);
         assert_eq!(s.points.len(), 1);
         assert_eq!(s.skipped.len(), 2);
-        assert!(s.skipped[0].contains("output_throughput"), "{:?}", s.skipped);
+        assert!(
+            s.skipped[0].contains("output_throughput"),
+            "{:?}",
+            s.skipped
+        );
         let p = &s.points[0];
         assert_eq!(p.workload.max_concurrency, Some(8));
         assert_eq!(p.workload.num_prompts, 100);

@@ -156,8 +156,15 @@ pub enum EfficiencyError {
         line: usize,
         problem: String,
     },
-    #[error("efficiency data is not valid: {0}; regenerate it with `cargo run -p sim --example fit_efficiency`")]
+    #[error(
+        "efficiency data is not valid: {0}; regenerate it with `cargo run -p sim --example fit_efficiency`"
+    )]
     Json(String),
+}
+
+/// Whether a fraction lies in (0, 1].
+fn in_unit(v: f64) -> bool {
+    v > 0.0 && v <= 1.0
 }
 
 /// Normalizes a dtype name to `bf16`, `fp8`, `nvfp4` or `int4`; accepts `models::WeightFormat::name()`
@@ -207,7 +214,9 @@ pub fn peak_tflops(gpu: &GpuSpec, kind: KernelKind, dtype: &str) -> f64 {
 /// otherwise datacenter if the spec lists NVLink, workstation if not.
 pub fn family_key_for(gpu: &GpuSpec) -> &'static str {
     let name = format!("{} {}", gpu.name, gpu.display_name).to_ascii_lowercase();
-    const DATACENTER: &[&str] = &["a100", "h100", "h200", "h20", "h800", "b100", "b200", "b300"];
+    const DATACENTER: &[&str] = &[
+        "a100", "h100", "h200", "h20", "h800", "b100", "b200", "b300",
+    ];
     const WORKSTATION: &[&str] = &["rtx", "l40", "l4", "geforce", "a6000", "a40"];
     if DATACENTER.iter().any(|k| name.contains(k)) {
         FAMILY_DATACENTER
@@ -288,10 +297,9 @@ impl EfficiencyModel {
             for c in &fam.curves {
                 let bad = c.knots.is_empty()
                     || c.knots.windows(2).any(|w| w[0].tokens >= w[1].tokens)
-                    || c.knots.iter().any(|k| {
-                        !(k.memory_fraction > 0.0 && k.memory_fraction <= 1.0)
-                            || !(k.compute_fraction > 0.0 && k.compute_fraction <= 1.0)
-                    });
+                    || c.knots
+                        .iter()
+                        .any(|k| !(in_unit(k.memory_fraction) && in_unit(k.compute_fraction)));
                 if bad {
                     return Err(EfficiencyError::Json(format!(
                         "{} {:?} {}: knots must be non-empty, sorted by tokens, fractions in (0, 1]",
@@ -325,7 +333,13 @@ impl EfficiencyModel {
     /// Fraction (0..1] of the GPU's peak memory bandwidth a kernel of `kind` in `dtype` reaches when it
     /// processes `tokens` tokens (for MoE: tokens routed into the layer on this GPU; decode attention:
     /// batch).
-    pub fn memory_fraction(&self, gpu: &GpuSpec, kind: KernelKind, dtype: &str, tokens: u64) -> f64 {
+    pub fn memory_fraction(
+        &self,
+        gpu: &GpuSpec,
+        kind: KernelKind,
+        dtype: &str,
+        tokens: u64,
+    ) -> f64 {
         let Some((fam, curve)) = self
             .family_for(gpu)
             .and_then(|f| Some((f, f.curve(kind, dtype)?)))
@@ -338,7 +352,13 @@ impl EfficiencyModel {
 
     /// Fraction (0..1] of the GPU's peak dense FLOP/s for that dtype (see [`peak_tflops`]) reached at
     /// that size.
-    pub fn compute_fraction(&self, gpu: &GpuSpec, kind: KernelKind, dtype: &str, tokens: u64) -> f64 {
+    pub fn compute_fraction(
+        &self,
+        gpu: &GpuSpec,
+        kind: KernelKind,
+        dtype: &str,
+        tokens: u64,
+    ) -> f64 {
         let Some((fam, curve)) = self
             .family_for(gpu)
             .and_then(|f| Some((f, f.curve(kind, dtype)?)))

@@ -95,23 +95,10 @@ pub fn enumerate_layouts(gpus: u32, model: &ModelSpec) -> Vec<LayoutCandidate> {
     out
 }
 
-/// Whether `model` can run on `layout` as SGLang would launch it, the reason when not.
+/// Whether `model` can run on `layout` as SGLang would launch it, the reason when not
+/// ([`Layout::validate`]: heads, KV heads, experts and intermediate sizes divide, `ep` divides
+/// `tp`, enough layers for the stages).
 pub fn check_layout(layout: &Layout, model: &ModelSpec) -> Result<(), String> {
-    if layout.tp == 0 || layout.pp == 0 || layout.ep == 0 {
-        return Err("--tp, --pp-size and --ep-size must be at least 1".into());
-    }
-    if layout.tp % layout.ep != 0 {
-        return Err(format!(
-            "--ep-size {} must divide --tp {} (SGLang splits the TP group into expert groups)",
-            layout.ep, layout.tp
-        ));
-    }
-    if layout.ep > 1 && model.moe.is_none() {
-        return Err(format!(
-            "--ep-size {} needs a MoE model; {} is dense",
-            layout.ep, model.name
-        ));
-    }
     layout.validate(model).map_err(|e| match e {
         models::ModelsError::ImpossibleLayout { reason, .. } => reason,
         other => other.to_string(),

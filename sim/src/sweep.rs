@@ -1,1 +1,95 @@
-//! (filled by its issue)
+//! Sweeps: every layout × workload × concurrency, simulated in parallel (rayon). Each (layout,
+//! workload) task runs its concurrencies in turn and shares one cost cache across them.
+
+use crate::cost::IterationModel;
+use crate::options::ServerOptions;
+use crate::serving::{CostCache, RunReport, simulate_with};
+use crate::workload::Workload;
+use models::Layout;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// A layout to sweep: its cost model, or why it was rejected.
+pub struct SweepLayout {
+    pub layout: Layout,
+    pub model: Result<Box<dyn IterationModel>, String>,
+}
+
+/// One row of a sweep: a layout, a workload at one concurrency, and what the simulation says (or
+/// why it could not run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepRow {
+    pub layout: String,
+    pub sglang_flags: String,
+    pub max_concurrency: Option<u32>,
+    pub random_input_len: u32,
+    pub random_output_len: u32,
+    /// The run, when it could be simulated.
+    pub run: Option<RunReport>,
+    /// Why not, otherwise (layout rejected, does not fit, request too large for KV).
+    pub rejected: Option<String>,
+}
+
+/// Simulates every layout × workload × concurrency. `concurrencies` replace each workload's
+/// `max_concurrency` (empty = keep it). `tick` is called once per finished row (progress bars).
+pub fn sweep(
+    layouts: &[SweepLayout],
+    opts: &ServerOptions,
+    workloads: &[Workload],
+    concurrencies: &[u32],
+    tick: &(dyn Fn() + Sync),
+) -> Vec<SweepRow> {
+    let tasks: Vec<(usize, usize)> = (0..layouts.len())
+        .flat_map(|l| (0..workloads.len()).map(move |w| (l, w)))
+        .collect();
+    let mut rows: Vec<Vec<SweepRow>> = tasks
+        .par_iter()
+        .map(|&(l, w)| {
+            let sl = &layouts[l];
+            let variants: Vec<Workload> = if concurrencies.is_empty() {
+                vec![workloads[w].clone()]
+            } else {
+                concurrencies
+                    .iter()
+                    .map(|&c| Workload {
+                        max_concurrency: Some(c),
+                        ..workloads[w].clone()
+                    })
+                    .collect()
+            };
+            let row = |wl: &Workload, run: Option<RunReport>, rejected: Option<String>| SweepRow {
+                layout: sl.layout.short_name(),
+                sglang_flags: sl.layout.sglang_flags(),
+                max_concurrency: wl.max_concurrency,
+                random_input_len: wl.random_input_len,
+                random_output_len: wl.random_output_len,
+                run,
+                rejected,
+            };
+            match &sl.model {
+                Err(why) => variants
+                    .iter()
+                    .map(|wl| {
+                        tick();
+                        row(wl, None, Some(why.clone()))
+                    })
+                    .collect(),
+                Ok(model) => {
+                    let mut cache = CostCache::new(model.as_ref());
+                    variants
+                        .iter()
+                        .map(|wl| {
+                            let r = simulate_with(&mut cache, opts, wl);
+                            tick();
+                            match r {
+                                Ok(run) => row(wl, Some(run), None),
+                                Err(e) => row(wl, None, Some(e.to_string())),
+                            }
+                        })
+                        .collect()
+                }
+            }
+        })
+        .collect();
+    rows.iter_mut().flat_map(std::mem::take).collect()
+}

@@ -120,7 +120,8 @@ impl Workload {
         let mut t = 0.0;
         (0..self.num_prompts)
             .map(|_| {
-                let input_tokens = draw_len(&mut rng, self.random_input_len, self.random_range_ratio);
+                let input_tokens =
+                    draw_len(&mut rng, self.random_input_len, self.random_range_ratio);
                 let output_tokens =
                     draw_len(&mut rng, self.random_output_len, self.random_range_ratio);
                 let arrival_s = t;

@@ -123,7 +123,11 @@ fn kv_pool_limits_admission() {
     let r = simulate(&m, &ServerOptions::default(), &closed(64, 40, 100, 100)).unwrap();
     assert_eq!(r.peak_running_requests, 5);
     assert!(r.peak_kv_tokens <= 1000);
-    assert!(r.mean_ttft_ms > 100.0, "requests wait for KV: {}", r.mean_ttft_ms);
+    assert!(
+        r.mean_ttft_ms > 100.0,
+        "requests wait for KV: {}",
+        r.mean_ttft_ms
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! transposed), fp32 accumulation, bf16 output, random data (never zeros: they run faster), and
 //! a check of sampled outputs against a float64 CPU dot product.
 
-use super::{DeviceBuf, Gpu, check, htod, dtoh, time_on_streams};
+use super::{DeviceBuf, Gpu, dtoh, htod, time_on_streams};
 use crate::error::{ProbeError, Result};
 use crate::plan::RunPlan;
 use crate::stats::{gemm_tflops, summarize};

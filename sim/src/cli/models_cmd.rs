@@ -1,15 +1,298 @@
-//! `sim models list|show`.
+//! `sim models list|show`: model presets and HF configs — parameters and bytes by part, KV bytes
+//! per token, and the per-GPU footprint of TP, TP×PP2 and EP layouts on a machine of N GPUs.
+//!
+//! Two stages as everywhere in the CLI: clap flags ([`ModelsCommand`]) → a validated
+//! [`ShowConfig`] → output types ([`output`]) → a table or JSON.
 
-use clap::Subcommand;
+use anyhow::{Context, Result, bail};
+use clap::{Subcommand, ValueEnum};
+use models::footprint::{FootprintOptions, footprint_with};
+use models::format::KvDtype;
+use models::{GpuSpec, Layout, ModelSpec};
+
+pub mod output;
+mod table;
+
+use output::*;
+
+/// Output format of `sim models`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Terminal tables.
+    #[default]
+    Table,
+    /// JSON (schema in `output`, versioned).
+    Json,
+}
+
+/// `--kv-cache-dtype`, as SGLang spells it.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KvCacheDtype {
+    /// The checkpoint's recommendation (fp8 when it declares an FP8 KV cache, else bf16).
+    #[default]
+    Auto,
+    Bf16,
+    #[value(name = "fp8_e4m3", alias = "fp8")]
+    Fp8E4m3,
+}
 
 #[derive(Subcommand, Debug)]
 pub enum ModelsCommand {
     /// List the embedded model presets.
-    List,
+    List {
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+    },
+    /// Show one model: parameters and bytes by part, KV per token, per-GPU footprints.
+    Show {
+        /// A preset name (see `sim models list`), a HF model folder or a config.json path.
+        model: String,
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
+        /// GPUs in the machine; layouts shown: TP<n>, TP<n/2>×PP2, EP<n>.
+        #[arg(long, default_value_t = 8)]
+        gpus: u32,
+        /// GPU preset (or an nvidia-smi name) whose memory the footprints must fit.
+        #[arg(long, default_value = "rtx-pro-6000-server")]
+        gpu: String,
+        /// Share of GPU memory for weights + KV pool (SGLang `--mem-fraction-static`).
+        #[arg(long, default_value_t = 0.85)]
+        mem_fraction_static: f64,
+        /// KV-cache dtype (SGLang `--kv-cache-dtype`).
+        #[arg(long, value_enum, default_value_t)]
+        kv_cache_dtype: KvCacheDtype,
+        /// Count the MTP draft layer (speculative decoding with NEXTN/EAGLE).
+        #[arg(long)]
+        speculative_mtp: bool,
+    },
 }
 
-pub fn run(cmd: ModelsCommand) -> anyhow::Result<()> {
+/// Validated `sim models show` settings.
+#[derive(Debug)]
+pub struct ShowConfig {
+    pub spec: ModelSpec,
+    pub gpu: GpuSpec,
+    pub gpus: u32,
+    pub mem_fraction_static: f64,
+    pub kv_dtype: KvDtype,
+    pub options: FootprintOptions,
+    pub format: Format,
+}
+
+pub fn run(cmd: ModelsCommand) -> Result<()> {
     match cmd {
-        ModelsCommand::List => anyhow::bail!("model presets are not built yet"),
+        ModelsCommand::List { format } => {
+            let list = list()?;
+            match format {
+                Format::Json => print_json(&list),
+                Format::Table => {
+                    println!("{}", table::list(&list));
+                    Ok(())
+                }
+            }
+        }
+        ModelsCommand::Show {
+            model,
+            format,
+            gpus,
+            gpu,
+            mem_fraction_static,
+            kv_cache_dtype,
+            speculative_mtp,
+        } => {
+            let spec = ModelSpec::resolve(&model)
+                .with_context(|| format!("cannot load model `{model}`"))?;
+            let gpu = GpuSpec::find_by_display_name(&gpu).with_context(|| {
+                format!(
+                    "unknown GPU `{gpu}`; use one of {}",
+                    GpuSpec::preset_names().join(", ")
+                )
+            })?;
+            if gpus == 0 || gpus > 1024 {
+                bail!("--gpus {gpus}: give the number of GPUs in the machine (1-1024)");
+            }
+            if !(mem_fraction_static > 0.0 && mem_fraction_static <= 1.0) {
+                bail!("--mem-fraction-static {mem_fraction_static}: must be in (0, 1]");
+            }
+            let kv_dtype = match kv_cache_dtype {
+                KvCacheDtype::Auto => spec.default_kv_dtype,
+                KvCacheDtype::Bf16 => KvDtype::Bf16,
+                KvCacheDtype::Fp8E4m3 => KvDtype::Fp8,
+            };
+            let cfg = ShowConfig {
+                spec,
+                gpu,
+                gpus,
+                mem_fraction_static,
+                kv_dtype,
+                options: FootprintOptions { speculative_mtp },
+                format,
+            };
+            let shown = show(cfg.spec.clone(), &cfg);
+            match cfg.format {
+                Format::Json => print_json(&shown),
+                Format::Table => {
+                    println!("{}", table::show(&shown));
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+/// Headline numbers of a model.
+pub fn summary(spec: &ModelSpec) -> ModelSummary {
+    ModelSummary {
+        name: spec.name.clone(),
+        model_type: spec.model_type.clone(),
+        total_params: spec.total_params(),
+        total_params_without_mtp: spec.total_params_without_mtp(),
+        active_params_per_token: spec.active_params_per_token(),
+        weight_bytes_without_mtp: spec.total_weight_bytes_without_mtp(),
+        formats: format!(
+            "{} / {}",
+            spec.formats.routed_experts.name(),
+            spec.formats.attention.name()
+        ),
+        default_kv_dtype: spec.default_kv_dtype,
+        kv_bytes_per_token: spec.kv_bytes_per_token(spec.default_kv_dtype),
+        max_context_tokens: spec.max_context_tokens,
+        source: spec.source.clone(),
+    }
+}
+
+/// All embedded presets.
+pub fn list() -> Result<ModelList> {
+    let models = ModelSpec::preset_names()
+        .into_iter()
+        .map(|n| ModelSpec::preset(n).map(|s| summary(&s)))
+        .collect::<Result<Vec<_>, _>>()
+        .context("an embedded model preset is broken (a bug)")?;
+    Ok(ModelList {
+        schema_version: MODELS_OUTPUT_SCHEMA_VERSION,
+        models,
+    })
+}
+
+/// The layouts shown for `gpus` GPUs: TP<n>, TP<n/2>×PP2 (n even), EP<n> (MoE models).
+pub fn layouts_for(spec: &ModelSpec, gpus: u32) -> Vec<Layout> {
+    let mut v = vec![Layout::tp(gpus)];
+    if gpus >= 2 && gpus.is_multiple_of(2) {
+        v.push(Layout {
+            tp: gpus / 2,
+            pp: 2,
+            ep: 1,
+            dp_attention: false,
+        });
+    }
+    if spec.moe.is_some() && gpus > 1 {
+        v.push(Layout {
+            tp: gpus,
+            pp: 1,
+            ep: gpus,
+            dp_attention: false,
+        });
+    }
+    v
+}
+
+fn layout_fit(spec: &ModelSpec, layout: Layout, cfg: &ShowConfig) -> LayoutFit {
+    let mut fit = LayoutFit {
+        layout: layout.short_name(),
+        sglang_flags: layout.sglang_flags(),
+        parallel: layout,
+        impossible_reason: None,
+        max_weight_bytes_per_gpu: 0,
+        kv_bytes_per_token_per_gpu: 0,
+        indexer_cache_bytes_per_token_per_gpu: 0,
+        kv_pool_bytes_per_gpu: 0,
+        kv_capacity_tokens: 0,
+        fits: false,
+        fits_max_context: false,
+        stages: Vec::new(),
+    };
+    let f = match footprint_with(spec, &layout, cfg.options) {
+        Ok(f) => f,
+        Err(e) => {
+            fit.impossible_reason = Some(match e {
+                models::ModelsError::ImpossibleLayout { reason, .. } => reason,
+                other => other.to_string(),
+            });
+            return fit;
+        }
+    };
+    let weights = f.max_weight_bytes_per_gpu();
+    let kv = f.kv_bytes_per_token_per_gpu(spec, cfg.kv_dtype);
+    let idx = f.indexer_cache_bytes_per_token_per_gpu(spec);
+    let budget = (cfg.gpu.memory_bytes as f64 * cfg.mem_fraction_static) as u64;
+    let pool = budget.saturating_sub(weights);
+    let capacity = pool / (kv + idx).max(1);
+    fit.max_weight_bytes_per_gpu = weights;
+    fit.kv_bytes_per_token_per_gpu = kv;
+    fit.indexer_cache_bytes_per_token_per_gpu = idx;
+    fit.kv_pool_bytes_per_gpu = pool;
+    fit.kv_capacity_tokens = capacity;
+    fit.fits = capacity > 0;
+    fit.fits_max_context = capacity >= spec.max_context_tokens;
+    fit.stages = f
+        .per_gpu
+        .iter()
+        .filter(|g| g.tp_rank == 0)
+        .map(|g| StageRow {
+            stage: g.stage,
+            first_layer: g.layers.start,
+            end_layer: g.layers.end,
+            weight_bytes_by_part: g.weight_bytes_by_part.clone(),
+            total_weight_bytes: g.total_weight_bytes,
+        })
+        .collect();
+    fit
+}
+
+/// Everything `sim models show` prints.
+pub fn show(spec: ModelSpec, cfg: &ShowConfig) -> ModelShow {
+    let params = spec.params_by_part();
+    let bytes = spec.weight_bytes_by_part();
+    let parts = params
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(&part, &n)| PartRow {
+            part,
+            params: n,
+            format: spec.format_of(part).name(),
+            bytes: bytes[&part],
+        })
+        .collect();
+    let kv = KvSummary {
+        default_kv_dtype: spec.default_kv_dtype,
+        bf16_bytes_per_token: spec.kv_bytes_per_token(KvDtype::Bf16),
+        fp8_bytes_per_token: spec.kv_bytes_per_token(KvDtype::Fp8),
+        indexer_cache_bytes_per_token: spec.indexer_cache_bytes_per_token(),
+        attended_tokens_cap: spec.attention.indexer().map(|ix| ix.topk as u64),
+    };
+    let layouts = layouts_for(&spec, cfg.gpus)
+        .into_iter()
+        .map(|l| layout_fit(&spec, l, cfg))
+        .collect();
+    ModelShow {
+        schema_version: MODELS_OUTPUT_SCHEMA_VERSION,
+        summary: summary(&spec),
+        parts,
+        kv,
+        machine: MachineSummary {
+            gpus: cfg.gpus,
+            gpu: cfg.gpu.name.clone(),
+            memory_bytes_per_gpu: cfg.gpu.memory_bytes,
+            mem_fraction_static: cfg.mem_fraction_static,
+            kv_dtype: cfg.kv_dtype,
+            speculative_mtp: cfg.options.speculative_mtp,
+        },
+        layouts,
+        spec,
     }
 }

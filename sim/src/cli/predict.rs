@@ -1,8 +1,286 @@
-//! `sim predict` (not built yet: its issue fills this module).
+//! `sim predict`: the cost of one iteration (decode batch at a context, optional prefill chunk) on
+//! one layout or on every layout (`--layout all`), with the time breakdown, bytes on the wire,
+//! expert reads and the memory plan.
 
+use super::args::{FormatArg, LayoutSelection, MachineArg, ModelArg, OutputFormat, ServerArgs};
+use anyhow::{Result, bail};
+use comfy_table::{Cell, Table, presets::UTF8_FULL};
+use sim::cost::Knobs;
+use sim::cost::report::{
+    LayoutPrediction, PREDICT_SCHEMA_VERSION, PredictOutput, PredictQuery, predict_all,
+    predict_layout,
+};
+
+/// `sim predict` flags.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    #[command(flatten)]
+    pub machine: MachineArg,
+    #[command(flatten)]
+    pub model: ModelArg,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// Decode requests in the iteration (also the closed-loop concurrency of the steady estimate).
+    #[arg(long, value_name = "REQUESTS")]
+    pub batch: u32,
+    /// Context tokens of each decode request.
+    #[arg(long, value_name = "TOKENS")]
+    pub context: u32,
+    /// New prefill tokens in the same iteration (one chunk).
+    #[arg(long, value_name = "TOKENS", default_value_t = 0)]
+    pub prefill: u32,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`sim predict` is not built yet")
+/// Runs `sim predict`.
+pub fn run(args: Args) -> Result<()> {
+    let machine = args.machine.resolve()?;
+    let model = args.model.resolve()?;
+    let opts = args.server.options()?;
+    if args.batch == 0 && args.prefill == 0 {
+        bail!("--batch 0 and --prefill 0: nothing to cost; give at least one decode request or prefill token");
+    }
+    if args.context as u64 > model.max_context_tokens {
+        bail!(
+            "--context {}: {} supports at most {} tokens (max_position_embeddings)",
+            args.context,
+            model.name,
+            model.max_context_tokens
+        );
+    }
+    let q = PredictQuery {
+        batch: args.batch,
+        context_tokens: args.context,
+        prefill_tokens: args.prefill,
+    };
+    let knobs = Knobs::default();
+    let layouts = match args.server.layout.selection(machine.gpu_count, &model)? {
+        LayoutSelection::All => predict_all(&machine, &model, &opts, knobs, &q),
+        LayoutSelection::One(l) => vec![predict_layout(&machine, &model, l, &opts, knobs, &q)?],
+    };
+    let out = PredictOutput {
+        schema_version: PREDICT_SCHEMA_VERSION,
+        machine: machine.name().to_string(),
+        gpu: machine.gpu.display_name.clone(),
+        gpu_count: machine.gpu_count,
+        model: model.name.clone(),
+        query: q,
+        layouts,
+        machine_notes: machine.notes().to_vec(),
+    };
+    match args.format.format {
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&out)?),
+        OutputFormat::Csv => print!("{}", csv(&out)),
+        OutputFormat::Table if out.layouts.len() == 1 => print!("{}", one_table(&out)),
+        OutputFormat::Table => print!("{}", ranking_table(&out)),
+    }
+    Ok(())
+}
+
+fn header(out: &PredictOutput) -> String {
+    let q = &out.query;
+    format!(
+        "{} on {} ({}× {}): batch {} at context {}{}\n",
+        out.model,
+        out.machine,
+        out.gpu_count,
+        out.gpu,
+        q.batch,
+        q.context_tokens,
+        if q.prefill_tokens > 0 {
+            format!(" + prefill {}", q.prefill_tokens)
+        } else {
+            String::new()
+        }
+    )
+}
+
+fn gb(bytes: f64) -> String {
+    format!("{:.2} GB", bytes / 1e9)
+}
+
+/// Detailed view of one layout.
+fn one_table(out: &PredictOutput) -> String {
+    let p = &out.layouts[0];
+    let mut s = header(out);
+    s.push_str(&format!(
+        "layout {} ({}), stages on GPUs {:?}{}\n",
+        p.layout,
+        p.sglang_flags,
+        p.placement,
+        if p.cuda_graph { ", CUDA graph" } else { "" }
+    ));
+    let (Some(b), Some(st), Some(tr), Some(m)) = (p.breakdown, p.steady, p.traffic, p.memory)
+    else {
+        return s;
+    };
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL).set_header(vec!["iteration", "ms", "share"]);
+    let total = b.total_ms.max(1e-12);
+    for (name, v) in [
+        ("compute", b.compute_ms),
+        ("weight reads", b.weight_read_ms),
+        ("KV reads", b.kv_read_ms),
+        ("all-reduce (TP)", b.all_reduce_ms),
+        ("all-to-all (EP)", b.all_to_all_ms),
+        ("DP-attention gather/scatter", b.dp_attention_comm_ms),
+        ("PP send/recv", b.pp_send_ms),
+        ("launch + sampling overhead", b.overhead_ms),
+        ("PP bubble (steady)", b.bubble_ms),
+    ] {
+        if v > 0.0 {
+            t.add_row(vec![
+                Cell::new(name),
+                Cell::new(format!("{v:.3}")),
+                Cell::new(format!("{:.0}%", 100.0 * v / total)),
+            ]);
+        }
+    }
+    t.add_row(vec![
+        Cell::new("total"),
+        Cell::new(format!("{:.3}", b.total_ms)),
+        Cell::new(""),
+    ]);
+    s.push_str(&format!("{t}\n"));
+    s.push_str(&format!(
+        "iteration {:.3} ms (stages {:?} ms, hop {:.3} ms, CPU {:.3} ms)\n",
+        p.iteration_ms,
+        p.stage_ms.iter().map(|v| (v * 1000.0).round() / 1000.0).collect::<Vec<_>>(),
+        p.pp_hop_ms,
+        p.cpu_ms
+    ));
+    s.push_str(&format!(
+        "steady decode: {} of {} requests running{} in {} micro-batch(es): {:.1} output tok/s, {:.2} ms per token\n",
+        st.running,
+        st.concurrency,
+        if st.limited_by_kv { " (KV-limited)" } else { "" },
+        st.micro_batches,
+        st.output_tok_per_s,
+        st.cycle_ms
+    ));
+    s.push_str(&format!(
+        "per GPU per iteration: {} on the wire (all-reduce {}, all-to-all {}, DP-attention {}, PP hop {}); expert reads {} ({:.1} of {:.0} experts touched per layer, imbalance ×{:.2})\n",
+        gb(tr.total_wire_bytes),
+        gb(tr.all_reduce_wire_bytes),
+        gb(tr.all_to_all_wire_bytes),
+        gb(tr.dp_attention_wire_bytes),
+        gb(tr.pp_send_bytes_per_hop),
+        gb(tr.expert_read_bytes),
+        tr.experts_touched_per_layer,
+        tr.experts_held_per_layer,
+        tr.expert_imbalance
+    ));
+    s.push_str(&format!(
+        "memory per GPU: weights {:.2} GB + reserve {:.2} GB, KV pool {:.2} GB of {:.1} GB → {} KV tokens, {} requests at context {}\n",
+        m.weights_gb_per_gpu,
+        m.reserve_gb_per_gpu,
+        m.kv_pool_gb_per_gpu,
+        m.gpu_memory_gb,
+        m.kv_tokens,
+        m.max_requests_at_context,
+        out.query.context_tokens
+    ));
+    for n in p.notes.iter().chain(&out.machine_notes) {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s
+}
+
+/// Every layout, best first, rejected ones with their reason.
+fn ranking_table(out: &PredictOutput) -> String {
+    let mut s = header(out);
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL).set_header(vec![
+        "layout",
+        "SGLang flags",
+        "iteration ms",
+        "tok/s (steady)",
+        "comm %",
+        "wire/GPU",
+        "weights/GPU",
+        "KV tokens",
+        "status",
+    ]);
+    for p in &out.layouts {
+        match (&p.rejected, p.breakdown, p.steady, p.traffic, p.memory) {
+            (None, Some(b), Some(st), Some(tr), Some(m)) => {
+                let comm = b.all_reduce_ms + b.all_to_all_ms + b.dp_attention_comm_ms + b.pp_send_ms;
+                t.add_row(vec![
+                    p.layout.clone(),
+                    p.sglang_flags.clone(),
+                    format!("{:.2}", p.iteration_ms),
+                    format!("{:.1}", st.output_tok_per_s),
+                    format!("{:.0}", 100.0 * comm / b.total_ms.max(1e-12)),
+                    gb(tr.total_wire_bytes),
+                    format!("{:.1} GB", m.weights_gb_per_gpu),
+                    m.kv_tokens.to_string(),
+                    if st.limited_by_kv {
+                        format!("ok (KV holds {})", st.running)
+                    } else {
+                        "ok".into()
+                    },
+                ]);
+            }
+            _ => {
+                t.add_row(vec![
+                    p.layout.clone(),
+                    p.sglang_flags.clone(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    format!("rejected: {}", p.rejected.clone().unwrap_or_default()),
+                ]);
+            }
+        }
+    }
+    s.push_str(&format!("{t}\n"));
+    s
+}
+
+/// One CSV row per layout.
+fn csv(out: &PredictOutput) -> String {
+    let mut s = String::from(
+        "layout,sglang_flags,iteration_ms,output_tok_per_s,compute_ms,weight_read_ms,kv_read_ms,all_reduce_ms,all_to_all_ms,dp_attention_comm_ms,pp_send_ms,overhead_ms,bubble_ms,wire_bytes_per_gpu,expert_read_bytes_per_gpu,expert_imbalance,weights_gb_per_gpu,kv_tokens,rejected\n",
+    );
+    for p in &out.layouts {
+        s.push_str(&csv_row(p));
+    }
+    s
+}
+
+fn csv_row(p: &LayoutPrediction) -> String {
+    let q = |v: &str| format!("\"{}\"", v.replace('"', "\"\""));
+    match (p.breakdown, p.steady, p.traffic, p.memory) {
+        (Some(b), Some(st), Some(tr), Some(m)) => format!(
+            "{},{},{:.4},{:.2},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.0},{:.0},{:.3},{:.3},{},\n",
+            p.layout,
+            q(&p.sglang_flags),
+            p.iteration_ms,
+            st.output_tok_per_s,
+            b.compute_ms,
+            b.weight_read_ms,
+            b.kv_read_ms,
+            b.all_reduce_ms,
+            b.all_to_all_ms,
+            b.dp_attention_comm_ms,
+            b.pp_send_ms,
+            b.overhead_ms,
+            b.bubble_ms,
+            tr.total_wire_bytes,
+            tr.expert_read_bytes,
+            tr.expert_imbalance,
+            m.weights_gb_per_gpu,
+            m.kv_tokens
+        ),
+        _ => format!(
+            "{},{},,,,,,,,,,,,,,,,,{}\n",
+            p.layout,
+            q(&p.sglang_flags),
+            q(p.rejected.as_deref().unwrap_or(""))
+        ),
+    }
 }

@@ -1,8 +1,199 @@
-//! `sim sweep` (not built yet: its issue fills this module).
+//! `sim sweep`: every layout × concurrency × workload, in parallel, as a table, CSV or JSON.
+
+use super::args::{FormatArg, LayoutSelection, MachineArg, ModelArg, OutputFormat, ServerArgs};
+use super::run::{CalibrationArg, Setup};
+use super::workload_args::WorkloadArgs;
+use anyhow::{Context, Result, bail};
+use comfy_table::Table;
+use models::Layout;
+use sim::cost::IterationModel;
+use sim::layout::enumerate_layouts;
+use sim::sweep::{SweepLayout, SweepRow, sweep};
+use sim::workload::Workload;
+
+/// Concurrencies swept when `--max-concurrency` is not given.
+const DEFAULT_CONCURRENCIES: [u32; 6] = [1, 8, 32, 64, 128, 256];
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    #[command(flatten)]
+    pub machine: MachineArg,
+    #[command(flatten)]
+    pub model: ModelArg,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Extra workloads as INPUT:OUTPUT token lengths, comma-separated (e.g. 1024:1024,128:2048);
+    /// they replace --random-input-len/--random-output-len.
+    #[arg(long, value_delimiter = ',', value_name = "IN:OUT")]
+    pub workloads: Vec<String>,
+    #[command(flatten)]
+    pub calibration: CalibrationArg,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`sim sweep` is not built yet")
+/// The layouts to sweep: every layout of the machine unless layout flags pick one.
+pub fn layouts(setup: &Setup, server: &ServerArgs) -> Result<Vec<SweepLayout>> {
+    let l = &server.layout;
+    let explicit = l.layout.is_some() || l.tp.is_some() || l.pp.is_some() || l.ep.is_some();
+    let chosen: Vec<(Layout, Option<String>)> = match (explicit || l.dp_attention)
+        .then(|| l.selection(setup.machine.gpu_count, &setup.spec))
+        .transpose()?
+    {
+        Some(LayoutSelection::One(one)) => vec![(one, None)],
+        _ => enumerate_layouts(setup.machine.gpu_count, &setup.spec)
+            .into_iter()
+            .map(|c| (c.layout, c.rejected))
+            .collect(),
+    };
+    Ok(chosen
+        .into_iter()
+        .map(|(layout, rejected)| SweepLayout {
+            layout,
+            model: match rejected {
+                Some(why) => Err(why),
+                None => setup
+                    .model(layout, setup.knobs)
+                    .map(|m| Box::new(m) as Box<dyn IterationModel>)
+                    .map_err(|e| e.to_string()),
+            },
+        })
+        .collect())
+}
+
+fn workloads(args: &Args, max_context: u64) -> Result<Vec<Workload>> {
+    let base = args.workload.workloads(max_context)?.remove(0);
+    if args.workloads.is_empty() {
+        return Ok(vec![base]);
+    }
+    args.workloads
+        .iter()
+        .map(|s| {
+            let (i, o) = s.split_once(':').with_context(|| {
+                format!("--workloads `{s}`: expected INPUT:OUTPUT, e.g. 1024:1024")
+            })?;
+            let w = Workload {
+                random_input_len: i
+                    .trim()
+                    .parse()
+                    .with_context(|| format!("--workloads `{s}`"))?,
+                random_output_len: o
+                    .trim()
+                    .parse()
+                    .with_context(|| format!("--workloads `{s}`"))?,
+                ..base.clone()
+            };
+            w.validate(max_context)?;
+            Ok(w)
+        })
+        .collect()
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let setup = Setup::new(&args.machine, &args.model, &args.server, &args.calibration)?;
+    let wls = workloads(&args, setup.spec.max_context_tokens)?;
+    let concs: Vec<u32> = if args.workload.max_concurrency.is_empty() {
+        DEFAULT_CONCURRENCIES.to_vec()
+    } else {
+        args.workload.max_concurrency.clone()
+    };
+    let ls = layouts(&setup, &args.server)?;
+    let bar = indicatif::ProgressBar::new((ls.len() * wls.len() * concs.len()) as u64);
+    let rows = sweep(&ls, &setup.opts, &wls, &concs, &|| bar.inc(1));
+    bar.finish_and_clear();
+    if rows.iter().all(|r| r.run.is_none()) {
+        let why = rows
+            .first()
+            .and_then(|r| r.rejected.clone())
+            .unwrap_or_default();
+        bail!("no layout could be simulated (first reason: {why})");
+    }
+    match args.format.format {
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
+        OutputFormat::Csv => print!("{}", csv(&rows)),
+        OutputFormat::Table => println!("{}", table(&rows)),
+    }
+    Ok(())
+}
+
+const CSV_HEADER: &str = "layout,sglang_flags,max_concurrency,random_input_len,random_output_len,output_throughput,total_throughput,request_throughput,mean_ttft_ms,median_ttft_ms,p99_ttft_ms,mean_tpot_ms,median_tpot_ms,p99_tpot_ms,mean_itl_ms,peak_running_requests,peak_kv_usage,rejected";
+
+fn csv(rows: &[SweepRow]) -> String {
+    let mut s = String::from(CSV_HEADER);
+    s.push('\n');
+    for r in rows {
+        let c = r.max_concurrency.map_or(String::new(), |c| c.to_string());
+        let metrics = match &r.run {
+            Some(x) => format!(
+                "{:.3},{:.3},{:.4},{:.2},{:.2},{:.2},{:.3},{:.3},{:.3},{:.3},{},{:.4},",
+                x.output_throughput,
+                x.total_throughput,
+                x.request_throughput,
+                x.mean_ttft_ms,
+                x.median_ttft_ms,
+                x.p99_ttft_ms,
+                x.mean_tpot_ms,
+                x.median_tpot_ms,
+                x.p99_tpot_ms,
+                x.mean_itl_ms,
+                x.peak_running_requests,
+                x.peak_kv_usage
+            ),
+            None => format!(
+                ",,,,,,,,,,,,\"{}\"",
+                r.rejected.clone().unwrap_or_default().replace('"', "'")
+            ),
+        };
+        s.push_str(&format!(
+            "{},\"{}\",{c},{},{},{metrics}\n",
+            r.layout, r.sglang_flags, r.random_input_len, r.random_output_len
+        ));
+    }
+    s
+}
+
+fn table(rows: &[SweepRow]) -> Table {
+    let mut t = Table::new();
+    t.set_header(vec![
+        "layout",
+        "conc",
+        "in/out",
+        "output tok/s",
+        "total tok/s",
+        "TTFT ms",
+        "TPOT ms",
+        "peak running",
+        "note",
+    ]);
+    for r in rows {
+        let c = r.max_concurrency.map_or("-".into(), |c| c.to_string());
+        let io = format!("{}/{}", r.random_input_len, r.random_output_len);
+        match &r.run {
+            Some(x) => t.add_row(vec![
+                r.layout.clone(),
+                c,
+                io,
+                format!("{:.1}", x.output_throughput),
+                format!("{:.1}", x.total_throughput),
+                format!("{:.0}", x.mean_ttft_ms),
+                format!("{:.2}", x.mean_tpot_ms),
+                x.peak_running_requests.to_string(),
+                String::new(),
+            ]),
+            None => t.add_row(vec![
+                r.layout.clone(),
+                c,
+                io,
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                r.rejected.clone().unwrap_or_default(),
+            ]),
+        };
+    }
+    t
 }

@@ -1,8 +1,147 @@
-//! `sim validate` (not built yet: its issue fills this module).
+//! `sim validate`: predicted vs measured, point by point (with or without a calibration).
+//! Also the `--measured` flags `sim calibrate` shares.
+
+use super::args::{FormatArg, MachineArg, ModelArg, OutputFormat, ServerArgs};
+use super::run::{CalibrationArg, Setup};
+use anyhow::{Result, bail};
+use comfy_table::Table;
+use sim::bench_io::{self, LengthHints, MeasuredPoint};
+use sim::calibrate::{Comparison, compare, rms_log_error};
+
+/// Where measured runs come from, and lengths to assume where they were not recorded.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MeasuredArgs {
+    /// bench_serving JSONL, its printed summary, a CSV (concurrency,input_len,output_len,
+    /// output_tok_s,…) or `user-box.json#run-id`; repeatable.
+    #[arg(long, required = true, value_name = "FILE[#RUN]")]
+    pub measured: Vec<String>,
+    /// Prompt length to assume where the measurement did not record it.
+    #[arg(long, value_name = "TOKENS")]
+    pub random_input_len: Option<u32>,
+    /// Output length to assume where the measurement did not record it.
+    #[arg(long, value_name = "TOKENS")]
+    pub random_output_len: Option<u32>,
+    /// Requests to simulate per point where the measurement did not record it (default 4 ×
+    /// concurrency).
+    #[arg(long, value_name = "N")]
+    pub num_prompts: Option<u32>,
+}
+
+impl MeasuredArgs {
+    /// Every readable point; skipped records are reported on stderr with a count.
+    pub fn load(&self, max_context_tokens: u64) -> Result<Vec<MeasuredPoint>> {
+        let hints = LengthHints {
+            input_len: self.random_input_len,
+            output_len: self.random_output_len,
+        };
+        let mut points = Vec::new();
+        for spec in &self.measured {
+            let set = bench_io::load(spec, hints)?;
+            if !set.skipped.is_empty() {
+                eprintln!(
+                    "warning: {spec}: skipped {} record(s), kept {}:",
+                    set.skipped.len(),
+                    set.points.len()
+                );
+                for s in &set.skipped {
+                    eprintln!("  {s}");
+                }
+            }
+            points.extend(set.points);
+        }
+        for p in &mut points {
+            if let Some(n) = self.num_prompts {
+                p.workload.num_prompts = n;
+            }
+            p.workload
+                .validate(max_context_tokens)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.source))?;
+        }
+        Ok(points)
+    }
+}
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    #[command(flatten)]
+    pub machine: MachineArg,
+    #[command(flatten)]
+    pub model: ModelArg,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub measured: MeasuredArgs,
+    #[command(flatten)]
+    pub calibration: CalibrationArg,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`sim validate` is not built yet")
+/// `sim validate --format json` output.
+#[derive(serde::Serialize)]
+struct ValidateOutput<'a> {
+    schema_version: u32,
+    layout: String,
+    knobs: sim::cost::Knobs,
+    rms_log_error: f64,
+    points: &'a [Comparison],
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let setup = Setup::new(&args.machine, &args.model, &args.server, &args.calibration)?;
+    let layout = setup.one_layout(&args.server, "validate")?;
+    let points = args.measured.load(setup.spec.max_context_tokens)?;
+    let model = setup.model(layout, setup.knobs)?;
+    let rows = compare(&model, &setup.opts, &points)?;
+    let rms = rms_log_error(&rows);
+    match args.format.format {
+        OutputFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&ValidateOutput {
+                schema_version: 1,
+                layout: layout.short_name(),
+                knobs: setup.knobs,
+                rms_log_error: rms,
+                points: &rows,
+            })?
+        ),
+        OutputFormat::Csv => bail!("`sim validate` prints table or json"),
+        OutputFormat::Table => {
+            println!("{}", comparison_table(&rows));
+            println!(
+                "{} on {}, {}: RMS of ln(predicted/measured) = {rms:.3} over {} values",
+                setup.spec.name,
+                setup.machine.name(),
+                layout.short_name(),
+                rows.len()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Predicted vs measured, one row per metric of each point.
+pub fn comparison_table(rows: &[Comparison]) -> Table {
+    let mut t = Table::new();
+    t.set_header(vec![
+        "source",
+        "conc",
+        "in/out",
+        "metric",
+        "predicted",
+        "measured",
+        "error",
+    ]);
+    for c in rows {
+        t.add_row(vec![
+            c.source.clone(),
+            c.max_concurrency.map_or("-".into(), |x| x.to_string()),
+            format!("{}/{}", c.random_input_len, c.random_output_len),
+            c.metric.clone(),
+            format!("{:.2}", c.predicted),
+            format!("{:.2}", c.measured),
+            format!("{:+.1}%", c.error_pct),
+        ]);
+    }
+    t
 }

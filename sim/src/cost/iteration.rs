@@ -98,15 +98,14 @@ impl CostModel {
             };
         }
         let t = tokens.round().max(1.0) as u64;
-        let flop_s = peak_tflops(&self.gpu, kind, dtype)
-            * 1e12
-            * self.compute_scale
-            * self.eff.compute_fraction(&self.gpu, kind, dtype, t);
+        let peak_flop_s = peak_tflops(&self.gpu, kind, dtype) * 1e12 * self.compute_scale;
+        let flop_s = peak_flop_s * self.eff.compute_fraction(&self.gpu, kind, dtype, t);
         let byte_s = self.peak_bytes_per_s * self.eff.memory_fraction(&self.gpu, kind, dtype, t);
-        let (c, m) = (flops / flop_s, bytes / byte_s);
         OpTime {
-            s: c.max(m),
-            memory_bound: m >= c,
+            s: (flops / flop_s).max(bytes / byte_s),
+            // filed by the roofline at peak rates (which side of the ridge point the op sits):
+            // the fitted fractions reproduce measured times, not which resource was the limit
+            memory_bound: bytes / self.peak_bytes_per_s >= flops / peak_flop_s,
         }
     }
 

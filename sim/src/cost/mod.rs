@@ -8,7 +8,9 @@ pub mod iteration;
 pub mod memory;
 pub mod model;
 pub mod moe;
+pub mod report;
 pub mod steady;
+pub mod traffic;
 
 pub use iteration::BatchStats;
 pub use model::CostModel;

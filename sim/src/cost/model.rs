@@ -194,7 +194,6 @@ impl CostModel {
         placement: Placement,
     ) -> CostModel {
         let per_layer = |part: ModelPart, moe_part: bool| per_layer_bytes(model, &fp, part, moe_part);
-        let tp = layout.tp as f64;
         let experts = model.moe.map(|m| {
             let routed = per_layer(ModelPart::RoutedExperts, true);
             let per_rank = m.num_routed_experts as f64 / layout.ep as f64;
@@ -217,7 +216,6 @@ impl CostModel {
             }
             AttentionSpec::Gqa { .. } => KERNELS_GQA,
         };
-        let _ = tp;
         CostModel {
             layout,
             memory,

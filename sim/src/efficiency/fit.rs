@@ -3,9 +3,10 @@
 //! Every measured row sits at a power-of-two size, so each knot is fitted on its own rows: the pair
 //! (memory_fraction, compute_fraction) minimizing Σ |ln(predicted / measured)| under the roofline of
 //! [`super`], found by a log-spaced grid search (coarse 1e-4…1 in 41 steps, then a 21×21 refinement
-//! around the best). Among equally good pairs the smallest is taken (the fraction the data proves),
-//! then each fraction is raised to the previous knot's value where that costs under 1% of the knot's
-//! error, so curves do not dip where a bound is not binding (a kernel that is compute-bound at 8192
+//! around the best), each fraction at least half the best value at smaller sizes
+//! ([`FLOOR_SHARE`]). Among equally good pairs the smallest is taken (the fraction the data proves),
+//! then each fraction is raised as far toward the previous knot's value as costs under 1% of the
+//! knot's error, so curves do not dip where a bound is not binding (a kernel that is compute-bound at 8192
 //! tokens still streams weights as fast as it did at 512).
 
 use super::observations::KernelRow;
@@ -47,8 +48,9 @@ pub const SOURCE: &str = "shared/observations/gemm-kernels-sglang-0.5.14.csv, \
 const FORM: &str = "time_s = max(flops / (peak_tflops(dtype)*1e12 * compute_fraction), bytes / \
     (peak_memory_gb_per_s*1e9 * memory_fraction)); each fraction piecewise-linear in log2(tokens) \
     between knots at the measured powers of two, clamped outside; per knot the pair minimizing \
-    sum |ln(pred/measured)| over that knot's rows (log grid search), smallest of equal pairs, then \
-    raised to the previous knot's value where that costs < 1% of the knot's error.";
+    sum |ln(pred/measured)| over that knot's rows (log grid search) with each fraction >= 0.5 x its \
+    best value at smaller sizes, smallest of equal pairs, then \
+    each raised as far toward the previous knot's value as costs < 1% of the knot's error.";
 
 /// The flops/bytes/tokens conventions the rows were converted with.
 const CONVENTIONS: [&str; 4] = [
@@ -84,6 +86,11 @@ fn implied_peak(pairs: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
     (!v.is_empty()).then(|| median(v))
 }
 
+/// A fraction never falls below this share of the best value at smaller sizes: without the floor a
+/// knot where one bound is slack could "explain" shape-to-shape scatter with a nonsense ceiling (e.g. 1%
+/// of bandwidth for a 16384-row GEMM), which would blow up any caller that adds bytes the fit left out.
+const FLOOR_SHARE: f64 = 0.5;
+
 /// One row scaled to a knot fit: seconds at 100% of each peak, and the measured seconds.
 #[derive(Clone, Copy)]
 struct Point {
@@ -116,17 +123,31 @@ fn grid(points: &[Point], lo: (f64, f64), hi: (f64, f64), steps: usize) -> (f64,
     best
 }
 
-fn fit_knot(points: &[Point]) -> (f64, f64, f64) {
+/// Best (cost, mf, cf) for one knot with each fraction at least its `floor`.
+fn fit_knot(points: &[Point], floor: (f64, f64)) -> (f64, f64, f64) {
     let (lo, hi, steps) = (1e-4_f64, 1.0_f64, 41);
-    let (_, mf, cf) = grid(points, (lo, lo), (hi, hi), steps);
-    let step = (hi / lo).powf(1.0 / (steps - 1) as f64);
-    let clamp = |v: f64| v.clamp(lo, hi);
+    let lo = (floor.0.max(lo), floor.1.max(lo));
+    let (_, mf, cf) = grid(points, lo, (hi, hi), steps);
+    let step = |l: f64| (hi / l).powf(1.0 / (steps - 1) as f64);
+    let (s0, s1) = (step(lo.0), step(lo.1));
     grid(
         points,
-        (clamp(mf / step), clamp(cf / step)),
-        (clamp(mf * step), clamp(cf * step)),
+        ((mf / s0).max(lo.0), (cf / s1).max(lo.1)),
+        ((mf * s0).min(hi), (cf * s1).min(hi)),
         21,
     )
+}
+
+/// The largest value in `[value, target]` (scanned from `target` down in 64 log steps) that `ok`
+/// accepts; `value` itself when `target` is not above it or nothing else passes.
+fn raise_toward(value: f64, target: f64, ok: impl Fn(f64) -> bool) -> f64 {
+    if target <= value {
+        return value;
+    }
+    (0..64)
+        .map(|i| target * (value / target).powf(i as f64 / 63.0))
+        .find(|v| ok(*v))
+        .unwrap_or(value)
 }
 
 fn round5(v: f64) -> f64 {
@@ -140,7 +161,11 @@ fn abs_errors(points: &[Point], mf: f64, cf: f64) -> Vec<f64> {
         .collect()
 }
 
-fn fit_curve(rows: &[&KernelRow], peak_gb_per_s: f64, peaks: &BTreeMap<String, f64>) -> EfficiencyCurve {
+fn fit_curve(
+    rows: &[&KernelRow],
+    peak_gb_per_s: f64,
+    peaks: &BTreeMap<String, f64>,
+) -> EfficiencyCurve {
     let mut by_tokens: BTreeMap<u64, Vec<Point>> = BTreeMap::new();
     for r in rows {
         let peak_flops = peaks.get(compute_class(r)).copied().unwrap_or(f64::NAN) * 1e12;
@@ -152,18 +177,17 @@ fn fit_curve(rows: &[&KernelRow], peak_gb_per_s: f64, peaks: &BTreeMap<String, f
     }
     let mut knots: Vec<Knot> = Vec::new();
     let mut all_errors = Vec::new();
+    let mut best_so_far = (0.0_f64, 0.0_f64);
     for (tokens, pts) in &by_tokens {
-        let (best, mut mf, mut cf) = fit_knot(pts);
+        let floor = (FLOOR_SHARE * best_so_far.0, FLOOR_SHARE * best_so_far.1);
+        let (best, mut mf, mut cf) = fit_knot(pts, floor);
         if let Some(prev) = knots.last() {
             let ok = |m: f64, c: f64| cost(pts, m, c) <= best * 1.01 + 1e-9;
-            if prev.memory_fraction > mf && ok(prev.memory_fraction, cf) {
-                mf = prev.memory_fraction;
-            }
-            if prev.compute_fraction > cf && ok(mf, prev.compute_fraction) {
-                cf = prev.compute_fraction;
-            }
+            mf = raise_toward(mf, prev.memory_fraction, |v| ok(v, cf));
+            cf = raise_toward(cf, prev.compute_fraction, |v| ok(mf, v));
         }
         let (mf, cf) = (round5(mf).max(1e-5), round5(cf).max(1e-5));
+        best_so_far = (best_so_far.0.max(mf), best_so_far.1.max(cf));
         let errs = abs_errors(pts, mf, cf);
         all_errors.extend_from_slice(&errs);
         knots.push(Knot {
@@ -195,12 +219,10 @@ pub fn fit(rows: &[KernelRow]) -> EfficiencyModel {
         if mine.is_empty() {
             continue;
         }
-        let peak_memory_gb_per_s = implied_peak(
-            mine.iter()
-                .map(|r| (r.achieved_gb_per_s, r.pct_peak_bw)),
-        )
-        .map(|v| v.round())
-        .unwrap_or(f64::NAN);
+        let peak_memory_gb_per_s =
+            implied_peak(mine.iter().map(|r| (r.achieved_gb_per_s, r.pct_peak_bw)))
+                .map(|v| v.round())
+                .unwrap_or(f64::NAN);
         let mut peak_tflops = BTreeMap::new();
         for class in ["bf16", "fp8", "fp4"] {
             let pairs = mine

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 pub const KERNEL_CSVS: [(&str, KernelKind); 3] = [
     ("gemm-kernels-sglang-0.5.14.csv", KernelKind::DenseGemm),
     ("moe-kernels-sglang-0.5.14.csv", KernelKind::MoeGrouped),
-    ("mla-decode-kernels-sglang-0.5.14.csv", KernelKind::MlaDecode),
+    (
+        "mla-decode-kernels-sglang-0.5.14.csv",
+        KernelKind::MlaDecode,
+    ),
 ];
 
 /// MLA latent width per token (kv_lora_rank 512 + rope 64), values.
@@ -64,7 +67,10 @@ impl Table {
             path: path.to_path_buf(),
             source,
         })?;
-        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
         let (_, header) = lines.next().ok_or_else(|| EfficiencyError::Csv {
             path: path.to_path_buf(),
             line: 1,
@@ -93,7 +99,11 @@ impl Table {
         }
     }
 
-    fn str<'a>(&self, rec: &'a (usize, Vec<String>), col: &str) -> Result<&'a str, EfficiencyError> {
+    fn str<'a>(
+        &self,
+        rec: &'a (usize, Vec<String>),
+        col: &str,
+    ) -> Result<&'a str, EfficiencyError> {
         let i = *self
             .cols
             .get(col)
@@ -109,7 +119,12 @@ impl Table {
         s.parse::<f64>()
             .ok()
             .filter(|v| v.is_finite() && *v >= 0.0)
-            .ok_or_else(|| self.err(rec.0, format!("`{col}` = `{s}` is not a non-negative number")))
+            .ok_or_else(|| {
+                self.err(
+                    rec.0,
+                    format!("`{col}` = `{s}` is not a non-negative number"),
+                )
+            })
     }
 }
 

@@ -61,7 +61,9 @@ pub enum EngineError {
         "a request needs {needed} KV tokens but the pool holds {capacity}: shorten the workload, raise --mem-fraction-static, or use more GPUs"
     )]
     RequestTooLarge { needed: u64, capacity: u64 },
-    #[error("the scheduler cannot admit any request (max-running-requests or micro-batch cap is 0)")]
+    #[error(
+        "the scheduler cannot admit any request (max-running-requests or micro-batch cap is 0)"
+    )]
     Stuck,
 }
 
@@ -121,8 +123,7 @@ pub fn run(
     requests: &[RequestSpec],
     max_concurrency: Option<u32>,
 ) -> Result<Trace, EngineError> {
-    if cfg.max_running_requests == 0 || cfg.micro_batch_cap == 0 || cfg.prefill_budget_tokens == 0
-    {
+    if cfg.max_running_requests == 0 || cfg.micro_batch_cap == 0 || cfg.prefill_budget_tokens == 0 {
         return Err(EngineError::Stuck);
     }
     let reqs: Vec<Req> = requests
@@ -130,7 +131,10 @@ pub fn run(
         .map(|r| Req {
             input: r.input_tokens,
             output: r.output_tokens.max(1),
-            to_compute: r.input_tokens.saturating_sub(cfg.cached_prefix_tokens).max(1),
+            to_compute: r
+                .input_tokens
+                .saturating_sub(cfg.cached_prefix_tokens)
+                .max(1),
             arrival_s: r.arrival_s,
             ..Req::default()
         })
@@ -336,8 +340,9 @@ impl Engine<'_, '_> {
             let stage = if pp == 1 {
                 c.latency_s
             } else {
-                // Each stage's rank launches its own layers' kernels: its CPU share overlaps its GPU.
-                c.stage_s[(s as usize).min(c.stages - 1)].max(c.cpu_s / pp as f64)
+                // `cpu_s` is the busiest stage's own launches + scheduling; each stage's CPU
+                // overlaps its GPU work.
+                c.stage_s[(s as usize).min(c.stages - 1)].max(c.cpu_s)
             };
             let gpu: f64 = c.stage_s[..c.stages].iter().sum::<f64>();
             if s == 0 && c.cpu_s > gpu {

@@ -12,7 +12,7 @@ use crate::options::ServerOptions;
 use crate::workload::Workload;
 pub use cost_cache::CostCache;
 pub use engine::{EngineConfig, EngineError};
-pub use output::{RUN_REPORT_SCHEMA_VERSION, RunBreakdown, RunReport, Summary};
+pub use output::{RUN_REPORT_SCHEMA_VERSION, RunBreakdown, RunOutput, RunReport, Summary};
 
 /// SGLang's cap on concurrently held requests when `--max-running-requests` is not given: the
 /// request-to-token pool holds at most 4096 requests, and the scheduler keeps at most half the KV

@@ -66,6 +66,20 @@ pub struct RunReport {
     pub micro_batch_samples: Vec<MicroBatchSample>,
 }
 
+/// `sim run --format json`: the run with what it was simulated on. Keys of [`RunReport`] stay at
+/// the top level, as in bench_serving's JSONL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOutput {
+    /// Machine preset or profile.
+    pub machine: String,
+    /// Model preset or path.
+    pub model: String,
+    /// Knobs in force (defaults, or a calibration's).
+    pub knobs: crate::cost::Knobs,
+    #[serde(flatten)]
+    pub run: RunReport,
+}
+
 /// Engine time by kind of turn, and the cost model's parts summed over the batches run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunBreakdown {

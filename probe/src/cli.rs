@@ -1,0 +1,207 @@
+//! Command line: raw clap flags (stage one) turned into validated configs (stage two), and the
+//! dispatch. Exit codes: 0 success; 1 a measurement failed on the machine (a CUDA, cuBLAS or
+//! NCCL call errored, data came back wrong); 2 bad input or unusable environment (bad flags,
+//! malformed file, no GPU, no driver or library, too few GPUs, out of memory).
+
+use crate::backend::{Backend, FakeBackend, RealBackend};
+use crate::error::{ProbeError, Result};
+use crate::plan::{RunPlan, Step, parse_gpu_list};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Measures a GPU box's interconnect, collectives and compute ceilings into a machine profile.
+#[derive(Debug, Parser)]
+#[command(name = "probe", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Output format of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Human-readable tables.
+    Table,
+    /// Machine-readable JSON on stdout.
+    Json,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure this machine and write a profile.
+    Run(RunArgs),
+    /// Convert another tool's log into a profile.
+    Import {
+        #[command(subcommand)]
+        what: ImportCmd,
+    },
+    /// Compare two profiles side by side (ratios B / A).
+    Diff(DiffArgs),
+    /// Internal: one NCCL group in a child process.
+    #[command(hide = true)]
+    NcclWorker {
+        /// The worker spec as JSON.
+        #[arg(long)]
+        spec: String,
+    },
+}
+
+/// `probe run` flags.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// GPUs to measure, CUDA indices (e.g. 0,1,2,3); default all visible.
+    #[arg(long)]
+    pub gpus: Option<String>,
+    /// Fewer sizes and samples (under 30 s on 8 GPUs).
+    #[arg(long)]
+    pub quick: bool,
+    /// Only these steps: inventory,host,device,p2p,nccl,gemm.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Where to write the profile JSON.
+    #[arg(long, default_value = "profile.json")]
+    pub out: PathBuf,
+    /// Terminal output.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// A fake machine (profile JSON) to run against instead of the GPUs (tests); also
+    /// `PROBE_FAKE_MACHINE`.
+    #[arg(long, hide = true)]
+    pub fake_machine: Option<PathBuf>,
+}
+
+/// `probe import` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ImportCmd {
+    /// nccl-tests stdout logs (all_reduce_perf, all_gather_perf, …), one op per log.
+    NcclTests {
+        /// Log files; the op comes from the binary name in the log or the file name.
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// Where to write the profile JSON.
+        #[arg(long, default_value = "profile.json")]
+        out: PathBuf,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// CUDA samples' p2pBandwidthLatencyTest output.
+    P2p {
+        /// The log file.
+        log: PathBuf,
+        /// Where to write the profile JSON.
+        #[arg(long, default_value = "profile.json")]
+        out: PathBuf,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+}
+
+/// `probe diff` flags.
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// Baseline profile (e.g. bare metal).
+    pub a: PathBuf,
+    /// Profile compared with it (e.g. the VM).
+    pub b: PathBuf,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+/// Validated `probe run` configuration.
+#[derive(Debug)]
+pub struct RunConfig {
+    pub plan: RunPlan,
+    pub out: PathBuf,
+    pub format: Format,
+    pub fake_machine: Option<PathBuf>,
+}
+
+impl RunArgs {
+    /// Stage two: checks and converts the flags.
+    pub fn validate(self) -> Result<RunConfig> {
+        let gpus = self.gpus.as_deref().map(parse_gpu_list).transpose()?;
+        let only = self
+            .only
+            .as_deref()
+            .map(|s| s.split(',').filter(|x| !x.trim().is_empty()).map(Step::parse).collect::<Result<Vec<_>>>())
+            .transpose()?;
+        if only.as_ref().is_some_and(|o| o.is_empty()) {
+            return Err(ProbeError::Invalid("--only: empty list".into()));
+        }
+        if self.out.is_dir() {
+            return Err(ProbeError::Invalid(format!("--out {} is a directory; give a file name", self.out.display())));
+        }
+        Ok(RunConfig {
+            plan: RunPlan::new(gpus, only, self.quick),
+            out: self.out,
+            format: self.format,
+            fake_machine: self
+                .fake_machine
+                .or_else(|| std::env::var_os("PROBE_FAKE_MACHINE").map(PathBuf::from)),
+        })
+    }
+}
+
+/// Exit code for an error (see the module docs).
+pub fn exit_code(e: &ProbeError) -> i32 {
+    match e {
+        ProbeError::Cuda { .. } => 1,
+        _ => crate::error::EXIT_BAD_INPUT,
+    }
+}
+
+/// `probe run`.
+pub fn run(cfg: RunConfig) -> Result<()> {
+    let mut backend: Box<dyn Backend> = match &cfg.fake_machine {
+        Some(p) => Box::new(FakeBackend::load(p)?),
+        None => {
+            // Libraries under names cudarc does not try (libnccl.so.2 in a pip wheel, …):
+            // re-run this process with a shim folder first on LD_LIBRARY_PATH.
+            if let Err(e) = crate::nccl::libsearch::reexec_with_shim_if_needed() {
+                eprintln!("warning: could not prepare library search path: {e}");
+            }
+            Box::new(RealBackend::new())
+        }
+    };
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+            .expect("template"),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let result = crate::run::run_probe(backend.as_mut(), &cfg.plan, &mut |m| bar.set_message(m));
+    bar.finish_and_clear();
+    if let Some(shim) = std::env::var_os(crate::nccl::libsearch::SHIM_ENV) {
+        let _ = std::fs::remove_dir_all(shim);
+    }
+    let profile = result?;
+    profile.save_atomic(&cfg.out)?;
+    match cfg.format {
+        Format::Table => {
+            print!("{}", crate::summary::render(&profile));
+            println!("profile written to {}", cfg.out.display());
+        }
+        Format::Json => println!("{}", serde_json::to_string_pretty(&profile).expect("serializes")),
+    }
+    Ok(())
+}
+
+/// `probe nccl-worker`: prints its report as one JSON line.
+pub fn nccl_worker(spec: &str) -> Result<()> {
+    let spec: crate::nccl::worker::WorkerSpec = serde_json::from_str(spec)
+        .map_err(|e| ProbeError::Invalid(format!("bad worker spec: {e}")))?;
+    let rep = crate::nccl::worker::run_worker(&spec)?;
+    println!("{}", serde_json::to_string(&rep).expect("serializes"));
+    Ok(())
+}
+
+/// Runs the parsed command line.
+pub fn dispatch(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Run(a) => run(a.validate()?),
+        Command::NcclWorker { spec } => nccl_worker(&spec),
+        Command::Import { what } => crate::import::run(what),
+        Command::Diff(a) => crate::diff::run(a),
+    }
+}

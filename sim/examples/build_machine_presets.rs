@@ -1,0 +1,167 @@
+//! Builds the machine presets `sim/presets/machines/*.json` (embedded by `sim::presets`) from the
+//! shared bare-metal NCCL measurements and published interconnect figures. Every figure used is
+//! cited in the preset's `provenance.source`, every modelling assumption in `provenance.notes`.
+//!
+//! Usage: `cargo run -p sim --example build_machine_presets [-- NCCL_JSON [OUT_DIR]]`
+//! (defaults: `shared/observations/nccl-rtx-pro-6000-baremetal.json`, `sim/presets/machines`).
+//! Exit 2 on bad input.
+
+#[path = "machine_presets/nvlink.rs"]
+mod nvlink;
+#[path = "machine_presets/pcie.rs"]
+mod pcie;
+
+use anyhow::Context;
+use models::MachineProfile;
+use models::profile::{
+    CollectiveCurve, CollectiveOp, CollectivePoint, CollectiveStatus, DeviceInfo, LinkClass,
+    PROFILE_SCHEMA_VERSION, PairLink, Provenance, Stat,
+};
+use std::path::PathBuf;
+
+/// Message sizes of every preset curve: nccl-tests' `-b 512 -e 512M -f 2` (the shared file's sizes).
+pub fn sizes_bytes() -> Vec<u64> {
+    (9..=29).map(|p| 1u64 << p).collect()
+}
+
+/// A collective point from a time, with algbw and busbw by the nccl-tests formulas.
+pub fn point(op: CollectiveOp, n: u32, bytes: u64, time_us: f64) -> CollectivePoint {
+    let algbw = bytes as f64 / (time_us * 1e-6) / 1e9;
+    CollectivePoint {
+        bytes,
+        time_us: Stat::exact(time_us),
+        algbw_gb_per_s: algbw,
+        busbw_gb_per_s: algbw * op.busbw_factor(n),
+        status: CollectiveStatus::Ok,
+    }
+}
+
+/// A curve over `devices` with times from `time_us(bytes)`.
+pub fn curve(
+    op: CollectiveOp,
+    devices: Vec<u32>,
+    link_class: LinkClass,
+    time_us: impl Fn(u64) -> f64,
+) -> CollectiveCurve {
+    let n = devices.len() as u32;
+    CollectiveCurve {
+        op,
+        devices,
+        link_class: Some(link_class),
+        nccl_env: Default::default(),
+        points: sizes_bytes()
+            .into_iter()
+            .map(|b| point(op, n, b, round3(time_us(b))))
+            .collect(),
+    }
+}
+
+/// Rounds to 3 decimals (µs: nanosecond resolution), keeping the JSON readable.
+pub fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+/// `count` GPUs of one model, the first half on NUMA node 0 and the rest on node 1.
+pub fn devices(
+    count: u32,
+    name: &str,
+    memory_mib: u64,
+    pcie: Option<(u32, u32)>,
+    cc: [u32; 2],
+) -> Vec<DeviceInfo> {
+    (0..count)
+        .map(|i| DeviceInfo {
+            index: i,
+            name: name.to_string(),
+            numa_node: Some(if i < count / 2 { 0 } else { 1 }),
+            pcie_gen_current: pcie.map(|p| p.0),
+            pcie_gen_max: pcie.map(|p| p.0),
+            pcie_width_current: pcie.map(|p| p.1),
+            pcie_width_max: pcie.map(|p| p.1),
+            memory_bytes: memory_mib * 1024 * 1024,
+            compute_capability: Some(cc),
+            ..Default::default()
+        })
+        .collect()
+}
+
+/// Every ordered pair of `count` GPUs, built by `link(src, dst)`.
+pub fn all_pairs(count: u32, link: impl Fn(u32, u32) -> PairLink) -> Vec<PairLink> {
+    let mut v = Vec::new();
+    for s in 0..count {
+        for d in 0..count {
+            if s != d {
+                v.push(link(s, d));
+            }
+        }
+    }
+    v
+}
+
+/// A preset profile skeleton.
+pub fn profile(gpu_preset: &str, source: &[&str], notes: &[String]) -> MachineProfile {
+    MachineProfile {
+        schema_version: PROFILE_SCHEMA_VERSION,
+        provenance: Provenance {
+            tool: "preset".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            created_utc: "2026-11-29T00:00:00Z".into(),
+            source: Some(source.join(" | ")),
+            notes: notes.to_vec(),
+            ..Default::default()
+        },
+        gpu_preset: Some(gpu_preset.into()),
+        devices: Vec::new(),
+        links: Vec::new(),
+        host_device: Vec::new(),
+        device_memory: Vec::new(),
+        collectives: Vec::new(),
+        compute: Vec::new(),
+    }
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e:#}");
+        std::process::exit(2);
+    }
+}
+
+fn run() -> anyhow::Result<()> {
+    let mut args = std::env::args_os().skip(1);
+    let nccl = args.next().map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/observations/nccl-rtx-pro-6000-baremetal.json"
+        ))
+    });
+    let out = args
+        .next()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/presets/machines")));
+    let measured = pcie::read_baremetal(&nccl)
+        .with_context(|| format!("reading bare-metal NCCL measurements {}", nccl.display()))?;
+    let presets = [
+        ("rtx-pro-6000-x8-baremetal", pcie::baremetal(&measured)),
+        (
+            "rtx-pro-6000-x8-vm-hostbounce",
+            pcie::vm_hostbounce(&measured),
+        ),
+        ("h100-x8", nvlink::preset(&nvlink::H100)),
+        ("h200-x8", nvlink::preset(&nvlink::H200)),
+        ("b200-x8", nvlink::preset(&nvlink::B200)),
+    ];
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    for (name, p) in presets {
+        let path = out.join(format!("{name}.json"));
+        let text = serde_json::to_string_pretty(&p)? + "\n";
+        models::profile::write_atomic(&path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+        println!(
+            "wrote {} ({} collective curves)",
+            path.display(),
+            p.collectives.len()
+        );
+    }
+    Ok(())
+}

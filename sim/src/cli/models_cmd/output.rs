@@ -1,0 +1,128 @@
+//! Serde output types of `sim models list|show --format json`, versioned by
+//! [`MODELS_OUTPUT_SCHEMA_VERSION`].
+
+use models::format::KvDtype;
+use models::spec::ModelPart;
+use models::{Layout, ModelSpec};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Schema version of the JSON `sim models` prints; bumped on any incompatible change.
+pub const MODELS_OUTPUT_SCHEMA_VERSION: u32 = 1;
+
+/// `sim models list --format json`.
+#[derive(Debug, Serialize)]
+pub struct ModelList {
+    pub schema_version: u32,
+    pub models: Vec<ModelSummary>,
+}
+
+/// One model's headline numbers.
+#[derive(Debug, Serialize)]
+pub struct ModelSummary {
+    /// Preset key or the path loaded.
+    pub name: String,
+    pub model_type: String,
+    /// All parameters, MTP included as served (embedding and head shared).
+    pub total_params: u64,
+    pub total_params_without_mtp: u64,
+    /// Parameters a decoded token multiplies through (embedding lookup and MTP excluded).
+    pub active_params_per_token: u64,
+    /// Checkpoint weight bytes of the main model (MTP excluded), each part in its own format.
+    pub weight_bytes_without_mtp: u64,
+    /// Formats of routed experts / attention, e.g. `nvfp4 / bf16`.
+    pub formats: String,
+    /// KV dtype the checkpoint recommends.
+    pub default_kv_dtype: KvDtype,
+    /// KV bytes per token, all layers, in the default KV dtype (DSA index-key cache excluded).
+    pub kv_bytes_per_token: u64,
+    pub max_context_tokens: u64,
+    pub source: String,
+}
+
+/// One part of the model: parameters, format, bytes.
+#[derive(Debug, Serialize)]
+pub struct PartRow {
+    pub part: ModelPart,
+    pub params: u64,
+    pub format: String,
+    pub bytes: u64,
+}
+
+/// KV-cache sizes per token over all main layers.
+#[derive(Debug, Serialize)]
+pub struct KvSummary {
+    pub default_kv_dtype: KvDtype,
+    pub bf16_bytes_per_token: u64,
+    pub fp8_bytes_per_token: u64,
+    /// DSA index-key cache (fp8 + scales), kept beside the KV cache; 0 without an indexer.
+    pub indexer_cache_bytes_per_token: u64,
+    /// Tokens one query attends to at most (DSA `index_topk`), `None` for full attention.
+    pub attended_tokens_cap: Option<u64>,
+}
+
+/// The machine the footprints are checked against.
+#[derive(Debug, Serialize)]
+pub struct MachineSummary {
+    pub gpus: u32,
+    /// GPU preset key.
+    pub gpu: String,
+    pub memory_bytes_per_gpu: u64,
+    /// `--mem-fraction-static`: share of GPU memory for weights + KV pool.
+    pub mem_fraction_static: f64,
+    /// KV dtype the footprints use (`--kv-cache-dtype`).
+    pub kv_dtype: KvDtype,
+    /// Whether the MTP draft layer is loaded (speculative decoding).
+    pub speculative_mtp: bool,
+}
+
+/// One pipeline stage's per-GPU weights (every TP rank of a stage holds the same).
+#[derive(Debug, Serialize)]
+pub struct StageRow {
+    pub stage: u32,
+    /// First main-model layer of the stage.
+    pub first_layer: u32,
+    /// One past the last layer.
+    pub end_layer: u32,
+    pub weight_bytes_by_part: BTreeMap<ModelPart, u64>,
+    pub total_weight_bytes: u64,
+}
+
+/// A layout's per-GPU footprint and whether it fits.
+#[derive(Debug, Serialize)]
+pub struct LayoutFit {
+    /// Short name, e.g. `TP4xPP2`.
+    pub layout: String,
+    pub sglang_flags: String,
+    pub parallel: Layout,
+    /// `None` when the layout is possible; else why not.
+    pub impossible_reason: Option<String>,
+    pub max_weight_bytes_per_gpu: u64,
+    /// KV bytes per token on one GPU of the fullest stage (MLA latent replicated across TP).
+    pub kv_bytes_per_token_per_gpu: u64,
+    /// DSA index-key cache bytes per token per GPU (0 without an indexer).
+    pub indexer_cache_bytes_per_token_per_gpu: u64,
+    /// `mem_fraction_static × memory − weights` (0 when negative).
+    pub kv_pool_bytes_per_gpu: u64,
+    /// Tokens of KV the pool holds (per TP group; each DP-attention rank under DPA).
+    pub kv_capacity_tokens: u64,
+    /// The layout is possible and its weights fit in `mem_fraction_static × memory` with room
+    /// left for KV.
+    pub fits: bool,
+    /// The KV pool holds at least one request of the model's full context.
+    pub fits_max_context: bool,
+    pub stages: Vec<StageRow>,
+}
+
+/// `sim models show --format json`.
+#[derive(Debug, Serialize)]
+pub struct ModelShow {
+    pub schema_version: u32,
+    pub summary: ModelSummary,
+    pub parts: Vec<PartRow>,
+    pub kv: KvSummary,
+    pub machine: MachineSummary,
+    pub layouts: Vec<LayoutFit>,
+    /// The full architecture as loaded.
+    pub spec: ModelSpec,
+}

@@ -1,0 +1,178 @@
+//! Terminal tables (comfy-table) for `sim models list|show`.
+
+use super::output::{ModelList, ModelShow};
+use comfy_table::{Cell, CellAlignment, Table};
+use models::format::KvDtype;
+use models::spec::ModelPart;
+
+fn billions(n: u64) -> String {
+    format!("{:.2}B", n as f64 / 1e9)
+}
+
+fn gb(bytes: u64) -> String {
+    format!("{:.2} GB", bytes as f64 / 1e9)
+}
+
+fn kv_name(d: KvDtype) -> &'static str {
+    match d {
+        KvDtype::Bf16 => "bf16",
+        KvDtype::Fp8 => "fp8",
+    }
+}
+
+fn new_table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.set_header(header.iter().map(|h| Cell::new(h)));
+    t
+}
+
+fn right(s: impl ToString) -> Cell {
+    Cell::new(s.to_string()).set_alignment(CellAlignment::Right)
+}
+
+fn part_name(p: ModelPart) -> &'static str {
+    match p {
+        ModelPart::Embeddings => "embeddings",
+        ModelPart::Attention => "attention",
+        ModelPart::Indexer => "DSA indexer",
+        ModelPart::DenseMlp => "dense MLP",
+        ModelPart::SharedExperts => "shared experts",
+        ModelPart::RoutedExperts => "routed experts",
+        ModelPart::Routers => "routers",
+        ModelPart::LmHead => "lm_head + norm",
+        ModelPart::Mtp => "MTP",
+    }
+}
+
+/// The preset list.
+pub fn list(l: &ModelList) -> String {
+    let mut t = new_table(&[
+        "preset",
+        "model_type",
+        "total",
+        "active",
+        "weights (no MTP)",
+        "experts / attn",
+        "KV/token",
+        "max ctx",
+    ]);
+    for m in &l.models {
+        t.add_row(vec![
+            Cell::new(&m.name),
+            Cell::new(&m.model_type),
+            right(billions(m.total_params)),
+            right(billions(m.active_params_per_token)),
+            right(gb(m.weight_bytes_without_mtp)),
+            Cell::new(&m.formats),
+            right(format!(
+                "{} B ({})",
+                m.kv_bytes_per_token,
+                kv_name(m.default_kv_dtype)
+            )),
+            right(m.max_context_tokens),
+        ]);
+    }
+    t.to_string()
+}
+
+/// One model in detail.
+pub fn show(s: &ModelShow) -> String {
+    let m = &s.summary;
+    let mut out = format!(
+        "{} ({}) — {} total ({} without MTP), {} active per token\nsource: {}\n\n",
+        m.name,
+        m.model_type,
+        billions(m.total_params),
+        billions(m.total_params_without_mtp),
+        billions(m.active_params_per_token),
+        m.source
+    );
+    let mut parts = new_table(&["part", "params", "format", "bytes"]);
+    for p in &s.parts {
+        parts.add_row(vec![
+            Cell::new(part_name(p.part)),
+            right(billions(p.params)),
+            Cell::new(&p.format),
+            right(gb(p.bytes)),
+        ]);
+    }
+    out += &format!("{parts}\n\n");
+    let k = &s.kv;
+    out += &format!(
+        "KV per token (all layers): bf16 {} B, fp8 {} B; DSA index-key cache {} B; checkpoint default {}{}\n\n",
+        k.bf16_bytes_per_token,
+        k.fp8_bytes_per_token,
+        k.indexer_cache_bytes_per_token,
+        kv_name(k.default_kv_dtype),
+        k.attended_tokens_cap
+            .map(|c| format!("; attention capped at {c} tokens (DSA top-k)"))
+            .unwrap_or_default()
+    );
+    let mc = &s.machine;
+    out += &format!(
+        "Footprint on {} × {} ({:.1} GB each), --mem-fraction-static {}, KV {}{}:\n",
+        mc.gpus,
+        mc.gpu,
+        mc.memory_bytes_per_gpu as f64 / 1e9,
+        mc.mem_fraction_static,
+        kv_name(mc.kv_dtype),
+        if mc.speculative_mtp {
+            ", MTP draft loaded"
+        } else {
+            ""
+        }
+    );
+    let mut t = new_table(&[
+        "layout",
+        "flags",
+        "attention+indexer",
+        "experts",
+        "other",
+        "weights/GPU",
+        "KV B/token/GPU",
+        "KV tokens",
+        "fits",
+    ]);
+    for l in &s.layouts {
+        let mut row = vec![Cell::new(&l.layout), Cell::new(&l.sglang_flags)];
+        if let Some(reason) = &l.impossible_reason {
+            row.extend((0..6).map(|_| Cell::new("")));
+            row.push(Cell::new(format!("impossible: {reason}")));
+            t.add_row(row);
+            continue;
+        }
+        // The fullest stage's GPU, split into the groups that decide the fit.
+        let fullest = l.stages.iter().max_by_key(|st| st.total_weight_bytes);
+        let sum = |parts: &[ModelPart]| -> u64 {
+            fullest.map_or(0, |st| {
+                parts
+                    .iter()
+                    .filter_map(|p| st.weight_bytes_by_part.get(p))
+                    .sum()
+            })
+        };
+        let attn = sum(&[ModelPart::Attention, ModelPart::Indexer]);
+        let experts = sum(&[
+            ModelPart::RoutedExperts,
+            ModelPart::SharedExperts,
+            ModelPart::Routers,
+        ]);
+        let total = fullest.map_or(0, |st| st.total_weight_bytes);
+        row.extend([
+            right(gb(attn)),
+            right(gb(experts)),
+            right(gb(total - attn - experts)),
+            right(gb(l.max_weight_bytes_per_gpu)),
+            right(l.kv_bytes_per_token_per_gpu + l.indexer_cache_bytes_per_token_per_gpu),
+            right(l.kv_capacity_tokens),
+            Cell::new(match (l.fits, l.fits_max_context) {
+                (true, true) => "yes",
+                (true, false) => "yes (KV < one max-context request)",
+                (false, _) => "no: weights exceed the memory budget",
+            }),
+        ]);
+        t.add_row(row);
+    }
+    out += &t.to_string();
+    out
+}

@@ -1,0 +1,250 @@
+//! Output types of `sim predict` (JSON through serde, schema-versioned) and the functions that fill
+//! them, reusable by any command that wants one layout's numbers.
+
+use super::iteration::BatchStats;
+use super::memory::max_requests_at_context;
+use super::traffic::Traffic;
+use super::{CostModel, IterationBatch, IterationModel, Knobs, PrefillChunk, TimeBreakdown};
+use crate::error::SimError;
+use crate::layout::enumerate_layouts;
+use crate::machine::Machine;
+use crate::options::ServerOptions;
+use models::{Layout, ModelSpec};
+use serde::Serialize;
+
+/// Version of the `sim predict --format json` layout.
+pub const PREDICT_SCHEMA_VERSION: u32 = 1;
+
+/// What `sim predict` was asked.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PredictQuery {
+    /// Decode requests in the batch (also the closed-loop concurrency of the steady estimate).
+    pub batch: u32,
+    /// Context tokens of each decode request.
+    pub context_tokens: u32,
+    /// New prefill tokens in the iteration (one chunk of a fresh request; 0 = pure decode).
+    pub prefill_tokens: u32,
+}
+
+impl PredictQuery {
+    /// The iteration batch this query describes.
+    pub fn batch(&self) -> IterationBatch {
+        IterationBatch {
+            decode_context_tokens: vec![self.context_tokens; self.batch as usize],
+            prefill: if self.prefill_tokens > 0 {
+                vec![PrefillChunk {
+                    new_tokens: self.prefill_tokens,
+                    cached_tokens: 0,
+                }]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+/// [`TimeBreakdown`] in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BreakdownMs {
+    pub compute_ms: f64,
+    pub weight_read_ms: f64,
+    pub kv_read_ms: f64,
+    pub all_reduce_ms: f64,
+    pub all_to_all_ms: f64,
+    pub dp_attention_comm_ms: f64,
+    pub pp_send_ms: f64,
+    pub overhead_ms: f64,
+    pub bubble_ms: f64,
+    pub total_ms: f64,
+}
+
+impl From<&TimeBreakdown> for BreakdownMs {
+    fn from(b: &TimeBreakdown) -> Self {
+        BreakdownMs {
+            compute_ms: b.compute_s * 1e3,
+            weight_read_ms: b.weight_read_s * 1e3,
+            kv_read_ms: b.kv_read_s * 1e3,
+            all_reduce_ms: b.all_reduce_s * 1e3,
+            all_to_all_ms: b.all_to_all_s * 1e3,
+            dp_attention_comm_ms: b.dp_attention_comm_s * 1e3,
+            pp_send_ms: b.pp_send_s * 1e3,
+            overhead_ms: b.overhead_s * 1e3,
+            bubble_ms: b.bubble_s * 1e3,
+            total_ms: b.total_s() * 1e3,
+        }
+    }
+}
+
+/// The memory plan in GB (1e9 bytes) and tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MemorySummary {
+    pub gpu_memory_gb: f64,
+    pub weights_gb_per_gpu: f64,
+    pub reserve_gb_per_gpu: f64,
+    pub kv_pool_gb_per_gpu: f64,
+    /// KV tokens per attention-DP replica (the whole engine without DP attention).
+    pub kv_tokens: u64,
+    /// Requests of `context_tokens` the KV pool holds at once (all replicas).
+    pub max_requests_at_context: u64,
+    pub fits: bool,
+    pub shortfall_gb: f64,
+}
+
+/// Steady decode of a closed loop of `batch` requests.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SteadySummary {
+    pub concurrency: u32,
+    pub running: u32,
+    pub limited_by_kv: bool,
+    pub micro_batches: u32,
+    /// Time between two tokens of one request (TPOT), ms.
+    pub cycle_ms: f64,
+    pub bubble_ms: f64,
+    pub output_tok_per_s: f64,
+}
+
+/// One layout's prediction, or why it cannot run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayoutPrediction {
+    /// Short name, e.g. `TP4xPP2`.
+    pub layout: String,
+    /// SGLang flags that launch it.
+    pub sglang_flags: String,
+    /// `None` when it runs; otherwise the one-line reason.
+    pub rejected: Option<String>,
+    /// GPUs of each pipeline stage.
+    pub placement: Vec<Vec<u32>>,
+    /// Whether the iteration replays a CUDA graph.
+    pub cuda_graph: bool,
+    /// Latency of the iteration through all stages, ms.
+    pub iteration_ms: f64,
+    pub stage_ms: Vec<f64>,
+    pub pp_hop_ms: f64,
+    pub cpu_ms: f64,
+    pub breakdown: Option<BreakdownMs>,
+    pub steady: Option<SteadySummary>,
+    pub traffic: Option<Traffic>,
+    pub memory: Option<MemorySummary>,
+    /// Where the communication numbers came from.
+    pub notes: Vec<String>,
+}
+
+/// The whole `sim predict` answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PredictOutput {
+    pub schema_version: u32,
+    pub machine: String,
+    pub gpu: String,
+    pub gpu_count: u32,
+    pub model: String,
+    pub query: PredictQuery,
+    /// Feasible layouts best first (steady output tok/s), then rejected ones.
+    pub layouts: Vec<LayoutPrediction>,
+    /// Machine-level assumptions.
+    pub machine_notes: Vec<String>,
+}
+
+fn rejected(layout: &Layout, reason: String) -> LayoutPrediction {
+    LayoutPrediction {
+        layout: layout.short_name(),
+        sglang_flags: layout.sglang_flags(),
+        rejected: Some(reason),
+        placement: Vec::new(),
+        cuda_graph: false,
+        iteration_ms: 0.0,
+        stage_ms: Vec::new(),
+        pp_hop_ms: 0.0,
+        cpu_ms: 0.0,
+        breakdown: None,
+        steady: None,
+        traffic: None,
+        memory: None,
+        notes: Vec::new(),
+    }
+}
+
+/// The prediction of one costed layout for `q`.
+pub fn describe(cm: &CostModel, q: &PredictQuery) -> LayoutPrediction {
+    let batch = q.batch();
+    let st = BatchStats::of(&batch, cm.core.topk_cap);
+    let cost = cm.cost_stats(&st);
+    let steady = cm.steady_decode(q.batch, q.context_tokens);
+    let mut breakdown = BreakdownMs::from(&cost.breakdown);
+    if q.prefill_tokens == 0 {
+        breakdown.bubble_ms = steady.bubble_s * 1e3;
+        breakdown.total_ms += breakdown.bubble_ms;
+    }
+    let mem = cm.memory();
+    let layout = cm.layout();
+    LayoutPrediction {
+        layout: layout.short_name(),
+        sglang_flags: layout.sglang_flags(),
+        rejected: None,
+        placement: cm.placement().stages.clone(),
+        cuda_graph: cm.uses_cuda_graph(&st),
+        iteration_ms: cost.latency_s * 1e3,
+        stage_ms: cost.stage_s.iter().map(|s| s * 1e3).collect(),
+        pp_hop_ms: cost.pp_hop_s * 1e3,
+        cpu_ms: cost.cpu_s * 1e3,
+        breakdown: Some(breakdown),
+        steady: Some(SteadySummary {
+            concurrency: steady.concurrency,
+            running: steady.running,
+            limited_by_kv: steady.limited_by_kv,
+            micro_batches: steady.micro_batches,
+            cycle_ms: steady.cycle_s * 1e3,
+            bubble_ms: steady.bubble_s * 1e3,
+            output_tok_per_s: steady.tok_per_s,
+        }),
+        traffic: Some(cm.traffic(&st)),
+        memory: Some(MemorySummary {
+            gpu_memory_gb: mem.gpu_memory_bytes as f64 / 1e9,
+            weights_gb_per_gpu: mem.weight_bytes_per_gpu as f64 / 1e9,
+            reserve_gb_per_gpu: mem.reserve_bytes_per_gpu as f64 / 1e9,
+            kv_pool_gb_per_gpu: mem.kv_pool_bytes_per_gpu as f64 / 1e9,
+            kv_tokens: mem.kv_tokens,
+            max_requests_at_context: max_requests_at_context(
+                mem,
+                &layout,
+                q.context_tokens.max(1) as u64,
+            ),
+            fits: mem.fits,
+            shortfall_gb: mem.shortfall_bytes as f64 / 1e9,
+        }),
+        notes: cm.comm_notes().to_vec(),
+    }
+}
+
+/// Predicts one layout; an impossible or non-fitting layout becomes a rejected entry.
+pub fn predict_layout(
+    machine: &Machine,
+    model: &ModelSpec,
+    layout: Layout,
+    opts: &ServerOptions,
+    knobs: Knobs,
+    q: &PredictQuery,
+) -> Result<LayoutPrediction, SimError> {
+    let cm = CostModel::new(machine, model, layout, opts, knobs)?;
+    Ok(describe(&cm, q))
+}
+
+/// Predicts every layout of the machine's GPUs, feasible ones best first by steady output tok/s.
+pub fn predict_all(
+    machine: &Machine,
+    model: &ModelSpec,
+    opts: &ServerOptions,
+    knobs: Knobs,
+    q: &PredictQuery,
+) -> Vec<LayoutPrediction> {
+    let mut out: Vec<LayoutPrediction> = enumerate_layouts(machine.gpu_count, model)
+        .into_iter()
+        .map(|c| match c.rejected {
+            Some(r) => rejected(&c.layout, r),
+            None => predict_layout(machine, model, c.layout, opts, knobs, q)
+                .unwrap_or_else(|e| rejected(&c.layout, e.to_string())),
+        })
+        .collect();
+    let score = |p: &LayoutPrediction| p.steady.map_or(-1.0, |s| s.output_tok_per_s);
+    out.sort_by(|a, b| score(b).total_cmp(&score(a)));
+    out
+}

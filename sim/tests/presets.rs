@@ -1,0 +1,247 @@
+//! Checks the built-in machine presets (`sim/presets/machines/*.json`): schema, provenance, the
+//! nccl-tests bus-bandwidth formula, agreement with the shared bare-metal NCCL measurements, and
+//! that the host-bounce VM is slower than bare metal everywhere.
+
+use models::MachineProfile;
+use models::profile::{
+    CollectiveCurve, CollectiveOp, LinkClass, PROFILE_SCHEMA_VERSION, PairClass,
+};
+use sim::presets::{machine_preset, machine_preset_names};
+
+fn all() -> Vec<(&'static str, MachineProfile)> {
+    machine_preset_names()
+        .into_iter()
+        .map(|n| {
+            (
+                n,
+                machine_preset(n).unwrap_or_else(|| panic!("preset {n} parses")),
+            )
+        })
+        .collect()
+}
+
+fn curve<'a>(p: &'a MachineProfile, op: CollectiveOp, devices: &[u32]) -> &'a CollectiveCurve {
+    p.collectives
+        .iter()
+        .find(|c| c.op == op && c.devices == devices)
+        .unwrap_or_else(|| panic!("{op:?} over {devices:?} present"))
+}
+
+#[test]
+fn every_preset_parses_with_provenance() {
+    let names = machine_preset_names();
+    assert_eq!(
+        names,
+        [
+            "rtx-pro-6000-x8-baremetal",
+            "rtx-pro-6000-x8-vm-hostbounce",
+            "h100-x8",
+            "h200-x8",
+            "b200-x8"
+        ]
+    );
+    for (name, p) in all() {
+        assert_eq!(p.schema_version, PROFILE_SCHEMA_VERSION, "{name}");
+        assert_eq!(p.provenance.tool, "preset", "{name}");
+        assert!(
+            p.provenance.source.as_deref().is_some_and(|s| s.len() > 40),
+            "{name}: source"
+        );
+        assert!(p.provenance.notes.len() >= 3, "{name}: notes");
+        assert!(p.gpu_preset.is_some(), "{name}: gpu_preset");
+        assert_eq!(p.devices.len(), 8, "{name}");
+        assert_eq!(p.links.len(), 56, "{name}: every ordered pair");
+        for n in [2usize, 4, 8] {
+            assert!(
+                p.collectives
+                    .iter()
+                    .any(|c| c.op == CollectiveOp::AllReduce && c.devices.len() == n),
+                "{name}: all-reduce over {n} GPUs"
+            );
+        }
+        assert!(
+            p.collectives.iter().any(|c| c.op == CollectiveOp::SendRecv),
+            "{name}: send/recv"
+        );
+    }
+    assert!(machine_preset("no-such-box").is_none());
+}
+
+#[test]
+fn busbw_follows_the_nccl_tests_formula() {
+    for (name, p) in all() {
+        for c in &p.collectives {
+            let n = c.devices.len() as u32;
+            for pt in &c.points {
+                let t = pt.time_us.median;
+                assert!(t > 0.0 && t.is_finite(), "{name} {:?} {} B", c.op, pt.bytes);
+                let algbw = pt.bytes as f64 / (t * 1e-6) / 1e9;
+                assert!(
+                    (pt.algbw_gb_per_s - algbw).abs() <= 1e-9 * algbw.max(1.0),
+                    "{name} algbw"
+                );
+                let busbw = algbw * c.op.busbw_factor(n);
+                assert!(
+                    (pt.busbw_gb_per_s - busbw).abs() <= 1e-9 * busbw.max(1.0),
+                    "{name} busbw"
+                );
+            }
+        }
+    }
+}
+
+/// (bytes, time_us) of a record of the shared bare-metal NCCL file.
+fn shared_points(id: &str) -> Vec<(u64, f64)> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/observations/nccl-rtx-pro-6000-baremetal.json"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("shared NCCL file")).unwrap();
+    let rec = v["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("record {id}"));
+    rec["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["bytes"].as_u64().unwrap(), p["time_us"].as_f64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn baremetal_all_reduce_matches_the_shared_measurements() {
+    let p = machine_preset("rtx-pro-6000-x8-baremetal").unwrap();
+    for (n, devices) in [
+        (8u32, (0..8).collect::<Vec<_>>()),
+        (4, (0..4).collect()),
+        (2, vec![0, 1]),
+    ] {
+        let c = curve(&p, CollectiveOp::AllReduce, &devices);
+        let measured = shared_points(&format!("aic-rtxpro6000-nccl2.29.2-all_reduce-half-{n}gpu"));
+        for (bytes, t) in measured {
+            let pt = c
+                .points
+                .iter()
+                .find(|pt| pt.bytes == bytes)
+                .expect("same sizes");
+            let err = (pt.time_us.median / t - 1.0).abs();
+            assert!(
+                err < 0.02,
+                "n={n} {bytes} B: preset {} vs measured {t}",
+                pt.time_us.median
+            );
+        }
+    }
+    // The headline figures: 8 GPUs ≈ 24 µs at 1 KB, ≈ 132 µs at 1 MB, busbw 23–25 GB/s at 16–512 MB.
+    let c8 = curve(&p, CollectiveOp::AllReduce, &(0..8).collect::<Vec<_>>());
+    let at = |b: u64| c8.points.iter().find(|pt| pt.bytes == b).unwrap();
+    assert!((at(1024).time_us.median - 24.0).abs() < 1.0);
+    assert!((at(1 << 20).time_us.median - 132.0).abs() < 2.0);
+    for b in [16u64 << 20, 512 << 20] {
+        assert!(
+            (23.0..25.5).contains(&at(b).busbw_gb_per_s),
+            "{b}: {}",
+            at(b).busbw_gb_per_s
+        );
+    }
+    assert_eq!(c8.link_class, Some(LinkClass::SYS));
+}
+
+#[test]
+fn vm_is_slower_than_bare_metal_at_every_size() {
+    let bm = machine_preset("rtx-pro-6000-x8-baremetal").unwrap();
+    let vm = machine_preset("rtx-pro-6000-x8-vm-hostbounce").unwrap();
+    assert_eq!(vm.collectives.len(), bm.collectives.len());
+    for c in &bm.collectives {
+        let v = curve(&vm, c.op, &c.devices);
+        for (a, b) in c.points.iter().zip(&v.points) {
+            assert_eq!(a.bytes, b.bytes);
+            assert!(
+                b.time_us.median > a.time_us.median,
+                "{:?} over {:?} at {} B: vm {} <= bare {}",
+                c.op,
+                c.devices,
+                a.bytes,
+                b.time_us.median,
+                a.time_us.median
+            );
+        }
+    }
+    assert!(
+        vm.links
+            .iter()
+            .all(|l| l.classification == Some(PairClass::HostBounce))
+    );
+    assert!(
+        bm.links
+            .iter()
+            .all(|l| l.classification == Some(PairClass::P2p))
+    );
+    assert!(vm.provenance.hypervisor.is_some() && bm.provenance.hypervisor.is_none());
+}
+
+#[test]
+fn rtx_topology_is_two_sockets() {
+    for name in ["rtx-pro-6000-x8-baremetal", "rtx-pro-6000-x8-vm-hostbounce"] {
+        let p = machine_preset(name).unwrap();
+        for d in &p.devices {
+            assert_eq!(d.numa_node, Some(if d.index < 4 { 0 } else { 1 }), "{name}");
+        }
+        for l in &p.links {
+            let same = (l.src < 4) == (l.dst < 4);
+            let want = if same {
+                LinkClass::NODE
+            } else {
+                LinkClass::SYS
+            };
+            assert_eq!(l.topology, want, "{name} {}->{}", l.src, l.dst);
+        }
+    }
+}
+
+#[test]
+fn nvlink_boxes_are_much_faster_than_pcie() {
+    let bm = machine_preset("rtx-pro-6000-x8-baremetal").unwrap();
+    let all8: Vec<u32> = (0..8).collect();
+    let big = |p: &MachineProfile| {
+        curve(p, CollectiveOp::AllReduce, &all8)
+            .points
+            .last()
+            .unwrap()
+            .busbw_gb_per_s
+    };
+    for name in ["h100-x8", "h200-x8", "b200-x8"] {
+        let p = machine_preset(name).unwrap();
+        // Modelled curves (unlike the measured bare-metal ones, where NCCL's protocol switches make
+        // e.g. 8-GPU all-reduce at 1 MiB faster than at 512 KiB) never get faster with size.
+        for c in &p.collectives {
+            for w in c.points.windows(2) {
+                assert!(
+                    w[1].time_us.median >= w[0].time_us.median,
+                    "{name} {:?}",
+                    c.op
+                );
+            }
+        }
+        assert!(
+            p.links.iter().all(|l| l.topology == LinkClass::NV(18)),
+            "{name}"
+        );
+        assert!(big(&p) > 10.0 * big(&bm), "{name}");
+        let small = curve(&p, CollectiveOp::AllReduce, &all8).points[0]
+            .time_us
+            .median;
+        assert!(
+            (5.0..25.0).contains(&small),
+            "{name}: small all-reduce {small} us"
+        );
+    }
+    let h100 = big(&machine_preset("h100-x8").unwrap());
+    let b200 = big(&machine_preset("b200-x8").unwrap());
+    assert!((420.0..490.0).contains(&h100), "{h100}");
+    assert!(b200 > 1.5 * h100);
+}

@@ -1,0 +1,329 @@
+//! `sim run|sweep|advise|calibrate|validate` as a user runs them, including bad input (exit 2,
+//! one line saying what is wrong, no partial output file).
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+const VM: &str = "rtx-pro-6000-x8-vm-hostbounce";
+const USER_BOX: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/observations/user-box.json"
+);
+
+fn sim() -> Command {
+    Command::cargo_bin("sim").unwrap()
+}
+
+fn json(out: &[u8]) -> Value {
+    serde_json::from_slice(out).expect("valid JSON on stdout")
+}
+
+const GLM47_FLAGS: [&str; 8] = [
+    "--model",
+    "glm-4.7-fp8",
+    "--tp",
+    "8",
+    "--disable-cuda-graph",
+    "--mem-fraction-static",
+    "0.848",
+    "--machine",
+];
+
+#[test]
+fn run_prints_bench_serving_keys() {
+    let out = sim()
+        .args([
+            "run",
+            "--machine",
+            VM,
+            "--model",
+            "glm-5-nvfp4",
+            "--tp",
+            "8",
+        ])
+        .args(["--max-concurrency", "8", "--num-prompts", "16"])
+        .args(["--random-input-len", "256", "--random-output-len", "32"])
+        .args(["--format", "json"])
+        .assert()
+        .success();
+    let v = json(&out.get_output().stdout);
+    assert_eq!(v["completed"], 16);
+    assert_eq!(v["max_concurrency"], 8);
+    for k in [
+        "duration",
+        "request_throughput",
+        "input_throughput",
+        "output_throughput",
+        "total_throughput",
+        "mean_ttft_ms",
+        "median_ttft_ms",
+        "p99_ttft_ms",
+        "mean_tpot_ms",
+        "median_tpot_ms",
+        "p99_tpot_ms",
+        "mean_itl_ms",
+        "median_itl_ms",
+        "p99_itl_ms",
+    ] {
+        assert!(v[k].as_f64().unwrap() > 0.0, "{k} = {}", v[k]);
+    }
+    assert!(v["peak_running_requests"].as_u64().unwrap() <= 8);
+    assert!(v["breakdown"]["decode_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn run_table_and_pipeline_micro_batches() {
+    sim()
+        .args([
+            "run",
+            "--machine",
+            VM,
+            "--model",
+            "glm-5-nvfp4",
+            "--tp",
+            "4",
+            "--pp-size",
+            "2",
+        ])
+        .args(["--max-concurrency", "16", "--num-prompts", "32"])
+        .args(["--random-input-len", "128", "--random-output-len", "16"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Output token throughput"))
+        .stdout(predicate::str::contains("Micro-batch sizes"));
+}
+
+#[test]
+fn run_rejects_bad_input() {
+    let base = ["run", "--machine", VM, "--model", "glm-5-nvfp4"];
+    sim()
+        .args(base)
+        .args(["--tp", "3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("error:"));
+    sim()
+        .args(base)
+        .args(["--random-input-len", "100000000"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("context"));
+    sim()
+        .args(base)
+        .args(["--max-concurrency", "1,8"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("sim sweep"));
+    sim()
+        .args(base)
+        .args(["--random-range-ratio", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("range-ratio"));
+}
+
+#[test]
+fn sweep_covers_every_layout_and_concurrency() {
+    let out = sim()
+        .args(["sweep", "--machine", VM, "--model", "glm-5-nvfp4"])
+        .args(["--max-concurrency", "1,16", "--num-prompts", "16"])
+        .args(["--workloads", "128:16,512:8", "--format", "csv"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("layout,sglang_flags,max_concurrency")
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert!(rows.len() >= 3 * 2 * 2, "{text}");
+    assert_eq!(rows.len() % 4, 0);
+    for name in ["TP8,", "TP4xPP2,", "EP8,"] {
+        assert!(rows.iter().any(|r| r.starts_with(name)), "{name} missing");
+    }
+}
+
+#[test]
+fn advise_answers_the_ep_question_with_confidence() {
+    let out = sim()
+        .args([
+            "advise",
+            "--machine",
+            VM,
+            "--model",
+            "glm-5-nvfp4",
+            "--question",
+            "ep",
+        ])
+        .args([
+            "--max-concurrency",
+            "64",
+            "--num-prompts",
+            "64",
+            "--draws",
+            "16",
+        ])
+        .args(["--random-input-len", "1000", "--random-output-len", "100"])
+        .args(["--format", "json"])
+        .assert()
+        .success();
+    let v = json(&out.get_output().stdout);
+    let ep = &v["ep"];
+    assert!(["yes", "no", "depends-on-concurrency"].contains(&ep["verdict"].as_str().unwrap()));
+    let c = ep["confidence"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&c));
+    assert_eq!(ep["draws"], 16);
+    assert!(ep["sentence"].as_str().unwrap().contains("EP8"));
+    assert!(!v["ranking"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn advise_refuses_ep_for_a_dense_model() {
+    sim()
+        .args([
+            "advise",
+            "--machine",
+            VM,
+            "--model",
+            "llama-3.1-70b",
+            "--question",
+            "ep",
+        ])
+        .args(["--num-prompts", "8", "--draws", "2"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn calibrate_then_validate_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let cal = dir.path().join("cal.json");
+    let measured = format!("{USER_BOX}#glm47-fp8-tp8-sweep");
+    sim()
+        .arg("calibrate")
+        .args(GLM47_FLAGS)
+        .arg(VM)
+        .args(["--measured", &measured, "--fit", "overhead,cpu", "-o"])
+        .arg(&cal)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("RMS"));
+    let c: Value = serde_json::from_slice(&std::fs::read(&cal).unwrap()).unwrap();
+    assert_eq!(c["schema_version"], 1);
+    assert!(
+        c["rms_log_error_after"].as_f64().unwrap() <= c["rms_log_error_before"].as_f64().unwrap()
+    );
+    let out = sim()
+        .arg("validate")
+        .args(GLM47_FLAGS)
+        .arg(VM)
+        .args(["--measured", &measured, "--format", "json", "--calibration"])
+        .arg(&cal)
+        .assert()
+        .success();
+    let v = json(&out.get_output().stdout);
+    assert_eq!(v["points"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn partial_jsonl_keeps_good_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("runs.jsonl");
+    std::fs::write(
+        &f,
+        concat!(
+            r#"{"completed": 16, "duration": 10.0, "output_throughput": 100.0, "max_concurrency": 4, "random_input_len": 128, "random_output_len": 32}"#,
+            "\n",
+            r#"{"completed": 16, "duration": 10.0, "max_concurrency": 4}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    sim()
+        .args([
+            "validate",
+            "--machine",
+            VM,
+            "--model",
+            "glm-5-nvfp4",
+            "--measured",
+        ])
+        .arg(&f)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("skipped 1 record(s), kept 1"))
+        .stderr(predicate::str::contains("output_throughput"));
+}
+
+#[test]
+fn bad_measurements_and_calibrations_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"completed\": 3}\nnot json\n").unwrap();
+    let base = ["validate", "--machine", VM, "--model", "glm-5-nvfp4"];
+    sim()
+        .args(base)
+        .arg("--measured")
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no usable measurement"));
+    let csv = dir.path().join("fig.csv");
+    std::fs::write(&csv, "concurrency,output_tok_s\n1,10\n").unwrap();
+    sim()
+        .args(base)
+        .arg("--measured")
+        .arg(&csv)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("input_len"));
+    sim()
+        .args(base)
+        .args(["--measured", &format!("{USER_BOX}#no-such-run")])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("glm47-fp8-tp8-sweep"));
+    // GLM-5 figures did not record lengths: the user must say which to assume.
+    sim()
+        .args(base)
+        .args(["--measured", &format!("{USER_BOX}#glm5-nvfp4-tp8-c64")])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--random-input-len"));
+    let cal = dir.path().join("cal.json");
+    std::fs::write(&cal, "{\"schema_version\": 1").unwrap();
+    sim()
+        .args([
+            "run",
+            "--machine",
+            VM,
+            "--model",
+            "glm-5-nvfp4",
+            "--calibration",
+        ])
+        .arg(&cal)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("malformed JSON"));
+    // A calibration that cannot be written leaves nothing behind.
+    let out = dir.path().join("missing-dir").join("cal.json");
+    sim()
+        .arg("calibrate")
+        .args(GLM47_FLAGS)
+        .arg(VM)
+        .args([
+            "--measured",
+            &format!("{USER_BOX}#glm47-fp8-tp8-sweep"),
+            "--fit",
+            "cpu",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .code(2);
+    assert!(!out.exists());
+}
