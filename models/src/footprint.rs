@@ -107,7 +107,7 @@ fn add_layer(
     share: &mut Share,
     spec: &ModelSpec,
     layout: &Layout,
-    is_moe: bool,
+    (is_moe, has_indexer): (bool, bool),
     part_of: impl Fn(ModelPart) -> ModelPart,
 ) {
     let tp = layout.tp.max(1) as f64;
@@ -115,10 +115,12 @@ fn add_layer(
         part_of(ModelPart::Attention),
         attention_params_per_gpu(spec, layout),
     );
-    share.add(
-        part_of(ModelPart::Indexer),
-        spec.indexer_params_per_layer() as f64,
-    );
+    if has_indexer {
+        share.add(
+            part_of(ModelPart::Indexer),
+            spec.indexer_params_per_layer() as f64,
+        );
+    }
     if is_moe {
         share.add(
             part_of(ModelPart::SharedExperts),
@@ -162,7 +164,8 @@ pub fn footprint_with(
         // Every rank of a stage holds the same amount; compute once, clone per rank.
         let mut share = Share::default();
         for l in layers.clone() {
-            add_layer(&mut share, spec, layout, spec.moe_layers[l as usize], |p| p);
+            let kind = (spec.moe_layers[l as usize], spec.layer_has_indexer(l));
+            add_layer(&mut share, spec, layout, kind, |p| p);
         }
         if stage == 0 {
             let emb = spec.embedding_params() as f64;
@@ -179,9 +182,8 @@ pub fn footprint_with(
             );
             if options.speculative_mtp {
                 for _ in 0..spec.num_mtp_layers {
-                    add_layer(&mut share, spec, layout, spec.moe.is_some(), |_| {
-                        ModelPart::Mtp
-                    });
+                    let kind = (spec.moe.is_some(), spec.attention.indexer().is_some());
+                    add_layer(&mut share, spec, layout, kind, |_| ModelPart::Mtp);
                     // eh_proj (2h→h) and the three MTP norms are replicated.
                     share.add(ModelPart::Mtp, 2.0 * h * h + 3.0 * h);
                 }
@@ -245,10 +247,16 @@ impl Footprint {
         self.max_layers_per_stage() as u64 * per_layer_per_gpu
     }
 
-    /// DSA index-key cache bytes per token on one GPU of the fullest stage (replicated across
-    /// TP like the MLA latent); 0 without an indexer. Add it to
+    /// DSA index-key cache bytes per token on one GPU of the stage with the most indexer layers
+    /// (replicated across TP like the MLA latent); 0 without an indexer. Add it to
     /// [`Self::kv_bytes_per_token_per_gpu`] when sizing the KV pool.
     pub fn indexer_cache_bytes_per_token_per_gpu(&self, spec: &ModelSpec) -> u64 {
-        self.max_layers_per_stage() as u64 * spec.indexer_cache_bytes_per_token_per_layer()
+        let fullest = self
+            .per_gpu
+            .iter()
+            .map(|g| spec.num_indexer_layers_in(g.layers.clone()))
+            .max()
+            .unwrap_or(0);
+        fullest as u64 * spec.indexer_cache_bytes_per_token_per_layer()
     }
 }

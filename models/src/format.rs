@@ -10,11 +10,17 @@ pub enum WeightFormat {
     Bf16,
     /// FP8 (e4m3) with one fp32 scale per `block` × `block` tile (block-wise, DeepSeek style),
     /// or per output channel when `block` is 0.
-    Fp8 { block: u32 },
+    Fp8 {
+        /// Scale block edge (128 for DeepSeek-style), 0 for per-channel scales.
+        block: u32,
+    },
     /// NVFP4: 4-bit values, one fp8 scale per 16 values, plus a per-tensor fp32 scale.
     Nvfp4,
     /// 4-bit integers with one bf16 scale per `group_size` values (Kimi K2 Thinking's native INT4).
-    Int4 { group_size: u32 },
+    Int4 {
+        /// Values sharing one scale.
+        group_size: u32,
+    },
 }
 
 impl WeightFormat {

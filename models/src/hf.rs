@@ -228,6 +228,16 @@ fn build(
     let tie = f.opt_bool("tie_word_embeddings")?.unwrap_or(false);
     let num_mtp = f.opt_int("num_nextn_predict_layers", 0, 16)?.unwrap_or(0);
     let attention = attention(f, &model_type, hidden)?;
+    let indexer_layers = match attention.indexer() {
+        Some(_) => per_layer_kinds(
+            f,
+            "indexer_types",
+            num_layers,
+            &[("full", true), ("shared", false)],
+        )?
+        .unwrap_or_default(),
+        None => Vec::new(),
+    };
     let (moe, moe_layers, dense_inter) = mlp(f, &model_type, hidden, num_layers)?;
     let names = layer_names(&model_type, &attention, hidden, &moe_layers, num_mtp as u32);
     let (formats, kv) = match &quant {
@@ -250,6 +260,7 @@ fn build(
         num_mtp_layers: num_mtp as u32,
         formats,
         default_kv_dtype: kv,
+        indexer_layers,
     })
 }
 
@@ -374,7 +385,8 @@ fn mlp(
                 .opt_int("first_k_dense_replace", 0, num_layers)?
                 .unwrap_or(0);
             let freq = f.opt_int("moe_layer_freq", 1, MAX_LAYERS)?.unwrap_or(1);
-            let layers = match mlp_layer_types(f, num_layers)? {
+            let kinds = [("dense", false), ("sparse", true), ("moe", true)];
+            let layers = match per_layer_kinds(f, "mlp_layer_types", num_layers, &kinds)? {
                 Some(types) => types,
                 None => (0..num_layers)
                     .map(|i| i >= first_dense && i % freq == 0)
@@ -396,20 +408,24 @@ fn top_k(f: &Fields, experts: u64) -> Result<u32> {
     Ok(k as u32)
 }
 
-/// `mlp_layer_types` (`dense` / `sparse` per layer) when present.
-fn mlp_layer_types(f: &Fields, num_layers: u64) -> Result<Option<Vec<bool>>> {
-    let Some(v) = f.present("mlp_layer_types") else {
+/// A per-layer list of kinds (`mlp_layer_types`: dense / sparse, `indexer_types`: full /
+/// shared) mapped to booleans by `kinds`, when present; it must have one entry per layer.
+fn per_layer_kinds(
+    f: &Fields,
+    key: &str,
+    num_layers: u64,
+    kinds: &[(&str, bool)],
+) -> Result<Option<Vec<bool>>> {
+    let Some(v) = f.present(key) else {
         return Ok(None);
     };
-    let items = v.as_array().ok_or_else(|| {
-        f.err(
-            "mlp_layer_types",
-            "must be a list of \"dense\" / \"sparse\"",
-        )
-    })?;
+    let names: Vec<&str> = kinds.iter().map(|(k, _)| *k).collect();
+    let items = v
+        .as_array()
+        .ok_or_else(|| f.err(key, format!("must be a list of {}", names.join(" / "))))?;
     if items.len() as u64 != num_layers {
         return Err(f.err(
-            "mlp_layer_types",
+            key,
             format!(
                 "has {} entries but num_hidden_layers is {num_layers}",
                 items.len()
@@ -418,13 +434,16 @@ fn mlp_layer_types(f: &Fields, num_layers: u64) -> Result<Option<Vec<bool>>> {
     }
     items
         .iter()
-        .map(|t| match t.as_str() {
-            Some("dense") => Ok(false),
-            Some("sparse" | "moe") => Ok(true),
-            _ => Err(f.err(
-                "mlp_layer_types",
-                format!("unknown entry {t} (expected dense or sparse)"),
-            )),
+        .map(|t| {
+            t.as_str()
+                .and_then(|t| kinds.iter().find(|(k, _)| *k == t))
+                .map(|(_, b)| *b)
+                .ok_or_else(|| {
+                    f.err(
+                        key,
+                        format!("unknown entry {t} (expected {})", names.join(" or ")),
+                    )
+                })
         })
         .collect::<Result<Vec<bool>>>()
         .map(Some)

@@ -1,6 +1,7 @@
 //! A parallel layout of a model over GPUs, in SGLang's terms.
 
 use crate::error::{ModelsError, Result};
+use crate::format::WeightFormat;
 use crate::spec::{AttentionSpec, ModelSpec};
 use serde::{Deserialize, Serialize};
 
@@ -102,7 +103,7 @@ impl Layout {
         let heads = spec.attention.num_heads();
         if !heads.is_multiple_of(attn_tp) {
             return fail(format!(
-                "{heads} attention heads are not divisible by --tp {attn_tp}"
+                "--tp {attn_tp} does not divide the {heads} attention heads"
             ));
         }
         if let AttentionSpec::Gqa { num_kv_heads, .. } = spec.attention
@@ -110,7 +111,7 @@ impl Layout {
             && attn_tp % num_kv_heads.max(1) != 0
         {
             return fail(format!(
-                "{num_kv_heads} KV heads neither divide nor are divisible by --tp {attn_tp}"
+                "--tp {attn_tp} and the {num_kv_heads} KV heads do not divide one another"
             ));
         }
         if !self.tp.is_multiple_of(self.ep) {
@@ -123,16 +124,31 @@ impl Layout {
             Some(moe) => {
                 if moe.num_routed_experts % self.ep != 0 {
                     return fail(format!(
-                        "{} routed experts are not divisible by --ep-size {}",
-                        moe.num_routed_experts, self.ep
+                        "--ep-size {} does not divide the {} routed experts",
+                        self.ep, moe.num_routed_experts
                     ));
                 }
                 let slices = (self.tp / self.ep) as u64;
                 if moe.expert_intermediate_size % slices != 0 {
                     return fail(format!(
-                        "expert intermediate size {} is not divisible by tp/ep = {slices}",
+                        "tp/ep = {slices} does not divide the expert intermediate size {}",
                         moe.expert_intermediate_size
                     ));
+                }
+                check_block(
+                    spec.formats.routed_experts,
+                    moe.expert_intermediate_size / slices,
+                    "routed expert",
+                )
+                .or_else(fail)?;
+                let shared = moe.expert_intermediate_size * moe.num_shared_experts as u64;
+                if shared > 0 {
+                    check_block(
+                        spec.formats.shared_experts,
+                        shared / self.tp as u64,
+                        "shared expert",
+                    )
+                    .or_else(fail)?;
                 }
             }
             None if self.ep > 1 => {
@@ -147,9 +163,17 @@ impl Layout {
             && !spec.dense_intermediate_size.is_multiple_of(self.tp as u64)
         {
             return fail(format!(
-                "dense intermediate size {} is not divisible by --tp {}",
-                spec.dense_intermediate_size, self.tp
+                "--tp {} does not divide the dense intermediate size {}",
+                self.tp, spec.dense_intermediate_size
             ));
+        }
+        if spec.num_dense_layers() > 0 {
+            check_block(
+                spec.formats.dense_mlp,
+                spec.dense_intermediate_size / self.tp as u64,
+                "dense MLP",
+            )
+            .or_else(fail)?;
         }
         if spec.num_layers < self.pp {
             return fail(format!(
@@ -176,5 +200,20 @@ impl Layout {
             });
         }
         Ok(())
+    }
+}
+
+/// Block-wise FP8 weights are sliced whole blocks at a time: SGLang refuses a TP slice whose
+/// output size is not a multiple of the block (`… is not divisible by weight quantization
+/// block_n`), e.g. Qwen3-235B-FP8's 1536-wide experts at TP8 (192 per rank, block 128).
+fn check_block(format: WeightFormat, slice: u64, what: &str) -> std::result::Result<(), String> {
+    match format {
+        WeightFormat::Fp8 { block } if block > 0 && !slice.is_multiple_of(block as u64) => {
+            Err(format!(
+                "{what} slice of {slice} columns per GPU is not a multiple of the FP8 block size \
+                 {block} (use a smaller --tp or --ep-size so each GPU holds whole blocks)"
+            ))
+        }
+        _ => Ok(()),
     }
 }

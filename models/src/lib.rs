@@ -3,6 +3,12 @@
 //! the per-GPU footprint of a model under a layout, and the versioned machine-profile schema that
 //! `probe` writes and `sim` reads.
 //!
+//! Modules: [`spec`] (the architecture and every derived count: parameters, bytes, KV, FLOPs),
+//! [`hf`] (the HF `config.json` loader), [`quant`] (quantization schemes and exclusion lists),
+//! [`presets`] (embedded model presets; [`ModelSpec::resolve`] takes a preset or a path),
+//! [`layout`] (SGLang parallel layouts and their validation), [`footprint`] (per-GPU weights and
+//! KV per token under a layout), [`gpu`] (datasheet presets), [`profile`] (machine profiles).
+//!
 //! This crate measures and simulates nothing: it only describes. Units are bytes and seconds unless
 //! a name says otherwise (`_gb_per_s` uses GB = 1e9 bytes, as nccl-tests reports; `_us` is µs).
 

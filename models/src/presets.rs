@@ -100,6 +100,17 @@ impl ModelSpec {
                 ),
             );
         }
+        if !self.indexer_layers.is_empty() && self.indexer_layers.len() != self.num_layers as usize
+        {
+            return fail(
+                "indexer_layers",
+                format!(
+                    "has {} entries for {} layers",
+                    self.indexer_layers.len(),
+                    self.num_layers
+                ),
+            );
+        }
         if self.moe.is_none() && self.num_moe_layers() > 0 {
             return fail("moe", "missing while moe_layers marks MoE layers".into());
         }

@@ -4,6 +4,8 @@ use crate::format::{KvDtype, WeightFormat};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod flops;
+
 /// A model's architecture and checkpoint formats: everything the cost model needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelSpec {
@@ -37,6 +39,12 @@ pub struct ModelSpec {
     pub formats: PartFormats,
     /// KV-cache dtype the checkpoint recommends (e.g. fp8 for modelopt NVFP4 with kv_cache_quant_algo).
     pub default_kv_dtype: KvDtype,
+    /// Per main-model layer: true where the layer runs its own DSA indexer (`indexer_types`
+    /// `full`), false where it reuses the previous indexer's top-k (`shared`, GLM-5.2) and so
+    /// holds no indexer weights and no index-key cache. Empty: every layer has one (when the
+    /// attention has an indexer at all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indexer_layers: Vec<bool>,
 }
 
 /// The attention block of one layer.
@@ -45,20 +53,28 @@ pub struct ModelSpec {
 pub enum AttentionSpec {
     /// Grouped-query (or multi-head) attention.
     Gqa {
+        /// Query heads (`num_attention_heads`).
         num_heads: u32,
+        /// Key/value heads (`num_key_value_heads`); equal to `num_heads` for plain MHA.
         num_kv_heads: u32,
+        /// Dimension of one head (`head_dim`, else `hidden_size / num_heads`).
         head_dim: u32,
         /// Bias on q/k/v projections (qwen2).
         qkv_bias: bool,
     },
     /// Multi-head latent attention (DeepSeek-V3 family), optionally with a DSA indexer.
     Mla {
+        /// Query heads (`num_attention_heads`).
         num_heads: u32,
         /// `q_lora_rank`; `None` when q is projected directly.
         q_lora_rank: Option<u32>,
+        /// Width of the cached KV latent (`kv_lora_rank`).
         kv_lora_rank: u32,
+        /// Per-head q/k dimension without rotary embedding (`qk_nope_head_dim`).
         qk_nope_head_dim: u32,
+        /// Per-head rotary q/k dimension (`qk_rope_head_dim`); the rope key is cached too.
         qk_rope_head_dim: u32,
+        /// Per-head value dimension (`v_head_dim`).
         v_head_dim: u32,
         /// DeepSeek sparse attention's lightning indexer, if present.
         indexer: Option<DsaIndexer>,
@@ -68,7 +84,9 @@ pub enum AttentionSpec {
 /// DeepSeek Sparse Attention's indexer (`index_n_heads`, `index_head_dim`, `index_topk`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DsaIndexer {
+    /// Indexer heads (`index_n_heads`).
     pub num_heads: u32,
+    /// Indexer head dimension (`index_head_dim`), also the width of its cached index key.
     pub head_dim: u32,
     /// Tokens each query attends to at most.
     pub topk: u32,
@@ -90,12 +108,19 @@ pub struct MoeSpec {
 /// Storage format of each part of a checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PartFormats {
+    /// Input embedding table (never quantized by the supported schemes).
     pub embeddings: WeightFormat,
+    /// Attention projections; the DSA indexer follows this format.
     pub attention: WeightFormat,
+    /// Dense-layer MLPs.
     pub dense_mlp: WeightFormat,
+    /// Shared experts of MoE layers.
     pub shared_experts: WeightFormat,
+    /// Routed experts of MoE layers.
     pub routed_experts: WeightFormat,
+    /// Output head (SGLang loads it unquantized).
     pub lm_head: WeightFormat,
+    /// MTP layers (bf16 when the checkpoint has none).
     pub mtp: WeightFormat,
 }
 
@@ -118,15 +143,21 @@ impl PartFormats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ModelPart {
+    /// Input embedding table.
     Embeddings,
     /// Attention projections (incl. MLA low-rank paths and norms), main-model layers.
     Attention,
     /// DSA indexer weights, main-model layers.
     Indexer,
+    /// MLPs of dense layers.
     DenseMlp,
+    /// Shared experts of MoE layers.
     SharedExperts,
+    /// Routed experts of MoE layers.
     RoutedExperts,
+    /// MoE gates (router weights and score-correction biases), kept in bf16.
     Routers,
+    /// Output head plus the final norm (only the norm when embeddings are tied).
     LmHead,
     /// Multi-token-prediction layers, everything in them.
     Mtp,
@@ -173,6 +204,26 @@ pub struct AttentionParamSplit {
 }
 
 impl ModelSpec {
+    /// True when main-model layer `layer` runs its own DSA indexer (see `indexer_layers`).
+    pub fn layer_has_indexer(&self, layer: u32) -> bool {
+        self.attention.indexer().is_some()
+            && self
+                .indexer_layers
+                .get(layer as usize)
+                .copied()
+                .unwrap_or(self.indexer_layers.is_empty())
+    }
+
+    /// Main-model layers in `layers` that run their own DSA indexer.
+    pub fn num_indexer_layers_in(&self, layers: std::ops::Range<u32>) -> u32 {
+        layers.filter(|&l| self.layer_has_indexer(l)).count() as u32
+    }
+
+    /// Main-model layers that run their own DSA indexer (0 without DSA).
+    pub fn num_indexer_layers(&self) -> u32 {
+        self.num_indexer_layers_in(0..self.num_layers)
+    }
+
     /// Attention parameters of one layer: projections (incl. MLA low-rank paths and their norms)
     /// plus the layer's two RMSNorms. The DSA indexer is counted separately.
     pub fn attention_params_per_layer(&self) -> u64 {
@@ -239,8 +290,9 @@ impl ModelSpec {
         }
     }
 
-    /// DSA lightning-indexer parameters of one layer (`wq_b`, `wk`, `k_norm`, `weights_proj`);
-    /// 0 without an indexer. SGLang replicates these on every TP rank.
+    /// DSA lightning-indexer parameters of one layer that has an indexer (`wq_b`, `wk`, `k_norm`,
+    /// `weights_proj`); 0 without DSA. SGLang replicates these on every TP rank. Multiply by
+    /// [`Self::num_indexer_layers`], not `num_layers` (GLM-5.2 shares indexers across layers).
     pub fn indexer_params_per_layer(&self) -> u64 {
         let AttentionSpec::Mla {
             q_lora_rank,
@@ -359,7 +411,10 @@ impl ModelSpec {
             ModelPart::Attention,
             layers * self.attention_params_per_layer(),
         );
-        m.insert(ModelPart::Indexer, layers * self.indexer_params_per_layer());
+        m.insert(
+            ModelPart::Indexer,
+            self.num_indexer_layers() as u64 * self.indexer_params_per_layer(),
+        );
         m.insert(
             ModelPart::DenseMlp,
             dense * self.dense_mlp_params_per_layer(),
@@ -467,9 +522,10 @@ impl ModelSpec {
         })
     }
 
-    /// [`Self::indexer_cache_bytes_per_token_per_layer`] over all main-model layers.
+    /// [`Self::indexer_cache_bytes_per_token_per_layer`] over the main-model layers that run an
+    /// indexer.
     pub fn indexer_cache_bytes_per_token(&self) -> u64 {
-        self.num_layers as u64 * self.indexer_cache_bytes_per_token_per_layer()
+        self.num_indexer_layers() as u64 * self.indexer_cache_bytes_per_token_per_layer()
     }
 
     /// Parameters one decoded token multiplies through: attention, indexer, dense MLPs, shared
@@ -484,83 +540,13 @@ impl ModelSpec {
         let routed_active = self
             .moe
             .map_or(0, |m| m.top_k as u64 * self.params_per_routed_expert());
-        layers * (self.attention_params_per_layer() + self.indexer_params_per_layer())
+        layers * self.attention_params_per_layer()
+            + self.num_indexer_layers() as u64 * self.indexer_params_per_layer()
             + dense * self.dense_mlp_params_per_layer()
             + moe
                 * (self.shared_expert_params_per_layer()
                     + routed_active
                     + self.router_params_per_layer())
             + self.lm_head_params()
-    }
-
-    /// Tokens a query attends to when `context_tokens` are cached: DSA caps it at `index_topk`.
-    pub fn attended_tokens(&self, context_tokens: u64) -> u64 {
-        match self.attention.indexer() {
-            Some(ix) => context_tokens.min(ix.topk as u64),
-            None => context_tokens,
-        }
-    }
-
-    /// Attention-score FLOPs of one query token over `attended` tokens in one layer, with the
-    /// kernel SGLang runs: MLA decode absorbs `kv_b_proj` and attends in the latent space
-    /// (`2·heads·attended·(2·kv_lora + rope)`), MLA prefill and GQA use per-head q·k and p·v.
-    fn attention_score_flops(&self, attended: f64, absorbed: bool) -> f64 {
-        match self.attention {
-            AttentionSpec::Gqa {
-                num_heads,
-                head_dim,
-                ..
-            } => 4.0 * num_heads as f64 * head_dim as f64 * attended,
-            AttentionSpec::Mla {
-                num_heads,
-                kv_lora_rank,
-                qk_nope_head_dim,
-                qk_rope_head_dim,
-                v_head_dim,
-                ..
-            } => {
-                let per_head = if absorbed {
-                    2.0 * kv_lora_rank as f64 + qk_rope_head_dim as f64
-                } else {
-                    (qk_nope_head_dim + qk_rope_head_dim + v_head_dim) as f64
-                };
-                2.0 * num_heads as f64 * per_head * attended
-            }
-        }
-    }
-
-    /// DSA indexer score FLOPs for one query over `context` cached index keys in one layer.
-    fn indexer_score_flops(&self, context: f64) -> f64 {
-        self.attention.indexer().map_or(0.0, |ix| {
-            2.0 * ix.num_heads as f64 * ix.head_dim as f64 * context
-        })
-    }
-
-    /// FLOPs to decode one token with `context_tokens` already cached: `2·active params`
-    /// (MLA absorbed-projection overhead ignored) plus attention over the attended tokens and, with
-    /// DSA, the indexer's scan of every cached token. Main model only (no MTP).
-    pub fn flops_per_token_decode(&self, context_tokens: u64) -> f64 {
-        let attended = self.attended_tokens(context_tokens) as f64;
-        let per_layer = self.attention_score_flops(attended, true)
-            + self.indexer_score_flops(context_tokens as f64);
-        2.0 * self.active_params_per_token() as f64 + self.num_layers as f64 * per_layer
-    }
-
-    /// Mean FLOPs per token to prefill a prompt of `context_tokens` tokens with causal attention
-    /// (token `i` attends to `i` tokens, capped by DSA's top-k; the indexer scans all `i`).
-    pub fn flops_per_token_prefill(&self, context_tokens: u64) -> f64 {
-        let n = context_tokens.max(1) as f64;
-        let mean_context = (n + 1.0) / 2.0;
-        let mean_attended = match self.attention.indexer() {
-            Some(ix) => {
-                // Mean of min(i, k) for i = 1..=n.
-                let k = (ix.topk as f64).min(n);
-                (k * (k + 1.0) / 2.0 + (n - k) * k) / n
-            }
-            None => mean_context,
-        };
-        let per_layer = self.attention_score_flops(mean_attended, false)
-            + self.indexer_score_flops(mean_context);
-        2.0 * self.active_params_per_token() as f64 + self.num_layers as f64 * per_layer
     }
 }

@@ -12,11 +12,21 @@ const GB: f64 = 1e9;
 const GIB: f64 = (1u64 << 30) as f64;
 
 fn ep8() -> Layout {
-    Layout { tp: 8, pp: 1, ep: 8, dp_attention: false }
+    Layout {
+        tp: 8,
+        pp: 1,
+        ep: 8,
+        dp_attention: false,
+    }
 }
 
 fn tp4pp2() -> Layout {
-    Layout { tp: 4, pp: 2, ep: 1, dp_attention: false }
+    Layout {
+        tp: 4,
+        pp: 2,
+        ep: 1,
+        dp_attention: false,
+    }
 }
 
 /// The observed 57.06 "GB" weights + 29.32 "GB" KV (≈ 314K tokens, bf16 KV) at TP8 are GiB as
@@ -27,24 +37,59 @@ fn glm5_nvfp4_tp8_weights_and_kv_per_gpu() {
     let f = footprint(&s, &Layout::tp(8)).unwrap();
     assert_eq!(f.per_gpu.len(), 8);
     let w = f.max_weight_bytes_per_gpu() as f64;
-    println!("GLM-5-NVFP4 TP8 w/o MTP: {:.2} GB = {:.2} GiB", w / GB, w / GIB);
-    assert_within("GLM-5-NVFP4 TP8 per GPU w/o MTP (GiB) vs 57.06", w / GIB, 57.06, 0.05);
-    assert!(!f.per_gpu[0].weight_bytes_by_part.contains_key(&ModelPart::Mtp));
-    let with_mtp = footprint_with(&s, &Layout::tp(8), FootprintOptions { speculative_mtp: true })
-        .unwrap()
-        .max_weight_bytes_per_gpu() as f64;
-    println!("GLM-5-NVFP4 TP8 with MTP: {:.2} GB = {:.2} GiB", with_mtp / GB, with_mtp / GIB);
-    assert_within("GLM-5-NVFP4 TP8 per GPU with MTP (GiB) vs 57.06", with_mtp / GIB, 57.06, 0.02);
+    println!(
+        "GLM-5-NVFP4 TP8 w/o MTP: {:.2} GB = {:.2} GiB",
+        w / GB,
+        w / GIB
+    );
+    assert_within(
+        "GLM-5-NVFP4 TP8 per GPU w/o MTP (GiB) vs 57.06",
+        w / GIB,
+        57.06,
+        0.05,
+    );
+    assert!(
+        !f.per_gpu[0]
+            .weight_bytes_by_part
+            .contains_key(&ModelPart::Mtp)
+    );
+    let with_mtp = footprint_with(
+        &s,
+        &Layout::tp(8),
+        FootprintOptions {
+            speculative_mtp: true,
+        },
+    )
+    .unwrap()
+    .max_weight_bytes_per_gpu() as f64;
+    println!(
+        "GLM-5-NVFP4 TP8 with MTP: {:.2} GB = {:.2} GiB",
+        with_mtp / GB,
+        with_mtp / GIB
+    );
+    assert_within(
+        "GLM-5-NVFP4 TP8 per GPU with MTP (GiB) vs 57.06",
+        with_mtp / GIB,
+        57.06,
+        0.02,
+    );
     let per_token = f.kv_bytes_per_token_per_gpu(&s, KvDtype::Bf16)
         + f.indexer_cache_bytes_per_token_per_gpu(&s);
     assert_eq!(per_token, 78 * (576 * 2 + 132));
-    assert_within("GLM-5 KV of 314K tokens (GiB) vs 29.32", 314_000.0 * per_token as f64 / GIB, 29.32, 0.02);
+    assert_within(
+        "GLM-5 KV of 314K tokens (GiB) vs 29.32",
+        314_000.0 * per_token as f64 / GIB,
+        29.32,
+        0.02,
+    );
 }
 
 #[test]
 fn glm47_fp8_tp8_weights_per_gpu() {
     let s = ModelSpec::preset("glm-4.7-fp8").unwrap();
-    let w = footprint(&s, &Layout::tp(8)).unwrap().max_weight_bytes_per_gpu() as f64;
+    let w = footprint(&s, &Layout::tp(8))
+        .unwrap()
+        .max_weight_bytes_per_gpu() as f64;
     // user-box.json: "~42" GB per GPU (SGLang's GiB).
     println!("GLM-4.7-FP8 TP8: {:.2} GB = {:.2} GiB", w / GB, w / GIB);
     assert_within("GLM-4.7-FP8 TP8 per GPU (GiB) vs ~42", w / GIB, 42.0, 0.05);
@@ -53,7 +98,12 @@ fn glm47_fp8_tp8_weights_per_gpu() {
     let kv = f.kv_bytes_per_token_per_gpu(&s, KvDtype::Fp8);
     assert_eq!(kv, 92 * 2 * 128);
     // user-box.json: 864,247 tokens of KV in "~19" GiB (fp8 KV).
-    assert_within("GLM-4.7 KV of 864,247 tokens (GiB) vs ~19", 864_247.0 * kv as f64 / GIB, 19.0, 0.03);
+    assert_within(
+        "GLM-4.7 KV of 864,247 tokens (GiB) vs ~19",
+        864_247.0 * kv as f64 / GIB,
+        19.0,
+        0.03,
+    );
 }
 
 #[test]
@@ -62,9 +112,17 @@ fn routed_experts_are_one_tp_th_per_gpu_whatever_ep() {
     let tp8 = footprint(&s, &Layout::tp(8)).unwrap();
     let e8 = footprint(&s, &ep8()).unwrap();
     let part = |f: &models::Footprint, p| f.per_gpu[0].weight_bytes_by_part[&p];
-    assert_eq!(part(&tp8, ModelPart::RoutedExperts), part(&e8, ModelPart::RoutedExperts));
+    assert_eq!(
+        part(&tp8, ModelPart::RoutedExperts),
+        part(&e8, ModelPart::RoutedExperts)
+    );
     let total = s.weight_bytes_by_part()[&ModelPart::RoutedExperts] as f64;
-    assert_within("routed per GPU", part(&tp8, ModelPart::RoutedExperts) as f64, total / 8.0, 1e-6);
+    assert_within(
+        "routed per GPU",
+        part(&tp8, ModelPart::RoutedExperts) as f64,
+        total / 8.0,
+        1e-6,
+    );
 }
 
 #[test]
@@ -74,20 +132,55 @@ fn pipeline_stages_split_layers_and_ends() {
     assert_eq!(f.per_gpu.len(), 8);
     assert_eq!(f.per_gpu[0].layers, 0..39);
     assert_eq!(f.per_gpu[7].layers, 39..78);
-    assert!(f.per_gpu[0].weight_bytes_by_part.contains_key(&ModelPart::Embeddings));
-    assert!(!f.per_gpu[0].weight_bytes_by_part.contains_key(&ModelPart::LmHead));
-    assert!(f.per_gpu[7].weight_bytes_by_part.contains_key(&ModelPart::LmHead));
-    assert!(!f.per_gpu[7].weight_bytes_by_part.contains_key(&ModelPart::Embeddings));
+    assert!(
+        f.per_gpu[0]
+            .weight_bytes_by_part
+            .contains_key(&ModelPart::Embeddings)
+    );
+    assert!(
+        !f.per_gpu[0]
+            .weight_bytes_by_part
+            .contains_key(&ModelPart::LmHead)
+    );
+    assert!(
+        f.per_gpu[7]
+            .weight_bytes_by_part
+            .contains_key(&ModelPart::LmHead)
+    );
+    assert!(
+        !f.per_gpu[7]
+            .weight_bytes_by_part
+            .contains_key(&ModelPart::Embeddings)
+    );
     // Dense layers 0-2 sit on stage 0.
-    assert!(f.per_gpu[0].weight_bytes_by_part.contains_key(&ModelPart::DenseMlp));
-    assert!(!f.per_gpu[7].weight_bytes_by_part.contains_key(&ModelPart::DenseMlp));
+    assert!(
+        f.per_gpu[0]
+            .weight_bytes_by_part
+            .contains_key(&ModelPart::DenseMlp)
+    );
+    assert!(
+        !f.per_gpu[7]
+            .weight_bytes_by_part
+            .contains_key(&ModelPart::DenseMlp)
+    );
     // Summed over one TP group per stage, the TP4×PP2 footprint holds more than TP8's
     // (replicated MLA down-projections and indexer count on 4 ranks per stage instead of 8).
     let sum: u64 = f.per_gpu.iter().map(|g| g.total_weight_bytes).sum();
-    let tp8: u64 = footprint(&s, &Layout::tp(8)).unwrap().per_gpu.iter().map(|g| g.total_weight_bytes).sum();
-    assert!(sum < tp8, "TP8 replicates MLA down-projections on 8 ranks, TP4xPP2 on 4");
+    let tp8: u64 = footprint(&s, &Layout::tp(8))
+        .unwrap()
+        .per_gpu
+        .iter()
+        .map(|g| g.total_weight_bytes)
+        .sum();
+    assert!(
+        sum < tp8,
+        "TP8 replicates MLA down-projections on 8 ranks, TP4xPP2 on 4"
+    );
     // KV per token per GPU: MLA latent replicated across TP, half the layers per stage.
-    assert_eq!(f.kv_bytes_per_token_per_gpu(&s, KvDtype::Bf16), 39 * 576 * 2);
+    assert_eq!(
+        f.kv_bytes_per_token_per_gpu(&s, KvDtype::Bf16),
+        39 * 576 * 2
+    );
 }
 
 #[test]
@@ -103,7 +196,9 @@ fn gqa_kv_is_split_by_tp_and_replicated_below_kv_heads() {
     let s = load("Meta-Llama-3.1-70B.json");
     let per_layer = s.kv_bytes_per_token_per_layer(KvDtype::Bf16);
     let kv = |tp| {
-        footprint(&s, &Layout::tp(tp)).unwrap().kv_bytes_per_token_per_gpu(&s, KvDtype::Bf16)
+        footprint(&s, &Layout::tp(tp))
+            .unwrap()
+            .kv_bytes_per_token_per_gpu(&s, KvDtype::Bf16)
     };
     assert_eq!(kv(8), 80 * per_layer / 8);
     assert_eq!(kv(4), 80 * per_layer / 4);
@@ -119,7 +214,12 @@ fn gqa_kv_is_split_by_tp_and_replicated_below_kv_heads() {
 #[test]
 fn dp_attention_replicates_attention() {
     let s = load("DeepSeek-V3.json");
-    let dpa = Layout { tp: 8, pp: 1, ep: 8, dp_attention: true };
+    let dpa = Layout {
+        tp: 8,
+        pp: 1,
+        ep: 8,
+        dp_attention: true,
+    };
     let a = footprint(&s, &dpa).unwrap().per_gpu[0].weight_bytes_by_part[&ModelPart::Attention];
     let t = footprint(&s, &ep8()).unwrap().per_gpu[0].weight_bytes_by_part[&ModelPart::Attention];
     assert_eq!(a, s.weight_bytes_by_part()[&ModelPart::Attention]);

@@ -41,7 +41,12 @@ fn total_params_match_published_within_1_percent() {
     ];
     for (file, published_b) in cases {
         let s = load(file);
-        assert_within(file, s.total_params_without_mtp() as f64, published_b * B, 0.01);
+        assert_within(
+            file,
+            s.total_params_without_mtp() as f64,
+            published_b * B,
+            0.01,
+        );
     }
 }
 
@@ -49,7 +54,12 @@ fn total_params_match_published_within_1_percent() {
 fn deepseek_v3_mtp_module_is_14b_as_published() {
     let s = load("DeepSeek-V3.json");
     // DeepSeek's "671B + 14B MTP" counts the MTP module's own embedding and head copies.
-    assert_within("DeepSeek-V3 MTP (checkpoint)", s.mtp_checkpoint_params() as f64, 14.0 * B, 0.05);
+    assert_within(
+        "DeepSeek-V3 MTP (checkpoint)",
+        s.mtp_checkpoint_params() as f64,
+        14.0 * B,
+        0.05,
+    );
     assert_within(
         "DeepSeek-V3 main + MTP checkpoint",
         (s.total_params_without_mtp() + s.mtp_checkpoint_params()) as f64,
@@ -58,14 +68,21 @@ fn deepseek_v3_mtp_module_is_14b_as_published() {
     );
     // As served, SGLang shares embedding and head with the main model.
     assert!(s.mtp_params() < s.mtp_checkpoint_params());
-    assert_eq!(s.total_params(), s.total_params_without_mtp() + s.mtp_params());
+    assert_eq!(
+        s.total_params(),
+        s.total_params_without_mtp() + s.mtp_params()
+    );
 }
 
 /// Kimi K2's published total is "1T" (model card) / 1.04T (README of shared/); the architecture
 /// arithmetic gives 1.026T. Reported, not tuned: checked at 1.5% against 1.04T.
 #[test]
 fn kimi_k2_total_is_about_one_trillion() {
-    for file in ["Kimi-K2-Instruct.json", "Kimi-K2.5.json", "Kimi-K2.5-NVFP4.json"] {
+    for file in [
+        "Kimi-K2-Instruct.json",
+        "Kimi-K2.5.json",
+        "Kimi-K2.5-NVFP4.json",
+    ] {
         let s = load(file);
         assert_within(file, s.total_params() as f64, 1040.0 * B, 0.015);
     }
@@ -81,11 +98,19 @@ fn active_params_match_published_within_3_percent() {
         ("Mixtral-8x7B-v0.1.json", 12.9),
     ] {
         let s = load(file);
-        assert_within(file, s.active_params_per_token() as f64, published_b * B, 0.03);
+        assert_within(
+            file,
+            s.active_params_per_token() as f64,
+            published_b * B,
+            0.03,
+        );
     }
     // Dense: every parameter but the embedding lookup is active.
     let l = load("Meta-Llama-3.1-70B.json");
-    assert_eq!(l.active_params_per_token(), l.total_params() - l.embedding_params());
+    assert_eq!(
+        l.active_params_per_token(),
+        l.total_params() - l.embedding_params()
+    );
 }
 
 #[test]
@@ -132,14 +157,32 @@ fn glm5_nvfp4_weight_bytes_without_mtp_about_441_gb() {
 #[test]
 fn quantization_variants() {
     let k25 = load("Kimi-K2.5.json");
-    assert_eq!(k25.model_type, "kimi_k2", "text_config of the kimi_k25 wrapper");
-    assert_eq!(k25.formats.routed_experts, WeightFormat::Int4 { group_size: 32 });
-    assert_eq!(k25.formats.shared_experts, WeightFormat::Bf16, "re:.*shared_experts.*");
-    assert_eq!(k25.formats.dense_mlp, WeightFormat::Bf16, r"re:.*mlp\.(gate|up|…)_proj.*");
+    assert_eq!(
+        k25.model_type, "kimi_k2",
+        "text_config of the kimi_k25 wrapper"
+    );
+    assert_eq!(
+        k25.formats.routed_experts,
+        WeightFormat::Int4 { group_size: 32 }
+    );
+    assert_eq!(
+        k25.formats.shared_experts,
+        WeightFormat::Bf16,
+        "re:.*shared_experts.*"
+    );
+    assert_eq!(
+        k25.formats.dense_mlp,
+        WeightFormat::Bf16,
+        r"re:.*mlp\.(gate|up|…)_proj.*"
+    );
     assert_eq!(k25.formats.attention, WeightFormat::Bf16);
     let k25nv = load("Kimi-K2.5-NVFP4.json");
     assert_eq!(k25nv.formats.routed_experts, WeightFormat::Nvfp4);
-    assert_eq!(k25nv.default_kv_dtype, KvDtype::Fp8, "kv_cache_scheme num_bits 8");
+    assert_eq!(
+        k25nv.default_kv_dtype,
+        KvDtype::Fp8,
+        "kv_cache_scheme num_bits 8"
+    );
     let ds = load("DeepSeek-V3.json");
     assert_eq!(ds.formats.routed_experts, WeightFormat::Fp8 { block: 128 });
     assert_eq!(ds.formats.embeddings, WeightFormat::Bf16);
@@ -155,7 +198,12 @@ fn architecture_details() {
     let glm = load("GLM-5.json");
     assert_eq!((glm.num_dense_layers(), glm.num_moe_layers()), (3, 75));
     assert_eq!(glm.num_mtp_layers, 1);
-    let AttentionSpec::Mla { indexer: Some(ix), q_lora_rank, .. } = glm.attention else {
+    let AttentionSpec::Mla {
+        indexer: Some(ix),
+        q_lora_rank,
+        ..
+    } = glm.attention
+    else {
         panic!("GLM-5 is MLA with a DSA indexer");
     };
     assert_eq!((ix.num_heads, ix.head_dim, ix.topk), (32, 128, 2048));
@@ -164,6 +212,15 @@ fn architecture_details() {
     assert_eq!(glm.attended_tokens(1000), 1000);
     let glm52 = load("GLM-5.2.json");
     assert_eq!(glm52.num_dense_layers(), 3, "mlp_layer_types");
+    // indexer_types: layers 0-2 and every 4th from 6 run their own indexer, the rest share.
+    assert_eq!(glm52.num_indexer_layers(), 21);
+    assert!(glm52.layer_has_indexer(6) && !glm52.layer_has_indexer(7));
+    assert_eq!(glm52.indexer_cache_bytes_per_token(), 21 * 132);
+    assert!(
+        glm52.params_by_part()[&ModelPart::Indexer] < glm.params_by_part()[&ModelPart::Indexer]
+    );
+    assert_eq!(glm.num_indexer_layers(), 78);
+    assert_eq!(load("DeepSeek-V3.json").num_indexer_layers(), 0);
     let kimi = load("Kimi-K2-Instruct.json");
     assert_eq!(kimi.num_dense_layers(), 1);
     let mixtral = load("Mixtral-8x7B-v0.1.json");
@@ -180,11 +237,21 @@ fn flops_grow_with_context_and_dsa_caps_attention() {
     let f2 = ds.flops_per_token_decode(32_768);
     assert!(f2 > f1);
     // At short context the matmuls dominate: ≈ 2 × active params.
-    assert_within("DS-V3 decode FLOPs @1", f1, 2.0 * ds.active_params_per_token() as f64, 0.01);
+    assert_within(
+        "DS-V3 decode FLOPs @1",
+        f1,
+        2.0 * ds.active_params_per_token() as f64,
+        0.01,
+    );
     // DSA: attention stops growing past index_topk, only the indexer scan keeps growing.
     let glm = load("GLM-5.json");
     let d_attn = |a: u64, b: u64| glm.flops_per_token_decode(b) - glm.flops_per_token_decode(a);
     let idx_only = 2.0 * 32.0 * 128.0 * 78.0 * 10_000.0;
-    assert_within("GLM-5 decode growth past top-k", d_attn(10_000, 20_000), idx_only, 1e-9);
+    assert_within(
+        "GLM-5 decode growth past top-k",
+        d_attn(10_000, 20_000),
+        idx_only,
+        1e-9,
+    );
     assert!(glm.flops_per_token_prefill(8192) > glm.flops_per_token_prefill(1024));
 }

@@ -29,8 +29,15 @@ fn exact_presets_equal_the_loaded_configs() {
     for (key, file) in EXACT {
         let preset = ModelSpec::preset(key).unwrap();
         assert_eq!(preset.name, *key);
-        assert!(preset.source.starts_with("https://huggingface.co/"), "{key} cites its HF repo");
-        assert_eq!(renamed(load(file), &preset), preset, "{key} drifted from {file}");
+        assert!(
+            preset.source.starts_with("https://huggingface.co/"),
+            "{key} cites its HF repo"
+        );
+        assert_eq!(
+            renamed(load(file), &preset),
+            preset,
+            "{key} drifted from {file}"
+        );
     }
 }
 
@@ -80,20 +87,34 @@ fn all_required_model_presets_exist() {
         assert!(names.contains(&key), "missing preset {key}");
         ModelSpec::preset(key).unwrap();
     }
-    assert_eq!(ModelSpec::preset("GLM-5-NVFP4").unwrap().name, "glm-5-nvfp4");
+    assert_eq!(
+        ModelSpec::preset("GLM-5-NVFP4").unwrap().name,
+        "glm-5-nvfp4"
+    );
 }
 
 #[test]
 fn resolve_takes_presets_folders_and_files() {
-    assert_eq!(ModelSpec::resolve("glm-5-nvfp4").unwrap().name, "glm-5-nvfp4");
+    assert_eq!(
+        ModelSpec::resolve("glm-5-nvfp4").unwrap().name,
+        "glm-5-nvfp4"
+    );
     let file = common::configs_dir().join("Qwen3-30B-A3B.json");
-    assert_eq!(ModelSpec::resolve(file.to_str().unwrap()).unwrap().model_type, "qwen3_moe");
+    assert_eq!(
+        ModelSpec::resolve(file.to_str().unwrap())
+            .unwrap()
+            .model_type,
+        "qwen3_moe"
+    );
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(&file, dir.path().join("config.json")).unwrap();
     let from_dir = ModelSpec::resolve(dir.path().to_str().unwrap()).unwrap();
     assert_eq!(from_dir.hidden_size, 2048);
     let err = ModelSpec::resolve("no-such-model").unwrap_err().to_string();
-    assert!(err.contains("no-such-model") && err.contains("glm-5-nvfp4"), "{err}");
+    assert!(
+        err.contains("no-such-model") && err.contains("glm-5-nvfp4"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -117,13 +138,19 @@ fn gpu_presets_are_complete() {
     for key in names {
         let g = GpuSpec::preset(key).unwrap();
         assert_eq!(g.name, key);
-        assert!(g.memory_bytes > 20 << 30 && g.memory_gb_per_s > 500.0, "{key}");
+        assert!(
+            g.memory_bytes > 20 << 30 && g.memory_gb_per_s > 500.0,
+            "{key}"
+        );
         assert!(g.bf16_tflops > 100.0, "{key}");
         if let Some(fp8) = g.fp8_tflops {
             assert!(fp8 >= 1.9 * g.bf16_tflops, "{key}: fp8 should double bf16");
         }
         assert!(g.source.contains("https://"), "{key} cites a datasheet");
-        assert_eq!(GpuSpec::find_by_display_name(&g.display_name).unwrap().name, key);
+        assert_eq!(
+            GpuSpec::find_by_display_name(&g.display_name).unwrap().name,
+            key
+        );
     }
     let rtx = GpuSpec::preset("rtx-pro-6000-server").unwrap();
     assert_eq!(rtx.memory_bytes, 97_887 << 20);
@@ -133,8 +160,14 @@ fn gpu_presets_are_complete() {
 #[test]
 fn gpu_names_match_loosely() {
     let find = |n: &str| GpuSpec::find_by_display_name(n).map(|g| g.name);
-    assert_eq!(find("NVIDIA RTX PRO 6000 Blackwell Server Edition").as_deref(), Some("rtx-pro-6000-server"));
-    assert_eq!(find("NVIDIA RTX PRO 6000 Blackwell Workstation Edition").as_deref(), Some("rtx-pro-6000-workstation"));
+    assert_eq!(
+        find("NVIDIA RTX PRO 6000 Blackwell Server Edition").as_deref(),
+        Some("rtx-pro-6000-server")
+    );
+    assert_eq!(
+        find("NVIDIA RTX PRO 6000 Blackwell Workstation Edition").as_deref(),
+        Some("rtx-pro-6000-workstation")
+    );
     assert_eq!(find("NVIDIA H100 80GB HBM3").as_deref(), Some("h100-sxm"));
     assert_eq!(find("NVIDIA H100 PCIe").as_deref(), Some("h100-pcie"));
     assert_eq!(find("NVIDIA H200").as_deref(), Some("h200"));
@@ -143,5 +176,10 @@ fn gpu_names_match_loosely() {
     assert_eq!(find("NVIDIA B200").as_deref(), Some("b200"));
     assert_eq!(find("NVIDIA L40S").as_deref(), Some("l40s"));
     assert_eq!(find("Tesla V100-SXM2-16GB"), None);
-    assert!(GpuSpec::preset("nope").unwrap_err().to_string().contains("h200"));
+    assert!(
+        GpuSpec::preset("nope")
+            .unwrap_err()
+            .to_string()
+            .contains("h200")
+    );
 }

@@ -56,6 +56,13 @@ pub fn classify(link: &mut PairLink) {
                 ev.push("no peer access and host-staged data arrived corrupted".into());
                 Some(PairClass::Broken)
             }
+            None if staged.is_some() => {
+                ev.push(format!(
+                    "no peer access; host-staged copies (data not checked), peak {:.1} GB/s",
+                    staged_bw.unwrap_or(f64::NAN)
+                ));
+                Some(PairClass::HostBounce)
+            }
             None => None,
         }
     } else {

@@ -1,9 +1,176 @@
-//! `probe diff`.
+//! `probe diff A B`: the same figures of two profiles side by side with the ratio B / A — a VM
+//! against bare metal, one driver against another. Rows pair up by what was measured, not by GPU
+//! index where that would be accidental: collectives by op, group size and NCCL environment;
+//! pairs by (src, dst); host copies by memory kind, direction and GPU count.
 
-use crate::cli::DiffArgs;
+use crate::cli::{DiffArgs, Format};
 use crate::error::Result;
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use models::profile::{CollectiveStatus, Direction, MachineProfile};
+use serde::{Deserialize, Serialize};
+
+/// Schema version of the `--format json` diff output.
+pub const DIFF_SCHEMA_VERSION: u32 = 1;
+
+/// One compared figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiffRow {
+    /// `host`, `device`, `p2p`, `nccl`, `gemm`.
+    pub section: String,
+    /// What was measured (e.g. `all_reduce n=8 1 MiB`).
+    pub item: String,
+    /// Unit of `a` and `b` (`GB/s`, `us`, `TFLOP/s`).
+    pub unit: String,
+    /// Figure in profile A.
+    pub a: f64,
+    /// Figure in profile B.
+    pub b: f64,
+    /// b / a.
+    pub ratio: f64,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiffReport {
+    /// [`DIFF_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Path of A.
+    pub a: String,
+    /// Path of B.
+    pub b: String,
+    /// Figures present in both.
+    pub rows: Vec<DiffRow>,
+}
+
+/// Sizes compared for collectives: latency-bound, middle, bandwidth-bound.
+const NCCL_SIZES: [u64; 4] = [8, 1 << 20, 16 << 20, 256 << 20];
+
+/// Compares two profiles.
+pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
+    let mut rows = Vec::new();
+    let mut push = |section: &str, item: String, unit: &str, x: f64, y: f64| {
+        if x.is_finite() && y.is_finite() && x > 0.0 {
+            rows.push(DiffRow { section: section.into(), item, unit: unit.into(), a: x, b: y, ratio: y / x });
+        }
+    };
+    for ha in &a.host_device {
+        if let Some(hb) = b.host_device.iter().find(|h| h.memory == ha.memory && h.direction == ha.direction && h.devices.len() == ha.devices.len() && h.bytes == ha.bytes && (ha.devices.len() > 1 || h.devices == ha.devices)) {
+            push("host", format!("{:?} {:?} GPUs {:?} {}", ha.memory, ha.direction, ha.devices, crate::summary::fmt_bytes(ha.bytes)), "GB/s", ha.gb_per_s.median, hb.gb_per_s.median);
+        }
+    }
+    for da in &a.device_memory {
+        if let Some(db) = b.device_memory.iter().find(|d| d.device == da.device) {
+            push("device", format!("GPU {} copy", da.device), "GB/s", da.copy_gb_per_s.median, db.copy_gb_per_s.median);
+        }
+    }
+    for la in &a.links {
+        let Some(lb) = b.links.iter().find(|l| l.src == la.src && l.dst == la.dst) else { continue };
+        for ca in &la.curves {
+            let Some(cb) = lb.curves.iter().find(|c| c.mode == ca.mode && c.direction == ca.direction) else { continue };
+            let peak = |c: &models::profile::TransferCurve| c.points.iter().map(|p| p.gb_per_s.median).fold(0.0, f64::max);
+            let dir = if ca.direction == Direction::Bidirectional { "both" } else { "one-way" };
+            push("p2p", format!("{} -> {} {:?} {dir} peak", la.src, la.dst, ca.mode), "GB/s", peak(ca), peak(cb));
+        }
+        for (k, sa) in &la.latency_us {
+            if let Some(sb) = lb.latency_us.get(k) {
+                push("p2p", format!("{} -> {} {k} latency", la.src, la.dst), "us", sa.median, sb.median);
+            }
+        }
+    }
+    for ca in &a.collectives {
+        let n = ca.devices.len();
+        let Some(cb) = b.collectives.iter().find(|c| c.op == ca.op && c.devices.len() == n && c.nccl_env == ca.nccl_env) else { continue };
+        for size in NCCL_SIZES {
+            let pa = ca.points.iter().find(|p| p.bytes == size && p.status == CollectiveStatus::Ok);
+            let pb = cb.points.iter().find(|p| p.bytes == size && p.status == CollectiveStatus::Ok);
+            if let (Some(pa), Some(pb)) = (pa, pb) {
+                let what = format!("{:?} n={n} {}", ca.op, crate::summary::fmt_bytes(size));
+                if size <= 1 << 20 {
+                    push("nccl", format!("{what} time"), "us", pa.time_us.median, pb.time_us.median);
+                }
+                if n > 1 && size >= 1 << 20 {
+                    push("nccl", format!("{what} busbw"), "GB/s", pa.busbw_gb_per_s, pb.busbw_gb_per_s);
+                }
+            }
+        }
+    }
+    for ga in &a.compute {
+        if let Some(gb) = b.compute.iter().find(|g| g.dtype == ga.dtype && g.m == ga.m && g.n == ga.n && g.k == ga.k) {
+            push("gemm", format!("{} {}x{}x{}", ga.dtype, ga.m, ga.n, ga.k), "TFLOP/s", ga.tflops.median, gb.tflops.median);
+        }
+    }
+    rows
+}
+
+/// Renders the rows as a terminal table.
+pub fn render_table(r: &DiffReport) -> String {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_header(vec!["section", "figure", "unit", "A", "B", "B / A"]);
+    for row in &r.rows {
+        t.add_row(vec![
+            row.section.clone(),
+            row.item.clone(),
+            row.unit.clone(),
+            format!("{:.2}", row.a),
+            format!("{:.2}", row.b),
+            format!("{:.3}", row.ratio),
+        ]);
+    }
+    format!("A = {}\nB = {}\n{t}\n", r.a, r.b)
+}
 
 /// `probe diff A B`.
-pub fn run(_a: DiffArgs) -> Result<()> {
-    Err(crate::error::ProbeError::Invalid("diff: not built yet".into()))
+pub fn run(args: DiffArgs) -> Result<()> {
+    let a = MachineProfile::load(&args.a)?;
+    let b = MachineProfile::load(&args.b)?;
+    let report = DiffReport {
+        schema_version: DIFF_SCHEMA_VERSION,
+        a: args.a.display().to_string(),
+        b: args.b.display().to_string(),
+        rows: diff(&a, &b),
+    };
+    match args.format {
+        Format::Table => {
+            if report.rows.is_empty() {
+                println!("no figure appears in both profiles");
+            }
+            print!("{}", render_table(&report));
+        }
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializes")),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile() -> MachineProfile {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/h200-x1.json");
+        MachineProfile::load(std::path::Path::new(path)).unwrap()
+    }
+
+    #[test]
+    fn a_profile_against_itself_is_all_ones() {
+        let p = profile();
+        let rows = diff(&p, &p);
+        assert!(rows.len() > 20);
+        assert!(rows.iter().all(|r| (r.ratio - 1.0).abs() < 1e-12));
+        assert!(rows.iter().any(|r| r.section == "gemm"));
+        assert!(rows.iter().any(|r| r.section == "nccl"));
+    }
+
+    #[test]
+    fn halved_bandwidth_shows_as_half() {
+        let a = profile();
+        let mut b = a.clone();
+        for h in &mut b.host_device {
+            h.gb_per_s.median /= 2.0;
+        }
+        let rows = diff(&a, &b);
+        let host: Vec<&DiffRow> = rows.iter().filter(|r| r.section == "host").collect();
+        assert!(!host.is_empty());
+        assert!(host.iter().all(|r| (r.ratio - 0.5).abs() < 1e-12));
+    }
 }

@@ -26,7 +26,7 @@ fn run() -> anyhow::Result<()> {
     });
     let rows = observations::load_kernel_rows(&dir)
         .with_context(|| format!("reading kernel timings from {}", dir.display()))?;
-    let model = fit::fit(&rows);
+    let model = fit::fit(&rows)?;
     let mut table = comfy_table::Table::new();
     table.set_header(["family", "kind", "dtype", "rows", "median |err|"]);
     for fam in &model.families {

@@ -139,7 +139,14 @@ pub fn steady_tok_s(
     context: u32,
     batch: &mut IterationBatch,
 ) -> f64 {
-    let kv_cap = m.memory().kv_tokens / context.max(1) as u64;
+    let layout = m.layout();
+    // Each attention-DP replica has its own pool.
+    let replicas = if layout.dp_attention {
+        layout.tp.max(1)
+    } else {
+        1
+    };
+    let kv_cap = m.memory().kv_tokens * replicas as u64 / context.max(1) as u64;
     let mut running = (concurrency as u64).min(kv_cap);
     if let Some(r) = opts.max_running_requests {
         running = running.min(r as u64);
@@ -147,7 +154,7 @@ pub fn steady_tok_s(
     if running == 0 {
         return 0.0;
     }
-    let pp = m.layout().pp.max(1);
+    let pp = layout.pp.max(1);
     let depth = if pp > 1 { opts.pp_async_batch_depth } else { 0 };
     let micro = ((pp + depth) as u64).min(running);
     let per = running.div_ceil(micro) as usize;
@@ -411,14 +418,26 @@ fn sentence(
         let b = &s.decode_breakdown;
         b.all_reduce_s + b.all_to_all_s + b.dp_attention_comm_s
     };
+    // Name the part of a decode step that differs most, then the volumes behind it.
+    let (a, b) = (&ep.decode_breakdown, &other.decode_breakdown);
+    let mut deltas = [
+        ("communication", comm(ep) - comm(other)),
+        ("expert and weight reads", a.weight_read_s - b.weight_read_s),
+        ("KV reads", a.kv_read_s - b.kv_read_s),
+        ("compute", a.compute_s - b.compute_s),
+        ("launch overhead", a.overhead_s - b.overhead_s),
+    ];
+    let sign = if matches!(v, Verdict::Yes) { -1.0 } else { 1.0 };
+    deltas.sort_by(|x, y| (sign * y.1).total_cmp(&(sign * x.1)));
+    let (part, delta) = deltas[0];
     let reason = format!(
-        "{} puts {:.0} KB/token/GPU on the wire vs {:.0} KB for {} ({:.1} vs {:.1} ms of communication per decode step at {conc} concurrent) and its busiest GPU reads {:.2} GB of expert weights per step vs {:.2} GB (imbalance {:.2}×)",
-        ep.layout,
+        "a decode step at {conc} concurrent spends {:.1} ms {} on {part} ({:.1} vs {:.1} ms in all); per token each GPU sends {:.0} KB vs {:.0} KB, and the busiest GPU reads {:.2} GB of expert weights per step vs {:.2} GB (imbalance {:.2}×)",
+        delta.abs() * 1e3,
+        if delta >= 0.0 { "more" } else { "less" },
+        a.total_s() * 1e3,
+        b.total_s() * 1e3,
         ep.wire_bytes_per_token_per_gpu / 1e3,
         other.wire_bytes_per_token_per_gpu / 1e3,
-        other.layout,
-        comm(ep) * 1e3,
-        comm(other) * 1e3,
         ep.expert_read_bytes_per_gpu / 1e9,
         other.expert_read_bytes_per_gpu / 1e9,
         ep.imbalance

@@ -27,7 +27,7 @@ impl LayoutCandidate {
 
 /// Positive divisors of `n`, ascending.
 fn divisors(n: u32) -> impl Iterator<Item = u32> {
-    (1..=n).filter(move |d| n % d == 0)
+    (1..=n).filter(move |d| n.is_multiple_of(*d))
 }
 
 /// Position of a layout in the listing: the three layouts users compare first, then shallower

@@ -245,3 +245,20 @@ fn nvlink_boxes_are_much_faster_than_pcie() {
     assert!((420.0..490.0).contains(&h100), "{h100}");
     assert!(b200 > 1.5 * h100);
 }
+
+#[test]
+fn devices_agree_with_their_gpu_preset() {
+    for (name, p) in all() {
+        let key = p.gpu_preset.as_deref().expect("gpu_preset");
+        let gpu = models::GpuSpec::preset(key).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for d in &p.devices {
+            assert_eq!(
+                d.memory_bytes, gpu.memory_bytes,
+                "{name} device {}",
+                d.index
+            );
+            assert_eq!(d.name, gpu.display_name, "{name} device {}", d.index);
+            assert_eq!(d.pcie_gen_max, Some(gpu.pcie_gen), "{name}");
+        }
+    }
+}

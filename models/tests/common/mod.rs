@@ -6,7 +6,10 @@ use std::path::PathBuf;
 
 /// `shared/hf-configs/` beside the repository (CI clones the repo next to `shared/`).
 pub fn configs_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/hf-configs"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/hf-configs"
+    ))
 }
 
 /// Loads `shared/hf-configs/<file>`.
@@ -23,6 +26,14 @@ pub fn rel(a: f64, b: f64) -> f64 {
 /// Asserts `actual` is within `tol` (fraction) of `expected`, printing both.
 pub fn assert_within(what: &str, actual: f64, expected: f64, tol: f64) {
     let r = rel(actual, expected);
-    println!("{what}: {actual:.4e} vs {expected:.4e} ({:+.2}%)", (actual / expected - 1.0) * 100.0);
-    assert!(r <= tol, "{what}: {actual} is {:.2}% from {expected} (allowed {:.1}%)", r * 100.0, tol * 100.0);
+    println!(
+        "{what}: {actual:.4e} vs {expected:.4e} ({:+.2}%)",
+        (actual / expected - 1.0) * 100.0
+    );
+    assert!(
+        r <= tol,
+        "{what}: {actual} is {:.2}% from {expected} (allowed {:.1}%)",
+        r * 100.0,
+        tol * 100.0
+    );
 }

@@ -78,7 +78,7 @@ pub const B200: NvlinkBox = NvlinkBox {
     gpu_preset: "b200",
     gpu_name: "NVIDIA B200",
     memory_mib: 183359,
-    pcie: None,
+    pcie: Some((5, 16)),
     compute_capability: [10, 0],
     nvlink_gb_per_s: 900.0,
     ring_busbw_gb_per_s: 900.0 * RING_EFFICIENCY,
@@ -89,13 +89,12 @@ pub const B200: NvlinkBox = NvlinkBox {
         "8-GPU NVLink5 all-reduce busbw ~811 GB/s measured on GB200 NVL72 (2 trays x 4 GPUs over \
          MNNVL): lixueduan.com/posts/ai/13-gb200-mnnvl-nccl-test; taken as ~800 GB/s for HGX B200",
         LATENCY_SOURCES,
-        "HGX/DGX B200: NVSwitch, NV18 between every pair; 183359 MiB per GPU (the '180 GB' B200 as \
-         nvidia-smi reports it)",
+        "HGX/DGX B200: NVSwitch, NV18 between every pair, host link PCIe Gen5 x16 (NVIDIA HGX \
+         specifications); 183359 MiB per GPU (the '180 GB' B200 as nvidia-smi reports it)",
     ],
     figure_notes: &[
         "Ring busbw = 900 GB/s x (370/450), NCCL's NVLink4 protocol efficiency assumed to carry over \
          to NVLink5 (not measured).",
-        "PCIe generation of the B200's host link not set (not needed by the cost model).",
     ],
 };
 
@@ -162,9 +161,10 @@ pub fn preset(b: &NvlinkBox) -> MachineProfile {
              {} GB/s line rate; NVLS gains on partial groups not assumed).",
             b.allreduce8_busbw_gb_per_s, b.ring_busbw_gb_per_s, b.nvlink_gb_per_s
         ),
-        "Published NCCL runs reach peak only at >= 256 MiB; at 1-64 MiB this model is likely \
-         optimistic by up to ~1.3-1.5x (e.g. H100-class 8-GPU all-reduce ~240 GB/s busbw at 16 MiB \
-         in public runs vs ~310 here)."
+        "Published NCCL runs reach peak only at >= 256 MiB (nccl-tests#212); at 1-64 MiB this \
+         model is likely optimistic by up to ~1.3-1.5x (a public NVLink all-reduce table in \
+         kvcache-ai/Mooncake PR #3484 shows ~66 GB/s busbw at 1 MiB and ~242 GB/s at 16 MiB, this \
+         model ~85 and ~310 for H100/H200)."
             .to_string(),
         "SGLang's custom all-reduce (used on NVLink for small messages unless \
          --disable-custom-all-reduce) is not in these NCCL curves."

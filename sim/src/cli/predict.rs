@@ -4,7 +4,7 @@
 
 use super::args::{FormatArg, LayoutSelection, MachineArg, ModelArg, OutputFormat, ServerArgs};
 use anyhow::{Result, bail};
-use comfy_table::{Cell, Table, presets::UTF8_FULL};
+use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
 use sim::cost::Knobs;
 use sim::cost::report::{
     LayoutPrediction, PREDICT_SCHEMA_VERSION, PredictOutput, PredictQuery, predict_all,
@@ -116,7 +116,7 @@ fn one_table(out: &PredictOutput) -> String {
         return s;
     };
     let mut t = Table::new();
-    t.load_style(UTF8_FULL).set_header(vec!["iteration", "ms", "share"]);
+    t.load_style(UTF8_FULL_CONDENSED).set_header(vec!["iteration", "ms", "share"]);
     let total = b.total_ms.max(1e-12);
     for (name, v) in [
         ("compute", b.compute_ms),
@@ -191,7 +191,7 @@ fn one_table(out: &PredictOutput) -> String {
 fn ranking_table(out: &PredictOutput) -> String {
     let mut s = header(out);
     let mut t = Table::new();
-    t.load_style(UTF8_FULL).set_header(vec![
+    t.load_style(UTF8_FULL_CONDENSED).set_header(vec![
         "layout",
         "SGLang flags",
         "iteration ms",

@@ -107,13 +107,13 @@ pub fn run(args: Args) -> Result<()> {
     match args.format.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&out)?),
         OutputFormat::Csv => bail!("`sim run` prints table or json; use `sim sweep --format csv`"),
-        OutputFormat::Table => println!("{}", table(&out, model.memory().kv_tokens)),
+        OutputFormat::Table => println!("{}", table(&out)),
     }
     Ok(())
 }
 
 /// The run as bench_serving's summary would show it, plus the engine's view.
-fn table(o: &RunOutput, kv_tokens: u64) -> Table {
+fn table(o: &RunOutput) -> Table {
     let r: &RunReport = &o.run;
     let mut t = Table::new();
     t.set_header(vec![
@@ -177,7 +177,7 @@ fn table(o: &RunOutput, kv_tokens: u64) -> Table {
             format!(
                 "{} of {} tokens ({:.1}%)",
                 r.peak_kv_tokens,
-                kv_tokens,
+                r.kv_capacity_tokens,
                 r.peak_kv_usage * 100.0
             ),
         ),

@@ -6,8 +6,9 @@
 //! experts) or `kv_read_s` (attention core, DSA indexer).
 
 use super::model::{
-    CPU_PER_KERNEL_S, CPU_PER_REQUEST_S, CostModel, GPU_GAP_PER_KERNEL_S, GRAPH_LAUNCH_S,
-    KERNELS_DENSE_MLP, KERNELS_HEAD, KERNELS_MOE, SAMPLING_S, SCHEDULER_TURN_S,
+    CPU_PER_KERNEL_S, CPU_PER_REQUEST_S, CostModel, ENVELOPE_KNOTS, Envelope, Experts,
+    GPU_GAP_PER_KERNEL_S, GRAPH_LAUNCH_S, Gemm, KERNELS_DENSE_MLP, KERNELS_HEAD, KERNELS_MOE,
+    SAMPLING_S, SCHEDULER_TURN_S,
 };
 use super::{IterationBatch, IterationCost, IterationModel, MemoryPlan, TimeBreakdown};
 use crate::efficiency::{KernelKind, peak_tflops};
@@ -34,6 +35,29 @@ pub struct BatchStats {
     pub prefill_index_pairs: f64,
     /// Cached keys prefill chunks read from the KV cache.
     pub prefill_cached: f64,
+}
+
+/// A weight op's time at `tokens` from its tabulated envelope: linear in tokens between the
+/// knots 2^k around it, proportional to tokens beyond the last knot, 0 without tokens.
+fn from_envelope(env: &Envelope, tokens: f64) -> OpTime {
+    if tokens <= 0.0 {
+        return OpTime {
+            s: 0.0,
+            memory_bound: true,
+        };
+    }
+    let t = tokens.max(1.0);
+    let k = (t.log2().floor() as usize).min(ENVELOPE_KNOTS - 1);
+    let lo = (1u64 << k) as f64;
+    let s = if k + 1 < ENVELOPE_KNOTS {
+        env.s[k] + (env.s[k + 1] - env.s[k]) * (t - lo) / lo
+    } else {
+        env.s[k] * t / lo
+    };
+    OpTime {
+        s,
+        memory_bound: env.memory_bound[k],
+    }
 }
 
 /// Σ_{pos=a..=b} min(pos, cap).
@@ -83,9 +107,9 @@ impl BatchStats {
 
 /// Time of one op and whether memory bound it.
 #[derive(Clone, Copy)]
-struct OpTime {
-    s: f64,
-    memory_bound: bool,
+pub(super) struct OpTime {
+    pub s: f64,
+    pub memory_bound: bool,
 }
 
 impl CostModel {
@@ -107,6 +131,47 @@ impl CostModel {
             // the fitted fractions reproduce measured times, not which resource was the limit
             memory_bound: bytes / self.peak_bytes_per_s >= flops / peak_flop_s,
         }
+    }
+
+    /// An op whose work grows at least linearly with its tokens (attention core, DSA indexer),
+    /// kept non-decreasing in tokens: never cheaper than the same work per token done by fewer
+    /// tokens at any power of two below (where a steeply rising efficiency curve would otherwise
+    /// predict a bigger batch faster than a smaller one).
+    fn op_monotone(&self, kind: KernelKind, dtype: &str, tokens: f64, flops: f64, bytes: f64) -> OpTime {
+        let mut out = self.op(kind, dtype, tokens, flops, bytes);
+        let mut k = 1.0;
+        while k < tokens {
+            let r = k / tokens;
+            out.s = out.s.max(self.op(kind, dtype, k, flops * r, bytes * r).s);
+            k *= 2.0;
+        }
+        out
+    }
+
+    /// A weight GEMM of `tokens` rows, without the monotone envelope.
+    pub(super) fn gemm_raw(&self, g: &Gemm, tokens: f64) -> OpTime {
+        self.op(KernelKind::DenseGemm, &g.dtype, tokens, 2.0 * tokens * g.params, g.bytes)
+    }
+
+    /// A weight GEMM of `tokens` rows, from its envelope (non-decreasing in `tokens`).
+    fn gemm(&self, g: &Gemm, tokens: f64) -> OpTime {
+        from_envelope(&g.envelope, tokens)
+    }
+
+    /// Routed experts of a MoE layer entered by `t` tokens, on the busiest GPU, without envelope.
+    pub(super) fn moe_raw(&self, e: &Experts, t: f64) -> OpTime {
+        let r = &e.routing;
+        let touched = r.max_touched_per_rank(t);
+        let pairs = r.max_pairs_per_rank(t);
+        // the efficiency is keyed by the tokens entering the layer (every rank sees all of them
+        // without an all-to-all backend), as the kernel measurements were
+        self.op(
+            KernelKind::MoeGrouped,
+            &e.dtype,
+            t,
+            2.0 * pairs * e.params_per_expert,
+            touched * e.bytes_per_expert,
+        )
     }
 
     fn add_weight_op(b: &mut TimeBreakdown, t: OpTime) {
@@ -137,23 +202,25 @@ impl CostModel {
     /// One layer's attention on the busiest GPU: projections, DSA indexer, core.
     fn attention(&self, st: &BatchStats, b: &mut TimeBreakdown) {
         let dp = self.dp();
-        // under attention-DP, decodes spread evenly; a prefill chunk stays on one rank
-        let dec_share = 1.0 / dp;
+        // under attention-DP the busiest rank decodes ⌈b/dp⌉ requests (at the average context)
+        // and a prefill chunk stays on one rank
+        let dec_share = if st.decode > 0.0 {
+            (st.decode / dp).ceil() / st.decode
+        } else {
+            0.0
+        };
         let pre_share = if st.prefill > 0.0 {
             (st.largest_chunk / st.prefill).max(1.0 / dp)
         } else {
             0.0
         };
         let tokens = st.decode * dec_share + st.prefill * pre_share;
-        let gemm = |g: &super::model::Gemm| {
-            self.op(KernelKind::DenseGemm, &g.dtype, tokens, 2.0 * tokens * g.params, g.bytes)
-        };
-        Self::add_weight_op(b, gemm(&self.attn));
-        Self::add_weight_op(b, gemm(&self.indexer));
+        Self::add_weight_op(b, self.gemm(&self.attn, tokens));
+        Self::add_weight_op(b, self.gemm(&self.indexer, tokens));
         let c = &self.core;
         if st.decode > 0.0 {
             let keys = st.decode_keys * dec_share;
-            let t = self.op(
+            let t = self.op_monotone(
                 c.kind,
                 c.kv_dtype,
                 st.decode * dec_share,
@@ -163,7 +230,7 @@ impl CostModel {
             Self::add_kv_op(b, t);
             if c.indexer_flops_per_key > 0.0 {
                 let scored = st.decode_context * dec_share;
-                let t = self.op(
+                let t = self.op_monotone(
                     KernelKind::GqaDecode,
                     "fp8",
                     st.decode * dec_share,
@@ -174,7 +241,7 @@ impl CostModel {
             }
         }
         if st.prefill > 0.0 {
-            let t = self.op(
+            let t = self.op_monotone(
                 KernelKind::Prefill,
                 "bf16",
                 st.prefill * pre_share,
@@ -183,7 +250,7 @@ impl CostModel {
             );
             Self::add_kv_op(b, t);
             if c.indexer_flops_per_key > 0.0 {
-                let t = self.op(
+                let t = self.op_monotone(
                     KernelKind::Prefill,
                     "fp8",
                     st.prefill * pre_share,
@@ -198,28 +265,14 @@ impl CostModel {
     /// One layer's MLP on the busiest GPU (dense MLP, or shared experts + router + routed experts).
     fn mlp(&self, st: &BatchStats, moe: bool, b: &mut TimeBreakdown) {
         let t = st.tokens();
-        let gemm = |g: &super::model::Gemm| {
-            self.op(KernelKind::DenseGemm, &g.dtype, t, 2.0 * t * g.params, g.bytes)
-        };
         if !moe {
-            Self::add_weight_op(b, gemm(&self.dense_mlp));
+            Self::add_weight_op(b, self.gemm(&self.dense_mlp, t));
             return;
         }
-        Self::add_weight_op(b, gemm(&self.shared));
-        Self::add_weight_op(b, gemm(&self.router));
+        Self::add_weight_op(b, self.gemm(&self.shared, t));
+        Self::add_weight_op(b, self.gemm(&self.router, t));
         if let Some(e) = &self.experts {
-            let r = &e.routing;
-            let touched = r.max_touched_per_rank(t);
-            let pairs = r.max_pairs_per_rank(t);
-            let tokens_here = if r.ep > 1 { r.tokens_per_rank(t) } else { t };
-            let op = self.op(
-                KernelKind::MoeGrouped,
-                &e.dtype,
-                tokens_here,
-                2.0 * pairs * e.params_per_expert,
-                touched * e.bytes_per_expert,
-            );
-            Self::add_weight_op(b, op);
+            Self::add_weight_op(b, from_envelope(&e.envelope, t));
         }
     }
 
@@ -260,9 +313,7 @@ impl CostModel {
         }
         if shape.last {
             let th = st.decode + st.chunks;
-            let g = &self.lm_head;
-            let op = self.op(KernelKind::DenseGemm, &g.dtype, th, 2.0 * th * g.params, g.bytes);
-            Self::add_weight_op(b, op);
+            Self::add_weight_op(b, self.gemm(&self.lm_head, th));
             b.all_reduce_s += c.all_gather.time_s(th * self.vocab * 2.0) * scale;
             b.overhead_s += SAMPLING_S + th * self.vocab * 4.0 / self.peak_bytes_per_s;
         }

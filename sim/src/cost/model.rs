@@ -41,12 +41,34 @@ pub(super) const KERNELS_MOE: f64 = 10.0;
 /// Embedding, final norm, lm_head, logits gather, sampling.
 pub(super) const KERNELS_HEAD: f64 = 6.0;
 
+/// Token counts 2^0 … 2^(ENVELOPE_KNOTS−1) at which weight-op times are tabulated.
+pub(super) const ENVELOPE_KNOTS: usize = 18;
+
+/// A weight op's time tabulated at token counts 2^k (the efficiency curves' knots), made
+/// non-decreasing by a running maximum, and interpolated linearly in tokens between knots (exact
+/// where time is flat or proportional to tokens). The fitted efficiency can rise faster than the
+/// work between two sizes (a GEMM at M = 16 measured a little faster than at M = 1); evaluating
+/// the roofline directly would then predict a bigger batch cheaper than a smaller one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Envelope {
+    pub s: [f64; ENVELOPE_KNOTS],
+    pub memory_bound: [bool; ENVELOPE_KNOTS],
+}
+
+impl Envelope {
+    pub const EMPTY: Envelope = Envelope {
+        s: [0.0; ENVELOPE_KNOTS],
+        memory_bound: [true; ENVELOPE_KNOTS],
+    };
+}
+
 /// A weight GEMM on one GPU: its bytes and parameters per layer, in its own format.
 #[derive(Debug, Clone)]
 pub(super) struct Gemm {
     pub bytes: f64,
     pub params: f64,
     pub dtype: String,
+    pub envelope: Envelope,
 }
 
 impl Gemm {
@@ -56,6 +78,7 @@ impl Gemm {
             bytes,
             params: bytes / f.bytes_per_value(),
             dtype: f.name(),
+            envelope: Envelope::EMPTY,
         }
     }
 }
@@ -69,6 +92,7 @@ pub(super) struct Experts {
     /// Parameters of that slice.
     pub params_per_expert: f64,
     pub dtype: String,
+    pub envelope: Envelope,
 }
 
 /// Attention-core constants per GPU and layer.
@@ -204,6 +228,7 @@ impl CostModel {
                 bytes_per_expert: bytes,
                 params_per_expert: bytes / f.bytes_per_value(),
                 dtype: f.name(),
+                envelope: Envelope::EMPTY,
             }
         });
         let last = &fp.per_gpu[fp.per_gpu.len() - 1];
@@ -216,7 +241,7 @@ impl CostModel {
             }
             AttentionSpec::Gqa { .. } => KERNELS_GQA,
         };
-        CostModel {
+        let mut cm = CostModel {
             layout,
             memory,
             gpu: machine.gpu.clone(),
@@ -244,6 +269,49 @@ impl CostModel {
             placement,
             kernels_attn,
             model_name: model.name.clone(),
+        };
+        cm.fill_envelopes();
+        cm
+    }
+
+    /// Tabulates every weight op's envelope (see [`Envelope`]).
+    fn fill_envelopes(&mut self) {
+        let table = |f: &dyn Fn(f64) -> super::iteration::OpTime| {
+            let mut e = Envelope::EMPTY;
+            let mut run: f64 = 0.0;
+            for k in 0..ENVELOPE_KNOTS {
+                let op = f((1u64 << k) as f64);
+                run = run.max(op.s);
+                e.s[k] = run;
+                e.memory_bound[k] = op.memory_bound;
+            }
+            e
+        };
+        let raw = |g: &Gemm| table(&|t| self.gemm_raw(g, t));
+        let envs = [
+            raw(&self.attn),
+            raw(&self.indexer),
+            raw(&self.dense_mlp),
+            raw(&self.shared),
+            raw(&self.router),
+            raw(&self.lm_head),
+        ];
+        let moe = self.experts.as_ref().map(|e| table(&|t| self.moe_raw(e, t)));
+        for (g, e) in [
+            &mut self.attn,
+            &mut self.indexer,
+            &mut self.dense_mlp,
+            &mut self.shared,
+            &mut self.router,
+            &mut self.lm_head,
+        ]
+        .into_iter()
+        .zip(envs)
+        {
+            g.envelope = e;
+        }
+        if let (Some(x), Some(e)) = (self.experts.as_mut(), moe) {
+            x.envelope = e;
         }
     }
 }

@@ -4,15 +4,17 @@
 //! (memory_fraction, compute_fraction) minimizing Σ |ln(predicted / measured)| under the roofline of
 //! [`super`], found by a log-spaced grid search (coarse 1e-4…1 in 41 steps, then a 21×21 refinement
 //! around the best), each fraction at least half the best value at smaller sizes
-//! ([`FLOOR_SHARE`]). Among equally good pairs the smallest is taken (the fraction the data proves),
+//! (`FLOOR_SHARE`). Among equally good pairs the smallest is taken (the fraction the data proves),
 //! then each fraction is raised as far toward the previous knot's value as costs under 1% of the
 //! knot's error, so curves do not dip where a bound is not binding (a kernel that is compute-bound at 8192
 //! tokens still streams weights as fast as it did at 512).
 
 use super::observations::KernelRow;
+use models::GpuSpec;
+
 use super::{
-    EFFICIENCY_SCHEMA_VERSION, EfficiencyCurve, EfficiencyModel, FAMILY_DATACENTER,
-    FAMILY_WORKSTATION, FamilyCurves, KernelKind, Knot,
+    EFFICIENCY_SCHEMA_VERSION, EfficiencyCurve, EfficiencyError, EfficiencyModel,
+    FAMILY_DATACENTER, FAMILY_WORKSTATION, FamilyCurves, KernelKind, Knot,
 };
 use std::collections::BTreeMap;
 
@@ -45,18 +47,23 @@ pub const SOURCE: &str = "shared/observations/gemm-kernels-sglang-0.5.14.csv, \
     SXM, converted and trimmed to rows without L2-cache effects (shared/observations/README.md). \
     Fitted by sim/examples/fit_efficiency.rs.";
 
-const FORM: &str = "time_s = max(flops / (peak_tflops(dtype)*1e12 * compute_fraction), bytes / \
-    (peak_memory_gb_per_s*1e9 * memory_fraction)); each fraction piecewise-linear in log2(tokens) \
-    between knots at the measured powers of two, clamped outside; per knot the pair minimizing \
-    sum |ln(pred/measured)| over that knot's rows (log grid search) with each fraction >= 0.5 x its \
-    best value at smaller sizes, smallest of equal pairs, then \
-    each raised as far toward the previous knot's value as costs < 1% of the knot's error.";
+const FORM: &str = "time_s = max(flops / (peak_tflops(dtype)*1e12 * compute_fraction), \
+    bytes / (peak_memory_gb_per_s*1e9 * memory_fraction)) with the GPU preset's datasheet peaks; \
+    each fraction piecewise-linear in log2(tokens) between knots at the measured powers of two, \
+    clamped outside; per knot the pair minimizing sum |ln(pred/measured)| over that knot's rows \
+    (log grid search) with each fraction >= 0.5 x its best value at smaller sizes, smallest of \
+    equal pairs, then each raised as far toward the previous knot's value as costs < 1% of the \
+    knot's error.";
 
 /// The flops/bytes/tokens conventions the rows were converted with.
 const CONVENTIONS: [&str; 4] = [
-    "dense_gemm: tokens = M; flops = 2*M*N*K; bytes = weight matrix only (N*K*bytes per value incl. scales)",
-    "moe_grouped: tokens = tokens entering the MoE layer (before top-k); flops = 2*tokens*top_k*3*hidden*moe_inter/(tp*ep); bytes = weights of the experts this GPU touches (3*hidden*moe_inter/tp each)",
-    "mla_decode: tokens = decode batch; flops = 2*batch*heads_per_gpu*context*(576+512); bytes = batch*context*576*kv bytes per value; dtype = KV-cache dtype; compute peak bf16",
+    "dense_gemm: tokens = M; flops = 2*M*N*K; bytes = weight matrix only (N*K*bytes per value \
+     incl. scales)",
+    "moe_grouped: tokens = tokens entering the MoE layer of the TP/EP group (before top-k; not the \
+     share routed to this GPU); flops = 2*tokens*top_k*3*hidden*moe_inter/(tp*ep); bytes = weights \
+     of the experts this GPU touches (3*hidden*moe_inter/tp each)",
+    "mla_decode: tokens = decode batch; flops = 2*batch*heads_per_gpu*context*(576+512); bytes = \
+     batch*context*576*kv bytes per value; dtype = KV-cache dtype; compute peak bf16",
     "compute peak per dtype: bf16 and weight-only int4 -> bf16, fp8 -> fp8, nvfp4 -> fp4",
 ];
 
@@ -211,26 +218,40 @@ fn fit_curve(
     }
 }
 
-/// Fits every (system, kind, dtype) group of `rows` into an [`EfficiencyModel`].
-pub fn fit(rows: &[KernelRow]) -> EfficiencyModel {
+/// Fits every (system, kind, dtype) group of `rows` into an [`EfficiencyModel`], with fractions
+/// relative to the measured cards' `models::GpuSpec` preset peaks (what callers multiply by).
+pub fn fit(rows: &[KernelRow]) -> Result<EfficiencyModel, EfficiencyError> {
     let mut families = Vec::new();
     for sys in &SYSTEMS {
         let mine: Vec<&KernelRow> = rows.iter().filter(|r| r.system == sys.family).collect();
         if mine.is_empty() {
             continue;
         }
-        let peak_memory_gb_per_s =
+        let gpu = GpuSpec::preset(sys.reference_gpu).map_err(|e| EfficiencyError::Gpu {
+            name: sys.reference_gpu.to_string(),
+            message: e.to_string(),
+        })?;
+        let peak_memory_gb_per_s = gpu.memory_gb_per_s;
+        let peak_tflops: BTreeMap<String, f64> = [
+            ("bf16", Some(gpu.bf16_tflops)),
+            ("fp8", gpu.fp8_tflops),
+            ("fp4", gpu.fp4_tflops),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.to_string(), v?)))
+        .collect();
+        let csv_peak_memory_gb_per_s =
             implied_peak(mine.iter().map(|r| (r.achieved_gb_per_s, r.pct_peak_bw)))
                 .map(|v| v.round())
                 .unwrap_or(f64::NAN);
-        let mut peak_tflops = BTreeMap::new();
+        let mut csv_peak_tflops = BTreeMap::new();
         for class in ["bf16", "fp8", "fp4"] {
             let pairs = mine
                 .iter()
                 .filter(|r| r.kind == KernelKind::DenseGemm && compute_class(r) == class)
                 .filter_map(|r| Some((r.achieved_tflops?, r.pct_peak_flops?)));
             if let Some(p) = implied_peak(pairs) {
-                peak_tflops.insert(class.to_string(), (p * 10.0).round() / 10.0);
+                csv_peak_tflops.insert(class.to_string(), (p * 10.0).round() / 10.0);
             }
         }
         let mut groups: BTreeMap<(KernelKind, &str), Vec<&KernelRow>> = BTreeMap::new();
@@ -247,14 +268,16 @@ pub fn fit(rows: &[KernelRow]) -> EfficiencyModel {
             applies_to: sys.applies_to.to_string(),
             peak_memory_gb_per_s,
             peak_tflops,
+            csv_peak_memory_gb_per_s,
+            csv_peak_tflops,
             curves,
         });
     }
-    EfficiencyModel {
+    Ok(EfficiencyModel {
         schema_version: EFFICIENCY_SCHEMA_VERSION,
         source: SOURCE.to_string(),
         form: FORM.to_string(),
         conventions: CONVENTIONS.iter().map(|s| s.to_string()).collect(),
         families,
-    }
+    })
 }

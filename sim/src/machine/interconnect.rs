@@ -215,7 +215,7 @@ impl Interconnect<'_> {
                 if devices.len() != 2 {
                     return None;
                 }
-                self.from_link(devices[0], devices[1]).or_else(|| {
+                self.link_send_recv(devices[0], devices[1]).or_else(|| {
                     from(CollectiveOp::AllGather).map(|c| {
                         c.at_scaled_bytes(
                             2.0,
@@ -229,7 +229,7 @@ impl Interconnect<'_> {
 
     /// Send/recv of one GPU pair from its measured one-way link curve (P2P copy engine when the
     /// pair does P2P, host-staged copies otherwise), with the measured small-copy latency.
-    fn from_link(&self, src: u32, dst: u32) -> Option<CommCurve> {
+    fn link_send_recv(&self, src: u32, dst: u32) -> Option<CommCurve> {
         let link = self
             .profile
             .links

@@ -34,8 +34,16 @@ impl EngineConfig {
     /// The scheduler limits SGLang derives from its flags and the memory plan.
     pub fn new(model: &dyn IterationModel, opts: &ServerOptions, workload: &Workload) -> Self {
         let layout = model.layout();
-        let kv_tokens = model.memory().kv_tokens;
-        let derived = (kv_tokens / 2).clamp(1, DEFAULT_MAX_RUNNING_CAP as u64) as u32;
+        // Under DP attention every replica (one per GPU of the TP group) has its own pool and
+        // its own scheduler limits; the engine is modelled as one pool of their sum.
+        let replicas = if layout.dp_attention {
+            layout.tp.max(1)
+        } else {
+            1
+        };
+        let per_replica = model.memory().kv_tokens;
+        let kv_tokens = per_replica * replicas as u64;
+        let derived = (per_replica / 2).clamp(1, DEFAULT_MAX_RUNNING_CAP as u64) as u32 * replicas;
         let max_running_requests = opts.max_running_requests.unwrap_or(derived);
         let pp = layout.pp.max(1);
         let micro_batches = if pp > 1 {
@@ -83,6 +91,7 @@ pub fn simulate_with(
         });
     }
     let cfg = EngineConfig::new(model, opts, workload);
+    let kv_capacity = cfg.kv_tokens;
     let requests = workload.requests();
     let mut trace = engine::run(cfg, cache, &requests, workload.max_concurrency)?;
     let in_tok: u64 = requests.iter().map(|r| r.input_tokens as u64).sum();
@@ -125,9 +134,9 @@ pub fn simulate_with(
         p99_itl_ms: itl.p99 * ms,
         concurrency: e2e_sum / d,
         peak_running_requests: trace.peak_running,
-        kv_capacity_tokens: mem.kv_tokens,
+        kv_capacity_tokens: kv_capacity,
         peak_kv_tokens: trace.peak_kv_tokens,
-        peak_kv_usage: trace.peak_kv_tokens as f64 / mem.kv_tokens.max(1) as f64,
+        peak_kv_usage: trace.peak_kv_tokens as f64 / kv_capacity.max(1) as f64,
         breakdown: trace.breakdown,
         micro_batch_samples: trace.samples,
     })

@@ -54,7 +54,7 @@ pub struct RunReport {
     pub concurrency: f64,
     /// Most requests running (decoding or prefilling) on the server at once.
     pub peak_running_requests: u32,
-    /// KV tokens the pool holds.
+    /// KV tokens the pool holds (summed over attention-DP replicas).
     pub kv_capacity_tokens: u64,
     /// Most KV tokens in use at once (prompts + generated so far).
     pub peak_kv_tokens: u64,

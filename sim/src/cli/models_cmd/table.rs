@@ -22,7 +22,7 @@ fn kv_name(d: KvDtype) -> &'static str {
 
 fn new_table(header: &[&str]) -> Table {
     let mut t = Table::new();
-    t.set_header(header.iter().map(|h| Cell::new(h)));
+    t.set_header(header.iter().map(Cell::new));
     t
 }
 
