@@ -1,0 +1,129 @@
+//! One kernel's roofline time with size-dependent efficiency, resolved once per layout.
+//!
+//! `sim::efficiency` curves are piecewise-linear in log2(tokens) between knots at powers of two,
+//! clamped outside. [`KernelCurve`] samples the fractions at 2^0 … 2^17 through the public API when
+//! the cost model is built and interpolates the same way, so the hot path does no name matching
+//! or allocation; a test checks it agrees with `EfficiencyModel` at arbitrary sizes.
+
+use crate::efficiency::{EfficiencyModel, KernelKind, peak_tflops};
+use models::GpuSpec;
+
+/// Knots sampled: token counts 2^0 … 2^(KNOTS−1).
+const KNOTS: usize = 18;
+
+/// Time of one op and whether it sits on the memory side of the roofline (at peak rates).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OpTime {
+    pub s: f64,
+    pub memory_bound: bool,
+}
+
+/// Achievable FLOP/s and bytes/s of one kernel kind in one dtype on one GPU, by work size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelCurve {
+    memory_fraction: [f64; KNOTS],
+    compute_fraction: [f64; KNOTS],
+    /// Peak FLOP/s the compute fraction refers to (× the compute knob).
+    peak_flop_s: f64,
+    /// Peak bytes/s the memory fraction refers to (× machine scale × memory knob).
+    peak_byte_s: f64,
+}
+
+impl KernelCurve {
+    /// Samples the efficiency of `kind` in `dtype` on `gpu`; `peak_byte_s` is the bandwidth the
+    /// fractions multiply (datasheet × machine and knob scales), `compute_scale` multiplies FLOP/s.
+    pub fn new(
+        eff: &EfficiencyModel,
+        gpu: &GpuSpec,
+        kind: KernelKind,
+        dtype: &str,
+        peak_byte_s: f64,
+        compute_scale: f64,
+    ) -> Self {
+        let mut c = KernelCurve {
+            memory_fraction: [0.0; KNOTS],
+            compute_fraction: [0.0; KNOTS],
+            peak_flop_s: peak_tflops(gpu, kind, dtype) * 1e12 * compute_scale,
+            peak_byte_s,
+        };
+        for k in 0..KNOTS {
+            c.memory_fraction[k] = eff.memory_fraction(gpu, kind, dtype, 1 << k);
+            c.compute_fraction[k] = eff.compute_fraction(gpu, kind, dtype, 1 << k);
+        }
+        c
+    }
+
+    /// (memory, compute) fractions at `tokens` (rounded to a whole count, at least 1).
+    pub fn fractions(&self, tokens: f64) -> (f64, f64) {
+        let x = tokens.round().max(1.0).log2();
+        let k = (x.floor() as usize).min(KNOTS - 1);
+        if k + 1 >= KNOTS {
+            return (self.memory_fraction[k], self.compute_fraction[k]);
+        }
+        let w = x - k as f64;
+        let lerp = |a: &[f64; KNOTS]| a[k] + w * (a[k + 1] - a[k]);
+        (lerp(&self.memory_fraction), lerp(&self.compute_fraction))
+    }
+
+    /// Roofline time: `max(flops / (peak·compute_fraction), bytes / (bandwidth·memory_fraction))`,
+    /// filed as memory-bound when bytes dominate at peak rates (which side of the ridge point).
+    pub fn time(&self, tokens: f64, flops: f64, bytes: f64) -> OpTime {
+        if flops <= 0.0 && bytes <= 0.0 {
+            return OpTime {
+                s: 0.0,
+                memory_bound: true,
+            };
+        }
+        let (mf, cf) = self.fractions(tokens);
+        OpTime {
+            s: (flops / (self.peak_flop_s * cf)).max(bytes / (self.peak_byte_s * mf)),
+            memory_bound: bytes / self.peak_byte_s >= flops / self.peak_flop_s,
+        }
+    }
+
+    /// [`Self::time`] for work that grows at least linearly with tokens (attention core, DSA
+    /// indexer), kept non-decreasing in tokens: never cheaper than the same work per token done
+    /// by fewer tokens at any power of two below (a steeply rising efficiency curve would
+    /// otherwise predict a bigger batch faster than a smaller one).
+    pub fn time_monotone(&self, tokens: f64, flops: f64, bytes: f64) -> OpTime {
+        let mut out = self.time(tokens, flops, bytes);
+        let mut k = 1.0;
+        while k < tokens {
+            let r = k / tokens;
+            out.s = out.s.max(self.time(k, flops * r, bytes * r).s);
+            k *= 2.0;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampled_curves_agree_with_the_efficiency_model() {
+        let eff = EfficiencyModel::builtin();
+        for gpu in ["rtx-pro-6000-server", "h200", "b200", "l40s"] {
+            let gpu = GpuSpec::preset(gpu).unwrap();
+            for kind in [
+                KernelKind::DenseGemm,
+                KernelKind::MoeGrouped,
+                KernelKind::MlaDecode,
+                KernelKind::GqaDecode,
+                KernelKind::Prefill,
+            ] {
+                for dtype in ["bf16", "fp8", "nvfp4", "int4-g32"] {
+                    let c = KernelCurve::new(eff, &gpu, kind, dtype, 1.0, 1.0);
+                    for t in [1u64, 2, 3, 5, 7, 12, 100, 129, 1000, 5000, 70_000, 300_000] {
+                        let (m, k) = c.fractions(t as f64);
+                        let want_m = eff.memory_fraction(&gpu, kind, dtype, t);
+                        let want_k = eff.compute_fraction(&gpu, kind, dtype, t);
+                        assert!((m - want_m).abs() < 1e-9, "{kind:?} {dtype} {t}: {m} vs {want_m}");
+                        assert!((k - want_k).abs() < 1e-9, "{kind:?} {dtype} {t}: {k} vs {want_k}");
+                    }
+                }
+            }
+        }
+    }
+}
