@@ -70,8 +70,8 @@ fn read_trimmed(p: &Path) -> Option<String> {
 
 #[cfg(target_arch = "x86_64")]
 fn cpuid_vendor() -> Option<String> {
-    // SAFETY: CPUID exists on every x86-64 CPU; leaf 0x40000000 is reserved for hypervisors
-    // and reads as garbage-free zeros or the signature.
+    // Leaf 0x40000000 is reserved for hypervisors: it holds their vendor signature under a VM
+    // (only asked when the CPU flag says there is one).
     let r = std::arch::x86_64::__cpuid(0x4000_0000);
     let mut b = Vec::with_capacity(12);
     for w in [r.ebx, r.ecx, r.edx] {

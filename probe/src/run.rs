@@ -11,6 +11,7 @@ pub fn run_probe(
     plan: &RunPlan,
     progress: &mut dyn FnMut(String),
 ) -> Result<MachineProfile> {
+    let started = std::time::Instant::now();
     let selected = backend.select(plan.gpus.as_deref())?;
     progress(format!("inventory of GPUs {selected:?}"));
     // The inventory is always taken: every other step needs the devices and pairs.
@@ -30,7 +31,8 @@ pub fn run_probe(
             cuda_version: inv.cuda_version,
             hypervisor: backend.hypervisor(),
             env: std::env::vars()
-                .filter(|(k, _)| k.starts_with("NCCL_") || k == "CUDA_VISIBLE_DEVICES")
+                // NCCL_VERSION is set by NVIDIA's container images and shapes nothing.
+                .filter(|(k, _)| (k.starts_with("NCCL_") && k != "NCCL_VERSION") || k == "CUDA_VISIBLE_DEVICES")
                 .collect(),
             ..Default::default()
         },
@@ -69,6 +71,11 @@ pub fn run_probe(
         profile.compute = backend.gemm(plan, &mut notes, progress)?;
     }
     profile.links = links;
+    notes.push(format!(
+        "probe run took {:.1} s{}",
+        started.elapsed().as_secs_f64(),
+        if plan.quick { " (--quick)" } else { "" }
+    ));
     notes.dedup();
     profile.provenance.notes = notes;
     Ok(profile)

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::axis::Ticked;
 use crate::axis::{Scale, format_number, format_value};
 use crate::error::ReportError;
+use crate::labels::CategoryLabels;
 use crate::legend::{self, Entry, Swatch};
 use crate::style::{
     AXIS_TITLE_SIZE, LABEL_SIZE, MARGIN_PX, MISSING_FILL, Rgb, TITLE_SIZE, clean_text,
@@ -92,11 +93,7 @@ pub fn heat_map(map: &HeatMap) -> Result<String, ReportError> {
 
     let row_labels: Vec<String> = map.row_labels.iter().map(|l| clean_text(l)).collect();
     let col_labels: Vec<String> = map.column_labels.iter().map(|l| clean_text(l)).collect();
-    let widest_col = col_labels
-        .iter()
-        .map(|l| text_width_px(l, LABEL_SIZE))
-        .max();
-    let col_size = fit_size(widest_col.unwrap_or(0), cell_px.saturating_sub(4));
+    let col_labels_fit = CategoryLabels::fit(&col_labels, f64::from(cell_px));
     let y_area = row_labels
         .iter()
         .map(|l| text_width_px(l, LABEL_SIZE))
@@ -104,7 +101,7 @@ pub fn heat_map(map: &HeatMap) -> Result<String, ReportError> {
         .unwrap_or(0)
         + text_height_px(AXIS_TITLE_SIZE)
         + 20;
-    let x_area = text_height_px(col_size) + text_height_px(AXIS_TITLE_SIZE) + 18;
+    let x_area = col_labels_fit.height_px() + text_height_px(AXIS_TITLE_SIZE) + 14;
     let widest_cell = cells
         .iter()
         .map(|c| text_width_px(&c.text, LABEL_SIZE))
@@ -146,9 +143,7 @@ pub fn heat_map(map: &HeatMap) -> Result<String, ReportError> {
             .disable_mesh()
             .x_desc(clean_text(&map.x_axis_title))
             .y_desc(clean_text(&map.y_axis_title))
-            .x_label_formatter(&|p| col_labels[index(*p, cols)].clone())
             .y_label_formatter(&|p| row_labels[rows - 1 - index(*p, rows)].clone())
-            .x_label_style(text_style(col_size, BLACK))
             .y_label_style(text_style(LABEL_SIZE, BLACK))
             .axis_desc_style(text_style(AXIS_TITLE_SIZE, BLACK))
             .draw()
@@ -172,6 +167,11 @@ pub fn heat_map(map: &HeatMap) -> Result<String, ReportError> {
             let style = text_style(cell_size, cell.fill.text_colour_over()).pos(centre);
             canvas.draw_text(&cell.text, &style, px).map_err(&err)?;
         }
+
+        let anchors: Vec<(i32, i32)> = (0..cols)
+            .map(|c| ctx.backend_coord(&(c as f64 + 0.5, 0.0)))
+            .collect();
+        col_labels_fit.draw(canvas, title, &anchors)?;
 
         let top_left = ctx.backend_coord(&(cols as f64, rows as f64));
         let bottom = ctx.backend_coord(&(cols as f64, 0.0)).1;

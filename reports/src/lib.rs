@@ -11,6 +11,7 @@ pub mod axis;
 pub mod error;
 pub mod heat_map;
 pub mod html;
+mod labels;
 mod legend;
 pub mod line_chart;
 pub mod memory_bars;

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::axis::Ticked;
 use crate::axis::{Scale, format_number, format_value};
 use crate::error::ReportError;
+use crate::labels::CategoryLabels;
 use crate::legend::{self, Entry, Swatch};
 use crate::style::{
     AXIS_TITLE_SIZE, LABEL_SIZE, MARGIN_PX, PLOT_HEIGHT_PX, PLOT_WIDTH_PX, Rgb, TITLE_SIZE,
@@ -104,28 +105,10 @@ pub(crate) fn render(
             .as_deref()
             .map_or(0, |l| text_width_px(l, LABEL_SIZE) + 10);
 
-    // Category labels wrap at spaces to fit the bar slot, shrinking the font when a word is wider.
-    let slot_px = (PLOT_WIDTH_PX - MARGIN_PX - right_px - y_area) as f64 / n as f64 - 6.0;
-    let widest_word = bars
-        .categories
-        .iter()
-        .flat_map(|c| c.split_whitespace())
-        .map(|w| text_width_px(w, LABEL_SIZE))
-        .max()
-        .unwrap_or(0) as f64;
-    let cat_size = if widest_word > slot_px {
-        (LABEL_SIZE * slot_px / widest_word).max(10.0)
-    } else {
-        LABEL_SIZE
-    };
-    let wrapped: Vec<Vec<String>> = bars
-        .categories
-        .iter()
-        .map(|c| wrap(&clean_text(c), slot_px, cat_size))
-        .collect();
-    let max_lines = wrapped.iter().map(Vec::len).max().unwrap_or(1) as u32;
-    let line_px = text_height_px(cat_size);
-    let x_area = max_lines * line_px + text_height_px(AXIS_TITLE_SIZE) + 20;
+    let slot_px = f64::from(PLOT_WIDTH_PX - MARGIN_PX - right_px - y_area) / n as f64;
+    let cleaned: Vec<String> = bars.categories.iter().map(|c| clean_text(c)).collect();
+    let labels = CategoryLabels::fit(&cleaned, slot_px);
+    let x_area = labels.height_px() + text_height_px(AXIS_TITLE_SIZE) + 14;
 
     let entries: Vec<Entry> = bars
         .parts
@@ -139,7 +122,8 @@ pub(crate) fn render(
         .collect();
     let legend_w = legend::width_px(&entries);
     let title_reserve = 2 * MARGIN_PX + text_height_px(TITLE_SIZE) + 6;
-    let height = PLOT_HEIGHT_PX.max(title_reserve + legend::height_px(&entries) + MARGIN_PX);
+    let height = (PLOT_HEIGHT_PX + x_area.saturating_sub(120))
+        .max(title_reserve + legend::height_px(&entries) + MARGIN_PX);
     let width = PLOT_WIDTH_PX + legend_w;
 
     render_svg(title, (width, height), |canvas, title_px| {
@@ -179,17 +163,10 @@ pub(crate) fn render(
             }
         }
 
-        let centre_top = Pos::new(HPos::Center, VPos::Top);
-        let centre_bottom = Pos::new(HPos::Center, VPos::Bottom);
-        for (ci, lines) in wrapped.iter().enumerate() {
-            let (x, y_axis) = ctx.backend_coord(&(ci as f64 + 0.5, 0.0));
-            for (li, line) in lines.iter().enumerate() {
-                let y = y_axis + 8 + (li as u32 * line_px) as i32;
-                canvas
-                    .draw_text(line, &text_style(cat_size, BLACK).pos(centre_top), (x, y))
-                    .map_err(&err)?;
-            }
-        }
+        let anchors: Vec<(i32, i32)> = (0..n)
+            .map(|ci| ctx.backend_coord(&(ci as f64 + 0.5, 0.0)))
+            .collect();
+        labels.draw(canvas, title, &anchors)?;
 
         if let (Some(r), Some(label)) = (&reference, &ref_label) {
             let line = RGBColor(0xc0, 0x00, 0x00);
@@ -228,7 +205,7 @@ pub(crate) fn render(
             canvas
                 .draw_text(
                     &text,
-                    &text_style(LABEL_SIZE, BLACK).pos(centre_bottom),
+                    &text_style(LABEL_SIZE, BLACK).pos(Pos::new(HPos::Center, VPos::Bottom)),
                     (x, y_top - 3),
                 )
                 .map_err(&err)?;
@@ -282,35 +259,4 @@ fn validate(bars: &StackedBars) -> Result<Vec<f64>, ReportError> {
         }
     }
     Ok(totals)
-}
-
-/// Greedy word wrap of `text` into lines no wider than `max_px` at plotters size `size` (a single
-/// word wider than that stays whole on its own line).
-fn wrap(text: &str, max_px: f64, size: f64) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    for word in text.split_whitespace() {
-        match lines.last_mut() {
-            Some(line) if f64::from(text_width_px(&format!("{line} {word}"), size)) <= max_px => {
-                line.push(' ');
-                line.push_str(word);
-            }
-            _ => lines.push(word.to_owned()),
-        }
-    }
-    if lines.is_empty() {
-        lines.push(String::new());
-    }
-    lines
-}
-
-#[cfg(test)]
-mod tests {
-    use super::wrap;
-
-    #[test]
-    fn wrap_keeps_words_and_fits() {
-        assert_eq!(wrap("TP4 PP2 EP4", 40.0, 16.0), vec!["TP4", "PP2", "EP4"]);
-        assert_eq!(wrap("TP8", 10.0, 16.0), vec!["TP8"]);
-        assert_eq!(wrap("a b", 500.0, 16.0), vec!["a b"]);
-    }
 }

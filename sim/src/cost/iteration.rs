@@ -11,7 +11,7 @@ use super::model::{
     SAMPLING_S, SCHEDULER_TURN_S,
 };
 use super::{IterationBatch, IterationCost, IterationModel, MemoryPlan, TimeBreakdown};
-use crate::efficiency::{KernelKind, peak_tflops};
+use super::kernel::OpTime;
 use models::Layout;
 
 /// What an iteration holds, summed once from the batch.
@@ -105,52 +105,10 @@ impl BatchStats {
     }
 }
 
-/// Time of one op and whether memory bound it.
-#[derive(Clone, Copy)]
-pub(super) struct OpTime {
-    pub s: f64,
-    pub memory_bound: bool,
-}
-
 impl CostModel {
-    /// Roofline time of one kernel on one GPU.
-    fn op(&self, kind: KernelKind, dtype: &str, tokens: f64, flops: f64, bytes: f64) -> OpTime {
-        if flops <= 0.0 && bytes <= 0.0 {
-            return OpTime {
-                s: 0.0,
-                memory_bound: true,
-            };
-        }
-        let t = tokens.round().max(1.0) as u64;
-        let peak_flop_s = peak_tflops(&self.gpu, kind, dtype) * 1e12 * self.compute_scale;
-        let flop_s = peak_flop_s * self.eff.compute_fraction(&self.gpu, kind, dtype, t);
-        let byte_s = self.peak_bytes_per_s * self.eff.memory_fraction(&self.gpu, kind, dtype, t);
-        OpTime {
-            s: (flops / flop_s).max(bytes / byte_s),
-            // filed by the roofline at peak rates (which side of the ridge point the op sits):
-            // the fitted fractions reproduce measured times, not which resource was the limit
-            memory_bound: bytes / self.peak_bytes_per_s >= flops / peak_flop_s,
-        }
-    }
-
-    /// An op whose work grows at least linearly with its tokens (attention core, DSA indexer),
-    /// kept non-decreasing in tokens: never cheaper than the same work per token done by fewer
-    /// tokens at any power of two below (where a steeply rising efficiency curve would otherwise
-    /// predict a bigger batch faster than a smaller one).
-    fn op_monotone(&self, kind: KernelKind, dtype: &str, tokens: f64, flops: f64, bytes: f64) -> OpTime {
-        let mut out = self.op(kind, dtype, tokens, flops, bytes);
-        let mut k = 1.0;
-        while k < tokens {
-            let r = k / tokens;
-            out.s = out.s.max(self.op(kind, dtype, k, flops * r, bytes * r).s);
-            k *= 2.0;
-        }
-        out
-    }
-
     /// A weight GEMM of `tokens` rows, without the monotone envelope.
     pub(super) fn gemm_raw(&self, g: &Gemm, tokens: f64) -> OpTime {
-        self.op(KernelKind::DenseGemm, &g.dtype, tokens, 2.0 * tokens * g.params, g.bytes)
+        g.curve.time(tokens, 2.0 * tokens * g.params, g.bytes)
     }
 
     /// A weight GEMM of `tokens` rows, from its envelope (non-decreasing in `tokens`).
@@ -165,13 +123,8 @@ impl CostModel {
         let pairs = r.max_pairs_per_rank(t);
         // the efficiency is keyed by the tokens entering the layer (every rank sees all of them
         // without an all-to-all backend), as the kernel measurements were
-        self.op(
-            KernelKind::MoeGrouped,
-            &e.dtype,
-            t,
-            2.0 * pairs * e.params_per_expert,
-            touched * e.bytes_per_expert,
-        )
+        e.curve
+            .time(t, 2.0 * pairs * e.params_per_expert, touched * e.bytes_per_expert)
     }
 
     fn add_weight_op(b: &mut TimeBreakdown, t: OpTime) {
@@ -220,9 +173,7 @@ impl CostModel {
         let c = &self.core;
         if st.decode > 0.0 {
             let keys = st.decode_keys * dec_share;
-            let t = self.op_monotone(
-                c.kind,
-                c.kv_dtype,
+            let t = c.decode.time_monotone(
                 st.decode * dec_share,
                 keys * c.decode_flops_per_pair,
                 keys * c.kv_bytes_per_key,
@@ -230,9 +181,7 @@ impl CostModel {
             Self::add_kv_op(b, t);
             if c.indexer_flops_per_key > 0.0 {
                 let scored = st.decode_context * dec_share;
-                let t = self.op_monotone(
-                    KernelKind::GqaDecode,
-                    "fp8",
+                let t = c.indexer_decode.time_monotone(
                     st.decode * dec_share,
                     scored * c.indexer_flops_per_key,
                     scored * c.indexer_bytes_per_key,
@@ -241,18 +190,14 @@ impl CostModel {
             }
         }
         if st.prefill > 0.0 {
-            let t = self.op_monotone(
-                KernelKind::Prefill,
-                "bf16",
+            let t = c.prefill.time_monotone(
                 st.prefill * pre_share,
                 st.prefill_pairs * pre_share * c.prefill_flops_per_pair,
                 st.prefill_cached * pre_share * c.kv_bytes_per_key,
             );
             Self::add_kv_op(b, t);
             if c.indexer_flops_per_key > 0.0 {
-                let t = self.op_monotone(
-                    KernelKind::Prefill,
-                    "fp8",
+                let t = c.indexer_prefill.time_monotone(
                     st.prefill * pre_share,
                     st.prefill_index_pairs * pre_share * c.indexer_flops_per_key,
                     st.prefill_cached * pre_share * c.indexer_bytes_per_key,

@@ -5,6 +5,7 @@
 
 pub mod comm;
 pub mod iteration;
+pub mod kernel;
 pub mod memory;
 pub mod model;
 pub mod moe;

@@ -2,6 +2,7 @@
 //! out once in [`CostModel::new`] so that costing an iteration allocates only its result.
 
 use super::comm::LayoutComm;
+use super::kernel::{KernelCurve, OpTime};
 use super::memory;
 use super::moe::Routing;
 use super::{Knobs, MemoryPlan};
@@ -67,17 +68,35 @@ impl Envelope {
 pub(super) struct Gemm {
     pub bytes: f64,
     pub params: f64,
-    pub dtype: String,
+    pub curve: KernelCurve,
     pub envelope: Envelope,
 }
 
-impl Gemm {
-    fn new(bytes: f64, spec: &ModelSpec, part: ModelPart) -> Self {
+/// Builds the [`KernelCurve`]s of one machine with the knobs in force.
+struct Curves<'a> {
+    gpu: &'a GpuSpec,
+    peak_byte_s: f64,
+    compute_scale: f64,
+}
+
+impl Curves<'_> {
+    fn of(&self, kind: KernelKind, dtype: &str) -> KernelCurve {
+        KernelCurve::new(
+            EfficiencyModel::builtin(),
+            self.gpu,
+            kind,
+            dtype,
+            self.peak_byte_s,
+            self.compute_scale,
+        )
+    }
+
+    fn gemm(&self, bytes: f64, spec: &ModelSpec, part: ModelPart) -> Gemm {
         let f = spec.format_of(part);
         Gemm {
             bytes,
             params: bytes / f.bytes_per_value(),
-            dtype: f.name(),
+            curve: self.of(KernelKind::DenseGemm, &f.name()),
             envelope: Envelope::EMPTY,
         }
     }
@@ -91,21 +110,26 @@ pub(super) struct Experts {
     pub bytes_per_expert: f64,
     /// Parameters of that slice.
     pub params_per_expert: f64,
-    pub dtype: String,
+    pub curve: KernelCurve,
     pub envelope: Envelope,
 }
 
 /// Attention-core constants per GPU and layer.
 #[derive(Debug, Clone)]
 pub(super) struct AttnCore {
-    pub kind: KernelKind,
+    /// Decode attention (MLA or GQA) in the KV-cache dtype.
+    pub decode: KernelCurve,
+    /// DSA indexer scoring in decode (streams the fp8 index-key cache).
+    pub indexer_decode: KernelCurve,
+    /// Prefill attention core (bf16 tensor cores) and the indexer's fp8 scoring.
+    pub prefill: KernelCurve,
+    pub indexer_prefill: KernelCurve,
     /// FLOPs per (query, attended key) pair in decode.
     pub decode_flops_per_pair: f64,
     /// FLOPs per (query, attended key) pair in prefill.
     pub prefill_flops_per_pair: f64,
     /// KV bytes read per attended key.
     pub kv_bytes_per_key: f64,
-    pub kv_dtype: &'static str,
     /// DSA: keys a query attends at most (`index_topk`).
     pub topk_cap: Option<u64>,
     /// DSA indexer: FLOPs and index-cache bytes per scored key (0 without an indexer).
@@ -127,12 +151,8 @@ pub(super) struct StageShape {
 pub struct CostModel {
     pub(super) layout: Layout,
     pub(super) memory: MemoryPlan,
-    pub(super) gpu: GpuSpec,
-    pub(super) eff: &'static EfficiencyModel,
-    /// Achievable-bandwidth base: datasheet × machine scale × knob, bytes/s.
+    /// Bandwidth base: datasheet × machine scale × knob, bytes/s.
     pub(super) peak_bytes_per_s: f64,
-    /// Multiplies datasheet FLOP/s (knob).
-    pub(super) compute_scale: f64,
     pub(super) knobs: Knobs,
     pub(super) opts: ServerOptions,
     pub(super) hidden: f64,
@@ -218,6 +238,12 @@ impl CostModel {
         placement: Placement,
     ) -> CostModel {
         let per_layer = |part: ModelPart, moe_part: bool| per_layer_bytes(model, &fp, part, moe_part);
+        let peak_bytes_per_s = machine.peak_memory_bytes_per_s() * knobs.memory_scale;
+        let curves = Curves {
+            gpu: &machine.gpu,
+            peak_byte_s: peak_bytes_per_s,
+            compute_scale: knobs.compute_scale,
+        };
         let experts = model.moe.map(|m| {
             let routed = per_layer(ModelPart::RoutedExperts, true);
             let per_rank = m.num_routed_experts as f64 / layout.ep as f64;
@@ -227,14 +253,14 @@ impl CostModel {
                 routing: Routing::new(m.num_routed_experts, m.top_k, layout.ep),
                 bytes_per_expert: bytes,
                 params_per_expert: bytes / f.bytes_per_value(),
-                dtype: f.name(),
+                curve: curves.of(KernelKind::MoeGrouped, &f.name()),
                 envelope: Envelope::EMPTY,
             }
         });
         let last = &fp.per_gpu[fp.per_gpu.len() - 1];
         let lm_bytes = last.weight_bytes_by_part.get(&ModelPart::LmHead).copied().unwrap_or(0);
         let stages = stage_shapes(model, &fp, layout.pp);
-        let core = attn_core(model, &layout, opts);
+        let core = attn_core(model, &layout, opts, &curves);
         let kernels_attn = match model.attention {
             AttentionSpec::Mla { indexer, .. } => {
                 KERNELS_MLA + if indexer.is_some() { KERNELS_INDEXER } else { 0.0 }
@@ -244,25 +270,22 @@ impl CostModel {
         let mut cm = CostModel {
             layout,
             memory,
-            gpu: machine.gpu.clone(),
-            eff: EfficiencyModel::builtin(),
-            peak_bytes_per_s: machine.peak_memory_bytes_per_s() * knobs.memory_scale,
-            compute_scale: knobs.compute_scale,
+            peak_bytes_per_s,
             knobs,
             opts: opts.clone(),
             hidden: model.hidden_size as f64,
             vocab: model.vocab_size as f64,
             stages,
-            attn: Gemm::new(per_layer(ModelPart::Attention, false), model, ModelPart::Attention),
-            indexer: Gemm::new(per_layer(ModelPart::Indexer, false), model, ModelPart::Indexer),
-            dense_mlp: Gemm::new(per_layer(ModelPart::DenseMlp, false), model, ModelPart::DenseMlp),
-            shared: Gemm::new(
+            attn: curves.gemm(per_layer(ModelPart::Attention, false), model, ModelPart::Attention),
+            indexer: curves.gemm(per_layer(ModelPart::Indexer, false), model, ModelPart::Indexer),
+            dense_mlp: curves.gemm(per_layer(ModelPart::DenseMlp, false), model, ModelPart::DenseMlp),
+            shared: curves.gemm(
                 per_layer(ModelPart::SharedExperts, true),
                 model,
                 ModelPart::SharedExperts,
             ),
-            router: Gemm::new(per_layer(ModelPart::Routers, true), model, ModelPart::Routers),
-            lm_head: Gemm::new(lm_bytes as f64, model, ModelPart::LmHead),
+            router: curves.gemm(per_layer(ModelPart::Routers, true), model, ModelPart::Routers),
+            lm_head: curves.gemm(lm_bytes as f64, model, ModelPart::LmHead),
             experts,
             core,
             comm: LayoutComm::new(machine, &layout, &placement, opts),
@@ -276,7 +299,7 @@ impl CostModel {
 
     /// Tabulates every weight op's envelope (see [`Envelope`]).
     fn fill_envelopes(&mut self) {
-        let table = |f: &dyn Fn(f64) -> super::iteration::OpTime| {
+        let table = |f: &dyn Fn(f64) -> OpTime| {
             let mut e = Envelope::EMPTY;
             let mut run: f64 = 0.0;
             for k in 0..ENVELOPE_KNOTS {
@@ -380,7 +403,7 @@ fn stage_shapes(model: &ModelSpec, fp: &Footprint, pp: u32) -> Vec<StageShape> {
 }
 
 /// Attention-core constants of one GPU: heads it computes, KV bytes it reads per key.
-fn attn_core(model: &ModelSpec, layout: &Layout, opts: &ServerOptions) -> AttnCore {
+fn attn_core(model: &ModelSpec, layout: &Layout, opts: &ServerOptions, curves: &Curves) -> AttnCore {
     let kv_dtype = memory::kv_dtype(model, opts);
     let attn_tp = if layout.dp_attention { 1.0 } else { layout.tp as f64 };
     let kv_name = match kv_dtype {
@@ -388,6 +411,15 @@ fn attn_core(model: &ModelSpec, layout: &Layout, opts: &ServerOptions) -> AttnCo
         models::KvDtype::Fp8 => "fp8",
     };
     let per_layer_kv = model.kv_bytes_per_token_per_layer(kv_dtype) as f64;
+    let decode_kind = if model.attention.is_mla() {
+        KernelKind::MlaDecode
+    } else {
+        KernelKind::GqaDecode
+    };
+    let decode = curves.of(decode_kind, kv_name);
+    let indexer_decode = curves.of(KernelKind::GqaDecode, "fp8");
+    let prefill = curves.of(KernelKind::Prefill, "bf16");
+    let indexer_prefill = curves.of(KernelKind::Prefill, "fp8");
     match model.attention {
         AttentionSpec::Mla {
             num_heads,
@@ -406,12 +438,14 @@ fn attn_core(model: &ModelSpec, layout: &Layout, opts: &ServerOptions) -> AttnCo
             let mha = 2.0 * heads * (qk_nope_head_dim + qk_rope_head_dim) as f64
                 + 2.0 * heads * v_head_dim as f64;
             AttnCore {
-                kind: KernelKind::MlaDecode,
+                decode,
+                indexer_decode,
+                prefill,
+                indexer_prefill,
                 decode_flops_per_pair: absorbed,
                 prefill_flops_per_pair: if indexer.is_some() { absorbed } else { mha },
                 // the latent is replicated on every TP rank: TP does not shrink it
                 kv_bytes_per_key: per_layer_kv,
-                kv_dtype: kv_name,
                 topk_cap: indexer.map(|i| i.topk as u64),
                 indexer_flops_per_key: indexer
                     .map_or(0.0, |i| 2.0 * i.num_heads as f64 * i.head_dim as f64),
@@ -427,11 +461,13 @@ fn attn_core(model: &ModelSpec, layout: &Layout, opts: &ServerOptions) -> AttnCo
             let heads = num_heads as f64 / attn_tp;
             let kv_split = attn_tp.min(num_kv_heads.max(1) as f64);
             AttnCore {
-                kind: KernelKind::GqaDecode,
+                decode,
+                indexer_decode,
+                prefill,
+                indexer_prefill,
                 decode_flops_per_pair: 4.0 * heads * head_dim as f64,
                 prefill_flops_per_pair: 4.0 * heads * head_dim as f64,
                 kv_bytes_per_key: per_layer_kv / kv_split,
-                kv_dtype: kv_name,
                 topk_cap: None,
                 indexer_flops_per_key: 0.0,
                 indexer_bytes_per_key: 0.0,
