@@ -38,15 +38,42 @@ pub trait Backend {
     /// Hypervisor name, `None` on bare metal.
     fn hypervisor(&self) -> Option<String>;
     /// Host ↔ device copies.
-    fn host(&mut self, plan: &RunPlan, notes: &mut Vec<String>, tick: Tick) -> Result<Vec<HostDeviceMeasurement>>;
+    fn host(
+        &mut self,
+        plan: &RunPlan,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<HostDeviceMeasurement>>;
     /// On-device copies.
-    fn device_memory(&mut self, plan: &RunPlan, notes: &mut Vec<String>, tick: Tick) -> Result<Vec<DeviceMemoryMeasurement>>;
+    fn device_memory(
+        &mut self,
+        plan: &RunPlan,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<DeviceMemoryMeasurement>>;
     /// Fills every link's curves and latency; with one GPU adds its host-bounce loop link.
-    fn p2p(&mut self, plan: &RunPlan, links: &mut Vec<PairLink>, notes: &mut Vec<String>, tick: Tick) -> Result<()>;
+    fn p2p(
+        &mut self,
+        plan: &RunPlan,
+        links: &mut Vec<PairLink>,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<()>;
     /// NCCL collectives over `groups`.
-    fn nccl(&mut self, plan: &RunPlan, groups: &[Vec<u32>], links: &[PairLink], tick: Tick) -> Result<NcclOutcome>;
+    fn nccl(
+        &mut self,
+        plan: &RunPlan,
+        groups: &[Vec<u32>],
+        links: &[PairLink],
+        tick: Tick,
+    ) -> Result<NcclOutcome>;
     /// GEMM ceilings.
-    fn gemm(&mut self, plan: &RunPlan, notes: &mut Vec<String>, tick: Tick) -> Result<Vec<GemmMeasurement>>;
+    fn gemm(
+        &mut self,
+        plan: &RunPlan,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<GemmMeasurement>>;
 }
 
 /// The loop link used to record a single GPU's D → H → D bounce.
@@ -106,7 +133,12 @@ impl Backend for FakeBackend {
     fn inventory(&mut self) -> Result<Inventory> {
         let m = &self.machine;
         Ok(Inventory {
-            devices: m.devices.iter().filter(|d| self.selected.contains(&d.index)).cloned().collect(),
+            devices: m
+                .devices
+                .iter()
+                .filter(|d| self.selected.contains(&d.index))
+                .cloned()
+                .collect(),
             links: m
                 .links
                 .iter()
@@ -129,23 +161,56 @@ impl Backend for FakeBackend {
         self.machine.provenance.hypervisor.clone()
     }
 
-    fn host(&mut self, _: &RunPlan, _: &mut Vec<String>, tick: Tick) -> Result<Vec<HostDeviceMeasurement>> {
+    fn host(
+        &mut self,
+        _: &RunPlan,
+        _: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<HostDeviceMeasurement>> {
         tick("host (fake)".into());
-        Ok(self.machine.host_device.iter().filter(|h| self.has(&h.devices)).cloned().collect())
+        Ok(self
+            .machine
+            .host_device
+            .iter()
+            .filter(|h| self.has(&h.devices))
+            .cloned()
+            .collect())
     }
 
-    fn device_memory(&mut self, _: &RunPlan, _: &mut Vec<String>, tick: Tick) -> Result<Vec<DeviceMemoryMeasurement>> {
+    fn device_memory(
+        &mut self,
+        _: &RunPlan,
+        _: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<DeviceMemoryMeasurement>> {
         tick("device (fake)".into());
-        Ok(self.machine.device_memory.iter().filter(|d| self.has(&[d.device])).cloned().collect())
+        Ok(self
+            .machine
+            .device_memory
+            .iter()
+            .filter(|d| self.has(&[d.device]))
+            .cloned()
+            .collect())
     }
 
-    fn p2p(&mut self, _: &RunPlan, links: &mut Vec<PairLink>, _: &mut Vec<String>, tick: Tick) -> Result<()> {
+    fn p2p(
+        &mut self,
+        _: &RunPlan,
+        links: &mut Vec<PairLink>,
+        _: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<()> {
         tick("p2p (fake)".into());
         if self.selected.len() == 1 && links.is_empty() {
             links.push(self_link(self.selected[0]));
         }
         for l in links.iter_mut() {
-            if let Some(src) = self.machine.links.iter().find(|m| m.src == l.src && m.dst == l.dst) {
+            if let Some(src) = self
+                .machine
+                .links
+                .iter()
+                .find(|m| m.src == l.src && m.dst == l.dst)
+            {
                 l.curves = src.curves.clone();
                 l.latency_us = src.latency_us.clone();
                 if l.can_access_peer.is_none() {
@@ -156,7 +221,13 @@ impl Backend for FakeBackend {
         Ok(())
     }
 
-    fn nccl(&mut self, _: &RunPlan, groups: &[Vec<u32>], _: &[PairLink], tick: Tick) -> Result<NcclOutcome> {
+    fn nccl(
+        &mut self,
+        _: &RunPlan,
+        groups: &[Vec<u32>],
+        _: &[PairLink],
+        tick: Tick,
+    ) -> Result<NcclOutcome> {
         tick("nccl (fake)".into());
         Ok(NcclOutcome {
             curves: self
@@ -172,9 +243,20 @@ impl Backend for FakeBackend {
         })
     }
 
-    fn gemm(&mut self, _: &RunPlan, _: &mut Vec<String>, tick: Tick) -> Result<Vec<GemmMeasurement>> {
+    fn gemm(
+        &mut self,
+        _: &RunPlan,
+        _: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<GemmMeasurement>> {
         tick("gemm (fake)".into());
-        Ok(self.machine.compute.iter().filter(|g| self.has(&[g.device])).cloned().collect())
+        Ok(self
+            .machine
+            .compute
+            .iter()
+            .filter(|g| self.has(&[g.device]))
+            .cloned()
+            .collect())
     }
 }
 
@@ -215,15 +297,31 @@ impl Backend for RealBackend {
         crate::hypervisor::HypervisorInfo::detect().name()
     }
 
-    fn host(&mut self, plan: &RunPlan, notes: &mut Vec<String>, tick: Tick) -> Result<Vec<HostDeviceMeasurement>> {
+    fn host(
+        &mut self,
+        plan: &RunPlan,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<HostDeviceMeasurement>> {
         crate::cuda::host::measure_host(&self.gpus, plan, notes, tick)
     }
 
-    fn device_memory(&mut self, plan: &RunPlan, notes: &mut Vec<String>, tick: Tick) -> Result<Vec<DeviceMemoryMeasurement>> {
+    fn device_memory(
+        &mut self,
+        plan: &RunPlan,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<DeviceMemoryMeasurement>> {
         crate::cuda::host::measure_device_memory(&self.gpus, plan, notes, tick)
     }
 
-    fn p2p(&mut self, plan: &RunPlan, links: &mut Vec<PairLink>, notes: &mut Vec<String>, tick: Tick) -> Result<()> {
+    fn p2p(
+        &mut self,
+        plan: &RunPlan,
+        links: &mut Vec<PairLink>,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<()> {
         let ptx = match crate::cuda::kernels::copy_ptx() {
             Ok(p) => Some(p),
             Err(e) => {
@@ -236,20 +334,44 @@ impl Backend for RealBackend {
         }
         let total = links.len();
         for (i, link) in links.iter_mut().enumerate() {
-            tick(format!("p2p {} -> {} ({}/{total})", link.src, link.dst, i + 1));
-            let a = self.gpus.iter().find(|g| g.ordinal == link.src).expect("selected GPU");
-            let b = self.gpus.iter().find(|g| g.ordinal == link.dst).expect("selected GPU");
+            tick(format!(
+                "p2p {} -> {} ({}/{total})",
+                link.src,
+                link.dst,
+                i + 1
+            ));
+            let a = self
+                .gpus
+                .iter()
+                .find(|g| g.ordinal == link.src)
+                .expect("selected GPU");
+            let b = self
+                .gpus
+                .iter()
+                .find(|g| g.ordinal == link.dst)
+                .expect("selected GPU");
             crate::cuda::p2p::measure_pair(a, b, ptx.as_ref(), plan, link)?;
         }
         notes.push("P2P: SM-kernel copies use an NVRTC-compiled kernel (GPU A pushes into B's memory; for both directions it also pulls); host-staged copies are D2H into pinned memory then H2D, not pipelined, timed with the host clock".into());
         Ok(())
     }
 
-    fn nccl(&mut self, plan: &RunPlan, groups: &[Vec<u32>], links: &[PairLink], tick: Tick) -> Result<NcclOutcome> {
+    fn nccl(
+        &mut self,
+        plan: &RunPlan,
+        groups: &[Vec<u32>],
+        links: &[PairLink],
+        tick: Tick,
+    ) -> Result<NcclOutcome> {
         crate::nccl::runner::measure_nccl(plan, groups, links, tick)
     }
 
-    fn gemm(&mut self, plan: &RunPlan, notes: &mut Vec<String>, tick: Tick) -> Result<Vec<GemmMeasurement>> {
+    fn gemm(
+        &mut self,
+        plan: &RunPlan,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<GemmMeasurement>> {
         crate::cuda::gemm::measure_gemm(&self.gpus, plan, notes, tick)
     }
 }

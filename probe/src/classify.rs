@@ -79,13 +79,24 @@ pub fn classify(link: &mut PairLink) {
             ));
             Some(PairClass::Broken)
         } else {
-            let p2p_bw = [&ce, &sm].into_iter().flatten().map(peak_gb_per_s).fold(0.0, f64::max);
+            let p2p_bw = [&ce, &sm]
+                .into_iter()
+                .flatten()
+                .map(peak_gb_per_s)
+                .fold(0.0, f64::max);
             let lat = |k: &str| link.latency_us.get(k).map(|s| s.median);
-            let p2p_lat = [lat("sm-kernel"), lat("copy-engine")].into_iter().flatten().fold(f64::INFINITY, f64::min);
+            let p2p_lat = [lat("sm-kernel"), lat("copy-engine")]
+                .into_iter()
+                .flatten()
+                .fold(f64::INFINITY, f64::min);
             let staged_lat = lat("host-staged");
-            ev.push(format!("peer copies verified, peak {p2p_bw:.1} GB/s, small-copy latency {p2p_lat:.2} µs"));
+            ev.push(format!(
+                "peer copies verified, peak {p2p_bw:.1} GB/s, small-copy latency {p2p_lat:.2} µs"
+            ));
             if let (Some(sbw), Some(slat)) = (staged_bw, staged_lat) {
-                ev.push(format!("host-staged peak {sbw:.1} GB/s, latency {slat:.2} µs"));
+                ev.push(format!(
+                    "host-staged peak {sbw:.1} GB/s, latency {slat:.2} µs"
+                ));
                 if p2p_bw <= 1.1 * sbw && p2p_lat >= 0.5 * slat {
                     ev.push("peer access is no faster than staging through host memory: P2P is bounced by the host".into());
                     Some(PairClass::HostBounce)
@@ -128,7 +139,10 @@ mod tests {
             can_access_peer: Some(true),
             classification: None,
             evidence: vec![],
-            latency_us: lat.iter().map(|(k, v)| (k.to_string(), Stat::exact(*v))).collect(),
+            latency_us: lat
+                .iter()
+                .map(|(k, v)| (k.to_string(), Stat::exact(*v)))
+                .collect(),
             curves,
         }
     }
@@ -136,7 +150,10 @@ mod tests {
     #[test]
     fn fast_verified_peer_copies_are_p2p() {
         let mut l = link(
-            vec![c(TransferMode::CopyEngine, 53.0, true), c(TransferMode::HostStaged, 27.0, true)],
+            vec![
+                c(TransferMode::CopyEngine, 53.0, true),
+                c(TransferMode::HostStaged, 27.0, true),
+            ],
             &[("copy-engine", 2.0), ("host-staged", 14.0)],
         );
         classify(&mut l);
@@ -147,7 +164,10 @@ mod tests {
     #[test]
     fn corrupted_peer_data_is_broken() {
         let mut l = link(
-            vec![c(TransferMode::CopyEngine, 53.0, false), c(TransferMode::HostStaged, 27.0, true)],
+            vec![
+                c(TransferMode::CopyEngine, 53.0, false),
+                c(TransferMode::HostStaged, 27.0, true),
+            ],
             &[],
         );
         classify(&mut l);
@@ -165,7 +185,10 @@ mod tests {
     #[test]
     fn peer_access_as_slow_as_host_is_host_bounce() {
         let mut l = link(
-            vec![c(TransferMode::CopyEngine, 26.0, true), c(TransferMode::HostStaged, 27.0, true)],
+            vec![
+                c(TransferMode::CopyEngine, 26.0, true),
+                c(TransferMode::HostStaged, 27.0, true),
+            ],
             &[("copy-engine", 12.0), ("host-staged", 14.0)],
         );
         classify(&mut l);

@@ -124,13 +124,21 @@ impl RunArgs {
         let only = self
             .only
             .as_deref()
-            .map(|s| s.split(',').filter(|x| !x.trim().is_empty()).map(Step::parse).collect::<Result<Vec<_>>>())
+            .map(|s| {
+                s.split(',')
+                    .filter(|x| !x.trim().is_empty())
+                    .map(Step::parse)
+                    .collect::<Result<Vec<_>>>()
+            })
             .transpose()?;
         if only.as_ref().is_some_and(|o| o.is_empty()) {
             return Err(ProbeError::Invalid("--only: empty list".into()));
         }
         if self.out.is_dir() {
-            return Err(ProbeError::Invalid(format!("--out {} is a directory; give a file name", self.out.display())));
+            return Err(ProbeError::Invalid(format!(
+                "--out {} is a directory; give a file name",
+                self.out.display()
+            )));
         }
         Ok(RunConfig {
             plan: RunPlan::new(gpus, only, self.quick),
@@ -182,7 +190,10 @@ pub fn run(cfg: RunConfig) -> Result<()> {
             print!("{}", crate::summary::render(&profile));
             println!("profile written to {}", cfg.out.display());
         }
-        Format::Json => println!("{}", serde_json::to_string_pretty(&profile).expect("serializes")),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&profile).expect("serializes")
+        ),
     }
     Ok(())
 }

@@ -50,53 +50,147 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
     let mut rows = Vec::new();
     let mut push = |section: &str, item: String, unit: &str, x: f64, y: f64| {
         if x.is_finite() && y.is_finite() && x > 0.0 {
-            rows.push(DiffRow { section: section.into(), item, unit: unit.into(), a: x, b: y, ratio: y / x });
+            rows.push(DiffRow {
+                section: section.into(),
+                item,
+                unit: unit.into(),
+                a: x,
+                b: y,
+                ratio: y / x,
+            });
         }
     };
     for ha in &a.host_device {
-        if let Some(hb) = b.host_device.iter().find(|h| h.memory == ha.memory && h.direction == ha.direction && h.devices.len() == ha.devices.len() && h.bytes == ha.bytes && (ha.devices.len() > 1 || h.devices == ha.devices)) {
-            push("host", format!("{:?} {:?} GPUs {:?} {}", ha.memory, ha.direction, ha.devices, crate::summary::fmt_bytes(ha.bytes)), "GB/s", ha.gb_per_s.median, hb.gb_per_s.median);
+        if let Some(hb) = b.host_device.iter().find(|h| {
+            h.memory == ha.memory
+                && h.direction == ha.direction
+                && h.devices.len() == ha.devices.len()
+                && h.bytes == ha.bytes
+                && (ha.devices.len() > 1 || h.devices == ha.devices)
+        }) {
+            push(
+                "host",
+                format!(
+                    "{:?} {:?} GPUs {:?} {}",
+                    ha.memory,
+                    ha.direction,
+                    ha.devices,
+                    crate::summary::fmt_bytes(ha.bytes)
+                ),
+                "GB/s",
+                ha.gb_per_s.median,
+                hb.gb_per_s.median,
+            );
         }
     }
     for da in &a.device_memory {
         if let Some(db) = b.device_memory.iter().find(|d| d.device == da.device) {
-            push("device", format!("GPU {} copy", da.device), "GB/s", da.copy_gb_per_s.median, db.copy_gb_per_s.median);
+            push(
+                "device",
+                format!("GPU {} copy", da.device),
+                "GB/s",
+                da.copy_gb_per_s.median,
+                db.copy_gb_per_s.median,
+            );
         }
     }
     for la in &a.links {
-        let Some(lb) = b.links.iter().find(|l| l.src == la.src && l.dst == la.dst) else { continue };
+        let Some(lb) = b.links.iter().find(|l| l.src == la.src && l.dst == la.dst) else {
+            continue;
+        };
         for ca in &la.curves {
-            let Some(cb) = lb.curves.iter().find(|c| c.mode == ca.mode && c.direction == ca.direction) else { continue };
-            let peak = |c: &models::profile::TransferCurve| c.points.iter().map(|p| p.gb_per_s.median).fold(0.0, f64::max);
-            let dir = if ca.direction == Direction::Bidirectional { "both" } else { "one-way" };
-            push("p2p", format!("{} -> {} {:?} {dir} peak", la.src, la.dst, ca.mode), "GB/s", peak(ca), peak(cb));
+            let Some(cb) = lb
+                .curves
+                .iter()
+                .find(|c| c.mode == ca.mode && c.direction == ca.direction)
+            else {
+                continue;
+            };
+            let peak = |c: &models::profile::TransferCurve| {
+                c.points
+                    .iter()
+                    .map(|p| p.gb_per_s.median)
+                    .fold(0.0, f64::max)
+            };
+            let dir = if ca.direction == Direction::Bidirectional {
+                "both"
+            } else {
+                "one-way"
+            };
+            push(
+                "p2p",
+                format!("{} -> {} {:?} {dir} peak", la.src, la.dst, ca.mode),
+                "GB/s",
+                peak(ca),
+                peak(cb),
+            );
         }
         for (k, sa) in &la.latency_us {
             if let Some(sb) = lb.latency_us.get(k) {
-                push("p2p", format!("{} -> {} {k} latency", la.src, la.dst), "us", sa.median, sb.median);
+                push(
+                    "p2p",
+                    format!("{} -> {} {k} latency", la.src, la.dst),
+                    "us",
+                    sa.median,
+                    sb.median,
+                );
             }
         }
     }
     for ca in &a.collectives {
         let n = ca.devices.len();
-        let Some(cb) = b.collectives.iter().find(|c| c.op == ca.op && c.devices.len() == n && c.nccl_env == ca.nccl_env) else { continue };
+        let Some(cb) = b
+            .collectives
+            .iter()
+            .find(|c| c.op == ca.op && c.devices.len() == n && c.nccl_env == ca.nccl_env)
+        else {
+            continue;
+        };
         for size in NCCL_SIZES {
-            let pa = ca.points.iter().find(|p| p.bytes == size && p.status == CollectiveStatus::Ok);
-            let pb = cb.points.iter().find(|p| p.bytes == size && p.status == CollectiveStatus::Ok);
+            let pa = ca
+                .points
+                .iter()
+                .find(|p| p.bytes == size && p.status == CollectiveStatus::Ok);
+            let pb = cb
+                .points
+                .iter()
+                .find(|p| p.bytes == size && p.status == CollectiveStatus::Ok);
             if let (Some(pa), Some(pb)) = (pa, pb) {
                 let what = format!("{:?} n={n} {}", ca.op, crate::summary::fmt_bytes(size));
                 if size <= 1 << 20 {
-                    push("nccl", format!("{what} time"), "us", pa.time_us.median, pb.time_us.median);
+                    push(
+                        "nccl",
+                        format!("{what} time"),
+                        "us",
+                        pa.time_us.median,
+                        pb.time_us.median,
+                    );
                 }
                 if n > 1 && size >= 1 << 20 {
-                    push("nccl", format!("{what} busbw"), "GB/s", pa.busbw_gb_per_s, pb.busbw_gb_per_s);
+                    push(
+                        "nccl",
+                        format!("{what} busbw"),
+                        "GB/s",
+                        pa.busbw_gb_per_s,
+                        pb.busbw_gb_per_s,
+                    );
                 }
             }
         }
     }
     for ga in &a.compute {
-        if let Some(gb) = b.compute.iter().find(|g| g.dtype == ga.dtype && g.m == ga.m && g.n == ga.n && g.k == ga.k) {
-            push("gemm", format!("{} {}x{}x{}", ga.dtype, ga.m, ga.n, ga.k), "TFLOP/s", ga.tflops.median, gb.tflops.median);
+        if let Some(gb) = b
+            .compute
+            .iter()
+            .find(|g| g.dtype == ga.dtype && g.m == ga.m && g.n == ga.n && g.k == ga.k)
+        {
+            push(
+                "gemm",
+                format!("{} {}x{}x{}", ga.dtype, ga.m, ga.n, ga.k),
+                "TFLOP/s",
+                ga.tflops.median,
+                gb.tflops.median,
+            );
         }
     }
     rows
@@ -137,7 +231,10 @@ pub fn run(args: DiffArgs) -> Result<()> {
             }
             print!("{}", render_table(&report));
         }
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report).expect("serializes")),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("serializes")
+        ),
     }
     Ok(())
 }

@@ -13,7 +13,9 @@ pub enum ProbeError {
     #[error("no CUDA GPU found: check `nvidia-smi` and CUDA_VISIBLE_DEVICES")]
     NoGpu,
     /// `--gpus` names more or other GPUs than the machine has.
-    #[error("GPU {asked} requested but only {available} GPU(s) are visible (indices 0..{available})")]
+    #[error(
+        "GPU {asked} requested but only {available} GPU(s) are visible (indices 0..{available})"
+    )]
     TooFewGpus { asked: u32, available: u32 },
     /// A CUDA driver, NCCL or cuBLAS call failed.
     #[error("{what} failed: {message}")]

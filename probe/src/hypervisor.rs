@@ -34,16 +34,17 @@ impl HypervisorInfo {
         if !self.cpu_flag && self.cpuid_vendor.is_none() {
             return None;
         }
-        let from_cpuid = self.cpuid_vendor.as_deref().map(|v| {
-            match v.trim_end_matches('\0') {
+        let from_cpuid = self
+            .cpuid_vendor
+            .as_deref()
+            .map(|v| match v.trim_end_matches('\0') {
                 "KVMKVMKVM" => "KVM".to_string(),
                 "Microsoft Hv" => "Hyper-V".to_string(),
                 "VMwareVMware" => "VMware".to_string(),
                 "XenVMMXenVMM" => "Xen".to_string(),
                 "TCGTCGTCGTCG" => "QEMU (TCG)".to_string(),
                 other => other.to_string(),
-            }
-        });
+            });
         match (from_cpuid, &self.dmi_vendor) {
             (Some(c), Some(d)) => Some(format!("{c} ({d})")),
             (Some(c), None) => Some(c),
@@ -94,8 +95,12 @@ mod tests {
 
     #[test]
     fn flag_is_found_only_on_flags_lines() {
-        assert!(cpuinfo_has_hypervisor_flag("processor : 0\nflags : fpu vme hypervisor lahf_lm\n"));
-        assert!(!cpuinfo_has_hypervisor_flag("flags : fpu vme\nmodel name : hypervisor-ish\n"));
+        assert!(cpuinfo_has_hypervisor_flag(
+            "processor : 0\nflags : fpu vme hypervisor lahf_lm\n"
+        ));
+        assert!(!cpuinfo_has_hypervisor_flag(
+            "flags : fpu vme\nmodel name : hypervisor-ish\n"
+        ));
     }
 
     #[test]

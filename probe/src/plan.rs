@@ -179,7 +179,9 @@ pub fn parse_gpu_list(s: &str) -> Result<Vec<u32>> {
     let mut v = Vec::new();
     for item in s.split(',').filter(|x| !x.trim().is_empty()) {
         let n: u32 = item.trim().parse().map_err(|_| {
-            ProbeError::Invalid(format!("--gpus: `{item}` is not a GPU index (e.g. --gpus 0,1,2,3)"))
+            ProbeError::Invalid(format!(
+                "--gpus: `{item}` is not a GPU index (e.g. --gpus 0,1,2,3)"
+            ))
         })?;
         if v.contains(&n) {
             return Err(ProbeError::Invalid(format!("--gpus: GPU {n} listed twice")));
@@ -198,7 +200,10 @@ mod tests {
 
     #[test]
     fn only_parses_and_orders_steps() {
-        let steps: Vec<Step> = "gemm,host".split(',').map(|s| Step::parse(s).unwrap()).collect();
+        let steps: Vec<Step> = "gemm,host"
+            .split(',')
+            .map(|s| Step::parse(s).unwrap())
+            .collect();
         let p = RunPlan::new(None, Some(steps), true);
         assert_eq!(p.steps, vec![Step::Host, Step::Gemm]);
         assert!(Step::parse("bogus").is_err());

@@ -32,7 +32,9 @@ pub fn run_probe(
             hypervisor: backend.hypervisor(),
             env: std::env::vars()
                 // NCCL_VERSION is set by NVIDIA's container images and shapes nothing.
-                .filter(|(k, _)| (k.starts_with("NCCL_") && k != "NCCL_VERSION") || k == "CUDA_VISIBLE_DEVICES")
+                .filter(|(k, _)| {
+                    (k.starts_with("NCCL_") && k != "NCCL_VERSION") || k == "CUDA_VISIBLE_DEVICES"
+                })
                 .collect(),
             ..Default::default()
         },
@@ -47,17 +49,27 @@ pub fn run_probe(
     if plan.quick {
         notes.push("--quick: fewer sizes and samples than a full run".into());
     }
+    // Seconds per step, kept in the notes: the evidence behind the --quick budget.
+    let mut step_s: Vec<String> = vec![format!("inventory {:.1}", started.elapsed().as_secs_f64())];
+    let mut clock = std::time::Instant::now();
+    let mut lap = |name: &str, clock: &mut std::time::Instant| {
+        step_s.push(format!("{name} {:.1}", clock.elapsed().as_secs_f64()));
+        *clock = std::time::Instant::now();
+    };
     if plan.has(Step::Host) {
         profile.host_device = backend.host(plan, &mut notes, progress)?;
+        lap("host", &mut clock);
     }
     if plan.has(Step::Device) {
         profile.device_memory = backend.device_memory(plan, &mut notes, progress)?;
+        lap("device", &mut clock);
     }
     if plan.has(Step::P2p) {
         backend.p2p(plan, &mut links, &mut notes, progress)?;
         for l in links.iter_mut() {
             crate::classify::classify(l);
         }
+        lap("p2p", &mut clock);
     }
     if plan.has(Step::Nccl) {
         let groups = crate::nccl::choose_groups(&profile.devices, &links);
@@ -66,15 +78,18 @@ pub fn run_probe(
         profile.provenance.nccl_library_path = out.library_path;
         profile.collectives = out.curves;
         notes.extend(out.notes);
+        lap("nccl", &mut clock);
     }
     if plan.has(Step::Gemm) {
         profile.compute = backend.gemm(plan, &mut notes, progress)?;
+        lap("gemm", &mut clock);
     }
     profile.links = links;
     notes.push(format!(
-        "probe run took {:.1} s{}",
+        "probe run took {:.1} s{} (seconds per step: {})",
         started.elapsed().as_secs_f64(),
-        if plan.quick { " (--quick)" } else { "" }
+        if plan.quick { " (--quick)" } else { "" },
+        step_s.join(", ")
     ));
     notes.dedup();
     profile.provenance.notes = notes;

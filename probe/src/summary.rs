@@ -8,7 +8,8 @@ use models::profile::{
 
 fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED).set_header(header.to_vec());
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_header(header.to_vec());
     t
 }
 
@@ -36,7 +37,11 @@ pub fn fmt_bytes(b: u64) -> String {
         v /= 1024.0;
         i += 1;
     }
-    if v.fract() == 0.0 { format!("{v:.0} {}", U[i]) } else { format!("{v:.1} {}", U[i]) }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", U[i])
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
 }
 
 /// The best unidirectional peak over modes, and which mode gave it.
@@ -90,7 +95,15 @@ pub fn render(p: &MachineProfile) -> String {
         pv.nccl_library_path.as_deref().unwrap_or("-"),
         pv.hypervisor.as_deref().unwrap_or("none"),
     ));
-    let mut t = table(&["GPU", "name", "PCI bus", "NUMA", "PCIe now/max", "memory", "CC"]);
+    let mut t = table(&[
+        "GPU",
+        "name",
+        "PCI bus",
+        "NUMA",
+        "PCIe now/max",
+        "memory",
+        "CC",
+    ]);
     for d in &p.devices {
         let link = |g: Option<u32>, w: Option<u32>| match (g, w) {
             (Some(g), Some(w)) => format!("Gen{g} x{w}"),
@@ -100,15 +113,29 @@ pub fn render(p: &MachineProfile) -> String {
             d.index.to_string(),
             d.name.clone(),
             d.pci_bus_id.clone().unwrap_or_default(),
-            d.numa_node.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
-            format!("{} / {}", link(d.pcie_gen_current, d.pcie_width_current), link(d.pcie_gen_max, d.pcie_width_max)),
+            d.numa_node
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "-".into()),
+            format!(
+                "{} / {}",
+                link(d.pcie_gen_current, d.pcie_width_current),
+                link(d.pcie_gen_max, d.pcie_width_max)
+            ),
             gib(d.memory_bytes),
-            d.compute_capability.map(|c| format!("{}.{}", c[0], c[1])).unwrap_or_default(),
+            d.compute_capability
+                .map(|c| format!("{}.{}", c[0], c[1]))
+                .unwrap_or_default(),
         ]);
     }
     out.push_str(&format!("{t}\n"));
     if !p.host_device.is_empty() {
-        let mut t = table(&["GPUs", "host memory", "direction", "size", "GB/s median (p10–p90)"]);
+        let mut t = table(&[
+            "GPUs",
+            "host memory",
+            "direction",
+            "size",
+            "GB/s median (p10–p90)",
+        ]);
         for h in &p.host_device {
             t.add_row(vec![
                 format!("{:?}", h.devices),
@@ -121,7 +148,12 @@ pub fn render(p: &MachineProfile) -> String {
         out.push_str(&format!("Host ↔ device\n{t}\n"));
     }
     if !p.device_memory.is_empty() {
-        let mut t = table(&["GPU", "size", "copy GB/s (bytes copied once)", "DRAM traffic GB/s (read + write)"]);
+        let mut t = table(&[
+            "GPU",
+            "size",
+            "copy GB/s (bytes copied once)",
+            "DRAM traffic GB/s (read + write)",
+        ]);
         for d in &p.device_memory {
             t.add_row(vec![
                 d.device.to_string(),
@@ -153,28 +185,68 @@ pub fn render(p: &MachineProfile) -> String {
             t.add_row(row);
         }
         out.push_str(&format!("P2P peak GB/s, one direction (ce = copy engine, sm = SM kernel, host = staged through host)\n{t}\n"));
-        let mut t = table(&["pair", "topology", "class", "latency µs (ce / sm / host)", "evidence"]);
+        let mut t = table(&[
+            "pair",
+            "topology",
+            "class",
+            "latency µs (ce / sm / host)",
+            "evidence",
+        ]);
         for l in &p.links {
-            let lat = |k: &str| l.latency_us.get(k).map(|s| format!("{:.2}", s.median)).unwrap_or_else(|| "-".into());
+            let lat = |k: &str| {
+                l.latency_us
+                    .get(k)
+                    .map(|s| format!("{:.2}", s.median))
+                    .unwrap_or_else(|| "-".into())
+            };
             t.add_row(vec![
                 format!("{} → {}", l.src, l.dst),
                 format!("{:?}", l.topology),
-                l.classification.map(|c| format!("{c:?}")).unwrap_or_else(|| "-".into()),
-                format!("{} / {} / {}", lat("copy-engine"), lat("sm-kernel"), lat("host-staged")),
+                l.classification
+                    .map(|c| format!("{c:?}"))
+                    .unwrap_or_else(|| "-".into()),
+                format!(
+                    "{} / {} / {}",
+                    lat("copy-engine"),
+                    lat("sm-kernel"),
+                    lat("host-staged")
+                ),
                 l.evidence.join("; "),
             ]);
         }
         out.push_str(&format!("{t}\n"));
     }
     if !p.collectives.is_empty() {
-        let mut t = table(&["op", "GPUs", "worst link", "NCCL env", "busbw 1 MiB", "busbw 256 MiB", "algbw 1 MiB", "algbw 256 MiB", "not ok"]);
+        let mut t = table(&[
+            "op",
+            "GPUs",
+            "worst link",
+            "NCCL env",
+            "busbw 1 MiB",
+            "busbw 256 MiB",
+            "algbw 1 MiB",
+            "algbw 256 MiB",
+            "not ok",
+        ]);
         for c in &p.collectives {
-            let bad = c.points.iter().filter(|p| p.status != CollectiveStatus::Ok).count();
+            let bad = c
+                .points
+                .iter()
+                .filter(|p| p.status != CollectiveStatus::Ok)
+                .count();
             t.add_row(vec![
                 format!("{:?}", c.op),
                 format!("{:?}", c.devices),
                 c.link_class.map(|l| format!("{l:?}")).unwrap_or_default(),
-                if c.nccl_env.is_empty() { "defaults".into() } else { c.nccl_env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ") },
+                if c.nccl_env.is_empty() {
+                    "defaults".into()
+                } else {
+                    c.nccl_env
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                },
                 busbw_at(c, 1 << 20),
                 busbw_at(c, 256 << 20),
                 algbw_at(c, 1 << 20),
@@ -185,7 +257,15 @@ pub fn render(p: &MachineProfile) -> String {
         out.push_str(&format!("NCCL (GB/s, nccl-tests formulas)\n{t}\n"));
     }
     if !p.compute.is_empty() {
-        let mut t = table(&["GPU", "dtype", "M (tokens)", "N", "K", "time µs", "TFLOP/s median (p10–p90)"]);
+        let mut t = table(&[
+            "GPU",
+            "dtype",
+            "M (tokens)",
+            "N",
+            "K",
+            "time µs",
+            "TFLOP/s median (p10–p90)",
+        ]);
         for g in &p.compute {
             t.add_row(vec![
                 g.device.to_string(),

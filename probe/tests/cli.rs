@@ -8,7 +8,9 @@ use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 fn h200() -> PathBuf {
@@ -38,11 +40,22 @@ fn fake_vm_run_writes_a_classified_profile_and_summary() {
     let p = MachineProfile::load(&out).unwrap();
     assert_eq!(p.devices.len(), 4);
     assert_eq!(p.links.len(), 12);
-    let class = |s, d| p.links.iter().find(|l| l.src == s && l.dst == d).unwrap().classification;
+    let class = |s, d| {
+        p.links
+            .iter()
+            .find(|l| l.src == s && l.dst == d)
+            .unwrap()
+            .classification
+    };
     assert_eq!(class(0, 1), Some(PairClass::P2p));
     assert_eq!(class(0, 2), Some(PairClass::HostBounce));
     // TP groups placed like TP4×PP2 would: NUMA-local pair first, then the four.
-    let groups: Vec<Vec<u32>> = p.collectives.iter().filter(|c| c.op == CollectiveOp::AllReduce).map(|c| c.devices.clone()).collect();
+    let groups: Vec<Vec<u32>> = p
+        .collectives
+        .iter()
+        .filter(|c| c.op == CollectiveOp::AllReduce)
+        .map(|c| c.devices.clone())
+        .collect();
     assert_eq!(groups, vec![vec![0, 1], vec![0, 1, 2, 3]]);
     assert_eq!(p.provenance.hypervisor.as_deref(), Some("KVM (QEMU)"));
     assert_eq!(p.provenance.tool, "probe run");
@@ -71,7 +84,14 @@ fn only_and_json_format() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("p.json");
     let assert = probe()
-        .args(["run", "--only", "gemm", "--format", "json", "--fake-machine"])
+        .args([
+            "run",
+            "--only",
+            "gemm",
+            "--format",
+            "json",
+            "--fake-machine",
+        ])
         .arg(h200())
         .arg("--out")
         .arg(&out)
@@ -113,7 +133,9 @@ fn too_few_gpus_is_one_line_exit_2_and_no_file() {
         .arg(&out)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("GPU 7 requested but only 4 GPU(s)"))
+        .stderr(predicate::str::contains(
+            "GPU 7 requested but only 4 GPU(s)",
+        ))
         .stderr(predicate::function(|s: &str| s.lines().count() == 1));
     assert!(!out.exists());
 }
@@ -131,7 +153,11 @@ fn malformed_fake_machine_and_bad_flags_exit_2() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("malformed JSON"));
-    probe().args(["run", "--only", "p2p,warp"]).assert().code(2).stderr(predicate::str::contains("unknown step `warp`"));
+    probe()
+        .args(["run", "--only", "p2p,warp"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown step `warp`"));
     probe().args(["run", "--gpus", "0,0"]).assert().code(2);
 }
 
@@ -192,7 +218,11 @@ fn import_nccl_tests_and_p2p_logs() {
     assert_eq!(p2.links.len(), 12);
 
     let junk = dir.path().join("junk.log");
-    std::fs::write(&junk, "# Collective test starting: all_reduce_perf\n  1024 256 float\n").unwrap();
+    std::fs::write(
+        &junk,
+        "# Collective test starting: all_reduce_perf\n  1024 256 float\n",
+    )
+    .unwrap();
     probe()
         .args(["import", "nccl-tests"])
         .arg(&junk)

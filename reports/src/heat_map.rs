@@ -93,7 +93,7 @@ pub fn heat_map(map: &HeatMap) -> Result<String, ReportError> {
 
     let row_labels: Vec<String> = map.row_labels.iter().map(|l| clean_text(l)).collect();
     let col_labels: Vec<String> = map.column_labels.iter().map(|l| clean_text(l)).collect();
-    let col_labels_fit = CategoryLabels::fit(&col_labels, f64::from(cell_px));
+    let col_labels_fit = CategoryLabels::fit(&col_labels, f64::from(cell_px), 1);
     let y_area = row_labels
         .iter()
         .map(|l| text_width_px(l, LABEL_SIZE))
@@ -126,11 +126,8 @@ pub fn heat_map(map: &HeatMap) -> Result<String, ReportError> {
             .x_label_area_size(x_area)
             .y_label_area_size(y_area)
             .build_cartesian_2d(
-                Ticked::new(
-                    0.0,
-                    cols as f64,
-                    (0..cols).map(|c| c as f64 + 0.5).collect(),
-                ),
+                // Column labels are drawn by `CategoryLabels` (they may need rotating).
+                Ticked::new(0.0, cols as f64, Vec::new()),
                 Ticked::new(
                     0.0,
                     rows as f64,

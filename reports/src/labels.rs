@@ -11,8 +11,6 @@ use crate::style::{
 
 /// Smallest plotters size a label is shrunk to before it is rotated instead.
 const MIN_SIZE: f64 = 11.0;
-/// Most wrapped lines before rotation reads better.
-const MAX_LINES: usize = 3;
 
 /// How the labels are laid out.
 enum Mode {
@@ -29,8 +27,9 @@ pub(crate) struct CategoryLabels {
 }
 
 impl CategoryLabels {
-    /// Lays out `labels` (already cleaned) for slots `slot_px` wide.
-    pub(crate) fn fit(labels: &[String], slot_px: f64) -> Self {
+    /// Lays out `labels` (already cleaned) for slots `slot_px` wide, wrapping into at most
+    /// `max_lines` lines before rotating instead.
+    pub(crate) fn fit(labels: &[String], slot_px: f64, max_lines: usize) -> Self {
         let room = (slot_px - 4.0).max(1.0);
         let widest_word = labels
             .iter()
@@ -44,7 +43,7 @@ impl CategoryLabels {
         };
         if size >= MIN_SIZE {
             let wrapped: Vec<Vec<String>> = labels.iter().map(|l| wrap(l, room, size)).collect();
-            if wrapped.iter().all(|l| l.len() <= MAX_LINES) {
+            if wrapped.iter().all(|l| l.len() <= max_lines) {
                 return Self {
                     size,
                     mode: Mode::Wrapped(wrapped),
@@ -144,9 +143,9 @@ mod tests {
 
     #[test]
     fn long_words_rotate_short_ones_wrap() {
-        let short = CategoryLabels::fit(&["TP4 PP2".to_owned()], 40.0);
+        let short = CategoryLabels::fit(&["TP4 PP2".to_owned()], 40.0, 3);
         assert!(matches!(short.mode, Mode::Wrapped(_)));
-        let long = CategoryLabels::fit(&["--enable-dp-attention".to_owned()], 40.0);
+        let long = CategoryLabels::fit(&["--enable-dp-attention".to_owned()], 40.0, 3);
         assert!(matches!(long.mode, Mode::Rotated(_)));
         assert!(long.height_px() > short.height_px());
     }

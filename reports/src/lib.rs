@@ -2,12 +2,16 @@
 //! stacked bars. It knows nothing of LLMs: callers hand it plain series and matrices.
 //!
 //! Every chart kind is a serde-serialisable input type plus one function returning an SVG string:
-//! [`heat_map()`], [`line_chart()`], [`stacked_bars()`], [`memory_bars()`]. [`html::Page`] assembles
+//! [`heat_map()`], [`line_chart()`], [`stacked_bars()`], [`memory_bars()`]; the [`Chart`] trait and
+//! the [`AnyChart`] enum give them one face. [`html::Page`] assembles
 //! charts and tables into one self-contained HTML page; [`write_svg`] / [`write_html`] write files
 //! atomically. All caller text is escaped (plotters' SVG backend escapes `<>&"'`; the HTML builder
 //! escapes its own output) and stripped of control characters.
 
+#![warn(missing_docs)]
+
 pub mod axis;
+pub mod chart;
 pub mod error;
 pub mod heat_map;
 pub mod html;
@@ -20,6 +24,7 @@ pub mod stacked_bars;
 pub mod style;
 
 pub use axis::{Axis, Scale, binary_size_label, format_number, format_value, power_of_two_sizes};
+pub use chart::{AnyChart, Chart};
 pub use error::ReportError;
 pub use heat_map::{Category, HeatCells, HeatMap, heat_map};
 pub use line_chart::{LineChart, Series, line_chart};

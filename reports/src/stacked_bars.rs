@@ -107,7 +107,7 @@ pub(crate) fn render(
 
     let slot_px = f64::from(PLOT_WIDTH_PX - MARGIN_PX - right_px - y_area) / n as f64;
     let cleaned: Vec<String> = bars.categories.iter().map(|c| clean_text(c)).collect();
-    let labels = CategoryLabels::fit(&cleaned, slot_px);
+    let labels = CategoryLabels::fit(&cleaned, slot_px, 3);
     let x_area = labels.height_px() + text_height_px(AXIS_TITLE_SIZE) + 14;
 
     let entries: Vec<Entry> = bars

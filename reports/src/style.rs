@@ -154,12 +154,18 @@ pub(crate) fn text_height_px(size: f64) -> u32 {
     (size / PLOTTERS_SIZE_PER_PX * 1.25).ceil() as u32
 }
 
-/// Caller text made safe for XML: control characters (invalid in XML 1.0 and meaningless in a
-/// label) become spaces. Markup characters are left alone: plotters' SVG backend escapes `<`, `>`,
+/// Caller text made safe for XML: control characters and the noncharacters U+FFFE/U+FFFF (invalid
+/// in XML 1.0 and meaningless in a label) become spaces. Markup characters are left alone: plotters' SVG backend escapes `<`, `>`,
 /// `&`, `"` and `'` itself, and the HTML builder escapes on output.
 pub fn clean_text(text: &str) -> String {
     text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{FFFE}' | '\u{FFFF}') {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect()
 }
 
@@ -217,10 +223,34 @@ pub(crate) fn draw_dashed_segment(
     match dash.pattern_px() {
         None => canvas.draw(&PathElement::new(vec![from, to], style)),
         Some((on, off)) => canvas.draw(&plotters::element::DashedPathElement::new(
-            vec![from, to].into_iter(),
+            vec![from, to],
             on,
             off,
             style,
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_text_drops_what_xml_cannot_hold() {
+        assert_eq!(clean_text("a\u{1}b\u{FFFE}c\td"), "a b c d");
+        assert_eq!(clean_text("<&>\"'"), "<&>\"'");
+    }
+
+    #[test]
+    fn palette_colours_are_distinct_and_viridis_spans_dark_to_light() {
+        for (i, a) in PALETTE.iter().enumerate() {
+            for b in &PALETTE[i + 1..] {
+                let d = (i32::from(a.0) - i32::from(b.0)).abs()
+                    + (i32::from(a.1) - i32::from(b.1)).abs()
+                    + (i32::from(a.2) - i32::from(b.2)).abs();
+                assert!(d > 60, "{a:?} vs {b:?}");
+            }
+        }
+        assert!(viridis(0.0).luminance() < 0.2 && viridis(1.0).luminance() > 0.8);
     }
 }

@@ -251,3 +251,26 @@ fn chart_inputs_round_trip_through_json() {
         mem
     );
 }
+
+#[test]
+fn any_chart_renders_like_its_kind() {
+    use reports::{AnyChart, Chart};
+    let charts = vec![
+        AnyChart::HeatMap(fixtures::pair_classes()),
+        AnyChart::LineChart(fixtures::throughput()),
+        AnyChart::StackedBars(fixtures::step_breakdown()),
+        AnyChart::MemoryBars(fixtures::memory()),
+    ];
+    let json = serde_json::to_string(&charts).unwrap();
+    assert!(json.contains("\"kind\":\"memory_bars\""));
+    let back: Vec<AnyChart> = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        back[0].render_svg().unwrap(),
+        reports::heat_map(&fixtures::pair_classes()).unwrap()
+    );
+    assert_eq!(
+        back[2].render_svg().unwrap(),
+        reports::stacked_bars(&fixtures::step_breakdown()).unwrap()
+    );
+    assert_eq!(back[3].title(), "Memory per GPU by layout");
+}

@@ -195,7 +195,8 @@ fn advise_refuses_ep_for_a_dense_model() {
         ])
         .args(["--num-prompts", "8", "--draws", "2"])
         .assert()
-        .code(2);
+        .code(2)
+        .stderr(predicate::str::contains("is dense"));
 }
 
 #[test]

@@ -244,3 +244,40 @@ fn per_token_costs_make_bigger_batches_slower_per_step() {
     assert!(b.mean_tpot_ms > 3.0 * a.mean_tpot_ms);
     assert!(b.output_throughput > a.output_throughput);
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Every request finishes, tokens are conserved, the client limit holds, latencies are
+        /// ordered, and a slower engine is never faster.
+        #[test]
+        fn runs_are_consistent(
+            c in 1u32..40,
+            n in 1u32..60,
+            input in 1u32..3000,
+            output in 1u32..60,
+            pp in prop::sample::select(vec![1u32, 2, 4]),
+            per_token_us in 0.0f64..200.0,
+            ratio in prop::sample::select(vec![0.0f64, 0.5, 1.0]),
+        ) {
+            let mut m = Fake::new(pp, 1 << 22);
+            m.per_token_s = per_token_us * 1e-6;
+            let w = Workload { random_range_ratio: ratio, ..closed(c, n, input, output) };
+            let o = ServerOptions { chunked_prefill_size: 1024, ..ServerOptions::default() };
+            let r = simulate(&m, &o, &w).unwrap();
+            let expected: u64 = w.requests().iter().map(|q| q.output_tokens as u64).sum();
+            prop_assert_eq!(r.completed, n);
+            prop_assert_eq!(r.total_output_tokens, expected);
+            prop_assert!(r.peak_running_requests <= c.min(n));
+            prop_assert!(r.mean_ttft_ms <= r.mean_e2e_latency_ms + 1e-9);
+            prop_assert!(r.duration > 0.0);
+            m.fixed_s *= 2.0;
+            let slower = simulate(&m, &o, &w).unwrap();
+            prop_assert!(slower.duration >= r.duration - 1e-9);
+        }
+    }
+}

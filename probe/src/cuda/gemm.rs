@@ -12,31 +12,40 @@ use models::profile::GemmMeasurement;
 use std::ffi::c_void;
 use std::rc::Rc;
 
-/// A random matrix in device encoding (`bytes`) and its exact values (`vals`).
+/// A random matrix in device encoding. Element `i` is a pure function of `(seed, i)`
+/// ([`element`]), so the check can recompute any input without keeping a float copy.
 struct HostMatrix {
+    dtype: GemmDtype,
+    seed: u64,
     bytes: Vec<u8>,
-    vals: Vec<f32>,
 }
 
-/// Keeps the last generated matrix so the decode shapes share one weight (generating a
-/// 7168 × 18432 matrix takes longer than timing it).
+impl HostMatrix {
+    fn value(&self, i: usize) -> f32 {
+        element(self.dtype, self.seed, i as u64).1
+    }
+}
+
+/// Generated inputs by (dtype, elements, seed), shared by every GPU and shape of a run:
+/// generating the 7168 × 18432 weight takes longer than timing it.
 #[derive(Default)]
 struct MatrixCache {
-    last: Option<((u8, usize, u64), Rc<HostMatrix>)>,
+    made: std::collections::HashMap<(u8, usize, u64), Rc<HostMatrix>>,
 }
 
 impl MatrixCache {
     fn get(&mut self, dtype: GemmDtype, len: usize, seed: u64) -> Rc<HostMatrix> {
-        let key = (dtype.bytes() as u8, len, seed);
-        if let Some((k, m)) = &self.last {
-            if *k == key {
-                return m.clone();
-            }
-        }
-        let (bytes, vals) = random_matrix(dtype, len, seed);
-        let m = Rc::new(HostMatrix { bytes, vals });
-        self.last = Some((key, m.clone()));
-        m
+        self.made
+            .entry((dtype.bytes() as u8, len, seed))
+            .or_insert_with(|| {
+                let mut bytes = Vec::with_capacity(len * dtype.bytes());
+                for i in 0..len as u64 {
+                    let (b, _) = element(dtype, seed, i);
+                    bytes.extend_from_slice(&b[..dtype.bytes()]);
+                }
+                Rc::new(HostMatrix { dtype, seed, bytes })
+            })
+            .clone()
     }
 }
 
@@ -79,34 +88,29 @@ fn lt_err(what: &str) -> impl FnOnce(lt::CublasError) -> ProbeError + '_ {
     move |e| ProbeError::cuda(what.to_string(), e)
 }
 
-/// Random inputs in [-1, 1), encoded as `dtype`, with their exact decoded values.
-fn random_matrix(dtype: GemmDtype, len: usize, seed: u64) -> (Vec<u8>, Vec<f32>) {
-    let mut x = seed | 1;
-    let mut bytes = Vec::with_capacity(len * dtype.bytes());
-    let mut vals = Vec::with_capacity(len);
-    for _ in 0..len {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        match dtype {
-            GemmDtype::Bf16 => {
-                let f = ((x >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0;
-                let b = (f.to_bits() >> 16) as u16; // truncation: exact value is what we keep
-                bytes.extend_from_slice(&b.to_le_bytes());
-                vals.push(f32::from_bits((b as u32) << 16));
-            }
-            GemmDtype::Fp8E4m3 => {
-                // sign, exponent 3..=7 (values 2^-4 .. 1.875), any mantissa: all finite e4m3.
-                let s = (x >> 63) as u8;
-                let e = 3 + ((x >> 32) % 5) as u8;
-                let m = ((x >> 20) & 7) as u8;
-                bytes.push((s << 7) | (e << 3) | m);
-                let v = (1.0 + m as f32 / 8.0) * 2f32.powi(e as i32 - 7);
-                vals.push(if s == 1 { -v } else { v });
-            }
+/// Element `i` of the random matrix `seed`: its encoding (little-endian, `dtype.bytes()` used)
+/// and its exact value. bf16 values are uniform in [-1, 1); fp8 e4m3 values have exponents
+/// 2^-4 … 2^0 and any mantissa (all finite, magnitude < 2). Never zeros: they run faster.
+fn element(dtype: GemmDtype, seed: u64, i: u64) -> ([u8; 2], f32) {
+    // splitmix64 of (seed, i): counter-based, so any element can be recomputed on its own.
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i;
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    match dtype {
+        GemmDtype::Bf16 => {
+            let f = ((x >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0;
+            let b = (f.to_bits() >> 16) as u16; // truncation: the value kept is exact
+            (b.to_le_bytes(), f32::from_bits((b as u32) << 16))
+        }
+        GemmDtype::Fp8E4m3 => {
+            let s = (x >> 63) as u8;
+            let e = 3 + ((x >> 32) % 5) as u8;
+            let m = ((x >> 20) & 7) as u8;
+            let v = (1.0 + m as f32 / 8.0) * 2f32.powi(e as i32 - 7);
+            ([(s << 7) | (e << 3) | m, 0], if s == 1 { -v } else { v })
         }
     }
-    (bytes, vals)
 }
 
 /// One GEMM problem set up on a GPU: D (m×n, bf16) = Aᵀ (A stored k×m) · B (k×n).
@@ -293,13 +297,16 @@ impl Lt {
             let i = ((s * 7919 + 13) % p.m) as usize;
             let j = ((s * 104_729 + 5) % p.n) as usize;
             let reference: f64 = (0..k)
-                .map(|t| p.a_host.vals[i * k + t] as f64 * p.b_host.vals[j * k + t] as f64)
+                .map(|t| p.a_host.value(i * k + t) as f64 * p.b_host.value(j * k + t) as f64)
                 .sum();
             let at = (j * p.m as usize + i) * 2;
-            let got = f32::from_bits((u16::from_le_bytes([out[at], out[at + 1]]) as u32) << 16) as f64;
+            let got =
+                f32::from_bits((u16::from_le_bytes([out[at], out[at + 1]]) as u32) << 16) as f64;
             // bf16 output rounding (2^-8 relative) on sums whose spread grows with sqrt(k).
             let tol = 1e-2 * (reference.abs() + (k as f64).sqrt() * 0.5);
-            if !((got - reference).abs() <= tol) {
+            // Written so a NaN output fails the check.
+            let within = (got - reference).abs() <= tol;
+            if !within {
                 return Ok(Some(format!(
                     "{}x{}x{}: D[{i},{j}] = {got}, expected {reference:.4}",
                     p.m, p.n, p.k
@@ -326,6 +333,7 @@ pub fn measure_gemm(
     let mut out = Vec::new();
     let r = plan.repeats;
     let (wk, wn) = plan.decode_weight;
+    let mut cache = MatrixCache::default();
     for gpu in gpus {
         let cc = (
             gpu.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
@@ -336,17 +344,19 @@ pub fn measure_gemm(
             dtypes.push(GemmDtype::Fp8E4m3);
         }
         let lt_h = Lt::new(gpu)?;
-        let mut cache = MatrixCache::default();
         for dtype in dtypes {
             let sq = plan.gemm_square;
             // (tokens M, weight N, K); cuBLAS m = N so the weight is the transposed A operand.
             let mut shapes = vec![(sq, sq, sq)];
             shapes.extend(plan.gemm_decode_m.iter().map(|&m| (m, wn, wk)));
             for (tokens, n_out, k) in shapes {
-                tick(format!("gemm {} {tokens}x{n_out}x{k} GPU {}", dtype.name(), gpu.ordinal));
+                tick(format!(
+                    "gemm {} {tokens}x{n_out}x{k} GPU {}",
+                    dtype.name(),
+                    gpu.ordinal
+                ));
                 let a_host = cache.get(dtype, (k * n_out) as usize, 0x5EED ^ n_out ^ (k << 20));
-                let (b_bytes, b_vals) = random_matrix(dtype, (k * tokens) as usize, 0xBEEF ^ tokens);
-                let b_host = Rc::new(HostMatrix { bytes: b_bytes, vals: b_vals });
+                let b_host = cache.get(dtype, (k * tokens) as usize, 0xBEEF ^ tokens);
                 let p = match lt_h.problem(gpu, dtype, n_out, tokens, k, a_host, b_host) {
                     Ok(p) => p,
                     Err(e) if dtype == GemmDtype::Fp8E4m3 => {
@@ -368,7 +378,10 @@ pub fn measure_gemm(
                 let secs = time_on_streams(gpu, r.warmup.max(2), r.samples, reps, |s, _| {
                     lt_h.run(&p, s)
                 })?;
-                let tf: Vec<f64> = secs.iter().map(|&s| gemm_tflops(tokens, n_out, k, s)).collect();
+                let tf: Vec<f64> = secs
+                    .iter()
+                    .map(|&s| gemm_tflops(tokens, n_out, k, s))
+                    .collect();
                 let us: Vec<f64> = secs.iter().map(|s| s * 1e6).collect();
                 out.push(GemmMeasurement {
                     device: gpu.ordinal,
@@ -394,21 +407,27 @@ mod tests {
 
     #[test]
     fn fp8_encoding_decodes_to_the_kept_values() {
-        let (bytes, vals) = random_matrix(GemmDtype::Fp8E4m3, 1000, 3);
-        for (b, v) in bytes.iter().zip(&vals) {
-            let e = ((b >> 3) & 0xF) as i32;
-            let m = (b & 7) as f32;
-            let mag = (1.0 + m / 8.0) * 2f32.powi(e - 7);
-            assert_eq!(v.abs(), mag);
-            assert!(v.abs() < 2.0);
+        for i in 0..1000 {
+            let (b, v) = element(GemmDtype::Fp8E4m3, 3, i);
+            let e = ((b[0] >> 3) & 0xF) as i32;
+            let m = (b[0] & 7) as f32;
+            assert_eq!(v.abs(), (1.0 + m / 8.0) * 2f32.powi(e - 7));
+            assert!(v.abs() < 2.0 && v != 0.0);
         }
     }
 
     #[test]
-    fn bf16_values_are_exact_and_not_zero() {
-        let (bytes, vals) = random_matrix(GemmDtype::Bf16, 1000, 9);
-        assert_eq!(bytes.len(), 2000);
-        assert!(vals.iter().all(|v| v.abs() <= 1.0));
-        assert!(vals.iter().filter(|v| **v == 0.0).count() < 5);
+    fn bf16_values_are_exact_uniform_and_recomputable() {
+        let m = MatrixCache::default().get(GemmDtype::Bf16, 1000, 9);
+        assert_eq!(m.bytes.len(), 2000);
+        for i in 0..1000 {
+            let v = m.value(i);
+            let b = u16::from_le_bytes([m.bytes[2 * i], m.bytes[2 * i + 1]]);
+            assert_eq!(f32::from_bits((b as u32) << 16), v);
+            assert!(v.abs() <= 1.0);
+        }
+        let mean: f32 = (0..1000).map(|i| m.value(i)).sum::<f32>() / 1000.0;
+        assert!(mean.abs() < 0.1, "mean {mean}");
+        assert!((0..1000).filter(|&i| m.value(i) == 0.0).count() < 5);
     }
 }

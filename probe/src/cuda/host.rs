@@ -4,7 +4,7 @@
 use super::{Gpu, PinnedBuf, dtod, dtoh, htod, pattern, time_on_streams, time_wall};
 use crate::error::{ProbeError, Result};
 use crate::plan::RunPlan;
-use crate::stats::{summarize, gb_per_s};
+use crate::stats::{gb_per_s, summarize};
 use models::profile::{DeviceMemoryMeasurement, HostDeviceMeasurement, HostDirection, HostMemory};
 
 /// Host memory of either kind, behind one interface.
@@ -77,7 +77,12 @@ impl HostPair {
         pattern::fill(self.up.slice_mut(), seed);
         let n = self.dev_up.bytes;
         htod(self.dev_up.ptr, self.up.slice().as_ptr(), n, gpu.stream)?;
-        dtoh(self.down.slice_mut().as_mut_ptr(), self.dev_up.ptr, n, gpu.stream)?;
+        dtoh(
+            self.down.slice_mut().as_mut_ptr(),
+            self.dev_up.ptr,
+            n,
+            gpu.stream,
+        )?;
         gpu.sync()?;
         Ok(pattern::first_mismatch(self.down.slice(), seed).is_none())
     }
@@ -90,7 +95,11 @@ const DIRECTIONS: [HostDirection; 3] = [
 ];
 
 fn bytes_moved(dir: HostDirection, bytes: u64) -> u64 {
-    if dir == HostDirection::Both { 2 * bytes } else { bytes }
+    if dir == HostDirection::Both {
+        2 * bytes
+    } else {
+        bytes
+    }
 }
 
 /// Measures host↔device bandwidth per GPU and, with several GPUs, all at once.

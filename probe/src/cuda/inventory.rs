@@ -12,9 +12,10 @@ use nvml_wrapper::enum_wrappers::device::{P2pCapabilitiesIndex, TopologyLevel};
 
 fn pci_bus_id(gpu: &Gpu) -> Result<String> {
     let mut buf = [0 as std::ffi::c_char; 32];
-    check_raw(unsafe { sys::cuDeviceGetPCIBusId(buf.as_mut_ptr(), 32, gpu.dev) }, || {
-        "cuDeviceGetPCIBusId".into()
-    })?;
+    check_raw(
+        unsafe { sys::cuDeviceGetPCIBusId(buf.as_mut_ptr(), 32, gpu.dev) },
+        || "cuDeviceGetPCIBusId".into(),
+    )?;
     let s = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
     Ok(s.to_string_lossy().into_owned())
 }
@@ -62,8 +63,10 @@ pub fn inventory(gpus: &[Gpu]) -> Result<Inventory> {
         let bus = pci_bus_id(gpu)?;
         let name = cudarc::driver::result::device::get_name(gpu.dev).unwrap_or_default();
         let mem = unsafe { cudarc::driver::result::device::total_mem(gpu.dev) }.unwrap_or(0);
-        let major = gpu.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-        let minor = gpu.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let major =
+            gpu.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor =
+            gpu.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
         let mut d = DeviceInfo {
             index: gpu.ordinal,
             name,
@@ -73,22 +76,22 @@ pub fn inventory(gpus: &[Gpu]) -> Result<Inventory> {
             compute_capability: Some([major as u32, minor as u32]),
             ..Default::default()
         };
-        if let Some(n) = &nvml {
-            if let Ok(dev) = n.device_by_pci_bus_id(bus.as_str()) {
-                d.uuid = dev.uuid().ok();
-                d.pcie_gen_current = dev.current_pcie_link_gen().ok();
-                d.pcie_gen_max = dev.max_pcie_link_gen().ok();
-                d.pcie_width_current = dev.current_pcie_link_width().ok();
-                d.pcie_width_max = dev.max_pcie_link_width().ok();
-                if d.numa_node.is_none() {
-                    d.numa_node = dev.numa_node_id().ok().map(|x| x as i32);
-                }
+        if let Some(n) = &nvml
+            && let Ok(dev) = n.device_by_pci_bus_id(bus.as_str())
+        {
+            d.uuid = dev.uuid().ok();
+            d.pcie_gen_current = dev.current_pcie_link_gen().ok();
+            d.pcie_gen_max = dev.max_pcie_link_gen().ok();
+            d.pcie_width_current = dev.current_pcie_link_width().ok();
+            d.pcie_width_max = dev.max_pcie_link_width().ok();
+            if d.numa_node.is_none() {
+                d.numa_node = dev.numa_node_id().ok().map(|x| x as i32);
             }
         }
-        if d.uuid.is_none() {
-            if let Ok(u) = cudarc::driver::result::device::get_uuid(gpu.dev) {
-                d.uuid = Some(format_uuid(&u.bytes.map(|b| b as u8)));
-            }
+        if d.uuid.is_none()
+            && let Ok(u) = cudarc::driver::result::device::get_uuid(gpu.dev)
+        {
+            d.uuid = Some(format_uuid(&u.bytes.map(|b| b as u8)));
         }
         bus_ids.push(bus);
         inv.devices.push(d);
@@ -109,11 +112,13 @@ pub fn inventory(gpus: &[Gpu]) -> Result<Inventory> {
                 latency_us: Default::default(),
                 curves: Vec::new(),
             };
-            if let Some(n) = &nvml {
-                if let (Ok(da), Ok(db)) = (
+            if let Some(n) = &nvml
+                && let (Ok(da), Ok(db)) = (
                     n.device_by_pci_bus_id(bus_ids[i].as_str()),
                     n.device_by_pci_bus_id(bus_ids[j].as_str()),
-                ) {
+                )
+            {
+                {
                     let nvlinks = (0..18)
                         .filter(|&l| {
                             let w = da.link_wrapper_for(l);
@@ -136,8 +141,10 @@ pub fn inventory(gpus: &[Gpu]) -> Result<Inventory> {
                         let wr = da.p2p_status(&db2, P2pCapabilitiesIndex::Write);
                         link.nvml_p2p_status = Some(format!(
                             "read={} write={}",
-                            rd.map(|s| format!("{s:?}")).unwrap_or_else(|e| format!("error({e})")),
-                            wr.map(|s| format!("{s:?}")).unwrap_or_else(|e| format!("error({e})")),
+                            rd.map(|s| format!("{s:?}"))
+                                .unwrap_or_else(|e| format!("error({e})")),
+                            wr.map(|s| format!("{s:?}"))
+                                .unwrap_or_else(|e| format!("error({e})")),
                         ));
                     }
                 }

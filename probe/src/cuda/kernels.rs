@@ -56,7 +56,8 @@ impl CopyKernel {
             unsafe { result::module::get_function(module, CString::new("copy_u4").unwrap()) },
             || "finding copy_u4".into(),
         )?;
-        let sms = gpu.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let sms =
+            gpu.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         Ok(CopyKernel {
             func,
             module,
@@ -67,7 +68,7 @@ impl CopyKernel {
     }
 
     /// Enqueues a copy of `bytes` (a multiple of 16) from `src` to `dst` on `stream`.
-    pub fn launch(
+    pub(crate) fn launch(
         &self,
         dst: sys::CUdeviceptr,
         src: sys::CUdeviceptr,
@@ -84,7 +85,16 @@ impl CopyKernel {
             &mut n as *mut _ as *mut c_void,
         ];
         check(
-            unsafe { result::launch_kernel(self.func, (blocks, 1, 1), (256, 1, 1), 0, stream, &mut params) },
+            unsafe {
+                result::launch_kernel(
+                    self.func,
+                    (blocks, 1, 1),
+                    (256, 1, 1),
+                    0,
+                    stream,
+                    &mut params,
+                )
+            },
             || "launching copy_u4".into(),
         )
     }

@@ -117,9 +117,10 @@ impl Gpu {
 
     /// An integer device attribute.
     pub fn attribute(&self, a: sys::CUdevice_attribute) -> Result<i32> {
-        check(unsafe { result::device::get_attribute(self.dev, a) }, || {
-            format!("{a:?}")
-        })
+        check(
+            unsafe { result::device::get_attribute(self.dev, a) },
+            || format!("{a:?}"),
+        )
     }
 
     /// Allocates `bytes` of device memory.
@@ -235,17 +236,18 @@ impl Event {
     }
 
     /// Records on `stream`.
-    pub fn record(&self, stream: sys::CUstream) -> Result<()> {
+    pub(crate) fn record(&self, stream: sys::CUstream) -> Result<()> {
         check(unsafe { result::event::record(self.ev, stream) }, || {
             "cuEventRecord".into()
         })
     }
 
     /// Makes `stream` wait for this event.
-    pub fn wait_on(&self, stream: sys::CUstream) -> Result<()> {
-        check_raw(unsafe { sys::cuStreamWaitEvent(stream, self.ev, 0) }, || {
-            "cuStreamWaitEvent".into()
-        })
+    pub(crate) fn wait_on(&self, stream: sys::CUstream) -> Result<()> {
+        check_raw(
+            unsafe { sys::cuStreamWaitEvent(stream, self.ev, 0) },
+            || "cuStreamWaitEvent".into(),
+        )
     }
 
     /// Seconds from `self` to `end` (both completed).
@@ -332,7 +334,12 @@ pub fn time_wall(
 }
 
 /// Copies host → device asynchronously on `stream`.
-pub fn htod(dst: sys::CUdeviceptr, src: *const u8, bytes: usize, stream: sys::CUstream) -> Result<()> {
+pub(crate) fn htod(
+    dst: sys::CUdeviceptr,
+    src: *const u8,
+    bytes: usize,
+    stream: sys::CUstream,
+) -> Result<()> {
     check_raw(
         unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const std::ffi::c_void, bytes, stream) },
         || "cuMemcpyHtoDAsync".into(),
@@ -340,7 +347,12 @@ pub fn htod(dst: sys::CUdeviceptr, src: *const u8, bytes: usize, stream: sys::CU
 }
 
 /// Copies device → host asynchronously on `stream`.
-pub fn dtoh(dst: *mut u8, src: sys::CUdeviceptr, bytes: usize, stream: sys::CUstream) -> Result<()> {
+pub(crate) fn dtoh(
+    dst: *mut u8,
+    src: sys::CUdeviceptr,
+    bytes: usize,
+    stream: sys::CUstream,
+) -> Result<()> {
     check_raw(
         unsafe { sys::cuMemcpyDtoHAsync_v2(dst as *mut std::ffi::c_void, src, bytes, stream) },
         || "cuMemcpyDtoHAsync".into(),
@@ -348,7 +360,12 @@ pub fn dtoh(dst: *mut u8, src: sys::CUdeviceptr, bytes: usize, stream: sys::CUst
 }
 
 /// Copies device → device on one GPU asynchronously on `stream`.
-pub fn dtod(dst: sys::CUdeviceptr, src: sys::CUdeviceptr, bytes: usize, stream: sys::CUstream) -> Result<()> {
+pub(crate) fn dtod(
+    dst: sys::CUdeviceptr,
+    src: sys::CUdeviceptr,
+    bytes: usize,
+    stream: sys::CUstream,
+) -> Result<()> {
     check_raw(
         unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src, bytes, stream) },
         || "cuMemcpyDtoDAsync".into(),

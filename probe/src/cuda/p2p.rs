@@ -4,7 +4,9 @@
 //! and GPU B's buffer is read back through B's own context and compared.
 
 use super::kernels::CopyKernel;
-use super::{DeviceBuf, Event, Gpu, PinnedBuf, check_raw, dtoh, htod, pattern, time_on_streams, time_wall};
+use super::{
+    DeviceBuf, Event, Gpu, PinnedBuf, check_raw, dtoh, htod, pattern, time_on_streams, time_wall,
+};
 use crate::error::Result;
 use crate::plan::RunPlan;
 use crate::stats::{summarize, time_and_bandwidth};
@@ -33,22 +35,38 @@ struct Pair<'g> {
 }
 
 impl Pair<'_> {
-    fn copy_engine(&self, n: usize, dir: Direction, s1: sys::CUstream, s2: sys::CUstream) -> Result<()> {
+    fn copy_engine(
+        &self,
+        n: usize,
+        dir: Direction,
+        s1: sys::CUstream,
+        s2: sys::CUstream,
+    ) -> Result<()> {
         let f = &self.bufs;
         check_raw(
-            unsafe { sys::cuMemcpyPeerAsync(f.dst_b.ptr, self.b.ctx, f.src_a.ptr, self.a.ctx, n, s1) },
+            unsafe {
+                sys::cuMemcpyPeerAsync(f.dst_b.ptr, self.b.ctx, f.src_a.ptr, self.a.ctx, n, s1)
+            },
             || "cuMemcpyPeerAsync".into(),
         )?;
         if dir == Direction::Bidirectional {
             check_raw(
-                unsafe { sys::cuMemcpyPeerAsync(f.dst_a.ptr, self.a.ctx, f.src_b.ptr, self.b.ctx, n, s2) },
+                unsafe {
+                    sys::cuMemcpyPeerAsync(f.dst_a.ptr, self.a.ctx, f.src_b.ptr, self.b.ctx, n, s2)
+                },
                 || "cuMemcpyPeerAsync".into(),
             )?;
         }
         Ok(())
     }
 
-    fn sm_kernel(&self, n: usize, dir: Direction, s1: sys::CUstream, s2: sys::CUstream) -> Result<()> {
+    fn sm_kernel(
+        &self,
+        n: usize,
+        dir: Direction,
+        s1: sys::CUstream,
+        s2: sys::CUstream,
+    ) -> Result<()> {
         let k = self.kernel_a.as_ref().expect("kernel loaded");
         let f = &self.bufs;
         // GPU A pushes into B's memory (remote writes, as NCCL's kernels do) ...
@@ -65,13 +83,23 @@ impl Pair<'_> {
         let (a, b) = (self.a, self.b);
         let f = &mut self.bufs;
         a.bind()?;
-        dtoh(f.stage_fwd.as_mut_slice().as_mut_ptr(), f.src_a.ptr, n, a.stream)?;
+        dtoh(
+            f.stage_fwd.as_mut_slice().as_mut_ptr(),
+            f.src_a.ptr,
+            n,
+            a.stream,
+        )?;
         self.ev_fwd.record(a.stream)?;
         self.ev_fwd.wait_on(b.stream)?;
         b.bind()?;
         htod(f.dst_b.ptr, f.stage_fwd.as_slice().as_ptr(), n, b.stream)?;
         if dir == Direction::Bidirectional {
-            dtoh(f.stage_rev.as_mut_slice().as_mut_ptr(), f.src_b.ptr, n, b.stream2)?;
+            dtoh(
+                f.stage_rev.as_mut_slice().as_mut_ptr(),
+                f.src_b.ptr,
+                n,
+                b.stream2,
+            )?;
             self.ev_rev.record(b.stream2)?;
             self.ev_rev.wait_on(a.stream2)?;
             a.bind()?;
@@ -89,7 +117,14 @@ impl Pair<'_> {
     }
 
     /// Seconds per transfer for each sample.
-    fn time(&mut self, mode: TransferMode, n: usize, dir: Direction, plan: &RunPlan, reps: u32) -> Result<Vec<f64>> {
+    fn time(
+        &mut self,
+        mode: TransferMode,
+        n: usize,
+        dir: Direction,
+        plan: &RunPlan,
+        reps: u32,
+    ) -> Result<Vec<f64>> {
         let r = plan.repeats;
         match mode {
             TransferMode::HostStaged => {
@@ -157,9 +192,10 @@ fn disable_peer(a: &Gpu, b: &Gpu) {
 /// `cuDeviceCanAccessPeer(a, b)`.
 pub fn can_access_peer(a: &Gpu, b: &Gpu) -> Result<bool> {
     let mut v = 0i32;
-    check_raw(unsafe { sys::cuDeviceCanAccessPeer(&mut v, a.dev, b.dev) }, || {
-        "cuDeviceCanAccessPeer".into()
-    })?;
+    check_raw(
+        unsafe { sys::cuDeviceCanAccessPeer(&mut v, a.dev, b.dev) },
+        || "cuDeviceCanAccessPeer".into(),
+    )?;
     Ok(v != 0)
 }
 
@@ -236,7 +272,11 @@ pub fn measure_pair(
             for &size in &plan.p2p_sizes {
                 let reps = plan.repeats.reps_for(size);
                 let secs = pair.time(mode, size as usize, dir, plan, reps)?;
-                let counted = if dir == Direction::Bidirectional { 2 * size } else { size };
+                let counted = if dir == Direction::Bidirectional {
+                    2 * size
+                } else {
+                    size
+                };
                 let (t, bw) = time_and_bandwidth(counted, &secs);
                 points.push(SizePoint {
                     bytes: size,
@@ -254,7 +294,8 @@ pub fn measure_pair(
         // Latency: a 16-byte copy, batched so launch gaps average out.
         let secs = pair.time(mode, 16, Direction::Unidirectional, plan, 100)?;
         let us: Vec<f64> = secs.iter().map(|s| s * 1e6).collect();
-        link.latency_us.insert(mode_key(mode).into(), summarize(&us));
+        link.latency_us
+            .insert(mode_key(mode).into(), summarize(&us));
     }
     if !same && modes.contains(&TransferMode::CopyEngine) {
         disable_peer(a, b);

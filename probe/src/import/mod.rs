@@ -47,10 +47,17 @@ fn preset_of(p: &mut MachineProfile) {
 /// Builds a profile from nccl-tests logs (one collective curve per log).
 pub fn import_nccl_tests(logs: &[PathBuf]) -> Result<MachineProfile> {
     let names: Vec<String> = logs.iter().map(|p| p.display().to_string()).collect();
-    let mut p = empty_profile("probe import nccl-tests", format!("nccl-tests logs: {}", names.join(", ")));
+    let mut p = empty_profile(
+        "probe import nccl-tests",
+        format!("nccl-tests logs: {}", names.join(", ")),
+    );
     for path in logs {
         let log = nccl_tests::parse(&read(path)?, path)?;
-        p.provenance.nccl_version = p.provenance.nccl_version.clone().or(log.nccl_version.clone());
+        p.provenance.nccl_version = p
+            .provenance
+            .nccl_version
+            .clone()
+            .or(log.nccl_version.clone());
         for d in log.devices {
             if !p.devices.iter().any(|x| x.index == d.index) {
                 p.devices.push(d);
@@ -67,7 +74,10 @@ pub fn import_nccl_tests(logs: &[PathBuf]) -> Result<MachineProfile> {
 /// Builds a profile from p2pBandwidthLatencyTest output.
 pub fn import_p2p(log: &Path) -> Result<MachineProfile> {
     let parsed = p2p_test::parse(&read(log)?, log)?;
-    let mut p = empty_profile("probe import p2p", format!("p2pBandwidthLatencyTest: {}", log.display()));
+    let mut p = empty_profile(
+        "probe import p2p",
+        format!("p2pBandwidthLatencyTest: {}", log.display()),
+    );
     p.devices = parsed.devices;
     p.links = parsed.links;
     p.device_memory = parsed.device_memory;
@@ -91,7 +101,9 @@ fn finish(p: &MachineProfile, out: &Path, format: Format) -> Result<()> {
 /// `probe import …`.
 pub fn run(cmd: ImportCmd) -> Result<()> {
     match cmd {
-        ImportCmd::NcclTests { logs, out, format } => finish(&import_nccl_tests(&logs)?, &out, format),
+        ImportCmd::NcclTests { logs, out, format } => {
+            finish(&import_nccl_tests(&logs)?, &out, format)
+        }
         ImportCmd::P2p { log, out, format } => finish(&import_p2p(&log)?, &out, format),
     }
 }

@@ -9,7 +9,9 @@
 //! anywhere in the log (the command line), else from the file name.
 
 use crate::error::{ProbeError, Result};
-use models::profile::{CollectiveCurve, CollectiveOp, CollectivePoint, CollectiveStatus, DeviceInfo, Stat};
+use models::profile::{
+    CollectiveCurve, CollectiveOp, CollectivePoint, CollectiveStatus, DeviceInfo, Stat,
+};
 use std::path::Path;
 
 /// One parsed log.
@@ -130,7 +132,12 @@ pub fn parse(text: &str, path: &Path) -> Result<NcclTestsLog> {
         let base = match cols.len() {
             n if n >= 13 => 5,
             n if n >= 11 => 4,
-            n => return Err(err(ln, format!("table row has {n} columns, expected 13 (or 11 in old logs)"))),
+            n => {
+                return Err(err(
+                    ln,
+                    format!("table row has {n} columns, expected 13 (or 11 in old logs)"),
+                ));
+            }
         };
         let num = |k: usize, what: &str| -> Result<f64> {
             cols[k]
@@ -159,7 +166,10 @@ pub fn parse(text: &str, path: &Path) -> Result<NcclTestsLog> {
         .or_else(|| path.file_name().and_then(|f| op_from_binary(&f.to_string_lossy())))
         .ok_or_else(|| err(1, "cannot tell the collective: no `# Collective test starting:` line, no *_perf name in the log or file name (supported: all_reduce, all_gather, reduce_scatter, alltoall, sendrecv)".into()))?;
     if points.is_empty() {
-        return Err(err(text.lines().count().max(1), "no result rows found: is this nccl-tests output?".into()));
+        return Err(err(
+            text.lines().count().max(1),
+            "no result rows found: is this nccl-tests output?".into(),
+        ));
     }
     ranks.sort_by_key(|r| r.0);
     let mut devices: Vec<DeviceInfo> = ranks.into_iter().map(|(_, d)| d).collect();
@@ -205,7 +215,10 @@ mod tests {
         assert_eq!(p.time_us.median, 61.74);
         assert_eq!(p.busbw_gb_per_s, 25.47);
         // busbw = algbw × 2(n-1)/n, as nccl-tests computes it.
-        assert!((p.algbw_gb_per_s * CollectiveOp::AllReduce.busbw_factor(4) - p.busbw_gb_per_s).abs() < 0.02);
+        assert!(
+            (p.algbw_gb_per_s * CollectiveOp::AllReduce.busbw_factor(4) - p.busbw_gb_per_s).abs()
+                < 0.02
+        );
     }
 
     #[test]

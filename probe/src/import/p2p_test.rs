@@ -60,7 +60,10 @@ fn read_matrix(lines: &[&str], start: usize, path: &Path) -> Result<(Matrix, usi
             return Err(ProbeError::Parse {
                 path: path.to_path_buf(),
                 line: ln + 1,
-                problem: format!("matrix row has {} values, header has {n} devices", vals.len()),
+                problem: format!(
+                    "matrix row has {} values, header has {n} devices",
+                    vals.len()
+                ),
             });
         }
         m.push(vals);
@@ -76,7 +79,10 @@ pub fn parse(text: &str, path: &Path) -> Result<P2pTestLog> {
     let titles: [(&str, &'static str); 7] = [
         ("P2P Connectivity Matrix", "conn"),
         ("Unidirectional P2P=Disabled Bandwidth Matrix", "uni_off"),
-        ("Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix", "uni_on"),
+        (
+            "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix",
+            "uni_on",
+        ),
         ("Bidirectional P2P=Disabled Bandwidth Matrix", "bi_off"),
         ("Bidirectional P2P=Enabled Bandwidth Matrix", "bi_on"),
         ("P2P=Disabled Latency Matrix", "lat_off"),
@@ -88,9 +94,21 @@ pub fn parse(text: &str, path: &Path) -> Result<P2pTestLog> {
         if let Some(rest) = t.strip_prefix("Device: ") {
             // "Device: 0, NVIDIA H100 80GB HBM3, pciBusID: 18, pciDeviceID: 0, pciDomainID:0"
             let parts: Vec<&str> = rest.split(", ").collect();
-            if let (Some(idx), Some(name)) = (parts.first().and_then(|x| x.trim().parse::<u32>().ok()), parts.get(1)) {
-                let field = |k: &str| parts.iter().find_map(|p| p.trim().strip_prefix(k)).map(|v| v.trim().to_string());
-                let bus = match (field("pciDomainID:"), field("pciBusID:"), field("pciDeviceID:")) {
+            if let (Some(idx), Some(name)) = (
+                parts.first().and_then(|x| x.trim().parse::<u32>().ok()),
+                parts.get(1),
+            ) {
+                let field = |k: &str| {
+                    parts
+                        .iter()
+                        .find_map(|p| p.trim().strip_prefix(k))
+                        .map(|v| v.trim().to_string())
+                };
+                let bus = match (
+                    field("pciDomainID:"),
+                    field("pciBusID:"),
+                    field("pciDeviceID:"),
+                ) {
                     (Some(dom), Some(b), Some(d)) => Some(format!(
                         "{:04x}:{:02x}:{:02x}.0",
                         u32::from_str_radix(&dom, 16).unwrap_or(0),
@@ -123,7 +141,13 @@ pub fn parse(text: &str, path: &Path) -> Result<P2pTestLog> {
         problem: "no `Unidirectional P2P=Disabled Bandwidth Matrix`: is this p2pBandwidthLatencyTest output?".into(),
     })?;
     if devices.is_empty() {
-        devices = (0..n as u32).map(|index| DeviceInfo { index, name: "unknown".into(), ..Default::default() }).collect();
+        devices = (0..n as u32)
+            .map(|index| DeviceInfo {
+                index,
+                name: "unknown".into(),
+                ..Default::default()
+            })
+            .collect();
     }
     let point = |gbps: f64, bytes: u64| SizePoint {
         bytes: SAMPLE_BYTES,
@@ -138,14 +162,31 @@ pub fn parse(text: &str, path: &Path) -> Result<P2pTestLog> {
             }
             let mut curves = Vec::new();
             for (key, mode, dir) in [
-                ("uni_off", TransferMode::HostStaged, Direction::Unidirectional),
-                ("uni_on", TransferMode::CopyEngine, Direction::Unidirectional),
+                (
+                    "uni_off",
+                    TransferMode::HostStaged,
+                    Direction::Unidirectional,
+                ),
+                (
+                    "uni_on",
+                    TransferMode::CopyEngine,
+                    Direction::Unidirectional,
+                ),
                 ("bi_off", TransferMode::HostStaged, Direction::Bidirectional),
                 ("bi_on", TransferMode::CopyEngine, Direction::Bidirectional),
             ] {
                 if let Some(m) = mats.get(key) {
-                    let moved = if dir == Direction::Bidirectional { 2 * SAMPLE_BYTES } else { SAMPLE_BYTES };
-                    curves.push(TransferCurve { mode, direction: dir, points: vec![point(m[s][d], moved)], data_verified: None });
+                    let moved = if dir == Direction::Bidirectional {
+                        2 * SAMPLE_BYTES
+                    } else {
+                        SAMPLE_BYTES
+                    };
+                    curves.push(TransferCurve {
+                        mode,
+                        direction: dir,
+                        points: vec![point(m[s][d], moved)],
+                        data_verified: None,
+                    });
                 }
             }
             let mut latency_us = BTreeMap::new();
@@ -168,7 +209,9 @@ pub fn parse(text: &str, path: &Path) -> Result<P2pTestLog> {
                 nvml_p2p_status: None,
                 can_access_peer: can,
                 classification: None,
-                evidence: vec!["imported from p2pBandwidthLatencyTest (40 MB copies, data not checked)".into()],
+                evidence: vec![
+                    "imported from p2pBandwidthLatencyTest (40 MB copies, data not checked)".into(),
+                ],
                 latency_us,
                 curves,
             };
@@ -185,7 +228,11 @@ pub fn parse(text: &str, path: &Path) -> Result<P2pTestLog> {
             copy_gb_per_s: Stat::exact(row[k]),
         })
         .collect();
-    Ok(P2pTestLog { devices, links, device_memory })
+    Ok(P2pTestLog {
+        devices,
+        links,
+        device_memory,
+    })
 }
 
 #[cfg(test)]
@@ -204,7 +251,13 @@ mod tests {
         let l01 = l.links.iter().find(|x| x.src == 0 && x.dst == 1).unwrap();
         assert_eq!(l01.can_access_peer, Some(false));
         assert_eq!(l01.classification, Some(PairClass::HostBounce));
-        let staged = l01.curves.iter().find(|c| c.mode == TransferMode::HostStaged && c.direction == Direction::Unidirectional).unwrap();
+        let staged = l01
+            .curves
+            .iter()
+            .find(|c| {
+                c.mode == TransferMode::HostStaged && c.direction == Direction::Unidirectional
+            })
+            .unwrap();
         assert_eq!(staged.points[0].gb_per_s.median, 21.42);
         assert_eq!(l01.latency_us["host-staged"].median, 14.33);
         assert_eq!(l.device_memory[0].copy_gb_per_s.median, 1480.06);

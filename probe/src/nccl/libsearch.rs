@@ -36,7 +36,11 @@ pub const LIBS: [LibSpec; 3] = [
     LibSpec {
         stem: "nvrtc",
         file_prefix: "libnvrtc.so",
-        wheel_dirs: &["nvidia/cuda_nvrtc/lib", "nvidia/cu13/lib", "nvidia/cu12/lib"],
+        wheel_dirs: &[
+            "nvidia/cuda_nvrtc/lib",
+            "nvidia/cu13/lib",
+            "nvidia/cu12/lib",
+        ],
     },
 ];
 
@@ -46,7 +50,11 @@ pub const SHIM_ENV: &str = "PROBE_LIB_SHIM";
 /// Expands a path pattern whose components may contain one `*` (e.g.
 /// `/opt/*/.venv/lib/python3*/site-packages`) against the file system.
 pub fn expand(pattern: &str) -> Vec<PathBuf> {
-    let mut cur = vec![PathBuf::from(if pattern.starts_with('/') { "/" } else { "." })];
+    let mut cur = vec![PathBuf::from(if pattern.starts_with('/') {
+        "/"
+    } else {
+        "."
+    })];
     for comp in pattern.split('/').filter(|c| !c.is_empty()) {
         let mut next = Vec::new();
         for base in &cur {
@@ -55,7 +63,11 @@ pub fn expand(pattern: &str) -> Vec<PathBuf> {
                     let mut names: Vec<String> = rd
                         .filter_map(|e| e.ok())
                         .map(|e| e.file_name().to_string_lossy().into_owned())
-                        .filter(|n| n.starts_with(pre) && n.ends_with(post) && n.len() >= pre.len() + post.len())
+                        .filter(|n| {
+                            n.starts_with(pre)
+                                && n.ends_with(post)
+                                && n.len() >= pre.len() + post.len()
+                        })
                         .collect();
                     names.sort();
                     next.extend(names.into_iter().map(|n| base.join(n)));
@@ -76,13 +88,17 @@ pub fn expand(pattern: &str) -> Vec<PathBuf> {
 /// `$CUDA_HOME/lib64`, each `LD_LIBRARY_PATH` entry, active virtualenv / conda, the system
 /// library folders, then every Python `site-packages` found under `/usr`, `/usr/local`, `/opt`
 /// and `~/.local`. `root` prefixes the fixed system paths (tests pass a temp dir; real use `/`).
-pub fn candidate_dirs(spec: &LibSpec, env: &dyn Fn(&str) -> Option<String>, root: &Path) -> Vec<PathBuf> {
+pub fn candidate_dirs(
+    spec: &LibSpec,
+    env: &dyn Fn(&str) -> Option<String>,
+    root: &Path,
+) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     let r = |p: &str| root.join(p.trim_start_matches('/'));
-    if spec.stem == "nccl" {
-        if let Some(h) = env("NCCL_HOME") {
-            dirs.push(PathBuf::from(&h).join("lib"));
-        }
+    if spec.stem == "nccl"
+        && let Some(h) = env("NCCL_HOME")
+    {
+        dirs.push(PathBuf::from(&h).join("lib"));
     }
     for var in ["CUDA_HOME", "CUDA_PATH"] {
         if let Some(h) = env(var) {
@@ -153,10 +169,10 @@ pub fn find_in_dir(spec: &LibSpec, dir: &Path) -> Option<PathBuf> {
             rest.strip_prefix('.')
                 .and_then(|v| v.split('.').map(|x| x.parse().ok()).collect())
         };
-        if let Some(v) = version {
-            if best.as_ref().is_none_or(|(bv, _)| v > *bv) {
-                best = Some((v, e.path()));
-            }
+        if let Some(v) = version
+            && best.as_ref().is_none_or(|(bv, _)| v > *bv)
+        {
+            best = Some((v, e.path()));
         }
     }
     best.map(|(_, p)| p)
@@ -297,7 +313,10 @@ mod tests {
     fn nothing_found_is_none() {
         let t = tempfile::tempdir().unwrap();
         let env = |_: &str| None;
-        assert_eq!(search(&LIBS[0], &candidate_dirs(&LIBS[0], &env, t.path())), None);
+        assert_eq!(
+            search(&LIBS[0], &candidate_dirs(&LIBS[0], &env, t.path())),
+            None
+        );
     }
 
     #[test]

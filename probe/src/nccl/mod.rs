@@ -129,7 +129,10 @@ pub fn choose_groups(devices: &[DeviceInfo], links: &[PairLink]) -> Vec<Vec<u32>
     order.sort_by_key(|d| (d.numa_node.unwrap_or(0), d.index));
     let ids: Vec<u32> = order.iter().map(|d| d.index).collect();
     let n = ids.len();
-    let mut sizes: Vec<usize> = [2, 4, n].into_iter().filter(|&k| k >= 1 && k <= n).collect();
+    let mut sizes: Vec<usize> = [2, 4, n]
+        .into_iter()
+        .filter(|&k| k >= 1 && k <= n)
+        .collect();
     sizes.dedup();
     if n == 1 {
         sizes = vec![1];
@@ -141,10 +144,10 @@ pub fn choose_groups(devices: &[DeviceInfo], links: &[PairLink]) -> Vec<Vec<u32>
             .filter(|c| c.len() == k)
             .min_by_key(|c| worst_class(c, links).map(class_rank).unwrap_or(6))
             .map(|c| c.to_vec());
-        if let Some(g) = best {
-            if !out.contains(&g) {
-                out.push(g);
-            }
+        if let Some(g) = best
+            && !out.contains(&g)
+        {
+            out.push(g);
         }
     }
     out
@@ -185,7 +188,11 @@ mod tests {
         for a in 0..8u32 {
             for b in 0..8u32 {
                 if a != b {
-                    let c = if a / 4 == b / 4 { LinkClass::NODE } else { LinkClass::SYS };
+                    let c = if a / 4 == b / 4 {
+                        LinkClass::NODE
+                    } else {
+                        LinkClass::SYS
+                    };
                     links.push(link(a, b, c));
                 }
             }
@@ -197,7 +204,10 @@ mod tests {
     fn groups_follow_numa_like_tp4_pp2() {
         let (devs, links) = user_box();
         let g = choose_groups(&devs, &links);
-        assert_eq!(g, vec![vec![0, 1], vec![0, 1, 2, 3], (0..8).collect::<Vec<_>>()]);
+        assert_eq!(
+            g,
+            vec![vec![0, 1], vec![0, 1, 2, 3], (0..8).collect::<Vec<_>>()]
+        );
         assert_eq!(worst_class(&g[1], &links), Some(LinkClass::NODE));
         assert_eq!(worst_class(&g[2], &links), Some(LinkClass::SYS));
     }
@@ -210,7 +220,11 @@ mod tests {
         for a in 0..4u32 {
             for b in 0..4u32 {
                 if a != b {
-                    let c = if a >= 2 && b >= 2 { LinkClass::PIX } else { LinkClass::SYS };
+                    let c = if a >= 2 && b >= 2 {
+                        LinkClass::PIX
+                    } else {
+                        LinkClass::SYS
+                    };
                     links.push(link(a, b, c));
                 }
             }
@@ -252,6 +266,9 @@ mod tests {
         );
         // One rank: everything is the identity.
         let c1 = counts(CollectiveOp::SendRecv, 64, 1);
-        assert_eq!(expected_value(CollectiveOp::SendRecv, 1, 0, 5, &c1), fill_value(0, 5));
+        assert_eq!(
+            expected_value(CollectiveOp::SendRecv, 1, 0, 5, &c1),
+            fill_value(0, 5)
+        );
     }
 }

@@ -26,7 +26,12 @@ pub struct NcclOutcome {
 }
 
 /// Builds the worker spec for one group and environment.
-pub fn worker_spec(plan: &RunPlan, group: &[u32], links: &[PairLink], env: &[(String, String)]) -> WorkerSpec {
+pub fn worker_spec(
+    plan: &RunPlan,
+    group: &[u32],
+    links: &[PairLink],
+    env: &[(String, String)],
+) -> WorkerSpec {
     WorkerSpec {
         devices: group.to_vec(),
         sizes: plan.nccl_sizes.clone(),
@@ -65,8 +70,14 @@ pub fn missing_report(spec: &WorkerSpec, status: CollectiveStatus) -> Vec<Collec
 }
 
 /// Runs one worker child with a wall-clock budget; `None` when it was killed or died.
-pub fn run_child(spec: &WorkerSpec, budget: Duration) -> Result<std::result::Result<WorkerReport, String>> {
-    let exe = std::env::current_exe().map_err(|e| ProbeError::Io { path: "current_exe".into(), source: e })?;
+pub fn run_child(
+    spec: &WorkerSpec,
+    budget: Duration,
+) -> Result<std::result::Result<WorkerReport, String>> {
+    let exe = std::env::current_exe().map_err(|e| ProbeError::Io {
+        path: "current_exe".into(),
+        source: e,
+    })?;
     let json = serde_json::to_string(spec).expect("spec serializes");
     let mut cmd = Command::new(exe);
     cmd.arg("nccl-worker").arg("--spec").arg(json);
@@ -77,7 +88,10 @@ pub fn run_child(spec: &WorkerSpec, budget: Duration) -> Result<std::result::Res
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| ProbeError::Io { path: "probe nccl-worker".into(), source: e })?;
+        .map_err(|e| ProbeError::Io {
+            path: "probe nccl-worker".into(),
+            source: e,
+        })?;
     let mut stdout = child.stdout.take().expect("piped");
     let mut stderr = child.stderr.take().expect("piped");
     let out_t = std::thread::spawn(move || {
@@ -92,7 +106,10 @@ pub fn run_child(spec: &WorkerSpec, budget: Duration) -> Result<std::result::Res
     });
     let deadline = Instant::now() + budget;
     let status = loop {
-        if let Some(st) = child.try_wait().map_err(|e| ProbeError::Io { path: "probe nccl-worker".into(), source: e })? {
+        if let Some(st) = child.try_wait().map_err(|e| ProbeError::Io {
+            path: "probe nccl-worker".into(),
+            source: e,
+        })? {
             break Some(st);
         }
         if Instant::now() > deadline {
@@ -105,15 +122,27 @@ pub fn run_child(spec: &WorkerSpec, budget: Duration) -> Result<std::result::Res
     let out = out_t.join().unwrap_or_default();
     let err = err_t.join().unwrap_or_default();
     let Some(status) = status else {
-        return Ok(Err(format!("worker killed after {:.0} s", budget.as_secs_f64())));
+        return Ok(Err(format!(
+            "worker killed after {:.0} s",
+            budget.as_secs_f64()
+        )));
     };
     let last = out.lines().rev().find(|l| l.starts_with('{'));
     match (status.success(), last) {
         (true, Some(line)) => serde_json::from_str(line)
             .map(Ok)
-            .map_err(|e| ProbeError::Cuda { what: "reading the NCCL worker's report".into(), message: e.to_string() }),
+            .map_err(|e| ProbeError::Cuda {
+                what: "reading the NCCL worker's report".into(),
+                message: e.to_string(),
+            }),
         _ => {
-            let msg = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no output").trim().to_string();
+            let msg = err
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("no output")
+                .trim()
+                .to_string();
             // A missing library or GPU is the environment's fault: surface it as such.
             if msg.contains("libnccl not found") {
                 return Err(ProbeError::MissingLibrary {
@@ -142,7 +171,13 @@ pub fn measure_nccl(
             if g.len() == 1 && !env.is_empty() {
                 continue;
             }
-            tick(format!("nccl group {g:?} {}", env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")));
+            tick(format!(
+                "nccl group {g:?} {}",
+                env.iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
             let spec = worker_spec(plan, g, links, env);
             // Budget: the per-wait timeout for every op, plus time to run all points.
             let budget = Duration::from_secs_f64(plan.nccl_timeout_s * 2.0 + 600.0);
@@ -154,8 +189,11 @@ pub fn measure_nccl(
                     out.curves.extend(rep.curves);
                 }
                 Err(why) => {
-                    out.notes.push(format!("NCCL group {g:?}: {why}; its points are recorded as hang"));
-                    out.curves.extend(missing_report(&spec, CollectiveStatus::Hang));
+                    out.notes.push(format!(
+                        "NCCL group {g:?}: {why}; its points are recorded as hang"
+                    ));
+                    out.curves
+                        .extend(missing_report(&spec, CollectiveStatus::Hang));
                 }
             }
         }

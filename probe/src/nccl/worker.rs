@@ -10,7 +10,9 @@ use crate::error::{ProbeError, Result};
 use crate::stats::summarize;
 use cudarc::driver::sys as cu;
 use cudarc::nccl::sys as nc;
-use models::profile::{CollectiveCurve, CollectiveOp, CollectivePoint, CollectiveStatus, LinkClass};
+use models::profile::{
+    CollectiveCurve, CollectiveOp, CollectivePoint, CollectiveStatus, LinkClass,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -112,7 +114,10 @@ impl Group {
         for &c in &self.comms {
             loop {
                 let mut st = nc::ncclResult_t::ncclSuccess;
-                nccl_call(unsafe { nc::ncclCommGetAsyncError(c, &mut st) }, "ncclCommGetAsyncError")?;
+                nccl_call(
+                    unsafe { nc::ncclCommGetAsyncError(c, &mut st) },
+                    "ncclCommGetAsyncError",
+                )?;
                 match st {
                     nc::ncclResult_t::ncclSuccess => break,
                     nc::ncclResult_t::ncclInProgress => {
@@ -152,7 +157,10 @@ impl Group {
     fn init(gpus: Vec<Gpu>, timeout: Duration) -> Step<Group> {
         let n = gpus.len() as i32;
         let mut id = std::mem::MaybeUninit::<nc::ncclUniqueId>::uninit();
-        nccl_call(unsafe { nc::ncclGetUniqueId(id.as_mut_ptr()) }, "ncclGetUniqueId")?;
+        nccl_call(
+            unsafe { nc::ncclGetUniqueId(id.as_mut_ptr()) },
+            "ncclGetUniqueId",
+        )?;
         let id = unsafe { id.assume_init() };
         let mut comms = vec![std::ptr::null_mut(); gpus.len()];
         nccl_call(unsafe { nc::ncclGroupStart() }, "ncclGroupStart")?;
@@ -201,19 +209,57 @@ impl Group {
             let s = g.stream as nc::cudaStream_t;
             let send = bufs[r].0.ptr as *const c_void;
             let recv = bufs[r].1.ptr as *mut c_void;
-            let off = |p: *const c_void, elems: usize| unsafe { (p as *const u8).add(elems * 4) as *mut c_void };
+            let off = |p: *const c_void, elems: usize| unsafe {
+                (p as *const u8).add(elems * 4) as *mut c_void
+            };
             let res = unsafe {
                 match op {
-                    CollectiveOp::AllReduce => nc::ncclAllReduce(send, recv, c.send, f32t, nc::ncclRedOp_t::ncclSum, comm, s),
-                    CollectiveOp::AllGather => nc::ncclAllGather(send, recv, c.chunk, f32t, comm, s),
-                    CollectiveOp::ReduceScatter => nc::ncclReduceScatter(send, recv, c.chunk, f32t, nc::ncclRedOp_t::ncclSum, comm, s),
+                    CollectiveOp::AllReduce => nc::ncclAllReduce(
+                        send,
+                        recv,
+                        c.send,
+                        f32t,
+                        nc::ncclRedOp_t::ncclSum,
+                        comm,
+                        s,
+                    ),
+                    CollectiveOp::AllGather => {
+                        nc::ncclAllGather(send, recv, c.chunk, f32t, comm, s)
+                    }
+                    CollectiveOp::ReduceScatter => nc::ncclReduceScatter(
+                        send,
+                        recv,
+                        c.chunk,
+                        f32t,
+                        nc::ncclRedOp_t::ncclSum,
+                        comm,
+                        s,
+                    ),
                     CollectiveOp::AllToAll => {
                         let mut rr = nc::ncclResult_t::ncclSuccess;
                         for p in 0..n {
-                            let a = nc::ncclSend(off(send, p * c.chunk), c.chunk, f32t, p as i32, comm, s);
-                            let b = nc::ncclRecv(off(recv, p * c.chunk), c.chunk, f32t, p as i32, comm, s);
+                            let a = nc::ncclSend(
+                                off(send, p * c.chunk),
+                                c.chunk,
+                                f32t,
+                                p as i32,
+                                comm,
+                                s,
+                            );
+                            let b = nc::ncclRecv(
+                                off(recv, p * c.chunk),
+                                c.chunk,
+                                f32t,
+                                p as i32,
+                                comm,
+                                s,
+                            );
                             for x in [a, b] {
-                                if !matches!(x, nc::ncclResult_t::ncclSuccess | nc::ncclResult_t::ncclInProgress) {
+                                if !matches!(
+                                    x,
+                                    nc::ncclResult_t::ncclSuccess
+                                        | nc::ncclResult_t::ncclInProgress
+                                ) {
                                     rr = x;
                                 }
                             }
@@ -225,7 +271,14 @@ impl Group {
                         let prev = ((r + n - 1) % n) as i32;
                         let a = nc::ncclSend(send, c.send, f32t, next, comm, s);
                         let b = nc::ncclRecv(recv, c.recv, f32t, prev, comm, s);
-                        if matches!(a, nc::ncclResult_t::ncclSuccess | nc::ncclResult_t::ncclInProgress) { b } else { a }
+                        if matches!(
+                            a,
+                            nc::ncclResult_t::ncclSuccess | nc::ncclResult_t::ncclInProgress
+                        ) {
+                            b
+                        } else {
+                            a
+                        }
                     }
                 }
             };
@@ -271,18 +324,19 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<WorkerReport> {
         nccl_env: spec.nccl_env.clone(),
         points,
     };
-    let hang_points = |sizes: &[u64], op: CollectiveOp, status: CollectiveStatus| -> Vec<CollectivePoint> {
-        sizes
-            .iter()
-            .map(|&s| CollectivePoint {
-                bytes: counts(op, s, n).bytes,
-                time_us: crate::stats::missing(),
-                algbw_gb_per_s: 0.0,
-                busbw_gb_per_s: 0.0,
-                status,
-            })
-            .collect()
-    };
+    let hang_points =
+        |sizes: &[u64], op: CollectiveOp, status: CollectiveStatus| -> Vec<CollectivePoint> {
+            sizes
+                .iter()
+                .map(|&s| CollectivePoint {
+                    bytes: counts(op, s, n).bytes,
+                    time_us: crate::stats::missing(),
+                    algbw_gb_per_s: 0.0,
+                    busbw_gb_per_s: 0.0,
+                    status,
+                })
+                .collect()
+        };
     let library_path = super::libsearch::loaded_library_path("libnccl");
     let mut group = match Group::init(gpus, timeout) {
         Ok(g) => g,
@@ -294,19 +348,39 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<WorkerReport> {
                     CollectiveStatus::Error
                 }
             };
-            let curves = OPS.iter().map(|&op| curve(op, hang_points(&spec.sizes, op, status))).collect();
-            return Ok(WorkerReport { nccl_version, library_path: super::libsearch::loaded_library_path("libnccl"), curves, notes });
+            let curves = OPS
+                .iter()
+                .map(|&op| curve(op, hang_points(&spec.sizes, op, status)))
+                .collect();
+            return Ok(WorkerReport {
+                nccl_version,
+                library_path: super::libsearch::loaded_library_path("libnccl"),
+                curves,
+                notes,
+            });
         }
     };
     // Buffers sized for the largest message of any op; send buffers hold fill_value once.
     let max = *spec.sizes.iter().max().unwrap_or(&8);
-    let max_elems = OPS.iter().map(|&op| { let c = counts(op, max, n); c.send.max(c.recv) }).max().unwrap_or(2);
+    let max_elems = OPS
+        .iter()
+        .map(|&op| {
+            let c = counts(op, max, n);
+            c.send.max(c.recv)
+        })
+        .max()
+        .unwrap_or(2);
     let mut bufs = Vec::new();
     for (r, g) in group.gpus.iter().enumerate() {
         let send = g.alloc(max_elems * 4)?;
         let recv = g.alloc(max_elems * 4)?;
         let host: Vec<f32> = (0..max_elems).map(|i| fill_value(r, i)).collect();
-        htod(send.ptr, host.as_ptr() as *const u8, max_elems * 4, g.stream)?;
+        htod(
+            send.ptr,
+            host.as_ptr() as *const u8,
+            max_elems * 4,
+            g.stream,
+        )?;
         g.sync()?;
         bufs.push((send, recv));
     }
@@ -314,26 +388,37 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<WorkerReport> {
     let mut dead = false;
     for &op in &OPS {
         if dead {
-            curves.push(curve(op, hang_points(&spec.sizes, op, CollectiveStatus::Hang)));
+            curves.push(curve(
+                op,
+                hang_points(&spec.sizes, op, CollectiveStatus::Hang),
+            ));
             continue;
         }
         let mut points = Vec::new();
         for (si, &size) in spec.sizes.iter().enumerate() {
             let c = counts(op, size, n);
-            let reps = (spec.min_bytes_per_sample.div_ceil(c.bytes.max(1)) as u32).clamp(1, spec.max_reps);
+            let reps =
+                (spec.min_bytes_per_sample.div_ceil(c.bytes.max(1)) as u32).clamp(1, spec.max_reps);
             match measure_point(&group, op, &c, &bufs, spec, reps) {
                 Ok((secs, ok)) => {
                     let t = summarize(&secs.iter().map(|s| s * 1e6).collect::<Vec<_>>());
                     let algbw = c.bytes as f64 / (t.median * 1e-6) / 1e9;
                     if !ok {
-                        notes.push(format!("{op:?} {} B on {:?}: wrong result", c.bytes, spec.devices));
+                        notes.push(format!(
+                            "{op:?} {} B on {:?}: wrong result",
+                            c.bytes, spec.devices
+                        ));
                     }
                     points.push(CollectivePoint {
                         bytes: c.bytes,
                         time_us: t,
                         algbw_gb_per_s: algbw,
                         busbw_gb_per_s: algbw * op.busbw_factor(n as u32),
-                        status: if ok { CollectiveStatus::Ok } else { CollectiveStatus::WrongResult },
+                        status: if ok {
+                            CollectiveStatus::Ok
+                        } else {
+                            CollectiveStatus::WrongResult
+                        },
                     });
                 }
                 Err(stop) => {
@@ -356,7 +441,12 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<WorkerReport> {
         }
         curves.push(curve(op, points));
     }
-    Ok(WorkerReport { nccl_version, library_path, curves, notes })
+    Ok(WorkerReport {
+        nccl_version,
+        library_path,
+        curves,
+        notes,
+    })
 }
 
 /// Times one op at one size (seconds per op per sample) and checks the result.
@@ -372,7 +462,8 @@ fn measure_point(
     // Poison receive buffers (0xFF bytes are NaNs) so unwritten elements cannot pass the check.
     for (g, (_, recv)) in group.gpus.iter().zip(bufs) {
         g.bind().map_err(fail)?;
-        let r = unsafe { cu::cuMemsetD8Async(recv.ptr, 0xFF, c.recv * ELEM_BYTES as usize, g.stream) };
+        let r =
+            unsafe { cu::cuMemsetD8Async(recv.ptr, 0xFF, c.recv * ELEM_BYTES as usize, g.stream) };
         if r != cu::CUresult::CUDA_SUCCESS {
             return Err(Stop::Failed(format!("cuMemsetD8Async: {r:?}")));
         }
@@ -397,7 +488,10 @@ fn measure_point(
         g.bind().map_err(fail)?;
         dtoh(host.as_mut_ptr() as *mut u8, recv.ptr, c.recv * 4, g.stream).map_err(fail)?;
         g.sync().map_err(fail)?;
-        ok &= host.iter().enumerate().all(|(i, &x)| x == expected_value(op, n, r, i, c));
+        ok &= host
+            .iter()
+            .enumerate()
+            .all(|(i, &x)| x == expected_value(op, n, r, i, c));
     }
     Ok((secs, ok))
 }

@@ -9,6 +9,31 @@
 
 use crate::cost::{IterationBatch, IterationModel, PrefillChunk, TimeBreakdown};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiply-rotate hasher (FxHash's scheme) for the memo's small integer keys: the memo is
+/// looked up every iteration and SipHash's DoS resistance buys nothing here.
+#[derive(Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Memo = HashMap<(u32, u32, u32), CompactCost, BuildHasherDefault<KeyHasher>>;
 
 /// Most pipeline stages a cached cost keeps (8 GPUs at most per machine in practice).
 pub const MAX_STAGES: usize = 16;
@@ -27,7 +52,7 @@ pub struct CompactCost {
 /// Bucketed cost memo over one [`IterationModel`].
 pub struct CostCache<'m> {
     model: &'m dyn IterationModel,
-    memo: HashMap<(u32, u32, u32), CompactCost>,
+    memo: Memo,
     /// Reused so that a miss allocates nothing once warm.
     batch: IterationBatch,
     /// Cost-model calls made (misses).
@@ -48,7 +73,7 @@ impl<'m> CostCache<'m> {
     pub fn new(model: &'m dyn IterationModel) -> Self {
         CostCache {
             model,
-            memo: HashMap::new(),
+            memo: Memo::default(),
             batch: IterationBatch::default(),
             calls: 0,
         }

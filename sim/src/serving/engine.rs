@@ -17,7 +17,7 @@
 //! and retracts on overflow; the two differ only when the pool is the binding limit.
 
 use super::cost_cache::{CompactCost, CostCache};
-use super::output::{MicroBatchSample, RunBreakdown};
+use super::output::{MicroBatchSample, RunBreakdown, WeightedSample};
 use crate::workload::RequestSpec;
 use std::collections::VecDeque;
 
@@ -45,7 +45,7 @@ pub struct EngineConfig {
 pub struct Trace {
     pub ttft_s: Vec<f64>,
     pub tpot_s: Vec<f64>,
-    pub itl_s: Vec<f64>,
+    pub itl_s: WeightedSample,
     pub e2e_s: Vec<f64>,
     pub duration_s: f64,
     pub peak_running: u32,
@@ -150,7 +150,6 @@ pub fn run(
     }
     let n = reqs.len();
     let slot_count = max_concurrency.map_or(n, |c| (c as usize).min(n));
-    let total_out: usize = reqs.iter().map(|r| r.output as usize).sum();
     let mut e = Engine {
         cfg,
         cache,
@@ -169,7 +168,6 @@ pub fn run(
         trace: Trace {
             ttft_s: Vec::with_capacity(n),
             tpot_s: Vec::with_capacity(n),
-            itl_s: Vec::with_capacity(total_out.saturating_sub(n)),
             e2e_s: Vec::with_capacity(n),
             ..Trace::default()
         },
@@ -209,23 +207,63 @@ impl Engine<'_, '_> {
                 continue;
             }
             empty_streak = 0;
-            self.now += dur;
-            if prefill_in_flight {
-                self.trace.breakdown.prefill_s += dur;
+            // Without PP, a decode step that changes nothing but contexts repeats until a request
+            // finishes, a request may be sent, or the mean context leaves its cost bucket: take
+            // those identical steps at once.
+            let steps = if pp == 1 && !prefill_in_flight {
+                self.identical_decode_steps(m, dur)
             } else {
-                self.trace.breakdown.decode_s += dur;
+                1
+            };
+            let span = dur * steps as f64;
+            self.now += span;
+            if prefill_in_flight {
+                self.trace.breakdown.prefill_s += span;
+            } else {
+                self.trace.breakdown.decode_s += span;
+            }
+            if steps > 1 {
+                let extra = (steps - 1) as f64;
+                self.trace.breakdown.decode_batches += steps as u64 - 1;
+                let c = self.mbs[m].cost;
+                add_parts_scaled(&mut self.trace.breakdown, &c, extra);
             }
             if t + 1 >= pp {
                 let done_turn = t + 1 - pp;
                 let j = (done_turn % l) as usize;
                 if self.mbs[j].launched_turn == Some(done_turn) {
-                    self.complete(j);
+                    self.complete(j, steps, dur);
                 }
             }
             self.sample();
             t += 1;
         }
         Ok(())
+    }
+
+    /// How many identical decode steps micro-batch `m` (just scheduled, lasting `dur`) runs before
+    /// something changes: a request finishing, the client sending one, or the mean context
+    /// growing past 1/128 of itself (the cost bucket's resolution is 1/64).
+    fn identical_decode_steps(&self, m: usize, dur: f64) -> u32 {
+        let mb = &self.mbs[m];
+        if mb.running.is_empty() || dur <= 0.0 {
+            return 1;
+        }
+        let (mut min_left, mut ctx) = (u32::MAX, 0u64);
+        for &r in &mb.running {
+            let q = &self.reqs[r as usize];
+            min_left = min_left.min(q.output - q.generated);
+            ctx += (q.input + q.generated) as u64;
+        }
+        let mean_ctx = ctx / mb.running.len() as u64;
+        let mut k = min_left.min((mean_ctx / 128).max(1) as u32);
+        if self.next_send < self.reqs.len()
+            && let Some(&free) = self.slots.front()
+        {
+            let next = self.reqs[self.next_send].arrival_s.max(free);
+            k = k.min((((next - self.now) / dur).floor() as u32).max(1));
+        }
+        k.max(1)
     }
 
     /// Moves requests the client may send by now into the server's waiting queue.
@@ -358,7 +396,8 @@ impl Engine<'_, '_> {
     }
 
     /// The batch of micro-batch `j` left the last stage at `now`: account tokens and finishes.
-    fn complete(&mut self, j: usize) {
+    /// A decode batch may stand for `steps` identical steps of `dur` each.
+    fn complete(&mut self, j: usize, steps: u32, dur: f64) {
         let now = self.now;
         let mut mb = std::mem::take(&mut self.mbs[j]);
         if mb.is_prefill {
@@ -388,10 +427,12 @@ impl Engine<'_, '_> {
             while i < mb.running.len() {
                 let r = mb.running[i];
                 let q = &mut self.reqs[r as usize];
-                q.generated += 1;
-                self.trace.itl_s.push(now - q.last_s);
+                q.generated += steps;
+                let first = now - dur * (steps - 1) as f64;
+                self.trace.itl_s.push(first - q.last_s, 1);
+                self.trace.itl_s.push(dur, steps as u64 - 1);
                 q.last_s = now;
-                self.kv_used += 1;
+                self.kv_used += steps as u64;
                 if q.generated >= q.output {
                     mb.running.swap_remove(i);
                     self.finish(&mut mb, r);
@@ -442,14 +483,9 @@ impl Engine<'_, '_> {
 }
 
 fn add_parts(b: &mut RunBreakdown, c: &CompactCost) {
-    let (p, q) = (&mut b.cost_parts, &c.breakdown);
-    p.compute_s += q.compute_s;
-    p.weight_read_s += q.weight_read_s;
-    p.kv_read_s += q.kv_read_s;
-    p.all_reduce_s += q.all_reduce_s;
-    p.all_to_all_s += q.all_to_all_s;
-    p.dp_attention_comm_s += q.dp_attention_comm_s;
-    p.pp_send_s += q.pp_send_s;
-    p.overhead_s += q.overhead_s;
-    p.bubble_s += q.bubble_s;
+    add_parts_scaled(b, c, 1.0);
+}
+
+fn add_parts_scaled(b: &mut RunBreakdown, c: &CompactCost, k: f64) {
+    b.cost_parts.add_scaled(&c.breakdown, k);
 }

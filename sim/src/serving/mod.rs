@@ -99,7 +99,7 @@ pub fn simulate_with(
     let d = trace.duration_s.max(f64::MIN_POSITIVE);
     let ttft = Summary::of(&mut trace.ttft_s);
     let tpot = Summary::of(&mut trace.tpot_s);
-    let itl = Summary::of(&mut trace.itl_s);
+    let itl = trace.itl_s.summary();
     let e2e_sum: f64 = trace.e2e_s.iter().sum();
     let e2e = Summary::of(&mut trace.e2e_s);
     let ms = 1e3;

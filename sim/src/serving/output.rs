@@ -132,6 +132,56 @@ impl Summary {
     }
 }
 
+/// Inter-token latencies as (seconds, count) runs: a decode step gives most of its requests the
+/// same gap, so storing runs instead of every token keeps long runs cheap to summarise.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WeightedSample {
+    runs: Vec<(f64, u64)>,
+}
+
+impl WeightedSample {
+    /// Adds `count` observations of `v`, merged into the last run when equal.
+    pub fn push(&mut self, v: f64, count: u64) {
+        match self.runs.last_mut() {
+            Some((last, n)) if *last == v => *n += count,
+            _ if count > 0 => self.runs.push((v, count)),
+            _ => {}
+        }
+    }
+
+    /// Mean, median and p99 with numpy's linear interpolation over the expanded sample.
+    pub fn summary(&mut self) -> Summary {
+        let total: u64 = self.runs.iter().map(|r| r.1).sum();
+        if total == 0 {
+            return Summary::default();
+        }
+        self.runs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let mean = self.runs.iter().map(|(v, n)| v * *n as f64).sum::<f64>() / total as f64;
+        // The value at expanded index i.
+        let at = |i: u64| {
+            let mut seen = 0;
+            for &(v, n) in &self.runs {
+                seen += n;
+                if i < seen {
+                    return v;
+                }
+            }
+            self.runs[self.runs.len() - 1].0
+        };
+        let pct = |q: f64| {
+            let pos = q / 100.0 * (total - 1) as f64;
+            let (lo, hi) = (pos.floor() as u64, pos.ceil() as u64);
+            let (a, b) = (at(lo), at(hi));
+            a + (b - a) * (pos - lo as f64)
+        };
+        Summary {
+            mean,
+            median: pct(50.0),
+            p99: pct(99.0),
+        }
+    }
+}
+
 /// numpy.percentile (linear) of a sorted, non-empty slice.
 fn percentile_sorted(v: &[f64], q: f64) -> f64 {
     let pos = q / 100.0 * (v.len() - 1) as f64;
@@ -152,5 +202,20 @@ mod tests {
         assert_eq!(s.median, 50.5);
         assert!((s.p99 - 99.01).abs() < 1e-9);
         assert_eq!(Summary::of(&mut []), Summary::default());
+    }
+
+    #[test]
+    fn weighted_sample_matches_the_expanded_one() {
+        let mut w = WeightedSample::default();
+        let mut flat = Vec::new();
+        for (v, n) in [(3.0, 5u64), (1.0, 2), (3.0, 1), (2.0, 7), (10.0, 1)] {
+            w.push(v, n);
+            flat.extend(std::iter::repeat_n(v, n as usize));
+        }
+        let a = w.summary();
+        let b = Summary::of(&mut flat);
+        assert!((a.mean - b.mean).abs() < 1e-12);
+        assert_eq!(a.median, b.median);
+        assert!((a.p99 - b.p99).abs() < 1e-12);
     }
 }
