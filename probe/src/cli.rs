@@ -31,6 +31,8 @@ pub enum Format {
 pub enum Command {
     /// Measure this machine and write a profile.
     Run(RunArgs),
+    /// Draw a profile's charts (SVG + index.html) into a folder.
+    Charts(crate::charts::ChartsArgs),
     /// Convert another tool's log into a profile.
     Import {
         #[command(subcommand)]
@@ -69,6 +71,9 @@ pub struct RunArgs {
     /// `PROBE_FAKE_MACHINE`.
     #[arg(long, hide = true)]
     pub fake_machine: Option<PathBuf>,
+    /// Also draw the profile's charts (SVG + index.html) into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub charts: Option<PathBuf>,
 }
 
 /// `probe import` subcommands.
@@ -115,6 +120,8 @@ pub struct RunConfig {
     pub out: PathBuf,
     pub format: Format,
     pub fake_machine: Option<PathBuf>,
+    /// Folder for the run's charts (`--charts`).
+    pub charts: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -140,7 +147,11 @@ impl RunArgs {
                 self.out.display()
             )));
         }
+        if let Some(dir) = &self.charts {
+            crate::charts::check_dir(dir)?;
+        }
         Ok(RunConfig {
+            charts: self.charts,
             plan: RunPlan::new(gpus, only, self.quick),
             out: self.out,
             format: self.format,
@@ -185,6 +196,11 @@ pub fn run(cfg: RunConfig) -> Result<()> {
     }
     let profile = result?;
     profile.save_atomic(&cfg.out)?;
+    if let Some(dir) = &cfg.charts {
+        let label = crate::charts::label(&profile, &cfg.out);
+        crate::charts::write_profile_charts(&profile, &label, dir)?;
+        eprintln!("charts written to {}", dir.display());
+    }
     match cfg.format {
         Format::Table => {
             print!("{}", crate::summary::render(&profile));
@@ -214,5 +230,6 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::NcclWorker { spec } => nccl_worker(&spec),
         Command::Import { what } => crate::import::run(what),
         Command::Diff(a) => crate::diff::run(a),
+        Command::Charts(a) => crate::charts::run(a),
     }
 }

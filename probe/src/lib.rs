@@ -7,6 +7,7 @@
 //! [`diff`] (two profiles side by side), [`cli`].
 
 pub mod backend;
+pub mod charts;
 pub mod classify;
 pub mod cli;
 pub mod cuda;

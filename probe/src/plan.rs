@@ -1,13 +1,12 @@
 //! What a `probe run` measures and how hard: the validated form of the CLI flags.
 //!
-//! Time budget of `--quick` (the figures behind "under 30 s on 8 GPUs"), per-op times from an
-//! H200 / PCIe Gen5 box: host↔device 3 sizes-of-work × 6 variants × 8 GPUs × 5 samples of ≤ 10 ms
-//! ≈ 2.4 s plus pageable slow-downs ≈ 5 s; P2P 56 ordered pairs × 5 sizes × (3 modes, 1–2
-//! directions) × 5 samples, dominated by the 64 MiB points at ≥ 25 GB/s host-staged
-//! (≈ 2.7 ms each) ≈ 56 × 5 × 2.7 ms × 5 × 1.5 ≈ 6 s; NCCL 5 ops × 3 groups × 5 sizes (≤ 64 MiB)
-//! × (2 warm-ups + 5 samples × ≤ 4 reps) ≈ 5 × 3 × 5 × 22 × ≤ 3 ms ≈ 5 s plus communicator set-up
-//! (≈ 1 s per group); GEMM 3 shapes × 8 GPUs × 10 runs ≈ 1 s. Sum ≈ 20 s. The `quick_plan_budget`
-//! test recomputes the operation counts so a change that breaks the budget shows.
+//! Time budget of `--quick` ("under 30 s on 8 GPUs"), from the seconds per step measured on
+//! H200s (1 GPU: 10.8 s; 2 GPUs: 17.1 s before the P2P and GEMM cuts below) scaled by what grows
+//! with the GPU count: host ≈ 0.5 s and device copy ≈ 0.5 s per GPU (8 GPUs: 8 s); P2P at two
+//! sizes, one direction, ≈ 0.1 s per ordered pair (56 pairs: 6 s); NCCL 3 groups × (≈ 1 s
+//! worker start-up + 5 ops × 6 sizes ≤ 256 MiB, sampled result checks) ≈ 8 s; GEMM on the first
+//! GPU only ≈ 2 s. Sum ≈ 25 s. The `quick_plan_budget` test recomputes the bytes moved so a
+//! change that breaks the budget shows; the profile's notes carry the real seconds per step.
 
 use crate::error::{ProbeError, Result};
 
@@ -99,6 +98,10 @@ pub struct RunPlan {
     pub device_copy_bytes: u64,
     /// P2P message sizes.
     pub p2p_sizes: Vec<u64>,
+    /// Whether P2P also runs both directions at once (full runs only: it doubles the pair time).
+    pub p2p_bidirectional: bool,
+    /// Whether GEMMs run on every GPU or, for `--quick`, on the first one only.
+    pub gemm_all_gpus: bool,
     /// NCCL message sizes (nccl-tests' `size` column).
     pub nccl_sizes: Vec<u64>,
     /// Seconds one NCCL group may take before it is aborted and recorded as `hang`.
@@ -126,7 +129,7 @@ impl RunPlan {
         steps.dedup();
         let (p2p_sizes, nccl_sizes, decode_m, repeats, variants) = if quick {
             (
-                vec![4 * KIB, 64 * KIB, MIB, 16 * MIB, 64 * MIB],
+                vec![64 * KIB, 16 * MIB],
                 vec![8, KIB, 64 * KIB, MIB, 16 * MIB, 256 * MIB],
                 vec![1, 64],
                 Repeats {
@@ -156,8 +159,10 @@ impl RunPlan {
             steps,
             quick,
             host_bytes: if quick { 64 * MIB } else { 256 * MIB },
-            device_copy_bytes: if quick { 256 * MIB } else { 1024 * MIB },
+            device_copy_bytes: if quick { 128 * MIB } else { 1024 * MIB },
             p2p_sizes,
+            p2p_bidirectional: !quick,
+            gemm_all_gpus: !quick,
             nccl_sizes,
             nccl_timeout_s: if quick { 20.0 } else { 120.0 },
             nccl_env_variants: variants,
@@ -230,10 +235,12 @@ mod tests {
         let p = RunPlan::new(None, None, true);
         let r = p.repeats;
         let pairs = 56.0;
+        // 3 modes, one direction in quick runs.
+        assert!(!p.p2p_bidirectional);
         let per_pair: f64 = p
             .p2p_sizes
             .iter()
-            .map(|&s| ((r.warmup + r.samples * r.reps_for(s)) as f64) * s as f64 * 5.0)
+            .map(|&s| ((r.warmup + r.samples * r.reps_for(s)) as f64) * s as f64 * 3.0)
             .sum();
         let p2p_s = pairs * per_pair / 20e9;
         let host_s = 8.0 * 6.0 * (r.warmup + r.samples) as f64 * p.host_bytes as f64 / 10e9;

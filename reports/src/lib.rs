@@ -20,6 +20,7 @@ mod legend;
 pub mod line_chart;
 pub mod memory_bars;
 pub mod output;
+pub mod profile;
 pub mod stacked_bars;
 pub mod style;
 

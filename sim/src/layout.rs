@@ -132,7 +132,10 @@ mod tests {
     fn dense_model_gets_no_expert_layouts() {
         let spec = ModelSpec::preset("llama-3.1-70b").unwrap();
         let all = enumerate_layouts(8, &spec);
-        assert!(all.iter().all(|c| c.layout.ep == 1 && !c.layout.dp_attention));
+        assert!(
+            all.iter()
+                .all(|c| c.layout.ep == 1 && !c.layout.dp_attention)
+        );
         assert_eq!(all.len(), 4); // TP8, TP4xPP2, TP2xPP4, TP1xPP8
     }
 

@@ -20,12 +20,22 @@ const MODELS: [&str; 3] = ["glm-5-nvfp4", "glm-4.7-fp8", "qwen3-235b-a22b-nvfp4"
 
 fn machines() -> &'static Vec<Machine> {
     static M: OnceLock<Vec<Machine>> = OnceLock::new();
-    M.get_or_init(|| MACHINES.iter().map(|n| Machine::resolve(n).unwrap()).collect())
+    M.get_or_init(|| {
+        MACHINES
+            .iter()
+            .map(|n| Machine::resolve(n).unwrap())
+            .collect()
+    })
 }
 
 fn specs() -> &'static Vec<ModelSpec> {
     static S: OnceLock<Vec<ModelSpec>> = OnceLock::new();
-    S.get_or_init(|| MODELS.iter().map(|n| ModelSpec::preset(n).unwrap()).collect())
+    S.get_or_init(|| {
+        MODELS
+            .iter()
+            .map(|n| ModelSpec::preset(n).unwrap())
+            .collect()
+    })
 }
 
 /// Every feasible layout of 8 GPUs for model `mi` on machine `ma`, with `knobs`.
@@ -164,7 +174,11 @@ fn latency_rises_step_by_step_with_batch_and_prefill() {
                 let mut prev = 0.0;
                 for b in 1..=600 {
                     let t = cm.iteration(&batch(b, 4096, 0, 0)).latency_s;
-                    assert!(t >= prev * (1.0 - 1e-9), "{} decode {b}: {t} < {prev}", cm.layout());
+                    assert!(
+                        t >= prev * (1.0 - 1e-9),
+                        "{} decode {b}: {t} < {prev}",
+                        cm.layout()
+                    );
                     prev = t;
                 }
                 if graph {
@@ -173,7 +187,11 @@ fn latency_rises_step_by_step_with_batch_and_prefill() {
                 let mut prev = 0.0;
                 for p in (1..=4096).step_by(13) {
                     let t = cm.iteration(&batch(0, 0, p, 0)).latency_s;
-                    assert!(t >= prev * (1.0 - 1e-9), "{} prefill {p}: {t} < {prev}", cm.layout());
+                    assert!(
+                        t >= prev * (1.0 - 1e-9),
+                        "{} prefill {p}: {t} < {prev}",
+                        cm.layout()
+                    );
                     prev = t;
                 }
             }

@@ -334,6 +334,14 @@ pub fn measure_gemm(
     let r = plan.repeats;
     let (wk, wn) = plan.decode_weight;
     let mut cache = MatrixCache::default();
+    let gpus = if plan.gemm_all_gpus {
+        gpus
+    } else {
+        &gpus[..gpus.len().min(1)]
+    };
+    if gpus.len() == 1 && !plan.gemm_all_gpus {
+        notes.push("--quick: GEMM measured on the first GPU only".into());
+    }
     for gpu in gpus {
         let cc = (
             gpu.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,

@@ -119,15 +119,32 @@ pub fn inventory(gpus: &[Gpu]) -> Result<Inventory> {
                 )
             {
                 {
-                    let nvlinks = (0..18)
-                        .filter(|&l| {
-                            let w = da.link_wrapper_for(l);
-                            w.is_active().unwrap_or(false)
-                                && w.remote_pci_info()
-                                    .map(|p| same_bus(&p.bus_id, &bus_ids[j]))
-                                    .unwrap_or(false)
+                    // Direct links whose far end is the peer; behind an NVSwitch the far end is
+                    // the switch, so then NVML's NVLink P2P status decides and, like
+                    // `nvidia-smi topo -m`, all active links count.
+                    let active: Vec<u32> = (0..18)
+                        .filter(|&l| da.link_wrapper_for(l).is_active().unwrap_or(false))
+                        .collect();
+                    let direct = active
+                        .iter()
+                        .filter(|&&l| {
+                            da.link_wrapper_for(l)
+                                .remote_pci_info()
+                                .map(|p| same_bus(&p.bus_id, &bus_ids[j]))
+                                .unwrap_or(false)
                         })
                         .count() as u32;
+                    let via_switch = da
+                        .p2p_status(&db, P2pCapabilitiesIndex::NvLink)
+                        .map(|s| s == nvml_wrapper::enum_wrappers::device::P2pStatus::Ok)
+                        .unwrap_or(false);
+                    let nvlinks = if direct > 0 {
+                        direct
+                    } else if via_switch {
+                        active.len() as u32
+                    } else {
+                        0
+                    };
                     link.topology = if nvlinks > 0 {
                         LinkClass::NV(nvlinks)
                     } else {

@@ -109,6 +109,10 @@ impl Pair<'_> {
     }
 
     fn run(&mut self, mode: TransferMode, n: usize, dir: Direction) -> Result<()> {
+        // Peer copies and the kernel are issued from A's context.
+        if mode != TransferMode::HostStaged {
+            self.a.bind()?;
+        }
         match mode {
             TransferMode::CopyEngine => self.copy_engine(n, dir, self.a.stream, self.a.stream2),
             TransferMode::SmKernel => self.sm_kernel(n, dir, self.a.stream, self.a.stream2),
@@ -217,9 +221,12 @@ pub fn measure_pair(
         stage_fwd: PinnedBuf::new(max)?,
         stage_rev: PinnedBuf::new(max)?,
     };
+    // An event can only be recorded on a stream of its own context: the forward hop's event
+    // belongs to A (recorded after A's D2H), the reverse hop's to B.
+    b.bind()?;
+    let ev_rev = Event::new()?;
     a.bind()?;
     let ev_fwd = Event::new()?;
-    let ev_rev = Event::new()?;
     let same = a.ordinal == b.ordinal;
     let mut modes = vec![TransferMode::HostStaged];
     let mut kernel_a = None;
@@ -262,7 +269,7 @@ pub fn measure_pair(
 
     for &mode in &modes {
         let verified = pair.verify(mode, max)?;
-        let dirs: &[Direction] = if same {
+        let dirs: &[Direction] = if same || !plan.p2p_bidirectional {
             &[Direction::Unidirectional]
         } else {
             &[Direction::Unidirectional, Direction::Bidirectional]

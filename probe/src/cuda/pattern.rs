@@ -3,10 +3,15 @@
 
 /// Fills `buf` with the pattern of `seed` (32-bit words, a multiplicative hash of the index).
 pub fn fill(buf: &mut [u8], seed: u32) {
-    for (i, chunk) in buf.chunks_mut(4).enumerate() {
-        let w = word(seed, i as u32).to_le_bytes();
-        chunk.copy_from_slice(&w[..chunk.len()]);
+    let mut chunks = buf.chunks_exact_mut(4);
+    let mut i = 0u32;
+    for chunk in &mut chunks {
+        chunk.copy_from_slice(&word(seed, i).to_le_bytes());
+        i = i.wrapping_add(1);
     }
+    let rest = chunks.into_remainder();
+    let n = rest.len();
+    rest.copy_from_slice(&word(seed, i).to_le_bytes()[..n]);
 }
 
 /// Index of the first byte that differs from the pattern of `seed`, if any.

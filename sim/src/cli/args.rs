@@ -107,10 +107,14 @@ impl LayoutArgs {
         }
         if let Some(dp) = self.dp {
             if dp > 1 && !self.dp_attention {
-                bail!("--dp {dp} without --enable-dp-attention: data-parallel replicas are not modelled; add --enable-dp-attention with --dp equal to --tp");
+                bail!(
+                    "--dp {dp} without --enable-dp-attention: data-parallel replicas are not modelled; add --enable-dp-attention with --dp equal to --tp"
+                );
             }
             if self.dp_attention && dp != tp {
-                bail!("--dp {dp} with --enable-dp-attention: only --dp equal to --tp ({tp}) is modelled");
+                bail!(
+                    "--dp {dp} with --enable-dp-attention: only --dp equal to --tp ({tp}) is modelled"
+                );
             }
         }
         Ok(LayoutSelection::One(Layout {

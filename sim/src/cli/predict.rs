@@ -39,7 +39,9 @@ pub fn run(args: Args) -> Result<()> {
     let model = args.model.resolve()?;
     let opts = args.server.options()?;
     if args.batch == 0 && args.prefill == 0 {
-        bail!("--batch 0 and --prefill 0: nothing to cost; give at least one decode request or prefill token");
+        bail!(
+            "--batch 0 and --prefill 0: nothing to cost; give at least one decode request or prefill token"
+        );
     }
     if args.context as u64 > model.max_context_tokens {
         bail!(
@@ -96,8 +98,15 @@ fn header(out: &PredictOutput) -> String {
     )
 }
 
+/// Bytes in GB, or MB / kB when smaller (1e9 / 1e6 / 1e3 bytes).
 fn gb(bytes: f64) -> String {
-    format!("{:.2} GB", bytes / 1e9)
+    if bytes >= 1e9 {
+        format!("{:.2} GB", bytes / 1e9)
+    } else if bytes >= 1e6 {
+        format!("{:.1} MB", bytes / 1e6)
+    } else {
+        format!("{:.1} kB", bytes / 1e3)
+    }
 }
 
 /// Detailed view of one layout.
@@ -116,7 +125,8 @@ fn one_table(out: &PredictOutput) -> String {
         return s;
     };
     let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED).set_header(vec!["iteration", "ms", "share"]);
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_header(vec!["iteration", "ms", "share"]);
     let total = b.total_ms.max(1e-12);
     for (name, v) in [
         ("compute", b.compute_ms),
@@ -146,7 +156,10 @@ fn one_table(out: &PredictOutput) -> String {
     s.push_str(&format!(
         "iteration {:.3} ms (stages {:?} ms, hop {:.3} ms, CPU {:.3} ms)\n",
         p.iteration_ms,
-        p.stage_ms.iter().map(|v| (v * 1000.0).round() / 1000.0).collect::<Vec<_>>(),
+        p.stage_ms
+            .iter()
+            .map(|v| (v * 1000.0).round() / 1000.0)
+            .collect::<Vec<_>>(),
         p.pp_hop_ms,
         p.cpu_ms
     ));
@@ -205,7 +218,8 @@ fn ranking_table(out: &PredictOutput) -> String {
     for p in &out.layouts {
         match (&p.rejected, p.breakdown, p.steady, p.traffic, p.memory) {
             (None, Some(b), Some(st), Some(tr), Some(m)) => {
-                let comm = b.all_reduce_ms + b.all_to_all_ms + b.dp_attention_comm_ms + b.pp_send_ms;
+                let comm =
+                    b.all_reduce_ms + b.all_to_all_ms + b.dp_attention_comm_ms + b.pp_send_ms;
                 t.add_row(vec![
                     p.layout.clone(),
                     p.sglang_flags.clone(),

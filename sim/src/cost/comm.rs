@@ -40,9 +40,13 @@ struct CustomAllReduce {
 /// The collectives of one pipeline stage's TP group.
 #[derive(Debug, Clone)]
 pub struct StageComm {
+    /// NCCL all-reduce over the stage's TP group.
     pub all_reduce: CommCurve,
+    /// All-gather over the group (DP attention, logits, a2a without DP attention).
     pub all_gather: CommCurve,
+    /// Reduce-scatter over the group (DP attention).
     pub reduce_scatter: CommCurve,
+    /// All-to-all over the group (EP dispatch / combine).
     pub all_to_all: CommCurve,
     custom: Option<CustomAllReduce>,
     /// Send/recv between one GPU of this stage and its peer in the next stage.
@@ -65,6 +69,7 @@ impl StageComm {
 /// The communication curves of every stage of a placed layout, plus notes on where they came from.
 #[derive(Debug, Clone)]
 pub struct LayoutComm {
+    /// One entry per pipeline stage.
     pub stages: Vec<StageComm>,
     /// One line per distinct curve source (measured, derived, assumed).
     pub notes: Vec<String>,
@@ -121,7 +126,10 @@ impl LayoutComm {
             });
         }
         if stages.iter().any(|s| s.custom.is_some()) {
-            notes.push("custom all-reduce in use for messages ≤ 8 MiB (SGLang default on this topology)".into());
+            notes.push(
+                "custom all-reduce in use for messages ≤ 8 MiB (SGLang default on this topology)"
+                    .into(),
+            );
         }
         LayoutComm { stages, notes }
     }

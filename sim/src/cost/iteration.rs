@@ -5,13 +5,13 @@
 //! files it under `compute_s` when the FLOPs side wins, else under `weight_read_s` (weight GEMMs,
 //! experts) or `kv_read_s` (attention core, DSA indexer).
 
+use super::kernel::OpTime;
 use super::model::{
     CPU_PER_KERNEL_S, CPU_PER_REQUEST_S, CostModel, ENVELOPE_KNOTS, Envelope, Experts,
     GPU_GAP_PER_KERNEL_S, GRAPH_LAUNCH_S, Gemm, KERNELS_DENSE_MLP, KERNELS_HEAD, KERNELS_MOE,
     SAMPLING_S, SCHEDULER_TURN_S,
 };
 use super::{IterationBatch, IterationCost, IterationModel, MemoryPlan, TimeBreakdown};
-use super::kernel::OpTime;
 use models::Layout;
 
 /// What an iteration holds, summed once from the batch.
@@ -123,8 +123,11 @@ impl CostModel {
         let pairs = r.max_pairs_per_rank(t);
         // the efficiency is keyed by the tokens entering the layer (every rank sees all of them
         // without an all-to-all backend), as the kernel measurements were
-        e.curve
-            .time(t, 2.0 * pairs * e.params_per_expert, touched * e.bytes_per_expert)
+        e.curve.time(
+            t,
+            2.0 * pairs * e.params_per_expert,
+            touched * e.bytes_per_expert,
+        )
     }
 
     fn add_weight_op(b: &mut TimeBreakdown, t: OpTime) {
@@ -336,7 +339,11 @@ impl CostModel {
         }
         let hops_s = self.pp_hops_total_s(st.tokens());
         total.pp_send_s += hops_s;
-        let hop = if pp > 1 { hops_s / (pp - 1) as f64 } else { 0.0 };
+        let hop = if pp > 1 {
+            hops_s / (pp - 1) as f64
+        } else {
+            0.0
+        };
         let gpu_s: f64 = stage_s.iter().sum::<f64>() + hops_s;
         if cpu_s > gpu_s {
             // the GPU waits for launches: the gap shows as overhead on the critical path
@@ -394,7 +401,12 @@ mod tests {
 
     #[test]
     fn capped_sums_match_brute_force() {
-        for (a, b, cap) in [(1, 10, None), (1, 10, Some(4)), (5, 9, Some(3)), (2, 2, Some(9))] {
+        for (a, b, cap) in [
+            (1, 10, None),
+            (1, 10, Some(4)),
+            (5, 9, Some(3)),
+            (2, 2, Some(9)),
+        ] {
             let brute: u64 = (a..=b).map(|p: u64| cap.map_or(p, |c| p.min(c))).sum();
             assert_eq!(capped_sum(a, b, cap), brute as f64, "{a} {b} {cap:?}");
         }

@@ -119,8 +119,14 @@ mod tests {
                         let (m, k) = c.fractions(t as f64);
                         let want_m = eff.memory_fraction(&gpu, kind, dtype, t);
                         let want_k = eff.compute_fraction(&gpu, kind, dtype, t);
-                        assert!((m - want_m).abs() < 1e-9, "{kind:?} {dtype} {t}: {m} vs {want_m}");
-                        assert!((k - want_k).abs() < 1e-9, "{kind:?} {dtype} {t}: {k} vs {want_k}");
+                        assert!(
+                            (m - want_m).abs() < 1e-9,
+                            "{kind:?} {dtype} {t}: {m} vs {want_m}"
+                        );
+                        assert!(
+                            (k - want_k).abs() < 1e-9,
+                            "{kind:?} {dtype} {t}: {k} vs {want_k}"
+                        );
                     }
                 }
             }

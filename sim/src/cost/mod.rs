@@ -2,6 +2,14 @@
 //!
 //! [`IterationModel`] is the seam between the cost model and the serving simulation: the simulator
 //! only ever asks "how long does this batch take" and "how many KV tokens fit".
+//!
+//! [`CostModel`] implements it: per layer, every op costs
+//! `max(FLOPs / achievable FLOP/s, bytes / achievable bandwidth)` with the fitted efficiency of
+//! `sim::efficiency` ([`kernel`]), weights per GPU from `models::footprint`, MoE reads from the
+//! routing statistics of [`moe`], collectives from the machine's measured curves for the groups the
+//! layout uses ([`comm`]), summed per pipeline stage ([`iteration`]). [`memory`] sizes the KV pool
+//! as SGLang does, [`steady`] turns iteration costs into closed-loop decode throughput,
+//! [`traffic`] counts bytes on the wire and expert reads, [`report`] is `sim predict`'s output.
 
 pub mod comm;
 pub mod iteration;

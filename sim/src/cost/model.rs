@@ -13,7 +13,7 @@ use crate::machine::placement::Placement;
 use crate::options::ServerOptions;
 use models::footprint::Footprint;
 use models::spec::{AttentionSpec, ModelPart};
-use models::{GpuSpec, Layout, ModelSpec};
+use models::{Layout, ModelSpec};
 
 /// CPU time to launch one kernel from PyTorch eagerly: ~5 µs (cudaLaunchKernel ≈ 2–3 µs plus the
 /// framework's dispatch). Calibration scales it (`Knobs::cpu_scale`).
@@ -74,7 +74,7 @@ pub(super) struct Gemm {
 
 /// Builds the [`KernelCurve`]s of one machine with the knobs in force.
 struct Curves<'a> {
-    gpu: &'a GpuSpec,
+    machine: &'a Machine,
     peak_byte_s: f64,
     compute_scale: f64,
 }
@@ -83,11 +83,11 @@ impl Curves<'_> {
     fn of(&self, kind: KernelKind, dtype: &str) -> KernelCurve {
         KernelCurve::new(
             EfficiencyModel::builtin(),
-            self.gpu,
+            &self.machine.gpu,
             kind,
             dtype,
             self.peak_byte_s,
-            self.compute_scale,
+            self.compute_scale * self.machine.compute_peak_scale(kind, dtype),
         )
     }
 
@@ -190,15 +190,18 @@ impl CostModel {
         if opts.moe_a2a_backend.is_some() && (model.moe.is_none() || layout.ep != layout.tp) {
             return Err(SimError::ImpossibleLayout {
                 layout: layout.short_name(),
-                reason: "--moe-a2a-backend runs the experts expert-parallel over the whole TP group: \
+                reason:
+                    "--moe-a2a-backend runs the experts expert-parallel over the whole TP group: \
                          use a MoE model with --ep-size equal to --tp"
-                    .into(),
+                        .into(),
             });
         }
         let placement = machine.place(&layout)?;
         let fp = models::footprint::footprint(model, &layout)?;
         let memory = memory::checked_plan(model, &fp, machine.memory_bytes(), opts)?;
-        Ok(Self::build(machine, model, layout, opts, knobs, fp, memory, placement))
+        Ok(Self::build(
+            machine, model, layout, opts, knobs, fp, memory, placement,
+        ))
     }
 
     /// The model's name (preset or path), for tables.
@@ -237,10 +240,11 @@ impl CostModel {
         memory: MemoryPlan,
         placement: Placement,
     ) -> CostModel {
-        let per_layer = |part: ModelPart, moe_part: bool| per_layer_bytes(model, &fp, part, moe_part);
+        let per_layer =
+            |part: ModelPart, moe_part: bool| per_layer_bytes(model, &fp, part, moe_part);
         let peak_bytes_per_s = machine.peak_memory_bytes_per_s() * knobs.memory_scale;
         let curves = Curves {
-            gpu: &machine.gpu,
+            machine,
             peak_byte_s: peak_bytes_per_s,
             compute_scale: knobs.compute_scale,
         };
@@ -258,12 +262,21 @@ impl CostModel {
             }
         });
         let last = &fp.per_gpu[fp.per_gpu.len() - 1];
-        let lm_bytes = last.weight_bytes_by_part.get(&ModelPart::LmHead).copied().unwrap_or(0);
+        let lm_bytes = last
+            .weight_bytes_by_part
+            .get(&ModelPart::LmHead)
+            .copied()
+            .unwrap_or(0);
         let stages = stage_shapes(model, &fp, layout.pp);
         let core = attn_core(model, &layout, opts, &curves);
         let kernels_attn = match model.attention {
             AttentionSpec::Mla { indexer, .. } => {
-                KERNELS_MLA + if indexer.is_some() { KERNELS_INDEXER } else { 0.0 }
+                KERNELS_MLA
+                    + if indexer.is_some() {
+                        KERNELS_INDEXER
+                    } else {
+                        0.0
+                    }
             }
             AttentionSpec::Gqa { .. } => KERNELS_GQA,
         };
@@ -276,15 +289,31 @@ impl CostModel {
             hidden: model.hidden_size as f64,
             vocab: model.vocab_size as f64,
             stages,
-            attn: curves.gemm(per_layer(ModelPart::Attention, false), model, ModelPart::Attention),
-            indexer: curves.gemm(per_layer(ModelPart::Indexer, false), model, ModelPart::Indexer),
-            dense_mlp: curves.gemm(per_layer(ModelPart::DenseMlp, false), model, ModelPart::DenseMlp),
+            attn: curves.gemm(
+                per_layer(ModelPart::Attention, false),
+                model,
+                ModelPart::Attention,
+            ),
+            indexer: curves.gemm(
+                per_layer(ModelPart::Indexer, false),
+                model,
+                ModelPart::Indexer,
+            ),
+            dense_mlp: curves.gemm(
+                per_layer(ModelPart::DenseMlp, false),
+                model,
+                ModelPart::DenseMlp,
+            ),
             shared: curves.gemm(
                 per_layer(ModelPart::SharedExperts, true),
                 model,
                 ModelPart::SharedExperts,
             ),
-            router: curves.gemm(per_layer(ModelPart::Routers, true), model, ModelPart::Routers),
+            router: curves.gemm(
+                per_layer(ModelPart::Routers, true),
+                model,
+                ModelPart::Routers,
+            ),
             lm_head: curves.gemm(lm_bytes as f64, model, ModelPart::LmHead),
             experts,
             core,
@@ -319,7 +348,10 @@ impl CostModel {
             raw(&self.router),
             raw(&self.lm_head),
         ];
-        let moe = self.experts.as_ref().map(|e| table(&|t| self.moe_raw(e, t)));
+        let moe = self
+            .experts
+            .as_ref()
+            .map(|e| table(&|t| self.moe_raw(e, t)));
         for (g, e) in [
             &mut self.attn,
             &mut self.indexer,
@@ -403,9 +435,18 @@ fn stage_shapes(model: &ModelSpec, fp: &Footprint, pp: u32) -> Vec<StageShape> {
 }
 
 /// Attention-core constants of one GPU: heads it computes, KV bytes it reads per key.
-fn attn_core(model: &ModelSpec, layout: &Layout, opts: &ServerOptions, curves: &Curves) -> AttnCore {
+fn attn_core(
+    model: &ModelSpec,
+    layout: &Layout,
+    opts: &ServerOptions,
+    curves: &Curves,
+) -> AttnCore {
     let kv_dtype = memory::kv_dtype(model, opts);
-    let attn_tp = if layout.dp_attention { 1.0 } else { layout.tp as f64 };
+    let attn_tp = if layout.dp_attention {
+        1.0
+    } else {
+        layout.tp as f64
+    };
     let kv_name = match kv_dtype {
         models::KvDtype::Bf16 => "bf16",
         models::KvDtype::Fp8 => "fp8",
@@ -432,8 +473,8 @@ fn attn_core(model: &ModelSpec, layout: &Layout, opts: &ServerOptions, curves: &
         } => {
             let heads = num_heads as f64 / attn_tp;
             // absorbed MLA: scores over (kv_lora + rope) dims, values over kv_lora dims
-            let absorbed =
-                2.0 * heads * (kv_lora_rank + qk_rope_head_dim) as f64 + 2.0 * heads * kv_lora_rank as f64;
+            let absorbed = 2.0 * heads * (kv_lora_rank + qk_rope_head_dim) as f64
+                + 2.0 * heads * kv_lora_rank as f64;
             // prefill without DSA runs MLA as multi-head attention over up-projected K and V
             let mha = 2.0 * heads * (qk_nope_head_dim + qk_rope_head_dim) as f64
                 + 2.0 * heads * v_head_dim as f64;

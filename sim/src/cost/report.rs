@@ -46,15 +46,25 @@ impl PredictQuery {
 /// [`TimeBreakdown`] in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BreakdownMs {
+    /// Compute-bound op time.
     pub compute_ms: f64,
+    /// Memory-bound weight reads (GEMMs, experts).
     pub weight_read_ms: f64,
+    /// Memory-bound KV-cache (and DSA index-cache) reads.
     pub kv_read_ms: f64,
+    /// TP all-reduces (and TP all-gathers of logits / combined tokens).
     pub all_reduce_ms: f64,
+    /// EP dispatch / combine with `--moe-a2a-backend`.
     pub all_to_all_ms: f64,
+    /// Attention-DP gather / scatter around the MLP.
     pub dp_attention_comm_ms: f64,
+    /// Pipeline hops.
     pub pp_send_ms: f64,
+    /// Launch gaps, sampling, CPU time the GPU waits for.
     pub overhead_ms: f64,
+    /// Pipeline bubble of the steady decode cycle (pure-decode queries only).
     pub bubble_ms: f64,
+    /// Sum of the parts.
     pub total_ms: f64,
 }
 
@@ -78,28 +88,40 @@ impl From<&TimeBreakdown> for BreakdownMs {
 /// The memory plan in GB (1e9 bytes) and tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct MemorySummary {
+    /// Card memory.
     pub gpu_memory_gb: f64,
+    /// Weights on the fullest GPU.
     pub weights_gb_per_gpu: f64,
+    /// CUDA context, NCCL and workspace reserve inside the static share.
     pub reserve_gb_per_gpu: f64,
+    /// KV pool of the tightest stage.
     pub kv_pool_gb_per_gpu: f64,
     /// KV tokens per attention-DP replica (the whole engine without DP attention).
     pub kv_tokens: u64,
     /// Requests of `context_tokens` the KV pool holds at once (all replicas).
     pub max_requests_at_context: u64,
+    /// Whether weights + reserve fit `--mem-fraction-static` of the card.
     pub fits: bool,
+    /// GB per GPU missing when it does not fit.
     pub shortfall_gb: f64,
 }
 
 /// Steady decode of a closed loop of `batch` requests.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SteadySummary {
+    /// Requests asked for.
     pub concurrency: u32,
+    /// Requests that fit and run.
     pub running: u32,
+    /// True when the KV pool caps `running`.
     pub limited_by_kv: bool,
+    /// Micro-batches in flight (PP).
     pub micro_batches: u32,
     /// Time between two tokens of one request (TPOT), ms.
     pub cycle_ms: f64,
+    /// Idle time of the busiest stage per cycle.
     pub bubble_ms: f64,
+    /// Output tokens per second of the engine.
     pub output_tok_per_s: f64,
 }
 
@@ -118,12 +140,19 @@ pub struct LayoutPrediction {
     pub cuda_graph: bool,
     /// Latency of the iteration through all stages, ms.
     pub iteration_ms: f64,
+    /// GPU time of each stage, ms.
     pub stage_ms: Vec<f64>,
+    /// One stage-to-stage hop, ms (mean over hops).
     pub pp_hop_ms: f64,
+    /// CPU time of the iteration (launches + scheduler), ms.
     pub cpu_ms: f64,
+    /// Where the iteration's time goes (`None` when rejected).
     pub breakdown: Option<BreakdownMs>,
+    /// Steady decode of a closed loop of `batch` requests.
     pub steady: Option<SteadySummary>,
+    /// Bytes on the wire and expert reads per GPU.
     pub traffic: Option<Traffic>,
+    /// The memory plan.
     pub memory: Option<MemorySummary>,
     /// Where the communication numbers came from.
     pub notes: Vec<String>,
@@ -132,11 +161,17 @@ pub struct LayoutPrediction {
 /// The whole `sim predict` answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PredictOutput {
+    /// [`PREDICT_SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// Machine preset or profile name.
     pub machine: String,
+    /// GPU model, as nvidia-smi names it.
     pub gpu: String,
+    /// GPUs in the machine.
     pub gpu_count: u32,
+    /// Model preset or config path.
     pub model: String,
+    /// What was asked.
     pub query: PredictQuery,
     /// Feasible layouts best first (steady output tok/s), then rejected ones.
     pub layouts: Vec<LayoutPrediction>,

@@ -36,7 +36,8 @@ pub struct SteadyDecode {
 impl CostModel {
     /// Steady decode of `concurrency` requests each at `context_tokens` tokens of context.
     pub fn steady_decode(&self, concurrency: u32, context_tokens: u32) -> SteadyDecode {
-        let kv_cap = max_requests_at_context(&self.memory, &self.layout, context_tokens.max(1) as u64);
+        let kv_cap =
+            max_requests_at_context(&self.memory, &self.layout, context_tokens.max(1) as u64);
         let mut running = (concurrency as u64).min(kv_cap);
         if let Some(m) = self.opts.max_running_requests {
             running = running.min(m as u64);

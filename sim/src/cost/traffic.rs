@@ -49,7 +49,9 @@ impl CostModel {
             .stages
             .iter()
             .copied()
-            .max_by(|a, b| (a.dense_layers + a.moe_layers).total_cmp(&(b.dense_layers + b.moe_layers)))
+            .max_by(|a, b| {
+                (a.dense_layers + a.moe_layers).total_cmp(&(b.dense_layers + b.moe_layers))
+            })
             .expect("at least one stage");
         let layers = shape.dense_layers + shape.moe_layers;
         let ar = |bytes: f64| wire_bytes_per_rank(CollectiveOp::AllReduce, bytes, n);
@@ -87,7 +89,8 @@ impl CostModel {
             let r = &e.routing;
             out.experts_touched_per_layer = r.max_touched_per_rank(t);
             out.experts_held_per_layer = r.experts_per_rank();
-            out.expert_read_bytes = shape.moe_layers * out.experts_touched_per_layer * e.bytes_per_expert;
+            out.expert_read_bytes =
+                shape.moe_layers * out.experts_touched_per_layer * e.bytes_per_expert;
             out.expert_imbalance = r.pair_imbalance(t);
         }
         out

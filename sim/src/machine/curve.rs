@@ -123,7 +123,10 @@ impl CommCurve {
             .map(|&(lb, lt)| {
                 let t = lt.exp();
                 let lat = alpha.min(t);
-                (lb.exp(), lat * latency_factor + (t - lat) * bandwidth_factor)
+                (
+                    lb.exp(),
+                    lat * latency_factor + (t - lat) * bandwidth_factor,
+                )
             })
             .collect();
         let mut out = CommCurve::from_points(&pts, "").unwrap_or_else(|| {
@@ -175,10 +178,7 @@ fn fit_alpha_beta(pts: &[(f64, f64)]) -> (f64, f64) {
     }
     let det = s11 * sxx - s1x * s1x;
     let (mut alpha, mut beta) = if det.abs() > 0.0 {
-        (
-            (sxx * s1t - s1x * sxt) / det,
-            (s11 * sxt - s1x * s1t) / det,
-        )
+        ((sxx * s1t - s1x * sxt) / det, (s11 * sxt - s1x * s1t) / det)
     } else {
         (0.0, 0.0)
     };

@@ -14,11 +14,11 @@
 
 use super::curve::CommCurve;
 use super::placement::link_rank;
+use models::GpuSpec;
 use models::profile::{
     CollectiveCurve, CollectiveOp, CollectiveStatus, Direction, LinkClass, MachineProfile,
     PairClass, TransferMode,
 };
-use models::GpuSpec;
 
 /// Bytes per second one direction of a PCIe link of `gen` × `lanes` carries in practice
 /// (≈ 80% of the raw rate after encoding and protocol overhead; Gen5 x16 ≈ 50 GB/s, in line with
@@ -78,7 +78,9 @@ fn op_name(op: CollectiveOp) -> &'static str {
 
 /// Resolves communication curves for GPU groups of one machine profile.
 pub struct Interconnect<'a> {
+    /// The profile whose curves and links are searched.
     pub profile: &'a MachineProfile,
+    /// The GPU, for the datasheet fallback.
     pub gpu: &'a GpuSpec,
     /// Link class between two devices.
     pub class_of: &'a dyn Fn(u32, u32) -> LinkClass,
@@ -201,11 +203,8 @@ impl Interconnect<'_> {
                 .or_else(|| self.other_size(src, devices))
         };
         match op {
-            CollectiveOp::AllGather | CollectiveOp::ReduceScatter => {
-                from(CollectiveOp::AllReduce).map(|c| {
-                    c.rescaled(0.5, 0.5, format!("derived: half of {}", c.source))
-                })
-            }
+            CollectiveOp::AllGather | CollectiveOp::ReduceScatter => from(CollectiveOp::AllReduce)
+                .map(|c| c.rescaled(0.5, 0.5, format!("derived: half of {}", c.source))),
             CollectiveOp::AllReduce => from(CollectiveOp::AllGather)
                 .or_else(|| from(CollectiveOp::ReduceScatter))
                 .map(|c| c.rescaled(2.0, 2.0, format!("derived: twice {}", c.source))),
@@ -216,10 +215,14 @@ impl Interconnect<'_> {
                     return None;
                 }
                 self.link_send_recv(devices[0], devices[1]).or_else(|| {
-                    from(CollectiveOp::AllGather).map(|c| {
+                    let ag = CollectiveOp::AllGather;
+                    from(ag).or_else(|| self.other_op(ag, devices)).map(|c| {
                         c.at_scaled_bytes(
                             2.0,
-                            format!("derived: 2-GPU all_gather of twice the bytes ({})", c.source),
+                            format!(
+                                "derived: 2-GPU all_gather of twice the bytes ({})",
+                                c.source
+                            ),
                         )
                     })
                 })

@@ -131,6 +131,36 @@ impl Machine {
         self.memory_peak_scale
     }
 
+    /// Measured GEMM throughput ÷ what the efficiency curves predict for that GEMM on the
+    /// datasheet peak, for the compute class (`bf16`, `fp8`, `fp4`) of `kind` in `dtype`; clamped
+    /// to 0.5–1.5, and 1.0 when the profile measured no GEMM of that class. The best measured
+    /// shape of the class is used (the largest achieved TFLOP/s, the least disturbed run).
+    pub fn compute_peak_scale(&self, kind: crate::efficiency::KernelKind, dtype: &str) -> f64 {
+        use crate::efficiency::{EfficiencyModel, KernelKind, compute_class, normalize_dtype};
+        let class = compute_class(kind, dtype);
+        let best = self
+            .profile
+            .compute
+            .iter()
+            .filter(|g| {
+                normalize_dtype(&g.dtype)
+                    .is_some_and(|d| compute_class(KernelKind::DenseGemm, d) == class)
+            })
+            .filter(|g| g.tflops.median.is_finite() && g.tflops.median > 0.0)
+            .max_by(|a, b| a.tflops.median.total_cmp(&b.tflops.median));
+        let Some(g) = best else {
+            return 1.0;
+        };
+        let eff = EfficiencyModel::builtin();
+        let dt = normalize_dtype(&g.dtype).unwrap_or("bf16");
+        let expected = crate::efficiency::peak_tflops(&self.gpu, KernelKind::DenseGemm, dt)
+            * eff.compute_fraction(&self.gpu, KernelKind::DenseGemm, dt, g.m.max(1));
+        if expected <= 0.0 {
+            return 1.0;
+        }
+        (g.tflops.median / expected).clamp(0.5, 1.5)
+    }
+
     /// Peak dense tensor FLOP/s for a weight format name (`bf16`, `fp8`, `nvfp4`, `int4-g32`):
     /// fp4 formats use fp4 tensor cores where the GPU has them, int4 weights compute in bf16
     /// (W4A16), a format without its own tensor cores falls back to the next wider one.
@@ -268,4 +298,100 @@ fn measured_memory_scale(profile: &MachineProfile, gpu: &GpuSpec, notes: &mut Ve
         gpu.memory_gb_per_s * TYPICAL_COPY_FRACTION
     ));
     scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::efficiency::{EfficiencyModel, KernelKind};
+    use models::profile::{DeviceMemoryMeasurement, GemmMeasurement, Stat};
+
+    fn vm() -> MachineProfile {
+        crate::presets::machine_preset("rtx-pro-6000-x8-vm-hostbounce").unwrap()
+    }
+
+    #[test]
+    fn measured_ceilings_rescale_the_datasheet() {
+        let base = Machine::from_profile("vm", vm()).unwrap();
+        assert_eq!(base.memory_peak_scale(), 1.0);
+        assert_eq!(base.compute_peak_scale(KernelKind::DenseGemm, "fp8"), 1.0);
+        let mut p = vm();
+        // a copy at 0.9 × 0.9 × datasheet: a card 10% slower than a healthy one
+        let copy = 0.5 * 0.9 * 0.9 * base.gpu.memory_gb_per_s;
+        p.device_memory.push(DeviceMemoryMeasurement {
+            device: 0,
+            bytes: 1 << 30,
+            copy_gb_per_s: Stat::exact(copy),
+        });
+        let (m, k) = (8192u64, 8192u64);
+        let want = crate::efficiency::peak_tflops(&base.gpu, KernelKind::DenseGemm, "fp8")
+            * EfficiencyModel::builtin().compute_fraction(
+                &base.gpu,
+                KernelKind::DenseGemm,
+                "fp8",
+                m,
+            );
+        p.compute.push(GemmMeasurement {
+            device: 0,
+            dtype: "fp8".into(),
+            m,
+            n: k,
+            k,
+            time_us: Stat::exact(1.0),
+            tflops: Stat::exact(0.8 * want),
+        });
+        let measured = Machine::from_profile("vm-measured", p).unwrap();
+        assert!((measured.memory_peak_scale() - 0.9).abs() < 1e-9);
+        assert!((measured.compute_peak_scale(KernelKind::DenseGemm, "fp8") - 0.8).abs() < 1e-9);
+        // other compute classes keep the datasheet
+        assert_eq!(
+            measured.compute_peak_scale(KernelKind::DenseGemm, "bf16"),
+            1.0
+        );
+        assert!(!measured.notes().is_empty());
+    }
+
+    #[test]
+    fn user_box_topology_places_tp4_stages_on_sockets() {
+        let m = Machine::from_profile("vm", vm()).unwrap();
+        let tp4pp2 = Layout {
+            tp: 4,
+            pp: 2,
+            ep: 1,
+            dp_attention: false,
+        };
+        let p = m.place(&tp4pp2).unwrap();
+        assert_eq!(p.stages, vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
+        assert_eq!(m.worst_link_class(&p.stages[0]), LinkClass::NODE);
+        assert_eq!(m.link_class(3, 4), LinkClass::SYS);
+        // a 4-GPU all-reduce inside a socket uses the 4-GPU curve, the 8-GPU one the SYS curve
+        let ar4 = m.collective(CollectiveOp::AllReduce, &p.stages[1]);
+        let ar8 = m.collective(CollectiveOp::AllReduce, &[0, 1, 2, 3, 4, 5, 6, 7]);
+        assert!(ar4.source.contains("measured"), "{}", ar4.source);
+        assert!(ar8.time_s(1e6) > ar4.time_s(1e6));
+        assert!(m.place(&Layout::tp(16)).is_err());
+    }
+
+    #[test]
+    fn missing_ops_are_derived_and_say_so() {
+        let mut p = vm();
+        p.collectives
+            .retain(|c| c.op == CollectiveOp::AllReduce && c.devices.len() == 8);
+        p.links.clear();
+        let m = Machine::from_profile("sparse", p).unwrap();
+        let ag = m.collective(CollectiveOp::AllGather, &[0, 1, 2, 3, 4, 5, 6, 7]);
+        assert!(ag.source.starts_with("derived"), "{}", ag.source);
+        let ar2 = m.collective(CollectiveOp::AllReduce, &[0, 1]);
+        assert!(ar2.source.contains("rescaled"), "{}", ar2.source);
+        let sr = m.collective(CollectiveOp::SendRecv, &[3, 4]);
+        assert!(sr.source.starts_with("derived"), "{}", sr.source);
+        assert!(sr.time_s(1e6) > 0.0);
+        let empty = MachineProfile {
+            collectives: Vec::new(),
+            ..m.profile.clone()
+        };
+        let bare = Machine::from_profile("none", empty).unwrap();
+        let guess = bare.collective(CollectiveOp::AllReduce, &[0, 1, 2, 3]);
+        assert!(guess.source.starts_with("assumed"), "{}", guess.source);
+    }
 }

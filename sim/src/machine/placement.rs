@@ -24,6 +24,7 @@ pub fn link_rank(class: LinkClass) -> u32 {
 /// GPU groups of a layout: `stages[s]` lists the CUDA devices of stage `s`, TP rank order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {
+    /// CUDA devices of each stage, TP rank order.
     pub stages: Vec<Vec<u32>>,
 }
 

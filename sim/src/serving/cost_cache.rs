@@ -35,8 +35,9 @@ impl Hasher for KeyHasher {
 
 type Memo = HashMap<(u32, u32, u32), CompactCost, BuildHasherDefault<KeyHasher>>;
 
-/// Most pipeline stages a cached cost keeps (8 GPUs at most per machine in practice).
-pub const MAX_STAGES: usize = 16;
+/// Most pipeline stages a cached cost keeps separately (8-GPU boxes: `--pp-size` ≤ 8); deeper
+/// pipelines fold their last stages into the eighth (their maximum is what a turn waits for).
+pub const MAX_STAGES: usize = 8;
 
 /// An [`crate::cost::IterationCost`] without heap storage.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -130,6 +131,8 @@ impl<'m> CostCache<'m> {
             stage_s[0] = c.latency_s;
         } else {
             stage_s[..stages].copy_from_slice(&c.stage_s[..stages]);
+            let rest = c.stage_s[stages - 1..].iter().copied().fold(0.0, f64::max);
+            stage_s[stages - 1] = rest;
         }
         let compact = CompactCost {
             stage_s,

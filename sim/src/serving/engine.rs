@@ -94,6 +94,10 @@ struct MicroBatch {
     held: u32,
 }
 
+/// Steps taken at once even at short contexts: 16 tokens more of context change a step's KV
+/// reads by a negligible amount.
+const MIN_REPEAT_TOKENS: u64 = 16;
+
 /// Most micro-batch samples kept; older ones are thinned when exceeded.
 const MAX_SAMPLES: usize = 256;
 
@@ -110,6 +114,8 @@ struct Engine<'a, 'm> {
     kv_reserved: u64,
     kv_used: u64,
     completed: usize,
+    /// Admissions, joins and finishes so far (a cycle without any repeats exactly).
+    events: u64,
     now: f64,
     trace: Trace,
     sample_every_s: f64,
@@ -164,6 +170,7 @@ pub fn run(
         kv_reserved: 0,
         kv_used: cfg.cached_prefix_tokens as u64,
         completed: 0,
+        events: 0,
         now: 0.0,
         trace: Trace {
             ttft_s: Vec::with_capacity(n),
@@ -185,7 +192,16 @@ impl Engine<'_, '_> {
         let pp = self.cfg.pp_size.max(1) as u64;
         let mut t: u64 = 0;
         let mut empty_streak = 0u64;
+        // Under PP, a cycle of `l` turns with only decodes and no admission or finish repeats
+        // until something changes; `cycle_*` track the last cycle to take repeats at once.
+        let (mut cycle_s, mut cycle_clean, mut cycle_events) = (0.0f64, false, 0u64);
         while self.completed < self.reqs.len() {
+            if pp > 1 && t % l == 0 {
+                if cycle_clean && cycle_events == self.events && cycle_s > 0.0 {
+                    self.repeat_decode_cycles(cycle_s);
+                }
+                (cycle_s, cycle_clean, cycle_events) = (0.0, true, self.events);
+            }
             self.client_send();
             let m = (t % l) as usize;
             self.schedule(m, t);
@@ -197,6 +213,7 @@ impl Engine<'_, '_> {
                     self.trace.breakdown.idle_s += next - self.now;
                     self.now = next;
                     empty_streak = 0;
+                    cycle_clean = false;
                 } else {
                     empty_streak += 1;
                     if empty_streak > 2 * l {
@@ -217,6 +234,8 @@ impl Engine<'_, '_> {
             };
             let span = dur * steps as f64;
             self.now += span;
+            cycle_s += span;
+            cycle_clean &= !prefill_in_flight;
             if prefill_in_flight {
                 self.trace.breakdown.prefill_s += span;
             } else {
@@ -225,8 +244,7 @@ impl Engine<'_, '_> {
             if steps > 1 {
                 let extra = (steps - 1) as f64;
                 self.trace.breakdown.decode_batches += steps as u64 - 1;
-                let c = self.mbs[m].cost;
-                add_parts_scaled(&mut self.trace.breakdown, &c, extra);
+                add_parts_scaled(&mut self.trace.breakdown, &self.mbs[m].cost, extra);
             }
             if t + 1 >= pp {
                 let done_turn = t + 1 - pp;
@@ -243,7 +261,7 @@ impl Engine<'_, '_> {
 
     /// How many identical decode steps micro-batch `m` (just scheduled, lasting `dur`) runs before
     /// something changes: a request finishing, the client sending one, or the mean context
-    /// growing past 1/128 of itself (the cost bucket's resolution is 1/64).
+    /// growing past 1/128 of itself (the cost bucket's resolution is 1/64) or 16 tokens.
     fn identical_decode_steps(&self, m: usize, dur: f64) -> u32 {
         let mb = &self.mbs[m];
         if mb.running.is_empty() || dur <= 0.0 {
@@ -256,7 +274,7 @@ impl Engine<'_, '_> {
             ctx += (q.input + q.generated) as u64;
         }
         let mean_ctx = ctx / mb.running.len() as u64;
-        let mut k = min_left.min((mean_ctx / 128).max(1) as u32);
+        let mut k = min_left.min((mean_ctx / 128).max(MIN_REPEAT_TOKENS) as u32);
         if self.next_send < self.reqs.len()
             && let Some(&free) = self.slots.front()
         {
@@ -264,6 +282,58 @@ impl Engine<'_, '_> {
             k = k.min((((next - self.now) / dur).floor() as u32).max(1));
         }
         k.max(1)
+    }
+
+    /// At a cycle boundary under PP, after a cycle of `cycle_s` with only decodes and no
+    /// admission, join or finish: the next cycles are the same, so take as many as possible at
+    /// once (stopping two tokens before any request's last, before the client may send, and
+    /// within 1/128 of the mean context).
+    fn repeat_decode_cycles(&mut self, cycle_s: f64) {
+        let (mut min_left, mut ctx, mut n) = (u32::MAX, 0u64, 0u64);
+        for mb in &self.mbs {
+            if mb.chunked.is_some() {
+                return;
+            }
+            for &r in &mb.running {
+                let q = &self.reqs[r as usize];
+                min_left = min_left.min(q.output - q.generated);
+                ctx += (q.input + q.generated) as u64;
+                n += 1;
+            }
+        }
+        if n == 0 {
+            return;
+        }
+        let mut k = min_left
+            .saturating_sub(2)
+            .min((ctx / n / 128).max(MIN_REPEAT_TOKENS) as u32);
+        if self.next_send < self.reqs.len()
+            && let Some(&free) = self.slots.front()
+        {
+            let next = self.reqs[self.next_send].arrival_s.max(free);
+            k = k.min(((next - self.now) / cycle_s).floor().max(0.0) as u32);
+        }
+        if k == 0 {
+            return;
+        }
+        let span = cycle_s * k as f64;
+        self.now += span;
+        self.trace.breakdown.decode_s += span;
+        for mb in &self.mbs {
+            if mb.running.is_empty() {
+                continue;
+            }
+            self.trace.breakdown.decode_batches += k as u64;
+            add_parts_scaled(&mut self.trace.breakdown, &mb.cost, k as f64);
+            for &r in &mb.running {
+                let q = &mut self.reqs[r as usize];
+                q.generated += k;
+                q.last_s += span;
+                self.trace.itl_s.push(cycle_s, k as u64);
+            }
+        }
+        self.kv_used += n * k as u64;
+        self.trace.peak_kv_tokens = self.trace.peak_kv_tokens.max(self.kv_used);
     }
 
     /// Moves requests the client may send by now into the server's waiting queue.
@@ -343,6 +413,7 @@ impl Engine<'_, '_> {
                 .cache
                 .prefill(mb.chunks.len() as u32, new_sum, cached_sum);
             self.trace.breakdown.prefill_batches += 1;
+            self.events += 1;
         } else if !mb.running.is_empty() {
             mb.is_prefill = false;
             let ctx: u64 = mb
@@ -399,55 +470,58 @@ impl Engine<'_, '_> {
     /// A decode batch may stand for `steps` identical steps of `dur` each.
     fn complete(&mut self, j: usize, steps: u32, dur: f64) {
         let now = self.now;
-        let mut mb = std::mem::take(&mut self.mbs[j]);
-        if mb.is_prefill {
-            for k in 0..mb.chunks.len() {
-                let (r, take) = mb.chunks[k];
+        // Indexing (not moving the micro-batch out) keeps this allocation- and copy-free.
+        if self.mbs[j].is_prefill {
+            for k in 0..self.mbs[j].chunks.len() {
+                let (r, take) = self.mbs[j].chunks[k];
                 let q = &mut self.reqs[r as usize];
                 q.prefilled += take;
                 self.kv_used += take as u64;
                 if q.prefilled == q.to_compute {
-                    if mb.chunked == Some(r) {
-                        mb.chunked = None;
-                    }
                     q.first_s = now;
                     q.last_s = now;
                     q.generated = 1;
                     self.kv_used += 1;
+                    self.events += 1;
                     self.trace.ttft_s.push(now - q.send_s);
-                    if q.output == 1 {
-                        self.finish(&mut mb, r);
+                    let single = q.output == 1;
+                    let mb = &mut self.mbs[j];
+                    if mb.chunked == Some(r) {
+                        mb.chunked = None;
+                    }
+                    if single {
+                        self.finish(j, r);
                     } else {
                         mb.running.push(r);
                     }
                 }
             }
         } else {
+            let first_gap_end = now - dur * (steps - 1) as f64;
             let mut i = 0;
-            while i < mb.running.len() {
-                let r = mb.running[i];
+            while i < self.mbs[j].running.len() {
+                let r = self.mbs[j].running[i];
                 let q = &mut self.reqs[r as usize];
                 q.generated += steps;
-                let first = now - dur * (steps - 1) as f64;
-                self.trace.itl_s.push(first - q.last_s, 1);
+                self.trace.itl_s.push(first_gap_end - q.last_s, 1);
                 self.trace.itl_s.push(dur, steps as u64 - 1);
                 q.last_s = now;
                 self.kv_used += steps as u64;
                 if q.generated >= q.output {
-                    mb.running.swap_remove(i);
-                    self.finish(&mut mb, r);
+                    self.mbs[j].running.swap_remove(i);
+                    self.finish(j, r);
                 } else {
                     i += 1;
                 }
             }
         }
         self.trace.peak_kv_tokens = self.trace.peak_kv_tokens.max(self.kv_used);
-        self.mbs[j] = mb;
     }
 
-    fn finish(&mut self, mb: &mut MicroBatch, r: u32) {
-        let q = self.reqs[r as usize];
+    fn finish(&mut self, j: usize, r: u32) {
+        let q = &self.reqs[r as usize];
         self.completed += 1;
+        self.events += 1;
         self.trace.e2e_s.push(self.now - q.send_s);
         if q.output > 1 {
             self.trace
@@ -456,7 +530,7 @@ impl Engine<'_, '_> {
         }
         self.kv_reserved -= (q.to_compute + q.output) as u64;
         self.kv_used -= (q.to_compute + q.generated) as u64;
-        mb.held -= 1;
+        self.mbs[j].held -= 1;
         self.running_total -= 1;
         self.slots.push_back(self.now);
     }

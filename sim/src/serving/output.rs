@@ -132,25 +132,33 @@ impl Summary {
     }
 }
 
-/// Inter-token latencies as (seconds, count) runs: a decode step gives most of its requests the
-/// same gap, so storing runs instead of every token keeps long runs cheap to summarise.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Inter-token latencies as counts per distinct value: a run has few distinct step durations but
+/// millions of tokens, so counting them keeps summarising cheap.
+#[derive(Debug, Clone, Default)]
 pub struct WeightedSample {
+    counts: std::collections::HashMap<
+        u64,
+        u64,
+        std::hash::BuildHasherDefault<super::cost_cache::KeyHasher>,
+    >,
     runs: Vec<(f64, u64)>,
 }
 
 impl WeightedSample {
-    /// Adds `count` observations of `v`, merged into the last run when equal.
+    /// Adds `count` observations of `v`.
     pub fn push(&mut self, v: f64, count: u64) {
-        match self.runs.last_mut() {
-            Some((last, n)) if *last == v => *n += count,
-            _ if count > 0 => self.runs.push((v, count)),
-            _ => {}
+        if count > 0 {
+            *self.counts.entry(v.to_bits()).or_insert(0) += count;
         }
     }
 
     /// Mean, median and p99 with numpy's linear interpolation over the expanded sample.
     pub fn summary(&mut self) -> Summary {
+        self.runs = self
+            .counts
+            .iter()
+            .map(|(&bits, &n)| (f64::from_bits(bits), n))
+            .collect();
         let total: u64 = self.runs.iter().map(|r| r.1).sum();
         if total == 0 {
             return Summary::default();

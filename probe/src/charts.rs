@@ -1,0 +1,77 @@
+//! Charts of a machine profile: `probe run --charts DIR` draws the run it just measured, and
+//! `probe charts PROFILE --out DIR` draws an existing profile (committed ones, imports). The
+//! drawing itself lives in `reports::profile`, shared with `sim report`; this module only picks a
+//! label, renders, and writes `DIR/*.svg` plus `DIR/index.html`.
+
+use std::path::{Path, PathBuf};
+
+use models::MachineProfile;
+use reports::profile;
+
+use crate::error::{ProbeError, Result};
+
+/// `probe charts` flags.
+#[derive(Debug, clap::Args)]
+pub struct ChartsArgs {
+    /// The profile JSON to draw (from `probe run` or `probe import`).
+    pub profile: PathBuf,
+    /// Folder for the SVG charts and index.html (created if missing; files in it are replaced).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// Checks that `dir` can be a chart folder (not an existing file), before any measuring starts.
+pub fn check_dir(dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(ProbeError::Invalid(format!(
+            "--charts/--out {} is a file; give a folder for the charts",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The name charts carry: the profile's host name, else the file stem of `path`.
+pub fn label(profile: &MachineProfile, path: &Path) -> String {
+    profile
+        .provenance
+        .hostname
+        .clone()
+        .filter(|h| !h.trim().is_empty())
+        .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "profile".to_owned())
+}
+
+/// Renders every chart of `profile` and writes them with an index page into `dir`; returns the
+/// files written (index.html last). Nothing is written if any chart fails to render.
+pub fn write_profile_charts(
+    profile: &MachineProfile,
+    label: &str,
+    dir: &Path,
+) -> Result<Vec<PathBuf>> {
+    check_dir(dir)?;
+    let set = profile::profile_charts(label, profile);
+    let rendered = set.render().map_err(report_error)?;
+    let page = profile::profile_page(label, profile, &rendered, &set.skipped);
+    profile::write_dir(dir, &rendered, &page).map_err(report_error)
+}
+
+fn report_error(e: reports::ReportError) -> ProbeError {
+    match e {
+        reports::ReportError::Write { path, source } => ProbeError::Io { path, source },
+        other => ProbeError::Invalid(format!("drawing charts: {other}")),
+    }
+}
+
+/// `probe charts PROFILE --out DIR`.
+pub fn run(args: ChartsArgs) -> Result<()> {
+    check_dir(&args.out)?;
+    let p = MachineProfile::load(&args.profile)?;
+    let written = write_profile_charts(&p, &label(&p, &args.profile), &args.out)?;
+    println!(
+        "{} charts and index.html written to {}",
+        written.len() - 1,
+        args.out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,164 @@
+//! Charts of a machine profile (`models::profile::MachineProfile`): GPU-pair heat maps and NCCL
+//! bus-bandwidth curves, plus the headline numbers a summary table shows.
+//!
+//! This lives in `reports` (which depends on `models` for the profile schema) so that both `probe`
+//! (charts of the run it just measured) and `sim` (the machine part of `sim report`) draw profiles
+//! the same way without either depending on the other: data still flows probe → profile → sim,
+//! and both hand plain profiles to `reports`. Profiles are machine data, not LLM knowledge, so the
+//! chart vocabulary stays model-agnostic.
+
+pub mod collectives;
+pub mod pairs;
+pub mod set;
+
+pub use collectives::collective_charts;
+pub use pairs::pair_charts;
+pub use set::{
+    ChartSet, NamedChart, RenderedChart, SkippedChart, add_figures, file_stem, write_dir,
+};
+
+use models::profile::{
+    CollectiveOp, CollectiveStatus, Direction, HostDirection, HostMemory, MachineProfile,
+    TransferMode,
+};
+
+use crate::html::Page;
+
+/// The charts of one profile: pair heat maps, then one bus-bandwidth chart per collective.
+pub fn profile_charts(label: &str, profile: &MachineProfile) -> ChartSet {
+    let mut set = ChartSet::default();
+    pair_charts(label, profile, &mut set);
+    collective_charts(&[(label, profile)], &mut set);
+    set
+}
+
+/// A headline figure of a profile, e.g. ("all_reduce busbw, 8 GPUs, 1 GiB", "38.2 GB/s").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Headline {
+    /// What was measured.
+    pub what: String,
+    /// The figure with its unit.
+    pub value: String,
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
+
+/// The numbers a reader checks first: median pair bandwidth per transfer mode (unidirectional,
+/// largest size), pinned host→device bandwidth of one GPU, and each collective's bus bandwidth
+/// over the largest group at its largest successful size. Missing measurements are left out.
+pub fn headlines(profile: &MachineProfile) -> Vec<Headline> {
+    let mut out = Vec::new();
+    for mode in [
+        TransferMode::CopyEngine,
+        TransferMode::SmKernel,
+        TransferMode::HostStaged,
+    ] {
+        let v: Vec<f64> = profile
+            .links
+            .iter()
+            .filter(|l| l.src != l.dst)
+            .flat_map(|l| &l.curves)
+            .filter(|c| c.mode == mode && c.direction == Direction::Unidirectional)
+            .filter_map(|c| c.points.iter().max_by_key(|p| p.bytes))
+            .map(|p| p.gb_per_s.median)
+            .collect();
+        if let Some(m) = median(v) {
+            out.push(Headline {
+                what: format!("GPU↔GPU copy, {} (median pair)", pairs::mode_name(mode)),
+                value: format!("{m:.1} GB/s"),
+            });
+        }
+    }
+    let h2d = profile.host_device.iter().find(|h| {
+        h.devices.len() == 1
+            && h.memory == HostMemory::Pinned
+            && h.direction == HostDirection::HostToDevice
+    });
+    if let Some(h) = h2d {
+        out.push(Headline {
+            what: format!("host→GPU{} copy, pinned memory", h.devices[0]),
+            value: format!("{:.1} GB/s", h.gb_per_s.median),
+        });
+    }
+    for op in [CollectiveOp::AllReduce, CollectiveOp::AllToAll] {
+        let best = profile
+            .collectives
+            .iter()
+            .filter(|c| c.op == op && c.devices.len() >= 2 && c.nccl_env.is_empty())
+            .max_by_key(|c| c.devices.len());
+        let Some(c) = best else { continue };
+        let Some(p) = c
+            .points
+            .iter()
+            .filter(|p| p.status == CollectiveStatus::Ok)
+            .max_by_key(|p| p.bytes)
+        else {
+            continue;
+        };
+        out.push(Headline {
+            what: format!(
+                "{} busbw, {} GPUs, {}",
+                collectives::op_name(op),
+                c.devices.len(),
+                crate::axis::binary_size_label(p.bytes)
+            ),
+            value: format!("{:.1} GB/s", p.busbw_gb_per_s),
+        });
+    }
+    out
+}
+
+/// A one-line description of the profile's machine: GPU count and name, host, hypervisor.
+pub fn machine_line(profile: &MachineProfile) -> String {
+    let gpu = profile
+        .devices
+        .first()
+        .map_or("no GPU", |d| d.name.as_str());
+    let host = profile
+        .provenance
+        .hostname
+        .as_deref()
+        .map_or(String::new(), |h| format!(" on host {h}"));
+    let virt = profile
+        .provenance
+        .hypervisor
+        .as_deref()
+        .map_or(" (bare metal or unknown)".to_owned(), |h| {
+            format!(" (VM, hypervisor {h})")
+        });
+    format!(
+        "{}× {gpu}{host}{virt}; measured by {} {}",
+        profile.devices.len(),
+        profile.provenance.tool,
+        profile.provenance.created_utc
+    )
+}
+
+/// The page `probe charts` writes: machine line, headline table, then the charts.
+pub fn profile_page(
+    label: &str,
+    profile: &MachineProfile,
+    rendered: &[RenderedChart],
+    skipped: &[SkippedChart],
+) -> Page {
+    let rows: Vec<Vec<String>> = headlines(profile)
+        .into_iter()
+        .map(|h| vec![h.what, h.value])
+        .collect();
+    let mut page = Page::new(format!("Machine profile {label}")).paragraph(machine_line(profile));
+    if !rows.is_empty() {
+        page = page.table(
+            "Headline measurements",
+            vec!["measurement".to_owned(), "value".to_owned()],
+            rows,
+        );
+    }
+    add_figures(page, rendered, skipped)
+}

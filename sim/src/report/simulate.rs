@@ -1,0 +1,236 @@
+//! The numbers behind `sim report`: for one machine, every layout's memory plan, its decode step
+//! broken down by part, a bench_serving run per concurrency, the ranking at the report's
+//! concurrency and the answer to "should we try EP?". Chart code never simulates; it reads these.
+
+use crate::advise::{EpAnswer, EpQuestion, PRESET_COMM_SPREAD, ep_question};
+use crate::cost::report::{BreakdownMs, PredictQuery, describe};
+use crate::cost::{CostModel, IterationModel, Knobs, MemoryPlan, memory};
+use crate::layout::enumerate_layouts;
+use crate::machine::Machine;
+use crate::options::ServerOptions;
+use crate::serving::RunReport;
+use crate::sweep::{SweepLayout, sweep};
+use crate::workload::Workload;
+use models::profile::MachineProfile;
+use models::{Layout, ModelSpec};
+
+/// What a report simulates, beyond machine and model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportPlan {
+    /// The workload (its `max_concurrency` is replaced by each entry of `concurrencies`).
+    pub workload: Workload,
+    /// Concurrencies of the throughput / TTFT / TPOT lines, ascending.
+    pub concurrencies: Vec<u32>,
+    /// Concurrency of the ranking, the decode breakdown and the EP verdict (one of
+    /// `concurrencies`).
+    pub at_concurrency: u32,
+    /// Perturbed draws behind the EP verdict's confidence.
+    pub draws: u32,
+}
+
+/// One layout on one machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayoutResult {
+    /// The layout.
+    pub layout: Layout,
+    /// Why it cannot run (impossible for the model, or does not fit), if so.
+    pub rejected: Option<String>,
+    /// Memory per GPU, also for a layout that does not fit (`None` when the layout is impossible).
+    pub memory: Option<MemoryPlan>,
+    /// One steady decode step at the report's concurrency and mean context, by part.
+    pub decode_step: Option<BreakdownMs>,
+    /// Simulated bench_serving runs, one per concurrency that could run.
+    pub runs: Vec<RunReport>,
+}
+
+impl LayoutResult {
+    /// Short name (`TP8`, `TP4xPP2`, `EP8`).
+    pub fn name(&self) -> String {
+        self.layout.short_name()
+    }
+
+    /// The run at concurrency `c`, if simulated.
+    pub fn run_at(&self, c: u32) -> Option<&RunReport> {
+        self.runs.iter().find(|r| r.max_concurrency == Some(c))
+    }
+}
+
+/// Everything a report shows about one machine.
+#[derive(Debug, Clone)]
+pub struct MachineResults {
+    /// The preset name or profile file stem (chart titles, file names).
+    pub label: String,
+    /// The profile the machine came from (pair and collective charts).
+    pub profile: MachineProfile,
+    /// GPU model name (datasheet).
+    pub gpu_name: String,
+    /// GPUs in the machine.
+    pub gpu_count: u32,
+    /// Memory of one card, bytes.
+    pub gpu_memory_bytes: u64,
+    /// Every layout the machine's GPU count allows, in enumeration order.
+    pub layouts: Vec<LayoutResult>,
+    /// The EP answer, or why there is none (dense model, EP impossible, nothing else fits).
+    pub ep: Result<EpAnswer, String>,
+    /// Assumptions the machine was built with (derived curves, missing measurements).
+    pub notes: Vec<String>,
+}
+
+impl MachineResults {
+    /// Layouts that ran at `c`, best output throughput first.
+    pub fn ranking_at(&self, c: u32) -> Vec<(&LayoutResult, &RunReport)> {
+        let mut v: Vec<(&LayoutResult, &RunReport)> = self
+            .layouts
+            .iter()
+            .filter_map(|l| l.run_at(c).map(|r| (l, r)))
+            .collect();
+        v.sort_by(|a, b| b.1.output_throughput.total_cmp(&a.1.output_throughput));
+        v
+    }
+}
+
+/// Median relative half-width of the profile's measured p10–p90 collective times (at least 2%),
+/// or [`PRESET_COMM_SPREAD`] when nothing was measured repeatedly: the communication spread of
+/// the EP verdict's confidence draws, as `sim advise` uses it.
+pub fn comm_spread(p: &MachineProfile) -> f64 {
+    let mut v: Vec<f64> = p
+        .collectives
+        .iter()
+        .flat_map(|c| &c.points)
+        .filter(|pt| pt.time_us.samples > 1 && pt.time_us.median > 0.0)
+        .map(|pt| (pt.time_us.p90 - pt.time_us.p10) / (2.0 * pt.time_us.median))
+        .collect();
+    if v.is_empty() {
+        return PRESET_COMM_SPREAD;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2].max(0.02)
+}
+
+/// Simulates everything the report needs on `machine`. `tick` is called once per finished
+/// bench_serving run (progress bars).
+pub fn simulate_machine(
+    machine: &Machine,
+    spec: &ModelSpec,
+    opts: &ServerOptions,
+    knobs: Knobs,
+    plan: &ReportPlan,
+    tick: &(dyn Fn() + Sync),
+) -> MachineResults {
+    let candidates = enumerate_layouts(machine.gpu_count, spec);
+    let context = plan.workload.random_input_len + plan.workload.random_output_len / 2;
+    let query = PredictQuery {
+        batch: plan.at_concurrency,
+        context_tokens: context,
+        prefill_tokens: 0,
+    };
+    let mut layouts = Vec::with_capacity(candidates.len());
+    let mut sweep_layouts = Vec::with_capacity(candidates.len());
+    for c in &candidates {
+        let memory = c
+            .rejected
+            .is_none()
+            .then(|| models::footprint::footprint(spec, &c.layout).ok())
+            .flatten()
+            .map(|fp| memory::plan(spec, &fp, machine.memory_bytes(), opts));
+        let model = match &c.rejected {
+            Some(why) => Err(why.clone()),
+            None => CostModel::new(machine, spec, c.layout, opts, knobs).map_err(|e| e.to_string()),
+        };
+        let decode_step = model
+            .as_ref()
+            .ok()
+            .and_then(|m| describe(m, &query).breakdown);
+        layouts.push(LayoutResult {
+            layout: c.layout,
+            rejected: model.as_ref().err().cloned(),
+            memory,
+            decode_step,
+            runs: Vec::new(),
+        });
+        sweep_layouts.push(SweepLayout {
+            layout: c.layout,
+            model: model.map(|m| Box::new(m) as Box<dyn IterationModel>),
+        });
+    }
+    let rows = sweep(
+        &sweep_layouts,
+        opts,
+        std::slice::from_ref(&plan.workload),
+        &plan.concurrencies,
+        tick,
+    );
+    for row in rows {
+        if let (Some(run), Some(l)) = (
+            row.run,
+            layouts.iter_mut().find(|l| l.layout.short_name() == row.layout),
+        ) {
+            l.runs.push(run);
+        }
+    }
+    let ep = answer_ep(machine, spec, opts, knobs, plan, &candidates);
+    MachineResults {
+        label: machine.name().to_string(),
+        profile: machine.profile.clone(),
+        gpu_name: machine.gpu.name.clone(),
+        gpu_count: machine.gpu_count,
+        gpu_memory_bytes: machine.memory_bytes(),
+        layouts,
+        ep,
+        notes: machine.notes().to_vec(),
+    }
+}
+
+/// "Should we try EP?" at the report's concurrency, as `sim advise --question ep` answers it.
+fn answer_ep(
+    machine: &Machine,
+    spec: &ModelSpec,
+    opts: &ServerOptions,
+    knobs: Knobs,
+    plan: &ReportPlan,
+    candidates: &[crate::layout::LayoutCandidate],
+) -> Result<EpAnswer, String> {
+    let gpus = machine.gpu_count;
+    if spec.moe.is_none() {
+        return Err(format!("{} is a dense model: there are no experts to spread", spec.name));
+    }
+    let ep_layout = Layout {
+        tp: gpus,
+        pp: 1,
+        ep: gpus,
+        dp_attention: false,
+    };
+    match candidates.iter().find(|c| c.layout == ep_layout) {
+        None => return Err(format!("EP{gpus} is not a layout of this machine")),
+        Some(c) => {
+            if let Some(why) = &c.rejected {
+                return Err(format!("EP{gpus} is impossible: {why}"));
+            }
+        }
+    }
+    let workload = Workload {
+        max_concurrency: Some(plan.at_concurrency),
+        ..plan.workload.clone()
+    };
+    let q = EpQuestion {
+        spec,
+        opts,
+        workload: &workload,
+        knobs,
+        ep_layout,
+        others: candidates
+            .iter()
+            .filter(|c| c.rejected.is_none() && c.layout.ep == 1)
+            .map(|c| c.layout)
+            .collect(),
+        comm_spread: comm_spread(&machine.profile),
+        draws: plan.draws,
+        seed: workload.seed,
+    };
+    let build = |l: Layout, k| {
+        CostModel::new(machine, spec, l, opts, k)
+            .map(|m| Box::new(m) as Box<dyn IterationModel>)
+            .map_err(|e| e.to_string())
+    };
+    ep_question(&q, &build)
+}
