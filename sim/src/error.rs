@@ -43,6 +43,15 @@ pub enum SimError {
         memory_gb: f64,
         shortfall_gb: f64,
     },
+    /// The weights fit but leave no room for a single token of KV cache.
+    #[error(
+        "{model} on {layout}: the weights fit but leave {pool_gb:.2} GB per GPU for the KV cache, not one token; raise --mem-fraction-static or use more GPUs per stage"
+    )]
+    NoKvRoom {
+        model: String,
+        layout: String,
+        pool_gb: f64,
+    },
     /// A server option out of range (`--mem-fraction-static 1.5`, `--cuda-graph-max-bs 0`, …).
     #[error("invalid {flag}: {problem}")]
     InvalidOption { flag: &'static str, problem: String },

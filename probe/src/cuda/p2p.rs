@@ -32,6 +32,10 @@ struct Pair<'g> {
     kernel_a: Option<CopyKernel>,
     ev_fwd: Event,
     ev_rev: Event,
+    /// Forward H2D done (B's context): the next D2H into the same stage waits for it.
+    ev_fwd_done: Event,
+    /// Reverse H2D done (A's context).
+    ev_rev_done: Event,
 }
 
 impl Pair<'_> {
@@ -83,6 +87,9 @@ impl Pair<'_> {
         let (a, b) = (self.a, self.b);
         let f = &mut self.bufs;
         a.bind()?;
+        // Each hop reuses one stage buffer, so a D2H must wait for the previous H2D out of it:
+        // batched small copies stay sequential bounces like the single large ones.
+        self.ev_fwd_done.wait_on(a.stream)?;
         dtoh(
             f.stage_fwd.as_mut_slice().as_mut_ptr(),
             f.src_a.ptr,
@@ -93,7 +100,9 @@ impl Pair<'_> {
         self.ev_fwd.wait_on(b.stream)?;
         b.bind()?;
         htod(f.dst_b.ptr, f.stage_fwd.as_slice().as_ptr(), n, b.stream)?;
+        self.ev_fwd_done.record(b.stream)?;
         if dir == Direction::Bidirectional {
+            self.ev_rev_done.wait_on(b.stream2)?;
             dtoh(
                 f.stage_rev.as_mut_slice().as_mut_ptr(),
                 f.src_b.ptr,
@@ -104,6 +113,7 @@ impl Pair<'_> {
             self.ev_rev.wait_on(a.stream2)?;
             a.bind()?;
             htod(f.dst_a.ptr, f.stage_rev.as_slice().as_ptr(), n, a.stream2)?;
+            self.ev_rev_done.record(a.stream2)?;
         }
         Ok(())
     }
@@ -221,12 +231,14 @@ pub fn measure_pair(
         stage_fwd: PinnedBuf::new(max)?,
         stage_rev: PinnedBuf::new(max)?,
     };
-    // An event can only be recorded on a stream of its own context: the forward hop's event
-    // belongs to A (recorded after A's D2H), the reverse hop's to B.
+    // An event can only be recorded on a stream of its own context: events recorded on A's
+    // streams belong to A, those recorded on B's streams to B.
     b.bind()?;
     let ev_rev = Event::new()?;
+    let ev_fwd_done = Event::new()?;
     a.bind()?;
     let ev_fwd = Event::new()?;
+    let ev_rev_done = Event::new()?;
     let same = a.ordinal == b.ordinal;
     let mut modes = vec![TransferMode::HostStaged];
     let mut kernel_a = None;
@@ -256,6 +268,8 @@ pub fn measure_pair(
         kernel_a,
         ev_fwd,
         ev_rev,
+        ev_fwd_done,
+        ev_rev_done,
     };
     // Fill real data once so nothing is timed on zeros.
     let mut host = vec![0u8; max];

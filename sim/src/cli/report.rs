@@ -1,8 +1,204 @@
-//! `sim report` (not built yet: its issue fills this module).
+//! `sim report`: simulate every layout of a model on one or more machines and write SVG charts plus
+//! an `index.html` summary (verdict, best layout, headline bandwidths) into a folder.
+
+use super::args::{FormatArg, MachineArg, ModelArg, OutputFormat, ServerArgs};
+use super::run::CalibrationArg;
+use super::workload_args::WorkloadArgs;
+use anyhow::{Context, Result, bail};
+use comfy_table::Table;
+use sim::report::{
+    MachineResults, REPORT_SCHEMA_VERSION, ReportInputs, ReportOutput, ReportPlan, build_report,
+    simulate_machine, write_report,
+};
+use std::path::PathBuf;
+
+/// Model drawn when `--model` is absent: the user's GLM-5 NVFP4 checkpoint.
+const DEFAULT_MODEL: &str = "glm-5-nvfp4";
+/// Concurrencies of the lines when `--max-concurrency` is absent (as `sim sweep`).
+const DEFAULT_CONCURRENCIES: [u32; 6] = [1, 8, 32, 64, 128, 256];
+/// Most machines one report compares (solid, dashed, dotted lines).
+const MAX_MACHINES: usize = 3;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Machine preset or probe profile JSON; repeat to compare machines (up to 3; the first is
+    /// drawn solid, the second dashed, the third dotted).
+    #[arg(long = "machine", value_name = "PRESET|PROFILE.json", required = true)]
+    pub machines: Vec<String>,
+    /// Model preset, HF folder or config.json (default: glm-5-nvfp4).
+    #[arg(long, value_name = "PRESET|DIR|CONFIG.json")]
+    pub model: Option<String>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Concurrency of the ranking, the decode breakdown and the EP verdict (added to the
+    /// --max-concurrency list if missing).
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub at_concurrency: u32,
+    /// Perturbed draws behind the EP verdict's confidence.
+    #[arg(long, default_value_t = 300)]
+    pub draws: u32,
+    #[command(flatten)]
+    pub calibration: CalibrationArg,
+    /// Folder for the SVG charts and index.html (created if missing; files in it are replaced).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`sim report` is not built yet")
+/// Validated `sim report` flags.
+struct Config {
+    machines: Vec<sim::machine::Machine>,
+    spec: models::ModelSpec,
+    opts: sim::options::ServerOptions,
+    knobs: sim::cost::Knobs,
+    plan: ReportPlan,
+}
+
+impl Args {
+    fn validate(&self) -> Result<Config> {
+        if self.out.exists() && !self.out.is_dir() {
+            bail!(
+                "--out {} is a file; give a folder for the report",
+                self.out.display()
+            );
+        }
+        if self.machines.len() > MAX_MACHINES {
+            bail!(
+                "{} --machine flags: a report compares at most {MAX_MACHINES} machines",
+                self.machines.len()
+            );
+        }
+        let l = &self.server.layout;
+        if l.layout.is_some()
+            || l.tp.is_some()
+            || l.pp.is_some()
+            || l.ep.is_some()
+            || l.dp_attention
+        {
+            bail!(
+                "`sim report` draws every layout: drop --tp/--pp-size/--ep-size/--layout/--enable-dp-attention"
+            );
+        }
+        if self.at_concurrency == 0 {
+            bail!("--at-concurrency 0: must be at least 1");
+        }
+        if self.draws == 0 {
+            bail!("--draws 0: the EP verdict needs at least 1 draw (default 300)");
+        }
+        let machines = self
+            .machines
+            .iter()
+            .map(|m| MachineArg { machine: m.clone() }.resolve())
+            .collect::<Result<Vec<_>>>()?;
+        let spec = ModelArg {
+            model: self
+                .model
+                .clone()
+                .unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
+        }
+        .resolve()?;
+        let mut workload = self.workload.workloads(spec.max_context_tokens)?.remove(0);
+        workload.max_concurrency = None;
+        let mut concurrencies = if self.workload.max_concurrency.is_empty() {
+            DEFAULT_CONCURRENCIES.to_vec()
+        } else {
+            self.workload.max_concurrency.clone()
+        };
+        if !concurrencies.contains(&self.at_concurrency) {
+            concurrencies.push(self.at_concurrency);
+        }
+        concurrencies.sort_unstable();
+        concurrencies.dedup();
+        Ok(Config {
+            machines,
+            spec,
+            opts: self.server.options()?,
+            knobs: self.calibration.knobs()?,
+            plan: ReportPlan {
+                workload,
+                concurrencies,
+                at_concurrency: self.at_concurrency,
+                draws: self.draws,
+            },
+        })
+    }
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let cfg = args.validate()?;
+    let layouts = sim::layout::enumerate_layouts(cfg.machines[0].gpu_count, &cfg.spec).len();
+    let total = cfg.machines.len() * layouts * cfg.plan.concurrencies.len();
+    let bar = indicatif::ProgressBar::new(total as u64).with_message("simulating layouts");
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs {msg} [{elapsed}]")
+            .expect("template"),
+    );
+    let mut results: Vec<MachineResults> = Vec::with_capacity(cfg.machines.len());
+    for m in &cfg.machines {
+        bar.set_message(format!("on {}, then the EP verdict", m.name()));
+        results.push(simulate_machine(
+            m,
+            &cfg.spec,
+            &cfg.opts,
+            cfg.knobs,
+            &cfg.plan,
+            &|| bar.inc(1),
+        ));
+    }
+    bar.set_message("drawing charts");
+    let report = build_report(&ReportInputs {
+        model: &cfg.spec.name,
+        plan: &cfg.plan,
+        machines: &results,
+    })
+    .context("drawing the report")?;
+    let files = write_report(&args.out, &report)?;
+    bar.finish_and_clear();
+    let out = ReportOutput {
+        schema_version: REPORT_SCHEMA_VERSION,
+        out_dir: args.out.display().to_string(),
+        files: files.iter().map(|f| f.display().to_string()).collect(),
+        skipped: report.skipped,
+        machines: report.summary,
+    };
+    match args.format.format {
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&out)?),
+        OutputFormat::Csv => bail!("`sim report` prints table or json"),
+        OutputFormat::Table => print_summary(&out),
+    }
+    Ok(())
+}
+
+fn print_summary(o: &ReportOutput) {
+    let mut t = Table::new();
+    t.set_header(vec![
+        "machine",
+        "best layout",
+        "output tok/s",
+        "should we try EP?",
+    ]);
+    for m in &o.machines {
+        t.add_row(vec![
+            m.machine.clone(),
+            m.best.as_ref().map_or("none fits".into(), |b| {
+                format!("{} ({})", b.layout, b.sglang_flags)
+            }),
+            m.best
+                .as_ref()
+                .map_or("-".into(), |b| format!("{:.0}", b.output_throughput)),
+            m.ep_verdict.clone(),
+        ]);
+    }
+    println!("{t}");
+    for s in &o.skipped {
+        println!("not drawn: {}: {}", s.title, s.reason);
+    }
+    println!(
+        "{} charts and index.html written to {}",
+        o.files.len().saturating_sub(1),
+        o.out_dir
+    );
 }

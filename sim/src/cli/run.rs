@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 use models::{Layout, ModelSpec};
 use sim::calibrate::Calibration;
-use sim::cost::{CostModel, IterationModel, Knobs};
+use sim::cost::{CostModel, Knobs};
 use sim::machine::Machine;
 use sim::options::ServerOptions;
 use sim::serving::{RunOutput, RunReport, simulate};

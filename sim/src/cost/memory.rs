@@ -104,6 +104,13 @@ pub fn checked_plan(
     if p.fits {
         return Ok(p);
     }
+    if p.shortfall_bytes == 0 {
+        return Err(SimError::NoKvRoom {
+            model: spec.name.clone(),
+            layout: footprint.layout.short_name(),
+            pool_gb: p.kv_pool_bytes_per_gpu as f64 / 1e9,
+        });
+    }
     let budget = opts.mem_fraction_static * memory_bytes as f64;
     Err(SimError::DoesNotFit {
         model: spec.name.clone(),
@@ -112,7 +119,7 @@ pub fn checked_plan(
         reserve_gb: p.reserve_bytes_per_gpu as f64 / 1e9,
         budget_gb: budget / 1e9,
         memory_gb: memory_bytes as f64 / 1e9,
-        shortfall_gb: (p.shortfall_bytes.max(1)) as f64 / 1e9,
+        shortfall_gb: p.shortfall_bytes as f64 / 1e9,
     })
 }
 

@@ -246,7 +246,12 @@ pub fn describe(cm: &CostModel, q: &PredictQuery) -> LayoutPrediction {
             fits: mem.fits,
             shortfall_gb: mem.shortfall_bytes as f64 / 1e9,
         }),
-        notes: cm.comm_notes().to_vec(),
+        notes: cm
+            .comm_notes()
+            .iter()
+            .chain(cm.memory_notes())
+            .cloned()
+            .collect(),
     }
 }
 

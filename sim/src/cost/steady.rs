@@ -42,10 +42,15 @@ impl CostModel {
         if let Some(m) = self.opts.max_running_requests {
             running = running.min(m as u64);
         }
+        let pp = self.stages.len() as u32;
+        let slots = (pp + self.opts.pp_async_batch_depth) as u64;
+        if let (Some(m), true) = (self.opts.pp_max_micro_batch_size, pp > 1) {
+            // `--pp-max-micro-batch-size` caps each micro-batch
+            running = running.min(slots * m as u64);
+        }
         let running = running as u32;
         let limited_by_kv = (concurrency as u64) > kv_cap;
-        let pp = self.stages.len() as u32;
-        let micro = (pp + self.opts.pp_async_batch_depth).min(running).max(1);
+        let micro = (slots as u32).min(running).max(1);
         let per_micro = running.div_ceil(micro);
         let ctx = context_tokens as f64;
         let cap = self.core.topk_cap.map_or(ctx, |c| ctx.min(c as f64));

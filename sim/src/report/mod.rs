@@ -1,1 +1,16 @@
-//! (filled by its issue)
+//! `sim report`: SVG charts and one self-contained HTML page for one or more machines and a model.
+//!
+//! [`simulate`] computes the numbers (per layout: memory plan, decode breakdown, a bench_serving
+//! run per concurrency; per machine: the EP verdict), [`charts`] turns one machine's numbers into
+//! layout charts, [`page`] adds the profile charts from `reports::profile` (shared with `probe
+//! charts`), renders everything and lays out the page, [`output`] is the JSON summary. Rendering
+//! happens in memory before any file is written.
+
+pub mod charts;
+pub mod output;
+pub mod page;
+pub mod simulate;
+
+pub use output::{MachineSummary, REPORT_SCHEMA_VERSION, ReportOutput};
+pub use page::{BuiltReport, ReportInputs, build_report, write_report};
+pub use simulate::{LayoutResult, MachineResults, ReportPlan, comm_spread, simulate_machine};

@@ -163,7 +163,9 @@ pub fn simulate_machine(
     for row in rows {
         if let (Some(run), Some(l)) = (
             row.run,
-            layouts.iter_mut().find(|l| l.layout.short_name() == row.layout),
+            layouts
+                .iter_mut()
+                .find(|l| l.layout.short_name() == row.layout),
         ) {
             l.runs.push(run);
         }
@@ -192,7 +194,10 @@ fn answer_ep(
 ) -> Result<EpAnswer, String> {
     let gpus = machine.gpu_count;
     if spec.moe.is_none() {
-        return Err(format!("{} is a dense model: there are no experts to spread", spec.name));
+        return Err(format!(
+            "{} is a dense model: there are no experts to spread",
+            spec.name
+        ));
     }
     let ep_layout = Layout {
         tp: gpus,

@@ -196,7 +196,7 @@ impl Engine<'_, '_> {
         // until something changes; `cycle_*` track the last cycle to take repeats at once.
         let (mut cycle_s, mut cycle_clean, mut cycle_events) = (0.0f64, false, 0u64);
         while self.completed < self.reqs.len() {
-            if pp > 1 && t % l == 0 {
+            if pp > 1 && t.is_multiple_of(l) {
                 if cycle_clean && cycle_events == self.events && cycle_s > 0.0 {
                     self.repeat_decode_cycles(cycle_s);
                 }

@@ -1,0 +1,213 @@
+//! Layout charts of one machine: the decode step by part (stacked bars), output throughput / TTFT /
+//! TPOT vs concurrency (one line per layout), and memory per GPU (weights, KV pool, reserve, free
+//! against the card's size). Colours follow the layout's position in the machine's enumeration,
+//! so one layout keeps its colour across charts.
+
+use reports::profile::ChartSet;
+use reports::{AnyChart, Axis, BarPart, LineChart, MemoryBars, Scale, Series, StackedBars};
+
+use super::simulate::{LayoutResult, MachineResults};
+use crate::cost::report::BreakdownMs;
+use crate::serving::RunReport;
+
+/// The decode-step parts in stacking order (bottom first), with their legend names.
+const PARTS: [(&str, fn(&BreakdownMs) -> f64); 9] = [
+    ("compute", |b| b.compute_ms),
+    ("weight reads", |b| b.weight_read_ms),
+    ("KV reads", |b| b.kv_read_ms),
+    ("all-reduce", |b| b.all_reduce_ms),
+    ("all-to-all", |b| b.all_to_all_ms),
+    ("DP-attention gather/scatter", |b| b.dp_attention_comm_ms),
+    ("PP send/recv", |b| b.pp_send_ms),
+    ("launch / scheduling overhead", |b| b.overhead_ms),
+    ("pipeline bubble", |b| b.bubble_ms),
+];
+
+/// Adds every layout chart of `m` to `set`. `model` names the model in titles; `at` is the
+/// concurrency of the decode breakdown.
+pub fn layout_charts(m: &MachineResults, model: &str, at: u32, context: u32, set: &mut ChartSet) {
+    decode_breakdown(m, model, at, context, set);
+    for metric in &METRICS {
+        metric_lines(m, model, metric, set);
+    }
+    memory_chart(m, model, set);
+}
+
+fn decode_breakdown(m: &MachineResults, model: &str, at: u32, context: u32, set: &mut ChartSet) {
+    let label = &m.label;
+    let rows: Vec<(&LayoutResult, &BreakdownMs)> = m
+        .layouts
+        .iter()
+        .filter_map(|l| l.decode_step.as_ref().map(|b| (l, b)))
+        .collect();
+    let title = format!("Decode step time by part, {model}, {at} concurrent — {label}");
+    if rows.is_empty() {
+        set.skip(title, "no layout of the model fits this machine");
+        return;
+    }
+    let parts: Vec<BarPart> = PARTS
+        .iter()
+        .enumerate()
+        .map(|(i, (name, get))| BarPart {
+            name: (*name).to_owned(),
+            values: rows.iter().map(|(_, b)| get(b).max(0.0)).collect(),
+            colour_index: Some(i),
+        })
+        // A part no layout has only lengthens the legend.
+        .filter(|p| p.values.iter().any(|v| *v > 0.0))
+        .collect();
+    let chart = AnyChart::StackedBars(StackedBars {
+        title,
+        category_title: "layout".to_owned(),
+        value_title: "time per decode step".to_owned(),
+        unit: "ms".to_owned(),
+        categories: rows.iter().map(|(l, _)| l.name()).collect(),
+        parts,
+    });
+    set.push(
+        &format!("{label}-decode-breakdown"),
+        format!(
+            "One decode iteration of {at} running requests at {context} tokens of context (input \
+             + half the output), critical path through all pipeline stages, by part (`sim \
+             predict`). Layouts that do not fit are left out. {label}."
+        ),
+        chart,
+    );
+}
+
+/// A bench_serving metric drawn against concurrency.
+struct Metric {
+    key: &'static str,
+    title: &'static str,
+    axis: &'static str,
+    unit: &'static str,
+    get: fn(&RunReport) -> f64,
+}
+
+const METRICS: [Metric; 3] = [
+    Metric {
+        key: "output-throughput",
+        title: "Output throughput",
+        axis: "output_throughput",
+        unit: "tok/s",
+        get: |r| r.output_throughput,
+    },
+    Metric {
+        key: "ttft",
+        title: "Mean time to first token",
+        axis: "mean_ttft_ms",
+        unit: "ms",
+        get: |r| r.mean_ttft_ms,
+    },
+    Metric {
+        key: "tpot",
+        title: "Mean time per output token",
+        axis: "mean_tpot_ms",
+        unit: "ms",
+        get: |r| r.mean_tpot_ms,
+    },
+];
+
+fn metric_lines(m: &MachineResults, model: &str, metric: &Metric, set: &mut ChartSet) {
+    let label = &m.label;
+    let title = format!("{} vs concurrency, {model} — {label}", metric.title);
+    let series: Vec<Series> = m
+        .layouts
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.runs.is_empty())
+        .map(|(i, l)| {
+            let mut points: Vec<[f64; 2]> = l
+                .runs
+                .iter()
+                .filter_map(|r| Some([f64::from(r.max_concurrency?), (metric.get)(r)]))
+                .filter(|[_, y]| y.is_finite())
+                .collect();
+            points.sort_by(|a, b| a[0].total_cmp(&b[0]));
+            Series::new(l.name(), points).with_colour_index(i)
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    if series.is_empty() {
+        set.skip(
+            title,
+            "no layout of the model could be simulated on this machine",
+        );
+        return;
+    }
+    let chart = AnyChart::LineChart(LineChart {
+        title,
+        x_axis: Axis::new("--max-concurrency", "requests", Scale::Log10),
+        y_axis: Axis::new(metric.axis, metric.unit, Scale::Linear),
+        series,
+    });
+    set.push(
+        &format!("{label}-{}", metric.key),
+        format!(
+            "Simulated bench_serving `{}` per layout at each --max-concurrency. {label}.",
+            metric.axis
+        ),
+        chart,
+    );
+}
+
+const GB: f64 = 1e9;
+
+fn memory_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
+    let label = &m.label;
+    let card_gb = m.gpu_memory_bytes as f64 / GB;
+    let title = format!("Memory per GPU by layout, {model} — {label}");
+    let rows: Vec<(String, [f64; 4])> = m
+        .layouts
+        .iter()
+        .filter_map(|l| {
+            let p = l.memory.as_ref()?;
+            let w = p.weight_bytes_per_gpu as f64 / GB;
+            let r = p.reserve_bytes_per_gpu as f64 / GB;
+            let kv = p.kv_pool_bytes_per_gpu as f64 / GB;
+            let free = (card_gb - w - r - kv).max(0.0);
+            let name = if p.fits {
+                l.name()
+            } else {
+                format!("{} (does not fit)", l.name())
+            };
+            Some((name, [w, kv, r, free]))
+        })
+        .collect();
+    if rows.is_empty() {
+        set.skip(title, "no layout of the model is possible on this machine");
+        return;
+    }
+    let names = [
+        "weights",
+        "KV cache pool",
+        "runtime reserve",
+        "free (outside --mem-fraction-static)",
+    ];
+    let parts = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| BarPart::new(*n, rows.iter().map(|(_, v)| v[i]).collect()))
+        .collect();
+    let chart = AnyChart::MemoryBars(MemoryBars {
+        bars: StackedBars {
+            title,
+            category_title: "layout".to_owned(),
+            value_title: "memory per GPU".to_owned(),
+            unit: "GB".to_owned(),
+            categories: rows.into_iter().map(|(n, _)| n).collect(),
+            parts,
+        },
+        reference_value: card_gb,
+        reference_label: format!("card: {card_gb:.1} GB"),
+    });
+    set.push(
+        &format!("{label}-memory"),
+        format!(
+            "Fullest GPU of each layout: weights, the KV pool SGLang sizes from \
+             --mem-fraction-static, the runtime reserve held back before it, and what is left of \
+             the card (GB = 1e9 bytes). A layout that does not fit has no KV pool. {label}."
+        ),
+        chart,
+    );
+}

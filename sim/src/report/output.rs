@@ -1,0 +1,97 @@
+//! `sim report --format json`: what was written and the summary of each machine, schema-versioned.
+
+use serde::Serialize;
+
+use super::simulate::MachineResults;
+use crate::advise::Verdict;
+
+/// Version of the `sim report --format json` layout.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// The best layout of a machine at the report's concurrency.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BestLayout {
+    /// Short name, e.g. `TP4xPP2`.
+    pub layout: String,
+    /// SGLang flags that launch it.
+    pub sglang_flags: String,
+    /// bench_serving's `output_throughput`, tok/s.
+    pub output_throughput: f64,
+    /// bench_serving's `mean_ttft_ms`.
+    pub mean_ttft_ms: f64,
+    /// bench_serving's `mean_tpot_ms`.
+    pub mean_tpot_ms: f64,
+}
+
+/// One machine's line of the summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MachineSummary {
+    /// Preset name or profile file stem.
+    pub machine: String,
+    /// Best layout at the report's concurrency, `None` when no layout fits.
+    pub best: Option<BestLayout>,
+    /// `yes`, `no`, `depends-on-concurrency`, or `n/a` when there is no EP answer.
+    pub ep_verdict: String,
+    /// Share of perturbed draws that agree with the verdict.
+    pub ep_confidence: Option<f64>,
+    /// The verdict's sentence, or why there is none.
+    pub ep_sentence: Option<String>,
+}
+
+impl MachineSummary {
+    /// The summary of `m` at concurrency `at`.
+    pub fn of(m: &MachineResults, at: u32) -> Self {
+        let best = m.ranking_at(at).first().map(|(l, r)| BestLayout {
+            layout: l.name(),
+            sglang_flags: l.layout.sglang_flags(),
+            output_throughput: r.output_throughput,
+            mean_ttft_ms: r.mean_ttft_ms,
+            mean_tpot_ms: r.mean_tpot_ms,
+        });
+        let (ep_verdict, ep_confidence, ep_sentence) = match &m.ep {
+            Ok(a) => {
+                let v = match a.verdict {
+                    Verdict::Yes => "yes",
+                    Verdict::No => "no",
+                    Verdict::DependsOnConcurrency => "depends on concurrency",
+                };
+                (
+                    format!(
+                        "{v} ({:.0}% of {} draws agree)",
+                        a.confidence * 100.0,
+                        a.draws
+                    ),
+                    Some(a.confidence),
+                    Some(a.sentence.clone()),
+                )
+            }
+            Err(why) => (
+                "n/a".to_owned(),
+                None,
+                Some(format!("no EP verdict: {why}")),
+            ),
+        };
+        MachineSummary {
+            machine: m.label.clone(),
+            best,
+            ep_verdict,
+            ep_confidence,
+            ep_sentence,
+        }
+    }
+}
+
+/// `sim report --format json` on stdout.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReportOutput {
+    /// Always [`REPORT_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Folder the report was written to.
+    pub out_dir: String,
+    /// Files written, `index.html` last.
+    pub files: Vec<String>,
+    /// Charts not drawn and why.
+    pub skipped: Vec<reports::profile::SkippedChart>,
+    /// One entry per machine.
+    pub machines: Vec<MachineSummary>,
+}

@@ -1,0 +1,250 @@
+//! Assembling `sim report`: chart sections in reading order (verdict first, then layouts, then the
+//! measurements behind them), the summary tables, and the HTML page that inlines every chart.
+
+use std::path::{Path, PathBuf};
+
+use reports::ReportError;
+use reports::html::Page;
+use reports::profile::{self, ChartSet, RenderedChart, SkippedChart};
+
+use super::charts::layout_charts;
+use super::output::MachineSummary;
+use super::simulate::{MachineResults, ReportPlan};
+
+/// What the report is about: the model's name, what was simulated, and the machines' results.
+pub struct ReportInputs<'a> {
+    /// Model name as `sim models` prints it.
+    pub model: &'a str,
+    /// The simulated workload and concurrencies.
+    pub plan: &'a ReportPlan,
+    /// One entry per `--machine`, in flag order.
+    pub machines: &'a [MachineResults],
+}
+
+/// A report rendered in memory: every SVG, the skipped charts and the page. Nothing is on disk yet.
+pub struct BuiltReport {
+    /// Charts in page order.
+    pub rendered: Vec<RenderedChart>,
+    /// Charts not drawn, with why.
+    pub skipped: Vec<SkippedChart>,
+    /// The HTML page.
+    pub page: Page,
+    /// One summary row per machine.
+    pub summary: Vec<MachineSummary>,
+}
+
+/// A headed part of the page.
+struct Section {
+    heading: String,
+    text: Vec<String>,
+    set: ChartSet,
+}
+
+/// Builds and renders the whole report. Fails only on chart data that cannot be drawn (a bug or a
+/// profile with non-finite numbers), before anything is written.
+pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportError> {
+    let plan = inputs.plan;
+    let w = &plan.workload;
+    let context = w.random_input_len + w.random_output_len / 2;
+    let mut sections = Vec::new();
+    for m in inputs.machines {
+        let mut set = ChartSet::default();
+        layout_charts(m, inputs.model, plan.at_concurrency, context, &mut set);
+        sections.push(Section {
+            heading: format!("Layouts on {}", m.label),
+            text: vec![format!(
+                "{}× {}, {:.1} GB per card.",
+                m.gpu_count,
+                m.gpu_name,
+                m.gpu_memory_bytes as f64 / 1e9
+            )],
+            set,
+        });
+    }
+    let profiles: Vec<(&str, &models::MachineProfile)> = inputs
+        .machines
+        .iter()
+        .map(|m| (m.label.as_str(), &m.profile))
+        .collect();
+    let mut coll = ChartSet::default();
+    profile::collective_charts(&profiles, &mut coll);
+    sections.push(Section {
+        heading: "NCCL collectives".to_owned(),
+        text: vec![
+            "Bus bandwidth as nccl-tests reports it (busbw = algbw × 2(n−1)/n for all_reduce, \
+             (n−1)/n for all_gather, reduce_scatter and alltoall)."
+                .to_owned(),
+        ],
+        set: coll,
+    });
+    for m in inputs.machines {
+        let mut set = ChartSet::default();
+        profile::pair_charts(&m.label, &m.profile, &mut set);
+        sections.push(Section {
+            heading: format!("GPU pairs on {}", m.label),
+            text: vec![profile::machine_line(&m.profile)],
+            set,
+        });
+    }
+
+    let summary: Vec<MachineSummary> = inputs
+        .machines
+        .iter()
+        .map(|m| MachineSummary::of(m, plan.at_concurrency))
+        .collect();
+    let names: Vec<&str> = inputs.machines.iter().map(|m| m.label.as_str()).collect();
+    let mut page = Page::new(format!(
+        "shardwise report: {} on {}",
+        inputs.model,
+        names.join(" vs ")
+    ))
+    .paragraph(format!(
+        "Workload (bench_serving random dataset): --random-input-len {} --random-output-len {} \
+         --random-range-ratio {} --num-prompts {}, --max-concurrency {}. Verdicts, ranking and \
+         the decode breakdown are at {} concurrent requests. All numbers are simulated from the \
+         machine profiles; measure before you commit.",
+        w.random_input_len,
+        w.random_output_len,
+        w.random_range_ratio,
+        w.num_prompts,
+        plan.concurrencies
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+        plan.at_concurrency
+    ));
+    page = summary_tables(page, inputs.machines, &summary, plan.at_concurrency);
+
+    let mut rendered = Vec::new();
+    let mut skipped = Vec::new();
+    for s in sections {
+        let charts = s.set.render()?;
+        page = page.heading(s.heading);
+        for t in s.text {
+            page = page.paragraph(t);
+        }
+        for r in &charts {
+            page = page.figure(r.svg.clone(), format!("{} ({})", r.caption, r.file_name));
+        }
+        for k in &s.set.skipped {
+            page = page.paragraph(format!("Not drawn: {}, because {}.", k.title, k.reason));
+        }
+        rendered.extend(charts);
+        skipped.extend(s.set.skipped);
+    }
+    page = assumptions(page, inputs.machines);
+    Ok(BuiltReport {
+        rendered,
+        skipped,
+        page,
+        summary,
+    })
+}
+
+fn summary_tables(
+    mut page: Page,
+    machines: &[MachineResults],
+    summary: &[MachineSummary],
+    at: u32,
+) -> Page {
+    page = page.heading("Summary");
+    let header = [
+        "machine",
+        "best layout",
+        "SGLang flags",
+        "output tok/s",
+        "mean TTFT ms",
+        "mean TPOT ms",
+        "should we try EP?",
+    ];
+    let rows = summary
+        .iter()
+        .map(|s| {
+            let (flags, tok, ttft, tpot) = match &s.best {
+                Some(b) => (
+                    b.sglang_flags.clone(),
+                    format!("{:.0}", b.output_throughput),
+                    format!("{:.0}", b.mean_ttft_ms),
+                    format!("{:.1}", b.mean_tpot_ms),
+                ),
+                None => ("-".into(), "-".into(), "-".into(), "-".into()),
+            };
+            vec![
+                s.machine.clone(),
+                s.best
+                    .as_ref()
+                    .map_or("none fits".into(), |b| b.layout.clone()),
+                flags,
+                tok,
+                ttft,
+                tpot,
+                s.ep_verdict.clone(),
+            ]
+        })
+        .collect();
+    page = page.table(
+        format!("Best layout at {at} concurrent requests and the EP verdict"),
+        header.iter().map(|h| (*h).to_owned()).collect(),
+        rows,
+    );
+    for (m, s) in machines.iter().zip(summary) {
+        if let Some(sentence) = &s.ep_sentence {
+            page = page.paragraph(format!("{}: {sentence}", m.label));
+        }
+    }
+    // Headline measurements: one row per figure, one column per machine.
+    let heads: Vec<Vec<profile::Headline>> = machines
+        .iter()
+        .map(|m| profile::headlines(&m.profile))
+        .collect();
+    let mut whats: Vec<String> = Vec::new();
+    for h in heads.iter().flatten() {
+        if !whats.contains(&h.what) {
+            whats.push(h.what.clone());
+        }
+    }
+    if !whats.is_empty() {
+        let mut header = vec!["measurement".to_owned()];
+        header.extend(machines.iter().map(|m| m.label.clone()));
+        let rows = whats
+            .iter()
+            .map(|w| {
+                let mut row = vec![w.clone()];
+                row.extend(heads.iter().map(|hs| {
+                    hs.iter()
+                        .find(|h| &h.what == w)
+                        .map_or("not measured".to_owned(), |h| h.value.clone())
+                }));
+                row
+            })
+            .collect();
+        page = page.table("Headline bandwidths from the profiles", header, rows);
+    }
+    page
+}
+
+fn assumptions(mut page: Page, machines: &[MachineResults]) -> Page {
+    let any = machines
+        .iter()
+        .any(|m| !m.notes.is_empty() || !m.profile.provenance.notes.is_empty());
+    if !any {
+        return page;
+    }
+    page = page.heading("Assumptions and sources");
+    for m in machines {
+        let prov = &m.profile.provenance;
+        if let Some(src) = &prov.source {
+            page = page.paragraph(format!("{} source: {src}", m.label));
+        }
+        for n in prov.notes.iter().chain(&m.notes) {
+            page = page.paragraph(format!("{}: {n}", m.label));
+        }
+    }
+    page
+}
+
+/// Writes the report's SVGs and `index.html` into `dir` (see [`profile::write_dir`]).
+pub fn write_report(dir: &Path, report: &BuiltReport) -> Result<Vec<PathBuf>, ReportError> {
+    profile::write_dir(dir, &report.rendered, &report.page)
+}
