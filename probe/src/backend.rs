@@ -332,6 +332,13 @@ impl Backend for RealBackend {
         if self.gpus.len() == 1 && links.is_empty() {
             links.push(self_link(self.gpus[0].ordinal));
         }
+        // One kernel module per GPU, not per pair: loading it JIT-compiles the PTX.
+        let mut kernels = Vec::new();
+        if let Some(ptx) = ptx.as_ref().filter(|_| self.gpus.len() > 1) {
+            for g in &self.gpus {
+                kernels.push((g.ordinal, crate::cuda::kernels::CopyKernel::load(g, ptx)?));
+            }
+        }
         let total = links.len();
         for (i, link) in links.iter_mut().enumerate() {
             tick(format!(
@@ -350,7 +357,11 @@ impl Backend for RealBackend {
                 .iter()
                 .find(|g| g.ordinal == link.dst)
                 .expect("selected GPU");
-            crate::cuda::p2p::measure_pair(a, b, ptx.as_ref(), plan, link)?;
+            let k = kernels
+                .iter()
+                .find(|(o, _)| *o == a.ordinal)
+                .map(|(_, k)| k);
+            crate::cuda::p2p::measure_pair(a, b, k, plan, link)?;
         }
         notes.push("P2P: SM-kernel copies use an NVRTC-compiled kernel (GPU A pushes into B's memory; for both directions it also pulls); host-staged copies are D2H into pinned memory then H2D, not pipelined, timed with the host clock".into());
         Ok(())

@@ -75,3 +75,51 @@ pub fn run(args: ChartsArgs) -> Result<()> {
     );
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FAKE_4GPU: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/fake-4gpu-vm.json"
+    );
+
+    #[test]
+    fn charts_of_a_profile_are_written_with_an_index_and_escaped_names() {
+        let mut p = MachineProfile::load(Path::new(FAKE_4GPU)).unwrap();
+        p.provenance.hostname = Some("<script>alert(1)</script>".into());
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("charts");
+        let label = label(&p, Path::new(FAKE_4GPU));
+        let written = write_profile_charts(&p, &label, &dir).unwrap();
+        assert_eq!(written.last().unwrap(), &dir.join("index.html"));
+        // 4 bandwidth maps (copy engine and host-staged, both directions), 2 latency maps, the
+        // topology, 5 collectives; the fixture classifies no pair, so that map is skipped.
+        assert_eq!(written.len() - 1, 12);
+        let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(!html.contains("<script>"));
+        assert!(html.contains("no pair in the profile is classified"));
+        for f in &written {
+            let name = f.file_name().unwrap().to_string_lossy();
+            assert!(
+                name.starts_with("script-alert-1-script-") || name == "index.html",
+                "{name}"
+            );
+            let text = std::fs::read_to_string(f).unwrap();
+            assert!(
+                !text.contains("<script"),
+                "{name} has markup from the host name"
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_where_the_folder_should_be_is_refused() {
+        let tmp = tempfile::NamedTempFile::new().unwrap();
+        let p = MachineProfile::load(Path::new(FAKE_4GPU)).unwrap();
+        let e = write_profile_charts(&p, "x", tmp.path()).unwrap_err();
+        assert!(e.to_string().contains("is a file"), "{e}");
+    }
+}

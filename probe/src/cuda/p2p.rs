@@ -12,7 +12,6 @@ use crate::plan::RunPlan;
 use crate::stats::{summarize, time_and_bandwidth};
 use cudarc::driver::sys;
 use models::profile::{Direction, PairLink, SizePoint, TransferCurve, TransferMode};
-use std::ffi::CString;
 
 /// Buffers for one ordered pair: forward (a → b) and reverse (b → a), each with a host stage.
 struct PairBufs {
@@ -29,7 +28,7 @@ struct Pair<'g> {
     a: &'g Gpu,
     b: &'g Gpu,
     bufs: PairBufs,
-    kernel_a: Option<CopyKernel>,
+    kernel_a: Option<&'g CopyKernel>,
     ev_fwd: Event,
     ev_rev: Event,
     /// Forward H2D done (B's context): the next D2H into the same stage waits for it.
@@ -71,7 +70,7 @@ impl Pair<'_> {
         s1: sys::CUstream,
         s2: sys::CUstream,
     ) -> Result<()> {
-        let k = self.kernel_a.as_ref().expect("kernel loaded");
+        let k = self.kernel_a.expect("kernel loaded");
         let f = &self.bufs;
         // GPU A pushes into B's memory (remote writes, as NCCL's kernels do) ...
         k.launch(f.dst_b.ptr, f.src_a.ptr, n, s1)?;
@@ -215,10 +214,10 @@ pub fn can_access_peer(a: &Gpu, b: &Gpu) -> Result<bool> {
 
 /// Measures one ordered pair into `link` (curves, latency, evidence). With `a == b` (one GPU)
 /// only the host bounce D → H → D is measured: the cost a P2P-less VM pays per hop.
-pub fn measure_pair(
-    a: &Gpu,
-    b: &Gpu,
-    ptx: Option<&CString>,
+pub fn measure_pair<'g>(
+    a: &'g Gpu,
+    b: &'g Gpu,
+    kernel_a: Option<&'g CopyKernel>,
     plan: &RunPlan,
     link: &mut PairLink,
 ) -> Result<()> {
@@ -241,15 +240,15 @@ pub fn measure_pair(
     let ev_rev_done = Event::new()?;
     let same = a.ordinal == b.ordinal;
     let mut modes = vec![TransferMode::HostStaged];
-    let mut kernel_a = None;
+    let mut with_kernel = None;
     if !same {
         let can = can_access_peer(a, b)? && can_access_peer(b, a)?;
         link.can_access_peer = Some(can);
         if can && enable_peer(a, b)? && enable_peer(b, a)? {
             modes.insert(0, TransferMode::CopyEngine);
-            match ptx {
-                Some(p) => {
-                    kernel_a = Some(CopyKernel::load(a, p)?);
+            match kernel_a {
+                Some(k) => {
+                    with_kernel = Some(k);
                     modes.insert(1, TransferMode::SmKernel);
                 }
                 None => link
@@ -265,7 +264,7 @@ pub fn measure_pair(
         a,
         b,
         bufs,
-        kernel_a,
+        kernel_a: with_kernel,
         ev_fwd,
         ev_rev,
         ev_fwd_done,

@@ -120,7 +120,8 @@ pub fn parse(text: &str, path: &Path) -> Result<NcclTestsLog> {
             }
             continue;
         }
-        if op_from_words.is_none() {
+        // Only command lines name the binary; skip the word scan on table rows.
+        if op_from_words.is_none() && t.contains("_perf") {
             op_from_words = t.split_whitespace().find_map(op_from_binary);
         }
         let cols: Vec<&str> = t.split_whitespace().collect();

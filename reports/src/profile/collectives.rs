@@ -32,12 +32,32 @@ pub fn op_name(op: CollectiveOp) -> &'static str {
 
 /// What tells two curves of one op apart: group size, GPUs, NCCL environment.
 fn group_key(c: &CollectiveCurve) -> String {
-    let devices: Vec<String> = c.devices.iter().map(u32::to_string).collect();
-    let mut key = format!("n={} GPUs {}", c.devices.len(), devices.join(","));
+    let mut key = format!("n={} GPUs {}", c.devices.len(), gpu_ranges(&c.devices));
     for (k, v) in &c.nccl_env {
         key.push_str(&format!(" {k}={v}"));
     }
     key
+}
+
+/// GPU indices with consecutive runs shortened: `[0,1,2,3,6]` → `0-3,6`.
+pub fn gpu_ranges(devices: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < devices.len() {
+        let mut j = i;
+        while j + 1 < devices.len() && devices[j + 1] == devices[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j >= i + 2 {
+            format!("{}-{}", devices[i], devices[j])
+        } else if j == i + 1 {
+            format!("{},{}", devices[i], devices[j])
+        } else {
+            devices[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(",")
 }
 
 /// Points that finished with a correct result, as `[bytes, busbw GB/s]`.
@@ -126,5 +146,18 @@ pub fn collective_charts(profiles: &[(&str, &MachineProfile)], set: &mut ChartSe
             ),
             chart,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gpu_ranges;
+
+    #[test]
+    fn gpu_ranges_shorten_runs() {
+        assert_eq!(gpu_ranges(&[0, 1, 2, 3, 4, 5, 6, 7]), "0-7");
+        assert_eq!(gpu_ranges(&[0, 1]), "0,1");
+        assert_eq!(gpu_ranges(&[3, 4, 0, 1, 2, 6]), "3,4,0-2,6");
+        assert_eq!(gpu_ranges(&[]), "");
     }
 }

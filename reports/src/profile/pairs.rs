@@ -104,6 +104,13 @@ fn bandwidth_maps(label: &str, gpus: &[u32], pairs: &[&PairLink], set: &mut Char
         );
         return;
     }
+    if !kinds.iter().any(|(m, _)| *m != TransferMode::HostStaged) {
+        set.skip(
+            format!("P2P bandwidth with peer access on ({label})"),
+            "no pair was measured with peer access on (cuDeviceCanAccessPeer false or P2P \
+             disabled), so every copy above is staged through host memory",
+        );
+    }
     for (mode, dir) in kinds {
         let mut sizes = BTreeSet::new();
         let values = matrix(gpus, pairs, |p| {

@@ -27,8 +27,9 @@ const PARTS: [(&str, fn(&BreakdownMs) -> f64); 9] = [
 /// concurrency of the decode breakdown.
 pub fn layout_charts(m: &MachineResults, model: &str, at: u32, context: u32, set: &mut ChartSet) {
     decode_breakdown(m, model, at, context, set);
+    let drawn = line_layouts(m, at);
     for metric in &METRICS {
-        metric_lines(m, model, metric, set);
+        metric_lines(m, model, metric, &drawn, at, set);
     }
     memory_chart(m, model, set);
 }
@@ -108,14 +109,66 @@ const METRICS: [Metric; 3] = [
     },
 ];
 
-fn metric_lines(m: &MachineResults, model: &str, metric: &Metric, set: &mut ChartSet) {
+/// Most layouts drawn as lines: more than this many lines on one chart cannot be told apart.
+pub const MAX_LINES: usize = 8;
+
+/// Indices (into `m.layouts`) of the layouts drawn as lines: the best by output throughput at
+/// concurrency `at`, plus TP and EP over all GPUs (the layouts a reader compares against), at most
+/// [`MAX_LINES`], in enumeration order so colours stay put.
+pub fn line_layouts(m: &MachineResults, at: u32) -> Vec<usize> {
+    let ran: Vec<usize> = (0..m.layouts.len())
+        .filter(|&i| !m.layouts[i].runs.is_empty())
+        .collect();
+    if ran.len() <= MAX_LINES {
+        return ran;
+    }
+    let all = m.gpu_count;
+    let anchor = |l: &LayoutResult| {
+        l.layout.pp == 1
+            && !l.layout.dp_attention
+            && l.layout.tp == all
+            && (l.layout.ep == 1 || l.layout.ep == all)
+    };
+    let mut chosen: Vec<usize> = ran
+        .iter()
+        .copied()
+        .filter(|&i| anchor(&m.layouts[i]))
+        .collect();
+    let mut by_rate = ran.clone();
+    let rate = |i: usize| {
+        m.layouts[i]
+            .run_at(at)
+            .map_or(-1.0, |r| r.output_throughput)
+    };
+    by_rate.sort_by(|&a, &b| rate(b).total_cmp(&rate(a)));
+    for i in by_rate {
+        if chosen.len() >= MAX_LINES {
+            break;
+        }
+        if !chosen.contains(&i) {
+            chosen.push(i);
+        }
+    }
+    chosen.sort_unstable();
+    chosen
+}
+
+fn metric_lines(
+    m: &MachineResults,
+    model: &str,
+    metric: &Metric,
+    drawn: &[usize],
+    at: u32,
+    set: &mut ChartSet,
+) {
     let label = &m.label;
     let title = format!("{} vs concurrency, {model} — {label}", metric.title);
+    let ran = m.layouts.iter().filter(|l| !l.runs.is_empty()).count();
     let series: Vec<Series> = m
         .layouts
         .iter()
         .enumerate()
-        .filter(|(_, l)| !l.runs.is_empty())
+        .filter(|(i, _)| drawn.contains(i))
         .map(|(i, l)| {
             let mut points: Vec<[f64; 2]> = l
                 .runs
@@ -144,8 +197,17 @@ fn metric_lines(m: &MachineResults, model: &str, metric: &Metric, set: &mut Char
     set.push(
         &format!("{label}-{}", metric.key),
         format!(
-            "Simulated bench_serving `{}` per layout at each --max-concurrency. {label}.",
-            metric.axis
+            "Simulated bench_serving `{}` per layout at each --max-concurrency{}. {label}.",
+            metric.axis,
+            if drawn.len() < ran {
+                format!(
+                    "; {} of {ran} layouts that run: the best at {at} concurrent plus TP and EP \
+                     over all GPUs (`sim sweep --layout all` lists every one)",
+                    drawn.len()
+                )
+            } else {
+                String::new()
+            }
         ),
         chart,
     );
