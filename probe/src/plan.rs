@@ -1,12 +1,11 @@
 //! What a `probe run` measures and how hard: the validated form of the CLI flags.
 //!
-//! Time budget of `--quick` ("under 30 s on 8 GPUs"), from the seconds per step measured on
-//! H200s (1 GPU: 10.8 s; 2 GPUs: 17.1 s before the P2P and GEMM cuts below) scaled by what grows
-//! with the GPU count: host ≈ 0.5 s and device copy ≈ 0.5 s per GPU (8 GPUs: 8 s); P2P at two
-//! sizes, one direction, ≈ 0.1 s per ordered pair (56 pairs: 6 s); NCCL 3 groups × (≈ 1 s
-//! worker start-up + 5 ops × 6 sizes ≤ 256 MiB, sampled result checks) ≈ 8 s; GEMM on the first
-//! GPU only ≈ 2 s. Sum ≈ 25 s. The `quick_plan_budget` test recomputes the bytes moved so a
-//! change that breaks the budget shows; the profile's notes carry the real seconds per step.
+//! Time budget of `--quick` (target: under 30 s on 8 GPUs). Measured on H200s: 1 GPU 10.8 s,
+//! 2 GPUs 11.4 s. Scaled to 8 GPUs: host ≈ 0.9 s and device copy ≈ 0.5 s per GPU (11 s), P2P
+//! ≈ 0.3 s per ordered pair × 56 (17 s), NCCL ≈ 4 s per group × 3 (12 s), GEMM on the first GPU
+//! 3 s, inventory 1 s: ≈ 44 s — over the target; P2P is the term to cut next (README.md). The
+//! `quick_plan_budget` test recomputes the bytes the plan moves so a change that grows them
+//! shows; the profile's notes carry the real seconds per step.
 
 use crate::error::{ProbeError, Result};
 
@@ -228,8 +227,9 @@ mod tests {
         assert_eq!(r.reps_for(256 * MIB), 1);
     }
 
-    /// Recomputes the bytes the quick plan moves on 8 GPUs, the dominant cost, and checks it
-    /// stays inside the budget stated in the module docs at pessimistic PCIe speeds.
+    /// Recomputes the bytes the quick plan moves on 8 GPUs and checks that moving them at
+    /// pessimistic PCIe speeds stays under 15 s — half the 30 s target, the rest being per-pair
+    /// and per-group overheads (see the module docs: those push the 8-GPU estimate over).
     #[test]
     fn quick_plan_budget() {
         let p = RunPlan::new(None, None, true);
@@ -251,6 +251,6 @@ mod tests {
             .sum();
         let nccl_s = 5.0 * 3.0 * nccl_bytes / 5e9 + 3.0;
         let total = p2p_s + host_s + nccl_s;
-        assert!(total < 30.0, "quick plan estimate {total:.1} s");
+        assert!(total < 15.0, "quick plan transfer time {total:.1} s");
     }
 }

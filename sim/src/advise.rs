@@ -99,6 +99,10 @@ pub struct EpAnswer {
     pub comm_spread: f64,
     /// SGLang flags to try first.
     pub flags_to_try: Vec<String>,
+    /// EP's steady throughput over that of plain TP on the same GPUs (`--tp N`, no EP, no
+    /// attention-DP: the layout most users run today) at the workload's concurrency.
+    #[serde(default)]
+    pub ratio_vs_plain_tp: Option<f64>,
 }
 
 /// `sim advise` output.
@@ -171,9 +175,12 @@ pub fn steady_tok_s(
     }
 }
 
-/// Bytes one GPU sends per token per forward pass: two all-reduces of `h` bf16 values per layer
-/// over the TP group (ring: `2(n−1)/n` of the buffer), which SGLang keeps for the MoE output
-/// under EP without `--moe-a2a-backend`; with a backend the MoE all-reduce becomes a dispatch of
+/// Bytes one GPU sends per token per forward pass, by the ring formulas of the collectives SGLang
+/// runs: without attention-DP, two all-reduces of `h` bf16 values per layer over the TP group
+/// (`2(n−1)/n` of the buffer leaves each GPU), one after attention and one after the MLP/MoE, which
+/// SGLang keeps for the MoE output under EP without `--moe-a2a-backend`. Attention-DP drops the
+/// attention all-reduce and wraps the MLP/MoE in an all-gather plus a reduce-scatter of the tokens
+/// (the same bytes as one all-reduce). With an a2a backend the MoE's collective becomes a dispatch of
 /// `k·h` fp8 bytes plus a combine of `k·h` bf16 values, of which `(n−1)/n` leaves the GPU.
 pub fn wire_bytes_per_token(spec: &ModelSpec, layout: &Layout, opts: &ServerOptions) -> f64 {
     let n = layout.tp as f64;
@@ -183,16 +190,21 @@ pub fn wire_bytes_per_token(spec: &ModelSpec, layout: &Layout, opts: &ServerOpti
     let h = spec.hidden_size as f64;
     let layers = spec.num_layers as f64 / layout.pp as f64;
     let moe_layers = spec.num_moe_layers() as f64 / layout.pp as f64;
-    let ring = 2.0 * (n - 1.0) / n;
-    let all_reduce = h * 2.0 * ring;
+    let all_reduce = h * 2.0 * 2.0 * (n - 1.0) / n;
+    let attention = if layout.dp_attention {
+        0.0
+    } else {
+        layers * all_reduce
+    };
     let a2a = opts.moe_a2a_backend.is_some() && layout.ep > 1;
-    match spec.moe {
+    let mlp = match spec.moe {
         Some(moe) if a2a => {
             let k = moe.top_k as f64;
-            layers * all_reduce + moe_layers * (k * h * 3.0 * (n - 1.0) / n)
+            (layers - moe_layers) * all_reduce + moe_layers * (k * h * 3.0 * (n - 1.0) / n)
         }
-        _ => 2.0 * layers * all_reduce,
-    }
+        _ => layers * all_reduce,
+    };
+    attention + mlp
 }
 
 /// Expert weight bytes the busiest GPU reads for `tokens` decode tokens, and the EP imbalance.
@@ -302,6 +314,17 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
     let (ep, others) = build_all(q.knobs)?;
     let points = grid(ep.as_ref(), &others, q.opts, &concs, context);
     let verdict = verdict_of(&points);
+    // The user's question is usually "EP8 instead of my TP8?": give that ratio too.
+    let plain_tp = Layout {
+        ep: 1,
+        dp_attention: false,
+        ..q.ep_layout
+    };
+    let ratio_vs_plain_tp = others.iter().find(|m| m.layout() == plain_tp).map(|m| {
+        let mut batch = IterationBatch::default();
+        let ep_tok_s = steady_tok_s(ep.as_ref(), q.opts, conc, context, &mut batch);
+        ep_tok_s / steady_tok_s(m.as_ref(), q.opts, conc, context, &mut batch).max(1e-12)
+    });
     let at = *points
         .iter()
         .find(|p| p.concurrency == conc)
@@ -345,6 +368,7 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
         conc,
         ep_slower_share,
         ok.len(),
+        ratio_vs_plain_tp.map(|r| (plain_tp.short_name(), r)),
     );
     let mem = format!("--mem-fraction-static {}", q.opts.mem_fraction_static);
     let flags_to_try = match verdict {
@@ -367,6 +391,7 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
         draws: ok.len() as u32,
         comm_spread: q.comm_spread,
         flags_to_try,
+        ratio_vs_plain_tp,
     })
 }
 
@@ -408,6 +433,7 @@ fn sentence(
     conc: u32,
     slower_share: f64,
     draws: usize,
+    plain_tp: Option<(String, f64)>,
 ) -> String {
     let at = points
         .iter()
@@ -449,13 +475,18 @@ fn sentence(
         slower_share * 100.0
     );
     let (lo, hi) = (points[0].concurrency, points[points.len() - 1].concurrency);
+    // Plain TP is named separately only when it is not already the layout compared against.
+    let vs_tp = match plain_tp {
+        Some((name, r)) if name != other.layout => format!(", {r:.2}× {name}"),
+        _ => String::new(),
+    };
     match v {
         Verdict::No => format!(
-            "No: {} is slower than the best non-EP layout at every concurrency from {lo} to {hi} ({ratio:.2}× {} at {conc}), because {reason}; {conf}.",
+            "No: {} is slower than the best non-EP layout at every concurrency from {lo} to {hi} ({ratio:.2}× {}{vs_tp} at {conc}), because {reason}; {conf}.",
             ep.layout, other.layout
         ),
         Verdict::Yes => format!(
-            "Yes: {} is faster than the best non-EP layout at every concurrency from {lo} to {hi} ({ratio:.2}× {} at {conc}), because {reason}; {conf}.",
+            "Yes: {} is faster than the best non-EP layout at every concurrency from {lo} to {hi} ({ratio:.2}× {}{vs_tp} at {conc}), because {reason}; {conf}.",
             ep.layout, other.layout
         ),
         Verdict::DependsOnConcurrency => {
@@ -465,7 +496,7 @@ fn sentence(
                 .map(|p| p.concurrency.to_string())
                 .collect();
             format!(
-                "Depends on concurrency: {} wins only at {} concurrent ({ratio:.2}× {} at {conc}), because {reason}; {conf}.",
+                "Depends on concurrency: {} wins only at {} concurrent ({ratio:.2}× {}{vs_tp} at {conc}), because {reason}; {conf}.",
                 ep.layout,
                 wins.join(", "),
                 other.layout

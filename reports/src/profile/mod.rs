@@ -39,6 +39,9 @@ pub struct Headline {
     pub what: String,
     /// The figure with its unit.
     pub value: String,
+    /// Kind of figure, for ordering rows across profiles: pair copies by mode (0–2), host copy
+    /// (3), collectives (4–5).
+    pub order: u8,
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -55,11 +58,14 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 /// over the largest group at its largest successful size. Missing measurements are left out.
 pub fn headlines(profile: &MachineProfile) -> Vec<Headline> {
     let mut out = Vec::new();
-    for mode in [
+    for (order, mode) in [
         TransferMode::CopyEngine,
         TransferMode::SmKernel,
         TransferMode::HostStaged,
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let v: Vec<f64> = profile
             .links
             .iter()
@@ -73,6 +79,7 @@ pub fn headlines(profile: &MachineProfile) -> Vec<Headline> {
             out.push(Headline {
                 what: format!("GPU↔GPU copy, {} (median pair)", pairs::mode_name(mode)),
                 value: format!("{m:.1} GB/s"),
+                order: order as u8,
             });
         }
     }
@@ -85,9 +92,10 @@ pub fn headlines(profile: &MachineProfile) -> Vec<Headline> {
         out.push(Headline {
             what: format!("host→GPU{} copy, pinned memory", h.devices[0]),
             value: format!("{:.1} GB/s", h.gb_per_s.median),
+            order: 3,
         });
     }
-    for op in [CollectiveOp::AllReduce, CollectiveOp::AllToAll] {
+    for (order, op) in [(4, CollectiveOp::AllReduce), (5, CollectiveOp::AllToAll)] {
         let best = profile
             .collectives
             .iter()
@@ -110,6 +118,7 @@ pub fn headlines(profile: &MachineProfile) -> Vec<Headline> {
                 crate::axis::binary_size_label(p.bytes)
             ),
             value: format!("{:.1} GB/s", p.busbw_gb_per_s),
+            order,
         });
     }
     out
@@ -161,4 +170,46 @@ pub fn profile_page(
         );
     }
     add_figures(page, rendered, skipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use models::profile::{DeviceInfo, PROFILE_SCHEMA_VERSION, Provenance};
+
+    fn bare_profile(gpus: u32) -> MachineProfile {
+        MachineProfile {
+            schema_version: PROFILE_SCHEMA_VERSION,
+            provenance: Provenance {
+                tool: "test".into(),
+                ..Provenance::default()
+            },
+            gpu_preset: None,
+            devices: (0..gpus)
+                .map(|i| DeviceInfo {
+                    index: i,
+                    name: "GPU".into(),
+                    memory_bytes: 1 << 30,
+                    ..DeviceInfo::default()
+                })
+                .collect(),
+            links: Vec::new(),
+            host_device: Vec::new(),
+            device_memory: Vec::new(),
+            collectives: Vec::new(),
+            compute: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn missing_data_is_skipped_with_a_reason() {
+        let set = profile_charts("one", &bare_profile(1));
+        assert!(set.charts.is_empty());
+        // Pairs (one GPU) and all five collectives are skipped, each with why.
+        assert_eq!(set.skipped.len(), 6, "{:?}", set.skipped);
+        assert!(set.skipped[0].reason.contains("1 GPU"));
+        let set = profile_charts("eight", &bare_profile(8));
+        assert!(set.skipped[0].reason.contains("no GPU-pair measurements"));
+        assert!(headlines(&bare_profile(8)).is_empty());
+    }
 }

@@ -108,7 +108,7 @@ fn bandwidth_maps(label: &str, gpus: &[u32], pairs: &[&PairLink], set: &mut Char
         set.skip(
             format!("P2P bandwidth with peer access on ({label})"),
             "no pair was measured with peer access on (cuDeviceCanAccessPeer false or P2P \
-             disabled), so every copy above is staged through host memory",
+             disabled), so every pair's copies are staged through host memory",
         );
     }
     for (mode, dir) in kinds {

@@ -55,7 +55,10 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
             text: vec![format!(
                 "{}× {}, {:.1} GB per card.",
                 m.gpu_count,
-                m.gpu_name,
+                m.profile
+                    .devices
+                    .first()
+                    .map_or(m.gpu_name.as_str(), |d| d.name.as_str()),
                 m.gpu_memory_bytes as f64 / 1e9
             )],
             set,
@@ -114,6 +117,15 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
             .join(","),
         plan.at_concurrency
     ));
+    if let Some(&top) = plan.concurrencies.last()
+        && top > w.num_prompts
+    {
+        page = page.paragraph(format!(
+            "Note: --num-prompts {} is below --max-concurrency {top}: runs above {} concurrent \
+             never have more requests in flight than there are prompts, so their lines flatten.",
+            w.num_prompts, w.num_prompts
+        ));
+    }
     page = summary_tables(page, inputs.machines, &summary, plan.at_concurrency);
 
     let mut rendered = Vec::new();
@@ -198,8 +210,10 @@ fn summary_tables(
         .iter()
         .map(|m| profile::headlines(&m.profile))
         .collect();
+    let mut all: Vec<&profile::Headline> = heads.iter().flatten().collect();
+    all.sort_by_key(|h| h.order);
     let mut whats: Vec<String> = Vec::new();
-    for h in heads.iter().flatten() {
+    for h in all {
         if !whats.contains(&h.what) {
             whats.push(h.what.clone());
         }
