@@ -8,7 +8,7 @@ use crate::nccl::runner::NcclOutcome;
 use crate::plan::RunPlan;
 use models::profile::{
     DeviceInfo, DeviceMemoryMeasurement, GemmMeasurement, HostDeviceMeasurement, LinkClass,
-    MachineProfile, PairLink,
+    MachineProfile, PairLink, TransferMode,
 };
 
 /// What the inventory step found.
@@ -195,7 +195,7 @@ impl Backend for FakeBackend {
 
     fn p2p(
         &mut self,
-        _: &RunPlan,
+        plan: &RunPlan,
         links: &mut Vec<PairLink>,
         _: &mut Vec<String>,
         tick: Tick,
@@ -215,6 +215,13 @@ impl Backend for FakeBackend {
                 l.latency_us = src.latency_us.clone();
                 if l.can_access_peer.is_none() {
                     l.can_access_peer = src.can_access_peer;
+                }
+                // Like the real backend: with peer access kept off only staging is measured.
+                if plan.no_peer_access && l.src != l.dst {
+                    l.curves.retain(|c| c.mode == TransferMode::HostStaged);
+                    let key = crate::cuda::p2p::mode_key(TransferMode::HostStaged);
+                    l.latency_us.retain(|k, _| k == key);
+                    l.evidence.push(crate::plan::NO_PEER_ACCESS_EVIDENCE.into());
                 }
             }
         }

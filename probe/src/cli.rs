@@ -74,6 +74,11 @@ pub struct RunArgs {
     /// Also draw the profile's charts (SVG + index.html) into this folder.
     #[arg(long, value_name = "DIR")]
     pub charts: Option<PathBuf>,
+    /// Never enable peer access in the P2P step: pairs are measured only through pinned host
+    /// memory and classified host-bounce (a VM without P2P, on real hardware). Pair it with
+    /// `NCCL_P2P_DISABLE=1` to make NCCL take the same path.
+    #[arg(long)]
+    pub no_peer_access: bool,
 }
 
 /// `probe import` subcommands.
@@ -150,9 +155,11 @@ impl RunArgs {
         if let Some(dir) = &self.charts {
             crate::charts::check_dir(dir)?;
         }
+        let mut plan = RunPlan::new(gpus, only, self.quick);
+        plan.no_peer_access = self.no_peer_access;
         Ok(RunConfig {
             charts: self.charts,
-            plan: RunPlan::new(gpus, only, self.quick),
+            plan,
             out: self.out,
             format: self.format,
             fake_machine: self

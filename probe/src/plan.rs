@@ -115,7 +115,13 @@ pub struct RunPlan {
     pub gemm_square: u64,
     /// Repeats for bandwidth figures.
     pub repeats: Repeats,
+    /// `--no-peer-access`: never enable peer access between GPUs, so every pair is measured
+    /// only as host-staged copies — the path a VM without P2P takes on real hardware.
+    pub no_peer_access: bool,
 }
+
+/// Pair evidence written when `--no-peer-access` kept peer access off.
+pub const NO_PEER_ACCESS_EVIDENCE: &str = "peer access disabled by --no-peer-access";
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;
@@ -169,6 +175,7 @@ impl RunPlan {
             decode_weight: (7168, 18432),
             gemm_square: 8192,
             repeats,
+            no_peer_access: false,
         }
     }
 

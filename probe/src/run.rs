@@ -65,6 +65,9 @@ pub fn run_probe(
         lap("device", &mut clock);
     }
     if plan.has(Step::P2p) {
+        if plan.no_peer_access {
+            notes.push("--no-peer-access: peer access was never enabled; every GPU pair was measured only as host-staged copies (D2H into pinned memory, then H2D)".into());
+        }
         backend.p2p(plan, &mut links, &mut notes, progress)?;
         for l in links.iter_mut() {
             crate::classify::classify(l);

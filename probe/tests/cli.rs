@@ -252,3 +252,50 @@ fn diff_reports_ratios() {
         .success()
         .stdout(predicate::str::contains("B / A"));
 }
+
+/// `--no-peer-access`: every pair measured only through host memory, classified host-bounce
+/// with the flag named in its evidence, and the run's notes say so.
+#[test]
+fn no_peer_access_measures_only_staging_and_classifies_host_bounce() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("nop2p.json");
+    probe()
+        .args([
+            "run",
+            "--quick",
+            "--no-peer-access",
+            "--gpus",
+            "0,1",
+            "--fake-machine",
+        ])
+        .arg(fixture("fake-4gpu-vm.json"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("HostBounce"));
+    let p = MachineProfile::load(&out).unwrap();
+    assert_eq!(p.links.len(), 2);
+    for l in &p.links {
+        // GPUs 0 and 1 have working P2P in the fixture; the flag must still keep it off.
+        assert_eq!(l.classification, Some(PairClass::HostBounce), "{l:?}");
+        assert!(
+            l.evidence
+                .iter()
+                .any(|e| e == "peer access disabled by --no-peer-access")
+        );
+        assert!(!l.curves.is_empty());
+        assert!(
+            l.curves
+                .iter()
+                .all(|c| c.mode == models::profile::TransferMode::HostStaged)
+        );
+        assert!(l.latency_us.keys().all(|k| k == "host-staged"));
+    }
+    assert!(
+        p.provenance
+            .notes
+            .iter()
+            .any(|n| n.starts_with("--no-peer-access"))
+    );
+}

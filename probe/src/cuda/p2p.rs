@@ -244,7 +244,10 @@ pub fn measure_pair<'g>(
     if !same {
         let can = can_access_peer(a, b)? && can_access_peer(b, a)?;
         link.can_access_peer = Some(can);
-        if can && enable_peer(a, b)? && enable_peer(b, a)? {
+        if plan.no_peer_access {
+            link.evidence
+                .push(crate::plan::NO_PEER_ACCESS_EVIDENCE.into());
+        } else if can && enable_peer(a, b)? && enable_peer(b, a)? {
             modes.insert(0, TransferMode::CopyEngine);
             match kernel_a {
                 Some(k) => {

@@ -155,6 +155,22 @@ pub fn run_child(
     }
 }
 
+/// `K=V K2=V2`: an environment variant as a shell would write it.
+fn env_label(env: &[(String, String)]) -> String {
+    env.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether every variable of `env` already has its value in the run's environment (`get`).
+fn in_force(env: &[(String, String)], get: impl Fn(&str) -> Option<String>) -> bool {
+    !env.is_empty()
+        && env
+            .iter()
+            .all(|(k, v)| get(k).as_deref() == Some(v.as_str()))
+}
+
 /// Runs every group under the default environment and each variant.
 pub fn measure_nccl(
     plan: &RunPlan,
@@ -164,20 +180,25 @@ pub fn measure_nccl(
 ) -> Result<NcclOutcome> {
     let mut out = NcclOutcome::default();
     let mut variants: Vec<Vec<(String, String)>> = vec![Vec::new()];
-    variants.extend(plan.nccl_env_variants.iter().cloned());
+    for v in &plan.nccl_env_variants {
+        if in_force(v, |k| std::env::var(k).ok()) {
+            // e.g. NCCL_P2P_DISABLE=1 exported around the whole run: the defaults already are
+            // this variant, and running it again would only repeat them.
+            out.notes.push(format!(
+                "NCCL variant {} skipped: already set in the environment of the run (see provenance.env)",
+                env_label(v)
+            ));
+        } else {
+            variants.push(v.clone());
+        }
+    }
     for env in &variants {
         for g in groups {
             // A one-rank group has no transport to switch: variants would repeat the defaults.
             if g.len() == 1 && !env.is_empty() {
                 continue;
             }
-            tick(format!(
-                "nccl group {g:?} {}",
-                env.iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ));
+            tick(format!("nccl group {g:?} {}", env_label(env)));
             let spec = worker_spec(plan, g, links, env);
             // Budget: the per-wait timeout for every op, plus time to run all points.
             let budget = Duration::from_secs_f64(plan.nccl_timeout_s * 2.0 + 600.0);
@@ -201,4 +222,28 @@ pub fn measure_nccl(
     out.notes.sort();
     out.notes.dedup();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_force;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn variant_in_force_only_when_every_value_matches() {
+        let v = env(&[("NCCL_P2P_DISABLE", "1")]);
+        let set = |k: &str| (k == "NCCL_P2P_DISABLE").then(|| "1".to_string());
+        let zero = |k: &str| (k == "NCCL_P2P_DISABLE").then(|| "0".to_string());
+        assert!(in_force(&v, set));
+        assert!(!in_force(&v, zero));
+        assert!(!in_force(&v, |_| None));
+        // The defaults (no variables) are never "a variant in force".
+        assert!(!in_force(&[], set));
+    }
 }
