@@ -1,10 +1,18 @@
 //! Measured serving runs, read from what people actually have:
-//! - SGLang `bench_serving --output-file` JSONL: one flat object per run (keys `completed`,
-//!   `duration`, `output_throughput`, `max_concurrency`, `random_input_len`, … as written by
-//!   v0.5.x; `total_throughput` only in later versions, so it is optional here). A line with
-//!   missing keys is skipped and counted, the good lines are kept.
+//! - SGLang `bench_serving --output-file` JSONL: one object appended per run. Two key layouts,
+//!   read from SGLang's source: the monolithic `python/sglang/bench_serving.py` (commit
+//!   `0033168f`: `duration`, `completed`, `total_input_tokens`, `output_throughput`,
+//!   `mean_ttft_ms`, `median_tpot_ms`, `p95_itl_ms`, `accept_length`, … and no
+//!   `total_throughput`) and `python/sglang/benchmark/serving.py` after the move of PR #28996
+//!   (commit `00f9ec47`: adds `tag`, a nested `server_info`, `total_throughput`,
+//!   `total_input_text_tokens`, `p90_*`/`p95_*` of every latency, `max_output_tokens_per_s`,
+//!   `max_concurrent_requests`; `request_rate` may be the string `"trace"`). Python's
+//!   `json.dumps` writes `--request-rate inf` as the bare token `Infinity` (and a NaN as `NaN`),
+//!   which strict JSON rejects; those tokens are read as `null`. A line that is not JSON (a
+//!   truncated last line) or lacks a required key is skipped and counted; the good lines are kept.
 //! - bench_serving's printed summary (`============ Serving Benchmark Result ============` …), one
-//!   or more blocks in a text file.
+//!   or more blocks in a text file; both layouts print `Max request concurrency:` and
+//!   `Traffic request rate:` inside the block.
 //! - A small CSV for hand-written figures: `concurrency,input_len,output_len,output_tok_s` plus
 //!   optional `total_tok_s,mean_ttft_ms,mean_tpot_ms,num_prompts`.
 //! - `shared/observations/user-box.json#run-id`: a run of the user's own box.
@@ -160,18 +168,74 @@ fn jsonl(path: &str, text: &str) -> MeasuredSet {
     set
 }
 
+/// Python's `json.dumps` writes non-finite floats as bare `Infinity`, `-Infinity` and `NaN`
+/// (bench_serving's default `request_rate` is `inf`); strict JSON has no such tokens. Rewrites
+/// them, outside strings, to `null`.
+fn python_json_to_strict(line: &str) -> std::borrow::Cow<'_, str> {
+    if !(line.contains("Infinity") || line.contains("NaN")) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len());
+    let (mut in_string, mut escaped) = (false, false);
+    let mut rest = line;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some(token) = ["-Infinity", "Infinity", "NaN"]
+            .into_iter()
+            .find(|t| rest.starts_with(t))
+        {
+            out.push_str("null");
+            rest = &rest[token.len()..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 fn jsonl_point(at: &str, line: &str) -> Result<MeasuredPoint, String> {
-    let v: Value = serde_json::from_str(line).map_err(|e| format!("not JSON ({e})"))?;
+    let v: Value = serde_json::from_str(&python_json_to_strict(line))
+        .map_err(|e| format!("not a complete JSON object, truncated or malformed ({e})"))?;
+    if !v.is_object() {
+        return Err("not a JSON object".into());
+    }
     let req = |k: &str| num(&v, k).ok_or_else(|| format!("missing key `{k}`"));
     let completed = req("completed")?;
+    if completed < 1.0 {
+        return Err("`completed` is 0: no request succeeded".into());
+    }
     let output_throughput = req("output_throughput")?;
     let duration = req("duration")?;
-    let input = num(&v, "random_input_len")
-        .or_else(|| num(&v, "total_input_tokens").map(|t| t / completed.max(1.0)))
-        .ok_or("missing key `random_input_len` (and `total_input_tokens`)")?;
-    let output = num(&v, "random_output_len")
-        .or_else(|| num(&v, "total_output_tokens").map(|t| t / completed.max(1.0)))
-        .ok_or("missing key `random_output_len` (and `total_output_tokens`)")?;
+    if v.get("request_rate").and_then(Value::as_str) == Some("trace") {
+        return Err(
+            "`request_rate` is \"trace\" (trace timestamps), which cannot be replayed".into(),
+        );
+    }
+    // `random_*_len` are written whatever the dataset (their defaults, 1024, for ShareGPT), so
+    // they describe the run only for the random datasets; otherwise use the measured means.
+    let random = v
+        .get("dataset_name")
+        .and_then(Value::as_str)
+        .is_none_or(|d| d.starts_with("random"));
+    let mean_of = |k: &str| num(&v, k).map(|t| t / completed);
+    let (input, output) = if random {
+        (
+            num(&v, "random_input_len").or_else(|| mean_of("total_input_tokens")),
+            num(&v, "random_output_len").or_else(|| mean_of("total_output_tokens")),
+        )
+    } else {
+        (
+            mean_of("total_input_tokens"),
+            mean_of("total_output_tokens"),
+        )
+    };
+    let input = input.ok_or("missing key `random_input_len` (and `total_input_tokens`)")?;
+    let output = output.ok_or("missing key `random_output_len` (and `total_output_tokens`)")?;
     let conc = num(&v, "max_concurrency");
     let mut w = workload(
         conc,
@@ -180,7 +244,7 @@ fn jsonl_point(at: &str, line: &str) -> Result<MeasuredPoint, String> {
         output.round() as u32,
         completed as u32,
     );
-    if let Some(r) = num(&v, "random_range_ratio") {
+    if random && let Some(r) = num(&v, "random_range_ratio") {
         w.random_range_ratio = r;
     }
     Ok(MeasuredPoint {
@@ -210,15 +274,26 @@ fn field(block: &str, label: &str) -> Option<f64> {
         .and_then(|(_, v)| v.trim().parse().ok())
 }
 
+/// Whether a line of `block` starts with `label`.
+fn block_has(block: &str, label: &str) -> bool {
+    block
+        .lines()
+        .any(|l| l.trim_start_matches(['#', ' ']).starts_with(label))
+}
+
 fn summary_blocks(path: &str, text: &str) -> MeasuredSet {
     let mut set = MeasuredSet::default();
     let parts: Vec<&str> = text.split("Serving Benchmark Result").collect();
     for (i, block) in parts.iter().enumerate().skip(1) {
-        // Concurrency and rate are printed before the block.
-        let before = parts[i - 1];
         let at = format!("{path}#block{i}");
-        let conc = field(before, "Maximum request concurrency");
-        let rate = field(before, "Traffic request rate").or(field(block, "Traffic request rate"));
+        // bench_serving prints both inside the block (`not set` / `inf` read as absent); the
+        // `Maximum request concurrency` line before it is `benchmark_args` of older forks.
+        let conc = if block_has(block, "Max request concurrency") {
+            field(block, "Max request concurrency")
+        } else {
+            field(parts[i - 1], "Maximum request concurrency")
+        };
+        let rate = field(block, "Traffic request rate");
         let (Some(n), Some(d), Some(inp), Some(out), Some(thr)) = (
             field(block, "Successful requests"),
             field(block, "Benchmark duration (s)"),

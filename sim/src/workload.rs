@@ -2,12 +2,19 @@
 //! their input/output lengths, and when the client sends them (closed loop with
 //! `--max-concurrency`, open loop with a Poisson `--request-rate`).
 //!
-//! Lengths follow bench_serving's random dataset in SGLang v0.5.x (`sample_random_requests`):
-//! `np.random.randint(max(int(len * range_ratio), 1), len + 1)`, i.e. uniform integers in
-//! `[max(⌊len·ratio⌋, 1), len]`; `--random-range-ratio 1.0` gives fixed lengths. Arrivals follow
-//! `get_request`: inter-arrival gaps drawn from an exponential of rate `--request-rate`
-//! (`inf` = all at once). The numbers are drawn from a seeded ChaCha generator, not numpy's, so a
-//! seed reproduces a simulation, not bench_serving's exact prompts.
+//! Lengths follow bench_serving's random dataset as read in SGLang's source
+//! (`python/sglang/benchmark/datasets/common.py` @ `0ae7bc27`, `compute_random_lens`, used by
+//! `datasets/random.py` @ `17481b4e`): `np.random.randint(max(int(len * range_ratio), 1), len + 1)`
+//! for inputs and outputs alike, i.e. uniform integers in `[max(⌊len·ratio⌋, 1), len]`;
+//! `--random-range-ratio 1.0` gives fixed lengths, bench_serving's default 0.0 gives `[1, len]`.
+//! Older bench_serving (`python/sglang/bench_serving.py` @ `0033168f`) drew outputs from
+//! `[⌊len·ratio⌋, len]`, so 0 was possible; a 0-token output is simulated as 1. Newer versions
+//! also shorten each text prompt by the tokenizer's special tokens, which the server adds back:
+//! the server computes `len` tokens while the client's `total_input_tokens` counts one or two
+//! fewer per request (≤ 0.2% at 1,000 tokens); the simulation reports the server's count.
+//! Arrivals follow `get_request`: inter-arrival gaps drawn from an exponential of rate
+//! `--request-rate` (`inf` = all at once). The numbers are drawn from a seeded ChaCha generator,
+//! not numpy's, so a seed reproduces a simulation, not bench_serving's exact prompts.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -117,17 +117,66 @@ fn chunked_prefill_splits_long_prompts() {
 }
 
 #[test]
+fn pipeline_runs_the_chunks_of_one_prompt_in_consecutive_turns() {
+    // SGLang keeps one `chunked_req` per scheduler: under PP its next chunk goes into the next
+    // turn's micro-batch, so the chunks of a 4-chunk prompt enter the pipeline one turn apart
+    // (stage 0 of chunk k+1 beside stage 1 of chunk k). PP2, 10 ms per batch = 5 ms per stage:
+    // launches at turns 0..3, the last leaves stage 1 at the end of turn 4 → TTFT 5 × 5 ms.
+    let m = Fake::new(2, 1 << 20);
+    let o = ServerOptions {
+        chunked_prefill_size: 1000,
+        ..ServerOptions::default()
+    };
+    let r = simulate(&m, &o, &closed(1, 1, 4000, 2)).unwrap();
+    assert_eq!(r.breakdown.prefill_batches, 4);
+    assert!((r.mean_ttft_ms - 25.0).abs() < 1e-9, "{}", r.mean_ttft_ms);
+    // Only one request is chunked at a time: a second one starts when the first one's last
+    // chunk has taken the whole budget, at turn 4, and leaves the pipeline after turn 8.
+    let r = simulate(&m, &o, &closed(2, 2, 4000, 2)).unwrap();
+    assert_eq!(r.breakdown.prefill_batches, 8);
+    assert!(
+        (r.mean_ttft_ms - (25.0 + 45.0) / 2.0).abs() < 1e-9,
+        "{}",
+        r.mean_ttft_ms
+    );
+}
+
+#[test]
 fn kv_pool_limits_admission() {
-    // 1,000 KV tokens and 200-token requests: at most 5 run at once, whatever the concurrency.
+    // 1,000 KV tokens and 100 + 100-token requests. One prefill batch reserves whole requests:
+    // 5. Running requests then reserve only `new_token_ratio` (0.7, decaying) of their remaining
+    // output, so SGLang admits a few more, never past the pool.
     let m = Fake::new(1, 1000);
     let r = simulate(&m, &ServerOptions::default(), &closed(64, 40, 100, 100)).unwrap();
-    assert_eq!(r.peak_running_requests, 5);
+    assert_eq!(r.completed, 40);
+    assert!(
+        (5..10).contains(&r.peak_running_requests),
+        "{}",
+        r.peak_running_requests
+    );
     assert!(r.peak_kv_tokens <= 1000);
     assert!(
         r.mean_ttft_ms > 100.0,
         "requests wait for KV: {}",
         r.mean_ttft_ms
     );
+}
+
+#[test]
+fn optimistic_admission_retracts_when_the_pool_fills() {
+    // 2,000 KV tokens, two 100 + 1000-token requests: the first reserves 1,100; once it runs it
+    // reserves only 0.7 × its remaining output, which lets the second in. Together they need
+    // 2,200 slots, so around step 900 a decode step finds the pool full and one is retracted,
+    // re-prefilled (prompt + output so far) when the other finishes.
+    let m = Fake::new(1, 2000);
+    let r = simulate(&m, &ServerOptions::default(), &closed(2, 2, 100, 1000)).unwrap();
+    assert_eq!(r.completed, 2);
+    assert_eq!(r.peak_running_requests, 2);
+    assert!(r.breakdown.retracted_requests >= 1);
+    assert!(r.peak_kv_tokens <= 2000, "{}", r.peak_kv_tokens);
+    // The retracted request's re-prefill is an extra prefill batch beyond the two admissions.
+    assert!(r.breakdown.prefill_batches >= 3);
+    assert_eq!(r.total_output_tokens, 2000);
 }
 
 #[test]

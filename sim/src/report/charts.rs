@@ -10,8 +10,11 @@ use super::simulate::{LayoutResult, MachineResults};
 use crate::cost::report::BreakdownMs;
 use crate::serving::RunReport;
 
+/// Reads one part of a decode step, ms.
+type PartOf = fn(&BreakdownMs) -> f64;
+
 /// The decode-step parts in stacking order (bottom first), with their legend names.
-const PARTS: [(&str, fn(&BreakdownMs) -> f64); 9] = [
+const PARTS: [(&str, PartOf); 9] = [
     ("compute", |b| b.compute_ms),
     ("weight reads", |b| b.weight_read_ms),
     ("KV reads", |b| b.kv_read_ms),

@@ -1,25 +1,27 @@
-//! The discrete-event loop: one engine turn at a time, as SGLang's scheduler runs it.
+//! The discrete-event loop: one engine turn at a time, as SGLang's scheduler runs it (sources
+//! and simplifications: see [`crate::serving`]).
 //!
-//! Modelled on SGLang v0.5.x `scheduler.py` (`get_next_batch_to_run`: prefill first, else decode
-//! the running batch; no mixed chunk, as by default), `schedule_policy.py` (`PrefillAdder`: FCFS,
-//! a token budget of min(max_prefill_tokens, chunked_prefill_size), one chunked request carried to
-//! the next prefill) and `scheduler_pp_mixin.py` (`event_loop_pp`: `pp_size + pp_async_batch_depth`
-//! micro-batches, each with its own running batch; every turn receives requests and schedules the
-//! next micro-batch; ranks exchange activations with a blocking send/recv each turn).
+//! A turn schedules one micro-batch (`get_next_batch_to_run`): the continuing chunk of the
+//! scheduler's single chunked request first, then waiting requests FCFS while the prefill token
+//! budget, the micro-batch cap, `--max-running-requests` and the KV admission check
+//! ([`super::kv_policy`]) allow; if that forms a prefill batch it runs, otherwise the
+//! micro-batch's running requests decode one step (retracting some if the pool is full).
 //!
 //! Pipeline timing is lockstep: in turn `t` stage `s` runs the batch launched at turn `t - s`, so a
 //! turn lasts as long as its slowest stage plus one activation hop, and a micro-batch's next batch
 //! can start only after its previous one left the last stage (`micro_batches >= pp`). Without PP
-//! this reduces to one batch per turn lasting the cost model's `latency_s`.
-//!
-//! KV: admission reserves a request's whole prompt and output (`input + output` tokens), so decode
-//! never runs out and nothing is retracted. SGLang admits more optimistically (`new_token_ratio`)
-//! and retracts on overflow; the two differ only when the pool is the binding limit.
+//! this reduces to one batch per turn lasting the cost model's `latency_s`. KV slots are
+//! allocated when a batch is scheduled (prefill chunks, one slot per decoding request), as
+//! SGLang's `prepare_for_extend` / `prepare_for_decode` do, and freed when a request finishes.
 
 use super::cost_cache::{CompactCost, CostCache};
+use super::kv_policy::{self, NewTokenRatio};
 use super::output::{MicroBatchSample, RunBreakdown, WeightedSample};
 use crate::workload::RequestSpec;
 use std::collections::VecDeque;
+
+mod kv;
+mod repeat;
 
 /// Scheduler limits resolved from the server options and the memory plan.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,14 +73,25 @@ pub enum EngineError {
 struct Req {
     input: u32,
     output: u32,
-    /// Prompt tokens to compute (prompt minus cached prefix, at least 1).
+    /// Prompt tokens to compute (prompt minus cached prefix, at least 1; after a retraction,
+    /// plus the output generated so far).
     to_compute: u32,
+    /// KV tokens allocated to it (prefill chunks and decode steps launched).
+    kv_alloc: u32,
+    /// Whether its first token was sent (a retracted request resumes without a new TTFT).
+    started: bool,
     arrival_s: f64,
     send_s: f64,
     first_s: f64,
     last_s: f64,
     generated: u32,
+    /// Prompt tokens whose prefill has finished (all stages).
     prefilled: u32,
+    /// Prompt tokens already launched in prefill chunks (≥ `prefilled` while chunks of a
+    /// pipelined prefill are in flight).
+    scheduled: u32,
+    /// Micro-batch holding the request (the one its latest prefill chunk ran in).
+    owner: u32,
 }
 
 #[derive(Debug, Default)]
@@ -86,7 +99,6 @@ struct MicroBatch {
     running: Vec<u32>,
     /// (request, tokens) of the prefill batch in flight.
     chunks: Vec<(u32, u32)>,
-    chunked: Option<u32>,
     is_prefill: bool,
     launched_turn: Option<u64>,
     cost: CompactCost,
@@ -109,10 +121,14 @@ struct Engine<'a, 'm> {
     /// Times client concurrency slots free up, ascending.
     slots: VecDeque<f64>,
     waiting: VecDeque<u32>,
+    /// SGLang's `Scheduler.chunked_req`: one per scheduler, not per micro-batch, so under PP
+    /// its next chunk runs in the very next turn's micro-batch.
+    chunked: Option<u32>,
     mbs: Vec<MicroBatch>,
     running_total: u32,
-    kv_reserved: u64,
+    /// KV tokens allocated (SGLang allocates at schedule time, not when the batch finishes).
     kv_used: u64,
+    new_token_ratio: NewTokenRatio,
     completed: usize,
     /// Admissions, joins and finishes so far (a cycle without any repeats exactly).
     events: u64,
@@ -163,12 +179,13 @@ pub fn run(
         next_send: 0,
         slots: std::iter::repeat_n(0.0, slot_count).collect(),
         waiting: VecDeque::new(),
+        chunked: None,
         mbs: (0..cfg.micro_batches.max(1))
             .map(|_| MicroBatch::default())
             .collect(),
         running_total: 0,
-        kv_reserved: 0,
         kv_used: cfg.cached_prefix_tokens as u64,
+        new_token_ratio: NewTokenRatio::default(),
         completed: 0,
         events: 0,
         now: 0.0,
@@ -207,6 +224,8 @@ impl Engine<'_, '_> {
             self.schedule(m, t);
             let (dur, any, prefill_in_flight) = self.turn_duration(t, pp, l);
             if !any {
+                // SGLang's `on_idle` when no batch runs.
+                self.new_token_ratio = NewTokenRatio::default();
                 if self.waiting.is_empty() && self.running_total == 0 {
                     // Nothing on the server: jump to the next send.
                     let next = self.next_send_time();
@@ -245,6 +264,8 @@ impl Engine<'_, '_> {
                 let extra = (steps - 1) as f64;
                 self.trace.breakdown.decode_batches += steps as u64 - 1;
                 add_parts_scaled(&mut self.trace.breakdown, &self.mbs[m].cost, extra);
+                self.allocate_decode(m, steps - 1);
+                self.new_token_ratio.decay(steps as u64 - 1);
             }
             if t + 1 >= pp {
                 let done_turn = t + 1 - pp;
@@ -257,83 +278,6 @@ impl Engine<'_, '_> {
             t += 1;
         }
         Ok(())
-    }
-
-    /// How many identical decode steps micro-batch `m` (just scheduled, lasting `dur`) runs before
-    /// something changes: a request finishing, the client sending one, or the mean context
-    /// growing past 1/128 of itself (the cost bucket's resolution is 1/64) or 16 tokens.
-    fn identical_decode_steps(&self, m: usize, dur: f64) -> u32 {
-        let mb = &self.mbs[m];
-        if mb.running.is_empty() || dur <= 0.0 {
-            return 1;
-        }
-        let (mut min_left, mut ctx) = (u32::MAX, 0u64);
-        for &r in &mb.running {
-            let q = &self.reqs[r as usize];
-            min_left = min_left.min(q.output - q.generated);
-            ctx += (q.input + q.generated) as u64;
-        }
-        let mean_ctx = ctx / mb.running.len() as u64;
-        let mut k = min_left.min((mean_ctx / 128).max(MIN_REPEAT_TOKENS) as u32);
-        if self.next_send < self.reqs.len()
-            && let Some(&free) = self.slots.front()
-        {
-            let next = self.reqs[self.next_send].arrival_s.max(free);
-            k = k.min((((next - self.now) / dur).floor() as u32).max(1));
-        }
-        k.max(1)
-    }
-
-    /// At a cycle boundary under PP, after a cycle of `cycle_s` with only decodes and no
-    /// admission, join or finish: the next cycles are the same, so take as many as possible at
-    /// once (stopping two tokens before any request's last, before the client may send, and
-    /// within 1/128 of the mean context).
-    fn repeat_decode_cycles(&mut self, cycle_s: f64) {
-        let (mut min_left, mut ctx, mut n) = (u32::MAX, 0u64, 0u64);
-        for mb in &self.mbs {
-            if mb.chunked.is_some() {
-                return;
-            }
-            for &r in &mb.running {
-                let q = &self.reqs[r as usize];
-                min_left = min_left.min(q.output - q.generated);
-                ctx += (q.input + q.generated) as u64;
-                n += 1;
-            }
-        }
-        if n == 0 {
-            return;
-        }
-        let mut k = min_left
-            .saturating_sub(2)
-            .min((ctx / n / 128).max(MIN_REPEAT_TOKENS) as u32);
-        if self.next_send < self.reqs.len()
-            && let Some(&free) = self.slots.front()
-        {
-            let next = self.reqs[self.next_send].arrival_s.max(free);
-            k = k.min(((next - self.now) / cycle_s).floor().max(0.0) as u32);
-        }
-        if k == 0 {
-            return;
-        }
-        let span = cycle_s * k as f64;
-        self.now += span;
-        self.trace.breakdown.decode_s += span;
-        for mb in &self.mbs {
-            if mb.running.is_empty() {
-                continue;
-            }
-            self.trace.breakdown.decode_batches += k as u64;
-            add_parts_scaled(&mut self.trace.breakdown, &mb.cost, k as f64);
-            for &r in &mb.running {
-                let q = &mut self.reqs[r as usize];
-                q.generated += k;
-                q.last_s += span;
-                self.trace.itl_s.push(cycle_s, k as u64);
-            }
-        }
-        self.kv_used += n * k as u64;
-        self.trace.peak_kv_tokens = self.trace.peak_kv_tokens.max(self.kv_used);
     }
 
     /// Moves requests the client may send by now into the server's waiting queue.
@@ -362,22 +306,44 @@ impl Engine<'_, '_> {
     /// SGLang's `get_next_batch_to_run` for micro-batch `m`: a prefill batch if anything can be
     /// admitted (or a chunk continues), else a decode step of its running requests.
     fn schedule(&mut self, m: usize, t: u64) {
-        let mb = &mut self.mbs[m];
-        mb.chunks.clear();
+        self.mbs[m].chunks.clear();
         let mut budget = self.cfg.prefill_budget_tokens;
         let (mut new_sum, mut cached_sum) = (0u64, 0u64);
         let prefix = self.cfg.cached_prefix_tokens;
-        if let Some(r) = mb.chunked {
-            let q = &self.reqs[r as usize];
-            let take = (q.to_compute - q.prefilled).min(budget);
-            mb.chunks.push((r, take));
-            new_sum += take as u64;
-            cached_sum += (prefix + q.prefilled) as u64;
-            budget -= take;
-            if q.prefilled + take < q.to_compute {
-                budget = 0;
+        // `PrefillAdder`'s `rem_total_tokens`: free slots, less the ratio's share of what this
+        // micro-batch's running requests still generate, less what this batch admits.
+        let mut rem_total = self.cfg.kv_tokens.saturating_sub(self.kv_used) as f64;
+        if self.chunked.is_some() || !self.waiting.is_empty() {
+            for &r in &self.mbs[m].running {
+                let q = &self.reqs[r as usize];
+                rem_total -= self.new_token_ratio.reserve_for(q.output - q.generated);
             }
         }
+        if let Some(r) = self.chunked {
+            // The chunked request goes first and regardless of the micro-batch's cap (SGLang
+            // skips `get_num_allocatable_reqs` while `chunked_req` is set); under PP it moves
+            // to this micro-batch, as its last chunk decides which running batch it joins.
+            let q = &mut self.reqs[r as usize];
+            let take = (q.to_compute - q.scheduled).min(budget);
+            self.mbs[m].chunks.push((r, take));
+            new_sum += take as u64;
+            cached_sum += (prefix + q.scheduled) as u64;
+            q.scheduled += take;
+            budget -= take;
+            let last = q.scheduled == q.to_compute;
+            rem_total -= kv_policy::admission_tokens(take, last, q.output - q.generated);
+            if last {
+                self.chunked = None;
+            } else {
+                budget = 0;
+            }
+            if q.owner != m as u32 {
+                self.mbs[q.owner as usize].held -= 1;
+                q.owner = m as u32;
+                self.mbs[m].held += 1;
+            }
+        }
+        let mb = &mut self.mbs[m];
         while budget > 0 {
             let Some(&r) = self.waiting.front() else {
                 break;
@@ -387,34 +353,48 @@ impl Engine<'_, '_> {
             {
                 break;
             }
-            let q = &self.reqs[r as usize];
-            let need = (q.to_compute + q.output) as u64;
-            if self.kv_reserved + need + prefix as u64 > self.cfg.kv_tokens {
+            let q = &mut self.reqs[r as usize];
+            let left = q.output - q.generated;
+            if kv_policy::admission_tokens(q.to_compute, true, left) > rem_total {
                 break;
             }
             self.waiting.pop_front();
-            self.kv_reserved += need;
             mb.held += 1;
             self.running_total += 1;
             let take = q.to_compute.min(budget);
+            q.scheduled = take;
+            q.owner = m as u32;
             mb.chunks.push((r, take));
             new_sum += take as u64;
             cached_sum += prefix as u64;
             budget -= take;
+            rem_total -= kv_policy::admission_tokens(take, take == q.to_compute, left);
             if take < q.to_compute {
-                mb.chunked = Some(r);
+                self.chunked = Some(r);
                 break;
             }
         }
         self.trace.peak_running = self.trace.peak_running.max(self.running_total);
-        if !mb.chunks.is_empty() {
+        if !self.mbs[m].chunks.is_empty() {
+            for k in 0..self.mbs[m].chunks.len() {
+                let (r, take) = self.mbs[m].chunks[k];
+                self.reqs[r as usize].kv_alloc += take;
+                self.kv_used += take as u64;
+            }
+            let mb = &mut self.mbs[m];
             mb.is_prefill = true;
             mb.cost = self
                 .cache
                 .prefill(mb.chunks.len() as u32, new_sum, cached_sum);
             self.trace.breakdown.prefill_batches += 1;
             self.events += 1;
-        } else if !mb.running.is_empty() {
+        } else if !self.mbs[m].running.is_empty() {
+            self.make_decode_room(m);
+            if self.mbs[m].running.is_empty() {
+                return;
+            }
+            self.allocate_decode(m, 1);
+            let mb = &mut self.mbs[m];
             mb.is_prefill = false;
             let ctx: u64 = mb
                 .running
@@ -429,6 +409,8 @@ impl Engine<'_, '_> {
         } else {
             return;
         }
+        self.trace.peak_kv_tokens = self.trace.peak_kv_tokens.max(self.kv_used);
+        let mb = &mut self.mbs[m];
         mb.launched_turn = Some(t);
         add_parts(&mut self.trace.breakdown, &mb.cost);
     }
@@ -476,23 +458,22 @@ impl Engine<'_, '_> {
                 let (r, take) = self.mbs[j].chunks[k];
                 let q = &mut self.reqs[r as usize];
                 q.prefilled += take;
-                self.kv_used += take as u64;
                 if q.prefilled == q.to_compute {
-                    q.first_s = now;
-                    q.last_s = now;
-                    q.generated = 1;
-                    self.kv_used += 1;
-                    self.events += 1;
-                    self.trace.ttft_s.push(now - q.send_s);
-                    let single = q.output == 1;
-                    let mb = &mut self.mbs[j];
-                    if mb.chunked == Some(r) {
-                        mb.chunked = None;
+                    if q.started {
+                        // A retracted request resumed: its next token, after a long gap.
+                        self.trace.itl_s.push(now - q.last_s, 1);
+                    } else {
+                        q.started = true;
+                        q.first_s = now;
+                        self.trace.ttft_s.push(now - q.send_s);
                     }
-                    if single {
+                    q.last_s = now;
+                    q.generated += 1;
+                    self.events += 1;
+                    if q.generated >= q.output {
                         self.finish(j, r);
                     } else {
-                        mb.running.push(r);
+                        self.mbs[j].running.push(r);
                     }
                 }
             }
@@ -506,7 +487,6 @@ impl Engine<'_, '_> {
                 self.trace.itl_s.push(first_gap_end - q.last_s, 1);
                 self.trace.itl_s.push(dur, steps as u64 - 1);
                 q.last_s = now;
-                self.kv_used += steps as u64;
                 if q.generated >= q.output {
                     self.mbs[j].running.swap_remove(i);
                     self.finish(j, r);
@@ -528,8 +508,7 @@ impl Engine<'_, '_> {
                 .tpot_s
                 .push((self.now - q.first_s) / (q.output - 1) as f64);
         }
-        self.kv_reserved -= (q.to_compute + q.output) as u64;
-        self.kv_used -= (q.to_compute + q.generated) as u64;
+        self.kv_used -= q.kv_alloc as u64;
         self.mbs[j].held -= 1;
         self.running_total -= 1;
         self.slots.push_back(self.now);

@@ -1,10 +1,47 @@
 //! Serving simulation: turns a layout's iteration costs ([`IterationModel`]) into what
-//! `bench_serving` would report for a workload, by replaying an SGLang-style scheduler turn by
-//! turn (continuous batching, chunked prefill, prefill-first admission, KV-limited admission,
-//! pipeline micro-batches). See [`engine`] for the scheduler modelled and its SGLang version.
+//! `bench_serving` would report for a workload, by replaying SGLang's scheduler turn by turn.
+//!
+//! # What it follows
+//! Read from SGLang's source (sgl-project/sglang, main-branch commits of the 0.5.2x line, 2026):
+//! - `python/sglang/srt/managers/scheduler_pp_mixin.py` @ `00ff98d3` (`event_loop_pp`): with PP,
+//!   `pp_size + pp_async_batch_depth` micro-batches in rotation, each with its own running batch;
+//!   each turn receives requests, schedules the next micro-batch with `get_next_batch_to_run`, and
+//!   processes the results of the micro-batch that left the last stage.
+//! - `python/sglang/srt/managers/scheduler.py` @ `0003215c`: `get_next_batch_to_run` merges the
+//!   last prefill into the running batch and runs a new prefill batch first, else a decode step
+//!   of the running batch (prefill and decode never share a micro-batch without
+//!   `--enable-mixed-chunk`, off by default; different micro-batches do share the pipeline);
+//!   `chunked_req` is one per scheduler, so under PP a long prompt's chunks enter the pipeline in
+//!   consecutive turns and the request joins the micro-batch of its last chunk;
+//!   `get_num_allocatable_reqs` caps each micro-batch at `pp_max_micro_batch_size` (default
+//!   `max(max_running_requests // pp_size, 1)`), waived for the chunked request;
+//!   `update_running_batch` retracts when a decode step finds the pool full.
+//! - `python/sglang/srt/managers/schedule_policy.py` @ `00550cd1` (`PrefillAdder`): budgets of
+//!   `chunked_prefill_size` and `max_prefill_tokens` tokens per prefill batch, the last admitted
+//!   request chunked; KV admission with `new_token_ratio` ([`kv_policy`]).
+//! - Workloads and measured runs: `bench_serving` ([`crate::workload`], [`crate::bench_io`]).
+//!
+//! # Simplifications that remain
+//! - One prefill budget, `min(max_prefill_tokens, chunked_prefill_size)`; SGLang lets the last
+//!   whole request overshoot `max_prefill_tokens` when it is the smaller (not by default).
+//! - Page size 1: chunk boundaries are not rounded to pages and no per-request page is reserved.
+//! - FCFS only (`--schedule-policy fcfs`; `lpm` behaves the same on random prompts). The prefix
+//!   cache holds only the workload's shared prefix; evictable radix-cache tokens are not counted
+//!   as free, and a retracted request recomputes its whole prompt and output.
+//! - Retraction order: most generated kept first, then shortest prompt; SGLang's exact order and
+//!   the `--disable-radix-cache` + `ignore_eos` admission path are not modelled.
+//! - Pipeline turns are lockstep (every stage waits for the slowest); a micro-batch's tokens are
+//!   delivered when its batch leaves the last stage, also with `--pp-async-batch-depth` > 0
+//!   (SGLang processes them up to that many turns later). Dynamic chunking
+//!   (`--enable-dynamic-chunking`) is not modelled.
+//! - Attention-DP replicas are one pool of their summed capacity (no per-replica balancing).
+//! - A token reaches the client when its batch ends (no detokenizer, HTTP or client overhead;
+//!   bench_serving's warmup request is not simulated); `max_tokens` 0 is treated as 1.
+//! - Costs are bucketed ([`cost_cache`]) and identical decode steps are taken together.
 
 pub mod cost_cache;
 pub mod engine;
+pub mod kv_policy;
 pub mod output;
 
 use crate::cost::IterationModel;
@@ -16,7 +53,8 @@ pub use output::{RUN_REPORT_SCHEMA_VERSION, RunBreakdown, RunOutput, RunReport, 
 
 /// SGLang's cap on concurrently held requests when `--max-running-requests` is not given: the
 /// request-to-token pool holds at most 4096 requests, and the scheduler keeps at most half the KV
-/// tokens' worth of requests (`max_total_num_tokens // 2`).
+/// tokens' worth of requests (`max_total_num_tokens // 2`). Recalled, not re-read: the stored
+/// scheduler takes `max_running_requests` from the model worker.
 pub const DEFAULT_MAX_RUNNING_CAP: u32 = 4096;
 
 /// Why a simulation cannot run.

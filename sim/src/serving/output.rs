@@ -95,6 +95,9 @@ pub struct RunBreakdown {
     pub decode_batches: u64,
     /// Turns in which the CPU (launches + scheduling) was slower than the GPU.
     pub cpu_bound_turns: u64,
+    /// Requests retracted because a decode step found the KV pool full (re-prefilled later).
+    #[serde(default)]
+    pub retracted_requests: u64,
     /// The cost model's parts summed over every batch run (stages included).
     pub cost_parts: TimeBreakdown,
 }

@@ -1,0 +1,115 @@
+//! `bench_io::load` on bench_serving output in the real formats of SGLang's source (fixtures
+//! under `tests/fixtures/`, built from the key lists of commits `0033168f` and `00f9ec47`; see
+//! the README there: format only, invented numbers).
+
+use sim::bench_io::{self, BenchIoError, LengthHints, MeasuredSet};
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn load(name: &str) -> MeasuredSet {
+    bench_io::load(&fixture(name), LengthHints::default()).expect("fixture loads")
+}
+
+#[test]
+fn monolith_layout_with_infinity_request_rate_is_read() {
+    let s = load("bench_serving_monolith_0033168f.jsonl");
+    assert!(s.skipped.is_empty(), "{:?}", s.skipped);
+    assert_eq!(s.points.len(), 2);
+    let p = &s.points[0];
+    // `"request_rate": Infinity` is Python's spelling of inf: closed loop, all sent at once.
+    assert_eq!(p.workload.request_rate, None);
+    assert_eq!(p.workload.max_concurrency, Some(64));
+    assert_eq!(p.workload.num_prompts, 256);
+    assert_eq!(p.workload.random_input_len, 1300);
+    assert_eq!(p.workload.random_output_len, 1000);
+    assert_eq!(p.workload.random_range_ratio, 1.0);
+    assert_eq!(p.metrics.duration, Some(1137.81));
+    // No `total_throughput` key in this layout: input + output throughput.
+    let total = p.metrics.total_throughput.unwrap();
+    assert!(
+        (total - (332800.0 + 256000.0) / 1137.81).abs() < 1e-6,
+        "{total}"
+    );
+    assert_eq!(p.metrics.mean_ttft_ms, Some(9210.4));
+    assert_eq!(p.metrics.median_tpot_ms, Some(246.1));
+    assert_eq!(s.points[1].workload.max_concurrency, Some(1));
+    assert!(s.points[0].source.ends_with(":1") && s.points[1].source.ends_with(":2"));
+}
+
+#[test]
+fn package_layout_with_server_info_and_finite_rate_is_read() {
+    let s = load("bench_serving_package_00f9ec47.jsonl");
+    assert!(s.skipped.is_empty(), "{:?}", s.skipped);
+    assert_eq!(s.points.len(), 2);
+    let p = &s.points[0];
+    assert_eq!(p.workload.max_concurrency, Some(64));
+    // The flag, not the recorded prompt_len (1299: special tokens removed client-side).
+    assert_eq!(p.workload.random_input_len, 1300);
+    let total = p.metrics.total_throughput.unwrap();
+    assert!((total - (256.0 * 1299.0 + 256000.0) / 1137.81).abs() < 1e-6);
+    let q = &s.points[1];
+    assert_eq!(q.workload.request_rate, Some(2.0));
+    assert_eq!(q.workload.max_concurrency, None);
+    assert_eq!(q.workload.random_range_ratio, 0.5);
+    assert_eq!(q.workload.random_input_len, 1024);
+    assert_eq!(q.workload.num_prompts, 512);
+    assert_eq!(q.metrics.mean_itl_ms, Some(71.3));
+}
+
+#[test]
+fn partial_file_keeps_good_lines_and_says_why_others_were_skipped() {
+    let s = load("bench_serving_partial.jsonl");
+    assert_eq!(s.points.len(), 2, "{:?}", s.skipped);
+    assert_eq!(s.skipped.len(), 2, "{:?}", s.skipped);
+    assert!(
+        s.skipped[0].contains("partial.jsonl:2") && s.skipped[0].contains("`output_throughput`"),
+        "{}",
+        s.skipped[0]
+    );
+    assert!(
+        s.skipped[1].contains("partial.jsonl:4") && s.skipped[1].contains("truncated"),
+        "{}",
+        s.skipped[1]
+    );
+    // The ShareGPT run: its random_* keys are the unused defaults, the means are what ran.
+    let share = &s.points[1];
+    assert_eq!(share.workload.random_input_len, 227);
+    assert_eq!(share.workload.random_output_len, 190);
+    assert_eq!(share.workload.random_range_ratio, 1.0);
+}
+
+#[test]
+fn printed_summary_blocks_of_both_layouts_are_read() {
+    let s = load("bench_serving_summary.txt");
+    assert!(s.skipped.is_empty(), "{:?}", s.skipped);
+    assert_eq!(s.points.len(), 2);
+    let a = &s.points[0];
+    assert_eq!(a.workload.max_concurrency, Some(64));
+    assert_eq!(a.workload.request_rate, None);
+    assert_eq!(a.workload.num_prompts, 256);
+    assert_eq!(a.workload.random_input_len, 1300);
+    assert_eq!(a.metrics.output_throughput, Some(224.99));
+    assert_eq!(a.metrics.total_throughput, Some(517.48));
+    assert_eq!(a.metrics.median_ttft_ms, Some(8874.2));
+    let b = &s.points[1];
+    // `Max request concurrency: not set` and `Traffic request rate: 2.0`, inside the block.
+    assert_eq!(b.workload.max_concurrency, None);
+    assert_eq!(b.workload.request_rate, Some(2.0));
+    assert_eq!(b.workload.random_input_len, 768);
+    assert_eq!(b.metrics.mean_tpot_ms, Some(71.2));
+}
+
+#[test]
+fn a_file_of_only_bad_lines_is_an_error_with_the_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.jsonl");
+    std::fs::write(&path, "{\"completed\": 3}\n{\"duration\": 1.0, \"compl").unwrap();
+    let err = bench_io::load(path.to_str().unwrap(), LengthHints::default()).unwrap_err();
+    assert!(
+        matches!(err, BenchIoError::Empty { skipped: 2, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("2 records skipped"), "{err}");
+}
