@@ -440,10 +440,7 @@ fn sentence(
         .find(|p| p.concurrency == conc)
         .expect("in grid");
     let ratio = at.ep_tok_s / at.other_tok_s.max(1e-12);
-    let comm = |s: &EpSide| {
-        let b = &s.decode_breakdown;
-        b.all_reduce_s + b.all_to_all_s + b.dp_attention_comm_s
-    };
+    let comm = |s: &EpSide| s.decode_breakdown.comm_s();
     // Name the part of a decode step that differs most, then the volumes behind it.
     let (a, b) = (&ep.decode_breakdown, &other.decode_breakdown);
     let mut deltas = [

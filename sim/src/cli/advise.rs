@@ -249,7 +249,7 @@ fn ep_table(ep: &EpAnswer) -> Table {
     let (a, b) = (&ep.ep, &ep.other);
     let comm = |s: &sim::advise::EpSide| {
         let d = &s.decode_breakdown;
-        (d.all_reduce_s + d.all_to_all_s + d.dp_attention_comm_s) * 1e3
+        d.comm_s() * 1e3
     };
     let rows: Vec<(&str, String, String)> = vec![
         (
