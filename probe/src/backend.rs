@@ -52,10 +52,13 @@ pub trait Backend {
         tick: Tick,
     ) -> Result<Vec<DeviceMemoryMeasurement>>;
     /// Fills every link's curves and latency; with one GPU adds its host-bounce loop link.
+    /// `sampled[i]` says whether `links[i]` gets every P2P size (see [`RunPlan::p2p_sizes_for`]);
+    /// links beyond its end (the loop link added here) are sampled.
     fn p2p(
         &mut self,
         plan: &RunPlan,
         links: &mut Vec<PairLink>,
+        sampled: &[bool],
         notes: &mut Vec<String>,
         tick: Tick,
     ) -> Result<()>;
@@ -197,6 +200,7 @@ impl Backend for FakeBackend {
         &mut self,
         plan: &RunPlan,
         links: &mut Vec<PairLink>,
+        sampled: &[bool],
         _: &mut Vec<String>,
         tick: Tick,
     ) -> Result<()> {
@@ -204,7 +208,8 @@ impl Backend for FakeBackend {
         if self.selected.len() == 1 && links.is_empty() {
             links.push(self_link(self.selected[0]));
         }
-        for l in links.iter_mut() {
+        for (i, l) in links.iter_mut().enumerate() {
+            let full = sampled.get(i).copied().unwrap_or(true);
             if let Some(src) = self
                 .machine
                 .links
@@ -213,6 +218,13 @@ impl Backend for FakeBackend {
             {
                 l.curves = src.curves.clone();
                 l.latency_us = src.latency_us.clone();
+                // Like the real backend: an unsampled --quick pair keeps its largest size only.
+                if plan.p2p_sizes_for(full).len() < plan.p2p_sizes.len() {
+                    for c in &mut l.curves {
+                        let max = c.points.iter().map(|p| p.bytes).max();
+                        c.points.retain(|p| Some(p.bytes) == max);
+                    }
+                }
                 if l.can_access_peer.is_none() {
                     l.can_access_peer = src.can_access_peer;
                 }
@@ -326,9 +338,11 @@ impl Backend for RealBackend {
         &mut self,
         plan: &RunPlan,
         links: &mut Vec<PairLink>,
+        sampled: &[bool],
         notes: &mut Vec<String>,
         tick: Tick,
     ) -> Result<()> {
+        let setup = std::time::Instant::now();
         let ptx = match crate::cuda::kernels::copy_ptx() {
             Ok(p) => Some(p),
             Err(e) => {
@@ -346,8 +360,13 @@ impl Backend for RealBackend {
                 kernels.push((g.ordinal, crate::cuda::kernels::CopyKernel::load(g, ptx)?));
             }
         }
+        let setup_s = setup.elapsed().as_secs_f64();
         let total = links.len();
+        // Seconds per pair, split by sampled (every size) or not: the --quick budget's evidence.
+        let (mut full_s, mut subset_s) = (Vec::new(), Vec::new());
         for (i, link) in links.iter_mut().enumerate() {
+            let full = sampled.get(i).copied().unwrap_or(true);
+            let pair_clock = std::time::Instant::now();
             tick(format!(
                 "p2p {} -> {} ({}/{total})",
                 link.src,
@@ -368,8 +387,18 @@ impl Backend for RealBackend {
                 .iter()
                 .find(|(o, _)| *o == a.ordinal)
                 .map(|(_, k)| k);
-            crate::cuda::p2p::measure_pair(a, b, k, plan, link)?;
+            crate::cuda::p2p::measure_pair(a, b, k, plan, &plan.p2p_sizes_for(full), link)?;
+            let secs = pair_clock.elapsed().as_secs_f64();
+            if full { &mut full_s } else { &mut subset_s }.push(secs);
         }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        notes.push(format!(
+            "P2P timing: setup (NVRTC compile, module loads) {setup_s:.2} s; {} pairs over every size {:.3} s each; {} pairs at the largest size only {:.3} s each",
+            full_s.len(),
+            mean(&full_s),
+            subset_s.len(),
+            mean(&subset_s)
+        ));
         notes.push("P2P: SM-kernel copies use an NVRTC-compiled kernel (GPU A pushes into B's memory; for both directions it also pulls); host-staged copies are D2H into pinned memory then H2D, not pipelined, timed with the host clock".into());
         Ok(())
     }

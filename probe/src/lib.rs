@@ -16,6 +16,7 @@ pub mod error;
 pub mod hypervisor;
 pub mod import;
 pub mod nccl;
+pub mod p2p_sample;
 pub mod plan;
 pub mod run;
 pub mod stats;

@@ -99,6 +99,10 @@ pub struct RunPlan {
     pub p2p_sizes: Vec<u64>,
     /// Whether P2P also runs both directions at once (full runs only: it doubles the pair time).
     pub p2p_bidirectional: bool,
+    /// `--quick`: only one ordered pair per distinct (link class, source NUMA node, destination
+    /// NUMA node) gets every size of `p2p_sizes`; the other pairs get latency, the data check and
+    /// bandwidth at the largest size only (see `p2p_sample`). Full runs measure every pair fully.
+    pub p2p_sample_pairs: bool,
     /// Whether GEMMs run on every GPU or, for `--quick`, on the first one only.
     pub gemm_all_gpus: bool,
     /// NCCL message sizes (nccl-tests' `size` column).
@@ -167,6 +171,7 @@ impl RunPlan {
             device_copy_bytes: if quick { 128 * MIB } else { 1024 * MIB },
             p2p_sizes,
             p2p_bidirectional: !quick,
+            p2p_sample_pairs: quick,
             gemm_all_gpus: !quick,
             nccl_sizes,
             nccl_timeout_s: if quick { 20.0 } else { 120.0 },
@@ -177,6 +182,15 @@ impl RunPlan {
             repeats,
             no_peer_access: false,
         }
+    }
+
+    /// P2P sizes for one pair: every size for a sampled pair (or in a full run), only the largest
+    /// for the other pairs of a `--quick` run.
+    pub fn p2p_sizes_for(&self, sampled: bool) -> Vec<u64> {
+        if sampled || !self.p2p_sample_pairs {
+            return self.p2p_sizes.clone();
+        }
+        self.p2p_sizes.iter().max().copied().into_iter().collect()
     }
 
     /// Whether `step` is part of this plan.

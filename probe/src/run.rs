@@ -68,7 +68,19 @@ pub fn run_probe(
         if plan.no_peer_access {
             notes.push("--no-peer-access: peer access was never enabled; every GPU pair was measured only as host-staged copies (D2H into pinned memory, then H2D)".into());
         }
-        backend.p2p(plan, &mut links, &mut notes, progress)?;
+        let sampled = if plan.p2p_sample_pairs {
+            crate::p2p_sample::sampled_pairs(&profile.devices, &links)
+        } else {
+            vec![true; links.len()]
+        };
+        backend.p2p(plan, &mut links, &sampled, &mut notes, progress)?;
+        if sampled.contains(&false) {
+            notes.push(crate::p2p_sample::annotate(
+                &profile.devices,
+                &mut links,
+                &sampled,
+            ));
+        }
         for l in links.iter_mut() {
             crate::classify::classify(l);
         }

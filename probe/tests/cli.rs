@@ -61,6 +61,70 @@ fn fake_vm_run_writes_a_classified_profile_and_summary() {
     assert_eq!(p.provenance.tool, "probe run");
 }
 
+/// `--quick` measures every size on one ordered pair per (link class, NUMA pair) only; every
+/// other pair keeps latency, data check and its largest size, and says which pair stood in.
+#[test]
+fn quick_run_samples_one_pair_per_link_class_and_numa_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |quick: bool| {
+        let out = dir.path().join(format!("q{quick}.json"));
+        let mut c = probe();
+        c.arg("run");
+        if quick {
+            c.arg("--quick");
+        }
+        c.arg("--fake-machine")
+            .arg(fixture("fake-4gpu-vm.json"))
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        MachineProfile::load(&out).unwrap()
+    };
+    let p = run(true);
+    let sizes = |p: &MachineProfile, s, d| -> Vec<usize> {
+        let l = p.links.iter().find(|l| l.src == s && l.dst == d).unwrap();
+        l.curves.iter().map(|c| c.points.len()).collect()
+    };
+    // Fake 4-GPU VM: 0,1 on NUMA 0 and 2,3 on NUMA 1; NODE inside, SYS across.
+    for (s, d) in [(0, 1), (0, 2), (2, 0), (2, 3)] {
+        assert!(sizes(&p, s, d).iter().all(|&n| n == 3), "{s}->{d} sampled");
+    }
+    for (s, d) in [(1, 0), (0, 3), (1, 2), (3, 2)] {
+        assert!(sizes(&p, s, d).iter().all(|&n| n == 1), "{s}->{d} one size");
+        let l = p.links.iter().find(|l| l.src == s && l.dst == d).unwrap();
+        assert!(!l.latency_us.is_empty());
+        assert!(
+            l.evidence
+                .iter()
+                .any(|e| e.contains("measured over every quick size"))
+        );
+    }
+    let l10 = p.links.iter().find(|l| l.src == 1 && l.dst == 0).unwrap();
+    assert!(l10.evidence.iter().any(|e| e.contains("GPU 0→1")));
+    assert_eq!(l10.classification, Some(PairClass::P2p));
+    let note = p
+        .provenance
+        .notes
+        .iter()
+        .find(|n| n.starts_with("--quick P2P"))
+        .unwrap();
+    assert!(note.contains("2→0 (SYS, NUMA 1→0)"), "{note}");
+    // A full run measures every pair over every size.
+    let f = run(false);
+    assert!(
+        f.links
+            .iter()
+            .all(|l| l.curves.iter().all(|c| c.points.len() == 3))
+    );
+    assert!(
+        !f.provenance
+            .notes
+            .iter()
+            .any(|n| n.starts_with("--quick P2P"))
+    );
+}
+
 #[test]
 fn gpu_subset_only_measures_those_gpus() {
     let dir = tempfile::tempdir().unwrap();

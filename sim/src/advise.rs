@@ -30,6 +30,24 @@ pub const EFFICIENCY_SPREAD: f64 = 0.2;
 /// ± relative spread of communication time when the profile has no measured spread (presets).
 pub const PRESET_COMM_SPREAD: f64 = 0.3;
 
+/// Relative spread of communication time for confidence draws: the median of the profile's
+/// measured (p90 − p10) / 2·median over all collective points, or [`PRESET_COMM_SPREAD`] when the
+/// profile has no repeated samples (presets, imports).
+pub fn comm_spread(p: &models::MachineProfile) -> f64 {
+    let mut v: Vec<f64> = p
+        .collectives
+        .iter()
+        .flat_map(|c| &c.points)
+        .filter(|pt| pt.time_us.samples > 1 && pt.time_us.median > 0.0)
+        .map(|pt| (pt.time_us.p90 - pt.time_us.p10) / (2.0 * pt.time_us.median))
+        .collect();
+    if v.is_empty() {
+        return PRESET_COMM_SPREAD;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2].max(0.02)
+}
+
 /// One layout, ranked for the workload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RankedLayout {
@@ -366,8 +384,7 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
         &ep_side,
         &other_side,
         conc,
-        ep_slower_share,
-        ok.len(),
+        (ep_slower_share, ok.len()),
         ratio_vs_plain_tp.map(|r| (plain_tp.short_name(), r)),
     );
     let mem = format!("--mem-fraction-static {}", q.opts.mem_fraction_static);
@@ -431,8 +448,7 @@ fn sentence(
     ep: &EpSide,
     other: &EpSide,
     conc: u32,
-    slower_share: f64,
-    draws: usize,
+    (slower_share, draws): (f64, usize),
     plain_tp: Option<(String, f64)>,
 ) -> String {
     let at = points

@@ -202,6 +202,8 @@ fn presets_give_a_full_report_with_the_right_data() {
         let tput = &charts[&format!("{m}-output-throughput.svg")];
         assert!(has(tput, "--max-concurrency (requests)"));
         assert!(has(tput, "output_throughput (tok/s)"));
+        assert!(has(&charts[&format!("{m}-ttft.svg")], "mean_ttft_ms"));
+        assert!(has(&charts[&format!("{m}-tpot.svg")], "mean_tpot_ms"));
         let layouts: Vec<&String> = tput
             .texts
             .iter()

@@ -212,16 +212,18 @@ pub fn can_access_peer(a: &Gpu, b: &Gpu) -> Result<bool> {
     Ok(v != 0)
 }
 
-/// Measures one ordered pair into `link` (curves, latency, evidence). With `a == b` (one GPU)
-/// only the host bounce D → H → D is measured: the cost a P2P-less VM pays per hop.
+/// Measures one ordered pair into `link` (curves over `sizes`, latency, evidence). With
+/// `a == b` (one GPU) only the host bounce D → H → D is measured: the cost a P2P-less VM pays
+/// per hop.
 pub fn measure_pair<'g>(
     a: &'g Gpu,
     b: &'g Gpu,
     kernel_a: Option<&'g CopyKernel>,
     plan: &RunPlan,
+    sizes: &[u64],
     link: &mut PairLink,
 ) -> Result<()> {
-    let max = *plan.p2p_sizes.iter().max().unwrap_or(&(1 << 20)) as usize;
+    let max = *sizes.iter().max().unwrap_or(&(1 << 20)) as usize;
     let bufs = PairBufs {
         src_a: a.alloc(max)?,
         dst_b: b.alloc(max)?,
@@ -292,7 +294,7 @@ pub fn measure_pair<'g>(
         };
         for &dir in dirs {
             let mut points = Vec::new();
-            for &size in &plan.p2p_sizes {
+            for &size in sizes {
                 let reps = plan.repeats.reps_for(size);
                 let secs = pair.time(mode, size as usize, dir, plan, reps)?;
                 let counted = if dir == Direction::Bidirectional {

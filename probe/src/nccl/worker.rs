@@ -5,7 +5,7 @@
 //! aborted (`ncclCommAbort`) and the point is recorded as `hang`.
 
 use super::{Counts, ELEM_BYTES, OPS, counts, expected_value, fill_value};
-use crate::cuda::{DeviceBuf, Gpu, dtoh, htod, open_all};
+use crate::cuda::{DeviceBuf, Event, Gpu, dtoh, htod, open_all};
 use crate::error::{ProbeError, Result};
 use crate::stats::summarize;
 use cudarc::driver::sys as cu;
@@ -103,6 +103,10 @@ fn nccl_call(r: nc::ncclResult_t, what: &str) -> Step<()> {
 }
 
 struct Group {
+    /// Per rank, (start, end) timing events created in that rank's context: an event may only
+    /// be recorded on a stream of its own context. Declared first so they are destroyed before
+    /// the contexts in `gpus`.
+    events: Vec<(Event, Event)>,
     gpus: Vec<Gpu>,
     comms: Vec<nc::ncclComm_t>,
     timeout: Duration,
@@ -131,6 +135,30 @@ impl Group {
             }
         }
         Ok(())
+    }
+
+    /// Records each rank's start (`end == false`) or end event on that rank's stream.
+    fn record(&self, end: bool) -> Step<()> {
+        for (g, (start_ev, end_ev)) in self.gpus.iter().zip(&self.events) {
+            g.bind().map_err(|e| Stop::Failed(e.to_string()))?;
+            let ev = if end { end_ev } else { start_ev };
+            ev.record(g.stream)
+                .map_err(|e| Stop::Failed(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Seconds between each rank's start and end event, slowest rank (streams already done).
+    fn slowest_rank_s(&self) -> Step<f64> {
+        let mut worst = 0f64;
+        for (g, (start_ev, end_ev)) in self.gpus.iter().zip(&self.events) {
+            g.bind().map_err(|e| Stop::Failed(e.to_string()))?;
+            let s = start_ev
+                .seconds_to(end_ev)
+                .map_err(|e| Stop::Failed(e.to_string()))?;
+            worst = worst.max(s);
+        }
+        Ok(worst)
     }
 
     /// Waits for every rank's stream, failing as `Hang` past the deadline.
@@ -181,10 +209,17 @@ impl Group {
             )?;
         }
         nccl_call(unsafe { nc::ncclGroupEnd() }, "ncclGroupEnd")?;
+        let mut events = Vec::with_capacity(gpus.len());
+        for g in &gpus {
+            g.bind().map_err(|e| Stop::Failed(e.to_string()))?;
+            let ev = || Event::new().map_err(|e| Stop::Failed(e.to_string()));
+            events.push((ev()?, ev()?));
+        }
         let group = Group {
             gpus,
             comms,
             timeout,
+            events,
         };
         group.settle(Instant::now() + timeout)?;
         Ok(group)
@@ -395,13 +430,21 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<WorkerReport> {
             continue;
         }
         let mut points = Vec::new();
+        let mut medians = Vec::new();
         for (si, &size) in spec.sizes.iter().enumerate() {
             let c = counts(op, size, n);
             let reps =
                 (spec.min_bytes_per_sample.div_ceil(c.bytes.max(1)) as u32).clamp(1, spec.max_reps);
             match measure_point(&group, op, &c, &bufs, spec, reps) {
-                Ok((secs, ok)) => {
-                    let t = summarize(&secs.iter().map(|s| s * 1e6).collect::<Vec<_>>());
+                Ok((timing, ok)) => {
+                    let us = |v: &[f64]| summarize(&v.iter().map(|s| s * 1e6).collect::<Vec<_>>());
+                    let t = us(&timing.gpu_s);
+                    medians.push(Medians {
+                        bytes: c.bytes,
+                        gpu_us: t.median,
+                        enqueue_us: us(&timing.enqueue_s).median,
+                        host_us: us(&timing.host_s).median,
+                    });
                     let algbw = c.bytes as f64 / (t.median * 1e-6) / 1e9;
                     if !ok {
                         notes.push(format!(
@@ -439,6 +482,9 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<WorkerReport> {
                 }
             }
         }
+        if let Some(note) = timing_note(op, &spec.devices, &medians) {
+            notes.push(note);
+        }
         curves.push(curve(op, points));
     }
     Ok(WorkerReport {
@@ -449,7 +495,7 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<WorkerReport> {
     })
 }
 
-/// Times one op at one size (seconds per op per sample) and checks the result.
+/// Times one op at one size (seconds per op per sample, CUDA events) and checks the result.
 fn measure_point(
     group: &Group,
     op: CollectiveOp,
@@ -457,7 +503,7 @@ fn measure_point(
     bufs: &[(DeviceBuf, DeviceBuf)],
     spec: &WorkerSpec,
     reps: u32,
-) -> Step<(Vec<f64>, bool)> {
+) -> Step<(PointTiming, bool)> {
     let fail = |e: ProbeError| Stop::Failed(e.to_string());
     // Poison receive buffers (0xFF bytes are NaNs) so unwritten elements cannot pass the check.
     for (g, (_, recv)) in group.gpus.iter().zip(bufs) {
@@ -472,14 +518,24 @@ fn measure_point(
         group.launch(op, c, bufs)?;
     }
     group.wait_streams(Instant::now() + group.timeout)?;
-    let mut secs = Vec::with_capacity(spec.samples as usize);
+    // Per sample: events on every rank's stream around the batch, the host-side deadline wait
+    // (hang detection), then the slowest rank's event interval, as nccl-tests and
+    // torch.distributed time it. The host time spent enqueueing is kept too: if it approaches
+    // the GPU time, the single driving thread (and `settle`'s polling) is what limits.
+    let mut timing = PointTiming::default();
     for _ in 0..spec.samples.max(1) {
         let t0 = Instant::now();
+        group.record(false)?;
         for _ in 0..reps {
             group.launch(op, c, bufs)?;
         }
+        group.record(true)?;
+        timing
+            .enqueue_s
+            .push(t0.elapsed().as_secs_f64() / reps as f64);
         group.wait_streams(t0 + group.timeout)?;
-        secs.push(t0.elapsed().as_secs_f64() / reps as f64);
+        timing.host_s.push(t0.elapsed().as_secs_f64() / reps as f64);
+        timing.gpu_s.push(group.slowest_rank_s()? / reps as f64);
     }
     let n = group.gpus.len();
     let mut ok = true;
@@ -490,7 +546,47 @@ fn measure_point(
         g.sync().map_err(fail)?;
         ok &= check_indices(host.len()).all(|i| host[i] == expected_value(op, n, r, i, c));
     }
-    Ok((secs, ok))
+    Ok((timing, ok))
+}
+
+/// Seconds per op of each sample of one point, three ways.
+#[derive(Default)]
+struct PointTiming {
+    /// CUDA events, slowest rank: the figure recorded.
+    gpu_s: Vec<f64>,
+    /// Host clock around enqueueing the batch (launch + `settle`), before waiting.
+    enqueue_s: Vec<f64>,
+    /// Host clock from the first launch to the end of the stream wait (the old figure).
+    host_s: Vec<f64>,
+}
+
+/// Medians of one point's three timings, for the per-op note.
+struct Medians {
+    bytes: u64,
+    gpu_us: f64,
+    enqueue_us: f64,
+    host_us: f64,
+}
+
+/// One line per op comparing the recorded CUDA-event time with the host's view: the largest
+/// host-enqueue share of the GPU time (near or above 1 means the GPU waited for the host) and
+/// the extra a host-clock timing would have added at 1 MiB or the nearest size.
+fn timing_note(op: CollectiveOp, devices: &[u32], m: &[Medians]) -> Option<String> {
+    let worst = m
+        .iter()
+        .filter(|x| x.gpu_us > 0.0)
+        .max_by(|a, b| (a.enqueue_us / a.gpu_us).total_cmp(&(b.enqueue_us / b.gpu_us)))?;
+    let mib = m.iter().min_by_key(|x| x.bytes.abs_diff(1 << 20))?;
+    Some(format!(
+        "{op:?} on {devices:?}: timed with CUDA events per rank (slowest rank); host enqueue per op at most {:.2}x the GPU time ({} B: enqueue {:.1} µs, GPU {:.1} µs); at {} B the host clock would read {:.1} µs against {:.1} µs by events",
+        worst.enqueue_us / worst.gpu_us,
+        worst.bytes,
+        worst.enqueue_us,
+        worst.gpu_us,
+        mib.bytes,
+        mib.host_us,
+        mib.gpu_us
+    ))
 }
 
 /// Elements compared after a collective: all of them up to 4 Mi elements (16 MiB); beyond, the

@@ -75,10 +75,17 @@ pub fn headlines(profile: &MachineProfile) -> Vec<Headline> {
             .filter_map(|c| c.points.iter().max_by_key(|p| p.bytes))
             .map(|p| p.gb_per_s.median)
             .collect();
-        if let Some(m) = median(v) {
+        if let Some(m) = median(v.clone()) {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let value = if hi - lo < 0.05 * m.abs() {
+                format!("{m:.1} GB/s")
+            } else {
+                format!("{lo:.1}–{hi:.1} GB/s (median {m:.1})")
+            };
             out.push(Headline {
-                what: format!("GPU↔GPU copy, {} (median pair)", pairs::mode_name(mode)),
-                value: format!("{m:.1} GB/s"),
+                what: format!("GPU↔GPU copy, {}, all pairs", pairs::mode_name(mode)),
+                value,
                 order: order as u8,
             });
         }

@@ -7,10 +7,8 @@ use super::workload_args::WorkloadArgs;
 use anyhow::{Result, bail};
 use comfy_table::Table;
 use models::Layout;
-use models::profile::MachineProfile;
 use sim::advise::{
-    ADVICE_SCHEMA_VERSION, Advice, EpAnswer, EpQuestion, PRESET_COMM_SPREAD, RankedLayout,
-    ep_question, rank,
+    ADVICE_SCHEMA_VERSION, Advice, EpAnswer, EpQuestion, RankedLayout, ep_question, rank,
 };
 use sim::cost::IterationModel;
 use sim::layout::enumerate_layouts;
@@ -42,23 +40,6 @@ pub struct Args {
     pub calibration: CalibrationArg,
     #[command(flatten)]
     pub format: FormatArg,
-}
-
-/// Median relative half-width of the profile's measured p10–p90 collective times, or the
-/// preset spread when nothing was measured repeatedly.
-fn comm_spread(p: &MachineProfile) -> f64 {
-    let mut v: Vec<f64> = p
-        .collectives
-        .iter()
-        .flat_map(|c| &c.points)
-        .filter(|pt| pt.time_us.samples > 1 && pt.time_us.median > 0.0)
-        .map(|pt| (pt.time_us.p90 - pt.time_us.p10) / (2.0 * pt.time_us.median))
-        .collect();
-    if v.is_empty() {
-        return PRESET_COMM_SPREAD;
-    }
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2].max(0.02)
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -134,7 +115,7 @@ fn answer_ep(setup: &Setup, workload: &sim::workload::Workload, draws: u32) -> R
         knobs: setup.knobs,
         ep_layout,
         others,
-        comm_spread: comm_spread(&setup.machine.profile),
+        comm_spread: sim::advise::comm_spread(&setup.machine.profile),
         draws,
         seed: workload.seed,
     };

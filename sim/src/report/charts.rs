@@ -100,14 +100,15 @@ const METRICS: [Metric; 3] = [
         key: "ttft",
         title: "Mean time to first token",
         axis: "mean_ttft_ms",
-        unit: "ms",
+        // The bench_serving key already names the unit.
+        unit: "",
         get: |r| r.mean_ttft_ms,
     },
     Metric {
         key: "tpot",
         title: "Mean time per output token",
         axis: "mean_tpot_ms",
-        unit: "ms",
+        unit: "",
         get: |r| r.mean_tpot_ms,
     },
 ];

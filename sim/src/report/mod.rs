@@ -13,4 +13,4 @@ pub mod simulate;
 
 pub use output::{MachineSummary, REPORT_SCHEMA_VERSION, ReportOutput};
 pub use page::{BuiltReport, ReportInputs, build_report, write_report};
-pub use simulate::{LayoutResult, MachineResults, ReportPlan, comm_spread, simulate_machine};
+pub use simulate::{LayoutResult, MachineResults, ReportPlan, simulate_machine};

@@ -2,7 +2,7 @@
 //! broken down by part, a bench_serving run per concurrency, the ranking at the report's
 //! concurrency and the answer to "should we try EP?". Chart code never simulates; it reads these.
 
-use crate::advise::{EpAnswer, EpQuestion, PRESET_COMM_SPREAD, ep_question};
+use crate::advise::{EpAnswer, EpQuestion, ep_question};
 use crate::cost::report::{BreakdownMs, PredictQuery, describe};
 use crate::cost::{CostModel, IterationModel, Knobs, MemoryPlan, memory};
 use crate::layout::enumerate_layouts;
@@ -87,24 +87,6 @@ impl MachineResults {
         v.sort_by(|a, b| b.1.output_throughput.total_cmp(&a.1.output_throughput));
         v
     }
-}
-
-/// Median relative half-width of the profile's measured p10–p90 collective times (at least 2%),
-/// or [`PRESET_COMM_SPREAD`] when nothing was measured repeatedly: the communication spread of
-/// the EP verdict's confidence draws, as `sim advise` uses it.
-pub fn comm_spread(p: &MachineProfile) -> f64 {
-    let mut v: Vec<f64> = p
-        .collectives
-        .iter()
-        .flat_map(|c| &c.points)
-        .filter(|pt| pt.time_us.samples > 1 && pt.time_us.median > 0.0)
-        .map(|pt| (pt.time_us.p90 - pt.time_us.p10) / (2.0 * pt.time_us.median))
-        .collect();
-    if v.is_empty() {
-        return PRESET_COMM_SPREAD;
-    }
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2].max(0.02)
 }
 
 /// Simulates everything the report needs on `machine`. `tick` is called once per finished
@@ -228,7 +210,7 @@ fn answer_ep(
             .filter(|c| c.rejected.is_none() && c.layout.ep == 1)
             .map(|c| c.layout)
             .collect(),
-        comm_spread: comm_spread(&machine.profile),
+        comm_spread: crate::advise::comm_spread(&machine.profile),
         draws: plan.draws,
         seed: workload.seed,
     };
