@@ -392,13 +392,19 @@ impl Backend for RealBackend {
             if full { &mut full_s } else { &mut subset_s }.push(secs);
         }
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-        notes.push(format!(
-            "P2P timing: setup (NVRTC compile, module loads) {setup_s:.2} s; {} pairs over every size {:.3} s each; {} pairs at the largest size only {:.3} s each",
+        let mut timing = format!(
+            "P2P timing: setup (NVRTC compile, module loads) {setup_s:.2} s; {} pairs over every size {:.3} s each",
             full_s.len(),
-            mean(&full_s),
-            subset_s.len(),
-            mean(&subset_s)
-        ));
+            mean(&full_s)
+        );
+        if !subset_s.is_empty() {
+            timing += &format!(
+                "; {} pairs at the largest size only {:.3} s each",
+                subset_s.len(),
+                mean(&subset_s)
+            );
+        }
+        notes.push(timing);
         notes.push("P2P: SM-kernel copies use an NVRTC-compiled kernel (GPU A pushes into B's memory; for both directions it also pulls); host-staged copies are D2H into pinned memory then H2D, not pipelined, timed with the host clock".into());
         Ok(())
     }

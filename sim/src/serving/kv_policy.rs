@@ -48,10 +48,11 @@ impl NewTokenRatio {
     }
 
     /// The ratio after a retraction left requests that have decoded `decoded` tokens of
-    /// `max_new` in total, `survivors` of them: `retract_decode`'s estimate, at most 1.
+    /// `max_new` in total, `survivors` of them: `retract_decode`'s estimate
+    /// `(decoded + 20 × survivors) / (max_new + 1)`, at most 1.
     pub fn after_retraction(decoded: u64, max_new: u64, survivors: u64) -> NewTokenRatio {
         let need = decoded + RETRACT_DECODE_STEPS * survivors;
-        NewTokenRatio((need as f64 / max_new.max(1) as f64).min(1.0))
+        NewTokenRatio((need as f64 / (max_new + 1) as f64).min(1.0))
     }
 }
 
@@ -76,7 +77,9 @@ pub struct RetractCandidate {
     pub kv_tokens: u64,
 }
 
-/// `retract_decode`'s choice: requests ordered by most generated, then shortest prompt, are
+/// `retract_decode`'s choice (`schedule_batch.py`, sort key `(len(output_ids),
+/// -len(origin_input_ids))` descending, popped from the end): requests ordered by most
+/// generated, then shortest prompt, are
 /// retracted from the back (fewest generated, longest prompt first) until the free slots cover
 /// [`RETRACT_DECODE_STEPS`] steps of the rest, at least one; the last one stays if it has room
 /// for one step. Returns how many to retract; `cands` is left in that order (retracted last).
@@ -131,6 +134,6 @@ mod tests {
         assert_eq!(plan_retraction(&mut one, 5), 0);
         assert_eq!(plan_retraction(&mut one, 0), 1);
         let r = NewTokenRatio::after_retraction(810, 3000, 3);
-        assert!((r.0 - 870.0 / 3000.0).abs() < 1e-12);
+        assert!((r.0 - 870.0 / 3001.0).abs() < 1e-12);
     }
 }

@@ -28,8 +28,11 @@
 //! - FCFS only (`--schedule-policy fcfs`; `lpm` behaves the same on random prompts). The prefix
 //!   cache holds only the workload's shared prefix; evictable radix-cache tokens are not counted
 //!   as free, and a retracted request recomputes its whole prompt and output.
-//! - Retraction order: most generated kept first, then shortest prompt; SGLang's exact order and
-//!   the `--disable-radix-cache` + `ignore_eos` admission path are not modelled.
+//! - A retracted request recomputes its prompt and output: SGLang frees its KV without inserting
+//!   it into the radix tree (`release_kv_cache(.., is_insert=False)`), but the prompt's radix
+//!   nodes may survive eviction and be matched again. A last request with no free slot is
+//!   retracted (SGLang aborts it). The `--disable-radix-cache` + `ignore_eos` admission path
+//!   (`add_one_req_ignore_eos`) is not modelled.
 //! - Pipeline turns are lockstep (every stage waits for the slowest); a micro-batch's tokens are
 //!   delivered when its batch leaves the last stage, also with `--pp-async-batch-depth` > 0
 //!   (SGLang processes them up to that many turns later). Dynamic chunking
