@@ -3,6 +3,7 @@
 
 pub mod libsearch;
 pub mod runner;
+mod timing;
 pub mod worker;
 
 use models::profile::{CollectiveOp, DeviceInfo, LinkClass, PairLink};

@@ -4,6 +4,7 @@
 //! with `blocking = 0`) and every wait polls with a deadline; past it the communicators are
 //! aborted (`ncclCommAbort`) and the point is recorded as `hang`.
 
+use super::timing::{Medians, PointTiming, timing_note};
 use super::{Counts, ELEM_BYTES, OPS, counts, expected_value, fill_value};
 use crate::cuda::{DeviceBuf, Event, Gpu, dtoh, htod, open_all};
 use crate::error::{ProbeError, Result};
@@ -547,46 +548,6 @@ fn measure_point(
         ok &= check_indices(host.len()).all(|i| host[i] == expected_value(op, n, r, i, c));
     }
     Ok((timing, ok))
-}
-
-/// Seconds per op of each sample of one point, three ways.
-#[derive(Default)]
-struct PointTiming {
-    /// CUDA events, slowest rank: the figure recorded.
-    gpu_s: Vec<f64>,
-    /// Host clock around enqueueing the batch (launch + `settle`), before waiting.
-    enqueue_s: Vec<f64>,
-    /// Host clock from the first launch to the end of the stream wait (the old figure).
-    host_s: Vec<f64>,
-}
-
-/// Medians of one point's three timings, for the per-op note.
-struct Medians {
-    bytes: u64,
-    gpu_us: f64,
-    enqueue_us: f64,
-    host_us: f64,
-}
-
-/// One line per op comparing the recorded CUDA-event time with the host's view: the largest
-/// host-enqueue share of the GPU time (near or above 1 means the GPU waited for the host) and
-/// the extra a host-clock timing would have added at 1 MiB or the nearest size.
-fn timing_note(op: CollectiveOp, devices: &[u32], m: &[Medians]) -> Option<String> {
-    let worst = m
-        .iter()
-        .filter(|x| x.gpu_us > 0.0)
-        .max_by(|a, b| (a.enqueue_us / a.gpu_us).total_cmp(&(b.enqueue_us / b.gpu_us)))?;
-    let mib = m.iter().min_by_key(|x| x.bytes.abs_diff(1 << 20))?;
-    Some(format!(
-        "{op:?} on {devices:?}: timed with CUDA events per rank (slowest rank); host enqueue per op at most {:.2}x the GPU time ({} B: enqueue {:.1} µs, GPU {:.1} µs); at {} B the host clock would read {:.1} µs against {:.1} µs by events",
-        worst.enqueue_us / worst.gpu_us,
-        worst.bytes,
-        worst.enqueue_us,
-        worst.gpu_us,
-        mib.bytes,
-        mib.host_us,
-        mib.gpu_us
-    ))
 }
 
 /// Elements compared after a collective: all of them up to 4 Mi elements (16 MiB); beyond, the
