@@ -18,6 +18,17 @@ pub struct ChartsArgs {
     /// Folder for the SVG charts and index.html (created if missing; files in it are replaced).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Terminal output: a line, or JSON listing the files written.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: crate::cli::Format,
+}
+
+/// What `probe charts --format json` prints.
+#[derive(Debug, serde::Serialize)]
+struct ChartsOutput {
+    schema_version: u32,
+    out_dir: PathBuf,
+    files: Vec<PathBuf>,
 }
 
 /// Checks that `dir` can be a chart folder (not an existing file), before any measuring starts.
@@ -68,11 +79,24 @@ pub fn run(args: ChartsArgs) -> Result<()> {
     check_dir(&args.out)?;
     let p = MachineProfile::load(&args.profile)?;
     let written = write_profile_charts(&p, &label(&p, &args.profile), &args.out)?;
-    println!(
-        "{} charts and index.html written to {}",
-        written.len() - 1,
-        args.out.display()
-    );
+    match args.format {
+        crate::cli::Format::Table => println!(
+            "{} charts and index.html written to {}",
+            written.len() - 1,
+            args.out.display()
+        ),
+        crate::cli::Format::Json => {
+            let out = ChartsOutput {
+                schema_version: 1,
+                out_dir: args.out.clone(),
+                files: written.iter().map(PathBuf::from).collect(),
+            };
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&out).expect("chart list serializes")
+            );
+        }
+    }
     Ok(())
 }
 

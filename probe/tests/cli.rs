@@ -363,3 +363,33 @@ fn no_peer_access_measures_only_staging_and_classifies_host_bounce() {
             .any(|n| n.starts_with("--no-peer-access"))
     );
 }
+
+#[test]
+fn charts_json_lists_every_file_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("charts");
+    // The 2-GPU profile: one GPU has no pairs and no bus bandwidth to chart.
+    let x2 = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/h200-x2.json");
+    let assert = probe()
+        .arg("charts")
+        .arg(&x2)
+        .arg("--out")
+        .arg(&out)
+        .args(["--format", "json"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    let files = v["files"].as_array().unwrap();
+    assert!(files.len() >= 2, "charts and an index: {v}");
+    for f in files {
+        assert!(
+            Path::new(f.as_str().unwrap()).is_file(),
+            "{f} was listed but not written"
+        );
+    }
+    assert!(
+        files
+            .iter()
+            .any(|f| f.as_str().unwrap().ends_with("index.html"))
+    );
+}
