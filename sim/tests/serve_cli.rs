@@ -15,6 +15,15 @@ fn sim() -> Command {
     Command::cargo_bin("sim").unwrap()
 }
 
+/// Runs `sim` with `args` and expects exit code 2 with `needle` on stderr.
+fn exits_2<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>, needle: &str) {
+    sim()
+        .args(args)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(needle));
+}
+
 fn json(out: &[u8]) -> Value {
     serde_json::from_slice(out).expect("valid JSON on stdout")
 }
@@ -97,30 +106,11 @@ fn run_table_and_pipeline_micro_batches() {
 #[test]
 fn run_rejects_bad_input() {
     let base = ["run", "--machine", VM, "--model", "glm-5-nvfp4"];
-    sim()
-        .args(base)
-        .args(["--tp", "3"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("error:"));
-    sim()
-        .args(base)
-        .args(["--random-input-len", "100000000"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("context"));
-    sim()
-        .args(base)
-        .args(["--max-concurrency", "1,8"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("sim sweep"));
-    sim()
-        .args(base)
-        .args(["--random-range-ratio", "2"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("range-ratio"));
+    let with = |extra: [&'static str; 2]| base.into_iter().chain(extra);
+    exits_2(with(["--tp", "3"]), "error:");
+    exits_2(with(["--random-input-len", "100000000"]), "context");
+    exits_2(with(["--max-concurrency", "1,8"]), "sim sweep");
+    exits_2(with(["--random-range-ratio", "2"]), "range-ratio");
 }
 
 #[test]
@@ -183,8 +173,8 @@ fn advise_answers_the_ep_question_with_confidence() {
 
 #[test]
 fn advise_refuses_ep_for_a_dense_model() {
-    sim()
-        .args([
+    exits_2(
+        [
             "advise",
             "--machine",
             VM,
@@ -192,11 +182,13 @@ fn advise_refuses_ep_for_a_dense_model() {
             "llama-3.1-70b",
             "--question",
             "ep",
-        ])
-        .args(["--num-prompts", "8", "--draws", "2"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("is dense"));
+            "--num-prompts",
+            "8",
+            "--draws",
+            "2",
+        ],
+        "is dense",
+    );
 }
 
 #[test]
@@ -265,36 +257,33 @@ fn bad_measurements_and_calibrations_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.jsonl");
     std::fs::write(&bad, "{\"completed\": 3}\nnot json\n").unwrap();
-    let base = ["validate", "--machine", VM, "--model", "glm-5-nvfp4"];
-    sim()
-        .args(base)
-        .arg("--measured")
-        .arg(&bad)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("no usable measurement"));
+    let validate = |measured: String| {
+        [
+            "validate",
+            "--machine",
+            VM,
+            "--model",
+            "glm-5-nvfp4",
+            "--measured",
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain([measured])
+    };
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    exits_2(validate(path(&bad)), "no usable measurement");
     let csv = dir.path().join("fig.csv");
     std::fs::write(&csv, "concurrency,output_tok_s\n1,10\n").unwrap();
-    sim()
-        .args(base)
-        .arg("--measured")
-        .arg(&csv)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("input_len"));
-    sim()
-        .args(base)
-        .args(["--measured", &format!("{USER_BOX}#no-such-run")])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("glm47-fp8-tp8-sweep"));
+    exits_2(validate(path(&csv)), "input_len");
+    exits_2(
+        validate(format!("{USER_BOX}#no-such-run")),
+        "glm47-fp8-tp8-sweep",
+    );
     // GLM-5 figures did not record lengths: the user must say which to assume.
-    sim()
-        .args(base)
-        .args(["--measured", &format!("{USER_BOX}#glm5-nvfp4-tp8-c64")])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--random-input-len"));
+    exits_2(
+        validate(format!("{USER_BOX}#glm5-nvfp4-tp8-c64")),
+        "--random-input-len",
+    );
     let cal = dir.path().join("cal.json");
     std::fs::write(&cal, "{\"schema_version\": 1").unwrap();
     sim()
