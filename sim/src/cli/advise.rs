@@ -1,6 +1,6 @@
 //! `sim advise`: rank layouts for a workload; `--question ep` answers "should we try EP?".
 
-use super::args::{FormatArg, MachineArg, ModelArg, OutputFormat, ServerArgs};
+use super::args::{FormatArg, OutputFormat, Target};
 use super::run::{CalibrationArg, Setup};
 use super::sweep::layouts;
 use super::workload_args::WorkloadArgs;
@@ -23,11 +23,7 @@ pub enum Question {
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub machine: MachineArg,
-    #[command(flatten)]
-    pub model: ModelArg,
-    #[command(flatten)]
-    pub server: ServerArgs,
+    pub target: Target,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// A question to answer with a verdict.
@@ -43,7 +39,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let setup = Setup::new(&args.machine, &args.model, &args.server, &args.calibration)?;
+    let setup = Setup::new(&args.target, &args.calibration)?;
     let mut workload = args.workload.workloads(setup.spec.max_context_tokens)?;
     if workload.len() != 1 {
         bail!("`sim advise` takes one --max-concurrency value");
@@ -53,7 +49,7 @@ pub fn run(args: Args) -> Result<()> {
         eprintln!("note: no --max-concurrency given; advising for 64 concurrent requests");
         workload.max_concurrency = Some(64);
     }
-    let ls = layouts(&setup, &args.server)?;
+    let ls = layouts(&setup, &args.target.server)?;
     let spinner = indicatif::ProgressBar::new_spinner().with_message("simulating every layout");
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     let ranking = rank(&ls, &setup.opts, &workload);

@@ -8,6 +8,17 @@ use sim::layout::enumerate_layouts;
 use sim::machine::Machine;
 use sim::options::ServerOptions;
 
+/// What every simulating command is about: the machine, the model and the server's flags.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Target {
+    #[command(flatten)]
+    pub machine: MachineArg,
+    #[command(flatten)]
+    pub model: ModelArg,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
 /// `--machine`: a machine preset or a probe profile.
 #[derive(clap::Args, Debug, Clone)]
 pub struct MachineArg {

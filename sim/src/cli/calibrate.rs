@@ -1,7 +1,7 @@
 //! `sim calibrate`: fit knobs to measured runs of one layout and write them to a file that
 //! `--calibration` applies to any layout.
 
-use super::args::{FormatArg, MachineArg, ModelArg, OutputFormat, ServerArgs};
+use super::args::{FormatArg, OutputFormat, Target};
 use super::run::{CalibrationArg, Setup};
 use super::validate::{MeasuredArgs, comparison_table};
 use anyhow::{Result, bail};
@@ -12,11 +12,7 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub machine: MachineArg,
-    #[command(flatten)]
-    pub model: ModelArg,
-    #[command(flatten)]
-    pub server: ServerArgs,
+    pub target: Target,
     #[command(flatten)]
     pub measured: MeasuredArgs,
     /// Knobs to fit (the others keep their defaults or the starting calibration's values).
@@ -42,8 +38,8 @@ pub fn run(args: Args) -> Result<()> {
             dir.display()
         );
     }
-    let setup = Setup::new(&args.machine, &args.model, &args.server, &args.start)?;
-    let layout = setup.one_layout(&args.server, "calibrate")?;
+    let setup = Setup::new(&args.target, &args.start)?;
+    let layout = setup.one_layout(&args.target.server, "calibrate")?;
     let points = args.measured.load(setup.spec.max_context_tokens)?;
     // Fail early, with the cost model's own message, on a layout that cannot run.
     setup.model(layout, setup.knobs)?;

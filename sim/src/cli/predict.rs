@@ -2,7 +2,7 @@
 //! one layout or on every layout (`--layout all`), with the time breakdown, bytes on the wire,
 //! expert reads and the memory plan.
 
-use super::args::{FormatArg, LayoutSelection, MachineArg, ModelArg, OutputFormat, ServerArgs};
+use super::args::{FormatArg, LayoutSelection, OutputFormat, Target};
 use anyhow::{Result, bail};
 use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
 use sim::cost::Knobs;
@@ -15,11 +15,7 @@ use sim::cost::report::{
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub machine: MachineArg,
-    #[command(flatten)]
-    pub model: ModelArg,
-    #[command(flatten)]
-    pub server: ServerArgs,
+    pub target: Target,
     /// Decode requests in the iteration (also the closed-loop concurrency of the steady estimate).
     #[arg(long, value_name = "REQUESTS")]
     pub batch: u32,
@@ -35,9 +31,9 @@ pub struct Args {
 
 /// Runs `sim predict`.
 pub fn run(args: Args) -> Result<()> {
-    let machine = args.machine.resolve()?;
-    let model = args.model.resolve()?;
-    let opts = args.server.options()?;
+    let machine = args.target.machine.resolve()?;
+    let model = args.target.model.resolve()?;
+    let opts = args.target.server.options()?;
     if args.batch == 0 && args.prefill == 0 {
         bail!(
             "--batch 0 and --prefill 0: nothing to cost; give at least one decode request or prefill token"
@@ -57,7 +53,12 @@ pub fn run(args: Args) -> Result<()> {
         prefill_tokens: args.prefill,
     };
     let knobs = Knobs::default();
-    let layouts = match args.server.layout.selection(machine.gpu_count, &model)? {
+    let layouts = match args
+        .target
+        .server
+        .layout
+        .selection(machine.gpu_count, &model)?
+    {
         LayoutSelection::All => predict_all(&machine, &model, &opts, knobs, &q),
         LayoutSelection::One(l) => vec![predict_layout(&machine, &model, l, &opts, knobs, &q)?],
     };

@@ -1,6 +1,6 @@
 //! `sim run`: simulate one bench_serving run of a workload on one layout.
 
-use super::args::{FormatArg, LayoutSelection, MachineArg, ModelArg, OutputFormat, ServerArgs};
+use super::args::{FormatArg, LayoutSelection, OutputFormat, ServerArgs, Target};
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use comfy_table::Table;
@@ -40,12 +40,12 @@ pub struct Setup {
 
 impl Setup {
     /// Resolves the shared flags.
-    pub fn new(
-        machine: &MachineArg,
-        model: &ModelArg,
-        server: &ServerArgs,
-        cal: &CalibrationArg,
-    ) -> Result<Setup> {
+    pub fn new(target: &Target, cal: &CalibrationArg) -> Result<Setup> {
+        let Target {
+            machine,
+            model,
+            server,
+        } = target;
         Ok(Setup {
             machine: machine.resolve()?,
             spec: model.resolve()?,
@@ -78,11 +78,7 @@ impl Setup {
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub machine: MachineArg,
-    #[command(flatten)]
-    pub model: ModelArg,
-    #[command(flatten)]
-    pub server: ServerArgs,
+    pub target: Target,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
@@ -92,8 +88,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let setup = Setup::new(&args.machine, &args.model, &args.server, &args.calibration)?;
-    let layout = setup.one_layout(&args.server, "run")?;
+    let setup = Setup::new(&args.target, &args.calibration)?;
+    let layout = setup.one_layout(&args.target.server, "run")?;
     let workload = args.workload.one(setup.spec.max_context_tokens)?;
     let model = setup.model(layout, setup.knobs)?;
     let run = simulate(&model, &setup.opts, &workload)

@@ -1,6 +1,6 @@
 //! `sim sweep`: every layout × concurrency × workload, in parallel, as a table, CSV or JSON.
 
-use super::args::{FormatArg, LayoutSelection, MachineArg, ModelArg, OutputFormat, ServerArgs};
+use super::args::{FormatArg, LayoutSelection, OutputFormat, ServerArgs, Target};
 use super::run::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
@@ -17,11 +17,7 @@ const DEFAULT_CONCURRENCIES: [u32; 6] = [1, 8, 32, 64, 128, 256];
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub machine: MachineArg,
-    #[command(flatten)]
-    pub model: ModelArg,
-    #[command(flatten)]
-    pub server: ServerArgs,
+    pub target: Target,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// Extra workloads as INPUT:OUTPUT token lengths, comma-separated (e.g. 1024:1024,128:2048);
@@ -92,14 +88,14 @@ fn workloads(args: &Args, max_context: u64) -> Result<Vec<Workload>> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let setup = Setup::new(&args.machine, &args.model, &args.server, &args.calibration)?;
+    let setup = Setup::new(&args.target, &args.calibration)?;
     let wls = workloads(&args, setup.spec.max_context_tokens)?;
     let concs: Vec<u32> = if args.workload.max_concurrency.is_empty() {
         DEFAULT_CONCURRENCIES.to_vec()
     } else {
         args.workload.max_concurrency.clone()
     };
-    let ls = layouts(&setup, &args.server)?;
+    let ls = layouts(&setup, &args.target.server)?;
     let bar = indicatif::ProgressBar::new((ls.len() * wls.len() * concs.len()) as u64);
     let rows = sweep(&ls, &setup.opts, &wls, &concs, &|| bar.inc(1));
     bar.finish_and_clear();

@@ -1,7 +1,7 @@
 //! `sim validate`: predicted vs measured, point by point (with or without a calibration).
 //! Also the `--measured` flags `sim calibrate` shares.
 
-use super::args::{FormatArg, MachineArg, ModelArg, OutputFormat, ServerArgs};
+use super::args::{FormatArg, OutputFormat, Target};
 use super::run::{CalibrationArg, Setup};
 use anyhow::{Result, bail};
 use comfy_table::Table;
@@ -64,11 +64,7 @@ impl MeasuredArgs {
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub machine: MachineArg,
-    #[command(flatten)]
-    pub model: ModelArg,
-    #[command(flatten)]
-    pub server: ServerArgs,
+    pub target: Target,
     #[command(flatten)]
     pub measured: MeasuredArgs,
     #[command(flatten)]
@@ -88,8 +84,8 @@ struct ValidateOutput<'a> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let setup = Setup::new(&args.machine, &args.model, &args.server, &args.calibration)?;
-    let layout = setup.one_layout(&args.server, "validate")?;
+    let setup = Setup::new(&args.target, &args.calibration)?;
+    let layout = setup.one_layout(&args.target.server, "validate")?;
     let points = args.measured.load(setup.spec.max_context_tokens)?;
     let model = setup.model(layout, setup.knobs)?;
     let rows = compare(&model, &setup.opts, &points)?;
