@@ -332,6 +332,10 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
     let (ep, others) = build_all(q.knobs)?;
     let points = grid(ep.as_ref(), &others, q.opts, &concs, context);
     let verdict = verdict_of(&points);
+    let at = *points
+        .iter()
+        .find(|p| p.concurrency == conc)
+        .expect("conc is in the grid");
     // The user's question is usually "EP8 instead of my TP8?": give that ratio too.
     let plain_tp = Layout {
         ep: 1,
@@ -340,13 +344,8 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
     };
     let ratio_vs_plain_tp = others.iter().find(|m| m.layout() == plain_tp).map(|m| {
         let mut batch = IterationBatch::default();
-        let ep_tok_s = steady_tok_s(ep.as_ref(), q.opts, conc, context, &mut batch);
-        ep_tok_s / steady_tok_s(m.as_ref(), q.opts, conc, context, &mut batch).max(1e-12)
+        at.ep_tok_s / steady_tok_s(m.as_ref(), q.opts, conc, context, &mut batch).max(1e-12)
     });
-    let at = *points
-        .iter()
-        .find(|p| p.concurrency == conc)
-        .expect("conc is in the grid");
     let other_model = others
         .iter()
         .find(|m| m.layout() == at.other_layout)
