@@ -1,4 +1,5 @@
-"""Probe vs torch.distributed busbw, side by side (no torch needed).
+"""Probe vs a reference's busbw (torch_dist_reference.py or nccl_ctypes_reference.py output),
+side by side (no torch needed).
 
 Usage: python3 compare_collectives.py PROBE_PROFILE.json TORCH_REF.json
            [--nccl-env K=V ...] [--min-bytes 1048576] [--tolerance 0.05] [--json OUT.json]
@@ -67,15 +68,16 @@ def main():
             })
     print(f"probe {a.profile} (NCCL env {env or 'defaults'}; run env "
           f"{prof['provenance'].get('env', {})})")
-    print(f"torch {a.reference} (torch {ref['torch']}, NCCL {ref['nccl_version']}, "
+    print(f"ref   {a.reference} (torch {ref['torch']}, NCCL {ref['nccl_version']}, "
           f"env {ref['env']}), {n} GPUs")
-    print(f"{'op':<15}{'size':>10}{'probe GB/s':>12}{'torch GB/s':>12}{'probe/torch':>13}")
+    print(f"{'op':<15}{'size':>10}{'probe GB/s':>12}{'ref GB/s':>12}{'probe/ref':>13}")
     within = 0
     for r in rows:
         ok = abs(r["ratio"] - 1) <= a.tolerance
         within += ok
         size = r["bytes"]
-        label = f"{size >> 30} GiB" if size >= 1 << 30 else f"{size >> 20} MiB"
+        label = (f"{size >> 30} GiB" if size >= 1 << 30 else f"{size >> 20} MiB" if size >= 1 << 20
+                 else f"{size >> 10} KiB" if size >= 1 << 10 else f"{size} B")
         print(f"{r['op']:<15}{label:>10}{r['probe_busbw_gb_per_s']:>12.1f}"
               f"{r['torch_busbw_gb_per_s']:>12.1f}{r['ratio']:>13.3f}"
               f"{'' if ok else '  *'}{'' if r['torch_verified'] else '  torch check FAILED'}")

@@ -2,7 +2,7 @@
 
 Usage:
     torchrun --standalone --nproc_per_node=N torch_dist_reference.py --out ref.json
-             [--min-bytes 8] [--max-bytes 1073741824]
+             [--min-bytes 8] [--max-bytes 1073741824] [--graph]
 
 Measures all_reduce, all_gather (all_gather_into_tensor), reduce_scatter (reduce_scatter_tensor)
 and all_to_all (all_to_all_single) in float32 over the sizes `probe run` uses in a full run
@@ -16,6 +16,11 @@ bytes per rank; all_gather's `size` is the gathered output (each rank sends size
 reduce_scatter's `size` is each rank's input (each rank receives size/n); all_to_all's `size` is
 each rank's whole send buffer. algbw = size / time, busbw = algbw x factor (all_reduce 2(n-1)/n,
 the others (n-1)/n). GB = 1e9 bytes. Every size's result is checked once before timing.
+
+--graph captures each sample's batch of ops into a CUDA graph and times its replay (as
+nccl-tests' -G and an SGLang decode step run them): GPU time without the per-op launch cost
+of eager mode, the reference for probe's gated timing. A size whose capture fails falls back
+to eager and is marked `"graph": false`.
 """
 import argparse
 import json
@@ -85,10 +90,34 @@ def check(op, send, recv, rank, n):
     return ok
 
 
-def time_op(fn, reps):
+def capture(fn, reps):
+    """A CUDA graph of `reps` back-to-back runs of `fn`, or None when capture fails."""
+    try:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(reps):
+                fn()
+        torch.cuda.synchronize()
+        return g
+    except Exception as e:  # capture unsupported for this op/size: time eagerly instead
+        print(f"graph capture failed ({e}); timing eagerly", flush=True)
+        torch.cuda.synchronize()
+        return None
+
+
+def time_op(fn, reps, graph):
     for _ in range(WARMUP):
         fn()
     torch.cuda.synchronize()
+    g = capture(fn, reps) if graph else None
+    # Every rank must take the same path, or the ranks' collectives would not match up.
+    flag = torch.tensor([1.0 if g is not None else 0.0], device="cuda")
+    dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+    if flag.item() < 1.0:
+        g = None
+    if g is not None:
+        g.replay()
+        torch.cuda.synchronize()
     out = []
     for _ in range(SAMPLES):
         dist.barrier()
@@ -96,12 +125,15 @@ def time_op(fn, reps):
         a = torch.cuda.Event(enable_timing=True)
         b = torch.cuda.Event(enable_timing=True)
         a.record()
-        for _ in range(reps):
-            fn()
+        if g is not None:
+            g.replay()
+        else:
+            for _ in range(reps):
+                fn()
         b.record()
         b.synchronize()
         out.append(a.elapsed_time(b) / 1e3 / reps)
-    return out
+    return out, g is not None
 
 
 def nccl_version():
@@ -114,6 +146,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--min-bytes", type=int, default=8)
     ap.add_argument("--max-bytes", type=int, default=1 << 30)
+    ap.add_argument("--graph", action="store_true",
+                    help="time CUDA-graph replays of each batch instead of eager launches")
     args = ap.parse_args()
     local = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local)
@@ -135,7 +169,8 @@ def main():
             send, recv = send_all[:ns], recv_all[:nr]
             ok = check(op, send, recv, rank, n)
             reps = min(max(-(-MIN_BYTES_PER_SAMPLE // nbytes), 1), MAX_REPS)
-            med = statistics.median(time_op(launcher(op, send, recv), reps))
+            samples, graphed = time_op(launcher(op, send, recv), reps, args.graph)
+            med = statistics.median(samples)
             t = torch.tensor([med, 0.0 if ok else 1.0], device=dev)
             dist.all_reduce(t, op=dist.ReduceOp.MAX)
             t_s, bad = t[0].item(), t[1].item()
@@ -147,6 +182,7 @@ def main():
                 "algbw_gb_per_s": algbw,
                 "busbw_gb_per_s": algbw * busbw_factor(op, n),
                 "verified": bad == 0.0,
+                "graph": graphed,
             })
         if rank == 0:
             print(f"{op}: {len(sizes)} sizes done", flush=True)
@@ -159,7 +195,8 @@ def main():
             "devices": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())],
             "env": {k: v for k, v in os.environ.items()
                     if k.startswith("NCCL_") and k != "NCCL_VERSION"},
-            "timing": "CUDA events per rank after a barrier; median of samples; slowest rank",
+            "timing": ("CUDA-graph replay of each batch; " if args.graph else "eager launches; ")
+            + "CUDA events per rank after a barrier; median of samples; slowest rank",
             "warmup": WARMUP,
             "samples": SAMPLES,
             "points": points,

@@ -166,16 +166,30 @@ impl Backend for FakeBackend {
 
     fn host(
         &mut self,
-        _: &RunPlan,
+        plan: &RunPlan,
         _: &mut Vec<String>,
         tick: Tick,
     ) -> Result<Vec<HostDeviceMeasurement>> {
         tick("host (fake)".into());
+        // Like the real backend: --quick measures pageable copies once per NUMA node.
+        let numa: Vec<(u32, Option<i32>)> = self
+            .machine
+            .devices
+            .iter()
+            .filter(|d| self.selected.contains(&d.index))
+            .map(|d| (d.index, d.numa_node))
+            .collect();
+        let pageable_on = first_per_numa_node(&numa);
         Ok(self
             .machine
             .host_device
             .iter()
             .filter(|h| self.has(&h.devices))
+            .filter(|h| {
+                plan.host_pageable_all_gpus
+                    || h.memory != models::profile::HostMemory::Pageable
+                    || h.devices.iter().all(|d| pageable_on.contains(d))
+            })
             .cloned()
             .collect())
     }
@@ -282,13 +296,31 @@ impl Backend for FakeBackend {
 /// The real machine.
 pub struct RealBackend {
     gpus: Vec<crate::cuda::Gpu>,
+    /// NUMA node of each opened GPU (ordinal, node), from the inventory.
+    numa: Vec<(u32, Option<i32>)>,
 }
 
 impl RealBackend {
     /// A backend that has not opened any GPU yet.
     pub fn new() -> RealBackend {
-        RealBackend { gpus: Vec::new() }
+        RealBackend {
+            gpus: Vec::new(),
+            numa: Vec::new(),
+        }
     }
+}
+
+/// The first GPU (in `numa` order) of each NUMA node; GPUs of unknown node count as one node.
+pub fn first_per_numa_node(numa: &[(u32, Option<i32>)]) -> Vec<u32> {
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for &(gpu, node) in numa {
+        if !seen.contains(&node) {
+            seen.push(node);
+            out.push(gpu);
+        }
+    }
+    out
 }
 
 impl Default for RealBackend {
@@ -309,7 +341,9 @@ impl Backend for RealBackend {
     }
 
     fn inventory(&mut self) -> Result<Inventory> {
-        crate::cuda::inventory::inventory(&self.gpus)
+        let inv = crate::cuda::inventory::inventory(&self.gpus)?;
+        self.numa = inv.devices.iter().map(|d| (d.index, d.numa_node)).collect();
+        Ok(inv)
     }
 
     fn hypervisor(&self) -> Option<String> {
@@ -322,7 +356,13 @@ impl Backend for RealBackend {
         notes: &mut Vec<String>,
         tick: Tick,
     ) -> Result<Vec<HostDeviceMeasurement>> {
-        crate::cuda::host::measure_host(&self.gpus, plan, notes, tick)
+        let pageable_on = if plan.host_pageable_all_gpus {
+            self.gpus.iter().map(|g| g.ordinal).collect()
+        } else {
+            notes.push("--quick: pageable host copies measured on the first GPU of each NUMA node only (the CPU's staging copy, shared by a node's GPUs, limits them)".into());
+            first_per_numa_node(&self.numa)
+        };
+        crate::cuda::host::measure_host(&self.gpus, &pageable_on, plan, notes, tick)
     }
 
     fn device_memory(
@@ -360,6 +400,9 @@ impl Backend for RealBackend {
                 kernels.push((g.ordinal, crate::cuda::kernels::CopyKernel::load(g, ptx)?));
             }
         }
+        let largest = plan.p2p_sizes.iter().copied().max().unwrap_or(1 << 20);
+        let mut bufs =
+            crate::cuda::p2p::P2pBuffers::new(&self.gpus, largest, plan.p2p_check_bytes)?;
         let setup_s = setup.elapsed().as_secs_f64();
         let total = links.len();
         // Seconds per pair, split by sampled (every size) or not: the --quick budget's evidence.
@@ -387,13 +430,21 @@ impl Backend for RealBackend {
                 .iter()
                 .find(|(o, _)| *o == a.ordinal)
                 .map(|(_, k)| k);
-            crate::cuda::p2p::measure_pair(a, b, k, plan, &plan.p2p_sizes_for(full), link)?;
+            crate::cuda::p2p::measure_pair(
+                a,
+                b,
+                k,
+                &mut bufs,
+                plan,
+                &plan.p2p_sizes_for(full),
+                link,
+            )?;
             let secs = pair_clock.elapsed().as_secs_f64();
             if full { &mut full_s } else { &mut subset_s }.push(secs);
         }
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
         let mut timing = format!(
-            "P2P timing: setup (NVRTC compile, module loads) {setup_s:.2} s; {} pairs over every size {:.3} s each",
+            "P2P timing: setup (NVRTC compile, module loads, buffers) {setup_s:.2} s; {} pairs over every size {:.3} s each",
             full_s.len(),
             mean(&full_s)
         );
@@ -426,5 +477,23 @@ impl Backend for RealBackend {
         tick: Tick,
     ) -> Result<Vec<GemmMeasurement>> {
         crate::cuda::gemm::measure_gemm(&self.gpus, plan, notes, tick)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_per_numa_node;
+
+    #[test]
+    fn one_gpu_per_numa_node_in_order() {
+        let numa = [
+            (0, Some(0)),
+            (1, Some(0)),
+            (4, Some(1)),
+            (5, Some(1)),
+            (7, None),
+        ];
+        assert_eq!(first_per_numa_node(&numa), vec![0, 4, 7]);
+        assert_eq!(first_per_numa_node(&[]), Vec::<u32>::new());
     }
 }

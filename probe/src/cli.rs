@@ -79,6 +79,10 @@ pub struct RunArgs {
     /// `NCCL_P2P_DISABLE=1` to make NCCL take the same path.
     #[arg(long)]
     pub no_peer_access: bool,
+    /// Time NCCL batches as the one worker thread enqueues them instead of releasing them
+    /// behind a gate (a diagnostic: shows the host launch cost the gate removes).
+    #[arg(long, hide = true)]
+    pub nccl_ungated: bool,
 }
 
 /// `probe import` subcommands.
@@ -157,6 +161,7 @@ impl RunArgs {
         }
         let mut plan = RunPlan::new(gpus, only, self.quick);
         plan.no_peer_access = self.no_peer_access;
+        plan.nccl_gated = !self.nccl_ungated;
         Ok(RunConfig {
             charts: self.charts,
             plan,
@@ -221,13 +226,21 @@ pub fn run(cfg: RunConfig) -> Result<()> {
     Ok(())
 }
 
-/// `probe nccl-worker`: prints its report as one JSON line.
+/// `probe nccl-worker`: prints one prefixed JSON line per group as each finishes.
 pub fn nccl_worker(spec: &str) -> Result<()> {
+    use std::io::Write;
     let spec: crate::nccl::worker::WorkerSpec = serde_json::from_str(spec)
         .map_err(|e| ProbeError::Invalid(format!("bad worker spec: {e}")))?;
-    let rep = crate::nccl::worker::run_worker(&spec)?;
-    println!("{}", serde_json::to_string(&rep).expect("serializes"));
-    Ok(())
+    crate::nccl::worker::run_worker(&spec, &mut |rep| {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "{}{}",
+            crate::nccl::worker::REPORT_PREFIX,
+            serde_json::to_string(rep).expect("serializes")
+        );
+        let _ = out.flush();
+    })
 }
 
 /// Runs the parsed command line.

@@ -17,6 +17,7 @@ pub mod hypervisor;
 pub mod import;
 pub mod nccl;
 pub mod p2p_sample;
+pub mod par;
 pub mod plan;
 pub mod run;
 pub mod stats;

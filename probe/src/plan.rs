@@ -98,6 +98,10 @@ pub struct RunPlan {
     pub quick: bool,
     /// Host↔device copy size.
     pub host_bytes: u64,
+    /// Whether pageable host copies are measured on every GPU or, for `--quick`, on the first
+    /// GPU of each NUMA node (a pageable copy is limited by the CPU's staging memcpy, which the
+    /// GPUs of one node share; pinned copies are still measured on every GPU).
+    pub host_pageable_all_gpus: bool,
     /// Device-to-device copy size.
     pub device_copy_bytes: u64,
     /// P2P message sizes.
@@ -108,12 +112,19 @@ pub struct RunPlan {
     /// NUMA node) gets every size of `p2p_sizes`; the other pairs get latency, the data check and
     /// bandwidth at the largest size only (see `p2p_sample`). Full runs measure every pair fully.
     pub p2p_sample_pairs: bool,
+    /// Bytes of the data check per pair and mode (fresh pattern A → B, read back through B):
+    /// the largest size in full runs, 4 MiB in `--quick` ones (a private mirror fails at any
+    /// size; the extra megabytes only cost time).
+    pub p2p_check_bytes: u64,
     /// Whether GEMMs run on every GPU or, for `--quick`, on the first one only.
     pub gemm_all_gpus: bool,
     /// NCCL message sizes (nccl-tests' `size` column).
     pub nccl_sizes: Vec<u64>,
     /// Seconds one NCCL group may take before it is aborted and recorded as `hang`.
     pub nccl_timeout_s: f64,
+    /// Whether NCCL batches are released behind a gate (see `nccl::gate`); `false` only for the
+    /// hidden `--nccl-ungated` comparison.
+    pub nccl_gated: bool,
     /// NCCL environment variants to run besides the defaults (each in its own child process).
     pub nccl_env_variants: Vec<Vec<(String, String)>>,
     /// GEMM token counts M for decode shapes against the `decode_weight` matrix.
@@ -144,7 +155,7 @@ impl RunPlan {
         let (p2p_sizes, nccl_sizes, decode_m, repeats, variants) = if quick {
             (
                 vec![64 * KIB, 16 * MIB],
-                vec![8, KIB, 64 * KIB, MIB, 16 * MIB, 256 * MIB],
+                vec![8, KIB, 64 * KIB, MIB, 16 * MIB, 64 * MIB],
                 vec![1, 64],
                 Repeats {
                     warmup: 2,
@@ -173,13 +184,16 @@ impl RunPlan {
             steps,
             quick,
             host_bytes: if quick { 64 * MIB } else { 256 * MIB },
+            host_pageable_all_gpus: !quick,
             device_copy_bytes: if quick { 128 * MIB } else { 1024 * MIB },
             p2p_sizes,
             p2p_bidirectional: !quick,
             p2p_sample_pairs: quick,
+            p2p_check_bytes: if quick { 4 * MIB } else { 256 * MIB },
             gemm_all_gpus: !quick,
             nccl_sizes,
             nccl_timeout_s: if quick { 20.0 } else { 120.0 },
+            nccl_gated: true,
             nccl_env_variants: variants,
             gemm_decode_m: decode_m,
             decode_weight: (7168, 18432),

@@ -34,57 +34,70 @@ impl HostBuf {
     }
 }
 
-/// Buffers for one GPU's host copies: two host and two device buffers, so both directions can
-/// run at once without sharing memory.
-struct HostPair {
+/// Host memory for one GPU's copies: two buffers, so both directions can run at once without
+/// sharing memory. Pinned memory is portable (usable from every context), so one `HostSide` of
+/// each kind serves every GPU in turn instead of being pinned again per GPU.
+struct HostSide {
     up: HostBuf,
     down: HostBuf,
-    dev_up: super::DeviceBuf,
-    dev_down: super::DeviceBuf,
 }
 
-impl HostPair {
-    fn new(gpu: &Gpu, kind: HostMemory, bytes: usize) -> Result<HostPair> {
-        Ok(HostPair {
+/// Device memory for one GPU's host copies.
+struct DevSide {
+    up: super::DeviceBuf,
+    down: super::DeviceBuf,
+}
+
+impl HostSide {
+    fn new(kind: HostMemory, bytes: usize) -> Result<HostSide> {
+        Ok(HostSide {
             up: HostBuf::new(kind, bytes)?,
             down: HostBuf::new(kind, bytes)?,
-            dev_up: gpu.alloc(bytes)?,
-            dev_down: gpu.alloc(bytes)?,
         })
     }
 
-    /// Enqueues one copy (or two, for `Both`) on the given streams.
+    /// Enqueues one copy (or two, for `Both`) between these buffers and `dev` on the streams.
     fn enqueue(
         &mut self,
+        dev: &DevSide,
         dir: HostDirection,
         s1: cudarc::driver::sys::CUstream,
         s2: cudarc::driver::sys::CUstream,
     ) -> Result<()> {
-        let n = self.dev_up.bytes;
+        let n = dev.up.bytes;
         if matches!(dir, HostDirection::HostToDevice | HostDirection::Both) {
-            htod(self.dev_up.ptr, self.up.slice().as_ptr(), n, s1)?;
+            htod(dev.up.ptr, self.up.slice().as_ptr(), n, s1)?;
         }
         if matches!(dir, HostDirection::DeviceToHost | HostDirection::Both) {
             let s = if dir == HostDirection::Both { s2 } else { s1 };
-            dtoh(self.down.slice_mut().as_mut_ptr(), self.dev_down.ptr, n, s)?;
+            dtoh(self.down.slice_mut().as_mut_ptr(), dev.down.ptr, n, s)?;
         }
         Ok(())
     }
 
-    /// Round-trips a fresh pattern host → device → host and checks it.
-    fn verify(&mut self, gpu: &Gpu) -> Result<bool> {
+    /// Round-trips a fresh pattern host → device → host through `dev` and checks it.
+    fn verify(&mut self, dev: &DevSide, gpu: &Gpu) -> Result<bool> {
         let seed = pattern::fresh_seed();
         pattern::fill(self.up.slice_mut(), seed);
-        let n = self.dev_up.bytes;
-        htod(self.dev_up.ptr, self.up.slice().as_ptr(), n, gpu.stream)?;
+        let n = dev.up.bytes;
+        htod(dev.up.ptr, self.up.slice().as_ptr(), n, gpu.stream)?;
         dtoh(
             self.down.slice_mut().as_mut_ptr(),
-            self.dev_up.ptr,
+            dev.up.ptr,
             n,
             gpu.stream,
         )?;
         gpu.sync()?;
         Ok(pattern::first_mismatch(self.down.slice(), seed).is_none())
+    }
+}
+
+impl DevSide {
+    fn new(gpu: &Gpu, bytes: usize) -> Result<DevSide> {
+        Ok(DevSide {
+            up: gpu.alloc(bytes)?,
+            down: gpu.alloc(bytes)?,
+        })
     }
 }
 
@@ -102,9 +115,11 @@ fn bytes_moved(dir: HostDirection, bytes: u64) -> u64 {
     }
 }
 
-/// Measures host↔device bandwidth per GPU and, with several GPUs, all at once.
+/// Measures host↔device bandwidth per GPU (pageable copies only on the GPUs in
+/// `pageable_on`) and, with several GPUs, pinned copies on all at once.
 pub fn measure_host(
     gpus: &[Gpu],
+    pageable_on: &[u32],
     plan: &RunPlan,
     notes: &mut Vec<String>,
     tick: &mut dyn FnMut(String),
@@ -112,11 +127,19 @@ pub fn measure_host(
     let bytes = plan.host_bytes;
     let r = plan.repeats;
     let mut out = Vec::new();
+    // Seconds per kind (pinned, pageable) over all GPUs, then all at once: --quick evidence.
+    let mut spent = Vec::new();
     for kind in [HostMemory::Pinned, HostMemory::Pageable] {
-        for gpu in gpus {
+        let clock = std::time::Instant::now();
+        let mut host = HostSide::new(kind, bytes as usize)?;
+        let these: Vec<&Gpu> = gpus
+            .iter()
+            .filter(|g| kind == HostMemory::Pinned || pageable_on.contains(&g.ordinal))
+            .collect();
+        for &gpu in &these {
             tick(format!("host {kind:?} GPU {}", gpu.ordinal));
-            let mut bufs = HostPair::new(gpu, kind, bytes as usize)?;
-            if !bufs.verify(gpu)? {
+            let dev = DevSide::new(gpu, bytes as usize)?;
+            if !host.verify(&dev, gpu)? {
                 notes.push(format!(
                     "GPU {}: {kind:?} host round trip returned wrong data",
                     gpu.ordinal
@@ -124,7 +147,7 @@ pub fn measure_host(
             }
             for dir in DIRECTIONS {
                 let secs = time_on_streams(gpu, r.warmup, r.samples, 1, |s1, s2| {
-                    bufs.enqueue(dir, s1, s2)
+                    host.enqueue(&dev, dir, s1, s2)
                 })?;
                 let bw: Vec<f64> = secs
                     .iter()
@@ -139,19 +162,30 @@ pub fn measure_host(
                 });
             }
         }
+        spent.push(format!(
+            "{kind:?} {:.3} s per GPU",
+            clock.elapsed().as_secs_f64() / these.len().max(1) as f64
+        ));
     }
     if gpus.len() > 1 {
+        let clock = std::time::Instant::now();
         tick("host: all GPUs at once".into());
-        let mut bufs: Vec<HostPair> = gpus
+        // Separate host memory per GPU: they compete for host DRAM bandwidth, not for one buffer.
+        let mut bufs: Vec<(HostSide, DevSide)> = gpus
             .iter()
-            .map(|g| HostPair::new(g, HostMemory::Pinned, bytes as usize))
+            .map(|g| {
+                Ok((
+                    HostSide::new(HostMemory::Pinned, bytes as usize)?,
+                    DevSide::new(g, bytes as usize)?,
+                ))
+            })
             .collect::<Result<_>>()?;
         let refs: Vec<&Gpu> = gpus.iter().collect();
         for dir in DIRECTIONS {
             let secs = time_wall(&refs, r.warmup, r.samples, || {
-                for (g, b) in gpus.iter().zip(bufs.iter_mut()) {
+                for (g, (host, dev)) in gpus.iter().zip(bufs.iter_mut()) {
                     g.bind()?;
-                    b.enqueue(dir, g.stream, g.stream2)?;
+                    host.enqueue(dev, dir, g.stream, g.stream2)?;
                 }
                 Ok(())
             })?;
@@ -168,7 +202,13 @@ pub fn measure_host(
         notes.push(
             "host all-GPU figures are timed with the host clock around synchronized copies".into(),
         );
+        spent.push(format!(
+            "all {} GPUs at once {:.3} s",
+            gpus.len(),
+            clock.elapsed().as_secs_f64()
+        ));
     }
+    notes.push(format!("host step timing: {}", spent.join(", ")));
     Ok(out)
 }
 
@@ -183,14 +223,16 @@ pub fn measure_device_memory(
     let bytes = plan.device_copy_bytes as usize;
     let r = plan.repeats;
     let mut out = Vec::new();
+    // One host staging buffer for every GPU (pinned: its copies are fast and asynchronous).
+    let mut stage = PinnedBuf::new(bytes)?;
     for gpu in gpus {
         tick(format!("device copy GPU {}", gpu.ordinal));
         let src = gpu.alloc(bytes)?;
         let dst = gpu.alloc(bytes)?;
         // Real data in the source (never time on zeros).
         let seed = pattern::fresh_seed();
-        let mut host = vec![0u8; bytes];
-        pattern::fill(&mut host, seed);
+        let host = stage.as_mut_slice();
+        pattern::fill(host, seed);
         htod(src.ptr, host.as_ptr(), bytes, gpu.stream)?;
         gpu.sync()?;
         let secs = time_on_streams(gpu, r.warmup, r.samples, 1, |s1, _| {
@@ -199,7 +241,7 @@ pub fn measure_device_memory(
         host.fill(0);
         dtoh(host.as_mut_ptr(), dst.ptr, bytes, gpu.stream)?;
         gpu.sync()?;
-        if let Some(at) = pattern::first_mismatch(&host, seed) {
+        if let Some(at) = pattern::first_mismatch(host, seed) {
             return Err(ProbeError::Cuda {
                 what: format!("device copy on GPU {}", gpu.ordinal),
                 message: format!("destination differs from source at byte {at}"),

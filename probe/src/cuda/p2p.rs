@@ -13,21 +13,70 @@ use crate::stats::{summarize, time_and_bandwidth};
 use cudarc::driver::sys;
 use models::profile::{Direction, PairLink, SizePoint, TransferCurve, TransferMode};
 
-/// Buffers for one ordered pair: forward (a → b) and reverse (b → a), each with a host stage.
-struct PairBufs {
-    src_a: DeviceBuf,
-    dst_b: DeviceBuf,
-    src_b: DeviceBuf,
-    dst_a: DeviceBuf,
+/// Buffers for every pair of a run, allocated once: a source and a destination on each GPU
+/// (the source filled with a pattern, never zeros), the two host stages and the pinned buffer
+/// the data checks go through. Allocating and pinning per pair cost more than a quick pair's
+/// timed copies.
+pub struct P2pBuffers {
+    /// Per GPU (ordinal, source, destination).
+    per_gpu: Vec<(u32, DeviceBuf, DeviceBuf)>,
     stage_fwd: PinnedBuf,
     stage_rev: PinnedBuf,
+    check: PinnedBuf,
+}
+
+impl P2pBuffers {
+    /// Buffers of `bytes` on every GPU of `gpus`, with a `check_bytes` host buffer for checks.
+    pub fn new(gpus: &[Gpu], bytes: u64, check_bytes: u64) -> Result<P2pBuffers> {
+        let n = bytes as usize;
+        let mut fill = PinnedBuf::new(n)?;
+        pattern::fill(fill.as_mut_slice(), pattern::fresh_seed());
+        let mut per_gpu = Vec::with_capacity(gpus.len());
+        for g in gpus {
+            let (src, dst) = (g.alloc(n)?, g.alloc(n)?);
+            g.bind()?;
+            htod(src.ptr, fill.as_slice().as_ptr(), n, g.stream)?;
+            g.sync()?;
+            per_gpu.push((g.ordinal, src, dst));
+        }
+        Ok(P2pBuffers {
+            per_gpu,
+            // The fill buffer becomes the forward stage: its pattern is no longer needed.
+            stage_fwd: fill,
+            stage_rev: PinnedBuf::new(n)?,
+            check: PinnedBuf::new(check_bytes.min(bytes) as usize)?,
+        })
+    }
+}
+
+/// `gpu`'s (source, destination) in `per_gpu`.
+fn buffers_of<'b>(
+    per_gpu: &'b [(u32, DeviceBuf, DeviceBuf)],
+    gpu: &Gpu,
+) -> (&'b DeviceBuf, &'b DeviceBuf) {
+    let (_, src, dst) = per_gpu
+        .iter()
+        .find(|(o, _, _)| *o == gpu.ordinal)
+        .expect("buffers for every selected GPU");
+    (src, dst)
+}
+
+/// Buffers for one ordered pair: forward (a → b) and reverse (b → a), each with a host stage.
+struct PairBufs<'b> {
+    src_a: &'b DeviceBuf,
+    dst_b: &'b DeviceBuf,
+    src_b: &'b DeviceBuf,
+    dst_a: &'b DeviceBuf,
+    stage_fwd: &'b mut PinnedBuf,
+    stage_rev: &'b mut PinnedBuf,
+    check: &'b mut PinnedBuf,
 }
 
 /// Everything one pair needs: the two GPUs, buffers, kernels and the staging event.
 struct Pair<'g> {
     a: &'g Gpu,
     b: &'g Gpu,
-    bufs: PairBufs,
+    bufs: PairBufs<'g>,
     kernel_a: Option<&'g CopyKernel>,
     ev_fwd: Event,
     ev_rev: Event,
@@ -161,12 +210,17 @@ impl Pair<'_> {
     }
 
     /// Fresh pattern into A's source, one transfer, B's destination read back through B.
-    fn verify(&mut self, mode: TransferMode, n: usize) -> Result<bool> {
+    fn verify(&mut self, mode: TransferMode) -> Result<bool> {
         let seed = pattern::fresh_seed();
-        let mut host = vec![0u8; n];
-        pattern::fill(&mut host, seed);
+        let n = self.bufs.check.bytes;
+        pattern::fill(self.bufs.check.as_mut_slice(), seed);
         self.a.bind()?;
-        htod(self.bufs.src_a.ptr, host.as_ptr(), n, self.a.stream)?;
+        htod(
+            self.bufs.src_a.ptr,
+            self.bufs.check.as_slice().as_ptr(),
+            n,
+            self.a.stream,
+        )?;
         self.a.sync()?;
         self.b.bind()?;
         // Poison the destination so a copy that never lands cannot look right.
@@ -178,11 +232,12 @@ impl Pair<'_> {
         self.run(mode, n, Direction::Unidirectional)?;
         self.a.sync()?;
         self.b.sync()?;
+        let host = self.bufs.check.as_mut_slice();
         host.fill(0);
         self.b.bind()?;
         dtoh(host.as_mut_ptr(), self.bufs.dst_b.ptr, n, self.b.stream)?;
         self.b.sync()?;
-        Ok(pattern::first_mismatch(&host, seed).is_none())
+        Ok(pattern::first_mismatch(host, seed).is_none())
     }
 }
 
@@ -212,25 +267,33 @@ pub fn can_access_peer(a: &Gpu, b: &Gpu) -> Result<bool> {
     Ok(v != 0)
 }
 
-/// Measures one ordered pair into `link` (curves over `sizes`, latency, evidence). With
-/// `a == b` (one GPU) only the host bounce D → H → D is measured: the cost a P2P-less VM pays
-/// per hop.
+/// Measures one ordered pair into `link` (curves over `sizes`, latency, evidence), with
+/// `bufs` holding at least the largest size. With `a == b` (one GPU) only the host bounce
+/// D → H → D is measured: the cost a P2P-less VM pays per hop.
 pub fn measure_pair<'g>(
     a: &'g Gpu,
     b: &'g Gpu,
     kernel_a: Option<&'g CopyKernel>,
+    bufs: &'g mut P2pBuffers,
     plan: &RunPlan,
     sizes: &[u64],
     link: &mut PairLink,
 ) -> Result<()> {
-    let max = *sizes.iter().max().unwrap_or(&(1 << 20)) as usize;
+    let P2pBuffers {
+        per_gpu,
+        stage_fwd,
+        stage_rev,
+        check,
+    } = bufs;
+    let ((src_a, dst_a), (src_b, dst_b)) = (buffers_of(per_gpu, a), buffers_of(per_gpu, b));
     let bufs = PairBufs {
-        src_a: a.alloc(max)?,
-        dst_b: b.alloc(max)?,
-        src_b: b.alloc(max)?,
-        dst_a: a.alloc(max)?,
-        stage_fwd: PinnedBuf::new(max)?,
-        stage_rev: PinnedBuf::new(max)?,
+        src_a,
+        dst_b,
+        src_b,
+        dst_a,
+        stage_fwd,
+        stage_rev,
+        check,
     };
     // An event can only be recorded on a stream of its own context: events recorded on A's
     // streams belong to A, those recorded on B's streams to B.
@@ -275,18 +338,8 @@ pub fn measure_pair<'g>(
         ev_fwd_done,
         ev_rev_done,
     };
-    // Fill real data once so nothing is timed on zeros.
-    let mut host = vec![0u8; max];
-    pattern::fill(&mut host, pattern::fresh_seed());
-    htod(pair.bufs.src_a.ptr, host.as_ptr(), max, a.stream)?;
-    b.bind()?;
-    htod(pair.bufs.src_b.ptr, host.as_ptr(), max, b.stream)?;
-    a.sync()?;
-    b.sync()?;
-    drop(host);
-
     for &mode in &modes {
-        let verified = pair.verify(mode, max)?;
+        let verified = pair.verify(mode)?;
         let dirs: &[Direction] = if same || !plan.p2p_bidirectional {
             &[Direction::Unidirectional]
         } else {

@@ -1,6 +1,9 @@
 //! NCCL collectives: which groups to measure, how nccl-tests sizes each op's buffers, what the
 //! right answer is, and (in `worker`, a child process per group and environment) the runs.
 
+mod check;
+mod gate;
+mod group;
 pub mod libsearch;
 pub mod runner;
 mod timing;

@@ -1,14 +1,15 @@
-//! Parent side of the NCCL measurements: one `probe nccl-worker` child per (group, NCCL
-//! environment), its spec passed as JSON on the command line and its report read as JSON from
-//! stdout. A child that outlives its budget is killed and its missing points recorded as `hang`.
+//! Parent side of the NCCL measurements: one `probe nccl-worker` child per NCCL environment
+//! for all groups (restarted for the groups left after one aborts), its spec passed as JSON on
+//! the command line and one report per group read from stdout as it finishes. A child that
+//! outlives its budget is killed and the group it was on recorded as `hang`.
 
-use super::worker::{WorkerReport, WorkerSpec};
-use super::{OPS, counts, worst_class};
+use super::worker::{GroupReport, GroupSpec, REPORT_PREFIX, WorkerSpec, curve, empty_points};
+use super::{OPS, worst_class};
 use crate::error::{ProbeError, Result};
 use crate::plan::RunPlan;
-use models::profile::{CollectiveCurve, CollectivePoint, CollectiveStatus, PairLink};
+use models::profile::{CollectiveCurve, CollectiveStatus, PairLink};
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -25,55 +26,94 @@ pub struct NcclOutcome {
     pub notes: Vec<String>,
 }
 
-/// Builds the worker spec for one group and environment.
+/// Builds the worker spec for all groups under one environment.
 pub fn worker_spec(
     plan: &RunPlan,
-    group: &[u32],
+    groups: &[Vec<u32>],
     links: &[PairLink],
     env: &[(String, String)],
 ) -> WorkerSpec {
     WorkerSpec {
-        devices: group.to_vec(),
+        groups: groups
+            .iter()
+            .map(|g| GroupSpec {
+                devices: g.clone(),
+                link_class: worst_class(g, links),
+            })
+            .collect(),
         sizes: plan.nccl_sizes.clone(),
         warmup: plan.repeats.warmup,
         samples: plan.repeats.samples,
         min_bytes_per_sample: plan.repeats.min_bytes_per_sample,
         max_reps: plan.repeats.max_reps,
         timeout_s: plan.nccl_timeout_s,
-        link_class: worst_class(group, links),
+        gated: plan.nccl_gated,
         nccl_env: env.iter().cloned().collect::<BTreeMap<_, _>>(),
     }
 }
 
-/// Curves for a worker that never reported: every point `hang` (or `error`).
-pub fn missing_report(spec: &WorkerSpec, status: CollectiveStatus) -> Vec<CollectiveCurve> {
-    let n = spec.devices.len();
+/// Curves for a group that never reported: every point `status` (`hang` or `error`).
+pub fn missing_curves(
+    spec: &WorkerSpec,
+    group: &GroupSpec,
+    status: CollectiveStatus,
+) -> Vec<CollectiveCurve> {
     OPS.iter()
-        .map(|&op| CollectiveCurve {
-            op,
-            devices: spec.devices.clone(),
-            link_class: spec.link_class,
-            nccl_env: spec.nccl_env.clone(),
-            points: spec
-                .sizes
-                .iter()
-                .map(|&s| CollectivePoint {
-                    bytes: counts(op, s, n).bytes,
-                    time_us: crate::stats::missing(),
-                    algbw_gb_per_s: 0.0,
-                    busbw_gb_per_s: 0.0,
-                    status,
-                })
-                .collect(),
+        .map(|&op| {
+            let pts = empty_points(&spec.sizes, op, group.devices.len(), status);
+            curve(spec, group, op, pts)
         })
         .collect()
 }
 
-/// Runs one worker child with a wall-clock budget; `None` when it was killed or died.
-pub fn run_child(
+/// What one worker child did: the groups it reported and how it ended.
+pub struct ChildRun {
+    /// Reports in the order printed.
+    pub reports: Vec<GroupReport>,
+    /// `None` when it exited successfully; otherwise why it died or was killed.
+    pub died: Option<String>,
+}
+
+/// Runs workers until every group of `spec` has a report or a reason it has none. `spawn`
+/// runs one worker over the groups given. A worker that dies or is killed costs the group it
+/// was on (the first unreported one, recorded with the reason); one that stops after an
+/// aborted group is simply restarted for the rest — a fresh process for a possibly wedged
+/// GPU, but one start for all groups in the usual case.
+pub fn collect_groups(
     spec: &WorkerSpec,
-    budget: Duration,
-) -> Result<std::result::Result<WorkerReport, String>> {
+    mut spawn: impl FnMut(&WorkerSpec) -> Result<ChildRun>,
+) -> Result<Vec<(GroupSpec, std::result::Result<GroupReport, String>)>> {
+    let mut done: Vec<(GroupSpec, std::result::Result<GroupReport, String>)> = Vec::new();
+    let mut left: Vec<GroupSpec> = spec.groups.clone();
+    while !left.is_empty() {
+        let sub = WorkerSpec {
+            groups: left.clone(),
+            ..spec.clone()
+        };
+        let run = spawn(&sub)?;
+        let before = left.len();
+        for rep in run.reports {
+            if let Some(i) = left.iter().position(|g| g.devices == rep.devices) {
+                done.push((left.remove(i), Ok(rep)));
+            }
+        }
+        match run.died {
+            Some(why) if !left.is_empty() => done.push((left.remove(0), Err(why))),
+            // Exited cleanly without reporting the group it was on: never loop on it.
+            None if left.len() == before => {
+                done.push((left.remove(0), Err("worker exited without a report".into())))
+            }
+            _ => {}
+        }
+    }
+    // Back in the order asked for.
+    done.sort_by_key(|(g, _)| spec.groups.iter().position(|s| s == g));
+    Ok(done)
+}
+
+/// Runs one worker child. The clock restarts at every group report: a worker may take
+/// `per_group` for each group, and is killed when one takes longer.
+pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
     let exe = std::env::current_exe().map_err(|e| ProbeError::Io {
         path: "current_exe".into(),
         source: e,
@@ -92,20 +132,34 @@ pub fn run_child(
             path: "probe nccl-worker".into(),
             source: e,
         })?;
-    let mut stdout = child.stdout.take().expect("piped");
+    let stdout = child.stdout.take().expect("piped");
     let mut stderr = child.stderr.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
     let out_t = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
+        for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+            if let Some(json) = line.strip_prefix(REPORT_PREFIX)
+                && tx.send(json.to_string()).is_err()
+            {
+                break;
+            }
+        }
     });
     let err_t = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = stderr.read_to_string(&mut s);
         s
     });
-    let deadline = Instant::now() + budget;
+    let mut reports = Vec::new();
+    let mut deadline = Instant::now() + per_group;
+    let mut bad_line = None;
     let status = loop {
+        while let Ok(json) = rx.try_recv() {
+            match serde_json::from_str::<GroupReport>(&json) {
+                Ok(r) => reports.push(r),
+                Err(e) => bad_line = Some(e.to_string()),
+            }
+            deadline = Instant::now() + per_group;
+        }
         if let Some(st) = child.try_wait().map_err(|e| ProbeError::Io {
             path: "probe nccl-worker".into(),
             source: e,
@@ -117,42 +171,56 @@ pub fn run_child(
             let _ = child.wait();
             break None;
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     };
-    let out = out_t.join().unwrap_or_default();
-    let err = err_t.join().unwrap_or_default();
-    let Some(status) = status else {
-        return Ok(Err(format!(
-            "worker killed after {:.0} s",
-            budget.as_secs_f64()
-        )));
-    };
-    let last = out.lines().rev().find(|l| l.starts_with('{'));
-    match (status.success(), last) {
-        (true, Some(line)) => serde_json::from_str(line)
-            .map(Ok)
-            .map_err(|e| ProbeError::Cuda {
-                what: "reading the NCCL worker's report".into(),
-                message: e.to_string(),
-            }),
-        _ => {
-            let msg = err
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("no output")
-                .trim()
-                .to_string();
-            // A missing library or GPU is the environment's fault: surface it as such.
-            if msg.contains("libnccl not found") {
-                return Err(ProbeError::MissingLibrary {
-                    library: "libnccl".into(),
-                    hint: msg,
-                });
-            }
-            Ok(Err(format!("worker exited with {status}: {msg}")))
+    let _ = out_t.join();
+    // Lines that arrived between the last poll and the exit.
+    for json in rx.try_iter() {
+        match serde_json::from_str::<GroupReport>(&json) {
+            Ok(r) => reports.push(r),
+            Err(e) => bad_line = Some(e.to_string()),
         }
     }
+    let err = err_t.join().unwrap_or_default();
+    let Some(status) = status else {
+        return Ok(ChildRun {
+            reports,
+            died: Some(format!(
+                "worker killed after {:.0} s without finishing the group",
+                per_group.as_secs_f64()
+            )),
+        });
+    };
+    if let Some(e) = bad_line {
+        return Err(ProbeError::Cuda {
+            what: "reading the NCCL worker's report".into(),
+            message: e,
+        });
+    }
+    if status.success() {
+        return Ok(ChildRun {
+            reports,
+            died: None,
+        });
+    }
+    let msg = err
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("no output")
+        .trim()
+        .to_string();
+    // A missing library or GPU is the environment's fault: surface it as such.
+    if msg.contains("libnccl not found") {
+        return Err(ProbeError::MissingLibrary {
+            library: "libnccl".into(),
+            hint: msg,
+        });
+    }
+    Ok(ChildRun {
+        reports,
+        died: Some(format!("worker exited with {status}: {msg}")),
+    })
 }
 
 /// `K=V K2=V2`: an environment variant as a shell would write it.
@@ -193,16 +261,21 @@ pub fn measure_nccl(
         }
     }
     for env in &variants {
-        for g in groups {
-            // A one-rank group has no transport to switch: variants would repeat the defaults.
-            if g.len() == 1 && !env.is_empty() {
-                continue;
-            }
-            tick(format!("nccl group {g:?} {}", env_label(env)));
-            let spec = worker_spec(plan, g, links, env);
-            // Budget: the per-wait timeout for every op, plus time to run all points.
-            let budget = Duration::from_secs_f64(plan.nccl_timeout_s * 2.0 + 600.0);
-            match run_child(&spec, budget)? {
+        // A one-rank group has no transport to switch: variants would repeat the defaults.
+        let groups: Vec<Vec<u32>> = groups
+            .iter()
+            .filter(|g| env.is_empty() || g.len() > 1)
+            .cloned()
+            .collect();
+        if groups.is_empty() {
+            continue;
+        }
+        tick(format!("nccl groups {groups:?} {}", env_label(env)));
+        let spec = worker_spec(plan, &groups, links, env);
+        // Per group: the per-wait timeout for every op, plus time to run all points.
+        let per_group = Duration::from_secs_f64(plan.nccl_timeout_s * 2.0 + 600.0);
+        for (group, res) in collect_groups(&spec, |s| run_child(s, per_group))? {
+            match res {
                 Ok(rep) => {
                     out.version = out.version.or(rep.nccl_version);
                     out.library_path = out.library_path.or(rep.library_path);
@@ -211,10 +284,11 @@ pub fn measure_nccl(
                 }
                 Err(why) => {
                     out.notes.push(format!(
-                        "NCCL group {g:?}: {why}; its points are recorded as hang"
+                        "NCCL group {:?}: {why}; its points are recorded as hang",
+                        group.devices
                     ));
                     out.curves
-                        .extend(missing_report(&spec, CollectiveStatus::Hang));
+                        .extend(missing_curves(&spec, &group, CollectiveStatus::Hang));
                 }
             }
         }
@@ -226,7 +300,100 @@ pub fn measure_nccl(
 
 #[cfg(test)]
 mod tests {
-    use super::in_force;
+    use super::*;
+
+    fn spec(groups: &[&[u32]]) -> WorkerSpec {
+        WorkerSpec {
+            groups: groups
+                .iter()
+                .map(|g| GroupSpec {
+                    devices: g.to_vec(),
+                    link_class: None,
+                })
+                .collect(),
+            sizes: vec![8, 1 << 20],
+            warmup: 1,
+            samples: 1,
+            min_bytes_per_sample: 1,
+            max_reps: 1,
+            timeout_s: 1.0,
+            gated: true,
+            nccl_env: BTreeMap::new(),
+        }
+    }
+
+    fn report(devices: &[u32], aborted: bool) -> GroupReport {
+        GroupReport {
+            devices: devices.to_vec(),
+            nccl_version: None,
+            library_path: None,
+            curves: Vec::new(),
+            notes: Vec::new(),
+            aborted,
+        }
+    }
+
+    /// A scripted worker: each call reports the first `k` groups it is given (aborting after
+    /// the last of them when `abort`), then ends as `died` says.
+    fn scripted(
+        script: Vec<(usize, bool, Option<&'static str>)>,
+    ) -> impl FnMut(&WorkerSpec) -> Result<ChildRun> {
+        let mut calls = script.into_iter();
+        move |s: &WorkerSpec| {
+            let (k, abort, died) = calls.next().expect("no more workers expected");
+            let n = k.min(s.groups.len());
+            let reports = s.groups[..n]
+                .iter()
+                .enumerate()
+                .map(|(i, g)| report(&g.devices, abort && i + 1 == n))
+                .collect();
+            Ok(ChildRun {
+                reports,
+                died: died.map(String::from),
+            })
+        }
+    }
+
+    #[test]
+    fn one_worker_reports_every_group() {
+        let s = spec(&[&[0, 1], &[0, 1, 2, 3], &[0, 1, 2, 3, 4, 5, 6, 7]]);
+        let out = collect_groups(&s, scripted(vec![(3, false, None)])).unwrap();
+        assert_eq!(out.len(), 3);
+        assert!(out.iter().all(|(_, r)| r.is_ok()));
+        assert_eq!(out[2].0.devices.len(), 8);
+    }
+
+    #[test]
+    fn a_killed_worker_costs_only_the_group_it_was_on() {
+        let s = spec(&[&[0, 1], &[0, 1, 2, 3], &[0, 1, 2, 3, 4, 5, 6, 7]]);
+        // First worker reports [0,1] then is killed on [0..4); the second does the rest.
+        let out = collect_groups(
+            &s,
+            scripted(vec![(1, false, Some("worker killed")), (1, false, None)]),
+        )
+        .unwrap();
+        let verdicts: Vec<bool> = out.iter().map(|(_, r)| r.is_ok()).collect();
+        assert_eq!(verdicts, vec![true, false, true]);
+        assert_eq!(out[1].1.as_ref().unwrap_err(), "worker killed");
+    }
+
+    #[test]
+    fn an_aborted_group_restarts_the_worker_for_the_rest() {
+        let s = spec(&[&[0, 1], &[0, 1, 2, 3]]);
+        let out = collect_groups(&s, scripted(vec![(1, true, None), (1, false, None)])).unwrap();
+        assert!(out[0].1.as_ref().unwrap().aborted);
+        assert!(out[1].1.is_ok());
+    }
+
+    #[test]
+    fn a_silent_worker_cannot_loop_forever() {
+        let s = spec(&[&[0, 1], &[2, 3]]);
+        let out = collect_groups(&s, scripted(vec![(0, false, None), (0, false, None)])).unwrap();
+        assert!(out.iter().all(|(_, r)| r.is_err()));
+        let curves = missing_curves(&s, &out[0].0, CollectiveStatus::Hang);
+        assert_eq!(curves.len(), OPS.len());
+        assert!(curves.iter().all(|c| c.points.len() == 2));
+    }
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
