@@ -13,6 +13,7 @@ pub mod cli;
 pub mod cuda;
 pub mod diff;
 pub mod error;
+pub mod estimate;
 pub mod hypervisor;
 pub mod import;
 pub mod nccl;
