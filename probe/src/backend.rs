@@ -362,7 +362,7 @@ impl Backend for RealBackend {
             notes.push("--quick: pageable host copies measured on the first GPU of each NUMA node only (the CPU's staging copy, shared by a node's GPUs, limits them)".into());
             first_per_numa_node(&self.numa)
         };
-        crate::cuda::host::measure_host(&self.gpus, &pageable_on, plan, notes, tick)
+        crate::cuda::host::measure_host(&self.gpus, &self.numa, &pageable_on, plan, notes, tick)
     }
 
     fn device_memory(

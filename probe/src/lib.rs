@@ -17,6 +17,7 @@ pub mod estimate;
 pub mod hypervisor;
 pub mod import;
 pub mod nccl;
+pub mod numa;
 pub mod p2p_sample;
 pub mod par;
 pub mod plan;

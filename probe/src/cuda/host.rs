@@ -101,6 +101,45 @@ impl DevSide {
     }
 }
 
+/// One GPU's three directions through `host` (with its round-trip check).
+fn measure_one(
+    gpu: &Gpu,
+    host: &mut HostSide,
+    kind: HostMemory,
+    plan: &RunPlan,
+    notes: &mut Vec<String>,
+    tick: &mut dyn FnMut(String),
+) -> Result<Vec<HostDeviceMeasurement>> {
+    let bytes = plan.host_bytes;
+    let r = plan.repeats;
+    tick(format!("host {kind:?} GPU {}", gpu.ordinal));
+    let dev = DevSide::new(gpu, bytes as usize)?;
+    if !host.verify(&dev, gpu)? {
+        notes.push(format!(
+            "GPU {}: {kind:?} host round trip returned wrong data",
+            gpu.ordinal
+        ));
+    }
+    let mut out = Vec::new();
+    for dir in DIRECTIONS {
+        let secs = time_on_streams(gpu, r.warmup, r.samples, 1, |s1, s2| {
+            host.enqueue(&dev, dir, s1, s2)
+        })?;
+        let bw: Vec<f64> = secs
+            .iter()
+            .map(|&s| gb_per_s(bytes_moved(dir, bytes), s))
+            .collect();
+        out.push(HostDeviceMeasurement {
+            devices: vec![gpu.ordinal],
+            memory: kind,
+            direction: dir,
+            bytes,
+            gb_per_s: summarize(&bw),
+        });
+    }
+    Ok(out)
+}
+
 const DIRECTIONS: [HostDirection; 3] = [
     HostDirection::HostToDevice,
     HostDirection::DeviceToHost,
@@ -116,9 +155,11 @@ fn bytes_moved(dir: HostDirection, bytes: u64) -> u64 {
 }
 
 /// Measures host↔device bandwidth per GPU (pageable copies only on the GPUs in
-/// `pageable_on`) and, with several GPUs, pinned copies on all at once.
+/// `pageable_on`) and, with several GPUs, pinned copies on all at once. Host buffers for a GPU
+/// are allocated by a thread bound to its NUMA node (`numa`: ordinal → node; see `crate::numa`).
 pub fn measure_host(
     gpus: &[Gpu],
+    numa: &[(u32, Option<i32>)],
     pageable_on: &[u32],
     plan: &RunPlan,
     notes: &mut Vec<String>,
@@ -129,44 +170,53 @@ pub fn measure_host(
     let mut out = Vec::new();
     // Seconds per kind (pinned, pageable) over all GPUs, then all at once: --quick evidence.
     let mut spent = Vec::new();
+    let node_of = |g: &Gpu| {
+        numa.iter()
+            .find(|(o, _)| *o == g.ordinal)
+            .and_then(|(_, n)| *n)
+    };
+    let mut nodes: Vec<Option<i32>> = Vec::new();
+    for g in gpus {
+        if !nodes.contains(&node_of(g)) {
+            nodes.push(node_of(g));
+        }
+    }
+    let mut bound_nodes: Vec<i32> = Vec::new();
     for kind in [HostMemory::Pinned, HostMemory::Pageable] {
         let clock = std::time::Instant::now();
-        let mut host = HostSide::new(kind, bytes as usize)?;
-        let these: Vec<&Gpu> = gpus
-            .iter()
-            .filter(|g| kind == HostMemory::Pinned || pageable_on.contains(&g.ordinal))
-            .collect();
-        for &gpu in &these {
-            tick(format!("host {kind:?} GPU {}", gpu.ordinal));
-            let dev = DevSide::new(gpu, bytes as usize)?;
-            if !host.verify(&dev, gpu)? {
-                notes.push(format!(
-                    "GPU {}: {kind:?} host round trip returned wrong data",
-                    gpu.ordinal
-                ));
+        let mut measured = 0;
+        for &node in &nodes {
+            let these: Vec<&Gpu> = gpus
+                .iter()
+                .filter(|g| node_of(g) == node)
+                .filter(|g| kind == HostMemory::Pinned || pageable_on.contains(&g.ordinal))
+                .collect();
+            if these.is_empty() {
+                continue;
             }
-            for dir in DIRECTIONS {
-                let secs = time_on_streams(gpu, r.warmup, r.samples, 1, |s1, s2| {
-                    host.enqueue(&dev, dir, s1, s2)
-                })?;
-                let bw: Vec<f64> = secs
-                    .iter()
-                    .map(|&s| gb_per_s(bytes_moved(dir, bytes), s))
-                    .collect();
-                out.push(HostDeviceMeasurement {
-                    devices: vec![gpu.ordinal],
-                    memory: kind,
-                    direction: dir,
-                    bytes,
-                    gb_per_s: summarize(&bw),
-                });
+            // Pages land on the node of the thread that first touches them: bind, then allocate.
+            let binding = crate::numa::NodeBinding::bind(node);
+            if let (Some(_), Some(n)) = (&binding, node)
+                && !bound_nodes.contains(&n)
+            {
+                bound_nodes.push(n);
             }
+            let mut host = HostSide::new(kind, bytes as usize)?;
+            for &gpu in &these {
+                out.extend(measure_one(gpu, &mut host, kind, plan, notes, tick)?);
+            }
+            measured += these.len();
         }
         spent.push(format!(
             "{kind:?} {:.3} s per GPU",
-            clock.elapsed().as_secs_f64() / these.len().max(1) as f64
+            clock.elapsed().as_secs_f64() / measured.max(1) as f64
         ));
     }
+    notes.push(if bound_nodes.is_empty() {
+        "host buffers: the GPUs' NUMA nodes are unknown (sysfs says -1, e.g. a VM hiding its topology), so pinned and pageable buffers sit wherever the OS put them".into()
+    } else {
+        format!("host buffers for each GPU allocated by a thread bound to that GPU's NUMA node (nodes {bound_nodes:?}), so the figures are socket-local")
+    });
     if gpus.len() > 1 {
         let clock = std::time::Instant::now();
         tick("host: all GPUs at once".into());
@@ -174,6 +224,7 @@ pub fn measure_host(
         let mut bufs: Vec<(HostSide, DevSide)> = gpus
             .iter()
             .map(|g| {
+                let _binding = crate::numa::NodeBinding::bind(node_of(g));
                 Ok((
                     HostSide::new(HostMemory::Pinned, bytes as usize)?,
                     DevSide::new(g, bytes as usize)?,
