@@ -8,8 +8,9 @@
 //! buffers allocated once per run, not per pair; 4 MiB data checks; pageable copies once per
 //! NUMA node; GEMM on one GPU; NCCL sizes up to 64 MiB, all groups in one worker process, and
 //! result checks that read back regions, not whole buffers. A full run took 12.6 s on 1× H200
-//! and 44.9 s on 2×; on the 8-GPU VM it is ≈ 6.5 min at H200 speeds and ≈ 27 min priced
-//! pessimistically (56 pairs × every size × both directions through the host bounce).
+//! and 44.9 s on 2×; on the 8-GPU VM it is ≈ 8.5 min at H200 speeds and ≈ 33 min priced
+//! pessimistically (56 pairs × every size × both directions through the host bounce, and three
+//! NCCL environments over groups of 2, 4 and 8).
 
 use crate::error::{ProbeError, Result};
 
@@ -124,6 +125,9 @@ pub struct RunPlan {
     /// Whether NCCL batches are released behind a gate (see `nccl::gate`); `false` only for the
     /// hidden `--nccl-ungated` comparison.
     pub nccl_gated: bool,
+    /// Full runs: also run `NCCL_P2P_LEVEL=SYS` when a group crosses links (PHB, NODE, SYS)
+    /// over which NCCL's default (P2P up to PXB) does not use P2P — the two-socket PCIe case.
+    pub nccl_p2p_level_variant: bool,
     /// NCCL environment variants to run besides the defaults (each in its own child process).
     pub nccl_env_variants: Vec<Vec<(String, String)>>,
     /// GEMM token counts M for decode shapes against the `decode_weight` matrix.
@@ -193,6 +197,7 @@ impl RunPlan {
             nccl_sizes,
             nccl_timeout_s: if quick { 20.0 } else { 120.0 },
             nccl_gated: true,
+            nccl_p2p_level_variant: !quick,
             nccl_env_variants: variants,
             gemm_decode_m: decode_m,
             decode_weight: (7168, 18432),

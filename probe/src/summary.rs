@@ -217,15 +217,27 @@ pub fn render(p: &MachineProfile) -> String {
         out.push_str(&format!("{t}\n"));
     }
     if !p.collectives.is_empty() {
+        // 256 MiB, or the largest size measured where that is smaller (--quick stops at 64 MiB).
+        let large = p
+            .collectives
+            .iter()
+            .flat_map(|c| c.points.iter().map(|x| x.bytes))
+            .filter(|&b| b <= 256 << 20)
+            .max()
+            .unwrap_or(256 << 20);
+        let (bus_large, alg_large) = (
+            format!("busbw {}", fmt_bytes(large)),
+            format!("algbw {}", fmt_bytes(large)),
+        );
         let mut t = table(&[
             "op",
             "GPUs",
             "worst link",
             "NCCL env",
             "busbw 1 MiB",
-            "busbw 256 MiB",
+            &bus_large,
             "algbw 1 MiB",
-            "algbw 256 MiB",
+            &alg_large,
             "not ok",
         ]);
         for c in &p.collectives {
@@ -248,13 +260,20 @@ pub fn render(p: &MachineProfile) -> String {
                         .join(" ")
                 },
                 busbw_at(c, 1 << 20),
-                busbw_at(c, 256 << 20),
+                busbw_at(c, large),
                 algbw_at(c, 1 << 20),
-                algbw_at(c, 256 << 20),
+                algbw_at(c, large),
                 bad.to_string(),
             ]);
         }
         out.push_str(&format!("NCCL (GB/s, nccl-tests formulas)\n{t}\n"));
+        let verdicts = crate::nccl::verdict::compare_variants(&p.collectives);
+        if !verdicts.is_empty() {
+            out.push_str("NCCL environments, faster side by size (ratio of algbw):\n");
+            for v in verdicts {
+                out.push_str(&format!("  {v}\n"));
+            }
+        }
     }
     if !p.compute.is_empty() {
         let mut t = table(&[

@@ -393,3 +393,29 @@ fn charts_json_lists_every_file_written() {
             .any(|f| f.as_str().unwrap().ends_with("index.html"))
     );
 }
+
+#[test]
+fn summary_says_which_nccl_environment_is_faster_per_size_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let x2 = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/h200-x2.json");
+    let out = dir.path().join("x2.json");
+    let assert = probe()
+        .args(["run", "--only", "nccl", "--fake-machine"])
+        .arg(&x2)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    assert!(
+        text.contains("NCCL environments, faster side by size"),
+        "{text}"
+    );
+    // Measured on NVLink: staging through host memory never wins at large sizes.
+    let line = text
+        .lines()
+        .find(|l| l.contains("AllReduce on [0, 1], NCCL_P2P_DISABLE=1 vs defaults"))
+        .expect("an all-reduce verdict");
+    assert!(line.contains("defaults faster at"), "{line}");
+    assert!(line.contains("1 GiB"), "{line}");
+}

@@ -7,6 +7,7 @@ mod group;
 pub mod libsearch;
 pub mod runner;
 mod timing;
+pub mod verdict;
 pub mod worker;
 
 use models::profile::{CollectiveOp, DeviceInfo, LinkClass, PairLink};

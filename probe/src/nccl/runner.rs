@@ -248,7 +248,12 @@ pub fn measure_nccl(
 ) -> Result<NcclOutcome> {
     let mut out = NcclOutcome::default();
     let mut variants: Vec<Vec<(String, String)>> = vec![Vec::new()];
-    for v in &plan.nccl_env_variants {
+    let mut asked = plan.nccl_env_variants.clone();
+    if plan.nccl_p2p_level_variant && crosses_root_complex(groups, links) {
+        asked.push(vec![("NCCL_P2P_LEVEL".to_string(), "SYS".to_string())]);
+        out.notes.push("NCCL_P2P_LEVEL=SYS variant added: a group crosses PHB/NODE/SYS links, where NCCL's default uses P2P only up to PXB and stages through host memory instead; the variant forces P2P there (a VM whose P2P writes land in a private mirror shows wrong results under it)".into());
+    }
+    for v in &asked {
         if in_force(v, |k| std::env::var(k).ok()) {
             // e.g. NCCL_P2P_DISABLE=1 exported around the whole run: the defaults already are
             // this variant, and running it again would only repeat them.
@@ -293,9 +298,23 @@ pub fn measure_nccl(
             }
         }
     }
+    out.notes
+        .extend(super::verdict::compare_variants(&out.curves));
     out.notes.sort();
     out.notes.dedup();
     Ok(out)
+}
+
+/// Whether any multi-GPU group has a pair joined through a host bridge or the CPU (PHB, NODE,
+/// SYS), where NCCL's default P2P level (PXB) does not reach.
+fn crosses_root_complex(groups: &[Vec<u32>], links: &[PairLink]) -> bool {
+    use models::profile::LinkClass;
+    groups.iter().filter(|g| g.len() > 1).any(|g| {
+        matches!(
+            worst_class(g, links),
+            Some(LinkClass::PHB | LinkClass::NODE | LinkClass::SYS)
+        )
+    })
 }
 
 #[cfg(test)]
