@@ -4,6 +4,10 @@
 # (probe/src/plan.rs); the full profiles with and without P2P; the NCCL references without
 # torch (nccl_ctypes_reference.py, CUDA graph, one process per GPU, same libnccl) under both
 # environments; and the one-GPU acceptance run beside torch_reference.py. One tarball in $OUT.
+# The torch.distributed references committed beside them came from earlier calls:
+#   torchrun --standalone --nproc_per_node=2 probe/bench/torch_dist_reference.py [--graph] --out F
+# (with NCCL_P2P_DISABLE=1 for the -nop2p files); bench/device_run_gatecheck.sh made
+# profiles/nccl-reference/.
 set -o pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1

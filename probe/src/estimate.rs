@@ -310,11 +310,16 @@ mod tests {
         let h = MachineSpeeds::h200_nvlink();
         let quick = RunPlan::new(None, None, true);
         let full = RunPlan::new(None, None, false);
+        // Two device calls on different machine instances: the fit's and the committed profiles'.
         for (plan, sh, measured) in [
             (&quick, shape(1, 1, 1, &[1]), 3.6),
             (&quick, shape(2, 1, 1, &[2]), 4.1),
             (&full, shape(1, 1, 1, &[1]), 12.6),
             (&full, shape(2, 1, 2, &[2]), 44.9),
+            (&quick, shape(1, 1, 1, &[1]), 3.9),
+            (&quick, shape(2, 1, 1, &[2]), 4.6),
+            (&full, shape(1, 1, 1, &[1]), 14.1),
+            (&full, shape(2, 1, 2, &[2]), 50.2),
         ] {
             let est = estimate_s(plan, &sh, &h);
             let t = total_s(&est);

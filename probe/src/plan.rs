@@ -1,14 +1,14 @@
 //! What a `probe run` measures and how hard: the validated form of the CLI flags.
 //!
-//! Durations (model and evidence in [`crate::estimate`]): `--quick` took 3.6 s on 1× H200 and
-//! 4.1 s on 2× H200 (`profiles/h200-x1-quick.json`, `profiles/h200-x2-quick.json`); priced for
+//! Durations (model and evidence in [`crate::estimate`]): `--quick` took 3.6–3.9 s on 1× H200
+//! and 4.1–4.9 s on 2× H200 (`profiles/h200-x1-quick.json`, `profiles/h200-x2-quick.json`); priced for
 //! the user's 8-GPU two-socket VM with pessimistic speeds (2 GB/s host bounce, 3 GB/s NCCL busbw,
 //! 50 µs per small op) it is ≈ 23 s (≈ 15 s at H200 speeds). What keeps it there: one P2P pair
 //! per (link class, NUMA pair) over every size, the rest at the largest only (`p2p_sample`);
 //! buffers allocated once per run, not per pair; 4 MiB data checks; pageable copies once per
 //! NUMA node; GEMM on one GPU; NCCL sizes up to 64 MiB, all groups in one worker process, and
-//! result checks that read back regions, not whole buffers. A full run took 12.6 s on 1× H200
-//! and 44.9 s on 2×; on the 8-GPU VM it is ≈ 8.5 min at H200 speeds and ≈ 33 min priced
+//! result checks that read back regions, not whole buffers. A full run took 12.6–14.1 s on 1×
+//! H200 and 44.9–50.2 s on 2×; on the 8-GPU VM it is ≈ 8.5 min at H200 speeds and ≈ 33 min priced
 //! pessimistically (56 pairs × every size × both directions through the host bounce, and three
 //! NCCL environments over groups of 2, 4 and 8).
 
