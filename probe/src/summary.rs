@@ -250,15 +250,7 @@ pub fn render(p: &MachineProfile) -> String {
                 format!("{:?}", c.op),
                 format!("{:?}", c.devices),
                 c.link_class.map(|l| format!("{l:?}")).unwrap_or_default(),
-                if c.nccl_env.is_empty() {
-                    "defaults".into()
-                } else {
-                    c.nccl_env
-                        .iter()
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                },
+                crate::nccl::env_label(&c.nccl_env),
                 busbw_at(c, 1 << 20),
                 busbw_at(c, large),
                 algbw_at(c, 1 << 20),

@@ -12,6 +12,16 @@ pub mod worker;
 
 use models::profile::{CollectiveOp, DeviceInfo, LinkClass, PairLink};
 
+/// `K=V K2=V2`: an NCCL environment as a shell would write it, or `defaults` when empty.
+pub fn env_label<'a>(env: impl IntoIterator<Item = (&'a String, &'a String)>) -> String {
+    let s = env
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    if s.is_empty() { "defaults".into() } else { s }
+}
+
 /// Every collective the probe measures, in nccl-tests' order.
 pub const OPS: [CollectiveOp; 5] = [
     CollectiveOp::AllReduce,

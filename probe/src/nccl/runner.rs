@@ -223,14 +223,6 @@ pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
     })
 }
 
-/// `K=V K2=V2`: an environment variant as a shell would write it.
-fn env_label(env: &[(String, String)]) -> String {
-    env.iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Whether every variable of `env` already has its value in the run's environment (`get`).
 fn in_force(env: &[(String, String)], get: impl Fn(&str) -> Option<String>) -> bool {
     !env.is_empty()
@@ -259,7 +251,7 @@ pub fn measure_nccl(
             // this variant, and running it again would only repeat them.
             out.notes.push(format!(
                 "NCCL variant {} skipped: already set in the environment of the run (see provenance.env)",
-                env_label(v)
+                super::env_label(v.iter().map(|(k, v)| (k, v)))
             ));
         } else {
             variants.push(v.clone());
@@ -275,7 +267,10 @@ pub fn measure_nccl(
         if groups.is_empty() {
             continue;
         }
-        tick(format!("nccl groups {groups:?} {}", env_label(env)));
+        tick(format!(
+            "nccl groups {groups:?} {}",
+            super::env_label(env.iter().map(|(k, v)| (k, v)))
+        ));
         let spec = worker_spec(plan, &groups, links, env);
         // Per group: the per-wait timeout for every op, plus time to run all points.
         let per_group = Duration::from_secs_f64(plan.nccl_timeout_s * 2.0 + 600.0);

@@ -9,18 +9,6 @@ use models::profile::{CollectiveCurve, CollectiveStatus};
 /// Ratios within this of 1 count as a tie.
 const TIE: f64 = 0.05;
 
-/// `K=V K2=V2`, or `defaults`.
-fn env_label(c: &CollectiveCurve) -> String {
-    if c.nccl_env.is_empty() {
-        return "defaults".into();
-    }
-    c.nccl_env
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// One line per (group, op, variant) saying where the variant or the defaults are faster.
 pub fn compare_variants(curves: &[CollectiveCurve]) -> Vec<String> {
     let mut out = Vec::new();
@@ -76,7 +64,7 @@ fn compare_pair(base: &CollectiveCurve, var: &CollectiveCurve) -> Option<String>
             _ => runs.push((side(x), b, b, x, x)),
         }
     }
-    let label = env_label(var);
+    let label = super::env_label(&var.nccl_env);
     let parts: Vec<String> = runs
         .iter()
         .map(|&(s, lo, hi, min, max)| {
