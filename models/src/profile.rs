@@ -221,6 +221,23 @@ pub struct PairLink {
     pub curves: Vec<TransferCurve>,
 }
 
+impl PairLink {
+    /// The ordered pair `src → dst` over a `topology` link, nothing measured or classified yet.
+    pub fn new(src: u32, dst: u32, topology: LinkClass) -> PairLink {
+        PairLink {
+            src,
+            dst,
+            topology,
+            nvml_p2p_status: None,
+            can_access_peer: None,
+            classification: None,
+            evidence: Vec::new(),
+            latency_us: BTreeMap::new(),
+            curves: Vec::new(),
+        }
+    }
+}
+
 /// Host memory kind for host↔device copies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -339,6 +356,21 @@ pub struct GemmMeasurement {
 }
 
 impl MachineProfile {
+    /// A profile of the current schema with `provenance` and nothing measured yet.
+    pub fn empty(provenance: Provenance) -> MachineProfile {
+        MachineProfile {
+            schema_version: PROFILE_SCHEMA_VERSION,
+            provenance,
+            gpu_preset: None,
+            devices: Vec::new(),
+            links: Vec::new(),
+            host_device: Vec::new(),
+            device_memory: Vec::new(),
+            collectives: Vec::new(),
+            compute: Vec::new(),
+        }
+    }
+
     /// Reads a profile, checking its schema version.
     pub fn load(path: &std::path::Path) -> crate::error::Result<MachineProfile> {
         let text = std::fs::read_to_string(path).map_err(|source| crate::ModelsError::Io {

@@ -81,17 +81,7 @@ pub trait Backend {
 
 /// The loop link used to record a single GPU's D → H → D bounce.
 pub fn self_link(gpu: u32) -> PairLink {
-    PairLink {
-        src: gpu,
-        dst: gpu,
-        topology: LinkClass::X,
-        nvml_p2p_status: None,
-        can_access_peer: None,
-        classification: None,
-        evidence: Vec::new(),
-        latency_us: Default::default(),
-        curves: Vec::new(),
-    }
+    PairLink::new(gpu, gpu, LinkClass::X)
 }
 
 /// A fake machine: a profile file whose measured sections are served back as if measured.
@@ -146,12 +136,11 @@ impl Backend for FakeBackend {
                 .links
                 .iter()
                 .filter(|l| l.src != l.dst && self.has(&[l.src, l.dst]))
+                // What an inventory knows of the pair; measurements come later.
                 .map(|l| PairLink {
-                    classification: None,
-                    evidence: Vec::new(),
-                    latency_us: Default::default(),
-                    curves: Vec::new(),
-                    ..l.clone()
+                    nvml_p2p_status: l.nvml_p2p_status.clone(),
+                    can_access_peer: l.can_access_peer,
+                    ..PairLink::new(l.src, l.dst, l.topology)
                 })
                 .collect(),
             driver_version: m.provenance.driver_version.clone(),

@@ -82,20 +82,6 @@ mod tests {
         }
     }
 
-    fn link(src: u32, dst: u32, topology: LinkClass) -> PairLink {
-        PairLink {
-            src,
-            dst,
-            topology,
-            nvml_p2p_status: None,
-            can_access_peer: None,
-            classification: None,
-            evidence: Vec::new(),
-            latency_us: Default::default(),
-            curves: Vec::new(),
-        }
-    }
-
     /// The user's box: 8 GPUs, 0–3 on NUMA 0, 4–7 on NUMA 1; NODE inside a socket, SYS across.
     #[test]
     fn eight_gpu_two_socket_box_samples_four_of_56_pairs() {
@@ -108,7 +94,7 @@ mod tests {
                 } else {
                     LinkClass::SYS
                 };
-                links.push(link(s, d, class));
+                links.push(PairLink::new(s, d, class));
             }
         }
         let sampled = sampled_pairs(&devices, &links);
@@ -130,7 +116,7 @@ mod tests {
     fn loop_link_is_always_sampled() {
         let devices = vec![dev(0, 0)];
         assert_eq!(
-            sampled_pairs(&devices, &[link(0, 0, LinkClass::NODE)]),
+            sampled_pairs(&devices, &[PairLink::new(0, 0, LinkClass::NODE)]),
             vec![true]
         );
     }

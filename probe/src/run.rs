@@ -3,7 +3,7 @@
 use crate::backend::Backend;
 use crate::error::Result;
 use crate::plan::{RunPlan, Step};
-use models::profile::{MachineProfile, PROFILE_SCHEMA_VERSION, Provenance};
+use models::profile::{MachineProfile, Provenance};
 
 /// Runs `plan` on `backend`, reporting each unit of work to `progress`.
 pub fn run_probe(
@@ -19,7 +19,6 @@ pub fn run_probe(
     let mut notes = inv.notes.clone();
     let mut links = inv.links;
     let mut profile = MachineProfile {
-        schema_version: PROFILE_SCHEMA_VERSION,
         provenance: Provenance {
             tool: "probe run".into(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -44,7 +43,7 @@ pub fn run_probe(
             .and_then(|d| models::GpuSpec::find_by_display_name(&d.name))
             .map(|s| s.name),
         devices: inv.devices,
-        ..MachineProfile::default_empty()
+        ..MachineProfile::empty(Provenance::default())
     };
     if plan.quick {
         notes.push("--quick: fewer sizes and samples than a full run".into());
@@ -109,27 +108,6 @@ pub fn run_probe(
     notes.dedup();
     profile.provenance.notes = notes;
     Ok(profile)
-}
-
-/// Extension used by the run: an empty profile to fill in.
-trait EmptyProfile {
-    fn default_empty() -> Self;
-}
-
-impl EmptyProfile for MachineProfile {
-    fn default_empty() -> Self {
-        MachineProfile {
-            schema_version: PROFILE_SCHEMA_VERSION,
-            provenance: Provenance::default(),
-            gpu_preset: None,
-            devices: Vec::new(),
-            links: Vec::new(),
-            host_device: Vec::new(),
-            device_memory: Vec::new(),
-            collectives: Vec::new(),
-            compute: Vec::new(),
-        }
-    }
 }
 
 /// The current UTC time as RFC 3339 (`2026-11-29T15:04:05Z`).

@@ -15,7 +15,7 @@ use anyhow::Context;
 use models::MachineProfile;
 use models::profile::{
     CollectiveCurve, CollectiveOp, CollectivePoint, CollectiveStatus, DeviceInfo, LinkClass,
-    PROFILE_SCHEMA_VERSION, PairLink, Provenance, Stat,
+    PairLink, Provenance, Stat,
 };
 use std::path::PathBuf;
 
@@ -101,22 +101,15 @@ pub fn all_pairs(count: u32, link: impl Fn(u32, u32) -> PairLink) -> Vec<PairLin
 /// A preset profile skeleton.
 pub fn profile(gpu_preset: &str, source: &[&str], notes: &[String]) -> MachineProfile {
     MachineProfile {
-        schema_version: PROFILE_SCHEMA_VERSION,
-        provenance: Provenance {
+        gpu_preset: Some(gpu_preset.into()),
+        ..MachineProfile::empty(Provenance {
             tool: "preset".into(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
             created_utc: "2026-11-29T00:00:00Z".into(),
             source: Some(source.join(" | ")),
             notes: notes.to_vec(),
             ..Default::default()
-        },
-        gpu_preset: Some(gpu_preset.into()),
-        devices: Vec::new(),
-        links: Vec::new(),
-        host_device: Vec::new(),
-        device_memory: Vec::new(),
-        collectives: Vec::new(),
-        compute: Vec::new(),
+        })
     }
 }
 

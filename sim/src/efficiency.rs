@@ -358,6 +358,17 @@ impl EfficiencyModel {
         Ok(m)
     }
 
+    /// The family fitted for `gpu` and its curve for (kind, dtype), if both exist.
+    fn family_curve(
+        &self,
+        gpu: &GpuSpec,
+        kind: KernelKind,
+        dtype: &str,
+    ) -> Option<(&FamilyCurves, &EfficiencyCurve)> {
+        let fam = self.family_for(gpu)?;
+        Some((fam, fam.curve(kind, dtype)?))
+    }
+
     /// The family curves `gpu` uses (see [`family_key_for`]); the first family if that one is absent.
     pub fn family_for(&self, gpu: &GpuSpec) -> Option<&FamilyCurves> {
         let key = family_key_for(gpu);
@@ -390,10 +401,7 @@ impl EfficiencyModel {
         dtype: &str,
         tokens: u64,
     ) -> f64 {
-        let Some((fam, curve)) = self
-            .family_for(gpu)
-            .and_then(|f| Some((f, f.curve(kind, dtype)?)))
-        else {
+        let Some((fam, curve)) = self.family_curve(gpu, kind, dtype) else {
             return 1.0;
         };
         let scale = Self::peak_rescale(fam, gpu, fam.peak_memory_gb_per_s, gpu.memory_gb_per_s);
@@ -409,10 +417,7 @@ impl EfficiencyModel {
         dtype: &str,
         tokens: u64,
     ) -> f64 {
-        let Some((fam, curve)) = self
-            .family_for(gpu)
-            .and_then(|f| Some((f, f.curve(kind, dtype)?)))
-        else {
+        let Some((fam, curve)) = self.family_curve(gpu, kind, dtype) else {
             return 1.0;
         };
         let fit_peak = fam

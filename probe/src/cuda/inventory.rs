@@ -101,17 +101,7 @@ pub fn inventory(gpus: &[Gpu]) -> Result<Inventory> {
             if i == j {
                 continue;
             }
-            let mut link = PairLink {
-                src: a.ordinal,
-                dst: b.ordinal,
-                topology: LinkClass::Unknown,
-                nvml_p2p_status: None,
-                can_access_peer: None,
-                classification: None,
-                evidence: Vec::new(),
-                latency_us: Default::default(),
-                curves: Vec::new(),
-            };
+            let mut link = PairLink::new(a.ordinal, b.ordinal, LinkClass::Unknown);
             if let Some(n) = &nvml
                 && let (Ok(da), Ok(db)) = (
                     n.device_by_pci_bus_id(bus_ids[i].as_str()),

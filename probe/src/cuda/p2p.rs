@@ -130,38 +130,36 @@ impl Pair<'_> {
         Ok(())
     }
 
-    /// D2H on the source GPU, then H2D on the destination, ordered by an event.
+    /// D2H on the source GPU, then H2D on the destination, ordered by an event; for both
+    /// directions the reverse hop runs at once on the second streams with its own stage.
     fn host_staged(&mut self, n: usize, dir: Direction) -> Result<()> {
         let (a, b) = (self.a, self.b);
         let f = &mut self.bufs;
-        a.bind()?;
-        // Each hop reuses one stage buffer, so a D2H must wait for the previous H2D out of it:
-        // batched small copies stay sequential bounces like the single large ones.
-        self.ev_fwd_done.wait_on(a.stream)?;
-        dtoh(
-            f.stage_fwd.as_mut_slice().as_mut_ptr(),
-            f.src_a.ptr,
+        let fwd = Stage {
+            buf: f.stage_fwd,
+            copied: &self.ev_fwd,
+            landed: &self.ev_fwd_done,
+        };
+        bounce(
+            (a, a.stream),
+            (b, b.stream),
+            (f.src_a.ptr, f.dst_b.ptr),
+            fwd,
             n,
-            a.stream,
         )?;
-        self.ev_fwd.record(a.stream)?;
-        self.ev_fwd.wait_on(b.stream)?;
-        b.bind()?;
-        htod(f.dst_b.ptr, f.stage_fwd.as_slice().as_ptr(), n, b.stream)?;
-        self.ev_fwd_done.record(b.stream)?;
         if dir == Direction::Bidirectional {
-            self.ev_rev_done.wait_on(b.stream2)?;
-            dtoh(
-                f.stage_rev.as_mut_slice().as_mut_ptr(),
-                f.src_b.ptr,
+            let rev = Stage {
+                buf: f.stage_rev,
+                copied: &self.ev_rev,
+                landed: &self.ev_rev_done,
+            };
+            bounce(
+                (b, b.stream2),
+                (a, a.stream2),
+                (f.src_b.ptr, f.dst_a.ptr),
+                rev,
                 n,
-                b.stream2,
             )?;
-            self.ev_rev.record(b.stream2)?;
-            self.ev_rev.wait_on(a.stream2)?;
-            a.bind()?;
-            htod(f.dst_a.ptr, f.stage_rev.as_slice().as_ptr(), n, a.stream2)?;
-            self.ev_rev_done.record(a.stream2)?;
         }
         Ok(())
     }
@@ -239,6 +237,34 @@ impl Pair<'_> {
         self.b.sync()?;
         Ok(pattern::first_mismatch(host, seed).is_none())
     }
+}
+
+/// A host stage and its two events: `copied` (source GPU's context) fires when the D2H into
+/// `buf` is done, `landed` (destination's context) when the H2D out of it is.
+struct Stage<'s> {
+    buf: &'s mut PinnedBuf,
+    copied: &'s Event,
+    landed: &'s Event,
+}
+
+/// One host-staged hop of `n` bytes: (source GPU, stream) → `stage` → (destination GPU,
+/// stream), `(src, dst)` the device buffers. The D2H waits for the previous H2D out of the same
+/// stage, so batched small copies stay sequential bounces like the single large ones.
+fn bounce(
+    from: (&Gpu, sys::CUstream),
+    to: (&Gpu, sys::CUstream),
+    (src, dst): (sys::CUdeviceptr, sys::CUdeviceptr),
+    stage: Stage,
+    n: usize,
+) -> Result<()> {
+    from.0.bind()?;
+    stage.landed.wait_on(from.1)?;
+    dtoh(stage.buf.as_mut_slice().as_mut_ptr(), src, n, from.1)?;
+    stage.copied.record(from.1)?;
+    stage.copied.wait_on(to.1)?;
+    to.0.bind()?;
+    htod(dst, stage.buf.as_slice().as_ptr(), n, to.1)?;
+    stage.landed.record(to.1)
 }
 
 /// Enables peer access from `a` to `b`; `Ok(false)` when the driver refuses.

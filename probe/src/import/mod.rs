@@ -6,7 +6,7 @@ pub mod p2p_test;
 
 use crate::cli::{Format, ImportCmd};
 use crate::error::{ProbeError, Result};
-use models::profile::{MachineProfile, PROFILE_SCHEMA_VERSION, Provenance};
+use models::profile::{MachineProfile, Provenance};
 use std::path::{Path, PathBuf};
 
 fn read(path: &Path) -> Result<String> {
@@ -17,23 +17,13 @@ fn read(path: &Path) -> Result<String> {
 }
 
 fn empty_profile(tool: &str, source: String) -> MachineProfile {
-    MachineProfile {
-        schema_version: PROFILE_SCHEMA_VERSION,
-        provenance: Provenance {
-            tool: tool.into(),
-            tool_version: env!("CARGO_PKG_VERSION").into(),
-            created_utc: crate::run::rfc3339_now(),
-            source: Some(source),
-            ..Default::default()
-        },
-        gpu_preset: None,
-        devices: Vec::new(),
-        links: Vec::new(),
-        host_device: Vec::new(),
-        device_memory: Vec::new(),
-        collectives: Vec::new(),
-        compute: Vec::new(),
-    }
+    MachineProfile::empty(Provenance {
+        tool: tool.into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        created_utc: crate::run::rfc3339_now(),
+        source: Some(source),
+        ..Default::default()
+    })
 }
 
 fn preset_of(p: &mut MachineProfile) {

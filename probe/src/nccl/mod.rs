@@ -182,20 +182,6 @@ mod tests {
         }
     }
 
-    fn link(src: u32, dst: u32, topology: LinkClass) -> PairLink {
-        PairLink {
-            src,
-            dst,
-            topology,
-            nvml_p2p_status: None,
-            can_access_peer: None,
-            classification: None,
-            evidence: vec![],
-            latency_us: Default::default(),
-            curves: vec![],
-        }
-    }
-
     /// The user's box: GPUs 0-3 on NUMA 0, 4-7 on NUMA 1; NODE inside a socket, SYS across.
     fn user_box() -> (Vec<DeviceInfo>, Vec<PairLink>) {
         let devs: Vec<DeviceInfo> = (0..8).map(|i| dev(i, (i / 4) as i32)).collect();
@@ -208,7 +194,7 @@ mod tests {
                     } else {
                         LinkClass::SYS
                     };
-                    links.push(link(a, b, c));
+                    links.push(PairLink::new(a, b, c));
                 }
             }
         }
@@ -240,7 +226,7 @@ mod tests {
                     } else {
                         LinkClass::SYS
                     };
-                    links.push(link(a, b, c));
+                    links.push(PairLink::new(a, b, c));
                 }
             }
         }

@@ -182,16 +182,10 @@ pub fn profile_page(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use models::profile::{DeviceInfo, PROFILE_SCHEMA_VERSION, Provenance};
+    use models::profile::{DeviceInfo, Provenance};
 
     fn bare_profile(gpus: u32) -> MachineProfile {
         MachineProfile {
-            schema_version: PROFILE_SCHEMA_VERSION,
-            provenance: Provenance {
-                tool: "test".into(),
-                ..Provenance::default()
-            },
-            gpu_preset: None,
             devices: (0..gpus)
                 .map(|i| DeviceInfo {
                     index: i,
@@ -200,11 +194,10 @@ mod tests {
                     ..DeviceInfo::default()
                 })
                 .collect(),
-            links: Vec::new(),
-            host_device: Vec::new(),
-            device_memory: Vec::new(),
-            collectives: Vec::new(),
-            compute: Vec::new(),
+            ..MachineProfile::empty(Provenance {
+                tool: "test".into(),
+                ..Provenance::default()
+            })
         }
     }
 
