@@ -6,8 +6,17 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The schema version this build writes and reads.
-pub const PROFILE_SCHEMA_VERSION: u32 = 1;
+/// The schema version this build writes.
+///
+/// - 1: one node; devices, links, host↔device, device memory, collectives, GEMM ceilings.
+/// - 2: adds `launch` (kernel-launch floors per GPU, `probe run --only launch`), `nodes` (one
+///   entry per node of a multi-node profile; empty for one node), `DeviceInfo::node`, and the
+///   link class `NET` for paths that leave a node. A v1 profile reads as a v2 profile with
+///   those fields empty.
+pub const PROFILE_SCHEMA_VERSION: u32 = 2;
+
+/// Every schema version this build reads.
+pub const PROFILE_SCHEMA_VERSIONS_READ: &[u32] = &[1, 2];
 
 /// Everything known about one machine's GPUs and the paths between them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +46,14 @@ pub struct MachineProfile {
     /// Measured GEMM throughput.
     #[serde(default)]
     pub compute: Vec<GemmMeasurement>,
+    /// Kernel-launch floors per GPU (schema 2; empty when not measured).
+    #[serde(default)]
+    pub launch: Vec<LaunchMeasurement>,
+    /// The nodes of a multi-node profile, in node-rank order (schema 2; empty for one node).
+    /// Device indices are then global: node `r`'s GPUs follow node `r − 1`'s, and every
+    /// `DeviceInfo::node` names its node.
+    #[serde(default)]
+    pub nodes: Vec<NodeInfo>,
 }
 
 /// Provenance of a profile.
@@ -100,6 +117,9 @@ pub struct DeviceInfo {
     /// e.g. `[9, 0]`.
     #[serde(default)]
     pub compute_capability: Option<[u32; 2]>,
+    /// Node rank this GPU sits on (schema 2; 0 in one-node profiles).
+    #[serde(default)]
+    pub node: u32,
 }
 
 /// Link class between two GPUs, as `nvidia-smi topo -m` prints it.
@@ -119,6 +139,9 @@ pub enum LinkClass {
     SYS,
     /// NVLink with this many links.
     NV(u32),
+    /// Across nodes, over the network (NCCL's NET transport: InfiniBand, RoCE or sockets);
+    /// `nvidia-smi topo -m` does not print it, NCCL's topology does (schema 2).
+    NET,
     Unknown,
 }
 
@@ -355,6 +378,86 @@ pub struct GemmMeasurement {
     pub tflops: Stat,
 }
 
+/// What a launch-floor sample times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LaunchKind {
+    /// A chain of kernels captured in a CUDA graph and replayed: GPU time per graph node, the
+    /// floor every kernel of a graph-mode decode step pays.
+    GraphNode,
+    /// The same chain launched one kernel at a time from the probe's thread: host (CPU) time
+    /// per launch, what an eager (`--disable-cuda-graph`) step pays per kernel on the CPU.
+    EagerLaunch,
+}
+
+/// The kernel a launch-floor chain is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LaunchKernel {
+    /// An empty kernel (one block, no work).
+    Empty,
+    /// A tiny GEMM (one token row against a small weight tile; see `shape`).
+    TinyGemm,
+}
+
+/// Kernel-launch floor of one GPU for one kind and kernel (schema 2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchMeasurement {
+    pub device: u32,
+    pub kind: LaunchKind,
+    pub kernel: LaunchKernel,
+    /// The kernel's shape where it has one, e.g. `m=1 n=256 k=256 bf16`.
+    #[serde(default)]
+    pub shape: Option<String>,
+    /// Kernels in one timed chain.
+    pub chain_length: u32,
+    /// Time per kernel: GPU µs per node for `graph-node`, host µs per launch for `eager-launch`.
+    pub per_kernel_us: Stat,
+    /// For `eager-launch`: GPU µs per kernel of the eagerly launched chain (launch-bound when
+    /// it is close to `per_kernel_us`).
+    #[serde(default)]
+    pub gpu_per_kernel_us: Option<Stat>,
+}
+
+/// A network interface of a node (schema 2).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct NicInfo {
+    /// Interface or HCA name (`eth0`, `mlx5_0`).
+    pub name: String,
+    /// `infiniband`, `roce`, `ethernet`, `loopback`, …
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Link speed, Gbit/s, where the system reports it.
+    #[serde(default)]
+    pub speed_gbit_per_s: Option<f64>,
+    /// Whether NCCL's `NCCL_DEBUG=INFO` net lines show NCCL using it.
+    #[serde(default)]
+    pub used_by_nccl: bool,
+}
+
+/// One node of a multi-node profile (schema 2).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct NodeInfo {
+    /// Node rank (0 wrote the merged profile).
+    pub rank: u32,
+    #[serde(default)]
+    pub hostname: Option<String>,
+    /// Global indices (into `devices`) of this node's GPUs.
+    pub devices: Vec<u32>,
+    /// Where rank and world size came from: `flags`, `slurm`, `openmpi`, `mpich`, `pmi`,
+    /// `torchrun`.
+    #[serde(default)]
+    pub launcher: Option<String>,
+    /// NCCL's network transport between nodes: `IB`, `RoCE`, `Socket`.
+    #[serde(default)]
+    pub net_transport: Option<String>,
+    #[serde(default)]
+    pub nics: Vec<NicInfo>,
+    /// Facts about how this node was measured (its own provenance notes, env).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
 impl MachineProfile {
     /// A profile of the current schema with `provenance` and nothing measured yet.
     pub fn empty(provenance: Provenance) -> MachineProfile {
@@ -368,6 +471,8 @@ impl MachineProfile {
             device_memory: Vec::new(),
             collectives: Vec::new(),
             compute: Vec::new(),
+            launch: Vec::new(),
+            nodes: Vec::new(),
         }
     }
 
@@ -395,7 +500,9 @@ impl MachineProfile {
         };
         let v: VersionOnly = serde_json::from_str(text).map_err(json_err)?;
         match v.schema_version {
-            Some(PROFILE_SCHEMA_VERSION) => serde_json::from_str(text).map_err(json_err),
+            Some(v) if PROFILE_SCHEMA_VERSIONS_READ.contains(&v) => {
+                serde_json::from_str(text).map_err(json_err)
+            }
             Some(found) => Err(crate::ModelsError::SchemaVersion {
                 path: path.to_path_buf(),
                 found,
@@ -443,4 +550,32 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::error::Resul
         let _ = std::fs::remove_file(&tmp);
     }
     result.map_err(io_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_v1_profile_reads_with_the_v2_fields_empty() {
+        let path = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../probe/profiles/h200-x2.json"
+        ));
+        let p = MachineProfile::load(path).expect("the committed v1 profile reads");
+        assert_eq!(p.schema_version, 1);
+        assert_eq!(p.devices.len(), 2);
+        assert!(p.launch.is_empty() && p.nodes.is_empty());
+        assert!(p.devices.iter().all(|d| d.node == 0));
+    }
+
+    #[test]
+    fn an_unknown_schema_version_is_refused() {
+        let err = MachineProfile::from_json_str(
+            r#"{"schema_version": 99, "provenance": {"tool": "x"}}"#,
+            std::path::Path::new("p.json"),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("99"), "{err}");
+    }
 }

@@ -121,6 +121,7 @@ fn class_rank(c: LinkClass) -> u32 {
         LinkClass::NODE => 4,
         LinkClass::SYS => 5,
         LinkClass::Unknown => 6,
+        LinkClass::NET => 7,
     }
 }
 

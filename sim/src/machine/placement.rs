@@ -7,7 +7,7 @@
 
 use models::profile::LinkClass;
 
-/// Closeness rank of a link class: lower is closer (NVLink before any PCIe path, SYS last).
+/// Closeness rank of a link class: lower is closer (NVLink before any PCIe path, SYS last inside a node, NET across nodes).
 pub fn link_rank(class: LinkClass) -> u32 {
     match class {
         LinkClass::X => 0,
@@ -18,6 +18,7 @@ pub fn link_rank(class: LinkClass) -> u32 {
         LinkClass::NODE => 5,
         LinkClass::Unknown => 6,
         LinkClass::SYS => 7,
+        LinkClass::NET => 8,
     }
 }
 
