@@ -31,6 +31,66 @@ pub struct ServerOptions {
     pub pp_async_batch_depth: u32,
     /// Overlap communication with compute (not SGLang's default; an option to explore).
     pub overlap_comm: bool,
+    /// `--context-length`; `None` = the model's `max_position_embeddings`.
+    #[serde(default)]
+    pub context_length: Option<u32>,
+    /// `--max-total-tokens`: caps the KV pool's tokens; `None` = what memory allows.
+    #[serde(default)]
+    pub max_total_tokens: Option<u64>,
+    /// `--disable-radix-cache`: no prefix reuse between requests.
+    #[serde(default)]
+    pub disable_radix_cache: bool,
+    /// `--enable-mixed-chunk`: decode tokens ride along with a prefill chunk.
+    #[serde(default)]
+    pub enable_mixed_chunk: bool,
+    /// `--schedule-policy` (`fcfs`, `lpm`, …), as SGLang spells it.
+    #[serde(default = "default_schedule_policy")]
+    pub schedule_policy: String,
+    /// `--disable-overlap-schedule`: the CPU schedules the next batch only after the GPU is done.
+    #[serde(default)]
+    pub disable_overlap_schedule: bool,
+    /// `--page-size`: KV pool page, tokens.
+    #[serde(default = "default_page_size")]
+    pub page_size: u32,
+    /// `--attention-backend` (`flashinfer`, `fa3`, `triton`, `trtllm_mla`, …); `None` = SGLang picks.
+    #[serde(default)]
+    pub attention_backend: Option<String>,
+    /// `--moe-runner-backend` (`auto`, `triton`, `flashinfer_cutlass`, …); `None` = `auto`.
+    #[serde(default)]
+    pub moe_runner_backend: Option<String>,
+    /// `--quantization` (`modelopt_fp4`, `fp8`, …); `None` = the checkpoint's own.
+    #[serde(default)]
+    pub quantization: Option<String>,
+    /// Speculative decoding (`--speculative-algorithm` …); `None` = off.
+    #[serde(default)]
+    pub speculative: Option<SpeculativeOptions>,
+}
+
+/// SGLang's speculative-decoding flags.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpeculativeOptions {
+    /// `--speculative-algorithm`: `EAGLE`, `EAGLE3`, `NEXTN`, `STANDALONE` (SGLang's spelling).
+    pub algorithm: String,
+    /// `--speculative-num-steps`: draft forward passes per step.
+    pub num_steps: u32,
+    /// `--speculative-eagle-topk`: branches per draft step.
+    pub eagle_topk: u32,
+    /// `--speculative-num-draft-tokens`: tokens the target verifies per request and step.
+    pub num_draft_tokens: u32,
+    /// `--speculative-draft-model-path`; `None` = the checkpoint's own MTP/NEXTN layers.
+    #[serde(default)]
+    pub draft_model_path: Option<String>,
+    /// Accepted tokens per request and step (the acceptance length), when known.
+    #[serde(default)]
+    pub accept_length: Option<f64>,
+}
+
+fn default_schedule_policy() -> String {
+    "fcfs".into()
+}
+
+fn default_page_size() -> u32 {
+    1
 }
 
 impl Default for ServerOptions {
@@ -48,6 +108,17 @@ impl Default for ServerOptions {
             pp_max_micro_batch_size: None,
             pp_async_batch_depth: 0,
             overlap_comm: false,
+            context_length: None,
+            max_total_tokens: None,
+            disable_radix_cache: false,
+            enable_mixed_chunk: false,
+            schedule_policy: default_schedule_policy(),
+            disable_overlap_schedule: false,
+            page_size: default_page_size(),
+            attention_backend: None,
+            moe_runner_backend: None,
+            quantization: None,
+            speculative: None,
         }
     }
 }

@@ -232,6 +232,7 @@ impl ServerArgs {
             pp_max_micro_batch_size: self.pp_max_micro_batch_size,
             pp_async_batch_depth: self.pp_async_batch_depth,
             overlap_comm: self.overlap_comm,
+            ..ServerOptions::default()
         })
     }
 }
