@@ -17,10 +17,12 @@
 //! What `flops`, `bytes` and `tokens` mean per kind (the fit used exactly these, so callers must too):
 //! - [`KernelKind::DenseGemm`]: tokens = M rows; flops = 2·M·N·K; bytes = the weight matrix only
 //!   (N·K × bytes per value of the weight format, scales included).
-//! - [`KernelKind::MoeGrouped`]: tokens = tokens entering the MoE layer of the TP/EP group (the batch's
-//!   tokens before top-k routing, the CSVs' `num_tokens`; under EP not the share routed to this GPU,
-//!   which is already in flops and bytes); flops = 2·tokens·top_k·3·hidden·moe_inter / (tp·ep)
-//!   (this GPU's share); bytes = weights of the experts this GPU actually touches (3·hidden·moe_inter/tp each).
+//! - [`KernelKind::MoeGrouped`]: tokens = tokens per active expert on this GPU, the rows of each
+//!   expert's GEMMs (the CSVs' `num_tokens·topk/ep` pairs of balanced routing over
+//!   `gpu_active_experts`, at least 1, rounded to the nearest power of two): what sets a grouped
+//!   GEMM's efficiency, comparable across models with 128, 256 or 384 experts; flops =
+//!   2·num_tokens·top_k·3·hidden·moe_inter / (tp·ep) (this GPU's share); bytes = weights of the
+//!   experts this GPU actually touches (3·hidden·moe_inter/tp each).
 //! - [`KernelKind::MlaDecode`]: tokens = decode batch; flops = 2·batch·heads_per_gpu·context·(576+512)
 //!   for DeepSeek-style MLA (kv_lora_rank + rope dims for QK, kv_lora_rank for PV); bytes = KV cache
 //!   read (batch·context·576 × KV bytes per value). The dtype is the KV-cache dtype.
@@ -391,9 +393,8 @@ impl EfficiencyModel {
 
     /// Fraction (0..1] of the GPU's peak memory bandwidth a kernel of `kind` in `dtype` reaches when it
     /// processes `tokens` tokens. Tokens per kind (as the fit used them, see the module docs): dense
-    /// GEMM and prefill = rows M; MoE = tokens entering the MoE layer of the TP/EP group (the CSVs'
-    /// `num_tokens`: every rank's batch without an all-to-all backend, NOT the share routed to this
-    /// rank; this rank's share shows in `flops` and `bytes`); decode attention = batch.
+    /// GEMM and prefill = rows M; MoE = tokens per active expert on this GPU (pairs routed to it ÷
+    /// experts it touches); decode attention = batch.
     pub fn memory_fraction(
         &self,
         gpu: &GpuSpec,

@@ -56,6 +56,8 @@ fn one_layout_reports_breakdown_traffic_and_memory() {
     let b = &p["breakdown"];
     let parts: f64 = [
         "compute_ms",
+        "kernel_floor_ms",
+        "activation_ms",
         "weight_read_ms",
         "kv_read_ms",
         "all_reduce_ms",

@@ -200,13 +200,13 @@ fn calibrate_then_validate_round_trip() {
         .arg("calibrate")
         .args(GLM47_FLAGS)
         .arg(VM)
-        .args(["--measured", &measured, "--fit", "overhead,cpu", "-o"])
+        .args(["--measured", &measured, "--fit", "cpu", "-o"])
         .arg(&cal)
         .assert()
         .success()
         .stdout(predicate::str::contains("RMS"));
     let c: Value = serde_json::from_slice(&std::fs::read(&cal).unwrap()).unwrap();
-    assert_eq!(c["schema_version"], 1);
+    assert_eq!(c["schema_version"], 2);
     assert!(
         c["rms_log_error_after"].as_f64().unwrap() <= c["rms_log_error_before"].as_f64().unwrap()
     );

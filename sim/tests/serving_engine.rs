@@ -47,11 +47,16 @@ impl IterationModel for Fake {
             + b.prefill.iter().map(|c| c.new_tokens as f64).sum::<f64>();
         let gpu = self.fixed_s + self.per_token_s * tokens;
         let pp = self.layout.pp as usize;
+        // each stage is its own process: its time is its GPU share or its CPU, whichever is longer
+        let stage = (gpu / pp as f64).max(self.cpu_s);
         IterationCost {
-            stage_s: vec![gpu / pp as f64; pp],
+            stage_s: vec![stage; pp],
+            stage_gpu_s: vec![gpu / pp as f64; pp],
+            stage_cpu_s: vec![self.cpu_s; pp],
             pp_hop_s: self.hop_s,
             cpu_s: self.cpu_s,
-            latency_s: (gpu + self.hop_s * (pp - 1) as f64).max(self.cpu_s),
+            latency_s: stage * pp as f64 + self.hop_s * (pp - 1) as f64,
+            eager_launches: 0.0,
             breakdown: TimeBreakdown {
                 compute_s: gpu,
                 ..TimeBreakdown::default()

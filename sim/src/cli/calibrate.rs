@@ -1,12 +1,14 @@
-//! `sim calibrate`: fit knobs to measured runs of one layout and write them to a file that
-//! `--calibration` applies to any layout.
+//! `sim calibrate`: fit the physical knobs to measured runs or a server's own log, say what the
+//! measurements pinned, and write a file that `--calibration` applies to any layout.
 
 use super::args::{FormatArg, OutputFormat, Target};
 use super::run::{CalibrationArg, Setup};
-use super::validate::{MeasuredArgs, comparison_table};
+use super::validate::MeasuredArgs;
 use anyhow::{Result, bail};
-use sim::calibrate::{CALIBRATION_SCHEMA_VERSION, Calibration, KnobParam, compare, fit};
-use sim::cost::IterationModel;
+use comfy_table::Table;
+use sim::calibrate::{
+    CALIBRATION_SCHEMA_VERSION, Calibration, CalibrationFit, KnobParam, Observations, calibrate,
+};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -15,9 +17,13 @@ pub struct Args {
     pub target: Target,
     #[command(flatten)]
     pub measured: MeasuredArgs,
-    /// Knobs to fit (the others keep their defaults or the starting calibration's values).
+    /// Knobs free to fit (the others keep their defaults or the starting calibration's values).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = KnobParam::ALL)]
     pub fit: Vec<KnobParam>,
+    /// Keep the server-log rounds with these running requests out of the fit and only predict
+    /// them (e.g. `--hold-out-running 64,128`): an honest check of the fit.
+    #[arg(long, value_delimiter = ',', value_name = "N,…")]
+    pub hold_out_running: Vec<u32>,
     /// Start from this calibration instead of the defaults.
     #[command(flatten)]
     pub start: CalibrationArg,
@@ -38,63 +44,133 @@ pub fn run(args: Args) -> Result<()> {
             dir.display()
         );
     }
-    let setup = Setup::new(&args.target, &args.start)?;
+    if args.format.format == OutputFormat::Csv {
+        bail!("`sim calibrate` prints table or json (--format csv is not offered here)");
+    }
+    let measured = args.measured.load_all(&args.target)?;
+    let setup = Setup::with_server_log(&args.target, &args.start, measured.server.as_ref())?;
     let layout = setup.one_layout(&args.target.server, "calibrate")?;
-    let points = args.measured.load(setup.spec.max_context_tokens)?;
     // Fail early, with the cost model's own message, on a layout that cannot run.
     setup.model(layout, setup.knobs)?;
+    let obs = Observations {
+        rounds: measured.rounds.clone(),
+        runs: measured.points.clone(),
+        hold_out_running: args.hold_out_running.clone(),
+    };
     let spinner = indicatif::ProgressBar::new_spinner().with_message(format!(
-        "fitting {} knob(s) to {} point(s)",
+        "fitting {} knob(s) to {} server round(s) and {} run(s)",
         args.fit.len(),
-        points.len()
+        obs.rounds.len(),
+        obs.runs.len()
     ));
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-    let build = |k| {
-        setup
-            .model(layout, k)
-            .map(|m| Box::new(m) as Box<dyn IterationModel>)
-    };
-    let result = fit(build, &setup.opts, &points, &args.fit, setup.knobs)?;
+    let result = calibrate(
+        |k| setup.model(layout, k),
+        &setup.opts,
+        &obs,
+        &args.fit,
+        setup.knobs,
+    );
     spinner.finish_and_clear();
+    let result = result?;
     let cal = Calibration {
         schema_version: CALIBRATION_SCHEMA_VERSION,
-        knobs: result.knobs,
+        knobs: result.outcome.knobs,
         fitted: args.fit.clone(),
+        knob_reports: result.outcome.reports.clone(),
         machine: setup.machine.name().to_string(),
         model: setup.spec.name.clone(),
         layout: layout.short_name(),
         server: setup.opts.clone(),
-        measured: points.iter().map(|p| p.source.clone()).collect(),
+        measured: measured.sources.clone(),
+        observations: result.observations.clone(),
         rms_log_error_before: result.rms_before,
         rms_log_error_after: result.rms_after,
+        median_abs_error_pct: result.median_abs_error_pct,
     };
     cal.save(&args.output)?;
-    let fitted = setup.model(layout, result.knobs)?;
-    let rows = compare(&fitted, &setup.opts, &points)?;
     match args.format.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&cal)?),
-        OutputFormat::Csv => bail!("`sim calibrate` prints table or json"),
-        OutputFormat::Table => {
-            let k = result.knobs;
-            println!(
-                "fitted {} on {} ({} evaluations): compute ×{:.3}, memory ×{:.3}, comm ×{:.3}, overhead {:.2} ms/iteration, cpu ×{:.3}",
-                layout.short_name(),
-                setup.machine.name(),
-                result.evaluations,
-                k.compute_scale,
-                k.memory_scale,
-                k.comm_time_scale,
-                k.iteration_overhead_s * 1e3,
-                k.cpu_scale
-            );
-            println!(
-                "RMS of ln(predicted/measured): {:.3} before, {:.3} after; written to {}",
-                result.rms_before,
-                result.rms_after,
-                args.output.display()
-            );
-            println!("{}", comparison_table(&rows));
-        }
+        _ => print_tables(&cal, &result, &args.output),
     }
     Ok(())
+}
+
+fn print_tables(cal: &Calibration, result: &CalibrationFit, output: &std::path::Path) {
+    println!(
+        "fitted {} on {} ({} evaluations); written to {}",
+        cal.layout,
+        cal.machine,
+        result.outcome.evaluations,
+        output.display()
+    );
+    let mut knobs = Table::new();
+    knobs.set_header(["knob", "value", "bounds", "pinned?", "pinned by", "meaning"]);
+    for r in &cal.knob_reports {
+        let status = match (r.fitted, r.pinned) {
+            (false, _) => "not fitted".to_string(),
+            (true, true) if r.at_bound => "pinned, at a bound".to_string(),
+            (true, true) => format!("pinned (data/prior info {:.0}×)", r.information_ratio),
+            (true, false) => format!(
+                "stayed at prior (data/prior info {:.2}×)",
+                r.information_ratio
+            ),
+        };
+        let by = if r.pinned_by.is_empty() {
+            "—".to_string()
+        } else {
+            r.pinned_by.join("; ")
+        };
+        knobs.add_row([
+            format!("{:?}", r.knob).to_lowercase(),
+            format!("×{:.3}", r.value),
+            format!("[{:.2}, {:.2}]", r.bounds.0, r.bounds.1),
+            status,
+            by,
+            r.meaning.clone(),
+        ]);
+    }
+    println!("{knobs}");
+    println!("{}", observation_table(&cal.observations));
+    println!(
+        "RMS of ln(predicted/measured) over fitted observations: {:.3} before, {:.3} after; median |error| {:.1}%",
+        cal.rms_log_error_before, cal.rms_log_error_after, cal.median_abs_error_pct
+    );
+}
+
+/// Every observation before and after the fit, with its leave-one-out error.
+pub fn observation_table(rows: &[sim::calibrate::ObservationFit]) -> Table {
+    let mut t = Table::new();
+    t.set_header([
+        "observation",
+        "measured",
+        "before",
+        "after",
+        "error",
+        "leave-one-out",
+    ]);
+    for o in rows {
+        let unit_ms = o.label.starts_with("server log");
+        let v = |x: f64| {
+            if unit_ms {
+                format!("{:.1} ms", x * 1e3)
+            } else {
+                format!("{x:.1}")
+            }
+        };
+        t.add_row([
+            if o.held_out {
+                format!("{} [held out]", o.label)
+            } else {
+                o.label.clone()
+            },
+            v(o.measured),
+            v(o.predicted_before),
+            v(o.predicted_after),
+            format!("{:+.1}%", o.error_pct),
+            o.leave_one_out_error_pct
+                .map_or_else(|| "—".to_string(), |e| format!("{e:+.1}%")),
+        ]);
+    }
+    t
 }

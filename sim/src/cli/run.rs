@@ -54,6 +54,20 @@ impl Setup {
         })
     }
 
+    /// [`Setup::new`], with the server options a server's own log states where one was given
+    /// (they win over the defaults).
+    pub fn with_server_log(
+        target: &Target,
+        cal: &CalibrationArg,
+        server: Option<&ServerOptions>,
+    ) -> Result<Setup> {
+        let mut s = Setup::new(target, cal)?;
+        if let Some(opts) = server {
+            s.opts = opts.clone();
+        }
+        Ok(s)
+    }
+
     /// The cost model of `layout` with `knobs`.
     pub fn model(&self, layout: Layout, knobs: Knobs) -> sim::error::Result<CostModel> {
         CostModel::new(&self.machine, &self.spec, layout, &self.opts, knobs)

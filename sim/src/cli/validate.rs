@@ -13,7 +13,7 @@ use sim::calibrate::{Comparison, compare, rms_log_error};
 pub struct MeasuredArgs {
     /// bench_serving JSONL, its printed summary, a CSV (concurrency,input_len,output_len,
     /// output_tok_s,…) or `user-box.json#run-id`; repeatable.
-    #[arg(long, required = true, value_name = "FILE[#RUN]")]
+    #[arg(long, value_name = "FILE[#RUN]")]
     pub measured: Vec<String>,
     /// Prompt length to assume where the measurement did not record it.
     #[arg(long, value_name = "TOKENS")]
@@ -27,7 +27,36 @@ pub struct MeasuredArgs {
     pub num_prompts: Option<u32>,
 }
 
+/// Everything measured that a command was given.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    /// Client-side runs.
+    pub points: Vec<MeasuredPoint>,
+    /// Server decode rounds.
+    pub rounds: Vec<sim::calibrate::StepRound>,
+    /// Server options the server's own log states (its `server_args`), if a log was given.
+    pub server: Option<sim::options::ServerOptions>,
+    /// The sources, for the calibration file.
+    pub sources: Vec<String>,
+}
+
 impl MeasuredArgs {
+    /// Runs and server-log rounds; at least one source must be given.
+    pub fn load_all(&self, target: &super::args::Target) -> Result<Measured> {
+        if self.measured.is_empty() {
+            bail!(
+                "nothing measured: give --measured FILE (bench_serving JSONL, summary, CSV or user-box.json#run)"
+            );
+        }
+        let spec = target.model.resolve()?;
+        Ok(Measured {
+            points: self.load(spec.max_context_tokens)?,
+            rounds: Vec::new(),
+            server: None,
+            sources: self.measured.clone(),
+        })
+    }
+
     /// Every readable point; skipped records are reported on stderr with a count.
     pub fn load(&self, max_context_tokens: u64) -> Result<Vec<MeasuredPoint>> {
         let hints = LengthHints {

@@ -1,16 +1,21 @@
-//! Costing one iteration: per-layer op times (roofline with size-dependent efficiency), the
-//! layout's communication, launch overheads, summed per pipeline stage.
+//! Costing one iteration: per-layer kernels (latency floor + roofline with size-dependent
+//! efficiency), the layout's communication, summed per pipeline stage, then each stage's GPU time
+//! against its own CPU time.
 //!
-//! Each op takes `max(FLOPs / achievable FLOP/s, bytes / achievable bandwidth)`; the breakdown
-//! files it under `compute_s` when the FLOPs side wins, else under `weight_read_s` (weight GEMMs,
-//! experts) or `kv_read_s` (attention core, DSA indexer).
+//! Each weight GEMM takes `floor + max(FLOPs / achievable FLOP/s, bytes / achievable bandwidth)`;
+//! small kernels take the machine's small-kernel floor plus their activation bytes; the breakdown
+//! files floors under `kernel_floor_s`, the rest under `compute_s` when the FLOPs side wins, else
+//! under `weight_read_s` (weight GEMMs, experts) or `kv_read_s` (attention core, DSA indexer).
+//!
+//! The CPU of each stage (its own process): eager (`--disable-cuda-graph`), every kernel is one
+//! launch from Python ([`super::floors::CpuCosts::per_launch_s`] × the cpu knob); under a CUDA
+//! graph, one replay. Then the scheduler turn and its per-request work. With SGLang's overlap
+//! scheduler (the default) the CPU prepares the next batch while the GPU runs this one, so a
+//! stage lasts `max(GPU, CPU)`; `--disable-overlap-schedule` serializes the scheduler part.
 
+use super::block::add_weight_op;
 use super::kernel::OpTime;
-use super::model::{
-    CPU_PER_KERNEL_S, CPU_PER_REQUEST_S, CostModel, ENVELOPE_KNOTS, Envelope, Experts,
-    GPU_GAP_PER_KERNEL_S, GRAPH_LAUNCH_S, Gemm, KERNELS_DENSE_MLP, KERNELS_HEAD, KERNELS_MOE,
-    SAMPLING_S, SCHEDULER_TURN_S,
-};
+use super::model::{CostModel, GPU_GAP_PER_KERNEL_S};
 use super::{IterationBatch, IterationCost, IterationModel, MemoryPlan, TimeBreakdown};
 use models::Layout;
 
@@ -35,29 +40,6 @@ pub struct BatchStats {
     pub prefill_index_pairs: f64,
     /// Cached keys prefill chunks read from the KV cache.
     pub prefill_cached: f64,
-}
-
-/// A weight op's time at `tokens` from its tabulated envelope: linear in tokens between the
-/// knots 2^k around it, proportional to tokens beyond the last knot, 0 without tokens.
-fn from_envelope(env: &Envelope, tokens: f64) -> OpTime {
-    if tokens <= 0.0 {
-        return OpTime {
-            s: 0.0,
-            memory_bound: true,
-        };
-    }
-    let t = tokens.max(1.0);
-    let k = (t.log2().floor() as usize).min(ENVELOPE_KNOTS - 1);
-    let lo = (1u64 << k) as f64;
-    let s = if k + 1 < ENVELOPE_KNOTS {
-        env.s[k] + (env.s[k + 1] - env.s[k]) * (t - lo) / lo
-    } else {
-        env.s[k] * t / lo
-    };
-    OpTime {
-        s,
-        memory_bound: env.memory_bound[k],
-    }
 }
 
 /// Σ_{pos=a..=b} min(pos, cap).
@@ -106,40 +88,15 @@ impl BatchStats {
 }
 
 impl CostModel {
-    /// A weight GEMM of `tokens` rows, without the monotone envelope.
-    pub(super) fn gemm_raw(&self, g: &Gemm, tokens: f64) -> OpTime {
-        g.curve.time(tokens, 2.0 * tokens * g.params, g.bytes)
-    }
-
-    /// A weight GEMM of `tokens` rows, from its envelope (non-decreasing in `tokens`).
-    fn gemm(&self, g: &Gemm, tokens: f64) -> OpTime {
-        from_envelope(&g.envelope, tokens)
-    }
-
-    /// Routed experts of a MoE layer entered by `t` tokens, on the busiest GPU, without envelope.
-    pub(super) fn moe_raw(&self, e: &Experts, t: f64) -> OpTime {
-        let r = &e.routing;
-        let touched = r.max_touched_per_rank(t);
-        let pairs = r.max_pairs_per_rank(t);
-        // the efficiency is keyed by the tokens entering the layer (every rank sees all of them
-        // without an all-to-all backend), as the kernel measurements were
-        e.curve.time(
-            t,
-            2.0 * pairs * e.params_per_expert,
-            touched * e.bytes_per_expert,
-        )
-    }
-
-    fn add_weight_op(b: &mut TimeBreakdown, t: OpTime) {
-        if t.memory_bound {
-            b.weight_read_s += t.s;
-        } else {
-            b.compute_s += t.s;
+    /// Files an attention-core op: under `kernel_floor_s` when its floor binds, else KV reads
+    /// (memory-bound) or compute.
+    fn add_kv_op(b: &mut TimeBreakdown, t: OpTime, floor_s: f64) {
+        if t.s <= 0.0 {
+            return;
         }
-    }
-
-    fn add_kv_op(b: &mut TimeBreakdown, t: OpTime) {
-        if t.memory_bound {
+        if t.s <= floor_s * (1.0 + 1e-9) {
+            b.kernel_floor_s += t.s;
+        } else if t.memory_bound {
             b.kv_read_s += t.s;
         } else {
             b.compute_s += t.s;
@@ -155,24 +112,29 @@ impl CostModel {
         }
     }
 
-    /// One layer's attention on the busiest GPU: projections, DSA indexer, core.
-    fn attention(&self, st: &BatchStats, b: &mut TimeBreakdown) {
+    /// Shares of the batch's decode and prefill tokens the busiest attention rank computes: under
+    /// attention-DP it decodes ⌈b/dp⌉ requests (at the average context) and a prefill chunk stays
+    /// on one rank.
+    fn attention_shares(&self, st: &BatchStats) -> (f64, f64) {
         let dp = self.dp();
-        // under attention-DP the busiest rank decodes ⌈b/dp⌉ requests (at the average context)
-        // and a prefill chunk stays on one rank
-        let dec_share = if st.decode > 0.0 {
+        let dec = if st.decode > 0.0 {
             (st.decode / dp).ceil() / st.decode
         } else {
             0.0
         };
-        let pre_share = if st.prefill > 0.0 {
+        let pre = if st.prefill > 0.0 {
             (st.largest_chunk / st.prefill).max(1.0 / dp)
         } else {
             0.0
         };
+        (dec, pre)
+    }
+
+    /// One layer's attention on the busiest GPU: projections, small kernels and the core.
+    fn attention(&self, st: &BatchStats, b: &mut TimeBreakdown) {
+        let (dec_share, pre_share) = self.attention_shares(st);
         let tokens = st.decode * dec_share + st.prefill * pre_share;
-        Self::add_weight_op(b, self.gemm(&self.attn, tokens));
-        Self::add_weight_op(b, self.gemm(&self.indexer, tokens));
+        self.attention.cost(tokens, self.small, b);
         let c = &self.core;
         if st.decode > 0.0 {
             let keys = st.decode_keys * dec_share;
@@ -181,16 +143,7 @@ impl CostModel {
                 keys * c.decode_flops_per_pair,
                 keys * c.kv_bytes_per_key,
             );
-            Self::add_kv_op(b, t);
-            if c.indexer_flops_per_key > 0.0 {
-                let scored = st.decode_context * dec_share;
-                let t = c.indexer_decode.time_monotone(
-                    st.decode * dec_share,
-                    scored * c.indexer_flops_per_key,
-                    scored * c.indexer_bytes_per_key,
-                );
-                Self::add_kv_op(b, t);
-            }
+            Self::add_kv_op(b, t, c.decode.floor_s());
         }
         if st.prefill > 0.0 {
             let t = c.prefill.time_monotone(
@@ -198,15 +151,38 @@ impl CostModel {
                 st.prefill_pairs * pre_share * c.prefill_flops_per_pair,
                 st.prefill_cached * pre_share * c.kv_bytes_per_key,
             );
-            Self::add_kv_op(b, t);
-            if c.indexer_flops_per_key > 0.0 {
-                let t = c.indexer_prefill.time_monotone(
-                    st.prefill * pre_share,
-                    st.prefill_index_pairs * pre_share * c.indexer_flops_per_key,
-                    st.prefill_cached * pre_share * c.indexer_bytes_per_key,
-                );
-                Self::add_kv_op(b, t);
-            }
+            Self::add_kv_op(b, t, c.prefill.floor_s());
+        }
+    }
+
+    /// One layer's DSA indexer on the busiest GPU (layers that run their own): its projections
+    /// and small kernels, then logits over the whole cached context and the top-k.
+    fn indexer(&self, st: &BatchStats, b: &mut TimeBreakdown) {
+        let c = &self.core;
+        if c.indexer_flops_per_key <= 0.0 {
+            return;
+        }
+        let (dec_share, pre_share) = self.attention_shares(st);
+        let tokens = st.decode * dec_share + st.prefill * pre_share;
+        self.indexer.cost(tokens, self.small, b);
+        if st.decode > 0.0 {
+            let scored = st.decode_context * dec_share;
+            let t = c.indexer_decode.time_monotone(
+                st.decode * dec_share,
+                scored * c.indexer_flops_per_key,
+                scored * (c.indexer_bytes_per_key + c.indexer_logit_bytes_per_pair),
+            );
+            Self::add_kv_op(b, t, c.indexer_decode.floor_s());
+        }
+        if st.prefill > 0.0 {
+            let pairs = st.prefill_index_pairs * pre_share;
+            let t = c.indexer_prefill.time_monotone(
+                st.prefill * pre_share,
+                pairs * c.indexer_flops_per_key,
+                st.prefill_cached * pre_share * c.indexer_bytes_per_key
+                    + pairs * c.indexer_logit_bytes_per_pair,
+            );
+            Self::add_kv_op(b, t, c.indexer_prefill.floor_s());
         }
     }
 
@@ -214,13 +190,12 @@ impl CostModel {
     fn mlp(&self, st: &BatchStats, moe: bool, b: &mut TimeBreakdown) {
         let t = st.tokens();
         if !moe {
-            Self::add_weight_op(b, self.gemm(&self.dense_mlp, t));
+            self.dense_mlp.cost(t, self.small, b);
             return;
         }
-        Self::add_weight_op(b, self.gemm(&self.shared, t));
-        Self::add_weight_op(b, self.gemm(&self.router, t));
+        self.moe.cost(t, self.small, b);
         if let Some(e) = &self.experts {
-            Self::add_weight_op(b, from_envelope(&e.envelope, t));
+            add_weight_op(b, e.envelope.at(t), e.curve.floor_s());
         }
     }
 
@@ -256,14 +231,16 @@ impl CostModel {
         let shape = self.stages[s];
         let c = &self.comm.stages[s];
         let scale = self.knobs.comm_time_scale;
-        if shape.first && !self.layout.dp_attention {
-            b.all_reduce_s += c.all_reduce_s(st.tokens() * self.hidden * 2.0) * scale;
+        if shape.first {
+            self.embed.cost(st.tokens(), self.small, b);
+            if !self.layout.dp_attention {
+                b.all_reduce_s += c.all_reduce_s(st.tokens() * self.hidden * 2.0) * scale;
+            }
         }
         if shape.last {
             let th = st.decode + st.chunks;
-            Self::add_weight_op(b, self.gemm(&self.lm_head, th));
+            self.head.cost(th, self.small, b);
             b.all_reduce_s += c.all_gather.time_s(th * self.vocab * 2.0) * scale;
-            b.overhead_s += SAMPLING_S + th * self.vocab * 4.0 / self.peak_bytes_per_s;
         }
     }
 
@@ -274,10 +251,30 @@ impl CostModel {
             && st.decode <= self.opts.cuda_graph_max_bs as f64
     }
 
-    /// Kernels launched per MoE / dense layer and per stage end, for launch overheads.
-    fn kernels(&self, moe: bool) -> f64 {
-        // two collectives per layer (all-reduces, or DP gather + scatter, or dispatch + combine)
-        self.kernels_attn + if moe { KERNELS_MOE } else { KERNELS_DENSE_MLP } + 2.0
+    /// Kernels stage `s` launches eagerly for one batch.
+    pub fn stage_launches(&self, s: usize) -> f64 {
+        let shape = self.stages[s];
+        shape.dense_layers * (self.attention.launches + self.dense_mlp.launches)
+            + shape.moe_layers * (self.attention.launches + self.moe.launches)
+            + shape.indexer_layers * self.indexer.launches
+            + if shape.first {
+                self.embed.launches
+            } else {
+                0.0
+            }
+            + if shape.last { self.head.launches } else { 0.0 }
+    }
+
+    /// CPU time of one stage's turn: launches (eager) or a graph replay, then the scheduler.
+    /// Returns (launch part, scheduler part).
+    fn stage_cpu(&self, s: usize, st: &BatchStats, graph: bool) -> (f64, f64) {
+        let launch = if graph {
+            self.cpu.graph_replay_s
+        } else {
+            self.stage_launches(s) * self.cpu.per_launch_s * self.knobs.cpu_scale
+        };
+        let sched = self.cpu.scheduler_turn_s + self.cpu.per_request_s * (st.decode + st.chunks);
+        (launch, sched)
     }
 
     /// Cost of one iteration (see [`IterationModel::iteration`]).
@@ -290,20 +287,29 @@ impl CostModel {
     pub fn cost_stats(&self, st: &BatchStats) -> IterationCost {
         let pp = self.stages.len();
         let mut total = TimeBreakdown::default();
-        let mut stage_s = Vec::with_capacity(pp);
         if st.tokens() <= 0.0 {
             return IterationCost {
                 stage_s: vec![0.0; pp],
+                stage_gpu_s: vec![0.0; pp],
+                stage_cpu_s: vec![0.0; pp],
                 ..IterationCost::default()
             };
         }
         let graph = self.uses_cuda_graph(st);
-        let mut cpu_s: f64 = 0.0;
+        let overlap = !self.opts.disable_overlap_schedule;
         let mut dense = TimeBreakdown::default();
         self.attention(st, &mut dense);
         let mut moe = dense;
         self.mlp(st, false, &mut dense);
         self.mlp(st, true, &mut moe);
+        let mut indexer = TimeBreakdown::default();
+        self.indexer(st, &mut indexer);
+        let (mut stage_s, mut stage_gpu_s, mut stage_cpu_s) = (
+            Vec::with_capacity(pp),
+            Vec::with_capacity(pp),
+            Vec::with_capacity(pp),
+        );
+        let (mut cpu_s, mut launches_max): (f64, f64) = (0.0, 0.0);
         for (s, shape) in self.stages.iter().enumerate() {
             let mut b = TimeBreakdown::default();
             let mut dense_c = TimeBreakdown::default();
@@ -314,27 +320,29 @@ impl CostModel {
             b.add_scaled(&dense_c, shape.dense_layers);
             b.add_scaled(&moe, shape.moe_layers);
             b.add_scaled(&moe_c, shape.moe_layers);
+            b.add_scaled(&indexer, shape.indexer_layers);
             self.ends(s, st, &mut b);
-            let kernels = shape.dense_layers * self.kernels(false)
-                + shape.moe_layers * self.kernels(true)
-                + if shape.last { KERNELS_HEAD } else { 0.0 };
+            let launches = self.stage_launches(s);
             if !graph {
-                b.overhead_s += kernels * GPU_GAP_PER_KERNEL_S;
-            }
-            if shape.last {
-                b.overhead_s += self.knobs.iteration_overhead_s;
+                b.overhead_s += launches * GPU_GAP_PER_KERNEL_S;
+                launches_max = launches_max.max(launches);
             }
             if self.opts.overlap_comm {
                 b.overlap_comm();
             }
-            let launch = if graph {
-                GRAPH_LAUNCH_S
-            } else {
-                kernels * CPU_PER_KERNEL_S
+            let gpu = b.total_s();
+            let (launch, sched) = self.stage_cpu(s, st, graph);
+            let time = match (overlap, graph) {
+                (true, _) => gpu.max(launch + sched),
+                (false, false) => gpu.max(launch) + sched,
+                (false, true) => gpu + launch + sched,
             };
-            let sched = SCHEDULER_TURN_S + CPU_PER_REQUEST_S * (st.decode + st.chunks);
-            cpu_s = cpu_s.max((launch + sched) * self.knobs.cpu_scale);
-            stage_s.push(b.total_s());
+            // the GPU waits for its CPU: the gap shows as overhead on the critical path
+            b.overhead_s += time - gpu;
+            cpu_s = cpu_s.max(launch + sched);
+            stage_s.push(time);
+            stage_gpu_s.push(gpu);
+            stage_cpu_s.push(launch + sched);
             total.add_scaled(&b, 1.0);
         }
         let hops_s = self.pp_hops_total_s(st.tokens());
@@ -344,16 +352,14 @@ impl CostModel {
         } else {
             0.0
         };
-        let gpu_s: f64 = stage_s.iter().sum::<f64>() + hops_s;
-        if cpu_s > gpu_s {
-            // the GPU waits for launches: the gap shows as overhead on the critical path
-            total.overhead_s += cpu_s - gpu_s;
-        }
         IterationCost {
+            latency_s: stage_s.iter().sum::<f64>() + hops_s,
             stage_s,
+            stage_gpu_s,
+            stage_cpu_s,
             pp_hop_s: hop,
             cpu_s,
-            latency_s: gpu_s.max(cpu_s),
+            eager_launches: launches_max,
             breakdown: total,
         }
     }

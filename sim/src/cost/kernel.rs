@@ -27,6 +27,8 @@ pub struct KernelCurve {
     peak_flop_s: f64,
     /// Peak bytes/s the memory fraction refers to (× machine scale × memory knob).
     peak_byte_s: f64,
+    /// Latency floor of one call (the machine's small-kernel floor × kernels), seconds.
+    floor_s: f64,
 }
 
 impl KernelCurve {
@@ -45,6 +47,7 @@ impl KernelCurve {
             compute_fraction: [0.0; KNOTS],
             peak_flop_s: peak_tflops(gpu, kind, dtype) * 1e12 * compute_scale,
             peak_byte_s,
+            floor_s: 0.0,
         };
         for k in 0..KNOTS {
             c.memory_fraction[k] = eff.memory_fraction(gpu, kind, dtype, 1 << k);
@@ -65,7 +68,25 @@ impl KernelCurve {
         (lerp(&self.memory_fraction), lerp(&self.compute_fraction))
     }
 
-    /// Roofline time: `max(flops / (peak·compute_fraction), bytes / (bandwidth·memory_fraction))`,
+    /// The same curve with a latency floor of `floor_s` per call.
+    pub fn with_floor(mut self, floor_s: f64) -> Self {
+        self.floor_s = floor_s.max(0.0);
+        self
+    }
+
+    /// The latency floor of one call, seconds.
+    pub fn floor_s(&self) -> f64 {
+        self.floor_s
+    }
+
+    /// The highest (memory, compute) fractions anywhere on the curve.
+    pub fn max_fractions(&self) -> (f64, f64) {
+        let m = self.memory_fraction.iter().copied().fold(0.0, f64::max);
+        let c = self.compute_fraction.iter().copied().fold(0.0, f64::max);
+        (m, c)
+    }
+
+    /// Kernel time: `max(floor, flops / (peak·compute_fraction), bytes / (bandwidth·memory_fraction))`,
     /// filed as memory-bound when bytes dominate at peak rates (which side of the ridge point).
     pub fn time(&self, tokens: f64, flops: f64, bytes: f64) -> OpTime {
         if flops <= 0.0 && bytes <= 0.0 {
@@ -74,11 +95,16 @@ impl KernelCurve {
                 memory_bound: true,
             };
         }
-        let (mf, cf) = self.fractions(tokens);
         OpTime {
-            s: (flops / (self.peak_flop_s * cf)).max(bytes / (self.peak_byte_s * mf)),
+            s: self.floor_s.max(self.streaming_s(tokens, flops, bytes)),
             memory_bound: bytes / self.peak_byte_s >= flops / self.peak_flop_s,
         }
+    }
+
+    /// The roofline alone (no floor).
+    fn streaming_s(&self, tokens: f64, flops: f64, bytes: f64) -> f64 {
+        let (mf, cf) = self.fractions(tokens);
+        (flops / (self.peak_flop_s * cf)).max(bytes / (self.peak_byte_s * mf))
     }
 
     /// [`Self::time`] for work that grows at least linearly with tokens (attention core, DSA
@@ -90,7 +116,7 @@ impl KernelCurve {
         let mut k = 1.0;
         while k < tokens {
             let r = k / tokens;
-            out.s = out.s.max(self.time(k, flops * r, bytes * r).s);
+            out.s = out.s.max(self.streaming_s(k, flops * r, bytes * r));
             k *= 2.0;
         }
         out

@@ -11,7 +11,10 @@
 //! as SGLang does, [`steady`] turns iteration costs into closed-loop decode throughput,
 //! [`traffic`] counts bytes on the wire and expert reads, [`report`] is `sim predict`'s output.
 
+pub mod block;
 pub mod comm;
+pub mod floors;
+pub mod inventory;
 pub mod iteration;
 pub mod kernel;
 pub mod memory;
@@ -27,6 +30,9 @@ pub use steady::{SteadyDecode, steady_decode_tok_per_s};
 
 use models::Layout;
 use serde::{Deserialize, Serialize};
+
+/// Token counts 2^0 … 2^(ENVELOPE_KNOTS−1) at which weight-op times are tabulated.
+pub const ENVELOPE_KNOTS: usize = 18;
 
 /// One chunk of a prefill in an iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -49,8 +55,15 @@ pub struct IterationBatch {
 /// Where an iteration's time goes, seconds. Parts sum to the critical path through all stages.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimeBreakdown {
-    /// Compute-bound op time (FLOPs / achievable FLOP/s).
+    /// Compute-bound op time (FLOPs / achievable FLOP/s), floors excluded.
     pub compute_s: f64,
+    /// Latency floors of every kernel (weight GEMMs' and the fused MoE's intercepts, small
+    /// kernels, decode attention): what bytes and FLOPs do not see.
+    #[serde(default)]
+    pub kernel_floor_s: f64,
+    /// Activation bytes streamed by small kernels (norms, rotary, activations, quantize).
+    #[serde(default)]
+    pub activation_s: f64,
     /// Memory-bound time reading weights.
     pub weight_read_s: f64,
     /// Memory-bound time reading the KV cache.
@@ -63,7 +76,7 @@ pub struct TimeBreakdown {
     pub dp_attention_comm_s: f64,
     /// Pipeline send/recv of activations between stages.
     pub pp_send_s: f64,
-    /// Kernel-launch and per-iteration overhead on the GPU timeline.
+    /// GPU time lost to eager launch gaps, and GPU idle time while the CPU issues (CPU-bound).
     pub overhead_s: f64,
     /// Idle pipeline time (fewer micro-batches than stages).
     pub bubble_s: f64,
@@ -73,6 +86,8 @@ impl TimeBreakdown {
     /// Sum of all parts.
     pub fn total_s(&self) -> f64 {
         self.compute_s
+            + self.kernel_floor_s
+            + self.activation_s
             + self.weight_read_s
             + self.kv_read_s
             + self.all_reduce_s
@@ -86,6 +101,8 @@ impl TimeBreakdown {
     /// Adds `k` × every part of `other` (e.g. one layer's cost × the stage's layer count).
     pub fn add_scaled(&mut self, other: &TimeBreakdown, k: f64) {
         self.compute_s += other.compute_s * k;
+        self.kernel_floor_s += other.kernel_floor_s * k;
+        self.activation_s += other.activation_s * k;
         self.weight_read_s += other.weight_read_s * k;
         self.kv_read_s += other.kv_read_s * k;
         self.all_reduce_s += other.all_reduce_s * k;
@@ -106,7 +123,11 @@ impl TimeBreakdown {
     /// compute + memory time available to hide it.
     pub fn overlap_comm(&mut self) {
         let comm = self.all_reduce_s + self.all_to_all_s + self.dp_attention_comm_s;
-        let work = self.compute_s + self.weight_read_s + self.kv_read_s;
+        let work = self.compute_s
+            + self.kernel_floor_s
+            + self.activation_s
+            + self.weight_read_s
+            + self.kv_read_s;
         if comm <= 0.0 {
             return;
         }
@@ -118,18 +139,40 @@ impl TimeBreakdown {
 }
 
 /// The cost of one iteration of one (micro-)batch.
+///
+/// Every pipeline stage is its own process with its own CPU: a stage's time is its GPU time and
+/// its CPU time (kernel launches when eager, graph replay otherwise, plus the scheduler turn)
+/// combined as the engine overlaps them (`super::iteration`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IterationCost {
-    /// GPU time of each pipeline stage for this batch, its own communication included.
+    /// Time of each pipeline stage for this batch: GPU and CPU combined.
     pub stage_s: Vec<f64>,
+    /// GPU time of each stage, its own communication included.
+    #[serde(default)]
+    pub stage_gpu_s: Vec<f64>,
+    /// CPU time of each stage (launches + scheduler turn).
+    #[serde(default)]
+    pub stage_cpu_s: Vec<f64>,
     /// Time to hand activations from one stage to the next (one hop).
     pub pp_hop_s: f64,
-    /// CPU time of the iteration (scheduling + kernel launches) that runs beside the GPU when CUDA
-    /// graphs are off; under CUDA graphs only the scheduler part remains.
+    /// CPU time of the busiest stage.
     pub cpu_s: f64,
-    /// Latency of this batch through all stages: max(GPU path, CPU) as the engine overlaps them.
+    /// Latency of this batch through all stages (Σ stage times + hops).
     pub latency_s: f64,
+    /// Kernels the busiest stage launches eagerly (0 under a CUDA graph).
+    #[serde(default)]
+    pub eager_launches: f64,
     pub breakdown: TimeBreakdown,
+}
+
+impl IterationCost {
+    /// True when some stage waits for its CPU rather than its GPU.
+    pub fn cpu_bound(&self) -> bool {
+        self.stage_cpu_s
+            .iter()
+            .zip(&self.stage_gpu_s)
+            .any(|(c, g)| c > g)
+    }
 }
 
 /// How a layout uses each GPU's memory.
@@ -151,18 +194,18 @@ pub struct MemoryPlan {
     pub shortfall_bytes: u64,
 }
 
-/// Scaling knobs a calibration fits and a confidence draw perturbs; all 1.0 / 0.0 by default.
+/// Scaling knobs a calibration fits and a confidence draw perturbs; all 1.0 by default. Each has a
+/// physical meaning and bounds (`crate::calibrate`); none adds time that no kernel, collective or
+/// CPU does.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Knobs {
-    /// Multiplies achievable FLOP/s.
+    /// Multiplies achievable FLOP/s (≤ the datasheet peak).
     pub compute_scale: f64,
-    /// Multiplies achievable memory bandwidth.
+    /// Multiplies achievable memory bandwidth (≤ the datasheet's).
     pub memory_scale: f64,
-    /// Multiplies every collective's and send's time.
+    /// Multiplies every collective's and send's time (≥ half the measured curve).
     pub comm_time_scale: f64,
-    /// Added to every iteration's GPU time (scheduler gaps, sampling), seconds.
-    pub iteration_overhead_s: f64,
-    /// Multiplies the modelled CPU time per iteration (launches without CUDA graphs).
+    /// Multiplies the CPU time per eagerly launched kernel (framework + Python per op).
     pub cpu_scale: f64,
 }
 
@@ -172,7 +215,6 @@ impl Default for Knobs {
             compute_scale: 1.0,
             memory_scale: 1.0,
             comm_time_scale: 1.0,
-            iteration_overhead_s: 0.0,
             cpu_scale: 1.0,
         }
     }

@@ -1,8 +1,15 @@
 //! [`CostModel`]: one layout of one model on one machine, with every per-layout constant worked
 //! out once in [`CostModel::new`] so that costing an iteration allocates only its result.
+//!
+//! The layer's kernels come from [`super::inventory`]; each weight GEMM becomes a [`Gemm`] with its
+//! own latency floor and envelope, the small kernels pay the machine's small-kernel floor
+//! ([`super::floors`]).
 
+use super::block::{Block, Envelope, Gemm, SmallKernelRates};
 use super::comm::LayoutComm;
-use super::kernel::{KernelCurve, OpTime};
+use super::floors::{CpuCosts, Floors};
+use super::inventory::{BlockKernels, LayerInventory};
+use super::kernel::KernelCurve;
 use super::memory;
 use super::moe::Routing;
 use super::{Knobs, MemoryPlan};
@@ -15,68 +22,20 @@ use models::footprint::Footprint;
 use models::spec::{AttentionSpec, ModelPart};
 use models::{Layout, ModelSpec};
 
-/// CPU time to launch one kernel from PyTorch eagerly: ~5 µs (cudaLaunchKernel ≈ 2–3 µs plus the
-/// framework's dispatch). Calibration scales it (`Knobs::cpu_scale`).
-pub const CPU_PER_KERNEL_S: f64 = 5e-6;
-/// GPU-side gap between dependent kernels launched eagerly (~2 µs launch latency per kernel);
-/// zero under a CUDA graph.
+/// GPU-side gap between dependent kernels launched eagerly (launch latency the GPU sees per
+/// kernel, ≈ 2 µs); zero under a CUDA graph, whose node cost is in the small-kernel floor.
 pub const GPU_GAP_PER_KERNEL_S: f64 = 2e-6;
-/// CPU time of one scheduler turn (batch building, bookkeeping): ~0.5 ms, plus
-/// [`CPU_PER_REQUEST_S`] per running request.
-pub const SCHEDULER_TURN_S: f64 = 0.5e-3;
-/// Scheduler CPU time per request in the batch (input preparation, detokenization hand-off).
-pub const CPU_PER_REQUEST_S: f64 = 5e-6;
-/// Replaying a captured CUDA graph: one launch, ~20 µs.
-pub const GRAPH_LAUNCH_S: f64 = 20e-6;
-/// Sampling on the last stage: ~20 µs fixed plus reading the logits once.
-pub const SAMPLING_S: f64 = 20e-6;
-
-/// Kernels launched per layer (norms, projections, rope, attention, activation, residual adds):
-/// MLA ≈ 12, its DSA indexer ≈ 6 more, GQA ≈ 7; a dense MLP 3; a MoE block (router, top-k,
-/// alignment, two grouped GEMMs, activation, shared expert, combine) ≈ 10; one per collective.
-pub(super) const KERNELS_MLA: f64 = 12.0;
-pub(super) const KERNELS_INDEXER: f64 = 6.0;
-pub(super) const KERNELS_GQA: f64 = 7.0;
-pub(super) const KERNELS_DENSE_MLP: f64 = 3.0;
-pub(super) const KERNELS_MOE: f64 = 10.0;
-/// Embedding, final norm, lm_head, logits gather, sampling.
-pub(super) const KERNELS_HEAD: f64 = 6.0;
-
-/// Token counts 2^0 … 2^(ENVELOPE_KNOTS−1) at which weight-op times are tabulated.
-pub(super) const ENVELOPE_KNOTS: usize = 18;
-
-/// A weight op's time tabulated at token counts 2^k (the efficiency curves' knots), made
-/// non-decreasing by a running maximum, and interpolated linearly in tokens between knots (exact
-/// where time is flat or proportional to tokens). The fitted efficiency can rise faster than the
-/// work between two sizes (a GEMM at M = 16 measured a little faster than at M = 1); evaluating
-/// the roofline directly would then predict a bigger batch cheaper than a smaller one.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Envelope {
-    pub s: [f64; ENVELOPE_KNOTS],
-    pub memory_bound: [bool; ENVELOPE_KNOTS],
-}
-
-impl Envelope {
-    pub const EMPTY: Envelope = Envelope {
-        s: [0.0; ENVELOPE_KNOTS],
-        memory_bound: [true; ENVELOPE_KNOTS],
-    };
-}
-
-/// A weight GEMM on one GPU: its bytes and parameters per layer, in its own format.
-#[derive(Debug, Clone)]
-pub(super) struct Gemm {
-    pub bytes: f64,
-    pub params: f64,
-    pub curve: KernelCurve,
-    pub envelope: Envelope,
-}
+/// Share of the datasheet bandwidth that small elementwise kernels (norms, rotary, activations)
+/// stream at: ≈ 80%, a device copy's rate less their reductions and index math.
+pub const ELEMENTWISE_FRACTION: f64 = 0.8;
 
 /// Builds the [`KernelCurve`]s of one machine with the knobs in force.
 struct Curves<'a> {
     machine: &'a Machine,
     peak_byte_s: f64,
     compute_scale: f64,
+    /// The machine's small-kernel floor: every GEMM costs at least this.
+    floor_s: f64,
 }
 
 impl Curves<'_> {
@@ -91,14 +50,45 @@ impl Curves<'_> {
         )
     }
 
-    fn gemm(&self, bytes: f64, spec: &ModelSpec, part: ModelPart) -> Gemm {
-        let f = spec.format_of(part);
-        Gemm {
-            bytes,
-            params: bytes / f.bytes_per_value(),
-            curve: self.of(KernelKind::DenseGemm, &f.name()),
-            envelope: Envelope::EMPTY,
+    /// The block's GEMMs with their share of the footprint's bytes of each part (the part's
+    /// bytes per layer spread over its GEMMs by parameters, so quantization scales stay in).
+    fn block(
+        &self,
+        k: &BlockKernels,
+        spec: &ModelSpec,
+        part_bytes: &dyn Fn(ModelPart) -> f64,
+    ) -> Block {
+        let mut gemms = Vec::with_capacity(k.gemms.len());
+        for g in &k.gemms {
+            let same_part: f64 = k
+                .gemms
+                .iter()
+                .filter(|o| o.part == g.part)
+                .map(|o| o.params)
+                .sum();
+            let f = spec.format_of(g.part);
+            let bytes = match part_bytes(g.part) {
+                b if b > 0.0 && same_part > 0.0 => b * g.params / same_part,
+                _ => g.params * f.bytes_per_value(),
+            };
+            gemms.push(Gemm {
+                name: g.name,
+                bytes,
+                params: g.params,
+                curve: self
+                    .of(KernelKind::DenseGemm, &f.name())
+                    .with_floor(self.floor_s),
+                envelope: Envelope::EMPTY,
+            });
         }
+        let mut b = Block {
+            gemms,
+            small: k.small,
+            small_bytes_per_token: k.small_bytes_per_token,
+            launches: k.launches(),
+        };
+        b.fill_envelopes();
+        b
     }
 }
 
@@ -132,9 +122,13 @@ pub(super) struct AttnCore {
     pub kv_bytes_per_key: f64,
     /// DSA: keys a query attends at most (`index_topk`).
     pub topk_cap: Option<u64>,
-    /// DSA indexer: FLOPs and index-cache bytes per scored key (0 without an indexer).
+    /// DSA indexer: FLOPs per scored (query, key) pair and index-key cache bytes per key read
+    /// (0 without an indexer).
     pub indexer_flops_per_key: f64,
     pub indexer_bytes_per_key: f64,
+    /// DSA indexer: logits and top-k traffic per scored (query, key) pair, by implementation
+    /// ([`indexer_logit_bytes_per_pair`]).
+    pub indexer_logit_bytes_per_pair: f64,
 }
 
 /// Layers of one pipeline stage.
@@ -142,6 +136,8 @@ pub(super) struct AttnCore {
 pub(super) struct StageShape {
     pub dense_layers: f64,
     pub moe_layers: f64,
+    /// Layers that run their own DSA indexer.
+    pub indexer_layers: f64,
     pub first: bool,
     pub last: bool,
 }
@@ -151,24 +147,24 @@ pub(super) struct StageShape {
 pub struct CostModel {
     pub(super) layout: Layout,
     pub(super) memory: MemoryPlan,
-    /// Bandwidth base: datasheet × machine scale × knob, bytes/s.
-    pub(super) peak_bytes_per_s: f64,
     pub(super) knobs: Knobs,
     pub(super) opts: ServerOptions,
     pub(super) hidden: f64,
     pub(super) vocab: f64,
     pub(super) stages: Vec<StageShape>,
-    pub(super) attn: Gemm,
-    pub(super) indexer: Gemm,
-    pub(super) dense_mlp: Gemm,
-    pub(super) shared: Gemm,
-    pub(super) router: Gemm,
-    pub(super) lm_head: Gemm,
+    pub(super) attention: Block,
+    pub(super) indexer: Block,
+    pub(super) dense_mlp: Block,
+    pub(super) moe: Block,
+    pub(super) embed: Block,
+    pub(super) head: Block,
     pub(super) experts: Option<Experts>,
     pub(super) core: AttnCore,
     pub(super) comm: LayoutComm,
     pub(super) placement: Placement,
-    pub(super) kernels_attn: f64,
+    pub(super) small: SmallKernelRates,
+    pub(super) floors: Floors,
+    pub(super) cpu: CpuCosts,
     model_name: String,
     memory_notes: Vec<String>,
 }
@@ -229,6 +225,19 @@ impl CostModel {
         &self.comm.notes
     }
 
+    /// Where the small-kernel floor and the CPU launch cost came from.
+    pub fn floor_notes(&self) -> Vec<String> {
+        vec![
+            format!("small-kernel floor: {}", self.floors.source),
+            format!(
+                "CPU per eager launch: {:.1} µs × cpu knob {:.2} ({})",
+                self.cpu.per_launch_s * 1e6,
+                self.knobs.cpu_scale,
+                self.cpu.source
+            ),
+        ]
+    }
+
     /// The GPUs of each pipeline stage.
     pub fn placement(&self) -> &Placement {
         &self.placement
@@ -244,6 +253,33 @@ impl CostModel {
         self.knobs
     }
 
+    /// The CPU costs before the knobs.
+    pub fn cpu_costs(&self) -> &CpuCosts {
+        &self.cpu
+    }
+
+    /// The highest memory and compute fractions of any curve this model uses (with the knobs in
+    /// force): a knob may scale them up to 1, the datasheet, and no further.
+    pub fn max_fractions(&self) -> (f64, f64) {
+        let blocks = [
+            &self.attention,
+            &self.indexer,
+            &self.dense_mlp,
+            &self.moe,
+            &self.embed,
+            &self.head,
+        ];
+        let curves = blocks
+            .iter()
+            .flat_map(|b| b.gemms.iter().map(|g| &g.curve))
+            .chain(self.experts.iter().map(|e| &e.curve))
+            .chain([&self.core.decode, &self.core.prefill]);
+        curves.fold((0.0, 0.0), |(m, c), k| {
+            let (km, kc) = k.max_fractions();
+            (m.max(km), c.max(kc))
+        })
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn build(
         machine: &Machine,
@@ -255,136 +291,97 @@ impl CostModel {
         memory: MemoryPlan,
         placement: Placement,
     ) -> CostModel {
-        let per_layer =
-            |part: ModelPart, moe_part: bool| per_layer_bytes(model, &fp, part, moe_part);
         let peak_bytes_per_s = machine.peak_memory_bytes_per_s() * knobs.memory_scale;
+        let floors = Floors::of(machine);
         let curves = Curves {
             machine,
             peak_byte_s: peak_bytes_per_s,
             compute_scale: knobs.compute_scale,
+            floor_s: floors.small_kernel_s,
         };
-        let experts = model.moe.map(|m| {
-            let routed = per_layer(ModelPart::RoutedExperts, true);
-            let per_rank = m.num_routed_experts as f64 / layout.ep as f64;
-            let bytes = routed / per_rank.max(1.0);
-            let f = model.format_of(ModelPart::RoutedExperts);
-            Experts {
-                routing: Routing::new(m.num_routed_experts, m.top_k, layout.ep),
-                bytes_per_expert: bytes,
-                params_per_expert: bytes / f.bytes_per_value(),
-                curve: curves.of(KernelKind::MoeGrouped, &f.name()),
-                envelope: Envelope::EMPTY,
-            }
-        });
+        let inv = LayerInventory::new(model, &layout);
+        let per_layer = |part: ModelPart| {
+            let moe_part = matches!(
+                part,
+                ModelPart::SharedExperts | ModelPart::Routers | ModelPart::RoutedExperts
+            );
+            per_layer_bytes(model, &fp, part, moe_part)
+        };
         let last = &fp.per_gpu[fp.per_gpu.len() - 1];
         let lm_bytes = last
             .weight_bytes_by_part
             .get(&ModelPart::LmHead)
             .copied()
-            .unwrap_or(0);
-        let stages = stage_shapes(model, &fp, layout.pp);
-        let core = attn_core(model, &layout, opts, &curves);
-        let kernels_attn = match model.attention {
-            AttentionSpec::Mla { indexer, .. } => {
-                KERNELS_MLA
-                    + if indexer.is_some() {
-                        KERNELS_INDEXER
-                    } else {
-                        0.0
-                    }
+            .unwrap_or(0) as f64;
+        let head_bytes = |part: ModelPart| {
+            if part == ModelPart::LmHead {
+                lm_bytes
+            } else {
+                0.0
             }
-            AttentionSpec::Gqa { .. } => KERNELS_GQA,
         };
-        let mut cm = CostModel {
+        let experts = model.moe.map(|m| {
+            let routed = per_layer(ModelPart::RoutedExperts);
+            let per_rank = m.num_routed_experts as f64 / layout.ep as f64;
+            let bytes = routed / per_rank.max(1.0);
+            let f = model.format_of(ModelPart::RoutedExperts);
+            let mut e = Experts {
+                routing: Routing::new(m.num_routed_experts, m.top_k, layout.ep),
+                bytes_per_expert: bytes,
+                params_per_expert: bytes / f.bytes_per_value(),
+                // the fused MoE runs its kernels (quantize, align/sort, two grouped GEMMs,
+                // activation, reduce) one after another: each costs at least the floor
+                curve: curves
+                    .of(KernelKind::MoeGrouped, &f.name())
+                    .with_floor(inv.moe.core_launches * floors.small_kernel_s),
+                envelope: Envelope::EMPTY,
+            };
+            e.envelope = Envelope::of(&|t| moe_raw(&e, t));
+            e
+        });
+        CostModel {
             layout,
             memory,
-            peak_bytes_per_s,
             knobs,
             opts: opts.clone(),
             hidden: model.hidden_size as f64,
             vocab: model.vocab_size as f64,
-            stages,
-            attn: curves.gemm(
-                per_layer(ModelPart::Attention, false),
-                model,
-                ModelPart::Attention,
-            ),
-            indexer: curves.gemm(
-                per_layer(ModelPart::Indexer, false),
-                model,
-                ModelPart::Indexer,
-            ),
-            dense_mlp: curves.gemm(
-                per_layer(ModelPart::DenseMlp, false),
-                model,
-                ModelPart::DenseMlp,
-            ),
-            shared: curves.gemm(
-                per_layer(ModelPart::SharedExperts, true),
-                model,
-                ModelPart::SharedExperts,
-            ),
-            router: curves.gemm(
-                per_layer(ModelPart::Routers, true),
-                model,
-                ModelPart::Routers,
-            ),
-            lm_head: curves.gemm(lm_bytes as f64, model, ModelPart::LmHead),
+            stages: stage_shapes(model, &fp, layout.pp),
+            attention: curves.block(&inv.attention, model, &per_layer),
+            indexer: curves.block(&inv.indexer, model, &per_layer),
+            dense_mlp: curves.block(&inv.dense_mlp, model, &per_layer),
+            moe: curves.block(&inv.moe, model, &per_layer),
+            embed: curves.block(&inv.embed, model, &|_| 0.0),
+            head: curves.block(&inv.head, model, &head_bytes),
             experts,
-            core,
+            core: attn_core(model, &layout, opts, &curves, machine),
             comm: LayoutComm::new(machine, &layout, &placement, opts),
             placement,
-            kernels_attn,
+            small: SmallKernelRates {
+                floor_s: floors.small_kernel_s,
+                bytes_per_s: peak_bytes_per_s * ELEMENTWISE_FRACTION,
+            },
+            floors,
+            cpu: CpuCosts::of(machine),
             model_name: model.name.clone(),
             memory_notes: Vec::new(),
-        };
-        cm.fill_envelopes();
-        cm
+        }
     }
+}
 
-    /// Tabulates every weight op's envelope (see [`Envelope`]).
-    fn fill_envelopes(&mut self) {
-        let table = |f: &dyn Fn(f64) -> OpTime| {
-            let mut e = Envelope::EMPTY;
-            let mut run: f64 = 0.0;
-            for k in 0..ENVELOPE_KNOTS {
-                let op = f((1u64 << k) as f64);
-                run = run.max(op.s);
-                e.s[k] = run;
-                e.memory_bound[k] = op.memory_bound;
-            }
-            e
-        };
-        let raw = |g: &Gemm| table(&|t| self.gemm_raw(g, t));
-        let envs = [
-            raw(&self.attn),
-            raw(&self.indexer),
-            raw(&self.dense_mlp),
-            raw(&self.shared),
-            raw(&self.router),
-            raw(&self.lm_head),
-        ];
-        let moe = self
-            .experts
-            .as_ref()
-            .map(|e| table(&|t| self.moe_raw(e, t)));
-        for (g, e) in [
-            &mut self.attn,
-            &mut self.indexer,
-            &mut self.dense_mlp,
-            &mut self.shared,
-            &mut self.router,
-            &mut self.lm_head,
-        ]
-        .into_iter()
-        .zip(envs)
-        {
-            g.envelope = e;
-        }
-        if let (Some(x), Some(e)) = (self.experts.as_mut(), moe) {
-            x.envelope = e;
-        }
-    }
+/// Routed experts of a MoE layer entered by `t` tokens, on the busiest GPU, without envelope.
+pub(super) fn moe_raw(e: &Experts, t: f64) -> super::kernel::OpTime {
+    let r = &e.routing;
+    let touched = r.max_touched_per_rank(t);
+    let pairs = r.max_pairs_per_rank(t);
+    // the efficiency is keyed by the rows each touched expert's GEMMs get, as the kernel
+    // measurements were
+    let per_expert = if touched > 0.0 { pairs / touched } else { 1.0 };
+    e.curve.time(
+        per_expert.max(1.0),
+        2.0 * pairs * e.params_per_expert,
+        touched * e.bytes_per_expert,
+    )
 }
 
 /// Options that make no sense (a fraction outside (0, 1], …).
@@ -440,9 +437,15 @@ fn stage_shapes(model: &ModelSpec, fp: &Footprint, pp: u32) -> Vec<StageShape> {
                 .filter(|&l| model.moe_layers.get(l as usize).copied().unwrap_or(false))
                 .count() as f64;
             let all = (g.layers.end - g.layers.start) as f64;
+            let indexer_layers = if model.attention.indexer().is_some() {
+                model.num_indexer_layers_in(g.layers.clone()) as f64
+            } else {
+                0.0
+            };
             StageShape {
                 dense_layers: all - moe,
                 moe_layers: moe,
+                indexer_layers,
                 first: g.stage == 0,
                 last: g.stage + 1 == pp,
             }
@@ -456,6 +459,7 @@ fn attn_core(
     layout: &Layout,
     opts: &ServerOptions,
     curves: &Curves,
+    machine: &Machine,
 ) -> AttnCore {
     let kv_dtype = memory::kv_dtype(model, opts);
     let attn_tp = if layout.dp_attention {
@@ -473,10 +477,13 @@ fn attn_core(
     } else {
         KernelKind::GqaDecode
     };
-    let decode = curves.of(decode_kind, kv_name);
-    let indexer_decode = curves.of(KernelKind::GqaDecode, "fp8");
-    let prefill = curves.of(KernelKind::Prefill, "bf16");
-    let indexer_prefill = curves.of(KernelKind::Prefill, "fp8");
+    // decode attention and the indexer core run two kernels each (split-KV + combine; logits +
+    // top-k), a prefill core one: each at least the small-kernel floor
+    let f = curves.floor_s;
+    let decode = curves.of(decode_kind, kv_name).with_floor(2.0 * f);
+    let indexer_decode = curves.of(KernelKind::GqaDecode, "fp8").with_floor(2.0 * f);
+    let prefill = curves.of(KernelKind::Prefill, "bf16").with_floor(f);
+    let indexer_prefill = curves.of(KernelKind::Prefill, "fp8").with_floor(2.0 * f);
     match model.attention {
         AttentionSpec::Mla {
             num_heads,
@@ -507,6 +514,9 @@ fn attn_core(
                 indexer_flops_per_key: indexer
                     .map_or(0.0, |i| 2.0 * i.num_heads as f64 * i.head_dim as f64),
                 indexer_bytes_per_key: model.indexer_cache_bytes_per_token_per_layer() as f64,
+                indexer_logit_bytes_per_pair: indexer.map_or(0.0, |i| {
+                    indexer_logit_bytes_per_pair(i, fused_indexer_logits(machine))
+                }),
             }
         }
         AttentionSpec::Gqa {
@@ -528,7 +538,30 @@ fn attn_core(
                 topk_cap: None,
                 indexer_flops_per_key: 0.0,
                 indexer_bytes_per_key: 0.0,
+                indexer_logit_bytes_per_pair: 0.0,
             }
         }
+    }
+}
+
+/// Whether the DSA indexer's logits run as DeepGEMM's fused paged-MQA-logits kernel: DeepGEMM
+/// supports SM90 and SM100 (datacenter Hopper / Blackwell) only, so workstation cards (SM120: RTX
+/// PRO 6000, RTX 5090) run the unfused fallback.
+pub fn fused_indexer_logits(machine: &Machine) -> bool {
+    crate::efficiency::family_key_for(&machine.gpu) == crate::efficiency::FAMILY_DATACENTER
+}
+
+/// Logits and top-k bytes the DSA indexer moves per scored (query, key) pair, beyond reading the
+/// fp8 index key:
+/// - fused (DeepGEMM): one fp32 logit written, read back by the top-k over two passes: 12 B;
+/// - unfused: the key dequantized to bf16 (written and read, 4·d B), per-head fp32 scores
+///   (written by the matmul, read and rewritten by ReLU × head weight, read by the head sum:
+///   16·heads B), then the logit as above.
+pub fn indexer_logit_bytes_per_pair(ix: models::spec::DsaIndexer, fused: bool) -> f64 {
+    let logit = 4.0 + 2.0 * 4.0;
+    if fused {
+        logit
+    } else {
+        4.0 * ix.head_dim as f64 + 16.0 * ix.num_heads as f64 + logit
     }
 }

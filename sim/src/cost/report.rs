@@ -48,6 +48,10 @@ impl PredictQuery {
 pub struct BreakdownMs {
     /// Compute-bound op time.
     pub compute_ms: f64,
+    /// Latency floors of every kernel (GEMM/MoE intercepts, small kernels, attention).
+    pub kernel_floor_ms: f64,
+    /// Activation bytes of small kernels (norms, rotary, activations, quantize).
+    pub activation_ms: f64,
     /// Memory-bound weight reads (GEMMs, experts).
     pub weight_read_ms: f64,
     /// Memory-bound KV-cache (and DSA index-cache) reads.
@@ -72,6 +76,8 @@ impl From<&TimeBreakdown> for BreakdownMs {
     fn from(b: &TimeBreakdown) -> Self {
         BreakdownMs {
             compute_ms: b.compute_s * 1e3,
+            kernel_floor_ms: b.kernel_floor_s * 1e3,
+            activation_ms: b.activation_s * 1e3,
             weight_read_ms: b.weight_read_s * 1e3,
             kv_read_ms: b.kv_read_s * 1e3,
             all_reduce_ms: b.all_reduce_s * 1e3,

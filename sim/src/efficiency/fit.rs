@@ -59,8 +59,9 @@ const FORM: &str = "time_s = max(flops / (peak_tflops(dtype)*1e12 * compute_frac
 const CONVENTIONS: [&str; 4] = [
     "dense_gemm: tokens = M; flops = 2*M*N*K; bytes = weight matrix only (N*K*bytes per value \
      incl. scales)",
-    "moe_grouped: tokens = tokens entering the MoE layer of the TP/EP group (before top-k; not the \
-     share routed to this GPU); flops = 2*tokens*top_k*3*hidden*moe_inter/(tp*ep); bytes = weights \
+    "moe_grouped: tokens = tokens per active expert on this GPU (the CSVs' num_tokens*topk/ep \
+     (balanced routing) / gpu_active_experts, at least 1, rounded to the nearest power of two); \
+     flops = 2*num_tokens*top_k*3*hidden*moe_inter/(tp*ep) (this GPU's share); bytes = weights \
      of the experts this GPU touches (3*hidden*moe_inter/tp each)",
     "mla_decode: tokens = decode batch; flops = 2*batch*heads_per_gpu*context*(576+512); bytes = \
      batch*context*576*kv bytes per value; dtype = KV-cache dtype; compute peak bf16",

@@ -170,12 +170,18 @@ fn parse_row(
             let shard = t.num(rec, "moe_tp_size")?.max(1.0) * t.num(rec, "moe_ep_size")?.max(1.0);
             let flops = 2.0 * tokens * topk * 3.0 * h * inter / shard;
             let shape = format!(
-                "{} tp{} ep{}",
+                "{} tp{} ep{} T{tokens}",
                 t.str(rec, "model")?,
                 t.str(rec, "moe_tp_size")?,
                 t.str(rec, "moe_ep_size")?
             );
-            (tokens, flops, t.num(rec, "weight_bytes_active")?, shape)
+            // keyed by tokens per active expert on this GPU (balanced routing: T·k/ep pairs over
+            // its active experts), rounded to the nearest power of two, the fit's knots
+            let ep = t.num(rec, "moe_ep_size")?.max(1.0);
+            let active = t.num(rec, "gpu_active_experts")?.max(1.0);
+            let per_expert = (tokens * topk / ep / active).max(1.0);
+            let key = 2f64.powi(per_expert.log2().round() as i32);
+            (key, flops, t.num(rec, "weight_bytes_active")?, shape)
         }
         _ => {
             let batch = t.num(rec, "batch_size")?;

@@ -46,6 +46,8 @@ pub struct CompactCost {
     pub stages: usize,
     pub pp_hop_s: f64,
     pub cpu_s: f64,
+    /// Some stage waited for its CPU (eager launches or the scheduler) rather than its GPU.
+    pub cpu_bound: bool,
     pub latency_s: f64,
     pub breakdown: TimeBreakdown,
 }
@@ -139,6 +141,7 @@ impl<'m> CostCache<'m> {
             stages,
             pp_hop_s: c.pp_hop_s,
             cpu_s: c.cpu_s,
+            cpu_bound: c.cpu_bound(),
             latency_s: c.latency_s,
             breakdown: c.breakdown,
         };

@@ -431,12 +431,10 @@ impl Engine<'_, '_> {
             let stage = if pp == 1 {
                 c.latency_s
             } else {
-                // `cpu_s` is the busiest stage's own launches + scheduling; each stage's CPU
-                // overlaps its GPU work.
-                c.stage_s[(s as usize).min(c.stages - 1)].max(c.cpu_s)
+                // each stage's own GPU and CPU time, combined by the cost model
+                c.stage_s[(s as usize).min(c.stages - 1)]
             };
-            let gpu: f64 = c.stage_s[..c.stages].iter().sum::<f64>();
-            if s == 0 && c.cpu_s > gpu {
+            if s == 0 && c.cpu_bound {
                 self.trace.breakdown.cpu_bound_turns += 1;
             }
             dur = dur.max(stage);

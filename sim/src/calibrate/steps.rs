@@ -1,0 +1,92 @@
+//! Server decode steps as calibration observations.
+
+use crate::cost::CostModel;
+use serde::{Deserialize, Serialize};
+
+/// One decode-step sample of a server: what a `Decode batch` log line says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepSample {
+    /// Where it came from (`file:line`).
+    pub source: String,
+    /// Requests decoding (`#running-req`).
+    pub running: u32,
+    /// Mean tokens in the KV cache per running request (`#token ÷ #running-req`).
+    pub context_tokens: f64,
+    /// Whether the step replayed a CUDA graph (`cuda graph: True`).
+    pub cuda_graph: bool,
+    /// Seconds per decode step (`#running-req ÷ gen throughput`).
+    pub step_s: f64,
+}
+
+/// The steady samples of one round: same running requests, same graph mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRound {
+    pub running: u32,
+    pub cuda_graph: bool,
+    /// Median of the samples' step times, seconds.
+    pub step_s: f64,
+    /// Mean context of the samples, tokens.
+    pub context_tokens: f64,
+    /// Samples behind it.
+    pub samples: u32,
+    /// Their spread: (max − min) ÷ median.
+    pub spread: f64,
+}
+
+/// Groups samples into rounds by (running requests, graph mode), sorted by running requests.
+pub fn rounds(samples: &[StepSample]) -> Vec<StepRound> {
+    let mut keys: Vec<(u32, bool)> = samples.iter().map(|s| (s.running, s.cuda_graph)).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|(running, cuda_graph)| {
+            let of: Vec<&StepSample> = samples
+                .iter()
+                .filter(|s| s.running == running && s.cuda_graph == cuda_graph)
+                .filter(|s| s.step_s.is_finite() && s.step_s > 0.0)
+                .collect();
+            if of.is_empty() {
+                return None;
+            }
+            let mut steps: Vec<f64> = of.iter().map(|s| s.step_s).collect();
+            steps.sort_by(f64::total_cmp);
+            let median = if steps.len() % 2 == 1 {
+                steps[steps.len() / 2]
+            } else {
+                0.5 * (steps[steps.len() / 2 - 1] + steps[steps.len() / 2])
+            };
+            Some(StepRound {
+                running,
+                cuda_graph,
+                step_s: median,
+                context_tokens: of.iter().map(|s| s.context_tokens).sum::<f64>() / of.len() as f64,
+                samples: of.len() as u32,
+                spread: (steps[steps.len() - 1] - steps[0]) / median,
+            })
+        })
+        .collect()
+}
+
+impl StepRound {
+    /// A short label for tables: `server log: 16 running, eager (3 samples)`.
+    pub fn label(&self) -> String {
+        format!(
+            "server log: {} running, {} ({} sample{})",
+            self.running,
+            if self.cuda_graph {
+                "CUDA graph"
+            } else {
+                "eager"
+            },
+            self.samples,
+            if self.samples == 1 { "" } else { "s" }
+        )
+    }
+
+    /// The step time `model` predicts: one request's time between tokens with `running`
+    /// requests decoding at the round's context (a pipeline's cycle under PP).
+    pub fn predict_s(&self, model: &CostModel) -> f64 {
+        let ctx = self.context_tokens.round().max(1.0) as u32;
+        model.steady_decode(self.running, ctx).cycle_s
+    }
+}

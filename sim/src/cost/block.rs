@@ -1,0 +1,153 @@
+//! One block of a layer on one GPU, costed kernel by kernel: each weight GEMM is its own kernel
+//! (`max(floor, roofline)`, tabulated into a monotone envelope), each small kernel costs the
+//! machine's small-kernel floor or the activation bytes it streams, whichever is larger.
+
+use super::kernel::{KernelCurve, OpTime};
+use super::{ENVELOPE_KNOTS, TimeBreakdown};
+
+/// A weight op's time tabulated at token counts 2^k (the efficiency curves' knots), made
+/// non-decreasing by a running maximum, and interpolated linearly in tokens between knots (exact
+/// where time is flat or proportional to tokens). The fitted efficiency can rise faster than the
+/// work between two sizes (a GEMM at M = 16 measured a little faster than at M = 1); evaluating
+/// the roofline directly would then predict a bigger batch cheaper than a smaller one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Envelope {
+    pub s: [f64; ENVELOPE_KNOTS],
+    pub memory_bound: [bool; ENVELOPE_KNOTS],
+}
+
+impl Envelope {
+    pub const EMPTY: Envelope = Envelope {
+        s: [0.0; ENVELOPE_KNOTS],
+        memory_bound: [true; ENVELOPE_KNOTS],
+    };
+
+    /// Tabulates `f` at 2^0 … 2^(knots−1) with a running maximum.
+    pub fn of(f: &dyn Fn(f64) -> OpTime) -> Envelope {
+        let mut e = Envelope::EMPTY;
+        let mut run: f64 = 0.0;
+        for k in 0..ENVELOPE_KNOTS {
+            let op = f((1u64 << k) as f64);
+            run = run.max(op.s);
+            e.s[k] = run;
+            e.memory_bound[k] = op.memory_bound;
+        }
+        e
+    }
+
+    /// The op's time at `tokens`: linear in tokens between the knots 2^k around it, proportional
+    /// to tokens beyond the last knot, 0 without tokens.
+    pub fn at(&self, tokens: f64) -> OpTime {
+        if tokens <= 0.0 {
+            return OpTime {
+                s: 0.0,
+                memory_bound: true,
+            };
+        }
+        let t = tokens.max(1.0);
+        let k = (t.log2().floor() as usize).min(ENVELOPE_KNOTS - 1);
+        let lo = (1u64 << k) as f64;
+        let s = if k + 1 < ENVELOPE_KNOTS {
+            self.s[k] + (self.s[k + 1] - self.s[k]) * (t - lo) / lo
+        } else {
+            self.s[k] * t / lo
+        };
+        OpTime {
+            s,
+            memory_bound: self.memory_bound[k],
+        }
+    }
+}
+
+/// A weight GEMM on one GPU: its bytes and parameters, in its own format.
+#[derive(Debug, Clone)]
+pub struct Gemm {
+    /// What it is (`o_proj`, …), for breakdowns.
+    pub name: &'static str,
+    pub bytes: f64,
+    pub params: f64,
+    pub curve: KernelCurve,
+    pub envelope: Envelope,
+}
+
+impl Gemm {
+    /// Time of `tokens` rows without the envelope.
+    pub fn raw(&self, tokens: f64) -> OpTime {
+        self.curve
+            .time(tokens, 2.0 * tokens * self.params, self.bytes)
+    }
+
+    /// Tabulates the envelope.
+    pub fn fill_envelope(&mut self) {
+        self.envelope = Envelope::of(&|t| self.raw(t));
+    }
+}
+
+/// A block's kernels on one GPU (see `super::inventory`).
+#[derive(Debug, Clone, Default)]
+pub struct Block {
+    pub gemms: Vec<Gemm>,
+    /// Small kernels, one floor each.
+    pub small: f64,
+    /// Activation bytes the small kernels stream per token.
+    pub small_bytes_per_token: f64,
+    /// Kernels launched eagerly (GEMMs, small, core, collectives).
+    pub launches: f64,
+}
+
+/// What costing a block needs from the machine.
+#[derive(Debug, Clone, Copy)]
+pub struct SmallKernelRates {
+    /// GPU time of one small kernel, seconds.
+    pub floor_s: f64,
+    /// Bandwidth small elementwise kernels stream at, bytes/s.
+    pub bytes_per_s: f64,
+}
+
+impl Block {
+    /// Adds the block's GEMMs and small kernels at `tokens` to `b`: floors under
+    /// `kernel_floor_s`, the rest under weight reads / compute and activations.
+    pub fn cost(&self, tokens: f64, rates: SmallKernelRates, b: &mut TimeBreakdown) {
+        if tokens <= 0.0 {
+            return;
+        }
+        for g in &self.gemms {
+            add_weight_op(b, g.envelope.at(tokens), g.curve.floor_s());
+        }
+        // each small kernel costs max(floor, its bytes): the floor binds in decode, the
+        // activation bytes in a long prefill
+        let floors = self.small * rates.floor_s;
+        let bytes_s = tokens * self.small_bytes_per_token / rates.bytes_per_s;
+        if floors >= bytes_s {
+            b.kernel_floor_s += floors;
+        } else {
+            b.activation_s += bytes_s;
+        }
+    }
+
+    /// Σ of its GEMMs' bytes.
+    pub fn weight_bytes(&self) -> f64 {
+        self.gemms.iter().map(|g| g.bytes).sum()
+    }
+
+    pub fn fill_envelopes(&mut self) {
+        for g in &mut self.gemms {
+            g.fill_envelope();
+        }
+    }
+}
+
+/// Files a weight op: under `kernel_floor_s` when its latency floor binds, else under weight
+/// reads when it is memory-bound, else compute.
+pub fn add_weight_op(b: &mut TimeBreakdown, t: OpTime, floor_s: f64) {
+    if t.s <= 0.0 {
+        return;
+    }
+    if t.s <= floor_s * (1.0 + 1e-9) {
+        b.kernel_floor_s += t.s;
+    } else if t.memory_bound {
+        b.weight_read_s += t.s;
+    } else {
+        b.compute_s += t.s;
+    }
+}

@@ -1,0 +1,312 @@
+//! The kernels one layer launches on one GPU, from the architecture, as SGLang's model code runs
+//! them (DeepSeek-family MLA with an optional DSA indexer, GQA; dense MLP or MoE).
+//!
+//! Each block lists its weight GEMMs with the parameters this GPU holds (TP shards, replicated
+//! projections whole), its small kernels (norms, rotary, activations, quantize, gates, KV stores,
+//! copies) with the activation bytes they stream per token, and its collectives. The cost model
+//! gives every GEMM its own latency floor, every small kernel the machine's small-kernel floor,
+//! and counts every kernel as one eager launch on the CPU.
+//!
+//! Counts follow SGLang's decode path (`deepseek_v2.py` forward_absorb, `nsa_indexer.py`,
+//! `fused_moe`/`flashinfer` MoE runners, `llama.py`-style GQA): what is fused there is one kernel
+//! here. Quantized GEMMs (fp8, nvfp4) add one activation-quantize kernel each.
+
+use models::spec::{AttentionSpec, ModelPart};
+use models::{Layout, ModelSpec};
+
+/// One weight GEMM of a block on one GPU.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GemmShape {
+    /// What it is (`q_b_proj`, `o_proj`, …).
+    pub name: &'static str,
+    /// The checkpoint part its weights belong to (their format).
+    pub part: ModelPart,
+    /// Parameters this GPU holds.
+    pub params: f64,
+}
+
+/// The kernels of one block (attention, indexer, MLP, head) of one layer on one GPU.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BlockKernels {
+    pub gemms: Vec<GemmShape>,
+    /// Small kernels (one latency floor each).
+    pub small: f64,
+    /// Activation bytes those small kernels read and write per token.
+    pub small_bytes_per_token: f64,
+    /// Kernels of the block's core op (attention, indexer logits + top-k, fused MoE), launched
+    /// eagerly; their GPU time is costed by the core op itself.
+    pub core_launches: f64,
+    /// Collectives the block ends with.
+    pub collectives: f64,
+}
+
+impl BlockKernels {
+    /// Kernels launched eagerly.
+    pub fn launches(&self) -> f64 {
+        self.gemms.len() as f64 + self.small + self.core_launches + self.collectives
+    }
+
+    fn gemm(&mut self, name: &'static str, part: ModelPart, params: f64, quantized: bool) {
+        if params <= 0.0 {
+            return;
+        }
+        self.gemms.push(GemmShape { name, part, params });
+        if quantized {
+            // per-token activation quantize before an fp8 / fp4 GEMM
+            self.small += 1.0;
+        }
+    }
+}
+
+/// The kernel inventory of one layer of each kind, plus the model's ends.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LayerInventory {
+    /// Attention projections and small kernels; the core is `attention.core_launches`.
+    pub attention: BlockKernels,
+    /// DSA indexer (layers that run their own).
+    pub indexer: BlockKernels,
+    pub dense_mlp: BlockKernels,
+    /// Router, shared experts, small kernels; routed experts are the core.
+    pub moe: BlockKernels,
+    /// First stage: embedding lookup and its all-reduce.
+    pub embed: BlockKernels,
+    /// Last stage: final norm, lm_head, logits gather, sampling.
+    pub head: BlockKernels,
+}
+
+/// Whether a part's format runs its GEMMs on quantized activations.
+fn quantized(spec: &ModelSpec, part: ModelPart) -> bool {
+    let name = spec.format_of(part).name();
+    name.starts_with("fp8") || name.starts_with("nvfp4") || name.starts_with("mxfp4")
+}
+
+impl LayerInventory {
+    /// The inventory of `spec` under `layout` (per GPU of the busiest rank).
+    pub fn new(spec: &ModelSpec, layout: &Layout) -> LayerInventory {
+        let h = spec.hidden_size as f64;
+        let attn_tp = if layout.dp_attention {
+            1.0
+        } else {
+            layout.tp as f64
+        };
+        let mut inv = LayerInventory::default();
+        let qa = quantized(spec, ModelPart::Attention);
+        let a = &mut inv.attention;
+        // input add + RMSNorm (read x and residual, write both)
+        a.small = 1.0;
+        a.small_bytes_per_token = 8.0 * h;
+        match spec.attention {
+            AttentionSpec::Mla {
+                num_heads,
+                q_lora_rank,
+                kv_lora_rank,
+                qk_nope_head_dim,
+                qk_rope_head_dim,
+                v_head_dim,
+                indexer,
+            } => {
+                let heads = num_heads as f64 / attn_tp;
+                let (r_kv, nope, rope, v) = (
+                    kv_lora_rank as f64,
+                    qk_nope_head_dim as f64,
+                    qk_rope_head_dim as f64,
+                    v_head_dim as f64,
+                );
+                match q_lora_rank {
+                    Some(r_q) => {
+                        let r_q = r_q as f64;
+                        a.gemm(
+                            "fused_qkv_a_proj",
+                            ModelPart::Attention,
+                            h * (r_q + r_kv + rope),
+                            qa,
+                        );
+                        a.gemm(
+                            "q_b_proj",
+                            ModelPart::Attention,
+                            r_q * heads * (nope + rope),
+                            qa,
+                        );
+                        // q_a and kv_a layernorms
+                        a.small += 2.0;
+                        a.small_bytes_per_token += 4.0 * (r_q + r_kv);
+                    }
+                    None => {
+                        a.gemm(
+                            "q_proj",
+                            ModelPart::Attention,
+                            h * heads * (nope + rope),
+                            qa,
+                        );
+                        a.gemm("kv_a_proj", ModelPart::Attention, h * (r_kv + rope), qa);
+                        a.small += 1.0;
+                        a.small_bytes_per_token += 4.0 * r_kv;
+                    }
+                }
+                // absorbed decode: q_nope × W_UK and attn_out × W_UV as batched GEMMs
+                a.gemm("w_kc_bmm", ModelPart::Attention, heads * nope * r_kv, false);
+                a.gemm("w_vc_bmm", ModelPart::Attention, heads * r_kv * v, false);
+                a.gemm("o_proj", ModelPart::Attention, heads * v * h, qa);
+                // rotary, absorbed-q concat, KV-latent store, output copy
+                a.small += 4.0;
+                a.small_bytes_per_token += 4.0 * heads * (r_kv + rope) + 2.0 * (r_kv + rope);
+                // decode attention: split-KV kernel + combine
+                a.core_launches = 2.0;
+                if let Some(ix) = indexer {
+                    let q_in = q_lora_rank.map_or(h, |r| r as f64);
+                    let (n, d) = (ix.num_heads as f64, ix.head_dim as f64);
+                    let qi = quantized(spec, ModelPart::Indexer);
+                    let x = &mut inv.indexer;
+                    x.gemm("indexer_wq_b", ModelPart::Indexer, q_in * n * d, qi);
+                    x.gemm("indexer_wk", ModelPart::Indexer, h * d, qi);
+                    x.gemm("indexer_weights_proj", ModelPart::Indexer, h * n, false);
+                    // k LayerNorm, rotary (q, k), fp8 quantize of q and k, index-key store
+                    x.small = 5.0;
+                    x.small_bytes_per_token = 4.0 * n * d + 6.0 * d;
+                    // logits over the cached context, top-k
+                    x.core_launches = 2.0;
+                }
+            }
+            AttentionSpec::Gqa {
+                num_heads,
+                num_kv_heads,
+                head_dim,
+                ..
+            } => {
+                let d = head_dim as f64;
+                let heads = num_heads as f64 / attn_tp;
+                let kv_heads = (num_kv_heads as f64 / attn_tp).max(1.0);
+                a.gemm(
+                    "qkv_proj",
+                    ModelPart::Attention,
+                    h * (heads + 2.0 * kv_heads) * d,
+                    qa,
+                );
+                a.gemm("o_proj", ModelPart::Attention, heads * d * h, qa);
+                // rotary, KV store
+                a.small += 2.0;
+                a.small_bytes_per_token += 4.0 * (heads + 2.0 * kv_heads) * d;
+                // decode attention: split-KV kernel + merge
+                a.core_launches = 2.0;
+            }
+        }
+        a.collectives = 1.0;
+
+        let tp = layout.tp as f64;
+        let qd = quantized(spec, ModelPart::DenseMlp);
+        let m = &mut inv.dense_mlp;
+        let inter = spec.dense_intermediate_size as f64 / tp;
+        m.small = 2.0; // post-attention add + RMSNorm, SiLU-and-mul
+        m.small_bytes_per_token = 8.0 * h + 6.0 * inter;
+        m.gemm("gate_up_proj", ModelPart::DenseMlp, h * 2.0 * inter, qd);
+        m.gemm("down_proj", ModelPart::DenseMlp, inter * h, qd);
+        m.collectives = 1.0;
+
+        if let Some(moe) = spec.moe {
+            let e = &mut inv.moe;
+            // post-attention add + RMSNorm, fused gate/top-k, shared + routed combine
+            e.small = 3.0;
+            e.small_bytes_per_token = 8.0 * h + 6.0 * h;
+            e.gemm(
+                "router",
+                ModelPart::Routers,
+                h * moe.num_routed_experts as f64,
+                false,
+            );
+            let shared = moe.num_shared_experts as f64 * moe.expert_intermediate_size as f64 / tp;
+            if shared > 0.0 {
+                let qs = quantized(spec, ModelPart::SharedExperts);
+                e.gemm(
+                    "shared_gate_up",
+                    ModelPart::SharedExperts,
+                    h * 2.0 * shared,
+                    qs,
+                );
+                e.gemm("shared_down", ModelPart::SharedExperts, shared * h, qs);
+                e.small += 1.0; // SiLU-and-mul
+                e.small_bytes_per_token += 6.0 * shared;
+            }
+            // fused MoE: quantize, align/sort, two grouped GEMMs, activation, reduce
+            e.core_launches = 6.0;
+            e.collectives = 1.0;
+        }
+
+        let v = spec.vocab_size as f64;
+        let x = &mut inv.embed;
+        x.small = 1.0;
+        x.small_bytes_per_token = 4.0 * h;
+        x.collectives = 1.0;
+        let hd = &mut inv.head;
+        // final norm; sampling: temperature / softmax / top-k-top-p / argmax
+        hd.small = 4.0;
+        hd.small_bytes_per_token = 4.0 * h + 12.0 * v;
+        hd.gemm("lm_head", ModelPart::LmHead, v / tp * h, false);
+        hd.collectives = 1.0;
+        inv
+    }
+
+    /// Eager launches of a layer (attention, its indexer when `indexer`, the MLP kind).
+    pub fn layer_launches(&self, moe: bool, indexer: bool) -> f64 {
+        self.attention.launches()
+            + if indexer {
+                self.indexer.launches()
+            } else {
+                0.0
+            }
+            + if moe {
+                self.moe.launches()
+            } else {
+                self.dense_mlp.launches()
+            }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(b: &BlockKernels, part: ModelPart) -> f64 {
+        b.gemms
+            .iter()
+            .filter(|g| g.part == part)
+            .map(|g| g.params)
+            .sum()
+    }
+
+    #[test]
+    fn mla_gemms_hold_the_layer_s_attention_parameters() {
+        for name in ["glm-5-nvfp4", "kimi-k2.5-nvfp4", "deepseek-v3-fp8"] {
+            let spec = ModelSpec::preset(name).unwrap();
+            for tp in [1u32, 8] {
+                let inv = LayerInventory::new(&spec, &Layout::tp(tp));
+                let split = spec.attention_param_split();
+                let norms = 2.0 * spec.hidden_size as f64;
+                let want = split.sharded as f64 / tp as f64 + split.replicated as f64 - norms;
+                let got = params(&inv.attention, ModelPart::Attention);
+                // the q_a / kv_a layernorm weights are in `replicated` but are not GEMMs
+                assert!(
+                    (got / want - 1.0).abs() < 0.01,
+                    "{name} tp{tp}: {got} vs {want}"
+                );
+                let ix = spec.indexer_params_per_layer() as f64;
+                let got_ix = params(&inv.indexer, ModelPart::Indexer);
+                assert!(
+                    (got_ix - ix).abs() <= 2.0 * 128.0 + 1.0,
+                    "{name}: indexer {got_ix} vs {ix}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_glm5_layer_launches_about_thirty_kernels() {
+        let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
+        let inv = LayerInventory::new(&spec, &Layout::tp(8));
+        let n = inv.layer_launches(true, true);
+        assert!((30.0..50.0).contains(&n), "{n}");
+        let gqa = ModelSpec::preset("glm-4.7-fp8").unwrap();
+        let inv = LayerInventory::new(&gqa, &Layout::tp(8));
+        let n = inv.layer_launches(true, false);
+        assert!((15.0..35.0).contains(&n), "{n}");
+    }
+}
