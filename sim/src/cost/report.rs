@@ -257,6 +257,7 @@ pub fn describe(cm: &CostModel, q: &PredictQuery) -> LayoutPrediction {
             .iter()
             .chain(cm.memory_notes())
             .cloned()
+            .chain(cm.floor_notes())
             .collect(),
     }
 }
