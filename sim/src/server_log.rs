@@ -199,6 +199,17 @@ pub enum Unsteady {
     NoThroughput,
 }
 
+impl std::fmt::Display for Unsteady {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unsteady::FirstOfRun => f.write_str("first of run"),
+            Unsteady::AfterPrefill => f.write_str("after prefill"),
+            Unsteady::BatchChanged { previous } => write!(f, "batch changed (was {previous})"),
+            Unsteady::NoThroughput => f.write_str("no throughput"),
+        }
+    }
+}
+
 /// One `Decode batch` line as a step-time sample (see the module docs for what it means).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecodeSample {

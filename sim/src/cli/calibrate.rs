@@ -38,6 +38,16 @@ pub fn run(args: Args) -> Result<()> {
             dir.display()
         );
     }
+    if let Some(path) = &args.measured.server_log {
+        // The samples and the memory check; fitting the step model to them comes on top.
+        let report = super::server_log_cmd::report(&args.target, &args.start, path)?;
+        super::server_log_cmd::print(&report, args.format.format)?;
+        eprintln!(
+            "note: fitting to server-log samples is not implemented yet; {} was not written",
+            args.output.display()
+        );
+        return Ok(());
+    }
     let setup = Setup::new(&args.target, &args.start)?;
     let layout = setup.one_layout(&args.target.server, "calibrate")?;
     let points = args.measured.load(setup.spec.max_context_tokens)?;

@@ -13,8 +13,16 @@ use sim::calibrate::{Comparison, compare, rms_log_error};
 pub struct MeasuredArgs {
     /// bench_serving JSONL, its printed summary, a CSV (concurrency,input_len,output_len,
     /// output_tok_s,…) or `user-box.json#run-id`; repeatable.
-    #[arg(long, required = true, value_name = "FILE[#RUN]")]
+    #[arg(
+        long,
+        required_unless_present = "server_log",
+        value_name = "FILE[#RUN]"
+    )]
     pub measured: Vec<String>,
+    /// SGLang's own server log (`launch_server` output): layout and options from its
+    /// `server_args`, step-time samples from its `Decode batch` lines, memory from its start-up.
+    #[arg(long, value_name = "FILE", conflicts_with = "measured")]
+    pub server_log: Option<std::path::PathBuf>,
     /// Prompt length to assume where the measurement did not record it.
     #[arg(long, value_name = "TOKENS")]
     pub random_input_len: Option<u32>,
@@ -37,6 +45,9 @@ impl MeasuredArgs {
         let mut points = Vec::new();
         for spec in &self.measured {
             let set = bench_io::load(spec, hints)?;
+            for w in &set.warnings {
+                eprintln!("warning: {w}");
+            }
             if !set.skipped.is_empty() {
                 eprintln!(
                     "warning: {spec}: skipped {} record(s), kept {}:",
@@ -84,6 +95,10 @@ struct ValidateOutput<'a> {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if let Some(path) = &args.measured.server_log {
+        let report = super::server_log_cmd::report(&args.target, &args.calibration, path)?;
+        return super::server_log_cmd::print(&report, args.format.format);
+    }
     let setup = Setup::new(&args.target, &args.calibration)?;
     let layout = setup.one_layout(&args.target.server, "validate")?;
     let points = args.measured.load(setup.spec.max_context_tokens)?;

@@ -3,7 +3,7 @@
 
 use super::{DecodeSample, RunMemory, ServerRun};
 use crate::cost::memory::req_to_token_bytes;
-use crate::cost::{IterationBatch, MemoryPlan};
+use crate::cost::{CostModel, IterationBatch, MemoryPlan};
 use models::{KvDtype, Layout};
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +19,20 @@ impl DecodeSample {
             decode_context_tokens: vec![ctx; self.running as usize],
             prefill: Vec::new(),
         }
+    }
+}
+
+/// The step the cost model predicts for what `s.step_s` measured: one iteration of
+/// [`DecodeSample::iteration_batch`] (`latency_s`: GPU path and CPU, overlapped as the model
+/// says). Under PP the logged step is the interval between micro-batch completions, so the
+/// prediction is the slowest stage's time plus a hop, or the CPU time if that is longer.
+pub fn predicted_step_s(model: &CostModel, s: &DecodeSample) -> f64 {
+    let c = model.cost(&s.iteration_batch());
+    if c.stage_s.len() <= 1 {
+        c.latency_s
+    } else {
+        let slowest = c.stage_s.iter().copied().fold(0.0, f64::max);
+        (slowest + c.pp_hop_s).max(c.cpu_s)
     }
 }
 
