@@ -77,9 +77,11 @@ fn max_running_requests_and_req_to_token_as_the_log_shows() {
     let table = req_to_token_bytes(n, 202_752) as f64 / GIB;
     assert!((table - 1.65).abs() < 0.01, "{table:.3} GiB");
     // clamped to [2048, 4096], and to half the tokens or the flag
+    assert_eq!(max_running_requests(10_000, 202_752, None, 1), 2048);
     assert_eq!(
-        max_running_requests(10_000, 202_752, None, 1),
-        2048.min(5000)
+        max_running_requests(3_000, 202_752, None, 1),
+        1500,
+        "half the tokens"
     );
     assert_eq!(max_running_requests(100_000_000, 4096, None, 1), 4096);
     assert_eq!(max_running_requests(864_247, 202_752, Some(512), 1), 512);
