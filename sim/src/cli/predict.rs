@@ -209,6 +209,13 @@ fn one_table(out: &PredictOutput) -> String {
         gb(r.activation_bytes as f64),
         m.free_after_reserves_gb
     ));
+    if r.draft_weight_bytes + r.draft_kv_bytes > 0 {
+        s.push_str(&format!(
+            "  MTP draft (from the same remainder): weights {}, KV {}\n",
+            gb(r.draft_weight_bytes as f64),
+            gb(r.draft_kv_bytes as f64)
+        ));
+    }
     if !out.bf16_modules.is_empty() {
         s.push_str("kept BF16 by the checkpoint:\n");
         for l in &out.bf16_modules {

@@ -18,7 +18,11 @@
 //! (`(max_running_requests + 1) × (context_len + 4) × 4 B`), the attention backend's workspace,
 //! CUDA-graph buffers when graphs are on and the activations of a prefill chunk. SGLang does not
 //! shrink the pool for them; when they do not fit it runs out of memory later, which the plan
-//! reports as a note. `max_running_requests`, when not given, is derived as SGLang's
+//! reports as a note. With speculative decoding on the checkpoint's MTP layer(s), the draft
+//! worker loads them and allocates its own pool of the same token count over those layers after
+//! the target's pool is sized, so they too come out of that remainder (SGLang's automatic
+//! `mem_fraction_static` reserves 2 GiB for them). `max_running_requests`, when not given, is
+//! derived as SGLang's
 //! `_resolve_max_num_reqs` does: `clamp(tokens / context_len × 512, 2048, 4096)`, at most half the
 //! tokens.
 //!
@@ -45,10 +49,6 @@ pub const PRE_LOAD_OVERHEAD_BYTES: u64 = 1_570_000_000;
 /// between `Memory pool end` and the scheduler's `available_gpu_mem`).
 pub const ATTENTION_WORKSPACE_BYTES: u64 = 512 * MIB;
 
-/// Activation memory SGLang reserves per prefill token of a chunk (`server_args.py`
-/// `_handle_gpu_memory_settings`: `max(chunked_prefill_size, 2048) × 1.5` MiB).
-pub const ACTIVATION_BYTES_PER_CHUNK_TOKEN: u64 = 3 * MIB / 2;
-
 /// CUDA-graph buffer memory SGLang reserves per captured batch size unit (`cuda_graph_max_bs × 2`
 /// MiB; with DP attention `× dp × 3` MiB more, and `× dp × 1.5` more above 300).
 pub const CUDA_GRAPH_BYTES_PER_BS: u64 = 2 * MIB;
@@ -67,8 +67,18 @@ pub struct MemoryReserves {
     pub attention_workspace_bytes: u64,
     /// CUDA-graph buffers when graphs are on (0 with `--disable-cuda-graph`).
     pub cuda_graph_bytes: u64,
-    /// Activations of one prefill chunk (`--chunked-prefill-size`).
+    /// Activations of one prefill chunk (`--chunked-prefill-size`), from the tensors a chunk
+    /// needs ([`activation_bytes`]). SGLang's own heuristic for choosing `mem_fraction_static`
+    /// (`max(chunk, 2048) × 1.5` MiB, 12 GiB at 8192) is far above that and not used here.
     pub activation_bytes: u64,
+    /// The MTP draft layer(s) when speculative decoding uses the checkpoint's own (NEXTN /
+    /// EAGLE without a draft model path): their weights, loaded by the draft worker after the
+    /// target's pool is sized.
+    #[serde(default)]
+    pub draft_weight_bytes: u64,
+    /// The draft worker's KV pool: as many tokens as the target's, over the MTP layers.
+    #[serde(default)]
+    pub draft_kv_bytes: u64,
 }
 
 impl MemoryReserves {
@@ -79,6 +89,8 @@ impl MemoryReserves {
             + self.attention_workspace_bytes
             + self.cuda_graph_bytes
             + self.activation_bytes
+            + self.draft_weight_bytes
+            + self.draft_kv_bytes
     }
 
     /// All of it.
@@ -154,8 +166,30 @@ fn kv_bytes_per_token_per_layer(spec: &ModelSpec, footprint: &Footprint, dtype: 
         + spec.indexer_cache_bytes_per_token_per_layer()
 }
 
+/// The MTP draft's weight bytes on the fullest GPU and its KV bytes per token, when `opts` runs
+/// speculative decoding on the checkpoint's own MTP layers.
+fn mtp_draft(spec: &ModelSpec, footprint: &Footprint, opts: &ServerOptions) -> Option<(u64, u64)> {
+    let s = opts.speculative.as_ref()?;
+    if s.draft_model_path.is_some() || spec.num_mtp_layers == 0 {
+        return None;
+    }
+    let with = models::footprint::footprint_with(
+        spec,
+        &footprint.layout,
+        models::footprint::FootprintOptions {
+            speculative_mtp: true,
+        },
+    )
+    .ok()?;
+    let weights = with
+        .max_weight_bytes_per_gpu()
+        .saturating_sub(footprint.max_weight_bytes_per_gpu());
+    let per_layer = kv_bytes_per_token_per_layer(spec, footprint, kv_dtype(spec, opts));
+    Some((weights, per_layer * u64::from(spec.num_mtp_layers)))
+}
+
 /// The runtime reserves besides the table (workspace, CUDA graphs, activations).
-fn runtime_reserves(layout: &Layout, opts: &ServerOptions) -> MemoryReserves {
+fn runtime_reserves(spec: &ModelSpec, layout: &Layout, opts: &ServerOptions) -> MemoryReserves {
     let dp = if layout.dp_attention { layout.tp } else { 1 } as u64;
     let bs = u64::from(opts.cuda_graph_max_bs);
     let cuda_graph_bytes = if opts.disable_cuda_graph {
@@ -175,8 +209,9 @@ fn runtime_reserves(layout: &Layout, opts: &ServerOptions) -> MemoryReserves {
         req_to_token_bytes: 0,
         attention_workspace_bytes: ATTENTION_WORKSPACE_BYTES,
         cuda_graph_bytes,
-        activation_bytes: u64::from(opts.chunked_prefill_size.max(2048))
-            * ACTIVATION_BYTES_PER_CHUNK_TOKEN,
+        activation_bytes: activation_bytes(spec, layout, u64::from(opts.chunked_prefill_size)),
+        draft_weight_bytes: 0,
+        draft_kv_bytes: 0,
     }
 }
 
@@ -225,9 +260,13 @@ pub fn plan_with_pre_load(
     let ctx = context_len(spec, opts);
     let dp = if layout.dp_attention { layout.tp } else { 1 };
     let max_running = max_running_requests(kv_tokens, ctx, opts.max_running_requests, dp);
-    let mut reserves = runtime_reserves(&layout, opts);
+    let mut reserves = runtime_reserves(spec, &layout, opts);
     reserves.pre_load_bytes = pre_load_bytes;
     reserves.req_to_token_bytes = req_to_token_bytes(max_running, ctx);
+    if let Some((weights, per_token)) = mtp_draft(spec, footprint, opts) {
+        reserves.draft_weight_bytes = weights;
+        reserves.draft_kv_bytes = kv_tokens * per_token;
+    }
     let free = memory_bytes as i64 - (weights + kv_pool + reserves.total_bytes()) as i64;
     let mut notes = Vec::new();
     if kv_tokens > 0 && free < 0 {

@@ -147,13 +147,13 @@ fn cuda_graphs_and_big_chunks_take_from_the_headroom_not_the_pool() {
     );
     assert_eq!(graphs.kv_tokens, eager.kv_tokens);
     assert_eq!(graphs.reserves.cuda_graph_bytes, 1 << 30);
-    // 0.848 leaves 14.3 GiB; a 16K chunk's 24 GiB of activations do not fit: a note says so.
+    // 0.848 leaves 14.3 GiB; a 128K-token chunk's activations do not fit: a note says so.
     let huge = plan(
         &spec,
         &fp,
         rtx_memory(),
         &ServerOptions {
-            chunked_prefill_size: 16_384,
+            chunked_prefill_size: 131_072,
             ..glm47_opts()
         },
     );
@@ -219,4 +219,36 @@ fn too_big_a_model_reports_the_shortfall() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// GLM-5-NVFP4 at TP8 with its MTP layer (`--speculative-algorithm EAGLE`, no draft model
+/// path): the BF16 MTP layer and its own KV pool come out of the headroom; the target's pool is
+/// the same.
+#[test]
+fn glm5_mtp_draft_takes_its_weights_and_kv_from_the_headroom() {
+    let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
+    let fp = footprint(&spec, &Layout::tp(8)).unwrap();
+    let base = ServerOptions::default();
+    let mtp = ServerOptions {
+        speculative: Some(crate::options::SpeculativeOptions {
+            algorithm: "EAGLE".into(),
+            num_steps: 3,
+            eagle_topk: 1,
+            num_draft_tokens: 4,
+            draft_model_path: None,
+            accept_length: None,
+        }),
+        ..ServerOptions::default()
+    };
+    let off = plan(&spec, &fp, rtx_memory(), &base);
+    let on = plan(&spec, &fp, rtx_memory(), &mtp);
+    assert_eq!(on.kv_tokens, off.kv_tokens);
+    assert_eq!(off.reserves.draft_weight_bytes, 0);
+    // one MTP layer: attention, indexer, 256 routed + 1 shared experts and eh_proj, all BF16
+    // (`model.layers.78*` is excluded), 1/8 of the sharded parts per GPU
+    let w = on.reserves.draft_weight_bytes as f64 / 1e9;
+    assert!(w > 2.5 && w < 3.5, "{w:.2} GB");
+    let per_token = (576 + 132) as u64; // FP8 latent + DSA index key, one layer
+    assert_eq!(on.reserves.draft_kv_bytes, on.kv_tokens * per_token);
+    assert!(on.free_after_reserves_bytes < off.free_after_reserves_bytes);
 }
