@@ -5,10 +5,12 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod flops;
+mod layer_set;
 mod modules;
 
+pub use layer_set::LayerSet;
 pub use modules::{
-    Bf16Modules, LayerSet, LinearModule, ModuleFormats, ModuleOverride, PlainParams, Shard,
+    Bf16Modules, LinearModule, ModuleFormats, ModuleOverride, PlainParams, Shard,
     describe_bf16_modules,
 };
 
