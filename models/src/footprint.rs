@@ -16,11 +16,13 @@
 //! - MTP (speculative decoding's draft layer): only counted when
 //!   [`FootprintOptions::speculative_mtp`] is on (default off), on the last stage, sharded like a
 //!   main layer plus its replicated `eh_proj` and norms; it shares embedding and head.
+//! - Every module is counted in its own storage format ([`ModelSpec::module_format`]: the
+//!   checkpoint's exclusion list, module by module); norms, biases and routers in BF16.
 
 use crate::error::Result;
 use crate::format::KvDtype;
 use crate::layout::Layout;
-use crate::spec::{AttentionSpec, ModelPart, ModelSpec};
+use crate::spec::{AttentionSpec, ModelPart, ModelSpec, Shard};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -76,69 +78,19 @@ pub fn pp_layer_ranges(num_layers: u32, pp: u32) -> Vec<Range<u32>> {
         .collect()
 }
 
-/// Parameter share of one GPU, as f64 parameters per part (bytes are applied at the end).
-#[derive(Default)]
-struct Share(BTreeMap<ModelPart, f64>);
-
-impl Share {
-    fn add(&mut self, part: ModelPart, params: f64) {
-        if params > 0.0 {
-            *self.0.entry(part).or_default() += params;
-        }
-    }
-}
-
-/// Attention parameters one GPU holds for one layer.
-fn attention_params_per_gpu(spec: &ModelSpec, layout: &Layout) -> f64 {
-    let split = spec.attention_param_split();
-    if layout.dp_attention {
-        return (split.sharded + split.replicated + split.kv_heads) as f64;
-    }
+/// Fraction of a module of kind `base`, split as `shard`, that one GPU of `layout` holds.
+fn gpu_share(spec: &ModelSpec, layout: &Layout, shard: Shard, base: ModelPart) -> f64 {
     let tp = layout.tp.max(1) as f64;
-    let kv_share = match spec.attention {
-        AttentionSpec::Gqa { num_kv_heads, .. } => 1.0 / tp.min(num_kv_heads.max(1) as f64),
-        AttentionSpec::Mla { .. } => 0.0,
-    };
-    split.sharded as f64 / tp + split.replicated as f64 + split.kv_heads as f64 * kv_share
-}
-
-/// Adds one decoder layer's share (attention, indexer, MLP) to `share` under `part_of`.
-fn add_layer(
-    share: &mut Share,
-    spec: &ModelSpec,
-    layout: &Layout,
-    (is_moe, has_indexer): (bool, bool),
-    part_of: impl Fn(ModelPart) -> ModelPart,
-) {
-    let tp = layout.tp.max(1) as f64;
-    share.add(
-        part_of(ModelPart::Attention),
-        attention_params_per_gpu(spec, layout),
-    );
-    if has_indexer {
-        share.add(
-            part_of(ModelPart::Indexer),
-            spec.indexer_params_per_layer() as f64,
-        );
+    if layout.dp_attention && matches!(base, ModelPart::Attention | ModelPart::Indexer) {
+        return 1.0;
     }
-    if is_moe {
-        share.add(
-            part_of(ModelPart::SharedExperts),
-            spec.shared_expert_params_per_layer() as f64 / tp,
-        );
-        share.add(
-            part_of(ModelPart::RoutedExperts),
-            spec.routed_expert_params_per_layer() as f64 / tp,
-        );
-        share.add(
-            part_of(ModelPart::Routers),
-            spec.router_params_per_layer() as f64,
-        );
-    } else {
-        share.add(
-            part_of(ModelPart::DenseMlp),
-            spec.dense_mlp_params_per_layer() as f64 / tp,
-        );
+    match shard {
+        Shard::Replicated => 1.0,
+        Shard::Tp => 1.0 / tp,
+        Shard::KvHeads => match spec.attention {
+            AttentionSpec::Gqa { num_kv_heads, .. } => 1.0 / tp.min(num_kv_heads.max(1) as f64),
+            AttentionSpec::Mla { .. } => 1.0 / tp,
+        },
     }
 }
 
@@ -161,38 +113,42 @@ pub fn footprint_with(
     let mut per_gpu = Vec::with_capacity(layout.gpus() as usize);
     for (stage, layers) in ranges.into_iter().enumerate() {
         let stage = stage as u32;
-        // Every rank of a stage holds the same amount; compute once, clone per rank.
-        let mut share = Share::default();
+        // Every rank of a stage holds the same amount; compute once, clone per rank. Each
+        // module is counted in its own format (the checkpoint's exclusions, module by module).
+        let share = |shard, base| gpu_share(spec, layout, shard, base);
+        let mut part_bytes: BTreeMap<ModelPart, f64> = BTreeMap::new();
         for l in layers.clone() {
-            let kind = (spec.moe_layers[l as usize], spec.layer_has_indexer(l));
-            add_layer(&mut share, spec, layout, kind, |p| p);
+            spec.layer_bytes_by_part(l, share, &mut part_bytes);
         }
+        let mut add = |part, params: f64| {
+            if params > 0.0 {
+                *part_bytes.entry(part).or_default() +=
+                    params * spec.format_of(part).bytes_per_value();
+            }
+        };
         if stage == 0 {
             let emb = spec.embedding_params() as f64;
-            share.add(
+            add(
                 ModelPart::Embeddings,
                 if layout.dp_attention { emb } else { emb / tp },
             );
         }
         if stage == last {
             let h = spec.hidden_size as f64;
-            share.add(
+            add(
                 ModelPart::LmHead,
                 (spec.lm_head_params() as f64 - h) / tp + h,
             );
             if options.speculative_mtp {
-                for _ in 0..spec.num_mtp_layers {
-                    let kind = (spec.moe.is_some(), spec.attention.indexer().is_some());
-                    add_layer(&mut share, spec, layout, kind, |_| ModelPart::Mtp);
-                    // eh_proj (2h→h) and the three MTP norms are replicated.
-                    share.add(ModelPart::Mtp, 2.0 * h * h + 3.0 * h);
+                for l in spec.num_layers..spec.num_layers + spec.num_mtp_layers {
+                    spec.layer_bytes_by_part(l, share, &mut part_bytes);
                 }
             }
         }
-        let bytes: BTreeMap<ModelPart, u64> = share
-            .0
+        let bytes: BTreeMap<ModelPart, u64> = part_bytes
             .into_iter()
-            .map(|(p, n)| (p, (n * spec.format_of(p).bytes_per_value()).round() as u64))
+            .filter(|(_, b)| *b > 0.0)
+            .map(|(p, b)| (p, b.round() as u64))
             .collect();
         let total = bytes.values().sum();
         for tp_rank in 0..layout.tp {

@@ -9,8 +9,8 @@
 
 use crate::error::{ModelsError, Result};
 use crate::format::{KvDtype, WeightFormat};
-use crate::quant::{self, LayerNames, QuantScheme};
-use crate::spec::{AttentionSpec, DsaIndexer, ModelSpec, MoeSpec, PartFormats};
+use crate::quant::{self, QuantScheme};
+use crate::spec::{AttentionSpec, DsaIndexer, ModelSpec, ModuleFormats, MoeSpec, PartFormats};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -239,12 +239,7 @@ fn build(
         None => Vec::new(),
     };
     let (moe, moe_layers, dense_inter) = mlp(f, &model_type, hidden, num_layers)?;
-    let names = layer_names(&model_type, &attention, hidden, &moe_layers, num_mtp as u32);
-    let (formats, kv) = match &quant {
-        Some(q) => (q.part_formats(&names), q.kv_dtype.unwrap_or(KvDtype::Bf16)),
-        None => (PartFormats::uniform(WeightFormat::Bf16), KvDtype::Bf16),
-    };
-    Ok(ModelSpec {
+    let mut spec = ModelSpec {
         name: name.to_string(),
         source: f.path.display().to_string(),
         model_type,
@@ -258,10 +253,17 @@ fn build(
         moe,
         moe_layers,
         num_mtp_layers: num_mtp as u32,
-        formats,
-        default_kv_dtype: kv,
+        formats: PartFormats::uniform(WeightFormat::Bf16),
+        default_kv_dtype: KvDtype::Bf16,
         indexer_layers,
-    })
+        module_formats: ModuleFormats::default(),
+    };
+    // The exclusion lists name modules of this very architecture, so resolve them on it.
+    if let Some(q) = &quant {
+        (spec.formats, spec.module_formats) = q.resolve(&spec);
+        spec.default_kv_dtype = q.kv_dtype.unwrap_or(KvDtype::Bf16);
+    }
+    Ok(spec)
 }
 
 fn is_mla(model_type: &str) -> bool {
@@ -468,80 +470,4 @@ fn index_list(f: &Fields, key: &str, num_layers: u64) -> Result<Vec<u64>> {
             })
         })
         .collect()
-}
-
-/// Module names the exclusion lists are matched against.
-fn layer_names(
-    model_type: &str,
-    attention: &AttentionSpec,
-    hidden: u64,
-    moe_layers: &[bool],
-    num_mtp_layers: u32,
-) -> LayerNames {
-    let attention_modules = match *attention {
-        AttentionSpec::Mla {
-            num_heads,
-            q_lora_rank,
-            kv_lora_rank,
-            qk_nope_head_dim,
-            qk_rope_head_dim,
-            v_head_dim,
-            ..
-        } => {
-            let (nh, r_kv) = (num_heads as u64, kv_lora_rank as u64);
-            let q_head = (qk_nope_head_dim + qk_rope_head_dim) as u64;
-            let mut m = match q_lora_rank {
-                Some(r) => vec![
-                    ("q_a_proj", hidden * r as u64),
-                    ("q_b_proj", r as u64 * nh * q_head),
-                ],
-                None => vec![("q_proj", hidden * nh * q_head)],
-            };
-            m.push((
-                "kv_a_proj_with_mqa",
-                hidden * (r_kv + qk_rope_head_dim as u64),
-            ));
-            m.push((
-                "kv_b_proj",
-                r_kv * nh * (qk_nope_head_dim + v_head_dim) as u64,
-            ));
-            m.push(("o_proj", nh * v_head_dim as u64 * hidden));
-            m
-        }
-        AttentionSpec::Gqa {
-            num_heads,
-            num_kv_heads,
-            head_dim,
-            ..
-        } => {
-            let q = hidden * num_heads as u64 * head_dim as u64;
-            let kv = hidden * num_kv_heads as u64 * head_dim as u64;
-            vec![("q_proj", q), ("k_proj", kv), ("v_proj", kv), ("o_proj", q)]
-        }
-    };
-    let idx = |want: bool| {
-        moe_layers
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| **m == want)
-            .map(|(i, _)| i as u32)
-            .collect()
-    };
-    LayerNames {
-        dense_layers: idx(false),
-        moe_layers: idx(true),
-        num_layers: moe_layers.len() as u32,
-        num_mtp_layers,
-        attention_modules,
-        moe_block: if model_type == "mixtral" {
-            "block_sparse_moe"
-        } else {
-            "mlp"
-        },
-        routed_expert_module: if model_type == "mixtral" {
-            "w1"
-        } else {
-            "gate_proj"
-        },
-    }
 }

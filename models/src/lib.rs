@@ -3,8 +3,10 @@
 //! the per-GPU footprint of a model under a layout, and the versioned machine-profile schema that
 //! `probe` writes and `sim` reads.
 //!
-//! Modules: [`spec`] (the architecture and every derived count: parameters, bytes, KV, FLOPs),
-//! [`hf`] (the HF `config.json` loader), [`quant`] (quantization schemes and exclusion lists),
+//! Modules: [`spec`] (the architecture and every derived count: parameters, bytes, KV, FLOPs;
+//! each layer's linear modules under their checkpoint names and the storage format of each),
+//! [`hf`] (the HF `config.json` loader), [`quant`] (quantization schemes and exclusion lists, read
+//! module by module; [`ModelSpec::bf16_modules`] says what stayed BF16),
 //! [`presets`] (embedded model presets; [`ModelSpec::resolve`] takes a preset or a path),
 //! [`layout`] (SGLang parallel layouts and their validation), [`footprint`] (per-GPU weights and
 //! KV per token under a layout), [`gpu`] (datasheet presets), [`profile`] (machine profiles).

@@ -4,13 +4,15 @@
 //!
 //! Exclusion lists name modules (`model.layers.3.self_attn.q_a_proj`) by fnmatch-style globs
 //! (ModelOpt's `exclude_modules`, fp8's `modules_to_not_convert`) or by `re:` regexes
-//! (compressed-tensors' `ignore`). A part is excluded (kept in bf16) when most of the layers that
-//! hold it have its representative module excluded.
+//! (compressed-tensors' `ignore`). Every linear module of every layer is matched by its own
+//! checkpoint name ([`QuantScheme::resolve`]); what stayed BF16 is listed by
+//! [`ModelSpec::bf16_modules`](crate::spec::ModelSpec::bf16_modules).
 
 use crate::error::{ModelsError, Result};
 use crate::format::{KvDtype, WeightFormat};
-use crate::spec::PartFormats;
+use crate::spec::{LayerSet, ModelPart, ModelSpec, ModuleFormats, ModuleOverride, PartFormats};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// What a quantization description says: the quantized format, the KV dtype and the exclusions.
@@ -22,25 +24,6 @@ pub struct QuantScheme {
     pub kv_dtype: Option<KvDtype>,
     /// Module-name patterns left unquantized.
     pub excluded: Vec<String>,
-}
-
-/// Where each part of a layer lives, for matching exclusion patterns.
-pub struct LayerNames {
-    /// Layer indices of dense-MLP layers.
-    pub dense_layers: Vec<u32>,
-    /// Layer indices of MoE layers.
-    pub moe_layers: Vec<u32>,
-    /// All main-model layer indices.
-    pub num_layers: u32,
-    /// MTP layers are stored as `model.layers.{num_layers + i}`.
-    pub num_mtp_layers: u32,
-    /// Attention module names inside a layer (after `self_attn.`) with their parameter counts,
-    /// so a partly excluded attention block takes the format of most of its parameters.
-    pub attention_modules: Vec<(&'static str, u64)>,
-    /// Name of the MoE block inside a layer (`mlp`, or `block_sparse_moe` for Mixtral).
-    pub moe_block: &'static str,
-    /// Routed-expert projection name (`gate_proj` for most, `w1` for Mixtral experts).
-    pub routed_expert_module: &'static str,
 }
 
 fn field_err(path: &Path, field: &str, problem: impl Into<String>) -> ModelsError {
@@ -288,61 +271,73 @@ impl QuantScheme {
             .any(|p| pattern_matches(p, module) || pattern_matches(p, &wrapped))
     }
 
-    /// True when most of `layers` have `module_in_layer` (e.g. `mlp.shared_experts.gate_proj`)
-    /// excluded; false for an empty layer set.
-    fn mostly_excluded(&self, layers: &[u32], module_in_layer: &str) -> bool {
-        let excluded = layers
-            .iter()
-            .filter(|i| self.is_excluded(&format!("model.layers.{i}.{module_in_layer}")))
-            .count();
-        !layers.is_empty() && excluded * 2 > layers.len()
-    }
-
-    /// Each part's format under this scheme: the quantized format unless excluded, else bf16.
-    /// Embeddings are never quantized by these schemes.
-    pub fn part_formats(&self, names: &LayerNames) -> PartFormats {
-        let pick = |excluded: bool| {
-            if excluded {
-                WeightFormat::Bf16
-            } else {
-                self.format
-            }
-        };
-        let all: Vec<u32> = (0..names.num_layers).collect();
-        let (mut excluded_params, mut all_params) = (0u64, 0u64);
-        for &(m, params) in &names.attention_modules {
-            all_params += params;
-            if self.mostly_excluded(&all, &format!("self_attn.{m}")) {
-                excluded_params += params;
+    /// Each part's format and the module-by-module exceptions for `spec` (whose own formats
+    /// are ignored): every linear module of every layer, MTP layers included, is looked up in
+    /// the exclusion list under its checkpoint name (`model.layers.{i}.{module}`, expert 0
+    /// standing for all experts); excluded modules stay BF16. A part takes the format holding
+    /// most of its parameters, and modules that differ from it become [`ModuleOverride`]s.
+    /// Embeddings and `lm_head` are BF16: SGLang loads them unquantized under these schemes.
+    pub fn resolve(&self, spec: &ModelSpec) -> (PartFormats, ModuleFormats) {
+        // (part, module name) → per layer format; params per (part, format) for dominance.
+        let mut resolved: Vec<(ModelPart, &'static str, u32, WeightFormat)> = Vec::new();
+        let mut weight: BTreeMap<(ModelPart, String), u64> = BTreeMap::new();
+        for layer in spec.all_layer_indices() {
+            for m in spec.layer_modules(layer) {
+                let name = format!("model.layers.{layer}.{}", m.probe);
+                let f = if self.is_excluded(&name) {
+                    WeightFormat::Bf16
+                } else {
+                    self.format
+                };
+                resolved.push((m.part, m.name, layer, f));
+                *weight.entry((m.part, f.name())).or_default() += m.params;
             }
         }
-        let attention_excluded = all_params > 0 && excluded_params * 2 > all_params;
-        let mtp: Vec<u32> = (names.num_layers..names.num_layers + names.num_mtp_layers).collect();
-        // The MTP layer counts as excluded when its experts (its bulk) are.
-        let mtp_excluded = self.mostly_excluded(
-            &mtp,
-            &format!("mlp.experts.0.{}", names.routed_expert_module),
-        ) || (names.moe_layers.is_empty()
-            && self.mostly_excluded(&mtp, "mlp.gate_proj"));
-        PartFormats {
+        let dominant = |part: ModelPart, empty: WeightFormat| {
+            [self.format, WeightFormat::Bf16]
+                .into_iter()
+                .map(|f| (weight.get(&(part, f.name())).copied().unwrap_or(0), f))
+                .filter(|(n, _)| *n > 0)
+                .max_by_key(|(n, _)| *n)
+                .map_or(empty, |(_, f)| f)
+        };
+        let attention = dominant(ModelPart::Attention, self.format);
+        let formats = PartFormats {
             embeddings: WeightFormat::Bf16,
-            attention: pick(attention_excluded),
-            dense_mlp: pick(self.mostly_excluded(&names.dense_layers, "mlp.gate_proj")),
-            shared_experts: pick(
-                self.mostly_excluded(&names.moe_layers, "mlp.shared_experts.gate_proj")
-                    || self.mostly_excluded(&names.moe_layers, "mlp.shared_expert.gate_proj"),
-            ),
-            routed_experts: pick(self.mostly_excluded(
-                &names.moe_layers,
-                &format!(
-                    "{}.experts.0.{}",
-                    names.moe_block, names.routed_expert_module
-                ),
-            )),
-            // SGLang loads the output head unquantized under fp8 / modelopt / compressed-tensors.
+            attention,
+            dense_mlp: dominant(ModelPart::DenseMlp, self.format),
+            shared_experts: dominant(ModelPart::SharedExperts, self.format),
+            routed_experts: dominant(ModelPart::RoutedExperts, self.format),
             lm_head: WeightFormat::Bf16,
             // Without MTP layers nothing is stored; say bf16 rather than invent a format.
-            mtp: pick(mtp_excluded || names.num_mtp_layers == 0),
+            mtp: dominant(ModelPart::Mtp, WeightFormat::Bf16),
+        };
+        let default_of = |part: ModelPart| match part {
+            ModelPart::Attention | ModelPart::Indexer => formats.attention,
+            ModelPart::DenseMlp => formats.dense_mlp,
+            ModelPart::SharedExperts => formats.shared_experts,
+            ModelPart::RoutedExperts => formats.routed_experts,
+            ModelPart::Mtp => formats.mtp,
+            _ => WeightFormat::Bf16,
+        };
+        let mut groups: Vec<(&'static str, WeightFormat, Vec<u32>)> = Vec::new();
+        for (part, name, layer, f) in resolved {
+            if f == default_of(part) {
+                continue;
+            }
+            match groups.iter_mut().find(|(n, g, _)| *n == name && *g == f) {
+                Some(g) => g.2.push(layer),
+                None => groups.push((name, f, vec![layer])),
+            }
         }
+        let overrides = groups
+            .into_iter()
+            .map(|(name, format, layers)| ModuleOverride {
+                module: name.to_string(),
+                layers: LayerSet::from_layers(layers),
+                format,
+            })
+            .collect();
+        (formats, ModuleFormats { overrides })
     }
 }

@@ -5,6 +5,14 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod flops;
+mod layer_set;
+mod modules;
+
+pub use layer_set::LayerSet;
+pub use modules::{
+    Bf16Modules, LinearModule, ModuleFormats, ModuleOverride, PlainParams, Shard,
+    describe_bf16_modules,
+};
 
 /// A model's architecture and checkpoint formats: everything the cost model needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,7 +43,8 @@ pub struct ModelSpec {
     pub moe_layers: Vec<bool>,
     /// Multi-token-prediction layers (`num_nextn_predict_layers`), each a full layer + projections.
     pub num_mtp_layers: u32,
-    /// Storage format of each part of the checkpoint.
+    /// Storage format of each part of the checkpoint: the format holding most of the part's
+    /// parameters; exceptions module by module in `module_formats`.
     pub formats: PartFormats,
     /// KV-cache dtype the checkpoint recommends (e.g. fp8 for modelopt NVFP4 with kv_cache_quant_algo).
     pub default_kv_dtype: KvDtype,
@@ -45,6 +54,10 @@ pub struct ModelSpec {
     /// attention has an indexer at all).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub indexer_layers: Vec<bool>,
+    /// Modules stored in another format than their part's (`formats`), as the checkpoint's
+    /// exclusion list says, layer by layer (see [`ModelSpec::module_format`]).
+    #[serde(default, skip_serializing_if = "ModuleFormats::is_empty")]
+    pub module_formats: ModuleFormats,
 }
 
 /// The attention block of one layer.
@@ -462,15 +475,6 @@ impl ModelSpec {
     /// Bytes of `params` parameters stored in `part`'s format, rounded to whole bytes.
     pub fn bytes_of(&self, part: ModelPart, params: u64) -> u64 {
         (params as f64 * self.format_of(part).bytes_per_value()).round() as u64
-    }
-
-    /// Checkpoint bytes by part, each part in its own format (scales included; norms are counted
-    /// in their part's format, a negligible error). MTP included.
-    pub fn weight_bytes_by_part(&self) -> BTreeMap<ModelPart, u64> {
-        self.params_by_part()
-            .into_iter()
-            .map(|(p, n)| (p, self.bytes_of(p, n)))
-            .collect()
     }
 
     /// All weight bytes, MTP included.

@@ -15,7 +15,13 @@
 //!   `Traffic request rate:` inside the block.
 //! - A small CSV for hand-written figures: `concurrency,input_len,output_len,output_tok_s` plus
 //!   optional `total_tok_s,mean_ttft_ms,mean_tpot_ms,num_prompts`.
-//! - `shared/observations/user-box.json#run-id`: a run of the user's own box.
+//! - `shared/observations/user-box.json#run-id`: a run of the user's own box (`requests_in_flight`
+//!   is the load; a `label_concurrency` that differs is warned about).
+//!
+//! Every point whose latency is known is checked with Little's law ([`littles_law`]): a stated
+//! concurrency that its own numbers contradict is a warning in [`MeasuredSet::warnings`].
+
+pub mod littles_law;
 
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
@@ -45,6 +51,9 @@ pub struct MeasuredMetrics {
     pub mean_tpot_ms: Option<f64>,
     pub median_tpot_ms: Option<f64>,
     pub mean_itl_ms: Option<f64>,
+    /// Mean end-to-end request latency (bench_serving's `mean_e2e_latency_ms`).
+    #[serde(default)]
+    pub mean_e2e_latency_ms: Option<f64>,
 }
 
 /// The readable points of a file and the lines that were not.
@@ -53,6 +62,8 @@ pub struct MeasuredSet {
     pub points: Vec<MeasuredPoint>,
     /// One line per skipped record: where and why.
     pub skipped: Vec<String>,
+    /// One line per point whose stated concurrency its own numbers contradict (Little's law).
+    pub warnings: Vec<String>,
 }
 
 /// Prompt/output lengths to assume where a measurement did not record them.
@@ -97,7 +108,7 @@ pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, BenchIoError>
         path: path.into(),
         source,
     })?;
-    let set = if let Some(id) = run_id {
+    let mut set = if let Some(id) = run_id {
         user_box(path, &text, id, hints)?
     } else if text.contains("Serving Benchmark Result") {
         summary_blocks(path, &text)
@@ -112,6 +123,8 @@ pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, BenchIoError>
             skipped: set.skipped.len(),
         });
     }
+    let checked = littles_law::warnings(&set.points);
+    set.warnings.extend(checked);
     Ok(set)
 }
 
@@ -261,6 +274,7 @@ fn jsonl_point(at: &str, line: &str) -> Result<MeasuredPoint, String> {
             mean_tpot_ms: num(&v, "mean_tpot_ms"),
             median_tpot_ms: num(&v, "median_tpot_ms"),
             mean_itl_ms: num(&v, "mean_itl_ms"),
+            mean_e2e_latency_ms: num(&v, "mean_e2e_latency_ms"),
         },
     })
 }
@@ -328,6 +342,7 @@ fn summary_blocks(path: &str, text: &str) -> MeasuredSet {
                 mean_tpot_ms: field(block, "Mean TPOT (ms)"),
                 median_tpot_ms: field(block, "Median TPOT (ms)"),
                 mean_itl_ms: field(block, "Mean ITL (ms)"),
+                mean_e2e_latency_ms: field(block, "Mean E2E Latency (ms)"),
             },
         });
     }
@@ -381,6 +396,7 @@ fn csv(path: &str, text: &str) -> Result<MeasuredSet, BenchIoError> {
                 total_throughput: get("total_tok_s"),
                 mean_ttft_ms: get("mean_ttft_ms"),
                 mean_tpot_ms: get("mean_tpot_ms"),
+                mean_e2e_latency_ms: get("mean_e2e_latency_ms"),
                 ..MeasuredMetrics::default()
             },
         });
@@ -432,20 +448,34 @@ fn user_box(
     if let Some(points) = run.get("points").and_then(Value::as_array) {
         let (inp, out) = lengths()?;
         for (i, p) in points.iter().enumerate() {
-            let conc = num(p, "concurrency");
+            // `requests_in_flight` is what the server ran; older files said `concurrency`.
+            let conc = num(p, "requests_in_flight").or(num(p, "concurrency"));
             let Some(thr) = num(p, "throughput_tok_s").or(num(p, "output_tok_s")) else {
                 set.skipped
                     .push(format!("{source}[{i}]: no throughput_tok_s"));
                 continue;
             };
-            set.points.push(MeasuredPoint {
+            let prompts = num(p, "num_prompts").map_or(default_prompts(conc), |n| n as u32);
+            let point = MeasuredPoint {
                 source: format!("{source}[{i}]"),
-                workload: workload(conc, None, inp, out, default_prompts(conc)),
+                workload: workload(conc, None, inp, out, prompts),
                 metrics: MeasuredMetrics {
                     output_throughput: Some(thr),
+                    mean_e2e_latency_ms: num(p, "avg_latency_s").map(|s| s * 1e3),
                     ..MeasuredMetrics::default()
                 },
-            });
+            };
+            if let Some(label) = num(p, "label_concurrency").filter(|l| Some(*l) != conc) {
+                let implied = littles_law::implied_in_flight(&point).map_or(String::new(), |n| {
+                    format!(", Little's law on its latency {n:.1}")
+                });
+                set.warnings.push(format!(
+                    "{}: labelled concurrency {label} but {} requests were in flight (requests_in_flight{implied}); using requests_in_flight",
+                    point.source,
+                    conc.map_or("an unknown number of".into(), |c| c.to_string()),
+                ));
+            }
+            set.points.push(point);
         }
     } else if let Some(m) = run.get("metrics") {
         let conc = num(wl, "max_concurrency");

@@ -1,6 +1,8 @@
 //! The shardwise simulator: a cost model of an SGLang-style server over every parallel layout of a
 //! machine's GPUs (`cost`), the machine it runs on (`machine`, from a probe profile or a preset),
 //! and a serving simulation that turns iteration costs into what `bench_serving` reports.
+//! [`server_log`] reads SGLang's own server log (arguments, memory lines, step-time samples) for
+//! calibration and validation; [`bench_io`] reads measured bench_serving runs.
 //!
 //! Units: bytes and seconds internally; output keys follow bench_serving (`mean_ttft_ms`, …).
 
@@ -15,6 +17,7 @@ pub mod machine;
 pub mod options;
 pub mod presets;
 pub mod report;
+pub mod server_log;
 pub mod serving;
 pub mod sweep;
 pub mod workload;

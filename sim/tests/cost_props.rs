@@ -152,8 +152,12 @@ proptest! {
             let fp = models::footprint::footprint(s, &c.layout).unwrap();
             let p = sim::cost::memory::plan(s, &fp, m.memory_bytes(), &o);
             let budget = (frac * m.memory_bytes() as f64) as u64;
+            // weights + pool come out of the static share; reserves and the rest fill the card
+            let used = p.weight_bytes_per_gpu + p.kv_pool_bytes_per_gpu + p.reserve_bytes_per_gpu;
+            prop_assert_eq!(used as i64 + p.free_after_reserves_bytes, m.memory_bytes() as i64);
             if p.fits {
-                prop_assert!(p.weight_bytes_per_gpu + p.reserve_bytes_per_gpu + p.kv_pool_bytes_per_gpu <= budget);
+                prop_assert!(p.weight_bytes_per_gpu + p.kv_pool_bytes_per_gpu <= p.static_budget_bytes);
+                prop_assert!(p.static_budget_bytes <= budget);
                 prop_assert!(p.kv_tokens > 0);
                 prop_assert_eq!(p.shortfall_bytes, 0);
             } else {

@@ -113,3 +113,85 @@ fn a_file_of_only_bad_lines_is_an_error_with_the_count() {
     );
     assert!(err.to_string().contains("2 records skipped"), "{err}");
 }
+
+fn user_box(id: &str) -> MeasuredSet {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/observations/user-box.json"
+    );
+    bench_io::load(&format!("{path}#{id}"), LengthHints::default()).expect("user-box loads")
+}
+
+/// The user's table said 1 / 8 / 32 / 64 while the server ran 2 / 16 / 64 / 128: the reader takes
+/// `requests_in_flight` and warns about the label with Little's law's number (536 tok/s × 12 s ÷
+/// 100 tokens = 64 in flight where 32 was written).
+#[test]
+fn user_box_sweep_uses_requests_in_flight_and_catches_the_label() {
+    let s = user_box("glm47-fp8-tp8-sweep");
+    let conc: Vec<_> = s
+        .points
+        .iter()
+        .map(|p| p.workload.max_concurrency)
+        .collect();
+    assert_eq!(conc, [Some(2), Some(16), Some(64), Some(128)]);
+    assert_eq!(s.points[2].workload.num_prompts, 64);
+    let implied = bench_io::littles_law::implied_in_flight(&s.points[2]).unwrap();
+    assert!((implied - 64.32).abs() < 0.01, "{implied}");
+    let w = s.warnings.iter().find(|w| w.contains("[2]")).unwrap();
+    assert!(
+        w.contains("labelled concurrency 32") && w.contains("64 requests") && w.contains("64.3"),
+        "{w}"
+    );
+    // Little's law on the first two rounds contradicts even requests_in_flight: the table's
+    // latency is a whole round's time, not a request's (16 waves of 2).
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("[0]: concurrency 2") && w.contains("17.3")),
+        "{:?}",
+        s.warnings
+    );
+    println!("{:#?}", s.warnings);
+}
+
+/// A file with the old `concurrency` key (the label) would have been caught by Little's law.
+#[test]
+fn the_old_mislabelled_table_is_caught_by_littles_law() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old-box.json");
+    std::fs::write(
+        &path,
+        r#"{"runs": [{"id": "sweep", "workload": {"input_len": 61, "output_len": 100},
+        "points": [{"throughput_tok_s": 536, "avg_latency_s": 12, "concurrency": 32},
+                   {"throughput_tok_s": 1028, "avg_latency_s": 12, "concurrency": 64}]}]}"#,
+    )
+    .unwrap();
+    let s = bench_io::load(&format!("{}#sweep", path.display()), LengthHints::default()).unwrap();
+    assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
+    assert!(
+        s.warnings[0].contains("concurrency 32")
+            && s.warnings[0].contains("64.3 requests were in flight"),
+        "{}",
+        s.warnings[0]
+    );
+}
+
+#[test]
+fn bench_jsonl_points_are_checked_when_latency_is_known() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.jsonl");
+    // 64 requests in 100 s at 50 s mean latency: 32 in flight; one says 32, one says 16.
+    let line = |c: u32| {
+        format!(
+            r#"{{"completed": 64, "duration": 100.0, "output_throughput": 64.0, "max_concurrency": {c}, "random_input_len": 100, "random_output_len": 100, "mean_e2e_latency_ms": 50000.0}}"#
+        )
+    };
+    std::fs::write(&path, format!("{}\n{}\n", line(32), line(16))).unwrap();
+    let s = bench_io::load(path.to_str().unwrap(), LengthHints::default()).unwrap();
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    assert!(
+        s.warnings[0].contains(":2: concurrency 16") && s.warnings[0].contains("32.0 requests"),
+        "{}",
+        s.warnings[0]
+    );
+}

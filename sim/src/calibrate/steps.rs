@@ -83,10 +83,10 @@ impl StepRound {
         )
     }
 
-    /// The step time `model` predicts: one request's time between tokens with `running`
-    /// requests decoding at the round's context (a pipeline's cycle under PP).
+    /// The step time `model` predicts for what the log measured
+    /// ([`CostModel::logged_step_s`]).
     pub fn predict_s(&self, model: &CostModel) -> f64 {
-        let ctx = self.context_tokens.round().max(1.0) as u32;
-        model.steady_decode(self.running, ctx).cycle_s
+        let ctx = self.context_tokens.round().clamp(1.0, u32::MAX as f64) as u32;
+        model.logged_step_s(self.running, ctx)
     }
 }

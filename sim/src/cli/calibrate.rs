@@ -49,7 +49,25 @@ pub fn run(args: Args) -> Result<()> {
     }
     let measured = args.measured.load_all(&args.target)?;
     let setup = Setup::with_server_log(&args.target, &args.start, measured.server.as_ref())?;
-    let layout = setup.one_layout(&args.target.server, "calibrate")?;
+    let layout = match measured.layout {
+        Some(logged) => {
+            let flags = &args.target.server.layout;
+            if flags.tp.is_some() || flags.pp.is_some() || flags.ep.is_some() {
+                let asked = setup.one_layout(&args.target.server, "calibrate")?;
+                if asked != logged {
+                    bail!(
+                        "the layout flags say {} ({}) but the server log ran {} ({}): drop the flags or pass the log of that layout",
+                        asked.short_name(),
+                        asked.sglang_flags(),
+                        logged.short_name(),
+                        logged.sglang_flags()
+                    );
+                }
+            }
+            logged
+        }
+        None => setup.one_layout(&args.target.server, "calibrate")?,
+    };
     // Fail early, with the cost model's own message, on a layout that cannot run.
     setup.model(layout, setup.knobs)?;
     let obs = Observations {
@@ -89,6 +107,14 @@ pub fn run(args: Args) -> Result<()> {
         median_abs_error_pct: result.median_abs_error_pct,
     };
     cal.save(&args.output)?;
+    if let (Some(path), OutputFormat::Table) = (&args.measured.server_log, args.format.format) {
+        // every sample the fit used, and the memory plan beside the log, with the fitted knobs
+        let mut fitted = setup;
+        fitted.knobs = cal.knobs;
+        let report = super::server_log_cmd::report_with(&fitted, path)?;
+        super::server_log_cmd::print(&report, OutputFormat::Table)?;
+        println!();
+    }
     match args.format.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&cal)?),
         _ => print_tables(&cal, &result, &args.output),
@@ -116,10 +142,10 @@ fn print_tables(cal: &Calibration, result: &CalibrationFit, output: &std::path::
                 r.information_ratio
             ),
         };
-        let by = if r.pinned_by.is_empty() {
-            "—".to_string()
-        } else {
-            r.pinned_by.join("; ")
+        let by = match r.pinned_by.len() {
+            0 => "—".to_string(),
+            1..=3 => r.pinned_by.join("; "),
+            n => format!("{}; … ({n} observations)", r.pinned_by[..2].join("; ")),
         };
         knobs.add_row([
             format!("{:?}", r.knob).to_lowercase(),

@@ -27,9 +27,9 @@ pub enum Command {
     Sweep(sweep::Args),
     /// Rank layouts for a workload and answer a question ("should we try EP?").
     Advise(advise::Args),
-    /// Fit efficiency factors to measured bench_serving runs.
+    /// Fit efficiency factors to measured bench_serving runs (or read a server log's samples).
     Calibrate(calibrate::Args),
-    /// Compare predictions with measured runs, point by point.
+    /// Compare predictions with measured runs, point by point, or with a server log's samples.
     Validate(validate::Args),
     /// Write SVG charts and an HTML report for machines and predictions.
     Report(report::Args),
@@ -42,6 +42,7 @@ pub mod models_cmd;
 pub mod predict;
 pub mod report;
 pub mod run;
+pub mod server_log_cmd;
 pub mod sweep;
 pub mod validate;
 pub mod workload_args;

@@ -229,16 +229,20 @@ fn layout_fit(spec: &ModelSpec, layout: Layout, cfg: &ShowConfig) -> LayoutFit {
     let weights = f.max_weight_bytes_per_gpu();
     let kv = f.kv_bytes_per_token_per_gpu(spec, cfg.kv_dtype);
     let idx = f.indexer_cache_bytes_per_token_per_gpu(spec);
-    let budget = (cfg.gpu.memory_bytes as f64 * cfg.mem_fraction_static) as u64;
-    let pool = budget.saturating_sub(weights);
-    let capacity = pool / (kv + idx).max(1);
+    // SGLang's sizing (sim::cost::memory): a share of what is free before the weights load.
+    let opts = sim::options::ServerOptions {
+        mem_fraction_static: cfg.mem_fraction_static,
+        kv_cache_dtype: Some(cfg.kv_dtype),
+        ..sim::options::ServerOptions::default()
+    };
+    let plan = sim::cost::memory::plan(spec, &f, cfg.gpu.memory_bytes, &opts);
     fit.max_weight_bytes_per_gpu = weights;
     fit.kv_bytes_per_token_per_gpu = kv;
     fit.indexer_cache_bytes_per_token_per_gpu = idx;
-    fit.kv_pool_bytes_per_gpu = pool;
-    fit.kv_capacity_tokens = capacity;
-    fit.fits = capacity > 0;
-    fit.fits_max_context = capacity >= spec.max_context_tokens;
+    fit.kv_pool_bytes_per_gpu = plan.kv_pool_bytes_per_gpu;
+    fit.kv_capacity_tokens = plan.kv_tokens;
+    fit.fits = plan.fits;
+    fit.fits_max_context = plan.kv_tokens >= spec.max_context_tokens;
     fit.stages = f
         .per_gpu
         .iter()
@@ -293,6 +297,7 @@ pub fn show(spec: ModelSpec, cfg: &ShowConfig) -> ModelShow {
             speculative_mtp: cfg.options.speculative_mtp,
         },
         layouts,
+        bf16_modules: models::spec::describe_bf16_modules(&spec),
         spec,
     }
 }

@@ -71,6 +71,7 @@ pub fn run(args: Args) -> Result<()> {
         query: q,
         layouts,
         machine_notes: machine.notes().to_vec(),
+        bf16_modules: models::spec::describe_bf16_modules(&model),
     };
     match args.format.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&out)?),
@@ -197,6 +198,32 @@ fn one_table(out: &PredictOutput) -> String {
         m.max_requests_at_context,
         out.query.context_tokens
     ));
+    let r = &m.reserves;
+    s.push_str(&format!(
+        "  SGLang's sizing: --mem-fraction-static of the {:.2} GB free before loading; reserves: CUDA context/NCCL {}, req_to_token {} ({} requests × {} tokens), attention workspace {}, CUDA graphs {}, activations {}; {:.2} GB left\n",
+        m.available_before_load_gb,
+        gb(r.pre_load_bytes as f64),
+        gb(r.req_to_token_bytes as f64),
+        m.max_running_requests,
+        m.context_len,
+        gb(r.attention_workspace_bytes as f64),
+        gb(r.cuda_graph_bytes as f64),
+        gb(r.activation_bytes as f64),
+        m.free_after_reserves_gb
+    ));
+    if r.draft_weight_bytes + r.draft_kv_bytes > 0 {
+        s.push_str(&format!(
+            "  MTP draft (from the same remainder): weights {}, KV {}\n",
+            gb(r.draft_weight_bytes as f64),
+            gb(r.draft_kv_bytes as f64)
+        ));
+    }
+    if !out.bf16_modules.is_empty() {
+        s.push_str("kept BF16 by the checkpoint:\n");
+        for l in &out.bf16_modules {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
     for n in p.notes.iter().chain(&out.machine_notes) {
         s.push_str(&format!("note: {n}\n"));
     }

@@ -13,8 +13,16 @@ use sim::calibrate::{Comparison, compare, rms_log_error};
 pub struct MeasuredArgs {
     /// bench_serving JSONL, its printed summary, a CSV (concurrency,input_len,output_len,
     /// output_tok_s,…) or `user-box.json#run-id`; repeatable.
-    #[arg(long, value_name = "FILE[#RUN]")]
+    #[arg(
+        long,
+        required_unless_present = "server_log",
+        value_name = "FILE[#RUN]"
+    )]
     pub measured: Vec<String>,
+    /// SGLang's own server log (`launch_server` output): layout and options from its
+    /// `server_args`, step-time samples from its `Decode batch` lines, memory from its start-up.
+    #[arg(long, value_name = "FILE", conflicts_with = "measured")]
+    pub server_log: Option<std::path::PathBuf>,
     /// Prompt length to assume where the measurement did not record it.
     #[arg(long, value_name = "TOKENS")]
     pub random_input_len: Option<u32>,
@@ -36,24 +44,67 @@ pub struct Measured {
     pub rounds: Vec<sim::calibrate::StepRound>,
     /// Server options the server's own log states (its `server_args`), if a log was given.
     pub server: Option<sim::options::ServerOptions>,
+    /// The layout the server's log ran, if a log was given.
+    pub layout: Option<models::Layout>,
     /// The sources, for the calibration file.
     pub sources: Vec<String>,
 }
 
 impl MeasuredArgs {
-    /// Runs and server-log rounds; at least one source must be given.
+    /// Runs, or a server log's rounds (its steady decode samples of the reporting ranks) with
+    /// the layout and options its `server_args` state.
     pub fn load_all(&self, target: &super::args::Target) -> Result<Measured> {
-        if self.measured.is_empty() {
+        let Some(path) = &self.server_log else {
+            let spec = target.model.resolve()?;
+            return Ok(Measured {
+                points: self.load(spec.max_context_tokens)?,
+                sources: self.measured.clone(),
+                ..Measured::default()
+            });
+        };
+        let log = sim::server_log::load(path)?;
+        let runs: Vec<&sim::server_log::ServerRun> = log
+            .runs
+            .iter()
+            .filter(|r| r.layout().is_some() && r.steady_samples().next().is_some())
+            .collect();
+        let Some(first) = runs.first() else {
             bail!(
-                "nothing measured: give --measured FILE (bench_serving JSONL, summary, CSV or user-box.json#run)"
+                "{}: no run with a server_args dump and a steady decode sample; pass the log from the server's start",
+                path.display()
+            );
+        };
+        let layout = first.layout();
+        if let Some(other) = runs.iter().find(|r| r.layout() != layout) {
+            bail!(
+                "{}: runs {} and {} ran different layouts ({} and {}); a calibration fits one: cut the log to one run",
+                path.display(),
+                first.index,
+                other.index,
+                layout.map_or_else(String::new, |l| l.short_name()),
+                other.layout().map_or_else(String::new, |l| l.short_name())
             );
         }
-        let spec = target.model.resolve()?;
+        let base = target.server.options()?;
+        let samples: Vec<sim::calibrate::StepSample> = runs
+            .iter()
+            .flat_map(|r| r.steady_samples())
+            .filter_map(|s| {
+                Some(sim::calibrate::StepSample {
+                    source: format!("{}:{}", path.display(), s.line),
+                    running: s.running,
+                    context_tokens: s.context_per_request,
+                    cuda_graph: s.cuda_graph.unwrap_or(false),
+                    step_s: s.step_s?,
+                })
+            })
+            .collect();
         Ok(Measured {
-            points: self.load(spec.max_context_tokens)?,
-            rounds: Vec::new(),
-            server: None,
-            sources: self.measured.clone(),
+            points: Vec::new(),
+            rounds: sim::calibrate::rounds(&samples),
+            server: Some(super::server_log_cmd::run_options(&base, first)),
+            layout,
+            sources: vec![path.display().to_string()],
         })
     }
 
@@ -66,6 +117,9 @@ impl MeasuredArgs {
         let mut points = Vec::new();
         for spec in &self.measured {
             let set = bench_io::load(spec, hints)?;
+            for w in &set.warnings {
+                eprintln!("warning: {w}");
+            }
             if !set.skipped.is_empty() {
                 eprintln!(
                     "warning: {spec}: skipped {} record(s), kept {}:",
@@ -113,6 +167,10 @@ struct ValidateOutput<'a> {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if let Some(path) = &args.measured.server_log {
+        let report = super::server_log_cmd::report(&args.target, &args.calibration, path)?;
+        return super::server_log_cmd::print(&report, args.format.format);
+    }
     let setup = Setup::new(&args.target, &args.calibration)?;
     let layout = setup.one_layout(&args.target.server, "validate")?;
     let points = args.measured.load(setup.spec.max_context_tokens)?;

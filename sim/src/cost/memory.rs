@@ -1,32 +1,107 @@
 //! How a layout uses each GPU's memory, the way SGLang sizes its KV pool.
 //!
-//! SGLang keeps `(1 − mem_fraction_static) × memory` for activations and CUDA graphs, loads the
-//! weights, and gives the rest of the static share to the KV pool. So per GPU:
+//! Read from SGLang's `model_runner_kv_cache_mixin.py` (main, early 2026; the GLM-4.7 log of
+//! `shared/observations/logs/` comes from such a build): `profile_max_num_token` measures the free
+//! memory before the weights are loaded (`Load weight begin. avail mem=`) and after
+//! (`Load weight end … avail mem=`), and gives the KV pool
 //!
 //! ```text
-//! kv_pool = mem_fraction_static × memory − weights − reserve
-//! reserve = 1.0 GB  (CUDA context ≈ 0.5 GB, NCCL communicator buffers and GEMM/attention
-//!                    workspaces ≈ 0.5 GB: allocated before the pool is sized, outside torch)
-//! kv_tokens = kv_pool / (KV bytes per token + DSA index-key bytes per token) on that GPU
+//! rest = avail_after_load − avail_before_load × (1 − mem_fraction_static)
+//!      = mem_fraction_static × avail_before_load − weights
+//! max_total_num_tokens = rest / cell_size       (cell: KV bytes per token over the stage's layers)
 //! ```
 //!
-//! Each pipeline stage has its own pool; the engine holds as many tokens as the tightest stage.
+//! So `mem_fraction_static` is a share of what is free *after* the CUDA context and NCCL
+//! communicators are set up, not of the card. `--max-total-tokens` caps the result; pipeline
+//! stages each size their own pool and keep the minimum. What is left, `(1 − mem_fraction_static)
+//! × avail_before_load`, must hold everything else ([`MemoryReserves`]): the `req_to_token` table
+//! (`(max_running_requests + 1) × (context_len + 4) × 4 B`), the attention backend's workspace,
+//! CUDA-graph buffers when graphs are on and the activations of a prefill chunk. SGLang does not
+//! shrink the pool for them; when they do not fit it runs out of memory later, which the plan
+//! reports as a note. With speculative decoding on the checkpoint's MTP layer(s), the draft
+//! worker loads them and allocates its own pool of the same token count over those layers after
+//! the target's pool is sized, so they too come out of that remainder (SGLang's automatic
+//! `mem_fraction_static` reserves 2 GiB for them). `max_running_requests`, when not given, is
+//! derived as SGLang's
+//! `_resolve_max_num_reqs` does: `clamp(tokens / context_len × 512, 2048, 4096)`, at most half the
+//! tokens.
+//!
 //! Under attention-DP every GPU caches its own requests, so `kv_tokens` is per DP replica and the
-//! engine holds `tp ×` that many. GB are 1e9 bytes.
+//! engine holds `tp ×` that many. GB are 1e9 bytes; SGLang's "GB" are GiB.
 
 use super::MemoryPlan;
 use crate::error::{Result, SimError};
 use crate::options::ServerOptions;
 use models::footprint::Footprint;
 use models::{KvDtype, Layout, ModelSpec};
+use serde::{Deserialize, Serialize};
 
-/// Bytes per GPU held back inside the static share before the KV pool is sized (see module docs).
-pub const RUNTIME_RESERVE_BYTES: u64 = 1_000_000_000;
+const MIB: u64 = 1 << 20;
+
+/// GPU memory in use before SGLang loads the weights: the CUDA context, cuBLAS handles, the NCCL
+/// communicators and torch.distributed's buffers. From the user's server log (8× RTX PRO 6000,
+/// TP8): the card's 97,887 MiB (95.59 GiB) minus `Load weight begin. avail mem=94.13 GB` (GiB).
+/// One measurement of one box; a server log of the box itself replaces it.
+pub const PRE_LOAD_OVERHEAD_BYTES: u64 = 1_570_000_000;
+
+/// The attention backend's constant workspace and metadata buffers, allocated after the pool
+/// (SGLang's `reserved_mem` starts from 512 MiB for them; the user's log shows 0.48 GiB going
+/// between `Memory pool end` and the scheduler's `available_gpu_mem`).
+pub const ATTENTION_WORKSPACE_BYTES: u64 = 512 * MIB;
+
+/// CUDA-graph buffer memory SGLang reserves per captured batch size unit (`cuda_graph_max_bs × 2`
+/// MiB; with DP attention `× dp × 3` MiB more, and `× dp × 1.5` more above 300).
+pub const CUDA_GRAPH_BYTES_PER_BS: u64 = 2 * MIB;
+
+/// Extra columns SGLang gives each `req_to_token` row beyond the context length.
+pub const REQ_TO_TOKEN_EXTRA_COLUMNS: u64 = 4;
+
+/// What the server holds besides weights and the KV pool, per GPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryReserves {
+    /// In use before the weights load ([`PRE_LOAD_OVERHEAD_BYTES`]).
+    pub pre_load_bytes: u64,
+    /// The `req_to_token` table: `(max_running_requests + 1) × (context_len + 4) × 4 B`.
+    pub req_to_token_bytes: u64,
+    /// Attention backend workspace ([`ATTENTION_WORKSPACE_BYTES`]).
+    pub attention_workspace_bytes: u64,
+    /// CUDA-graph buffers when graphs are on (0 with `--disable-cuda-graph`).
+    pub cuda_graph_bytes: u64,
+    /// Activations of one prefill chunk (`--chunked-prefill-size`), from the tensors a chunk
+    /// needs ([`activation_bytes`]). SGLang's own heuristic for choosing `mem_fraction_static`
+    /// (`max(chunk, 2048) × 1.5` MiB, 12 GiB at 8192) is far above that and not used here.
+    pub activation_bytes: u64,
+    /// The MTP draft layer(s) when speculative decoding uses the checkpoint's own (NEXTN /
+    /// EAGLE without a draft model path): their weights, loaded by the draft worker after the
+    /// target's pool is sized.
+    #[serde(default)]
+    pub draft_weight_bytes: u64,
+    /// The draft worker's KV pool: as many tokens as the target's, over the MTP layers.
+    #[serde(default)]
+    pub draft_kv_bytes: u64,
+}
+
+impl MemoryReserves {
+    /// Everything but the pre-load part: what must fit in `(1 − mem_fraction_static)` of the
+    /// memory free before loading.
+    pub fn runtime_bytes(&self) -> u64 {
+        self.req_to_token_bytes
+            + self.attention_workspace_bytes
+            + self.cuda_graph_bytes
+            + self.activation_bytes
+            + self.draft_weight_bytes
+            + self.draft_kv_bytes
+    }
+
+    /// All of it.
+    pub fn total_bytes(&self) -> u64 {
+        self.pre_load_bytes + self.runtime_bytes()
+    }
+}
 
 /// Activation memory a forward pass of `tokens` tokens needs at its peak on one GPU, a rough
-/// bound used to warn when `1 − mem_fraction_static` leaves too little: hidden states and
-/// residuals (a few copies of T·h bf16), the MoE's routed intermediate (T·k·2·I/tp·bf16) and
-/// the logits of one chunk (T·vocab/tp·fp32).
+/// bound: hidden states and residuals (a few copies of T·h bf16), the MoE's routed intermediate
+/// (T·k·2·I/tp·bf16) and the logits of one chunk (T·vocab/tp·fp32).
 pub fn activation_bytes(spec: &ModelSpec, layout: &Layout, tokens: u64) -> u64 {
     let t = tokens as f64;
     let h = spec.hidden_size as f64;
@@ -45,16 +120,41 @@ pub fn kv_dtype(spec: &ModelSpec, opts: &ServerOptions) -> KvDtype {
     opts.kv_cache_dtype.unwrap_or(spec.default_kv_dtype)
 }
 
-/// The memory plan of `spec` under `layout` on GPUs of `memory_bytes`, whether it fits or not.
-pub fn plan(
-    spec: &ModelSpec,
-    footprint: &Footprint,
-    memory_bytes: u64,
-    opts: &ServerOptions,
-) -> MemoryPlan {
-    let dtype = kv_dtype(spec, opts);
-    let budget = (opts.mem_fraction_static * memory_bytes as f64) as u64;
-    let kv_per_layer = spec.kv_bytes_per_token_per_layer(dtype)
+/// The context length the server runs with: `--context-length`, else the model's.
+pub fn context_len(spec: &ModelSpec, opts: &ServerOptions) -> u64 {
+    opts.context_length
+        .map_or(spec.max_context_tokens, u64::from)
+        .max(1)
+}
+
+/// SGLang's `max_running_requests` per DP worker for a pool of `kv_tokens` tokens
+/// (`_resolve_max_num_reqs`): `clamp(int(tokens / context_len × 512), 2048, 4096)`, capped by
+/// `--max-running-requests / dp` when given, else by half the tokens.
+pub fn max_running_requests(
+    kv_tokens: u64,
+    context_len: u64,
+    given: Option<u32>,
+    dp_size: u32,
+) -> u32 {
+    let estimated =
+        ((kv_tokens as f64 / context_len.max(1) as f64 * 512.0) as u64).clamp(2048, 4096);
+    let n = match given {
+        Some(g) => (u64::from(g) / u64::from(dp_size.max(1))).min(estimated),
+        None => estimated.min(kv_tokens / 2),
+    };
+    n as u32
+}
+
+/// Bytes of SGLang's `req_to_token` table: one int32 row of `context_len + 4` columns per
+/// request slot, `max_running_requests + 1` slots.
+pub fn req_to_token_bytes(max_running_requests: u32, context_len: u64) -> u64 {
+    (u64::from(max_running_requests) + 1) * (context_len + REQ_TO_TOKEN_EXTRA_COLUMNS) * 4
+}
+
+/// KV bytes one token occupies per layer on one GPU: the layer's KV (GQA heads split by TP)
+/// plus the DSA index-key cache.
+fn kv_bytes_per_token_per_layer(spec: &ModelSpec, footprint: &Footprint, dtype: KvDtype) -> u64 {
+    spec.kv_bytes_per_token_per_layer(dtype)
         / match spec.attention {
             models::spec::AttentionSpec::Gqa { num_kv_heads, .. }
                 if !footprint.layout.dp_attention =>
@@ -63,33 +163,144 @@ pub fn plan(
             }
             _ => 1,
         }
-        + spec.indexer_cache_bytes_per_token_per_layer();
+        + spec.indexer_cache_bytes_per_token_per_layer()
+}
+
+/// The MTP draft's weight bytes on the fullest GPU and its KV bytes per token, when `opts` runs
+/// speculative decoding on the checkpoint's own MTP layers.
+fn mtp_draft(spec: &ModelSpec, footprint: &Footprint, opts: &ServerOptions) -> Option<(u64, u64)> {
+    let s = opts.speculative.as_ref()?;
+    if s.draft_model_path.is_some() || spec.num_mtp_layers == 0 {
+        return None;
+    }
+    let with = models::footprint::footprint_with(
+        spec,
+        &footprint.layout,
+        models::footprint::FootprintOptions {
+            speculative_mtp: true,
+        },
+    )
+    .ok()?;
+    let weights = with
+        .max_weight_bytes_per_gpu()
+        .saturating_sub(footprint.max_weight_bytes_per_gpu());
+    let per_layer = kv_bytes_per_token_per_layer(spec, footprint, kv_dtype(spec, opts));
+    Some((weights, per_layer * u64::from(spec.num_mtp_layers)))
+}
+
+/// The runtime reserves besides the table (workspace, CUDA graphs, activations).
+fn runtime_reserves(spec: &ModelSpec, layout: &Layout, opts: &ServerOptions) -> MemoryReserves {
+    let dp = if layout.dp_attention { layout.tp } else { 1 } as u64;
+    let bs = u64::from(opts.cuda_graph_max_bs);
+    let cuda_graph_bytes = if opts.disable_cuda_graph {
+        0
+    } else {
+        let mut b = bs * CUDA_GRAPH_BYTES_PER_BS;
+        if layout.dp_attention {
+            b += bs * dp * 3 * MIB;
+            if bs > 300 {
+                b += bs * dp * 3 * MIB / 2;
+            }
+        }
+        b
+    };
+    MemoryReserves {
+        pre_load_bytes: PRE_LOAD_OVERHEAD_BYTES,
+        req_to_token_bytes: 0,
+        attention_workspace_bytes: ATTENTION_WORKSPACE_BYTES,
+        cuda_graph_bytes,
+        activation_bytes: activation_bytes(spec, layout, u64::from(opts.chunked_prefill_size)),
+        draft_weight_bytes: 0,
+        draft_kv_bytes: 0,
+    }
+}
+
+/// The memory plan of `spec` under `footprint`'s layout on GPUs of `memory_bytes`, whether it
+/// fits or not (see the module docs for SGLang's formula).
+pub fn plan(
+    spec: &ModelSpec,
+    footprint: &Footprint,
+    memory_bytes: u64,
+    opts: &ServerOptions,
+) -> MemoryPlan {
+    plan_with_pre_load(spec, footprint, memory_bytes, PRE_LOAD_OVERHEAD_BYTES, opts)
+}
+
+/// [`plan`] with a known pre-load overhead (a server log's `Load weight begin. avail mem`).
+pub fn plan_with_pre_load(
+    spec: &ModelSpec,
+    footprint: &Footprint,
+    memory_bytes: u64,
+    pre_load_bytes: u64,
+    opts: &ServerOptions,
+) -> MemoryPlan {
+    let layout = footprint.layout;
+    let available = memory_bytes.saturating_sub(pre_load_bytes);
+    let budget = (opts.mem_fraction_static * available as f64) as u64;
+    let per_layer = kv_bytes_per_token_per_layer(spec, footprint, kv_dtype(spec, opts));
     let weights = footprint.max_weight_bytes_per_gpu();
-    // tightest stage: each stage's pool over its own layers' bytes per token
-    let mut kv_tokens = u64::MAX;
-    let mut kv_pool_min = u64::MAX;
+    // Each stage's pool over its own layers; the engine keeps the minimum (PP ranks all-reduce
+    // it with MIN).
+    let mut by_memory = u64::MAX;
     for g in footprint.per_gpu.iter().filter(|g| g.tp_rank == 0) {
-        let pool = budget.saturating_sub(g.total_weight_bytes + RUNTIME_RESERVE_BYTES);
-        let per_token = kv_per_layer * u64::from(g.layers.end - g.layers.start);
-        kv_tokens = kv_tokens.min(pool.checked_div(per_token).unwrap_or(u64::MAX));
-        kv_pool_min = kv_pool_min.min(pool);
+        let pool = budget.saturating_sub(g.total_weight_bytes);
+        let cell = per_layer * u64::from(g.layers.end - g.layers.start);
+        by_memory = by_memory.min(pool.checked_div(cell).unwrap_or(0));
     }
-    if kv_tokens == u64::MAX {
-        kv_tokens = 0;
+    if by_memory == u64::MAX {
+        by_memory = 0;
     }
-    let needed = weights + RUNTIME_RESERVE_BYTES;
+    let page = u64::from(opts.page_size.max(1));
+    let capped = opts
+        .max_total_tokens
+        .map_or(by_memory, |m| m.min(by_memory));
+    let kv_tokens = capped / page * page;
+    let fullest_cell = per_layer * u64::from(footprint.max_layers_per_stage());
+    let kv_pool = kv_tokens * fullest_cell;
+    let ctx = context_len(spec, opts);
+    let dp = if layout.dp_attention { layout.tp } else { 1 };
+    let max_running = max_running_requests(kv_tokens, ctx, opts.max_running_requests, dp);
+    let mut reserves = runtime_reserves(spec, &layout, opts);
+    reserves.pre_load_bytes = pre_load_bytes;
+    reserves.req_to_token_bytes = req_to_token_bytes(max_running, ctx);
+    if let Some((weights, per_token)) = mtp_draft(spec, footprint, opts) {
+        reserves.draft_weight_bytes = weights;
+        reserves.draft_kv_bytes = kv_tokens * per_token;
+    }
+    let free = memory_bytes as i64 - (weights + kv_pool + reserves.total_bytes()) as i64;
+    let mut notes = Vec::new();
+    if kv_tokens > 0 && free < 0 {
+        notes.push(format!(
+            "the {:.2} GB per GPU left beside weights and KV pool (1 − --mem-fraction-static of the free memory) are {:.2} GB short of SGLang's reserves (req_to_token {:.2} GB for {max_running} requests × {ctx} tokens, CUDA graphs {:.2} GB, a {}-token prefill chunk's activations {:.2} GB): it may run out of memory; lower --mem-fraction-static, --context-length or --chunked-prefill-size",
+            (available - budget.min(available)) as f64 / 1e9,
+            -free as f64 / 1e9,
+            reserves.req_to_token_bytes as f64 / 1e9,
+            reserves.cuda_graph_bytes as f64 / 1e9,
+            opts.chunked_prefill_size,
+            reserves.activation_bytes as f64 / 1e9,
+        ));
+    }
+    if let Some(m) = opts.max_total_tokens.filter(|&m| m > by_memory) {
+        notes.push(format!(
+            "--max-total-tokens {m} is more than the {by_memory} tokens memory allows; SGLang uses the smaller"
+        ));
+    }
     MemoryPlan {
         weight_bytes_per_gpu: weights,
-        reserve_bytes_per_gpu: RUNTIME_RESERVE_BYTES,
-        kv_pool_bytes_per_gpu: if kv_pool_min == u64::MAX {
-            0
-        } else {
-            kv_pool_min
-        },
+        reserve_bytes_per_gpu: reserves.total_bytes(),
+        kv_pool_bytes_per_gpu: kv_pool,
         kv_tokens,
         gpu_memory_bytes: memory_bytes,
-        fits: needed < budget && kv_tokens > 0,
-        shortfall_bytes: needed.saturating_sub(budget),
+        fits: weights < budget && kv_tokens > 0,
+        shortfall_bytes: weights.saturating_sub(budget),
+        available_before_load_bytes: available,
+        static_budget_bytes: budget,
+        reserves,
+        kv_tokens_by_memory: by_memory,
+        max_running_requests: max_running,
+        context_len: ctx,
+        free_after_reserves_bytes: free,
+        notes,
     }
 }
 
@@ -108,16 +319,17 @@ pub fn checked_plan(
         return Err(SimError::NoKvRoom {
             model: spec.name.clone(),
             layout: footprint.layout.short_name(),
-            pool_gb: p.kv_pool_bytes_per_gpu as f64 / 1e9,
+            pool_gb: p.static_budget_bytes.saturating_sub(p.weight_bytes_per_gpu) as f64 / 1e9,
         });
     }
-    let budget = opts.mem_fraction_static * memory_bytes as f64;
+    // weights + f × pre-load overhead > f × memory  ⇔  weights > f × (memory − overhead)
+    let f = opts.mem_fraction_static;
     Err(SimError::DoesNotFit {
         model: spec.name.clone(),
         layout: footprint.layout.short_name(),
         weights_gb: p.weight_bytes_per_gpu as f64 / 1e9,
-        reserve_gb: p.reserve_bytes_per_gpu as f64 / 1e9,
-        budget_gb: budget / 1e9,
+        reserve_gb: f * p.reserves.pre_load_bytes as f64 / 1e9,
+        budget_gb: f * memory_bytes as f64 / 1e9,
         memory_gb: memory_bytes as f64 / 1e9,
         shortfall_gb: p.shortfall_bytes as f64 / 1e9,
     })
@@ -134,110 +346,4 @@ pub fn max_requests_at_context(plan: &MemoryPlan, layout: &Layout, context_token
 }
 
 #[cfg(test)]
-mod tests {
-    //! Checks against the user's server (shared/observations/user-box.json) and the GLM-5 figures
-    //! in shared/observations/README.md. SGLang logs memory in GiB while calling it "GB"
-    //! (`/ (1 << 30)`), so those figures are read as GiB here: 864,247 tokens × 23,552 B (one K
-    //! or V tensor of GLM-4.7 at TP8) = 18.96 GiB is the logged "~19 GB".
-    use super::*;
-    use models::footprint::footprint;
-
-    const GIB: f64 = (1u64 << 30) as f64;
-
-    fn user_box() -> serde_json::Value {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/observations/user-box.json"
-        );
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-    }
-
-    fn rtx_memory() -> u64 {
-        models::GpuSpec::preset("rtx-pro-6000-server")
-            .unwrap()
-            .memory_bytes
-    }
-
-    #[test]
-    fn glm47_fp8_tp8_matches_the_users_server() {
-        let v = user_box();
-        let run = v["runs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["id"] == "glm47-fp8-tp8-memory")
-            .unwrap();
-        let observed_tokens = run["metrics"]["kv_tokens_capacity"].as_u64().unwrap() as f64;
-        let spec = ModelSpec::preset("glm-4.7-fp8").unwrap();
-        let fp = footprint(&spec, &Layout::tp(8)).unwrap();
-        // The checkpoint ships no KV scales, so SGLang's `auto` KV dtype is BF16; the "~19 GB"
-        // the user read as an FP8 cache is SGLang's K size, with a V of the same size beside it:
-        // 42 + 19 + 19 GiB = 80 GiB ≈ 0.848 × 95.6 GiB, while an FP8 pool would leave 20 GiB idle.
-        let opts = ServerOptions {
-            mem_fraction_static: 0.848,
-            ..ServerOptions::default()
-        };
-        assert_eq!(kv_dtype(&spec, &opts), KvDtype::Bf16);
-        let p = plan(&spec, &fp, rtx_memory(), &opts);
-        let weights_err = p.weight_bytes_per_gpu as f64 / (42.0 * GIB) - 1.0;
-        assert!(weights_err.abs() < 0.05, "weights off by {weights_err:+.3}");
-        let tokens_err = p.kv_tokens as f64 / observed_tokens - 1.0;
-        assert!(
-            tokens_err.abs() < 0.10,
-            "KV tokens {} off by {tokens_err:+.3}",
-            p.kv_tokens
-        );
-        // one of K / V per token at TP8: 1 KV head × 128 × 2 B × 92 layers, ≈ 19 GiB at 864,247
-        let per_token = fp.kv_bytes_per_token_per_gpu(&spec, KvDtype::Bf16) as f64;
-        let k_size = observed_tokens * per_token / 2.0 / GIB;
-        assert!((k_size - 19.0).abs() < 0.5, "K size {k_size:.2} GiB");
-    }
-
-    #[test]
-    fn glm5_nvfp4_tp8_bf16_kv_per_token_bytes_match_the_observed_pool() {
-        // README: 57.06 GB weights + 29.32 GB KV per GPU at TP8, 0.85, BF16 KV, ≈ 314K tokens.
-        let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
-        let fp = footprint(&spec, &Layout::tp(8)).unwrap();
-        let opts = ServerOptions {
-            kv_cache_dtype: Some(KvDtype::Bf16),
-            ..ServerOptions::default()
-        };
-        let p = plan(&spec, &fp, rtx_memory(), &opts);
-        let weights_err = p.weight_bytes_per_gpu as f64 / (57.06 * GIB) - 1.0;
-        assert!(weights_err.abs() < 0.05, "weights off by {weights_err:+.3}");
-        // MLA latent (512 + 64) × 2 B + the DSA index key (128 B fp8 + 4 B scale) per layer:
-        // 29.32 GiB of pool holds 314.3K such tokens.
-        let per_token = (fp.kv_bytes_per_token_per_gpu(&spec, KvDtype::Bf16)
-            + fp.indexer_cache_bytes_per_token_per_gpu(&spec)) as f64;
-        let tokens_in_observed_pool = 29.32 * GIB / per_token;
-        assert!((tokens_in_observed_pool / 314_000.0 - 1.0).abs() < 0.02);
-        // Our own pool is smaller: the observed 57.06 + 29.32 GiB (92.7 GB) exceed
-        // 0.85 × 102.6 GB (87.2 GB) in SGLang's formula, so that server's budget differed; we
-        // predict what the formula gives and say so (within 15%, not the 10% asked).
-        let err = p.kv_tokens as f64 / 314_000.0 - 1.0;
-        assert!(
-            err < 0.0 && err > -0.15,
-            "KV tokens {} ({err:+.3})",
-            p.kv_tokens
-        );
-    }
-
-    #[test]
-    fn too_big_a_model_reports_the_shortfall() {
-        let spec = ModelSpec::preset("llama-3.1-405b").unwrap();
-        let fp = footprint(&spec, &Layout::tp(8)).unwrap();
-        let opts = ServerOptions::default();
-        let p = plan(&spec, &fp, rtx_memory(), &opts);
-        assert!(!p.fits);
-        assert_eq!(p.kv_tokens, 0);
-        let budget = (opts.mem_fraction_static * rtx_memory() as f64) as u64;
-        assert_eq!(
-            p.shortfall_bytes,
-            p.weight_bytes_per_gpu + RUNTIME_RESERVE_BYTES - budget
-        );
-        match checked_plan(&spec, &fp, rtx_memory(), &opts) {
-            Err(SimError::DoesNotFit { shortfall_gb, .. }) => assert!(shortfall_gb > 10.0),
-            other => panic!("{other:?}"),
-        }
-    }
-}
+mod tests;

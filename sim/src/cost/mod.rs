@@ -175,23 +175,50 @@ impl IterationCost {
     }
 }
 
-/// How a layout uses each GPU's memory.
+/// How a layout uses each GPU's memory ([`memory`] says how SGLang sizes it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryPlan {
     /// Weights on the fullest GPU.
     pub weight_bytes_per_gpu: u64,
-    /// Activations, CUDA graphs, NCCL buffers held back.
+    /// Everything else the server holds: CUDA context and NCCL before loading, the
+    /// `req_to_token` table, attention workspace, CUDA graphs, activations
+    /// ([`memory::MemoryReserves::total_bytes`]).
     pub reserve_bytes_per_gpu: u64,
-    /// KV pool on each GPU: `mem_fraction_static × memory − weights − reserve` (0 if negative).
+    /// KV pool on each GPU of the fullest stage: `kv_tokens ×` its bytes per token.
     pub kv_pool_bytes_per_gpu: u64,
-    /// KV tokens the engine can hold (per attention-DP replica if DP attention is on).
+    /// KV tokens the engine can hold (per attention-DP replica if DP attention is on):
+    /// SGLang's `max_total_num_tokens`.
     pub kv_tokens: u64,
     /// Card memory.
     pub gpu_memory_bytes: u64,
-    /// False when weights + reserve exceed `mem_fraction_static × memory`.
+    /// False when the weights leave no KV token in `mem_fraction_static × free memory`.
     pub fits: bool,
-    /// How many bytes per GPU are missing when it does not fit.
+    /// How many bytes per GPU the weights exceed the static budget by when it does not fit.
     pub shortfall_bytes: u64,
+    /// Free memory when the weights start loading (SGLang's `Load weight begin. avail mem`).
+    #[serde(default)]
+    pub available_before_load_bytes: u64,
+    /// `mem_fraction_static × available_before_load_bytes`: weights + KV pool.
+    #[serde(default)]
+    pub static_budget_bytes: u64,
+    /// The reserves, part by part.
+    #[serde(default)]
+    pub reserves: memory::MemoryReserves,
+    /// KV tokens memory allows, before `--max-total-tokens` and page alignment.
+    #[serde(default)]
+    pub kv_tokens_by_memory: u64,
+    /// `max_running_requests` per DP worker, given or derived as SGLang does.
+    #[serde(default)]
+    pub max_running_requests: u32,
+    /// Context length the server runs with.
+    #[serde(default)]
+    pub context_len: u64,
+    /// Card − weights − KV pool − reserves; negative: SGLang is likely to run out of memory.
+    #[serde(default)]
+    pub free_after_reserves_bytes: i64,
+    /// Warnings, one line each.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// Scaling knobs a calibration fits and a confidence draw perturbs; all 1.0 by default. Each has a

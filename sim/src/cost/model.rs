@@ -196,21 +196,13 @@ impl CostModel {
         let placement = machine.place(&layout)?;
         let fp = models::footprint::footprint(model, &layout)?;
         let memory = memory::checked_plan(model, &fp, machine.memory_bytes(), opts)?;
+        let notes = memory.notes.clone();
         let mut cm = Self::build(machine, model, layout, opts, knobs, fp, memory, placement);
-        let act = memory::activation_bytes(model, &layout, opts.chunked_prefill_size as u64);
-        let headroom = (1.0 - opts.mem_fraction_static) * machine.memory_bytes() as f64;
-        if act as f64 > headroom {
-            cm.memory_notes.push(format!(
-                "a {}-token prefill chunk needs ≈ {:.1} GB of activations but 1 − --mem-fraction-static leaves {:.1} GB per GPU: SGLang may run out of memory; lower --mem-fraction-static or --chunked-prefill-size",
-                opts.chunked_prefill_size,
-                act as f64 / 1e9,
-                headroom / 1e9
-            ));
-        }
+        cm.memory_notes = notes;
         Ok(cm)
     }
 
-    /// Warnings about the memory plan (activation headroom), one line each.
+    /// Warnings about the memory plan (reserves beyond the headroom, …), one line each.
     pub fn memory_notes(&self) -> &[String] {
         &self.memory_notes
     }

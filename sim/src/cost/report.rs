@@ -98,7 +98,8 @@ pub struct MemorySummary {
     pub gpu_memory_gb: f64,
     /// Weights on the fullest GPU.
     pub weights_gb_per_gpu: f64,
-    /// CUDA context, NCCL and workspace reserve inside the static share.
+    /// Everything besides weights and KV pool: CUDA context and NCCL, `req_to_token`,
+    /// attention workspace, CUDA graphs, activations (parts in `reserves`).
     pub reserve_gb_per_gpu: f64,
     /// KV pool of the tightest stage.
     pub kv_pool_gb_per_gpu: f64,
@@ -110,6 +111,15 @@ pub struct MemorySummary {
     pub fits: bool,
     /// GB per GPU missing when it does not fit.
     pub shortfall_gb: f64,
+    /// Free memory when the weights load; `--mem-fraction-static` is a share of it.
+    pub available_before_load_gb: f64,
+    /// The reserves part by part, bytes.
+    pub reserves: super::memory::MemoryReserves,
+    /// SGLang's `max_running_requests` (given or derived) and its context length.
+    pub max_running_requests: u32,
+    pub context_len: u64,
+    /// Card − weights − KV pool − reserves (negative: likely out of memory).
+    pub free_after_reserves_gb: f64,
 }
 
 /// Steady decode of a closed loop of `batch` requests.
@@ -183,6 +193,9 @@ pub struct PredictOutput {
     pub layouts: Vec<LayoutPrediction>,
     /// Machine-level assumptions.
     pub machine_notes: Vec<String>,
+    /// Modules the checkpoint keeps in BF16 while others are quantized, one line per group
+    /// (`models::spec::describe_bf16_modules`).
+    pub bf16_modules: Vec<String>,
 }
 
 fn rejected(layout: &Layout, reason: String) -> LayoutPrediction {
@@ -251,6 +264,11 @@ pub fn describe(cm: &CostModel, q: &PredictQuery) -> LayoutPrediction {
             ),
             fits: mem.fits,
             shortfall_gb: mem.shortfall_bytes as f64 / 1e9,
+            available_before_load_gb: mem.available_before_load_bytes as f64 / 1e9,
+            reserves: mem.reserves,
+            max_running_requests: mem.max_running_requests,
+            context_len: mem.context_len,
+            free_after_reserves_gb: mem.free_after_reserves_bytes as f64 / 1e9,
         }),
         notes: cm
             .comm_notes()

@@ -86,6 +86,25 @@ impl CostModel {
     }
 }
 
+impl CostModel {
+    /// The decode step a server log reports for `running` requests at `context_tokens` each: one
+    /// iteration's latency without PP; under PP the interval between micro-batch completions,
+    /// the slowest stage plus a hop.
+    pub fn logged_step_s(&self, running: u32, context_tokens: u32) -> f64 {
+        let ctx = context_tokens.max(1);
+        let batch = super::IterationBatch {
+            decode_context_tokens: vec![ctx; running as usize],
+            prefill: Vec::new(),
+        };
+        let c = self.cost(&batch);
+        if c.stage_s.len() <= 1 {
+            c.latency_s
+        } else {
+            c.stage_s.iter().copied().fold(0.0, f64::max) + c.pp_hop_s
+        }
+    }
+}
+
 /// Output tokens per second of `concurrency` requests decoding at `context_tokens` each, capped by
 /// KV capacity (see [`CostModel::steady_decode`]).
 pub fn steady_decode_tok_per_s(model: &CostModel, concurrency: u32, context_tokens: u32) -> f64 {

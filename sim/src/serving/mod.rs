@@ -84,7 +84,11 @@ impl EngineConfig {
         };
         let per_replica = model.memory().kv_tokens;
         let kv_tokens = per_replica * replicas as u64;
-        let derived = (per_replica / 2).clamp(1, DEFAULT_MAX_RUNNING_CAP as u64) as u32 * replicas;
+        // The memory plan derives it as SGLang does; a plan without it falls back to the cap.
+        let derived = match model.memory().max_running_requests {
+            0 => (per_replica / 2).clamp(1, DEFAULT_MAX_RUNNING_CAP as u64) as u32,
+            n => n,
+        } * replicas;
         let max_running_requests = opts.max_running_requests.unwrap_or(derived);
         let pp = layout.pp.max(1);
         let micro_batches = if pp > 1 {

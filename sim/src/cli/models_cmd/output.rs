@@ -123,6 +123,8 @@ pub struct ModelShow {
     pub kv: KvSummary,
     pub machine: MachineSummary,
     pub layouts: Vec<LayoutFit>,
+    /// Modules the checkpoint keeps in BF16 while others are quantized, one line per group.
+    pub bf16_modules: Vec<String>,
     /// The full architecture as loaded.
     pub spec: ModelSpec,
 }

@@ -97,6 +97,13 @@ pub fn show(s: &ModelShow) -> String {
         ]);
     }
     out += &format!("{parts}\n\n");
+    if !s.bf16_modules.is_empty() {
+        out += "kept BF16 by the checkpoint's exclusion list:\n";
+        for l in &s.bf16_modules {
+            out += &format!("  {l}\n");
+        }
+        out += "\n";
+    }
     let k = &s.kv;
     out += &format!(
         "KV per token (all layers): bf16 {} B, fp8 {} B; DSA index-key cache {} B; checkpoint default {}{}\n\n",

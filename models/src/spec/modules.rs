@@ -1,0 +1,489 @@
+//! The linear modules of each layer under the names checkpoints give them, and the storage format
+//! of each, module by module and layer by layer.
+//!
+//! A quantized checkpoint's exclusion list (`exclude_modules`, `ignore`, `modules_to_not_convert`)
+//! names modules such as `model.layers.3.self_attn.q_a_proj`; NVIDIA's NVFP4 checkpoints keep
+//! attention projections, whole dense layers, shared experts or the MTP layer in BF16 that way.
+//! [`ModelSpec::layer_modules`] lists a layer's modules with those names, and
+//! [`ModelSpec::module_format`] gives each one's format: the part's format ([`PartFormats`],
+//! the format holding most of that part's parameters) unless [`ModuleFormats`] records an
+//! exception for that module in that layer. Weight bytes are summed module by module from these
+//! ([`ModelSpec::weight_bytes_by_part`], `footprint`), so a part whose modules differ (DeepSeek-V3.2
+//! NVFP4 keeps q/kv projections BF16 but quantizes `o_proj`) is counted exactly.
+//!
+//! Norms, biases, routers and the DSA indexer's `weights_proj` are never quantized (SGLang builds
+//! them without a quant config): they are counted in BF16.
+
+use super::LayerSet;
+use super::{AttentionSpec, ModelPart, ModelSpec};
+use crate::format::WeightFormat;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// How a tensor-parallel group splits a module's parameters (see `footprint`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shard {
+    /// Sliced over the TP group (q/kv up-projections, `o_proj`, MLPs, experts: 1/tp each).
+    Tp,
+    /// Whole on every rank (MLA down-projections, the DSA indexer, norms, routers).
+    Replicated,
+    /// GQA k/v: sliced by KV head, one head per rank (replicated) when `num_kv_heads < tp`.
+    KvHeads,
+}
+
+/// One linear module of a layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinearModule {
+    /// Name inside the layer as checkpoints write it, `*` for "every expert"
+    /// (`self_attn.q_a_proj`, `mlp.experts.*.gate_proj`).
+    pub name: &'static str,
+    /// The name matched against exclusion lists (expert 0 stands for every expert).
+    pub probe: &'static str,
+    /// The part it is counted in ([`ModelPart::Mtp`] for every module of an MTP layer).
+    pub part: ModelPart,
+    /// What it is, MTP layer or not (attention, indexer, dense MLP, experts, `Mtp` for
+    /// `eh_proj`): placement rules depend on it.
+    pub base: ModelPart,
+    /// Weight parameters of the whole module (all experts, all heads), scales excluded.
+    pub params: u64,
+    /// How TP splits it.
+    pub shard: Shard,
+}
+
+/// Parameters of a layer that stay BF16 whatever the scheme (norms, biases, routers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlainParams {
+    /// The part it is counted in, as [`LinearModule::part`].
+    pub part: ModelPart,
+    /// What it belongs to, as [`LinearModule::base`].
+    pub base: ModelPart,
+    pub params: u64,
+    pub shard: Shard,
+}
+
+/// One exception to the part formats: `module` (a [`LinearModule::name`]) is stored in `format`
+/// in `layers`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModuleOverride {
+    pub module: String,
+    pub layers: LayerSet,
+    pub format: WeightFormat,
+}
+
+/// Modules whose format differs from their part's, as the checkpoint's exclusion list says.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModuleFormats {
+    pub overrides: Vec<ModuleOverride>,
+}
+
+impl ModuleFormats {
+    /// No exception: every module has its part's format.
+    pub fn is_empty(&self) -> bool {
+        self.overrides.is_empty()
+    }
+}
+
+/// Modules a checkpoint keeps in BF16, grouped by name (see [`ModelSpec::bf16_modules`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bf16Modules {
+    /// Module name inside a layer (`self_attn.kv_b_proj`), or a whole-model tensor (`lm_head`).
+    pub module: String,
+    /// Layers where it is BF16 (empty for whole-model tensors); MTP layers count from
+    /// `num_layers`.
+    pub layers: LayerSet,
+    /// Its weight bytes in the checkpoint, all those layers together.
+    pub bytes: u64,
+}
+
+const fn module(
+    name: &'static str,
+    probe: &'static str,
+    (part, base): (ModelPart, ModelPart),
+    params: u64,
+    shard: Shard,
+) -> LinearModule {
+    LinearModule {
+        name,
+        probe,
+        part,
+        base,
+        params,
+        shard,
+    }
+}
+
+impl ModelSpec {
+    /// Whether `layer` (main layers first, then MTP layers) is a MoE layer.
+    fn layer_is_moe(&self, layer: u32) -> bool {
+        match self.moe_layers.get(layer as usize) {
+            Some(&m) => m,
+            None => self.moe.is_some(),
+        }
+    }
+
+    /// Whether `layer` runs its own DSA indexer (MTP layers do when the model has one).
+    fn layer_runs_indexer(&self, layer: u32) -> bool {
+        if layer < self.num_layers {
+            self.layer_has_indexer(layer)
+        } else {
+            self.attention.indexer().is_some()
+        }
+    }
+
+    /// Every layer index: main layers, then the MTP layers (`num_layers..num_layers + mtp`).
+    pub fn all_layer_indices(&self) -> Range<u32> {
+        0..self.num_layers + self.num_mtp_layers
+    }
+
+    /// The linear modules of layer `layer` (an MTP layer when `layer ≥ num_layers`, where every
+    /// module counts as [`ModelPart::Mtp`] and `eh_proj` is added).
+    pub fn layer_modules(&self, layer: u32) -> Vec<LinearModule> {
+        let mtp = layer >= self.num_layers;
+        let part = |p: ModelPart| (if mtp { ModelPart::Mtp } else { p }, p);
+        let h = self.hidden_size;
+        let mut v = Vec::with_capacity(16);
+        let attn = part(ModelPart::Attention);
+        match self.attention {
+            AttentionSpec::Mla {
+                num_heads,
+                q_lora_rank,
+                kv_lora_rank,
+                qk_nope_head_dim,
+                qk_rope_head_dim,
+                v_head_dim,
+                ..
+            } => {
+                let nh = num_heads as u64;
+                let (r_kv, nope, rope, vd) = (
+                    kv_lora_rank as u64,
+                    qk_nope_head_dim as u64,
+                    qk_rope_head_dim as u64,
+                    v_head_dim as u64,
+                );
+                match q_lora_rank.map(u64::from) {
+                    Some(r_q) => {
+                        let (a, b) = ("self_attn.q_a_proj", "self_attn.q_b_proj");
+                        v.push(module(a, a, attn, h * r_q, Shard::Replicated));
+                        v.push(module(b, b, attn, r_q * nh * (nope + rope), Shard::Tp));
+                    }
+                    None => {
+                        let q = "self_attn.q_proj";
+                        v.push(module(q, q, attn, h * nh * (nope + rope), Shard::Tp));
+                    }
+                }
+                let (a, b) = ("self_attn.kv_a_proj_with_mqa", "self_attn.kv_b_proj");
+                v.push(module(a, a, attn, h * (r_kv + rope), Shard::Replicated));
+                v.push(module(b, b, attn, r_kv * nh * (nope + vd), Shard::Tp));
+                let o = "self_attn.o_proj";
+                v.push(module(o, o, attn, nh * vd * h, Shard::Tp));
+            }
+            AttentionSpec::Gqa {
+                num_heads,
+                num_kv_heads,
+                head_dim,
+                ..
+            } => {
+                let q = h * num_heads as u64 * head_dim as u64;
+                let kv = h * num_kv_heads as u64 * head_dim as u64;
+                for (name, params, shard) in [
+                    ("self_attn.q_proj", q, Shard::Tp),
+                    ("self_attn.k_proj", kv, Shard::KvHeads),
+                    ("self_attn.v_proj", kv, Shard::KvHeads),
+                    ("self_attn.o_proj", q, Shard::Tp),
+                ] {
+                    v.push(module(name, name, attn, params, shard));
+                }
+            }
+        }
+        if let (
+            true,
+            AttentionSpec::Mla {
+                q_lora_rank,
+                indexer: Some(ix),
+                ..
+            },
+        ) = (self.layer_runs_indexer(layer), &self.attention)
+        {
+            let (n, d) = (ix.num_heads as u64, ix.head_dim as u64);
+            let q_in = q_lora_rank.map(u64::from).unwrap_or(h);
+            let idx = part(ModelPart::Indexer);
+            for (name, params) in [
+                ("self_attn.indexer.wq_b", q_in * n * d),
+                ("self_attn.indexer.wk", h * d),
+            ] {
+                v.push(module(name, name, idx, params, Shard::Replicated));
+            }
+        }
+        match (self.layer_is_moe(layer), self.moe) {
+            (true, Some(m)) => {
+                let per_proj = h * m.expert_intermediate_size;
+                let shared = per_proj * m.num_shared_experts as u64;
+                if shared > 0 {
+                    let sh = part(ModelPart::SharedExperts);
+                    for name in [
+                        "mlp.shared_experts.gate_proj",
+                        "mlp.shared_experts.up_proj",
+                        "mlp.shared_experts.down_proj",
+                    ] {
+                        v.push(module(name, name, sh, shared, Shard::Tp));
+                    }
+                }
+                let routed = per_proj * m.num_routed_experts as u64;
+                let r = part(ModelPart::RoutedExperts);
+                let names: [(&str, &str); 3] = if self.model_type == "mixtral" {
+                    [
+                        (
+                            "block_sparse_moe.experts.*.w1",
+                            "block_sparse_moe.experts.0.w1",
+                        ),
+                        (
+                            "block_sparse_moe.experts.*.w3",
+                            "block_sparse_moe.experts.0.w3",
+                        ),
+                        (
+                            "block_sparse_moe.experts.*.w2",
+                            "block_sparse_moe.experts.0.w2",
+                        ),
+                    ]
+                } else {
+                    [
+                        ("mlp.experts.*.gate_proj", "mlp.experts.0.gate_proj"),
+                        ("mlp.experts.*.up_proj", "mlp.experts.0.up_proj"),
+                        ("mlp.experts.*.down_proj", "mlp.experts.0.down_proj"),
+                    ]
+                };
+                for (name, probe) in names {
+                    v.push(module(name, probe, r, routed, Shard::Tp));
+                }
+            }
+            _ => {
+                let per_proj = h * self.dense_intermediate_size;
+                let d = part(ModelPart::DenseMlp);
+                for name in ["mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"] {
+                    v.push(module(name, name, d, per_proj, Shard::Tp));
+                }
+            }
+        }
+        if mtp {
+            let e = "eh_proj";
+            let p = (ModelPart::Mtp, ModelPart::Mtp);
+            v.push(module(e, e, p, 2 * h * h, Shard::Replicated));
+        }
+        v
+    }
+
+    /// The BF16-only parameters of layer `layer`: norms, q/k/v biases, the DSA indexer's
+    /// `k_norm` and `weights_proj`, the router, and an MTP layer's `enorm`, `hnorm` and head norm.
+    pub fn layer_plain_params(&self, layer: u32) -> Vec<PlainParams> {
+        let mtp = layer >= self.num_layers;
+        let h = self.hidden_size;
+        let plain = |p: ModelPart, params: u64, shard: Shard| PlainParams {
+            part: if mtp { ModelPart::Mtp } else { p },
+            base: p,
+            params,
+            shard,
+        };
+        let mut v = Vec::with_capacity(6);
+        match self.attention {
+            AttentionSpec::Mla {
+                q_lora_rank,
+                kv_lora_rank,
+                ..
+            } => {
+                // input/post-attention norms, q_a_layernorm, kv_a_layernorm
+                let norms = 2 * h + q_lora_rank.map_or(0, u64::from) + kv_lora_rank as u64;
+                v.push(plain(ModelPart::Attention, norms, Shard::Replicated));
+            }
+            AttentionSpec::Gqa {
+                num_heads,
+                num_kv_heads,
+                head_dim,
+                qkv_bias,
+            } => {
+                v.push(plain(ModelPart::Attention, 2 * h, Shard::Replicated));
+                if qkv_bias {
+                    let d = head_dim as u64;
+                    v.push(plain(ModelPart::Attention, num_heads as u64 * d, Shard::Tp));
+                    let kv = 2 * num_kv_heads as u64 * d;
+                    v.push(plain(ModelPart::Attention, kv, Shard::KvHeads));
+                }
+            }
+        }
+        if let (true, Some(ix)) = (self.layer_runs_indexer(layer), self.attention.indexer()) {
+            // k_norm (weight + bias) and weights_proj, which SGLang builds without quantization
+            let params = 2 * ix.head_dim as u64 + h * ix.num_heads as u64;
+            v.push(plain(ModelPart::Indexer, params, Shard::Replicated));
+        }
+        if let (true, Some(_)) = (self.layer_is_moe(layer), self.moe) {
+            let router = self.router_params_per_layer();
+            v.push(plain(ModelPart::Routers, router, Shard::Replicated));
+        }
+        if mtp {
+            v.push(plain(ModelPart::Mtp, 3 * h, Shard::Replicated));
+        }
+        v
+    }
+
+    /// The storage format of `m` in `layer`: its part's format unless the checkpoint's
+    /// exclusion list made it an exception there.
+    pub fn module_format(&self, layer: u32, m: &LinearModule) -> WeightFormat {
+        self.module_formats
+            .overrides
+            .iter()
+            .find(|o| o.module == m.name && o.layers.contains(layer))
+            .map_or_else(|| self.format_of(m.part), |o| o.format)
+    }
+
+    /// Bytes per part of `layer`, each module in its own format, weighted by
+    /// `share(shard, base part)` (the fraction of the module one GPU holds; 1.0 for the whole
+    /// model), added to `out` unrounded.
+    pub fn layer_bytes_by_part(
+        &self,
+        layer: u32,
+        share: impl Fn(Shard, ModelPart) -> f64,
+        out: &mut BTreeMap<ModelPart, f64>,
+    ) {
+        for m in self.layer_modules(layer) {
+            let bytes = m.params as f64
+                * share(m.shard, m.base)
+                * self.module_format(layer, &m).bytes_per_value();
+            *out.entry(m.part).or_default() += bytes;
+        }
+        for p in self.layer_plain_params(layer) {
+            let bytes = p.params as f64 * share(p.shard, p.base) * 2.0;
+            *out.entry(p.part).or_default() += bytes;
+        }
+    }
+
+    /// Checkpoint bytes by part (MTP included), each module in its own format, scales included.
+    pub fn weight_bytes_by_part(&self) -> BTreeMap<ModelPart, u64> {
+        let mut bytes: BTreeMap<ModelPart, f64> = BTreeMap::new();
+        for layer in self.all_layer_indices() {
+            self.layer_bytes_by_part(layer, |_, _| 1.0, &mut bytes);
+        }
+        for part in [ModelPart::Embeddings, ModelPart::LmHead] {
+            let params = self.params_by_part()[&part];
+            *bytes.entry(part).or_default() += self.bytes_of(part, params) as f64;
+        }
+        self.params_by_part()
+            .into_keys()
+            .map(|p| (p, bytes.get(&p).copied().unwrap_or(0.0).round() as u64))
+            .collect()
+    }
+
+    /// Average stored bytes per parameter of `part` over the whole model (mixed formats
+    /// weighted by their parameters); the part's format's when it has no parameters.
+    pub fn bytes_per_value_of(&self, part: ModelPart) -> f64 {
+        let params = self.params_by_part().get(&part).copied().unwrap_or(0);
+        match params {
+            0 => self.format_of(part).bytes_per_value(),
+            n => self.weight_bytes_by_part()[&part] as f64 / n as f64,
+        }
+    }
+
+    /// The modules this checkpoint keeps in BF16 while others are quantized, with the layers
+    /// where they are and their bytes; empty for a checkpoint stored in BF16 throughout.
+    /// Whole-model tensors (`embed_tokens`, `lm_head`) are listed when any module is quantized;
+    /// norms and routers (always BF16) are not.
+    pub fn bf16_modules(&self) -> Vec<Bf16Modules> {
+        let mut by_name: BTreeMap<&'static str, (Vec<u32>, f64, usize)> = BTreeMap::new();
+        let mut order = 0;
+        let mut any_quantized = false;
+        for layer in self.all_layer_indices() {
+            for m in self.layer_modules(layer) {
+                if self.module_format(layer, &m) == WeightFormat::Bf16 {
+                    let e = by_name.entry(m.name).or_insert_with(|| {
+                        order += 1;
+                        (Vec::new(), 0.0, order)
+                    });
+                    e.0.push(layer);
+                    e.1 += m.params as f64 * 2.0;
+                } else {
+                    any_quantized = true;
+                }
+            }
+        }
+        if !any_quantized {
+            return Vec::new();
+        }
+        let mut out: Vec<(usize, Bf16Modules)> = by_name
+            .into_iter()
+            .map(|(name, (layers, bytes, order))| {
+                (
+                    order,
+                    Bf16Modules {
+                        module: name.to_string(),
+                        layers: LayerSet::from_layers(layers),
+                        bytes: bytes.round() as u64,
+                    },
+                )
+            })
+            .collect();
+        out.sort_by_key(|(o, _)| *o);
+        let params = self.params_by_part();
+        let mut whole = Vec::new();
+        for (name, part) in [
+            ("model.embed_tokens", ModelPart::Embeddings),
+            ("lm_head", ModelPart::LmHead),
+        ] {
+            let n = params[&part].saturating_sub(if part == ModelPart::LmHead {
+                self.hidden_size
+            } else {
+                0
+            });
+            if n > 0 && self.format_of(part) == WeightFormat::Bf16 {
+                whole.push(Bf16Modules {
+                    module: name.to_string(),
+                    layers: LayerSet::default(),
+                    bytes: 2 * n,
+                });
+            }
+        }
+        whole.extend(out.into_iter().map(|(_, m)| m));
+        whole
+    }
+}
+
+/// One line per group of modules that stayed BF16 in the same layers, the modules of one block
+/// written together: `self_attn.{q_a_proj, kv_b_proj} (layers 0-77): 3.42 GB`. MTP layers (from
+/// `num_layers` on, as the checkpoint numbers them) are named as such.
+pub fn describe_bf16_modules(spec: &ModelSpec) -> Vec<String> {
+    let mut lines: Vec<(String, Vec<String>, LayerSet, u64)> = Vec::new();
+    for g in spec.bf16_modules() {
+        let (block, leaf) = match g.module.rsplit_once('.') {
+            Some((b, l)) if !g.layers.is_empty() => (b.to_string(), l.to_string()),
+            _ => (String::new(), g.module.clone()),
+        };
+        match lines.last_mut() {
+            Some(last) if last.0 == block && last.2 == g.layers && !block.is_empty() => {
+                last.1.push(leaf);
+                last.3 += g.bytes;
+            }
+            _ => lines.push((block, vec![leaf], g.layers, g.bytes)),
+        }
+    }
+    let mtp = spec.num_layers..spec.num_layers + spec.num_mtp_layers;
+    lines
+        .into_iter()
+        .map(|(block, leaves, layers, bytes)| {
+            let name = match (block.is_empty(), leaves.len()) {
+                (true, _) => leaves.join(", "),
+                (false, 1) => format!("{block}.{}", leaves[0]),
+                (false, _) => format!("{block}.{{{}}}", leaves.join(", ")),
+            };
+            let at = if layers.is_empty() {
+                String::new()
+            } else if layers
+                .0
+                .iter()
+                .all(|r| mtp.start <= r.start && r.end <= mtp.end)
+            {
+                format!(" (MTP layer {layers})")
+            } else {
+                format!(" (layers {layers})")
+            };
+            format!("{name}{at}: {:.2} GB", bytes as f64 / 1e9)
+        })
+        .collect()
+}

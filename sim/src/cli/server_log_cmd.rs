@@ -1,0 +1,382 @@
+//! `sim validate --server-log FILE` and `sim calibrate --server-log FILE`: the server's own log
+//! read with `sim::server_log`, each run's memory plan beside the logged figures, and each
+//! decode sample's logged step time beside the cost model's prediction.
+//!
+//! The layout and the memory-relevant options come from each run's `ServerArgs`
+//! ([`run_options`]); the machine and the model from `--machine` / `--model`.
+
+use super::args::{OutputFormat, Target};
+use super::run::{CalibrationArg, Setup};
+use anyhow::{Context, Result, bail};
+use comfy_table::Table;
+use models::footprint::footprint;
+use sim::cost::{CostModel, Knobs, MemoryPlan, memory};
+use sim::options::ServerOptions;
+use sim::server_log::batch::{MemoryCheck, check_memory, predicted_step_s};
+use sim::server_log::{self, DecodeSample, ServerLog, ServerRun, SkipCounts};
+use std::path::Path;
+
+/// Schema version of the `--server-log --format json` output.
+pub const SERVER_LOG_REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// `--format json` output of the server-log mode.
+#[derive(serde::Serialize)]
+pub struct ServerLogReport {
+    pub schema_version: u32,
+    pub source: String,
+    pub machine: String,
+    pub model: String,
+    pub knobs: Knobs,
+    pub lines: usize,
+    pub skipped: SkipCounts,
+    pub runs: Vec<RunReport>,
+}
+
+/// One run of the log, checked.
+#[derive(serde::Serialize)]
+pub struct RunReport {
+    pub index: usize,
+    pub first_line: usize,
+    /// `model_path` of the run's `ServerArgs`.
+    pub model_path: Option<String>,
+    /// Layout short name (`TP8`), `None` without a `ServerArgs` dump.
+    pub layout: Option<String>,
+    pub decode_samples: usize,
+    /// Steady samples of the reporting ranks ([`ServerRun::steady_samples`]).
+    pub steady_samples: usize,
+    pub flagged_samples: usize,
+    pub prefill_samples: usize,
+    /// Prompt tokens found in the radix cache over all prefill batches.
+    pub prefix_cache_hit_fraction: f64,
+    pub memory_lines: usize,
+    /// The memory plan for the run's options, and it beside the log.
+    pub memory_plan: Option<MemoryPlan>,
+    pub memory: Vec<MemoryCheck>,
+    /// Why the run could not be costed, if it could not.
+    pub error: Option<String>,
+    pub samples: Vec<SampleRow>,
+    /// Median |error| of the predicted step over the steady samples, %.
+    pub median_abs_error_pct: Option<f64>,
+}
+
+/// A decode sample and its prediction.
+#[derive(serde::Serialize)]
+pub struct SampleRow {
+    #[serde(flatten)]
+    pub sample: DecodeSample,
+    /// From the reporting ranks (see [`ServerRun::is_reporting_rank`]).
+    pub reporting: bool,
+    pub predicted_step_ms: Option<f64>,
+    pub error_pct: Option<f64>,
+}
+
+/// The server options of `run`: `base` (the command's flags) with what its `ServerArgs` says
+/// about memory and the step (until `sim::sglang_args::from_pairs` maps every pair).
+pub fn run_options(base: &ServerOptions, run: &ServerRun) -> ServerOptions {
+    let mut o = base.clone();
+    let Some(a) = &run.server_args else {
+        return o;
+    };
+    let u32_of = |v: u64| v.min(u32::MAX as u64) as u32;
+    if let Some(f) = a.mem_fraction_static() {
+        o.mem_fraction_static = f;
+    }
+    o.disable_cuda_graph = a.disable_cuda_graph();
+    if let Some(bs) = a.cuda_graph_max_bs() {
+        o.cuda_graph_max_bs = bs;
+    }
+    if let Some(c) = a.chunked_prefill_size() {
+        o.chunked_prefill_size = u32_of(c);
+    }
+    if let Some(m) = a.int("max_prefill_tokens") {
+        o.max_prefill_tokens = u32_of(m);
+    }
+    o.max_running_requests = a.max_running_requests().map(u32_of);
+    o.context_length = a.context_length().map(u32_of);
+    o.max_total_tokens = a.max_total_tokens();
+    o.kv_cache_dtype = run.kv_dtype();
+    if let Some(p) = a.int("page_size") {
+        o.page_size = u32_of(p).max(1);
+    }
+    if let Some(d) = a.int("pp_async_batch_depth") {
+        o.pp_async_batch_depth = u32_of(d);
+    }
+    o.disable_radix_cache = a
+        .flag("disable_radix_cache")
+        .unwrap_or(o.disable_radix_cache);
+    o.disable_overlap_schedule = a
+        .flag("disable_overlap_schedule")
+        .unwrap_or(o.disable_overlap_schedule);
+    o
+}
+
+/// Steady samples of the reporting ranks grouped by `#running-req`: count, mean logged and
+/// predicted step.
+fn steady_summary(run: &RunReport) -> Table {
+    let mut groups: std::collections::BTreeMap<u32, (usize, f64, f64, usize)> = Default::default();
+    for r in run
+        .samples
+        .iter()
+        .filter(|r| r.reporting && r.sample.steady)
+    {
+        let g = groups.entry(r.sample.running).or_default();
+        g.0 += 1;
+        g.1 += r.sample.step_s.unwrap_or(0.0) * 1e3;
+        if let Some(p) = r.predicted_step_ms {
+            g.2 += p;
+            g.3 += 1;
+        }
+    }
+    let mut t = Table::new();
+    t.set_header(vec![
+        "running",
+        "steady samples",
+        "logged step ms",
+        "predicted ms",
+        "error",
+    ]);
+    for (running, (n, logged, predicted, np)) in groups {
+        let logged = logged / n as f64;
+        let predicted = (np > 0).then(|| predicted / np as f64);
+        t.add_row(vec![
+            running.to_string(),
+            n.to_string(),
+            format!("{logged:.1}"),
+            predicted.map_or("-".into(), |p| format!("{p:.1}")),
+            predicted.map_or("-".into(), |p| {
+                format!("{:+.1}%", (p / logged - 1.0) * 100.0)
+            }),
+        ]);
+    }
+    t
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
+    let prompt: u64 = run
+        .prefill
+        .iter()
+        .map(|p| p.new_tokens + p.cached_tokens)
+        .sum();
+    let cached: u64 = run.prefill.iter().map(|p| p.cached_tokens).sum();
+    let mut report = RunReport {
+        index: run.index,
+        first_line: run.first_line,
+        model_path: run.server_args.as_ref().and_then(|a| a.model_path()),
+        layout: run.layout().map(|l| l.short_name()),
+        decode_samples: run.decode.len(),
+        steady_samples: run.steady_samples().count(),
+        flagged_samples: run.flagged_samples().count(),
+        prefill_samples: run.prefill.len(),
+        prefix_cache_hit_fraction: if prompt > 0 {
+            cached as f64 / prompt as f64
+        } else {
+            0.0
+        },
+        memory_lines: run.memory.lines,
+        memory_plan: None,
+        memory: Vec::new(),
+        error: None,
+        samples: Vec::new(),
+        median_abs_error_pct: None,
+    };
+    let rows = |predict: &dyn Fn(&DecodeSample) -> Option<f64>| {
+        run.decode
+            .iter()
+            .map(|s| {
+                let predicted = predict(s);
+                SampleRow {
+                    sample: s.clone(),
+                    reporting: run.is_reporting_rank(s),
+                    predicted_step_ms: predicted.map(|p| p * 1e3),
+                    error_pct: predicted.zip(s.step_s).map(|(p, m)| (p / m - 1.0) * 100.0),
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    let Some(layout) = run.layout() else {
+        report.error = Some("no ServerArgs dump before these lines: layout unknown".into());
+        report.samples = rows(&|_| None);
+        return report;
+    };
+    let opts = run_options(&setup.opts, run);
+    if let Ok(fp) = footprint(&setup.spec, &layout) {
+        let plan = memory::plan(&setup.spec, &fp, setup.machine.memory_bytes(), &opts);
+        report.memory = check_memory(&plan, &run.memory);
+        report.memory_plan = Some(plan);
+    }
+    match CostModel::new(&setup.machine, &setup.spec, layout, &opts, setup.knobs) {
+        Ok(model) => {
+            report.samples = rows(&|s| (s.running > 0).then(|| predicted_step_s(&model, s)));
+            report.median_abs_error_pct = median(
+                report
+                    .samples
+                    .iter()
+                    .filter(|r| r.reporting && r.sample.steady)
+                    .filter_map(|r| r.error_pct.map(f64::abs))
+                    .collect(),
+            );
+        }
+        Err(e) => {
+            report.error = Some(e.to_string());
+            report.samples = rows(&|_| None);
+        }
+    }
+    report
+}
+
+/// Reads the log and checks every run.
+pub fn report(target: &Target, cal: &CalibrationArg, path: &Path) -> Result<ServerLogReport> {
+    report_with(&Setup::new(target, cal)?, path)
+}
+
+/// [`report`] with an already resolved setup (e.g. a fit's knobs).
+pub fn report_with(setup: &Setup, path: &Path) -> Result<ServerLogReport> {
+    let log: ServerLog = server_log::load(path)?;
+    let runs: Vec<RunReport> = log.runs.iter().map(|r| check_run(setup, r)).collect();
+    if let Some(first) = runs.iter().find_map(|r| r.error.as_ref())
+        && runs.iter().all(|r| r.error.is_some())
+    {
+        bail!("{}: no run can be costed: {first}", path.display());
+    }
+    Ok(ServerLogReport {
+        schema_version: SERVER_LOG_REPORT_SCHEMA_VERSION,
+        source: log.source.clone(),
+        machine: setup.machine.name().to_string(),
+        model: setup.spec.name.clone(),
+        knobs: setup.knobs,
+        lines: log.lines,
+        skipped: log.skipped,
+        runs,
+    })
+}
+
+/// Prints the report as tables or JSON.
+pub fn print(r: &ServerLogReport, format: OutputFormat) -> Result<()> {
+    match format {
+        OutputFormat::Json => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(r).context("serializing")?
+            );
+            return Ok(());
+        }
+        OutputFormat::Csv => bail!("--server-log prints table or json"),
+        OutputFormat::Table => {}
+    }
+    println!(
+        "{}: {} lines, {} run(s); skipped {}",
+        r.source,
+        r.lines,
+        r.runs.len(),
+        r.skipped.summary()
+    );
+    for (reason, e) in &r.skipped.by_reason {
+        if e.kind != "noise" {
+            println!("  {reason}: {} (lines {:?})", e.count, e.example_lines);
+        }
+    }
+    for run in &r.runs {
+        print_run(run, r);
+    }
+    Ok(())
+}
+
+fn print_run(run: &RunReport, r: &ServerLogReport) {
+    println!(
+        "\nrun {} (line {}): {} as {} on {} ({}); {} decode samples ({} steady, {} flagged), {} prefill ({:.0}% of prompt tokens from the prefix cache), {} memory lines",
+        run.index,
+        run.first_line,
+        run.model_path.as_deref().unwrap_or("model ?"),
+        run.layout.as_deref().unwrap_or("layout ?"),
+        r.machine,
+        r.model,
+        run.decode_samples,
+        run.steady_samples,
+        run.flagged_samples,
+        run.prefill_samples,
+        run.prefix_cache_hit_fraction * 100.0,
+        run.memory_lines
+    );
+    if !run.memory.is_empty() {
+        let mut t = Table::new();
+        t.set_header(vec!["memory per GPU", "plan", "log", "error"]);
+        for c in &run.memory {
+            let fmt = |x: f64| match c.unit.as_str() {
+                "GiB" => format!("{x:.2} GiB"),
+                _ => format!("{x:.0}"),
+            };
+            t.add_row(vec![
+                c.quantity.clone(),
+                fmt(c.plan),
+                fmt(c.logged),
+                format!("{:+.1}%", c.error_pct),
+            ]);
+        }
+        println!("{t}");
+    }
+    if let Some(notes) = run.memory_plan.as_ref().map(|p| &p.notes) {
+        for n in notes {
+            println!("note: {n}");
+        }
+    }
+    if let Some(e) = &run.error {
+        println!("cannot cost this run: {e}");
+    }
+    let mut t = Table::new();
+    t.set_header(vec![
+        "line",
+        "rank",
+        "running",
+        "#token",
+        "ctx/req",
+        "graph",
+        "gen tok/s",
+        "step ms",
+        "predicted",
+        "error",
+        "steady",
+    ]);
+    for row in &run.samples {
+        let s = &row.sample;
+        let why: Vec<String> = s.not_steady.iter().map(|u| u.to_string()).collect();
+        t.add_row(vec![
+            s.line.to_string(),
+            format!("{}{}", s.rank, if row.reporting { "" } else { " (dup)" }),
+            s.running.to_string(),
+            s.tokens_in_kv.to_string(),
+            format!("{:.0}", s.context_per_request),
+            s.cuda_graph.map_or("-".into(), |g| g.to_string()),
+            format!("{:.2}", s.gen_throughput_tok_s),
+            s.step_s.map_or("-".into(), |x| format!("{:.1}", x * 1e3)),
+            row.predicted_step_ms
+                .map_or("-".into(), |x| format!("{x:.1}")),
+            row.error_pct.map_or("-".into(), |e| format!("{e:+.1}%")),
+            if s.steady {
+                "yes".into()
+            } else {
+                why.join(", ")
+            },
+        ]);
+    }
+    println!("{t}");
+    println!("{}", steady_summary(run));
+    if let Some(m) = run.median_abs_error_pct {
+        println!(
+            "median |error| of the predicted step over {} steady samples: {m:.1}%",
+            run.steady_samples
+        );
+    }
+}

@@ -1,0 +1,140 @@
+//! `sim validate --server-log` and `sim calibrate --server-log` on the user's server log: the
+//! samples table, the memory plan beside the log, `--format json`, and bad logs (exit 2, one
+//! line naming the file).
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+const LOG: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/observations/logs/glm47-fp8-tp8-calibration.log"
+);
+const TARGET: [&str; 4] = [
+    "--machine",
+    "rtx-pro-6000-x8-baremetal",
+    "--model",
+    "glm-4.7-fp8",
+];
+
+fn sim() -> Command {
+    Command::cargo_bin("sim").unwrap()
+}
+
+fn validate_json() -> Value {
+    let out = sim()
+        .args(["validate", "--server-log", LOG, "--format", "json"])
+        .args(TARGET)
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+#[test]
+fn validate_prints_samples_memory_and_predictions() {
+    sim()
+        .args(["validate", "--server-log", LOG])
+        .args(TARGET)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "50 decode samples (30 steady, 20 flagged)",
+        ))
+        .stdout(predicate::str::contains("weights / GPU"))
+        .stdout(predicate::str::contains("after prefill"))
+        .stdout(predicate::str::contains("median |error|"));
+}
+
+/// The acceptance figures of the memory plan against the log: weights within 2% of 41.90 GiB,
+/// KV tokens within 3% of 864,247.
+#[test]
+fn the_plan_beside_the_log_is_within_the_acceptance_bounds() {
+    let v = validate_json();
+    assert_eq!(v["schema_version"], 1);
+    let run = &v["runs"][0];
+    assert_eq!(run["layout"], "TP8");
+    let row = |q: &str| {
+        run["memory"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["quantity"] == q)
+            .unwrap_or_else(|| panic!("{q}"))
+            .clone()
+    };
+    let w = row("weights / GPU");
+    assert!((w["logged"].as_f64().unwrap() - 41.90).abs() < 0.01);
+    assert!(w["error_pct"].as_f64().unwrap().abs() < 2.0, "{w}");
+    let kv = row("KV tokens");
+    assert_eq!(kv["logged"], 864_247.0);
+    assert!(kv["error_pct"].as_f64().unwrap().abs() < 3.0, "{kv}");
+    assert_eq!(row("max_running_requests")["logged"], 2182.0);
+    // every decode sample is listed with its prediction; steady ones carry an error
+    let samples = run["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 50);
+    assert!(
+        samples
+            .iter()
+            .filter(|s| s["steady"] == true)
+            .all(|s| s["error_pct"].is_f64())
+    );
+    assert_eq!(
+        run["memory_plan"]["reserves"]["cuda_graph_bytes"], 0,
+        "--disable-cuda-graph in the log"
+    );
+}
+
+#[test]
+fn calibrate_reads_the_samples_and_says_it_wrote_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cal.json");
+    sim()
+        .args(["calibrate", "--server-log", LOG, "--output"])
+        .arg(&out)
+        .args(TARGET)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("30 steady"))
+        .stderr(predicate::str::contains("was not written"));
+    assert!(!out.exists());
+}
+
+#[test]
+fn bad_logs_exit_2_with_one_line_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    let assert = sim()
+        .args(["validate", "--server-log"])
+        .arg(&empty)
+        .args(TARGET)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("empty.log"))
+        .stderr(predicate::str::contains("no usable `Decode batch` line"));
+    assert_eq!(
+        String::from_utf8_lossy(&assert.get_output().stderr)
+            .lines()
+            .count(),
+        1
+    );
+    sim()
+        .args(["validate", "--server-log", "/no/such/server.log"])
+        .args(TARGET)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/no/such/server.log"));
+    // --server-log and --measured exclude each other; one of them is needed
+    sim()
+        .args(["validate"])
+        .args(TARGET)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--measured"));
+    sim()
+        .args(["validate", "--server-log", LOG, "--measured", "x.jsonl"])
+        .args(TARGET)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
+}
