@@ -7,8 +7,8 @@ use crate::error::{ProbeError, Result};
 use crate::nccl::runner::NcclOutcome;
 use crate::plan::RunPlan;
 use models::profile::{
-    DeviceInfo, DeviceMemoryMeasurement, GemmMeasurement, HostDeviceMeasurement, LinkClass,
-    MachineProfile, PairLink, TransferMode,
+    DeviceInfo, DeviceMemoryMeasurement, GemmMeasurement, HostDeviceMeasurement, LaunchKernel,
+    LaunchKind, LaunchMeasurement, LinkClass, MachineProfile, PairLink, Stat, TransferMode,
 };
 
 /// What the inventory step found.
@@ -77,6 +77,13 @@ pub trait Backend {
         notes: &mut Vec<String>,
         tick: Tick,
     ) -> Result<Vec<GemmMeasurement>>;
+    /// Kernel-launch floors per GPU.
+    fn launch(
+        &mut self,
+        plan: &RunPlan,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<LaunchMeasurement>>;
 }
 
 /// The loop link used to record a single GPU's D → H → D bounce.
@@ -280,6 +287,66 @@ impl Backend for FakeBackend {
             .cloned()
             .collect())
     }
+
+    fn launch(
+        &mut self,
+        plan: &RunPlan,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<LaunchMeasurement>> {
+        tick("launch (fake)".into());
+        if !self.machine.launch.is_empty() {
+            return Ok(self
+                .machine
+                .launch
+                .iter()
+                .filter(|m| self.has(&[m.device]))
+                .cloned()
+                .collect());
+        }
+        notes.push("fake machine: launch floors synthesized (the file has no `launch` section): H200 figures from probe/profiles/h200-x1-launch*.json".into());
+        Ok(self
+            .selected
+            .iter()
+            .flat_map(|&d| fake_launch(d, plan))
+            .collect())
+    }
+}
+
+/// Plausible launch floors of one GPU for a fake machine without a `launch` section: what the
+/// lent H200 measured (`profiles/h200-x1-launch.json` and the second run in its device log).
+fn fake_launch(device: u32, plan: &RunPlan) -> Vec<LaunchMeasurement> {
+    let stat = |median: f64| Stat {
+        median,
+        p10: median * 0.97,
+        p90: median * 1.05,
+        samples: plan.repeats.samples,
+    };
+    let (tokens, n, k) = plan.launch_gemm;
+    let shape = format!("m={tokens} n={n} k={k} bf16");
+    // (kernel, shape, graph µs per node, eager host µs per launch, eager GPU µs per kernel)
+    let figures = [
+        (LaunchKernel::Empty, None, 0.52, 3.7, 3.7),
+        (LaunchKernel::TinyGemm, Some(shape), 2.37, 6.9, 6.9),
+    ];
+    figures
+        .into_iter()
+        .flat_map(|(kernel, shape, graph, host, eager_gpu)| {
+            let m = |kind, per: f64, gpu: Option<f64>| LaunchMeasurement {
+                device,
+                kind,
+                kernel,
+                shape: shape.clone(),
+                chain_length: plan.launch_chain_length,
+                per_kernel_us: stat(per),
+                gpu_per_kernel_us: gpu.map(stat),
+            };
+            [
+                m(LaunchKind::GraphNode, graph, None),
+                m(LaunchKind::EagerLaunch, host, Some(eager_gpu)),
+            ]
+        })
+        .collect()
 }
 
 /// The real machine.
@@ -466,6 +533,15 @@ impl Backend for RealBackend {
         tick: Tick,
     ) -> Result<Vec<GemmMeasurement>> {
         crate::cuda::gemm::measure_gemm(&self.gpus, plan, notes, tick)
+    }
+
+    fn launch(
+        &mut self,
+        plan: &RunPlan,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<LaunchMeasurement>> {
+        crate::cuda::launch::measure_launch(&self.gpus, plan, notes, tick)
     }
 }
 

@@ -15,7 +15,7 @@ pub const DIFF_SCHEMA_VERSION: u32 = 1;
 /// One compared figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiffRow {
-    /// `host`, `device`, `p2p`, `nccl`, `gemm`.
+    /// `host`, `device`, `p2p`, `nccl`, `gemm`, `launch`.
     pub section: String,
     /// What was measured (e.g. `all_reduce n=8 1 MiB`).
     pub item: String,
@@ -191,6 +191,31 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
                 ga.tflops.median,
                 gb.tflops.median,
             );
+        }
+    }
+    for la in &a.launch {
+        if let Some(lb) = b
+            .launch
+            .iter()
+            .find(|l| l.device == la.device && l.kind == la.kind && l.kernel == la.kernel)
+        {
+            let what = format!("GPU {} {:?} {:?}", la.device, la.kernel, la.kind);
+            push(
+                "launch",
+                format!("{what} per kernel"),
+                "us",
+                la.per_kernel_us.median,
+                lb.per_kernel_us.median,
+            );
+            if let (Some(ga), Some(gb)) = (&la.gpu_per_kernel_us, &lb.gpu_per_kernel_us) {
+                push(
+                    "launch",
+                    format!("{what} GPU per kernel"),
+                    "us",
+                    ga.median,
+                    gb.median,
+                );
+            }
         }
     }
     rows
