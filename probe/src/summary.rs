@@ -129,6 +129,9 @@ pub fn render(p: &MachineProfile) -> String {
         ]);
     }
     out.push_str(&format!("{t}\n"));
+    if !p.nodes.is_empty() {
+        out.push_str(&nodes_table(p));
+    }
     if !p.host_device.is_empty() {
         let mut t = table(&[
             "GPUs",
@@ -295,6 +298,40 @@ pub fn render(p: &MachineProfile) -> String {
         out.push_str(&launch_table(&p.launch));
     }
     out
+}
+
+/// A multi-node profile's nodes: host, GPUs (global indices), launcher, NCCL's transport and
+/// the NICs it used.
+fn nodes_table(p: &MachineProfile) -> String {
+    let mut t = table(&[
+        "node",
+        "host",
+        "GPUs",
+        "launcher",
+        "NCCL net",
+        "NICs (* = used by NCCL)",
+    ]);
+    for n in &p.nodes {
+        let nics: Vec<String> = n
+            .nics
+            .iter()
+            .map(|x| {
+                let speed = x
+                    .speed_gbit_per_s
+                    .map_or(String::new(), |s| format!(" {s:.0} Gb/s"));
+                format!("{}{}{speed}", if x.used_by_nccl { "*" } else { "" }, x.name)
+            })
+            .collect();
+        t.add_row(vec![
+            n.rank.to_string(),
+            n.hostname.clone().unwrap_or_default(),
+            format!("{:?}", n.devices),
+            n.launcher.clone().unwrap_or_default(),
+            n.net_transport.clone().unwrap_or_else(|| "-".into()),
+            nics.join(", "),
+        ]);
+    }
+    format!("Nodes\n{t}\n")
 }
 
 /// One row per GPU and kernel: the graph figure beside the eager pair.

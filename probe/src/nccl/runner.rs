@@ -3,13 +3,14 @@
 //! the command line and one report per group read from stdout as it finishes. A child that
 //! outlives its budget is killed and the group it was on recorded as `hang`.
 
+use super::cross::{CrossHooks, READY_PREFIX};
 use super::worker::{GroupReport, GroupSpec, REPORT_PREFIX, WorkerSpec, curve, empty_points};
-use super::{OPS, worst_class};
+use super::worst_class;
 use crate::error::{ProbeError, Result};
 use crate::plan::RunPlan;
 use models::profile::{CollectiveCurve, CollectiveStatus, PairLink};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -39,6 +40,7 @@ pub fn worker_spec(
             .map(|g| GroupSpec {
                 devices: g.clone(),
                 link_class: worst_class(g, links),
+                cross: None,
             })
             .collect(),
         sizes: plan.nccl_sizes.clone(),
@@ -58,9 +60,11 @@ pub fn missing_curves(
     group: &GroupSpec,
     status: CollectiveStatus,
 ) -> Vec<CollectiveCurve> {
-    OPS.iter()
-        .map(|&op| {
-            let pts = empty_points(&spec.sizes, op, group.devices.len(), status);
+    group
+        .ops()
+        .into_iter()
+        .map(|op| {
+            let pts = empty_points(&spec.sizes, op, group.nranks(), status);
             curve(spec, group, op, pts)
         })
         .collect()
@@ -72,7 +76,19 @@ pub struct ChildRun {
     pub reports: Vec<GroupReport>,
     /// `None` when it exited successfully; otherwise why it died or was killed.
     pub died: Option<String>,
+    /// NCCL's `NCCL_DEBUG=INFO` net lines it printed (cross-node workers run with them on).
+    pub net_lines: Vec<String>,
 }
+
+/// What the worker's stdout carries besides NCCL's own output.
+enum Line {
+    Report(String),
+    Ready(u32),
+    Net(String),
+}
+
+/// NCCL net lines kept per worker (they repeat per channel).
+const NET_LINES_KEPT: usize = 200;
 
 /// Runs workers until every group of `spec` has a report or a reason it has none. `spawn`
 /// runs one worker over the groups given. A worker that dies or is killed costs the group it
@@ -112,8 +128,16 @@ pub fn collect_groups(
 }
 
 /// Runs one worker child. The clock restarts at every group report: a worker may take
-/// `per_group` for each group, and is killed when one takes longer.
-pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
+/// `per_group` for each group, and is killed when one takes longer. With `hooks` (cross-node
+/// groups) the worker's stdin is piped: at each "ready" line the hooks hold the rendezvous and
+/// their directive goes to the worker (the clock restarts after it too); `extra_env` is set on
+/// the child besides the spec's NCCL environment.
+pub fn run_child(
+    spec: &WorkerSpec,
+    per_group: Duration,
+    mut hooks: Option<&mut dyn CrossHooks>,
+    extra_env: &[(String, String)],
+) -> Result<ChildRun> {
     let exe = std::env::current_exe().map_err(|e| ProbeError::Io {
         path: "current_exe".into(),
         source: e,
@@ -121,10 +145,19 @@ pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
     let json = serde_json::to_string(spec).expect("spec serializes");
     let mut cmd = Command::new(exe);
     cmd.arg("nccl-worker").arg("--spec").arg(json);
-    for (k, v) in &spec.nccl_env {
+    for (k, v) in spec
+        .nccl_env
+        .iter()
+        .chain(extra_env.iter().map(|(k, v)| (k, v)))
+    {
         cmd.env(k, v);
     }
     let mut child = cmd
+        .stdin(if hooks.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -132,14 +165,27 @@ pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
             path: "probe nccl-worker".into(),
             source: e,
         })?;
+    let mut stdin = child.stdin.take();
     let stdout = child.stdout.take().expect("piped");
     let mut stderr = child.stderr.take().expect("piped");
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let (tx, rx) = std::sync::mpsc::channel::<Line>();
     let out_t = std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
-            if let Some(json) = line.strip_prefix(REPORT_PREFIX)
-                && tx.send(json.to_string()).is_err()
+            let item = if let Some(json) = line.strip_prefix(REPORT_PREFIX) {
+                Line::Report(json.to_string())
+            } else if let Some(id) = line.strip_prefix(READY_PREFIX) {
+                match id.trim().parse() {
+                    Ok(id) => Line::Ready(id),
+                    Err(_) => continue,
+                }
+            } else if line.contains("NCCL INFO")
+                && (line.contains("NET/") || line.contains("Using network"))
             {
+                Line::Net(line)
+            } else {
+                continue;
+            };
+            if tx.send(item).is_err() {
                 break;
             }
         }
@@ -149,14 +195,52 @@ pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
         let _ = stderr.read_to_string(&mut s);
         s
     });
-    let mut reports = Vec::new();
+    let mut run = ChildRun {
+        reports: Vec::new(),
+        died: None,
+        net_lines: Vec::new(),
+    };
     let mut deadline = Instant::now() + per_group;
     let mut bad_line = None;
-    let status = loop {
-        while let Ok(json) = rx.try_recv() {
-            match serde_json::from_str::<GroupReport>(&json) {
-                Ok(r) => reports.push(r),
+    let mut take = |item: Line,
+                    run: &mut ChildRun,
+                    hooks: &mut Option<&mut dyn CrossHooks>,
+                    stdin: &mut Option<std::process::ChildStdin>|
+     -> Result<()> {
+        match item {
+            Line::Report(json) => match serde_json::from_str::<GroupReport>(&json) {
+                Ok(r) => {
+                    if let (Some(h), Some(id)) = (hooks.as_deref_mut(), r.cross_group) {
+                        h.report(id, r.clone())?;
+                    }
+                    run.reports.push(r);
+                }
                 Err(e) => bad_line = Some(e.to_string()),
+            },
+            Line::Ready(id) => {
+                let Some(h) = hooks.as_deref_mut() else {
+                    return Ok(());
+                };
+                let line = h.ready(id)?.line();
+                if let Some(w) = stdin.as_mut() {
+                    // A worker that died meanwhile shows in its exit status.
+                    let _ = w.write_all(line.as_bytes()).and_then(|_| w.flush());
+                }
+            }
+            Line::Net(l) => {
+                if run.net_lines.len() < NET_LINES_KEPT {
+                    run.net_lines.push(l);
+                }
+            }
+        }
+        Ok(())
+    };
+    let status = loop {
+        while let Ok(item) = rx.try_recv() {
+            if let Err(e) = take(item, &mut run, &mut hooks, &mut stdin) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
             }
             deadline = Instant::now() + per_group;
         }
@@ -171,25 +255,24 @@ pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
             let _ = child.wait();
             break None;
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(2));
     };
+    drop(stdin.take());
     let _ = out_t.join();
     // Lines that arrived between the last poll and the exit.
-    for json in rx.try_iter() {
-        match serde_json::from_str::<GroupReport>(&json) {
-            Ok(r) => reports.push(r),
-            Err(e) => bad_line = Some(e.to_string()),
+    for item in rx.try_iter() {
+        // The worker is gone: a ready line now can only be answered by its absence.
+        if !matches!(item, Line::Ready(_)) {
+            take(item, &mut run, &mut hooks, &mut None)?;
         }
     }
     let err = err_t.join().unwrap_or_default();
     let Some(status) = status else {
-        return Ok(ChildRun {
-            reports,
-            died: Some(format!(
-                "worker killed after {:.0} s without finishing the group",
-                per_group.as_secs_f64()
-            )),
-        });
+        run.died = Some(format!(
+            "worker killed after {:.0} s without finishing the group",
+            per_group.as_secs_f64()
+        ));
+        return Ok(run);
     };
     if let Some(e) = bad_line {
         return Err(ProbeError::Cuda {
@@ -198,10 +281,7 @@ pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
         });
     }
     if status.success() {
-        return Ok(ChildRun {
-            reports,
-            died: None,
-        });
+        return Ok(run);
     }
     let msg = err
         .lines()
@@ -217,10 +297,8 @@ pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
             hint: msg,
         });
     }
-    Ok(ChildRun {
-        reports,
-        died: Some(format!("worker exited with {status}: {msg}")),
-    })
+    run.died = Some(format!("worker exited with {status}: {msg}"));
+    Ok(run)
 }
 
 /// Whether every variable of `env` already has its value in the run's environment (`get`).
@@ -274,7 +352,7 @@ pub fn measure_nccl(
         let spec = worker_spec(plan, &groups, links, env);
         // Per group: the per-wait timeout for every op, plus time to run all points.
         let per_group = Duration::from_secs_f64(plan.nccl_timeout_s * 2.0 + 600.0);
-        for (group, res) in collect_groups(&spec, |s| run_child(s, per_group))? {
+        for (group, res) in collect_groups(&spec, |s| run_child(s, per_group, None, &[]))? {
             match res {
                 Ok(rep) => {
                     out.version = out.version.or(rep.nccl_version);
@@ -323,6 +401,7 @@ mod tests {
                 .map(|g| GroupSpec {
                     devices: g.to_vec(),
                     link_class: None,
+                    cross: None,
                 })
                 .collect(),
             sizes: vec![8, 1 << 20],
@@ -344,6 +423,8 @@ mod tests {
             curves: Vec::new(),
             notes: Vec::new(),
             aborted,
+            cross_group: None,
+            samples_us: Vec::new(),
         }
     }
 
@@ -364,6 +445,7 @@ mod tests {
             Ok(ChildRun {
                 reports,
                 died: died.map(String::from),
+                net_lines: Vec::new(),
             })
         }
     }
@@ -405,7 +487,7 @@ mod tests {
         let out = collect_groups(&s, scripted(vec![(0, false, None), (0, false, None)])).unwrap();
         assert!(out.iter().all(|(_, r)| r.is_err()));
         let curves = missing_curves(&s, &out[0].0, CollectiveStatus::Hang);
-        assert_eq!(curves.len(), OPS.len());
+        assert_eq!(curves.len(), super::super::OPS.len());
         assert!(curves.iter().all(|c| c.points.len() == 2));
     }
 
