@@ -59,7 +59,7 @@ pub struct RunArgs {
     /// Fewer sizes and samples (under 30 s on 8 GPUs).
     #[arg(long)]
     pub quick: bool,
-    /// Only these steps: inventory,host,device,p2p,nccl,gemm.
+    /// Only these steps: inventory,host,device,p2p,nccl,gemm,launch.
     #[arg(long)]
     pub only: Option<String>,
     /// Where to write the profile JSON (default profile.json; on a node other than 0 of a

@@ -90,6 +90,29 @@ enum Line {
 /// NCCL net lines kept per worker (they repeat per channel).
 const NET_LINES_KEPT: usize = 200;
 
+/// Whether a line of NCCL's debug output is one of its net lines.
+fn is_net_line(line: &str) -> bool {
+    line.contains("NCCL INFO") && (line.contains("NET/") || line.contains("Using network"))
+}
+
+/// NCCL's net lines in the debug files under `dir`.
+fn net_lines_in(dir: &std::path::Path) -> Vec<String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|text| {
+            text.lines()
+                .filter(|l| is_net_line(l))
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// Runs workers until every group of `spec` has a report or a reason it has none. `spawn`
 /// runs one worker over the groups given. A worker that dies or is killed costs the group it
 /// was on (the first unreported one, recorded with the reason); one that stops after an
@@ -152,6 +175,15 @@ pub fn run_child(
     {
         cmd.env(k, v);
     }
+    // NCCL writes its debug output to stdout through a block buffer, which can end mid-line
+    // just before one of our report or ready lines: it goes to a file instead (the parent
+    // reads NCCL's net lines from there), unless the user chose one.
+    let debug_dir = tempfile::tempdir().ok();
+    if std::env::var_os("NCCL_DEBUG_FILE").is_none()
+        && let Some(d) = &debug_dir
+    {
+        cmd.env("NCCL_DEBUG_FILE", d.path().join("nccl.%h.%p.log"));
+    }
     let mut child = cmd
         .stdin(if hooks.is_some() {
             Stdio::piped()
@@ -171,16 +203,16 @@ pub fn run_child(
     let (tx, rx) = std::sync::mpsc::channel::<Line>();
     let out_t = std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
-            let item = if let Some(json) = line.strip_prefix(REPORT_PREFIX) {
+            // Found anywhere in the line: other output may precede ours on it.
+            let after = |prefix: &str| line.find(prefix).map(|i| &line[i + prefix.len()..]);
+            let item = if let Some(json) = after(REPORT_PREFIX) {
                 Line::Report(json.to_string())
-            } else if let Some(id) = line.strip_prefix(READY_PREFIX) {
+            } else if let Some(id) = after(READY_PREFIX) {
                 match id.trim().parse() {
                     Ok(id) => Line::Ready(id),
                     Err(_) => continue,
                 }
-            } else if line.contains("NCCL INFO")
-                && (line.contains("NET/") || line.contains("Using network"))
-            {
+            } else if is_net_line(&line) {
                 Line::Net(line)
             } else {
                 continue;
@@ -267,6 +299,13 @@ pub fn run_child(
         }
     }
     let err = err_t.join().unwrap_or_default();
+    if let Some(d) = &debug_dir {
+        run.net_lines.extend(
+            net_lines_in(d.path())
+                .into_iter()
+                .take(NET_LINES_KEPT.saturating_sub(run.net_lines.len())),
+        );
+    }
     let Some(status) = status else {
         run.died = Some(format!(
             "worker killed after {:.0} s without finishing the group",
@@ -496,6 +535,20 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn net_lines_are_read_from_nccls_debug_files() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("nccl.h.1.log"),
+            "h:1:1 [0] NCCL INFO Bootstrap: Using lo:127.0.0.1<0>\nh:1:1 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>\nh:1:1 [0] NCCL INFO Using network Socket\n",
+        )
+        .unwrap();
+        let lines = net_lines_in(d.path());
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[1].ends_with("Using network Socket"));
+        assert!(net_lines_in(&d.path().join("missing")).is_empty());
     }
 
     #[test]
