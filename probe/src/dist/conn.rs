@@ -168,22 +168,13 @@ impl Inbox {
 
     /// The next message other than a heartbeat, or `None` once `deadline` passes. A peer that
     /// closed its stream, sent something undecodable or went silent is an error naming it.
+    /// Silence is judged only with the queue drained: while this side was busy (measuring for
+    /// minutes) the peers' heartbeats waited in it.
     pub fn next(&mut self, deadline: Option<Instant>) -> Result<Option<(u32, Msg)>> {
         loop {
             let now = Instant::now();
             if deadline.is_some_and(|d| now >= d) {
                 return Ok(None);
-            }
-            if let Some((&rank, _)) = self
-                .last_seen
-                .iter()
-                .find(|(_, t)| now.duration_since(**t) > self.silence)
-            {
-                return Err(ProbeError::Dist(format!(
-                    "{} sent nothing, not even a heartbeat, for {:.0} s: it hung or the network between the nodes broke",
-                    self.label(rank),
-                    self.silence.as_secs_f64()
-                )));
             }
             let wait = deadline
                 .map_or(Duration::from_millis(200), |d| d - now)
@@ -202,7 +193,20 @@ impl Inbox {
                         return Err(ProbeError::Dist(format!("{} {why}", self.label(rank))));
                     }
                 }
-                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Timeout) => {
+                    let now = Instant::now();
+                    if let Some((&rank, _)) = self
+                        .last_seen
+                        .iter()
+                        .find(|(_, t)| now.duration_since(**t) > self.silence)
+                    {
+                        return Err(ProbeError::Dist(format!(
+                            "{} sent nothing, not even a heartbeat, for {:.0} s: it hung or the network between the nodes broke",
+                            self.label(rank),
+                            self.silence.as_secs_f64()
+                        )));
+                    }
+                }
                 Err(RecvTimeoutError::Disconnected) => unreachable!("the inbox holds a sender"),
             }
         }
@@ -227,5 +231,54 @@ fn read_loop(rank: u32, mut reader: BufReader<TcpStream>, tx: Sender<(u32, Incom
         if tx.send((rank, incoming)).is_err() || closed {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// Two inboxes joined by a loopback stream.
+    fn pair(silence: Duration, beat: Duration) -> (Inbox, Peer, Inbox, Peer) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let a = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (b, _) = l.accept().unwrap();
+        let (mut ia, mut ib) = (Inbox::new(silence, beat), Inbox::new(silence, beat));
+        let pa = ia.attach(1, "node 1".into(), BufReader::new(a)).unwrap();
+        let pb = ib.attach(0, "node 0".into(), BufReader::new(b)).unwrap();
+        (ia, pa, ib, pb)
+    }
+
+    #[test]
+    fn a_busy_side_does_not_take_queued_heartbeats_for_silence() {
+        let (mut a, _pa, _b, pb) = pair(Duration::from_millis(300), Duration::from_millis(50));
+        // `a` is busy (not reading) for longer than the silence limit; heartbeats queue up.
+        std::thread::sleep(Duration::from_millis(700));
+        pb.send(&Msg::Start).unwrap();
+        let got = a
+            .next(Some(Instant::now() + Duration::from_secs(2)))
+            .unwrap();
+        assert_eq!(got, Some((1, Msg::Start)));
+    }
+
+    #[test]
+    fn a_closed_or_silent_peer_is_named() {
+        let (mut a, _pa, b, pb) = pair(Duration::from_millis(300), Duration::from_millis(50));
+        drop((b, pb));
+        let e = a.next(None).unwrap_err().to_string();
+        assert!(e.starts_with("node 1 closed the connection"), "{e}");
+        // A peer that stops heartbeating (its process frozen) is silent, not closed.
+        let (mut a, _pa, _b, pb) = pair(Duration::from_millis(300), Duration::from_secs(60));
+        let e = a.next(None).unwrap_err().to_string();
+        assert!(
+            e.contains("node 1 sent nothing, not even a heartbeat"),
+            "{e}"
+        );
+        drop(pb);
+        // Deadlines without messages end quietly.
+        let (mut a, _pa, _b, _pb) = pair(Duration::from_secs(10), Duration::from_millis(50));
+        let t = Instant::now();
+        assert_eq!(a.next(Some(t + Duration::from_millis(100))).unwrap(), None);
     }
 }
