@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 
-OPS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all"]
+OPS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"]
 
 
 def probe_curves(profile, n, env):

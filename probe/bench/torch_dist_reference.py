@@ -4,8 +4,9 @@ Usage:
     torchrun --standalone --nproc_per_node=N torch_dist_reference.py --out ref.json
              [--min-bytes 8] [--max-bytes 1073741824] [--graph]
 
-Measures all_reduce, all_gather (all_gather_into_tensor), reduce_scatter (reduce_scatter_tensor)
-and all_to_all (all_to_all_single) in float32 over the sizes `probe run` uses in a full run
+Measures all_reduce, all_gather (all_gather_into_tensor), reduce_scatter (reduce_scatter_tensor),
+all_to_all (all_to_all_single) and send_recv (batch_isend_irecv to the next rank, from the previous,
+as nccl-tests' sendrecv; busbw factor 1) in float32 over the sizes `probe run` uses in a full run
 (8 B ... 1 GiB by x2), with probe's repeats: 3 warm-up runs, 15 samples, small sizes batched so
 one sample moves at least 64 MiB (at most 50 ops). Each sample is timed with CUDA events on every
 rank after a barrier; a rank's figure is the median of its samples and the reported time is the
@@ -33,17 +34,19 @@ import torch.distributed as dist
 ELEM = 4  # float32 bytes
 WARMUP, SAMPLES = 3, 15
 MIN_BYTES_PER_SAMPLE, MAX_REPS = 64 << 20, 50
-OPS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all"]
+OPS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"]
 
 
 def busbw_factor(op, n):
+    if op == "send_recv":
+        return 1.0
     return 2.0 * (n - 1) / n if op == "all_reduce" else (n - 1) / n
 
 
 def counts(op, size, n):
     """(send elements, recv elements, nccl-tests size in bytes), as probe's `counts`."""
     elems = max(size // ELEM, 1)
-    if op == "all_reduce":
+    if op in ("all_reduce", "send_recv"):
         return elems, elems, elems * ELEM
     c = max(elems // n, 1)
     if op == "all_gather":
@@ -54,6 +57,12 @@ def counts(op, size, n):
 
 
 def launcher(op, send, recv):
+    if op == "send_recv":
+        # nccl-tests' sendrecv: every rank sends to the next and receives from the previous.
+        rank, n = dist.get_rank(), dist.get_world_size()
+        ops = lambda: [dist.P2POp(dist.isend, send, (rank + 1) % n),  # noqa: E731
+                       dist.P2POp(dist.irecv, recv, (rank - 1) % n)]
+        return lambda: [w.wait() for w in dist.batch_isend_irecv(ops())]
     if op == "all_reduce":
         return lambda: dist.all_reduce(send)
     if op == "all_gather":
@@ -78,6 +87,8 @@ def check(op, send, recv, rank, n):
     torch.cuda.synchronize()
     if op == "all_reduce":
         ok = bool(torch.all(send == n * (n + 1) / 2))
+    elif op == "send_recv":
+        ok = bool(torch.all(recv == (rank - 1) % n + 1))
     elif op == "all_gather":
         c = send.numel()
         ok = all(bool(torch.all(recv[r * c:(r + 1) * c] == r + 1)) for r in range(n))

@@ -1,14 +1,16 @@
 //! The seam between "what to measure" and "where": the real GPUs (CUDA, NVML, NCCL) or a fake
-//! machine read from a file, so the whole `probe run` path — plan, progress, classification,
-//! summary, profile writing — runs deterministically on a CPU-only CI box (like hyperfine's mock
-//! executor).
+//! machine read from a file (`crate::fake`), so the whole `probe run` path — plan, progress,
+//! classification, summary, profile writing, several nodes over loopback — runs
+//! deterministically on a CPU-only CI box (like hyperfine's mock executor).
 
 use crate::error::{ProbeError, Result};
+use crate::nccl::cross::{CrossHooks, CrossOutcome};
 use crate::nccl::runner::NcclOutcome;
+use crate::nccl::worker::WorkerSpec;
 use crate::plan::RunPlan;
 use models::profile::{
-    DeviceInfo, DeviceMemoryMeasurement, GemmMeasurement, HostDeviceMeasurement, LinkClass,
-    MachineProfile, PairLink, TransferMode,
+    DeviceInfo, DeviceMemoryMeasurement, GemmMeasurement, HostDeviceMeasurement, LaunchMeasurement,
+    LinkClass, NicInfo, PairLink,
 };
 
 /// What the inventory step found.
@@ -77,209 +79,27 @@ pub trait Backend {
         notes: &mut Vec<String>,
         tick: Tick,
     ) -> Result<Vec<GemmMeasurement>>;
+    /// Kernel-launch floors per GPU.
+    fn launch(
+        &mut self,
+        plan: &RunPlan,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<LaunchMeasurement>>;
+    /// This node's network interfaces (multi-node runs).
+    fn nics(&mut self) -> Vec<NicInfo>;
+    /// A maker of fresh NCCL unique ids, made where this runs (node 0: one per cross-node
+    /// group); independent of the backend's borrow, since ids are made during `nccl_cross`.
+    fn unique_ids(&self) -> Box<dyn FnMut() -> Result<Vec<u8>>>;
+    /// This node's ranks of every cross-node group of `spec`, in order, each group's start and
+    /// results going through `hooks`.
+    fn nccl_cross(&mut self, spec: &WorkerSpec, hooks: &mut dyn CrossHooks)
+    -> Result<CrossOutcome>;
 }
 
 /// The loop link used to record a single GPU's D → H → D bounce.
 pub fn self_link(gpu: u32) -> PairLink {
     PairLink::new(gpu, gpu, LinkClass::X)
-}
-
-/// A fake machine: a profile file whose measured sections are served back as if measured.
-/// Selecting more GPUs than its `devices` fails exactly like the real backend; a file with no
-/// devices behaves like a machine without GPUs.
-pub struct FakeBackend {
-    machine: MachineProfile,
-    selected: Vec<u32>,
-}
-
-impl FakeBackend {
-    /// Loads a fake machine description (a machine-profile JSON file).
-    pub fn load(path: &std::path::Path) -> Result<FakeBackend> {
-        Ok(FakeBackend {
-            machine: MachineProfile::load(path)?,
-            selected: Vec::new(),
-        })
-    }
-
-    fn has(&self, devices: &[u32]) -> bool {
-        devices.iter().all(|d| self.selected.contains(d))
-    }
-}
-
-impl Backend for FakeBackend {
-    fn select(&mut self, gpus: Option<&[u32]>) -> Result<Vec<u32>> {
-        let all: Vec<u32> = self.machine.devices.iter().map(|d| d.index).collect();
-        if all.is_empty() {
-            return Err(ProbeError::NoGpu);
-        }
-        let want = gpus.map(|g| g.to_vec()).unwrap_or_else(|| all.clone());
-        if let Some(&bad) = want.iter().find(|g| !all.contains(g)) {
-            return Err(ProbeError::TooFewGpus {
-                asked: bad,
-                available: all.len() as u32,
-            });
-        }
-        self.selected = want.clone();
-        Ok(want)
-    }
-
-    fn inventory(&mut self) -> Result<Inventory> {
-        let m = &self.machine;
-        Ok(Inventory {
-            devices: m
-                .devices
-                .iter()
-                .filter(|d| self.selected.contains(&d.index))
-                .cloned()
-                .collect(),
-            links: m
-                .links
-                .iter()
-                .filter(|l| l.src != l.dst && self.has(&[l.src, l.dst]))
-                // What an inventory knows of the pair; measurements come later.
-                .map(|l| PairLink {
-                    nvml_p2p_status: l.nvml_p2p_status.clone(),
-                    can_access_peer: l.can_access_peer,
-                    ..PairLink::new(l.src, l.dst, l.topology)
-                })
-                .collect(),
-            driver_version: m.provenance.driver_version.clone(),
-            cuda_version: m.provenance.cuda_version.clone(),
-            notes: vec!["fake machine: figures come from the --fake-machine file".into()],
-        })
-    }
-
-    fn hypervisor(&self) -> Option<String> {
-        self.machine.provenance.hypervisor.clone()
-    }
-
-    fn host(
-        &mut self,
-        plan: &RunPlan,
-        _: &mut Vec<String>,
-        tick: Tick,
-    ) -> Result<Vec<HostDeviceMeasurement>> {
-        tick("host (fake)".into());
-        // Like the real backend: --quick measures pageable copies once per NUMA node.
-        let numa: Vec<(u32, Option<i32>)> = self
-            .machine
-            .devices
-            .iter()
-            .filter(|d| self.selected.contains(&d.index))
-            .map(|d| (d.index, d.numa_node))
-            .collect();
-        let pageable_on = first_per_numa_node(&numa);
-        Ok(self
-            .machine
-            .host_device
-            .iter()
-            .filter(|h| self.has(&h.devices))
-            .filter(|h| {
-                plan.host_pageable_all_gpus
-                    || h.memory != models::profile::HostMemory::Pageable
-                    || h.devices.iter().all(|d| pageable_on.contains(d))
-            })
-            .cloned()
-            .collect())
-    }
-
-    fn device_memory(
-        &mut self,
-        _: &RunPlan,
-        _: &mut Vec<String>,
-        tick: Tick,
-    ) -> Result<Vec<DeviceMemoryMeasurement>> {
-        tick("device (fake)".into());
-        Ok(self
-            .machine
-            .device_memory
-            .iter()
-            .filter(|d| self.has(&[d.device]))
-            .cloned()
-            .collect())
-    }
-
-    fn p2p(
-        &mut self,
-        plan: &RunPlan,
-        links: &mut Vec<PairLink>,
-        sampled: &[bool],
-        _: &mut Vec<String>,
-        tick: Tick,
-    ) -> Result<()> {
-        tick("p2p (fake)".into());
-        if self.selected.len() == 1 && links.is_empty() {
-            links.push(self_link(self.selected[0]));
-        }
-        for (i, l) in links.iter_mut().enumerate() {
-            let full = sampled.get(i).copied().unwrap_or(true);
-            if let Some(src) = self
-                .machine
-                .links
-                .iter()
-                .find(|m| m.src == l.src && m.dst == l.dst)
-            {
-                l.curves = src.curves.clone();
-                l.latency_us = src.latency_us.clone();
-                // Like the real backend: an unsampled --quick pair keeps its largest size only.
-                if plan.p2p_sizes_for(full).len() < plan.p2p_sizes.len() {
-                    for c in &mut l.curves {
-                        let max = c.points.iter().map(|p| p.bytes).max();
-                        c.points.retain(|p| Some(p.bytes) == max);
-                    }
-                }
-                if l.can_access_peer.is_none() {
-                    l.can_access_peer = src.can_access_peer;
-                }
-                // Like the real backend: with peer access kept off only staging is measured.
-                if plan.no_peer_access && l.src != l.dst {
-                    l.curves.retain(|c| c.mode == TransferMode::HostStaged);
-                    let key = crate::cuda::p2p::mode_key(TransferMode::HostStaged);
-                    l.latency_us.retain(|k, _| k == key);
-                    l.evidence.push(crate::plan::NO_PEER_ACCESS_EVIDENCE.into());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn nccl(
-        &mut self,
-        _: &RunPlan,
-        groups: &[Vec<u32>],
-        _: &[PairLink],
-        tick: Tick,
-    ) -> Result<NcclOutcome> {
-        tick("nccl (fake)".into());
-        Ok(NcclOutcome {
-            curves: self
-                .machine
-                .collectives
-                .iter()
-                .filter(|c| groups.contains(&c.devices))
-                .cloned()
-                .collect(),
-            version: self.machine.provenance.nccl_version.clone(),
-            library_path: self.machine.provenance.nccl_library_path.clone(),
-            notes: Vec::new(),
-        })
-    }
-
-    fn gemm(
-        &mut self,
-        _: &RunPlan,
-        _: &mut Vec<String>,
-        tick: Tick,
-    ) -> Result<Vec<GemmMeasurement>> {
-        tick("gemm (fake)".into());
-        Ok(self
-            .machine
-            .compute
-            .iter()
-            .filter(|g| self.has(&[g.device]))
-            .cloned()
-            .collect())
-    }
 }
 
 /// The real machine.
@@ -466,6 +286,31 @@ impl Backend for RealBackend {
         tick: Tick,
     ) -> Result<Vec<GemmMeasurement>> {
         crate::cuda::gemm::measure_gemm(&self.gpus, plan, notes, tick)
+    }
+
+    fn launch(
+        &mut self,
+        plan: &RunPlan,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<Vec<LaunchMeasurement>> {
+        crate::cuda::launch::measure_launch(&self.gpus, plan, notes, tick)
+    }
+
+    fn nics(&mut self) -> Vec<NicInfo> {
+        crate::dist::nic::sysfs_nics(std::path::Path::new("/sys"))
+    }
+
+    fn unique_ids(&self) -> Box<dyn FnMut() -> Result<Vec<u8>>> {
+        Box::new(crate::nccl::cross::unique_id)
+    }
+
+    fn nccl_cross(
+        &mut self,
+        spec: &WorkerSpec,
+        hooks: &mut dyn CrossHooks,
+    ) -> Result<CrossOutcome> {
+        crate::nccl::cross::measure_cross(spec, hooks)
     }
 }
 

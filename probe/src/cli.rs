@@ -3,8 +3,9 @@
 //! NCCL call errored, data came back wrong); 2 bad input or unusable environment (bad flags,
 //! malformed file, no GPU, no driver or library, too few GPUs, out of memory).
 
-use crate::backend::{Backend, FakeBackend, RealBackend};
+use crate::backend::{Backend, RealBackend};
 use crate::error::{ProbeError, Result};
+use crate::fake::FakeBackend;
 use crate::plan::{RunPlan, Step, parse_gpu_list};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -58,15 +59,30 @@ pub struct RunArgs {
     /// Fewer sizes and samples (under 30 s on 8 GPUs).
     #[arg(long)]
     pub quick: bool,
-    /// Only these steps: inventory,host,device,p2p,nccl,gemm.
+    /// Only these steps: inventory,host,device,p2p,nccl,gemm,launch.
     #[arg(long)]
     pub only: Option<String>,
-    /// Where to write the profile JSON.
-    #[arg(long, default_value = "profile.json")]
-    pub out: PathBuf,
+    /// Where to write the profile JSON (default profile.json; on a node other than 0 of a
+    /// multi-node run, its own part, written only when given).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Terminal output.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    /// Number of nodes of a multi-node run (one probe per node; SGLang's flag). Without it,
+    /// rank and node count come from srun, mpirun or torchrun when they started the probe.
+    #[arg(long, value_name = "N")]
+    pub nnodes: Option<u32>,
+    /// This node's rank, 0 .. N-1; node 0 writes the merged profile.
+    #[arg(long, value_name = "R")]
+    pub node_rank: Option<u32>,
+    /// Node 0's address for the rendezvous, HOST:PORT (node 0 listens on PORT).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub dist_init_addr: Option<String>,
+    /// Seconds every node has to join (and node 0 to answer); a node silent this long later
+    /// is taken for dead.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
+    pub dist_timeout: f64,
     /// A fake machine (profile JSON) to run against instead of the GPUs (tests); also
     /// `PROBE_FAKE_MACHINE`.
     #[arg(long, hide = true)]
@@ -126,7 +142,10 @@ pub struct DiffArgs {
 #[derive(Debug)]
 pub struct RunConfig {
     pub plan: RunPlan,
-    pub out: PathBuf,
+    /// Where the profile goes: always on one node and node 0; on another node only when given.
+    pub out: Option<PathBuf>,
+    /// A multi-node run, and its join timeout.
+    pub dist: Option<(crate::dist::launcher::DistSpec, std::time::Duration)>,
     pub format: Format,
     pub fake_machine: Option<PathBuf>,
     /// Folder for the run's charts (`--charts`).
@@ -150,12 +169,29 @@ impl RunArgs {
         if only.as_ref().is_some_and(|o| o.is_empty()) {
             return Err(ProbeError::Invalid("--only: empty list".into()));
         }
-        if self.out.is_dir() {
+        if let Some(out) = self.out.as_ref().filter(|o| o.is_dir()) {
             return Err(ProbeError::Invalid(format!(
                 "--out {} is a directory; give a file name",
-                self.out.display()
+                out.display()
             )));
         }
+        let flags = crate::dist::launcher::DistFlags {
+            nnodes: self.nnodes,
+            node_rank: self.node_rank,
+            dist_init_addr: self.dist_init_addr.clone(),
+        };
+        let dist = crate::dist::launcher::resolve(&flags, &|k| std::env::var(k).ok())?;
+        if !(self.dist_timeout.is_finite() && self.dist_timeout > 0.0) {
+            return Err(ProbeError::Invalid(format!(
+                "--dist-timeout {}: give a number of seconds above 0",
+                self.dist_timeout
+            )));
+        }
+        let out = match (&dist, self.out) {
+            (Some(d), out) if d.node_rank > 0 => out,
+            (_, out) => Some(out.unwrap_or_else(|| PathBuf::from("profile.json"))),
+        };
+        let dist = dist.map(|d| (d, std::time::Duration::from_secs_f64(self.dist_timeout)));
         if let Some(dir) = &self.charts {
             crate::charts::check_dir(dir)?;
         }
@@ -165,7 +201,8 @@ impl RunArgs {
         Ok(RunConfig {
             charts: self.charts,
             plan,
-            out: self.out,
+            out,
+            dist,
             format: self.format,
             fake_machine: self
                 .fake_machine
@@ -201,27 +238,74 @@ pub fn run(cfg: RunConfig) -> Result<()> {
             .expect("template"),
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    let result = crate::run::run_probe(backend.as_mut(), &cfg.plan, &mut |m| bar.set_message(m));
+    let mut progress = |m: String| bar.set_message(m);
+    let outcome = match &cfg.dist {
+        None => crate::run::run_probe(backend.as_mut(), &cfg.plan, &mut progress)
+            .and_then(|p| write_profile(&cfg, &p).map(|_| p))
+            .map(|p| (p, None)),
+        Some((dist, join)) => {
+            let t = crate::dist::rendezvous::Timeouts::from_join(*join);
+            let mut write = |p: &models::MachineProfile| -> Result<String> {
+                write_profile(&cfg, p)?;
+                let out = cfg.out.as_ref().expect("node 0 always has --out");
+                Ok(std::fs::canonicalize(out)
+                    .unwrap_or_else(|_| out.clone())
+                    .display()
+                    .to_string())
+            };
+            crate::dist::node::run_node(
+                backend.as_mut(),
+                &cfg.plan,
+                dist,
+                t,
+                &mut progress,
+                &mut write,
+            )
+            .and_then(|o| match o {
+                crate::dist::node::NodeOutcome::Merged(p) => Ok((p, None)),
+                crate::dist::node::NodeOutcome::Part {
+                    profile,
+                    merged_path,
+                } => {
+                    write_profile(&cfg, &profile)?;
+                    Ok((profile, Some(merged_path)))
+                }
+            })
+        }
+    };
     bar.finish_and_clear();
     if let Some(shim) = std::env::var_os(crate::nccl::libsearch::SHIM_ENV) {
         let _ = std::fs::remove_dir_all(shim);
     }
-    let profile = result?;
-    profile.save_atomic(&cfg.out)?;
-    if let Some(dir) = &cfg.charts {
-        let label = crate::charts::label(&profile, &cfg.out);
-        crate::charts::write_profile_charts(&profile, &label, dir)?;
-        eprintln!("charts written to {}", dir.display());
-    }
+    let (profile, merged_elsewhere) = outcome?;
     match cfg.format {
         Format::Table => {
             print!("{}", crate::summary::render(&profile));
-            println!("profile written to {}", cfg.out.display());
+            if let Some(out) = &cfg.out {
+                println!("profile written to {}", out.display());
+            }
+            if let Some(path) = merged_elsewhere {
+                println!("node 0 wrote the merged profile to {path} (on node 0's host)");
+            }
         }
         Format::Json => println!(
             "{}",
             serde_json::to_string_pretty(&profile).expect("serializes")
         ),
+    }
+    Ok(())
+}
+
+/// Writes `profile` to `--out` (if any) and its charts to `--charts` (if asked).
+fn write_profile(cfg: &RunConfig, profile: &models::MachineProfile) -> Result<()> {
+    let Some(out) = &cfg.out else {
+        return Ok(());
+    };
+    profile.save_atomic(out)?;
+    if let Some(dir) = &cfg.charts {
+        let label = crate::charts::label(profile, out);
+        crate::charts::write_profile_charts(profile, &label, dir)?;
+        eprintln!("charts written to {}", dir.display());
     }
     Ok(())
 }

@@ -6,7 +6,7 @@
 use crate::cli::{DiffArgs, Format};
 use crate::error::Result;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
-use models::profile::{CollectiveStatus, Direction, MachineProfile};
+use models::profile::{CollectiveStatus, Direction, LinkClass, MachineProfile};
 use serde::{Deserialize, Serialize};
 
 /// Schema version of the `--format json` diff output.
@@ -15,7 +15,7 @@ pub const DIFF_SCHEMA_VERSION: u32 = 1;
 /// One compared figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiffRow {
-    /// `host`, `device`, `p2p`, `nccl`, `gemm`.
+    /// `host`, `device`, `p2p`, `nccl`, `gemm`, `launch`.
     pub section: String,
     /// What was measured (e.g. `all_reduce n=8 1 MiB`).
     pub item: String,
@@ -139,11 +139,11 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
     }
     for ca in &a.collectives {
         let n = ca.devices.len();
-        let Some(cb) = b
-            .collectives
-            .iter()
-            .find(|c| c.op == ca.op && c.devices.len() == n && c.nccl_env == ca.nccl_env)
-        else {
+        // A curve across nodes (NET) is only ever compared with another one across nodes.
+        let net = |c: &models::profile::CollectiveCurve| c.link_class == Some(LinkClass::NET);
+        let Some(cb) = b.collectives.iter().find(|c| {
+            c.op == ca.op && c.devices.len() == n && c.nccl_env == ca.nccl_env && net(c) == net(ca)
+        }) else {
             continue;
         };
         for size in NCCL_SIZES {
@@ -156,7 +156,12 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
                 .iter()
                 .find(|p| p.bytes == size && p.status == CollectiveStatus::Ok);
             if let (Some(pa), Some(pb)) = (pa, pb) {
-                let what = format!("{:?} n={n} {}", ca.op, crate::summary::fmt_bytes(size));
+                let what = format!(
+                    "{:?} n={n}{} {}",
+                    ca.op,
+                    if net(ca) { " across nodes" } else { "" },
+                    crate::summary::fmt_bytes(size)
+                );
                 if size <= 1 << 20 {
                     push(
                         "nccl",
@@ -191,6 +196,31 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
                 ga.tflops.median,
                 gb.tflops.median,
             );
+        }
+    }
+    for la in &a.launch {
+        if let Some(lb) = b
+            .launch
+            .iter()
+            .find(|l| l.device == la.device && l.kind == la.kind && l.kernel == la.kernel)
+        {
+            let what = format!("GPU {} {:?} {:?}", la.device, la.kernel, la.kind);
+            push(
+                "launch",
+                format!("{what} per kernel"),
+                "us",
+                la.per_kernel_us.median,
+                lb.per_kernel_us.median,
+            );
+            if let (Some(ga), Some(gb)) = (&la.gpu_per_kernel_us, &lb.gpu_per_kernel_us) {
+                push(
+                    "launch",
+                    format!("{what} GPU per kernel"),
+                    "us",
+                    ga.median,
+                    gb.median,
+                );
+            }
         }
     }
     rows

@@ -43,6 +43,9 @@ pub enum ProbeError {
     /// Bad combination of options.
     #[error("{0}")]
     Invalid(String),
+    /// A multi-node run could not go on: a node did not join, was refused, or stopped.
+    #[error("{0}")]
+    Dist(String),
 }
 
 /// Exit code for bad input or an unusable environment (no GPU, no library, malformed file).

@@ -1,10 +1,11 @@
 //! `probe`: measures a GPU box — P2P paths, host bounce, NCCL collectives, compute ceilings — into
 //! a versioned machine profile (`models::profile`). Public errors never name the CUDA bindings.
 //!
-//! Layout: [`plan`] (what to measure), [`backend`] (real GPUs or a fake machine), [`cuda`] and
-//! [`nccl`] (the measurements), [`classify`] (pair verdicts), [`run`] (assembling the profile),
-//! [`summary`] (terminal tables), [`import`] (nccl-tests and p2pBandwidthLatencyTest logs),
-//! [`diff`] (two profiles side by side), [`cli`].
+//! Layout: [`plan`] (what to measure), [`backend`] (real GPUs) and [`fake`] (a fake machine),
+//! [`cuda`] and [`nccl`] (the measurements), [`classify`] (pair verdicts), [`run`] (assembling
+//! the profile), [`dist`] (several nodes: rendezvous, cross-node NCCL, merge), [`summary`]
+//! (terminal tables), [`import`] (nccl-tests and p2pBandwidthLatencyTest logs), [`diff`] (two
+//! profiles side by side), [`cli`].
 
 pub mod backend;
 pub mod charts;
@@ -12,8 +13,11 @@ pub mod classify;
 pub mod cli;
 pub mod cuda;
 pub mod diff;
+pub mod dist;
 pub mod error;
 pub mod estimate;
+pub mod fake;
+pub mod hex;
 pub mod hypervisor;
 pub mod import;
 pub mod nccl;

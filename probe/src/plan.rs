@@ -3,7 +3,7 @@
 //! Durations (model and evidence in [`crate::estimate`]): `--quick` took 3.6–3.9 s on 1× H200
 //! and 4.1–4.9 s on 2× H200 (`profiles/h200-x1-quick.json`, `profiles/h200-x2-quick.json`); priced for
 //! the user's 8-GPU two-socket VM with pessimistic speeds (2 GB/s host bounce, 3 GB/s NCCL busbw,
-//! 50 µs per small op) it is ≈ 23 s (≈ 15 s at H200 speeds). What keeps it there: one P2P pair
+//! 50 µs per small op) it is ≈ 24 s (≈ 16 s at H200 speeds). What keeps it there: one P2P pair
 //! per (link class, NUMA pair) over every size, the rest at the largest only (`p2p_sample`);
 //! buffers allocated once per run, not per pair; 4 MiB data checks; pageable copies once per
 //! NUMA node; GEMM on one GPU; NCCL sizes up to 64 MiB, all groups in one worker process, and
@@ -29,17 +29,20 @@ pub enum Step {
     Nccl,
     /// cuBLASLt GEMM throughput.
     Gemm,
+    /// Kernel-launch floors: a CUDA graph's per-node time and an eager launch's host cost.
+    Launch,
 }
 
 impl Step {
     /// Every step in run order.
-    pub const ALL: [Step; 6] = [
+    pub const ALL: [Step; 7] = [
         Step::Inventory,
         Step::Host,
         Step::Device,
         Step::P2p,
         Step::Nccl,
         Step::Gemm,
+        Step::Launch,
     ];
 
     /// The `--only` spelling.
@@ -51,6 +54,7 @@ impl Step {
             Step::P2p => "p2p",
             Step::Nccl => "nccl",
             Step::Gemm => "gemm",
+            Step::Launch => "launch",
         }
     }
 
@@ -61,7 +65,8 @@ impl Step {
             .find(|st| st.name() == s.trim())
             .ok_or_else(|| {
                 ProbeError::Invalid(format!(
-                    "unknown step `{s}` in --only (choose from inventory,host,device,p2p,nccl,gemm)"
+                    "unknown step `{s}` in --only (choose from {})",
+                    Step::ALL.map(|s| s.name()).join(",")
                 ))
             })
     }
@@ -136,6 +141,12 @@ pub struct RunPlan {
     pub decode_weight: (u64, u64),
     /// Square GEMM size.
     pub gemm_square: u64,
+    /// Kernels in one timed launch-floor chain (graph nodes, or eager launches), the same in
+    /// `--quick` (a chain of 512 empty kernels is about a millisecond of GPU time).
+    pub launch_chain_length: u32,
+    /// The tiny GEMM of the launch step as (M tokens, N, K): one token row against a 256 × 256
+    /// bf16 weight, a decode-sized product whose time is all floor.
+    pub launch_gemm: (u64, u64, u64),
     /// Repeats for bandwidth figures.
     pub repeats: Repeats,
     /// `--no-peer-access`: never enable peer access between GPUs, so every pair is measured
@@ -202,6 +213,8 @@ impl RunPlan {
             gemm_decode_m: decode_m,
             decode_weight: (7168, 18432),
             gemm_square: 8192,
+            launch_chain_length: 512,
+            launch_gemm: (1, 256, 256),
             repeats,
             no_peer_access: false,
         }

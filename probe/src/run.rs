@@ -98,6 +98,10 @@ pub fn run_probe(
         profile.compute = backend.gemm(plan, &mut notes, progress)?;
         lap("gemm", &mut clock);
     }
+    if plan.has(Step::Launch) {
+        profile.launch = backend.launch(plan, &mut notes, progress)?;
+        lap("launch", &mut clock);
+    }
     profile.links = links;
     notes.push(format!(
         "probe run took {:.1} s{} (seconds per step: {})",

@@ -1,9 +1,10 @@
 //! The terminal summary of a profile: devices, host↔device, device copy, the P2P matrix with
-//! each pair's verdict, NCCL busbw at 1 MiB and 256 MiB per group, GEMM ceilings.
+//! each pair's verdict, NCCL busbw at 1 MiB and 256 MiB per group, GEMM ceilings, launch floors.
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use models::profile::{
-    CollectiveCurve, CollectiveStatus, Direction, MachineProfile, PairLink, Stat, TransferMode,
+    CollectiveCurve, CollectiveStatus, Direction, LaunchKind, LaunchMeasurement, MachineProfile,
+    PairLink, Stat, TransferMode,
 };
 
 fn table(header: &[&str]) -> Table {
@@ -128,6 +129,9 @@ pub fn render(p: &MachineProfile) -> String {
         ]);
     }
     out.push_str(&format!("{t}\n"));
+    if !p.nodes.is_empty() {
+        out.push_str(&nodes_table(p));
+    }
     if !p.host_device.is_empty() {
         let mut t = table(&[
             "GPUs",
@@ -290,7 +294,94 @@ pub fn render(p: &MachineProfile) -> String {
         }
         out.push_str(&format!("GEMM (cuBLASLt)\n{t}\n"));
     }
+    if !p.launch.is_empty() {
+        out.push_str(&launch_table(&p.launch));
+    }
     out
+}
+
+/// A multi-node profile's nodes: host, GPUs (global indices), launcher, NCCL's transport and
+/// the NICs it used.
+fn nodes_table(p: &MachineProfile) -> String {
+    let mut t = table(&[
+        "node",
+        "host",
+        "GPUs",
+        "launcher",
+        "NCCL net",
+        "NICs (* = used by NCCL)",
+    ]);
+    for n in &p.nodes {
+        let nics: Vec<String> = n
+            .nics
+            .iter()
+            .map(|x| {
+                let speed = x
+                    .speed_gbit_per_s
+                    .map_or(String::new(), |s| format!(" {s:.0} Gb/s"));
+                format!("{}{}{speed}", if x.used_by_nccl { "*" } else { "" }, x.name)
+            })
+            .collect();
+        t.add_row(vec![
+            n.rank.to_string(),
+            n.hostname.clone().unwrap_or_default(),
+            format!("{:?}", n.devices),
+            n.launcher.clone().unwrap_or_default(),
+            n.net_transport.clone().unwrap_or_else(|| "-".into()),
+            nics.join(", "),
+        ]);
+    }
+    format!("Nodes\n{t}\n")
+}
+
+/// One row per GPU and kernel: the graph figure beside the eager pair.
+fn launch_table(launch: &[LaunchMeasurement]) -> String {
+    let mut t = table(&[
+        "GPU",
+        "kernel",
+        "chain",
+        "graph µs/node",
+        "eager host µs/launch",
+        "eager GPU µs/kernel",
+    ]);
+    let mut keys: Vec<(u32, models::profile::LaunchKernel)> = Vec::new();
+    for m in launch {
+        if !keys.contains(&(m.device, m.kernel)) {
+            keys.push((m.device, m.kernel));
+        }
+    }
+    for (device, kernel) in keys {
+        let find = |kind| {
+            launch
+                .iter()
+                .find(|m| m.device == device && m.kernel == kernel && m.kind == kind)
+        };
+        let (graph, eager) = (find(LaunchKind::GraphNode), find(LaunchKind::EagerLaunch));
+        let any = graph.or(eager).expect("a key comes from a measurement");
+        let name = match &any.shape {
+            Some(shape) => format!("{:?} ({shape})", kernel),
+            None => format!("{kernel:?}"),
+        };
+        t.add_row(vec![
+            device.to_string(),
+            name,
+            any.chain_length.to_string(),
+            graph.map_or("-".into(), |m| fmt_stat_2(&m.per_kernel_us)),
+            eager.map_or("-".into(), |m| fmt_stat_2(&m.per_kernel_us)),
+            eager
+                .and_then(|m| m.gpu_per_kernel_us.as_ref())
+                .map_or("-".into(), fmt_stat_2),
+        ]);
+    }
+    format!("Launch floors, median (p10–p90)\n{t}\n")
+}
+
+/// Like [`fmt_stat`] with two decimals: launch floors are a few µs.
+fn fmt_stat_2(s: &Stat) -> String {
+    if s.samples == 0 || !s.median.is_finite() {
+        return "-".into();
+    }
+    format!("{:.2} ({:.2}–{:.2})", s.median, s.p10, s.p90)
 }
 
 #[cfg(test)]

@@ -419,3 +419,69 @@ fn summary_says_which_nccl_environment_is_faster_per_size_range() {
     assert!(line.contains("defaults faster at"), "{line}");
     assert!(line.contains("1 GiB"), "{line}");
 }
+
+/// The launch step: served from a fake machine that has one (the measured H200 profile),
+/// synthesized (with a note) for one that has none; in a normal run and in `--quick`.
+#[test]
+fn launch_floors_are_part_of_every_run() {
+    use models::profile::{LaunchKernel, LaunchKind};
+    let dir = tempfile::tempdir().unwrap();
+    let measured = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/h200-x1-launch.json");
+    let out = dir.path().join("l.json");
+    probe()
+        .args(["run", "--only", "launch", "--fake-machine"])
+        .arg(&measured)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Launch floors"))
+        .stdout(predicate::str::contains("graph µs/node"));
+    let p = MachineProfile::load(&out).unwrap();
+    let src = MachineProfile::load(&measured).unwrap();
+    assert_eq!(p.launch, src.launch);
+    for quick in [true, false] {
+        let out = dir.path().join(format!("vm{quick}.json"));
+        let mut c = probe();
+        c.arg("run");
+        if quick {
+            c.arg("--quick");
+        }
+        c.arg("--fake-machine")
+            .arg(fixture("fake-4gpu-vm.json"))
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        let p = MachineProfile::load(&out).unwrap();
+        // Per GPU: two kernels, each as a graph node and an eager launch.
+        assert_eq!(p.launch.len(), 4 * 4, "quick {quick}");
+        for d in 0..4 {
+            for kernel in [LaunchKernel::Empty, LaunchKernel::TinyGemm] {
+                let find = |kind| {
+                    p.launch
+                        .iter()
+                        .find(|m| m.device == d && m.kernel == kernel && m.kind == kind)
+                        .unwrap()
+                };
+                let (graph, eager) = (find(LaunchKind::GraphNode), find(LaunchKind::EagerLaunch));
+                assert!(graph.per_kernel_us.median > 0.0 && graph.gpu_per_kernel_us.is_none());
+                // An eager launch costs the host more than a graph node costs the GPU.
+                assert!(eager.per_kernel_us.median > graph.per_kernel_us.median);
+                assert!(eager.gpu_per_kernel_us.is_some());
+            }
+        }
+        assert!(
+            p.provenance
+                .notes
+                .iter()
+                .any(|n| n.contains("launch floors synthesized"))
+        );
+        assert!(
+            p.provenance
+                .notes
+                .iter()
+                .any(|n| n.contains("probe run took") && n.contains("launch "))
+        );
+    }
+}

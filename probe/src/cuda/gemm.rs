@@ -324,6 +324,43 @@ impl Lt {
     }
 }
 
+/// One small bf16 product set up on a GPU for the launch floors (`cuda::launch`): the same
+/// cuBLASLt path, layout and check as the GEMM step, at a decode-sized shape.
+pub(crate) struct TinyGemm {
+    // Declared before `lt` so the problem's buffers go before the handle and its workspace.
+    problem: Problem,
+    lt: Lt,
+}
+
+impl TinyGemm {
+    /// `tokens` rows against an `n_out` × `k` weight, random bf16 inputs, on `gpu`.
+    pub(crate) fn new(gpu: &Gpu, tokens: u64, n_out: u64, k: u64) -> Result<TinyGemm> {
+        if !cublaslt_present() {
+            return Err(ProbeError::MissingLibrary {
+                library: "libcublasLt".into(),
+                hint: "install the CUDA cuBLAS library (libcublas) for the tiny-GEMM launch floor"
+                    .into(),
+            });
+        }
+        let mut cache = MatrixCache::default();
+        let a = cache.get(GemmDtype::Bf16, (k * n_out) as usize, 0x71_4E ^ n_out);
+        let b = cache.get(GemmDtype::Bf16, (k * tokens) as usize, 0x70_4B ^ tokens);
+        let lt = Lt::new(gpu)?;
+        let problem = lt.problem(gpu, GemmDtype::Bf16, n_out, tokens, k, a, b)?;
+        Ok(TinyGemm { problem, lt })
+    }
+
+    /// Enqueues one product on `stream`.
+    pub(crate) fn run(&self, stream: cudarc::driver::sys::CUstream) -> Result<()> {
+        self.lt.run(&self.problem, stream)
+    }
+
+    /// Checks sampled outputs of the last product (see [`Lt::verify`]); the mismatch if any.
+    pub(crate) fn verify(&self, gpu: &Gpu) -> Result<Option<String>> {
+        self.lt.verify(gpu, &self.problem)
+    }
+}
+
 /// Measures GEMM throughput on every GPU of `gpus`.
 pub fn measure_gemm(
     gpus: &[Gpu],

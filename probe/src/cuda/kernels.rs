@@ -1,7 +1,8 @@
-//! The SM copy kernel for P2P: compiled at run time with NVRTC (so no CUDA toolkit is needed to
-//! build the probe) and loaded into each GPU's context. NVRTC is chosen over hand-written PTX
-//! because the generated code is portable across architectures; when libnvrtc is missing the
-//! SM-kernel figures are skipped with a note instead of failing the run.
+//! The probe's own kernels — the SM copy kernel for P2P and the empty kernel of the launch
+//! floors — compiled at run time with NVRTC (so no CUDA toolkit is needed to build the probe) and
+//! loaded into each GPU's context. NVRTC is chosen over hand-written PTX because the generated
+//! code is portable across architectures; when libnvrtc is missing the figures that need a kernel
+//! are skipped with a note instead of failing the run.
 
 use super::{Gpu, check};
 use crate::error::{ProbeError, Result};
@@ -19,49 +20,103 @@ extern "C" __global__ void copy_u4(const uint4* __restrict__ src, uint4* __restr
 }
 "#;
 
+/// A kernel that does nothing: what a CUDA graph node or a launch costs with no work in it.
+const EMPTY_SRC: &str = r#"
+extern "C" __global__ void probe_empty() {}
+"#;
+
+/// Name of the empty kernel in [`empty_ptx`]'s module.
+pub const EMPTY_KERNEL: &str = "probe_empty";
+
 /// Whether libnvrtc can be loaded.
 pub fn nvrtc_present() -> bool {
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
 }
 
-/// Compiles the copy kernel to PTX once per process.
-pub fn copy_ptx() -> Result<CString> {
+/// Compiles `src` to PTX; `needed_for` names the figures skipped without NVRTC.
+fn compile(src: &str, needed_for: &str) -> Result<CString> {
     if !nvrtc_present() {
         return Err(ProbeError::MissingLibrary {
             library: "libnvrtc".into(),
-            hint: "install the CUDA runtime compiler (cuda-nvrtc) for SM-kernel P2P figures".into(),
+            hint: format!("install the CUDA runtime compiler (cuda-nvrtc) for {needed_for}"),
         });
     }
-    let ptx = cudarc::nvrtc::compile_ptx(COPY_SRC).map_err(|e| ProbeError::cuda("NVRTC", e))?;
+    let ptx = cudarc::nvrtc::compile_ptx(src).map_err(|e| ProbeError::cuda("NVRTC", e))?;
     CString::new(ptx.to_src()).map_err(|e| ProbeError::cuda("NVRTC output", e))
+}
+
+/// Compiles the copy kernel to PTX once per process.
+pub fn copy_ptx() -> Result<CString> {
+    compile(COPY_SRC, "SM-kernel P2P figures")
+}
+
+/// Compiles the empty kernel to PTX.
+pub fn empty_ptx() -> Result<CString> {
+    compile(EMPTY_SRC, "the empty-kernel launch floors")
+}
+
+/// A module loaded into one GPU's context and one function of it.
+pub struct LoadedKernel {
+    /// The function.
+    pub func: sys::CUfunction,
+    module: sys::CUmodule,
+    ctx: sys::CUcontext,
+}
+
+impl LoadedKernel {
+    /// Loads `ptx` into `gpu`'s context (this JIT-compiles it) and finds `name`.
+    pub fn load(gpu: &Gpu, ptx: &CString, name: &str) -> Result<LoadedKernel> {
+        gpu.bind()?;
+        let module = check(
+            unsafe { result::module::load_data(ptx.as_ptr() as *const c_void) },
+            || format!("loading the module of {name}"),
+        )?;
+        let func = CString::new(name)
+            .map_err(|e| ProbeError::cuda("kernel name", e))
+            .and_then(|n| {
+                check(unsafe { result::module::get_function(module, n) }, || {
+                    format!("finding {name}")
+                })
+            });
+        match func {
+            Ok(func) => Ok(LoadedKernel {
+                func,
+                module,
+                ctx: gpu.ctx,
+            }),
+            Err(e) => {
+                unsafe {
+                    let _ = result::module::unload(module);
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for LoadedKernel {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = result::ctx::set_current(self.ctx);
+            let _ = result::module::unload(self.module);
+        }
+    }
 }
 
 /// The copy kernel loaded on one GPU.
 pub struct CopyKernel {
-    func: sys::CUfunction,
-    module: sys::CUmodule,
-    ctx: sys::CUcontext,
+    kernel: LoadedKernel,
     blocks: u32,
 }
 
 impl CopyKernel {
     /// Loads `ptx` into `gpu`'s context.
     pub fn load(gpu: &Gpu, ptx: &CString) -> Result<CopyKernel> {
-        gpu.bind()?;
-        let module = check(
-            unsafe { result::module::load_data(ptx.as_ptr() as *const c_void) },
-            || "loading the copy kernel".into(),
-        )?;
-        let func = check(
-            unsafe { result::module::get_function(module, CString::new("copy_u4").unwrap()) },
-            || "finding copy_u4".into(),
-        )?;
+        let kernel = LoadedKernel::load(gpu, ptx, "copy_u4")?;
         let sms =
             gpu.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         Ok(CopyKernel {
-            func,
-            module,
-            ctx: gpu.ctx,
+            kernel,
             // Four blocks per SM keeps enough loads in flight to saturate a remote link.
             blocks: (sms.max(1) as u32) * 4,
         })
@@ -87,7 +142,7 @@ impl CopyKernel {
         check(
             unsafe {
                 result::launch_kernel(
-                    self.func,
+                    self.kernel.func,
                     (blocks, 1, 1),
                     (256, 1, 1),
                     0,
@@ -97,14 +152,5 @@ impl CopyKernel {
             },
             || "launching copy_u4".into(),
         )
-    }
-}
-
-impl Drop for CopyKernel {
-    fn drop(&mut self) {
-        unsafe {
-            let _ = result::ctx::set_current(self.ctx);
-            let _ = result::module::unload(self.module);
-        }
     }
 }

@@ -6,6 +6,7 @@ pub mod gemm;
 pub mod host;
 pub mod inventory;
 pub mod kernels;
+pub mod launch;
 pub mod p2p;
 pub mod pattern;
 

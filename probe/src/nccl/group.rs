@@ -1,6 +1,11 @@
 //! One NCCL communicator group inside the worker: non-blocking init, launches of every rank's
 //! op from one thread, polling waits with a deadline, CUDA-event timing per rank, abort, and
 //! (see [`super::gate`]) a gate that lets a timed batch run back to back on the GPUs.
+//!
+//! A cross-node group holds only this process's ranks of a larger communicator (global ranks,
+//! the unique id from the rendezvous). Each process gates and times its own ranks, so before
+//! each timed batch an untimed one-element all-reduce lines the nodes up on the GPUs: without
+//! it, a node that released its batch first would time the others' enqueue.
 
 use super::Counts;
 use super::gate::Gate;
@@ -59,7 +64,16 @@ pub(super) fn nccl_call(r: nc::ncclResult_t, what: &str) -> Step<()> {
     }
 }
 
-/// A communicator per rank over borrowed GPUs (rank = position in `gpus`).
+/// Where a group's ranks sit in its communicator: this process's global ranks, the
+/// communicator's size and its unique id (for a group of this process alone, `None`: ranks
+/// are positions and the id is made here).
+pub(super) struct Membership {
+    pub(super) ranks: Vec<usize>,
+    pub(super) nranks: usize,
+    pub(super) id: nc::ncclUniqueId,
+}
+
+/// A communicator per local rank over borrowed GPUs.
 pub(super) struct Group<'g> {
     /// Per rank, (start, end) timing events created in that rank's context: an event may only
     /// be recorded on a stream of its own context.
@@ -71,6 +85,12 @@ pub(super) struct Group<'g> {
     pub(super) gate: Option<Gate>,
     /// Why a gate that was asked for could not be built.
     pub(super) gate_error: Option<String>,
+    /// Global rank of each local rank (position in `gpus`).
+    pub(super) ranks: Vec<usize>,
+    /// Ranks of the whole communicator.
+    pub(super) nranks: usize,
+    /// Per local rank, one float for the aligning all-reduce (cross-node groups only).
+    align: Vec<DeviceBuf>,
 }
 
 /// How long an enqueue may wait behind a closed gate before the gate is raised early.
@@ -153,15 +173,29 @@ impl<'g> Group<'g> {
     }
 
     /// Creates the communicators (non-blocking, so a stuck init is caught by the deadline)
-    /// and, when `gated`, the gate.
-    pub(super) fn init(gpus: Vec<&'g Gpu>, timeout: Duration, gated: bool) -> Step<Group<'g>> {
-        let n = gpus.len() as i32;
-        let mut id = std::mem::MaybeUninit::<nc::ncclUniqueId>::uninit();
-        nccl_call(
-            unsafe { nc::ncclGetUniqueId(id.as_mut_ptr()) },
-            "ncclGetUniqueId",
-        )?;
-        let id = unsafe { id.assume_init() };
+    /// and, when `gated`, the gate; `member` places the ranks in a cross-node communicator.
+    pub(super) fn init(
+        gpus: Vec<&'g Gpu>,
+        member: Option<Membership>,
+        timeout: Duration,
+        gated: bool,
+    ) -> Step<Group<'g>> {
+        let cross = member.is_some();
+        let Membership { ranks, nranks, id } = match member {
+            Some(m) => m,
+            None => {
+                let mut id = std::mem::MaybeUninit::<nc::ncclUniqueId>::uninit();
+                nccl_call(
+                    unsafe { nc::ncclGetUniqueId(id.as_mut_ptr()) },
+                    "ncclGetUniqueId",
+                )?;
+                Membership {
+                    ranks: (0..gpus.len()).collect(),
+                    nranks: gpus.len(),
+                    id: unsafe { id.assume_init() },
+                }
+            }
+        };
         let mut comms = vec![std::ptr::null_mut(); gpus.len()];
         nccl_call(unsafe { nc::ncclGroupStart() }, "ncclGroupStart")?;
         for (r, g) in gpus.iter().enumerate() {
@@ -171,9 +205,9 @@ impl<'g> Group<'g> {
                 unsafe {
                     nc::ncclCommInitRankConfig(
                         &mut comms[r],
-                        n,
+                        nranks as i32,
                         id,
-                        r as i32,
+                        ranks[r] as i32,
                         &mut cfg as *mut ConfigV217 as *mut nc::ncclConfig_t,
                     )
                 },
@@ -181,6 +215,12 @@ impl<'g> Group<'g> {
             )?;
         }
         nccl_call(unsafe { nc::ncclGroupEnd() }, "ncclGroupEnd")?;
+        let mut align = Vec::new();
+        if cross {
+            for g in &gpus {
+                align.push(g.alloc(16).map_err(|e| Stop::Failed(e.to_string()))?);
+            }
+        }
         let mut events = Vec::with_capacity(gpus.len());
         for g in &gpus {
             g.bind().map_err(|e| Stop::Failed(e.to_string()))?;
@@ -199,6 +239,9 @@ impl<'g> Group<'g> {
             events,
             gate,
             gate_error,
+            ranks,
+            nranks,
+            align,
         };
         group.settle(Instant::now() + timeout)?;
         Ok(group)
@@ -212,6 +255,35 @@ impl<'g> Group<'g> {
         }
     }
 
+    /// Cross-node groups: enqueues a one-float all-reduce on every local rank, which completes
+    /// only once every node's ranks reached it (a no-op for a group of one process).
+    pub(super) fn launch_align(&self) -> Step<()> {
+        if self.align.is_empty() {
+            return Ok(());
+        }
+        nccl_call(unsafe { nc::ncclGroupStart() }, "ncclGroupStart")?;
+        for ((g, &comm), buf) in self.gpus.iter().zip(&self.comms).zip(&self.align) {
+            let _ = g.bind();
+            let p = buf.ptr as *mut c_void;
+            nccl_call(
+                unsafe {
+                    nc::ncclAllReduce(
+                        p,
+                        p,
+                        1,
+                        nc::ncclDataType_t::ncclFloat32,
+                        nc::ncclRedOp_t::ncclSum,
+                        comm,
+                        g.stream as nc::cudaStream_t,
+                    )
+                },
+                "aligning all-reduce",
+            )?;
+        }
+        nccl_call(unsafe { nc::ncclGroupEnd() }, "ncclGroupEnd")?;
+        self.settle(Instant::now() + self.timeout)
+    }
+
     /// Enqueues one collective on every rank inside one NCCL group.
     pub(super) fn launch(
         &self,
@@ -219,7 +291,7 @@ impl<'g> Group<'g> {
         c: &Counts,
         bufs: &[(DeviceBuf, DeviceBuf)],
     ) -> Step<()> {
-        let n = self.comms.len();
+        let n = self.nranks;
         let f32t = nc::ncclDataType_t::ncclFloat32;
         nccl_call(unsafe { nc::ncclGroupStart() }, "ncclGroupStart")?;
         for (r, g) in self.gpus.iter().enumerate() {
@@ -286,8 +358,9 @@ impl<'g> Group<'g> {
                         rr
                     }
                     CollectiveOp::SendRecv => {
-                        let next = ((r + 1) % n) as i32;
-                        let prev = ((r + n - 1) % n) as i32;
+                        let me = self.ranks[r];
+                        let next = ((me + 1) % n) as i32;
+                        let prev = ((me + n - 1) % n) as i32;
                         let a = nc::ncclSend(send, c.send, f32t, next, comm, s);
                         let b = nc::ncclRecv(recv, c.recv, f32t, prev, comm, s);
                         if matches!(

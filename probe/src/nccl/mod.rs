@@ -2,6 +2,7 @@
 //! right answer is, and (in `worker`, a child process per group and environment) the runs.
 
 mod check;
+pub mod cross;
 mod gate;
 mod group;
 pub mod libsearch;

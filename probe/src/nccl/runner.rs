@@ -3,13 +3,14 @@
 //! the command line and one report per group read from stdout as it finishes. A child that
 //! outlives its budget is killed and the group it was on recorded as `hang`.
 
+use super::cross::{CrossHooks, READY_PREFIX};
 use super::worker::{GroupReport, GroupSpec, REPORT_PREFIX, WorkerSpec, curve, empty_points};
-use super::{OPS, worst_class};
+use super::worst_class;
 use crate::error::{ProbeError, Result};
 use crate::plan::RunPlan;
 use models::profile::{CollectiveCurve, CollectiveStatus, PairLink};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -39,6 +40,7 @@ pub fn worker_spec(
             .map(|g| GroupSpec {
                 devices: g.clone(),
                 link_class: worst_class(g, links),
+                cross: None,
             })
             .collect(),
         sizes: plan.nccl_sizes.clone(),
@@ -58,9 +60,11 @@ pub fn missing_curves(
     group: &GroupSpec,
     status: CollectiveStatus,
 ) -> Vec<CollectiveCurve> {
-    OPS.iter()
-        .map(|&op| {
-            let pts = empty_points(&spec.sizes, op, group.devices.len(), status);
+    group
+        .ops()
+        .into_iter()
+        .map(|op| {
+            let pts = empty_points(&spec.sizes, op, group.nranks(), status);
             curve(spec, group, op, pts)
         })
         .collect()
@@ -72,6 +76,41 @@ pub struct ChildRun {
     pub reports: Vec<GroupReport>,
     /// `None` when it exited successfully; otherwise why it died or was killed.
     pub died: Option<String>,
+    /// NCCL's `NCCL_DEBUG=INFO` net lines it printed (cross-node workers run with them on).
+    pub net_lines: Vec<String>,
+}
+
+/// What the worker's stdout carries besides NCCL's own output.
+enum Line {
+    Report(String),
+    Ready(u32),
+    Net(String),
+}
+
+/// NCCL net lines kept per worker (they repeat per channel).
+const NET_LINES_KEPT: usize = 200;
+
+/// Whether a line of NCCL's debug output is one of its net lines.
+fn is_net_line(line: &str) -> bool {
+    line.contains("NCCL INFO") && (line.contains("NET/") || line.contains("Using network"))
+}
+
+/// NCCL's net lines in the debug files under `dir`.
+fn net_lines_in(dir: &std::path::Path) -> Vec<String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|text| {
+            text.lines()
+                .filter(|l| is_net_line(l))
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// Runs workers until every group of `spec` has a report or a reason it has none. `spawn`
@@ -112,8 +151,16 @@ pub fn collect_groups(
 }
 
 /// Runs one worker child. The clock restarts at every group report: a worker may take
-/// `per_group` for each group, and is killed when one takes longer.
-pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
+/// `per_group` for each group, and is killed when one takes longer. With `hooks` (cross-node
+/// groups) the worker's stdin is piped: at each "ready" line the hooks hold the rendezvous and
+/// their directive goes to the worker (the clock restarts after it too); `extra_env` is set on
+/// the child besides the spec's NCCL environment.
+pub fn run_child(
+    spec: &WorkerSpec,
+    per_group: Duration,
+    mut hooks: Option<&mut dyn CrossHooks>,
+    extra_env: &[(String, String)],
+) -> Result<ChildRun> {
     let exe = std::env::current_exe().map_err(|e| ProbeError::Io {
         path: "current_exe".into(),
         source: e,
@@ -121,10 +168,28 @@ pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
     let json = serde_json::to_string(spec).expect("spec serializes");
     let mut cmd = Command::new(exe);
     cmd.arg("nccl-worker").arg("--spec").arg(json);
-    for (k, v) in &spec.nccl_env {
+    for (k, v) in spec
+        .nccl_env
+        .iter()
+        .chain(extra_env.iter().map(|(k, v)| (k, v)))
+    {
         cmd.env(k, v);
     }
+    // NCCL writes its debug output to stdout through a block buffer, which can end mid-line
+    // just before one of our report or ready lines: it goes to a file instead (the parent
+    // reads NCCL's net lines from there), unless the user chose one.
+    let debug_dir = tempfile::tempdir().ok();
+    if std::env::var_os("NCCL_DEBUG_FILE").is_none()
+        && let Some(d) = &debug_dir
+    {
+        cmd.env("NCCL_DEBUG_FILE", d.path().join("nccl.%h.%p.log"));
+    }
     let mut child = cmd
+        .stdin(if hooks.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -132,14 +197,27 @@ pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
             path: "probe nccl-worker".into(),
             source: e,
         })?;
+    let mut stdin = child.stdin.take();
     let stdout = child.stdout.take().expect("piped");
     let mut stderr = child.stderr.take().expect("piped");
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let (tx, rx) = std::sync::mpsc::channel::<Line>();
     let out_t = std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
-            if let Some(json) = line.strip_prefix(REPORT_PREFIX)
-                && tx.send(json.to_string()).is_err()
-            {
+            // Found anywhere in the line: other output may precede ours on it.
+            let after = |prefix: &str| line.find(prefix).map(|i| &line[i + prefix.len()..]);
+            let item = if let Some(json) = after(REPORT_PREFIX) {
+                Line::Report(json.to_string())
+            } else if let Some(id) = after(READY_PREFIX) {
+                match id.trim().parse() {
+                    Ok(id) => Line::Ready(id),
+                    Err(_) => continue,
+                }
+            } else if is_net_line(&line) {
+                Line::Net(line)
+            } else {
+                continue;
+            };
+            if tx.send(item).is_err() {
                 break;
             }
         }
@@ -149,14 +227,52 @@ pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
         let _ = stderr.read_to_string(&mut s);
         s
     });
-    let mut reports = Vec::new();
+    let mut run = ChildRun {
+        reports: Vec::new(),
+        died: None,
+        net_lines: Vec::new(),
+    };
     let mut deadline = Instant::now() + per_group;
     let mut bad_line = None;
-    let status = loop {
-        while let Ok(json) = rx.try_recv() {
-            match serde_json::from_str::<GroupReport>(&json) {
-                Ok(r) => reports.push(r),
+    let mut take = |item: Line,
+                    run: &mut ChildRun,
+                    hooks: &mut Option<&mut dyn CrossHooks>,
+                    stdin: &mut Option<std::process::ChildStdin>|
+     -> Result<()> {
+        match item {
+            Line::Report(json) => match serde_json::from_str::<GroupReport>(&json) {
+                Ok(r) => {
+                    if let (Some(h), Some(id)) = (hooks.as_deref_mut(), r.cross_group) {
+                        h.report(id, r.clone())?;
+                    }
+                    run.reports.push(r);
+                }
                 Err(e) => bad_line = Some(e.to_string()),
+            },
+            Line::Ready(id) => {
+                let Some(h) = hooks.as_deref_mut() else {
+                    return Ok(());
+                };
+                let line = h.ready(id)?.line();
+                if let Some(w) = stdin.as_mut() {
+                    // A worker that died meanwhile shows in its exit status.
+                    let _ = w.write_all(line.as_bytes()).and_then(|_| w.flush());
+                }
+            }
+            Line::Net(l) => {
+                if run.net_lines.len() < NET_LINES_KEPT {
+                    run.net_lines.push(l);
+                }
+            }
+        }
+        Ok(())
+    };
+    let status = loop {
+        while let Ok(item) = rx.try_recv() {
+            if let Err(e) = take(item, &mut run, &mut hooks, &mut stdin) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
             }
             deadline = Instant::now() + per_group;
         }
@@ -171,25 +287,31 @@ pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
             let _ = child.wait();
             break None;
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(2));
     };
+    drop(stdin.take());
     let _ = out_t.join();
     // Lines that arrived between the last poll and the exit.
-    for json in rx.try_iter() {
-        match serde_json::from_str::<GroupReport>(&json) {
-            Ok(r) => reports.push(r),
-            Err(e) => bad_line = Some(e.to_string()),
+    for item in rx.try_iter() {
+        // The worker is gone: a ready line now can only be answered by its absence.
+        if !matches!(item, Line::Ready(_)) {
+            take(item, &mut run, &mut hooks, &mut None)?;
         }
     }
     let err = err_t.join().unwrap_or_default();
+    if let Some(d) = &debug_dir {
+        run.net_lines.extend(
+            net_lines_in(d.path())
+                .into_iter()
+                .take(NET_LINES_KEPT.saturating_sub(run.net_lines.len())),
+        );
+    }
     let Some(status) = status else {
-        return Ok(ChildRun {
-            reports,
-            died: Some(format!(
-                "worker killed after {:.0} s without finishing the group",
-                per_group.as_secs_f64()
-            )),
-        });
+        run.died = Some(format!(
+            "worker killed after {:.0} s without finishing the group",
+            per_group.as_secs_f64()
+        ));
+        return Ok(run);
     };
     if let Some(e) = bad_line {
         return Err(ProbeError::Cuda {
@@ -198,10 +320,7 @@ pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
         });
     }
     if status.success() {
-        return Ok(ChildRun {
-            reports,
-            died: None,
-        });
+        return Ok(run);
     }
     let msg = err
         .lines()
@@ -217,10 +336,8 @@ pub fn run_child(spec: &WorkerSpec, per_group: Duration) -> Result<ChildRun> {
             hint: msg,
         });
     }
-    Ok(ChildRun {
-        reports,
-        died: Some(format!("worker exited with {status}: {msg}")),
-    })
+    run.died = Some(format!("worker exited with {status}: {msg}"));
+    Ok(run)
 }
 
 /// Whether every variable of `env` already has its value in the run's environment (`get`).
@@ -274,7 +391,7 @@ pub fn measure_nccl(
         let spec = worker_spec(plan, &groups, links, env);
         // Per group: the per-wait timeout for every op, plus time to run all points.
         let per_group = Duration::from_secs_f64(plan.nccl_timeout_s * 2.0 + 600.0);
-        for (group, res) in collect_groups(&spec, |s| run_child(s, per_group))? {
+        for (group, res) in collect_groups(&spec, |s| run_child(s, per_group, None, &[]))? {
             match res {
                 Ok(rep) => {
                     out.version = out.version.or(rep.nccl_version);
@@ -323,6 +440,7 @@ mod tests {
                 .map(|g| GroupSpec {
                     devices: g.to_vec(),
                     link_class: None,
+                    cross: None,
                 })
                 .collect(),
             sizes: vec![8, 1 << 20],
@@ -344,6 +462,8 @@ mod tests {
             curves: Vec::new(),
             notes: Vec::new(),
             aborted,
+            cross_group: None,
+            samples_us: Vec::new(),
         }
     }
 
@@ -364,6 +484,7 @@ mod tests {
             Ok(ChildRun {
                 reports,
                 died: died.map(String::from),
+                net_lines: Vec::new(),
             })
         }
     }
@@ -405,7 +526,7 @@ mod tests {
         let out = collect_groups(&s, scripted(vec![(0, false, None), (0, false, None)])).unwrap();
         assert!(out.iter().all(|(_, r)| r.is_err()));
         let curves = missing_curves(&s, &out[0].0, CollectiveStatus::Hang);
-        assert_eq!(curves.len(), OPS.len());
+        assert_eq!(curves.len(), super::super::OPS.len());
         assert!(curves.iter().all(|c| c.points.len() == 2));
     }
 
@@ -414,6 +535,20 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn net_lines_are_read_from_nccls_debug_files() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("nccl.h.1.log"),
+            "h:1:1 [0] NCCL INFO Bootstrap: Using lo:127.0.0.1<0>\nh:1:1 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>\nh:1:1 [0] NCCL INFO Using network Socket\n",
+        )
+        .unwrap();
+        let lines = net_lines_in(d.path());
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[1].ends_with("Using network Socket"));
+        assert!(net_lines_in(&d.path().join("missing")).is_empty());
     }
 
     #[test]

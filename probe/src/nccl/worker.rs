@@ -5,9 +5,10 @@
 //! communicators are created non-blocking (`ncclCommInitRankConfig` with `blocking = 0`) and
 //! every wait polls with a deadline; past it the communicators are aborted (`ncclCommAbort`),
 //! the point is recorded as `hang`, and the worker stops: the parent starts a fresh one for the
-//! groups left.
+//! groups left. Cross-node groups (ranks in several processes) follow `super::cross`.
 
-use super::group::{Group, Step, Stop};
+use super::cross::{CrossRanks, Directive, READY_PREFIX, to_nccl_id};
+use super::group::{Group, Membership, Step, Stop};
 use super::timing::{Medians, PointTiming, timing_note};
 use super::{Counts, ELEM_BYTES, OPS, counts, fill_value};
 use crate::cuda::{DeviceBuf, Gpu, htod, open_all};
@@ -28,10 +29,37 @@ pub const REPORT_PREFIX: &str = "@probe-nccl-group ";
 /// One GPU group a worker measures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupSpec {
-    /// CUDA device indices of the group (rank = position).
+    /// CUDA device indices of the group (rank = position), or this process's devices of a
+    /// cross-node group.
     pub devices: Vec<u32>,
     /// Worst link class inside the group, copied into the curves.
     pub link_class: Option<LinkClass>,
+    /// For a cross-node group: the global ranks and the whole group.
+    #[serde(default)]
+    pub cross: Option<CrossRanks>,
+}
+
+impl GroupSpec {
+    /// Ranks of the whole communicator.
+    pub fn nranks(&self) -> usize {
+        self.cross
+            .as_ref()
+            .map_or(self.devices.len(), |c| c.nranks as usize)
+    }
+
+    /// The devices the curves name (global indices for a cross-node group).
+    pub fn output_devices(&self) -> Vec<u32> {
+        self.cross
+            .as_ref()
+            .map_or_else(|| self.devices.clone(), |c| c.global_devices.clone())
+    }
+
+    /// The collectives measured on it.
+    pub fn ops(&self) -> Vec<CollectiveOp> {
+        self.cross
+            .as_ref()
+            .map_or_else(|| OPS.to_vec(), |c| c.ops.clone())
+    }
 }
 
 /// What the parent asks one worker to measure.
@@ -59,7 +87,7 @@ pub struct WorkerSpec {
 }
 
 /// What a worker prints for one group (one prefixed JSON line on stdout).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupReport {
     /// The group's devices, as in its [`GroupSpec`].
     pub devices: Vec<u32>,
@@ -74,6 +102,13 @@ pub struct GroupReport {
     /// Whether the communicators were aborted (a hang or a failed call): the worker stops
     /// after this report.
     pub aborted: bool,
+    /// The cross-node group this reports on.
+    #[serde(default)]
+    pub cross_group: Option<u32>,
+    /// Cross-node groups: per curve, per point, this process's slowest-rank µs of each sample
+    /// (node 0 takes the slowest node per sample).
+    #[serde(default)]
+    pub samples_us: Vec<Vec<Vec<f64>>>,
 }
 
 /// Points of every size of `op` with no measurement and `status`.
@@ -104,7 +139,7 @@ pub fn curve(
 ) -> CollectiveCurve {
     CollectiveCurve {
         op,
-        devices: group.devices.clone(),
+        devices: group.output_devices(),
         link_class: group.link_class,
         nccl_env: spec.nccl_env.clone(),
         points,
@@ -136,7 +171,14 @@ pub fn run_worker(spec: &WorkerSpec, emit: &mut dyn FnMut(&GroupReport)) -> Resu
             .iter()
             .map(|d| gpus.iter().find(|g| g.ordinal == *d).expect("opened above"))
             .collect();
-        let mut rep = run_group(spec, group, members)?;
+        let mut rep = match &group.cross {
+            None => run_group(spec, group, members, None)?,
+            Some(cross) => match wait_for_start(cross.group_id) {
+                Some(Directive::Go(id)) => run_group(spec, group, members, Some(&id))?,
+                Some(Directive::Skip(why)) => skipped(spec, group, why),
+                None => break,
+            },
+        };
         if i == 0 {
             rep.notes.push(format!(
                 "NCCL worker start (libraries, {} GPU contexts): {open_s:.2} s",
@@ -153,23 +195,82 @@ pub fn run_worker(spec: &WorkerSpec, emit: &mut dyn FnMut(&GroupReport)) -> Resu
     Ok(())
 }
 
-/// Measures every op over every size on one group.
-fn run_group(spec: &WorkerSpec, group: &GroupSpec, gpus: Vec<&Gpu>) -> Result<GroupReport> {
-    let clock = Instant::now();
-    let n = gpus.len();
-    let timeout = Duration::from_secs_f64(spec.timeout_s.max(1.0));
-    let mut rep = GroupReport {
+/// Says this worker waits at cross-node group `id`'s start and reads the parent's word
+/// (`None`: end of input, stop).
+fn wait_for_start(id: u32) -> Option<Directive> {
+    use std::io::{BufRead, Write};
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{READY_PREFIX}{id}");
+        let _ = out.flush();
+    }
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(n) if n > 0 => Directive::parse(&line),
+        _ => None,
+    }
+}
+
+/// An empty report for `group`, every op's points `status`.
+pub(crate) fn blank_report(
+    spec: &WorkerSpec,
+    group: &GroupSpec,
+    status: CollectiveStatus,
+) -> GroupReport {
+    let n = group.nranks();
+    GroupReport {
         devices: group.devices.clone(),
         nccl_version: None,
         library_path: None,
-        curves: Vec::new(),
+        curves: group
+            .ops()
+            .iter()
+            .map(|&op| curve(spec, group, op, empty_points(&spec.sizes, op, n, status)))
+            .collect(),
         notes: Vec::new(),
         aborted: false,
+        cross_group: group.cross.as_ref().map(|c| c.group_id),
+        samples_us: Vec::new(),
+    }
+}
+
+/// A cross-node group another node could not take part in: recorded as an error.
+pub(crate) fn skipped(spec: &WorkerSpec, group: &GroupSpec, why: String) -> GroupReport {
+    let mut rep = blank_report(spec, group, CollectiveStatus::Error);
+    rep.notes.push(format!(
+        "cross-node group {:?} not measured: {why}",
+        group.output_devices()
+    ));
+    rep
+}
+
+/// Measures every op over every size on one group (`id`: a cross-node group's unique id).
+fn run_group(
+    spec: &WorkerSpec,
+    group: &GroupSpec,
+    gpus: Vec<&Gpu>,
+    id: Option<&[u8]>,
+) -> Result<GroupReport> {
+    let clock = Instant::now();
+    let n = group.nranks();
+    let timeout = Duration::from_secs_f64(spec.timeout_s.max(1.0));
+    let mut rep = GroupReport {
+        curves: Vec::new(),
+        ..blank_report(spec, group, CollectiveStatus::Ok)
     };
     if n == 1 {
         rep.notes.push("one-rank communicator: busbw factor is 0 for all-reduce (and (n-1)/n = 0 for all-gather, reduce-scatter, all-to-all): time and algbw recorded, busbw 0".into());
     }
-    let mut g = match Group::init(gpus, timeout, spec.gated) {
+    let member = match (&group.cross, id) {
+        (Some(c), Some(id)) => Some(Membership {
+            ranks: c.ranks.iter().map(|&r| r as usize).collect(),
+            nranks: n,
+            id: to_nccl_id(id),
+        }),
+        _ => None,
+    };
+    let ops = group.ops();
+    let mut g = match Group::init(gpus, member, timeout, spec.gated) {
         Ok(g) => g,
         Err(stop) => {
             let status = match stop {
@@ -182,7 +283,7 @@ fn run_group(spec: &WorkerSpec, group: &GroupSpec, gpus: Vec<&Gpu>) -> Result<Gr
                     CollectiveStatus::Error
                 }
             };
-            rep.curves = OPS
+            rep.curves = ops
                 .iter()
                 .map(|&op| curve(spec, group, op, empty_points(&spec.sizes, op, n, status)))
                 .collect();
@@ -193,14 +294,19 @@ fn run_group(spec: &WorkerSpec, group: &GroupSpec, gpus: Vec<&Gpu>) -> Result<Gr
     let bufs = send_recv_buffers(&g, &spec.sizes)?;
     let bufs_s = clock.elapsed().as_secs_f64() - init_s;
     let mut check_s = 0.0;
-    for &op in &OPS {
+    let cross = group.cross.is_some();
+    for &op in &ops {
         if rep.aborted {
             let pts = empty_points(&spec.sizes, op, n, CollectiveStatus::Hang);
             rep.curves.push(curve(spec, group, op, pts));
+            if cross {
+                rep.samples_us.push(Vec::new());
+            }
             continue;
         }
         let mut points = Vec::new();
         let mut medians = Vec::new();
+        let mut raw = Vec::new();
         for (si, &size) in spec.sizes.iter().enumerate() {
             let c = counts(op, size, n);
             let reps =
@@ -208,8 +314,12 @@ fn run_group(spec: &WorkerSpec, group: &GroupSpec, gpus: Vec<&Gpu>) -> Result<Gr
             match measure_point(&g, op, &c, &bufs, spec, reps) {
                 Ok((timing, ok)) => {
                     check_s += timing.check_s;
-                    let us = |v: &[f64]| summarize(&v.iter().map(|s| s * 1e6).collect::<Vec<_>>());
+                    let us_of = |v: &[f64]| v.iter().map(|s| s * 1e6).collect::<Vec<f64>>();
+                    let us = |v: &[f64]| summarize(&us_of(v));
                     let t = us(&timing.gpu_s);
+                    if cross {
+                        raw.push(us_of(&timing.gpu_s));
+                    }
                     medians.push(Medians {
                         bytes: c.bytes,
                         gpu_us: t.median,
@@ -255,15 +365,20 @@ fn run_group(spec: &WorkerSpec, group: &GroupSpec, gpus: Vec<&Gpu>) -> Result<Gr
                 }
             }
         }
-        if let Some(note) = timing_note(op, &group.devices, g.gate.is_some(), &medians) {
+        let devices = group.output_devices();
+        if let Some(note) = timing_note(op, &devices, g.gate.is_some(), &medians) {
             rep.notes.push(note);
         }
         rep.curves.push(curve(spec, group, op, points));
+        if cross {
+            rep.samples_us.push(raw);
+        }
     }
-    rep.notes.push(gate_note(&g, &group.devices, spec.gated));
+    let devices = group.output_devices();
+    rep.notes.push(gate_note(&g, &devices, spec.gated));
     rep.notes.push(format!(
-        "NCCL group {:?}: communicator init {init_s:.2} s, buffers {bufs_s:.2} s, all ops {:.2} s (result checks {check_s:.2} s)",
-        group.devices,
+        "NCCL group {devices:?}{}: communicator init {init_s:.2} s, buffers {bufs_s:.2} s, all ops {:.2} s (result checks {check_s:.2} s)",
+        if cross { " (this node's ranks; each timed batch after an aligning all-reduce)" } else { "" },
         clock.elapsed().as_secs_f64() - init_s - bufs_s
     ));
     Ok(rep)
@@ -292,7 +407,7 @@ fn gate_note(g: &Group, devices: &[u32], asked: bool) -> String {
 /// Per rank a send and a receive buffer sized for the largest message of any op, the send
 /// buffer holding [`fill_value`] once (filled on every core: 1 GiB is 256 Mi elements).
 fn send_recv_buffers(g: &Group, sizes: &[u64]) -> Result<Vec<(DeviceBuf, DeviceBuf)>> {
-    let n = g.gpus.len();
+    let n = g.nranks;
     let max = *sizes.iter().max().unwrap_or(&8);
     let max_elems = OPS
         .iter()
@@ -304,7 +419,7 @@ fn send_recv_buffers(g: &Group, sizes: &[u64]) -> Result<Vec<(DeviceBuf, DeviceB
         .unwrap_or(2);
     let mut host = vec![0f32; max_elems];
     let mut bufs = Vec::new();
-    for (r, gpu) in g.gpus.iter().enumerate() {
+    for (gpu, &r) in g.gpus.iter().zip(&g.ranks) {
         let send = gpu.alloc(max_elems * 4)?;
         let recv = gpu.alloc(max_elems * 4)?;
         crate::par::fill_indexed(&mut host, |i| fill_value(r, i));
@@ -340,6 +455,7 @@ fn measure_point(
         }
     }
     for _ in 0..spec.warmup.max(1) {
+        group.launch_align()?;
         group.launch(op, c, bufs)?;
     }
     group.wait_streams(Instant::now() + group.timeout)?;
@@ -354,6 +470,7 @@ fn measure_point(
             gate.close(&group.gpus).map_err(Stop::Failed)?;
         }
         let enqueued = (|| {
+            group.launch_align()?;
             group.record(false)?;
             for _ in 0..reps {
                 group.launch(op, c, bufs)?;
@@ -372,10 +489,10 @@ fn measure_point(
         timing.host_s.push(t0.elapsed().as_secs_f64() / reps as f64);
         timing.gpu_s.push(group.slowest_rank_s()? / reps as f64);
     }
-    let n = group.gpus.len();
+    let n = group.nranks;
     let check_clock = Instant::now();
     let mut ok = true;
-    for (r, (g, (_, recv))) in group.gpus.iter().zip(bufs).enumerate() {
+    for ((g, (_, recv)), &r) in group.gpus.iter().zip(bufs).zip(&group.ranks) {
         ok &= super::check::rank_result_ok(g, recv, op, n, r, c).map_err(fail)?;
     }
     timing.check_s = check_clock.elapsed().as_secs_f64();

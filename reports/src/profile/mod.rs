@@ -18,8 +18,8 @@ pub use set::{
 };
 
 use models::profile::{
-    CollectiveOp, CollectiveStatus, Direction, HostDirection, HostMemory, MachineProfile,
-    TransferMode,
+    CollectiveOp, CollectiveStatus, Direction, HostDirection, HostMemory, LaunchKernel, LaunchKind,
+    MachineProfile, TransferMode,
 };
 
 use crate::html::Page;
@@ -40,7 +40,7 @@ pub struct Headline {
     /// The figure with its unit.
     pub value: String,
     /// Kind of figure, for ordering rows across profiles: pair copies by mode (0–2), host copy
-    /// (3), collectives (4–5).
+    /// (3), collectives (4–5), launch floors (6–7).
     pub order: u8,
 }
 
@@ -55,7 +55,8 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 
 /// The numbers a reader checks first: median pair bandwidth per transfer mode (unidirectional,
 /// largest size), pinned host→device bandwidth of one GPU, and each collective's bus bandwidth
-/// over the largest group at its largest successful size. Missing measurements are left out.
+/// over the largest group at its largest successful size, and the first GPU's empty-kernel
+/// launch floors (CUDA-graph node, eager launch). Missing measurements are left out.
 pub fn headlines(profile: &MachineProfile) -> Vec<Headline> {
     let mut out = Vec::new();
     for (order, mode) in [
@@ -125,6 +126,22 @@ pub fn headlines(profile: &MachineProfile) -> Vec<Headline> {
                 crate::axis::binary_size_label(p.bytes)
             ),
             value: format!("{:.1} GB/s", p.busbw_gb_per_s),
+            order,
+        });
+    }
+    let first_gpu = profile.launch.first().map(|m| m.device);
+    for (order, kind, what) in [
+        (6, LaunchKind::GraphNode, "CUDA-graph node"),
+        (7, LaunchKind::EagerLaunch, "eager launch, host time"),
+    ] {
+        let Some(m) = profile.launch.iter().find(|m| {
+            Some(m.device) == first_gpu && m.kind == kind && m.kernel == LaunchKernel::Empty
+        }) else {
+            continue;
+        };
+        out.push(Headline {
+            what: format!("empty kernel, {what}, GPU{}", m.device),
+            value: format!("{:.2} µs", m.per_kernel_us.median),
             order,
         });
     }
@@ -211,5 +228,30 @@ mod tests {
         let set = profile_charts("eight", &bare_profile(8));
         assert!(set.skipped[0].reason.contains("no GPU-pair measurements"));
         assert!(headlines(&bare_profile(8)).is_empty());
+    }
+
+    #[test]
+    fn launch_floors_headline_the_first_gpus_empty_kernel() {
+        use models::profile::{LaunchMeasurement, Stat};
+        let mut p = bare_profile(1);
+        for (kernel, kind, us) in [
+            (LaunchKernel::TinyGemm, LaunchKind::GraphNode, 2.37),
+            (LaunchKernel::Empty, LaunchKind::GraphNode, 0.52),
+            (LaunchKernel::Empty, LaunchKind::EagerLaunch, 3.65),
+        ] {
+            p.launch.push(LaunchMeasurement {
+                device: 0,
+                kind,
+                kernel,
+                shape: None,
+                chain_length: 512,
+                per_kernel_us: Stat::exact(us),
+                gpu_per_kernel_us: None,
+            });
+        }
+        let h = headlines(&p);
+        let values: Vec<(&str, u8)> = h.iter().map(|h| (h.value.as_str(), h.order)).collect();
+        assert_eq!(values, vec![("0.52 µs", 6), ("3.65 µs", 7)]);
+        assert!(h[0].what.contains("CUDA-graph node"), "{:?}", h[0]);
     }
 }

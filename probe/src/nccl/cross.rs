@@ -1,0 +1,207 @@
+//! Cross-node groups in the NCCL worker: a group whose ranks live in several processes (one
+//! per node), measured by the same one-worker-for-all-groups process with the same
+//! non-blocking communicators, gate and checks as a node's own groups. What changes:
+//! - the ranks are global and the unique id comes from node 0 through the rendezvous;
+//! - before each group the worker says it is ready (`@probe-nccl-ready ID` on stdout) and waits
+//!   for the parent's word on stdin (`go HEX-ID`, or `skip REASON` when a member node cannot
+//!   take part), so every node starts a group together however long the others took with the
+//!   previous one;
+//! - every timed batch is preceded by an aligning all-reduce (see `group`), and each sample's
+//!   time is reported raw, so node 0 can take the slowest node per sample when it merges;
+//! - the worker runs with `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET`, and the parent keeps
+//!   NCCL's net lines (which NICs, which transport).
+
+use super::runner::{ChildRun, collect_groups, run_child};
+use super::worker::{GroupReport, GroupSpec, WorkerSpec};
+use crate::error::{ProbeError, Result};
+use crate::plan::RunPlan;
+use cudarc::nccl::sys as nc;
+use models::profile::CollectiveOp;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Prefix of the worker's "ready for group ID" line.
+pub const READY_PREFIX: &str = "@probe-nccl-ready ";
+
+/// This process's place in one cross-node group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrossRanks {
+    /// The group's id in the run's cross-node plan.
+    pub group_id: u32,
+    /// Ranks of the whole communicator.
+    pub nranks: u32,
+    /// Global rank of each of this process's devices (`GroupSpec::devices`, same order).
+    pub ranks: Vec<u32>,
+    /// Global device index of every rank of the group, in rank order (the curves' `devices`).
+    pub global_devices: Vec<u32>,
+    /// The collectives measured on it.
+    pub ops: Vec<CollectiveOp>,
+}
+
+/// What the parent tells a worker waiting at a group's start.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Directive {
+    /// Start, with this unique id (128 bytes).
+    Go(Vec<u8>),
+    /// Record the group as not measured, for this reason.
+    Skip(String),
+}
+
+impl Directive {
+    /// The stdin line for the worker.
+    pub fn line(&self) -> String {
+        match self {
+            Directive::Go(id) => format!("go {}\n", crate::hex::hex(id)),
+            Directive::Skip(why) => format!("skip {}\n", why.replace('\n', " ")),
+        }
+    }
+
+    /// Parses a stdin line (`None`: end of input or not a directive: stop).
+    pub fn parse(line: &str) -> Option<Directive> {
+        let line = line.trim_end_matches(['\n', '\r']);
+        if let Some(h) = line.strip_prefix("go ") {
+            crate::hex::unhex(h.trim())
+                .filter(|b| b.len() == 128)
+                .map(Directive::Go)
+        } else {
+            line.strip_prefix("skip ")
+                .map(|r| Directive::Skip(r.to_string()))
+        }
+    }
+}
+
+/// The node-level side of the cross-node step: the rendezvous behind each group's start, and
+/// where each group's results go.
+pub trait CrossHooks {
+    /// This node's worker waits at group `group`'s start; blocks until every member node does.
+    fn ready(&mut self, group: u32) -> Result<Directive>;
+    /// This node's ranks' results for `group`.
+    fn report(&mut self, group: u32, report: GroupReport) -> Result<()>;
+    /// This node has no results for `group` (its worker died or was killed on it).
+    fn failed(&mut self, group: u32, why: String) -> Result<()>;
+}
+
+/// What the cross-node step left besides the reports (which went to the hooks).
+#[derive(Debug, Default)]
+pub struct CrossOutcome {
+    /// NCCL's `NCCL_DEBUG=INFO` net lines from the workers.
+    pub net_lines: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// A fresh NCCL unique id made in this process (node 0's probe): its bootstrap root listens here
+/// until the group's ranks have connected.
+pub fn unique_id() -> Result<Vec<u8>> {
+    if !unsafe { nc::is_culib_present() } {
+        return Err(ProbeError::MissingLibrary {
+            library: "libnccl".into(),
+            hint: "node 0 needs NCCL for the cross-node unique ids (pip install nvidia-nccl-cu13, or apt install libnccl2)".into(),
+        });
+    }
+    let mut id = std::mem::MaybeUninit::<nc::ncclUniqueId>::uninit();
+    let r = unsafe { nc::ncclGetUniqueId(id.as_mut_ptr()) };
+    if r != nc::ncclResult_t::ncclSuccess {
+        return Err(ProbeError::cuda("ncclGetUniqueId", r));
+    }
+    let id = unsafe { id.assume_init() };
+    Ok(id.internal.iter().map(|&c| c as u8).collect())
+}
+
+/// The unique id from its bytes.
+pub(super) fn to_nccl_id(bytes: &[u8]) -> nc::ncclUniqueId {
+    let mut id = nc::ncclUniqueId { internal: [0; 128] };
+    for (d, s) in id.internal.iter_mut().zip(bytes) {
+        *d = *s as std::ffi::c_char;
+    }
+    id
+}
+
+/// The worker spec of this node's cross-node groups (defaults environment only: the network
+/// path is what is measured, not NCCL's in-box variants).
+pub fn cross_worker_spec(plan: &RunPlan, groups: Vec<GroupSpec>) -> WorkerSpec {
+    WorkerSpec {
+        groups,
+        sizes: plan.nccl_sizes.clone(),
+        warmup: plan.repeats.warmup,
+        samples: plan.repeats.samples,
+        min_bytes_per_sample: plan.repeats.min_bytes_per_sample,
+        max_reps: plan.repeats.max_reps,
+        timeout_s: plan.nccl_timeout_s,
+        gated: plan.nccl_gated,
+        nccl_env: BTreeMap::new(),
+    }
+}
+
+/// Variables the cross-node workers run with so NCCL prints its net lines.
+fn debug_env() -> Vec<(String, String)> {
+    let mut env = vec![("NCCL_DEBUG".to_string(), "INFO".to_string())];
+    if std::env::var_os("NCCL_DEBUG_SUBSYS").is_none() {
+        env.push(("NCCL_DEBUG_SUBSYS".into(), "INIT,NET".into()));
+    }
+    env
+}
+
+/// The group id of the first group of `sub` without a report in `run` — the one a dead worker
+/// was on (the rule `collect_groups` applies).
+fn lost_group(sub: &WorkerSpec, run: &ChildRun) -> Option<u32> {
+    let mut reported = run
+        .reports
+        .iter()
+        .map(|r| r.cross_group)
+        .collect::<Vec<_>>();
+    sub.groups
+        .iter()
+        .filter_map(|g| g.cross.as_ref().map(|c| c.group_id))
+        .find(|id| {
+            let pos = reported.iter().position(|r| *r == Some(*id));
+            pos.map(|p| reported.remove(p)).is_none()
+        })
+}
+
+/// Runs this node's part of every cross-node group of `spec`, one worker for all of them
+/// (restarted for the rest after one aborts, as for a node's own groups).
+pub fn measure_cross(spec: &WorkerSpec, hooks: &mut dyn CrossHooks) -> Result<CrossOutcome> {
+    let mut out = CrossOutcome::default();
+    let env = debug_env();
+    let per_group = Duration::from_secs_f64(spec.timeout_s * 2.0 + 600.0);
+    let done = collect_groups(spec, |sub| {
+        let run = run_child(sub, per_group, Some(&mut *hooks), &env)?;
+        out.net_lines.extend(run.net_lines.iter().cloned());
+        let lost = run.died.is_some() || run.reports.is_empty();
+        if lost && let Some(id) = lost_group(sub, &run) {
+            let why = run
+                .died
+                .clone()
+                .unwrap_or_else(|| "worker exited without a report".into());
+            hooks.failed(id, why)?;
+        }
+        Ok(run)
+    })?;
+    for (g, res) in done {
+        if let Err(why) = res {
+            out.notes.push(format!(
+                "cross-node NCCL group on local GPUs {:?}: {why}; recorded as hang",
+                g.devices
+            ));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directives_round_trip_through_the_stdin_line() {
+        let id: Vec<u8> = (0..128).map(|i| i as u8).collect();
+        for d in [Directive::Go(id), Directive::Skip("node 2 failed".into())] {
+            assert_eq!(Directive::parse(&d.line()), Some(d.clone()));
+        }
+        assert_eq!(Directive::parse("go 00ff"), None, "an id is 128 bytes");
+        assert_eq!(Directive::parse(""), None);
+        let nccl = to_nccl_id(&[7u8; 128]);
+        assert!(nccl.internal.iter().all(|&c| c as u8 == 7));
+    }
+}
