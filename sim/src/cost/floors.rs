@@ -18,8 +18,15 @@ use serde::{Deserialize, Serialize};
 
 /// GPU time of one small kernel when nothing was measured: ≈ 2–3 µs of execution for a minimal
 /// real kernel plus ≈ 0.5–1 µs per CUDA-graph node (NVIDIA, "Getting Started with CUDA Graphs",
-/// 2019: a 2.9 µs kernel costs 3.4 µs per node inside a graph).
+/// 2019: a 2.9 µs kernel costs 3.4 µs per node inside a graph). Consistent with what was measured
+/// on the lent H200 (`probe/profiles/h200-x1.small-kernels.torch.json`, PyTorch kernels replayed
+/// in a CUDA graph, one token of a 7168-wide layer): 1.2 µs for a bare residual add, 2.5–3.1 µs
+/// for two-kernel SiLU-and-mul, rotary mul-add and fp8 quantize, 5.7 µs for the router GEMV; and
+/// with the probe's tiny-GEMM node (2.36 µs) + [`REAL_KERNEL_EXTRA_S`] = 3.36 µs.
 pub const DEFAULT_SMALL_KERNEL_S: f64 = 3.4e-6;
+/// What a layer's small kernel costs beyond the probe's tiny GEMM (one 256×256 bf16 tile): the
+/// row reduction and one more dependent DRAM round trip of a norm, rotary or quantize kernel.
+pub const REAL_KERNEL_EXTRA_S: f64 = 1.0e-6;
 /// Host time of one raw `cudaLaunchKernel` when nothing was measured (≈ 2–5 µs on current CPUs).
 pub const DEFAULT_RAW_LAUNCH_S: f64 = 3.5e-6;
 /// Host time PyTorch adds to each eager op launched from Python (dispatcher, tensor metadata,
@@ -62,17 +69,21 @@ impl Floors {
         };
         if let Some(us) = median_of(LaunchKernel::TinyGemm) {
             return Floors {
-                small_kernel_s: us * 1e-6,
-                source: format!("measured: tiny-GEMM CUDA-graph node {us:.2} µs (probe)"),
+                small_kernel_s: us * 1e-6 + REAL_KERNEL_EXTRA_S,
+                source: format!(
+                    "measured: tiny-GEMM CUDA-graph node {us:.2} µs (probe) + {:.1} µs for a real kernel's reduction",
+                    REAL_KERNEL_EXTRA_S * 1e6
+                ),
             };
         }
         if let Some(us) = median_of(LaunchKernel::Empty) {
-            // an empty node does no memory access; a real small kernel adds about a microsecond
-            let s = us * 1e-6 + 1e-6;
+            // an empty node does no memory access: add the tiny GEMM's own work (≈ 1.85 µs on
+            // the H200: 2.36 − 0.51) and a real kernel's extra
+            let s = us * 1e-6 + 1.85e-6 + REAL_KERNEL_EXTRA_S;
             return Floors {
                 small_kernel_s: s,
                 source: format!(
-                    "measured: empty-kernel CUDA-graph node {us:.2} µs (probe) + 1 µs of memory latency"
+                    "measured: empty-kernel CUDA-graph node {us:.2} µs (probe) + 2.85 µs of memory work"
                 ),
             };
         }
