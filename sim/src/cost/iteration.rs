@@ -40,6 +40,9 @@ pub struct BatchStats {
     pub prefill_index_pairs: f64,
     /// Cached keys prefill chunks read from the KV cache.
     pub prefill_cached: f64,
+    /// Decode query tokens per request (a speculative verify pass scores several draft tokens
+    /// per request and reads each request's cache once for all of them); 0 or 1 = plain decode.
+    pub queries_per_request: f64,
 }
 
 /// Σ_{pos=a..=b} min(pos, cap).
@@ -136,12 +139,13 @@ impl CostModel {
         let tokens = st.decode * dec_share + st.prefill * pre_share;
         self.attention.cost(tokens, self.small, b);
         let c = &self.core;
+        let q = st.queries_per_request.max(1.0);
         if st.decode > 0.0 {
             let keys = st.decode_keys * dec_share;
             let t = c.decode.time_monotone(
-                st.decode * dec_share,
+                st.decode * dec_share / q,
                 keys * c.decode_flops_per_pair,
-                keys * c.kv_bytes_per_key,
+                keys / q * c.kv_bytes_per_key,
             );
             Self::add_kv_op(b, t, c.decode.floor_s());
         }
@@ -165,12 +169,13 @@ impl CostModel {
         let (dec_share, pre_share) = self.attention_shares(st);
         let tokens = st.decode * dec_share + st.prefill * pre_share;
         self.indexer.cost(tokens, self.small, b);
+        let q = st.queries_per_request.max(1.0);
         if st.decode > 0.0 {
             let scored = st.decode_context * dec_share;
             let t = c.indexer_decode.time_monotone(
-                st.decode * dec_share,
+                st.decode * dec_share / q,
                 scored * c.indexer_flops_per_key,
-                scored * (c.indexer_bytes_per_key + c.indexer_logit_bytes_per_pair),
+                scored / q * c.indexer_bytes_per_key + scored * c.indexer_logit_bytes_per_pair,
             );
             Self::add_kv_op(b, t, c.indexer_decode.floor_s());
         }
@@ -283,8 +288,19 @@ impl CostModel {
         self.cost_stats(&st)
     }
 
-    /// Cost of an iteration already summed into [`BatchStats`].
+    /// Cost of an iteration already summed into [`BatchStats`]: one forward pass, or, with
+    /// speculative decoding on a pure decode batch, one speculative step per generated token
+    /// ([`super::spec`]).
     pub fn cost_stats(&self, st: &BatchStats) -> IterationCost {
+        let graph = self.uses_cuda_graph(st);
+        if self.draft.is_some() && st.prefill == 0.0 && st.decode > 0.0 {
+            return self.spec_cost(st, graph).1;
+        }
+        self.cost_pass(st, graph)
+    }
+
+    /// One forward pass of `st`, replaying a CUDA graph or not.
+    pub(super) fn cost_pass(&self, st: &BatchStats, graph: bool) -> IterationCost {
         let pp = self.stages.len();
         let mut total = TimeBreakdown::default();
         if st.tokens() <= 0.0 {
@@ -295,7 +311,6 @@ impl CostModel {
                 ..IterationCost::default()
             };
         }
-        let graph = self.uses_cuda_graph(st);
         let overlap = !self.opts.disable_overlap_schedule;
         let mut dense = TimeBreakdown::default();
         self.attention(st, &mut dense);

@@ -21,6 +21,7 @@ pub mod memory;
 pub mod model;
 pub mod moe;
 pub mod report;
+pub mod spec;
 pub mod steady;
 pub mod traffic;
 

@@ -165,6 +165,9 @@ pub struct CostModel {
     pub(super) small: SmallKernelRates,
     pub(super) floors: Floors,
     pub(super) cpu: CpuCosts,
+    /// Speculative decoding: the resolved plan and the draft's own cost model.
+    pub(super) spec: Option<super::spec::SpecPlan>,
+    pub(super) draft: Option<Box<CostModel>>,
     model_name: String,
     memory_notes: Vec<String>,
 }
@@ -193,13 +196,70 @@ impl CostModel {
                         .into(),
             });
         }
+        if opts.speculative.is_some() && layout.pp > 1 {
+            return Err(SimError::ImpossibleLayout {
+                layout: layout.short_name(),
+                reason: "SGLang runs no speculative decoding with --pp-size > 1: drop --pp-size or the --speculative-* flags".into(),
+            });
+        }
         let placement = machine.place(&layout)?;
         let fp = models::footprint::footprint(model, &layout)?;
         let memory = memory::checked_plan(model, &fp, machine.memory_bytes(), opts)?;
         let notes = memory.notes.clone();
         let mut cm = Self::build(machine, model, layout, opts, knobs, fp, memory, placement);
         cm.memory_notes = notes;
+        if let Some(s) = &opts.speculative {
+            cm.spec = Some(super::spec::SpecPlan::resolve(model, s));
+            cm.draft = super::spec::draft_model(machine, model, layout, opts, knobs).map(Box::new);
+        }
         Ok(cm)
+    }
+
+    /// A draft model's cost model (speculative decoding): like [`CostModel::new`] without the
+    /// fit check (the draft's weights and KV are in the target's plan); its first stage feeds
+    /// the target's hidden state through `eh_proj` (2h → h) and two norms.
+    pub(super) fn draft(
+        machine: &Machine,
+        model: &ModelSpec,
+        layout: Layout,
+        opts: &ServerOptions,
+        knobs: Knobs,
+    ) -> Option<CostModel> {
+        let placement = machine.place(&layout).ok()?;
+        let fp = models::footprint::footprint(model, &layout).ok()?;
+        let mut cm = Self::build(
+            machine,
+            model,
+            layout,
+            opts,
+            knobs,
+            fp,
+            MemoryPlan::default(),
+            placement,
+        );
+        let h = model.hidden_size as f64;
+        let mut input = BlockKernels {
+            small: 2.0, // enorm, hnorm
+            small_bytes_per_token: 8.0 * h,
+            ..BlockKernels::default()
+        };
+        input.gemms.push(super::inventory::GemmShape {
+            name: "eh_proj",
+            part: ModelPart::Mtp,
+            params: 2.0 * h * h,
+        });
+        let curves = Curves {
+            machine,
+            peak_byte_s: machine.peak_memory_bytes_per_s() * knobs.memory_scale,
+            compute_scale: knobs.compute_scale,
+            floor_s: cm.floors.small_kernel_s,
+        };
+        let eh = curves.block(&input, model, &|_| 0.0);
+        cm.embed.gemms.extend(eh.gemms);
+        cm.embed.small += eh.small;
+        cm.embed.small_bytes_per_token += eh.small_bytes_per_token;
+        cm.embed.launches += eh.launches;
+        Some(cm)
     }
 
     /// Warnings about the memory plan (reserves beyond the headroom, …), one line each.
@@ -355,6 +415,8 @@ impl CostModel {
             },
             floors,
             cpu: CpuCosts::of(machine),
+            spec: None,
+            draft: None,
             model_name: model.name.clone(),
             memory_notes: Vec::new(),
         }

@@ -1,0 +1,259 @@
+//! Speculative decoding (MTP / NEXTN / EAGLE) as SGLang runs it, costed on the same kernels.
+//!
+//! One speculative step of a decode batch of `B` requests (SGLang's EAGLE worker, read from
+//! `python/sglang/srt/speculative/eagle_worker.py` of 2026 main):
+//! 1. draft: `--speculative-num-steps` forward passes of the draft model: the checkpoint's own
+//!    MTP / NEXTN layer(s) (one decoder layer + `eh_proj` + norms, sharing embedding and lm_head)
+//!    or a separate draft (`--speculative-draft-model-path`); the first pass over `B` tokens,
+//!    the others over `B × --speculative-eagle-topk` branches;
+//! 2. verify: one target pass over `B × --speculative-num-draft-tokens` tokens; every request's
+//!    KV cache is read once for all its draft tokens, like a small prefill;
+//! 3. draft extend: one draft pass over the accepted tokens (`B × L`) to fill the draft's KV.
+//!
+//! Each request gains the acceptance length `L` tokens per step (bonus token included, so
+//! `1 ≤ L ≤ num_draft_tokens`). The serving simulation advances one token per iteration, so a
+//! speculative decode iteration is reported per generated token: its cost divided by `L` (the
+//! throughput and TPOT bench_serving reports; tokens really arrive in bursts of `L`).
+//! Under CUDA graphs each of the three parts replays one graph (SGLang captures the draft's
+//! steps in one), eagerly every kernel launches. SGLang runs no speculative decoding with
+//! `--pp-size > 1`.
+
+use super::iteration::BatchStats;
+use super::{CostModel, IterationCost, Knobs};
+use crate::machine::Machine;
+use crate::options::{ServerOptions, SpeculativeOptions};
+use models::spec::{ModelPart, PartFormats};
+use models::{Layout, ModelSpec, WeightFormat};
+use serde::{Deserialize, Serialize};
+
+/// Per-draft-token acceptance assumed for the checkpoint's MTP layer when none is given: the
+/// DeepSeek-V3 report's 85–90% for the second token (arXiv:2412.19437 §5.4.3), lower end,
+/// decaying geometrically over chained steps.
+pub const DEFAULT_MTP_ACCEPTANCE: f64 = 0.85;
+/// Per-draft-token acceptance assumed for a separate EAGLE / EAGLE-3 draft: ≈ 0.75 (EAGLE-3,
+/// arXiv:2503.01840: acceptance lengths of 3–4 at 6–8 drafted tokens on chat benchmarks).
+pub const DEFAULT_EAGLE_ACCEPTANCE: f64 = 0.75;
+
+/// Where the acceptance length came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AcceptSource {
+    /// `--speculative-accept-length`.
+    Given,
+    /// A server log's `accept len` or a bench_serving JSONL's `accept_length`.
+    Measured,
+    /// The stated default for the draft configuration.
+    Default,
+}
+
+/// The speculative configuration in force, resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecPlan {
+    pub algorithm: String,
+    pub num_steps: u32,
+    pub eagle_topk: u32,
+    pub num_draft_tokens: u32,
+    /// Tokens per request per step.
+    pub accept_length: f64,
+    pub accept_source: AcceptSource,
+    /// What drafts: `MTP layer(s) of the checkpoint (1)` or the draft model's name.
+    pub draft: String,
+}
+
+impl SpecPlan {
+    /// SGLang's defaults where a flag is 0 (unset): (3, 1, 4) for a checkpoint with MTP layers
+    /// (what SGLang picks for DeepSeek-V3-style models), (5, 4, 8) otherwise; the acceptance
+    /// length from `s` or the default for the configuration.
+    pub fn resolve(spec: &ModelSpec, s: &SpeculativeOptions) -> SpecPlan {
+        let mtp = s.draft_model_path.is_none() && spec.num_mtp_layers > 0;
+        let (d_steps, d_topk, d_tokens) = if mtp { (3, 1, 4) } else { (5, 4, 8) };
+        let num_steps = if s.num_steps == 0 { d_steps } else { s.num_steps };
+        let eagle_topk = if s.eagle_topk == 0 { d_topk } else { s.eagle_topk };
+        let num_draft_tokens = if s.num_draft_tokens == 0 {
+            d_tokens
+        } else {
+            s.num_draft_tokens
+        };
+        let (accept_length, accept_source) = match s.accept_length {
+            Some(l) => (l, AcceptSource::Given),
+            None => {
+                let a = if mtp {
+                    DEFAULT_MTP_ACCEPTANCE
+                } else {
+                    DEFAULT_EAGLE_ACCEPTANCE
+                };
+                // a chain of `num_steps` drafts (topk branches only help the best path)
+                let chain: f64 = (0..=num_steps).map(|i| a.powi(i as i32)).sum();
+                (chain.min(num_draft_tokens as f64), AcceptSource::Default)
+            }
+        };
+        SpecPlan {
+            algorithm: s.algorithm.clone(),
+            num_steps,
+            eagle_topk,
+            num_draft_tokens,
+            accept_length: accept_length.clamp(1.0, num_draft_tokens.max(1) as f64),
+            accept_source,
+            draft: if mtp {
+                format!("the checkpoint's MTP layer(s) ({})", spec.num_mtp_layers)
+            } else {
+                s.draft_model_path
+                    .clone()
+                    .unwrap_or_else(|| "a one-layer draft".into())
+            },
+        }
+    }
+}
+
+/// The format of the checkpoint's first MTP layer's modules of `base`, else the part's own.
+fn mtp_format(spec: &ModelSpec, base: ModelPart) -> WeightFormat {
+    let layer = spec.num_layers;
+    spec.layer_modules(layer)
+        .iter()
+        .find(|m| m.base == base)
+        .map_or_else(|| spec.format_of(base), |m| spec.module_format(layer, m))
+}
+
+/// The draft as a model of its own: the checkpoint's MTP layers (formats as the checkpoint
+/// stores them, embedding and lm_head shared), or, for a separate draft without a description,
+/// one dense decoder layer of the target's width.
+pub fn draft_spec(spec: &ModelSpec, s: &SpeculativeOptions) -> ModelSpec {
+    let mut d = spec.clone();
+    d.name = format!("{} (draft)", spec.name);
+    d.num_mtp_layers = 0;
+    d.indexer_layers = Vec::new();
+    d.module_formats = Default::default();
+    if s.draft_model_path.is_none() && spec.num_mtp_layers > 0 {
+        let n = spec.num_mtp_layers;
+        d.num_layers = n;
+        d.moe_layers = vec![spec.moe.is_some(); n as usize];
+        d.formats = PartFormats {
+            embeddings: spec.formats.embeddings,
+            attention: mtp_format(spec, ModelPart::Attention),
+            dense_mlp: mtp_format(spec, ModelPart::DenseMlp),
+            shared_experts: mtp_format(spec, ModelPart::SharedExperts),
+            routed_experts: mtp_format(spec, ModelPart::RoutedExperts),
+            lm_head: spec.formats.lm_head,
+            mtp: spec.formats.mtp,
+        };
+    } else {
+        // EAGLE heads are one Llama-style decoder layer over the target's hidden states
+        d.num_layers = 1;
+        d.moe = None;
+        d.moe_layers = vec![false];
+        if d.dense_intermediate_size == 0 {
+            d.dense_intermediate_size = 4 * d.hidden_size;
+        }
+        d.formats = PartFormats::uniform(WeightFormat::Bf16);
+    }
+    d
+}
+
+/// A speculative step's parts, seconds (one whole step, not per token).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct SpecStep {
+    pub draft_s: f64,
+    pub verify_s: f64,
+    pub extend_s: f64,
+    /// The whole step.
+    pub step_s: f64,
+    /// Tokens each request gains.
+    pub accept_length: f64,
+}
+
+/// Builds the draft's cost model (speculation off, fit not checked: its memory is in the
+/// target's plan).
+pub fn draft_model(
+    machine: &Machine,
+    spec: &ModelSpec,
+    layout: Layout,
+    opts: &ServerOptions,
+    knobs: Knobs,
+) -> Option<CostModel> {
+    let s = opts.speculative.as_ref()?;
+    let d = draft_spec(spec, s);
+    let mut o = opts.clone();
+    o.speculative = None;
+    CostModel::draft(machine, &d, layout, &o, knobs)
+}
+
+impl CostModel {
+    /// One speculative step for a decode batch `st` (its `decode` requests), and the iteration
+    /// cost per generated token the serving simulation takes.
+    pub(super) fn spec_cost(&self, st: &BatchStats, graph: bool) -> (SpecStep, IterationCost) {
+        let (Some(plan), Some(draft)) = (&self.spec, &self.draft) else {
+            unreachable!("spec_cost is only called with a draft");
+        };
+        let b = st.decode;
+        let per = |n: f64| BatchStats {
+            decode: b * n,
+            decode_keys: st.decode_keys * n,
+            decode_context: st.decode_context * n,
+            queries_per_request: n,
+            ..BatchStats::default()
+        };
+        let topk = plan.eagle_topk.max(1) as f64;
+        let first = draft.cost_pass(&per(1.0), graph);
+        let rest = draft.cost_pass(&per(topk), graph);
+        let draft_s = first.latency_s + (plan.num_steps.saturating_sub(1)) as f64 * rest.latency_s;
+        let verify = self.cost_pass(&per(plan.num_draft_tokens as f64), graph);
+        let extend = draft.cost_pass(&per(plan.accept_length), graph);
+        let step_s = draft_s + verify.latency_s + extend.latency_s;
+        let l = plan.accept_length;
+        let mut cost = verify.clone();
+        let mut breakdown = verify.breakdown;
+        breakdown.add_scaled(&first.breakdown, 1.0);
+        breakdown.add_scaled(
+            &rest.breakdown,
+            plan.num_steps.saturating_sub(1) as f64,
+        );
+        breakdown.add_scaled(&extend.breakdown, 1.0);
+        let mut per_token = super::TimeBreakdown::default();
+        per_token.add_scaled(&breakdown, 1.0 / l);
+        cost.breakdown = per_token;
+        cost.latency_s = step_s / l;
+        let scale = if verify.latency_s > 0.0 {
+            cost.latency_s / verify.latency_s
+        } else {
+            0.0
+        };
+        for v in cost
+            .stage_s
+            .iter_mut()
+            .chain(cost.stage_gpu_s.iter_mut())
+            .chain(cost.stage_cpu_s.iter_mut())
+        {
+            *v *= scale;
+        }
+        cost.cpu_s *= scale;
+        let step = SpecStep {
+            draft_s,
+            verify_s: verify.latency_s,
+            extend_s: extend.latency_s,
+            step_s,
+            accept_length: l,
+        };
+        (step, cost)
+    }
+
+    /// The speculative step of `running` requests at `context_tokens`, if speculation is on.
+    pub fn spec_step(&self, running: u32, context_tokens: u32) -> Option<SpecStep> {
+        self.spec.as_ref()?;
+        let ctx = context_tokens.max(1) as f64;
+        let cap = self.core.topk_cap.map_or(ctx, |c| ctx.min(c as f64));
+        let n = running.max(1) as f64;
+        let st = BatchStats {
+            decode: n,
+            decode_keys: n * cap,
+            decode_context: n * ctx,
+            ..BatchStats::default()
+        };
+        let graph = self.uses_cuda_graph(&st);
+        Some(self.spec_cost(&st, graph).0)
+    }
+
+    /// The speculative plan in force.
+    pub fn spec_plan(&self) -> Option<&SpecPlan> {
+        self.spec.as_ref()
+    }
+}
