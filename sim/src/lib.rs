@@ -16,5 +16,6 @@ pub mod options;
 pub mod presets;
 pub mod report;
 pub mod serving;
+pub mod sglang_args;
 pub mod sweep;
 pub mod workload;
