@@ -1,5 +1,5 @@
 use super::*;
-use models::ModelSpec;
+use models::{KvDtype, ModelSpec};
 
 /// A launch line with every flag of issue 13, as a user pastes it.
 pub(crate) const LAUNCH_LINE: &str = r#"CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 SGLANG_ENABLE_JIT_DEEPGEMM=0 \
