@@ -111,7 +111,8 @@ impl Calibration {
             path: path.display().to_string(),
             problem,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let text = models::input::read_text_limited(path, models::input::PROFILE_LIMIT_BYTES)
+            .map_err(|e| err(e.to_string()))?;
         let c: Calibration =
             serde_json::from_str(&text).map_err(|e| err(format!("malformed JSON: {e}")))?;
         if c.schema_version != CALIBRATION_SCHEMA_VERSION {

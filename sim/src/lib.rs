@@ -6,6 +6,7 @@
 
 pub mod advise;
 pub mod bench_io;
+pub mod bench_out;
 pub mod calibrate;
 pub mod cost;
 pub mod efficiency;

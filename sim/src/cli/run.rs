@@ -1,6 +1,7 @@
 //! `sim run`: simulate one bench_serving run of a workload on one layout.
 
-use super::args::{FormatArg, LayoutSelection, OutputFormat, ServerArgs, Target};
+use super::args::{FormatArg, LayoutArgs, LayoutSelection, OutputFormat, ServerArgs, Target};
+use super::server_args::options_for;
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use comfy_table::Table;
@@ -10,6 +11,7 @@ use sim::cost::{CostModel, Knobs};
 use sim::machine::Machine;
 use sim::options::ServerOptions;
 use sim::serving::{RunOutput, RunReport, simulate};
+use sim::sglang_args::SglangArgs;
 use std::path::PathBuf;
 
 /// `--calibration FILE` written by `sim calibrate`.
@@ -21,21 +23,38 @@ pub struct CalibrationArg {
 }
 
 impl CalibrationArg {
+    /// The calibration file, if one was given.
+    pub fn load(&self) -> Result<Option<Calibration>> {
+        self.calibration
+            .as_ref()
+            .map(|p| Calibration::load(p).map_err(anyhow::Error::from))
+            .transpose()
+    }
+
     /// The knobs to use: the file's, or the defaults.
     pub fn knobs(&self) -> Result<Knobs> {
-        match &self.calibration {
-            Some(p) => Ok(Calibration::load(p)?.knobs),
-            None => Ok(Knobs::default()),
-        }
+        Ok(self.load()?.map_or_else(Knobs::default, |c| c.knobs))
     }
 }
 
-/// Machine, model, server options and knobs resolved once per command.
+/// Machine, model, server flags (command line and launch line merged) and knobs, resolved once
+/// per command.
 pub struct Setup {
     pub machine: Machine,
     pub spec: ModelSpec,
+    /// Every SGLang flag given, classified (`sim::sglang_args`).
+    pub sglang: SglangArgs,
+    /// The layout flags, with a launch line's filled in.
+    pub layout_args: LayoutArgs,
+    /// Options of the layout the flags pick (every GPU in TP when they pick none), SGLang's
+    /// defaults filled in; the serving simulation's scheduler limits come from these.
     pub opts: ServerOptions,
+    /// Which options took SGLang's defaults, and how SGLang adjusts others.
+    pub default_notes: Vec<String>,
     pub knobs: Knobs,
+    /// The `--calibration` file, when given (its residual is the model's known error).
+    pub calibration: Option<Calibration>,
+    launch_line: bool,
 }
 
 impl Setup {
@@ -46,25 +65,72 @@ impl Setup {
             model,
             server,
         } = target;
+        let sglang = server.sglang()?;
+        let machine = machine.resolve()?;
+        let spec = model.resolve_or(sglang.model_path())?;
+        let layout_args = server.layout.with_sizes(&sglang.sizes());
+        let primary = match layout_args.selection(machine.gpu_count, &spec)? {
+            LayoutSelection::One(l) => l,
+            LayoutSelection::All => Layout::tp(machine.gpu_count),
+        };
+        let resolved = options_for(&sglang, machine.memory_bytes(), &primary, &spec)?;
+        let calibration = cal.load()?;
         Ok(Setup {
-            machine: machine.resolve()?,
-            spec: model.resolve()?,
-            opts: server.options()?,
-            knobs: cal.knobs()?,
+            knobs: calibration
+                .as_ref()
+                .map_or_else(Knobs::default, |c| c.knobs),
+            calibration,
+            opts: resolved.options,
+            default_notes: resolved.notes,
+            launch_line: server.has_launch_line(),
+            machine,
+            spec,
+            sglang,
+            layout_args,
         })
+    }
+
+    /// The server options of `layout`: SGLang's defaults depend on the layout (graph batch size
+    /// and the static memory share on `--tp`, `--pp-size` and DP attention).
+    pub fn opts_for(&self, layout: Layout) -> ServerOptions {
+        // Validation does not depend on the layout, and passed in `Setup::new`.
+        options_for(
+            &self.sglang,
+            self.machine.memory_bytes(),
+            &layout,
+            &self.spec,
+        )
+        .expect("server flags were validated in Setup::new")
+        .options
     }
 
     /// The cost model of `layout` with `knobs`.
     pub fn model(&self, layout: Layout, knobs: Knobs) -> sim::error::Result<CostModel> {
-        CostModel::new(&self.machine, &self.spec, layout, &self.opts, knobs)
+        CostModel::new(
+            &self.machine,
+            &self.spec,
+            layout,
+            &self.opts_for(layout),
+            knobs,
+        )
     }
 
-    /// The one layout the flags select (`--layout all` is refused).
+    /// The longest request the server takes: `--context-length`, else the model's.
+    pub fn max_context_tokens(&self) -> u64 {
+        self.opts
+            .context_length
+            .map_or(self.spec.max_context_tokens, u64::from)
+    }
+
+    /// The one layout the flags select (`--layout all` is refused). A launch line without
+    /// `--tp-size` runs TP1, SGLang's default.
     pub fn one_layout(&self, server: &ServerArgs, command: &str) -> Result<Layout> {
-        match server
-            .layout
-            .selection(self.machine.gpu_count, &self.spec)?
-        {
+        let mut flags = server.layout.with_sizes(&self.sglang.sizes());
+        if self.launch_line && flags.tp.is_none() && flags.layout.is_none() {
+            eprintln!("note: the --server-args line gives no --tp-size: SGLang runs --tp-size 1");
+            flags.tp = Some(1);
+        }
+        match flags.selection(self.machine.gpu_count, &self.spec)? {
             LayoutSelection::One(l) => Ok(l),
             LayoutSelection::All => {
                 bail!(
@@ -72,6 +138,25 @@ impl Setup {
                 )
             }
         }
+    }
+
+    /// Prints, on stderr, the flags that were not modelled and the defaults SGLang would pick.
+    pub fn print_notes(&self) {
+        if let Some(line) = self.sglang.not_modelled_line() {
+            eprintln!("warning: {line}");
+        }
+        for n in &self.default_notes {
+            eprintln!("note: {n}");
+        }
+    }
+
+    /// The not-modelled flags, as written, for JSON outputs.
+    pub fn flags_not_modelled(&self) -> Vec<String> {
+        self.sglang
+            .not_modelled()
+            .iter()
+            .map(|e| e.spelled())
+            .collect()
     }
 }
 
@@ -88,24 +173,64 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    args.workload.bench.check_output_file()?;
     let setup = Setup::new(&args.target, &args.calibration)?;
     let layout = setup.one_layout(&args.target.server, "run")?;
-    let workload = args.workload.one(setup.spec.max_context_tokens)?;
+    let workload = args.workload.one(setup.max_context_tokens())?;
     let model = setup.model(layout, setup.knobs)?;
-    let run = simulate(&model, &setup.opts, &workload)
+    let opts = setup.opts_for(layout);
+    setup.print_notes();
+    let bench_flags = args.workload.not_modelled();
+    if !bench_flags.is_empty() {
+        eprintln!(
+            "warning: bench_serving flags not modelled: {}",
+            bench_flags.join(", ")
+        );
+    }
+    let run = simulate(&model, &opts, &workload)
         .with_context(|| format!("simulating {}", layout.short_name()))?;
+    if let Some(path) = &args.workload.bench.output_file {
+        write_bench_line(path, &setup, &args.workload, &run, &workload, layout)?;
+    }
+    let mut flags_not_modelled = setup.flags_not_modelled();
+    flags_not_modelled.extend(bench_flags);
     let out = RunOutput {
         machine: setup.machine.name().to_string(),
         model: setup.spec.name.clone(),
         knobs: setup.knobs,
+        flags_not_modelled,
         run,
     };
     match args.format.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&out)?),
-        OutputFormat::Csv => bail!("`sim run` prints table or json; use `sim sweep --format csv`"),
-        OutputFormat::Table => println!("{}", table(&out)),
+        _ => println!("{}", table(&out)),
     }
     Ok(())
+}
+
+/// Appends `run` to `--output-file` as bench_serving would.
+pub fn write_bench_line(
+    path: &std::path::Path,
+    setup: &Setup,
+    w: &WorkloadArgs,
+    run: &RunReport,
+    workload: &sim::workload::Workload,
+    layout: Layout,
+) -> Result<()> {
+    let opts = setup.opts_for(layout);
+    let ctx = sim::bench_out::BenchLineContext {
+        backend: w.bench.backend.as_deref().unwrap_or("sglang"),
+        random_input_len: w.random_input_len,
+        random_output_len: w.random_output_len,
+        sharegpt_output_len: w.sharegpt_output_len,
+        model_path: setup.sglang.model_path().unwrap_or(&setup.spec.name),
+        machine: setup.machine.name(),
+        layout,
+        opts: &opts,
+    };
+    let line = sim::bench_out::jsonl_line(run, workload, &ctx);
+    sim::bench_out::append_jsonl(path, &line)
+        .with_context(|| format!("--output-file {}", path.display()))
 }
 
 /// The run as bench_serving's summary would show it, plus the engine's view.

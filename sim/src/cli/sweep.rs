@@ -1,6 +1,6 @@
 //! `sim sweep`: every layout × concurrency × workload, in parallel, as a table, CSV or JSON.
 
-use super::args::{FormatArg, LayoutSelection, OutputFormat, ServerArgs, Target};
+use super::args::{CsvFormatArg, LayoutSelection, OutputFormat, ServerArgs, Target};
 use super::run::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
@@ -27,7 +27,7 @@ pub struct Args {
     #[command(flatten)]
     pub calibration: CalibrationArg,
     #[command(flatten)]
-    pub format: FormatArg,
+    pub format: CsvFormatArg,
 }
 
 /// The layouts to sweep: every layout of the machine unless layout flags pick one.

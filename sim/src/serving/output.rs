@@ -76,6 +76,9 @@ pub struct RunOutput {
     pub model: String,
     /// Knobs in force (defaults, or a calibration's).
     pub knobs: crate::cost::Knobs,
+    /// The server and bench_serving flags given that do not change the prediction.
+    #[serde(default)]
+    pub flags_not_modelled: Vec<String>,
     #[serde(flatten)]
     pub run: RunReport,
 }
