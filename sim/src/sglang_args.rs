@@ -38,6 +38,24 @@ use crate::options::ServerOptions;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The KV dtype of an SGLang `--kv-cache-dtype` value (`None` = `auto`, the checkpoint's
+/// choice); FP4 is refused (not modelled).
+pub fn kv_dtype(value: &str) -> std::result::Result<Option<models::KvDtype>, String> {
+    match value {
+        "auto" => Ok(None),
+        "bf16" | "bfloat16" => Ok(Some(models::KvDtype::Bf16)),
+        "fp8_e4m3" | "fp8_e5m2" => Ok(Some(models::KvDtype::Fp8)),
+        "fp4_e2m1" => Err(
+            "an FP4 KV cache is not modelled; use auto, bf16, bfloat16, fp8_e4m3 or fp8_e5m2"
+                .into(),
+        ),
+        other => Err(format!(
+            "`{other}` is not one of {}",
+            KV_CACHE_DTYPES.join(", ")
+        )),
+    }
+}
+
 /// The SGLang whose argument names, choices and defaults this module follows.
 pub const SGLANG_VERSION: &str = "SGLang main of 2026-01-28 (python/sglang/srt/server_args.py: add_cli_args, _handle_gpu_memory_settings; the field list of the user's server_args line)";
 

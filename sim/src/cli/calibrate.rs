@@ -4,6 +4,7 @@
 use super::args::{FormatArg, OutputFormat, Target};
 use super::run::{CalibrationArg, Setup};
 use super::validate::{MeasuredArgs, comparison_table};
+use super::workload_args::BenchCompatArgs;
 use anyhow::{Result, bail};
 use sim::calibrate::{CALIBRATION_SCHEMA_VERSION, Calibration, KnobParam, compare, fit};
 use sim::cost::IterationModel;
@@ -15,6 +16,9 @@ pub struct Args {
     pub target: Target,
     #[command(flatten)]
     pub measured: MeasuredArgs,
+    /// bench_serving flags of a pasted bench_serving line (recorded: --measured has the runs).
+    #[command(flatten)]
+    pub bench: BenchCompatArgs,
     /// Knobs to fit (the others keep their defaults or the starting calibration's values).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = KnobParam::ALL)]
     pub fit: Vec<KnobParam>,
@@ -40,7 +44,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let setup = Setup::new(&args.target, &args.start)?;
     let layout = setup.one_layout(&args.target.server, "calibrate")?;
-    let points = args.measured.load(setup.spec.max_context_tokens)?;
+    let points = args.measured.load(setup.max_context_tokens())?;
     // Fail early, with the cost model's own message, on a layout that cannot run.
     setup.model(layout, setup.knobs)?;
     let spinner = indicatif::ProgressBar::new_spinner().with_message(format!(
@@ -71,10 +75,11 @@ pub fn run(args: Args) -> Result<()> {
     cal.save(&args.output)?;
     let fitted = setup.model(layout, result.knobs)?;
     let rows = compare(&fitted, &setup.opts, &points)?;
+    setup.print_notes();
+    super::run::print_bench_flags(&args.bench.not_modelled());
     match args.format.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&cal)?),
-        OutputFormat::Csv => bail!("`sim calibrate` prints table or json"),
-        OutputFormat::Table => {
+        _ => {
             let k = result.knobs;
             println!(
                 "fitted {} on {} ({} evaluations): compute ×{:.3}, memory ×{:.3}, comm ×{:.3}, overhead {:.2} ms/iteration, cpu ×{:.3}",

@@ -36,6 +36,7 @@ pub enum Command {
 }
 
 pub mod advise;
+mod advise_table;
 pub mod args;
 pub mod calibrate;
 pub mod models_cmd;

@@ -34,7 +34,7 @@ pub fn run(args: Args) -> Result<()> {
     let machine = args.target.machine.resolve()?;
     let sglang = args.target.server.sglang()?;
     let model = args.target.model.resolve_or(sglang.model_path())?;
-    let opts = args.target.server.options(&machine, &model)?;
+    let (opts, notes) = args.target.server.options(&machine, &model)?;
     if args.batch == 0 && args.prefill == 0 {
         bail!(
             "--batch 0 and --prefill 0: nothing to cost; give at least one decode request or prefill token"
@@ -79,6 +79,9 @@ pub fn run(args: Args) -> Result<()> {
         OutputFormat::Csv => print!("{}", csv(&out)),
         OutputFormat::Table if out.layouts.len() == 1 => print!("{}", one_table(&out)),
         OutputFormat::Table => print!("{}", ranking_table(&out)),
+    }
+    for n in notes {
+        eprintln!("{n}");
     }
     Ok(())
 }

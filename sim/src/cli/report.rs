@@ -113,7 +113,7 @@ impl Args {
         }
         concurrencies.sort_unstable();
         concurrencies.dedup();
-        let opts = self.server.options(&machines[0], &spec)?;
+        let (opts, _) = self.server.options(&machines[0], &spec)?;
         Ok(Config {
             machines,
             spec,

@@ -115,6 +115,54 @@ impl Setup {
         )
     }
 
+    /// The options of `layout` when several are ranked: `--moe-a2a-backend` applies to the
+    /// layouts it can run (experts EP over the whole TP group of a MoE model); the others run
+    /// without it, as SGLang would have to.
+    pub fn opts_ranking(&self, layout: Layout) -> ServerOptions {
+        let mut o = self.opts_for(layout);
+        if !sim::advise::a2a_applies(&self.spec, &layout) {
+            o.moe_a2a_backend = None;
+        }
+        o
+    }
+
+    /// The cost model of `layout` among several ranked ([`Setup::opts_ranking`]).
+    pub fn model_ranking(&self, layout: Layout, knobs: Knobs) -> sim::error::Result<CostModel> {
+        CostModel::new(
+            &self.machine,
+            &self.spec,
+            layout,
+            &self.opts_ranking(layout),
+            knobs,
+        )
+    }
+
+    /// `(name, flags)` of `layout` as ranked: with `+backend` where the a2a backend runs.
+    pub fn ranked_label(&self, layout: Layout) -> (String, String) {
+        match self.opts_ranking(layout).moe_a2a_backend {
+            Some(b) => (
+                format!("{}+{b}", layout.short_name()),
+                format!("{} --moe-a2a-backend {b}", layout.sglang_flags()),
+            ),
+            None => (layout.short_name(), layout.sglang_flags()),
+        }
+    }
+
+    /// The model's own error, where known: the `--calibration` file's residual.
+    pub fn known_error(&self) -> Option<sim::advise::KnownModelError> {
+        let c = self.calibration.as_ref()?;
+        Some(sim::advise::KnownModelError::from_rms_log_error(
+            format!(
+                "calibration of {} on {} over {} measured point(s), RMS ln error {:.3}",
+                c.layout,
+                c.machine,
+                c.measured.len(),
+                c.rms_log_error_after
+            ),
+            c.rms_log_error_after,
+        ))
+    }
+
     /// The longest request the server takes: `--context-length`, else the model's.
     pub fn max_context_tokens(&self) -> u64 {
         self.opts
@@ -142,12 +190,31 @@ impl Setup {
 
     /// Prints, on stderr, the flags that were not modelled and the defaults SGLang would pick.
     pub fn print_notes(&self) {
-        if let Some(line) = self.sglang.not_modelled_line() {
-            eprintln!("warning: {line}");
-        }
+        self.print_not_modelled();
         for n in &self.default_notes {
             eprintln!("note: {n}");
         }
+    }
+
+    /// Prints, on stderr, the flags that were not modelled.
+    pub fn print_not_modelled(&self) {
+        if let Some(line) = self.sglang.not_modelled_line() {
+            eprintln!("warning: {line}");
+        }
+    }
+
+    /// One provenance line on the server options SGLang's defaults filled in.
+    pub fn defaults_provenance(&self) -> Option<String> {
+        (!self.default_notes.is_empty()).then(|| {
+            format!(
+                "server options from SGLang's defaults where not given ({}): {}",
+                sim::sglang_args::SGLANG_VERSION
+                    .split(" (")
+                    .next()
+                    .unwrap_or_default(),
+                self.default_notes.join("; ")
+            )
+        })
     }
 
     /// The not-modelled flags, as written, for JSON outputs.
@@ -179,19 +246,14 @@ pub fn run(args: Args) -> Result<()> {
     let workload = args.workload.one(setup.max_context_tokens())?;
     let model = setup.model(layout, setup.knobs)?;
     let opts = setup.opts_for(layout);
-    setup.print_notes();
-    let bench_flags = args.workload.not_modelled();
-    if !bench_flags.is_empty() {
-        eprintln!(
-            "warning: bench_serving flags not modelled: {}",
-            bench_flags.join(", ")
-        );
-    }
     let run = simulate(&model, &opts, &workload)
         .with_context(|| format!("simulating {}", layout.short_name()))?;
     if let Some(path) = &args.workload.bench.output_file {
         write_bench_line(path, &setup, &args.workload, &run, &workload, layout)?;
     }
+    setup.print_notes();
+    let bench_flags = args.workload.not_modelled();
+    print_bench_flags(&bench_flags);
     let mut flags_not_modelled = setup.flags_not_modelled();
     flags_not_modelled.extend(bench_flags);
     let out = RunOutput {
@@ -208,6 +270,16 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// Warns, on stderr, of bench_serving flags given that do not change the simulation.
+pub fn print_bench_flags(flags: &[String]) {
+    if !flags.is_empty() {
+        eprintln!(
+            "warning: bench_serving flags not modelled: {}",
+            flags.join(", ")
+        );
+    }
+}
+
 /// Appends `run` to `--output-file` as bench_serving would.
 pub fn write_bench_line(
     path: &std::path::Path,
@@ -217,7 +289,7 @@ pub fn write_bench_line(
     workload: &sim::workload::Workload,
     layout: Layout,
 ) -> Result<()> {
-    let opts = setup.opts_for(layout);
+    let opts = setup.opts_ranking(layout);
     let ctx = sim::bench_out::BenchLineContext {
         backend: w.bench.backend.as_deref().unwrap_or("sglang"),
         random_input_len: w.random_input_len,

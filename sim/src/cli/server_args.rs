@@ -244,12 +244,13 @@ impl ServerArgs {
 
     /// The options of the layout these flags pick on `machine` (every GPU in TP when they pick
     /// none), for commands that cost several layouts with one set of options (`predict`,
-    /// `report`); prints the not-modelled flags and SGLang's defaults on stderr.
+    /// `report`), and the lines to print once the command succeeded (flags not modelled,
+    /// SGLang's defaults).
     pub fn options(
         &self,
         machine: &sim::machine::Machine,
         spec: &models::ModelSpec,
-    ) -> Result<sim::options::ServerOptions> {
+    ) -> Result<(sim::options::ServerOptions, Vec<String>)> {
         let sg = self.sglang()?;
         let layout = match self
             .layout
@@ -260,13 +261,17 @@ impl ServerArgs {
             super::args::LayoutSelection::All => models::Layout::tp(machine.gpu_count),
         };
         let r = options_for(&sg, machine.memory_bytes(), &layout, spec)?;
-        if let Some(line) = sg.not_modelled_line() {
-            eprintln!("warning: {line}");
-        }
-        for n in &r.notes {
-            eprintln!("note: {n} (used for every layout)");
-        }
-        Ok(r.options)
+        let mut lines: Vec<String> = sg
+            .not_modelled_line()
+            .map(|l| format!("warning: {l}"))
+            .into_iter()
+            .collect();
+        lines.extend(
+            r.notes
+                .iter()
+                .map(|n| format!("note: {n} (used for every layout)")),
+        );
+        Ok((r.options, lines))
     }
 
     /// Whether a launch line was given (SGLang's defaults then apply to absent layout flags).

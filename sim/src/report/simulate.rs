@@ -213,6 +213,9 @@ fn answer_ep(
         comm_spread: crate::advise::comm_spread(&machine.profile),
         draws: plan.draws,
         seed: workload.seed,
+        known_error: None,
+        ep_a2a_backend: None,
+        extra_flags: Vec::new(),
     };
     let build = |l: Layout, k| {
         CostModel::new(machine, spec, l, opts, k)

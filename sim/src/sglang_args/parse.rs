@@ -181,10 +181,10 @@ fn check(dest: &str, v: &Value, spelled: &str) -> Result<()> {
             )),
             _ => Ok(()),
         },
-        "kv_cache_dtype" if *v == Value::Str("fp4_e2m1".into()) => Err(bad(
-            spelled,
-            "an FP4 KV cache is not modelled; use auto, bf16, bfloat16, fp8_e4m3 or fp8_e5m2",
-        )),
+        "kv_cache_dtype" => match v {
+            Value::Str(k) => super::kv_dtype(k).map(|_| ()).map_err(|p| bad(spelled, p)),
+            _ => Ok(()),
+        },
         "speculative_algorithm" if *v == Value::Str("NGRAM".into()) => Err(bad(
             spelled,
             "n-gram speculation is not modelled; EAGLE, EAGLE3, NEXTN and STANDALONE are",

@@ -6,7 +6,7 @@ use super::{
     table,
 };
 use crate::options::{ServerOptions, SpeculativeOptions};
-use models::{KvDtype, ModelSpec};
+use models::ModelSpec;
 
 impl SglangArgs {
     /// The server options with SGLang's defaults for everything absent, for a layout of
@@ -59,10 +59,12 @@ impl SglangArgs {
             ));
             c
         });
-        let kv_cache_dtype = match self.string("kv_cache_dtype") {
-            None | Some("auto") => None,
-            Some("bf16" | "bfloat16") => Some(KvDtype::Bf16),
-            Some(_) => Some(KvDtype::Fp8),
+        let kv_cache_dtype = match self.get("kv_cache_dtype") {
+            Some(g) => match &g.value {
+                Value::Str(v) => super::kv_dtype(v).map_err(|p| bad(&g.spelled, p))?,
+                _ => None,
+            },
+            None => None,
         };
         let attention_backend = self.string("attention_backend").map(str::to_string);
         // SGLang fixes the page size of the MLA kernels that need one.
