@@ -312,11 +312,16 @@ impl SglangArgs {
         (!parts.is_empty()).then(|| format!("flags not modelled — {}", parts.join("; ")))
     }
 
-    /// This command line's flags together with a launch line's: a flag given both ways with
-    /// different values is an error naming both.
+    /// This command line's flags together with a launch line's: a modelled flag given both ways
+    /// with different values is an error naming both. Recorded flags may differ (bench_serving's
+    /// `--host 127.0.0.1` is where the client connects, the server's `--host 0.0.0.0` where it
+    /// listens); this side's value is kept.
     pub fn merge(mut self, other: SglangArgs) -> Result<SglangArgs> {
         for (dest, g) in other.values {
+            let checked = table::spec(&dest).is_some_and(|s| s.class == FlagClass::Modelled)
+                || matches!(dest.as_str(), "nnodes" | "node_rank");
             if let Some(mine) = self.values.get(&dest)
+                && checked
                 && !same(&mine.value, &g.value)
             {
                 return Err(SglangArgsError::Conflict {

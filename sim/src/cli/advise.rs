@@ -120,6 +120,7 @@ pub fn run(args: Args) -> Result<()> {
         flags_not_modelled,
     };
     setup.print_not_modelled();
+    super::run::print_bench_flags(&args.workload.not_modelled());
     match args.format.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&advice)?),
         _ => print_advice(&advice, args.all, &try_model(&setup)),

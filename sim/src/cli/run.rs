@@ -219,11 +219,13 @@ impl Setup {
 
     /// The not-modelled flags, as written, for JSON outputs.
     pub fn flags_not_modelled(&self) -> Vec<String> {
-        self.sglang
-            .not_modelled()
-            .iter()
-            .map(|e| e.spelled())
-            .collect()
+        let mut v: Vec<String> = Vec::new();
+        for s in self.sglang.not_modelled().iter().map(|e| e.spelled()) {
+            if !v.contains(&s) {
+                v.push(s);
+            }
+        }
+        v
     }
 }
 

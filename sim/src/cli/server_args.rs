@@ -150,10 +150,10 @@ impl ServerArgs {
         let s = |x: &Option<String>| x.clone();
         let n = |x: Option<u32>| x.map(|v| v.to_string());
         let l = &self.layout;
-        opt("--tp-size", n(l.tp));
+        opt("--tp", n(l.tp));
         opt("--pp-size", n(l.pp));
         opt("--ep-size", n(l.ep));
-        opt("--dp-size", n(l.dp));
+        opt("--dp", n(l.dp));
         opt(
             "--mem-fraction-static",
             self.mem_fraction_static.map(|f| f.to_string()),

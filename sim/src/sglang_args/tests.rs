@@ -341,3 +341,14 @@ fn try_flags_list_modelled_values_canonically() {
         ]
     );
 }
+
+#[test]
+fn recorded_flags_may_differ_between_client_and_server() {
+    let cli = from_words(&["--host".into(), "127.0.0.1".into()], Origin::CommandLine).unwrap();
+    let m = cli
+        .merge(from_launch_line("--host 0.0.0.0 --nnodes 1").unwrap())
+        .unwrap();
+    assert_eq!(m.get("host").unwrap().spelled, "--host 127.0.0.1");
+    let cli = from_words(&["--nnodes".into(), "2".into()], Origin::CommandLine).unwrap();
+    assert!(cli.merge(from_launch_line("--nnodes 1").unwrap()).is_err());
+}
