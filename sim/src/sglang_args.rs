@@ -191,8 +191,8 @@ pub struct LayoutSizes {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResolvedOptions {
     pub options: ServerOptions,
-    /// One line per value SGLang would derive itself (`--mem-fraction-static 0.848: SGLang's
-    /// default for …`), and per adjustment it makes.
+    /// The values SGLang derives itself, in one line (`SGLang's defaults for 97887 MiB GPUs at
+    /// TP8: --chunked-prefill-size 8192, …`), then one line per adjustment it makes.
     pub notes: Vec<String>,
 }
 

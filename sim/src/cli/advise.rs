@@ -13,8 +13,7 @@ use super::workload_args::WorkloadArgs;
 use anyhow::{Result, bail};
 use models::Layout;
 use sim::advise::{
-    ADVICE_SCHEMA_VERSION, Advice, EpAnswer, EpQuestion, a2a_applies, a2a_notes, ep_question,
-    machine_provenance, rank,
+    ADVICE_SCHEMA_VERSION, Advice, EpAnswer, EpQuestion, a2a_applies, a2a_notes, ep_question, rank,
 };
 use sim::cost::IterationModel;
 use sim::layout::enumerate_layouts;
@@ -112,7 +111,7 @@ pub fn run(args: Args) -> Result<()> {
         schema_version: ADVICE_SCHEMA_VERSION,
         machine: setup.machine.name().to_string(),
         model: setup.spec.name.clone(),
-        provenance: provenance(&setup, &args.workload),
+        provenance: setup.provenance(&args.workload),
         workload,
         ranking,
         ep,
@@ -126,33 +125,6 @@ pub fn run(args: Args) -> Result<()> {
         _ => print_advice(&advice, args.all, &try_model(&setup)),
     }
     Ok(())
-}
-
-/// What the answer rests on, one line per input.
-fn provenance(setup: &Setup, w: &WorkloadArgs) -> Vec<String> {
-    let mut v = vec![machine_provenance(&setup.machine)];
-    v.push(format!(
-        "model {}: {}",
-        setup.spec.name,
-        if setup.spec.source.is_empty() {
-            "a HF config".to_string()
-        } else {
-            setup.spec.source.clone()
-        }
-    ));
-    v.push(match &setup.calibration {
-        Some(c) => format!(
-            "efficiency knobs fitted by `sim calibrate` to {} measured run(s) of {} on {} ({})",
-            c.measured.len(),
-            c.layout,
-            c.machine,
-            c.measured.first().cloned().unwrap_or_default()
-        ),
-        None => "efficiency knobs: defaults, not fitted to any measured run of this machine (`sim calibrate` fits them)".into(),
-    });
-    v.push(format!("workload: {}", w.lengths_provenance()));
-    v.extend(setup.defaults_provenance());
-    v
 }
 
 /// The `--model-path` of `try:` lines: the user's, else `<model>`.

@@ -203,18 +203,44 @@ impl Setup {
         }
     }
 
-    /// One provenance line on the server options SGLang's defaults filled in.
-    pub fn defaults_provenance(&self) -> Option<String> {
-        (!self.default_notes.is_empty()).then(|| {
-            format!(
-                "server options from SGLang's defaults where not given ({}): {}",
-                sim::sglang_args::SGLANG_VERSION
-                    .split(" (")
-                    .next()
-                    .unwrap_or_default(),
-                self.default_notes.join("; ")
-            )
-        })
+    /// What a prediction rests on: the machine's and the model's sources, the knobs, the
+    /// workload's lengths, the defaults SGLang filled in.
+    pub fn provenance(&self, w: &WorkloadArgs) -> Vec<String> {
+        let mut v = vec![sim::advise::machine_provenance(&self.machine)];
+        v.push(format!(
+            "model {}: {}",
+            self.spec.name,
+            if self.spec.source.is_empty() {
+                "a HF config"
+            } else {
+                &self.spec.source
+            }
+        ));
+        v.push(match &self.calibration {
+            Some(c) => format!(
+                "efficiency knobs fitted by `sim calibrate` to {} measured run(s) of {} on {} ({})",
+                c.measured.len(),
+                c.layout,
+                c.machine,
+                c.measured.first().cloned().unwrap_or_default()
+            ),
+            None => "efficiency knobs: defaults, not fitted to any measured run of this machine (`sim calibrate` fits them)".into(),
+        });
+        v.push(format!("workload: {}", w.lengths_provenance()));
+        v.extend(self.defaults_provenance());
+        v
+    }
+
+    /// Provenance lines on the server options SGLang's defaults filled in or adjusted.
+    pub fn defaults_provenance(&self) -> Vec<String> {
+        let version = sim::sglang_args::SGLANG_VERSION
+            .split(" (")
+            .next()
+            .unwrap_or_default();
+        self.default_notes
+            .iter()
+            .map(|n| format!("server options: {n} ({version})"))
+            .collect()
     }
 
     /// The not-modelled flags, as written, for JSON outputs.
@@ -263,6 +289,7 @@ pub fn run(args: Args) -> Result<()> {
         model: setup.spec.name.clone(),
         knobs: setup.knobs,
         flags_not_modelled,
+        provenance: setup.provenance(&args.workload),
         run,
     };
     match args.format.format {
@@ -395,6 +422,10 @@ fn table(o: &RunOutput) -> Table {
     ];
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v]);
+    }
+    for (i, p) in o.provenance.iter().enumerate() {
+        let k = if i == 0 { "Based on" } else { "" };
+        t.add_row(vec![k.to_string(), p.clone()]);
     }
     if let Some(s) = r
         .micro_batch_samples

@@ -17,9 +17,10 @@ impl SglangArgs {
         model: &ModelSpec,
     ) -> Result<ResolvedOptions> {
         let mut notes = Vec::new();
+        let mut defaulted = Vec::new();
         let mib = ctx.gpu_mem_mib();
         let why = format!(
-            "SGLang's default for {:.0} MiB GPUs at TP{}{}",
+            "SGLang's defaults for {:.0} MiB GPUs at TP{}{}",
             mib,
             ctx.tp,
             if ctx.pp > 1 {
@@ -34,19 +35,19 @@ impl SglangArgs {
             Some(-1) => None,
             Some(c) => Some(c as u32),
             None => {
-                notes.push(format!("--chunked-prefill-size {chunk_default}: {why}"));
+                defaulted.push(format!("--chunked-prefill-size {chunk_default}"));
                 Some(chunk_default)
             }
         };
         let cuda_graph_max_bs = self.uint("cuda_graph_max_bs").unwrap_or_else(|| {
-            notes.push(format!("--cuda-graph-max-bs {bs_default}: {why}"));
+            defaulted.push(format!("--cuda-graph-max-bs {bs_default}"));
             bs_default
         });
         let algorithm = self.string("speculative_algorithm");
         let mem_fraction_static = self.float("mem_fraction_static").unwrap_or_else(|| {
             let f =
                 ctx.mem_fraction_static(chunk, max_prefill_tokens, cuda_graph_max_bs, algorithm);
-            notes.push(format!("--mem-fraction-static {f}: {why}"));
+            defaulted.push(format!("--mem-fraction-static {f}"));
             f
         });
         let context_length = self.uint("context_length");
@@ -104,6 +105,9 @@ impl SglangArgs {
             quantization: self.string("quantization").map(str::to_string),
             speculative,
         };
+        if !defaulted.is_empty() {
+            notes.insert(0, format!("{why}: {}", defaulted.join(", ")));
+        }
         Ok(ResolvedOptions { options, notes })
     }
 

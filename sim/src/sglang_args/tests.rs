@@ -110,12 +110,11 @@ fn absent_flags_take_sglangs_defaults_for_the_gpu_and_layout() {
     assert_eq!(r.options.chunked_prefill_size, 8192);
     assert_eq!(r.options.cuda_graph_max_bs, 512);
     assert_eq!(r.options.page_size, 1);
-    assert!(
-        r.notes
-            .iter()
-            .any(|n| n.starts_with("--mem-fraction-static 0.848")),
-        "{:?}",
-        r.notes
+    assert_eq!(
+        r.notes,
+        [
+            "SGLang's defaults for 97887 MiB GPUs at TP8: --chunked-prefill-size 8192, --cuda-graph-max-bs 512, --mem-fraction-static 0.848"
+        ]
     );
     // And TP2 of the same GPUs: a smaller graph batch, a larger static share.
     let tp2 = DefaultsContext { tp: 2, ..rtx_tp8() };
