@@ -26,7 +26,9 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-pub use provenance::{KnownModelError, a2a_applies, a2a_notes, machine_provenance};
+pub use provenance::{
+    KnownModelError, a2a_applies, a2a_notes, a2a_where_applicable, machine_provenance,
+};
 
 /// Schema version of [`Advice`]: 2 adds `provenance`, `notes`, `flags_not_modelled` and the EP
 /// answer's `known_error` / `margin_within_known_error`.

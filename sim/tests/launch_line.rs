@@ -322,6 +322,24 @@ fn formats_draws_and_disagreeing_flags_are_refused_before_any_work() {
         ],
         "--draws",
     );
+    let one_gpu = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../probe/profiles/h200-x1.json"
+    );
+    for cmd in ["advise", "sweep"] {
+        exits_2_one_line(
+            &[
+                cmd,
+                "--machine",
+                one_gpu,
+                "--model",
+                "llama-3.1-405b",
+                "--num-prompts",
+                "4",
+            ],
+            "does not fit",
+        );
+    }
     exits_2_one_line(
         &["run", "--machine", VM, "--tp", "4", "--server-args", LAUNCH],
         "--tensor-parallel-size 8 (--server-args)",

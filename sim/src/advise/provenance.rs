@@ -34,6 +34,20 @@ pub fn a2a_applies(spec: &ModelSpec, layout: &Layout) -> bool {
     spec.moe.is_some() && layout.ep > 1 && layout.ep == layout.tp
 }
 
+/// `opts` for `layout` among several ranked: the all-to-all backend where it can run, none
+/// elsewhere (SGLang would refuse it there).
+pub fn a2a_where_applicable(
+    opts: &crate::options::ServerOptions,
+    spec: &ModelSpec,
+    layout: &Layout,
+) -> crate::options::ServerOptions {
+    let mut o = opts.clone();
+    if !a2a_applies(spec, layout) {
+        o.moe_a2a_backend = None;
+    }
+    o
+}
+
 /// One line on where the machine's numbers come from.
 pub fn machine_provenance(m: &Machine) -> String {
     let p = &m.profile.provenance;

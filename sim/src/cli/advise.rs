@@ -53,8 +53,8 @@ pub fn run(args: Args) -> Result<()> {
         bail!("`sim advise` takes one --max-concurrency value");
     }
     let mut workload = workload.remove(0);
-    if workload.max_concurrency.is_none() && workload.request_rate.is_none() {
-        eprintln!("note: no --max-concurrency given; advising for 64 concurrent requests");
+    let default_concurrency = workload.max_concurrency.is_none() && workload.request_rate.is_none();
+    if default_concurrency {
         workload.max_concurrency = Some(64);
     }
     let mut flags_not_modelled = setup.flags_not_modelled();
@@ -118,6 +118,9 @@ pub fn run(args: Args) -> Result<()> {
         notes,
         flags_not_modelled,
     };
+    if default_concurrency {
+        eprintln!("note: no --max-concurrency given; advised for 64 concurrent requests");
+    }
     setup.print_not_modelled();
     super::run::print_bench_flags(&args.workload.not_modelled());
     match args.format.format {

@@ -119,11 +119,7 @@ impl Setup {
     /// layouts it can run (experts EP over the whole TP group of a MoE model); the others run
     /// without it, as SGLang would have to.
     pub fn opts_ranking(&self, layout: Layout) -> ServerOptions {
-        let mut o = self.opts_for(layout);
-        if !sim::advise::a2a_applies(&self.spec, &layout) {
-            o.moe_a2a_backend = None;
-        }
-        o
+        sim::advise::a2a_where_applicable(&self.opts_for(layout), &self.spec, &layout)
     }
 
     /// The cost model of `layout` among several ranked ([`Setup::opts_ranking`]).
