@@ -2,6 +2,11 @@
 //! machine's GPUs (`cost`), the machine it runs on (`machine`, from a probe profile or a preset),
 //! and a serving simulation that turns iteration costs into what `bench_serving` reports.
 //!
+//! User inputs are read at the edge into the typed values the rest uses: [`sglang_args`] (SGLang
+//! launch lines and `server_args` dumps, with SGLang's defaults), [`bench_io`] (measured
+//! bench_serving runs) and [`workload`] (bench_serving's random and ShareGPT datasets);
+//! [`bench_out`] writes a predicted run as bench_serving's JSONL line.
+//!
 //! Units: bytes and seconds internally; output keys follow bench_serving (`mean_ttft_ms`, …).
 
 pub mod advise;

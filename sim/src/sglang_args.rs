@@ -16,7 +16,7 @@
 //! (listed in a warning). An unknown flag is never an error; a modelled flag with a value SGLang
 //! or the simulator cannot take is, in one line naming the flag as written.
 //!
-//! Defaults follow SGLang main of 2026-01-28 ([`SGLANG_VERSION`]; [`defaults`] has the memory-
+//! Defaults follow SGLang main of 2026-01-28 ([`SGLANG_VERSION`]; [`DefaultsContext`] has the memory-
 //! dependent ones): an absent `--tp-size` is 1 as in SGLang, `--chunked-prefill-size`,
 //! `--cuda-graph-max-bs` and `--mem-fraction-static` depend on the GPU's memory and the layout.
 

@@ -170,11 +170,20 @@ impl Setup {
     /// `--tp-size` runs TP1, SGLang's default.
     pub fn one_layout(&self, server: &ServerArgs, command: &str) -> Result<Layout> {
         let mut flags = server.layout.with_sizes(&self.sglang.sizes());
-        if self.launch_line && flags.tp.is_none() && flags.layout.is_none() {
-            eprintln!("note: the --server-args line gives no --tp-size: SGLang runs --tp-size 1");
+        let tp_defaulted = self.launch_line && flags.tp.is_none() && flags.layout.is_none();
+        if tp_defaulted {
             flags.tp = Some(1);
         }
-        match flags.selection(self.machine.gpu_count, &self.spec)? {
+        let selected = flags
+            .selection(self.machine.gpu_count, &self.spec)
+            .with_context(|| {
+                if tp_defaulted {
+                    "the --server-args line gives no --tp-size, so SGLang's default 1"
+                } else {
+                    "layout flags"
+                }
+            })?;
+        match selected {
             LayoutSelection::One(l) => Ok(l),
             LayoutSelection::All => {
                 bail!(
