@@ -19,6 +19,15 @@ const MAX_GB_PER_S: f64 = 1e6;
 /// Fastest plausible GEMM: 1 EFLOP/s, in TFLOP/s.
 const MAX_TFLOPS: f64 = 1e6;
 
+/// `v` as a reader expects it: plain in everyday ranges, scientific beyond them.
+fn shown(v: f64) -> String {
+    if v == 0.0 || (1e-3..1e7).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
 struct Checker<'a> {
     path: &'a Path,
 }
@@ -43,7 +52,7 @@ impl Checker<'_> {
             };
             return Err(self.bad(
                 field.to_string(),
-                format!("{v:e} is not a plausible value (must be finite, {want} and at most {max:e}); re-measure or fix the file"),
+                format!("{} is not a plausible value (must be finite, {want} and at most {max:e}); re-measure or fix the file", shown(v)),
             ));
         }
         Ok(())

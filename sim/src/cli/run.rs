@@ -244,7 +244,7 @@ impl Setup {
             .unwrap_or_default();
         self.default_notes
             .iter()
-            .map(|n| format!("server options: {n} ({version})"))
+            .map(|n| format!("server options: {n} ({version}; each layout gets its own)"))
             .collect()
     }
 
