@@ -50,6 +50,29 @@ pub enum ModelsError {
         found: u32,
         supported: u32,
     },
+    /// A user's file is larger than its kind of input can be ([`crate::input`]).
+    #[error(
+        "{path}: {} is more than the {} this input may be; is it the right file?",
+        bytes.map_or("the stream".to_string(), |b| format!("{:.2} GB", b as f64 / 1e9)),
+        human_limit(*limit_bytes)
+    )]
+    TooLarge {
+        path: PathBuf,
+        /// The file's size when known (`None`: a stream that went past the limit).
+        bytes: Option<u64>,
+        limit_bytes: u64,
+    },
+    /// A file that should be text holds bytes that are not UTF-8.
+    #[error("{path}: not UTF-8 text (invalid byte at byte {offset}); is it the right file?")]
+    NotText { path: PathBuf, offset: usize },
+}
+
+fn human_limit(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{} GiB", bytes >> 30)
+    } else {
+        format!("{} MiB", bytes >> 20)
+    }
 }
 
 /// Result alias for this crate.

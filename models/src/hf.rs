@@ -106,10 +106,7 @@ impl Fields<'_> {
 }
 
 fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| ModelsError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    crate::input::read_text_limited(path, crate::input::CONFIG_LIMIT_BYTES)
 }
 
 fn parse_json(text: &str, path: &Path) -> Result<Value> {

@@ -9,7 +9,8 @@
 //! module by module; [`ModelSpec::bf16_modules`] says what stayed BF16),
 //! [`presets`] (embedded model presets; [`ModelSpec::resolve`] takes a preset or a path),
 //! [`layout`] (SGLang parallel layouts and their validation), [`footprint`] (per-GPU weights and
-//! KV per token under a layout), [`gpu`] (datasheet presets), [`profile`] (machine profiles).
+//! KV per token under a layout), [`gpu`] (datasheet presets), [`profile`] (machine profiles) and
+//! [`profile_check`] (their plausibility checks), [`input`] (size-limited reads of users' files).
 //!
 //! This crate measures and simulates nothing: it only describes. Units are bytes and seconds unless
 //! a name says otherwise (`_gb_per_s` uses GB = 1e9 bytes, as nccl-tests reports; `_us` is µs).
@@ -19,10 +20,12 @@ pub mod footprint;
 pub mod format;
 pub mod gpu;
 pub mod hf;
+pub mod input;
 pub mod layout;
 mod minire;
 pub mod presets;
 pub mod profile;
+pub mod profile_check;
 pub mod quant;
 pub mod spec;
 

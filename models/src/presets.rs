@@ -62,7 +62,28 @@ impl ModelSpec {
         MODEL_PRESETS.iter().map(|(k, _)| *k).collect()
     }
 
-    /// A preset name, else a HF model folder (with `config.json`), else a config file path.
+    /// The preset of the HuggingFace repository `org/name` that SGLang's `--model-path` names
+    /// (e.g. `zai-org/GLM-4.7-FP8` → `glm-4.7-fp8`): the preset whose `source` is that repository,
+    /// else the one keyed by its lower-cased name.
+    pub fn preset_for_hf_id(id: &str) -> Option<ModelSpec> {
+        let id = id.trim().trim_end_matches('/');
+        let (_, name) = id.split_once('/')?;
+        if name.contains('/') || id.starts_with(['.', '/']) {
+            return None;
+        }
+        let want = format!("https://huggingface.co/{id} (").to_ascii_lowercase();
+        let by_source = MODEL_PRESETS.iter().find_map(|(k, text)| {
+            let spec: ModelSpec = serde_json::from_str(text).ok()?;
+            spec.source
+                .to_ascii_lowercase()
+                .starts_with(&want)
+                .then_some(*k)
+        });
+        Self::preset(by_source.unwrap_or(&name.to_ascii_lowercase())).ok()
+    }
+
+    /// A preset name, else a HF model folder (with `config.json`), else a config file path, else
+    /// a HuggingFace repository id of a preset ([`ModelSpec::preset_for_hf_id`]).
     pub fn resolve(name_or_path: &str) -> Result<ModelSpec> {
         if let Ok(spec) = Self::preset(name_or_path) {
             return Ok(spec);
@@ -72,6 +93,8 @@ impl ModelSpec {
             Self::from_hf_dir(path)
         } else if path.is_file() {
             Self::from_hf_config(path)
+        } else if let Some(spec) = Self::preset_for_hf_id(name_or_path) {
+            Ok(spec)
         } else {
             Err(ModelsError::UnknownPreset {
                 kind: "model",

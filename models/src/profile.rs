@@ -476,16 +476,15 @@ impl MachineProfile {
         }
     }
 
-    /// Reads a profile, checking its schema version.
+    /// Reads a profile (at most [`crate::input::PROFILE_LIMIT_BYTES`]), checking its schema
+    /// version and values.
     pub fn load(path: &std::path::Path) -> crate::error::Result<MachineProfile> {
-        let text = std::fs::read_to_string(path).map_err(|source| crate::ModelsError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::input::read_text_limited(path, crate::input::PROFILE_LIMIT_BYTES)?;
         Self::from_json_str(&text, path)
     }
 
-    /// Parses a profile from JSON text; `path` only names the source in errors.
+    /// Parses a profile from JSON text and checks every measured value is plausible
+    /// ([`crate::profile_check`]); `path` only names the source in errors.
     pub fn from_json_str(
         text: &str,
         path: &std::path::Path,
@@ -501,7 +500,9 @@ impl MachineProfile {
         let v: VersionOnly = serde_json::from_str(text).map_err(json_err)?;
         match v.schema_version {
             Some(v) if PROFILE_SCHEMA_VERSIONS_READ.contains(&v) => {
-                serde_json::from_str(text).map_err(json_err)
+                let p: MachineProfile = serde_json::from_str(text).map_err(json_err)?;
+                crate::profile_check::check(&p, path)?;
+                Ok(p)
             }
             Some(found) => Err(crate::ModelsError::SchemaVersion {
                 path: path.to_path_buf(),

@@ -6,7 +6,12 @@
 //! call per point), and at the workload's concurrency by a full serving simulation. Confidence
 //! redraws the compute and memory efficiencies (±20%) and the communication time (the profile's
 //! measured p10–p90 spread, ±30% for presets) a few hundred times, in parallel and seeded, and
-//! counts the draws that give the same verdict.
+//! counts the draws that give the same verdict. Where the model's own error is known (a
+//! calibration's residual, the scoreboard's error for the model family: [`KnownModelError`]),
+//! the answer says whether EP's margin is beyond it. [`provenance`] says which inputs were
+//! measured and which modelled, and what an all-to-all backend needs from the machine.
+
+pub mod provenance;
 
 use crate::cost::moe::Routing;
 use crate::cost::{IterationBatch, IterationModel, Knobs, TimeBreakdown};
@@ -21,8 +26,13 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-/// Schema version of [`Advice`].
-pub const ADVICE_SCHEMA_VERSION: u32 = 1;
+pub use provenance::{
+    KnownModelError, a2a_applies, a2a_notes, a2a_where_applicable, machine_provenance,
+};
+
+/// Schema version of [`Advice`]: 2 adds `provenance`, `notes`, `flags_not_modelled` and the EP
+/// answer's `known_error` / `margin_within_known_error`.
+pub const ADVICE_SCHEMA_VERSION: u32 = 2;
 /// Concurrencies the EP verdict is checked over (plus the workload's own).
 pub const VERDICT_CONCURRENCIES: [u32; 8] = [1, 4, 16, 32, 64, 128, 256, 512];
 /// ± relative spread of compute and memory efficiency in confidence draws.
@@ -121,6 +131,13 @@ pub struct EpAnswer {
     /// attention-DP: the layout most users run today) at the workload's concurrency.
     #[serde(default)]
     pub ratio_vs_plain_tp: Option<f64>,
+    /// The model's own error where known (calibration residual, scoreboard).
+    #[serde(default)]
+    pub known_error: Option<KnownModelError>,
+    /// Whether EP's margin over the best other layout at the workload's concurrency
+    /// (|ratio − 1|) is inside the known error, i.e. the verdict is not sure.
+    #[serde(default)]
+    pub margin_within_known_error: Option<bool>,
 }
 
 /// `sim advise` output.
@@ -133,6 +150,15 @@ pub struct Advice {
     /// Feasible layouts best first (by output throughput), then rejected ones.
     pub ranking: Vec<RankedLayout>,
     pub ep: Option<EpAnswer>,
+    /// Which inputs were measured and which modelled from published figures, one line each.
+    #[serde(default)]
+    pub provenance: Vec<String>,
+    /// Warnings about the answer (an all-to-all backend's requirements, defaults SGLang picks).
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// Server and bench_serving flags given that do not change the prediction.
+    #[serde(default)]
+    pub flags_not_modelled: Vec<String>,
 }
 
 /// Simulates the workload on every layout and orders them by output throughput.
@@ -310,6 +336,12 @@ pub struct EpQuestion<'a> {
     pub comm_spread: f64,
     pub draws: u32,
     pub seed: u64,
+    /// The model's own error where known, for the confidence line.
+    pub known_error: Option<KnownModelError>,
+    /// `--moe-a2a-backend` of the EP side (the other layouts run without it).
+    pub ep_a2a_backend: Option<String>,
+    /// The user's other modelled SGLang flags, for the `try:` lines.
+    pub extra_flags: Vec<String>,
 }
 
 /// Answers "should we try EP?".
@@ -354,7 +386,11 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
         max_concurrency: Some(conc),
         ..q.workload.clone()
     };
-    let ep_side = side(q, ep.as_ref(), &wl, conc, context)?;
+    let mut ep_side = side(q, ep.as_ref(), &wl, conc, context)?;
+    if let Some(b) = &q.ep_a2a_backend {
+        ep_side.layout = format!("{}+{b}", ep_side.layout);
+        ep_side.sglang_flags = format!("{} --moe-a2a-backend {b}", ep_side.sglang_flags);
+    }
     let other_side = side(q, other_model.as_ref(), &wl, conc, context)?;
 
     // Confidence: the same verdict under perturbed knobs.
@@ -386,15 +422,22 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
         (ep_slower_share, ok.len()),
         ratio_vs_plain_tp.map(|r| (plain_tp.short_name(), r)),
     );
-    let mem = format!("--mem-fraction-static {}", q.opts.mem_fraction_static);
-    let flags_to_try = match verdict {
-        Verdict::Yes => vec![format!("{} {mem}", q.ep_layout.sglang_flags())],
-        Verdict::No => vec![format!("{} {mem}", other_side.sglang_flags)],
-        Verdict::DependsOnConcurrency => vec![
-            format!("{} {mem}", q.ep_layout.sglang_flags()),
-            format!("{} {mem}", other_side.sglang_flags),
-        ],
+    // The winner's full flags: its layout, the a2a backend where it runs one, the user's others.
+    let full = |layout_flags: &str| {
+        std::iter::once(layout_flags.to_string())
+            .chain(q.extra_flags.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ")
     };
+    let flags_to_try = match verdict {
+        Verdict::Yes => vec![full(&ep_side.sglang_flags)],
+        Verdict::No => vec![full(&other_side.sglang_flags)],
+        Verdict::DependsOnConcurrency => {
+            vec![full(&ep_side.sglang_flags), full(&other_side.sglang_flags)]
+        }
+    };
+    let margin = (at.ep_tok_s / at.other_tok_s.max(1e-12) - 1.0).abs();
+    let margin_within_known_error = q.known_error.as_ref().map(|k| margin < k.relative_error);
     Ok(EpAnswer {
         verdict,
         sentence,
@@ -408,6 +451,8 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
         comm_spread: q.comm_spread,
         flags_to_try,
         ratio_vs_plain_tp,
+        known_error: q.known_error.clone(),
+        margin_within_known_error,
     })
 }
 

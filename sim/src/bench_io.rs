@@ -82,6 +82,9 @@ pub enum BenchIoError {
         #[source]
         source: std::io::Error,
     },
+    /// Not readable as text within the size limit (`models::input`).
+    #[error("{0}")]
+    Read(String),
     #[error("{path}: {problem}")]
     Format { path: String, problem: String },
     #[error("{path}: no run `{id}` (runs: {known})")]
@@ -104,10 +107,8 @@ pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, BenchIoError>
         Some((p, id)) => (p, Some(id)),
         None => (spec, None),
     };
-    let text = std::fs::read_to_string(Path::new(path)).map_err(|source| BenchIoError::Io {
-        path: path.into(),
-        source,
-    })?;
+    let text = models::input::read_text_limited(Path::new(path), models::input::LOG_LIMIT_BYTES)
+        .map_err(|e| BenchIoError::Read(e.to_string()))?;
     let mut set = if let Some(id) = run_id {
         user_box(path, &text, id, hints)?
     } else if text.contains("Serving Benchmark Result") {
@@ -157,6 +158,7 @@ fn workload(conc: Option<f64>, rate: Option<f64>, input: u32, output: u32, n: u3
         request_rate: rate.filter(|r| r.is_finite() && *r > 0.0),
         cached_prefix_tokens: 0,
         seed: 1,
+        dataset: Default::default(),
     }
 }
 

@@ -4,10 +4,16 @@
 //! [`server_log`] reads SGLang's own server log (arguments, memory lines, step-time samples) for
 //! calibration and validation; [`bench_io`] reads measured bench_serving runs.
 //!
+//! User inputs are read at the edge into the typed values the rest uses: [`sglang_args`] (SGLang
+//! launch lines and `server_args` dumps, with SGLang's defaults), [`bench_io`] (measured
+//! bench_serving runs) and [`workload`] (bench_serving's random and ShareGPT datasets);
+//! [`bench_out`] writes a predicted run as bench_serving's JSONL line.
+//!
 //! Units: bytes and seconds internally; output keys follow bench_serving (`mean_ttft_ms`, …).
 
 pub mod advise;
 pub mod bench_io;
+pub mod bench_out;
 pub mod calibrate;
 pub mod cost;
 pub mod efficiency;
@@ -19,5 +25,6 @@ pub mod presets;
 pub mod report;
 pub mod server_log;
 pub mod serving;
+pub mod sglang_args;
 pub mod sweep;
 pub mod workload;

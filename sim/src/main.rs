@@ -8,7 +8,28 @@ mod cli;
 use clap::Parser;
 
 fn main() {
-    let cli = cli::Cli::parse();
+    let cli = cli::Cli::try_parse().unwrap_or_else(|e| {
+        use clap::error::ErrorKind;
+        if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+            || matches!(
+                e.kind(),
+                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            )
+        {
+            e.exit();
+        }
+        // One line, as for every other bad input: the message and clap's tip, no usage block.
+        let text = e.to_string();
+        let line: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| {
+                !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+            })
+            .collect();
+        eprintln!("{}", line.join("; "));
+        std::process::exit(2);
+    });
     if let Err(e) = cli::dispatch(cli) {
         eprintln!("error: {e:#}");
         std::process::exit(2);

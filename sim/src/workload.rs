@@ -1,4 +1,5 @@
-//! Workloads the way SGLang's `bench_serving` generates them (random dataset): how many prompts,
+//! Workloads the way SGLang's `bench_serving` generates them (random and ShareGPT datasets, the
+//! latter in [`sharegpt`]): how many prompts,
 //! their input/output lengths, and when the client sends them (closed loop with
 //! `--max-concurrency`, open loop with a Poisson `--request-rate`).
 //!
@@ -16,9 +17,35 @@
 //! `--request-rate` (`inf` = all at once). The numbers are drawn from a seeded ChaCha generator,
 //! not numpy's, so a seed reproduces a simulation, not bench_serving's exact prompts.
 
+pub mod sharegpt;
+
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+pub use sharegpt::ShareGptLengths;
+
+/// bench_serving's `--dataset-name`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "name")]
+pub enum Dataset {
+    /// `random`: lengths from `--random-input-len`, `--random-output-len`,
+    /// `--random-range-ratio`.
+    #[default]
+    Random,
+    /// `sharegpt`: lengths of ShareGPT conversations (a file, or the published distribution);
+    /// the workload's `random_*_len` then hold the source's mean lengths.
+    Sharegpt(ShareGptLengths),
+}
+
+impl Dataset {
+    /// bench_serving's name of the dataset.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Dataset::Random => "random",
+            Dataset::Sharegpt(_) => "sharegpt",
+        }
+    }
+}
 
 /// A bench_serving-style workload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +69,9 @@ pub struct Workload {
     pub cached_prefix_tokens: u32,
     /// `--seed`.
     pub seed: u64,
+    /// `--dataset-name` (and for ShareGPT where the lengths come from).
+    #[serde(default)]
+    pub dataset: Dataset,
 }
 
 impl Default for Workload {
@@ -57,6 +87,7 @@ impl Default for Workload {
             request_rate: None,
             cached_prefix_tokens: 0,
             seed: 1,
+            dataset: Dataset::Random,
         }
     }
 }
@@ -111,8 +142,10 @@ impl Workload {
         if self.max_concurrency == Some(0) {
             return Err(WorkloadError::ZeroConcurrency);
         }
+        // ShareGPT pairs longer than the context are pruned when drawn, as the server would
+        // refuse them; random lengths are the user's choice and must fit.
         let needed = self.random_input_len as u64 + self.random_output_len as u64;
-        if needed > max_context_tokens {
+        if matches!(self.dataset, Dataset::Random) && needed > max_context_tokens {
             return Err(WorkloadError::TooLong {
                 needed,
                 limit: max_context_tokens,
@@ -121,16 +154,24 @@ impl Workload {
         Ok(())
     }
 
-    /// The requests of the run, in send order, reproducible from `seed`.
+    /// The requests of the run, in send order, reproducible from `seed`. ShareGPT pairs are
+    /// bounded by their `context_len` (the CLI sets it to the model's context at most).
     pub fn requests(&self) -> Vec<RequestSpec> {
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let lengths: Vec<(u32, u32)> = match &self.dataset {
+            Dataset::Random => (0..self.num_prompts)
+                .map(|_| {
+                    let i = draw_len(&mut rng, self.random_input_len, self.random_range_ratio);
+                    let o = draw_len(&mut rng, self.random_output_len, self.random_range_ratio);
+                    (i, o)
+                })
+                .collect(),
+            Dataset::Sharegpt(d) => d.draw(&mut rng, self.num_prompts, u64::MAX),
+        };
         let mut t = 0.0;
-        (0..self.num_prompts)
-            .map(|_| {
-                let input_tokens =
-                    draw_len(&mut rng, self.random_input_len, self.random_range_ratio);
-                let output_tokens =
-                    draw_len(&mut rng, self.random_output_len, self.random_range_ratio);
+        lengths
+            .into_iter()
+            .map(|(input_tokens, output_tokens)| {
                 let arrival_s = t;
                 if let Some(rate) = self.request_rate {
                     // Exponential gap by inversion; 1 - u avoids ln(0).
@@ -148,8 +189,14 @@ impl Workload {
 
     /// A short label, e.g. `in1024/out1024 c64` or `in128/out128 4.0 req/s`.
     pub fn label(&self) -> String {
-        let mut s = format!("in{}/out{}", self.random_input_len, self.random_output_len);
-        if self.random_range_ratio < 1.0 {
+        let mut s = match self.dataset {
+            Dataset::Random => format!("in{}/out{}", self.random_input_len, self.random_output_len),
+            Dataset::Sharegpt(_) => format!(
+                "sharegpt in~{}/out~{}",
+                self.random_input_len, self.random_output_len
+            ),
+        };
+        if self.random_range_ratio < 1.0 && self.dataset == Dataset::Random {
             s.push_str(&format!(" r{}", self.random_range_ratio));
         }
         if let Some(c) = self.max_concurrency {

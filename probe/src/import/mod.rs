@@ -9,11 +9,13 @@ use crate::error::{ProbeError, Result};
 use models::profile::{MachineProfile, Provenance};
 use std::path::{Path, PathBuf};
 
+/// A log, refused before it is read whole when larger than any real log
+/// ([`models::input::LOG_LIMIT_BYTES`]).
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| ProbeError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    Ok(models::input::read_text_limited(
+        path,
+        models::input::LOG_LIMIT_BYTES,
+    )?)
 }
 
 fn empty_profile(tool: &str, source: String) -> MachineProfile {
@@ -26,12 +28,33 @@ fn empty_profile(tool: &str, source: String) -> MachineProfile {
     })
 }
 
-fn preset_of(p: &mut MachineProfile) {
-    p.gpu_preset = p
+/// The GPU preset of the devices, and their memory from its datasheet (neither nccl-tests nor
+/// p2pBandwidthLatencyTest prints it; a profile needs it). Then every value is checked as a
+/// profile load would check it, naming `log` in the error.
+fn finish_import(p: &mut MachineProfile, log: &Path) -> Result<()> {
+    let name = p
         .devices
         .first()
-        .and_then(|d| models::GpuSpec::find_by_display_name(&d.name))
-        .map(|s| s.name);
+        .map_or("?", |d| d.name.as_str())
+        .to_string();
+    let spec = models::GpuSpec::find_by_display_name(&name).ok_or_else(|| ProbeError::Parse {
+        path: log.to_path_buf(),
+        line: 1,
+        problem: format!(
+            "GPU `{name}` is not a known GPU ({}), so its memory is unknown and sim could not use the profile; a log with the `Device:`/`Rank` lines of a known GPU is needed",
+            models::GpuSpec::preset_names().join(", ")
+        ),
+    })?;
+    for d in p.devices.iter_mut().filter(|d| d.memory_bytes == 0) {
+        d.memory_bytes = spec.memory_bytes;
+    }
+    p.provenance.notes.push(format!(
+        "devices' memory_bytes: the {} datasheet's (the log does not print it)",
+        spec.name
+    ));
+    p.gpu_preset = Some(spec.name);
+    models::profile_check::check(p, log)?;
+    Ok(())
 }
 
 /// Builds a profile from nccl-tests logs (one collective curve per log).
@@ -41,6 +64,8 @@ pub fn import_nccl_tests(logs: &[PathBuf]) -> Result<MachineProfile> {
         "probe import nccl-tests",
         format!("nccl-tests logs: {}", names.join(", ")),
     );
+    // A set keeps the merge linear in the number of rank lines, however many there are.
+    let mut seen = std::collections::HashSet::new();
     for path in logs {
         let log = nccl_tests::parse(&read(path)?, path)?;
         p.provenance.nccl_version = p
@@ -49,7 +74,7 @@ pub fn import_nccl_tests(logs: &[PathBuf]) -> Result<MachineProfile> {
             .clone()
             .or(log.nccl_version.clone());
         for d in log.devices {
-            if !p.devices.iter().any(|x| x.index == d.index) {
+            if seen.insert(d.index) {
                 p.devices.push(d);
             }
         }
@@ -57,7 +82,9 @@ pub fn import_nccl_tests(logs: &[PathBuf]) -> Result<MachineProfile> {
     }
     p.devices.sort_by_key(|d| d.index);
     p.provenance.notes.push("nccl-tests: out-of-place columns; time is nccl-tests' average over its iterations (samples = 1)".into());
-    preset_of(&mut p);
+    if let Some(first) = logs.first() {
+        finish_import(&mut p, first)?;
+    }
     Ok(p)
 }
 
@@ -72,7 +99,7 @@ pub fn import_p2p(log: &Path) -> Result<MachineProfile> {
     p.links = parsed.links;
     p.device_memory = parsed.device_memory;
     p.provenance.notes.push("p2pBandwidthLatencyTest: P2P=Disabled figures are the driver's staging through host memory; 40 MB per copy".into());
-    preset_of(&mut p);
+    finish_import(&mut p, log)?;
     Ok(p)
 }
 

@@ -140,14 +140,34 @@ pub fn parse(text: &str, path: &Path) -> Result<P2pTestLog> {
         line: 1,
         problem: "no `Unidirectional P2P=Disabled Bandwidth Matrix`: is this p2pBandwidthLatencyTest output?".into(),
     })?;
-    if devices.is_empty() {
-        devices = (0..n as u32)
-            .map(|index| DeviceInfo {
-                index,
-                name: "unknown".into(),
-                ..Default::default()
-            })
-            .collect();
+    // Every matrix describes the same GPUs; a truncated or spliced log may not.
+    if let Some((title, m)) = titles
+        .iter()
+        .find_map(|(title, key)| mats.get(key).filter(|m| m.len() != n).map(|m| (title, m)))
+    {
+        return Err(ProbeError::Parse {
+            path: path.to_path_buf(),
+            line: 1,
+            problem: format!(
+                "`{title}` has {} GPUs but the P2P=Disabled bandwidth matrix has {n}; is the log complete?",
+                m.len()
+            ),
+        });
+    }
+    // One device per matrix row, in order: the `Device:` lines where they are complete.
+    devices.truncate(n);
+    for k in devices.len()..n {
+        devices.push(DeviceInfo {
+            index: k as u32,
+            name: devices.first().map_or("unknown".into(), |d| d.name.clone()),
+            ..Default::default()
+        });
+    }
+    let mut seen = std::collections::HashSet::new();
+    if !devices.iter().all(|d| seen.insert(d.index)) {
+        for (k, d) in devices.iter_mut().enumerate() {
+            d.index = k as u32;
+        }
     }
     let point = |gbps: f64, bytes: u64| SizePoint {
         bytes: SAMPLE_BYTES,

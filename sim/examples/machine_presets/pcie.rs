@@ -1,6 +1,7 @@
-//! The two 8× RTX PRO 6000 Blackwell Server presets: bare metal with P2P (measured NCCL curves) and
-//! the user's Proxmox VM where P2P bounces through host memory (the same curves with each hop made a
-//! host-staged copy).
+//! The two 8× RTX PRO 6000 Blackwell Server presets: bare metal with P2P (NCCL curves measured on
+//! another owner's bare-metal box) and the user's Proxmox VM where P2P bounces through host memory
+//! (synthesized: those bare-metal curves with each hop made a host-staged copy; nothing of it was
+//! measured in the VM).
 
 use super::{all_pairs, curve, devices, profile, round3};
 use models::MachineProfile;
@@ -315,14 +316,18 @@ fn vm_link(s: u32, d: u32) -> PairLink {
 pub fn vm_hostbounce(m: &Measured) -> MachineProfile {
     let extra_hop_us = STAGED_LATENCY_US - P2P_LATENCY_US.median;
     let notes = vec![
+        "Synthesized, not measured: no collective or link curve of this preset was timed in the VM; \
+         all are computed from the bare-metal box's NCCL curves (timed on other, bare-metal \
+         hardware) and published host-staging figures. `probe run` inside the VM replaces them."
+            .to_string(),
         "Built from transfer physics, not fitted to the user's serving numbers (~11 tok/s single \
          stream, ~225 tok/s at 64 concurrent for GLM-5-NVFP4 TP8 are validation targets, unused here)."
             .to_string(),
         format!(
             "Each collective is the bare-metal NCCL algorithm with every GPU->GPU hop made a \
              host-staged copy: t_vm(S) = t_bare(S) + hops * {extra_hop_us} us + f*S/busbw_bare * \
-             (P2P/{STAGED_GB_PER_S} - 1), where t_bare and busbw_bare (at 512 MiB) are the measured \
-             bare-metal curve, f the nccl-tests busbw factor, P2P the one-way P2P bandwidth of the \
+             (P2P/{STAGED_GB_PER_S} - 1), where t_bare and busbw_bare (at 512 MiB) are the bare-metal \
+             box's nccl-tests curve, f the nccl-tests busbw factor, P2P the one-way P2P bandwidth of the \
              ring's worst hop ({} GB/s within a socket for 2/4 GPUs, {} GB/s across for 8)."
             ,
             P2P_NODE_GB_PER_S.median, P2P_SYS_GB_PER_S.median
@@ -350,7 +355,13 @@ pub fn vm_hostbounce(m: &Measured) -> MachineProfile {
          cuDeviceCanAccessPeer=false are assumed for a VM without P2P."
             .to_string(),
     ];
-    let mut p = profile(GPU_PRESET, &SOURCES, &notes);
+    let sources: Vec<&str> = std::iter::once(
+        "synthesized, not measured in the VM, from the bare-metal inputs below and host-staging \
+         physics",
+    )
+    .chain(SOURCES)
+    .collect();
+    let mut p = profile(GPU_PRESET, &sources, &notes);
     p.provenance.hypervisor = Some("KVM (Proxmox VE)".into());
     p.devices = devices(8, GPU_NAME, GPU_MEMORY_MIB, Some((5, 16)), [12, 0]);
     p.links = all_pairs(8, vm_link);

@@ -101,7 +101,8 @@ impl Calibration {
             path: path.display().to_string(),
             problem,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let text = models::input::read_text_limited(path, models::input::PROFILE_LIMIT_BYTES)
+            .map_err(|e| err(e.to_string()))?;
         #[derive(Deserialize)]
         struct VersionOnly {
             schema_version: Option<u32>,

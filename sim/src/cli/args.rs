@@ -3,10 +3,11 @@
 
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
-use models::{KvDtype, Layout, ModelSpec};
+use models::{Layout, ModelSpec};
 use sim::layout::enumerate_layouts;
 use sim::machine::Machine;
-use sim::options::ServerOptions;
+
+pub use super::server_args::ServerArgs;
 
 /// What every simulating command is about: the machine, the model and the server's flags.
 #[derive(clap::Args, Debug, Clone)]
@@ -35,38 +36,57 @@ impl MachineArg {
     }
 }
 
-/// `--model`: a model preset, a HF model folder or a `config.json` path.
-#[derive(clap::Args, Debug, Clone)]
+/// `--model` (SGLang's and bench_serving's `--model-path` / `--model`): a model preset, a HF
+/// model folder, a `config.json` path or the HF repository id of a preset.
+#[derive(clap::Args, Debug, Clone, Default)]
 pub struct ModelArg {
-    /// Model preset (e.g. glm-5-nvfp4; `sim models list`), a HF folder or a config.json path.
-    #[arg(long, value_name = "PRESET|DIR|CONFIG.json")]
-    pub model: String,
+    /// Model preset (e.g. glm-5-nvfp4; `sim models list`), a HF folder, a config.json path or a
+    /// HF repository id of a preset (zai-org/GLM-4.7-FP8); may come from `--server-args`.
+    #[arg(
+        long,
+        visible_alias = "model-path",
+        value_name = "PRESET|DIR|CONFIG.json|ORG/NAME"
+    )]
+    pub model: Option<String>,
 }
 
 impl ModelArg {
-    /// Loads the model description.
+    /// Loads the model description: `--model`, else the launch line's `--model-path`.
+    pub fn resolve_or(&self, launch_model_path: Option<&str>) -> Result<ModelSpec> {
+        let (flag, name) = match (&self.model, launch_model_path) {
+            (Some(m), _) => ("--model", m.as_str()),
+            (None, Some(m)) => ("--server-args --model-path", m),
+            (None, None) => bail!(
+                "no model: give --model (a preset, e.g. glm-5-nvfp4, or a HF folder) or a --server-args line with --model-path"
+            ),
+        };
+        ModelSpec::resolve(name).with_context(|| format!("{flag} {name}"))
+    }
+
+    /// Loads the model description given by `--model`.
     pub fn resolve(&self) -> Result<ModelSpec> {
-        ModelSpec::resolve(&self.model).with_context(|| format!("--model {}", self.model))
+        self.resolve_or(None)
     }
 }
 
 /// Parallel layout flags, as SGLang spells them, or `--layout all` / a short name.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct LayoutArgs {
-    /// `--tp`: tensor-parallel size (default: every GPU of the machine).
-    #[arg(long = "tp", visible_alias = "tp-size", value_name = "N")]
+    /// `--tp`: tensor-parallel size (default: every GPU of the machine; with --server-args,
+    /// SGLang's default 1).
+    #[arg(long = "tp", visible_aliases = ["tp-size", "tensor-parallel-size"], value_name = "N")]
     pub tp: Option<u32>,
     /// `--pp-size`: pipeline stages.
-    #[arg(long = "pp-size", visible_alias = "pp", value_name = "N")]
+    #[arg(long = "pp-size", visible_aliases = ["pp", "pipeline-parallel-size"], value_name = "N")]
     pub pp: Option<u32>,
     /// `--ep-size`: expert-parallel size inside the TP group (1 = experts sliced by TP).
-    #[arg(long = "ep-size", visible_alias = "ep", value_name = "N")]
+    #[arg(long = "ep-size", visible_aliases = ["ep", "expert-parallel-size"], value_name = "N")]
     pub ep: Option<u32>,
     /// `--enable-dp-attention`: attention data-parallel over the TP group (`--dp` = `--tp`).
     #[arg(long = "enable-dp-attention")]
     pub dp_attention: bool,
     /// `--dp`: accepted for SGLang compatibility; must equal `--tp` with DP attention.
-    #[arg(long = "dp", visible_alias = "dp-size", value_name = "N")]
+    #[arg(long = "dp", visible_aliases = ["dp-size", "data-parallel-size"], value_name = "N")]
     pub dp: Option<u32>,
     /// `all` ranks every layout of the machine's GPUs; a short name (TP8, TP4xPP2, EP8,
     /// TP8+EP8+DPA) picks one.
@@ -137,106 +157,6 @@ impl LayoutArgs {
     }
 }
 
-/// `--kv-cache-dtype` values, as SGLang names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum KvCacheDtypeArg {
-    /// The checkpoint's choice (FP8 when it ships FP8 KV scales, else BF16).
-    Auto,
-    Bf16,
-    Bfloat16,
-    Fp8E4m3,
-    Fp8E5m2,
-}
-
-impl KvCacheDtypeArg {
-    fn dtype(self) -> Option<KvDtype> {
-        match self {
-            KvCacheDtypeArg::Auto => None,
-            KvCacheDtypeArg::Bf16 | KvCacheDtypeArg::Bfloat16 => Some(KvDtype::Bf16),
-            KvCacheDtypeArg::Fp8E4m3 | KvCacheDtypeArg::Fp8E5m2 => Some(KvDtype::Fp8),
-        }
-    }
-}
-
-/// SGLang server flags that change cost, memory or scheduling, plus the layout flags.
-#[derive(clap::Args, Debug, Clone)]
-pub struct ServerArgs {
-    #[command(flatten)]
-    pub layout: LayoutArgs,
-    /// `--mem-fraction-static`: share of GPU memory for weights + KV pool.
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.85)]
-    pub mem_fraction_static: f64,
-    /// `--kv-cache-dtype`.
-    #[arg(long, value_enum, default_value_t = KvCacheDtypeArg::Auto)]
-    pub kv_cache_dtype: KvCacheDtypeArg,
-    /// `--chunked-prefill-size`: most prefill tokens per iteration.
-    #[arg(long, value_name = "TOKENS", default_value_t = 8192)]
-    pub chunked_prefill_size: u32,
-    /// `--max-prefill-tokens`.
-    #[arg(long, value_name = "TOKENS", default_value_t = 16384)]
-    pub max_prefill_tokens: u32,
-    /// `--max-running-requests` (default: what the KV pool holds).
-    #[arg(long, value_name = "N")]
-    pub max_running_requests: Option<u32>,
-    /// `--cuda-graph-max-bs`: decode batches up to this size replay a CUDA graph.
-    #[arg(long, value_name = "N", default_value_t = 160)]
-    pub cuda_graph_max_bs: u32,
-    /// `--disable-cuda-graph`.
-    #[arg(long)]
-    pub disable_cuda_graph: bool,
-    /// `--disable-custom-all-reduce`.
-    #[arg(long)]
-    pub disable_custom_all_reduce: bool,
-    /// `--moe-a2a-backend` (deepep, mooncake, …; `none` = all-reduce after the MoE).
-    #[arg(long, value_name = "BACKEND")]
-    pub moe_a2a_backend: Option<String>,
-    /// `--pp-max-micro-batch-size`.
-    #[arg(long, value_name = "N")]
-    pub pp_max_micro_batch_size: Option<u32>,
-    /// `--pp-async-batch-depth`: micro-batches in flight beyond `--pp-size`.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub pp_async_batch_depth: u32,
-    /// Overlap communication with compute (an option to explore; not SGLang's default).
-    #[arg(long)]
-    pub overlap_comm: bool,
-}
-
-impl ServerArgs {
-    /// The validated server options.
-    pub fn options(&self) -> Result<ServerOptions> {
-        let f = self.mem_fraction_static;
-        if !(f > 0.0 && f <= 1.0) {
-            bail!("--mem-fraction-static {f}: must be a fraction in (0, 1], e.g. 0.85");
-        }
-        if self.chunked_prefill_size == 0 {
-            bail!("--chunked-prefill-size 0: must be at least 1 token (SGLang default 8192)");
-        }
-        if self.max_running_requests == Some(0) {
-            bail!("--max-running-requests 0: must be at least 1");
-        }
-        let a2a = self
-            .moe_a2a_backend
-            .as_deref()
-            .filter(|b| !b.eq_ignore_ascii_case("none"))
-            .map(str::to_string);
-        Ok(ServerOptions {
-            mem_fraction_static: f,
-            kv_cache_dtype: self.kv_cache_dtype.dtype(),
-            chunked_prefill_size: self.chunked_prefill_size,
-            max_prefill_tokens: self.max_prefill_tokens,
-            max_running_requests: self.max_running_requests,
-            cuda_graph_max_bs: self.cuda_graph_max_bs,
-            disable_cuda_graph: self.disable_cuda_graph,
-            disable_custom_all_reduce: self.disable_custom_all_reduce,
-            moe_a2a_backend: a2a,
-            pp_max_micro_batch_size: self.pp_max_micro_batch_size,
-            pp_async_batch_depth: self.pp_async_batch_depth,
-            overlap_comm: self.overlap_comm,
-            ..ServerOptions::default()
-        })
-    }
-}
-
 /// Output format of a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum OutputFormat {
@@ -249,10 +169,54 @@ pub enum OutputFormat {
     Csv,
 }
 
-/// `--format table|json|csv`.
+/// `--format table|json`, for commands without a CSV output.
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct FormatArg {
     /// Output format.
+    #[arg(long, default_value = "table", value_parser = table_or_json)]
+    pub format: OutputFormat,
+}
+
+/// `--format table|json|csv`, for commands that write CSV (`predict`, `sweep`).
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct CsvFormatArg {
+    /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
+}
+
+fn table_or_json(s: &str) -> std::result::Result<OutputFormat, String> {
+    match s {
+        "table" => Ok(OutputFormat::Table),
+        "json" => Ok(OutputFormat::Json),
+        "csv" => Err(
+            "this command prints table or json; CSV is offered by `sim sweep` and `sim predict`"
+                .into(),
+        ),
+        other => Err(format!("`{other}` is not a format: use table or json")),
+    }
+}
+
+impl LayoutArgs {
+    /// These flags with the ones a launch line gave filled in where the command line left them
+    /// out (the two already agree where both gave one: `ServerArgs::sglang` checks).
+    pub fn with_sizes(&self, s: &sim::sglang_args::LayoutSizes) -> LayoutArgs {
+        LayoutArgs {
+            tp: self.tp.or(s.tp),
+            pp: self.pp.or(s.pp),
+            ep: self.ep.or(s.ep),
+            dp: self.dp.or(s.dp),
+            dp_attention: self.dp_attention || s.enable_dp_attention,
+            layout: self.layout.clone(),
+        }
+    }
+
+    /// Whether any flag picks a layout.
+    pub fn is_explicit(&self) -> bool {
+        self.layout.is_some()
+            || self.tp.is_some()
+            || self.pp.is_some()
+            || self.ep.is_some()
+            || self.dp_attention
+    }
 }

@@ -4,6 +4,7 @@
 use super::args::{FormatArg, OutputFormat, Target};
 use super::run::{CalibrationArg, Setup};
 use super::validate::MeasuredArgs;
+use super::workload_args::BenchCompatArgs;
 use anyhow::{Result, bail};
 use comfy_table::Table;
 use sim::calibrate::{
@@ -17,6 +18,9 @@ pub struct Args {
     pub target: Target,
     #[command(flatten)]
     pub measured: MeasuredArgs,
+    /// bench_serving flags of a pasted bench_serving line (recorded: --measured has the runs).
+    #[command(flatten)]
+    pub bench: BenchCompatArgs,
     /// Knobs free to fit (the others keep their defaults or the starting calibration's values).
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = KnobParam::ALL)]
     pub fit: Vec<KnobParam>,
@@ -48,26 +52,8 @@ pub fn run(args: Args) -> Result<()> {
         bail!("`sim calibrate` prints table or json (--format csv is not offered here)");
     }
     let measured = args.measured.load_all(&args.target)?;
-    let setup = Setup::with_server_log(&args.target, &args.start, measured.server.as_ref())?;
-    let layout = match measured.layout {
-        Some(logged) => {
-            let flags = &args.target.server.layout;
-            if flags.tp.is_some() || flags.pp.is_some() || flags.ep.is_some() {
-                let asked = setup.one_layout(&args.target.server, "calibrate")?;
-                if asked != logged {
-                    bail!(
-                        "the layout flags say {} ({}) but the server log ran {} ({}): drop the flags or pass the log of that layout",
-                        asked.short_name(),
-                        asked.sglang_flags(),
-                        logged.short_name(),
-                        logged.sglang_flags()
-                    );
-                }
-            }
-            logged
-        }
-        None => setup.one_layout(&args.target.server, "calibrate")?,
-    };
+    let mut setup = Setup::with_server_log(&args.target, &args.start, measured.sglang.as_ref())?;
+    let layout = setup.one_layout(&args.target.server, "calibrate")?;
     // Fail early, with the cost model's own message, on a layout that cannot run.
     setup.model(layout, setup.knobs)?;
     let obs = Observations {
@@ -109,12 +95,13 @@ pub fn run(args: Args) -> Result<()> {
     cal.save(&args.output)?;
     if let (Some(path), OutputFormat::Table) = (&args.measured.server_log, args.format.format) {
         // every sample the fit used, and the memory plan beside the log, with the fitted knobs
-        let mut fitted = setup;
-        fitted.knobs = cal.knobs;
-        let report = super::server_log_cmd::report_with(&fitted, path)?;
+        setup.knobs = cal.knobs;
+        let report = super::server_log_cmd::report_with(&setup, path)?;
         super::server_log_cmd::print(&report, OutputFormat::Table)?;
         println!();
     }
+    setup.print_notes();
+    super::run::print_bench_flags(&args.bench.not_modelled());
     match args.format.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&cal)?),
         _ => print_tables(&cal, &result, &args.output),

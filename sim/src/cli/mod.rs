@@ -36,12 +36,14 @@ pub enum Command {
 }
 
 pub mod advise;
+mod advise_table;
 pub mod args;
 pub mod calibrate;
 pub mod models_cmd;
 pub mod predict;
 pub mod report;
 pub mod run;
+pub mod server_args;
 pub mod server_log_cmd;
 pub mod sweep;
 pub mod validate;

@@ -25,17 +25,6 @@ pub enum Format {
     Json,
 }
 
-/// `--kv-cache-dtype`, as SGLang spells it.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum KvCacheDtype {
-    /// The checkpoint's recommendation (fp8 when it declares an FP8 KV cache, else bf16).
-    #[default]
-    Auto,
-    Bf16,
-    #[value(name = "fp8_e4m3", alias = "fp8")]
-    Fp8E4m3,
-}
-
 #[derive(Subcommand, Debug)]
 pub enum ModelsCommand {
     /// List the embedded model presets.
@@ -58,9 +47,10 @@ pub enum ModelsCommand {
         /// Share of GPU memory for weights + KV pool (SGLang `--mem-fraction-static`).
         #[arg(long, default_value_t = 0.85)]
         mem_fraction_static: f64,
-        /// KV-cache dtype (SGLang `--kv-cache-dtype`).
-        #[arg(long, value_enum, default_value_t)]
-        kv_cache_dtype: KvCacheDtype,
+        /// KV-cache dtype, SGLang's `--kv-cache-dtype` values (`auto`: the checkpoint's choice,
+        /// FP8 when it declares an FP8 KV cache, else BF16).
+        #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(sim::sglang_args::KV_CACHE_DTYPES))]
+        kv_cache_dtype: String,
         /// Count the MTP draft layer (speculative decoding with NEXTN/EAGLE).
         #[arg(long)]
         speculative_mtp: bool,
@@ -114,11 +104,9 @@ pub fn run(cmd: ModelsCommand) -> Result<()> {
             if !(mem_fraction_static > 0.0 && mem_fraction_static <= 1.0) {
                 bail!("--mem-fraction-static {mem_fraction_static}: must be in (0, 1]");
             }
-            let kv_dtype = match kv_cache_dtype {
-                KvCacheDtype::Auto => spec.default_kv_dtype,
-                KvCacheDtype::Bf16 => KvDtype::Bf16,
-                KvCacheDtype::Fp8E4m3 => KvDtype::Fp8,
-            };
+            let kv_dtype = sim::sglang_args::kv_dtype(&kv_cache_dtype)
+                .map_err(|p| anyhow::anyhow!("--kv-cache-dtype {kv_cache_dtype}: {p}"))?
+                .unwrap_or(spec.default_kv_dtype);
             let cfg = ShowConfig {
                 spec,
                 gpu,

@@ -2,7 +2,7 @@
 //! one layout or on every layout (`--layout all`), with the time breakdown, bytes on the wire,
 //! expert reads and the memory plan.
 
-use super::args::{FormatArg, LayoutSelection, OutputFormat, Target};
+use super::args::{CsvFormatArg, LayoutSelection, OutputFormat, Target};
 use anyhow::{Result, bail};
 use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
 use sim::cost::Knobs;
@@ -26,14 +26,15 @@ pub struct Args {
     #[arg(long, value_name = "TOKENS", default_value_t = 0)]
     pub prefill: u32,
     #[command(flatten)]
-    pub format: FormatArg,
+    pub format: CsvFormatArg,
 }
 
 /// Runs `sim predict`.
 pub fn run(args: Args) -> Result<()> {
     let machine = args.target.machine.resolve()?;
-    let model = args.target.model.resolve()?;
-    let opts = args.target.server.options()?;
+    let sglang = args.target.server.sglang()?;
+    let model = args.target.model.resolve_or(sglang.model_path())?;
+    let (opts, notes) = args.target.server.options(&machine, &model)?;
     if args.batch == 0 && args.prefill == 0 {
         bail!(
             "--batch 0 and --prefill 0: nothing to cost; give at least one decode request or prefill token"
@@ -57,6 +58,7 @@ pub fn run(args: Args) -> Result<()> {
         .target
         .server
         .layout
+        .with_sizes(&sglang.sizes())
         .selection(machine.gpu_count, &model)?
     {
         LayoutSelection::All => predict_all(&machine, &model, &opts, knobs, &q),
@@ -78,6 +80,9 @@ pub fn run(args: Args) -> Result<()> {
         OutputFormat::Csv => print!("{}", csv(&out)),
         OutputFormat::Table if out.layouts.len() == 1 => print!("{}", one_table(&out)),
         OutputFormat::Table => print!("{}", ranking_table(&out)),
+    }
+    for n in notes {
+        eprintln!("{n}");
     }
     Ok(())
 }

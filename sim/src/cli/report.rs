@@ -94,10 +94,11 @@ impl Args {
             .map(|m| MachineArg { machine: m.clone() }.resolve())
             .collect::<Result<Vec<_>>>()?;
         let spec = ModelArg {
-            model: self
-                .model
-                .clone()
-                .unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
+            model: Some(
+                self.model
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_MODEL.to_owned()),
+            ),
         }
         .resolve()?;
         let mut workload = self.workload.workloads(spec.max_context_tokens)?.remove(0);
@@ -112,10 +113,11 @@ impl Args {
         }
         concurrencies.sort_unstable();
         concurrencies.dedup();
+        let (opts, _) = self.server.options(&machines[0], &spec)?;
         Ok(Config {
             machines,
             spec,
-            opts: self.server.options()?,
+            opts,
             knobs: self.calibration.knobs()?,
             plan: ReportPlan {
                 workload,

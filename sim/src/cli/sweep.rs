@@ -1,6 +1,6 @@
 //! `sim sweep`: every layout × concurrency × workload, in parallel, as a table, CSV or JSON.
 
-use super::args::{FormatArg, LayoutSelection, OutputFormat, ServerArgs, Target};
+use super::args::{CsvFormatArg, LayoutSelection, OutputFormat, ServerArgs, Target};
 use super::run::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
@@ -27,14 +27,15 @@ pub struct Args {
     #[command(flatten)]
     pub calibration: CalibrationArg,
     #[command(flatten)]
-    pub format: FormatArg,
+    pub format: CsvFormatArg,
 }
 
-/// The layouts to sweep: every layout of the machine unless layout flags pick one.
-pub fn layouts(setup: &Setup, server: &ServerArgs) -> Result<Vec<SweepLayout>> {
-    let l = &server.layout;
-    let explicit = l.layout.is_some() || l.tp.is_some() || l.pp.is_some() || l.ep.is_some();
-    let chosen: Vec<(Layout, Option<String>)> = match (explicit || l.dp_attention)
+/// The layouts to sweep: every layout of the machine unless layout flags pick one. With several,
+/// `--moe-a2a-backend` applies to those it can run ([`Setup::opts_ranking`]).
+pub fn layouts(setup: &Setup, _server: &ServerArgs) -> Result<Vec<SweepLayout>> {
+    let l = &setup.layout_args;
+    let chosen: Vec<(Layout, Option<String>)> = match l
+        .is_explicit()
         .then(|| l.selection(setup.machine.gpu_count, &setup.spec))
         .transpose()?
     {
@@ -44,19 +45,38 @@ pub fn layouts(setup: &Setup, server: &ServerArgs) -> Result<Vec<SweepLayout>> {
             .map(|c| (c.layout, c.rejected))
             .collect(),
     };
+    let many = chosen.len() > 1;
     Ok(chosen
         .into_iter()
         .map(|(layout, rejected)| SweepLayout {
             layout,
             model: match rejected {
                 Some(why) => Err(why),
-                None => setup
-                    .model(layout, setup.knobs)
-                    .map(|m| Box::new(m) as Box<dyn IterationModel>)
-                    .map_err(|e| e.to_string()),
+                None => if many {
+                    setup.model_ranking(layout, setup.knobs)
+                } else {
+                    setup.model(layout, setup.knobs)
+                }
+                .map(|m| Box::new(m) as Box<dyn IterationModel>)
+                .map_err(|e| e.to_string()),
             },
         })
         .collect())
+}
+
+/// Marks the rows whose layout runs the a2a backend (`EP8+deepep`, `… --moe-a2a-backend deepep`).
+pub fn label_rows<'a>(
+    setup: &Setup,
+    layouts: &[SweepLayout],
+    rows: impl Iterator<Item = (&'a mut String, &'a mut String)>,
+) {
+    for (name, flags) in rows {
+        if let Some(l) = layouts.iter().find(|l| l.layout.short_name() == *name) {
+            let (n, f) = setup.ranked_label(l.layout);
+            *name = n;
+            *flags = f;
+        }
+    }
 }
 
 fn workloads(args: &Args, max_context: u64) -> Result<Vec<Workload>> {
@@ -88,8 +108,9 @@ fn workloads(args: &Args, max_context: u64) -> Result<Vec<Workload>> {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    args.workload.bench.check_output_file()?;
     let setup = Setup::new(&args.target, &args.calibration)?;
-    let wls = workloads(&args, setup.spec.max_context_tokens)?;
+    let wls = workloads(&args, setup.max_context_tokens())?;
     let concs: Vec<u32> = if args.workload.max_concurrency.is_empty() {
         DEFAULT_CONCURRENCIES.to_vec()
     } else {
@@ -97,8 +118,36 @@ pub fn run(args: Args) -> Result<()> {
     };
     let ls = layouts(&setup, &args.target.server)?;
     let bar = indicatif::ProgressBar::new((ls.len() * wls.len() * concs.len()) as u64);
-    let rows = sweep(&ls, &setup.opts, &wls, &concs, &|| bar.inc(1));
+    let mut rows = sweep(&ls, &setup.opts, &wls, &concs, &|| bar.inc(1));
     bar.finish_and_clear();
+    if let Some(path) = &args.workload.bench.output_file {
+        for r in &rows {
+            let (Some(run), Some(l)) = (
+                &r.run,
+                ls.iter().find(|l| l.layout.short_name() == r.layout),
+            ) else {
+                continue;
+            };
+            let w = wls
+                .iter()
+                .find(|w| {
+                    (w.random_input_len, w.random_output_len)
+                        == (r.random_input_len, r.random_output_len)
+                })
+                .map(|w| Workload {
+                    max_concurrency: r.max_concurrency,
+                    ..w.clone()
+                })
+                .expect("every row comes from one of the workloads");
+            super::run::write_bench_line(path, &setup, &args.workload, run, &w, l.layout)?;
+        }
+    }
+    label_rows(
+        &setup,
+        &ls,
+        rows.iter_mut()
+            .map(|r| (&mut r.layout, &mut r.sglang_flags)),
+    );
     if rows.iter().all(|r| r.run.is_none()) {
         let why = rows
             .first()
@@ -106,6 +155,8 @@ pub fn run(args: Args) -> Result<()> {
             .unwrap_or_default();
         bail!("no layout could be simulated (first reason: {why})");
     }
+    setup.print_notes();
+    super::run::print_bench_flags(&args.workload.not_modelled());
     match args.format.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
         OutputFormat::Csv => print!("{}", csv(&rows)),

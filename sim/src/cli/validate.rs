@@ -3,7 +3,7 @@
 
 use super::args::{FormatArg, OutputFormat, Target};
 use super::run::{CalibrationArg, Setup};
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 use sim::bench_io::{self, LengthHints, MeasuredPoint};
 use sim::calibrate::{Comparison, compare, rms_log_error};
@@ -42,10 +42,8 @@ pub struct Measured {
     pub points: Vec<MeasuredPoint>,
     /// Server decode rounds.
     pub rounds: Vec<sim::calibrate::StepRound>,
-    /// Server options the server's own log states (its `server_args`), if a log was given.
-    pub server: Option<sim::options::ServerOptions>,
-    /// The layout the server's log ran, if a log was given.
-    pub layout: Option<models::Layout>,
+    /// The server's own `server_args`, if a log was given: the flags it ran with.
+    pub sglang: Option<sim::sglang_args::SglangArgs>,
     /// The sources, for the calibration file.
     pub sources: Vec<String>,
 }
@@ -85,7 +83,13 @@ impl MeasuredArgs {
                 other.layout().map_or_else(String::new, |l| l.short_name())
             );
         }
-        let base = target.server.options()?;
+        let pairs = &first
+            .server_args
+            .as_ref()
+            .expect("runs with a layout have a dump")
+            .pairs;
+        let sglang = sim::sglang_args::from_pairs(pairs)
+            .with_context(|| format!("{}: its server_args", path.display()))?;
         let samples: Vec<sim::calibrate::StepSample> = runs
             .iter()
             .flat_map(|r| r.steady_samples())
@@ -102,8 +106,7 @@ impl MeasuredArgs {
         Ok(Measured {
             points: Vec::new(),
             rounds: sim::calibrate::rounds(&samples),
-            server: Some(super::server_log_cmd::run_options(&base, first)),
-            layout,
+            sglang: Some(sglang),
             sources: vec![path.display().to_string()],
         })
     }

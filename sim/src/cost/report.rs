@@ -305,8 +305,12 @@ pub fn predict_all(
         .into_iter()
         .map(|c| match c.rejected {
             Some(r) => rejected(&c.layout, r),
-            None => predict_layout(machine, model, c.layout, opts, knobs, q)
-                .unwrap_or_else(|e| rejected(&c.layout, e.to_string())),
+            // An all-to-all backend runs where it can (EP over the TP group), not elsewhere.
+            None => {
+                let o = crate::advise::a2a_where_applicable(opts, model, &c.layout);
+                predict_layout(machine, model, c.layout, &o, knobs, q)
+                    .unwrap_or_else(|e| rejected(&c.layout, e.to_string()))
+            }
         })
         .collect();
     let score = |p: &LayoutPrediction| p.steady.map_or(-1.0, |s| s.output_tok_per_s);

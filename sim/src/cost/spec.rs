@@ -67,8 +67,16 @@ impl SpecPlan {
     pub fn resolve(spec: &ModelSpec, s: &SpeculativeOptions) -> SpecPlan {
         let mtp = s.draft_model_path.is_none() && spec.num_mtp_layers > 0;
         let (d_steps, d_topk, d_tokens) = if mtp { (3, 1, 4) } else { (5, 4, 8) };
-        let num_steps = if s.num_steps == 0 { d_steps } else { s.num_steps };
-        let eagle_topk = if s.eagle_topk == 0 { d_topk } else { s.eagle_topk };
+        let num_steps = if s.num_steps == 0 {
+            d_steps
+        } else {
+            s.num_steps
+        };
+        let eagle_topk = if s.eagle_topk == 0 {
+            d_topk
+        } else {
+            s.eagle_topk
+        };
         let num_draft_tokens = if s.num_draft_tokens == 0 {
             d_tokens
         } else {
@@ -203,10 +211,7 @@ impl CostModel {
         let mut cost = verify.clone();
         let mut breakdown = verify.breakdown;
         breakdown.add_scaled(&first.breakdown, 1.0);
-        breakdown.add_scaled(
-            &rest.breakdown,
-            plan.num_steps.saturating_sub(1) as f64,
-        );
+        breakdown.add_scaled(&rest.breakdown, plan.num_steps.saturating_sub(1) as f64);
         breakdown.add_scaled(&extend.breakdown, 1.0);
         let mut per_token = super::TimeBreakdown::default();
         per_token.add_scaled(&breakdown, 1.0 / l);

@@ -10,7 +10,11 @@
 //!    = reduce-scatter + all-gather), all-reduce ≈ two all-gathers, all-to-all ≈ all-gather of the
 //!    same buffer (each rank moves (n−1)/n of it either way); send/recv from the pair's P2P or
 //!    host-staged link curve, else a 2-GPU all-gather of twice the bytes;
-//! 6. nothing measured: an alpha–beta ring over the GPU's datasheet link (NVLink, else PCIe).
+//! 6. no collective measured but the pairs' links were (`probe import p2p`, a probe run without
+//!    NCCL): an alpha–beta ring over the group's measured links, each pair by the mode it really
+//!    uses (host-staged copies where the pair bounces through host memory), the slowest pair's
+//!    latency and bandwidth for every step;
+//! 7. nothing measured: an alpha–beta ring over the GPU's datasheet link (NVLink, else PCIe).
 
 use super::curve::CommCurve;
 use super::placement::link_rank;
@@ -116,7 +120,66 @@ impl Interconnect<'_> {
         if let Some(c) = self.other_op(op, devices) {
             return c;
         }
+        if let Some(c) = self.measured_links(op, devices) {
+            return c;
+        }
         self.datasheet(op, devices)
+    }
+
+    /// Step 6: a ring over the group's measured pair links.
+    fn measured_links(&self, op: CollectiveOp, devices: &[u32]) -> Option<CommCurve> {
+        let n = devices.len();
+        let (mut step_s, mut bytes_per_s, mut staged) = (0.0_f64, f64::INFINITY, false);
+        for i in 0..n {
+            let (a, b) = (devices[i], devices[(i + 1) % n]);
+            let (lat, bw, host) = self.link_figures(a, b)?;
+            step_s = step_s.max(lat);
+            bytes_per_s = bytes_per_s.min(bw);
+            staged |= host;
+        }
+        let how = if staged { "host-staged" } else { "P2P" };
+        Some(CommCurve::alpha_beta(
+            step_s * ring_steps(op, n as u32),
+            bytes_per_s / op.busbw_factor(n as u32).max(1e-9),
+            format!(
+                "derived: no {} measured, ring over the measured {how} links of GPUs {} ({:.1} µs, {:.1} GB/s per step, slowest pair)",
+                op_name(op),
+                devices_label(devices),
+                step_s * 1e6,
+                bytes_per_s / 1e9
+            ),
+        ))
+    }
+
+    /// One pair's measured small-copy latency (s), one-way bandwidth (B/s) and whether it is
+    /// host-staged: the mode the pair really uses, from its largest measured size.
+    fn link_figures(&self, a: u32, b: u32) -> Option<(f64, f64, bool)> {
+        let link = self
+            .profile
+            .links
+            .iter()
+            .find(|l| (l.src, l.dst) == (a, b))
+            .or_else(|| self.profile.links.iter().find(|l| (l.src, l.dst) == (b, a)))?;
+        let host = matches!(link.classification, Some(PairClass::HostBounce))
+            || link.can_access_peer == Some(false);
+        let mode = if host {
+            TransferMode::HostStaged
+        } else {
+            TransferMode::CopyEngine
+        };
+        let curve = link
+            .curves
+            .iter()
+            .find(|c| c.mode == mode && c.direction == Direction::Unidirectional)?;
+        let big = curve.points.iter().max_by_key(|p| p.bytes)?;
+        let key = if host { "host-staged" } else { "copy-engine" };
+        let small = curve.points.iter().min_by_key(|p| p.bytes)?;
+        let lat_us = link
+            .latency_us
+            .get(key)
+            .map_or(small.time_us.median, |s| s.median);
+        let bw = big.gb_per_s.median * 1e9;
+        (bw > 0.0 && lat_us.is_finite()).then_some((lat_us * 1e-6, bw, host))
     }
 
     /// Steps 1–3: a curve measured on a group of the same size.
@@ -270,7 +333,7 @@ impl Interconnect<'_> {
         )
     }
 
-    /// Step 6: datasheet ring model.
+    /// Step 7: datasheet ring model.
     fn datasheet(&self, op: CollectiveOp, devices: &[u32]) -> CommCurve {
         let n = devices.len() as u32;
         let link = self

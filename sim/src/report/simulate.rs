@@ -117,7 +117,14 @@ pub fn simulate_machine(
             .map(|fp| memory::plan(spec, &fp, machine.memory_bytes(), opts));
         let model = match &c.rejected {
             Some(why) => Err(why.clone()),
-            None => CostModel::new(machine, spec, c.layout, opts, knobs).map_err(|e| e.to_string()),
+            None => CostModel::new(
+                machine,
+                spec,
+                c.layout,
+                &crate::advise::a2a_where_applicable(opts, spec, &c.layout),
+                knobs,
+            )
+            .map_err(|e| e.to_string()),
         };
         let decode_step = model
             .as_ref()
@@ -213,11 +220,20 @@ fn answer_ep(
         comm_spread: crate::advise::comm_spread(&machine.profile),
         draws: plan.draws,
         seed: workload.seed,
+        known_error: None,
+        ep_a2a_backend: None,
+        extra_flags: Vec::new(),
     };
     let build = |l: Layout, k| {
-        CostModel::new(machine, spec, l, opts, k)
-            .map(|m| Box::new(m) as Box<dyn IterationModel>)
-            .map_err(|e| e.to_string())
+        CostModel::new(
+            machine,
+            spec,
+            l,
+            &crate::advise::a2a_where_applicable(opts, spec, &l),
+            k,
+        )
+        .map(|m| Box::new(m) as Box<dyn IterationModel>)
+        .map_err(|e| e.to_string())
     };
     ep_question(&q, &build)
 }

@@ -76,6 +76,12 @@ pub struct RunOutput {
     pub model: String,
     /// Knobs in force (defaults, or a calibration's).
     pub knobs: crate::cost::Knobs,
+    /// The server and bench_serving flags given that do not change the prediction.
+    #[serde(default)]
+    pub flags_not_modelled: Vec<String>,
+    /// What the prediction rests on: which inputs were measured, which modelled.
+    #[serde(default)]
+    pub provenance: Vec<String>,
     #[serde(flatten)]
     pub run: RunReport,
 }

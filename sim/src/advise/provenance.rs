@@ -1,0 +1,121 @@
+//! What an answer rests on: which inputs were measured and which modelled from published
+//! figures, the model's own error where it is known, and what an all-to-all backend needs from
+//! the machine.
+
+use crate::machine::Machine;
+use models::{Layout, ModelSpec};
+use serde::{Deserialize, Serialize};
+
+/// The model's own error where it is known: a calibration's residual on the user's measured
+/// runs, or the records scoreboard's error for the model family. Carried into the confidence
+/// line, beside the spread of the perturbed draws.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KnownModelError {
+    /// Where the figure comes from (`calibration cal.json over 4 measured points`, `scoreboard:
+    /// GLM-5 family, 12 records`).
+    pub source: String,
+    /// Typical relative error of a predicted throughput (0.3 = predictions ±30% off).
+    pub relative_error: f64,
+}
+
+impl KnownModelError {
+    /// From an RMS of ln(predicted / measured): e^rms − 1.
+    pub fn from_rms_log_error(source: impl Into<String>, rms_log_error: f64) -> Self {
+        KnownModelError {
+            source: source.into(),
+            relative_error: rms_log_error.abs().exp() - 1.0,
+        }
+    }
+}
+
+/// Whether an all-to-all backend (`--moe-a2a-backend`) can run `layout` of `spec`: the experts
+/// expert-parallel over the whole TP group of a MoE model (what SGLang requires).
+pub fn a2a_applies(spec: &ModelSpec, layout: &Layout) -> bool {
+    spec.moe.is_some() && layout.ep > 1 && layout.ep == layout.tp
+}
+
+/// `opts` for `layout` among several ranked: the all-to-all backend where it can run, none
+/// elsewhere (SGLang would refuse it there).
+pub fn a2a_where_applicable(
+    opts: &crate::options::ServerOptions,
+    spec: &ModelSpec,
+    layout: &Layout,
+) -> crate::options::ServerOptions {
+    let mut o = opts.clone();
+    if !a2a_applies(spec, layout) {
+        o.moe_a2a_backend = None;
+    }
+    o
+}
+
+/// One line on where the machine's numbers come from.
+pub fn machine_provenance(m: &Machine) -> String {
+    let p = &m.profile.provenance;
+    let what = match p.tool.as_str() {
+        "preset" => {
+            let synthesized = p.notes.iter().any(|n| n.starts_with("Synthesized"))
+                || p.source
+                    .as_deref()
+                    .is_some_and(|s| s.starts_with("synthesized"));
+            if synthesized {
+                "a built-in preset, synthesized from published transfer figures and another box's \
+                 measurements (nothing in it was measured on this machine)"
+                    .to_string()
+            } else {
+                "a built-in preset, modelled from published figures and other boxes' measurements, \
+                 not measured on this machine"
+                    .to_string()
+            }
+        }
+        "probe run" => format!(
+            "measured by `probe run`{}{}",
+            p.hostname
+                .as_deref()
+                .map_or(String::new(), |h| format!(" on {h}")),
+            if p.created_utc.is_empty() {
+                String::new()
+            } else {
+                format!(" at {}", p.created_utc)
+            }
+        ),
+        t if t.starts_with("probe import") => format!(
+            "imported by `{t}` from another tool's measurements ({})",
+            p.source.as_deref().unwrap_or("source not recorded")
+        ),
+        other => format!("from `{other}`"),
+    };
+    format!("machine {}: {what}", m.name())
+}
+
+/// What the all-to-all backend needs and whether this machine has it, one line each; empty when
+/// there is nothing to say.
+pub fn a2a_notes(m: &Machine, backend: &str, deepep_mode: Option<&str>) -> Vec<String> {
+    if !backend.starts_with("deepep") {
+        return vec![format!(
+            "--moe-a2a-backend {backend}: its dispatch/combine are costed from this machine's all-to-all curve; its own transport requirements are not checked"
+        )];
+    }
+    let devices: Vec<u32> = m.profile.devices.iter().map(|d| d.index).collect();
+    let mode = deepep_mode.unwrap_or("auto");
+    let low_latency = "its low-latency mode (decode batches under `--deepep-mode auto`) needs an \
+                       InfiniBand or RoCE NIC with GPUDirect RDMA (NVSHMEM IBGDA) for every GPU";
+    if !m.p2p_ok(&devices) {
+        vec![
+            format!(
+                "--moe-a2a-backend {backend} (--deepep-mode {mode}) needs P2P: on {} GPU pairs bounce through host memory. DeepEP's normal mode (prefill batches under `auto`) moves tokens between a node's GPUs over NVLink/P2P and will not run; {low_latency}, and GPUDirect RDMA needs the PCIe peer-to-peer this machine lacks",
+                m.name()
+            ),
+            "the DeepEP rows are costed with this machine's all-to-all curve as if DeepEP ran; fix P2P (bare metal, or a VM with P2P passthrough) before trying it".into(),
+        ]
+    } else if !m.has_nvlink() {
+        vec![
+            format!(
+                "--moe-a2a-backend {backend} (--deepep-mode {mode}): {} has PCIe P2P but no NVLink; DeepEP's normal mode (prefill batches under `auto`) needs NVLink between a node's GPUs, and {low_latency}",
+                m.name()
+            ),
+            "the DeepEP rows are costed with this machine's all-to-all curve as if DeepEP ran; check that the box has an RDMA NIC per GPU before trying it".into(),
+        ]
+    } else {
+        Vec::new()
+    }
+}

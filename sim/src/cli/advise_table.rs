@@ -1,0 +1,239 @@
+//! `sim advise`'s terminal output: the ranking (top layouts and the EP ones unless `--all`), the
+//! EP answer with the numbers behind it, the confidence line with the model's own error, what
+//! the answer rests on, and the flags to try.
+
+use comfy_table::Table;
+use sim::advise::{Advice, EpAnswer, EpSide, RankedLayout};
+
+/// Feasible layouts shown besides the EP ones when `--all` is not given.
+const TOP_LAYOUTS: usize = 5;
+
+pub fn print_advice(a: &Advice, all: bool, model_path: &str) {
+    let w = &a.workload;
+    println!(
+        "{} on {}: {} prompts, {}, {}",
+        a.model,
+        a.machine,
+        w.num_prompts,
+        match &w.dataset {
+            sim::workload::Dataset::Random => format!(
+                "input {} / output {} tokens",
+                w.random_input_len, w.random_output_len
+            ),
+            sim::workload::Dataset::Sharegpt(_) => format!(
+                "ShareGPT lengths (mean input {} / output {} tokens)",
+                w.random_input_len, w.random_output_len
+            ),
+        },
+        w.max_concurrency
+            .map_or("unlimited concurrency".into(), |c| format!(
+                "{c} concurrent"
+            ))
+    );
+    let (table, hidden) = ranking_table(&a.ranking, all);
+    println!("{table}");
+    if hidden > 0 {
+        println!("{hidden} more layout(s) not shown (slower or rejected); --all lists every row");
+    }
+    if let Some(ep) = &a.ep {
+        print_ep(ep, model_path);
+    }
+    println!("based on:");
+    for p in &a.provenance {
+        println!("  {p}");
+    }
+    for n in &a.notes {
+        println!("note: {n}");
+    }
+    if !a.flags_not_modelled.is_empty() {
+        println!("flags not modelled: {}", a.flags_not_modelled.join(", "));
+    }
+}
+
+fn print_ep(ep: &EpAnswer, model_path: &str) {
+    println!("\n{}", ep.sentence);
+    println!("{}", ep_table(ep));
+    let by: Vec<String> = ep
+        .by_concurrency
+        .iter()
+        .map(|p| {
+            format!(
+                "{}: {:.0} vs {:.0} ({})",
+                p.concurrency,
+                p.ep_tok_s,
+                p.other_tok_s,
+                p.other_layout.short_name()
+            )
+        })
+        .collect();
+    println!(
+        "steady decode tok/s, {} vs best other, by concurrency: {}",
+        ep.ep.layout,
+        by.join("; ")
+    );
+    println!(
+        "verdict `{}` holds in {:.0}% of {} draws (compute and memory ±20%, communication ±{:.0}%); {}",
+        serde_json::to_value(ep.verdict)
+            .unwrap_or_default()
+            .as_str()
+            .unwrap_or(""),
+        ep.confidence * 100.0,
+        ep.draws,
+        ep.comm_spread * 100.0,
+        model_error(ep)
+    );
+    for f in &ep.flags_to_try {
+        println!("try: python -m sglang.launch_server --model-path {model_path} {f}");
+    }
+}
+
+/// The model's own error, and whether EP's margin clears it.
+fn model_error(ep: &EpAnswer) -> String {
+    let at = ep
+        .by_concurrency
+        .iter()
+        .find(|p| p.concurrency == ep.concurrency);
+    let ratio = at.map_or(1.0, |p| p.ep_tok_s / p.other_tok_s.max(1e-12));
+    match (&ep.known_error, ep.margin_within_known_error) {
+        (Some(k), Some(within)) => format!(
+            "the model's own error is ±{:.0}% ({}): the {ratio:.2}× margin at {} concurrent is {}",
+            k.relative_error * 100.0,
+            k.source,
+            ep.concurrency,
+            if within {
+                "inside it, so the verdict is not sure"
+            } else {
+                "beyond it"
+            }
+        ),
+        _ => "the model's own error on this machine is not known (no --calibration): uncalibrated predictions were 2.2–2.4× too fast on the VM preset (README: How far to trust it)".into(),
+    }
+}
+
+/// The ranking: the top feasible layouts and every EP layout, or every row with `all`; the
+/// number of rows left out.
+fn ranking_table(rows: &[RankedLayout], all: bool) -> (Table, usize) {
+    let mut t = Table::new();
+    t.set_header(vec![
+        "rank",
+        "layout",
+        "SGLang flags",
+        "output tok/s",
+        "TTFT ms",
+        "TPOT ms",
+        "peak KV",
+        "note",
+    ]);
+    let mut hidden = 0;
+    for (i, r) in rows.iter().enumerate() {
+        let is_ep = r.sglang_flags.contains("--ep-size");
+        let top = r.run.is_some() && i < TOP_LAYOUTS;
+        if !(all || is_ep || top) {
+            hidden += 1;
+            continue;
+        }
+        let cells = match &r.run {
+            Some(x) => vec![
+                format!("{}", i + 1),
+                r.layout.clone(),
+                r.sglang_flags.clone(),
+                format!("{:.1}", x.output_throughput),
+                format!("{:.0}", x.mean_ttft_ms),
+                format!("{:.2}", x.mean_tpot_ms),
+                format!("{:.0}%", x.peak_kv_usage * 100.0),
+                String::new(),
+            ],
+            None => vec![
+                "-".into(),
+                r.layout.clone(),
+                r.sglang_flags.clone(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                r.rejected.clone().unwrap_or_default(),
+            ],
+        };
+        t.add_row(cells);
+    }
+    (t, hidden)
+}
+
+/// Milliseconds of a part, or where it went when the step model filed it elsewhere: a GEMM
+/// whose weight reads take longer than its FLOPs is counted under weight reads (overlapped).
+fn compute_cell(s: &EpSide) -> String {
+    let d = &s.decode_breakdown;
+    if d.compute_s > 0.0 {
+        format!("{:.2}", d.compute_s * 1e3)
+    } else {
+        "0 (overlapped: memory-bound, inside weight reads)".into()
+    }
+}
+
+fn ep_table(ep: &EpAnswer) -> Table {
+    let mut t = Table::new();
+    t.set_header(vec![
+        format!("at {} concurrent", ep.concurrency),
+        ep.ep.layout.clone(),
+        ep.other.layout.clone(),
+    ]);
+    let (a, b) = (&ep.ep, &ep.other);
+    let comm = |s: &EpSide| s.decode_breakdown.comm_s() * 1e3;
+    let rows: Vec<(&str, String, String)> = vec![
+        (
+            "output tok/s (simulated)",
+            format!("{:.1}", a.output_throughput),
+            format!("{:.1}", b.output_throughput),
+        ),
+        (
+            "mean TPOT ms",
+            format!("{:.2}", a.mean_tpot_ms),
+            format!("{:.2}", b.mean_tpot_ms),
+        ),
+        (
+            "decode step ms",
+            format!("{:.2}", a.decode_breakdown.total_s() * 1e3),
+            format!("{:.2}", b.decode_breakdown.total_s() * 1e3),
+        ),
+        (
+            "  communication ms",
+            format!("{:.2}", comm(a)),
+            format!("{:.2}", comm(b)),
+        ),
+        (
+            "  weight reads ms",
+            format!("{:.2}", a.decode_breakdown.weight_read_s * 1e3),
+            format!("{:.2}", b.decode_breakdown.weight_read_s * 1e3),
+        ),
+        ("  compute ms", compute_cell(a), compute_cell(b)),
+        (
+            "wire KB per token per GPU",
+            format!("{:.0}", a.wire_bytes_per_token_per_gpu / 1e3),
+            format!("{:.0}", b.wire_bytes_per_token_per_gpu / 1e3),
+        ),
+        (
+            "expert reads GB/step, busiest GPU",
+            format!("{:.3}", a.expert_read_bytes_per_gpu / 1e9),
+            format!("{:.3}", b.expert_read_bytes_per_gpu / 1e9),
+        ),
+        (
+            "imbalance (busiest/mean)",
+            format!("{:.2}", a.imbalance),
+            format!("{:.2}", b.imbalance),
+        ),
+        (
+            "weights GB per GPU",
+            format!("{:.2}", a.weight_bytes_per_gpu as f64 / 1e9),
+            format!("{:.2}", b.weight_bytes_per_gpu as f64 / 1e9),
+        ),
+        (
+            "KV tokens",
+            a.kv_tokens.to_string(),
+            b.kv_tokens.to_string(),
+        ),
+    ];
+    for (k, x, y) in rows {
+        t.add_row(vec![k.to_string(), x, y]);
+    }
+    t
+}

@@ -1,0 +1,350 @@
+//! SGLang's server arguments, read the way SGLang reads them, into the typed values the simulator
+//! uses: the parallel sizes of a [`models::Layout`] and the [`ServerOptions`]. This module is the
+//! one place that knows SGLang's flag names, aliases, value spellings and defaults.
+//!
+//! Two inputs:
+//! - [`from_launch_line`]: a whole `python -m sglang.launch_server …` command as pasted (shell
+//!   quoting, `\`-newline continuations, `--flag=value`, environment assignments before
+//!   `python`, `sglang serve …`), read as argparse reads it: exact option strings and aliases
+//!   (`--tensor-parallel-size`, `--tp-size`), and abbreviations that are the prefix of exactly one
+//!   option (`--tp`, `--mem-frac`), the last of a repeated flag winning.
+//! - [`from_pairs`]: SGLang's own `server_args=ServerArgs(key=value, …)` start-up line as
+//!   `(field, Python literal)` pairs, values as resolved by the server.
+//!
+//! Both give one [`SglangArgs`] that lists every flag as modelled (it changes the prediction),
+//! recorded (kept, no effect on cost: `--host`, `--port`, `--nnodes` …) or unknown to shardwise
+//! (listed in a warning). An unknown flag is never an error; a modelled flag with a value SGLang
+//! or the simulator cannot take is, in one line naming the flag as written.
+//!
+//! Defaults follow SGLang main of 2026-01-28 ([`SGLANG_VERSION`]; [`DefaultsContext`] has the memory-
+//! dependent ones): an absent `--tp-size` is 1 as in SGLang, `--chunked-prefill-size`,
+//! `--cuda-graph-max-bs` and `--mem-fraction-static` depend on the GPU's memory and the layout.
+
+mod defaults;
+mod literal;
+mod names;
+mod parse;
+mod resolve;
+mod table;
+#[cfg(test)]
+mod tests;
+mod tokenize;
+
+pub use defaults::{DefaultsContext, speculative_params};
+pub use parse::{from_launch_line, from_pairs, from_words};
+pub use table::{KV_CACHE_DTYPES, MOE_A2A_BACKENDS};
+
+use crate::options::ServerOptions;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The KV dtype of an SGLang `--kv-cache-dtype` value (`None` = `auto`, the checkpoint's
+/// choice); FP4 is refused (not modelled).
+pub fn kv_dtype(value: &str) -> std::result::Result<Option<models::KvDtype>, String> {
+    match value {
+        "auto" => Ok(None),
+        "bf16" | "bfloat16" => Ok(Some(models::KvDtype::Bf16)),
+        "fp8_e4m3" | "fp8_e5m2" => Ok(Some(models::KvDtype::Fp8)),
+        "fp4_e2m1" => Err(
+            "an FP4 KV cache is not modelled; use auto, bf16, bfloat16, fp8_e4m3 or fp8_e5m2"
+                .into(),
+        ),
+        other => Err(format!(
+            "`{other}` is not one of {}",
+            KV_CACHE_DTYPES.join(", ")
+        )),
+    }
+}
+
+/// The SGLang whose argument names, choices and defaults this module follows.
+pub const SGLANG_VERSION: &str = "SGLang main of 2026-01-28 (python/sglang/srt/server_args.py: add_cli_args, _handle_gpu_memory_settings; the field list of the user's server_args line)";
+
+/// How the simulator treats a flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlagClass {
+    /// Changes the prediction (layout sizes, memory, scheduling, kernels).
+    Modelled,
+    /// Kept in the output; no effect on cost (`--host`, `--port`, `--model-path`, `--nnodes` …).
+    Recorded,
+    /// Not known to shardwise (it may well be an SGLang flag): listed in a warning, ignored.
+    Unknown,
+}
+
+/// Where a flag came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Origin {
+    /// A flag of the `sim` command itself.
+    CommandLine,
+    /// `--server-args` / `--server-args-file`: a pasted launch command.
+    LaunchLine,
+    /// A `server_args=ServerArgs(…)` line of a server log.
+    ServerArgsDump,
+}
+
+impl Origin {
+    pub(super) fn label(self) -> &'static str {
+        match self {
+            Origin::CommandLine => "command line",
+            Origin::LaunchLine => "--server-args",
+            Origin::ServerArgsDump => "server_args dump",
+        }
+    }
+}
+
+/// A typed flag value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+/// One flag as given, and how it was classified.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlagEntry {
+    /// As written: `--mem-frac`, `--tp`, or the dump's field name `tp_size`.
+    pub given: String,
+    /// SGLang's field (`dest`) it sets, when known.
+    pub dest: Option<String>,
+    /// The value text as written (`None` for a flag without a value).
+    pub value: Option<String>,
+    pub class: FlagClass,
+    pub origin: Origin,
+    /// How it was read, when not plainly: an abbreviation, ambiguous, overridden, not expanded.
+    pub note: Option<String>,
+}
+
+impl FlagEntry {
+    /// `--flag value`, as written.
+    pub fn spelled(&self) -> String {
+        match (&self.value, self.origin) {
+            (Some(v), Origin::ServerArgsDump) => format!("{}={v}", self.given),
+            (Some(v), _) => format!("{} {v}", self.given),
+            (None, _) => self.given.clone(),
+        }
+    }
+}
+
+/// A value SGLang's flags set, with how it was written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Given {
+    pub value: Value,
+    /// `--tp 8`, `tp_size=8`.
+    pub spelled: String,
+    pub origin: Origin,
+}
+
+/// Why server arguments cannot be taken.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SglangArgsError {
+    /// A modelled flag's value is not one SGLang (or the simulator) takes.
+    #[error("{spelled}: {problem}")]
+    BadValue { spelled: String, problem: String },
+    /// The same flag given two ways with different values.
+    #[error(
+        "{first} ({first_origin}) disagrees with {second} ({second_origin}): give the flag once, or the same value both ways"
+    )]
+    Conflict {
+        first: String,
+        first_origin: &'static str,
+        second: String,
+        second_origin: &'static str,
+    },
+    /// Text that holds no launch command and no flags.
+    #[error("{0}")]
+    NotALaunchLine(String),
+}
+
+pub(super) type Result<T> = std::result::Result<T, SglangArgsError>;
+
+/// Everything one launch line, dump or command line said, typed.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SglangArgs {
+    /// Every flag in the order given.
+    pub entries: Vec<FlagEntry>,
+    /// Environment assignments before the command (`CUDA_VISIBLE_DEVICES=0,1`).
+    pub env: Vec<(String, String)>,
+    /// The words before the flags (`python3 -m sglang.launch_server`), when a command was given.
+    pub command: Option<String>,
+    /// The values of known flags by SGLang field, the last given winning.
+    pub values: BTreeMap<String, Given>,
+}
+
+/// The parallel sizes and node flags, as given (`None` = absent; SGLang's default is 1).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LayoutSizes {
+    pub tp: Option<u32>,
+    pub pp: Option<u32>,
+    pub ep: Option<u32>,
+    pub dp: Option<u32>,
+    pub enable_dp_attention: bool,
+    pub nnodes: Option<u32>,
+    pub node_rank: Option<u32>,
+    pub dist_init_addr: Option<String>,
+}
+
+/// Server options with SGLang's defaults filled in, and which were filled in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResolvedOptions {
+    pub options: ServerOptions,
+    /// The values SGLang derives itself, in one line (`SGLang's defaults for 97887 MiB GPUs at
+    /// TP8: --chunked-prefill-size 8192, …`), then one line per adjustment it makes.
+    pub notes: Vec<String>,
+}
+
+impl SglangArgs {
+    pub(super) fn set(&mut self, dest: &str, value: Value, spelled: String, origin: Origin) {
+        self.values.insert(
+            dest.to_string(),
+            Given {
+                value,
+                spelled,
+                origin,
+            },
+        );
+    }
+
+    /// The value given for SGLang field `dest`.
+    pub fn get(&self, dest: &str) -> Option<&Given> {
+        self.values.get(dest)
+    }
+
+    pub(super) fn int(&self, dest: &str) -> Option<i64> {
+        match self.get(dest)?.value {
+            Value::Int(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    pub(super) fn uint(&self, dest: &str) -> Option<u32> {
+        self.int(dest).and_then(|i| u32::try_from(i).ok())
+    }
+
+    pub(super) fn float(&self, dest: &str) -> Option<f64> {
+        match self.get(dest)?.value {
+            Value::Float(f) => Some(f),
+            Value::Int(i) => Some(i as f64),
+            _ => None,
+        }
+    }
+
+    pub(super) fn flag(&self, dest: &str) -> Option<bool> {
+        match self.get(dest)?.value {
+            Value::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub(super) fn string(&self, dest: &str) -> Option<&str> {
+        match &self.get(dest)?.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// `--model-path`.
+    pub fn model_path(&self) -> Option<&str> {
+        self.string("model_path")
+    }
+
+    /// The parallel sizes and node flags as given.
+    pub fn sizes(&self) -> LayoutSizes {
+        LayoutSizes {
+            tp: self.uint("tp_size"),
+            pp: self.uint("pp_size"),
+            ep: self.uint("ep_size"),
+            dp: self.uint("dp_size"),
+            enable_dp_attention: self.flag("enable_dp_attention").unwrap_or(false),
+            nnodes: self.uint("nnodes"),
+            node_rank: self.uint("node_rank"),
+            dist_init_addr: self.string("dist_init_addr").map(str::to_string),
+        }
+    }
+
+    /// The flags that do not change the prediction (recorded and unknown).
+    pub fn not_modelled(&self) -> Vec<&FlagEntry> {
+        self.entries
+            .iter()
+            .filter(|e| e.class != FlagClass::Modelled)
+            .collect()
+    }
+
+    /// One warning line naming the flags that were not modelled, `None` when all were. For a
+    /// dump (which lists every field), unknown fields at an unset-looking value (`None`,
+    /// `False`, `'auto'`, `'none'`, empty) are counted, not named.
+    pub fn not_modelled_line(&self) -> Option<String> {
+        let unset = |e: &&FlagEntry| {
+            e.origin == Origin::ServerArgsDump
+                && matches!(
+                    e.value.as_deref().map(str::trim),
+                    Some("None" | "False" | "''" | "'auto'" | "'none'" | "'{}'" | "[]" | "{}")
+                )
+        };
+        let mut parts = Vec::new();
+        for (class, label) in [
+            (FlagClass::Recorded, "recorded, no effect on cost"),
+            (FlagClass::Unknown, "unknown to shardwise, ignored"),
+        ] {
+            let all: Vec<&FlagEntry> = self.entries.iter().filter(|e| e.class == class).collect();
+            let shown: Vec<String> = all
+                .iter()
+                .filter(|e| !unset(e))
+                .map(|e| match &e.note {
+                    Some(n) => format!("{} ({n})", e.spelled()),
+                    None => e.spelled(),
+                })
+                .collect();
+            let hidden = all.len() - shown.len();
+            if shown.is_empty() && hidden == 0 {
+                continue;
+            }
+            let more = if hidden > 0 {
+                format!(" and {hidden} more at unset values")
+            } else {
+                String::new()
+            };
+            parts.push(format!("{label}: {}{more}", shown.join(", ")));
+        }
+        (!parts.is_empty()).then(|| format!("flags not modelled — {}", parts.join("; ")))
+    }
+
+    /// This command line's flags together with a launch line's: a modelled flag given both ways
+    /// with different values is an error naming both. Recorded flags may differ (bench_serving's
+    /// `--host 127.0.0.1` is where the client connects, the server's `--host 0.0.0.0` where it
+    /// listens); this side's value is kept.
+    pub fn merge(mut self, other: SglangArgs) -> Result<SglangArgs> {
+        for (dest, g) in other.values {
+            let checked = table::spec(&dest).is_some_and(|s| s.class == FlagClass::Modelled)
+                || matches!(dest.as_str(), "nnodes" | "node_rank");
+            if let Some(mine) = self.values.get(&dest)
+                && checked
+                && !same(&mine.value, &g.value)
+            {
+                return Err(SglangArgsError::Conflict {
+                    first: mine.spelled.clone(),
+                    first_origin: mine.origin.label(),
+                    second: g.spelled,
+                    second_origin: g.origin.label(),
+                });
+            }
+            self.values.entry(dest).or_insert(g);
+        }
+        self.entries.extend(other.entries);
+        self.env.extend(other.env);
+        self.command = self.command.or(other.command);
+        Ok(self)
+    }
+}
+
+/// Equal values (floats within rounding of their printed digits).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
+        (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => *x as f64 == *y,
+        _ => a == b,
+    }
+}

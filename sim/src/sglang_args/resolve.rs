@@ -1,0 +1,219 @@
+//! Filling in SGLang's defaults: [`SglangArgs`] into [`ServerOptions`].
+
+use super::parse::bad;
+use super::{
+    DefaultsContext, FlagClass, ResolvedOptions, Result, SglangArgs, Value, speculative_params,
+    table,
+};
+use crate::options::{ServerOptions, SpeculativeOptions};
+use models::ModelSpec;
+
+impl SglangArgs {
+    /// The server options with SGLang's defaults for everything absent, for a layout of
+    /// `ctx.tp × ctx.pp` GPUs of `ctx.gpu_memory_bytes` each serving `model`.
+    pub fn server_options(
+        &self,
+        ctx: &DefaultsContext,
+        model: &ModelSpec,
+    ) -> Result<ResolvedOptions> {
+        let mut notes = Vec::new();
+        let mut defaulted = Vec::new();
+        let mib = ctx.gpu_mem_mib();
+        let why = format!(
+            "SGLang's defaults for {:.0} MiB GPUs at TP{}{}",
+            mib,
+            ctx.tp,
+            if ctx.pp > 1 {
+                format!("×PP{}", ctx.pp)
+            } else {
+                String::new()
+            }
+        );
+        let (chunk_default, bs_default) = ctx.chunk_and_graph_bs();
+        let max_prefill_tokens = self.uint("max_prefill_tokens").unwrap_or(16384);
+        let chunk = match self.int("chunked_prefill_size") {
+            Some(-1) => None,
+            Some(c) => Some(c as u32),
+            None => {
+                defaulted.push(format!("--chunked-prefill-size {chunk_default}"));
+                Some(chunk_default)
+            }
+        };
+        let cuda_graph_max_bs = self.uint("cuda_graph_max_bs").unwrap_or_else(|| {
+            defaulted.push(format!("--cuda-graph-max-bs {bs_default}"));
+            bs_default
+        });
+        let algorithm = self.string("speculative_algorithm");
+        let mem_fraction_static = self.float("mem_fraction_static").unwrap_or_else(|| {
+            let f =
+                ctx.mem_fraction_static(chunk, max_prefill_tokens, cuda_graph_max_bs, algorithm);
+            defaulted.push(format!("--mem-fraction-static {f}"));
+            f
+        });
+        let context_length = self.uint("context_length");
+        let chunked_prefill_size = chunk.unwrap_or_else(|| {
+            // Without chunking a whole prompt, up to the context length, is prefilled at once.
+            let whole = context_length.map_or(model.max_context_tokens, u64::from);
+            let c = whole.max(max_prefill_tokens as u64).min(u32::MAX as u64) as u32;
+            notes.push(format!(
+                "--chunked-prefill-size -1: chunked prefill off, prompts of up to {c} tokens prefilled whole"
+            ));
+            c
+        });
+        let kv_cache_dtype = match self.get("kv_cache_dtype") {
+            Some(g) => match &g.value {
+                Value::Str(v) => super::kv_dtype(v).map_err(|p| bad(&g.spelled, p))?,
+                _ => None,
+            },
+            None => None,
+        };
+        let attention_backend = self.string("attention_backend").map(str::to_string);
+        // SGLang fixes the page size of the MLA kernels that need one.
+        let page_size = self
+            .uint("page_size")
+            .unwrap_or(match attention_backend.as_deref() {
+                Some("trtllm_mla" | "flashmla") => 64,
+                Some("cutlass_mla") => 128,
+                _ => 1,
+            });
+        let speculative = self.speculative(model, &mut notes)?;
+        let options = ServerOptions {
+            mem_fraction_static,
+            kv_cache_dtype,
+            chunked_prefill_size,
+            max_prefill_tokens,
+            max_running_requests: self.uint("max_running_requests"),
+            cuda_graph_max_bs,
+            disable_cuda_graph: self.flag("disable_cuda_graph").unwrap_or(false),
+            disable_custom_all_reduce: self.flag("disable_custom_all_reduce").unwrap_or(false),
+            moe_a2a_backend: self
+                .string("moe_a2a_backend")
+                .filter(|b| *b != "none")
+                .map(str::to_string),
+            pp_max_micro_batch_size: self.uint("pp_max_micro_batch_size"),
+            pp_async_batch_depth: self.uint("pp_async_batch_depth").unwrap_or(0),
+            overlap_comm: self.flag("overlap_comm").unwrap_or(false),
+            context_length,
+            max_total_tokens: self.int("max_total_tokens").map(|t| t as u64),
+            disable_radix_cache: self.flag("disable_radix_cache").unwrap_or(false),
+            enable_mixed_chunk: self.flag("enable_mixed_chunk").unwrap_or(false),
+            schedule_policy: self.string("schedule_policy").unwrap_or("fcfs").to_string(),
+            disable_overlap_schedule: self.flag("disable_overlap_schedule").unwrap_or(false),
+            page_size,
+            attention_backend,
+            moe_runner_backend: self.string("moe_runner_backend").map(str::to_string),
+            quantization: self.string("quantization").map(str::to_string),
+            speculative,
+        };
+        if !defaulted.is_empty() {
+            notes.insert(0, format!("{why}: {}", defaulted.join(", ")));
+        }
+        Ok(ResolvedOptions { options, notes })
+    }
+
+    /// The speculative-decoding options SGLang would run with.
+    fn speculative(
+        &self,
+        model: &ModelSpec,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<SpeculativeOptions>> {
+        let given = |d: &str| self.get(d).map(|g| g.spelled.clone());
+        let Some(algorithm) = self.string("speculative_algorithm") else {
+            for d in [
+                "speculative_num_steps",
+                "speculative_eagle_topk",
+                "speculative_num_draft_tokens",
+                "speculative_accept_length",
+            ] {
+                if let Some(s) = given(d) {
+                    return Err(bad(&s, "needs --speculative-algorithm"));
+                }
+            }
+            return Ok(None);
+        };
+        let (steps, topk, draft) = match self.uint("speculative_num_steps") {
+            Some(steps) => (
+                steps,
+                self.uint("speculative_eagle_topk").unwrap_or(1),
+                self.uint("speculative_num_draft_tokens")
+                    .unwrap_or(steps + 1),
+            ),
+            None => {
+                if let Some(s) =
+                    given("speculative_eagle_topk").or(given("speculative_num_draft_tokens"))
+                {
+                    return Err(bad(
+                        &s,
+                        "SGLang needs --speculative-num-steps with it (or none of the three)",
+                    ));
+                }
+                let p = speculative_params(&model.model_type);
+                notes.push(format!(
+                    "--speculative-num-steps {} --speculative-eagle-topk {} --speculative-num-draft-tokens {}: SGLang's choice for {}",
+                    p.0, p.1, p.2, model.model_type
+                ));
+                p
+            }
+        };
+        let draft = if topk == 1 && draft != steps + 1 {
+            notes.push(format!(
+                "--speculative-num-draft-tokens {}: SGLang sets num_steps + 1 when --speculative-eagle-topk is 1",
+                steps + 1
+            ));
+            steps + 1
+        } else {
+            draft
+        };
+        let accept_length = self.float("speculative_accept_length");
+        if let Some(a) = accept_length
+            && a > draft as f64
+        {
+            return Err(bad(
+                &given("speculative_accept_length").unwrap_or_default(),
+                format!("more than the {draft} draft tokens verified per step"),
+            ));
+        }
+        if algorithm == "NEXTN" {
+            notes.push("--speculative-algorithm NEXTN: SGLang runs it as EAGLE with the checkpoint's MTP layers".into());
+        }
+        Ok(Some(SpeculativeOptions {
+            algorithm: algorithm.to_string(),
+            num_steps: steps,
+            eagle_topk: topk,
+            num_draft_tokens: draft,
+            draft_model_path: self
+                .string("speculative_draft_model_path")
+                .map(str::to_string),
+            accept_length,
+        }))
+    }
+
+    /// The SGLang flags of the modelled values given, canonically spelled and sorted (for a
+    /// `try:` line), except the layout's, which the caller prints from the layout.
+    pub fn modelled_flags(&self) -> Vec<String> {
+        const LAYOUT: [&str; 5] = [
+            "tp_size",
+            "pp_size",
+            "ep_size",
+            "dp_size",
+            "enable_dp_attention",
+        ];
+        self.values
+            .iter()
+            .filter(|(d, _)| {
+                !LAYOUT.contains(&d.as_str())
+                    && table::spec(d).is_some_and(|s| s.class == FlagClass::Modelled)
+            })
+            .filter_map(|(d, g)| {
+                let flag = table::canonical_flag(d);
+                match &g.value {
+                    Value::Bool(true) => Some(flag),
+                    Value::Bool(false) => None,
+                    Value::Int(i) => Some(format!("{flag} {i}")),
+                    Value::Float(f) => Some(format!("{flag} {f}")),
+                    Value::Str(s) => Some(format!("{flag} {s}")),
+                }
+            })
+            .collect()
+    }
+}
