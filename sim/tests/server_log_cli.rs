@@ -158,8 +158,8 @@ fn calibrate_refuses_layout_flags_that_disagree_with_the_log() {
         .args(TARGET)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("TP4xPP2"))
-        .stderr(predicate::str::contains("TP8"));
+        .stderr(predicate::str::contains("--pp-size 2"))
+        .stderr(predicate::str::contains("pp_size=1 (server_args dump)"));
 }
 
 #[test]

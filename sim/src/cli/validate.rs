@@ -53,7 +53,8 @@ impl MeasuredArgs {
     /// the layout and options its `server_args` state.
     pub fn load_all(&self, target: &super::args::Target) -> Result<Measured> {
         let Some(path) = &self.server_log else {
-            let spec = target.model.resolve()?;
+            let sglang = target.server.sglang()?;
+            let spec = target.model.resolve_or(sglang.model_path())?;
             return Ok(Measured {
                 points: self.load(spec.max_context_tokens)?,
                 sources: self.measured.clone(),
