@@ -11,6 +11,7 @@
 //! the answer says whether EP's margin is beyond it. [`provenance`] says which inputs were
 //! measured and which modelled, and what an all-to-all backend needs from the machine.
 
+pub mod mtp;
 pub mod provenance;
 
 use crate::cost::moe::Routing;
@@ -150,6 +151,9 @@ pub struct Advice {
     /// Feasible layouts best first (by output throughput), then rejected ones.
     pub ranking: Vec<RankedLayout>,
     pub ep: Option<EpAnswer>,
+    /// `--question mtp`: speculative decoding against plain decoding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtp: Option<mtp::MtpAnswer>,
     /// Which inputs were measured and which modelled from published figures, one line each.
     #[serde(default)]
     pub provenance: Vec<String>,

@@ -317,3 +317,70 @@ fn bad_measurements_and_calibrations_exit_2() {
         .code(2);
     assert!(!out.exists());
 }
+
+#[test]
+fn advise_answers_the_mtp_question_with_a_crossover_and_the_accept_length_used() {
+    let out = sim()
+        .args([
+            "advise",
+            "--machine",
+            "rtx-pro-6000-x8-baremetal",
+            "--model",
+            "glm-5-nvfp4",
+            "--question",
+            "mtp",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            "3",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "4",
+            "--max-concurrency",
+            "8",
+            "--num-prompts",
+            "16",
+            "--draws",
+            "8",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success();
+    let v = json(&out.get_output().stdout);
+    let m = &v["mtp"];
+    assert!(["yes", "no", "depends"].contains(&m["verdict"].as_str().unwrap()));
+    assert_eq!(m["plan"]["accept_source"], "default");
+    assert_eq!(m["plan"]["num_draft_tokens"], 4);
+    let pts = m["by_concurrency"].as_array().unwrap();
+    assert!(pts.len() >= 10);
+    // one stream gains from drafting: the weights are read once for several tokens
+    assert!(pts[0]["gain"].as_f64().unwrap() > 1.2, "{}", pts[0]);
+    assert!(m["sentence"].as_str().unwrap().contains("accept length"));
+    // a measured / given acceptance length is said to be given
+    let out = sim()
+        .args([
+            "advise",
+            "--machine",
+            "rtx-pro-6000-x8-baremetal",
+            "--model",
+            "glm-5-nvfp4",
+            "--question",
+            "mtp",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-accept-length",
+            "1.2",
+            "--num-prompts",
+            "16",
+            "--draws",
+            "4",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success();
+    let v = json(&out.get_output().stdout);
+    assert_eq!(v["mtp"]["plan"]["accept_source"], "given");
+}

@@ -23,6 +23,8 @@ use sim::layout::enumerate_layouts;
 pub enum Question {
     /// Should we try expert parallelism (EP over all GPUs) instead of the best other layout?
     Ep,
+    /// Should we turn on speculative decoding (MTP / EAGLE) at this load?
+    Mtp,
 }
 
 #[derive(clap::Args, Debug)]
@@ -89,11 +91,18 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let ep = match args.question {
-        None => None,
         Some(Question::Ep) => {
             spinner.set_message(format!("EP verdict over {} draws", args.draws));
             Some(answer_ep(&setup, &workload, args.draws)?)
         }
+        _ => None,
+    };
+    let mtp = match args.question {
+        Some(Question::Mtp) => {
+            spinner.set_message(format!("MTP verdict over {} draws", args.draws));
+            Some(answer_mtp(&setup, &ls, &ranking, &workload, args.draws)?)
+        }
+        _ => None,
     };
     spinner.finish_and_clear();
     let mut notes = Vec::new();
@@ -115,6 +124,7 @@ pub fn run(args: Args) -> Result<()> {
         workload,
         ranking,
         ep,
+        mtp,
         notes,
         flags_not_modelled,
     };
@@ -198,4 +208,81 @@ fn answer_ep(setup: &Setup, workload: &sim::workload::Workload, draws: u32) -> R
             .map_err(|e| e.to_string())
     };
     ep_question(&q, &build).map_err(|e| anyhow::anyhow!("--question ep: {e}"))
+}
+
+/// The speculative options to ask about: the user's `--speculative-*` flags, else SGLang's
+/// choice for this model (EAGLE on the checkpoint's MTP layers with `auto_choose_speculative_params`).
+fn spec_options(setup: &Setup) -> Result<sim::options::SpeculativeOptions> {
+    if let Some(s) = &setup.opts.speculative {
+        return Ok(s.clone());
+    }
+    if setup.spec.num_mtp_layers == 0 {
+        bail!(
+            "--question mtp: {} has no MTP layers; give --speculative-algorithm EAGLE3 --speculative-draft-model-path DRAFT to ask about a separate draft",
+            setup.spec.name
+        );
+    }
+    let (num_steps, eagle_topk, num_draft_tokens) =
+        sim::sglang_args::speculative_params(&setup.spec.model_type);
+    Ok(sim::options::SpeculativeOptions {
+        algorithm: "EAGLE".into(),
+        num_steps,
+        eagle_topk,
+        num_draft_tokens,
+        draft_model_path: None,
+        accept_length: None,
+    })
+}
+
+fn answer_mtp(
+    setup: &Setup,
+    ls: &[sim::sweep::SweepLayout],
+    ranking: &[sim::advise::RankedLayout],
+    workload: &sim::workload::Workload,
+    draws: u32,
+) -> Result<sim::advise::mtp::MtpAnswer> {
+    use sim::advise::mtp::{MtpQuestion, mtp_question};
+    let spec_opts = spec_options(setup)?;
+    // the best-ranked layout SGLang can speculate on (no pipeline stages)
+    let layout = ranking
+        .iter()
+        .filter(|r| r.run.is_some())
+        .find_map(|r| {
+            ls.iter()
+                .map(|l| l.layout)
+                .find(|l| l.pp == 1 && setup.ranked_label(*l).0 == r.layout)
+        })
+        .or_else(|| ls.iter().map(|l| l.layout).find(|l| l.pp == 1))
+        .ok_or_else(|| {
+            anyhow::anyhow!("--question mtp: no layout without --pp-size runs this model")
+        })?;
+    let base = setup.opts_ranking(layout);
+    let without = sim::options::ServerOptions {
+        speculative: None,
+        ..base.clone()
+    };
+    let with = sim::options::ServerOptions {
+        speculative: Some(spec_opts.clone()),
+        ..base
+    };
+    let q = MtpQuestion {
+        layout,
+        with: &with,
+        without: &without,
+        plan: sim::cost::spec::SpecPlan::resolve(&setup.spec, &spec_opts),
+        concurrency: workload.max_concurrency.unwrap_or(64),
+        context_tokens: workload.random_input_len + workload.random_output_len / 2,
+        knobs: setup.knobs,
+        comm_spread: sim::advise::comm_spread(&setup.machine.profile),
+        draws,
+        seed: workload.seed,
+        known_error: setup.known_error(),
+        extra_flags: setup.sglang.modelled_flags(),
+    };
+    let build = |l: Layout, k, o: &sim::options::ServerOptions| {
+        sim::cost::CostModel::new(&setup.machine, &setup.spec, l, o, k)
+            .map(|m| Box::new(m) as Box<dyn IterationModel>)
+            .map_err(|e| e.to_string())
+    };
+    mtp_question(&q, &build).map_err(|e| anyhow::anyhow!("--question mtp: {e}"))
 }

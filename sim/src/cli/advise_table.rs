@@ -38,6 +38,9 @@ pub fn print_advice(a: &Advice, all: bool, model_path: &str) {
     if let Some(ep) = &a.ep {
         print_ep(ep, model_path);
     }
+    if let Some(m) = &a.mtp {
+        print_mtp(m, model_path);
+    }
     println!("based on:");
     for p in &a.provenance {
         println!("  {p}");
@@ -85,6 +88,45 @@ fn print_ep(ep: &EpAnswer, model_path: &str) {
     for f in &ep.flags_to_try {
         println!("try: python -m sglang.launch_server --model-path {model_path} {f}");
     }
+}
+
+fn print_mtp(m: &sim::advise::mtp::MtpAnswer, model_path: &str) {
+    println!("\n{}", m.sentence);
+    let mut t = comfy_table::Table::new();
+    t.set_header(vec![
+        "concurrency",
+        "with speculation tok/s",
+        "without tok/s",
+        "gain",
+    ]);
+    for p in &m.by_concurrency {
+        t.add_row(vec![
+            p.concurrency.to_string(),
+            format!("{:.0}", p.with_tok_s),
+            format!("{:.0}", p.without_tok_s),
+            format!("{:.2}×", p.gain),
+        ]);
+    }
+    println!(
+        "decode throughput (prefill excluded) of {} at {} tokens of context:\n{t}",
+        m.layout, m.context_tokens
+    );
+    if let Some(k) = &m.known_error {
+        println!(
+            "the model's own error: ±{:.0}% ({}); the gain's margin {} it",
+            k.relative_error * 100.0,
+            k.source,
+            if (m.at.gain - 1.0).abs() > k.relative_error {
+                "clears"
+            } else {
+                "is inside"
+            }
+        );
+    }
+    println!(
+        "try: python -m sglang.launch_server --model-path {model_path} {}",
+        m.flags_to_try
+    );
 }
 
 /// The model's own error, and whether EP's margin clears it.

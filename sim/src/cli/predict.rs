@@ -181,6 +181,26 @@ fn one_table(out: &PredictOutput) -> String {
         st.output_tok_per_s,
         st.cycle_ms
     ));
+    if let Some(sp) = &p.speculative {
+        s.push_str(&format!(
+            "speculative {} (steps {}, topk {}, draft tokens {}; draft: {}): a step is {:.2} ms (draft {:.2} + verify {:.2} + draft extend {:.2}) for {:.2} accepted tokens per request ({})\n",
+            sp.plan.algorithm,
+            sp.plan.num_steps,
+            sp.plan.eagle_topk,
+            sp.plan.num_draft_tokens,
+            sp.plan.draft,
+            sp.step_ms,
+            sp.draft_ms,
+            sp.verify_ms,
+            sp.extend_ms,
+            sp.plan.accept_length,
+            match sp.plan.accept_source {
+                sim::cost::spec::AcceptSource::Given => "--speculative-accept-length",
+                sim::cost::spec::AcceptSource::Measured => "measured",
+                sim::cost::spec::AcceptSource::Default => "the stated default for this draft configuration",
+            }
+        ));
+    }
     s.push_str(&format!(
         "per GPU per iteration: {} on the wire (all-reduce {}, all-to-all {}, DP-attention {}, PP hop {}); expert reads {} ({:.1} of {:.0} experts touched per layer, imbalance ×{:.2})\n",
         gb(tr.total_wire_bytes),

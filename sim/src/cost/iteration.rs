@@ -299,8 +299,19 @@ impl CostModel {
         self.cost_pass(st, graph)
     }
 
-    /// One forward pass of `st`, replaying a CUDA graph or not.
+    /// One forward pass of `st`, replaying a CUDA graph or not, with its scheduler turn.
     pub(super) fn cost_pass(&self, st: &BatchStats, graph: bool) -> IterationCost {
+        self.cost_pass_with(st, graph, true)
+    }
+
+    /// One forward pass; `scheduler`: whether this pass carries the step's scheduler turn (a
+    /// speculative step's draft passes do not: the scheduler runs once per step).
+    pub(super) fn cost_pass_with(
+        &self,
+        st: &BatchStats,
+        graph: bool,
+        scheduler: bool,
+    ) -> IterationCost {
         let pp = self.stages.len();
         let mut total = TimeBreakdown::default();
         if st.tokens() <= 0.0 {
@@ -347,6 +358,7 @@ impl CostModel {
             }
             let gpu = b.total_s();
             let (launch, sched) = self.stage_cpu(s, st, graph);
+            let sched = if scheduler { sched } else { 0.0 };
             let time = match (overlap, graph) {
                 (true, _) => gpu.max(launch + sched),
                 (false, false) => gpu.max(launch) + sched,

@@ -170,8 +170,22 @@ pub struct LayoutPrediction {
     pub traffic: Option<Traffic>,
     /// The memory plan.
     pub memory: Option<MemorySummary>,
+    /// Speculative decoding, when on: the step's parts at the query's batch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<SpecSummary>,
     /// Where the communication numbers came from.
     pub notes: Vec<String>,
+}
+
+/// One speculative step at the query's batch and context.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpecSummary {
+    pub plan: super::spec::SpecPlan,
+    /// Draft passes, verify, draft extend, and the whole step, ms.
+    pub draft_ms: f64,
+    pub verify_ms: f64,
+    pub extend_ms: f64,
+    pub step_ms: f64,
 }
 
 /// The whole `sim predict` answer.
@@ -213,6 +227,7 @@ fn rejected(layout: &Layout, reason: String) -> LayoutPrediction {
         steady: None,
         traffic: None,
         memory: None,
+        speculative: None,
         notes: Vec::new(),
     }
 }
@@ -269,6 +284,16 @@ pub fn describe(cm: &CostModel, q: &PredictQuery) -> LayoutPrediction {
             max_running_requests: mem.max_running_requests,
             context_len: mem.context_len,
             free_after_reserves_gb: mem.free_after_reserves_bytes as f64 / 1e9,
+        }),
+        speculative: cm.spec_plan().and_then(|plan| {
+            let step = cm.spec_step(q.batch, q.context_tokens)?;
+            Some(SpecSummary {
+                plan: plan.clone(),
+                draft_ms: step.draft_s * 1e3,
+                verify_ms: step.verify_s * 1e3,
+                extend_ms: step.extend_s * 1e3,
+                step_ms: step.step_s * 1e3,
+            })
         }),
         notes: cm
             .comm_notes()

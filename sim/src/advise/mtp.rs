@@ -1,0 +1,287 @@
+//! "Should we turn on MTP at our load?": speculative decoding against plain decoding on one
+//! layout, by concurrency, with the acceptance length's uncertainty in the confidence.
+//!
+//! Decode throughput (prefill excluded) of the layout with and without the speculative flags at
+//! the workload's context, over [`MTP_CONCURRENCIES`] and the workload's own concurrency. The
+//! gain shrinks with the batch: a verify pass over `B × draft tokens` costs what a plain step
+//! of that many requests would, while a plain step gains tokens for free until the weights
+//! stop dominating. The concurrency where the gain crosses 1 is interpolated in log2.
+//! Confidence: draws of the efficiency and communication knobs (as the EP question) and of the
+//! acceptance length: ±10% around a given or measured one, 0.6–1.3× its excess over 1 around
+//! the stated default.
+
+use super::{EFFICIENCY_SPREAD, KnownModelError, steady_tok_s};
+use crate::cost::spec::{AcceptSource, SpecPlan};
+use crate::cost::{IterationBatch, IterationModel, Knobs};
+use crate::options::ServerOptions;
+use models::Layout;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Concurrencies the MTP gain is computed over (plus the workload's own).
+pub const MTP_CONCURRENCIES: [u32; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+
+/// The verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MtpVerdict {
+    /// Faster at this load in most draws.
+    Yes,
+    /// Slower at this load in most draws.
+    No,
+    /// Within the uncertainty (acceptance length, efficiencies): measure it.
+    Depends,
+}
+
+/// Decode throughput with and without speculation at one concurrency.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MtpPoint {
+    pub concurrency: u32,
+    pub with_tok_s: f64,
+    pub without_tok_s: f64,
+    /// with ÷ without.
+    pub gain: f64,
+}
+
+/// The answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MtpAnswer {
+    pub verdict: MtpVerdict,
+    pub sentence: String,
+    /// The layout compared (SGLang flags).
+    pub layout: String,
+    pub plan: SpecPlan,
+    pub concurrency: u32,
+    pub context_tokens: u32,
+    pub at: MtpPoint,
+    pub by_concurrency: Vec<MtpPoint>,
+    /// Where the gain crosses 1 (log2-interpolated), if it does within the grid.
+    pub crossover_concurrency: Option<f64>,
+    /// Share of draws in which speculation is faster at the workload's concurrency.
+    pub faster_share: f64,
+    pub draws: u32,
+    /// The acceptance lengths drawn from.
+    pub accept_length_range: (f64, f64),
+    /// The model's own error where known.
+    pub known_error: Option<KnownModelError>,
+    /// The flags to try next.
+    pub flags_to_try: String,
+}
+
+/// Builds a layout's model with knobs and options.
+pub type BuildWith<'a> =
+    dyn Fn(Layout, Knobs, &ServerOptions) -> Result<Box<dyn IterationModel>, String> + Sync + 'a;
+
+/// Inputs of the MTP question.
+pub struct MtpQuestion<'a> {
+    pub layout: Layout,
+    /// Options with the speculative flags (the plan's configuration).
+    pub with: &'a ServerOptions,
+    /// The same options without them.
+    pub without: &'a ServerOptions,
+    pub plan: SpecPlan,
+    pub concurrency: u32,
+    pub context_tokens: u32,
+    pub knobs: Knobs,
+    pub comm_spread: f64,
+    pub draws: u32,
+    pub seed: u64,
+    pub known_error: Option<KnownModelError>,
+    /// The user's other modelled flags, for the `try:` line.
+    pub extra_flags: Vec<String>,
+}
+
+/// The acceptance-length range of the draws.
+pub fn accept_range(plan: &SpecPlan) -> (f64, f64) {
+    let l = plan.accept_length;
+    let nd = plan.num_draft_tokens.max(1) as f64;
+    let (lo, hi) = match plan.accept_source {
+        AcceptSource::Given | AcceptSource::Measured => (l * 0.9, l * 1.1),
+        AcceptSource::Default => (1.0 + 0.6 * (l - 1.0), 1.0 + 1.3 * (l - 1.0)),
+    };
+    (lo.clamp(1.0, nd), hi.clamp(1.0, nd))
+}
+
+fn with_accept(o: &ServerOptions, l: f64) -> ServerOptions {
+    let mut o = o.clone();
+    if let Some(s) = o.speculative.as_mut() {
+        s.accept_length = Some(l);
+    }
+    o
+}
+
+/// Gains over the concurrencies for one set of knobs and one acceptance length.
+fn grid(
+    q: &MtpQuestion<'_>,
+    build: &BuildWith<'_>,
+    k: Knobs,
+    accept: f64,
+    concs: &[u32],
+) -> Result<Vec<MtpPoint>, String> {
+    let with_opts = with_accept(q.with, accept);
+    let on = build(q.layout, k, &with_opts)?;
+    let off = build(q.layout, k, q.without)?;
+    let mut batch = IterationBatch::default();
+    Ok(concs
+        .iter()
+        .map(|&c| {
+            let w = steady_tok_s(on.as_ref(), &with_opts, c, q.context_tokens, &mut batch);
+            let wo = steady_tok_s(off.as_ref(), q.without, c, q.context_tokens, &mut batch);
+            MtpPoint {
+                concurrency: c,
+                with_tok_s: w,
+                without_tok_s: wo,
+                gain: w / wo.max(1e-12),
+            }
+        })
+        .collect())
+}
+
+/// Where the gain crosses 1 going up in concurrency, log2-interpolated.
+pub fn crossover(points: &[MtpPoint]) -> Option<f64> {
+    points.windows(2).find_map(|w| {
+        let (a, b) = (w[0], w[1]);
+        if (a.gain - 1.0) * (b.gain - 1.0) > 0.0 || a.gain == b.gain {
+            return None;
+        }
+        let (xa, xb) = ((a.concurrency as f64).log2(), (b.concurrency as f64).log2());
+        let t = (1.0 - a.gain) / (b.gain - a.gain);
+        Some((xa + t * (xb - xa)).exp2())
+    })
+}
+
+/// Answers "should we turn on MTP at our load?".
+pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAnswer, String> {
+    let mut concs = MTP_CONCURRENCIES.to_vec();
+    if !concs.contains(&q.concurrency) {
+        concs.push(q.concurrency);
+        concs.sort_unstable();
+    }
+    let points = grid(q, build, q.knobs, q.plan.accept_length, &concs)?;
+    let at = *points
+        .iter()
+        .find(|p| p.concurrency == q.concurrency)
+        .expect("the workload's concurrency is in the grid");
+    let range = accept_range(&q.plan);
+    let faster: Vec<bool> = (0..q.draws)
+        .into_par_iter()
+        .filter_map(|i| {
+            let mut rng = ChaCha8Rng::seed_from_u64(q.seed.wrapping_add(0x5eed + i as u64));
+            let mut k = q.knobs;
+            let mut u = |s: f64| 1.0 + s * (2.0 * rng.random::<f64>() - 1.0);
+            k.compute_scale *= u(EFFICIENCY_SPREAD);
+            k.memory_scale *= u(EFFICIENCY_SPREAD);
+            k.comm_time_scale *= u(q.comm_spread);
+            let l = range.0 + (range.1 - range.0) * rng.random::<f64>();
+            let p = grid(q, build, k, l, &[q.concurrency]).ok()?;
+            Some(p[0].gain > 1.0)
+        })
+        .collect();
+    let n = faster.len().max(1) as f64;
+    let faster_share = faster.iter().filter(|f| **f).count() as f64 / n;
+    let verdict = if faster_share >= 0.8 {
+        MtpVerdict::Yes
+    } else if faster_share <= 0.2 {
+        MtpVerdict::No
+    } else {
+        MtpVerdict::Depends
+    };
+    let cross = crossover(&points);
+    let p = &q.plan;
+    let config = format!(
+        "{} ({} steps, topk {}, {} draft tokens; accept length {:.2}, {})",
+        p.algorithm,
+        p.num_steps,
+        p.eagle_topk,
+        p.num_draft_tokens,
+        p.accept_length,
+        match p.accept_source {
+            AcceptSource::Given => "given",
+            AcceptSource::Measured => "measured",
+            AcceptSource::Default => "the stated default, not measured",
+        }
+    );
+    let crossing = match cross {
+        Some(c) if at.gain >= 1.0 => format!("; the gain falls below 1 at ≈ {c:.0} concurrent"),
+        Some(c) => format!("; it pays below ≈ {c:.0} concurrent"),
+        None if points.iter().all(|p| p.gain >= 1.0) => {
+            format!(
+                "; it pays at every concurrency from 1 to {}",
+                concs[concs.len() - 1]
+            )
+        }
+        None => "; it never pays from 1 to 512 concurrent".to_string(),
+    };
+    let head = match verdict {
+        MtpVerdict::Yes => "Yes",
+        MtpVerdict::No => "No",
+        MtpVerdict::Depends => "Depends (measure it)",
+    };
+    let sentence = format!(
+        "{head}: {config} gives {:.2}× decode throughput at {} concurrent on {} ({:.0} vs {:.0} tok/s){crossing}; faster in {:.0}% of {} draws over the efficiencies and accept lengths {:.2}–{:.2}.",
+        at.gain,
+        q.concurrency,
+        q.layout.short_name(),
+        at.with_tok_s,
+        at.without_tok_s,
+        faster_share * 100.0,
+        faster.len(),
+        range.0,
+        range.1,
+    );
+    let spec_flags = format!(
+        "--speculative-algorithm {} --speculative-num-steps {} --speculative-eagle-topk {} --speculative-num-draft-tokens {}",
+        p.algorithm, p.num_steps, p.eagle_topk, p.num_draft_tokens
+    );
+    let mut try_flags = vec![q.layout.sglang_flags()];
+    if verdict != MtpVerdict::No {
+        try_flags.push(spec_flags);
+    }
+    try_flags.extend(
+        q.extra_flags
+            .iter()
+            .filter(|f| !f.starts_with("--speculative"))
+            .cloned(),
+    );
+    Ok(MtpAnswer {
+        verdict,
+        sentence,
+        layout: q.layout.sglang_flags(),
+        plan: q.plan.clone(),
+        concurrency: q.concurrency,
+        context_tokens: q.context_tokens,
+        at,
+        by_concurrency: points,
+        crossover_concurrency: cross,
+        faster_share,
+        draws: faster.len() as u32,
+        accept_length_range: range,
+        known_error: q.known_error.clone(),
+        flags_to_try: try_flags.join(" "),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(c: u32, gain: f64) -> MtpPoint {
+        MtpPoint {
+            concurrency: c,
+            with_tok_s: gain,
+            without_tok_s: 1.0,
+            gain,
+        }
+    }
+
+    #[test]
+    fn crossover_is_log2_interpolated() {
+        let pts = [pt(16, 1.5), pt(32, 1.2), pt(64, 0.8)];
+        let c = crossover(&pts).unwrap();
+        // halfway between 32 and 64 in log2
+        assert!((c - 45.25).abs() < 0.1, "{c}");
+        assert!(crossover(&[pt(1, 1.5), pt(2, 1.4)]).is_none());
+    }
+}
