@@ -260,8 +260,137 @@ impl CostModel {
         Some(self.spec_cost(&st, graph).0)
     }
 
+    /// The acceptance length that makes `running` requests at `context_tokens` decode at
+    /// `measured_tok_s` (summed over requests) on this model: `L = measured × step(L) ÷ running`,
+    /// solved by fixed-point iteration (a step's cost depends on `L` only through the draft
+    /// extend pass). Not clamped: a value below 1 or above the draft tokens says the step model
+    /// (or the record) is off. `None` without speculation.
+    pub fn implied_accept_length(
+        &self,
+        running: u32,
+        context_tokens: u32,
+        measured_tok_s: f64,
+    ) -> Option<f64> {
+        let plan = self.spec.as_ref()?;
+        let (Some(draft), n) = (self.draft.as_ref(), running.max(1) as f64) else {
+            return None;
+        };
+        let ctx = context_tokens.max(1) as f64;
+        let cap = self.core.topk_cap.map_or(ctx, |c| ctx.min(c as f64));
+        let st = BatchStats {
+            decode: n,
+            decode_keys: n * cap,
+            decode_context: n * ctx,
+            ..BatchStats::default()
+        };
+        let graph = self.uses_cuda_graph(&st);
+        let (step, _) = self.spec_cost(&st, graph);
+        let fixed = step.draft_s + step.verify_s;
+        let per = |l: f64| BatchStats {
+            decode: n * l,
+            decode_keys: st.decode_keys * l,
+            decode_context: st.decode_context * l,
+            queries_per_request: l,
+            ..BatchStats::default()
+        };
+        let mut l = plan.accept_length;
+        for _ in 0..20 {
+            let extend = draft
+                .cost_pass_with(&per(l.max(0.05)), graph, false)
+                .latency_s;
+            let next = measured_tok_s * (fixed + extend) / n;
+            if (next - l).abs() < 1e-6 {
+                l = next;
+                break;
+            }
+            l = next;
+        }
+        Some(l)
+    }
+
     /// The speculative plan in force.
     pub fn spec_plan(&self) -> Option<&SpecPlan> {
         self.spec.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(accept: Option<f64>) -> CostModel {
+        let m = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+        let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
+        let opts = ServerOptions {
+            speculative: Some(SpeculativeOptions {
+                algorithm: "EAGLE".into(),
+                num_steps: 3,
+                eagle_topk: 1,
+                num_draft_tokens: 4,
+                draft_model_path: None,
+                accept_length: accept,
+            }),
+            ..ServerOptions::default()
+        };
+        CostModel::new(&m, &spec, Layout::tp(8), &opts, Knobs::default()).unwrap()
+    }
+
+    #[test]
+    fn the_implied_acceptance_length_inverts_the_prediction() {
+        let m = model(Some(2.3));
+        for c in [1u32, 16, 64] {
+            let tok_s = m.steady_decode(c, 2048).tok_per_s;
+            let l = model(None).implied_accept_length(c, 2048, tok_s).unwrap();
+            assert!((l - 2.3).abs() < 0.01, "c={c}: {l}");
+        }
+    }
+
+    #[test]
+    fn more_accepted_tokens_is_never_slower_and_one_stream_gains() {
+        let plain = {
+            let m = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+            let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
+            CostModel::new(
+                &m,
+                &spec,
+                Layout::tp(8),
+                &ServerOptions::default(),
+                Knobs::default(),
+            )
+            .unwrap()
+        };
+        let mut last = 0.0;
+        for l in [1.0, 1.5, 2.0, 3.0, 4.0] {
+            let t = model(Some(l)).steady_decode(1, 1024).tok_per_s;
+            assert!(t >= last, "{l}: {t} < {last}");
+            last = t;
+        }
+        // four drafted tokens all accepted beat plain decoding at one stream
+        assert!(last > 1.5 * plain.steady_decode(1, 1024).tok_per_s);
+    }
+
+    #[test]
+    fn speculation_refuses_pipeline_stages() {
+        let m = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+        let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
+        let opts = ServerOptions {
+            speculative: Some(SpeculativeOptions {
+                algorithm: "EAGLE".into(),
+                num_steps: 3,
+                eagle_topk: 1,
+                num_draft_tokens: 4,
+                draft_model_path: None,
+                accept_length: None,
+            }),
+            ..ServerOptions::default()
+        };
+        let l = Layout {
+            tp: 4,
+            pp: 2,
+            ep: 1,
+            dp_attention: false,
+        };
+        let e = CostModel::new(&m, &spec, l, &opts, Knobs::default()).unwrap_err();
+        assert!(e.to_string().contains("--pp-size"), "{e}");
     }
 }
