@@ -42,6 +42,7 @@ pub mod models_cmd;
 pub mod predict;
 pub mod report;
 pub mod run;
+pub mod scoreboard;
 pub mod sweep;
 pub mod validate;
 pub mod workload_args;

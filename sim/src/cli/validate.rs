@@ -1,12 +1,18 @@
-//! `sim validate`: predicted vs measured, point by point (with or without a calibration).
-//! Also the `--measured` flags `sim calibrate` shares.
+//! `sim validate`: predicted vs measured, point by point (with or without a calibration), for
+//! one layout's measured runs (`--measured`), or the scoreboard of a records file (`--records`,
+//! [`sim::scoreboard`]). Also the `--measured` flags `sim calibrate` shares.
 
-use super::args::{FormatArg, OutputFormat, Target};
+use super::args::Target;
 use super::run::{CalibrationArg, Setup};
-use anyhow::{Result, bail};
+use super::scoreboard;
+use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 use sim::bench_io::{self, LengthHints, MeasuredPoint};
 use sim::calibrate::{Comparison, compare, rms_log_error};
+use sim::engine::Engine;
+use sim::records::RecordSet;
+use sim::scoreboard::{ScoreOptions, score};
+use std::path::PathBuf;
 
 /// Where measured runs come from, and lengths to assume where they were not recorded.
 #[derive(clap::Args, Debug, Clone)]
@@ -63,14 +69,54 @@ impl MeasuredArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// A records file in the format of validation-dev/records.json: predict every record shardwise
+    /// can express and print MAPE, median error and bias by model × metric family × concurrency
+    /// band, the worst records, and why the others were not compared.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["machine", "model", "measured", "calibration"])]
+    pub records: Option<PathBuf>,
+    /// With --records: simulate every record as this engine would run it (default: each record's
+    /// own engine).
+    #[arg(long, value_enum, requires = "records")]
+    pub engine: Option<EngineArg>,
     #[command(flatten)]
-    pub target: Target,
+    pub target: Option<Target>,
     #[command(flatten)]
-    pub measured: MeasuredArgs,
+    pub measured: Option<MeasuredArgs>,
     #[command(flatten)]
     pub calibration: CalibrationArg,
-    #[command(flatten)]
-    pub format: FormatArg,
+    /// Output format (markdown and csv: --records only).
+    #[arg(long, value_enum, default_value_t = ValidateFormat::Table)]
+    pub format: ValidateFormat,
+}
+
+/// `--engine` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    Sglang,
+    Vllm,
+}
+
+impl From<EngineArg> for Engine {
+    fn from(e: EngineArg) -> Engine {
+        match e {
+            EngineArg::Sglang => Engine::Sglang,
+            EngineArg::Vllm => Engine::Vllm,
+        }
+    }
+}
+
+/// `sim validate --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum ValidateFormat {
+    /// Terminal tables.
+    #[default]
+    Table,
+    /// JSON (schema-versioned).
+    Json,
+    /// GitHub markdown: the scoreboard's summary tables (--records).
+    Markdown,
+    /// One row per compared figure (--records).
+    Csv,
 }
 
 /// `sim validate --format json` output.
@@ -84,14 +130,22 @@ struct ValidateOutput<'a> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let setup = Setup::new(&args.target, &args.calibration)?;
-    let layout = setup.one_layout(&args.target.server, "validate")?;
-    let points = args.measured.load(setup.spec.max_context_tokens)?;
+    if let Some(path) = &args.records {
+        return run_records(path, args.engine.map(Engine::from), args.format);
+    }
+    let (Some(target), Some(measured)) = (&args.target, &args.measured) else {
+        bail!(
+            "`sim validate` needs --records FILE, or --machine, --model and --measured FILE for one layout"
+        );
+    };
+    let setup = Setup::new(target, &args.calibration)?;
+    let layout = setup.one_layout(&target.server, "validate")?;
+    let points = measured.load(setup.spec.max_context_tokens)?;
     let model = setup.model(layout, setup.knobs)?;
     let rows = compare(&model, &setup.opts, &points)?;
     let rms = rms_log_error(&rows);
-    match args.format.format {
-        OutputFormat::Json => println!(
+    match args.format {
+        ValidateFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&ValidateOutput {
                 schema_version: 1,
@@ -101,8 +155,12 @@ pub fn run(args: Args) -> Result<()> {
                 points: &rows,
             })?
         ),
-        OutputFormat::Csv => bail!("`sim validate` prints table or json"),
-        OutputFormat::Table => {
+        ValidateFormat::Csv | ValidateFormat::Markdown => {
+            bail!(
+                "`sim validate --measured` prints table or json; csv and markdown are for --records"
+            )
+        }
+        ValidateFormat::Table => {
             println!("{}", comparison_table(&rows));
             println!(
                 "{} on {}, {}: RMS of ln(predicted/measured) = {rms:.3} over {} values",
@@ -112,6 +170,26 @@ pub fn run(args: Args) -> Result<()> {
                 rows.len()
             );
         }
+    }
+    Ok(())
+}
+
+/// `sim validate --records FILE`.
+fn run_records(
+    path: &std::path::Path,
+    engine: Option<Engine>,
+    format: ValidateFormat,
+) -> Result<()> {
+    let set = RecordSet::load(path)?;
+    let board = score(&set, &ScoreOptions { engine });
+    match format {
+        ValidateFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&board).context("writing the scoreboard as JSON")?
+        ),
+        ValidateFormat::Markdown => print!("{}", sim::scoreboard::text::markdown(&board)),
+        ValidateFormat::Csv => print!("{}", sim::scoreboard::text::csv(&board)),
+        ValidateFormat::Table => scoreboard::print_table(&board),
     }
     Ok(())
 }
