@@ -2,7 +2,7 @@
 //! one layout's measured runs (`--measured`), or the scoreboard of a records file (`--records`,
 //! [`sim::scoreboard`]). Also the `--measured` flags `sim calibrate` shares.
 
-use super::args::Target;
+use super::args::{MachineArg, ModelArg, ServerArgs, Target};
 use super::run::{CalibrationArg, Setup};
 use super::scoreboard;
 use anyhow::{Context, Result, bail};
@@ -18,8 +18,9 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug, Clone)]
 pub struct MeasuredArgs {
     /// bench_serving JSONL, its printed summary, a CSV (concurrency,input_len,output_len,
-    /// output_tok_s,…) or `user-box.json#run-id`; repeatable.
-    #[arg(long, required = true, value_name = "FILE[#RUN]")]
+    /// output_tok_s,…) or `user-box.json#run-id`; repeatable; required (checked in `load`, so
+    /// that `sim validate --records` can go without).
+    #[arg(long, value_name = "FILE[#RUN]")]
     pub measured: Vec<String>,
     /// Prompt length to assume where the measurement did not record it.
     #[arg(long, value_name = "TOKENS")]
@@ -36,6 +37,11 @@ pub struct MeasuredArgs {
 impl MeasuredArgs {
     /// Every readable point; skipped records are reported on stderr with a count.
     pub fn load(&self, max_context_tokens: u64) -> Result<Vec<MeasuredPoint>> {
+        if self.measured.is_empty() {
+            bail!(
+                "--measured FILE is required: a bench_serving JSONL, its printed summary, a CSV or user-box.json#run-id"
+            );
+        }
         let hints = LengthHints {
             input_len: self.random_input_len,
             output_len: self.random_output_len,
@@ -78,10 +84,18 @@ pub struct Args {
     /// own engine).
     #[arg(long, value_enum, requires = "records")]
     pub engine: Option<EngineArg>,
+    // `--measured` mode's machine and model, spelled out here (not the shared required groups) so
+    // that `--records` needs neither
+    /// Machine preset name or a profile JSON path written by `probe run` (with --measured).
+    #[arg(long, value_name = "PRESET|PROFILE.json")]
+    pub machine: Option<String>,
+    /// Model preset, a HF folder or a config.json path (with --measured).
+    #[arg(long, value_name = "PRESET|DIR|CONFIG.json")]
+    pub model: Option<String>,
     #[command(flatten)]
-    pub target: Option<Target>,
+    pub server: ServerArgs,
     #[command(flatten)]
-    pub measured: Option<MeasuredArgs>,
+    pub measured: MeasuredArgs,
     #[command(flatten)]
     pub calibration: CalibrationArg,
     /// Output format (markdown and csv: --records only).
@@ -133,12 +147,24 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(path) = &args.records {
         return run_records(path, args.engine.map(Engine::from), args.format);
     }
-    let (Some(target), Some(measured)) = (&args.target, &args.measured) else {
+    let measured = &args.measured;
+    let (Some(machine), Some(model), false) =
+        (&args.machine, &args.model, measured.measured.is_empty())
+    else {
         bail!(
             "`sim validate` needs --records FILE, or --machine, --model and --measured FILE for one layout"
         );
     };
-    let setup = Setup::new(target, &args.calibration)?;
+    let target = Target {
+        machine: MachineArg {
+            machine: machine.clone(),
+        },
+        model: ModelArg {
+            model: model.clone(),
+        },
+        server: args.server.clone(),
+    };
+    let setup = Setup::new(&target, &args.calibration)?;
     let layout = setup.one_layout(&target.server, "validate")?;
     let points = measured.load(setup.spec.max_context_tokens)?;
     let model = setup.model(layout, setup.knobs)?;
