@@ -486,10 +486,12 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         ));
     }
     let input = r.workload.input_len;
+    // a length only where the source wrote a number ("open-ended (30 s window)" is none)
     let output = r
         .workload
         .output_len
         .as_ref()
+        .filter(|o| o.raw.trim_start().starts_with(|c: char| c.is_ascii_digit()))
         .and_then(|o| o.value)
         .map(|v| v as u32);
     let mut workload = None;

@@ -69,9 +69,10 @@ pub fn group_row(g: &Group) -> Vec<String> {
 }
 
 /// Columns of [`worst_rows`].
-pub const WORST_HEADER: [&str; 10] = [
+pub const WORST_HEADER: [&str; 11] = [
     "record",
     "model",
+    "engine",
     "metric",
     "conc",
     "context",
@@ -90,6 +91,7 @@ pub fn worst_rows(worst: &[Comparison]) -> Vec<Vec<String>> {
             vec![
                 c.id.clone(),
                 c.model.clone(),
+                c.engine.name().to_string(),
                 c.quantity.name().to_string(),
                 c.concurrency.to_string(),
                 c.context_tokens.to_string(),
