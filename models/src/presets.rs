@@ -25,6 +25,7 @@ const MODEL_PRESETS: &[(&str, &str)] = &[
     model_preset!("kimi-k2-thinking-int4"),
     model_preset!("kimi-k2-thinking-nvfp4"),
     model_preset!("deepseek-v3-fp8"),
+    model_preset!("deepseek-r1-fp4"),
     model_preset!("qwen3-235b-a22b-nvfp4"),
     model_preset!("qwen3-30b-a3b"),
     model_preset!("mixtral-8x7b"),

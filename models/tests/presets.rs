@@ -109,6 +109,13 @@ fn derived_presets_share_the_architecture_of_their_config() {
         from_cfg.max_context_tokens = 262_144;
         assert_eq!(from_cfg, p, "{key}");
     }
+    // DeepSeek-R1-0528 FP4 v2: DeepSeek-V3's architecture with the NVFP4 recipe of
+    // DeepSeek-V3.2-NVFP4 (o_proj quantized too, so attention is mostly NVFP4).
+    let r1 = ModelSpec::preset("deepseek-r1-fp4").unwrap();
+    assert_eq!(r1.formats, load("DeepSeek-V3.2-NVFP4.json").formats);
+    let mut from_cfg = renamed(load("DeepSeek-V3.json"), &r1);
+    from_cfg.formats = r1.formats;
+    assert_eq!(from_cfg, r1);
 }
 
 /// nvidia/Kimi-K2-Thinking-NVFP4: K2-Instruct's architecture, 256K context, and the split NVIDIA's
@@ -162,6 +169,7 @@ fn all_required_model_presets_exist() {
         "kimi-k2-thinking-int4",
         "kimi-k2-thinking-nvfp4",
         "deepseek-v3-fp8",
+        "deepseek-r1-fp4",
         "qwen3-235b-a22b-nvfp4",
         "qwen3-30b-a3b",
         "mixtral-8x7b",

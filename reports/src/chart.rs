@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::ReportError;
-use crate::{HeatMap, LineChart, MemoryBars, StackedBars};
+use crate::{HeatMap, LineChart, MemoryBars, ScatterChart, StackedBars};
 
 /// Something that renders to an SVG document.
 pub trait Chart {
@@ -42,6 +42,15 @@ impl Chart for StackedBars {
     }
 }
 
+impl Chart for ScatterChart {
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn render_svg(&self) -> Result<String, ReportError> {
+        crate::scatter_chart(self)
+    }
+}
+
 impl Chart for MemoryBars {
     fn title(&self) -> &str {
         &self.bars.title
@@ -52,7 +61,7 @@ impl Chart for MemoryBars {
 }
 
 /// Any chart kind, tagged by `"kind"` in JSON (`heat_map`, `line_chart`, `stacked_bars`,
-/// `memory_bars`).
+/// `memory_bars`, `scatter_chart`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AnyChart {
@@ -64,6 +73,8 @@ pub enum AnyChart {
     StackedBars(StackedBars),
     /// See [`MemoryBars`].
     MemoryBars(MemoryBars),
+    /// See [`ScatterChart`].
+    ScatterChart(ScatterChart),
 }
 
 impl AnyChart {
@@ -73,6 +84,7 @@ impl AnyChart {
             AnyChart::LineChart(c) => c,
             AnyChart::StackedBars(c) => c,
             AnyChart::MemoryBars(c) => c,
+            AnyChart::ScatterChart(c) => c,
         }
     }
 }

@@ -15,6 +15,10 @@ pub(crate) enum Swatch {
     Line(Rgb, Dash),
     /// A filled square (bar parts, heat-map categories).
     Fill(Rgb),
+    /// A point marker alone (scatter series).
+    Marker(Rgb),
+    /// A short stroke alone (a reference line).
+    Stroke(Rgb, Dash),
 }
 
 /// One row of the legend.
@@ -64,6 +68,22 @@ pub(crate) fn draw(
                 .map_err(&err)?;
                 canvas
                     .draw(&Circle::new((x + 13, mid), 3, colour.colour().filled()))
+                    .map_err(&err)?;
+            }
+            Swatch::Stroke(colour, dash) => {
+                style::draw_dashed_segment(
+                    canvas,
+                    (x, mid),
+                    (x + 26, mid),
+                    colour.colour(),
+                    dash,
+                    2,
+                )
+                .map_err(&err)?;
+            }
+            Swatch::Marker(colour) => {
+                canvas
+                    .draw(&Circle::new((x + 13, mid), 4, colour.colour().filled()))
                     .map_err(&err)?;
             }
             Swatch::Fill(colour) => {

@@ -1,8 +1,10 @@
 //! A small chart vocabulary rendered to SVG with `plotters`: heat maps, line charts over log sizes,
-//! stacked bars. It knows nothing of LLMs: callers hand it plain series and matrices.
+//! stacked bars, scatter charts (with an optional y = x line and band). It knows nothing of LLMs:
+//! callers hand it plain series and matrices.
 //!
 //! Every chart kind is a serde-serialisable input type plus one function returning an SVG string:
-//! [`heat_map()`], [`line_chart()`], [`stacked_bars()`], [`memory_bars()`]; the [`Chart`] trait and
+//! [`heat_map()`], [`line_chart()`], [`stacked_bars()`], [`memory_bars()`], [`scatter_chart()`];
+//! the [`Chart`] trait and
 //! the [`AnyChart`] enum give them one face. [`html::Page`] assembles
 //! charts and tables into one self-contained HTML page; [`write_svg`] / [`write_html`] write files
 //! atomically. All caller text is escaped (plotters' SVG backend escapes `<>&"'`; the HTML builder
@@ -21,6 +23,7 @@ pub mod line_chart;
 pub mod memory_bars;
 pub mod output;
 pub mod profile;
+pub mod scatter_chart;
 pub mod stacked_bars;
 pub mod style;
 
@@ -31,5 +34,6 @@ pub use heat_map::{Category, HeatCells, HeatMap, heat_map};
 pub use line_chart::{LineChart, Series, line_chart};
 pub use memory_bars::{MemoryBars, memory_bars};
 pub use output::{write_atomic, write_html, write_svg};
+pub use scatter_chart::{IdentityBand, PointSeries, ScatterChart, scatter_chart};
 pub use stacked_bars::{BarPart, StackedBars, stacked_bars};
 pub use style::{Dash, PALETTE, Rgb, palette_colour};

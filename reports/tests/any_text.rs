@@ -20,10 +20,13 @@ proptest! {
         lines.series[5].name = label.clone();
         let mut bars = fixtures::memory();
         bars.reference_label = label.clone();
+        let mut scatter = fixtures::predicted_vs_measured();
+        scatter.series[0].name = label.clone();
         for svg in [
             reports::heat_map(&map).unwrap(),
             reports::line_chart(&lines).unwrap(),
             reports::memory_bars(&bars).unwrap(),
+            reports::scatter_chart(&scatter).unwrap(),
         ] {
             let texts = svg_support::texts(&svg);
             prop_assert!(texts.contains(&shown), "{shown:?} not among {texts:?}");

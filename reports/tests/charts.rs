@@ -178,6 +178,47 @@ fn memory_bars_show_reference_line_and_label() {
 }
 
 #[test]
+fn scatter_draws_every_point_the_identity_line_and_the_band() {
+    let chart = fixtures::predicted_vs_measured();
+    let svg = reports::scatter_chart(&chart).unwrap();
+    let t = texts(&svg);
+    for s in [
+        &chart.title,
+        "measured (tok/s)",
+        "predicted (tok/s)",
+        "y = x",
+        "±20%",
+        "100",
+        "1000",
+    ] {
+        assert!(t.iter().any(|x| x == s), "missing {s:?} in {t:?}");
+    }
+    for (i, s) in chart.series.iter().enumerate() {
+        assert!(t.contains(&s.name));
+        // one filled marker per point, plus the legend's
+        assert_eq!(
+            count_with(&svg, "circle", "fill", &hex(palette_colour(i))),
+            s.points.len() + 1,
+            "{}",
+            s.name
+        );
+    }
+    let points: usize = chart.series.iter().map(|s| s.points.len()).sum();
+    assert_eq!(count(&svg, "circle"), points + chart.series.len());
+    // the band is one polygon; y = x is a solid line, the band's edges dashed segments
+    assert_eq!(count(&svg, "polygon"), 1);
+    assert!(count_with(&svg, "polyline", "stroke", "#555555") >= 3);
+    assert_renders(&svg);
+
+    // without the identity line: no band, no legend rows for it, axes fitted separately
+    let mut plain = chart.clone();
+    plain.identity = None;
+    let svg = reports::scatter_chart(&plain).unwrap();
+    assert_eq!(count(&svg, "polygon"), 0);
+    assert!(!texts(&svg).contains(&"y = x".to_owned()));
+}
+
+#[test]
 fn bad_data_is_a_typed_error() {
     let mut ragged = fixtures::p2p_bandwidth();
     if let HeatCells::Numeric { values, .. } = &mut ragged.cells {
@@ -210,6 +251,22 @@ fn bad_data_is_a_typed_error() {
     let mut neg = fixtures::memory();
     neg.reference_value = f64::INFINITY;
     assert!(reports::memory_bars(&neg).is_err());
+
+    let mut neg = fixtures::predicted_vs_measured();
+    neg.series[1].points[2][1] = -1.0;
+    let e = reports::scatter_chart(&neg).unwrap_err();
+    assert!(e.to_string().contains("positive on log axes"), "{e}");
+    let mut band = fixtures::predicted_vs_measured();
+    band.identity.as_mut().unwrap().band = 1.5;
+    assert!(
+        reports::scatter_chart(&band)
+            .unwrap_err()
+            .to_string()
+            .contains("(0, 1)")
+    );
+    let mut mixed = fixtures::predicted_vs_measured();
+    mixed.y_axis.scale = reports::Scale::Linear;
+    assert!(reports::scatter_chart(&mixed).is_err());
 
     let mut cat = fixtures::pair_classes();
     if let HeatCells::Categorical { values, .. } = &mut cat.cells {
@@ -250,6 +307,17 @@ fn chart_inputs_round_trip_through_json() {
         serde_json::from_str::<reports::MemoryBars>(&json).unwrap(),
         mem
     );
+    let mut scatter = fixtures::predicted_vs_measured();
+    for s in &mut scatter.series {
+        for p in &mut s.points {
+            *p = p.map(|v| (v * 1024.0).round() / 1024.0);
+        }
+    }
+    let json = serde_json::to_string(&scatter).unwrap();
+    assert_eq!(
+        serde_json::from_str::<reports::ScatterChart>(&json).unwrap(),
+        scatter
+    );
 }
 
 #[test]
@@ -260,6 +328,7 @@ fn any_chart_renders_like_its_kind() {
         AnyChart::LineChart(fixtures::throughput()),
         AnyChart::StackedBars(fixtures::step_breakdown()),
         AnyChart::MemoryBars(fixtures::memory()),
+        AnyChart::ScatterChart(fixtures::predicted_vs_measured()),
     ];
     let json = serde_json::to_string(&charts).unwrap();
     assert!(json.contains("\"kind\":\"memory_bars\""));
@@ -273,4 +342,9 @@ fn any_chart_renders_like_its_kind() {
         reports::stacked_bars(&fixtures::step_breakdown()).unwrap()
     );
     assert_eq!(back[3].title(), "Memory per GPU by layout");
+    assert!(json.contains("\"kind\":\"scatter_chart\""));
+    assert_eq!(
+        back[4].render_svg().unwrap(),
+        reports::scatter_chart(&fixtures::predicted_vs_measured()).unwrap()
+    );
 }

@@ -39,6 +39,7 @@ fn bench_report(c: &mut Criterion) {
         model: &spec.name,
         plan: &plan,
         machines: &machines,
+        scoreboard: None,
     };
     let charts = build_report(&inputs)
         .expect("report renders")

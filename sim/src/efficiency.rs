@@ -122,6 +122,9 @@ pub struct EfficiencyCurve {
     pub dtype: String,
     /// The CSV dtype labels pooled into this curve (e.g. `fp8` and `fp8_block`).
     pub source_dtypes: Vec<String>,
+    /// Latency floor of one call, µs ([`fit::latency_floor_s`]; 0 where the tables show none).
+    #[serde(default)]
+    pub floor_us: f64,
     /// Knots sorted by tokens.
     pub knots: Vec<Knot>,
     /// Measured rows behind the curve.
@@ -428,6 +431,13 @@ impl EfficiencyModel {
             .unwrap_or(0.0);
         let scale = Self::peak_rescale(fam, gpu, fit_peak, peak_tflops(gpu, kind, dtype));
         (curve.at(tokens, |k| k.compute_fraction) * scale).clamp(1e-6, 1.0)
+    }
+
+    /// Latency floor of one call of `kind` in `dtype` on `gpu`'s family, seconds (0 when the
+    /// tables show none).
+    pub fn floor_s(&self, gpu: &GpuSpec, kind: KernelKind, dtype: &str) -> f64 {
+        self.family_curve(gpu, kind, dtype)
+            .map_or(0.0, |(_, c)| c.floor_us * 1e-6)
     }
 
     /// Seconds a kernel takes under the roofline with these fractions:

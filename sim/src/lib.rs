@@ -9,6 +9,10 @@
 //! bench_serving runs) and [`workload`] (bench_serving's random and ShareGPT datasets);
 //! [`bench_out`] writes a predicted run as bench_serving's JSONL line.
 //!
+//! `records` reads public measurements (the records format of `validation-dev/records.json`),
+//! `scoreboard` predicts every one shardwise can express and says how far off it is, and
+//! `engine` says which serving engine's behaviour (SGLang or vLLM) a prediction simulates.
+//!
 //! Units: bytes and seconds internally; output keys follow bench_serving (`mean_ttft_ms`, …).
 
 pub mod advise;
@@ -17,12 +21,15 @@ pub mod bench_out;
 pub mod calibrate;
 pub mod cost;
 pub mod efficiency;
+pub mod engine;
 pub mod error;
 pub mod layout;
 pub mod machine;
 pub mod options;
 pub mod presets;
+pub mod records;
 pub mod report;
+pub mod scoreboard;
 pub mod server_log;
 pub mod serving;
 pub mod sglang_args;

@@ -64,6 +64,16 @@ pub struct ServerOptions {
     /// Speculative decoding (`--speculative-algorithm` …); `None` = off.
     #[serde(default)]
     pub speculative: Option<SpeculativeOptions>,
+    /// A one-shot custom all-reduce over PCIe on more than two GPUs, for messages up to this many
+    /// bytes: stock SGLang (and vLLM) disable their custom all-reduce on > 2 PCIe-only GPUs; the
+    /// RTX PRO 6000 community builds add one (SGLang's `--enable-pcie-oneshot-allreduce`, vLLM's
+    /// `VLLM_ENABLE_PCIE_ALLREDUCE=1`). `None` = the stock rule. Set by [`crate::engine`].
+    #[serde(default)]
+    pub pcie_custom_all_reduce_max_bytes: Option<u64>,
+    /// `--stream-interval`: the server streams output every this many decode steps (and the
+    /// first token at once), so a client's inter-token latency is the gap between such chunks.
+    #[serde(default = "default_stream_interval")]
+    pub stream_interval: u32,
 }
 
 /// SGLang's speculative-decoding flags.
@@ -93,6 +103,10 @@ fn default_page_size() -> u32 {
     1
 }
 
+fn default_stream_interval() -> u32 {
+    1
+}
+
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
@@ -119,6 +133,8 @@ impl Default for ServerOptions {
             moe_runner_backend: None,
             quantization: None,
             speculative: None,
+            pcie_custom_all_reduce_max_bytes: None,
+            stream_interval: default_stream_interval(),
         }
     }
 }

@@ -41,6 +41,14 @@ pub struct Args {
     pub draws: u32,
     #[command(flatten)]
     pub calibration: CalibrationArg,
+    /// Add the scoreboard of a records file (as `sim validate --records`): predicted against
+    /// measured scatter charts and the worst records.
+    #[arg(long, value_name = "FILE")]
+    pub records: Option<PathBuf>,
+    /// With --records: simulate every record as this engine would run it (default: each record's
+    /// own engine).
+    #[arg(long, value_enum, requires = "records")]
+    pub engine: Option<super::validate::EngineArg>,
     /// Folder for the SVG charts and index.html (created if missing; files in it are replaced).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -55,6 +63,7 @@ struct Config {
     opts: sim::options::ServerOptions,
     knobs: sim::cost::Knobs,
     plan: ReportPlan,
+    records: Option<sim::records::RecordSet>,
 }
 
 impl Args {
@@ -114,7 +123,13 @@ impl Args {
         concurrencies.sort_unstable();
         concurrencies.dedup();
         let (opts, _) = self.server.options(&machines[0], &spec)?;
+        let records = self
+            .records
+            .as_deref()
+            .map(sim::records::RecordSet::load)
+            .transpose()?;
         Ok(Config {
+            records,
             machines,
             spec,
             opts,
@@ -150,11 +165,21 @@ pub fn run(args: Args) -> Result<()> {
             &|| bar.inc(1),
         ));
     }
+    let board = cfg.records.as_ref().map(|set| {
+        bar.set_message("scoring the records");
+        sim::scoreboard::score(
+            set,
+            &sim::scoreboard::ScoreOptions {
+                engine: args.engine.map(sim::engine::Engine::from),
+            },
+        )
+    });
     bar.set_message("drawing charts");
     let report = build_report(&ReportInputs {
         model: &cfg.spec.name,
         plan: &cfg.plan,
         machines: &results,
+        scoreboard: board.as_ref(),
     })
     .context("drawing the report")?;
     let files = write_report(&args.out, &report)?;

@@ -1,23 +1,27 @@
-//! `sim validate`: predicted vs measured, point by point (with or without a calibration).
-//! Also the `--measured` flags `sim calibrate` shares.
+//! `sim validate`: predicted vs measured, point by point (with or without a calibration), for
+//! one layout's measured runs (`--measured`), a server's own log (`--server-log`), or the
+//! scoreboard of a records file (`--records`, [`sim::scoreboard`]). Also the `--measured` flags
+//! `sim calibrate` shares.
 
-use super::args::{FormatArg, OutputFormat, Target};
+use super::args::{MachineArg, ModelArg, OutputFormat, ServerArgs, Target};
 use super::run::{CalibrationArg, Setup};
+use super::scoreboard;
 use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 use sim::bench_io::{self, LengthHints, MeasuredPoint};
 use sim::calibrate::{Comparison, compare, rms_log_error};
+use sim::engine::Engine;
+use sim::records::RecordSet;
+use sim::scoreboard::{ScoreOptions, score};
+use std::path::PathBuf;
 
 /// Where measured runs come from, and lengths to assume where they were not recorded.
 #[derive(clap::Args, Debug, Clone)]
 pub struct MeasuredArgs {
     /// bench_serving JSONL, its printed summary, a CSV (concurrency,input_len,output_len,
     /// output_tok_s,…) or `user-box.json#run-id`; repeatable.
-    #[arg(
-        long,
-        required_unless_present = "server_log",
-        value_name = "FILE[#RUN]"
-    )]
+    /// Required unless --server-log (or --records for `sim validate`); checked when loading.
+    #[arg(long, value_name = "FILE[#RUN]")]
     pub measured: Vec<String>,
     /// SGLang's own server log (`launch_server` output): layout and options from its
     /// `server_args`, step-time samples from its `Decode batch` lines, memory from its start-up.
@@ -150,14 +154,62 @@ impl MeasuredArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// A records file in the format of validation-dev/records.json: predict every record shardwise
+    /// can express and print MAPE, median error and bias by model × metric family × concurrency
+    /// band, the worst records, and why the others were not compared.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["machine", "model", "measured", "calibration"])]
+    pub records: Option<PathBuf>,
+    /// With --records: simulate every record as this engine would run it (default: each record's
+    /// own engine).
+    #[arg(long, value_enum, requires = "records")]
+    pub engine: Option<EngineArg>,
+    // `--measured` mode's machine and model, spelled out here (not the shared required groups) so
+    // that `--records` needs neither
+    /// Machine preset name or a profile JSON path written by `probe run` (with --measured).
+    #[arg(long, value_name = "PRESET|PROFILE.json")]
+    pub machine: Option<String>,
+    /// Model preset, a HF folder or a config.json path (with --measured).
+    #[arg(long, value_name = "PRESET|DIR|CONFIG.json")]
+    pub model: Option<String>,
     #[command(flatten)]
-    pub target: Target,
+    pub server: ServerArgs,
     #[command(flatten)]
     pub measured: MeasuredArgs,
     #[command(flatten)]
     pub calibration: CalibrationArg,
-    #[command(flatten)]
-    pub format: FormatArg,
+    /// Output format (markdown and csv: --records only).
+    #[arg(long, value_enum, default_value_t = ValidateFormat::Table)]
+    pub format: ValidateFormat,
+}
+
+/// `--engine` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    Sglang,
+    Vllm,
+}
+
+impl From<EngineArg> for Engine {
+    fn from(e: EngineArg) -> Engine {
+        match e {
+            EngineArg::Sglang => Engine::Sglang,
+            EngineArg::Vllm => Engine::Vllm,
+        }
+    }
+}
+
+/// `sim validate --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum ValidateFormat {
+    /// Terminal tables.
+    #[default]
+    Table,
+    /// JSON (schema-versioned).
+    Json,
+    /// GitHub markdown: the scoreboard's summary tables (--records).
+    Markdown,
+    /// One row per compared figure (--records).
+    Csv,
 }
 
 /// `sim validate --format json` output.
@@ -171,17 +223,46 @@ struct ValidateOutput<'a> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    if let Some(path) = &args.measured.server_log {
-        let report = super::server_log_cmd::report(&args.target, &args.calibration, path)?;
-        return super::server_log_cmd::print(&report, args.format.format);
+    if let Some(path) = &args.records {
+        return run_records(path, args.engine.map(Engine::from), args.format);
     }
-    let setup = Setup::new(&args.target, &args.calibration)?;
-    let layout = setup.one_layout(&args.target.server, "validate")?;
+    let table_or_json = match args.format {
+        ValidateFormat::Json => OutputFormat::Json,
+        ValidateFormat::Table => OutputFormat::Table,
+        ValidateFormat::Csv | ValidateFormat::Markdown => bail!(
+            "`sim validate --measured/--server-log` prints table or json; csv and markdown are for --records"
+        ),
+    };
+    let Some(machine) = &args.machine else {
+        bail!(
+            "`sim validate` needs --records FILE, or --machine (with --model) and --measured FILE or --server-log FILE"
+        );
+    };
+    let target = Target {
+        machine: MachineArg {
+            machine: machine.clone(),
+        },
+        model: ModelArg {
+            model: args.model.clone(),
+        },
+        server: args.server.clone(),
+    };
+    if let Some(path) = &args.measured.server_log {
+        let report = super::server_log_cmd::report(&target, &args.calibration, path)?;
+        return super::server_log_cmd::print(&report, table_or_json);
+    }
+    if args.measured.measured.is_empty() {
+        bail!(
+            "--measured FILE is required: a bench_serving JSONL, its printed summary, a CSV or user-box.json#run-id (or --server-log, or --records)"
+        );
+    }
+    let setup = Setup::new(&target, &args.calibration)?;
+    let layout = setup.one_layout(&target.server, "validate")?;
     let points = args.measured.load(setup.spec.max_context_tokens)?;
     let model = setup.model(layout, setup.knobs)?;
     let rows = compare(&model, &setup.opts, &points)?;
     let rms = rms_log_error(&rows);
-    match args.format.format {
+    match table_or_json {
         OutputFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&ValidateOutput {
@@ -192,8 +273,7 @@ pub fn run(args: Args) -> Result<()> {
                 points: &rows,
             })?
         ),
-        OutputFormat::Csv => bail!("`sim validate` prints table or json"),
-        OutputFormat::Table => {
+        _ => {
             println!("{}", comparison_table(&rows));
             println!(
                 "{} on {}, {}: RMS of ln(predicted/measured) = {rms:.3} over {} values",
@@ -203,6 +283,26 @@ pub fn run(args: Args) -> Result<()> {
                 rows.len()
             );
         }
+    }
+    Ok(())
+}
+
+/// `sim validate --records FILE`.
+fn run_records(
+    path: &std::path::Path,
+    engine: Option<Engine>,
+    format: ValidateFormat,
+) -> Result<()> {
+    let set = RecordSet::load(path)?;
+    let board = score(&set, &ScoreOptions { engine });
+    match format {
+        ValidateFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&board).context("writing the scoreboard as JSON")?
+        ),
+        ValidateFormat::Markdown => print!("{}", sim::scoreboard::text::markdown(&board)),
+        ValidateFormat::Csv => print!("{}", sim::scoreboard::text::csv(&board)),
+        ValidateFormat::Table => scoreboard::print_table(&board),
     }
     Ok(())
 }

@@ -18,7 +18,9 @@
 //! - Custom all-reduce: SGLang uses its own all-reduce for messages up to 8 MiB on 2, 4, 6 or 8
 //!   GPUs when they have P2P and either NVLink or only 2 GPUs (it disables it on >2 PCIe-only
 //!   GPUs), unless `--disable-custom-all-reduce`. Modelled as a one-shot kernel: 5 µs (NVLink) or
-//!   10 µs (PCIe) plus bytes at the NCCL curve's large-message bandwidth, used when faster.
+//!   10 µs (PCIe) plus bytes at the NCCL curve's large-message bandwidth, used when faster. A
+//!   PCIe one-shot all-reduce on more GPUs (`ServerOptions::pcie_custom_all_reduce_max_bytes`,
+//!   community builds) is the same kernel up to its own size cutoff.
 
 use crate::machine::Machine;
 use crate::machine::curve::CommCurve;
@@ -35,6 +37,7 @@ const CUSTOM_AR_MAX_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
 struct CustomAllReduce {
     latency_s: f64,
     bytes_per_s: f64,
+    max_bytes: f64,
 }
 
 /// The collectives of one pipeline stage's TP group.
@@ -58,7 +61,7 @@ impl StageComm {
     pub fn all_reduce_s(&self, bytes: f64) -> f64 {
         let nccl = self.all_reduce.time_s(bytes);
         match self.custom {
-            Some(c) if bytes > 0.0 && bytes <= CUSTOM_AR_MAX_BYTES => {
+            Some(c) if bytes > 0.0 && bytes <= c.max_bytes => {
                 nccl.min(c.latency_s + bytes / c.bytes_per_s)
             }
             _ => nccl,
@@ -126,10 +129,19 @@ impl LayoutComm {
             });
         }
         if stages.iter().any(|s| s.custom.is_some()) {
-            notes.push(
+            let max = stages
+                .iter()
+                .filter_map(|s| s.custom.map(|c| c.max_bytes))
+                .fold(0.0, f64::max);
+            notes.push(if max < CUSTOM_AR_MAX_BYTES {
+                format!(
+                    "PCIe one-shot custom all-reduce in use for messages ≤ {:.0} KiB",
+                    max / 1024.0
+                )
+            } else {
                 "custom all-reduce in use for messages ≤ 8 MiB (SGLang default on this topology)"
-                    .into(),
-            );
+                    .into()
+            });
         }
         LayoutComm { stages, notes }
     }
@@ -144,12 +156,18 @@ fn custom_all_reduce(
 ) -> Option<CustomAllReduce> {
     let n = group.len();
     let nvlink = machine.has_nvlink();
+    let max_bytes = match opts.pcie_custom_all_reduce_max_bytes {
+        Some(cutoff) if !nvlink && n > 2 => cutoff as f64,
+        None if !nvlink && n > 2 => 0.0,
+        _ => CUSTOM_AR_MAX_BYTES,
+    };
     let eligible = !opts.disable_custom_all_reduce
         && matches!(n, 2 | 4 | 6 | 8)
         && machine.p2p_ok(group)
-        && (nvlink || n == 2);
+        && max_bytes > 0.0;
     eligible.then(|| CustomAllReduce {
         latency_s: if nvlink { 5e-6 } else { 10e-6 },
         bytes_per_s: nccl.bandwidth_bytes_per_s(),
+        max_bytes,
     })
 }

@@ -27,7 +27,8 @@ pub struct KernelCurve {
     peak_flop_s: f64,
     /// Peak bytes/s the memory fraction refers to (× machine scale × memory knob).
     peak_byte_s: f64,
-    /// Latency floor of one call (the machine's small-kernel floor × kernels), seconds.
+    /// Latency floor of one call: the kernel tables' intercept, or the machine's small-kernel
+    /// floor × the call's kernels, whichever is higher; seconds.
     floor_s: f64,
 }
 
@@ -47,7 +48,7 @@ impl KernelCurve {
             compute_fraction: [0.0; KNOTS],
             peak_flop_s: peak_tflops(gpu, kind, dtype) * 1e12 * compute_scale,
             peak_byte_s,
-            floor_s: 0.0,
+            floor_s: eff.floor_s(gpu, kind, dtype),
         };
         for k in 0..KNOTS {
             c.memory_fraction[k] = eff.memory_fraction(gpu, kind, dtype, 1 << k);
@@ -68,9 +69,10 @@ impl KernelCurve {
         (lerp(&self.memory_fraction), lerp(&self.compute_fraction))
     }
 
-    /// The same curve with a latency floor of `floor_s` per call.
+    /// The same curve with a latency floor of at least `floor_s` per call (the kernel tables'
+    /// own floor stays where it is higher).
     pub fn with_floor(mut self, floor_s: f64) -> Self {
-        self.floor_s = floor_s.max(0.0);
+        self.floor_s = self.floor_s.max(floor_s);
         self
     }
 

@@ -53,7 +53,9 @@ const FORM: &str = "time_s = max(flops / (peak_tflops(dtype)*1e12 * compute_frac
     clamped outside; per knot the pair minimizing sum |ln(pred/measured)| over that knot's rows \
     (log grid search) with each fraction >= 0.5 x its best value at smaller sizes, smallest of \
     equal pairs, then each raised as far toward the previous knot's value as costs < 1% of the \
-    knot's error.";
+    knot's error. floor_us per weight-kernel curve = the intercept of time = floor + bytes / \
+    bandwidth over the rows at <= 8 tokens entering, kept when that line has R^2 >= 0.95; the \
+    cost model takes max(floor, roofline).";
 
 /// The flops/bytes/tokens conventions the rows were converted with.
 const CONVENTIONS: [&str; 4] = [
@@ -169,6 +171,56 @@ fn abs_errors(points: &[Point], mf: f64, cf: f64) -> Vec<f64> {
         .collect()
 }
 
+/// Largest token count whose rows pin a latency floor: below it the tables' weight kernels are
+/// memory-bound, so time grows linearly with bytes from a fixed start-up cost.
+pub const FLOOR_MAX_TOKENS: u64 = 8;
+/// The least R² of `time = floor + bytes / bandwidth` over those rows for the intercept to count
+/// as a floor: where shapes scatter the times (the RTX fp8 GEMMs, R² 0.88) the intercept is not a
+/// latency.
+pub const FLOOR_MIN_R2: f64 = 0.95;
+
+/// The latency floor of one group's kernel call, seconds: the intercept of the least-squares
+/// line `time = floor + bytes / bandwidth` over its rows at ≤ [`FLOOR_MAX_TOKENS`] tokens (the
+/// launch, ramp-up and tail no size removes; a fused MoE's several kernels), when that line
+/// explains the rows (R² ≥ [`FLOOR_MIN_R2`]); 0 otherwise. Weight kernels only (dense GEMM,
+/// fused MoE): the MLA table holds no short-context rows to extrapolate from. The curves'
+/// fractions are fitted to the whole times as before; the cost model takes `max(floor,
+/// roofline)`, so the floor matters only below the tables' smallest shapes.
+pub fn latency_floor_s(rows: &[&KernelRow]) -> f64 {
+    if !rows
+        .iter()
+        .all(|r| matches!(r.kind, KernelKind::DenseGemm | KernelKind::MoeGrouped))
+    {
+        return 0.0;
+    }
+    // MoE rows are keyed by tokens per expert; the floor rows are those of ≤ 8 tokens entering
+    let small: Vec<(f64, f64)> = rows
+        .iter()
+        .filter(|r| r.entering_tokens <= FLOOR_MAX_TOKENS)
+        .map(|r| (r.bytes, r.time_s))
+        .collect();
+    if small.len() < 3 {
+        return 0.0;
+    }
+    let n = small.len() as f64;
+    let mx = small.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = small.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = small.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let syy: f64 = small.iter().map(|p| (p.1 - my).powi(2)).sum();
+    if sxx <= 0.0 || syy <= 0.0 {
+        return 0.0;
+    }
+    let sxy: f64 = small.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let slope = sxy / sxx;
+    let r2 = sxy * sxy / (sxx * syy);
+    let floor = my - slope * mx;
+    if slope <= 0.0 || r2 < FLOOR_MIN_R2 || !floor.is_finite() || floor <= 0.0 {
+        return 0.0;
+    }
+    let fastest = small.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    (floor.min(fastest) * 1e9).round() / 1e9
+}
+
 fn fit_curve(
     rows: &[&KernelRow],
     peak_gb_per_s: f64,
@@ -213,6 +265,7 @@ fn fit_curve(
         kind: rows[0].kind,
         dtype: rows[0].dtype.to_string(),
         source_dtypes,
+        floor_us: latency_floor_s(rows) * 1e6,
         knots,
         rows: rows.len() as u32,
         median_abs_error: round5(median(all_errors)),

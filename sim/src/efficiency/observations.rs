@@ -32,6 +32,9 @@ pub struct KernelRow {
     /// The CSV's own dtype label (`fp8_block`, `int4_wo`, …).
     pub source_dtype: String,
     pub tokens: u64,
+    /// Tokens entering the kernel (rows M of a GEMM, the batch of a MoE or MLA call): the
+    /// `tokens` key of a MoE row is tokens per expert instead.
+    pub entering_tokens: u64,
     pub flops: f64,
     pub bytes: f64,
     /// Measured time per call, seconds.
@@ -157,11 +160,11 @@ fn parse_row(
     if time_s <= 0.0 {
         return Err(t.err(rec.0, "`time_us` must be positive".into()));
     }
-    let (tokens, flops, bytes, shape) = match kind {
+    let (tokens, flops, bytes, shape, entering) = match kind {
         KernelKind::DenseGemm => {
             let (m, n, k) = (t.num(rec, "m")?, t.num(rec, "n")?, t.num(rec, "k")?);
             let shape = format!("n{n}k{k}");
-            (m, 2.0 * m * n * k, t.num(rec, "weight_bytes")?, shape)
+            (m, 2.0 * m * n * k, t.num(rec, "weight_bytes")?, shape, m)
         }
         KernelKind::MoeGrouped => {
             let tokens = t.num(rec, "num_tokens")?;
@@ -181,14 +184,20 @@ fn parse_row(
             let active = t.num(rec, "gpu_active_experts")?.max(1.0);
             let per_expert = (tokens * topk / ep / active).max(1.0);
             let key = 2f64.powi(per_expert.log2().round() as i32);
-            (key, flops, t.num(rec, "weight_bytes_active")?, shape)
+            (
+                key,
+                flops,
+                t.num(rec, "weight_bytes_active")?,
+                shape,
+                tokens,
+            )
         }
         _ => {
             let batch = t.num(rec, "batch_size")?;
             let (ctx, heads) = (t.num(rec, "kv_len")?, t.num(rec, "heads_per_gpu")?);
             let flops = 2.0 * batch * heads * ctx * (MLA_KV_DIM + MLA_V_DIM);
             let shape = format!("ctx{ctx} heads{heads}");
-            (batch, flops, t.num(rec, "kv_bytes")?, shape)
+            (batch, flops, t.num(rec, "kv_bytes")?, shape, batch)
         }
     };
     let opt = |col: &str| {
@@ -204,6 +213,7 @@ fn parse_row(
         dtype,
         source_dtype,
         tokens: tokens as u64,
+        entering_tokens: entering as u64,
         flops,
         bytes,
         time_s,

@@ -3,12 +3,14 @@
 //! [`simulate`] computes the numbers (per layout: memory plan, decode breakdown, a bench_serving
 //! run per concurrency; per machine: the EP verdict), [`charts`] turns one machine's numbers into
 //! layout charts, [`page`] adds the profile charts from `reports::profile` (shared with `probe
-//! charts`), renders everything and lays out the page, [`output`] is the JSON summary. Rendering
-//! happens in memory before any file is written.
+//! charts`), renders everything and lays out the page, [`output`] is the JSON summary,
+//! [`scoreboard`] the predicted-against-measured part of `--records`. Rendering happens in memory
+//! before any file is written.
 
 pub mod charts;
 pub mod output;
 pub mod page;
+pub mod scoreboard;
 pub mod simulate;
 
 pub use output::{MachineSummary, REPORT_SCHEMA_VERSION, ReportOutput};

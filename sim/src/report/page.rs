@@ -9,7 +9,9 @@ use reports::profile::{self, ChartSet, RenderedChart, SkippedChart};
 
 use super::charts::layout_charts;
 use super::output::MachineSummary;
+use super::scoreboard::{PageTable, scoreboard_section};
 use super::simulate::{MachineResults, ReportPlan};
+use crate::scoreboard::Scoreboard;
 
 /// What the report is about: the model's name, what was simulated, and the machines' results.
 pub struct ReportInputs<'a> {
@@ -19,6 +21,8 @@ pub struct ReportInputs<'a> {
     pub plan: &'a ReportPlan,
     /// One entry per `--machine`, in flag order.
     pub machines: &'a [MachineResults],
+    /// The scoreboard of `--records`, drawn after the summary.
+    pub scoreboard: Option<&'a Scoreboard>,
 }
 
 /// A report rendered in memory: every SVG, the skipped charts and the page. Nothing is on disk yet.
@@ -38,6 +42,8 @@ struct Section {
     heading: String,
     text: Vec<String>,
     set: ChartSet,
+    /// Tables after the charts.
+    tables: Vec<PageTable>,
 }
 
 /// Builds and renders the whole report. Fails only on chart data that cannot be drawn (a bug or a
@@ -47,6 +53,15 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
     let w = &plan.workload;
     let context = w.random_input_len + w.random_output_len / 2;
     let mut sections = Vec::new();
+    if let Some(board) = inputs.scoreboard {
+        let part = scoreboard_section(board);
+        sections.push(Section {
+            heading: "Against public measurements".to_owned(),
+            text: part.text,
+            set: part.charts,
+            tables: part.tables,
+        });
+    }
     for m in inputs.machines {
         let mut set = ChartSet::default();
         layout_charts(m, inputs.model, plan.at_concurrency, context, &mut set);
@@ -62,6 +77,7 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
                 m.gpu_memory_bytes as f64 / 1e9
             )],
             set,
+            tables: Vec::new(),
         });
     }
     let profiles: Vec<(&str, &models::MachineProfile)> = inputs
@@ -79,6 +95,7 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
                 .to_owned(),
         ],
         set: coll,
+        tables: Vec::new(),
     });
     for m in inputs.machines {
         let mut set = ChartSet::default();
@@ -87,6 +104,7 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
             heading: format!("GPU pairs on {}", m.label),
             text: vec![profile::machine_line(&m.profile)],
             set,
+            tables: Vec::new(),
         });
     }
 
@@ -141,6 +159,9 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
         }
         for k in &s.set.skipped {
             page = page.paragraph(format!("Not drawn: {}, because {}.", k.title, k.reason));
+        }
+        for (caption, header, rows) in s.tables {
+            page = page.table(caption, header, rows);
         }
         rendered.extend(charts);
         skipped.extend(s.set.skipped);

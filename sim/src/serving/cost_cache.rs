@@ -11,8 +11,13 @@ use crate::cost::{IterationBatch, IterationModel, PrefillChunk, TimeBreakdown};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// A multiply-rotate hasher (FxHash's scheme) for the memo's small integer keys: the memo is
-/// looked up every iteration and SipHash's DoS resistance buys nothing here.
+/// A multiply-rotate hasher (FxHash's scheme) with a finalizer, for the memo's small integer keys
+/// and the inter-token-latency table's f64 bit patterns: both are looked up every iteration and
+/// SipHash's DoS resistance buys nothing here. The finalizer matters: the table indexes by the
+/// hash's low bits, and a bare product's low bits depend only on the key's low bits — time gaps
+/// late in a long run (differences of large, nearby f64s) and bucketed contexts end in runs of
+/// zero bits, which piled them into a few buckets with long probe chains (10× the prompts cost
+/// 29× the time).
 #[derive(Default, Clone, Copy)]
 pub struct KeyHasher(u64);
 
@@ -29,7 +34,13 @@ impl Hasher for KeyHasher {
         self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
     fn finish(&self) -> u64 {
-        self.0
+        // murmur3's fmix64: spreads every input bit over the low bits the table indexes by
+        let mut h = self.0;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
     }
 }
 
@@ -153,6 +164,28 @@ impl<'m> CostCache<'m> {
 #[cfg(test)]
 mod tests {
     use super::bucket;
+
+    #[test]
+    fn keys_that_differ_only_in_high_bits_spread_over_low_bits() {
+        use super::KeyHasher;
+        use std::hash::Hasher;
+        // 4096 gaps between times late in a long run (≈ 10^5 s): exact f64 differences whose
+        // low 12 bits are all zero
+        let gaps: Vec<u64> = (1..=4096u64)
+            .map(|k| (1e5 + k as f64 * 1e-3 - 1e5f64).to_bits())
+            .collect();
+        assert!(gaps.iter().all(|g| g.trailing_zeros() >= 12));
+        let low: std::collections::HashSet<u64> = gaps
+            .iter()
+            .map(|&g| {
+                let mut h = KeyHasher::default();
+                h.write_u64(g);
+                h.finish() & 0xfff
+            })
+            .collect();
+        // a random function of 4096 keys into 4096 slots fills ≈ 63% of them
+        assert!(low.len() > 2000, "{} distinct low-12-bit hashes", low.len());
+    }
 
     #[test]
     fn buckets_are_within_one_in_64() {

@@ -144,7 +144,14 @@ pub fn simulate_with(
     let d = trace.duration_s.max(f64::MIN_POSITIVE);
     let ttft = Summary::of(&mut trace.ttft_s);
     let tpot = Summary::of(&mut trace.tpot_s);
-    let itl = trace.itl_s.summary();
+    // `--stream-interval N`: SGLang sends the first token at once, then one chunk every N decode
+    // steps (`stream_output`: `decode_forward_ct % stream_interval == 0`), so bench_serving's
+    // inter-token gaps are N steps long (the mean exactly but for the last partial chunk; median
+    // and p99 scaled alike, an approximation).
+    let itl = trace
+        .itl_s
+        .summary()
+        .scaled(opts.stream_interval.max(1) as f64);
     let e2e_sum: f64 = trace.e2e_s.iter().sum();
     let e2e = Summary::of(&mut trace.e2e_s);
     let ms = 1e3;

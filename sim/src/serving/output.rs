@@ -126,6 +126,15 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Every statistic × `k`.
+    pub fn scaled(self, k: f64) -> Summary {
+        Summary {
+            mean: self.mean * k,
+            median: self.median * k,
+            p99: self.p99 * k,
+        }
+    }
+
     /// Summarises `v` (reordered in place). numpy's default linear interpolation, like bench_serving.
     pub fn of(v: &mut [f64]) -> Summary {
         if v.is_empty() {

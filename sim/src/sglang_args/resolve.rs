@@ -104,6 +104,9 @@ impl SglangArgs {
             moe_runner_backend: self.string("moe_runner_backend").map(str::to_string),
             quantization: self.string("quantization").map(str::to_string),
             speculative,
+            stream_interval: self.uint("stream_interval").unwrap_or(1).max(1),
+            // set by the engine a record names (vLLM's, SGLang's one-shot): no SGLang flag
+            pcie_custom_all_reduce_max_bytes: None,
         };
         if !defaulted.is_empty() {
             notes.insert(0, format!("{why}: {}", defaulted.join(", ")));

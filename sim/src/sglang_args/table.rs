@@ -203,6 +203,7 @@ pub(super) const SPECS: &[Spec] = &[
         Int,
     ),
     m("pp_async_batch_depth", &["--pp-async-batch-depth"], Int),
+    m("stream_interval", &["--stream-interval"], Int),
     m("disable_radix_cache", &["--disable-radix-cache"], Flag),
     m("enable_mixed_chunk", &["--enable-mixed-chunk"], Flag),
     m(

@@ -82,8 +82,10 @@ impl Engine<'_, '_> {
                 q.generated += k;
                 q.kv_alloc += k;
                 q.last_s += span;
-                self.trace.itl_s.push(cycle_s, k as u64);
             }
+            self.trace
+                .itl_s
+                .push(cycle_s, k as u64 * mb.running.len() as u64);
         }
         self.kv_used += n * k as u64;
         self.trace.peak_kv_tokens = self.trace.peak_kv_tokens.max(self.kv_used);

@@ -1,0 +1,272 @@
+//! Scatter charts: points of several series on two axes (linear or log10), optionally over the
+//! line y = x and a relative band around it, as a predicted-against-measured chart wants
+//! (`y = x·(1 ± band)`, e.g. ±20%). With the identity line both axes share one range, so the
+//! line runs at 45° and distances from it read the same everywhere.
+//!
+//! Every data point is one `<circle>`; the legend adds one marker per series.
+
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::axis::{Axis, Ticked};
+use crate::error::ReportError;
+use crate::legend::{self, Entry, Swatch};
+use crate::style::{
+    AXIS_TITLE_SIZE, Dash, LABEL_SIZE, MARGIN_PX, PLOT_HEIGHT_PX, PLOT_WIDTH_PX, Rgb, clean_text,
+    palette_colour, render_svg, text_height_px, text_style, text_width_px, with_unit,
+};
+
+/// A scatter chart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScatterChart {
+    /// Chart title.
+    pub title: String,
+    /// Horizontal axis (e.g. measured tok/s, log10).
+    pub x_axis: Axis,
+    /// Vertical axis (e.g. predicted tok/s, log10).
+    pub y_axis: Axis,
+    /// Point sets, drawn in order (later ones on top).
+    pub series: Vec<PointSeries>,
+    /// Draw y = x and a band around it; both axes then share one range and must share a scale.
+    #[serde(default)]
+    pub identity: Option<IdentityBand>,
+}
+
+/// One set of points with a legend name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointSeries {
+    /// Legend text.
+    pub name: String,
+    /// `[x, y]` points.
+    pub points: Vec<[f64; 2]>,
+    /// Palette slot; `None` uses the series' position.
+    #[serde(default)]
+    pub colour_index: Option<usize>,
+}
+
+/// The y = x line and the band `y = x·(1 − band) … x·(1 + band)` around it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdentityBand {
+    /// Relative half-width, in (0, 1): 0.2 draws ±20%.
+    pub band: f64,
+    /// Legend text of the band, e.g. "±20%".
+    pub label: String,
+}
+
+/// Legend text of the identity line.
+pub const IDENTITY_LABEL: &str = "y = x";
+/// Grey of the identity line and band.
+const IDENTITY_GREY: Rgb = Rgb(0x55, 0x55, 0x55);
+/// Fill of the band (light grey).
+const BAND_FILL: Rgb = Rgb(0xdd, 0xdd, 0xdd);
+/// Samples along the band's edges (straight on log-log, curved nowhere, but a linear axis
+/// pair needs only two; more keep the polygon exact under any scale).
+const EDGE_SAMPLES: usize = 32;
+
+impl PointSeries {
+    /// A series with automatic colour.
+    pub fn new(name: impl Into<String>, points: Vec<[f64; 2]>) -> Self {
+        Self {
+            name: name.into(),
+            points,
+            colour_index: None,
+        }
+    }
+
+    fn colour(&self, position: usize) -> Rgb {
+        palette_colour(self.colour_index.unwrap_or(position))
+    }
+}
+
+/// Renders `chart` as an SVG document.
+///
+/// Errors with [`ReportError::InvalidData`] when there is no series, a series has no point, a
+/// value cannot sit on its axis (not finite, or not positive on a log axis), the band is not in
+/// (0, 1), or an identity line is asked for on axes of different scales.
+pub fn scatter_chart(chart: &ScatterChart) -> Result<String, ReportError> {
+    let title = chart.title.as_str();
+    let (mut x_min, mut x_max, mut y_min, mut y_max) = bounds(chart)?;
+    let (xs, ys) = (chart.x_axis.scale, chart.y_axis.scale);
+    let mut x_range = chart.x_axis.range;
+    let mut y_range = chart.y_axis.range;
+    if let Some(id) = &chart.identity {
+        if !(id.band > 0.0 && id.band < 1.0) {
+            return Err(ReportError::invalid(
+                title,
+                format!(
+                    "identity band {} must be in (0, 1), e.g. 0.2 for ±20%",
+                    id.band
+                ),
+            ));
+        }
+        if xs != ys {
+            return Err(ReportError::invalid(
+                title,
+                "an identity line needs both axes on the same scale",
+            ));
+        }
+        (x_min, x_max) = (x_min.min(y_min), x_max.max(y_max));
+        (y_min, y_max) = (x_min, x_max);
+        let shared = x_range.or(y_range);
+        (x_range, y_range) = (shared, shared);
+    }
+    let (x_lo, x_hi) = xs.fitted_range(x_min, x_max, x_range);
+    let (y_lo, y_hi) = ys.fitted_range(y_min, y_max, y_range);
+    let x_ticks = xs.ticks(x_lo, x_hi, 11);
+    let y_ticks = ys.ticks(y_lo, y_hi, 8);
+    let step = |t: &[f64]| match t {
+        [a, b, ..] => b - a,
+        _ => 1.0,
+    };
+    let (x_step, y_step) = (step(&x_ticks), step(&y_ticks));
+    let y_tick_w = y_ticks
+        .iter()
+        .map(|t| text_width_px(&ys.tick_label(*t, y_step), LABEL_SIZE))
+        .max()
+        .unwrap_or(0);
+
+    let mut entries: Vec<Entry> = chart
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Entry {
+            swatch: Swatch::Marker(s.colour(i)),
+            label: clean_text(&s.name),
+        })
+        .collect();
+    if let Some(id) = &chart.identity {
+        entries.push(Entry {
+            swatch: Swatch::Stroke(IDENTITY_GREY, Dash::Solid),
+            label: IDENTITY_LABEL.to_owned(),
+        });
+        entries.push(Entry {
+            swatch: Swatch::Fill(BAND_FILL),
+            label: clean_text(&id.label),
+        });
+    }
+    let legend_w = legend::width_px(&entries);
+    let title_reserve = 2 * MARGIN_PX + text_height_px(crate::style::TITLE_SIZE) + 6;
+    let height = PLOT_HEIGHT_PX.max(title_reserve + legend::height_px(&entries) + MARGIN_PX);
+    let width = PLOT_WIDTH_PX + legend_w;
+
+    render_svg(title, (width, height), |canvas, title_px| {
+        let err = ReportError::draw(title);
+        let (plot_area, _) = canvas.split_horizontally(PLOT_WIDTH_PX);
+        let plot_area = plot_area.margin(title_px, MARGIN_PX, MARGIN_PX, MARGIN_PX);
+        let mut ctx = ChartBuilder::on(&plot_area)
+            .x_label_area_size(text_height_px(LABEL_SIZE) + text_height_px(AXIS_TITLE_SIZE) + 16)
+            .y_label_area_size(y_tick_w + text_height_px(AXIS_TITLE_SIZE) + 18)
+            .build_cartesian_2d(
+                Ticked::new(x_lo, x_hi, x_ticks.clone()),
+                Ticked::new(y_lo, y_hi, y_ticks.clone()),
+            )
+            .map_err(&err)?;
+        ctx.configure_mesh()
+            .x_desc(with_unit(&chart.x_axis.title, &chart.x_axis.unit))
+            .y_desc(with_unit(&chart.y_axis.title, &chart.y_axis.unit))
+            .x_label_formatter(&|p| xs.tick_label(*p, x_step))
+            .y_label_formatter(&|p| ys.tick_label(*p, y_step))
+            .label_style(text_style(LABEL_SIZE, BLACK))
+            .axis_desc_style(text_style(AXIS_TITLE_SIZE, BLACK))
+            .bold_line_style(BLACK.mix(0.12))
+            .light_line_style(TRANSPARENT)
+            .draw()
+            .map_err(&err)?;
+
+        if let Some(id) = &chart.identity {
+            // edges sampled in data space between the drawn range's ends
+            let (a, b) = (xs.inverse(x_lo), xs.inverse(x_hi));
+            let along = |k: f64| -> Vec<(f64, f64)> {
+                (0..=EDGE_SAMPLES)
+                    .map(|i| {
+                        let t = i as f64 / EDGE_SAMPLES as f64;
+                        let x = xs.inverse(xs.forward(a) + t * (xs.forward(b) - xs.forward(a)));
+                        (xs.forward(x), ys.forward(x * k))
+                    })
+                    .collect()
+            };
+            let upper = along(1.0 + id.band);
+            let lower = along(1.0 - id.band);
+            let mut band: Vec<(f64, f64)> = upper.clone();
+            band.extend(lower.iter().rev().copied());
+            let clip = |p: (f64, f64)| (p.0, p.1.clamp(y_lo, y_hi));
+            ctx.draw_series(std::iter::once(Polygon::new(
+                band.into_iter().map(clip).collect::<Vec<_>>(),
+                BAND_FILL.colour().mix(0.6).filled(),
+            )))
+            .map_err(&err)?;
+            for edge in [upper, lower] {
+                ctx.draw_series(DashedLineSeries::new(
+                    edge.into_iter().map(clip),
+                    6,
+                    4,
+                    IDENTITY_GREY.colour().stroke_width(1),
+                ))
+                .map_err(&err)?;
+            }
+            ctx.draw_series(LineSeries::new(
+                along(1.0).into_iter().map(clip),
+                IDENTITY_GREY.colour().stroke_width(2),
+            ))
+            .map_err(&err)?;
+        }
+
+        for (i, s) in chart.series.iter().enumerate() {
+            let colour = s.colour(i).colour();
+            ctx.draw_series(
+                s.points.iter().map(|[x, y]| {
+                    Circle::new((xs.forward(*x), ys.forward(*y)), 4, colour.filled())
+                }),
+            )
+            .map_err(&err)?;
+        }
+
+        legend::draw(
+            canvas,
+            title,
+            &entries,
+            (
+                PLOT_WIDTH_PX as i32 + MARGIN_PX as i32,
+                title_px as i32 + 10,
+            ),
+        )
+    })
+}
+
+/// Smallest and largest x and y over all series, after checking every point fits its axis.
+fn bounds(chart: &ScatterChart) -> Result<(f64, f64, f64, f64), ReportError> {
+    let title = chart.title.as_str();
+    if chart.series.is_empty() {
+        return Err(ReportError::invalid(title, "no series to draw"));
+    }
+    let mut b = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for s in &chart.series {
+        if s.points.is_empty() {
+            return Err(ReportError::invalid(
+                title,
+                format!("series \"{}\" has no points", s.name),
+            ));
+        }
+        for [x, y] in &s.points {
+            for (v, scale, name) in [(x, chart.x_axis.scale, "x"), (y, chart.y_axis.scale, "y")] {
+                if !scale.accepts(*v) {
+                    return Err(ReportError::invalid(
+                        title,
+                        format!(
+                            "series \"{}\": {name} = {v} cannot be drawn on a {scale:?} axis \
+                             (values must be finite, and positive on log axes)",
+                            s.name
+                        ),
+                    ));
+                }
+            }
+            b = (b.0.min(*x), b.1.max(*x), b.2.min(*y), b.3.max(*y));
+        }
+    }
+    Ok(b)
+}

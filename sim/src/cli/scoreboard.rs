@@ -1,0 +1,44 @@
+//! `sim validate --records` as terminal tables (the text itself: [`sim::scoreboard::text`]).
+
+use comfy_table::Table;
+use sim::scoreboard::Scoreboard;
+use sim::scoreboard::text::{
+    GROUP_HEADER, REASON_HEADER, WORST_HEADER, group_row, headline, intro, reason_rows, worst_rows,
+};
+
+fn table(header: &[&str], rows: Vec<Vec<String>>) -> Table {
+    let mut t = Table::new();
+    t.set_header(header.to_vec());
+    for r in rows {
+        t.add_row(r);
+    }
+    t
+}
+
+/// The terminal view.
+pub fn print_table(s: &Scoreboard) {
+    println!("{}", intro(s));
+    println!("{}", headline(s));
+    println!("\nBy model and family (headline figures):");
+    println!(
+        "{}",
+        table(&GROUP_HEADER, s.families.iter().map(group_row).collect())
+    );
+    println!("\nBy model × family × concurrency band (every unflagged figure):");
+    println!(
+        "{}",
+        table(&GROUP_HEADER, s.groups.iter().map(group_row).collect())
+    );
+    println!("\nBy concurrency band, all models (headline figures):");
+    println!(
+        "{}",
+        table(&GROUP_HEADER, s.bands.iter().map(group_row).collect())
+    );
+    println!("\nThe {} worst headline figures:", s.worst.len());
+    println!("{}", table(&WORST_HEADER, worst_rows(&s.worst)));
+    println!(
+        "\nNot compared ({} records, counted by their first reason):",
+        s.records - s.expressible
+    );
+    println!("{}", table(&REASON_HEADER, reason_rows(s)));
+}

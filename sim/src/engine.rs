@@ -1,0 +1,241 @@
+//! Which serving engine's behaviour is simulated. shardwise models an SGLang-style server; a
+//! measurement taken under vLLM is simulated either as vLLM would run it (its defaults and the
+//! knobs it was launched with) or as SGLang would (`sim validate --engine sglang`), never by
+//! pretending the two are the same.
+//!
+//! An engine's effect is expressed only through [`ServerOptions`] values plus a note per
+//! translated or dropped knob, so the cost model and the serving simulation stay engine-neutral.
+//! The differences that matter to the records in `validation-dev/records.json`:
+//! - Custom all-reduce on more than two PCIe GPUs: stock SGLang and stock vLLM both disable their
+//!   custom all-reduce there (`custom_all_reduce.py`: "not supported on more than two PCIe-only
+//!   GPUs"). The RTX PRO 6000 community builds add a one-shot PCIe kernel, each engine its own:
+//!   SGLang's `--enable-pcie-oneshot-allreduce` (lukealonso/sglang d39236ae; its startup
+//!   crossover picks 48 KB on 8 GPUs, 120 KB on 4, per rtx6kpro `optimization/
+//!   pcie-oneshot-allreduce.md`) and vLLM's `VLLM_ENABLE_PCIE_ALLREDUCE=1` (1-stage cutoff 56 KB
+//!   in the Kimi-K2.6 records). A knob of one engine does nothing under the other.
+//! - CUDA-graph capture: vLLM captures decode batches up to 512 by default
+//!   (`max_cudagraph_capture_size`), SGLang up to `--cuda-graph-max-bs` (160 here).
+//! - Scheduler: vLLM's V1 scheduler always chunks prefills and mixes them with decode steps in
+//!   one batch (SGLang's `--enable-mixed-chunk`); SGLang runs them apart by default. Decode-only
+//!   records (`llm_decode_bench`) do not see the difference.
+//! - Memory: vLLM's `--gpu-memory-utilization` (default 0.9) counts activations too; SGLang's
+//!   `--mem-fraction-static` only weights and KV. Taken as the same share, with a note.
+
+use crate::options::ServerOptions;
+use models::KvDtype;
+use serde::{Deserialize, Serialize};
+
+/// A serving engine whose behaviour can be simulated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    Sglang,
+    Vllm,
+}
+
+/// vLLM's default largest CUDA-graph capture size (V1 `CompilationConfig`).
+pub const VLLM_MAX_CAPTURE_SIZE: u32 = 512;
+/// vLLM's default `--gpu-memory-utilization`.
+pub const VLLM_GPU_MEMORY_UTILIZATION: f64 = 0.9;
+/// The SGLang PCIe one-shot all-reduce's crossover below which it replaces NCCL, as its startup
+/// benchmark picked it on RTX PRO 6000 boxes: 48 KB on 8 GPUs (across sockets), 120 KB on 4.
+pub const SGLANG_PCIE_ONESHOT_8GPU_BYTES: u64 = 48 * 1024;
+pub const SGLANG_PCIE_ONESHOT_4GPU_BYTES: u64 = 120 * 1024;
+
+/// A PCIe custom all-reduce a record's build enabled, and the engine whose knob it is.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PcieAllReduce {
+    pub engine: Engine,
+    /// Size cutoff the launch gave; `None` = the build's automatic choice.
+    pub max_bytes: Option<u64>,
+}
+
+/// Launch settings of a measured run, engine-neutral; `None` = not stated (the engine's default).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LaunchKnobs {
+    pub kv_cache_dtype: Option<KvDtype>,
+    /// SGLang's `--mem-fraction-static` or vLLM's `--gpu-memory-utilization`, and whose it is.
+    pub memory_fraction: Option<(Engine, f64)>,
+    /// `--context-length` / `--max-model-len`.
+    pub context_length: Option<u32>,
+    /// `--moe-runner-backend` as the source spells it (`b12x`, `flashinfer_trtllm`).
+    pub moe_runner_backend: Option<String>,
+    pub attention_backend: Option<String>,
+    pub pcie_all_reduce: Option<PcieAllReduce>,
+    /// Custom all-reduce off (`--disable-custom-all-reduce`, a cutoff of 0, "pure NCCL").
+    pub disable_custom_all_reduce: bool,
+    pub cuda_graph_max_bs: Option<u32>,
+    pub disable_cuda_graph: bool,
+    pub max_running_requests: Option<u32>,
+    pub chunked_prefill_size: Option<u32>,
+    pub max_prefill_tokens: Option<u32>,
+    pub disable_radix_cache: bool,
+    /// `--stream-interval`.
+    pub stream_interval: Option<u32>,
+}
+
+impl Engine {
+    /// `sglang` / `vllm` (case-insensitive, `SGLang`, `vLLM` …).
+    pub fn from_name(name: &str) -> Option<Engine> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "sglang" => Some(Engine::Sglang),
+            "vllm" => Some(Engine::Vllm),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Sglang => "sglang",
+            Engine::Vllm => "vllm",
+        }
+    }
+
+    /// The server options this engine runs `knobs` with on a TP group of `tp` GPUs (NVLink or
+    /// not), and one note per knob translated, defaulted or dropped.
+    pub fn server_options(
+        self,
+        knobs: &LaunchKnobs,
+        tp: u32,
+        nvlink: bool,
+    ) -> (ServerOptions, Vec<String>) {
+        let mut o = ServerOptions::default();
+        let mut notes = Vec::new();
+        o.kv_cache_dtype = knobs.kv_cache_dtype;
+        o.context_length = knobs.context_length;
+        o.moe_runner_backend = knobs.moe_runner_backend.clone();
+        o.attention_backend = knobs.attention_backend.clone();
+        o.disable_custom_all_reduce = knobs.disable_custom_all_reduce;
+        o.disable_cuda_graph = knobs.disable_cuda_graph;
+        o.max_running_requests = knobs.max_running_requests;
+        o.disable_radix_cache = knobs.disable_radix_cache;
+        if let Some(n) = knobs.chunked_prefill_size {
+            o.chunked_prefill_size = n;
+        }
+        if let Some(n) = knobs.max_prefill_tokens {
+            o.max_prefill_tokens = n;
+        }
+        if let Some(n) = knobs.stream_interval.filter(|n| *n > 0) {
+            o.stream_interval = n;
+        }
+        match (self, knobs.memory_fraction) {
+            (_, Some((owner, f))) => {
+                o.mem_fraction_static = f;
+                if owner != self {
+                    notes.push(format!(
+                        "{}'s memory fraction {f} taken as {}'s",
+                        owner.name(),
+                        self.name()
+                    ));
+                } else if self == Engine::Vllm {
+                    notes.push(format!(
+                        "--gpu-memory-utilization {f} taken as SGLang's --mem-fraction-static (vLLM's share also holds activations)"
+                    ));
+                }
+            }
+            (Engine::Vllm, None) => o.mem_fraction_static = VLLM_GPU_MEMORY_UTILIZATION,
+            (Engine::Sglang, None) => {}
+        }
+        match self {
+            Engine::Vllm => {
+                o.cuda_graph_max_bs = knobs.cuda_graph_max_bs.unwrap_or(VLLM_MAX_CAPTURE_SIZE);
+                o.enable_mixed_chunk = true;
+                notes.push(format!(
+                    "vLLM: CUDA graphs up to batch {}, chunked prefills mixed into decode batches",
+                    o.cuda_graph_max_bs
+                ));
+            }
+            Engine::Sglang => {
+                if let Some(b) = knobs.cuda_graph_max_bs {
+                    o.cuda_graph_max_bs = b;
+                }
+            }
+        }
+        let pcie_group = !nvlink && tp > 2;
+        match knobs.pcie_all_reduce {
+            Some(p) if p.engine == self && !knobs.disable_custom_all_reduce => {
+                let auto = if tp <= 4 {
+                    SGLANG_PCIE_ONESHOT_4GPU_BYTES
+                } else {
+                    SGLANG_PCIE_ONESHOT_8GPU_BYTES
+                };
+                let cutoff = p.max_bytes.unwrap_or(auto);
+                o.pcie_custom_all_reduce_max_bytes = Some(cutoff);
+                if pcie_group {
+                    notes.push(format!(
+                        "{}'s PCIe one-shot custom all-reduce for messages ≤ {} KiB",
+                        self.name(),
+                        cutoff / 1024
+                    ));
+                }
+            }
+            Some(p) if p.engine != self && pcie_group => notes.push(format!(
+                "the record's PCIe custom all-reduce is a {} knob: {} runs NCCL all-reduce on > 2 PCIe GPUs",
+                p.engine.name(),
+                self.name()
+            )),
+            _ if pcie_group && !knobs.disable_custom_all_reduce => notes.push(format!(
+                "{}: no custom all-reduce on > 2 PCIe GPUs (NCCL)",
+                self.name()
+            )),
+            _ => {}
+        }
+        (o, notes)
+    }
+}
+
+impl std::fmt::Display for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vllm_pcie() -> LaunchKnobs {
+        LaunchKnobs {
+            pcie_all_reduce: Some(PcieAllReduce {
+                engine: Engine::Vllm,
+                max_bytes: Some(56 * 1024),
+            }),
+            memory_fraction: Some((Engine::Vllm, 0.94)),
+            ..LaunchKnobs::default()
+        }
+    }
+
+    #[test]
+    fn a_pcie_all_reduce_knob_works_only_under_its_engine() {
+        let (v, notes) = Engine::Vllm.server_options(&vllm_pcie(), 8, false);
+        assert_eq!(v.pcie_custom_all_reduce_max_bytes, Some(56 * 1024));
+        assert_eq!(v.cuda_graph_max_bs, VLLM_MAX_CAPTURE_SIZE);
+        assert!(v.enable_mixed_chunk);
+        assert_eq!(v.mem_fraction_static, 0.94);
+        assert!(notes.iter().any(|n| n.contains("56 KiB")), "{notes:?}");
+        let (s, notes) = Engine::Sglang.server_options(&vllm_pcie(), 8, false);
+        assert_eq!(s.pcie_custom_all_reduce_max_bytes, None);
+        assert!(!s.enable_mixed_chunk);
+        assert!(notes.iter().any(|n| n.contains("vllm knob")), "{notes:?}");
+        let oneshot = LaunchKnobs {
+            pcie_all_reduce: Some(PcieAllReduce {
+                engine: Engine::Sglang,
+                max_bytes: None,
+            }),
+            ..LaunchKnobs::default()
+        };
+        let (s, _) = Engine::Sglang.server_options(&oneshot, 8, false);
+        assert_eq!(s.pcie_custom_all_reduce_max_bytes, Some(48 * 1024));
+        let (s, _) = Engine::Sglang.server_options(&oneshot, 4, false);
+        assert_eq!(s.pcie_custom_all_reduce_max_bytes, Some(120 * 1024));
+    }
+
+    #[test]
+    fn names_read_back() {
+        for e in [Engine::Sglang, Engine::Vllm] {
+            assert_eq!(Engine::from_name(e.name()), Some(e));
+        }
+        assert_eq!(Engine::from_name(" vLLM "), Some(Engine::Vllm));
+        assert_eq!(Engine::from_name("trtllm"), None);
+    }
+}

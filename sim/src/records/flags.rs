@@ -1,0 +1,240 @@
+//! A record's launch settings from its free-text `engine.flags` and `quant`: SGLang flags
+//! (`--tp 8 --moe-runner-backend b12x`), the environment style of the rtx6kpro vLLM runs
+//! (`KV_CACHE_DTYPE=fp8 GPU_MEM=0.94 VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff)`), and the
+//! InferenceX configs a record names (their launch lines are fixed per config, see
+//! [`INFERENCEX_SGLANG`]). Words it does not know are left alone: this is a tolerant reader of
+//! what the sources wrote, not a launch-line parser.
+
+use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
+use models::KvDtype;
+
+/// Launch lines of the InferenceX SGLang configs the records name, from
+/// SemiAnalysisAI/InferenceX @ 1fc5d73c `benchmarks/dsr1_fp4_b200.sh` and
+/// `benchmarks/dsr1_fp8_h200.sh` (1k/1k branch). bench_serving there runs
+/// `--num-prompts $((CONC * 10))`.
+pub const INFERENCEX_SGLANG: [(&str, &str); 2] = [
+    (
+        "dsr1-fp4-b200-sglang",
+        "--cuda-graph-max-bs 256 --max-running-requests 256 --mem-fraction-static 0.85 \
+         --kv-cache-dtype fp8_e4m3 --chunked-prefill-size 16384 --disable-radix-cache \
+         --attention-backend trtllm_mla --moe-runner-backend flashinfer_trtllm --stream-interval 10",
+    ),
+    (
+        "dsr1-fp8-h200-sglang",
+        "--disable-radix-cache --max-running-requests 512 --cuda-graph-max-bs 512 \
+         --chunked-prefill-size 32768 --max-prefill-tokens 32768 --mem-fraction-static 0.82 \
+         --attention-backend flashinfer --stream-interval 10",
+    ),
+];
+
+/// Prompts per concurrency InferenceX's bench_serving call sends.
+pub const INFERENCEX_PROMPTS_PER_CONCURRENCY: u32 = 10;
+
+/// The InferenceX config a flags text names, if any.
+pub fn inferencex_config(flags: &str) -> Option<&'static str> {
+    let f = flags.to_ascii_lowercase();
+    INFERENCEX_SGLANG
+        .iter()
+        .find(|(name, _)| f.contains(name))
+        .map(|(name, _)| *name)
+}
+
+/// Launch settings of a record run by `engine`, from its flags and quantization words; with the
+/// assumptions made (one line each).
+pub fn launch_knobs(
+    engine: Engine,
+    flags: &str,
+    quant: &str,
+    assumptions: &mut Vec<String>,
+) -> LaunchKnobs {
+    let mut k = LaunchKnobs::default();
+    let q = quant.to_ascii_lowercase();
+    if q.contains("fp8 kv") {
+        k.kv_cache_dtype = Some(KvDtype::Fp8);
+    } else if q.contains("bf16 kv") || q.contains("fp16 kv") {
+        k.kv_cache_dtype = Some(KvDtype::Bf16);
+    }
+    let mut text = flags.to_string();
+    if let Some(cfg) = inferencex_config(flags) {
+        let line = INFERENCEX_SGLANG
+            .iter()
+            .find(|(n, _)| *n == cfg)
+            .map(|(_, l)| *l);
+        if let Some(line) = line {
+            assumptions.push(format!(
+                "launch flags of InferenceX `{cfg}` (@1fc5d73c): {line}"
+            ));
+            text = format!("{line} {text}");
+        }
+    }
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let value = |i: usize| {
+        tokens
+            .get(i + 1)
+            .map(|s| s.trim_matches(|c| c == ',' || c == ';'))
+    };
+    for (i, raw) in tokens.iter().enumerate() {
+        let (key, inline) = match raw.split_once('=') {
+            Some((a, b)) => (a, Some(b)),
+            None => (*raw, None),
+        };
+        let arg = inline.or_else(|| value(i));
+        match key {
+            "--kv-cache-dtype" | "KV_CACHE_DTYPE" => {
+                if let Some(d) = arg.and_then(kv_dtype) {
+                    k.kv_cache_dtype = Some(d);
+                }
+            }
+            "--mem-fraction-static" => {
+                k.memory_fraction = arg.and_then(fraction).map(|f| (Engine::Sglang, f))
+            }
+            "--gpu-memory-utilization" | "GPU_MEM" => {
+                k.memory_fraction = arg.and_then(fraction).map(|f| (Engine::Vllm, f))
+            }
+            "--context-length" | "--max-model-len" | "MAX_MODEL_LEN" => {
+                k.context_length = arg.and_then(|a| a.parse().ok())
+            }
+            "--moe-runner-backend" => k.moe_runner_backend = arg.map(str::to_string),
+            "--attention-backend" => k.attention_backend = arg.map(str::to_string),
+            "--cuda-graph-max-bs" => k.cuda_graph_max_bs = arg.and_then(|a| a.parse().ok()),
+            "--max-running-requests" | "--max-num-seqs" => {
+                k.max_running_requests = arg.and_then(|a| a.parse().ok())
+            }
+            "--chunked-prefill-size" => k.chunked_prefill_size = arg.and_then(|a| a.parse().ok()),
+            "--max-prefill-tokens" => k.max_prefill_tokens = arg.and_then(|a| a.parse().ok()),
+            "--disable-radix-cache" => k.disable_radix_cache = true,
+            "--stream-interval" => k.stream_interval = arg.and_then(|a| a.parse().ok()),
+            "--disable-custom-all-reduce" => k.disable_custom_all_reduce = true,
+            "--disable-cuda-graph" | "--enforce-eager" => k.disable_cuda_graph = true,
+            "VLLM_ENABLE_PCIE_ALLREDUCE" if arg == Some("1") => {
+                k.pcie_all_reduce = Some(PcieAllReduce {
+                    engine: Engine::Vllm,
+                    max_bytes: cutoff_bytes(&text),
+                })
+            }
+            _ if key.starts_with("--enable-pcie-oneshot-allreduce") => {
+                k.pcie_all_reduce = Some(PcieAllReduce {
+                    engine: Engine::Sglang,
+                    max_bytes: None,
+                })
+            }
+            _ => {}
+        }
+    }
+    // the rtx6kpro wiki's words for a run without custom all-reduce
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("pure nccl") || lower.contains("ar cutoff 0") {
+        k.disable_custom_all_reduce = true;
+        k.pcie_all_reduce = None;
+    }
+    if k.moe_runner_backend.is_none()
+        && let Some(i) = tokens
+            .windows(3)
+            .position(|w| w[0] == "moe" && w[1] == "backend")
+    {
+        k.moe_runner_backend = Some(tokens[i + 2].to_string());
+    }
+    if engine == Engine::Sglang && k.pcie_all_reduce.is_some_and(|p| p.engine == Engine::Vllm) {
+        assumptions.push("a vLLM PCIe all-reduce knob on an SGLang record: ignored".into());
+    }
+    k
+}
+
+/// `fp8`, `fp8_e4m3`, `fp8_e5m2`, `bf16`, `bfloat16`, `auto` (= not stated).
+fn kv_dtype(v: &str) -> Option<KvDtype> {
+    let v = v.to_ascii_lowercase();
+    if v.starts_with("fp8") {
+        Some(KvDtype::Fp8)
+    } else if v == "bf16" || v == "bfloat16" || v == "fp16" || v == "half" {
+        Some(KvDtype::Bf16)
+    } else {
+        None
+    }
+}
+
+fn fraction(v: &str) -> Option<f64> {
+    v.parse::<f64>().ok().filter(|f| *f > 0.0 && *f <= 1.0)
+}
+
+/// A `NNKB cutoff` in the text (the rtx6kpro vLLM notes), bytes.
+fn cutoff_bytes(text: &str) -> Option<u64> {
+    let lower = text.to_ascii_lowercase();
+    let at = lower.find("kb cutoff")?;
+    let digits: String = lower[..at]
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    digits.parse::<u64>().ok().map(|kb| kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knobs(engine: Engine, flags: &str, quant: &str) -> LaunchKnobs {
+        launch_knobs(engine, flags, quant, &mut Vec::new())
+    }
+
+    #[test]
+    fn reads_the_vllm_environment_style() {
+        let k = knobs(
+            Engine::Vllm,
+            "TP_SIZE=8 DCP=1 MTP=off GPU_MEM=0.94 KV_CACHE_DTYPE=fp8 MAX_MODEL_LEN=262144 VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff) NCCL_PROTO=LL,LL128,Simple",
+            "int4 native (W4A16 routed experts) per recipe; fp8 KV cache",
+        );
+        assert_eq!(k.kv_cache_dtype, Some(KvDtype::Fp8));
+        assert_eq!(k.memory_fraction, Some((Engine::Vllm, 0.94)));
+        assert_eq!(k.context_length, Some(262_144));
+        assert_eq!(
+            k.pcie_all_reduce,
+            Some(PcieAllReduce {
+                engine: Engine::Vllm,
+                max_bytes: Some(56 * 1024)
+            })
+        );
+        let nccl = knobs(
+            Engine::Vllm,
+            "pure NCCL allreduce (C++ PCIe AR cutoff 0), NCCL_PROTO=default",
+            "int4 (native)",
+        );
+        assert!(nccl.disable_custom_all_reduce && nccl.pcie_all_reduce.is_none());
+    }
+
+    #[test]
+    fn reads_sglang_flags_and_the_wiki_words() {
+        let k = knobs(
+            Engine::Sglang,
+            "--tp 8 --moe-runner-backend b12x",
+            "nvfp4 (modelopt_fp4), bf16 KV cache",
+        );
+        assert_eq!(k.moe_runner_backend.as_deref(), Some("b12x"));
+        assert_eq!(k.kv_cache_dtype, Some(KvDtype::Bf16));
+        let k = knobs(
+            Engine::Sglang,
+            "--tp 8 moe backend b12x --enable-pcie-oneshot-allreduce(-fusion)",
+            "nvfp4",
+        );
+        assert_eq!(k.moe_runner_backend.as_deref(), Some("b12x"));
+        assert_eq!(k.pcie_all_reduce.map(|p| p.engine), Some(Engine::Sglang));
+        let mut notes = Vec::new();
+        let k = launch_knobs(
+            Engine::Sglang,
+            "InferenceX config dsr1-fp4-b200-sglang, TP=8 EP=8",
+            "nvfp4",
+            &mut notes,
+        );
+        assert_eq!(k.kv_cache_dtype, Some(KvDtype::Fp8));
+        assert_eq!(
+            (k.cuda_graph_max_bs, k.max_running_requests),
+            (Some(256), Some(256))
+        );
+        assert_eq!(k.chunked_prefill_size, Some(16384));
+        assert!(k.disable_radix_cache);
+        assert_eq!(k.stream_interval, Some(10));
+        assert!(notes[0].contains("dsr1-fp4-b200-sglang"), "{notes:?}");
+    }
+}

@@ -1,0 +1,578 @@
+//! From a record to what shardwise can express: machine preset, model preset, layout, launch
+//! knobs ([`crate::engine::LaunchKnobs`]), and the quantities to predict with their measured
+//! values. A record that cannot be expressed gets every reason that applies
+//! ([`Unexpressible`]); the first is the one counted.
+//!
+//! - Machine: RTX PRO 6000 × 8 bare metal (or not stated) → `rtx-pro-6000-x8-baremetal`, in a VM
+//!   without working P2P → `rtx-pro-6000-x8-vm-hostbounce`; B200 × 8 → `b200-x8`; H200 × 8 →
+//!   `h200-x8`; H100 × 8 → `h100-x8`; or `hardware.machine` (a preset or profile path).
+//! - Model: GLM-5 NVFP4 → `glm-5-nvfp4`; Kimi-K2.5/K2.6 int4 (W4A16) → `kimi-k2-thinking-int4`
+//!   (K2's architecture, int4 group-32 routed experts); DeepSeek-R1 FP4 → `deepseek-r1-fp4`;
+//!   DeepSeek-R1/V3 FP8 → `deepseek-v3-fp8`; or a model preset name.
+//! - Metric: `llm_decode_bench` records (prefill excluded, context already cached) compare
+//!   steady decode tok/s summed over `concurrency` streams at `input_len` tokens of context;
+//!   `bench_serving` records compare a simulated run (InferenceX: random dataset, range ratio
+//!   0.8, 10 prompts per concurrency) on output and total tok/s (`*_per_gpu` × GPUs), mean ITL,
+//!   TPOT and TTFT where given.
+
+use super::Record;
+use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, inferencex_config, launch_knobs};
+use crate::engine::{Engine, LaunchKnobs};
+use crate::workload::Workload;
+use models::Layout;
+use serde::{Deserialize, Serialize};
+
+/// bench_serving's `--random-range-ratio` in InferenceX's runs.
+pub const INFERENCEX_RANGE_RATIO: f64 = 0.8;
+
+/// The two kinds of measurement; never mixed in one statistic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricFamily {
+    /// Sustained decode tok/s over all streams at a cached context, prefill excluded.
+    LlmDecodeBench,
+    /// Client-side throughput and latencies of a bench_serving run, prefill included.
+    BenchServing,
+}
+
+impl MetricFamily {
+    pub fn name(self) -> &'static str {
+        match self {
+            MetricFamily::LlmDecodeBench => "llm_decode_bench",
+            MetricFamily::BenchServing => "bench_serving",
+        }
+    }
+}
+
+/// A predicted quantity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Quantity {
+    /// Output tokens per second of the whole server.
+    OutputTokPerS,
+    /// Prompt + output tokens per second of the whole server.
+    TotalTokPerS,
+    /// Mean inter-token latency, ms.
+    ItlMeanMs,
+    /// Mean time per output token, ms.
+    TpotMeanMs,
+    /// Mean time to first token, ms.
+    TtftMeanMs,
+}
+
+impl Quantity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Quantity::OutputTokPerS => "output tok/s",
+            Quantity::TotalTokPerS => "total tok/s",
+            Quantity::ItlMeanMs => "mean ITL ms",
+            Quantity::TpotMeanMs => "mean TPOT ms",
+            Quantity::TtftMeanMs => "mean TTFT ms",
+        }
+    }
+}
+
+/// One measured value to predict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Target {
+    /// The record's metric key (`output_tok_s_per_gpu`).
+    pub key: String,
+    pub quantity: Quantity,
+    /// The measured value in the quantity's unit (per-GPU figures × GPUs).
+    pub measured: f64,
+    /// The text as the source printed it.
+    pub raw: String,
+    /// The source flags the figure (⚠): shown, left out of the statistics.
+    pub flagged: bool,
+    pub approximate: bool,
+    /// The record's headline figure (one per record; the statistics' unit).
+    pub primary: bool,
+}
+
+/// A record shardwise can simulate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Expressed {
+    pub id: String,
+    /// Machine preset name or profile path.
+    pub machine: String,
+    /// Model preset name.
+    pub model: String,
+    pub layout: Layout,
+    /// The engine the record ran on.
+    pub engine: Engine,
+    pub knobs: LaunchKnobs,
+    pub family: MetricFamily,
+    pub concurrency: u32,
+    /// Context each stream decodes at (`llm_decode_bench`), or the prompt length.
+    pub context_tokens: u32,
+    /// The bench_serving run to simulate (`bench_serving` records only).
+    pub workload: Option<Workload>,
+    pub targets: Vec<Target>,
+    /// Metrics the record has that are not predicted (power, PCIe counters, p99s).
+    pub not_compared: Vec<String>,
+    /// What was assumed where the record is silent, one line each.
+    pub assumptions: Vec<String>,
+}
+
+/// Kinds of reasons a record cannot be expressed; a record's reasons are sorted in this order and
+/// the first is the one counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnexpressibleKind {
+    /// Servers over several nodes.
+    MultiNode,
+    /// No machine preset for that GPU, count or setup.
+    UnknownMachine,
+    /// The checkpoint maps onto no model preset.
+    UnknownModel,
+    /// The engine is neither SGLang nor vLLM.
+    UnknownEngine,
+    /// Speculative decoding (MTP / EAGLE) on: acceptance is not modelled.
+    MtpOn,
+    /// vLLM's decode context parallelism (`dcp` > 1).
+    Dcp,
+    /// A knob shardwise does not model (DP replicas, a pinned NCCL protocol, …).
+    KnobNotModelled,
+    /// Parallel sizes not stated, or not the box's GPU count.
+    MissingLayout,
+    /// Concurrency, context or lengths not stated.
+    MissingWorkload,
+    /// No metric shardwise predicts, or its family is unknown.
+    MetricNotModelled,
+    /// The simulation refused it (the model does not fit the layout, …).
+    SimulationFailed,
+}
+
+impl UnexpressibleKind {
+    /// The key used in tables and JSON (`mtp-on`).
+    pub fn key(self) -> &'static str {
+        match self {
+            UnexpressibleKind::UnknownModel => "unknown-model",
+            UnexpressibleKind::MultiNode => "multi-node",
+            UnexpressibleKind::UnknownMachine => "unknown-machine",
+            UnexpressibleKind::MtpOn => "mtp-on",
+            UnexpressibleKind::Dcp => "dcp",
+            UnexpressibleKind::KnobNotModelled => "knob-not-modelled",
+            UnexpressibleKind::MissingLayout => "missing-layout",
+            UnexpressibleKind::MissingWorkload => "missing-workload",
+            UnexpressibleKind::MetricNotModelled => "metric-not-modelled",
+            UnexpressibleKind::UnknownEngine => "unknown-engine",
+            UnexpressibleKind::SimulationFailed => "simulation-failed",
+        }
+    }
+}
+
+/// Why a record cannot be simulated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unexpressible {
+    pub kind: UnexpressibleKind,
+    pub detail: String,
+}
+
+impl Unexpressible {
+    pub fn new(kind: UnexpressibleKind, detail: impl Into<String>) -> Self {
+        Unexpressible {
+            kind,
+            detail: detail.into(),
+        }
+    }
+}
+
+fn lower(s: &Option<String>) -> String {
+    s.as_deref().unwrap_or("").to_ascii_lowercase()
+}
+
+/// The model preset of a checkpoint name and quantization words.
+pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
+    if let Ok(spec) = models::ModelSpec::preset(model) {
+        return models::ModelSpec::preset_names()
+            .into_iter()
+            .find(|n| *n == spec.name);
+    }
+    let m = model.to_ascii_lowercase();
+    let q = format!("{m} {}", quant.to_ascii_lowercase());
+    let fp4 = q.contains("nvfp4") || q.contains("fp4");
+    if m.contains("glm-5") && !m.contains("glm-5.") {
+        return if fp4 {
+            Some("glm-5-nvfp4")
+        } else if q.contains("fp8") {
+            Some("glm-5-fp8")
+        } else {
+            None
+        };
+    }
+    if m.contains("kimi-k2") {
+        return if q.contains("int4") || q.contains("w4a16") {
+            Some("kimi-k2-thinking-int4")
+        } else if fp4 {
+            Some("kimi-k2.5-nvfp4")
+        } else {
+            None
+        };
+    }
+    if m.contains("deepseek-r1") || (m.contains("deepseek-v3") && !m.contains("v3.2")) {
+        return if fp4 {
+            Some("deepseek-r1-fp4")
+        } else if q.contains("fp8") || m.contains("deepseek-ai/") {
+            // DeepSeek's own checkpoints ship fp8 block-wise weights
+            Some("deepseek-v3-fp8")
+        } else {
+            None
+        };
+    }
+    None
+}
+
+/// The machine preset of a record's hardware block, with what was assumed.
+fn machine_preset(r: &Record, assumptions: &mut Vec<String>) -> Result<String, Unexpressible> {
+    let hw = &r.hardware;
+    if let Some(m) = &hw.machine {
+        return Ok(m.clone());
+    }
+    let ic = lower(&hw.interconnect);
+    if ic.contains("multi-node") || ic.contains("nodes over") {
+        return Err(Unexpressible::new(
+            UnexpressibleKind::MultiNode,
+            format!(
+                "servers over several nodes ({})",
+                hw.interconnect.as_deref().unwrap_or("")
+            ),
+        ));
+    }
+    let gpu = lower(&hw.gpu);
+    let family = if gpu.contains("rtx pro 6000") {
+        "rtx-pro-6000-x8"
+    } else if gpu.contains("b200") {
+        "b200-x8"
+    } else if gpu.contains("h200") {
+        "h200-x8"
+    } else if gpu.contains("h100") {
+        "h100-x8"
+    } else {
+        return Err(Unexpressible::new(
+            UnexpressibleKind::UnknownMachine,
+            format!(
+                "no machine preset for GPU `{}`; set hardware.machine to a probe profile",
+                hw.gpu.as_deref().unwrap_or("?")
+            ),
+        ));
+    };
+    match hw.count {
+        Some(8) => {}
+        n => {
+            return Err(Unexpressible::new(
+                UnexpressibleKind::UnknownMachine,
+                format!(
+                    "{}× {}: the machine presets have 8 GPUs; set hardware.machine to a probe profile of that box",
+                    n.map_or("?".into(), |n| n.to_string()),
+                    hw.gpu.as_deref().unwrap_or("?")
+                ),
+            ));
+        }
+    }
+    if family != "rtx-pro-6000-x8" {
+        return Ok(family.to_string());
+    }
+    let p2p = lower(&hw.p2p);
+    match hw.virtualized {
+        Some(true) if p2p == "enabled" => Err(Unexpressible::new(
+            UnexpressibleKind::UnknownMachine,
+            "RTX PRO 6000 in a VM with working P2P: no preset (the VM preset bounces P2P through host memory)",
+        )),
+        Some(true) => Ok("rtx-pro-6000-x8-vm-hostbounce".into()),
+        virt => {
+            if p2p == "disabled" {
+                return Err(Unexpressible::new(
+                    UnexpressibleKind::UnknownMachine,
+                    "RTX PRO 6000 bare metal with P2P disabled: no preset",
+                ));
+            }
+            if virt.is_none() || p2p != "enabled" {
+                assumptions.push(format!(
+                    "bare metal with P2P assumed (record: p2p {}, virtualized {})",
+                    hw.p2p.as_deref().unwrap_or("not stated"),
+                    virt.map_or("unknown".to_string(), |v| v.to_string())
+                ));
+            }
+            Ok("rtx-pro-6000-x8-baremetal".into())
+        }
+    }
+}
+
+/// The family of a record's metrics, from its dataset, notes and metric keys.
+fn family(r: &Record) -> Option<MetricFamily> {
+    let ds = lower(&r.workload.dataset);
+    let notes = lower(&r.notes);
+    let has = |f: &dyn Fn(&str) -> bool| r.metrics.keys().any(|k| f(k));
+    if ds.contains("inferencex") || ds.contains("bench_serving") || ds.contains("random") {
+        Some(MetricFamily::BenchServing)
+    } else if ds.contains("decode") || notes.contains("llm_decode_bench") {
+        Some(MetricFamily::LlmDecodeBench)
+    } else if has(&|k| k.ends_with("_per_gpu") || k.starts_with("ttft") || k.starts_with("itl")) {
+        Some(MetricFamily::BenchServing)
+    } else if has(&|k| k == "output_tok_s_single_stream") {
+        Some(MetricFamily::LlmDecodeBench)
+    } else {
+        None
+    }
+}
+
+/// The targets a record offers for its family, and the metric keys left out.
+fn targets(r: &Record, fam: MetricFamily, gpus: u32) -> (Vec<Target>, Vec<String>) {
+    let mut out: Vec<Target> = Vec::new();
+    let mut skipped = Vec::new();
+    for (key, v) in &r.metrics {
+        let (quantity, scale) = match (fam, key.as_str()) {
+            (MetricFamily::LlmDecodeBench, "output_tok_s" | "output_tok_s_single_stream") => {
+                (Quantity::OutputTokPerS, 1.0)
+            }
+            (MetricFamily::BenchServing, "output_tok_s" | "output_throughput") => {
+                (Quantity::OutputTokPerS, 1.0)
+            }
+            (MetricFamily::BenchServing, "output_tok_s_per_gpu") => {
+                (Quantity::OutputTokPerS, gpus as f64)
+            }
+            (MetricFamily::BenchServing, "total_tok_s" | "total_throughput") => {
+                (Quantity::TotalTokPerS, 1.0)
+            }
+            (MetricFamily::BenchServing, "total_tok_s_per_gpu") => {
+                (Quantity::TotalTokPerS, gpus as f64)
+            }
+            (MetricFamily::BenchServing, "itl_ms_mean" | "mean_itl_ms") => {
+                (Quantity::ItlMeanMs, 1.0)
+            }
+            (MetricFamily::BenchServing, "tpot_ms_mean" | "mean_tpot_ms") => {
+                (Quantity::TpotMeanMs, 1.0)
+            }
+            (MetricFamily::BenchServing, "ttft_ms_mean" | "mean_ttft_ms") => {
+                (Quantity::TtftMeanMs, 1.0)
+            }
+            _ => {
+                skipped.push(key.clone());
+                continue;
+            }
+        };
+        match v.value.filter(|x| *x > 0.0) {
+            Some(x) => out.push(Target {
+                key: key.clone(),
+                quantity,
+                measured: x * scale,
+                raw: v.raw.clone(),
+                flagged: v.flagged,
+                approximate: v.approximate,
+                primary: false,
+            }),
+            None => skipped.push(key.clone()),
+        }
+    }
+    // the headline: throughput first, then ITL, TPOT, TTFT; the first unflagged one
+    let order = [
+        Quantity::OutputTokPerS,
+        Quantity::ItlMeanMs,
+        Quantity::TpotMeanMs,
+        Quantity::TotalTokPerS,
+        Quantity::TtftMeanMs,
+    ];
+    let head = order
+        .iter()
+        .find_map(|q| out.iter().position(|t| t.quantity == *q && !t.flagged));
+    if let Some(i) = head {
+        out[i].primary = true;
+    }
+    (out, skipped)
+}
+
+/// Maps `r` onto what shardwise simulates, or says why it cannot.
+pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
+    use UnexpressibleKind as K;
+    let mut why: Vec<Unexpressible> = Vec::new();
+    let mut assumptions = Vec::new();
+    let quant = r.quant.clone().unwrap_or_default();
+    let model = model_preset(r.model.as_deref().unwrap_or(""), &quant);
+    if model.is_none() {
+        why.push(Unexpressible::new(
+            K::UnknownModel,
+            format!(
+                "`{}` ({}) matches no model preset; name a preset (`sim models list`)",
+                r.model.as_deref().unwrap_or("no model"),
+                if quant.is_empty() {
+                    "quantization not stated"
+                } else {
+                    &quant
+                }
+            ),
+        ));
+    }
+    let machine = machine_preset(r, &mut assumptions)
+        .map_err(|e| why.push(e))
+        .ok();
+    let p = &r.parallel;
+    if p.mtp == Some(true) {
+        why.push(Unexpressible::new(
+            K::MtpOn,
+            "speculative decoding (MTP/EAGLE) on: acceptance is not modelled",
+        ));
+    }
+    if let Some(d) = p.dcp.filter(|d| *d > 1) {
+        why.push(Unexpressible::new(
+            K::Dcp,
+            format!("vLLM decode context parallelism DCP={d} is not modelled"),
+        ));
+    }
+    if p.dp.is_some_and(|d| d > 1) && p.attn_dp != Some(true) {
+        why.push(Unexpressible::new(
+            K::KnobNotModelled,
+            "data-parallel replicas without DP attention",
+        ));
+    }
+    let flags = r.engine.flags.clone().unwrap_or_default();
+    if let Some(proto) = nccl_proto(&flags) {
+        why.push(Unexpressible::new(
+            K::KnobNotModelled,
+            format!("NCCL_PROTO={proto}: the profiles' curves are NCCL's default protocol choice"),
+        ));
+    }
+    let engine = match r.engine.name.as_deref().map(Engine::from_name) {
+        Some(Some(e)) => Some(e),
+        Some(None) | None => {
+            why.push(Unexpressible::new(
+                K::UnknownEngine,
+                format!(
+                    "engine `{}` is neither sglang nor vllm",
+                    r.engine.name.as_deref().unwrap_or("not stated")
+                ),
+            ));
+            None
+        }
+    };
+    let layout = match (p.tp, p.pp) {
+        (Some(tp), pp) if tp > 0 && pp != Some(0) => {
+            if pp.is_none() {
+                assumptions.push("pp not stated: 1".into());
+            }
+            Some(Layout {
+                tp,
+                pp: pp.unwrap_or(1),
+                ep: p.ep.filter(|e| *e > 0).unwrap_or(1),
+                dp_attention: p.attn_dp == Some(true),
+            })
+        }
+        _ => {
+            why.push(Unexpressible::new(K::MissingLayout, "tp / pp not stated"));
+            None
+        }
+    };
+    let fam = family(r);
+    let conc = r.workload.concurrency;
+    if conc.is_none_or(|c| c == 0) {
+        why.push(Unexpressible::new(
+            K::MissingWorkload,
+            "concurrency not stated",
+        ));
+    }
+    let gpus = r.hardware.count.or(layout.map(|l| l.gpus())).unwrap_or(0);
+    let (targets, not_compared) = match fam {
+        Some(f) => targets(r, f, gpus),
+        None => (Vec::new(), r.metrics.keys().cloned().collect()),
+    };
+    if fam.is_none() || targets.is_empty() {
+        why.push(Unexpressible::new(
+            K::MetricNotModelled,
+            format!(
+                "no predicted metric among [{}] ({})",
+                r.metrics.keys().cloned().collect::<Vec<_>>().join(", "),
+                fam.map_or("metric family unknown", MetricFamily::name)
+            ),
+        ));
+    }
+    let input = r.workload.input_len;
+    // a length only where the source wrote a number ("open-ended (30 s window)" is none)
+    let output = r
+        .workload
+        .output_len
+        .as_ref()
+        .filter(|o| o.raw.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .and_then(|o| o.value)
+        .map(|v| v as u32);
+    let mut workload = None;
+    match fam {
+        Some(MetricFamily::LlmDecodeBench) if input.is_none() => {
+            why.push(Unexpressible::new(
+                K::MissingWorkload,
+                "cached context (input_len) not stated",
+            ));
+        }
+        Some(MetricFamily::BenchServing) => match (input, output, conc) {
+            (Some(i), Some(o), Some(c)) if i > 0 && o > 0 && c > 0 => {
+                let n = r.workload.num_prompts.unwrap_or_else(|| {
+                    assumptions.push(format!(
+                        "--num-prompts {} (InferenceX: 10 × concurrency), --random-range-ratio {INFERENCEX_RANGE_RATIO}",
+                        c * INFERENCEX_PROMPTS_PER_CONCURRENCY
+                    ));
+                    c * INFERENCEX_PROMPTS_PER_CONCURRENCY
+                });
+                workload = Some(Workload {
+                    num_prompts: n,
+                    random_input_len: i,
+                    random_output_len: o,
+                    random_range_ratio: INFERENCEX_RANGE_RATIO,
+                    max_concurrency: Some(c),
+                    ..Workload::default()
+                });
+            }
+            _ => why.push(Unexpressible::new(
+                K::MissingWorkload,
+                "input/output lengths not stated",
+            )),
+        },
+        _ => {}
+    }
+    if let (Some(l), Some(n)) = (layout, r.hardware.count)
+        && l.gpus() != n
+    {
+        why.push(Unexpressible::new(
+            K::MissingLayout,
+            format!("{} uses {} of the box's {n} GPUs", l.short_name(), l.gpus()),
+        ));
+    }
+    let (Some(model), Some(machine), Some(layout), Some(family), Some(engine), Some(conc), true) =
+        (model, machine, layout, fam, engine, conc, why.is_empty())
+    else {
+        why.sort_by_key(|u| u.kind);
+        return Err(why);
+    };
+    let knobs = launch_knobs(engine, &flags, &quant, &mut assumptions);
+    if inferencex_config(&flags).is_none() && family == MetricFamily::BenchServing {
+        assumptions.push("server flags not stated: SGLang defaults".into());
+    }
+    Ok(Expressed {
+        id: r.id.clone(),
+        machine,
+        model: model.to_string(),
+        layout,
+        engine,
+        knobs,
+        family,
+        concurrency: conc,
+        context_tokens: input.unwrap_or(0),
+        workload,
+        targets,
+        not_compared,
+        assumptions,
+    })
+}
+
+/// An `NCCL_PROTO=` other than NCCL's default set (`LL,LL128,Simple` in any order, or `default`).
+fn nccl_proto(flags: &str) -> Option<String> {
+    let v = flags
+        .split_whitespace()
+        .find_map(|t| t.strip_prefix("NCCL_PROTO="))?
+        .trim_matches(|c| c == ',' || c == ';');
+    let mut parts: Vec<String> = v
+        .split(',')
+        .map(|s| s.trim().to_ascii_lowercase())
+        .collect();
+    parts.sort();
+    let default = v.eq_ignore_ascii_case("default") || parts == ["ll", "ll128", "simple"];
+    (!default).then(|| v.to_string())
+}

@@ -1,0 +1,273 @@
+//! Public serving measurements in the records format of `validation-dev/records.json`: a typed
+//! reader ([`RecordSet::load`]) and the mapping of each record onto what shardwise can express
+//! ([`mapping`]): machine preset, model preset, layout, server options and the quantity to predict.
+//!
+//! A records file is `{"about": …, "records": [ … ]}`; each record names its source, the hardware,
+//! the engine and its flags, the checkpoint, the parallel sizes, the workload and the metrics.
+//! Figures stay as the source printed them ([`MeasuredValue`]). Unknown keys are ignored, most
+//! keys may be missing or `null`; a record that cannot be expressed is not an error, it gets a
+//! reason ([`mapping::Unexpressible`]). Only a file that is not such JSON is an error.
+
+pub mod flags;
+pub mod mapping;
+pub mod value;
+
+pub use mapping::{
+    Expressed, MetricFamily, Quantity, Target, Unexpressible, UnexpressibleKind, express,
+};
+pub use value::MeasuredValue;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Why a records file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordsError {
+    #[error("cannot read records file {path}: {problem}")]
+    Io { path: PathBuf, problem: String },
+    #[error(
+        "records file {path}: {problem}; expected {{\"records\": [{{\"id\": …, \"hardware\": …, \"parallel\": …, \"workload\": …, \"metrics\": …}}]}} as in validation-dev/records.json"
+    )]
+    Json { path: PathBuf, problem: String },
+    #[error(
+        "records file {path}: record id `{id}` appears more than once; give every record its own id"
+    )]
+    DuplicateId { path: PathBuf, id: String },
+}
+
+/// A parsed records file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecordSet {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The file's `about` text.
+    pub about: Option<String>,
+    pub records: Vec<Record>,
+}
+
+/// One cited measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub id: String,
+    /// Repository, commit and table the figure was taken from.
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub hardware: Hardware,
+    #[serde(default)]
+    pub engine: EngineInfo,
+    /// Checkpoint as the source names it (`moonshotai/Kimi-K2.6`, `GLM-5 NVFP4`), or a model
+    /// preset name.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Quantization in words (`nvfp4 (modelopt_fp4), bf16 KV cache`).
+    #[serde(default)]
+    pub quant: Option<String>,
+    #[serde(default)]
+    pub parallel: Parallel,
+    #[serde(default)]
+    pub workload: RecordWorkload,
+    /// Metric name → figure (`output_tok_s`, `output_tok_s_per_gpu`, `itl_ms_mean`, …).
+    #[serde(default)]
+    pub metrics: BTreeMap<String, MeasuredValue>,
+    #[serde(default)]
+    pub notes: Option<String>,
+    /// Records of one box, model and workload that differ in one knob.
+    #[serde(default)]
+    pub comparison_group: Option<String>,
+}
+
+/// The machine a record ran on, as far as the source says.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Hardware {
+    /// GPU name (`NVIDIA RTX PRO 6000 Blackwell Server Edition`, `NVIDIA B200`).
+    #[serde(default)]
+    pub gpu: Option<String>,
+    /// GPUs in the server.
+    #[serde(default)]
+    pub count: Option<u32>,
+    #[serde(default)]
+    pub interconnect: Option<String>,
+    /// `enabled`, `disabled`, `unknown`, …
+    #[serde(default)]
+    pub p2p: Option<String>,
+    /// `true`, `false` or unknown (`"unknown"` / `null`).
+    #[serde(default, deserialize_with = "known_bool")]
+    pub virtualized: Option<bool>,
+    #[serde(default)]
+    pub host: Option<String>,
+    #[serde(default)]
+    pub notes: Option<String>,
+    /// Not in the dev set: a machine preset name or probe profile path to simulate this record
+    /// on, for a user's own measurements (overrides the mapping from `gpu` and `count`).
+    #[serde(default)]
+    pub machine: Option<String>,
+}
+
+/// The serving engine of a record.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EngineInfo {
+    /// `sglang`, `vllm`, …
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub version: Option<String>,
+    /// Launch flags and environment as the source lists them, free text.
+    #[serde(default)]
+    pub flags: Option<String>,
+}
+
+/// Parallel sizes; `null` = not stated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Parallel {
+    #[serde(default)]
+    pub tp: Option<u32>,
+    #[serde(default)]
+    pub pp: Option<u32>,
+    #[serde(default)]
+    pub ep: Option<u32>,
+    #[serde(default)]
+    pub dp: Option<u32>,
+    #[serde(default, deserialize_with = "known_bool")]
+    pub attn_dp: Option<bool>,
+    /// vLLM's decode context parallelism.
+    #[serde(default)]
+    pub dcp: Option<u32>,
+    /// Speculative decoding (MTP / EAGLE) on.
+    #[serde(default, deserialize_with = "known_bool")]
+    pub mtp: Option<bool>,
+}
+
+/// What the client ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecordWorkload {
+    /// Prompt tokens (`bench_serving`), or context already cached (`llm_decode_bench`).
+    #[serde(default)]
+    pub input_len: Option<u32>,
+    /// Output tokens, or the source's words (`open-ended (30 s window)`).
+    #[serde(default)]
+    pub output_len: Option<MeasuredValue>,
+    /// Concurrent streams / `--max-concurrency`.
+    #[serde(default)]
+    pub concurrency: Option<u32>,
+    #[serde(default)]
+    pub num_prompts: Option<u32>,
+    /// The client (`llm_decode_bench.py synthetic`, `InferenceX random 1k/1k`).
+    #[serde(default)]
+    pub dataset: Option<String>,
+}
+
+/// A boolean that may be unknown: `true`/`false`, `"yes"`/`"no"`, `"true"`/`"false"`; anything
+/// else (`"unknown"`, `null`) is `None`.
+fn known_bool<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    Ok(match v {
+        serde_json::Value::Bool(b) => Some(b),
+        serde_json::Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "yes" => Some(true),
+            "false" | "no" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+#[derive(Deserialize)]
+struct RecordsFile {
+    #[serde(default)]
+    about: Option<String>,
+    records: Vec<Record>,
+}
+
+impl RecordSet {
+    /// Reads and parses a records file.
+    pub fn load(path: &Path) -> Result<RecordSet, RecordsError> {
+        let bytes = std::fs::read(path).map_err(|e| RecordsError::Io {
+            path: path.to_path_buf(),
+            problem: e.to_string(),
+        })?;
+        Self::parse(&bytes, path)
+    }
+
+    /// Parses the bytes of a records file read from `path`.
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<RecordSet, RecordsError> {
+        let file: RecordsFile = serde_json::from_slice(bytes).map_err(|e| RecordsError::Json {
+            path: path.to_path_buf(),
+            problem: e.to_string(),
+        })?;
+        let mut seen = std::collections::HashSet::new();
+        for r in &file.records {
+            if !seen.insert(r.id.as_str()) {
+                return Err(RecordsError::DuplicateId {
+                    path: path.to_path_buf(),
+                    id: r.id.clone(),
+                });
+            }
+        }
+        Ok(RecordSet {
+            path: path.to_path_buf(),
+            about: file.about,
+            records: file.records,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const ONE: &str = r#"{"about": "x", "records": [{
+        "id": "a", "hardware": {"gpu": "NVIDIA B200", "count": 8, "p2p": "enabled",
+        "virtualized": "unknown"}, "engine": {"name": "sglang", "flags": "--tp 8"},
+        "model": "nvidia/DeepSeek-R1-0528-FP4-V2", "quant": "nvfp4",
+        "parallel": {"tp": 8, "pp": 1, "ep": 8, "dp": 1, "attn_dp": null},
+        "workload": {"input_len": 1024, "output_len": 1024, "concurrency": 4, "num_prompts": null},
+        "metrics": {"output_tok_s_per_gpu": "59.7", "ttft_ms_mean": "5,719 ⚠️"},
+        "extra_key": 1}]}"#;
+
+    #[test]
+    fn reads_a_record_with_unknowns_and_extra_keys() {
+        let set = RecordSet::parse(ONE.as_bytes(), Path::new("r.json")).unwrap();
+        let r = &set.records[0];
+        assert_eq!(r.hardware.virtualized, None);
+        assert_eq!(r.parallel.attn_dp, None);
+        assert_eq!(r.parallel.ep, Some(8));
+        assert_eq!(r.workload.output_len.as_ref().unwrap().value, Some(1024.0));
+        assert!(r.metrics["ttft_ms_mean"].flagged);
+    }
+
+    #[test]
+    fn bad_files_are_one_line_errors() {
+        let e = RecordSet::parse(b"[1, 2]", Path::new("r.json")).unwrap_err();
+        assert!(matches!(e, RecordsError::Json { .. }));
+        assert!(
+            e.to_string().contains("r.json") && !e.to_string().contains('\n'),
+            "{e}"
+        );
+        let dup = ONE.replace("}]}", "}, {\"id\": \"a\"}]}");
+        let e = RecordSet::parse(dup.as_bytes(), Path::new("r.json")).unwrap_err();
+        assert!(e.to_string().contains("`a` appears more than once"), "{e}");
+        let e = RecordSet::load(Path::new("/no/such/records.json")).unwrap_err();
+        assert!(matches!(e, RecordsError::Io { .. }));
+    }
+
+    proptest! {
+        #[test]
+        fn any_bytes_are_an_error_or_a_set(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let _ = RecordSet::parse(&bytes, Path::new("fuzz.json"));
+        }
+
+        #[test]
+        fn mutated_records_never_panic(cut in 0usize..ONE.len(), byte in any::<u8>()) {
+            let mut b = ONE.as_bytes().to_vec();
+            b[cut] = byte;
+            if let Ok(set) = RecordSet::parse(&b, Path::new("fuzz.json")) {
+                for r in &set.records {
+                    let _ = express(r);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! The scoreboard: every record of a records file ([`crate::records`]) that shardwise can
+//! express is simulated and compared with its measurement, uncalibrated (default knobs).
+//!
+//! - `llm_decode_bench` records: steady decode tok/s of `concurrency` streams at the cached
+//!   context ([`crate::cost::CostModel::steady_decode`]), prefill excluded.
+//! - `bench_serving` records: one simulated bench_serving run ([`crate::serving::simulate`]).
+//!
+//! Each record is simulated as its own engine ran it, or as `ScoreOptions::engine` says
+//! ([`crate::engine`]). The statistics ([`stats`]) count each record's headline figure once
+//! (`Comparison::primary`); figures the source flags (⚠) are shown and left out.
+
+pub mod stats;
+pub mod text;
+
+use crate::cost::{CostModel, Knobs, TimeBreakdown};
+use crate::engine::Engine;
+use crate::machine::Machine;
+use crate::records::{
+    Expressed, MetricFamily, Quantity, RecordSet, Unexpressible, UnexpressibleKind, express,
+};
+use crate::serving::{RunReport, simulate};
+use models::ModelSpec;
+use rayon::prelude::*;
+use serde::Serialize;
+use stats::{Group, GroupBy, Stats, band, groups};
+use std::collections::HashMap;
+
+/// Schema version of [`Scoreboard`]; bump when a key changes meaning or disappears.
+pub const SCOREBOARD_SCHEMA_VERSION: u32 = 1;
+/// Worst records listed.
+pub const WORST_SHOWN: usize = 10;
+
+/// How to score.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ScoreOptions {
+    /// Simulate every record as this engine would run it; `None` = each record's own engine.
+    pub engine: Option<Engine>,
+}
+
+/// One predicted-vs-measured pair.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub id: String,
+    /// Model preset.
+    pub model: String,
+    pub family: MetricFamily,
+    pub quantity: Quantity,
+    /// The record's metric key.
+    pub key: String,
+    pub concurrency: u32,
+    /// Concurrency band (`1`, `2`, `3-8`, `9-32`, `33+`).
+    pub band: String,
+    /// Cached context (`llm_decode_bench`) or prompt length (`bench_serving`), tokens.
+    pub context_tokens: u32,
+    /// Machine preset or profile.
+    pub machine: String,
+    /// Layout short name.
+    pub layout: String,
+    /// The engine whose behaviour was simulated.
+    pub engine: Engine,
+    pub predicted: f64,
+    pub measured: f64,
+    /// The measurement as the source printed it.
+    pub measured_raw: String,
+    /// (predicted − measured) / measured, percent.
+    pub error_pct: f64,
+    /// The record's headline figure (counted in the summary).
+    pub primary: bool,
+    /// The source flags the figure (⚠): left out of every statistic.
+    pub flagged: bool,
+    pub approximate: bool,
+    /// Where the predicted time goes: one decode step (`llm_decode_bench`), or summed over every
+    /// batch of the run (`bench_serving`).
+    pub breakdown: TimeBreakdown,
+    /// The decode step (`llm_decode_bench`) or the run's mean decode batch, ms.
+    pub step_ms: f64,
+    /// Assumptions and engine translations behind the prediction.
+    pub notes: Vec<String>,
+}
+
+/// A record that was not compared, with every reason.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unexpressed {
+    pub id: String,
+    /// The counted reason (the first).
+    pub reason: UnexpressibleKind,
+    pub reasons: Vec<Unexpressible>,
+}
+
+/// How many records a reason kept out (counted by each record's first reason).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReasonCount {
+    pub reason: UnexpressibleKind,
+    pub count: usize,
+    /// One record's detail, as an example.
+    pub example: String,
+}
+
+/// `sim validate --records … --format json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scoreboard {
+    /// Always [`SCOREBOARD_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    pub records_file: String,
+    /// `each record's own`, or the engine every record was simulated as.
+    pub engine: String,
+    /// Records in the file.
+    pub records: usize,
+    /// Records compared (at least one predicted figure).
+    pub expressible: usize,
+    /// Headline figures (one per record, flagged ones left out).
+    pub summary: Stats,
+    /// Headline figures by model × family × quantity, all concurrencies.
+    pub families: Vec<Group>,
+    /// Headline figures of all models by family, quantity and concurrency band.
+    pub bands: Vec<Group>,
+    /// Every unflagged figure by model × family × quantity × concurrency band.
+    pub groups: Vec<Group>,
+    /// The [`WORST_SHOWN`] headline figures furthest off, worst first.
+    pub worst: Vec<Comparison>,
+    pub comparisons: Vec<Comparison>,
+    pub unexpressible: Vec<Unexpressed>,
+    /// Unexpressible records by counted reason, most first.
+    pub reasons: Vec<ReasonCount>,
+}
+
+/// The machine and model of every expressed record, resolved once each.
+struct Resolved {
+    machines: HashMap<String, Result<Machine, String>>,
+    models: HashMap<String, Result<ModelSpec, String>>,
+}
+
+impl Resolved {
+    fn of(expressed: &[Expressed]) -> Resolved {
+        let mut r = Resolved {
+            machines: HashMap::new(),
+            models: HashMap::new(),
+        };
+        for e in expressed {
+            r.machines
+                .entry(e.machine.clone())
+                .or_insert_with(|| Machine::resolve(&e.machine).map_err(|x| x.to_string()));
+            r.models
+                .entry(e.model.clone())
+                .or_insert_with(|| ModelSpec::resolve(&e.model).map_err(|x| x.to_string()));
+        }
+        r
+    }
+}
+
+/// Scores every record of `set`.
+pub fn score(set: &RecordSet, opts: &ScoreOptions) -> Scoreboard {
+    let mut expressed = Vec::new();
+    let mut unexpressible = Vec::new();
+    for r in &set.records {
+        match express(r) {
+            Ok(e) => expressed.push(e),
+            Err(reasons) => unexpressible.push(unexpressed(&r.id, reasons)),
+        }
+    }
+    let resolved = Resolved::of(&expressed);
+    let results: Vec<Result<Vec<Comparison>, Unexpressed>> = expressed
+        .par_iter()
+        .map(|e| predict(e, &resolved, opts))
+        .collect();
+    let mut comparisons = Vec::new();
+    for r in results {
+        match r {
+            Ok(c) => comparisons.extend(c),
+            Err(u) => unexpressible.push(u),
+        }
+    }
+    finish(set, opts, comparisons, unexpressible)
+}
+
+fn unexpressed(id: &str, reasons: Vec<Unexpressible>) -> Unexpressed {
+    Unexpressed {
+        id: id.to_string(),
+        reason: reasons
+            .first()
+            .map_or(UnexpressibleKind::MetricNotModelled, |u| u.kind),
+        reasons,
+    }
+}
+
+/// Simulates one expressed record and compares every target.
+fn predict(
+    e: &Expressed,
+    resolved: &Resolved,
+    opts: &ScoreOptions,
+) -> Result<Vec<Comparison>, Unexpressed> {
+    let failed = |kind: UnexpressibleKind, detail: String| {
+        unexpressed(&e.id, vec![Unexpressible::new(kind, detail)])
+    };
+    let machine = match &resolved.machines[&e.machine] {
+        Ok(m) => m,
+        Err(x) => return Err(failed(UnexpressibleKind::UnknownMachine, x.clone())),
+    };
+    let spec = match &resolved.models[&e.model] {
+        Ok(s) => s,
+        Err(x) => return Err(failed(UnexpressibleKind::UnknownModel, x.clone())),
+    };
+    let engine = opts.engine.unwrap_or(e.engine);
+    let (server, mut notes) = engine.server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
+    notes.splice(0..0, e.assumptions.iter().cloned());
+    let model = CostModel::new(machine, spec, e.layout, &server, Knobs::default())
+        .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
+    let (breakdown, step_ms, value): (TimeBreakdown, f64, Box<dyn Fn(Quantity) -> f64>) =
+        match (&e.family, &e.workload) {
+            (MetricFamily::BenchServing, Some(w)) => {
+                let run = simulate(&model, &server, w)
+                    .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
+                let b = run.breakdown;
+                let step = b.decode_s / (b.decode_batches.max(1) as f64) * 1e3;
+                (
+                    b.cost_parts,
+                    step,
+                    Box::new(move |q| serving_value(&run, q)),
+                )
+            }
+            _ => {
+                let sd = model.steady_decode(e.concurrency, e.context_tokens);
+                if sd.running < e.concurrency {
+                    notes.push(format!(
+                        "only {} of {} streams fit the KV pool at this context",
+                        sd.running, e.concurrency
+                    ));
+                }
+                let tok = sd.tok_per_s;
+                (
+                    sd.iteration.breakdown,
+                    sd.cycle_s * 1e3,
+                    Box::new(move |q| match q {
+                        Quantity::OutputTokPerS => tok,
+                        _ => f64::NAN,
+                    }),
+                )
+            }
+        };
+    Ok(e.targets
+        .iter()
+        .map(|t| {
+            let predicted = value(t.quantity);
+            Comparison {
+                id: e.id.clone(),
+                model: e.model.clone(),
+                family: e.family,
+                quantity: t.quantity,
+                key: t.key.clone(),
+                concurrency: e.concurrency,
+                band: band(e.concurrency).to_string(),
+                context_tokens: e.context_tokens,
+                machine: e.machine.clone(),
+                layout: e.layout.short_name(),
+                engine,
+                predicted,
+                measured: t.measured,
+                measured_raw: t.raw.clone(),
+                error_pct: (predicted - t.measured) / t.measured * 100.0,
+                primary: t.primary,
+                flagged: t.flagged,
+                approximate: t.approximate,
+                breakdown,
+                step_ms,
+                notes: notes.clone(),
+            }
+        })
+        .collect())
+}
+
+/// A quantity of a simulated bench_serving run.
+fn serving_value(r: &RunReport, q: Quantity) -> f64 {
+    match q {
+        Quantity::OutputTokPerS => r.output_throughput,
+        Quantity::TotalTokPerS => r.total_throughput,
+        Quantity::ItlMeanMs => r.mean_itl_ms,
+        Quantity::TpotMeanMs => r.mean_tpot_ms,
+        Quantity::TtftMeanMs => r.mean_ttft_ms,
+    }
+}
+
+/// Statistics, worst records and reason counts.
+fn finish(
+    set: &RecordSet,
+    opts: &ScoreOptions,
+    mut comparisons: Vec<Comparison>,
+    mut unexpressible: Vec<Unexpressed>,
+) -> Scoreboard {
+    // a prediction that came out non-finite is a bug upstream; keep it visible, not in the stats
+    comparisons.retain(|c| c.predicted.is_finite() && c.measured > 0.0);
+    let order: HashMap<&str, usize> = set
+        .records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.id.as_str(), i))
+        .collect();
+    comparisons.sort_by_key(|c| (order.get(c.id.as_str()).copied(), c.quantity));
+    unexpressible.sort_by_key(|u| order.get(u.id.as_str()).copied());
+    let counted: Vec<&Comparison> = comparisons.iter().filter(|c| !c.flagged).collect();
+    let primary: Vec<&Comparison> = counted.iter().copied().filter(|c| c.primary).collect();
+    let errs: Vec<f64> = primary.iter().map(|c| c.error_pct).collect();
+    let mut worst: Vec<Comparison> = primary.iter().map(|c| (*c).clone()).collect();
+    worst.sort_by(|a, b| b.error_pct.abs().total_cmp(&a.error_pct.abs()));
+    worst.truncate(WORST_SHOWN);
+    let mut expressible: Vec<&str> = comparisons.iter().map(|c| c.id.as_str()).collect();
+    expressible.dedup();
+    let mut reasons: Vec<ReasonCount> = Vec::new();
+    for u in &unexpressible {
+        match reasons.iter_mut().find(|r| r.reason == u.reason) {
+            Some(r) => r.count += 1,
+            None => reasons.push(ReasonCount {
+                reason: u.reason,
+                count: 1,
+                example: u
+                    .reasons
+                    .first()
+                    .map_or(String::new(), |x| x.detail.clone()),
+            }),
+        }
+    }
+    reasons.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
+    Scoreboard {
+        schema_version: SCOREBOARD_SCHEMA_VERSION,
+        records_file: set.path.display().to_string(),
+        engine: opts
+            .engine
+            .map_or("each record's own".to_string(), |e| e.name().to_string()),
+        records: set.records.len(),
+        expressible: expressible.len(),
+        summary: Stats::of(&errs),
+        families: groups(
+            &primary,
+            GroupBy {
+                model: true,
+                band: false,
+            },
+        ),
+        bands: groups(
+            &primary,
+            GroupBy {
+                model: false,
+                band: true,
+            },
+        ),
+        groups: groups(
+            &counted,
+            GroupBy {
+                model: true,
+                band: true,
+            },
+        ),
+        worst,
+        comparisons,
+        unexpressible,
+        reasons,
+    }
+}
+
+/// The non-zero parts of `b` as shares of its total, largest first (`weights 61%, all-reduce
+/// 38%`).
+pub fn breakdown_shares(b: &TimeBreakdown) -> String {
+    let total = b.total_s();
+    if total <= 0.0 {
+        return "-".into();
+    }
+    let mut v = [
+        ("compute", b.compute_s),
+        ("weights", b.weight_read_s),
+        ("kv", b.kv_read_s),
+        ("all-reduce", b.all_reduce_s),
+        ("all-to-all", b.all_to_all_s),
+        ("dp-attn", b.dp_attention_comm_s),
+        ("pp-send", b.pp_send_s),
+        ("overhead", b.overhead_s),
+        ("bubble", b.bubble_s),
+    ];
+    v.sort_by(|a, c| c.1.total_cmp(&a.1));
+    v.iter()
+        .filter(|(_, x)| *x / total >= 0.005)
+        .map(|(k, x)| format!("{k} {:.0}%", x / total * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,198 @@
+//! The scoreboard as rows of text: the group statistics, the worst records with where their
+//! predicted step goes, GitHub markdown (the README's "How far to trust it" table) and CSV. Shared
+//! by `sim validate --records` and `sim report --records`.
+
+use super::stats::{Group, Stats};
+use super::{Comparison, Scoreboard, breakdown_shares};
+
+fn pct(x: f64) -> String {
+    format!("{x:.1}%")
+}
+
+fn signed(x: f64) -> String {
+    format!("{x:+.1}%")
+}
+
+/// One line: the headline statistics.
+pub fn headline(s: &Scoreboard) -> String {
+    let Stats {
+        n,
+        mape_pct,
+        median_abs_pct,
+        bias_pct,
+        within_20_pct,
+    } = s.summary;
+    format!(
+        "MAPE {} · median |error| {} · bias {} · {within_20_pct} of {n} within ±20% (one headline figure per record, ⚠-flagged figures left out)",
+        pct(mape_pct),
+        pct(median_abs_pct),
+        signed(bias_pct)
+    )
+}
+
+/// One line: what was scored.
+pub fn intro(s: &Scoreboard) -> String {
+    format!(
+        "{}: {} records, {} compared, {} not (engine simulated: {}; uncalibrated)",
+        s.records_file,
+        s.records,
+        s.expressible,
+        s.records - s.expressible,
+        s.engine
+    )
+}
+
+/// Columns of [`group_row`].
+pub const GROUP_HEADER: [&str; 8] = [
+    "model",
+    "family",
+    "metric",
+    "conc",
+    "n",
+    "MAPE",
+    "median |err|",
+    "bias",
+];
+
+/// A group's statistics as text cells.
+pub fn group_row(g: &Group) -> Vec<String> {
+    vec![
+        g.model.clone(),
+        g.family.name().to_string(),
+        g.quantity.name().to_string(),
+        g.band.clone(),
+        g.stats.n.to_string(),
+        pct(g.stats.mape_pct),
+        pct(g.stats.median_abs_pct),
+        signed(g.stats.bias_pct),
+    ]
+}
+
+/// Columns of [`worst_rows`].
+pub const WORST_HEADER: [&str; 11] = [
+    "record",
+    "model",
+    "engine",
+    "metric",
+    "conc",
+    "context",
+    "predicted",
+    "measured",
+    "error",
+    "step ms",
+    "where the predicted step goes",
+];
+
+/// The worst records' rows.
+pub fn worst_rows(worst: &[Comparison]) -> Vec<Vec<String>> {
+    worst
+        .iter()
+        .map(|c| {
+            vec![
+                c.id.clone(),
+                c.model.clone(),
+                c.engine.name().to_string(),
+                c.quantity.name().to_string(),
+                c.concurrency.to_string(),
+                c.context_tokens.to_string(),
+                format!("{:.1}", c.predicted),
+                c.measured_raw.clone(),
+                signed(c.error_pct),
+                format!("{:.2}", c.step_ms),
+                breakdown_shares(&c.breakdown),
+            ]
+        })
+        .collect()
+}
+
+/// Columns of [`reason_rows`].
+pub const REASON_HEADER: [&str; 3] = ["reason", "records", "example"];
+
+/// Records not compared, by counted reason.
+pub fn reason_rows(s: &Scoreboard) -> Vec<Vec<String>> {
+    s.reasons
+        .iter()
+        .map(|r| {
+            vec![
+                r.reason.key().to_string(),
+                r.count.to_string(),
+                r.example.clone(),
+            ]
+        })
+        .collect()
+}
+
+fn md_row(cells: &[String]) -> String {
+    let esc: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+    format!("| {} |", esc.join(" | "))
+}
+
+fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = vec![
+        md_row(&header.iter().map(|h| h.to_string()).collect::<Vec<_>>()),
+        md_row(&header.iter().map(|_| "---".to_string()).collect::<Vec<_>>()),
+    ];
+    out.extend(rows.iter().map(|r| md_row(r)));
+    out.join("\n")
+}
+
+/// The README's summary: the headline, the groups, the bands and what was not compared.
+pub fn markdown(s: &Scoreboard) -> String {
+    let families: Vec<Vec<String>> = s.families.iter().map(group_row).collect();
+    let groups: Vec<Vec<String>> = s.groups.iter().map(group_row).collect();
+    let bands: Vec<Vec<String>> = s.bands.iter().map(group_row).collect();
+    let reasons = s
+        .reasons
+        .iter()
+        .map(|r| format!("{} {}", r.reason.key(), r.count))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let file = std::path::Path::new(&s.records_file)
+        .file_name()
+        .map_or(s.records_file.clone(), |f| f.to_string_lossy().into_owned());
+    format!(
+        "{}\n\n{}\n\nBy model and family (headline figures):\n\n{}\n\nBy concurrency band, all models (headline figures):\n\n{}\n\nBy model × family × concurrency band (every unflagged figure):\n\n{}\n\nNot compared: {reasons}.\n",
+        intro(s).replace(&s.records_file, &format!("`{file}`")),
+        headline(s),
+        md_table(&GROUP_HEADER, &families),
+        md_table(&GROUP_HEADER, &bands),
+        md_table(&GROUP_HEADER, &groups),
+    )
+}
+
+/// A CSV field, quoted when it holds a comma, quote or line break.
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One CSV row per compared figure.
+pub fn csv(s: &Scoreboard) -> String {
+    let mut out = String::from(
+        "id,model,family,metric,key,concurrency,context_tokens,machine,layout,engine,predicted,measured,error_pct,primary,flagged\n",
+    );
+    for c in &s.comparisons {
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.3},{:.2},{},{}\n",
+            field(&c.id),
+            field(&c.model),
+            c.family.name(),
+            c.quantity.name(),
+            field(&c.key),
+            c.concurrency,
+            c.context_tokens,
+            field(&c.machine),
+            c.layout,
+            c.engine,
+            c.predicted,
+            c.measured,
+            c.error_pct,
+            c.primary,
+            c.flagged
+        ));
+    }
+    out
+}

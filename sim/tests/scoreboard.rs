@@ -1,0 +1,125 @@
+//! The scoreboard ratchet: the dev set (`../shared/validation-dev/records.json`, beside the
+//! repository) scored uncalibrated must not come out worse than the figures committed beside this
+//! test (`scoreboard_mape.json`, 0.1 point of slack). When a model change improves it, lower the
+//! figures in the same commit: `SHARDWISE_BLESS_SCOREBOARD=1 cargo test -p sim --test scoreboard`
+//! rewrites the file from the current model. Without the dev set the test says so and passes.
+
+use serde::{Deserialize, Serialize};
+use sim::scoreboard::stats::Group;
+use sim::scoreboard::{ScoreOptions, Scoreboard, score, text};
+use std::path::Path;
+
+const DEV_SET: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/validation-dev/records.json"
+);
+const FIGURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scoreboard_mape.json");
+/// Points of MAPE the dev set may rise by before the ratchet fails (rounding of the figures).
+const SLACK_PCT: f64 = 0.1;
+
+/// The committed figures.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct Figures {
+    schema_version: u32,
+    /// Records compared: a change here means the figures are over another set.
+    expressible: usize,
+    mape_pct: f64,
+    median_abs_pct: f64,
+    bias_pct: f64,
+    /// Headline MAPE and bias by model × family.
+    families: Vec<GroupFigure>,
+    /// Headline MAPE and bias by concurrency band.
+    bands: Vec<GroupFigure>,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct GroupFigure {
+    group: String,
+    n: usize,
+    mape_pct: f64,
+    bias_pct: f64,
+}
+
+fn round(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn figure(g: &Group) -> GroupFigure {
+    GroupFigure {
+        group: format!(
+            "{} {} {} {}",
+            g.model,
+            g.family.name(),
+            g.quantity.name(),
+            g.band
+        ),
+        n: g.stats.n,
+        mape_pct: round(g.stats.mape_pct),
+        bias_pct: round(g.stats.bias_pct),
+    }
+}
+
+fn figures(b: &Scoreboard) -> Figures {
+    Figures {
+        schema_version: 1,
+        expressible: b.expressible,
+        mape_pct: round(b.summary.mape_pct),
+        median_abs_pct: round(b.summary.median_abs_pct),
+        bias_pct: round(b.summary.bias_pct),
+        families: b.families.iter().map(figure).collect(),
+        bands: b.bands.iter().map(figure).collect(),
+    }
+}
+
+#[test]
+fn dev_set_mape_does_not_rise_above_the_committed_figure() {
+    if !Path::new(DEV_SET).exists() {
+        eprintln!(
+            "SKIPPED: {DEV_SET} not found (the dev set lives beside the repository in ../shared); the scoreboard ratchet was not checked"
+        );
+        return;
+    }
+    let set = sim::records::RecordSet::load(Path::new(DEV_SET)).expect("dev set parses");
+    let board = score(&set, &ScoreOptions::default());
+    println!("{}", text::markdown(&board));
+    let now = figures(&board);
+    if std::env::var_os("SHARDWISE_BLESS_SCOREBOARD").is_some() {
+        let json = serde_json::to_string_pretty(&now).unwrap() + "\n";
+        std::fs::write(FIGURES, json).expect("figures written");
+        eprintln!("wrote {FIGURES}");
+        return;
+    }
+    let text = std::fs::read_to_string(FIGURES).expect("committed figures");
+    let was: Figures = serde_json::from_str(&text).expect("figures parse");
+    for g in &now.families {
+        if let Some(old) = was.families.iter().find(|o| o.group == g.group)
+            && g.mape_pct > old.mape_pct + SLACK_PCT
+        {
+            eprintln!(
+                "note: {} MAPE {} → {} (bias {} → {})",
+                g.group, old.mape_pct, g.mape_pct, old.bias_pct, g.bias_pct
+            );
+        }
+    }
+    assert_eq!(
+        now.expressible, was.expressible,
+        "the dev set's compared records changed from {} to {}: the committed MAPE is over another set; re-bless with SHARDWISE_BLESS_SCOREBOARD=1 and say why in the commit",
+        was.expressible, now.expressible
+    );
+    assert!(
+        now.mape_pct <= was.mape_pct + SLACK_PCT,
+        "dev-set MAPE rose from {}% to {}% (median |error| {} → {}, bias {} → {})",
+        was.mape_pct,
+        now.mape_pct,
+        was.median_abs_pct,
+        now.median_abs_pct,
+        was.bias_pct,
+        now.bias_pct
+    );
+    if now.mape_pct < was.mape_pct - SLACK_PCT {
+        eprintln!(
+            "the dev-set MAPE fell from {}% to {}%: lower the figures in {FIGURES} (SHARDWISE_BLESS_SCOREBOARD=1)",
+            was.mape_pct, now.mape_pct
+        );
+    }
+}
