@@ -218,7 +218,7 @@ pub fn latency_floor_s(rows: &[&KernelRow]) -> f64 {
         return 0.0;
     }
     let fastest = small.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-    (floor.min(fastest) * 1e9).round() / 1e9
+    floor.min(fastest)
 }
 
 fn fit_curve(
@@ -265,7 +265,8 @@ fn fit_curve(
         kind: rows[0].kind,
         dtype: rows[0].dtype.to_string(),
         source_dtypes,
-        floor_us: latency_floor_s(rows) * 1e6,
+        // rounded to 1 ns so the JSON reads back exactly
+        floor_us: (latency_floor_s(rows) * 1e9).round() / 1e3,
         knots,
         rows: rows.len() as u32,
         median_abs_error: round5(median(all_errors)),
