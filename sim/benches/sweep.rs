@@ -16,14 +16,14 @@ fn bench_sweep(c: &mut Criterion) {
     let opts = ServerOptions::default();
     let layouts: Vec<SweepLayout> = enumerate_layouts(8, &spec)
         .into_iter()
-        .map(|cand| SweepLayout {
-            layout: cand.layout,
-            model: match cand.rejected {
+        .map(|cand| {
+            let model = match cand.rejected {
                 Some(why) => Err(why),
                 None => CostModel::new(&machine, &spec, cand.layout, &opts, Knobs::default())
                     .map(|m| Box::new(m) as Box<dyn IterationModel>)
                     .map_err(|e| e.to_string()),
-            },
+            };
+            SweepLayout::new(&machine, cand.layout, model)
         })
         .collect();
     let workloads: Vec<Workload> = [(128, 128), (1024, 128), (2048, 256)]

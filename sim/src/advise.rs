@@ -163,6 +163,9 @@ pub struct Advice {
     /// Server and bench_serving flags given that do not change the prediction.
     #[serde(default)]
     pub flags_not_modelled: Vec<String>,
+    /// `--question scale`: what the other boxes of a multi-node machine buy.
+    #[serde(default)]
+    pub scale: Option<crate::scale::ScaleAnswer>,
 }
 
 /// Simulates the workload on every layout and orders them by output throughput.

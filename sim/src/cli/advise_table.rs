@@ -41,6 +41,9 @@ pub fn print_advice(a: &Advice, all: bool, model_path: &str) {
     if let Some(m) = &a.mtp {
         print_mtp(m, model_path);
     }
+    if let Some(scale) = &a.scale {
+        super::scale::print(scale, model_path);
+    }
     println!("based on:");
     for p in &a.provenance {
         println!("  {p}");

@@ -152,6 +152,8 @@ pub struct LayoutPrediction {
     pub rejected: Option<String>,
     /// GPUs of each pipeline stage.
     pub placement: Vec<Vec<u32>>,
+    /// GPUs of the machine this layout leaves unused (one replica on part of the machine).
+    pub idle_gpus: u32,
     /// Whether the iteration replays a CUDA graph.
     pub cuda_graph: bool,
     /// Latency of the iteration through all stages, ms.
@@ -218,6 +220,7 @@ fn rejected(layout: &Layout, reason: String) -> LayoutPrediction {
         sglang_flags: layout.sglang_flags(),
         rejected: Some(reason),
         placement: Vec::new(),
+        idle_gpus: 0,
         cuda_graph: false,
         iteration_ms: 0.0,
         stage_ms: Vec::new(),
@@ -247,9 +250,10 @@ pub fn describe(cm: &CostModel, q: &PredictQuery) -> LayoutPrediction {
     let layout = cm.layout();
     LayoutPrediction {
         layout: layout.short_name(),
-        sglang_flags: layout.sglang_flags(),
+        sglang_flags: cm.placement().sglang_flags(&layout),
         rejected: None,
         placement: cm.placement().stages.clone(),
+        idle_gpus: cm.placement().idle_gpus,
         cuda_graph: cm.uses_cuda_graph(&st),
         iteration_ms: cost.latency_s * 1e3,
         stage_ms: cost.stage_s.iter().map(|s| s * 1e3).collect(),
