@@ -147,10 +147,10 @@ fn shares(concurrency: u32, servers: u32) -> Vec<u32> {
 }
 
 /// The best model by steady throughput of `f(model)`, with that throughput.
-fn best_by<'m>(
-    models: &'m [Box<dyn IterationModel>],
+fn best_by(
+    models: &[Box<dyn IterationModel>],
     f: impl Fn(&dyn IterationModel) -> f64,
-) -> Option<(&'m dyn IterationModel, f64)> {
+) -> Option<(&dyn IterationModel, f64)> {
     models
         .iter()
         .map(|m| (m.as_ref(), f(m.as_ref())))

@@ -332,14 +332,23 @@ pub fn predict_all(
 ) -> Vec<LayoutPrediction> {
     let mut out: Vec<LayoutPrediction> = enumerate_layouts(machine.gpu_count, model)
         .into_iter()
-        .map(|c| match c.rejected {
-            Some(r) => rejected(&c.layout, r),
-            // An all-to-all backend runs where it can (EP over the TP group), not elsewhere.
-            None => {
-                let o = crate::advise::a2a_where_applicable(opts, model, &c.layout);
-                predict_layout(machine, model, c.layout, &o, knobs, q)
-                    .unwrap_or_else(|e| rejected(&c.layout, e.to_string()))
+        .map(|c| {
+            let mut p = match c.rejected {
+                Some(r) => rejected(&c.layout, r),
+                // An all-to-all backend runs where it can (EP over the TP group), not elsewhere.
+                None => {
+                    let o = crate::advise::a2a_where_applicable(opts, model, &c.layout);
+                    predict_layout(machine, model, c.layout, &o, knobs, q)
+                        .unwrap_or_else(|e| rejected(&c.layout, e.to_string()))
+                }
+            };
+            // A rejected layout is still named by the flags that would launch it (`--nnodes`).
+            if p.rejected.is_some()
+                && let Ok(placed) = machine.place(&c.layout)
+            {
+                p.sglang_flags = placed.sglang_flags(&c.layout);
             }
+            p
         })
         .collect();
     let score = |p: &LayoutPrediction| p.steady.map_or(-1.0, |s| s.output_tok_per_s);

@@ -29,7 +29,10 @@ impl Hasher for KeyHasher {
         self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
     fn finish(&self) -> u64 {
-        self.0
+        // The multiply leaves the low bits (hashbrown's bucket index) depending only on the low
+        // bits of the key, and bucketed contexts end in zeros: without this rotation every context
+        // of one batch size probes the same bucket (rustc-hash's FxHasher rotates likewise).
+        self.0.rotate_left(26)
     }
 }
 
