@@ -342,3 +342,20 @@ fn the_scale_question_answers_on_a_two_box_preset() {
         _ => assert_eq!(a.flags_to_try.len(), 1),
     }
 }
+
+/// The hierarchical all-reduce over two HGX H200 boxes against the one published figure for such
+/// a pair: ~470 GB/s busbw with 8 NDR NICs per box (NVIDIA/nccl-tests#309, H100 boxes, whose
+/// NVLink and NICs the H200's match).
+#[test]
+fn two_hgx_boxes_all_reduce_near_the_published_busbw() {
+    let h = Machine::resolve(H200X2).unwrap();
+    let all: Vec<u32> = (0..16).collect();
+    let ar = h.collective(CollectiveOp::AllReduce, &all);
+    let bytes = (512u64 << 20) as f64;
+    let busbw = bytes / ar.time_s(bytes) * CollectiveOp::AllReduce.busbw_factor(16) / 1e9;
+    eprintln!("2 x HGX H200 all_reduce busbw at 512 MiB: {busbw:.0} GB/s (published ~470)");
+    assert!(
+        (busbw / 470.0 - 1.0).abs() < 0.15,
+        "busbw {busbw:.0} GB/s vs 470 published"
+    );
+}
