@@ -359,3 +359,49 @@ fn two_hgx_boxes_all_reduce_near_the_published_busbw() {
         "busbw {busbw:.0} GB/s vs 470 published"
     );
 }
+
+/// What `probe run --nnodes 2` itself merged (two fake 4-GPU nodes over loopback): read as two
+/// boxes, its all-GPU curve used for TP8, its "TP group per node × nodes" curve (GPUs 0,1,4,5)
+/// standing in for any 2 + 2 group, the loopback NIC NCCL used counted as the one NIC.
+#[test]
+fn the_probes_own_merged_profile_reads() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/probe-fake-2node-merged.json"
+    );
+    let m = Machine::resolve(path).unwrap();
+    assert_eq!((m.node_count(), m.gpus_per_node()), (2, 4));
+    assert_eq!(m.link_class(3, 4), LinkClass::NET);
+    let all: Vec<u32> = (0..8).collect();
+    let ar = m.collective(CollectiveOp::AllReduce, &all);
+    assert_eq!(
+        ar.source,
+        "measured all_reduce on GPUs 0,1,2,3,4,5,6,7 (2 nodes, NET)"
+    );
+    let ag = m.collective(CollectiveOp::AllGather, &[2, 3, 6, 7]);
+    assert!(
+        ag.source
+            .starts_with("measured all_gather on GPUs 0,1,4,5 standing in"),
+        "{}",
+        ag.source
+    );
+    let hop = m.stage_hop(&all[..4], &all[4..]);
+    assert!(
+        hop.source.contains("4 TP ranks send at once over 1 NIC"),
+        "{}",
+        hop.source
+    );
+    let spec = ModelSpec::preset("qwen3-235b-a22b-nvfp4").unwrap();
+    let cm = CostModel::new(
+        &m,
+        &spec,
+        layout(4, 2, 1, false),
+        &ServerOptions::default(),
+        Knobs::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        cm.placement().stages,
+        vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]
+    );
+}

@@ -62,20 +62,22 @@ pub struct Nics {
 }
 
 impl Nics {
-    /// From `nodes[].nics`: the NICs NCCL used (`used_by_nccl`), else every non-loopback NIC,
-    /// else one.
+    /// From `nodes[].nics`: the NICs NCCL used (`used_by_nccl`, loopback included: a test run
+    /// on one host goes through it), else every non-loopback NIC, else one.
     pub fn from_profile(p: &MachineProfile, notes: &mut Vec<String>) -> Nics {
         let mut rails = BTreeMap::new();
         let mut speeds: Vec<f64> = Vec::new();
         let mut transport = String::from("IB");
         for node in &p.nodes {
-            let real: Vec<_> = node
-                .nics
-                .iter()
-                .filter(|n| n.kind.as_deref() != Some("loopback") && n.name != "lo")
-                .collect();
-            let used: Vec<_> = real.iter().filter(|n| n.used_by_nccl).copied().collect();
-            let chosen = if used.is_empty() { real } else { used };
+            let used: Vec<_> = node.nics.iter().filter(|n| n.used_by_nccl).collect();
+            let chosen: Vec<_> = if used.is_empty() {
+                node.nics
+                    .iter()
+                    .filter(|n| n.kind.as_deref() != Some("loopback") && n.name != "lo")
+                    .collect()
+            } else {
+                used
+            };
             if chosen.is_empty() {
                 notes.push(format!(
                     "node {} lists no NIC: one NIC assumed for its inter-node traffic",
