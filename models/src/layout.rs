@@ -38,8 +38,15 @@ impl Layout {
         self.tp * self.pp
     }
 
-    /// The SGLang flags that launch this layout, e.g. `--tp 4 --pp-size 2`.
+    /// The SGLang flags that launch this layout on one node, e.g. `--tp 4 --pp-size 2`.
     pub fn sglang_flags(&self) -> String {
+        self.sglang_flags_on_nodes(1)
+    }
+
+    /// The SGLang flags that launch this layout over `nnodes` nodes: [`Self::sglang_flags`] plus
+    /// `--nnodes N` when N > 1 (each node then adds its own `--node-rank R` and the shared
+    /// `--dist-init-addr HOST:PORT`), e.g. `--tp 8 --pp-size 2 --nnodes 2`.
+    pub fn sglang_flags_on_nodes(&self, nnodes: u32) -> String {
         let mut s = format!("--tp {}", self.tp);
         if self.pp > 1 {
             s.push_str(&format!(" --pp-size {}", self.pp));
@@ -49,6 +56,9 @@ impl Layout {
         }
         if self.dp_attention {
             s.push_str(&format!(" --dp {} --enable-dp-attention", self.tp));
+        }
+        if nnodes > 1 {
+            s.push_str(&format!(" --nnodes {nnodes}"));
         }
         s
     }
@@ -184,10 +194,12 @@ impl Layout {
         Ok(())
     }
 
-    /// [`Self::validate`], and that the layout uses exactly `gpus` GPUs (`tp·pp == gpus`).
+    /// [`Self::validate`], and that the layout fits a machine of `gpus` GPUs (`tp·pp ≤ gpus`). A
+    /// layout of fewer GPUs runs as one replica on part of the machine, as SGLang would run
+    /// `--tp 4` on an 8-GPU box; the other GPUs sit idle.
     pub fn validate_for_gpus(&self, spec: &ModelSpec, gpus: u32) -> Result<()> {
         self.validate(spec)?;
-        if self.gpus() != gpus {
+        if self.gpus() > gpus {
             return Err(ModelsError::ImpossibleLayout {
                 layout: self.sglang_flags(),
                 model: spec.name.clone(),
@@ -215,5 +227,43 @@ fn check_block(format: WeightFormat, slice: u64, what: &str) -> std::result::Res
             ))
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fewer_gpus_than_the_machine_is_one_replica_not_an_error() {
+        let glm = ModelSpec::preset("glm-5-nvfp4").unwrap();
+        let tp4 = Layout::tp(4);
+        assert!(tp4.validate_for_gpus(&glm, 8).is_ok());
+        assert!(tp4.validate_for_gpus(&glm, 4).is_ok());
+        let err = Layout::tp(16).validate_for_gpus(&glm, 8).unwrap_err();
+        assert!(err.to_string().contains("16 GPUs"), "{err}");
+    }
+
+    #[test]
+    fn flags_name_the_nodes_only_when_there_are_several() {
+        let l = Layout {
+            tp: 8,
+            pp: 2,
+            ep: 1,
+            dp_attention: false,
+        };
+        assert_eq!(l.sglang_flags(), "--tp 8 --pp-size 2");
+        assert_eq!(l.sglang_flags_on_nodes(1), l.sglang_flags());
+        assert_eq!(l.sglang_flags_on_nodes(2), "--tp 8 --pp-size 2 --nnodes 2");
+        let ep16 = Layout {
+            tp: 16,
+            pp: 1,
+            ep: 16,
+            dp_attention: true,
+        };
+        assert_eq!(
+            ep16.sglang_flags_on_nodes(2),
+            "--tp 16 --ep-size 16 --dp 16 --enable-dp-attention --nnodes 2"
+        );
     }
 }

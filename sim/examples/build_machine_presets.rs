@@ -1,11 +1,14 @@
 //! Builds the machine presets `sim/presets/machines/*.json` (embedded by `sim::presets`) from the
-//! shared bare-metal NCCL measurements and published interconnect figures. Every figure used is
+//! shared bare-metal NCCL measurements and published interconnect and NIC figures (two-box
+//! presets: one-box presets joined by a modelled network, `machine_presets/multinode.rs`). Every figure used is
 //! cited in the preset's `provenance.source`, every modelling assumption in `provenance.notes`.
 //!
 //! Usage: `cargo run -p sim --example build_machine_presets [-- NCCL_JSON [OUT_DIR]]`
 //! (defaults: `shared/observations/nccl-rtx-pro-6000-baremetal.json`, `sim/presets/machines`).
 //! Exit 2 on bad input.
 
+#[path = "machine_presets/multinode.rs"]
+mod multinode;
 #[path = "machine_presets/nvlink.rs"]
 mod nvlink;
 #[path = "machine_presets/pcie.rs"]
@@ -134,14 +137,24 @@ fn run() -> anyhow::Result<()> {
         .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/presets/machines")));
     let measured = pcie::read_baremetal(&nccl)
         .with_context(|| format!("reading bare-metal NCCL measurements {}", nccl.display()))?;
+    let baremetal = pcie::baremetal(&measured);
+    let h200 = nvlink::preset(&nvlink::H200);
     let presets = [
-        ("rtx-pro-6000-x8-baremetal", pcie::baremetal(&measured)),
+        (
+            "rtx-pro-6000-x8x2-400gbe",
+            multinode::two_boxes(&baremetal, &multinode::ROCE_400GBE_X1),
+        ),
+        (
+            "h200-x8x2-ib-ndr",
+            multinode::two_boxes(&h200, &multinode::IB_NDR_X8),
+        ),
+        ("rtx-pro-6000-x8-baremetal", baremetal),
         (
             "rtx-pro-6000-x8-vm-hostbounce",
             pcie::vm_hostbounce(&measured),
         ),
         ("h100-x8", nvlink::preset(&nvlink::H100)),
-        ("h200-x8", nvlink::preset(&nvlink::H200)),
+        ("h200-x8", h200),
         ("b200-x8", nvlink::preset(&nvlink::B200)),
     ];
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;

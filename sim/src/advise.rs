@@ -66,6 +66,9 @@ pub struct RankedLayout {
     pub sglang_flags: String,
     pub run: Option<RunReport>,
     pub rejected: Option<String>,
+    /// GPUs of the machine the layout leaves idle (one replica on part of it).
+    #[serde(default)]
+    pub idle_gpus: u32,
 }
 
 /// EP's answer.
@@ -163,6 +166,9 @@ pub struct Advice {
     /// Server and bench_serving flags given that do not change the prediction.
     #[serde(default)]
     pub flags_not_modelled: Vec<String>,
+    /// `--question scale`: what the other boxes of a multi-node machine buy.
+    #[serde(default)]
+    pub scale: Option<crate::scale::ScaleAnswer>,
 }
 
 /// Simulates the workload on every layout and orders them by output throughput.
@@ -174,6 +180,7 @@ pub fn rank(layouts: &[SweepLayout], opts: &ServerOptions, w: &Workload) -> Vec<
             sglang_flags: r.sglang_flags,
             run: r.run,
             rejected: r.rejected,
+            idle_gpus: r.idle_gpus,
         })
         .collect();
     let key = |r: &RankedLayout| r.run.as_ref().map_or(-1.0, |x| x.output_throughput);

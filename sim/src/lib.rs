@@ -1,6 +1,7 @@
 //! The shardwise simulator: a cost model of an SGLang-style server over every parallel layout of a
 //! machine's GPUs (`cost`), the machine it runs on (`machine`, from a probe profile or a preset),
-//! and a serving simulation that turns iteration costs into what `bench_serving` reports.
+//! and a serving simulation that turns iteration costs into what `bench_serving` reports. A machine
+//! may be several boxes (`machine::nodes`); `scale` answers what the other boxes buy.
 //! [`server_log`] reads SGLang's own server log (arguments, memory lines, step-time samples) for
 //! calibration and validation; [`bench_io`] reads measured bench_serving runs.
 //!
@@ -29,6 +30,7 @@ pub mod options;
 pub mod presets;
 pub mod records;
 pub mod report;
+pub mod scale;
 pub mod scoreboard;
 pub mod server_log;
 pub mod serving;

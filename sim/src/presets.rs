@@ -7,12 +7,15 @@
 //! - `rtx-pro-6000-x8-vm-hostbounce`: the same cards in a Proxmox VM where P2P bounces through host
 //!   memory (the user's box during the GLM-5 work); curves derived from transfer physics.
 //! - `h100-x8`, `h200-x8`, `b200-x8`: NVSwitch boxes from published NCCL figures.
+//! - `rtx-pro-6000-x8x2-400gbe`: two bare-metal RTX PRO 6000 boxes, one ConnectX-7 400GbE (RoCE)
+//!   port each; `h200-x8x2-ib-ndr`: two HGX H200 boxes, 8× ConnectX-7 NDR 400 InfiniBand each.
+//!   The network is modelled from published NIC and NCCL figures, not measured.
 
 use models::MachineProfile;
 use std::path::Path;
 
 /// (name, embedded JSON) of every built-in preset, in the order `sim` lists them.
-const PRESETS: [(&str, &str); 5] = [
+const PRESETS: [(&str, &str); 7] = [
     (
         "rtx-pro-6000-x8-baremetal",
         include_str!("../presets/machines/rtx-pro-6000-x8-baremetal.json"),
@@ -24,6 +27,14 @@ const PRESETS: [(&str, &str); 5] = [
     ("h100-x8", include_str!("../presets/machines/h100-x8.json")),
     ("h200-x8", include_str!("../presets/machines/h200-x8.json")),
     ("b200-x8", include_str!("../presets/machines/b200-x8.json")),
+    (
+        "rtx-pro-6000-x8x2-400gbe",
+        include_str!("../presets/machines/rtx-pro-6000-x8x2-400gbe.json"),
+    ),
+    (
+        "h200-x8x2-ib-ndr",
+        include_str!("../presets/machines/h200-x8x2-ib-ndr.json"),
+    ),
 ];
 
 /// Names of the built-in machine presets (what `--machine` accepts besides a profile path).

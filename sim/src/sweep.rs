@@ -2,6 +2,8 @@
 //! workload) task runs its concurrencies in turn and shares one cost cache across them.
 
 use crate::cost::IterationModel;
+use crate::machine::Machine;
+use crate::machine::placement::Placement;
 use crate::options::ServerOptions;
 use crate::serving::{CostCache, RunReport, simulate_with};
 use crate::workload::Workload;
@@ -13,6 +15,31 @@ use serde::{Deserialize, Serialize};
 pub struct SweepLayout {
     pub layout: Layout,
     pub model: Result<Box<dyn IterationModel>, String>,
+    /// Where it runs on the machine (`None` when it cannot be placed there).
+    pub placement: Option<Placement>,
+}
+
+impl SweepLayout {
+    /// `layout` with its cost model (or why it has none), placed on `machine`.
+    pub fn new(
+        machine: &Machine,
+        layout: Layout,
+        model: Result<Box<dyn IterationModel>, String>,
+    ) -> SweepLayout {
+        SweepLayout {
+            layout,
+            model,
+            placement: machine.place(&layout).ok(),
+        }
+    }
+
+    /// The SGLang flags that launch it (`--nnodes N` when it spans nodes).
+    pub fn sglang_flags(&self) -> String {
+        match &self.placement {
+            Some(p) => p.sglang_flags(&self.layout),
+            None => self.layout.sglang_flags(),
+        }
+    }
 }
 
 /// One row of a sweep: a layout, a workload at one concurrency, and what the simulation says (or
@@ -28,6 +55,9 @@ pub struct SweepRow {
     pub run: Option<RunReport>,
     /// Why not, otherwise (layout rejected, does not fit, request too large for KV).
     pub rejected: Option<String>,
+    /// GPUs of the machine the layout leaves idle (it runs as one replica on the others).
+    #[serde(default)]
+    pub idle_gpus: u32,
 }
 
 /// Simulates every layout × workload × concurrency. `concurrencies` replace each workload's
@@ -57,14 +87,19 @@ pub fn sweep(
                     })
                     .collect()
             };
+            let flags = sl.sglang_flags();
             let row = |wl: &Workload, run: Option<RunReport>, rejected: Option<String>| SweepRow {
                 layout: sl.layout.short_name(),
-                sglang_flags: sl.layout.sglang_flags(),
+                sglang_flags: flags.clone(),
                 max_concurrency: wl.max_concurrency,
                 random_input_len: wl.random_input_len,
                 random_output_len: wl.random_output_len,
-                run,
+                run: run.map(|r| RunReport {
+                    sglang_flags: flags.clone(),
+                    ..r
+                }),
                 rejected,
+                idle_gpus: sl.placement.as_ref().map_or(0, |p| p.idle_gpus),
             };
             match &sl.model {
                 Err(why) => variants

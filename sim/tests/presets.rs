@@ -1,6 +1,7 @@
 //! Checks the built-in machine presets (`sim/presets/machines/*.json`): schema, provenance, the
-//! nccl-tests bus-bandwidth formula, agreement with the shared bare-metal NCCL measurements, and
-//! that the host-bounce VM is slower than bare metal everywhere.
+//! nccl-tests bus-bandwidth formula, agreement with the shared bare-metal NCCL measurements, that
+//! the host-bounce VM is slower than bare metal everywhere, and that the two-box presets are their
+//! one-box presets twice joined by a network as published (NIC line rate, NCCL's achieved share).
 
 use models::MachineProfile;
 use models::profile::{
@@ -37,7 +38,9 @@ fn every_preset_parses_with_provenance() {
             "rtx-pro-6000-x8-vm-hostbounce",
             "h100-x8",
             "h200-x8",
-            "b200-x8"
+            "b200-x8",
+            "rtx-pro-6000-x8x2-400gbe",
+            "h200-x8x2-ib-ndr"
         ]
     );
     for (name, p) in all() {
@@ -49,8 +52,13 @@ fn every_preset_parses_with_provenance() {
         );
         assert!(p.provenance.notes.len() >= 3, "{name}: notes");
         assert!(p.gpu_preset.is_some(), "{name}: gpu_preset");
-        assert_eq!(p.devices.len(), 8, "{name}");
-        assert_eq!(p.links.len(), 56, "{name}: every ordered pair");
+        let boxes = p.nodes.len().max(1);
+        assert_eq!(p.devices.len(), 8 * boxes, "{name}");
+        assert_eq!(
+            p.links.len(),
+            56 * boxes,
+            "{name}: every ordered pair inside a box"
+        );
         for n in [2usize, 4, 8] {
             assert!(
                 p.collectives
@@ -259,6 +267,86 @@ fn devices_agree_with_their_gpu_preset() {
             );
             assert_eq!(d.name, gpu.display_name, "{name} device {}", d.index);
             assert_eq!(d.pcie_gen_max, Some(gpu.pcie_gen), "{name}");
+        }
+    }
+}
+
+#[test]
+fn two_box_presets_are_one_box_twice_over_a_published_network() {
+    for (name, one, transport, nics, gb_per_s) in [
+        (
+            "rtx-pro-6000-x8x2-400gbe",
+            "rtx-pro-6000-x8-baremetal",
+            "RoCE",
+            1,
+            46.0,
+        ),
+        ("h200-x8x2-ib-ndr", "h200-x8", "IB", 8, 47.0),
+    ] {
+        let p = machine_preset(name).unwrap();
+        let base = machine_preset(one).unwrap();
+        assert_eq!(p.nodes.len(), 2, "{name}");
+        for (r, node) in p.nodes.iter().enumerate() {
+            assert_eq!(node.rank, r as u32);
+            assert_eq!(
+                node.devices,
+                (8 * r as u32..8 * (r as u32 + 1)).collect::<Vec<_>>()
+            );
+            assert_eq!(node.net_transport.as_deref(), Some(transport), "{name}");
+            assert_eq!(node.nics.len(), nics, "{name}");
+            assert!(
+                node.nics
+                    .iter()
+                    .all(|n| n.used_by_nccl && n.speed_gbit_per_s == Some(400.0))
+            );
+        }
+        for d in &p.devices {
+            assert_eq!(d.node, d.index / 8, "{name} device {}", d.index);
+        }
+        // inside a box: exactly the one-box preset's curves
+        let intra: Vec<&CollectiveCurve> = p
+            .collectives
+            .iter()
+            .filter(|c| c.link_class != Some(LinkClass::NET))
+            .collect();
+        assert_eq!(intra.len(), base.collectives.len(), "{name}");
+        for (a, b) in intra.iter().zip(&base.collectives) {
+            assert_eq!(*a, b, "{name}");
+        }
+        let source = p.provenance.source.as_deref().unwrap();
+        for cite in ["ConnectX-7", "nccl-tests/issues/290", "400"] {
+            assert!(source.contains(cite), "{name}: source lacks {cite}");
+        }
+        assert!(
+            p.provenance
+                .notes
+                .iter()
+                .any(|n| n.contains("not measured")),
+            "{name}: the network must say it is modelled"
+        );
+        // the network: large send/recv reaches NCCL's achieved share of the NIC, small ones its
+        // per-step latency
+        let sr = curve(&p, CollectiveOp::SendRecv, &[0, 8]);
+        assert_eq!(sr.link_class, Some(LinkClass::NET));
+        let big = sr.points.last().unwrap();
+        assert!(
+            (big.busbw_gb_per_s / gb_per_s - 1.0).abs() < 0.01,
+            "{name}: {}",
+            big.busbw_gb_per_s
+        );
+        assert!((8.0..15.0).contains(&sr.points[0].time_us.median), "{name}");
+        for op in [
+            CollectiveOp::AllReduce,
+            CollectiveOp::AllGather,
+            CollectiveOp::ReduceScatter,
+            CollectiveOp::AllToAll,
+        ] {
+            let c = curve(&p, op, &[0, 8]);
+            assert!(
+                c.points
+                    .windows(2)
+                    .all(|w| w[1].time_us.median >= w[0].time_us.median)
+            );
         }
     }
 }

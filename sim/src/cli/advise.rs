@@ -25,6 +25,9 @@ pub enum Question {
     Ep,
     /// Should we turn on speculative decoding (MTP / EAGLE) at this load?
     Mtp,
+    /// On a multi-node machine: what do the other boxes buy (best layout of all GPUs vs the best
+    /// of one box, and one server per box)?
+    Scale,
 }
 
 #[derive(clap::Args, Debug)]
@@ -104,6 +107,13 @@ pub fn run(args: Args) -> Result<()> {
         }
         _ => None,
     };
+    let scale = match args.question {
+        Some(Question::Scale) => {
+            spinner.set_message(format!("scale answer over {} draws", args.draws));
+            Some(super::scale::answer(&setup, &workload, args.draws)?)
+        }
+        _ => None,
+    };
     spinner.finish_and_clear();
     let mut notes = Vec::new();
     if let Some(b) = &setup.opts.moe_a2a_backend {
@@ -127,6 +137,7 @@ pub fn run(args: Args) -> Result<()> {
         mtp,
         notes,
         flags_not_modelled,
+        scale,
     };
     if default_concurrency {
         eprintln!("note: no --max-concurrency given; advised for 64 concurrent requests");

@@ -32,6 +32,12 @@ pub fn print_advice(a: &Advice, all: bool, model_path: &str) {
     );
     let (table, hidden) = ranking_table(&a.ranking, all);
     println!("{table}");
+    for r in a.ranking.iter().filter(|r| r.idle_gpus > 0) {
+        println!(
+            "note: {} runs as one replica: {} GPUs sit idle",
+            r.layout, r.idle_gpus
+        );
+    }
     if hidden > 0 {
         println!("{hidden} more layout(s) not shown (slower or rejected); --all lists every row");
     }
@@ -40,6 +46,9 @@ pub fn print_advice(a: &Advice, all: bool, model_path: &str) {
     }
     if let Some(m) = &a.mtp {
         print_mtp(m, model_path);
+    }
+    if let Some(scale) = &a.scale {
+        super::scale::print(scale, model_path);
     }
     println!("based on:");
     for p in &a.provenance {

@@ -112,8 +112,12 @@ impl LayoutArgs {
                 return Ok(LayoutSelection::All);
             }
             let all = enumerate_layouts(gpus, model);
+            // A name of fewer GPUs (TP4 on 8) is one replica on part of the machine.
+            let fewer = (1..gpus).rev().flat_map(|g| enumerate_layouts(g, model));
             return all
                 .iter()
+                .cloned()
+                .chain(fewer)
                 .find(|c| c.layout.short_name().eq_ignore_ascii_case(name))
                 .map(|c| LayoutSelection::One(c.layout))
                 .with_context(|| {

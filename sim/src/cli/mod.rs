@@ -43,6 +43,7 @@ pub mod models_cmd;
 pub mod predict;
 pub mod report;
 pub mod run;
+pub mod scale;
 pub mod scoreboard;
 pub mod server_args;
 pub mod server_log_cmd;

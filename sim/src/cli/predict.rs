@@ -127,6 +127,14 @@ fn one_table(out: &PredictOutput) -> String {
         p.placement,
         if p.cuda_graph { ", CUDA graph" } else { "" }
     ));
+    if p.idle_gpus > 0 {
+        s.push_str(&format!(
+            "one replica on {} of the machine's {} GPUs: {} GPUs sit idle\n",
+            out.gpu_count - p.idle_gpus,
+            out.gpu_count,
+            p.idle_gpus
+        ));
+    }
     let (Some(b), Some(st), Some(tr), Some(m)) = (p.breakdown, p.steady, p.traffic, p.memory)
     else {
         return s;

@@ -154,12 +154,18 @@ impl Setup {
 
     /// `(name, flags)` of `layout` as ranked: with `+backend` where the a2a backend runs.
     pub fn ranked_label(&self, layout: Layout) -> (String, String) {
+        self.ranked_label_with(layout, layout.sglang_flags())
+    }
+
+    /// [`Setup::ranked_label`] with `flags` as the layout's launch flags (`--nnodes` where it
+    /// spans nodes).
+    pub fn ranked_label_with(&self, layout: Layout, flags: String) -> (String, String) {
         match self.opts_ranking(layout).moe_a2a_backend {
             Some(b) => (
                 format!("{}+{b}", layout.short_name()),
-                format!("{} --moe-a2a-backend {b}", layout.sglang_flags()),
+                format!("{flags} --moe-a2a-backend {b}"),
             ),
-            None => (layout.short_name(), layout.sglang_flags()),
+            None => (layout.short_name(), flags),
         }
     }
 
@@ -298,8 +304,9 @@ pub fn run(args: Args) -> Result<()> {
     let workload = args.workload.one(setup.max_context_tokens())?;
     let model = setup.model(layout, setup.knobs)?;
     let opts = setup.opts_for(layout);
-    let run = simulate(&model, &opts, &workload)
+    let mut run = simulate(&model, &opts, &workload)
         .with_context(|| format!("simulating {}", layout.short_name()))?;
+    run.sglang_flags = model.placement().sglang_flags(&layout);
     if let Some(path) = &args.workload.bench.output_file {
         write_bench_line(path, &setup, &args.workload, &run, &workload, layout)?;
     }
@@ -314,6 +321,7 @@ pub fn run(args: Args) -> Result<()> {
         knobs: setup.knobs,
         flags_not_modelled,
         provenance: setup.provenance(&args.workload),
+        idle_gpus: model.placement().idle_gpus,
         run,
     };
     match args.format.format {
@@ -369,7 +377,7 @@ fn table(o: &RunOutput) -> Table {
     let conc = r
         .max_concurrency
         .map_or("unlimited".to_string(), |c| c.to_string());
-    let rows: Vec<(&str, String)> = vec![
+    let mut rows: Vec<(&str, String)> = vec![
         ("Maximum request concurrency", conc),
         (
             "Input / output length",
@@ -444,6 +452,15 @@ fn table(o: &RunOutput) -> Table {
             parts(&r.breakdown.cost_parts),
         ),
     ];
+    if o.idle_gpus > 0 {
+        rows.insert(
+            0,
+            (
+                "GPUs",
+                format!("one replica; {}", super::sweep::idle_note(o.idle_gpus)),
+            ),
+        );
+    }
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v]);
     }

@@ -48,9 +48,8 @@ pub fn layouts(setup: &Setup, _server: &ServerArgs) -> Result<Vec<SweepLayout>> 
     let many = chosen.len() > 1;
     Ok(chosen
         .into_iter()
-        .map(|(layout, rejected)| SweepLayout {
-            layout,
-            model: match rejected {
+        .map(|(layout, rejected)| {
+            let model = match rejected {
                 Some(why) => Err(why),
                 None => if many {
                     setup.model_ranking(layout, setup.knobs)
@@ -59,7 +58,8 @@ pub fn layouts(setup: &Setup, _server: &ServerArgs) -> Result<Vec<SweepLayout>> 
                 }
                 .map(|m| Box::new(m) as Box<dyn IterationModel>)
                 .map_err(|e| e.to_string()),
-            },
+            };
+            SweepLayout::new(&setup.machine, layout, model)
         })
         .collect())
 }
@@ -72,7 +72,7 @@ pub fn label_rows<'a>(
 ) {
     for (name, flags) in rows {
         if let Some(l) = layouts.iter().find(|l| l.layout.short_name() == *name) {
-            let (n, f) = setup.ranked_label(l.layout);
+            let (n, f) = setup.ranked_label_with(l.layout, l.sglang_flags());
             *name = n;
             *flags = f;
         }
@@ -201,6 +201,15 @@ fn csv(rows: &[SweepRow]) -> String {
     s
 }
 
+/// "N GPUs idle" for a layout that runs as one replica on part of the machine.
+pub fn idle_note(idle_gpus: u32) -> String {
+    match idle_gpus {
+        0 => String::new(),
+        1 => "1 GPU idle (one replica)".into(),
+        n => format!("{n} GPUs idle (one replica)"),
+    }
+}
+
 fn table(rows: &[SweepRow]) -> Table {
     let mut t = Table::new();
     t.set_header(vec![
@@ -227,7 +236,7 @@ fn table(rows: &[SweepRow]) -> Table {
                 format!("{:.0}", x.mean_ttft_ms),
                 format!("{:.2}", x.mean_tpot_ms),
                 x.peak_running_requests.to_string(),
-                String::new(),
+                idle_note(r.idle_gpus),
             ]),
             None => t.add_row(vec![
                 r.layout.clone(),

@@ -100,7 +100,7 @@ impl LayoutComm {
             let reduce_scatter = machine.collective(CollectiveOp::ReduceScatter, group);
             let all_to_all = machine.collective(CollectiveOp::AllToAll, group);
             let hop_send = match placement.stages.get(s + 1) {
-                Some(next) => machine.collective(CollectiveOp::SendRecv, &[group[0], next[0]]),
+                Some(next) => machine.stage_hop(group, next),
                 None => CommCurve::free(),
             };
             if group.len() > 1 {

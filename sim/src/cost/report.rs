@@ -152,6 +152,8 @@ pub struct LayoutPrediction {
     pub rejected: Option<String>,
     /// GPUs of each pipeline stage.
     pub placement: Vec<Vec<u32>>,
+    /// GPUs of the machine this layout leaves unused (one replica on part of the machine).
+    pub idle_gpus: u32,
     /// Whether the iteration replays a CUDA graph.
     pub cuda_graph: bool,
     /// Latency of the iteration through all stages, ms.
@@ -218,6 +220,7 @@ fn rejected(layout: &Layout, reason: String) -> LayoutPrediction {
         sglang_flags: layout.sglang_flags(),
         rejected: Some(reason),
         placement: Vec::new(),
+        idle_gpus: 0,
         cuda_graph: false,
         iteration_ms: 0.0,
         stage_ms: Vec::new(),
@@ -247,9 +250,10 @@ pub fn describe(cm: &CostModel, q: &PredictQuery) -> LayoutPrediction {
     let layout = cm.layout();
     LayoutPrediction {
         layout: layout.short_name(),
-        sglang_flags: layout.sglang_flags(),
+        sglang_flags: cm.placement().sglang_flags(&layout),
         rejected: None,
         placement: cm.placement().stages.clone(),
+        idle_gpus: cm.placement().idle_gpus,
         cuda_graph: cm.uses_cuda_graph(&st),
         iteration_ms: cost.latency_s * 1e3,
         stage_ms: cost.stage_s.iter().map(|s| s * 1e3).collect(),
@@ -328,14 +332,23 @@ pub fn predict_all(
 ) -> Vec<LayoutPrediction> {
     let mut out: Vec<LayoutPrediction> = enumerate_layouts(machine.gpu_count, model)
         .into_iter()
-        .map(|c| match c.rejected {
-            Some(r) => rejected(&c.layout, r),
-            // An all-to-all backend runs where it can (EP over the TP group), not elsewhere.
-            None => {
-                let o = crate::advise::a2a_where_applicable(opts, model, &c.layout);
-                predict_layout(machine, model, c.layout, &o, knobs, q)
-                    .unwrap_or_else(|e| rejected(&c.layout, e.to_string()))
+        .map(|c| {
+            let mut p = match c.rejected {
+                Some(r) => rejected(&c.layout, r),
+                // An all-to-all backend runs where it can (EP over the TP group), not elsewhere.
+                None => {
+                    let o = crate::advise::a2a_where_applicable(opts, model, &c.layout);
+                    predict_layout(machine, model, c.layout, &o, knobs, q)
+                        .unwrap_or_else(|e| rejected(&c.layout, e.to_string()))
+                }
+            };
+            // A rejected layout is still named by the flags that would launch it (`--nnodes`).
+            if p.rejected.is_some()
+                && let Ok(placed) = machine.place(&c.layout)
+            {
+                p.sglang_flags = placed.sglang_flags(&c.layout);
             }
+            p
         })
         .collect();
     let score = |p: &LayoutPrediction| p.steady.map_or(-1.0, |s| s.output_tok_per_s);

@@ -20,8 +20,8 @@ use super::curve::CommCurve;
 use super::placement::link_rank;
 use models::GpuSpec;
 use models::profile::{
-    CollectiveCurve, CollectiveOp, CollectiveStatus, Direction, LinkClass, MachineProfile,
-    PairClass, TransferMode,
+    CollectiveCurve, CollectiveOp, CollectiveStatus, Direction, LinkClass, PairClass, PairLink,
+    TransferMode,
 };
 
 /// Bytes per second one direction of a PCIe link of `gen` × `lanes` carries in practice
@@ -48,7 +48,7 @@ fn default_step_latency_s(gpu: &GpuSpec) -> f64 {
 }
 
 /// Ring steps of a collective over `n` ranks (latency terms).
-fn ring_steps(op: CollectiveOp, n: u32) -> f64 {
+pub(super) fn ring_steps(op: CollectiveOp, n: u32) -> f64 {
     let n = n.max(1) as f64;
     match op {
         CollectiveOp::AllReduce => 2.0 * (n - 1.0),
@@ -57,7 +57,7 @@ fn ring_steps(op: CollectiveOp, n: u32) -> f64 {
     }
 }
 
-fn curve_points(c: &CollectiveCurve) -> Vec<(f64, f64)> {
+pub(super) fn curve_points(c: &CollectiveCurve) -> Vec<(f64, f64)> {
     c.points
         .iter()
         .filter(|p| p.status == CollectiveStatus::Ok)
@@ -65,12 +65,12 @@ fn curve_points(c: &CollectiveCurve) -> Vec<(f64, f64)> {
         .collect()
 }
 
-fn devices_label(devs: &[u32]) -> String {
+pub(super) fn devices_label(devs: &[u32]) -> String {
     let v: Vec<String> = devs.iter().map(|d| d.to_string()).collect();
     v.join(",")
 }
 
-fn op_name(op: CollectiveOp) -> &'static str {
+pub(super) fn op_name(op: CollectiveOp) -> &'static str {
     match op {
         CollectiveOp::AllReduce => "all_reduce",
         CollectiveOp::AllGather => "all_gather",
@@ -80,10 +80,13 @@ fn op_name(op: CollectiveOp) -> &'static str {
     }
 }
 
-/// Resolves communication curves for GPU groups of one machine profile.
+/// Resolves communication curves for GPU groups from one set of measured curves (a node's, or
+/// the one-GPU-per-node curves of a network).
 pub struct Interconnect<'a> {
-    /// The profile whose curves and links are searched.
-    pub profile: &'a MachineProfile,
+    /// The measured collective curves searched.
+    pub collectives: &'a [CollectiveCurve],
+    /// The measured GPU pairs (for send/recv from link curves).
+    pub links: &'a [PairLink],
     /// The GPU, for the datasheet fallback.
     pub gpu: &'a GpuSpec,
     /// Link class between two devices.
@@ -107,23 +110,19 @@ impl Interconnect<'_> {
 
     /// The curve of `op` over `devices` (see the module docs for the order of preference).
     pub fn curve(&self, op: CollectiveOp, devices: &[u32]) -> CommCurve {
-        let n = devices.len() as u32;
-        if n <= 1 {
+        if devices.len() <= 1 {
             return CommCurve::free();
         }
-        if let Some(c) = self.measured(op, devices) {
-            return c;
-        }
-        if let Some(c) = self.other_size(op, devices) {
-            return c;
-        }
-        if let Some(c) = self.other_op(op, devices) {
-            return c;
-        }
-        if let Some(c) = self.measured_links(op, devices) {
-            return c;
-        }
-        self.datasheet(op, devices)
+        self.resolve(op, devices)
+            .unwrap_or_else(|| self.datasheet(op, devices))
+    }
+
+    /// Steps 1–6: a curve from what was measured, `None` when nothing applies.
+    pub fn resolve(&self, op: CollectiveOp, devices: &[u32]) -> Option<CommCurve> {
+        self.measured(op, devices)
+            .or_else(|| self.other_size(op, devices))
+            .or_else(|| self.other_op(op, devices))
+            .or_else(|| self.measured_links(op, devices))
     }
 
     /// Step 6: a ring over the group's measured pair links.
@@ -155,11 +154,10 @@ impl Interconnect<'_> {
     /// host-staged: the mode the pair really uses, from its largest measured size.
     fn link_figures(&self, a: u32, b: u32) -> Option<(f64, f64, bool)> {
         let link = self
-            .profile
             .links
             .iter()
             .find(|l| (l.src, l.dst) == (a, b))
-            .or_else(|| self.profile.links.iter().find(|l| (l.src, l.dst) == (b, a)))?;
+            .or_else(|| self.links.iter().find(|l| (l.src, l.dst) == (b, a)))?;
         let host = matches!(link.classification, Some(PairClass::HostBounce))
             || link.can_access_peer == Some(false);
         let mode = if host {
@@ -188,7 +186,6 @@ impl Interconnect<'_> {
         want.sort_unstable();
         let class = self.worst_class(devices);
         let best = self
-            .profile
             .collectives
             .iter()
             .filter(|c| c.op == op && c.devices.len() == devices.len())
@@ -230,7 +227,6 @@ impl Interconnect<'_> {
         let n = devices.len() as u32;
         let class = self.worst_class(devices);
         let best = self
-            .profile
             .collectives
             .iter()
             .filter(|c| c.op == op && c.devices.len() > 1 && !curve_points(c).is_empty())
@@ -297,16 +293,10 @@ impl Interconnect<'_> {
     /// pair does P2P, host-staged copies otherwise), with the measured small-copy latency.
     fn link_send_recv(&self, src: u32, dst: u32) -> Option<CommCurve> {
         let link = self
-            .profile
             .links
             .iter()
             .find(|l| l.src == src && l.dst == dst)
-            .or_else(|| {
-                self.profile
-                    .links
-                    .iter()
-                    .find(|l| l.src == dst && l.dst == src)
-            })?;
+            .or_else(|| self.links.iter().find(|l| l.src == dst && l.dst == src))?;
         let p2p = matches!(link.classification, Some(PairClass::P2p) | None)
             && link.can_access_peer != Some(false);
         let want_mode = if p2p {

@@ -2,19 +2,26 @@
 //! built-in preset (`sim::presets`).
 //!
 //! Communication comes from the profile's measured collective curves for the group size and link
-//! class actually used ([`interconnect`]); GPUs are placed by topology ([`placement`]). Compute
+//! class actually used ([`interconnect`]); GPUs are placed by topology ([`placement`]). A machine
+//! is nodes × GPUs per node ([`nodes`]): a one-node profile or preset is one box, a multi-node
+//! profile (schema 2 `nodes`) or a `…x8x2…` preset several, and a group that spans nodes uses the
+//! inter-node curves, hierarchically where nothing was measured on that group ([`network`]). Compute
 //! ceilings are the GPU datasheet's, unless the profile measured them: a measured device copy
 //! bandwidth or GEMM throughput rescales the datasheet peak (see [`Machine::memory_peak_scale`]).
 
 pub mod curve;
 pub mod interconnect;
+pub mod network;
+pub mod nodes;
 pub mod placement;
 
 use crate::error::{Result, SimError};
 use curve::CommCurve;
 use interconnect::Interconnect;
-use models::profile::{CollectiveOp, LinkClass, MachineProfile, PairClass};
+use models::profile::{CollectiveCurve, CollectiveOp, LinkClass, MachineProfile, PairClass};
 use models::{GpuSpec, Layout};
+use network::{Network, Nics};
+use nodes::Topology;
 use placement::Placement;
 use std::path::Path;
 
@@ -40,6 +47,14 @@ pub struct Machine {
     memory_peak_scale: f64,
     /// Where numbers were assumed or derived rather than measured.
     notes: Vec<String>,
+    /// Nodes, and the link class of every GPU pair.
+    topology: Topology,
+    /// Curves measured inside one node.
+    intra: Vec<CollectiveCurve>,
+    /// Curves measured on groups that span nodes, and those of them with one GPU per node.
+    spanning: Vec<CollectiveCurve>,
+    rails: Vec<CollectiveCurve>,
+    nics: Nics,
 }
 
 impl Machine {
@@ -81,6 +96,7 @@ impl Machine {
             ));
         }
         let gpu = resolve_gpu(&profile).map_err(problem)?;
+        let topology = Topology::from_profile(&profile).map_err(problem)?;
         let mut notes = Vec::new();
         let memory_bytes = profile
             .devices
@@ -91,6 +107,23 @@ impl Machine {
             .unwrap_or(gpu.memory_bytes);
         let memory_peak_scale = measured_memory_scale(&profile, &gpu, &mut notes);
         let devices: Vec<u32> = profile.devices.iter().map(|d| d.index).collect();
+        let (spanning, intra): (Vec<_>, Vec<_>) = profile
+            .collectives
+            .iter()
+            .cloned()
+            .partition(|c| topology.nodes_spanned(&c.devices) > 1);
+        let rails: Vec<CollectiveCurve> = spanning
+            .iter()
+            .filter(|c| {
+                let parts = topology.split_by_node(&c.devices);
+                parts.iter().all(|(_, p)| p.len() == 1)
+            })
+            .cloned()
+            .collect();
+        let nics = Nics::from_profile(&profile, &mut notes);
+        if topology.node_count() > 1 {
+            notes.push(multi_node_note(&topology, &spanning, &profile));
+        }
         let mut m = Machine {
             gpu_count: devices.len() as u32,
             gpu,
@@ -100,9 +133,29 @@ impl Machine {
             memory_peak_scale,
             notes,
             profile,
+            topology,
+            intra,
+            spanning,
+            rails,
+            nics,
         };
         m.order = placement::topology_order(&devices, |a, b| m.link_class(a, b));
         Ok(m)
+    }
+
+    /// Nodes of the machine (1 for a single box).
+    pub fn node_count(&self) -> u32 {
+        self.topology.node_count()
+    }
+
+    /// GPUs in one node (the smallest, if they differ).
+    pub fn gpus_per_node(&self) -> u32 {
+        self.topology.gpus_per_node()
+    }
+
+    /// Which node each GPU sits on.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
     }
 
     /// The preset name or the profile's file stem.
@@ -186,50 +239,36 @@ impl Machine {
                 .any(|l| matches!(l.topology, LinkClass::NV(_)))
     }
 
-    /// True when every pair of `devices` can do direct P2P (no host bounce, nothing broken);
-    /// pairs the profile does not describe count as P2P-capable.
+    /// True when every pair of `devices` can do direct P2P (no host bounce, nothing broken, all
+    /// on one node); pairs the profile does not describe count as P2P-capable.
     pub fn p2p_ok(&self, devices: &[u32]) -> bool {
-        self.profile.links.iter().all(|l| {
-            !(devices.contains(&l.src) && devices.contains(&l.dst))
-                || (!matches!(
-                    l.classification,
-                    Some(PairClass::HostBounce) | Some(PairClass::Broken)
-                ) && l.can_access_peer != Some(false))
-        })
+        self.topology.nodes_spanned(devices) <= 1
+            && self.profile.links.iter().all(|l| {
+                !(devices.contains(&l.src) && devices.contains(&l.dst))
+                    || (!matches!(
+                        l.classification,
+                        Some(PairClass::HostBounce) | Some(PairClass::Broken)
+                    ) && l.can_access_peer != Some(false))
+            })
     }
 
-    /// Link class between two GPUs: the profile's `nvidia-smi topo -m` class, else from NUMA
-    /// nodes (same node → NODE, different → SYS), else Unknown.
+    /// Link class between two GPUs: NET across nodes; inside a node the profile's
+    /// `nvidia-smi topo -m` class, else from NUMA nodes (same node → NODE, different → SYS), else
+    /// Unknown.
     pub fn link_class(&self, a: u32, b: u32) -> LinkClass {
         if a == b {
             return LinkClass::X;
         }
-        if let Some(l) = self
-            .profile
-            .links
-            .iter()
-            .find(|l| (l.src, l.dst) == (a, b) || (l.src, l.dst) == (b, a))
-        {
-            return l.topology;
-        }
-        let numa = |d: u32| {
-            self.profile
-                .devices
-                .iter()
-                .find(|x| x.index == d)
-                .and_then(|x| x.numa_node)
-        };
-        match (numa(a), numa(b)) {
-            (Some(x), Some(y)) if x == y => LinkClass::NODE,
-            (Some(_), Some(_)) => LinkClass::SYS,
-            _ => LinkClass::Unknown,
-        }
+        self.topology
+            .class(a, b)
+            .unwrap_or_else(|| nodes::intra_class(&self.profile, a, b))
     }
 
-    /// The GPUs each stage of `layout` runs on (topology-aware, see [`placement`]).
+    /// The GPUs each stage of `layout` runs on (topology-aware, see [`placement`]); a layout of
+    /// fewer GPUs than the machine gets the best-placed ones and leaves the rest idle.
     pub fn place(&self, layout: &Layout) -> Result<Placement> {
         let needed = layout.tp * layout.pp;
-        if needed > self.gpu_count {
+        if needed > self.gpu_count || needed == 0 {
             return Err(SimError::NotEnoughGpus {
                 layout: layout.short_name(),
                 machine: self.name.clone(),
@@ -237,31 +276,106 @@ impl Machine {
                 available: self.gpu_count,
             });
         }
-        Ok(placement::place(&self.order, layout.tp, layout.pp))
+        let mut p = if needed == self.gpu_count {
+            placement::place(&self.order, layout.tp, layout.pp)
+        } else {
+            placement::place_best(
+                &self.order,
+                layout.tp,
+                layout.pp,
+                |a, b| self.link_class(a, b),
+                |d| self.topology.node_of(d).unwrap_or(0),
+            )
+        };
+        let used: Vec<u32> = p.stages.iter().flatten().copied().collect();
+        p.nodes = self.topology.nodes_spanned(&used);
+        p.idle_gpus = self.gpu_count - needed;
+        Ok(p)
+    }
+
+    /// Resolves curves inside one node, with `class_of` giving link classes.
+    fn intra<'a>(&'a self, class_of: &'a dyn Fn(u32, u32) -> LinkClass) -> Interconnect<'a> {
+        Interconnect {
+            collectives: &self.intra,
+            links: &self.profile.links,
+            gpu: &self.gpu,
+            class_of,
+        }
     }
 
     /// Time vs bytes of collective `op` over `devices`, measured or derived (the curve's `source`
-    /// says which).
+    /// says which). A group that spans nodes uses the inter-node curves ([`network`]).
     pub fn collective(&self, op: CollectiveOp, devices: &[u32]) -> CommCurve {
         let class_of = |a: u32, b: u32| self.link_class(a, b);
-        Interconnect {
-            profile: &self.profile,
-            gpu: &self.gpu,
-            class_of: &class_of,
+        let intra = self.intra(&class_of);
+        if self.topology.nodes_spanned(devices) <= 1 {
+            return intra.curve(op, devices);
+        }
+        Network {
+            topology: &self.topology,
+            spanning: &self.spanning,
+            rails: &self.rails,
+            intra: &intra,
+            nics: &self.nics,
         }
         .curve(op, devices)
+    }
+
+    /// Send/recv of one TP rank's slice from pipeline stage `from` to `to` while every rank of the
+    /// stage sends its own: across nodes the ranks share the NICs between the two nodes, so each
+    /// gets `NICs / ranks` of them; inside a node the pair's curve as it is.
+    pub fn stage_hop(&self, from: &[u32], to: &[u32]) -> CommCurve {
+        let pair = [from[0], to[0]];
+        let c = self.collective(CollectiveOp::SendRecv, &pair);
+        let (Some(a), Some(b)) = (
+            self.topology.node_of(pair[0]),
+            self.topology.node_of(pair[1]),
+        ) else {
+            return c;
+        };
+        if a == b {
+            return c;
+        }
+        let ranks = from.len() as u32;
+        let nics = self.nics.rails_between(a, b).min(ranks);
+        if ranks <= nics {
+            return c;
+        }
+        let share = ranks as f64 / nics as f64;
+        let source = format!(
+            "{}; the {ranks} TP ranks send at once over {nics} NIC{}",
+            c.source,
+            if nics == 1 { "" } else { "s" }
+        );
+        c.at_scaled_bytes(share, source)
     }
 
     /// The worst link class inside a group of GPUs.
     pub fn worst_link_class(&self, devices: &[u32]) -> LinkClass {
         let class_of = |a: u32, b: u32| self.link_class(a, b);
-        Interconnect {
-            profile: &self.profile,
-            gpu: &self.gpu,
-            class_of: &class_of,
-        }
-        .worst_class(devices)
+        self.intra(&class_of).worst_class(devices)
     }
+}
+
+/// One line on how a multi-node machine's network is known.
+fn multi_node_note(t: &Topology, spanning: &[CollectiveCurve], p: &MachineProfile) -> String {
+    let per: Vec<String> = t.nodes().map(|(_, d)| d.len().to_string()).collect();
+    let transport = p
+        .nodes
+        .iter()
+        .find_map(|n| n.net_transport.clone())
+        .unwrap_or_else(|| "an unnamed transport".into());
+    let how = if p.provenance.tool == "preset" {
+        "modelled from published NIC figures, not measured"
+    } else {
+        "measured"
+    };
+    format!(
+        "{} nodes × {} GPUs over {transport}: {} inter-node curves ({how}); groups that span nodes with no curve of their own are costed hierarchically",
+        t.node_count(),
+        per.join("/"),
+        spanning.len()
+    )
 }
 
 /// The GPU spec: the profile's `gpu_preset`, else the first device's name matched loosely.

@@ -137,10 +137,11 @@ pub fn simulate_machine(
             decode_step,
             runs: Vec::new(),
         });
-        sweep_layouts.push(SweepLayout {
-            layout: c.layout,
-            model: model.map(|m| Box::new(m) as Box<dyn IterationModel>),
-        });
+        sweep_layouts.push(SweepLayout::new(
+            machine,
+            c.layout,
+            model.map(|m| Box::new(m) as Box<dyn IterationModel>),
+        ));
     }
     let rows = sweep(
         &sweep_layouts,

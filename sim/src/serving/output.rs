@@ -82,6 +82,9 @@ pub struct RunOutput {
     /// What the prediction rests on: which inputs were measured, which modelled.
     #[serde(default)]
     pub provenance: Vec<String>,
+    /// GPUs of the machine the layout leaves idle (one replica on part of the machine).
+    #[serde(default)]
+    pub idle_gpus: u32,
     #[serde(flatten)]
     pub run: RunReport,
 }

@@ -1,0 +1,175 @@
+//! `sim advise --question scale`: builds the question from the machine (one box vs all boxes vs
+//! a server per box) and prints the answer.
+
+use super::run::Setup;
+use anyhow::{Result, bail};
+use comfy_table::Table;
+use models::Layout;
+use sim::cost::IterationModel;
+use sim::layout::enumerate_layouts;
+use sim::scale::{ScaleAnswer, ScaleOption, ScaleQuestion, scale_question};
+use sim::workload::Workload;
+
+/// Answers `--question scale` on `setup`'s machine.
+pub fn answer(setup: &Setup, workload: &Workload, draws: u32) -> Result<ScaleAnswer> {
+    let m = &setup.machine;
+    if m.node_count() < 2 {
+        bail!(
+            "--question scale compares one box with several, but `{}` is one box of {} GPUs; use a multi-node preset (rtx-pro-6000-x8x2-400gbe, h200-x8x2-ib-ndr) or a profile that `probe run --nnodes N` wrote",
+            m.name(),
+            m.gpu_count
+        );
+    }
+    let feasible = |gpus: u32| -> Vec<Layout> {
+        enumerate_layouts(gpus, &setup.spec)
+            .into_iter()
+            .filter(|c| c.is_feasible())
+            .map(|c| c.layout)
+            .collect()
+    };
+    let network_notes: Vec<String> = m
+        .notes()
+        .iter()
+        .filter(|n| n.contains("nodes") || n.contains("NIC"))
+        .cloned()
+        .collect();
+    let extra_flags: Vec<String> = setup
+        .sglang
+        .modelled_flags()
+        .into_iter()
+        .filter(|f| !f.starts_with("--moe-a2a-backend"))
+        .collect();
+    let opts_for = |l: Layout| setup.opts_ranking(l);
+    let q = ScaleQuestion {
+        spec: &setup.spec,
+        opts_for: &opts_for,
+        workload,
+        knobs: setup.knobs,
+        nodes: m.node_count(),
+        gpus_per_node: m.gpus_per_node(),
+        one_box: feasible(m.gpus_per_node()),
+        all_boxes: feasible(m.gpu_count),
+        comm_spread: sim::advise::comm_spread(&m.profile),
+        draws,
+        seed: workload.seed,
+        notes: network_notes,
+        extra_flags,
+    };
+    let build = |l: Layout, k| {
+        setup
+            .model_ranking(l, k)
+            .map(|m| Box::new(m) as Box<dyn IterationModel>)
+            .map_err(|e| e.to_string())
+    };
+    let mut ans =
+        scale_question(&q, &build).map_err(|e| anyhow::anyhow!("--question scale: {e}"))?;
+    // Which curves the server over all boxes was costed with (measured, hierarchical, modelled).
+    if let Some(p) = ans
+        .by_concurrency
+        .iter()
+        .find(|p| p.concurrency == ans.concurrency)
+        && let Ok(cm) = setup.model_ranking(p.all_boxes_layout, setup.knobs)
+    {
+        ans.notes.extend(
+            cm.comm_notes()
+                .iter()
+                .map(|n| format!("{}: {n}", p.all_boxes_layout.short_name())),
+        );
+    }
+    Ok(ans)
+}
+
+/// Prints the answer: the sentence, the three options side by side, the grid and what to try.
+pub fn print(a: &ScaleAnswer, model_path: &str) {
+    println!("\n{}", a.sentence);
+    let options: Vec<&ScaleOption> = [a.one_box.as_ref(), Some(&a.all_boxes), a.replicas.as_ref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut t = Table::new();
+    let mut header = vec![format!("at {} concurrent", a.concurrency)];
+    header.extend(options.iter().map(|o| o.choice.describe().to_string()));
+    t.set_header(header);
+    let base = a.one_box.as_ref().map(|o| o.output_throughput);
+    type Cell = fn(&ScaleOption) -> String;
+    let rows: [(&str, Cell); 11] = [
+        ("layout", |o| o.layout.clone()),
+        ("SGLang flags (each server)", |o| o.sglang_flags.clone()),
+        ("GPUs in use / servers", |o| {
+            format!("{} / {}", o.gpus, o.servers)
+        }),
+        ("requests per server", |o| {
+            let v: Vec<String> = o
+                .concurrency_per_server
+                .iter()
+                .map(|c| c.to_string())
+                .collect();
+            v.join(" + ")
+        }),
+        ("output tok/s (simulated)", |o| {
+            format!("{:.1}", o.output_throughput)
+        }),
+        ("mean TTFT ms", |o| format!("{:.0}", o.mean_ttft_ms)),
+        ("mean TPOT ms", |o| format!("{:.2}", o.mean_tpot_ms)),
+        ("decode step ms", |o| {
+            format!("{:.2}", o.decode_breakdown.total_s() * 1e3)
+        }),
+        ("  communication ms", |o| {
+            format!("{:.2}", o.decode_breakdown.comm_s() * 1e3)
+        }),
+        ("KV tokens per server", |o| o.kv_tokens.to_string()),
+        ("weights GB per GPU", |o| {
+            format!("{:.2}", o.weight_bytes_per_gpu as f64 / 1e9)
+        }),
+    ];
+    for (name, cell) in rows {
+        let mut r = vec![name.to_string()];
+        r.extend(options.iter().map(|o| cell(o)));
+        t.add_row(r);
+    }
+    if let Some(b) = base {
+        let mut r = vec!["× one box".to_string()];
+        r.extend(
+            options
+                .iter()
+                .map(|o| format!("{:.2}", o.output_throughput / b.max(1e-12))),
+        );
+        t.add_row(r);
+    }
+    println!("{t}");
+    let by: Vec<String> = a
+        .by_concurrency
+        .iter()
+        .map(|p| {
+            let one = p.one_box_layout.map_or("-".to_string(), |l| {
+                format!("{:.0} ({})", p.one_box_tok_s, l.short_name())
+            });
+            let rep = p
+                .replica_layout
+                .map_or("-".to_string(), |_| format!("{:.0}", p.replicas_tok_s));
+            format!(
+                "{}: {one} | {:.0} ({}) | {rep}",
+                p.concurrency,
+                p.all_boxes_tok_s,
+                p.all_boxes_layout.short_name()
+            )
+        })
+        .collect();
+    println!(
+        "steady decode tok/s by concurrency, one box | all boxes | one server per box: {}",
+        by.join("; ")
+    );
+    println!(
+        "`{}` wins in {:.0}% of {} draws (compute and memory ±20%, communication ±{:.0}%)",
+        a.best.describe(),
+        a.confidence * 100.0,
+        a.draws,
+        a.comm_spread * 100.0
+    );
+    for f in &a.flags_to_try {
+        println!("try: python -m sglang.launch_server --model-path {model_path} {f}");
+    }
+    for n in &a.notes {
+        println!("note: {n}");
+    }
+}
