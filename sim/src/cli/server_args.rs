@@ -71,6 +71,10 @@ pub struct ServerArgs {
     /// `--pp-async-batch-depth`: micro-batches in flight beyond `--pp-size`.
     #[arg(long, value_name = "N")]
     pub pp_async_batch_depth: Option<u32>,
+    /// `--stream-interval`: decode steps between streamed chunks (the gaps bench_serving's ITL
+    /// sees are this many steps long).
+    #[arg(long, value_name = "STEPS")]
+    pub stream_interval: Option<u32>,
     /// Overlap communication with compute (shardwise's own option to explore; not SGLang's).
     #[arg(long)]
     pub overlap_comm: bool,
@@ -175,6 +179,7 @@ impl ServerArgs {
         opt("--deepep-mode", s(&self.deepep_mode));
         opt("--pp-max-micro-batch-size", n(self.pp_max_micro_batch_size));
         opt("--pp-async-batch-depth", n(self.pp_async_batch_depth));
+        opt("--stream-interval", n(self.stream_interval));
         opt("--schedule-policy", s(&self.schedule_policy));
         opt("--page-size", n(self.page_size));
         opt("--attention-backend", s(&self.attention_backend));
