@@ -159,6 +159,11 @@ pub struct Args {
     /// band, the worst records, and why the others were not compared.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["machine", "model", "measured", "calibration"])]
     pub records: Option<PathBuf>,
+    /// With --records: for every record whose only obstacle is speculative decoding (MTP on),
+    /// the acceptance length that makes its prediction match, by series (one model, box and
+    /// engine flags), with the series' spread and every record's error at the series' median.
+    #[arg(long, requires = "records")]
+    pub implied_accept_length: bool,
     /// With --records: simulate every record as this engine would run it (default: each record's
     /// own engine).
     #[arg(long, value_enum, requires = "records")]
@@ -224,6 +229,9 @@ struct ValidateOutput<'a> {
 
 pub fn run(args: Args) -> Result<()> {
     if let Some(path) = &args.records {
+        if args.implied_accept_length {
+            return run_accept(path, args.format);
+        }
         return run_records(path, args.engine.map(Engine::from), args.format);
     }
     let table_or_json = match args.format {
@@ -283,6 +291,82 @@ pub fn run(args: Args) -> Result<()> {
                 rows.len()
             );
         }
+    }
+    Ok(())
+}
+
+/// `sim validate --records FILE --implied-accept-length`.
+fn run_accept(path: &std::path::Path, format: ValidateFormat) -> Result<()> {
+    let set = RecordSet::load(path)?;
+    let report = sim::scoreboard::accept::implied_accept_lengths(&set);
+    match format {
+        ValidateFormat::Json => {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            return Ok(());
+        }
+        ValidateFormat::Csv | ValidateFormat::Markdown => {
+            bail!("--implied-accept-length prints table or json")
+        }
+        ValidateFormat::Table => {}
+    }
+    let mut t = Table::new();
+    t.set_header(vec![
+        "series",
+        "n",
+        "median L",
+        "min",
+        "max",
+        "spread",
+        "outside [1, draft tokens]",
+        "MAPE at median L",
+    ]);
+    for s in &report.series {
+        t.add_row(vec![
+            s.key.clone(),
+            s.records.len().to_string(),
+            format!("{:.2}", s.median_accept_length),
+            format!("{:.2}", s.min),
+            format!("{:.2}", s.max),
+            format!("{:.0}%", s.spread * 100.0),
+            format!("{} of {}", s.out_of_range, s.records.len()),
+            format!("{:.1}%", s.mape_with_median_pct),
+        ]);
+    }
+    println!("{t}");
+    for s in &report.series {
+        println!("\n{} — draft assumed: {}", s.key, s.draft);
+        let mut r = Table::new();
+        r.set_header(vec![
+            "record",
+            "conc",
+            "context",
+            "measured tok/s",
+            "implied L",
+            "at median L",
+            "error",
+        ]);
+        for x in &s.records {
+            r.add_row(vec![
+                x.id.clone(),
+                x.concurrency.to_string(),
+                x.context_tokens.to_string(),
+                format!("{:.1}", x.measured_tok_s),
+                format!(
+                    "{:.2}{}",
+                    x.implied_accept_length,
+                    if x.in_range { "" } else { " (out of range)" }
+                ),
+                format!("{:.1}", x.predicted_with_median_tok_s),
+                format!("{:+.1}%", x.error_with_median_pct),
+            ]);
+        }
+        println!("{r}");
+    }
+    if !report.skipped.is_empty() {
+        println!(
+            "{} MTP-on record(s) not analysed (another obstacle besides MTP, e.g. DCP > 1)",
+            report.skipped.len()
+        );
     }
     Ok(())
 }

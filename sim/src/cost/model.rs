@@ -122,8 +122,8 @@ pub(super) struct AttnCore {
     pub kv_bytes_per_key: f64,
     /// DSA: keys a query attends at most (`index_topk`).
     pub topk_cap: Option<u64>,
-    /// DSA indexer: FLOPs per scored (query, key) pair and index-key cache bytes per key read
-    /// (0 without an indexer).
+    /// DSA indexer: FLOPs per scored (query, key) pair, and bytes per cached key read once per
+    /// request (the fp8 index key and, unfused, its dequantization; 0 without an indexer).
     pub indexer_flops_per_key: f64,
     pub indexer_bytes_per_key: f64,
     /// DSA indexer: logits and top-k traffic per scored (query, key) pair, by implementation
@@ -567,7 +567,11 @@ fn attn_core(
                 topk_cap: indexer.map(|i| i.topk as u64),
                 indexer_flops_per_key: indexer
                     .map_or(0.0, |i| 2.0 * i.num_heads as f64 * i.head_dim as f64),
-                indexer_bytes_per_key: model.indexer_cache_bytes_per_token_per_layer() as f64,
+                // the index key read once per request, with its bf16 dequantization when unfused
+                indexer_bytes_per_key: model.indexer_cache_bytes_per_token_per_layer() as f64
+                    + indexer.map_or(0.0, |i| {
+                        indexer_key_dequant_bytes(i, fused_indexer_logits(machine))
+                    }),
                 indexer_logit_bytes_per_pair: indexer.map_or(0.0, |i| {
                     indexer_logit_bytes_per_pair(i, fused_indexer_logits(machine))
                 }),
@@ -605,17 +609,22 @@ pub fn fused_indexer_logits(machine: &Machine) -> bool {
     crate::efficiency::family_key_for(&machine.gpu) == crate::efficiency::FAMILY_DATACENTER
 }
 
-/// Logits and top-k bytes the DSA indexer moves per scored (query, key) pair, beyond reading the
-/// fp8 index key:
+/// Bytes the unfused DSA indexer spends per cached key to dequantize it to bf16 (written and
+/// read, 4·d B), once per request whatever its query tokens; 0 fused (DeepGEMM reads fp8).
+pub fn indexer_key_dequant_bytes(ix: models::spec::DsaIndexer, fused: bool) -> f64 {
+    if fused { 0.0 } else { 4.0 * ix.head_dim as f64 }
+}
+
+/// Logits and top-k bytes the DSA indexer moves per scored (query, key) pair, beyond reading
+/// (and dequantizing) the index key:
 /// - fused (DeepGEMM): one fp32 logit written, read back by the top-k over two passes: 12 B;
-/// - unfused: the key dequantized to bf16 (written and read, 4·d B), per-head fp32 scores
-///   (written by the matmul, read and rewritten by ReLU × head weight, read by the head sum:
-///   16·heads B), then the logit as above.
+/// - unfused: per-head fp32 scores (written by the matmul, read and rewritten by ReLU × head
+///   weight, read by the head sum: 16·heads B), then the logit as above.
 pub fn indexer_logit_bytes_per_pair(ix: models::spec::DsaIndexer, fused: bool) -> f64 {
     let logit = 4.0 + 2.0 * 4.0;
     if fused {
         logit
     } else {
-        4.0 * ix.head_dim as f64 + 16.0 * ix.num_heads as f64 + logit
+        16.0 * ix.num_heads as f64 + logit
     }
 }

@@ -9,6 +9,7 @@
 //! ([`crate::engine`]). The statistics ([`stats`]) count each record's headline figure once
 //! (`Comparison::primary`); figures the source flags (⚠) are shown and left out.
 
+pub mod accept;
 pub mod stats;
 pub mod text;
 
