@@ -223,6 +223,14 @@ fn presets_give_a_full_report_with_the_right_data() {
         assert!(mem.texts.iter().any(|t| t.starts_with("card: ")));
         let dec = &charts[&format!("{m}-decode-breakdown.svg")];
         assert!(has(dec, "time per decode step (ms)") && has(dec, "weight reads"));
+        // GLM-5 ships an MTP layer: throughput with and without speculation is drawn
+        let spec = &charts[&format!("{m}-speculation.svg")];
+        assert!(
+            spec.texts.iter().any(|t| t.contains("with EAGLE")),
+            "{:?}",
+            spec.texts
+        );
+        assert!(spec.texts.iter().any(|t| t.contains("without")));
     }
 
     // The page: well-formed, self-contained, one figure per SVG, the verdict in the summary.

@@ -30,6 +30,7 @@ const PARTS: [(&str, PartOf); 9] = [
 /// concurrency of the decode breakdown.
 pub fn layout_charts(m: &MachineResults, model: &str, at: u32, context: u32, set: &mut ChartSet) {
     decode_breakdown(m, model, at, context, set);
+    speculation_chart(m, model, set);
     let drawn = line_layouts(m, at);
     for metric in &METRICS {
         metric_lines(m, model, metric, &drawn, at, set);
@@ -211,6 +212,61 @@ fn metric_lines(
                 )
             } else {
                 String::new()
+            }
+        ),
+        chart,
+    );
+}
+
+/// Decode throughput against concurrency with and without speculative decoding.
+fn speculation_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
+    let label = &m.label;
+    let title = format!("Speculative decoding vs concurrency, {model} — {label}");
+    let c = match &m.speculation {
+        Ok(c) => c,
+        Err(why) => {
+            set.skip(title, why);
+            return;
+        }
+    };
+    let line = |name: &str, f: &dyn Fn(&crate::advise::mtp::MtpPoint) -> f64, i: usize| {
+        Series::new(
+            name,
+            c.points
+                .iter()
+                .map(|p| [f64::from(p.concurrency), f(p)])
+                .filter(|[_, y]| y.is_finite() && *y > 0.0)
+                .collect(),
+        )
+        .with_colour_index(i)
+    };
+    let p = &c.plan;
+    let chart = AnyChart::LineChart(LineChart {
+        title,
+        x_axis: Axis::new("concurrency", "requests", Scale::Log10),
+        y_axis: Axis::new("decode throughput", "tok/s", Scale::Linear),
+        series: vec![
+            line(
+                &format!("{} with {}", c.layout, p.algorithm),
+                &|p| p.with_tok_s,
+                0,
+            ),
+            line(&format!("{} without", c.layout), &|p| p.without_tok_s, 1),
+        ],
+    });
+    set.push(
+        &format!("{label}-speculation"),
+        format!(
+            "Steady decode throughput (prefill excluded) at {} tokens of context, with {} ({} steps, topk {}, {} draft tokens, accept length {:.2}{}) and without. {label}.",
+            c.context_tokens,
+            p.algorithm,
+            p.num_steps,
+            p.eagle_topk,
+            p.num_draft_tokens,
+            p.accept_length,
+            match p.accept_source {
+                crate::cost::spec::AcceptSource::Default => ", the stated default: not measured",
+                _ => "",
             }
         ),
         chart,

@@ -72,6 +72,9 @@ pub struct MachineResults {
     pub layouts: Vec<LayoutResult>,
     /// The EP answer, or why there is none (dense model, EP impossible, nothing else fits).
     pub ep: Result<EpAnswer, String>,
+    /// Decode throughput with and without speculative decoding on TP over every GPU, by
+    /// concurrency, or why there is none (no MTP layers, no flags).
+    pub speculation: Result<SpeculationCurve, String>,
     /// Assumptions the machine was built with (derived curves, missing measurements).
     pub notes: Vec<String>,
 }
@@ -161,6 +164,7 @@ pub fn simulate_machine(
         }
     }
     let ep = answer_ep(machine, spec, opts, knobs, plan, &candidates);
+    let speculation = speculation_curve(machine, spec, opts, knobs, plan);
     MachineResults {
         label: machine.name().to_string(),
         profile: machine.profile.clone(),
@@ -169,8 +173,83 @@ pub fn simulate_machine(
         gpu_memory_bytes: machine.memory_bytes(),
         layouts,
         ep,
+        speculation,
         notes: machine.notes().to_vec(),
     }
+}
+
+/// Decode throughput (prefill excluded) of one layout with and without speculation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpeculationCurve {
+    /// The layout's flags and the speculative configuration, for the caption.
+    pub layout: String,
+    pub plan: crate::cost::spec::SpecPlan,
+    pub context_tokens: u32,
+    pub points: Vec<crate::advise::mtp::MtpPoint>,
+}
+
+/// Speculation on TP over every GPU: the `--speculative-*` flags given, else SGLang's choice
+/// for a checkpoint with MTP layers.
+fn speculation_curve(
+    machine: &Machine,
+    spec: &ModelSpec,
+    opts: &ServerOptions,
+    knobs: Knobs,
+    plan: &ReportPlan,
+) -> Result<SpeculationCurve, String> {
+    let s = match &opts.speculative {
+        Some(s) => s.clone(),
+        None if spec.num_mtp_layers > 0 => {
+            let (num_steps, eagle_topk, num_draft_tokens) =
+                crate::sglang_args::speculative_params(&spec.model_type);
+            crate::options::SpeculativeOptions {
+                algorithm: "EAGLE".into(),
+                num_steps,
+                eagle_topk,
+                num_draft_tokens,
+                draft_model_path: None,
+                accept_length: None,
+            }
+        }
+        None => {
+            return Err(format!(
+                "{} has no MTP layers and no --speculative-* flags were given",
+                spec.name
+            ));
+        }
+    };
+    let layout = Layout::tp(machine.gpu_count);
+    let with = ServerOptions {
+        speculative: Some(s.clone()),
+        ..opts.clone()
+    };
+    let without = ServerOptions {
+        speculative: None,
+        ..opts.clone()
+    };
+    let on = CostModel::new(machine, spec, layout, &with, knobs).map_err(|e| e.to_string())?;
+    let off = CostModel::new(machine, spec, layout, &without, knobs).map_err(|e| e.to_string())?;
+    let context = plan.workload.random_input_len + plan.workload.random_output_len / 2;
+    let points = plan
+        .concurrencies
+        .iter()
+        .map(|&c| {
+            let w = on.steady_decode(c, context).tok_per_s;
+            let wo = off.steady_decode(c, context).tok_per_s;
+            crate::advise::mtp::MtpPoint {
+                concurrency: c,
+                with_tok_s: w,
+                without_tok_s: wo,
+                gain: w / wo.max(1e-12),
+            }
+        })
+        .collect();
+    Ok(SpeculationCurve {
+        layout: layout.sglang_flags(),
+        plan: crate::cost::spec::SpecPlan::resolve(spec, &s),
+        context_tokens: context,
+        points,
+    })
 }
 
 /// "Should we try EP?" at the report's concurrency, as `sim advise --question ep` answers it.
