@@ -97,8 +97,18 @@ pub enum BenchIoError {
         "{source_}: input/output lengths were not recorded; pass --random-input-len and --random-output-len"
     )]
     MissingLengths { source_: String },
-    #[error("{path}: no usable measurement ({skipped} records skipped)")]
-    Empty { path: String, skipped: usize },
+    #[error(
+        "{path}: no usable measurement ({skipped} records skipped{first}); give bench_serving's \
+         --output-file JSONL, its printed result block, a CSV, or a runs file as FILE#RUN"
+    )]
+    Empty {
+        path: String,
+        skipped: usize,
+        /// `; first: <where: why>` when a record was skipped.
+        first: String,
+    },
+    #[error("{path}: a file of several runs; pick one as {path}#RUN (runs: {known})")]
+    PickRun { path: String, known: String },
 }
 
 /// Reads `spec` = `path` or `path#run-id` (user-box.json style), detecting the format.
@@ -119,9 +129,22 @@ pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, BenchIoError>
         jsonl(path, &text)
     };
     if set.points.is_empty() {
+        if run_id.is_none()
+            && let Some(known) = run_ids(&text)
+        {
+            return Err(BenchIoError::PickRun {
+                path: path.into(),
+                known,
+            });
+        }
         return Err(BenchIoError::Empty {
             path: path.into(),
             skipped: set.skipped.len(),
+            first: set
+                .skipped
+                .first()
+                .map(|w| format!("; first: {w}"))
+                .unwrap_or_default(),
         });
     }
     let checked = littles_law::warnings(&set.points);
@@ -404,6 +427,18 @@ fn csv(path: &str, text: &str) -> Result<MeasuredSet, BenchIoError> {
         });
     }
     Ok(set)
+}
+
+/// The run ids of a user-box.json style file (`{"runs": [{"id": …}, …]}`), `None` otherwise.
+fn run_ids(text: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    let ids: Vec<&str> = v
+        .get("runs")?
+        .as_array()?
+        .iter()
+        .filter_map(|r| r.get("id")?.as_str())
+        .collect();
+    (!ids.is_empty()).then(|| ids.join(", "))
 }
 
 fn user_box(

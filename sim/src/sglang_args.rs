@@ -59,6 +59,9 @@ pub fn kv_dtype(value: &str) -> std::result::Result<Option<models::KvDtype>, Str
 /// The SGLang whose argument names, choices and defaults this module follows.
 pub const SGLANG_VERSION: &str = "SGLang main of 2026-01-28 (python/sglang/srt/server_args.py: add_cli_args, _handle_gpu_memory_settings; the field list of the user's server_args line)";
 
+/// How many flags of one class the warning line names before it only counts them.
+const MAX_NAMED_FLAGS: usize = 16;
+
 /// How the simulator treats a flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -302,12 +305,22 @@ impl SglangArgs {
             if shown.is_empty() && hidden == 0 {
                 continue;
             }
-            let more = if hidden > 0 {
-                format!(" and {hidden} more at unset values")
-            } else {
+            // A full dump has ~200 unknown fields; naming them all buries the warning.
+            let named = shown.len().min(MAX_NAMED_FLAGS);
+            let unnamed = shown.len() - named;
+            let mut more = Vec::new();
+            if unnamed > 0 {
+                more.push(format!("{unnamed} more set"));
+            }
+            if hidden > 0 {
+                more.push(format!("{hidden} more at unset values"));
+            }
+            let more = if more.is_empty() {
                 String::new()
+            } else {
+                format!(" and {}", more.join(" and "))
             };
-            parts.push(format!("{label}: {}{more}", shown.join(", ")));
+            parts.push(format!("{label}: {}{more}", shown[..named].join(", ")));
         }
         (!parts.is_empty()).then(|| format!("flags not modelled — {}", parts.join("; ")))
     }
