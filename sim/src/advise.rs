@@ -519,6 +519,7 @@ fn sentence(
         ("expert and weight reads", a.weight_read_s - b.weight_read_s),
         ("KV reads", a.kv_read_s - b.kv_read_s),
         ("compute", a.compute_s - b.compute_s),
+        ("kernel latency floors", a.kernel_floor_s - b.kernel_floor_s),
         ("launch overhead", a.overhead_s - b.overhead_s),
     ];
     let sign = if matches!(v, Verdict::Yes) { -1.0 } else { 1.0 };

@@ -484,20 +484,8 @@ fn table(o: &RunOutput) -> Table {
 
 /// The non-zero parts of a breakdown, largest first.
 pub fn parts(b: &sim::cost::TimeBreakdown) -> String {
-    let mut v = vec![
-        ("compute", b.compute_s),
-        ("weights", b.weight_read_s),
-        ("kv", b.kv_read_s),
-        ("all-reduce", b.all_reduce_s),
-        ("all-to-all", b.all_to_all_s),
-        ("dp-attn", b.dp_attention_comm_s),
-        ("pp-send", b.pp_send_s),
-        ("overhead", b.overhead_s),
-        ("bubble", b.bubble_s),
-    ];
-    v.retain(|(_, x)| *x > 0.0);
-    v.sort_by(|a, b| b.1.total_cmp(&a.1));
-    v.iter()
+    b.largest_parts(0.0)
+        .iter()
         .map(|(k, x)| format!("{k} {x:.2}"))
         .collect::<Vec<_>>()
         .join(", ")

@@ -83,20 +83,57 @@ pub struct TimeBreakdown {
     pub bubble_s: f64,
 }
 
+/// Names of a breakdown's parts in [`TimeBreakdown::parts_s`] order (stacking order, bottom
+/// first): a short one for tables and a long one for chart legends. One list, so a part added to
+/// the breakdown cannot be left out of a table or a chart.
+pub const BREAKDOWN_PARTS: [(&str, &str); 11] = [
+    ("compute", "compute"),
+    ("kernel floors", "kernel latency floors"),
+    ("activations", "activation reads (small kernels)"),
+    ("weights", "weight reads"),
+    ("kv", "KV reads"),
+    ("all-reduce", "all-reduce"),
+    ("all-to-all", "all-to-all"),
+    ("dp-attn", "DP-attention gather/scatter"),
+    ("pp-send", "PP send/recv"),
+    ("overhead", "launch / scheduling overhead"),
+    ("bubble", "pipeline bubble"),
+];
+
 impl TimeBreakdown {
+    /// Every part, seconds, in [`BREAKDOWN_PARTS`] order.
+    pub fn parts_s(&self) -> [f64; 11] {
+        [
+            self.compute_s,
+            self.kernel_floor_s,
+            self.activation_s,
+            self.weight_read_s,
+            self.kv_read_s,
+            self.all_reduce_s,
+            self.all_to_all_s,
+            self.dp_attention_comm_s,
+            self.pp_send_s,
+            self.overhead_s,
+            self.bubble_s,
+        ]
+    }
+
+    /// The short names and values of the parts above `min_share` of the total, largest first.
+    pub fn largest_parts(&self, min_share: f64) -> Vec<(&'static str, f64)> {
+        let total = self.total_s();
+        let mut v: Vec<(&'static str, f64)> = BREAKDOWN_PARTS
+            .iter()
+            .map(|(short, _)| *short)
+            .zip(self.parts_s())
+            .filter(|(_, x)| *x > 0.0 && *x >= min_share * total)
+            .collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v
+    }
+
     /// Sum of all parts.
     pub fn total_s(&self) -> f64 {
-        self.compute_s
-            + self.kernel_floor_s
-            + self.activation_s
-            + self.weight_read_s
-            + self.kv_read_s
-            + self.all_reduce_s
-            + self.all_to_all_s
-            + self.dp_attention_comm_s
-            + self.pp_send_s
-            + self.overhead_s
-            + self.bubble_s
+        self.parts_s().iter().sum()
     }
 
     /// Adds `k` × every part of `other` (e.g. one layer's cost × the stage's layer count).

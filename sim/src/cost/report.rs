@@ -72,6 +72,25 @@ pub struct BreakdownMs {
     pub total_ms: f64,
 }
 
+impl BreakdownMs {
+    /// Every part, ms, in [`super::BREAKDOWN_PARTS`] order.
+    pub fn parts_ms(&self) -> [f64; 11] {
+        [
+            self.compute_ms,
+            self.kernel_floor_ms,
+            self.activation_ms,
+            self.weight_read_ms,
+            self.kv_read_ms,
+            self.all_reduce_ms,
+            self.all_to_all_ms,
+            self.dp_attention_comm_ms,
+            self.pp_send_ms,
+            self.overhead_ms,
+            self.bubble_ms,
+        ]
+    }
+}
+
 impl From<&TimeBreakdown> for BreakdownMs {
     fn from(b: &TimeBreakdown) -> Self {
         BreakdownMs {
@@ -354,4 +373,39 @@ pub fn predict_all(
     let score = |p: &LayoutPrediction| p.steady.map_or(-1.0, |s| s.output_tok_per_s);
     out.sort_by(|a, b| score(b).total_cmp(&score(a)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chart or table built from the named parts shows the whole step: the parts sum to the
+    /// total, and a part the step model has (kernel floors) is among them.
+    #[test]
+    fn the_named_parts_add_up_to_the_step() {
+        let m = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+        let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
+        let cm = CostModel::new(
+            &m,
+            &spec,
+            Layout::tp(8),
+            &ServerOptions::default(),
+            Knobs::default(),
+        )
+        .unwrap();
+        let q = PredictQuery {
+            batch: 16,
+            context_tokens: 2048,
+            prefill_tokens: 0,
+        };
+        let b = describe(&cm, &q).breakdown.unwrap();
+        let sum: f64 = b.parts_ms().iter().sum();
+        assert!(
+            (sum - b.total_ms).abs() < 1e-9 * b.total_ms.max(1.0),
+            "{sum} vs {}",
+            b.total_ms
+        );
+        assert!(b.kernel_floor_ms > 0.0);
+        assert_eq!(b.parts_ms().len(), super::super::BREAKDOWN_PARTS.len());
+    }
 }

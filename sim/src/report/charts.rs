@@ -7,24 +7,9 @@ use reports::profile::ChartSet;
 use reports::{AnyChart, Axis, BarPart, LineChart, MemoryBars, Scale, Series, StackedBars};
 
 use super::simulate::{LayoutResult, MachineResults};
+use crate::cost::BREAKDOWN_PARTS;
 use crate::cost::report::BreakdownMs;
 use crate::serving::RunReport;
-
-/// Reads one part of a decode step, ms.
-type PartOf = fn(&BreakdownMs) -> f64;
-
-/// The decode-step parts in stacking order (bottom first), with their legend names.
-const PARTS: [(&str, PartOf); 9] = [
-    ("compute", |b| b.compute_ms),
-    ("weight reads", |b| b.weight_read_ms),
-    ("KV reads", |b| b.kv_read_ms),
-    ("all-reduce", |b| b.all_reduce_ms),
-    ("all-to-all", |b| b.all_to_all_ms),
-    ("DP-attention gather/scatter", |b| b.dp_attention_comm_ms),
-    ("PP send/recv", |b| b.pp_send_ms),
-    ("launch / scheduling overhead", |b| b.overhead_ms),
-    ("pipeline bubble", |b| b.bubble_ms),
-];
 
 /// Adds every layout chart of `m` to `set`. `model` names the model in titles; `at` is the
 /// concurrency of the decode breakdown.
@@ -50,12 +35,12 @@ fn decode_breakdown(m: &MachineResults, model: &str, at: u32, context: u32, set:
         set.skip(title, "no layout of the model fits this machine");
         return;
     }
-    let parts: Vec<BarPart> = PARTS
+    let parts: Vec<BarPart> = BREAKDOWN_PARTS
         .iter()
         .enumerate()
-        .map(|(i, (name, get))| BarPart {
+        .map(|(i, (_, name))| BarPart {
             name: (*name).to_owned(),
-            values: rows.iter().map(|(_, b)| get(b).max(0.0)).collect(),
+            values: rows.iter().map(|(_, b)| b.parts_ms()[i].max(0.0)).collect(),
             colour_index: Some(i),
         })
         // A part no layout has only lengthens the legend.

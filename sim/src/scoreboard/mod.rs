@@ -364,20 +364,8 @@ pub fn breakdown_shares(b: &TimeBreakdown) -> String {
     if total <= 0.0 {
         return "-".into();
     }
-    let mut v = [
-        ("compute", b.compute_s),
-        ("weights", b.weight_read_s),
-        ("kv", b.kv_read_s),
-        ("all-reduce", b.all_reduce_s),
-        ("all-to-all", b.all_to_all_s),
-        ("dp-attn", b.dp_attention_comm_s),
-        ("pp-send", b.pp_send_s),
-        ("overhead", b.overhead_s),
-        ("bubble", b.bubble_s),
-    ];
-    v.sort_by(|a, c| c.1.total_cmp(&a.1));
-    v.iter()
-        .filter(|(_, x)| *x / total >= 0.005)
+    b.largest_parts(0.005)
+        .iter()
         .map(|(k, x)| format!("{k} {:.0}%", x / total * 100.0))
         .collect::<Vec<_>>()
         .join(", ")
