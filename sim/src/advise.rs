@@ -38,6 +38,19 @@ pub const ADVICE_SCHEMA_VERSION: u32 = 2;
 pub const VERDICT_CONCURRENCIES: [u32; 8] = [1, 4, 16, 32, 64, 128, 256, 512];
 /// ± relative spread of compute and memory efficiency in confidence draws.
 pub const EFFICIENCY_SPREAD: f64 = 0.2;
+/// Draw `seed` of the confidence draws: `base` with compute and memory efficiency each scaled
+/// uniformly within ±[`EFFICIENCY_SPREAD`] and communication time within ±`comm_spread`. The
+/// generator is returned for draws that perturb more (an acceptance length). One function so
+/// every verdict's confidence means the same thing.
+pub fn perturbed_knobs(base: Knobs, seed: u64, comm_spread: f64) -> (Knobs, ChaCha8Rng) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut k = base;
+    let mut u = |s: f64| 1.0 + s * (2.0 * rng.random::<f64>() - 1.0);
+    k.compute_scale *= u(EFFICIENCY_SPREAD);
+    k.memory_scale *= u(EFFICIENCY_SPREAD);
+    k.comm_time_scale *= u(comm_spread);
+    (k, rng)
+}
 /// ± relative spread of communication time when the profile has no measured spread (presets).
 pub const PRESET_COMM_SPREAD: f64 = 0.3;
 
@@ -408,12 +421,7 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
     let outcomes: Vec<Option<(Verdict, bool)>> = (0..q.draws)
         .into_par_iter()
         .map(|i| {
-            let mut rng = ChaCha8Rng::seed_from_u64(q.seed.wrapping_add(i as u64));
-            let mut k = q.knobs;
-            let mut u = |s: f64| 1.0 + s * (2.0 * rng.random::<f64>() - 1.0);
-            k.compute_scale *= u(EFFICIENCY_SPREAD);
-            k.memory_scale *= u(EFFICIENCY_SPREAD);
-            k.comm_time_scale *= u(q.comm_spread);
+            let (k, _) = perturbed_knobs(q.knobs, q.seed.wrapping_add(i as u64), q.comm_spread);
             let (ep, others) = build_all(k).ok()?;
             let pts = grid(ep.as_ref(), &others, q.opts, &concs, context);
             let here = pts.iter().find(|p| p.concurrency == conc)?;

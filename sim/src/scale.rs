@@ -15,13 +15,11 @@
 //! scaled by how much its steady decode throughput moves under the draw (each option keeps the
 //! layout it was simulated with).
 
-use crate::advise::{Build, EFFICIENCY_SPREAD, VERDICT_CONCURRENCIES, steady_tok_s};
+use crate::advise::{Build, VERDICT_CONCURRENCIES, perturbed_knobs, steady_tok_s};
 use crate::cost::{IterationBatch, IterationModel, Knobs, TimeBreakdown};
 use crate::options::ServerOptions;
 use crate::workload::Workload;
 use models::{Layout, ModelSpec};
-use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -301,12 +299,7 @@ pub fn scale_question(q: &ScaleQuestion<'_>, build: &Build<'_>) -> Result<ScaleA
     let outcomes: Vec<Option<ScaleChoice>> = (0..q.draws)
         .into_par_iter()
         .map(|i| {
-            let mut rng = ChaCha8Rng::seed_from_u64(q.seed.wrapping_add(i as u64));
-            let mut k = q.knobs;
-            let mut u = |s: f64| 1.0 + s * (2.0 * rng.random::<f64>() - 1.0);
-            k.compute_scale *= u(EFFICIENCY_SPREAD);
-            k.memory_scale *= u(EFFICIENCY_SPREAD);
-            k.comm_time_scale *= u(q.comm_spread);
+            let (k, _) = perturbed_knobs(q.knobs, q.seed.wrapping_add(i as u64), q.comm_spread);
             let mut best: Option<(ScaleChoice, f64)> = None;
             for (o, layout, nominal) in &picked {
                 let m = build(*layout, k).ok()?;

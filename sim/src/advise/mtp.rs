@@ -10,13 +10,12 @@
 //! acceptance length: ±10% around a given or measured one, 0.6–1.3× its excess over 1 around
 //! the stated default.
 
-use super::{EFFICIENCY_SPREAD, KnownModelError, steady_tok_s};
+use super::{KnownModelError, perturbed_knobs, steady_tok_s};
 use crate::cost::spec::{AcceptSource, SpecPlan};
 use crate::cost::{IterationBatch, IterationModel, Knobs};
 use crate::options::ServerOptions;
 use models::Layout;
-use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::RngExt;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -168,12 +167,8 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
     let faster: Vec<bool> = (0..q.draws)
         .into_par_iter()
         .filter_map(|i| {
-            let mut rng = ChaCha8Rng::seed_from_u64(q.seed.wrapping_add(0x5eed + i as u64));
-            let mut k = q.knobs;
-            let mut u = |s: f64| 1.0 + s * (2.0 * rng.random::<f64>() - 1.0);
-            k.compute_scale *= u(EFFICIENCY_SPREAD);
-            k.memory_scale *= u(EFFICIENCY_SPREAD);
-            k.comm_time_scale *= u(q.comm_spread);
+            let seed = q.seed.wrapping_add(0x5eed + i as u64);
+            let (k, mut rng) = perturbed_knobs(q.knobs, seed, q.comm_spread);
             let l = range.0 + (range.1 - range.0) * rng.random::<f64>();
             let p = grid(q, build, k, l, &[q.concurrency]).ok()?;
             Some(p[0].gain > 1.0)
