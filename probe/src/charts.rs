@@ -20,7 +20,7 @@ pub struct ChartsArgs {
     pub out: PathBuf,
     /// Terminal output: a line, or JSON listing the files written.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: crate::cli::Format,
+    pub format: crate::format::Format,
 }
 
 /// What `probe charts --format json` prints.
@@ -80,12 +80,12 @@ pub fn run(args: ChartsArgs) -> Result<()> {
     let p = MachineProfile::load(&args.profile)?;
     let written = write_profile_charts(&p, &label(&p, &args.profile), &args.out)?;
     match args.format {
-        crate::cli::Format::Table => println!(
+        crate::format::Format::Table => println!(
             "{} charts and index.html written to {}",
             written.len() - 1,
             args.out.display()
         ),
-        crate::cli::Format::Json => {
+        crate::format::Format::Json => {
             let out = ChartsOutput {
                 schema_version: 1,
                 out_dir: args.out.clone(),

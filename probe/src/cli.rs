@@ -6,8 +6,9 @@
 use crate::backend::{Backend, RealBackend};
 use crate::error::{ProbeError, Result};
 use crate::fake::FakeBackend;
+use crate::format::Format;
 use crate::plan::{RunPlan, Step, parse_gpu_list};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 /// Measures a GPU box's interconnect, collectives and compute ceilings into a machine profile.
@@ -16,15 +17,6 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Output format of a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Human-readable tables.
-    Table,
-    /// Machine-readable JSON on stdout.
-    Json,
 }
 
 /// The subcommands.
@@ -37,10 +29,10 @@ pub enum Command {
     /// Convert another tool's log into a profile.
     Import {
         #[command(subcommand)]
-        what: ImportCmd,
+        what: crate::import::ImportCmd,
     },
     /// Compare two profiles side by side (ratios B / A).
-    Diff(DiffArgs),
+    Diff(crate::diff::DiffArgs),
     /// Internal: one NCCL group in a child process.
     #[command(hide = true)]
     NcclWorker {
@@ -99,43 +91,6 @@ pub struct RunArgs {
     /// behind a gate (a diagnostic: shows the host launch cost the gate removes).
     #[arg(long, hide = true)]
     pub nccl_ungated: bool,
-}
-
-/// `probe import` subcommands.
-#[derive(Debug, Subcommand)]
-pub enum ImportCmd {
-    /// nccl-tests stdout logs (all_reduce_perf, all_gather_perf, …), one op per log.
-    NcclTests {
-        /// Log files; the op comes from the binary name in the log or the file name.
-        #[arg(required = true)]
-        logs: Vec<PathBuf>,
-        /// Where to write the profile JSON.
-        #[arg(long, default_value = "profile.json")]
-        out: PathBuf,
-        #[arg(long, value_enum, default_value = "table")]
-        format: Format,
-    },
-    /// CUDA samples' p2pBandwidthLatencyTest output.
-    P2p {
-        /// The log file.
-        log: PathBuf,
-        /// Where to write the profile JSON.
-        #[arg(long, default_value = "profile.json")]
-        out: PathBuf,
-        #[arg(long, value_enum, default_value = "table")]
-        format: Format,
-    },
-}
-
-/// `probe diff` flags.
-#[derive(Debug, clap::Args)]
-pub struct DiffArgs {
-    /// Baseline profile (e.g. bare metal).
-    pub a: PathBuf,
-    /// Profile compared with it (e.g. the VM).
-    pub b: PathBuf,
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
 }
 
 /// Validated `probe run` configuration.

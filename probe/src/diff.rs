@@ -3,11 +3,23 @@
 //! index where that would be accidental: collectives by op, group size and NCCL environment;
 //! pairs by (src, dst); host copies by memory kind, direction and GPU count.
 
-use crate::cli::{DiffArgs, Format};
 use crate::error::Result;
+use crate::format::Format;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use models::profile::{CollectiveStatus, Direction, LinkClass, MachineProfile};
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// `probe diff` flags.
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// Baseline profile (e.g. bare metal).
+    pub a: PathBuf,
+    /// Profile compared with it (e.g. the VM).
+    pub b: PathBuf,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
 
 /// Schema version of the `--format json` diff output.
 pub const DIFF_SCHEMA_VERSION: u32 = 1;

@@ -17,6 +17,7 @@ pub mod dist;
 pub mod error;
 pub mod estimate;
 pub mod fake;
+pub mod format;
 pub mod hex;
 pub mod hypervisor;
 pub mod import;

@@ -4,10 +4,37 @@
 pub mod nccl_tests;
 pub mod p2p_test;
 
-use crate::cli::{Format, ImportCmd};
 use crate::error::{ProbeError, Result};
+use crate::format::Format;
+use clap::Subcommand;
 use models::profile::{MachineProfile, Provenance};
 use std::path::{Path, PathBuf};
+
+/// `probe import` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ImportCmd {
+    /// nccl-tests stdout logs (all_reduce_perf, all_gather_perf, …), one op per log.
+    NcclTests {
+        /// Log files; the op comes from the binary name in the log or the file name.
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// Where to write the profile JSON.
+        #[arg(long, default_value = "profile.json")]
+        out: PathBuf,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// CUDA samples' p2pBandwidthLatencyTest output.
+    P2p {
+        /// The log file.
+        log: PathBuf,
+        /// Where to write the profile JSON.
+        #[arg(long, default_value = "profile.json")]
+        out: PathBuf,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+}
 
 /// A log, refused before it is read whole when larger than any real log
 /// ([`models::input::LOG_LIMIT_BYTES`]).
