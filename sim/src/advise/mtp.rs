@@ -138,17 +138,56 @@ fn grid(
         .collect())
 }
 
-/// Where the gain crosses 1 going up in concurrency, log2-interpolated.
+/// Every concurrency where the gain crosses 1, going up, log2-interpolated. The gain need not
+/// be monotonic (graph capture sizes and MoE efficiency change with the verify pass's tokens), so
+/// there may be several.
+pub fn crossings(points: &[MtpPoint]) -> Vec<f64> {
+    points
+        .windows(2)
+        .filter_map(|w| {
+            let (a, b) = (w[0], w[1]);
+            if (a.gain - 1.0) * (b.gain - 1.0) > 0.0 || a.gain == b.gain {
+                return None;
+            }
+            let (xa, xb) = ((a.concurrency as f64).log2(), (b.concurrency as f64).log2());
+            let t = (1.0 - a.gain) / (b.gain - a.gain);
+            Some((xa + t * (xb - xa)).exp2())
+        })
+        .collect()
+}
+
+/// The first concurrency where the gain crosses 1 (see [`crossings`]).
 pub fn crossover(points: &[MtpPoint]) -> Option<f64> {
-    points.windows(2).find_map(|w| {
-        let (a, b) = (w[0], w[1]);
-        if (a.gain - 1.0) * (b.gain - 1.0) > 0.0 || a.gain == b.gain {
-            return None;
+    crossings(points).first().copied()
+}
+
+/// The grid's concurrencies where speculation pays, as ranges: `1–4 and 16–64`.
+fn paying_ranges(points: &[MtpPoint]) -> String {
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    let mut open = false;
+    for p in points {
+        match (p.gain >= 1.0, open) {
+            (true, true) => ranges.last_mut().expect("open range").1 = p.concurrency,
+            (true, false) => ranges.push((p.concurrency, p.concurrency)),
+            _ => {}
         }
-        let (xa, xb) = ((a.concurrency as f64).log2(), (b.concurrency as f64).log2());
-        let t = (1.0 - a.gain) / (b.gain - a.gain);
-        Some((xa + t * (xb - xa)).exp2())
-    })
+        open = p.gain >= 1.0;
+    }
+    let parts: Vec<String> = ranges
+        .iter()
+        .map(|(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}–{b}")
+            }
+        })
+        .collect();
+    match parts.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 /// Answers "should we turn on MTP at our load?".
@@ -198,7 +237,22 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
             AcceptSource::Default => "the stated default, not measured",
         }
     );
+    let all_crossings = crossings(&points);
     let crossing = match cross {
+        Some(_) if all_crossings.len() > 1 => format!(
+            "; it pays at {} concurrent of the grid {}, not elsewhere (the gain crosses 1 at ≈ {})",
+            paying_ranges(&points),
+            concs
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("/"),
+            all_crossings
+                .iter()
+                .map(|c| format!("{c:.0}"))
+                .collect::<Vec<_>>()
+                .join(", ≈ ")
+        ),
         Some(c) if at.gain >= 1.0 => format!("; the gain falls below 1 at ≈ {c:.0} concurrent"),
         Some(c) => format!("; it pays below ≈ {c:.0} concurrent"),
         None if points.iter().all(|p| p.gain >= 1.0) => {
@@ -278,5 +332,20 @@ mod tests {
         // halfway between 32 and 64 in log2
         assert!((c - 45.25).abs() < 0.1, "{c}");
         assert!(crossover(&[pt(1, 1.5), pt(2, 1.4)]).is_none());
+    }
+
+    #[test]
+    fn a_gain_that_dips_and_recovers_names_every_crossing() {
+        let pts = [
+            pt(1, 2.0),
+            pt(4, 1.1),
+            pt(8, 0.9),
+            pt(16, 1.1),
+            pt(64, 1.05),
+            pt(128, 0.8),
+        ];
+        assert_eq!(crossings(&pts).len(), 3);
+        assert_eq!(paying_ranges(&pts), "1–4 and 16–64");
+        assert_eq!(paying_ranges(&[pt(1, 0.5)]), "");
     }
 }
