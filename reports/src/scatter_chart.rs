@@ -235,38 +235,13 @@ pub fn scatter_chart(chart: &ScatterChart) -> Result<String, ReportError> {
 
 /// Smallest and largest x and y over all series, after checking every point fits its axis.
 fn bounds(chart: &ScatterChart) -> Result<(f64, f64, f64, f64), ReportError> {
-    let title = chart.title.as_str();
-    if chart.series.is_empty() {
-        return Err(ReportError::invalid(title, "no series to draw"));
-    }
-    let mut b = (
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-    );
-    for s in &chart.series {
-        if s.points.is_empty() {
-            return Err(ReportError::invalid(
-                title,
-                format!("series \"{}\" has no points", s.name),
-            ));
-        }
-        for [x, y] in &s.points {
-            for (v, scale, name) in [(x, chart.x_axis.scale, "x"), (y, chart.y_axis.scale, "y")] {
-                if !scale.accepts(*v) {
-                    return Err(ReportError::invalid(
-                        title,
-                        format!(
-                            "series \"{}\": {name} = {v} cannot be drawn on a {scale:?} axis \
-                             (values must be finite, and positive on log axes)",
-                            s.name
-                        ),
-                    ));
-                }
-            }
-            b = (b.0.min(*x), b.1.max(*x), b.2.min(*y), b.3.max(*y));
-        }
-    }
-    Ok(b)
+    crate::axis::series_bounds(
+        &chart.title,
+        chart
+            .series
+            .iter()
+            .map(|s| (s.name.as_str(), s.points.as_slice())),
+        chart.x_axis.scale,
+        chart.y_axis.scale,
+    )
 }
