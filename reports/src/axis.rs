@@ -295,6 +295,49 @@ pub fn power_of_two_sizes(min_bytes: u64, max_bytes: u64) -> Vec<u64> {
         .collect()
 }
 
+/// Smallest and largest x and y over named point series, after checking every point fits its
+/// axis (finite, positive on log axes). Shared by the line and scatter charts.
+pub(crate) fn series_bounds<'a>(
+    title: &str,
+    series: impl ExactSizeIterator<Item = (&'a str, &'a [[f64; 2]])>,
+    x_scale: Scale,
+    y_scale: Scale,
+) -> Result<(f64, f64, f64, f64), crate::error::ReportError> {
+    use crate::error::ReportError;
+    if series.len() == 0 {
+        return Err(ReportError::invalid(title, "no series to draw"));
+    }
+    let mut b = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for (series_name, points) in series {
+        if points.is_empty() {
+            return Err(ReportError::invalid(
+                title,
+                format!("series \"{series_name}\" has no points"),
+            ));
+        }
+        for [x, y] in points {
+            for (v, scale, name) in [(x, x_scale, "x"), (y, y_scale, "y")] {
+                if !scale.accepts(*v) {
+                    return Err(ReportError::invalid(
+                        title,
+                        format!(
+                            "series \"{series_name}\": {name} = {v} cannot be drawn on a {scale:?} \
+                             axis (values must be finite, and positive on log axes)"
+                        ),
+                    ));
+                }
+            }
+            b = (b.0.min(*x), b.1.max(*x), b.2.min(*y), b.3.max(*y));
+        }
+    }
+    Ok(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,47 +390,4 @@ mod tests {
         let labels: Vec<String> = t.iter().map(|p| Scale::Log10.tick_label(*p, 1.0)).collect();
         assert_eq!(labels, vec!["1", "2", "5", "10", "20"]);
     }
-}
-
-/// Smallest and largest x and y over named point series, after checking every point fits its
-/// axis (finite, positive on log axes). Shared by the line and scatter charts.
-pub(crate) fn series_bounds<'a>(
-    title: &str,
-    series: impl ExactSizeIterator<Item = (&'a str, &'a [[f64; 2]])>,
-    x_scale: Scale,
-    y_scale: Scale,
-) -> Result<(f64, f64, f64, f64), crate::error::ReportError> {
-    use crate::error::ReportError;
-    if series.len() == 0 {
-        return Err(ReportError::invalid(title, "no series to draw"));
-    }
-    let mut b = (
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-    );
-    for (series_name, points) in series {
-        if points.is_empty() {
-            return Err(ReportError::invalid(
-                title,
-                format!("series \"{series_name}\" has no points"),
-            ));
-        }
-        for [x, y] in points {
-            for (v, scale, name) in [(x, x_scale, "x"), (y, y_scale, "y")] {
-                if !scale.accepts(*v) {
-                    return Err(ReportError::invalid(
-                        title,
-                        format!(
-                            "series \"{series_name}\": {name} = {v} cannot be drawn on a {scale:?} \
-                             axis (values must be finite, and positive on log axes)"
-                        ),
-                    ));
-                }
-            }
-            b = (b.0.min(*x), b.1.max(*x), b.2.min(*y), b.3.max(*y));
-        }
-    }
-    Ok(b)
 }
