@@ -26,6 +26,7 @@ pub mod profile;
 pub mod scatter_chart;
 pub mod stacked_bars;
 pub mod style;
+mod xy_frame;
 
 pub use axis::{Axis, Scale, binary_size_label, format_number, format_value, power_of_two_sizes};
 pub use chart::{AnyChart, Chart};

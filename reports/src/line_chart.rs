@@ -9,13 +9,10 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::axis::Axis;
-use crate::axis::Ticked;
 use crate::error::ReportError;
-use crate::legend::{self, Entry, Swatch};
-use crate::style::{
-    AXIS_TITLE_SIZE, Dash, LABEL_SIZE, MARGIN_PX, PLOT_HEIGHT_PX, PLOT_WIDTH_PX, Rgb, clean_text,
-    palette_colour, render_svg, text_height_px, text_style, text_width_px, with_unit,
-};
+use crate::legend::{Entry, Swatch};
+use crate::style::{Dash, Rgb, clean_text, palette_colour};
+use crate::xy_frame::XyFrame;
 
 /// A line chart: title, two axes and the series drawn on them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,21 +83,14 @@ const MAX_TICKS: usize = 11;
 /// Errors with [`ReportError::InvalidData`] when there is no series, a series has no point, a value
 /// is not finite, or a value is not positive on a log axis.
 pub fn line_chart(chart: &LineChart) -> Result<String, ReportError> {
-    let title = chart.title.as_str();
-    let (x_min, x_max, y_min, y_max) = data_bounds(chart)?;
-    let (xs, ys) = (chart.x_axis.scale, chart.y_axis.scale);
-    let (x_lo, x_hi) = xs.fitted_range(x_min, x_max, chart.x_axis.range);
-    let (y_lo, y_hi) = ys.fitted_range(y_min, y_max, chart.y_axis.range);
-    let x_ticks = xs.ticks(x_lo, x_hi, MAX_TICKS);
-    let y_ticks = ys.ticks(y_lo, y_hi, 8);
-    let x_step = tick_step(&x_ticks);
-    let y_step = tick_step(&y_ticks);
-    let y_tick_w = y_ticks
-        .iter()
-        .map(|t| text_width_px(&ys.tick_label(*t, y_step), LABEL_SIZE))
-        .max()
-        .unwrap_or(0);
-
+    let frame = XyFrame::new(
+        &chart.x_axis,
+        &chart.y_axis,
+        data_bounds(chart)?,
+        (chart.x_axis.range, chart.y_axis.range),
+        MAX_TICKS,
+    );
+    let (xs, ys) = (frame.xs(), frame.ys());
     let entries: Vec<Entry> = chart
         .series
         .iter()
@@ -110,37 +100,8 @@ pub fn line_chart(chart: &LineChart) -> Result<String, ReportError> {
             label: clean_text(&s.name),
         })
         .collect();
-    let legend_w = legend::width_px(&entries);
-    let title_reserve = 2 * MARGIN_PX + text_height_px(crate::style::TITLE_SIZE) + 6;
-    let height = PLOT_HEIGHT_PX.max(title_reserve + legend::height_px(&entries) + MARGIN_PX);
-    let width = PLOT_WIDTH_PX + legend_w;
-
-    render_svg(title, (width, height), |canvas, title_px| {
-        let err = ReportError::draw(title);
-        let (plot_area, _) = canvas.split_horizontally(PLOT_WIDTH_PX);
-        let plot_area = plot_area.margin(title_px, MARGIN_PX, MARGIN_PX, MARGIN_PX);
-        let mut ctx = ChartBuilder::on(&plot_area)
-            .x_label_area_size(text_height_px(LABEL_SIZE) + text_height_px(AXIS_TITLE_SIZE) + 16)
-            .y_label_area_size(y_tick_w + text_height_px(AXIS_TITLE_SIZE) + 18)
-            .build_cartesian_2d(
-                Ticked::new(x_lo, x_hi, x_ticks.clone()),
-                Ticked::new(y_lo, y_hi, y_ticks.clone()),
-            )
-            .map_err(&err)?;
-        let x_desc = with_unit(&chart.x_axis.title, &chart.x_axis.unit);
-        let y_desc = with_unit(&chart.y_axis.title, &chart.y_axis.unit);
-        ctx.configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .x_label_formatter(&|p| xs.tick_label(*p, x_step))
-            .y_label_formatter(&|p| ys.tick_label(*p, y_step))
-            .label_style(text_style(LABEL_SIZE, BLACK))
-            .axis_desc_style(text_style(AXIS_TITLE_SIZE, BLACK))
-            .bold_line_style(BLACK.mix(0.12))
-            .light_line_style(TRANSPARENT)
-            .draw()
-            .map_err(&err)?;
-
+    frame.render(&chart.title, &entries, |ctx| {
+        let err = ReportError::draw(&chart.title);
         for (i, s) in chart.series.iter().enumerate() {
             let colour = s.colour(i).colour();
             let pts: Vec<(f64, f64)> = s
@@ -159,25 +120,8 @@ pub fn line_chart(chart: &LineChart) -> Result<String, ReportError> {
             ctx.draw_series(pts.iter().map(|p| Circle::new(*p, 3, colour.filled())))
                 .map_err(&err)?;
         }
-
-        legend::draw(
-            canvas,
-            title,
-            &entries,
-            (
-                PLOT_WIDTH_PX as i32 + MARGIN_PX as i32,
-                title_px as i32 + 10,
-            ),
-        )
+        Ok(())
     })
-}
-
-/// Distance between the first two ticks (1 when there are fewer than two).
-fn tick_step(ticks: &[f64]) -> f64 {
-    match ticks {
-        [a, b, ..] => b - a,
-        _ => 1.0,
-    }
 }
 
 /// Smallest and largest x and y over all series, after checking every point fits its axis.

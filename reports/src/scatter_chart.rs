@@ -8,13 +8,11 @@
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::axis::{Axis, Ticked};
+use crate::axis::Axis;
 use crate::error::ReportError;
-use crate::legend::{self, Entry, Swatch};
-use crate::style::{
-    AXIS_TITLE_SIZE, Dash, LABEL_SIZE, MARGIN_PX, PLOT_HEIGHT_PX, PLOT_WIDTH_PX, Rgb, clean_text,
-    palette_colour, render_svg, text_height_px, text_style, text_width_px, with_unit,
-};
+use crate::legend::{Entry, Swatch};
+use crate::style::{Dash, Rgb, clean_text, palette_colour};
+use crate::xy_frame::XyFrame;
 
 /// A scatter chart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -110,20 +108,14 @@ pub fn scatter_chart(chart: &ScatterChart) -> Result<String, ReportError> {
         let shared = x_range.or(y_range);
         (x_range, y_range) = (shared, shared);
     }
-    let (x_lo, x_hi) = xs.fitted_range(x_min, x_max, x_range);
-    let (y_lo, y_hi) = ys.fitted_range(y_min, y_max, y_range);
-    let x_ticks = xs.ticks(x_lo, x_hi, 11);
-    let y_ticks = ys.ticks(y_lo, y_hi, 8);
-    let step = |t: &[f64]| match t {
-        [a, b, ..] => b - a,
-        _ => 1.0,
-    };
-    let (x_step, y_step) = (step(&x_ticks), step(&y_ticks));
-    let y_tick_w = y_ticks
-        .iter()
-        .map(|t| text_width_px(&ys.tick_label(*t, y_step), LABEL_SIZE))
-        .max()
-        .unwrap_or(0);
+    let frame = XyFrame::new(
+        &chart.x_axis,
+        &chart.y_axis,
+        (x_min, x_max, y_min, y_max),
+        (x_range, y_range),
+        11,
+    );
+    let ((x_lo, x_hi), (y_lo, y_hi)) = (frame.x, frame.y);
 
     let mut entries: Vec<Entry> = chart
         .series
@@ -144,35 +136,8 @@ pub fn scatter_chart(chart: &ScatterChart) -> Result<String, ReportError> {
             label: clean_text(&id.label),
         });
     }
-    let legend_w = legend::width_px(&entries);
-    let title_reserve = 2 * MARGIN_PX + text_height_px(crate::style::TITLE_SIZE) + 6;
-    let height = PLOT_HEIGHT_PX.max(title_reserve + legend::height_px(&entries) + MARGIN_PX);
-    let width = PLOT_WIDTH_PX + legend_w;
-
-    render_svg(title, (width, height), |canvas, title_px| {
+    frame.render(title, &entries, |ctx| {
         let err = ReportError::draw(title);
-        let (plot_area, _) = canvas.split_horizontally(PLOT_WIDTH_PX);
-        let plot_area = plot_area.margin(title_px, MARGIN_PX, MARGIN_PX, MARGIN_PX);
-        let mut ctx = ChartBuilder::on(&plot_area)
-            .x_label_area_size(text_height_px(LABEL_SIZE) + text_height_px(AXIS_TITLE_SIZE) + 16)
-            .y_label_area_size(y_tick_w + text_height_px(AXIS_TITLE_SIZE) + 18)
-            .build_cartesian_2d(
-                Ticked::new(x_lo, x_hi, x_ticks.clone()),
-                Ticked::new(y_lo, y_hi, y_ticks.clone()),
-            )
-            .map_err(&err)?;
-        ctx.configure_mesh()
-            .x_desc(with_unit(&chart.x_axis.title, &chart.x_axis.unit))
-            .y_desc(with_unit(&chart.y_axis.title, &chart.y_axis.unit))
-            .x_label_formatter(&|p| xs.tick_label(*p, x_step))
-            .y_label_formatter(&|p| ys.tick_label(*p, y_step))
-            .label_style(text_style(LABEL_SIZE, BLACK))
-            .axis_desc_style(text_style(AXIS_TITLE_SIZE, BLACK))
-            .bold_line_style(BLACK.mix(0.12))
-            .light_line_style(TRANSPARENT)
-            .draw()
-            .map_err(&err)?;
-
         if let Some(id) = &chart.identity {
             // edges sampled in data space between the drawn range's ends
             let (a, b) = (xs.inverse(x_lo), xs.inverse(x_hi));
@@ -221,15 +186,7 @@ pub fn scatter_chart(chart: &ScatterChart) -> Result<String, ReportError> {
             .map_err(&err)?;
         }
 
-        legend::draw(
-            canvas,
-            title,
-            &entries,
-            (
-                PLOT_WIDTH_PX as i32 + MARGIN_PX as i32,
-                title_px as i32 + 10,
-            ),
-        )
+        Ok(())
     })
 }
 
