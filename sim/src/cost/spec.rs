@@ -318,10 +318,9 @@ impl CostModel {
 mod tests {
     use super::*;
 
-    fn model(accept: Option<f64>) -> CostModel {
-        let m = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
-        let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
-        let opts = ServerOptions {
+    /// EAGLE with 3 steps, topk 1, 4 draft tokens (the GLM card's recipe).
+    fn eagle(accept: Option<f64>) -> ServerOptions {
+        ServerOptions {
             speculative: Some(SpeculativeOptions {
                 algorithm: "EAGLE".into(),
                 num_steps: 3,
@@ -331,8 +330,18 @@ mod tests {
                 accept_length: accept,
             }),
             ..ServerOptions::default()
-        };
-        CostModel::new(&m, &spec, Layout::tp(8), &opts, Knobs::default()).unwrap()
+        }
+    }
+
+    /// GLM-5-NVFP4 on the bare-metal preset.
+    fn build(layout: Layout, opts: &ServerOptions) -> Result<CostModel, crate::error::SimError> {
+        let m = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+        let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
+        CostModel::new(&m, &spec, layout, opts, Knobs::default())
+    }
+
+    fn model(accept: Option<f64>) -> CostModel {
+        build(Layout::tp(8), &eagle(accept)).unwrap()
     }
 
     #[test]
@@ -347,18 +356,7 @@ mod tests {
 
     #[test]
     fn more_accepted_tokens_is_never_slower_and_one_stream_gains() {
-        let plain = {
-            let m = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
-            let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
-            CostModel::new(
-                &m,
-                &spec,
-                Layout::tp(8),
-                &ServerOptions::default(),
-                Knobs::default(),
-            )
-            .unwrap()
-        };
+        let plain = build(Layout::tp(8), &ServerOptions::default()).unwrap();
         let mut last = 0.0;
         for l in [1.0, 1.5, 2.0, 3.0, 4.0] {
             let t = model(Some(l)).steady_decode(1, 1024).tok_per_s;
@@ -371,26 +369,13 @@ mod tests {
 
     #[test]
     fn speculation_refuses_pipeline_stages() {
-        let m = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
-        let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
-        let opts = ServerOptions {
-            speculative: Some(SpeculativeOptions {
-                algorithm: "EAGLE".into(),
-                num_steps: 3,
-                eagle_topk: 1,
-                num_draft_tokens: 4,
-                draft_model_path: None,
-                accept_length: None,
-            }),
-            ..ServerOptions::default()
-        };
         let l = Layout {
             tp: 4,
             pp: 2,
             ep: 1,
             dp_attention: false,
         };
-        let e = CostModel::new(&m, &spec, l, &opts, Knobs::default()).unwrap_err();
+        let e = build(l, &eagle(None)).unwrap_err();
         assert!(e.to_string().contains("--pp-size"), "{e}");
     }
 }
