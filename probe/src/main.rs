@@ -4,6 +4,7 @@
 use clap::Parser;
 
 fn main() {
+    default_sigpipe();
     // The CUDA bindings panic when a library vanishes mid-run; keep that to one line too.
     std::panic::set_hook(Box::new(|info| {
         let msg = info
@@ -24,3 +25,16 @@ fn main() {
         Err(_) => std::process::exit(probe::error::EXIT_BAD_INPUT),
     }
 }
+
+/// Dies quietly of SIGPIPE when the reader of stdout goes away (`sim … | head`), as every Unix
+/// tool does; Rust ignores SIGPIPE by default, which turns a closed pipe into a panic in `print!`.
+#[cfg(unix)]
+fn default_sigpipe() {
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is a valid handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn default_sigpipe() {}

@@ -13,6 +13,8 @@ mod multinode;
 mod nvlink;
 #[path = "machine_presets/pcie.rs"]
 mod pcie;
+#[path = "machine_presets/pcie_tuned.rs"]
+mod pcie_tuned;
 
 use anyhow::Context;
 use models::MachineProfile;
@@ -149,6 +151,14 @@ fn run() -> anyhow::Result<()> {
             multinode::two_boxes(&h200, &multinode::IB_NDR_X8),
         ),
         ("rtx-pro-6000-x8-baremetal", baremetal),
+        (
+            "rtx-pro-6000-x8-baremetal-nccl-tuned",
+            pcie_tuned::preset(&measured, pcie_tuned::Protocols::NcclChoice),
+        ),
+        (
+            "rtx-pro-6000-x8-baremetal-nccl-ll128",
+            pcie_tuned::preset(&measured, pcie_tuned::Protocols::Ll128),
+        ),
         (
             "rtx-pro-6000-x8-vm-hostbounce",
             pcie::vm_hostbounce(&measured),

@@ -8,6 +8,7 @@ mod cli;
 use clap::Parser;
 
 fn main() {
+    default_sigpipe();
     let cli = cli::Cli::try_parse().unwrap_or_else(|e| {
         use clap::error::ErrorKind;
         if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
@@ -35,3 +36,16 @@ fn main() {
         std::process::exit(2);
     }
 }
+
+/// Dies quietly of SIGPIPE when the reader of stdout goes away (`sim … | head`), as every Unix
+/// tool does; Rust ignores SIGPIPE by default, which turns a closed pipe into a panic in `print!`.
+#[cfg(unix)]
+fn default_sigpipe() {
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is a valid handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn default_sigpipe() {}

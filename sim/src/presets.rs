@@ -3,7 +3,11 @@
 //! `provenance.source` and lists its assumptions in `provenance.notes`.
 //!
 //! - `rtx-pro-6000-x8-baremetal`: 8× RTX PRO 6000 Blackwell Server, two sockets, PCIe Gen5 with P2P;
-//!   measured NCCL 2.29.2 curves.
+//!   measured NCCL 2.29.2 curves (NCCL's defaults on that host: ~24 GB/s all-reduce busbw at 8 GPUs).
+//! - `rtx-pro-6000-x8-baremetal-nccl-tuned` / `-nccl-ll128`: the same box with NCCL tuned as the
+//!   rtx6kpro community runs it (`NCCL_P2P_LEVEL=SYS`, corrected topology: ~40 GB/s), with NCCL's
+//!   own protocol choice / with LL128 enabled (`NCCL_PROTO=LL,LL128,Simple`); published all-reduce
+//!   curves, the rest as bare metal.
 //! - `rtx-pro-6000-x8-vm-hostbounce`: the same cards in a Proxmox VM where P2P bounces through host
 //!   memory (the user's box during the GLM-5 work); curves derived from transfer physics.
 //! - `h100-x8`, `h200-x8`, `b200-x8`: NVSwitch boxes from published NCCL figures.
@@ -15,10 +19,18 @@ use models::MachineProfile;
 use std::path::Path;
 
 /// (name, embedded JSON) of every built-in preset, in the order `sim` lists them.
-const PRESETS: [(&str, &str); 7] = [
+const PRESETS: [(&str, &str); 9] = [
     (
         "rtx-pro-6000-x8-baremetal",
         include_str!("../presets/machines/rtx-pro-6000-x8-baremetal.json"),
+    ),
+    (
+        "rtx-pro-6000-x8-baremetal-nccl-tuned",
+        include_str!("../presets/machines/rtx-pro-6000-x8-baremetal-nccl-tuned.json"),
+    ),
+    (
+        "rtx-pro-6000-x8-baremetal-nccl-ll128",
+        include_str!("../presets/machines/rtx-pro-6000-x8-baremetal-nccl-ll128.json"),
     ),
     (
         "rtx-pro-6000-x8-vm-hostbounce",

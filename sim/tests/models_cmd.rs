@@ -126,3 +126,36 @@ fn bad_input_exits_2_with_one_line() {
         .code(2)
         .stderr(predicate::str::contains("voodoo-5"));
 }
+
+/// `sim … | head -1`: the reader leaves after one line; sim must end without a panic message.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command as Std, Stdio};
+    let mut child = Std::new(assert_cmd::cargo::cargo_bin("sim"))
+        // ~190 KB of JSON: more than a pipe holds, so sim is still writing when the reader leaves
+        .args([
+            "validate",
+            "--records",
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../shared/validation-dev/records.json"
+            ),
+            "--format",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sim starts");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // the pipe's read end is dropped here, as `head -1` closes it
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!first.is_empty());
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

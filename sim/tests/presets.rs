@@ -35,6 +35,8 @@ fn every_preset_parses_with_provenance() {
         names,
         [
             "rtx-pro-6000-x8-baremetal",
+            "rtx-pro-6000-x8-baremetal-nccl-tuned",
+            "rtx-pro-6000-x8-baremetal-nccl-ll128",
             "rtx-pro-6000-x8-vm-hostbounce",
             "h100-x8",
             "h200-x8",

@@ -17,6 +17,7 @@
 
 use super::Record;
 use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, inferencex_config, launch_knobs};
+use super::nccl::NcclTuning;
 use crate::engine::{Engine, LaunchKnobs};
 use crate::workload::Workload;
 use models::Layout;
@@ -294,7 +295,16 @@ fn machine_preset(r: &Record, assumptions: &mut Vec<String>) -> Result<String, U
                     virt.map_or("unknown".to_string(), |v| v.to_string())
                 ));
             }
-            Ok("rtx-pro-6000-x8-baremetal".into())
+            let (preset, why) = match NcclTuning::of(r) {
+                NcclTuning::Default => return Ok("rtx-pro-6000-x8-baremetal".into()),
+                NcclTuning::Tuned(why) => ("rtx-pro-6000-x8-baremetal-nccl-tuned", why),
+                NcclTuning::Ll128(why) => ("rtx-pro-6000-x8-baremetal-nccl-ll128", why),
+            };
+            assumptions.push(format!(
+                "{why}: NCCL tuned as on the rtx6kpro wiki's dual-Turin box (its published \
+                 all-reduce curves, `{preset}`)"
+            ));
+            Ok(preset.into())
         }
     }
 }
@@ -426,10 +436,13 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         ));
     }
     let flags = r.engine.flags.clone().unwrap_or_default();
-    if let Some(proto) = nccl_proto(&flags) {
+    if let Some(proto) = NcclTuning::unmodelled_proto(r) {
         why.push(Unexpressible::new(
             K::KnobNotModelled,
-            format!("NCCL_PROTO={proto}: the profiles' curves are NCCL's default protocol choice"),
+            format!(
+                "NCCL_PROTO={proto}: no published curve for that protocol set (LL, LL128 and \
+                 NCCL's own choice are modelled)"
+            ),
         ));
     }
     let engine = match r.engine.name.as_deref().map(Engine::from_name) {
@@ -560,19 +573,4 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         not_compared,
         assumptions,
     })
-}
-
-/// An `NCCL_PROTO=` other than NCCL's default set (`LL,LL128,Simple` in any order, or `default`).
-fn nccl_proto(flags: &str) -> Option<String> {
-    let v = flags
-        .split_whitespace()
-        .find_map(|t| t.strip_prefix("NCCL_PROTO="))?
-        .trim_matches(|c| c == ',' || c == ';');
-    let mut parts: Vec<String> = v
-        .split(',')
-        .map(|s| s.trim().to_ascii_lowercase())
-        .collect();
-    parts.sort();
-    let default = v.eq_ignore_ascii_case("default") || parts == ["ll", "ll128", "simple"];
-    (!default).then(|| v.to_string())
 }

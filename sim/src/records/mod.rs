@@ -10,6 +10,7 @@
 
 pub mod flags;
 pub mod mapping;
+mod nccl;
 pub mod value;
 
 pub use mapping::{

@@ -1,0 +1,127 @@
+//! The NCCL state a record ran under, read from the `NCCL_*` settings its engine flags or hardware
+//! notes state, and the machine preset that carries curves for it.
+
+use super::Record;
+
+/// The NCCL state a record ran under, from `NCCL_*` settings in its engine flags or hardware notes.
+pub(super) enum NcclTuning {
+    /// Nothing said: NCCL's defaults.
+    Default,
+    /// Cross-socket P2P allowed / protocols set by hand, LL128 not among them (the evidence).
+    Tuned(String),
+    /// `NCCL_PROTO` lists LL128 (NCCL keeps it off on PCIe paths unless asked).
+    Ll128(String),
+}
+
+impl NcclTuning {
+    /// `NCCL_*=value` tokens of the record's flags and hardware notes.
+    fn settings(r: &Record) -> Vec<(String, String)> {
+        let text = format!(
+            "{} {}",
+            r.engine.flags.as_deref().unwrap_or_default(),
+            r.hardware.notes.as_deref().unwrap_or_default()
+        );
+        text.split(|c: char| c.is_whitespace() || c == ';' || c == '(' || c == ')')
+            .filter_map(|t| t.split_once('='))
+            .filter(|(k, _)| k.starts_with("NCCL_"))
+            .map(|(k, v)| (k.to_string(), v.trim_end_matches([',', '.']).to_string()))
+            .collect()
+    }
+
+    /// The lower-cased protocols of `NCCL_PROTO`, sorted; `None` when unset or `default`.
+    fn protocols(r: &Record) -> Option<Vec<String>> {
+        let (_, v) = Self::settings(r)
+            .into_iter()
+            .find(|(k, _)| k == "NCCL_PROTO")?;
+        if v.eq_ignore_ascii_case("default") {
+            return None;
+        }
+        let mut parts: Vec<String> = v
+            .split(',')
+            .map(|s| s.trim().to_ascii_lowercase())
+            .filter(|s| !s.is_empty())
+            .collect();
+        parts.sort();
+        Some(parts)
+    }
+
+    pub(super) fn of(r: &Record) -> NcclTuning {
+        let settings = Self::settings(r);
+        let stated = |k: &str| {
+            settings
+                .iter()
+                .find(|(sk, _)| sk == k)
+                .map(|(_, v)| v.clone())
+        };
+        let proto = stated("NCCL_PROTO");
+        if let Some(p) = Self::protocols(r).filter(|p| p.iter().any(|s| s == "ll128")) {
+            return NcclTuning::Ll128(format!("NCCL_PROTO={}", p.join(",")));
+        }
+        if let Some(p) = proto {
+            return NcclTuning::Tuned(format!("NCCL_PROTO={p}"));
+        }
+        match stated("NCCL_P2P_LEVEL") {
+            Some(l) => NcclTuning::Tuned(format!("NCCL_P2P_LEVEL={l}")),
+            None => NcclTuning::Default,
+        }
+    }
+
+    /// An `NCCL_PROTO` set with no published curve: anything but `default`, `LL` alone or a set
+    /// holding LL128 (e.g. `Simple` alone).
+    pub(super) fn unmodelled_proto(r: &Record) -> Option<String> {
+        let p = Self::protocols(r)?;
+        let modelled = p == ["ll"] || p.iter().any(|s| s == "ll128");
+        (!modelled).then(|| p.join(","))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::RecordSet;
+    use std::path::Path;
+
+    fn record(flags: &str, notes: &str) -> Record {
+        let text = format!(
+            r#"{{"records": [{{"id": "a", "hardware": {{"gpu": "NVIDIA RTX PRO 6000", "count": 8,
+            "notes": "{notes}"}}, "engine": {{"name": "vllm", "flags": "{flags}"}}}}]}}"#
+        );
+        RecordSet::parse(text.as_bytes(), Path::new("r.json"))
+            .unwrap()
+            .records
+            .remove(0)
+    }
+
+    fn kind(r: &Record) -> &'static str {
+        match NcclTuning::of(r) {
+            NcclTuning::Default => "default",
+            NcclTuning::Tuned(_) => "tuned",
+            NcclTuning::Ll128(_) => "ll128",
+        }
+    }
+
+    #[test]
+    fn the_stated_nccl_settings_pick_the_curves() {
+        assert_eq!(kind(&record("--tp 8", "")), "default");
+        let kimi = record(
+            "TP_SIZE=8 VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff) NCCL_PROTO=LL,LL128,Simple",
+            "",
+        );
+        assert_eq!(kind(&kimi), "ll128");
+        assert_eq!(
+            kind(&record("x", "patched NCCL, NCCL_P2P_LEVEL=SYS, no XML")),
+            "tuned"
+        );
+        assert_eq!(kind(&record("pure NCCL, NCCL_PROTO=default", "")), "tuned");
+        assert_eq!(kind(&record("NCCL_PROTO=LL128", "")), "ll128");
+        assert_eq!(NcclTuning::unmodelled_proto(&kimi), None);
+        assert_eq!(
+            NcclTuning::unmodelled_proto(&record("NCCL_PROTO=LL", "")),
+            None
+        );
+        assert_eq!(
+            NcclTuning::unmodelled_proto(&record("NCCL_PROTO=Simple", "")).as_deref(),
+            Some("simple")
+        );
+    }
+}
