@@ -125,6 +125,10 @@ pub struct EfficiencyCurve {
     /// Latency floor of one call, µs ([`fit::latency_floor_s`]; 0 where the tables show none).
     #[serde(default)]
     pub floor_us: f64,
+    /// Bandwidth of the line that pinned `floor_us` (`time = floor + bytes / bandwidth` over the
+    /// rows at ≤ 8 tokens), as a fraction of the family's peak; 0 where no line was pinned.
+    #[serde(default)]
+    pub floor_line_memory_fraction: f64,
     /// Knots sorted by tokens.
     pub knots: Vec<Knot>,
     /// Measured rows behind the curve.
@@ -438,6 +442,19 @@ impl EfficiencyModel {
     pub fn floor_s(&self, gpu: &GpuSpec, kind: KernelKind, dtype: &str) -> f64 {
         self.family_curve(gpu, kind, dtype)
             .map_or(0.0, |(_, c)| c.floor_us * 1e-6)
+    }
+
+    /// The streaming bandwidth of the latency line behind [`Self::floor_s`], as a fraction of
+    /// `gpu`'s peak (rescaled like [`Self::memory_fraction`]); 0 when the tables pinned none.
+    pub fn floor_line_fraction(&self, gpu: &GpuSpec, kind: KernelKind, dtype: &str) -> f64 {
+        let Some((fam, curve)) = self.family_curve(gpu, kind, dtype) else {
+            return 0.0;
+        };
+        if curve.floor_line_memory_fraction <= 0.0 {
+            return 0.0;
+        }
+        let scale = Self::peak_rescale(fam, gpu, fam.peak_memory_gb_per_s, gpu.memory_gb_per_s);
+        (curve.floor_line_memory_fraction * scale).clamp(1e-6, 1.0)
     }
 
     /// Seconds a kernel takes under the roofline with these fractions:

@@ -164,6 +164,12 @@ pub struct Args {
     /// engine flags), with the series' spread and every record's error at the series' median.
     #[arg(long, requires = "records")]
     pub implied_accept_length: bool,
+    /// With --implied-accept-length: the acceptance the engine measured per record (JSON:
+    /// `{"schema_version": 1, "records": [{"id": …, "accept_length": L}` or `"acceptance_rate": r,
+    /// "num_speculative_tokens": k}]}`); each such record is also predicted with its own length.
+    /// A record's own `accept_length` metric counts too.
+    #[arg(long, value_name = "FILE", requires = "implied_accept_length")]
+    pub acceptance: Option<PathBuf>,
     /// With --records: simulate every record as this engine would run it (default: each record's
     /// own engine).
     #[arg(long, value_enum, requires = "records")]
@@ -230,7 +236,7 @@ struct ValidateOutput<'a> {
 pub fn run(args: Args) -> Result<()> {
     if let Some(path) = &args.records {
         if args.implied_accept_length {
-            return run_accept(path, args.format);
+            return run_accept(path, args.acceptance.as_deref(), args.format);
         }
         return run_records(path, args.engine.map(Engine::from), args.format);
     }
@@ -296,9 +302,17 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 /// `sim validate --records FILE --implied-accept-length`.
-fn run_accept(path: &std::path::Path, format: ValidateFormat) -> Result<()> {
+fn run_accept(
+    path: &std::path::Path,
+    acceptance: Option<&std::path::Path>,
+    format: ValidateFormat,
+) -> Result<()> {
     let set = RecordSet::load(path)?;
-    let report = sim::scoreboard::accept::implied_accept_lengths(&set);
+    let measured = match acceptance {
+        Some(p) => sim::records::acceptance::MeasuredAcceptance::load(p)?,
+        None => Default::default(),
+    };
+    let report = sim::scoreboard::accept::implied_accept_lengths(&set, &measured);
     match format {
         ValidateFormat::Json => {
             println!("{}", serde_json::to_string_pretty(&report)?);
@@ -319,6 +333,7 @@ fn run_accept(path: &std::path::Path, format: ValidateFormat) -> Result<()> {
         "spread",
         "outside [1, draft tokens]",
         "MAPE at median L",
+        "MAPE (bias) at measured L",
     ]);
     for s in &report.series {
         t.add_row(vec![
@@ -330,6 +345,10 @@ fn run_accept(path: &std::path::Path, format: ValidateFormat) -> Result<()> {
             format!("{:.0}%", s.spread * 100.0),
             format!("{} of {}", s.out_of_range, s.records.len()),
             format!("{:.1}%", s.mape_with_median_pct),
+            match (s.mape_with_measured_pct, s.bias_with_measured_pct) {
+                (Some(m), Some(b)) => format!("{m:.1}% ({b:+.1}%), {} records", s.with_measured),
+                _ => "not published".into(),
+            },
         ]);
     }
     println!("{t}");
@@ -344,6 +363,8 @@ fn run_accept(path: &std::path::Path, format: ValidateFormat) -> Result<()> {
             "implied L",
             "at median L",
             "error",
+            "measured L",
+            "error at measured L",
         ]);
         for x in &s.records {
             r.add_row(vec![
@@ -358,6 +379,10 @@ fn run_accept(path: &std::path::Path, format: ValidateFormat) -> Result<()> {
                 ),
                 format!("{:.1}", x.predicted_with_median_tok_s),
                 format!("{:+.1}%", x.error_with_median_pct),
+                x.measured_accept_length
+                    .map_or("—".into(), |l| format!("{l:.2}")),
+                x.error_with_measured_pct
+                    .map_or("—".into(), |e| format!("{e:+.1}%")),
             ]);
         }
         println!("{r}");

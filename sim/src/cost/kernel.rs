@@ -30,6 +30,9 @@ pub struct KernelCurve {
     /// Latency floor of one call: the kernel tables' intercept, or the machine's small-kernel
     /// floor × the call's kernels, whichever is higher; seconds.
     floor_s: f64,
+    /// Bandwidth fraction of the tables' latency line (`time = floor + bytes / bandwidth`) where
+    /// they pinned one (weight GEMMs, fused MoE); 0 = none: then `max(floor, roofline)`.
+    line_fraction: f64,
 }
 
 impl KernelCurve {
@@ -49,6 +52,7 @@ impl KernelCurve {
             peak_flop_s: peak_tflops(gpu, kind, dtype) * 1e12 * compute_scale,
             peak_byte_s,
             floor_s: eff.floor_s(gpu, kind, dtype),
+            line_fraction: eff.floor_line_fraction(gpu, kind, dtype),
         };
         for k in 0..KNOTS {
             c.memory_fraction[k] = eff.memory_fraction(gpu, kind, dtype, 1 << k);
@@ -88,7 +92,8 @@ impl KernelCurve {
         (m, c)
     }
 
-    /// Kernel time: `max(floor, flops / (peak·compute_fraction), bytes / (bandwidth·memory_fraction))`,
+    /// Kernel time: `max(floor [+ bytes / (bandwidth·line_fraction)], flops / (peak·compute_fraction),
+    /// bytes / (bandwidth·memory_fraction))`,
     /// filed as memory-bound when bytes dominate at peak rates (which side of the ridge point).
     pub fn time(&self, tokens: f64, flops: f64, bytes: f64) -> OpTime {
         if flops <= 0.0 && bytes <= 0.0 {
@@ -97,8 +102,15 @@ impl KernelCurve {
                 memory_bound: true,
             };
         }
+        // A weight kernel's fixed cost and its streaming add up (the tables' own line below 8
+        // tokens); the knots, fitted to whole times of large shapes, take over above it.
+        let fixed_s = if self.line_fraction > 0.0 {
+            self.floor_s + bytes / (self.peak_byte_s * self.line_fraction)
+        } else {
+            self.floor_s
+        };
         OpTime {
-            s: self.floor_s.max(self.streaming_s(tokens, flops, bytes)),
+            s: fixed_s.max(self.streaming_s(tokens, flops, bytes)),
             memory_bound: bytes / self.peak_byte_s >= flops / self.peak_flop_s,
         }
     }
@@ -128,6 +140,32 @@ impl KernelCurve {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Kimi-K2's int4 experts at TP8 on the RTX PRO 6000 (2.84 MB per expert on a GPU, the
+    /// table's own bytes): one token's 8 experts cost the call's fixed ~29 µs *plus* their
+    /// streaming, and the table's 16-token row (128 experts, 363 MB) comes back.
+    #[test]
+    fn weight_kernels_pay_their_fixed_cost_and_their_streaming() {
+        let eff = EfficiencyModel::builtin();
+        let gpu = GpuSpec::preset("rtx-pro-6000-server").unwrap();
+        let c = KernelCurve::new(
+            eff,
+            &gpu,
+            KernelKind::MoeGrouped,
+            "int4",
+            gpu.memory_gb_per_s * 1e9,
+            1.0,
+        );
+        let per_expert = 3.633e8 / 128.0;
+        let one = c.time(1.0, 0.0, 8.0 * per_expert).s;
+        let floor = c.floor_s();
+        assert!(
+            one > floor + 0.8 * 8.0 * per_expert / 1.79e12,
+            "{one} vs floor {floor}"
+        );
+        let row = c.time(1.0, 0.0, 3.633e8).s;
+        assert!((row / 286.2e-6 - 1.0).abs() < 0.05, "{row}");
+    }
 
     #[test]
     fn sampled_curves_agree_with_the_efficiency_model() {

@@ -11,6 +11,7 @@
 //! as SGLang does, [`steady`] turns iteration costs into closed-loop decode throughput,
 //! [`traffic`] counts bytes on the wire and expert reads, [`report`] is `sim predict`'s output.
 
+pub mod attn_core;
 pub mod block;
 pub mod comm;
 pub mod floors;

@@ -5,6 +5,7 @@
 //! own latency floor and envelope, the small kernels pay the machine's small-kernel floor
 //! ([`super::floors`]).
 
+use super::attn_core::{AttnCore, attn_core, sparse_attention};
 use super::block::{Block, Envelope, Gemm, SmallKernelRates};
 use super::comm::LayoutComm;
 use super::floors::{CpuCosts, Floors};
@@ -19,7 +20,7 @@ use crate::machine::Machine;
 use crate::machine::placement::Placement;
 use crate::options::ServerOptions;
 use models::footprint::Footprint;
-use models::spec::{AttentionSpec, ModelPart};
+use models::spec::ModelPart;
 use models::{Layout, ModelSpec};
 
 /// GPU-side gap between dependent kernels launched eagerly (launch latency the GPU sees per
@@ -30,16 +31,16 @@ pub const GPU_GAP_PER_KERNEL_S: f64 = 2e-6;
 pub const ELEMENTWISE_FRACTION: f64 = 0.8;
 
 /// Builds the [`KernelCurve`]s of one machine with the knobs in force.
-struct Curves<'a> {
+pub(super) struct Curves<'a> {
     machine: &'a Machine,
     peak_byte_s: f64,
     compute_scale: f64,
     /// The machine's small-kernel floor: every GEMM costs at least this.
-    floor_s: f64,
+    pub(super) floor_s: f64,
 }
 
 impl Curves<'_> {
-    fn of(&self, kind: KernelKind, dtype: &str) -> KernelCurve {
+    pub(super) fn of(&self, kind: KernelKind, dtype: &str) -> KernelCurve {
         KernelCurve::new(
             EfficiencyModel::builtin(),
             &self.machine.gpu,
@@ -102,33 +103,6 @@ pub(super) struct Experts {
     pub params_per_expert: f64,
     pub curve: KernelCurve,
     pub envelope: Envelope,
-}
-
-/// Attention-core constants per GPU and layer.
-#[derive(Debug, Clone)]
-pub(super) struct AttnCore {
-    /// Decode attention (MLA or GQA) in the KV-cache dtype.
-    pub decode: KernelCurve,
-    /// DSA indexer scoring in decode (streams the fp8 index-key cache).
-    pub indexer_decode: KernelCurve,
-    /// Prefill attention core (bf16 tensor cores) and the indexer's fp8 scoring.
-    pub prefill: KernelCurve,
-    pub indexer_prefill: KernelCurve,
-    /// FLOPs per (query, attended key) pair in decode.
-    pub decode_flops_per_pair: f64,
-    /// FLOPs per (query, attended key) pair in prefill.
-    pub prefill_flops_per_pair: f64,
-    /// KV bytes read per attended key.
-    pub kv_bytes_per_key: f64,
-    /// DSA: keys a query attends at most (`index_topk`).
-    pub topk_cap: Option<u64>,
-    /// DSA indexer: FLOPs per scored (query, key) pair, and bytes per cached key read once per
-    /// request (the fp8 index key and, unfused, its dequantization; 0 without an indexer).
-    pub indexer_flops_per_key: f64,
-    pub indexer_bytes_per_key: f64,
-    /// DSA indexer: logits and top-k traffic per scored (query, key) pair, by implementation
-    /// ([`indexer_logit_bytes_per_pair`]).
-    pub indexer_logit_bytes_per_pair: f64,
 }
 
 /// Layers of one pipeline stage.
@@ -398,7 +372,7 @@ impl CostModel {
             opts: opts.clone(),
             hidden: model.hidden_size as f64,
             vocab: model.vocab_size as f64,
-            stages: stage_shapes(model, &fp, layout.pp),
+            stages: stage_shapes(model, &fp, layout.pp, sparse_attention(machine, opts)),
             attention: curves.block(&inv.attention, model, &per_layer),
             indexer: curves.block(&inv.indexer, model, &per_layer),
             dense_mlp: curves.block(&inv.dense_mlp, model, &per_layer),
@@ -480,7 +454,7 @@ fn per_layer_bytes(model: &ModelSpec, fp: &Footprint, part: ModelPart, moe_part:
 }
 
 /// Dense and MoE layer counts of each stage.
-fn stage_shapes(model: &ModelSpec, fp: &Footprint, pp: u32) -> Vec<StageShape> {
+fn stage_shapes(model: &ModelSpec, fp: &Footprint, pp: u32, dsa: bool) -> Vec<StageShape> {
     fp.per_gpu
         .iter()
         .filter(|g| g.tp_rank == 0)
@@ -491,7 +465,7 @@ fn stage_shapes(model: &ModelSpec, fp: &Footprint, pp: u32) -> Vec<StageShape> {
                 .filter(|&l| model.moe_layers.get(l as usize).copied().unwrap_or(false))
                 .count() as f64;
             let all = (g.layers.end - g.layers.start) as f64;
-            let indexer_layers = if model.attention.indexer().is_some() {
+            let indexer_layers = if dsa && model.attention.indexer().is_some() {
                 model.num_indexer_layers_in(g.layers.clone()) as f64
             } else {
                 0.0
@@ -505,126 +479,4 @@ fn stage_shapes(model: &ModelSpec, fp: &Footprint, pp: u32) -> Vec<StageShape> {
             }
         })
         .collect()
-}
-
-/// Attention-core constants of one GPU: heads it computes, KV bytes it reads per key.
-fn attn_core(
-    model: &ModelSpec,
-    layout: &Layout,
-    opts: &ServerOptions,
-    curves: &Curves,
-    machine: &Machine,
-) -> AttnCore {
-    let kv_dtype = memory::kv_dtype(model, opts);
-    let attn_tp = if layout.dp_attention {
-        1.0
-    } else {
-        layout.tp as f64
-    };
-    let kv_name = match kv_dtype {
-        models::KvDtype::Bf16 => "bf16",
-        models::KvDtype::Fp8 => "fp8",
-    };
-    let per_layer_kv = model.kv_bytes_per_token_per_layer(kv_dtype) as f64;
-    let decode_kind = if model.attention.is_mla() {
-        KernelKind::MlaDecode
-    } else {
-        KernelKind::GqaDecode
-    };
-    // decode attention and the indexer core run two kernels each (split-KV + combine; logits +
-    // top-k), a prefill core one: each at least the small-kernel floor
-    let f = curves.floor_s;
-    let decode = curves.of(decode_kind, kv_name).with_floor(2.0 * f);
-    let indexer_decode = curves.of(KernelKind::GqaDecode, "fp8").with_floor(2.0 * f);
-    let prefill = curves.of(KernelKind::Prefill, "bf16").with_floor(f);
-    let indexer_prefill = curves.of(KernelKind::Prefill, "fp8").with_floor(2.0 * f);
-    match model.attention {
-        AttentionSpec::Mla {
-            num_heads,
-            kv_lora_rank,
-            qk_nope_head_dim,
-            qk_rope_head_dim,
-            v_head_dim,
-            indexer,
-            ..
-        } => {
-            let heads = num_heads as f64 / attn_tp;
-            // absorbed MLA: scores over (kv_lora + rope) dims, values over kv_lora dims
-            let absorbed = 2.0 * heads * (kv_lora_rank + qk_rope_head_dim) as f64
-                + 2.0 * heads * kv_lora_rank as f64;
-            // prefill without DSA runs MLA as multi-head attention over up-projected K and V
-            let mha = 2.0 * heads * (qk_nope_head_dim + qk_rope_head_dim) as f64
-                + 2.0 * heads * v_head_dim as f64;
-            AttnCore {
-                decode,
-                indexer_decode,
-                prefill,
-                indexer_prefill,
-                decode_flops_per_pair: absorbed,
-                prefill_flops_per_pair: if indexer.is_some() { absorbed } else { mha },
-                // the latent is replicated on every TP rank: TP does not shrink it
-                kv_bytes_per_key: per_layer_kv,
-                topk_cap: indexer.map(|i| i.topk as u64),
-                indexer_flops_per_key: indexer
-                    .map_or(0.0, |i| 2.0 * i.num_heads as f64 * i.head_dim as f64),
-                // the index key read once per request, with its bf16 dequantization when unfused
-                indexer_bytes_per_key: model.indexer_cache_bytes_per_token_per_layer() as f64
-                    + indexer.map_or(0.0, |i| {
-                        indexer_key_dequant_bytes(i, fused_indexer_logits(machine))
-                    }),
-                indexer_logit_bytes_per_pair: indexer.map_or(0.0, |i| {
-                    indexer_logit_bytes_per_pair(i, fused_indexer_logits(machine))
-                }),
-            }
-        }
-        AttentionSpec::Gqa {
-            num_heads,
-            num_kv_heads,
-            head_dim,
-            ..
-        } => {
-            let heads = num_heads as f64 / attn_tp;
-            let kv_split = attn_tp.min(num_kv_heads.max(1) as f64);
-            AttnCore {
-                decode,
-                indexer_decode,
-                prefill,
-                indexer_prefill,
-                decode_flops_per_pair: 4.0 * heads * head_dim as f64,
-                prefill_flops_per_pair: 4.0 * heads * head_dim as f64,
-                kv_bytes_per_key: per_layer_kv / kv_split,
-                topk_cap: None,
-                indexer_flops_per_key: 0.0,
-                indexer_bytes_per_key: 0.0,
-                indexer_logit_bytes_per_pair: 0.0,
-            }
-        }
-    }
-}
-
-/// Whether the DSA indexer's logits run as DeepGEMM's fused paged-MQA-logits kernel: DeepGEMM
-/// supports SM90 and SM100 (datacenter Hopper / Blackwell) only, so workstation cards (SM120: RTX
-/// PRO 6000, RTX 5090) run the unfused fallback.
-pub fn fused_indexer_logits(machine: &Machine) -> bool {
-    crate::efficiency::family_key_for(&machine.gpu) == crate::efficiency::FAMILY_DATACENTER
-}
-
-/// Bytes the unfused DSA indexer spends per cached key to dequantize it to bf16 (written and
-/// read, 4·d B), once per request whatever its query tokens; 0 fused (DeepGEMM reads fp8).
-pub fn indexer_key_dequant_bytes(ix: models::spec::DsaIndexer, fused: bool) -> f64 {
-    if fused { 0.0 } else { 4.0 * ix.head_dim as f64 }
-}
-
-/// Logits and top-k bytes the DSA indexer moves per scored (query, key) pair, beyond reading
-/// (and dequantizing) the index key:
-/// - fused (DeepGEMM): one fp32 logit written, read back by the top-k over two passes: 12 B;
-/// - unfused: per-head fp32 scores (written by the matmul, read and rewritten by ReLU × head
-///   weight, read by the head sum: 16·heads B), then the logit as above.
-pub fn indexer_logit_bytes_per_pair(ix: models::spec::DsaIndexer, fused: bool) -> f64 {
-    let logit = 4.0 + 2.0 * 4.0;
-    if fused {
-        logit
-    } else {
-        16.0 * ix.num_heads as f64 + logit
-    }
 }

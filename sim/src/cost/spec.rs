@@ -367,6 +367,38 @@ mod tests {
         assert!(last > 1.5 * plain.steady_decode(1, 1024).tok_per_s);
     }
 
+    /// On SM120 SGLang serves GLM-5 as dense MLA (BF16 KV, as it must there): a verify pass reads
+    /// each request's cache once for all its draft tokens, so its context cost grows well below
+    /// four plain steps' (only the attention FLOPs scale with the draft tokens); with
+    /// `--attention-backend nsa` every draft token rescans the index keys.
+    #[test]
+    fn verify_context_cost_follows_the_attention_backend() {
+        let bf16 = |mut o: ServerOptions| {
+            o.kv_cache_dtype = Some(models::KvDtype::Bf16);
+            o
+        };
+        let plain = build(Layout::tp(8), &bf16(ServerOptions::default())).unwrap();
+        let plain_s = |ctx| plain.steady_decode(1, ctx).cycle_s;
+        let plain_growth = plain_s(131072) - plain_s(1);
+        let verify_growth = |opts: &ServerOptions| {
+            let m = build(Layout::tp(8), opts).unwrap();
+            let v = |ctx| m.spec_step(1, ctx).unwrap();
+            v(131072).verify_s - v(1).verify_s
+        };
+        let dense = verify_growth(&bf16(eagle(Some(2.5))));
+        assert!(
+            dense > plain_growth && dense < 2.5 * plain_growth,
+            "dense verify +{dense} s vs plain +{plain_growth} s"
+        );
+        let mut nsa = bf16(eagle(Some(2.5)));
+        nsa.attention_backend = Some("nsa".into());
+        let sparse = verify_growth(&nsa);
+        assert!(
+            sparse > 1.5 * dense,
+            "nsa verify +{sparse} s vs dense +{dense} s"
+        );
+    }
+
     #[test]
     fn speculation_refuses_pipeline_stages() {
         let l = Layout {

@@ -54,8 +54,11 @@ const FORM: &str = "time_s = max(flops / (peak_tflops(dtype)*1e12 * compute_frac
     (log grid search) with each fraction >= 0.5 x its best value at smaller sizes, smallest of \
     equal pairs, then each raised as far toward the previous knot's value as costs < 1% of the \
     knot's error. floor_us per weight-kernel curve = the intercept of time = floor + bytes / \
-    bandwidth over the rows at <= 8 tokens entering, kept when that line has R^2 >= 0.95; the \
-    cost model takes max(floor, roofline).";
+    bandwidth over the rows at <= 8 tokens entering, kept when that line has R^2 >= 0.95, and \
+    floor_line_memory_fraction its slope's bandwidth over the reference peak; the cost model \
+    takes max(roofline, floor + bytes / (peak * floor_line_memory_fraction)): a call's fixed \
+    cost plus its streaming, which below the tables' smallest shapes the knots alone would \
+    under-count (max(floor, roofline) where no line was pinned).";
 
 /// The flops/bytes/tokens conventions the rows were converted with.
 const CONVENTIONS: [&str; 4] = [
@@ -184,14 +187,22 @@ pub const FLOOR_MIN_R2: f64 = 0.95;
 /// launch, ramp-up and tail no size removes; a fused MoE's several kernels), when that line
 /// explains the rows (R² ≥ [`FLOOR_MIN_R2`]); 0 otherwise. Weight kernels only (dense GEMM,
 /// fused MoE): the MLA table holds no short-context rows to extrapolate from. The curves'
-/// fractions are fitted to the whole times as before; the cost model takes `max(floor,
-/// roofline)`, so the floor matters only below the tables' smallest shapes.
+/// fractions are fitted to the whole times as before; the cost model takes `max(roofline, floor +
+/// bytes / line bandwidth)` ([`latency_line`]): at the tables' shapes the two agree, below them
+/// the line keeps both the call's fixed cost and its streaming (`max(floor, roofline)` would
+/// drop one of them where they are of a size).
 pub fn latency_floor_s(rows: &[&KernelRow]) -> f64 {
+    latency_line(rows).map_or(0.0, |(floor_s, _)| floor_s)
+}
+
+/// The line behind [`latency_floor_s`]: (floor seconds, bytes per second of its slope), when the
+/// rows pin one.
+pub fn latency_line(rows: &[&KernelRow]) -> Option<(f64, f64)> {
     if !rows
         .iter()
         .all(|r| matches!(r.kind, KernelKind::DenseGemm | KernelKind::MoeGrouped))
     {
-        return 0.0;
+        return None;
     }
     // MoE rows are keyed by tokens per expert; the floor rows are those of ≤ 8 tokens entering
     let small: Vec<(f64, f64)> = rows
@@ -200,7 +211,7 @@ pub fn latency_floor_s(rows: &[&KernelRow]) -> f64 {
         .map(|r| (r.bytes, r.time_s))
         .collect();
     if small.len() < 3 {
-        return 0.0;
+        return None;
     }
     let n = small.len() as f64;
     let mx = small.iter().map(|p| p.0).sum::<f64>() / n;
@@ -208,17 +219,17 @@ pub fn latency_floor_s(rows: &[&KernelRow]) -> f64 {
     let sxx: f64 = small.iter().map(|p| (p.0 - mx).powi(2)).sum();
     let syy: f64 = small.iter().map(|p| (p.1 - my).powi(2)).sum();
     if sxx <= 0.0 || syy <= 0.0 {
-        return 0.0;
+        return None;
     }
     let sxy: f64 = small.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     let slope = sxy / sxx;
     let r2 = sxy * sxy / (sxx * syy);
     let floor = my - slope * mx;
     if slope <= 0.0 || r2 < FLOOR_MIN_R2 || !floor.is_finite() || floor <= 0.0 {
-        return 0.0;
+        return None;
     }
     let fastest = small.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-    floor.min(fastest)
+    Some((floor.min(fastest), 1.0 / slope))
 }
 
 fn fit_curve(
@@ -267,6 +278,8 @@ fn fit_curve(
         source_dtypes,
         // rounded to 1 ns so the JSON reads back exactly
         floor_us: (latency_floor_s(rows) * 1e9).round() / 1e3,
+        floor_line_memory_fraction: latency_line(rows)
+            .map_or(0.0, |(_, byte_s)| round5(byte_s / (peak_gb_per_s * 1e9))),
         knots,
         rows: rows.len() as u32,
         median_abs_error: round5(median(all_errors)),

@@ -8,6 +8,7 @@
 //! keys may be missing or `null`; a record that cannot be expressed is not an error, it gets a
 //! reason ([`mapping::Unexpressible`]). Only a file that is not such JSON is an error.
 
+pub mod acceptance;
 pub mod flags;
 pub mod mapping;
 mod nccl;

@@ -11,10 +11,16 @@
 //!
 //! The records do not state their draft configuration; the one assumed is [`draft_config`]'s,
 //! said in every series row.
+//!
+//! Where the engine's own acceptance was published for a record ([`MeasuredAcceptance`]: an
+//! acceptance file or the record's `accept_length` metric), the record is also predicted with
+//! it: acceptance moves from run to run with the prompts (vLLM's EAGLE-3 acceptance on the Kimi
+//! page varies 0.21–0.58 between cells), so a constant length is not the whole check.
 
 use super::Resolved;
 use crate::cost::{CostModel, Knobs};
 use crate::options::SpeculativeOptions;
+use crate::records::acceptance::MeasuredAcceptance;
 use crate::records::mapping::{Expressed, MetricFamily, Quantity, express};
 use crate::records::{Record, RecordSet};
 use rayon::prelude::*;
@@ -22,7 +28,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Schema version of [`AcceptReport`].
-pub const ACCEPT_SCHEMA_VERSION: u32 = 1;
+pub const ACCEPT_SCHEMA_VERSION: u32 = 2;
 
 /// The draft configuration assumed for a record's model and engine, and why.
 pub fn draft_config(model: &str, engine: &str) -> (SpeculativeOptions, &'static str) {
@@ -65,6 +71,11 @@ pub struct ImpliedRecord {
     /// Predicted with the series' median length.
     pub predicted_with_median_tok_s: f64,
     pub error_with_median_pct: f64,
+    /// The acceptance length the engine measured for this record, where published.
+    pub measured_accept_length: Option<f64>,
+    /// Predicted with that measured length.
+    pub predicted_with_measured_tok_s: Option<f64>,
+    pub error_with_measured_pct: Option<f64>,
 }
 
 /// One series.
@@ -83,6 +94,11 @@ pub struct Series {
     pub out_of_range: usize,
     /// MAPE of the series' records predicted with its median length, percent.
     pub mape_with_median_pct: f64,
+    /// Records with a measured acceptance length.
+    pub with_measured: usize,
+    /// MAPE and bias of those records predicted with their measured lengths, percent.
+    pub mape_with_measured_pct: Option<f64>,
+    pub bias_with_measured_pct: Option<f64>,
 }
 
 /// The whole report.
@@ -124,8 +140,14 @@ fn expressible_but_for_mtp(r: &Record) -> Result<Expressed, String> {
     Ok(e)
 }
 
-/// The implied acceptance lengths of every MTP-on decode record of `set`, by series.
-pub fn implied_accept_lengths(set: &RecordSet) -> AcceptReport {
+/// The implied acceptance lengths of every MTP-on decode record of `set`, by series, beside the
+/// `measured` ones where known.
+pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) -> AcceptReport {
+    let measured_by_id: BTreeMap<String, f64> = set
+        .records
+        .iter()
+        .filter_map(|r| Some((r.id.clone(), measured.of(r)?)))
+        .collect();
     let mut ok: Vec<(Expressed, String)> = Vec::new();
     let mut skipped = Vec::new();
     for r in &set.records {
@@ -152,7 +174,7 @@ pub fn implied_accept_lengths(set: &RecordSet) -> AcceptReport {
     }
     let series = by_key
         .into_par_iter()
-        .filter_map(|(key, es)| series_of(&key, &es, &resolved))
+        .filter_map(|(key, es)| series_of(&key, &es, &resolved, &measured_by_id))
         .collect();
     AcceptReport {
         schema_version: ACCEPT_SCHEMA_VERSION,
@@ -175,7 +197,12 @@ fn spec_model(e: &Expressed, resolved: &Resolved, accept: Option<f64>) -> Option
     CostModel::new(machine, spec, e.layout, &opts, Knobs::default()).ok()
 }
 
-fn series_of(key: &str, es: &[&Expressed], resolved: &Resolved) -> Option<Series> {
+fn series_of(
+    key: &str,
+    es: &[&Expressed],
+    resolved: &Resolved,
+    measured_by_id: &BTreeMap<String, f64>,
+) -> Option<Series> {
     let first = es.first()?;
     let (cfg, why) = draft_config(&first.model, first.engine.name());
     let nd = cfg.num_draft_tokens as f64;
@@ -201,9 +228,14 @@ fn series_of(key: &str, es: &[&Expressed], resolved: &Resolved) -> Option<Series
     let records: Vec<ImpliedRecord> = implied
         .iter()
         .map(|(e, m, l)| {
-            let pred = spec_model(e, resolved, Some(med.clamp(0.05, nd))).map_or(f64::NAN, |cm| {
-                cm.steady_decode(e.concurrency, e.context_tokens).tok_per_s
-            });
+            let predict = |l: f64| {
+                spec_model(e, resolved, Some(l.clamp(0.05, nd))).map_or(f64::NAN, |cm| {
+                    cm.steady_decode(e.concurrency, e.context_tokens).tok_per_s
+                })
+            };
+            let pred = predict(med);
+            let measured_l = measured_by_id.get(&e.id).copied();
+            let pred_measured = measured_l.map(predict).filter(|p| p.is_finite());
             ImpliedRecord {
                 id: e.id.clone(),
                 concurrency: e.concurrency,
@@ -213,6 +245,9 @@ fn series_of(key: &str, es: &[&Expressed], resolved: &Resolved) -> Option<Series
                 in_range: (1.0..=nd).contains(l),
                 predicted_with_median_tok_s: pred,
                 error_with_median_pct: (pred / m - 1.0) * 100.0,
+                measured_accept_length: measured_l,
+                predicted_with_measured_tok_s: pred_measured,
+                error_with_measured_pct: pred_measured.map(|p| (p / m - 1.0) * 100.0),
             }
         })
         .collect();
@@ -229,7 +264,18 @@ fn series_of(key: &str, es: &[&Expressed], resolved: &Resolved) -> Option<Series
         .map(|r| r.error_with_median_pct.abs())
         .filter(|e| e.is_finite())
         .collect();
+    let with_measured: Vec<f64> = records
+        .iter()
+        .filter_map(|r| r.error_with_measured_pct)
+        .collect();
+    let mean = |f: &dyn Fn(f64) -> f64| {
+        (!with_measured.is_empty())
+            .then(|| with_measured.iter().map(|e| f(*e)).sum::<f64>() / with_measured.len() as f64)
+    };
     Some(Series {
+        with_measured: with_measured.len(),
+        mape_with_measured_pct: mean(&f64::abs),
+        bias_with_measured_pct: mean(&|e| e),
         key: key.to_string(),
         draft: why.to_string(),
         num_draft_tokens: cfg.num_draft_tokens,

@@ -1,0 +1,116 @@
+//! `sim validate --records … --implied-accept-length [--acceptance FILE]` on the dev set beside
+//! the repository (`../shared/validation-dev/records.json`; skipped without it) and on bad input.
+//!
+//! The Kimi-K2.6 page that the dev set's Kimi MTP records come from also published the engine's
+//! acceptance rate of every cell (`tests/fixtures/acceptance/`): predicted with their own
+//! acceptance, those records check the speculative step model without assuming acceptance is
+//! constant across a series.
+
+use assert_cmd::Command;
+use sim::records::RecordSet;
+use sim::records::acceptance::MeasuredAcceptance;
+use sim::scoreboard::accept::implied_accept_lengths;
+use std::path::Path;
+
+const DEV_SET: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/validation-dev/records.json"
+);
+const KIMI_ACCEPTANCE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/acceptance/rtx6kpro-kimi-k26-v4-dcp1.json"
+);
+
+fn dev_set() -> Option<RecordSet> {
+    if !Path::new(DEV_SET).exists() {
+        eprintln!("SKIPPED: {DEV_SET} not found (the dev set lives beside the repository)");
+        return None;
+    }
+    Some(RecordSet::load(Path::new(DEV_SET)).expect("dev set parses"))
+}
+
+#[test]
+fn published_acceptance_predicts_the_kimi_mtp_records() {
+    let Some(set) = dev_set() else { return };
+    let measured = MeasuredAcceptance::load(Path::new(KIMI_ACCEPTANCE)).unwrap();
+    assert_eq!(measured.by_id.len(), 22);
+    let report = implied_accept_lengths(&set, &measured);
+    let kimi = report
+        .series
+        .iter()
+        .find(|s| s.key.contains("DCP=1") && s.key.starts_with("kimi"))
+        .expect("the Kimi DCP1 MTP series is analysed");
+    assert_eq!(kimi.with_measured, 22, "{kimi:#?}");
+    assert_eq!(kimi.out_of_range, 0);
+    let mape = kimi.mape_with_measured_pct.unwrap();
+    let bias = kimi.bias_with_measured_pct.unwrap();
+    assert!(
+        mape <= 20.0 && bias.abs() <= 10.0,
+        "MAPE {mape}%, bias {bias}%"
+    );
+    // and the series' typical implied length is the page's mean measured one (≈ 2.2)
+    let published: Vec<f64> = measured.by_id.values().copied().collect();
+    let mean = published.iter().sum::<f64>() / published.len() as f64;
+    assert!(
+        (kimi.median_accept_length / mean - 1.0).abs() < 0.15,
+        "implied median {} vs published mean {mean}",
+        kimi.median_accept_length
+    );
+}
+
+#[test]
+fn glm5_implied_lengths_stay_in_range_and_predict_within_20_percent() {
+    let Some(set) = dev_set() else { return };
+    let report = implied_accept_lengths(&set, &MeasuredAcceptance::default());
+    let glm: Vec<_> = report
+        .series
+        .iter()
+        .filter(|s| s.key.starts_with("glm-5"))
+        .collect();
+    assert_eq!(glm.len(), 3, "b12x, cutlass, flashinfer_cutedsl");
+    for s in glm {
+        assert_eq!(s.out_of_range, 0, "{}", s.key);
+        assert!(
+            s.mape_with_median_pct <= 20.0,
+            "{}: {}",
+            s.key,
+            s.mape_with_median_pct
+        );
+        assert!(s.mape_with_measured_pct.is_none());
+    }
+}
+
+#[test]
+fn a_bad_acceptance_file_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("acceptance.json");
+    std::fs::write(
+        &bad,
+        r#"{"schema_version": 1, "records": [{"id": "a", "acceptance_rate": 0.4}]}"#,
+    )
+    .unwrap();
+    let records = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/records_synthetic.json"
+    );
+    for (file, needle) in [
+        (bad.to_str().unwrap(), "without num_speculative_tokens"),
+        ("/no/such/acceptance.json", "cannot read acceptance file"),
+    ] {
+        let out = Command::cargo_bin("sim")
+            .unwrap()
+            .args([
+                "validate",
+                "--records",
+                records,
+                "--implied-accept-length",
+                "--acceptance",
+                file,
+            ])
+            .assert()
+            .code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(err.contains(needle), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+}
