@@ -346,12 +346,20 @@ fn run_accept(
             format!("{} of {}", s.out_of_range, s.records.len()),
             format!("{:.1}%", s.mape_with_median_pct),
             match (s.mape_with_measured_pct, s.bias_with_measured_pct) {
-                (Some(m), Some(b)) => format!("{m:.1}% ({b:+.1}%), {} records", s.with_measured),
+                (Some(m), Some(b)) => format!(
+                    "{m:.1}% ({b:+.1}%), {} records{}",
+                    s.with_measured,
+                    s.measured_spread.map_or(String::new(), |x| format!(
+                        "; measured L spread {:.0}%",
+                        x * 100.0
+                    ))
+                ),
                 _ => "not published".into(),
             },
         ]);
     }
     println!("{t}");
+    print_sweeps(&report);
     for s in &report.series {
         println!("\n{} — draft assumed: {}", s.key, s.draft);
         let mut r = Table::new();
@@ -394,6 +402,43 @@ fn run_accept(
         );
     }
     Ok(())
+}
+
+/// The series cut into one-knob sweeps (a row or a column of each concurrency × context table).
+fn print_sweeps(report: &sim::scoreboard::accept::AcceptReport) {
+    use sim::scoreboard::accept::SweepAxis;
+    let mut t = Table::new();
+    t.set_header(vec![
+        "series",
+        "sweep",
+        "n",
+        "median L",
+        "min–max",
+        "spread",
+        "measured L spread",
+    ]);
+    let mut any = false;
+    for s in &report.series {
+        for w in &s.sweeps {
+            any = true;
+            t.add_row(vec![
+                s.key.clone(),
+                match w.axis {
+                    SweepAxis::Concurrency => format!("concurrency at context {}", w.fixed),
+                    SweepAxis::Context => format!("context at {} streams", w.fixed),
+                },
+                w.n.to_string(),
+                format!("{:.2}", w.median_accept_length),
+                format!("{:.2}–{:.2}", w.min, w.max),
+                format!("{:.0}%", w.spread * 100.0),
+                w.measured_spread
+                    .map_or("—".into(), |m| format!("{:.0}%", m * 100.0)),
+            ]);
+        }
+    }
+    if any {
+        println!("\nOne-knob sweeps:\n{t}");
+    }
 }
 
 /// `sim validate --records FILE`.

@@ -78,6 +78,72 @@ pub struct ImpliedRecord {
     pub error_with_measured_pct: Option<f64>,
 }
 
+/// What a sweep varies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SweepAxis {
+    /// Concurrency, at one context length.
+    Concurrency,
+    /// Cached context, at one concurrency.
+    Context,
+}
+
+/// The records of a series that vary one knob (the "swept over concurrency or context"):
+/// a table row, or a table column, of a concurrency × context matrix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sweep {
+    pub axis: SweepAxis,
+    /// The other knob's value (context tokens for a concurrency sweep, streams for a context one).
+    pub fixed: u32,
+    pub n: usize,
+    pub median_accept_length: f64,
+    pub min: f64,
+    pub max: f64,
+    /// max / min − 1 of the implied lengths.
+    pub spread: f64,
+    /// max / min − 1 of the measured lengths, where every record of the sweep has one: how much
+    /// the engine's own acceptance moved (a floor under any implied spread).
+    pub measured_spread: Option<f64>,
+}
+
+/// `max / min − 1` of `v` (0 for fewer than two values).
+fn spread_of(v: &[f64]) -> f64 {
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if v.len() < 2 { 0.0 } else { max / min - 1.0 }
+}
+
+/// The sweeps of a series' records: every context with two or more concurrencies, every
+/// concurrency with two or more contexts.
+pub fn sweeps(records: &[ImpliedRecord]) -> Vec<Sweep> {
+    let mut out = Vec::new();
+    for axis in [SweepAxis::Concurrency, SweepAxis::Context] {
+        let mut by: BTreeMap<u32, Vec<&ImpliedRecord>> = BTreeMap::new();
+        for r in records {
+            let fixed = match axis {
+                SweepAxis::Concurrency => r.context_tokens,
+                SweepAxis::Context => r.concurrency,
+            };
+            by.entry(fixed).or_default().push(r);
+        }
+        for (fixed, rs) in by.into_iter().filter(|(_, rs)| rs.len() >= 2) {
+            let implied: Vec<f64> = rs.iter().map(|r| r.implied_accept_length).collect();
+            let measured: Option<Vec<f64>> = rs.iter().map(|r| r.measured_accept_length).collect();
+            out.push(Sweep {
+                axis,
+                fixed,
+                n: rs.len(),
+                median_accept_length: median(implied.clone()),
+                min: implied.iter().copied().fold(f64::INFINITY, f64::min),
+                max: implied.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                spread: spread_of(&implied),
+                measured_spread: measured.map(|m| spread_of(&m)),
+            });
+        }
+    }
+    out
+}
+
 /// One series.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Series {
@@ -99,6 +165,10 @@ pub struct Series {
     /// MAPE and bias of those records predicted with their measured lengths, percent.
     pub mape_with_measured_pct: Option<f64>,
     pub bias_with_measured_pct: Option<f64>,
+    /// max / min − 1 of the measured lengths, where every record has one.
+    pub measured_spread: Option<f64>,
+    /// The series cut into one-knob sweeps.
+    pub sweeps: Vec<Sweep>,
 }
 
 /// The whole report.
@@ -251,13 +321,11 @@ fn series_of(
             }
         })
         .collect();
-    let min = records
+    let implied_all: Vec<f64> = records.iter().map(|r| r.implied_accept_length).collect();
+    let min = implied_all.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = implied_all
         .iter()
-        .map(|r| r.implied_accept_length)
-        .fold(f64::INFINITY, f64::min);
-    let max = records
-        .iter()
-        .map(|r| r.implied_accept_length)
+        .copied()
         .fold(f64::NEG_INFINITY, f64::max);
     let errs: Vec<f64> = records
         .iter()
@@ -272,7 +340,10 @@ fn series_of(
         (!with_measured.is_empty())
             .then(|| with_measured.iter().map(|e| f(*e)).sum::<f64>() / with_measured.len() as f64)
     };
+    let measured_all: Option<Vec<f64>> = records.iter().map(|r| r.measured_accept_length).collect();
     Some(Series {
+        measured_spread: measured_all.map(|m| spread_of(&m)),
+        sweeps: sweeps(&records),
         with_measured: with_measured.len(),
         mape_with_measured_pct: mean(&f64::abs),
         bias_with_measured_pct: mean(&|e| e),
@@ -283,8 +354,63 @@ fn series_of(
         median_accept_length: med,
         min,
         max,
-        spread: max / min - 1.0,
+        spread: spread_of(&implied_all),
         mape_with_median_pct: errs.iter().sum::<f64>() / errs.len().max(1) as f64,
         records,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(
+        concurrency: u32,
+        context_tokens: u32,
+        implied: f64,
+        measured: Option<f64>,
+    ) -> ImpliedRecord {
+        ImpliedRecord {
+            id: format!("c{concurrency}-x{context_tokens}"),
+            concurrency,
+            context_tokens,
+            measured_tok_s: 100.0,
+            implied_accept_length: implied,
+            in_range: true,
+            predicted_with_median_tok_s: 100.0,
+            error_with_median_pct: 0.0,
+            measured_accept_length: measured,
+            predicted_with_measured_tok_s: None,
+            error_with_measured_pct: None,
+        }
+    }
+
+    #[test]
+    fn a_matrix_cuts_into_its_rows_and_columns() {
+        let rs = [
+            rec(1, 0, 2.0, Some(2.0)),
+            rec(2, 0, 2.4, Some(2.2)),
+            rec(4, 0, 3.0, Some(2.0)),
+            rec(1, 65536, 2.5, None),
+            rec(2, 65536, 2.5, Some(2.1)),
+        ];
+        let w = sweeps(&rs);
+        let row0 = w
+            .iter()
+            .find(|s| s.axis == SweepAxis::Concurrency && s.fixed == 0)
+            .unwrap();
+        assert_eq!(row0.n, 3);
+        assert!((row0.spread - 0.5).abs() < 1e-12);
+        assert!((row0.measured_spread.unwrap() - 0.1).abs() < 1e-12);
+        // a sweep with a record lacking a measurement has no measured spread
+        let row64 = w.iter().find(|s| s.fixed == 65536).unwrap();
+        assert_eq!(row64.measured_spread, None);
+        // columns: 1 and 2 streams over two contexts; 4 streams has one record, no sweep
+        let cols: Vec<u32> = w
+            .iter()
+            .filter(|s| s.axis == SweepAxis::Context)
+            .map(|s| s.fixed)
+            .collect();
+        assert_eq!(cols, [1, 2]);
+    }
 }
