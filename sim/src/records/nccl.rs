@@ -14,8 +14,8 @@ pub(super) enum NcclTuning {
 }
 
 impl NcclTuning {
-    /// `NCCL_*=value` tokens of the record's flags and hardware notes.
-    fn settings(r: &Record) -> Vec<(String, String)> {
+    /// The value of `NCCL_<key>=…` in the record's flags or hardware notes.
+    fn stated(r: &Record, key: &str) -> Option<String> {
         let text = format!(
             "{} {}",
             r.engine.flags.as_deref().unwrap_or_default(),
@@ -23,16 +23,13 @@ impl NcclTuning {
         );
         text.split(|c: char| c.is_whitespace() || c == ';' || c == '(' || c == ')')
             .filter_map(|t| t.split_once('='))
-            .filter(|(k, _)| k.starts_with("NCCL_"))
-            .map(|(k, v)| (k.to_string(), v.trim_end_matches([',', '.']).to_string()))
-            .collect()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.trim_end_matches([',', '.']).to_string())
     }
 
     /// The lower-cased protocols of `NCCL_PROTO`, sorted; `None` when unset or `default`.
     fn protocols(r: &Record) -> Option<Vec<String>> {
-        let (_, v) = Self::settings(r)
-            .into_iter()
-            .find(|(k, _)| k == "NCCL_PROTO")?;
+        let v = Self::stated(r, "NCCL_PROTO")?;
         if v.eq_ignore_ascii_case("default") {
             return None;
         }
@@ -46,21 +43,13 @@ impl NcclTuning {
     }
 
     pub(super) fn of(r: &Record) -> NcclTuning {
-        let settings = Self::settings(r);
-        let stated = |k: &str| {
-            settings
-                .iter()
-                .find(|(sk, _)| sk == k)
-                .map(|(_, v)| v.clone())
-        };
-        let proto = stated("NCCL_PROTO");
         if let Some(p) = Self::protocols(r).filter(|p| p.iter().any(|s| s == "ll128")) {
             return NcclTuning::Ll128(format!("NCCL_PROTO={}", p.join(",")));
         }
-        if let Some(p) = proto {
+        if let Some(p) = Self::stated(r, "NCCL_PROTO") {
             return NcclTuning::Tuned(format!("NCCL_PROTO={p}"));
         }
-        match stated("NCCL_P2P_LEVEL") {
+        match Self::stated(r, "NCCL_P2P_LEVEL") {
             Some(l) => NcclTuning::Tuned(format!("NCCL_P2P_LEVEL={l}")),
             None => NcclTuning::Default,
         }
