@@ -37,6 +37,16 @@ fn preset_path(name: &str) -> PathBuf {
     PathBuf::from(format!("models/presets/models/{name}.json"))
 }
 
+/// Community re-uploads that hold a preset's checkpoint, by HuggingFace id → preset key. Both
+/// GLM-5 ones are the ModelOpt NVFP4 quantization the `glm-5-nvfp4` preset describes
+/// (local-inference-lab/rtx6kpro models/glm5.md: `lukealonso/GLM-5-NVFP4` without the MTP weights,
+/// `festr2/GLM-5-NVFP4-MTP` with layer 78 restored in BF16 — the preset's MTP layer, counted
+/// only when speculation is on).
+const SAME_CHECKPOINT_AS: [(&str, &str); 2] = [
+    ("lukealonso/GLM-5-NVFP4", "glm-5-nvfp4"),
+    ("festr2/GLM-5-NVFP4-MTP", "glm-5-nvfp4"),
+];
+
 impl ModelSpec {
     /// The embedded preset `name` (case-insensitive), e.g. `glm-5-nvfp4`.
     pub fn preset(name: &str) -> Result<ModelSpec> {
@@ -71,6 +81,12 @@ impl ModelSpec {
         let (_, name) = id.split_once('/')?;
         if name.contains('/') || id.starts_with(['.', '/']) {
             return None;
+        }
+        if let Some((_, key)) = SAME_CHECKPOINT_AS
+            .iter()
+            .find(|(repo, _)| repo.eq_ignore_ascii_case(id))
+        {
+            return Self::preset(key).ok();
         }
         let want = format!("https://huggingface.co/{id} (").to_ascii_lowercase();
         let by_source = MODEL_PRESETS.iter().find_map(|(k, text)| {

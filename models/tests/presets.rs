@@ -281,6 +281,9 @@ fn hf_repository_ids_of_sglang_model_path_find_their_preset() {
     let name = |id: &str| ModelSpec::resolve(id).map(|s| s.name);
     assert_eq!(name("zai-org/GLM-4.7-FP8").unwrap(), "glm-4.7-fp8");
     assert_eq!(name("nvidia/GLM-5-NVFP4").unwrap(), "glm-5-nvfp4");
+    // the community re-uploads of that quantization the RTX PRO 6000 launch lines name
+    assert_eq!(name("festr2/GLM-5-NVFP4-MTP").unwrap(), "glm-5-nvfp4");
+    assert_eq!(name("lukealonso/glm-5-nvfp4").unwrap(), "glm-5-nvfp4");
     assert_eq!(name("deepseek-ai/DeepSeek-V3").unwrap(), "deepseek-v3-fp8");
     assert_eq!(name("mistralai/Mixtral-8x7B-v0.1").unwrap(), "mixtral-8x7b");
     // The Kimi-K2 NVFP4 preset only borrows Kimi-K2-Instruct's architecture: the FP8

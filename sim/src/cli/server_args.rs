@@ -58,6 +58,10 @@ pub struct ServerArgs {
     /// `--disable-custom-all-reduce`.
     #[arg(long)]
     pub disable_custom_all_reduce: bool,
+    /// `--enable-pcie-oneshot-allreduce`: the RTX PRO 6000 community builds' one-shot PCIe
+    /// all-reduce for small messages (below 48 KB on 8 GPUs, 120 KB on 4; NCCL above).
+    #[arg(long)]
+    pub enable_pcie_oneshot_allreduce: bool,
     /// `--moe-a2a-backend` (`deepep`, `mooncake`, …; `none` = all-reduce after the MoE). In
     /// `advise` and `sweep` it applies to the layouts it can apply to (EP over the TP group).
     #[arg(long, value_name = "BACKEND", value_parser = PossibleValuesParser::new(MOE_A2A_BACKENDS))]
@@ -211,6 +215,10 @@ impl ServerArgs {
             (
                 self.disable_custom_all_reduce,
                 "--disable-custom-all-reduce",
+            ),
+            (
+                self.enable_pcie_oneshot_allreduce,
+                "--enable-pcie-oneshot-allreduce",
             ),
             (self.overlap_comm, "--overlap-comm"),
             (self.disable_radix_cache, "--disable-radix-cache"),

@@ -8,6 +8,13 @@ use super::{
 use crate::options::{ServerOptions, SpeculativeOptions};
 use models::ModelSpec;
 
+/// What `--moe-runner-backend b12x` means for a prediction: its MoE is costed with the kernel
+/// tables' (there are no published b12x timings), and b12x switches kernels with the tokens per
+/// step (b12x `integration/tp_moe.py`, March 2026: micro up to 2 tokens, one 128-row tile up to 15
+/// for top-8 routing, a dynamic kernel above); on the dev set its plain decode at 16–64 streams ran
+/// 24–52% slower than the tables predict (faster at 1–8).
+pub const B12X_NOTE: &str = "--moe-runner-backend b12x: costed with the kernel tables' MoE; b12x switches to its dynamic kernel from 16 tokens per step, where public GLM-5 runs were 24-52% slower than this predicts";
+
 impl SglangArgs {
     /// The server options with SGLang's defaults for everything absent, for a layout of
     /// `ctx.tp × ctx.pp` GPUs of `ctx.gpu_memory_bytes` each serving `model`.
@@ -77,6 +84,9 @@ impl SglangArgs {
                 _ => 1,
             });
         let speculative = self.speculative(model, &mut notes)?;
+        if self.string("moe_runner_backend") == Some("b12x") {
+            notes.push(B12X_NOTE.into());
+        }
         let options = ServerOptions {
             mem_fraction_static,
             kv_cache_dtype,
@@ -105,8 +115,16 @@ impl SglangArgs {
             quantization: self.string("quantization").map(str::to_string),
             speculative,
             stream_interval: self.uint("stream_interval").unwrap_or(1).max(1),
-            // set by the engine a record names (vLLM's, SGLang's one-shot): no SGLang flag
-            pcie_custom_all_reduce_max_bytes: None,
+            // the community builds' one-shot kernel below its startup crossover (48 KB on 8
+            // GPUs, 120 KB on 4: see `crate::engine`); off with the custom all-reduce disabled
+            pcie_custom_all_reduce_max_bytes: (self.flag("enable_pcie_oneshot_allreduce")
+                == Some(true)
+                && self.flag("disable_custom_all_reduce") != Some(true))
+            .then_some(if ctx.tp <= 4 {
+                crate::engine::SGLANG_PCIE_ONESHOT_4GPU_BYTES
+            } else {
+                crate::engine::SGLANG_PCIE_ONESHOT_8GPU_BYTES
+            }),
         };
         if !defaulted.is_empty() {
             notes.insert(0, format!("{why}: {}", defaulted.join(", ")));

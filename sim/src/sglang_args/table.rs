@@ -104,6 +104,8 @@ const MOE_RUNNER_BACKENDS: &[&str] = &[
     "experimental_sgl_marlin",
     "hpc_ops",
     "megamoe",
+    // the SM120 NVFP4 MoE of lukealonso's b12x, in the community SGLang builds for RTX PRO 6000
+    "b12x",
 ];
 const QUANTIZATIONS: &[&str] = &[
     "awq",
@@ -190,6 +192,12 @@ pub(super) const SPECS: &[Spec] = &[
     m(
         "disable_custom_all_reduce",
         &["--disable-custom-all-reduce"],
+        Flag,
+    ),
+    // the RTX PRO 6000 community builds' PCIe one-shot all-reduce (lukealonso/sglang)
+    m(
+        "enable_pcie_oneshot_allreduce",
+        &["--enable-pcie-oneshot-allreduce"],
         Flag,
     ),
     m(
@@ -387,7 +395,13 @@ mod tests {
         for s in SPECS {
             assert!(
                 super::super::names::is_field(s.dest)
-                    || ["speculative_accept_length", "overlap_comm"].contains(&s.dest),
+                    // shardwise's own, and the RTX PRO 6000 community builds' one-shot kernel
+                    || [
+                        "speculative_accept_length",
+                        "overlap_comm",
+                        "enable_pcie_oneshot_allreduce",
+                    ]
+                    .contains(&s.dest),
                 "{} is not a ServerArgs field",
                 s.dest
             );

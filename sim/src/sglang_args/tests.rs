@@ -360,3 +360,36 @@ fn recorded_flags_may_differ_between_client_and_server() {
     let cli = from_words(&["--nnodes".into(), "2".into()], Origin::CommandLine).unwrap();
     assert!(cli.merge(from_launch_line("--nnodes 1").unwrap()).is_err());
 }
+
+/// The GLM-5 launch line the RTX PRO 6000 community runs (rtx6kpro models/glm5.md, "Docker run
+/// with MTP + b12x"): the community checkpoint, the b12x MoE and the one-shot PCIe all-reduce.
+#[test]
+fn the_community_glm5_launch_line_is_read() {
+    let line = "python3 -m sglang.launch_server --model-path festr2/GLM-5-NVFP4-MTP \
+        --tensor-parallel-size 8 --quantization modelopt_fp4 --kv-cache-dtype bf16 \
+        --cuda-graph-max-bs 32 --max-running-requests 64 --mem-fraction-static 0.85 \
+        --enable-pcie-oneshot-allreduce --enable-pcie-oneshot-allreduce-fusion \
+        --attention-backend flashinfer --fp4-gemm-backend b12x --moe-runner-backend b12x \
+        --speculative-algorithm NEXTN --speculative-num-steps 4 \
+        --speculative-num-draft-tokens 6 --speculative-eagle-topk 1";
+    let a = from_launch_line(line).unwrap();
+    let model = ModelSpec::resolve(a.model_path().unwrap()).unwrap();
+    assert_eq!(model.name, "glm-5-nvfp4");
+    let r = a.server_options(&rtx_tp8(), &model).unwrap();
+    assert_eq!(r.options.moe_runner_backend.as_deref(), Some("b12x"));
+    assert!(
+        r.notes.iter().any(|n| n.contains("b12x switches")),
+        "{:?}",
+        r.notes
+    );
+    assert_eq!(r.options.pcie_custom_all_reduce_max_bytes, Some(48 * 1024));
+    let four = DefaultsContext { tp: 4, ..rtx_tp8() };
+    let r4 = a.server_options(&four, &model).unwrap();
+    assert_eq!(
+        r4.options.pcie_custom_all_reduce_max_bytes,
+        Some(120 * 1024)
+    );
+    let off = from_launch_line(&format!("{line} --disable-custom-all-reduce")).unwrap();
+    let r = off.server_options(&rtx_tp8(), &model).unwrap();
+    assert_eq!(r.options.pcie_custom_all_reduce_max_bytes, None);
+}
