@@ -29,5 +29,7 @@ pub mod plan;
 pub mod run;
 pub mod stats;
 pub mod summary;
+#[cfg(test)]
+pub(crate) mod testbox;
 
 pub use error::{ProbeError, Result};

@@ -74,29 +74,12 @@ pub fn annotate(devices: &[DeviceInfo], links: &mut [PairLink], sampled: &[bool]
 mod tests {
     use super::*;
 
-    fn dev(index: u32, numa: i32) -> DeviceInfo {
-        DeviceInfo {
-            index,
-            numa_node: Some(numa),
-            ..serde_json::from_str(r#"{"index":0,"name":"x","memory_bytes":0}"#).unwrap()
-        }
-    }
+    use crate::testbox::dev;
 
     /// The user's box: 8 GPUs, 0–3 on NUMA 0, 4–7 on NUMA 1; NODE inside a socket, SYS across.
     #[test]
     fn eight_gpu_two_socket_box_samples_four_of_56_pairs() {
-        let devices: Vec<DeviceInfo> = (0..8).map(|i| dev(i, (i / 4) as i32)).collect();
-        let mut links = Vec::new();
-        for s in 0..8u32 {
-            for d in (0..8u32).filter(|&d| d != s) {
-                let class = if s / 4 == d / 4 {
-                    LinkClass::NODE
-                } else {
-                    LinkClass::SYS
-                };
-                links.push(PairLink::new(s, d, class));
-            }
-        }
+        let (devices, mut links) = crate::testbox::sockets_of_four(8);
         let sampled = sampled_pairs(&devices, &links);
         let picked: Vec<(u32, u32)> = links
             .iter()

@@ -35,6 +35,21 @@ fn sim() -> Command {
     Command::cargo_bin("sim").unwrap()
 }
 
+/// `sim run --machine VM --model glm-4.7-fp8 --tp 8`, the workload flags to follow.
+fn glm47_run_on_vm() -> Command {
+    let mut c = sim();
+    c.args([
+        "run",
+        "--machine",
+        VM,
+        "--model",
+        "glm-4.7-fp8",
+        "--tp",
+        "8",
+    ]);
+    c
+}
+
 fn bench_flags() -> Vec<&'static str> {
     BENCH.split_whitespace().skip(3).collect()
 }
@@ -374,16 +389,7 @@ fn one_kv_dtype_value_set_everywhere() {
 
 #[test]
 fn sharegpt_runs_from_the_published_distribution_or_a_dataset_file() {
-    let out = sim()
-        .args([
-            "run",
-            "--machine",
-            VM,
-            "--model",
-            "glm-4.7-fp8",
-            "--tp",
-            "8",
-        ])
+    let out = glm47_run_on_vm()
         .args([
             "--dataset-name",
             "sharegpt",
@@ -404,16 +410,7 @@ fn sharegpt_runs_from_the_published_distribution_or_a_dataset_file() {
         .replace("PROMPT", &"word ".repeat(80))
         .replace("ANSWER", &"text ".repeat(40));
     std::fs::write(&ds, format!("[{}]", vec![conv; 10].join(","))).unwrap();
-    let out = sim()
-        .args([
-            "run",
-            "--machine",
-            VM,
-            "--model",
-            "glm-4.7-fp8",
-            "--tp",
-            "8",
-        ])
+    let out = glm47_run_on_vm()
         .args([
             "--dataset-name",
             "sharegpt",
@@ -427,16 +424,7 @@ fn sharegpt_runs_from_the_published_distribution_or_a_dataset_file() {
     // 400 bytes of prompt ≈ 100 tokens, 200 bytes of answer ≈ 50.
     assert_eq!(v["total_input_tokens"], 1000);
     assert_eq!(v["total_output_tokens"], 500);
-    sim()
-        .args([
-            "run",
-            "--machine",
-            VM,
-            "--model",
-            "glm-4.7-fp8",
-            "--tp",
-            "8",
-        ])
+    glm47_run_on_vm()
         .args([
             "--dataset-name",
             "sharegpt",

@@ -109,20 +109,15 @@ fn tp4_on_eight_gpus_runs_and_says_four_sit_idle() {
     let v = json(&out.get_output().stdout);
     assert_eq!(v["idle_gpus"], 4);
     assert_eq!(v["sglang_flags"], "--tp 4");
-    sim()
-        .arg("run")
-        .args(base)
-        .args(SMALL)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("4 GPUs idle"));
-    sim()
-        .arg("sweep")
-        .args(base)
-        .args(SMALL)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("4 GPUs idle"));
+    for cmd in ["run", "sweep"] {
+        sim()
+            .arg(cmd)
+            .args(base)
+            .args(SMALL)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("4 GPUs idle"));
+    }
     sim()
         .arg("predict")
         .args(base)

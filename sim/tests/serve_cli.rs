@@ -318,19 +318,24 @@ fn bad_measurements_and_calibrations_exit_2() {
     assert!(!out.exists());
 }
 
+/// `sim advise --question mtp` for GLM-5-NVFP4 on bare metal with EAGLE drafting.
+const MTP_ON_GLM5: [&str; 9] = [
+    "advise",
+    "--machine",
+    "rtx-pro-6000-x8-baremetal",
+    "--model",
+    "glm-5-nvfp4",
+    "--question",
+    "mtp",
+    "--speculative-algorithm",
+    "EAGLE",
+];
+
 #[test]
 fn advise_answers_the_mtp_question_with_a_crossover_and_the_accept_length_used() {
     let out = sim()
+        .args(MTP_ON_GLM5)
         .args([
-            "advise",
-            "--machine",
-            "rtx-pro-6000-x8-baremetal",
-            "--model",
-            "glm-5-nvfp4",
-            "--question",
-            "mtp",
-            "--speculative-algorithm",
-            "EAGLE",
             "--speculative-num-steps",
             "3",
             "--speculative-eagle-topk",
@@ -360,16 +365,8 @@ fn advise_answers_the_mtp_question_with_a_crossover_and_the_accept_length_used()
     assert!(m["sentence"].as_str().unwrap().contains("accept length"));
     // a measured / given acceptance length is said to be given
     let out = sim()
+        .args(MTP_ON_GLM5)
         .args([
-            "advise",
-            "--machine",
-            "rtx-pro-6000-x8-baremetal",
-            "--model",
-            "glm-5-nvfp4",
-            "--question",
-            "mtp",
-            "--speculative-algorithm",
-            "EAGLE",
             "--speculative-accept-length",
             "1.2",
             "--num-prompts",

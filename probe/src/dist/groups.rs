@@ -178,32 +178,9 @@ pub fn cross_plan(nodes: &[NodeDevices]) -> CrossPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use models::profile::LinkClass;
 
     fn node(gpus: u32) -> (Vec<DeviceInfo>, Vec<PairLink>) {
-        let devices: Vec<DeviceInfo> = (0..gpus)
-            .map(|i| DeviceInfo {
-                index: i,
-                name: "gpu".into(),
-                numa_node: Some((i / 4) as i32),
-                memory_bytes: 1,
-                ..Default::default()
-            })
-            .collect();
-        let mut links = Vec::new();
-        for a in 0..gpus {
-            for b in 0..gpus {
-                if a != b {
-                    let c = if a / 4 == b / 4 {
-                        LinkClass::NODE
-                    } else {
-                        LinkClass::SYS
-                    };
-                    links.push(PairLink::new(a, b, c));
-                }
-            }
-        }
-        (devices, links)
+        crate::testbox::sockets_of_four(gpus)
     }
 
     fn plan_of(shape: &[u32]) -> CrossPlan {

@@ -174,33 +174,11 @@ pub fn choose_groups(devices: &[DeviceInfo], links: &[PairLink]) -> Vec<Vec<u32>
 mod tests {
     use super::*;
 
-    fn dev(index: u32, numa: i32) -> DeviceInfo {
-        DeviceInfo {
-            index,
-            name: "gpu".into(),
-            numa_node: Some(numa),
-            memory_bytes: 1,
-            ..Default::default()
-        }
-    }
+    use crate::testbox::dev;
 
-    /// The user's box: GPUs 0-3 on NUMA 0, 4-7 on NUMA 1; NODE inside a socket, SYS across.
+    /// The user's box.
     fn user_box() -> (Vec<DeviceInfo>, Vec<PairLink>) {
-        let devs: Vec<DeviceInfo> = (0..8).map(|i| dev(i, (i / 4) as i32)).collect();
-        let mut links = Vec::new();
-        for a in 0..8u32 {
-            for b in 0..8u32 {
-                if a != b {
-                    let c = if a / 4 == b / 4 {
-                        LinkClass::NODE
-                    } else {
-                        LinkClass::SYS
-                    };
-                    links.push(PairLink::new(a, b, c));
-                }
-            }
-        }
-        (devs, links)
+        crate::testbox::sockets_of_four(8)
     }
 
     #[test]

@@ -106,10 +106,17 @@ pub struct Sweep {
     pub measured_spread: Option<f64>,
 }
 
+/// (min, max) of `v`.
+fn range_of(v: &[f64]) -> (f64, f64) {
+    v.iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+            (lo.min(*x), hi.max(*x))
+        })
+}
+
 /// `max / min − 1` of `v` (0 for fewer than two values).
 fn spread_of(v: &[f64]) -> f64 {
-    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (min, max) = range_of(v);
     if v.len() < 2 { 0.0 } else { max / min - 1.0 }
 }
 
@@ -129,13 +136,14 @@ pub fn sweeps(records: &[ImpliedRecord]) -> Vec<Sweep> {
         for (fixed, rs) in by.into_iter().filter(|(_, rs)| rs.len() >= 2) {
             let implied: Vec<f64> = rs.iter().map(|r| r.implied_accept_length).collect();
             let measured: Option<Vec<f64>> = rs.iter().map(|r| r.measured_accept_length).collect();
+            let (min, max) = range_of(&implied);
             out.push(Sweep {
                 axis,
                 fixed,
                 n: rs.len(),
                 median_accept_length: median(implied.clone()),
-                min: implied.iter().copied().fold(f64::INFINITY, f64::min),
-                max: implied.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                min,
+                max,
                 spread: spread_of(&implied),
                 measured_spread: measured.map(|m| spread_of(&m)),
             });
@@ -322,11 +330,7 @@ fn series_of(
         })
         .collect();
     let implied_all: Vec<f64> = records.iter().map(|r| r.implied_accept_length).collect();
-    let min = implied_all.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = implied_all
-        .iter()
-        .copied()
-        .fold(f64::NEG_INFINITY, f64::max);
+    let (min, max) = range_of(&implied_all);
     let errs: Vec<f64> = records
         .iter()
         .map(|r| r.error_with_median_pct.abs())
