@@ -139,6 +139,7 @@ impl Engine {
         match self {
             Engine::Vllm => {
                 o.cuda_graph_max_bs = knobs.cuda_graph_max_bs.unwrap_or(VLLM_MAX_CAPTURE_SIZE);
+                o.verify_rows_per_draft_token = true;
                 o.enable_mixed_chunk = true;
                 notes.push(format!(
                     "vLLM: CUDA graphs up to batch {}, chunked prefills mixed into decode batches",

@@ -74,6 +74,16 @@ pub struct ServerOptions {
     /// first token at once), so a client's inter-token latency is the gap between such chunks.
     #[serde(default = "default_stream_interval")]
     pub stream_interval: u32,
+    /// A speculative verify pass runs every draft token as a decode row of its own, each reading
+    /// its request's whole cache: vLLM's Triton MLA, the MLA kernel vLLM runs on workstation
+    /// parts (SM120), where FlashMLA and the CUTLASS / TRT-LLM MLA kernels, which read the cache
+    /// once for all of a request's tokens, are not built. Its decode kernel "treats each query as
+    /// a separate request", so the builder repeats each request's block-table row per query token
+    /// (local-inference-lab/rtx6kpro models/kimi-k26-mtp-long-ctx-wip/README.md @10dd6f5;
+    /// voipmonitor/vllm `v1/attention/backends/mla/triton_mla.py` @2fe72a2, `_build_decode`).
+    /// Set by [`crate::engine`] for vLLM; the cost model applies it to MLA on SM120 only.
+    #[serde(default)]
+    pub verify_rows_per_draft_token: bool,
 }
 
 /// SGLang's speculative-decoding flags.
@@ -135,6 +145,7 @@ impl Default for ServerOptions {
             speculative: None,
             pcie_custom_all_reduce_max_bytes: None,
             stream_interval: default_stream_interval(),
+            verify_rows_per_draft_token: false,
         }
     }
 }

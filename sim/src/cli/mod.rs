@@ -49,6 +49,7 @@ pub mod server_args;
 pub mod server_log_cmd;
 pub mod sweep;
 pub mod validate;
+mod validate_accept;
 pub mod workload_args;
 
 /// Runs the chosen subcommand.

@@ -43,6 +43,9 @@ pub(crate) struct AttnCore {
     /// DSA indexer: logits and top-k traffic per scored (query, key) pair, by implementation
     /// ([`indexer_logit_bytes_per_pair`]).
     pub indexer_logit_bytes_per_pair: f64,
+    /// A verify pass reads each request's cache once per draft token (vLLM's Triton MLA on
+    /// SM120, [`ServerOptions::verify_rows_per_draft_token`]) rather than once for all of them.
+    pub verify_rereads_cache: bool,
 }
 
 /// Attention-core constants of one GPU: heads it computes, KV bytes it reads per key.
@@ -114,6 +117,8 @@ pub(super) fn attn_core(
                 indexer_logit_bytes_per_pair: indexer.map_or(0.0, |i| {
                     indexer_logit_bytes_per_pair(i, fused_indexer_logits(machine))
                 }),
+                verify_rereads_cache: opts.verify_rows_per_draft_token
+                    && !fused_indexer_logits(machine),
             }
         }
         AttentionSpec::Gqa {
@@ -136,6 +141,7 @@ pub(super) fn attn_core(
                 indexer_flops_per_key: 0.0,
                 indexer_bytes_per_key: 0.0,
                 indexer_logit_bytes_per_pair: 0.0,
+                verify_rereads_cache: false,
             }
         }
     }

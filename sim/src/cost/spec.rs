@@ -7,7 +7,9 @@
 //!    or a separate draft (`--speculative-draft-model-path`); the first pass over `B` tokens,
 //!    the others over `B × --speculative-eagle-topk` branches;
 //! 2. verify: one target pass over `B × --speculative-num-draft-tokens` tokens; every request's
-//!    KV cache is read once for all its draft tokens, like a small prefill;
+//!    KV cache is read once for all its draft tokens, like a small prefill (vLLM's Triton MLA
+//!    instead runs each draft token as a decode row of its own, reading the cache once per
+//!    token: [`crate::options::ServerOptions::verify_rows_per_draft_token`]);
 //! 3. draft extend: one draft pass over the accepted tokens (`B × L`) to fill the draft's KV.
 //!
 //! Each request gains the acceptance length `L` tokens per step (bonus token included, so
@@ -207,7 +209,9 @@ impl CostModel {
         let first = draft.cost_pass_with(&per(1.0), graph, false);
         let rest = draft.cost_pass_with(&per(topk), graph, false);
         let draft_s = first.latency_s + (plan.num_steps.saturating_sub(1)) as f64 * rest.latency_s;
-        let verify = self.cost_pass(&per(plan.num_draft_tokens as f64), graph);
+        let mut verify_st = per(plan.num_draft_tokens as f64);
+        verify_st.queries_per_request /= self.verify_cache_reads_per_request();
+        let verify = self.cost_pass(&verify_st, graph);
         let extend = draft.cost_pass_with(&per(plan.accept_length), graph, false);
         let step_s = draft_s + verify.latency_s + extend.latency_s;
         let l = plan.accept_length;
@@ -244,18 +248,20 @@ impl CostModel {
         (step, cost)
     }
 
+    /// How many times a verify pass reads each request's cache: once for all its draft tokens
+    /// (SGLang's kernels, FlashMLA), or once per draft token where every token is a decode row
+    /// of its own ([`crate::options::ServerOptions::verify_rows_per_draft_token`]).
+    pub fn verify_cache_reads_per_request(&self) -> f64 {
+        match &self.spec {
+            Some(p) if self.core.verify_rereads_cache => p.num_draft_tokens.max(1) as f64,
+            _ => 1.0,
+        }
+    }
+
     /// The speculative step of `running` requests at `context_tokens`, if speculation is on.
     pub fn spec_step(&self, running: u32, context_tokens: u32) -> Option<SpecStep> {
         self.spec.as_ref()?;
-        let ctx = context_tokens.max(1) as f64;
-        let cap = self.core.topk_cap.map_or(ctx, |c| ctx.min(c as f64));
-        let n = running.max(1) as f64;
-        let st = BatchStats {
-            decode: n,
-            decode_keys: n * cap,
-            decode_context: n * ctx,
-            ..BatchStats::default()
-        };
+        let st = self.decode_stats(running, context_tokens);
         let graph = self.uses_cuda_graph(&st);
         Some(self.spec_cost(&st, graph).0)
     }
@@ -271,21 +277,28 @@ impl CostModel {
         context_tokens: u32,
         measured_tok_s: f64,
     ) -> Option<f64> {
+        self.implied_accept_length_scaled(running, context_tokens, measured_tok_s, 1.0)
+    }
+
+    /// [`Self::implied_accept_length`] with the verify pass's time multiplied by `verify_scale`:
+    /// the target forward's measured ÷ modelled time where the same server was measured with
+    /// speculation off ([`crate::scoreboard::anchor`]), so that only the speculative part of the
+    /// step is modelled.
+    pub fn implied_accept_length_scaled(
+        &self,
+        running: u32,
+        context_tokens: u32,
+        measured_tok_s: f64,
+        verify_scale: f64,
+    ) -> Option<f64> {
         let plan = self.spec.as_ref()?;
         let (Some(draft), n) = (self.draft.as_ref(), running.max(1) as f64) else {
             return None;
         };
-        let ctx = context_tokens.max(1) as f64;
-        let cap = self.core.topk_cap.map_or(ctx, |c| ctx.min(c as f64));
-        let st = BatchStats {
-            decode: n,
-            decode_keys: n * cap,
-            decode_context: n * ctx,
-            ..BatchStats::default()
-        };
+        let st = self.decode_stats(running, context_tokens);
         let graph = self.uses_cuda_graph(&st);
         let (step, _) = self.spec_cost(&st, graph);
-        let fixed = step.draft_s + step.verify_s;
+        let fixed = step.draft_s + verify_scale * step.verify_s;
         let per = |l: f64| BatchStats {
             decode: n * l,
             decode_keys: st.decode_keys * l,
@@ -306,6 +319,34 @@ impl CostModel {
             l = next;
         }
         Some(l)
+    }
+
+    /// Decode tok/s of `running` requests at `context_tokens` with this model's acceptance
+    /// length and the verify pass's time multiplied by `verify_scale` (see
+    /// [`Self::implied_accept_length_scaled`]). `None` without speculation.
+    pub fn spec_tok_per_s_scaled(
+        &self,
+        running: u32,
+        context_tokens: u32,
+        verify_scale: f64,
+    ) -> Option<f64> {
+        let s = self.spec_step(running, context_tokens)?;
+        let step_s = s.draft_s + verify_scale * s.verify_s + s.extend_s;
+        (step_s > 0.0).then(|| running.max(1) as f64 * s.accept_length / step_s)
+    }
+
+    /// A decode batch of `running` requests, each at `context_tokens` (the index's top-k caps
+    /// the keys a DSA layer reads).
+    fn decode_stats(&self, running: u32, context_tokens: u32) -> BatchStats {
+        let ctx = context_tokens.max(1) as f64;
+        let cap = self.core.topk_cap.map_or(ctx, |c| ctx.min(c as f64));
+        let n = running.max(1) as f64;
+        BatchStats {
+            decode: n,
+            decode_keys: n * cap,
+            decode_context: n * ctx,
+            ..BatchStats::default()
+        }
     }
 
     /// The speculative plan in force.
@@ -397,6 +438,35 @@ mod tests {
             sparse > 1.5 * dense,
             "nsa verify +{sparse} s vs dense +{dense} s"
         );
+    }
+
+    /// vLLM's Triton MLA runs each draft token as a decode row reading its request's whole
+    /// cache: on SM120 a verify pass's context cost is the draft tokens' times a once-read
+    /// verify's; datacenter parts (FlashMLA) keep the once-read.
+    #[test]
+    fn a_verify_of_decode_rows_reads_the_cache_per_draft_token_on_sm120_only() {
+        let growth = |machine: &str, rows: bool| {
+            let m = Machine::resolve(machine).unwrap();
+            let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
+            let mut o = eagle(Some(2.5));
+            o.kv_cache_dtype = Some(models::KvDtype::Bf16);
+            o.verify_rows_per_draft_token = rows;
+            let cm = CostModel::new(&m, &spec, Layout::tp(8), &o, Knobs::default()).unwrap();
+            let reads = cm.verify_cache_reads_per_request();
+            let v = |ctx| cm.spec_step(4, ctx).unwrap().verify_s;
+            (v(131072) - v(1), reads)
+        };
+        let (once, r1) = growth("rtx-pro-6000-x8-baremetal", false);
+        let (rows, r4) = growth("rtx-pro-6000-x8-baremetal", true);
+        assert_eq!((r1, r4), (1.0, 4.0));
+        assert!(
+            rows > 2.5 * once && rows < 4.5 * once,
+            "rows +{rows} s vs once +{once} s"
+        );
+        let (dc_once, _) = growth("h200-x8", false);
+        let (dc_rows, dc_reads) = growth("h200-x8", true);
+        assert_eq!(dc_reads, 1.0);
+        assert!((dc_rows - dc_once).abs() < 1e-12);
     }
 
     #[test]

@@ -16,8 +16,13 @@
 //! acceptance file or the record's `accept_length` metric), the record is also predicted with
 //! it: acceptance moves from run to run with the prompts (vLLM's EAGLE-3 acceptance on the Kimi
 //! page varies 0.21–0.58 between cells), so a constant length is not the whole check.
+//!
+//! Where the same page measured the same server with speculation off, every record is also
+//! anchored on those runs ([`super::anchor`]): the verify pass takes the off runs' measured ÷
+//! modelled step time, so the implied length tests the speculative part of the step alone.
 
 use super::Resolved;
+use super::anchor::{Anchor, OffRuns, off_runs, server_key};
 use crate::cost::{CostModel, Knobs};
 use crate::options::SpeculativeOptions;
 use crate::records::acceptance::MeasuredAcceptance;
@@ -28,7 +33,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Schema version of [`AcceptReport`].
-pub const ACCEPT_SCHEMA_VERSION: u32 = 2;
+pub const ACCEPT_SCHEMA_VERSION: u32 = 3;
 
 /// The draft configuration assumed for a record's model and engine, and why.
 pub fn draft_config(model: &str, engine: &str) -> (SpeculativeOptions, &'static str) {
@@ -76,6 +81,59 @@ pub struct ImpliedRecord {
     /// Predicted with that measured length.
     pub predicted_with_measured_tok_s: Option<f64>,
     pub error_with_measured_pct: Option<f64>,
+    /// The same, anchored on the server's runs with speculation off, where the file has them.
+    pub anchored: Option<AnchoredRecord>,
+}
+
+/// One record with its verify pass anchored on the off runs ([`super::anchor`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnchoredRecord {
+    #[serde(flatten)]
+    pub anchor: Anchor,
+    pub implied_accept_length: f64,
+    pub in_range: bool,
+    /// Predicted with the anchored lengths' median.
+    pub predicted_with_median_tok_s: f64,
+    pub error_with_median_pct: f64,
+}
+
+/// A set of implied lengths: where they sit, how far apart, and how well their median predicts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LengthStats {
+    pub median_accept_length: f64,
+    pub min: f64,
+    pub max: f64,
+    /// max / min − 1.
+    pub spread: f64,
+    /// Outside `[1, num_draft_tokens]`.
+    pub out_of_range: usize,
+    /// MAPE of the records predicted with the median length, percent.
+    pub mape_with_median_pct: f64,
+}
+
+impl LengthStats {
+    /// Of `lengths` (not empty) inside `[1, nd]`, with the median's `errors_pct`.
+    fn of(lengths: &[f64], nd: f64, errors_pct: impl Iterator<Item = f64>) -> LengthStats {
+        let (min, max) = range_of(lengths);
+        LengthStats {
+            median_accept_length: median(lengths.to_vec()),
+            min,
+            max,
+            spread: spread_of(lengths),
+            out_of_range: lengths.iter().filter(|l| !(1.0..=nd).contains(*l)).count(),
+            mape_with_median_pct: mean_abs(errors_pct),
+        }
+    }
+}
+
+/// A series' anchored lengths.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnchoredSeries {
+    /// Records anchored: those whose verify pass the off runs bracket.
+    pub n: usize,
+    #[serde(flatten)]
+    pub lengths: LengthStats,
+    pub sweeps: Vec<Sweep>,
 }
 
 /// What a sweep varies.
@@ -123,19 +181,28 @@ fn spread_of(v: &[f64]) -> f64 {
 /// The sweeps of a series' records: every context with two or more concurrencies, every
 /// concurrency with two or more contexts.
 pub fn sweeps(records: &[ImpliedRecord]) -> Vec<Sweep> {
+    sweeps_of(records, |r| Some(r.implied_accept_length))
+}
+
+/// [`sweeps`] of the value `length` gives, over the records that have one.
+fn sweeps_of(
+    records: &[ImpliedRecord],
+    length: impl Fn(&ImpliedRecord) -> Option<f64>,
+) -> Vec<Sweep> {
     let mut out = Vec::new();
     for axis in [SweepAxis::Concurrency, SweepAxis::Context] {
-        let mut by: BTreeMap<u32, Vec<&ImpliedRecord>> = BTreeMap::new();
-        for r in records {
+        let mut by: BTreeMap<u32, Vec<(&ImpliedRecord, f64)>> = BTreeMap::new();
+        for (r, l) in records.iter().filter_map(|r| Some((r, length(r)?))) {
             let fixed = match axis {
                 SweepAxis::Concurrency => r.context_tokens,
                 SweepAxis::Context => r.concurrency,
             };
-            by.entry(fixed).or_default().push(r);
+            by.entry(fixed).or_default().push((r, l));
         }
         for (fixed, rs) in by.into_iter().filter(|(_, rs)| rs.len() >= 2) {
-            let implied: Vec<f64> = rs.iter().map(|r| r.implied_accept_length).collect();
-            let measured: Option<Vec<f64>> = rs.iter().map(|r| r.measured_accept_length).collect();
+            let implied: Vec<f64> = rs.iter().map(|x| x.1).collect();
+            let measured: Option<Vec<f64>> =
+                rs.iter().map(|x| x.0.measured_accept_length).collect();
             let (min, max) = range_of(&implied);
             out.push(Sweep {
                 axis,
@@ -160,14 +227,9 @@ pub struct Series {
     pub draft: String,
     pub num_draft_tokens: u32,
     pub records: Vec<ImpliedRecord>,
-    pub median_accept_length: f64,
-    pub min: f64,
-    pub max: f64,
-    /// max / min − 1.
-    pub spread: f64,
-    pub out_of_range: usize,
-    /// MAPE of the series' records predicted with its median length, percent.
-    pub mape_with_median_pct: f64,
+    /// The modelled implied lengths.
+    #[serde(flatten)]
+    pub lengths: LengthStats,
     /// Records with a measured acceptance length.
     pub with_measured: usize,
     /// MAPE and bias of those records predicted with their measured lengths, percent.
@@ -177,6 +239,8 @@ pub struct Series {
     pub measured_spread: Option<f64>,
     /// The series cut into one-knob sweeps.
     pub sweeps: Vec<Sweep>,
+    /// Its records anchored on the off runs, where any could be.
+    pub anchored: Option<AnchoredSeries>,
 }
 
 /// The whole report.
@@ -218,6 +282,14 @@ fn expressible_but_for_mtp(r: &Record) -> Result<Expressed, String> {
     Ok(e)
 }
 
+/// The decode tok/s measured for `e`.
+pub(super) fn measured_tok_s(e: &Expressed) -> Option<f64> {
+    e.targets
+        .iter()
+        .find(|t| t.quantity == Quantity::OutputTokPerS)
+        .map(|t| t.measured)
+}
+
 /// The implied acceptance lengths of every MTP-on decode record of `set`, by series, beside the
 /// `measured` ones where known.
 pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) -> AcceptReport {
@@ -226,7 +298,8 @@ pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) ->
         .iter()
         .filter_map(|r| Some((r.id.clone(), measured.of(r)?)))
         .collect();
-    let mut ok: Vec<(Expressed, String)> = Vec::new();
+    let off = off_runs(set);
+    let mut ok: Vec<(Expressed, String, Option<&OffRuns>)> = Vec::new();
     let mut skipped = Vec::new();
     for r in &set.records {
         match expressible_but_for_mtp(r) {
@@ -238,17 +311,18 @@ pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) ->
                     e.engine.name(),
                     r.engine.flags.as_deref().unwrap_or("")
                 );
-                ok.push((e, key));
+                let runs = off.get(&server_key(r, &e));
+                ok.push((e, key, runs));
             }
             Err(why) if r.parallel.mtp == Some(true) => skipped.push((r.id.clone(), why)),
             Err(_) => {}
         }
     }
-    let exprs: Vec<Expressed> = ok.iter().map(|(e, _)| e.clone()).collect();
+    let exprs: Vec<Expressed> = ok.iter().map(|(e, _, _)| e.clone()).collect();
     let resolved = Resolved::of(&exprs);
-    let mut by_key: BTreeMap<String, Vec<&Expressed>> = BTreeMap::new();
-    for (e, k) in &ok {
-        by_key.entry(k.clone()).or_default().push(e);
+    let mut by_key: BTreeMap<String, Vec<(&Expressed, Option<&OffRuns>)>> = BTreeMap::new();
+    for (e, k, runs) in &ok {
+        by_key.entry(k.clone()).or_default().push((e, *runs));
     }
     let series = by_key
         .into_par_iter()
@@ -262,80 +336,87 @@ pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) ->
     }
 }
 
-/// A record's model with speculation on (`accept`: the acceptance length, or the default).
-fn spec_model(e: &Expressed, resolved: &Resolved, accept: Option<f64>) -> Option<CostModel> {
+/// A record's model, with speculation as `spec` says (`None`: off).
+pub(super) fn model_of(
+    e: &Expressed,
+    resolved: &Resolved,
+    spec: Option<SpeculativeOptions>,
+) -> Option<CostModel> {
     let machine = resolved.machines.get(&e.machine)?.as_ref().ok()?;
-    let spec = resolved.models.get(&e.model)?.as_ref().ok()?;
-    let (mut s, _) = draft_config(&e.model, e.engine.name());
-    s.accept_length = accept;
+    let model = resolved.models.get(&e.model)?.as_ref().ok()?;
     let (mut opts, _) = e
         .engine
         .server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
-    opts.speculative = Some(s);
-    CostModel::new(machine, spec, e.layout, &opts, Knobs::default()).ok()
+    opts.speculative = spec;
+    CostModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
+}
+
+/// A record's model with speculation on (`accept`: the acceptance length, or the default).
+fn spec_model(e: &Expressed, resolved: &Resolved, accept: Option<f64>) -> Option<CostModel> {
+    let (mut s, _) = draft_config(&e.model, e.engine.name());
+    s.accept_length = accept;
+    model_of(e, resolved, Some(s))
+}
+
+/// One record's implied length, with its anchor where the off runs give one.
+struct Implied<'a> {
+    e: &'a Expressed,
+    measured_tok_s: f64,
+    length: f64,
+    anchored: Option<(Anchor, f64)>,
 }
 
 fn series_of(
     key: &str,
-    es: &[&Expressed],
+    es: &[(&Expressed, Option<&OffRuns>)],
     resolved: &Resolved,
     measured_by_id: &BTreeMap<String, f64>,
 ) -> Option<Series> {
-    let first = es.first()?;
+    let first = es.first()?.0;
     let (cfg, why) = draft_config(&first.model, first.engine.name());
     let nd = cfg.num_draft_tokens as f64;
-    let measured = |e: &Expressed| {
-        e.targets
-            .iter()
-            .find(|t| t.quantity == Quantity::OutputTokPerS)
-            .map(|t| t.measured)
-    };
-    let implied: Vec<(&Expressed, f64, f64)> = es
+    let implied: Vec<Implied> = es
         .iter()
-        .filter_map(|e| {
-            let m = measured(e)?;
+        .filter_map(|(e, runs)| {
+            let m = measured_tok_s(e)?;
             let model = spec_model(e, resolved, None)?;
-            let l = model.implied_accept_length(e.concurrency, e.context_tokens, m)?;
-            Some((*e, m, l))
+            let length = model.implied_accept_length(e.concurrency, e.context_tokens, m)?;
+            let anchored = runs
+                .and_then(|o| {
+                    let reads = model.verify_cache_reads_per_request();
+                    o.anchor(e.concurrency, nd, reads, e.context_tokens)
+                })
+                .and_then(|a| {
+                    let l = model.implied_accept_length_scaled(
+                        e.concurrency,
+                        e.context_tokens,
+                        m,
+                        a.verify_scale,
+                    )?;
+                    Some((a, l))
+                });
+            Some(Implied {
+                e,
+                measured_tok_s: m,
+                length,
+                anchored,
+            })
         })
         .collect();
     if implied.is_empty() {
         return None;
     }
-    let med = median(implied.iter().map(|x| x.2).collect());
+    let med = median(implied.iter().map(|x| x.length).collect());
+    let anchored_lengths: Vec<f64> = implied
+        .iter()
+        .filter_map(|x| x.anchored.as_ref().map(|a| a.1))
+        .collect();
+    let anchored_med = (!anchored_lengths.is_empty()).then(|| median(anchored_lengths.clone()));
     let records: Vec<ImpliedRecord> = implied
         .iter()
-        .map(|(e, m, l)| {
-            let predict = |l: f64| {
-                spec_model(e, resolved, Some(l.clamp(0.05, nd))).map_or(f64::NAN, |cm| {
-                    cm.steady_decode(e.concurrency, e.context_tokens).tok_per_s
-                })
-            };
-            let pred = predict(med);
-            let measured_l = measured_by_id.get(&e.id).copied();
-            let pred_measured = measured_l.map(predict).filter(|p| p.is_finite());
-            ImpliedRecord {
-                id: e.id.clone(),
-                concurrency: e.concurrency,
-                context_tokens: e.context_tokens,
-                measured_tok_s: *m,
-                implied_accept_length: *l,
-                in_range: (1.0..=nd).contains(l),
-                predicted_with_median_tok_s: pred,
-                error_with_median_pct: (pred / m - 1.0) * 100.0,
-                measured_accept_length: measured_l,
-                predicted_with_measured_tok_s: pred_measured,
-                error_with_measured_pct: pred_measured.map(|p| (p / m - 1.0) * 100.0),
-            }
-        })
+        .map(|x| record_of(x, resolved, nd, med, anchored_med, measured_by_id))
         .collect();
     let implied_all: Vec<f64> = records.iter().map(|r| r.implied_accept_length).collect();
-    let (min, max) = range_of(&implied_all);
-    let errs: Vec<f64> = records
-        .iter()
-        .map(|r| r.error_with_median_pct.abs())
-        .filter(|e| e.is_finite())
-        .collect();
     let with_measured: Vec<f64> = records
         .iter()
         .filter_map(|r| r.error_with_measured_pct)
@@ -345,6 +426,19 @@ fn series_of(
             .then(|| with_measured.iter().map(|e| f(*e)).sum::<f64>() / with_measured.len() as f64)
     };
     let measured_all: Option<Vec<f64>> = records.iter().map(|r| r.measured_accept_length).collect();
+    let anchored = (!anchored_lengths.is_empty()).then(|| AnchoredSeries {
+        n: anchored_lengths.len(),
+        lengths: LengthStats::of(
+            &anchored_lengths,
+            nd,
+            records
+                .iter()
+                .filter_map(|r| Some(r.anchored.as_ref()?.error_with_median_pct)),
+        ),
+        sweeps: sweeps_of(&records, |r| {
+            r.anchored.as_ref().map(|a| a.implied_accept_length)
+        }),
+    });
     Some(Series {
         measured_spread: measured_all.map(|m| spread_of(&m)),
         sweeps: sweeps(&records),
@@ -354,14 +448,70 @@ fn series_of(
         key: key.to_string(),
         draft: why.to_string(),
         num_draft_tokens: cfg.num_draft_tokens,
-        out_of_range: records.iter().filter(|r| !r.in_range).count(),
-        median_accept_length: med,
-        min,
-        max,
-        spread: spread_of(&implied_all),
-        mape_with_median_pct: errs.iter().sum::<f64>() / errs.len().max(1) as f64,
+        lengths: LengthStats::of(
+            &implied_all,
+            nd,
+            records.iter().map(|r| r.error_with_median_pct),
+        ),
+        anchored,
         records,
     })
+}
+
+/// Mean of the finite values' magnitudes (0 for none).
+fn mean_abs(errors: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = errors.map(f64::abs).filter(|e| e.is_finite()).collect();
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// One record's row: predicted with the series' median length, its measured length and, where
+/// anchored, the anchored median.
+fn record_of(
+    x: &Implied,
+    resolved: &Resolved,
+    nd: f64,
+    med: f64,
+    anchored_med: Option<f64>,
+    measured_by_id: &BTreeMap<String, f64>,
+) -> ImpliedRecord {
+    let (e, m) = (x.e, x.measured_tok_s);
+    let with = |l: f64| spec_model(e, resolved, Some(l.clamp(0.05, nd)));
+    let predict = |l: f64| {
+        with(l).map_or(f64::NAN, |cm| {
+            cm.steady_decode(e.concurrency, e.context_tokens).tok_per_s
+        })
+    };
+    let pred = predict(med);
+    let measured_l = measured_by_id.get(&e.id).copied();
+    let pred_measured = measured_l.map(predict).filter(|p| p.is_finite());
+    let anchored = x.anchored.as_ref().map(|(a, l)| {
+        let p = anchored_med
+            .and_then(|med| {
+                with(med)?.spec_tok_per_s_scaled(e.concurrency, e.context_tokens, a.verify_scale)
+            })
+            .unwrap_or(f64::NAN);
+        AnchoredRecord {
+            anchor: a.clone(),
+            implied_accept_length: *l,
+            in_range: (1.0..=nd).contains(l),
+            predicted_with_median_tok_s: p,
+            error_with_median_pct: (p / m - 1.0) * 100.0,
+        }
+    });
+    ImpliedRecord {
+        id: e.id.clone(),
+        concurrency: e.concurrency,
+        context_tokens: e.context_tokens,
+        measured_tok_s: m,
+        implied_accept_length: x.length,
+        in_range: (1.0..=nd).contains(&x.length),
+        predicted_with_median_tok_s: pred,
+        error_with_median_pct: (pred / m - 1.0) * 100.0,
+        measured_accept_length: measured_l,
+        predicted_with_measured_tok_s: pred_measured,
+        error_with_measured_pct: pred_measured.map(|p| (p / m - 1.0) * 100.0),
+        anchored,
+    }
 }
 
 #[cfg(test)]
@@ -386,6 +536,7 @@ mod tests {
             measured_accept_length: measured,
             predicted_with_measured_tok_s: None,
             error_with_measured_pct: None,
+            anchored: None,
         }
     }
 

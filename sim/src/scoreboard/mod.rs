@@ -10,6 +10,7 @@
 //! (`Comparison::primary`); figures the source flags (⚠) are shown and left out.
 
 pub mod accept;
+pub mod anchor;
 pub mod stats;
 pub mod text;
 

@@ -125,6 +125,8 @@ impl SglangArgs {
             } else {
                 crate::engine::SGLANG_PCIE_ONESHOT_8GPU_BYTES
             }),
+            // SGLang's verify kernels read a request's cache once for all its draft tokens
+            verify_rows_per_draft_token: false,
         };
         if !defaulted.is_empty() {
             notes.insert(0, format!("{why}: {}", defaulted.join(", ")));
