@@ -125,6 +125,41 @@ fn anchored_on_the_off_runs_the_implied_length_is_flat_over_load() {
     assert!(cutedsl.anchored.is_none());
 }
 
+/// Acceptance belongs to the model, the data and the draft, not to the MoE kernel: the GLM-5
+/// page ran the same cells with b12x and cutlass. Anchored, the two imply the same length at
+/// every common cell within 10% (modelled, up to 75% apart: the b12x kernel's regimes).
+#[test]
+fn the_moe_backend_does_not_move_the_anchored_length() {
+    let Some(set) = dev_set() else { return };
+    let report = implied_accept_lengths(&set, &MeasuredAcceptance::default());
+    let by_cell = |backend: &str| {
+        let s = report
+            .series
+            .iter()
+            .find(|s| s.key.starts_with("glm-5") && s.key.contains(backend))
+            .unwrap();
+        s.records
+            .iter()
+            .filter_map(|r| {
+                let a = r.anchored.as_ref()?;
+                Some(((r.context_tokens, r.concurrency), a.implied_accept_length))
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let (b12x, cutlass) = (by_cell("b12x"), by_cell("cutlass"));
+    let mut common = 0;
+    for (cell, l) in &b12x {
+        if let Some(m) = cutlass.get(cell) {
+            common += 1;
+            assert!(
+                (l.max(*m) / l.min(*m) - 1.0) <= 0.10,
+                "{cell:?}: b12x {l:.2} vs cutlass {m:.2}"
+            );
+        }
+    }
+    assert!(common >= 8, "{common} common cells");
+}
+
 #[test]
 fn a_bad_acceptance_file_is_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
