@@ -222,6 +222,28 @@ mod tests {
         assert!(o.anchor(1, 4.0, 1.0, 32768).is_none());
     }
 
+    proptest::proptest! {
+        /// Between two measured concurrencies the scale lies between their ratios; at a
+        /// measured one it is that one's; outside the measured ones there is none.
+        #[test]
+        fn interpolation_stays_between_its_neighbours(
+            ks in proptest::collection::vec(0.2f64..3.0, 2..8),
+            at in 0.5f64..300.0,
+        ) {
+            let row: Vec<(u32, f64)> = ks.iter().enumerate().map(|(i, k)| (1u32 << i, *k)).collect();
+            let last = row[row.len() - 1].0 as f64;
+            match interpolate(&row, at) {
+                None => proptest::prop_assert!(at < 1.0 || at > last),
+                Some((k, _)) => {
+                    let i = row.partition_point(|p| (p.0 as f64) < at);
+                    let lo = row[i.saturating_sub(1)].1.min(row[i].1);
+                    let hi = row[i.saturating_sub(1)].1.max(row[i].1);
+                    proptest::prop_assert!(k >= lo - 1e-12 && k <= hi + 1e-12, "{k} not in [{lo}, {hi}]");
+                }
+            }
+        }
+    }
+
     #[test]
     fn no_off_runs_no_anchor_and_bad_ratios_are_dropped() {
         let mut o = OffRuns::default();
