@@ -137,13 +137,13 @@ pub(super) fn server_key(r: &Record, e: &Expressed) -> String {
     )
 }
 
-/// The off runs of `set` (decode records with speculation off), by [`server_key`]; each one's
-/// modelled ÷ measured tok/s.
+/// The off runs of `set` (decode records that say speculation was off), by [`server_key`]; each
+/// one's modelled ÷ measured tok/s.
 pub(super) fn off_runs(set: &RecordSet) -> BTreeMap<String, OffRuns> {
     let plain: Vec<(Expressed, String)> = set
         .records
         .iter()
-        .filter(|r| r.parallel.mtp != Some(true))
+        .filter(|r| r.parallel.mtp == Some(false))
         .filter_map(|r| {
             let e = express(r).ok()?;
             (e.family == MetricFamily::LlmDecodeBench).then(|| {
