@@ -140,6 +140,68 @@ pub fn launch_knobs(
     k
 }
 
+/// The speculative-decoding settings a record's flags state (each `None` where silent):
+/// SGLang's `--speculative-*` flags, or vLLM's `--speculative-config` JSON
+/// (`"method"`, `"num_speculative_tokens"`: a chain of that many drafts, one more verified).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatedSpeculation {
+    pub algorithm: Option<String>,
+    pub num_steps: Option<u32>,
+    pub eagle_topk: Option<u32>,
+    pub num_draft_tokens: Option<u32>,
+}
+
+impl StatedSpeculation {
+    /// Whether the flags say anything about speculation.
+    pub fn is_stated(&self) -> bool {
+        *self != StatedSpeculation::default()
+    }
+}
+
+/// [`StatedSpeculation`] of a flags text.
+pub fn stated_speculation(flags: &str) -> StatedSpeculation {
+    let mut st = StatedSpeculation::default();
+    let tokens: Vec<&str> = flags.split_whitespace().collect();
+    let number = |v: Option<&str>| {
+        v.map(|v| v.trim_matches(|c: char| !c.is_ascii_digit()))
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|n| *n > 0)
+    };
+    for (i, raw) in tokens.iter().enumerate() {
+        let (key, inline) = match raw.split_once('=') {
+            Some((a, b)) => (a, Some(b)),
+            None => (*raw, None),
+        };
+        let arg = inline.or_else(|| tokens.get(i + 1).copied());
+        match key {
+            "--speculative-algorithm" => {
+                st.algorithm = arg.map(|a| a.trim_matches(['\'', '"', ',']).to_ascii_uppercase())
+            }
+            "--speculative-num-steps" => st.num_steps = number(arg),
+            "--speculative-eagle-topk" => st.eagle_topk = number(arg),
+            "--speculative-num-draft-tokens" => st.num_draft_tokens = number(arg),
+            _ => {}
+        }
+    }
+    // vLLM's JSON, however the source quoted it
+    let json = flags.replace(['\'', '\\'], "");
+    let field = |name: &str| {
+        let at = json.find(&format!("\"{name}\""))? + name.len() + 2;
+        let rest = json[at..].trim_start_matches([' ', ':']);
+        let end = rest.find([',', '}']).unwrap_or(rest.len());
+        Some(rest[..end].trim().trim_matches('"').to_string())
+    };
+    if let Some(k) = number(field("num_speculative_tokens").as_deref()) {
+        st.num_steps = Some(k);
+        st.eagle_topk = Some(1);
+        st.num_draft_tokens = Some(k + 1);
+    }
+    if let Some(m) = field("method") {
+        st.algorithm = Some(m.to_ascii_uppercase());
+    }
+    st
+}
+
 /// `fp8`, `fp8_e4m3`, `fp8_e5m2`, `bf16`, `bfloat16`, `auto` (= not stated).
 fn kv_dtype(v: &str) -> Option<KvDtype> {
     let v = v.to_ascii_lowercase();
@@ -177,6 +239,28 @@ mod tests {
 
     fn knobs(engine: Engine, flags: &str, quant: &str) -> LaunchKnobs {
         launch_knobs(engine, flags, quant, &mut Vec::new())
+    }
+
+    #[test]
+    fn reads_the_speculative_settings_sglang_and_vllm_spell() {
+        let s = stated_speculation(
+            "--tp 8 --speculative-algorithm NEXTN --speculative-num-steps 4 --speculative-num-draft-tokens 6 --speculative-eagle-topk 1",
+        );
+        assert_eq!(s.algorithm.as_deref(), Some("NEXTN"));
+        assert_eq!(
+            (s.num_steps, s.eagle_topk, s.num_draft_tokens),
+            (Some(4), Some(1), Some(6))
+        );
+        let v = stated_speculation(
+            r#"--speculative-config '{"model":"lightseekorg/kimi-k2.5-eagle3-mla","method":"eagle3","num_speculative_tokens":3}'"#,
+        );
+        assert_eq!(v.algorithm.as_deref(), Some("EAGLE3"));
+        assert_eq!(
+            (v.num_steps, v.eagle_topk, v.num_draft_tokens),
+            (Some(3), Some(1), Some(4))
+        );
+        assert!(!stated_speculation("TP_SIZE=8 DCP=1 MTP=EAGLE3 draft on").is_stated());
+        assert!(!stated_speculation("--speculative-num-steps x").is_stated());
     }
 
     #[test]

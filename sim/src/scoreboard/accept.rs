@@ -9,7 +9,7 @@
 //! (max/min − 1), those out of range, and every record's error when predicted with the
 //! series' median length.
 //!
-//! The records do not state their draft configuration; the one assumed is [`draft_config`]'s,
+//! The draft configuration is what a record's flags state, the rest assumed ([`draft_config`]),
 //! said in every series row.
 //!
 //! Where the engine's own acceptance was published for a record ([`MeasuredAcceptance`]: an
@@ -23,6 +23,7 @@
 
 use super::Resolved;
 use super::anchor::{Anchor, OffRuns, off_runs, server_key};
+pub use super::draft::draft_config;
 use crate::cost::{CostModel, Knobs};
 use crate::options::SpeculativeOptions;
 use crate::records::acceptance::MeasuredAcceptance;
@@ -34,34 +35,6 @@ use std::collections::BTreeMap;
 
 /// Schema version of [`AcceptReport`].
 pub const ACCEPT_SCHEMA_VERSION: u32 = 3;
-
-/// The draft configuration assumed for a record's model and engine, and why.
-pub fn draft_config(model: &str, engine: &str) -> (SpeculativeOptions, &'static str) {
-    let spec = |algorithm: &str, draft: Option<&str>| SpeculativeOptions {
-        algorithm: algorithm.into(),
-        num_steps: 3,
-        eagle_topk: 1,
-        num_draft_tokens: 4,
-        draft_model_path: draft.map(str::to_string),
-        accept_length: None,
-    };
-    if engine == "vllm" {
-        (
-            spec("EAGLE3", Some("EAGLE-3 draft (one decoder layer)")),
-            "vLLM EAGLE-3 with 3 speculative tokens (a chain: 3 drafts, 4 verified), the common recipe; the records do not say",
-        )
-    } else if model.starts_with("glm-5") || model.starts_with("deepseek") {
-        (
-            spec("EAGLE", None),
-            "the checkpoint's MTP layer with the model card's SGLang flags (--speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4); the records do not say",
-        )
-    } else {
-        (
-            spec("EAGLE", None),
-            "SGLang's (3, 1, 4) for MTP checkpoints; the records do not say",
-        )
-    }
-}
 
 /// One record's implied acceptance length.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -299,7 +272,7 @@ pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) ->
         .filter_map(|r| Some((r.id.clone(), measured.of(r)?)))
         .collect();
     let off = off_runs(set);
-    let mut ok: Vec<(Expressed, String, Option<&OffRuns>)> = Vec::new();
+    let mut ok: Vec<(Expressed, String, Option<&OffRuns>, String)> = Vec::new();
     let mut skipped = Vec::new();
     for r in &set.records {
         match expressible_but_for_mtp(r) {
@@ -312,21 +285,28 @@ pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) ->
                     r.engine.flags.as_deref().unwrap_or("")
                 );
                 let runs = off.get(&server_key(r, &e));
-                ok.push((e, key, runs));
+                let flags = r.engine.flags.clone().unwrap_or_default();
+                ok.push((e, key, runs, flags));
             }
             Err(why) if r.parallel.mtp == Some(true) => skipped.push((r.id.clone(), why)),
             Err(_) => {}
         }
     }
-    let exprs: Vec<Expressed> = ok.iter().map(|(e, _, _)| e.clone()).collect();
+    let exprs: Vec<Expressed> = ok.iter().map(|(e, ..)| e.clone()).collect();
     let resolved = Resolved::of(&exprs);
-    let mut by_key: BTreeMap<String, Vec<(&Expressed, Option<&OffRuns>)>> = BTreeMap::new();
-    for (e, k, runs) in &ok {
-        by_key.entry(k.clone()).or_default().push((e, *runs));
+    let mut by_key: BTreeMap<String, (&str, Vec<Anchorable>)> = BTreeMap::new();
+    for (e, k, runs, flags) in &ok {
+        let entry = by_key
+            .entry(k.clone())
+            .or_insert((flags.as_str(), Vec::new()));
+        entry.1.push((e, *runs));
     }
     let series = by_key
         .into_par_iter()
-        .filter_map(|(key, es)| series_of(&key, &es, &resolved, &measured_by_id))
+        .filter_map(|(key, (flags, es))| {
+            let draft = draft_config(&es.first()?.0.model, es.first()?.0.engine.name(), flags);
+            series_of(&key, &draft, &es, &resolved, &measured_by_id)
+        })
         .collect();
     AcceptReport {
         schema_version: ACCEPT_SCHEMA_VERSION,
@@ -351,12 +331,22 @@ pub(super) fn model_of(
     CostModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
 }
 
-/// A record's model with speculation on (`accept`: the acceptance length, or the default).
-fn spec_model(e: &Expressed, resolved: &Resolved, accept: Option<f64>) -> Option<CostModel> {
-    let (mut s, _) = draft_config(&e.model, e.engine.name());
-    s.accept_length = accept;
+/// A record's model with speculation `cfg` on (`accept`: the acceptance length, or the default).
+fn spec_model(
+    e: &Expressed,
+    resolved: &Resolved,
+    cfg: &SpeculativeOptions,
+    accept: Option<f64>,
+) -> Option<CostModel> {
+    let s = SpeculativeOptions {
+        accept_length: accept,
+        ..cfg.clone()
+    };
     model_of(e, resolved, Some(s))
 }
+
+/// A record of a series and the off runs of its server, if the file has any.
+type Anchorable<'a> = (&'a Expressed, Option<&'a OffRuns>);
 
 /// One record's implied length, with its anchor where the off runs give one.
 struct Implied<'a> {
@@ -368,18 +358,17 @@ struct Implied<'a> {
 
 fn series_of(
     key: &str,
-    es: &[(&Expressed, Option<&OffRuns>)],
+    (cfg, why): &(SpeculativeOptions, String),
+    es: &[Anchorable],
     resolved: &Resolved,
     measured_by_id: &BTreeMap<String, f64>,
 ) -> Option<Series> {
-    let first = es.first()?.0;
-    let (cfg, why) = draft_config(&first.model, first.engine.name());
     let nd = cfg.num_draft_tokens as f64;
     let implied: Vec<Implied> = es
         .iter()
         .filter_map(|(e, runs)| {
             let m = measured_tok_s(e)?;
-            let model = spec_model(e, resolved, None)?;
+            let model = spec_model(e, resolved, cfg, None)?;
             let length = model.implied_accept_length(e.concurrency, e.context_tokens, m)?;
             let anchored = runs
                 .and_then(|o| {
@@ -414,7 +403,7 @@ fn series_of(
     let anchored_med = (!anchored_lengths.is_empty()).then(|| median(anchored_lengths.clone()));
     let records: Vec<ImpliedRecord> = implied
         .iter()
-        .map(|x| record_of(x, resolved, nd, med, anchored_med, measured_by_id))
+        .map(|x| record_of(x, resolved, cfg, med, anchored_med, measured_by_id))
         .collect();
     let implied_all: Vec<f64> = records.iter().map(|r| r.implied_accept_length).collect();
     let with_measured: Vec<f64> = records
@@ -446,7 +435,7 @@ fn series_of(
         mape_with_measured_pct: mean(&f64::abs),
         bias_with_measured_pct: mean(&|e| e),
         key: key.to_string(),
-        draft: why.to_string(),
+        draft: why.clone(),
         num_draft_tokens: cfg.num_draft_tokens,
         lengths: LengthStats::of(
             &implied_all,
@@ -469,13 +458,14 @@ fn mean_abs(errors: impl Iterator<Item = f64>) -> f64 {
 fn record_of(
     x: &Implied,
     resolved: &Resolved,
-    nd: f64,
+    cfg: &SpeculativeOptions,
     med: f64,
     anchored_med: Option<f64>,
     measured_by_id: &BTreeMap<String, f64>,
 ) -> ImpliedRecord {
     let (e, m) = (x.e, x.measured_tok_s);
-    let with = |l: f64| spec_model(e, resolved, Some(l.clamp(0.05, nd)));
+    let nd = cfg.num_draft_tokens as f64;
+    let with = |l: f64| spec_model(e, resolved, cfg, Some(l.clamp(0.05, nd)));
     let predict = |l: f64| {
         with(l).map_or(f64::NAN, |cm| {
             cm.steady_decode(e.concurrency, e.context_tokens).tok_per_s

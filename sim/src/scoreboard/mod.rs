@@ -11,6 +11,7 @@
 
 pub mod accept;
 pub mod anchor;
+mod draft;
 pub mod stats;
 pub mod text;
 
