@@ -68,17 +68,7 @@ pub fn launch_knobs(
         }
     }
     let tokens: Vec<&str> = text.split_whitespace().collect();
-    let value = |i: usize| {
-        tokens
-            .get(i + 1)
-            .map(|s| s.trim_matches(|c| c == ',' || c == ';'))
-    };
-    for (i, raw) in tokens.iter().enumerate() {
-        let (key, inline) = match raw.split_once('=') {
-            Some((a, b)) => (a, Some(b)),
-            None => (*raw, None),
-        };
-        let arg = inline.or_else(|| value(i));
+    for (key, arg) in keyed(&tokens) {
         match key {
             "--kv-cache-dtype" | "KV_CACHE_DTYPE" => {
                 if let Some(d) = arg.and_then(kv_dtype) {
@@ -167,12 +157,7 @@ pub fn stated_speculation(flags: &str) -> StatedSpeculation {
             .and_then(|v| v.parse::<u32>().ok())
             .filter(|n| *n > 0)
     };
-    for (i, raw) in tokens.iter().enumerate() {
-        let (key, inline) = match raw.split_once('=') {
-            Some((a, b)) => (a, Some(b)),
-            None => (*raw, None),
-        };
-        let arg = inline.or_else(|| tokens.get(i + 1).copied());
+    for (key, arg) in keyed(&tokens) {
         match key {
             "--speculative-algorithm" => {
                 st.algorithm = arg.map(|a| a.trim_matches(['\'', '"', ',']).to_ascii_uppercase())
@@ -200,6 +185,23 @@ pub fn stated_speculation(flags: &str) -> StatedSpeculation {
         st.algorithm = Some(m.to_ascii_uppercase());
     }
     st
+}
+
+/// Every token as `(key, argument)`: `KEY=value` and `--flag=value` carry their own, otherwise the
+/// next token is the argument (trimmed of the `,` / `;` the sources write between settings).
+fn keyed<'a>(tokens: &'a [&'a str]) -> impl Iterator<Item = (&'a str, Option<&'a str>)> + 'a {
+    tokens
+        .iter()
+        .enumerate()
+        .map(|(i, raw)| match raw.split_once('=') {
+            Some((key, inline)) => (key, Some(inline)),
+            None => (
+                *raw,
+                tokens
+                    .get(i + 1)
+                    .map(|s| s.trim_matches(|c| c == ',' || c == ';')),
+            ),
+        })
 }
 
 /// `fp8`, `fp8_e4m3`, `fp8_e5m2`, `bf16`, `bfloat16`, `auto` (= not stated).

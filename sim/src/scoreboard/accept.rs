@@ -24,6 +24,7 @@
 use super::Resolved;
 use super::anchor::{Anchor, OffRuns, off_runs, server_key};
 pub use super::draft::draft_config;
+use super::stats::Stats;
 use crate::cost::{CostModel, Knobs};
 use crate::options::SpeculativeOptions;
 use crate::records::acceptance::MeasuredAcceptance;
@@ -94,7 +95,10 @@ impl LengthStats {
             max,
             spread: spread_of(lengths),
             out_of_range: lengths.iter().filter(|l| !(1.0..=nd).contains(*l)).count(),
-            mape_with_median_pct: mean_abs(errors_pct),
+            mape_with_median_pct: Stats::of(
+                &errors_pct.filter(|e| e.is_finite()).collect::<Vec<_>>(),
+            )
+            .mape_pct,
         }
     }
 }
@@ -410,10 +414,7 @@ fn series_of(
         .iter()
         .filter_map(|r| r.error_with_measured_pct)
         .collect();
-    let mean = |f: &dyn Fn(f64) -> f64| {
-        (!with_measured.is_empty())
-            .then(|| with_measured.iter().map(|e| f(*e)).sum::<f64>() / with_measured.len() as f64)
-    };
+    let at_measured = (!with_measured.is_empty()).then(|| Stats::of(&with_measured));
     let measured_all: Option<Vec<f64>> = records.iter().map(|r| r.measured_accept_length).collect();
     let anchored = (!anchored_lengths.is_empty()).then(|| AnchoredSeries {
         n: anchored_lengths.len(),
@@ -432,8 +433,8 @@ fn series_of(
         measured_spread: measured_all.map(|m| spread_of(&m)),
         sweeps: sweeps(&records),
         with_measured: with_measured.len(),
-        mape_with_measured_pct: mean(&f64::abs),
-        bias_with_measured_pct: mean(&|e| e),
+        mape_with_measured_pct: at_measured.map(|st| st.mape_pct),
+        bias_with_measured_pct: at_measured.map(|st| st.bias_pct),
         key: key.to_string(),
         draft: why.clone(),
         num_draft_tokens: cfg.num_draft_tokens,
@@ -445,12 +446,6 @@ fn series_of(
         anchored,
         records,
     })
-}
-
-/// Mean of the finite values' magnitudes (0 for none).
-fn mean_abs(errors: impl Iterator<Item = f64>) -> f64 {
-    let v: Vec<f64> = errors.map(f64::abs).filter(|e| e.is_finite()).collect();
-    v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
 /// One record's row: predicted with the series' median length, its measured length and, where
