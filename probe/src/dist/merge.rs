@@ -168,17 +168,21 @@ pub fn renumber(profile: &MachineProfile, rank: u32, map: &dyn Fn(u32) -> u32) -
     p
 }
 
-/// The global index of each (node, CUDA index) of `parts`.
-pub fn index_of(parts: &[NodePart]) -> Vec<(RankPlace, u32)> {
-    let views: Vec<NodeDevices> = parts
+/// Each part's devices and links, as the group planners take them.
+pub fn device_views(parts: &[NodePart]) -> Vec<NodeDevices<'_>> {
+    parts
         .iter()
         .map(|p| NodeDevices {
             rank: p.node.rank,
             devices: &p.profile.devices,
             links: &p.profile.links,
         })
-        .collect();
-    global_index(&views)
+        .collect()
+}
+
+/// The global index of each (node, CUDA index) of `parts`.
+pub fn index_of(parts: &[NodePart]) -> Vec<(RankPlace, u32)> {
+    global_index(&device_views(parts))
 }
 
 /// Node `part`'s own profile in global numbering, with its node entry (a peer's `--out`).

@@ -3,9 +3,9 @@
 //! any node after the join is told to the others (`abort`), so every node ends with one line.
 
 use super::coordinator::{Coordinator, PeerHooks};
-use super::groups::{CrossPlan, NodeDevices, RankPlace, cross_plan};
+use super::groups::{CrossPlan, RankPlace, cross_plan};
 use super::launcher::DistSpec;
-use super::merge::{CrossResult, merge, merge_cross, node_profile};
+use super::merge::{CrossResult, device_views, merge, merge_cross, node_profile};
 use super::nic::{mark_used, parse_nccl_net};
 use super::rendezvous::{Session, Timeouts, join};
 use super::wire::{Hello, Msg, NodePart};
@@ -177,20 +177,11 @@ fn head(
         }
     }
     parts.sort_by_key(|p| p.node.rank);
-    let cross = if plan.has(Step::Nccl) {
-        let views: Vec<NodeDevices> = parts
-            .iter()
-            .map(|p| NodeDevices {
-                rank: p.node.rank,
-                devices: &p.profile.devices,
-                links: &p.profile.links,
-            })
-            .collect();
-        cross_plan(&views)
+    let mut cross = if plan.has(Step::Nccl) {
+        cross_plan(&device_views(&parts))
     } else {
         CrossPlan::default()
     };
-    let mut cross = cross;
     cross.first_global = parts
         .iter()
         .scan(0u32, |next, p| {
