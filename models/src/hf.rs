@@ -117,7 +117,7 @@ fn parse_json(text: &str, path: &Path) -> Result<Value> {
 }
 
 /// Where a config's ModelOpt `hf_quant_config.json` would be: `<stem>.hf_quant_config.json`
-/// (the naming in `shared/hf-configs`), else `hf_quant_config.json` in the same folder.
+/// (the naming in `data/hf-configs`), else `hf_quant_config.json` in the same folder.
 fn quant_config_beside(config_path: &Path) -> Option<PathBuf> {
     let dir = config_path.parent().unwrap_or(Path::new("."));
     let stem = config_path.file_stem()?.to_string_lossy().into_owned();

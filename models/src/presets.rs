@@ -1,6 +1,6 @@
 //! Embedded model presets (`models/presets/models/*.json`): serialized [`ModelSpec`]s written
 //! from the published HF configs, each with a `source` naming the HF repository. Tests check that
-//! each equals what the loader reads from the matching config in `shared/hf-configs/`.
+//! each equals what the loader reads from the matching config in `data/hf-configs/`.
 
 use crate::error::{ModelsError, Result};
 use crate::spec::ModelSpec;

@@ -8,15 +8,15 @@ use std::path::Path;
 
 const GLM5: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/hf-configs/GLM-5.json"
+    "/../data/hf-configs/GLM-5.json"
 ));
 const LLAMA: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/hf-configs/Meta-Llama-3.1-70B.json"
+    "/../data/hf-configs/Meta-Llama-3.1-70B.json"
 ));
 const KIMI25: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/hf-configs/Kimi-K2.5.json"
+    "/../data/hf-configs/Kimi-K2.5.json"
 ));
 
 fn parse(text: &str) -> Result<ModelSpec, ModelsError> {

@@ -1,4 +1,4 @@
-//! Per-GPU footprints against the user's observed numbers (shared/observations/user-box.json and
+//! Per-GPU footprints against the user's observed numbers (data/observations/user-box.json and
 //! README) and the placement rules.
 
 mod common;

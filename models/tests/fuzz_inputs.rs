@@ -10,11 +10,11 @@ use std::path::Path;
 
 const GLM5: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/hf-configs/GLM-5-NVFP4.json"
+    "/../data/hf-configs/GLM-5-NVFP4.json"
 ));
 const GLM5_QUANT: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/hf-configs/GLM-5-NVFP4.hf_quant_config.json"
+    "/../data/hf-configs/GLM-5-NVFP4.hf_quant_config.json"
 ));
 const PROFILE: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -1,4 +1,4 @@
-//! The loader against the real HF configs in `shared/hf-configs/` and the published totals listed
+//! The loader against the real HF configs in `data/hf-configs/` and the published totals listed
 //! in its README.
 
 mod common;
@@ -8,13 +8,34 @@ use models::spec::{AttentionSpec, ModelPart};
 
 const B: f64 = 1e9;
 
+/// Carried configs of families the loader does not model yet (hybrid linear attention, sliding
+/// window with sinks, MiniMax): each must be refused by name, never misread as another family.
+const NOT_YET_MODELLED: [(&str, &str); 6] = [
+    ("Qwen3-Next-80B-A3B.json", "qwen3_next"),
+    ("Qwen3.5-397B-A17B.json", "qwen3_5_moe_text"),
+    ("Qwen3.5-397B-A17B-NVFP4.json", "qwen3_5_moe_text"),
+    ("MiniMax-M2.5.trimmed.json", "minimax_m2"),
+    ("MiniMax-M2.5-NVFP4.json", "minimax_m2"),
+    ("gpt-oss-120b.json", "gpt_oss"),
+];
+
 #[test]
-fn every_shared_config_parses() {
+fn every_carried_config_parses_or_is_refused_by_family() {
     let mut n = 0;
-    for entry in std::fs::read_dir(configs_dir()).expect("shared/hf-configs exists") {
+    for entry in std::fs::read_dir(configs_dir()).expect("data/hf-configs exists") {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         if !name.ends_with(".json") || name.contains("hf_quant_config") {
+            continue;
+        }
+        if let Some((_, family)) = NOT_YET_MODELLED.iter().find(|(f, _)| *f == name) {
+            let err = models::ModelSpec::from_hf_config(&path)
+                .expect_err(&format!("{name}: listed as not yet modelled"))
+                .to_string();
+            assert!(
+                err.contains(&format!("unsupported model_type `{family}`")),
+                "{name}: {err}"
+            );
             continue;
         }
         let spec = models::ModelSpec::from_hf_config(&path)
@@ -74,7 +95,7 @@ fn deepseek_v3_mtp_module_is_14b_as_published() {
     );
 }
 
-/// Kimi K2's published total is "1T" (model card) / 1.04T (README of shared/); the architecture
+/// Kimi K2's published total is "1T" (model card) / 1.04T (data/hf-configs/README.md); the architecture
 /// arithmetic gives 1.026T. Reported, not tuned: checked at 1.5% against 1.04T.
 #[test]
 fn kimi_k2_total_is_about_one_trillion() {

@@ -1,4 +1,4 @@
-//! The checkpoints' exclusion lists read module by module (`shared/hf-configs/`): which modules
+//! The checkpoints' exclusion lists read module by module (`data/hf-configs/`): which modules
 //! stayed BF16, and weight bytes counted in each module's own format.
 
 mod common;

@@ -1,6 +1,5 @@
 //! `sim calibrate --server-log` on the user's GLM-4.7-FP8 TP8 log: read the log, group its steady
 //! decode samples into rounds, fit the four physical knobs with leave-one-out. Target: under 1 s.
-//! Skipped (with a message) where `../shared` is not beside the repository.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use models::{Layout, ModelSpec};
@@ -12,7 +11,7 @@ use std::path::Path;
 
 const LOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/observations/logs/glm47-fp8-tp8-calibration.log"
+    "/../data/observations/logs/glm47-fp8-tp8-calibration.log"
 );
 
 fn fit_log(machine: &Machine, spec: &ModelSpec) -> f64 {
@@ -51,10 +50,6 @@ fn fit_log(machine: &Machine, spec: &ModelSpec) -> f64 {
 }
 
 fn bench(c: &mut Criterion) {
-    if !Path::new(LOG).exists() {
-        eprintln!("skipping: {LOG} is not there");
-        return;
-    }
     let machine = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
     let spec = ModelSpec::preset("glm-4.7-fp8").unwrap();
     let mut g = c.benchmark_group("calibrate");

@@ -4,7 +4,7 @@
 //! cited in the preset's `provenance.source`, every modelling assumption in `provenance.notes`.
 //!
 //! Usage: `cargo run -p sim --example build_machine_presets [-- NCCL_JSON [OUT_DIR]]`
-//! (defaults: `shared/observations/nccl-rtx-pro-6000-baremetal.json`, `sim/presets/machines`).
+//! (defaults: `data/observations/nccl-rtx-pro-6000-baremetal.json`, `sim/presets/machines`).
 //! Exit 2 on bad input.
 
 #[path = "machine_presets/multinode.rs"]
@@ -130,7 +130,7 @@ fn run() -> anyhow::Result<()> {
     let nccl = args.next().map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/observations/nccl-rtx-pro-6000-baremetal.json"
+            "/../data/observations/nccl-rtx-pro-6000-baremetal.json"
         ))
     });
     let out = args

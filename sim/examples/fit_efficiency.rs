@@ -2,7 +2,7 @@
 //! `sim/data/efficiency.json` (embedded by `sim::efficiency`).
 //!
 //! Usage: `cargo run -p sim --example fit_efficiency [-- OBSERVATIONS_DIR [OUTPUT_JSON]]`
-//! (defaults: `shared/observations` beside the repo, `sim/data/efficiency.json`). Exit 2 on bad input.
+//! (defaults: `data/observations` beside the repo, `sim/data/efficiency.json`). Exit 2 on bad input.
 
 use anyhow::Context;
 use sim::efficiency::{fit, observations};

@@ -15,7 +15,7 @@
 //!   `Traffic request rate:` inside the block.
 //! - A small CSV for hand-written figures: `concurrency,input_len,output_len,output_tok_s` plus
 //!   optional `total_tok_s,mean_ttft_ms,mean_tpot_ms,num_prompts`.
-//! - `shared/observations/user-box.json#run-id`: a run of the user's own box (`requests_in_flight`
+//! - `data/observations/user-box.json#run-id`: a run of the user's own box (`requests_in_flight`
 //!   is the load; a `label_concurrency` that differs is warned about).
 //!
 //! Every point whose latency is known is checked with Little's law ([`littles_law`]): a stated

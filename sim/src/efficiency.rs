@@ -10,7 +10,7 @@
 //! Both fractions are piecewise-linear in log2(tokens) between knots at powers of two, one curve per
 //! GPU family × kernel kind × dtype, clamped to the first/last knot outside the measured range. The
 //! curves are fitted ([`fit`]) to SGLang 0.5.14 kernel timings measured on an RTX PRO 6000 Blackwell
-//! Server Edition and an H200 SXM (`shared/observations/*-kernels-sglang-0.5.14.csv`, read by
+//! Server Edition and an H200 SXM (`data/observations/*-kernels-sglang-0.5.14.csv`, read by
 //! [`observations`]) and embedded from `sim/data/efficiency.json`, which `examples/fit_efficiency.rs`
 //! regenerates.
 //!

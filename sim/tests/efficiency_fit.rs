@@ -1,5 +1,5 @@
 //! Checks the committed efficiency curves (`sim/data/efficiency.json`) against the measured SGLang
-//! kernel timings they were fitted to (`shared/observations/*-kernels-sglang-0.5.14.csv`): every
+//! kernel timings they were fitted to (`data/observations/*-kernels-sglang-0.5.14.csv`): every
 //! measured row's time is recomputed with
 //! `max(flops / (peak_flops · compute_fraction), bytes / (peak_bw · memory_fraction))`
 //! and the median |predicted/measured − 1| of each (system, kind, dtype) must stay under
@@ -20,10 +20,7 @@ const MEDIAN_ERROR_BOUND: f64 = 0.20;
 const OVERALL_MEDIAN_ERROR_BOUND: f64 = 0.10;
 
 fn observations() -> std::path::PathBuf {
-    std::path::PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/observations"
-    ))
+    std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../data/observations"))
 }
 
 fn rows() -> Vec<KernelRow> {

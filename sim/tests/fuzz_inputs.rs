@@ -11,7 +11,7 @@ use std::path::Path;
 const JSONL: &str = include_str!("fixtures/bench_serving_package_00f9ec47.jsonl");
 const MONOLITH: &str = include_str!("fixtures/bench_serving_monolith_0033168f.jsonl");
 const SUMMARY: &str = include_str!("fixtures/bench_serving_summary.txt");
-const USER_BOX: &str = include_str!("../../../shared/observations/user-box.json");
+const USER_BOX: &str = include_str!("../../data/observations/user-box.json");
 const LAUNCH: &str = "CUDA_VISIBLE_DEVICES=0,1 python3 -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8 --mem-frac 0.85 --kv-cache-dtype fp8_e4m3 --chunked-prefill-size -1 --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 --host 0.0.0.0 --nsa-decode-backend trtllm --cuda-graph-bs 1 2 4";
 
 fn overwrite(text: &str, edits: &[(usize, u8)]) -> Vec<u8> {

@@ -1,5 +1,5 @@
-//! `sim validate --records … --implied-accept-length [--acceptance FILE]` on the dev set beside
-//! the repository (`../shared/validation-dev/records.json`; skipped without it) and on bad input.
+//! `sim validate --records … --implied-accept-length [--acceptance FILE]` on the public dev set
+//! the repository carries (`validation/public-records.json`) and on bad input.
 //!
 //! The Kimi-K2.6 page that the dev set's Kimi MTP records come from also published the engine's
 //! acceptance rate of every cell (`tests/fixtures/acceptance/`): predicted with their own
@@ -14,24 +14,24 @@ use std::path::Path;
 
 const DEV_SET: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/validation-dev/records.json"
+    "/../validation/public-records.json"
 );
 const KIMI_ACCEPTANCE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/acceptance/rtx6kpro-kimi-k26-v4-dcp1.json"
 );
 
-fn dev_set() -> Option<RecordSet> {
-    if !Path::new(DEV_SET).exists() {
-        eprintln!("SKIPPED: {DEV_SET} not found (the dev set lives beside the repository)");
-        return None;
-    }
-    Some(RecordSet::load(Path::new(DEV_SET)).expect("dev set parses"))
+fn dev_set() -> RecordSet {
+    assert!(
+        Path::new(DEV_SET).is_file(),
+        "{DEV_SET} is missing: the public records are part of the repository (validation/); restore it with git checkout"
+    );
+    RecordSet::load(Path::new(DEV_SET)).expect("dev set parses")
 }
 
 #[test]
 fn published_acceptance_predicts_the_kimi_mtp_records() {
-    let Some(set) = dev_set() else { return };
+    let set = dev_set();
     let measured = MeasuredAcceptance::load(Path::new(KIMI_ACCEPTANCE)).unwrap();
     assert_eq!(measured.by_id.len(), 22);
     let report = implied_accept_lengths(&set, &measured);
@@ -60,7 +60,7 @@ fn published_acceptance_predicts_the_kimi_mtp_records() {
 
 #[test]
 fn glm5_implied_lengths_stay_in_range_and_predict_within_20_percent() {
-    let Some(set) = dev_set() else { return };
+    let set = dev_set();
     let report = implied_accept_lengths(&set, &MeasuredAcceptance::default());
     let glm: Vec<_> = report
         .series
@@ -89,7 +89,7 @@ fn glm5_implied_lengths_stay_in_range_and_predict_within_20_percent() {
 /// sweeps: the kernel model's error, which the off runs carry just as much.)
 #[test]
 fn anchored_on_the_off_runs_the_implied_length_is_flat_over_load() {
-    let Some(set) = dev_set() else { return };
+    let set = dev_set();
     let report = implied_accept_lengths(&set, &MeasuredAcceptance::default());
     let anchored: Vec<_> = report
         .series
@@ -130,7 +130,7 @@ fn anchored_on_the_off_runs_the_implied_length_is_flat_over_load() {
 /// every common cell within 10% (modelled, up to 75% apart: the b12x kernel's regimes).
 #[test]
 fn the_moe_backend_does_not_move_the_anchored_length() {
-    let Some(set) = dev_set() else { return };
+    let set = dev_set();
     let report = implied_accept_lengths(&set, &MeasuredAcceptance::default());
     let by_cell = |backend: &str| {
         let s = report

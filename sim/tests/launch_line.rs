@@ -28,7 +28,7 @@ const VM: &str = "rtx-pro-6000-x8-vm-hostbounce";
 const BARE: &str = "rtx-pro-6000-x8-baremetal";
 const USER_BOX: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/observations/user-box.json"
+    "/../data/observations/user-box.json"
 );
 
 fn sim() -> Command {

@@ -90,7 +90,7 @@ fn models_show_reports_layouts_that_do_not_fit_or_are_impossible() {
 fn models_show_takes_a_config_path_and_prints_tables() {
     let cfg = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/hf-configs/DeepSeek-V3.json"
+        "/../data/hf-configs/DeepSeek-V3.json"
     );
     sim()
         .args(["models", "show", cfg])
@@ -140,7 +140,7 @@ fn a_closed_stdout_ends_quietly() {
             "--records",
             concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/../../shared/validation-dev/records.json"
+                "/../validation/public-records.json"
             ),
             "--format",
             "json",

@@ -209,7 +209,7 @@ fn heads_not_divisible_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let src = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/hf-configs/Qwen3-30B-A3B.json"
+        "/../data/hf-configs/Qwen3-30B-A3B.json"
     );
     let mut cfg: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
     cfg["num_attention_heads"] = 12.into();

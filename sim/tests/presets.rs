@@ -104,7 +104,7 @@ fn busbw_follows_the_nccl_tests_formula() {
 fn shared_points(id: &str) -> Vec<(u64, f64)> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/observations/nccl-rtx-pro-6000-baremetal.json"
+        "/../data/observations/nccl-rtx-pro-6000-baremetal.json"
     );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).expect("shared NCCL file")).unwrap();

@@ -8,7 +8,7 @@ use serde_json::Value;
 const VM: &str = "rtx-pro-6000-x8-vm-hostbounce";
 const USER_BOX: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/observations/user-box.json"
+    "/../data/observations/user-box.json"
 );
 
 fn sim() -> Command {

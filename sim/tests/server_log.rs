@@ -1,4 +1,4 @@
-//! The SGLang server log reader on the user's real log (shared/observations/logs/) and on
+//! The SGLang server log reader on the user's real log (data/observations/logs/) and on
 //! arbitrary, cut and mutated input: never a panic, and the figures the log states.
 
 use proptest::prelude::*;
@@ -10,7 +10,7 @@ const GIB: f64 = (1u64 << 30) as f64;
 fn log_path() -> std::path::PathBuf {
     std::path::PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/observations/logs/glm47-fp8-tp8-calibration.log"
+        "/../data/observations/logs/glm47-fp8-tp8-calibration.log"
     ))
 }
 
@@ -21,7 +21,7 @@ fn log_text() -> String {
 fn user_box_steps_ms() -> Vec<(u32, f64)> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/observations/user-box.json"
+        "/../data/observations/user-box.json"
     );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 const LOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/observations/logs/glm47-fp8-tp8-calibration.log"
+    "/../data/observations/logs/glm47-fp8-tp8-calibration.log"
 );
 const TARGET: [&str; 4] = [
     "--machine",

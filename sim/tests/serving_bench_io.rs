@@ -117,7 +117,7 @@ fn a_file_of_only_bad_lines_is_an_error_with_the_count() {
 fn user_box(id: &str) -> MeasuredSet {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/observations/user-box.json"
+        "/../data/observations/user-box.json"
     );
     bench_io::load(&format!("{path}#{id}"), LengthHints::default()).expect("user-box loads")
 }

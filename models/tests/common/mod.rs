@@ -1,18 +1,15 @@
-//! Helpers shared by the integration tests: paths into `shared/hf-configs/`.
+//! Helpers shared by the integration tests: paths into `data/hf-configs/`.
 #![allow(dead_code)]
 
 use models::ModelSpec;
 use std::path::PathBuf;
 
-/// `shared/hf-configs/` beside the repository (CI clones the repo next to `shared/`).
+/// `data/hf-configs/` in the repository (copies of public configs, sources in its README).
 pub fn configs_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/hf-configs"
-    ))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../data/hf-configs"))
 }
 
-/// Loads `shared/hf-configs/<file>`.
+/// Loads `data/hf-configs/<file>`.
 pub fn load(file: &str) -> ModelSpec {
     ModelSpec::from_hf_config(&configs_dir().join(file))
         .unwrap_or_else(|e| panic!("{file} should load: {e}"))

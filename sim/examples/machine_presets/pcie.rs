@@ -156,14 +156,14 @@ fn p2p_gb_per_s(class: LinkClass) -> f64 {
 }
 
 const SOURCES: [&str; 3] = [
-    "collectives: shared/observations/nccl-rtx-pro-6000-baremetal.json (NCCL 2.29.2 nccl-tests fp16 \
+    "collectives: data/observations/nccl-rtx-pro-6000-baremetal.json (NCCL 2.29.2 nccl-tests fp16 \
      out-of-place times on a bare-metal 8x RTX PRO 6000 Blackwell Server, collected by NVIDIA's \
      aiconfigurator: ai-dynamo/aiconfigurator rtx_pro_6000_server/comm/nccl/2.29.2/nccl_perf.parquet \
      @095f58a); algbw/busbw recomputed with the nccl-tests formulas",
-    "links: published RTX PRO 6000 P2P figures quoted in shared/observations/README.md (one way \
+    "links: published RTX PRO 6000 P2P figures quoted in data/observations/README.md (one way \
      53-56 GB/s within a socket, 103-111 GB/s both ways, 39-51 GB/s across sockets; latency \
      0.36-0.45 us with P2P, ~14 us without)",
-    "topology: the user's nvidia-smi topo -m (shared/observations/user-box.json): NODE within \
+    "topology: the user's nvidia-smi topo -m (data/observations/user-box.json): NODE within \
      GPUs 0-3 / 4-7, SYS across, NUMA 0 / 1; 97887 MiB per GPU; compute capability 12.0",
 ];
 

@@ -1,7 +1,7 @@
 //! How a layout uses each GPU's memory, the way SGLang sizes its KV pool.
 //!
 //! Read from SGLang's `model_runner_kv_cache_mixin.py` (main, early 2026; the GLM-4.7 log of
-//! `shared/observations/logs/` comes from such a build): `profile_max_num_token` measures the free
+//! `data/observations/logs/` comes from such a build): `profile_max_num_token` measures the free
 //! memory before the weights are loaded (`Load weight begin. avail mem=`) and after
 //! (`Load weight end … avail mem=`), and gives the KV pool
 //!

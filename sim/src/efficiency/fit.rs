@@ -40,11 +40,11 @@ const SYSTEMS: [SystemInfo; 2] = [
 ];
 
 /// Where the rows come from, written into the JSON's `source`.
-pub const SOURCE: &str = "shared/observations/gemm-kernels-sglang-0.5.14.csv, \
+pub const SOURCE: &str = "data/observations/gemm-kernels-sglang-0.5.14.csv, \
     moe-kernels-sglang-0.5.14.csv, mla-decode-kernels-sglang-0.5.14.csv: SGLang 0.5.14 kernel \
     timings (one GPU, time per call) measured by NVIDIA's aiconfigurator collector \
     (github.com/ai-dynamo/aiconfigurator) on an RTX PRO 6000 Blackwell Server Edition and an H200 \
-    SXM, converted and trimmed to rows without L2-cache effects (shared/observations/README.md). \
+    SXM, converted and trimmed to rows without L2-cache effects (data/observations/README.md). \
     Fitted by sim/examples/fit_efficiency.rs.";
 
 const FORM: &str = "time_s = max(flops / (peak_tflops(dtype)*1e12 * compute_fraction), \

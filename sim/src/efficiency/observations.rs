@@ -1,4 +1,4 @@
-//! Reads the measured SGLang 0.5.14 kernel timings (`shared/observations/*-kernels-sglang-0.5.14.csv`,
+//! Reads the measured SGLang 0.5.14 kernel timings (`data/observations/*-kernels-sglang-0.5.14.csv`,
 //! collected by NVIDIA's aiconfigurator on an RTX PRO 6000 Blackwell Server and an H200 SXM) into
 //! rows with the flops, bytes and tokens conventions of [`super`].
 
@@ -49,12 +49,9 @@ pub struct KernelRow {
     pub shape: String,
 }
 
-/// The default observations folder: `shared/observations` beside the repository.
+/// The default observations folder: `data/observations` beside the repository.
 pub fn default_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/observations"
-    ))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../data/observations"))
 }
 
 /// A parsed CSV: header index and records.

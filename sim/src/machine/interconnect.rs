@@ -26,7 +26,7 @@ use models::profile::{
 
 /// Bytes per second one direction of a PCIe link of `gen` × `lanes` carries in practice
 /// (≈ 80% of the raw rate after encoding and protocol overhead; Gen5 x16 ≈ 50 GB/s, in line with
-/// the 53–56 GB/s P2P figures in shared/observations/README.md).
+/// the 53–56 GB/s P2P figures in data/observations/README.md).
 fn pcie_bytes_per_s(pcie_gen: u32, lanes: u32) -> f64 {
     let per_lane_gt = match pcie_gen {
         0..=3 => 8.0,

@@ -1,7 +1,7 @@
 //! SGLang's own argument names, as data: every field of `ServerArgs` (the `dest` of its argparse
 //! option, `--` + the name with `-` for `_` on the command line), in the order of the
 //! `server_args=ServerArgs(…)` line SGLang logs at start-up. Copied from that line of the user's
-//! server (`shared/observations/logs/glm47-fp8-tp8-calibration.log`, SGLang main of 2026-01-28,
+//! server (`data/observations/logs/glm47-fp8-tp8-calibration.log`, SGLang main of 2026-01-28,
 //! whose `server_args.py` is the version this module follows), plus the aliases and `dest`
 //! renames `add_cli_args` declares. Used to read a launch line the way argparse does: an
 //! abbreviation (`--mem-frac`) is accepted when it is the prefix of exactly one option.

@@ -165,7 +165,7 @@ fn dump_pairs(line: &str) -> Vec<(String, String)> {
 fn the_users_server_args_dump_is_read() {
     let log = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/observations/logs/glm47-fp8-tp8-calibration.log"
+        "/../data/observations/logs/glm47-fp8-tp8-calibration.log"
     ))
     .unwrap();
     let line = log.lines().nth(1).unwrap();

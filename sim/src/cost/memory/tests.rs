@@ -1,5 +1,5 @@
-//! Checks against the user's server (shared/observations/user-box.json, its server log) and the
-//! GLM-5 figures in shared/observations/README.md. SGLang logs memory in GiB while calling it "GB"
+//! Checks against the user's server (data/observations/user-box.json, its server log) and the
+//! GLM-5 figures in data/observations/README.md. SGLang logs memory in GiB while calling it "GB"
 //! (`/ (1 << 30)`), so those figures are read as GiB here.
 use super::*;
 use models::footprint::footprint;
@@ -9,7 +9,7 @@ const GIB: f64 = (1u64 << 30) as f64;
 fn user_box() -> serde_json::Value {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/observations/user-box.json"
+        "/../data/observations/user-box.json"
     );
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
