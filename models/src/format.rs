@@ -57,11 +57,58 @@ pub enum KvDtype {
 }
 
 impl KvDtype {
+    /// The dtype a name stands for, in every spelling the engines and their logs use: SGLang's
+    /// and vLLM's `--kv-cache-dtype` values (`bf16`, `bfloat16`, `fp8`, `fp8_e4m3`, `fp8_e5m2`),
+    /// torch's (`torch.bfloat16`, `torch.float8_e4m3fn`), `fp16` / `float16` / `half` (two bytes,
+    /// as bf16), case-insensitively. `None` for `auto` (the checkpoint's choice) and for anything
+    /// else, FP4 included (not modelled): callers say why they refuse it.
+    pub fn from_name(name: &str) -> Option<KvDtype> {
+        let n = name
+            .trim()
+            .trim_start_matches("torch.")
+            .to_ascii_lowercase();
+        if n.starts_with("fp8") || n.starts_with("float8") {
+            Some(KvDtype::Fp8)
+        } else if matches!(
+            n.as_str(),
+            "bf16" | "bfloat16" | "fp16" | "float16" | "half"
+        ) {
+            Some(KvDtype::Bf16)
+        } else {
+            None
+        }
+    }
+
     /// Bytes per cached value.
     pub fn bytes(&self) -> u64 {
         match self {
             KvDtype::Bf16 => 2,
             KvDtype::Fp8 => 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod kv_dtype_tests {
+    use super::KvDtype;
+
+    #[test]
+    fn every_engine_spelling_names_its_dtype() {
+        for n in ["fp8", "fp8_e4m3", "FP8_E5M2", "torch.float8_e4m3fn"] {
+            assert_eq!(KvDtype::from_name(n), Some(KvDtype::Fp8), "{n}");
+        }
+        for n in [
+            "bf16",
+            "bfloat16",
+            "torch.bfloat16",
+            "fp16",
+            "float16",
+            "half",
+        ] {
+            assert_eq!(KvDtype::from_name(n), Some(KvDtype::Bf16), "{n}");
+        }
+        for n in ["auto", "fp4_e2m1", "int8", ""] {
+            assert_eq!(KvDtype::from_name(n), None, "{n}");
         }
     }
 }

@@ -20,6 +20,7 @@
 //! dependent ones): an absent `--tp-size` is 1 as in SGLang, `--chunked-prefill-size`,
 //! `--cuda-graph-max-bs` and `--mem-fraction-static` depend on the GPU's memory and the layout.
 
+mod choices;
 mod defaults;
 mod literal;
 mod names;
@@ -30,25 +31,45 @@ mod table;
 mod tests;
 mod tokenize;
 
+pub use choices::{KV_CACHE_DTYPES, MOE_A2A_BACKENDS};
 pub use defaults::{DefaultsContext, speculative_params};
 pub use parse::{from_launch_line, from_pairs, from_words};
-pub use table::{KV_CACHE_DTYPES, MOE_A2A_BACKENDS};
+pub use table::{Bounds, CliFlag, Kind, SPECS, Spec};
+/// The table's flags by name, for typed access ([`SglangArgs::int`] and the rest take them).
+pub mod flags {
+    pub use super::table::{
+        ATTENTION_BACKEND, CHUNKED_PREFILL_SIZE, CONTEXT_LENGTH, CUDA_GRAPH_MAX_BS,
+        DECODE_LOG_INTERVAL, DEEPEP_MODE, DISABLE_CUDA_GRAPH, DISABLE_CUSTOM_ALL_REDUCE,
+        DISABLE_OVERLAP_SCHEDULE, DISABLE_RADIX_CACHE, DIST_INIT_ADDR, DP_SIZE,
+        ENABLE_DP_ATTENTION, ENABLE_MIXED_CHUNK, ENABLE_PCIE_ONESHOT_ALLREDUCE, EP_SIZE, HOST,
+        KV_CACHE_DTYPE, MAX_PREFILL_TOKENS, MAX_RUNNING_REQUESTS, MAX_TOTAL_TOKENS,
+        MEM_FRACTION_STATIC, MODEL_PATH, MOE_A2A_BACKEND, MOE_RUNNER_BACKEND, NNODES, NODE_RANK,
+        OVERLAP_COMM, PAGE_SIZE, PORT, PP_ASYNC_BATCH_DEPTH, PP_MAX_MICRO_BATCH_SIZE, PP_SIZE,
+        QUANTIZATION, SCHEDULE_POLICY, SPECULATIVE_ACCEPT_LENGTH, SPECULATIVE_ALGORITHM,
+        SPECULATIVE_DRAFT_MODEL_PATH, SPECULATIVE_EAGLE_TOPK, SPECULATIVE_NUM_DRAFT_TOKENS,
+        SPECULATIVE_NUM_STEPS, STREAM_INTERVAL, TP_SIZE, TRUST_REMOTE_CODE,
+    };
+}
+use table::{
+    DIST_INIT_ADDR, DP_SIZE, ENABLE_DP_ATTENTION, EP_SIZE, MODEL_PATH, NNODES, NODE_RANK, PP_SIZE,
+    TP_SIZE,
+};
 
 use crate::options::ServerOptions;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The KV dtype of an SGLang `--kv-cache-dtype` value (`None` = `auto`, the checkpoint's
-/// choice); FP4 is refused (not modelled).
+/// choice); FP4 is refused (not modelled), as is a value SGLang does not take.
 pub fn kv_dtype(value: &str) -> std::result::Result<Option<models::KvDtype>, String> {
+    if let Bounds::Refuse(refused) = table::KV_CACHE_DTYPE.bounds
+        && let Some((_, why)) = refused.iter().find(|(v, _)| *v == value)
+    {
+        return Err((*why).into());
+    }
     match value {
         "auto" => Ok(None),
-        "bf16" | "bfloat16" => Ok(Some(models::KvDtype::Bf16)),
-        "fp8_e4m3" | "fp8_e5m2" => Ok(Some(models::KvDtype::Fp8)),
-        "fp4_e2m1" => Err(
-            "an FP4 KV cache is not modelled; use auto, bf16, bfloat16, fp8_e4m3 or fp8_e5m2"
-                .into(),
-        ),
+        v if KV_CACHE_DTYPES.contains(&v) => Ok(models::KvDtype::from_name(v)),
         other => Err(format!(
             "`{other}` is not one of {}",
             KV_CACHE_DTYPES.join(", ")
@@ -211,39 +232,54 @@ impl SglangArgs {
         );
     }
 
-    /// The value given for SGLang field `dest`.
-    pub fn get(&self, dest: &str) -> Option<&Given> {
+    /// The value given for SGLang field `dest` (the table's flags: [`SglangArgs::get`]).
+    pub(super) fn given(&self, dest: &str) -> Option<&Given> {
         self.values.get(dest)
     }
 
-    pub(super) fn int(&self, dest: &str) -> Option<i64> {
-        match self.get(dest)?.value {
+    /// The value given for `flag`.
+    pub fn get(&self, flag: &Spec) -> Option<&Given> {
+        self.given(flag.dest)
+    }
+
+    /// An integer flag's value.
+    pub fn int(&self, flag: &Spec) -> Option<i64> {
+        match self.get(flag)?.value {
             Value::Int(i) => Some(i),
             _ => None,
         }
     }
 
-    pub(super) fn uint(&self, dest: &str) -> Option<u32> {
-        self.int(dest).and_then(|i| u32::try_from(i).ok())
+    /// A count flag's value (the table's bounds keep these in `u32`).
+    pub fn uint(&self, flag: &Spec) -> Option<u32> {
+        self.int(flag).and_then(|i| u32::try_from(i).ok())
     }
 
-    pub(super) fn float(&self, dest: &str) -> Option<f64> {
-        match self.get(dest)?.value {
+    /// A number flag's value.
+    pub fn float(&self, flag: &Spec) -> Option<f64> {
+        match self.get(flag)?.value {
             Value::Float(f) => Some(f),
             Value::Int(i) => Some(i as f64),
             _ => None,
         }
     }
 
-    pub(super) fn flag(&self, dest: &str) -> Option<bool> {
-        match self.get(dest)?.value {
+    /// A switch's value (`None` when not given).
+    pub fn flag(&self, flag: &Spec) -> Option<bool> {
+        match self.get(flag)?.value {
             Value::Bool(b) => Some(b),
             _ => None,
         }
     }
 
-    pub(super) fn string(&self, dest: &str) -> Option<&str> {
-        match &self.get(dest)?.value {
+    /// Whether a switch is on.
+    pub fn on(&self, flag: &Spec) -> bool {
+        self.flag(flag) == Some(true)
+    }
+
+    /// A string or choice flag's value.
+    pub fn string(&self, flag: &Spec) -> Option<&str> {
+        match &self.get(flag)?.value {
             Value::Str(s) => Some(s),
             _ => None,
         }
@@ -251,20 +287,20 @@ impl SglangArgs {
 
     /// `--model-path`.
     pub fn model_path(&self) -> Option<&str> {
-        self.string("model_path")
+        self.string(&MODEL_PATH)
     }
 
     /// The parallel sizes and node flags as given.
     pub fn sizes(&self) -> LayoutSizes {
         LayoutSizes {
-            tp: self.uint("tp_size"),
-            pp: self.uint("pp_size"),
-            ep: self.uint("ep_size"),
-            dp: self.uint("dp_size"),
-            enable_dp_attention: self.flag("enable_dp_attention").unwrap_or(false),
-            nnodes: self.uint("nnodes"),
-            node_rank: self.uint("node_rank"),
-            dist_init_addr: self.string("dist_init_addr").map(str::to_string),
+            tp: self.uint(&TP_SIZE),
+            pp: self.uint(&PP_SIZE),
+            ep: self.uint(&EP_SIZE),
+            dp: self.uint(&DP_SIZE),
+            enable_dp_attention: self.on(&ENABLE_DP_ATTENTION),
+            nnodes: self.uint(&NNODES),
+            node_rank: self.uint(&NODE_RANK),
+            dist_init_addr: self.string(&DIST_INIT_ADDR).map(str::to_string),
         }
     }
 
@@ -331,8 +367,7 @@ impl SglangArgs {
     /// listens); this side's value is kept.
     pub fn merge(mut self, other: SglangArgs) -> Result<SglangArgs> {
         for (dest, g) in other.values {
-            let checked = table::spec(&dest).is_some_and(|s| s.class == FlagClass::Modelled)
-                || matches!(dest.as_str(), "nnodes" | "node_rank");
+            let checked = table::spec(&dest).is_some_and(checked_both_ways);
             if let Some(mine) = self.values.get(&dest)
                 && checked
                 && !same(&mine.value, &g.value)
@@ -351,6 +386,12 @@ impl SglangArgs {
         self.command = self.command.or(other.command);
         Ok(self)
     }
+}
+
+/// Whether a flag given both ways must agree (and a bad value of it is refused): the modelled
+/// flags, and the node flags, which decide what part of the machine the server is.
+pub(super) fn checked_both_ways(spec: &Spec) -> bool {
+    spec.class == FlagClass::Modelled || spec.dest == NNODES.dest || spec.dest == NODE_RANK.dest
 }
 
 /// Equal values (floats within rounding of their printed digits).

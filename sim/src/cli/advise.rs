@@ -119,7 +119,7 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(b) = &setup.opts.moe_a2a_backend {
         let deepep_mode = setup
             .sglang
-            .get("deepep_mode")
+            .get(&sim::sglang_args::flags::DEEPEP_MODE)
             .and_then(|g| match &g.value {
                 sim::sglang_args::Value::Str(s) => Some(s.as_str()),
                 _ => None,

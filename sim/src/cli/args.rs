@@ -69,28 +69,22 @@ impl ModelArg {
     }
 }
 
-/// Parallel layout flags, as SGLang spells them, or `--layout all` / a short name.
-#[derive(clap::Args, Debug, Clone, Default)]
+/// The parallel layout as asked for: `--layout all` / a short name, or the sizes SGLang's flags
+/// gave (`--tp`, `--pp-size`, `--ep-size`, `--dp`, `--enable-dp-attention`, from the flag table
+/// through [`ServerArgs`]).
+#[derive(Debug, Clone, Default)]
 pub struct LayoutArgs {
-    /// `--tp`: tensor-parallel size (default: every GPU of the machine; with --server-args,
-    /// SGLang's default 1).
-    #[arg(long = "tp", visible_aliases = ["tp-size", "tensor-parallel-size"], value_name = "N")]
+    /// Tensor-parallel size (default: every GPU of the machine; with --server-args, SGLang's 1).
     pub tp: Option<u32>,
-    /// `--pp-size`: pipeline stages.
-    #[arg(long = "pp-size", visible_aliases = ["pp", "pipeline-parallel-size"], value_name = "N")]
+    /// Pipeline stages.
     pub pp: Option<u32>,
-    /// `--ep-size`: expert-parallel size inside the TP group (1 = experts sliced by TP).
-    #[arg(long = "ep-size", visible_aliases = ["ep", "expert-parallel-size"], value_name = "N")]
+    /// Expert-parallel size inside the TP group (1 = experts sliced by TP).
     pub ep: Option<u32>,
-    /// `--enable-dp-attention`: attention data-parallel over the TP group (`--dp` = `--tp`).
-    #[arg(long = "enable-dp-attention")]
+    /// Attention data-parallel over the TP group (`--dp` = `--tp`).
     pub dp_attention: bool,
-    /// `--dp`: accepted for SGLang compatibility; must equal `--tp` with DP attention.
-    #[arg(long = "dp", visible_aliases = ["dp-size", "data-parallel-size"], value_name = "N")]
+    /// `--dp`: must equal `--tp` with DP attention.
     pub dp: Option<u32>,
-    /// `all` ranks every layout of the machine's GPUs; a short name (TP8, TP4xPP2, EP8,
-    /// TP8+EP8+DPA) picks one.
-    #[arg(long, value_name = "all|NAME", conflicts_with_all = ["tp", "pp", "ep", "dp_attention"])]
+    /// `all` or a short name (TP8, TP4xPP2, EP8, TP8+EP8+DPA).
     pub layout: Option<String>,
 }
 

@@ -71,7 +71,7 @@ pub fn launch_knobs(
     for (key, arg) in keyed(&tokens) {
         match key {
             "--kv-cache-dtype" | "KV_CACHE_DTYPE" => {
-                if let Some(d) = arg.and_then(kv_dtype) {
+                if let Some(d) = arg.and_then(KvDtype::from_name) {
                     k.kv_cache_dtype = Some(d);
                 }
             }
@@ -202,18 +202,6 @@ fn keyed<'a>(tokens: &'a [&'a str]) -> impl Iterator<Item = (&'a str, Option<&'a
                     .map(|s| s.trim_matches(|c| c == ',' || c == ';')),
             ),
         })
-}
-
-/// `fp8`, `fp8_e4m3`, `fp8_e5m2`, `bf16`, `bfloat16`, `auto` (= not stated).
-fn kv_dtype(v: &str) -> Option<KvDtype> {
-    let v = v.to_ascii_lowercase();
-    if v.starts_with("fp8") {
-        Some(KvDtype::Fp8)
-    } else if v == "bf16" || v == "bfloat16" || v == "fp16" || v == "half" {
-        Some(KvDtype::Bf16)
-    } else {
-        None
-    }
 }
 
 fn fraction(v: &str) -> Option<f64> {

@@ -45,19 +45,7 @@ impl ServerRun {
     /// The KV-cache dtype of the run: `--kv-cache-dtype`, else what the log says it used
     /// (`Using KV cache dtype: torch.bfloat16`); `None` for `auto` without that line.
     pub fn kv_dtype(&self) -> Option<KvDtype> {
-        let named = |s: &str| {
-            let s = s.trim_start_matches("torch.").to_ascii_lowercase();
-            if s.starts_with("fp8") || s.starts_with("float8") {
-                Some(KvDtype::Fp8)
-            } else if matches!(
-                s.as_str(),
-                "bf16" | "bfloat16" | "float16" | "fp16" | "half"
-            ) {
-                Some(KvDtype::Bf16)
-            } else {
-                None
-            }
-        };
+        let named = KvDtype::from_name;
         let flag = self
             .server_args
             .as_ref()

@@ -1,7 +1,7 @@
 //! Reading launch lines, dumps and words into [`SglangArgs`], as SGLang's argparse does.
 
 use super::literal::Literal;
-use super::table::{self, Kind, Resolved};
+use super::table::{self, Bounds, Kind, Resolved, Spec};
 use super::{
     FlagClass, FlagEntry, Origin, Result, SglangArgs, SglangArgsError, Value, names, tokenize,
 };
@@ -74,7 +74,7 @@ pub fn from_pairs(pairs: &[(String, String)]) -> Result<SglangArgs> {
             };
             match typed {
                 Some(v) => {
-                    check(spec.dest, &v, &spelled)?;
+                    check(spec, &v, &spelled)?;
                     args.set(spec.dest, v, spelled, Origin::ServerArgsDump);
                 }
                 None if spec.class == FlagClass::Modelled => {
@@ -144,52 +144,35 @@ fn typed_value(kind: Kind, word: &str) -> Option<Value> {
     }
 }
 
-/// Range checks of modelled values (`spelled` names the flag in the error).
-fn check(dest: &str, v: &Value, spelled: &str) -> Result<()> {
+/// The table's range checks of a value (`spelled` names the flag in the error).
+fn check(spec: &Spec, v: &Value, spelled: &str) -> Result<()> {
     let int = |min: i64, what: &str| match v {
         Value::Int(i) if *i < min => Err(bad(spelled, format!("must be at least {min}{what}"))),
         Value::Int(i) if *i > u32::MAX as i64 => Err(bad(spelled, "is implausibly large")),
         _ => Ok(()),
     };
-    match dest {
-        "tp_size" | "pp_size" | "ep_size" | "dp_size" | "nnodes" => int(1, ""),
-        "node_rank" | "pp_async_batch_depth" => int(0, ""),
-        "max_prefill_tokens"
-        | "max_running_requests"
-        | "max_total_tokens"
-        | "context_length"
-        | "cuda_graph_max_bs"
-        | "page_size"
-        | "pp_max_micro_batch_size"
-        | "speculative_num_steps"
-        | "speculative_eagle_topk"
-        | "speculative_num_draft_tokens" => int(1, ""),
-        "chunked_prefill_size" => match v {
-            Value::Int(-1) => Ok(()),
-            _ => int(1, " (or -1 to disable chunked prefill)"),
-        },
-        "mem_fraction_static" => match v {
+    match spec.bounds {
+        Bounds::Any => Ok(()),
+        Bounds::AtLeast(min) => int(min, ""),
+        Bounds::AtLeastOr(_, off, _) if *v == Value::Int(off) => Ok(()),
+        Bounds::AtLeastOr(min, off, does) => int(min, &format!(" (or {off} {does})")),
+        Bounds::Fraction => match v {
             Value::Float(f) if !(*f > 0.0 && *f <= 1.0) => {
                 Err(bad(spelled, "must be a fraction in (0, 1], e.g. 0.85"))
             }
             _ => Ok(()),
         },
-        "speculative_accept_length" => match v {
-            Value::Float(f) if *f < 1.0 => Err(bad(
-                spelled,
-                "tokens accepted per step count the verified token, so at least 1.0",
-            )),
+        Bounds::AtLeastFloat(min, why) => match v {
+            Value::Float(f) if *f < min => Err(bad(spelled, why)),
             _ => Ok(()),
         },
-        "kv_cache_dtype" => match v {
-            Value::Str(k) => super::kv_dtype(k).map(|_| ()).map_err(|p| bad(spelled, p)),
+        Bounds::Refuse(refused) => match v {
+            Value::Str(given) => match refused.iter().find(|(r, _)| r == given) {
+                Some((_, why)) => Err(bad(spelled, *why)),
+                None => Ok(()),
+            },
             _ => Ok(()),
         },
-        "speculative_algorithm" if *v == Value::Str("NGRAM".into()) => Err(bad(
-            spelled,
-            "n-gram speculation is not modelled; EAGLE, EAGLE3, NEXTN and STANDALONE are",
-        )),
-        _ => Ok(()),
     }
 }
 
@@ -272,15 +255,13 @@ fn parse_words(words: &[String], origin: Origin) -> Result<SglangArgs> {
             };
             match typed {
                 Some(v) => {
-                    check(spec.dest, &v, &spelled)?;
+                    check(spec, &v, &spelled)?;
                     if let Some(prev) = args.values.get(spec.dest) {
                         note = Some(format!("overrides {} given earlier", prev.spelled));
                     }
                     args.set(spec.dest, v, spelled.clone(), origin);
                 }
-                None if spec.class == FlagClass::Modelled
-                    || matches!(spec.dest, "nnodes" | "node_rank") =>
-                {
+                None if super::checked_both_ways(spec) => {
                     return Err(bad(&spelled, problem()));
                 }
                 None => note = Some(format!("{}; ignored", problem())),

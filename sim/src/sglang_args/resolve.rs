@@ -2,8 +2,8 @@
 
 use super::parse::bad;
 use super::{
-    DefaultsContext, FlagClass, ResolvedOptions, Result, SglangArgs, Value, speculative_params,
-    table,
+    DefaultsContext, FlagClass, ResolvedOptions, Result, SglangArgs, Spec, Value, flags,
+    speculative_params, table,
 };
 use crate::options::{ServerOptions, SpeculativeOptions};
 use models::ModelSpec;
@@ -37,8 +37,8 @@ impl SglangArgs {
             }
         );
         let (chunk_default, bs_default) = ctx.chunk_and_graph_bs();
-        let max_prefill_tokens = self.uint("max_prefill_tokens").unwrap_or(16384);
-        let chunk = match self.int("chunked_prefill_size") {
+        let max_prefill_tokens = self.uint(&flags::MAX_PREFILL_TOKENS).unwrap_or(16384);
+        let chunk = match self.int(&flags::CHUNKED_PREFILL_SIZE) {
             Some(-1) => None,
             Some(c) => Some(c as u32),
             None => {
@@ -46,18 +46,18 @@ impl SglangArgs {
                 Some(chunk_default)
             }
         };
-        let cuda_graph_max_bs = self.uint("cuda_graph_max_bs").unwrap_or_else(|| {
+        let cuda_graph_max_bs = self.uint(&flags::CUDA_GRAPH_MAX_BS).unwrap_or_else(|| {
             defaulted.push(format!("--cuda-graph-max-bs {bs_default}"));
             bs_default
         });
-        let algorithm = self.string("speculative_algorithm");
-        let mem_fraction_static = self.float("mem_fraction_static").unwrap_or_else(|| {
+        let algorithm = self.string(&flags::SPECULATIVE_ALGORITHM);
+        let mem_fraction_static = self.float(&flags::MEM_FRACTION_STATIC).unwrap_or_else(|| {
             let f =
                 ctx.mem_fraction_static(chunk, max_prefill_tokens, cuda_graph_max_bs, algorithm);
             defaulted.push(format!("--mem-fraction-static {f}"));
             f
         });
-        let context_length = self.uint("context_length");
+        let context_length = self.uint(&flags::CONTEXT_LENGTH);
         let chunked_prefill_size = chunk.unwrap_or_else(|| {
             // Without chunking a whole prompt, up to the context length, is prefilled at once.
             let whole = context_length.map_or(model.max_context_tokens, u64::from);
@@ -67,24 +67,24 @@ impl SglangArgs {
             ));
             c
         });
-        let kv_cache_dtype = match self.get("kv_cache_dtype") {
+        let kv_cache_dtype = match self.get(&flags::KV_CACHE_DTYPE) {
             Some(g) => match &g.value {
                 Value::Str(v) => super::kv_dtype(v).map_err(|p| bad(&g.spelled, p))?,
                 _ => None,
             },
             None => None,
         };
-        let attention_backend = self.string("attention_backend").map(str::to_string);
+        let attention_backend = self.string(&flags::ATTENTION_BACKEND).map(str::to_string);
         // SGLang fixes the page size of the MLA kernels that need one.
-        let page_size = self
-            .uint("page_size")
-            .unwrap_or(match attention_backend.as_deref() {
-                Some("trtllm_mla" | "flashmla") => 64,
-                Some("cutlass_mla") => 128,
-                _ => 1,
-            });
+        let page_size =
+            self.uint(&flags::PAGE_SIZE)
+                .unwrap_or(match attention_backend.as_deref() {
+                    Some("trtllm_mla" | "flashmla") => 64,
+                    Some("cutlass_mla") => 128,
+                    _ => 1,
+                });
         let speculative = self.speculative(model, &mut notes)?;
-        if self.string("moe_runner_backend") == Some("b12x") {
+        if self.string(&flags::MOE_RUNNER_BACKEND) == Some("b12x") {
             notes.push(B12X_NOTE.into());
         }
         let options = ServerOptions {
@@ -92,34 +92,39 @@ impl SglangArgs {
             kv_cache_dtype,
             chunked_prefill_size,
             max_prefill_tokens,
-            max_running_requests: self.uint("max_running_requests"),
+            max_running_requests: self.uint(&flags::MAX_RUNNING_REQUESTS),
             cuda_graph_max_bs,
-            disable_cuda_graph: self.flag("disable_cuda_graph").unwrap_or(false),
-            disable_custom_all_reduce: self.flag("disable_custom_all_reduce").unwrap_or(false),
+            disable_cuda_graph: self.flag(&flags::DISABLE_CUDA_GRAPH).unwrap_or(false),
+            disable_custom_all_reduce: self
+                .flag(&flags::DISABLE_CUSTOM_ALL_REDUCE)
+                .unwrap_or(false),
             moe_a2a_backend: self
-                .string("moe_a2a_backend")
+                .string(&flags::MOE_A2A_BACKEND)
                 .filter(|b| *b != "none")
                 .map(str::to_string),
-            pp_max_micro_batch_size: self.uint("pp_max_micro_batch_size"),
-            pp_async_batch_depth: self.uint("pp_async_batch_depth").unwrap_or(0),
-            overlap_comm: self.flag("overlap_comm").unwrap_or(false),
+            pp_max_micro_batch_size: self.uint(&flags::PP_MAX_MICRO_BATCH_SIZE),
+            pp_async_batch_depth: self.uint(&flags::PP_ASYNC_BATCH_DEPTH).unwrap_or(0),
+            overlap_comm: self.flag(&flags::OVERLAP_COMM).unwrap_or(false),
             context_length,
-            max_total_tokens: self.int("max_total_tokens").map(|t| t as u64),
-            disable_radix_cache: self.flag("disable_radix_cache").unwrap_or(false),
-            enable_mixed_chunk: self.flag("enable_mixed_chunk").unwrap_or(false),
-            schedule_policy: self.string("schedule_policy").unwrap_or("fcfs").to_string(),
-            disable_overlap_schedule: self.flag("disable_overlap_schedule").unwrap_or(false),
+            max_total_tokens: self.int(&flags::MAX_TOTAL_TOKENS).map(|t| t as u64),
+            disable_radix_cache: self.flag(&flags::DISABLE_RADIX_CACHE).unwrap_or(false),
+            enable_mixed_chunk: self.flag(&flags::ENABLE_MIXED_CHUNK).unwrap_or(false),
+            schedule_policy: self
+                .string(&flags::SCHEDULE_POLICY)
+                .unwrap_or("fcfs")
+                .to_string(),
+            disable_overlap_schedule: self.flag(&flags::DISABLE_OVERLAP_SCHEDULE).unwrap_or(false),
             page_size,
             attention_backend,
-            moe_runner_backend: self.string("moe_runner_backend").map(str::to_string),
-            quantization: self.string("quantization").map(str::to_string),
+            moe_runner_backend: self.string(&flags::MOE_RUNNER_BACKEND).map(str::to_string),
+            quantization: self.string(&flags::QUANTIZATION).map(str::to_string),
             speculative,
-            stream_interval: self.uint("stream_interval").unwrap_or(1).max(1),
+            stream_interval: self.uint(&flags::STREAM_INTERVAL).unwrap_or(1).max(1),
             // the community builds' one-shot kernel below its startup crossover (48 KB on 8
             // GPUs, 120 KB on 4: see `crate::engine`); off with the custom all-reduce disabled
-            pcie_custom_all_reduce_max_bytes: (self.flag("enable_pcie_oneshot_allreduce")
+            pcie_custom_all_reduce_max_bytes: (self.flag(&flags::ENABLE_PCIE_ONESHOT_ALLREDUCE)
                 == Some(true)
-                && self.flag("disable_custom_all_reduce") != Some(true))
+                && self.flag(&flags::DISABLE_CUSTOM_ALL_REDUCE) != Some(true))
             .then_some(if ctx.tp <= 4 {
                 crate::engine::SGLANG_PCIE_ONESHOT_4GPU_BYTES
             } else {
@@ -140,30 +145,30 @@ impl SglangArgs {
         model: &ModelSpec,
         notes: &mut Vec<String>,
     ) -> Result<Option<SpeculativeOptions>> {
-        let given = |d: &str| self.get(d).map(|g| g.spelled.clone());
-        let Some(algorithm) = self.string("speculative_algorithm") else {
-            for d in [
-                "speculative_num_steps",
-                "speculative_eagle_topk",
-                "speculative_num_draft_tokens",
-                "speculative_accept_length",
+        let given = |f: &Spec| self.get(f).map(|g| g.spelled.clone());
+        let Some(algorithm) = self.string(&flags::SPECULATIVE_ALGORITHM) else {
+            for f in [
+                &flags::SPECULATIVE_NUM_STEPS,
+                &flags::SPECULATIVE_EAGLE_TOPK,
+                &flags::SPECULATIVE_NUM_DRAFT_TOKENS,
+                &flags::SPECULATIVE_ACCEPT_LENGTH,
             ] {
-                if let Some(s) = given(d) {
+                if let Some(s) = given(f) {
                     return Err(bad(&s, "needs --speculative-algorithm"));
                 }
             }
             return Ok(None);
         };
-        let (steps, topk, draft) = match self.uint("speculative_num_steps") {
+        let (steps, topk, draft) = match self.uint(&flags::SPECULATIVE_NUM_STEPS) {
             Some(steps) => (
                 steps,
-                self.uint("speculative_eagle_topk").unwrap_or(1),
-                self.uint("speculative_num_draft_tokens")
+                self.uint(&flags::SPECULATIVE_EAGLE_TOPK).unwrap_or(1),
+                self.uint(&flags::SPECULATIVE_NUM_DRAFT_TOKENS)
                     .unwrap_or(steps + 1),
             ),
             None => {
-                if let Some(s) =
-                    given("speculative_eagle_topk").or(given("speculative_num_draft_tokens"))
+                if let Some(s) = given(&flags::SPECULATIVE_EAGLE_TOPK)
+                    .or(given(&flags::SPECULATIVE_NUM_DRAFT_TOKENS))
                 {
                     return Err(bad(
                         &s,
@@ -187,12 +192,12 @@ impl SglangArgs {
         } else {
             draft
         };
-        let accept_length = self.float("speculative_accept_length");
+        let accept_length = self.float(&flags::SPECULATIVE_ACCEPT_LENGTH);
         if let Some(a) = accept_length
             && a > draft as f64
         {
             return Err(bad(
-                &given("speculative_accept_length").unwrap_or_default(),
+                &given(&flags::SPECULATIVE_ACCEPT_LENGTH).unwrap_or_default(),
                 format!("more than the {draft} draft tokens verified per step"),
             ));
         }
@@ -205,7 +210,7 @@ impl SglangArgs {
             eagle_topk: topk,
             num_draft_tokens: draft,
             draft_model_path: self
-                .string("speculative_draft_model_path")
+                .string(&flags::SPECULATIVE_DRAFT_MODEL_PATH)
                 .map(str::to_string),
             accept_length,
         }))
@@ -214,21 +219,21 @@ impl SglangArgs {
     /// The SGLang flags of the modelled values given, canonically spelled and sorted (for a
     /// `try:` line), except the layout's, which the caller prints from the layout.
     pub fn modelled_flags(&self) -> Vec<String> {
-        const LAYOUT: [&str; 5] = [
-            "tp_size",
-            "pp_size",
-            "ep_size",
-            "dp_size",
-            "enable_dp_attention",
+        let layout = [
+            &flags::TP_SIZE,
+            &flags::PP_SIZE,
+            &flags::EP_SIZE,
+            &flags::DP_SIZE,
+            &flags::ENABLE_DP_ATTENTION,
         ];
         self.values
             .iter()
-            .filter(|(d, _)| {
-                !LAYOUT.contains(&d.as_str())
-                    && table::spec(d).is_some_and(|s| s.class == FlagClass::Modelled)
+            .filter_map(|(d, g)| Some((table::spec(d)?, g)))
+            .filter(|(s, _)| {
+                s.class == FlagClass::Modelled && !layout.iter().any(|l| l.dest == s.dest)
             })
-            .filter_map(|(d, g)| {
-                let flag = table::canonical_flag(d);
+            .filter_map(|(s, g)| {
+                let flag = s.canonical().to_string();
                 match &g.value {
                     Value::Bool(true) => Some(flag),
                     Value::Bool(false) => None,

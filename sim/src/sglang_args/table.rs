@@ -1,13 +1,17 @@
 //! The SGLang flags shardwise reads: for each, its `dest`, the option strings SGLang declares, the
-//! kind of value, the values SGLang allows, and whether it changes the prediction (modelled) or
-//! is only kept (recorded). Choices are those of SGLang main of 2026-01-28 plus the values later
-//! versions added (a newer launch line must not be refused for a backend name it knows).
+//! kind of value, the values SGLang allows, the range the simulator takes, whether it changes the
+//! prediction (modelled) or is only kept (recorded), and, for the flags `sim` itself takes, their
+//! help. This table is the one description of SGLang's flags: the launch-line and server_args-dump
+//! readers, `sim`'s own command-line flags (clap arguments built from it), the `try:` lines and
+//! every typed accessor ([`super::SglangArgs::int`] and the rest take a [`Spec`], never a string)
+//! are derived from it. Choices are in `choices.rs`.
 
 use super::FlagClass;
+use super::choices::*;
 
 /// The kind of value an option takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Kind {
+pub enum Kind {
     /// `type=int`.
     Int,
     /// `type=float`.
@@ -20,262 +24,356 @@ pub(super) enum Kind {
     Choice(&'static [&'static str]),
 }
 
+/// The values of a modelled flag the simulator takes (SGLang may take more).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bounds {
+    /// Any value of the kind.
+    Any,
+    /// An integer of at least this (and at most `u32::MAX`).
+    AtLeast(i64),
+    /// An integer of at least the first, or exactly the second (SGLang's "off" value, which does
+    /// what the text says).
+    AtLeastOr(i64, i64, &'static str),
+    /// A fraction in (0, 1].
+    Fraction,
+    /// A number of at least this, and why not less.
+    AtLeastFloat(f64, &'static str),
+    /// Values SGLang takes that the simulator refuses, each with why.
+    Refuse(&'static [(&'static str, &'static str)]),
+}
+
+/// How `sim`'s own command line offers a flag.
+#[derive(Debug, Clone, Copy)]
+pub struct CliFlag {
+    /// The placeholder in `--help` (`N`, `TOKENS`).
+    pub value_name: &'static str,
+    pub help: &'static str,
+    /// Spellings `sim` accepts beside SGLang's (`--tp`, `--mem-frac`): the abbreviations SGLang's
+    /// argparse resolves on a launch line.
+    pub aliases: &'static [&'static str],
+}
+
 /// One flag shardwise knows.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Spec {
+pub struct Spec {
     pub dest: &'static str,
     /// Option strings, the canonical one first.
     pub flags: &'static [&'static str],
     pub kind: Kind,
     pub class: FlagClass,
+    pub bounds: Bounds,
+    /// `Some` for the flags `sim predict|run|sweep|advise|…` take themselves.
+    pub cli: Option<CliFlag>,
 }
 
-/// `--kv-cache-dtype` values (fp4_e2m1 is refused later: not modelled).
-pub const KV_CACHE_DTYPES: &[&str] = &[
-    "auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1",
-];
-const SCHEDULE_POLICIES: &[&str] = &[
-    "lpm",
-    "random",
-    "fcfs",
-    "dfs-weight",
-    "lof",
-    "priority",
-    "routing-key",
-];
-/// `--moe-a2a-backend` values.
-pub const MOE_A2A_BACKENDS: &[&str] = &[
-    "none",
-    "deepep",
-    "mooncake",
-    "nixl",
-    "mori",
-    "ascend_fuseep",
-    "flashinfer",
-    "megamoe",
-    "deepep_v2",
-    "pplx",
-    "ascend_tp",
-];
-const DEEPEP_MODES: &[&str] = &["auto", "normal", "low_latency"];
-const SPECULATIVE_ALGORITHMS: &[&str] = &["EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"];
-const ATTENTION_BACKENDS: &[&str] = &[
-    "triton",
-    "torch_native",
-    "flex_attention",
-    "nsa",
-    "dsa",
-    "dsv4",
-    "compressed",
-    "cutlass_mla",
-    "fa3",
-    "fa4",
-    "flashinfer",
-    "flashmla",
-    "trtllm_mla",
-    "cutedsl_mla",
-    "tokenspeed_mla",
-    "trtllm_mha",
-    "dual_chunk_flash_attn",
-    "hpc_ops",
-    "minicpm_flashattn",
-    "minicpm_flashinfer",
-    "aiter",
-    "wave",
-    "intel_amx",
-    "ascend",
-    "intel_xpu",
-];
-const MOE_RUNNER_BACKENDS: &[&str] = &[
-    "auto",
-    "deep_gemm",
-    "triton",
-    "triton_kernel",
-    "flashinfer_trtllm",
-    "experimental_sgl_trtllm",
-    "flashinfer_trtllm_routed",
-    "flashinfer_cutlass",
-    "flashinfer_mxfp4",
-    "flashinfer_cutedsl",
-    "cutlass",
-    "aiter",
-    "marlin",
-    "humming",
-    "experimental_sgl_marlin",
-    "hpc_ops",
-    "megamoe",
-    // the SM120 NVFP4 MoE of lukealonso's b12x, in the community SGLang builds for RTX PRO 6000
-    "b12x",
-];
-const QUANTIZATIONS: &[&str] = &[
-    "awq",
-    "fp8",
-    "mxfp8",
-    "gptq",
-    "marlin",
-    "gptq_marlin",
-    "awq_marlin",
-    "bitsandbytes",
-    "gguf",
-    "modelopt",
-    "modelopt_fp8",
-    "modelopt_fp4",
-    "nvfp4_online",
-    "modelopt_mixed",
-    "petit_nvfp4",
-    "w8a8_int8",
-    "w8a8_fp8",
-    "moe_wna16",
-    "qoq",
-    "w4afp8",
-    "mxfp4",
-    "auto-round",
-    "auto-round-int8",
-    "compressed-tensors",
-    "modelslim",
-    "mxfp_w4a8",
-    "quark",
-    "quark_int4fp8_moe",
-    "quark_mxfp4",
-    "mlx_q4",
-    "mlx_q8",
-    "unquant",
-    "humming",
-];
+impl Spec {
+    const fn new(
+        dest: &'static str,
+        flags: &'static [&'static str],
+        kind: Kind,
+        class: FlagClass,
+    ) -> Spec {
+        Spec {
+            dest,
+            flags,
+            kind,
+            class,
+            bounds: Bounds::Any,
+            cli: None,
+        }
+    }
+
+    const fn bounds(mut self, bounds: Bounds) -> Spec {
+        self.bounds = bounds;
+        self
+    }
+
+    /// Offered on `sim`'s command line.
+    const fn cli(mut self, value_name: &'static str, help: &'static str) -> Spec {
+        self.cli = Some(CliFlag {
+            value_name,
+            help,
+            aliases: &[],
+        });
+        self
+    }
+
+    /// Offered on `sim`'s command line, also as `aliases`.
+    const fn cli_as(
+        mut self,
+        aliases: &'static [&'static str],
+        value_name: &'static str,
+        help: &'static str,
+    ) -> Spec {
+        self.cli = Some(CliFlag {
+            value_name,
+            help,
+            aliases,
+        });
+        self
+    }
+
+    /// The canonical option string (`--tp-size`).
+    pub fn canonical(&self) -> &'static str {
+        self.flags[0]
+    }
+}
 
 const fn m(dest: &'static str, flags: &'static [&'static str], kind: Kind) -> Spec {
-    Spec {
-        dest,
-        flags,
-        kind,
-        class: FlagClass::Modelled,
-    }
+    Spec::new(dest, flags, kind, FlagClass::Modelled)
 }
 
 const fn r(dest: &'static str, flags: &'static [&'static str], kind: Kind) -> Spec {
-    Spec {
-        dest,
-        flags,
-        kind,
-        class: FlagClass::Recorded,
-    }
+    Spec::new(dest, flags, kind, FlagClass::Recorded)
 }
 
+use Bounds::*;
 use Kind::*;
 
-/// Every flag shardwise reads. Two are shardwise's own, not SGLang's:
-/// `--speculative-accept-length` (tokens accepted per step, which SGLang measures but does not
-/// take) and `--overlap-comm`.
-pub(super) const SPECS: &[Spec] = &[
-    m("tp_size", &["--tp-size", "--tensor-parallel-size"], Int),
-    m("pp_size", &["--pp-size", "--pipeline-parallel-size"], Int),
-    m(
-        "ep_size",
-        &["--ep-size", "--expert-parallel-size", "--ep"],
-        Int,
-    ),
-    m("dp_size", &["--dp-size", "--data-parallel-size"], Int),
-    m("enable_dp_attention", &["--enable-dp-attention"], Flag),
-    m("mem_fraction_static", &["--mem-fraction-static"], Float),
-    m(
-        "kv_cache_dtype",
-        &["--kv-cache-dtype"],
-        Choice(KV_CACHE_DTYPES),
-    ),
-    m("chunked_prefill_size", &["--chunked-prefill-size"], Int),
-    m("max_prefill_tokens", &["--max-prefill-tokens"], Int),
-    m("max_running_requests", &["--max-running-requests"], Int),
-    m("max_total_tokens", &["--max-total-tokens"], Int),
-    m("context_length", &["--context-length"], Int),
-    m("cuda_graph_max_bs", &["--cuda-graph-max-bs"], Int),
-    m("disable_cuda_graph", &["--disable-cuda-graph"], Flag),
-    m(
-        "disable_custom_all_reduce",
-        &["--disable-custom-all-reduce"],
-        Flag,
-    ),
-    // the RTX PRO 6000 community builds' PCIe one-shot all-reduce (lukealonso/sglang)
-    m(
-        "enable_pcie_oneshot_allreduce",
-        &["--enable-pcie-oneshot-allreduce"],
-        Flag,
-    ),
-    m(
-        "moe_a2a_backend",
-        &["--moe-a2a-backend"],
-        Choice(MOE_A2A_BACKENDS),
-    ),
-    m(
-        "pp_max_micro_batch_size",
-        &["--pp-max-micro-batch-size"],
-        Int,
-    ),
-    m("pp_async_batch_depth", &["--pp-async-batch-depth"], Int),
-    m("stream_interval", &["--stream-interval"], Int),
-    m("disable_radix_cache", &["--disable-radix-cache"], Flag),
-    m("enable_mixed_chunk", &["--enable-mixed-chunk"], Flag),
-    m(
-        "schedule_policy",
-        &["--schedule-policy"],
-        Choice(SCHEDULE_POLICIES),
-    ),
-    m(
-        "disable_overlap_schedule",
-        &["--disable-overlap-schedule"],
-        Flag,
-    ),
-    m("page_size", &["--page-size"], Int),
-    m(
-        "attention_backend",
-        &["--attention-backend"],
-        Choice(ATTENTION_BACKENDS),
-    ),
-    m(
-        "moe_runner_backend",
-        &["--moe-runner-backend"],
-        Choice(MOE_RUNNER_BACKENDS),
-    ),
-    m("quantization", &["--quantization"], Choice(QUANTIZATIONS)),
-    m(
-        "speculative_algorithm",
-        &["--speculative-algorithm"],
-        Choice(SPECULATIVE_ALGORITHMS),
-    ),
-    m("speculative_num_steps", &["--speculative-num-steps"], Int),
-    m("speculative_eagle_topk", &["--speculative-eagle-topk"], Int),
-    m(
-        "speculative_num_draft_tokens",
-        &["--speculative-num-draft-tokens"],
-        Int,
-    ),
-    m(
-        "speculative_draft_model_path",
-        &[
-            "--speculative-draft-model-path",
-            "--speculative-draft-model",
-        ],
-        Str,
-    ),
-    m(
-        "speculative_accept_length",
-        &["--speculative-accept-length"],
-        Float,
-    ),
-    m("overlap_comm", &["--overlap-comm"], Flag),
-    r("model_path", &["--model-path", "--model"], Str),
+const KV_REFUSED: &[(&str, &str)] = &[(
+    "fp4_e2m1",
+    "an FP4 KV cache is not modelled; use auto, bf16, bfloat16, fp8_e4m3 or fp8_e5m2",
+)];
+const NGRAM_REFUSED: &[(&str, &str)] = &[(
+    "NGRAM",
+    "n-gram speculation is not modelled; EAGLE, EAGLE3, NEXTN and STANDALONE are",
+)];
+
+pub const TP_SIZE: Spec = m("tp_size", &["--tp-size", "--tensor-parallel-size"], Int)
+    .bounds(AtLeast(1))
+    .cli_as(&["tp"], "N", "tensor-parallel size (default: every GPU of the machine; with --server-args, SGLang's default 1)");
+pub const PP_SIZE: Spec = m("pp_size", &["--pp-size", "--pipeline-parallel-size"], Int)
+    .bounds(AtLeast(1))
+    .cli_as(&["pp"], "N", "pipeline stages");
+pub const EP_SIZE: Spec = m(
+    "ep_size",
+    &["--ep-size", "--expert-parallel-size", "--ep"],
+    Int,
+)
+.bounds(AtLeast(1))
+.cli(
+    "N",
+    "expert-parallel size inside the TP group (1 = experts sliced by TP)",
+);
+pub const DP_SIZE: Spec = m("dp_size", &["--dp-size", "--data-parallel-size"], Int)
+    .bounds(AtLeast(1))
+    .cli_as(
+        &["dp"],
+        "N",
+        "data-parallel attention replicas: must equal `--tp` with DP attention",
+    );
+pub const ENABLE_DP_ATTENTION: Spec = m("enable_dp_attention", &["--enable-dp-attention"], Flag)
+    .cli(
+        "",
+        "attention data-parallel over the TP group (`--dp` = `--tp`)",
+    );
+pub const MEM_FRACTION_STATIC: Spec = m("mem_fraction_static", &["--mem-fraction-static"], Float)
+    .bounds(Fraction)
+    .cli_as(&["mem-frac"], "FRACTION", "share of GPU memory for weights + KV pool (default: SGLang's for the GPU's memory and the layout)");
+pub const KV_CACHE_DTYPE: Spec = m(
+    "kv_cache_dtype",
+    &["--kv-cache-dtype"],
+    Choice(KV_CACHE_DTYPES),
+)
+.bounds(Refuse(KV_REFUSED))
+.cli(
+    "DTYPE",
+    "SGLang's values (`auto` = the checkpoint's choice)",
+);
+pub const CHUNKED_PREFILL_SIZE: Spec = m("chunked_prefill_size", &["--chunked-prefill-size"], Int)
+    .bounds(AtLeastOr(1, -1, "to disable chunked prefill"))
+    .cli("TOKENS", "most prefill tokens per iteration; -1 disables chunking (default: SGLang's for the GPU's memory)");
+pub const MAX_PREFILL_TOKENS: Spec = m("max_prefill_tokens", &["--max-prefill-tokens"], Int)
+    .bounds(AtLeast(1))
+    .cli("TOKENS", "SGLang's default 16384");
+pub const MAX_RUNNING_REQUESTS: Spec = m("max_running_requests", &["--max-running-requests"], Int)
+    .bounds(AtLeast(1))
+    .cli("N", "default: what the KV pool holds");
+pub const MAX_TOTAL_TOKENS: Spec = m("max_total_tokens", &["--max-total-tokens"], Int)
+    .bounds(AtLeast(1))
+    .cli("TOKENS", "cap on the KV pool's tokens");
+pub const CONTEXT_LENGTH: Spec = m("context_length", &["--context-length"], Int)
+    .bounds(AtLeast(1))
+    .cli("TOKENS", "default: the model's");
+pub const CUDA_GRAPH_MAX_BS: Spec = m("cuda_graph_max_bs", &["--cuda-graph-max-bs"], Int)
+    .bounds(AtLeast(1))
+    .cli("N", "default: SGLang's for the GPU's memory and `--tp`");
+pub const DISABLE_CUDA_GRAPH: Spec = m("disable_cuda_graph", &["--disable-cuda-graph"], Flag).cli(
+    "",
+    "run every step eagerly (each kernel launched from the CPU)",
+);
+pub const DISABLE_CUSTOM_ALL_REDUCE: Spec = m(
+    "disable_custom_all_reduce",
+    &["--disable-custom-all-reduce"],
+    Flag,
+)
+.cli("", "NCCL for every all-reduce");
+// the RTX PRO 6000 community builds' PCIe one-shot all-reduce (lukealonso/sglang)
+pub const ENABLE_PCIE_ONESHOT_ALLREDUCE: Spec = m("enable_pcie_oneshot_allreduce", &["--enable-pcie-oneshot-allreduce"], Flag)
+    .cli("", "the RTX PRO 6000 community builds' one-shot PCIe all-reduce for small messages (below 48 KB on 8 GPUs, 120 KB on 4; NCCL above)");
+pub const MOE_A2A_BACKEND: Spec = m("moe_a2a_backend", &["--moe-a2a-backend"], Choice(MOE_A2A_BACKENDS))
+    .cli("BACKEND", "`deepep`, `mooncake`, …; `none` = all-reduce after the MoE. In `advise` and `sweep` it applies to the layouts it can apply to (EP over the TP group)");
+pub const PP_MAX_MICRO_BATCH_SIZE: Spec = m(
+    "pp_max_micro_batch_size",
+    &["--pp-max-micro-batch-size"],
+    Int,
+)
+.bounds(AtLeast(1))
+.cli("N", "most requests per pipeline micro-batch");
+pub const PP_ASYNC_BATCH_DEPTH: Spec = m("pp_async_batch_depth", &["--pp-async-batch-depth"], Int)
+    .bounds(AtLeast(0))
+    .cli("N", "micro-batches in flight beyond `--pp-size`");
+pub const STREAM_INTERVAL: Spec = m("stream_interval", &["--stream-interval"], Int)
+    .bounds(AtLeast(1))
+    .cli("STEPS", "decode steps between streamed chunks (the gaps bench_serving's ITL sees are this many steps long)");
+pub const DISABLE_RADIX_CACHE: Spec = m("disable_radix_cache", &["--disable-radix-cache"], Flag)
+    .cli("", "no prefix cache: every prompt is prefilled whole");
+pub const ENABLE_MIXED_CHUNK: Spec = m("enable_mixed_chunk", &["--enable-mixed-chunk"], Flag)
+    .cli("", "prefill chunks run in the same batch as decodes");
+pub const SCHEDULE_POLICY: Spec = m(
+    "schedule_policy",
+    &["--schedule-policy"],
+    Choice(SCHEDULE_POLICIES),
+)
+.cli("POLICY", "`fcfs`, `lpm`, …");
+pub const DISABLE_OVERLAP_SCHEDULE: Spec = m(
+    "disable_overlap_schedule",
+    &["--disable-overlap-schedule"],
+    Flag,
+)
+.cli(
+    "",
+    "the CPU schedules the next batch only after the GPU finished this one",
+);
+pub const PAGE_SIZE: Spec = m("page_size", &["--page-size"], Int)
+    .bounds(AtLeast(1))
+    .cli("TOKENS", "KV pool page");
+pub const ATTENTION_BACKEND: Spec = m(
+    "attention_backend",
+    &["--attention-backend"],
+    Choice(ATTENTION_BACKENDS),
+)
+.cli("BACKEND", "SGLang's attention kernels");
+pub const MOE_RUNNER_BACKEND: Spec = m(
+    "moe_runner_backend",
+    &["--moe-runner-backend"],
+    Choice(MOE_RUNNER_BACKENDS),
+)
+.cli("BACKEND", "SGLang's MoE kernels");
+pub const QUANTIZATION: Spec = m("quantization", &["--quantization"], Choice(QUANTIZATIONS))
+    .cli("METHOD", "weight quantization method");
+pub const SPECULATIVE_ALGORITHM: Spec = m(
+    "speculative_algorithm",
+    &["--speculative-algorithm"],
+    Choice(SPECULATIVE_ALGORITHMS),
+)
+.bounds(Refuse(NGRAM_REFUSED))
+.cli("ALGORITHM", "`EAGLE`, `EAGLE3`, `NEXTN`, `STANDALONE`");
+pub const SPECULATIVE_NUM_STEPS: Spec =
+    m("speculative_num_steps", &["--speculative-num-steps"], Int)
+        .bounds(AtLeast(1))
+        .cli("N", "draft passes per step");
+pub const SPECULATIVE_EAGLE_TOPK: Spec =
+    m("speculative_eagle_topk", &["--speculative-eagle-topk"], Int)
+        .bounds(AtLeast(1))
+        .cli("N", "draft branches per pass");
+pub const SPECULATIVE_NUM_DRAFT_TOKENS: Spec = m(
+    "speculative_num_draft_tokens",
+    &["--speculative-num-draft-tokens"],
+    Int,
+)
+.bounds(AtLeast(1))
+.cli("N", "tokens verified per step");
+pub const SPECULATIVE_DRAFT_MODEL_PATH: Spec = m(
+    "speculative_draft_model_path",
+    &[
+        "--speculative-draft-model-path",
+        "--speculative-draft-model",
+    ],
+    Str,
+)
+.cli("PATH", "the draft model");
+/// shardwise's own: tokens accepted per step, which SGLang measures (`accept len`) but does not take.
+pub const SPECULATIVE_ACCEPT_LENGTH: Spec = m("speculative_accept_length", &["--speculative-accept-length"], Float)
+    .bounds(AtLeastFloat(1.0, "tokens accepted per step count the verified token, so at least 1.0"))
+    .cli("TOKENS", "tokens accepted per request and step (shardwise's own: SGLang logs it as `accept len`, bench_serving as `accept_length`)");
+/// shardwise's own: overlap communication with compute, to explore.
+pub const OVERLAP_COMM: Spec = m("overlap_comm", &["--overlap-comm"], Flag).cli(
+    "",
+    "overlap communication with compute (shardwise's own option to explore; not SGLang's)",
+);
+pub const MODEL_PATH: Spec = r("model_path", &["--model-path", "--model"], Str);
+pub const TRUST_REMOTE_CODE: Spec =
+    r("trust_remote_code", &["--trust-remote-code"], Flag).cli("", "recorded");
+pub const HOST: Spec =
+    r("host", &["--host"], Str).cli("HOST", "recorded (bench_serving's `--host` too)");
+pub const PORT: Spec =
+    r("port", &["--port"], Int).cli("PORT", "recorded (bench_serving's `--port` too)");
+pub const NNODES: Spec = r("nnodes", &["--nnodes"], Int)
+    .bounds(AtLeast(1))
+    .cli("N", "recorded");
+pub const NODE_RANK: Spec = r("node_rank", &["--node-rank"], Int)
+    .bounds(AtLeast(0))
+    .cli("R", "recorded");
+pub const DIST_INIT_ADDR: Spec = r(
+    "dist_init_addr",
+    &["--dist-init-addr", "--nccl-init-addr"],
+    Str,
+)
+.cli("HOST:PORT", "recorded");
+pub const DEEPEP_MODE: Spec = r("deepep_mode", &["--deepep-mode"], Choice(DEEPEP_MODES)).cli(
+    "MODE",
+    "`auto`, `normal`, `low_latency`: recorded, named in DeepEP notes",
+);
+pub const DECODE_LOG_INTERVAL: Spec = r("decode_log_interval", &["--decode-log-interval"], Int);
+
+/// Every flag shardwise reads, in the order `sim --help` lists them.
+pub const SPECS: &[Spec] = &[
+    TP_SIZE,
+    PP_SIZE,
+    EP_SIZE,
+    DP_SIZE,
+    ENABLE_DP_ATTENTION,
+    MEM_FRACTION_STATIC,
+    KV_CACHE_DTYPE,
+    CHUNKED_PREFILL_SIZE,
+    MAX_PREFILL_TOKENS,
+    MAX_RUNNING_REQUESTS,
+    MAX_TOTAL_TOKENS,
+    CONTEXT_LENGTH,
+    CUDA_GRAPH_MAX_BS,
+    DISABLE_CUDA_GRAPH,
+    DISABLE_CUSTOM_ALL_REDUCE,
+    ENABLE_PCIE_ONESHOT_ALLREDUCE,
+    MOE_A2A_BACKEND,
+    DEEPEP_MODE,
+    PP_MAX_MICRO_BATCH_SIZE,
+    PP_ASYNC_BATCH_DEPTH,
+    STREAM_INTERVAL,
+    OVERLAP_COMM,
+    DISABLE_RADIX_CACHE,
+    ENABLE_MIXED_CHUNK,
+    SCHEDULE_POLICY,
+    DISABLE_OVERLAP_SCHEDULE,
+    PAGE_SIZE,
+    ATTENTION_BACKEND,
+    MOE_RUNNER_BACKEND,
+    QUANTIZATION,
+    SPECULATIVE_ALGORITHM,
+    SPECULATIVE_NUM_STEPS,
+    SPECULATIVE_EAGLE_TOPK,
+    SPECULATIVE_NUM_DRAFT_TOKENS,
+    SPECULATIVE_DRAFT_MODEL_PATH,
+    SPECULATIVE_ACCEPT_LENGTH,
+    TRUST_REMOTE_CODE,
+    HOST,
+    PORT,
+    NNODES,
+    NODE_RANK,
+    DIST_INIT_ADDR,
+    MODEL_PATH,
     r("tokenizer_path", &["--tokenizer-path"], Str),
-    r("trust_remote_code", &["--trust-remote-code"], Flag),
-    r("host", &["--host"], Str),
-    r("port", &["--port"], Int),
     r("served_model_name", &["--served-model-name"], Str),
-    r("nnodes", &["--nnodes"], Int),
-    r("node_rank", &["--node-rank"], Int),
-    r(
-        "dist_init_addr",
-        &["--dist-init-addr", "--nccl-init-addr"],
-        Str,
-    ),
-    r("deepep_mode", &["--deepep-mode"], Choice(DEEPEP_MODES)),
     r("dtype", &["--dtype"], Str),
     r("load_format", &["--load-format"], Str),
     r("revision", &["--revision"], Str),
@@ -291,7 +389,7 @@ pub(super) const SPECS: &[Spec] = &[
     r("enable_metrics", &["--enable-metrics"], Flag),
     r("skip_server_warmup", &["--skip-server-warmup"], Flag),
     r("enable_p2p_check", &["--enable-p2p-check"], Flag),
-    r("decode_log_interval", &["--decode-log-interval"], Int),
+    DECODE_LOG_INTERVAL,
 ];
 
 /// The spec of `dest`.
@@ -355,14 +453,6 @@ pub(super) fn resolve(given: &str) -> Resolved {
         },
         many => Resolved::Ambiguous(many.iter().map(|(o, _)| o.clone()).collect()),
     }
-}
-
-/// The canonical option string of `dest` (for messages and `try:` lines).
-pub(super) fn canonical_flag(dest: &str) -> String {
-    spec(dest).map_or_else(
-        || format!("--{}", dest.replace('_', "-")),
-        |s| s.flags[0].into(),
-    )
 }
 
 #[cfg(test)]

@@ -1,3 +1,4 @@
+use super::flags;
 use super::*;
 use models::{KvDtype, ModelSpec};
 
@@ -356,7 +357,7 @@ fn recorded_flags_may_differ_between_client_and_server() {
     let m = cli
         .merge(from_launch_line("--host 0.0.0.0 --nnodes 1").unwrap())
         .unwrap();
-    assert_eq!(m.get("host").unwrap().spelled, "--host 127.0.0.1");
+    assert_eq!(m.get(&flags::HOST).unwrap().spelled, "--host 127.0.0.1");
     let cli = from_words(&["--nnodes".into(), "2".into()], Origin::CommandLine).unwrap();
     assert!(cli.merge(from_launch_line("--nnodes 1").unwrap()).is_err());
 }
