@@ -2,6 +2,7 @@
 
 use models::format::KvDtype;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 
 /// The engine options that change cost, memory or scheduling (parallel sizes live in
 /// [`models::Layout`]). Defaults follow SGLang's.
@@ -84,6 +85,19 @@ pub struct ServerOptions {
     /// Set by [`crate::engine`] for vLLM; the cost model applies it to MLA on SM120 only.
     #[serde(default)]
     pub verify_rows_per_draft_token: bool,
+    /// Every modelled on/off flag of the engine's flag table that is on, by its `dest`
+    /// (`enable_two_batch_overlap`): filled from the table, so that a new modelled switch needs
+    /// no field here, only its row in the table and its effect in the cost model
+    /// ([`ServerOptions::switch`]).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub switches: BTreeSet<String>,
+}
+
+impl ServerOptions {
+    /// Whether the table's switch `flag` is on.
+    pub fn switch(&self, flag: &crate::sglang_args::Spec) -> bool {
+        self.switches.contains(flag.dest)
+    }
 }
 
 /// SGLang's speculative-decoding flags.
@@ -146,6 +160,7 @@ impl Default for ServerOptions {
             pcie_custom_all_reduce_max_bytes: None,
             stream_interval: default_stream_interval(),
             verify_rows_per_draft_token: false,
+            switches: BTreeSet::new(),
         }
     }
 }

@@ -3,6 +3,10 @@
 
 use proptest::prelude::*;
 use sim::server_log::{self, RankTag, ServerLogError, Unsteady};
+use sim::sglang_args::flags::{
+    CHUNKED_PREFILL_SIZE, CONTEXT_LENGTH, DISABLE_CUDA_GRAPH, DP_SIZE, MEM_FRACTION_STATIC,
+    PP_SIZE, TP_SIZE,
+};
 use std::collections::BTreeMap;
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -55,12 +59,19 @@ fn the_users_log_reads_as_one_tp8_run() {
     assert!(!args.truncated);
     assert_eq!(args.pairs.len(), 319, "every ServerArgs field");
     assert_eq!(args.get("model_path"), Some("'zai-org/GLM-4.7-FP8'"));
-    assert_eq!((args.tp_size(), args.pp_size(), args.dp_size()), (8, 1, 1));
-    assert!(args.disable_cuda_graph());
+    assert_eq!(
+        (
+            args.size(&TP_SIZE),
+            args.size(&PP_SIZE),
+            args.size(&DP_SIZE)
+        ),
+        (8, 1, 1)
+    );
+    assert!(args.on(&DISABLE_CUDA_GRAPH));
     assert_eq!(args.decode_log_interval(), 40);
-    assert_eq!(args.mem_fraction_static(), Some(0.848));
-    assert_eq!(args.context_length(), None);
-    assert_eq!(args.chunked_prefill_size(), Some(8192));
+    assert_eq!(args.float(&MEM_FRACTION_STATIC), Some(0.848));
+    assert_eq!(args.int(&CONTEXT_LENGTH), None);
+    assert_eq!(args.int(&CHUNKED_PREFILL_SIZE), Some(8192));
     assert!(
         args.get("cuda_graph_bs")
             .unwrap()

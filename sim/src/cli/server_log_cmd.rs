@@ -14,6 +14,11 @@ use sim::cost::{CostModel, Knobs, MemoryPlan, memory};
 use sim::options::ServerOptions;
 use sim::server_log::batch::{MemoryCheck, check_memory, predicted_step_s};
 use sim::server_log::{self, DecodeSample, ServerLog, ServerRun, SkipCounts};
+use sim::sglang_args::flags::{
+    CHUNKED_PREFILL_SIZE, CONTEXT_LENGTH, CUDA_GRAPH_MAX_BS, DISABLE_CUDA_GRAPH,
+    DISABLE_OVERLAP_SCHEDULE, DISABLE_RADIX_CACHE, MAX_PREFILL_TOKENS, MAX_RUNNING_REQUESTS,
+    MAX_TOTAL_TOKENS, MEM_FRACTION_STATIC, MODEL_PATH, PAGE_SIZE, PP_ASYNC_BATCH_DEPTH,
+};
 use std::path::Path;
 
 /// Schema version of the `--server-log --format json` output.
@@ -78,34 +83,34 @@ pub fn run_options(base: &ServerOptions, run: &ServerRun) -> ServerOptions {
         return o;
     };
     let u32_of = |v: u64| v.min(u32::MAX as u64) as u32;
-    if let Some(f) = a.mem_fraction_static() {
+    if let Some(f) = a.float(&MEM_FRACTION_STATIC) {
         o.mem_fraction_static = f;
     }
-    o.disable_cuda_graph = a.disable_cuda_graph();
-    if let Some(bs) = a.cuda_graph_max_bs() {
-        o.cuda_graph_max_bs = bs;
+    o.disable_cuda_graph = a.on(&DISABLE_CUDA_GRAPH);
+    if let Some(bs) = a.int(&CUDA_GRAPH_MAX_BS) {
+        o.cuda_graph_max_bs = u32_of(bs.min(1 << 20));
     }
-    if let Some(c) = a.chunked_prefill_size() {
+    if let Some(c) = a.int(&CHUNKED_PREFILL_SIZE) {
         o.chunked_prefill_size = u32_of(c);
     }
-    if let Some(m) = a.int("max_prefill_tokens") {
+    if let Some(m) = a.int(&MAX_PREFILL_TOKENS) {
         o.max_prefill_tokens = u32_of(m);
     }
-    o.max_running_requests = a.max_running_requests().map(u32_of);
-    o.context_length = a.context_length().map(u32_of);
-    o.max_total_tokens = a.max_total_tokens();
+    o.max_running_requests = a.int(&MAX_RUNNING_REQUESTS).map(u32_of);
+    o.context_length = a.int(&CONTEXT_LENGTH).map(u32_of);
+    o.max_total_tokens = a.int(&MAX_TOTAL_TOKENS);
     o.kv_cache_dtype = run.kv_dtype();
-    if let Some(p) = a.int("page_size") {
+    if let Some(p) = a.int(&PAGE_SIZE) {
         o.page_size = u32_of(p).max(1);
     }
-    if let Some(d) = a.int("pp_async_batch_depth") {
+    if let Some(d) = a.int(&PP_ASYNC_BATCH_DEPTH) {
         o.pp_async_batch_depth = u32_of(d);
     }
     o.disable_radix_cache = a
-        .flag("disable_radix_cache")
+        .flag(&DISABLE_RADIX_CACHE)
         .unwrap_or(o.disable_radix_cache);
     o.disable_overlap_schedule = a
-        .flag("disable_overlap_schedule")
+        .flag(&DISABLE_OVERLAP_SCHEDULE)
         .unwrap_or(o.disable_overlap_schedule);
     o
 }
@@ -174,7 +179,7 @@ fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
     let mut report = RunReport {
         index: run.index,
         first_line: run.first_line,
-        model_path: run.server_args.as_ref().and_then(|a| a.model_path()),
+        model_path: run.server_args.as_ref().and_then(|a| a.string(&MODEL_PATH)),
         layout: run.layout().map(|l| l.short_name()),
         decode_samples: run.decode.len(),
         steady_samples: run.steady_samples().count(),

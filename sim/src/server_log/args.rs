@@ -4,9 +4,12 @@
 //! Values are `repr`s: `'text'` (or `"text"` when the text holds a `'`, with `\` escapes),
 //! `None`, `True`/`False`, numbers, lists `[1, 2]`, tuples, dicts `{'a': 1}`, nested reprs
 //! `Foo(a=1)`; a comma, `=` or bracket inside a string or a nested value does not split. The
-//! mapping to shardwise's options is `sim::sglang_args::from_pairs`; the few values the log's
-//! own interpretation needs have typed getters on [`ServerArgsDump`].
+//! mapping to shardwise's options is `sim::sglang_args::from_pairs`; the values the log's own
+//! interpretation needs are read through the same table's rows ([`ServerArgsDump::int`] and the
+//! rest take a `sim::sglang_args::Spec`).
 
+use crate::sglang_args::Spec;
+use crate::sglang_args::flags::DECODE_LOG_INTERVAL;
 use serde::{Deserialize, Serialize};
 
 /// The pairs of one `ServerArgs(...)` dump, in order.
@@ -112,128 +115,68 @@ pub fn unquote(v: &str) -> Option<String> {
 }
 
 impl ServerArgsDump {
-    /// The value text of `key` as printed, `None` when absent.
-    pub fn get(&self, key: &str) -> Option<&str> {
+    /// The value text of `flag` (a row of `sim::sglang_args`' table) as printed, `None` when
+    /// absent.
+    pub fn get(&self, flag: &Spec) -> Option<&str> {
         self.pairs
             .iter()
-            .find(|(k, _)| k == key)
+            .find(|(k, _)| k == flag.dest)
             .map(|(_, v)| v.as_str())
     }
 
     /// An integer value; `None` when absent, `None` (Python) or not an integer.
-    pub fn int(&self, key: &str) -> Option<u64> {
-        self.get(key)?.parse().ok()
+    pub fn int(&self, flag: &Spec) -> Option<u64> {
+        self.get(flag)?.parse().ok()
     }
 
     /// A float value; `None` when absent, `None` or not a finite number.
-    pub fn float(&self, key: &str) -> Option<f64> {
-        self.get(key)?.parse().ok().filter(|x: &f64| x.is_finite())
+    pub fn float(&self, flag: &Spec) -> Option<f64> {
+        self.get(flag)?.parse().ok().filter(|x: &f64| x.is_finite())
     }
 
     /// A boolean value (`True` / `False`).
-    pub fn flag(&self, key: &str) -> Option<bool> {
-        match self.get(key)? {
+    pub fn flag(&self, flag: &Spec) -> Option<bool> {
+        match self.get(flag)? {
             "True" => Some(true),
             "False" => Some(false),
             _ => None,
         }
     }
 
+    /// Whether a switch was on.
+    pub fn on(&self, flag: &Spec) -> bool {
+        self.flag(flag) == Some(true)
+    }
+
     /// A string value, unquoted; `None` when absent, `None` or not a string.
-    pub fn string(&self, key: &str) -> Option<String> {
-        unquote(self.get(key)?)
+    pub fn string(&self, flag: &Spec) -> Option<String> {
+        unquote(self.get(flag)?)
     }
 
-    /// `tp_size` (1 when absent).
-    pub fn tp_size(&self) -> u32 {
-        self.int("tp_size")
-            .map_or(1, |v| v.clamp(1, 1 << 16) as u32)
-    }
-
-    /// `pp_size` (1 when absent).
-    pub fn pp_size(&self) -> u32 {
-        self.int("pp_size")
-            .map_or(1, |v| v.clamp(1, 1 << 16) as u32)
-    }
-
-    /// `dp_size` (1 when absent).
-    pub fn dp_size(&self) -> u32 {
-        self.int("dp_size")
-            .map_or(1, |v| v.clamp(1, 1 << 16) as u32)
-    }
-
-    /// `ep_size` (1 when absent).
-    pub fn ep_size(&self) -> u32 {
-        self.int("ep_size")
-            .map_or(1, |v| v.clamp(1, 1 << 16) as u32)
-    }
-
-    /// `enable_dp_attention`.
-    pub fn enable_dp_attention(&self) -> bool {
-        self.flag("enable_dp_attention").unwrap_or(false)
+    /// A parallel size (1 when absent, as SGLang's default).
+    pub fn size(&self, flag: &Spec) -> u32 {
+        self.int(flag).map_or(1, |v| v.clamp(1, 1 << 16) as u32)
     }
 
     /// `decode_log_interval`: decode batches between two `Decode batch` lines (SGLang's
     /// default 40 when absent).
     pub fn decode_log_interval(&self) -> u32 {
-        self.int("decode_log_interval")
+        self.int(&DECODE_LOG_INTERVAL)
             .map_or(40, |v| v.clamp(1, 1 << 30) as u32)
-    }
-
-    /// `disable_cuda_graph`.
-    pub fn disable_cuda_graph(&self) -> bool {
-        self.flag("disable_cuda_graph").unwrap_or(false)
-    }
-
-    /// `cuda_graph_max_bs`, when printed as a number.
-    pub fn cuda_graph_max_bs(&self) -> Option<u32> {
-        self.int("cuda_graph_max_bs").map(|v| v.min(1 << 20) as u32)
-    }
-
-    /// `mem_fraction_static`, when printed as a number.
-    pub fn mem_fraction_static(&self) -> Option<f64> {
-        self.float("mem_fraction_static")
-    }
-
-    /// `context_length` (`None` in the dump: the model's own).
-    pub fn context_length(&self) -> Option<u64> {
-        self.int("context_length")
-    }
-
-    /// `max_total_tokens`.
-    pub fn max_total_tokens(&self) -> Option<u64> {
-        self.int("max_total_tokens")
-    }
-
-    /// `max_running_requests`.
-    pub fn max_running_requests(&self) -> Option<u64> {
-        self.int("max_running_requests")
-    }
-
-    /// `chunked_prefill_size`.
-    pub fn chunked_prefill_size(&self) -> Option<u64> {
-        self.int("chunked_prefill_size")
-    }
-
-    /// `kv_cache_dtype` unquoted (`auto`, `fp8_e4m3`, `bfloat16`, …).
-    pub fn kv_cache_dtype(&self) -> Option<String> {
-        self.string("kv_cache_dtype")
-    }
-
-    /// `model_path` unquoted.
-    pub fn model_path(&self) -> Option<String> {
-        self.string("model_path")
-    }
-
-    /// `speculative_algorithm` unquoted; `None` when off.
-    pub fn speculative_algorithm(&self) -> Option<String> {
-        self.string("speculative_algorithm")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The value text of any key (the table's rows are only some of the dump's keys).
+    fn raw<'a>(d: &'a ServerArgsDump, key: &str) -> Option<&'a str> {
+        d.pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
 
     #[test]
     fn nested_values_and_quoted_separators_do_not_split() {
@@ -244,15 +187,19 @@ mod tests {
         assert!(!d.truncated);
         let keys: Vec<&str> = d.pairs.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["a", "b", "c", "d", "e", "f", "g", "j"]);
-        assert_eq!(d.get("a"), Some("'x, y=(z)'"));
+        assert_eq!(raw(&d, "a"), Some("'x, y=(z)'"));
         assert_eq!(d.string("a").as_deref(), Some("x, y=(z)"));
-        assert_eq!(d.get("b"), Some("[1, 2, [3]]"));
-        assert_eq!(d.get("c"), Some("{'k': 'v,w'}"));
-        assert_eq!(d.get("d"), Some("None"));
+        assert_eq!(raw(&d, "b"), Some("[1, 2, [3]]"));
+        assert_eq!(raw(&d, "c"), Some("{'k': 'v,w'}"));
+        assert_eq!(raw(&d, "d"), Some("None"));
         assert_eq!(d.flag("e"), Some(true));
         assert_eq!(d.string("f").as_deref(), Some("it's"));
-        assert_eq!(d.get("g"), Some("Foo(h=1, i=2)"));
-        assert_eq!(d.mem_fraction_static(), None, "no such key");
+        assert_eq!(raw(&d, "g"), Some("Foo(h=1, i=2)"));
+        assert_eq!(
+            d.float(&crate::sglang_args::flags::MEM_FRACTION_STATIC),
+            None,
+            "no such key"
+        );
         assert_eq!(d.float("j"), Some(0.848));
         assert_eq!(unquote(r"'a\'b\\c'").as_deref(), Some(r"a'b\c"));
     }
@@ -261,9 +208,9 @@ mod tests {
     fn a_cut_dump_keeps_the_complete_pairs() {
         let d = parse_dump("ServerArgs(tp_size=8, pp_size=2, model_path='zai-or").unwrap();
         assert!(d.truncated);
-        assert_eq!(d.tp_size(), 8);
-        assert_eq!(d.pp_size(), 2);
-        assert_eq!(d.get("model_path"), None);
+        assert_eq!(d.size(&crate::sglang_args::flags::TP_SIZE), 8);
+        assert_eq!(d.size(&crate::sglang_args::flags::PP_SIZE), 2);
+        assert_eq!(raw(&d, "model_path"), None);
         assert_eq!(parse_dump("Namespace(x=1)"), Err(DumpError::NotADump));
     }
 }

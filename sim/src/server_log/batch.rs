@@ -4,6 +4,7 @@
 use super::{DecodeSample, RunMemory, ServerRun};
 use crate::cost::memory::req_to_token_bytes;
 use crate::cost::{CostModel, IterationBatch, MemoryPlan};
+use crate::sglang_args::flags;
 use models::{KvDtype, Layout};
 use serde::{Deserialize, Serialize};
 
@@ -35,10 +36,10 @@ impl ServerRun {
     pub fn layout(&self) -> Option<Layout> {
         let a = self.server_args.as_ref()?;
         Some(Layout {
-            tp: a.tp_size(),
-            pp: a.pp_size(),
-            ep: a.ep_size(),
-            dp_attention: a.enable_dp_attention(),
+            tp: a.size(&flags::TP_SIZE),
+            pp: a.size(&flags::PP_SIZE),
+            ep: a.size(&flags::EP_SIZE),
+            dp_attention: a.on(&flags::ENABLE_DP_ATTENTION),
         })
     }
 
@@ -49,7 +50,7 @@ impl ServerRun {
         let flag = self
             .server_args
             .as_ref()
-            .and_then(|a| a.kv_cache_dtype())
+            .and_then(|a| a.string(&flags::KV_CACHE_DTYPE))
             .filter(|d| d != "auto");
         flag.as_deref().and_then(named).or_else(|| {
             self.memory

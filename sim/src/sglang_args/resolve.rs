@@ -2,7 +2,7 @@
 
 use super::parse::bad;
 use super::{
-    DefaultsContext, FlagClass, ResolvedOptions, Result, SglangArgs, Spec, Value, flags,
+    DefaultsContext, FlagClass, Kind, ResolvedOptions, Result, SglangArgs, Spec, Value, flags,
     speculative_params, table,
 };
 use crate::options::{ServerOptions, SpeculativeOptions};
@@ -132,6 +132,11 @@ impl SglangArgs {
             }),
             // SGLang's verify kernels read a request's cache once for all its draft tokens
             verify_rows_per_draft_token: false,
+            switches: table::SPECS
+                .iter()
+                .filter(|s| s.class == FlagClass::Modelled && s.kind == Kind::Flag && self.on(s))
+                .map(|s| s.dest.to_string())
+                .collect(),
         };
         if !defaulted.is_empty() {
             notes.insert(0, format!("{why}: {}", defaulted.join(", ")));
