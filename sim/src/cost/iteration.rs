@@ -134,7 +134,7 @@ impl CostModel {
     }
 
     /// One layer's attention on the busiest GPU: projections, small kernels and the core.
-    fn attention(&self, st: &BatchStats, b: &mut TimeBreakdown) {
+    pub(super) fn attention(&self, st: &BatchStats, b: &mut TimeBreakdown) {
         let (dec_share, pre_share) = self.attention_shares(st);
         let tokens = st.decode * dec_share + st.prefill * pre_share;
         self.attention.cost(tokens, self.small, b);
@@ -192,7 +192,7 @@ impl CostModel {
     }
 
     /// One layer's MLP on the busiest GPU (dense MLP, or shared experts + router + routed experts).
-    fn mlp(&self, st: &BatchStats, moe: bool, b: &mut TimeBreakdown) {
+    pub(super) fn mlp(&self, st: &BatchStats, moe: bool, b: &mut TimeBreakdown) {
         let t = st.tokens();
         if !moe {
             self.dense_mlp.cost(t, self.small, b);
@@ -205,7 +205,7 @@ impl CostModel {
     }
 
     /// One layer's collectives on stage `s`.
-    fn layer_comm(&self, s: usize, st: &BatchStats, moe: bool, b: &mut TimeBreakdown) {
+    pub(super) fn layer_comm(&self, s: usize, st: &BatchStats, moe: bool, b: &mut TimeBreakdown) {
         let c = &self.comm.stages[s];
         let t = st.tokens();
         let act = t * self.hidden * 2.0;
@@ -259,8 +259,10 @@ impl CostModel {
     /// Kernels stage `s` launches eagerly for one batch.
     pub fn stage_launches(&self, s: usize) -> f64 {
         let shape = self.stages[s];
+        // two-batch overlap launches every kernel of a sparse layer once per micro-batch
+        let split = if self.two_batch_overlap { 2.0 } else { 1.0 };
         shape.dense_layers * (self.attention.launches + self.dense_mlp.launches)
-            + shape.moe_layers * (self.attention.launches + self.moe.launches)
+            + split * shape.moe_layers * (self.attention.launches + self.moe.launches)
             + shape.indexer_layers * self.indexer.launches
             + if shape.first {
                 self.embed.launches
@@ -344,8 +346,13 @@ impl CostModel {
             self.layer_comm(s, st, true, &mut moe_c);
             b.add_scaled(&dense, shape.dense_layers);
             b.add_scaled(&dense_c, shape.dense_layers);
-            b.add_scaled(&moe, shape.moe_layers);
-            b.add_scaled(&moe_c, shape.moe_layers);
+            match self.two_batch_layer(s, st) {
+                Some(split) => b.add_scaled(&split, shape.moe_layers),
+                None => {
+                    b.add_scaled(&moe, shape.moe_layers);
+                    b.add_scaled(&moe_c, shape.moe_layers);
+                }
+            }
             b.add_scaled(&indexer, shape.indexer_layers);
             self.ends(s, st, &mut b);
             let launches = self.stage_launches(s);

@@ -24,6 +24,7 @@ pub mod moe;
 pub mod report;
 pub mod spec;
 pub mod steady;
+pub mod tbo;
 pub mod traffic;
 
 pub use iteration::BatchStats;

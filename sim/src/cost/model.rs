@@ -142,6 +142,8 @@ pub struct CostModel {
     /// Speculative decoding: the resolved plan and the draft's own cost model.
     pub(super) spec: Option<super::spec::SpecPlan>,
     pub(super) draft: Option<Box<CostModel>>,
+    /// `--enable-two-batch-overlap` runs for this model and layout ([`super::tbo`]).
+    pub(super) two_batch_overlap: bool,
     model_name: String,
     memory_notes: Vec<String>,
 }
@@ -179,8 +181,11 @@ impl CostModel {
         let placement = machine.place(&layout)?;
         let fp = models::footprint::footprint(model, &layout)?;
         let memory = memory::checked_plan(model, &fp, machine.memory_bytes(), opts)?;
-        let notes = memory.notes.clone();
+        let mut notes = memory.notes.clone();
         let mut cm = Self::build(machine, model, layout, opts, knobs, fp, memory, placement);
+        let (tbo, tbo_note) = super::tbo::applies(model, opts);
+        cm.two_batch_overlap = tbo;
+        notes.extend(tbo_note);
         cm.memory_notes = notes;
         if let Some(s) = &opts.speculative {
             cm.spec = Some(super::spec::SpecPlan::resolve(model, s));
@@ -391,6 +396,7 @@ impl CostModel {
             cpu: CpuCosts::of(machine),
             spec: None,
             draft: None,
+            two_batch_overlap: false,
             model_name: model.name.clone(),
             memory_notes: Vec::new(),
         }

@@ -297,6 +297,11 @@ pub const SPECULATIVE_DRAFT_MODEL_PATH: Spec = m(
 pub const SPECULATIVE_ACCEPT_LENGTH: Spec = m("speculative_accept_length", &["--speculative-accept-length"], Float)
     .bounds(AtLeastFloat(1.0, "tokens accepted per step count the verified token, so at least 1.0"))
     .cli("TOKENS", "tokens accepted per request and step (shardwise's own: SGLang logs it as `accept len`, bench_serving as `accept_length`)");
+/// Two-batch overlap: each MoE layer's batch split in two micro-batches whose expert all-to-all
+/// overlaps the other's compute (SGLang `batch_overlap/two_batch_overlap.py`; its cost is
+/// `crate::cost::tbo`).
+pub const ENABLE_TWO_BATCH_OVERLAP: Spec = m("enable_two_batch_overlap", &["--enable-two-batch-overlap"], Flag)
+    .cli("", "split each MoE layer's batch in two micro-batches so that one's expert all-to-all overlaps the other's compute (DeepSeek-V2/V3-class and Qwen3-MoE layers, with --moe-a2a-backend)");
 /// shardwise's own: overlap communication with compute, to explore.
 pub const OVERLAP_COMM: Spec = m("overlap_comm", &["--overlap-comm"], Flag).cli(
     "",
@@ -351,6 +356,7 @@ pub const SPECS: &[Spec] = &[
     PP_ASYNC_BATCH_DEPTH,
     STREAM_INTERVAL,
     OVERLAP_COMM,
+    ENABLE_TWO_BATCH_OVERLAP,
     DISABLE_RADIX_CACHE,
     ENABLE_MIXED_CHUNK,
     SCHEDULE_POLICY,
