@@ -188,19 +188,26 @@ mod tests {
         let keys: Vec<&str> = d.pairs.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["a", "b", "c", "d", "e", "f", "g", "j"]);
         assert_eq!(raw(&d, "a"), Some("'x, y=(z)'"));
-        assert_eq!(d.string("a").as_deref(), Some("x, y=(z)"));
+        assert_eq!(raw(&d, "a").and_then(unquote).as_deref(), Some("x, y=(z)"));
         assert_eq!(raw(&d, "b"), Some("[1, 2, [3]]"));
         assert_eq!(raw(&d, "c"), Some("{'k': 'v,w'}"));
         assert_eq!(raw(&d, "d"), Some("None"));
-        assert_eq!(d.flag("e"), Some(true));
-        assert_eq!(d.string("f").as_deref(), Some("it's"));
+        assert_eq!(raw(&d, "e"), Some("True"));
+        assert_eq!(raw(&d, "f").and_then(unquote).as_deref(), Some("it's"));
         assert_eq!(raw(&d, "g"), Some("Foo(h=1, i=2)"));
         assert_eq!(
             d.float(&crate::sglang_args::flags::MEM_FRACTION_STATIC),
             None,
             "no such key"
         );
-        assert_eq!(d.float("j"), Some(0.848));
+        assert_eq!(raw(&d, "j"), Some("0.848"));
+        let typed =
+            parse_dump("ServerArgs(mem_fraction_static=0.848, disable_cuda_graph=True)").unwrap();
+        assert_eq!(
+            typed.float(&crate::sglang_args::flags::MEM_FRACTION_STATIC),
+            Some(0.848)
+        );
+        assert!(typed.on(&crate::sglang_args::flags::DISABLE_CUDA_GRAPH));
         assert_eq!(unquote(r"'a\'b\\c'").as_deref(), Some(r"a'b\c"));
     }
 
