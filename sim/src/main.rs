@@ -5,11 +5,27 @@
 
 mod cli;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
+
+/// Every option that takes a value takes a negative one as its value (`--batch -1`), so that the
+/// error names the flag and says what it needs rather than "unexpected argument '-1'".
+fn negative_values_are_values(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        if a.get_num_args().is_some_and(|n| n.takes_values()) || a.get_action().takes_values() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(negative_values_are_values)
+}
 
 fn main() {
     default_sigpipe();
-    let cli = cli::Cli::try_parse().unwrap_or_else(|e| {
+    let parsed = negative_values_are_values(cli::Cli::command())
+        .try_get_matches()
+        .and_then(|m| cli::Cli::from_arg_matches(&m));
+    let cli = parsed.unwrap_or_else(|e| {
         use clap::error::ErrorKind;
         if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
             || matches!(

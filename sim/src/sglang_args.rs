@@ -22,6 +22,7 @@
 
 mod choices;
 mod defaults;
+mod environment;
 mod literal;
 mod names;
 mod parse;
@@ -346,6 +347,10 @@ impl SglangArgs {
                 format!(" and {}", more.join(" and "))
             };
             parts.push(format!("{label}: {}{more}", shown[..named].join(", ")));
+        }
+        let env = self.recorded_environment();
+        if !env.is_empty() {
+            parts.push(format!("environment, recorded: {}", env.join(", ")));
         }
         (!parts.is_empty()).then(|| format!("flags not modelled — {}", parts.join("; ")))
     }

@@ -54,6 +54,21 @@ impl ModelArg {
     /// Loads the model description: `--model`, else the launch line's `--model-path`.
     pub fn resolve_or(&self, launch_model_path: Option<&str>) -> Result<ModelSpec> {
         let (flag, name) = match (&self.model, launch_model_path) {
+            (Some(m), Some(p)) if m != p => {
+                let spec = ModelSpec::resolve(m).with_context(|| format!("--model {m}"))?;
+                return match ModelSpec::resolve(p) {
+                    Ok(other) if other.name == spec.name => Ok(spec),
+                    Ok(other) => bail!(
+                        "--model {m} ({}) disagrees with the launch line's --model-path {p} ({}): give one model, or the same both ways",
+                        spec.name,
+                        other.name
+                    ),
+                    Err(e) => bail!(
+                        "--model {m} ({}) and the launch line's --model-path {p}: cannot tell whether they are the same model ({e}); drop one of them",
+                        spec.name
+                    ),
+                };
+            }
             (Some(m), _) => ("--model", m.as_str()),
             (None, Some(m)) => ("--server-args --model-path", m),
             (None, None) => bail!(

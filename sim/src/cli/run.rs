@@ -311,6 +311,9 @@ pub fn run(args: Args) -> Result<()> {
         write_bench_line(path, &setup, &args.workload, &run, &workload, layout)?;
     }
     setup.print_notes();
+    if let Some(plan) = model.spec_plan() {
+        eprintln!("note: {plan}");
+    }
     let bench_flags = args.workload.not_modelled();
     print_bench_flags(&bench_flags);
     let mut flags_not_modelled = setup.flags_not_modelled();

@@ -65,6 +65,30 @@ pub struct SpecPlan {
     pub draft: String,
 }
 
+impl std::fmt::Display for SpecPlan {
+    /// `speculative decoding modelled: EAGLE, 3 draft passes × top-1, 4 tokens verified per
+    /// step, drafted by …; acceptance length 2.53 tokens per step (assumed: …)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "speculative decoding modelled: {}, {} draft pass(es) × top-{}, {} tokens verified per step, drafted by {}; acceptance length {:.2} tokens per step ",
+            self.algorithm,
+            self.num_steps,
+            self.eagle_topk,
+            self.num_draft_tokens,
+            self.draft,
+            self.accept_length
+        )?;
+        match self.accept_source {
+            AcceptSource::Given => f.write_str("(given)"),
+            AcceptSource::Measured => f.write_str("(measured)"),
+            AcceptSource::Default => f.write_str(
+                "(assumed: each chained draft token accepted with the stated default probability; give --speculative-accept-length, your server log's `accept len`, to use yours)",
+            ),
+        }
+    }
+}
+
 impl SpecPlan {
     /// SGLang's defaults where a flag is 0 (unset): (3, 1, 4) for a checkpoint with MTP layers
     /// (what SGLang picks for DeepSeek-V3-style models), (5, 4, 8) otherwise; the acceptance

@@ -220,7 +220,17 @@ fn parse_words(words: &[String], origin: Origin) -> Result<SglangArgs> {
                     c.join(", ")
                 )),
             ),
-            Resolved::Unknown => (None, None),
+            Resolved::Unknown => match table::misspelled_modelled(&opt) {
+                Some(meant) => {
+                    return Err(bad(
+                        &opt,
+                        format!(
+                            "not an SGLang option (SGLang refuses the line); did you mean {meant}?"
+                        ),
+                    ));
+                }
+                None => (None, None),
+            },
         };
         let spec = dest.and_then(table::spec);
         let class = spec.map_or(FlagClass::Unknown, |s| s.class);

@@ -23,7 +23,7 @@ impl SglangArgs {
         ctx: &DefaultsContext,
         model: &ModelSpec,
     ) -> Result<ResolvedOptions> {
-        let mut notes = Vec::new();
+        let mut notes = self.check_environment(ctx.tp * ctx.pp)?;
         let mut defaulted = Vec::new();
         let mib = ctx.gpu_mem_mib();
         let why = format!(

@@ -418,6 +418,49 @@ fn all_options() -> Vec<(String, &'static str)> {
     v
 }
 
+/// The modelled option `given` is most likely a misspelling of (at most two letters inserted,
+/// dropped, changed or swapped: `--tp-sze`, `--mem-fraction-statc`), for an option SGLang does
+/// not have. SGLang's argparse refuses such a line; shardwise says which flag was meant.
+pub(super) fn misspelled_modelled(given: &str) -> Option<&'static str> {
+    if given.len() < 5 {
+        return None;
+    }
+    SPECS
+        .iter()
+        .filter(|s| s.class == FlagClass::Modelled)
+        .flat_map(|s| s.flags.iter().copied())
+        .map(|f| (edit_distance(given, f), f))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, f)| f)
+}
+
+/// Optimal-string-alignment distance: insertions, deletions, substitutions and swaps of two
+/// neighbouring characters, each 1.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 /// How an option string given on a launch line resolves, the way argparse resolves it.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Resolved {
@@ -484,6 +527,23 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(resolve("--no-such-flag"), Resolved::Unknown);
+    }
+
+    #[test]
+    fn misspellings_of_modelled_flags_name_the_flag() {
+        assert_eq!(misspelled_modelled("--tp-sze"), Some("--tp-size"));
+        assert_eq!(
+            misspelled_modelled("--mem-fraction-statc"),
+            Some("--mem-fraction-static")
+        );
+        assert_eq!(
+            misspelled_modelled("--kv-cahce-dtype"),
+            Some("--kv-cache-dtype")
+        );
+        assert_eq!(misspelled_modelled("--no-such-flag"), None);
+        assert_eq!(misspelled_modelled("--host"), None);
+        assert_eq!(edit_distance("abcd", "acbd"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
     }
 
     #[test]

@@ -1,0 +1,97 @@
+//! Environment assignments before a launch command (`NCCL_P2P_LEVEL=SYS CUDA_VISIBLE_DEVICES=0,1
+//! python -m sglang.launch_server …`): the ones that change the machine the server runs on are
+//! checked or refused with what to do instead, since shardwise takes the machine from
+//! `--machine` (a preset or a probe profile), not from the environment; the rest are recorded.
+
+use super::parse::bad;
+use super::{Result, SglangArgs};
+
+/// NCCL settings that change the transport or the collectives' curves, and what to do instead.
+const NCCL_MACHINE: &[(&str, &str)] = &[
+    (
+        "NCCL_P2P_DISABLE",
+        "it sends every GPU-to-GPU copy through host memory: shardwise takes the transport from --machine; probe with the same setting (`NCCL_P2P_DISABLE=1 probe run`) or use a preset without P2P (rtx-pro-6000-x8-vm-hostbounce)",
+    ),
+    (
+        "NCCL_P2P_LEVEL",
+        "it decides which GPU pairs use P2P: shardwise takes the curves from --machine; probe with the same setting, or use a tuned preset (rtx-pro-6000-x8-baremetal-nccl-tuned)",
+    ),
+    (
+        "NCCL_PROTO",
+        "it changes NCCL's protocols and so its all-reduce curves: probe with the same setting, or use a preset measured with it (rtx-pro-6000-x8-baremetal-nccl-ll128, -nccl-tuned)",
+    ),
+    (
+        "NCCL_ALGO",
+        "it changes NCCL's algorithms and so its collectives' curves: probe with the same setting",
+    ),
+    (
+        "NCCL_SHM_DISABLE",
+        "it changes the transport between GPUs without P2P: probe with the same setting",
+    ),
+];
+
+impl SglangArgs {
+    /// Checks the launch line's environment against a layout of `gpus` GPUs: refuses what
+    /// changes the machine (naming what to do instead); returns the notes of what was read.
+    pub(super) fn check_environment(&self, gpus: u32) -> Result<Vec<String>> {
+        let mut notes = Vec::new();
+        for (key, value) in &self.env {
+            let spelled = format!("{key}={value}");
+            if let Some((_, why)) = NCCL_MACHINE.iter().find(|(k, _)| k == key) {
+                return Err(bad(
+                    &spelled,
+                    format!("not modelled from a launch line: {why}"),
+                ));
+            }
+            if key == "CUDA_VISIBLE_DEVICES" {
+                let visible = value.split(',').filter(|d| !d.trim().is_empty()).count() as u32;
+                if visible < gpus {
+                    return Err(bad(
+                        &spelled,
+                        format!(
+                            "{visible} GPU(s) visible, but the layout needs {gpus}: list {gpus} devices or use a smaller --tp / --pp-size"
+                        ),
+                    ));
+                }
+                notes.push(format!(
+                    "{spelled}: {visible} GPU(s) visible, the layout uses {gpus}; costed on the machine's best-placed {gpus}"
+                ));
+            }
+        }
+        Ok(notes)
+    }
+
+    /// The environment assignments that are only recorded, as `KEY=value`.
+    pub(super) fn recorded_environment(&self) -> Vec<String> {
+        self.env
+            .iter()
+            .filter(|(k, _)| k != "CUDA_VISIBLE_DEVICES")
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::from_launch_line;
+
+    #[test]
+    fn machine_changing_settings_are_refused_and_devices_counted() {
+        let line =
+            |env: &str| format!("{env} python -m sglang.launch_server --model-path x --tp 8");
+        let a = from_launch_line(&line("NCCL_P2P_DISABLE=1")).unwrap();
+        let e = a.check_environment(8).unwrap_err().to_string();
+        assert!(e.starts_with("NCCL_P2P_DISABLE=1: "), "{e}");
+        assert!(e.contains("probe"), "{e}");
+        let a = from_launch_line(&line("CUDA_VISIBLE_DEVICES=0,1,2,3")).unwrap();
+        let e = a.check_environment(8).unwrap_err().to_string();
+        assert!(
+            e.contains("4 GPU(s) visible, but the layout needs 8"),
+            "{e}"
+        );
+        assert_eq!(a.check_environment(4).unwrap().len(), 1);
+        let a = from_launch_line(&line("SGLANG_ENABLE_JIT_DEEPGEMM=0")).unwrap();
+        assert!(a.check_environment(8).unwrap().is_empty());
+        assert_eq!(a.recorded_environment(), ["SGLANG_ENABLE_JIT_DEEPGEMM=0"]);
+    }
+}
