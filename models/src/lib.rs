@@ -10,7 +10,9 @@
 //! [`presets`] (embedded model presets; [`ModelSpec::resolve`] takes a preset or a path),
 //! [`layout`] (SGLang parallel layouts and their validation), [`footprint`] (per-GPU weights and
 //! KV per token under a layout), [`gpu`] (datasheet presets), [`profile`] (machine profiles) and
-//! [`profile_check`] (their plausibility checks), [`input`] (size-limited reads of users' files).
+//! [`profile_check`] (their plausibility checks), [`input`] (size-limited reads of users' files),
+//! and two small homes every crate shares: [`stats`] (median, percentiles) and [`units`] (sizes
+//! written for people).
 //!
 //! This crate measures and simulates nothing: it only describes. Units are bytes and seconds unless
 //! a name says otherwise (`_gb_per_s` uses GB = 1e9 bytes, as nccl-tests reports; `_us` is µs).
@@ -28,6 +30,8 @@ pub mod profile;
 pub mod profile_check;
 pub mod quant;
 pub mod spec;
+pub mod stats;
+pub mod units;
 
 pub use error::ModelsError;
 pub use footprint::{Footprint, GpuFootprint};

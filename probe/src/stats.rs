@@ -29,14 +29,7 @@ pub fn missing() -> Stat {
     }
 }
 
-/// The `q`-quantile (0..=1) of an ascending slice.
-pub fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
-    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
-    let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
-    let frac = pos - lo as f64;
-    sorted[lo] + (sorted[hi] - sorted[lo]) * frac
-}
+pub use models::stats::percentile_sorted;
 
 /// GB/s (1e9 bytes per second, as nccl-tests prints) for `bytes` moved in `seconds`.
 pub fn gb_per_s(bytes: u64, seconds: f64) -> f64 {

@@ -29,21 +29,7 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-/// Human size in binary units as nccl-tests' users read them (`1 MiB`, `256 MiB`).
-pub fn fmt_bytes(b: u64) -> String {
-    const U: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i < 3 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if v.fract() == 0.0 {
-        format!("{v:.0} {}", U[i])
-    } else {
-        format!("{v:.1} {}", U[i])
-    }
-}
+pub use models::units::fmt_bytes;
 
 /// The best unidirectional peak over modes, and which mode gave it.
 fn best_peak(l: &PairLink) -> Option<(f64, TransferMode)> {

@@ -56,16 +56,6 @@ fn reference_gpu(fam: &FamilyCurves) -> GpuSpec {
     GpuSpec::preset(&fam.reference_gpu).expect("reference GPU preset")
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
-}
-
 #[test]
 fn embedded_json_is_the_fit_of_the_shared_csvs() {
     let refit = fit::fit(&rows()).expect("GPU presets of the measured cards exist");
@@ -136,7 +126,7 @@ fn curves_reproduce_measured_kernel_times() {
     let mut all = Vec::new();
     let mut failures = Vec::new();
     for ((sys, kind, dtype), errs) in &groups {
-        let med = median(errs.clone());
+        let med = median_or_nan(errs.clone());
         let mut sorted = errs.clone();
         sorted.sort_by(|a, b| a.total_cmp(b));
         let p90 = sorted[(sorted.len() * 9 / 10).min(sorted.len() - 1)];
@@ -154,7 +144,7 @@ fn curves_reproduce_measured_kernel_times() {
         all.extend_from_slice(errs);
     }
     println!("{table}");
-    let overall = median(all);
+    let overall = median_or_nan(all);
     println!("overall median |err| {:.1}%", 100.0 * overall);
     assert!(
         failures.is_empty(),
@@ -326,4 +316,9 @@ proptest! {
         prop_assert!(m.kernel_time_s(&g, kind, dtype, tokens, flops * 2.0, bytes) >= t);
         prop_assert!(m.kernel_time_s(&g, kind, dtype, tokens, flops, bytes * 2.0) >= t);
     }
+}
+
+/// [`models::stats::median`], NaN for no values (a row with nothing to summarize).
+fn median_or_nan(v: Vec<f64>) -> f64 {
+    models::stats::median(&v).unwrap_or(f64::NAN)
 }

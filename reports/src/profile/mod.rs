@@ -44,15 +44,6 @@ pub struct Headline {
     pub order: u8,
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.retain(|x| x.is_finite());
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
-}
-
 /// The numbers a reader checks first: median pair bandwidth per transfer mode (unidirectional,
 /// largest size), pinned host→device bandwidth of one GPU, and each collective's bus bandwidth
 /// over the largest group at its largest successful size, and the first GPU's empty-kernel
@@ -76,7 +67,8 @@ pub fn headlines(profile: &MachineProfile) -> Vec<Headline> {
             .filter_map(|c| c.points.iter().max_by_key(|p| p.bytes))
             .map(|p| p.gb_per_s.median)
             .collect();
-        if let Some(m) = median(v.clone()) {
+        let finite: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+        if let Some(m) = models::stats::median(&finite) {
             let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let value = if hi - lo < 0.05 * m.abs() {

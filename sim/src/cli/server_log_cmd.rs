@@ -156,19 +156,6 @@ fn steady_summary(run: &RunReport) -> Table {
     t
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
-
 fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
     let prompt: u64 = run
         .prefill
@@ -225,14 +212,13 @@ fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
     match CostModel::new(&setup.machine, &setup.spec, layout, &opts, setup.knobs) {
         Ok(model) => {
             report.samples = rows(&|s| (s.running > 0).then(|| predicted_step_s(&model, s)));
-            report.median_abs_error_pct = median(
-                report
-                    .samples
-                    .iter()
-                    .filter(|r| r.reporting && r.sample.steady)
-                    .filter_map(|r| r.error_pct.map(f64::abs))
-                    .collect(),
-            );
+            let errors: Vec<f64> = report
+                .samples
+                .iter()
+                .filter(|r| r.reporting && r.sample.steady)
+                .filter_map(|r| r.error_pct.map(f64::abs))
+                .collect();
+            report.median_abs_error_pct = models::stats::median(&errors);
         }
         Err(e) => {
             report.error = Some(e.to_string());

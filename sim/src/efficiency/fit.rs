@@ -77,26 +77,13 @@ fn compute_class(row: &KernelRow) -> &'static str {
     super::compute_class(row.kind, row.dtype)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
-}
-
 /// The peak a CSV assumed: median of achieved / (percent / 100) over rows with a positive percent.
 fn implied_peak(pairs: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
     let v: Vec<f64> = pairs
         .filter(|(_, pct)| *pct > 0.0)
         .map(|(achieved, pct)| achieved / (pct / 100.0))
         .collect();
-    (!v.is_empty()).then(|| median(v))
+    (!v.is_empty()).then(|| median_or_nan(v))
 }
 
 /// A fraction never falls below this share of the best value at smaller sizes: without the floor a
@@ -266,7 +253,7 @@ fn fit_curve(
             memory_fraction: mf,
             compute_fraction: cf,
             rows: pts.len() as u32,
-            median_abs_error: round5(median(errs)),
+            median_abs_error: round5(median_or_nan(errs)),
         });
     }
     let mut source_dtypes: Vec<String> = rows.iter().map(|r| r.source_dtype.clone()).collect();
@@ -282,7 +269,7 @@ fn fit_curve(
             .map_or(0.0, |(_, byte_s)| round5(byte_s / (peak_gb_per_s * 1e9))),
         knots,
         rows: rows.len() as u32,
-        median_abs_error: round5(median(all_errors)),
+        median_abs_error: round5(median_or_nan(all_errors)),
     }
 }
 
@@ -348,4 +335,9 @@ pub fn fit(rows: &[KernelRow]) -> Result<EfficiencyModel, EfficiencyError> {
         conventions: CONVENTIONS.iter().map(|s| s.to_string()).collect(),
         families,
     })
+}
+
+/// [`models::stats::median`], NaN for no values (a row with nothing to summarize).
+fn median_or_nan(v: Vec<f64>) -> f64 {
+    models::stats::median(&v).unwrap_or(f64::NAN)
 }

@@ -90,7 +90,7 @@ impl LengthStats {
     fn of(lengths: &[f64], nd: f64, errors_pct: impl Iterator<Item = f64>) -> LengthStats {
         let (min, max) = range_of(lengths);
         LengthStats {
-            median_accept_length: median(lengths.to_vec()),
+            median_accept_length: median_or_nan(lengths.to_vec()),
             min,
             max,
             spread: spread_of(lengths),
@@ -185,7 +185,7 @@ fn sweeps_of(
                 axis,
                 fixed,
                 n: rs.len(),
-                median_accept_length: median(implied.clone()),
+                median_accept_length: median_or_nan(implied.clone()),
                 min,
                 max,
                 spread: spread_of(&implied),
@@ -228,18 +228,6 @@ pub struct AcceptReport {
     pub series: Vec<Series>,
     /// MTP-on records not analysed, with why (another reason besides MTP).
     pub skipped: Vec<(String, String)>,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
 }
 
 /// An MTP-on decode record as if MTP were off, when that is its only obstacle.
@@ -399,12 +387,13 @@ fn series_of(
     if implied.is_empty() {
         return None;
     }
-    let med = median(implied.iter().map(|x| x.length).collect());
+    let med = median_or_nan(implied.iter().map(|x| x.length).collect());
     let anchored_lengths: Vec<f64> = implied
         .iter()
         .filter_map(|x| x.anchored.as_ref().map(|a| a.1))
         .collect();
-    let anchored_med = (!anchored_lengths.is_empty()).then(|| median(anchored_lengths.clone()));
+    let anchored_med =
+        (!anchored_lengths.is_empty()).then(|| median_or_nan(anchored_lengths.clone()));
     let records: Vec<ImpliedRecord> = implied
         .iter()
         .map(|x| record_of(x, resolved, cfg, med, anchored_med, measured_by_id))
@@ -497,6 +486,11 @@ fn record_of(
         error_with_measured_pct: pred_measured.map(|p| (p / m - 1.0) * 100.0),
         anchored,
     }
+}
+
+/// [`models::stats::median`], NaN for no values (a row with nothing to summarize).
+fn median_or_nan(v: Vec<f64>) -> f64 {
+    models::stats::median(&v).unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]

@@ -147,8 +147,8 @@ impl Summary {
         let mean = v.iter().sum::<f64>() / v.len() as f64;
         Summary {
             mean,
-            median: percentile_sorted(v, 50.0),
-            p99: percentile_sorted(v, 99.0),
+            median: models::stats::percentile_sorted(v, 0.5),
+            p99: models::stats::percentile_sorted(v, 0.99),
         }
     }
 }
@@ -209,14 +209,6 @@ impl WeightedSample {
             p99: pct(99.0),
         }
     }
-}
-
-/// numpy.percentile (linear) of a sorted, non-empty slice.
-fn percentile_sorted(v: &[f64], q: f64) -> f64 {
-    let pos = q / 100.0 * (v.len() - 1) as f64;
-    let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
-    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
 }
 
 #[cfg(test)]
