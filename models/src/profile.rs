@@ -528,7 +528,7 @@ impl MachineProfile {
 /// Writes `bytes` to `path` through a temp file in the same folder and a rename.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::error::Result<()> {
     use std::io::Write;
-    let io_err = |source| crate::ModelsError::Io {
+    let io_err = |source| crate::ModelsError::Write {
         path: path.to_path_buf(),
         source,
     };

@@ -23,6 +23,7 @@ pub mod hypervisor;
 pub mod import;
 pub mod nccl;
 pub mod numa;
+pub mod out_path;
 pub mod p2p_sample;
 pub mod par;
 pub mod plan;
