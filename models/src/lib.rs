@@ -28,6 +28,7 @@ pub mod profile;
 pub mod profile_check;
 pub mod quant;
 pub mod spec;
+pub mod vm_facts;
 
 pub use error::ModelsError;
 pub use footprint::{Footprint, GpuFootprint};

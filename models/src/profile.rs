@@ -13,10 +13,18 @@ use std::collections::BTreeMap;
 ///   entry per node of a multi-node profile; empty for one node), `DeviceInfo::node`, and the
 ///   link class `NET` for paths that leave a node. A v1 profile reads as a v2 profile with
 ///   those fields empty.
-pub const PROFILE_SCHEMA_VERSION: u32 = 2;
+/// - 3: adds `virtualization` (hypervisor, IOMMU, P2P reported vs working), `nccl_transports`
+///   (what NCCL picked per peer), `host_staging` (the host-staged paths by size) and
+///   `pageable_variants`. A v1 or v2 profile reads with those empty.
+pub const PROFILE_SCHEMA_VERSION: u32 = 3;
 
 /// Every schema version this build reads.
-pub const PROFILE_SCHEMA_VERSIONS_READ: &[u32] = &[1, 2];
+pub const PROFILE_SCHEMA_VERSIONS_READ: &[u32] = &[1, 2, 3];
+
+pub use crate::vm_facts::{
+    GpuIommu, HostStagePath, HostStagedCurve, HypervisorFacts, IommuFacts, IommuMode,
+    NcclPeerTransport, NcclTransport, PageableVariant, PeerCheck, Virtualization,
+};
 
 /// Everything known about one machine's GPUs and the paths between them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,6 +62,18 @@ pub struct MachineProfile {
     /// `DeviceInfo::node` names its node.
     #[serde(default)]
     pub nodes: Vec<NodeInfo>,
+    /// Hypervisor, IOMMU and P2P reported vs working (schema 3; `None` when not probed).
+    #[serde(default)]
+    pub virtualization: Option<Virtualization>,
+    /// The transport NCCL picked per peer of each measured group (schema 3).
+    #[serde(default)]
+    pub nccl_transports: Vec<NcclPeerTransport>,
+    /// Host-staged copies by size: the path NCCL takes without P2P (schema 3).
+    #[serde(default)]
+    pub host_staging: Vec<HostStagedCurve>,
+    /// Pageable host → device bandwidth by kind of host buffer (schema 3).
+    #[serde(default)]
+    pub pageable_variants: Vec<PageableVariant>,
 }
 
 /// Provenance of a profile.
@@ -473,6 +493,10 @@ impl MachineProfile {
             compute: Vec::new(),
             launch: Vec::new(),
             nodes: Vec::new(),
+            virtualization: None,
+            nccl_transports: Vec::new(),
+            host_staging: Vec::new(),
+            pageable_variants: Vec::new(),
         }
     }
 
@@ -568,6 +592,18 @@ mod tests {
         assert_eq!(p.devices.len(), 2);
         assert!(p.launch.is_empty() && p.nodes.is_empty());
         assert!(p.devices.iter().all(|d| d.node == 0));
+    }
+
+    #[test]
+    fn a_v2_profile_reads_with_the_v3_fields_empty() {
+        let path = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../probe/profiles/h200-x1.json"
+        ));
+        let p = MachineProfile::load(path).expect("the committed v2 profile reads");
+        assert_eq!(p.schema_version, 2);
+        assert!(p.virtualization.is_none() && p.nccl_transports.is_empty());
+        assert!(p.host_staging.is_empty() && p.pageable_variants.is_empty());
     }
 
     #[test]

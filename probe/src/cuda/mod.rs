@@ -8,6 +8,7 @@ pub mod inventory;
 pub mod kernels;
 pub mod launch;
 pub mod p2p;
+pub mod staging;
 pub mod pattern;
 
 use crate::error::{ProbeError, Result};
