@@ -1,7 +1,8 @@
 """PyTorch's pageable host -> device copy_ beside probe's pageable_variants (issue 26): same size
 (256 MiB), CUDA events, median of 15 after 3 warm-ups; GB = 1e9 bytes. Each buffer kind once:
 torch's own allocator (touched by randint), numpy's (madvise(MADV_HUGEPAGE) on large arrays by
-default on Linux), numpy with that turned off, a never-touched torch.empty, and pinned.
+default on Linux), numpy with that turned off, a never-touched torch.empty (its pages are the
+kernel's shared zero page), the same written once, torch.zeros, and pinned.
 
 Usage: python3 pageable_reference.py [--out ref.json]
 """
@@ -64,6 +65,8 @@ def main():
     b = np.random.randint(0, 255, N, dtype=np.uint8)
     kinds["numpy, madvise hugepage off"] = torch.from_numpy(b)
     kinds["torch.empty (never touched)"] = torch.empty(N, dtype=torch.uint8)
+    kinds["torch.empty, then fill_(1)"] = torch.empty(N, dtype=torch.uint8).fill_(1)
+    kinds["torch.zeros (written zeros)"] = torch.zeros(N, dtype=torch.uint8)
     for name, h in kinds.items():
         res[name] = {
             "gb_per_s": timed(lambda: d.copy_(h)),

@@ -195,8 +195,12 @@ impl Backend for RealBackend {
                 Some(p) => Some(crate::cuda::kernels::CopyKernel::load(g, p)?),
                 None => None,
             };
-            out.curves
-                .extend(crate::cuda::staging::measure_staging(g, k.as_ref(), plan, notes)?);
+            out.curves.extend(crate::cuda::staging::measure_staging(
+                g,
+                k.as_ref(),
+                plan,
+                notes,
+            )?);
         }
         if let Some(g) = self.gpus.first() {
             tick(format!("pageable buffer kinds GPU {}", g.ordinal));

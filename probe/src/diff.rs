@@ -27,7 +27,7 @@ pub const DIFF_SCHEMA_VERSION: u32 = 1;
 /// One compared figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiffRow {
-    /// `host`, `device`, `p2p`, `nccl`, `gemm`, `launch`.
+    /// `host`, `device`, `staging`, `p2p`, `nccl`, `gemm`, `launch`.
     pub section: String,
     /// What was measured (e.g. `all_reduce n=8 1 MiB`).
     pub item: String,
@@ -147,6 +147,26 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
                     sb.median,
                 );
             }
+        }
+    }
+    for sa in &a.host_staging {
+        let same = |c: &&models::profile::HostStagedCurve| {
+            c.device == sa.device && c.path == sa.path && c.direction == sa.direction
+        };
+        if let Some(sb) = b.host_staging.iter().find(same) {
+            let peak = |c: &models::profile::HostStagedCurve| {
+                c.points
+                    .iter()
+                    .map(|p| p.gb_per_s.median)
+                    .fold(0.0, f64::max)
+            };
+            push(
+                "staging",
+                format!("GPU {} {:?} {:?} peak", sa.device, sa.path, sa.direction),
+                "GB/s",
+                peak(sa),
+                peak(sb),
+            );
         }
     }
     for ca in &a.collectives {

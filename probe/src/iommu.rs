@@ -81,7 +81,10 @@ pub fn detect(root: &Path, devices: &[DeviceInfo]) -> IommuFacts {
         })
         .collect::<Vec<_>>();
     // The GPUs' own groups decide the mode where known; else any group's.
-    let gpu_types: Vec<&str> = gpus.iter().filter_map(|g| g.group_type.as_deref()).collect();
+    let gpu_types: Vec<&str> = gpus
+        .iter()
+        .filter_map(|g| g.group_type.as_deref())
+        .collect();
     let decide: Vec<&str> = if gpu_types.is_empty() {
         types.iter().map(String::as_str).collect()
     } else {
@@ -145,10 +148,16 @@ mod tests {
             std::fs::write(p, s).unwrap();
         };
         // SLLPS bit 0 (2 MiB) set: 1 << 34.
-        w("sys/class/iommu/dmar0/intel-iommu/cap", &format!("{:x}\n", 1u64 << 34));
+        w(
+            "sys/class/iommu/dmar0/intel-iommu/cap",
+            &format!("{:x}\n", 1u64 << 34),
+        );
         w("sys/kernel/iommu_groups/7/type", "DMA-FQ\n");
         w("sys/kernel/iommu_groups/8/type", "identity\n");
-        w("proc/cmdline", "BOOT_IMAGE=/vmlinuz intel_iommu=on iommu=pt quiet\n");
+        w(
+            "proc/cmdline",
+            "BOOT_IMAGE=/vmlinuz intel_iommu=on iommu=pt quiet\n",
+        );
         std::fs::create_dir_all(r.join("sys/bus/pci/devices/0000:01:00.0")).unwrap();
         std::os::unix::fs::symlink(
             "../../../kernel/iommu_groups/7",

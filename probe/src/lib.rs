@@ -31,6 +31,7 @@ pub mod plan;
 pub mod run;
 pub mod stats;
 pub mod summary;
+pub mod summary_vm;
 #[cfg(test)]
 pub(crate) mod testbox;
 

@@ -8,8 +8,8 @@ pub mod inventory;
 pub mod kernels;
 pub mod launch;
 pub mod p2p;
-pub mod staging;
 pub mod pattern;
+pub mod staging;
 
 use crate::error::{ProbeError, Result};
 use cudarc::driver::{result, sys};

@@ -10,9 +10,7 @@ use crate::error::{ProbeError, Result};
 use crate::plan::RunPlan;
 use crate::stats::{gb_per_s, summarize};
 use cudarc::driver::{result, sys};
-use models::profile::{
-    HostDirection, HostStagePath, HostStagedCurve, PageableVariant, SizePoint,
-};
+use models::profile::{HostDirection, HostStagePath, HostStagedCurve, PageableVariant, SizePoint};
 
 /// Pinned host memory mapped into the device's address space (`CU_MEMHOSTALLOC_PORTABLE |
 /// CU_MEMHOSTALLOC_DEVICEMAP`), what NCCL's SHM buffers are.
@@ -74,7 +72,9 @@ pub fn measure_staging(
     let mut out = Vec::new();
     for path in [HostStagePath::MappedKernel, HostStagePath::CopyEngine] {
         if path == HostStagePath::MappedKernel && kernel.is_none() {
-            notes.push("host staging: mapped-memory kernel path skipped (no NVRTC copy kernel)".into());
+            notes.push(
+                "host staging: mapped-memory kernel path skipped (no NVRTC copy kernel)".into(),
+            );
             continue;
         }
         for dir in [HostDirection::DeviceToHost, HostDirection::HostToDevice] {
@@ -95,9 +95,13 @@ pub fn measure_staging(
                 let n = bytes as usize;
                 // Small copies are batched so one sample lasts well past the event resolution.
                 let reps = ((8u64 << 20) / bytes).clamp(1, 256) as u32;
-                let secs = time_on_streams(gpu, plan.repeats.warmup, plan.repeats.samples, reps, |s, _| {
-                    copy(n, s, &mut host)
-                })?;
+                let secs = time_on_streams(
+                    gpu,
+                    plan.repeats.warmup,
+                    plan.repeats.samples,
+                    reps,
+                    |s, _| copy(n, s, &mut host),
+                )?;
                 let bw: Vec<f64> = secs.iter().map(|&t| gb_per_s(bytes, t)).collect();
                 let us: Vec<f64> = secs.iter().map(|&t| t * 1e6).collect();
                 points.push(SizePoint {
@@ -221,25 +225,48 @@ pub fn measure_pageable_variants(gpu: &Gpu, plan: &RunPlan) -> Result<Vec<Pageab
     // As `probe run`'s pageable figure: malloc'd (glibc mmap, 16 B past a page), touched.
     let mut v = vec![0u8; n];
     pattern::fill(&mut v, 1);
-    push("malloc, touched (the host step's buffer)", time(v.as_ptr(), n)?);
-    push("malloc, touched, copied in 2 MiB pieces", time(v.as_ptr(), 2 << 20)?);
+    push(
+        "malloc, touched (the host step's buffer)",
+        time(v.as_ptr(), n)?,
+    );
+    push(
+        "malloc, touched, copied in 2 MiB pieces",
+        time(v.as_ptr(), 2 << 20)?,
+    );
     drop(v);
     for (name, advice) in [
-        ("2 MiB-aligned mmap, MADV_HUGEPAGE, touched", libc::MADV_HUGEPAGE),
-        ("2 MiB-aligned mmap, MADV_NOHUGEPAGE, touched", libc::MADV_NOHUGEPAGE),
+        (
+            "2 MiB-aligned mmap, MADV_HUGEPAGE, touched",
+            libc::MADV_HUGEPAGE,
+        ),
+        (
+            "2 MiB-aligned mmap, MADV_NOHUGEPAGE, touched",
+            libc::MADV_NOHUGEPAGE,
+        ),
     ] {
         let m = MmapBuf::new(n, advice)?;
         let s = unsafe { std::slice::from_raw_parts_mut(m.at, n) };
         pattern::fill(s, 2);
         push(name, time(m.at, n)?);
     }
-    // First touch inside the copy: a fresh mapping per sample, never written before.
+    // Never written: every page of the source is the kernel's one shared zero page, so the
+    // driver's staging memcpy reads the same 4 KiB from cache (what a benchmark of an
+    // untouched `torch.empty` buffer measures). First the copy that maps those pages (a fresh
+    // mapping per sample), then the warmed one.
     let mut fresh = Vec::new();
     for _ in 0..r.samples.min(5) {
         let m = MmapBuf::new(n, libc::MADV_NORMAL)?;
         let t = time_on_streams(gpu, 0, 1, 1, |s, _| htod(dev.ptr, m.at, n, s))?;
         fresh.extend(t);
     }
-    push("fresh mmap, never touched (first touch inside the copy)", fresh);
+    push(
+        "fresh mmap, never written, first copy (page faults inside the copy)",
+        fresh,
+    );
+    let m = MmapBuf::new(n, libc::MADV_NORMAL)?;
+    push(
+        "mmap never written, warmed (every page is the shared zero page)",
+        time(m.at, n)?,
+    );
     Ok(out)
 }

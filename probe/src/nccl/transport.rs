@@ -137,21 +137,40 @@ mod tests {
     #[test]
     fn reads_each_transport() {
         let cases = [
-            ("h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read", NcclTransport::P2pCuMem),
-            ("h:1:1 [0] NCCL INFO Channel 03/1 : 0[0] -> 1[1] via P2P/IPC/read", NcclTransport::P2pIpc),
-            ("h:1:1 [1] NCCL INFO Channel 01 : 1[1] -> 0[0] via P2P/direct pointer", NcclTransport::P2pDirect),
-            ("h:1:1 [1] NCCL INFO Channel 01/0 : 1[1] -> 0[0] via SHM/direct/direct", NcclTransport::Shm),
-            ("h:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA", NcclTransport::Net),
+            (
+                "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
+                NcclTransport::P2pCuMem,
+            ),
+            (
+                "h:1:1 [0] NCCL INFO Channel 03/1 : 0[0] -> 1[1] via P2P/IPC/read",
+                NcclTransport::P2pIpc,
+            ),
+            (
+                "h:1:1 [1] NCCL INFO Channel 01 : 1[1] -> 0[0] via P2P/direct pointer",
+                NcclTransport::P2pDirect,
+            ),
+            (
+                "h:1:1 [1] NCCL INFO Channel 01/0 : 1[1] -> 0[0] via SHM/direct/direct",
+                NcclTransport::Shm,
+            ),
+            (
+                "h:2:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA",
+                NcclTransport::Net,
+            ),
         ];
         for (line, t) in cases {
             let l = parse_line(line).unwrap_or_else(|| panic!("{line}"));
             assert_eq!(l.transport, t, "{line}");
         }
         let l = parse_line(cases[4].0).unwrap();
-        assert_eq!((l.from_rank, l.from_device, l.to_rank, l.to_device), (0, Some(0), 8, Some(0)));
+        assert_eq!(
+            (l.from_rank, l.from_device, l.to_rank, l.to_device),
+            (0, Some(0), 8, Some(0))
+        );
         assert_eq!(l.via, "NET/IB/0/GDRDMA");
         // An old NCCL's bus id is no device index.
-        let old = parse_line("h:1:1 [0] NCCL INFO Channel 00 : 0[1b000] -> 1[1c000] via P2P/IPC").unwrap();
+        let old = parse_line("h:1:1 [0] NCCL INFO Channel 00 : 0[1b000] -> 1[1c000] via P2P/IPC")
+            .unwrap();
         assert_eq!((old.from_device, old.to_device), (None, None));
     }
 
@@ -173,15 +192,22 @@ mod tests {
         let lines: Vec<String> = (0..4)
             .flat_map(|c| {
                 [
-                    format!("h:1:1 [0] NCCL INFO Channel {c:02}/0 : 0[0] -> 1[1] via SHM/direct/direct"),
-                    format!("h:1:1 [1] NCCL INFO Channel {c:02}/0 : 1[1] -> 0[0] via SHM/direct/direct"),
+                    format!(
+                        "h:1:1 [0] NCCL INFO Channel {c:02}/0 : 0[0] -> 1[1] via SHM/direct/direct"
+                    ),
+                    format!(
+                        "h:1:1 [1] NCCL INFO Channel {c:02}/0 : 1[1] -> 0[0] via SHM/direct/direct"
+                    ),
                 ]
             })
             .chain(["noise".to_string()])
             .collect();
         let s = summarize(&lines, &BTreeMap::new());
         assert_eq!(s.len(), 2);
-        assert!(s.iter().all(|r| r.channels == 4 && r.transport == NcclTransport::Shm));
+        assert!(
+            s.iter()
+                .all(|r| r.channels == 4 && r.transport == NcclTransport::Shm)
+        );
     }
 
     proptest! {
