@@ -595,18 +595,6 @@ mod tests {
     }
 
     #[test]
-    fn a_v2_profile_reads_with_the_v3_fields_empty() {
-        let path = std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../probe/profiles/h200-x1.json"
-        ));
-        let p = MachineProfile::load(path).expect("the committed v2 profile reads");
-        assert_eq!(p.schema_version, 2);
-        assert!(p.virtualization.is_none() && p.nccl_transports.is_empty());
-        assert!(p.host_staging.is_empty() && p.pageable_variants.is_empty());
-    }
-
-    #[test]
     fn an_unknown_schema_version_is_refused() {
         let err = MachineProfile::from_json_str(
             r#"{"schema_version": 99, "provenance": {"tool": "x"}}"#,

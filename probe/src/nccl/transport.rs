@@ -95,10 +95,13 @@ pub fn parse_line(line: &str) -> Option<ChannelLine> {
     })
 }
 
+/// (from device, to device, from rank, to rank, via): one connection of one communicator.
+type PeerKey = (Option<u32>, Option<u32>, u32, u32, String);
+
 /// Folds channel lines into one record per (from device, to device, via), counting distinct
 /// channels, under the NCCL environment `env` the lines were printed with.
 pub fn summarize(lines: &[String], env: &BTreeMap<String, String>) -> Vec<NcclPeerTransport> {
-    let mut by: BTreeMap<(Option<u32>, Option<u32>, u32, u32, String), Vec<u32>> = BTreeMap::new();
+    let mut by: BTreeMap<PeerKey, Vec<u32>> = BTreeMap::new();
     for l in lines.iter().filter_map(|l| parse_line(l)) {
         let key = (l.from_device, l.to_device, l.from_rank, l.to_rank, l.via);
         let chans = by.entry(key).or_default();
