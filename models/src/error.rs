@@ -12,6 +12,13 @@ pub enum ModelsError {
         #[source]
         source: std::io::Error,
     },
+    /// A file could not be written (the temp file, its sync, or the rename onto the path).
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// A file is not valid JSON, or does not have the expected shape.
     #[error("{path}: malformed JSON: {message}")]
     Json { path: PathBuf, message: String },
@@ -75,5 +82,62 @@ fn human_limit(bytes: u64) -> String {
     }
 }
 
+/// An error and its causes on one line, `a: b: c`, leaving out a cause whose text the line
+/// already holds: a typed error whose message prints its `{source}` and also returns it from
+/// `source()` would otherwise print the io error twice ("… (os error 13): … (os error 13)").
+pub fn one_line(top: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = top.to_string();
+    let mut cause = top.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !text.is_empty() && !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        cause = c.source();
+    }
+    line
+}
+
+/// For a caller whose own message already names the path and the operation ("cannot write
+/// calibration X: …"): the io error alone for [`ModelsError::Io`] / [`ModelsError::Write`],
+/// the whole message otherwise.
+pub fn io_cause_or_whole(e: &ModelsError) -> String {
+    match e {
+        ModelsError::Io { source, .. } | ModelsError::Write { source, .. } => source.to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// Result alias for this crate.
 pub type Result<T> = std::result::Result<T, ModelsError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_error_says_write_and_its_os_error_once() {
+        let e = ModelsError::Write {
+            path: "/ro/profile.json".into(),
+            source: std::io::Error::from_raw_os_error(30),
+        };
+        let line = one_line(&e);
+        assert_eq!(
+            line,
+            "cannot write /ro/profile.json: Read-only file system (os error 30)"
+        );
+    }
+
+    #[test]
+    fn a_cause_not_in_the_message_is_appended() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("loading the machine")]
+        struct Outer(#[source] std::io::Error);
+        let e = Outer(std::io::Error::from_raw_os_error(2));
+        assert_eq!(
+            one_line(&e),
+            "loading the machine: No such file or directory (os error 2)"
+        );
+    }
+}

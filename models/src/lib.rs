@@ -32,6 +32,7 @@ pub mod quant;
 pub mod spec;
 pub mod stats;
 pub mod units;
+pub mod vm_facts;
 
 pub use error::ModelsError;
 pub use footprint::{Footprint, GpuFootprint};

@@ -13,10 +13,18 @@ use std::collections::BTreeMap;
 ///   entry per node of a multi-node profile; empty for one node), `DeviceInfo::node`, and the
 ///   link class `NET` for paths that leave a node. A v1 profile reads as a v2 profile with
 ///   those fields empty.
-pub const PROFILE_SCHEMA_VERSION: u32 = 2;
+/// - 3: adds `virtualization` (hypervisor, IOMMU, P2P reported vs working), `nccl_transports`
+///   (what NCCL picked per peer), `host_staging` (the host-staged paths by size) and
+///   `pageable_variants`. A v1 or v2 profile reads with those empty.
+pub const PROFILE_SCHEMA_VERSION: u32 = 3;
 
 /// Every schema version this build reads.
-pub const PROFILE_SCHEMA_VERSIONS_READ: &[u32] = &[1, 2];
+pub const PROFILE_SCHEMA_VERSIONS_READ: &[u32] = &[1, 2, 3];
+
+pub use crate::vm_facts::{
+    GpuIommu, HostStagePath, HostStagedCurve, HypervisorFacts, IommuFacts, IommuMode,
+    NcclPeerTransport, NcclTransport, PageableVariant, PeerCheck, Virtualization,
+};
 
 /// Everything known about one machine's GPUs and the paths between them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,6 +62,18 @@ pub struct MachineProfile {
     /// `DeviceInfo::node` names its node.
     #[serde(default)]
     pub nodes: Vec<NodeInfo>,
+    /// Hypervisor, IOMMU and P2P reported vs working (schema 3; `None` when not probed).
+    #[serde(default)]
+    pub virtualization: Option<Virtualization>,
+    /// The transport NCCL picked per peer of each measured group (schema 3).
+    #[serde(default)]
+    pub nccl_transports: Vec<NcclPeerTransport>,
+    /// Host-staged copies by size: the path NCCL takes without P2P (schema 3).
+    #[serde(default)]
+    pub host_staging: Vec<HostStagedCurve>,
+    /// Pageable host → device bandwidth by kind of host buffer (schema 3).
+    #[serde(default)]
+    pub pageable_variants: Vec<PageableVariant>,
 }
 
 /// Provenance of a profile.
@@ -473,6 +493,10 @@ impl MachineProfile {
             compute: Vec::new(),
             launch: Vec::new(),
             nodes: Vec::new(),
+            virtualization: None,
+            nccl_transports: Vec::new(),
+            host_staging: Vec::new(),
+            pageable_variants: Vec::new(),
         }
     }
 
@@ -528,7 +552,7 @@ impl MachineProfile {
 /// Writes `bytes` to `path` through a temp file in the same folder and a rename.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::error::Result<()> {
     use std::io::Write;
-    let io_err = |source| crate::ModelsError::Io {
+    let io_err = |source| crate::ModelsError::Write {
         path: path.to_path_buf(),
         source,
     };

@@ -9,9 +9,17 @@ use crate::nccl::runner::NcclOutcome;
 use crate::nccl::worker::WorkerSpec;
 use crate::plan::RunPlan;
 use models::profile::{
-    DeviceInfo, DeviceMemoryMeasurement, GemmMeasurement, HostDeviceMeasurement, LaunchMeasurement,
-    LinkClass, NicInfo, PairLink,
+    DeviceInfo, DeviceMemoryMeasurement, GemmMeasurement, HostDeviceMeasurement, HostStagedCurve,
+    LaunchMeasurement, LinkClass, NicInfo, PageableVariant, PairLink, Virtualization,
 };
+
+/// What the host-staging step measured: the no-P2P paths by size, and pageable copies by
+/// kind of host buffer.
+#[derive(Debug, Default)]
+pub struct HostStaging {
+    pub curves: Vec<HostStagedCurve>,
+    pub pageable: Vec<PageableVariant>,
+}
 
 /// What the inventory step found.
 #[derive(Debug, Default)]
@@ -37,8 +45,16 @@ pub trait Backend {
     fn select(&mut self, gpus: Option<&[u32]>) -> Result<Vec<u32>>;
     /// GPUs, links, versions.
     fn inventory(&mut self) -> Result<Inventory>;
-    /// Hypervisor name, `None` on bare metal.
-    fn hypervisor(&self) -> Option<String>;
+    /// Hypervisor and IOMMU as the guest sees them (`peers` is filled by the run from the P2P
+    /// step).
+    fn virtualization(&self, devices: &[DeviceInfo]) -> Virtualization;
+    /// The host-staged paths NCCL takes without P2P, and pageable copies by buffer kind.
+    fn host_staging(
+        &mut self,
+        plan: &RunPlan,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<HostStaging>;
     /// Host ↔ device copies.
     fn host(
         &mut self,
@@ -155,8 +171,46 @@ impl Backend for RealBackend {
         Ok(inv)
     }
 
-    fn hypervisor(&self) -> Option<String> {
-        crate::hypervisor::HypervisorInfo::detect().name()
+    fn virtualization(&self, devices: &[DeviceInfo]) -> Virtualization {
+        Virtualization {
+            hypervisor: crate::hypervisor::HypervisorInfo::detect().facts(),
+            iommu: crate::iommu::detect(std::path::Path::new("/"), devices),
+            peers: Vec::new(),
+        }
+    }
+
+    fn host_staging(
+        &mut self,
+        plan: &RunPlan,
+        notes: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<HostStaging> {
+        let ptx = crate::cuda::kernels::copy_ptx()
+            .map_err(|e| notes.push(format!("host staging: no copy kernel: {e}")))
+            .ok();
+        let mut out = HostStaging::default();
+        for g in &self.gpus {
+            tick(format!("host staging GPU {}", g.ordinal));
+            let k = match &ptx {
+                Some(p) => Some(crate::cuda::kernels::CopyKernel::load(g, p)?),
+                None => None,
+            };
+            out.curves.extend(crate::cuda::staging::measure_staging(
+                g,
+                k.as_ref(),
+                plan,
+                notes,
+            )?);
+        }
+        if let Some(g) = self.gpus.first() {
+            tick(format!("pageable buffer kinds GPU {}", g.ordinal));
+            out.pageable = crate::cuda::staging::measure_pageable_variants(g, plan)?;
+            let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+                .map(|s| s.trim().to_string())
+                .unwrap_or_else(|_| "unreadable".into());
+            notes.push(format!("pageable_variants: transparent huge pages setting `{thp}` (/sys/kernel/mm/transparent_hugepage/enabled); each variant is cuMemcpyHtoDAsync from that buffer, CUDA events"));
+        }
+        Ok(out)
     }
 
     fn host(

@@ -69,7 +69,7 @@ pub fn write_profile_charts(
 
 fn report_error(e: reports::ReportError) -> ProbeError {
     match e {
-        reports::ReportError::Write { path, source } => ProbeError::Io { path, source },
+        reports::ReportError::Write { path, source } => ProbeError::Write { path, source },
         other => ProbeError::Invalid(format!("drawing charts: {other}")),
     }
 }

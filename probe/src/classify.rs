@@ -23,6 +23,38 @@ fn peak_gb_per_s(c: &TransferCurve) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// P2P as reported (driver, NVML) against P2P working (a peer copy whose data arrived), per
+/// ordered pair of two GPUs. `copy_works` is `None` when no peer copy was tried.
+pub fn peer_checks(links: &[PairLink]) -> Vec<models::profile::PeerCheck> {
+    links
+        .iter()
+        .filter(|l| l.src != l.dst)
+        .map(|l| {
+            let peer: Vec<&TransferCurve> = l
+                .curves
+                .iter()
+                .filter(|c| c.mode != TransferMode::HostStaged)
+                .collect();
+            let copy_works = if peer.is_empty() {
+                (l.classification == Some(PairClass::Broken) && l.can_access_peer == Some(true))
+                    .then_some(false)
+            } else {
+                Some(
+                    peer.iter().all(|c| c.data_verified != Some(false))
+                        && l.classification != Some(PairClass::Broken),
+                )
+            };
+            models::profile::PeerCheck {
+                src: l.src,
+                dst: l.dst,
+                reported_by_driver: l.can_access_peer,
+                nvml_status: l.nvml_p2p_status.clone(),
+                copy_works,
+            }
+        })
+        .collect()
+}
+
 /// Classifies `link` in place (sets `classification`, appends `evidence`). Pairs of a GPU
 /// with itself (the one-GPU host bounce) get no class.
 pub fn classify(link: &mut PairLink) {

@@ -54,8 +54,8 @@ pub struct RunArgs {
     /// Only these steps: inventory,host,device,p2p,nccl,gemm,launch.
     #[arg(long)]
     pub only: Option<String>,
-    /// Where to write the profile JSON (default profile.json; on a node other than 0 of a
-    /// multi-node run, its own part, written only when given).
+    /// Where to write the profile JSON (default ./profile.json, refused when that exists; on a
+    /// node other than 0 of a multi-node run, its own part, written only when given).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Terminal output.
@@ -142,9 +142,10 @@ impl RunArgs {
                 self.dist_timeout
             )));
         }
+        // Checked before anything is measured: a whole run is not lost to an existing file.
         let out = match (&dist, self.out) {
             (Some(d), out) if d.node_rank > 0 => out,
-            (_, out) => Some(out.unwrap_or_else(|| PathBuf::from("profile.json"))),
+            (_, out) => Some(crate::out_path::resolve(out)?),
         };
         let dist = dist.map(|d| (d, std::time::Duration::from_secs_f64(self.dist_timeout)));
         if let Some(dir) = &self.charts {

@@ -27,7 +27,7 @@ pub const DIFF_SCHEMA_VERSION: u32 = 1;
 /// One compared figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiffRow {
-    /// `host`, `device`, `p2p`, `nccl`, `gemm`, `launch`.
+    /// `host`, `device`, `staging`, `p2p`, `nccl`, `gemm`, `launch`.
     pub section: String,
     /// What was measured (e.g. `all_reduce n=8 1 MiB`).
     pub item: String,
@@ -83,10 +83,10 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
             push(
                 "host",
                 format!(
-                    "{:?} {:?} GPUs {:?} {}",
+                    "{:?} {:?} {} {}",
                     ha.memory,
                     ha.direction,
-                    ha.devices,
+                    gpus(&ha.devices, &hb.devices),
                     crate::summary::fmt_bytes(ha.bytes)
                 ),
                 "GB/s",
@@ -131,7 +131,7 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
             };
             push(
                 "p2p",
-                format!("{} -> {} {:?} {dir} peak", la.src, la.dst, ca.mode),
+                format!("{} {:?} {dir} peak", pair(la.src, la.dst), ca.mode),
                 "GB/s",
                 peak(ca),
                 peak(cb),
@@ -141,12 +141,32 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
             if let Some(sb) = lb.latency_us.get(k) {
                 push(
                     "p2p",
-                    format!("{} -> {} {k} latency", la.src, la.dst),
+                    format!("{} {k} latency", pair(la.src, la.dst)),
                     "us",
                     sa.median,
                     sb.median,
                 );
             }
+        }
+    }
+    for sa in &a.host_staging {
+        let same = |c: &&models::profile::HostStagedCurve| {
+            c.device == sa.device && c.path == sa.path && c.direction == sa.direction
+        };
+        if let Some(sb) = b.host_staging.iter().find(same) {
+            let peak = |c: &models::profile::HostStagedCurve| {
+                c.points
+                    .iter()
+                    .map(|p| p.gb_per_s.median)
+                    .fold(0.0, f64::max)
+            };
+            push(
+                "staging",
+                format!("GPU {} {:?} {:?} peak", sa.device, sa.path, sa.direction),
+                "GB/s",
+                peak(sa),
+                peak(sb),
+            );
         }
     }
     for ca in &a.collectives {
@@ -169,8 +189,9 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
                 .find(|p| p.bytes == size && p.status == CollectiveStatus::Ok);
             if let (Some(pa), Some(pb)) = (pa, pb) {
                 let what = format!(
-                    "{:?} n={n}{} {}",
+                    "{:?} {}{} {}",
                     ca.op,
+                    gpus(&ca.devices, &cb.devices),
                     if net(ca) { " across nodes" } else { "" },
                     crate::summary::fmt_bytes(size)
                 );
@@ -238,6 +259,28 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
     rows
 }
 
+/// A GPU pair as a row names it: `GPU 0 -> GPU 1` (the same ordered pair in both profiles).
+fn pair(src: u32, dst: u32) -> String {
+    format!("GPU {src} -> GPU {dst}")
+}
+
+/// The GPUs of a row: `GPU 0`, `GPUs 0,1`, or both profiles' when they differ
+/// (`GPUs 0,1 vs 2,3`): groups pair up by size, not by index.
+fn gpus(a: &[u32], b: &[u32]) -> String {
+    let list = |d: &[u32]| {
+        d.iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let noun = if a.len() == 1 { "GPU" } else { "GPUs" };
+    if a == b {
+        format!("{noun} {}", list(a))
+    } else {
+        format!("{noun} {} vs {}", list(a), list(b))
+    }
+}
+
 /// Renders the rows as a terminal table.
 pub fn render_table(r: &DiffReport) -> String {
     let mut t = Table::new();
@@ -298,6 +341,13 @@ mod tests {
         assert!(rows.iter().all(|r| (r.ratio - 1.0).abs() < 1e-12));
         assert!(rows.iter().any(|r| r.section == "gemm"));
         assert!(rows.iter().any(|r| r.section == "nccl"));
+    }
+
+    #[test]
+    fn rows_name_their_gpus() {
+        assert_eq!(pair(0, 3), "GPU 0 -> GPU 3");
+        assert_eq!(gpus(&[0], &[0]), "GPU 0");
+        assert_eq!(gpus(&[0, 1], &[2, 3]), "GPUs 0,1 vs 2,3");
     }
 
     #[test]

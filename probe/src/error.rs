@@ -37,6 +37,13 @@ pub enum ProbeError {
         #[source]
         source: std::io::Error,
     },
+    /// A file (a chart, a page) could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// A profile could not be read or written.
     #[error(transparent)]
     Profile(#[from] models::ModelsError),

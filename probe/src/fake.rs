@@ -82,8 +82,45 @@ impl Backend for FakeBackend {
         })
     }
 
-    fn hypervisor(&self) -> Option<String> {
-        self.machine.provenance.hypervisor.clone()
+    fn virtualization(&self, _: &[models::profile::DeviceInfo]) -> models::profile::Virtualization {
+        // A fake file without the section still names its hypervisor (older fixtures).
+        self.machine.virtualization.clone().map_or_else(
+            || models::profile::Virtualization {
+                hypervisor: models::profile::HypervisorFacts {
+                    name: self.machine.provenance.hypervisor.clone(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            |v| models::profile::Virtualization {
+                peers: Vec::new(),
+                ..v
+            },
+        )
+    }
+
+    fn host_staging(
+        &mut self,
+        _: &RunPlan,
+        _: &mut Vec<String>,
+        tick: Tick,
+    ) -> Result<crate::backend::HostStaging> {
+        tick("host staging (fake)".into());
+        let m = &self.machine;
+        Ok(crate::backend::HostStaging {
+            curves: m
+                .host_staging
+                .iter()
+                .filter(|c| self.has(&[c.device]))
+                .cloned()
+                .collect(),
+            pageable: m
+                .pageable_variants
+                .iter()
+                .filter(|c| self.has(&[c.device]))
+                .cloned()
+                .collect(),
+        })
     }
 
     fn host(
@@ -195,6 +232,19 @@ impl Backend for FakeBackend {
             version: self.machine.provenance.nccl_version.clone(),
             library_path: self.machine.provenance.nccl_library_path.clone(),
             notes: Vec::new(),
+            // Only pairs inside a measured group: NCCL connects no one else.
+            transports: self
+                .machine
+                .nccl_transports
+                .iter()
+                .filter(|t| {
+                    groups.iter().any(|g| {
+                        t.from_device.is_some_and(|d| g.contains(&d))
+                            && t.to_device.is_some_and(|d| g.contains(&d))
+                    })
+                })
+                .cloned()
+                .collect(),
         })
     }
 

@@ -1,6 +1,7 @@
-//! Is the probe running inside a VM, and which one? Three independent witnesses: the
-//! `hypervisor` CPU flag in /proc/cpuinfo, the DMI system vendor, and CPUID leaf 0x40000000's
-//! vendor signature (`KVMKVMKVM`, `Microsoft Hv`, `VMwareVMware`, …).
+//! Is the probe running inside a VM, and which one? Independent witnesses: CPUID leaf 1 ECX
+//! bit 31 (the hypervisor-present bit) and the `hypervisor` flag in /proc/cpuinfo that mirrors
+//! it, CPUID leaf 0x40000000's vendor signature (`KVMKVMKVM`, `Microsoft Hv`, `VMwareVMware`,
+//! …), and the DMI system vendor and product (`QEMU`, `Proxmox`, `Standard PC (Q35 …)`).
 
 use std::path::Path;
 
@@ -13,6 +14,10 @@ pub struct HypervisorInfo {
     pub dmi_vendor: Option<String>,
     /// CPUID leaf 0x40000000 vendor signature.
     pub cpuid_vendor: Option<String>,
+    /// CPUID leaf 1 ECX bit 31 (`None` off x86_64).
+    pub cpuid_bit: Option<bool>,
+    /// `/sys/class/dmi/id/product_name`.
+    pub dmi_product: Option<String>,
 }
 
 impl HypervisorInfo {
@@ -21,17 +26,35 @@ impl HypervisorInfo {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let cpu_flag = cpuinfo_has_hypervisor_flag(&cpuinfo);
         let dmi_vendor = read_trimmed(Path::new("/sys/class/dmi/id/sys_vendor"));
+        let cpuid_bit = cpuid_hypervisor_bit();
         HypervisorInfo {
             cpu_flag,
             dmi_vendor,
-            cpuid_vendor: if cpu_flag { cpuid_vendor() } else { None },
+            cpuid_vendor: if cpu_flag || cpuid_bit == Some(true) {
+                cpuid_vendor()
+            } else {
+                None
+            },
+            cpuid_bit,
+            dmi_product: read_trimmed(Path::new("/sys/class/dmi/id/product_name")),
+        }
+    }
+
+    /// The profile's record of every witness.
+    pub fn facts(&self) -> models::profile::HypervisorFacts {
+        models::profile::HypervisorFacts {
+            cpuid_hypervisor_bit: self.cpuid_bit,
+            cpuid_vendor: self.cpuid_vendor.clone(),
+            dmi_sys_vendor: self.dmi_vendor.clone(),
+            dmi_product_name: self.dmi_product.clone(),
+            name: self.name(),
         }
     }
 
     /// One name for the profile: the CPUID signature mapped to a product, else the DMI vendor;
     /// `None` on bare metal.
     pub fn name(&self) -> Option<String> {
-        if !self.cpu_flag && self.cpuid_vendor.is_none() {
+        if !self.cpu_flag && self.cpuid_bit != Some(true) && self.cpuid_vendor.is_none() {
             return None;
         }
         let from_cpuid = self
@@ -89,6 +112,18 @@ fn cpuid_vendor() -> Option<String> {
     None
 }
 
+/// CPUID leaf 1, ECX bit 31: set by every mainstream hypervisor, clear on bare metal.
+#[cfg(target_arch = "x86_64")]
+fn cpuid_hypervisor_bit() -> Option<bool> {
+    let r = std::arch::x86_64::__cpuid(1);
+    Some(r.ecx & (1 << 31) != 0)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpuid_hypervisor_bit() -> Option<bool> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,8 +144,15 @@ mod tests {
             cpu_flag: true,
             dmi_vendor: Some("QEMU".into()),
             cpuid_vendor: Some("KVMKVMKVM".into()),
+            ..Default::default()
         };
         assert_eq!(h.name().as_deref(), Some("KVM (QEMU)"));
         assert_eq!(HypervisorInfo::default().name(), None);
+        let bit_only = HypervisorInfo {
+            cpuid_bit: Some(true),
+            ..Default::default()
+        };
+        assert_eq!(bit_only.name().as_deref(), Some("unknown hypervisor"));
+        assert_eq!(bit_only.facts().cpuid_hypervisor_bit, Some(true));
     }
 }

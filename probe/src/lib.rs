@@ -21,14 +21,17 @@ pub mod format;
 pub mod hex;
 pub mod hypervisor;
 pub mod import;
+pub mod iommu;
 pub mod nccl;
 pub mod numa;
+pub mod out_path;
 pub mod p2p_sample;
 pub mod par;
 pub mod plan;
 pub mod run;
 pub mod stats;
 pub mod summary;
+pub mod summary_vm;
 #[cfg(test)]
 pub(crate) mod testbox;
 

@@ -19,7 +19,7 @@ fn main() {
     match std::panic::catch_unwind(|| probe::cli::dispatch(cli)) {
         Ok(Ok(())) => {}
         Ok(Err(e)) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", models::error::one_line(&e));
             std::process::exit(probe::cli::exit_code(&e));
         }
         Err(_) => std::process::exit(probe::error::EXIT_BAD_INPUT),

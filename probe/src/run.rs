@@ -18,6 +18,7 @@ pub fn run_probe(
     let inv = backend.inventory()?;
     let mut notes = inv.notes.clone();
     let mut links = inv.links;
+    let mut virt = backend.virtualization(&inv.devices);
     let mut profile = MachineProfile {
         provenance: Provenance {
             tool: "probe run".into(),
@@ -28,7 +29,7 @@ pub fn run_probe(
                 .map(|s| s.trim().to_string()),
             driver_version: inv.driver_version,
             cuda_version: inv.cuda_version,
-            hypervisor: backend.hypervisor(),
+            hypervisor: virt.hypervisor.name.clone(),
             env: std::env::vars()
                 // NCCL_VERSION is set by NVIDIA's container images and shapes nothing.
                 .filter(|(k, _)| {
@@ -57,6 +58,9 @@ pub fn run_probe(
     };
     if plan.has(Step::Host) {
         profile.host_device = backend.host(plan, &mut notes, progress)?;
+        let staging = backend.host_staging(plan, &mut notes, progress)?;
+        profile.host_staging = staging.curves;
+        profile.pageable_variants = staging.pageable;
         lap("host", &mut clock);
     }
     if plan.has(Step::Device) {
@@ -91,6 +95,14 @@ pub fn run_probe(
         profile.provenance.nccl_version = out.version;
         profile.provenance.nccl_library_path = out.library_path;
         profile.collectives = out.curves;
+        if out.transports.is_empty() {
+            notes.push(if groups.iter().all(|g| g.len() < 2) {
+                "nccl_transports: empty: every NCCL group has one rank, which has no peer to pick a transport for".into()
+            } else {
+                "nccl_transports: NCCL printed no channel lines (NCCL_DEBUG set by the user to less than INFO?)".into()
+            });
+        }
+        profile.nccl_transports = out.transports;
         notes.extend(out.notes);
         lap("nccl", &mut clock);
     }
@@ -102,6 +114,8 @@ pub fn run_probe(
         profile.launch = backend.launch(plan, &mut notes, progress)?;
         lap("launch", &mut clock);
     }
+    virt.peers = crate::classify::peer_checks(&links);
+    profile.virtualization = Some(virt);
     profile.links = links;
     notes.push(format!(
         "probe run took {:.1} s{} (seconds per step: {})",

@@ -115,6 +115,7 @@ pub fn render(p: &MachineProfile) -> String {
         ]);
     }
     out.push_str(&format!("{t}\n"));
+    out.push_str(&crate::summary_vm::render(p));
     if !p.nodes.is_empty() {
         out.push_str(&nodes_table(p));
     }

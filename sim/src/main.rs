@@ -48,7 +48,8 @@ fn main() {
         std::process::exit(2);
     });
     if let Err(e) = cli::dispatch(cli) {
-        eprintln!("error: {e:#}");
+        // Each cause once: anyhow's `{:#}` would repeat an io error a typed error already prints.
+        eprintln!("error: {}", models::error::one_line(e.as_ref()));
         std::process::exit(2);
     }
 }

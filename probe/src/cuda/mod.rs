@@ -9,6 +9,7 @@ pub mod kernels;
 pub mod launch;
 pub mod p2p;
 pub mod pattern;
+pub mod staging;
 
 use crate::error::{ProbeError, Result};
 use cudarc::driver::{result, sys};

@@ -18,9 +18,9 @@ pub enum ImportCmd {
         /// Log files; the op comes from the binary name in the log or the file name.
         #[arg(required = true)]
         logs: Vec<PathBuf>,
-        /// Where to write the profile JSON.
-        #[arg(long, default_value = "profile.json")]
-        out: PathBuf,
+        /// Where to write the profile JSON (default ./profile.json, refused when that exists).
+        #[arg(long)]
+        out: Option<PathBuf>,
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
@@ -28,9 +28,9 @@ pub enum ImportCmd {
     P2p {
         /// The log file.
         log: PathBuf,
-        /// Where to write the profile JSON.
-        #[arg(long, default_value = "profile.json")]
-        out: PathBuf,
+        /// Where to write the profile JSON (default ./profile.json, refused when that exists).
+        #[arg(long)]
+        out: Option<PathBuf>,
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
@@ -146,8 +146,12 @@ fn finish(p: &MachineProfile, out: &Path, format: Format) -> Result<()> {
 pub fn run(cmd: ImportCmd) -> Result<()> {
     match cmd {
         ImportCmd::NcclTests { logs, out, format } => {
+            let out = crate::out_path::resolve(out)?;
             finish(&import_nccl_tests(&logs)?, &out, format)
         }
-        ImportCmd::P2p { log, out, format } => finish(&import_p2p(&log)?, &out, format),
+        ImportCmd::P2p { log, out, format } => {
+            let out = crate::out_path::resolve(out)?;
+            finish(&import_p2p(&log)?, &out, format)
+        }
     }
 }

@@ -8,6 +8,7 @@ mod group;
 pub mod libsearch;
 pub mod runner;
 mod timing;
+pub mod transport;
 pub mod verdict;
 pub mod worker;
 

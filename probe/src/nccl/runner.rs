@@ -25,6 +25,8 @@ pub struct NcclOutcome {
     pub library_path: Option<String>,
     /// Remarks from the workers and the watchdog.
     pub notes: Vec<String>,
+    /// The transport NCCL picked per peer, from its channel lines.
+    pub transports: Vec<models::profile::NcclPeerTransport>,
 }
 
 /// Builds the worker spec for all groups under one environment.
@@ -78,6 +80,8 @@ pub struct ChildRun {
     pub died: Option<String>,
     /// NCCL's `NCCL_DEBUG=INFO` net lines it printed (cross-node workers run with them on).
     pub net_lines: Vec<String>,
+    /// NCCL's channel lines (`Channel 00/0 : 0[0] -> 1[1] via …`), from its debug files.
+    pub channel_lines: Vec<String>,
 }
 
 /// What the worker's stdout carries besides NCCL's own output.
@@ -95,8 +99,8 @@ fn is_net_line(line: &str) -> bool {
     line.contains("NCCL INFO") && (line.contains("NET/") || line.contains("Using network"))
 }
 
-/// NCCL's net lines in the debug files under `dir`.
-fn net_lines_in(dir: &std::path::Path) -> Vec<String> {
+/// The lines of NCCL's debug files under `dir` that `keep` accepts.
+fn debug_lines_in(dir: &std::path::Path, keep: fn(&str) -> bool) -> Vec<String> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
@@ -106,7 +110,7 @@ fn net_lines_in(dir: &std::path::Path) -> Vec<String> {
         .filter_map(|f| std::fs::read_to_string(f).ok())
         .flat_map(|text| {
             text.lines()
-                .filter(|l| is_net_line(l))
+                .filter(|l| keep(l))
                 .map(String::from)
                 .collect::<Vec<_>>()
         })
@@ -183,6 +187,14 @@ pub fn run_child(
         && let Some(d) = &debug_dir
     {
         cmd.env("NCCL_DEBUG_FILE", d.path().join("nccl.%h.%p.log"));
+        // INFO for the channel lines that say which transport NCCL picked per peer (INIT is
+        // their subsystem); the user's own NCCL_DEBUG wins.
+        if std::env::var_os("NCCL_DEBUG").is_none() && !spec.nccl_env.contains_key("NCCL_DEBUG") {
+            cmd.env("NCCL_DEBUG", "INFO");
+            if std::env::var_os("NCCL_DEBUG_SUBSYS").is_none() {
+                cmd.env("NCCL_DEBUG_SUBSYS", "INIT,NET");
+            }
+        }
     }
     let mut child = cmd
         .stdin(if hooks.is_some() {
@@ -231,6 +243,7 @@ pub fn run_child(
         reports: Vec::new(),
         died: None,
         net_lines: Vec::new(),
+        channel_lines: Vec::new(),
     };
     let mut deadline = Instant::now() + per_group;
     let mut bad_line = None;
@@ -301,10 +314,11 @@ pub fn run_child(
     let err = err_t.join().unwrap_or_default();
     if let Some(d) = &debug_dir {
         run.net_lines.extend(
-            net_lines_in(d.path())
+            debug_lines_in(d.path(), is_net_line)
                 .into_iter()
                 .take(NET_LINES_KEPT.saturating_sub(run.net_lines.len())),
         );
+        run.channel_lines = debug_lines_in(d.path(), super::transport::is_channel_line);
     }
     let Some(status) = status else {
         run.died = Some(format!(
@@ -391,7 +405,15 @@ pub fn measure_nccl(
         let spec = worker_spec(plan, &groups, links, env);
         // Per group: the per-wait timeout for every op, plus time to run all points.
         let per_group = Duration::from_secs_f64(plan.nccl_timeout_s * 2.0 + 600.0);
-        for (group, res) in collect_groups(&spec, |s| run_child(s, per_group, None, &[]))? {
+        let mut channel_lines = Vec::new();
+        let results = collect_groups(&spec, |s| {
+            let mut r = run_child(s, per_group, None, &[])?;
+            channel_lines.append(&mut r.channel_lines);
+            Ok(r)
+        })?;
+        out.transports
+            .extend(super::transport::summarize(&channel_lines, &spec.nccl_env));
+        for (group, res) in results {
             match res {
                 Ok(rep) => {
                     out.version = out.version.or(rep.nccl_version);
@@ -485,6 +507,7 @@ mod tests {
                 reports,
                 died: died.map(String::from),
                 net_lines: Vec::new(),
+                channel_lines: Vec::new(),
             })
         }
     }
@@ -545,10 +568,10 @@ mod tests {
             "h:1:1 [0] NCCL INFO Bootstrap: Using lo:127.0.0.1<0>\nh:1:1 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>\nh:1:1 [0] NCCL INFO Using network Socket\n",
         )
         .unwrap();
-        let lines = net_lines_in(d.path());
+        let lines = debug_lines_in(d.path(), is_net_line);
         assert_eq!(lines.len(), 2, "{lines:?}");
         assert!(lines[1].ends_with("Using network Socket"));
-        assert!(net_lines_in(&d.path().join("missing")).is_empty());
+        assert!(debug_lines_in(&d.path().join("missing"), is_net_line).is_empty());
     }
 
     #[test]

@@ -102,7 +102,7 @@ impl Calibration {
             problem,
         };
         let text = models::input::read_text_limited(path, models::input::PROFILE_LIMIT_BYTES)
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(|e| err(models::error::io_cause_or_whole(&e)))?;
         #[derive(Deserialize)]
         struct VersionOnly {
             schema_version: Option<u32>,
@@ -124,7 +124,7 @@ impl Calibration {
         let bytes = serde_json::to_vec_pretty(self).expect("calibration serialises");
         models::profile::write_atomic(path, &bytes).map_err(|e| CalibrateError::Write {
             path: path.display().to_string(),
-            problem: e.to_string(),
+            problem: models::error::io_cause_or_whole(&e),
         })
     }
 }
