@@ -50,7 +50,7 @@ pub enum ModelsError {
         found: u32,
         supported: u32,
     },
-    /// A user's file is larger than its kind of input can be ([`crate::input`]).
+    /// A user's file is larger than its kind of input can be ([`crate::io`]).
     #[error(
         "{path}: {} is more than the {} this input may be; is it the right file?",
         bytes.map_or("the stream".to_string(), |b| format!("{:.2} GB", b as f64 / 1e9)),

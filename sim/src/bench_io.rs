@@ -82,7 +82,7 @@ pub enum BenchIoError {
         #[source]
         source: std::io::Error,
     },
-    /// Not readable as text within the size limit (`models::input`).
+    /// Not readable as text within the size limit (`models::io`).
     #[error("{0}")]
     Read(String),
     #[error("{path}: {problem}")]
@@ -117,7 +117,7 @@ pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, BenchIoError>
         Some((p, id)) => (p, Some(id)),
         None => (spec, None),
     };
-    let text = models::input::read_text_limited(Path::new(path), models::input::LOG_LIMIT_BYTES)
+    let text = models::io::read_text_limited(Path::new(path), models::io::LOG_LIMIT_BYTES)
         .map_err(|e| BenchIoError::Read(e.to_string()))?;
     let mut set = if let Some(id) = run_id {
         user_box(path, &text, id, hints)?

@@ -101,7 +101,7 @@ impl Calibration {
             path: path.display().to_string(),
             problem,
         };
-        let text = models::input::read_text_limited(path, models::input::PROFILE_LIMIT_BYTES)
+        let text = models::io::read_text_limited(path, models::io::PROFILE_LIMIT_BYTES)
             .map_err(|e| err(e.to_string()))?;
         #[derive(Deserialize)]
         struct VersionOnly {
@@ -122,7 +122,7 @@ impl Calibration {
     /// Writes it atomically (temp file, then rename).
     pub fn save(&self, path: &Path) -> Result<(), CalibrateError> {
         let bytes = serde_json::to_vec_pretty(self).expect("calibration serialises");
-        models::profile::write_atomic(path, &bytes).map_err(|e| CalibrateError::Write {
+        models::io::write_atomic(path, &bytes).map_err(|e| CalibrateError::Write {
             path: path.display().to_string(),
             problem: e.to_string(),
         })

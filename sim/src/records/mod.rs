@@ -183,11 +183,13 @@ struct RecordsFile {
 }
 
 impl RecordSet {
-    /// Reads and parses a records file.
+    /// Reads (at most [`models::io::RECORDS_LIMIT_BYTES`]) and parses a records file.
     pub fn load(path: &Path) -> Result<RecordSet, RecordsError> {
-        let bytes = std::fs::read(path).map_err(|e| RecordsError::Io {
-            path: path.to_path_buf(),
-            problem: e.to_string(),
+        let bytes = models::io::read_limited(path, models::io::RECORDS_LIMIT_BYTES).map_err(|e| {
+            RecordsError::Io {
+                path: path.to_path_buf(),
+                problem: e.to_string(),
+            }
         })?;
         Self::parse(&bytes, path)
     }
