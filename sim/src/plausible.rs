@@ -36,33 +36,49 @@ pub fn max_stream_tok_per_s(machine: &Machine, spec: &ModelSpec, opts: &ServerOp
     f64::from(tokens_per_step) * bandwidth_bytes_per_s / step_bytes.max(1.0)
 }
 
+/// `value` for a message: plain below 10 million, else in scientific notation (Rust prints
+/// `1e300` with all 301 digits).
+pub fn shown(value: f64) -> String {
+    if value.is_finite() && value.abs() >= 1e7 {
+        format!("{value:.3e}")
+    } else if value.fract() == 0.0 || !value.is_finite() {
+        format!("{value}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
 /// Why `value` (ms) is not a plausible mean latency, if it is not: non-finite, negative or above
 /// [`MAX_LATENCY_MS`].
 pub fn latency_problem(value: f64) -> Option<String> {
     if !value.is_finite() {
         Some(format!("{value} is not a finite number"))
     } else if value < 0.0 {
-        Some(format!("{value} is negative"))
+        Some(format!("{} is negative", shown(value)))
     } else if value > MAX_LATENCY_MS {
         Some(format!(
-            "{value} ms is more than the 6 hours after which bench_serving gives up on a request"
+            "{} ms is more than the 6 hours after which bench_serving gives up on a request",
+            shown(value)
         ))
     } else {
         None
     }
 }
 
-/// Why `value` (tok/s of a server of `gpus` GPUs) is not a plausible throughput, if it is not:
-/// non-finite, not positive, or above [`MAX_TOK_PER_S_PER_GPU`] per GPU.
-pub fn throughput_problem(value: f64, gpus: u32) -> Option<String> {
-    let max = MAX_TOK_PER_S_PER_GPU * f64::from(gpus.max(1));
+/// Why `value` (tok/s of a server of `gpus` GPUs, `None`: not known) is not a plausible
+/// throughput, if it is not: non-finite, not positive, or above [`MAX_TOK_PER_S_PER_GPU`] per GPU.
+pub fn throughput_problem(value: f64, gpus: Option<u32>) -> Option<String> {
+    let max = gpus.map_or(f64::INFINITY, |g| {
+        MAX_TOK_PER_S_PER_GPU * f64::from(g.max(1))
+    });
     if !value.is_finite() {
         Some(format!("{value} is not a finite number"))
     } else if value <= 0.0 {
-        Some(format!("{value} tok/s is not positive"))
+        Some(format!("{} tok/s is not positive", shown(value)))
     } else if value > max {
         Some(format!(
-            "{value} tok/s is more than {max:e}, {MAX_TOK_PER_S_PER_GPU:e} per GPU (2 FLOPs per active parameter of the smallest model at 20 PFLOP/s)"
+            "{} tok/s is more than {max:e}, {MAX_TOK_PER_S_PER_GPU:e} per GPU (2 FLOPs per active parameter of the smallest model at 20 PFLOP/s)",
+            shown(value)
         ))
     } else {
         None
@@ -76,17 +92,22 @@ mod tests {
     #[test]
     fn bounds_say_why() {
         assert!(
-            throughput_problem(f64::NAN, 8)
+            throughput_problem(f64::NAN, None)
                 .unwrap()
                 .contains("not a finite")
         );
         assert!(
-            throughput_problem(-50.0, 8)
+            throughput_problem(-50.0, Some(8))
                 .unwrap()
                 .contains("not positive")
         );
-        assert!(throughput_problem(1e300, 8).unwrap().contains("per GPU"));
-        assert_eq!(throughput_problem(5154.0, 8), None);
+        assert!(
+            throughput_problem(1e300, Some(8))
+                .unwrap()
+                .contains("per GPU")
+        );
+        assert_eq!(throughput_problem(5154.0, Some(8)), None);
+        assert_eq!(throughput_problem(1e300, None), None);
         assert!(latency_problem(f64::INFINITY).is_some());
         assert!(latency_problem(-1.0).unwrap().contains("negative"));
         assert!(latency_problem(1e9).unwrap().contains("6 hours"));
