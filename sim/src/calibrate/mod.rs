@@ -12,6 +12,7 @@
 //! [`knobs`] says what each knob means and how it is bounded, [`fit`] how it is fitted and
 //! identified.
 
+pub mod applied;
 pub mod fit;
 pub mod knobs;
 mod steps;
@@ -92,6 +93,18 @@ pub enum CalibrateError {
     Read { path: String, problem: String },
     #[error("cannot write calibration {path}: {problem}")]
     Write { path: String, problem: String },
+    #[error(
+        "calibration {path}: {knob} = {value} is outside its bounds [{low:.3}, {high:.3}] ({meaning}) on this machine and model; re-run `sim calibrate` or fix the file"
+    )]
+    KnobOutOfBounds {
+        path: String,
+        knob: &'static str,
+        /// As written (`1.000e300`, `NaN`).
+        value: String,
+        low: f64,
+        high: f64,
+        meaning: &'static str,
+    },
 }
 
 impl Calibration {
