@@ -65,6 +65,11 @@ pub enum ModelsError {
     /// A file that should be text holds bytes that are not UTF-8.
     #[error("{path}: not UTF-8 text (invalid byte at byte {offset}); is it the right file?")]
     NotText { path: PathBuf, offset: usize },
+    /// A file that should be a text log holds a NUL byte near its start.
+    #[error(
+        "{path}: a binary file (a NUL byte at byte {offset}), not text; is it the right file?"
+    )]
+    Binary { path: PathBuf, offset: usize },
 }
 
 fn human_limit(bytes: u64) -> String {

@@ -3,9 +3,10 @@
 //! A wrong path (a 2 GB checkpoint shard passed as a profile, `/dev/zero` as records,
 //! `/dev/urandom` as a server log) is refused with a message naming the file and the limit before
 //! it is read whole, instead of exhausting memory or hanging. Every file `sim` and `probe` read
-//! from a user goes through [`read_limited`] (bytes) or [`read_text_limited`] (UTF-8 text) with one
-//! of the limits below; both read at most `limit + 1` bytes through [`Read::take`], so a device
-//! or a pipe that never ends stops there.
+//! from a user goes through [`read_limited`] (bytes), [`read_text_limited`] (UTF-8 text) or
+//! [`read_log_limited`] (a log: junk bytes replaced, binary refused) with one of the limits below;
+//! all read at most `limit + 1` bytes through [`Read::take`], a chunk at a time, so a device or a
+//! pipe that never ends stops there, and one that is not text after its first chunk.
 //!
 //! The limits are two orders of magnitude above the largest real file of each kind (a probe
 //! profile of 8 GPUs is ~0.3 MB, a HF config ~40 kB, the public records file 0.66 MB, a day of
@@ -29,14 +30,57 @@ pub const RECORDS_LIMIT_BYTES: u64 = 64 << 20;
 /// p2pBandwidthLatencyTest output, server logs, ShareGPT-style datasets.
 pub const LOG_LIMIT_BYTES: u64 = 1 << 30;
 
-/// Reads `path` as UTF-8 text if it holds at most `limit_bytes` bytes ([`read_limited`]); bytes
-/// that are not UTF-8 are an error naming the file and the offset.
+/// Bytes read at a time: a stream of junk is refused after one chunk, not after the limit.
+const CHUNK_BYTES: usize = 64 << 10;
+
+/// Bytes at the start of a log searched for a NUL: a text file has none, a binary one almost
+/// always does (git's heuristic looks at the same first 8000 bytes).
+const BINARY_SNIFF_BYTES: usize = 8000;
+
+/// Reads `path` as UTF-8 text if it holds at most `limit_bytes` bytes ([`read_limited`]); the
+/// first byte that is not UTF-8 stops the read with an error naming the file and the offset, and
+/// so does a NUL among the first 8000 bytes (`/dev/zero`: JSON, CSV and launch lines hold none).
 pub fn read_text_limited(path: &Path, limit_bytes: u64) -> Result<String> {
-    let bytes = read_limited(path, limit_bytes)?;
+    let mut checked = 0;
+    let bytes = read_chunked(path, limit_bytes, |bytes| {
+        refuse_binary(path, bytes)?;
+        match std::str::from_utf8(&bytes[checked..]) {
+            Ok(_) => checked = bytes.len(),
+            // a character cut by the chunk's end is completed by the next chunk
+            Err(e) if e.error_len().is_none() => checked += e.valid_up_to(),
+            Err(e) => {
+                return Err(ModelsError::NotText {
+                    path: path.to_path_buf(),
+                    offset: checked + e.valid_up_to(),
+                });
+            }
+        }
+        Ok(())
+    })?;
     String::from_utf8(bytes).map_err(|e| ModelsError::NotText {
         path: path.to_path_buf(),
         offset: e.utf8_error().valid_up_to(),
     })
+}
+
+/// Reads a log as text if it holds at most `limit_bytes` bytes: bytes that are not UTF-8 are
+/// replaced (logs pick up binary junk), but a NUL among the first 8000 bytes refuses the file as
+/// binary (`/dev/urandom`, a checkpoint shard) before more is read.
+pub fn read_log_limited(path: &Path, limit_bytes: u64) -> Result<String> {
+    let bytes = read_chunked(path, limit_bytes, |bytes| refuse_binary(path, bytes))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A NUL among the first [`BINARY_SNIFF_BYTES`] of `bytes`: a binary file.
+fn refuse_binary(path: &Path, bytes: &[u8]) -> Result<()> {
+    let head = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
+    match head.iter().position(|b| *b == 0) {
+        Some(offset) => Err(ModelsError::Binary {
+            path: path.to_path_buf(),
+            offset,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Reads the bytes of `path` if it holds at most `limit_bytes` bytes.
@@ -45,6 +89,16 @@ pub fn read_text_limited(path: &Path, limit_bytes: u64) -> Result<String> {
 /// devices and pipes whose metadata says nothing), so at most `limit_bytes + 1` bytes are ever
 /// read.
 pub fn read_limited(path: &Path, limit_bytes: u64) -> Result<Vec<u8>> {
+    read_chunked(path, limit_bytes, |_| Ok(()))
+}
+
+/// The one reader: [`Read::take`] of `limit_bytes + 1`, [`CHUNK_BYTES`] at a time; after each
+/// chunk `inspect` sees every byte read so far and may stop the read (bytes that are not text).
+fn read_chunked(
+    path: &Path,
+    limit_bytes: u64,
+    mut inspect: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<Vec<u8>> {
     let io = |source| ModelsError::Io {
         path: path.to_path_buf(),
         source,
@@ -67,13 +121,21 @@ pub fn read_limited(path: &Path, limit_bytes: u64) -> Result<Vec<u8>> {
         return Err(too_large(Some(meta.len())));
     }
     let mut bytes = Vec::with_capacity(meta.len().min(limit_bytes) as usize);
-    file.take(limit_bytes + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > limit_bytes {
-        return Err(too_large(None));
+    let mut reader = file.take(limit_bytes + 1);
+    loop {
+        let before = bytes.len();
+        let n = (&mut reader)
+            .take(CHUNK_BYTES as u64)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() as u64 > limit_bytes {
+            return Err(too_large(None));
+        }
+        inspect(&bytes)?;
+        if n == 0 || bytes.len() - before < CHUNK_BYTES {
+            return Ok(bytes);
+        }
     }
-    Ok(bytes)
 }
 
 /// Writes `bytes` to `path` through a temp file in the same folder and a rename.
@@ -127,11 +189,45 @@ mod tests {
 
     #[test]
     fn unbounded_streams_stop_at_the_limit() {
-        let e = read_text_limited(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        let e = read_limited(Path::new("/dev/zero"), 1 << 20).unwrap_err();
         assert!(
             matches!(e, ModelsError::TooLarge { bytes: None, .. }),
             "{e}"
         );
+    }
+
+    #[test]
+    fn junk_streams_stop_after_one_chunk() {
+        // a limit far above what the test could read: refused after the first chunk
+        let e = read_text_limited(Path::new("/dev/urandom"), 1 << 40).unwrap_err();
+        assert!(
+            matches!(e, ModelsError::NotText { .. } | ModelsError::Binary { .. }),
+            "{e}"
+        );
+        let e = read_log_limited(Path::new("/dev/urandom"), 1 << 40).unwrap_err();
+        assert!(e.to_string().contains("/dev/urandom"), "{e}");
+        for e in [
+            read_log_limited(Path::new("/dev/zero"), 1 << 40).unwrap_err(),
+            read_text_limited(Path::new("/dev/zero"), 1 << 40).unwrap_err(),
+        ] {
+            assert!(matches!(e, ModelsError::Binary { offset: 0, .. }), "{e}");
+        }
+    }
+
+    #[test]
+    fn text_across_chunks_reads_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.log");
+        // multi-byte characters cut by every chunk boundary, and junk replaced in a log
+        let text = "é→日".repeat(CHUNK_BYTES / 2);
+        std::fs::write(&p, &text).unwrap();
+        assert_eq!(read_text_limited(&p, 1 << 30).unwrap(), text);
+        let mut junk = text.clone().into_bytes();
+        junk.push(0xff);
+        std::fs::write(&p, &junk).unwrap();
+        let e = read_text_limited(&p, 1 << 30).unwrap_err().to_string();
+        assert!(e.contains(&format!("byte {}", text.len())), "{e}");
+        assert!(read_log_limited(&p, 1 << 30).unwrap().ends_with('\u{fffd}'));
     }
 
     #[test]

@@ -54,9 +54,9 @@ pub const MAX_LOG_BYTES: u64 = models::io::LOG_LIMIT_BYTES;
 /// Why the log cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerLogError {
-    /// Missing, unreadable or a folder.
-    #[error("cannot read server log: {0}")]
-    Io(#[source] models::ModelsError),
+    /// Missing, unreadable, a folder or binary (the message names the file).
+    #[error("server log: {0}")]
+    Io(models::ModelsError),
     #[error(
         "server log {path} is {}, over the {limit}-byte limit; cut it to the runs you want (e.g. with grep or tail)",
         bytes.map_or_else(|| "a stream that does not end".to_string(), |b| format!("{b} bytes"))
@@ -280,18 +280,18 @@ pub struct ServerLog {
     pub skipped: SkipCounts,
 }
 
-/// Reads a log file whole ([`models::io::read_limited`]), refusing one over [`MAX_LOG_BYTES`].
-/// Invalid UTF-8 is replaced, not refused (logs pick up binary junk).
+/// Reads a log file whole ([`models::io::read_log_limited`]), refusing one over
+/// [`MAX_LOG_BYTES`] or a binary file. Invalid UTF-8 is replaced, not refused (logs pick up
+/// binary junk).
 pub fn read_log_file(path: &Path) -> Result<String, ServerLogError> {
-    let raw = models::io::read_limited(path, MAX_LOG_BYTES).map_err(|e| match e {
+    models::io::read_log_limited(path, MAX_LOG_BYTES).map_err(|e| match e {
         models::ModelsError::TooLarge { bytes, .. } => ServerLogError::TooLarge {
             path: path.display().to_string(),
             bytes,
             limit: MAX_LOG_BYTES,
         },
         other => ServerLogError::Io(other),
-    })?;
-    Ok(String::from_utf8_lossy(&raw).into_owned())
+    })
 }
 
 /// Reads and parses `path`, failing when no run has a decode sample with a step time.

@@ -71,9 +71,9 @@ impl MeasuredAcceptance {
             path: path.to_path_buf(),
             problem,
         };
-        let bytes = models::io::read_limited(path, MAX_ACCEPTANCE_FILE_BYTES)
+        let text = models::io::read_text_limited(path, MAX_ACCEPTANCE_FILE_BYTES)
             .map_err(|e| io(e.to_string()))?;
-        Self::parse(&bytes, path)
+        Self::parse(text.as_bytes(), path)
     }
 
     /// Parses the bytes of an acceptance file read from `path`.

@@ -28,8 +28,9 @@ use std::path::{Path, PathBuf};
 /// Why a records file cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordsError {
-    #[error("cannot read records file {path}: {problem}")]
-    Io { path: PathBuf, problem: String },
+    /// Missing, unreadable, too large or not text (the message names the file).
+    #[error("records file: {0}")]
+    Read(models::ModelsError),
     #[error(
         "records file {path}: {problem}; expected {{\"records\": [{{\"id\": …, \"hardware\": …, \"parallel\": …, \"workload\": …, \"metrics\": …}}]}} as in validation-dev/records.json"
     )]
@@ -187,14 +188,9 @@ struct RecordsFile {
 impl RecordSet {
     /// Reads (at most [`models::io::RECORDS_LIMIT_BYTES`]) and parses a records file.
     pub fn load(path: &Path) -> Result<RecordSet, RecordsError> {
-        let bytes =
-            models::io::read_limited(path, models::io::RECORDS_LIMIT_BYTES).map_err(|e| {
-                RecordsError::Io {
-                    path: path.to_path_buf(),
-                    problem: e.to_string(),
-                }
-            })?;
-        Self::parse(&bytes, path)
+        let text = models::io::read_text_limited(path, models::io::RECORDS_LIMIT_BYTES)
+            .map_err(RecordsError::Read)?;
+        Self::parse(text.as_bytes(), path)
     }
 
     /// Parses the bytes of a records file read from `path`.
@@ -257,7 +253,7 @@ mod tests {
         let e = RecordSet::parse(dup.as_bytes(), Path::new("r.json")).unwrap_err();
         assert!(e.to_string().contains("`a` appears more than once"), "{e}");
         let e = RecordSet::load(Path::new("/no/such/records.json")).unwrap_err();
-        assert!(matches!(e, RecordsError::Io { .. }));
+        assert!(matches!(e, RecordsError::Read(_)));
     }
 
     proptest! {
