@@ -66,9 +66,7 @@ pub enum ModelsError {
     #[error("{path}: not UTF-8 text (invalid byte at byte {offset}); is it the right file?")]
     NotText { path: PathBuf, offset: usize },
     /// A file that should be a text log holds a NUL byte near its start.
-    #[error(
-        "{path}: a binary file (a NUL byte at byte {offset}), not text; is it the right file?"
-    )]
+    #[error("{path}: a binary file (a NUL byte at byte {offset}), not text; is it the right file?")]
     Binary { path: PathBuf, offset: usize },
 }
 
