@@ -155,7 +155,7 @@ mod tests {
         .check_knobs(path, None)
         .unwrap_err()
         .to_string();
-        assert!(e.contains("[0, inf]"), "{e}");
+        assert!(e.contains("[0.000, inf]"), "{e}");
     }
 
     #[test]

@@ -79,7 +79,7 @@ impl MeasuredValue {
             _ if self.out_of_range => Some(format!("`{raw}` is beyond any finite number")),
             None => Some(format!("`{raw}` holds no number")),
             Some(v) if v < 0.0 => Some(format!("`{raw}` is negative")),
-            Some(v) if v == 0.0 => Some(format!("`{raw}` is zero")),
+            Some(0.0) => Some(format!("`{raw}` is zero")),
             Some(v) if v > max => Some(format!("`{raw}` is above {max:e} ({max_why})")),
             Some(_) => None,
         }
