@@ -9,7 +9,8 @@ use models::ModelSpec;
 /// Most tokens per second one GPU can process, any model, any GPU. Every token (prompt or output)
 /// costs at least 2 FLOPs per active parameter; the model with the fewest active parameters
 /// shardwise has a preset for (`qwen3-30b-a3b`, 3.04 B) thus needs 6.1 GFLOP per token, and no
-/// GPU's datasheet reaches 20 PFLOP/s dense (B200: 9 PFLOP/s dense FP4): at most 3.3 M tok/s.
+/// GPU's datasheet reaches 20 PFLOP/s dense (dense FP4: B200 9 PFLOP/s, B300 15): at most
+/// 3.3 M tok/s.
 /// Prompt tokens served from the prefix cache cost little compute, so total tok/s gets 3× that,
 /// rounded up.
 pub const MAX_TOK_PER_S_PER_GPU: f64 = 1e7;
