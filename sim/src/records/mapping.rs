@@ -18,7 +18,7 @@
 use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, inferencex_config, launch_knobs};
 use super::metrics::{family, targets};
 use super::nccl::NcclTuning;
-use super::{Record, Whole};
+use super::{Parallel, Record, RecordWorkload, Whole};
 use crate::engine::{Engine, LaunchKnobs};
 use crate::workload::Workload;
 use models::Layout;
@@ -327,6 +327,91 @@ fn machine_preset(r: &Record, assumptions: &mut Vec<String>) -> Result<String, U
     }
 }
 
+/// The layout of a record's parallel sizes `(tp, pp, ep)` as read ([`stated`]), or why not.
+fn layout_of(
+    p: &Parallel,
+    (tp, pp, ep): (Option<u32>, Option<u32>, Option<u32>),
+    why: &mut Vec<Unexpressible>,
+    assumptions: &mut Vec<String>,
+) -> Option<Layout> {
+    use UnexpressibleKind as K;
+    match (tp, pp) {
+        (Some(tp), pp) if tp > 0 && pp != Some(0) => {
+            if pp.is_none() {
+                assumptions.push("pp not stated: 1".into());
+            }
+            Some(Layout {
+                tp,
+                pp: pp.unwrap_or(1),
+                ep: ep.filter(|e| *e > 0).unwrap_or(1),
+                dp_attention: p.attn_dp == Some(true),
+            })
+        }
+        (tp_stated, pp_stated) => {
+            let detail = match (tp_stated, pp_stated) {
+                (Some(0), _) => "tp 0: no GPU runs the model".to_string(),
+                (Some(_), _) => "pp 0: no pipeline stage runs the model".to_string(),
+                (None, _) if p.tp.is_some() => "tp is not a whole number".to_string(),
+                (None, _) => "tp not stated".to_string(),
+            };
+            why.push(Unexpressible::new(K::MissingLayout, detail));
+            None
+        }
+    }
+}
+
+/// The bench_serving run a record describes, from its `(input_len, concurrency, num_prompts)`
+/// as read ([`stated`]) and its output length, or why not.
+fn bench_workload(
+    w: &RecordWorkload,
+    (input, conc, num_prompts): (Option<u32>, Option<u32>, Option<u32>),
+    why: &mut Vec<Unexpressible>,
+    assumptions: &mut Vec<String>,
+) -> Option<Workload> {
+    use UnexpressibleKind as K;
+    // a length only where the source wrote a whole number ("open-ended (30 s window)" is none)
+    let output = w
+        .output_len
+        .as_ref()
+        .filter(|o| o.raw.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .and_then(|o| o.value)
+        .filter(|v| v.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(v))
+        .map(|v| v as u32);
+    match (input, output, conc) {
+        (Some(i), Some(o), Some(c)) if i > 0 && o > 0 && c > 0 => {
+            let n = num_prompts.filter(|n| *n > 0).unwrap_or_else(|| {
+                    assumptions.push(format!(
+                        "--num-prompts {} (InferenceX: 10 × concurrency), --random-range-ratio {INFERENCEX_RANGE_RATIO}",
+                        c * INFERENCEX_PROMPTS_PER_CONCURRENCY
+                    ));
+                    c * INFERENCEX_PROMPTS_PER_CONCURRENCY
+                });
+            Some(Workload {
+                num_prompts: n,
+                random_input_len: i,
+                random_output_len: o,
+                random_range_ratio: INFERENCEX_RANGE_RATIO,
+                max_concurrency: Some(c),
+                ..Workload::default()
+            })
+        }
+        (i, o, _) if i.is_none_or(|i| i == 0) || o.is_none() => {
+            why.push(Unexpressible::new(
+                K::MissingWorkload,
+                match (i, o) {
+                    (Some(0), _) => "input_len 0: a bench_serving prompt has tokens",
+                    (_, None) if w.output_len.is_some() => {
+                        "output_len is not a whole number of tokens"
+                    }
+                    _ => "input/output lengths not stated",
+                },
+            ));
+            None
+        }
+        _ => None, // concurrency 0 or not stated: said by the caller
+    }
+}
+
 /// Maps `r` onto what shardwise simulates, or says why it cannot.
 pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     use UnexpressibleKind as K;
@@ -412,29 +497,7 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
             None
         }
     };
-    let layout = match (tp, pp) {
-        (Some(tp), pp) if tp > 0 && pp != Some(0) => {
-            if pp.is_none() {
-                assumptions.push("pp not stated: 1".into());
-            }
-            Some(Layout {
-                tp,
-                pp: pp.unwrap_or(1),
-                ep: ep.filter(|e| *e > 0).unwrap_or(1),
-                dp_attention: p.attn_dp == Some(true),
-            })
-        }
-        (tp_stated, pp_stated) => {
-            let detail = match (tp_stated, pp_stated) {
-                (Some(0), _) => "tp 0: no GPU runs the model".to_string(),
-                (Some(_), _) => "pp 0: no pipeline stage runs the model".to_string(),
-                (None, _) if p.tp.is_some() => "tp is not a whole number".to_string(),
-                (None, _) => "tp not stated".to_string(),
-            };
-            why.push(Unexpressible::new(K::MissingLayout, detail));
-            None
-        }
-    };
+    let layout = layout_of(p, (tp, pp, ep), &mut why, &mut assumptions);
     let fam = family(r);
     match (conc, &w.concurrency) {
         (Some(0), _) => why.push(Unexpressible::new(
@@ -469,54 +532,19 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         ));
     }
     not_compared.extend(unusable_figures);
-    // a length only where the source wrote a whole number ("open-ended (30 s window)" is none)
-    let output = w
-        .output_len
-        .as_ref()
-        .filter(|o| o.raw.trim_start().starts_with(|c: char| c.is_ascii_digit()))
-        .and_then(|o| o.value)
-        .filter(|v| v.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(v))
-        .map(|v| v as u32);
-    let mut workload = None;
-    match fam {
+    let workload = match fam {
         Some(MetricFamily::LlmDecodeBench) if input.is_none() => {
             why.push(Unexpressible::new(
                 K::MissingWorkload,
                 "cached context (input_len) not stated",
             ));
+            None
         }
-        Some(MetricFamily::BenchServing) => match (input, output, conc) {
-            (Some(i), Some(o), Some(c)) if i > 0 && o > 0 && c > 0 => {
-                let n = num_prompts.filter(|n| *n > 0).unwrap_or_else(|| {
-                    assumptions.push(format!(
-                        "--num-prompts {} (InferenceX: 10 × concurrency), --random-range-ratio {INFERENCEX_RANGE_RATIO}",
-                        c * INFERENCEX_PROMPTS_PER_CONCURRENCY
-                    ));
-                    c * INFERENCEX_PROMPTS_PER_CONCURRENCY
-                });
-                workload = Some(Workload {
-                    num_prompts: n,
-                    random_input_len: i,
-                    random_output_len: o,
-                    random_range_ratio: INFERENCEX_RANGE_RATIO,
-                    max_concurrency: Some(c),
-                    ..Workload::default()
-                });
-            }
-            (i, o, _) if i.is_none_or(|i| i == 0) || o.is_none() => why.push(Unexpressible::new(
-                K::MissingWorkload,
-                match (i, o) {
-                    (Some(0), _) => "input_len 0: a bench_serving prompt has tokens",
-                    (_, None) if w.output_len.is_some() => {
-                        "output_len is not a whole number of tokens"
-                    }
-                    _ => "input/output lengths not stated",
-                },
-            )),
-            _ => {} // concurrency 0 or not stated: said above
-        },
-        _ => {}
-    }
+        Some(MetricFamily::BenchServing) => {
+            bench_workload(w, (input, conc, num_prompts), &mut why, &mut assumptions)
+        }
+        _ => None,
+    };
     if let (Some(l), Some(n)) = (layout, count)
         && l.gpus() != n
     {
