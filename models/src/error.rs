@@ -57,7 +57,7 @@ pub enum ModelsError {
         found: u32,
         supported: u32,
     },
-    /// A user's file is larger than its kind of input can be ([`crate::input`]).
+    /// A user's file is larger than its kind of input can be ([`crate::io`]).
     #[error(
         "{path}: {} is more than the {} this input may be; is it the right file?",
         bytes.map_or("the stream".to_string(), |b| format!("{:.2} GB", b as f64 / 1e9)),
@@ -72,6 +72,9 @@ pub enum ModelsError {
     /// A file that should be text holds bytes that are not UTF-8.
     #[error("{path}: not UTF-8 text (invalid byte at byte {offset}); is it the right file?")]
     NotText { path: PathBuf, offset: usize },
+    /// A file that should be a text log holds a NUL byte near its start.
+    #[error("{path}: a binary file (a NUL byte at byte {offset}), not text; is it the right file?")]
+    Binary { path: PathBuf, offset: usize },
 }
 
 fn human_limit(bytes: u64) -> String {

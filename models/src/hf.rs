@@ -106,7 +106,7 @@ impl Fields<'_> {
 }
 
 fn read_text(path: &Path) -> Result<String> {
-    crate::input::read_text_limited(path, crate::input::CONFIG_LIMIT_BYTES)
+    crate::io::read_text_limited(path, crate::io::CONFIG_LIMIT_BYTES)
 }
 
 fn parse_json(text: &str, path: &Path) -> Result<Value> {

@@ -10,9 +10,9 @@
 //! [`presets`] (embedded model presets; [`ModelSpec::resolve`] takes a preset or a path),
 //! [`layout`] (SGLang parallel layouts and their validation), [`footprint`] (per-GPU weights and
 //! KV per token under a layout), [`gpu`] (datasheet presets), [`profile`] (machine profiles) and
-//! [`profile_check`] (their plausibility checks), [`input`] (size-limited reads of users' files),
-//! and two small homes every crate shares: [`stats`] (median, percentiles) and [`units`] (sizes
-//! written for people).
+//! [`profile_check`] (their plausibility checks), and three small homes every crate shares:
+//! [`io`] (size-limited reads of users' files, atomic writes), [`stats`] (median, percentiles)
+//! and [`units`] (sizes written for people).
 //!
 //! This crate measures and simulates nothing: it only describes. Units are bytes and seconds unless
 //! a name says otherwise (`_gb_per_s` uses GB = 1e9 bytes, as nccl-tests reports; `_us` is µs).
@@ -22,7 +22,7 @@ pub mod footprint;
 pub mod format;
 pub mod gpu;
 pub mod hf;
-pub mod input;
+pub mod io;
 pub mod layout;
 mod minire;
 pub mod presets;

@@ -500,10 +500,10 @@ impl MachineProfile {
         }
     }
 
-    /// Reads a profile (at most [`crate::input::PROFILE_LIMIT_BYTES`]), checking its schema
+    /// Reads a profile (at most [`crate::io::PROFILE_LIMIT_BYTES`]), checking its schema
     /// version and values.
     pub fn load(path: &std::path::Path) -> crate::error::Result<MachineProfile> {
-        let text = crate::input::read_text_limited(path, crate::input::PROFILE_LIMIT_BYTES)?;
+        let text = crate::io::read_text_limited(path, crate::io::PROFILE_LIMIT_BYTES)?;
         Self::from_json_str(&text, path)
     }
 
@@ -549,33 +549,8 @@ impl MachineProfile {
     }
 }
 
-/// Writes `bytes` to `path` through a temp file in the same folder and a rename.
-pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::error::Result<()> {
-    use std::io::Write;
-    let io_err = |source| crate::ModelsError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(io_err)
-}
+/// Moved to [`crate::io::write_atomic`]; kept here so callers of the old path still build.
+pub use crate::io::write_atomic;
 
 #[cfg(test)]
 mod tests {

@@ -171,7 +171,7 @@ fn run() -> anyhow::Result<()> {
     for (name, p) in presets {
         let path = out.join(format!("{name}.json"));
         let text = serde_json::to_string_pretty(&p)? + "\n";
-        models::profile::write_atomic(&path, text.as_bytes())
+        models::io::write_atomic(&path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
         println!(
             "wrote {} ({} collective curves)",

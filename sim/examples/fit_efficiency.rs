@@ -42,7 +42,7 @@ fn run() -> anyhow::Result<()> {
     }
     println!("{table}");
     let text = serde_json::to_string_pretty(&model)? + "\n";
-    models::profile::write_atomic(&out, text.as_bytes())
+    models::io::write_atomic(&out, text.as_bytes())
         .with_context(|| format!("writing {}", out.display()))?;
     println!("wrote {} ({} rows fitted)", out.display(), rows.len());
     Ok(())

@@ -8,7 +8,8 @@
 //!   `total_input_text_tokens`, `p90_*`/`p95_*` of every latency, `max_output_tokens_per_s`,
 //!   `max_concurrent_requests`; `request_rate` may be the string `"trace"`). Python's
 //!   `json.dumps` writes `--request-rate inf` as the bare token `Infinity` (and a NaN as `NaN`),
-//!   which strict JSON rejects; those tokens are read as `null`. A line that is not JSON (a
+//!   which strict JSON rejects; those tokens are read as the floats they stand for (and a NaN
+//!   or infinite measurement is then refused, see below). A line that is not JSON (a
 //!   truncated last line) or lacks a required key is skipped and counted; the good lines are kept.
 //! - bench_serving's printed summary (`============ Serving Benchmark Result ============` …), one
 //!   or more blocks in a text file; both layouts print `Max request concurrency:` and
@@ -19,8 +20,12 @@
 //!   is the load; a `label_concurrency` that differs is warned about).
 //!
 //! Every point whose latency is known is checked with Little's law ([`littles_law`]): a stated
-//! concurrency that its own numbers contradict is a warning in [`MeasuredSet::warnings`].
+//! concurrency that its own numbers contradict is a warning in [`MeasuredSet::warnings`]. A figure
+//! that cannot be a measurement (negative, NaN, infinite, absurd: [`checks`]) refuses the file,
+//! naming the row and the field.
 
+pub mod checks;
+mod csv;
 pub mod littles_law;
 
 use crate::workload::Workload;
@@ -82,7 +87,7 @@ pub enum BenchIoError {
         #[source]
         source: std::io::Error,
     },
-    /// Not readable as text within the size limit (`models::input`).
+    /// Not readable as text within the size limit (`models::io`).
     #[error("{0}")]
     Read(String),
     #[error("{path}: {problem}")]
@@ -109,6 +114,12 @@ pub enum BenchIoError {
     },
     #[error("{path}: a file of several runs; pick one as {path}#RUN (runs: {known})")]
     PickRun { path: String, known: String },
+    #[error("{source_}: {field} {problem}; fix or remove that row")]
+    Implausible {
+        source_: String,
+        field: String,
+        problem: String,
+    },
 }
 
 /// Reads `spec` = `path` or `path#run-id` (user-box.json style), detecting the format.
@@ -117,14 +128,14 @@ pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, BenchIoError>
         Some((p, id)) => (p, Some(id)),
         None => (spec, None),
     };
-    let text = models::input::read_text_limited(Path::new(path), models::input::LOG_LIMIT_BYTES)
+    let text = models::io::read_text_limited(Path::new(path), models::io::LOG_LIMIT_BYTES)
         .map_err(|e| BenchIoError::Read(e.to_string()))?;
     let mut set = if let Some(id) = run_id {
         user_box(path, &text, id, hints)?
     } else if text.contains("Serving Benchmark Result") {
         summary_blocks(path, &text)
     } else if path.ends_with(".csv") {
-        csv(path, &text)?
+        csv::read(path, &text)?
     } else {
         jsonl(path, &text)
     };
@@ -147,6 +158,15 @@ pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, BenchIoError>
                 .unwrap_or_default(),
         });
     }
+    for p in &set.points {
+        if let Some((field, problem)) = checks::implausible(p) {
+            return Err(BenchIoError::Implausible {
+                source_: p.source.clone(),
+                field: field.into(),
+                problem,
+            });
+        }
+    }
     let checked = littles_law::warnings(&set.points);
     set.warnings.extend(checked);
     Ok(set)
@@ -155,20 +175,25 @@ pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, BenchIoError>
 fn num(v: &Value, key: &str) -> Option<f64> {
     match v.get(key)? {
         Value::Number(n) => n.as_f64(),
-        // "~225" as people write approximate figures.
-        Value::String(s) => leading_number(s),
+        // "~225" as people write approximate figures; Python's non-finite floats as themselves,
+        // so that the checks refuse a NaN throughput instead of missing it
+        Value::String(s) => crate::numtext::first(s).or_else(|| python_non_finite(s)),
         _ => None,
     }
 }
 
-/// The first number in `s` ("~61 tokens" → 61).
-fn leading_number(s: &str) -> Option<f64> {
-    let start = s.find(|c: char| c.is_ascii_digit())?;
-    let rest = &s[start..];
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(rest.len());
-    rest[..end].parse().ok()
+/// Python's `json.dumps` spellings of non-finite floats.
+const PYTHON_NON_FINITE: [(&str, f64); 3] = [
+    ("-Infinity", f64::NEG_INFINITY),
+    ("Infinity", f64::INFINITY),
+    ("NaN", f64::NAN),
+];
+
+fn python_non_finite(s: &str) -> Option<f64> {
+    PYTHON_NON_FINITE
+        .iter()
+        .find(|(t, _)| *t == s)
+        .map(|(_, v)| *v)
 }
 
 fn workload(conc: Option<f64>, rate: Option<f64>, input: u32, output: u32, n: u32) -> Workload {
@@ -208,7 +233,7 @@ fn jsonl(path: &str, text: &str) -> MeasuredSet {
 
 /// Python's `json.dumps` writes non-finite floats as bare `Infinity`, `-Infinity` and `NaN`
 /// (bench_serving's default `request_rate` is `inf`); strict JSON has no such tokens. Rewrites
-/// them, outside strings, to `null`.
+/// them, outside strings, to strings of themselves (`"NaN"`), which [`num`] reads back.
 fn python_json_to_strict(line: &str) -> std::borrow::Cow<'_, str> {
     if !(line.contains("Infinity") || line.contains("NaN")) {
         return std::borrow::Cow::Borrowed(line);
@@ -222,11 +247,14 @@ fn python_json_to_strict(line: &str) -> std::borrow::Cow<'_, str> {
             escaped = !escaped && c == '\\';
         } else if c == '"' {
             in_string = true;
-        } else if let Some(token) = ["-Infinity", "Infinity", "NaN"]
-            .into_iter()
+        } else if let Some(token) = PYTHON_NON_FINITE
+            .iter()
+            .map(|(t, _)| *t)
             .find(|t| rest.starts_with(t))
         {
-            out.push_str("null");
+            out.push('"');
+            out.push_str(token);
+            out.push('"');
             rest = &rest[token.len()..];
             continue;
         }
@@ -374,61 +402,6 @@ fn summary_blocks(path: &str, text: &str) -> MeasuredSet {
     set
 }
 
-fn csv(path: &str, text: &str) -> Result<MeasuredSet, BenchIoError> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let header: Vec<String> = lines
-        .next()
-        .map(|(_, h)| {
-            h.split(',')
-                .map(|c| c.trim().to_ascii_lowercase())
-                .collect()
-        })
-        .unwrap_or_default();
-    let col = |name: &str| header.iter().position(|h| h == name);
-    let required = ["concurrency", "input_len", "output_len", "output_tok_s"];
-    if let Some(missing) = required.iter().find(|c| col(c).is_none()) {
-        return Err(BenchIoError::Format {
-            path: path.into(),
-            problem: format!(
-                "CSV header lacks `{missing}` (needs concurrency,input_len,output_len,output_tok_s)"
-            ),
-        });
-    }
-    let mut set = MeasuredSet::default();
-    for (i, line) in lines {
-        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
-        let get = |name: &str| col(name).and_then(|c| cells.get(c)?.parse::<f64>().ok());
-        let at = format!("{path}:{}", i + 1);
-        let (Some(c), Some(inp), Some(out), Some(thr)) = (
-            get("concurrency"),
-            get("input_len"),
-            get("output_len"),
-            get("output_tok_s"),
-        ) else {
-            set.skipped
-                .push(format!("{at}: a required cell is empty or not a number"));
-            continue;
-        };
-        let n = get("num_prompts").map_or(default_prompts(Some(c)), |n| n as u32);
-        set.points.push(MeasuredPoint {
-            source: at,
-            workload: workload(Some(c), None, inp as u32, out as u32, n),
-            metrics: MeasuredMetrics {
-                output_throughput: Some(thr),
-                total_throughput: get("total_tok_s"),
-                mean_ttft_ms: get("mean_ttft_ms"),
-                mean_tpot_ms: get("mean_tpot_ms"),
-                mean_e2e_latency_ms: get("mean_e2e_latency_ms"),
-                ..MeasuredMetrics::default()
-            },
-        });
-    }
-    Ok(set)
-}
-
 /// The run ids of a user-box.json style file (`{"runs": [{"id": …}, …]}`), `None` otherwise.
 fn run_ids(text: &str) -> Option<String> {
     let v: Value = serde_json::from_str(text).ok()?;
@@ -542,12 +515,13 @@ mod tests {
 
     #[test]
     fn numbers_inside_text() {
-        assert_eq!(leading_number("~225"), Some(225.0));
-        assert_eq!(
-            leading_number("short (~61 tokens, mostly cached)"),
-            Some(61.0)
-        );
-        assert_eq!(leading_number("none"), None);
+        let v = |s: &str| num(&serde_json::json!({ "k": s }), "k");
+        assert_eq!(v("~225"), Some(225.0));
+        assert_eq!(v("short (~61 tokens, mostly cached)"), Some(61.0));
+        assert_eq!(v("1.2k"), Some(1200.0));
+        assert_eq!(v("none"), None);
+        assert!(v("NaN").unwrap().is_nan());
+        assert_eq!(v("-Infinity"), Some(f64::NEG_INFINITY));
     }
 
     #[test]

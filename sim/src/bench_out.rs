@@ -140,7 +140,7 @@ pub fn jsonl_line(run: &RunReport, w: &Workload, ctx: &BenchLineContext<'_>) -> 
 /// content plus the line go to a temp file that replaces `path`.
 pub fn append_jsonl(path: &Path, line: &str) -> Result<(), models::ModelsError> {
     let mut text = if path.exists() {
-        models::input::read_text_limited(path, models::input::LOG_LIMIT_BYTES)?
+        models::io::read_text_limited(path, models::io::LOG_LIMIT_BYTES)?
     } else {
         String::new()
     };
@@ -149,5 +149,5 @@ pub fn append_jsonl(path: &Path, line: &str) -> Result<(), models::ModelsError> 
     }
     text.push_str(line);
     text.push('\n');
-    models::profile::write_atomic(path, text.as_bytes())
+    models::io::write_atomic(path, text.as_bytes())
 }

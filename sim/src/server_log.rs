@@ -47,24 +47,24 @@ use std::path::Path;
 
 /// Schema version of [`ServerLog`] as written out (`--format json`).
 pub const SERVER_LOG_SCHEMA_VERSION: u32 = 1;
-/// Largest log read (1 GiB): a bigger file is refused before it is read.
-pub const MAX_LOG_BYTES: u64 = 1 << 30;
+/// Largest log read ([`models::io::LOG_LIMIT_BYTES`], 1 GiB): a bigger file is refused before it
+/// is read, a stream (`/dev/urandom`) once it passes the limit.
+pub const MAX_LOG_BYTES: u64 = models::io::LOG_LIMIT_BYTES;
 
 /// Why the log cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerLogError {
-    #[error("cannot read server log {path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// Missing, unreadable, a folder or binary (the message names the file).
+    #[error("server log: {0}")]
+    Io(models::ModelsError),
     #[error(
-        "server log {path} is {bytes} bytes, over the {limit}-byte limit; cut it to the runs you want (e.g. with grep or tail)"
+        "server log {path} is {}, over the {limit}-byte limit; cut it to the runs you want (e.g. with grep or tail)",
+        bytes.map_or_else(|| "a stream that does not end".to_string(), |b| format!("{b} bytes"))
     )]
     TooLarge {
         path: String,
-        bytes: u64,
+        /// The file's size (`None`: a device or pipe that went past the limit).
+        bytes: Option<u64>,
         limit: u64,
     },
     #[error(
@@ -280,24 +280,18 @@ pub struct ServerLog {
     pub skipped: SkipCounts,
 }
 
-/// Reads a log file whole, refusing one over [`MAX_LOG_BYTES`] before reading it. Invalid UTF-8
-/// is replaced, not refused (logs pick up binary junk).
+/// Reads a log file whole ([`models::io::read_log_limited`]), refusing one over
+/// [`MAX_LOG_BYTES`] or a binary file. Invalid UTF-8 is replaced, not refused (logs pick up
+/// binary junk).
 pub fn read_log_file(path: &Path) -> Result<String, ServerLogError> {
-    let shown = path.display().to_string();
-    let io = |source| ServerLogError::Io {
-        path: shown.clone(),
-        source,
-    };
-    let bytes = std::fs::metadata(path).map_err(io)?.len();
-    if bytes > MAX_LOG_BYTES {
-        return Err(ServerLogError::TooLarge {
-            path: shown,
+    models::io::read_log_limited(path, MAX_LOG_BYTES).map_err(|e| match e {
+        models::ModelsError::TooLarge { bytes, .. } => ServerLogError::TooLarge {
+            path: path.display().to_string(),
             bytes,
             limit: MAX_LOG_BYTES,
-        });
-    }
-    let raw = std::fs::read(path).map_err(io)?;
-    Ok(String::from_utf8_lossy(&raw).into_owned())
+        },
+        other => ServerLogError::Io(other),
+    })
 }
 
 /// Reads and parses `path`, failing when no run has a decode sample with a step time.

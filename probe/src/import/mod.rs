@@ -37,11 +37,11 @@ pub enum ImportCmd {
 }
 
 /// A log, refused before it is read whole when larger than any real log
-/// ([`models::input::LOG_LIMIT_BYTES`]).
+/// ([`models::io::LOG_LIMIT_BYTES`]).
 fn read(path: &Path) -> Result<String> {
-    Ok(models::input::read_text_limited(
+    Ok(models::io::read_text_limited(
         path,
-        models::input::LOG_LIMIT_BYTES,
+        models::io::LOG_LIMIT_BYTES,
     )?)
 }
 

@@ -52,6 +52,16 @@ impl KnobParam {
         }
     }
 
+    /// The knob's field in [`Knobs`] and in calibration files (`memory_scale`).
+    pub fn field(self) -> &'static str {
+        match self {
+            KnobParam::Compute => "compute_scale",
+            KnobParam::Memory => "memory_scale",
+            KnobParam::Comm => "comm_time_scale",
+            KnobParam::Cpu => "cpu_scale",
+        }
+    }
+
     /// What the knob means, for reports.
     pub fn meaning(self) -> &'static str {
         match self {

@@ -12,6 +12,7 @@
 //! [`knobs`] says what each knob means and how it is bounded, [`fit`] how it is fitted and
 //! identified.
 
+pub mod applied;
 pub mod fit;
 pub mod knobs;
 mod steps;
@@ -92,6 +93,18 @@ pub enum CalibrateError {
     Read { path: String, problem: String },
     #[error("cannot write calibration {path}: {problem}")]
     Write { path: String, problem: String },
+    #[error(
+        "calibration {path}: {knob} = {value} is outside its bounds [{low:.3}, {high:.3}] ({meaning}) on this machine and model; re-run `sim calibrate` or fix the file"
+    )]
+    KnobOutOfBounds {
+        path: String,
+        knob: &'static str,
+        /// As written (`1.000e300`, `NaN`).
+        value: String,
+        low: f64,
+        high: f64,
+        meaning: &'static str,
+    },
 }
 
 impl Calibration {
@@ -101,7 +114,7 @@ impl Calibration {
             path: path.display().to_string(),
             problem,
         };
-        let text = models::input::read_text_limited(path, models::input::PROFILE_LIMIT_BYTES)
+        let text = models::io::read_text_limited(path, models::io::PROFILE_LIMIT_BYTES)
             .map_err(|e| err(models::error::io_cause_or_whole(&e)))?;
         #[derive(Deserialize)]
         struct VersionOnly {
@@ -122,7 +135,7 @@ impl Calibration {
     /// Writes it atomically (temp file, then rename).
     pub fn save(&self, path: &Path) -> Result<(), CalibrateError> {
         let bytes = serde_json::to_vec_pretty(self).expect("calibration serialises");
-        models::profile::write_atomic(path, &bytes).map_err(|e| CalibrateError::Write {
+        models::io::write_atomic(path, &bytes).map_err(|e| CalibrateError::Write {
             path: path.display().to_string(),
             problem: models::error::io_cause_or_whole(&e),
         })

@@ -56,6 +56,8 @@ pub fn run(args: Args) -> Result<()> {
     let layout = setup.one_layout(&args.target.server, "calibrate")?;
     // Fail early, with the cost model's own message, on a layout that cannot run.
     setup.model(layout, setup.knobs)?;
+    let opts = setup.opts_for(layout);
+    sim::bench_io::checks::check_speed(&measured.points, &setup.machine, &setup.spec, &opts)?;
     let obs = Observations {
         rounds: measured.rounds.clone(),
         runs: measured.points.clone(),

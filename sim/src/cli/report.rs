@@ -128,12 +128,18 @@ impl Args {
             .as_deref()
             .map(sim::records::RecordSet::load)
             .transpose()?;
+        let knobs = self.calibration.knobs_for(
+            &machines[0],
+            &spec,
+            models::Layout::tp(machines[0].gpu_count),
+            &opts,
+        )?;
         Ok(Config {
             records,
             machines,
             spec,
             opts,
-            knobs: self.calibration.knobs()?,
+            knobs,
             plan: ReportPlan {
                 workload,
                 concurrencies,

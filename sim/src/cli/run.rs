@@ -6,7 +6,7 @@ use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 use models::{Layout, ModelSpec};
-use sim::calibrate::Calibration;
+use sim::calibrate::{Calibration, KnobBounds};
 use sim::cost::{CostModel, Knobs};
 use sim::machine::Machine;
 use sim::options::ServerOptions;
@@ -23,17 +23,42 @@ pub struct CalibrationArg {
 }
 
 impl CalibrationArg {
-    /// The calibration file, if one was given.
-    pub fn load(&self) -> Result<Option<Calibration>> {
-        self.calibration
-            .as_ref()
-            .map(|p| Calibration::load(p).map_err(anyhow::Error::from))
-            .transpose()
+    /// The calibration file, if one was given, checked against what it is applied to: knobs
+    /// outside their bounds on `machine` with `spec` at `layout` are refused; a calibration
+    /// fitted on another machine, model or graph mode is a warning on stderr.
+    pub fn load_for(
+        &self,
+        machine: &Machine,
+        spec: &ModelSpec,
+        layout: Layout,
+        opts: &ServerOptions,
+    ) -> Result<Option<Calibration>> {
+        let Some(path) = &self.calibration else {
+            return Ok(None);
+        };
+        let cal = Calibration::load(path)?;
+        // the bounds of the cost model it is applied to; a layout that cannot be built fails
+        // later with its own message, and the knobs are then only checked to be positive
+        let bounds = CostModel::new(machine, spec, layout, opts, Knobs::default())
+            .ok()
+            .map(|m| KnobBounds::of(&m));
+        cal.check_knobs(path, bounds.as_ref())?;
+        if let Some(w) = cal.mismatch(machine.name(), &spec.name, opts) {
+            eprintln!("warning: {}: {w}", path.display());
+        }
+        Ok(Some(cal))
     }
 
-    /// The knobs to use: the file's, or the defaults.
-    pub fn knobs(&self) -> Result<Knobs> {
-        Ok(self.load()?.map_or_else(Knobs::default, |c| c.knobs))
+    /// The knobs to use: the file's ([`CalibrationArg::load_for`]), or the defaults.
+    pub fn knobs_for(
+        &self,
+        machine: &Machine,
+        spec: &ModelSpec,
+        layout: Layout,
+        opts: &ServerOptions,
+    ) -> Result<Knobs> {
+        let cal = self.load_for(machine, spec, layout, opts)?;
+        Ok(cal.map_or_else(Knobs::default, |c| c.knobs))
     }
 }
 
@@ -78,7 +103,7 @@ impl Setup {
             LayoutSelection::All => Layout::tp(machine.gpu_count),
         };
         let resolved = options_for(&sglang, machine.memory_bytes(), &primary, &spec)?;
-        let calibration = cal.load()?;
+        let calibration = cal.load_for(&machine, &spec, primary, &resolved.options)?;
         Ok(Setup {
             knobs: calibration
                 .as_ref()

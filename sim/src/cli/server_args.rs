@@ -162,7 +162,7 @@ impl ServerArgs {
         let Some(p) = &self.server_args_file else {
             return Ok(None);
         };
-        let text = models::input::read_text_limited(p, models::input::CONFIG_LIMIT_BYTES)
+        let text = models::io::read_text_limited(p, models::io::CONFIG_LIMIT_BYTES)
             .with_context(|| format!("--server-args-file {}", p.display()))?;
         Ok(Some(text))
     }

@@ -273,6 +273,12 @@ pub fn run(args: Args) -> Result<()> {
     let setup = Setup::new(&target, &args.calibration)?;
     let layout = setup.one_layout(&target.server, "validate")?;
     let points = args.measured.load(setup.spec.max_context_tokens)?;
+    bench_io::checks::check_speed(
+        &points,
+        &setup.machine,
+        &setup.spec,
+        &setup.opts_for(layout),
+    )?;
     let model = setup.model(layout, setup.knobs)?;
     let rows = compare(&model, &setup.opts, &points)?;
     let rms = rms_log_error(&rows);

@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 /// Schema version of the acceptance file this build reads.
 pub const ACCEPTANCE_SCHEMA_VERSION: u32 = 1;
-/// Largest acceptance file read (a few thousand records fit in far less).
-pub const MAX_ACCEPTANCE_FILE_BYTES: u64 = 16 << 20;
+/// Largest acceptance file read (a few thousand records fit in far less): the records' limit.
+pub const MAX_ACCEPTANCE_FILE_BYTES: u64 = models::io::RECORDS_LIMIT_BYTES;
 /// The record metric that carries a measured acceptance length (bench_serving's JSONL key).
 pub const ACCEPT_LENGTH_METRIC: &str = "accept_length";
 
@@ -71,16 +71,9 @@ impl MeasuredAcceptance {
             path: path.to_path_buf(),
             problem,
         };
-        let len = std::fs::metadata(path)
-            .map_err(|e| io(e.to_string()))?
-            .len();
-        if len > MAX_ACCEPTANCE_FILE_BYTES {
-            return Err(io(format!(
-                "{len} bytes, more than the {MAX_ACCEPTANCE_FILE_BYTES} read"
-            )));
-        }
-        let bytes = std::fs::read(path).map_err(|e| io(e.to_string()))?;
-        Self::parse(&bytes, path)
+        let text = models::io::read_text_limited(path, MAX_ACCEPTANCE_FILE_BYTES)
+            .map_err(|e| io(e.to_string()))?;
+        Self::parse(text.as_bytes(), path)
     }
 
     /// Parses the bytes of an acceptance file read from `path`.

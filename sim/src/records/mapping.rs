@@ -15,9 +15,10 @@
 //!   0.8, 10 prompts per concurrency) on output and total tok/s (`*_per_gpu` × GPUs), mean ITL,
 //!   TPOT and TTFT where given.
 
-use super::Record;
 use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, inferencex_config, launch_knobs};
+use super::metrics::{family, targets};
 use super::nccl::NcclTuning;
+use super::{Parallel, Record, RecordWorkload, Whole};
 use crate::engine::{Engine, LaunchKnobs};
 use crate::workload::Workload;
 use models::Layout;
@@ -120,6 +121,9 @@ pub struct Expressed {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum UnexpressibleKind {
+    /// Words where a count belongs (`"concurrency": "1 and high"`), or a figure that is no
+    /// usable number (negative, zero, beyond f64, physically impossible).
+    UnreadableValue,
     /// Servers over several nodes.
     MultiNode,
     /// No machine preset for that GPU, count or setup.
@@ -148,6 +152,7 @@ impl UnexpressibleKind {
     /// The key used in tables and JSON (`mtp-on`).
     pub fn key(self) -> &'static str {
         match self {
+            UnexpressibleKind::UnreadableValue => "unreadable-value",
             UnexpressibleKind::UnknownModel => "unknown-model",
             UnexpressibleKind::MultiNode => "multi-node",
             UnexpressibleKind::UnknownMachine => "unknown-machine",
@@ -179,8 +184,21 @@ impl Unexpressible {
     }
 }
 
-fn lower(s: &Option<String>) -> String {
+/// `s` in lower case, empty when absent.
+pub(super) fn lower(s: &Option<String>) -> String {
     s.as_deref().unwrap_or("").to_ascii_lowercase()
+}
+
+/// The whole number `field` of record `id` states; words instead are a reason naming both.
+fn stated(id: &str, field: &str, v: &Option<Whole>) -> Result<Option<u32>, Unexpressible> {
+    match v {
+        None => Ok(None),
+        Some(Whole::Stated(n)) => Ok(Some(*n)),
+        Some(Whole::Unreadable(t)) => Err(Unexpressible::new(
+            UnexpressibleKind::UnreadableValue,
+            format!("record `{id}`: {field} is `{t}`, not a whole number"),
+        )),
+    }
 }
 
 /// The model preset of a checkpoint name and quantization words.
@@ -258,7 +276,7 @@ fn machine_preset(r: &Record, assumptions: &mut Vec<String>) -> Result<String, U
             ),
         ));
     };
-    match hw.count {
+    match stated(&r.id, "hardware.count", &hw.count)? {
         Some(8) => {}
         n => {
             return Err(Unexpressible::new(
@@ -309,87 +327,89 @@ fn machine_preset(r: &Record, assumptions: &mut Vec<String>) -> Result<String, U
     }
 }
 
-/// The family of a record's metrics, from its dataset, notes and metric keys.
-fn family(r: &Record) -> Option<MetricFamily> {
-    let ds = lower(&r.workload.dataset);
-    let notes = lower(&r.notes);
-    let has = |f: &dyn Fn(&str) -> bool| r.metrics.keys().any(|k| f(k));
-    if ds.contains("inferencex") || ds.contains("bench_serving") || ds.contains("random") {
-        Some(MetricFamily::BenchServing)
-    } else if ds.contains("decode") || notes.contains("llm_decode_bench") {
-        Some(MetricFamily::LlmDecodeBench)
-    } else if has(&|k| k.ends_with("_per_gpu") || k.starts_with("ttft") || k.starts_with("itl")) {
-        Some(MetricFamily::BenchServing)
-    } else if has(&|k| k == "output_tok_s_single_stream") {
-        Some(MetricFamily::LlmDecodeBench)
-    } else {
-        None
+/// The layout of a record's parallel sizes `(tp, pp, ep)` as read ([`stated`]), or why not.
+fn layout_of(
+    p: &Parallel,
+    (tp, pp, ep): (Option<u32>, Option<u32>, Option<u32>),
+    why: &mut Vec<Unexpressible>,
+    assumptions: &mut Vec<String>,
+) -> Option<Layout> {
+    use UnexpressibleKind as K;
+    match (tp, pp) {
+        (Some(tp), pp) if tp > 0 && pp != Some(0) => {
+            if pp.is_none() {
+                assumptions.push("pp not stated: 1".into());
+            }
+            Some(Layout {
+                tp,
+                pp: pp.unwrap_or(1),
+                ep: ep.filter(|e| *e > 0).unwrap_or(1),
+                dp_attention: p.attn_dp == Some(true),
+            })
+        }
+        (tp_stated, pp_stated) => {
+            let detail = match (tp_stated, pp_stated) {
+                (Some(0), _) => "tp 0: no GPU runs the model".to_string(),
+                (Some(_), _) => "pp 0: no pipeline stage runs the model".to_string(),
+                (None, _) if p.tp.is_some() => "tp is not a whole number".to_string(),
+                (None, _) => "tp not stated".to_string(),
+            };
+            why.push(Unexpressible::new(K::MissingLayout, detail));
+            None
+        }
     }
 }
 
-/// The targets a record offers for its family, and the metric keys left out.
-fn targets(r: &Record, fam: MetricFamily, gpus: u32) -> (Vec<Target>, Vec<String>) {
-    let mut out: Vec<Target> = Vec::new();
-    let mut skipped = Vec::new();
-    for (key, v) in &r.metrics {
-        let (quantity, scale) = match (fam, key.as_str()) {
-            (MetricFamily::LlmDecodeBench, "output_tok_s" | "output_tok_s_single_stream") => {
-                (Quantity::OutputTokPerS, 1.0)
-            }
-            (MetricFamily::BenchServing, "output_tok_s" | "output_throughput") => {
-                (Quantity::OutputTokPerS, 1.0)
-            }
-            (MetricFamily::BenchServing, "output_tok_s_per_gpu") => {
-                (Quantity::OutputTokPerS, gpus as f64)
-            }
-            (MetricFamily::BenchServing, "total_tok_s" | "total_throughput") => {
-                (Quantity::TotalTokPerS, 1.0)
-            }
-            (MetricFamily::BenchServing, "total_tok_s_per_gpu") => {
-                (Quantity::TotalTokPerS, gpus as f64)
-            }
-            (MetricFamily::BenchServing, "itl_ms_mean" | "mean_itl_ms") => {
-                (Quantity::ItlMeanMs, 1.0)
-            }
-            (MetricFamily::BenchServing, "tpot_ms_mean" | "mean_tpot_ms") => {
-                (Quantity::TpotMeanMs, 1.0)
-            }
-            (MetricFamily::BenchServing, "ttft_ms_mean" | "mean_ttft_ms") => {
-                (Quantity::TtftMeanMs, 1.0)
-            }
-            _ => {
-                skipped.push(key.clone());
-                continue;
-            }
-        };
-        match v.value.filter(|x| *x > 0.0) {
-            Some(x) => out.push(Target {
-                key: key.clone(),
-                quantity,
-                measured: x * scale,
-                raw: v.raw.clone(),
-                flagged: v.flagged,
-                approximate: v.approximate,
-                primary: false,
-            }),
-            None => skipped.push(key.clone()),
+/// The bench_serving run a record describes, from its `(input_len, concurrency, num_prompts)`
+/// as read ([`stated`]) and its output length, or why not.
+fn bench_workload(
+    w: &RecordWorkload,
+    (input, conc, num_prompts): (Option<u32>, Option<u32>, Option<u32>),
+    why: &mut Vec<Unexpressible>,
+    assumptions: &mut Vec<String>,
+) -> Option<Workload> {
+    use UnexpressibleKind as K;
+    // a length only where the source wrote a whole number ("open-ended (30 s window)" is none)
+    let output = w
+        .output_len
+        .as_ref()
+        .filter(|o| o.raw.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .and_then(|o| o.value)
+        .filter(|v| v.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(v))
+        .map(|v| v as u32);
+    match (input, output, conc) {
+        (Some(i), Some(o), Some(c)) if i > 0 && o > 0 && c > 0 => {
+            let n = num_prompts.filter(|n| *n > 0).unwrap_or_else(|| {
+                    assumptions.push(format!(
+                        "--num-prompts {} (InferenceX: 10 × concurrency), --random-range-ratio {INFERENCEX_RANGE_RATIO}",
+                        c * INFERENCEX_PROMPTS_PER_CONCURRENCY
+                    ));
+                    c * INFERENCEX_PROMPTS_PER_CONCURRENCY
+                });
+            Some(Workload {
+                num_prompts: n,
+                random_input_len: i,
+                random_output_len: o,
+                random_range_ratio: INFERENCEX_RANGE_RATIO,
+                max_concurrency: Some(c),
+                ..Workload::default()
+            })
         }
+        (i, o, _) if i.is_none_or(|i| i == 0) || o.is_none() => {
+            why.push(Unexpressible::new(
+                K::MissingWorkload,
+                match (i, o) {
+                    (Some(0), _) => "input_len 0: a bench_serving prompt has tokens",
+                    (_, None) if w.output_len.is_some() => {
+                        "output_len is not a whole number of tokens"
+                    }
+                    _ => "input/output lengths not stated",
+                },
+            ));
+            None
+        }
+        _ => None, // concurrency 0 or not stated: said by the caller
     }
-    // the headline: throughput first, then ITL, TPOT, TTFT; the first unflagged one
-    let order = [
-        Quantity::OutputTokPerS,
-        Quantity::ItlMeanMs,
-        Quantity::TpotMeanMs,
-        Quantity::TotalTokPerS,
-        Quantity::TtftMeanMs,
-    ];
-    let head = order
-        .iter()
-        .find_map(|q| out.iter().position(|t| t.quantity == *q && !t.flagged));
-    if let Some(i) = head {
-        out[i].primary = true;
-    }
-    (out, skipped)
 }
 
 /// Maps `r` onto what shardwise simulates, or says why it cannot.
@@ -417,19 +437,38 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         .map_err(|e| why.push(e))
         .ok();
     let p = &r.parallel;
+    let w = &r.workload;
+    let mut read = |field: &str, v: &Option<Whole>| {
+        stated(&r.id, field, v).unwrap_or_else(|u| {
+            why.push(u);
+            None
+        })
+    };
+    let (tp, pp, ep, dp, dcp) = (
+        read("parallel.tp", &p.tp),
+        read("parallel.pp", &p.pp),
+        read("parallel.ep", &p.ep),
+        read("parallel.dp", &p.dp),
+        read("parallel.dcp", &p.dcp),
+    );
+    let (input, conc, num_prompts) = (
+        read("workload.input_len", &w.input_len),
+        read("workload.concurrency", &w.concurrency),
+        read("workload.num_prompts", &w.num_prompts),
+    );
     if p.mtp == Some(true) {
         why.push(Unexpressible::new(
             K::MtpOn,
             "speculative decoding (MTP/EAGLE) on: acceptance is not modelled",
         ));
     }
-    if let Some(d) = p.dcp.filter(|d| *d > 1) {
+    if let Some(d) = dcp.filter(|d| *d > 1) {
         why.push(Unexpressible::new(
             K::Dcp,
             format!("vLLM decode context parallelism DCP={d} is not modelled"),
         ));
     }
-    if p.dp.is_some_and(|d| d > 1) && p.attn_dp != Some(true) {
+    if dp.is_some_and(|d| d > 1) && p.attn_dp != Some(true) {
         why.push(Unexpressible::new(
             K::KnobNotModelled,
             "data-parallel replicas without DP attention",
@@ -458,37 +497,31 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
             None
         }
     };
-    let layout = match (p.tp, p.pp) {
-        (Some(tp), pp) if tp > 0 && pp != Some(0) => {
-            if pp.is_none() {
-                assumptions.push("pp not stated: 1".into());
-            }
-            Some(Layout {
-                tp,
-                pp: pp.unwrap_or(1),
-                ep: p.ep.filter(|e| *e > 0).unwrap_or(1),
-                dp_attention: p.attn_dp == Some(true),
-            })
-        }
-        _ => {
-            why.push(Unexpressible::new(K::MissingLayout, "tp / pp not stated"));
-            None
-        }
-    };
+    let layout = layout_of(p, (tp, pp, ep), &mut why, &mut assumptions);
     let fam = family(r);
-    let conc = r.workload.concurrency;
-    if conc.is_none_or(|c| c == 0) {
-        why.push(Unexpressible::new(
+    match (conc, &w.concurrency) {
+        (Some(0), _) => why.push(Unexpressible::new(
+            K::MissingWorkload,
+            "concurrency 0: no stream ran",
+        )),
+        (None, None) => why.push(Unexpressible::new(
             K::MissingWorkload,
             "concurrency not stated",
-        ));
+        )),
+        _ => {}
     }
-    let gpus = r.hardware.count.or(layout.map(|l| l.gpus())).unwrap_or(0);
-    let (targets, not_compared) = match fam {
+    let count = r.hardware.count.as_ref().and_then(Whole::get);
+    let gpus = count.or(layout.map(|l| l.gpus())).unwrap_or(0);
+    let (targets, mut not_compared, unusable_figures) = match fam {
         Some(f) => targets(r, f, gpus),
-        None => (Vec::new(), r.metrics.keys().cloned().collect()),
+        None => (Vec::new(), r.metrics.keys().cloned().collect(), Vec::new()),
     };
-    if fam.is_none() || targets.is_empty() {
+    if targets.is_empty() && !unusable_figures.is_empty() {
+        why.push(Unexpressible::new(
+            K::UnreadableValue,
+            format!("record `{}`: {}", r.id, unusable_figures.join("; ")),
+        ));
+    } else if fam.is_none() || targets.is_empty() {
         why.push(Unexpressible::new(
             K::MetricNotModelled,
             format!(
@@ -498,49 +531,21 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
             ),
         ));
     }
-    let input = r.workload.input_len;
-    // a length only where the source wrote a number ("open-ended (30 s window)" is none)
-    let output = r
-        .workload
-        .output_len
-        .as_ref()
-        .filter(|o| o.raw.trim_start().starts_with(|c: char| c.is_ascii_digit()))
-        .and_then(|o| o.value)
-        .map(|v| v as u32);
-    let mut workload = None;
-    match fam {
+    not_compared.extend(unusable_figures);
+    let workload = match fam {
         Some(MetricFamily::LlmDecodeBench) if input.is_none() => {
             why.push(Unexpressible::new(
                 K::MissingWorkload,
                 "cached context (input_len) not stated",
             ));
+            None
         }
-        Some(MetricFamily::BenchServing) => match (input, output, conc) {
-            (Some(i), Some(o), Some(c)) if i > 0 && o > 0 && c > 0 => {
-                let n = r.workload.num_prompts.unwrap_or_else(|| {
-                    assumptions.push(format!(
-                        "--num-prompts {} (InferenceX: 10 × concurrency), --random-range-ratio {INFERENCEX_RANGE_RATIO}",
-                        c * INFERENCEX_PROMPTS_PER_CONCURRENCY
-                    ));
-                    c * INFERENCEX_PROMPTS_PER_CONCURRENCY
-                });
-                workload = Some(Workload {
-                    num_prompts: n,
-                    random_input_len: i,
-                    random_output_len: o,
-                    random_range_ratio: INFERENCEX_RANGE_RATIO,
-                    max_concurrency: Some(c),
-                    ..Workload::default()
-                });
-            }
-            _ => why.push(Unexpressible::new(
-                K::MissingWorkload,
-                "input/output lengths not stated",
-            )),
-        },
-        _ => {}
-    }
-    if let (Some(l), Some(n)) = (layout, r.hardware.count)
+        Some(MetricFamily::BenchServing) => {
+            bench_workload(w, (input, conc, num_prompts), &mut why, &mut assumptions)
+        }
+        _ => None,
+    };
+    if let (Some(l), Some(n)) = (layout, count)
         && l.gpus() != n
     {
         why.push(Unexpressible::new(

@@ -6,18 +6,20 @@
 //! the engine and its flags, the checkpoint, the parallel sizes, the workload and the metrics.
 //! Figures stay as the source printed them ([`MeasuredValue`]). Unknown keys are ignored, most
 //! keys may be missing or `null`; a record that cannot be expressed is not an error, it gets a
-//! reason ([`mapping::Unexpressible`]). Only a file that is not such JSON is an error.
+//! reason ([`mapping::Unexpressible`]), and so does one with words where a count belongs
+//! ([`Whole`]) or a figure that is no usable number. Only a file that is not such JSON is an error.
 
 pub mod acceptance;
 pub mod flags;
 pub mod mapping;
+mod metrics;
 mod nccl;
 pub mod value;
 
 pub use mapping::{
     Expressed, MetricFamily, Quantity, Target, Unexpressible, UnexpressibleKind, express,
 };
-pub use value::MeasuredValue;
+pub use value::{MeasuredValue, Whole};
 
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
@@ -26,8 +28,9 @@ use std::path::{Path, PathBuf};
 /// Why a records file cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordsError {
-    #[error("cannot read records file {path}: {problem}")]
-    Io { path: PathBuf, problem: String },
+    /// Missing, unreadable, too large or not text (the message names the file).
+    #[error("records file: {0}")]
+    Read(models::ModelsError),
     #[error(
         "records file {path}: {problem}; expected {{\"records\": [{{\"id\": …, \"hardware\": …, \"parallel\": …, \"workload\": …, \"metrics\": …}}]}} as in validation-dev/records.json"
     )]
@@ -88,7 +91,7 @@ pub struct Hardware {
     pub gpu: Option<String>,
     /// GPUs in the server.
     #[serde(default)]
-    pub count: Option<u32>,
+    pub count: Option<Whole>,
     #[serde(default)]
     pub interconnect: Option<String>,
     /// `enabled`, `disabled`, `unknown`, …
@@ -124,18 +127,18 @@ pub struct EngineInfo {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Parallel {
     #[serde(default)]
-    pub tp: Option<u32>,
+    pub tp: Option<Whole>,
     #[serde(default)]
-    pub pp: Option<u32>,
+    pub pp: Option<Whole>,
     #[serde(default)]
-    pub ep: Option<u32>,
+    pub ep: Option<Whole>,
     #[serde(default)]
-    pub dp: Option<u32>,
+    pub dp: Option<Whole>,
     #[serde(default, deserialize_with = "known_bool")]
     pub attn_dp: Option<bool>,
     /// vLLM's decode context parallelism.
     #[serde(default)]
-    pub dcp: Option<u32>,
+    pub dcp: Option<Whole>,
     /// Speculative decoding (MTP / EAGLE) on.
     #[serde(default, deserialize_with = "known_bool")]
     pub mtp: Option<bool>,
@@ -146,15 +149,15 @@ pub struct Parallel {
 pub struct RecordWorkload {
     /// Prompt tokens (`bench_serving`), or context already cached (`llm_decode_bench`).
     #[serde(default)]
-    pub input_len: Option<u32>,
+    pub input_len: Option<Whole>,
     /// Output tokens, or the source's words (`open-ended (30 s window)`).
     #[serde(default)]
     pub output_len: Option<MeasuredValue>,
     /// Concurrent streams / `--max-concurrency`.
     #[serde(default)]
-    pub concurrency: Option<u32>,
+    pub concurrency: Option<Whole>,
     #[serde(default)]
-    pub num_prompts: Option<u32>,
+    pub num_prompts: Option<Whole>,
     /// The client (`llm_decode_bench.py synthetic`, `InferenceX random 1k/1k`).
     #[serde(default)]
     pub dataset: Option<String>,
@@ -183,13 +186,11 @@ struct RecordsFile {
 }
 
 impl RecordSet {
-    /// Reads and parses a records file.
+    /// Reads (at most [`models::io::RECORDS_LIMIT_BYTES`]) and parses a records file.
     pub fn load(path: &Path) -> Result<RecordSet, RecordsError> {
-        let bytes = std::fs::read(path).map_err(|e| RecordsError::Io {
-            path: path.to_path_buf(),
-            problem: e.to_string(),
-        })?;
-        Self::parse(&bytes, path)
+        let text = models::io::read_text_limited(path, models::io::RECORDS_LIMIT_BYTES)
+            .map_err(RecordsError::Read)?;
+        Self::parse(text.as_bytes(), path)
     }
 
     /// Parses the bytes of a records file read from `path`.
@@ -235,7 +236,7 @@ mod tests {
         let r = &set.records[0];
         assert_eq!(r.hardware.virtualized, None);
         assert_eq!(r.parallel.attn_dp, None);
-        assert_eq!(r.parallel.ep, Some(8));
+        assert_eq!(r.parallel.ep, Some(Whole::Stated(8)));
         assert_eq!(r.workload.output_len.as_ref().unwrap().value, Some(1024.0));
         assert!(r.metrics["ttft_ms_mean"].flagged);
     }
@@ -252,7 +253,7 @@ mod tests {
         let e = RecordSet::parse(dup.as_bytes(), Path::new("r.json")).unwrap_err();
         assert!(e.to_string().contains("`a` appears more than once"), "{e}");
         let e = RecordSet::load(Path::new("/no/such/records.json")).unwrap_err();
-        assert!(matches!(e, RecordsError::Io { .. }));
+        assert!(matches!(e, RecordsError::Read(_)));
     }
 
     proptest! {

@@ -1,6 +1,9 @@
 //! A measured figure kept as the source printed it ("~1550", "5,154 tok/s", "56.6 tok/s",
-//! "5,719 ⚠️", "1003.5, 998.6 (two runs)"), with the number read out of it and the marks beside it.
+//! "5,719 ⚠️", "1003.5, 998.6 (two runs)", "1.2k", "1e3"), with the numbers read out of it
+//! ([`crate::numtext`]) and the marks beside it; and a count a record states ([`Whole`]), which
+//! may be words instead ("1 and high (not stated)").
 
+use crate::numtext;
 use serde::{Deserialize, Serialize};
 
 /// One measured figure of a record.
@@ -18,6 +21,9 @@ pub struct MeasuredValue {
     pub flagged: bool,
     /// The words right after the first number (`tok/s`, `GB/s each direction`); empty if none.
     pub unit: String,
+    /// A number in the text is too large for an f64 (`1e400`): `value` is `None`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub out_of_range: bool,
 }
 
 /// A JSON number or string, as records carry their figures.
@@ -41,31 +47,18 @@ impl<'de> Deserialize<'de> for MeasuredValue {
 }
 
 impl MeasuredValue {
-    /// Reads `raw`: numbers with `,` thousands groups (`5,154`) and decimals; `, ` between
-    /// numbers separates runs.
+    /// Reads `raw` ([`numtext::scan`]): numbers with `,` thousands groups (`5,154`), decimals,
+    /// exponents (`1e3`), `k`/`M` multipliers (`1.2k`) and signs (`-50`); `, ` between numbers
+    /// separates runs.
     pub fn parse(raw: &str) -> MeasuredValue {
-        let chars: Vec<char> = raw.chars().collect();
-        let mut numbers = Vec::new();
-        let mut unit = String::new();
-        let mut i = 0;
-        while i < chars.len() {
-            let starts = chars[i].is_ascii_digit()
-                || (chars[i] == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit));
-            if !starts {
-                i += 1;
-                continue;
-            }
-            let (v, end) = read_number(&chars, i);
-            if numbers.is_empty() {
-                unit = unit_after(&chars[end..]);
-            }
-            if let Some(v) = v {
-                numbers.push(v);
-            }
-            i = end;
-        }
-        let value =
-            (!numbers.is_empty()).then(|| numbers.iter().sum::<f64>() / numbers.len() as f64);
+        let found = numtext::scan(raw);
+        let numbers: Vec<f64> = found.iter().filter_map(|f| f.value).collect();
+        let out_of_range = found.iter().any(|f| f.value.is_none());
+        let unit = found
+            .first()
+            .map_or(String::new(), |f| unit_after(&raw[f.end..]));
+        let value = (!numbers.is_empty() && !out_of_range)
+            .then(|| numbers.iter().sum::<f64>() / numbers.len() as f64);
         MeasuredValue {
             raw: raw.to_string(),
             numbers,
@@ -73,46 +66,82 @@ impl MeasuredValue {
             approximate: raw.contains('~') || raw.contains('≈'),
             flagged: raw.contains('⚠'),
             unit,
+            out_of_range,
+        }
+    }
+
+    /// Why this figure cannot be compared as a positive quantity at most `max`, or `None` when it
+    /// can: no number, a number beyond f64, negative, zero or above `max` (`max_why` says what
+    /// the bound is).
+    pub fn unusable(&self, max: f64, max_why: &str) -> Option<String> {
+        let raw = &self.raw;
+        match self.value {
+            _ if self.out_of_range => Some(format!("`{raw}` is beyond any finite number")),
+            None => Some(format!("`{raw}` holds no number")),
+            Some(v) if v < 0.0 => Some(format!("`{raw}` is negative")),
+            Some(0.0) => Some(format!("`{raw}` is zero")),
+            Some(v) if v > max => Some(format!("`{raw}` is above {max:e} ({max_why})")),
+            Some(_) => None,
         }
     }
 }
 
-/// The number starting at `start`, and where it ends. A comma joins digit groups only when exactly
-/// three digits follow it (`5,154`), so `1003.5, 998.6` stays two numbers.
-fn read_number(chars: &[char], start: usize) -> (Option<f64>, usize) {
-    let mut text = String::new();
-    let mut i = start;
-    let digits_at =
-        |j: usize, n: usize| (j..j + n).all(|k| chars.get(k).is_some_and(char::is_ascii_digit));
-    let mut seen_point = false;
-    while i < chars.len() {
-        let c = chars[i];
-        if c.is_ascii_digit() {
-            text.push(c);
-            i += 1;
-        } else if c == ','
-            && !seen_point
-            && !text.is_empty()
-            && digits_at(i + 1, 3)
-            && !digits_at(i + 4, 1)
-        {
-            i += 1;
-        } else if c == '.' && !seen_point && digits_at(i + 1, 1) {
-            seen_point = true;
-            text.push(c);
-            i += 1;
-        } else {
-            break;
+/// A whole number a record states (GPUs, parallel sizes, lengths, concurrency), or what the
+/// source wrote instead (`"1 and high (not stated)"`, `1.5`, `-4`): such a record is skipped
+/// with its id and the words, not the whole file refused.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Whole {
+    Stated(u32),
+    /// The text, or the JSON number, that is not a whole number.
+    Unreadable(String),
+}
+
+impl Whole {
+    /// The number, when one was stated.
+    pub fn get(&self) -> Option<u32> {
+        match self {
+            Whole::Stated(n) => Some(*n),
+            Whole::Unreadable(_) => None,
         }
     }
-    (text.parse::<f64>().ok().filter(|v| v.is_finite()), i)
+}
+
+impl From<u32> for Whole {
+    fn from(n: u32) -> Self {
+        Whole::Stated(n)
+    }
+}
+
+impl Serialize for Whole {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Whole::Stated(n) => s.serialize_u32(*n),
+            Whole::Unreadable(t) => s.serialize_str(t),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Whole {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Number(n) => match n.as_u64().and_then(|n| u32::try_from(n).ok()) {
+                Some(n) => Whole::Stated(n),
+                None => Whole::Unreadable(n.to_string()),
+            },
+            serde_json::Value::String(t) => match t.trim().parse::<u32>() {
+                Ok(n) if !t.trim().starts_with('+') => Whole::Stated(n),
+                _ => Whole::Unreadable(t),
+            },
+            other => Whole::Unreadable(other.to_string()),
+        })
+    }
 }
 
 /// Words after a number up to the next separator: a comma, a parenthesis, a warning sign or the
 /// next number.
-fn unit_after(rest: &[char]) -> String {
+fn unit_after(rest: &str) -> String {
     let s: String = rest
-        .iter()
+        .chars()
         .take_while(|c| !matches!(c, ',' | '(' | '⚠' | ';') && !c.is_ascii_digit())
         .filter(|c| !matches!(c, '\u{fe0f}' | '~' | '≈'))
         .collect();
@@ -153,6 +182,42 @@ mod tests {
         assert_eq!(v("12,34").numbers, vec![12.0, 34.0]);
         assert_eq!(v("n/a").value, None);
         assert_eq!(v("0.20 ⚠️").value, Some(0.2));
+        // issue 21: these were read as 2.0, 150.5, 1.2 and 50
+        assert_eq!(v("1e3").value, Some(1000.0));
+        assert_eq!(v("1e300").value, Some(1e300));
+        let k = v("1.2k tok/s");
+        assert_eq!((k.value, k.unit.as_str()), (Some(1200.0), "tok/s"));
+        assert_eq!(v("-50").value, Some(-50.0));
+        let big = v("1e400");
+        assert_eq!((big.value, big.out_of_range), (None, true));
+    }
+
+    #[test]
+    fn unusable_figures_say_why() {
+        let why = |s: &str| v(s).unusable(1e6, "the bound").unwrap_or_default();
+        assert_eq!(why("-50"), "`-50` is negative");
+        assert_eq!(why("0"), "`0` is zero");
+        assert_eq!(why("n/a"), "`n/a` holds no number");
+        assert_eq!(why("1e400"), "`1e400` is beyond any finite number");
+        assert_eq!(why("1e300"), "`1e300` is above 1e6 (the bound)");
+        assert_eq!(v("1.2k").unusable(1e6, ""), None);
+    }
+
+    #[test]
+    fn whole_numbers_or_the_words_instead() {
+        let w = |j: &str| serde_json::from_str::<Whole>(j).unwrap();
+        assert_eq!(w("8"), Whole::Stated(8));
+        assert_eq!(w("\"8\""), Whole::Stated(8));
+        for (j, text) in [
+            ("\"1 and high (not stated)\"", "1 and high (not stated)"),
+            ("1.5", "1.5"),
+            ("-4", "-4"),
+            ("1e12", "1000000000000.0"),
+            ("[1]", "[1]"),
+        ] {
+            assert_eq!(w(j), Whole::Unreadable(text.into()), "{j}");
+        }
+        assert_eq!(serde_json::to_string(&Whole::Stated(4)).unwrap(), "4");
     }
 
     #[test]
@@ -168,8 +233,24 @@ mod tests {
         #[test]
         fn any_text_parses_without_panicking(s in "\\PC{0,40}") {
             let m = MeasuredValue::parse(&s);
-            prop_assert!(m.numbers.iter().all(|x| x.is_finite() && *x >= 0.0));
-            prop_assert_eq!(m.value.is_some(), !m.numbers.is_empty());
+            prop_assert!(m.numbers.iter().all(|x| x.is_finite()));
+            prop_assert_eq!(m.value.is_some(), !m.numbers.is_empty() && !m.out_of_range);
+            prop_assert!(m.value.is_none_or(f64::is_finite));
+            let why = m.unusable(1e6, "");
+            prop_assert!(why.is_none() == m.value.is_some_and(|x| x > 0.0 && x <= 1e6));
+        }
+
+        #[test]
+        fn any_json_number_or_string_is_a_whole_or_its_text(s in "\\PC{0,12}", n in any::<i64>()) {
+            let text = serde_json::to_string(&s).unwrap();
+            let w: Whole = serde_json::from_str(&text).unwrap();
+            if let Whole::Stated(k) = w {
+                let t = s.trim();
+                prop_assert!(!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()), "{:?}", s);
+                prop_assert_eq!(t.trim_start_matches('0').to_string(), if k == 0 { String::new() } else { k.to_string() });
+            }
+            let w: Whole = serde_json::from_str(&n.to_string()).unwrap();
+            prop_assert_eq!(w.get(), u32::try_from(n).ok());
         }
 
         #[test]

@@ -13,8 +13,14 @@ fn signed(x: f64) -> String {
     format!("{x:+.1}%")
 }
 
-/// One line: the headline statistics.
+/// One line: the headline statistics, or that nothing was compared (no MAPE of zero figures).
 pub fn headline(s: &Scoreboard) -> String {
+    if s.summary.n == 0 {
+        return format!(
+            "nothing compared: none of the {} records has a figure shardwise predicts (reasons below)",
+            s.records
+        );
+    }
     let Stats {
         n,
         mape_pct,

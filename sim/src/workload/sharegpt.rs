@@ -103,13 +103,13 @@ impl ShareGptLengths {
         }
     }
 
-    /// The conversations of a ShareGPT JSON file (at most [`models::input::LOG_LIMIT_BYTES`]).
+    /// The conversations of a ShareGPT JSON file (at most [`models::io::LOG_LIMIT_BYTES`]).
     pub fn from_file(
         path: &Path,
         fixed_output_len: Option<u32>,
         context_len: Option<u32>,
     ) -> Result<Self, ShareGptError> {
-        let text = models::input::read_text_limited(path, models::input::LOG_LIMIT_BYTES)?;
+        let text = models::io::read_text_limited(path, models::io::LOG_LIMIT_BYTES)?;
         let shown = path.display().to_string();
         let convs: Vec<Conversation> =
             serde_json::from_str(&text).map_err(|e| ShareGptError::Format {

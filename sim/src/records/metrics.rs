@@ -1,0 +1,114 @@
+//! A record's metrics: their family (`llm_decode_bench` or `bench_serving`) and the targets to
+//! predict, each figure checked against what it can physically be ([`crate::plausible`]).
+
+use super::mapping::{MetricFamily, Quantity, Target, lower};
+use super::{MeasuredValue, Record};
+
+/// The family of a record's metrics, from its dataset, notes and metric keys.
+pub(super) fn family(r: &Record) -> Option<MetricFamily> {
+    let ds = lower(&r.workload.dataset);
+    let notes = lower(&r.notes);
+    let has = |f: &dyn Fn(&str) -> bool| r.metrics.keys().any(|k| f(k));
+    if ds.contains("inferencex") || ds.contains("bench_serving") || ds.contains("random") {
+        Some(MetricFamily::BenchServing)
+    } else if ds.contains("decode") || notes.contains("llm_decode_bench") {
+        Some(MetricFamily::LlmDecodeBench)
+    } else if has(&|k| k.ends_with("_per_gpu") || k.starts_with("ttft") || k.starts_with("itl")) {
+        Some(MetricFamily::BenchServing)
+    } else if has(&|k| k == "output_tok_s_single_stream") {
+        Some(MetricFamily::LlmDecodeBench)
+    } else {
+        None
+    }
+}
+
+/// Why a figure of `quantity` (after × `scale`) cannot be compared, if it cannot
+/// ([`crate::plausible`]'s bounds).
+fn unusable(v: &MeasuredValue, quantity: Quantity, scale: f64, gpus: u32) -> Option<String> {
+    use crate::plausible::{MAX_LATENCY_MS, MAX_TOK_PER_S_PER_GPU};
+    match quantity {
+        Quantity::OutputTokPerS | Quantity::TotalTokPerS => v.unusable(
+            MAX_TOK_PER_S_PER_GPU * f64::from(gpus.max(1)) / scale,
+            "tok/s no GPU reaches: 2 FLOPs per active parameter of the smallest model",
+        ),
+        _ => v.unusable(
+            MAX_LATENCY_MS,
+            "6 hours: bench_serving gives up on a request",
+        ),
+    }
+}
+
+/// The targets a record offers for its family, the metric keys left out, and the figures of
+/// predicted metrics that are no usable number (`key: why`).
+pub(super) fn targets(
+    r: &Record,
+    fam: MetricFamily,
+    gpus: u32,
+) -> (Vec<Target>, Vec<String>, Vec<String>) {
+    let mut out: Vec<Target> = Vec::new();
+    let mut skipped = Vec::new();
+    let mut unusable_figures = Vec::new();
+    for (key, v) in &r.metrics {
+        let (quantity, scale) = match (fam, key.as_str()) {
+            (MetricFamily::LlmDecodeBench, "output_tok_s" | "output_tok_s_single_stream") => {
+                (Quantity::OutputTokPerS, 1.0)
+            }
+            (MetricFamily::BenchServing, "output_tok_s" | "output_throughput") => {
+                (Quantity::OutputTokPerS, 1.0)
+            }
+            (MetricFamily::BenchServing, "output_tok_s_per_gpu") => {
+                (Quantity::OutputTokPerS, gpus as f64)
+            }
+            (MetricFamily::BenchServing, "total_tok_s" | "total_throughput") => {
+                (Quantity::TotalTokPerS, 1.0)
+            }
+            (MetricFamily::BenchServing, "total_tok_s_per_gpu") => {
+                (Quantity::TotalTokPerS, gpus as f64)
+            }
+            (MetricFamily::BenchServing, "itl_ms_mean" | "mean_itl_ms") => {
+                (Quantity::ItlMeanMs, 1.0)
+            }
+            (MetricFamily::BenchServing, "tpot_ms_mean" | "mean_tpot_ms") => {
+                (Quantity::TpotMeanMs, 1.0)
+            }
+            (MetricFamily::BenchServing, "ttft_ms_mean" | "mean_ttft_ms") => {
+                (Quantity::TtftMeanMs, 1.0)
+            }
+            _ => {
+                skipped.push(key.clone());
+                continue;
+            }
+        };
+        if let Some(why) = unusable(v, quantity, scale, gpus) {
+            unusable_figures.push(format!("{key} {why}"));
+            continue;
+        }
+        match v.value {
+            Some(x) => out.push(Target {
+                key: key.clone(),
+                quantity,
+                measured: x * scale,
+                raw: v.raw.clone(),
+                flagged: v.flagged,
+                approximate: v.approximate,
+                primary: false,
+            }),
+            None => skipped.push(key.clone()),
+        }
+    }
+    // the headline: throughput first, then ITL, TPOT, TTFT; the first unflagged one
+    let order = [
+        Quantity::OutputTokPerS,
+        Quantity::ItlMeanMs,
+        Quantity::TpotMeanMs,
+        Quantity::TotalTokPerS,
+        Quantity::TtftMeanMs,
+    ];
+    let head = order
+        .iter()
+        .find_map(|q| out.iter().position(|t| t.quantity == *q && !t.flagged));
+    if let Some(i) = head {
+        out[i].primary = true;
+    }
+    (out, skipped, unusable_figures)
+}
