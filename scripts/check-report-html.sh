@@ -5,10 +5,18 @@
 #   2. every <figure> holds an inline <svg> that renders with a non-zero size;
 #   3. every *.svg in the folder loads on its own as an <img> (well-formed standalone SVG);
 #   4. nothing is fetched from outside the folder (no network, no external scripts/fonts/CSS);
-#   5. index.html also parses as XHTML (well-formed XML), as the reports crate promises.
+#   5. index.html also parses as XHTML (well-formed XML), as the reports crate promises;
+#   6. every chart is drawn: its SVG holds coloured marks (lines, markers, bars, cells) outside
+#      its legend, and declares its legend (data-legend-entries), whose labels are counted where
+#      they are drawn (the <text>s at data-legend-label-x): the count must match and be at most 6;
+#   7. nothing listed as not plotted is plotted: the first column of a table with
+#      data-not-plotted-in="G" (sim report's layouts that do not fit on machine G) is no chart
+#      text (legend entry, bar label) of any figure with data-group="G";
+#   8. a screenshot of the page (headless Chromium --screenshot) is not blank; SCREENSHOT=FILE keeps
+#      it (look at it: that is the page as a user sees it).
 # Usage: scripts/check-report-html.sh DIR        check DIR (exit 0 pass, 1 fail, 2 bad usage)
 #        scripts/check-report-html.sh --self-test DIR
-#                                                 break copies of DIR in four ways and check that
+#                                                 break copies of DIR in eight ways and check that
 #                                                 each one fails (the check can fail), then DIR passes
 # Prints "SKIPPED: …" and exits 0 when Chromium is absent. CHROMIUM=/path overrides the binary.
 set -euo pipefail
@@ -52,6 +60,47 @@ probe_script() {
       document.body.appendChild(img);
     });
   });
+  var MAX_LEGEND = 6;
+  // A mark's colour is data when it is not white, black or a grey (axes, grid, frame).
+  function chromatic(c) {
+    if (!c || c === 'none') return false;
+    var hex = c.match(/^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i);
+    var dec = c.match(/^rgb\((\d+),\s*(\d+),\s*(\d+)\)$/);
+    var v = hex ? hex.slice(1, 4).map(function (x) { return parseInt(x, 16); })
+      : dec ? dec.slice(1, 4).map(Number) : null;
+    if (!v) return false;
+    return !(v[0] === v[1] && v[1] === v[2]);
+  }
+  function checkDrawn(fig, svg, i) {
+    var declared = svg.getAttribute('data-legend-entries');
+    var labelX = svg.getAttribute('data-legend-label-x');
+    if (declared === null || labelX === null) { problems.push('figure ' + i + ' svg declares no legend (data-legend-entries)'); return; }
+    var drawn = Array.prototype.filter.call(svg.querySelectorAll('text'), function (t) { return t.getAttribute('x') === labelX; }).length;
+    if (String(drawn) !== declared) problems.push('figure ' + i + ' declares ' + declared + ' legend entries but draws ' + drawn);
+    if (drawn > MAX_LEGEND) problems.push('figure ' + i + ' has ' + drawn + ' legend entries (more than ' + MAX_LEGEND + ' cannot be told apart)');
+    var swatchX = parseFloat(labelX) - 40;
+    var marks = Array.prototype.filter.call(svg.querySelectorAll('circle,rect,polygon,polyline,path,line'), function (e) {
+      if (!(chromatic(e.getAttribute('fill')) || chromatic(e.getAttribute('stroke')))) return false;
+      var b = e.getBBox();
+      return declared === '0' || b.x + b.width < swatchX;
+    }).length;
+    if (marks === 0) problems.push('figure ' + i + ' draws no data (no coloured mark outside its legend)');
+  }
+  function checkNotPlotted() {
+    document.querySelectorAll('table[data-not-plotted-in]').forEach(function (t) {
+      var group = t.getAttribute('data-not-plotted-in');
+      var names = Array.prototype.map.call(t.querySelectorAll('tbody tr'), function (r) { return r.cells[0].textContent.trim(); });
+      document.querySelectorAll('figure[data-group]').forEach(function (fig, i) {
+        if (fig.getAttribute('data-group') !== group) return;
+        fig.querySelectorAll('svg text').forEach(function (tx) {
+          var s = tx.textContent.trim();
+          names.forEach(function (n) {
+            if (s === n || s.indexOf(n + ' ') === 0) problems.push('"' + n + '" is listed as not plotted on ' + group + ' but a chart there draws "' + s + '"');
+          });
+        });
+      });
+    });
+  }
   window.addEventListener('load', function () {
     var figures = document.querySelectorAll('figure');
     figures.forEach(function (fig, i) {
@@ -60,7 +109,9 @@ probe_script() {
       var r = svg.getBoundingClientRect();
       if (!(r.width > 0 && r.height > 0)) problems.push('figure ' + i + ' svg renders at ' + r.width + 'x' + r.height);
       if (svg.querySelectorAll('text').length === 0) problems.push('figure ' + i + ' svg has no text');
+      checkDrawn(fig, svg, i);
     });
+    checkNotPlotted();
     performance.getEntriesByType('resource').forEach(function (e) {
       if (e.name.indexOf('file:') !== 0) problems.push('fetched from outside the folder: ' + e.name);
     });
@@ -121,6 +172,24 @@ check() {
         echo "FAIL: console output while checking:"
         grep ':CONSOLE' "$work/.log-checked" | sed 's/^/  /'
         status=1
+    fi
+
+    # 8. A screenshot of the page as shipped.
+    local shot=${SCREENSHOT:-$work/.page.png} profile
+    profile=$(mktemp -d)
+    timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$profile" --window-size=1280,${SCREENSHOT_HEIGHT:-4000} \
+        --virtual-time-budget=10000 --screenshot="$shot" "file://$work/index.html" >/dev/null 2>&1 || true
+    rm -rf "$profile"
+    if [ ! -s "$shot" ]; then
+        echo "FAIL: Chromium wrote no screenshot of index.html"
+        status=1
+    elif [ "$(stat -c %s "$shot")" -lt 20000 ]; then
+        echo "FAIL: the screenshot of index.html is blank ($(stat -c %s "$shot") bytes)"
+        status=1
+    else
+        echo "screenshot: $shot ($(stat -c %s "$shot") bytes)"
     fi
 
     # 5. Well-formed XML: Chromium's XML parser shows <parsererror> otherwise.

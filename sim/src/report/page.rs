@@ -10,6 +10,7 @@ use reports::profile::{self, ChartSet, RenderedChart, SkippedChart};
 use super::charts::layout_charts;
 use super::output::MachineSummary;
 use super::scoreboard::{PageTable, scoreboard_section};
+use super::measured::MeasuredRuns;
 use super::simulate::{MachineResults, ReportPlan};
 use crate::scoreboard::Scoreboard;
 
@@ -23,6 +24,10 @@ pub struct ReportInputs<'a> {
     pub machines: &'a [MachineResults],
     /// The scoreboard of `--records`, drawn after the summary.
     pub scoreboard: Option<&'a Scoreboard>,
+    /// The user's measured runs (`--measured`), drawn on their machine's charts.
+    pub measured: Option<&'a MeasuredRuns>,
+    /// `--model-path` of the launch lines (the user's, else the checkpoint's HF repository).
+    pub model_path: &'a str,
 }
 
 /// A report rendered in memory: every SVG, the skipped charts and the page. Nothing is on disk yet.
@@ -44,6 +49,10 @@ struct Section {
     set: ChartSet,
     /// Tables after the charts.
     tables: Vec<PageTable>,
+    /// Layouts listed before the charts instead of drawn in them: (layout, flags, why).
+    not_drawn: Vec<[String; 3]>,
+    /// The figures' group on the page (the machine's label), which `not_drawn` is checked against.
+    group: Option<String>,
 }
 
 /// Builds and renders the whole report. Fails only on chart data that cannot be drawn (a bug or a
@@ -51,20 +60,11 @@ struct Section {
 pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportError> {
     let plan = inputs.plan;
     let w = &plan.workload;
-    let context = w.random_input_len + w.random_output_len / 2;
     let mut sections = Vec::new();
-    if let Some(board) = inputs.scoreboard {
-        let part = scoreboard_section(board);
-        sections.push(Section {
-            heading: "Against public measurements".to_owned(),
-            text: part.text,
-            set: part.charts,
-            tables: part.tables,
-        });
-    }
     for m in inputs.machines {
         let mut set = ChartSet::default();
-        layout_charts(m, inputs.model, plan.at_concurrency, context, &mut set);
+        let measured = inputs.measured.filter(|r| r.machine == m.label);
+        layout_charts(m, inputs.model, plan, measured, &mut set);
         sections.push(Section {
             heading: format!("Layouts on {}", m.label),
             text: vec![format!(
@@ -78,6 +78,26 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
             )],
             set,
             tables: Vec::new(),
+            not_drawn: m
+                .layouts
+                .iter()
+                .filter_map(|l| {
+                    let why = l.rejected()?;
+                    Some([l.name(), l.layout.sglang_flags(), why.to_owned()])
+                })
+                .collect(),
+            group: Some(m.label.clone()),
+        });
+    }
+    if let Some(board) = inputs.scoreboard {
+        let part = scoreboard_section(board);
+        sections.push(Section {
+            heading: "Against public measurements".to_owned(),
+            text: part.text,
+            set: part.charts,
+            tables: part.tables,
+            not_drawn: Vec::new(),
+            group: None,
         });
     }
     let profiles: Vec<(&str, &models::MachineProfile)> = inputs
@@ -96,6 +116,8 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
         ],
         set: coll,
         tables: Vec::new(),
+        not_drawn: Vec::new(),
+        group: None,
     });
     for m in inputs.machines {
         let mut set = ChartSet::default();
@@ -105,6 +127,8 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
             text: vec![profile::machine_line(&m.profile)],
             set,
             tables: Vec::new(),
+            not_drawn: Vec::new(),
+            group: None,
         });
     }
 
@@ -114,11 +138,16 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
         .map(|m| MachineSummary::of(m, plan.at_concurrency))
         .collect();
     let names: Vec<&str> = inputs.machines.iter().map(|m| m.label.as_str()).collect();
-    let mut page = Page::new(format!(
-        "shardwise report: {} on {}",
-        inputs.model,
-        names.join(" vs ")
-    ))
+    let mut page = launch_lines(
+        Page::new(format!(
+            "shardwise report: {} on {}",
+            inputs.model,
+            names.join(" vs ")
+        )),
+        &summary,
+        inputs.model_path,
+        plan.at_concurrency,
+    )
     .paragraph(format!(
         "Workload (bench_serving random dataset): --random-input-len {} --random-output-len {} \
          --random-range-ratio {} --num-prompts {}, --max-concurrency {}. Verdicts, ranking and \
@@ -154,8 +183,23 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
         for t in s.text {
             page = page.paragraph(t);
         }
+        if let (false, Some(g)) = (s.not_drawn.is_empty(), &s.group) {
+            page = page.not_plotted_table(
+                format!("Layouts not drawn on {g}: they do not fit or cannot run"),
+                ["layout", "SGLang flags", "why"]
+                    .iter()
+                    .map(|h| (*h).to_owned())
+                    .collect(),
+                s.not_drawn.iter().map(|r| r.to_vec()).collect(),
+                g.clone(),
+            );
+        }
         for r in &charts {
-            page = page.figure(r.svg.clone(), format!("{} ({})", r.caption, r.file_name));
+            page = page.figure_in(
+                r.svg.clone(),
+                format!("{} ({})", r.caption, r.file_name),
+                s.group.clone(),
+            );
         }
         for k in &s.set.skipped {
             page = page.paragraph(format!("Not drawn: {}, because {}.", k.title, k.reason));
@@ -173,6 +217,30 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
         page,
         summary,
     })
+}
+
+/// The command that starts the best layout of each machine, first on the page.
+fn launch_lines(mut page: Page, summary: &[MachineSummary], model_path: &str, at: u32) -> Page {
+    page = page.heading(format!("Launch the best layout (at {at} concurrent requests)"));
+    for s in summary {
+        match &s.best {
+            Some(b) => {
+                page = page
+                    .paragraph(format!("{}: {}", s.machine, b.layout))
+                    .code(format!(
+                        "python -m sglang.launch_server --model-path {model_path} {}",
+                        b.sglang_flags
+                    ));
+            }
+            None => {
+                page = page.paragraph(format!(
+                    "{}: no layout of the model fits; nothing to launch",
+                    s.machine
+                ));
+            }
+        }
+    }
+    page
 }
 
 fn summary_tables(
