@@ -12,8 +12,9 @@
 #   7. nothing listed as not plotted is plotted: the first column of a table with
 #      data-not-plotted-in="G" (sim report's layouts that do not fit on machine G) is no chart
 #      text (legend entry, bar label) of any figure with data-group="G";
-#   8. a screenshot of the page (headless Chromium --screenshot) is not blank; SCREENSHOT=FILE keeps
-#      it (look at it: that is the page as a user sees it).
+#   8. a screenshot of the page (headless Chromium --screenshot, 1280 px wide, the first
+#      SCREENSHOT_HEIGHT=4000 px) is not blank (a white page compresses to ~23 KB, a drawn one to
+#      hundreds); SCREENSHOT=FILE keeps it (look at it: that is the page as a user sees it).
 # Usage: scripts/check-report-html.sh DIR        check DIR (exit 0 pass, 1 fail, 2 bad usage)
 #        scripts/check-report-html.sh --self-test DIR
 #                                                 break copies of DIR in eight ways and check that
@@ -112,6 +113,7 @@ probe_script() {
       checkDrawn(fig, svg, i);
     });
     checkNotPlotted();
+    if (figures.length !== files.length) problems.push(figures.length + ' figures on the page for ' + files.length + ' chart files');
     performance.getEntriesByType('resource').forEach(function (e) {
       if (e.name.indexOf('file:') !== 0) problems.push('fetched from outside the folder: ' + e.name);
     });
@@ -185,7 +187,7 @@ check() {
     if [ ! -s "$shot" ]; then
         echo "FAIL: Chromium wrote no screenshot of index.html"
         status=1
-    elif [ "$(stat -c %s "$shot")" -lt 20000 ]; then
+    elif [ "$(stat -c %s "$shot")" -lt 50000 ]; then
         echo "FAIL: the screenshot of index.html is blank ($(stat -c %s "$shot") bytes)"
         status=1
     else
@@ -225,8 +227,25 @@ if [ "${1:-}" = "--self-test" ]; then
     expect_fail "a console error"
     fresh; sed -i 's|</body>|<img src="https://example.invalid/x.png" /></body>|' "$broken/case/index.html"
     expect_fail "a network fetch"
-    fresh; sed -i '0,/<figure>/s|<figure>|<figure><p>|' "$broken/case/index.html"
+    fresh; sed -i '0,/<figure/s|<figure|<p><figure|' "$broken/case/index.html"
     expect_fail "malformed XHTML"
+    # The first chart's marks all turned black: nothing coloured is plotted.
+    fresh; perl -0777 -pi -e 's{(<figure.*?</figure>)}{my $f = $1; $f =~ s/(fill|stroke)="#[0-9A-Fa-f]{6}"/$1="#000000"/g; $f}se' "$broken/case/index.html"
+    expect_fail "a chart with no plotted data"
+    # Seven more legend labels, drawn where the legend is and declared.
+    fresh; perl -0777 -pi -e 's{<svg data-legend-entries="(\d+)" data-legend-label-x="(\d+)"(.*?)</svg>}{"<svg data-legend-entries=\"" . ($1 + 7) . "\" data-legend-label-x=\"$2\"$3" . join("", map { "<text x=\"$2\" y=\"0\">extra $_</text>" } 1 .. 7) . "</svg>"}se' "$broken/case/index.html"
+    expect_fail "a chart with more than six legend entries"
+    fresh; perl -0777 -pi -e 's{<svg data-legend-entries="\d+" data-legend-label-x="\d+"}{<svg}s' "$broken/case/index.html"
+    expect_fail "a chart that declares no legend"
+    fresh; perl -0777 -pi -e 's{<body>.*</body>}{<body></body>}s' "$broken/case/index.html"
+    expect_fail "a blank page"
+    # A layout listed as not drawn, drawn as a label in its machine's first chart.
+    if grep -q '<table data-not-plotted-in=' "$src/index.html"; then
+        fresh; perl -0777 -pi -e 'if (/<table data-not-plotted-in="([^"]*)">.*?<tbody>\s*<tr><td>([^<]*)<\/td>/s) { my ($g, $n) = ($1, $2); s{(<figure data-group="\Q$g\E">\s*<svg[^>]*>)}{$1<text x="1" y="1">$n</text>}; }' "$broken/case/index.html"
+        expect_fail "a layout listed as not drawn but plotted"
+    else
+        echo "self-test: $src lists no layout as not drawn; the not-plotted case was not run"
+    fi
     check "$src"
     exit $?
 fi
