@@ -163,7 +163,12 @@ pub(crate) fn draw_marker(
             fill,
         )),
         Marker::Diamond => canvas.draw(&Polygon::new(
-            vec![(x, y - r - 1), (x + r + 1, y), (x, y + r + 1), (x - r - 1, y)],
+            vec![
+                (x, y - r - 1),
+                (x + r + 1, y),
+                (x, y + r + 1),
+                (x - r - 1, y),
+            ],
             fill,
         )),
         Marker::Cross => {

@@ -7,8 +7,8 @@ use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 use sim::report::{
-    MachineResults, MeasuredRuns, REPORT_SCHEMA_VERSION, ReportInputs, ReportOutput, ReportPlan, build_report,
-    simulate_machine, write_report,
+    MachineResults, MeasuredRuns, REPORT_SCHEMA_VERSION, ReportInputs, ReportOutput, ReportPlan,
+    build_report, simulate_machine, write_report,
 };
 use std::path::PathBuf;
 

@@ -27,7 +27,13 @@ pub fn layout_charts(
 ) {
     let at = plan.at_concurrency;
     let w = &plan.workload;
-    decode_breakdown(m, model, at, w.random_input_len + w.random_output_len / 2, set);
+    decode_breakdown(
+        m,
+        model,
+        at,
+        w.random_input_len + w.random_output_len / 2,
+        set,
+    );
     speculation_chart(m, model, set);
     // The measured runs take one legend entry where they are drawn.
     let max_lines = MAX_LEGEND_ENTRIES - usize::from(measured.is_some());
@@ -259,17 +265,18 @@ fn metric_lines(
         .filter(|s| !s.points.is_empty())
         .collect();
     if series.is_empty() {
-        set.skip(
-            title,
-            "no layout of the model fits this machine",
-        );
+        set.skip(title, "no layout of the model fits this machine");
         return;
     }
     let mut measured_note = String::new();
     if let Some((runs, points)) = measured {
         measured_note = runs.caption(metric.bench_key, points.len(), &plan.workload);
         if !points.is_empty() {
-            series.push(Series::new("measured", points).points_only(MEASURED_COLOUR).with_marker(Marker::Cross));
+            series.push(
+                Series::new("measured", points)
+                    .points_only(MEASURED_COLOUR)
+                    .with_marker(Marker::Cross),
+            );
         }
     }
     let chart = AnyChart::LineChart(LineChart {

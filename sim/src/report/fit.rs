@@ -100,7 +100,9 @@ fn over_card(p: &MemoryPlan) -> String {
          cannot hold the reserves",
         w + kv + r,
         p.gpu_memory_bytes as f64 / GB,
-        (p.available_before_load_bytes.saturating_sub(p.static_budget_bytes)) as f64 / GB,
+        (p.available_before_load_bytes
+            .saturating_sub(p.static_budget_bytes)) as f64
+            / GB,
         fraction(p)
     )
 }
@@ -135,16 +137,25 @@ mod tests {
 
     #[test]
     fn fits_only_within_budget_and_card() {
-        assert_eq!(decide(None, None, Some(&plan(58.8, 26.8, 6.0, true))), Fit::Fits);
+        assert_eq!(
+            decide(None, None, Some(&plan(58.8, 26.8, 6.0, true))),
+            Fit::Fits
+        );
         // The issue's TP8+DPA: within the budget, but 111 GB on a 102.6 GB card.
         let f = decide(None, None, Some(&plan(80.8, 4.9, 25.7, true)));
         let why = f.why().unwrap();
         assert!(matches!(f, Fit::NoMemory(_)), "{f:?}");
-        assert!(why.contains("111.4 GB") && why.contains("102.6 GB card"), "{why}");
+        assert!(
+            why.contains("111.4 GB") && why.contains("102.6 GB card"),
+            "{why}"
+        );
         assert!(why.contains("--mem-fraction-static 0.848"), "{why}");
         let f = decide(None, None, Some(&plan(120.0, 0.0, 3.0, false)));
         let why = f.why().unwrap();
-        assert!(why.contains("120.0 GB of weights") && why.contains("85.7 GB"), "{why}");
+        assert!(
+            why.contains("120.0 GB of weights") && why.contains("85.7 GB"),
+            "{why}"
+        );
     }
 
     #[test]
@@ -154,6 +165,9 @@ mod tests {
             decide(Some("tp 3 does not divide 64 heads"), None, Some(&p)),
             Fit::Impossible("tp 3 does not divide 64 heads".into())
         );
-        assert!(matches!(decide(None, Some("bad"), Some(&p)), Fit::Impossible(_)));
+        assert!(matches!(
+            decide(None, Some("bad"), Some(&p)),
+            Fit::Impossible(_)
+        ));
     }
 }

@@ -16,7 +16,7 @@ pub mod page;
 pub mod scoreboard;
 pub mod simulate;
 
+pub use measured::MeasuredRuns;
 pub use output::{MachineSummary, REPORT_SCHEMA_VERSION, ReportOutput};
 pub use page::{BuiltReport, ReportInputs, build_report, write_report};
-pub use measured::MeasuredRuns;
 pub use simulate::{LayoutResult, MachineResults, ReportPlan, simulate_machine};

@@ -8,9 +8,9 @@ use reports::html::Page;
 use reports::profile::{self, ChartSet, RenderedChart, SkippedChart};
 
 use super::charts::layout_charts;
+use super::measured::MeasuredRuns;
 use super::output::MachineSummary;
 use super::scoreboard::{PageTable, scoreboard_section};
-use super::measured::MeasuredRuns;
 use super::simulate::{MachineResults, ReportPlan};
 use crate::scoreboard::Scoreboard;
 
@@ -221,7 +221,9 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
 
 /// The command that starts the best layout of each machine, first on the page.
 fn launch_lines(mut page: Page, summary: &[MachineSummary], model_path: &str, at: u32) -> Page {
-    page = page.heading(format!("Launch the best layout (at {at} concurrent requests)"));
+    page = page.heading(format!(
+        "Launch the best layout (at {at} concurrent requests)"
+    ));
     for s in summary {
         match &s.best {
             Some(b) => {

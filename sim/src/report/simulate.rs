@@ -2,6 +2,7 @@
 //! broken down by part, a bench_serving run per concurrency, the ranking at the report's
 //! concurrency and the answer to "should we try EP?". Chart code never simulates; it reads these.
 
+use super::fit::{self, Fit};
 use crate::advise::{EpAnswer, EpQuestion, ep_question};
 use crate::cost::report::{BreakdownMs, PredictQuery, describe};
 use crate::cost::{CostModel, IterationModel, Knobs, MemoryPlan, memory};
@@ -11,7 +12,6 @@ use crate::options::ServerOptions;
 use crate::serving::RunReport;
 use crate::sweep::{SweepLayout, sweep};
 use crate::workload::Workload;
-use super::fit::{self, Fit};
 use models::profile::MachineProfile;
 use models::{Layout, ModelSpec};
 
