@@ -117,7 +117,9 @@ fn at_most_legend_parts(mut parts: Vec<BarPart>) -> Vec<BarPart> {
         for (v, x) in values.iter_mut().zip(&parts[i].values) {
             *v += x;
         }
-        names.push(parts[i].name.clone());
+        // The short name: "activation reads (small kernels)" → "activation reads".
+        let name = &parts[i].name;
+        names.push(name.split(" (").next().unwrap_or(name).to_owned());
     }
     let colour = parts[rest[0]].colour_index;
     let mut i = 0;
