@@ -60,11 +60,70 @@ struct Section {
 pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportError> {
     let plan = inputs.plan;
     let w = &plan.workload;
+    let sections = sections(inputs);
+
+    let summary: Vec<MachineSummary> = inputs
+        .machines
+        .iter()
+        .map(|m| MachineSummary::of(m, plan.at_concurrency))
+        .collect();
+    let names: Vec<&str> = inputs.machines.iter().map(|m| m.label.as_str()).collect();
+    let mut page = launch_lines(
+        Page::new(format!(
+            "shardwise report: {} on {}",
+            inputs.model,
+            names.join(" vs ")
+        )),
+        &summary,
+        inputs.model_path,
+        plan.at_concurrency,
+    )
+    .paragraph(format!(
+        "Workload (bench_serving random dataset): --random-input-len {} --random-output-len {} \
+         --random-range-ratio {} --num-prompts {}, --max-concurrency {}. Verdicts, ranking and \
+         the decode breakdown are at {} concurrent requests. All numbers are simulated from the \
+         machine profiles; measure before you commit.",
+        w.random_input_len,
+        w.random_output_len,
+        w.random_range_ratio,
+        w.num_prompts,
+        plan.concurrencies
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+        plan.at_concurrency
+    ));
+    if let Some(&top) = plan.concurrencies.last()
+        && top > w.num_prompts
+    {
+        page = page.paragraph(format!(
+            "Note: --num-prompts {} is below --max-concurrency {top}: runs above {} concurrent \
+             never have more requests in flight than there are prompts, so their lines flatten.",
+            w.num_prompts, w.num_prompts
+        ));
+    }
+    page = summary_tables(page, inputs.machines, &summary, plan.at_concurrency);
+
+    let (mut page, rendered, skipped) = render_sections(page, sections)?;
+    page = assumptions(page, inputs.machines);
+    Ok(BuiltReport {
+        rendered,
+        skipped,
+        page,
+        summary,
+    })
+}
+
+/// The chart sections in page order: layouts per machine, the scoreboard, NCCL collectives, GPU
+/// pairs per machine.
+fn sections(inputs: &ReportInputs<'_>) -> Vec<Section> {
     let mut sections = Vec::new();
+
     for m in inputs.machines {
         let mut set = ChartSet::default();
         let measured = inputs.measured.filter(|r| r.machine == m.label);
-        layout_charts(m, inputs.model, plan, measured, &mut set);
+        layout_charts(m, inputs.model, inputs.plan, measured, &mut set);
         sections.push(Section {
             heading: format!("Layouts on {}", m.label),
             text: vec![format!(
@@ -131,50 +190,15 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
             group: None,
         });
     }
+    sections
+}
 
-    let summary: Vec<MachineSummary> = inputs
-        .machines
-        .iter()
-        .map(|m| MachineSummary::of(m, plan.at_concurrency))
-        .collect();
-    let names: Vec<&str> = inputs.machines.iter().map(|m| m.label.as_str()).collect();
-    let mut page = launch_lines(
-        Page::new(format!(
-            "shardwise report: {} on {}",
-            inputs.model,
-            names.join(" vs ")
-        )),
-        &summary,
-        inputs.model_path,
-        plan.at_concurrency,
-    )
-    .paragraph(format!(
-        "Workload (bench_serving random dataset): --random-input-len {} --random-output-len {} \
-         --random-range-ratio {} --num-prompts {}, --max-concurrency {}. Verdicts, ranking and \
-         the decode breakdown are at {} concurrent requests. All numbers are simulated from the \
-         machine profiles; measure before you commit.",
-        w.random_input_len,
-        w.random_output_len,
-        w.random_range_ratio,
-        w.num_prompts,
-        plan.concurrencies
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(","),
-        plan.at_concurrency
-    ));
-    if let Some(&top) = plan.concurrencies.last()
-        && top > w.num_prompts
-    {
-        page = page.paragraph(format!(
-            "Note: --num-prompts {} is below --max-concurrency {top}: runs above {} concurrent \
-             never have more requests in flight than there are prompts, so their lines flatten.",
-            w.num_prompts, w.num_prompts
-        ));
-    }
-    page = summary_tables(page, inputs.machines, &summary, plan.at_concurrency);
-
+/// Each section's heading, text, list of layouts not drawn, charts (rendered here), skipped charts
+/// and tables, appended to `page`.
+fn render_sections(
+    mut page: Page,
+    sections: Vec<Section>,
+) -> Result<(Page, Vec<RenderedChart>, Vec<SkippedChart>), ReportError> {
     let mut rendered = Vec::new();
     let mut skipped = Vec::new();
     for s in sections {
@@ -210,13 +234,7 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
         rendered.extend(charts);
         skipped.extend(s.set.skipped);
     }
-    page = assumptions(page, inputs.machines);
-    Ok(BuiltReport {
-        rendered,
-        skipped,
-        page,
-        summary,
-    })
+    Ok((page, rendered, skipped))
 }
 
 /// The command that starts the best layout of each machine, first on the page.
