@@ -326,6 +326,15 @@ fn presets_give_a_full_report_with_the_right_data() {
             .collect();
         let rejected: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
         assert!(rejected.contains(&"TP8+DPA"), "{rejected:?}");
+        // `--format json` lists the same layouts.
+        let json = machines.iter().find(|j| j["machine"] == m).unwrap();
+        let listed: Vec<&str> = json["not_drawn"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["layout"].as_str().unwrap())
+            .collect();
+        assert_eq!(listed, rejected, "{m}");
         for r in &rows {
             assert!(
                 r[2].contains(" GB") && r[2].contains("--mem-fraction-static"),

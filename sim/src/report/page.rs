@@ -137,13 +137,10 @@ fn sections(inputs: &ReportInputs<'_>) -> Vec<Section> {
             )],
             set,
             tables: Vec::new(),
-            not_drawn: m
-                .layouts
-                .iter()
-                .filter_map(|l| {
-                    let why = l.rejected()?;
-                    Some([l.name(), l.layout.sglang_flags(), why.to_owned()])
-                })
+            not_drawn: MachineSummary::of(m, inputs.plan.at_concurrency)
+                .not_drawn
+                .into_iter()
+                .map(|n| [n.layout, n.sglang_flags, n.why])
                 .collect(),
             group: Some(m.label.clone()),
         });
