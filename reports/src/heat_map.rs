@@ -117,7 +117,9 @@ pub fn heat_map(map: &HeatMap) -> Result<String, ReportError> {
     let height = (title_h + matrix_h + x_area + MARGIN_PX)
         .max(title_h + side.height_px() + x_area + MARGIN_PX);
 
-    render_svg(title, (width, height), |canvas, title_px| {
+    // Where the side legend lands is known only once the matrix is laid out.
+    let legend_x = std::cell::Cell::new(0);
+    let svg = render_svg(title, (width, height), |canvas, title_px| {
         let err = ReportError::draw(title);
         let area = canvas.margin(title_px, 0, MARGIN_PX, 0);
         let (left, _) = area.split_horizontally(y_area + matrix_w);
@@ -172,13 +174,14 @@ pub fn heat_map(map: &HeatMap) -> Result<String, ReportError> {
 
         let top_left = ctx.backend_coord(&(cols as f64, rows as f64));
         let bottom = ctx.backend_coord(&(cols as f64, 0.0)).1;
-        side.draw(
-            canvas,
-            title,
-            (top_left.0 + 2 * MARGIN_PX as i32, top_left.1),
-            bottom,
-        )
-    })
+        legend_x.set(top_left.0 + 2 * MARGIN_PX as i32);
+        side.draw(canvas, title, (legend_x.get(), top_left.1), bottom)
+    })?;
+    let rows = match &side {
+        Side::Legend(entries) => entries.len(),
+        Side::ColourBar { .. } => 0,
+    };
+    Ok(legend::annotate(svg, rows, legend_x.get()))
 }
 
 /// Plotters size that makes text `width_px` wide (at [`LABEL_SIZE`]) fit into `room_px`.

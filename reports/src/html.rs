@@ -37,6 +37,11 @@ pub enum Block {
         /// Paragraph text.
         text: String,
     },
+    /// A line to copy as it is (a command), shown in a monospaced block.
+    Code {
+        /// The text, one or more lines.
+        text: String,
+    },
     /// A summary table.
     Table(Table),
     /// A chart with a caption.
@@ -53,6 +58,11 @@ pub struct Table {
     pub header: Vec<String>,
     /// Rows of cells.
     pub rows: Vec<Vec<String>>,
+    /// When set: the table lists, in its first column, items left out of the figures of this
+    /// [`Figure::group`] (written as `data-not-plotted-in`, so a checker can assert that none of
+    /// them is drawn there).
+    #[serde(default)]
+    pub not_plotted_in: Option<String>,
 }
 
 /// A chart and its caption.
@@ -62,6 +72,9 @@ pub struct Figure {
     pub svg: String,
     /// Caption under the chart.
     pub caption: String,
+    /// Which group of figures it belongs to (written as `data-group`), e.g. one machine's charts.
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 impl Page {
@@ -96,15 +109,50 @@ impl Page {
             caption: caption.into(),
             header,
             rows,
+            not_plotted_in: None,
         }));
         self
     }
 
+    /// Adds a table whose first column names items that the figures of `group` leave out.
+    pub fn not_plotted_table(
+        mut self,
+        caption: impl Into<String>,
+        header: Vec<String>,
+        rows: Vec<Vec<String>>,
+        group: impl Into<String>,
+    ) -> Self {
+        self.blocks.push(Block::Table(Table {
+            caption: caption.into(),
+            header,
+            rows,
+            not_plotted_in: Some(group.into()),
+        }));
+        self
+    }
+
+    /// Adds a block of text to copy as it is (a command line).
+    pub fn code(mut self, text: impl Into<String>) -> Self {
+        self.blocks.push(Block::Code { text: text.into() });
+        self
+    }
+
     /// Adds a figure.
-    pub fn figure(mut self, svg: impl Into<String>, caption: impl Into<String>) -> Self {
+    pub fn figure(self, svg: impl Into<String>, caption: impl Into<String>) -> Self {
+        self.figure_in(svg, caption, None)
+    }
+
+    /// Adds a figure of `group` (see [`Figure::group`]).
+    pub fn figure_in(
+        mut self,
+        svg: impl Into<String>,
+        caption: impl Into<String>,
+        group: Option<String>,
+    ) -> Self {
         self.blocks.push(Block::Figure(Figure {
             svg: svg.into(),
             caption: caption.into(),
+            group,
         }));
         self
     }
@@ -128,6 +176,11 @@ impl Page {
             match block {
                 Block::Heading { text } => push_element(&mut out, "h2", text),
                 Block::Paragraph { text } => push_element(&mut out, "p", text),
+                Block::Code { text } => {
+                    out.push_str("<pre><code>");
+                    out.push_str(&escape(text));
+                    out.push_str("</code></pre>\n");
+                }
                 Block::Table(t) => self.push_table(&mut out, i, t)?,
                 Block::Figure(f) => self.push_figure(&mut out, i, f)?,
             }
@@ -152,7 +205,14 @@ impl Page {
                 ),
             ));
         }
-        out.push_str("<table>\n");
+        match &t.not_plotted_in {
+            Some(g) => {
+                out.push_str("<table data-not-plotted-in=\"");
+                out.push_str(&escape(g));
+                out.push_str("\">\n");
+            }
+            None => out.push_str("<table>\n"),
+        }
         if !t.caption.is_empty() {
             push_element(out, "caption", &t.caption);
         }
@@ -184,7 +244,14 @@ impl Page {
                 format!("figure {index} is not a single <svg> element from a reports chart"),
             ));
         }
-        out.push_str("<figure>\n");
+        match &f.group {
+            Some(g) => {
+                out.push_str("<figure data-group=\"");
+                out.push_str(&escape(g));
+                out.push_str("\">\n");
+            }
+            None => out.push_str("<figure>\n"),
+        }
         out.push_str(svg);
         out.push('\n');
         push_element(out, "figcaption", &f.caption);
@@ -229,4 +296,5 @@ th{background:#f3f3f3}\
 tbody tr:nth-child(even){background:#fafafa}\
 figure{margin:1.5em 0}\
 figure svg{max-width:100%;height:auto}\
-figcaption{color:#555;margin-top:.3em}";
+figcaption{color:#555;margin-top:.3em}\
+pre{background:#f6f6f6;border:1px solid #ddd;padding:.5em .7em;overflow-x:auto;white-space:pre-wrap}";

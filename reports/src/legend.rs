@@ -5,18 +5,19 @@ use plotters::prelude::*;
 
 use crate::error::ReportError;
 use crate::style::{
-    self, Canvas, Dash, LABEL_SIZE, LEGEND_ROW_PX, MARGIN_PX, Rgb, text_style, text_width_px,
+    self, Canvas, Dash, LABEL_SIZE, LEGEND_ROW_PX, MARGIN_PX, Marker, Rgb, text_style,
+    text_width_px,
 };
 
 /// What a legend entry shows before its label.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Swatch {
     /// A short stroke with the series' colour and dash, and its point marker.
-    Line(Rgb, Dash),
+    Line(Rgb, Dash, Marker),
     /// A filled square (bar parts, heat-map categories).
     Fill(Rgb),
-    /// A point marker alone (scatter series).
-    Marker(Rgb),
+    /// A point marker alone (scatter series, points drawn without a line).
+    Marker(Rgb, Marker),
     /// A short stroke alone (a reference line).
     Stroke(Rgb, Dash),
 }
@@ -45,6 +46,19 @@ pub(crate) fn height_px(entries: &[Entry]) -> u32 {
     entries.len() as u32 * LEGEND_ROW_PX
 }
 
+/// `svg` (a whole document) with its legend declared on the root element, for checks that read
+/// the page: `data-legend-entries` (rows drawn) and `data-legend-label-x` (the `x` of every
+/// legend label's `<text>`), so a checker can count the labels actually drawn at that x.
+pub(crate) fn annotate(svg: String, entries: usize, legend_x: i32) -> String {
+    let label_x = legend_x + SWATCH_PX as i32;
+    match svg.strip_prefix("<svg ") {
+        Some(rest) => format!(
+            "<svg data-legend-entries=\"{entries}\" data-legend-label-x=\"{label_x}\" {rest}"
+        ),
+        None => svg,
+    }
+}
+
 /// Draws `entries` top-down starting at pixel `(x, y)` of the canvas.
 pub(crate) fn draw(
     canvas: &Canvas<'_>,
@@ -56,7 +70,7 @@ pub(crate) fn draw(
     for (i, entry) in entries.iter().enumerate() {
         let mid = y + (i as i32) * LEGEND_ROW_PX as i32 + LEGEND_ROW_PX as i32 / 2;
         match entry.swatch {
-            Swatch::Line(colour, dash) => {
+            Swatch::Line(colour, dash, marker) => {
                 style::draw_dashed_segment(
                     canvas,
                     (x, mid),
@@ -66,8 +80,7 @@ pub(crate) fn draw(
                     2,
                 )
                 .map_err(&err)?;
-                canvas
-                    .draw(&Circle::new((x + 13, mid), 3, colour.colour().filled()))
+                style::draw_marker(canvas, (x + 13, mid), marker, colour.colour(), 3)
                     .map_err(&err)?;
             }
             Swatch::Stroke(colour, dash) => {
@@ -81,9 +94,8 @@ pub(crate) fn draw(
                 )
                 .map_err(&err)?;
             }
-            Swatch::Marker(colour) => {
-                canvas
-                    .draw(&Circle::new((x + 13, mid), 4, colour.colour().filled()))
+            Swatch::Marker(colour, marker) => {
+                style::draw_marker(canvas, (x + 13, mid), marker, colour.colour(), 4)
                     .map_err(&err)?;
             }
             Swatch::Fill(colour) => {

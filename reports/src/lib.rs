@@ -37,4 +37,4 @@ pub use memory_bars::{MemoryBars, memory_bars};
 pub use output::{write_atomic, write_html, write_svg};
 pub use scatter_chart::{IdentityBand, PointSeries, ScatterChart, scatter_chart};
 pub use stacked_bars::{BarPart, StackedBars, stacked_bars};
-pub use style::{Dash, PALETTE, Rgb, palette_colour};
+pub use style::{Dash, MAX_LEGEND_ENTRIES, Marker, PALETTE, Rgb, palette_colour};

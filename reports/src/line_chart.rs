@@ -2,8 +2,10 @@
 //! each solid, dashed or dotted. Used for bus bandwidth vs message size (per collective and group,
 //! VM dashed against bare metal solid) and for throughput/TTFT/TPOT vs concurrency per layout.
 //!
-//! Every data point is drawn as one `<circle>` marker on top of its line, so readers (and tests) can
-//! count points; the legend adds one more marker per series.
+//! Every data point is drawn as one marker on top of its line (a `<circle>` unless the series
+//! picks another [`Marker`]), so readers (and tests) can count points; the legend adds one more
+//! marker per series. A series may be drawn as markers alone (measurements beside predicted
+//! lines).
 
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -11,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::axis::Axis;
 use crate::error::ReportError;
 use crate::legend::{Entry, Swatch};
-use crate::style::{Dash, Rgb, clean_text, palette_colour};
+use crate::style::{Dash, Marker, Rgb, clean_text, draw_marker, palette_colour};
 use crate::xy_frame::XyFrame;
 
 /// A line chart: title, two axes and the series drawn on them.
@@ -41,6 +43,15 @@ pub struct Series {
     /// (same collective, VM dashed vs bare metal solid).
     #[serde(default)]
     pub colour_index: Option<usize>,
+    /// Exact colour, overriding the palette (e.g. black for measured points).
+    #[serde(default)]
+    pub colour: Option<Rgb>,
+    /// Point marker; `None` is a circle.
+    #[serde(default)]
+    pub marker: Option<Marker>,
+    /// Draw the markers only, no line between them.
+    #[serde(default)]
+    pub points_only: bool,
 }
 
 impl Series {
@@ -51,7 +62,23 @@ impl Series {
             points,
             dash: None,
             colour_index: None,
+            colour: None,
+            marker: None,
+            points_only: false,
         }
+    }
+
+    /// The same series with point marker `marker`.
+    pub fn with_marker(mut self, marker: Marker) -> Self {
+        self.marker = Some(marker);
+        self
+    }
+
+    /// The same series as markers in `colour` with no line between them.
+    pub fn points_only(mut self, colour: Rgb) -> Self {
+        self.points_only = true;
+        self.colour = Some(colour);
+        self
     }
 
     /// The same series stroked with `dash`.
@@ -67,7 +94,12 @@ impl Series {
     }
 
     fn colour(&self, position: usize) -> Rgb {
-        palette_colour(self.colour_index.unwrap_or(position))
+        self.colour
+            .unwrap_or_else(|| palette_colour(self.colour_index.unwrap_or(position)))
+    }
+
+    fn shape(&self) -> Marker {
+        self.marker.unwrap_or_default()
     }
 
     fn stroke(&self, position: usize) -> Dash {
@@ -96,7 +128,11 @@ pub fn line_chart(chart: &LineChart) -> Result<String, ReportError> {
         .iter()
         .enumerate()
         .map(|(i, s)| Entry {
-            swatch: Swatch::Line(s.colour(i), s.stroke(i)),
+            swatch: if s.points_only {
+                Swatch::Marker(s.colour(i), s.shape())
+            } else {
+                Swatch::Line(s.colour(i), s.stroke(i), s.shape())
+            },
             label: clean_text(&s.name),
         })
         .collect();
@@ -110,15 +146,24 @@ pub fn line_chart(chart: &LineChart) -> Result<String, ReportError> {
                 .map(|[x, y]| (xs.forward(*x), ys.forward(*y)))
                 .collect();
             let style = colour.stroke_width(2);
-            match s.stroke(i).pattern_px() {
-                None => ctx.draw_series(LineSeries::new(pts.clone(), style)),
-                Some((on, off)) => {
-                    ctx.draw_series(DashedLineSeries::new(pts.clone(), on, off, style))
+            if !s.points_only {
+                match s.stroke(i).pattern_px() {
+                    None => ctx.draw_series(LineSeries::new(pts.clone(), style)),
+                    Some((on, off)) => {
+                        ctx.draw_series(DashedLineSeries::new(pts.clone(), on, off, style))
+                    }
                 }
-            }
-            .map_err(&err)?;
-            ctx.draw_series(pts.iter().map(|p| Circle::new(*p, 3, colour.filled())))
                 .map_err(&err)?;
+            }
+            // Markers in pixels on the plot area, so every shape is drawn the same way as in
+            // the legend.
+            let area = ctx.plotting_area().strip_coord_spec();
+            let (bx, by) = area.get_base_pixel();
+            let radius = if s.points_only { 5 } else { 3 };
+            for p in &pts {
+                let (px, py) = ctx.backend_coord(p);
+                draw_marker(&area, (px - bx, py - by), s.shape(), colour, radius).map_err(&err)?;
+            }
         }
         Ok(())
     })

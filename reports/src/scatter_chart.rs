@@ -122,7 +122,7 @@ pub fn scatter_chart(chart: &ScatterChart) -> Result<String, ReportError> {
         .iter()
         .enumerate()
         .map(|(i, s)| Entry {
-            swatch: Swatch::Marker(s.colour(i)),
+            swatch: Swatch::Marker(s.colour(i), crate::style::Marker::Circle),
             label: clean_text(&s.name),
         })
         .collect();

@@ -126,7 +126,8 @@ pub(crate) fn render(
         .max(title_reserve + legend::height_px(&entries) + MARGIN_PX);
     let width = PLOT_WIDTH_PX + legend_w;
 
-    render_svg(title, (width, height), |canvas, title_px| {
+    let legend_x = PLOT_WIDTH_PX as i32 + MARGIN_PX as i32;
+    let svg = render_svg(title, (width, height), |canvas, title_px| {
         let err = ReportError::draw(title);
         let (plot_area, _) = canvas.split_horizontally(PLOT_WIDTH_PX);
         let plot_area = plot_area.margin(title_px, MARGIN_PX, MARGIN_PX, right_px);
@@ -211,16 +212,9 @@ pub(crate) fn render(
                 .map_err(&err)?;
         }
 
-        legend::draw(
-            canvas,
-            title,
-            &entries,
-            (
-                PLOT_WIDTH_PX as i32 + MARGIN_PX as i32,
-                title_px as i32 + 10,
-            ),
-        )
-    })
+        legend::draw(canvas, title, &entries, (legend_x, title_px as i32 + 10))
+    })?;
+    Ok(legend::annotate(svg, entries.len(), legend_x))
 }
 
 /// Checks shapes and values; returns the bar totals.

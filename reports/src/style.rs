@@ -70,6 +70,10 @@ pub const PALETTE: [Rgb; 12] = [
     Rgb(0xad, 0x14, 0x57),
 ];
 
+/// Most legend entries (lines, bar parts) one chart carries: beyond six a reader cannot tell the
+/// colours apart at a glance. Callers with more split their data over several charts.
+pub const MAX_LEGEND_ENTRIES: usize = 6;
+
 /// Palette colour number `index`, wrapping around.
 pub fn palette_colour(index: usize) -> Rgb {
     PALETTE[index % PALETTE.len()]
@@ -105,6 +109,73 @@ impl Dash {
     /// first palette round, then dashed, then dotted, so 36 series stay tellable apart.
     pub(crate) fn auto(index: usize) -> Dash {
         [Dash::Solid, Dash::Dashed, Dash::Dotted][(index / PALETTE.len()) % 3]
+    }
+}
+
+/// The shape of a line chart's point markers. Several series on one chart get different shapes as
+/// well as colours, so they stay tellable apart in greyscale and for colour-blind readers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Marker {
+    /// Filled circle (`<circle>`).
+    #[default]
+    Circle,
+    /// Filled square (`<rect>`).
+    Square,
+    /// Filled triangle pointing up (`<polygon>`).
+    Triangle,
+    /// Filled diamond (`<polygon>`).
+    Diamond,
+    /// An upright cross of two strokes, unfilled (`<polyline>`s): for points drawn over lines.
+    Cross,
+}
+
+impl Marker {
+    /// Shapes in the order [`Marker::nth`] hands them out.
+    pub const ORDER: [Marker; 4] = [
+        Marker::Circle,
+        Marker::Square,
+        Marker::Triangle,
+        Marker::Diamond,
+    ];
+
+    /// Marker of series number `index` (circle, square, triangle, diamond, then again).
+    pub fn nth(index: usize) -> Marker {
+        Self::ORDER[index % Self::ORDER.len()]
+    }
+}
+
+/// Draws `marker` centred on pixel `(x, y)` of `canvas`, `radius_px` from centre to edge.
+pub(crate) fn draw_marker(
+    canvas: &Canvas<'_>,
+    (x, y): (i32, i32),
+    marker: Marker,
+    colour: RGBColor,
+    radius_px: i32,
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    let r = radius_px;
+    let fill = colour.filled();
+    match marker {
+        Marker::Circle => canvas.draw(&Circle::new((x, y), r, fill)),
+        Marker::Square => canvas.draw(&Rectangle::new([(x - r, y - r), (x + r, y + r)], fill)),
+        Marker::Triangle => canvas.draw(&Polygon::new(
+            vec![(x, y - r - 1), (x + r + 1, y + r), (x - r - 1, y + r)],
+            fill,
+        )),
+        Marker::Diamond => canvas.draw(&Polygon::new(
+            vec![
+                (x, y - r - 1),
+                (x + r + 1, y),
+                (x, y + r + 1),
+                (x - r - 1, y),
+            ],
+            fill,
+        )),
+        Marker::Cross => {
+            let style = colour.stroke_width(3);
+            canvas.draw(&PathElement::new(vec![(x - r, y), (x + r, y)], style))?;
+            canvas.draw(&PathElement::new(vec![(x, y - r), (x, y + r)], style))
+        }
     }
 }
 

@@ -40,6 +40,8 @@ fn bench_report(c: &mut Criterion) {
         plan: &plan,
         machines: &machines,
         scoreboard: None,
+        measured: None,
+        model_path: "nvidia/GLM-5-NVFP4",
     };
     let charts = build_report(&inputs)
         .expect("report renders")

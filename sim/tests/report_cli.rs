@@ -31,10 +31,15 @@ fn sim() -> Command {
     Command::cargo_bin("sim").unwrap()
 }
 
-/// Every `*.svg` in `dir`, parsed: file name → texts, circles, rects by fill.
+/// Every `*.svg` in `dir`, parsed: file name → texts, circles, point markers, legend.
 struct Svg {
     texts: Vec<String>,
     circles: usize,
+    /// Filled point markers of any shape (circles, squares, triangles, diamonds) in a palette
+    /// colour: not the white background, grid or bars' outlines.
+    markers: usize,
+    /// `data-legend-entries` of the root element.
+    legend_entries: usize,
 }
 
 fn parse_svg(text: &str) -> Svg {
@@ -54,6 +59,25 @@ fn parse_svg(text: &str) -> Svg {
             .descendants()
             .filter(|n| n.has_tag_name("circle"))
             .count(),
+        markers: doc
+            .descendants()
+            .filter(|n| {
+                n.has_tag_name("circle")
+                    || n.has_tag_name("polygon")
+                    || (n.has_tag_name("rect")
+                        && n.attribute("width").and_then(|w| w.parse::<f64>().ok()) < Some(12.0))
+            })
+            .filter(|n| {
+                n.attribute("fill")
+                    .is_some_and(|f| f != "#FFFFFF" && f != "none")
+            })
+            .count(),
+        legend_entries: doc
+            .root_element()
+            .attribute("data-legend-entries")
+            .expect("every chart declares its legend")
+            .parse()
+            .unwrap(),
     }
 }
 
@@ -197,22 +221,24 @@ fn presets_give_a_full_report_with_the_right_data() {
         assert_eq!(entries, groups, "legend entries of {who}");
     }
 
-    // Lines vs concurrency: one legend entry per drawn layout, one point per concurrency.
+    // Lines vs concurrency: one legend entry per drawn layout (at most six, TP8 and EP8 among
+    // them), one marker per concurrency, axis titles in words with units.
     for m in [VM, METAL] {
         let tput = &charts[&format!("{m}-output-throughput.svg")];
-        assert!(has(tput, "--max-concurrency (requests)"));
-        assert!(has(tput, "output_throughput (tok/s)"));
-        assert!(has(&charts[&format!("{m}-ttft.svg")], "mean_ttft_ms"));
-        assert!(has(&charts[&format!("{m}-tpot.svg")], "mean_tpot_ms"));
+        assert!(has(tput, "concurrent requests (--max-concurrency)"));
+        assert!(has(tput, "output throughput (tok/s)"));
+        assert!(has(&charts[&format!("{m}-ttft.svg")], "mean TTFT (ms)"));
+        assert!(has(&charts[&format!("{m}-tpot.svg")], "mean TPOT (ms)"));
         let layouts: Vec<&String> = tput
             .texts
             .iter()
             .filter(|t| t.starts_with("TP") || t.starts_with("EP"))
             .collect();
-        assert!(!layouts.is_empty() && layouts.len() <= sim::report::charts::MAX_LINES);
+        assert!(!layouts.is_empty() && layouts.len() <= reports::MAX_LEGEND_ENTRIES);
         assert!(layouts.iter().any(|t| *t == "TP8") && layouts.iter().any(|t| *t == "EP8"));
-        // Two concurrencies per line, plus one legend marker per line.
-        assert_eq!(tput.circles, layouts.len() * 3, "{m}");
+        // Two concurrencies per line, plus one legend marker per line, in one shape per line.
+        assert_eq!(tput.markers, layouts.len() * 3, "{m}");
+        assert!(tput.circles < tput.markers, "several marker shapes");
         for key in ["ttft", "tpot", "decode-breakdown", "memory"] {
             assert!(charts.contains_key(&format!("{m}-{key}.svg")), "{m}-{key}");
         }
@@ -251,6 +277,84 @@ fn presets_give_a_full_report_with_the_right_data() {
             assert!(
                 n.attribute(a).is_none(),
                 "no {a} attribute in a self-contained page"
+            );
+        }
+    }
+    // Every chart holds at most six legend entries.
+    for (name, svg) in &charts {
+        assert!(
+            svg.legend_entries <= reports::MAX_LEGEND_ENTRIES,
+            "{name}: {} legend entries",
+            svg.legend_entries
+        );
+    }
+    // A launch line per machine, first on the page, for its best layout.
+    let first_figure = html.find("<figure").unwrap();
+    for m in machines {
+        let line = format!(
+            "<pre><code>python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 {}</code></pre>",
+            m["best"]["sglang_flags"].as_str().unwrap()
+        );
+        let at = html
+            .find(&line)
+            .unwrap_or_else(|| panic!("no launch line {line}"));
+        assert!(at < first_figure);
+    }
+    // Layouts that do not fit: listed with budget and need, drawn nowhere on their machine, and
+    // the memory chart draws exactly the others.
+    let gpus = sim::presets::machine_preset(METAL).unwrap().devices.len() as u32;
+    let spec = models::ModelSpec::preset("glm-5-nvfp4").unwrap();
+    let all: Vec<String> = sim::layout::enumerate_layouts(gpus, &spec)
+        .iter()
+        .map(|c| c.layout.short_name())
+        .collect();
+    for m in [VM, METAL] {
+        let table = doc
+            .descendants()
+            .find(|n| n.attribute("data-not-plotted-in") == Some(m))
+            .unwrap_or_else(|| panic!("{m}: TP8+DPA does not fit and is listed"));
+        let rows: Vec<Vec<String>> = table
+            .descendants()
+            .filter(|n| n.has_tag_name("tr"))
+            .skip(1)
+            .map(|r| {
+                r.children()
+                    .filter(|c| c.has_tag_name("td"))
+                    .map(|c| c.text().unwrap_or("").to_owned())
+                    .collect()
+            })
+            .collect();
+        let rejected: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+        assert!(rejected.contains(&"TP8+DPA"), "{rejected:?}");
+        // `--format json` lists the same layouts.
+        let json = machines.iter().find(|j| j["machine"] == m).unwrap();
+        let listed: Vec<&str> = json["not_drawn"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["layout"].as_str().unwrap())
+            .collect();
+        assert_eq!(listed, rejected, "{m}");
+        for r in &rows {
+            assert!(
+                r[2].contains(" GB") && r[2].contains("--mem-fraction-static"),
+                "{r:?}"
+            );
+        }
+        for (name, svg) in charts
+            .iter()
+            .filter(|(n, _)| n.starts_with(&format!("{m}-")))
+        {
+            for t in &svg.texts {
+                assert!(!rejected.contains(&t.as_str()), "{name} draws rejected {t}");
+            }
+        }
+        let mem = &charts[&format!("{m}-memory.svg")];
+        for l in &all {
+            assert_ne!(
+                has(mem, l),
+                rejected.contains(&l.as_str()),
+                "{m}: {l} is either drawn in the memory chart or listed as not fitting"
             );
         }
     }
@@ -385,4 +489,103 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
     assert_eq!(o2.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o2.stderr).contains("is a file"));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+}
+
+const USER_BOX: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../data/observations/user-box.json"
+);
+
+#[test]
+fn measured_runs_are_drawn_beside_the_prediction() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let measured = format!("{USER_BOX}#glm47-fp8-tp8-sweep");
+    let mut args = vec![
+        "--machine",
+        METAL,
+        "--model",
+        "glm-4.7-fp8",
+        "--measured",
+        &measured,
+        "--out",
+        out.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend(QUICK);
+    run_json(&args);
+    let charts = svgs(&out);
+    let tput = std::fs::read_to_string(out.join(format!("{METAL}-output-throughput.svg"))).unwrap();
+    let doc = roxmltree::Document::parse(&tput).unwrap();
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(str::trim))
+        .collect();
+    assert!(texts.contains(&"measured"), "{texts:?}");
+    // Four measured points (2, 16, 64, 128 requests in flight) and the legend's: two black 3 px
+    // strokes each.
+    let crosses = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter(|n| n.attribute("stroke") == Some("#000000"))
+        .filter(|n| n.attribute("stroke-width") == Some("3"))
+        .count();
+    assert_eq!(crosses, 2 * (4 + 1));
+    let t = &charts[&format!("{METAL}-output-throughput.svg")];
+    assert!(t.legend_entries <= reports::MAX_LEGEND_ENTRIES);
+    // The runs have no TTFT: nothing measured on that chart, and its caption says so.
+    assert!(!has(&charts[&format!("{METAL}-ttft.svg")], "measured"));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("have no `mean_ttft_ms` to draw here"));
+    assert!(html.contains("4 measured points from"));
+    assert!(html.contains("input/output lengths 61/100 tokens"));
+
+    let o = sim()
+        .arg("report")
+        .args(["--machine", METAL, "--measured", "/no/such/runs.jsonl"])
+        .args(["--out", tmp.path().join("r2").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("/no/such/runs.jsonl"), "{err}");
+    assert!(!tmp.path().join("r2").exists());
+}
+
+#[test]
+fn three_machines_split_collectives_to_six_lines_a_chart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let mut args = vec![
+        "--machine",
+        VM,
+        "--machine",
+        METAL,
+        "--machine",
+        "rtx-pro-6000-x8-baremetal-nccl-tuned",
+        "--model",
+        "qwen3-30b-a3b",
+        "--out",
+        out.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend(QUICK);
+    run_json(&args);
+    let charts = svgs(&out);
+    let all_reduce: Vec<&String> = charts
+        .keys()
+        .filter(|k| k.contains("-all_reduce-busbw"))
+        .collect();
+    assert!(all_reduce.len() >= 2, "{all_reduce:?}");
+    for (name, svg) in &charts {
+        assert!(
+            svg.legend_entries <= reports::MAX_LEGEND_ENTRIES,
+            "{name}: {}",
+            svg.legend_entries
+        );
+    }
 }

@@ -8,7 +8,7 @@ use crate::axis::{Axis, Scale};
 use crate::chart::AnyChart;
 use crate::line_chart::{LineChart, Series};
 use crate::profile::set::ChartSet;
-use crate::style::Dash;
+use crate::style::{Dash, MAX_LEGEND_ENTRIES};
 
 /// Every collective nccl-tests measures, in chart order.
 const OPS: [CollectiveOp; 5] = [
@@ -119,34 +119,71 @@ pub fn collective_charts(profiles: &[(&str, &MachineProfile)], set: &mut ChartSe
         }
         // Group by colour so a group's solid and dashed lines sit together in the legend.
         series.sort_by_key(|(colour, profile, _)| (*colour, *profile));
-        let chart = AnyChart::LineChart(LineChart {
-            title: format!("{name} bus bandwidth vs message size — {who}"),
-            x_axis: Axis::new("message size", "", Scale::Log2Bytes),
-            y_axis: Axis::new("bus bandwidth", "GB/s", Scale::Linear),
-            series: series.into_iter().map(|(_, _, s)| s).collect(),
-        });
-        let dashes = if profiles.len() > 1 {
-            format!(
-                " {} solid, {} dashed{}.",
-                labels[0],
-                labels[1],
-                if profiles.len() > 2 {
-                    format!(", {} dotted", labels[2])
-                } else {
-                    String::new()
-                }
-            )
+        // More lines than a legend can hold: one chart per few groups, each group's lines of
+        // every profile kept together.
+        let groups_per_chart = (MAX_LEGEND_ENTRIES / profiles.len().max(1)).max(1);
+        let chunks: Vec<Vec<Series>> = if series.len() <= MAX_LEGEND_ENTRIES {
+            vec![series.into_iter().map(|(_, _, s)| s).collect()]
         } else {
-            String::new()
+            let mut chunks: Vec<Vec<Series>> = Vec::new();
+            for (colour, _, s) in series {
+                let k = colour / groups_per_chart;
+                if chunks.len() <= k {
+                    chunks.resize_with(k + 1, Vec::new);
+                }
+                // Colours restart in each chart.
+                chunks[k].push(s.with_colour_index(colour % groups_per_chart));
+            }
+            chunks
         };
-        set.push(
-            &format!("{}-{name}-busbw", labels.join("-vs-")),
-            format!(
-                "NCCL {name} bus bandwidth (nccl-tests busbw, GB = 1e9 bytes) per GPU group.{dashes}"
-            ),
-            chart,
-        );
+        let parts = chunks.len();
+        for (k, series) in chunks.into_iter().enumerate() {
+            let (title_part, stem_part) = if parts > 1 {
+                (format!(" ({} of {parts})", k + 1), format!("-{}", k + 1))
+            } else {
+                (String::new(), String::new())
+            };
+            push_chart(set, &labels, name, &who, (&title_part, &stem_part), series);
+        }
     }
+}
+
+/// Adds one bus-bandwidth chart of `series` (one op) to `set`.
+fn push_chart(
+    set: &mut ChartSet,
+    labels: &[&str],
+    name: &str,
+    who: &str,
+    (title_part, stem_part): (&str, &str),
+    series: Vec<Series>,
+) {
+    let chart = AnyChart::LineChart(LineChart {
+        title: format!("{name} bus bandwidth vs message size{title_part} — {who}"),
+        x_axis: Axis::new("message size", "", Scale::Log2Bytes),
+        y_axis: Axis::new("bus bandwidth", "GB/s", Scale::Linear),
+        series,
+    });
+    let dashes = if labels.len() > 1 {
+        format!(
+            " {} solid, {} dashed{}.",
+            labels[0],
+            labels[1],
+            if labels.len() > 2 {
+                format!(", {} dotted", labels[2])
+            } else {
+                String::new()
+            }
+        )
+    } else {
+        String::new()
+    };
+    set.push(
+        &format!("{}-{name}-busbw{stem_part}", labels.join("-vs-")),
+        format!(
+            "NCCL {name} bus bandwidth (nccl-tests busbw, GB = 1e9 bytes) per GPU group.{dashes}"
+        ),
+        chart,
+    );
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@ use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 use sim::report::{
-    MachineResults, REPORT_SCHEMA_VERSION, ReportInputs, ReportOutput, ReportPlan, build_report,
-    simulate_machine, write_report,
+    MachineResults, MeasuredRuns, REPORT_SCHEMA_VERSION, ReportInputs, ReportOutput, ReportPlan,
+    build_report, simulate_machine, write_report,
 };
 use std::path::PathBuf;
 
@@ -49,6 +49,12 @@ pub struct Args {
     /// own engine).
     #[arg(long, value_enum, requires = "records")]
     pub engine: Option<super::validate::EngineArg>,
+    /// The user's own measured runs, drawn as markers on the first --machine's throughput, TTFT
+    /// and TPOT charts beside the prediction: a bench_serving JSONL, its printed summary, a CSV
+    /// (concurrency,input_len,output_len,output_tok_s,…) or `user-box.json#run-id`, as `sim
+    /// validate --measured` reads them; repeatable.
+    #[arg(long, value_name = "FILE[#RUN]")]
+    pub measured: Vec<String>,
     /// Folder for the SVG charts and index.html (created if missing; files in it are replaced).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -64,6 +70,9 @@ struct Config {
     knobs: sim::cost::Knobs,
     plan: ReportPlan,
     records: Option<sim::records::RecordSet>,
+    measured: Option<MeasuredRuns>,
+    /// `--model-path` of the launch lines.
+    model_path: String,
 }
 
 impl Args {
@@ -134,8 +143,12 @@ impl Args {
             models::Layout::tp(machines[0].gpu_count),
             &opts,
         )?;
+        let measured = self.load_measured(&machines[0], spec.max_context_tokens)?;
+        let model_path = launch_model_path(self.server.sglang()?.model_path(), &spec);
         Ok(Config {
             records,
+            measured,
+            model_path,
             machines,
             spec,
             opts,
@@ -148,6 +161,55 @@ impl Args {
             },
         })
     }
+}
+
+impl Args {
+    /// `--measured` runs, read as `sim validate --measured` reads them, for the first machine.
+    fn load_measured(
+        &self,
+        machine: &sim::machine::Machine,
+        max_context_tokens: u64,
+    ) -> Result<Option<MeasuredRuns>> {
+        if self.measured.is_empty() {
+            return Ok(None);
+        }
+        let points = super::validate::MeasuredArgs {
+            measured: self.measured.clone(),
+            server_log: None,
+            random_input_len: None,
+            random_output_len: None,
+            num_prompts: None,
+        }
+        .load(max_context_tokens)?;
+        if !points.iter().any(|p| p.workload.max_concurrency.is_some()) {
+            bail!(
+                "--measured {}: no run states its concurrency, so none can be drawn against \
+                 --max-concurrency; give runs that record it (bench_serving's max_concurrency)",
+                self.measured.join(", ")
+            );
+        }
+        Ok(Some(MeasuredRuns {
+            machine: machine.name().to_string(),
+            sources: self.measured.clone(),
+            points,
+        }))
+    }
+}
+
+/// The `--model-path` of a launch line: the user's own, else the checkpoint's HuggingFace
+/// repository (`nvidia/GLM-5-NVFP4`) from the model's source, else its name.
+fn launch_model_path(user: Option<&str>, spec: &models::ModelSpec) -> String {
+    if let Some(p) = user {
+        return p.to_owned();
+    }
+    spec.source
+        .split_whitespace()
+        .next()
+        .and_then(|url| url.strip_prefix("https://huggingface.co/"))
+        .map(|repo| repo.trim_end_matches('/'))
+        .filter(|repo| repo.split('/').count() == 2)
+        .unwrap_or(&spec.name)
+        .to_owned()
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -186,6 +248,8 @@ pub fn run(args: Args) -> Result<()> {
         plan: &cfg.plan,
         machines: &results,
         scoreboard: board.as_ref(),
+        measured: cfg.measured.as_ref(),
+        model_path: &cfg.model_path,
     })
     .context("drawing the report")?;
     let files = write_report(&args.out, &report)?;

@@ -1,26 +1,53 @@
 //! Layout charts of one machine: the decode step by part (stacked bars), output throughput / TTFT /
-//! TPOT vs concurrency (one line per layout), and memory per GPU (weights, KV pool, reserve, free
-//! against the card's size). Colours follow the layout's position in the machine's enumeration,
-//! so one layout keeps its colour across charts.
+//! TPOT vs concurrency (one line per layout, the user's measured runs as markers beside them), and
+//! memory per GPU (weights, KV pool, reserve, free against the card's size). Only layouts that fit
+//! ([`super::fit`]) are drawn. At most [`MAX_LEGEND_ENTRIES`] entries per chart; the drawn layouts
+//! keep one colour and marker across a machine's charts.
 
 use reports::profile::ChartSet;
-use reports::{AnyChart, Axis, BarPart, LineChart, MemoryBars, Scale, Series, StackedBars};
+use reports::{
+    AnyChart, Axis, BarPart, LineChart, MAX_LEGEND_ENTRIES, Marker, MemoryBars, Rgb, Scale, Series,
+    StackedBars,
+};
 
-use super::simulate::{LayoutResult, MachineResults};
+use super::measured::MeasuredRuns;
+use super::simulate::{LayoutResult, MachineResults, ReportPlan};
 use crate::cost::BREAKDOWN_PARTS;
 use crate::cost::report::BreakdownMs;
 use crate::serving::RunReport;
 
-/// Adds every layout chart of `m` to `set`. `model` names the model in titles; `at` is the
-/// concurrency of the decode breakdown.
-pub fn layout_charts(m: &MachineResults, model: &str, at: u32, context: u32, set: &mut ChartSet) {
-    decode_breakdown(m, model, at, context, set);
+/// Adds every layout chart of `m` to `set`. `model` names the model in titles; `measured` are the
+/// user's runs on this machine, drawn beside the predicted lines.
+pub fn layout_charts(
+    m: &MachineResults,
+    model: &str,
+    plan: &ReportPlan,
+    measured: Option<&MeasuredRuns>,
+    set: &mut ChartSet,
+) {
+    let at = plan.at_concurrency;
+    let w = &plan.workload;
+    decode_breakdown(
+        m,
+        model,
+        at,
+        w.random_input_len + w.random_output_len / 2,
+        set,
+    );
     speculation_chart(m, model, set);
-    let drawn = line_layouts(m, at);
+    // The measured runs take one legend entry where they are drawn.
+    let max_lines = MAX_LEGEND_ENTRIES - usize::from(measured.is_some());
+    let drawn = line_layouts(m, at, max_lines);
     for metric in &METRICS {
-        metric_lines(m, model, metric, &drawn, at, set);
+        let points = measured.map(|r| (r, r.points(metric.measured)));
+        metric_lines(m, model, metric, &drawn, points, plan, set);
     }
     memory_chart(m, model, set);
+}
+
+/// The x axis of every chart against concurrency.
+fn concurrency_axis() -> Axis {
+    Axis::new("concurrent requests (--max-concurrency)", "", Scale::Log10)
 }
 
 fn decode_breakdown(m: &MachineResults, model: &str, at: u32, context: u32, set: &mut ChartSet) {
@@ -46,6 +73,15 @@ fn decode_breakdown(m: &MachineResults, model: &str, at: u32, context: u32, set:
         // A part no layout has only lengthens the legend.
         .filter(|p| p.values.iter().any(|v| *v > 0.0))
         .collect();
+    // Colours by position among the parts drawn: the first palette slots stay apart best.
+    let parts: Vec<BarPart> = at_most_legend_parts(parts)
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| BarPart {
+            colour_index: Some(i),
+            ..p
+        })
+        .collect();
     let chart = AnyChart::StackedBars(StackedBars {
         title,
         category_title: "layout".to_owned(),
@@ -65,51 +101,94 @@ fn decode_breakdown(m: &MachineResults, model: &str, at: u32, context: u32, set:
     );
 }
 
+/// More bar parts than a legend holds: the largest (summed over the bars) kept, the rest summed
+/// into one "other" part that names them.
+fn at_most_legend_parts(mut parts: Vec<BarPart>) -> Vec<BarPart> {
+    if parts.len() <= MAX_LEGEND_ENTRIES {
+        return parts;
+    }
+    let total = |p: &BarPart| p.values.iter().sum::<f64>();
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by(|&a, &b| total(&parts[b]).total_cmp(&total(&parts[a])));
+    let rest: Vec<usize> = order[MAX_LEGEND_ENTRIES - 1..].to_vec();
+    let mut values = vec![0.0; parts[0].values.len()];
+    let mut names = Vec::new();
+    for &i in &rest {
+        for (v, x) in values.iter_mut().zip(&parts[i].values) {
+            *v += x;
+        }
+        // The short name: "activation reads (small kernels)" → "activation reads".
+        let name = &parts[i].name;
+        names.push(name.split(" (").next().unwrap_or(name).to_owned());
+    }
+    let colour = parts[rest[0]].colour_index;
+    let mut i = 0;
+    parts.retain(|_| {
+        i += 1;
+        !rest.contains(&(i - 1))
+    });
+    parts.push(BarPart {
+        name: format!("other: {}", names.join(", ")),
+        values,
+        colour_index: colour,
+    });
+    parts
+}
+
 /// A bench_serving metric drawn against concurrency.
 struct Metric {
     key: &'static str,
     title: &'static str,
+    /// The y axis in words, and its unit.
     axis: &'static str,
     unit: &'static str,
+    /// bench_serving's key, for the caption.
+    bench_key: &'static str,
     get: fn(&RunReport) -> f64,
+    measured: fn(&crate::bench_io::MeasuredMetrics) -> Option<f64>,
 }
 
 const METRICS: [Metric; 3] = [
     Metric {
         key: "output-throughput",
         title: "Output throughput",
-        axis: "output_throughput",
+        axis: "output throughput",
         unit: "tok/s",
+        bench_key: "output_throughput",
         get: |r| r.output_throughput,
+        measured: |m| m.output_throughput,
     },
     Metric {
         key: "ttft",
         title: "Mean time to first token",
-        axis: "mean_ttft_ms",
-        // The bench_serving key already names the unit.
-        unit: "",
+        axis: "mean TTFT",
+        unit: "ms",
+        bench_key: "mean_ttft_ms",
         get: |r| r.mean_ttft_ms,
+        measured: |m| m.mean_ttft_ms,
     },
     Metric {
         key: "tpot",
         title: "Mean time per output token",
-        axis: "mean_tpot_ms",
-        unit: "",
+        axis: "mean TPOT",
+        unit: "ms",
+        bench_key: "mean_tpot_ms",
         get: |r| r.mean_tpot_ms,
+        measured: |m| m.mean_tpot_ms,
     },
 ];
 
 /// Most layouts drawn as lines: more than this many lines on one chart cannot be told apart.
-pub const MAX_LINES: usize = 8;
+pub const MAX_LINES: usize = MAX_LEGEND_ENTRIES;
 
-/// Indices (into `m.layouts`) of the layouts drawn as lines: the best by output throughput at
-/// concurrency `at`, plus TP and EP over all GPUs (the layouts a reader compares against), at most
-/// [`MAX_LINES`], in enumeration order so colours stay put.
-pub fn line_layouts(m: &MachineResults, at: u32) -> Vec<usize> {
+/// Indices (into `m.layouts`) of the layouts drawn as lines: TP and EP over all GPUs (the layouts
+/// a reader compares against), then the best by output throughput at concurrency `at`, at most
+/// `max_lines`, in enumeration order.
+pub fn line_layouts(m: &MachineResults, at: u32, max_lines: usize) -> Vec<usize> {
     let ran: Vec<usize> = (0..m.layouts.len())
-        .filter(|&i| !m.layouts[i].runs.is_empty())
+        .filter(|&i| m.layouts[i].fit.fits() && !m.layouts[i].runs.is_empty())
         .collect();
-    if ran.len() <= MAX_LINES {
+    if ran.len() <= max_lines {
         return ran;
     }
     let all = m.gpu_count;
@@ -131,8 +210,15 @@ pub fn line_layouts(m: &MachineResults, at: u32) -> Vec<usize> {
             .map_or(-1.0, |r| r.output_throughput)
     };
     by_rate.sort_by(|&a, &b| rate(b).total_cmp(&rate(a)));
+    // The best first, so that it always has a place.
+    if let Some(&best) = by_rate.first()
+        && !chosen.contains(&best)
+    {
+        chosen.insert(0, best);
+    }
+    chosen.truncate(max_lines);
     for i in by_rate {
-        if chosen.len() >= MAX_LINES {
+        if chosen.len() >= max_lines {
             break;
         }
         if !chosen.contains(&i) {
@@ -148,18 +234,23 @@ fn metric_lines(
     model: &str,
     metric: &Metric,
     drawn: &[usize],
-    at: u32,
+    measured: Option<(&MeasuredRuns, Vec<[f64; 2]>)>,
+    plan: &ReportPlan,
     set: &mut ChartSet,
 ) {
     let label = &m.label;
+    let at = plan.at_concurrency;
     let title = format!("{} vs concurrency, {model} — {label}", metric.title);
-    let ran = m.layouts.iter().filter(|l| !l.runs.is_empty()).count();
-    let series: Vec<Series> = m
+    let ran = m
         .layouts
         .iter()
+        .filter(|l| l.fit.fits() && !l.runs.is_empty())
+        .count();
+    let mut series: Vec<Series> = drawn
+        .iter()
+        .map(|&i| &m.layouts[i])
         .enumerate()
-        .filter(|(i, _)| drawn.contains(i))
-        .map(|(i, l)| {
+        .map(|(pos, l)| {
             let mut points: Vec<[f64; 2]> = l
                 .runs
                 .iter()
@@ -167,32 +258,45 @@ fn metric_lines(
                 .filter(|[_, y]| y.is_finite())
                 .collect();
             points.sort_by(|a, b| a[0].total_cmp(&b[0]));
-            Series::new(l.name(), points).with_colour_index(i)
+            // Colour and marker by position among the drawn layouts: the first six palette
+            // colours, which stay apart, and the same pair on every chart of this machine.
+            Series::new(l.name(), points)
+                .with_colour_index(pos)
+                .with_marker(Marker::nth(pos))
         })
         .filter(|s| !s.points.is_empty())
         .collect();
     if series.is_empty() {
-        set.skip(
-            title,
-            "no layout of the model could be simulated on this machine",
-        );
+        set.skip(title, "no layout of the model fits this machine");
         return;
+    }
+    let mut measured_note = String::new();
+    if let Some((runs, points)) = measured {
+        measured_note = runs.caption(metric.bench_key, points.len(), &plan.workload);
+        if !points.is_empty() {
+            series.push(
+                Series::new("measured", points)
+                    .points_only(MEASURED_COLOUR)
+                    .with_marker(Marker::Cross),
+            );
+        }
     }
     let chart = AnyChart::LineChart(LineChart {
         title,
-        x_axis: Axis::new("--max-concurrency", "requests", Scale::Log10),
+        x_axis: concurrency_axis(),
         y_axis: Axis::new(metric.axis, metric.unit, Scale::Linear),
         series,
     });
     set.push(
         &format!("{label}-{}", metric.key),
         format!(
-            "Simulated bench_serving `{}` per layout at each --max-concurrency{}. {label}.",
-            metric.axis,
+            "Simulated bench_serving `{}` per layout at each --max-concurrency{}.{measured_note} \
+             Layouts that do not fit are listed above, not drawn. {label}.",
+            metric.bench_key,
             if drawn.len() < ran {
                 format!(
-                    "; {} of {ran} layouts that run: the best at {at} concurrent plus TP and EP \
-                     over all GPUs (`sim sweep --layout all` lists every one)",
+                    "; {} of {ran} layouts that fit: TP and EP over all GPUs and the best at \
+                     {at} concurrent (`sim sweep --layout all` lists every one)",
                     drawn.len()
                 )
             } else {
@@ -202,6 +306,9 @@ fn metric_lines(
         chart,
     );
 }
+
+/// Measured points: black, so they stand apart from every layout's colour.
+const MEASURED_COLOUR: Rgb = Rgb(0, 0, 0);
 
 /// Decode throughput against concurrency with and without speculative decoding.
 fn speculation_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
@@ -228,7 +335,7 @@ fn speculation_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
     let p = &c.plan;
     let chart = AnyChart::LineChart(LineChart {
         title,
-        x_axis: Axis::new("concurrency", "requests", Scale::Log10),
+        x_axis: concurrency_axis(),
         y_axis: Axis::new("decode throughput", "tok/s", Scale::Linear),
         series: vec![
             line(
@@ -259,6 +366,8 @@ fn speculation_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
 }
 
 const GB: f64 = 1e9;
+/// The palette's grey.
+const FREE_GREY: usize = 7;
 
 fn memory_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
     let label = &m.label;
@@ -267,22 +376,18 @@ fn memory_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
     let rows: Vec<(String, [f64; 4])> = m
         .layouts
         .iter()
+        .filter(|l| l.fit.fits())
         .filter_map(|l| {
             let p = l.memory.as_ref()?;
             let w = p.weight_bytes_per_gpu as f64 / GB;
             let r = p.reserve_bytes_per_gpu as f64 / GB;
             let kv = p.kv_pool_bytes_per_gpu as f64 / GB;
             let free = (card_gb - w - r - kv).max(0.0);
-            let name = if p.fits {
-                l.name()
-            } else {
-                format!("{} (does not fit)", l.name())
-            };
-            Some((name, [w, kv, r, free]))
+            Some((l.name(), [w, kv, r, free]))
         })
         .collect();
     if rows.is_empty() {
-        set.skip(title, "no layout of the model is possible on this machine");
+        set.skip(title, "no layout of the model fits this machine");
         return;
     }
     let names = [
@@ -294,7 +399,11 @@ fn memory_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
     let parts = names
         .iter()
         .enumerate()
-        .map(|(i, n)| BarPart::new(*n, rows.iter().map(|(_, v)| v[i]).collect()))
+        .map(|(i, n)| BarPart {
+            // What is free is not a use of memory: neutral grey, not a fourth colour.
+            colour_index: Some(if i == 3 { FREE_GREY } else { i }),
+            ..BarPart::new(*n, rows.iter().map(|(_, v)| v[i]).collect())
+        })
         .collect();
     let chart = AnyChart::MemoryBars(MemoryBars {
         bars: StackedBars {
@@ -313,7 +422,8 @@ fn memory_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
         format!(
             "Fullest GPU of each layout: weights, the KV pool SGLang sizes from \
              --mem-fraction-static, the runtime reserve held back before it, and what is left of \
-             the card (GB = 1e9 bytes). A layout that does not fit has no KV pool. {label}."
+             the card (GB = 1e9 bytes). Layouts that do not fit are listed above with what they \
+             need, not drawn. {label}."
         ),
         chart,
     );

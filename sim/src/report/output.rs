@@ -23,6 +23,17 @@ pub struct BestLayout {
     pub mean_tpot_ms: f64,
 }
 
+/// A layout the report does not draw: it does not fit or cannot run ([`super::fit`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NotDrawn {
+    /// Short name, e.g. `TP8+DPA`.
+    pub layout: String,
+    /// SGLang flags that would launch it.
+    pub sglang_flags: String,
+    /// Why not: the memory budget against the need, or why the layout is impossible.
+    pub why: String,
+}
+
 /// One machine's line of the summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MachineSummary {
@@ -36,6 +47,8 @@ pub struct MachineSummary {
     pub ep_confidence: Option<f64>,
     /// The verdict's sentence, or why there is none.
     pub ep_sentence: Option<String>,
+    /// Layouts that do not fit or cannot run, listed on the page instead of drawn.
+    pub not_drawn: Vec<NotDrawn>,
 }
 
 impl MachineSummary {
@@ -77,6 +90,17 @@ impl MachineSummary {
             ep_verdict,
             ep_confidence,
             ep_sentence,
+            not_drawn: m
+                .layouts
+                .iter()
+                .filter_map(|l| {
+                    Some(NotDrawn {
+                        layout: l.name(),
+                        sglang_flags: l.layout.sglang_flags(),
+                        why: l.rejected()?.to_owned(),
+                    })
+                })
+                .collect(),
         }
     }
 }

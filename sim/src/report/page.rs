@@ -8,6 +8,7 @@ use reports::html::Page;
 use reports::profile::{self, ChartSet, RenderedChart, SkippedChart};
 
 use super::charts::layout_charts;
+use super::measured::MeasuredRuns;
 use super::output::MachineSummary;
 use super::scoreboard::{PageTable, scoreboard_section};
 use super::simulate::{MachineResults, ReportPlan};
@@ -23,6 +24,10 @@ pub struct ReportInputs<'a> {
     pub machines: &'a [MachineResults],
     /// The scoreboard of `--records`, drawn after the summary.
     pub scoreboard: Option<&'a Scoreboard>,
+    /// The user's measured runs (`--measured`), drawn on their machine's charts.
+    pub measured: Option<&'a MeasuredRuns>,
+    /// `--model-path` of the launch lines (the user's, else the checkpoint's HF repository).
+    pub model_path: &'a str,
 }
 
 /// A report rendered in memory: every SVG, the skipped charts and the page. Nothing is on disk yet.
@@ -44,6 +49,10 @@ struct Section {
     set: ChartSet,
     /// Tables after the charts.
     tables: Vec<PageTable>,
+    /// Layouts listed before the charts instead of drawn in them: (layout, flags, why).
+    not_drawn: Vec<[String; 3]>,
+    /// The figures' group on the page (the machine's label), which `not_drawn` is checked against.
+    group: Option<String>,
 }
 
 /// Builds and renders the whole report. Fails only on chart data that cannot be drawn (a bug or a
@@ -51,62 +60,7 @@ struct Section {
 pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportError> {
     let plan = inputs.plan;
     let w = &plan.workload;
-    let context = w.random_input_len + w.random_output_len / 2;
-    let mut sections = Vec::new();
-    if let Some(board) = inputs.scoreboard {
-        let part = scoreboard_section(board);
-        sections.push(Section {
-            heading: "Against public measurements".to_owned(),
-            text: part.text,
-            set: part.charts,
-            tables: part.tables,
-        });
-    }
-    for m in inputs.machines {
-        let mut set = ChartSet::default();
-        layout_charts(m, inputs.model, plan.at_concurrency, context, &mut set);
-        sections.push(Section {
-            heading: format!("Layouts on {}", m.label),
-            text: vec![format!(
-                "{}× {}, {:.1} GB per card.",
-                m.gpu_count,
-                m.profile
-                    .devices
-                    .first()
-                    .map_or(m.gpu_name.as_str(), |d| d.name.as_str()),
-                m.gpu_memory_bytes as f64 / 1e9
-            )],
-            set,
-            tables: Vec::new(),
-        });
-    }
-    let profiles: Vec<(&str, &models::MachineProfile)> = inputs
-        .machines
-        .iter()
-        .map(|m| (m.label.as_str(), &m.profile))
-        .collect();
-    let mut coll = ChartSet::default();
-    profile::collective_charts(&profiles, &mut coll);
-    sections.push(Section {
-        heading: "NCCL collectives".to_owned(),
-        text: vec![
-            "Bus bandwidth as nccl-tests reports it (busbw = algbw × 2(n−1)/n for all_reduce, \
-             (n−1)/n for all_gather, reduce_scatter and alltoall)."
-                .to_owned(),
-        ],
-        set: coll,
-        tables: Vec::new(),
-    });
-    for m in inputs.machines {
-        let mut set = ChartSet::default();
-        profile::pair_charts(&m.label, &m.profile, &mut set);
-        sections.push(Section {
-            heading: format!("GPU pairs on {}", m.label),
-            text: vec![profile::machine_line(&m.profile)],
-            set,
-            tables: Vec::new(),
-        });
-    }
+    let sections = sections(inputs);
 
     let summary: Vec<MachineSummary> = inputs
         .machines
@@ -114,11 +68,16 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
         .map(|m| MachineSummary::of(m, plan.at_concurrency))
         .collect();
     let names: Vec<&str> = inputs.machines.iter().map(|m| m.label.as_str()).collect();
-    let mut page = Page::new(format!(
-        "shardwise report: {} on {}",
-        inputs.model,
-        names.join(" vs ")
-    ))
+    let mut page = launch_lines(
+        Page::new(format!(
+            "shardwise report: {} on {}",
+            inputs.model,
+            names.join(" vs ")
+        )),
+        &summary,
+        inputs.model_path,
+        plan.at_concurrency,
+    )
     .paragraph(format!(
         "Workload (bench_serving random dataset): --random-input-len {} --random-output-len {} \
          --random-range-ratio {} --num-prompts {}, --max-concurrency {}. Verdicts, ranking and \
@@ -146,6 +105,97 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
     }
     page = summary_tables(page, inputs.machines, &summary, plan.at_concurrency);
 
+    let (mut page, rendered, skipped) = render_sections(page, sections)?;
+    page = assumptions(page, inputs.machines);
+    Ok(BuiltReport {
+        rendered,
+        skipped,
+        page,
+        summary,
+    })
+}
+
+/// The chart sections in page order: layouts per machine, the scoreboard, NCCL collectives, GPU
+/// pairs per machine.
+fn sections(inputs: &ReportInputs<'_>) -> Vec<Section> {
+    let mut sections = Vec::new();
+
+    for m in inputs.machines {
+        let mut set = ChartSet::default();
+        let measured = inputs.measured.filter(|r| r.machine == m.label);
+        layout_charts(m, inputs.model, inputs.plan, measured, &mut set);
+        sections.push(Section {
+            heading: format!("Layouts on {}", m.label),
+            text: vec![format!(
+                "{}× {}, {:.1} GB per card.",
+                m.gpu_count,
+                m.profile
+                    .devices
+                    .first()
+                    .map_or(m.gpu_name.as_str(), |d| d.name.as_str()),
+                m.gpu_memory_bytes as f64 / 1e9
+            )],
+            set,
+            tables: Vec::new(),
+            not_drawn: MachineSummary::of(m, inputs.plan.at_concurrency)
+                .not_drawn
+                .into_iter()
+                .map(|n| [n.layout, n.sglang_flags, n.why])
+                .collect(),
+            group: Some(m.label.clone()),
+        });
+    }
+    if let Some(board) = inputs.scoreboard {
+        let part = scoreboard_section(board);
+        sections.push(Section {
+            heading: "Against public measurements".to_owned(),
+            text: part.text,
+            set: part.charts,
+            tables: part.tables,
+            not_drawn: Vec::new(),
+            group: None,
+        });
+    }
+    let profiles: Vec<(&str, &models::MachineProfile)> = inputs
+        .machines
+        .iter()
+        .map(|m| (m.label.as_str(), &m.profile))
+        .collect();
+    let mut coll = ChartSet::default();
+    profile::collective_charts(&profiles, &mut coll);
+    sections.push(Section {
+        heading: "NCCL collectives".to_owned(),
+        text: vec![
+            "Bus bandwidth as nccl-tests reports it (busbw = algbw × 2(n−1)/n for all_reduce, \
+             (n−1)/n for all_gather, reduce_scatter and alltoall)."
+                .to_owned(),
+        ],
+        set: coll,
+        tables: Vec::new(),
+        not_drawn: Vec::new(),
+        group: None,
+    });
+    for m in inputs.machines {
+        let mut set = ChartSet::default();
+        profile::pair_charts(&m.label, &m.profile, &mut set);
+        sections.push(Section {
+            heading: format!("GPU pairs on {}", m.label),
+            text: vec![profile::machine_line(&m.profile)],
+            set,
+            tables: Vec::new(),
+            not_drawn: Vec::new(),
+            group: None,
+        });
+    }
+    sections
+}
+
+/// Each section's heading, text, list of layouts not drawn, charts (rendered here), skipped charts
+/// and tables, appended to `page`.
+fn render_sections(
+    mut page: Page,
+    sections: Vec<Section>,
+) -> Result<(Page, Vec<RenderedChart>, Vec<SkippedChart>), ReportError> {
     let mut rendered = Vec::new();
     let mut skipped = Vec::new();
     for s in sections {
@@ -154,8 +204,23 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
         for t in s.text {
             page = page.paragraph(t);
         }
+        if let (false, Some(g)) = (s.not_drawn.is_empty(), &s.group) {
+            page = page.not_plotted_table(
+                format!("Layouts not drawn on {g}: they do not fit or cannot run"),
+                ["layout", "SGLang flags", "why"]
+                    .iter()
+                    .map(|h| (*h).to_owned())
+                    .collect(),
+                s.not_drawn.iter().map(|r| r.to_vec()).collect(),
+                g.clone(),
+            );
+        }
         for r in &charts {
-            page = page.figure(r.svg.clone(), format!("{} ({})", r.caption, r.file_name));
+            page = page.figure_in(
+                r.svg.clone(),
+                format!("{} ({})", r.caption, r.file_name),
+                s.group.clone(),
+            );
         }
         for k in &s.set.skipped {
             page = page.paragraph(format!("Not drawn: {}, because {}.", k.title, k.reason));
@@ -166,13 +231,33 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
         rendered.extend(charts);
         skipped.extend(s.set.skipped);
     }
-    page = assumptions(page, inputs.machines);
-    Ok(BuiltReport {
-        rendered,
-        skipped,
-        page,
-        summary,
-    })
+    Ok((page, rendered, skipped))
+}
+
+/// The command that starts the best layout of each machine, first on the page.
+fn launch_lines(mut page: Page, summary: &[MachineSummary], model_path: &str, at: u32) -> Page {
+    page = page.heading(format!(
+        "Launch the best layout (at {at} concurrent requests)"
+    ));
+    for s in summary {
+        match &s.best {
+            Some(b) => {
+                page = page
+                    .paragraph(format!("{}: {}", s.machine, b.layout))
+                    .code(format!(
+                        "python -m sglang.launch_server --model-path {model_path} {}",
+                        b.sglang_flags
+                    ));
+            }
+            None => {
+                page = page.paragraph(format!(
+                    "{}: no layout of the model fits; nothing to launch",
+                    s.machine
+                ));
+            }
+        }
+    }
+    page
 }
 
 fn summary_tables(

@@ -44,6 +44,9 @@ fn what(q: Quantity) -> &'static str {
     }
 }
 
+/// The palette's grey, for the models merged into one series.
+const OTHER_GREY: usize = 7;
+
 /// One scatter per quantity of the headline figures.
 fn scatters(board: &Scoreboard, set: &mut ChartSet) {
     let head: Vec<&Comparison> = board
@@ -54,6 +57,19 @@ fn scatters(board: &Scoreboard, set: &mut ChartSet) {
     let mut models: Vec<&str> = head.iter().map(|c| c.model.as_str()).collect();
     models.sort_unstable();
     models.dedup();
+    // The legend also holds y = x and the band: beyond this many models the ones with the fewest
+    // records share one grey "other models" series.
+    let max_models = reports::MAX_LEGEND_ENTRIES - 2;
+    let others: Vec<&str> = if models.len() > max_models {
+        let count = |m: &str| head.iter().filter(|c| c.model == m).count();
+        let mut by_count = models.clone();
+        by_count.sort_by_key(|m| std::cmp::Reverse(count(m)));
+        let rest = by_count.split_off(max_models - 1);
+        models.retain(|m| !rest.contains(m));
+        rest
+    } else {
+        Vec::new()
+    };
     let mut quantities: Vec<Quantity> = head.iter().map(|c| c.quantity).collect();
     quantities.sort();
     quantities.dedup();
@@ -64,15 +80,17 @@ fn scatters(board: &Scoreboard, set: &mut ChartSet) {
         );
     }
     for q in quantities {
-        let series: Vec<PointSeries> = models
+        let points_of = |ms: &[&str]| -> Vec<[f64; 2]> {
+            head.iter()
+                .filter(|c| c.quantity == q && ms.contains(&c.model.as_str()) && c.predicted > 0.0)
+                .map(|c| [c.measured, c.predicted])
+                .collect()
+        };
+        let mut series: Vec<PointSeries> = models
             .iter()
             .enumerate()
             .filter_map(|(i, m)| {
-                let points: Vec<[f64; 2]> = head
-                    .iter()
-                    .filter(|c| c.quantity == q && c.model == *m && c.predicted > 0.0)
-                    .map(|c| [c.measured, c.predicted])
-                    .collect();
+                let points = points_of(&[m]);
                 (!points.is_empty()).then(|| PointSeries {
                     name: (*m).to_string(),
                     points,
@@ -81,6 +99,14 @@ fn scatters(board: &Scoreboard, set: &mut ChartSet) {
                 })
             })
             .collect();
+        let rest = points_of(&others);
+        if !rest.is_empty() {
+            series.push(PointSeries {
+                name: format!("other models ({})", others.len()),
+                points: rest,
+                colour_index: Some(OTHER_GREY),
+            });
+        }
         if series.is_empty() {
             continue;
         }

@@ -2,6 +2,7 @@
 //! broken down by part, a bench_serving run per concurrency, the ranking at the report's
 //! concurrency and the answer to "should we try EP?". Chart code never simulates; it reads these.
 
+use super::fit::{self, Fit};
 use crate::advise::{EpAnswer, EpQuestion, ep_question};
 use crate::cost::report::{BreakdownMs, PredictQuery, describe};
 use crate::cost::{CostModel, IterationModel, Knobs, MemoryPlan, memory};
@@ -33,8 +34,8 @@ pub struct ReportPlan {
 pub struct LayoutResult {
     /// The layout.
     pub layout: Layout,
-    /// Why it cannot run (impossible for the model, or does not fit), if so.
-    pub rejected: Option<String>,
+    /// Whether it runs, decided once by [`super::fit::decide`].
+    pub fit: Fit,
     /// Memory per GPU, also for a layout that does not fit (`None` when the layout is impossible).
     pub memory: Option<MemoryPlan>,
     /// One steady decode step at the report's concurrency and mean context, by part.
@@ -47,6 +48,11 @@ impl LayoutResult {
     /// Short name (`TP8`, `TP4xPP2`, `EP8`).
     pub fn name(&self) -> String {
         self.layout.short_name()
+    }
+
+    /// Why it cannot run (impossible for the model, or does not fit), if so.
+    pub fn rejected(&self) -> Option<&str> {
+        self.fit.why()
     }
 
     /// The run at concurrency `c`, if simulated.
@@ -118,7 +124,7 @@ pub fn simulate_machine(
             .then(|| models::footprint::footprint(spec, &c.layout).ok())
             .flatten()
             .map(|fp| memory::plan(spec, &fp, machine.memory_bytes(), opts));
-        let model = match &c.rejected {
+        let built = match &c.rejected {
             Some(why) => Err(why.clone()),
             None => CostModel::new(
                 machine,
@@ -129,13 +135,25 @@ pub fn simulate_machine(
             )
             .map_err(|e| e.to_string()),
         };
+        let fit = fit::decide(
+            c.rejected.as_deref(),
+            built.as_ref().err().map(String::as_str),
+            memory.as_ref(),
+        );
+        // A layout that does not fit is not simulated: nothing downstream can draw it.
+        let model = match (&fit, built) {
+            (Fit::Fits, Ok(m)) => Ok(m),
+            (f, built) => Err(f
+                .why()
+                .map_or_else(|| built.err().unwrap_or_default(), str::to_owned)),
+        };
         let decode_step = model
             .as_ref()
             .ok()
             .and_then(|m| describe(m, &query).breakdown);
         layouts.push(LayoutResult {
             layout: c.layout,
-            rejected: model.as_ref().err().cloned(),
+            fit,
             memory,
             decode_step,
             runs: Vec::new(),
@@ -163,8 +181,8 @@ pub fn simulate_machine(
             l.runs.push(run);
         }
     }
-    let ep = answer_ep(machine, spec, opts, knobs, plan, &candidates);
-    let speculation = speculation_curve(machine, spec, opts, knobs, plan);
+    let ep = answer_ep(machine, spec, opts, knobs, plan, &layouts);
+    let speculation = speculation_curve(machine, spec, opts, knobs, plan, &layouts);
     MachineResults {
         label: machine.name().to_string(),
         profile: machine.profile.clone(),
@@ -196,7 +214,16 @@ fn speculation_curve(
     opts: &ServerOptions,
     knobs: Knobs,
     plan: &ReportPlan,
+    layouts: &[LayoutResult],
 ) -> Result<SpeculationCurve, String> {
+    let layout = Layout::tp(machine.gpu_count);
+    if let Some(why) = layouts
+        .iter()
+        .find(|l| l.layout == layout)
+        .and_then(LayoutResult::rejected)
+    {
+        return Err(format!("{} cannot run: {why}", layout.short_name()));
+    }
     let s = match &opts.speculative {
         Some(s) => s.clone(),
         None if spec.num_mtp_layers > 0 => {
@@ -218,7 +245,6 @@ fn speculation_curve(
             ));
         }
     };
-    let layout = Layout::tp(machine.gpu_count);
     let with = ServerOptions {
         speculative: Some(s.clone()),
         ..opts.clone()
@@ -259,7 +285,7 @@ fn answer_ep(
     opts: &ServerOptions,
     knobs: Knobs,
     plan: &ReportPlan,
-    candidates: &[crate::layout::LayoutCandidate],
+    layouts: &[LayoutResult],
 ) -> Result<EpAnswer, String> {
     let gpus = machine.gpu_count;
     if spec.moe.is_none() {
@@ -274,13 +300,13 @@ fn answer_ep(
         ep: gpus,
         dp_attention: false,
     };
-    match candidates.iter().find(|c| c.layout == ep_layout) {
+    match layouts.iter().find(|l| l.layout == ep_layout) {
         None => return Err(format!("EP{gpus} is not a layout of this machine")),
-        Some(c) => {
-            if let Some(why) = &c.rejected {
-                return Err(format!("EP{gpus} is impossible: {why}"));
-            }
-        }
+        Some(l) => match &l.fit {
+            Fit::Fits => {}
+            Fit::Impossible(why) => return Err(format!("EP{gpus} is impossible: {why}")),
+            Fit::NoMemory(why) => return Err(format!("EP{gpus} does not fit: {why}")),
+        },
     }
     let workload = Workload {
         max_concurrency: Some(plan.at_concurrency),
@@ -292,10 +318,10 @@ fn answer_ep(
         workload: &workload,
         knobs,
         ep_layout,
-        others: candidates
+        others: layouts
             .iter()
-            .filter(|c| c.rejected.is_none() && c.layout.ep == 1)
-            .map(|c| c.layout)
+            .filter(|l| l.fit.fits() && l.layout.ep == 1)
+            .map(|l| l.layout)
             .collect(),
         comm_spread: crate::advise::comm_spread(&machine.profile),
         draws: plan.draws,
