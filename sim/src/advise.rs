@@ -13,6 +13,8 @@
 
 pub mod mtp;
 pub mod provenance;
+pub mod scale;
+pub mod verdict;
 
 use crate::cost::moe::Routing;
 use crate::cost::{IterationBatch, IterationModel, Knobs, TimeBreakdown};
@@ -22,56 +24,19 @@ use crate::sweep::{SweepLayout, sweep};
 use crate::workload::Workload;
 use models::spec::ModelPart;
 use models::{Layout, ModelSpec};
-use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-pub use provenance::{
-    KnownModelError, a2a_applies, a2a_notes, a2a_where_applicable, machine_provenance,
+pub use crate::options::{a2a_applies, a2a_where_applicable};
+pub use provenance::{KnownModelError, a2a_notes, machine_provenance};
+pub use verdict::{
+    Build, EFFICIENCY_SPREAD, PRESET_COMM_SPREAD, VERDICT_CONCURRENCIES, comm_spread,
+    perturbed_knobs, steady_tok_s,
 };
 
 /// Schema version of [`Advice`]: 2 adds `provenance`, `notes`, `flags_not_modelled` and the EP
 /// answer's `known_error` / `margin_within_known_error`.
 pub const ADVICE_SCHEMA_VERSION: u32 = 2;
-/// Concurrencies the EP verdict is checked over (plus the workload's own).
-pub const VERDICT_CONCURRENCIES: [u32; 8] = [1, 4, 16, 32, 64, 128, 256, 512];
-/// ± relative spread of compute and memory efficiency in confidence draws.
-pub const EFFICIENCY_SPREAD: f64 = 0.2;
-/// Draw `seed` of the confidence draws: `base` with compute and memory efficiency each scaled
-/// uniformly within ±[`EFFICIENCY_SPREAD`] and communication time within ±`comm_spread`. The
-/// generator is returned for draws that perturb more (an acceptance length). One function so
-/// every verdict's confidence means the same thing.
-pub fn perturbed_knobs(base: Knobs, seed: u64, comm_spread: f64) -> (Knobs, ChaCha8Rng) {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut k = base;
-    let mut u = |s: f64| 1.0 + s * (2.0 * rng.random::<f64>() - 1.0);
-    k.compute_scale *= u(EFFICIENCY_SPREAD);
-    k.memory_scale *= u(EFFICIENCY_SPREAD);
-    k.comm_time_scale *= u(comm_spread);
-    (k, rng)
-}
-/// ± relative spread of communication time when the profile has no measured spread (presets).
-pub const PRESET_COMM_SPREAD: f64 = 0.3;
-
-/// Relative spread of communication time for confidence draws: the median of the profile's
-/// measured (p90 − p10) / 2·median over all collective points, or [`PRESET_COMM_SPREAD`] when the
-/// profile has no repeated samples (presets, imports).
-pub fn comm_spread(p: &models::MachineProfile) -> f64 {
-    let mut v: Vec<f64> = p
-        .collectives
-        .iter()
-        .flat_map(|c| &c.points)
-        .filter(|pt| pt.time_us.samples > 1 && pt.time_us.median > 0.0)
-        .map(|pt| (pt.time_us.p90 - pt.time_us.p10) / (2.0 * pt.time_us.median))
-        .collect();
-    if v.is_empty() {
-        return PRESET_COMM_SPREAD;
-    }
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2].max(0.02)
-}
-
 /// One layout, ranked for the workload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RankedLayout {
@@ -181,7 +146,7 @@ pub struct Advice {
     pub flags_not_modelled: Vec<String>,
     /// `--question scale`: what the other boxes of a multi-node machine buy.
     #[serde(default)]
-    pub scale: Option<crate::scale::ScaleAnswer>,
+    pub scale: Option<scale::ScaleAnswer>,
 }
 
 /// Simulates the workload on every layout and orders them by output throughput.
@@ -199,48 +164,6 @@ pub fn rank(layouts: &[SweepLayout], opts: &ServerOptions, w: &Workload) -> Vec<
     let key = |r: &RankedLayout| r.run.as_ref().map_or(-1.0, |x| x.output_throughput);
     rows.sort_by(|a, b| key(b).total_cmp(&key(a)));
     rows
-}
-
-/// Steady decode tokens/s of `concurrency` requests at `context` tokens: running requests capped
-/// by KV and `--max-running-requests`, split over the micro-batches; a cycle is one trip through
-/// the pipeline or every micro-batch through the busiest stage, whichever is longer.
-pub fn steady_tok_s(
-    m: &dyn IterationModel,
-    opts: &ServerOptions,
-    concurrency: u32,
-    context: u32,
-    batch: &mut IterationBatch,
-) -> f64 {
-    let layout = m.layout();
-    // Each attention-DP replica has its own pool.
-    let replicas = if layout.dp_attention {
-        layout.tp.max(1)
-    } else {
-        1
-    };
-    let kv_cap = m.memory().kv_tokens * replicas as u64 / context.max(1) as u64;
-    let mut running = (concurrency as u64).min(kv_cap);
-    if let Some(r) = opts.max_running_requests {
-        running = running.min(r as u64);
-    }
-    if running == 0 {
-        return 0.0;
-    }
-    let pp = layout.pp.max(1);
-    let depth = if pp > 1 { opts.pp_async_batch_depth } else { 0 };
-    let micro = ((pp + depth) as u64).min(running);
-    let per = running.div_ceil(micro) as usize;
-    batch.prefill.clear();
-    batch.decode_context_tokens.clear();
-    batch.decode_context_tokens.resize(per, context);
-    let c = m.iteration(batch);
-    let busiest = c.stage_s.iter().copied().fold(0.0, f64::max).max(c.cpu_s);
-    let cycle = c.latency_s.max(micro as f64 * busiest);
-    if cycle > 0.0 {
-        running as f64 / cycle
-    } else {
-        0.0
-    }
 }
 
 /// Bytes one GPU sends per token per forward pass, by the ring formulas of the collectives SGLang
@@ -299,9 +222,6 @@ pub fn expert_reads(spec: &ModelSpec, layout: &Layout, tokens: u32) -> (f64, f64
 
 /// EP's cost model and those of the layouts it is compared with.
 type Sides = (Box<dyn IterationModel>, Vec<Box<dyn IterationModel>>);
-
-/// Builds a cost model for a layout with given knobs.
-pub type Build<'a> = dyn Fn(Layout, Knobs) -> Result<Box<dyn IterationModel>, String> + Sync + 'a;
 
 /// Steady throughput of EP and of the best non-EP layout at each concurrency.
 fn grid(

@@ -32,7 +32,7 @@ pub mod plausible;
 pub mod presets;
 pub mod records;
 pub mod report;
-pub mod scale;
+pub use advise::scale;
 pub mod scoreboard;
 pub mod server_log;
 pub mod serving;

@@ -1,6 +1,7 @@
 //! Server options of an SGLang-style engine, named after SGLang's launch flags.
 
 use models::format::KvDtype;
+use models::{Layout, ModelSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -98,6 +99,26 @@ impl ServerOptions {
     pub fn switch(&self, flag: &crate::sglang_args::Spec) -> bool {
         self.switches.contains(flag.dest)
     }
+}
+
+/// Whether an all-to-all backend (`--moe-a2a-backend`) can run `layout` of `spec`: the experts
+/// expert-parallel over the whole TP group of a MoE model (what SGLang requires).
+pub fn a2a_applies(spec: &ModelSpec, layout: &Layout) -> bool {
+    spec.moe.is_some() && layout.ep > 1 && layout.ep == layout.tp
+}
+
+/// `opts` for `layout` among several ranked: the all-to-all backend where it can run, none
+/// elsewhere (SGLang would refuse it there).
+pub fn a2a_where_applicable(
+    opts: &ServerOptions,
+    spec: &ModelSpec,
+    layout: &Layout,
+) -> ServerOptions {
+    let mut o = opts.clone();
+    if !a2a_applies(spec, layout) {
+        o.moe_a2a_backend = None;
+    }
+    o
 }
 
 /// SGLang's speculative-decoding flags.

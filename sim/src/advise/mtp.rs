@@ -10,7 +10,8 @@
 //! acceptance length: ±10% around a given or measured one, 0.6–1.3× its excess over 1 around
 //! the stated default.
 
-use super::{KnownModelError, perturbed_knobs, steady_tok_s};
+use super::provenance::KnownModelError;
+use super::verdict::{perturbed_knobs, steady_tok_s};
 use crate::cost::spec::{AcceptSource, SpecPlan};
 use crate::cost::{IterationBatch, IterationModel, Knobs};
 use crate::options::ServerOptions;

@@ -3,7 +3,6 @@
 //! the machine.
 
 use crate::machine::Machine;
-use models::{Layout, ModelSpec};
 use serde::{Deserialize, Serialize};
 
 /// The model's own error where it is known: a calibration's residual on the user's measured
@@ -26,26 +25,6 @@ impl KnownModelError {
             relative_error: rms_log_error.abs().exp() - 1.0,
         }
     }
-}
-
-/// Whether an all-to-all backend (`--moe-a2a-backend`) can run `layout` of `spec`: the experts
-/// expert-parallel over the whole TP group of a MoE model (what SGLang requires).
-pub fn a2a_applies(spec: &ModelSpec, layout: &Layout) -> bool {
-    spec.moe.is_some() && layout.ep > 1 && layout.ep == layout.tp
-}
-
-/// `opts` for `layout` among several ranked: the all-to-all backend where it can run, none
-/// elsewhere (SGLang would refuse it there).
-pub fn a2a_where_applicable(
-    opts: &crate::options::ServerOptions,
-    spec: &ModelSpec,
-    layout: &Layout,
-) -> crate::options::ServerOptions {
-    let mut o = opts.clone();
-    if !a2a_applies(spec, layout) {
-        o.moe_a2a_backend = None;
-    }
-    o
 }
 
 /// One line on where the machine's numbers come from.

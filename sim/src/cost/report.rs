@@ -356,7 +356,7 @@ pub fn predict_all(
                 Some(r) => rejected(&c.layout, r),
                 // An all-to-all backend runs where it can (EP over the TP group), not elsewhere.
                 None => {
-                    let o = crate::advise::a2a_where_applicable(opts, model, &c.layout);
+                    let o = crate::options::a2a_where_applicable(opts, model, &c.layout);
                     predict_layout(machine, model, c.layout, &o, knobs, q)
                         .unwrap_or_else(|e| rejected(&c.layout, e.to_string()))
                 }

@@ -130,7 +130,7 @@ pub fn simulate_machine(
                 machine,
                 spec,
                 c.layout,
-                &crate::advise::a2a_where_applicable(opts, spec, &c.layout),
+                &crate::options::a2a_where_applicable(opts, spec, &c.layout),
                 knobs,
             )
             .map_err(|e| e.to_string()),
@@ -335,7 +335,7 @@ fn answer_ep(
             machine,
             spec,
             l,
-            &crate::advise::a2a_where_applicable(opts, spec, &l),
+            &crate::options::a2a_where_applicable(opts, spec, &l),
             k,
         )
         .map(|m| Box::new(m) as Box<dyn IterationModel>)

@@ -15,7 +15,7 @@
 //! scaled by how much its steady decode throughput moves under the draw (each option keeps the
 //! layout it was simulated with).
 
-use crate::advise::{Build, VERDICT_CONCURRENCIES, perturbed_knobs, steady_tok_s};
+use super::verdict::{Build, VERDICT_CONCURRENCIES, perturbed_knobs, steady_tok_s};
 use crate::cost::{IterationBatch, IterationModel, Knobs, TimeBreakdown};
 use crate::options::ServerOptions;
 use crate::workload::Workload;
