@@ -41,6 +41,8 @@ fn part_name(p: ModelPart) -> &'static str {
         ModelPart::Routers => "routers",
         ModelPart::LmHead => "lm_head + norm",
         ModelPart::Mtp => "MTP",
+        ModelPart::VisionTower => "vision tower",
+        ModelPart::LoadOverhead => "load copies + holes",
     }
 }
 
