@@ -295,6 +295,7 @@ pub fn plan_with_pre_load(
         shortfall_bytes: weights.saturating_sub(budget),
         available_before_load_bytes: available,
         static_budget_bytes: budget,
+        mem_fraction_static: opts.mem_fraction_static,
         reserves,
         kv_tokens_by_memory: by_memory,
         max_running_requests: max_running,
@@ -319,6 +320,9 @@ pub fn checked_plan(
         return Err(SimError::NoKvRoom {
             model: spec.name.clone(),
             layout: footprint.layout.short_name(),
+            fraction: opts.mem_fraction_static,
+            budget_gb: p.static_budget_bytes as f64 / 1e9,
+            available_gb: p.available_before_load_bytes as f64 / 1e9,
             pool_gb: p.static_budget_bytes.saturating_sub(p.weight_bytes_per_gpu) as f64 / 1e9,
         });
     }
@@ -327,6 +331,7 @@ pub fn checked_plan(
     Err(SimError::DoesNotFit {
         model: spec.name.clone(),
         layout: footprint.layout.short_name(),
+        fraction: f,
         weights_gb: p.weight_bytes_per_gpu as f64 / 1e9,
         reserve_gb: f * p.reserves.pre_load_bytes as f64 / 1e9,
         budget_gb: f * memory_bytes as f64 / 1e9,

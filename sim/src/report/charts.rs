@@ -264,27 +264,44 @@ fn memory_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
     let label = &m.label;
     let card_gb = m.gpu_memory_bytes as f64 / GB;
     let title = format!("Memory per GPU by layout, {model} — {label}");
+    // Layouts the verdict rejects (the cost model's, from the same plan) are listed, not drawn.
     let rows: Vec<(String, [f64; 4])> = m
         .layouts
         .iter()
+        .filter(|l| l.rejected.is_none())
         .filter_map(|l| {
             let p = l.memory.as_ref()?;
             let w = p.weight_bytes_per_gpu as f64 / GB;
             let r = p.reserve_bytes_per_gpu as f64 / GB;
             let kv = p.kv_pool_bytes_per_gpu as f64 / GB;
             let free = (card_gb - w - r - kv).max(0.0);
-            let name = if p.fits {
-                l.name()
-            } else {
-                format!("{} (does not fit)", l.name())
-            };
-            Some((name, [w, kv, r, free]))
+            Some((l.name(), [w, kv, r, free]))
+        })
+        .collect();
+    let not_fitting: Vec<String> = m
+        .layouts
+        .iter()
+        .filter(|l| l.rejected.is_some())
+        .filter_map(|l| {
+            let p = l.memory.as_ref().filter(|p| !p.fits)?;
+            Some(format!(
+                "{} (weights {:.1} GB > static budget {:.1} GB at --mem-fraction-static {})",
+                l.name(),
+                p.weight_bytes_per_gpu as f64 / GB,
+                p.static_budget_bytes as f64 / GB,
+                p.mem_fraction_static
+            ))
         })
         .collect();
     if rows.is_empty() {
-        set.skip(title, "no layout of the model is possible on this machine");
+        set.skip(title, "no layout of the model fits this machine");
         return;
     }
+    let rejected_note = if not_fitting.is_empty() {
+        String::new()
+    } else {
+        format!(" Not drawn, do not fit: {}.", not_fitting.join("; "))
+    };
     let names = [
         "weights",
         "KV cache pool",
@@ -313,7 +330,7 @@ fn memory_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
         format!(
             "Fullest GPU of each layout: weights, the KV pool SGLang sizes from \
              --mem-fraction-static, the runtime reserve held back before it, and what is left of \
-             the card (GB = 1e9 bytes). A layout that does not fit has no KV pool. {label}."
+             the card (GB = 1e9 bytes).{rejected_note} {label}."
         ),
         chart,
     );

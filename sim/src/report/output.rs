@@ -36,6 +36,18 @@ pub struct MachineSummary {
     pub ep_confidence: Option<f64>,
     /// The verdict's sentence, or why there is none.
     pub ep_sentence: Option<String>,
+    /// Every layout of the machine and why it was not simulated (impossible, or does not fit:
+    /// the same verdict `predict`, `advise` and `sweep` give); rejected ones are not drawn.
+    pub layouts: Vec<LayoutVerdict>,
+}
+
+/// One layout of a report and the verdict on it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayoutVerdict {
+    /// Short name, e.g. `TP8+DPA`.
+    pub layout: String,
+    /// Why it cannot run, `None` when it was simulated.
+    pub rejected: Option<String>,
 }
 
 impl MachineSummary {
@@ -77,6 +89,14 @@ impl MachineSummary {
             ep_verdict,
             ep_confidence,
             ep_sentence,
+            layouts: m
+                .layouts
+                .iter()
+                .map(|l| LayoutVerdict {
+                    layout: l.name(),
+                    rejected: l.rejected.clone(),
+                })
+                .collect(),
         }
     }
 }
