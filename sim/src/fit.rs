@@ -76,7 +76,7 @@ pub fn kv_bound_warning(
             layout.short_name(),
             plan.kv_tokens,
             if layout.dp_attention { "DP replica" } else { "server" },
-            opts.mem_fraction_static,
+            crate::cost::memory::shown_fraction(opts.mem_fraction_static),
             plan.static_budget_bytes as f64 / 1e9,
             plan.weight_bytes_per_gpu as f64 / 1e9,
             input_tokens,

@@ -55,14 +55,23 @@ fn predict_advise_sweep_and_report_agree_on_fit() {
     let base = ["--machine", VM, "--model", MODEL];
     let predict = sim_json(
         &[
+            &["predict"][..],
             &base[..],
             &["--layout", "all", "--batch", "8", "--context", "1000"],
         ]
         .concat(),
     );
-    let advise = sim_json(&[&base[..], &["--all", "--num-prompts", "16"]].concat());
+    let advise = sim_json(
+        &[
+            &["advise"][..],
+            &base[..],
+            &["--all", "--num-prompts", "16"],
+        ]
+        .concat(),
+    );
     let sweep = sim_json(
         &[
+            &["sweep"][..],
             &base[..],
             &["--max-concurrency", "8", "--num-prompts", "16"],
         ]
@@ -107,8 +116,10 @@ fn predict_advise_sweep_and_report_agree_on_fit() {
         .find(|p| p.to_string_lossy().ends_with("-memory.svg"))
         .expect("a memory chart");
     let text = std::fs::read_to_string(svg).unwrap();
+    // every text node, trimmed (the renderer puts each on its own line)
+    let texts: std::collections::BTreeSet<&str> = text.split(['<', '>']).map(str::trim).collect();
     for (layout, fits) in &p {
-        let drawn = text.contains(&format!(">{layout}<"));
+        let drawn = texts.contains(layout.as_str());
         assert_eq!(drawn, *fits, "{layout} drawn on the memory chart: {drawn}");
     }
 }

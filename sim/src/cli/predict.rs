@@ -241,7 +241,7 @@ fn one_table(out: &PredictOutput) -> String {
     let r = &m.reserves;
     s.push_str(&format!(
         "  SGLang's sizing: --mem-fraction-static {} of the {:.2} GB free before loading = static budget {:.2} GB; reserves: CUDA context/NCCL {}, req_to_token {} ({} requests × {} tokens), attention workspace {}, CUDA graphs {}, activations {}; {:.2} GB left\n",
-        m.mem_fraction_static,
+        sim::cost::memory::shown_fraction(m.mem_fraction_static),
         m.available_before_load_gb,
         m.static_budget_gb,
         gb(r.pre_load_bytes as f64),

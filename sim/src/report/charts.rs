@@ -289,7 +289,7 @@ fn memory_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
                 l.name(),
                 p.weight_bytes_per_gpu as f64 / GB,
                 p.static_budget_bytes as f64 / GB,
-                p.mem_fraction_static
+                crate::cost::memory::shown_fraction(p.mem_fraction_static)
             ))
         })
         .collect();

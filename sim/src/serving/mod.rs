@@ -138,7 +138,7 @@ pub fn simulate_with(
         return Err(ServingError::DoesNotFit {
             layout: layout.short_name(),
             shortfall_gb: mem.shortfall_bytes as f64 / 1e9,
-            fraction: mem.mem_fraction_static,
+            fraction: crate::cost::memory::shown_fraction(mem.mem_fraction_static),
             budget_gb: mem.static_budget_bytes as f64 / 1e9,
         });
     }
