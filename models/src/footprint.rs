@@ -18,6 +18,22 @@
 //!   main layer plus its replicated `eh_proj` and norms; it shares embedding and head.
 //! - Every module is counted in its own storage format ([`ModelSpec::module_format`]: the
 //!   checkpoint's exclusion list, module by module); norms, biases and routers in BF16.
+//! - A multimodal checkpoint's vision tower and projector load on every rank
+//!   ([`crate::spec::VisionSpec::params_per_gpu`]), BF16 ([`ModelPart::VisionTower`]).
+//! - [`ModelPart::LoadOverhead`]: what SGLang holds after loading beside the checkpoint's
+//!   tensors, which its "weights" figure (free memory before minus after loading) counts:
+//!   - MLA: `deepseek_v2.py::post_load_weights` makes `w_kc` / `w_vc`, contiguous BF16 copies of
+//!     `kv_b_proj` split per head, and keeps `kv_b_proj`: one more `kv_b_proj` per layer and GPU.
+//!   - NVFP4 routed experts: `modelopt_quant.py::ModelOptNvFp4FusedMoEMethod.create_weights`
+//!     builds each swizzled block-scale buffer through `swizzle_blockscale`, whose zero-padded
+//!     temporary is freed at once; the layer's next tensor, `w2_weight_scale`, is placed in that
+//!     freed block, beside the persistent `w2_blockscale_swizzled`.
+//!     `process_weights_after_loading` (the cutlass path) later deletes `w2_weight_scale`, and
+//!     the caching allocator cannot return a block whose segment still holds live tensors: one
+//!     `w2_weight_scale` (`E × H × I/16` fp8 bytes, `1/tp` of it per GPU) per MoE layer stays as
+//!     a hole. Replayed with the real shapes on an H200 (`probe/bench/nvfp4_load_replay.py`,
+//!     `probe/profiles/nvfp4-load-replay-h200.json`): 1.96 GiB for GLM-5-NVFP4 and 2.54 GiB
+//!     for Kimi-K2-Thinking-NVFP4 at TP8, against 1.76 / 2.46 GiB of w2 scales.
 
 use crate::error::Result;
 use crate::format::KvDtype;
@@ -133,6 +149,20 @@ pub fn footprint_with(
                 if layout.dp_attention { emb } else { emb / tp },
             );
         }
+        if let Some(v) = &spec.vision {
+            add(
+                ModelPart::VisionTower,
+                v.params_per_gpu(
+                    if layout.dp_attention { 1 } else { layout.tp },
+                    spec.hidden_size,
+                ) as f64,
+            );
+        }
+        // bytes, not parameters: BF16 is 2 bytes a value
+        add(
+            ModelPart::LoadOverhead,
+            load_overhead_bytes(spec, layout, layers.clone()) / 2.0,
+        );
         if stage == last {
             let h = spec.hidden_size as f64;
             add(
@@ -166,6 +196,58 @@ pub fn footprint_with(
         options,
         per_gpu,
     })
+}
+
+/// Bytes of MLA's `w_kc` + `w_vc` (BF16 copies of `kv_b_proj`) per layer on one GPU of
+/// `layout`; 0 for GQA.
+pub fn mla_absorbed_copy_bytes_per_layer(spec: &ModelSpec, layout: &Layout) -> f64 {
+    match spec.attention {
+        AttentionSpec::Mla {
+            num_heads,
+            kv_lora_rank,
+            qk_nope_head_dim,
+            v_head_dim,
+            ..
+        } => {
+            let split = if layout.dp_attention {
+                1
+            } else {
+                layout.tp.max(1)
+            };
+            let heads = num_heads as f64 / split as f64;
+            heads * kv_lora_rank as f64 * (qk_nope_head_dim + v_head_dim) as f64 * 2.0
+        }
+        AttentionSpec::Gqa { .. } => 0.0,
+    }
+}
+
+/// Bytes of the allocator hole one NVFP4 MoE layer leaves on one GPU: its `w2_weight_scale`,
+/// `E × H × I/16` fp8 values, `1/tp` of them per GPU whatever the EP split; 0 unless the routed
+/// experts are NVFP4.
+pub fn nvfp4_moe_hole_bytes_per_layer(spec: &ModelSpec, layout: &Layout) -> f64 {
+    match spec.moe {
+        Some(m) if spec.formats.routed_experts == crate::format::WeightFormat::Nvfp4 => {
+            m.num_routed_experts as f64
+                * spec.hidden_size as f64
+                * m.expert_intermediate_size as f64
+                / 16.0
+                / layout.tp.max(1) as f64
+        }
+        _ => 0.0,
+    }
+}
+
+/// Bytes SGLang holds beside the checkpoint's tensors after loading `layers` on one GPU of
+/// `layout` ([`ModelPart::LoadOverhead`], see the module docs).
+pub fn load_overhead_bytes(spec: &ModelSpec, layout: &Layout, layers: Range<u32>) -> f64 {
+    let absorbed = mla_absorbed_copy_bytes_per_layer(spec, layout);
+    let hole = nvfp4_moe_hole_bytes_per_layer(spec, layout);
+    layers
+        .map(|l| {
+            let moe = spec.moe_layers.get(l as usize).copied().unwrap_or(false);
+            absorbed + if moe { hole } else { 0.0 }
+        })
+        .sum()
 }
 
 impl Footprint {

@@ -10,7 +10,9 @@
 use crate::error::{ModelsError, Result};
 use crate::format::{KvDtype, WeightFormat};
 use crate::quant::{self, QuantScheme};
-use crate::spec::{AttentionSpec, DsaIndexer, ModelSpec, ModuleFormats, MoeSpec, PartFormats};
+use crate::spec::{
+    AttentionSpec, DsaIndexer, ModelSpec, ModuleFormats, MoeSpec, PartFormats, VisionSpec,
+};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -208,8 +210,60 @@ impl ModelSpec {
                 _ => None,
             },
         };
-        build(&f, model_type, quant, name)
+        let mut spec = build(&f, model_type, quant, name)?;
+        spec.vision = vision(root_obj, path)?;
+        Ok(spec)
     }
+}
+
+/// The `vision_config` of a multimodal checkpoint, with the checkpoint's `architectures[0]`.
+/// Kimi's MoonViT names its fields `vt_*`; the plain names are the ViT convention.
+fn vision(root: &Map<String, Value>, path: &Path) -> Result<Option<VisionSpec>> {
+    let Some(Value::Object(obj)) = root.get("vision_config") else {
+        return Ok(None);
+    };
+    let f = Fields {
+        obj,
+        path,
+        prefix: "vision_config.",
+    };
+    let either = |a: &str, b: &str, max: u64| -> Result<u64> {
+        match f.opt_int(a, 1, max)? {
+            Some(n) => Ok(n),
+            None => f.dim(b, max),
+        }
+    };
+    let architecture = match root.get("architectures") {
+        Some(Value::Array(a)) => a.first().and_then(Value::as_str).unwrap_or("").to_string(),
+        _ => String::new(),
+    };
+    let merge_patches = match f.present("merge_kernel_size") {
+        Some(Value::Array(k)) => k
+            .iter()
+            .map(|v| v.as_u64().filter(|n| (1..=16).contains(n)))
+            .try_fold(1u32, |acc, n| n.map(|n| acc * n as u32))
+            .ok_or_else(|| f.err("merge_kernel_size", "must be a list of integers 1..16"))?,
+        Some(v) => return Err(f.err("merge_kernel_size", format!("must be a list, got {v}"))),
+        None => 1,
+    };
+    let side = |k: &str| f.opt_int(k, 1, 4096);
+    let pos_emb_positions = match (side("init_pos_emb_height")?, side("init_pos_emb_width")?) {
+        (Some(h), Some(w)) => h * w,
+        _ => 0,
+    };
+    Ok(Some(VisionSpec {
+        architecture,
+        num_layers: either("vt_num_hidden_layers", "num_hidden_layers", MAX_LAYERS)? as u32,
+        hidden_size: either("vt_hidden_size", "hidden_size", MAX_HIDDEN)?,
+        intermediate_size: either(
+            "vt_intermediate_size",
+            "intermediate_size",
+            MAX_INTERMEDIATE,
+        )?,
+        patch_size: f.opt_int("patch_size", 1, 1024)?.unwrap_or(14) as u32,
+        pos_emb_positions,
+        merge_patches,
+    }))
 }
 
 fn build(
@@ -254,6 +308,7 @@ fn build(
         default_kv_dtype: KvDtype::Bf16,
         indexer_layers,
         module_formats: ModuleFormats::default(),
+        vision: None,
     };
     // The exclusion lists name modules of this very architecture, so resolve them on it.
     if let Some(q) = &quant {

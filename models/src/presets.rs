@@ -21,6 +21,7 @@ const MODEL_PRESETS: &[(&str, &str)] = &[
     model_preset!("glm-5-fp8"),
     model_preset!("glm-4.7-fp8"),
     model_preset!("kimi-k2.5-nvfp4"),
+    model_preset!("kimi-k2.5"),
     model_preset!("kimi-k2-nvfp4"),
     model_preset!("kimi-k2-thinking-int4"),
     model_preset!("kimi-k2-thinking-nvfp4"),

@@ -7,12 +7,14 @@ use std::collections::BTreeMap;
 mod flops;
 mod layer_set;
 mod modules;
+mod vision;
 
 pub use layer_set::LayerSet;
 pub use modules::{
     Bf16Modules, LinearModule, ModuleFormats, ModuleOverride, PlainParams, Shard,
     describe_bf16_modules,
 };
+pub use vision::VisionSpec;
 
 /// A model's architecture and checkpoint formats: everything the cost model needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,6 +60,10 @@ pub struct ModelSpec {
     /// exclusion list says, layer by layer (see [`ModelSpec::module_format`]).
     #[serde(default, skip_serializing_if = "ModuleFormats::is_empty")]
     pub module_formats: ModuleFormats,
+    /// A multimodal checkpoint's vision tower and projector (HF `vision_config`), `None` for a
+    /// text-only one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision: Option<VisionSpec>,
 }
 
 /// The attention block of one layer.
@@ -174,6 +180,12 @@ pub enum ModelPart {
     LmHead,
     /// Multi-token-prediction layers, everything in them.
     Mtp,
+    /// A multimodal checkpoint's vision tower and projector ([`VisionSpec`]), BF16.
+    VisionTower,
+    /// What SGLang holds beside the checkpoint's tensors after loading, and counts in its
+    /// "weights" figure: MLA's `w_kc` / `w_vc` copies of `kv_b_proj` and the NVFP4 MoE
+    /// allocator holes (see `footprint`).
+    LoadOverhead,
 }
 
 /// Parameters of the per-layer norms (input + post-attention RMSNorm), counted with attention.
@@ -469,6 +481,7 @@ impl ModelSpec {
             ModelPart::Routers => WeightFormat::Bf16,
             ModelPart::LmHead => f.lm_head,
             ModelPart::Mtp => f.mtp,
+            ModelPart::VisionTower | ModelPart::LoadOverhead => WeightFormat::Bf16,
         }
     }
 

@@ -32,7 +32,14 @@ fn bench_report(c: &mut Criterion) {
             .iter()
             .map(|name| {
                 let m = Machine::resolve(name).expect("preset");
-                simulate_machine(&m, &spec, &opts, Knobs::default(), &plan, &|| {})
+                simulate_machine(
+                    &m,
+                    &spec,
+                    &|_| opts.clone(),
+                    Knobs::default(),
+                    &plan,
+                    &|| {},
+                )
             })
             .collect();
     let inputs = ReportInputs {

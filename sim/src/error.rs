@@ -32,11 +32,12 @@ pub enum SimError {
     ImpossibleLayout { layout: String, reason: String },
     /// The weights (plus the runtime reserve) do not fit the static memory budget.
     #[error(
-        "{model} does not fit on {layout}: weights {weights_gb:.2} GB + reserve {reserve_gb:.2} GB per GPU exceed the static budget {budget_gb:.2} GB (--mem-fraction-static × {memory_gb:.1} GB) by {shortfall_gb:.2} GB; use more GPUs per stage, a smaller format or a higher --mem-fraction-static"
+        "{model} does not fit on {layout}: weights {weights_gb:.2} GB + reserve {reserve_gb:.2} GB per GPU exceed the static budget {budget_gb:.2} GB (--mem-fraction-static {fraction} × {memory_gb:.1} GB) by {shortfall_gb:.2} GB; use more GPUs per stage, a smaller format or a higher --mem-fraction-static"
     )]
     DoesNotFit {
         model: String,
         layout: String,
+        fraction: f64,
         weights_gb: f64,
         reserve_gb: f64,
         budget_gb: f64,
@@ -45,11 +46,14 @@ pub enum SimError {
     },
     /// The weights fit but leave no room for a single token of KV cache.
     #[error(
-        "{model} on {layout}: the weights fit but leave {pool_gb:.2} GB per GPU for the KV cache, not one token; raise --mem-fraction-static or use more GPUs per stage"
+        "{model} on {layout}: the weights fit the static budget {budget_gb:.2} GB (--mem-fraction-static {fraction} of the {available_gb:.2} GB free before loading) but leave {pool_gb:.2} GB per GPU for the KV cache, not one token; raise --mem-fraction-static or use more GPUs per stage"
     )]
     NoKvRoom {
         model: String,
         layout: String,
+        fraction: f64,
+        budget_gb: f64,
+        available_gb: f64,
         pool_gb: f64,
     },
     /// A server option out of range (`--mem-fraction-static 1.5`, `--cuda-graph-max-bs 0`, …).

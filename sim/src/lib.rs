@@ -24,6 +24,7 @@ pub mod cost;
 pub mod efficiency;
 pub mod engine;
 pub mod error;
+pub mod fit;
 pub mod layout;
 pub mod machine;
 pub mod numtext;

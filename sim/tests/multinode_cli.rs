@@ -30,6 +30,9 @@ fn advise_scale_answers_on_the_two_box_rtx_preset() {
     let out = sim()
         .args(["advise", "--machine", "rtx-pro-6000-x8x2-400gbe"])
         .args(["--model", "kimi-k2.5-nvfp4", "--question", "scale"])
+        // SGLang's own default for this VLM (0.7715: the vision-tower adjustment) leaves its
+        // weights no room on one 8-GPU box; the scale answer needs one that fits
+        .args(["--mem-fraction-static", "0.85"])
         .args(SMALL)
         .args(["--draws", "8", "--format", "json"])
         .assert()
@@ -68,6 +71,9 @@ fn advise_scale_answers_on_the_two_box_rtx_preset() {
     sim()
         .args(["advise", "--machine", "rtx-pro-6000-x8x2-400gbe"])
         .args(["--model", "kimi-k2.5-nvfp4", "--question", "scale"])
+        // SGLang's own default for this VLM (0.7715: the vision-tower adjustment) leaves its
+        // weights no room on one 8-GPU box; the scale answer needs one that fits
+        .args(["--mem-fraction-static", "0.85"])
         .args(SMALL)
         .args(["--draws", "4"])
         .assert()
@@ -83,6 +89,9 @@ fn advise_scale_on_one_box_is_refused() {
     sim()
         .args(["advise", "--machine", "rtx-pro-6000-x8-baremetal"])
         .args(["--model", "kimi-k2.5-nvfp4", "--question", "scale"])
+        // SGLang's own default for this VLM (0.7715: the vision-tower adjustment) leaves its
+        // weights no room on one 8-GPU box; the scale answer needs one that fits
+        .args(["--mem-fraction-static", "0.85"])
         .args(SMALL)
         .assert()
         .code(2)

@@ -144,6 +144,9 @@ pub fn run(args: Args) -> Result<()> {
     }
     setup.print_not_modelled();
     super::run::print_bench_flags(&args.workload.not_modelled());
+    if let Some(w) = kv_warning_for_best(&setup, &ls, &advice) {
+        eprintln!("warning: {w}");
+    }
     match args.format.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&advice)?),
         _ => print_advice(&advice, args.all, &try_model(&setup)),
@@ -152,6 +155,28 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 /// The `--model-path` of `try:` lines: the user's, else `<model>`.
+/// The KV-bound warning for the top-ranked layout that ran, if its pool admits fewer requests
+/// than the workload asks for.
+fn kv_warning_for_best(
+    setup: &Setup,
+    ls: &[sim::sweep::SweepLayout],
+    advice: &Advice,
+) -> Option<String> {
+    let best = advice.ranking.iter().find(|r| r.run.is_some())?;
+    // the ranking names a layout as `label_rows` did (`EP8+deepep` where the backend runs)
+    let l = ls
+        .iter()
+        .find(|l| setup.ranked_label(l.layout).0 == best.layout)?;
+    let model = l.model.as_ref().ok()?;
+    sim::fit::workload_kv_warning(
+        &setup.spec.name,
+        model.memory(),
+        &l.layout,
+        &setup.opts_ranking(l.layout),
+        &advice.workload,
+    )
+}
+
 fn try_model(setup: &Setup) -> String {
     setup
         .sglang

@@ -44,9 +44,11 @@ pub enum ModelsCommand {
         /// GPU preset (or an nvidia-smi name) whose memory the footprints must fit.
         #[arg(long, default_value = "rtx-pro-6000-server")]
         gpu: String,
-        /// Share of GPU memory for weights + KV pool (SGLang `--mem-fraction-static`).
-        #[arg(long, default_value_t = 0.85)]
-        mem_fraction_static: f64,
+        /// Share of the free GPU memory for weights + KV pool (SGLang `--mem-fraction-static`);
+        /// default: SGLang's own for each layout on this GPU (0.848 at TP8 on the RTX PRO 6000),
+        /// as `predict`, `advise` and `sweep` use.
+        #[arg(long)]
+        mem_fraction_static: Option<f64>,
         /// KV-cache dtype, SGLang's `--kv-cache-dtype` values (`auto`: the checkpoint's choice,
         /// FP8 when it declares an FP8 KV cache, else BF16).
         #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(sim::sglang_args::KV_CACHE_DTYPES))]
@@ -63,7 +65,8 @@ pub struct ShowConfig {
     pub spec: ModelSpec,
     pub gpu: GpuSpec,
     pub gpus: u32,
-    pub mem_fraction_static: f64,
+    /// `None`: SGLang's default for each layout.
+    pub mem_fraction_static: Option<f64>,
     pub kv_dtype: KvDtype,
     pub options: FootprintOptions,
     pub format: Format,
@@ -101,8 +104,8 @@ pub fn run(cmd: ModelsCommand) -> Result<()> {
             if gpus == 0 || gpus > 1024 {
                 bail!("--gpus {gpus}: give the number of GPUs in the machine (1-1024)");
             }
-            if !(mem_fraction_static > 0.0 && mem_fraction_static <= 1.0) {
-                bail!("--mem-fraction-static {mem_fraction_static}: must be in (0, 1]");
+            if let Some(f) = mem_fraction_static.filter(|f| !(*f > 0.0 && *f <= 1.0)) {
+                bail!("--mem-fraction-static {f}: must be in (0, 1]");
             }
             let kv_dtype = sim::sglang_args::kv_dtype(&kv_cache_dtype)
                 .map_err(|p| anyhow::anyhow!("--kv-cache-dtype {kv_cache_dtype}: {p}"))?
@@ -202,6 +205,7 @@ fn layout_fit(spec: &ModelSpec, layout: Layout, cfg: &ShowConfig) -> LayoutFit {
         kv_capacity_tokens: 0,
         fits: false,
         fits_max_context: false,
+        mem_fraction_static: 0.0,
         stages: Vec::new(),
     };
     let f = match footprint_with(spec, &layout, cfg.options) {
@@ -217,12 +221,20 @@ fn layout_fit(spec: &ModelSpec, layout: Layout, cfg: &ShowConfig) -> LayoutFit {
     let weights = f.max_weight_bytes_per_gpu();
     let kv = f.kv_bytes_per_token_per_gpu(spec, cfg.kv_dtype);
     let idx = f.indexer_cache_bytes_per_token_per_gpu(spec);
-    // SGLang's sizing (sim::cost::memory): a share of what is free before the weights load.
+    // SGLang's sizing (sim::cost::memory): a share of what is free before the weights load,
+    // the layout's own default share unless one is given (sim::fit, as every command).
+    let defaults = sim::sglang_args::from_words(&[], sim::sglang_args::Origin::CommandLine)
+        .and_then(|none| sim::fit::layout_options(&none, cfg.gpu.memory_bytes, &layout, spec))
+        .map(|r| r.options)
+        .unwrap_or_default();
     let opts = sim::options::ServerOptions {
-        mem_fraction_static: cfg.mem_fraction_static,
+        mem_fraction_static: cfg
+            .mem_fraction_static
+            .unwrap_or(defaults.mem_fraction_static),
         kv_cache_dtype: Some(cfg.kv_dtype),
-        ..sim::options::ServerOptions::default()
+        ..defaults
     };
+    fit.mem_fraction_static = opts.mem_fraction_static;
     let plan = sim::cost::memory::plan(spec, &f, cfg.gpu.memory_bytes, &opts);
     fit.max_weight_bytes_per_gpu = weights;
     fit.kv_bytes_per_token_per_gpu = kv;

@@ -61,7 +61,14 @@ pub fn run(args: Args) -> Result<()> {
         .with_sizes(&sglang.sizes())
         .selection(machine.gpu_count, &model)?
     {
-        LayoutSelection::All => predict_all(&machine, &model, &opts, knobs, &q),
+        LayoutSelection::All => {
+            // each layout with SGLang's defaults for its own sizes (validated with the first)
+            let opts_for = |l: &models::Layout| {
+                sim::fit::layout_options(&sglang, machine.memory_bytes(), l, &model)
+                    .map_or_else(|_| opts.clone(), |r| r.options)
+            };
+            predict_all(&machine, &model, &opts_for, knobs, &q)
+        }
         LayoutSelection::One(l) => vec![predict_layout(&machine, &model, l, &opts, knobs, &q)?],
     };
     let out = PredictOutput {
@@ -233,8 +240,10 @@ fn one_table(out: &PredictOutput) -> String {
     ));
     let r = &m.reserves;
     s.push_str(&format!(
-        "  SGLang's sizing: --mem-fraction-static of the {:.2} GB free before loading; reserves: CUDA context/NCCL {}, req_to_token {} ({} requests × {} tokens), attention workspace {}, CUDA graphs {}, activations {}; {:.2} GB left\n",
+        "  SGLang's sizing: --mem-fraction-static {} of the {:.2} GB free before loading = static budget {:.2} GB; reserves: CUDA context/NCCL {}, req_to_token {} ({} requests × {} tokens), attention workspace {}, CUDA graphs {}, activations {}; {:.2} GB left\n",
+        sim::cost::memory::shown_fraction(m.mem_fraction_static),
         m.available_before_load_gb,
+        m.static_budget_gb,
         gb(r.pre_load_bytes as f64),
         gb(r.req_to_token_bytes as f64),
         m.max_running_requests,

@@ -66,7 +66,8 @@ pub struct Args {
 struct Config {
     machines: Vec<sim::machine::Machine>,
     spec: models::ModelSpec,
-    opts: sim::options::ServerOptions,
+    /// Every SGLang flag given: each machine and layout resolves its own defaults from them.
+    sglang: sim::sglang_args::SglangArgs,
     knobs: sim::cost::Knobs,
     plan: ReportPlan,
     records: Option<sim::records::RecordSet>,
@@ -131,7 +132,10 @@ impl Args {
         }
         concurrencies.sort_unstable();
         concurrencies.dedup();
+        // validates the flags (the options themselves are resolved per machine and layout); the
+        // first machine's all-GPU TP options are what a calibration is checked against
         let (opts, _) = self.server.options(&machines[0], &spec)?;
+        let sglang = self.server.sglang()?;
         let records = self
             .records
             .as_deref()
@@ -151,7 +155,7 @@ impl Args {
             model_path,
             machines,
             spec,
-            opts,
+            sglang,
             knobs,
             plan: ReportPlan {
                 workload,
@@ -224,10 +228,15 @@ pub fn run(args: Args) -> Result<()> {
     let mut results: Vec<MachineResults> = Vec::with_capacity(cfg.machines.len());
     for m in &cfg.machines {
         bar.set_message(format!("on {}, then the EP verdict", m.name()));
+        let opts_for = |l: &models::Layout| {
+            sim::fit::layout_options(&cfg.sglang, m.memory_bytes(), l, &cfg.spec)
+                .map(|r| r.options)
+                .unwrap_or_default()
+        };
         results.push(simulate_machine(
             m,
             &cfg.spec,
-            &cfg.opts,
+            &opts_for,
             cfg.knobs,
             &cfg.plan,
             &|| bar.inc(1),

@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 use models::{Layout, ModelSpec};
 use sim::calibrate::{Calibration, KnobBounds};
-use sim::cost::{CostModel, Knobs};
+use sim::cost::{CostModel, IterationModel, Knobs};
 use sim::machine::Machine;
 use sim::options::ServerOptions;
 use sim::serving::{RunOutput, RunReport, simulate};
@@ -338,6 +338,11 @@ pub fn run(args: Args) -> Result<()> {
     setup.print_notes();
     if let Some(plan) = model.spec_plan() {
         eprintln!("note: {plan}");
+    }
+    if let Some(w) =
+        sim::fit::workload_kv_warning(&setup.spec.name, model.memory(), &layout, &opts, &workload)
+    {
+        eprintln!("warning: {w}");
     }
     let bench_flags = args.workload.not_modelled();
     print_bench_flags(&bench_flags);

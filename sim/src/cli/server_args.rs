@@ -9,9 +9,7 @@ use anyhow::{Context, Result};
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use sim::sglang_args::flags::{DP_SIZE, ENABLE_DP_ATTENTION, EP_SIZE, PP_SIZE, TP_SIZE};
-use sim::sglang_args::{
-    self, CliFlag, DefaultsContext, Kind, Origin, ResolvedOptions, SPECS, SglangArgs, Spec,
-};
+use sim::sglang_args::{self, CliFlag, Kind, Origin, ResolvedOptions, SPECS, SglangArgs, Spec};
 use std::path::PathBuf;
 
 /// SGLang server flags that change cost, memory or scheduling, the layout flags, the flags kept
@@ -177,22 +175,21 @@ impl ServerArgs {
     }
 
     /// The options of the layout these flags pick on `machine` (every GPU in TP when they pick
-    /// none), for commands that cost several layouts with one set of options (`predict`,
-    /// `report`), and the lines to print once the command succeeded (flags not modelled,
-    /// SGLang's defaults).
+    /// none; commands that cost several layouts resolve each with [`options_for`]), and the
+    /// lines to print once the command succeeded (flags not modelled, SGLang's defaults).
     pub fn options(
         &self,
         machine: &sim::machine::Machine,
         spec: &models::ModelSpec,
     ) -> Result<(sim::options::ServerOptions, Vec<String>)> {
         let sg = self.sglang()?;
-        let layout = match self
+        let (layout, all) = match self
             .layout
             .with_sizes(&sg.sizes())
             .selection(machine.gpu_count, spec)?
         {
-            super::args::LayoutSelection::One(l) => l,
-            super::args::LayoutSelection::All => models::Layout::tp(machine.gpu_count),
+            super::args::LayoutSelection::One(l) => (l, false),
+            super::args::LayoutSelection::All => (models::Layout::tp(machine.gpu_count), true),
         };
         let r = options_for(&sg, machine.memory_bytes(), &layout, spec)?;
         let mut lines: Vec<String> = sg
@@ -200,11 +197,16 @@ impl ServerArgs {
             .map(|l| format!("warning: {l}"))
             .into_iter()
             .collect();
-        lines.extend(
-            r.notes
-                .iter()
-                .map(|n| format!("note: {n} (used for every layout)")),
-        );
+        lines.extend(r.notes.iter().map(|n| {
+            if all {
+                format!(
+                    "note: {n} (for {}; every other layout gets SGLang's defaults for its own --tp, --pp-size and DP attention)",
+                    layout.short_name()
+                )
+            } else {
+                format!("note: {n}")
+            }
+        }));
         Ok((r.options, lines))
     }
 
@@ -215,18 +217,17 @@ impl ServerArgs {
 }
 
 /// The server options for `layout` of `machine`'s GPUs serving `spec`, SGLang's defaults filled
-/// in.
+/// in ([`sim::fit::layout_options`], the one place that resolves them).
 pub fn options_for(
     args: &SglangArgs,
     gpu_memory_bytes: u64,
     layout: &models::Layout,
     spec: &models::ModelSpec,
 ) -> Result<ResolvedOptions> {
-    let ctx = DefaultsContext {
+    Ok(sim::fit::layout_options(
+        args,
         gpu_memory_bytes,
-        tp: layout.tp,
-        pp: layout.pp,
-        dp_attention_size: if layout.dp_attention { layout.tp } else { 1 },
-    };
-    Ok(args.server_options(&ctx, spec)?)
+        layout,
+        spec,
+    )?)
 }

@@ -295,6 +295,7 @@ pub fn plan_with_pre_load(
         shortfall_bytes: weights.saturating_sub(budget),
         available_before_load_bytes: available,
         static_budget_bytes: budget,
+        mem_fraction_static: opts.mem_fraction_static,
         reserves,
         kv_tokens_by_memory: by_memory,
         max_running_requests: max_running,
@@ -302,6 +303,12 @@ pub fn plan_with_pre_load(
         free_after_reserves_bytes: free,
         notes,
     }
+}
+
+/// `--mem-fraction-static` as messages print it: 4 decimals at most (SGLang's VLM adjustment
+/// leaves 0.77145640625; its log prints 0.771).
+pub fn shown_fraction(f: f64) -> f64 {
+    (f * 1e4).round() / 1e4
 }
 
 /// [`plan`], failing with [`SimError::DoesNotFit`] (how many GB are missing) when it does not fit.
@@ -319,6 +326,9 @@ pub fn checked_plan(
         return Err(SimError::NoKvRoom {
             model: spec.name.clone(),
             layout: footprint.layout.short_name(),
+            fraction: shown_fraction(opts.mem_fraction_static),
+            budget_gb: p.static_budget_bytes as f64 / 1e9,
+            available_gb: p.available_before_load_bytes as f64 / 1e9,
             pool_gb: p.static_budget_bytes.saturating_sub(p.weight_bytes_per_gpu) as f64 / 1e9,
         });
     }
@@ -327,6 +337,7 @@ pub fn checked_plan(
     Err(SimError::DoesNotFit {
         model: spec.name.clone(),
         layout: footprint.layout.short_name(),
+        fraction: shown_fraction(f),
         weights_gb: p.weight_bytes_per_gpu as f64 / 1e9,
         reserve_gb: f * p.reserves.pre_load_bytes as f64 / 1e9,
         budget_gb: f * memory_bytes as f64 / 1e9,

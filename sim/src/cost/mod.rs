@@ -241,6 +241,10 @@ pub struct MemoryPlan {
     /// `mem_fraction_static × available_before_load_bytes`: weights + KV pool.
     #[serde(default)]
     pub static_budget_bytes: u64,
+    /// The `--mem-fraction-static` the plan was sized with (given, or SGLang's default for the
+    /// layout).
+    #[serde(default)]
+    pub mem_fraction_static: f64,
     /// The reserves, part by part.
     #[serde(default)]
     pub reserves: memory::MemoryReserves,

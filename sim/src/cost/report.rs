@@ -132,6 +132,10 @@ pub struct MemorySummary {
     pub shortfall_gb: f64,
     /// Free memory when the weights load; `--mem-fraction-static` is a share of it.
     pub available_before_load_gb: f64,
+    /// The `--mem-fraction-static` used (given, or SGLang's default for this layout).
+    pub mem_fraction_static: f64,
+    /// Its share of the free memory: what weights and KV pool must fit in.
+    pub static_budget_gb: f64,
     /// The reserves part by part, bytes.
     pub reserves: super::memory::MemoryReserves,
     /// SGLang's `max_running_requests` (given or derived) and its context length.
@@ -303,6 +307,8 @@ pub fn describe(cm: &CostModel, q: &PredictQuery) -> LayoutPrediction {
             fits: mem.fits,
             shortfall_gb: mem.shortfall_bytes as f64 / 1e9,
             available_before_load_gb: mem.available_before_load_bytes as f64 / 1e9,
+            mem_fraction_static: mem.mem_fraction_static,
+            static_budget_gb: mem.static_budget_bytes as f64 / 1e9,
             reserves: mem.reserves,
             max_running_requests: mem.max_running_requests,
             context_len: mem.context_len,
@@ -341,11 +347,12 @@ pub fn predict_layout(
     Ok(describe(&cm, q))
 }
 
-/// Predicts every layout of the machine's GPUs, feasible ones best first by steady output tok/s.
+/// Predicts every layout of the machine's GPUs, feasible ones best first by steady output tok/s;
+/// each layout with its own options (`opts_for`: SGLang's defaults depend on the layout).
 pub fn predict_all(
     machine: &Machine,
     model: &ModelSpec,
-    opts: &ServerOptions,
+    opts_for: &crate::fit::OptionsFor<'_>,
     knobs: Knobs,
     q: &PredictQuery,
 ) -> Vec<LayoutPrediction> {
@@ -356,7 +363,11 @@ pub fn predict_all(
                 Some(r) => rejected(&c.layout, r),
                 // An all-to-all backend runs where it can (EP over the TP group), not elsewhere.
                 None => {
-                    let o = crate::options::a2a_where_applicable(opts, model, &c.layout);
+                    let o = crate::options::a2a_where_applicable(
+                        &opts_for(&c.layout),
+                        model,
+                        &c.layout,
+                    );
                     predict_layout(machine, model, c.layout, &o, knobs, q)
                         .unwrap_or_else(|e| rejected(&c.layout, e.to_string()))
                 }

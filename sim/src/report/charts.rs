@@ -373,6 +373,7 @@ fn memory_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
     let label = &m.label;
     let card_gb = m.gpu_memory_bytes as f64 / GB;
     let title = format!("Memory per GPU by layout, {model} — {label}");
+    // Layouts the verdict rejects (the cost model's, from the same plan) are listed, not drawn.
     let rows: Vec<(String, [f64; 4])> = m
         .layouts
         .iter()

@@ -6,6 +6,7 @@ use super::fit::{self, Fit};
 use crate::advise::{EpAnswer, EpQuestion, ep_question};
 use crate::cost::report::{BreakdownMs, PredictQuery, describe};
 use crate::cost::{CostModel, IterationModel, Knobs, MemoryPlan, memory};
+use crate::fit::OptionsFor;
 use crate::layout::enumerate_layouts;
 use crate::machine::Machine;
 use crate::options::ServerOptions;
@@ -98,16 +99,19 @@ impl MachineResults {
     }
 }
 
-/// Simulates everything the report needs on `machine`. `tick` is called once per finished
-/// bench_serving run (progress bars).
+/// Simulates everything the report needs on `machine`, each layout with its own options
+/// (`opts_for`, the ones `predict`, `advise` and `sweep` use: one memory verdict). `tick` is
+/// called once per finished bench_serving run (progress bars).
 pub fn simulate_machine(
     machine: &Machine,
     spec: &ModelSpec,
-    opts: &ServerOptions,
+    opts_for: &OptionsFor<'_>,
     knobs: Knobs,
     plan: &ReportPlan,
     tick: &(dyn Fn() + Sync),
 ) -> MachineResults {
+    // the scheduler's limits and the speculation curve: TP over every GPU
+    let opts = &opts_for(&Layout::tp(machine.gpu_count));
     let candidates = enumerate_layouts(machine.gpu_count, spec);
     let context = plan.workload.random_input_len + plan.workload.random_output_len / 2;
     let query = PredictQuery {
@@ -118,19 +122,20 @@ pub fn simulate_machine(
     let mut layouts = Vec::with_capacity(candidates.len());
     let mut sweep_layouts = Vec::with_capacity(candidates.len());
     for c in &candidates {
+        let layout_opts = opts_for(&c.layout);
         let memory = c
             .rejected
             .is_none()
             .then(|| models::footprint::footprint(spec, &c.layout).ok())
             .flatten()
-            .map(|fp| memory::plan(spec, &fp, machine.memory_bytes(), opts));
+            .map(|fp| memory::plan(spec, &fp, machine.memory_bytes(), &layout_opts));
         let built = match &c.rejected {
             Some(why) => Err(why.clone()),
             None => CostModel::new(
                 machine,
                 spec,
                 c.layout,
-                &crate::options::a2a_where_applicable(opts, spec, &c.layout),
+                &crate::options::a2a_where_applicable(&layout_opts, spec, &c.layout),
                 knobs,
             )
             .map_err(|e| e.to_string()),
@@ -181,7 +186,7 @@ pub fn simulate_machine(
             l.runs.push(run);
         }
     }
-    let ep = answer_ep(machine, spec, opts, knobs, plan, &layouts);
+    let ep = answer_ep(machine, spec, opts_for, knobs, plan, &layouts);
     let speculation = speculation_curve(machine, spec, opts, knobs, plan, &layouts);
     MachineResults {
         label: machine.name().to_string(),
@@ -282,7 +287,7 @@ fn speculation_curve(
 fn answer_ep(
     machine: &Machine,
     spec: &ModelSpec,
-    opts: &ServerOptions,
+    opts_for: &OptionsFor<'_>,
     knobs: Knobs,
     plan: &ReportPlan,
     layouts: &[LayoutResult],
@@ -312,6 +317,7 @@ fn answer_ep(
         max_concurrency: Some(plan.at_concurrency),
         ..plan.workload.clone()
     };
+    let opts = &opts_for(&Layout::tp(gpus));
     let q = EpQuestion {
         spec,
         opts,
@@ -335,7 +341,7 @@ fn answer_ep(
             machine,
             spec,
             l,
-            &crate::options::a2a_where_applicable(opts, spec, &l),
+            &crate::options::a2a_where_applicable(&opts_for(&l), spec, &l),
             k,
         )
         .map(|m| Box::new(m) as Box<dyn IterationModel>)

@@ -64,9 +64,14 @@ pub const DEFAULT_MAX_RUNNING_CAP: u32 = 4096;
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ServingError {
     #[error(
-        "layout {layout} does not fit: {shortfall_gb:.2} GB per GPU missing for weights + reserve; use more GPUs, a smaller checkpoint format, or raise --mem-fraction-static"
+        "layout {layout} does not fit: {shortfall_gb:.2} GB per GPU missing for weights + reserve in the static budget {budget_gb:.2} GB (--mem-fraction-static {fraction}); use more GPUs, a smaller checkpoint format, or raise --mem-fraction-static"
     )]
-    DoesNotFit { layout: String, shortfall_gb: f64 },
+    DoesNotFit {
+        layout: String,
+        shortfall_gb: f64,
+        fraction: f64,
+        budget_gb: f64,
+    },
     #[error(transparent)]
     Engine(#[from] EngineError),
 }
@@ -133,6 +138,8 @@ pub fn simulate_with(
         return Err(ServingError::DoesNotFit {
             layout: layout.short_name(),
             shortfall_gb: mem.shortfall_bytes as f64 / 1e9,
+            fraction: crate::cost::memory::shown_fraction(mem.mem_fraction_static),
+            budget_gb: mem.static_budget_bytes as f64 / 1e9,
         });
     }
     let cfg = EngineConfig::new(model, opts, workload);

@@ -94,6 +94,35 @@ impl DefaultsContext {
     }
 }
 
+/// Architectures (HF `architectures[0]`) SGLang treats as multimodal
+/// (`configs/model_config.py::multimodal_model_archs`, main of 2026-01-28): the ones of the
+/// checkpoint families shardwise knows, not the whole list. `Qwen3_5MoeForConditionalGeneration`
+/// is not in it in that version, so Qwen3.5's fraction is not adjusted.
+pub const MULTIMODAL_MODEL_ARCHS: &[&str] = &[
+    "KimiK25ForConditionalGeneration",
+    "KimiVLForConditionalGeneration",
+    "Qwen2VLForConditionalGeneration",
+    "Qwen2_5_VLForConditionalGeneration",
+    "Qwen3VLForConditionalGeneration",
+    "Qwen3VLMoeForConditionalGeneration",
+    "Glm4vForConditionalGeneration",
+    "Glm4vMoeForConditionalGeneration",
+    "Llama4ForConditionalGeneration",
+    "Gemma3ForConditionalGeneration",
+];
+
+/// SGLang's `ServerArgs.adjust_mem_fraction_for_vlm`, applied to a defaulted
+/// `mem_fraction_static` when the checkpoint's architecture is multimodal: with the tower's
+/// `L` blocks of width `H` (defaults 24 and 1024), `ratio = L·H² / (24·1024²)`, the fraction is
+/// multiplied by `0.95 × clamp(1 − 0.1 × (ratio − 1), 0.8, 1.05)` and not re-rounded.
+/// Kimi-K2.5 (27 × 1152) at TP8 on 97,887 MiB: 0.848 → 0.7715 (its server printed 0.771).
+/// `None` when the checkpoint is not one SGLang adjusts.
+pub fn vlm_mem_fraction_factor(vision: Option<&models::spec::VisionSpec>) -> Option<f64> {
+    let v = vision.filter(|v| MULTIMODAL_MODEL_ARCHS.contains(&v.architecture.as_str()))?;
+    let ratio = v.num_layers as f64 * (v.hidden_size as f64).powi(2) / (24.0 * 1024.0 * 1024.0);
+    Some(0.95 * (1.0 - 0.1 * (ratio - 1.0)).clamp(0.8, 1.05))
+}
+
 /// `(num_steps, eagle_topk, num_draft_tokens)` SGLang chooses for a checkpoint of `model_type`.
 pub fn speculative_params(model_type: &str) -> (u32, u32, u32) {
     // DeepseekV3ForCausalLM: DeepSeek-V3/R1 and Kimi-K2 (model_type deepseek_v3 / kimi_k2).
@@ -150,5 +179,35 @@ mod tests {
         );
         assert_eq!(speculative_params("deepseek_v3"), (3, 1, 4));
         assert_eq!(speculative_params("glm_moe_dsa"), (5, 4, 8));
+    }
+
+    /// The fractions SGLang prints on 97,887 MiB at TP1/2/4/8 (EAGLE at TP8), and Kimi-K2.5's
+    /// vision-tower adjustment (its server printed 0.771).
+    #[test]
+    fn fractions_on_the_users_gpu_and_the_vlm_adjustment() {
+        let ctx = |tp| DefaultsContext {
+            gpu_memory_bytes: 97_887 << 20,
+            tp,
+            pp: 1,
+            dp_attention_size: 1,
+        };
+        for (tp, f) in [(1, 0.863), (2, 0.861), (4, 0.854), (8, 0.848)] {
+            let (chunk, bs) = ctx(tp).chunk_and_graph_bs();
+            assert_eq!(ctx(tp).mem_fraction_static(Some(chunk), 16384, bs, None), f);
+        }
+        assert_eq!(
+            ctx(8).mem_fraction_static(Some(8192), 16384, 512, Some("EAGLE")),
+            0.827
+        );
+        let k25 = models::ModelSpec::preset("kimi-k2.5").unwrap();
+        let adjusted = 0.848 * vlm_mem_fraction_factor(k25.vision.as_ref()).unwrap();
+        assert!((adjusted - 0.771_456).abs() < 1e-6, "{adjusted}");
+        assert_eq!((adjusted * 1000.0).round() / 1000.0, 0.771);
+        // text-only and not-listed architectures are left alone
+        let text = models::ModelSpec::preset("kimi-k2-thinking-nvfp4").unwrap();
+        assert_eq!(vlm_mem_fraction_factor(text.vision.as_ref()), None);
+        let mut qwen35 = k25.vision.clone().unwrap();
+        qwen35.architecture = "Qwen3_5MoeForConditionalGeneration".into();
+        assert_eq!(vlm_mem_fraction_factor(Some(&qwen35)), None);
     }
 }

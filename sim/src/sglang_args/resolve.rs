@@ -54,8 +54,19 @@ impl SglangArgs {
         let mem_fraction_static = self.float(&flags::MEM_FRACTION_STATIC).unwrap_or_else(|| {
             let f =
                 ctx.mem_fraction_static(chunk, max_prefill_tokens, cuda_graph_max_bs, algorithm);
-            defaulted.push(format!("--mem-fraction-static {f}"));
-            f
+            match super::defaults::vlm_mem_fraction_factor(model.vision.as_ref()) {
+                Some(k) => {
+                    defaulted.push(format!(
+                        "--mem-fraction-static {:.4} ({f} × {k:.4} for the vision tower, as SGLang's adjust_mem_fraction_for_vlm)",
+                        f * k
+                    ));
+                    f * k
+                }
+                None => {
+                    defaulted.push(format!("--mem-fraction-static {f}"));
+                    f
+                }
+            }
         });
         let context_length = self.uint(&flags::CONTEXT_LENGTH);
         let chunked_prefill_size = chunk.unwrap_or_else(|| {

@@ -68,8 +68,9 @@ pub struct MachineSummary {
     /// GPU preset key.
     pub gpu: String,
     pub memory_bytes_per_gpu: u64,
-    /// `--mem-fraction-static`: share of GPU memory for weights + KV pool.
-    pub mem_fraction_static: f64,
+    /// `--mem-fraction-static` as given; `None`: SGLang's default for each layout (its value
+    /// in each layout's `mem_fraction_static`).
+    pub mem_fraction_static: Option<f64>,
     /// KV dtype the footprints use (`--kv-cache-dtype`).
     pub kv_dtype: KvDtype,
     /// Whether the MTP draft layer is loaded (speculative decoding).
@@ -111,6 +112,8 @@ pub struct LayoutFit {
     pub fits: bool,
     /// The KV pool holds at least one request of the model's full context.
     pub fits_max_context: bool,
+    /// The `--mem-fraction-static` the fit was decided with.
+    pub mem_fraction_static: f64,
     pub stages: Vec<StageRow>,
 }
 

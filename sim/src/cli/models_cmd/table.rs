@@ -41,6 +41,8 @@ fn part_name(p: ModelPart) -> &'static str {
         ModelPart::Routers => "routers",
         ModelPart::LmHead => "lm_head + norm",
         ModelPart::Mtp => "MTP",
+        ModelPart::VisionTower => "vision tower",
+        ModelPart::LoadOverhead => "load copies + holes",
     }
 }
 
@@ -121,7 +123,10 @@ pub fn show(s: &ModelShow) -> String {
         mc.gpus,
         mc.gpu,
         mc.memory_bytes_per_gpu as f64 / 1e9,
-        mc.mem_fraction_static,
+        mc.mem_fraction_static.map_or_else(
+            || "SGLang's default per layout".to_string(),
+            |f| f.to_string()
+        ),
         kv_name(mc.kv_dtype),
         if mc.speculative_mtp {
             ", MTP draft loaded"
@@ -173,9 +178,18 @@ pub fn show(s: &ModelShow) -> String {
             right(l.kv_bytes_per_token_per_gpu + l.indexer_cache_bytes_per_token_per_gpu),
             right(l.kv_capacity_tokens),
             Cell::new(match (l.fits, l.fits_max_context) {
-                (true, true) => "yes",
-                (true, false) => "yes (KV < one max-context request)",
-                (false, _) => "no: weights exceed the memory budget",
+                (true, true) => format!(
+                    "yes ({})",
+                    sim::cost::memory::shown_fraction(l.mem_fraction_static)
+                ),
+                (true, false) => format!(
+                    "yes ({}; KV < one max-context request)",
+                    sim::cost::memory::shown_fraction(l.mem_fraction_static)
+                ),
+                (false, _) => format!(
+                    "no: weights exceed the static budget at --mem-fraction-static {}",
+                    sim::cost::memory::shown_fraction(l.mem_fraction_static)
+                ),
             }),
         ]);
         t.add_row(row);

@@ -175,8 +175,9 @@ fn glm5_nvfp4_tp8_bf16_kv_per_token_bytes_match_the_observed_pool() {
         ..ServerOptions::default()
     };
     let p = plan(&spec, &fp, rtx_memory(), &opts);
+    // the load overhead (w_kc/w_vc, NVFP4 w2_weight_scale holes) included: within 2%
     let weights_err = p.weight_bytes_per_gpu as f64 / (57.06 * GIB) - 1.0;
-    assert!(weights_err.abs() < 0.05, "weights off by {weights_err:+.3}");
+    assert!(weights_err.abs() < 0.02, "weights off by {weights_err:+.3}");
     // MLA latent (512 + 64) × 2 B + the DSA index key (128 B fp8 + 4 B scale) per layer:
     // 29.32 GiB of pool holds 314.3K such tokens.
     let per_token = (fp.kv_bytes_per_token_per_gpu(&spec, KvDtype::Bf16)
@@ -184,12 +185,20 @@ fn glm5_nvfp4_tp8_bf16_kv_per_token_bytes_match_the_observed_pool() {
     let tokens_in_observed_pool = 29.32 * GIB / per_token;
     assert!((tokens_in_observed_pool / 314_000.0 - 1.0).abs() < 0.02);
     // The observed 57.06 + 29.32 GiB exceed 0.85 × the 94 GiB free before loading (80 GiB) in
-    // SGLang's formula, so that server's budget differed; we predict what the formula gives
-    // and say so (within 20%).
+    // SGLang's formula, so that server's budget differed (another card or build); we predict
+    // what the formula gives with our weights, which match that log's: 21% fewer tokens, and
+    // the formula with the log's own weights gives the same within 2% (the weights' error).
     let err = p.kv_tokens as f64 / 314_000.0 - 1.0;
     assert!(
-        err < 0.0 && err > -0.20,
+        err < -0.15 && err > -0.25,
         "KV tokens {} ({err:+.3})",
+        p.kv_tokens
+    );
+    let with_logged_weights =
+        (0.85 * p.available_before_load_bytes as f64 - 57.06 * GIB) / per_token;
+    assert!(
+        (p.kv_tokens as f64 / with_logged_weights - 1.0).abs() < 0.02,
+        "{} vs {with_logged_weights:.0}",
         p.kv_tokens
     );
 }
@@ -251,4 +260,21 @@ fn glm5_mtp_draft_takes_its_weights_and_kv_from_the_headroom() {
     let per_token = (576 + 132) as u64; // FP8 latent + DSA index key, one layer
     assert_eq!(on.reserves.draft_kv_bytes, on.kv_tokens * per_token);
     assert!(on.free_after_reserves_bytes < off.free_after_reserves_bytes);
+}
+
+/// Kimi-K2-Thinking-NVFP4 at TP8, 0.848 (its server's logs are not in the repository; issue 23:
+/// the log's weights are ~4% above the checkpoint's tensors): the load overhead (the NVFP4
+/// w2_weight_scale holes, 42 MiB per MoE layer, and the w_kc/w_vc copies) adds 3.5–4.5%.
+#[test]
+fn kimi_k2_thinking_nvfp4_weights_carry_the_load_overhead() {
+    let spec = ModelSpec::preset("kimi-k2-thinking-nvfp4").unwrap();
+    let fp = footprint(&spec, &Layout::tp(8)).unwrap();
+    let p = plan(&spec, &fp, rtx_memory(), &glm47_opts());
+    let overhead = fp.per_gpu[0].weight_bytes_by_part[&models::ModelPart::LoadOverhead];
+    let share = overhead as f64 / (p.weight_bytes_per_gpu - overhead) as f64;
+    assert!((0.035..0.045).contains(&share), "{share:.4}");
+    // FP8 KV: 61 layers × 576 B per token
+    let cell = 61 * 576;
+    let expected = (p.static_budget_bytes - p.weight_bytes_per_gpu) / cell;
+    assert_eq!(p.kv_tokens, expected);
 }
