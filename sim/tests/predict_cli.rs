@@ -134,7 +134,7 @@ fn layout_all_lists_rejected_layouts_with_reasons() {
         .assert()
         .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
-    assert!(text.contains("rejected: "), "{text}");
+    assert!(text.contains("┆ [1]"), "{text}");
     assert!(text.contains("does not fit"), "{text}");
 }
 

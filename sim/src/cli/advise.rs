@@ -110,7 +110,12 @@ pub fn run(args: Args) -> Result<()> {
     let scale = match args.question {
         Some(Question::Scale) => {
             spinner.set_message(format!("scale answer over {} draws", args.draws));
-            Some(super::scale::answer(&setup, &workload, args.draws)?)
+            Some(super::scale::answer(
+                &setup,
+                &workload,
+                args.draws,
+                top_ranked(&setup, &ls, &ranking),
+            )?)
         }
         _ => None,
     };
@@ -154,7 +159,19 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// The `--model-path` of `try:` lines: the user's, else `<model>`.
+/// The layout the ranking puts first (among those that ran), so that a question compares the
+/// layout the table above it recommends.
+fn top_ranked(
+    setup: &Setup,
+    ls: &[sim::sweep::SweepLayout],
+    ranking: &[sim::advise::RankedLayout],
+) -> Option<models::Layout> {
+    let best = ranking.iter().find(|r| r.run.is_some())?;
+    ls.iter()
+        .map(|l| l.layout)
+        .find(|&l| setup.ranked_label(l).0 == best.layout)
+}
+
 /// The KV-bound warning for the top-ranked layout that ran, if its pool admits fewer requests
 /// than the workload asks for.
 fn kv_warning_for_best(
@@ -177,11 +194,9 @@ fn kv_warning_for_best(
     )
 }
 
+/// The `--model-path` of `try:` lines: the user's, else the model's HF repository.
 fn try_model(setup: &Setup) -> String {
-    setup
-        .sglang
-        .model_path()
-        .map_or_else(|| "<model>".to_string(), str::to_string)
+    super::server_args::launch_model_path(setup.sglang.model_path(), &setup.spec)
 }
 
 fn answer_ep(setup: &Setup, workload: &sim::workload::Workload, draws: u32) -> Result<EpAnswer> {

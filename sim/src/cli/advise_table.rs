@@ -30,8 +30,11 @@ pub fn print_advice(a: &Advice, all: bool, model_path: &str) {
                 "{c} concurrent"
             ))
     );
-    let (table, hidden) = ranking_table(&a.ranking, all);
+    // The layouts the answer's sentence names are shown whatever their rank.
+    let sentence = a.ep.as_ref().map_or("", |e| e.sentence.as_str());
+    let (table, notes, hidden) = ranking_table(&a.ranking, all, &cited(sentence));
     println!("{table}");
+    print!("{}", notes.render());
     for r in a.ranking.iter().filter(|r| r.idle_gpus > 0) {
         println!(
             "note: {} runs as one replica: {} GPUs sit idle",
@@ -101,7 +104,7 @@ fn print_ep(ep: &EpAnswer, model_path: &str) {
 
 fn print_mtp(m: &sim::advise::mtp::MtpAnswer, model_path: &str) {
     println!("\n{}", m.sentence);
-    let mut t = comfy_table::Table::new();
+    let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "concurrency",
         "with speculation tok/s",
@@ -162,9 +165,14 @@ fn model_error(ep: &EpAnswer) -> String {
 }
 
 /// The ranking: the top feasible layouts and every EP layout, or every row with `all`; the
-/// number of rows left out.
-fn ranking_table(rows: &[RankedLayout], all: bool) -> (Table, usize) {
-    let mut t = Table::new();
+/// notes its `[n]` cells refer to, and the number of rows left out.
+fn ranking_table(
+    rows: &[RankedLayout],
+    all: bool,
+    cited: &[String],
+) -> (Table, crate::cli::tables::Notes, usize) {
+    let mut notes = crate::cli::tables::Notes::default();
+    let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "rank",
         "layout",
@@ -175,11 +183,13 @@ fn ranking_table(rows: &[RankedLayout], all: bool) -> (Table, usize) {
         "peak KV",
         "note",
     ]);
+    crate::cli::tables::keep_whole(&mut t, &[0, 1]);
+    crate::cli::tables::at_least(&mut t, 2, 28);
     let mut hidden = 0;
     for (i, r) in rows.iter().enumerate() {
         let is_ep = r.sglang_flags.contains("--ep-size");
         let top = r.run.is_some() && i < TOP_LAYOUTS;
-        if !(all || is_ep || top) {
+        if !(all || is_ep || top || cited.contains(&r.layout)) {
             hidden += 1;
             continue;
         }
@@ -202,12 +212,22 @@ fn ranking_table(rows: &[RankedLayout], all: bool) -> (Table, usize) {
                 "-".into(),
                 "-".into(),
                 "-".into(),
-                r.rejected.clone().unwrap_or_default(),
+                notes.mark(r.rejected.as_deref().unwrap_or_default()),
             ],
         };
         t.add_row(cells);
     }
-    (t, hidden)
+    (t, notes, hidden)
+}
+
+/// The words of `sentence` that may be layout names (`TP8`, `TP4xPP2`, `EP8+deepep`), stripped
+/// of the punctuation around them.
+fn cited(sentence: &str) -> Vec<String> {
+    sentence
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| "(),;:.".contains(c)).to_string())
+        .filter(|w| w.chars().next().is_some_and(|c| c.is_ascii_uppercase()))
+        .collect()
 }
 
 /// Milliseconds of a part, or where it went when the step model filed it elsewhere: a GEMM
@@ -222,7 +242,7 @@ fn compute_cell(s: &EpSide) -> String {
 }
 
 fn ep_table(ep: &EpAnswer) -> Table {
-    let mut t = Table::new();
+    let mut t = crate::cli::tables::table();
     t.set_header(vec![
         format!("at {} concurrent", ep.concurrency),
         ep.ep.layout.clone(),

@@ -119,7 +119,7 @@ fn print_tables(cal: &Calibration, result: &CalibrationFit, output: &std::path::
         result.outcome.evaluations,
         output.display()
     );
-    let mut knobs = Table::new();
+    let mut knobs = crate::cli::tables::table();
     knobs.set_header(["knob", "value", "bounds", "pinned?", "pinned by", "meaning"]);
     for r in &cal.knob_reports {
         let status = match (r.fitted, r.pinned) {
@@ -155,7 +155,7 @@ fn print_tables(cal: &Calibration, result: &CalibrationFit, output: &std::path::
 
 /// Every observation before and after the fit, with its leave-one-out error.
 pub fn observation_table(rows: &[sim::calibrate::ObservationFit]) -> Table {
-    let mut t = Table::new();
+    let mut t = crate::cli::tables::table();
     t.set_header([
         "observation",
         "measured",

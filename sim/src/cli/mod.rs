@@ -48,6 +48,7 @@ pub mod scoreboard;
 pub mod server_args;
 pub mod server_log_cmd;
 pub mod sweep;
+pub mod tables;
 pub mod validate;
 mod validate_accept;
 pub mod workload_args;

@@ -4,7 +4,7 @@
 
 use super::args::{CsvFormatArg, LayoutSelection, OutputFormat, Target};
 use anyhow::{Result, bail};
-use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{Cell, presets::UTF8_FULL_CONDENSED};
 use sim::cost::Knobs;
 use sim::cost::report::{
     LayoutPrediction, PREDICT_SCHEMA_VERSION, PredictOutput, PredictQuery, predict_all,
@@ -146,7 +146,7 @@ fn one_table(out: &PredictOutput) -> String {
     else {
         return s;
     };
-    let mut t = Table::new();
+    let mut t = crate::cli::tables::table();
     t.load_style(UTF8_FULL_CONDENSED)
         .set_header(vec!["iteration", "ms", "share"]);
     let total = b.total_ms.max(1e-12);
@@ -275,7 +275,8 @@ fn one_table(out: &PredictOutput) -> String {
 /// Every layout, best first, rejected ones with their reason.
 fn ranking_table(out: &PredictOutput) -> String {
     let mut s = header(out);
-    let mut t = Table::new();
+    let mut notes = crate::cli::tables::Notes::default();
+    let mut t = crate::cli::tables::table();
     t.load_style(UTF8_FULL_CONDENSED).set_header(vec![
         "layout",
         "SGLang flags",
@@ -287,6 +288,8 @@ fn ranking_table(out: &PredictOutput) -> String {
         "KV tokens",
         "status",
     ]);
+    crate::cli::tables::keep_whole(&mut t, &[0]);
+    crate::cli::tables::at_least(&mut t, 1, 28);
     for p in &out.layouts {
         match (&p.rejected, p.breakdown, p.steady, p.traffic, p.memory) {
             (None, Some(b), Some(st), Some(tr), Some(m)) => {
@@ -318,12 +321,13 @@ fn ranking_table(out: &PredictOutput) -> String {
                     "-".into(),
                     "-".into(),
                     "-".into(),
-                    format!("rejected: {}", p.rejected.clone().unwrap_or_default()),
+                    notes.mark(p.rejected.as_deref().unwrap_or_default()),
                 ]);
             }
         }
     }
     s.push_str(&format!("{t}\n"));
+    s.push_str(&notes.render());
     s
 }
 

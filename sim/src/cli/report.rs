@@ -5,7 +5,6 @@ use super::args::{FormatArg, MachineArg, ModelArg, OutputFormat, ServerArgs};
 use super::run::CalibrationArg;
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
-use comfy_table::Table;
 use sim::report::{
     MachineResults, MeasuredRuns, REPORT_SCHEMA_VERSION, ReportInputs, ReportOutput, ReportPlan,
     build_report, simulate_machine, write_report,
@@ -148,7 +147,8 @@ impl Args {
             &opts,
         )?;
         let measured = self.load_measured(&machines[0], spec.max_context_tokens)?;
-        let model_path = launch_model_path(self.server.sglang()?.model_path(), &spec);
+        let model_path =
+            super::server_args::launch_model_path(self.server.sglang()?.model_path(), &spec);
         Ok(Config {
             records,
             measured,
@@ -198,22 +198,6 @@ impl Args {
             points,
         }))
     }
-}
-
-/// The `--model-path` of a launch line: the user's own, else the checkpoint's HuggingFace
-/// repository (`nvidia/GLM-5-NVFP4`) from the model's source, else its name.
-fn launch_model_path(user: Option<&str>, spec: &models::ModelSpec) -> String {
-    if let Some(p) = user {
-        return p.to_owned();
-    }
-    spec.source
-        .split_whitespace()
-        .next()
-        .and_then(|url| url.strip_prefix("https://huggingface.co/"))
-        .map(|repo| repo.trim_end_matches('/'))
-        .filter(|repo| repo.split('/').count() == 2)
-        .unwrap_or(&spec.name)
-        .to_owned()
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -279,7 +263,7 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 fn print_summary(o: &ReportOutput) {
-    let mut t = Table::new();
+    let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "machine",
         "best layout",

@@ -402,7 +402,7 @@ pub fn write_bench_line(
 /// The run as bench_serving's summary would show it, plus the engine's view.
 fn table(o: &RunOutput) -> Table {
     let r: &RunReport = &o.run;
-    let mut t = Table::new();
+    let mut t = crate::cli::tables::table();
     t.set_header(vec![
         format!("{} on {}", o.model, o.machine),
         format!("{} ({})", r.layout, r.sglang_flags),

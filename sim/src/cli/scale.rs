@@ -3,15 +3,20 @@
 
 use super::run::Setup;
 use anyhow::{Result, bail};
-use comfy_table::Table;
 use models::Layout;
 use sim::cost::IterationModel;
 use sim::layout::enumerate_layouts;
 use sim::scale::{ScaleAnswer, ScaleOption, ScaleQuestion, scale_question};
 use sim::workload::Workload;
 
-/// Answers `--question scale` on `setup`'s machine.
-pub fn answer(setup: &Setup, workload: &Workload, draws: u32) -> Result<ScaleAnswer> {
+/// Answers `--question scale` on `setup`'s machine; `top`, the layout the ranking put first,
+/// is the server over all boxes it weighs (else the best of every feasible layout).
+pub fn answer(
+    setup: &Setup,
+    workload: &Workload,
+    draws: u32,
+    top: Option<Layout>,
+) -> Result<ScaleAnswer> {
     let m = &setup.machine;
     if m.node_count() < 2 {
         bail!(
@@ -48,7 +53,9 @@ pub fn answer(setup: &Setup, workload: &Workload, draws: u32) -> Result<ScaleAns
         nodes: m.node_count(),
         gpus_per_node: m.gpus_per_node(),
         one_box: feasible(m.gpus_per_node()),
-        all_boxes: feasible(m.gpu_count),
+        all_boxes: top
+            .filter(|l| l.gpus() == m.gpu_count)
+            .map_or_else(|| feasible(m.gpu_count), |l| vec![l]),
         comm_spread: sim::advise::comm_spread(&m.profile),
         draws,
         seed: workload.seed,
@@ -86,7 +93,7 @@ pub fn print(a: &ScaleAnswer, model_path: &str) {
         .into_iter()
         .flatten()
         .collect();
-    let mut t = Table::new();
+    let mut t = crate::cli::tables::table();
     let mut header = vec![format!("at {} concurrent", a.concurrency)];
     header.extend(options.iter().map(|o| o.choice.describe().to_string()));
     t.set_header(header);

@@ -7,7 +7,7 @@ use sim::scoreboard::text::{
 };
 
 fn table(header: &[&str], rows: Vec<Vec<String>>) -> Table {
-    let mut t = Table::new();
+    let mut t = crate::cli::tables::table();
     t.set_header(header.to_vec());
     for r in rows {
         t.add_row(r);

@@ -231,3 +231,19 @@ pub fn options_for(
         spec,
     )?)
 }
+
+/// The `--model-path` of a launch line: the user's own, else the checkpoint's HuggingFace
+/// repository (`nvidia/GLM-5-NVFP4`) from the model's source, else its name.
+pub fn launch_model_path(user: Option<&str>, spec: &models::ModelSpec) -> String {
+    if let Some(p) = user {
+        return p.to_owned();
+    }
+    spec.source
+        .split_whitespace()
+        .next()
+        .and_then(|url| url.strip_prefix("https://huggingface.co/"))
+        .map(|repo| repo.trim_end_matches('/'))
+        .filter(|repo| repo.split('/').count() == 2)
+        .unwrap_or(&spec.name)
+        .to_owned()
+}

@@ -132,7 +132,7 @@ fn steady_summary(run: &RunReport) -> Table {
             g.3 += 1;
         }
     }
-    let mut t = Table::new();
+    let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "running",
         "steady samples",
@@ -302,7 +302,7 @@ fn print_run(run: &RunReport, r: &ServerLogReport) {
         run.memory_lines
     );
     if !run.memory.is_empty() {
-        let mut t = Table::new();
+        let mut t = crate::cli::tables::table();
         t.set_header(vec!["memory per GPU", "plan", "log", "error"]);
         for c in &run.memory {
             let fmt = |x: f64| match c.unit.as_str() {
@@ -326,7 +326,7 @@ fn print_run(run: &RunReport, r: &ServerLogReport) {
     if let Some(e) = &run.error {
         println!("cannot cost this run: {e}");
     }
-    let mut t = Table::new();
+    let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "line",
         "rank",

@@ -160,7 +160,11 @@ pub fn run(args: Args) -> Result<()> {
     match args.format.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
         OutputFormat::Csv => print!("{}", csv(&rows)),
-        OutputFormat::Table => println!("{}", table(&rows)),
+        OutputFormat::Table => {
+            let (t, notes) = table(&rows);
+            println!("{t}");
+            print!("{}", notes.render());
+        }
     }
     Ok(())
 }
@@ -210,8 +214,10 @@ pub fn idle_note(idle_gpus: u32) -> String {
     }
 }
 
-fn table(rows: &[SweepRow]) -> Table {
-    let mut t = Table::new();
+/// The rows, and the notes their `[n]` cells refer to (printed under the table).
+fn table(rows: &[SweepRow]) -> (Table, crate::cli::tables::Notes) {
+    let mut notes = crate::cli::tables::Notes::default();
+    let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "layout",
         "conc",
@@ -223,6 +229,7 @@ fn table(rows: &[SweepRow]) -> Table {
         "peak running",
         "note",
     ]);
+    crate::cli::tables::keep_whole(&mut t, &[0]);
     for r in rows {
         let c = r.max_concurrency.map_or("-".into(), |c| c.to_string());
         let io = format!("{}/{}", r.random_input_len, r.random_output_len);
@@ -236,7 +243,7 @@ fn table(rows: &[SweepRow]) -> Table {
                 format!("{:.0}", x.mean_ttft_ms),
                 format!("{:.2}", x.mean_tpot_ms),
                 x.peak_running_requests.to_string(),
-                idle_note(r.idle_gpus),
+                notes.mark(&idle_note(r.idle_gpus)),
             ]),
             None => t.add_row(vec![
                 r.layout.clone(),
@@ -247,9 +254,9 @@ fn table(rows: &[SweepRow]) -> Table {
                 "-".into(),
                 "-".into(),
                 "-".into(),
-                r.rejected.clone().unwrap_or_default(),
+                notes.mark(r.rejected.as_deref().unwrap_or_default()),
             ]),
         };
     }
-    t
+    (t, notes)
 }

@@ -329,7 +329,7 @@ fn run_records(
 
 /// Predicted vs measured, one row per metric of each point.
 pub fn comparison_table(rows: &[Comparison]) -> Table {
-    let mut t = Table::new();
+    let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "source",
         "conc",

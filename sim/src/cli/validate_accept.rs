@@ -78,7 +78,7 @@ fn series_row(i: usize, s: &Series) -> Vec<String> {
 }
 
 fn print_tables(report: &AcceptReport) {
-    let mut t = Table::new();
+    let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "#",
         "series",
@@ -107,7 +107,7 @@ fn print_tables(report: &AcceptReport) {
 }
 
 fn records_table(s: &Series) -> Table {
-    let mut r = Table::new();
+    let mut r = crate::cli::tables::table();
     r.set_header(vec![
         "record",
         "conc",
@@ -173,7 +173,7 @@ fn sweep_row(series: usize, kind: &str, w: &Sweep) -> Vec<String> {
 /// The series cut into one-knob sweeps (a row or a column of each concurrency × context table),
 /// modelled and anchored.
 fn print_sweeps(report: &AcceptReport) {
-    let mut t = Table::new();
+    let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "series",
         "implied L",

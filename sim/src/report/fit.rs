@@ -51,7 +51,10 @@ pub fn decide(
         return Fit::Impossible(why.to_owned());
     }
     match memory {
-        Some(p) if !p.fits => return Fit::NoMemory(over_budget(p)),
+        // the cost model's own refusal, word for word what every other command prints
+        Some(p) if !p.fits => {
+            return Fit::NoMemory(model_error.map_or_else(|| over_budget(p), str::to_owned));
+        }
         _ => {}
     }
     match model_error {

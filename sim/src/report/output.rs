@@ -49,6 +49,18 @@ pub struct MachineSummary {
     pub ep_sentence: Option<String>,
     /// Layouts that do not fit or cannot run, listed on the page instead of drawn.
     pub not_drawn: Vec<NotDrawn>,
+    /// Every layout of the machine and the verdict on it (the one `predict`, `advise` and
+    /// `sweep` give).
+    pub layouts: Vec<LayoutVerdict>,
+}
+
+/// One layout of a report and the verdict on it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayoutVerdict {
+    /// Short name, e.g. `TP8+DPA`.
+    pub layout: String,
+    /// Why it cannot run, `None` when it was simulated.
+    pub rejected: Option<String>,
 }
 
 impl MachineSummary {
@@ -99,6 +111,14 @@ impl MachineSummary {
                         sglang_flags: l.layout.sglang_flags(),
                         why: l.rejected()?.to_owned(),
                     })
+                })
+                .collect(),
+            layouts: m
+                .layouts
+                .iter()
+                .map(|l| LayoutVerdict {
+                    layout: l.name(),
+                    rejected: l.rejected().map(str::to_owned),
                 })
                 .collect(),
         }

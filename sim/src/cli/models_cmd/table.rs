@@ -21,8 +21,9 @@ fn kv_name(d: KvDtype) -> &'static str {
 }
 
 fn new_table(header: &[&str]) -> Table {
-    let mut t = Table::new();
+    let mut t = crate::cli::tables::table();
     t.set_header(header.iter().map(Cell::new));
+    crate::cli::tables::keep_whole(&mut t, &[0]);
     t
 }
 
