@@ -172,3 +172,39 @@ impl Scenario {
         v
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sglang_args::{Origin, from_words};
+
+    fn scenario(words: &[&str], primary: Layout) -> Scenario {
+        let machine = Machine::resolve("rtx-pro-6000-x8-vm-hostbounce").unwrap();
+        let spec = ModelSpec::preset("qwen3-30b-a3b").unwrap();
+        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+        let sglang = from_words(&words, Origin::CommandLine).unwrap();
+        Scenario::new(machine, spec, sglang, primary).unwrap()
+    }
+
+    #[test]
+    fn the_primary_layout_gets_the_options_it_would_get_alone() {
+        let s = scenario(&[], Layout::tp(8));
+        assert_eq!(s.opts, s.opts_for(Layout::tp(8)));
+        assert_eq!(s.knobs, Knobs::default());
+        assert!(s.known_error().is_none());
+        assert_eq!(s.max_context_tokens(), s.spec.max_context_tokens);
+    }
+
+    #[test]
+    fn context_length_bounds_the_requests() {
+        let s = scenario(&["--context-length", "4096"], Layout::tp(8));
+        assert_eq!(s.max_context_tokens(), 4096);
+    }
+
+    #[test]
+    fn no_calibration_keeps_the_default_knobs() {
+        let s = scenario(&[], Layout::tp(8)).with_calibration(None);
+        assert_eq!(s.knobs, Knobs::default());
+        assert!(s.calibration.is_none());
+    }
+}
