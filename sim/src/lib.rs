@@ -8,7 +8,8 @@
 //! User inputs are read at the edge into the typed values the rest uses: [`sglang_args`] (SGLang
 //! launch lines and `server_args` dumps, with SGLang's defaults), [`bench_io`] (measured
 //! bench_serving runs) and [`workload`] (bench_serving's random and ShareGPT datasets);
-//! [`bench_out`] writes a predicted run as bench_serving's JSONL line.
+//! [`bench_out`] writes a predicted run as bench_serving's JSONL line. [`scenario`] holds one
+//! prediction's resolved inputs (machine, model, flags, options, knobs) that every command shares.
 //!
 //! `records` reads public measurements (the records format of `validation-dev/records.json`),
 //! `scoreboard` predicts every one shardwise can express and says how far off it is, and
@@ -34,6 +35,7 @@ pub mod presets;
 pub mod records;
 pub mod report;
 pub use advise::scale;
+pub mod scenario;
 pub mod scoreboard;
 pub mod server_log;
 pub mod serving;

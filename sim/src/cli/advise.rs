@@ -7,8 +7,8 @@
 
 use super::advise_table::print_advice;
 use super::args::{FormatArg, OutputFormat, Target};
-use super::run::{CalibrationArg, Setup};
-use super::sweep::{label_rows, layouts};
+use super::layouts::{label_rows, layouts};
+use super::setup::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
 use anyhow::{Result, bail};
 use models::Layout;
@@ -148,7 +148,7 @@ pub fn run(args: Args) -> Result<()> {
         eprintln!("note: no --max-concurrency given; advised for 64 concurrent requests");
     }
     setup.print_not_modelled();
-    super::run::print_bench_flags(&args.workload.not_modelled());
+    super::bench_out::print_bench_flags(&args.workload.not_modelled());
     if let Some(w) = kv_warning_for_best(&setup, &ls, &advice) {
         eprintln!("warning: {w}");
     }

@@ -4,6 +4,7 @@
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use models::{Layout, ModelSpec};
+use sim::engine::Engine;
 use sim::layout::enumerate_layouts;
 use sim::machine::Machine;
 
@@ -232,4 +233,34 @@ impl LayoutArgs {
             || self.ep.is_some()
             || self.dp_attention
     }
+}
+
+/// `--engine` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    Sglang,
+    Vllm,
+}
+
+impl From<EngineArg> for Engine {
+    fn from(e: EngineArg) -> Engine {
+        match e {
+            EngineArg::Sglang => Engine::Sglang,
+            EngineArg::Vllm => Engine::Vllm,
+        }
+    }
+}
+
+/// `sim validate --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum ValidateFormat {
+    /// Terminal tables.
+    #[default]
+    Table,
+    /// JSON (schema-versioned).
+    Json,
+    /// GitHub markdown: the scoreboard's summary tables (--records).
+    Markdown,
+    /// One row per compared figure (--records).
+    Csv,
 }

@@ -2,8 +2,8 @@
 //! measurements pinned, and write a file that `--calibration` applies to any layout.
 
 use super::args::{FormatArg, OutputFormat, Target};
-use super::run::{CalibrationArg, Setup};
-use super::validate::MeasuredArgs;
+use super::measured_args::MeasuredArgs;
+use super::setup::{CalibrationArg, Setup};
 use super::workload_args::BenchCompatArgs;
 use anyhow::{Result, bail};
 use comfy_table::Table;
@@ -103,7 +103,7 @@ pub fn run(args: Args) -> Result<()> {
         println!();
     }
     setup.print_notes();
-    super::run::print_bench_flags(&args.bench.not_modelled());
+    super::bench_out::print_bench_flags(&args.bench.not_modelled());
     match args.format.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&cal)?),
         _ => print_tables(&cal, &result, &args.output),

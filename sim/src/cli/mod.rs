@@ -38,7 +38,10 @@ pub enum Command {
 pub mod advise;
 mod advise_table;
 pub mod args;
+mod bench_out;
 pub mod calibrate;
+mod layouts;
+mod measured_args;
 pub mod models_cmd;
 pub mod predict;
 pub mod report;
@@ -47,6 +50,7 @@ pub mod scale;
 pub mod scoreboard;
 pub mod server_args;
 pub mod server_log_cmd;
+mod setup;
 pub mod sweep;
 pub mod tables;
 pub mod validate;

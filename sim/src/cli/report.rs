@@ -2,7 +2,7 @@
 //! an `index.html` summary (verdict, best layout, headline bandwidths) into a folder.
 
 use super::args::{FormatArg, MachineArg, ModelArg, OutputFormat, ServerArgs};
-use super::run::CalibrationArg;
+use super::setup::CalibrationArg;
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use sim::report::{
@@ -47,7 +47,7 @@ pub struct Args {
     /// With --records: simulate every record as this engine would run it (default: each record's
     /// own engine).
     #[arg(long, value_enum, requires = "records")]
-    pub engine: Option<super::validate::EngineArg>,
+    pub engine: Option<super::args::EngineArg>,
     /// The user's own measured runs, drawn as markers on the first --machine's throughput, TTFT
     /// and TPOT charts beside the prediction: a bench_serving JSONL, its printed summary, a CSV
     /// (concurrency,input_len,output_len,output_tok_s,…) or `user-box.json#run-id`, as `sim
@@ -177,7 +177,7 @@ impl Args {
         if self.measured.is_empty() {
             return Ok(None);
         }
-        let points = super::validate::MeasuredArgs {
+        let points = super::measured_args::MeasuredArgs {
             measured: self.measured.clone(),
             server_log: None,
             random_input_len: None,

@@ -1,7 +1,7 @@
 //! `sim advise --question scale`: builds the question from the machine (one box vs all boxes vs
 //! a server per box) and prints the answer.
 
-use super::run::Setup;
+use super::setup::Setup;
 use anyhow::{Result, bail};
 use models::Layout;
 use sim::cost::IterationModel;

@@ -175,8 +175,9 @@ impl ServerArgs {
     }
 
     /// The options of the layout these flags pick on `machine` (every GPU in TP when they pick
-    /// none; commands that cost several layouts resolve each with [`options_for`]), and the
-    /// lines to print once the command succeeded (flags not modelled, SGLang's defaults).
+    /// none; commands that cost several layouts resolve each with
+    /// [`sim::scenario::Scenario::opts_for`]), and the lines to print once the command
+    /// succeeded (flags not modelled, SGLang's defaults).
     pub fn options(
         &self,
         machine: &sim::machine::Machine,

@@ -6,7 +6,7 @@
 //! ([`run_options`]); the machine and the model from `--machine` / `--model`.
 
 use super::args::{OutputFormat, Target};
-use super::run::{CalibrationArg, Setup};
+use super::setup::{CalibrationArg, Setup};
 use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 use models::footprint::footprint;

@@ -1,14 +1,13 @@
 //! `sim sweep`: every layout × concurrency × workload, in parallel, as a table, CSV or JSON.
 
-use super::args::{CsvFormatArg, LayoutSelection, OutputFormat, ServerArgs, Target};
-use super::run::{CalibrationArg, Setup};
+use super::args::{CsvFormatArg, OutputFormat, Target};
+use super::bench_out::{print_bench_flags, write_bench_line};
+use super::layouts::{idle_note, label_rows, layouts};
+use super::setup::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use comfy_table::Table;
-use models::Layout;
-use sim::cost::IterationModel;
-use sim::layout::enumerate_layouts;
-use sim::sweep::{SweepLayout, SweepRow, sweep};
+use sim::sweep::{SweepRow, sweep};
 use sim::workload::Workload;
 
 /// Concurrencies swept when `--max-concurrency` is not given.
@@ -28,55 +27,6 @@ pub struct Args {
     pub calibration: CalibrationArg,
     #[command(flatten)]
     pub format: CsvFormatArg,
-}
-
-/// The layouts to sweep: every layout of the machine unless layout flags pick one. With several,
-/// `--moe-a2a-backend` applies to those it can run ([`Setup::opts_ranking`]).
-pub fn layouts(setup: &Setup, _server: &ServerArgs) -> Result<Vec<SweepLayout>> {
-    let l = &setup.layout_args;
-    let chosen: Vec<(Layout, Option<String>)> = match l
-        .is_explicit()
-        .then(|| l.selection(setup.machine.gpu_count, &setup.spec))
-        .transpose()?
-    {
-        Some(LayoutSelection::One(one)) => vec![(one, None)],
-        _ => enumerate_layouts(setup.machine.gpu_count, &setup.spec)
-            .into_iter()
-            .map(|c| (c.layout, c.rejected))
-            .collect(),
-    };
-    let many = chosen.len() > 1;
-    Ok(chosen
-        .into_iter()
-        .map(|(layout, rejected)| {
-            let model = match rejected {
-                Some(why) => Err(why),
-                None => if many {
-                    setup.model_ranking(layout, setup.knobs)
-                } else {
-                    setup.model(layout, setup.knobs)
-                }
-                .map(|m| Box::new(m) as Box<dyn IterationModel>)
-                .map_err(|e| e.to_string()),
-            };
-            SweepLayout::new(&setup.machine, layout, model)
-        })
-        .collect())
-}
-
-/// Marks the rows whose layout runs the a2a backend (`EP8+deepep`, `… --moe-a2a-backend deepep`).
-pub fn label_rows<'a>(
-    setup: &Setup,
-    layouts: &[SweepLayout],
-    rows: impl Iterator<Item = (&'a mut String, &'a mut String)>,
-) {
-    for (name, flags) in rows {
-        if let Some(l) = layouts.iter().find(|l| l.layout.short_name() == *name) {
-            let (n, f) = setup.ranked_label_with(l.layout, l.sglang_flags());
-            *name = n;
-            *flags = f;
-        }
-    }
 }
 
 fn workloads(args: &Args, max_context: u64) -> Result<Vec<Workload>> {
@@ -139,7 +89,7 @@ pub fn run(args: Args) -> Result<()> {
                     ..w.clone()
                 })
                 .expect("every row comes from one of the workloads");
-            super::run::write_bench_line(path, &setup, &args.workload, run, &w, l.layout)?;
+            write_bench_line(path, &setup, &args.workload, run, &w, l.layout)?;
         }
     }
     label_rows(
@@ -156,7 +106,7 @@ pub fn run(args: Args) -> Result<()> {
         bail!("no layout could be simulated (first reason: {why})");
     }
     setup.print_notes();
-    super::run::print_bench_flags(&args.workload.not_modelled());
+    print_bench_flags(&args.workload.not_modelled());
     match args.format.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
         OutputFormat::Csv => print!("{}", csv(&rows)),
@@ -203,15 +153,6 @@ fn csv(rows: &[SweepRow]) -> String {
         ));
     }
     s
-}
-
-/// "N GPUs idle" for a layout that runs as one replica on part of the machine.
-pub fn idle_note(idle_gpus: u32) -> String {
-    match idle_gpus {
-        0 => String::new(),
-        1 => "1 GPU idle (one replica)".into(),
-        n => format!("{n} GPUs idle (one replica)"),
-    }
 }
 
 /// The rows, and the notes their `[n]` cells refer to (printed under the table).

@@ -1,7 +1,7 @@
 //! `sim validate --records FILE --implied-accept-length [--acceptance FILE]`: the implied
 //! acceptance lengths by series, modelled and anchored on the off runs, as tables or JSON.
 
-use super::validate::ValidateFormat;
+use super::args::ValidateFormat;
 use anyhow::{Result, bail};
 use comfy_table::Table;
 use sim::records::RecordSet;

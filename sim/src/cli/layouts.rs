@@ -1,0 +1,69 @@
+//! The layouts a command compares, shared by `sim sweep` and `sim advise`: every layout of the
+//! machine unless the flags pick one, labelled with the a2a backend where it runs, and the note
+//! on the GPUs a one-replica layout leaves idle (also `sim run`'s).
+
+use super::args::{LayoutSelection, ServerArgs};
+use super::setup::Setup;
+use anyhow::Result;
+use models::Layout;
+use sim::cost::IterationModel;
+use sim::layout::enumerate_layouts;
+use sim::sweep::SweepLayout;
+
+/// The layouts to sweep: every layout of the machine unless layout flags pick one. With several,
+/// `--moe-a2a-backend` applies to those it can run ([`Setup::opts_ranking`]).
+pub fn layouts(setup: &Setup, _server: &ServerArgs) -> Result<Vec<SweepLayout>> {
+    let l = &setup.layout_args;
+    let chosen: Vec<(Layout, Option<String>)> = match l
+        .is_explicit()
+        .then(|| l.selection(setup.machine.gpu_count, &setup.spec))
+        .transpose()?
+    {
+        Some(LayoutSelection::One(one)) => vec![(one, None)],
+        _ => enumerate_layouts(setup.machine.gpu_count, &setup.spec)
+            .into_iter()
+            .map(|c| (c.layout, c.rejected))
+            .collect(),
+    };
+    let many = chosen.len() > 1;
+    Ok(chosen
+        .into_iter()
+        .map(|(layout, rejected)| {
+            let model = match rejected {
+                Some(why) => Err(why),
+                None => if many {
+                    setup.model_ranking(layout, setup.knobs)
+                } else {
+                    setup.model(layout, setup.knobs)
+                }
+                .map(|m| Box::new(m) as Box<dyn IterationModel>)
+                .map_err(|e| e.to_string()),
+            };
+            SweepLayout::new(&setup.machine, layout, model)
+        })
+        .collect())
+}
+
+/// Marks the rows whose layout runs the a2a backend (`EP8+deepep`, `… --moe-a2a-backend deepep`).
+pub fn label_rows<'a>(
+    setup: &Setup,
+    layouts: &[SweepLayout],
+    rows: impl Iterator<Item = (&'a mut String, &'a mut String)>,
+) {
+    for (name, flags) in rows {
+        if let Some(l) = layouts.iter().find(|l| l.layout.short_name() == *name) {
+            let (n, f) = setup.ranked_label_with(l.layout, l.sglang_flags());
+            *name = n;
+            *flags = f;
+        }
+    }
+}
+
+/// "N GPUs idle" for a layout that runs as one replica on part of the machine.
+pub fn idle_note(idle_gpus: u32) -> String {
+    match idle_gpus {
+        0 => String::new(),
+        1 => "1 GPU idle (one replica)".into(),
+        n => format!("{n} GPUs idle (one replica)"),
+    }
+}

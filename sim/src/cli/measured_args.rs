@@ -1,0 +1,144 @@
+//! `--measured FILE` / `--server-log FILE`, shared by `sim validate`, `sim calibrate` and
+//! `sim report`: where measured runs come from, and lengths to assume where they were not
+//! recorded.
+
+use super::args::Target;
+use anyhow::{Context, Result, bail};
+use sim::bench_io::{self, LengthHints, MeasuredPoint};
+
+/// Where measured runs come from, and lengths to assume where they were not recorded.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MeasuredArgs {
+    /// bench_serving JSONL, its printed summary, a CSV (concurrency,input_len,output_len,
+    /// output_tok_s,…) or `user-box.json#run-id`; repeatable.
+    /// Required unless --server-log (or --records for `sim validate`); checked when loading.
+    #[arg(long, value_name = "FILE[#RUN]")]
+    pub measured: Vec<String>,
+    /// SGLang's own server log (`launch_server` output): layout and options from its
+    /// `server_args`, step-time samples from its `Decode batch` lines, memory from its start-up.
+    #[arg(long, value_name = "FILE", conflicts_with = "measured")]
+    pub server_log: Option<std::path::PathBuf>,
+    /// Prompt length to assume where the measurement did not record it.
+    #[arg(long, value_name = "TOKENS")]
+    pub random_input_len: Option<u32>,
+    /// Output length to assume where the measurement did not record it.
+    #[arg(long, value_name = "TOKENS")]
+    pub random_output_len: Option<u32>,
+    /// Requests to simulate per point where the measurement did not record it (default 4 ×
+    /// concurrency).
+    #[arg(long, value_name = "N")]
+    pub num_prompts: Option<u32>,
+}
+
+/// Everything measured that a command was given.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    /// Client-side runs.
+    pub points: Vec<MeasuredPoint>,
+    /// Server decode rounds.
+    pub rounds: Vec<sim::calibrate::StepRound>,
+    /// The server's own `server_args`, if a log was given: the flags it ran with.
+    pub sglang: Option<sim::sglang_args::SglangArgs>,
+    /// The sources, for the calibration file.
+    pub sources: Vec<String>,
+}
+
+impl MeasuredArgs {
+    /// Runs, or a server log's rounds (its steady decode samples of the reporting ranks) with
+    /// the layout and options its `server_args` state.
+    pub fn load_all(&self, target: &Target) -> Result<Measured> {
+        let Some(path) = &self.server_log else {
+            let sglang = target.server.sglang()?;
+            let spec = target.model.resolve_or(sglang.model_path())?;
+            return Ok(Measured {
+                points: self.load(spec.max_context_tokens)?,
+                sources: self.measured.clone(),
+                ..Measured::default()
+            });
+        };
+        let log = sim::server_log::load(path)?;
+        let runs: Vec<&sim::server_log::ServerRun> = log
+            .runs
+            .iter()
+            .filter(|r| r.layout().is_some() && r.steady_samples().next().is_some())
+            .collect();
+        let Some(first) = runs.first() else {
+            bail!(
+                "{}: no run with a server_args dump and a steady decode sample; pass the log from the server's start",
+                path.display()
+            );
+        };
+        let layout = first.layout();
+        if let Some(other) = runs.iter().find(|r| r.layout() != layout) {
+            bail!(
+                "{}: runs {} and {} ran different layouts ({} and {}); a calibration fits one: cut the log to one run",
+                path.display(),
+                first.index,
+                other.index,
+                layout.map_or_else(String::new, |l| l.short_name()),
+                other.layout().map_or_else(String::new, |l| l.short_name())
+            );
+        }
+        let pairs = &first
+            .server_args
+            .as_ref()
+            .expect("runs with a layout have a dump")
+            .pairs;
+        let sglang = sim::sglang_args::from_pairs(pairs)
+            .with_context(|| format!("{}: its server_args", path.display()))?;
+        let samples: Vec<sim::calibrate::StepSample> = runs
+            .iter()
+            .flat_map(|r| r.steady_samples())
+            .filter_map(|s| {
+                Some(sim::calibrate::StepSample {
+                    source: format!("{}:{}", path.display(), s.line),
+                    running: s.running,
+                    context_tokens: s.context_per_request,
+                    cuda_graph: s.cuda_graph.unwrap_or(false),
+                    step_s: s.step_s?,
+                })
+            })
+            .collect();
+        Ok(Measured {
+            points: Vec::new(),
+            rounds: sim::calibrate::rounds(&samples),
+            sglang: Some(sglang),
+            sources: vec![path.display().to_string()],
+        })
+    }
+
+    /// Every readable point; skipped records are reported on stderr with a count.
+    pub fn load(&self, max_context_tokens: u64) -> Result<Vec<MeasuredPoint>> {
+        let hints = LengthHints {
+            input_len: self.random_input_len,
+            output_len: self.random_output_len,
+        };
+        let mut points = Vec::new();
+        for spec in &self.measured {
+            let set = bench_io::load(spec, hints)?;
+            for w in &set.warnings {
+                eprintln!("warning: {w}");
+            }
+            if !set.skipped.is_empty() {
+                eprintln!(
+                    "warning: {spec}: skipped {} record(s), kept {}:",
+                    set.skipped.len(),
+                    set.points.len()
+                );
+                for s in &set.skipped {
+                    eprintln!("  {s}");
+                }
+            }
+            points.extend(set.points);
+        }
+        for p in &mut points {
+            if let Some(n) = self.num_prompts {
+                p.workload.num_prompts = n;
+            }
+            p.workload
+                .validate(max_context_tokens)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.source))?;
+        }
+        Ok(points)
+    }
+}

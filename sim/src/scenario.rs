@@ -1,0 +1,210 @@
+//! One prediction's fixed inputs, resolved once per command: the machine, the model, every
+//! SGLang flag given (classified by [`crate::sglang_args`]), the server options of the layout
+//! the flags pick with SGLang's defaults filled in, and the efficiency knobs (a calibration's,
+//! or the defaults).
+//!
+//! Each layout gets its own server options ([`Scenario::opts_for`]): SGLang's defaults depend on
+//! the layout (graph batch size and the static memory share on `--tp`, `--pp-size` and DP
+//! attention). When several layouts are ranked, `--moe-a2a-backend` applies only to those that
+//! can run it ([`Scenario::opts_ranking`]).
+
+use crate::advise::KnownModelError;
+use crate::calibrate::Calibration;
+use crate::cost::{CostModel, Knobs};
+use crate::machine::Machine;
+use crate::options::ServerOptions;
+use crate::options::a2a_where_applicable;
+use crate::sglang_args::{SglangArgs, SglangArgsError};
+use models::{Layout, ModelSpec};
+
+/// Machine, model, server flags and knobs of one prediction.
+pub struct Scenario {
+    pub machine: Machine,
+    pub spec: ModelSpec,
+    /// Every SGLang flag given, classified (`sim::sglang_args`).
+    pub sglang: SglangArgs,
+    /// Options of the layout the flags pick (every GPU in TP when they pick none), SGLang's
+    /// defaults filled in; the serving simulation's scheduler limits come from these.
+    pub opts: ServerOptions,
+    /// Which options took SGLang's defaults, and how SGLang adjusts others.
+    pub default_notes: Vec<String>,
+    pub knobs: Knobs,
+    /// The calibration file's content, when one was given (its residual is the model's known
+    /// error).
+    pub calibration: Option<Calibration>,
+}
+
+impl Scenario {
+    /// The scenario of `sglang`'s flags with `primary` as the layout they pick, default knobs.
+    /// The flags are validated here, once: a value SGLang would refuse is an error.
+    pub fn new(
+        machine: Machine,
+        spec: ModelSpec,
+        sglang: SglangArgs,
+        primary: Layout,
+    ) -> Result<Scenario, SglangArgsError> {
+        let resolved =
+            crate::fit::layout_options(&sglang, machine.memory_bytes(), &primary, &spec)?;
+        Ok(Scenario {
+            machine,
+            spec,
+            sglang,
+            opts: resolved.options,
+            default_notes: resolved.notes,
+            knobs: Knobs::default(),
+            calibration: None,
+        })
+    }
+
+    /// The scenario with `calibration`'s knobs (the defaults when there is none).
+    pub fn with_calibration(self, calibration: Option<Calibration>) -> Scenario {
+        Scenario {
+            knobs: calibration
+                .as_ref()
+                .map_or_else(Knobs::default, |c| c.knobs),
+            calibration,
+            ..self
+        }
+    }
+
+    /// The server options of `layout`: SGLang's defaults depend on the layout (graph batch size
+    /// and the static memory share on `--tp`, `--pp-size` and DP attention).
+    pub fn opts_for(&self, layout: Layout) -> ServerOptions {
+        // Validation does not depend on the layout, and passed in `Scenario::new`.
+        crate::fit::layout_options(
+            &self.sglang,
+            self.machine.memory_bytes(),
+            &layout,
+            &self.spec,
+        )
+        .expect("server flags were validated in Scenario::new")
+        .options
+    }
+
+    /// The cost model of `layout` with `knobs`.
+    pub fn model(&self, layout: Layout, knobs: Knobs) -> crate::error::Result<CostModel> {
+        CostModel::new(
+            &self.machine,
+            &self.spec,
+            layout,
+            &self.opts_for(layout),
+            knobs,
+        )
+    }
+
+    /// The options of `layout` when several are ranked: `--moe-a2a-backend` applies to the
+    /// layouts it can run (experts EP over the whole TP group of a MoE model); the others run
+    /// without it, as SGLang would have to.
+    pub fn opts_ranking(&self, layout: Layout) -> ServerOptions {
+        a2a_where_applicable(&self.opts_for(layout), &self.spec, &layout)
+    }
+
+    /// The cost model of `layout` among several ranked ([`Scenario::opts_ranking`]).
+    pub fn model_ranking(&self, layout: Layout, knobs: Knobs) -> crate::error::Result<CostModel> {
+        CostModel::new(
+            &self.machine,
+            &self.spec,
+            layout,
+            &self.opts_ranking(layout),
+            knobs,
+        )
+    }
+
+    /// `(name, flags)` of `layout` as ranked: with `+backend` where the a2a backend runs.
+    pub fn ranked_label(&self, layout: Layout) -> (String, String) {
+        self.ranked_label_with(layout, layout.sglang_flags())
+    }
+
+    /// [`Scenario::ranked_label`] with `flags` as the layout's launch flags (`--nnodes` where it
+    /// spans nodes).
+    pub fn ranked_label_with(&self, layout: Layout, flags: String) -> (String, String) {
+        match self.opts_ranking(layout).moe_a2a_backend {
+            Some(b) => (
+                format!("{}+{b}", layout.short_name()),
+                format!("{flags} --moe-a2a-backend {b}"),
+            ),
+            None => (layout.short_name(), flags),
+        }
+    }
+
+    /// The model's own error, where known: the calibration's residual.
+    pub fn known_error(&self) -> Option<KnownModelError> {
+        let c = self.calibration.as_ref()?;
+        Some(KnownModelError::from_rms_log_error(
+            format!(
+                "calibration of {} on {} over {} measured point(s), RMS ln error {:.3}",
+                c.layout,
+                c.machine,
+                c.measured.len(),
+                c.rms_log_error_after
+            ),
+            c.rms_log_error_after,
+        ))
+    }
+
+    /// The longest request the server takes: `--context-length`, else the model's.
+    pub fn max_context_tokens(&self) -> u64 {
+        self.opts
+            .context_length
+            .map_or(self.spec.max_context_tokens, u64::from)
+    }
+
+    /// Provenance lines on the server options SGLang's defaults filled in or adjusted.
+    pub fn defaults_provenance(&self) -> Vec<String> {
+        let version = crate::sglang_args::SGLANG_VERSION
+            .split(" (")
+            .next()
+            .unwrap_or_default();
+        self.default_notes
+            .iter()
+            .map(|n| format!("server options: {n} ({version}; each layout gets its own)"))
+            .collect()
+    }
+
+    /// The not-modelled flags, as written once each, for JSON outputs.
+    pub fn flags_not_modelled(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for s in self.sglang.not_modelled().iter().map(|e| e.spelled()) {
+            if !v.contains(&s) {
+                v.push(s);
+            }
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sglang_args::{Origin, from_words};
+
+    fn scenario(words: &[&str], primary: Layout) -> Scenario {
+        let machine = Machine::resolve("rtx-pro-6000-x8-vm-hostbounce").unwrap();
+        let spec = ModelSpec::preset("qwen3-30b-a3b").unwrap();
+        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+        let sglang = from_words(&words, Origin::CommandLine).unwrap();
+        Scenario::new(machine, spec, sglang, primary).unwrap()
+    }
+
+    #[test]
+    fn the_primary_layout_gets_the_options_it_would_get_alone() {
+        let s = scenario(&[], Layout::tp(8));
+        assert_eq!(s.opts, s.opts_for(Layout::tp(8)));
+        assert_eq!(s.knobs, Knobs::default());
+        assert!(s.known_error().is_none());
+        assert_eq!(s.max_context_tokens(), s.spec.max_context_tokens);
+    }
+
+    #[test]
+    fn context_length_bounds_the_requests() {
+        let s = scenario(&["--context-length", "4096"], Layout::tp(8));
+        assert_eq!(s.max_context_tokens(), 4096);
+    }
+
+    #[test]
+    fn no_calibration_keeps_the_default_knobs() {
+        let s = scenario(&[], Layout::tp(8)).with_calibration(None);
+        assert_eq!(s.knobs, Knobs::default());
+        assert!(s.calibration.is_none());
+    }
+}
