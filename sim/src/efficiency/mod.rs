@@ -65,7 +65,7 @@ use std::sync::OnceLock;
 pub const EFFICIENCY_SCHEMA_VERSION: u32 = 1;
 
 /// The committed fit, embedded at build time.
-const BUILTIN_JSON: &str = include_str!("../data/efficiency.json");
+const BUILTIN_JSON: &str = include_str!("../../data/efficiency.json");
 
 /// Family key of the RTX PRO 6000 Blackwell Server curves (PCIe workstation / consumer cards).
 pub const FAMILY_WORKSTATION: &str = "rtx_pro_6000_server";
