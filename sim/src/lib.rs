@@ -22,6 +22,7 @@ pub mod bench_io;
 pub mod bench_out;
 pub mod calibrate;
 pub mod cost;
+pub mod doctor;
 pub mod efficiency;
 pub mod engine;
 pub mod error;

@@ -62,6 +62,9 @@ pub struct RunReport {
     pub samples: Vec<SampleRow>,
     /// Median |error| of the predicted step over the steady samples, %.
     pub median_abs_error_pct: Option<f64>,
+    /// What limits this server at the highest steady load the log shows, with the flags to try
+    /// (`sim::doctor`).
+    pub limits: Vec<sim::doctor::Limit>,
 }
 
 /// A decode sample and its prediction.
@@ -183,6 +186,7 @@ fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
         error: None,
         samples: Vec::new(),
         median_abs_error_pct: None,
+        limits: Vec::new(),
     };
     let rows = |predict: &dyn Fn(&DecodeSample) -> Option<f64>| {
         run.decode
@@ -219,6 +223,16 @@ fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
                 .filter_map(|r| r.error_pct.map(f64::abs))
                 .collect();
             report.median_abs_error_pct = models::stats::median(&errors);
+            let graphs = ServerOptions {
+                disable_cuda_graph: false,
+                ..opts.clone()
+            };
+            let graph_model =
+                CostModel::new(&setup.machine, &setup.spec, layout, &graphs, setup.knobs).ok();
+            let reporting = run.steady_samples().filter(|s| run.is_reporting_rank(s));
+            if let Some(load) = sim::doctor::Load::of(reporting) {
+                report.limits = sim::doctor::diagnose(&model, &opts, graph_model.as_ref(), load);
+            }
         }
         Err(e) => {
             report.error = Some(e.to_string());
@@ -369,5 +383,14 @@ fn print_run(run: &RunReport, r: &ServerLogReport) {
             "median |error| of the predicted step over {} steady samples: {m:.1}%",
             run.steady_samples
         );
+    }
+    if !run.limits.is_empty() {
+        println!("what limits this server:");
+    }
+    for l in &run.limits {
+        println!("  {}", l.finding);
+        for f in &l.try_flags {
+            println!("    try {f}");
+        }
     }
 }
