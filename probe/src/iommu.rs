@@ -5,26 +5,12 @@
 //! advertises (SLLPS, bits 34–37: 2 MiB, 1 GiB, …; 4 KiB always). Every path is under `root` so
 //! tests can build a fake `/`.
 
+use crate::sysfs::entry_names as names;
 use models::profile::{DeviceInfo, GpuIommu, IommuFacts, IommuMode};
 use std::path::Path;
 
 fn read(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
+    crate::sysfs::attribute(p).filter(|s| !s.is_empty())
 }
 
 /// A bus id as sysfs names it: NVML's 8-digit domain (`00000000:01:00.0`) cut to 4, lower case.

@@ -32,6 +32,7 @@ pub mod run;
 pub mod stats;
 pub mod summary;
 pub mod summary_vm;
+pub mod sysfs;
 #[cfg(test)]
 pub(crate) mod testbox;
 

@@ -4,6 +4,7 @@
 //! `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE …`, `Using network IB`, and the channels'
 //! `via NET/IB/0/GDRDMA` — for the transport and the devices actually carrying traffic.
 
+use crate::sysfs::attribute as read;
 use models::profile::NicInfo;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -26,26 +27,10 @@ fn is_virtual(name: &str) -> bool {
         .any(|p| name.starts_with(p))
 }
 
-fn read(path: &Path) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
-}
-
 /// The interfaces under `root` (`/sys` on a real node): IP interfaces then HCA ports.
 pub fn sysfs_nics(root: &Path) -> Vec<NicInfo> {
     let mut out = Vec::new();
-    let names = |dir: &Path| -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        v.sort();
-        v
-    };
+    let names = crate::sysfs::entry_names;
     let net = root.join("class/net");
     for name in names(&net).into_iter().filter(|n| !is_virtual(n)) {
         let dir = net.join(&name);
