@@ -3,7 +3,9 @@
 //! decode rounds, names the host's kernel launches as the bound and prices CUDA graphs; the same
 //! log with its pool shown full names the KV pool and the flags that grow it.
 
-use assert_cmd::Command;
+mod common;
+
+use common::sim_stdout;
 
 const LOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -15,20 +17,6 @@ const BOX: [&str; 4] = [
     "--model",
     "glm-4.7-fp8",
 ];
-
-fn sim(args: &[&str]) -> String {
-    let out = Command::cargo_bin("sim")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn limits(text: &str) -> &str {
     &text[text.find("what limits this server:").expect("a diagnosis")..]
@@ -42,11 +30,11 @@ fn the_calibrated_eager_log_is_cpu_bound_and_cuda_graphs_are_priced() {
     let mut fit: Vec<&str> = vec!["calibrate"];
     fit.extend(BOX);
     fit.extend(["--server-log", LOG, "--output", cal_s]);
-    sim(&fit);
+    sim_stdout(&fit);
     let mut check: Vec<&str> = vec!["validate"];
     check.extend(BOX);
     check.extend(["--server-log", LOG, "--calibration", cal_s]);
-    let out = sim(&check);
+    let out = sim_stdout(&check);
     let l = limits(&out);
     assert!(
         l.contains("CPU-bound (eager): at 128 running requests"),
@@ -84,7 +72,7 @@ fn a_full_pool_is_named_with_the_flags_that_grow_it() {
     let mut check: Vec<&str> = vec!["validate"];
     check.extend(BOX);
     check.extend(["--server-log", log.to_str().unwrap()]);
-    let out = sim(&check);
+    let out = sim_stdout(&check);
     let l = limits(&out);
     assert!(
         l.contains("KV-bound: the pool was 97% full at 128 running requests"),

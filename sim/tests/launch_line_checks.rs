@@ -1,20 +1,9 @@
 //! Issue 21's launch-line cases, as a user types them: each bad input ends with exit 2 and one
 //! line naming what is wrong and what to do; the speculative run says what it assumed.
 
-use assert_cmd::Command;
+mod common;
 
-fn sim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("sim")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::sim_output as sim;
 
 fn refused(args: &[&str], want: &str) {
     let (code, _, err) = sim(args);

@@ -2,23 +2,11 @@
 //! table, numbered), `advise --question ep` shows the layouts its verdict cites, its `try:` line
 //! names the model, and `--question scale` weighs the layout the ranking puts first.
 
-use assert_cmd::Command;
+mod common;
+
+use common::sim_stdout;
 
 const COLUMNS: usize = 120;
-
-fn stdout(args: &[&str]) -> String {
-    let out = Command::cargo_bin("sim")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn assert_tables_fit(what: &str, text: &str) {
     for line in text
@@ -43,7 +31,7 @@ fn advise_sweep_and_predict_tables_fit_120_columns() {
         .copied()
         .chain(["--question", "ep", "--draws", "10"])
         .collect();
-    let out = stdout(&advise);
+    let out = sim_stdout(&advise);
     assert_tables_fit("advise", &out);
     // rejected layouts point to numbered notes under the table
     assert!(out.contains("| [1]"), "{out}");
@@ -66,21 +54,21 @@ fn advise_sweep_and_predict_tables_fit_120_columns() {
             "16",
         ])
         .collect();
-    assert_tables_fit("sweep", &stdout(&sweep));
+    assert_tables_fit("sweep", &sim_stdout(&sweep));
     let predict: Vec<&str> = ["predict"]
         .iter()
         .chain(&vm)
         .copied()
         .chain(["--layout", "all", "--batch", "32", "--context", "2048"])
         .collect();
-    let out = stdout(&predict);
+    let out = sim_stdout(&predict);
     assert_tables_fit("predict", &out);
     assert!(out.contains("┆ [1]"), "{out}");
 }
 
 #[test]
 fn the_ep_answer_shows_what_it_cites_and_names_the_model() {
-    let out = stdout(&[
+    let out = sim_stdout(&[
         "advise",
         "--machine",
         "rtx-pro-6000-x8-vm-hostbounce",
@@ -116,7 +104,7 @@ fn the_ep_answer_shows_what_it_cites_and_names_the_model() {
 
 #[test]
 fn the_scale_answer_weighs_the_top_ranked_layout() {
-    let out = stdout(&[
+    let out = sim_stdout(&[
         "advise",
         "--machine",
         "rtx-pro-6000-x8x2-400gbe",

@@ -114,7 +114,7 @@ pub fn run(args: Args) -> Result<()> {
                 &setup,
                 &workload,
                 args.draws,
-                top_ranked(&setup, &ls, &ranking),
+                top_ranked(&setup, &ls, &ranking).map(|l| l.layout),
             )?)
         }
         _ => None,
@@ -161,15 +161,15 @@ pub fn run(args: Args) -> Result<()> {
 
 /// The layout the ranking puts first (among those that ran), so that a question compares the
 /// layout the table above it recommends.
-fn top_ranked(
+fn top_ranked<'a>(
     setup: &Setup,
-    ls: &[sim::sweep::SweepLayout],
+    ls: &'a [sim::sweep::SweepLayout],
     ranking: &[sim::advise::RankedLayout],
-) -> Option<models::Layout> {
+) -> Option<&'a sim::sweep::SweepLayout> {
     let best = ranking.iter().find(|r| r.run.is_some())?;
+    // the ranking names a layout as `label_rows` did (`EP8+deepep` where the backend runs)
     ls.iter()
-        .map(|l| l.layout)
-        .find(|&l| setup.ranked_label(l).0 == best.layout)
+        .find(|l| setup.ranked_label(l.layout).0 == best.layout)
 }
 
 /// The KV-bound warning for the top-ranked layout that ran, if its pool admits fewer requests
@@ -179,11 +179,7 @@ fn kv_warning_for_best(
     ls: &[sim::sweep::SweepLayout],
     advice: &Advice,
 ) -> Option<String> {
-    let best = advice.ranking.iter().find(|r| r.run.is_some())?;
-    // the ranking names a layout as `label_rows` did (`EP8+deepep` where the backend runs)
-    let l = ls
-        .iter()
-        .find(|l| setup.ranked_label(l.layout).0 == best.layout)?;
+    let l = top_ranked(setup, ls, &advice.ranking)?;
     let model = l.model.as_ref().ok()?;
     sim::fit::workload_kv_warning(
         &setup.spec.name,
