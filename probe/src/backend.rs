@@ -4,9 +4,10 @@
 //! deterministically on a CPU-only CI box (like hyperfine's mock executor).
 
 use crate::error::{ProbeError, Result};
-use crate::nccl::cross::{CrossHooks, CrossOutcome};
+use crate::nccl::cross::CrossOutcome;
+use crate::nccl::protocol::CrossHooks;
+use crate::nccl::protocol::WorkerSpec;
 use crate::nccl::runner::NcclOutcome;
-use crate::nccl::worker::WorkerSpec;
 use crate::plan::RunPlan;
 use models::profile::{
     DeviceInfo, DeviceMemoryMeasurement, GemmMeasurement, HostDeviceMeasurement, HostStagedCurve,

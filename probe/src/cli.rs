@@ -269,14 +269,14 @@ fn write_profile(cfg: &RunConfig, profile: &models::MachineProfile) -> Result<()
 /// `probe nccl-worker`: prints one prefixed JSON line per group as each finishes.
 pub fn nccl_worker(spec: &str) -> Result<()> {
     use std::io::Write;
-    let spec: crate::nccl::worker::WorkerSpec = serde_json::from_str(spec)
+    let spec: crate::nccl::protocol::WorkerSpec = serde_json::from_str(spec)
         .map_err(|e| ProbeError::Invalid(format!("bad worker spec: {e}")))?;
     crate::nccl::worker::run_worker(&spec, &mut |rep| {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(
             out,
             "{}{}",
-            crate::nccl::worker::REPORT_PREFIX,
+            crate::nccl::protocol::REPORT_PREFIX,
             serde_json::to_string(rep).expect("serializes")
         );
         let _ = out.flush();

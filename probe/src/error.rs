@@ -20,6 +20,11 @@ pub enum ProbeError {
     /// A CUDA driver, NCCL or cuBLAS call failed.
     #[error("{what} failed: {message}")]
     Cuda { what: String, message: String },
+    /// A worker child printed something the parent cannot read (a probe bug, not the GPU's).
+    #[error(
+        "{what}: {message}; this is a probe bug, please report it with the output of `probe run -v`"
+    )]
+    WorkerProtocol { what: String, message: String },
     /// Device or pinned host memory ran out.
     #[error("out of memory allocating {bytes} bytes for {what}: free GPU memory or use --quick")]
     OutOfMemory { what: String, bytes: u64 },

@@ -7,9 +7,11 @@
 use crate::backend::{Backend, Inventory, Tick, first_per_numa_node, self_link};
 use crate::error::{ProbeError, Result};
 use crate::nccl::counts;
-use crate::nccl::cross::{CrossHooks, CrossOutcome, Directive};
+use crate::nccl::cross::CrossOutcome;
+use crate::nccl::protocol::{CrossHooks, Directive};
+use crate::nccl::protocol::{GroupReport, GroupSpec, WorkerSpec};
 use crate::nccl::runner::NcclOutcome;
-use crate::nccl::worker::{GroupReport, GroupSpec, WorkerSpec, blank_report, skipped};
+use crate::nccl::worker::{blank_report, skipped};
 use crate::plan::RunPlan;
 use models::profile::{
     CollectivePoint, CollectiveStatus, DeviceMemoryMeasurement, GemmMeasurement,

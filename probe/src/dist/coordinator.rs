@@ -10,8 +10,7 @@ use super::nic::NetObservation;
 use super::rendezvous::Session;
 use super::wire::Msg;
 use crate::error::{ProbeError, Result};
-use crate::nccl::cross::{CrossHooks, Directive};
-use crate::nccl::worker::GroupReport;
+use crate::nccl::protocol::{CrossHooks, Directive, GroupReport};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Node 0's side.

@@ -6,7 +6,7 @@
 
 use super::groups::{CrossGroup, NodeDevices, RankPlace, global_index};
 use super::wire::NodePart;
-use crate::nccl::worker::{GroupReport, empty_points};
+use crate::nccl::protocol::{GroupReport, empty_points};
 use crate::stats::summarize;
 use models::profile::{
     CollectiveCurve, CollectivePoint, CollectiveStatus, LinkClass, MachineProfile, PairLink,

@@ -11,8 +11,8 @@ use super::rendezvous::{Session, Timeouts, join};
 use super::wire::{Hello, Msg, NodePart};
 use crate::backend::Backend;
 use crate::error::{ProbeError, Result};
-use crate::nccl::cross::{CrossRanks, cross_worker_spec};
-use crate::nccl::worker::GroupSpec;
+use crate::nccl::cross::cross_worker_spec;
+use crate::nccl::protocol::{CrossRanks, GroupSpec};
 use crate::plan::{RunPlan, Step};
 use models::profile::{LinkClass, MachineProfile, NodeInfo};
 
@@ -118,7 +118,7 @@ fn own_part(
 }
 
 /// This node's worker spec for the cross-node groups it has ranks in.
-fn my_groups(plan: &RunPlan, cross: &CrossPlan, me: u32) -> crate::nccl::worker::WorkerSpec {
+fn my_groups(plan: &RunPlan, cross: &CrossPlan, me: u32) -> crate::nccl::protocol::WorkerSpec {
     let groups = cross
         .groups
         .iter()

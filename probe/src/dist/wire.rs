@@ -5,7 +5,7 @@
 
 use super::groups::CrossPlan;
 use super::nic::NetObservation;
-use crate::nccl::worker::GroupReport;
+use crate::nccl::protocol::GroupReport;
 use models::profile::{MachineProfile, NodeInfo};
 use serde::{Deserialize, Serialize};
 

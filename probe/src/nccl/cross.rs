@@ -11,76 +11,14 @@
 //! - the worker runs with `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET`, and the parent keeps
 //!   NCCL's net lines (which NICs, which transport).
 
-use super::runner::{ChildRun, collect_groups, run_child};
-use super::worker::{GroupReport, GroupSpec, WorkerSpec};
+use super::child::{ChildRun, run_child};
+use super::protocol::{CrossHooks, GroupSpec, WorkerSpec};
+use super::runner::collect_groups;
 use crate::error::{ProbeError, Result};
 use crate::plan::RunPlan;
 use cudarc::nccl::sys as nc;
-use models::profile::CollectiveOp;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
-
-/// Prefix of the worker's "ready for group ID" line.
-pub const READY_PREFIX: &str = "@probe-nccl-ready ";
-
-/// This process's place in one cross-node group.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CrossRanks {
-    /// The group's id in the run's cross-node plan.
-    pub group_id: u32,
-    /// Ranks of the whole communicator.
-    pub nranks: u32,
-    /// Global rank of each of this process's devices (`GroupSpec::devices`, same order).
-    pub ranks: Vec<u32>,
-    /// Global device index of every rank of the group, in rank order (the curves' `devices`).
-    pub global_devices: Vec<u32>,
-    /// The collectives measured on it.
-    pub ops: Vec<CollectiveOp>,
-}
-
-/// What the parent tells a worker waiting at a group's start.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Directive {
-    /// Start, with this unique id (128 bytes).
-    Go(Vec<u8>),
-    /// Record the group as not measured, for this reason.
-    Skip(String),
-}
-
-impl Directive {
-    /// The stdin line for the worker.
-    pub fn line(&self) -> String {
-        match self {
-            Directive::Go(id) => format!("go {}\n", crate::hex::hex(id)),
-            Directive::Skip(why) => format!("skip {}\n", why.replace('\n', " ")),
-        }
-    }
-
-    /// Parses a stdin line (`None`: end of input or not a directive: stop).
-    pub fn parse(line: &str) -> Option<Directive> {
-        let line = line.trim_end_matches(['\n', '\r']);
-        if let Some(h) = line.strip_prefix("go ") {
-            crate::hex::unhex(h.trim())
-                .filter(|b| b.len() == 128)
-                .map(Directive::Go)
-        } else {
-            line.strip_prefix("skip ")
-                .map(|r| Directive::Skip(r.to_string()))
-        }
-    }
-}
-
-/// The node-level side of the cross-node step: the rendezvous behind each group's start, and
-/// where each group's results go.
-pub trait CrossHooks {
-    /// This node's worker waits at group `group`'s start; blocks until every member node does.
-    fn ready(&mut self, group: u32) -> Result<Directive>;
-    /// This node's ranks' results for `group`.
-    fn report(&mut self, group: u32, report: GroupReport) -> Result<()>;
-    /// This node has no results for `group` (its worker died or was killed on it).
-    fn failed(&mut self, group: u32, why: String) -> Result<()>;
-}
 
 /// What the cross-node step left besides the reports (which went to the hooks).
 #[derive(Debug, Default)]
@@ -194,13 +132,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn directives_round_trip_through_the_stdin_line() {
-        let id: Vec<u8> = (0..128).map(|i| i as u8).collect();
-        for d in [Directive::Go(id), Directive::Skip("node 2 failed".into())] {
-            assert_eq!(Directive::parse(&d.line()), Some(d.clone()));
-        }
-        assert_eq!(Directive::parse("go 00ff"), None, "an id is 128 bytes");
-        assert_eq!(Directive::parse(""), None);
+    fn a_unique_id_becomes_nccls_own_type_byte_for_byte() {
         let nccl = to_nccl_id(&[7u8; 128]);
         assert!(nccl.internal.iter().all(|&c| c as u8 == 7));
     }

@@ -2,10 +2,12 @@
 //! right answer is, and (in `worker`, a child process per group and environment) the runs.
 
 mod check;
+mod child;
 pub mod cross;
 mod gate;
 mod group;
 pub mod libsearch;
+pub mod protocol;
 pub mod runner;
 mod timing;
 pub mod transport;

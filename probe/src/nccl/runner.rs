@@ -3,16 +3,14 @@
 //! the command line and one report per group read from stdout as it finishes. A child that
 //! outlives its budget is killed and the group it was on recorded as `hang`.
 
-use super::cross::{CrossHooks, READY_PREFIX};
-use super::worker::{GroupReport, GroupSpec, REPORT_PREFIX, WorkerSpec, curve, empty_points};
+use super::child::{ChildRun, run_child};
+use super::protocol::{GroupReport, GroupSpec, WorkerSpec, curve, empty_points};
 use super::worst_class;
-use crate::error::{ProbeError, Result};
+use crate::error::Result;
 use crate::plan::RunPlan;
 use models::profile::{CollectiveCurve, CollectiveStatus, PairLink};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Everything the NCCL step produced.
 #[derive(Debug, Default)]
@@ -72,51 +70,6 @@ pub fn missing_curves(
         .collect()
 }
 
-/// What one worker child did: the groups it reported and how it ended.
-pub struct ChildRun {
-    /// Reports in the order printed.
-    pub reports: Vec<GroupReport>,
-    /// `None` when it exited successfully; otherwise why it died or was killed.
-    pub died: Option<String>,
-    /// NCCL's `NCCL_DEBUG=INFO` net lines it printed (cross-node workers run with them on).
-    pub net_lines: Vec<String>,
-    /// NCCL's channel lines (`Channel 00/0 : 0[0] -> 1[1] via …`), from its debug files.
-    pub channel_lines: Vec<String>,
-}
-
-/// What the worker's stdout carries besides NCCL's own output.
-enum Line {
-    Report(String),
-    Ready(u32),
-    Net(String),
-}
-
-/// NCCL net lines kept per worker (they repeat per channel).
-const NET_LINES_KEPT: usize = 200;
-
-/// Whether a line of NCCL's debug output is one of its net lines.
-fn is_net_line(line: &str) -> bool {
-    line.contains("NCCL INFO") && (line.contains("NET/") || line.contains("Using network"))
-}
-
-/// The lines of NCCL's debug files under `dir` that `keep` accepts.
-fn debug_lines_in(dir: &std::path::Path, keep: fn(&str) -> bool) -> Vec<String> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    files.sort();
-    files
-        .iter()
-        .filter_map(|f| std::fs::read_to_string(f).ok())
-        .flat_map(|text| {
-            text.lines()
-                .filter(|l| keep(l))
-                .map(String::from)
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
 /// Runs workers until every group of `spec` has a report or a reason it has none. `spawn`
 /// runs one worker over the groups given. A worker that dies or is killed costs the group it
 /// was on (the first unreported one, recorded with the reason); one that stops after an
@@ -152,206 +105,6 @@ pub fn collect_groups(
     // Back in the order asked for.
     done.sort_by_key(|(g, _)| spec.groups.iter().position(|s| s == g));
     Ok(done)
-}
-
-/// Runs one worker child. The clock restarts at every group report: a worker may take
-/// `per_group` for each group, and is killed when one takes longer. With `hooks` (cross-node
-/// groups) the worker's stdin is piped: at each "ready" line the hooks hold the rendezvous and
-/// their directive goes to the worker (the clock restarts after it too); `extra_env` is set on
-/// the child besides the spec's NCCL environment.
-pub fn run_child(
-    spec: &WorkerSpec,
-    per_group: Duration,
-    mut hooks: Option<&mut dyn CrossHooks>,
-    extra_env: &[(String, String)],
-) -> Result<ChildRun> {
-    let exe = std::env::current_exe().map_err(|e| ProbeError::Io {
-        path: "current_exe".into(),
-        source: e,
-    })?;
-    let json = serde_json::to_string(spec).expect("spec serializes");
-    let mut cmd = Command::new(exe);
-    cmd.arg("nccl-worker").arg("--spec").arg(json);
-    for (k, v) in spec
-        .nccl_env
-        .iter()
-        .chain(extra_env.iter().map(|(k, v)| (k, v)))
-    {
-        cmd.env(k, v);
-    }
-    // NCCL writes its debug output to stdout through a block buffer, which can end mid-line
-    // just before one of our report or ready lines: it goes to a file instead (the parent
-    // reads NCCL's net lines from there), unless the user chose one.
-    let debug_dir = tempfile::tempdir().ok();
-    if std::env::var_os("NCCL_DEBUG_FILE").is_none()
-        && let Some(d) = &debug_dir
-    {
-        cmd.env("NCCL_DEBUG_FILE", d.path().join("nccl.%h.%p.log"));
-        // INFO for the channel lines that say which transport NCCL picked per peer (INIT is
-        // their subsystem); the user's own NCCL_DEBUG wins.
-        if std::env::var_os("NCCL_DEBUG").is_none() && !spec.nccl_env.contains_key("NCCL_DEBUG") {
-            cmd.env("NCCL_DEBUG", "INFO");
-            if std::env::var_os("NCCL_DEBUG_SUBSYS").is_none() {
-                cmd.env("NCCL_DEBUG_SUBSYS", "INIT,NET");
-            }
-        }
-    }
-    let mut child = cmd
-        .stdin(if hooks.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| ProbeError::Io {
-            path: "probe nccl-worker".into(),
-            source: e,
-        })?;
-    let mut stdin = child.stdin.take();
-    let stdout = child.stdout.take().expect("piped");
-    let mut stderr = child.stderr.take().expect("piped");
-    let (tx, rx) = std::sync::mpsc::channel::<Line>();
-    let out_t = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
-            // Found anywhere in the line: other output may precede ours on it.
-            let after = |prefix: &str| line.find(prefix).map(|i| &line[i + prefix.len()..]);
-            let item = if let Some(json) = after(REPORT_PREFIX) {
-                Line::Report(json.to_string())
-            } else if let Some(id) = after(READY_PREFIX) {
-                match id.trim().parse() {
-                    Ok(id) => Line::Ready(id),
-                    Err(_) => continue,
-                }
-            } else if is_net_line(&line) {
-                Line::Net(line)
-            } else {
-                continue;
-            };
-            if tx.send(item).is_err() {
-                break;
-            }
-        }
-    });
-    let err_t = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let mut run = ChildRun {
-        reports: Vec::new(),
-        died: None,
-        net_lines: Vec::new(),
-        channel_lines: Vec::new(),
-    };
-    let mut deadline = Instant::now() + per_group;
-    let mut bad_line = None;
-    let mut take = |item: Line,
-                    run: &mut ChildRun,
-                    hooks: &mut Option<&mut dyn CrossHooks>,
-                    stdin: &mut Option<std::process::ChildStdin>|
-     -> Result<()> {
-        match item {
-            Line::Report(json) => match serde_json::from_str::<GroupReport>(&json) {
-                Ok(r) => {
-                    if let (Some(h), Some(id)) = (hooks.as_deref_mut(), r.cross_group) {
-                        h.report(id, r.clone())?;
-                    }
-                    run.reports.push(r);
-                }
-                Err(e) => bad_line = Some(e.to_string()),
-            },
-            Line::Ready(id) => {
-                let Some(h) = hooks.as_deref_mut() else {
-                    return Ok(());
-                };
-                let line = h.ready(id)?.line();
-                if let Some(w) = stdin.as_mut() {
-                    // A worker that died meanwhile shows in its exit status.
-                    let _ = w.write_all(line.as_bytes()).and_then(|_| w.flush());
-                }
-            }
-            Line::Net(l) => {
-                if run.net_lines.len() < NET_LINES_KEPT {
-                    run.net_lines.push(l);
-                }
-            }
-        }
-        Ok(())
-    };
-    let status = loop {
-        while let Ok(item) = rx.try_recv() {
-            if let Err(e) = take(item, &mut run, &mut hooks, &mut stdin) {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(e);
-            }
-            deadline = Instant::now() + per_group;
-        }
-        if let Some(st) = child.try_wait().map_err(|e| ProbeError::Io {
-            path: "probe nccl-worker".into(),
-            source: e,
-        })? {
-            break Some(st);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    drop(stdin.take());
-    let _ = out_t.join();
-    // Lines that arrived between the last poll and the exit.
-    for item in rx.try_iter() {
-        // The worker is gone: a ready line now can only be answered by its absence.
-        if !matches!(item, Line::Ready(_)) {
-            take(item, &mut run, &mut hooks, &mut None)?;
-        }
-    }
-    let err = err_t.join().unwrap_or_default();
-    if let Some(d) = &debug_dir {
-        run.net_lines.extend(
-            debug_lines_in(d.path(), is_net_line)
-                .into_iter()
-                .take(NET_LINES_KEPT.saturating_sub(run.net_lines.len())),
-        );
-        run.channel_lines = debug_lines_in(d.path(), super::transport::is_channel_line);
-    }
-    let Some(status) = status else {
-        run.died = Some(format!(
-            "worker killed after {:.0} s without finishing the group",
-            per_group.as_secs_f64()
-        ));
-        return Ok(run);
-    };
-    if let Some(e) = bad_line {
-        return Err(ProbeError::Cuda {
-            what: "reading the NCCL worker's report".into(),
-            message: e,
-        });
-    }
-    if status.success() {
-        return Ok(run);
-    }
-    let msg = err
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("no output")
-        .trim()
-        .to_string();
-    // A missing library or GPU is the environment's fault: surface it as such.
-    if msg.contains("libnccl not found") {
-        return Err(ProbeError::MissingLibrary {
-            library: "libnccl".into(),
-            hint: msg,
-        });
-    }
-    run.died = Some(format!("worker exited with {status}: {msg}"));
-    Ok(run)
 }
 
 /// Whether every variable of `env` already has its value in the run's environment (`get`).
@@ -558,20 +311,6 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
-    }
-
-    #[test]
-    fn net_lines_are_read_from_nccls_debug_files() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(
-            d.path().join("nccl.h.1.log"),
-            "h:1:1 [0] NCCL INFO Bootstrap: Using lo:127.0.0.1<0>\nh:1:1 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>\nh:1:1 [0] NCCL INFO Using network Socket\n",
-        )
-        .unwrap();
-        let lines = debug_lines_in(d.path(), is_net_line);
-        assert_eq!(lines.len(), 2, "{lines:?}");
-        assert!(lines[1].ends_with("Using network Socket"));
-        assert!(debug_lines_in(&d.path().join("missing"), is_net_line).is_empty());
     }
 
     #[test]

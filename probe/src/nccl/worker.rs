@@ -7,8 +7,11 @@
 //! the point is recorded as `hang`, and the worker stops: the parent starts a fresh one for the
 //! groups left. Cross-node groups (ranks in several processes) follow `super::cross`.
 
-use super::cross::{CrossRanks, Directive, READY_PREFIX, to_nccl_id};
+use super::cross::to_nccl_id;
 use super::group::{Group, Membership, Step, Stop};
+use super::protocol::{
+    Directive, GroupReport, GroupSpec, READY_PREFIX, WorkerSpec, curve, empty_points,
+};
 use super::timing::{Medians, PointTiming, timing_note};
 use super::{Counts, ELEM_BYTES, OPS, counts, fill_value};
 use crate::cuda::{DeviceBuf, Gpu, htod, open_all};
@@ -16,135 +19,8 @@ use crate::error::{ProbeError, Result};
 use crate::stats::summarize;
 use cudarc::driver::sys as cu;
 use cudarc::nccl::sys as nc;
-use models::profile::{
-    CollectiveCurve, CollectiveOp, CollectivePoint, CollectiveStatus, LinkClass,
-};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use models::profile::{CollectiveOp, CollectivePoint, CollectiveStatus};
 use std::time::{Duration, Instant};
-
-/// Prefix of a group report line on the worker's stdout (NCCL_DEBUG output shares the stream).
-pub const REPORT_PREFIX: &str = "@probe-nccl-group ";
-
-/// One GPU group a worker measures.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GroupSpec {
-    /// CUDA device indices of the group (rank = position), or this process's devices of a
-    /// cross-node group.
-    pub devices: Vec<u32>,
-    /// Worst link class inside the group, copied into the curves.
-    pub link_class: Option<LinkClass>,
-    /// For a cross-node group: the global ranks and the whole group.
-    #[serde(default)]
-    pub cross: Option<CrossRanks>,
-}
-
-impl GroupSpec {
-    /// Ranks of the whole communicator.
-    pub fn nranks(&self) -> usize {
-        self.cross
-            .as_ref()
-            .map_or(self.devices.len(), |c| c.nranks as usize)
-    }
-
-    /// The devices the curves name (global indices for a cross-node group).
-    pub fn output_devices(&self) -> Vec<u32> {
-        self.cross
-            .as_ref()
-            .map_or_else(|| self.devices.clone(), |c| c.global_devices.clone())
-    }
-
-    /// The collectives measured on it.
-    pub fn ops(&self) -> Vec<CollectiveOp> {
-        self.cross
-            .as_ref()
-            .map_or_else(|| OPS.to_vec(), |c| c.ops.clone())
-    }
-}
-
-/// What the parent asks one worker to measure.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WorkerSpec {
-    /// The groups, measured in this order.
-    pub groups: Vec<GroupSpec>,
-    /// nccl-tests sizes in bytes.
-    pub sizes: Vec<u64>,
-    /// Untimed runs per size.
-    pub warmup: u32,
-    /// Timed samples per size.
-    pub samples: u32,
-    /// Bytes a sample should move at least (small sizes are batched).
-    pub min_bytes_per_sample: u64,
-    /// Most operations per sample.
-    pub max_reps: u32,
-    /// Seconds any single wait may take before the group is declared hung.
-    pub timeout_s: f64,
-    /// Queue each timed batch behind a gate so it runs back to back (see `gate`); `false`
-    /// times the batch as the one host thread enqueues it (a diagnostic comparison).
-    pub gated: bool,
-    /// NCCL environment variables this worker was started with, copied into the curves.
-    pub nccl_env: BTreeMap<String, String>,
-}
-
-/// What a worker prints for one group (one prefixed JSON line on stdout).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GroupReport {
-    /// The group's devices, as in its [`GroupSpec`].
-    pub devices: Vec<u32>,
-    /// `2.28.3`.
-    pub nccl_version: Option<String>,
-    /// The libnccl file actually mapped into the worker.
-    pub library_path: Option<String>,
-    /// One curve per op.
-    pub curves: Vec<CollectiveCurve>,
-    /// Remarks (hangs, wrong results, one-rank caveats, seconds spent).
-    pub notes: Vec<String>,
-    /// Whether the communicators were aborted (a hang or a failed call): the worker stops
-    /// after this report.
-    pub aborted: bool,
-    /// The cross-node group this reports on.
-    #[serde(default)]
-    pub cross_group: Option<u32>,
-    /// Cross-node groups: per curve, per point, this process's slowest-rank µs of each sample
-    /// (node 0 takes the slowest node per sample).
-    #[serde(default)]
-    pub samples_us: Vec<Vec<Vec<f64>>>,
-}
-
-/// Points of every size of `op` with no measurement and `status`.
-pub fn empty_points(
-    sizes: &[u64],
-    op: CollectiveOp,
-    n: usize,
-    status: CollectiveStatus,
-) -> Vec<CollectivePoint> {
-    sizes
-        .iter()
-        .map(|&s| CollectivePoint {
-            bytes: counts(op, s, n).bytes,
-            time_us: crate::stats::missing(),
-            algbw_gb_per_s: 0.0,
-            busbw_gb_per_s: 0.0,
-            status,
-        })
-        .collect()
-}
-
-/// A curve of `group` under `spec`'s environment.
-pub fn curve(
-    spec: &WorkerSpec,
-    group: &GroupSpec,
-    op: CollectiveOp,
-    points: Vec<CollectivePoint>,
-) -> CollectiveCurve {
-    CollectiveCurve {
-        op,
-        devices: group.output_devices(),
-        link_class: group.link_class,
-        nccl_env: spec.nccl_env.clone(),
-        points,
-    }
-}
 
 /// Runs every group of `spec`, handing each report to `emit` as soon as it is done; stops
 /// after a group that hung.
