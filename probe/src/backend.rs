@@ -4,6 +4,7 @@
 //! deterministically on a CPU-only CI box (like hyperfine's mock executor).
 
 use crate::error::{ProbeError, Result};
+use crate::inventory::Inventory;
 use crate::nccl::cross::CrossOutcome;
 use crate::nccl::protocol::CrossHooks;
 use crate::nccl::protocol::WorkerSpec;
@@ -20,21 +21,6 @@ use models::profile::{
 pub struct HostStaging {
     pub curves: Vec<HostStagedCurve>,
     pub pageable: Vec<PageableVariant>,
-}
-
-/// What the inventory step found.
-#[derive(Debug, Default)]
-pub struct Inventory {
-    /// The GPUs.
-    pub devices: Vec<DeviceInfo>,
-    /// Ordered pairs with topology and P2P status (no measurements yet).
-    pub links: Vec<PairLink>,
-    /// NVIDIA driver version (`580.159.04`).
-    pub driver_version: Option<String>,
-    /// CUDA driver API version (`13.0`).
-    pub cuda_version: Option<String>,
-    /// Remarks (e.g. NVML missing).
-    pub notes: Vec<String>,
 }
 
 /// Progress callback: a short message per unit of work.

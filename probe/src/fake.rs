@@ -4,8 +4,9 @@
 //! Sections the file lacks (launch floors, cross-node NCCL) are synthesized, plausibly and with a
 //! note.
 
-use crate::backend::{Backend, Inventory, Tick, first_per_numa_node, self_link};
+use crate::backend::{Backend, Tick, first_per_numa_node, self_link};
 use crate::error::{ProbeError, Result};
+use crate::inventory::Inventory;
 use crate::nccl::counts;
 use crate::nccl::cross::CrossOutcome;
 use crate::nccl::protocol::{CrossHooks, Directive};

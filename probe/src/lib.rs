@@ -21,6 +21,7 @@ pub mod format;
 pub mod hex;
 pub mod hypervisor;
 pub mod import;
+pub mod inventory;
 pub mod iommu;
 pub mod nccl;
 pub mod numa;
