@@ -72,16 +72,34 @@ fn algbw_at(c: &CollectiveCurve, bytes: u64) -> String {
 
 /// Renders the whole summary.
 pub fn render(p: &MachineProfile) -> String {
-    let mut out = String::new();
     let pv = &p.provenance;
-    out.push_str(&format!(
+    let mut out = format!(
         "driver {} · CUDA {} · NCCL {} ({}) · hypervisor: {}\n",
         pv.driver_version.as_deref().unwrap_or("?"),
         pv.cuda_version.as_deref().unwrap_or("?"),
         pv.nccl_version.as_deref().unwrap_or("-"),
         pv.nccl_library_path.as_deref().unwrap_or("-"),
         pv.hypervisor.as_deref().unwrap_or("none"),
-    ));
+    );
+    out.push_str(&devices_table(p));
+    out.push_str(&crate::summary_vm::render(p));
+    if !p.nodes.is_empty() {
+        out.push_str(&nodes_table(p));
+    }
+    out.push_str(&host_device_table(p));
+    out.push_str(&device_memory_table(p));
+    out.push_str(&p2p_tables(p));
+    out.push_str(&collectives_table(p));
+    out.push_str(&compute_table(p));
+    if !p.launch.is_empty() {
+        out.push_str(&launch_table(&p.launch));
+    }
+    out
+}
+
+/// The GPUs: name, bus, NUMA node, PCIe link now and at most, memory, compute capability.
+fn devices_table(p: &MachineProfile) -> String {
+    let mut out = String::new();
     let mut t = table(&[
         "GPU",
         "name",
@@ -115,175 +133,203 @@ pub fn render(p: &MachineProfile) -> String {
         ]);
     }
     out.push_str(&format!("{t}\n"));
-    out.push_str(&crate::summary_vm::render(p));
-    if !p.nodes.is_empty() {
-        out.push_str(&nodes_table(p));
+    out
+}
+
+/// Host ↔ device copies by memory kind, direction and size.
+fn host_device_table(p: &MachineProfile) -> String {
+    let mut out = String::new();
+    if p.host_device.is_empty() {
+        return out;
     }
-    if !p.host_device.is_empty() {
-        let mut t = table(&[
-            "GPUs",
-            "host memory",
-            "direction",
-            "size",
-            "GB/s median (p10–p90)",
+    let mut t = table(&[
+        "GPUs",
+        "host memory",
+        "direction",
+        "size",
+        "GB/s median (p10–p90)",
+    ]);
+    for h in &p.host_device {
+        t.add_row(vec![
+            format!("{:?}", h.devices),
+            format!("{:?}", h.memory).to_lowercase(),
+            format!("{:?}", h.direction),
+            fmt_bytes(h.bytes),
+            fmt_stat(&h.gb_per_s),
         ]);
-        for h in &p.host_device {
-            t.add_row(vec![
-                format!("{:?}", h.devices),
-                format!("{:?}", h.memory).to_lowercase(),
-                format!("{:?}", h.direction),
-                fmt_bytes(h.bytes),
-                fmt_stat(&h.gb_per_s),
-            ]);
-        }
-        out.push_str(&format!("Host ↔ device\n{t}\n"));
     }
-    if !p.device_memory.is_empty() {
-        let mut t = table(&[
-            "GPU",
-            "size",
-            "copy GB/s (bytes copied once)",
-            "DRAM traffic GB/s (read + write)",
-        ]);
-        for d in &p.device_memory {
-            t.add_row(vec![
-                d.device.to_string(),
-                fmt_bytes(d.bytes),
-                fmt_stat(&d.copy_gb_per_s),
-                format!("{:.1}", 2.0 * d.copy_gb_per_s.median),
-            ]);
-        }
-        out.push_str(&format!("Device memory\n{t}\n"));
+    out.push_str(&format!("Host ↔ device\n{t}\n"));
+    out
+}
+
+/// Device memory copy bandwidth by size.
+fn device_memory_table(p: &MachineProfile) -> String {
+    let mut out = String::new();
+    if p.device_memory.is_empty() {
+        return out;
     }
-    if !p.links.is_empty() {
-        let ids: Vec<u32> = p.devices.iter().map(|d| d.index).collect();
-        let mut header = vec!["src \\ dst".to_string()];
-        header.extend(ids.iter().map(|i| i.to_string()));
-        let mut t = Table::new();
-        t.load_style(UTF8_FULL_CONDENSED).set_header(header);
-        for &s in &ids {
-            let mut row = vec![s.to_string()];
-            for &d in &ids {
-                let cell = p
-                    .links
-                    .iter()
-                    .find(|l| l.src == s && l.dst == d)
-                    .and_then(best_peak)
-                    .map(|(bw, m)| format!("{bw:.1} {}", mode_short(m)))
-                    .unwrap_or_else(|| if s == d { "X".into() } else { "-".into() });
-                row.push(cell);
-            }
-            t.add_row(row);
-        }
-        out.push_str(&format!("P2P peak GB/s, one direction (ce = copy engine, sm = SM kernel, host = staged through host)\n{t}\n"));
-        let mut t = table(&[
-            "pair",
-            "topology",
-            "class",
-            "latency µs (ce / sm / host)",
-            "evidence",
+    let mut t = table(&[
+        "GPU",
+        "size",
+        "copy GB/s (bytes copied once)",
+        "DRAM traffic GB/s (read + write)",
+    ]);
+    for d in &p.device_memory {
+        t.add_row(vec![
+            d.device.to_string(),
+            fmt_bytes(d.bytes),
+            fmt_stat(&d.copy_gb_per_s),
+            format!("{:.1}", 2.0 * d.copy_gb_per_s.median),
         ]);
-        for l in &p.links {
-            let lat = |k: &str| {
-                l.latency_us
-                    .get(k)
-                    .map(|s| format!("{:.2}", s.median))
-                    .unwrap_or_else(|| "-".into())
-            };
-            t.add_row(vec![
-                format!("{} → {}", l.src, l.dst),
-                format!("{:?}", l.topology),
-                l.classification
-                    .map(|c| format!("{c:?}"))
-                    .unwrap_or_else(|| "-".into()),
-                format!(
-                    "{} / {} / {}",
-                    lat("copy-engine"),
-                    lat("sm-kernel"),
-                    lat("host-staged")
-                ),
-                l.evidence.join("; "),
-            ]);
-        }
-        out.push_str(&format!("{t}\n"));
     }
-    if !p.collectives.is_empty() {
-        // 256 MiB, or the largest size measured where that is smaller (--quick stops at 64 MiB).
-        let large = p
-            .collectives
-            .iter()
-            .flat_map(|c| c.points.iter().map(|x| x.bytes))
-            .filter(|&b| b <= 256 << 20)
-            .max()
-            .unwrap_or(256 << 20);
-        let (bus_large, alg_large) = (
-            format!("busbw {}", fmt_bytes(large)),
-            format!("algbw {}", fmt_bytes(large)),
-        );
-        let mut t = table(&[
-            "op",
-            "GPUs",
-            "worst link",
-            "NCCL env",
-            "busbw 1 MiB",
-            &bus_large,
-            "algbw 1 MiB",
-            &alg_large,
-            "not ok",
-        ]);
-        for c in &p.collectives {
-            let bad = c
-                .points
+    out.push_str(&format!("Device memory\n{t}\n"));
+    out
+}
+
+/// The P2P peak matrix and the per-pair table (topology, class, latencies, evidence).
+fn p2p_tables(p: &MachineProfile) -> String {
+    let mut out = String::new();
+    if p.links.is_empty() {
+        return out;
+    }
+    let ids: Vec<u32> = p.devices.iter().map(|d| d.index).collect();
+    let mut header = vec!["src \\ dst".to_string()];
+    header.extend(ids.iter().map(|i| i.to_string()));
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED).set_header(header);
+    for &s in &ids {
+        let mut row = vec![s.to_string()];
+        for &d in &ids {
+            let cell = p
+                .links
                 .iter()
-                .filter(|p| p.status != CollectiveStatus::Ok)
-                .count();
-            t.add_row(vec![
-                format!("{:?}", c.op),
-                format!("{:?}", c.devices),
-                c.link_class.map(|l| format!("{l:?}")).unwrap_or_default(),
-                crate::nccl::env_label(&c.nccl_env),
-                busbw_at(c, 1 << 20),
-                busbw_at(c, large),
-                algbw_at(c, 1 << 20),
-                algbw_at(c, large),
-                bad.to_string(),
-            ]);
+                .find(|l| l.src == s && l.dst == d)
+                .and_then(best_peak)
+                .map(|(bw, m)| format!("{bw:.1} {}", mode_short(m)))
+                .unwrap_or_else(|| if s == d { "X".into() } else { "-".into() });
+            row.push(cell);
         }
-        out.push_str(&format!("NCCL (GB/s, nccl-tests formulas)\n{t}\n"));
-        let verdicts = crate::nccl::verdict::compare_variants(&p.collectives);
-        if !verdicts.is_empty() {
-            out.push_str("NCCL environments, faster side by size (ratio of algbw):\n");
-            for v in verdicts {
-                out.push_str(&format!("  {v}\n"));
-            }
-        }
+        t.add_row(row);
     }
-    if !p.compute.is_empty() {
-        let mut t = table(&[
-            "GPU",
-            "dtype",
-            "M (tokens)",
-            "N",
-            "K",
-            "time µs",
-            "TFLOP/s median (p10–p90)",
+    out.push_str(&format!("P2P peak GB/s, one direction (ce = copy engine, sm = SM kernel, host = staged through host)\n{t}\n"));
+    let mut t = table(&[
+        "pair",
+        "topology",
+        "class",
+        "latency µs (ce / sm / host)",
+        "evidence",
+    ]);
+    for l in &p.links {
+        let lat = |k: &str| {
+            l.latency_us
+                .get(k)
+                .map(|s| format!("{:.2}", s.median))
+                .unwrap_or_else(|| "-".into())
+        };
+        t.add_row(vec![
+            format!("{} → {}", l.src, l.dst),
+            format!("{:?}", l.topology),
+            l.classification
+                .map(|c| format!("{c:?}"))
+                .unwrap_or_else(|| "-".into()),
+            format!(
+                "{} / {} / {}",
+                lat("copy-engine"),
+                lat("sm-kernel"),
+                lat("host-staged")
+            ),
+            l.evidence.join("; "),
         ]);
-        for g in &p.compute {
-            t.add_row(vec![
-                g.device.to_string(),
-                g.dtype.clone(),
-                g.m.to_string(),
-                g.n.to_string(),
-                g.k.to_string(),
-                format!("{:.1}", g.time_us.median),
-                fmt_stat(&g.tflops),
-            ]);
+    }
+    out.push_str(&format!("{t}\n"));
+    out
+}
+
+/// NCCL collectives at 1 MiB and the largest size, and which NCCL environment wins by size.
+fn collectives_table(p: &MachineProfile) -> String {
+    let mut out = String::new();
+    if p.collectives.is_empty() {
+        return out;
+    }
+    // 256 MiB, or the largest size measured where that is smaller (--quick stops at 64 MiB).
+    let large = p
+        .collectives
+        .iter()
+        .flat_map(|c| c.points.iter().map(|x| x.bytes))
+        .filter(|&b| b <= 256 << 20)
+        .max()
+        .unwrap_or(256 << 20);
+    let (bus_large, alg_large) = (
+        format!("busbw {}", fmt_bytes(large)),
+        format!("algbw {}", fmt_bytes(large)),
+    );
+    let mut t = table(&[
+        "op",
+        "GPUs",
+        "worst link",
+        "NCCL env",
+        "busbw 1 MiB",
+        &bus_large,
+        "algbw 1 MiB",
+        &alg_large,
+        "not ok",
+    ]);
+    for c in &p.collectives {
+        let bad = c
+            .points
+            .iter()
+            .filter(|p| p.status != CollectiveStatus::Ok)
+            .count();
+        t.add_row(vec![
+            format!("{:?}", c.op),
+            format!("{:?}", c.devices),
+            c.link_class.map(|l| format!("{l:?}")).unwrap_or_default(),
+            crate::nccl::env_label(&c.nccl_env),
+            busbw_at(c, 1 << 20),
+            busbw_at(c, large),
+            algbw_at(c, 1 << 20),
+            algbw_at(c, large),
+            bad.to_string(),
+        ]);
+    }
+    out.push_str(&format!("NCCL (GB/s, nccl-tests formulas)\n{t}\n"));
+    let verdicts = crate::nccl::verdict::compare_variants(&p.collectives);
+    if !verdicts.is_empty() {
+        out.push_str("NCCL environments, faster side by size (ratio of algbw):\n");
+        for v in verdicts {
+            out.push_str(&format!("  {v}\n"));
         }
-        out.push_str(&format!("GEMM (cuBLASLt)\n{t}\n"));
     }
-    if !p.launch.is_empty() {
-        out.push_str(&launch_table(&p.launch));
+    out
+}
+
+/// GEMM ceilings (cuBLASLt).
+fn compute_table(p: &MachineProfile) -> String {
+    let mut out = String::new();
+    if p.compute.is_empty() {
+        return out;
     }
+    let mut t = table(&[
+        "GPU",
+        "dtype",
+        "M (tokens)",
+        "N",
+        "K",
+        "time µs",
+        "TFLOP/s median (p10–p90)",
+    ]);
+    for g in &p.compute {
+        t.add_row(vec![
+            g.device.to_string(),
+            g.dtype.clone(),
+            g.m.to_string(),
+            g.n.to_string(),
+            g.k.to_string(),
+            format!("{:.1}", g.time_us.median),
+            fmt_stat(&g.tflops),
+        ]);
+    }
+    out.push_str(&format!("GEMM (cuBLASLt)\n{t}\n"));
     out
 }
 
