@@ -59,10 +59,28 @@ const NCCL_SIZES: [u64; 4] = [8, 1 << 20, 16 << 20, 256 << 20];
 
 /// Compares two profiles.
 pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
-    let mut rows = Vec::new();
-    let mut push = |section: &str, item: String, unit: &str, x: f64, y: f64| {
+    let mut rows = Rows(Vec::new());
+    for section in [
+        host_rows,
+        device_rows,
+        p2p_rows,
+        staging_rows,
+        nccl_rows,
+        gemm_rows,
+        launch_rows,
+    ] {
+        section(a, b, &mut rows);
+    }
+    rows.0
+}
+
+/// The rows found so far; a pair with a missing or zero baseline is left out (no ratio).
+struct Rows(Vec<DiffRow>);
+
+impl Rows {
+    fn push(&mut self, section: &str, item: String, unit: &str, x: f64, y: f64) {
         if x.is_finite() && y.is_finite() && x > 0.0 {
-            rows.push(DiffRow {
+            self.0.push(DiffRow {
                 section: section.into(),
                 item,
                 unit: unit.into(),
@@ -71,7 +89,16 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
                 ratio: y / x,
             });
         }
-    };
+    }
+}
+
+/// The highest median bandwidth of a curve's points.
+fn peak_gb_per_s<'a>(points: impl Iterator<Item = &'a models::profile::Stat>) -> f64 {
+    points.map(|s| s.median).fold(0.0, f64::max)
+}
+
+/// Host ↔ device copies of the same memory kind, direction, GPU count and size.
+fn host_rows(a: &MachineProfile, b: &MachineProfile, rows: &mut Rows) {
     for ha in &a.host_device {
         if let Some(hb) = b.host_device.iter().find(|h| {
             h.memory == ha.memory
@@ -80,7 +107,7 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
                 && h.bytes == ha.bytes
                 && (ha.devices.len() > 1 || h.devices == ha.devices)
         }) {
-            push(
+            rows.push(
                 "host",
                 format!(
                     "{:?} {:?} {} {}",
@@ -95,9 +122,13 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
             );
         }
     }
+}
+
+/// Device memory copy bandwidth, GPU by GPU.
+fn device_rows(a: &MachineProfile, b: &MachineProfile, rows: &mut Rows) {
     for da in &a.device_memory {
         if let Some(db) = b.device_memory.iter().find(|d| d.device == da.device) {
-            push(
+            rows.push(
                 "device",
                 format!("GPU {} copy", da.device),
                 "GB/s",
@@ -106,6 +137,10 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
             );
         }
     }
+}
+
+/// P2P peaks by mode and direction and latencies, ordered pair by ordered pair.
+fn p2p_rows(a: &MachineProfile, b: &MachineProfile, rows: &mut Rows) {
     for la in &a.links {
         let Some(lb) = b.links.iter().find(|l| l.src == la.src && l.dst == la.dst) else {
             continue;
@@ -118,28 +153,22 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
             else {
                 continue;
             };
-            let peak = |c: &models::profile::TransferCurve| {
-                c.points
-                    .iter()
-                    .map(|p| p.gb_per_s.median)
-                    .fold(0.0, f64::max)
-            };
             let dir = if ca.direction == Direction::Bidirectional {
                 "both"
             } else {
                 "one-way"
             };
-            push(
+            rows.push(
                 "p2p",
                 format!("{} {:?} {dir} peak", pair(la.src, la.dst), ca.mode),
                 "GB/s",
-                peak(ca),
-                peak(cb),
+                peak_gb_per_s(ca.points.iter().map(|p| &p.gb_per_s)),
+                peak_gb_per_s(cb.points.iter().map(|p| &p.gb_per_s)),
             );
         }
         for (k, sa) in &la.latency_us {
             if let Some(sb) = lb.latency_us.get(k) {
-                push(
+                rows.push(
                     "p2p",
                     format!("{} {k} latency", pair(la.src, la.dst)),
                     "us",
@@ -149,26 +178,28 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
             }
         }
     }
+}
+
+/// Host-staged (no P2P) peaks by GPU, path and direction.
+fn staging_rows(a: &MachineProfile, b: &MachineProfile, rows: &mut Rows) {
     for sa in &a.host_staging {
         let same = |c: &&models::profile::HostStagedCurve| {
             c.device == sa.device && c.path == sa.path && c.direction == sa.direction
         };
         if let Some(sb) = b.host_staging.iter().find(same) {
-            let peak = |c: &models::profile::HostStagedCurve| {
-                c.points
-                    .iter()
-                    .map(|p| p.gb_per_s.median)
-                    .fold(0.0, f64::max)
-            };
-            push(
+            rows.push(
                 "staging",
                 format!("GPU {} {:?} {:?} peak", sa.device, sa.path, sa.direction),
                 "GB/s",
-                peak(sa),
-                peak(sb),
+                peak_gb_per_s(sa.points.iter().map(|p| &p.gb_per_s)),
+                peak_gb_per_s(sb.points.iter().map(|p| &p.gb_per_s)),
             );
         }
     }
+}
+
+/// NCCL collectives of the same op, group size and environment: small sizes by time, large by busbw.
+fn nccl_rows(a: &MachineProfile, b: &MachineProfile, rows: &mut Rows) {
     for ca in &a.collectives {
         let n = ca.devices.len();
         // A curve across nodes (NET) is only ever compared with another one across nodes.
@@ -196,7 +227,7 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
                     crate::summary::fmt_bytes(size)
                 );
                 if size <= 1 << 20 {
-                    push(
+                    rows.push(
                         "nccl",
                         format!("{what} time"),
                         "us",
@@ -205,7 +236,7 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
                     );
                 }
                 if n > 1 && size >= 1 << 20 {
-                    push(
+                    rows.push(
                         "nccl",
                         format!("{what} busbw"),
                         "GB/s",
@@ -216,13 +247,17 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
             }
         }
     }
+}
+
+/// GEMM ceilings of the same dtype and shape.
+fn gemm_rows(a: &MachineProfile, b: &MachineProfile, rows: &mut Rows) {
     for ga in &a.compute {
         if let Some(gb) = b
             .compute
             .iter()
             .find(|g| g.dtype == ga.dtype && g.m == ga.m && g.n == ga.n && g.k == ga.k)
         {
-            push(
+            rows.push(
                 "gemm",
                 format!("{} {}x{}x{}", ga.dtype, ga.m, ga.n, ga.k),
                 "TFLOP/s",
@@ -231,6 +266,10 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
             );
         }
     }
+}
+
+/// Launch costs of the same GPU, kernel and kind.
+fn launch_rows(a: &MachineProfile, b: &MachineProfile, rows: &mut Rows) {
     for la in &a.launch {
         if let Some(lb) = b
             .launch
@@ -238,7 +277,7 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
             .find(|l| l.device == la.device && l.kind == la.kind && l.kernel == la.kernel)
         {
             let what = format!("GPU {} {:?} {:?}", la.device, la.kernel, la.kind);
-            push(
+            rows.push(
                 "launch",
                 format!("{what} per kernel"),
                 "us",
@@ -246,7 +285,7 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
                 lb.per_kernel_us.median,
             );
             if let (Some(ga), Some(gb)) = (&la.gpu_per_kernel_us, &lb.gpu_per_kernel_us) {
-                push(
+                rows.push(
                     "launch",
                     format!("{what} GPU per kernel"),
                     "us",
@@ -256,7 +295,6 @@ pub fn diff(a: &MachineProfile, b: &MachineProfile) -> Vec<DiffRow> {
             }
         }
     }
-    rows
 }
 
 /// A GPU pair as a row names it: `GPU 0 -> GPU 1` (the same ordered pair in both profiles).
