@@ -74,169 +74,13 @@ fn read_matrix(lines: &[&str], start: usize, path: &Path) -> Result<(Matrix, usi
 /// Parses the sample's output.
 pub fn parse(text: &str, path: &Path) -> Result<P2pTestLog> {
     let lines: Vec<&str> = text.lines().collect();
-    let mut devices = Vec::new();
-    let mut mats: BTreeMap<&'static str, Matrix> = BTreeMap::new();
-    let titles: [(&str, &'static str); 7] = [
-        ("P2P Connectivity Matrix", "conn"),
-        ("Unidirectional P2P=Disabled Bandwidth Matrix", "uni_off"),
-        (
-            "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix",
-            "uni_on",
-        ),
-        ("Bidirectional P2P=Disabled Bandwidth Matrix", "bi_off"),
-        ("Bidirectional P2P=Enabled Bandwidth Matrix", "bi_on"),
-        ("P2P=Disabled Latency Matrix", "lat_off"),
-        ("P2P=Enabled Latency (P2P Writes) Matrix", "lat_on"),
-    ];
-    let mut i = 0;
-    while i < lines.len() {
-        let t = lines[i].trim();
-        if let Some(rest) = t.strip_prefix("Device: ") {
-            // "Device: 0, NVIDIA H100 80GB HBM3, pciBusID: 18, pciDeviceID: 0, pciDomainID:0"
-            let parts: Vec<&str> = rest.split(", ").collect();
-            if let (Some(idx), Some(name)) = (
-                parts.first().and_then(|x| x.trim().parse::<u32>().ok()),
-                parts.get(1),
-            ) {
-                let field = |k: &str| {
-                    parts
-                        .iter()
-                        .find_map(|p| p.trim().strip_prefix(k))
-                        .map(|v| v.trim().to_string())
-                };
-                let bus = match (
-                    field("pciDomainID:"),
-                    field("pciBusID:"),
-                    field("pciDeviceID:"),
-                ) {
-                    (Some(dom), Some(b), Some(d)) => Some(format!(
-                        "{:04x}:{:02x}:{:02x}.0",
-                        u32::from_str_radix(&dom, 16).unwrap_or(0),
-                        u32::from_str_radix(&b, 16).unwrap_or(0),
-                        u32::from_str_radix(&d, 16).unwrap_or(0)
-                    )),
-                    _ => None,
-                };
-                devices.push(DeviceInfo {
-                    index: idx,
-                    name: name.trim().to_string(),
-                    pci_bus_id: bus,
-                    ..Default::default()
-                });
-            }
-            i += 1;
-            continue;
-        }
-        if let Some((_, key)) = titles.iter().find(|(title, _)| t.starts_with(title)) {
-            let (m, next) = read_matrix(&lines, i + 1, path)?;
-            mats.insert(key, m);
-            i = next;
-            continue;
-        }
-        i += 1;
-    }
-    let n = mats.get("uni_off").map(|m| m.len()).ok_or_else(|| ProbeError::Parse {
-        path: path.to_path_buf(),
-        line: 1,
-        problem: "no `Unidirectional P2P=Disabled Bandwidth Matrix`: is this p2pBandwidthLatencyTest output?".into(),
-    })?;
-    // Every matrix describes the same GPUs; a truncated or spliced log may not.
-    if let Some((title, m)) = titles
-        .iter()
-        .find_map(|(title, key)| mats.get(key).filter(|m| m.len() != n).map(|m| (title, m)))
-    {
-        return Err(ProbeError::Parse {
-            path: path.to_path_buf(),
-            line: 1,
-            problem: format!(
-                "`{title}` has {} GPUs but the P2P=Disabled bandwidth matrix has {n}; is the log complete?",
-                m.len()
-            ),
-        });
-    }
-    // One device per matrix row, in order: the `Device:` lines where they are complete.
-    devices.truncate(n);
-    for k in devices.len()..n {
-        devices.push(DeviceInfo {
-            index: k as u32,
-            name: devices.first().map_or("unknown".into(), |d| d.name.clone()),
-            ..Default::default()
-        });
-    }
-    let mut seen = std::collections::HashSet::new();
-    if !devices.iter().all(|d| seen.insert(d.index)) {
-        for (k, d) in devices.iter_mut().enumerate() {
-            d.index = k as u32;
-        }
-    }
-    let point = |gbps: f64, bytes: u64| SizePoint {
-        bytes: SAMPLE_BYTES,
-        time_us: Stat::exact(bytes as f64 / (gbps * 1e9) * 1e6),
-        gb_per_s: Stat::exact(gbps),
-    };
+    let (devices, mats) = read_sections(&lines, path)?;
+    let n = matrix_size(&mats, path)?;
+    let devices = one_device_per_row(devices, n);
     let mut links = Vec::new();
     for s in 0..n {
-        for d in 0..n {
-            if s == d {
-                continue;
-            }
-            let mut curves = Vec::new();
-            for (key, mode, dir) in [
-                (
-                    "uni_off",
-                    TransferMode::HostStaged,
-                    Direction::Unidirectional,
-                ),
-                (
-                    "uni_on",
-                    TransferMode::CopyEngine,
-                    Direction::Unidirectional,
-                ),
-                ("bi_off", TransferMode::HostStaged, Direction::Bidirectional),
-                ("bi_on", TransferMode::CopyEngine, Direction::Bidirectional),
-            ] {
-                if let Some(m) = mats.get(key) {
-                    let moved = if dir == Direction::Bidirectional {
-                        2 * SAMPLE_BYTES
-                    } else {
-                        SAMPLE_BYTES
-                    };
-                    curves.push(TransferCurve {
-                        mode,
-                        direction: dir,
-                        points: vec![point(m[s][d], moved)],
-                        data_verified: None,
-                    });
-                }
-            }
-            let mut latency_us = BTreeMap::new();
-            if let Some(m) = mats.get("lat_off") {
-                latency_us.insert("host-staged".to_string(), Stat::exact(m[s][d]));
-            }
-            if let Some(m) = mats.get("lat_on") {
-                latency_us.insert("copy-engine".to_string(), Stat::exact(m[s][d]));
-            }
-            let can = mats.get("conn").map(|m| m[s][d] != 0.0);
-            // Without peer access the "P2P=Enabled" runs fall back to staged copies too.
-            if can == Some(false) {
-                curves.retain(|c| c.mode == TransferMode::HostStaged);
-                latency_us.remove("copy-engine");
-            }
-            let mut link = PairLink {
-                src: devices.get(s).map(|x| x.index).unwrap_or(s as u32),
-                dst: devices.get(d).map(|x| x.index).unwrap_or(d as u32),
-                topology: LinkClass::Unknown,
-                nvml_p2p_status: None,
-                can_access_peer: can,
-                classification: None,
-                evidence: vec![
-                    "imported from p2pBandwidthLatencyTest (40 MB copies, data not checked)".into(),
-                ],
-                latency_us,
-                curves,
-            };
-            crate::classify::classify(&mut link);
-            links.push(link);
+        for d in (0..n).filter(|&d| d != s) {
+            links.push(pair_link(&mats, &devices, s, d));
         }
     }
     let device_memory = mats["uni_off"]
@@ -253,6 +97,192 @@ pub fn parse(text: &str, path: &Path) -> Result<P2pTestLog> {
         links,
         device_memory,
     })
+}
+
+/// The matrices the log prints, by their title's start, and the key each is kept under.
+const TITLES: [(&str, &str); 7] = [
+    ("P2P Connectivity Matrix", "conn"),
+    ("Unidirectional P2P=Disabled Bandwidth Matrix", "uni_off"),
+    (
+        "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix",
+        "uni_on",
+    ),
+    ("Bidirectional P2P=Disabled Bandwidth Matrix", "bi_off"),
+    ("Bidirectional P2P=Enabled Bandwidth Matrix", "bi_on"),
+    ("P2P=Disabled Latency Matrix", "lat_off"),
+    ("P2P=Enabled Latency (P2P Writes) Matrix", "lat_on"),
+];
+
+/// The `Device:` lines and the matrices of the log, in the order printed.
+fn read_sections(
+    lines: &[&str],
+    path: &Path,
+) -> Result<(Vec<DeviceInfo>, BTreeMap<&'static str, Matrix>)> {
+    let mut devices = Vec::new();
+    let mut mats: BTreeMap<&'static str, Matrix> = BTreeMap::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i].trim();
+        if let Some(rest) = t.strip_prefix("Device: ") {
+            devices.extend(device_line(rest));
+        } else if let Some((_, key)) = TITLES.iter().find(|(title, _)| t.starts_with(title)) {
+            let (m, next) = read_matrix(lines, i + 1, path)?;
+            mats.insert(key, m);
+            i = next;
+            continue;
+        }
+        i += 1;
+    }
+    Ok((devices, mats))
+}
+
+/// One GPU from the rest of its `Device:` line: "0, NVIDIA H100 80GB HBM3, pciBusID: 18,
+/// pciDeviceID: 0, pciDomainID:0".
+fn device_line(rest: &str) -> Option<DeviceInfo> {
+    let parts: Vec<&str> = rest.split(", ").collect();
+    let idx = parts.first().and_then(|x| x.trim().parse::<u32>().ok())?;
+    let name = parts.get(1)?;
+    let field = |k: &str| {
+        parts
+            .iter()
+            .find_map(|p| p.trim().strip_prefix(k))
+            .map(|v| v.trim().to_string())
+    };
+    let bus = match (
+        field("pciDomainID:"),
+        field("pciBusID:"),
+        field("pciDeviceID:"),
+    ) {
+        (Some(dom), Some(b), Some(d)) => Some(format!(
+            "{:04x}:{:02x}:{:02x}.0",
+            u32::from_str_radix(&dom, 16).unwrap_or(0),
+            u32::from_str_radix(&b, 16).unwrap_or(0),
+            u32::from_str_radix(&d, 16).unwrap_or(0)
+        )),
+        _ => None,
+    };
+    Some(DeviceInfo {
+        index: idx,
+        name: name.trim().to_string(),
+        pci_bus_id: bus,
+        ..Default::default()
+    })
+}
+
+/// The GPU count: the P2P=Disabled bandwidth matrix's, which every other matrix must share (a
+/// truncated or spliced log may not).
+fn matrix_size(mats: &BTreeMap<&'static str, Matrix>, path: &Path) -> Result<usize> {
+    let n = mats.get("uni_off").map(|m| m.len()).ok_or_else(|| ProbeError::Parse {
+        path: path.to_path_buf(),
+        line: 1,
+        problem: "no `Unidirectional P2P=Disabled Bandwidth Matrix`: is this p2pBandwidthLatencyTest output?".into(),
+    })?;
+    if let Some((title, m)) = TITLES
+        .iter()
+        .find_map(|(title, key)| mats.get(key).filter(|m| m.len() != n).map(|m| (title, m)))
+    {
+        return Err(ProbeError::Parse {
+            path: path.to_path_buf(),
+            line: 1,
+            problem: format!(
+                "`{title}` has {} GPUs but the P2P=Disabled bandwidth matrix has {n}; is the log complete?",
+                m.len()
+            ),
+        });
+    }
+    Ok(n)
+}
+
+/// One device per matrix row, in order: the `Device:` lines where they are complete, numbered
+/// by row when their indices repeat.
+fn one_device_per_row(mut devices: Vec<DeviceInfo>, n: usize) -> Vec<DeviceInfo> {
+    devices.truncate(n);
+    for k in devices.len()..n {
+        devices.push(DeviceInfo {
+            index: k as u32,
+            name: devices.first().map_or("unknown".into(), |d| d.name.clone()),
+            ..Default::default()
+        });
+    }
+    let mut seen = std::collections::HashSet::new();
+    if !devices.iter().all(|d| seen.insert(d.index)) {
+        for (k, d) in devices.iter_mut().enumerate() {
+            d.index = k as u32;
+        }
+    }
+    devices
+}
+
+/// The pair `s → d` (matrix rows): its curves with P2P on and off, latencies, peer access and
+/// class.
+fn pair_link(
+    mats: &BTreeMap<&'static str, Matrix>,
+    devices: &[DeviceInfo],
+    s: usize,
+    d: usize,
+) -> PairLink {
+    let point = |gbps: f64, bytes: u64| SizePoint {
+        bytes: SAMPLE_BYTES,
+        time_us: Stat::exact(bytes as f64 / (gbps * 1e9) * 1e6),
+        gb_per_s: Stat::exact(gbps),
+    };
+    let mut curves = Vec::new();
+    for (key, mode, dir) in [
+        (
+            "uni_off",
+            TransferMode::HostStaged,
+            Direction::Unidirectional,
+        ),
+        (
+            "uni_on",
+            TransferMode::CopyEngine,
+            Direction::Unidirectional,
+        ),
+        ("bi_off", TransferMode::HostStaged, Direction::Bidirectional),
+        ("bi_on", TransferMode::CopyEngine, Direction::Bidirectional),
+    ] {
+        if let Some(m) = mats.get(key) {
+            let moved = if dir == Direction::Bidirectional {
+                2 * SAMPLE_BYTES
+            } else {
+                SAMPLE_BYTES
+            };
+            curves.push(TransferCurve {
+                mode,
+                direction: dir,
+                points: vec![point(m[s][d], moved)],
+                data_verified: None,
+            });
+        }
+    }
+    let mut latency_us = BTreeMap::new();
+    if let Some(m) = mats.get("lat_off") {
+        latency_us.insert("host-staged".to_string(), Stat::exact(m[s][d]));
+    }
+    if let Some(m) = mats.get("lat_on") {
+        latency_us.insert("copy-engine".to_string(), Stat::exact(m[s][d]));
+    }
+    let can = mats.get("conn").map(|m| m[s][d] != 0.0);
+    // Without peer access the "P2P=Enabled" runs fall back to staged copies too.
+    if can == Some(false) {
+        curves.retain(|c| c.mode == TransferMode::HostStaged);
+        latency_us.remove("copy-engine");
+    }
+    let mut link = PairLink {
+        src: devices.get(s).map(|x| x.index).unwrap_or(s as u32),
+        dst: devices.get(d).map(|x| x.index).unwrap_or(d as u32),
+        topology: LinkClass::Unknown,
+        nvml_p2p_status: None,
+        can_access_peer: can,
+        classification: None,
+        evidence: vec![
+            "imported from p2pBandwidthLatencyTest (40 MB copies, data not checked)".into(),
+        ],
+        latency_us,
+        curves,
+    };
+    crate::classify::classify(&mut link);
+    link
 }
 
 #[cfg(test)]
