@@ -149,16 +149,7 @@ fn run_group(
     let mut g = match Group::init(gpus, member, timeout, spec.gated) {
         Ok(g) => g,
         Err(stop) => {
-            let status = match stop {
-                Stop::Hang => {
-                    rep.aborted = true;
-                    CollectiveStatus::Hang
-                }
-                Stop::Failed(m) => {
-                    rep.notes.push(format!("communicator init failed: {m}"));
-                    CollectiveStatus::Error
-                }
-            };
+            let status = stop_status(stop, &mut rep, "communicator init failed".into());
             rep.curves = ops
                 .iter()
                 .map(|&op| curve(spec, group, op, empty_points(&spec.sizes, op, n, status)))
@@ -172,79 +163,14 @@ fn run_group(
     let mut check_s = 0.0;
     let cross = group.cross.is_some();
     for &op in &ops {
-        if rep.aborted {
+        let (points, raw) = if rep.aborted {
             let pts = empty_points(&spec.sizes, op, n, CollectiveStatus::Hang);
-            rep.curves.push(curve(spec, group, op, pts));
-            if cross {
-                rep.samples_us.push(Vec::new());
-            }
-            continue;
-        }
-        let mut points = Vec::new();
-        let mut medians = Vec::new();
-        let mut raw = Vec::new();
-        for (si, &size) in spec.sizes.iter().enumerate() {
-            let c = counts(op, size, n);
-            let reps =
-                (spec.min_bytes_per_sample.div_ceil(c.bytes.max(1)) as u32).clamp(1, spec.max_reps);
-            match measure_point(&g, op, &c, &bufs, spec, reps) {
-                Ok((timing, ok)) => {
-                    check_s += timing.check_s;
-                    let us_of = |v: &[f64]| v.iter().map(|s| s * 1e6).collect::<Vec<f64>>();
-                    let us = |v: &[f64]| summarize(&us_of(v));
-                    let t = us(&timing.gpu_s);
-                    if cross {
-                        raw.push(us_of(&timing.gpu_s));
-                    }
-                    medians.push(Medians {
-                        bytes: c.bytes,
-                        gpu_us: t.median,
-                        enqueue_us: us(&timing.enqueue_s).median,
-                        host_us: us(&timing.host_s).median,
-                    });
-                    let algbw = c.bytes as f64 / (t.median * 1e-6) / 1e9;
-                    if !ok {
-                        rep.notes.push(format!(
-                            "{op:?} {} B on {:?}: wrong result",
-                            c.bytes, group.devices
-                        ));
-                    }
-                    points.push(CollectivePoint {
-                        bytes: c.bytes,
-                        time_us: t,
-                        algbw_gb_per_s: algbw,
-                        busbw_gb_per_s: algbw * op.busbw_factor(n as u32),
-                        status: if ok {
-                            CollectiveStatus::Ok
-                        } else {
-                            CollectiveStatus::WrongResult
-                        },
-                    });
-                }
-                Err(stop) => {
-                    let status = match stop {
-                        Stop::Hang => {
-                            rep.notes.push(format!("{op:?} {} B on {:?}: no progress in {:.0} s, communicators aborted", c.bytes, group.devices, spec.timeout_s));
-                            rep.aborted = true;
-                            CollectiveStatus::Hang
-                        }
-                        Stop::Failed(m) => {
-                            rep.notes.push(format!("{op:?} {} B: {m}", c.bytes));
-                            // A failed call leaves the communicators unusable, like a hang.
-                            rep.aborted = true;
-                            CollectiveStatus::Error
-                        }
-                    };
-                    g.abort();
-                    points.extend(empty_points(&spec.sizes[si..], op, n, status));
-                    break;
-                }
-            }
-        }
-        let devices = group.output_devices();
-        if let Some(note) = timing_note(op, &devices, g.gate.is_some(), &medians) {
-            rep.notes.push(note);
-        }
+            (pts, Vec::new())
+        } else {
+            let m = measure_op(&mut g, spec, group, op, &bufs, &mut rep);
+            check_s += m.check_s;
+            (m.points, m.raw_us)
+        };
         rep.curves.push(curve(spec, group, op, points));
         if cross {
             rep.samples_us.push(raw);
@@ -258,6 +184,110 @@ fn run_group(
         clock.elapsed().as_secs_f64() - init_s - bufs_s
     ));
     Ok(rep)
+}
+
+/// The status a stopped group's remaining points get, with the report marked aborted for a
+/// hang; a failure's message is noted after `what`.
+fn stop_status(stop: Stop, rep: &mut GroupReport, what: String) -> CollectiveStatus {
+    match stop {
+        Stop::Hang => {
+            rep.aborted = true;
+            CollectiveStatus::Hang
+        }
+        Stop::Failed(m) => {
+            rep.notes.push(format!("{what}: {m}"));
+            CollectiveStatus::Error
+        }
+    }
+}
+
+/// One op measured over every size.
+struct OpRun {
+    points: Vec<CollectivePoint>,
+    /// Cross-node groups: per point, each sample's µs (empty otherwise).
+    raw_us: Vec<Vec<f64>>,
+    /// Seconds spent checking results.
+    check_s: f64,
+}
+
+/// Measures `op` at every size of `spec`; a hang or a failed call aborts the communicators and
+/// leaves the sizes after it unmeasured with that status.
+fn measure_op(
+    g: &mut Group,
+    spec: &WorkerSpec,
+    group: &GroupSpec,
+    op: CollectiveOp,
+    bufs: &[(DeviceBuf, DeviceBuf)],
+    rep: &mut GroupReport,
+) -> OpRun {
+    let n = group.nranks();
+    let cross = group.cross.is_some();
+    let mut run = OpRun {
+        points: Vec::new(),
+        raw_us: Vec::new(),
+        check_s: 0.0,
+    };
+    let mut medians = Vec::new();
+    for (si, &size) in spec.sizes.iter().enumerate() {
+        let c = counts(op, size, n);
+        let reps =
+            (spec.min_bytes_per_sample.div_ceil(c.bytes.max(1)) as u32).clamp(1, spec.max_reps);
+        match measure_point(g, op, &c, bufs, spec, reps) {
+            Ok((timing, ok)) => {
+                run.check_s += timing.check_s;
+                let us_of = |v: &[f64]| v.iter().map(|s| s * 1e6).collect::<Vec<f64>>();
+                let us = |v: &[f64]| summarize(&us_of(v));
+                let t = us(&timing.gpu_s);
+                if cross {
+                    run.raw_us.push(us_of(&timing.gpu_s));
+                }
+                medians.push(Medians {
+                    bytes: c.bytes,
+                    gpu_us: t.median,
+                    enqueue_us: us(&timing.enqueue_s).median,
+                    host_us: us(&timing.host_s).median,
+                });
+                let algbw = c.bytes as f64 / (t.median * 1e-6) / 1e9;
+                if !ok {
+                    rep.notes.push(format!(
+                        "{op:?} {} B on {:?}: wrong result",
+                        c.bytes, group.devices
+                    ));
+                }
+                run.points.push(CollectivePoint {
+                    bytes: c.bytes,
+                    time_us: t,
+                    algbw_gb_per_s: algbw,
+                    busbw_gb_per_s: algbw * op.busbw_factor(n as u32),
+                    status: if ok {
+                        CollectiveStatus::Ok
+                    } else {
+                        CollectiveStatus::WrongResult
+                    },
+                });
+            }
+            Err(stop) => {
+                if matches!(stop, Stop::Hang) {
+                    rep.notes.push(format!(
+                        "{op:?} {} B on {:?}: no progress in {:.0} s, communicators aborted",
+                        c.bytes, group.devices, spec.timeout_s
+                    ));
+                }
+                let status = stop_status(stop, rep, format!("{op:?} {} B", c.bytes));
+                // A failed call leaves the communicators unusable, like a hang.
+                rep.aborted = true;
+                g.abort();
+                run.points
+                    .extend(empty_points(&spec.sizes[si..], op, n, status));
+                break;
+            }
+        }
+    }
+    let devices = group.output_devices();
+    if let Some(note) = timing_note(op, &devices, g.gate.is_some(), &medians) {
+        rep.notes.push(note);
+    }
+    run
 }
 
 /// How the group's batches were timed, for the notes.
