@@ -17,27 +17,10 @@ pub fn run_probe(
     // The inventory is always taken: every other step needs the devices and pairs.
     let inv = backend.inventory()?;
     let mut notes = inv.notes.clone();
-    let mut links = inv.links;
+    let mut links = inv.links.clone();
     let mut virt = backend.virtualization(&inv.devices);
     let mut profile = MachineProfile {
-        provenance: Provenance {
-            tool: "probe run".into(),
-            tool_version: env!("CARGO_PKG_VERSION").into(),
-            created_utc: rfc3339_now(),
-            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .ok()
-                .map(|s| s.trim().to_string()),
-            driver_version: inv.driver_version,
-            cuda_version: inv.cuda_version,
-            hypervisor: virt.hypervisor.name.clone(),
-            env: std::env::vars()
-                // NCCL_VERSION is set by NVIDIA's container images and shapes nothing.
-                .filter(|(k, _)| {
-                    (k.starts_with("NCCL_") && k != "NCCL_VERSION") || k == "CUDA_VISIBLE_DEVICES"
-                })
-                .collect(),
-            ..Default::default()
-        },
+        provenance: provenance(&inv, virt.hypervisor.name.clone()),
         gpu_preset: inv
             .devices
             .first()
@@ -68,42 +51,11 @@ pub fn run_probe(
         lap("device", &mut clock);
     }
     if plan.has(Step::P2p) {
-        if plan.no_peer_access {
-            notes.push("--no-peer-access: peer access was never enabled; every GPU pair was measured only as host-staged copies (D2H into pinned memory, then H2D)".into());
-        }
-        let sampled = if plan.p2p_sample_pairs {
-            crate::p2p_sample::sampled_pairs(&profile.devices, &links)
-        } else {
-            vec![true; links.len()]
-        };
-        backend.p2p(plan, &mut links, &sampled, &mut notes, progress)?;
-        if sampled.contains(&false) {
-            notes.push(crate::p2p_sample::annotate(
-                &profile.devices,
-                &mut links,
-                &sampled,
-            ));
-        }
-        for l in links.iter_mut() {
-            crate::classify::classify(l);
-        }
+        p2p_step(backend, plan, &profile, &mut links, &mut notes, progress)?;
         lap("p2p", &mut clock);
     }
     if plan.has(Step::Nccl) {
-        let groups = crate::nccl::choose_groups(&profile.devices, &links);
-        let out = backend.nccl(plan, &groups, &links, progress)?;
-        profile.provenance.nccl_version = out.version;
-        profile.provenance.nccl_library_path = out.library_path;
-        profile.collectives = out.curves;
-        if out.transports.is_empty() {
-            notes.push(if groups.iter().all(|g| g.len() < 2) {
-                "nccl_transports: empty: every NCCL group has one rank, which has no peer to pick a transport for".into()
-            } else {
-                "nccl_transports: NCCL printed no channel lines (NCCL_DEBUG set by the user to less than INFO?)".into()
-            });
-        }
-        profile.nccl_transports = out.transports;
-        notes.extend(out.notes);
+        nccl_step(backend, plan, &mut profile, &links, &mut notes, progress)?;
         lap("nccl", &mut clock);
     }
     if plan.has(Step::Gemm) {
@@ -126,6 +78,86 @@ pub fn run_probe(
     notes.dedup();
     profile.provenance.notes = notes;
     Ok(profile)
+}
+
+/// Who made the profile, when, on which driver, and the environment that shapes NCCL.
+fn provenance(inv: &crate::inventory::Inventory, hypervisor: Option<String>) -> Provenance {
+    Provenance {
+        tool: "probe run".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        created_utc: rfc3339_now(),
+        hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|s| s.trim().to_string()),
+        driver_version: inv.driver_version.clone(),
+        cuda_version: inv.cuda_version.clone(),
+        hypervisor,
+        env: std::env::vars()
+            // NCCL_VERSION is set by NVIDIA's container images and shapes nothing.
+            .filter(|(k, _)| {
+                (k.starts_with("NCCL_") && k != "NCCL_VERSION") || k == "CUDA_VISIBLE_DEVICES"
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// The P2P step: every pair (or a sample of them) measured, then classified.
+fn p2p_step(
+    backend: &mut dyn Backend,
+    plan: &RunPlan,
+    profile: &MachineProfile,
+    links: &mut Vec<models::profile::PairLink>,
+    notes: &mut Vec<String>,
+    progress: &mut dyn FnMut(String),
+) -> Result<()> {
+    if plan.no_peer_access {
+        notes.push("--no-peer-access: peer access was never enabled; every GPU pair was measured only as host-staged copies (D2H into pinned memory, then H2D)".into());
+    }
+    let sampled = if plan.p2p_sample_pairs {
+        crate::p2p_sample::sampled_pairs(&profile.devices, links)
+    } else {
+        vec![true; links.len()]
+    };
+    backend.p2p(plan, links, &sampled, notes, progress)?;
+    if sampled.contains(&false) {
+        notes.push(crate::p2p_sample::annotate(
+            &profile.devices,
+            links,
+            &sampled,
+        ));
+    }
+    for l in links.iter_mut() {
+        crate::classify::classify(l);
+    }
+    Ok(())
+}
+
+/// The NCCL step: collectives per group and environment, NCCL's version and the transport it
+/// picked per peer.
+fn nccl_step(
+    backend: &mut dyn Backend,
+    plan: &RunPlan,
+    profile: &mut MachineProfile,
+    links: &[models::profile::PairLink],
+    notes: &mut Vec<String>,
+    progress: &mut dyn FnMut(String),
+) -> Result<()> {
+    let groups = crate::nccl::choose_groups(&profile.devices, links);
+    let out = backend.nccl(plan, &groups, links, progress)?;
+    profile.provenance.nccl_version = out.version;
+    profile.provenance.nccl_library_path = out.library_path;
+    profile.collectives = out.curves;
+    if out.transports.is_empty() {
+        notes.push(if groups.iter().all(|g| g.len() < 2) {
+            "nccl_transports: empty: every NCCL group has one rank, which has no peer to pick a transport for".into()
+        } else {
+            "nccl_transports: NCCL printed no channel lines (NCCL_DEBUG set by the user to less than INFO?)".into()
+        });
+    }
+    profile.nccl_transports = out.transports;
+    notes.extend(out.notes);
+    Ok(())
 }
 
 /// The current UTC time as RFC 3339 (`2026-11-29T15:04:05Z`).
