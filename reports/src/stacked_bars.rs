@@ -14,6 +14,7 @@ use crate::axis::{Scale, format_number, format_value};
 use crate::error::ReportError;
 use crate::labels::CategoryLabels;
 use crate::legend::{self, Entry, Swatch};
+use crate::style::Canvas;
 use crate::style::{
     AXIS_TITLE_SIZE, LABEL_SIZE, MARGIN_PX, PLOT_HEIGHT_PX, PLOT_WIDTH_PX, Rgb, TITLE_SIZE,
     clean_text, palette_colour, render_svg, text_height_px, text_style, text_width_px, with_unit,
@@ -170,51 +171,78 @@ pub(crate) fn render(
         labels.draw(canvas, title, &anchors)?;
 
         if let (Some(r), Some(label)) = (&reference, &ref_label) {
-            let line = RGBColor(0xc0, 0x00, 0x00);
-            let (x0, y) = ctx.backend_coord(&(0.0, r.value_units));
-            let (x1, _) = ctx.backend_coord(&(n as f64, r.value_units));
-            crate::style::draw_dashed_segment(
-                canvas,
-                (x0, y),
-                (x1, y),
-                line,
-                crate::style::Dash::Dashed,
-                2,
-            )
-            .map_err(&err)?;
-            canvas
-                .draw_text(
-                    label,
-                    &text_style(LABEL_SIZE, line).pos(Pos::new(HPos::Left, VPos::Center)),
-                    (x1 + 6, y),
-                )
-                .map_err(&err)?;
+            draw_reference(canvas, &ctx, r.value_units, label, n, title)?;
         }
-
         // Totals last, on a white backing, so the reference line never runs through them.
-        for (ci, total) in totals.iter().enumerate() {
-            let (x, y_top) = ctx.backend_coord(&(ci as f64 + 0.5, *total));
-            let text = format_value(*total);
-            let half_w = text_width_px(&text, LABEL_SIZE) as i32 / 2 + 2;
-            let h = text_height_px(LABEL_SIZE) as i32;
-            canvas
-                .draw(&Rectangle::new(
-                    [(x - half_w, y_top - 3 - h), (x + half_w, y_top - 2)],
-                    WHITE.filled(),
-                ))
-                .map_err(&err)?;
-            canvas
-                .draw_text(
-                    &text,
-                    &text_style(LABEL_SIZE, BLACK).pos(Pos::new(HPos::Center, VPos::Bottom)),
-                    (x, y_top - 3),
-                )
-                .map_err(&err)?;
-        }
-
+        draw_totals(canvas, &ctx, &totals, title)?;
         legend::draw(canvas, title, &entries, (legend_x, title_px as i32 + 10))
     })?;
     Ok(legend::annotate(svg, entries.len(), legend_x))
+}
+
+/// The plot's coordinates: categories across, values up.
+type Plot<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Ticked, Ticked>>;
+
+/// A dashed red line across the plot at `value_units`, `label` at its right end.
+fn draw_reference(
+    canvas: &Canvas<'_>,
+    ctx: &Plot<'_, '_>,
+    value_units: f64,
+    label: &str,
+    n: usize,
+    title: &str,
+) -> Result<(), ReportError> {
+    let err = ReportError::draw(title);
+    let line = RGBColor(0xc0, 0x00, 0x00);
+    let (x0, y) = ctx.backend_coord(&(0.0, value_units));
+    let (x1, _) = ctx.backend_coord(&(n as f64, value_units));
+    crate::style::draw_dashed_segment(
+        canvas,
+        (x0, y),
+        (x1, y),
+        line,
+        crate::style::Dash::Dashed,
+        2,
+    )
+    .map_err(&err)?;
+    canvas
+        .draw_text(
+            label,
+            &text_style(LABEL_SIZE, line).pos(Pos::new(HPos::Left, VPos::Center)),
+            (x1 + 6, y),
+        )
+        .map_err(&err)?;
+    Ok(())
+}
+
+/// Each bar's total above it, on a white backing.
+fn draw_totals(
+    canvas: &Canvas<'_>,
+    ctx: &Plot<'_, '_>,
+    totals: &[f64],
+    title: &str,
+) -> Result<(), ReportError> {
+    let err = ReportError::draw(title);
+    for (ci, total) in totals.iter().enumerate() {
+        let (x, y_top) = ctx.backend_coord(&(ci as f64 + 0.5, *total));
+        let text = format_value(*total);
+        let half_w = text_width_px(&text, LABEL_SIZE) as i32 / 2 + 2;
+        let h = text_height_px(LABEL_SIZE) as i32;
+        canvas
+            .draw(&Rectangle::new(
+                [(x - half_w, y_top - 3 - h), (x + half_w, y_top - 2)],
+                WHITE.filled(),
+            ))
+            .map_err(&err)?;
+        canvas
+            .draw_text(
+                &text,
+                &text_style(LABEL_SIZE, BLACK).pos(Pos::new(HPos::Center, VPos::Bottom)),
+                (x, y_top - 3),
+            )
+            .map_err(&err)?;
+    }
+    Ok(())
 }
 
 /// Checks shapes and values; returns the bar totals.
