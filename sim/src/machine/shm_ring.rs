@@ -24,6 +24,11 @@
 //!   (`NCCL_BUFFSIZE` 4 MiB / `NCCL_STEPS` 8), then the bytes at the staged bandwidth shared by the
 //!   channels.
 //!
+//! - SGLang without P2P: its custom all-reduce (`custom_all_reduce.py`, from vLLM's) checks P2P
+//!   between the ranks and disables itself ("Custom allreduce is disabled because your platform
+//!   lacks GPU P2P capability or P2P test failed"), so NCCL runs every all-reduce; `cost::comm`
+//!   does the same through `Machine::p2p_ok`.
+//!
 //! Each ring step is one hop: the receiver's round trip(s) plus its chunk at the protocol's rate;
 //! 2(n−1) steps for all-reduce, n−1 for all-gather and reduce-scatter. All-to-all and send/recv are
 //! one exchange of every peer's share at once. The round trip, the bandwidths and the channel count
