@@ -122,6 +122,31 @@ mod tests {
     }
 
     #[test]
+    fn a_vm_profile_without_nccl_curves_is_costed_as_the_fallback_shm_ring() {
+        // the user's VM as a probe profile that timed no collective: host-bounced pairs, the
+        // lent guest's staging on every GPU, sockets 0-3 / 4-7, compute capability 12.0
+        let lent = lent_vm();
+        let mut p = crate::presets::machine_preset("rtx-pro-6000-x8-vm-hostbounce").unwrap();
+        p.collectives.clear();
+        for d in 0..8 {
+            p.host_staging
+                .extend(lent.host_staging.iter().cloned().map(|mut c| {
+                    c.device = d;
+                    c
+                }));
+        }
+        let all: Vec<u32> = (0..8).collect();
+        let f = from_profile(&p, &all).unwrap();
+        assert_eq!(f.tuner_ring_gb_per_s, FALLBACK_RING_GB_PER_S, "{f:?}");
+        let m = crate::machine::Machine::from_profile("vm", p).unwrap();
+        let ar = m.collective(models::profile::CollectiveOp::AllReduce, &all);
+        assert!(ar.source.contains("NCCL SHM ring"), "{}", ar.source);
+        // one socket does not cross the inter-CPU link: NCCL's ring search succeeds there
+        let socket = from_profile(&m.profile, &[0, 1, 2, 3]).unwrap();
+        assert_eq!(socket.tuner_ring_gb_per_s, PCIE5_X16_GB_PER_S);
+    }
+
+    #[test]
     fn no_staging_measurement_gives_none() {
         let mut p = lent_vm();
         p.host_staging.clear();
