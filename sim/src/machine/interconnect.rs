@@ -11,17 +11,19 @@
 //!    same buffer (each rank moves (n−1)/n of it either way); send/recv from the pair's P2P or
 //!    host-staged link curve, else a 2-GPU all-gather of twice the bytes;
 //! 6. no collective measured but the pairs' links were (`probe import p2p`, a probe run without
-//!    NCCL): an alpha–beta ring over the group's measured links, each pair by the mode it really
-//!    uses (host-staged copies where the pair bounces through host memory), the slowest pair's
+//!    NCCL): where the pairs bounce through host memory and the profile measured the mapped-kernel
+//!    host staging, NCCL's SHM ring as NCCL runs it ([`super::shm_ring`]); else an alpha–beta ring
+//!    over the group's measured links, each pair by the mode it really uses, the slowest pair's
 //!    latency and bandwidth for every step;
 //! 7. nothing measured: an alpha–beta ring over the GPU's datasheet link (NVLink, else PCIe).
 
 use super::curve::CommCurve;
 use super::placement::link_rank;
+use super::shm_figures;
 use models::GpuSpec;
 use models::profile::{
-    CollectiveCurve, CollectiveOp, CollectiveStatus, Direction, LinkClass, PairClass, PairLink,
-    TransferMode,
+    CollectiveCurve, CollectiveOp, CollectiveStatus, Direction, LinkClass, MachineProfile,
+    PairClass, PairLink, TransferMode,
 };
 
 /// Bytes per second one direction of a PCIe link of `gen` × `lanes` carries in practice
@@ -91,6 +93,8 @@ pub struct Interconnect<'a> {
     pub gpu: &'a GpuSpec,
     /// Link class between two devices.
     pub class_of: &'a dyn Fn(u32, u32) -> LinkClass,
+    /// The profile whose host staging and NCCL lines cost host-staged groups (`None`: none).
+    pub staging: Option<&'a MachineProfile>,
 }
 
 impl Interconnect<'_> {
@@ -135,6 +139,24 @@ impl Interconnect<'_> {
             step_s = step_s.max(lat);
             bytes_per_s = bytes_per_s.min(bw);
             staged |= host;
+        }
+        if let Some(fig) = staged
+            .then(|| {
+                self.staging
+                    .and_then(|p| shm_figures::from_profile(p, devices))
+            })
+            .flatten()
+        {
+            return Some(fig.curve(
+                op,
+                n as u32,
+                format!(
+                    "derived: no {} measured, GPUs {} bounce through host memory: {}",
+                    op_name(op),
+                    devices_label(devices),
+                    fig.describe()
+                ),
+            ));
         }
         let how = if staged { "host-staged" } else { "P2P" };
         Some(CommCurve::alpha_beta(

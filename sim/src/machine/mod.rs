@@ -14,6 +14,8 @@ pub mod interconnect;
 pub mod network;
 pub mod nodes;
 pub mod placement;
+pub mod shm_figures;
+pub mod shm_ring;
 
 use crate::error::{Result, SimError};
 use curve::CommCurve;
@@ -300,6 +302,7 @@ impl Machine {
             links: &self.profile.links,
             gpu: &self.gpu,
             class_of,
+            staging: Some(&self.profile),
         }
     }
 

@@ -243,6 +243,7 @@ impl Network<'_> {
             links: &[],
             gpu: self.intra.gpu,
             class_of: &class_of,
+            staging: None,
         };
         if let Some(c) = rails.resolve(op, heads) {
             return c;

@@ -1,0 +1,195 @@
+//! The user's VM without P2P (issue 26), as a bar: GLM-5-NVFP4 TP8 on the
+//! `rtx-pro-6000-x8-vm-hostbounce` preset with the calibration fitted on the user's own server log,
+//! against what the user measured in that VM (data/observations/user-box.json): ~11 tok/s at one
+//! stream, ~225 output tok/s at 64 concurrent, 210–247 with CUDA graphs (no gain).
+//!
+//! Lengths: the run did not record them; total/output = 516/225 fixes input/output = 1.293, so
+//! 1293 input and 1000 output tokens, fixed (`--random-range-ratio 1.0`).
+//!
+//! What it asserts is what the model honestly reaches, not the acceptance bar where it misses:
+//! one stream and the CUDA-graph gain at 64 are inside the bars (25%, 10%); 64 concurrent is
+//! 1.8–2.8× too fast (the preset's host-staged curves are synthesized, nothing of it was timed in
+//! the VM). The last test shows what a profile's measured collectives would settle: the same
+//! preset with every collective 3.4× slower (what the user's GLM-5 numbers imply for the 8-GPU
+//! all-reduce: ~1.35 ms at 786 KB, 64 tokens × 6144 × 2 B, against 0.40 ms in the preset) meets
+//! 64 concurrent and the graph gain, yet the user's GLM-4.7 log cannot be fitted on it; `probe
+//! run --quick` in the VM measures exactly those curves.
+
+mod common;
+
+use common::sim_stdout;
+
+const LOG: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../data/observations/logs/glm47-fp8-tp8-calibration.log"
+);
+const VM: &str = "rtx-pro-6000-x8-vm-hostbounce";
+const C1_TOK_S: f64 = 11.0;
+const C64_TOK_S: f64 = 225.0;
+/// 210–247 with CUDA graphs against 225 eager: the centre of the user's range is no gain.
+const USER_GRAPH_GAIN: f64 = 1.0;
+
+fn calibrate(dir: &std::path::Path, machine: &str) -> String {
+    let cal = dir.join("cal.json");
+    let cal_s = cal.to_str().unwrap().to_string();
+    sim_stdout(&[
+        "calibrate",
+        "--machine",
+        machine,
+        "--model",
+        "glm-4.7-fp8",
+        "--server-log",
+        LOG,
+        "--output",
+        &cal_s,
+    ]);
+    cal_s
+}
+
+/// Output tok/s of GLM-5-NVFP4 TP8 at `concurrency`, eager or with CUDA graphs.
+fn output_tok_s(machine: &str, cal: &str, concurrency: u32, eager: bool) -> f64 {
+    let c = concurrency.to_string();
+    let prompts = (2 * concurrency).to_string();
+    let mut args = vec![
+        "run",
+        "--machine",
+        machine,
+        "--model",
+        "glm-5-nvfp4",
+        "--tp",
+        "8",
+        "--calibration",
+        cal,
+        "--random-input-len",
+        "1293",
+        "--random-output-len",
+        "1000",
+        "--random-range-ratio",
+        "1.0",
+        "--max-concurrency",
+        &c,
+        "--num-prompts",
+        &prompts,
+        "--format",
+        "json",
+    ];
+    if eager {
+        args.push("--disable-cuda-graph");
+    }
+    let v: serde_json::Value = serde_json::from_str(&sim_stdout(&args)).unwrap();
+    v["output_throughput"].as_f64().expect("output_throughput")
+}
+
+/// (c1 eager, c64 eager, c64 graphs) on `machine` with the calibration file `cal`.
+fn bars(machine: &str, cal: &str) -> (f64, f64, f64) {
+    (
+        output_tok_s(machine, cal, 1, true),
+        output_tok_s(machine, cal, 64, true),
+        output_tok_s(machine, cal, 64, false),
+    )
+}
+
+#[test]
+fn the_preset_meets_one_stream_and_the_graph_gain_and_misses_64_concurrent() {
+    let dir = tempfile::tempdir().unwrap();
+    let cal = calibrate(dir.path(), VM);
+    let (c1, c64, c64_graphs) = bars(VM, &cal);
+    let gain = c64_graphs / c64;
+    assert!((c1 / C1_TOK_S - 1.0).abs() <= 0.25, "c1 {c1:.1} tok/s");
+    assert!(
+        (gain / USER_GRAPH_GAIN - 1.0).abs() <= 0.10,
+        "gain {gain:.3}"
+    );
+    // the documented miss: 521 vs ~225 when this was written
+    let over = c64 / C64_TOK_S;
+    assert!(
+        (1.8..=2.8).contains(&over),
+        "c64 {c64:.1} tok/s, {over:.2}× the user's"
+    );
+}
+
+#[test]
+fn slower_collectives_would_close_the_gap_but_the_users_log_rejects_them() {
+    // a profile as `probe run` in the VM would write it, if its all-reduce took what the user's
+    // GLM-5 numbers imply: the preset with every collective curve 3.4× slower
+    let mut p = sim::presets::machine_preset(VM).unwrap();
+    for c in &mut p.collectives {
+        for pt in &mut c.points {
+            pt.time_us.median *= 3.4;
+            pt.time_us.p10 *= 3.4;
+            pt.time_us.p90 *= 3.4;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vm-implied.json");
+    std::fs::write(&path, serde_json::to_string(&p).unwrap()).unwrap();
+    let implied = path.to_str().unwrap();
+    // with the knobs the log gives on the preset (its CPU time per launch), 64 concurrent and
+    // the graph gain are met; one stream comes out −26% (8.1 tok/s): scaling every size alike
+    // also slows the small all-reduces one stream runs
+    let on_preset = calibrate(dir.path(), VM);
+    let (c1, c64, c64_graphs) = bars(implied, &on_preset);
+    assert!((c1 / C1_TOK_S - 1.0).abs() <= 0.30, "c1 {c1:.1}");
+    assert!((c64 / C64_TOK_S - 1.0).abs() <= 0.25, "c64 {c64:.1}");
+    let gain = c64_graphs / c64;
+    assert!(
+        (gain / USER_GRAPH_GAIN - 1.0).abs() <= 0.10,
+        "gain {gain:.3}"
+    );
+    // but the GLM-4.7 log cannot be fitted on such a box: its eager steps at 64 and 128 running
+    // (102.6, 103.5 ms) leave no room for all-reduces that slow, so the log was not run on it
+    // (P2P during those runs was not recorded) or the collectives are not what is slow
+    let own = dir.path().join("own");
+    std::fs::create_dir_all(&own).unwrap();
+    let refit = calibrate(&own, implied);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(refit).unwrap()).unwrap();
+    let err = v["median_abs_error_pct"].as_f64().expect("median error");
+    assert!(
+        err > 20.0,
+        "the log fits a 3.4× slower interconnect to {err:.1}%"
+    );
+}
+
+#[test]
+fn healthy_host_staging_would_make_the_vm_faster_and_graphs_pay() {
+    // the preset's GPUs with no collective measured and the host staging probe measured in a
+    // KVM guest (the lent H200: 3.2 µs round trip, ~51 GB/s), copied onto all eight GPUs: sim
+    // costs NCCL's SHM ring from them (`sim::machine::shm_ring`)
+    let lent = models::MachineProfile::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../probe/profiles/h200-x1.vm-fields.json"
+    )))
+    .unwrap();
+    let mut p = sim::presets::machine_preset(VM).unwrap();
+    p.collectives.clear();
+    for d in 0..8 {
+        p.host_staging
+            .extend(lent.host_staging.iter().cloned().map(|c| {
+                let mut c = c;
+                c.device = d;
+                c
+            }));
+        // only the graph-node floor (the round trip's baseline), not the H200's host launch times
+        let graph_floor = lent
+            .launch
+            .iter()
+            .filter(|l| l.kind == models::profile::LaunchKind::GraphNode);
+        p.launch.extend(graph_floor.cloned().map(|l| {
+            let mut l = l;
+            l.device = d;
+            l
+        }));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vm-shm.json");
+    std::fs::write(&path, serde_json::to_string(&p).unwrap()).unwrap();
+    let cal = calibrate(dir.path(), VM);
+    let shm = path.to_str().unwrap();
+    let eager = output_tok_s(shm, &cal, 64, true);
+    let graphs = output_tok_s(shm, &cal, 64, false);
+    // 550 and 839 tok/s when this was written: further from the user's 225, and a graph gain
+    // the user did not see
+    assert!(eager > 2.0 * C64_TOK_S, "eager {eager:.1}");
+    assert!(graphs / eager > 1.3, "gain {:.2}", graphs / eager);
+}
