@@ -114,7 +114,11 @@ fn local_experts(spec: &ModelSpec, layout: &Layout) -> (u64, u64) {
 fn attention(r: &mut Replay, spec: &ModelSpec, layout: &Layout, layer: u32) {
     let h = spec.hidden_size;
     let f = spec.formats.attention;
-    let split = if layout.dp_attention { 1 } else { layout.tp.max(1) } as u64;
+    let split = if layout.dp_attention {
+        1
+    } else {
+        layout.tp.max(1)
+    } as u64;
     match spec.attention {
         AttentionSpec::Mla {
             num_heads,
@@ -259,7 +263,11 @@ fn moe_path(spec: &ModelSpec) -> Option<MoePath> {
 fn vision(r: &mut Replay, spec: &ModelSpec, layout: &Layout) {
     let Some(v) = &spec.vision else { return };
     let (h, i, p) = (v.hidden_size, v.intermediate_size, v.patch_size as u64);
-    let split = if layout.dp_attention { 1 } else { layout.tp.max(1) } as u64;
+    let split = if layout.dp_attention {
+        1
+    } else {
+        layout.tp.max(1)
+    } as u64;
     r.keep(3 * p * p * h * 2);
     r.keep(v.pos_emb_positions * h * 2);
     for _ in 0..v.num_layers {
@@ -272,7 +280,13 @@ fn vision(r: &mut Replay, spec: &ModelSpec, layout: &Layout) {
     r.keep(spec.hidden_size * merged * 2);
 }
 
-fn run(spec: &ModelSpec, layout: &Layout, layers: Range<u32>, first: bool, last: bool) -> LoadReplay {
+fn run(
+    spec: &ModelSpec,
+    layout: &Layout,
+    layers: Range<u32>,
+    first: bool,
+    last: bool,
+) -> LoadReplay {
     let path = moe_path(spec).expect("checked by the caller");
     let (h, tp) = (spec.hidden_size, layout.tp.max(1) as u64);
     let vocab_split = if layout.dp_attention { 1 } else { tp };
@@ -280,13 +294,21 @@ fn run(spec: &ModelSpec, layout: &Layout, layers: Range<u32>, first: bool, last:
     let mut r = Replay::default();
     vision(&mut r, spec, layout);
     if first {
-        r.keep(bytes(spec.vocab_size / vocab_split * h, spec.formats.embeddings));
+        r.keep(bytes(
+            spec.vocab_size / vocab_split * h,
+            spec.formats.embeddings,
+        ));
     }
     let mut moe = Vec::new();
     for l in layers {
         attention(&mut r, spec, layout, l);
         if !spec.moe_layers.get(l as usize).copied().unwrap_or(false) {
-            mlp(&mut r, h, spec.dense_intermediate_size / tp, spec.formats.dense_mlp);
+            mlp(
+                &mut r,
+                h,
+                spec.dense_intermediate_size / tp,
+                spec.formats.dense_mlp,
+            );
             continue;
         }
         r.keep(e * h * 2); // router, all experts on every rank in SGLang: E × h
@@ -323,7 +345,9 @@ pub fn replay_stage(
 ) -> Option<LoadReplay> {
     moe_path(spec)?;
     static MEMO: OnceLock<Mutex<HashMap<String, LoadReplay>>> = OnceLock::new();
-    let flags = spec.moe_layers.get(layers.start as usize..layers.end as usize);
+    let flags = spec
+        .moe_layers
+        .get(layers.start as usize..layers.end as usize);
     let key = format!(
         "{:?}|{:?}|{:?}|{:?}|{}|{}|{}|{:?}|{layers:?}|{first}|{last}|{}|{}|{}|{:?}",
         spec.attention,

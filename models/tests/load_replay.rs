@@ -3,9 +3,9 @@
 //! (`probe/bench/nvfp4_load_replay.py`, `probe/bench/marlin_moe_load_replay.py`; profiles in
 //! `probe/profiles/`), and the same sequences through `models::alloc_model`.
 
-use models::layout::Layout;
-use models::load_replay::{replay_stage, LoadReplay};
 use models::ModelSpec;
+use models::layout::Layout;
+use models::load_replay::{LoadReplay, replay_stage};
 use serde_json::Value;
 
 fn whole_model_tp8(model: &str) -> LoadReplay {
@@ -39,9 +39,13 @@ fn field(r: &Value, key: &str) -> u64 {
 fn first_replay_outside_allocator_bytes() -> u64 {
     let p = profile("nvfp4-load-replay-h200.json");
     let first = &p["results"][0];
-    let outside = field(first, "free_before_minus_after_bytes") - field(first, "allocator_reserved_bytes");
+    let outside =
+        field(first, "free_before_minus_after_bytes") - field(first, "allocator_reserved_bytes");
     for r in p["results"].as_array().unwrap().iter().skip(1) {
-        assert_eq!(field(r, "free_before_minus_after_bytes"), field(r, "allocator_reserved_bytes"));
+        assert_eq!(
+            field(r, "free_before_minus_after_bytes"),
+            field(r, "allocator_reserved_bytes")
+        );
     }
     outside
 }
@@ -53,7 +57,8 @@ fn first_replay_outside_allocator_bytes() -> u64 {
 fn marlin_int4_replay_reserves_what_the_h200_reserved() {
     let p = profile("marlin-moe-load-replay-h200.json");
     let device = result(&p, "kimi-k2.5", "register_new");
-    let reserved = field(device, "free_before_minus_after_bytes") - first_replay_outside_allocator_bytes();
+    let reserved =
+        field(device, "free_before_minus_after_bytes") - first_replay_outside_allocator_bytes();
     let r = whole_model_tp8("kimi-k2.5");
     assert_eq!(r.reserved_bytes, reserved);
     // the device's live set held one more 512-byte index tensor (the scale permutation)
@@ -74,7 +79,10 @@ fn nvfp4_replay_holes_match_the_h200_replay() {
         let device = (field(d, "allocator_reserved_bytes") - field(d, "live_tensor_bytes")) as f64;
         let modelled = whole_model_tp8(model).hole_bytes() as f64;
         let err = modelled / device - 1.0;
-        println!("{model}: hole {modelled} vs device {device} ({:+.1}%)", err * 100.0);
+        println!(
+            "{model}: hole {modelled} vs device {device} ({:+.1}%)",
+            err * 100.0
+        );
         assert!(err.abs() < 0.03, "{model}: {err}");
     }
 }

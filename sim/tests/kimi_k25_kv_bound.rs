@@ -41,18 +41,37 @@ fn run_at(concurrency: u32) -> (Value, String) {
 fn kimi_k25_int4_saturates_from_c32_and_says_kv_bound() {
     let (base, warn) = run_at(32);
     let pool = base["kv_capacity_tokens"].as_u64().unwrap();
-    assert!((2_000..10_000).contains(&pool), "a few thousand tokens: {pool}");
+    assert!(
+        (2_000..10_000).contains(&pool),
+        "a few thousand tokens: {pool}"
+    );
     let running = base["peak_running_requests"].as_u64().unwrap();
     // SGLang reserves prompt + output (356 tokens) per admitted request
-    assert!(running < 32 && running.abs_diff(pool / 356) <= 2, "{running} of {pool}");
+    assert!(
+        running < 32 && running.abs_diff(pool / 356) <= 2,
+        "{running} of {pool}"
+    );
     assert!(warn.contains("KV-bound: kimi-k2.5 on TP8"), "{warn}");
-    assert!(warn.contains(&format!("about {} of the 32 requests", pool / 356)), "{warn}");
+    assert!(
+        warn.contains(&format!("about {} of the 32 requests", pool / 356)),
+        "{warn}"
+    );
     let tok_s = base["output_throughput"].as_f64().unwrap();
     for c in [128, 1000] {
         let (r, w) = run_at(c);
-        assert_eq!(r["peak_running_requests"].as_u64().unwrap(), running, "c{c}");
+        assert_eq!(
+            r["peak_running_requests"].as_u64().unwrap(),
+            running,
+            "c{c}"
+        );
         let t = r["output_throughput"].as_f64().unwrap();
-        assert!((t / tok_s - 1.0).abs() < 0.03, "c{c}: {t} vs {tok_s} at c32");
-        assert!(w.contains(&format!("of the {c} requests run at once")), "{w}");
+        assert!(
+            (t / tok_s - 1.0).abs() < 0.03,
+            "c{c}: {t} vs {tok_s} at c32"
+        );
+        assert!(
+            w.contains(&format!("of the {c} requests run at once")),
+            "{w}"
+        );
     }
 }
