@@ -218,7 +218,7 @@ fn process_experts(r: &mut Replay, path: MoePath, mut t: Vec<Tensor>, (e, h, i):
             r.keep(e * 4);
             for (idx, (m, k)) in [(2usize, (2 * i, h / 16)), (4, (h, i / 16))] {
                 let s = r.swizzle(e, m, k);
-                let old = std::mem::replace(&mut t[idx], (None, 0));
+                let old = std::mem::take(&mut t[idx]);
                 r.drop_tensor(old);
                 r.drop_tensor(s);
             }
