@@ -31,7 +31,14 @@ import sys
 
 import torch
 
-from nvfp4_load_replay import TP, attention_tensors, empty, live_bytes, shared_expert_tensors
+from nvfp4_load_replay import (
+    TP,
+    allocator_result,
+    attention_tensors,
+    empty,
+    live_bytes,
+    shared_expert_tensors,
+)
 
 VARIANTS = ("register_new", "inplace")
 # data/hf-configs/Kimi-K2.5.json (text_config): the Kimi-K2 language model, routed experts
@@ -158,17 +165,7 @@ def replay(c, variant):
     e, h, i = c["experts"], c["hidden"], c["inter"] // TP
     used = free_before - free_after
     out = {
-        "model": "kimi-k2.5",
-        "variant": variant,
-        "tp": TP,
-        "moe_layers": len(moe_layers),
-        "free_before_minus_after_bytes": used,
-        "live_tensor_bytes": live,
-        "allocator_reserved_bytes": torch.cuda.memory_reserved(),
-        "allocator_allocated_bytes": torch.cuda.memory_allocated(),
-        "hole_bytes": used - live,
-        "hole_bytes_per_moe_layer": (used - live) / max(len(moe_layers), 1),
-        "cached_not_live_after_each_layer_bytes": per_layer,
+        **allocator_result("kimi-k2.5", variant, len(moe_layers), used, live, per_layer),
         "w13_packed_bytes_per_layer": e * h * 2 * i // 2,
         "w2_packed_bytes_per_layer": e * i * h // 2,
         "w13_scale_bytes_per_layer": e * (h // c["group"]) * 2 * i * 2,
