@@ -24,16 +24,15 @@
 //!   tensors, which its "weights" figure (free memory before minus after loading) counts:
 //!   - MLA: `deepseek_v2.py::post_load_weights` makes `w_kc` / `w_vc`, contiguous BF16 copies of
 //!     `kv_b_proj` split per head, and keeps `kv_b_proj`: one more `kv_b_proj` per layer and GPU.
-//!   - NVFP4 routed experts: `modelopt_quant.py::ModelOptNvFp4FusedMoEMethod.create_weights`
-//!     builds each swizzled block-scale buffer through `swizzle_blockscale`, whose zero-padded
-//!     temporary is freed at once; the layer's next tensor, `w2_weight_scale`, is placed in that
-//!     freed block, beside the persistent `w2_blockscale_swizzled`.
-//!     `process_weights_after_loading` (the cutlass path) later deletes `w2_weight_scale`, and
-//!     the caching allocator cannot return a block whose segment still holds live tensors: one
-//!     `w2_weight_scale` (`E × H × I/16` fp8 bytes, `1/tp` of it per GPU) per MoE layer stays as
-//!     a hole. Replayed with the real shapes on an H200 (`probe/bench/nvfp4_load_replay.py`,
-//!     `probe/profiles/nvfp4-load-replay-h200.json`): 1.96 GiB for GLM-5-NVFP4 and 2.54 GiB
-//!     for Kimi-K2-Thinking-NVFP4 at TP8, against 1.76 / 2.46 GiB of w2 scales.
+//!   - Routed experts SGLang post-processes after loading (NVFP4's block-scale swizzle, INT4
+//!     W4A16's Marlin repack): the caching allocator's holes, from replaying the load sequence
+//!     with the stage's tensor shapes ([`crate::load_replay`]; it reproduces the H200 replays
+//!     of `probe/bench/*_load_replay.py` to the byte). NVFP4: `create_weights` frees a
+//!     zero-padded `swizzle_blockscale` temporary that the next tensor fills, and processing
+//!     deletes `w2_weight_scale` inside a live segment (GLM-5-NVFP4 TP8: 1.92 GiB). Marlin: the
+//!     repacked weights and scales are new tensors that land in the previous layer's freed
+//!     buffers, and the last buffers are only partly refilled (Kimi-K2.5 TP8: 0.61 GiB, of which
+//!     0.45 GiB is what rounding and the 20 MiB segments of 1–10 MiB tensors leave anyway).
 
 use crate::error::Result;
 use crate::format::KvDtype;
@@ -161,7 +160,7 @@ pub fn footprint_with(
         // bytes, not parameters: BF16 is 2 bytes a value
         add(
             ModelPart::LoadOverhead,
-            load_overhead_bytes(spec, layout, layers.clone()) / 2.0,
+            load_overhead_bytes(spec, layout, layers.clone(), stage == 0, stage == last) / 2.0,
         );
         if stage == last {
             let h = spec.hidden_size as f64;
@@ -221,33 +220,20 @@ pub fn mla_absorbed_copy_bytes_per_layer(spec: &ModelSpec, layout: &Layout) -> f
     }
 }
 
-/// Bytes of the allocator hole one NVFP4 MoE layer leaves on one GPU: its `w2_weight_scale`,
-/// `E × H × I/16` fp8 values, `1/tp` of them per GPU whatever the EP split; 0 unless the routed
-/// experts are NVFP4.
-pub fn nvfp4_moe_hole_bytes_per_layer(spec: &ModelSpec, layout: &Layout) -> f64 {
-    match spec.moe {
-        Some(m) if spec.formats.routed_experts == crate::format::WeightFormat::Nvfp4 => {
-            m.num_routed_experts as f64
-                * spec.hidden_size as f64
-                * m.expert_intermediate_size as f64
-                / 16.0
-                / layout.tp.max(1) as f64
-        }
-        _ => 0.0,
-    }
-}
-
 /// Bytes SGLang holds beside the checkpoint's tensors after loading `layers` on one GPU of
-/// `layout` ([`ModelPart::LoadOverhead`], see the module docs).
-pub fn load_overhead_bytes(spec: &ModelSpec, layout: &Layout, layers: Range<u32>) -> f64 {
-    let absorbed = mla_absorbed_copy_bytes_per_layer(spec, layout);
-    let hole = nvfp4_moe_hole_bytes_per_layer(spec, layout);
-    layers
-        .map(|l| {
-            let moe = spec.moe_layers.get(l as usize).copied().unwrap_or(false);
-            absorbed + if moe { hole } else { 0.0 }
-        })
-        .sum()
+/// `layout` ([`ModelPart::LoadOverhead`], see the module docs); `first` / `last`: the stage
+/// holds the embedding / the head.
+pub fn load_overhead_bytes(
+    spec: &ModelSpec,
+    layout: &Layout,
+    layers: Range<u32>,
+    first: bool,
+    last: bool,
+) -> f64 {
+    let absorbed = mla_absorbed_copy_bytes_per_layer(spec, layout) * layers.len() as f64;
+    let holes = crate::load_replay::replay_stage(spec, layout, layers, first, last)
+        .map_or(0, |r| r.hole_bytes());
+    absorbed + holes as f64
 }
 
 impl Footprint {

@@ -17,6 +17,7 @@
 //! This crate measures and simulates nothing: it only describes. Units are bytes and seconds unless
 //! a name says otherwise (`_gb_per_s` uses GB = 1e9 bytes, as nccl-tests reports; `_us` is µs).
 
+pub mod alloc_model;
 pub mod error;
 pub mod footprint;
 pub mod format;
@@ -24,6 +25,7 @@ pub mod gpu;
 pub mod hf;
 pub mod io;
 pub mod layout;
+pub mod load_replay;
 mod minire;
 pub mod presets;
 pub mod profile;

@@ -144,6 +144,23 @@ def process(layer, variant):
         layer.setdefault("_params", []).append(empty((e, 3), torch.int64))
 
 
+def allocator_result(name, variant, moe_layers, used, live, per_layer):
+    """The fields every replay reports: what left the GPU, what lives, the allocator's view."""
+    return {
+        "model": name,
+        "variant": variant,
+        "tp": TP,
+        "moe_layers": moe_layers,
+        "free_before_minus_after_bytes": used,
+        "live_tensor_bytes": live,
+        "allocator_reserved_bytes": torch.cuda.memory_reserved(),
+        "allocator_allocated_bytes": torch.cuda.memory_allocated(),
+        "hole_bytes": used - live,
+        "hole_bytes_per_moe_layer": (used - live) / max(moe_layers, 1),
+        "cached_not_live_after_each_layer_bytes": per_layer,
+    }
+
+
 def live_bytes(tensors):
     return sum(t.numel() * t.element_size() for t in tensors)
 
@@ -180,17 +197,7 @@ def replay(name, c, variant):
     swizzled = e * ru(2 * i, 128) * ru(h // 16, 4) + e * ru(h, 128) * ru(i // 16, 4)
     used = free_before - free_after
     out = {
-        "model": name,
-        "variant": variant,
-        "tp": TP,
-        "moe_layers": len(moe_layers),
-        "free_before_minus_after_bytes": used,
-        "live_tensor_bytes": live,
-        "allocator_reserved_bytes": torch.cuda.memory_reserved(),
-        "allocator_allocated_bytes": torch.cuda.memory_allocated(),
-        "hole_bytes": used - live,
-        "hole_bytes_per_moe_layer": (used - live) / max(len(moe_layers), 1),
-        "cached_not_live_after_each_layer_bytes": per_layer,
+        **allocator_result(name, variant, len(moe_layers), used, live, per_layer),
         "unswizzled_scale_bytes_per_layer": scales,
         "swizzled_buffer_bytes_per_layer": swizzled,
         "w2_weight_scale_bytes_per_layer": e * h * (i // 16),

@@ -7,7 +7,7 @@
 
 use crate::cost::{CostModel, IterationBatch, IterationModel};
 use crate::options::ServerOptions;
-use crate::server_log::DecodeSample;
+use crate::server_log::{DecodeSample, PrefillSample};
 use serde::Serialize;
 
 /// Share of the KV pool in use above which the pool is what bounds the server.
@@ -25,6 +25,8 @@ pub enum BoundKind {
     KvPool,
     /// Collectives (all-reduce, all-to-all) take most of the step.
     Communication,
+    /// Pipeline micro-batches far from even, with what that costs (or saves) against an even split.
+    PpImbalance,
     /// The GPU's own work (weights, KV reads, compute).
     Gpu,
 }
@@ -39,13 +41,68 @@ pub struct Limit {
     pub try_flags: Vec<String>,
 }
 
+/// A pipeline split is named when its largest micro-batch holds this many times an even share,
+/// or when it costs at least [`PP_IMBALANCE_LOSS`] of the decode throughput.
+const PP_UNEVEN_RATIO: f64 = 1.5;
+/// Share of the decode throughput an uneven pipeline split must cost to be named by its cost.
+const PP_IMBALANCE_LOSS: f64 = 0.05;
+
 /// The load a diagnosis is made at: the most requests the log shows running in steady decode.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Load {
     pub running: u32,
     pub context_tokens: u32,
     /// Highest `token usage` the log printed at that load.
     pub token_usage: Option<f64>,
+    /// Most requests the log shows waiting (`#queue-req`) at that load.
+    pub queue: Option<u32>,
+    /// Median prompt tokens per request of the run's prefill batches (new + cached per new seq).
+    pub prompt_tokens: Option<f64>,
+    /// The pool the log printed (`max_total_num_tokens`); the memory plan's otherwise.
+    pub pool_tokens: Option<u64>,
+    /// Under PP, the logged micro-batch split with the most requests in flight.
+    pub pp_split: Option<PpSplit>,
+}
+
+/// One round of a PP server's micro-batches as its log shows them: each `Decode batch` line of
+/// the reporting rank is one micro-batch, so `pp` consecutive steady lines are one split.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PpSplit {
+    /// `#running-req` of each micro-batch.
+    pub running: Vec<u32>,
+    /// KV tokens per request over the split (`#token` summed over `#running-req` summed).
+    pub context_tokens: u32,
+}
+
+impl PpSplit {
+    /// The window of `pp` consecutive samples with the most requests (the most uneven among
+    /// equals); `None` without PP or without a full window. Under PP consecutive lines alternate
+    /// between micro-batches, so none is steady: pass every line of the reporting rank.
+    pub fn of(samples: &[&DecodeSample], pp: u32) -> Option<PpSplit> {
+        if pp < 2 {
+            return None;
+        }
+        let steady: Vec<&&DecodeSample> = samples.iter().filter(|s| s.running > 0).collect();
+        let spread = |w: &[&&DecodeSample]| {
+            let r = w.iter().map(|s| s.running);
+            r.clone().max().unwrap_or(0) - r.min().unwrap_or(0)
+        };
+        let best = steady
+            .windows(pp as usize)
+            .max_by_key(|w| (w.iter().map(|s| s.running).sum::<u32>(), spread(w)))?;
+        let running: Vec<u32> = best.iter().map(|s| s.running).collect();
+        let tokens: u64 = best.iter().map(|s| s.tokens_in_kv).sum();
+        let total = running.iter().sum::<u32>().max(1);
+        Some(PpSplit {
+            running,
+            context_tokens: (tokens / u64::from(total)).max(1) as u32,
+        })
+    }
+
+    /// Requests in flight over the split.
+    pub fn total(&self) -> u32 {
+        self.running.iter().sum()
+    }
 }
 
 impl Load {
@@ -59,7 +116,26 @@ impl Load {
             running,
             context_tokens: models::stats::median(&ctx)?.round().max(1.0) as u32,
             token_usage: at.iter().filter_map(|s| s.token_usage).reduce(f64::max),
+            queue: at.iter().filter_map(|s| s.queue).max(),
+            prompt_tokens: None,
+            pool_tokens: None,
+            pp_split: None,
         })
+    }
+
+    /// The prompt length of `prefill` batches: median of (new + cached tokens) per new sequence.
+    pub fn with_prompts<'a>(mut self, prefill: impl Iterator<Item = &'a PrefillSample>) -> Self {
+        let per_seq: Vec<f64> = prefill
+            .filter(|p| p.new_seq > 0)
+            .map(|p| (p.new_tokens + p.cached_tokens) as f64 / f64::from(p.new_seq))
+            .collect();
+        self.prompt_tokens = models::stats::median(&per_seq);
+        self
+    }
+
+    /// Requests in flight: the whole split under PP, else the load's own.
+    fn in_flight(&self) -> u32 {
+        self.pp_split.as_ref().map_or(self.running, PpSplit::total)
     }
 }
 
@@ -109,28 +185,29 @@ pub fn diagnose(
         });
     }
     let plan = model.memory();
-    if let Some(u) = load.token_usage.filter(|&u| u >= KV_FULL_USAGE) {
+    let pool = load.pool_tokens.unwrap_or(plan.kv_tokens);
+    let usage = load.token_usage.filter(|&u| u >= KV_FULL_USAGE);
+    let arithmetic = pool_admits(pool, &load);
+    if usage.is_some() || arithmetic.is_some() {
         let per_request = load.context_tokens.max(1) as u64;
-        limits.push(Limit {
-            kind: BoundKind::KvPool,
-            finding: format!(
+        let mut finding = match usage {
+            Some(u) => format!(
                 "KV-bound: the pool was {:.0}% full at {} running requests; its {} tokens hold about {} requests of {} tokens",
                 u * 100.0,
                 load.running,
-                plan.kv_tokens,
-                plan.kv_tokens / per_request,
+                pool,
+                pool / per_request,
                 per_request
             ),
-            try_flags: vec![
-                format!(
-                    "--mem-fraction-static above {} (the static budget is {:.1} GB per GPU; the rest holds SGLang's reserves)",
-                    crate::cost::memory::shown_fraction(opts.mem_fraction_static),
-                    plan.static_budget_bytes as f64 / 1e9
-                ),
-                "--kv-cache-dtype fp8_e4m3 (half the bytes per cached token of bf16)".into(),
-                "a smaller --cuda-graph-max-bs or --chunked-prefill-size (less reserve beside the pool)".into(),
-                "more GPUs per replica (--tp, --pp-size): the weights per GPU shrink, the pool grows".into(),
-            ],
+            None => "KV-bound".to_string(),
+        };
+        if let Some(a) = arithmetic {
+            finding.push_str(&a);
+        }
+        limits.push(Limit {
+            kind: BoundKind::KvPool,
+            finding,
+            try_flags: kv_flags(opts, plan),
         });
     }
     let comm = cost.breakdown.comm_s();
@@ -163,5 +240,112 @@ pub fn diagnose(
             try_flags: vec!["more requests per step (--max-running-requests, a higher client concurrency) while the pool allows".into()],
         });
     }
+    // after the fallback: a split that costs nothing is a finding, not the bound
+    limits.extend(load.pp_split.as_ref().and_then(|p| pp_imbalance(model, p)));
     limits
+}
+
+/// The pool arithmetic behind a KV bound: SGLang admits a request only while its prompt and its
+/// whole output fit beside what the running ones hold and reserve (`schedule_policy.py::
+/// PrefillAdder`, see [`crate::fit::admitted_requests`]). From the log alone, a request at the
+/// median context has its prompt and about half its output cached, so prompt + output ≈
+/// 2 × context − prompt. `Some(sentence)` when the clients had more requests in flight
+/// (running + waiting) than that admits and the running ones fill most of it.
+fn pool_admits(pool_tokens: u64, load: &Load) -> Option<String> {
+    let queue = load.queue.filter(|&q| q > 0)?;
+    let running = load.in_flight();
+    let ctx = f64::from(load.context_tokens.max(1));
+    let prompt = load.prompt_tokens.unwrap_or(ctx).min(ctx);
+    let per_request = (2.0 * ctx - prompt).max(ctx);
+    let admitted = (pool_tokens as f64 / per_request).floor() as u64;
+    let asked = u64::from(running + queue);
+    (asked > admitted && f64::from(running) >= 0.8 * admitted as f64).then(|| {
+        format!(
+            "; pool arithmetic: {pool_tokens} tokens admit about {admitted} requests of ~{prompt:.0} prompt + ~{:.0} output tokens (SGLang reserves both at admission), and the clients had {asked} in flight ({running} running, {queue} waiting)",
+            per_request - prompt
+        )
+    })
+}
+
+fn kv_flags(opts: &ServerOptions, plan: &crate::cost::MemoryPlan) -> Vec<String> {
+    vec![
+        format!(
+            "--mem-fraction-static above {} (the static budget is {:.1} GB per GPU; the rest holds SGLang's reserves)",
+            crate::cost::memory::shown_fraction(opts.mem_fraction_static),
+            plan.static_budget_bytes as f64 / 1e9
+        ),
+        "--kv-cache-dtype fp8_e4m3 (half the bytes per cached token of bf16)".into(),
+        "a smaller --cuda-graph-max-bs or --chunked-prefill-size (less reserve beside the pool)"
+            .into(),
+        "more GPUs per replica (--tp, --pp-size): the weights per GPU shrink, the pool grows"
+            .into(),
+    ]
+}
+
+/// The cost of an uneven PP split: the bottleneck stage runs every micro-batch in turn, so a
+/// round of the split takes the sum of their stage steps, against `pp` steps of an even share.
+fn pp_imbalance(model: &CostModel, split: &PpSplit) -> Option<Limit> {
+    let pp = split.running.len() as u32;
+    let total = split.total();
+    if pp < 2 || total < pp {
+        return None;
+    }
+    let ctx = split.context_tokens;
+    let uneven: f64 = split
+        .running
+        .iter()
+        .map(|&n| model.logged_step_s(n.max(1), ctx))
+        .sum();
+    let share = total.div_ceil(pp);
+    let even = f64::from(pp) * model.logged_step_s(share, ctx);
+    let loss = 1.0 - even / uneven;
+    let largest = split.running.iter().copied().max().unwrap_or(0);
+    let ratio = f64::from(largest) / (f64::from(total) / f64::from(pp));
+    if loss < PP_IMBALANCE_LOSS && ratio < PP_UNEVEN_RATIO {
+        return None;
+    }
+    let shown = split
+        .running
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join("/");
+    let round = format!(
+        "PP split: the logged micro-batches held {shown} of {total} requests; the bottleneck stage takes {:.1} ms per round against {:.1} ms for an even {share}-request split",
+        uneven * 1e3,
+        even * 1e3
+    );
+    let (finding, try_flags) = if loss >= PP_IMBALANCE_LOSS {
+        (
+            format!(
+                "{round}: the imbalance costs {:.0}% of the decode throughput",
+                loss * 100.0
+            ),
+            vec![format!(
+                "--pp-max-micro-batch-size {share} (SGLang's default cap is --max-running-requests / --pp-size, so one micro-batch can take most of the requests): {:.2}× the decode throughput predicted",
+                uneven / even
+            )],
+        )
+    } else if loss <= -PP_IMBALANCE_LOSS {
+        (
+            format!(
+                "{round}: the uneven split is {:.0}% faster (a MoE step reads fewer experts per request the more requests it holds, so two unequal micro-batches read less than two equal ones); evening it would not help",
+                -loss * 100.0
+            ),
+            Vec::new(),
+        )
+    } else {
+        (
+            format!(
+                "{round}: within {:.0}% either way (the step barely grows with its requests)",
+                PP_IMBALANCE_LOSS * 100.0
+            ),
+            Vec::new(),
+        )
+    };
+    Some(Limit {
+        kind: BoundKind::PpImbalance,
+        finding,
+        try_flags,
+    })
 }

@@ -81,3 +81,81 @@ fn a_full_pool_is_named_with_the_flags_that_grow_it() {
     assert!(l.contains("--kv-cache-dtype fp8_e4m3"), "{l}");
     assert!(l.contains("--mem-fraction-static above 0.848"), "{l}");
 }
+
+/// The log with `edit` applied line by line, written to a temporary file; validated on the box.
+fn validate_edited(edit: impl Fn(&str) -> String) -> String {
+    let text = std::fs::read_to_string(LOG).unwrap();
+    let edited: String = text.lines().map(|l| edit(l) + "\n").collect();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("edited.log");
+    std::fs::write(&log, edited).unwrap();
+    let mut check: Vec<&str> = vec!["validate"];
+    check.extend(BOX);
+    check.extend(["--server-log", log.to_str().unwrap()]);
+    limits(&sim_stdout(&check)).to_string()
+}
+
+/// The pool arithmetic names the KV bound without a full `token usage`: a pool of 20,000
+/// tokens, 128 requests running at the top load and 64 waiting, prompts of ~61 tokens.
+#[test]
+fn a_queue_beside_a_pool_that_admits_no_more_is_kv_bound() {
+    let l = validate_edited(|l| {
+        let l = l.replace("max_total_num_tokens=864247", "max_total_num_tokens=20000");
+        if l.contains("Decode batch, #running-req: 128,") {
+            l.replace("#queue-req: 0", "#queue-req: 64")
+        } else {
+            l
+        }
+    });
+    assert!(
+        l.contains("KV-bound; pool arithmetic: 20000 tokens admit about"),
+        "{l}"
+    );
+    assert!(
+        l.contains("the clients had 192 in flight (128 running, 64 waiting)"),
+        "{l}"
+    );
+    assert!(l.contains("--kv-cache-dtype fp8_e4m3"), "{l}");
+    // nothing waiting: no KV bound from the arithmetic
+    let calm =
+        validate_edited(|l| l.replace("max_total_num_tokens=864247", "max_total_num_tokens=20000"));
+    assert!(!calm.contains("KV-bound"), "{calm}");
+}
+
+/// TP4×PP2 whose top load ran as micro-batches of 20 and 108 requests (SGLang's log prints
+/// each micro-batch's `#running-req`): the split is named with its cost from the cost model's
+/// stage step. GLM-4.7's MoE step reads fewer experts per request the more it holds (a concave
+/// step), so here the uneven split comes out faster than an even one and no flag is offered.
+#[test]
+fn an_uneven_pipeline_split_is_named_with_its_cost() {
+    let cell = std::cell::Cell::new(false);
+    let l = validate_edited(|l| {
+        let mut l = l
+            .replace("tp_size=8", "tp_size=4")
+            .replace("pp_size=1", "pp_size=2")
+            .replace(" TP0]", " PP0 TP0]");
+        if l.contains("Decode batch, #running-req: 128,") {
+            let small = !cell.get();
+            cell.set(small);
+            l = l.replace(
+                "#running-req: 128,",
+                if small {
+                    "#running-req: 20,"
+                } else {
+                    "#running-req: 108,"
+                },
+            );
+        }
+        l
+    });
+    assert!(
+        l.contains("PP split: the logged micro-batches held 108/20 of 128 requests"),
+        "{l}"
+    );
+    assert!(l.contains("for an even 64-request split"), "{l}");
+    assert!(
+        l.contains("faster") && l.contains("evening it would not help"),
+        "{l}"
+    );
+    assert!(!l.contains("--pp-max-micro-batch-size"), "{l}");
+}

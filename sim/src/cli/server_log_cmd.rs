@@ -229,8 +229,24 @@ fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
             };
             let graph_model =
                 CostModel::new(&setup.machine, &setup.spec, layout, &graphs, setup.knobs).ok();
-            let reporting = run.steady_samples().filter(|s| run.is_reporting_rank(s));
-            if let Some(load) = sim::doctor::Load::of(reporting) {
+            let reporting: Vec<_> = run
+                .steady_samples()
+                .filter(|s| run.is_reporting_rank(s))
+                .collect();
+            if let Some(mut load) = sim::doctor::Load::of(reporting.iter().copied()) {
+                load = load.with_prompts(run.prefill.iter());
+                load.pool_tokens = run
+                    .memory
+                    .pool
+                    .as_ref()
+                    .and_then(|p| p.max_total_num_tokens);
+                // under PP every line is one micro-batch, so none is "steady": all of them
+                let lines: Vec<_> = run
+                    .decode
+                    .iter()
+                    .filter(|s| run.is_reporting_rank(s))
+                    .collect();
+                load.pp_split = sim::doctor::PpSplit::of(&lines, layout.pp);
                 report.limits = sim::doctor::diagnose(&model, &opts, graph_model.as_ref(), load);
             }
         }

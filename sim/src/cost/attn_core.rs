@@ -46,6 +46,64 @@ pub(crate) struct AttnCore {
     /// A verify pass reads each request's cache once per draft token (vLLM's Triton MLA on
     /// SM120, [`ServerOptions::verify_rows_per_draft_token`]) rather than once for all of them.
     pub verify_rereads_cache: bool,
+    /// FLOPs per (query, key) pair of a prefill chunk that extends a cached prefix (the
+    /// backend's path for it; [`Self::prefill_flops_per_pair`] without a prefix).
+    pub prefill_flops_per_pair_cached: f64,
+    /// SGLang's Triton MLA decode: its split-KV partials ([`TritonSplitKv`]); `None` for the
+    /// other backends, whose kernels merge their splits on chip.
+    pub triton_split_kv: Option<TritonSplitKv>,
+}
+
+/// SGLang's Triton MLA decode (`--attention-backend triton`;
+/// `layers/attention/triton_ops/decode_attention.py::_decode_grouped_att_m_fwd` and
+/// `_decode_softmax_reducev_fwd`): stage 1 runs a grid of (request, ⌈heads / 16⌉, KV split) and
+/// writes each split's fp32 partial output (`v_head_dim` values) and log-sum-exp per head;
+/// stage 2, a second kernel, reads them back and merges. The split count is
+/// `triton_backend.py::get_num_kv_splits_triton`'s: for equal lengths,
+/// `min(⌈SMs · max(log2(context / 64), 1) / (requests · ⌈heads / 16⌉)⌉, max_kv_splits)`, with
+/// `--triton-attention-num-kv-splits` 8 by default.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct TritonSplitKv {
+    pub heads: f64,
+    pub v_head_dim: f64,
+    pub sm_count: f64,
+    pub max_splits: f64,
+}
+
+/// Heads one stage-1 program computes (`BLOCK_H`): the MMA's rows, padded when a GPU has fewer.
+const TRITON_BLOCK_H: f64 = 16.0;
+/// `--triton-attention-num-kv-splits` default.
+const TRITON_MAX_KV_SPLITS: f64 = 8.0;
+
+impl TritonSplitKv {
+    /// KV splits per request of a decode batch of `requests` at `context` tokens each.
+    pub fn splits(&self, requests: f64, context: f64) -> f64 {
+        let programs = requests.max(1.0) * (self.heads / TRITON_BLOCK_H).ceil().max(1.0);
+        let cores = (self.sm_count * (context / 64.0).log2().max(1.0)).floor();
+        (cores / programs).ceil().clamp(1.0, self.max_splits)
+    }
+
+    /// Bytes the partials cost per request: written by stage 1, read by stage 2 (fp32 output
+    /// and log-sum-exp per head and split).
+    pub fn partial_bytes_per_request(&self, requests: f64, context: f64) -> f64 {
+        2.0 * self.heads * self.splits(requests, context) * (self.v_head_dim + 1.0) * 4.0
+    }
+}
+
+/// Streaming multiprocessors of the GPU (the Triton split heuristic's `device_core_count`), from
+/// the datasheets: RTX PRO 6000 Blackwell 188, B200 148, H100 / H200 132, A100 108; 132 when
+/// unknown.
+fn sm_count(machine: &Machine) -> f64 {
+    let name = machine.gpu.name.to_ascii_lowercase();
+    [("rtx-pro-6000", 188.0), ("b200", 148.0), ("a100", 108.0)]
+        .iter()
+        .find(|(k, _)| name.contains(k))
+        .map_or(132.0, |&(_, n)| n)
+}
+
+/// Whether the attention backend is SGLang's Triton one (`--attention-backend triton`).
+fn triton_backend(opts: &ServerOptions) -> bool {
+    opts.attention_backend.as_deref() == Some("triton")
 }
 
 /// Attention-core constants of one GPU: heads it computes, KV bytes it reads per key.
@@ -91,6 +149,13 @@ pub(super) fn attn_core(
         } => {
             let indexer = indexer.filter(|_| sparse_attention(machine, opts));
             let heads = num_heads as f64 / attn_tp;
+            let triton = triton_backend(opts) && indexer.is_none();
+            // Triton's stage 1 computes 16 head rows per program however few heads a GPU holds
+            let padded = if triton {
+                (heads / TRITON_BLOCK_H).ceil().max(1.0) * TRITON_BLOCK_H / heads
+            } else {
+                1.0
+            };
             // absorbed MLA: scores over (kv_lora + rope) dims, values over kv_lora dims
             let absorbed = 2.0 * heads * (kv_lora_rank + qk_rope_head_dim) as f64
                 + 2.0 * heads * kv_lora_rank as f64;
@@ -102,8 +167,21 @@ pub(super) fn attn_core(
                 indexer_decode,
                 prefill,
                 indexer_prefill,
-                decode_flops_per_pair: absorbed,
+                decode_flops_per_pair: absorbed * padded,
                 prefill_flops_per_pair: if indexer.is_some() { absorbed } else { mha },
+                // with a cached prefix, deepseek_v2.py's `dispatch_attn_forward_method` sends a
+                // Triton-backend extend to the absorbed MLA path (MHA only without a prefix)
+                prefill_flops_per_pair_cached: if indexer.is_some() || triton {
+                    absorbed
+                } else {
+                    mha
+                },
+                triton_split_kv: triton.then(|| TritonSplitKv {
+                    heads,
+                    v_head_dim: kv_lora_rank as f64,
+                    sm_count: sm_count(machine),
+                    max_splits: TRITON_MAX_KV_SPLITS,
+                }),
                 // the latent is replicated on every TP rank: TP does not shrink it
                 kv_bytes_per_key: per_layer_kv,
                 topk_cap: indexer.map(|i| i.topk as u64),
@@ -142,6 +220,8 @@ pub(super) fn attn_core(
                 indexer_bytes_per_key: 0.0,
                 indexer_logit_bytes_per_pair: 0.0,
                 verify_rereads_cache: false,
+                prefill_flops_per_pair_cached: 4.0 * heads * head_dim as f64,
+                triton_split_kv: None,
             }
         }
     }
@@ -178,5 +258,32 @@ pub fn indexer_logit_bytes_per_pair(ix: models::spec::DsaIndexer, fused: bool) -
         logit
     } else {
         16.0 * ix.num_heads as f64 + logit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `get_num_kv_splits_triton` for equal lengths on 188 SMs, 8 heads per GPU (one program
+    /// per request): 8 splits at 32 requests of 356 tokens, ⌈465 / 128⌉ = 4 at 128, 1 at 1024.
+    #[test]
+    fn triton_splits_follow_sglang_heuristic() {
+        let t = TritonSplitKv {
+            heads: 8.0,
+            v_head_dim: 512.0,
+            sm_count: 188.0,
+            max_splits: TRITON_MAX_KV_SPLITS,
+        };
+        assert_eq!(t.splits(32.0, 356.0), 8.0);
+        assert_eq!(t.splits(128.0, 356.0), 4.0);
+        assert_eq!(t.splits(1024.0, 356.0), 1.0);
+        // a short context still gets the log2 floor of 1
+        assert_eq!(t.splits(100.0, 64.0), 2.0);
+        // written and read back: 2 × 8 heads × 8 splits × 513 fp32
+        assert_eq!(
+            t.partial_bytes_per_request(32.0, 356.0),
+            2.0 * 8.0 * 8.0 * 513.0 * 4.0
+        );
     }
 }

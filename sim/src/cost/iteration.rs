@@ -142,17 +142,26 @@ impl CostModel {
         let q = st.queries_per_request.max(1.0);
         if st.decode > 0.0 {
             let keys = st.decode_keys * dec_share;
+            let requests = st.decode * dec_share / q;
+            let partials = c.triton_split_kv.map_or(0.0, |t| {
+                requests * t.partial_bytes_per_request(requests, st.decode_context / st.decode)
+            });
             let t = c.decode.time_monotone(
-                st.decode * dec_share / q,
+                requests,
                 keys * c.decode_flops_per_pair,
-                keys / q * c.kv_bytes_per_key,
+                keys / q * c.kv_bytes_per_key + partials,
             );
             Self::add_kv_op(b, t, c.decode.floor_s());
         }
         if st.prefill > 0.0 {
+            let per_pair = if st.prefill_cached > 0.0 {
+                c.prefill_flops_per_pair_cached
+            } else {
+                c.prefill_flops_per_pair
+            };
             let t = c.prefill.time_monotone(
                 st.prefill * pre_share,
-                st.prefill_pairs * pre_share * c.prefill_flops_per_pair,
+                st.prefill_pairs * pre_share * per_pair,
                 st.prefill_cached * pre_share * c.kv_bytes_per_key,
             );
             Self::add_kv_op(b, t, c.prefill.floor_s());
