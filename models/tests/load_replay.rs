@@ -51,18 +51,33 @@ fn first_replay_outside_allocator_bytes() -> u64 {
 }
 
 /// Kimi-K2.5 TP8 (the Marlin W4A16 sequence; the replay's tensor list is the one
-/// `load_replay` builds): the device's reserved bytes, to the byte, once the first-replay
-/// kernel-loading memory is taken out (the Marlin replay ran first in its process).
+/// `load_replay` builds). Two device runs: the first, an inline copy of the sequence that ran
+/// first in its process, reserved exactly what the model reserves once the first-replay
+/// kernel-loading memory is taken out; the committed script (kernels warmed up first) reserved
+/// 40 MiB more (0.05% of the weights, 6% of the hole): the model is held to the first to the
+/// byte and to the second within 0.1%, and the difference is reported, not tuned away.
 #[test]
 fn marlin_int4_replay_reserves_what_the_h200_reserved() {
     let p = profile("marlin-moe-load-replay-h200.json");
-    let device = result(&p, "kimi-k2.5", "register_new");
-    let reserved =
-        field(device, "free_before_minus_after_bytes") - first_replay_outside_allocator_bytes();
     let r = whole_model_tp8("kimi-k2.5");
+    let inline = &p["earlier_inline_copy"];
+    let first = result(inline, "kimi-k2.5", "register_new");
+    let reserved =
+        field(first, "free_before_minus_after_bytes") - first_replay_outside_allocator_bytes();
     assert_eq!(r.reserved_bytes, reserved);
     // the device's live set held one more 512-byte index tensor (the scale permutation)
-    assert_eq!(r.live_bytes + 512, field(device, "live_tensor_bytes"));
+    assert_eq!(r.live_bytes + 512, field(first, "live_tensor_bytes"));
+    let script = result(&p, "kimi-k2.5", "register_new");
+    let used = field(script, "free_before_minus_after_bytes") as f64;
+    let err = r.reserved_bytes as f64 / used - 1.0;
+    println!(
+        "kimi-k2.5 Marlin: model reserves {} B, the committed script's run {used} B ({:+.3}%); holes {:.3} vs {:.3} GiB",
+        r.reserved_bytes,
+        err * 100.0,
+        r.hole_bytes() as f64 / (1u64 << 30) as f64,
+        field(script, "hole_bytes") as f64 / (1u64 << 30) as f64
+    );
+    assert!(err.abs() < 0.001, "{err}");
     let hole_gib = r.hole_bytes() as f64 / (1u64 << 30) as f64;
     assert!((0.60..0.62).contains(&hole_gib), "{hole_gib}");
 }
