@@ -30,6 +30,9 @@ struct Figures {
     families: Vec<GroupFigure>,
     /// Headline MAPE and bias by concurrency band.
     bands: Vec<GroupFigure>,
+    /// Headline MAPE and bias of the records predicted without and with speculative decoding.
+    #[serde(default)]
+    speculation: Vec<GroupFigure>,
 }
 
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
@@ -68,6 +71,16 @@ fn figures(b: &Scoreboard) -> Figures {
         bias_pct: round(b.summary.bias_pct),
         families: b.families.iter().map(figure).collect(),
         bands: b.bands.iter().map(figure).collect(),
+        speculation: b
+            .speculation
+            .iter()
+            .map(|f| GroupFigure {
+                group: f.speculation.clone(),
+                n: f.stats.n,
+                mape_pct: round(f.stats.mape_pct),
+                bias_pct: round(f.stats.bias_pct),
+            })
+            .collect(),
     }
 }
 

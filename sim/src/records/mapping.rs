@@ -18,6 +18,7 @@
 use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, inferencex_config, launch_knobs};
 use super::metrics::{family, targets};
 use super::nccl::NcclTuning;
+use super::speculation::{RecordSpeculation, record_speculation};
 use super::{Parallel, Record, RecordWorkload, Whole};
 use crate::engine::{Engine, LaunchKnobs};
 use crate::workload::Workload;
@@ -114,6 +115,8 @@ pub struct Expressed {
     pub not_compared: Vec<String>,
     /// What was assumed where the record is silent, one line each.
     pub assumptions: Vec<String>,
+    /// Speculative decoding (`parallel.mtp: true`): the draft and its acceptance; `None` = off.
+    pub speculation: Option<RecordSpeculation>,
 }
 
 /// Kinds of reasons a record cannot be expressed; a record's reasons are sorted in this order and
@@ -132,8 +135,6 @@ pub enum UnexpressibleKind {
     UnknownModel,
     /// The engine is neither SGLang nor vLLM.
     UnknownEngine,
-    /// Speculative decoding (MTP / EAGLE) on: acceptance is not modelled.
-    MtpOn,
     /// vLLM's decode context parallelism (`dcp` > 1).
     Dcp,
     /// A knob shardwise does not model (DP replicas, a pinned NCCL protocol, …).
@@ -149,14 +150,13 @@ pub enum UnexpressibleKind {
 }
 
 impl UnexpressibleKind {
-    /// The key used in tables and JSON (`mtp-on`).
+    /// The key used in tables and JSON (`unknown-machine`).
     pub fn key(self) -> &'static str {
         match self {
             UnexpressibleKind::UnreadableValue => "unreadable-value",
             UnexpressibleKind::UnknownModel => "unknown-model",
             UnexpressibleKind::MultiNode => "multi-node",
             UnexpressibleKind::UnknownMachine => "unknown-machine",
-            UnexpressibleKind::MtpOn => "mtp-on",
             UnexpressibleKind::Dcp => "dcp",
             UnexpressibleKind::KnobNotModelled => "knob-not-modelled",
             UnexpressibleKind::MissingLayout => "missing-layout",
@@ -456,12 +456,6 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         read("workload.concurrency", &w.concurrency),
         read("workload.num_prompts", &w.num_prompts),
     );
-    if p.mtp == Some(true) {
-        why.push(Unexpressible::new(
-            K::MtpOn,
-            "speculative decoding (MTP/EAGLE) on: acceptance is not modelled",
-        ));
-    }
     if let Some(d) = dcp.filter(|d| *d > 1) {
         why.push(Unexpressible::new(
             K::Dcp,
@@ -577,5 +571,6 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         targets,
         not_compared,
         assumptions,
+        speculation: (p.mtp == Some(true)).then(|| record_speculation(r, model, engine)),
     })
 }
