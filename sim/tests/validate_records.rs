@@ -42,7 +42,8 @@ fn every_record_is_compared_or_has_its_reason() {
     // MTP on is predicted; that record is refused for its DCP alone
     assert_eq!(reason("syn-mtp-on"), UnexpressibleKind::Dcp);
     assert_eq!(reason("syn-dcp"), UnexpressibleKind::Dcp);
-    assert_eq!(reason("syn-six-gpus"), UnexpressibleKind::UnknownMachine);
+    // six GPUs run on six of the 8-GPU preset; that record states no context
+    assert_eq!(reason("syn-six-gpus"), UnexpressibleKind::MissingWorkload);
     assert_eq!(reason("syn-unknown-model"), UnexpressibleKind::UnknownModel);
     assert_eq!(reason("syn-multi-node"), UnexpressibleKind::MultiNode);
     assert_eq!(

@@ -14,6 +14,7 @@ pub mod interconnect;
 pub mod network;
 pub mod nodes;
 pub mod placement;
+mod subset;
 
 use crate::error::{Result, SimError};
 use curve::CommCurve;

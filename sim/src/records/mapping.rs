@@ -278,11 +278,15 @@ fn machine_preset(r: &Record, assumptions: &mut Vec<String>) -> Result<String, U
     };
     match stated(&r.id, "hardware.count", &hw.count)? {
         Some(8) => {}
+        Some(n @ 1..8) => assumptions.push(format!(
+            "{n}× {}: the first {n} GPUs of the 8-GPU preset (where the server starts on such a box;              one socket's for 4 on the rtx6kpro wiki's dual-socket host)",
+            hw.gpu.as_deref().unwrap_or("?")
+        )),
         n => {
             return Err(Unexpressible::new(
                 UnexpressibleKind::UnknownMachine,
                 format!(
-                    "{}× {}: the machine presets have 8 GPUs; set hardware.machine to a probe profile of that box",
+                    "{}× {}: the machine presets have 8 GPUs (a box of fewer runs on part of one); set hardware.machine to a probe profile of that box",
                     n.map_or("?".into(), |n| n.to_string()),
                     hw.gpu.as_deref().unwrap_or("?")
                 ),
@@ -409,6 +413,27 @@ fn bench_workload(
             None
         }
         _ => None, // concurrency 0 or not stated: said by the caller
+    }
+}
+
+/// A layout of `l.gpus()` GPUs on a box of `n`: more is a reason; fewer runs on the box's first
+/// GPUs, as the server starts ([`crate::machine::Machine::first_gpus`]), with the others idle.
+fn part_of_box(l: Layout, n: u32, why: &mut Vec<Unexpressible>, assumptions: &mut Vec<String>) {
+    if l.gpus() > n {
+        why.push(Unexpressible::new(
+            UnexpressibleKind::MissingLayout,
+            format!(
+                "{} needs {} GPUs, the box has {n}",
+                l.short_name(),
+                l.gpus()
+            ),
+        ));
+    } else if l.gpus() < n {
+        assumptions.push(format!(
+            "{} on the box's first {} of {n} GPUs (the server's default --base-gpu-id 0)",
+            l.short_name(),
+            l.gpus()
+        ));
     }
 }
 
@@ -539,13 +564,8 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         }
         _ => None,
     };
-    if let (Some(l), Some(n)) = (layout, count)
-        && l.gpus() != n
-    {
-        why.push(Unexpressible::new(
-            K::MissingLayout,
-            format!("{} uses {} of the box's {n} GPUs", l.short_name(), l.gpus()),
-        ));
+    if let (Some(l), Some(n)) = (layout, count) {
+        part_of_box(l, n, &mut why, &mut assumptions);
     }
     let (Some(model), Some(machine), Some(layout), Some(family), Some(engine), Some(conc), true) =
         (model, machine, layout, fam, engine, conc, why.is_empty())

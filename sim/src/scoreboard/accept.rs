@@ -314,7 +314,9 @@ pub(super) fn model_of(
     resolved: &Resolved,
     spec: Option<SpeculativeOptions>,
 ) -> Option<CostModel> {
-    let machine = resolved.machines.get(&e.machine)?.as_ref().ok()?;
+    let machine =
+        super::server_gpus(resolved.machines.get(&e.machine)?.as_ref().ok()?, e.layout).ok()?;
+    let machine = &machine;
     let model = resolved.models.get(&e.model)?.as_ref().ok()?;
     let (mut opts, _) = e
         .engine

@@ -210,9 +210,11 @@ fn predict(
         unexpressed(&e.id, vec![Unexpressible::new(kind, detail)])
     };
     let machine = match &resolved.machines[&e.machine] {
-        Ok(m) => m,
+        Ok(m) => server_gpus(m, e.layout)
+            .map_err(|x| failed(UnexpressibleKind::UnknownMachine, x.to_string()))?,
         Err(x) => return Err(failed(UnexpressibleKind::UnknownMachine, x.clone())),
     };
+    let machine = &machine;
     let spec = match &resolved.models[&e.model] {
         Ok(s) => s,
         Err(x) => return Err(failed(UnexpressibleKind::UnknownModel, x.clone())),
@@ -270,7 +272,7 @@ fn predict(
                 concurrency: e.concurrency,
                 band: band(e.concurrency).to_string(),
                 context_tokens: e.context_tokens,
-                machine: e.machine.clone(),
+                machine: machine.name().to_string(),
                 layout: e.layout.short_name(),
                 engine,
                 predicted,
@@ -287,6 +289,17 @@ fn predict(
             }
         })
         .collect())
+}
+
+/// The part of `m` a server of `layout` runs on: its first GPUs when the layout takes fewer than
+/// the box has (where SGLang and vLLM start it, [`Machine::first_gpus`]), else all of it.
+pub(crate) fn server_gpus(m: &Machine, layout: models::Layout) -> crate::error::Result<Machine> {
+    let n = layout.gpus();
+    if n < m.gpu_count {
+        m.first_gpus(n)
+    } else {
+        Ok(m.clone())
+    }
 }
 
 /// The speculation `model` runs for record `e`, with a note saying how it was set.
