@@ -326,3 +326,49 @@ fn report_draws_the_scoreboard() {
     assert!(html.contains("Against public measurements"));
     assert!(html.contains("syn-glm5-sglang-tp8-ctx0-c1"));
 }
+
+#[test]
+fn a_record_of_half_a_box_runs_on_the_presets_first_gpus() {
+    let text = r#"{"records": [
+        {"id": "four", "hardware": {"gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+         "count": 4, "p2p": "enabled", "virtualized": false},
+         "engine": {"name": "sglang", "flags": "--tp 4"}, "model": "qwen3-235b-a22b-nvfp4",
+         "parallel": {"tp": 4, "pp": 1},
+         "workload": {"input_len": 0, "concurrency": 4, "dataset": "llm_decode_bench.py"},
+         "metrics": {"output_tok_s": "200"}},
+        {"id": "tp4-of-8", "hardware": {"gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+         "count": 8, "p2p": "enabled", "virtualized": false},
+         "engine": {"name": "sglang", "flags": "--tp 4"}, "model": "qwen3-235b-a22b-nvfp4",
+         "parallel": {"tp": 4, "pp": 1},
+         "workload": {"input_len": 0, "concurrency": 4, "dataset": "llm_decode_bench.py"},
+         "metrics": {"output_tok_s": "200"}},
+        {"id": "tp8-of-4", "hardware": {"gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+         "count": 4, "p2p": "enabled", "virtualized": false},
+         "engine": {"name": "sglang", "flags": "--tp 8"}, "model": "qwen3-235b-a22b-nvfp4",
+         "parallel": {"tp": 8, "pp": 1},
+         "workload": {"input_len": 0, "concurrency": 4, "dataset": "llm_decode_bench.py"},
+         "metrics": {"output_tok_s": "200"}}]}"#;
+    let set = RecordSet::parse(text.as_bytes(), Path::new("half.json")).unwrap();
+    let four = express(&set.records[0]).unwrap();
+    assert_eq!(four.machine, "rtx-pro-6000-x8-baremetal");
+    assert!(
+        four.assumptions.iter().any(|a| a.contains("first 4 GPUs")),
+        "{:?}",
+        four.assumptions
+    );
+    let of8 = express(&set.records[1]).unwrap();
+    assert!(
+        of8.assumptions.iter().any(|a| a.contains("first 4 of 8")),
+        "{:?}",
+        of8.assumptions
+    );
+    let why = express(&set.records[2]).unwrap_err();
+    assert_eq!(why[0].kind, UnexpressibleKind::MissingLayout);
+    let b = score(&set, &ScoreOptions::default());
+    assert_eq!(b.expressible, 2, "{:?}", b.unexpressible);
+    for c in &b.comparisons {
+        assert!(c.machine.ends_with("GPUs 0,1,2,3"), "{}", c.machine);
+    }
+    // the same server on the same GPUs: one prediction
+    assert_eq!(b.comparisons[0].predicted, b.comparisons[1].predicted);
+}
