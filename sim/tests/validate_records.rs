@@ -184,6 +184,33 @@ fn mtp_on_records_are_predicted_with_the_measured_or_an_assumed_acceptance() {
 }
 
 #[test]
+fn an_acceptance_file_scores_the_records_it_names_with_their_measured_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("acc.json");
+    std::fs::write(
+        &file,
+        r#"{"schema_version": 1, "records": [{"id": "syn-glm5-mtp-assumed", "accept_length": 1.5}]}"#,
+    )
+    .unwrap();
+    let out = sim()
+        .args(["validate", "--records", SYNTHETIC, "--format", "json"])
+        .args(["--acceptance", file.to_str().unwrap()])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let row = v["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "syn-glm5-mtp-assumed")
+        .unwrap()
+        .clone();
+    assert_eq!(row["speculation"]["accept"], "measured");
+    assert_eq!(row["speculation"]["accept_length"], 1.5);
+    assert_eq!(v["speculation"][1]["assumed_accept"], 0);
+}
+
+#[test]
 fn streamed_chunks_make_the_itl_the_client_sees() {
     // InferenceX runs SGLang with --stream-interval 10: bench_serving's ITL spans 10 steps
     let b = board(None);

@@ -17,6 +17,7 @@ pub mod text;
 use crate::cost::{CostModel, Knobs, TimeBreakdown};
 use crate::engine::Engine;
 use crate::machine::Machine;
+use crate::records::acceptance::MeasuredAcceptance;
 use crate::records::speculation::AcceptOrigin;
 use crate::records::{
     Expressed, MetricFamily, Quantity, RecordSet, Unexpressible, UnexpressibleKind, express,
@@ -165,13 +166,30 @@ impl Resolved {
     }
 }
 
-/// Scores every record of `set`.
+/// Scores every record of `set` (MTP-on records with their own `accept_length` where they state
+/// one, else the draft kind's default).
 pub fn score(set: &RecordSet, opts: &ScoreOptions) -> Scoreboard {
+    score_with(set, opts, &MeasuredAcceptance::default())
+}
+
+/// [`score`], with the engine's acceptance the source published per record (an acceptance file,
+/// [`MeasuredAcceptance`]) used for the MTP-on records it names.
+pub fn score_with(
+    set: &RecordSet,
+    opts: &ScoreOptions,
+    measured: &MeasuredAcceptance,
+) -> Scoreboard {
     let mut expressed = Vec::new();
     let mut unexpressible = Vec::new();
     for r in &set.records {
         match express(r) {
-            Ok(e) => expressed.push(e),
+            Ok(mut e) => {
+                if let (Some(s), Some(l)) = (e.speculation.as_mut(), measured.by_id.get(&r.id)) {
+                    s.options.accept_length = Some(*l);
+                    s.accept = AcceptOrigin::Measured;
+                }
+                expressed.push(e)
+            }
             Err(reasons) => unexpressible.push(unexpressed(&r.id, reasons)),
         }
     }
