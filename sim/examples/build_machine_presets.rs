@@ -13,6 +13,8 @@ mod multinode;
 mod nvlink;
 #[path = "machine_presets/pcie.rs"]
 mod pcie;
+#[path = "machine_presets/pcie_switch.rs"]
+mod pcie_switch;
 #[path = "machine_presets/pcie_tuned.rs"]
 mod pcie_tuned;
 
@@ -162,6 +164,10 @@ fn run() -> anyhow::Result<()> {
         (
             "rtx-pro-6000-x8-vm-hostbounce",
             pcie::vm_hostbounce(&measured),
+        ),
+        (
+            "rtx-pro-6000-x16-pcie-switch",
+            pcie_switch::x16_switches(&measured),
         ),
         ("h100-x8", nvlink::preset(&nvlink::H100)),
         ("h200-x8", h200),

@@ -27,6 +27,14 @@ pub enum SimError {
         needed: u32,
         available: u32,
     },
+    /// GPUs asked of a machine (`CUDA_VISIBLE_DEVICES`, a record's part of a box) that it does
+    /// not have, or listed twice.
+    #[error("GPUs {asked} of machine `{machine}`: {problem}")]
+    GpuSelection {
+        asked: String,
+        machine: String,
+        problem: String,
+    },
     /// A layout that the model or the engine cannot run, with the reason.
     #[error("layout {layout} is impossible: {reason}")]
     ImpossibleLayout { layout: String, reason: String },

@@ -10,6 +10,9 @@
 //!   curves, the rest as bare metal.
 //! - `rtx-pro-6000-x8-vm-hostbounce`: the same cards in a Proxmox VM where P2P bounces through host
 //!   memory (the user's box during the GLM-5 work); curves derived from transfer physics.
+//! - `rtx-pro-6000-x16-pcie-switch`: 16 RTX PRO 6000 behind four PCIe Gen5 switches of four GPUs
+//!   on one socket, as the rtx6kpro wiki publishes its 16-GPU host; the 8-GPU box's NCCL curves on
+//!   its groups (no NCCL run of it is published).
 //! - `h100-x8`, `h200-x8`, `b200-x8`: NVSwitch boxes from published NCCL figures.
 //! - `rtx-pro-6000-x8x2-400gbe`: two bare-metal RTX PRO 6000 boxes, one ConnectX-7 400GbE (RoCE)
 //!   port each; `h200-x8x2-ib-ndr`: two HGX H200 boxes, 8× ConnectX-7 NDR 400 InfiniBand each.
@@ -19,7 +22,7 @@ use models::MachineProfile;
 use std::path::Path;
 
 /// (name, embedded JSON) of every built-in preset, in the order `sim` lists them.
-const PRESETS: [(&str, &str); 9] = [
+const PRESETS: [(&str, &str); 10] = [
     (
         "rtx-pro-6000-x8-baremetal",
         include_str!("../presets/machines/rtx-pro-6000-x8-baremetal.json"),
@@ -35,6 +38,10 @@ const PRESETS: [(&str, &str); 9] = [
     (
         "rtx-pro-6000-x8-vm-hostbounce",
         include_str!("../presets/machines/rtx-pro-6000-x8-vm-hostbounce.json"),
+    ),
+    (
+        "rtx-pro-6000-x16-pcie-switch",
+        include_str!("../presets/machines/rtx-pro-6000-x16-pcie-switch.json"),
     ),
     ("h100-x8", include_str!("../presets/machines/h100-x8.json")),
     ("h200-x8", include_str!("../presets/machines/h200-x8.json")),

@@ -38,6 +38,7 @@ fn every_preset_parses_with_provenance() {
             "rtx-pro-6000-x8-baremetal-nccl-tuned",
             "rtx-pro-6000-x8-baremetal-nccl-ll128",
             "rtx-pro-6000-x8-vm-hostbounce",
+            "rtx-pro-6000-x16-pcie-switch",
             "h100-x8",
             "h200-x8",
             "b200-x8",
@@ -58,10 +59,11 @@ fn every_preset_parses_with_provenance() {
         assert!(p.provenance.notes.len() >= 3, "{name}: notes");
         assert!(p.gpu_preset.is_some(), "{name}: gpu_preset");
         let boxes = p.nodes.len().max(1);
-        assert_eq!(p.devices.len(), 8 * boxes, "{name}");
+        let per_box = if name.contains("-x16-") { 16 } else { 8 };
+        assert_eq!(p.devices.len(), per_box * boxes, "{name}");
         assert_eq!(
             p.links.len(),
-            56 * boxes,
+            per_box * (per_box - 1) * boxes,
             "{name}: every ordered pair inside a box"
         );
         for n in [2usize, 4, 8] {
@@ -353,5 +355,58 @@ fn two_box_presets_are_one_box_twice_over_a_published_network() {
                     .all(|w| w[1].time_us.median >= w[0].time_us.median)
             );
         }
+    }
+}
+
+/// The 16-GPU switch box: four switches of four GPUs (PIX within, NODE across, one NUMA node), the
+/// 8-GPU bare-metal box's NCCL curves on its groups, and TP16 / TP8×PP2 placed inside it; the same
+/// profile read from a file (a 16-GPU `probe run`) is the same machine.
+#[test]
+fn the_16_gpu_switch_box_is_as_published_and_reads_as_a_profile() {
+    let p = machine_preset("rtx-pro-6000-x16-pcie-switch").unwrap();
+    let class = |a: u32, b: u32| {
+        p.links
+            .iter()
+            .find(|l| l.src == a && l.dst == b)
+            .unwrap()
+            .topology
+    };
+    assert_eq!(class(0, 3), LinkClass::PIX);
+    assert_eq!(class(3, 4), LinkClass::NODE);
+    assert_eq!(class(12, 15), LinkClass::PIX);
+    assert!(p.devices.iter().all(|d| d.numa_node == Some(0)));
+    let bm = machine_preset("rtx-pro-6000-x8-baremetal").unwrap();
+    let (a, b) = (
+        curve(&p, CollectiveOp::AllReduce, &[0, 1, 2, 3, 4, 5, 6, 7]),
+        curve(&bm, CollectiveOp::AllReduce, &[0, 1, 2, 3, 4, 5, 6, 7]),
+    );
+    assert_eq!(a.points.len(), b.points.len());
+    assert!(
+        a.points
+            .iter()
+            .zip(&b.points)
+            .all(|(x, y)| x.time_us.median == y.time_us.median)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("box16.json");
+    std::fs::write(&path, serde_json::to_string(&p).unwrap()).unwrap();
+    for m in [
+        sim::machine::Machine::resolve("rtx-pro-6000-x16-pcie-switch").unwrap(),
+        sim::machine::Machine::resolve(path.to_str().unwrap()).unwrap(),
+    ] {
+        assert_eq!(m.gpu_count, 16);
+        let tp16 = m.place(&models::Layout::tp(16)).unwrap();
+        assert_eq!(tp16.stages[0].len(), 16);
+        let pp = m
+            .place(&models::Layout {
+                tp: 8,
+                pp: 2,
+                ep: 1,
+                dp_attention: false,
+            })
+            .unwrap();
+        // each stage on two whole switches
+        assert_eq!(pp.stages[0], (0..8).collect::<Vec<u32>>());
+        assert_eq!(pp.stages[1], (8..16).collect::<Vec<u32>>());
     }
 }

@@ -5,6 +5,7 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 use sim::engine::Engine;
+use sim::records::speculation::AcceptOrigin;
 use sim::records::{MetricFamily, Quantity, RecordSet, UnexpressibleKind, express};
 use sim::scoreboard::{ScoreOptions, Scoreboard, score};
 use std::path::Path;
@@ -29,8 +30,8 @@ fn sim() -> Command {
 #[test]
 fn every_record_is_compared_or_has_its_reason() {
     let b = board(None);
-    assert_eq!(b.records, 11);
-    assert_eq!(b.expressible, 5, "{:#?}", b.unexpressible);
+    assert_eq!(b.records, 13);
+    assert_eq!(b.expressible, 7, "{:#?}", b.unexpressible);
     let reason = |id: &str| {
         b.unexpressible
             .iter()
@@ -38,9 +39,11 @@ fn every_record_is_compared_or_has_its_reason() {
             .map(|u| u.reason)
             .unwrap_or_else(|| panic!("{id} not among the unexpressible"))
     };
-    assert_eq!(reason("syn-mtp-on"), UnexpressibleKind::MtpOn);
+    // MTP on is predicted; that record is refused for its DCP alone
+    assert_eq!(reason("syn-mtp-on"), UnexpressibleKind::Dcp);
     assert_eq!(reason("syn-dcp"), UnexpressibleKind::Dcp);
-    assert_eq!(reason("syn-six-gpus"), UnexpressibleKind::UnknownMachine);
+    // six GPUs run on six of the 8-GPU preset; that record states no context
+    assert_eq!(reason("syn-six-gpus"), UnexpressibleKind::MissingWorkload);
     assert_eq!(reason("syn-unknown-model"), UnexpressibleKind::UnknownModel);
     assert_eq!(reason("syn-multi-node"), UnexpressibleKind::MultiNode);
     assert_eq!(
@@ -53,11 +56,11 @@ fn every_record_is_compared_or_has_its_reason() {
         .iter()
         .find(|u| u.id == "syn-mtp-on")
         .unwrap();
-    assert!(mtp.reasons.iter().any(|r| r.kind == UnexpressibleKind::Dcp));
+    assert_eq!(mtp.reasons.len(), 1, "{:?}", mtp.reasons);
     let counted: usize = b.reasons.iter().map(|r| r.count).sum();
     assert_eq!(counted, b.records - b.expressible);
     // one headline figure per compared record; the flagged TTFT is shown, not counted
-    assert_eq!(b.summary.n, 5);
+    assert_eq!(b.summary.n, 7);
     let ttft = b
         .comparisons
         .iter()
@@ -139,6 +142,75 @@ fn engines_differ_where_the_record_says_they_do() {
 }
 
 #[test]
+fn mtp_on_records_are_predicted_with_the_measured_or_an_assumed_acceptance() {
+    let b = board(None);
+    let row = |id: &str| {
+        b.comparisons
+            .iter()
+            .find(|c| c.id == id && c.primary)
+            .unwrap_or_else(|| panic!("{id} not compared"))
+            .clone()
+    };
+    let assumed = row("syn-glm5-mtp-assumed");
+    let measured = row("syn-glm5-mtp-measured");
+    let plain = row("syn-glm5-sglang-tp8-ctx0-c1");
+    let (a, m) = (assumed.speculation.unwrap(), measured.speculation.unwrap());
+    assert_eq!(
+        (a.accept, m.accept),
+        (AcceptOrigin::Assumed, AcceptOrigin::Measured)
+    );
+    assert_eq!(m.accept_length, 2.0);
+    // the MTP default chain at 3 draft steps, inside [1, draft tokens]
+    assert!(a.accept_length > 2.0 && a.accept_length <= 4.0, "{a:?}");
+    assert!(plain.speculation.is_none());
+    // the same server: more accepted tokens per step decode faster, both beat MTP off at 1 stream
+    assert!(assumed.predicted > measured.predicted && measured.predicted > plain.predicted);
+    assert!(
+        assumed.notes.iter().any(|n| n.contains("assumed")),
+        "{:?}",
+        assumed.notes
+    );
+    let on = b
+        .speculation
+        .iter()
+        .find(|f| f.speculation == "MTP on")
+        .unwrap();
+    let off = b
+        .speculation
+        .iter()
+        .find(|f| f.speculation == "MTP off")
+        .unwrap();
+    assert_eq!((on.stats.n, on.assumed_accept, off.stats.n), (2, 1, 5));
+}
+
+#[test]
+fn an_acceptance_file_scores_the_records_it_names_with_their_measured_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("acc.json");
+    std::fs::write(
+        &file,
+        r#"{"schema_version": 1, "records": [{"id": "syn-glm5-mtp-assumed", "accept_length": 1.5}]}"#,
+    )
+    .unwrap();
+    let out = sim()
+        .args(["validate", "--records", SYNTHETIC, "--format", "json"])
+        .args(["--acceptance", file.to_str().unwrap()])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let row = v["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "syn-glm5-mtp-assumed")
+        .unwrap()
+        .clone();
+    assert_eq!(row["speculation"]["accept"], "measured");
+    assert_eq!(row["speculation"]["accept_length"], 1.5);
+    assert_eq!(v["speculation"][1]["assumed_accept"], 0);
+}
+
+#[test]
 fn streamed_chunks_make_the_itl_the_client_sees() {
     // InferenceX runs SGLang with --stream-interval 10: bench_serving's ITL spans 10 steps
     let b = board(None);
@@ -167,15 +239,27 @@ fn validate_records_prints_tables_json_markdown_and_csv() {
         .success();
     let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(v["schema_version"], 1);
-    assert_eq!(v["expressible"], 5);
+    assert_eq!(v["expressible"], 7);
     assert_eq!(v["engine"], "each record's own");
     assert!(v["worst"][0]["breakdown"]["weight_read_s"].is_number());
-    assert_eq!(v["reasons"].as_array().unwrap().len(), 6);
+    assert_eq!(v["reasons"].as_array().unwrap().len(), 5);
+    assert_eq!(v["speculation"][1]["speculation"], "MTP on");
+    let measured = v["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "syn-glm5-mtp-measured")
+        .unwrap();
+    assert_eq!(measured["speculation"]["accept"], "measured");
     sim()
         .args(["validate", "--records", SYNTHETIC])
         .assert()
         .success()
-        .stdout(predicate::str::contains("MAPE").and(predicate::str::contains("mtp-on")));
+        .stdout(
+            predicate::str::contains("MAPE")
+                .and(predicate::str::contains("dcp"))
+                .and(predicate::str::contains("MTP on")),
+        );
     sim()
         .args([
             "validate",
@@ -197,7 +281,7 @@ fn validate_records_prints_tables_json_markdown_and_csv() {
         .assert()
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert_eq!(text.lines().count(), 1 + 8, "{text}");
+    assert_eq!(text.lines().count(), 1 + 10, "{text}");
 }
 
 #[test]
@@ -262,10 +346,56 @@ fn report_draws_the_scoreboard() {
         .descendants()
         .filter(|n| n.has_tag_name("circle"))
         .count();
-    // 5 records with a throughput headline (GLM ×2, Kimi, DeepSeek-R1 on B200, the user's H200
-    // record) of 4 models: 5 points + 4 legend markers
-    assert_eq!(circles, 5 + 4, "{svg}");
+    // 7 records with a throughput headline (GLM ×2 and ×2 with MTP, Kimi, DeepSeek-R1 on B200,
+    // the user's H200 record) of 4 models: 7 points + 4 legend markers
+    assert_eq!(circles, 7 + 4, "{svg}");
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.contains("Against public measurements"));
     assert!(html.contains("syn-glm5-sglang-tp8-ctx0-c1"));
+}
+
+#[test]
+fn a_record_of_half_a_box_runs_on_the_presets_first_gpus() {
+    let text = r#"{"records": [
+        {"id": "four", "hardware": {"gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+         "count": 4, "p2p": "enabled", "virtualized": false},
+         "engine": {"name": "sglang", "flags": "--tp 4"}, "model": "qwen3-235b-a22b-nvfp4",
+         "parallel": {"tp": 4, "pp": 1},
+         "workload": {"input_len": 0, "concurrency": 4, "dataset": "llm_decode_bench.py"},
+         "metrics": {"output_tok_s": "200"}},
+        {"id": "tp4-of-8", "hardware": {"gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+         "count": 8, "p2p": "enabled", "virtualized": false},
+         "engine": {"name": "sglang", "flags": "--tp 4"}, "model": "qwen3-235b-a22b-nvfp4",
+         "parallel": {"tp": 4, "pp": 1},
+         "workload": {"input_len": 0, "concurrency": 4, "dataset": "llm_decode_bench.py"},
+         "metrics": {"output_tok_s": "200"}},
+        {"id": "tp8-of-4", "hardware": {"gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+         "count": 4, "p2p": "enabled", "virtualized": false},
+         "engine": {"name": "sglang", "flags": "--tp 8"}, "model": "qwen3-235b-a22b-nvfp4",
+         "parallel": {"tp": 8, "pp": 1},
+         "workload": {"input_len": 0, "concurrency": 4, "dataset": "llm_decode_bench.py"},
+         "metrics": {"output_tok_s": "200"}}]}"#;
+    let set = RecordSet::parse(text.as_bytes(), Path::new("half.json")).unwrap();
+    let four = express(&set.records[0]).unwrap();
+    assert_eq!(four.machine, "rtx-pro-6000-x8-baremetal");
+    assert!(
+        four.assumptions.iter().any(|a| a.contains("first 4 GPUs")),
+        "{:?}",
+        four.assumptions
+    );
+    let of8 = express(&set.records[1]).unwrap();
+    assert!(
+        of8.assumptions.iter().any(|a| a.contains("first 4 of 8")),
+        "{:?}",
+        of8.assumptions
+    );
+    let why = express(&set.records[2]).unwrap_err();
+    assert_eq!(why[0].kind, UnexpressibleKind::MissingLayout);
+    let b = score(&set, &ScoreOptions::default());
+    assert_eq!(b.expressible, 2, "{:?}", b.unexpressible);
+    for c in &b.comparisons {
+        assert!(c.machine.ends_with("GPUs 0,1,2,3"), "{}", c.machine);
+    }
+    // the same server on the same GPUs: one prediction
+    assert_eq!(b.comparisons[0].predicted, b.comparisons[1].predicted);
 }

@@ -12,10 +12,10 @@ use models::profile::{
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const GPU_NAME: &str = "NVIDIA RTX PRO 6000 Blackwell Server Edition";
+pub const GPU_NAME: &str = "NVIDIA RTX PRO 6000 Blackwell Server Edition";
 /// user-box.json: "97887 MiB each".
-const GPU_MEMORY_MIB: u64 = 97887;
-const GPU_PRESET: &str = "rtx-pro-6000-server";
+pub const GPU_MEMORY_MIB: u64 = 97887;
+pub const GPU_PRESET: &str = "rtx-pro-6000-server";
 
 /// Published P2P figures (observations/README.md): one way within a socket 53–56 GB/s, across 39–51.
 const P2P_NODE_GB_PER_S: Stat = Stat {
@@ -58,7 +58,7 @@ pub struct Measured {
 }
 
 impl Measured {
-    fn time_us(&self, op: CollectiveOp, n: u32, bytes: u64) -> f64 {
+    pub fn time_us(&self, op: CollectiveOp, n: u32, bytes: u64) -> f64 {
         self.curves[&(op, n)]
             .iter()
             .find(|(b, _)| *b == bytes)
@@ -200,7 +200,7 @@ fn baremetal_link(s: u32, d: u32) -> PairLink {
 }
 
 /// One published bandwidth figure as a one-point curve at [`LINK_FIGURE_BYTES`].
-fn figure_curve(mode: TransferMode, direction: Direction, gb_per_s: Stat) -> TransferCurve {
+pub fn figure_curve(mode: TransferMode, direction: Direction, gb_per_s: Stat) -> TransferCurve {
     let t = |g: f64| LINK_FIGURE_BYTES as f64 / (g * 1e9) * 1e6;
     TransferCurve {
         mode,
@@ -221,7 +221,7 @@ fn figure_curve(mode: TransferMode, direction: Direction, gb_per_s: Stat) -> Tra
 
 /// Bare-metal send/recv time: one NCCL step's fixed cost (the measured 2-GPU all-gather at 512 B)
 /// plus the bytes at the published one-way P2P bandwidth of that pair's link class.
-fn baremetal_sendrecv_us(m: &Measured, class: LinkClass, bytes: u64) -> f64 {
+pub fn baremetal_sendrecv_us(m: &Measured, class: LinkClass, bytes: u64) -> f64 {
     let step_us = m.time_us(CollectiveOp::AllGather, 2, 512);
     step_us + bytes as f64 / (p2p_gb_per_s(class) * 1e3)
 }

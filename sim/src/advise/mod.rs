@@ -13,6 +13,7 @@
 
 pub mod mtp;
 pub mod provenance;
+pub mod replicas;
 pub mod scale;
 pub mod verdict;
 
@@ -147,6 +148,9 @@ pub struct Advice {
     /// `--question scale`: what the other boxes of a multi-node machine buy.
     #[serde(default)]
     pub scale: Option<scale::ScaleAnswer>,
+    /// `--question replicas`: one server of the whole box or two of half of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<replicas::ReplicasAnswer>,
 }
 
 /// Simulates the workload on every layout and orders them by output throughput.

@@ -28,6 +28,9 @@ pub enum Question {
     /// On a multi-node machine: what do the other boxes buy (best layout of all GPUs vs the best
     /// of one box, and one server per box)?
     Scale,
+    /// One server on every GPU of the box (TP8), or two servers of half the GPUs each (TP4 ×2,
+    /// SGLang's `--dp-size 2` without DP attention)?
+    Replicas,
 }
 
 #[derive(clap::Args, Debug)]
@@ -119,6 +122,13 @@ pub fn run(args: Args) -> Result<()> {
         }
         _ => None,
     };
+    let replicas = match args.question {
+        Some(Question::Replicas) => {
+            spinner.set_message(format!("replicas verdict over {} draws", args.draws));
+            Some(answer_replicas(&setup, &workload, args.draws)?)
+        }
+        _ => None,
+    };
     spinner.finish_and_clear();
     let mut notes = Vec::new();
     if let Some(b) = &setup.opts.moe_a2a_backend {
@@ -143,6 +153,7 @@ pub fn run(args: Args) -> Result<()> {
         notes,
         flags_not_modelled,
         scale,
+        replicas,
     };
     if default_concurrency {
         eprintln!("note: no --max-concurrency given; advised for 64 concurrent requests");
@@ -332,4 +343,53 @@ fn answer_mtp(
             .map_err(|e| e.to_string())
     };
     mtp_question(&q, &build).map_err(|e| anyhow::anyhow!("--question mtp: {e}"))
+}
+
+/// One server of the whole box against two of half of it, each half on its own GPUs.
+fn answer_replicas(
+    setup: &Setup,
+    workload: &sim::workload::Workload,
+    draws: u32,
+) -> Result<sim::advise::replicas::ReplicasAnswer> {
+    use sim::advise::replicas::{Replica, ReplicasQuestion, replicas_question};
+    let gpus = setup.machine.gpu_count;
+    if gpus < 2 || !gpus.is_multiple_of(2) || setup.machine.node_count() > 1 {
+        bail!(
+            "--question replicas compares one server of a box with two of half of it: `{}` has {gpus} GPU(s) on {} node(s); for several boxes ask --question scale",
+            setup.machine.name(),
+            setup.machine.node_count()
+        );
+    }
+    let (whole, half) = (Layout::tp(gpus), Layout::tp(gpus / 2));
+    let devices = setup.machine.device_indices();
+    let halves = [
+        setup.machine.with_gpus(&devices[..devices.len() / 2])?,
+        setup.machine.with_gpus(&devices[devices.len() / 2..])?,
+    ];
+    let (whole_opts, half_opts) = (setup.opts_ranking(whole), setup.opts_ranking(half));
+    let q = ReplicasQuestion {
+        whole,
+        half,
+        whole_opts: &whole_opts,
+        half_opts: &half_opts,
+        concurrency: workload.max_concurrency.unwrap_or(64),
+        context_tokens: workload.random_input_len + workload.random_output_len / 2,
+        input_tokens: workload.random_input_len,
+        knobs: setup.knobs,
+        comm_spread: sim::advise::comm_spread(&setup.machine.profile),
+        draws,
+        seed: workload.seed,
+        known_error: setup.known_error(),
+    };
+    let build = |l: Layout, k, r: Replica| {
+        let (m, o) = match r {
+            Replica::Whole => (&setup.machine, &whole_opts),
+            Replica::FirstHalf => (&halves[0], &half_opts),
+            Replica::SecondHalf => (&halves[1], &half_opts),
+        };
+        sim::cost::CostModel::new(m, &setup.spec, l, o, k)
+            .map(|m| Box::new(m) as Box<dyn IterationModel>)
+            .map_err(|e| e.to_string())
+    };
+    replicas_question(&q, &build).map_err(|e| anyhow::anyhow!("--question replicas: {e}"))
 }

@@ -50,6 +50,9 @@ pub fn print_advice(a: &Advice, all: bool, model_path: &str) {
     if let Some(m) = &a.mtp {
         print_mtp(m, model_path);
     }
+    if let Some(r) = &a.replicas {
+        print_replicas(r, model_path);
+    }
     if let Some(scale) = &a.scale {
         super::scale::print(scale, model_path);
     }
@@ -98,6 +101,38 @@ fn print_ep(ep: &EpAnswer, model_path: &str) {
         model_error(ep)
     );
     for f in &ep.flags_to_try {
+        println!("try: python -m sglang.launch_server --model-path {model_path} {f}");
+    }
+}
+
+fn print_replicas(r: &sim::advise::replicas::ReplicasAnswer, model_path: &str) {
+    println!("\n{}", r.sentence);
+    let mut t = crate::cli::tables::table();
+    t.set_header(vec![
+        "servers",
+        "flags",
+        "decode tok/s per box",
+        "ms per output token",
+        "lone prompt prefill ms",
+        "weights GB per GPU",
+        "KV tokens per server",
+    ]);
+    for s in std::iter::once(&r.one).chain(r.two.as_ref()) {
+        t.add_row(vec![
+            s.servers.to_string(),
+            s.flags.clone(),
+            format!("{:.0}", s.box_tok_s),
+            format!("{:.1}", s.tpot_ms),
+            format!("{:.0}", s.ttft_ms),
+            format!("{:.1}", s.weight_bytes_per_gpu as f64 / 1e9),
+            s.kv_tokens_per_server.to_string(),
+        ]);
+    }
+    println!(
+        "at {} concurrent, {} tokens of context ({} prompt tokens), the load split evenly:\n{t}",
+        r.concurrency, r.context_tokens, r.input_tokens
+    );
+    for f in &r.flags_to_try {
         println!("try: python -m sglang.launch_server --model-path {model_path} {f}");
     }
 }

@@ -153,7 +153,7 @@ impl LayoutArgs {
         if let Some(dp) = self.dp {
             if dp > 1 && !self.dp_attention {
                 bail!(
-                    "--dp {dp} without --enable-dp-attention: data-parallel replicas are not modelled; add --enable-dp-attention with --dp equal to --tp"
+                    "--dp {dp} without --enable-dp-attention: {dp} engines behind SGLang's router are not simulated one by one here; `sim advise --question replicas` compares two servers of half the box with one of all of it, or add --enable-dp-attention with --dp equal to --tp"
                 );
             }
             if self.dp_attention && dp != tp {

@@ -3,6 +3,7 @@
 //! expert reads and the memory plan.
 
 use super::args::{CsvFormatArg, LayoutSelection, OutputFormat, Target};
+use super::setup::server_machine;
 use anyhow::{Result, bail};
 use comfy_table::{Cell, presets::UTF8_FULL_CONDENSED};
 use sim::cost::Knobs;
@@ -54,13 +55,19 @@ pub fn run(args: Args) -> Result<()> {
         prefill_tokens: args.prefill,
     };
     let knobs = Knobs::default();
-    let layouts = match args
+    let selection = args
         .target
         .server
         .layout
         .with_sizes(&sglang.sizes())
-        .selection(machine.gpu_count, &model)?
-    {
+        .selection(machine.gpu_count, &model)?;
+    let machine = match selection {
+        LayoutSelection::One(l) => {
+            server_machine(machine, &sglang, l, args.target.server.has_launch_line())?
+        }
+        LayoutSelection::All => machine,
+    };
+    let layouts = match selection {
         LayoutSelection::All => {
             // each layout with SGLang's defaults for its own sizes (validated with the first)
             let opts_for = |l: &models::Layout| {

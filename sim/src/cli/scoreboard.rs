@@ -3,7 +3,8 @@
 use comfy_table::Table;
 use sim::scoreboard::Scoreboard;
 use sim::scoreboard::text::{
-    GROUP_HEADER, REASON_HEADER, WORST_HEADER, group_row, headline, intro, reason_rows, worst_rows,
+    GROUP_HEADER, REASON_HEADER, SPEC_HEADER, WORST_HEADER, group_row, headline, intro,
+    reason_rows, spec_rows, worst_rows,
 };
 
 fn table(header: &[&str], rows: Vec<Vec<String>>) -> Table {
@@ -24,6 +25,8 @@ pub fn print_table(s: &Scoreboard) {
         "{}",
         table(&GROUP_HEADER, s.families.iter().map(group_row).collect())
     );
+    println!("\nSpeculative decoding off and on (headline figures):");
+    println!("{}", table(&SPEC_HEADER, spec_rows(s)));
     println!("\nBy model × family × concurrency band (every unflagged figure):");
     println!(
         "{}",

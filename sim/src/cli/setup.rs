@@ -84,6 +84,27 @@ impl std::ops::DerefMut for Setup {
     }
 }
 
+/// The GPUs a launch line's server gets: the first of `CUDA_VISIBLE_DEVICES` it needs, else the
+/// box's first ones when the layout takes fewer than the box (SGLang's `--base-gpu-id 0`); without
+/// a launch line the whole machine, its layouts placed on the best-connected GPUs.
+pub fn server_machine(
+    machine: sim::machine::Machine,
+    sglang: &SglangArgs,
+    layout: Layout,
+    launch_line: bool,
+) -> Result<sim::machine::Machine> {
+    let needed = layout.gpus() as usize;
+    Ok(match sglang.visible_devices()? {
+        // fewer visible than needed: check_environment says so
+        Some(v) if v.len() >= needed => machine.with_gpus(&v[..needed])?,
+        Some(_) => machine,
+        None if launch_line && needed < machine.gpu_count as usize => {
+            machine.first_gpus(layout.gpus())?
+        }
+        None => machine,
+    })
+}
+
 impl Setup {
     /// Resolves the shared flags.
     pub fn new(target: &Target, cal: &CalibrationArg) -> Result<Setup> {
@@ -104,6 +125,7 @@ impl Setup {
             LayoutSelection::One(l) => l,
             LayoutSelection::All => Layout::tp(machine.gpu_count),
         };
+        let machine = server_machine(machine, &sglang, primary, server.has_launch_line())?;
         let scenario = Scenario::new(machine, spec, sglang, primary)?;
         let calibration =
             cal.load_for(&scenario.machine, &scenario.spec, primary, &scenario.opts)?;

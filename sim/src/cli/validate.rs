@@ -14,7 +14,7 @@ use sim::bench_io;
 use sim::calibrate::{Comparison, compare, rms_log_error};
 use sim::engine::Engine;
 use sim::records::RecordSet;
-use sim::scoreboard::{ScoreOptions, score};
+use sim::scoreboard::{ScoreOptions, score_with};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -32,8 +32,9 @@ pub struct Args {
     /// With --implied-accept-length: the acceptance the engine measured per record (JSON:
     /// `{"schema_version": 1, "records": [{"id": …, "accept_length": L}` or `"acceptance_rate": r,
     /// "num_speculative_tokens": k}]}`); each such record is also predicted with its own length.
-    /// A record's own `accept_length` metric counts too.
-    #[arg(long, value_name = "FILE", requires = "implied_accept_length")]
+    /// A record's own `accept_length` metric counts too. With --records alone: the MTP-on records
+    /// it names are scored with their measured length (the rest with the draft kind's default).
+    #[arg(long, value_name = "FILE", requires = "records")]
     pub acceptance: Option<PathBuf>,
     /// With --records: simulate every record as this engine would run it (default: each record's
     /// own engine).
@@ -73,7 +74,12 @@ pub fn run(args: Args) -> Result<()> {
         if args.implied_accept_length {
             return super::validate_accept::run(path, args.acceptance.as_deref(), args.format);
         }
-        return run_records(path, args.engine.map(Engine::from), args.format);
+        return run_records(
+            path,
+            args.acceptance.as_deref(),
+            args.engine.map(Engine::from),
+            args.format,
+        );
     }
     let table_or_json = match args.format {
         ValidateFormat::Json => OutputFormat::Json,
@@ -145,11 +151,16 @@ pub fn run(args: Args) -> Result<()> {
 /// `sim validate --records FILE`.
 fn run_records(
     path: &std::path::Path,
+    acceptance: Option<&std::path::Path>,
     engine: Option<Engine>,
     format: ValidateFormat,
 ) -> Result<()> {
     let set = RecordSet::load(path)?;
-    let board = score(&set, &ScoreOptions { engine });
+    let measured = match acceptance {
+        Some(a) => sim::records::acceptance::MeasuredAcceptance::load(a)?,
+        None => Default::default(),
+    };
+    let board = score_with(&set, &ScoreOptions { engine }, &measured);
     match format {
         ValidateFormat::Json => println!(
             "{}",

@@ -29,14 +29,20 @@ use models::{Layout, ModelSpec, WeightFormat};
 use serde::{Deserialize, Serialize};
 
 /// Per-draft-token acceptance assumed for the checkpoint's MTP layer when none is given, each
-/// chained step accepted with this probability times the previous one's: 0.7. The DeepSeek-V3
-/// report measured 85–90% for the first drafted token (arXiv:2412.19437 §5.4.3); SGLang reuses
-/// the one-step MTP layer for every further step, which drafts worse, so the chain's average is
-/// taken lower. An input, never fitted: pass `--speculative-accept-length` (or a server log's
-/// `accept len`) to replace it.
-pub const DEFAULT_MTP_ACCEPTANCE: f64 = 0.7;
-/// Per-draft-token acceptance assumed for a separate EAGLE / EAGLE-3 draft: ≈ 0.75 (EAGLE-3,
-/// arXiv:2503.01840: acceptance lengths of 3–4 at 6–8 drafted tokens on chat benchmarks).
+/// chained step accepted with this probability times the previous one's: 0.8. Published: InferenceX's
+/// golden acceptance-length curve for GLM-5.2's own MTP head (SemiAnalysisAI/InferenceX
+/// `golden_al_distribution/glm5.2_mtp.yaml`, vLLM MTP on B300, SPEED-Bench coding, run
+/// 28058352479): 1.84 / 2.50 / 2.99 / 3.33 tokens per step at 1 / 2 / 3 / 4 draft tokens, which
+/// this chain gives within 0.05 (1.80 / 2.44 / 2.95 / 3.36); the DeepSeek-V3 report's 85–90% for
+/// the first drafted token (arXiv:2412.19437 §5.4.3) and SGLang's 3-step MTP floor of 2.8 for
+/// DeepSeek-V4 (sgl-project/sglang PR 28098) agree. An input, never fitted to the records: pass
+/// `--speculative-accept-length` (or a server log's `accept len`) to replace it.
+pub const DEFAULT_MTP_ACCEPTANCE: f64 = 0.8;
+/// Per-draft-token acceptance assumed for a separate EAGLE / EAGLE-3 draft: 0.75. Published:
+/// InferenceX's golden curve for Kimi-K2.5's EAGLE-3 draft (`golden_al_distribution/
+/// kimik2.5_eagle3.yaml`, vLLM on B300, SPEED-Bench coding, thinking off, run 28122195822): 1.80 /
+/// 2.33 / 2.75 / 3.06 at 1 / 2 / 3 / 4 speculative tokens (the chain: 1.75 / 2.31 / 2.73 / 3.05);
+/// EAGLE-3's own paper reports lengths of 3–4 at 6–8 drafted tokens (arXiv:2503.01840).
 pub const DEFAULT_EAGLE_ACCEPTANCE: f64 = 0.75;
 
 /// Where the acceptance length came from.

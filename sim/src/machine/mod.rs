@@ -16,6 +16,7 @@ pub mod nodes;
 pub mod placement;
 pub mod shm_figures;
 pub mod shm_ring;
+mod subset;
 
 use crate::error::{Result, SimError};
 use curve::CommCurve;

@@ -18,6 +18,7 @@
 use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, inferencex_config, launch_knobs};
 use super::metrics::{family, targets};
 use super::nccl::NcclTuning;
+use super::speculation::{RecordSpeculation, record_speculation};
 use super::{Parallel, Record, RecordWorkload, Whole};
 use crate::engine::{Engine, LaunchKnobs};
 use crate::workload::Workload;
@@ -114,6 +115,8 @@ pub struct Expressed {
     pub not_compared: Vec<String>,
     /// What was assumed where the record is silent, one line each.
     pub assumptions: Vec<String>,
+    /// Speculative decoding (`parallel.mtp: true`): the draft and its acceptance; `None` = off.
+    pub speculation: Option<RecordSpeculation>,
 }
 
 /// Kinds of reasons a record cannot be expressed; a record's reasons are sorted in this order and
@@ -132,8 +135,6 @@ pub enum UnexpressibleKind {
     UnknownModel,
     /// The engine is neither SGLang nor vLLM.
     UnknownEngine,
-    /// Speculative decoding (MTP / EAGLE) on: acceptance is not modelled.
-    MtpOn,
     /// vLLM's decode context parallelism (`dcp` > 1).
     Dcp,
     /// A knob shardwise does not model (DP replicas, a pinned NCCL protocol, …).
@@ -149,14 +150,13 @@ pub enum UnexpressibleKind {
 }
 
 impl UnexpressibleKind {
-    /// The key used in tables and JSON (`mtp-on`).
+    /// The key used in tables and JSON (`unknown-machine`).
     pub fn key(self) -> &'static str {
         match self {
             UnexpressibleKind::UnreadableValue => "unreadable-value",
             UnexpressibleKind::UnknownModel => "unknown-model",
             UnexpressibleKind::MultiNode => "multi-node",
             UnexpressibleKind::UnknownMachine => "unknown-machine",
-            UnexpressibleKind::MtpOn => "mtp-on",
             UnexpressibleKind::Dcp => "dcp",
             UnexpressibleKind::KnobNotModelled => "knob-not-modelled",
             UnexpressibleKind::MissingLayout => "missing-layout",
@@ -278,11 +278,15 @@ fn machine_preset(r: &Record, assumptions: &mut Vec<String>) -> Result<String, U
     };
     match stated(&r.id, "hardware.count", &hw.count)? {
         Some(8) => {}
+        Some(n @ 1..8) => assumptions.push(format!(
+            "{n}× {}: the first {n} GPUs of the 8-GPU preset (where the server starts on such a box;              one socket's for 4 on the rtx6kpro wiki's dual-socket host)",
+            hw.gpu.as_deref().unwrap_or("?")
+        )),
         n => {
             return Err(Unexpressible::new(
                 UnexpressibleKind::UnknownMachine,
                 format!(
-                    "{}× {}: the machine presets have 8 GPUs; set hardware.machine to a probe profile of that box",
+                    "{}× {}: the machine presets have 8 GPUs (a box of fewer runs on part of one); set hardware.machine to a probe profile of that box",
                     n.map_or("?".into(), |n| n.to_string()),
                     hw.gpu.as_deref().unwrap_or("?")
                 ),
@@ -412,6 +416,27 @@ fn bench_workload(
     }
 }
 
+/// A layout of `l.gpus()` GPUs on a box of `n`: more is a reason; fewer runs on the box's first
+/// GPUs, as the server starts ([`crate::machine::Machine::first_gpus`]), with the others idle.
+fn part_of_box(l: Layout, n: u32, why: &mut Vec<Unexpressible>, assumptions: &mut Vec<String>) {
+    if l.gpus() > n {
+        why.push(Unexpressible::new(
+            UnexpressibleKind::MissingLayout,
+            format!(
+                "{} needs {} GPUs, the box has {n}",
+                l.short_name(),
+                l.gpus()
+            ),
+        ));
+    } else if l.gpus() < n {
+        assumptions.push(format!(
+            "{} on the box's first {} of {n} GPUs (the server's default --base-gpu-id 0)",
+            l.short_name(),
+            l.gpus()
+        ));
+    }
+}
+
 /// Maps `r` onto what shardwise simulates, or says why it cannot.
 pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     use UnexpressibleKind as K;
@@ -456,12 +481,6 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         read("workload.concurrency", &w.concurrency),
         read("workload.num_prompts", &w.num_prompts),
     );
-    if p.mtp == Some(true) {
-        why.push(Unexpressible::new(
-            K::MtpOn,
-            "speculative decoding (MTP/EAGLE) on: acceptance is not modelled",
-        ));
-    }
     if let Some(d) = dcp.filter(|d| *d > 1) {
         why.push(Unexpressible::new(
             K::Dcp,
@@ -545,13 +564,8 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         }
         _ => None,
     };
-    if let (Some(l), Some(n)) = (layout, count)
-        && l.gpus() != n
-    {
-        why.push(Unexpressible::new(
-            K::MissingLayout,
-            format!("{} uses {} of the box's {n} GPUs", l.short_name(), l.gpus()),
-        ));
+    if let (Some(l), Some(n)) = (layout, count) {
+        part_of_box(l, n, &mut why, &mut assumptions);
     }
     let (Some(model), Some(machine), Some(layout), Some(family), Some(engine), Some(conc), true) =
         (model, machine, layout, fam, engine, conc, why.is_empty())
@@ -577,5 +591,6 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         targets,
         not_compared,
         assumptions,
+        speculation: (p.mtp == Some(true)).then(|| record_speculation(r, model, engine)),
     })
 }

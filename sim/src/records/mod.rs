@@ -10,10 +10,12 @@
 //! ([`Whole`]) or a figure that is no usable number. Only a file that is not such JSON is an error.
 
 pub mod acceptance;
+pub mod draft;
 pub mod flags;
 pub mod mapping;
 mod metrics;
 mod nccl;
+pub mod speculation;
 pub mod value;
 
 pub use mapping::{

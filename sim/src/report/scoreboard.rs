@@ -8,7 +8,8 @@ use reports::{AnyChart, Axis, IdentityBand, PointSeries, Scale, ScatterChart};
 
 use crate::records::Quantity;
 use crate::scoreboard::text::{
-    GROUP_HEADER, REASON_HEADER, WORST_HEADER, group_row, headline, intro, reason_rows, worst_rows,
+    GROUP_HEADER, REASON_HEADER, SPEC_HEADER, WORST_HEADER, group_row, headline, intro,
+    reason_rows, spec_rows, worst_rows,
 };
 use crate::scoreboard::{Comparison, Scoreboard};
 
@@ -146,6 +147,11 @@ pub fn scoreboard_section(board: &Scoreboard) -> ScoreboardSection {
                 "By model and family (headline figures)".into(),
                 strings(&GROUP_HEADER),
                 board.families.iter().map(group_row).collect(),
+            ),
+            (
+                "Speculative decoding off and on (headline figures)".into(),
+                strings(&SPEC_HEADER),
+                spec_rows(board),
             ),
             (
                 "By concurrency band, all models (headline figures)".into(),

@@ -23,11 +23,11 @@
 
 use super::Resolved;
 use super::anchor::{Anchor, OffRuns, off_runs, server_key};
-pub use super::draft::draft_config;
 use super::stats::Stats;
 use crate::cost::{CostModel, Knobs};
 use crate::options::SpeculativeOptions;
 use crate::records::acceptance::MeasuredAcceptance;
+pub use crate::records::draft::draft_config;
 use crate::records::mapping::{Expressed, MetricFamily, Quantity, express};
 use crate::records::{Record, RecordSet};
 use rayon::prelude::*;
@@ -314,7 +314,9 @@ pub(super) fn model_of(
     resolved: &Resolved,
     spec: Option<SpeculativeOptions>,
 ) -> Option<CostModel> {
-    let machine = resolved.machines.get(&e.machine)?.as_ref().ok()?;
+    let machine =
+        super::server_gpus(resolved.machines.get(&e.machine)?.as_ref().ok()?, e.layout).ok()?;
+    let machine = &machine;
     let model = resolved.models.get(&e.model)?.as_ref().ok()?;
     let (mut opts, _) = e
         .engine

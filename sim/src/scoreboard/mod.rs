@@ -11,13 +11,14 @@
 
 pub mod accept;
 pub mod anchor;
-mod draft;
 pub mod stats;
 pub mod text;
 
 use crate::cost::{CostModel, Knobs, TimeBreakdown};
 use crate::engine::Engine;
 use crate::machine::Machine;
+use crate::records::acceptance::MeasuredAcceptance;
+use crate::records::speculation::AcceptOrigin;
 use crate::records::{
     Expressed, MetricFamily, Quantity, RecordSet, Unexpressible, UnexpressibleKind, express,
 };
@@ -25,7 +26,7 @@ use crate::serving::{RunReport, simulate};
 use models::ModelSpec;
 use rayon::prelude::*;
 use serde::Serialize;
-use stats::{Group, GroupBy, Stats, band, groups};
+use stats::{Group, GroupBy, SpecFamily, Stats, band, by_speculation, groups};
 use std::collections::HashMap;
 
 /// Schema version of [`Scoreboard`]; bump when a key changes meaning or disappears.
@@ -77,8 +78,20 @@ pub struct Comparison {
     pub breakdown: TimeBreakdown,
     /// The decode step (`llm_decode_bench`) or the run's mean decode batch, ms.
     pub step_ms: f64,
+    /// Speculative decoding as simulated (MTP-on records); `None` = off.
+    pub speculation: Option<SpecUsed>,
     /// Assumptions and engine translations behind the prediction.
     pub notes: Vec<String>,
+}
+
+/// The speculation a comparison was predicted with.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SpecUsed {
+    /// Tokens per request and step the prediction used.
+    pub accept_length: f64,
+    /// `measured` (the source's) or `assumed` (the draft kind's default).
+    pub accept: AcceptOrigin,
+    pub num_draft_tokens: u32,
 }
 
 /// A record that was not compared, with every reason.
@@ -115,6 +128,8 @@ pub struct Scoreboard {
     pub summary: Stats,
     /// Headline figures by model × family × quantity, all concurrencies.
     pub families: Vec<Group>,
+    /// Headline figures of the records predicted without and with speculative decoding.
+    pub speculation: Vec<SpecFamily>,
     /// Headline figures of all models by family, quantity and concurrency band.
     pub bands: Vec<Group>,
     /// Every unflagged figure by model × family × quantity × concurrency band.
@@ -151,13 +166,30 @@ impl Resolved {
     }
 }
 
-/// Scores every record of `set`.
+/// Scores every record of `set` (MTP-on records with their own `accept_length` where they state
+/// one, else the draft kind's default).
 pub fn score(set: &RecordSet, opts: &ScoreOptions) -> Scoreboard {
+    score_with(set, opts, &MeasuredAcceptance::default())
+}
+
+/// [`score`], with the engine's acceptance the source published per record (an acceptance file,
+/// [`MeasuredAcceptance`]) used for the MTP-on records it names.
+pub fn score_with(
+    set: &RecordSet,
+    opts: &ScoreOptions,
+    measured: &MeasuredAcceptance,
+) -> Scoreboard {
     let mut expressed = Vec::new();
     let mut unexpressible = Vec::new();
     for r in &set.records {
         match express(r) {
-            Ok(e) => expressed.push(e),
+            Ok(mut e) => {
+                if let (Some(s), Some(l)) = (e.speculation.as_mut(), measured.by_id.get(&r.id)) {
+                    s.options.accept_length = Some(*l);
+                    s.accept = AcceptOrigin::Measured;
+                }
+                expressed.push(e)
+            }
             Err(reasons) => unexpressible.push(unexpressed(&r.id, reasons)),
         }
     }
@@ -196,18 +228,23 @@ fn predict(
         unexpressed(&e.id, vec![Unexpressible::new(kind, detail)])
     };
     let machine = match &resolved.machines[&e.machine] {
-        Ok(m) => m,
+        Ok(m) => server_gpus(m, e.layout)
+            .map_err(|x| failed(UnexpressibleKind::UnknownMachine, x.to_string()))?,
         Err(x) => return Err(failed(UnexpressibleKind::UnknownMachine, x.clone())),
     };
+    let machine = &machine;
     let spec = match &resolved.models[&e.model] {
         Ok(s) => s,
         Err(x) => return Err(failed(UnexpressibleKind::UnknownModel, x.clone())),
     };
     let engine = opts.engine.unwrap_or(e.engine);
-    let (server, mut notes) = engine.server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
+    let (mut server, mut notes) =
+        engine.server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
     notes.splice(0..0, e.assumptions.iter().cloned());
+    server.speculative = e.speculation.as_ref().map(|s| s.options.clone());
     let model = CostModel::new(machine, spec, e.layout, &server, Knobs::default())
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
+    let speculation = speculation_of(e, &model, &mut notes);
     let (breakdown, step_ms, value): (TimeBreakdown, f64, Box<dyn Fn(Quantity) -> f64>) =
         match (&e.family, &e.workload) {
             (MetricFamily::BenchServing, Some(w)) => {
@@ -253,7 +290,7 @@ fn predict(
                 concurrency: e.concurrency,
                 band: band(e.concurrency).to_string(),
                 context_tokens: e.context_tokens,
-                machine: e.machine.clone(),
+                machine: machine.name().to_string(),
                 layout: e.layout.short_name(),
                 engine,
                 predicted,
@@ -265,10 +302,42 @@ fn predict(
                 approximate: t.approximate,
                 breakdown,
                 step_ms,
+                speculation,
                 notes: notes.clone(),
             }
         })
         .collect())
+}
+
+/// The part of `m` a server of `layout` runs on: its first GPUs when the layout takes fewer than
+/// the box has (where SGLang and vLLM start it, [`Machine::first_gpus`]), else all of it.
+pub(crate) fn server_gpus(m: &Machine, layout: models::Layout) -> crate::error::Result<Machine> {
+    let n = layout.gpus();
+    if n < m.gpu_count {
+        m.first_gpus(n)
+    } else {
+        Ok(m.clone())
+    }
+}
+
+/// The speculation `model` runs for record `e`, with a note saying how it was set.
+fn speculation_of(e: &Expressed, model: &CostModel, notes: &mut Vec<String>) -> Option<SpecUsed> {
+    let (s, plan) = (e.speculation.as_ref()?, model.spec_plan()?);
+    notes.push(format!(
+        "draft: {}; acceptance length {:.2} ({})",
+        s.draft,
+        plan.accept_length,
+        match s.accept {
+            AcceptOrigin::Measured => "measured by the source",
+            AcceptOrigin::Assumed =>
+                "assumed: the draft kind's published default, the source gives none",
+        }
+    ));
+    Some(SpecUsed {
+        accept_length: plan.accept_length,
+        accept: s.accept,
+        num_draft_tokens: plan.num_draft_tokens,
+    })
 }
 
 /// A quantity of a simulated bench_serving run.
@@ -338,6 +407,7 @@ fn finish(
                 band: false,
             },
         ),
+        speculation: by_speculation(&primary),
         bands: groups(
             &primary,
             GroupBy {

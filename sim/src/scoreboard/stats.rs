@@ -130,6 +130,42 @@ pub fn groups(rows: &[&Comparison], by: GroupBy) -> Vec<Group> {
         .collect()
 }
 
+/// The headline statistics of the records predicted without and with speculative decoding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpecFamily {
+    /// `MTP off` or `MTP on`.
+    pub speculation: String,
+    /// Of those with speculation on, predicted with an assumed (default) acceptance length.
+    pub assumed_accept: usize,
+    #[serde(flatten)]
+    pub stats: Stats,
+}
+
+/// `rows` split by speculation off / on (a line only where it has rows).
+pub fn by_speculation(rows: &[&Comparison]) -> Vec<SpecFamily> {
+    [false, true]
+        .into_iter()
+        .filter_map(|on| {
+            let mine: Vec<&&Comparison> = rows
+                .iter()
+                .filter(|c| c.speculation.is_some() == on)
+                .collect();
+            (!mine.is_empty()).then(|| SpecFamily {
+                speculation: if on { "MTP on" } else { "MTP off" }.into(),
+                assumed_accept: mine
+                    .iter()
+                    .filter(|c| {
+                        c.speculation.is_some_and(|s| {
+                            s.accept == crate::records::speculation::AcceptOrigin::Assumed
+                        })
+                    })
+                    .count(),
+                stats: Stats::of(&mine.iter().map(|c| c.error_pct).collect::<Vec<_>>()),
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -74,8 +74,44 @@ pub fn group_row(g: &Group) -> Vec<String> {
     ]
 }
 
+/// Columns of [`spec_rows`].
+pub const SPEC_HEADER: [&str; 7] = [
+    "speculation",
+    "n",
+    "acceptance assumed",
+    "MAPE",
+    "median |err|",
+    "bias",
+    "within ±20%",
+];
+
+/// The MTP-off and MTP-on lines.
+pub fn spec_rows(s: &Scoreboard) -> Vec<Vec<String>> {
+    s.speculation
+        .iter()
+        .map(|f| {
+            vec![
+                f.speculation.clone(),
+                f.stats.n.to_string(),
+                f.assumed_accept.to_string(),
+                pct(f.stats.mape_pct),
+                pct(f.stats.median_abs_pct),
+                signed(f.stats.bias_pct),
+                f.stats.within_20_pct.to_string(),
+            ]
+        })
+        .collect()
+}
+
+/// The speculation a row was predicted with: `-` (off), `L 2.73 assumed` / `L 2.40 measured`.
+pub fn spec_cell(c: &Comparison) -> String {
+    c.speculation.map_or("-".into(), |s| {
+        format!("L {:.2} {}", s.accept_length, s.accept.name())
+    })
+}
+
 /// Columns of [`worst_rows`].
-pub const WORST_HEADER: [&str; 11] = [
+pub const WORST_HEADER: [&str; 12] = [
     "record",
     "model",
     "engine",
@@ -85,6 +121,7 @@ pub const WORST_HEADER: [&str; 11] = [
     "predicted",
     "measured",
     "error",
+    "MTP",
     "step ms",
     "where the predicted step goes",
 ];
@@ -104,6 +141,7 @@ pub fn worst_rows(worst: &[Comparison]) -> Vec<Vec<String>> {
                 format!("{:.1}", c.predicted),
                 c.measured_raw.clone(),
                 signed(c.error_pct),
+                spec_cell(c),
                 format!("{:.2}", c.step_ms),
                 breakdown_shares(&c.breakdown),
             ]
@@ -147,6 +185,7 @@ pub fn markdown(s: &Scoreboard) -> String {
     let families: Vec<Vec<String>> = s.families.iter().map(group_row).collect();
     let groups: Vec<Vec<String>> = s.groups.iter().map(group_row).collect();
     let bands: Vec<Vec<String>> = s.bands.iter().map(group_row).collect();
+    let spec = spec_rows(s);
     let reasons = s
         .reasons
         .iter()
@@ -157,10 +196,11 @@ pub fn markdown(s: &Scoreboard) -> String {
         .file_name()
         .map_or(s.records_file.clone(), |f| f.to_string_lossy().into_owned());
     format!(
-        "{}\n\n{}\n\nBy model and family (headline figures):\n\n{}\n\nBy concurrency band, all models (headline figures):\n\n{}\n\nBy model × family × concurrency band (every unflagged figure):\n\n{}\n\nNot compared: {reasons}.\n",
+        "{}\n\n{}\n\nBy model and family (headline figures):\n\n{}\n\nSpeculative decoding off and on (headline figures):\n\n{}\n\nBy concurrency band, all models (headline figures):\n\n{}\n\nBy model × family × concurrency band (every unflagged figure):\n\n{}\n\nNot compared: {reasons}.\n",
         intro(s).replace(&s.records_file, &format!("`{file}`")),
         headline(s),
         md_table(&GROUP_HEADER, &families),
+        md_table(&SPEC_HEADER, &spec),
         md_table(&GROUP_HEADER, &bands),
         md_table(&GROUP_HEADER, &groups),
     )
@@ -178,11 +218,11 @@ fn field(s: &str) -> String {
 /// One CSV row per compared figure.
 pub fn csv(s: &Scoreboard) -> String {
     let mut out = String::from(
-        "id,model,family,metric,key,concurrency,context_tokens,machine,layout,engine,predicted,measured,error_pct,primary,flagged\n",
+        "id,model,family,metric,key,concurrency,context_tokens,machine,layout,engine,predicted,measured,error_pct,primary,flagged,mtp\n",
     );
     for c in &s.comparisons {
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.3},{:.2},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.3},{:.2},{},{},{}\n",
             field(&c.id),
             field(&c.model),
             c.family.name(),
@@ -197,7 +237,8 @@ pub fn csv(s: &Scoreboard) -> String {
             c.measured,
             c.error_pct,
             c.primary,
-            c.flagged
+            c.flagged,
+            spec_cell(c)
         ));
     }
     out

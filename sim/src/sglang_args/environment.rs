@@ -53,12 +53,35 @@ impl SglangArgs {
                         ),
                     ));
                 }
+                self.visible_devices()?;
                 notes.push(format!(
-                    "{spelled}: {visible} GPU(s) visible, the layout uses {gpus}; costed on the machine's best-placed {gpus}"
+                    "{spelled}: {visible} GPU(s) visible, the layout uses {gpus}: costed on the first {gpus} of them, as SGLang places its ranks (--base-gpu-id 0)"
                 ));
             }
         }
         Ok(notes)
+    }
+
+    /// The CUDA device indices `CUDA_VISIBLE_DEVICES` lists, in its order (`None` when unset);
+    /// GPU UUIDs or words are an error saying to list indices.
+    pub fn visible_devices(&self) -> std::result::Result<Option<Vec<u32>>, super::SglangArgsError> {
+        let Some((_, value)) = self.env.iter().find(|(k, _)| k == "CUDA_VISIBLE_DEVICES") else {
+            return Ok(None);
+        };
+        value
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| {
+                d.parse::<u32>().map_err(|_| {
+                    bad(
+                        &format!("CUDA_VISIBLE_DEVICES={value}"),
+                        format!("`{d}` is not a device index: list the GPUs by index (0,1,2,3), as the machine's profile numbers them"),
+                    )
+                })
+            })
+            .collect::<std::result::Result<Vec<u32>, _>>()
+            .map(Some)
     }
 
     /// The environment assignments that are only recorded, as `KEY=value`.
@@ -90,6 +113,10 @@ mod tests {
             "{e}"
         );
         assert_eq!(a.check_environment(4).unwrap().len(), 1);
+        assert_eq!(a.visible_devices().unwrap(), Some(vec![0, 1, 2, 3]));
+        let a = from_launch_line(&line("CUDA_VISIBLE_DEVICES=GPU-5e1a")).unwrap();
+        let e = a.visible_devices().unwrap_err().to_string();
+        assert!(e.contains("not a device index"), "{e}");
         let a = from_launch_line(&line("SGLANG_ENABLE_JIT_DEEPGEMM=0")).unwrap();
         assert!(a.check_environment(8).unwrap().is_empty());
         assert_eq!(a.recorded_environment(), ["SGLANG_ENABLE_JIT_DEEPGEMM=0"]);
