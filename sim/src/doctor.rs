@@ -5,7 +5,8 @@
 //! step at the logged `#running-req` and `#token` (so its calibration, if given, applies), not a
 //! rule of thumb.
 
-use crate::cost::{CostModel, IterationBatch, IterationModel};
+use crate::cost::steady::logged_step_s;
+use crate::cost::{IterationBatch, IterationModel};
 use crate::options::ServerOptions;
 use crate::server_log::DecodeSample;
 use serde::Serialize;
@@ -66,9 +67,9 @@ impl Load {
 /// What limits the server of `model` (built with the run's options `opts`) at `load`; `graphs`,
 /// the same layout with CUDA graphs on, prices the eager step's alternative.
 pub fn diagnose(
-    model: &CostModel,
+    model: &dyn IterationModel,
     opts: &ServerOptions,
-    graphs: Option<&CostModel>,
+    graphs: Option<&dyn IterationModel>,
     load: Load,
 ) -> Vec<Limit> {
     let batch = IterationBatch {
@@ -76,12 +77,12 @@ pub fn diagnose(
         prefill: Vec::new(),
     };
     let cost = model.iteration(&batch);
-    let step_s = model.logged_step_s(load.running, load.context_tokens);
+    let step_s = logged_step_s(model, load.running, load.context_tokens);
     let gpu_s = cost.stage_gpu_s.iter().copied().fold(0.0, f64::max);
     let mut limits = Vec::new();
     let eager = opts.disable_cuda_graph || load.running > opts.cuda_graph_max_bs;
     if eager && cost.cpu_s >= gpu_s {
-        let graph_s = graphs.map(|g| g.logged_step_s(load.running, load.context_tokens));
+        let graph_s = graphs.map(|g| logged_step_s(g, load.running, load.context_tokens));
         let mut try_flags = Vec::new();
         if let Some(g) = graph_s {
             let flag = if opts.disable_cuda_graph {

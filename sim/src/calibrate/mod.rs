@@ -22,7 +22,7 @@ pub use knobs::{KnobBounds, KnobParam};
 pub use steps::{StepRound, StepSample, rounds};
 
 use crate::bench_io::MeasuredPoint;
-use crate::cost::{CostModel, IterationModel, Knobs};
+use crate::cost::{IterationModel, Knobs, ServedModel};
 use crate::options::ServerOptions;
 use crate::serving::{RunReport, simulate};
 use rayon::prelude::*;
@@ -255,7 +255,7 @@ struct Target {
 
 /// Predicted values of every target for one cost model (server rounds, then runs' metrics).
 fn predict_all(
-    model: &CostModel,
+    model: &ServedModel,
     opts: &ServerOptions,
     obs: &Observations,
 ) -> Result<Vec<f64>, CalibrateError> {
@@ -277,7 +277,7 @@ pub fn calibrate<F>(
     start: Knobs,
 ) -> Result<CalibrationFit, CalibrateError>
 where
-    F: Fn(Knobs) -> crate::error::Result<CostModel> + Sync,
+    F: Fn(Knobs) -> crate::error::Result<ServedModel> + Sync,
 {
     let model_err = |e: crate::error::SimError| CalibrateError::Model(e.to_string());
     let base = build(start).map_err(model_err)?;
@@ -305,7 +305,7 @@ where
     if fitted.is_empty() {
         return Err(CalibrateError::NothingToFit);
     }
-    let bounds = KnobBounds::of(&base);
+    let bounds = KnobBounds::of(base.target());
     let labels: Vec<String> = fitted.iter().map(|&i| targets[i].label.clone()).collect();
     let predict = |k: &Knobs| -> Option<Vec<f64>> {
         let m = build(*k).ok()?;

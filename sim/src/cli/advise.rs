@@ -327,7 +327,7 @@ fn answer_mtp(
         extra_flags: setup.sglang.modelled_flags(),
     };
     let build = |l: Layout, k, o: &sim::options::ServerOptions| {
-        sim::cost::CostModel::new(&setup.machine, &setup.spec, l, o, k)
+        sim::cost::ServedModel::new(&setup.machine, &setup.spec, l, o, k)
             .map(|m| Box::new(m) as Box<dyn IterationModel>)
             .map_err(|e| e.to_string())
     };

@@ -31,7 +31,7 @@ pub fn run(args: Args) -> Result<()> {
     let opts = setup.opts_for(layout);
     let mut run = simulate(&model, &opts, &workload)
         .with_context(|| format!("simulating {}", layout.short_name()))?;
-    run.sglang_flags = model.placement().sglang_flags(&layout);
+    run.sglang_flags = model.target().placement().sglang_flags(&layout);
     if let Some(path) = &args.workload.bench.output_file {
         write_bench_line(path, &setup, &args.workload, &run, &workload, layout)?;
     }
@@ -54,7 +54,7 @@ pub fn run(args: Args) -> Result<()> {
         knobs: setup.knobs,
         flags_not_modelled,
         provenance: setup.provenance(&args.workload),
-        idle_gpus: model.placement().idle_gpus,
+        idle_gpus: model.target().placement().idle_gpus,
         run,
     };
     match args.format.format {

@@ -10,7 +10,7 @@ use super::setup::{CalibrationArg, Setup};
 use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 use models::footprint::footprint;
-use sim::cost::{CostModel, Knobs, MemoryPlan, memory};
+use sim::cost::{IterationModel, Knobs, MemoryPlan, ServedModel, memory};
 use sim::options::ServerOptions;
 use sim::server_log::batch::{MemoryCheck, check_memory, predicted_step_s};
 use sim::server_log::{self, DecodeSample, ServerLog, ServerRun, SkipCounts};
@@ -213,7 +213,7 @@ fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
         report.memory = check_memory(&plan, &run.memory);
         report.memory_plan = Some(plan);
     }
-    match CostModel::new(&setup.machine, &setup.spec, layout, &opts, setup.knobs) {
+    match ServedModel::new(&setup.machine, &setup.spec, layout, &opts, setup.knobs) {
         Ok(model) => {
             report.samples = rows(&|s| (s.running > 0).then(|| predicted_step_s(&model, s)));
             let errors: Vec<f64> = report
@@ -228,10 +228,15 @@ fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
                 ..opts.clone()
             };
             let graph_model =
-                CostModel::new(&setup.machine, &setup.spec, layout, &graphs, setup.knobs).ok();
+                ServedModel::new(&setup.machine, &setup.spec, layout, &graphs, setup.knobs).ok();
             let reporting = run.steady_samples().filter(|s| run.is_reporting_rank(s));
             if let Some(load) = sim::doctor::Load::of(reporting) {
-                report.limits = sim::doctor::diagnose(&model, &opts, graph_model.as_ref(), load);
+                report.limits = sim::doctor::diagnose(
+                    &model,
+                    &opts,
+                    graph_model.as_ref().map(|g| g as &dyn IterationModel),
+                    load,
+                );
             }
         }
         Err(e) => {

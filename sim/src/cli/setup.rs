@@ -7,7 +7,7 @@ use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use models::{Layout, ModelSpec};
 use sim::calibrate::{Calibration, KnobBounds};
-use sim::cost::{CostModel, Knobs};
+use sim::cost::{Knobs, ServedModel};
 use sim::machine::Machine;
 use sim::options::ServerOptions;
 use sim::scenario::Scenario;
@@ -39,9 +39,9 @@ impl CalibrationArg {
         let cal = Calibration::load(path)?;
         // the bounds of the cost model it is applied to; a layout that cannot be built fails
         // later with its own message, and the knobs are then only checked to be positive
-        let bounds = CostModel::new(machine, spec, layout, opts, Knobs::default())
+        let bounds = ServedModel::new(machine, spec, layout, opts, Knobs::default())
             .ok()
-            .map(|m| KnobBounds::of(&m));
+            .map(|m| KnobBounds::of(m.target()));
         cal.check_knobs(path, bounds.as_ref())?;
         if let Some(w) = cal.mismatch(machine.name(), &spec.name, opts) {
             eprintln!("warning: {}: {w}", path.display());

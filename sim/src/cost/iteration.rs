@@ -290,15 +290,9 @@ impl CostModel {
         self.cost_stats(&st)
     }
 
-    /// Cost of an iteration already summed into [`BatchStats`]: one forward pass, or, with
-    /// speculative decoding on a pure decode batch, one speculative step per generated token
-    /// ([`super::spec`]).
+    /// Cost of an iteration already summed into [`BatchStats`]: one forward pass.
     pub fn cost_stats(&self, st: &BatchStats) -> IterationCost {
-        let graph = self.uses_cuda_graph(st);
-        if self.draft.is_some() && st.prefill == 0.0 && st.decode > 0.0 {
-            return self.spec_cost(st, graph).1;
-        }
-        self.cost_pass(st, graph)
+        self.cost_pass(st, self.uses_cuda_graph(st))
     }
 
     /// One forward pass of `st`, replaying a CUDA graph or not, with its scheduler turn.

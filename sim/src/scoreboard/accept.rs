@@ -3,7 +3,7 @@
 //!
 //! Acceptance belongs to the model, the data and the draft settings, not to the load. For every
 //! record whose only reason not to be compared is "MTP on", the acceptance length that makes the
-//! record's prediction match is computed ([`CostModel::implied_accept_length`]); a correct step
+//! record's prediction match is computed ([`SpeculativeModel::implied_accept_length`]); a correct step
 //! model gives the same length across a series (one model, box and engine flags swept over
 //! concurrency or context), inside `[1, draft tokens]`. Per series: the lengths' spread
 //! (max/min − 1), those out of range, and every record's error when predicted with the
@@ -25,7 +25,7 @@ use super::Resolved;
 use super::anchor::{Anchor, OffRuns, off_runs, server_key};
 pub use super::draft::draft_config;
 use super::stats::Stats;
-use crate::cost::{CostModel, Knobs};
+use crate::cost::{Knobs, ServedModel, SpeculativeModel};
 use crate::options::SpeculativeOptions;
 use crate::records::acceptance::MeasuredAcceptance;
 use crate::records::mapping::{Expressed, MetricFamily, Quantity, express};
@@ -313,14 +313,14 @@ pub(super) fn model_of(
     e: &Expressed,
     resolved: &Resolved,
     spec: Option<SpeculativeOptions>,
-) -> Option<CostModel> {
+) -> Option<ServedModel> {
     let machine = resolved.machines.get(&e.machine)?.as_ref().ok()?;
     let model = resolved.models.get(&e.model)?.as_ref().ok()?;
     let (mut opts, _) = e
         .engine
         .server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
     opts.speculative = spec;
-    CostModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
+    ServedModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
 }
 
 /// A record's model with speculation `cfg` on (`accept`: the acceptance length, or the default).
@@ -329,12 +329,15 @@ fn spec_model(
     resolved: &Resolved,
     cfg: &SpeculativeOptions,
     accept: Option<f64>,
-) -> Option<CostModel> {
+) -> Option<SpeculativeModel> {
     let s = SpeculativeOptions {
         accept_length: accept,
         ..cfg.clone()
     };
-    model_of(e, resolved, Some(s))
+    match model_of(e, resolved, Some(s))? {
+        ServedModel::Speculative(m) => Some(m),
+        ServedModel::Forward(_) => None,
+    }
 }
 
 /// A record of a series and the off runs of its server, if the file has any.
@@ -361,20 +364,20 @@ fn series_of(
         .filter_map(|(e, runs)| {
             let m = measured_tok_s(e)?;
             let model = spec_model(e, resolved, cfg, None)?;
-            let length = model.implied_accept_length(e.concurrency, e.context_tokens, m)?;
+            let length = model.implied_accept_length(e.concurrency, e.context_tokens, m);
             let anchored = runs
                 .and_then(|o| {
                     let reads = model.verify_cache_reads_per_request();
                     o.anchor(e.concurrency, nd, reads, e.context_tokens)
                 })
-                .and_then(|a| {
+                .map(|a| {
                     let l = model.implied_accept_length_scaled(
                         e.concurrency,
                         e.context_tokens,
                         m,
                         a.verify_scale,
-                    )?;
-                    Some((a, l))
+                    );
+                    (a, l)
                 });
             Some(Implied {
                 e,

@@ -2,7 +2,7 @@
 //! express is simulated and compared with its measurement, uncalibrated (default knobs).
 //!
 //! - `llm_decode_bench` records: steady decode tok/s of `concurrency` streams at the cached
-//!   context ([`crate::cost::CostModel::steady_decode`]), prefill excluded.
+//!   context ([`crate::cost::ServedModel::steady_decode`]), prefill excluded.
 //! - `bench_serving` records: one simulated bench_serving run ([`crate::serving::simulate`]).
 //!
 //! Each record is simulated as its own engine ran it, or as `ScoreOptions::engine` says
@@ -15,7 +15,7 @@ mod draft;
 pub mod stats;
 pub mod text;
 
-use crate::cost::{CostModel, Knobs, TimeBreakdown};
+use crate::cost::{Knobs, ServedModel, TimeBreakdown};
 use crate::engine::Engine;
 use crate::machine::Machine;
 use crate::records::{
@@ -206,7 +206,7 @@ fn predict(
     let engine = opts.engine.unwrap_or(e.engine);
     let (server, mut notes) = engine.server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
     notes.splice(0..0, e.assumptions.iter().cloned());
-    let model = CostModel::new(machine, spec, e.layout, &server, Knobs::default())
+    let model = ServedModel::new(machine, spec, e.layout, &server, Knobs::default())
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
     let (breakdown, step_ms, value): (TimeBreakdown, f64, Box<dyn Fn(Quantity) -> f64>) =
         match (&e.family, &e.workload) {
