@@ -353,7 +353,7 @@ pub fn predict_layout(
 pub fn predict_all(
     machine: &Machine,
     model: &ModelSpec,
-    opts_for: &crate::fit::OptionsFor<'_>,
+    opts_for: &(dyn Fn(&Layout) -> ServerOptions + Sync),
     knobs: Knobs,
     q: &PredictQuery,
 ) -> Vec<LayoutPrediction> {

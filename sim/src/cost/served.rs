@@ -16,8 +16,9 @@ use models::{Layout, ModelSpec};
 /// A costed layout: forward passes, or speculative decoding over them.
 #[derive(Debug, Clone)]
 pub enum ServedModel {
-    Forward(CostModel),
-    Speculative(SpeculativeModel),
+    // boxed: a cost model is a few kB, and speculation holds two
+    Forward(Box<CostModel>),
+    Speculative(Box<SpeculativeModel>),
 }
 
 impl ServedModel {
@@ -32,10 +33,12 @@ impl ServedModel {
         knobs: Knobs,
     ) -> Result<ServedModel> {
         Ok(match opts.speculative {
-            None => Self::Forward(CostModel::new(machine, model, layout, opts, knobs)?),
-            Some(_) => {
-                Self::Speculative(SpeculativeModel::new(machine, model, layout, opts, knobs)?)
-            }
+            None => Self::Forward(Box::new(CostModel::new(
+                machine, model, layout, opts, knobs,
+            )?)),
+            Some(_) => Self::Speculative(Box::new(SpeculativeModel::new(
+                machine, model, layout, opts, knobs,
+            )?)),
         })
     }
 

@@ -25,6 +25,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// `s` in lower case, empty when absent (the mapping and the metrics both match on it).
+fn lower(s: &Option<String>) -> String {
+    s.as_deref().unwrap_or("").to_ascii_lowercase()
+}
+
 /// Why a records file cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordsError {

@@ -3,8 +3,8 @@
 //!
 //! Acceptance belongs to the model, the data and the draft settings, not to the load. For every
 //! record whose only reason not to be compared is "MTP on", the acceptance length that makes the
-//! record's prediction match is computed ([`SpeculativeModel::implied_accept_length`]); a correct step
-//! model gives the same length across a series (one model, box and engine flags swept over
+//! record's prediction match is computed ([`SpeculativeModel::implied_accept_length`]); a
+//! correct step model gives the same length across a series (one model, box and engine flags swept over
 //! concurrency or context), inside `[1, draft tokens]`. Per series: the lengths' spread
 //! (max/min − 1), those out of range, and every record's error when predicted with the
 //! series' median length.
@@ -21,14 +21,14 @@
 //! anchored on those runs ([`super::anchor`]): the verify pass takes the off runs' measured ÷
 //! modelled step time, so the implied length tests the speculative part of the step alone.
 
-use super::Resolved;
 use super::anchor::{Anchor, OffRuns, off_runs, server_key};
 pub use super::draft::draft_config;
 use super::stats::Stats;
-use crate::cost::{Knobs, ServedModel, SpeculativeModel};
+use super::{Resolved, measured_tok_s, model_of};
+use crate::cost::{ServedModel, SpeculativeModel};
 use crate::options::SpeculativeOptions;
 use crate::records::acceptance::MeasuredAcceptance;
-use crate::records::mapping::{Expressed, MetricFamily, Quantity, express};
+use crate::records::mapping::{Expressed, MetricFamily, express};
 use crate::records::{Record, RecordSet};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -247,14 +247,6 @@ fn expressible_but_for_mtp(r: &Record) -> Result<Expressed, String> {
     Ok(e)
 }
 
-/// The decode tok/s measured for `e`.
-pub(super) fn measured_tok_s(e: &Expressed) -> Option<f64> {
-    e.targets
-        .iter()
-        .find(|t| t.quantity == Quantity::OutputTokPerS)
-        .map(|t| t.measured)
-}
-
 /// The implied acceptance lengths of every MTP-on decode record of `set`, by series, beside the
 /// `measured` ones where known.
 pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) -> AcceptReport {
@@ -308,21 +300,6 @@ pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) ->
     }
 }
 
-/// A record's model, with speculation as `spec` says (`None`: off).
-pub(super) fn model_of(
-    e: &Expressed,
-    resolved: &Resolved,
-    spec: Option<SpeculativeOptions>,
-) -> Option<ServedModel> {
-    let machine = resolved.machines.get(&e.machine)?.as_ref().ok()?;
-    let model = resolved.models.get(&e.model)?.as_ref().ok()?;
-    let (mut opts, _) = e
-        .engine
-        .server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
-    opts.speculative = spec;
-    ServedModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
-}
-
 /// A record's model with speculation `cfg` on (`accept`: the acceptance length, or the default).
 fn spec_model(
     e: &Expressed,
@@ -335,7 +312,7 @@ fn spec_model(
         ..cfg.clone()
     };
     match model_of(e, resolved, Some(s))? {
-        ServedModel::Speculative(m) => Some(m),
+        ServedModel::Speculative(m) => Some(*m),
         ServedModel::Forward(_) => None,
     }
 }

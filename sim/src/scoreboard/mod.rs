@@ -18,6 +18,7 @@ pub mod text;
 use crate::cost::{Knobs, ServedModel, TimeBreakdown};
 use crate::engine::Engine;
 use crate::machine::Machine;
+use crate::options::SpeculativeOptions;
 use crate::records::{
     Expressed, MetricFamily, Quantity, RecordSet, Unexpressible, UnexpressibleKind, express,
 };
@@ -149,6 +150,29 @@ impl Resolved {
         }
         r
     }
+}
+
+/// A record's model, with speculation as `spec` says (`None`: off).
+fn model_of(
+    e: &Expressed,
+    resolved: &Resolved,
+    spec: Option<SpeculativeOptions>,
+) -> Option<ServedModel> {
+    let machine = resolved.machines.get(&e.machine)?.as_ref().ok()?;
+    let model = resolved.models.get(&e.model)?.as_ref().ok()?;
+    let (mut opts, _) = e
+        .engine
+        .server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
+    opts.speculative = spec;
+    ServedModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
+}
+
+/// The decode tok/s measured for `e`.
+fn measured_tok_s(e: &Expressed) -> Option<f64> {
+    e.targets
+        .iter()
+        .find(|t| t.quantity == Quantity::OutputTokPerS)
+        .map(|t| t.measured)
 }
 
 /// Scores every record of `set`.
