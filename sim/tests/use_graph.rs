@@ -490,11 +490,12 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
 ];
 
 /// `sim/src/cli/`'s modules that are no command: the helpers the commands share (argument
-/// groups, the setup, tables, output writers) and the parts of one command kept in their own file
+/// groups, the setup, tables, the exporters, output writers) and the parts of one command kept in their own file
 /// (advise's scale question and tables, validate's scoreboard and acceptance views, the
 /// `--server-log` mode calibrate and validate both run). A helper imports no command either.
-const CLI_HELPERS: [&str; 14] = [
+const CLI_HELPERS: [&str; 15] = [
     "args",
+    "export",
     "layout_args",
     "server_args",
     "setup",

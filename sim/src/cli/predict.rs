@@ -2,7 +2,8 @@
 //! one layout or on every layout (`--layout all`), with the time breakdown, bytes on the wire,
 //! expert reads and the memory plan.
 
-use super::args::{CsvFormatArg, LayoutSelection, OutputFormat, Target};
+use super::args::{CsvFormatArg, LayoutSelection, Target};
+use super::export::{Export, export};
 use anyhow::{Result, bail};
 use comfy_table::{Cell, presets::UTF8_FULL_CONDENSED};
 use sim::cost::Knobs;
@@ -83,16 +84,33 @@ pub fn run(args: Args) -> Result<()> {
         machine_notes: machine.notes().to_vec(),
         bf16_modules: models::spec::describe_bf16_modules(&model),
     };
-    match args.format.format {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&out)?),
-        OutputFormat::Csv => print!("{}", csv(&out)),
-        OutputFormat::Table if out.layouts.len() == 1 => print!("{}", one_table(&out)),
-        OutputFormat::Table => print!("{}", ranking_table(&out)),
-    }
+    export(args.format.format, &out)?;
     for n in notes {
         eprintln!("{n}");
     }
     Ok(())
+}
+
+impl Export for PredictOutput {
+    type Json = PredictOutput;
+    const WHAT: &'static str = "`sim predict`";
+
+    fn json(&self) -> &PredictOutput {
+        self
+    }
+
+    fn print_table(&self) -> Result<()> {
+        if self.layouts.len() == 1 {
+            print!("{}", one_table(self));
+        } else {
+            print!("{}", ranking_table(self));
+        }
+        Ok(())
+    }
+
+    fn csv(&self) -> Option<String> {
+        Some(csv(self))
+    }
 }
 
 fn header(out: &PredictOutput) -> String {

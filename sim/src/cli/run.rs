@@ -1,7 +1,8 @@
 //! `sim run`: simulate one bench_serving run of a workload on one layout.
 
-use super::args::{FormatArg, OutputFormat, Target};
+use super::args::{FormatArg, Target};
 use super::bench_out::{print_bench_flags, write_bench_line};
+use super::export::{Export, export};
 use super::layouts::idle_note;
 use super::setup::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
@@ -57,11 +58,21 @@ pub fn run(args: Args) -> Result<()> {
         idle_gpus: model.target().placement().idle_gpus,
         run,
     };
-    match args.format.format {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&out)?),
-        _ => println!("{}", table(&out)),
+    export(args.format.format, &out)
+}
+
+impl Export for RunOutput {
+    type Json = RunOutput;
+    const WHAT: &'static str = "`sim run`";
+
+    fn json(&self) -> &RunOutput {
+        self
     }
-    Ok(())
+
+    fn print_table(&self) -> Result<()> {
+        println!("{}", table(self));
+        Ok(())
+    }
 }
 
 /// The run as bench_serving's summary would show it, plus the engine's view.

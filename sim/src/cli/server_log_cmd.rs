@@ -5,9 +5,10 @@
 //! The layout and the memory-relevant options come from each run's `ServerArgs`
 //! ([`run_options`]); the machine and the model from `--machine` / `--model`.
 
-use super::args::{OutputFormat, Target};
+use super::args::Target;
+use super::export::Export;
 use super::setup::{CalibrationArg, Setup};
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use comfy_table::Table;
 use models::footprint::footprint;
 use sim::cost::{IterationModel, Knobs, MemoryPlan, ServedModel, memory};
@@ -273,19 +274,21 @@ pub fn report_with(setup: &Setup, path: &Path) -> Result<ServerLogReport> {
     })
 }
 
-/// Prints the report as tables or JSON.
-pub fn print(r: &ServerLogReport, format: OutputFormat) -> Result<()> {
-    match format {
-        OutputFormat::Json => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(r).context("serializing")?
-            );
-            return Ok(());
-        }
-        OutputFormat::Csv => bail!("--server-log prints table or json"),
-        OutputFormat::Table => {}
+impl Export for ServerLogReport {
+    type Json = ServerLogReport;
+    const WHAT: &'static str = "--server-log";
+
+    fn json(&self) -> &ServerLogReport {
+        self
     }
+
+    fn print_table(&self) -> Result<()> {
+        print_tables(self)
+    }
+}
+
+/// Prints the report as tables.
+fn print_tables(r: &ServerLogReport) -> Result<()> {
     println!(
         "{}: {} lines, {} run(s); skipped {}",
         r.source,
