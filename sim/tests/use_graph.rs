@@ -466,20 +466,13 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
         ],
     ),
     (
-        "inputs: the engines and their flags, machines, records, measured runs",
-        &[
-            "engine",
-            "sglang_args",
-            "machine",
-            "plausible",
-            "records",
-            "bench_io",
-        ],
+        "inputs: the engines and their flags, machines, records",
+        &["engine", "sglang_args", "machine", "plausible", "records"],
     ),
     ("the cost of one iteration", &["cost"]),
     (
-        "serving: the event simulation, sweeps, server logs, bench_serving output",
-        &["serving", "sweep", "server_log", "bench_out"],
+        "serving: the event simulation, sweeps, server logs, bench_serving files",
+        &["serving", "sweep", "server_log", "bench_serving"],
     ),
     (
         "questions: memory verdicts, calibration, diagnosis, advice, the scoreboard",
@@ -626,6 +619,14 @@ fn no_sim_module_imports_a_floor_above_it() {
     assert!(
         unplaced.is_empty(),
         "top-level modules on no floor: {unplaced:?} (add to SIM_FLOORS)"
+    );
+    let gone: Vec<&&str> = floor_of
+        .keys()
+        .filter(|m| !top.iter().any(|t| t == *m))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "SIM_FLOORS names modules sim has not: {gone:?}"
     );
     for (i, (what, ms)) in SIM_FLOORS.iter().enumerate() {
         println!("floor {i} ({what}): {}", ms.join(", "));

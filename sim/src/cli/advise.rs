@@ -6,7 +6,7 @@
 //! and, where known, the model's own error.
 
 use super::advise_table::print_advice;
-use super::args::{FormatArg, Target};
+use super::args::{FormatArg, TargetArgs};
 use super::export::{Export, export};
 use super::layouts::{label_rows, layouts};
 use super::setup::{CalibrationArg, Setup};
@@ -34,7 +34,7 @@ pub enum Question {
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub target: Target,
+    pub target: TargetArgs,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// A question to answer with a verdict.

@@ -13,7 +13,7 @@ pub use super::server_args::ServerArgs;
 
 /// What every simulating command is about: the machine, the model and the server's flags.
 #[derive(clap::Args, Debug, Clone)]
-pub struct Target {
+pub struct TargetArgs {
     #[command(flatten)]
     pub machine: MachineArg,
     #[command(flatten)]

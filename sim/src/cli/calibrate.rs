@@ -1,7 +1,7 @@
 //! `sim calibrate`: fit the physical knobs to measured runs or a server's own log, say what the
 //! measurements pinned, and write a file that `--calibration` applies to any layout.
 
-use super::args::{FormatArg, OutputFormat, Target};
+use super::args::{FormatArg, OutputFormat, TargetArgs};
 use super::export::{Export, Format, export};
 use super::measured_args::MeasuredArgs;
 use super::setup::{CalibrationArg, Setup};
@@ -16,7 +16,7 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub target: Target,
+    pub target: TargetArgs,
     #[command(flatten)]
     pub measured: MeasuredArgs,
     /// bench_serving flags of a pasted bench_serving line (recorded: --measured has the runs).
@@ -55,7 +55,12 @@ pub fn run(args: Args) -> Result<()> {
     // Fail early, with the cost model's own message, on a layout that cannot run.
     setup.model(layout, setup.knobs)?;
     let opts = setup.opts_for(layout);
-    sim::bench_io::checks::check_speed(&measured.points, &setup.machine, &setup.spec, &opts)?;
+    sim::bench_serving::read::checks::check_speed(
+        &measured.points,
+        &setup.machine,
+        &setup.spec,
+        &opts,
+    )?;
     let obs = Observations {
         rounds: measured.rounds.clone(),
         runs: measured.points.clone(),

@@ -2,7 +2,7 @@
 //! one layout or on every layout (`--layout all`), with the time breakdown, bytes on the wire,
 //! expert reads and the memory plan.
 
-use super::args::{CsvFormatArg, LayoutSelection, Target};
+use super::args::{CsvFormatArg, LayoutSelection, TargetArgs};
 use super::export::{Export, export};
 use anyhow::{Result, bail};
 use comfy_table::{Cell, presets::UTF8_FULL_CONDENSED};
@@ -17,7 +17,7 @@ use sim::cost::traffic::Traffic;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub target: Target,
+    pub target: TargetArgs,
     /// Decode requests in the iteration (also the closed-loop concurrency of the steady estimate).
     #[arg(long, value_name = "REQUESTS")]
     pub batch: u32,

@@ -1,6 +1,6 @@
 //! `sim run`: simulate one bench_serving run of a workload on one layout.
 
-use super::args::{FormatArg, Target};
+use super::args::{FormatArg, TargetArgs};
 use super::bench_out::{print_bench_flags, write_bench_line};
 use super::export::{Export, export};
 use super::layouts::idle_note;
@@ -14,7 +14,7 @@ use sim::serving::{RunOutput, RunReport, simulate};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub target: Target,
+    pub target: TargetArgs,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]

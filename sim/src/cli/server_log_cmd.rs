@@ -5,7 +5,7 @@
 //! The layout and the memory-relevant options come from each run's `ServerArgs`
 //! ([`run_options`]); the machine and the model from `--machine` / `--model`.
 
-use super::args::Target;
+use super::args::TargetArgs;
 use super::export::Export;
 use super::setup::{CalibrationArg, Setup};
 use anyhow::{Result, bail};
@@ -35,12 +35,12 @@ pub struct ServerLogReport {
     pub knobs: Knobs,
     pub lines: usize,
     pub skipped: SkipCounts,
-    pub runs: Vec<RunReport>,
+    pub runs: Vec<LoggedRunReport>,
 }
 
 /// One run of the log, checked.
 #[derive(serde::Serialize)]
-pub struct RunReport {
+pub struct LoggedRunReport {
     pub index: usize,
     pub first_line: usize,
     /// `model_path` of the run's `ServerArgs`.
@@ -121,7 +121,7 @@ pub fn run_options(base: &ServerOptions, run: &ServerRun) -> ServerOptions {
 
 /// Steady samples of the reporting ranks grouped by `#running-req`: count, mean logged and
 /// predicted step.
-fn steady_summary(run: &RunReport) -> Table {
+fn steady_summary(run: &LoggedRunReport) -> Table {
     let mut groups: std::collections::BTreeMap<u32, (usize, f64, f64, usize)> = Default::default();
     for r in run
         .samples
@@ -160,14 +160,14 @@ fn steady_summary(run: &RunReport) -> Table {
     t
 }
 
-fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
+fn check_run(setup: &Setup, run: &ServerRun) -> LoggedRunReport {
     let prompt: u64 = run
         .prefill
         .iter()
         .map(|p| p.new_tokens + p.cached_tokens)
         .sum();
     let cached: u64 = run.prefill.iter().map(|p| p.cached_tokens).sum();
-    let mut report = RunReport {
+    let mut report = LoggedRunReport {
         index: run.index,
         first_line: run.first_line,
         model_path: run.server_args.as_ref().and_then(|a| a.string(&MODEL_PATH)),
@@ -249,14 +249,14 @@ fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
 }
 
 /// Reads the log and checks every run.
-pub fn report(target: &Target, cal: &CalibrationArg, path: &Path) -> Result<ServerLogReport> {
+pub fn report(target: &TargetArgs, cal: &CalibrationArg, path: &Path) -> Result<ServerLogReport> {
     report_with(&Setup::new(target, cal)?, path)
 }
 
 /// [`report`] with an already resolved setup (e.g. a fit's knobs).
 pub fn report_with(setup: &Setup, path: &Path) -> Result<ServerLogReport> {
     let log: ServerLog = server_log::load(path)?;
-    let runs: Vec<RunReport> = log.runs.iter().map(|r| check_run(setup, r)).collect();
+    let runs: Vec<LoggedRunReport> = log.runs.iter().map(|r| check_run(setup, r)).collect();
     if let Some(first) = runs.iter().find_map(|r| r.error.as_ref())
         && runs.iter().all(|r| r.error.is_some())
     {
@@ -307,7 +307,7 @@ fn print_tables(r: &ServerLogReport) -> Result<()> {
     Ok(())
 }
 
-fn print_run(run: &RunReport, r: &ServerLogReport) {
+fn print_run(run: &LoggedRunReport, r: &ServerLogReport) {
     println!(
         "\nrun {} (line {}): {} as {} on {} ({}); {} decode samples ({} steady, {} flagged), {} prefill ({:.0}% of prompt tokens from the prefix cache), {} memory lines",
         run.index,

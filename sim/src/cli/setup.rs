@@ -2,7 +2,7 @@
 //! the [`Setup`] built from the shared flags, a [`sim::scenario::Scenario`] plus the parts that
 //! need the command line (the layout flags, whether a launch line was given, stderr notes).
 
-use super::args::{LayoutArgs, LayoutSelection, ServerArgs, Target};
+use super::args::{LayoutArgs, LayoutSelection, ServerArgs, TargetArgs};
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use models::{Layout, ModelSpec};
@@ -86,13 +86,13 @@ impl std::ops::DerefMut for Setup {
 
 impl Setup {
     /// Resolves the shared flags.
-    pub fn new(target: &Target, cal: &CalibrationArg) -> Result<Setup> {
+    pub fn new(target: &TargetArgs, cal: &CalibrationArg) -> Result<Setup> {
         Setup::from_sglang(target, cal, target.server.sglang()?)
     }
 
     /// [`Setup::new`] with the SGLang flags already read.
-    fn from_sglang(target: &Target, cal: &CalibrationArg, sglang: SglangArgs) -> Result<Setup> {
-        let Target {
+    fn from_sglang(target: &TargetArgs, cal: &CalibrationArg, sglang: SglangArgs) -> Result<Setup> {
+        let TargetArgs {
             machine,
             model,
             server,
@@ -118,7 +118,7 @@ impl Setup {
     /// the layout and options the server ran; a flag given on the command line that disagrees
     /// with the log is an error naming both values.
     pub fn with_server_log(
-        target: &Target,
+        target: &TargetArgs,
         cal: &CalibrationArg,
         logged: Option<&SglangArgs>,
     ) -> Result<Setup> {

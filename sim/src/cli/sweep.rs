@@ -1,6 +1,6 @@
 //! `sim sweep`: every layout × concurrency × workload, in parallel, as a table, CSV or JSON.
 
-use super::args::{CsvFormatArg, Target};
+use super::args::{CsvFormatArg, TargetArgs};
 use super::bench_out::{print_bench_flags, write_bench_line};
 use super::export::{Export, export};
 use super::layouts::{idle_note, label_rows, layouts};
@@ -17,7 +17,7 @@ const DEFAULT_CONCURRENCIES: [u32; 6] = [1, 8, 32, 64, 128, 256];
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub target: Target,
+    pub target: TargetArgs,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// Extra workloads as INPUT:OUTPUT token lengths, comma-separated (e.g. 1024:1024,128:2048);

@@ -3,7 +3,7 @@
 //! scoreboard of a records file (`--records`, [`sim::scoreboard`]).
 
 use super::args::{
-    EngineArg, MachineArg, ModelArg, OutputFormat, ServerArgs, Target, ValidateFormat,
+    EngineArg, MachineArg, ModelArg, OutputFormat, ServerArgs, TargetArgs, ValidateFormat,
 };
 use super::export::{Export, export};
 use super::measured_args::MeasuredArgs;
@@ -11,8 +11,8 @@ use super::scoreboard;
 use super::setup::{CalibrationArg, Setup};
 use anyhow::{Result, bail};
 use comfy_table::Table;
-use sim::bench_io;
-use sim::calibrate::{Comparison, compare, rms_log_error};
+use sim::bench_serving::read;
+use sim::calibrate::{PointComparison, compare, rms_log_error};
 use sim::engine::Engine;
 use sim::records::RecordSet;
 use sim::scoreboard::{ScoreOptions, Scoreboard, score};
@@ -66,7 +66,7 @@ struct ValidateOutput<'a> {
     layout: String,
     knobs: sim::cost::Knobs,
     rms_log_error: f64,
-    points: &'a [Comparison],
+    points: &'a [PointComparison],
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -88,7 +88,7 @@ pub fn run(args: Args) -> Result<()> {
             "`sim validate` needs --records FILE, or --machine (with --model) and --measured FILE or --server-log FILE"
         );
     };
-    let target = Target {
+    let target = TargetArgs {
         machine: MachineArg {
             machine: machine.clone(),
         },
@@ -109,7 +109,7 @@ pub fn run(args: Args) -> Result<()> {
     let setup = Setup::new(&target, &args.calibration)?;
     let layout = setup.one_layout(&target.server, "validate")?;
     let points = args.measured.load(setup.spec.max_context_tokens)?;
-    bench_io::checks::check_speed(
+    read::checks::check_speed(
         &points,
         &setup.machine,
         &setup.spec,
@@ -196,7 +196,7 @@ impl Export for Scoreboard {
 }
 
 /// Predicted vs measured, one row per metric of each point.
-pub fn comparison_table(rows: &[Comparison]) -> Table {
+pub fn comparison_table(rows: &[PointComparison]) -> Table {
     let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "source",

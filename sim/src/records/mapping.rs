@@ -16,7 +16,7 @@
 //!   TPOT and TTFT where given.
 
 use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, inferencex_config, launch_knobs};
-pub use super::metrics::{MetricFamily, Quantity, Target};
+pub use super::metrics::{MeasuredFigure, MetricFamily, Quantity};
 use super::metrics::{family, targets};
 use super::nccl::NcclTuning;
 use super::{Parallel, Record, RecordWorkload, Whole, lower};
@@ -46,7 +46,7 @@ pub struct Expressed {
     pub context_tokens: u32,
     /// The bench_serving run to simulate (`bench_serving` records only).
     pub workload: Option<Workload>,
-    pub targets: Vec<Target>,
+    pub targets: Vec<MeasuredFigure>,
     /// Metrics the record has that are not predicted (power, PCIe counters, p99s).
     pub not_compared: Vec<String>,
     /// What was assumed where the record is silent, one line each.

@@ -53,7 +53,7 @@ impl Quantity {
 
 /// One measured value to predict.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Target {
+pub struct MeasuredFigure {
     /// The record's metric key (`output_tok_s_per_gpu`).
     pub key: String,
     pub quantity: Quantity,
@@ -108,8 +108,8 @@ pub(super) fn targets(
     r: &Record,
     fam: MetricFamily,
     gpus: u32,
-) -> (Vec<Target>, Vec<String>, Vec<String>) {
-    let mut out: Vec<Target> = Vec::new();
+) -> (Vec<MeasuredFigure>, Vec<String>, Vec<String>) {
+    let mut out: Vec<MeasuredFigure> = Vec::new();
     let mut skipped = Vec::new();
     let mut unusable_figures = Vec::new();
     for (key, v) in &r.metrics {
@@ -148,7 +148,7 @@ pub(super) fn targets(
             continue;
         }
         match v.value {
-            Some(x) => out.push(Target {
+            Some(x) => out.push(MeasuredFigure {
                 key: key.clone(),
                 quantity,
                 measured: x * scale,

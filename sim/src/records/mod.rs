@@ -17,7 +17,7 @@ mod nccl;
 pub mod value;
 
 pub use mapping::{
-    Expressed, MetricFamily, Quantity, Target, Unexpressible, UnexpressibleKind, express,
+    Expressed, MeasuredFigure, MetricFamily, Quantity, Unexpressible, UnexpressibleKind, express,
 };
 pub use value::{MeasuredValue, Whole};
 

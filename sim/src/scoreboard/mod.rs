@@ -7,7 +7,7 @@
 //!
 //! Each record is simulated as its own engine ran it, or as `ScoreOptions::engine` says
 //! ([`crate::engine`]). The statistics ([`stats`]) count each record's headline figure once
-//! (`Comparison::primary`); figures the source flags (⚠) are shown and left out.
+//! (`RecordComparison::primary`); figures the source flags (⚠) are shown and left out.
 
 pub mod accept;
 pub mod anchor;
@@ -43,7 +43,7 @@ pub struct ScoreOptions {
 
 /// One predicted-vs-measured pair.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
+pub struct RecordComparison {
     pub id: String,
     /// Model preset.
     pub model: String,
@@ -121,8 +121,8 @@ pub struct Scoreboard {
     /// Every unflagged figure by model × family × quantity × concurrency band.
     pub groups: Vec<Group>,
     /// The [`WORST_SHOWN`] headline figures furthest off, worst first.
-    pub worst: Vec<Comparison>,
-    pub comparisons: Vec<Comparison>,
+    pub worst: Vec<RecordComparison>,
+    pub comparisons: Vec<RecordComparison>,
     pub unexpressible: Vec<Unexpressed>,
     /// Unexpressible records by counted reason, most first.
     pub reasons: Vec<ReasonCount>,
@@ -186,7 +186,7 @@ pub fn score(set: &RecordSet, opts: &ScoreOptions) -> Scoreboard {
         }
     }
     let resolved = Resolved::of(&expressed);
-    let results: Vec<Result<Vec<Comparison>, Unexpressed>> = expressed
+    let results: Vec<Result<Vec<RecordComparison>, Unexpressed>> = expressed
         .par_iter()
         .map(|e| predict(e, &resolved, opts))
         .collect();
@@ -215,7 +215,7 @@ fn predict(
     e: &Expressed,
     resolved: &Resolved,
     opts: &ScoreOptions,
-) -> Result<Vec<Comparison>, Unexpressed> {
+) -> Result<Vec<RecordComparison>, Unexpressed> {
     let failed = |kind: UnexpressibleKind, detail: String| {
         unexpressed(&e.id, vec![Unexpressible::new(kind, detail)])
     };
@@ -268,7 +268,7 @@ fn predict(
         .iter()
         .map(|t| {
             let predicted = value(t.quantity);
-            Comparison {
+            RecordComparison {
                 id: e.id.clone(),
                 model: e.model.clone(),
                 family: e.family,
@@ -310,7 +310,7 @@ fn serving_value(r: &RunReport, q: Quantity) -> f64 {
 fn finish(
     set: &RecordSet,
     opts: &ScoreOptions,
-    mut comparisons: Vec<Comparison>,
+    mut comparisons: Vec<RecordComparison>,
     mut unexpressible: Vec<Unexpressed>,
 ) -> Scoreboard {
     // a prediction that came out non-finite is a bug upstream; keep it visible, not in the stats
@@ -323,10 +323,10 @@ fn finish(
         .collect();
     comparisons.sort_by_key(|c| (order.get(c.id.as_str()).copied(), c.quantity));
     unexpressible.sort_by_key(|u| order.get(u.id.as_str()).copied());
-    let counted: Vec<&Comparison> = comparisons.iter().filter(|c| !c.flagged).collect();
-    let primary: Vec<&Comparison> = counted.iter().copied().filter(|c| c.primary).collect();
+    let counted: Vec<&RecordComparison> = comparisons.iter().filter(|c| !c.flagged).collect();
+    let primary: Vec<&RecordComparison> = counted.iter().copied().filter(|c| c.primary).collect();
     let errs: Vec<f64> = primary.iter().map(|c| c.error_pct).collect();
-    let mut worst: Vec<Comparison> = primary.iter().map(|c| (*c).clone()).collect();
+    let mut worst: Vec<RecordComparison> = primary.iter().map(|c| (*c).clone()).collect();
     worst.sort_by(|a, b| b.error_pct.abs().total_cmp(&a.error_pct.abs()));
     worst.truncate(WORST_SHOWN);
     let mut expressible: Vec<&str> = comparisons.iter().map(|c| c.id.as_str()).collect();

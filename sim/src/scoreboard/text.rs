@@ -3,7 +3,7 @@
 //! by `sim validate --records` and `sim report --records`.
 
 use super::stats::{Group, Stats};
-use super::{Comparison, Scoreboard, breakdown_shares};
+use super::{RecordComparison, Scoreboard, breakdown_shares};
 
 fn pct(x: f64) -> String {
     format!("{x:.1}%")
@@ -90,7 +90,7 @@ pub const WORST_HEADER: [&str; 11] = [
 ];
 
 /// The worst records' rows.
-pub fn worst_rows(worst: &[Comparison]) -> Vec<Vec<String>> {
+pub fn worst_rows(worst: &[RecordComparison]) -> Vec<Vec<String>> {
     worst
         .iter()
         .map(|c| {
