@@ -83,22 +83,23 @@ impl Exporter for JsonExporter {
 
 impl Exporter for CsvExporter {
     fn export<R: Export + ?Sized>(&self, result: &R) -> Result<()> {
-        match result.csv() {
-            Some(text) => print!("{text}"),
-            None => bail!("{} prints table or json", R::WHAT),
-        }
-        Ok(())
+        print_offered::<R>(result.csv())
     }
 }
 
 impl Exporter for MarkdownExporter {
     fn export<R: Export + ?Sized>(&self, result: &R) -> Result<()> {
-        match result.markdown() {
-            Some(text) => print!("{text}"),
-            None => bail!("{} prints table or json", R::WHAT),
-        }
-        Ok(())
+        print_offered::<R>(result.markdown())
     }
+}
+
+/// Prints the text of a format `R` offers; refuses, in one line, a format it does not.
+fn print_offered<R: Export + ?Sized>(text: Option<String>) -> Result<()> {
+    match text {
+        Some(text) => print!("{text}"),
+        None => bail!("{} prints table or json", R::WHAT),
+    }
+    Ok(())
 }
 
 /// Writes `result` in `format` to stdout.

@@ -126,14 +126,7 @@ impl SpeculativeModel {
     /// cost per generated token the serving simulation takes.
     fn spec_cost(&self, st: &BatchStats, graph: bool) -> (SpecStep, IterationCost) {
         let (plan, draft) = (&self.plan, &self.draft);
-        let b = st.decode;
-        let per = |n: f64| BatchStats {
-            decode: b * n,
-            decode_keys: st.decode_keys * n,
-            decode_context: st.decode_context * n,
-            queries_per_request: n,
-            ..BatchStats::default()
-        };
+        let per = |n: f64| tokens_per_request(st, n);
         let topk = plan.eagle_topk.max(1) as f64;
         let first = draft.cost_pass_with(&per(1.0), graph, false);
         let rest = draft.cost_pass_with(&per(topk), graph, false);
@@ -225,13 +218,7 @@ impl SpeculativeModel {
         let graph = self.target.uses_cuda_graph(&st);
         let (step, _) = self.spec_cost(&st, graph);
         let fixed = step.draft_s + verify_scale * step.verify_s;
-        let per = |l: f64| BatchStats {
-            decode: n * l,
-            decode_keys: st.decode_keys * l,
-            decode_context: st.decode_context * l,
-            queries_per_request: l,
-            ..BatchStats::default()
-        };
+        let per = |l: f64| tokens_per_request(&st, l);
         let mut l = plan.accept_length;
         for _ in 0..20 {
             let extend = draft
@@ -273,6 +260,19 @@ impl SpeculativeModel {
             decode_context: n * ctx,
             ..BatchStats::default()
         }
+    }
+}
+
+/// Decode batch `st` with `n` query tokens per request (a draft pass over `topk` branches, a
+/// verify over the draft tokens, an extend over the accepted ones), each request's context the
+/// same.
+fn tokens_per_request(st: &BatchStats, n: f64) -> BatchStats {
+    BatchStats {
+        decode: st.decode * n,
+        decode_keys: st.decode_keys * n,
+        decode_context: st.decode_context * n,
+        queries_per_request: n,
+        ..BatchStats::default()
     }
 }
 
