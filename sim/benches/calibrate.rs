@@ -4,7 +4,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use models::{Layout, ModelSpec};
 use sim::calibrate::{KnobParam, Observations, StepSample, calibrate, rounds};
-use sim::cost::{CostModel, Knobs};
+use sim::cost::{Knobs, ServedModel};
 use sim::machine::Machine;
 use sim::options::ServerOptions;
 use std::path::Path;
@@ -39,7 +39,7 @@ fn fit_log(machine: &Machine, spec: &ModelSpec) -> f64 {
         ..Observations::default()
     };
     let fit = calibrate(
-        |k| CostModel::new(machine, spec, Layout::tp(8), &opts, k),
+        |k| ServedModel::new(machine, spec, Layout::tp(8), &opts, k),
         &opts,
         &obs,
         &KnobParam::ALL,

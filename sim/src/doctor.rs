@@ -5,7 +5,8 @@
 //! step at the logged `#running-req` and `#token` (so its calibration, if given, applies), not a
 //! rule of thumb.
 
-use crate::cost::{CostModel, IterationBatch, IterationModel};
+use crate::cost::steady::logged_step_s;
+use crate::cost::{IterationBatch, IterationModel};
 use crate::options::ServerOptions;
 use crate::server_log::{DecodeSample, PrefillSample};
 use serde::Serialize;
@@ -142,9 +143,9 @@ impl Load {
 /// What limits the server of `model` (built with the run's options `opts`) at `load`; `graphs`,
 /// the same layout with CUDA graphs on, prices the eager step's alternative.
 pub fn diagnose(
-    model: &CostModel,
+    model: &dyn IterationModel,
     opts: &ServerOptions,
-    graphs: Option<&CostModel>,
+    graphs: Option<&dyn IterationModel>,
     load: Load,
 ) -> Vec<Limit> {
     let batch = IterationBatch {
@@ -152,12 +153,12 @@ pub fn diagnose(
         prefill: Vec::new(),
     };
     let cost = model.iteration(&batch);
-    let step_s = model.logged_step_s(load.running, load.context_tokens);
+    let step_s = logged_step_s(model, load.running, load.context_tokens);
     let gpu_s = cost.stage_gpu_s.iter().copied().fold(0.0, f64::max);
     let mut limits = Vec::new();
     let eager = opts.disable_cuda_graph || load.running > opts.cuda_graph_max_bs;
     if eager && cost.cpu_s >= gpu_s {
-        let graph_s = graphs.map(|g| g.logged_step_s(load.running, load.context_tokens));
+        let graph_s = graphs.map(|g| logged_step_s(g, load.running, load.context_tokens));
         let mut try_flags = Vec::new();
         if let Some(g) = graph_s {
             let flag = if opts.disable_cuda_graph {
@@ -284,7 +285,7 @@ fn kv_flags(opts: &ServerOptions, plan: &crate::cost::MemoryPlan) -> Vec<String>
 
 /// The cost of an uneven PP split: the bottleneck stage runs every micro-batch in turn, so a
 /// round of the split takes the sum of their stage steps, against `pp` steps of an even share.
-fn pp_imbalance(model: &CostModel, split: &PpSplit) -> Option<Limit> {
+fn pp_imbalance(model: &dyn IterationModel, split: &PpSplit) -> Option<Limit> {
     let pp = split.running.len() as u32;
     let total = split.total();
     if pp < 2 || total < pp {
@@ -294,10 +295,10 @@ fn pp_imbalance(model: &CostModel, split: &PpSplit) -> Option<Limit> {
     let uneven: f64 = split
         .running
         .iter()
-        .map(|&n| model.logged_step_s(n.max(1), ctx))
+        .map(|&n| logged_step_s(model, n.max(1), ctx))
         .sum();
     let share = total.div_ceil(pp);
-    let even = f64::from(pp) * model.logged_step_s(share, ctx);
+    let even = f64::from(pp) * logged_step_s(model, share, ctx);
     let loss = 1.0 - even / uneven;
     let largest = split.running.iter().copied().max().unwrap_or(0);
     let ratio = f64::from(largest) / (f64::from(total) / f64::from(pp));

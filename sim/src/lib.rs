@@ -3,12 +3,13 @@
 //! and a serving simulation that turns iteration costs into what `bench_serving` reports. A machine
 //! may be several boxes (`machine::nodes`); `scale` answers what the other boxes buy.
 //! [`server_log`] reads SGLang's own server log (arguments, memory lines, step-time samples) for
-//! calibration and validation; [`bench_io`] reads measured bench_serving runs.
+//! calibration and validation; [`bench_serving`] reads measured bench_serving runs and writes
+//! predicted ones.
 //!
 //! User inputs are read at the edge into the typed values the rest uses: [`sglang_args`] (SGLang
-//! launch lines and `server_args` dumps, with SGLang's defaults), [`bench_io`] (measured
-//! bench_serving runs) and [`workload`] (bench_serving's random and ShareGPT datasets);
-//! [`bench_out`] writes a predicted run as bench_serving's JSONL line. [`scenario`] holds one
+//! launch lines and `server_args` dumps, with SGLang's defaults), [`bench_serving::read`]
+//! (measured bench_serving runs) and [`workload`] (bench_serving's random and ShareGPT datasets);
+//! [`bench_serving::write`] writes a predicted run as bench_serving's JSONL line. [`scenario`] holds one
 //! prediction's resolved inputs (machine, model, flags, options, knobs) that every command shares.
 //!
 //! `records` reads public measurements (the records format of `validation-dev/records.json`),
@@ -18,8 +19,7 @@
 //! Units: bytes and seconds internally; output keys follow bench_serving (`mean_ttft_ms`, …).
 
 pub mod advise;
-pub mod bench_io;
-pub mod bench_out;
+pub mod bench_serving;
 pub mod calibrate;
 pub mod cost;
 pub mod doctor;

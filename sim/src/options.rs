@@ -89,16 +89,9 @@ pub struct ServerOptions {
     /// Every modelled on/off flag of the engine's flag table that is on, by its `dest`
     /// (`enable_two_batch_overlap`): filled from the table, so that a new modelled switch needs
     /// no field here, only its row in the table and its effect in the cost model
-    /// ([`ServerOptions::switch`]).
+    /// (`ServerOptions::switch`, beside the table in `crate::sglang_args`).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub switches: BTreeSet<String>,
-}
-
-impl ServerOptions {
-    /// Whether the table's switch `flag` is on.
-    pub fn switch(&self, flag: &crate::sglang_args::Spec) -> bool {
-        self.switches.contains(flag.dest)
-    }
 }
 
 /// Whether an all-to-all backend (`--moe-a2a-backend`) can run `layout` of `spec`: the experts

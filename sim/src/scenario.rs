@@ -10,7 +10,7 @@
 
 use crate::advise::KnownModelError;
 use crate::calibrate::Calibration;
-use crate::cost::{CostModel, Knobs};
+use crate::cost::{Knobs, ServedModel};
 use crate::machine::Machine;
 use crate::options::ServerOptions;
 use crate::options::a2a_where_applicable;
@@ -82,8 +82,8 @@ impl Scenario {
     }
 
     /// The cost model of `layout` with `knobs`.
-    pub fn model(&self, layout: Layout, knobs: Knobs) -> crate::error::Result<CostModel> {
-        CostModel::new(
+    pub fn model(&self, layout: Layout, knobs: Knobs) -> crate::error::Result<ServedModel> {
+        ServedModel::new(
             &self.machine,
             &self.spec,
             layout,
@@ -100,8 +100,8 @@ impl Scenario {
     }
 
     /// The cost model of `layout` among several ranked ([`Scenario::opts_ranking`]).
-    pub fn model_ranking(&self, layout: Layout, knobs: Knobs) -> crate::error::Result<CostModel> {
-        CostModel::new(
+    pub fn model_ranking(&self, layout: Layout, knobs: Knobs) -> crate::error::Result<ServedModel> {
+        ServedModel::new(
             &self.machine,
             &self.spec,
             layout,

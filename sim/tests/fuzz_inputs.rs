@@ -4,7 +4,7 @@
 //! bytes overwritten; errors are one line. A fixed case budget keeps `cargo test` short.
 
 use proptest::prelude::*;
-use sim::bench_io::{self, LengthHints};
+use sim::bench_serving::read::{self, LengthHints};
 use sim::sglang_args;
 use std::path::Path;
 
@@ -32,7 +32,7 @@ fn load(dir: &Path, name: &str, bytes: &[u8], run: &str) -> Result<(), TestCaseE
         input_len: Some(100),
         output_len: Some(100),
     };
-    if let Err(e) = bench_io::load(&spec, hints) {
+    if let Err(e) = read::load(&spec, hints) {
         prop_assert!(!e.to_string().contains('\n'), "one line: {}", e);
     }
     Ok(())

@@ -111,7 +111,8 @@ fn sim_run_takes_the_launch_line_and_the_bench_line() {
     let line: Value = serde_json::from_str(&text.replace("Infinity", "null")).unwrap();
     assert_eq!(line["server_info"]["tp_size"], 8);
     assert_eq!(line["shardwise"]["predicted"], true);
-    let set = sim::bench_io::load(out_file.to_str().unwrap(), Default::default()).unwrap();
+    let set =
+        sim::bench_serving::read::load(out_file.to_str().unwrap(), Default::default()).unwrap();
     let p = &set.points[0];
     assert_eq!(p.workload.max_concurrency, Some(16));
     assert_eq!(

@@ -1,9 +1,9 @@
 //! Issue 21: a proptest feeds arbitrary CSV cells, JSONL values and text to the reader of
-//! `--measured` files (`sim::bench_io::load`): whatever it accepts is a plausible measurement
+//! `--measured` files (`sim::bench_serving::read::load`): whatever it accepts is a plausible measurement
 //! (every figure finite and not negative, a positive throughput, a concurrency of at least 1).
 
 use proptest::prelude::*;
-use sim::bench_io::{LengthHints, MeasuredPoint, load};
+use sim::bench_serving::read::{LengthHints, MeasuredPoint, load};
 
 /// What a point that `load` accepts must be: every figure finite and not negative, every
 /// throughput positive, a stated concurrency at least 1.

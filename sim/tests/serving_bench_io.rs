@@ -1,15 +1,15 @@
-//! `bench_io::load` on bench_serving output in the real formats of SGLang's source (fixtures
+//! `read::load` on bench_serving output in the real formats of SGLang's source (fixtures
 //! under `tests/fixtures/`, built from the key lists of commits `0033168f` and `00f9ec47`; see
 //! the README there: format only, invented numbers).
 
-use sim::bench_io::{self, BenchIoError, LengthHints, MeasuredSet};
+use sim::bench_serving::read::{self, LengthHints, MeasuredSet, ReadError};
 
 fn fixture(name: &str) -> String {
     format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 fn load(name: &str) -> MeasuredSet {
-    bench_io::load(&fixture(name), LengthHints::default()).expect("fixture loads")
+    read::load(&fixture(name), LengthHints::default()).expect("fixture loads")
 }
 
 #[test]
@@ -106,11 +106,8 @@ fn a_file_of_only_bad_lines_is_an_error_with_the_count() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.jsonl");
     std::fs::write(&path, "{\"completed\": 3}\n{\"duration\": 1.0, \"compl").unwrap();
-    let err = bench_io::load(path.to_str().unwrap(), LengthHints::default()).unwrap_err();
-    assert!(
-        matches!(err, BenchIoError::Empty { skipped: 2, .. }),
-        "{err}"
-    );
+    let err = read::load(path.to_str().unwrap(), LengthHints::default()).unwrap_err();
+    assert!(matches!(err, ReadError::Empty { skipped: 2, .. }), "{err}");
     assert!(err.to_string().contains("2 records skipped"), "{err}");
 }
 
@@ -119,7 +116,7 @@ fn user_box(id: &str) -> MeasuredSet {
         env!("CARGO_MANIFEST_DIR"),
         "/../data/observations/user-box.json"
     );
-    bench_io::load(&format!("{path}#{id}"), LengthHints::default()).expect("user-box loads")
+    read::load(&format!("{path}#{id}"), LengthHints::default()).expect("user-box loads")
 }
 
 /// The user's table said 1 / 8 / 32 / 64 while the server ran 2 / 16 / 64 / 128: the reader takes
@@ -135,7 +132,7 @@ fn user_box_sweep_uses_requests_in_flight_and_catches_the_label() {
         .collect();
     assert_eq!(conc, [Some(2), Some(16), Some(64), Some(128)]);
     assert_eq!(s.points[2].workload.num_prompts, 64);
-    let implied = bench_io::littles_law::implied_in_flight(&s.points[2]).unwrap();
+    let implied = read::littles_law::implied_in_flight(&s.points[2]).unwrap();
     assert!((implied - 64.32).abs() < 0.01, "{implied}");
     let w = s.warnings.iter().find(|w| w.contains("[2]")).unwrap();
     assert!(
@@ -166,7 +163,7 @@ fn the_old_mislabelled_table_is_caught_by_littles_law() {
                    {"throughput_tok_s": 1028, "avg_latency_s": 12, "concurrency": 64}]}]}"#,
     )
     .unwrap();
-    let s = bench_io::load(&format!("{}#sweep", path.display()), LengthHints::default()).unwrap();
+    let s = read::load(&format!("{}#sweep", path.display()), LengthHints::default()).unwrap();
     assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
     assert!(
         s.warnings[0].contains("concurrency 32")
@@ -187,7 +184,7 @@ fn bench_jsonl_points_are_checked_when_latency_is_known() {
         )
     };
     std::fs::write(&path, format!("{}\n{}\n", line(32), line(16))).unwrap();
-    let s = bench_io::load(path.to_str().unwrap(), LengthHints::default()).unwrap();
+    let s = read::load(path.to_str().unwrap(), LengthHints::default()).unwrap();
     assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
     assert!(
         s.warnings[0].contains(":2: concurrency 16") && s.warnings[0].contains("32.0 requests"),

@@ -165,6 +165,14 @@ struct Grid<'q> {
 }
 
 impl Grid<'_> {
+    /// Steady decode tok/s of `m` summed over option `o`'s servers.
+    fn option_tok_s(&self, m: &dyn IterationModel, o: &ScaleOption) -> f64 {
+        o.concurrency_per_server
+            .iter()
+            .map(|&c| self.tok_s(m, c))
+            .sum()
+    }
+
     fn tok_s(&self, m: &dyn IterationModel, c: u32) -> f64 {
         steady_tok_s(
             m,
@@ -277,14 +285,6 @@ pub fn scale_question(q: &ScaleQuestion<'_>, build: &Build<'_>) -> Result<ScaleA
         .expect("all boxes is an option")
         .choice;
 
-    // Confidence: each option's chosen layout rebuilt under perturbed knobs; its simulated
-    // throughput moves as its steady decode throughput does.
-    let steady = |m: &dyn IterationModel, o: &ScaleOption| -> f64 {
-        o.concurrency_per_server
-            .iter()
-            .map(|&c| grid.tok_s(m, c))
-            .sum()
-    };
     let picked: Vec<(&ScaleOption, Layout, f64)> = options
         .iter()
         .map(|o| {
@@ -293,26 +293,10 @@ pub fn scale_question(q: &ScaleQuestion<'_>, build: &Build<'_>) -> Result<ScaleA
                 ScaleChoice::OneBox => find(&one, at.one_box_layout.expect("one box fits")),
                 ScaleChoice::Replicas => find(&one, at.replica_layout.expect("one box fits")),
             };
-            (*o, m.layout(), steady(m, o).max(1e-12))
+            (*o, m.layout(), grid.option_tok_s(m, o).max(1e-12))
         })
         .collect();
-    let outcomes: Vec<Option<ScaleChoice>> = (0..q.draws)
-        .into_par_iter()
-        .map(|i| {
-            let (k, _) = perturbed_knobs(q.knobs, q.seed.wrapping_add(i as u64), q.comm_spread);
-            let mut best: Option<(ScaleChoice, f64)> = None;
-            for (o, layout, nominal) in &picked {
-                let m = build(*layout, k).ok()?;
-                let t = o.output_throughput * steady(m.as_ref(), o) / nominal;
-                if best.is_none_or(|(_, b)| t > b) {
-                    best = Some((o.choice, t));
-                }
-            }
-            best.map(|b| b.0)
-        })
-        .collect();
-    let ok: Vec<ScaleChoice> = outcomes.into_iter().flatten().collect();
-    let confidence = ok.iter().filter(|c| **c == best).count() as f64 / ok.len().max(1) as f64;
+    let (confidence, draws) = confidence(q, &grid, build, &picked, best);
     let chosen = options
         .iter()
         .find(|o| o.choice == best)
@@ -324,7 +308,7 @@ pub fn scale_question(q: &ScaleQuestion<'_>, build: &Build<'_>) -> Result<ScaleA
         one_box.as_ref(),
         &all_boxes,
         replicas.as_ref(),
-        (confidence, ok.len()),
+        (confidence, draws),
     );
     Ok(ScaleAnswer {
         best,
@@ -337,11 +321,41 @@ pub fn scale_question(q: &ScaleQuestion<'_>, build: &Build<'_>) -> Result<ScaleA
         replicas,
         by_concurrency,
         confidence,
-        draws: ok.len() as u32,
+        draws: draws as u32,
         comm_spread: q.comm_spread,
         flags_to_try,
         notes: q.notes.clone(),
     })
+}
+
+/// Confidence in `best`: each option's chosen layout (`picked`: option, layout, nominal steady
+/// tok/s) rebuilt under perturbed knobs, its simulated throughput moving as its steady decode
+/// throughput does. The share of draws where `best` stays best, and the draws that built.
+fn confidence(
+    q: &ScaleQuestion<'_>,
+    grid: &Grid<'_>,
+    build: &Build<'_>,
+    picked: &[(&ScaleOption, Layout, f64)],
+    best: ScaleChoice,
+) -> (f64, usize) {
+    let outcomes: Vec<Option<ScaleChoice>> = (0..q.draws)
+        .into_par_iter()
+        .map(|i| {
+            let (k, _) = perturbed_knobs(q.knobs, q.seed.wrapping_add(i as u64), q.comm_spread);
+            let mut best: Option<(ScaleChoice, f64)> = None;
+            for (o, layout, nominal) in picked {
+                let m = build(*layout, k).ok()?;
+                let t = o.output_throughput * grid.option_tok_s(m.as_ref(), o) / nominal;
+                if best.is_none_or(|(_, b)| t > b) {
+                    best = Some((o.choice, t));
+                }
+            }
+            best.map(|b| b.0)
+        })
+        .collect();
+    let ok: Vec<ScaleChoice> = outcomes.into_iter().flatten().collect();
+    let share = ok.iter().filter(|c| **c == best).count() as f64 / ok.len().max(1) as f64;
+    (share, ok.len())
 }
 
 /// Simulates `servers.len()` servers of `m`, server `i` at `servers[i]` concurrent requests and

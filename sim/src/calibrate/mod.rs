@@ -21,8 +21,8 @@ pub use fit::{FitOutcome, KnobReport, nelder_mead, rms};
 pub use knobs::{KnobBounds, KnobParam};
 pub use steps::{StepRound, StepSample, rounds};
 
-use crate::bench_io::MeasuredPoint;
-use crate::cost::{CostModel, IterationModel, Knobs};
+use crate::bench_serving::read::MeasuredPoint;
+use crate::cost::{IterationModel, Knobs, ServedModel};
 use crate::options::ServerOptions;
 use crate::serving::{RunReport, simulate};
 use rayon::prelude::*;
@@ -144,7 +144,7 @@ impl Calibration {
 
 /// One compared metric of one measured point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
+pub struct PointComparison {
     pub source: String,
     pub max_concurrency: Option<u32>,
     pub random_input_len: u32,
@@ -197,11 +197,11 @@ pub fn compare(
     model: &dyn IterationModel,
     opts: &ServerOptions,
     points: &[MeasuredPoint],
-) -> Result<Vec<Comparison>, CalibrateError> {
+) -> Result<Vec<PointComparison>, CalibrateError> {
     let mut out = Vec::new();
     for (p, r) in points.iter().zip(simulate_all(model, opts, points)?) {
         for (metric, predicted, measured) in pairs(p, &r) {
-            out.push(Comparison {
+            out.push(PointComparison {
                 source: p.source.clone(),
                 max_concurrency: p.workload.max_concurrency,
                 random_input_len: p.workload.random_input_len,
@@ -217,7 +217,7 @@ pub fn compare(
 }
 
 /// Root-mean-square of ln(predicted / measured).
-pub fn rms_log_error(rows: &[Comparison]) -> f64 {
+pub fn rms_log_error(rows: &[PointComparison]) -> f64 {
     let e: Vec<f64> = rows
         .iter()
         .map(|c| (c.predicted.max(1e-12) / c.measured).ln())
@@ -247,7 +247,7 @@ pub struct CalibrationFit {
 }
 
 /// One predicted quantity of the observations, with its measured value and label.
-struct Target {
+struct FitTarget {
     label: String,
     measured: f64,
     held_out: bool,
@@ -255,7 +255,7 @@ struct Target {
 
 /// Predicted values of every target for one cost model (server rounds, then runs' metrics).
 fn predict_all(
-    model: &CostModel,
+    model: &ServedModel,
     opts: &ServerOptions,
     obs: &Observations,
 ) -> Result<Vec<f64>, CalibrateError> {
@@ -277,14 +277,14 @@ pub fn calibrate<F>(
     start: Knobs,
 ) -> Result<CalibrationFit, CalibrateError>
 where
-    F: Fn(Knobs) -> crate::error::Result<CostModel> + Sync,
+    F: Fn(Knobs) -> crate::error::Result<ServedModel> + Sync,
 {
     let model_err = |e: crate::error::SimError| CalibrateError::Model(e.to_string());
     let base = build(start).map_err(model_err)?;
-    let mut targets: Vec<Target> = obs
+    let mut targets: Vec<FitTarget> = obs
         .rounds
         .iter()
-        .map(|r| Target {
+        .map(|r| FitTarget {
             label: r.label(),
             measured: r.step_s,
             held_out: obs.hold_out_running.contains(&r.running),
@@ -292,7 +292,7 @@ where
         .collect();
     for (p, r) in obs.runs.iter().zip(simulate_all(&base, opts, &obs.runs)?) {
         for (metric, _, measured) in pairs(p, &r) {
-            targets.push(Target {
+            targets.push(FitTarget {
                 label: format!("{} {metric}", p.source),
                 measured,
                 held_out: false,
@@ -305,7 +305,7 @@ where
     if fitted.is_empty() {
         return Err(CalibrateError::NothingToFit);
     }
-    let bounds = KnobBounds::of(&base);
+    let bounds = KnobBounds::of(base.target());
     let labels: Vec<String> = fitted.iter().map(|&i| targets[i].label.clone()).collect();
     let predict = |k: &Knobs| -> Option<Vec<f64>> {
         let m = build(*k).ok()?;

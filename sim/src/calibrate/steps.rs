@@ -1,6 +1,7 @@
 //! Server decode steps as calibration observations.
 
-use crate::cost::CostModel;
+use crate::cost::IterationModel;
+use crate::cost::steady::logged_step_s;
 use serde::{Deserialize, Serialize};
 
 /// One decode-step sample of a server: what a `Decode batch` log line says.
@@ -84,9 +85,9 @@ impl StepRound {
     }
 
     /// The step time `model` predicts for what the log measured
-    /// ([`CostModel::logged_step_s`]).
-    pub fn predict_s(&self, model: &CostModel) -> f64 {
+    /// ([`logged_step_s`]).
+    pub fn predict_s(&self, model: &dyn IterationModel) -> f64 {
         let ctx = self.context_tokens.round().clamp(1.0, u32::MAX as f64) as u32;
-        model.logged_step_s(self.running, ctx)
+        logged_step_s(model, self.running, ctx)
     }
 }

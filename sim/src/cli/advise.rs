@@ -6,7 +6,8 @@
 //! and, where known, the model's own error.
 
 use super::advise_table::print_advice;
-use super::args::{FormatArg, OutputFormat, Target};
+use super::args::{FormatArg, TargetArgs};
+use super::export::{Export, export};
 use super::layouts::{label_rows, layouts};
 use super::setup::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
@@ -36,7 +37,7 @@ pub enum Question {
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub target: Target,
+    pub target: TargetArgs,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// A question to answer with a verdict.
@@ -163,11 +164,34 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(w) = kv_warning_for_best(&setup, &ls, &advice) {
         eprintln!("warning: {w}");
     }
-    match args.format.format {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&advice)?),
-        _ => print_advice(&advice, args.all, &try_model(&setup)),
+    let shown = AdviceShown {
+        advice: &advice,
+        all: args.all,
+        model_path: try_model(&setup),
+    };
+    export(args.format.format, &shown)
+}
+
+/// The advice with what its tables need beside it: every layout or the top ones, and the model
+/// path the `try:` lines launch.
+struct AdviceShown<'a> {
+    advice: &'a Advice,
+    all: bool,
+    model_path: String,
+}
+
+impl Export for AdviceShown<'_> {
+    type Json = Advice;
+    const WHAT: &'static str = "`sim advise`";
+
+    fn json(&self) -> &Advice {
+        self.advice
     }
-    Ok(())
+
+    fn print_table(&self) -> Result<()> {
+        print_advice(self.advice, self.all, &self.model_path);
+        Ok(())
+    }
 }
 
 /// The layout the ranking puts first (among those that ran), so that a question compares the
@@ -338,7 +362,7 @@ fn answer_mtp(
         extra_flags: setup.sglang.modelled_flags(),
     };
     let build = |l: Layout, k, o: &sim::options::ServerOptions| {
-        sim::cost::CostModel::new(&setup.machine, &setup.spec, l, o, k)
+        sim::cost::ServedModel::new(&setup.machine, &setup.spec, l, o, k)
             .map(|m| Box::new(m) as Box<dyn IterationModel>)
             .map_err(|e| e.to_string())
     };

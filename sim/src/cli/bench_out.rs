@@ -27,7 +27,7 @@ pub fn write_bench_line(
     layout: Layout,
 ) -> Result<()> {
     let opts = setup.opts_ranking(layout);
-    let ctx = sim::bench_out::BenchLineContext {
+    let ctx = sim::bench_serving::write::BenchLineContext {
         backend: w.bench.backend.as_deref().unwrap_or("sglang"),
         random_input_len: w.random_input_len,
         random_output_len: w.random_output_len,
@@ -37,7 +37,7 @@ pub fn write_bench_line(
         layout,
         opts: &opts,
     };
-    let line = sim::bench_out::jsonl_line(run, workload, &ctx);
-    sim::bench_out::append_jsonl(path, &line)
+    let line = sim::bench_serving::write::jsonl_line(run, workload, &ctx);
+    sim::bench_serving::write::append_jsonl(path, &line)
         .with_context(|| format!("--output-file {}", path.display()))
 }

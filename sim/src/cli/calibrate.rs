@@ -1,7 +1,8 @@
 //! `sim calibrate`: fit the physical knobs to measured runs or a server's own log, say what the
 //! measurements pinned, and write a file that `--calibration` applies to any layout.
 
-use super::args::{FormatArg, OutputFormat, Target};
+use super::args::{FormatArg, OutputFormat, TargetArgs};
+use super::export::{Export, Format, export};
 use super::measured_args::MeasuredArgs;
 use super::setup::{CalibrationArg, Setup};
 use super::workload_args::BenchCompatArgs;
@@ -15,7 +16,7 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub target: Target,
+    pub target: TargetArgs,
     #[command(flatten)]
     pub measured: MeasuredArgs,
     /// bench_serving flags of a pasted bench_serving line (recorded: --measured has the runs).
@@ -48,16 +49,18 @@ pub fn run(args: Args) -> Result<()> {
             dir.display()
         );
     }
-    if args.format.format == OutputFormat::Csv {
-        bail!("`sim calibrate` prints table or json (--format csv is not offered here)");
-    }
     let measured = args.measured.load_all(&args.target)?;
     let mut setup = Setup::with_server_log(&args.target, &args.start, measured.sglang.as_ref())?;
     let layout = setup.one_layout(&args.target.server, "calibrate")?;
     // Fail early, with the cost model's own message, on a layout that cannot run.
     setup.model(layout, setup.knobs)?;
     let opts = setup.opts_for(layout);
-    sim::bench_io::checks::check_speed(&measured.points, &setup.machine, &setup.spec, &opts)?;
+    sim::bench_serving::read::checks::check_speed(
+        &measured.points,
+        &setup.machine,
+        &setup.spec,
+        &opts,
+    )?;
     let obs = Observations {
         rounds: measured.rounds.clone(),
         runs: measured.points.clone(),
@@ -95,20 +98,50 @@ pub fn run(args: Args) -> Result<()> {
         median_abs_error_pct: result.median_abs_error_pct,
     };
     cal.save(&args.output)?;
-    if let (Some(path), OutputFormat::Table) = (&args.measured.server_log, args.format.format) {
-        // every sample the fit used, and the memory plan beside the log, with the fitted knobs
-        setup.knobs = cal.knobs;
-        let report = super::server_log_cmd::report_with(&setup, path)?;
-        super::server_log_cmd::print(&report, OutputFormat::Table)?;
-        println!();
-    }
+    let server_log = match (&args.measured.server_log, args.format.format) {
+        (Some(path), OutputFormat::Table) => {
+            // every sample the fit used, and the memory plan beside the log, with the fitted knobs
+            setup.knobs = cal.knobs;
+            Some(super::server_log_cmd::report_with(&setup, path)?)
+        }
+        _ => None,
+    };
     setup.print_notes();
     super::bench_out::print_bench_flags(&args.bench.not_modelled());
-    match args.format.format {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&cal)?),
-        _ => print_tables(&cal, &result, &args.output),
+    let shown = CalibrationShown {
+        cal: &cal,
+        fit: &result,
+        output: &args.output,
+        server_log,
+    };
+    export(args.format.format, &shown)
+}
+
+/// The calibration with what its tables show beside it: the fit, where the file went, and the
+/// server log's samples with the fitted knobs.
+struct CalibrationShown<'a> {
+    cal: &'a Calibration,
+    fit: &'a CalibrationFit,
+    output: &'a std::path::Path,
+    server_log: Option<super::server_log_cmd::ServerLogReport>,
+}
+
+impl Export for CalibrationShown<'_> {
+    type Json = Calibration;
+    const WHAT: &'static str = "`sim calibrate`";
+
+    fn json(&self) -> &Calibration {
+        self.cal
     }
-    Ok(())
+
+    fn print_table(&self) -> Result<()> {
+        if let Some(report) = &self.server_log {
+            export(Format::Table, report)?;
+            println!();
+        }
+        print_tables(self.cal, self.fit, self.output);
+        Ok(())
+    }
 }
 
 fn print_tables(cal: &Calibration, result: &CalibrationFit, output: &std::path::Path) {

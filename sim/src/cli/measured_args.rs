@@ -2,9 +2,9 @@
 //! `sim report`: where measured runs come from, and lengths to assume where they were not
 //! recorded.
 
-use super::args::Target;
+use super::args::TargetArgs;
 use anyhow::{Context, Result, bail};
-use sim::bench_io::{self, LengthHints, MeasuredPoint};
+use sim::bench_serving::read::{self, LengthHints, MeasuredPoint};
 
 /// Where measured runs come from, and lengths to assume where they were not recorded.
 #[derive(clap::Args, Debug, Clone)]
@@ -46,7 +46,7 @@ pub struct Measured {
 impl MeasuredArgs {
     /// Runs, or a server log's rounds (its steady decode samples of the reporting ranks) with
     /// the layout and options its `server_args` state.
-    pub fn load_all(&self, target: &Target) -> Result<Measured> {
+    pub fn load_all(&self, target: &TargetArgs) -> Result<Measured> {
         let Some(path) = &self.server_log else {
             let sglang = target.server.sglang()?;
             let spec = target.model.resolve_or(sglang.model_path())?;
@@ -115,7 +115,7 @@ impl MeasuredArgs {
         };
         let mut points = Vec::new();
         for spec in &self.measured {
-            let set = bench_io::load(spec, hints)?;
+            let set = read::load(spec, hints)?;
             for w in &set.warnings {
                 eprintln!("warning: {w}");
             }

@@ -40,6 +40,8 @@ mod advise_table;
 pub mod args;
 mod bench_out;
 pub mod calibrate;
+mod export;
+mod layout_args;
 mod layouts;
 mod measured_args;
 pub mod models_cmd;

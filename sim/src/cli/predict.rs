@@ -2,21 +2,23 @@
 //! one layout or on every layout (`--layout all`), with the time breakdown, bytes on the wire,
 //! expert reads and the memory plan.
 
-use super::args::{CsvFormatArg, LayoutSelection, OutputFormat, Target};
+use super::args::{CsvFormatArg, LayoutSelection, TargetArgs};
+use super::export::{Export, export};
 use super::setup::server_machine;
 use anyhow::{Result, bail};
 use comfy_table::{Cell, presets::UTF8_FULL_CONDENSED};
 use sim::cost::Knobs;
 use sim::cost::report::{
-    LayoutPrediction, PREDICT_SCHEMA_VERSION, PredictOutput, PredictQuery, predict_all,
-    predict_layout,
+    BreakdownMs, LayoutPrediction, MemorySummary, PREDICT_SCHEMA_VERSION, PredictOutput,
+    PredictQuery, SpecSummary, SteadySummary, predict_all, predict_layout,
 };
+use sim::cost::traffic::Traffic;
 
 /// `sim predict` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub target: Target,
+    pub target: TargetArgs,
     /// Decode requests in the iteration (also the closed-loop concurrency of the steady estimate).
     #[arg(long, value_name = "REQUESTS")]
     pub batch: u32,
@@ -89,16 +91,33 @@ pub fn run(args: Args) -> Result<()> {
         machine_notes: machine.notes().to_vec(),
         bf16_modules: models::spec::describe_bf16_modules(&model),
     };
-    match args.format.format {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&out)?),
-        OutputFormat::Csv => print!("{}", csv(&out)),
-        OutputFormat::Table if out.layouts.len() == 1 => print!("{}", one_table(&out)),
-        OutputFormat::Table => print!("{}", ranking_table(&out)),
-    }
+    export(args.format.format, &out)?;
     for n in notes {
         eprintln!("{n}");
     }
     Ok(())
+}
+
+impl Export for PredictOutput {
+    type Json = PredictOutput;
+    const WHAT: &'static str = "`sim predict`";
+
+    fn json(&self) -> &PredictOutput {
+        self
+    }
+
+    fn print_table(&self) -> Result<()> {
+        if self.layouts.len() == 1 {
+            print!("{}", one_table(self));
+        } else {
+            print!("{}", ranking_table(self));
+        }
+        Ok(())
+    }
+
+    fn csv(&self) -> Option<String> {
+        Some(csv(self))
+    }
 }
 
 fn header(out: &PredictOutput) -> String {
@@ -153,6 +172,27 @@ fn one_table(out: &PredictOutput) -> String {
     else {
         return s;
     };
+    s.push_str(&breakdown_table(&b));
+    s.push_str(&steady_lines(p, &st));
+    if let Some(sp) = &p.speculative {
+        s.push_str(&speculative_line(sp));
+    }
+    s.push_str(&traffic_line(&tr));
+    s.push_str(&memory_lines(&m, out.query.context_tokens));
+    if !out.bf16_modules.is_empty() {
+        s.push_str("kept BF16 by the checkpoint:\n");
+        for l in &out.bf16_modules {
+            s.push_str(&format!("  {l}\n"));
+        }
+    }
+    for n in p.notes.iter().chain(&out.machine_notes) {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s
+}
+
+/// The iteration's time by part, with each part's share.
+fn breakdown_table(b: &BreakdownMs) -> String {
     let mut t = crate::cli::tables::table();
     t.load_style(UTF8_FULL_CONDENSED)
         .set_header(vec!["iteration", "ms", "share"]);
@@ -183,7 +223,12 @@ fn one_table(out: &PredictOutput) -> String {
         Cell::new(format!("{:.3}", b.total_ms)),
         Cell::new(""),
     ]);
-    s.push_str(&format!("{t}\n"));
+    format!("{t}\n")
+}
+
+/// The iteration's stages and the steady decode it sustains.
+fn steady_lines(p: &LayoutPrediction, st: &SteadySummary) -> String {
+    let mut s = String::new();
     s.push_str(&format!(
         "iteration {:.3} ms (stages {:?} ms, hop {:.3} ms, CPU {:.3} ms)\n",
         p.iteration_ms,
@@ -203,26 +248,35 @@ fn one_table(out: &PredictOutput) -> String {
         st.output_tok_per_s,
         st.cycle_ms
     ));
-    if let Some(sp) = &p.speculative {
-        s.push_str(&format!(
-            "speculative {} (steps {}, topk {}, draft tokens {}; draft: {}): a step is {:.2} ms (draft {:.2} + verify {:.2} + draft extend {:.2}) for {:.2} accepted tokens per request ({})\n",
-            sp.plan.algorithm,
-            sp.plan.num_steps,
-            sp.plan.eagle_topk,
-            sp.plan.num_draft_tokens,
-            sp.plan.draft,
-            sp.step_ms,
-            sp.draft_ms,
-            sp.verify_ms,
-            sp.extend_ms,
-            sp.plan.accept_length,
-            match sp.plan.accept_source {
-                sim::cost::spec::AcceptSource::Given => "--speculative-accept-length",
-                sim::cost::spec::AcceptSource::Measured => "measured",
-                sim::cost::spec::AcceptSource::Default => "the stated default for this draft configuration",
-            }
-        ));
-    }
+    s
+}
+
+/// A speculative step's parts and its acceptance length, with where the length came from.
+fn speculative_line(sp: &SpecSummary) -> String {
+    format!(
+        "speculative {} (steps {}, topk {}, draft tokens {}; draft: {}): a step is {:.2} ms (draft {:.2} + verify {:.2} + draft extend {:.2}) for {:.2} accepted tokens per request ({})\n",
+        sp.plan.algorithm,
+        sp.plan.num_steps,
+        sp.plan.eagle_topk,
+        sp.plan.num_draft_tokens,
+        sp.plan.draft,
+        sp.step_ms,
+        sp.draft_ms,
+        sp.verify_ms,
+        sp.extend_ms,
+        sp.plan.accept_length,
+        match sp.plan.accept_source {
+            sim::cost::spec::AcceptSource::Given => "--speculative-accept-length",
+            sim::cost::spec::AcceptSource::Measured => "measured",
+            sim::cost::spec::AcceptSource::Default =>
+                "the stated default for this draft configuration",
+        }
+    )
+}
+
+/// Bytes on the wire and expert reads per GPU per iteration.
+fn traffic_line(tr: &Traffic) -> String {
+    let mut s = String::new();
     s.push_str(&format!(
         "per GPU per iteration: {} on the wire (all-reduce {}, all-to-all {}, DP-attention {}, PP hop {}); expert reads {} ({:.1} of {:.0} experts touched per layer, imbalance ×{:.2})\n",
         gb(tr.total_wire_bytes),
@@ -235,6 +289,12 @@ fn one_table(out: &PredictOutput) -> String {
         tr.experts_held_per_layer,
         tr.expert_imbalance
     ));
+    s
+}
+
+/// The memory plan per GPU as SGLang sizes it, and what it admits at `context_tokens`.
+fn memory_lines(m: &MemorySummary, context_tokens: u32) -> String {
+    let mut s = String::new();
     s.push_str(&format!(
         "memory per GPU: weights {:.2} GB + reserve {:.2} GB, KV pool {:.2} GB of {:.1} GB → {} KV tokens, {} requests at context {}\n",
         m.weights_gb_per_gpu,
@@ -243,7 +303,7 @@ fn one_table(out: &PredictOutput) -> String {
         m.gpu_memory_gb,
         m.kv_tokens,
         m.max_requests_at_context,
-        out.query.context_tokens
+        context_tokens
     ));
     let r = &m.reserves;
     s.push_str(&format!(
@@ -266,15 +326,6 @@ fn one_table(out: &PredictOutput) -> String {
             gb(r.draft_weight_bytes as f64),
             gb(r.draft_kv_bytes as f64)
         ));
-    }
-    if !out.bf16_modules.is_empty() {
-        s.push_str("kept BF16 by the checkpoint:\n");
-        for l in &out.bf16_modules {
-            s.push_str(&format!("  {l}\n"));
-        }
-    }
-    for n in p.notes.iter().chain(&out.machine_notes) {
-        s.push_str(&format!("note: {n}\n"));
     }
     s
 }

@@ -1,7 +1,8 @@
 //! `sim report`: simulate every layout of a model on one or more machines and write SVG charts plus
 //! an `index.html` summary (verdict, best layout, headline bandwidths) into a folder.
 
-use super::args::{FormatArg, MachineArg, ModelArg, OutputFormat, ServerArgs};
+use super::args::{FormatArg, MachineArg, ModelArg, ServerArgs};
+use super::export::{Export, export};
 use super::setup::CalibrationArg;
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
@@ -254,12 +255,21 @@ pub fn run(args: Args) -> Result<()> {
         skipped: report.skipped,
         machines: report.summary,
     };
-    match args.format.format {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&out)?),
-        OutputFormat::Csv => bail!("`sim report` prints table or json"),
-        OutputFormat::Table => print_summary(&out),
+    export(args.format.format, &out)
+}
+
+impl Export for ReportOutput {
+    type Json = ReportOutput;
+    const WHAT: &'static str = "`sim report`";
+
+    fn json(&self) -> &ReportOutput {
+        self
     }
-    Ok(())
+
+    fn print_table(&self) -> Result<()> {
+        print_summary(self);
+        Ok(())
+    }
 }
 
 fn print_summary(o: &ReportOutput) {

@@ -1,7 +1,8 @@
 //! `sim run`: simulate one bench_serving run of a workload on one layout.
 
-use super::args::{FormatArg, OutputFormat, Target};
+use super::args::{FormatArg, TargetArgs};
 use super::bench_out::{print_bench_flags, write_bench_line};
+use super::export::{Export, export};
 use super::layouts::idle_note;
 use super::setup::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
@@ -13,7 +14,7 @@ use sim::serving::{RunOutput, RunReport, simulate};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub target: Target,
+    pub target: TargetArgs,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
@@ -31,7 +32,7 @@ pub fn run(args: Args) -> Result<()> {
     let opts = setup.opts_for(layout);
     let mut run = simulate(&model, &opts, &workload)
         .with_context(|| format!("simulating {}", layout.short_name()))?;
-    run.sglang_flags = model.placement().sglang_flags(&layout);
+    run.sglang_flags = model.target().placement().sglang_flags(&layout);
     if let Some(path) = &args.workload.bench.output_file {
         write_bench_line(path, &setup, &args.workload, &run, &workload, layout)?;
     }
@@ -54,14 +55,24 @@ pub fn run(args: Args) -> Result<()> {
         knobs: setup.knobs,
         flags_not_modelled,
         provenance: setup.provenance(&args.workload),
-        idle_gpus: model.placement().idle_gpus,
+        idle_gpus: model.target().placement().idle_gpus,
         run,
     };
-    match args.format.format {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&out)?),
-        _ => println!("{}", table(&out)),
+    export(args.format.format, &out)
+}
+
+impl Export for RunOutput {
+    type Json = RunOutput;
+    const WHAT: &'static str = "`sim run`";
+
+    fn json(&self) -> &RunOutput {
+        self
     }
-    Ok(())
+
+    fn print_table(&self) -> Result<()> {
+        println!("{}", table(self));
+        Ok(())
+    }
 }
 
 /// The run as bench_serving's summary would show it, plus the engine's view.

@@ -78,7 +78,8 @@ pub fn answer(
         && let Ok(cm) = setup.model_ranking(p.all_boxes_layout, setup.knobs)
     {
         ans.notes.extend(
-            cm.comm_notes()
+            cm.target()
+                .comm_notes()
                 .iter()
                 .map(|n| format!("{}: {n}", p.all_boxes_layout.short_name())),
         );

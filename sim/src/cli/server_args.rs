@@ -4,7 +4,7 @@
 //! `sim::sglang_args`, which knows SGLang's names, values and defaults; a flag given both ways
 //! with different values is refused naming both.
 
-use super::args::LayoutArgs;
+use super::layout_args::LayoutArgs;
 use anyhow::{Context, Result};
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Command};

@@ -5,12 +5,13 @@
 //! The layout and the memory-relevant options come from each run's `ServerArgs`
 //! ([`run_options`]); the machine and the model from `--machine` / `--model`.
 
-use super::args::{OutputFormat, Target};
+use super::args::TargetArgs;
+use super::export::Export;
 use super::setup::{CalibrationArg, Setup};
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use comfy_table::Table;
 use models::footprint::footprint;
-use sim::cost::{CostModel, Knobs, MemoryPlan, memory};
+use sim::cost::{IterationModel, Knobs, MemoryPlan, ServedModel, memory};
 use sim::options::ServerOptions;
 use sim::server_log::batch::{MemoryCheck, check_memory, predicted_step_s};
 use sim::server_log::{self, DecodeSample, ServerLog, ServerRun, SkipCounts};
@@ -34,12 +35,12 @@ pub struct ServerLogReport {
     pub knobs: Knobs,
     pub lines: usize,
     pub skipped: SkipCounts,
-    pub runs: Vec<RunReport>,
+    pub runs: Vec<LoggedRunReport>,
 }
 
 /// One run of the log, checked.
 #[derive(serde::Serialize)]
-pub struct RunReport {
+pub struct LoggedRunReport {
     pub index: usize,
     pub first_line: usize,
     /// `model_path` of the run's `ServerArgs`.
@@ -120,7 +121,7 @@ pub fn run_options(base: &ServerOptions, run: &ServerRun) -> ServerOptions {
 
 /// Steady samples of the reporting ranks grouped by `#running-req`: count, mean logged and
 /// predicted step.
-fn steady_summary(run: &RunReport) -> Table {
+fn steady_summary(run: &LoggedRunReport) -> Table {
     let mut groups: std::collections::BTreeMap<u32, (usize, f64, f64, usize)> = Default::default();
     for r in run
         .samples
@@ -159,14 +160,14 @@ fn steady_summary(run: &RunReport) -> Table {
     t
 }
 
-fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
+fn check_run(setup: &Setup, run: &ServerRun) -> LoggedRunReport {
     let prompt: u64 = run
         .prefill
         .iter()
         .map(|p| p.new_tokens + p.cached_tokens)
         .sum();
     let cached: u64 = run.prefill.iter().map(|p| p.cached_tokens).sum();
-    let mut report = RunReport {
+    let mut report = LoggedRunReport {
         index: run.index,
         first_line: run.first_line,
         model_path: run.server_args.as_ref().and_then(|a| a.string(&MODEL_PATH)),
@@ -213,7 +214,7 @@ fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
         report.memory = check_memory(&plan, &run.memory);
         report.memory_plan = Some(plan);
     }
-    match CostModel::new(&setup.machine, &setup.spec, layout, &opts, setup.knobs) {
+    match ServedModel::new(&setup.machine, &setup.spec, layout, &opts, setup.knobs) {
         Ok(model) => {
             report.samples = rows(&|s| (s.running > 0).then(|| predicted_step_s(&model, s)));
             let errors: Vec<f64> = report
@@ -228,7 +229,7 @@ fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
                 ..opts.clone()
             };
             let graph_model =
-                CostModel::new(&setup.machine, &setup.spec, layout, &graphs, setup.knobs).ok();
+                ServedModel::new(&setup.machine, &setup.spec, layout, &graphs, setup.knobs).ok();
             let reporting: Vec<_> = run
                 .steady_samples()
                 .filter(|s| run.is_reporting_rank(s))
@@ -247,7 +248,12 @@ fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
                     .filter(|s| run.is_reporting_rank(s))
                     .collect();
                 load.pp_split = sim::doctor::PpSplit::of(&lines, layout.pp);
-                report.limits = sim::doctor::diagnose(&model, &opts, graph_model.as_ref(), load);
+                report.limits = sim::doctor::diagnose(
+                    &model,
+                    &opts,
+                    graph_model.as_ref().map(|g| g as &dyn IterationModel),
+                    load,
+                );
             }
         }
         Err(e) => {
@@ -259,14 +265,14 @@ fn check_run(setup: &Setup, run: &ServerRun) -> RunReport {
 }
 
 /// Reads the log and checks every run.
-pub fn report(target: &Target, cal: &CalibrationArg, path: &Path) -> Result<ServerLogReport> {
+pub fn report(target: &TargetArgs, cal: &CalibrationArg, path: &Path) -> Result<ServerLogReport> {
     report_with(&Setup::new(target, cal)?, path)
 }
 
 /// [`report`] with an already resolved setup (e.g. a fit's knobs).
 pub fn report_with(setup: &Setup, path: &Path) -> Result<ServerLogReport> {
     let log: ServerLog = server_log::load(path)?;
-    let runs: Vec<RunReport> = log.runs.iter().map(|r| check_run(setup, r)).collect();
+    let runs: Vec<LoggedRunReport> = log.runs.iter().map(|r| check_run(setup, r)).collect();
     if let Some(first) = runs.iter().find_map(|r| r.error.as_ref())
         && runs.iter().all(|r| r.error.is_some())
     {
@@ -284,19 +290,21 @@ pub fn report_with(setup: &Setup, path: &Path) -> Result<ServerLogReport> {
     })
 }
 
-/// Prints the report as tables or JSON.
-pub fn print(r: &ServerLogReport, format: OutputFormat) -> Result<()> {
-    match format {
-        OutputFormat::Json => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(r).context("serializing")?
-            );
-            return Ok(());
-        }
-        OutputFormat::Csv => bail!("--server-log prints table or json"),
-        OutputFormat::Table => {}
+impl Export for ServerLogReport {
+    type Json = ServerLogReport;
+    const WHAT: &'static str = "--server-log";
+
+    fn json(&self) -> &ServerLogReport {
+        self
     }
+
+    fn print_table(&self) -> Result<()> {
+        print_tables(self)
+    }
+}
+
+/// Prints the report as tables.
+fn print_tables(r: &ServerLogReport) -> Result<()> {
     println!(
         "{}: {} lines, {} run(s); skipped {}",
         r.source,
@@ -315,7 +323,7 @@ pub fn print(r: &ServerLogReport, format: OutputFormat) -> Result<()> {
     Ok(())
 }
 
-fn print_run(run: &RunReport, r: &ServerLogReport) {
+fn print_run(run: &LoggedRunReport, r: &ServerLogReport) {
     println!(
         "\nrun {} (line {}): {} as {} on {} ({}); {} decode samples ({} steady, {} flagged), {} prefill ({:.0}% of prompt tokens from the prefix cache), {} memory lines",
         run.index,

@@ -2,12 +2,12 @@
 //! the [`Setup`] built from the shared flags, a [`sim::scenario::Scenario`] plus the parts that
 //! need the command line (the layout flags, whether a launch line was given, stderr notes).
 
-use super::args::{LayoutArgs, LayoutSelection, ServerArgs, Target};
+use super::args::{LayoutArgs, LayoutSelection, ServerArgs, TargetArgs};
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use models::{Layout, ModelSpec};
 use sim::calibrate::{Calibration, KnobBounds};
-use sim::cost::{CostModel, Knobs};
+use sim::cost::{Knobs, ServedModel};
 use sim::machine::Machine;
 use sim::options::ServerOptions;
 use sim::scenario::Scenario;
@@ -39,9 +39,9 @@ impl CalibrationArg {
         let cal = Calibration::load(path)?;
         // the bounds of the cost model it is applied to; a layout that cannot be built fails
         // later with its own message, and the knobs are then only checked to be positive
-        let bounds = CostModel::new(machine, spec, layout, opts, Knobs::default())
+        let bounds = ServedModel::new(machine, spec, layout, opts, Knobs::default())
             .ok()
-            .map(|m| KnobBounds::of(&m));
+            .map(|m| KnobBounds::of(m.target()));
         cal.check_knobs(path, bounds.as_ref())?;
         if let Some(w) = cal.mismatch(machine.name(), &spec.name, opts) {
             eprintln!("warning: {}: {w}", path.display());
@@ -107,13 +107,13 @@ pub fn server_machine(
 
 impl Setup {
     /// Resolves the shared flags.
-    pub fn new(target: &Target, cal: &CalibrationArg) -> Result<Setup> {
+    pub fn new(target: &TargetArgs, cal: &CalibrationArg) -> Result<Setup> {
         Setup::from_sglang(target, cal, target.server.sglang()?)
     }
 
     /// [`Setup::new`] with the SGLang flags already read.
-    fn from_sglang(target: &Target, cal: &CalibrationArg, sglang: SglangArgs) -> Result<Setup> {
-        let Target {
+    fn from_sglang(target: &TargetArgs, cal: &CalibrationArg, sglang: SglangArgs) -> Result<Setup> {
+        let TargetArgs {
             machine,
             model,
             server,
@@ -140,7 +140,7 @@ impl Setup {
     /// the layout and options the server ran; a flag given on the command line that disagrees
     /// with the log is an error naming both values.
     pub fn with_server_log(
-        target: &Target,
+        target: &TargetArgs,
         cal: &CalibrationArg,
         logged: Option<&SglangArgs>,
     ) -> Result<Setup> {

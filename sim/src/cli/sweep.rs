@@ -1,7 +1,8 @@
 //! `sim sweep`: every layout × concurrency × workload, in parallel, as a table, CSV or JSON.
 
-use super::args::{CsvFormatArg, OutputFormat, Target};
+use super::args::{CsvFormatArg, TargetArgs};
 use super::bench_out::{print_bench_flags, write_bench_line};
+use super::export::{Export, export};
 use super::layouts::{idle_note, label_rows, layouts};
 use super::setup::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
@@ -16,7 +17,7 @@ const DEFAULT_CONCURRENCIES: [u32; 6] = [1, 8, 32, 64, 128, 256];
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub target: Target,
+    pub target: TargetArgs,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// Extra workloads as INPUT:OUTPUT token lengths, comma-separated (e.g. 1024:1024,128:2048);
@@ -107,16 +108,27 @@ pub fn run(args: Args) -> Result<()> {
     }
     setup.print_notes();
     print_bench_flags(&args.workload.not_modelled());
-    match args.format.format {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
-        OutputFormat::Csv => print!("{}", csv(&rows)),
-        OutputFormat::Table => {
-            let (t, notes) = table(&rows);
-            println!("{t}");
-            print!("{}", notes.render());
-        }
+    export(args.format.format, rows.as_slice())
+}
+
+impl Export for [SweepRow] {
+    type Json = [SweepRow];
+    const WHAT: &'static str = "`sim sweep`";
+
+    fn json(&self) -> &[SweepRow] {
+        self
     }
-    Ok(())
+
+    fn print_table(&self) -> Result<()> {
+        let (t, notes) = table(self);
+        println!("{t}");
+        print!("{}", notes.render());
+        Ok(())
+    }
+
+    fn csv(&self) -> Option<String> {
+        Some(csv(self))
+    }
 }
 
 const CSV_HEADER: &str = "layout,sglang_flags,max_concurrency,random_input_len,random_output_len,output_throughput,total_throughput,request_throughput,mean_ttft_ms,median_ttft_ms,p99_ttft_ms,mean_tpot_ms,median_tpot_ms,p99_tpot_ms,mean_itl_ms,peak_running_requests,peak_kv_usage,rejected";

@@ -3,18 +3,19 @@
 //! scoreboard of a records file (`--records`, [`sim::scoreboard`]).
 
 use super::args::{
-    EngineArg, MachineArg, ModelArg, OutputFormat, ServerArgs, Target, ValidateFormat,
+    EngineArg, MachineArg, ModelArg, OutputFormat, ServerArgs, TargetArgs, ValidateFormat,
 };
+use super::export::{Export, export};
 use super::measured_args::MeasuredArgs;
 use super::scoreboard;
 use super::setup::{CalibrationArg, Setup};
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use comfy_table::Table;
-use sim::bench_io;
-use sim::calibrate::{Comparison, compare, rms_log_error};
+use sim::bench_serving::read;
+use sim::calibrate::{PointComparison, compare, rms_log_error};
 use sim::engine::Engine;
 use sim::records::RecordSet;
-use sim::scoreboard::{ScoreOptions, score_with};
+use sim::scoreboard::{ScoreOptions, Scoreboard, score_with};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -66,7 +67,7 @@ struct ValidateOutput<'a> {
     layout: String,
     knobs: sim::cost::Knobs,
     rms_log_error: f64,
-    points: &'a [Comparison],
+    points: &'a [PointComparison],
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -93,7 +94,7 @@ pub fn run(args: Args) -> Result<()> {
             "`sim validate` needs --records FILE, or --machine (with --model) and --measured FILE or --server-log FILE"
         );
     };
-    let target = Target {
+    let target = TargetArgs {
         machine: MachineArg {
             machine: machine.clone(),
         },
@@ -104,7 +105,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     if let Some(path) = &args.measured.server_log {
         let report = super::server_log_cmd::report(&target, &args.calibration, path)?;
-        return super::server_log_cmd::print(&report, table_or_json);
+        return export(table_or_json, &report);
     }
     if args.measured.measured.is_empty() {
         bail!(
@@ -114,7 +115,7 @@ pub fn run(args: Args) -> Result<()> {
     let setup = Setup::new(&target, &args.calibration)?;
     let layout = setup.one_layout(&target.server, "validate")?;
     let points = args.measured.load(setup.spec.max_context_tokens)?;
-    bench_io::checks::check_speed(
+    read::checks::check_speed(
         &points,
         &setup.machine,
         &setup.spec,
@@ -123,29 +124,48 @@ pub fn run(args: Args) -> Result<()> {
     let model = setup.model(layout, setup.knobs)?;
     let rows = compare(&model, &setup.opts, &points)?;
     let rms = rms_log_error(&rows);
-    match table_or_json {
-        OutputFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&ValidateOutput {
-                schema_version: 1,
-                layout: layout.short_name(),
-                knobs: setup.knobs,
-                rms_log_error: rms,
-                points: &rows,
-            })?
-        ),
-        _ => {
-            println!("{}", comparison_table(&rows));
-            println!(
-                "{} on {}, {}: RMS of ln(predicted/measured) = {rms:.3} over {} values",
-                setup.spec.name,
-                setup.machine.name(),
-                layout.short_name(),
-                rows.len()
-            );
-        }
+    let shown = ValidationShown {
+        out: ValidateOutput {
+            schema_version: 1,
+            layout: layout.short_name(),
+            knobs: setup.knobs,
+            rms_log_error: rms,
+            points: &rows,
+        },
+        model: &setup.spec.name,
+        machine: setup.machine.name(),
+    };
+    export(table_or_json, &shown)
+}
+
+/// The comparison with the names its summary line gives.
+struct ValidationShown<'a> {
+    out: ValidateOutput<'a>,
+    model: &'a str,
+    machine: &'a str,
+}
+
+impl<'a> Export for ValidationShown<'a> {
+    type Json = ValidateOutput<'a>;
+    const WHAT: &'static str = "`sim validate --measured`";
+
+    fn json(&self) -> &ValidateOutput<'a> {
+        &self.out
     }
-    Ok(())
+
+    fn print_table(&self) -> Result<()> {
+        let o = &self.out;
+        println!("{}", comparison_table(o.points));
+        println!(
+            "{} on {}, {}: RMS of ln(predicted/measured) = {:.3} over {} values",
+            self.model,
+            self.machine,
+            o.layout,
+            o.rms_log_error,
+            o.points.len()
+        );
+        Ok(())
+    }
 }
 
 /// `sim validate --records FILE`.
@@ -161,20 +181,33 @@ fn run_records(
         None => Default::default(),
     };
     let board = score_with(&set, &ScoreOptions { engine }, &measured);
-    match format {
-        ValidateFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&board).context("writing the scoreboard as JSON")?
-        ),
-        ValidateFormat::Markdown => print!("{}", sim::scoreboard::text::markdown(&board)),
-        ValidateFormat::Csv => print!("{}", sim::scoreboard::text::csv(&board)),
-        ValidateFormat::Table => scoreboard::print_table(&board),
+    export(format, &board)
+}
+
+impl Export for Scoreboard {
+    type Json = Scoreboard;
+    const WHAT: &'static str = "`sim validate --records`";
+
+    fn json(&self) -> &Scoreboard {
+        self
     }
-    Ok(())
+
+    fn print_table(&self) -> Result<()> {
+        scoreboard::print_table(self);
+        Ok(())
+    }
+
+    fn csv(&self) -> Option<String> {
+        Some(sim::scoreboard::text::csv(self))
+    }
+
+    fn markdown(&self) -> Option<String> {
+        Some(sim::scoreboard::text::markdown(self))
+    }
 }
 
 /// Predicted vs measured, one row per metric of each point.
-pub fn comparison_table(rows: &[Comparison]) -> Table {
+pub fn comparison_table(rows: &[PointComparison]) -> Table {
     let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "source",

@@ -2,7 +2,8 @@
 //! acceptance lengths by series, modelled and anchored on the off runs, as tables or JSON.
 
 use super::args::ValidateFormat;
-use anyhow::{Result, bail};
+use super::export::{Export, export};
+use anyhow::Result;
 use comfy_table::Table;
 use sim::records::RecordSet;
 use sim::records::acceptance::MeasuredAcceptance;
@@ -19,18 +20,20 @@ pub fn run(path: &Path, acceptance: Option<&Path>, format: ValidateFormat) -> Re
         None => Default::default(),
     };
     let report = implied_accept_lengths(&set, &measured);
-    match format {
-        ValidateFormat::Json => {
-            println!("{}", serde_json::to_string_pretty(&report)?);
-            Ok(())
-        }
-        ValidateFormat::Csv | ValidateFormat::Markdown => {
-            bail!("--implied-accept-length prints table or json")
-        }
-        ValidateFormat::Table => {
-            print_tables(&report);
-            Ok(())
-        }
+    export(format, &report)
+}
+
+impl Export for AcceptReport {
+    type Json = AcceptReport;
+    const WHAT: &'static str = "--implied-accept-length";
+
+    fn json(&self) -> &AcceptReport {
+        self
+    }
+
+    fn print_table(&self) -> Result<()> {
+        print_tables(self);
+        Ok(())
     }
 }
 

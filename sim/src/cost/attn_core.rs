@@ -9,9 +9,9 @@
 //! computing full attention", with `--attention-backend flashinfer`), unless an SM120 build is
 //! told `--attention-backend nsa`.
 
+use super::curves::Curves;
 use super::kernel::KernelCurve;
 use super::memory;
-use super::model::Curves;
 use crate::efficiency::KernelKind;
 use crate::machine::Machine;
 use crate::options::ServerOptions;

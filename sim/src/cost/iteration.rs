@@ -299,15 +299,9 @@ impl CostModel {
         self.cost_stats(&st)
     }
 
-    /// Cost of an iteration already summed into [`BatchStats`]: one forward pass, or, with
-    /// speculative decoding on a pure decode batch, one speculative step per generated token
-    /// ([`super::spec`]).
+    /// Cost of an iteration already summed into [`BatchStats`]: one forward pass.
     pub fn cost_stats(&self, st: &BatchStats) -> IterationCost {
-        let graph = self.uses_cuda_graph(st);
-        if self.draft.is_some() && st.prefill == 0.0 && st.decode > 0.0 {
-            return self.spec_cost(st, graph).1;
-        }
-        self.cost_pass(st, graph)
+        self.cost_pass(st, self.uses_cuda_graph(st))
     }
 
     /// One forward pass of `st`, replaying a CUDA graph or not, with its scheduler turn.
@@ -421,6 +415,48 @@ impl CostModel {
             .map(|w| w[0].hop_send.time_s(bytes / tp) + w[1].all_gather.time_s(bytes))
             .sum();
         hops * self.knobs.comm_time_scale
+    }
+}
+
+impl BatchStats {
+    /// One of two equal micro-batches of this batch.
+    fn half(&self) -> BatchStats {
+        BatchStats {
+            decode: self.decode / 2.0,
+            decode_keys: self.decode_keys / 2.0,
+            decode_context: self.decode_context / 2.0,
+            prefill: self.prefill / 2.0,
+            chunks: self.chunks / 2.0,
+            largest_chunk: self.largest_chunk,
+            prefill_pairs: self.prefill_pairs / 2.0,
+            prefill_index_pairs: self.prefill_index_pairs / 2.0,
+            prefill_cached: self.prefill_cached / 2.0,
+            queries_per_request: self.queries_per_request,
+        }
+    }
+}
+
+impl CostModel {
+    /// One sparse layer of stage `s` split in two overlapped micro-batches ([`super::tbo`]), compute and
+    /// communication together; `None` where the layer runs whole (off, or fewer than two
+    /// tokens: one micro-batch would be empty).
+    pub(super) fn two_batch_layer(&self, s: usize, st: &BatchStats) -> Option<TimeBreakdown> {
+        if !self.two_batch_overlap || st.tokens() < 2.0 {
+            return None;
+        }
+        let h = st.half();
+        let mut compute = TimeBreakdown::default();
+        self.attention(&h, &mut compute);
+        self.mlp(&h, true, &mut compute);
+        let mut comm = TimeBreakdown::default();
+        self.layer_comm(s, &h, true, &mut comm);
+        let (c, a) = (compute.total_s(), comm.all_to_all_s);
+        comm.all_to_all_s = 0.0;
+        let mut layer = TimeBreakdown::default();
+        layer.add_scaled(&compute, 2.0);
+        layer.add_scaled(&comm, 2.0);
+        layer.all_to_all_s = (2.0 * c).max(2.0 * a) + c.min(a) - 2.0 * c;
+        Some(layer)
     }
 }
 

@@ -3,7 +3,8 @@
 //! [`IterationModel`] is the seam between the cost model and the serving simulation: the simulator
 //! only ever asks "how long does this batch take" and "how many KV tokens fit".
 //!
-//! [`CostModel`] implements it: per layer, every op costs
+//! [`CostModel`] implements it for forward passes, [`SpeculativeModel`] for speculative steps
+//! over a target and a draft [`CostModel`]; [`ServedModel`] picks one from the options. Per layer, every op costs
 //! `max(FLOPs / achievable FLOP/s, bytes / achievable bandwidth)` with the fitted efficiency of
 //! `sim::efficiency` ([`kernel`]), weights per GPU from `models::footprint`, MoE reads from the
 //! routing statistics of [`moe`], collectives from the machine's measured curves for the groups the
@@ -14,6 +15,7 @@
 pub mod attn_core;
 pub mod block;
 pub mod comm;
+mod curves;
 pub mod floors;
 pub mod inventory;
 pub mod iteration;
@@ -22,13 +24,17 @@ pub mod memory;
 pub mod model;
 pub mod moe;
 pub mod report;
+pub mod served;
 pub mod spec;
+pub mod speculative;
 pub mod steady;
 pub mod tbo;
 pub mod traffic;
 
 pub use iteration::BatchStats;
 pub use model::CostModel;
+pub use served::ServedModel;
+pub use speculative::SpeculativeModel;
 pub use steady::{SteadyDecode, steady_decode_tok_per_s};
 
 use models::Layout;

@@ -1,20 +1,22 @@
 //! [`CostModel`]: one layout of one model on one machine, with every per-layout constant worked
 //! out once in [`CostModel::new`] so that costing an iteration allocates only its result.
 //!
-//! The layer's kernels come from [`super::inventory`]; each weight GEMM becomes a [`Gemm`] with its
-//! own latency floor and envelope, the small kernels pay the machine's small-kernel floor
-//! ([`super::floors`]).
+//! The layer's kernels come from [`super::inventory`]; each weight GEMM becomes a
+//! [`super::block::Gemm`] with its own latency floor and envelope, the small kernels pay the
+//! machine's small-kernel floor ([`super::floors`]). Forward passes only: speculative decoding
+//! is [`super::speculative::SpeculativeModel`], built over two of these.
 
 use super::attn_core::{AttnCore, attn_core, sparse_attention};
-use super::block::{Block, Envelope, Gemm, SmallKernelRates};
+use super::block::{Block, Envelope, SmallKernelRates};
 use super::comm::LayoutComm;
+use super::curves::Curves;
 use super::floors::{CpuCosts, Floors};
-use super::inventory::{BlockKernels, LayerInventory};
+use super::inventory::LayerInventory;
 use super::kernel::KernelCurve;
 use super::memory;
 use super::moe::Routing;
 use super::{Knobs, MemoryPlan};
-use crate::efficiency::{EfficiencyModel, KernelKind};
+use crate::efficiency::KernelKind;
 use crate::error::{Result, SimError};
 use crate::machine::Machine;
 use crate::machine::placement::Placement;
@@ -29,69 +31,6 @@ pub const GPU_GAP_PER_KERNEL_S: f64 = 2e-6;
 /// Share of the datasheet bandwidth that small elementwise kernels (norms, rotary, activations)
 /// stream at: ≈ 80%, a device copy's rate less their reductions and index math.
 pub const ELEMENTWISE_FRACTION: f64 = 0.8;
-
-/// Builds the [`KernelCurve`]s of one machine with the knobs in force.
-pub(super) struct Curves<'a> {
-    machine: &'a Machine,
-    peak_byte_s: f64,
-    compute_scale: f64,
-    /// The machine's small-kernel floor: every GEMM costs at least this.
-    pub(super) floor_s: f64,
-}
-
-impl Curves<'_> {
-    pub(super) fn of(&self, kind: KernelKind, dtype: &str) -> KernelCurve {
-        KernelCurve::new(
-            EfficiencyModel::builtin(),
-            &self.machine.gpu,
-            kind,
-            dtype,
-            self.peak_byte_s,
-            self.compute_scale * self.machine.compute_peak_scale(kind, dtype),
-        )
-    }
-
-    /// The block's GEMMs with their share of the footprint's bytes of each part (the part's
-    /// bytes per layer spread over its GEMMs by parameters, so quantization scales stay in).
-    fn block(
-        &self,
-        k: &BlockKernels,
-        spec: &ModelSpec,
-        part_bytes: &dyn Fn(ModelPart) -> f64,
-    ) -> Block {
-        let mut gemms = Vec::with_capacity(k.gemms.len());
-        for g in &k.gemms {
-            let same_part: f64 = k
-                .gemms
-                .iter()
-                .filter(|o| o.part == g.part)
-                .map(|o| o.params)
-                .sum();
-            let f = spec.format_of(g.part);
-            let bytes = match part_bytes(g.part) {
-                b if b > 0.0 && same_part > 0.0 => b * g.params / same_part,
-                _ => g.params * f.bytes_per_value(),
-            };
-            gemms.push(Gemm {
-                name: g.name,
-                bytes,
-                params: g.params,
-                curve: self
-                    .of(KernelKind::DenseGemm, &f.name())
-                    .with_floor(self.floor_s),
-                envelope: Envelope::EMPTY,
-            });
-        }
-        let mut b = Block {
-            gemms,
-            small: k.small,
-            small_bytes_per_token: k.small_bytes_per_token,
-            launches: k.launches(),
-        };
-        b.fill_envelopes();
-        b
-    }
-}
 
 /// Routed experts as one GPU sees them.
 #[derive(Debug, Clone)]
@@ -139,9 +78,6 @@ pub struct CostModel {
     pub(super) small: SmallKernelRates,
     pub(super) floors: Floors,
     pub(super) cpu: CpuCosts,
-    /// Speculative decoding: the resolved plan and the draft's own cost model.
-    pub(super) spec: Option<super::spec::SpecPlan>,
-    pub(super) draft: Option<Box<CostModel>>,
     /// `--enable-two-batch-overlap` runs for this model and layout ([`super::tbo`]).
     pub(super) two_batch_overlap: bool,
     model_name: String,
@@ -154,6 +90,9 @@ impl CostModel {
     /// Fails when the layout is impossible (heads/experts do not divide, `tp × pp` is not the
     /// machine's GPU count, an all-to-all backend without `--ep-size` = `--tp`), when an option is
     /// out of range, or when the weights do not fit ([`SimError::DoesNotFit`] says by how much).
+    /// `opts.speculative` only sizes the memory plan (the draft's weights and KV pool): the
+    /// model costs forward passes, and [`super::ServedModel::new`] builds the speculative model
+    /// where speculation is on.
     pub fn new(
         machine: &Machine,
         model: &ModelSpec,
@@ -161,6 +100,27 @@ impl CostModel {
         opts: &ServerOptions,
         knobs: Knobs,
     ) -> Result<CostModel> {
+        Self::check(machine, model, layout, opts)?;
+        let placement = machine.place(&layout)?;
+        let fp = models::footprint::footprint(model, &layout)?;
+        let memory = memory::checked_plan(model, &fp, machine.memory_bytes(), opts)?;
+        let mut notes = memory.notes.clone();
+        let mut cm = Self::build(machine, model, layout, opts, knobs, fp, memory, placement);
+        let (tbo, tbo_note) = super::tbo::applies(model, opts);
+        cm.two_batch_overlap = tbo;
+        notes.extend(tbo_note);
+        cm.memory_notes = notes;
+        Ok(cm)
+    }
+
+    /// The checks [`CostModel::new`] makes before placing the layout: options in range, the
+    /// layout possible for the model and the machine's GPUs, an all-to-all backend where it runs.
+    pub(super) fn check(
+        machine: &Machine,
+        model: &ModelSpec,
+        layout: Layout,
+        opts: &ServerOptions,
+    ) -> Result<()> {
         check_options(opts)?;
         layout.validate_for_gpus(model, machine.gpu_count)?;
         if opts.moe_a2a_backend.is_some() && (model.moe.is_none() || layout.ep != layout.tp) {
@@ -172,32 +132,13 @@ impl CostModel {
                         .into(),
             });
         }
-        if opts.speculative.is_some() && layout.pp > 1 {
-            return Err(SimError::ImpossibleLayout {
-                layout: layout.short_name(),
-                reason: "SGLang runs no speculative decoding with --pp-size > 1: drop --pp-size or the --speculative-* flags".into(),
-            });
-        }
-        let placement = machine.place(&layout)?;
-        let fp = models::footprint::footprint(model, &layout)?;
-        let memory = memory::checked_plan(model, &fp, machine.memory_bytes(), opts)?;
-        let mut notes = memory.notes.clone();
-        let mut cm = Self::build(machine, model, layout, opts, knobs, fp, memory, placement);
-        let (tbo, tbo_note) = super::tbo::applies(model, opts);
-        cm.two_batch_overlap = tbo;
-        notes.extend(tbo_note);
-        cm.memory_notes = notes;
-        if let Some(s) = &opts.speculative {
-            cm.spec = Some(super::spec::SpecPlan::resolve(model, s));
-            cm.draft = super::spec::draft_model(machine, model, layout, opts, knobs).map(Box::new);
-        }
-        Ok(cm)
+        Ok(())
     }
 
-    /// A draft model's cost model (speculative decoding): like [`CostModel::new`] without the
-    /// fit check (the draft's weights and KV are in the target's plan); its first stage feeds
-    /// the target's hidden state through `eh_proj` (2h → h) and two norms.
-    pub(super) fn draft(
+    /// Like [`CostModel::new`] without the options and fit checks, for a model whose weights
+    /// and KV another model's memory plan holds (its plan is empty); `None` where the layout
+    /// cannot be placed.
+    pub(super) fn unplanned(
         machine: &Machine,
         model: &ModelSpec,
         layout: Layout,
@@ -206,7 +147,7 @@ impl CostModel {
     ) -> Option<CostModel> {
         let placement = machine.place(&layout).ok()?;
         let fp = models::footprint::footprint(model, &layout).ok()?;
-        let mut cm = Self::build(
+        Some(Self::build(
             machine,
             model,
             layout,
@@ -215,30 +156,7 @@ impl CostModel {
             fp,
             MemoryPlan::default(),
             placement,
-        );
-        let h = model.hidden_size as f64;
-        let mut input = BlockKernels {
-            small: 2.0, // enorm, hnorm
-            small_bytes_per_token: 8.0 * h,
-            ..BlockKernels::default()
-        };
-        input.gemms.push(super::inventory::GemmShape {
-            name: "eh_proj",
-            part: ModelPart::Mtp,
-            params: 2.0 * h * h,
-        });
-        let curves = Curves {
-            machine,
-            peak_byte_s: machine.peak_memory_bytes_per_s() * knobs.memory_scale,
-            compute_scale: knobs.compute_scale,
-            floor_s: cm.floors.small_kernel_s,
-        };
-        let eh = curves.block(&input, model, &|_| 0.0);
-        cm.embed.gemms.extend(eh.gemms);
-        cm.embed.small += eh.small;
-        cm.embed.small_bytes_per_token += eh.small_bytes_per_token;
-        cm.embed.launches += eh.launches;
-        Some(cm)
+        ))
     }
 
     /// Warnings about the memory plan (reserves beyond the headroom, …), one line each.
@@ -324,12 +242,7 @@ impl CostModel {
     ) -> CostModel {
         let peak_bytes_per_s = machine.peak_memory_bytes_per_s() * knobs.memory_scale;
         let floors = Floors::of(machine);
-        let curves = Curves {
-            machine,
-            peak_byte_s: peak_bytes_per_s,
-            compute_scale: knobs.compute_scale,
-            floor_s: floors.small_kernel_s,
-        };
+        let curves = Curves::new(machine, &knobs, floors.small_kernel_s);
         let inv = LayerInventory::new(model, &layout);
         let per_layer = |part: ModelPart| {
             let moe_part = matches!(
@@ -394,8 +307,6 @@ impl CostModel {
             },
             floors,
             cpu: CpuCosts::of(machine),
-            spec: None,
-            draft: None,
             two_batch_overlap: false,
             model_name: model.name.clone(),
             memory_notes: Vec::new(),

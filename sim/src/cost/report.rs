@@ -4,7 +4,7 @@
 use super::iteration::BatchStats;
 use super::memory::max_requests_at_context;
 use super::traffic::Traffic;
-use super::{CostModel, IterationBatch, IterationModel, Knobs, PrefillChunk, TimeBreakdown};
+use super::{IterationBatch, IterationModel, Knobs, PrefillChunk, ServedModel, TimeBreakdown};
 use crate::error::SimError;
 use crate::layout::enumerate_layouts;
 use crate::machine::Machine;
@@ -259,11 +259,12 @@ fn rejected(layout: &Layout, reason: String) -> LayoutPrediction {
 }
 
 /// The prediction of one costed layout for `q`.
-pub fn describe(cm: &CostModel, q: &PredictQuery) -> LayoutPrediction {
+pub fn describe(served: &ServedModel, q: &PredictQuery) -> LayoutPrediction {
+    let cm = served.target();
     let batch = q.batch();
     let st = BatchStats::of(&batch, cm.core.topk_cap);
-    let cost = cm.cost_stats(&st);
-    let steady = cm.steady_decode(q.batch, q.context_tokens);
+    let cost = served.cost_stats(&st);
+    let steady = served.steady_decode(q.batch, q.context_tokens);
     let mut breakdown = BreakdownMs::from(&cost.breakdown);
     if q.prefill_tokens == 0 {
         breakdown.bubble_ms = steady.bubble_s * 1e3;
@@ -314,15 +315,15 @@ pub fn describe(cm: &CostModel, q: &PredictQuery) -> LayoutPrediction {
             context_len: mem.context_len,
             free_after_reserves_gb: mem.free_after_reserves_bytes as f64 / 1e9,
         }),
-        speculative: cm.spec_plan().and_then(|plan| {
-            let step = cm.spec_step(q.batch, q.context_tokens)?;
-            Some(SpecSummary {
-                plan: plan.clone(),
+        speculative: served.speculative().map(|sp| {
+            let step = sp.spec_step(q.batch, q.context_tokens);
+            SpecSummary {
+                plan: sp.plan().clone(),
                 draft_ms: step.draft_s * 1e3,
                 verify_ms: step.verify_s * 1e3,
                 extend_ms: step.extend_s * 1e3,
                 step_ms: step.step_s * 1e3,
-            })
+            }
         }),
         notes: cm
             .comm_notes()
@@ -343,7 +344,7 @@ pub fn predict_layout(
     knobs: Knobs,
     q: &PredictQuery,
 ) -> Result<LayoutPrediction, SimError> {
-    let cm = CostModel::new(machine, model, layout, opts, knobs)?;
+    let cm = ServedModel::new(machine, model, layout, opts, knobs)?;
     Ok(describe(&cm, q))
 }
 
@@ -352,7 +353,7 @@ pub fn predict_layout(
 pub fn predict_all(
     machine: &Machine,
     model: &ModelSpec,
-    opts_for: &crate::fit::OptionsFor<'_>,
+    opts_for: &(dyn Fn(&Layout) -> ServerOptions + Sync),
     knobs: Knobs,
     q: &PredictQuery,
 ) -> Vec<LayoutPrediction> {
@@ -396,7 +397,7 @@ mod tests {
     fn the_named_parts_add_up_to_the_step() {
         let m = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
         let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
-        let cm = CostModel::new(
+        let cm = ServedModel::new(
             &m,
             &spec,
             Layout::tp(8),

@@ -9,7 +9,7 @@
 
 use super::iteration::BatchStats;
 use super::memory::max_requests_at_context;
-use super::{CostModel, IterationCost};
+use super::{CostModel, IterationCost, IterationModel};
 use serde::Serialize;
 
 /// Steady decode of a closed loop.
@@ -36,72 +36,82 @@ pub struct SteadyDecode {
 impl CostModel {
     /// Steady decode of `concurrency` requests each at `context_tokens` tokens of context.
     pub fn steady_decode(&self, concurrency: u32, context_tokens: u32) -> SteadyDecode {
-        let kv_cap =
-            max_requests_at_context(&self.memory, &self.layout, context_tokens.max(1) as u64);
-        let mut running = (concurrency as u64).min(kv_cap);
-        if let Some(m) = self.opts.max_running_requests {
-            running = running.min(m as u64);
-        }
-        let pp = self.stages.len() as u32;
-        let slots = (pp + self.opts.pp_async_batch_depth) as u64;
-        if let (Some(m), true) = (self.opts.pp_max_micro_batch_size, pp > 1) {
-            // `--pp-max-micro-batch-size` caps each micro-batch
-            running = running.min(slots * m as u64);
-        }
-        let running = running as u32;
-        let limited_by_kv = (concurrency as u64) > kv_cap;
-        let micro = (slots as u32).min(running).max(1);
-        let per_micro = running.div_ceil(micro);
-        let ctx = context_tokens as f64;
-        let cap = self.core.topk_cap.map_or(ctx, |c| ctx.min(c as f64));
-        let st = BatchStats {
-            decode: per_micro as f64,
-            decode_keys: per_micro as f64 * cap,
-            decode_context: per_micro as f64 * ctx,
-            ..BatchStats::default()
-        };
-        let iteration = self.cost_stats(&st);
-        let busiest = iteration.stage_s.iter().copied().fold(0.0, f64::max);
-        let busy = busiest.max(iteration.cpu_s);
-        let cycle_s = if running == 0 {
-            0.0
-        } else {
-            iteration.latency_s.max(micro as f64 * busy)
-        };
-        let tok_per_s = if cycle_s > 0.0 {
-            running as f64 / cycle_s
-        } else {
-            0.0
-        };
-        SteadyDecode {
-            concurrency,
-            running,
-            limited_by_kv,
-            micro_batches: micro,
-            bubble_s: (cycle_s - micro as f64 * busiest).max(0.0),
-            iteration,
-            cycle_s,
-            tok_per_s,
-        }
+        steady_decode_with(self, concurrency, context_tokens, &|st| self.cost_stats(st))
     }
 }
 
-impl CostModel {
-    /// The decode step a server log reports for `running` requests at `context_tokens` each: one
-    /// iteration's latency without PP; under PP the interval between micro-batch completions,
-    /// the slowest stage plus a hop.
-    pub fn logged_step_s(&self, running: u32, context_tokens: u32) -> f64 {
-        let ctx = context_tokens.max(1);
-        let batch = super::IterationBatch {
-            decode_context_tokens: vec![ctx; running as usize],
-            prefill: Vec::new(),
-        };
-        let c = self.cost(&batch);
-        if c.stage_s.len() <= 1 {
-            c.latency_s
-        } else {
-            c.stage_s.iter().copied().fold(0.0, f64::max) + c.pp_hop_s
-        }
+/// Steady decode of `concurrency` requests each at `context_tokens` tokens on `model`'s layout,
+/// memory plan and options, each micro-batch's iteration costed by `cost` (a forward pass, or a
+/// speculative step per generated token: [`super::speculative::SpeculativeModel`]).
+pub(super) fn steady_decode_with(
+    model: &CostModel,
+    concurrency: u32,
+    context_tokens: u32,
+    cost: &dyn Fn(&BatchStats) -> IterationCost,
+) -> SteadyDecode {
+    let kv_cap =
+        max_requests_at_context(&model.memory, &model.layout, context_tokens.max(1) as u64);
+    let mut running = (concurrency as u64).min(kv_cap);
+    if let Some(m) = model.opts.max_running_requests {
+        running = running.min(m as u64);
+    }
+    let pp = model.stages.len() as u32;
+    let slots = (pp + model.opts.pp_async_batch_depth) as u64;
+    if let (Some(m), true) = (model.opts.pp_max_micro_batch_size, pp > 1) {
+        // `--pp-max-micro-batch-size` caps each micro-batch
+        running = running.min(slots * m as u64);
+    }
+    let running = running as u32;
+    let limited_by_kv = (concurrency as u64) > kv_cap;
+    let micro = (slots as u32).min(running).max(1);
+    let per_micro = running.div_ceil(micro);
+    let ctx = context_tokens as f64;
+    let cap = model.core.topk_cap.map_or(ctx, |c| ctx.min(c as f64));
+    let st = BatchStats {
+        decode: per_micro as f64,
+        decode_keys: per_micro as f64 * cap,
+        decode_context: per_micro as f64 * ctx,
+        ..BatchStats::default()
+    };
+    let iteration = cost(&st);
+    let busiest = iteration.stage_s.iter().copied().fold(0.0, f64::max);
+    let busy = busiest.max(iteration.cpu_s);
+    let cycle_s = if running == 0 {
+        0.0
+    } else {
+        iteration.latency_s.max(micro as f64 * busy)
+    };
+    let tok_per_s = if cycle_s > 0.0 {
+        running as f64 / cycle_s
+    } else {
+        0.0
+    };
+    SteadyDecode {
+        concurrency,
+        running,
+        limited_by_kv,
+        micro_batches: micro,
+        bubble_s: (cycle_s - micro as f64 * busiest).max(0.0),
+        iteration,
+        cycle_s,
+        tok_per_s,
+    }
+}
+
+/// The decode step a server log reports for `running` requests at `context_tokens` each on
+/// `model`: one iteration's latency without PP; under PP the interval between micro-batch
+/// completions, the slowest stage plus a hop.
+pub fn logged_step_s(model: &dyn IterationModel, running: u32, context_tokens: u32) -> f64 {
+    let ctx = context_tokens.max(1);
+    let batch = super::IterationBatch {
+        decode_context_tokens: vec![ctx; running as usize],
+        prefill: Vec::new(),
+    };
+    let c = model.iteration(&batch);
+    if c.stage_s.len() <= 1 {
+        c.latency_s
+    } else {
+        c.stage_s.iter().copied().fold(0.0, f64::max) + c.pp_hop_s
     }
 }
 

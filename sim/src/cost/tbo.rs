@@ -16,11 +16,10 @@
 //! Cost of one split layer, with `c` the compute of a half batch and `a` its all-to-all: two
 //! halves in a two-stage pipeline take `max(2c, 2a) + min(c, a)` (the longer resource busy
 //! throughout, plus one fill of the other), so the all-to-all left on the critical path is that
-//! minus `2c`; the layer's other collectives count twice, at half size.
+//! minus `2c`; the layer's other collectives count twice, at half size. Whether it runs is
+//! decided here ([`applies`]); the split layer is costed with the rest of an iteration
+//! (`CostModel::two_batch_layer` in [`super::iteration`]).
 
-use super::TimeBreakdown;
-use super::iteration::BatchStats;
-use super::model::CostModel;
 use crate::options::ServerOptions;
 use crate::sglang_args::flags::ENABLE_TWO_BATCH_OVERLAP;
 use models::ModelSpec;
@@ -50,47 +49,5 @@ pub fn applies(model: &ModelSpec, opts: &ServerOptions) -> (bool, Option<String>
             false,
             Some(format!("--enable-two-batch-overlap: no effect: {w}")),
         ),
-    }
-}
-
-impl BatchStats {
-    /// One of two equal micro-batches of this batch.
-    fn half(&self) -> BatchStats {
-        BatchStats {
-            decode: self.decode / 2.0,
-            decode_keys: self.decode_keys / 2.0,
-            decode_context: self.decode_context / 2.0,
-            prefill: self.prefill / 2.0,
-            chunks: self.chunks / 2.0,
-            largest_chunk: self.largest_chunk,
-            prefill_pairs: self.prefill_pairs / 2.0,
-            prefill_index_pairs: self.prefill_index_pairs / 2.0,
-            prefill_cached: self.prefill_cached / 2.0,
-            queries_per_request: self.queries_per_request,
-        }
-    }
-}
-
-impl CostModel {
-    /// One sparse layer of stage `s` split in two overlapped micro-batches, compute and
-    /// communication together; `None` where the layer runs whole (off, or fewer than two
-    /// tokens: one micro-batch would be empty).
-    pub(super) fn two_batch_layer(&self, s: usize, st: &BatchStats) -> Option<TimeBreakdown> {
-        if !self.two_batch_overlap || st.tokens() < 2.0 {
-            return None;
-        }
-        let h = st.half();
-        let mut compute = TimeBreakdown::default();
-        self.attention(&h, &mut compute);
-        self.mlp(&h, true, &mut compute);
-        let mut comm = TimeBreakdown::default();
-        self.layer_comm(s, &h, true, &mut comm);
-        let (c, a) = (compute.total_s(), comm.all_to_all_s);
-        comm.all_to_all_s = 0.0;
-        let mut layer = TimeBreakdown::default();
-        layer.add_scaled(&compute, 2.0);
-        layer.add_scaled(&comm, 2.0);
-        layer.all_to_all_s = (2.0 * c).max(2.0 * a) + c.min(a) - 2.0 * c;
-        Some(layer)
     }
 }

@@ -16,10 +16,11 @@
 //!   TPOT and TTFT where given.
 
 use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, inferencex_config, launch_knobs};
+pub use super::metrics::{MeasuredFigure, MetricFamily, Quantity};
 use super::metrics::{family, targets};
 use super::nccl::NcclTuning;
 use super::speculation::{RecordSpeculation, record_speculation};
-use super::{Parallel, Record, RecordWorkload, Whole};
+use super::{Parallel, Record, RecordWorkload, Whole, lower};
 use crate::engine::{Engine, LaunchKnobs};
 use crate::workload::Workload;
 use models::Layout;
@@ -27,70 +28,6 @@ use serde::{Deserialize, Serialize};
 
 /// bench_serving's `--random-range-ratio` in InferenceX's runs.
 pub const INFERENCEX_RANGE_RATIO: f64 = 0.8;
-
-/// The two kinds of measurement; never mixed in one statistic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MetricFamily {
-    /// Sustained decode tok/s over all streams at a cached context, prefill excluded.
-    LlmDecodeBench,
-    /// Client-side throughput and latencies of a bench_serving run, prefill included.
-    BenchServing,
-}
-
-impl MetricFamily {
-    pub fn name(self) -> &'static str {
-        match self {
-            MetricFamily::LlmDecodeBench => "llm_decode_bench",
-            MetricFamily::BenchServing => "bench_serving",
-        }
-    }
-}
-
-/// A predicted quantity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Quantity {
-    /// Output tokens per second of the whole server.
-    OutputTokPerS,
-    /// Prompt + output tokens per second of the whole server.
-    TotalTokPerS,
-    /// Mean inter-token latency, ms.
-    ItlMeanMs,
-    /// Mean time per output token, ms.
-    TpotMeanMs,
-    /// Mean time to first token, ms.
-    TtftMeanMs,
-}
-
-impl Quantity {
-    pub fn name(self) -> &'static str {
-        match self {
-            Quantity::OutputTokPerS => "output tok/s",
-            Quantity::TotalTokPerS => "total tok/s",
-            Quantity::ItlMeanMs => "mean ITL ms",
-            Quantity::TpotMeanMs => "mean TPOT ms",
-            Quantity::TtftMeanMs => "mean TTFT ms",
-        }
-    }
-}
-
-/// One measured value to predict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Target {
-    /// The record's metric key (`output_tok_s_per_gpu`).
-    pub key: String,
-    pub quantity: Quantity,
-    /// The measured value in the quantity's unit (per-GPU figures × GPUs).
-    pub measured: f64,
-    /// The text as the source printed it.
-    pub raw: String,
-    /// The source flags the figure (⚠): shown, left out of the statistics.
-    pub flagged: bool,
-    pub approximate: bool,
-    /// The record's headline figure (one per record; the statistics' unit).
-    pub primary: bool,
-}
 
 /// A record shardwise can simulate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -110,7 +47,7 @@ pub struct Expressed {
     pub context_tokens: u32,
     /// The bench_serving run to simulate (`bench_serving` records only).
     pub workload: Option<Workload>,
-    pub targets: Vec<Target>,
+    pub targets: Vec<MeasuredFigure>,
     /// Metrics the record has that are not predicted (power, PCIe counters, p99s).
     pub not_compared: Vec<String>,
     /// What was assumed where the record is silent, one line each.
@@ -182,11 +119,6 @@ impl Unexpressible {
             detail: detail.into(),
         }
     }
-}
-
-/// `s` in lower case, empty when absent.
-pub(super) fn lower(s: &Option<String>) -> String {
-    s.as_deref().unwrap_or("").to_ascii_lowercase()
 }
 
 /// The whole number `field` of record `id` states; words instead are a reason naming both.

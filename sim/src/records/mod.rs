@@ -19,13 +19,18 @@ pub mod speculation;
 pub mod value;
 
 pub use mapping::{
-    Expressed, MetricFamily, Quantity, Target, Unexpressible, UnexpressibleKind, express,
+    Expressed, MeasuredFigure, MetricFamily, Quantity, Unexpressible, UnexpressibleKind, express,
 };
 pub use value::{MeasuredValue, Whole};
 
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// `s` in lower case, empty when absent (the mapping and the metrics both match on it).
+fn lower(s: &Option<String>) -> String {
+    s.as_deref().unwrap_or("").to_ascii_lowercase()
+}
 
 /// Why a records file cannot be read.
 #[derive(Debug, thiserror::Error)]

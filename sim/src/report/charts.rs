@@ -145,7 +145,7 @@ struct Metric {
     /// bench_serving's key, for the caption.
     bench_key: &'static str,
     get: fn(&RunReport) -> f64,
-    measured: fn(&crate::bench_io::MeasuredMetrics) -> Option<f64>,
+    measured: fn(&crate::bench_serving::read::MeasuredMetrics) -> Option<f64>,
 }
 
 const METRICS: [Metric; 3] = [

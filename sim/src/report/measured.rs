@@ -1,8 +1,8 @@
 //! The user's own measured runs (`sim report --measured FILE[#RUN]`, read by
-//! [`crate::bench_io`] as `sim validate --measured` reads them), drawn as markers beside the
+//! [`crate::bench_serving::read`] as `sim validate --measured` reads them), drawn as markers beside the
 //! predicted lines of the machine they ran on.
 
-use crate::bench_io::{MeasuredMetrics, MeasuredPoint};
+use crate::bench_serving::read::{MeasuredMetrics, MeasuredPoint};
 use crate::workload::Workload;
 
 /// Measured runs of one machine.

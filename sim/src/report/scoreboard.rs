@@ -11,7 +11,7 @@ use crate::scoreboard::text::{
     GROUP_HEADER, REASON_HEADER, SPEC_HEADER, WORST_HEADER, group_row, headline, intro,
     reason_rows, spec_rows, worst_rows,
 };
-use crate::scoreboard::{Comparison, Scoreboard};
+use crate::scoreboard::{RecordComparison, Scoreboard};
 
 /// Half-width of the band drawn around y = x.
 pub const BAND: f64 = 0.2;
@@ -50,7 +50,7 @@ const OTHER_GREY: usize = 7;
 
 /// One scatter per quantity of the headline figures.
 fn scatters(board: &Scoreboard, set: &mut ChartSet) {
-    let head: Vec<&Comparison> = board
+    let head: Vec<&RecordComparison> = board
         .comparisons
         .iter()
         .filter(|c| c.primary && !c.flagged)

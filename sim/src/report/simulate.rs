@@ -5,7 +5,7 @@
 use super::fit::{self, Fit};
 use crate::advise::{EpAnswer, EpQuestion, ep_question};
 use crate::cost::report::{BreakdownMs, PredictQuery, describe};
-use crate::cost::{CostModel, IterationModel, Knobs, MemoryPlan, memory};
+use crate::cost::{IterationModel, Knobs, MemoryPlan, ServedModel, memory};
 use crate::fit::OptionsFor;
 use crate::layout::enumerate_layouts;
 use crate::machine::Machine;
@@ -131,7 +131,7 @@ pub fn simulate_machine(
             .map(|fp| memory::plan(spec, &fp, machine.memory_bytes(), &layout_opts));
         let built = match &c.rejected {
             Some(why) => Err(why.clone()),
-            None => CostModel::new(
+            None => ServedModel::new(
                 machine,
                 spec,
                 c.layout,
@@ -258,8 +258,9 @@ fn speculation_curve(
         speculative: None,
         ..opts.clone()
     };
-    let on = CostModel::new(machine, spec, layout, &with, knobs).map_err(|e| e.to_string())?;
-    let off = CostModel::new(machine, spec, layout, &without, knobs).map_err(|e| e.to_string())?;
+    let on = ServedModel::new(machine, spec, layout, &with, knobs).map_err(|e| e.to_string())?;
+    let off =
+        ServedModel::new(machine, spec, layout, &without, knobs).map_err(|e| e.to_string())?;
     let context = plan.workload.random_input_len + plan.workload.random_output_len / 2;
     let points = plan
         .concurrencies
@@ -337,7 +338,7 @@ fn answer_ep(
         extra_flags: Vec::new(),
     };
     let build = |l: Layout, k| {
-        CostModel::new(
+        ServedModel::new(
             machine,
             spec,
             l,

@@ -3,8 +3,8 @@
 //!
 //! Acceptance belongs to the model, the data and the draft settings, not to the load. For every
 //! record whose only reason not to be compared is "MTP on", the acceptance length that makes the
-//! record's prediction match is computed ([`CostModel::implied_accept_length`]); a correct step
-//! model gives the same length across a series (one model, box and engine flags swept over
+//! record's prediction match is computed ([`SpeculativeModel::implied_accept_length`]); a
+//! correct step model gives the same length across a series (one model, box and engine flags swept over
 //! concurrency or context), inside `[1, draft tokens]`. Per series: the lengths' spread
 //! (max/min − 1), those out of range, and every record's error when predicted with the
 //! series' median length.
@@ -21,14 +21,14 @@
 //! anchored on those runs ([`super::anchor`]): the verify pass takes the off runs' measured ÷
 //! modelled step time, so the implied length tests the speculative part of the step alone.
 
-use super::Resolved;
 use super::anchor::{Anchor, OffRuns, off_runs, server_key};
 use super::stats::Stats;
-use crate::cost::{CostModel, Knobs};
+use super::{Resolved, measured_tok_s, model_of};
+use crate::cost::{ServedModel, SpeculativeModel};
 use crate::options::SpeculativeOptions;
 use crate::records::acceptance::MeasuredAcceptance;
 pub use crate::records::draft::draft_config;
-use crate::records::mapping::{Expressed, MetricFamily, Quantity, express};
+use crate::records::mapping::{Expressed, MetricFamily, express};
 use crate::records::{Record, RecordSet};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -247,14 +247,6 @@ fn expressible_but_for_mtp(r: &Record) -> Result<Expressed, String> {
     Ok(e)
 }
 
-/// The decode tok/s measured for `e`.
-pub(super) fn measured_tok_s(e: &Expressed) -> Option<f64> {
-    e.targets
-        .iter()
-        .find(|t| t.quantity == Quantity::OutputTokPerS)
-        .map(|t| t.measured)
-}
-
 /// The implied acceptance lengths of every MTP-on decode record of `set`, by series, beside the
 /// `measured` ones where known.
 pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) -> AcceptReport {
@@ -308,35 +300,21 @@ pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) ->
     }
 }
 
-/// A record's model, with speculation as `spec` says (`None`: off).
-pub(super) fn model_of(
-    e: &Expressed,
-    resolved: &Resolved,
-    spec: Option<SpeculativeOptions>,
-) -> Option<CostModel> {
-    let machine =
-        super::server_gpus(resolved.machines.get(&e.machine)?.as_ref().ok()?, e.layout).ok()?;
-    let machine = &machine;
-    let model = resolved.models.get(&e.model)?.as_ref().ok()?;
-    let (mut opts, _) = e
-        .engine
-        .server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
-    opts.speculative = spec;
-    CostModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
-}
-
 /// A record's model with speculation `cfg` on (`accept`: the acceptance length, or the default).
 fn spec_model(
     e: &Expressed,
     resolved: &Resolved,
     cfg: &SpeculativeOptions,
     accept: Option<f64>,
-) -> Option<CostModel> {
+) -> Option<SpeculativeModel> {
     let s = SpeculativeOptions {
         accept_length: accept,
         ..cfg.clone()
     };
-    model_of(e, resolved, Some(s))
+    match model_of(e, resolved, Some(s))? {
+        ServedModel::Speculative(m) => Some(*m),
+        ServedModel::Forward(_) => None,
+    }
 }
 
 /// A record of a series and the off runs of its server, if the file has any.
@@ -363,20 +341,20 @@ fn series_of(
         .filter_map(|(e, runs)| {
             let m = measured_tok_s(e)?;
             let model = spec_model(e, resolved, cfg, None)?;
-            let length = model.implied_accept_length(e.concurrency, e.context_tokens, m)?;
+            let length = model.implied_accept_length(e.concurrency, e.context_tokens, m);
             let anchored = runs
                 .and_then(|o| {
                     let reads = model.verify_cache_reads_per_request();
                     o.anchor(e.concurrency, nd, reads, e.context_tokens)
                 })
-                .and_then(|a| {
+                .map(|a| {
                     let l = model.implied_accept_length_scaled(
                         e.concurrency,
                         e.context_tokens,
                         m,
                         a.verify_scale,
-                    )?;
-                    Some((a, l))
+                    );
+                    (a, l)
                 });
             Some(Implied {
                 e,

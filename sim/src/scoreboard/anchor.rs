@@ -22,8 +22,7 @@
 //! linearly in `ln concurrency`; outside them there is no anchor (said per record). Nothing is
 //! fitted: every factor is one to three measurements of the same file.
 
-use super::Resolved;
-use super::accept::{measured_tok_s, model_of};
+use super::{Resolved, measured_tok_s, model_of};
 use crate::records::{Expressed, MetricFamily, Record, RecordSet, express};
 use rayon::prelude::*;
 use serde::Serialize;

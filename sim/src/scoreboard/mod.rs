@@ -2,21 +2,22 @@
 //! express is simulated and compared with its measurement, uncalibrated (default knobs).
 //!
 //! - `llm_decode_bench` records: steady decode tok/s of `concurrency` streams at the cached
-//!   context ([`crate::cost::CostModel::steady_decode`]), prefill excluded.
+//!   context ([`crate::cost::ServedModel::steady_decode`]), prefill excluded.
 //! - `bench_serving` records: one simulated bench_serving run ([`crate::serving::simulate`]).
 //!
 //! Each record is simulated as its own engine ran it, or as `ScoreOptions::engine` says
 //! ([`crate::engine`]). The statistics ([`stats`]) count each record's headline figure once
-//! (`Comparison::primary`); figures the source flags (⚠) are shown and left out.
+//! (`RecordComparison::primary`); figures the source flags (⚠) are shown and left out.
 
 pub mod accept;
 pub mod anchor;
 pub mod stats;
 pub mod text;
 
-use crate::cost::{CostModel, Knobs, TimeBreakdown};
+use crate::cost::{Knobs, ServedModel, TimeBreakdown};
 use crate::engine::Engine;
 use crate::machine::Machine;
+use crate::options::SpeculativeOptions;
 use crate::records::acceptance::MeasuredAcceptance;
 use crate::records::speculation::AcceptOrigin;
 use crate::records::{
@@ -43,7 +44,7 @@ pub struct ScoreOptions {
 
 /// One predicted-vs-measured pair.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
+pub struct RecordComparison {
     pub id: String,
     /// Model preset.
     pub model: String,
@@ -135,8 +136,8 @@ pub struct Scoreboard {
     /// Every unflagged figure by model × family × quantity × concurrency band.
     pub groups: Vec<Group>,
     /// The [`WORST_SHOWN`] headline figures furthest off, worst first.
-    pub worst: Vec<Comparison>,
-    pub comparisons: Vec<Comparison>,
+    pub worst: Vec<RecordComparison>,
+    pub comparisons: Vec<RecordComparison>,
     pub unexpressible: Vec<Unexpressed>,
     /// Unexpressible records by counted reason, most first.
     pub reasons: Vec<ReasonCount>,
@@ -164,6 +165,31 @@ impl Resolved {
         }
         r
     }
+}
+
+/// A record's model, with speculation as `spec` says (`None`: off).
+fn model_of(
+    e: &Expressed,
+    resolved: &Resolved,
+    spec: Option<SpeculativeOptions>,
+) -> Option<ServedModel> {
+    let machine =
+        server_gpus(resolved.machines.get(&e.machine)?.as_ref().ok()?, e.layout).ok()?;
+    let machine = &machine;
+    let model = resolved.models.get(&e.model)?.as_ref().ok()?;
+    let (mut opts, _) = e
+        .engine
+        .server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
+    opts.speculative = spec;
+    ServedModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
+}
+
+/// The decode tok/s measured for `e`.
+fn measured_tok_s(e: &Expressed) -> Option<f64> {
+    e.targets
+        .iter()
+        .find(|t| t.quantity == Quantity::OutputTokPerS)
+        .map(|t| t.measured)
 }
 
 /// Scores every record of `set` (MTP-on records with their own `accept_length` where they state
@@ -194,7 +220,7 @@ pub fn score_with(
         }
     }
     let resolved = Resolved::of(&expressed);
-    let results: Vec<Result<Vec<Comparison>, Unexpressed>> = expressed
+    let results: Vec<Result<Vec<RecordComparison>, Unexpressed>> = expressed
         .par_iter()
         .map(|e| predict(e, &resolved, opts))
         .collect();
@@ -223,7 +249,7 @@ fn predict(
     e: &Expressed,
     resolved: &Resolved,
     opts: &ScoreOptions,
-) -> Result<Vec<Comparison>, Unexpressed> {
+) -> Result<Vec<RecordComparison>, Unexpressed> {
     let failed = |kind: UnexpressibleKind, detail: String| {
         unexpressed(&e.id, vec![Unexpressible::new(kind, detail)])
     };
@@ -242,7 +268,7 @@ fn predict(
         engine.server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
     notes.splice(0..0, e.assumptions.iter().cloned());
     server.speculative = e.speculation.as_ref().map(|s| s.options.clone());
-    let model = CostModel::new(machine, spec, e.layout, &server, Knobs::default())
+    let model = ServedModel::new(machine, spec, e.layout, &server, Knobs::default())
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
     let speculation = speculation_of(e, &model, &mut notes);
     let (breakdown, step_ms, value): (TimeBreakdown, f64, Box<dyn Fn(Quantity) -> f64>) =
@@ -281,7 +307,7 @@ fn predict(
         .iter()
         .map(|t| {
             let predicted = value(t.quantity);
-            Comparison {
+            RecordComparison {
                 id: e.id.clone(),
                 model: e.model.clone(),
                 family: e.family,
@@ -321,7 +347,7 @@ pub(crate) fn server_gpus(m: &Machine, layout: models::Layout) -> crate::error::
 }
 
 /// The speculation `model` runs for record `e`, with a note saying how it was set.
-fn speculation_of(e: &Expressed, model: &CostModel, notes: &mut Vec<String>) -> Option<SpecUsed> {
+fn speculation_of(e: &Expressed, model: &ServedModel, notes: &mut Vec<String>) -> Option<SpecUsed> {
     let (s, plan) = (e.speculation.as_ref()?, model.spec_plan()?);
     notes.push(format!(
         "draft: {}; acceptance length {:.2} ({})",
@@ -355,7 +381,7 @@ fn serving_value(r: &RunReport, q: Quantity) -> f64 {
 fn finish(
     set: &RecordSet,
     opts: &ScoreOptions,
-    mut comparisons: Vec<Comparison>,
+    mut comparisons: Vec<RecordComparison>,
     mut unexpressible: Vec<Unexpressed>,
 ) -> Scoreboard {
     // a prediction that came out non-finite is a bug upstream; keep it visible, not in the stats
@@ -368,10 +394,10 @@ fn finish(
         .collect();
     comparisons.sort_by_key(|c| (order.get(c.id.as_str()).copied(), c.quantity));
     unexpressible.sort_by_key(|u| order.get(u.id.as_str()).copied());
-    let counted: Vec<&Comparison> = comparisons.iter().filter(|c| !c.flagged).collect();
-    let primary: Vec<&Comparison> = counted.iter().copied().filter(|c| c.primary).collect();
+    let counted: Vec<&RecordComparison> = comparisons.iter().filter(|c| !c.flagged).collect();
+    let primary: Vec<&RecordComparison> = counted.iter().copied().filter(|c| c.primary).collect();
     let errs: Vec<f64> = primary.iter().map(|c| c.error_pct).collect();
-    let mut worst: Vec<Comparison> = primary.iter().map(|c| (*c).clone()).collect();
+    let mut worst: Vec<RecordComparison> = primary.iter().map(|c| (*c).clone()).collect();
     worst.sort_by(|a, b| b.error_pct.abs().total_cmp(&a.error_pct.abs()));
     worst.truncate(WORST_SHOWN);
     let mut expressible: Vec<&str> = comparisons.iter().map(|c| c.id.as_str()).collect();

@@ -1,7 +1,7 @@
 //! Error statistics of predicted-vs-measured pairs: MAPE, median absolute error and signed bias,
 //! overall and by model × metric family × quantity × concurrency band.
 
-use super::Comparison;
+use super::RecordComparison;
 use crate::records::{MetricFamily, Quantity};
 use serde::Serialize;
 
@@ -86,8 +86,8 @@ pub struct GroupBy {
 
 /// Groups `rows` by (model, family, quantity, band) as `by` says: models alphabetically, then
 /// family and quantity, bands in [`BANDS`] order.
-pub fn groups(rows: &[&Comparison], by: GroupBy) -> Vec<Group> {
-    let key = |c: &Comparison| {
+pub fn groups(rows: &[&RecordComparison], by: GroupBy) -> Vec<Group> {
+    let key = |c: &RecordComparison| {
         let model = if by.model {
             c.model.clone()
         } else {
@@ -142,11 +142,11 @@ pub struct SpecFamily {
 }
 
 /// `rows` split by speculation off / on (a line only where it has rows).
-pub fn by_speculation(rows: &[&Comparison]) -> Vec<SpecFamily> {
+pub fn by_speculation(rows: &[&RecordComparison]) -> Vec<SpecFamily> {
     [false, true]
         .into_iter()
         .filter_map(|on| {
-            let mine: Vec<&&Comparison> = rows
+            let mine: Vec<&&RecordComparison> = rows
                 .iter()
                 .filter(|c| c.speculation.is_some() == on)
                 .collect();

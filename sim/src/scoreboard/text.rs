@@ -3,7 +3,7 @@
 //! by `sim validate --records` and `sim report --records`.
 
 use super::stats::{Group, Stats};
-use super::{Comparison, Scoreboard, breakdown_shares};
+use super::{RecordComparison, Scoreboard, breakdown_shares};
 
 fn pct(x: f64) -> String {
     format!("{x:.1}%")
@@ -104,7 +104,7 @@ pub fn spec_rows(s: &Scoreboard) -> Vec<Vec<String>> {
 }
 
 /// The speculation a row was predicted with: `-` (off), `L 2.73 assumed` / `L 2.40 measured`.
-pub fn spec_cell(c: &Comparison) -> String {
+pub fn spec_cell(c: &RecordComparison) -> String {
     c.speculation.map_or("-".into(), |s| {
         format!("L {:.2} {}", s.accept_length, s.accept.name())
     })
@@ -127,7 +127,7 @@ pub const WORST_HEADER: [&str; 12] = [
 ];
 
 /// The worst records' rows.
-pub fn worst_rows(worst: &[Comparison]) -> Vec<Vec<String>> {
+pub fn worst_rows(worst: &[RecordComparison]) -> Vec<Vec<String>> {
     worst
         .iter()
         .map(|c| {

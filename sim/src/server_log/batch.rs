@@ -3,7 +3,8 @@
 
 use super::{DecodeSample, RunMemory, ServerRun};
 use crate::cost::memory::req_to_token_bytes;
-use crate::cost::{CostModel, IterationBatch, MemoryPlan};
+use crate::cost::steady::logged_step_s;
+use crate::cost::{IterationBatch, IterationModel, MemoryPlan};
 use crate::sglang_args::flags;
 use models::{KvDtype, Layout};
 use serde::{Deserialize, Serialize};
@@ -24,10 +25,10 @@ impl DecodeSample {
 }
 
 /// The step the cost model predicts for what `s.step_s` measured
-/// ([`CostModel::logged_step_s`] of its running requests at its context).
-pub fn predicted_step_s(model: &CostModel, s: &DecodeSample) -> f64 {
+/// ([`logged_step_s`] of its running requests at its context).
+pub fn predicted_step_s(model: &dyn IterationModel, s: &DecodeSample) -> f64 {
     let ctx = s.context_per_request.round().clamp(1.0, u32::MAX as f64) as u32;
-    model.logged_step_s(s.running, ctx)
+    logged_step_s(model, s.running, ctx)
 }
 
 impl ServerRun {

@@ -19,7 +19,7 @@
 //! - `python/sglang/srt/managers/schedule_policy.py` @ `00550cd1` (`PrefillAdder`): budgets of
 //!   `chunked_prefill_size` and `max_prefill_tokens` tokens per prefill batch, the last admitted
 //!   request chunked; KV admission with `new_token_ratio` ([`kv_policy`]).
-//! - Workloads and measured runs: `bench_serving` ([`crate::workload`], [`crate::bench_io`]).
+//! - Workloads and measured runs: `bench_serving` ([`crate::workload`], [`crate::bench_serving::read`]).
 //!
 //! # Simplifications that remain
 //! - One prefill budget, `min(max_prefill_tokens, chunked_prefill_size)`; SGLang lets the last

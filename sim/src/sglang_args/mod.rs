@@ -49,6 +49,14 @@ use crate::options::ServerOptions;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+impl ServerOptions {
+    /// Whether the table's switch `flag` is on. Here, beside the table, so that the options
+    /// (which the table fills) do not import it back.
+    pub fn switch(&self, flag: &Spec) -> bool {
+        self.switches.contains(flag.dest)
+    }
+}
+
 /// The KV dtype of an SGLang `--kv-cache-dtype` value (`None` = `auto`, the checkpoint's
 /// choice); FP4 is refused (not modelled), as is a value SGLang does not take.
 pub fn kv_dtype(value: &str) -> std::result::Result<Option<models::KvDtype>, String> {

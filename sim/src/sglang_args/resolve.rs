@@ -15,6 +15,35 @@ use models::ModelSpec;
 /// 24–52% slower than the tables predict (faster at 1–8).
 pub const B12X_NOTE: &str = "--moe-runner-backend b12x: costed with the kernel tables' MoE; b12x switches to its dynamic kernel from 16 tokens per step, where public GLM-5 runs were 24-52% slower than this predicts";
 
+/// Whose defaults the note lists: `SGLang's defaults for N MiB GPUs at TP4×PP2`.
+fn defaults_note(ctx: &DefaultsContext) -> String {
+    format!(
+        "SGLang's defaults for {:.0} MiB GPUs at TP{}{}",
+        ctx.gpu_mem_mib(),
+        ctx.tp,
+        if ctx.pp > 1 {
+            format!("×PP{}", ctx.pp)
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// SGLang's default `--mem-fraction-static` from the layout's `f`, scaled down for a vision
+/// tower as its `adjust_mem_fraction_for_vlm` does, and how the note says it.
+fn default_mem_fraction_static(f: f64, model: &ModelSpec) -> (f64, String) {
+    match super::defaults::vlm_mem_fraction_factor(model.vision.as_ref()) {
+        Some(k) => (
+            f * k,
+            format!(
+                "--mem-fraction-static {:.4} ({f} × {k:.4} for the vision tower, as SGLang's adjust_mem_fraction_for_vlm)",
+                f * k
+            ),
+        ),
+        None => (f, format!("--mem-fraction-static {f}")),
+    }
+}
+
 impl SglangArgs {
     /// The server options with SGLang's defaults for everything absent, for a layout of
     /// `ctx.tp × ctx.pp` GPUs of `ctx.gpu_memory_bytes` each serving `model`.
@@ -25,17 +54,6 @@ impl SglangArgs {
     ) -> Result<ResolvedOptions> {
         let mut notes = self.check_environment(ctx.tp * ctx.pp)?;
         let mut defaulted = Vec::new();
-        let mib = ctx.gpu_mem_mib();
-        let why = format!(
-            "SGLang's defaults for {:.0} MiB GPUs at TP{}{}",
-            mib,
-            ctx.tp,
-            if ctx.pp > 1 {
-                format!("×PP{}", ctx.pp)
-            } else {
-                String::new()
-            }
-        );
         let (chunk_default, bs_default) = ctx.chunk_and_graph_bs();
         let max_prefill_tokens = self.uint(&flags::MAX_PREFILL_TOKENS).unwrap_or(16384);
         let chunk = match self.int(&flags::CHUNKED_PREFILL_SIZE) {
@@ -54,19 +72,9 @@ impl SglangArgs {
         let mem_fraction_static = self.float(&flags::MEM_FRACTION_STATIC).unwrap_or_else(|| {
             let f =
                 ctx.mem_fraction_static(chunk, max_prefill_tokens, cuda_graph_max_bs, algorithm);
-            match super::defaults::vlm_mem_fraction_factor(model.vision.as_ref()) {
-                Some(k) => {
-                    defaulted.push(format!(
-                        "--mem-fraction-static {:.4} ({f} × {k:.4} for the vision tower, as SGLang's adjust_mem_fraction_for_vlm)",
-                        f * k
-                    ));
-                    f * k
-                }
-                None => {
-                    defaulted.push(format!("--mem-fraction-static {f}"));
-                    f
-                }
-            }
+            let (f, said) = default_mem_fraction_static(f, model);
+            defaulted.push(said);
+            f
         });
         let context_length = self.uint(&flags::CONTEXT_LENGTH);
         let chunked_prefill_size = chunk.unwrap_or_else(|| {
@@ -78,22 +86,9 @@ impl SglangArgs {
             ));
             c
         });
-        let kv_cache_dtype = match self.get(&flags::KV_CACHE_DTYPE) {
-            Some(g) => match &g.value {
-                Value::Str(v) => super::kv_dtype(v).map_err(|p| bad(&g.spelled, p))?,
-                _ => None,
-            },
-            None => None,
-        };
+        let kv_cache_dtype = self.kv_cache_dtype()?;
         let attention_backend = self.string(&flags::ATTENTION_BACKEND).map(str::to_string);
-        // SGLang fixes the page size of the MLA kernels that need one.
-        let page_size =
-            self.uint(&flags::PAGE_SIZE)
-                .unwrap_or(match attention_backend.as_deref() {
-                    Some("trtllm_mla" | "flashmla") => 64,
-                    Some("cutlass_mla") => 128,
-                    _ => 1,
-                });
+        let page_size = self.page_size(attention_backend.as_deref());
         let speculative = self.speculative(model, &mut notes)?;
         if self.string(&flags::MOE_RUNNER_BACKEND) == Some("b12x") {
             notes.push(B12X_NOTE.into());
@@ -131,28 +126,60 @@ impl SglangArgs {
             quantization: self.string(&flags::QUANTIZATION).map(str::to_string),
             speculative,
             stream_interval: self.uint(&flags::STREAM_INTERVAL).unwrap_or(1).max(1),
-            // the community builds' one-shot kernel below its startup crossover (48 KB on 8
-            // GPUs, 120 KB on 4: see `crate::engine`); off with the custom all-reduce disabled
-            pcie_custom_all_reduce_max_bytes: (self.flag(&flags::ENABLE_PCIE_ONESHOT_ALLREDUCE)
-                == Some(true)
-                && self.flag(&flags::DISABLE_CUSTOM_ALL_REDUCE) != Some(true))
-            .then_some(if ctx.tp <= 4 {
-                crate::engine::SGLANG_PCIE_ONESHOT_4GPU_BYTES
-            } else {
-                crate::engine::SGLANG_PCIE_ONESHOT_8GPU_BYTES
-            }),
+            pcie_custom_all_reduce_max_bytes: self.pcie_custom_all_reduce_max_bytes(ctx.tp),
             // SGLang's verify kernels read a request's cache once for all its draft tokens
             verify_rows_per_draft_token: false,
-            switches: table::SPECS
-                .iter()
-                .filter(|s| s.class == FlagClass::Modelled && s.kind == Kind::Flag && self.on(s))
-                .map(|s| s.dest.to_string())
-                .collect(),
+            switches: self.switches(),
         };
         if !defaulted.is_empty() {
-            notes.insert(0, format!("{why}: {}", defaulted.join(", ")));
+            notes.insert(
+                0,
+                format!("{}: {}", defaults_note(ctx), defaulted.join(", ")),
+            );
         }
         Ok(ResolvedOptions { options, notes })
+    }
+
+    /// `--kv-cache-dtype` as a dtype (`None`: `auto` or absent, the checkpoint's).
+    fn kv_cache_dtype(&self) -> Result<Option<models::KvDtype>> {
+        Ok(match self.get(&flags::KV_CACHE_DTYPE) {
+            Some(g) => match &g.value {
+                Value::Str(v) => super::kv_dtype(v).map_err(|p| bad(&g.spelled, p))?,
+                _ => None,
+            },
+            None => None,
+        })
+    }
+
+    /// `--page-size`, else the one SGLang fixes for the MLA kernels that need one.
+    fn page_size(&self, attention_backend: Option<&str>) -> u32 {
+        self.uint(&flags::PAGE_SIZE)
+            .unwrap_or(match attention_backend {
+                Some("trtllm_mla" | "flashmla") => 64,
+                Some("cutlass_mla") => 128,
+                _ => 1,
+            })
+    }
+
+    /// The community builds' one-shot kernel below its startup crossover (48 KB on 8 GPUs,
+    /// 120 KB on 4: see `crate::engine`), at `tp` GPUs; off with the custom all-reduce disabled.
+    fn pcie_custom_all_reduce_max_bytes(&self, tp: u32) -> Option<u64> {
+        (self.flag(&flags::ENABLE_PCIE_ONESHOT_ALLREDUCE) == Some(true)
+            && self.flag(&flags::DISABLE_CUSTOM_ALL_REDUCE) != Some(true))
+        .then_some(if tp <= 4 {
+            crate::engine::SGLANG_PCIE_ONESHOT_4GPU_BYTES
+        } else {
+            crate::engine::SGLANG_PCIE_ONESHOT_8GPU_BYTES
+        })
+    }
+
+    /// The modelled on/off flags of the table that are on, by `dest`.
+    fn switches(&self) -> std::collections::BTreeSet<String> {
+        table::SPECS
+            .iter()
+            .filter(|s| s.class == FlagClass::Modelled && s.kind == Kind::Flag && self.on(s))
+            .map(|s| s.dest.to_string())
+            .collect()
     }
 
     /// The speculative-decoding options SGLang would run with.

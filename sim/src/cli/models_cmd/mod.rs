@@ -4,6 +4,7 @@
 //! Two stages as everywhere in the CLI: clap flags ([`ModelsCommand`]) → a validated
 //! [`ShowConfig`] → output types ([`output`]) → a table or JSON.
 
+use super::export::{Export, export};
 use anyhow::{Context, Result, bail};
 use clap::{Subcommand, ValueEnum};
 use models::footprint::{FootprintOptions, footprint_with};
@@ -76,13 +77,7 @@ pub fn run(cmd: ModelsCommand) -> Result<()> {
     match cmd {
         ModelsCommand::List { format } => {
             let list = list()?;
-            match format {
-                Format::Json => print_json(&list),
-                Format::Table => {
-                    println!("{}", table::list(&list));
-                    Ok(())
-                }
-            }
+            export(format, &list)
         }
         ModelsCommand::Show {
             model,
@@ -120,20 +115,46 @@ pub fn run(cmd: ModelsCommand) -> Result<()> {
                 format,
             };
             let shown = show(cfg.spec.clone(), &cfg);
-            match cfg.format {
-                Format::Json => print_json(&shown),
-                Format::Table => {
-                    println!("{}", table::show(&shown));
-                    Ok(())
-                }
-            }
+            export(cfg.format, &shown)
         }
     }
 }
 
-fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
-    Ok(())
+impl From<Format> for super::export::Format {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Table => Self::Table,
+            Format::Json => Self::Json,
+        }
+    }
+}
+
+impl Export for ModelList {
+    type Json = ModelList;
+    const WHAT: &'static str = "`sim models list`";
+
+    fn json(&self) -> &ModelList {
+        self
+    }
+
+    fn print_table(&self) -> Result<()> {
+        println!("{}", table::list(self));
+        Ok(())
+    }
+}
+
+impl Export for ModelShow {
+    type Json = ModelShow;
+    const WHAT: &'static str = "`sim models show`";
+
+    fn json(&self) -> &ModelShow {
+        self
+    }
+
+    fn print_table(&self) -> Result<()> {
+        println!("{}", table::show(self));
+        Ok(())
+    }
 }
 
 /// Headline numbers of a model.

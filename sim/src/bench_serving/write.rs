@@ -1,6 +1,6 @@
 //! A predicted run written as bench_serving writes a measured one: one JSON object per line,
 //! appended to `--output-file`, in the key layout of `python/sglang/benchmark/serving.py` @
-//! `00f9ec47` (the layout `bench_io` reads; see its docs): `tag`, `backend`, `dataset_name`,
+//! `00f9ec47` (the layout [`super::read`] reads; see its docs): `tag`, `backend`, `dataset_name`,
 //! `request_rate` (bare `Infinity` for inf, as Python's `json.dumps` writes it), …,
 //! `server_info`, `duration`, `completed`, token totals, throughputs, mean/median/p99 of E2E
 //! latency, TTFT, TPOT and ITL, `concurrency`, `accept_length`, `max_concurrent_requests`. So the

@@ -5,7 +5,7 @@
 //! refuses the file, naming the row and the field: a run that is dropped silently would leave the
 //! comparison to the others ("RMS 0.000 over 0 values").
 
-use super::{BenchIoError, MeasuredPoint};
+use super::{MeasuredPoint, ReadError};
 use crate::machine::Machine;
 use crate::options::ServerOptions;
 use crate::plausible::{latency_problem, max_stream_tok_per_s, shown, throughput_problem};
@@ -60,7 +60,7 @@ pub fn check_speed(
     machine: &Machine,
     spec: &ModelSpec,
     opts: &ServerOptions,
-) -> Result<(), BenchIoError> {
+) -> Result<(), ReadError> {
     let max = max_stream_tok_per_s(machine, spec, opts);
     let why = |value: f64| {
         format!(
@@ -95,7 +95,7 @@ pub fn check_speed(
             Some((k, throughput_problem(v, Some(machine.gpu_count))?))
         });
         if let Some((field, problem)) = found {
-            return Err(BenchIoError::Implausible {
+            return Err(ReadError::Implausible {
                 source_: p.source.clone(),
                 field: field.into(),
                 problem,

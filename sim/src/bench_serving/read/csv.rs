@@ -3,7 +3,7 @@
 //! cell was not recorded; a cell that is not a number, or a count below 1, refuses the file
 //! naming the row and the column.
 
-use super::{BenchIoError, MeasuredMetrics, MeasuredPoint, MeasuredSet, default_prompts, workload};
+use super::{MeasuredMetrics, MeasuredPoint, MeasuredSet, ReadError, default_prompts, workload};
 
 /// Columns that count tokens, requests or streams.
 const COUNT_COLUMNS: [&str; 4] = ["concurrency", "input_len", "output_len", "num_prompts"];
@@ -21,7 +21,7 @@ const KNOWN_CSV_COLUMNS: [&str; 9] = [
     "num_prompts",
 ];
 
-pub(super) fn read(path: &str, text: &str) -> Result<MeasuredSet, BenchIoError> {
+pub(super) fn read(path: &str, text: &str) -> Result<MeasuredSet, ReadError> {
     let mut lines = text
         .lines()
         .enumerate()
@@ -37,7 +37,7 @@ pub(super) fn read(path: &str, text: &str) -> Result<MeasuredSet, BenchIoError> 
     let col = |name: &str| header.iter().position(|h| h == name);
     let required = ["concurrency", "input_len", "output_len", "output_tok_s"];
     if let Some(missing) = required.iter().find(|c| col(c).is_none()) {
-        return Err(BenchIoError::Format {
+        return Err(ReadError::Format {
             path: path.into(),
             problem: format!(
                 "CSV header lacks `{missing}` (needs concurrency,input_len,output_len,output_tok_s)"
@@ -53,7 +53,7 @@ pub(super) fn read(path: &str, text: &str) -> Result<MeasuredSet, BenchIoError> 
         if let Some((name, cell)) = header.iter().zip(&cells).find(|(h, c)| {
             KNOWN_CSV_COLUMNS.contains(&h.as_str()) && !c.is_empty() && c.parse::<f64>().is_err()
         }) {
-            return Err(BenchIoError::Implausible {
+            return Err(ReadError::Implausible {
                 source_: at,
                 field: name.clone(),
                 problem: format!("`{cell}` is not a number"),
@@ -64,7 +64,7 @@ pub(super) fn read(path: &str, text: &str) -> Result<MeasuredSet, BenchIoError> 
             .into_iter()
             .find(|c| get(c).is_some_and(|v| !(v >= 1.0 && v <= f64::from(u32::MAX))))
         {
-            return Err(BenchIoError::Implausible {
+            return Err(ReadError::Implausible {
                 source_: at,
                 field: name.into(),
                 problem: format!(

@@ -1,0 +1,118 @@
+//! The layout flags (`--layout`, `--tp`, `--pp-size`, `--ep-size`, `--dp`,
+//! `--enable-dp-attention`) and the layout(s) they select. Its own module so that the server's
+//! flags ([`super::server_args`]) and the arguments every command shares ([`super::args`]) both
+//! hold them without importing each other.
+
+use anyhow::{Context, Result, bail};
+use models::{Layout, ModelSpec};
+use sim::layout::enumerate_layouts;
+
+/// The parallel layout as asked for: `--layout all` / a short name, or the sizes SGLang's flags
+/// gave (`--tp`, `--pp-size`, `--ep-size`, `--dp`, `--enable-dp-attention`, from the flag table
+/// through [`ServerArgs`]).
+#[derive(Debug, Clone, Default)]
+pub struct LayoutArgs {
+    /// Tensor-parallel size (default: every GPU of the machine; with --server-args, SGLang's 1).
+    pub tp: Option<u32>,
+    /// Pipeline stages.
+    pub pp: Option<u32>,
+    /// Expert-parallel size inside the TP group (1 = experts sliced by TP).
+    pub ep: Option<u32>,
+    /// Attention data-parallel over the TP group (`--dp` = `--tp`).
+    pub dp_attention: bool,
+    /// `--dp`: must equal `--tp` with DP attention.
+    pub dp: Option<u32>,
+    /// `all` or a short name (TP8, TP4xPP2, EP8, TP8+EP8+DPA).
+    pub layout: Option<String>,
+}
+
+/// What the layout flags asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LayoutSelection {
+    /// One layout.
+    One(Layout),
+    /// Every layout of the machine's GPUs.
+    All,
+}
+
+impl LayoutArgs {
+    /// The layout(s) asked for on a machine of `gpus` GPUs running `model` (names are matched
+    /// against the enumerated layouts, case-insensitively).
+    pub fn selection(&self, gpus: u32, model: &ModelSpec) -> Result<LayoutSelection> {
+        if let Some(name) = &self.layout {
+            if name.eq_ignore_ascii_case("all") {
+                return Ok(LayoutSelection::All);
+            }
+            let all = enumerate_layouts(gpus, model);
+            // A name of fewer GPUs (TP4 on 8) is one replica on part of the machine.
+            let fewer = (1..gpus).rev().flat_map(|g| enumerate_layouts(g, model));
+            return all
+                .iter()
+                .cloned()
+                .chain(fewer)
+                .find(|c| c.layout.short_name().eq_ignore_ascii_case(name))
+                .map(|c| LayoutSelection::One(c.layout))
+                .with_context(|| {
+                    let names: Vec<String> = all.iter().map(|c| c.layout.short_name()).collect();
+                    format!(
+                        "--layout {name}: not a layout of {gpus} GPUs for this model; use `all` or one of {}",
+                        names.join(", ")
+                    )
+                });
+        }
+        let pp = self.pp.unwrap_or(1);
+        if pp == 0 {
+            bail!("--pp-size 0: must be at least 1");
+        }
+        let tp = self.tp.unwrap_or(gpus / pp);
+        if tp == 0 {
+            bail!("--tp 0: must be at least 1");
+        }
+        let ep = self.ep.unwrap_or(1);
+        if ep == 0 {
+            bail!("--ep-size 0: must be at least 1 (1 = experts sliced by TP)");
+        }
+        if let Some(dp) = self.dp {
+            if dp > 1 && !self.dp_attention {
+                bail!(
+                    "--dp {dp} without --enable-dp-attention: {dp} engines behind SGLang's router are not simulated one by one here; `sim advise --question replicas` compares two servers of half the box with one of all of it, or add --enable-dp-attention with --dp equal to --tp"
+                );
+            }
+            if self.dp_attention && dp != tp {
+                bail!(
+                    "--dp {dp} with --enable-dp-attention: only --dp equal to --tp ({tp}) is modelled"
+                );
+            }
+        }
+        Ok(LayoutSelection::One(Layout {
+            tp,
+            pp,
+            ep,
+            dp_attention: self.dp_attention,
+        }))
+    }
+}
+
+impl LayoutArgs {
+    /// These flags with the ones a launch line gave filled in where the command line left them
+    /// out (the two already agree where both gave one: `ServerArgs::sglang` checks).
+    pub fn with_sizes(&self, s: &sim::sglang_args::LayoutSizes) -> LayoutArgs {
+        LayoutArgs {
+            tp: self.tp.or(s.tp),
+            pp: self.pp.or(s.pp),
+            ep: self.ep.or(s.ep),
+            dp: self.dp.or(s.dp),
+            dp_attention: self.dp_attention || s.enable_dp_attention,
+            layout: self.layout.clone(),
+        }
+    }
+
+    /// Whether any flag picks a layout.
+    pub fn is_explicit(&self) -> bool {
+        self.layout.is_some()
+            || self.tp.is_some()
+            || self.pp.is_some()
+            || self.ep.is_some()
+            || self.dp_attention
+    }
+}

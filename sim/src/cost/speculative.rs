@@ -1,0 +1,470 @@
+//! [`SpeculativeModel`]: speculative decoding (MTP / NEXTN / EAGLE) as SGLang runs it, a target
+//! and a draft [`CostModel`] costed on the same kernels, behind the same [`IterationModel`] seam
+//! (the plan it runs is [`super::spec`]).
+//!
+//! One speculative step of a decode batch of `B` requests (SGLang's EAGLE worker, read from
+//! `python/sglang/srt/speculative/eagle_worker.py` of 2026 main):
+//! 1. draft: `--speculative-num-steps` forward passes of the draft model: the checkpoint's own
+//!    MTP / NEXTN layer(s) (one decoder layer + `eh_proj` + norms, sharing embedding and lm_head)
+//!    or a separate draft (`--speculative-draft-model-path`); the first pass over `B` tokens,
+//!    the others over `B × --speculative-eagle-topk` branches;
+//! 2. verify: one target pass over `B × --speculative-num-draft-tokens` tokens; every request's
+//!    KV cache is read once for all its draft tokens, like a small prefill (vLLM's Triton MLA
+//!    instead runs each draft token as a decode row of its own, reading the cache once per
+//!    token: [`crate::options::ServerOptions::verify_rows_per_draft_token`]);
+//! 3. draft extend: one draft pass over the accepted tokens (`B × L`) to fill the draft's KV.
+//!
+//! Each request gains the acceptance length `L` tokens per step (bonus token included, so
+//! `1 ≤ L ≤ num_draft_tokens`). The serving simulation advances one token per iteration, so a
+//! speculative decode iteration is reported per generated token: its cost divided by `L` (the
+//! throughput and TPOT bench_serving reports; tokens really arrive in bursts of `L`).
+//! Under CUDA graphs each of the three parts replays one graph (SGLang captures the draft's
+//! steps in one), eagerly every kernel launches. SGLang runs no speculative decoding with
+//! `--pp-size > 1`.
+
+use super::TimeBreakdown;
+use super::curves::Curves;
+use super::inventory::{BlockKernels, GemmShape};
+use super::iteration::BatchStats;
+use super::spec::{SpecPlan, SpecStep, draft_spec};
+use super::steady::{SteadyDecode, steady_decode_with};
+use super::{CostModel, IterationBatch, IterationCost, IterationModel, Knobs, MemoryPlan};
+use crate::error::{Result, SimError};
+use crate::machine::Machine;
+use crate::options::ServerOptions;
+use models::spec::ModelPart;
+use models::{Layout, ModelSpec};
+
+/// A layout decoding speculatively: every decode iteration is one step of draft passes, a
+/// target verify and a draft extend, reported per generated token; prefill is the target's.
+#[derive(Debug, Clone)]
+pub struct SpeculativeModel {
+    /// The served model: its forward passes verify, its memory plan holds the draft's too.
+    target: CostModel,
+    /// The draft's own cost model (no memory plan of its own).
+    draft: CostModel,
+    plan: SpecPlan,
+}
+
+impl SpeculativeModel {
+    /// `model` under `layout` on `machine` with `opts`, whose `speculative` says what drafts.
+    ///
+    /// Fails as [`CostModel::new`] does, when speculation is off in `opts`, and under
+    /// `--pp-size > 1` (SGLang runs no speculative decoding with pipeline stages).
+    pub fn new(
+        machine: &Machine,
+        model: &ModelSpec,
+        layout: Layout,
+        opts: &ServerOptions,
+        knobs: Knobs,
+    ) -> Result<SpeculativeModel> {
+        let Some(s) = &opts.speculative else {
+            return Err(SimError::InvalidOption {
+                flag: "--speculative-algorithm",
+                problem: "speculative decoding is off: give --speculative-algorithm to model it"
+                    .into(),
+            });
+        };
+        CostModel::check(machine, model, layout, opts)?;
+        if layout.pp > 1 {
+            return Err(SimError::ImpossibleLayout {
+                layout: layout.short_name(),
+                reason: "SGLang runs no speculative decoding with --pp-size > 1: drop --pp-size or the --speculative-* flags".into(),
+            });
+        }
+        let target = CostModel::new(machine, model, layout, opts, knobs)?;
+        let draft = draft_model(machine, model, layout, opts, knobs).ok_or_else(|| {
+            SimError::ImpossibleLayout {
+                layout: layout.short_name(),
+                reason: format!(
+                    "the draft of {} cannot be laid out like its target",
+                    model.name
+                ),
+            }
+        })?;
+        Ok(SpeculativeModel {
+            target,
+            draft,
+            plan: SpecPlan::resolve(model, s),
+        })
+    }
+
+    /// The model that verifies (and whose memory plan holds the draft's weights and KV).
+    pub fn target(&self) -> &CostModel {
+        &self.target
+    }
+
+    /// The speculative plan in force.
+    pub fn plan(&self) -> &SpecPlan {
+        &self.plan
+    }
+
+    /// Cost of an iteration summed into [`BatchStats`]: a pure decode batch runs one speculative
+    /// step, reported per generated token; any other batch one forward pass of the target.
+    pub fn cost_stats(&self, st: &BatchStats) -> IterationCost {
+        let graph = self.target.uses_cuda_graph(st);
+        if st.prefill == 0.0 && st.decode > 0.0 {
+            return self.spec_cost(st, graph).1;
+        }
+        self.target.cost_pass(st, graph)
+    }
+
+    /// Cost of one iteration (see [`IterationModel::iteration`]).
+    pub fn cost(&self, batch: &IterationBatch) -> IterationCost {
+        self.cost_stats(&BatchStats::of(batch, self.target.core.topk_cap))
+    }
+
+    /// Steady decode of `concurrency` requests each at `context_tokens` tokens of context
+    /// ([`CostModel::steady_decode`] with speculative steps).
+    pub fn steady_decode(&self, concurrency: u32, context_tokens: u32) -> SteadyDecode {
+        steady_decode_with(&self.target, concurrency, context_tokens, &|st| {
+            self.cost_stats(st)
+        })
+    }
+
+    /// One speculative step for a decode batch `st` (its `decode` requests), and the iteration
+    /// cost per generated token the serving simulation takes.
+    fn spec_cost(&self, st: &BatchStats, graph: bool) -> (SpecStep, IterationCost) {
+        let (plan, draft) = (&self.plan, &self.draft);
+        let per = |n: f64| tokens_per_request(st, n);
+        let topk = plan.eagle_topk.max(1) as f64;
+        let first = draft.cost_pass_with(&per(1.0), graph, false);
+        let rest = draft.cost_pass_with(&per(topk), graph, false);
+        let draft_s = first.latency_s + (plan.num_steps.saturating_sub(1)) as f64 * rest.latency_s;
+        let mut verify_st = per(plan.num_draft_tokens as f64);
+        verify_st.queries_per_request /= self.verify_cache_reads_per_request();
+        let verify = self.target.cost_pass(&verify_st, graph);
+        let extend = draft.cost_pass_with(&per(plan.accept_length), graph, false);
+        let step_s = draft_s + verify.latency_s + extend.latency_s;
+        let l = plan.accept_length;
+        let mut cost = verify.clone();
+        let mut breakdown = verify.breakdown;
+        breakdown.add_scaled(&first.breakdown, 1.0);
+        breakdown.add_scaled(&rest.breakdown, plan.num_steps.saturating_sub(1) as f64);
+        breakdown.add_scaled(&extend.breakdown, 1.0);
+        let mut per_token = TimeBreakdown::default();
+        per_token.add_scaled(&breakdown, 1.0 / l);
+        cost.breakdown = per_token;
+        cost.latency_s = step_s / l;
+        let scale = if verify.latency_s > 0.0 {
+            cost.latency_s / verify.latency_s
+        } else {
+            0.0
+        };
+        for v in cost
+            .stage_s
+            .iter_mut()
+            .chain(cost.stage_gpu_s.iter_mut())
+            .chain(cost.stage_cpu_s.iter_mut())
+        {
+            *v *= scale;
+        }
+        cost.cpu_s *= scale;
+        let step = SpecStep {
+            draft_s,
+            verify_s: verify.latency_s,
+            extend_s: extend.latency_s,
+            step_s,
+            accept_length: l,
+        };
+        (step, cost)
+    }
+
+    /// How many times a verify pass reads each request's cache: once for all its draft tokens
+    /// (SGLang's kernels, FlashMLA), or once per draft token where every token is a decode row
+    /// of its own ([`crate::options::ServerOptions::verify_rows_per_draft_token`]).
+    pub fn verify_cache_reads_per_request(&self) -> f64 {
+        if self.target.core.verify_rereads_cache {
+            self.plan.num_draft_tokens.max(1) as f64
+        } else {
+            1.0
+        }
+    }
+
+    /// The speculative step of `running` requests at `context_tokens`.
+    pub fn spec_step(&self, running: u32, context_tokens: u32) -> SpecStep {
+        let st = self.decode_stats(running, context_tokens);
+        let graph = self.target.uses_cuda_graph(&st);
+        self.spec_cost(&st, graph).0
+    }
+
+    /// The acceptance length that makes `running` requests at `context_tokens` decode at
+    /// `measured_tok_s` (summed over requests) on this model: `L = measured × step(L) ÷ running`,
+    /// solved by fixed-point iteration (a step's cost depends on `L` only through the draft
+    /// extend pass). Not clamped: a value below 1 or above the draft tokens says the step model
+    /// (or the record) is off.
+    pub fn implied_accept_length(
+        &self,
+        running: u32,
+        context_tokens: u32,
+        measured_tok_s: f64,
+    ) -> f64 {
+        self.implied_accept_length_scaled(running, context_tokens, measured_tok_s, 1.0)
+    }
+
+    /// [`Self::implied_accept_length`] with the verify pass's time multiplied by `verify_scale`:
+    /// the target forward's measured ÷ modelled time where the same server was measured with
+    /// speculation off ([`crate::scoreboard::anchor`]), so that only the speculative part of the
+    /// step is modelled.
+    pub fn implied_accept_length_scaled(
+        &self,
+        running: u32,
+        context_tokens: u32,
+        measured_tok_s: f64,
+        verify_scale: f64,
+    ) -> f64 {
+        let (plan, draft, n) = (&self.plan, &self.draft, running.max(1) as f64);
+        let st = self.decode_stats(running, context_tokens);
+        let graph = self.target.uses_cuda_graph(&st);
+        let (step, _) = self.spec_cost(&st, graph);
+        let fixed = step.draft_s + verify_scale * step.verify_s;
+        let per = |l: f64| tokens_per_request(&st, l);
+        let mut l = plan.accept_length;
+        for _ in 0..20 {
+            let extend = draft
+                .cost_pass_with(&per(l.max(0.05)), graph, false)
+                .latency_s;
+            let next = measured_tok_s * (fixed + extend) / n;
+            if (next - l).abs() < 1e-6 {
+                l = next;
+                break;
+            }
+            l = next;
+        }
+        l
+    }
+
+    /// Decode tok/s of `running` requests at `context_tokens` with this model's acceptance
+    /// length and the verify pass's time multiplied by `verify_scale` (see
+    /// [`Self::implied_accept_length_scaled`]); `None` for a step that takes no time.
+    pub fn spec_tok_per_s_scaled(
+        &self,
+        running: u32,
+        context_tokens: u32,
+        verify_scale: f64,
+    ) -> Option<f64> {
+        let s = self.spec_step(running, context_tokens);
+        let step_s = s.draft_s + verify_scale * s.verify_s + s.extend_s;
+        (step_s > 0.0).then(|| running.max(1) as f64 * s.accept_length / step_s)
+    }
+
+    /// A decode batch of `running` requests, each at `context_tokens` (the index's top-k caps
+    /// the keys a DSA layer reads).
+    fn decode_stats(&self, running: u32, context_tokens: u32) -> BatchStats {
+        let ctx = context_tokens.max(1) as f64;
+        let cap = self.target.core.topk_cap.map_or(ctx, |c| ctx.min(c as f64));
+        let n = running.max(1) as f64;
+        BatchStats {
+            decode: n,
+            decode_keys: n * cap,
+            decode_context: n * ctx,
+            ..BatchStats::default()
+        }
+    }
+}
+
+/// Decode batch `st` with `n` query tokens per request (a draft pass over `topk` branches, a
+/// verify over the draft tokens, an extend over the accepted ones), each request's context the
+/// same.
+fn tokens_per_request(st: &BatchStats, n: f64) -> BatchStats {
+    BatchStats {
+        decode: st.decode * n,
+        decode_keys: st.decode_keys * n,
+        decode_context: st.decode_context * n,
+        queries_per_request: n,
+        ..BatchStats::default()
+    }
+}
+
+impl IterationModel for SpeculativeModel {
+    fn layout(&self) -> Layout {
+        self.target.layout
+    }
+
+    fn iteration(&self, batch: &IterationBatch) -> IterationCost {
+        self.cost(batch)
+    }
+
+    fn memory(&self) -> &MemoryPlan {
+        &self.target.memory
+    }
+}
+
+/// The draft's cost model (speculation off, no memory plan: its weights and KV are in the
+/// target's): the draft as a model of its own ([`draft_spec`]) whose first stage feeds the
+/// target's hidden state through `eh_proj` (2h → h) and two norms.
+fn draft_model(
+    machine: &Machine,
+    spec: &ModelSpec,
+    layout: Layout,
+    opts: &ServerOptions,
+    knobs: Knobs,
+) -> Option<CostModel> {
+    let s = opts.speculative.as_ref()?;
+    let d = draft_spec(spec, s);
+    let mut o = opts.clone();
+    o.speculative = None;
+    let mut cm = CostModel::unplanned(machine, &d, layout, &o, knobs)?;
+    let h = d.hidden_size as f64;
+    let mut input = BlockKernels {
+        small: 2.0, // enorm, hnorm
+        small_bytes_per_token: 8.0 * h,
+        ..BlockKernels::default()
+    };
+    input.gemms.push(GemmShape {
+        name: "eh_proj",
+        part: ModelPart::Mtp,
+        params: 2.0 * h * h,
+    });
+    let curves = Curves::new(machine, &knobs, cm.floors.small_kernel_s);
+    let eh = curves.block(&input, &d, &|_| 0.0);
+    cm.embed.gemms.extend(eh.gemms);
+    cm.embed.small += eh.small;
+    cm.embed.small_bytes_per_token += eh.small_bytes_per_token;
+    cm.embed.launches += eh.launches;
+    Some(cm)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::SpeculativeOptions;
+
+    /// EAGLE with 3 steps, topk 1, 4 draft tokens (the GLM card's recipe).
+    fn eagle(accept: Option<f64>) -> ServerOptions {
+        ServerOptions {
+            speculative: Some(SpeculativeOptions {
+                algorithm: "EAGLE".into(),
+                num_steps: 3,
+                eagle_topk: 1,
+                num_draft_tokens: 4,
+                draft_model_path: None,
+                accept_length: accept,
+            }),
+            ..ServerOptions::default()
+        }
+    }
+
+    fn glm_on_baremetal() -> (Machine, ModelSpec) {
+        let m = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+        (m, ModelSpec::preset("glm-5-nvfp4").unwrap())
+    }
+
+    /// GLM-5-NVFP4 on the bare-metal preset, decoding speculatively.
+    fn build(layout: Layout, opts: &ServerOptions) -> Result<SpeculativeModel> {
+        let (m, spec) = glm_on_baremetal();
+        SpeculativeModel::new(&m, &spec, layout, opts, Knobs::default())
+    }
+
+    /// GLM-5-NVFP4 on the bare-metal preset, TP8, without speculation.
+    fn plain(opts: &ServerOptions) -> CostModel {
+        let (m, spec) = glm_on_baremetal();
+        CostModel::new(&m, &spec, Layout::tp(8), opts, Knobs::default()).unwrap()
+    }
+
+    fn model(accept: Option<f64>) -> SpeculativeModel {
+        build(Layout::tp(8), &eagle(accept)).unwrap()
+    }
+
+    #[test]
+    fn the_implied_acceptance_length_inverts_the_prediction() {
+        let m = model(Some(2.3));
+        for c in [1u32, 16, 64] {
+            let tok_s = m.steady_decode(c, 2048).tok_per_s;
+            let l = model(None).implied_accept_length(c, 2048, tok_s);
+            assert!((l - 2.3).abs() < 0.01, "c={c}: {l}");
+        }
+    }
+
+    #[test]
+    fn more_accepted_tokens_is_never_slower_and_one_stream_gains() {
+        let plain = plain(&ServerOptions::default());
+        let mut last = 0.0;
+        for l in [1.0, 1.5, 2.0, 3.0, 4.0] {
+            let t = model(Some(l)).steady_decode(1, 1024).tok_per_s;
+            assert!(t >= last, "{l}: {t} < {last}");
+            last = t;
+        }
+        // four drafted tokens all accepted beat plain decoding at one stream
+        assert!(last > 1.5 * plain.steady_decode(1, 1024).tok_per_s);
+    }
+
+    /// On SM120 SGLang serves GLM-5 as dense MLA (BF16 KV, as it must there): a verify pass reads
+    /// each request's cache once for all its draft tokens, so its context cost grows well below
+    /// four plain steps' (only the attention FLOPs scale with the draft tokens); with
+    /// `--attention-backend nsa` every draft token rescans the index keys.
+    #[test]
+    fn verify_context_cost_follows_the_attention_backend() {
+        let bf16 = |mut o: ServerOptions| {
+            o.kv_cache_dtype = Some(models::KvDtype::Bf16);
+            o
+        };
+        let plain = plain(&bf16(ServerOptions::default()));
+        let plain_s = |ctx| plain.steady_decode(1, ctx).cycle_s;
+        let plain_growth = plain_s(131072) - plain_s(1);
+        let verify_growth = |opts: &ServerOptions| {
+            let m = build(Layout::tp(8), opts).unwrap();
+            let v = |ctx| m.spec_step(1, ctx);
+            v(131072).verify_s - v(1).verify_s
+        };
+        let dense = verify_growth(&bf16(eagle(Some(2.5))));
+        assert!(
+            dense > plain_growth && dense < 2.5 * plain_growth,
+            "dense verify +{dense} s vs plain +{plain_growth} s"
+        );
+        let mut nsa = bf16(eagle(Some(2.5)));
+        nsa.attention_backend = Some("nsa".into());
+        let sparse = verify_growth(&nsa);
+        assert!(
+            sparse > 1.5 * dense,
+            "nsa verify +{sparse} s vs dense +{dense} s"
+        );
+    }
+
+    /// vLLM's Triton MLA runs each draft token as a decode row reading its request's whole
+    /// cache: on SM120 a verify pass's context cost is the draft tokens' times a once-read
+    /// verify's; datacenter parts (FlashMLA) keep the once-read.
+    #[test]
+    fn a_verify_of_decode_rows_reads_the_cache_per_draft_token_on_sm120_only() {
+        let growth = |machine: &str, rows: bool| {
+            let m = Machine::resolve(machine).unwrap();
+            let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
+            let mut o = eagle(Some(2.5));
+            o.kv_cache_dtype = Some(models::KvDtype::Bf16);
+            o.verify_rows_per_draft_token = rows;
+            let cm = SpeculativeModel::new(&m, &spec, Layout::tp(8), &o, Knobs::default()).unwrap();
+            let reads = cm.verify_cache_reads_per_request();
+            let v = |ctx| cm.spec_step(4, ctx).verify_s;
+            (v(131072) - v(1), reads)
+        };
+        let (once, r1) = growth("rtx-pro-6000-x8-baremetal", false);
+        let (rows, r4) = growth("rtx-pro-6000-x8-baremetal", true);
+        assert_eq!((r1, r4), (1.0, 4.0));
+        assert!(
+            rows > 2.5 * once && rows < 4.5 * once,
+            "rows +{rows} s vs once +{once} s"
+        );
+        let (dc_once, _) = growth("h200-x8", false);
+        let (dc_rows, dc_reads) = growth("h200-x8", true);
+        assert_eq!(dc_reads, 1.0);
+        assert!((dc_rows - dc_once).abs() < 1e-12);
+    }
+
+    #[test]
+    fn speculation_refuses_pipeline_stages() {
+        let l = Layout {
+            tp: 4,
+            pp: 2,
+            ep: 1,
+            dp_attention: false,
+        };
+        let e = build(l, &eagle(None)).unwrap_err();
+        assert!(e.to_string().contains("--pp-size"), "{e}");
+    }
+
+    #[test]
+    fn speculation_off_is_refused_with_the_flag_to_give() {
+        let e = build(Layout::tp(8), &ServerOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("--speculative-algorithm"), "{e}");
+    }
+}
