@@ -339,7 +339,7 @@ impl Backend for RealBackend {
     }
 
     fn nics(&mut self) -> Vec<NicInfo> {
-        crate::dist::nic::sysfs_nics(std::path::Path::new("/sys"))
+        crate::nic::sysfs_nics(std::path::Path::new("/sys"))
     }
 
     fn unique_ids(&self) -> Box<dyn FnMut() -> Result<Vec<u8>>> {

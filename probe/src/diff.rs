@@ -114,7 +114,7 @@ fn host_rows(a: &MachineProfile, b: &MachineProfile, rows: &mut Rows) {
                     ha.memory,
                     ha.direction,
                     gpus(&ha.devices, &hb.devices),
-                    crate::summary::fmt_bytes(ha.bytes)
+                    models::units::fmt_bytes(ha.bytes)
                 ),
                 "GB/s",
                 ha.gb_per_s.median,
@@ -224,7 +224,7 @@ fn nccl_rows(a: &MachineProfile, b: &MachineProfile, rows: &mut Rows) {
                     ca.op,
                     gpus(&ca.devices, &cb.devices),
                     if net(ca) { " across nodes" } else { "" },
-                    crate::summary::fmt_bytes(size)
+                    models::units::fmt_bytes(size)
                 );
                 if size <= 1 << 20 {
                     rows.push(

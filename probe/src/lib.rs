@@ -24,6 +24,7 @@ pub mod import;
 pub mod inventory;
 pub mod iommu;
 pub mod nccl;
+pub mod nic;
 pub mod numa;
 pub mod out_path;
 pub mod p2p_sample;

@@ -60,6 +60,17 @@ pub fn geometric_sizes(min: u64, max: u64, factor: u64) -> Vec<u64> {
     out
 }
 
+/// `median (p10–p90)` with one decimal, or `-` for a missing figure.
+pub fn fmt_stat(s: &Stat) -> String {
+    if s.samples == 0 || !s.median.is_finite() {
+        return "-".into();
+    }
+    if s.samples <= 1 {
+        return format!("{:.1}", s.median);
+    }
+    format!("{:.1} ({:.1}–{:.1})", s.median, s.p10, s.p90)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,22 +14,12 @@ fn table(header: &[&str]) -> Table {
     t
 }
 
-/// `median (p10–p90)` with one decimal, or `-` for a missing figure.
-pub fn fmt_stat(s: &Stat) -> String {
-    if s.samples == 0 || !s.median.is_finite() {
-        return "-".into();
-    }
-    if s.samples <= 1 {
-        return format!("{:.1}", s.median);
-    }
-    format!("{:.1} ({:.1}–{:.1})", s.median, s.p10, s.p90)
-}
-
 fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-pub use models::units::fmt_bytes;
+use crate::stats::fmt_stat;
+use models::units::fmt_bytes;
 
 /// The best unidirectional peak over modes, and which mode gave it.
 fn best_peak(l: &PairLink) -> Option<(f64, TransferMode)> {

@@ -20,7 +20,7 @@ pub fn render(p: &MachineProfile) -> String {
         let pages: Vec<String> = io
             .page_sizes_bytes
             .iter()
-            .map(|b| crate::summary::fmt_bytes(*b))
+            .map(|b| models::units::fmt_bytes(*b))
             .collect();
         out.push_str(&format!(
             "IOMMU: {:?} ({} unit(s), {} group(s){}{})\n",
@@ -86,7 +86,7 @@ pub fn render(p: &MachineProfile) -> String {
         out.push_str(&format!(
             "pageable H2D from {}: {} GB/s\n",
             v.buffer,
-            crate::summary::fmt_stat(&v.gb_per_s)
+            crate::stats::fmt_stat(&v.gb_per_s)
         ));
     }
     out

@@ -6,11 +6,11 @@
 //! nodes through messages ([`PeerHooks`]).
 
 use super::groups::CrossPlan;
-use super::nic::NetObservation;
 use super::rendezvous::Session;
 use super::wire::Msg;
 use crate::error::{ProbeError, Result};
 use crate::nccl::protocol::{CrossHooks, Directive, GroupReport};
+use crate::nic::NetObservation;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Node 0's side.

@@ -15,7 +15,6 @@ pub mod coordinator;
 pub mod groups;
 pub mod launcher;
 pub mod merge;
-pub mod nic;
 pub mod node;
 pub mod rendezvous;
 pub mod wire;

@@ -6,13 +6,13 @@ use super::coordinator::{Coordinator, PeerHooks};
 use super::groups::{CrossPlan, RankPlace, cross_plan};
 use super::launcher::DistSpec;
 use super::merge::{CrossResult, device_views, merge, merge_cross, node_profile};
-use super::nic::{mark_used, parse_nccl_net};
 use super::rendezvous::{Session, Timeouts, join};
 use super::wire::{Hello, Msg, NodePart};
 use crate::backend::Backend;
 use crate::error::{ProbeError, Result};
 use crate::nccl::cross::cross_worker_spec;
 use crate::nccl::protocol::{CrossRanks, GroupSpec};
+use crate::nic::{mark_used, parse_nccl_net};
 use crate::plan::{RunPlan, Step};
 use models::profile::{LinkClass, MachineProfile, NodeInfo};
 

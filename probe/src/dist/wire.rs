@@ -4,8 +4,8 @@
 //! MiB); TCP keeps them in order per peer.
 
 use super::groups::CrossPlan;
-use super::nic::NetObservation;
 use crate::nccl::protocol::GroupReport;
+use crate::nic::NetObservation;
 use models::profile::{MachineProfile, NodeInfo};
 use serde::{Deserialize, Serialize};
 

@@ -3,8 +3,8 @@
 //! runs where the same side wins by more than 5 % — the answer to "should this server export
 //! the variable?", per message size.
 
-use crate::summary::fmt_bytes;
 use models::profile::{CollectiveCurve, CollectiveStatus};
+use models::units::fmt_bytes;
 
 /// Ratios within this of 1 count as a tie.
 const TIE: f64 = 0.05;
