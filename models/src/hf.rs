@@ -2,7 +2,11 @@
 //!
 //! Supported `model_type`s: MLA + MoE `deepseek_v3`, `kimi_k2`; MLA + DSA indexer + MoE
 //! `deepseek_v32`, `glm_moe_dsa`; GQA + MoE `glm4_moe`, `qwen3_moe`, `mixtral`; dense GQA `llama`,
-//! `qwen2`, `qwen3`. Multimodal wrappers (Kimi K2.5) keep the language model under `text_config`.
+//! `qwen2`, `qwen3`; GQA + MoE with other attention kinds: `minimax_m2` (MiniMax-M2.5), `gpt_oss`
+//! (alternating sliding-window / full attention with sinks), `qwen3_next` and `qwen3_5_moe_text`
+//! (Gated-DeltaNet linear attention with a full-attention layer every few layers, see
+//! [`crate::spec::LayerAttention`]). Multimodal wrappers (Kimi K2.5, Qwen3.5) keep the language
+//! model under `text_config`.
 //!
 //! Every dimension is checked against a generous upper bound so that derived quantities cannot
 //! overflow `u64`; a value outside it is reported as implausible rather than computed with.
@@ -11,7 +15,8 @@ use crate::error::{ModelsError, Result};
 use crate::format::{KvDtype, WeightFormat};
 use crate::quant::{self, QuantScheme};
 use crate::spec::{
-    AttentionSpec, DsaIndexer, ModelSpec, ModuleFormats, MoeSpec, PartFormats, VisionSpec,
+    AttentionSpec, DsaIndexer, LayerAttention, LinearAttentionSpec, ModelSpec, ModuleFormats,
+    MoeSpec, PartFormats, VisionSpec,
 };
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -40,6 +45,10 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "llama",
     "qwen2",
     "qwen3",
+    "minimax_m2",
+    "gpt_oss",
+    "qwen3_next",
+    "qwen3_5_moe_text",
 ];
 
 /// Reads JSON fields of one config object, naming the file and the (prefixed) field in errors.
@@ -217,7 +226,9 @@ impl ModelSpec {
 }
 
 /// The `vision_config` of a multimodal checkpoint, with the checkpoint's `architectures[0]`.
-/// Kimi's MoonViT names its fields `vt_*`; the plain names are the ViT convention.
+/// Kimi's MoonViT names its fields `vt_*`; the plain names are the ViT convention; Qwen3.5's
+/// (Qwen3-VL) tower says `depth`, `spatial_merge_size` (a side: merge² patches per token) and
+/// `num_position_embeddings`.
 fn vision(root: &Map<String, Value>, path: &Path) -> Result<Option<VisionSpec>> {
     let Some(Value::Object(obj)) = root.get("vision_config") else {
         return Ok(None);
@@ -244,16 +255,20 @@ fn vision(root: &Map<String, Value>, path: &Path) -> Result<Option<VisionSpec>> 
             .try_fold(1u32, |acc, n| n.map(|n| acc * n as u32))
             .ok_or_else(|| f.err("merge_kernel_size", "must be a list of integers 1..16"))?,
         Some(v) => return Err(f.err("merge_kernel_size", format!("must be a list, got {v}"))),
-        None => 1,
+        None => f.opt_int("spatial_merge_size", 1, 16)?.map_or(1, |m| (m * m) as u32),
     };
     let side = |k: &str| f.opt_int(k, 1, 4096);
     let pos_emb_positions = match (side("init_pos_emb_height")?, side("init_pos_emb_width")?) {
         (Some(h), Some(w)) => h * w,
-        _ => 0,
+        _ => f.opt_int("num_position_embeddings", 1, 1 << 24)?.unwrap_or(0),
+    };
+    let num_layers = match f.opt_int("depth", 1, MAX_LAYERS)? {
+        Some(d) => d,
+        None => either("vt_num_hidden_layers", "num_hidden_layers", MAX_LAYERS)?,
     };
     Ok(Some(VisionSpec {
         architecture,
-        num_layers: either("vt_num_hidden_layers", "num_hidden_layers", MAX_LAYERS)? as u32,
+        num_layers: num_layers as u32,
         hidden_size: either("vt_hidden_size", "hidden_size", MAX_HIDDEN)?,
         intermediate_size: either(
             "vt_intermediate_size",
@@ -277,7 +292,13 @@ fn build(
     let vocab = f.dim("vocab_size", MAX_VOCAB)?;
     let max_context = f.dim("max_position_embeddings", MAX_CONTEXT)?;
     let tie = f.opt_bool("tie_word_embeddings")?.unwrap_or(false);
-    let num_mtp = f.opt_int("num_nextn_predict_layers", 0, 16)?.unwrap_or(0);
+    // Qwen3.5 names its MTP depth `mtp_num_hidden_layers`. MiniMax-M2.5's config announces MTP
+    // modules (`num_mtp_modules`) but its checkpoint holds none (228.7B parameters as published,
+    // what the main model alone counts to), so it gets none.
+    let num_mtp = match f.opt_int("num_nextn_predict_layers", 0, 16)? {
+        Some(n) => n,
+        None => f.opt_int("mtp_num_hidden_layers", 0, 16)?.unwrap_or(0),
+    };
     let attention = attention(f, &model_type, hidden)?;
     let indexer_layers = match attention.indexer() {
         Some(_) => per_layer_kinds(
@@ -290,6 +311,15 @@ fn build(
         None => Vec::new(),
     };
     let (moe, moe_layers, dense_inter) = mlp(f, &model_type, hidden, num_layers)?;
+    let layer_attention = layer_kinds(f, &model_type, num_layers)?;
+    let sliding_window = match layer_attention.contains(&LayerAttention::Sliding) {
+        true => Some(f.dim("sliding_window", 1 << 24)? as u32),
+        false => None,
+    };
+    let linear_attention = match layer_attention.contains(&LayerAttention::Linear) {
+        true => Some(linear_attention(f)?),
+        false => None,
+    };
     let mut spec = ModelSpec {
         name: name.to_string(),
         source: f.path.display().to_string(),
@@ -309,6 +339,9 @@ fn build(
         indexer_layers,
         module_formats: ModuleFormats::default(),
         vision: None,
+        layer_attention,
+        sliding_window,
+        linear_attention,
     };
     // The exclusion lists name modules of this very architecture, so resolve them on it.
     if let Some(q) = &quant {
@@ -372,11 +405,17 @@ fn attention(f: &Fields, model_type: &str, hidden: u64) -> Result<AttentionSpec>
     // Qwen2 always has q/k/v biases; GLM-4.5/4.7 configs set attention_bias true.
     let default_bias = matches!(model_type, "qwen2" | "glm4_moe");
     let qkv_bias = f.opt_bool("attention_bias")?.unwrap_or(default_bias);
+    // Qwen3-Next's attention is always gated (its config has no key for it); Qwen3.5 says so.
+    let output_gate = f
+        .opt_bool("attn_output_gate")?
+        .unwrap_or(model_type == "qwen3_next");
     Ok(AttentionSpec::Gqa {
         num_heads: num_heads as u32,
         num_kv_heads: num_kv_heads as u32,
         head_dim: head_dim as u32,
         qkv_bias,
+        output_gate,
+        sinks: model_type == "gpt_oss",
     })
 }
 
@@ -407,14 +446,31 @@ fn mlp(
             };
             Ok((Some(moe), vec![true; n], inter))
         }
-        "qwen3_moe" => {
+        // MiniMax-M2 and gpt-oss: every layer MoE, `intermediate_size` is one expert's
+        // (gpt-oss also spells top-k `experts_per_token`), no shared expert.
+        "minimax_m2" | "gpt_oss" => {
             let inter = f.dim("intermediate_size", MAX_INTERMEDIATE)?;
-            let experts = f.dim("num_experts", MAX_EXPERTS)?;
+            let experts = f.dim("num_local_experts", MAX_EXPERTS)?;
             let moe = MoeSpec {
                 num_routed_experts: u(experts),
                 num_shared_experts: 0,
                 top_k: top_k(f, experts)?,
-                expert_intermediate_size: f.dim("moe_intermediate_size", MAX_INTERMEDIATE)?,
+                expert_intermediate_size: inter,
+            };
+            Ok((Some(moe), vec![true; n], inter))
+        }
+        "qwen3_moe" | "qwen3_next" | "qwen3_5_moe_text" => {
+            let experts = f.dim("num_experts", MAX_EXPERTS)?;
+            let expert_inter = f.dim("moe_intermediate_size", MAX_INTERMEDIATE)?;
+            // Qwen3.5's text config has no dense `intermediate_size` (every layer is MoE).
+            let inter = f
+                .opt_int("intermediate_size", 1, MAX_INTERMEDIATE)?
+                .unwrap_or(expert_inter);
+            let moe = MoeSpec {
+                num_routed_experts: u(experts),
+                num_shared_experts: shared_experts(f, expert_inter)?,
+                top_k: top_k(f, experts)?,
+                expert_intermediate_size: expert_inter,
             };
             let step = f
                 .opt_int("decoder_sparse_step", 1, MAX_LAYERS)?
@@ -451,8 +507,78 @@ fn mlp(
     }
 }
 
+/// Qwen3-Next / Qwen3.5's one shared expert (`shared_expert_intermediate_size`), counted in
+/// routed-expert widths; it must be a whole number of them.
+fn shared_experts(f: &Fields, expert_inter: u64) -> Result<u32> {
+    match f.opt_int("shared_expert_intermediate_size", 0, MAX_INTERMEDIATE)? {
+        None | Some(0) => Ok(0),
+        Some(s) if s.is_multiple_of(expert_inter) => Ok((s / expert_inter) as u32),
+        Some(s) => Err(f.err(
+            "shared_expert_intermediate_size",
+            format!("{s} is not a multiple of moe_intermediate_size {expert_inter}"),
+        )),
+    }
+}
+
+/// The attention kind of each layer: `layer_types` when given (`full_attention`,
+/// `sliding_attention`, `linear_attention`) for gpt-oss and the Qwen3-Next family, else for the
+/// latter every `full_attention_interval`-th layer full and the others linear; empty (all full)
+/// otherwise.
+fn layer_kinds(f: &Fields, model_type: &str, num_layers: u64) -> Result<Vec<LayerAttention>> {
+    let kinds = [
+        ("full_attention", LayerAttention::Full),
+        ("sliding_attention", LayerAttention::Sliding),
+        ("linear_attention", LayerAttention::Linear),
+    ];
+    // Other families' `layer_types` name other things (GLM-5.2: `deepseek_sparse_attention`).
+    if !matches!(model_type, "gpt_oss" | "qwen3_next" | "qwen3_5_moe_text") {
+        return Ok(Vec::new());
+    }
+    if let Some(types) = per_layer_kinds(f, "layer_types", num_layers, &kinds)? {
+        return Ok(types);
+    }
+    if model_type == "gpt_oss" {
+        return Ok(Vec::new());
+    }
+    let every = f.dim("full_attention_interval", MAX_LAYERS)?;
+    Ok((0..num_layers)
+        .map(|i| match (i + 1) % every {
+            0 => LayerAttention::Full,
+            _ => LayerAttention::Linear,
+        })
+        .collect())
+}
+
+/// The Gated-DeltaNet block (`linear_*`), its state dtype from `mamba_ssm_dtype` (SGLang's
+/// default float32 when absent).
+fn linear_attention(f: &Fields) -> Result<LinearAttentionSpec> {
+    let u = Fields::as_u32;
+    let state_dtype_bytes = match f.present("mamba_ssm_dtype") {
+        None => 4,
+        Some(Value::String(s)) if s == "float32" => 4,
+        Some(Value::String(s)) if s == "bfloat16" || s == "float16" => 2,
+        Some(v) => {
+            return Err(f.err(
+                "mamba_ssm_dtype",
+                format!("{v} is not float32, bfloat16 or float16"),
+            ));
+        }
+    };
+    Ok(LinearAttentionSpec {
+        num_key_heads: u(f.dim("linear_num_key_heads", MAX_HEADS)?),
+        num_value_heads: u(f.dim("linear_num_value_heads", MAX_HEADS)?),
+        key_head_dim: u(f.dim("linear_key_head_dim", MAX_HEAD_DIM)?),
+        value_head_dim: u(f.dim("linear_value_head_dim", MAX_HEAD_DIM)?),
+        conv_kernel: u(f.dim("linear_conv_kernel_dim", 64)?),
+        state_dtype_bytes,
+    })
+}
+
 fn top_k(f: &Fields, experts: u64) -> Result<u32> {
-    let k = f.dim("num_experts_per_tok", MAX_EXPERTS)?;
+    let k = match f.opt_int("experts_per_token", 1, MAX_EXPERTS)? {
+        Some(k) if f.present("num_experts_per_tok").is_none() => k,
+        _ => f.dim("num_experts_per_tok", MAX_EXPERTS)?,
+    };
     if k > experts {
         return Err(f.err(
             "num_experts_per_tok",
@@ -464,12 +590,12 @@ fn top_k(f: &Fields, experts: u64) -> Result<u32> {
 
 /// A per-layer list of kinds (`mlp_layer_types`: dense / sparse, `indexer_types`: full /
 /// shared) mapped to booleans by `kinds`, when present; it must have one entry per layer.
-fn per_layer_kinds(
+fn per_layer_kinds<T: Copy>(
     f: &Fields,
     key: &str,
     num_layers: u64,
-    kinds: &[(&str, bool)],
-) -> Result<Option<Vec<bool>>> {
+    kinds: &[(&str, T)],
+) -> Result<Option<Vec<T>>> {
     let Some(v) = f.present(key) else {
         return Ok(None);
     };
@@ -499,7 +625,7 @@ fn per_layer_kinds(
                     )
                 })
         })
-        .collect::<Result<Vec<bool>>>()
+        .collect::<Result<Vec<T>>>()
         .map(Some)
 }
 

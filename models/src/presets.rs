@@ -18,6 +18,7 @@ macro_rules! model_preset {
 
 const MODEL_PRESETS: &[(&str, &str)] = &[
     model_preset!("glm-5-nvfp4"),
+    model_preset!("glm-5.1-nvfp4"),
     model_preset!("glm-5-fp8"),
     model_preset!("glm-4.7-fp8"),
     model_preset!("kimi-k2.5-nvfp4"),
@@ -32,6 +33,12 @@ const MODEL_PRESETS: &[(&str, &str)] = &[
     model_preset!("mixtral-8x7b"),
     model_preset!("llama-3.1-70b"),
     model_preset!("llama-3.1-405b"),
+    model_preset!("minimax-m2.5"),
+    model_preset!("minimax-m2.5-nvfp4"),
+    model_preset!("gpt-oss-120b"),
+    model_preset!("qwen3.5-397b-a17b"),
+    model_preset!("qwen3.5-397b-a17b-nvfp4"),
+    model_preset!("qwen3-next-80b-a3b"),
 ];
 
 fn preset_path(name: &str) -> PathBuf {
@@ -42,10 +49,13 @@ fn preset_path(name: &str) -> PathBuf {
 /// GLM-5 ones are the ModelOpt NVFP4 quantization the `glm-5-nvfp4` preset describes
 /// (local-inference-lab/rtx6kpro models/glm5.md: `lukealonso/GLM-5-NVFP4` without the MTP weights,
 /// `festr2/GLM-5-NVFP4-MTP` with layer 78 restored in BF16 — the preset's MTP layer, counted
-/// only when speculation is on).
-const SAME_CHECKPOINT_AS: [(&str, &str); 2] = [
+/// only when speculation is on). Qwen3-Next-80B-A3B's Thinking and Instruct checkpoints share one
+/// architecture (data/hf-configs/README.md: the carried config equals aiconfigurator's copy of
+/// the Thinking one).
+const SAME_CHECKPOINT_AS: [(&str, &str); 3] = [
     ("lukealonso/GLM-5-NVFP4", "glm-5-nvfp4"),
     ("festr2/GLM-5-NVFP4-MTP", "glm-5-nvfp4"),
+    ("Qwen/Qwen3-Next-80B-A3B-Thinking", "qwen3-next-80b-a3b"),
 ];
 
 impl ModelSpec {

@@ -17,6 +17,13 @@ const EXACT: &[(&str, &str)] = &[
     ("mixtral-8x7b", "Mixtral-8x7B-v0.1.json"),
     ("llama-3.1-70b", "Meta-Llama-3.1-70B.json"),
     ("llama-3.1-405b", "Meta-Llama-3.1-405B.json"),
+    ("glm-5.1-nvfp4", "GLM-5.1-NVFP4.json"),
+    ("minimax-m2.5", "MiniMax-M2.5.trimmed.json"),
+    ("minimax-m2.5-nvfp4", "MiniMax-M2.5-NVFP4.json"),
+    ("gpt-oss-120b", "gpt-oss-120b.json"),
+    ("qwen3.5-397b-a17b", "Qwen3.5-397B-A17B.json"),
+    ("qwen3.5-397b-a17b-nvfp4", "Qwen3.5-397B-A17B-NVFP4.json"),
+    ("qwen3-next-80b-a3b", "Qwen3-Next-80B-A3B.json"),
 ];
 
 fn renamed(mut s: ModelSpec, like: &ModelSpec) -> ModelSpec {
