@@ -148,3 +148,56 @@ impl ModelSpec {
             .map_or(context_tokens, |w| context_tokens.min(w as u64))
     }
 }
+
+impl ModelSpec {
+    /// What the model is built of, in one line for tables: the attention (`MLA+DSA`, `GQA 64/8`,
+    /// with its sliding-window or Gated-DeltaNet layers, sinks, output gate), the MLP (`MoE
+    /// 256/8+1`: routed experts / top-k + shared experts; `dense`) and the MTP head.
+    pub fn family_summary(&self) -> String {
+        let attention = match self.attention {
+            super::AttentionSpec::Mla { indexer, .. } => {
+                if indexer.is_some() { "MLA+DSA" } else { "MLA" }.to_string()
+            }
+            super::AttentionSpec::Gqa {
+                num_heads,
+                num_kv_heads,
+                output_gate,
+                sinks,
+                ..
+            } => {
+                let kind = if num_kv_heads == num_heads { "MHA" } else { "GQA" };
+                let mut s = format!("{kind} {num_heads}/{num_kv_heads}");
+                if output_gate {
+                    s += " gated";
+                }
+                if sinks {
+                    s += " sinks";
+                }
+                s
+            }
+        };
+        let n = |k| self.num_layers_of_kind(k);
+        let attention = match (n(LayerAttention::Sliding), n(LayerAttention::Linear)) {
+            (0, 0) => attention,
+            (s, 0) => format!(
+                "{attention}, {s} sliding({}) + {} full",
+                self.sliding_window.unwrap_or(0),
+                n(LayerAttention::Full)
+            ),
+            (_, l) => format!("GDN {l} + {attention} {}", n(LayerAttention::Full)),
+        };
+        let mlp = match self.moe {
+            Some(m) if m.num_shared_experts > 0 => format!(
+                "MoE {}/{}+{}",
+                m.num_routed_experts, m.top_k, m.num_shared_experts
+            ),
+            Some(m) => format!("MoE {}/{}", m.num_routed_experts, m.top_k),
+            None => "dense".to_string(),
+        };
+        let mtp = match self.num_mtp_layers {
+            0 => String::new(),
+            k => format!(" · MTP{k}"),
+        };
+        format!("{attention} · {mlp}{mtp}")
+    }
+}

@@ -10,6 +10,7 @@
 //! told `--attention-backend nsa`.
 
 use super::kernel::KernelCurve;
+use super::layer_mix::LayerMix;
 use super::memory;
 use super::model::Curves;
 use crate::efficiency::KernelKind;
@@ -46,6 +47,8 @@ pub(crate) struct AttnCore {
     /// A verify pass reads each request's cache once per draft token (vLLM's Triton MLA on
     /// SM120, [`ServerOptions::verify_rows_per_draft_token`]) rather than once for all of them.
     pub verify_rereads_cache: bool,
+    /// The layers' attention kinds (sliding window, Gated DeltaNet) beside full attention.
+    pub mix: LayerMix,
 }
 
 /// Attention-core constants of one GPU: heads it computes, KV bytes it reads per key.
@@ -119,6 +122,7 @@ pub(super) fn attn_core(
                 }),
                 verify_rereads_cache: opts.verify_rows_per_draft_token
                     && !fused_indexer_logits(machine),
+                mix: LayerMix::of(model, layout),
             }
         }
         AttentionSpec::Gqa {
@@ -142,6 +146,7 @@ pub(super) fn attn_core(
                 indexer_bytes_per_key: 0.0,
                 indexer_logit_bytes_per_pair: 0.0,
                 verify_rereads_cache: false,
+                mix: LayerMix::of(model, layout),
             }
         }
     }

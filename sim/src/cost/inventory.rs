@@ -11,7 +11,8 @@
 //! `fused_moe`/`flashinfer` MoE runners, `llama.py`-style GQA): what is fused there is one kernel
 //! here. Quantized GEMMs (fp8, nvfp4) add one activation-quantize kernel each.
 
-use models::spec::{AttentionSpec, ModelPart};
+use models::footprint::gpu_share;
+use models::spec::{AttentionSpec, LayerAttention, ModelPart};
 use models::{Layout, ModelSpec};
 
 /// One weight GEMM of a block on one GPU.
@@ -72,6 +73,40 @@ pub struct LayerInventory {
     pub embed: BlockKernels,
     /// Last stage: final norm, lm_head, logits gather, sampling.
     pub head: BlockKernels,
+}
+
+/// The attention GEMMs of a model whose layers mix Gated-DeltaNet and full attention, as the
+/// layer-weighted mean (a stage costs one layer times its layers): the input projections (q/k/v,
+/// or GDN's `in_proj_qkvz` + `in_proj_ba`) as one GEMM and the output projection as another,
+/// each with the parameters one GPU holds of [`ModelSpec::attention_modules`]. Small kernels:
+/// full layers' rotary and KV store, linear layers' conv1d update, gating and gated norm.
+fn mixed_attention_gemms(spec: &ModelSpec, layout: &Layout, a: &mut BlockKernels, qa: bool) {
+    let n = spec.num_layers.max(1) as f64;
+    let (mut input, mut output, mut act) = (0.0, 0.0, 0.0);
+    let parts = (ModelPart::Attention, ModelPart::Attention);
+    for kind in [LayerAttention::Full, LayerAttention::Sliding, LayerAttention::Linear] {
+        let share = spec.num_layers_of_kind(kind) as f64 / n;
+        if share == 0.0 {
+            continue;
+        }
+        a.small += share * if kind == LayerAttention::Linear { 3.0 } else { 2.0 };
+        for m in spec.attention_modules(kind, parts) {
+            let p = m.params as f64 * gpu_share(spec, layout, m.shard, m.base) * share;
+            if m.name.ends_with("o_proj") || m.name.ends_with("out_proj") {
+                output += p;
+            } else {
+                input += p;
+            }
+        }
+    }
+    let h = spec.hidden_size as f64;
+    if h > 0.0 {
+        // the input projections' outputs, written and read by the small kernels (bf16)
+        act = 4.0 * input / h;
+    }
+    a.gemm("in_proj", ModelPart::Attention, input, qa);
+    a.gemm("out_proj", ModelPart::Attention, output, qa);
+    a.small_bytes_per_token += act;
 }
 
 /// Whether a part's format runs its GEMMs on quantized activations.
@@ -167,19 +202,25 @@ impl LayerInventory {
                     x.core_launches = 2.0;
                 }
             }
+            AttentionSpec::Gqa { .. } if spec.linear_attention.is_some() => {
+                mixed_attention_gemms(spec, layout, a, qa);
+                a.core_launches = 2.0;
+            }
             AttentionSpec::Gqa {
                 num_heads,
                 num_kv_heads,
                 head_dim,
+                output_gate,
                 ..
             } => {
                 let d = head_dim as f64;
                 let heads = num_heads as f64 / attn_tp;
                 let kv_heads = (num_kv_heads as f64 / attn_tp).max(1.0);
+                let q_heads = if output_gate { 2.0 * heads } else { heads };
                 a.gemm(
                     "qkv_proj",
                     ModelPart::Attention,
-                    h * (heads + 2.0 * kv_heads) * d,
+                    h * (q_heads + 2.0 * kv_heads) * d,
                     qa,
                 );
                 a.gemm("o_proj", ModelPart::Attention, heads * d * h, qa);
