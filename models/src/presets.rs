@@ -111,25 +111,28 @@ impl ModelSpec {
     }
 
     /// A preset name, else a HF model folder (with `config.json`), else a config file path, else
-    /// a HuggingFace repository id of a preset ([`ModelSpec::preset_for_hf_id`]).
+    /// a HuggingFace repository id: from the local HF cache when it holds it
+    /// ([`ModelSpec::from_hf_cache`]), else the preset of that id
+    /// ([`ModelSpec::preset_for_hf_id`]). The error for anything else says where it looked.
     pub fn resolve(name_or_path: &str) -> Result<ModelSpec> {
         if let Ok(spec) = Self::preset(name_or_path) {
             return Ok(spec);
         }
         let path = Path::new(name_or_path);
         if path.is_dir() {
-            Self::from_hf_dir(path)
-        } else if path.is_file() {
-            Self::from_hf_config(path)
-        } else if let Some(spec) = Self::preset_for_hf_id(name_or_path) {
-            Ok(spec)
-        } else {
-            Err(ModelsError::UnknownPreset {
-                kind: "model",
-                name: name_or_path.to_string(),
-                known: Self::preset_names().join(", "),
-            })
+            return Self::from_hf_dir(path);
         }
+        if path.is_file() {
+            return Self::from_hf_config(path);
+        }
+        if let Some(spec) = Self::from_hf_cache(name_or_path)? {
+            return Ok(spec);
+        }
+        Self::preset_for_hf_id(name_or_path).ok_or_else(|| ModelsError::UnknownModel {
+            name: name_or_path.to_string(),
+            looked_in: crate::hf_cache::looked_in(name_or_path),
+            known: Self::preset_names().join(", "),
+        })
     }
 
     /// Internal consistency of a spec not produced by the HF loader (a preset or a hand-written
