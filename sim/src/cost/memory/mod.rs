@@ -431,14 +431,22 @@ pub fn checked_plan(
     })
 }
 
-/// Most requests of `context_tokens` tokens each that the KV pool holds at once (all DP replicas).
+/// Most requests of `context_tokens` tokens each that the KV pool (and a hybrid model's state
+/// pool) holds at once (all DP replicas).
 pub fn max_requests_at_context(plan: &MemoryPlan, layout: &Layout, context_tokens: u64) -> u64 {
     let replicas = if layout.dp_attention {
         layout.tp as u64
     } else {
         1
     };
-    plan.kv_tokens.saturating_mul(replicas) / context_tokens.max(1)
+    let by_kv = plan.kv_tokens.saturating_mul(replicas) / context_tokens.max(1);
+    if plan.state_slots > 0 {
+        // a hybrid linear-attention model also needs a state slot per running request, which
+        // SGLang's max_running_requests cap (a third of the slots) says
+        by_kv.min(u64::from(plan.max_running_requests).saturating_mul(replicas))
+    } else {
+        by_kv
+    }
 }
 
 #[cfg(test)]
