@@ -79,14 +79,13 @@ impl ModelSpec {
     }
 }
 
-/// Where [`ModelSpec::from_hf_cache`] looks for `id`, for error messages.
+/// Where [`ModelSpec::from_hf_cache`] looks for the repository id `id`, for error messages.
 pub fn looked_in(id: &str) -> String {
     match cache_dir() {
-        Some(c) if is_repo_id(id) => format!(
+        Some(c) => format!(
             "{} (HF cache: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub)",
             repo_dir(&c, id).display()
         ),
-        Some(_) => "no HF cache folder: not an ORG/NAME repository id".to_string(),
         None => "no HF cache ($HF_HUB_CACHE, $HF_HOME and $HOME unset)".to_string(),
     }
 }

@@ -128,10 +128,22 @@ impl ModelSpec {
         if let Some(spec) = Self::from_hf_cache(name_or_path)? {
             return Ok(spec);
         }
-        Self::preset_for_hf_id(name_or_path).ok_or_else(|| ModelsError::UnknownModel {
-            name: name_or_path.to_string(),
-            looked_in: crate::hf_cache::looked_in(name_or_path),
-            known: Self::preset_names().join(", "),
+        if let Some(spec) = Self::preset_for_hf_id(name_or_path) {
+            return Ok(spec);
+        }
+        let known = Self::preset_names().join(", ");
+        let name = name_or_path.to_string();
+        Err(match crate::hf_cache::is_repo_id(name_or_path) {
+            true => ModelsError::UnknownModel {
+                looked_in: crate::hf_cache::looked_in(name_or_path),
+                name,
+                known,
+            },
+            false => ModelsError::UnknownPreset {
+                kind: "model",
+                name,
+                known,
+            },
         })
     }
 
