@@ -13,10 +13,11 @@
 
 use crate::error::{ModelsError, Result};
 use crate::format::{KvDtype, WeightFormat};
+use crate::hf_layers::{layer_kinds, linear_attention, shared_experts};
 use crate::quant::{self, QuantScheme};
 use crate::spec::{
-    AttentionSpec, DsaIndexer, LayerAttention, LinearAttentionSpec, ModelSpec, ModuleFormats,
-    MoeSpec, PartFormats, VisionSpec,
+    AttentionSpec, DsaIndexer, LayerAttention, ModelSpec, ModuleFormats, MoeSpec, PartFormats,
+    VisionSpec,
 };
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -24,11 +25,11 @@ use std::path::{Path, PathBuf};
 /// Upper bounds on config dimensions (far above any published model) that keep every derived
 /// product inside `u64`.
 const MAX_HIDDEN: u64 = 1 << 16;
-const MAX_INTERMEDIATE: u64 = 1 << 18;
-const MAX_LAYERS: u64 = 1 << 10;
+pub(crate) const MAX_INTERMEDIATE: u64 = 1 << 18;
+pub(crate) const MAX_LAYERS: u64 = 1 << 10;
 const MAX_VOCAB: u64 = 1 << 22;
-const MAX_HEADS: u64 = 1 << 10;
-const MAX_HEAD_DIM: u64 = 1 << 11;
+pub(crate) const MAX_HEADS: u64 = 1 << 10;
+pub(crate) const MAX_HEAD_DIM: u64 = 1 << 11;
 const MAX_RANK: u64 = 1 << 16;
 const MAX_EXPERTS: u64 = 1 << 12;
 const MAX_CONTEXT: u64 = 1 << 40;
@@ -52,7 +53,7 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
 ];
 
 /// Reads JSON fields of one config object, naming the file and the (prefixed) field in errors.
-struct Fields<'a> {
+pub(crate) struct Fields<'a> {
     obj: &'a Map<String, Value>,
     path: &'a Path,
     /// `text_config.` for wrapped multimodal configs, else empty.
@@ -60,7 +61,7 @@ struct Fields<'a> {
 }
 
 impl Fields<'_> {
-    fn err(&self, key: &str, problem: impl Into<String>) -> ModelsError {
+    pub(crate) fn err(&self, key: &str, problem: impl Into<String>) -> ModelsError {
         ModelsError::Field {
             path: self.path.to_path_buf(),
             field: format!("{}{key}", self.prefix),
@@ -68,12 +69,12 @@ impl Fields<'_> {
         }
     }
 
-    fn present(&self, key: &str) -> Option<&Value> {
+    pub(crate) fn present(&self, key: &str) -> Option<&Value> {
         self.obj.get(key).filter(|v| !v.is_null())
     }
 
     /// An optional integer in `[min, max]`.
-    fn opt_int(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>> {
+    pub(crate) fn opt_int(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>> {
         let Some(v) = self.present(key) else {
             return Ok(None);
         };
@@ -97,12 +98,12 @@ impl Fields<'_> {
     }
 
     /// A required positive integer at most `max`.
-    fn dim(&self, key: &str, max: u64) -> Result<u64> {
+    pub(crate) fn dim(&self, key: &str, max: u64) -> Result<u64> {
         self.opt_int(key, 1, max)?
             .ok_or_else(|| self.err(key, "missing (required positive integer)"))
     }
 
-    fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
+    pub(crate) fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
         match self.present(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -110,7 +111,7 @@ impl Fields<'_> {
         }
     }
 
-    fn as_u32(n: u64) -> u32 {
+    pub(crate) fn as_u32(n: u64) -> u32 {
         // Every bound above is below u32::MAX except context and vocab, never passed here.
         n as u32
     }
@@ -255,12 +256,16 @@ fn vision(root: &Map<String, Value>, path: &Path) -> Result<Option<VisionSpec>> 
             .try_fold(1u32, |acc, n| n.map(|n| acc * n as u32))
             .ok_or_else(|| f.err("merge_kernel_size", "must be a list of integers 1..16"))?,
         Some(v) => return Err(f.err("merge_kernel_size", format!("must be a list, got {v}"))),
-        None => f.opt_int("spatial_merge_size", 1, 16)?.map_or(1, |m| (m * m) as u32),
+        None => f
+            .opt_int("spatial_merge_size", 1, 16)?
+            .map_or(1, |m| (m * m) as u32),
     };
     let side = |k: &str| f.opt_int(k, 1, 4096);
     let pos_emb_positions = match (side("init_pos_emb_height")?, side("init_pos_emb_width")?) {
         (Some(h), Some(w)) => h * w,
-        _ => f.opt_int("num_position_embeddings", 1, 1 << 24)?.unwrap_or(0),
+        _ => f
+            .opt_int("num_position_embeddings", 1, 1 << 24)?
+            .unwrap_or(0),
     };
     let num_layers = match f.opt_int("depth", 1, MAX_LAYERS)? {
         Some(d) => d,
@@ -507,73 +512,6 @@ fn mlp(
     }
 }
 
-/// Qwen3-Next / Qwen3.5's one shared expert (`shared_expert_intermediate_size`), counted in
-/// routed-expert widths; it must be a whole number of them.
-fn shared_experts(f: &Fields, expert_inter: u64) -> Result<u32> {
-    match f.opt_int("shared_expert_intermediate_size", 0, MAX_INTERMEDIATE)? {
-        None | Some(0) => Ok(0),
-        Some(s) if s.is_multiple_of(expert_inter) => Ok((s / expert_inter) as u32),
-        Some(s) => Err(f.err(
-            "shared_expert_intermediate_size",
-            format!("{s} is not a multiple of moe_intermediate_size {expert_inter}"),
-        )),
-    }
-}
-
-/// The attention kind of each layer: `layer_types` when given (`full_attention`,
-/// `sliding_attention`, `linear_attention`) for gpt-oss and the Qwen3-Next family, else for the
-/// latter every `full_attention_interval`-th layer full and the others linear; empty (all full)
-/// otherwise.
-fn layer_kinds(f: &Fields, model_type: &str, num_layers: u64) -> Result<Vec<LayerAttention>> {
-    let kinds = [
-        ("full_attention", LayerAttention::Full),
-        ("sliding_attention", LayerAttention::Sliding),
-        ("linear_attention", LayerAttention::Linear),
-    ];
-    // Other families' `layer_types` name other things (GLM-5.2: `deepseek_sparse_attention`).
-    if !matches!(model_type, "gpt_oss" | "qwen3_next" | "qwen3_5_moe_text") {
-        return Ok(Vec::new());
-    }
-    if let Some(types) = per_layer_kinds(f, "layer_types", num_layers, &kinds)? {
-        return Ok(types);
-    }
-    if model_type == "gpt_oss" {
-        return Ok(Vec::new());
-    }
-    let every = f.dim("full_attention_interval", MAX_LAYERS)?;
-    Ok((0..num_layers)
-        .map(|i| match (i + 1) % every {
-            0 => LayerAttention::Full,
-            _ => LayerAttention::Linear,
-        })
-        .collect())
-}
-
-/// The Gated-DeltaNet block (`linear_*`), its state dtype from `mamba_ssm_dtype` (SGLang's
-/// default float32 when absent).
-fn linear_attention(f: &Fields) -> Result<LinearAttentionSpec> {
-    let u = Fields::as_u32;
-    let state_dtype_bytes = match f.present("mamba_ssm_dtype") {
-        None => 4,
-        Some(Value::String(s)) if s == "float32" => 4,
-        Some(Value::String(s)) if s == "bfloat16" || s == "float16" => 2,
-        Some(v) => {
-            return Err(f.err(
-                "mamba_ssm_dtype",
-                format!("{v} is not float32, bfloat16 or float16"),
-            ));
-        }
-    };
-    Ok(LinearAttentionSpec {
-        num_key_heads: u(f.dim("linear_num_key_heads", MAX_HEADS)?),
-        num_value_heads: u(f.dim("linear_num_value_heads", MAX_HEADS)?),
-        key_head_dim: u(f.dim("linear_key_head_dim", MAX_HEAD_DIM)?),
-        value_head_dim: u(f.dim("linear_value_head_dim", MAX_HEAD_DIM)?),
-        conv_kernel: u(f.dim("linear_conv_kernel_dim", 64)?),
-        state_dtype_bytes,
-    })
-}
-
 fn top_k(f: &Fields, experts: u64) -> Result<u32> {
     let k = match f.opt_int("experts_per_token", 1, MAX_EXPERTS)? {
         Some(k) if f.present("num_experts_per_tok").is_none() => k,
@@ -590,7 +528,7 @@ fn top_k(f: &Fields, experts: u64) -> Result<u32> {
 
 /// A per-layer list of kinds (`mlp_layer_types`: dense / sparse, `indexer_types`: full /
 /// shared) mapped to booleans by `kinds`, when present; it must have one entry per layer.
-fn per_layer_kinds<T: Copy>(
+pub(crate) fn per_layer_kinds<T: Copy>(
     f: &Fields,
     key: &str,
     num_layers: u64,

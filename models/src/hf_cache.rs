@@ -11,7 +11,11 @@ use std::path::{Path, PathBuf};
 /// The hub cache folder from the environment (see the module docs); `None` without any of
 /// `HF_HUB_CACHE`, `HF_HOME`, `HOME`.
 pub fn cache_dir() -> Option<PathBuf> {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     var("HF_HUB_CACHE")
         .or_else(|| var("HF_HOME").map(|h| h.join("hub")))
         .or_else(|| var("HOME").map(|h| h.join(".cache/huggingface/hub")))

@@ -23,6 +23,7 @@ pub mod format;
 pub mod gpu;
 pub mod hf;
 pub mod hf_cache;
+mod hf_layers;
 pub mod io;
 pub mod layout;
 mod minire;

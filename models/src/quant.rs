@@ -291,13 +291,15 @@ impl QuantScheme {
         let inner = module
             .strip_prefix("model.")
             .map(|rest| format!("model.language_model.{rest}"));
-        let names = [Some(module), Some(wrapped.as_str()), inner.as_deref(), alias];
-        self.excluded.iter().any(|p| {
-            names
-                .iter()
-                .flatten()
-                .any(|name| pattern_matches(p, name))
-        })
+        let names = [
+            Some(module),
+            Some(wrapped.as_str()),
+            inner.as_deref(),
+            alias,
+        ];
+        self.excluded
+            .iter()
+            .any(|p| names.iter().flatten().any(|name| pattern_matches(p, name)))
     }
 
     /// Each part's format and the module-by-module exceptions for `spec` (whose own formats

@@ -274,7 +274,11 @@ fn new_families_active_params_match_published() {
         ("Qwen3-Next-80B-A3B.json", 3.0, false, 0.20),
     ] {
         let s = load(file);
-        let emb = if with_embedding { s.embedding_params() } else { 0 };
+        let emb = if with_embedding {
+            s.embedding_params()
+        } else {
+            0
+        };
         let active = s.active_params_per_token() + emb;
         assert_within(file, active as f64, published_b * B, tol);
     }
@@ -287,9 +291,16 @@ fn hybrid_layers_and_their_caches() {
     assert_eq!(g.num_layers_of_kind(LayerAttention::Sliding), 18);
     assert_eq!(g.num_layers_of_kind(LayerAttention::Full), 18);
     assert_eq!(g.sliding_window, Some(128));
-    assert!(matches!(g.attention, AttentionSpec::Gqa { sinks: true, .. }));
+    assert!(matches!(
+        g.attention,
+        AttentionSpec::Gqa { sinks: true, .. }
+    ));
     assert_eq!(g.formats.routed_experts, WeightFormat::Mxfp4);
-    assert_eq!(g.formats.attention, WeightFormat::Bf16, "self_attn not converted");
+    assert_eq!(
+        g.formats.attention,
+        WeightFormat::Bf16,
+        "self_attn not converted"
+    );
     // KV grows only in the full layers; the sliding ones stop at 128 tokens.
     let per_layer = g.kv_bytes_per_token_per_layer(KvDtype::Bf16);
     assert_eq!(per_layer, 2 * 8 * 64 * 2);
@@ -308,16 +319,30 @@ fn hybrid_layers_and_their_caches() {
     assert_eq!(q.linear_state_bytes_per_request(), 45 * per_layer_state);
     assert_eq!(q.kv_bytes_per_token(KvDtype::Bf16), 15 * 2 * 2 * 256 * 2);
     let la = q.linear_attention.unwrap();
-    assert_eq!(la.state_bytes_per_request(8), 12_288 / 8 * 3 * 2 + 8 * 128 * 128 * 4);
+    assert_eq!(
+        la.state_bytes_per_request(8),
+        12_288 / 8 * 3 * 2 + 8 * 128 * 128 * 4
+    );
     // Qwen3-Next: no layer_types, every 4th layer full.
     let n = load("Qwen3-Next-80B-A3B.json");
     assert_eq!(n.num_layers_of_kind(LayerAttention::Full), 12);
     assert_eq!(n.layer_attention(0), LayerAttention::Linear);
-    assert!(matches!(n.attention, AttentionSpec::Gqa { output_gate: true, .. }));
+    assert!(matches!(
+        n.attention,
+        AttentionSpec::Gqa {
+            output_gate: true,
+            ..
+        }
+    ));
     // Decode FLOPs do not grow with context in linear layers.
     let d = |s: &models::ModelSpec, c| s.flops_per_token_decode(c);
     let full_only = 12.0 * 4.0 * 16.0 * 256.0 * 10_000.0;
-    assert_within("Qwen3-Next decode growth", d(&n, 20_000) - d(&n, 10_000), full_only, 1e-9);
+    assert_within(
+        "Qwen3-Next decode growth",
+        d(&n, 20_000) - d(&n, 10_000),
+        full_only,
+        1e-9,
+    );
 }
 
 #[test]

@@ -58,8 +58,20 @@ fn json(s: &str) -> Value {
 fn repository_ids_resolve_through_the_hf_cache() {
     let tmp = tempfile::tempdir().unwrap();
     let hub = tmp.path().join("hub");
-    cache_model(&hub, "moonshotai/Kimi-K2.5", "a1b2c3", "Kimi-K2.5.json", true);
-    cache_model(&hub, "Qwen/Qwen3.5-397B-A17B", "d4e5f6", "Qwen3.5-397B-A17B.json", false);
+    cache_model(
+        &hub,
+        "moonshotai/Kimi-K2.5",
+        "a1b2c3",
+        "Kimi-K2.5.json",
+        true,
+    );
+    cache_model(
+        &hub,
+        "Qwen/Qwen3.5-397B-A17B",
+        "d4e5f6",
+        "Qwen3.5-397B-A17B.json",
+        false,
+    );
     for (id, rev, preset) in [
         ("moonshotai/Kimi-K2.5", "a1b2c3", "kimi-k2.5"),
         ("Qwen/Qwen3.5-397B-A17B", "d4e5f6", "qwen3.5-397b-a17b"),
@@ -71,16 +83,26 @@ fn repository_ids_resolve_through_the_hf_cache() {
             let v = json(&out);
             assert_eq!(v["summary"]["name"], id);
             let source = v["summary"]["source"].as_str().unwrap();
-            assert!(source.contains(&format!("snapshots/{rev}/config.json")), "{source}");
+            assert!(
+                source.contains(&format!("snapshots/{rev}/config.json")),
+                "{source}"
+            );
             // the same architecture as the preset made from the same config
             let (_, p, _) = show(&[], preset, "8");
             let p = json(&p);
-            assert_eq!(v["summary"]["total_params"], p["summary"]["total_params"], "{id}");
+            assert_eq!(
+                v["summary"]["total_params"], p["summary"]["total_params"],
+                "{id}"
+            );
             assert_eq!(v["summary"]["formats"], p["summary"]["formats"], "{id}");
         }
     }
     // not in the cache: exit 2, one line that names where it looked
-    let (code, _, err) = show(&[("HF_HUB_CACHE", hub.as_path())], "acme/NoSuchModel-7B", "8");
+    let (code, _, err) = show(
+        &[("HF_HUB_CACHE", hub.as_path())],
+        "acme/NoSuchModel-7B",
+        "8",
+    );
     assert_eq!(code, 2, "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     let looked = hub.join("models--acme--NoSuchModel-7B");
@@ -149,7 +171,12 @@ fn new_families_show_weights_caches_and_memory_plan_at_tp4_and_tp8() {
     // MiniMax-M2.5 FP8 at TP8: SGLang cannot slice its 1536-wide experts into 128-blocks 8 ways
     let (_, out, _) = show(&[], "minimax-m2.5", "8");
     let l = layout(&json(&out), "TP8").clone();
-    assert!(l["impossible_reason"].as_str().unwrap().contains("block size 128"));
+    assert!(
+        l["impossible_reason"]
+            .as_str()
+            .unwrap()
+            .contains("block size 128")
+    );
     // the table says it in words
     let text = Command::cargo_bin("sim")
         .unwrap()
@@ -157,6 +184,9 @@ fn new_families_show_weights_caches_and_memory_plan_at_tp4_and_tp8() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("45 Gated-DeltaNet layers hold a fixed state"), "{text}");
+    assert!(
+        text.contains("45 Gated-DeltaNet layers hold a fixed state"),
+        "{text}"
+    );
     assert!(text.contains("TP8: state 24.01 MB/request/GPU"), "{text}");
 }

@@ -10,8 +10,14 @@ use sim::options::ServerOptions;
 
 fn kv_read_s(spec: &ModelSpec, requests: usize, ctx: u32) -> f64 {
     let m = Machine::resolve("h200-x8").unwrap();
-    let cm = CostModel::new(&m, spec, Layout::tp(8), &ServerOptions::default(), Knobs::default())
-        .unwrap();
+    let cm = CostModel::new(
+        &m,
+        spec,
+        Layout::tp(8),
+        &ServerOptions::default(),
+        Knobs::default(),
+    )
+    .unwrap();
     let batch = IterationBatch {
         decode_context_tokens: vec![ctx; requests],
         prefill: Vec::new(),

@@ -53,8 +53,7 @@ impl ModelSpec {
     /// linear layers and, with DSA, the indexer's scan of every cached token. Main model only.
     pub fn flops_per_token_decode(&self, context_tokens: u64) -> f64 {
         let full = self.attention_score_flops(self.attended_tokens(context_tokens) as f64, true);
-        let sliding =
-            self.attention_score_flops(self.sliding_tokens(context_tokens) as f64, true);
+        let sliding = self.attention_score_flops(self.sliding_tokens(context_tokens) as f64, true);
         let linear = self
             .linear_attention
             .map_or(0.0, |la| la.decode_flops_per_token());

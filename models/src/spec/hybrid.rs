@@ -165,7 +165,11 @@ impl ModelSpec {
                 sinks,
                 ..
             } => {
-                let kind = if num_kv_heads == num_heads { "MHA" } else { "GQA" };
+                let kind = if num_kv_heads == num_heads {
+                    "MHA"
+                } else {
+                    "GQA"
+                };
                 let mut s = format!("{kind} {num_heads}/{num_kv_heads}");
                 if output_gate {
                     s += " gated";

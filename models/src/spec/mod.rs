@@ -532,7 +532,8 @@ impl ModelSpec {
     /// `sliding_window` tokens and linear-attention layers a fixed state per request
     /// ([`Self::kv_bytes_per_request`]).
     pub fn kv_bytes_per_token(&self, dtype: KvDtype) -> u64 {
-        self.num_layers_of_kind(LayerAttention::Full) as u64 * self.kv_bytes_per_token_per_layer(dtype)
+        self.num_layers_of_kind(LayerAttention::Full) as u64
+            * self.kv_bytes_per_token_per_layer(dtype)
     }
 
     /// Cache bytes one request of `context_tokens` holds over the main-model layers, unsharded:

@@ -162,7 +162,13 @@ impl ModelSpec {
         if layer >= self.num_layers {
             let e = "eh_proj";
             let p = (ModelPart::Mtp, ModelPart::Mtp);
-            v.push(module(e, e, p, 2 * self.hidden_size * self.hidden_size, Shard::Replicated));
+            v.push(module(
+                e,
+                e,
+                p,
+                2 * self.hidden_size * self.hidden_size,
+                Shard::Replicated,
+            ));
         }
         v
     }
@@ -290,9 +296,18 @@ impl ModelSpec {
         };
         let routed = if matches!(self.model_type.as_str(), "mixtral" | "minimax_m2") {
             [
-                ("block_sparse_moe.experts.*.w1", "block_sparse_moe.experts.0.w1"),
-                ("block_sparse_moe.experts.*.w3", "block_sparse_moe.experts.0.w3"),
-                ("block_sparse_moe.experts.*.w2", "block_sparse_moe.experts.0.w2"),
+                (
+                    "block_sparse_moe.experts.*.w1",
+                    "block_sparse_moe.experts.0.w1",
+                ),
+                (
+                    "block_sparse_moe.experts.*.w3",
+                    "block_sparse_moe.experts.0.w3",
+                ),
+                (
+                    "block_sparse_moe.experts.*.w2",
+                    "block_sparse_moe.experts.0.w2",
+                ),
             ]
         } else {
             [

@@ -36,7 +36,9 @@ use super::MemoryPlan;
 use crate::error::{Result, SimError};
 use crate::options::ServerOptions;
 use models::footprint::Footprint;
-use models::spec::{MAMBA_FULL_MEMORY_RATIO, MAMBA_SLOTS_PER_RUNNING_REQUEST, SWA_FULL_TOKENS_RATIO};
+use models::spec::{
+    MAMBA_FULL_MEMORY_RATIO, MAMBA_SLOTS_PER_RUNNING_REQUEST, SWA_FULL_TOKENS_RATIO,
+};
 use models::{KvDtype, Layout, ModelSpec};
 use serde::{Deserialize, Serialize};
 
@@ -174,15 +176,12 @@ fn kv_bytes_per_token_per_layer(spec: &ModelSpec, footprint: &Footprint, dtype: 
 /// Returns (full-layer KV tokens, state slots).
 fn stage_pools(pool_bytes: u64, cell: &StageCell) -> (u64, u64) {
     let mut rest = pool_bytes;
-    let mut slots = 0;
-    if cell.state_bytes_per_request > 0 {
-        let r = MAMBA_FULL_MEMORY_RATIO;
-        let state = (rest as f64 * r / (1.0 + r)) as u64;
-        slots = state / cell.state_bytes_per_request;
-        rest -= slots * cell.state_bytes_per_request;
-    }
-    let per_token =
-        cell.kv_bytes_per_token as f64 + SWA_FULL_TOKENS_RATIO * cell.sliding_kv_bytes_per_token as f64;
+    let r = MAMBA_FULL_MEMORY_RATIO;
+    let state = (rest as f64 * r / (1.0 + r)) as u64;
+    let slots = state.checked_div(cell.state_bytes_per_request).unwrap_or(0);
+    rest -= slots * cell.state_bytes_per_request;
+    let per_token = cell.kv_bytes_per_token as f64
+        + SWA_FULL_TOKENS_RATIO * cell.sliding_kv_bytes_per_token as f64;
     let tokens = if per_token > 0.0 {
         (rest as f64 / per_token) as u64
     } else {
@@ -207,7 +206,8 @@ fn stage_cell(
 ) -> StageCell {
     let c = footprint.stage_cache(spec, dtype, layers.clone());
     // SGLang's NSA pool keeps an index-key row in every layer of the stage
-    let index_keys = spec.indexer_cache_bytes_per_token_per_layer() * u64::from(layers.end - layers.start);
+    let index_keys =
+        spec.indexer_cache_bytes_per_token_per_layer() * u64::from(layers.end - layers.start);
     StageCell {
         kv_bytes_per_token: c.kv_bytes_per_token + index_keys,
         sliding_kv_bytes_per_token: c.sliding_kv_bytes_per_token,
@@ -307,8 +307,9 @@ pub fn plan_with_pre_load(
         fullest.sliding_kv_bytes_per_token = fullest
             .sliding_kv_bytes_per_token
             .max(cell.sliding_kv_bytes_per_token);
-        fullest.state_bytes_per_request =
-            fullest.state_bytes_per_request.max(cell.state_bytes_per_request);
+        fullest.state_bytes_per_request = fullest
+            .state_bytes_per_request
+            .max(cell.state_bytes_per_request);
     }
     if by_memory == u64::MAX {
         by_memory = 0;
@@ -325,8 +326,8 @@ pub fn plan_with_pre_load(
     } else {
         0
     };
-    let kv_pool = kv_tokens * fullest.kv_bytes_per_token
-        + swa_kv_tokens * fullest.sliding_kv_bytes_per_token;
+    let kv_pool =
+        kv_tokens * fullest.kv_bytes_per_token + swa_kv_tokens * fullest.sliding_kv_bytes_per_token;
     let state_pool = state_slots * fullest.state_bytes_per_request;
     let ctx = context_len(spec, opts);
     let dp = if layout.dp_attention { layout.tp } else { 1 };
