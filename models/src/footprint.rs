@@ -212,24 +212,16 @@ pub fn footprint_with(
 /// Bytes of MLA's `w_kc` + `w_vc` (BF16 copies of `kv_b_proj`) per layer on one GPU of
 /// `layout`; 0 for GQA.
 pub fn mla_absorbed_copy_bytes_per_layer(spec: &ModelSpec, layout: &Layout) -> f64 {
-    match spec.attention {
-        AttentionSpec::Mla {
-            num_heads,
-            kv_lora_rank,
-            qk_nope_head_dim,
-            v_head_dim,
-            ..
-        } => {
-            let split = if layout.dp_attention {
-                1
-            } else {
-                layout.tp.max(1)
-            };
-            let heads = num_heads as f64 / split as f64;
-            heads * kv_lora_rank as f64 * (qk_nope_head_dim + v_head_dim) as f64 * 2.0
-        }
-        AttentionSpec::Gqa { .. } => 0.0,
-    }
+    let Some(d) = spec.attention.mla_dims() else {
+        return 0.0;
+    };
+    let split = if layout.dp_attention {
+        1
+    } else {
+        layout.tp.max(1)
+    };
+    let heads = d.heads as f64 / split as f64;
+    heads * d.kv_lora_rank as f64 * (d.nope + d.v) as f64 * 2.0
 }
 
 /// Bytes of the allocator hole one NVFP4 MoE layer leaves on one GPU: its `w2_weight_scale`,

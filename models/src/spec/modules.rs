@@ -198,40 +198,28 @@ impl ModelSpec {
             }
             return v;
         }
-        match self.attention {
-            AttentionSpec::Mla {
-                num_heads,
-                q_lora_rank,
-                kv_lora_rank,
-                qk_nope_head_dim,
-                qk_rope_head_dim,
-                v_head_dim,
-                ..
-            } => {
-                let nh = num_heads as u64;
-                let (r_kv, nope, rope, vd) = (
-                    kv_lora_rank as u64,
-                    qk_nope_head_dim as u64,
-                    qk_rope_head_dim as u64,
-                    v_head_dim as u64,
-                );
-                match q_lora_rank.map(u64::from) {
-                    Some(r_q) => {
-                        let (a, b) = ("self_attn.q_a_proj", "self_attn.q_b_proj");
-                        v.push(module(a, a, attn, h * r_q, Shard::Replicated));
-                        v.push(module(b, b, attn, r_q * nh * (nope + rope), Shard::Tp));
-                    }
-                    None => {
-                        let q = "self_attn.q_proj";
-                        v.push(module(q, q, attn, h * nh * (nope + rope), Shard::Tp));
-                    }
+        if let Some(d) = self.attention.mla_dims() {
+            let (nh, r_kv, nope, rope, vd) = (d.heads, d.kv_lora_rank, d.nope, d.rope, d.v);
+            match d.q_lora_rank {
+                Some(r_q) => {
+                    let (a, b) = ("self_attn.q_a_proj", "self_attn.q_b_proj");
+                    v.push(module(a, a, attn, h * r_q, Shard::Replicated));
+                    v.push(module(b, b, attn, r_q * nh * (nope + rope), Shard::Tp));
                 }
-                let (a, b) = ("self_attn.kv_a_proj_with_mqa", "self_attn.kv_b_proj");
-                v.push(module(a, a, attn, h * (r_kv + rope), Shard::Replicated));
-                v.push(module(b, b, attn, r_kv * nh * (nope + vd), Shard::Tp));
-                let o = "self_attn.o_proj";
-                v.push(module(o, o, attn, nh * vd * h, Shard::Tp));
+                None => {
+                    let q = "self_attn.q_proj";
+                    v.push(module(q, q, attn, h * nh * (nope + rope), Shard::Tp));
+                }
             }
+            let (a, b) = ("self_attn.kv_a_proj_with_mqa", "self_attn.kv_b_proj");
+            v.push(module(a, a, attn, h * (r_kv + rope), Shard::Replicated));
+            v.push(module(b, b, attn, r_kv * nh * (nope + vd), Shard::Tp));
+            let o = "self_attn.o_proj";
+            v.push(module(o, o, attn, nh * vd * h, Shard::Tp));
+            return v;
+        }
+        match self.attention {
+            AttentionSpec::Mla { .. } => {}
             AttentionSpec::Gqa {
                 num_heads,
                 num_kv_heads,

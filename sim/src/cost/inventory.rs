@@ -85,18 +85,12 @@ fn mla_kernels(
     x: &mut BlockKernels,
 ) {
     let h = spec.hidden_size as f64;
-    let AttentionSpec::Mla {
-        num_heads,
-        q_lora_rank,
-        kv_lora_rank,
-        qk_nope_head_dim,
-        qk_rope_head_dim,
-        v_head_dim,
-        indexer,
-    } = spec.attention
-    else {
+    let (Some(d), indexer) = (spec.attention.mla_dims(), spec.attention.indexer()) else {
         return;
     };
+    let (num_heads, q_lora_rank) = (d.heads, d.q_lora_rank);
+    let (kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim) =
+        (d.kv_lora_rank, d.nope, d.rope, d.v);
     let heads = num_heads as f64 / attn_tp;
     let (r_kv, nope, rope, v) = (
         kv_lora_rank as f64,
