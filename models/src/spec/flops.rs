@@ -16,12 +16,19 @@ impl ModelSpec {
     /// kernel SGLang runs: MLA decode absorbs `kv_b_proj` and attends in the latent space
     /// (`2·heads·attended·(2·kv_lora + rope)`), MLA prefill and GQA use per-head q·k and p·v.
     fn attention_score_flops(&self, attended: f64, absorbed: bool) -> f64 {
+        self.attention_flops_per_pair(absorbed) * attended
+    }
+
+    /// Attention FLOPs per (query, attended key) pair in one layer, all heads together: scores
+    /// and the weighted sum of values (see [`Self::attention_score_flops`]); the cost model
+    /// divides it among the attention ranks. The one place these are written.
+    pub fn attention_flops_per_pair(&self, absorbed: bool) -> f64 {
         match self.attention {
             AttentionSpec::Gqa {
                 num_heads,
                 head_dim,
                 ..
-            } => 4.0 * num_heads as f64 * head_dim as f64 * attended,
+            } => 4.0 * num_heads as f64 * head_dim as f64,
             AttentionSpec::Mla {
                 num_heads,
                 kv_lora_rank,
@@ -35,7 +42,7 @@ impl ModelSpec {
                 } else {
                     (qk_nope_head_dim + qk_rope_head_dim + v_head_dim) as f64
                 };
-                2.0 * num_heads as f64 * per_head * attended
+                2.0 * num_heads as f64 * per_head
             }
         }
     }

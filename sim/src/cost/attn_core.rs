@@ -83,23 +83,12 @@ pub(super) fn attn_core(
     let prefill = curves.of(KernelKind::Prefill, "bf16").with_floor(f);
     let indexer_prefill = curves.of(KernelKind::Prefill, "fp8").with_floor(2.0 * f);
     match model.attention {
-        AttentionSpec::Mla {
-            num_heads,
-            kv_lora_rank,
-            qk_nope_head_dim,
-            qk_rope_head_dim,
-            v_head_dim,
-            indexer,
-            ..
-        } => {
+        AttentionSpec::Mla { indexer, .. } => {
             let indexer = indexer.filter(|_| sparse_attention(machine, opts));
-            let heads = num_heads as f64 / attn_tp;
-            // absorbed MLA: scores over (kv_lora + rope) dims, values over kv_lora dims
-            let absorbed = 2.0 * heads * (kv_lora_rank + qk_rope_head_dim) as f64
-                + 2.0 * heads * kv_lora_rank as f64;
-            // prefill without DSA runs MLA as multi-head attention over up-projected K and V
-            let mha = 2.0 * heads * (qk_nope_head_dim + qk_rope_head_dim) as f64
-                + 2.0 * heads * v_head_dim as f64;
+            // absorbed MLA: scores over (kv_lora + rope) dims, values over kv_lora dims; prefill
+            // without DSA runs MLA as multi-head attention over up-projected K and V
+            let absorbed = model.attention_flops_per_pair(true) / attn_tp;
+            let mha = model.attention_flops_per_pair(false) / attn_tp;
             AttnCore {
                 decode,
                 indexer_decode,
@@ -125,21 +114,15 @@ pub(super) fn attn_core(
                 mix: LayerMix::of(model, layout),
             }
         }
-        AttentionSpec::Gqa {
-            num_heads,
-            num_kv_heads,
-            head_dim,
-            ..
-        } => {
-            let heads = num_heads as f64 / attn_tp;
+        AttentionSpec::Gqa { num_kv_heads, .. } => {
             let kv_split = attn_tp.min(num_kv_heads.max(1) as f64);
             AttnCore {
                 decode,
                 indexer_decode,
                 prefill,
                 indexer_prefill,
-                decode_flops_per_pair: 4.0 * heads * head_dim as f64,
-                prefill_flops_per_pair: 4.0 * heads * head_dim as f64,
+                decode_flops_per_pair: model.attention_flops_per_pair(true) / attn_tp,
+                prefill_flops_per_pair: model.attention_flops_per_pair(false) / attn_tp,
                 kv_bytes_per_key: per_layer_kv / kv_split,
                 topk_cap: None,
                 indexer_flops_per_key: 0.0,
