@@ -4,21 +4,22 @@ use crate::format::{KvDtype, WeightFormat};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod bf16;
 mod flops;
 mod hybrid;
 mod layer_set;
+mod mla;
 mod modules;
 mod vision;
 
+pub use bf16::describe_bf16_modules;
 pub use hybrid::{
     GDN_CHUNK_TOKENS, LayerAttention, LinearAttentionSpec, MAMBA_FULL_MEMORY_RATIO,
     MAMBA_SLOTS_PER_RUNNING_REQUEST, SWA_FULL_TOKENS_RATIO,
 };
 pub use layer_set::LayerSet;
-pub use modules::{
-    Bf16Modules, LinearModule, ModuleFormats, ModuleOverride, PlainParams, Shard,
-    describe_bf16_modules,
-};
+pub use mla::MlaDims;
+pub use modules::{Bf16Modules, LinearModule, ModuleFormats, ModuleOverride, PlainParams, Shard};
 pub use vision::VisionSpec;
 
 /// A model's architecture and checkpoint formats: everything the cost model needs.
@@ -236,45 +237,6 @@ impl AttentionSpec {
     pub fn is_mla(&self) -> bool {
         matches!(self, AttentionSpec::Mla { .. })
     }
-
-    /// MLA's dimensions as integers, `None` for GQA: the one place the MLA fields are unpacked
-    /// for shapes (modules, kernels, copies).
-    pub fn mla_dims(&self) -> Option<MlaDims> {
-        match *self {
-            AttentionSpec::Mla {
-                num_heads,
-                q_lora_rank,
-                kv_lora_rank,
-                qk_nope_head_dim,
-                qk_rope_head_dim,
-                v_head_dim,
-                ..
-            } => Some(MlaDims {
-                heads: num_heads as u64,
-                q_lora_rank: q_lora_rank.map(u64::from),
-                kv_lora_rank: kv_lora_rank as u64,
-                nope: qk_nope_head_dim as u64,
-                rope: qk_rope_head_dim as u64,
-                v: v_head_dim as u64,
-            }),
-            AttentionSpec::Gqa { .. } => None,
-        }
-    }
-}
-
-/// MLA's dimensions ([`AttentionSpec::mla_dims`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MlaDims {
-    /// Query heads.
-    pub heads: u64,
-    /// `q_lora_rank`; `None` when q is projected directly.
-    pub q_lora_rank: Option<u64>,
-    /// Width of the cached latent.
-    pub kv_lora_rank: u64,
-    /// Per-head q/k dims without and with rotary embedding, and the value dim.
-    pub nope: u64,
-    pub rope: u64,
-    pub v: u64,
 }
 
 /// Attention parameters of one layer split by how SGLang shards them over a TP group.
@@ -362,22 +324,11 @@ impl ModelSpec {
     }
 
     /// DSA lightning-indexer parameters of one layer that has an indexer (`wq_b`, `wk`, `k_norm`,
-    /// `weights_proj`); 0 without DSA. SGLang replicates these on every TP rank. Multiply by
-    /// [`Self::num_indexer_layers`], not `num_layers` (GLM-5.2 shares indexers across layers).
+    /// `weights_proj`: its modules and plain parameters); 0 without DSA. SGLang replicates these
+    /// on every TP rank. Multiply by [`Self::num_indexer_layers`], not `num_layers` (GLM-5.2
+    /// shares indexers across layers).
     pub fn indexer_params_per_layer(&self) -> u64 {
-        let AttentionSpec::Mla {
-            q_lora_rank,
-            indexer: Some(ix),
-            ..
-        } = self.attention
-        else {
-            return 0;
-        };
-        let h = self.hidden_size;
-        let (n, d) = (ix.num_heads as u64, ix.head_dim as u64);
-        // wq_b reads the shared q latent (or the hidden state without a q LoRA).
-        let q_in = q_lora_rank.map(u64::from).unwrap_or(h);
-        q_in * n * d + h * d + 2 * d + h * n
+        self.indexer_modules_and_plain_params()
     }
 
     /// Dense MLP parameters of one dense layer: gate, up and down projections, `3·h·intermediate`.
