@@ -41,6 +41,15 @@ pub enum ModelsError {
         name: String,
         known: String,
     },
+    /// A model name that is no preset, no path, not in the local HF cache and no preset's HF id.
+    #[error(
+        "unknown model `{name}`: not a preset ({known}), not a path, and not in the HF cache (looked in {looked_in}); download it (`huggingface-cli download {name} config.json`), pass its folder, or use a preset"
+    )]
+    UnknownModel {
+        name: String,
+        looked_in: String,
+        known: String,
+    },
     /// A layout that cannot hold this model (heads or experts do not divide, too few layers…).
     #[error("layout {layout} is impossible for {model}: {reason}")]
     ImpossibleLayout {

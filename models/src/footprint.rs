@@ -37,7 +37,7 @@
 use crate::error::Result;
 use crate::format::KvDtype;
 use crate::layout::Layout;
-use crate::spec::{AttentionSpec, ModelPart, ModelSpec, Shard};
+use crate::spec::{AttentionSpec, LayerAttention, ModelPart, ModelSpec, Shard};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -63,6 +63,17 @@ pub struct GpuFootprint {
     pub weight_bytes_by_part: BTreeMap<ModelPart, u64>,
     /// Sum of `weight_bytes_by_part`.
     pub total_weight_bytes: u64,
+}
+
+/// What one GPU of a stage caches, by layer kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageCache {
+    /// KV bytes per token of context over the stage's full-attention layers.
+    pub kv_bytes_per_token: u64,
+    /// KV bytes per token over its sliding-window layers (at most `window` tokens a request).
+    pub sliding_kv_bytes_per_token: u64,
+    /// Gated-DeltaNet state (conv + recurrent) bytes per request over its linear layers.
+    pub state_bytes_per_request: u64,
 }
 
 /// The weights every GPU of a layout holds.
@@ -94,7 +105,7 @@ pub fn pp_layer_ranges(num_layers: u32, pp: u32) -> Vec<Range<u32>> {
 }
 
 /// Fraction of a module of kind `base`, split as `shard`, that one GPU of `layout` holds.
-fn gpu_share(spec: &ModelSpec, layout: &Layout, shard: Shard, base: ModelPart) -> f64 {
+pub fn gpu_share(spec: &ModelSpec, layout: &Layout, shard: Shard, base: ModelPart) -> f64 {
     let tp = layout.tp.max(1) as f64;
     if layout.dp_attention && matches!(base, ModelPart::Attention | ModelPart::Indexer) {
         return 1.0;
@@ -200,24 +211,16 @@ pub fn footprint_with(
 /// Bytes of MLA's `w_kc` + `w_vc` (BF16 copies of `kv_b_proj`) per layer on one GPU of
 /// `layout`; 0 for GQA.
 pub fn mla_absorbed_copy_bytes_per_layer(spec: &ModelSpec, layout: &Layout) -> f64 {
-    match spec.attention {
-        AttentionSpec::Mla {
-            num_heads,
-            kv_lora_rank,
-            qk_nope_head_dim,
-            v_head_dim,
-            ..
-        } => {
-            let split = if layout.dp_attention {
-                1
-            } else {
-                layout.tp.max(1)
-            };
-            let heads = num_heads as f64 / split as f64;
-            heads * kv_lora_rank as f64 * (qk_nope_head_dim + v_head_dim) as f64 * 2.0
-        }
-        AttentionSpec::Gqa { .. } => 0.0,
-    }
+    let Some(d) = spec.attention.mla_dims() else {
+        return 0.0;
+    };
+    let split = if layout.dp_attention {
+        1
+    } else {
+        layout.tp.max(1)
+    };
+    let heads = d.heads as f64 / split as f64;
+    heads * d.kv_lora_rank as f64 * (d.nope + d.v) as f64 * 2.0
 }
 
 /// Bytes SGLang holds beside the checkpoint's tensors after loading `layers` on one GPU of
@@ -255,20 +258,64 @@ impl Footprint {
             .unwrap_or(0)
     }
 
-    /// KV-cache bytes one token occupies on one GPU of the fullest stage. MLA's latent is
-    /// replicated on every TP rank; GQA heads are split by TP (one head per rank, i.e. replicated,
-    /// when `num_kv_heads < tp`). Under DP attention each GPU caches its own requests with all
-    /// heads, so a token costs its full per-layer KV on the GPU that serves it.
-    pub fn kv_bytes_per_token_per_gpu(&self, spec: &ModelSpec, dtype: KvDtype) -> u64 {
+    /// KV-cache bytes one token occupies in one softmax-attention layer on one GPU: MLA's latent
+    /// is replicated on every TP rank; GQA heads are split by TP (one head per rank, i.e.
+    /// replicated, when `num_kv_heads < tp`). Under DP attention each GPU caches its own requests
+    /// with all heads. The one place the KV split under TP is written.
+    pub fn kv_bytes_per_token_per_layer_per_gpu(&self, spec: &ModelSpec, dtype: KvDtype) -> u64 {
         let per_layer = spec.kv_bytes_per_token_per_layer(dtype);
-        let per_layer_per_gpu = match spec.attention {
+        match spec.attention {
             AttentionSpec::Gqa { num_kv_heads, .. } if !self.layout.dp_attention => {
-                let ranks_per_head = self.layout.tp.min(num_kv_heads.max(1)) as u64;
-                per_layer / ranks_per_head
+                per_layer / self.layout.tp.min(num_kv_heads.max(1)) as u64
             }
             _ => per_layer,
+        }
+    }
+
+    /// The main-model layers of each pipeline stage, stage by stage.
+    pub fn stage_layers(&self) -> Vec<Range<u32>> {
+        self.per_gpu
+            .iter()
+            .filter(|g| g.tp_rank == 0)
+            .map(|g| g.layers.clone())
+            .collect()
+    }
+
+    /// The cache one stage's GPU holds for `layers` ([`StageCache`]).
+    pub fn stage_cache(&self, spec: &ModelSpec, dtype: KvDtype, layers: Range<u32>) -> StageCache {
+        let per_layer = self.kv_bytes_per_token_per_layer_per_gpu(spec, dtype);
+        let of = |k| spec.num_layers_of_kind_in(k, layers.clone()) as u64;
+        let attn_tp = if self.layout.dp_attention {
+            1
+        } else {
+            self.layout.tp
         };
-        self.max_layers_per_stage() as u64 * per_layer_per_gpu
+        StageCache {
+            kv_bytes_per_token: of(LayerAttention::Full) * per_layer,
+            sliding_kv_bytes_per_token: of(LayerAttention::Sliding) * per_layer,
+            state_bytes_per_request: spec.linear_state_bytes_per_request_in(attn_tp, layers),
+        }
+    }
+
+    /// [`Self::stage_cache`] of the stage with the largest of each figure.
+    pub fn fullest_stage_cache(&self, spec: &ModelSpec, dtype: KvDtype) -> StageCache {
+        self.stage_layers()
+            .into_iter()
+            .map(|l| self.stage_cache(spec, dtype, l))
+            .fold(StageCache::default(), |a, c| StageCache {
+                kv_bytes_per_token: a.kv_bytes_per_token.max(c.kv_bytes_per_token),
+                sliding_kv_bytes_per_token: a
+                    .sliding_kv_bytes_per_token
+                    .max(c.sliding_kv_bytes_per_token),
+                state_bytes_per_request: a.state_bytes_per_request.max(c.state_bytes_per_request),
+            })
+    }
+
+    /// KV-cache bytes one token of context occupies on one GPU of the fullest stage, over its
+    /// full-attention layers ([`Self::kv_bytes_per_token_per_layer_per_gpu`] each; sliding and
+    /// linear layers: [`Self::fullest_stage_cache`]).
+    pub fn kv_bytes_per_token_per_gpu(&self, spec: &ModelSpec, dtype: KvDtype) -> u64 {
+        self.fullest_stage_cache(spec, dtype).kv_bytes_per_token
     }
 
     /// DSA index-key cache bytes per token on one GPU of the stage with the most indexer layers

@@ -21,6 +21,9 @@ pub enum WeightFormat {
         /// Values sharing one scale.
         group_size: u32,
     },
+    /// MXFP4 (OCP microscaling): 4-bit e2m1 values, one e8m0 (1-byte) scale per 32 values
+    /// (gpt-oss's experts, `quant_method: mxfp4`).
+    Mxfp4,
 }
 
 impl WeightFormat {
@@ -32,16 +35,18 @@ impl WeightFormat {
             WeightFormat::Fp8 { block } => 1.0 + 4.0 / (block as f64 * block as f64),
             WeightFormat::Nvfp4 => 0.5 + 1.0 / 16.0,
             WeightFormat::Int4 { group_size } => 0.5 + 2.0 / group_size.max(1) as f64,
+            WeightFormat::Mxfp4 => 0.5 + 1.0 / 32.0,
         }
     }
 
-    /// A short human name: `bf16`, `fp8`, `nvfp4`, `int4-g32`.
+    /// A short human name: `bf16`, `fp8`, `nvfp4`, `int4-g32`, `mxfp4`.
     pub fn name(&self) -> String {
         match *self {
             WeightFormat::Bf16 => "bf16".into(),
             WeightFormat::Fp8 { .. } => "fp8".into(),
             WeightFormat::Nvfp4 => "nvfp4".into(),
             WeightFormat::Int4 { group_size } => format!("int4-g{group_size}"),
+            WeightFormat::Mxfp4 => "mxfp4".into(),
         }
     }
 }

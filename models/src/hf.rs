@@ -2,16 +2,22 @@
 //!
 //! Supported `model_type`s: MLA + MoE `deepseek_v3`, `kimi_k2`; MLA + DSA indexer + MoE
 //! `deepseek_v32`, `glm_moe_dsa`; GQA + MoE `glm4_moe`, `qwen3_moe`, `mixtral`; dense GQA `llama`,
-//! `qwen2`, `qwen3`. Multimodal wrappers (Kimi K2.5) keep the language model under `text_config`.
+//! `qwen2`, `qwen3`; GQA + MoE with other attention kinds: `minimax_m2` (MiniMax-M2.5), `gpt_oss`
+//! (alternating sliding-window / full attention with sinks), `qwen3_next` and `qwen3_5_moe_text`
+//! (Gated-DeltaNet linear attention with a full-attention layer every few layers, see
+//! [`crate::spec::LayerAttention`]). Multimodal wrappers (Kimi K2.5, Qwen3.5) keep the language
+//! model under `text_config`.
 //!
 //! Every dimension is checked against a generous upper bound so that derived quantities cannot
 //! overflow `u64`; a value outside it is reported as implausible rather than computed with.
 
 use crate::error::{ModelsError, Result};
 use crate::format::{KvDtype, WeightFormat};
+use crate::hf_layers::{layer_kinds, linear_attention, shared_experts};
 use crate::quant::{self, QuantScheme};
 use crate::spec::{
-    AttentionSpec, DsaIndexer, ModelSpec, ModuleFormats, MoeSpec, PartFormats, VisionSpec,
+    AttentionSpec, DsaIndexer, LayerAttention, ModelSpec, ModuleFormats, MoeSpec, PartFormats,
+    VisionSpec,
 };
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -19,11 +25,11 @@ use std::path::{Path, PathBuf};
 /// Upper bounds on config dimensions (far above any published model) that keep every derived
 /// product inside `u64`.
 const MAX_HIDDEN: u64 = 1 << 16;
-const MAX_INTERMEDIATE: u64 = 1 << 18;
-const MAX_LAYERS: u64 = 1 << 10;
+pub(crate) const MAX_INTERMEDIATE: u64 = 1 << 18;
+pub(crate) const MAX_LAYERS: u64 = 1 << 10;
 const MAX_VOCAB: u64 = 1 << 22;
-const MAX_HEADS: u64 = 1 << 10;
-const MAX_HEAD_DIM: u64 = 1 << 11;
+pub(crate) const MAX_HEADS: u64 = 1 << 10;
+pub(crate) const MAX_HEAD_DIM: u64 = 1 << 11;
 const MAX_RANK: u64 = 1 << 16;
 const MAX_EXPERTS: u64 = 1 << 12;
 const MAX_CONTEXT: u64 = 1 << 40;
@@ -40,10 +46,14 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "llama",
     "qwen2",
     "qwen3",
+    "minimax_m2",
+    "gpt_oss",
+    "qwen3_next",
+    "qwen3_5_moe_text",
 ];
 
 /// Reads JSON fields of one config object, naming the file and the (prefixed) field in errors.
-struct Fields<'a> {
+pub(crate) struct Fields<'a> {
     obj: &'a Map<String, Value>,
     path: &'a Path,
     /// `text_config.` for wrapped multimodal configs, else empty.
@@ -51,7 +61,7 @@ struct Fields<'a> {
 }
 
 impl Fields<'_> {
-    fn err(&self, key: &str, problem: impl Into<String>) -> ModelsError {
+    pub(crate) fn err(&self, key: &str, problem: impl Into<String>) -> ModelsError {
         ModelsError::Field {
             path: self.path.to_path_buf(),
             field: format!("{}{key}", self.prefix),
@@ -59,12 +69,12 @@ impl Fields<'_> {
         }
     }
 
-    fn present(&self, key: &str) -> Option<&Value> {
+    pub(crate) fn present(&self, key: &str) -> Option<&Value> {
         self.obj.get(key).filter(|v| !v.is_null())
     }
 
     /// An optional integer in `[min, max]`.
-    fn opt_int(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>> {
+    pub(crate) fn opt_int(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>> {
         let Some(v) = self.present(key) else {
             return Ok(None);
         };
@@ -88,12 +98,12 @@ impl Fields<'_> {
     }
 
     /// A required positive integer at most `max`.
-    fn dim(&self, key: &str, max: u64) -> Result<u64> {
+    pub(crate) fn dim(&self, key: &str, max: u64) -> Result<u64> {
         self.opt_int(key, 1, max)?
             .ok_or_else(|| self.err(key, "missing (required positive integer)"))
     }
 
-    fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
+    pub(crate) fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
         match self.present(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -101,7 +111,7 @@ impl Fields<'_> {
         }
     }
 
-    fn as_u32(n: u64) -> u32 {
+    pub(crate) fn as_u32(n: u64) -> u32 {
         // Every bound above is below u32::MAX except context and vocab, never passed here.
         n as u32
     }
@@ -217,7 +227,9 @@ impl ModelSpec {
 }
 
 /// The `vision_config` of a multimodal checkpoint, with the checkpoint's `architectures[0]`.
-/// Kimi's MoonViT names its fields `vt_*`; the plain names are the ViT convention.
+/// Kimi's MoonViT names its fields `vt_*`; the plain names are the ViT convention; Qwen3.5's
+/// (Qwen3-VL) tower says `depth`, `spatial_merge_size` (a side: merge² patches per token) and
+/// `num_position_embeddings`.
 fn vision(root: &Map<String, Value>, path: &Path) -> Result<Option<VisionSpec>> {
     let Some(Value::Object(obj)) = root.get("vision_config") else {
         return Ok(None);
@@ -244,16 +256,24 @@ fn vision(root: &Map<String, Value>, path: &Path) -> Result<Option<VisionSpec>> 
             .try_fold(1u32, |acc, n| n.map(|n| acc * n as u32))
             .ok_or_else(|| f.err("merge_kernel_size", "must be a list of integers 1..16"))?,
         Some(v) => return Err(f.err("merge_kernel_size", format!("must be a list, got {v}"))),
-        None => 1,
+        None => f
+            .opt_int("spatial_merge_size", 1, 16)?
+            .map_or(1, |m| (m * m) as u32),
     };
     let side = |k: &str| f.opt_int(k, 1, 4096);
     let pos_emb_positions = match (side("init_pos_emb_height")?, side("init_pos_emb_width")?) {
         (Some(h), Some(w)) => h * w,
-        _ => 0,
+        _ => f
+            .opt_int("num_position_embeddings", 1, 1 << 24)?
+            .unwrap_or(0),
+    };
+    let num_layers = match f.opt_int("depth", 1, MAX_LAYERS)? {
+        Some(d) => d,
+        None => either("vt_num_hidden_layers", "num_hidden_layers", MAX_LAYERS)?,
     };
     Ok(Some(VisionSpec {
         architecture,
-        num_layers: either("vt_num_hidden_layers", "num_hidden_layers", MAX_LAYERS)? as u32,
+        num_layers: num_layers as u32,
         hidden_size: either("vt_hidden_size", "hidden_size", MAX_HIDDEN)?,
         intermediate_size: either(
             "vt_intermediate_size",
@@ -277,7 +297,13 @@ fn build(
     let vocab = f.dim("vocab_size", MAX_VOCAB)?;
     let max_context = f.dim("max_position_embeddings", MAX_CONTEXT)?;
     let tie = f.opt_bool("tie_word_embeddings")?.unwrap_or(false);
-    let num_mtp = f.opt_int("num_nextn_predict_layers", 0, 16)?.unwrap_or(0);
+    // Qwen3.5 names its MTP depth `mtp_num_hidden_layers`. MiniMax-M2.5's config announces MTP
+    // modules (`num_mtp_modules`) but its checkpoint holds none (228.7B parameters as published,
+    // what the main model alone counts to), so it gets none.
+    let num_mtp = match f.opt_int("num_nextn_predict_layers", 0, 16)? {
+        Some(n) => n,
+        None => f.opt_int("mtp_num_hidden_layers", 0, 16)?.unwrap_or(0),
+    };
     let attention = attention(f, &model_type, hidden)?;
     let indexer_layers = match attention.indexer() {
         Some(_) => per_layer_kinds(
@@ -290,6 +316,15 @@ fn build(
         None => Vec::new(),
     };
     let (moe, moe_layers, dense_inter) = mlp(f, &model_type, hidden, num_layers)?;
+    let layer_attention = layer_kinds(f, &model_type, num_layers)?;
+    let sliding_window = match layer_attention.contains(&LayerAttention::Sliding) {
+        true => Some(f.dim("sliding_window", 1 << 24)? as u32),
+        false => None,
+    };
+    let linear_attention = match layer_attention.contains(&LayerAttention::Linear) {
+        true => Some(linear_attention(f)?),
+        false => None,
+    };
     let mut spec = ModelSpec {
         name: name.to_string(),
         source: f.path.display().to_string(),
@@ -309,6 +344,9 @@ fn build(
         indexer_layers,
         module_formats: ModuleFormats::default(),
         vision: None,
+        layer_attention,
+        sliding_window,
+        linear_attention,
     };
     // The exclusion lists name modules of this very architecture, so resolve them on it.
     if let Some(q) = &quant {
@@ -372,11 +410,17 @@ fn attention(f: &Fields, model_type: &str, hidden: u64) -> Result<AttentionSpec>
     // Qwen2 always has q/k/v biases; GLM-4.5/4.7 configs set attention_bias true.
     let default_bias = matches!(model_type, "qwen2" | "glm4_moe");
     let qkv_bias = f.opt_bool("attention_bias")?.unwrap_or(default_bias);
+    // Qwen3-Next's attention is always gated (its config has no key for it); Qwen3.5 says so.
+    let output_gate = f
+        .opt_bool("attn_output_gate")?
+        .unwrap_or(model_type == "qwen3_next");
     Ok(AttentionSpec::Gqa {
         num_heads: num_heads as u32,
         num_kv_heads: num_kv_heads as u32,
         head_dim: head_dim as u32,
         qkv_bias,
+        output_gate,
+        sinks: model_type == "gpt_oss",
     })
 }
 
@@ -407,14 +451,31 @@ fn mlp(
             };
             Ok((Some(moe), vec![true; n], inter))
         }
-        "qwen3_moe" => {
+        // MiniMax-M2 and gpt-oss: every layer MoE, `intermediate_size` is one expert's
+        // (gpt-oss also spells top-k `experts_per_token`), no shared expert.
+        "minimax_m2" | "gpt_oss" => {
             let inter = f.dim("intermediate_size", MAX_INTERMEDIATE)?;
-            let experts = f.dim("num_experts", MAX_EXPERTS)?;
+            let experts = f.dim("num_local_experts", MAX_EXPERTS)?;
             let moe = MoeSpec {
                 num_routed_experts: u(experts),
                 num_shared_experts: 0,
                 top_k: top_k(f, experts)?,
-                expert_intermediate_size: f.dim("moe_intermediate_size", MAX_INTERMEDIATE)?,
+                expert_intermediate_size: inter,
+            };
+            Ok((Some(moe), vec![true; n], inter))
+        }
+        "qwen3_moe" | "qwen3_next" | "qwen3_5_moe_text" => {
+            let experts = f.dim("num_experts", MAX_EXPERTS)?;
+            let expert_inter = f.dim("moe_intermediate_size", MAX_INTERMEDIATE)?;
+            // Qwen3.5's text config has no dense `intermediate_size` (every layer is MoE).
+            let inter = f
+                .opt_int("intermediate_size", 1, MAX_INTERMEDIATE)?
+                .unwrap_or(expert_inter);
+            let moe = MoeSpec {
+                num_routed_experts: u(experts),
+                num_shared_experts: shared_experts(f, expert_inter)?,
+                top_k: top_k(f, experts)?,
+                expert_intermediate_size: expert_inter,
             };
             let step = f
                 .opt_int("decoder_sparse_step", 1, MAX_LAYERS)?
@@ -452,7 +513,10 @@ fn mlp(
 }
 
 fn top_k(f: &Fields, experts: u64) -> Result<u32> {
-    let k = f.dim("num_experts_per_tok", MAX_EXPERTS)?;
+    let k = match f.opt_int("experts_per_token", 1, MAX_EXPERTS)? {
+        Some(k) if f.present("num_experts_per_tok").is_none() => k,
+        _ => f.dim("num_experts_per_tok", MAX_EXPERTS)?,
+    };
     if k > experts {
         return Err(f.err(
             "num_experts_per_tok",
@@ -464,12 +528,12 @@ fn top_k(f: &Fields, experts: u64) -> Result<u32> {
 
 /// A per-layer list of kinds (`mlp_layer_types`: dense / sparse, `indexer_types`: full /
 /// shared) mapped to booleans by `kinds`, when present; it must have one entry per layer.
-fn per_layer_kinds(
+pub(crate) fn per_layer_kinds<T: Copy>(
     f: &Fields,
     key: &str,
     num_layers: u64,
-    kinds: &[(&str, bool)],
-) -> Result<Option<Vec<bool>>> {
+    kinds: &[(&str, T)],
+) -> Result<Option<Vec<T>>> {
     let Some(v) = f.present(key) else {
         return Ok(None);
     };
@@ -499,7 +563,7 @@ fn per_layer_kinds(
                     )
                 })
         })
-        .collect::<Result<Vec<bool>>>()
+        .collect::<Result<Vec<T>>>()
         .map(Some)
 }
 

@@ -5,7 +5,7 @@
 //!
 //! Modules: [`spec`] (the architecture and every derived count: parameters, bytes, KV, FLOPs;
 //! each layer's linear modules under their checkpoint names and the storage format of each),
-//! [`hf`] (the HF `config.json` loader), [`quant`] (quantization schemes and exclusion lists, read
+//! [`hf`] (the HF `config.json` loader), [`hf_cache`] (repository ids in the local HF cache), [`quant`] (quantization schemes and exclusion lists, read
 //! module by module; [`ModelSpec::bf16_modules`] says what stayed BF16),
 //! [`presets`] (embedded model presets; [`ModelSpec::resolve`] takes a preset or a path),
 //! [`layout`] (SGLang parallel layouts and their validation), [`footprint`] (per-GPU weights and
@@ -23,6 +23,8 @@ pub mod footprint;
 pub mod format;
 pub mod gpu;
 pub mod hf;
+pub mod hf_cache;
+mod hf_layers;
 pub mod io;
 pub mod layout;
 pub mod load_replay;

@@ -18,6 +18,7 @@ macro_rules! model_preset {
 
 const MODEL_PRESETS: &[(&str, &str)] = &[
     model_preset!("glm-5-nvfp4"),
+    model_preset!("glm-5.1-nvfp4"),
     model_preset!("glm-5-fp8"),
     model_preset!("glm-4.7-fp8"),
     model_preset!("kimi-k2.5-nvfp4"),
@@ -32,6 +33,12 @@ const MODEL_PRESETS: &[(&str, &str)] = &[
     model_preset!("mixtral-8x7b"),
     model_preset!("llama-3.1-70b"),
     model_preset!("llama-3.1-405b"),
+    model_preset!("minimax-m2.5"),
+    model_preset!("minimax-m2.5-nvfp4"),
+    model_preset!("gpt-oss-120b"),
+    model_preset!("qwen3.5-397b-a17b"),
+    model_preset!("qwen3.5-397b-a17b-nvfp4"),
+    model_preset!("qwen3-next-80b-a3b"),
 ];
 
 fn preset_path(name: &str) -> PathBuf {
@@ -42,10 +49,13 @@ fn preset_path(name: &str) -> PathBuf {
 /// GLM-5 ones are the ModelOpt NVFP4 quantization the `glm-5-nvfp4` preset describes
 /// (local-inference-lab/rtx6kpro models/glm5.md: `lukealonso/GLM-5-NVFP4` without the MTP weights,
 /// `festr2/GLM-5-NVFP4-MTP` with layer 78 restored in BF16 — the preset's MTP layer, counted
-/// only when speculation is on).
-const SAME_CHECKPOINT_AS: [(&str, &str); 2] = [
+/// only when speculation is on). Qwen3-Next-80B-A3B's Thinking and Instruct checkpoints share one
+/// architecture (data/hf-configs/README.md: the carried config equals aiconfigurator's copy of
+/// the Thinking one).
+const SAME_CHECKPOINT_AS: [(&str, &str); 3] = [
     ("lukealonso/GLM-5-NVFP4", "glm-5-nvfp4"),
     ("festr2/GLM-5-NVFP4-MTP", "glm-5-nvfp4"),
+    ("Qwen/Qwen3-Next-80B-A3B-Thinking", "qwen3-next-80b-a3b"),
 ];
 
 impl ModelSpec {
@@ -101,25 +111,40 @@ impl ModelSpec {
     }
 
     /// A preset name, else a HF model folder (with `config.json`), else a config file path, else
-    /// a HuggingFace repository id of a preset ([`ModelSpec::preset_for_hf_id`]).
+    /// a HuggingFace repository id: from the local HF cache when it holds it
+    /// ([`ModelSpec::from_hf_cache`]), else the preset of that id
+    /// ([`ModelSpec::preset_for_hf_id`]). The error for anything else says where it looked.
     pub fn resolve(name_or_path: &str) -> Result<ModelSpec> {
         if let Ok(spec) = Self::preset(name_or_path) {
             return Ok(spec);
         }
         let path = Path::new(name_or_path);
         if path.is_dir() {
-            Self::from_hf_dir(path)
-        } else if path.is_file() {
-            Self::from_hf_config(path)
-        } else if let Some(spec) = Self::preset_for_hf_id(name_or_path) {
-            Ok(spec)
-        } else {
-            Err(ModelsError::UnknownPreset {
-                kind: "model",
-                name: name_or_path.to_string(),
-                known: Self::preset_names().join(", "),
-            })
+            return Self::from_hf_dir(path);
         }
+        if path.is_file() {
+            return Self::from_hf_config(path);
+        }
+        if let Some(spec) = Self::from_hf_cache(name_or_path)? {
+            return Ok(spec);
+        }
+        if let Some(spec) = Self::preset_for_hf_id(name_or_path) {
+            return Ok(spec);
+        }
+        let known = Self::preset_names().join(", ");
+        let name = name_or_path.to_string();
+        Err(match crate::hf_cache::is_repo_id(name_or_path) {
+            true => ModelsError::UnknownModel {
+                looked_in: crate::hf_cache::looked_in(name_or_path),
+                name,
+                known,
+            },
+            false => ModelsError::UnknownPreset {
+                kind: "model",
+                name,
+                known,
+            },
+        })
     }
 
     /// Internal consistency of a spec not produced by the HF loader (a preset or a hand-written

@@ -184,6 +184,26 @@ pub fn parse_quantization_config(q: &Value, path: &Path, field: &str) -> Result<
                 )?,
             })
         }
+        // transformers' MXFP4 (gpt-oss): only the MoE experts are quantized; its
+        // `modules_to_not_convert` names module prefixes (`model.layers.*.self_attn`), so each
+        // entry also covers what lies under it.
+        "mxfp4" => {
+            let prefixes = string_list(
+                q.get("modules_to_not_convert"),
+                path,
+                &f("modules_to_not_convert"),
+            )?;
+            let mut excluded = Vec::with_capacity(2 * prefixes.len());
+            for p in prefixes {
+                excluded.push(format!("{p}.*"));
+                excluded.push(p);
+            }
+            Ok(QuantScheme {
+                format: WeightFormat::Mxfp4,
+                kv_dtype: None,
+                excluded,
+            })
+        }
         "compressed-tensors" => {
             let groups = q
                 .get("config_groups")
@@ -227,7 +247,7 @@ pub fn parse_quantization_config(q: &Value, path: &Path, field: &str) -> Result<
         other => Err(field_err(
             path,
             &f("quant_method"),
-            format!("unsupported `{other}` (supported: fp8, modelopt, compressed-tensors)"),
+            format!("unsupported `{other}` (supported: fp8, modelopt, mxfp4, compressed-tensors)"),
         )),
     }
 }
@@ -263,12 +283,23 @@ fn glob_match(p: &[u8], s: &[u8]) -> bool {
 }
 
 impl QuantScheme {
-    fn is_excluded(&self, module: &str) -> bool {
-        // Wrapped multimodal checkpoints prefix the LM with `language_model.`; match both.
+    /// Whether a module is excluded under any of its names: `name`, the same under a wrapped
+    /// multimodal checkpoint's `language_model.` prefix (Kimi K2.5) or with `model.` become
+    /// `model.language_model.` (Qwen3.5), and `alias` (an MTP layer's own name, `mtp.layers.0.…`).
+    fn is_excluded(&self, module: &str, alias: Option<&str>) -> bool {
         let wrapped = format!("language_model.{module}");
+        let inner = module
+            .strip_prefix("model.")
+            .map(|rest| format!("model.language_model.{rest}"));
+        let names = [
+            Some(module),
+            Some(wrapped.as_str()),
+            inner.as_deref(),
+            alias,
+        ];
         self.excluded
             .iter()
-            .any(|p| pattern_matches(p, module) || pattern_matches(p, &wrapped))
+            .any(|p| names.iter().flatten().any(|name| pattern_matches(p, name)))
     }
 
     /// Each part's format and the module-by-module exceptions for `spec` (whose own formats
@@ -284,7 +315,10 @@ impl QuantScheme {
         for layer in spec.all_layer_indices() {
             for m in spec.layer_modules(layer) {
                 let name = format!("model.layers.{layer}.{}", m.probe);
-                let f = if self.is_excluded(&name) {
+                // Qwen3.5 stores its MTP layer as `mtp.layers.0.…`
+                let alias = (layer >= spec.num_layers)
+                    .then(|| format!("mtp.layers.{}.{}", layer - spec.num_layers, m.probe));
+                let f = if self.is_excluded(&name, alias.as_deref()) {
                     WeightFormat::Bf16
                 } else {
                     self.format

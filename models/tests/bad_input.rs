@@ -108,11 +108,11 @@ fn wrapped_configs_name_the_text_config_field() {
 
 #[test]
 fn unknown_model_type_lists_the_supported_ones() {
-    let err = parse(&with(GLM5, "model_type", Some("gpt_oss".into()))).unwrap_err();
+    let err = parse(&with(GLM5, "model_type", Some("falcon_h1".into()))).unwrap_err();
     assert!(matches!(err, ModelsError::UnsupportedModelType { .. }));
     let msg = err.to_string();
     assert!(
-        msg.contains("gpt_oss") && msg.contains("glm_moe_dsa") && msg.contains("cfg/config.json")
+        msg.contains("falcon_h1") && msg.contains("glm_moe_dsa") && msg.contains("cfg/config.json")
     );
 }
 

@@ -17,6 +17,13 @@ const EXACT: &[(&str, &str)] = &[
     ("mixtral-8x7b", "Mixtral-8x7B-v0.1.json"),
     ("llama-3.1-70b", "Meta-Llama-3.1-70B.json"),
     ("llama-3.1-405b", "Meta-Llama-3.1-405B.json"),
+    ("glm-5.1-nvfp4", "GLM-5.1-NVFP4.json"),
+    ("minimax-m2.5", "MiniMax-M2.5.trimmed.json"),
+    ("minimax-m2.5-nvfp4", "MiniMax-M2.5-NVFP4.json"),
+    ("gpt-oss-120b", "gpt-oss-120b.json"),
+    ("qwen3.5-397b-a17b", "Qwen3.5-397B-A17B.json"),
+    ("qwen3.5-397b-a17b-nvfp4", "Qwen3.5-397B-A17B-NVFP4.json"),
+    ("qwen3-next-80b-a3b", "Qwen3-Next-80B-A3B.json"),
 ];
 
 fn renamed(mut s: ModelSpec, like: &ModelSpec) -> ModelSpec {
@@ -292,4 +299,23 @@ fn hf_repository_ids_of_sglang_model_path_find_their_preset() {
     // checkpoint itself is not that preset.
     assert!(name("moonshotai/Kimi-K2-Instruct").is_err());
     assert!(name("nobody/NoSuchModel").is_err());
+}
+
+/// The HF ids SGLang's `--model-path` gives for the families added in issue 24 find their presets
+/// (by the preset's cited repository, or the Thinking/Instruct alias).
+#[test]
+fn new_families_resolve_from_their_hf_ids() {
+    for (id, key) in [
+        ("openai/gpt-oss-120b", "gpt-oss-120b"),
+        ("MiniMaxAI/MiniMax-M2.5", "minimax-m2.5"),
+        ("nvidia/MiniMax-M2.5-NVFP4", "minimax-m2.5-nvfp4"),
+        ("Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b"),
+        ("nvidia/Qwen3.5-397B-A17B-NVFP4", "qwen3.5-397b-a17b-nvfp4"),
+        ("Qwen/Qwen3-Next-80B-A3B-Instruct", "qwen3-next-80b-a3b"),
+        ("Qwen/Qwen3-Next-80B-A3B-Thinking", "qwen3-next-80b-a3b"),
+        ("nvidia/GLM-5.1-NVFP4", "glm-5.1-nvfp4"),
+    ] {
+        let spec = ModelSpec::preset_for_hf_id(id).unwrap_or_else(|| panic!("{id}"));
+        assert_eq!(spec.name, key, "{id}");
+    }
 }

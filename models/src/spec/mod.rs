@@ -4,16 +4,22 @@ use crate::format::{KvDtype, WeightFormat};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod bf16;
 mod flops;
+mod hybrid;
 mod layer_set;
+mod mla;
 mod modules;
 mod vision;
 
-pub use layer_set::LayerSet;
-pub use modules::{
-    Bf16Modules, LinearModule, ModuleFormats, ModuleOverride, PlainParams, Shard,
-    describe_bf16_modules,
+pub use bf16::describe_bf16_modules;
+pub use hybrid::{
+    GDN_CHUNK_TOKENS, LayerAttention, LinearAttentionSpec, MAMBA_FULL_MEMORY_RATIO,
+    MAMBA_SLOTS_PER_RUNNING_REQUEST, SWA_FULL_TOKENS_RATIO,
 };
+pub use layer_set::LayerSet;
+pub use mla::MlaDims;
+pub use modules::{Bf16Modules, LinearModule, ModuleFormats, ModuleOverride, PlainParams, Shard};
 pub use vision::VisionSpec;
 
 /// A model's architecture and checkpoint formats: everything the cost model needs.
@@ -64,6 +70,20 @@ pub struct ModelSpec {
     /// text-only one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vision: Option<VisionSpec>,
+    /// Per main-model layer: the attention it runs (HF `layer_types` / `full_attention_interval`).
+    /// Empty: every layer is full attention.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layer_attention: Vec<LayerAttention>,
+    /// Tokens a [`LayerAttention::Sliding`] layer attends (`sliding_window`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sliding_window: Option<u32>,
+    /// The Gated-DeltaNet block of [`LayerAttention::Linear`] layers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_attention: Option<LinearAttentionSpec>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The attention block of one layer.
@@ -80,6 +100,13 @@ pub enum AttentionSpec {
         head_dim: u32,
         /// Bias on q/k/v projections (qwen2).
         qkv_bias: bool,
+        /// Gated attention (Qwen3-Next, Qwen3.5 `attn_output_gate`): `q_proj` also produces a
+        /// per-head sigmoid gate on the attention output, doubling its width.
+        #[serde(default, skip_serializing_if = "is_false")]
+        output_gate: bool,
+        /// Attention sinks (gpt-oss): one learned logit per head added to every softmax.
+        #[serde(default, skip_serializing_if = "is_false")]
+        sinks: bool,
     },
     /// Multi-head latent attention (DeepSeek-V3 family), optionally with a DSA indexer.
     Mla {
@@ -188,11 +215,6 @@ pub enum ModelPart {
     LoadOverhead,
 }
 
-/// Parameters of the per-layer norms (input + post-attention RMSNorm), counted with attention.
-fn layer_norm_params(h: u64) -> u64 {
-    2 * h
-}
-
 impl AttentionSpec {
     /// Query heads (`num_attention_heads`).
     pub fn num_heads(&self) -> u32 {
@@ -249,89 +271,64 @@ impl ModelSpec {
         self.num_indexer_layers_in(0..self.num_layers)
     }
 
-    /// Attention parameters of one layer: projections (incl. MLA low-rank paths and their norms)
-    /// plus the layer's two RMSNorms. The DSA indexer is counted separately.
+    /// Attention parameters of a full-attention layer: projections (incl. MLA low-rank paths and
+    /// their norms) plus the layer's two RMSNorms. The DSA indexer is counted separately.
     pub fn attention_params_per_layer(&self) -> u64 {
-        let s = self.attention_param_split();
+        self.attention_params_of_kind(LayerAttention::Full)
+    }
+
+    /// Attention parameters of main-model layer `layer` (its own kind: full, sliding or linear).
+    pub fn attention_params_of_layer(&self, layer: u32) -> u64 {
+        self.attention_params_of_kind(self.layer_attention(layer))
+    }
+
+    /// Attention parameters of one layer of `kind`, summed from [`Self::attention_modules`] and
+    /// [`Self::attention_plain_params`] (the one place their shapes are written).
+    pub fn attention_params_of_kind(&self, kind: LayerAttention) -> u64 {
+        let s = self.attention_param_split_of(kind);
         s.sharded + s.replicated + s.kv_heads
+    }
+
+    /// Attention parameters of all main-model layers.
+    pub fn attention_params(&self) -> u64 {
+        (0..self.num_layers)
+            .map(|l| self.attention_params_of_layer(l))
+            .sum()
     }
 
     /// [`Self::attention_params_per_layer`] split by how TP shards it (see [`AttentionParamSplit`]).
     pub fn attention_param_split(&self) -> AttentionParamSplit {
-        let h = self.hidden_size;
-        let norms = layer_norm_params(h);
-        match self.attention {
-            AttentionSpec::Gqa {
-                num_heads,
-                num_kv_heads,
-                head_dim,
-                qkv_bias,
-            } => {
-                let (nh, nkv, d) = (num_heads as u64, num_kv_heads as u64, head_dim as u64);
-                let q_o = 2 * h * nh * d + if qkv_bias { nh * d } else { 0 };
-                let kv = 2 * h * nkv * d + if qkv_bias { 2 * nkv * d } else { 0 };
-                AttentionParamSplit {
-                    sharded: q_o,
-                    replicated: norms,
-                    kv_heads: kv,
-                }
-            }
-            AttentionSpec::Mla {
-                num_heads,
-                q_lora_rank,
-                kv_lora_rank,
-                qk_nope_head_dim,
-                qk_rope_head_dim,
-                v_head_dim,
-                ..
-            } => {
-                let nh = num_heads as u64;
-                let (r_kv, nope, rope, v) = (
-                    kv_lora_rank as u64,
-                    qk_nope_head_dim as u64,
-                    qk_rope_head_dim as u64,
-                    v_head_dim as u64,
-                );
-                let q_head = nope + rope;
-                // q path: q_a_proj + q_a_layernorm (replicated), q_b_proj (sharded by head);
-                // or a direct q_proj (sharded) when q_lora_rank is null.
-                let (q_rep, q_shard) = match q_lora_rank {
-                    Some(r_q) => {
-                        let r_q = r_q as u64;
-                        (h * r_q + r_q, r_q * nh * q_head)
-                    }
-                    None => (0, h * nh * q_head),
-                };
-                // kv path: kv_a_proj_with_mqa + kv_a_layernorm (replicated), kv_b_proj (sharded).
-                let kv_rep = h * (r_kv + rope) + r_kv;
-                let kv_shard = r_kv * nh * (nope + v);
-                let o = nh * v * h;
-                AttentionParamSplit {
-                    sharded: q_shard + kv_shard + o,
-                    replicated: norms + q_rep + kv_rep,
-                    kv_heads: 0,
-                }
+        self.attention_param_split_of(LayerAttention::Full)
+    }
+
+    fn attention_param_split_of(&self, kind: LayerAttention) -> AttentionParamSplit {
+        let mut s = AttentionParamSplit::default();
+        let parts = (ModelPart::Attention, ModelPart::Attention);
+        let shards = self
+            .attention_modules(kind, parts)
+            .into_iter()
+            .map(|m| (m.shard, m.params))
+            .chain(
+                self.attention_plain_params(kind, parts)
+                    .into_iter()
+                    .map(|p| (p.shard, p.params)),
+            );
+        for (shard, params) in shards {
+            match shard {
+                Shard::Tp => s.sharded += params,
+                Shard::Replicated => s.replicated += params,
+                Shard::KvHeads => s.kv_heads += params,
             }
         }
+        s
     }
 
     /// DSA lightning-indexer parameters of one layer that has an indexer (`wq_b`, `wk`, `k_norm`,
-    /// `weights_proj`); 0 without DSA. SGLang replicates these on every TP rank. Multiply by
-    /// [`Self::num_indexer_layers`], not `num_layers` (GLM-5.2 shares indexers across layers).
+    /// `weights_proj`: its modules and plain parameters); 0 without DSA. SGLang replicates these
+    /// on every TP rank. Multiply by [`Self::num_indexer_layers`], not `num_layers` (GLM-5.2
+    /// shares indexers across layers).
     pub fn indexer_params_per_layer(&self) -> u64 {
-        let AttentionSpec::Mla {
-            q_lora_rank,
-            indexer: Some(ix),
-            ..
-        } = self.attention
-        else {
-            return 0;
-        };
-        let h = self.hidden_size;
-        let (n, d) = (ix.num_heads as u64, ix.head_dim as u64);
-        // wq_b reads the shared q latent (or the hidden state without a q LoRA).
-        let q_in = q_lora_rank.map(u64::from).unwrap_or(h);
-        q_in * n * d + h * d + 2 * d + h * n
+        self.indexer_modules_and_plain_params()
     }
 
     /// Dense MLP parameters of one dense layer: gate, up and down projections, `3·h·intermediate`.
@@ -397,7 +394,7 @@ impl ModelSpec {
     /// the head norm. The embedding and output head are shared with the main model and not counted.
     pub fn mtp_params_per_layer(&self) -> u64 {
         let h = self.hidden_size;
-        let layer = self.attention_params_per_layer()
+        let layer = self.attention_params_of_kind(LayerAttention::Full)
             + self.indexer_params_per_layer()
             + self.mlp_params_of_layer(self.moe.is_some());
         layer + 2 * h * h + 3 * h
@@ -427,15 +424,11 @@ impl ModelSpec {
 
     /// Parameters by part for the whole model, MTP included (as served: see [`Self::mtp_params`]).
     pub fn params_by_part(&self) -> BTreeMap<ModelPart, u64> {
-        let layers = self.num_layers as u64;
         let moe = self.num_moe_layers() as u64;
         let dense = self.num_dense_layers() as u64;
         let mut m = BTreeMap::new();
         m.insert(ModelPart::Embeddings, self.embedding_params());
-        m.insert(
-            ModelPart::Attention,
-            layers * self.attention_params_per_layer(),
-        );
+        m.insert(ModelPart::Attention, self.attention_params());
         m.insert(
             ModelPart::Indexer,
             self.num_indexer_layers() as u64 * self.indexer_params_per_layer(),
@@ -524,9 +517,24 @@ impl ModelSpec {
         values * dtype.bytes()
     }
 
-    /// KV-cache bytes per token over all main-model layers (MTP layers excluded).
+    /// KV-cache bytes per token of context over the main-model layers whose cache grows with the
+    /// context (full attention; MTP layers excluded). Sliding-window layers hold at most
+    /// `sliding_window` tokens and linear-attention layers a fixed state per request
+    /// ([`Self::kv_bytes_per_request`]).
     pub fn kv_bytes_per_token(&self, dtype: KvDtype) -> u64 {
-        self.num_layers as u64 * self.kv_bytes_per_token_per_layer(dtype)
+        self.num_layers_of_kind(LayerAttention::Full) as u64
+            * self.kv_bytes_per_token_per_layer(dtype)
+    }
+
+    /// Cache bytes one request of `context_tokens` holds over the main-model layers, unsharded:
+    /// full layers every token, sliding layers the last `sliding_window`, linear layers their
+    /// fixed state. DSA index keys excluded.
+    pub fn kv_bytes_per_request(&self, dtype: KvDtype, context_tokens: u64) -> u64 {
+        let per_layer = self.kv_bytes_per_token_per_layer(dtype);
+        let sliding = self.num_layers_of_kind(LayerAttention::Sliding) as u64;
+        self.kv_bytes_per_token(dtype) * context_tokens
+            + sliding * per_layer * self.sliding_tokens(context_tokens)
+            + self.linear_state_bytes_per_request()
     }
 
     /// Bytes per token per layer of the DSA indexer's key cache, which SGLang's NSA backend keeps
@@ -551,13 +559,12 @@ impl ModelSpec {
     /// Published "activated parameter" figures sometimes include the embedding table
     /// ([`Self::embedding_params`]); add it to compare with those.
     pub fn active_params_per_token(&self) -> u64 {
-        let layers = self.num_layers as u64;
         let moe = self.num_moe_layers() as u64;
         let dense = self.num_dense_layers() as u64;
         let routed_active = self
             .moe
             .map_or(0, |m| m.top_k as u64 * self.params_per_routed_expert());
-        layers * self.attention_params_per_layer()
+        self.attention_params()
             + self.num_indexer_layers() as u64 * self.indexer_params_per_layer()
             + dense * self.dense_mlp_params_per_layer()
             + moe

@@ -15,7 +15,7 @@
 //! them without a quant config): they are counted in BF16.
 
 use super::LayerSet;
-use super::{AttentionSpec, ModelPart, ModelSpec};
+use super::{AttentionSpec, LayerAttention, ModelPart, ModelSpec};
 use crate::format::WeightFormat;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -136,183 +136,247 @@ impl ModelSpec {
         0..self.num_layers + self.num_mtp_layers
     }
 
+    /// The `(part, base)` pair a module of kind `p` is counted under in `layer`: MTP layers
+    /// count everything as [`ModelPart::Mtp`].
+    fn parts_in(&self, layer: u32, p: ModelPart) -> (ModelPart, ModelPart) {
+        (
+            if layer >= self.num_layers {
+                ModelPart::Mtp
+            } else {
+                p
+            },
+            p,
+        )
+    }
+
     /// The linear modules of layer `layer` (an MTP layer when `layer ≥ num_layers`, where every
-    /// module counts as [`ModelPart::Mtp`] and `eh_proj` is added).
+    /// module counts as [`ModelPart::Mtp`] and `eh_proj` is added): attention of the layer's
+    /// kind, the DSA indexer where it runs one, the MLP.
     pub fn layer_modules(&self, layer: u32) -> Vec<LinearModule> {
-        let mtp = layer >= self.num_layers;
-        let part = |p: ModelPart| (if mtp { ModelPart::Mtp } else { p }, p);
+        let attn = self.parts_in(layer, ModelPart::Attention);
+        let mut v = self.attention_modules(self.layer_attention(layer), attn);
+        if self.layer_runs_indexer(layer) {
+            v.extend(self.indexer_modules(self.parts_in(layer, ModelPart::Indexer)));
+        }
+        v.extend(self.mlp_modules(layer));
+        if layer >= self.num_layers {
+            let e = "eh_proj";
+            let p = (ModelPart::Mtp, ModelPart::Mtp);
+            v.push(module(
+                e,
+                e,
+                p,
+                2 * self.hidden_size * self.hidden_size,
+                Shard::Replicated,
+            ));
+        }
+        v
+    }
+
+    /// The attention projections of one layer of `kind`, counted under `attn` (`(part, base)`):
+    /// MLA's low-rank paths, GQA's q/k/v/o (q twice as wide with an output gate), or Gated
+    /// DeltaNet's input projections (`in_proj_qkvz`: q, k, v and the output gate z;
+    /// `in_proj_ba`: the per-head β and decay inputs) and `out_proj`, all split by head over TP
+    /// (SGLang `qwen3_next.py::Qwen3GatedDeltaNet`). Qwen3.5 stores the input projections as four
+    /// tensors (`in_proj_qkv`, `_z`, `_b`, `_a`); the parameters are the same.
+    pub fn attention_modules(
+        &self,
+        kind: LayerAttention,
+        attn: (ModelPart, ModelPart),
+    ) -> Vec<LinearModule> {
         let h = self.hidden_size;
-        let mut v = Vec::with_capacity(16);
-        let attn = part(ModelPart::Attention);
-        match self.attention {
-            AttentionSpec::Mla {
-                num_heads,
-                q_lora_rank,
-                kv_lora_rank,
-                qk_nope_head_dim,
-                qk_rope_head_dim,
-                v_head_dim,
-                ..
-            } => {
-                let nh = num_heads as u64;
-                let (r_kv, nope, rope, vd) = (
-                    kv_lora_rank as u64,
-                    qk_nope_head_dim as u64,
-                    qk_rope_head_dim as u64,
-                    v_head_dim as u64,
-                );
-                match q_lora_rank.map(u64::from) {
-                    Some(r_q) => {
-                        let (a, b) = ("self_attn.q_a_proj", "self_attn.q_b_proj");
-                        v.push(module(a, a, attn, h * r_q, Shard::Replicated));
-                        v.push(module(b, b, attn, r_q * nh * (nope + rope), Shard::Tp));
-                    }
-                    None => {
-                        let q = "self_attn.q_proj";
-                        v.push(module(q, q, attn, h * nh * (nope + rope), Shard::Tp));
-                    }
-                }
-                let (a, b) = ("self_attn.kv_a_proj_with_mqa", "self_attn.kv_b_proj");
-                v.push(module(a, a, attn, h * (r_kv + rope), Shard::Replicated));
-                v.push(module(b, b, attn, r_kv * nh * (nope + vd), Shard::Tp));
-                let o = "self_attn.o_proj";
-                v.push(module(o, o, attn, nh * vd * h, Shard::Tp));
+        let mut v = Vec::with_capacity(5);
+        if let (LayerAttention::Linear, Some(la)) = (kind, self.linear_attention) {
+            let (nk, nv) = (la.num_key_heads as u64, la.num_value_heads as u64);
+            let (dk, dv) = (la.key_head_dim as u64, la.value_head_dim as u64);
+            for (name, params) in [
+                ("linear_attn.in_proj_qkvz", h * (2 * nk * dk + 2 * nv * dv)),
+                ("linear_attn.in_proj_ba", h * 2 * nv),
+                ("linear_attn.out_proj", nv * dv * h),
+            ] {
+                v.push(module(name, name, attn, params, Shard::Tp));
             }
+            return v;
+        }
+        if let Some(d) = self.attention.mla_dims() {
+            let (nh, r_kv, nope, rope, vd) = (d.heads, d.kv_lora_rank, d.nope, d.rope, d.v);
+            match d.q_lora_rank {
+                Some(r_q) => {
+                    let (a, b) = ("self_attn.q_a_proj", "self_attn.q_b_proj");
+                    v.push(module(a, a, attn, h * r_q, Shard::Replicated));
+                    v.push(module(b, b, attn, r_q * nh * (nope + rope), Shard::Tp));
+                }
+                None => {
+                    let q = "self_attn.q_proj";
+                    v.push(module(q, q, attn, h * nh * (nope + rope), Shard::Tp));
+                }
+            }
+            let (a, b) = ("self_attn.kv_a_proj_with_mqa", "self_attn.kv_b_proj");
+            v.push(module(a, a, attn, h * (r_kv + rope), Shard::Replicated));
+            v.push(module(b, b, attn, r_kv * nh * (nope + vd), Shard::Tp));
+            let o = "self_attn.o_proj";
+            v.push(module(o, o, attn, nh * vd * h, Shard::Tp));
+            return v;
+        }
+        match self.attention {
+            AttentionSpec::Mla { .. } => {}
             AttentionSpec::Gqa {
                 num_heads,
                 num_kv_heads,
                 head_dim,
+                output_gate,
                 ..
             } => {
-                let q = h * num_heads as u64 * head_dim as u64;
+                let o = h * num_heads as u64 * head_dim as u64;
+                let q = if output_gate { 2 * o } else { o };
                 let kv = h * num_kv_heads as u64 * head_dim as u64;
                 for (name, params, shard) in [
                     ("self_attn.q_proj", q, Shard::Tp),
                     ("self_attn.k_proj", kv, Shard::KvHeads),
                     ("self_attn.v_proj", kv, Shard::KvHeads),
-                    ("self_attn.o_proj", q, Shard::Tp),
+                    ("self_attn.o_proj", o, Shard::Tp),
                 ] {
                     v.push(module(name, name, attn, params, shard));
                 }
             }
         }
-        if let (
-            true,
-            AttentionSpec::Mla {
-                q_lora_rank,
-                indexer: Some(ix),
-                ..
-            },
-        ) = (self.layer_runs_indexer(layer), &self.attention)
-        {
-            let (n, d) = (ix.num_heads as u64, ix.head_dim as u64);
-            let q_in = q_lora_rank.map(u64::from).unwrap_or(h);
-            let idx = part(ModelPart::Indexer);
-            for (name, params) in [
-                ("self_attn.indexer.wq_b", q_in * n * d),
-                ("self_attn.indexer.wk", h * d),
-            ] {
-                v.push(module(name, name, idx, params, Shard::Replicated));
-            }
-        }
+        v
+    }
+
+    /// Parameters of one layer's DSA indexer: its projections ([`Self::indexer_modules`]) and
+    /// its BF16 `k_norm` and `weights_proj`; 0 without DSA.
+    pub(super) fn indexer_modules_and_plain_params(&self) -> u64 {
+        let idx = (ModelPart::Indexer, ModelPart::Indexer);
+        let modules: u64 = self.indexer_modules(idx).iter().map(|m| m.params).sum();
+        modules
+            + self
+                .attention
+                .indexer()
+                .map_or(0, |ix| self.indexer_plain_params(ix))
+    }
+
+    /// The indexer's `k_norm` (weight + bias) and `weights_proj`, which SGLang builds without
+    /// quantization.
+    fn indexer_plain_params(&self, ix: super::DsaIndexer) -> u64 {
+        2 * ix.head_dim as u64 + self.hidden_size * ix.num_heads as u64
+    }
+
+    /// The DSA indexer's projections (`wq_b`, `wk`), replicated; none without DSA.
+    fn indexer_modules(&self, idx: (ModelPart, ModelPart)) -> Vec<LinearModule> {
+        let AttentionSpec::Mla {
+            q_lora_rank,
+            indexer: Some(ix),
+            ..
+        } = self.attention
+        else {
+            return Vec::new();
+        };
+        let h = self.hidden_size;
+        let (n, d) = (ix.num_heads as u64, ix.head_dim as u64);
+        let q_in = q_lora_rank.map(u64::from).unwrap_or(h);
+        [
+            ("self_attn.indexer.wq_b", q_in * n * d),
+            ("self_attn.indexer.wk", h * d),
+        ]
+        .into_iter()
+        .map(|(name, params)| module(name, name, idx, params, Shard::Replicated))
+        .collect()
+    }
+
+    /// Checkpoint names of a MoE layer's shared-expert projections and of its routed experts'
+    /// (name, probe) pairs, by family: Mixtral and MiniMax-M2 write `block_sparse_moe.experts.N.w1`,
+    /// Qwen3-Next / Qwen3.5 a single `mlp.shared_expert`.
+    fn moe_module_names(&self) -> ([&'static str; 3], [(&'static str, &'static str); 3]) {
+        let shared = if matches!(self.model_type.as_str(), "qwen3_next" | "qwen3_5_moe_text") {
+            [
+                "mlp.shared_expert.gate_proj",
+                "mlp.shared_expert.up_proj",
+                "mlp.shared_expert.down_proj",
+            ]
+        } else {
+            [
+                "mlp.shared_experts.gate_proj",
+                "mlp.shared_experts.up_proj",
+                "mlp.shared_experts.down_proj",
+            ]
+        };
+        let routed = if matches!(self.model_type.as_str(), "mixtral" | "minimax_m2") {
+            [
+                (
+                    "block_sparse_moe.experts.*.w1",
+                    "block_sparse_moe.experts.0.w1",
+                ),
+                (
+                    "block_sparse_moe.experts.*.w3",
+                    "block_sparse_moe.experts.0.w3",
+                ),
+                (
+                    "block_sparse_moe.experts.*.w2",
+                    "block_sparse_moe.experts.0.w2",
+                ),
+            ]
+        } else {
+            [
+                ("mlp.experts.*.gate_proj", "mlp.experts.0.gate_proj"),
+                ("mlp.experts.*.up_proj", "mlp.experts.0.up_proj"),
+                ("mlp.experts.*.down_proj", "mlp.experts.0.down_proj"),
+            ]
+        };
+        (shared, routed)
+    }
+
+    /// The MLP's projections in `layer`: shared + routed experts of a MoE layer, else the dense
+    /// MLP's gate, up and down projections.
+    fn mlp_modules(&self, layer: u32) -> Vec<LinearModule> {
+        let h = self.hidden_size;
+        let mut v = Vec::with_capacity(6);
         match (self.layer_is_moe(layer), self.moe) {
             (true, Some(m)) => {
                 let per_proj = h * m.expert_intermediate_size;
                 let shared = per_proj * m.num_shared_experts as u64;
+                let (shared_names, routed_names) = self.moe_module_names();
                 if shared > 0 {
-                    let sh = part(ModelPart::SharedExperts);
-                    for name in [
-                        "mlp.shared_experts.gate_proj",
-                        "mlp.shared_experts.up_proj",
-                        "mlp.shared_experts.down_proj",
-                    ] {
+                    let sh = self.parts_in(layer, ModelPart::SharedExperts);
+                    for name in shared_names {
                         v.push(module(name, name, sh, shared, Shard::Tp));
                     }
                 }
                 let routed = per_proj * m.num_routed_experts as u64;
-                let r = part(ModelPart::RoutedExperts);
-                let names: [(&str, &str); 3] = if self.model_type == "mixtral" {
-                    [
-                        (
-                            "block_sparse_moe.experts.*.w1",
-                            "block_sparse_moe.experts.0.w1",
-                        ),
-                        (
-                            "block_sparse_moe.experts.*.w3",
-                            "block_sparse_moe.experts.0.w3",
-                        ),
-                        (
-                            "block_sparse_moe.experts.*.w2",
-                            "block_sparse_moe.experts.0.w2",
-                        ),
-                    ]
-                } else {
-                    [
-                        ("mlp.experts.*.gate_proj", "mlp.experts.0.gate_proj"),
-                        ("mlp.experts.*.up_proj", "mlp.experts.0.up_proj"),
-                        ("mlp.experts.*.down_proj", "mlp.experts.0.down_proj"),
-                    ]
-                };
-                for (name, probe) in names {
+                let r = self.parts_in(layer, ModelPart::RoutedExperts);
+                for (name, probe) in routed_names {
                     v.push(module(name, probe, r, routed, Shard::Tp));
                 }
             }
             _ => {
                 let per_proj = h * self.dense_intermediate_size;
-                let d = part(ModelPart::DenseMlp);
+                let d = self.parts_in(layer, ModelPart::DenseMlp);
                 for name in ["mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"] {
                     v.push(module(name, name, d, per_proj, Shard::Tp));
                 }
             }
         }
-        if mtp {
-            let e = "eh_proj";
-            let p = (ModelPart::Mtp, ModelPart::Mtp);
-            v.push(module(e, e, p, 2 * h * h, Shard::Replicated));
-        }
         v
     }
 
-    /// The BF16-only parameters of layer `layer`: norms, q/k/v biases, the DSA indexer's
-    /// `k_norm` and `weights_proj`, the router, and an MTP layer's `enorm`, `hnorm` and head norm.
+    /// The BF16-only parameters of layer `layer`: norms, q/k/v biases, attention sinks, Gated
+    /// DeltaNet's conv1d and per-head constants, the DSA indexer's `k_norm` and `weights_proj`,
+    /// the router, and an MTP layer's `enorm`, `hnorm` and head norm.
     pub fn layer_plain_params(&self, layer: u32) -> Vec<PlainParams> {
         let mtp = layer >= self.num_layers;
         let h = self.hidden_size;
-        let plain = |p: ModelPart, params: u64, shard: Shard| PlainParams {
-            part: if mtp { ModelPart::Mtp } else { p },
-            base: p,
-            params,
-            shard,
+        let plain = |p: ModelPart, params: u64, shard: Shard| {
+            let (part, base) = self.parts_in(layer, p);
+            PlainParams {
+                part,
+                base,
+                params,
+                shard,
+            }
         };
-        let mut v = Vec::with_capacity(6);
-        match self.attention {
-            AttentionSpec::Mla {
-                q_lora_rank,
-                kv_lora_rank,
-                ..
-            } => {
-                // input/post-attention norms, q_a_layernorm, kv_a_layernorm
-                let norms = 2 * h + q_lora_rank.map_or(0, u64::from) + kv_lora_rank as u64;
-                v.push(plain(ModelPart::Attention, norms, Shard::Replicated));
-            }
-            AttentionSpec::Gqa {
-                num_heads,
-                num_kv_heads,
-                head_dim,
-                qkv_bias,
-            } => {
-                v.push(plain(ModelPart::Attention, 2 * h, Shard::Replicated));
-                if qkv_bias {
-                    let d = head_dim as u64;
-                    v.push(plain(ModelPart::Attention, num_heads as u64 * d, Shard::Tp));
-                    let kv = 2 * num_kv_heads as u64 * d;
-                    v.push(plain(ModelPart::Attention, kv, Shard::KvHeads));
-                }
-            }
-        }
+        let attn = self.parts_in(layer, ModelPart::Attention);
+        let mut v = self.attention_plain_params(self.layer_attention(layer), attn);
         if let (true, Some(ix)) = (self.layer_runs_indexer(layer), self.attention.indexer()) {
-            // k_norm (weight + bias) and weights_proj, which SGLang builds without quantization
-            let params = 2 * ix.head_dim as u64 + h * ix.num_heads as u64;
+            let params = self.indexer_plain_params(ix);
             v.push(plain(ModelPart::Indexer, params, Shard::Replicated));
         }
         if let (true, Some(_)) = (self.layer_is_moe(layer), self.moe) {
@@ -323,6 +387,61 @@ impl ModelSpec {
             v.push(plain(ModelPart::Mtp, 3 * h, Shard::Replicated));
         }
         v
+    }
+
+    /// The BF16-only attention parameters of one layer of `kind` under `attn` (`(part, base)`):
+    /// the input and post-attention RMSNorms plus MLA's q_a / kv_a layernorms, GQA's q/k/v
+    /// biases and sinks, or Gated DeltaNet's depthwise `conv1d` (split by channel), `A_log`,
+    /// `dt_bias` (per v head) and its gated RMSNorm (one head's width, replicated).
+    pub fn attention_plain_params(
+        &self,
+        kind: LayerAttention,
+        (part, base): (ModelPart, ModelPart),
+    ) -> Vec<PlainParams> {
+        let h = self.hidden_size;
+        let plain = |params: u64, shard: Shard| PlainParams {
+            part,
+            base,
+            params,
+            shard,
+        };
+        if let (LayerAttention::Linear, Some(la)) = (kind, self.linear_attention) {
+            let nv = la.num_value_heads as u64;
+            return vec![
+                plain(2 * h + la.value_head_dim as u64, Shard::Replicated),
+                plain(la.conv_dim() * la.conv_kernel as u64 + 2 * nv, Shard::Tp),
+            ];
+        }
+        match self.attention {
+            AttentionSpec::Mla {
+                q_lora_rank,
+                kv_lora_rank,
+                ..
+            } => {
+                // input/post-attention norms, q_a_layernorm, kv_a_layernorm
+                let norms = 2 * h + q_lora_rank.map_or(0, u64::from) + kv_lora_rank as u64;
+                vec![plain(norms, Shard::Replicated)]
+            }
+            AttentionSpec::Gqa {
+                num_heads,
+                num_kv_heads,
+                head_dim,
+                qkv_bias,
+                sinks,
+                ..
+            } => {
+                let mut v = vec![plain(2 * h, Shard::Replicated)];
+                if qkv_bias {
+                    let d = head_dim as u64;
+                    v.push(plain(num_heads as u64 * d, Shard::Tp));
+                    v.push(plain(2 * num_kv_heads as u64 * d, Shard::KvHeads));
+                }
+                if sinks {
+                    v.push(plain(num_heads as u64, Shard::Tp));
+                }
+                v
+            }
+        }
     }
 
     /// The storage format of `m` in `layer`: its part's format unless the checkpoint's
@@ -381,109 +500,4 @@ impl ModelSpec {
             n => self.weight_bytes_by_part()[&part] as f64 / n as f64,
         }
     }
-
-    /// The modules this checkpoint keeps in BF16 while others are quantized, with the layers
-    /// where they are and their bytes; empty for a checkpoint stored in BF16 throughout.
-    /// Whole-model tensors (`embed_tokens`, `lm_head`) are listed when any module is quantized;
-    /// norms and routers (always BF16) are not.
-    pub fn bf16_modules(&self) -> Vec<Bf16Modules> {
-        let mut by_name: BTreeMap<&'static str, (Vec<u32>, f64, usize)> = BTreeMap::new();
-        let mut order = 0;
-        let mut any_quantized = false;
-        for layer in self.all_layer_indices() {
-            for m in self.layer_modules(layer) {
-                if self.module_format(layer, &m) == WeightFormat::Bf16 {
-                    let e = by_name.entry(m.name).or_insert_with(|| {
-                        order += 1;
-                        (Vec::new(), 0.0, order)
-                    });
-                    e.0.push(layer);
-                    e.1 += m.params as f64 * 2.0;
-                } else {
-                    any_quantized = true;
-                }
-            }
-        }
-        if !any_quantized {
-            return Vec::new();
-        }
-        let mut out: Vec<(usize, Bf16Modules)> = by_name
-            .into_iter()
-            .map(|(name, (layers, bytes, order))| {
-                (
-                    order,
-                    Bf16Modules {
-                        module: name.to_string(),
-                        layers: LayerSet::from_layers(layers),
-                        bytes: bytes.round() as u64,
-                    },
-                )
-            })
-            .collect();
-        out.sort_by_key(|(o, _)| *o);
-        let params = self.params_by_part();
-        let mut whole = Vec::new();
-        for (name, part) in [
-            ("model.embed_tokens", ModelPart::Embeddings),
-            ("lm_head", ModelPart::LmHead),
-        ] {
-            let n = params[&part].saturating_sub(if part == ModelPart::LmHead {
-                self.hidden_size
-            } else {
-                0
-            });
-            if n > 0 && self.format_of(part) == WeightFormat::Bf16 {
-                whole.push(Bf16Modules {
-                    module: name.to_string(),
-                    layers: LayerSet::default(),
-                    bytes: 2 * n,
-                });
-            }
-        }
-        whole.extend(out.into_iter().map(|(_, m)| m));
-        whole
-    }
-}
-
-/// One line per group of modules that stayed BF16 in the same layers, the modules of one block
-/// written together: `self_attn.{q_a_proj, kv_b_proj} (layers 0-77): 3.42 GB`. MTP layers (from
-/// `num_layers` on, as the checkpoint numbers them) are named as such.
-pub fn describe_bf16_modules(spec: &ModelSpec) -> Vec<String> {
-    let mut lines: Vec<(String, Vec<String>, LayerSet, u64)> = Vec::new();
-    for g in spec.bf16_modules() {
-        let (block, leaf) = match g.module.rsplit_once('.') {
-            Some((b, l)) if !g.layers.is_empty() => (b.to_string(), l.to_string()),
-            _ => (String::new(), g.module.clone()),
-        };
-        match lines.last_mut() {
-            Some(last) if last.0 == block && last.2 == g.layers && !block.is_empty() => {
-                last.1.push(leaf);
-                last.3 += g.bytes;
-            }
-            _ => lines.push((block, vec![leaf], g.layers, g.bytes)),
-        }
-    }
-    let mtp = spec.num_layers..spec.num_layers + spec.num_mtp_layers;
-    lines
-        .into_iter()
-        .map(|(block, leaves, layers, bytes)| {
-            let name = match (block.is_empty(), leaves.len()) {
-                (true, _) => leaves.join(", "),
-                (false, 1) => format!("{block}.{}", leaves[0]),
-                (false, _) => format!("{block}.{{{}}}", leaves.join(", ")),
-            };
-            let at = if layers.is_empty() {
-                String::new()
-            } else if layers
-                .0
-                .iter()
-                .all(|r| mtp.start <= r.start && r.end <= mtp.end)
-            {
-                format!(" (MTP layer {layers})")
-            } else {
-                format!(" (layers {layers})")
-            };
-            format!("{name}{at}: {:.2} GB", bytes as f64 / 1e9)
-        })
-        .collect()
 }

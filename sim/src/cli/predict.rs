@@ -305,6 +305,12 @@ fn memory_lines(m: &MemorySummary, context_tokens: u32) -> String {
         m.max_requests_at_context,
         context_tokens
     ));
+    if m.state_slots > 0 {
+        s.push_str(&format!(
+            "  Gated-DeltaNet state pool {:.2} GB per GPU: {} request slots (SGLang's max_mamba_cache_size), max running requests {}\n",
+            m.state_pool_gb_per_gpu, m.state_slots, m.max_running_requests
+        ));
+    }
     let r = &m.reserves;
     s.push_str(&format!(
         "  SGLang's sizing: --mem-fraction-static {} of the {:.2} GB free before loading = static budget {:.2} GB; reserves: CUDA context/NCCL {}, req_to_token {} ({} requests × {} tokens), attention workspace {}, CUDA graphs {}, activations {}; {:.2} GB left\n",

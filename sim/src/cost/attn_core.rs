@@ -11,6 +11,7 @@
 
 use super::curves::Curves;
 use super::kernel::KernelCurve;
+use super::layer_mix::LayerMix;
 use super::memory;
 use crate::efficiency::KernelKind;
 use crate::machine::Machine;
@@ -52,6 +53,8 @@ pub(crate) struct AttnCore {
     /// SGLang's Triton MLA decode: its split-KV partials ([`TritonSplitKv`]); `None` for the
     /// other backends, whose kernels merge their splits on chip.
     pub triton_split_kv: Option<TritonSplitKv>,
+    /// The layers' attention kinds (sliding window, Gated DeltaNet) beside full attention.
+    pub mix: LayerMix,
 }
 
 /// SGLang's Triton MLA decode (`--attention-backend triton`;
@@ -141,9 +144,6 @@ pub(super) fn attn_core(
         AttentionSpec::Mla {
             num_heads,
             kv_lora_rank,
-            qk_nope_head_dim,
-            qk_rope_head_dim,
-            v_head_dim,
             indexer,
             ..
         } => {
@@ -156,12 +156,10 @@ pub(super) fn attn_core(
             } else {
                 1.0
             };
-            // absorbed MLA: scores over (kv_lora + rope) dims, values over kv_lora dims
-            let absorbed = 2.0 * heads * (kv_lora_rank + qk_rope_head_dim) as f64
-                + 2.0 * heads * kv_lora_rank as f64;
-            // prefill without DSA runs MLA as multi-head attention over up-projected K and V
-            let mha = 2.0 * heads * (qk_nope_head_dim + qk_rope_head_dim) as f64
-                + 2.0 * heads * v_head_dim as f64;
+            // absorbed MLA: scores over (kv_lora + rope) dims, values over kv_lora dims; prefill
+            // without DSA runs MLA as multi-head attention over up-projected K and V
+            let absorbed = model.attention_flops_per_pair(true) / attn_tp;
+            let mha = model.attention_flops_per_pair(false) / attn_tp;
             AttnCore {
                 decode,
                 indexer_decode,
@@ -197,31 +195,27 @@ pub(super) fn attn_core(
                 }),
                 verify_rereads_cache: opts.verify_rows_per_draft_token
                     && !fused_indexer_logits(machine),
+                mix: LayerMix::of(model, layout),
             }
         }
-        AttentionSpec::Gqa {
-            num_heads,
-            num_kv_heads,
-            head_dim,
-            ..
-        } => {
-            let heads = num_heads as f64 / attn_tp;
+        AttentionSpec::Gqa { num_kv_heads, .. } => {
             let kv_split = attn_tp.min(num_kv_heads.max(1) as f64);
             AttnCore {
                 decode,
                 indexer_decode,
                 prefill,
                 indexer_prefill,
-                decode_flops_per_pair: 4.0 * heads * head_dim as f64,
-                prefill_flops_per_pair: 4.0 * heads * head_dim as f64,
+                decode_flops_per_pair: model.attention_flops_per_pair(true) / attn_tp,
+                prefill_flops_per_pair: model.attention_flops_per_pair(false) / attn_tp,
                 kv_bytes_per_key: per_layer_kv / kv_split,
                 topk_cap: None,
                 indexer_flops_per_key: 0.0,
                 indexer_bytes_per_key: 0.0,
                 indexer_logit_bytes_per_pair: 0.0,
                 verify_rereads_cache: false,
-                prefill_flops_per_pair_cached: 4.0 * heads * head_dim as f64,
+                prefill_flops_per_pair_cached: model.attention_flops_per_pair(false) / attn_tp,
                 triton_split_kv: None,
+                mix: LayerMix::of(model, layout),
             }
         }
     }

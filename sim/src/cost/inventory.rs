@@ -11,7 +11,8 @@
 //! `fused_moe`/`flashinfer` MoE runners, `llama.py`-style GQA): what is fused there is one kernel
 //! here. Quantized GEMMs (fp8, nvfp4) add one activation-quantize kernel each.
 
-use models::spec::{AttentionSpec, ModelPart};
+use models::footprint::gpu_share;
+use models::spec::{AttentionSpec, LayerAttention, ModelPart};
 use models::{Layout, ModelSpec};
 
 /// One weight GEMM of a block on one GPU.
@@ -74,6 +75,127 @@ pub struct LayerInventory {
     pub head: BlockKernels,
 }
 
+/// MLA's projections as SGLang's absorbed decode runs them (`deepseek_v2.py` forward_absorb) and,
+/// with DSA, the indexer's kernels into `x`.
+fn mla_kernels(
+    spec: &ModelSpec,
+    attn_tp: f64,
+    qa: bool,
+    a: &mut BlockKernels,
+    x: &mut BlockKernels,
+) {
+    let h = spec.hidden_size as f64;
+    let (Some(d), indexer) = (spec.attention.mla_dims(), spec.attention.indexer()) else {
+        return;
+    };
+    let (num_heads, q_lora_rank) = (d.heads, d.q_lora_rank);
+    let (kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim) =
+        (d.kv_lora_rank, d.nope, d.rope, d.v);
+    let heads = num_heads as f64 / attn_tp;
+    let (r_kv, nope, rope, v) = (
+        kv_lora_rank as f64,
+        qk_nope_head_dim as f64,
+        qk_rope_head_dim as f64,
+        v_head_dim as f64,
+    );
+    match q_lora_rank {
+        Some(r_q) => {
+            let r_q = r_q as f64;
+            a.gemm(
+                "fused_qkv_a_proj",
+                ModelPart::Attention,
+                h * (r_q + r_kv + rope),
+                qa,
+            );
+            a.gemm(
+                "q_b_proj",
+                ModelPart::Attention,
+                r_q * heads * (nope + rope),
+                qa,
+            );
+            // q_a and kv_a layernorms
+            a.small += 2.0;
+            a.small_bytes_per_token += 4.0 * (r_q + r_kv);
+        }
+        None => {
+            a.gemm(
+                "q_proj",
+                ModelPart::Attention,
+                h * heads * (nope + rope),
+                qa,
+            );
+            a.gemm("kv_a_proj", ModelPart::Attention, h * (r_kv + rope), qa);
+            a.small += 1.0;
+            a.small_bytes_per_token += 4.0 * r_kv;
+        }
+    }
+    // absorbed decode: q_nope × W_UK and attn_out × W_UV as batched GEMMs
+    a.gemm("w_kc_bmm", ModelPart::Attention, heads * nope * r_kv, false);
+    a.gemm("w_vc_bmm", ModelPart::Attention, heads * r_kv * v, false);
+    a.gemm("o_proj", ModelPart::Attention, heads * v * h, qa);
+    // rotary, absorbed-q concat, KV-latent store, output copy
+    a.small += 4.0;
+    a.small_bytes_per_token += 4.0 * heads * (r_kv + rope) + 2.0 * (r_kv + rope);
+    // decode attention: split-KV kernel + combine
+    a.core_launches = 2.0;
+    if let Some(ix) = indexer {
+        let q_in = q_lora_rank.map_or(h, |r| r as f64);
+        let (n, d) = (ix.num_heads as f64, ix.head_dim as f64);
+        let qi = quantized(spec, ModelPart::Indexer);
+        x.gemm("indexer_wq_b", ModelPart::Indexer, q_in * n * d, qi);
+        x.gemm("indexer_wk", ModelPart::Indexer, h * d, qi);
+        x.gemm("indexer_weights_proj", ModelPart::Indexer, h * n, false);
+        // k LayerNorm, rotary (q, k), fp8 quantize of q and k, index-key store
+        x.small = 5.0;
+        x.small_bytes_per_token = 4.0 * n * d + 6.0 * d;
+        // logits over the cached context, top-k
+        x.core_launches = 2.0;
+    }
+}
+
+/// The attention GEMMs of a model whose layers mix Gated-DeltaNet and full attention, as the
+/// layer-weighted mean (a stage costs one layer times its layers): the input projections (q/k/v,
+/// or GDN's `in_proj_qkvz` + `in_proj_ba`) as one GEMM and the output projection as another,
+/// each with the parameters one GPU holds of [`ModelSpec::attention_modules`]. Small kernels:
+/// full layers' rotary and KV store, linear layers' conv1d update, gating and gated norm.
+fn mixed_attention_gemms(spec: &ModelSpec, layout: &Layout, a: &mut BlockKernels, qa: bool) {
+    let n = spec.num_layers.max(1) as f64;
+    let (mut input, mut output, mut act) = (0.0, 0.0, 0.0);
+    let parts = (ModelPart::Attention, ModelPart::Attention);
+    for kind in [
+        LayerAttention::Full,
+        LayerAttention::Sliding,
+        LayerAttention::Linear,
+    ] {
+        let share = spec.num_layers_of_kind(kind) as f64 / n;
+        if share == 0.0 {
+            continue;
+        }
+        a.small += share
+            * if kind == LayerAttention::Linear {
+                3.0
+            } else {
+                2.0
+            };
+        for m in spec.attention_modules(kind, parts) {
+            let p = m.params as f64 * gpu_share(spec, layout, m.shard, m.base) * share;
+            if m.name.ends_with("o_proj") || m.name.ends_with("out_proj") {
+                output += p;
+            } else {
+                input += p;
+            }
+        }
+    }
+    let h = spec.hidden_size as f64;
+    if h > 0.0 {
+        // the input projections' outputs, written and read by the small kernels (bf16)
+        act = 4.0 * input / h;
+    }
+    a.gemm("in_proj", ModelPart::Attention, input, qa);
+    a.gemm("out_proj", ModelPart::Attention, output, qa);
+    a.small_bytes_per_token += act;
+}
+
 /// Whether a part's format runs its GEMMs on quantized activations.
 fn quantized(spec: &ModelSpec, part: ModelPart) -> bool {
     let name = spec.format_of(part).name();
@@ -81,105 +203,54 @@ fn quantized(spec: &ModelSpec, part: ModelPart) -> bool {
 }
 
 impl LayerInventory {
-    /// The inventory of `spec` under `layout` (per GPU of the busiest rank).
+    /// The inventory of `spec` under `layout` (per GPU of the busiest rank): attention (and the
+    /// DSA indexer), dense MLP, MoE, then the model's two ends.
     pub fn new(spec: &ModelSpec, layout: &Layout) -> LayerInventory {
+        let mut inv = LayerInventory::default();
+        inv.attention_kernels(spec, layout);
+        inv.dense_mlp_kernels(spec, layout);
+        inv.moe_kernels(spec, layout);
+        inv.end_kernels(spec, layout);
+        inv
+    }
+
+    /// The attention block: input norm, projections by attention kind, the core's launches and
+    /// the all-reduce; MLA's indexer goes to `self.indexer`.
+    fn attention_kernels(&mut self, spec: &ModelSpec, layout: &Layout) {
         let h = spec.hidden_size as f64;
         let attn_tp = if layout.dp_attention {
             1.0
         } else {
             layout.tp as f64
         };
-        let mut inv = LayerInventory::default();
         let qa = quantized(spec, ModelPart::Attention);
-        let a = &mut inv.attention;
+        let a = &mut self.attention;
         // input add + RMSNorm (read x and residual, write both)
         a.small = 1.0;
         a.small_bytes_per_token = 8.0 * h;
         match spec.attention {
-            AttentionSpec::Mla {
-                num_heads,
-                q_lora_rank,
-                kv_lora_rank,
-                qk_nope_head_dim,
-                qk_rope_head_dim,
-                v_head_dim,
-                indexer,
-            } => {
-                let heads = num_heads as f64 / attn_tp;
-                let (r_kv, nope, rope, v) = (
-                    kv_lora_rank as f64,
-                    qk_nope_head_dim as f64,
-                    qk_rope_head_dim as f64,
-                    v_head_dim as f64,
-                );
-                match q_lora_rank {
-                    Some(r_q) => {
-                        let r_q = r_q as f64;
-                        a.gemm(
-                            "fused_qkv_a_proj",
-                            ModelPart::Attention,
-                            h * (r_q + r_kv + rope),
-                            qa,
-                        );
-                        a.gemm(
-                            "q_b_proj",
-                            ModelPart::Attention,
-                            r_q * heads * (nope + rope),
-                            qa,
-                        );
-                        // q_a and kv_a layernorms
-                        a.small += 2.0;
-                        a.small_bytes_per_token += 4.0 * (r_q + r_kv);
-                    }
-                    None => {
-                        a.gemm(
-                            "q_proj",
-                            ModelPart::Attention,
-                            h * heads * (nope + rope),
-                            qa,
-                        );
-                        a.gemm("kv_a_proj", ModelPart::Attention, h * (r_kv + rope), qa);
-                        a.small += 1.0;
-                        a.small_bytes_per_token += 4.0 * r_kv;
-                    }
-                }
-                // absorbed decode: q_nope × W_UK and attn_out × W_UV as batched GEMMs
-                a.gemm("w_kc_bmm", ModelPart::Attention, heads * nope * r_kv, false);
-                a.gemm("w_vc_bmm", ModelPart::Attention, heads * r_kv * v, false);
-                a.gemm("o_proj", ModelPart::Attention, heads * v * h, qa);
-                // rotary, absorbed-q concat, KV-latent store, output copy
-                a.small += 4.0;
-                a.small_bytes_per_token += 4.0 * heads * (r_kv + rope) + 2.0 * (r_kv + rope);
-                // decode attention: split-KV kernel + combine
+            AttentionSpec::Mla { .. } => {
+                mla_kernels(spec, attn_tp, qa, a, &mut self.indexer);
+            }
+            AttentionSpec::Gqa { .. } if spec.linear_attention.is_some() => {
+                mixed_attention_gemms(spec, layout, a, qa);
                 a.core_launches = 2.0;
-                if let Some(ix) = indexer {
-                    let q_in = q_lora_rank.map_or(h, |r| r as f64);
-                    let (n, d) = (ix.num_heads as f64, ix.head_dim as f64);
-                    let qi = quantized(spec, ModelPart::Indexer);
-                    let x = &mut inv.indexer;
-                    x.gemm("indexer_wq_b", ModelPart::Indexer, q_in * n * d, qi);
-                    x.gemm("indexer_wk", ModelPart::Indexer, h * d, qi);
-                    x.gemm("indexer_weights_proj", ModelPart::Indexer, h * n, false);
-                    // k LayerNorm, rotary (q, k), fp8 quantize of q and k, index-key store
-                    x.small = 5.0;
-                    x.small_bytes_per_token = 4.0 * n * d + 6.0 * d;
-                    // logits over the cached context, top-k
-                    x.core_launches = 2.0;
-                }
             }
             AttentionSpec::Gqa {
                 num_heads,
                 num_kv_heads,
                 head_dim,
+                output_gate,
                 ..
             } => {
                 let d = head_dim as f64;
                 let heads = num_heads as f64 / attn_tp;
                 let kv_heads = (num_kv_heads as f64 / attn_tp).max(1.0);
+                let q_heads = if output_gate { 2.0 * heads } else { heads };
                 a.gemm(
                     "qkv_proj",
                     ModelPart::Attention,
-                    h * (heads + 2.0 * kv_heads) * d,
+                    h * (q_heads + 2.0 * kv_heads) * d,
                     qa,
                 );
                 a.gemm("o_proj", ModelPart::Attention, heads * d * h, qa);
@@ -191,7 +262,12 @@ impl LayerInventory {
             }
         }
         a.collectives = 1.0;
+    }
 
+    /// A dense layer's MLP: post-attention norm, gate/up and down projections, all-reduce.
+    fn dense_mlp_kernels(&mut self, spec: &ModelSpec, layout: &Layout) {
+        let h = spec.hidden_size as f64;
+        let inv = self;
         let tp = layout.tp as f64;
         let qd = quantized(spec, ModelPart::DenseMlp);
         let m = &mut inv.dense_mlp;
@@ -201,7 +277,13 @@ impl LayerInventory {
         m.gemm("gate_up_proj", ModelPart::DenseMlp, h * 2.0 * inter, qd);
         m.gemm("down_proj", ModelPart::DenseMlp, inter * h, qd);
         m.collectives = 1.0;
+    }
 
+    /// A MoE layer's router, shared experts and small kernels (the routed experts are the core).
+    fn moe_kernels(&mut self, spec: &ModelSpec, layout: &Layout) {
+        let h = spec.hidden_size as f64;
+        let tp = layout.tp as f64;
+        let inv = self;
         if let Some(moe) = spec.moe {
             let e = &mut inv.moe;
             // post-attention add + RMSNorm, fused gate/top-k, shared + routed combine
@@ -230,7 +312,13 @@ impl LayerInventory {
             e.core_launches = 6.0;
             e.collectives = 1.0;
         }
+    }
 
+    /// The first stage's embedding and the last stage's head and sampling.
+    fn end_kernels(&mut self, spec: &ModelSpec, layout: &Layout) {
+        let h = spec.hidden_size as f64;
+        let tp = layout.tp as f64;
+        let inv = self;
         let v = spec.vocab_size as f64;
         let x = &mut inv.embed;
         x.small = 1.0;
@@ -242,7 +330,6 @@ impl LayerInventory {
         hd.small_bytes_per_token = 4.0 * h + 12.0 * v;
         hd.gemm("lm_head", ModelPart::LmHead, v / tp * h, false);
         hd.collectives = 1.0;
-        inv
     }
 
     /// Eager launches of a layer (attention, its indexer when `indexer`, the MLP kind).

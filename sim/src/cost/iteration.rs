@@ -15,6 +15,7 @@
 
 use super::block::add_weight_op;
 use super::kernel::OpTime;
+use super::layer_mix::weighted;
 use super::model::{CostModel, GPU_GAP_PER_KERNEL_S};
 use super::{IterationBatch, IterationCost, IterationModel, MemoryPlan, TimeBreakdown};
 use models::Layout;
@@ -133,25 +134,40 @@ impl CostModel {
         (dec, pre)
     }
 
-    /// One layer's attention on the busiest GPU: projections, small kernels and the core.
+    /// One layer's attention on the busiest GPU: projections, small kernels and the core, the
+    /// core weighted over the layers' attention kinds ([`super::layer_mix`]).
     pub(super) fn attention(&self, st: &BatchStats, b: &mut TimeBreakdown) {
         let (dec_share, pre_share) = self.attention_shares(st);
         let tokens = st.decode * dec_share + st.prefill * pre_share;
         self.attention.cost(tokens, self.small, b);
         let c = &self.core;
+        let mix = c.mix;
         let q = st.queries_per_request.max(1.0);
         if st.decode > 0.0 {
-            let keys = st.decode_keys * dec_share;
             let requests = st.decode * dec_share / q;
+            // Triton MLA's split-KV partials, written and read back (full-attention layers)
             let partials = c.triton_split_kv.map_or(0.0, |t| {
                 requests * t.partial_bytes_per_request(requests, st.decode_context / st.decode)
             });
-            let t = c.decode.time_monotone(
-                requests,
-                keys * c.decode_flops_per_pair,
-                keys / q * c.kv_bytes_per_key + partials,
-            );
-            Self::add_kv_op(b, t, c.decode.floor_s());
+            let softmax = |keys: f64, extra_bytes: f64| {
+                let keys = keys * dec_share;
+                c.decode.time_monotone(
+                    requests,
+                    keys * c.decode_flops_per_pair,
+                    keys / q * c.kv_bytes_per_key + extra_bytes,
+                )
+            };
+            let mut ops = vec![(softmax(st.decode_keys, partials), mix.full)];
+            if mix.sliding > 0.0 {
+                ops.push((softmax(mix.sliding_decode_keys(st), 0.0), mix.sliding));
+            }
+            if mix.linear > 0.0 {
+                let t = mix.linear_decode(&c.decode, requests, st.decode * dec_share);
+                ops.push((t, mix.linear));
+            }
+            for (t, share) in ops {
+                Self::add_kv_op(b, weighted(t, share), c.decode.floor_s() * share);
+            }
         }
         if st.prefill > 0.0 {
             let per_pair = if st.prefill_cached > 0.0 {
@@ -159,12 +175,25 @@ impl CostModel {
             } else {
                 c.prefill_flops_per_pair
             };
-            let t = c.prefill.time_monotone(
-                st.prefill * pre_share,
-                st.prefill_pairs * pre_share * per_pair,
-                st.prefill_cached * pre_share * c.kv_bytes_per_key,
-            );
-            Self::add_kv_op(b, t, c.prefill.floor_s());
+            let softmax = |pairs: f64, cached: f64| {
+                c.prefill.time_monotone(
+                    st.prefill * pre_share,
+                    pairs * pre_share * per_pair,
+                    cached * pre_share * c.kv_bytes_per_key,
+                )
+            };
+            let mut ops = vec![(softmax(st.prefill_pairs, st.prefill_cached), mix.full)];
+            if mix.sliding > 0.0 {
+                let (pairs, cached) = mix.sliding_prefill(st);
+                ops.push((softmax(pairs, cached), mix.sliding));
+            }
+            if mix.linear > 0.0 {
+                let t = mix.linear_prefill(&c.prefill, st.prefill * pre_share, st.chunks);
+                ops.push((t, mix.linear));
+            }
+            for (t, share) in ops {
+                Self::add_kv_op(b, weighted(t, share), c.prefill.floor_s() * share);
+            }
         }
     }
 

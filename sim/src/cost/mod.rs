@@ -20,6 +20,7 @@ pub mod floors;
 pub mod inventory;
 pub mod iteration;
 pub mod kernel;
+pub mod layer_mix;
 pub mod memory;
 pub mod model;
 pub mod moe;
@@ -235,6 +236,16 @@ pub struct MemoryPlan {
     /// KV tokens the engine can hold (per attention-DP replica if DP attention is on):
     /// SGLang's `max_total_num_tokens`.
     pub kv_tokens: u64,
+    /// Sliding-window layers' pool (SGLang's `swa_max_total_num_tokens`); 0 without them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub swa_kv_tokens: u64,
+    /// Gated-DeltaNet state pool per GPU (conv + recurrent state of `state_slots` requests);
+    /// 0 without linear-attention layers.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub state_pool_bytes_per_gpu: u64,
+    /// Request slots of that pool (SGLang's `max_mamba_cache_size`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub state_slots: u64,
     /// Card memory.
     pub gpu_memory_bytes: u64,
     /// False when the weights leave no KV token in `mem_fraction_static × free memory`.
@@ -269,6 +280,10 @@ pub struct MemoryPlan {
     /// Warnings, one line each.
     #[serde(default)]
     pub notes: Vec<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Scaling knobs a calibration fits and a confidence draw perturbs; all 1.0 by default. Each has a

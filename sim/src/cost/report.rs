@@ -110,6 +110,14 @@ impl From<&TimeBreakdown> for BreakdownMs {
     }
 }
 
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
+}
+
+fn is_zero_u64(x: &u64) -> bool {
+    *x == 0
+}
+
 /// The memory plan in GB (1e9 bytes) and tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct MemorySummary {
@@ -124,6 +132,11 @@ pub struct MemorySummary {
     pub kv_pool_gb_per_gpu: f64,
     /// KV tokens per attention-DP replica (the whole engine without DP attention).
     pub kv_tokens: u64,
+    /// Gated-DeltaNet state pool per GPU and its request slots (0 without linear layers).
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub state_pool_gb_per_gpu: f64,
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub state_slots: u64,
     /// Requests of `context_tokens` the KV pool holds at once (all replicas).
     pub max_requests_at_context: u64,
     /// Whether weights + reserve fit `--mem-fraction-static` of the card.
@@ -300,6 +313,8 @@ pub fn describe(served: &ServedModel, q: &PredictQuery) -> LayoutPrediction {
             reserve_gb_per_gpu: mem.reserve_bytes_per_gpu as f64 / 1e9,
             kv_pool_gb_per_gpu: mem.kv_pool_bytes_per_gpu as f64 / 1e9,
             kv_tokens: mem.kv_tokens,
+            state_pool_gb_per_gpu: mem.state_pool_bytes_per_gpu as f64 / 1e9,
+            state_slots: mem.state_slots,
             max_requests_at_context: max_requests_at_context(
                 mem,
                 &layout,

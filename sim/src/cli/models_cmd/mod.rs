@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Subcommand, ValueEnum};
 use models::footprint::{FootprintOptions, footprint_with};
 use models::format::KvDtype;
+use models::spec::LayerAttention;
 use models::{GpuSpec, Layout, ModelSpec};
 
 pub mod output;
@@ -162,6 +163,7 @@ pub fn summary(spec: &ModelSpec) -> ModelSummary {
     ModelSummary {
         name: spec.name.clone(),
         model_type: spec.model_type.clone(),
+        family: spec.family_summary(),
         total_params: spec.total_params(),
         total_params_without_mtp: spec.total_params_without_mtp(),
         active_params_per_token: spec.active_params_per_token(),
@@ -227,6 +229,7 @@ fn layout_fit(spec: &ModelSpec, layout: Layout, cfg: &ShowConfig) -> LayoutFit {
         fits: false,
         fits_max_context: false,
         mem_fraction_static: 0.0,
+        hybrid: None,
         stages: Vec::new(),
     };
     let f = match footprint_with(spec, &layout, cfg.options) {
@@ -264,6 +267,22 @@ fn layout_fit(spec: &ModelSpec, layout: Layout, cfg: &ShowConfig) -> LayoutFit {
     fit.kv_capacity_tokens = plan.kv_tokens;
     fit.fits = plan.fits;
     fit.fits_max_context = plan.kv_tokens >= spec.max_context_tokens;
+    if spec.is_hybrid_attention() {
+        let c = f.fullest_stage_cache(spec, cfg.kv_dtype);
+        let ctx = plan.context_len;
+        fit.hybrid = Some(HybridFit {
+            sliding_kv_bytes_per_token_per_gpu: c.sliding_kv_bytes_per_token,
+            state_bytes_per_request_per_gpu: c.state_bytes_per_request,
+            cache_bytes_per_max_context_request_per_gpu: c.kv_bytes_per_token * ctx
+                + c.sliding_kv_bytes_per_token * spec.sliding_tokens(ctx)
+                + c.state_bytes_per_request,
+            swa_kv_tokens: plan.swa_kv_tokens,
+            state_slots: plan.state_slots,
+            state_pool_bytes_per_gpu: plan.state_pool_bytes_per_gpu,
+            max_running_requests: plan.max_running_requests,
+            context_len: ctx,
+        });
+    }
     fit.stages = f
         .per_gpu
         .iter()
@@ -299,6 +318,17 @@ pub fn show(spec: ModelSpec, cfg: &ShowConfig) -> ModelShow {
         fp8_bytes_per_token: spec.kv_bytes_per_token(KvDtype::Fp8),
         indexer_cache_bytes_per_token: spec.indexer_cache_bytes_per_token(),
         attended_tokens_cap: spec.attention.indexer().map(|ix| ix.topk as u64),
+        full_attention_layers: spec
+            .is_hybrid_attention()
+            .then(|| spec.num_layers_of_kind(LayerAttention::Full)),
+        sliding_layers: match spec.num_layers_of_kind(LayerAttention::Sliding) {
+            0 => None,
+            n => Some((n, spec.sliding_tokens(u64::MAX))),
+        },
+        linear_layers: match spec.num_layers_of_kind(LayerAttention::Linear) {
+            0 => None,
+            n => Some((n, spec.linear_state_bytes_per_request())),
+        },
     };
     let layouts = layouts_for(&spec, cfg.gpus)
         .into_iter()

@@ -23,6 +23,9 @@ pub struct ModelSummary {
     /// Preset key or the path loaded.
     pub name: String,
     pub model_type: String,
+    /// What the model is built of: attention kind, MoE, MTP head
+    /// ([`ModelSpec::family_summary`]).
+    pub family: String,
     /// All parameters, MTP included as served (embedding and head shared).
     pub total_params: u64,
     pub total_params_without_mtp: u64,
@@ -59,6 +62,37 @@ pub struct KvSummary {
     pub indexer_cache_bytes_per_token: u64,
     /// Tokens one query attends to at most (DSA `index_topk`), `None` for full attention.
     pub attended_tokens_cap: Option<u64>,
+    /// Main-model layers whose KV grows with the context (the per-token figures above); absent
+    /// when every layer is full attention.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_attention_layers: Option<u32>,
+    /// Sliding-window layers and their window (each holds at most `window` tokens a request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sliding_layers: Option<(u32, u64)>,
+    /// Gated-DeltaNet layers and the state (conv + recurrent) one request holds over them,
+    /// unsharded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linear_layers: Option<(u32, u64)>,
+}
+
+/// What a hybrid model's request holds on one GPU of a layout, and the pools SGLang sizes.
+#[derive(Debug, Serialize)]
+pub struct HybridFit {
+    /// Sliding-window KV bytes per token per GPU (a request holds at most `window` tokens).
+    pub sliding_kv_bytes_per_token_per_gpu: u64,
+    /// Gated-DeltaNet state bytes per request per GPU.
+    pub state_bytes_per_request_per_gpu: u64,
+    /// Cache bytes one request of the server's context length holds per GPU: full layers'
+    /// KV, sliding layers' window, linear layers' state.
+    pub cache_bytes_per_max_context_request_per_gpu: u64,
+    /// Sliding-window pool tokens (SGLang's `swa_max_total_num_tokens`).
+    pub swa_kv_tokens: u64,
+    /// State-pool request slots (SGLang's `max_mamba_cache_size`) and its bytes per GPU.
+    pub state_slots: u64,
+    pub state_pool_bytes_per_gpu: u64,
+    /// `max_running_requests` after the state pool's cap.
+    pub max_running_requests: u32,
+    pub context_len: u64,
 }
 
 /// The machine the footprints are checked against.
@@ -114,6 +148,9 @@ pub struct LayoutFit {
     pub fits_max_context: bool,
     /// The `--mem-fraction-static` the fit was decided with.
     pub mem_fraction_static: f64,
+    /// Sliding-window and linear-attention caches and pools; absent for models without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<HybridFit>,
     pub stages: Vec<StageRow>,
 }
 

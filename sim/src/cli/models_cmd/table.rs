@@ -51,7 +51,7 @@ fn part_name(p: ModelPart) -> &'static str {
 pub fn list(l: &ModelList) -> String {
     let mut t = new_table(&[
         "preset",
-        "model_type",
+        "family (model_type)",
         "total",
         "active",
         "weights (no MTP)",
@@ -59,10 +59,11 @@ pub fn list(l: &ModelList) -> String {
         "KV/token",
         "max ctx",
     ]);
+    crate::cli::tables::at_least(&mut t, 1, 30);
     for m in &l.models {
         t.add_row(vec![
             Cell::new(&m.name),
-            Cell::new(&m.model_type),
+            Cell::new(format!("{} ({})", m.family, m.model_type)),
             right(billions(m.total_params)),
             right(billions(m.active_params_per_token)),
             right(gb(m.weight_bytes_without_mtp)),
@@ -108,8 +109,12 @@ pub fn show(s: &ModelShow) -> String {
         out += "\n";
     }
     let k = &s.kv;
+    let layers = k.full_attention_layers.map_or_else(
+        || "all layers".to_string(),
+        |n| format!("{n} full-attention layers"),
+    );
     out += &format!(
-        "KV per token (all layers): bf16 {} B, fp8 {} B; DSA index-key cache {} B; checkpoint default {}{}\n\n",
+        "KV per token ({layers}): bf16 {} B, fp8 {} B; DSA index-key cache {} B; checkpoint default {}{}\n\n",
         k.bf16_bytes_per_token,
         k.fp8_bytes_per_token,
         k.indexer_cache_bytes_per_token,
@@ -118,6 +123,20 @@ pub fn show(s: &ModelShow) -> String {
             .map(|c| format!("; attention capped at {c} tokens (DSA top-k)"))
             .unwrap_or_default()
     );
+    if let Some((n, window)) = k.sliding_layers {
+        out += &format!(
+            "{n} sliding-window layers hold at most {window} tokens a request (same bytes per token)\n"
+        );
+    }
+    if let Some((n, bytes)) = k.linear_layers {
+        out += &format!(
+            "{n} Gated-DeltaNet layers hold a fixed state: {:.1} MB a request (conv bf16 + recurrent state), whatever its length\n",
+            bytes as f64 / 1e6
+        );
+    }
+    if k.sliding_layers.is_some() || k.linear_layers.is_some() {
+        out += "\n";
+    }
     let mc = &s.machine;
     out += &format!(
         "Footprint on {} × {} ({:.1} GB each), --mem-fraction-static {}, KV {}{}:\n",
@@ -196,5 +215,39 @@ pub fn show(s: &ModelShow) -> String {
         t.add_row(row);
     }
     out += &t.to_string();
+    out += &hybrid_lines(s);
+    out
+}
+
+/// Per layout: what one request holds per GPU beside the full layers' KV, and the pools SGLang
+/// sizes for it.
+fn hybrid_lines(s: &ModelShow) -> String {
+    let mut out = String::new();
+    for l in &s.layouts {
+        let Some(h) = &l.hybrid else { continue };
+        let mut parts = Vec::new();
+        if h.sliding_kv_bytes_per_token_per_gpu > 0 {
+            parts.push(format!(
+                "sliding KV {} B/token/GPU, pool {} tokens",
+                h.sliding_kv_bytes_per_token_per_gpu, h.swa_kv_tokens
+            ));
+        }
+        if h.state_bytes_per_request_per_gpu > 0 {
+            parts.push(format!(
+                "state {:.2} MB/request/GPU × {} slots = {} state pool",
+                h.state_bytes_per_request_per_gpu as f64 / 1e6,
+                h.state_slots,
+                gb(h.state_pool_bytes_per_gpu)
+            ));
+        }
+        out += &format!(
+            "\n{}: {}; a {}-token request holds {}/GPU; max running requests {}",
+            l.layout,
+            parts.join("; "),
+            h.context_len,
+            gb(h.cache_bytes_per_max_context_request_per_gpu),
+            h.max_running_requests
+        );
+    }
     out
 }

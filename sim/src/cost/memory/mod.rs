@@ -26,6 +26,9 @@
 //! `_resolve_max_num_reqs` does: `clamp(tokens / context_len × 512, 2048, 4096)`, at most half the
 //! tokens.
 //!
+//! Hybrid models size more pools from the same remainder ([`stage_pools`]): a state pool per
+//! request slot for Gated-DeltaNet layers, a sliding-window pool beside the full layers' KV.
+//!
 //! Under attention-DP every GPU caches its own requests, so `kv_tokens` is per DP replica and the
 //! engine holds `tp ×` that many. GB are 1e9 bytes; SGLang's "GB" are GiB.
 
@@ -33,6 +36,9 @@ use super::MemoryPlan;
 use crate::error::{Result, SimError};
 use crate::options::ServerOptions;
 use models::footprint::Footprint;
+use models::spec::{
+    MAMBA_FULL_MEMORY_RATIO, MAMBA_SLOTS_PER_RUNNING_REQUEST, SWA_FULL_TOKENS_RATIO,
+};
 use models::{KvDtype, Layout, ModelSpec};
 use serde::{Deserialize, Serialize};
 
@@ -151,19 +157,62 @@ pub fn req_to_token_bytes(max_running_requests: u32, context_len: u64) -> u64 {
     (u64::from(max_running_requests) + 1) * (context_len + REQ_TO_TOKEN_EXTRA_COLUMNS) * 4
 }
 
-/// KV bytes one token occupies per layer on one GPU: the layer's KV (GQA heads split by TP)
-/// plus the DSA index-key cache.
+/// KV bytes one token occupies per full-attention layer on one GPU: the layer's KV (the
+/// footprint's split under TP) plus the DSA index-key cache.
 fn kv_bytes_per_token_per_layer(spec: &ModelSpec, footprint: &Footprint, dtype: KvDtype) -> u64 {
-    spec.kv_bytes_per_token_per_layer(dtype)
-        / match spec.attention {
-            models::spec::AttentionSpec::Gqa { num_kv_heads, .. }
-                if !footprint.layout.dp_attention =>
-            {
-                footprint.layout.tp.min(num_kv_heads.max(1)) as u64
-            }
-            _ => 1,
-        }
+    footprint.kv_bytes_per_token_per_layer_per_gpu(spec, dtype)
         + spec.indexer_cache_bytes_per_token_per_layer()
+}
+
+/// The pools one stage's GPU sizes from `pool_bytes` (what the weights leave of the static
+/// budget), as SGLang does:
+/// - hybrid linear attention (`model_runner_kv_cache_mixin.py::handle_max_mamba_cache`, radix
+///   cache on, no `--max-mamba-cache-size`): `ratio / (1 + ratio)` of it to the state pool
+///   (`--mamba-full-memory-ratio`, [`MAMBA_FULL_MEMORY_RATIO`]), in whole request slots
+///   (`HybridReqToTokenPool`'s `MambaPool`), the rest to the KV of the full layers;
+/// - sliding windows (`model_runner.py::set_num_token_hybrid`): the KV tokens of the full layers
+///   and [`SWA_FULL_TOKENS_RATIO`] as many in the sliding layers share the rest.
+///
+/// Returns (full-layer KV tokens, state slots).
+fn stage_pools(pool_bytes: u64, cell: &StageCell) -> (u64, u64) {
+    let mut rest = pool_bytes;
+    let r = MAMBA_FULL_MEMORY_RATIO;
+    let state = (rest as f64 * r / (1.0 + r)) as u64;
+    let slots = state.checked_div(cell.state_bytes_per_request).unwrap_or(0);
+    rest -= slots * cell.state_bytes_per_request;
+    let per_token = cell.kv_bytes_per_token as f64
+        + SWA_FULL_TOKENS_RATIO * cell.sliding_kv_bytes_per_token as f64;
+    let tokens = if per_token > 0.0 {
+        (rest as f64 / per_token) as u64
+    } else {
+        0
+    };
+    (tokens, slots)
+}
+
+/// One stage's cache cell: KV bytes per token of its full layers (indexer keys included), of
+/// its sliding layers, and state bytes per request of its linear layers.
+struct StageCell {
+    kv_bytes_per_token: u64,
+    sliding_kv_bytes_per_token: u64,
+    state_bytes_per_request: u64,
+}
+
+fn stage_cell(
+    spec: &ModelSpec,
+    footprint: &Footprint,
+    dtype: KvDtype,
+    layers: std::ops::Range<u32>,
+) -> StageCell {
+    let c = footprint.stage_cache(spec, dtype, layers.clone());
+    // SGLang's NSA pool keeps an index-key row in every layer of the stage
+    let index_keys =
+        spec.indexer_cache_bytes_per_token_per_layer() * u64::from(layers.end - layers.start);
+    StageCell {
+        kv_bytes_per_token: c.kv_bytes_per_token + index_keys,
+        sliding_kv_bytes_per_token: c.sliding_kv_bytes_per_token,
+        state_bytes_per_request: c.state_bytes_per_request,
+    }
 }
 
 /// The MTP draft's weight bytes on the fullest GPU and its KV bytes per token, when `opts` runs
@@ -237,29 +286,62 @@ pub fn plan_with_pre_load(
     let layout = footprint.layout;
     let available = memory_bytes.saturating_sub(pre_load_bytes);
     let budget = (opts.mem_fraction_static * available as f64) as u64;
-    let per_layer = kv_bytes_per_token_per_layer(spec, footprint, kv_dtype(spec, opts));
+    let dtype = kv_dtype(spec, opts);
     let weights = footprint.max_weight_bytes_per_gpu();
-    // Each stage's pool over its own layers; the engine keeps the minimum (PP ranks all-reduce
+    // Each stage's pools over its own layers; the engine keeps the minimum (PP ranks all-reduce
     // it with MIN).
     let mut by_memory = u64::MAX;
+    let mut state_slots = u64::MAX;
+    let mut fullest = StageCell {
+        kv_bytes_per_token: 0,
+        sliding_kv_bytes_per_token: 0,
+        state_bytes_per_request: 0,
+    };
     for g in footprint.per_gpu.iter().filter(|g| g.tp_rank == 0) {
         let pool = budget.saturating_sub(g.total_weight_bytes);
-        let cell = per_layer * u64::from(g.layers.end - g.layers.start);
-        by_memory = by_memory.min(pool.checked_div(cell).unwrap_or(0));
+        let cell = stage_cell(spec, footprint, dtype, g.layers.clone());
+        let (tokens, slots) = stage_pools(pool, &cell);
+        by_memory = by_memory.min(tokens);
+        state_slots = state_slots.min(slots);
+        fullest.kv_bytes_per_token = fullest.kv_bytes_per_token.max(cell.kv_bytes_per_token);
+        fullest.sliding_kv_bytes_per_token = fullest
+            .sliding_kv_bytes_per_token
+            .max(cell.sliding_kv_bytes_per_token);
+        fullest.state_bytes_per_request = fullest
+            .state_bytes_per_request
+            .max(cell.state_bytes_per_request);
     }
     if by_memory == u64::MAX {
         by_memory = 0;
+        state_slots = 0;
     }
     let page = u64::from(opts.page_size.max(1));
     let capped = opts
         .max_total_tokens
         .map_or(by_memory, |m| m.min(by_memory));
     let kv_tokens = capped / page * page;
-    let fullest_cell = per_layer * u64::from(footprint.max_layers_per_stage());
-    let kv_pool = kv_tokens * fullest_cell;
+    let swa_kv_tokens = (kv_tokens as f64 * SWA_FULL_TOKENS_RATIO) as u64;
+    let swa_kv_tokens = if fullest.sliding_kv_bytes_per_token > 0 {
+        swa_kv_tokens
+    } else {
+        0
+    };
+    let kv_pool =
+        kv_tokens * fullest.kv_bytes_per_token + swa_kv_tokens * fullest.sliding_kv_bytes_per_token;
+    let state_pool = state_slots * fullest.state_bytes_per_request;
     let ctx = context_len(spec, opts);
     let dp = if layout.dp_attention { layout.tp } else { 1 };
-    let max_running = max_running_requests(kv_tokens, ctx, opts.max_running_requests, dp);
+    let mut max_running = max_running_requests(kv_tokens, ctx, opts.max_running_requests, dp);
+    if fullest.state_bytes_per_request > 0 {
+        // every running request holds a state slot (three with the radix cache, which keeps
+        // states of cached prefixes: MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO)
+        let per_request = if opts.disable_radix_cache {
+            1
+        } else {
+            MAMBA_SLOTS_PER_RUNNING_REQUEST
+        };
+        max_running = max_running.min((state_slots / per_request).min(u64::from(u32::MAX)) as u32);
+    }
     let mut reserves = runtime_reserves(spec, &layout, opts);
     reserves.pre_load_bytes = pre_load_bytes;
     reserves.req_to_token_bytes = req_to_token_bytes(max_running, ctx);
@@ -267,7 +349,8 @@ pub fn plan_with_pre_load(
         reserves.draft_weight_bytes = weights;
         reserves.draft_kv_bytes = kv_tokens * per_token;
     }
-    let free = memory_bytes as i64 - (weights + kv_pool + reserves.total_bytes()) as i64;
+    let free =
+        memory_bytes as i64 - (weights + kv_pool + state_pool + reserves.total_bytes()) as i64;
     let mut notes = Vec::new();
     if kv_tokens > 0 && free < 0 {
         notes.push(format!(
@@ -290,6 +373,9 @@ pub fn plan_with_pre_load(
         reserve_bytes_per_gpu: reserves.total_bytes(),
         kv_pool_bytes_per_gpu: kv_pool,
         kv_tokens,
+        swa_kv_tokens,
+        state_pool_bytes_per_gpu: state_pool,
+        state_slots,
         gpu_memory_bytes: memory_bytes,
         fits: weights < budget && kv_tokens > 0,
         shortfall_bytes: weights.saturating_sub(budget),
@@ -346,14 +432,22 @@ pub fn checked_plan(
     })
 }
 
-/// Most requests of `context_tokens` tokens each that the KV pool holds at once (all DP replicas).
+/// Most requests of `context_tokens` tokens each that the KV pool (and a hybrid model's state
+/// pool) holds at once (all DP replicas).
 pub fn max_requests_at_context(plan: &MemoryPlan, layout: &Layout, context_tokens: u64) -> u64 {
     let replicas = if layout.dp_attention {
         layout.tp as u64
     } else {
         1
     };
-    plan.kv_tokens.saturating_mul(replicas) / context_tokens.max(1)
+    let by_kv = plan.kv_tokens.saturating_mul(replicas) / context_tokens.max(1);
+    if plan.state_slots > 0 {
+        // a hybrid linear-attention model also needs a state slot per running request, which
+        // SGLang's max_running_requests cap (a third of the slots) says
+        by_kv.min(u64::from(plan.max_running_requests).saturating_mul(replicas))
+    } else {
+        by_kv
+    }
 }
 
 #[cfg(test)]
