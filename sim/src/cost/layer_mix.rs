@@ -15,7 +15,7 @@
 //! `min(pairs, queries × window)` in prefill, exact when every request is on the same side of the
 //! window.
 
-use super::iteration::BatchStats;
+use super::batch_stats::BatchStats;
 use super::kernel::{KernelCurve, OpTime};
 use models::spec::LayerAttention;
 use models::{Layout, ModelSpec};

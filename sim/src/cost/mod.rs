@@ -13,6 +13,7 @@
 //! [`traffic`] counts bytes on the wire and expert reads, [`report`] is `sim predict`'s output.
 
 pub mod attn_core;
+pub mod batch_stats;
 pub mod block;
 pub mod comm;
 mod curves;
@@ -32,7 +33,7 @@ pub mod steady;
 pub mod tbo;
 pub mod traffic;
 
-pub use iteration::BatchStats;
+pub use batch_stats::BatchStats;
 pub use model::CostModel;
 pub use served::ServedModel;
 pub use speculative::SpeculativeModel;

@@ -1,7 +1,7 @@
 //! Output types of `sim predict` (JSON through serde, schema-versioned) and the functions that fill
 //! them, reusable by any command that wants one layout's numbers.
 
-use super::iteration::BatchStats;
+use super::batch_stats::BatchStats;
 use super::memory::max_requests_at_context;
 use super::traffic::Traffic;
 use super::{IterationBatch, IterationModel, Knobs, PrefillChunk, ServedModel, TimeBreakdown};

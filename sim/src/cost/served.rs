@@ -3,7 +3,7 @@
 //! `--speculative-*` a decode iteration is a speculative step over a target and a draft
 //! ([`SpeculativeModel`]). Which one is decided here, from the options, and nowhere else.
 
-use super::iteration::BatchStats;
+use super::batch_stats::BatchStats;
 use super::spec::SpecPlan;
 use super::speculative::SpeculativeModel;
 use super::steady::{SteadyDecode, logged_step_s};

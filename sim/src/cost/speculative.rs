@@ -23,9 +23,9 @@
 //! `--pp-size > 1`.
 
 use super::TimeBreakdown;
+use super::batch_stats::BatchStats;
 use super::curves::Curves;
 use super::inventory::{BlockKernels, GemmShape};
-use super::iteration::BatchStats;
 use super::spec::{SpecPlan, SpecStep, draft_spec};
 use super::steady::{SteadyDecode, steady_decode_with};
 use super::{CostModel, IterationBatch, IterationCost, IterationModel, Knobs, MemoryPlan};

@@ -7,7 +7,7 @@
 //! every stage, and the busiest stage serves every micro-batch once per cycle:
 //! `cycle = max(trip, micro_batches × busiest stage)`, tokens per cycle = running requests.
 
-use super::iteration::BatchStats;
+use super::batch_stats::BatchStats;
 use super::memory::max_requests_at_context;
 use super::{CostModel, IterationCost, IterationModel};
 use serde::Serialize;

@@ -3,7 +3,8 @@
 //! These are the numbers behind "why is EP8 slower than TP8 here".
 
 use super::CostModel;
-use super::iteration::{BatchStats, pp_hop_bytes};
+use super::batch_stats::BatchStats;
+use super::iteration::pp_hop_bytes;
 use models::profile::CollectiveOp;
 use serde::Serialize;
 

@@ -173,8 +173,7 @@ fn model_of(
     resolved: &Resolved,
     spec: Option<SpeculativeOptions>,
 ) -> Option<ServedModel> {
-    let machine =
-        server_gpus(resolved.machines.get(&e.machine)?.as_ref().ok()?, e.layout).ok()?;
+    let machine = server_gpus(resolved.machines.get(&e.machine)?.as_ref().ok()?, e.layout).ok()?;
     let machine = &machine;
     let model = resolved.models.get(&e.model)?.as_ref().ok()?;
     let (mut opts, _) = e
