@@ -438,4 +438,3 @@ impl IterationModel for CostModel {
         &self.memory
     }
 }
-

@@ -161,6 +161,34 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
             None
         };
     }
+    // GLM-5.1 is GLM-5's architecture with its own ModelOpt exclusion list (models' preset);
+    // community NVFP4 uploads (lukealonso/GLM-5.1-NVFP4-MTP) are the same quantization
+    if m.contains("glm-5.1") {
+        return fp4.then_some("glm-5.1-nvfp4");
+    }
+    // lukealonso's Qwen3.5 NVFP4 quantizes the routed experts only, as nvidia's preset does
+    if m.contains("qwen3.5-397b") {
+        return if fp4 {
+            Some("qwen3.5-397b-a17b-nvfp4")
+        } else if q.contains("bf16") {
+            Some("qwen3.5-397b-a17b")
+        } else {
+            None
+        };
+    }
+    // Qwen3-Next-80B-A3B's Instruct and Thinking checkpoints share one architecture (BF16)
+    if m.contains("qwen3-next-80b") {
+        return (!fp4 && !q.contains("fp8")).then_some("qwen3-next-80b-a3b");
+    }
+    if m.contains("minimax-m2.5") {
+        return if fp4 {
+            Some("minimax-m2.5-nvfp4")
+        } else if q.contains("fp8") {
+            Some("minimax-m2.5")
+        } else {
+            None // AWQ / INT4 uploads: no preset of that format
+        };
+    }
     if m.contains("deepseek-r1") || (m.contains("deepseek-v3") && !m.contains("v3.2")) {
         return if fp4 {
             Some("deepseek-r1-fp4")
