@@ -16,6 +16,7 @@
 //!   TPOT and TTFT where given.
 
 use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, inferencex_config, launch_knobs};
+pub use super::metrics::{MetricFamily, Quantity, Target};
 use super::metrics::{family, targets};
 use super::nccl::NcclTuning;
 use super::{Parallel, Record, RecordWorkload, Whole};
@@ -26,70 +27,6 @@ use serde::{Deserialize, Serialize};
 
 /// bench_serving's `--random-range-ratio` in InferenceX's runs.
 pub const INFERENCEX_RANGE_RATIO: f64 = 0.8;
-
-/// The two kinds of measurement; never mixed in one statistic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MetricFamily {
-    /// Sustained decode tok/s over all streams at a cached context, prefill excluded.
-    LlmDecodeBench,
-    /// Client-side throughput and latencies of a bench_serving run, prefill included.
-    BenchServing,
-}
-
-impl MetricFamily {
-    pub fn name(self) -> &'static str {
-        match self {
-            MetricFamily::LlmDecodeBench => "llm_decode_bench",
-            MetricFamily::BenchServing => "bench_serving",
-        }
-    }
-}
-
-/// A predicted quantity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Quantity {
-    /// Output tokens per second of the whole server.
-    OutputTokPerS,
-    /// Prompt + output tokens per second of the whole server.
-    TotalTokPerS,
-    /// Mean inter-token latency, ms.
-    ItlMeanMs,
-    /// Mean time per output token, ms.
-    TpotMeanMs,
-    /// Mean time to first token, ms.
-    TtftMeanMs,
-}
-
-impl Quantity {
-    pub fn name(self) -> &'static str {
-        match self {
-            Quantity::OutputTokPerS => "output tok/s",
-            Quantity::TotalTokPerS => "total tok/s",
-            Quantity::ItlMeanMs => "mean ITL ms",
-            Quantity::TpotMeanMs => "mean TPOT ms",
-            Quantity::TtftMeanMs => "mean TTFT ms",
-        }
-    }
-}
-
-/// One measured value to predict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Target {
-    /// The record's metric key (`output_tok_s_per_gpu`).
-    pub key: String,
-    pub quantity: Quantity,
-    /// The measured value in the quantity's unit (per-GPU figures × GPUs).
-    pub measured: f64,
-    /// The text as the source printed it.
-    pub raw: String,
-    /// The source flags the figure (⚠): shown, left out of the statistics.
-    pub flagged: bool,
-    pub approximate: bool,
-    /// The record's headline figure (one per record; the statistics' unit).
-    pub primary: bool,
-}
 
 /// A record shardwise can simulate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -412,69 +349,83 @@ fn bench_workload(
     }
 }
 
-/// Maps `r` onto what shardwise simulates, or says why it cannot.
-pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
-    use UnexpressibleKind as K;
-    let mut why: Vec<Unexpressible> = Vec::new();
-    let mut assumptions = Vec::new();
-    let quant = r.quant.clone().unwrap_or_default();
-    let model = model_preset(r.model.as_deref().unwrap_or(""), &quant);
-    if model.is_none() {
-        why.push(Unexpressible::new(
-            K::UnknownModel,
-            format!(
-                "`{}` ({}) matches no model preset; name a preset (`sim models list`)",
-                r.model.as_deref().unwrap_or("no model"),
-                if quant.is_empty() {
-                    "quantization not stated"
-                } else {
-                    &quant
-                }
-            ),
-        ));
-    }
-    let machine = machine_preset(r, &mut assumptions)
-        .map_err(|e| why.push(e))
-        .ok();
-    let p = &r.parallel;
-    let w = &r.workload;
+/// A record's whole-number fields as read ([`stated`]); `None` = not stated or unreadable (the
+/// unreadable ones already have their reason).
+#[derive(Debug, Clone, Copy)]
+struct Sizes {
+    tp: Option<u32>,
+    pp: Option<u32>,
+    ep: Option<u32>,
+    dp: Option<u32>,
+    dcp: Option<u32>,
+    input: Option<u32>,
+    conc: Option<u32>,
+    num_prompts: Option<u32>,
+}
+
+/// The parallel sizes and workload counts of `r`, a reason per unreadable one.
+fn read_sizes(r: &Record, why: &mut Vec<Unexpressible>) -> Sizes {
+    let (p, w) = (&r.parallel, &r.workload);
     let mut read = |field: &str, v: &Option<Whole>| {
         stated(&r.id, field, v).unwrap_or_else(|u| {
             why.push(u);
             None
         })
     };
-    let (tp, pp, ep, dp, dcp) = (
-        read("parallel.tp", &p.tp),
-        read("parallel.pp", &p.pp),
-        read("parallel.ep", &p.ep),
-        read("parallel.dp", &p.dp),
-        read("parallel.dcp", &p.dcp),
-    );
-    let (input, conc, num_prompts) = (
-        read("workload.input_len", &w.input_len),
-        read("workload.concurrency", &w.concurrency),
-        read("workload.num_prompts", &w.num_prompts),
-    );
+    Sizes {
+        tp: read("parallel.tp", &p.tp),
+        pp: read("parallel.pp", &p.pp),
+        ep: read("parallel.ep", &p.ep),
+        dp: read("parallel.dp", &p.dp),
+        dcp: read("parallel.dcp", &p.dcp),
+        input: read("workload.input_len", &w.input_len),
+        conc: read("workload.concurrency", &w.concurrency),
+        num_prompts: read("workload.num_prompts", &w.num_prompts),
+    }
+}
+
+/// The model preset of `r`, or a reason naming its checkpoint and quantization.
+fn model_of(r: &Record, quant: &str, why: &mut Vec<Unexpressible>) -> Option<&'static str> {
+    let model = model_preset(r.model.as_deref().unwrap_or(""), quant);
+    if model.is_none() {
+        why.push(Unexpressible::new(
+            UnexpressibleKind::UnknownModel,
+            format!(
+                "`{}` ({}) matches no model preset; name a preset (`sim models list`)",
+                r.model.as_deref().unwrap_or("no model"),
+                if quant.is_empty() {
+                    "quantization not stated"
+                } else {
+                    quant
+                }
+            ),
+        ));
+    }
+    model
+}
+
+/// The settings of `r` shardwise does not model, one reason each.
+fn unmodelled_settings(r: &Record, sizes: &Sizes, why: &mut Vec<Unexpressible>) {
+    use UnexpressibleKind as K;
+    let p = &r.parallel;
     if p.mtp == Some(true) {
         why.push(Unexpressible::new(
             K::MtpOn,
             "speculative decoding (MTP/EAGLE) on: acceptance is not modelled",
         ));
     }
-    if let Some(d) = dcp.filter(|d| *d > 1) {
+    if let Some(d) = sizes.dcp.filter(|d| *d > 1) {
         why.push(Unexpressible::new(
             K::Dcp,
             format!("vLLM decode context parallelism DCP={d} is not modelled"),
         ));
     }
-    if dp.is_some_and(|d| d > 1) && p.attn_dp != Some(true) {
+    if sizes.dp.is_some_and(|d| d > 1) && p.attn_dp != Some(true) {
         why.push(Unexpressible::new(
             K::KnobNotModelled,
             "data-parallel replicas without DP attention",
         ));
     }
-    let flags = r.engine.flags.clone().unwrap_or_default();
     if let Some(proto) = NcclTuning::unmodelled_proto(r) {
         why.push(Unexpressible::new(
             K::KnobNotModelled,
@@ -484,34 +435,32 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
             ),
         ));
     }
-    let engine = match r.engine.name.as_deref().map(Engine::from_name) {
-        Some(Some(e)) => Some(e),
-        Some(None) | None => {
-            why.push(Unexpressible::new(
-                K::UnknownEngine,
-                format!(
-                    "engine `{}` is neither sglang nor vllm",
-                    r.engine.name.as_deref().unwrap_or("not stated")
-                ),
-            ));
-            None
-        }
-    };
-    let layout = layout_of(p, (tp, pp, ep), &mut why, &mut assumptions);
-    let fam = family(r);
-    match (conc, &w.concurrency) {
-        (Some(0), _) => why.push(Unexpressible::new(
-            K::MissingWorkload,
-            "concurrency 0: no stream ran",
-        )),
-        (None, None) => why.push(Unexpressible::new(
-            K::MissingWorkload,
-            "concurrency not stated",
-        )),
-        _ => {}
+}
+
+/// The engine `r` ran on, or a reason.
+fn engine_of(r: &Record, why: &mut Vec<Unexpressible>) -> Option<Engine> {
+    let engine = r.engine.name.as_deref().and_then(Engine::from_name);
+    if engine.is_none() {
+        why.push(Unexpressible::new(
+            UnexpressibleKind::UnknownEngine,
+            format!(
+                "engine `{}` is neither sglang nor vllm",
+                r.engine.name.as_deref().unwrap_or("not stated")
+            ),
+        ));
     }
-    let count = r.hardware.count.as_ref().and_then(Whole::get);
-    let gpus = count.or(layout.map(|l| l.gpus())).unwrap_or(0);
+    engine
+}
+
+/// The figures of `r` to predict and the metric keys left uncompared; a reason when none is
+/// usable.
+fn targets_of(
+    r: &Record,
+    fam: Option<MetricFamily>,
+    gpus: u32,
+    why: &mut Vec<Unexpressible>,
+) -> (Vec<Target>, Vec<String>) {
+    use UnexpressibleKind as K;
     let (targets, mut not_compared, unusable_figures) = match fam {
         Some(f) => targets(r, f, gpus),
         None => (Vec::new(), r.metrics.keys().cloned().collect(), Vec::new()),
@@ -532,30 +481,89 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         ));
     }
     not_compared.extend(unusable_figures);
-    let workload = match fam {
-        Some(MetricFamily::LlmDecodeBench) if input.is_none() => {
+    (targets, not_compared)
+}
+
+/// The workload of `r` for its metric family: the cached context of a decode bench (checked
+/// here), the bench_serving run of a serving record.
+fn workload_of(
+    r: &Record,
+    fam: Option<MetricFamily>,
+    sizes: &Sizes,
+    why: &mut Vec<Unexpressible>,
+    assumptions: &mut Vec<String>,
+) -> Option<Workload> {
+    let w = &r.workload;
+    match (sizes.conc, &w.concurrency) {
+        (Some(0), _) => why.push(Unexpressible::new(
+            UnexpressibleKind::MissingWorkload,
+            "concurrency 0: no stream ran",
+        )),
+        (None, None) => why.push(Unexpressible::new(
+            UnexpressibleKind::MissingWorkload,
+            "concurrency not stated",
+        )),
+        _ => {}
+    }
+    match fam {
+        Some(MetricFamily::LlmDecodeBench) if sizes.input.is_none() => {
             why.push(Unexpressible::new(
-                K::MissingWorkload,
+                UnexpressibleKind::MissingWorkload,
                 "cached context (input_len) not stated",
             ));
             None
         }
-        Some(MetricFamily::BenchServing) => {
-            bench_workload(w, (input, conc, num_prompts), &mut why, &mut assumptions)
-        }
+        Some(MetricFamily::BenchServing) => bench_workload(
+            w,
+            (sizes.input, sizes.conc, sizes.num_prompts),
+            why,
+            assumptions,
+        ),
         _ => None,
-    };
+    }
+}
+
+/// Maps `r` onto what shardwise simulates, or says why it cannot.
+pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
+    let mut why: Vec<Unexpressible> = Vec::new();
+    let mut assumptions = Vec::new();
+    let quant = r.quant.clone().unwrap_or_default();
+    let model = model_of(r, &quant, &mut why);
+    let machine = machine_preset(r, &mut assumptions)
+        .map_err(|e| why.push(e))
+        .ok();
+    let sizes = read_sizes(r, &mut why);
+    unmodelled_settings(r, &sizes, &mut why);
+    let flags = r.engine.flags.clone().unwrap_or_default();
+    let engine = engine_of(r, &mut why);
+    let layout = layout_of(
+        &r.parallel,
+        (sizes.tp, sizes.pp, sizes.ep),
+        &mut why,
+        &mut assumptions,
+    );
+    let fam = family(r);
+    let count = r.hardware.count.as_ref().and_then(Whole::get);
+    let gpus = count.or(layout.map(|l| l.gpus())).unwrap_or(0);
+    let (targets, not_compared) = targets_of(r, fam, gpus, &mut why);
+    let workload = workload_of(r, fam, &sizes, &mut why, &mut assumptions);
     if let (Some(l), Some(n)) = (layout, count)
         && l.gpus() != n
     {
         why.push(Unexpressible::new(
-            K::MissingLayout,
+            UnexpressibleKind::MissingLayout,
             format!("{} uses {} of the box's {n} GPUs", l.short_name(), l.gpus()),
         ));
     }
-    let (Some(model), Some(machine), Some(layout), Some(family), Some(engine), Some(conc), true) =
-        (model, machine, layout, fam, engine, conc, why.is_empty())
-    else {
+    let (Some(model), Some(machine), Some(layout), Some(family), Some(engine), Some(conc), true) = (
+        model,
+        machine,
+        layout,
+        fam,
+        engine,
+        sizes.conc,
+        why.is_empty(),
+    ) else {
         why.sort_by_key(|u| u.kind);
         return Err(why);
     };
@@ -572,7 +580,7 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         knobs,
         family,
         concurrency: conc,
-        context_tokens: input.unwrap_or(0),
+        context_tokens: sizes.input.unwrap_or(0),
         workload,
         targets,
         not_compared,

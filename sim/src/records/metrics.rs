@@ -1,8 +1,73 @@
 //! A record's metrics: their family (`llm_decode_bench` or `bench_serving`) and the targets to
 //! predict, each figure checked against what it can physically be ([`crate::plausible`]).
 
-use super::mapping::{MetricFamily, Quantity, Target, lower};
+use super::mapping::lower;
 use super::{MeasuredValue, Record};
+use serde::{Deserialize, Serialize};
+
+/// The two kinds of measurement; never mixed in one statistic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricFamily {
+    /// Sustained decode tok/s over all streams at a cached context, prefill excluded.
+    LlmDecodeBench,
+    /// Client-side throughput and latencies of a bench_serving run, prefill included.
+    BenchServing,
+}
+
+impl MetricFamily {
+    pub fn name(self) -> &'static str {
+        match self {
+            MetricFamily::LlmDecodeBench => "llm_decode_bench",
+            MetricFamily::BenchServing => "bench_serving",
+        }
+    }
+}
+
+/// A predicted quantity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Quantity {
+    /// Output tokens per second of the whole server.
+    OutputTokPerS,
+    /// Prompt + output tokens per second of the whole server.
+    TotalTokPerS,
+    /// Mean inter-token latency, ms.
+    ItlMeanMs,
+    /// Mean time per output token, ms.
+    TpotMeanMs,
+    /// Mean time to first token, ms.
+    TtftMeanMs,
+}
+
+impl Quantity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Quantity::OutputTokPerS => "output tok/s",
+            Quantity::TotalTokPerS => "total tok/s",
+            Quantity::ItlMeanMs => "mean ITL ms",
+            Quantity::TpotMeanMs => "mean TPOT ms",
+            Quantity::TtftMeanMs => "mean TTFT ms",
+        }
+    }
+}
+
+/// One measured value to predict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Target {
+    /// The record's metric key (`output_tok_s_per_gpu`).
+    pub key: String,
+    pub quantity: Quantity,
+    /// The measured value in the quantity's unit (per-GPU figures × GPUs).
+    pub measured: f64,
+    /// The text as the source printed it.
+    pub raw: String,
+    /// The source flags the figure (⚠): shown, left out of the statistics.
+    pub flagged: bool,
+    pub approximate: bool,
+    /// The record's headline figure (one per record; the statistics' unit).
+    pub primary: bool,
+}
 
 /// The family of a record's metrics, from its dataset, notes and metric keys.
 pub(super) fn family(r: &Record) -> Option<MetricFamily> {
