@@ -72,6 +72,9 @@ pub struct LaunchKnobs {
     pub disable_radix_cache: bool,
     /// `--stream-interval`.
     pub stream_interval: Option<u32>,
+    /// vLLM's `--decode-context-parallel-size` (the records' `parallel.dcp`).
+    #[serde(default)]
+    pub decode_context_parallel: Option<u32>,
 }
 
 impl Engine {
@@ -135,6 +138,19 @@ impl Engine {
             }
             (Engine::Vllm, None) => o.mem_fraction_static = VLLM_GPU_MEMORY_UTILIZATION,
             (Engine::Sglang, None) => {}
+        }
+        let dcp = knobs.decode_context_parallel.filter(|d| *d > 1);
+        match (self, dcp) {
+            (Engine::Vllm, Some(d)) => {
+                o.decode_context_parallel = d;
+                notes.push(format!(
+                    "vLLM: KV cache sharded over {d} ranks of the TP group (DCP {d})"
+                ));
+            }
+            (Engine::Sglang, Some(d)) => notes.push(format!(
+                "the record's DCP {d} is a vLLM option: SGLang keeps the whole KV cache on every TP rank"
+            )),
+            _ => {}
         }
         match self {
             Engine::Vllm => {

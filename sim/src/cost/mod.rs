@@ -14,6 +14,7 @@
 pub mod attn_core;
 pub mod block;
 pub mod comm;
+pub mod dcp;
 pub mod floors;
 pub mod inventory;
 pub mod iteration;

@@ -135,6 +135,8 @@ pub struct CostModel {
     pub(super) experts: Option<Experts>,
     pub(super) core: AttnCore,
     pub(super) comm: LayoutComm,
+    /// vLLM's decode context parallelism collectives, when DCP > 1 ([`super::dcp`]).
+    pub(super) dcp: Option<super::dcp::DcpComm>,
     pub(super) placement: Placement,
     pub(super) small: SmallKernelRates,
     pub(super) floors: Floors,
@@ -176,6 +178,12 @@ impl CostModel {
             return Err(SimError::ImpossibleLayout {
                 layout: layout.short_name(),
                 reason: "SGLang runs no speculative decoding with --pp-size > 1: drop --pp-size or the --speculative-* flags".into(),
+            });
+        }
+        if let Some(reason) = super::dcp::refusal(model, &layout, opts.decode_context_parallel) {
+            return Err(SimError::ImpossibleLayout {
+                layout: layout.short_name(),
+                reason,
             });
         }
         let placement = machine.place(&layout)?;
@@ -387,6 +395,7 @@ impl CostModel {
             experts,
             core: attn_core(model, &layout, opts, &curves, machine),
             comm: LayoutComm::new(machine, &layout, &placement, opts),
+            dcp: super::dcp::DcpComm::new(machine, model, &layout, &placement, opts),
             placement,
             small: SmallKernelRates {
                 floor_s: floors.small_kernel_s,

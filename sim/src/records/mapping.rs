@@ -71,7 +71,7 @@ pub enum UnexpressibleKind {
     UnknownEngine,
     /// Speculative decoding (MTP / EAGLE) on: acceptance is not modelled.
     MtpOn,
-    /// vLLM's decode context parallelism (`dcp` > 1).
+    /// vLLM's decode context parallelism with a DCP size that does not divide the TP size.
     Dcp,
     /// A knob shardwise does not model (DP replicas, a pinned NCCL protocol, …).
     KnobNotModelled,
@@ -414,10 +414,12 @@ fn unmodelled_settings(r: &Record, sizes: &Sizes, why: &mut Vec<Unexpressible>) 
             "speculative decoding (MTP/EAGLE) on: acceptance is not modelled",
         ));
     }
-    if let Some(d) = sizes.dcp.filter(|d| *d > 1) {
+    if let Some(d) = sizes.dcp.filter(|d| *d > 1)
+        && sizes.tp.is_some_and(|tp| !tp.is_multiple_of(d))
+    {
         why.push(Unexpressible::new(
             K::Dcp,
-            format!("vLLM decode context parallelism DCP={d} is not modelled"),
+            format!("decode context parallelism DCP={d} does not divide the TP size"),
         ));
     }
     if sizes.dp.is_some_and(|d| d > 1) && p.attn_dp != Some(true) {
@@ -567,7 +569,8 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         why.sort_by_key(|u| u.kind);
         return Err(why);
     };
-    let knobs = launch_knobs(engine, &flags, &quant, &mut assumptions);
+    let mut knobs = launch_knobs(engine, &flags, &quant, &mut assumptions);
+    knobs.decode_context_parallel = sizes.dcp.filter(|d| *d > 1);
     if inferencex_config(&flags).is_none() && family == MetricFamily::BenchServing {
         assumptions.push("server flags not stated: SGLang defaults".into());
     }

@@ -152,9 +152,15 @@ pub fn req_to_token_bytes(max_running_requests: u32, context_len: u64) -> u64 {
 }
 
 /// KV bytes one token occupies per layer on one GPU: the layer's KV (GQA heads split by TP)
-/// plus the DSA index-key cache.
-fn kv_bytes_per_token_per_layer(spec: &ModelSpec, footprint: &Footprint, dtype: KvDtype) -> u64 {
-    spec.kv_bytes_per_token_per_layer(dtype)
+/// plus the DSA index-key cache, over the DCP shards (vLLM's decode context parallelism keeps
+/// `1/dcp` of every request's tokens on each rank, [`crate::cost::dcp`]).
+fn kv_bytes_per_token_per_layer(
+    spec: &ModelSpec,
+    footprint: &Footprint,
+    dtype: KvDtype,
+    dcp: u32,
+) -> u64 {
+    let per_rank = spec.kv_bytes_per_token_per_layer(dtype)
         / match spec.attention {
             models::spec::AttentionSpec::Gqa { num_kv_heads, .. }
                 if !footprint.layout.dp_attention =>
@@ -163,7 +169,8 @@ fn kv_bytes_per_token_per_layer(spec: &ModelSpec, footprint: &Footprint, dtype: 
             }
             _ => 1,
         }
-        + spec.indexer_cache_bytes_per_token_per_layer()
+        + spec.indexer_cache_bytes_per_token_per_layer();
+    per_rank.div_ceil(u64::from(dcp.max(1)))
 }
 
 /// The MTP draft's weight bytes on the fullest GPU and its KV bytes per token, when `opts` runs
@@ -184,7 +191,12 @@ fn mtp_draft(spec: &ModelSpec, footprint: &Footprint, opts: &ServerOptions) -> O
     let weights = with
         .max_weight_bytes_per_gpu()
         .saturating_sub(footprint.max_weight_bytes_per_gpu());
-    let per_layer = kv_bytes_per_token_per_layer(spec, footprint, kv_dtype(spec, opts));
+    let per_layer = kv_bytes_per_token_per_layer(
+        spec,
+        footprint,
+        kv_dtype(spec, opts),
+        crate::cost::dcp::shards(opts),
+    );
     Some((weights, per_layer * u64::from(spec.num_mtp_layers)))
 }
 
@@ -237,7 +249,12 @@ pub fn plan_with_pre_load(
     let layout = footprint.layout;
     let available = memory_bytes.saturating_sub(pre_load_bytes);
     let budget = (opts.mem_fraction_static * available as f64) as u64;
-    let per_layer = kv_bytes_per_token_per_layer(spec, footprint, kv_dtype(spec, opts));
+    let per_layer = kv_bytes_per_token_per_layer(
+        spec,
+        footprint,
+        kv_dtype(spec, opts),
+        crate::cost::dcp::shards(opts),
+    );
     let weights = footprint.max_weight_bytes_per_gpu();
     // Each stage's pool over its own layers; the engine keeps the minimum (PP ranks all-reduce
     // it with MIN).
