@@ -91,6 +91,10 @@ pub struct ServerOptions {
     /// [`crate::cost::dcp`]). SGLang has no such option: always 1 there.
     #[serde(default = "default_dcp")]
     pub decode_context_parallel: u32,
+    /// A vLLM server: its KV cache is sized as vLLM's worker sizes it
+    /// ([`crate::cost::memory::vllm`]), not by `mem_fraction_static`. Set by [`crate::engine`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vllm_memory: Option<crate::cost::memory::vllm::VllmMemory>,
     /// Every modelled on/off flag of the engine's flag table that is on, by its `dest`
     /// (`enable_two_batch_overlap`): filled from the table, so that a new modelled switch needs
     /// no field here, only its row in the table and its effect in the cost model
@@ -191,6 +195,7 @@ impl Default for ServerOptions {
             stream_interval: default_stream_interval(),
             verify_rows_per_draft_token: false,
             decode_context_parallel: default_dcp(),
+            vllm_memory: None,
             switches: BTreeSet::new(),
         }
     }

@@ -90,7 +90,12 @@ pub fn launch_knobs(
             "--max-running-requests" | "--max-num-seqs" => {
                 k.max_running_requests = arg.and_then(|a| a.parse().ok())
             }
-            "--chunked-prefill-size" => k.chunked_prefill_size = arg.and_then(|a| a.parse().ok()),
+            "--chunked-prefill-size" | "--max-num-batched-tokens" => {
+                k.chunked_prefill_size = arg.and_then(|a| a.parse().ok())
+            }
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" => {
+                k.estimate_cudagraph_memory = arg == Some("1")
+            }
             "--max-prefill-tokens" => k.max_prefill_tokens = arg.and_then(|a| a.parse().ok()),
             "--disable-radix-cache" => k.disable_radix_cache = true,
             "--stream-interval" => k.stream_interval = arg.and_then(|a| a.parse().ok()),

@@ -316,9 +316,12 @@ pub(super) fn model_of(
 ) -> Option<CostModel> {
     let machine = resolved.machines.get(&e.machine)?.as_ref().ok()?;
     let model = resolved.models.get(&e.model)?.as_ref().ok()?;
-    let (mut opts, _) = e
-        .engine
-        .server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
+    let (mut opts, _) = e.engine.server_options(
+        &e.knobs,
+        e.layout.tp,
+        machine.has_nvlink(),
+        machine.memory_bytes(),
+    );
     opts.speculative = spec;
     CostModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
 }

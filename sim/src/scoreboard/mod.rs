@@ -204,7 +204,12 @@ fn predict(
         Err(x) => return Err(failed(UnexpressibleKind::UnknownModel, x.clone())),
     };
     let engine = opts.engine.unwrap_or(e.engine);
-    let (server, mut notes) = engine.server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
+    let (server, mut notes) = engine.server_options(
+        &e.knobs,
+        e.layout.tp,
+        machine.has_nvlink(),
+        machine.memory_bytes(),
+    );
     notes.splice(0..0, e.assumptions.iter().cloned());
     let model = CostModel::new(machine, spec, e.layout, &server, Knobs::default())
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;

@@ -144,6 +144,7 @@ impl SglangArgs {
             // SGLang's verify kernels read a request's cache once for all its draft tokens
             verify_rows_per_draft_token: false,
             decode_context_parallel: 1,
+            vllm_memory: None,
             switches: table::SPECS
                 .iter()
                 .filter(|s| s.class == FlagClass::Modelled && s.kind == Kind::Flag && self.on(s))

@@ -36,6 +36,8 @@ use models::footprint::Footprint;
 use models::{KvDtype, Layout, ModelSpec};
 use serde::{Deserialize, Serialize};
 
+pub mod vllm;
+
 const MIB: u64 = 1 << 20;
 
 /// GPU memory in use before SGLang loads the weights: the CUDA context, cuBLAS handles, the NCCL
@@ -246,6 +248,9 @@ pub fn plan_with_pre_load(
     pre_load_bytes: u64,
     opts: &ServerOptions,
 ) -> MemoryPlan {
+    if let Some(v) = &opts.vllm_memory {
+        return vllm::plan(spec, footprint, memory_bytes, v, opts);
+    }
     let layout = footprint.layout;
     let available = memory_bytes.saturating_sub(pre_load_bytes);
     let budget = (opts.mem_fraction_static * available as f64) as u64;
