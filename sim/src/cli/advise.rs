@@ -93,6 +93,12 @@ pub fn run(args: Args) -> Result<()> {
             setup.spec.name
         );
     }
+    if setup.vllm.is_some() && args.question.is_some() {
+        spinner.finish_and_clear();
+        bail!(
+            "--question with a vLLM launch line: the EP, MTP and scale questions are answered for SGLang servers only so far; drop --question to rank the vLLM layouts"
+        );
+    }
     let ep = match args.question {
         Some(Question::Ep) => {
             spinner.set_message(format!("EP verdict over {} draws", args.draws));
@@ -190,9 +196,19 @@ fn kv_warning_for_best(
     )
 }
 
-/// The `--model-path` of `try:` lines: the user's, else the model's HF repository.
+/// The command `try:` lines start with: `vllm serve MODEL` for a vLLM launch line, else SGLang's
+/// `launch_server --model-path` (the user's model path, else the model's HF repository).
 fn try_model(setup: &Setup) -> String {
-    super::server_args::launch_model_path(setup.sglang.model_path(), &setup.spec)
+    match &setup.vllm {
+        Some(v) => format!(
+            "vllm serve {}",
+            super::server_args::launch_model_path(v.model.as_deref(), &setup.spec)
+        ),
+        None => format!(
+            "python -m sglang.launch_server --model-path {}",
+            super::server_args::launch_model_path(setup.sglang.model_path(), &setup.spec)
+        ),
+    }
 }
 
 fn answer_ep(setup: &Setup, workload: &sim::workload::Workload, draws: u32) -> Result<EpAnswer> {

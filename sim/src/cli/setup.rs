@@ -87,7 +87,33 @@ impl std::ops::DerefMut for Setup {
 impl Setup {
     /// Resolves the shared flags.
     pub fn new(target: &Target, cal: &CalibrationArg) -> Result<Setup> {
+        if let Some(line) = target.server.vllm()? {
+            return Setup::from_vllm(target, cal, line);
+        }
         Setup::from_sglang(target, cal, target.server.sglang()?)
+    }
+
+    /// [`Setup::new`] for a vLLM launch line: its model, layout and options as vLLM reads them.
+    fn from_vllm(
+        target: &Target,
+        cal: &CalibrationArg,
+        line: sim::vllm_args::VllmLine,
+    ) -> Result<Setup> {
+        let machine = target.machine.resolve()?;
+        let spec = target.model.resolve_or(line.model.as_deref())?;
+        let layout_args = target.server.layout.with_sizes(&line.sizes()?);
+        let primary = match layout_args.selection(machine.gpu_count, &spec)? {
+            LayoutSelection::One(l) => l,
+            LayoutSelection::All => Layout::tp(machine.gpu_count),
+        };
+        let scenario = Scenario::vllm(machine, spec, line, primary)?;
+        let calibration =
+            cal.load_for(&scenario.machine, &scenario.spec, primary, &scenario.opts)?;
+        Ok(Setup {
+            scenario: scenario.with_calibration(calibration),
+            launch_line: true,
+            layout_args,
+        })
     }
 
     /// [`Setup::new`] with the SGLang flags already read.
@@ -132,7 +158,10 @@ impl Setup {
     /// The one layout the flags select (`--layout all` is refused). A launch line without
     /// `--tp-size` runs TP1, SGLang's default.
     pub fn one_layout(&self, server: &ServerArgs, command: &str) -> Result<Layout> {
-        let mut flags = server.layout.with_sizes(&self.sglang.sizes());
+        let mut flags = match &self.vllm {
+            Some(_) => self.layout_args.clone(),
+            None => server.layout.with_sizes(&self.sglang.sizes()),
+        };
         let tp_defaulted = self.launch_line && flags.tp.is_none() && flags.layout.is_none();
         if tp_defaulted {
             flags.tp = Some(1);
@@ -167,6 +196,9 @@ impl Setup {
     /// Prints, on stderr, the flags that were not modelled.
     pub fn print_not_modelled(&self) {
         if let Some(line) = self.sglang.not_modelled_line() {
+            eprintln!("warning: {line}");
+        }
+        if let Some(line) = self.vllm.as_ref().and_then(|v| v.not_modelled_line()) {
             eprintln!("warning: {line}");
         }
     }

@@ -33,7 +33,13 @@ pub fn refusal(spec: &ModelSpec, layout: &Layout, dcp: u32) -> Option<String> {
     if dcp <= 1 {
         return None;
     }
-    if layout.dp_attention || !layout.tp.is_multiple_of(dcp) {
+    if layout.dp_attention {
+        return Some(format!(
+            "--decode-context-parallel-size {dcp} with attention data parallelism: each attention \
+             rank holds its own requests, there is no TP group to shard the KV cache over"
+        ));
+    }
+    if !layout.tp.is_multiple_of(dcp) {
         return Some(format!(
             "--decode-context-parallel-size {dcp} must divide the tensor-parallel size {} \
              (vLLM shards the KV cache inside the TP group)",

@@ -197,7 +197,19 @@ impl CostModel {
         cm.memory_notes = notes;
         if let Some(s) = &opts.speculative {
             cm.spec = Some(super::spec::SpecPlan::resolve(model, s));
-            cm.draft = super::spec::draft_model(machine, model, layout, opts, knobs).map(Box::new);
+            // a dense draft (an EAGLE head) has no experts to spread: it runs TP over the GPUs
+            let draft_layout = match super::spec::draft_spec(model, s).moe {
+                None => Layout { ep: 1, ..layout },
+                Some(_) => layout,
+            };
+            cm.draft =
+                super::spec::draft_model(machine, model, draft_layout, opts, knobs).map(Box::new);
+            if cm.draft.is_none() {
+                return Err(SimError::ImpossibleLayout {
+                    layout: layout.short_name(),
+                    reason: "the speculative draft cannot be laid out on it".into(),
+                });
+            }
         }
         Ok(cm)
     }

@@ -30,7 +30,7 @@ mod resolve;
 mod table;
 #[cfg(test)]
 mod tests;
-mod tokenize;
+pub(crate) mod tokenize;
 
 pub use choices::{KV_CACHE_DTYPES, MOE_A2A_BACKENDS};
 pub use defaults::{DefaultsContext, speculative_params};

@@ -67,7 +67,8 @@ pub struct Spec {
 }
 
 impl Spec {
-    const fn new(
+    /// A row of an engine's flag table (SGLang's here, vLLM's in [`crate::vllm_args`]).
+    pub(crate) const fn new(
         dest: &'static str,
         flags: &'static [&'static str],
         kind: Kind,
@@ -83,7 +84,7 @@ impl Spec {
         }
     }
 
-    const fn bounds(mut self, bounds: Bounds) -> Spec {
+    pub(crate) const fn bounds(mut self, bounds: Bounds) -> Spec {
         self.bounds = bounds;
         self
     }
