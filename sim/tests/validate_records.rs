@@ -47,13 +47,18 @@ fn every_record_is_compared_or_has_its_reason() {
         reason("syn-power-only"),
         UnexpressibleKind::MetricNotModelled
     );
-    // a record keeps every reason that applies, the counted one first
+    // DCP is modelled (syn-mtp-on's DCP 4 is no reason); a DCP that does not divide TP is
+    // (syn-dcp: DCP 3 of TP 8), as vLLM refuses it
     let mtp = b
         .unexpressible
         .iter()
         .find(|u| u.id == "syn-mtp-on")
         .unwrap();
-    assert!(mtp.reasons.iter().any(|r| r.kind == UnexpressibleKind::Dcp));
+    assert!(
+        mtp.reasons
+            .iter()
+            .all(|r| r.kind == UnexpressibleKind::MtpOn)
+    );
     let counted: usize = b.reasons.iter().map(|r| r.count).sum();
     assert_eq!(counted, b.records - b.expressible);
     // one headline figure per compared record; the flagged TTFT is shown, not counted

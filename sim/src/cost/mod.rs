@@ -27,6 +27,7 @@ pub mod spec;
 pub mod steady;
 pub mod tbo;
 pub mod traffic;
+pub mod vllm_all_reduce;
 
 pub use iteration::BatchStats;
 pub use model::CostModel;
