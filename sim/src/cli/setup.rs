@@ -102,16 +102,24 @@ impl Setup {
         let machine = target.machine.resolve()?;
         let spec = target.model.resolve_or(line.model.as_deref())?;
         let layout_args = target.server.layout.with_sizes(&line.sizes()?);
-        let primary = match layout_args.selection(machine.gpu_count, &spec)? {
-            LayoutSelection::One(l) => l,
-            LayoutSelection::All => Layout::tp(machine.gpu_count),
-        };
+        let primary = primary_layout(&layout_args, &machine, &spec)?;
         let scenario = Scenario::vllm(machine, spec, line, primary)?;
+        Setup::finish(scenario, cal, primary, true, layout_args)
+    }
+
+    /// The setup of `scenario` at `primary` with `cal`'s calibration checked against it.
+    fn finish(
+        scenario: Scenario,
+        cal: &CalibrationArg,
+        primary: Layout,
+        launch_line: bool,
+        layout_args: LayoutArgs,
+    ) -> Result<Setup> {
         let calibration =
             cal.load_for(&scenario.machine, &scenario.spec, primary, &scenario.opts)?;
         Ok(Setup {
             scenario: scenario.with_calibration(calibration),
-            launch_line: true,
+            launch_line,
             layout_args,
         })
     }
@@ -126,18 +134,15 @@ impl Setup {
         let machine = machine.resolve()?;
         let spec = model.resolve_or(sglang.model_path())?;
         let layout_args = server.layout.with_sizes(&sglang.sizes());
-        let primary = match layout_args.selection(machine.gpu_count, &spec)? {
-            LayoutSelection::One(l) => l,
-            LayoutSelection::All => Layout::tp(machine.gpu_count),
-        };
+        let primary = primary_layout(&layout_args, &machine, &spec)?;
         let scenario = Scenario::new(machine, spec, sglang, primary)?;
-        let calibration =
-            cal.load_for(&scenario.machine, &scenario.spec, primary, &scenario.opts)?;
-        Ok(Setup {
-            scenario: scenario.with_calibration(calibration),
-            launch_line: server.has_launch_line(),
+        Setup::finish(
+            scenario,
+            cal,
+            primary,
+            server.has_launch_line(),
             layout_args,
-        })
+        )
     }
 
     /// [`Setup::new`] with a server log's own `server_args` merged into the flags: they state
@@ -230,4 +235,12 @@ impl Setup {
         v.extend(self.defaults_provenance());
         v
     }
+}
+
+/// The layout the flags pick, every GPU in TP when they pick none (`--layout all`).
+fn primary_layout(layout_args: &LayoutArgs, machine: &Machine, spec: &ModelSpec) -> Result<Layout> {
+    Ok(match layout_args.selection(machine.gpu_count, spec)? {
+        LayoutSelection::One(l) => l,
+        LayoutSelection::All => Layout::tp(machine.gpu_count),
+    })
 }

@@ -120,11 +120,13 @@ impl Spec {
     }
 }
 
-const fn m(dest: &'static str, flags: &'static [&'static str], kind: Kind) -> Spec {
+/// A modelled row (shared with vLLM's table, [`crate::vllm_args::table`]).
+pub(crate) const fn m(dest: &'static str, flags: &'static [&'static str], kind: Kind) -> Spec {
     Spec::new(dest, flags, kind, FlagClass::Modelled)
 }
 
-const fn r(dest: &'static str, flags: &'static [&'static str], kind: Kind) -> Spec {
+/// A recorded row.
+pub(crate) const fn r(dest: &'static str, flags: &'static [&'static str], kind: Kind) -> Spec {
     Spec::new(dest, flags, kind, FlagClass::Recorded)
 }
 

@@ -4,16 +4,8 @@
 //! whether it changes the prediction. Names and defaults: vLLM main (`engine/arg_utils.py`
 //! `EngineArgs.add_cli_args`, `config/parallel.py`, `config/cache.py`, `config/scheduler.py`).
 
-use crate::sglang_args::FlagClass;
 use crate::sglang_args::{Bounds, Kind, Spec};
-
-const fn m(dest: &'static str, flags: &'static [&'static str], kind: Kind) -> Spec {
-    Spec::new(dest, flags, kind, FlagClass::Modelled)
-}
-
-const fn r(dest: &'static str, flags: &'static [&'static str], kind: Kind) -> Spec {
-    Spec::new(dest, flags, kind, FlagClass::Recorded)
-}
+use crate::sglang_args::{modelled_row as m, recorded_row as r};
 
 use Bounds::*;
 use Kind::*;
