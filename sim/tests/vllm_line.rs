@@ -153,3 +153,35 @@ fn a_line_with_every_flag_runs_through_run_advise_and_predict_as_vllm() {
         "{err}"
     );
 }
+
+#[test]
+fn advise_engine_vllm_ranks_vllm_layouts_without_a_line() {
+    let (code, out, err) = common::sim_output(&[
+        "advise",
+        "--engine",
+        "vllm",
+        "--machine",
+        MACHINE,
+        "--model",
+        "kimi-k2-thinking-int4",
+        "--dataset-name",
+        "random",
+        "--random-input-len",
+        "1000",
+        "--random-output-len",
+        "100",
+        "--num-prompts",
+        "32",
+        "--max-concurrency",
+        "8",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("vLLM flags") && out.contains("try: vllm serve moonshotai/Kimi-K2-Thinking -"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("--ep-size"),
+        "no SGLang flags in a vLLM ranking: {out}"
+    );
+}

@@ -45,6 +45,10 @@ pub struct Args {
     /// List every layout, not only the top ones and the EP ones.
     #[arg(long)]
     pub all: bool,
+    /// The serving engine to advise for: `vllm` ranks vLLM's layouts with vLLM's defaults (as a
+    /// `vllm serve` line without flags would; a vLLM --server-args line implies it).
+    #[arg(long, value_enum)]
+    pub engine: Option<super::args::EngineArg>,
     #[command(flatten)]
     pub calibration: CalibrationArg,
     #[command(flatten)]
@@ -52,7 +56,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let setup = Setup::new(&args.target, &args.calibration)?;
+    let setup = match args.engine {
+        Some(super::args::EngineArg::Vllm) => Setup::vllm(&args.target, &args.calibration)?,
+        Some(super::args::EngineArg::Sglang) if args.target.server.vllm()?.is_some() => {
+            bail!(
+                "--engine sglang with a vLLM launch line: a vLLM line is simulated as vLLM; drop one of them"
+            )
+        }
+        _ => Setup::new(&args.target, &args.calibration)?,
+    };
     let mut workload = args.workload.workloads(setup.max_context_tokens())?;
     if workload.len() != 1 {
         bail!("`sim advise` takes one --max-concurrency value");

@@ -205,6 +205,17 @@ impl ServerArgs {
         Ok(Some(line))
     }
 
+    /// Refuses SGLang's server flags for a vLLM server (`--engine vllm`): they are SGLang's.
+    pub fn refuse_sglang_flags(&self) -> Result<()> {
+        if self.words.is_empty() {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "SGLang server flags for a vLLM server ({}): give vLLM's flags in a `vllm serve` --server-args line",
+            self.words.join(" ")
+        )
+    }
+
     /// The options of the layout these flags pick on `machine` (every GPU in TP when they pick
     /// none; commands that cost several layouts resolve each with
     /// [`sim::scenario::Scenario::opts_for`]), and the lines to print once the command

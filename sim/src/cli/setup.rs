@@ -93,6 +93,23 @@ impl Setup {
         Setup::from_sglang(target, cal, target.server.sglang()?)
     }
 
+    /// The setup of a vLLM server (`--engine vllm`): the vLLM launch line when one was given,
+    /// else `vllm serve` with vLLM's defaults and the layouts `sim`'s own layout flags pick.
+    pub fn vllm(target: &Target, cal: &CalibrationArg) -> Result<Setup> {
+        if let Some(line) = target.server.vllm()? {
+            return Setup::from_vllm(target, cal, line);
+        }
+        target.server.refuse_sglang_flags()?;
+        let line =
+            sim::vllm_args::VllmLine::parse("vllm serve")?.expect("`vllm serve` is a vLLM line");
+        let machine = target.machine.resolve()?;
+        let spec = target.model.resolve_or(None)?;
+        let layout_args = target.server.layout.clone();
+        let primary = primary_layout(&layout_args, &machine, &spec)?;
+        let scenario = Scenario::vllm(machine, spec, line, primary)?;
+        Setup::finish(scenario, cal, primary, false, layout_args)
+    }
+
     /// [`Setup::new`] for a vLLM launch line: its model, layout and options as vLLM reads them.
     fn from_vllm(
         target: &Target,
