@@ -15,11 +15,13 @@
 //!   in the Kimi-K2.6 records). A knob of one engine does nothing under the other.
 //! - CUDA-graph capture: vLLM captures decode batches up to 512 by default
 //!   (`max_cudagraph_capture_size`), SGLang up to `--cuda-graph-max-bs` (160 here).
-//! - Scheduler: vLLM's V1 scheduler always chunks prefills and mixes them with decode steps in
-//!   one batch (SGLang's `--enable-mixed-chunk`); SGLang runs them apart by default. Decode-only
-//!   records (`llm_decode_bench`) do not see the difference.
-//! - Memory: vLLM's `--gpu-memory-utilization` (default 0.9) counts activations too; SGLang's
-//!   `--mem-fraction-static` only weights and KV. Taken as the same share, with a note.
+//! - Scheduler: vLLM's V1 scheduler always chunks prefills within `--max-num-batched-tokens` and
+//!   mixes them with decode steps in one batch (SGLang's `--enable-mixed-chunk`, set here); the
+//!   serving simulation still runs prefill and decode batches apart for both engines (said in a
+//!   note). Decode-only records (`llm_decode_bench`) do not see the difference.
+//! - Memory: vLLM sizes its KV cache from `--gpu-memory-utilization` of the card less weights,
+//!   the profiling run's peak and non-torch memory ([`crate::cost::memory::vllm`]); SGLang from
+//!   `--mem-fraction-static` of the memory free after start-up.
 
 use crate::options::ServerOptions;
 use models::KvDtype;
@@ -157,7 +159,7 @@ impl Engine {
                 o.verify_rows_per_draft_token = true;
                 o.enable_mixed_chunk = true;
                 notes.push(format!(
-                    "vLLM: CUDA graphs up to batch {}, chunked prefills mixed into decode batches",
+                    "vLLM: CUDA graphs up to batch {}, prefill chunks of at most --max-num-batched-tokens (run apart from decode steps: vLLM mixes them, not simulated)",
                     o.cuda_graph_max_bs
                 ));
             }
