@@ -185,3 +185,30 @@ fn advise_engine_vllm_ranks_vllm_layouts_without_a_line() {
         "no SGLang flags in a vLLM ranking: {out}"
     );
 }
+
+#[test]
+fn a_vllm_server_log_is_named_as_such_not_read_as_sglang() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    std::fs::write(
+        &log,
+        "(EngineCore_DP0 pid=7) INFO 05-14 10:00:00 [kv_cache_utils.py:1087] GPU KV cache size: 478,992 tokens\n\
+         (APIServer pid=1) INFO 05-14 10:01:00 [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 92.4 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.1%\n",
+    )
+    .unwrap();
+    let (code, _, err) = common::sim_output(&[
+        "validate",
+        "--machine",
+        MACHINE,
+        "--model",
+        "kimi-k2-thinking-int4",
+        "--server-log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("vLLM server's") && err.contains("478,992 tokens"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
