@@ -15,11 +15,13 @@
 //!   in the Kimi-K2.6 records). A knob of one engine does nothing under the other.
 //! - CUDA-graph capture: vLLM captures decode batches up to 512 by default
 //!   (`max_cudagraph_capture_size`), SGLang up to `--cuda-graph-max-bs` (160 here).
-//! - Scheduler: vLLM's V1 scheduler always chunks prefills and mixes them with decode steps in
-//!   one batch (SGLang's `--enable-mixed-chunk`); SGLang runs them apart by default. Decode-only
-//!   records (`llm_decode_bench`) do not see the difference.
-//! - Memory: vLLM's `--gpu-memory-utilization` (default 0.9) counts activations too; SGLang's
-//!   `--mem-fraction-static` only weights and KV. Taken as the same share, with a note.
+//! - Scheduler: vLLM's V1 scheduler always chunks prefills within `--max-num-batched-tokens` and
+//!   mixes them with decode steps in one batch (SGLang's `--enable-mixed-chunk`, set here); the
+//!   serving simulation still runs prefill and decode batches apart for both engines (said in a
+//!   note). Decode-only records (`llm_decode_bench`) do not see the difference.
+//! - Memory: vLLM sizes its KV cache from `--gpu-memory-utilization` of the card less weights,
+//!   the profiling run's peak and non-torch memory ([`crate::cost::memory::vllm`]); SGLang from
+//!   `--mem-fraction-static` of the memory free after start-up.
 
 use crate::options::ServerOptions;
 use models::KvDtype;
@@ -72,6 +74,12 @@ pub struct LaunchKnobs {
     pub disable_radix_cache: bool,
     /// `--stream-interval`.
     pub stream_interval: Option<u32>,
+    /// vLLM's `--decode-context-parallel-size` (the records' `parallel.dcp`).
+    #[serde(default)]
+    pub decode_context_parallel: Option<u32>,
+    /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`.
+    #[serde(default)]
+    pub estimate_cudagraph_memory: bool,
 }
 
 impl Engine {
@@ -92,12 +100,13 @@ impl Engine {
     }
 
     /// The server options this engine runs `knobs` with on a TP group of `tp` GPUs (NVLink or
-    /// not), and one note per knob translated, defaulted or dropped.
+    /// not) of `gpu_memory_bytes` each, and one note per knob translated, defaulted or dropped.
     pub fn server_options(
         self,
         knobs: &LaunchKnobs,
         tp: u32,
         nvlink: bool,
+        gpu_memory_bytes: u64,
     ) -> (ServerOptions, Vec<String>) {
         let mut o = ServerOptions::default();
         let mut notes = Vec::new();
@@ -118,23 +127,31 @@ impl Engine {
         if let Some(n) = knobs.stream_interval.filter(|n| *n > 0) {
             o.stream_interval = n;
         }
-        match (self, knobs.memory_fraction) {
-            (_, Some((owner, f))) => {
-                o.mem_fraction_static = f;
-                if owner != self {
-                    notes.push(format!(
-                        "{}'s memory fraction {f} taken as {}'s",
-                        owner.name(),
-                        self.name()
-                    ));
-                } else if self == Engine::Vllm {
-                    notes.push(format!(
-                        "--gpu-memory-utilization {f} taken as SGLang's --mem-fraction-static (vLLM's share also holds activations)"
-                    ));
-                }
+        if let Some((owner, f)) = knobs.memory_fraction {
+            o.mem_fraction_static = f;
+            if owner != self {
+                notes.push(format!(
+                    "{}'s memory fraction {f} taken as {}'s",
+                    owner.name(),
+                    self.name()
+                ));
             }
-            (Engine::Vllm, None) => o.mem_fraction_static = VLLM_GPU_MEMORY_UTILIZATION,
-            (Engine::Sglang, None) => {}
+        }
+        if self == Engine::Vllm {
+            vllm_memory(knobs, gpu_memory_bytes, &mut o);
+        }
+        let dcp = knobs.decode_context_parallel.filter(|d| *d > 1);
+        match (self, dcp) {
+            (Engine::Vllm, Some(d)) => {
+                o.decode_context_parallel = d;
+                notes.push(format!(
+                    "vLLM: KV cache sharded over {d} ranks of the TP group (DCP {d})"
+                ));
+            }
+            (Engine::Sglang, Some(d)) => notes.push(format!(
+                "the record's DCP {d} is a vLLM option: SGLang keeps the whole KV cache on every TP rank"
+            )),
+            _ => {}
         }
         match self {
             Engine::Vllm => {
@@ -142,7 +159,7 @@ impl Engine {
                 o.verify_rows_per_draft_token = true;
                 o.enable_mixed_chunk = true;
                 notes.push(format!(
-                    "vLLM: CUDA graphs up to batch {}, chunked prefills mixed into decode batches",
+                    "vLLM: CUDA graphs up to batch {}, prefill chunks of at most --max-num-batched-tokens (run apart from decode steps: vLLM mixes them, not simulated)",
                     o.cuda_graph_max_bs
                 ));
             }
@@ -185,6 +202,27 @@ impl Engine {
     }
 }
 
+/// vLLM's memory sizing and batch limits for `knobs` on GPUs of `gpu_memory_bytes`
+/// ([`crate::cost::memory::vllm`]): `--gpu-memory-utilization` of the card, the profiling run at
+/// `--max-num-batched-tokens` (also the scheduler's token budget) and `--max-num-seqs`.
+fn vllm_memory(knobs: &LaunchKnobs, gpu_memory_bytes: u64, o: &mut ServerOptions) {
+    let (tokens, seqs) = crate::cost::memory::vllm::batch_defaults(gpu_memory_bytes);
+    let utilization = match knobs.memory_fraction {
+        Some((Engine::Vllm, f)) => f,
+        _ => VLLM_GPU_MEMORY_UTILIZATION,
+    };
+    o.mem_fraction_static = utilization;
+    o.chunked_prefill_size = knobs.chunked_prefill_size.unwrap_or(tokens);
+    o.max_prefill_tokens = o.chunked_prefill_size;
+    o.max_running_requests = Some(knobs.max_running_requests.unwrap_or(seqs));
+    o.vllm_memory = Some(crate::cost::memory::vllm::VllmMemory {
+        gpu_memory_utilization: utilization,
+        max_num_batched_tokens: Some(o.chunked_prefill_size),
+        max_num_seqs: o.max_running_requests,
+        estimate_cudagraphs: knobs.estimate_cudagraph_memory,
+    });
+}
+
 impl std::fmt::Display for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
@@ -194,6 +232,9 @@ impl std::fmt::Display for Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The user's RTX PRO 6000: 97,887 MiB.
+    const CARD: u64 = 97_887 << 20;
 
     fn vllm_pcie() -> LaunchKnobs {
         LaunchKnobs {
@@ -208,13 +249,13 @@ mod tests {
 
     #[test]
     fn a_pcie_all_reduce_knob_works_only_under_its_engine() {
-        let (v, notes) = Engine::Vllm.server_options(&vllm_pcie(), 8, false);
+        let (v, notes) = Engine::Vllm.server_options(&vllm_pcie(), 8, false, CARD);
         assert_eq!(v.pcie_custom_all_reduce_max_bytes, Some(56 * 1024));
         assert_eq!(v.cuda_graph_max_bs, VLLM_MAX_CAPTURE_SIZE);
         assert!(v.enable_mixed_chunk);
         assert_eq!(v.mem_fraction_static, 0.94);
         assert!(notes.iter().any(|n| n.contains("56 KiB")), "{notes:?}");
-        let (s, notes) = Engine::Sglang.server_options(&vllm_pcie(), 8, false);
+        let (s, notes) = Engine::Sglang.server_options(&vllm_pcie(), 8, false, CARD);
         assert_eq!(s.pcie_custom_all_reduce_max_bytes, None);
         assert!(!s.enable_mixed_chunk);
         assert!(notes.iter().any(|n| n.contains("vllm knob")), "{notes:?}");
@@ -225,9 +266,9 @@ mod tests {
             }),
             ..LaunchKnobs::default()
         };
-        let (s, _) = Engine::Sglang.server_options(&oneshot, 8, false);
+        let (s, _) = Engine::Sglang.server_options(&oneshot, 8, false, CARD);
         assert_eq!(s.pcie_custom_all_reduce_max_bytes, Some(48 * 1024));
-        let (s, _) = Engine::Sglang.server_options(&oneshot, 4, false);
+        let (s, _) = Engine::Sglang.server_options(&oneshot, 4, false, CARD);
         assert_eq!(s.pcie_custom_all_reduce_max_bytes, Some(120 * 1024));
     }
 

@@ -42,4 +42,5 @@ pub mod server_log;
 pub mod serving;
 pub mod sglang_args;
 pub mod sweep;
+pub mod vllm_args;
 pub mod workload;

@@ -86,6 +86,15 @@ pub struct ServerOptions {
     /// Set by [`crate::engine`] for vLLM; the cost model applies it to MLA on SM120 only.
     #[serde(default)]
     pub verify_rows_per_draft_token: bool,
+    /// vLLM's `--decode-context-parallel-size`: each request's KV cache is sharded along the
+    /// sequence over this many ranks of the TP group (1 = every TP rank holds all of it; see
+    /// [`crate::cost::dcp`]). SGLang has no such option: always 1 there.
+    #[serde(default = "default_dcp")]
+    pub decode_context_parallel: u32,
+    /// A vLLM server: its KV cache is sized as vLLM's worker sizes it
+    /// ([`crate::cost::memory::vllm`]), not by `mem_fraction_static`. Set by [`crate::engine`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vllm_memory: Option<crate::cost::memory::vllm::VllmMemory>,
     /// Every modelled on/off flag of the engine's flag table that is on, by its `dest`
     /// (`enable_two_batch_overlap`): filled from the table, so that a new modelled switch needs
     /// no field here, only its row in the table and its effect in the cost model
@@ -145,6 +154,10 @@ fn default_stream_interval() -> u32 {
     1
 }
 
+fn default_dcp() -> u32 {
+    1
+}
+
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
@@ -174,6 +187,8 @@ impl Default for ServerOptions {
             pcie_custom_all_reduce_max_bytes: None,
             stream_interval: default_stream_interval(),
             verify_rows_per_draft_token: false,
+            decode_context_parallel: default_dcp(),
+            vllm_memory: None,
             switches: BTreeSet::new(),
         }
     }

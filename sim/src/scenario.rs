@@ -15,6 +15,7 @@ use crate::machine::Machine;
 use crate::options::ServerOptions;
 use crate::options::a2a_where_applicable;
 use crate::sglang_args::{SglangArgs, SglangArgsError};
+use crate::vllm_args::{VllmArgsError, VllmLine};
 use models::{Layout, ModelSpec};
 
 /// Machine, model, server flags and knobs of one prediction.
@@ -32,6 +33,9 @@ pub struct Scenario {
     /// The calibration file's content, when one was given (its residual is the model's known
     /// error).
     pub calibration: Option<Calibration>,
+    /// A vLLM launch line: every layout is simulated as vLLM runs it ([`crate::vllm_args`]),
+    /// `sglang` then holds only `sim`'s own command-line flags.
+    pub vllm: Option<VllmLine>,
 }
 
 impl Scenario {
@@ -53,6 +57,33 @@ impl Scenario {
             default_notes: resolved.notes,
             knobs: Knobs::default(),
             calibration: None,
+            vllm: None,
+        })
+    }
+
+    /// The scenario of a vLLM launch line with `primary` as its layout: vLLM's options and
+    /// defaults, the notes of what was translated.
+    pub fn vllm(
+        machine: Machine,
+        spec: ModelSpec,
+        line: VllmLine,
+        primary: Layout,
+    ) -> Result<Scenario, VllmArgsError> {
+        let (opts, mut notes) = line.server_options(&primary, &machine)?;
+        notes.insert(
+            0,
+            "engine: vLLM (the launch line is a vLLM command; vLLM main's defaults and memory sizing)"
+                .into(),
+        );
+        Ok(Scenario {
+            machine,
+            spec,
+            sglang: SglangArgs::default(),
+            opts,
+            default_notes: notes,
+            knobs: Knobs::default(),
+            calibration: None,
+            vllm: Some(line),
         })
     }
 
@@ -70,6 +101,13 @@ impl Scenario {
     /// The server options of `layout`: SGLang's defaults depend on the layout (graph batch size
     /// and the static memory share on `--tp`, `--pp-size` and DP attention).
     pub fn opts_for(&self, layout: Layout) -> ServerOptions {
+        if let Some(v) = &self.vllm {
+            // validated for the primary layout; another layout of more GPUs than a
+            // CUDA_VISIBLE_DEVICES lists keeps the primary's options
+            return v
+                .server_options(&layout, &self.machine)
+                .map_or_else(|_| self.opts.clone(), |(o, _)| o);
+        }
         // Validation does not depend on the layout, and passed in `Scenario::new`.
         crate::fit::layout_options(
             &self.sglang,
@@ -118,6 +156,13 @@ impl Scenario {
     /// [`Scenario::ranked_label`] with `flags` as the layout's launch flags (`--nnodes` where it
     /// spans nodes).
     pub fn ranked_label_with(&self, layout: Layout, flags: String) -> (String, String) {
+        if let Some(v) = &self.vllm {
+            return (
+                layout.short_name(),
+                v.layout_flags(&layout)
+                    .unwrap_or_else(|| "(no vLLM flags: EP over part of the TP group)".into()),
+            );
+        }
         match self.opts_ranking(layout).moe_a2a_backend {
             Some(b) => (
                 format!("{}+{b}", layout.short_name()),
@@ -151,10 +196,13 @@ impl Scenario {
 
     /// Provenance lines on the server options SGLang's defaults filled in or adjusted.
     pub fn defaults_provenance(&self) -> Vec<String> {
-        let version = crate::sglang_args::SGLANG_VERSION
-            .split(" (")
-            .next()
-            .unwrap_or_default();
+        let version = match self.vllm {
+            Some(_) => crate::vllm_args::VLLM_VERSION,
+            None => crate::sglang_args::SGLANG_VERSION
+                .split(" (")
+                .next()
+                .unwrap_or_default(),
+        };
         self.default_notes
             .iter()
             .map(|n| format!("server options: {n} ({version}; each layout gets its own)"))
@@ -168,6 +216,9 @@ impl Scenario {
             if !v.contains(&s) {
                 v.push(s);
             }
+        }
+        if let Some(line) = &self.vllm {
+            v.extend(line.not_modelled());
         }
         v
     }

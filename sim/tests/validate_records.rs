@@ -50,7 +50,8 @@ fn every_record_is_compared_or_has_its_reason() {
         reason("syn-power-only"),
         UnexpressibleKind::MetricNotModelled
     );
-    // a record keeps every reason that applies, the counted one first
+    // DCP is modelled (syn-mtp-on's DCP 4 is no reason); a DCP that does not divide TP is
+    // (syn-dcp: DCP 3 of TP 8), as vLLM refuses it
     let mtp = b
         .unexpressible
         .iter()

@@ -49,6 +49,10 @@ pub struct Args {
     /// List every layout, not only the top ones and the EP ones.
     #[arg(long)]
     pub all: bool,
+    /// The serving engine to advise for: `vllm` ranks vLLM's layouts with vLLM's defaults (as a
+    /// `vllm serve` line without flags would; a vLLM --server-args line implies it).
+    #[arg(long, value_enum)]
+    pub engine: Option<super::args::EngineArg>,
     #[command(flatten)]
     pub calibration: CalibrationArg,
     #[command(flatten)]
@@ -56,7 +60,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let setup = Setup::new(&args.target, &args.calibration)?;
+    let setup = match args.engine {
+        Some(super::args::EngineArg::Vllm) => Setup::vllm(&args.target, &args.calibration)?,
+        Some(super::args::EngineArg::Sglang) if args.target.server.vllm()?.is_some() => {
+            bail!(
+                "--engine sglang with a vLLM launch line: a vLLM line is simulated as vLLM; drop one of them"
+            )
+        }
+        _ => Setup::new(&args.target, &args.calibration)?,
+    };
     let mut workload = args.workload.workloads(setup.max_context_tokens())?;
     if workload.len() != 1 {
         bail!("`sim advise` takes one --max-concurrency value");
@@ -95,6 +107,12 @@ pub fn run(args: Args) -> Result<()> {
             "no layout of {} GPUs can run {} (first reason: {why})",
             setup.machine.gpu_count,
             setup.spec.name
+        );
+    }
+    if setup.vllm.is_some() && args.question.is_some() {
+        spinner.finish_and_clear();
+        bail!(
+            "--question with a vLLM launch line: the EP, MTP and scale questions are answered for SGLang servers only so far; drop --question to rank the vLLM layouts"
         );
     }
     let ep = match args.question {
@@ -225,9 +243,19 @@ fn kv_warning_for_best(
     )
 }
 
-/// The `--model-path` of `try:` lines: the user's, else the model's HF repository.
+/// The command `try:` lines start with: `vllm serve MODEL` for a vLLM launch line, else SGLang's
+/// `launch_server --model-path` (the user's model path, else the model's HF repository).
 fn try_model(setup: &Setup) -> String {
-    super::server_args::launch_model_path(setup.sglang.model_path(), &setup.spec)
+    match &setup.vllm {
+        Some(v) => format!(
+            "vllm serve {}",
+            super::server_args::launch_model_path(v.model.as_deref(), &setup.spec)
+        ),
+        None => format!(
+            "python -m sglang.launch_server --model-path {}",
+            super::server_args::launch_model_path(setup.sglang.model_path(), &setup.spec)
+        ),
+    }
 }
 
 fn answer_ep(setup: &Setup, workload: &sim::workload::Workload, draws: u32) -> Result<EpAnswer> {

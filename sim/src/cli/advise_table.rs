@@ -8,7 +8,7 @@ use sim::advise::{Advice, EpAnswer, EpSide, RankedLayout};
 /// Feasible layouts shown besides the EP ones when `--all` is not given.
 const TOP_LAYOUTS: usize = 5;
 
-pub fn print_advice(a: &Advice, all: bool, model_path: &str) {
+pub fn print_advice(a: &Advice, all: bool, launcher: &str) {
     let w = &a.workload;
     println!(
         "{} on {}: {} prompts, {}, {}",
@@ -32,7 +32,8 @@ pub fn print_advice(a: &Advice, all: bool, model_path: &str) {
     );
     // The layouts the answer's sentence names are shown whatever their rank.
     let sentence = a.ep.as_ref().map_or("", |e| e.sentence.as_str());
-    let (table, notes, hidden) = ranking_table(&a.ranking, all, &cited(sentence));
+    let vllm = launcher.starts_with("vllm ");
+    let (table, notes, hidden) = ranking_table(&a.ranking, all, &cited(sentence), vllm);
     println!("{table}");
     print!("{}", notes.render());
     for r in a.ranking.iter().filter(|r| r.idle_gpus > 0) {
@@ -44,17 +45,21 @@ pub fn print_advice(a: &Advice, all: bool, model_path: &str) {
     if hidden > 0 {
         println!("{hidden} more layout(s) not shown (slower or rejected); --all lists every row");
     }
+    // a vLLM line's ranking ends with the best layout's own line (SGLang's, with its questions)
+    if vllm && let Some(best) = a.ranking.iter().find(|r| r.run.is_some()) {
+        println!("try: {launcher} {}", best.sglang_flags);
+    }
     if let Some(ep) = &a.ep {
-        print_ep(ep, model_path);
+        print_ep(ep, launcher);
     }
     if let Some(m) = &a.mtp {
-        print_mtp(m, model_path);
+        print_mtp(m, launcher);
     }
     if let Some(r) = &a.replicas {
-        print_replicas(r, model_path);
+        print_replicas(r, launcher);
     }
     if let Some(scale) = &a.scale {
-        super::scale::print(scale, model_path);
+        super::scale::print(scale, launcher);
     }
     println!("based on:");
     for p in &a.provenance {
@@ -68,7 +73,7 @@ pub fn print_advice(a: &Advice, all: bool, model_path: &str) {
     }
 }
 
-fn print_ep(ep: &EpAnswer, model_path: &str) {
+fn print_ep(ep: &EpAnswer, launcher: &str) {
     println!("\n{}", ep.sentence);
     println!("{}", ep_table(ep));
     let by: Vec<String> = ep
@@ -101,11 +106,11 @@ fn print_ep(ep: &EpAnswer, model_path: &str) {
         model_error(ep)
     );
     for f in &ep.flags_to_try {
-        println!("try: python -m sglang.launch_server --model-path {model_path} {f}");
+        println!("try: {launcher} {f}");
     }
 }
 
-fn print_replicas(r: &sim::advise::replicas::ReplicasAnswer, model_path: &str) {
+fn print_replicas(r: &sim::advise::replicas::ReplicasAnswer, launcher: &str) {
     println!("\n{}", r.sentence);
     let mut t = crate::cli::tables::table();
     t.set_header(vec![
@@ -133,11 +138,11 @@ fn print_replicas(r: &sim::advise::replicas::ReplicasAnswer, model_path: &str) {
         r.concurrency, r.context_tokens, r.input_tokens
     );
     for f in &r.flags_to_try {
-        println!("try: python -m sglang.launch_server --model-path {model_path} {f}");
+        println!("try: {launcher} {f}");
     }
 }
 
-fn print_mtp(m: &sim::advise::mtp::MtpAnswer, model_path: &str) {
+fn print_mtp(m: &sim::advise::mtp::MtpAnswer, launcher: &str) {
     println!("\n{}", m.sentence);
     let mut t = crate::cli::tables::table();
     t.set_header(vec![
@@ -170,10 +175,7 @@ fn print_mtp(m: &sim::advise::mtp::MtpAnswer, model_path: &str) {
             }
         );
     }
-    println!(
-        "try: python -m sglang.launch_server --model-path {model_path} {}",
-        m.flags_to_try
-    );
+    println!("try: {launcher} {}", m.flags_to_try);
 }
 
 /// The model's own error, and whether EP's margin clears it.
@@ -205,13 +207,14 @@ fn ranking_table(
     rows: &[RankedLayout],
     all: bool,
     cited: &[String],
+    vllm: bool,
 ) -> (Table, crate::cli::tables::Notes, usize) {
     let mut notes = crate::cli::tables::Notes::default();
     let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "rank",
         "layout",
-        "SGLang flags",
+        if vllm { "vLLM flags" } else { "SGLang flags" },
         "output tok/s",
         "TTFT ms",
         "TPOT ms",

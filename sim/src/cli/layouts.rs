@@ -23,6 +23,13 @@ pub fn layouts(setup: &Setup, _server: &ServerArgs) -> Result<Vec<SweepLayout>> 
         _ => enumerate_layouts(setup.machine.gpu_count, &setup.spec)
             .into_iter()
             .map(|c| (c.layout, c.rejected))
+            // a vLLM server has no flags for experts EP over part of the TP group
+            .filter(|(l, _)| {
+                setup
+                    .vllm
+                    .as_ref()
+                    .is_none_or(|v| v.layout_flags(l).is_some())
+            })
             .collect(),
     };
     let many = chosen.len() > 1;

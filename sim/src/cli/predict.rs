@@ -36,7 +36,11 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let machine = args.target.machine.resolve()?;
     let sglang = args.target.server.sglang()?;
-    let model = args.target.model.resolve_or(sglang.model_path())?;
+    let vllm = args.target.server.vllm()?;
+    let model = args.target.model.resolve_or(match &vllm {
+        Some(v) => v.model.as_deref(),
+        None => sglang.model_path(),
+    })?;
     let (opts, notes) = args.target.server.options(&machine, &model)?;
     if args.batch == 0 && args.prefill == 0 {
         bail!(
@@ -57,11 +61,15 @@ pub fn run(args: Args) -> Result<()> {
         prefill_tokens: args.prefill,
     };
     let knobs = Knobs::default();
+    let sizes = match &vllm {
+        Some(v) => v.sizes()?,
+        None => sglang.sizes(),
+    };
     let selection = args
         .target
         .server
         .layout
-        .with_sizes(&sglang.sizes())
+        .with_sizes(&sizes)
         .selection(machine.gpu_count, &model)?;
     let machine = match selection {
         LayoutSelection::One(l) => {
@@ -71,10 +79,13 @@ pub fn run(args: Args) -> Result<()> {
     };
     let layouts = match selection {
         LayoutSelection::All => {
-            // each layout with SGLang's defaults for its own sizes (validated with the first)
-            let opts_for = |l: &models::Layout| {
-                sim::fit::layout_options(&sglang, machine.memory_bytes(), l, &model)
-                    .map_or_else(|_| opts.clone(), |r| r.options)
+            // each layout with its engine's defaults for its own sizes (validated with the first)
+            let opts_for = |l: &models::Layout| match &vllm {
+                Some(v) => v
+                    .server_options(l, &machine)
+                    .map_or_else(|_| opts.clone(), |(o, _)| o),
+                None => sim::fit::layout_options(&sglang, machine.memory_bytes(), l, &model)
+                    .map_or_else(|_| opts.clone(), |r| r.options),
             };
             predict_all(&machine, &model, &opts_for, knobs, &q)
         }

@@ -88,7 +88,7 @@ pub fn answer(
 }
 
 /// Prints the answer: the sentence, the three options side by side, the grid and what to try.
-pub fn print(a: &ScaleAnswer, model_path: &str) {
+pub fn print(a: &ScaleAnswer, launcher: &str) {
     println!("\n{}", a.sentence);
     let options: Vec<&ScaleOption> = [a.one_box.as_ref(), Some(&a.all_boxes), a.replicas.as_ref()]
         .into_iter()
@@ -175,7 +175,7 @@ pub fn print(a: &ScaleAnswer, model_path: &str) {
         a.comm_spread * 100.0
     );
     for f in &a.flags_to_try {
-        println!("try: python -m sglang.launch_server --model-path {model_path} {f}");
+        println!("try: {launcher} {f}");
     }
     for n in &a.notes {
         println!("note: {n}");

@@ -165,13 +165,55 @@ impl ServerArgs {
         Ok(Some(text))
     }
 
-    /// Everything the flags and the launch line say, merged (a disagreement is an error).
+    /// Everything the flags and the launch line say, merged (a disagreement is an error). A
+    /// vLLM launch line is not SGLang's: only the command line's flags then ([`Self::vllm`]).
     pub fn sglang(&self) -> Result<SglangArgs> {
         let cli = sglang_args::from_words(&self.words, Origin::CommandLine)?;
         match self.launch_line()? {
+            Some(line) if sim::vllm_args::is_vllm_line(&line) => Ok(cli),
             Some(line) => Ok(cli.merge(sglang_args::from_launch_line(&line)?)?),
             None => Ok(cli),
         }
+    }
+
+    /// The vLLM launch line of `--server-args`, when it is one (`vllm serve MODEL …`). SGLang's
+    /// server flags beside it are refused: vLLM's flags belong on the vLLM line.
+    pub fn vllm(&self) -> Result<Option<sim::vllm_args::VllmLine>> {
+        let Some(text) = self.launch_line()? else {
+            return Ok(None);
+        };
+        let Some(line) = sim::vllm_args::VllmLine::parse(&text)? else {
+            return Ok(None);
+        };
+        let l = &self.layout;
+        if !self.words.is_empty()
+            || l.tp.is_some()
+            || l.pp.is_some()
+            || l.ep.is_some()
+            || l.dp.is_some()
+            || l.dp_attention
+        {
+            anyhow::bail!(
+                "SGLang server flags beside a vLLM launch line ({}): give vLLM's flags (-tp, -pp, -dcp, --gpu-memory-utilization, …) inside the `vllm serve` line",
+                if self.words.is_empty() {
+                    "layout sizes".to_string()
+                } else {
+                    self.words.join(" ")
+                }
+            );
+        }
+        Ok(Some(line))
+    }
+
+    /// Refuses SGLang's server flags for a vLLM server (`--engine vllm`): they are SGLang's.
+    pub fn refuse_sglang_flags(&self) -> Result<()> {
+        if self.words.is_empty() {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "SGLang server flags for a vLLM server ({}): give vLLM's flags in a `vllm serve` --server-args line",
+            self.words.join(" ")
+        )
     }
 
     /// The options of the layout these flags pick on `machine` (every GPU in TP when they pick
@@ -183,6 +225,25 @@ impl ServerArgs {
         machine: &sim::machine::Machine,
         spec: &models::ModelSpec,
     ) -> Result<(sim::options::ServerOptions, Vec<String>)> {
+        if let Some(v) = self.vllm()? {
+            let layout = match self
+                .layout
+                .with_sizes(&v.sizes()?)
+                .selection(machine.gpu_count, spec)?
+            {
+                super::args::LayoutSelection::One(l) => l,
+                super::args::LayoutSelection::All => models::Layout::tp(machine.gpu_count),
+            };
+            let (o, notes) = v.server_options(&layout, machine)?;
+            let mut lines: Vec<String> = v
+                .not_modelled_line()
+                .map(|l| format!("warning: {l}"))
+                .into_iter()
+                .collect();
+            lines.push("note: engine: vLLM (the launch line is a vLLM command)".into());
+            lines.extend(notes.iter().map(|n| format!("note: {n}")));
+            return Ok((o, lines));
+        }
         let sg = self.sglang()?;
         let (layout, all) = match self
             .layout

@@ -108,7 +108,58 @@ pub fn server_machine(
 impl Setup {
     /// Resolves the shared flags.
     pub fn new(target: &TargetArgs, cal: &CalibrationArg) -> Result<Setup> {
+        if let Some(line) = target.server.vllm()? {
+            return Setup::from_vllm(target, cal, line);
+        }
         Setup::from_sglang(target, cal, target.server.sglang()?)
+    }
+
+    /// The setup of a vLLM server (`--engine vllm`): the vLLM launch line when one was given,
+    /// else `vllm serve` with vLLM's defaults and the layouts `sim`'s own layout flags pick.
+    pub fn vllm(target: &TargetArgs, cal: &CalibrationArg) -> Result<Setup> {
+        if let Some(line) = target.server.vllm()? {
+            return Setup::from_vllm(target, cal, line);
+        }
+        target.server.refuse_sglang_flags()?;
+        let line =
+            sim::vllm_args::VllmLine::parse("vllm serve")?.expect("`vllm serve` is a vLLM line");
+        let machine = target.machine.resolve()?;
+        let spec = target.model.resolve_or(None)?;
+        let layout_args = target.server.layout.clone();
+        let primary = primary_layout(&layout_args, &machine, &spec)?;
+        let scenario = Scenario::vllm(machine, spec, line, primary)?;
+        Setup::finish(scenario, cal, primary, false, layout_args)
+    }
+
+    /// [`Setup::new`] for a vLLM launch line: its model, layout and options as vLLM reads them.
+    fn from_vllm(
+        target: &TargetArgs,
+        cal: &CalibrationArg,
+        line: sim::vllm_args::VllmLine,
+    ) -> Result<Setup> {
+        let machine = target.machine.resolve()?;
+        let spec = target.model.resolve_or(line.model.as_deref())?;
+        let layout_args = target.server.layout.with_sizes(&line.sizes()?);
+        let primary = primary_layout(&layout_args, &machine, &spec)?;
+        let scenario = Scenario::vllm(machine, spec, line, primary)?;
+        Setup::finish(scenario, cal, primary, true, layout_args)
+    }
+
+    /// The setup of `scenario` at `primary` with `cal`'s calibration checked against it.
+    fn finish(
+        scenario: Scenario,
+        cal: &CalibrationArg,
+        primary: Layout,
+        launch_line: bool,
+        layout_args: LayoutArgs,
+    ) -> Result<Setup> {
+        let calibration =
+            cal.load_for(&scenario.machine, &scenario.spec, primary, &scenario.opts)?;
+        Ok(Setup {
+            scenario: scenario.with_calibration(calibration),
+            launch_line,
+            layout_args,
+        })
     }
 
     /// [`Setup::new`] with the SGLang flags already read.
@@ -121,19 +172,16 @@ impl Setup {
         let machine = machine.resolve()?;
         let spec = model.resolve_or(sglang.model_path())?;
         let layout_args = server.layout.with_sizes(&sglang.sizes());
-        let primary = match layout_args.selection(machine.gpu_count, &spec)? {
-            LayoutSelection::One(l) => l,
-            LayoutSelection::All => Layout::tp(machine.gpu_count),
-        };
+        let primary = primary_layout(&layout_args, &machine, &spec)?;
         let machine = server_machine(machine, &sglang, primary, server.has_launch_line())?;
         let scenario = Scenario::new(machine, spec, sglang, primary)?;
-        let calibration =
-            cal.load_for(&scenario.machine, &scenario.spec, primary, &scenario.opts)?;
-        Ok(Setup {
-            scenario: scenario.with_calibration(calibration),
-            launch_line: server.has_launch_line(),
+        Setup::finish(
+            scenario,
+            cal,
+            primary,
+            server.has_launch_line(),
             layout_args,
-        })
+        )
     }
 
     /// [`Setup::new`] with a server log's own `server_args` merged into the flags: they state
@@ -154,7 +202,10 @@ impl Setup {
     /// The one layout the flags select (`--layout all` is refused). A launch line without
     /// `--tp-size` runs TP1, SGLang's default.
     pub fn one_layout(&self, server: &ServerArgs, command: &str) -> Result<Layout> {
-        let mut flags = server.layout.with_sizes(&self.sglang.sizes());
+        let mut flags = match &self.vllm {
+            Some(_) => self.layout_args.clone(),
+            None => server.layout.with_sizes(&self.sglang.sizes()),
+        };
         let tp_defaulted = self.launch_line && flags.tp.is_none() && flags.layout.is_none();
         if tp_defaulted {
             flags.tp = Some(1);
@@ -191,6 +242,9 @@ impl Setup {
         if let Some(line) = self.sglang.not_modelled_line() {
             eprintln!("warning: {line}");
         }
+        if let Some(line) = self.vllm.as_ref().and_then(|v| v.not_modelled_line()) {
+            eprintln!("warning: {line}");
+        }
     }
 
     /// What a prediction rests on: the machine's and the model's sources, the knobs, the
@@ -220,4 +274,12 @@ impl Setup {
         v.extend(self.defaults_provenance());
         v
     }
+}
+
+/// The layout the flags pick, every GPU in TP when they pick none (`--layout all`).
+fn primary_layout(layout_args: &LayoutArgs, machine: &Machine, spec: &ModelSpec) -> Result<Layout> {
+    Ok(match layout_args.selection(machine.gpu_count, spec)? {
+        LayoutSelection::One(l) => l,
+        LayoutSelection::All => Layout::tp(machine.gpu_count),
+    })
 }

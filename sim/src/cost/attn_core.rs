@@ -128,6 +128,7 @@ pub(super) fn attn_core(
         models::KvDtype::Fp8 => "fp8",
     };
     let per_layer_kv = model.kv_bytes_per_token_per_layer(kv_dtype) as f64;
+    let dcp = f64::from(super::dcp::shards(opts));
     let decode_kind = if model.attention.is_mla() {
         KernelKind::MlaDecode
     } else {
@@ -180,8 +181,9 @@ pub(super) fn attn_core(
                     sm_count: sm_count(machine),
                     max_splits: TRITON_MAX_KV_SPLITS,
                 }),
-                // the latent is replicated on every TP rank: TP does not shrink it
-                kv_bytes_per_key: per_layer_kv,
+                // the latent is replicated on every TP rank: TP does not shrink it, DCP does
+                // (each rank scores d× the heads over its 1/d of the keys, [`super::dcp`])
+                kv_bytes_per_key: per_layer_kv / dcp,
                 topk_cap: indexer.map(|i| i.topk as u64),
                 indexer_flops_per_key: indexer
                     .map_or(0.0, |i| 2.0 * i.num_heads as f64 * i.head_dim as f64),
@@ -207,7 +209,7 @@ pub(super) fn attn_core(
                 indexer_prefill,
                 decode_flops_per_pair: model.attention_flops_per_pair(true) / attn_tp,
                 prefill_flops_per_pair: model.attention_flops_per_pair(false) / attn_tp,
-                kv_bytes_per_key: per_layer_kv / kv_split,
+                kv_bytes_per_key: per_layer_kv / kv_split / dcp,
                 topk_cap: None,
                 indexer_flops_per_key: 0.0,
                 indexer_bytes_per_key: 0.0,

@@ -52,6 +52,8 @@ pub struct StageComm {
     /// All-to-all over the group (EP dispatch / combine).
     pub all_to_all: CommCurve,
     custom: Option<CustomAllReduce>,
+    /// vLLM's custom all-reduce instead, for a vLLM server ([`super::vllm_all_reduce`]).
+    vllm_custom: Option<super::vllm_all_reduce::VllmCustomAllReduce>,
     /// Send/recv between one GPU of this stage and its peer in the next stage.
     pub hop_send: CommCurve,
 }
@@ -60,6 +62,9 @@ impl StageComm {
     /// All-reduce of `bytes` over the stage's TP group (custom all-reduce where SGLang uses it).
     pub fn all_reduce_s(&self, bytes: f64) -> f64 {
         let nccl = self.all_reduce.time_s(bytes);
+        if let Some(v) = self.vllm_custom {
+            return v.time_s(bytes, nccl);
+        }
         match self.custom {
             Some(c) if bytes > 0.0 && bytes <= c.max_bytes => {
                 nccl.min(c.latency_s + bytes / c.bytes_per_s)
@@ -118,13 +123,24 @@ impl LayoutComm {
             if s + 1 < placement.stages.len() {
                 note("pp send/recv", &hop_send);
             }
-            let custom = custom_all_reduce(machine, group, opts, &all_reduce);
+            let (custom, vllm_custom) = if opts.vllm_memory.is_some() {
+                let v = super::vllm_all_reduce::VllmCustomAllReduce::on(
+                    machine,
+                    group,
+                    opts,
+                    &all_reduce,
+                );
+                (None, v)
+            } else {
+                (custom_all_reduce(machine, group, opts, &all_reduce), None)
+            };
             stages.push(StageComm {
                 all_reduce,
                 all_gather,
                 reduce_scatter,
                 all_to_all,
                 custom,
+                vllm_custom,
                 hop_send,
             });
         }

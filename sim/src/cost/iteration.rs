@@ -181,6 +181,9 @@ impl CostModel {
         if !self.layout.dp_attention {
             b.all_reduce_s += c.all_reduce_s(act) * scale;
         }
+        if let Some(d) = &self.dcp {
+            b.dp_attention_comm_s += d.layer_s(s, st.decode) * scale;
+        }
         let a2a = moe && self.opts.moe_a2a_backend.is_some() && self.experts.is_some();
         if a2a {
             let k = self.experts.as_ref().map_or(1.0, |e| e.routing.top_k);
@@ -229,8 +232,13 @@ impl CostModel {
         let shape = self.stages[s];
         // two-batch overlap launches every kernel of a sparse layer once per micro-batch
         let split = if self.two_batch_overlap { 2.0 } else { 1.0 };
-        shape.dense_layers * (self.attention.launches + self.dense_mlp.launches)
-            + split * shape.moe_layers * (self.attention.launches + self.moe.launches)
+        let dcp = if self.dcp.is_some() {
+            super::dcp::DcpComm::LAUNCHES_PER_LAYER
+        } else {
+            0.0
+        };
+        shape.dense_layers * (self.attention.launches + dcp + self.dense_mlp.launches)
+            + split * shape.moe_layers * (self.attention.launches + dcp + self.moe.launches)
             + shape.indexer_layers * self.indexer.launches
             + if shape.first {
                 self.embed.launches

@@ -17,6 +17,7 @@ pub mod batch_stats;
 pub mod block;
 pub mod comm;
 mod curves;
+pub mod dcp;
 pub mod floors;
 pub mod inventory;
 pub mod iteration;
@@ -32,6 +33,7 @@ pub mod speculative;
 pub mod steady;
 pub mod tbo;
 pub mod traffic;
+pub mod vllm_all_reduce;
 
 pub use batch_stats::BatchStats;
 pub use model::CostModel;

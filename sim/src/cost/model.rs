@@ -74,6 +74,8 @@ pub struct CostModel {
     pub(super) experts: Option<Experts>,
     pub(super) core: AttnCore,
     pub(super) comm: LayoutComm,
+    /// vLLM's decode context parallelism collectives, when DCP > 1 ([`super::dcp`]).
+    pub(super) dcp: Option<super::dcp::DcpComm>,
     pub(super) placement: Placement,
     pub(super) small: SmallKernelRates,
     pub(super) floors: Floors,
@@ -130,6 +132,12 @@ impl CostModel {
                     "--moe-a2a-backend runs the experts expert-parallel over the whole TP group: \
                          use a MoE model with --ep-size equal to --tp"
                         .into(),
+            });
+        }
+        if let Some(reason) = super::dcp::refusal(model, &layout, opts.decode_context_parallel) {
+            return Err(SimError::ImpossibleLayout {
+                layout: layout.short_name(),
+                reason,
             });
         }
         Ok(())
@@ -300,6 +308,7 @@ impl CostModel {
             experts,
             core: attn_core(model, &layout, opts, &curves, machine),
             comm: LayoutComm::new(machine, &layout, &placement, opts),
+            dcp: super::dcp::DcpComm::new(machine, model, &layout, &placement, opts),
             placement,
             small: SmallKernelRates {
                 floor_s: floors.small_kernel_s,

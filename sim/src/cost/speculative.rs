@@ -73,7 +73,12 @@ impl SpeculativeModel {
             });
         }
         let target = CostModel::new(machine, model, layout, opts, knobs)?;
-        let draft = draft_model(machine, model, layout, opts, knobs).ok_or_else(|| {
+        // a dense draft (an EAGLE head) has no experts to spread: it runs TP over the GPUs
+        let draft_layout = match draft_spec(model, s).moe {
+            None => Layout { ep: 1, ..layout },
+            Some(_) => layout,
+        };
+        let draft = draft_model(machine, model, draft_layout, opts, knobs).ok_or_else(|| {
             SimError::ImpossibleLayout {
                 layout: layout.short_name(),
                 reason: format!(

@@ -2,7 +2,9 @@
 //! (`--tp 8 --moe-runner-backend b12x`), the environment style of the rtx6kpro vLLM runs
 //! (`KV_CACHE_DTYPE=fp8 GPU_MEM=0.94 VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff)`), and the
 //! InferenceX configs a record names (their launch lines are fixed per config, see
-//! [`INFERENCEX_SGLANG`]). Words it does not know are left alone: this is a tolerant reader of
+//! [`INFERENCEX_SGLANG`]). Option names are looked up in the two engines' flag tables
+//! ([`crate::sglang_args::SPECS`], [`crate::vllm_args::table::SPECS`]), so a spelling either
+//! engine takes is read; words it does not know are left alone: this is a tolerant reader of
 //! what the sources wrote, not a launch-line parser.
 
 use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
@@ -39,6 +41,27 @@ pub fn inferencex_config(flags: &str) -> Option<&'static str> {
         .map(|(name, _)| *name)
 }
 
+/// The rtx6kpro wiki's own spellings of launch settings (`GPU_MEM=0.94`), by the table `dest`
+/// they stand for; every `--flag` is looked up in the engines' tables instead.
+const WIKI_WORDS: &[(&str, &str)] = &[
+    ("KV_CACHE_DTYPE", "kv_cache_dtype"),
+    ("GPU_MEM", "gpu_memory_utilization"),
+    ("MAX_MODEL_LEN", "max_model_len"),
+];
+
+/// The table `dest` of a record's key: an option of vLLM's or SGLang's flag table (their
+/// canonical spellings and aliases), or a wiki word; `None` = neither (kept as written).
+fn dest_of(key: &str) -> Option<&'static str> {
+    if key.starts_with('-') {
+        return crate::sglang_args::SPECS
+            .iter()
+            .find(|s| s.flags.contains(&key))
+            .or_else(|| crate::vllm_args::table::spec_of(key))
+            .map(|s| s.dest);
+    }
+    WIKI_WORDS.iter().find(|(w, _)| *w == key).map(|(_, d)| *d)
+}
+
 /// Launch settings of a record run by `engine`, from its flags and quantization words; with the
 /// assumptions made (one line each).
 pub fn launch_knobs(
@@ -69,33 +92,33 @@ pub fn launch_knobs(
     }
     let tokens: Vec<&str> = text.split_whitespace().collect();
     for (key, arg) in keyed(&tokens) {
-        match key {
-            "--kv-cache-dtype" | "KV_CACHE_DTYPE" => {
+        let number = || arg.and_then(|a| a.parse().ok());
+        match dest_of(key).unwrap_or(key) {
+            "kv_cache_dtype" => {
                 if let Some(d) = arg.and_then(KvDtype::from_name) {
                     k.kv_cache_dtype = Some(d);
                 }
             }
-            "--mem-fraction-static" => {
+            "mem_fraction_static" => {
                 k.memory_fraction = arg.and_then(fraction).map(|f| (Engine::Sglang, f))
             }
-            "--gpu-memory-utilization" | "GPU_MEM" => {
+            "gpu_memory_utilization" => {
                 k.memory_fraction = arg.and_then(fraction).map(|f| (Engine::Vllm, f))
             }
-            "--context-length" | "--max-model-len" | "MAX_MODEL_LEN" => {
-                k.context_length = arg.and_then(|a| a.parse().ok())
+            "context_length" | "max_model_len" => k.context_length = number(),
+            "moe_runner_backend" => k.moe_runner_backend = arg.map(str::to_string),
+            "attention_backend" => k.attention_backend = arg.map(str::to_string),
+            "cuda_graph_max_bs" => k.cuda_graph_max_bs = number(),
+            "max_running_requests" | "max_num_seqs" => k.max_running_requests = number(),
+            "chunked_prefill_size" | "max_num_batched_tokens" => k.chunked_prefill_size = number(),
+            "max_prefill_tokens" => k.max_prefill_tokens = number(),
+            "disable_radix_cache" => k.disable_radix_cache = true,
+            "stream_interval" => k.stream_interval = number(),
+            "disable_custom_all_reduce" => k.disable_custom_all_reduce = true,
+            "disable_cuda_graph" | "enforce_eager" => k.disable_cuda_graph = true,
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" => {
+                k.estimate_cudagraph_memory = arg == Some("1")
             }
-            "--moe-runner-backend" => k.moe_runner_backend = arg.map(str::to_string),
-            "--attention-backend" => k.attention_backend = arg.map(str::to_string),
-            "--cuda-graph-max-bs" => k.cuda_graph_max_bs = arg.and_then(|a| a.parse().ok()),
-            "--max-running-requests" | "--max-num-seqs" => {
-                k.max_running_requests = arg.and_then(|a| a.parse().ok())
-            }
-            "--chunked-prefill-size" => k.chunked_prefill_size = arg.and_then(|a| a.parse().ok()),
-            "--max-prefill-tokens" => k.max_prefill_tokens = arg.and_then(|a| a.parse().ok()),
-            "--disable-radix-cache" => k.disable_radix_cache = true,
-            "--stream-interval" => k.stream_interval = arg.and_then(|a| a.parse().ok()),
-            "--disable-custom-all-reduce" => k.disable_custom_all_reduce = true,
-            "--disable-cuda-graph" | "--enforce-eager" => k.disable_cuda_graph = true,
             "VLLM_ENABLE_PCIE_ALLREDUCE" if arg == Some("1") => {
                 k.pcie_all_reduce = Some(PcieAllReduce {
                     engine: Engine::Vllm,
@@ -276,6 +299,29 @@ mod tests {
             "int4 (native)",
         );
         assert!(nccl.disable_custom_all_reduce && nccl.pcie_all_reduce.is_none());
+    }
+
+    /// Option names come from the engines' tables: vLLM's spellings (with `_` for `-`) and
+    /// SGLang's aliases are read the way the two engines read them.
+    #[test]
+    fn flag_names_come_from_the_engines_tables() {
+        let k = knobs(
+            Engine::Vllm,
+            "--max_model_len 32768 --max-num-batched-tokens 4096 --enforce-eager VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1",
+            "int4",
+        );
+        assert_eq!(
+            (k.context_length, k.chunked_prefill_size),
+            (Some(32768), Some(4096))
+        );
+        assert!(k.disable_cuda_graph && k.estimate_cudagraph_memory);
+        let s = knobs(
+            Engine::Sglang,
+            "--context-length 8192 --mem-fraction-static 0.8",
+            "",
+        );
+        assert_eq!(s.context_length, Some(8192));
+        assert_eq!(s.memory_fraction, Some((Engine::Sglang, 0.8)));
     }
 
     #[test]

@@ -72,7 +72,7 @@ pub enum UnexpressibleKind {
     UnknownModel,
     /// The engine is neither SGLang nor vLLM.
     UnknownEngine,
-    /// vLLM's decode context parallelism (`dcp` > 1).
+    /// vLLM's decode context parallelism with a DCP size that does not divide the TP size.
     Dcp,
     /// A knob shardwise does not model (DP replicas, a pinned NCCL protocol, …).
     KnobNotModelled,
@@ -239,7 +239,7 @@ fn machine_preset(r: &Record, assumptions: &mut Vec<String>) -> Result<String, U
     match stated(&r.id, "hardware.count", &hw.count)? {
         Some(8) => {}
         Some(n @ 1..8) => assumptions.push(format!(
-            "{n}× {}: the first {n} GPUs of the 8-GPU preset (where the server starts on such a box;              one socket's for 4 on the rtx6kpro wiki's dual-socket host)",
+            "{n}× {}: the first {n} GPUs of the 8-GPU preset (where the server starts on such a box; one socket's for 4 on the rtx6kpro wiki's dual-socket host)",
             hw.gpu.as_deref().unwrap_or("?")
         )),
         n => {
@@ -376,6 +376,176 @@ fn bench_workload(
     }
 }
 
+/// A record's whole-number fields as read ([`stated`]); `None` = not stated or unreadable (the
+/// unreadable ones already have their reason).
+#[derive(Debug, Clone, Copy)]
+struct Sizes {
+    tp: Option<u32>,
+    pp: Option<u32>,
+    ep: Option<u32>,
+    dp: Option<u32>,
+    dcp: Option<u32>,
+    input: Option<u32>,
+    conc: Option<u32>,
+    num_prompts: Option<u32>,
+}
+
+/// The parallel sizes and workload counts of `r`, a reason per unreadable one.
+fn read_sizes(r: &Record, why: &mut Vec<Unexpressible>) -> Sizes {
+    let (p, w) = (&r.parallel, &r.workload);
+    let mut read = |field: &str, v: &Option<Whole>| {
+        stated(&r.id, field, v).unwrap_or_else(|u| {
+            why.push(u);
+            None
+        })
+    };
+    Sizes {
+        tp: read("parallel.tp", &p.tp),
+        pp: read("parallel.pp", &p.pp),
+        ep: read("parallel.ep", &p.ep),
+        dp: read("parallel.dp", &p.dp),
+        dcp: read("parallel.dcp", &p.dcp),
+        input: read("workload.input_len", &w.input_len),
+        conc: read("workload.concurrency", &w.concurrency),
+        num_prompts: read("workload.num_prompts", &w.num_prompts),
+    }
+}
+
+/// The model preset of `r`, or a reason naming its checkpoint and quantization.
+fn model_of(r: &Record, quant: &str, why: &mut Vec<Unexpressible>) -> Option<&'static str> {
+    let model = model_preset(r.model.as_deref().unwrap_or(""), quant);
+    if model.is_none() {
+        why.push(Unexpressible::new(
+            UnexpressibleKind::UnknownModel,
+            format!(
+                "`{}` ({}) matches no model preset; name a preset (`sim models list`)",
+                r.model.as_deref().unwrap_or("no model"),
+                if quant.is_empty() {
+                    "quantization not stated"
+                } else {
+                    quant
+                }
+            ),
+        ));
+    }
+    model
+}
+
+/// The settings of `r` shardwise does not model, one reason each.
+fn unmodelled_settings(r: &Record, sizes: &Sizes, why: &mut Vec<Unexpressible>) {
+    use UnexpressibleKind as K;
+    let p = &r.parallel;
+    if let Some(d) = sizes.dcp.filter(|d| *d > 1)
+        && sizes.tp.is_some_and(|tp| !tp.is_multiple_of(d))
+    {
+        why.push(Unexpressible::new(
+            K::Dcp,
+            format!("decode context parallelism DCP={d} does not divide the TP size"),
+        ));
+    }
+    if sizes.dp.is_some_and(|d| d > 1) && p.attn_dp != Some(true) {
+        why.push(Unexpressible::new(
+            K::KnobNotModelled,
+            "data-parallel replicas without DP attention",
+        ));
+    }
+    if let Some(proto) = NcclTuning::unmodelled_proto(r) {
+        why.push(Unexpressible::new(
+            K::KnobNotModelled,
+            format!(
+                "NCCL_PROTO={proto}: no published curve for that protocol set (LL, LL128 and \
+                 NCCL's own choice are modelled)"
+            ),
+        ));
+    }
+}
+
+/// The engine `r` ran on, or a reason.
+fn engine_of(r: &Record, why: &mut Vec<Unexpressible>) -> Option<Engine> {
+    let engine = r.engine.name.as_deref().and_then(Engine::from_name);
+    if engine.is_none() {
+        why.push(Unexpressible::new(
+            UnexpressibleKind::UnknownEngine,
+            format!(
+                "engine `{}` is neither sglang nor vllm",
+                r.engine.name.as_deref().unwrap_or("not stated")
+            ),
+        ));
+    }
+    engine
+}
+
+/// The figures of `r` to predict and the metric keys left uncompared; a reason when none is
+/// usable.
+fn targets_of(
+    r: &Record,
+    fam: Option<MetricFamily>,
+    gpus: u32,
+    why: &mut Vec<Unexpressible>,
+) -> (Vec<MeasuredFigure>, Vec<String>) {
+    use UnexpressibleKind as K;
+    let (targets, mut not_compared, unusable_figures) = match fam {
+        Some(f) => targets(r, f, gpus),
+        None => (Vec::new(), r.metrics.keys().cloned().collect(), Vec::new()),
+    };
+    if targets.is_empty() && !unusable_figures.is_empty() {
+        why.push(Unexpressible::new(
+            K::UnreadableValue,
+            format!("record `{}`: {}", r.id, unusable_figures.join("; ")),
+        ));
+    } else if fam.is_none() || targets.is_empty() {
+        why.push(Unexpressible::new(
+            K::MetricNotModelled,
+            format!(
+                "no predicted metric among [{}] ({})",
+                r.metrics.keys().cloned().collect::<Vec<_>>().join(", "),
+                fam.map_or("metric family unknown", MetricFamily::name)
+            ),
+        ));
+    }
+    not_compared.extend(unusable_figures);
+    (targets, not_compared)
+}
+
+/// The workload of `r` for its metric family: the cached context of a decode bench (checked
+/// here), the bench_serving run of a serving record.
+fn workload_of(
+    r: &Record,
+    fam: Option<MetricFamily>,
+    sizes: &Sizes,
+    why: &mut Vec<Unexpressible>,
+    assumptions: &mut Vec<String>,
+) -> Option<Workload> {
+    let w = &r.workload;
+    match (sizes.conc, &w.concurrency) {
+        (Some(0), _) => why.push(Unexpressible::new(
+            UnexpressibleKind::MissingWorkload,
+            "concurrency 0: no stream ran",
+        )),
+        (None, None) => why.push(Unexpressible::new(
+            UnexpressibleKind::MissingWorkload,
+            "concurrency not stated",
+        )),
+        _ => {}
+    }
+    match fam {
+        Some(MetricFamily::LlmDecodeBench) if sizes.input.is_none() => {
+            why.push(Unexpressible::new(
+                UnexpressibleKind::MissingWorkload,
+                "cached context (input_len) not stated",
+            ));
+            None
+        }
+        Some(MetricFamily::BenchServing) => bench_workload(
+            w,
+            (sizes.input, sizes.conc, sizes.num_prompts),
+            why,
+            assumptions,
+        ),
+        _ => None,
+    }
+}
+
 /// A layout of `l.gpus()` GPUs on a box of `n`: more is a reason; fewer runs on the box's first
 /// GPUs, as the server starts ([`crate::machine::Machine::first_gpus`]), with the others idle.
 fn part_of_box(l: Layout, n: u32, why: &mut Vec<Unexpressible>, assumptions: &mut Vec<String>) {
@@ -399,141 +569,45 @@ fn part_of_box(l: Layout, n: u32, why: &mut Vec<Unexpressible>, assumptions: &mu
 
 /// Maps `r` onto what shardwise simulates, or says why it cannot.
 pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
-    use UnexpressibleKind as K;
     let mut why: Vec<Unexpressible> = Vec::new();
     let mut assumptions = Vec::new();
     let quant = r.quant.clone().unwrap_or_default();
-    let model = model_preset(r.model.as_deref().unwrap_or(""), &quant);
-    if model.is_none() {
-        why.push(Unexpressible::new(
-            K::UnknownModel,
-            format!(
-                "`{}` ({}) matches no model preset; name a preset (`sim models list`)",
-                r.model.as_deref().unwrap_or("no model"),
-                if quant.is_empty() {
-                    "quantization not stated"
-                } else {
-                    &quant
-                }
-            ),
-        ));
-    }
+    let model = model_of(r, &quant, &mut why);
     let machine = machine_preset(r, &mut assumptions)
         .map_err(|e| why.push(e))
         .ok();
-    let p = &r.parallel;
-    let w = &r.workload;
-    let mut read = |field: &str, v: &Option<Whole>| {
-        stated(&r.id, field, v).unwrap_or_else(|u| {
-            why.push(u);
-            None
-        })
-    };
-    let (tp, pp, ep, dp, dcp) = (
-        read("parallel.tp", &p.tp),
-        read("parallel.pp", &p.pp),
-        read("parallel.ep", &p.ep),
-        read("parallel.dp", &p.dp),
-        read("parallel.dcp", &p.dcp),
-    );
-    let (input, conc, num_prompts) = (
-        read("workload.input_len", &w.input_len),
-        read("workload.concurrency", &w.concurrency),
-        read("workload.num_prompts", &w.num_prompts),
-    );
-    if let Some(d) = dcp.filter(|d| *d > 1) {
-        why.push(Unexpressible::new(
-            K::Dcp,
-            format!("vLLM decode context parallelism DCP={d} is not modelled"),
-        ));
-    }
-    if dp.is_some_and(|d| d > 1) && p.attn_dp != Some(true) {
-        why.push(Unexpressible::new(
-            K::KnobNotModelled,
-            "data-parallel replicas without DP attention",
-        ));
-    }
+    let sizes = read_sizes(r, &mut why);
+    unmodelled_settings(r, &sizes, &mut why);
     let flags = r.engine.flags.clone().unwrap_or_default();
-    if let Some(proto) = NcclTuning::unmodelled_proto(r) {
-        why.push(Unexpressible::new(
-            K::KnobNotModelled,
-            format!(
-                "NCCL_PROTO={proto}: no published curve for that protocol set (LL, LL128 and \
-                 NCCL's own choice are modelled)"
-            ),
-        ));
-    }
-    let engine = match r.engine.name.as_deref().map(Engine::from_name) {
-        Some(Some(e)) => Some(e),
-        Some(None) | None => {
-            why.push(Unexpressible::new(
-                K::UnknownEngine,
-                format!(
-                    "engine `{}` is neither sglang nor vllm",
-                    r.engine.name.as_deref().unwrap_or("not stated")
-                ),
-            ));
-            None
-        }
-    };
-    let layout = layout_of(p, (tp, pp, ep), &mut why, &mut assumptions);
+    let engine = engine_of(r, &mut why);
+    let layout = layout_of(
+        &r.parallel,
+        (sizes.tp, sizes.pp, sizes.ep),
+        &mut why,
+        &mut assumptions,
+    );
     let fam = family(r);
-    match (conc, &w.concurrency) {
-        (Some(0), _) => why.push(Unexpressible::new(
-            K::MissingWorkload,
-            "concurrency 0: no stream ran",
-        )),
-        (None, None) => why.push(Unexpressible::new(
-            K::MissingWorkload,
-            "concurrency not stated",
-        )),
-        _ => {}
-    }
     let count = r.hardware.count.as_ref().and_then(Whole::get);
     let gpus = count.or(layout.map(|l| l.gpus())).unwrap_or(0);
-    let (targets, mut not_compared, unusable_figures) = match fam {
-        Some(f) => targets(r, f, gpus),
-        None => (Vec::new(), r.metrics.keys().cloned().collect(), Vec::new()),
-    };
-    if targets.is_empty() && !unusable_figures.is_empty() {
-        why.push(Unexpressible::new(
-            K::UnreadableValue,
-            format!("record `{}`: {}", r.id, unusable_figures.join("; ")),
-        ));
-    } else if fam.is_none() || targets.is_empty() {
-        why.push(Unexpressible::new(
-            K::MetricNotModelled,
-            format!(
-                "no predicted metric among [{}] ({})",
-                r.metrics.keys().cloned().collect::<Vec<_>>().join(", "),
-                fam.map_or("metric family unknown", MetricFamily::name)
-            ),
-        ));
-    }
-    not_compared.extend(unusable_figures);
-    let workload = match fam {
-        Some(MetricFamily::LlmDecodeBench) if input.is_none() => {
-            why.push(Unexpressible::new(
-                K::MissingWorkload,
-                "cached context (input_len) not stated",
-            ));
-            None
-        }
-        Some(MetricFamily::BenchServing) => {
-            bench_workload(w, (input, conc, num_prompts), &mut why, &mut assumptions)
-        }
-        _ => None,
-    };
+    let (targets, not_compared) = targets_of(r, fam, gpus, &mut why);
+    let workload = workload_of(r, fam, &sizes, &mut why, &mut assumptions);
     if let (Some(l), Some(n)) = (layout, count) {
         part_of_box(l, n, &mut why, &mut assumptions);
     }
-    let (Some(model), Some(machine), Some(layout), Some(family), Some(engine), Some(conc), true) =
-        (model, machine, layout, fam, engine, conc, why.is_empty())
-    else {
+    let (Some(model), Some(machine), Some(layout), Some(family), Some(engine), Some(conc), true) = (
+        model,
+        machine,
+        layout,
+        fam,
+        engine,
+        sizes.conc,
+        why.is_empty(),
+    ) else {
         why.sort_by_key(|u| u.kind);
         return Err(why);
     };
-    let knobs = launch_knobs(engine, &flags, &quant, &mut assumptions);
+    let mut knobs = launch_knobs(engine, &flags, &quant, &mut assumptions);
+    knobs.decode_context_parallel = sizes.dcp.filter(|d| *d > 1);
     if inferencex_config(&flags).is_none() && family == MetricFamily::BenchServing {
         assumptions.push("server flags not stated: SGLang defaults".into());
     }
@@ -546,11 +620,11 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         knobs,
         family,
         concurrency: conc,
-        context_tokens: input.unwrap_or(0),
+        context_tokens: sizes.input.unwrap_or(0),
         workload,
         targets,
         not_compared,
         assumptions,
-        speculation: (p.mtp == Some(true)).then(|| record_speculation(r, model, engine)),
+        speculation: (r.parallel.mtp == Some(true)).then(|| record_speculation(r, model, engine)),
     })
 }

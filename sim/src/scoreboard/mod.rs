@@ -176,9 +176,12 @@ fn model_of(
     let machine = server_gpus(resolved.machines.get(&e.machine)?.as_ref().ok()?, e.layout).ok()?;
     let machine = &machine;
     let model = resolved.models.get(&e.model)?.as_ref().ok()?;
-    let (mut opts, _) = e
-        .engine
-        .server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
+    let (mut opts, _) = e.engine.server_options(
+        &e.knobs,
+        e.layout.tp,
+        machine.has_nvlink(),
+        machine.memory_bytes(),
+    );
     opts.speculative = spec;
     ServedModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
 }
@@ -263,8 +266,12 @@ fn predict(
         Err(x) => return Err(failed(UnexpressibleKind::UnknownModel, x.clone())),
     };
     let engine = opts.engine.unwrap_or(e.engine);
-    let (mut server, mut notes) =
-        engine.server_options(&e.knobs, e.layout.tp, machine.has_nvlink());
+    let (mut server, mut notes) = engine.server_options(
+        &e.knobs,
+        e.layout.tp,
+        machine.has_nvlink(),
+        machine.memory_bytes(),
+    );
     notes.splice(0..0, e.assumptions.iter().cloned());
     server.speculative = e.speculation.as_ref().map(|s| s.options.clone());
     let model = ServedModel::new(machine, spec, e.layout, &server, Knobs::default())

@@ -75,6 +75,28 @@ pub enum ServerLogError {
         lines: usize,
         skipped: String,
     },
+    /// A vLLM server's log: its stats lines are not SGLang's decode rounds.
+    #[error(
+        "server log {path} is a vLLM server's ({what}): --server-log reads SGLang logs only so far; predict the vLLM server with `sim predict --server-args \"vllm serve …\"` and compare its KV tokens with the log's"
+    )]
+    VllmLog { path: String, what: String },
+}
+
+/// What marks `text` as a vLLM server's log, if anything: its "GPU KV cache size: N tokens"
+/// line (`v1/core/kv_cache_utils.py`) or its periodic "Avg prompt throughput … Avg generation
+/// throughput" stats (`v1/metrics/loggers.py`).
+fn vllm_log_markers(text: &str) -> Option<String> {
+    let kv = text
+        .lines()
+        .find_map(|l| l.split("GPU KV cache size:").nth(1))
+        .map(|rest| format!("\"GPU KV cache size:{}\"", rest.trim_end()));
+    let stats = text.contains("Avg generation throughput:");
+    match (kv, stats) {
+        (Some(kv), true) => Some(format!("{kv} and its throughput stats lines")),
+        (Some(kv), false) => Some(kv),
+        (None, true) => Some("\"Avg generation throughput\" stats lines".into()),
+        (None, false) => None,
+    }
 }
 
 /// Why a decode sample is not a steady one.
@@ -298,6 +320,14 @@ pub fn read_log_file(path: &Path) -> Result<String, ServerLogError> {
 pub fn load(path: &Path) -> Result<ServerLog, ServerLogError> {
     let text = read_log_file(path)?;
     let log = parse(&text, &path.display().to_string());
+    if !log.has_usable_sample()
+        && let Some(what) = vllm_log_markers(&text)
+    {
+        return Err(ServerLogError::VllmLog {
+            path: path.display().to_string(),
+            what,
+        });
+    }
     if !log.has_usable_sample() {
         return Err(ServerLogError::NoSample {
             path: path.display().to_string(),

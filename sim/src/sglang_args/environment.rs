@@ -33,7 +33,7 @@ const NCCL_MACHINE: &[(&str, &str)] = &[
 impl SglangArgs {
     /// Checks the launch line's environment against a layout of `gpus` GPUs: refuses what
     /// changes the machine (naming what to do instead); returns the notes of what was read.
-    pub(super) fn check_environment(&self, gpus: u32) -> Result<Vec<String>> {
+    pub(crate) fn check_environment(&self, gpus: u32) -> Result<Vec<String>> {
         let mut notes = Vec::new();
         for (key, value) in &self.env {
             let spelled = format!("{key}={value}");

@@ -30,12 +30,14 @@ mod resolve;
 mod table;
 #[cfg(test)]
 mod tests;
-mod tokenize;
+pub(crate) mod tokenize;
 
 pub use choices::{KV_CACHE_DTYPES, MOE_A2A_BACKENDS};
 pub use defaults::{DefaultsContext, speculative_params};
 pub use parse::{from_launch_line, from_pairs, from_words};
 pub use table::{Bounds, CliFlag, Kind, SPECS, Spec};
+/// The row constructors both engines' tables use.
+pub(crate) use table::{m as modelled_row, r as recorded_row};
 /// The table's flags by name, for typed access ([`SglangArgs::int`] and the rest take them).
 pub mod flags {
     pub use super::table::*;

@@ -129,6 +129,8 @@ impl SglangArgs {
             pcie_custom_all_reduce_max_bytes: self.pcie_custom_all_reduce_max_bytes(ctx.tp),
             // SGLang's verify kernels read a request's cache once for all its draft tokens
             verify_rows_per_draft_token: false,
+            decode_context_parallel: 1,
+            vllm_memory: None,
             switches: self.switches(),
         };
         if !defaulted.is_empty() {

@@ -67,7 +67,8 @@ pub struct Spec {
 }
 
 impl Spec {
-    const fn new(
+    /// A row of an engine's flag table (SGLang's here, vLLM's in [`crate::vllm_args`]).
+    pub(crate) const fn new(
         dest: &'static str,
         flags: &'static [&'static str],
         kind: Kind,
@@ -83,7 +84,7 @@ impl Spec {
         }
     }
 
-    const fn bounds(mut self, bounds: Bounds) -> Spec {
+    pub(crate) const fn bounds(mut self, bounds: Bounds) -> Spec {
         self.bounds = bounds;
         self
     }
@@ -119,11 +120,13 @@ impl Spec {
     }
 }
 
-const fn m(dest: &'static str, flags: &'static [&'static str], kind: Kind) -> Spec {
+/// A modelled row (shared with vLLM's table, [`crate::vllm_args::table`]).
+pub(crate) const fn m(dest: &'static str, flags: &'static [&'static str], kind: Kind) -> Spec {
     Spec::new(dest, flags, kind, FlagClass::Modelled)
 }
 
-const fn r(dest: &'static str, flags: &'static [&'static str], kind: Kind) -> Spec {
+/// A recorded row.
+pub(crate) const fn r(dest: &'static str, flags: &'static [&'static str], kind: Kind) -> Spec {
     Spec::new(dest, flags, kind, FlagClass::Recorded)
 }
 

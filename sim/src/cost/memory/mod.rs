@@ -42,6 +42,8 @@ use models::spec::{
 use models::{KvDtype, Layout, ModelSpec};
 use serde::{Deserialize, Serialize};
 
+pub mod vllm;
+
 const MIB: u64 = 1 << 20;
 
 /// GPU memory in use before SGLang loads the weights: the CUDA context, cuBLAS handles, the NCCL
@@ -158,10 +160,18 @@ pub fn req_to_token_bytes(max_running_requests: u32, context_len: u64) -> u64 {
 }
 
 /// KV bytes one token occupies per full-attention layer on one GPU: the layer's KV (the
-/// footprint's split under TP) plus the DSA index-key cache.
-fn kv_bytes_per_token_per_layer(spec: &ModelSpec, footprint: &Footprint, dtype: KvDtype) -> u64 {
-    footprint.kv_bytes_per_token_per_layer_per_gpu(spec, dtype)
-        + spec.indexer_cache_bytes_per_token_per_layer()
+/// footprint's split under TP) plus the DSA index-key cache, over the DCP shards (vLLM's decode
+/// context parallelism keeps `1/dcp` of every request's tokens on each rank,
+/// [`crate::cost::dcp`]).
+fn kv_bytes_per_token_per_layer(
+    spec: &ModelSpec,
+    footprint: &Footprint,
+    dtype: KvDtype,
+    dcp: u32,
+) -> u64 {
+    (footprint.kv_bytes_per_token_per_layer_per_gpu(spec, dtype)
+        + spec.indexer_cache_bytes_per_token_per_layer())
+    .div_ceil(u64::from(dcp.max(1)))
 }
 
 /// The pools one stage's GPU sizes from `pool_bytes` (what the weights leave of the static
@@ -233,7 +243,12 @@ fn mtp_draft(spec: &ModelSpec, footprint: &Footprint, opts: &ServerOptions) -> O
     let weights = with
         .max_weight_bytes_per_gpu()
         .saturating_sub(footprint.max_weight_bytes_per_gpu());
-    let per_layer = kv_bytes_per_token_per_layer(spec, footprint, kv_dtype(spec, opts));
+    let per_layer = kv_bytes_per_token_per_layer(
+        spec,
+        footprint,
+        kv_dtype(spec, opts),
+        crate::cost::dcp::shards(opts),
+    );
     Some((weights, per_layer * u64::from(spec.num_mtp_layers)))
 }
 
@@ -283,6 +298,9 @@ pub fn plan_with_pre_load(
     pre_load_bytes: u64,
     opts: &ServerOptions,
 ) -> MemoryPlan {
+    if let Some(v) = &opts.vllm_memory {
+        return vllm::plan(spec, footprint, memory_bytes, v, opts);
+    }
     let layout = footprint.layout;
     let available = memory_bytes.saturating_sub(pre_load_bytes);
     let budget = (opts.mem_fraction_static * available as f64) as u64;

@@ -1,0 +1,190 @@
+//! vLLM's decode context parallelism (DCP, `--decode-context-parallel-size d`): the KV cache of
+//! every request is sharded along the sequence over `d` consecutive ranks of the TP group, so
+//! each GPU holds `1/d` of the cache and `d×` as many tokens fit. Read from vLLM's
+//! `v1/attention/backends/mla/common.py` (`MLACommonImpl.forward`, decode branch) and
+//! `attention/ops/common.py` (`cp_lse_ag_out_rs`):
+//!
+//! 1. the decode queries (`heads/tp × (kv_lora_rank + rope)` per token, bf16) are all-gathered
+//!    over the DCP group along the head axis, so every rank scores the `d·heads/tp` heads of the
+//!    group against its own shard;
+//! 2. each rank's partial outputs come with their log-sum-exp: the LSEs (`d·heads/tp` fp32 per
+//!    token) are all-gathered, the outputs rescaled, and the outputs (`d·heads/tp × kv_lora_rank`
+//!    bf16 per token) reduce-scattered back to each rank's own heads.
+//!
+//! So decode attention reads `1/d` of the cache per GPU for the same FLOPs (d× the heads over
+//! 1/d of the keys), and every layer adds three NCCL collectives over the DCP group. Prefill is
+//! left as it is (the records that use DCP are decode benchmarks).
+
+use crate::machine::Machine;
+use crate::machine::curve::CommCurve;
+use crate::machine::placement::Placement;
+use crate::options::ServerOptions;
+use models::profile::CollectiveOp;
+use models::spec::AttentionSpec;
+use models::{Layout, ModelSpec};
+
+/// KV shards of the DCP group in force (1 = no DCP).
+pub fn shards(opts: &ServerOptions) -> u32 {
+    opts.decode_context_parallel.max(1)
+}
+
+/// Why `dcp` cannot run `layout` of `spec`, as vLLM's config checks refuse it; `None` = it can.
+pub fn refusal(spec: &ModelSpec, layout: &Layout, dcp: u32) -> Option<String> {
+    if dcp <= 1 {
+        return None;
+    }
+    if layout.dp_attention {
+        return Some(format!(
+            "--decode-context-parallel-size {dcp} with attention data parallelism: each attention \
+             rank holds its own requests, there is no TP group to shard the KV cache over"
+        ));
+    }
+    if !layout.tp.is_multiple_of(dcp) {
+        return Some(format!(
+            "--decode-context-parallel-size {dcp} must divide the tensor-parallel size {} \
+             (vLLM shards the KV cache inside the TP group)",
+            layout.tp
+        ));
+    }
+    match spec.attention {
+        AttentionSpec::Gqa { num_kv_heads, .. } if layout.tp / num_kv_heads.max(1) < dcp => {
+            Some(format!(
+                "--decode-context-parallel-size {dcp}: only tp / kv heads = {} copies of each KV \
+                 head to shard (vLLM requires dcp ≤ tp / num_kv_heads)",
+                (layout.tp / num_kv_heads.max(1)).max(1)
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The per-layer decode collectives of DCP on each stage's DCP group, and their bytes per
+/// decode token (nccl-tests' size convention, as [`super::comm`]).
+#[derive(Debug, Clone)]
+pub struct DcpComm {
+    /// All-gather over each stage's first DCP group.
+    all_gather: Vec<CommCurve>,
+    /// Reduce-scatter over the same group.
+    reduce_scatter: Vec<CommCurve>,
+    /// Gathered query bytes per token: `d·heads/tp × (kv_lora_rank + rope) × 2`.
+    query_bytes_per_token: f64,
+    /// Gathered LSE bytes per token: `d × d·heads/tp × 4`.
+    lse_bytes_per_token: f64,
+    /// Reduce-scatter input bytes per token: `d·heads/tp × kv_lora_rank × 2`.
+    out_bytes_per_token: f64,
+}
+
+impl DcpComm {
+    /// The DCP collectives of `layout` placed as `placement`, or `None` without DCP.
+    pub fn new(
+        machine: &Machine,
+        spec: &ModelSpec,
+        layout: &Layout,
+        placement: &Placement,
+        opts: &ServerOptions,
+    ) -> Option<DcpComm> {
+        let d = shards(opts);
+        if d <= 1 {
+            return None;
+        }
+        let (heads, q_dim, v_dim) = match spec.attention {
+            AttentionSpec::Mla {
+                num_heads,
+                kv_lora_rank,
+                qk_rope_head_dim,
+                ..
+            } => (num_heads, kv_lora_rank + qk_rope_head_dim, kv_lora_rank),
+            AttentionSpec::Gqa {
+                num_heads,
+                head_dim,
+                ..
+            } => (num_heads, head_dim, head_dim),
+        };
+        let group_heads = f64::from(heads) / f64::from(layout.tp.max(1)) * f64::from(d);
+        let groups: Vec<&[u32]> = placement
+            .stages
+            .iter()
+            .map(|g| &g[..(d as usize).min(g.len())])
+            .collect();
+        Some(DcpComm {
+            all_gather: groups
+                .iter()
+                .map(|g| machine.collective(CollectiveOp::AllGather, g))
+                .collect(),
+            reduce_scatter: groups
+                .iter()
+                .map(|g| machine.collective(CollectiveOp::ReduceScatter, g))
+                .collect(),
+            query_bytes_per_token: group_heads * f64::from(q_dim) * 2.0,
+            lse_bytes_per_token: f64::from(d) * group_heads * 4.0,
+            out_bytes_per_token: group_heads * f64::from(v_dim) * 2.0,
+        })
+    }
+
+    /// One layer's DCP collectives on stage `s` for `decode` decode tokens.
+    pub fn layer_s(&self, s: usize, decode: f64) -> f64 {
+        if decode <= 0.0 {
+            return 0.0;
+        }
+        let (ag, rs) = (&self.all_gather[s], &self.reduce_scatter[s]);
+        ag.time_s(decode * self.query_bytes_per_token)
+            + ag.time_s(decode * self.lse_bytes_per_token)
+            + rs.time_s(decode * self.out_bytes_per_token)
+    }
+
+    /// Collectives a decode step launches per layer (for the eager launch count).
+    pub const LAUNCHES_PER_LAYER: f64 = 3.0;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dcp_must_divide_tp_and_fit_the_kv_head_copies() {
+        let kimi = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
+        let tp8 = Layout::tp(8);
+        for d in [1, 2, 4, 8] {
+            assert_eq!(refusal(&kimi, &tp8, d), None, "dcp {d}");
+        }
+        assert!(refusal(&kimi, &tp8, 3).unwrap().contains("divide"));
+        assert!(refusal(&kimi, &Layout::tp(4), 8).is_some());
+    }
+
+    /// DCP d holds d× the tokens in the same memory, reads 1/d of the cache per GPU and pays
+    /// three collectives a layer: slower at short context, faster at long context and batch.
+    #[test]
+    fn dcp_trades_collectives_for_cache_reads_and_capacity() {
+        use crate::cost::{CostModel, IterationModel, Knobs};
+        let machine = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+        let kimi = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
+        let with = |d: u32| {
+            let opts = ServerOptions {
+                decode_context_parallel: d,
+                kv_cache_dtype: Some(models::KvDtype::Fp8),
+                ..ServerOptions::default()
+            };
+            CostModel::new(&machine, &kimi, Layout::tp(8), &opts, Knobs::default()).unwrap()
+        };
+        let (one, eight) = (with(1), with(8));
+        let ratio = eight.memory().kv_tokens as f64 / one.memory().kv_tokens as f64;
+        assert!((7.9..=8.01).contains(&ratio), "KV tokens ×{ratio}");
+        let short = |m: &CostModel| m.steady_decode(1, 1024).tok_per_s;
+        let long = |m: &CostModel| m.steady_decode(8, 131_072).tok_per_s;
+        assert!(short(&eight) < short(&one), "DCP8 pays its collectives");
+        assert!(long(&eight) > long(&one), "DCP8 reads 1/8 of a long cache");
+        assert!(
+            CostModel::new(
+                &machine,
+                &kimi,
+                Layout::tp(8),
+                &ServerOptions {
+                    decode_context_parallel: 3,
+                    ..ServerOptions::default()
+                },
+                Knobs::default()
+            )
+            .is_err()
+        );
+    }
+}

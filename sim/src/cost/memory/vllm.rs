@@ -1,0 +1,241 @@
+//! How vLLM (V1) sizes its KV cache, read from vLLM main (`v1/worker/gpu_worker.py` @35d5cda,
+//! `Worker.init_device` and `Worker.determine_available_memory`; `utils/mem_utils.py` @a6d5c39,
+//! `memory_profiling`):
+//!
+//! ```text
+//! requested_memory   = total_memory × gpu_memory_utilization        (of the card, not of free)
+//! non_kv_cache       = weights + torch_peak_increase + non_torch_increase
+//! available_kv_bytes = requested_memory − non_kv_cache [− CUDA-graph estimate]
+//! ```
+//!
+//! The baseline snapshot is taken after NCCL is initialised, so the CUDA context and NCCL's
+//! communicators sit outside the requested share (in `1 − gpu_memory_utilization`), unlike
+//! SGLang's `mem_fraction_static` of the memory free after them. `torch_peak_increase` is the
+//! peak of `profile_run`: one forward pass of `max_num_batched_tokens` dummy tokens and a
+//! sampler run over `min(max_num_seqs, max_num_batched_tokens)` rows. The CUDA-graph estimate
+//! is subtracted only with `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1` (default 0, `envs.py`);
+//! otherwise graphs are captured after the cache is allocated, out of the unrequested share.
+//! `kv_cache_utils.get_num_blocks` then gives `available / (block_bytes × layers)` blocks of
+//! `--block-size` tokens (16 on CUDA), and the "GPU KV cache size: N tokens" line prints
+//! `blocks × block_size` (× the DCP size: each rank holds `1/dcp` of every request).
+
+use super::{MemoryReserves, activation_bytes, context_len};
+use crate::cost::MemoryPlan;
+use crate::options::ServerOptions;
+use models::footprint::Footprint;
+use models::{Layout, ModelSpec};
+use serde::{Deserialize, Serialize};
+
+/// vLLM's `--block-size` default on CUDA (`config/cache.py`).
+pub const VLLM_BLOCK_SIZE: u32 = 16;
+
+/// Memory vLLM's own allocations add outside torch's allocator between the baseline snapshot
+/// and the end of the profiling run (cuBLAS/cuBLASLt workspaces, the custom all-reduce's IPC
+/// buffers, attention-backend metadata). Assumed, not measured: a vLLM server log's
+/// "non-torch forward increase memory" figure replaces it.
+pub const VLLM_NON_TORCH_INCREASE_BYTES: u64 = 512 << 20;
+
+/// The largest-memory tier of vLLM's batch defaults: GPUs of at least 70 GiB that are no A100
+/// (`engine/arg_utils.py`, `EngineArgs.get_batch_defaults`, the OpenAI server's column).
+const LARGE_GPU_BYTES: u64 = 70 << 30;
+
+/// `--max-num-batched-tokens` and `--max-num-seqs` defaults of `vllm serve` on a GPU of
+/// `memory_bytes`: 8192 / 1024 from 70 GiB up, else 2048 / 256.
+pub fn batch_defaults(memory_bytes: u64) -> (u32, u32) {
+    if memory_bytes >= LARGE_GPU_BYTES {
+        (8192, 1024)
+    } else {
+        (2048, 256)
+    }
+}
+
+/// The vLLM settings that size its memory, `None` = vLLM's default for the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct VllmMemory {
+    /// `--gpu-memory-utilization` (default 0.9).
+    pub gpu_memory_utilization: f64,
+    /// `--max-num-batched-tokens`: the profiling run's token count.
+    pub max_num_batched_tokens: Option<u32>,
+    /// `--max-num-seqs`: the sampler rows of the profiling run.
+    pub max_num_seqs: Option<u32>,
+    /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`: CUDA-graph memory comes out of the cache.
+    #[serde(default)]
+    pub estimate_cudagraphs: bool,
+}
+
+/// The peak of vLLM's profiling run on one GPU: the larger of the forward pass of `tokens`
+/// tokens (hidden states, and the fused MoE's two caches `T·k·2I/tp` and `T·k·h` in bf16) and
+/// the sampler over `rows` rows of full-vocabulary fp32 logits (logits and one probability
+/// copy).
+pub fn profile_peak_bytes(spec: &ModelSpec, layout: &Layout, tokens: u32, rows: u32) -> u64 {
+    let t = f64::from(tokens);
+    let hidden = activation_bytes(spec, layout, u64::from(tokens)) as f64
+        - t * spec.vocab_size as f64 / f64::from(layout.tp.max(1)) * 4.0;
+    let moe_caches = spec.moe.map_or(0.0, |m| {
+        let i = 2.0 * m.expert_intermediate_size as f64 / f64::from(layout.tp.max(1));
+        t * m.top_k as f64 * (i + spec.hidden_size as f64) * 2.0
+    });
+    let sampler = 2.0 * f64::from(rows) * spec.vocab_size as f64 * 4.0;
+    (hidden + moe_caches).max(sampler) as u64
+}
+
+/// CUDA-graph memory per captured size when vLLM estimates it: the same 2 MiB per captured
+/// batch SGLang reserves ([`super::CUDA_GRAPH_BYTES_PER_BS`]), an assumption.
+fn cudagraph_bytes(opts: &ServerOptions) -> u64 {
+    if opts.disable_cuda_graph {
+        0
+    } else {
+        u64::from(opts.cuda_graph_max_bs) * super::CUDA_GRAPH_BYTES_PER_BS
+    }
+}
+
+/// The memory plan vLLM makes for `spec` under `footprint`'s layout on GPUs of `memory_bytes`.
+pub fn plan(
+    spec: &ModelSpec,
+    footprint: &Footprint,
+    memory_bytes: u64,
+    v: &VllmMemory,
+    opts: &ServerOptions,
+) -> MemoryPlan {
+    let layout = footprint.layout;
+    let (tokens_default, seqs_default) = batch_defaults(memory_bytes);
+    let tokens = v.max_num_batched_tokens.unwrap_or(tokens_default);
+    let seqs = v.max_num_seqs.unwrap_or(seqs_default);
+    let requested = (v.gpu_memory_utilization * memory_bytes as f64) as u64;
+    let peak = profile_peak_bytes(spec, &layout, tokens, seqs.min(tokens));
+    let graphs = cudagraph_bytes(opts);
+    let graphs_in_budget = if v.estimate_cudagraphs { graphs } else { 0 };
+    let per_layer = super::kv_bytes_per_token_per_layer(
+        spec,
+        footprint,
+        super::kv_dtype(spec, opts),
+        crate::cost::dcp::shards(opts),
+    );
+    let weights = footprint.max_weight_bytes_per_gpu();
+    let non_kv = peak + VLLM_NON_TORCH_INCREASE_BYTES + graphs_in_budget;
+    let block = u64::from(VLLM_BLOCK_SIZE);
+    let mut by_memory = u64::MAX;
+    for g in footprint.per_gpu.iter().filter(|g| g.tp_rank == 0) {
+        let available = requested.saturating_sub(g.total_weight_bytes + non_kv);
+        let cell = per_layer * u64::from(g.layers.end - g.layers.start);
+        let blocks = available.checked_div(cell * block).unwrap_or(0);
+        by_memory = by_memory.min(blocks * block);
+    }
+    if by_memory == u64::MAX {
+        by_memory = 0;
+    }
+    let kv_tokens = by_memory;
+    let kv_pool = kv_tokens * per_layer * u64::from(footprint.max_layers_per_stage());
+    let ctx = context_len(spec, opts);
+    let reserves = MemoryReserves {
+        pre_load_bytes: super::PRE_LOAD_OVERHEAD_BYTES,
+        req_to_token_bytes: 0,
+        attention_workspace_bytes: VLLM_NON_TORCH_INCREASE_BYTES,
+        cuda_graph_bytes: graphs,
+        activation_bytes: peak,
+        draft_weight_bytes: 0,
+        draft_kv_bytes: 0,
+    };
+    let free = memory_bytes as i64 - (weights + kv_pool + reserves.total_bytes()) as i64;
+    let mut notes = Vec::new();
+    if kv_tokens > 0 && kv_tokens < ctx {
+        notes.push(format!(
+            "vLLM refuses to start: {kv_tokens} KV tokens hold no request of --max-model-len {ctx}; lower --max-model-len or raise --gpu-memory-utilization"
+        ));
+    }
+    if kv_tokens > 0 && free < 0 {
+        notes.push(format!(
+            "the {:.2} GB per GPU outside --gpu-memory-utilization are {:.2} GB short of the CUDA context, NCCL and CUDA graphs: vLLM may run out of memory",
+            memory_bytes.saturating_sub(requested) as f64 / 1e9,
+            -free as f64 / 1e9,
+        ));
+    }
+    let budget_need = weights + non_kv;
+    if spec
+        .layer_attention
+        .iter()
+        .any(|a| *a != models::spec::LayerAttention::Full)
+    {
+        notes.push("vLLM's hybrid KV-cache manager (sliding-window and linear-attention layers) is not modelled: every layer is sized as full attention, so the KV tokens are a lower bound".into());
+    }
+    MemoryPlan {
+        weight_bytes_per_gpu: weights,
+        reserve_bytes_per_gpu: reserves.total_bytes(),
+        kv_pool_bytes_per_gpu: kv_pool,
+        kv_tokens,
+        // vLLM's hybrid KV-cache manager (sliding windows, mamba states) is not modelled: a
+        // hybrid model's layers are all sized as full attention here (said in the notes)
+        swa_kv_tokens: 0,
+        state_pool_bytes_per_gpu: 0,
+        state_slots: 0,
+        gpu_memory_bytes: memory_bytes,
+        fits: budget_need < requested && kv_tokens > 0,
+        shortfall_bytes: weights.saturating_sub(requested.saturating_sub(non_kv)),
+        available_before_load_bytes: memory_bytes,
+        static_budget_bytes: requested,
+        mem_fraction_static: v.gpu_memory_utilization,
+        reserves,
+        kv_tokens_by_memory: by_memory,
+        max_running_requests: seqs,
+        context_len: ctx,
+        free_after_reserves_bytes: free,
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The user's card (97,887 MiB RTX PRO 6000) is in vLLM's large tier.
+    #[test]
+    fn batch_defaults_follow_the_card() {
+        assert_eq!(batch_defaults(97_887 << 20), (8192, 1024));
+        assert_eq!(batch_defaults(48 << 30), (2048, 256));
+    }
+
+    /// Kimi-K2.6 at TP8, fp8 KV, 0.94 on the user's card: the KV tokens vLLM would print,
+    /// beside the 478,992 the rtx6kpro Kimi-K2.6 v4 page reports for that launch (DCP 1, MTP
+    /// off); DCP d multiplies them by d.
+    #[test]
+    fn kimi_k26_tp8_kv_tokens_beside_the_published_line() {
+        let spec = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
+        let fp = models::footprint::footprint(&spec, &Layout::tp(8)).unwrap();
+        let v = VllmMemory {
+            gpu_memory_utilization: 0.94,
+            max_num_batched_tokens: None,
+            max_num_seqs: None,
+            estimate_cudagraphs: false,
+        };
+        let opts = |dcp: u32| ServerOptions {
+            kv_cache_dtype: Some(models::KvDtype::Fp8),
+            cuda_graph_max_bs: 512,
+            decode_context_parallel: dcp,
+            context_length: Some(262_144),
+            ..ServerOptions::default()
+        };
+        let card = 97_887u64 << 20;
+        let one = plan(&spec, &fp, card, &v, &opts(1));
+        let err = (one.kv_tokens as f64 - 478_992.0) / 478_992.0;
+        assert!(
+            err.abs() < 0.10,
+            "{} tokens ({:+.1}%)",
+            one.kv_tokens,
+            err * 100.0
+        );
+        assert!(one.fits && one.notes.is_empty(), "{:?}", one.notes);
+        let eight = plan(&spec, &fp, card, &v, &opts(8));
+        assert!(eight.kv_tokens >= 8 * one.kv_tokens - 8 * 16);
+        let graphs = plan(
+            &spec,
+            &fp,
+            card,
+            &VllmMemory {
+                estimate_cudagraphs: true,
+                ..v
+            },
+            &opts(1),
+        );
+        assert!(graphs.kv_tokens < one.kv_tokens);
+    }
+}

@@ -1,0 +1,179 @@
+//! vLLM's custom all-reduce, as vLLM decides and runs it (its own file, beside SGLang's in
+//! [`super::comm`]). Read from vLLM main:
+//!
+//! - `distributed/device_communicators/custom_all_reduce.py` (`CustomAllreduce.__init__`,
+//!   `should_custom_ar`): world sizes 2, 4, 6 and 8 only; disabled across nodes, on more than
+//!   two GPUs that are not fully connected ("not supported on more than two PCIe-only GPUs"),
+//!   without P2P (`_can_p2p`), or by `--disable-custom-all-reduce`; used for inputs below
+//!   `max_size` (8 MiB) that are multiples of 16 bytes.
+//! - `csrc/custom_all_reduce.cuh` (`CustomAllreduce::allreduce`): two GPUs always run the
+//!   one-stage kernel; fully connected (NVLink) groups run one stage below 512 KiB on up to 4
+//!   GPUs and below 256 KiB on up to 8, two stages (reduce-scatter then all-gather through the
+//!   peers' buffers) above.
+//!
+//! The RTX PRO 6000 community build adds a one-stage PCIe kernel on more GPUs
+//! (`VLLM_ENABLE_PCIE_ALLREDUCE=1`, 56 KB cutoff in the rtx6kpro Kimi-K2.6 runs), carried as
+//! [`ServerOptions::pcie_custom_all_reduce_max_bytes`].
+//!
+//! Cost: one stage is one kernel (a launch-and-flag latency, 5 µs over NVLink, 10 µs over PCIe,
+//! as shardwise's SGLang model takes it) plus the message at the NCCL curve's large-message
+//! bandwidth; two stages pay the latency twice and move `2 (n − 1) / n` of the message.
+
+use crate::machine::Machine;
+use crate::machine::curve::CommCurve;
+use crate::options::ServerOptions;
+
+/// `CustomAllreduce`'s default `max_size`.
+pub const VLLM_CUSTOM_AR_MAX_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
+/// `_SUPPORTED_WORLD_SIZES`.
+pub const VLLM_CUSTOM_AR_WORLD_SIZES: [usize; 4] = [2, 4, 6, 8];
+
+/// One custom all-reduce kernel's latency: over NVLink, over PCIe.
+const NVLINK_LATENCY_S: f64 = 5e-6;
+const PCIE_LATENCY_S: f64 = 10e-6;
+
+/// vLLM's custom all-reduce on one group, when vLLM uses it there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VllmCustomAllReduce {
+    world_size: usize,
+    fully_connected: bool,
+    latency_s: f64,
+    bytes_per_s: f64,
+    max_bytes: f64,
+    /// The community build's PCIe kernel on more than two GPUs, not stock vLLM's.
+    community_pcie: bool,
+}
+
+impl VllmCustomAllReduce {
+    /// Whether vLLM runs its custom all-reduce on `group` of `machine` under `opts`, and its
+    /// cost model; `None` = NCCL (and why, for notes, in [`Self::why_not`]).
+    pub fn on(
+        machine: &Machine,
+        group: &[u32],
+        opts: &ServerOptions,
+        nccl: &CommCurve,
+    ) -> Option<VllmCustomAllReduce> {
+        if Self::why_not(machine, group, opts).is_some() {
+            return None;
+        }
+        let n = group.len();
+        let fully_connected = machine.has_nvlink();
+        let community_pcie = !fully_connected && n > 2;
+        let max_bytes = match opts.pcie_custom_all_reduce_max_bytes {
+            Some(cutoff) if community_pcie => cutoff as f64,
+            _ => VLLM_CUSTOM_AR_MAX_BYTES,
+        };
+        Some(VllmCustomAllReduce {
+            world_size: n,
+            fully_connected,
+            latency_s: if fully_connected {
+                NVLINK_LATENCY_S
+            } else {
+                PCIE_LATENCY_S
+            },
+            bytes_per_s: nccl.bandwidth_bytes_per_s(),
+            max_bytes,
+            community_pcie,
+        })
+    }
+
+    /// Why vLLM would not run its custom all-reduce on `group`, `None` when it would.
+    pub fn why_not(machine: &Machine, group: &[u32], opts: &ServerOptions) -> Option<String> {
+        let n = group.len();
+        if n <= 1 {
+            return Some("one GPU".into());
+        }
+        if opts.disable_custom_all_reduce {
+            return Some("--disable-custom-all-reduce".into());
+        }
+        if !VLLM_CUSTOM_AR_WORLD_SIZES.contains(&n) {
+            return Some(format!("world size {n} (vLLM's kernel takes 2, 4, 6 or 8)"));
+        }
+        if machine.topology().nodes_spanned(group) > 1 {
+            return Some("the group spans nodes".into());
+        }
+        if n > 2 && !machine.has_nvlink() && opts.pcie_custom_all_reduce_max_bytes.is_none() {
+            return Some("more than two PCIe-only GPUs (stock vLLM)".into());
+        }
+        if !machine.p2p_ok(group) {
+            return Some("no GPU P2P between them".into());
+        }
+        None
+    }
+
+    /// Whether a message of `bytes` runs the two-stage kernel.
+    pub fn two_stage(&self, bytes: f64) -> bool {
+        self.world_size > 2
+            && self.fully_connected
+            && !((self.world_size <= 4 && bytes < 512.0 * 1024.0)
+                || (self.world_size <= 8 && bytes < 256.0 * 1024.0))
+    }
+
+    /// Time of an all-reduce of `bytes`: the custom kernel where vLLM takes it (and it is not
+    /// slower than NCCL's curve), else `nccl`.
+    pub fn time_s(&self, bytes: f64, nccl: f64) -> f64 {
+        // stock vLLM takes inputs strictly below `max_size` (`should_custom_ar`); the community
+        // PCIe kernel's "56KB cutoff" is taken as inclusive, as for SGLang's (not stated)
+        let over = if self.community_pcie {
+            bytes > self.max_bytes
+        } else {
+            bytes >= self.max_bytes
+        };
+        if bytes <= 0.0 || over {
+            return nccl;
+        }
+        let custom = if self.two_stage(bytes) {
+            let n = self.world_size as f64;
+            2.0 * self.latency_s + 2.0 * (n - 1.0) / n * bytes / self.bytes_per_s
+        } else {
+            self.latency_s + bytes / self.bytes_per_s
+        };
+        nccl.min(custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stock_vllm_runs_no_custom_all_reduce_on_more_than_two_pcie_gpus() {
+        let pcie = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+        let all: Vec<u32> = (0..8).collect();
+        let stock = ServerOptions::default();
+        assert!(
+            VllmCustomAllReduce::why_not(&pcie, &all, &stock)
+                .unwrap()
+                .contains("PCIe")
+        );
+        assert_eq!(VllmCustomAllReduce::why_not(&pcie, &all[..2], &stock), None);
+        let community = ServerOptions {
+            pcie_custom_all_reduce_max_bytes: Some(56 * 1024),
+            ..ServerOptions::default()
+        };
+        let nccl = pcie.collective(models::profile::CollectiveOp::AllReduce, &all);
+        let c = VllmCustomAllReduce::on(&pcie, &all, &community, &nccl).unwrap();
+        assert!(!c.two_stage(1e6), "PCIe groups never run two stages");
+        let small = 8.0 * 1024.0;
+        assert!(c.time_s(small, nccl.time_s(small)) <= nccl.time_s(small));
+        assert_eq!(c.time_s(1e6, 7.0), 7.0, "above the 56 KB cutoff: NCCL");
+        let off = ServerOptions {
+            disable_custom_all_reduce: true,
+            ..community.clone()
+        };
+        assert!(VllmCustomAllReduce::why_not(&pcie, &all, &off).is_some());
+        assert!(VllmCustomAllReduce::why_not(&pcie, &all[..3], &community).is_some());
+    }
+
+    #[test]
+    fn nvlink_groups_switch_to_two_stages_at_vllms_cutoffs() {
+        let nvl = Machine::resolve("h200-x8").unwrap();
+        let all: Vec<u32> = (0..8).collect();
+        let nccl = nvl.collective(models::profile::CollectiveOp::AllReduce, &all);
+        let c = VllmCustomAllReduce::on(&nvl, &all, &ServerOptions::default(), &nccl).unwrap();
+        assert!(!c.two_stage(200.0 * 1024.0) && c.two_stage(300.0 * 1024.0));
+        let four =
+            VllmCustomAllReduce::on(&nvl, &all[..4], &ServerOptions::default(), &nccl).unwrap();
+        assert!(!four.two_stage(300.0 * 1024.0) && four.two_stage(600.0 * 1024.0));
+    }
+}

@@ -1,0 +1,460 @@
+//! vLLM's server arguments, read as vLLM reads them, into the simulator's layout and
+//! [`ServerOptions`] (through [`Engine::Vllm`], so a vLLM line is never simulated as SGLang).
+//!
+//! Input: `vllm serve MODEL …` or `python -m vllm.entrypoints.openai.api_server --model MODEL …`
+//! as pasted (shell quoting and `\` continuations by SGLang's tokenizer, environment
+//! assignments before the command). vLLM's argparse semantics: the model is `serve`'s
+//! positional argument (or `--model`), `--flag=value` and `--flag value`, `_` for `-` in long
+//! options, the last of a repeated flag winning, JSON values for `--compilation-config` and
+//! `--speculative-config`. Each flag is modelled, recorded or unknown ([`table`]); unknown ones
+//! are listed, never refused; a modelled flag with a value vLLM or the simulator cannot take is
+//! a one-line error.
+//!
+//! Defaults modelled: vLLM main (2026), each with its file: `--gpu-memory-utilization` 0.9
+//! (`config/cache.py`), `--max-num-batched-tokens` 8192 / `--max-num-seqs` 1024 on GPUs of
+//! 70 GiB or more, else 2048 / 256 (`engine/arg_utils.py` `get_batch_defaults`), CUDA graphs
+//! up to 512 (`config/compilation.py`, `max_cudagraph_capture_size`), `--block-size` 16
+//! (`config/cache.py`), `-tp`/`-pp`/`-dp`/`-dcp` 1 (`config/parallel.py`).
+
+pub mod table;
+
+/// The vLLM whose defaults and memory sizing are modelled (the files cited in each module).
+pub const VLLM_VERSION: &str = "vLLM main of 2026";
+
+use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
+use crate::options::{ServerOptions, SpeculativeOptions};
+use crate::sglang_args::{Bounds, FlagClass, Kind, LayoutSizes, SglangArgs, Spec};
+use std::collections::BTreeMap;
+use table::*;
+
+/// A vLLM launch line that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum VllmArgsError {
+    /// A modelled flag's value vLLM (or the simulator) does not take.
+    #[error("{spelled}: {problem}")]
+    BadValue { spelled: String, problem: String },
+    /// An environment assignment that changes the machine (NCCL's), as for SGLang lines.
+    #[error(transparent)]
+    Environment(#[from] crate::sglang_args::SglangArgsError),
+}
+
+/// One flag as given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VllmEntry {
+    pub given: String,
+    pub value: Option<String>,
+    pub class: FlagClass,
+}
+
+/// Everything a vLLM launch line said.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VllmLine {
+    /// `serve`'s positional model, or `--model`.
+    pub model: Option<String>,
+    pub env: Vec<(String, String)>,
+    pub entries: Vec<VllmEntry>,
+    /// Values of the table's flags by dest, the last given winning (`"true"` for switches).
+    values: BTreeMap<&'static str, String>,
+}
+
+/// Whether `text` holds a vLLM launch command (`vllm serve`, vLLM's OpenAI server module).
+pub fn is_vllm_line(text: &str) -> bool {
+    crate::sglang_args::tokenize::commands(text)
+        .iter()
+        .any(|c| start_of(c).is_some())
+}
+
+/// Where the arguments of a vLLM command start in `words`, and whether `serve` takes a model.
+fn start_of(words: &[String]) -> Option<(usize, bool)> {
+    words.iter().enumerate().find_map(|(i, w)| {
+        if w.ends_with("vllm.entrypoints.openai.api_server") {
+            Some((i + 1, false))
+        } else if (w == "vllm" || w.ends_with("/vllm"))
+            && words.get(i + 1).is_some_and(|s| s == "serve")
+        {
+            Some((i + 2, true))
+        } else {
+            None
+        }
+    })
+}
+
+fn bad(spelled: &str, problem: impl Into<String>) -> VllmArgsError {
+    VllmArgsError::BadValue {
+        spelled: spelled.to_string(),
+        problem: problem.into(),
+    }
+}
+
+/// A word vLLM's argparse reads as an option (not a negative number).
+fn is_option(w: &str) -> bool {
+    w.starts_with('-') && w.len() > 1 && w.parse::<f64>().is_err()
+}
+
+/// Checks `value` of `spec` against its kind and bounds.
+fn check(spec: &Spec, value: &str, spelled: &str) -> Result<(), VllmArgsError> {
+    let ok = match spec.kind {
+        Kind::Int => match value.parse::<i64>() {
+            Ok(n) => match spec.bounds {
+                Bounds::AtLeast(min) if n < min => {
+                    return Err(bad(spelled, format!("must be at least {min}")));
+                }
+                _ => n <= i64::from(u32::MAX),
+            },
+            Err(_) => false,
+        },
+        Kind::Float => value.parse::<f64>().is_ok_and(|f| {
+            f.is_finite() && (spec.bounds != Bounds::Fraction || (f > 0.0 && f <= 1.0))
+        }),
+        Kind::Choice(c) => c.contains(&value),
+        Kind::Str | Kind::Flag => true,
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(bad(
+        spelled,
+        match spec.kind {
+            Kind::Choice(c) => format!("is not one of {}", c.join(", ")),
+            Kind::Float if spec.bounds == Bounds::Fraction => {
+                "must be a fraction in (0, 1], e.g. 0.9".to_string()
+            }
+            Kind::Float => "is not a number".to_string(),
+            _ => "is not an integer".to_string(),
+        },
+    ))
+}
+
+impl VllmLine {
+    /// Reads the vLLM command in `text` (see the module docs); `None` when it holds none.
+    pub fn parse(text: &str) -> Result<Option<VllmLine>, VllmArgsError> {
+        let cmds = crate::sglang_args::tokenize::commands(text);
+        let Some((cmd, (start, positional))) =
+            cmds.iter().find_map(|c| start_of(c).map(|s| (c, s)))
+        else {
+            return Ok(None);
+        };
+        let mut line = VllmLine::default();
+        for w in cmd[..start].iter() {
+            match w.split_once('=') {
+                Some((k, v)) if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                    line.env.push((k.to_string(), v.to_string()))
+                }
+                _ => {}
+            }
+        }
+        let mut words = cmd[start..].iter().peekable();
+        if positional && words.peek().is_some_and(|w| !is_option(w)) {
+            line.model = words.next().cloned();
+        }
+        let words: Vec<&String> = words.collect();
+        let mut i = 0;
+        while i < words.len() {
+            let w = words[i].as_str();
+            i += 1;
+            if !is_option(w) {
+                line.entries.push(VllmEntry {
+                    given: w.to_string(),
+                    value: None,
+                    class: FlagClass::Unknown,
+                });
+                continue;
+            }
+            let (opt, inline) = match w.split_once('=') {
+                Some((o, v)) => (o.to_string(), Some(v.to_string())),
+                None => (w.to_string(), None),
+            };
+            let spec = spec_of(&opt);
+            let takes_value = spec.is_none_or(|s| s.kind != Kind::Flag);
+            let value = match inline {
+                Some(v) => Some(v),
+                None if takes_value && i < words.len() && !is_option(words[i]) => {
+                    i += 1;
+                    Some(words[i - 1].clone())
+                }
+                None => None,
+            };
+            if let Some(spec) = spec {
+                let spelled = format!("{opt} {}", value.as_deref().unwrap_or(""));
+                let v = match (spec.kind, &value) {
+                    (Kind::Flag, None) => "true".to_string(),
+                    (Kind::Flag, Some(_)) => return Err(bad(&spelled, "takes no value")),
+                    (_, None) => return Err(bad(&opt, "expects a value")),
+                    (_, Some(v)) => v.clone(),
+                };
+                if spec.class == FlagClass::Modelled {
+                    check(spec, &v, spelled.trim())?;
+                }
+                if spec.dest == MODEL.dest {
+                    line.model = Some(v.clone());
+                }
+                line.values.insert(spec.dest, v);
+            }
+            line.entries.push(VllmEntry {
+                given: opt,
+                value,
+                class: spec.map_or(FlagClass::Unknown, |s| s.class),
+            });
+        }
+        line.json(&COMPILATION_CONFIG)?;
+        line.json(&SPECULATIVE_CONFIG)?;
+        Ok(Some(line))
+    }
+
+    fn get(&self, spec: &Spec) -> Option<&str> {
+        self.values.get(spec.dest).map(String::as_str)
+    }
+
+    fn uint(&self, spec: &Spec) -> Option<u32> {
+        self.get(spec).and_then(|v| v.parse().ok())
+    }
+
+    fn on(&self, spec: &Spec) -> bool {
+        self.get(spec) == Some("true")
+    }
+
+    fn env(&self, key: &str) -> Option<&str> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A JSON flag's object; a value that is no JSON object is refused.
+    fn json(&self, spec: &Spec) -> Result<Option<serde_json::Value>, VllmArgsError> {
+        let Some(text) = self.get(spec) else {
+            return Ok(None);
+        };
+        // `-O3` / `-O 3`: a compilation level, not JSON
+        if spec.dest == COMPILATION_CONFIG.dest && text.parse::<u32>().is_ok() {
+            return Ok(None);
+        }
+        match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(v @ serde_json::Value::Object(_)) => Ok(Some(v)),
+            _ => Err(bad(
+                &format!("{} {text}", spec.canonical()),
+                "is not a JSON object (quote it for the shell: '{\"key\": value}')",
+            )),
+        }
+    }
+
+    /// The parallel sizes in shardwise's terms: DP with expert parallelism is attention-DP over
+    /// `dp × tp` GPUs with the experts EP over all of them (SGLang's `--dp N --enable-dp-attention
+    /// --ep N`); the TP group of a layout holds `tp × dp` GPUs per stage.
+    pub fn sizes(&self) -> Result<LayoutSizes, VllmArgsError> {
+        let tp = self.uint(&TENSOR_PARALLEL_SIZE).unwrap_or(1);
+        let dp = self.uint(&DATA_PARALLEL_SIZE).unwrap_or(1);
+        let ep = self.on(&ENABLE_EXPERT_PARALLEL);
+        if dp > 1 && !ep {
+            return Err(bad(
+                &format!("--data-parallel-size {dp}"),
+                "DP replicas without --enable-expert-parallel are independent servers: simulate one replica (drop -dp, a machine of tp × pp GPUs)",
+            ));
+        }
+        Ok(LayoutSizes {
+            tp: Some(tp * dp),
+            pp: Some(self.uint(&PIPELINE_PARALLEL_SIZE).unwrap_or(1)),
+            ep: Some(if ep { tp * dp } else { 1 }),
+            dp: (dp > 1).then_some(dp),
+            enable_dp_attention: dp > 1,
+            ..LayoutSizes::default()
+        })
+    }
+
+    /// The launch settings the line states, engine-neutral ([`Engine::server_options`] turns
+    /// them into vLLM's server options).
+    pub fn knobs(&self) -> Result<LaunchKnobs, VllmArgsError> {
+        let graphs = self.json(&COMPILATION_CONFIG)?;
+        let field = |k: &str| graphs.as_ref().and_then(|g| g.get(k));
+        let capture_max = field("max_cudagraph_capture_size")
+            .and_then(serde_json::Value::as_u64)
+            .or_else(|| {
+                field("cudagraph_capture_sizes")
+                    .and_then(serde_json::Value::as_array)
+                    .and_then(|a| a.iter().filter_map(serde_json::Value::as_u64).max())
+            });
+        let no_graphs = field("cudagraph_mode")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|m| m.eq_ignore_ascii_case("none"));
+        let kv = self.get(&KV_CACHE_DTYPE).filter(|d| *d != "auto");
+        Ok(LaunchKnobs {
+            kv_cache_dtype: kv.and_then(models::KvDtype::from_name),
+            memory_fraction: self
+                .get(&GPU_MEMORY_UTILIZATION)
+                .and_then(|v| v.parse().ok())
+                .map(|f| (Engine::Vllm, f)),
+            context_length: self.uint(&MAX_MODEL_LEN),
+            disable_custom_all_reduce: self.on(&DISABLE_CUSTOM_ALL_REDUCE),
+            pcie_all_reduce: (self.env("VLLM_ENABLE_PCIE_ALLREDUCE") == Some("1")).then_some(
+                PcieAllReduce {
+                    engine: Engine::Vllm,
+                    max_bytes: Some(VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES),
+                },
+            ),
+            cuda_graph_max_bs: capture_max.map(|n| n.min(u64::from(u32::MAX)) as u32),
+            disable_cuda_graph: self.on(&ENFORCE_EAGER) || no_graphs,
+            max_running_requests: self.uint(&MAX_NUM_SEQS),
+            chunked_prefill_size: self.uint(&MAX_NUM_BATCHED_TOKENS),
+            decode_context_parallel: self.uint(&DECODE_CONTEXT_PARALLEL_SIZE).filter(|d| *d > 1),
+            estimate_cudagraph_memory: self.env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
+                == Some("1"),
+            ..LaunchKnobs::default()
+        })
+    }
+
+    /// `--speculative-config`'s draft: a chain of `num_speculative_tokens` drafts (vLLM's
+    /// EAGLE/MTP proposers draft one token per step, top-1), verified with one more.
+    pub fn speculative(&self) -> Result<Option<SpeculativeOptions>, VllmArgsError> {
+        let Some(cfg) = self.json(&SPECULATIVE_CONFIG)? else {
+            return Ok(None);
+        };
+        let k = cfg
+            .get("num_speculative_tokens")
+            .and_then(serde_json::Value::as_u64)
+            .filter(|k| (1..=16).contains(k))
+            .ok_or_else(|| {
+                bad(
+                    "--speculative-config",
+                    "needs \"num_speculative_tokens\" between 1 and 16",
+                )
+            })? as u32;
+        let method = cfg
+            .get("method")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("eagle");
+        let algorithm = match method.to_ascii_lowercase().as_str() {
+            "eagle3" => "EAGLE3",
+            "eagle" => "EAGLE",
+            // the checkpoint's own MTP layers (deepseek_mtp, mtp, …), SGLang's NEXTN
+            _ => "NEXTN",
+        };
+        Ok(Some(SpeculativeOptions {
+            algorithm: algorithm.to_string(),
+            num_steps: k,
+            eagle_topk: 1,
+            num_draft_tokens: k + 1,
+            draft_model_path: cfg
+                .get("model")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string),
+            accept_length: None,
+        }))
+    }
+
+    /// The server options vLLM runs this line with for `layout` on `machine`, and the notes.
+    pub fn server_options(
+        &self,
+        layout: &models::Layout,
+        machine: &crate::machine::Machine,
+    ) -> Result<(ServerOptions, Vec<String>), VllmArgsError> {
+        let env = SglangArgs {
+            env: self.env.clone(),
+            ..SglangArgs::default()
+        };
+        let mut notes = env.check_environment(layout.gpus())?;
+        let (mut o, more) = Engine::Vllm.server_options(
+            &self.knobs()?,
+            layout.tp,
+            machine.has_nvlink(),
+            machine.memory_bytes(),
+        );
+        notes.extend(more);
+        let dcp = o.decode_context_parallel;
+        if dcp > 1 && (layout.dp_attention || !layout.tp.is_multiple_of(dcp)) {
+            // the layout ranked beside the line's own has no TP group DCP can shard over
+            o.decode_context_parallel = 1;
+            notes.push(format!(
+                "-dcp {dcp} left out for {}: it shards the KV cache inside a TP group of a multiple of {dcp} GPUs",
+                layout.short_name()
+            ));
+        }
+        o.speculative = self.speculative()?;
+        o.quantization = self.get(&QUANTIZATION).map(str::to_string);
+        Ok((o, notes))
+    }
+
+    /// The flags that do not change the prediction, each as written.
+    pub fn not_modelled(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|e| e.class != FlagClass::Modelled)
+            .map(|e| match &e.value {
+                Some(v) => format!("{} {v}", e.given),
+                None => e.given.clone(),
+            })
+            .collect()
+    }
+
+    /// The flags that do not change the prediction, as one warning line (`None` = none).
+    pub fn not_modelled_line(&self) -> Option<String> {
+        let list = |class: FlagClass| {
+            self.entries
+                .iter()
+                .filter(|e| e.class == class)
+                .map(|e| match &e.value {
+                    Some(v) => format!("{} {v}", e.given),
+                    None => e.given.clone(),
+                })
+                .collect::<Vec<_>>()
+        };
+        let (recorded, unknown) = (list(FlagClass::Recorded), list(FlagClass::Unknown));
+        let env: Vec<String> = self
+            .env
+            .iter()
+            .filter(|(k, _)| !VLLM_ENV_MODELLED.iter().any(|(m, _)| m == k))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let mut parts = Vec::new();
+        if !recorded.is_empty() || !env.is_empty() {
+            parts.push(format!(
+                "recorded, no effect on cost: {}",
+                env.into_iter()
+                    .chain(recorded)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if !unknown.is_empty() {
+            parts.push(format!(
+                "unknown to shardwise, ignored: {}",
+                unknown.join(", ")
+            ));
+        }
+        (!parts.is_empty()).then(|| format!("vLLM flags not modelled — {}", parts.join("; ")))
+    }
+}
+
+/// The one-stage cutoff of the community build's PCIe custom all-reduce, as the rtx6kpro
+/// Kimi-K2.6 v4 runs state it ("VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff)").
+pub const VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES: u64 = 56 * 1024;
+
+#[cfg(test)]
+mod tests;
+
+impl VllmLine {
+    /// `vllm serve`'s flags for `layout` (this line's DCP kept where it divides the TP size);
+    /// `None` for a layout vLLM has no flags for (experts EP over part of the TP group).
+    pub fn layout_flags(&self, layout: &models::Layout) -> Option<String> {
+        let mut f = Vec::new();
+        let dp = if layout.dp_attention { layout.tp } else { 1 };
+        match (layout.dp_attention, layout.ep) {
+            (true, ep) if ep == layout.tp => {
+                f.push(format!("-dp {dp} --enable-expert-parallel"));
+            }
+            (false, 1) => f.push(format!("-tp {}", layout.tp)),
+            (false, ep) if ep == layout.tp => {
+                f.push(format!("-tp {} --enable-expert-parallel", layout.tp))
+            }
+            _ => return None,
+        }
+        if layout.pp > 1 {
+            f.push(format!("-pp {}", layout.pp));
+        }
+        let dcp = self.uint(&DECODE_CONTEXT_PARALLEL_SIZE).unwrap_or(1);
+        if dcp > 1 && !layout.dp_attention && layout.tp.is_multiple_of(dcp) {
+            f.push(format!("-dcp {dcp}"));
+        }
+        Some(f.join(" "))
+    }
+}

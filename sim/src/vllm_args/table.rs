@@ -1,0 +1,145 @@
+//! The vLLM flags shardwise reads, one row each by the same [`Spec`] mechanism as SGLang's table
+//! ([`crate::sglang_args::SPECS`]): vLLM's `dest`, its option strings (the canonical one first,
+//! then the short aliases vLLM declares), the value kind, the bounds the simulator takes, and
+//! whether it changes the prediction. Names and defaults: vLLM main (`engine/arg_utils.py`
+//! `EngineArgs.add_cli_args`, `config/parallel.py`, `config/cache.py`, `config/scheduler.py`).
+
+use crate::sglang_args::{Bounds, Kind, Spec};
+use crate::sglang_args::{modelled_row as m, recorded_row as r};
+
+use Bounds::*;
+use Kind::*;
+
+/// `--kv-cache-dtype` values of vLLM's `CacheDType` (`config/cache.py`) the simulator takes.
+pub const KV_CACHE_DTYPES: &[&str] = &["auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"];
+
+pub const TENSOR_PARALLEL_SIZE: Spec = m(
+    "tensor_parallel_size",
+    &["--tensor-parallel-size", "-tp"],
+    Int,
+)
+.bounds(AtLeast(1));
+pub const PIPELINE_PARALLEL_SIZE: Spec = m(
+    "pipeline_parallel_size",
+    &["--pipeline-parallel-size", "-pp"],
+    Int,
+)
+.bounds(AtLeast(1));
+pub const DATA_PARALLEL_SIZE: Spec =
+    m("data_parallel_size", &["--data-parallel-size", "-dp"], Int).bounds(AtLeast(1));
+pub const ENABLE_EXPERT_PARALLEL: Spec = m(
+    "enable_expert_parallel",
+    &["--enable-expert-parallel"],
+    Flag,
+);
+pub const DECODE_CONTEXT_PARALLEL_SIZE: Spec = m(
+    "decode_context_parallel_size",
+    &["--decode-context-parallel-size", "-dcp"],
+    Int,
+)
+.bounds(AtLeast(1));
+pub const GPU_MEMORY_UTILIZATION: Spec = m(
+    "gpu_memory_utilization",
+    &["--gpu-memory-utilization"],
+    Float,
+)
+.bounds(Fraction);
+pub const MAX_MODEL_LEN: Spec = m("max_model_len", &["--max-model-len"], Int).bounds(AtLeast(1));
+pub const MAX_NUM_SEQS: Spec = m("max_num_seqs", &["--max-num-seqs"], Int).bounds(AtLeast(1));
+pub const MAX_NUM_BATCHED_TOKENS: Spec =
+    m("max_num_batched_tokens", &["--max-num-batched-tokens"], Int).bounds(AtLeast(1));
+pub const KV_CACHE_DTYPE: Spec = m(
+    "kv_cache_dtype",
+    &["--kv-cache-dtype"],
+    Choice(KV_CACHE_DTYPES),
+);
+pub const ENFORCE_EAGER: Spec = m("enforce_eager", &["--enforce-eager"], Flag);
+/// JSON: `cudagraph_mode`, `cudagraph_capture_sizes`, `max_cudagraph_capture_size` are read.
+pub const COMPILATION_CONFIG: Spec = m("compilation_config", &["--compilation-config", "-O"], Str);
+/// JSON: `method`, `num_speculative_tokens`, `model`.
+pub const SPECULATIVE_CONFIG: Spec = m("speculative_config", &["--speculative-config"], Str);
+pub const DISABLE_CUSTOM_ALL_REDUCE: Spec = m(
+    "disable_custom_all_reduce",
+    &["--disable-custom-all-reduce"],
+    Flag,
+);
+pub const QUANTIZATION: Spec = m("quantization", &["--quantization", "-q"], Str);
+/// The checkpoint, when not given as `vllm serve`'s positional argument.
+pub const MODEL: Spec = r("model", &["--model"], Str);
+
+/// Every vLLM flag shardwise reads.
+pub const SPECS: &[Spec] = &[
+    TENSOR_PARALLEL_SIZE,
+    PIPELINE_PARALLEL_SIZE,
+    DATA_PARALLEL_SIZE,
+    ENABLE_EXPERT_PARALLEL,
+    DECODE_CONTEXT_PARALLEL_SIZE,
+    GPU_MEMORY_UTILIZATION,
+    MAX_MODEL_LEN,
+    MAX_NUM_SEQS,
+    MAX_NUM_BATCHED_TOKENS,
+    KV_CACHE_DTYPE,
+    ENFORCE_EAGER,
+    COMPILATION_CONFIG,
+    SPECULATIVE_CONFIG,
+    DISABLE_CUSTOM_ALL_REDUCE,
+    QUANTIZATION,
+    MODEL,
+    r("served_model_name", &["--served-model-name"], Str),
+    r("host", &["--host"], Str),
+    r("port", &["--port"], Int),
+    r("trust_remote_code", &["--trust-remote-code"], Flag),
+    r("tokenizer", &["--tokenizer"], Str),
+    r("dtype", &["--dtype"], Str),
+    r("api_key", &["--api-key"], Str),
+    r("download_dir", &["--download-dir"], Str),
+    r("load_format", &["--load-format"], Str),
+    r("revision", &["--revision"], Str),
+    r("seed", &["--seed"], Int),
+    r("block_size", &["--block-size"], Int),
+    r("enable_prefix_caching", &["--enable-prefix-caching"], Flag),
+    r(
+        "enable_chunked_prefill",
+        &["--enable-chunked-prefill"],
+        Flag,
+    ),
+    r("async_scheduling", &["--async-scheduling"], Flag),
+    r("attention_backend", &["--attention-backend"], Str),
+    r("tool_call_parser", &["--tool-call-parser"], Str),
+    r("reasoning_parser", &["--reasoning-parser"], Str),
+    r(
+        "enable_auto_tool_choice",
+        &["--enable-auto-tool-choice"],
+        Flag,
+    ),
+    r("chat_template", &["--chat-template"], Str),
+    r("uvicorn_log_level", &["--uvicorn-log-level"], Str),
+    r(
+        "distributed_executor_backend",
+        &["--distributed-executor-backend"],
+        Str,
+    ),
+];
+
+/// The row whose option strings hold `option` exactly (vLLM's parser takes `_` for `-` in
+/// long option names: `--max_model_len`).
+pub fn spec_of(option: &str) -> Option<&'static Spec> {
+    let long = if option.starts_with("--") {
+        option.replace('_', "-")
+    } else {
+        option.to_string()
+    };
+    SPECS.iter().find(|s| s.flags.contains(&long.as_str()))
+}
+
+/// Environment variables that change what vLLM does, as shardwise models them.
+pub const VLLM_ENV_MODELLED: &[(&str, &str)] = &[
+    (
+        "VLLM_ENABLE_PCIE_ALLREDUCE",
+        "the RTX PRO 6000 community build's one-shot PCIe custom all-reduce (=1)",
+    ),
+    (
+        "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
+        "CUDA-graph memory comes out of the KV cache budget (=1; vLLM's default 0, envs.py)",
+    ),
+];

@@ -1,0 +1,99 @@
+use super::*;
+use crate::machine::Machine;
+use models::Layout;
+
+const KIMI: &str = r#"VLLM_ENABLE_PCIE_ALLREDUCE=1 NCCL_DEBUG=WARN vllm serve moonshotai/Kimi-K2.6 \
+  -tp 8 --decode-context-parallel-size 4 --gpu-memory-utilization 0.94 \
+  --max_model_len 262144 --max-num-seqs 128 --max-num-batched-tokens 4096 \
+  --kv-cache-dtype fp8 --compilation-config '{"cudagraph_mode": "FULL_AND_PIECEWISE", "max_cudagraph_capture_size": 256}' \
+  --speculative-config '{"method": "eagle3", "model": "lightseekorg/kimi-k2.5-eagle3-mla", "num_speculative_tokens": 3}' \
+  --trust-remote-code --port 8000 --some-new-flag x"#;
+
+fn line(text: &str) -> VllmLine {
+    VllmLine::parse(text).unwrap().expect("a vLLM line")
+}
+
+#[test]
+fn reads_a_vllm_serve_line_as_vllm_reads_it() {
+    let l = line(KIMI);
+    assert_eq!(l.model.as_deref(), Some("moonshotai/Kimi-K2.6"));
+    let s = l.sizes().unwrap();
+    assert_eq!((s.tp, s.pp, s.ep), (Some(8), Some(1), Some(1)));
+    let k = l.knobs().unwrap();
+    assert_eq!(k.decode_context_parallel, Some(4));
+    assert_eq!(k.memory_fraction, Some((Engine::Vllm, 0.94)));
+    assert_eq!(k.context_length, Some(262_144));
+    assert_eq!(
+        (
+            k.max_running_requests,
+            k.chunked_prefill_size,
+            k.cuda_graph_max_bs
+        ),
+        (Some(128), Some(4096), Some(256))
+    );
+    assert_eq!(k.kv_cache_dtype, Some(models::KvDtype::Fp8));
+    assert_eq!(
+        k.pcie_all_reduce.map(|p| p.max_bytes),
+        Some(Some(56 * 1024))
+    );
+    let spec = l.speculative().unwrap().unwrap();
+    assert_eq!(
+        (spec.algorithm.as_str(), spec.num_draft_tokens),
+        ("EAGLE3", 4)
+    );
+    let warn = l.not_modelled_line().unwrap();
+    assert!(
+        warn.contains("--port 8000") && warn.contains("NCCL_DEBUG=WARN"),
+        "{warn}"
+    );
+    assert!(
+        warn.contains("unknown to shardwise, ignored: --some-new-flag x"),
+        "{warn}"
+    );
+}
+
+#[test]
+fn the_openai_server_module_takes_model_and_expert_parallel_dp() {
+    let l = line(
+        "python -m vllm.entrypoints.openai.api_server --model zai-org/GLM-4.7-FP8 -dp 8 --enable-expert-parallel --enforce-eager",
+    );
+    assert_eq!(l.model.as_deref(), Some("zai-org/GLM-4.7-FP8"));
+    let s = l.sizes().unwrap();
+    assert_eq!(
+        (s.tp, s.ep, s.enable_dp_attention),
+        (Some(8), Some(8), true)
+    );
+    assert!(l.knobs().unwrap().disable_cuda_graph);
+    assert!(line("vllm serve m -dp 2").sizes().is_err());
+}
+
+#[test]
+fn bad_values_are_one_line_errors_and_sglang_lines_are_not_vllm() {
+    for (text, says) in [
+        ("vllm serve m --gpu-memory-utilization 1.5", "fraction"),
+        ("vllm serve m -tp 0", "at least 1"),
+        ("vllm serve m --kv-cache-dtype fp4", "not one of"),
+        ("vllm serve m --compilation-config {cudagraph", "JSON"),
+        ("vllm serve m --enforce-eager=1", "no value"),
+    ] {
+        let e = VllmLine::parse(text).unwrap_err().to_string();
+        assert!(e.contains(says) && !e.contains('\n'), "{text}: {e}");
+    }
+    assert!(
+        VllmLine::parse("python -m sglang.launch_server --tp 8")
+            .unwrap()
+            .is_none()
+    );
+    assert!(!is_vllm_line(
+        "python -m sglang.launch_server --model-path vllm --tp 8"
+    ));
+    assert!(is_vllm_line("vllm serve m"));
+}
+
+#[test]
+fn nccl_environment_is_refused_as_for_sglang() {
+    let l = line("NCCL_P2P_DISABLE=1 vllm serve m -tp 8");
+    let machine = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+    let e = l.server_options(&Layout::tp(8), &machine).unwrap_err();
+    assert!(e.to_string().contains("NCCL_P2P_DISABLE"), "{e}");
+}

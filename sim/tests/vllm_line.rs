@@ -1,0 +1,214 @@
+//! A `vllm serve` line with every modelled flag goes through `run`, `advise` and `predict` as
+//! vLLM, and each modelled flag moves the prediction the way vLLM's behaviour says it should.
+
+mod common;
+
+use models::{Layout, ModelSpec};
+use sim::cost::{CostModel, IterationModel, Knobs};
+use sim::machine::Machine;
+use sim::vllm_args::VllmLine;
+
+const MACHINE: &str = "rtx-pro-6000-x8-baremetal";
+const BASE: &str = "vllm serve moonshotai/Kimi-K2-Thinking -tp 8 --gpu-memory-utilization 0.94 --kv-cache-dtype fp8 --max-model-len 65536";
+
+/// Every modelled flag and environment setting of the vLLM table.
+const FULL: &str = r#"VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 vllm serve moonshotai/Kimi-K2-Thinking --tensor-parallel-size 8 --pipeline-parallel-size 1 --data-parallel-size 1 --enable-expert-parallel --decode-context-parallel-size 2 --gpu-memory-utilization 0.92 --max-model-len 131072 --max-num-seqs 256 --max-num-batched-tokens 4096 --kv-cache-dtype fp8 --compilation-config '{"cudagraph_mode": "FULL_AND_PIECEWISE", "max_cudagraph_capture_size": 256}' --speculative-config '{"method": "eagle3", "model": "lightseekorg/kimi-k2.5-eagle3-mla", "num_speculative_tokens": 2}' --disable-custom-all-reduce --quantization compressed-tensors --port 8000"#;
+
+fn cost(line: &str) -> CostModel {
+    let machine = Machine::resolve(MACHINE).unwrap();
+    let spec = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
+    let l = VllmLine::parse(line).unwrap().unwrap();
+    let s = l.sizes().unwrap();
+    let layout = Layout {
+        tp: s.tp.unwrap(),
+        pp: s.pp.unwrap(),
+        ep: s.ep.unwrap(),
+        dp_attention: s.enable_dp_attention,
+    };
+    let (opts, _) = l.server_options(&layout, &machine).unwrap();
+    CostModel::new(&machine, &spec, layout, &opts, Knobs::default()).unwrap()
+}
+
+fn kv(line: &str) -> u64 {
+    cost(line).memory().kv_tokens
+}
+
+fn tok_s(line: &str, streams: u32, context: u32) -> f64 {
+    cost(line).steady_decode(streams, context).tok_per_s
+}
+
+#[test]
+fn each_modelled_flag_moves_the_prediction_as_vllm_would() {
+    let with = |more: &str| format!("{BASE} {more}");
+    // memory: the share of the card, the profiling run's tokens, the KV dtype, DCP, graphs
+    assert!(kv(&with("--gpu-memory-utilization 0.9")) < kv(BASE));
+    assert!(kv(&with("--max-num-batched-tokens 32768")) < kv(BASE));
+    let bf16 = kv(&with("--kv-cache-dtype bfloat16"));
+    assert!((kv(BASE) as f64 / bf16 as f64 - 2.0).abs() < 0.01);
+    assert!(kv(&with("-dcp 8")) > 7 * kv(BASE));
+    assert!(
+        kv(&format!(
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 {BASE}"
+        )) < kv(BASE)
+    );
+    // --max-model-len beyond the pool: vLLM refuses to start
+    let long = cost(&with(
+        "--max-model-len 262144 --gpu-memory-utilization 0.85",
+    ));
+    assert!(
+        long.memory()
+            .notes
+            .iter()
+            .any(|n| n.contains("refuses to start"))
+    );
+    // scheduling and graphs
+    assert!(tok_s(&with("--max-num-seqs 32"), 128, 1024) < tok_s(BASE, 128, 1024));
+    assert!(tok_s(&with("--enforce-eager"), 1, 1024) < tok_s(BASE, 1, 1024));
+    let few_graphs = r#"--compilation-config '{"cudagraph_capture_sizes": [1, 2, 4, 8]}'"#;
+    assert!(tok_s(&with(few_graphs), 16, 1024) < tok_s(BASE, 16, 1024));
+    let no_graphs = r#"--compilation-config '{"cudagraph_mode": "NONE"}'"#;
+    assert!(tok_s(&with(no_graphs), 1, 1024) < tok_s(BASE, 1, 1024));
+    // all-reduce: the community PCIe kernel beats NCCL on small messages, unless disabled
+    let pcie = format!("VLLM_ENABLE_PCIE_ALLREDUCE=1 {BASE}");
+    assert!(tok_s(&pcie, 1, 1024) > tok_s(BASE, 1, 1024));
+    assert_eq!(
+        tok_s(&format!("{pcie} --disable-custom-all-reduce"), 1, 1024),
+        tok_s(BASE, 1, 1024)
+    );
+    // DCP: collectives at short context; at long context d× the requests fit (the records'
+    // DCP 1 run skips 8 × 128k streams: KV budget exceeded)
+    assert!(tok_s(&with("-dcp 8"), 1, 1024) < tok_s(BASE, 1, 1024));
+    let long_ctx = with("--max-model-len 262144");
+    assert!(tok_s(&format!("{long_ctx} -dcp 8"), 8, 131_072) > tok_s(&long_ctx, 8, 131_072));
+    // layouts: pipeline stages and expert parallelism change the step
+    assert_ne!(tok_s(&with("-tp 4 -pp 2"), 1, 1024), tok_s(BASE, 1, 1024));
+    assert_ne!(
+        tok_s(&with("--enable-expert-parallel"), 8, 1024),
+        tok_s(BASE, 8, 1024)
+    );
+    let spec = r#"--speculative-config '{"method": "eagle3", "model": "lightseekorg/kimi-k2.5-eagle3-mla", "num_speculative_tokens": 3}'"#;
+    assert_ne!(tok_s(&with(spec), 1, 1024), tok_s(BASE, 1, 1024));
+}
+
+#[test]
+fn a_line_with_every_flag_runs_through_run_advise_and_predict_as_vllm() {
+    let common = ["--machine", MACHINE, "--server-args", FULL];
+    let workload = [
+        "--dataset-name",
+        "random",
+        "--random-input-len",
+        "1000",
+        "--random-output-len",
+        "100",
+        "--num-prompts",
+        "32",
+        "--max-concurrency",
+        "8",
+    ];
+    for cmd in ["run", "advise"] {
+        let args: Vec<&str> = [cmd]
+            .iter()
+            .chain(&common)
+            .chain(&workload)
+            .copied()
+            .collect();
+        let (code, out, err) = common::sim_output(&args);
+        assert_eq!(code, 0, "{cmd}: {err}");
+        assert!(out.contains("vLLM"), "{cmd} says which engine: {out}");
+        assert!(
+            err.contains("--port 8000"),
+            "{cmd} lists the recorded flag: {err}"
+        );
+    }
+    let (code, out, err) = common::sim_output(
+        &[
+            &["predict"][..],
+            &common,
+            &["--batch", "4", "--context", "8192"],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, 0, "predict: {err}");
+    assert!(
+        err.contains("engine: vLLM") && out.contains("KV tokens"),
+        "{out}\n{err}"
+    );
+    // a vLLM line is never read as SGLang: SGLang's flags beside it are refused
+    let (code, _, err) = common::sim_output(&[
+        "predict",
+        "--machine",
+        MACHINE,
+        "--server-args",
+        BASE,
+        "--mem-fraction-static",
+        "0.8",
+        "--batch",
+        "1",
+        "--context",
+        "1000",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("vLLM launch line") && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
+fn advise_engine_vllm_ranks_vllm_layouts_without_a_line() {
+    let (code, out, err) = common::sim_output(&[
+        "advise",
+        "--engine",
+        "vllm",
+        "--machine",
+        MACHINE,
+        "--model",
+        "kimi-k2-thinking-int4",
+        "--dataset-name",
+        "random",
+        "--random-input-len",
+        "1000",
+        "--random-output-len",
+        "100",
+        "--num-prompts",
+        "32",
+        "--max-concurrency",
+        "8",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("vLLM flags") && out.contains("try: vllm serve moonshotai/Kimi-K2-Thinking -"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("--ep-size"),
+        "no SGLang flags in a vLLM ranking: {out}"
+    );
+}
+
+#[test]
+fn a_vllm_server_log_is_named_as_such_not_read_as_sglang() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    std::fs::write(
+        &log,
+        "(EngineCore_DP0 pid=7) INFO 05-14 10:00:00 [kv_cache_utils.py:1087] GPU KV cache size: 478,992 tokens\n\
+         (APIServer pid=1) INFO 05-14 10:01:00 [loggers.py:123] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 92.4 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.1%\n",
+    )
+    .unwrap();
+    let (code, _, err) = common::sim_output(&[
+        "validate",
+        "--machine",
+        MACHINE,
+        "--model",
+        "kimi-k2-thinking-int4",
+        "--server-log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("vLLM server's") && err.contains("478,992 tokens"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
