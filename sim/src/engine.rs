@@ -206,7 +206,7 @@ impl Engine {
 /// ([`crate::cost::memory::vllm`]): `--gpu-memory-utilization` of the card, the profiling run at
 /// `--max-num-batched-tokens` (also the scheduler's token budget) and `--max-num-seqs`.
 fn vllm_memory(knobs: &LaunchKnobs, gpu_memory_bytes: u64, o: &mut ServerOptions) {
-    let (tokens, seqs) = crate::cost::memory::vllm::batch_defaults(gpu_memory_bytes);
+    let (tokens, seqs) = batch_defaults(gpu_memory_bytes);
     let utilization = match knobs.memory_fraction {
         Some((Engine::Vllm, f)) => f,
         _ => VLLM_GPU_MEMORY_UTILIZATION,
@@ -215,7 +215,7 @@ fn vllm_memory(knobs: &LaunchKnobs, gpu_memory_bytes: u64, o: &mut ServerOptions
     o.chunked_prefill_size = knobs.chunked_prefill_size.unwrap_or(tokens);
     o.max_prefill_tokens = o.chunked_prefill_size;
     o.max_running_requests = Some(knobs.max_running_requests.unwrap_or(seqs));
-    o.vllm_memory = Some(crate::cost::memory::vllm::VllmMemory {
+    o.vllm_memory = Some(crate::options::VllmMemory {
         gpu_memory_utilization: utilization,
         max_num_batched_tokens: Some(o.chunked_prefill_size),
         max_num_seqs: o.max_running_requests,
@@ -226,6 +226,20 @@ fn vllm_memory(knobs: &LaunchKnobs, gpu_memory_bytes: u64, o: &mut ServerOptions
 impl std::fmt::Display for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// The largest-memory tier of vLLM's batch defaults: GPUs of at least 70 GiB that are no A100
+/// (`engine/arg_utils.py`, `EngineArgs.get_batch_defaults`, the OpenAI server's column).
+const LARGE_GPU_BYTES: u64 = 70 << 30;
+
+/// `--max-num-batched-tokens` and `--max-num-seqs` defaults of `vllm serve` on a GPU of
+/// `memory_bytes`: 8192 / 1024 from 70 GiB up, else 2048 / 256.
+pub fn batch_defaults(memory_bytes: u64) -> (u32, u32) {
+    if memory_bytes >= LARGE_GPU_BYTES {
+        (8192, 1024)
+    } else {
+        (2048, 256)
     }
 }
 

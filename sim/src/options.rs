@@ -94,7 +94,7 @@ pub struct ServerOptions {
     /// A vLLM server: its KV cache is sized as vLLM's worker sizes it
     /// ([`crate::cost::memory::vllm`]), not by `mem_fraction_static`. Set by [`crate::engine`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vllm_memory: Option<crate::cost::memory::vllm::VllmMemory>,
+    pub vllm_memory: Option<VllmMemory>,
     /// Every modelled on/off flag of the engine's flag table that is on, by its `dest`
     /// (`enable_two_batch_overlap`): filled from the table, so that a new modelled switch needs
     /// no field here, only its row in the table and its effect in the cost model
@@ -192,4 +192,17 @@ impl Default for ServerOptions {
             switches: BTreeSet::new(),
         }
     }
+}
+/// The vLLM settings that size its memory, `None` = vLLM's default for the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct VllmMemory {
+    /// `--gpu-memory-utilization` (default 0.9).
+    pub gpu_memory_utilization: f64,
+    /// `--max-num-batched-tokens`: the profiling run's token count.
+    pub max_num_batched_tokens: Option<u32>,
+    /// `--max-num-seqs`: the sampler rows of the profiling run.
+    pub max_num_seqs: Option<u32>,
+    /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`: CUDA-graph memory comes out of the cache.
+    #[serde(default)]
+    pub estimate_cudagraphs: bool,
 }

@@ -18,7 +18,7 @@ const FIGURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scoreboard_map
 /// records are scored with it, the other MTP-on records with the draft kind's default.
 const ACCEPTANCE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/acceptance/rtx6kpro-kimi-k26-v4-dcp1.json"
+    "/tests/fixtures/acceptance/rtx6kpro-kimi-k26-v4.json"
 );
 /// Points of MAPE the dev set may rise by before the ratchet fails (rounding of the figures).
 const SLACK_PCT: f64 = 0.1;

@@ -467,7 +467,14 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
     ),
     (
         "inputs: the engines and their flags, machines, records",
-        &["engine", "sglang_args", "machine", "plausible", "records"],
+        &[
+            "engine",
+            "sglang_args",
+            "vllm_args",
+            "machine",
+            "plausible",
+            "records",
+        ],
     ),
     ("the cost of one iteration", &["cost"]),
     (

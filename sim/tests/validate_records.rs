@@ -31,7 +31,7 @@ fn sim() -> Command {
 fn every_record_is_compared_or_has_its_reason() {
     let b = board(None);
     assert_eq!(b.records, 13);
-    assert_eq!(b.expressible, 7, "{:#?}", b.unexpressible);
+    assert_eq!(b.expressible, 8, "{:#?}", b.unexpressible);
     let reason = |id: &str| {
         b.unexpressible
             .iter()
@@ -39,8 +39,6 @@ fn every_record_is_compared_or_has_its_reason() {
             .map(|u| u.reason)
             .unwrap_or_else(|| panic!("{id} not among the unexpressible"))
     };
-    // MTP on is predicted; that record is refused for its DCP alone
-    assert_eq!(reason("syn-mtp-on"), UnexpressibleKind::Dcp);
     assert_eq!(reason("syn-dcp"), UnexpressibleKind::Dcp);
     // six GPUs run on six of the 8-GPU preset; that record states no context
     assert_eq!(reason("syn-six-gpus"), UnexpressibleKind::MissingWorkload);
@@ -50,18 +48,19 @@ fn every_record_is_compared_or_has_its_reason() {
         reason("syn-power-only"),
         UnexpressibleKind::MetricNotModelled
     );
-    // DCP is modelled (syn-mtp-on's DCP 4 is no reason); a DCP that does not divide TP is
-    // (syn-dcp: DCP 3 of TP 8), as vLLM refuses it
+    // MTP on and DCP are both modelled: syn-mtp-on (DCP 4 of TP 8, MTP on) is compared, with
+    // its speculation; a DCP that does not divide TP is refused (syn-dcp: DCP 3 of TP 8), as
+    // vLLM refuses it
     let mtp = b
-        .unexpressible
+        .comparisons
         .iter()
-        .find(|u| u.id == "syn-mtp-on")
-        .unwrap();
-    assert_eq!(mtp.reasons.len(), 1, "{:?}", mtp.reasons);
+        .find(|c| c.id == "syn-mtp-on")
+        .expect("syn-mtp-on is compared");
+    assert!(mtp.speculation.is_some());
     let counted: usize = b.reasons.iter().map(|r| r.count).sum();
     assert_eq!(counted, b.records - b.expressible);
     // one headline figure per compared record; the flagged TTFT is shown, not counted
-    assert_eq!(b.summary.n, 7);
+    assert_eq!(b.summary.n, 8);
     let ttft = b
         .comparisons
         .iter()
@@ -181,7 +180,8 @@ fn mtp_on_records_are_predicted_with_the_measured_or_an_assumed_acceptance() {
         .iter()
         .find(|f| f.speculation == "MTP off")
         .unwrap();
-    assert_eq!((on.stats.n, on.assumed_accept, off.stats.n), (2, 1, 5));
+    // MTP on: the GLM-5 pair and the Kimi DCP 4 record (assumed: its source gives none)
+    assert_eq!((on.stats.n, on.assumed_accept, off.stats.n), (3, 2, 5));
 }
 
 #[test]
@@ -208,7 +208,8 @@ fn an_acceptance_file_scores_the_records_it_names_with_their_measured_length() {
         .clone();
     assert_eq!(row["speculation"]["accept"], "measured");
     assert_eq!(row["speculation"]["accept_length"], 1.5);
-    assert_eq!(v["speculation"][1]["assumed_accept"], 0);
+    // the other MTP-on record (syn-mtp-on) is still assumed
+    assert_eq!(v["speculation"][1]["assumed_accept"], 1);
 }
 
 #[test]
@@ -240,7 +241,7 @@ fn validate_records_prints_tables_json_markdown_and_csv() {
         .success();
     let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(v["schema_version"], 1);
-    assert_eq!(v["expressible"], 7);
+    assert_eq!(v["expressible"], 8);
     assert_eq!(v["engine"], "each record's own");
     assert!(v["worst"][0]["breakdown"]["weight_read_s"].is_number());
     assert_eq!(v["reasons"].as_array().unwrap().len(), 5);
@@ -282,7 +283,8 @@ fn validate_records_prints_tables_json_markdown_and_csv() {
         .assert()
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert_eq!(text.lines().count(), 1 + 10, "{text}");
+    // a header and one row per compared figure (8 records; the bench_serving one has four)
+    assert_eq!(text.lines().count(), 1 + 11, "{text}");
 }
 
 #[test]
@@ -347,9 +349,9 @@ fn report_draws_the_scoreboard() {
         .descendants()
         .filter(|n| n.has_tag_name("circle"))
         .count();
-    // 7 records with a throughput headline (GLM ×2 and ×2 with MTP, Kimi, DeepSeek-R1 on B200,
-    // the user's H200 record) of 4 models: 7 points + 4 legend markers
-    assert_eq!(circles, 7 + 4, "{svg}");
+    // 8 records with a throughput headline (GLM ×2 and ×2 with MTP, Kimi ×2 (one DCP 4 with
+    // MTP), DeepSeek-R1 on B200, the user's H200 record) of 4 models: 8 points + 4 legend markers
+    assert_eq!(circles, 8 + 4, "{svg}");
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.contains("Against public measurements"));
     assert!(html.contains("syn-glm5-sglang-tp8-ctx0-c1"));

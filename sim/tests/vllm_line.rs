@@ -4,7 +4,7 @@
 mod common;
 
 use models::{Layout, ModelSpec};
-use sim::cost::{CostModel, IterationModel, Knobs};
+use sim::cost::{IterationModel, Knobs, ServedModel};
 use sim::machine::Machine;
 use sim::vllm_args::VllmLine;
 
@@ -14,7 +14,8 @@ const BASE: &str = "vllm serve moonshotai/Kimi-K2-Thinking -tp 8 --gpu-memory-ut
 /// Every modelled flag and environment setting of the vLLM table.
 const FULL: &str = r#"VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 vllm serve moonshotai/Kimi-K2-Thinking --tensor-parallel-size 8 --pipeline-parallel-size 1 --data-parallel-size 1 --enable-expert-parallel --decode-context-parallel-size 2 --gpu-memory-utilization 0.92 --max-model-len 131072 --max-num-seqs 256 --max-num-batched-tokens 4096 --kv-cache-dtype fp8 --compilation-config '{"cudagraph_mode": "FULL_AND_PIECEWISE", "max_cudagraph_capture_size": 256}' --speculative-config '{"method": "eagle3", "model": "lightseekorg/kimi-k2.5-eagle3-mla", "num_speculative_tokens": 2}' --disable-custom-all-reduce --quantization compressed-tensors --port 8000"#;
 
-fn cost(line: &str) -> CostModel {
+/// The served model of `line` (speculative where its `--speculative-config` says so).
+fn cost(line: &str) -> ServedModel {
     let machine = Machine::resolve(MACHINE).unwrap();
     let spec = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
     let l = VllmLine::parse(line).unwrap().unwrap();
@@ -26,7 +27,7 @@ fn cost(line: &str) -> CostModel {
         dp_attention: s.enable_dp_attention,
     };
     let (opts, _) = l.server_options(&layout, &machine).unwrap();
-    CostModel::new(&machine, &spec, layout, &opts, Knobs::default()).unwrap()
+    ServedModel::new(&machine, &spec, layout, &opts, Knobs::default()).unwrap()
 }
 
 fn kv(line: &str) -> u64 {

@@ -208,19 +208,23 @@ struct StageCell {
     state_bytes_per_request: u64,
 }
 
+/// One stage's cache cell; decode context parallelism (`dcp` > 1) keeps `1/dcp` of every
+/// request's tokens on each rank ([`crate::cost::dcp`]).
 fn stage_cell(
     spec: &ModelSpec,
     footprint: &Footprint,
     dtype: KvDtype,
     layers: std::ops::Range<u32>,
+    dcp: u32,
 ) -> StageCell {
     let c = footprint.stage_cache(spec, dtype, layers.clone());
     // SGLang's NSA pool keeps an index-key row in every layer of the stage
     let index_keys =
         spec.indexer_cache_bytes_per_token_per_layer() * u64::from(layers.end - layers.start);
+    let dcp = u64::from(dcp.max(1));
     StageCell {
-        kv_bytes_per_token: c.kv_bytes_per_token + index_keys,
-        sliding_kv_bytes_per_token: c.sliding_kv_bytes_per_token,
+        kv_bytes_per_token: (c.kv_bytes_per_token + index_keys).div_ceil(dcp),
+        sliding_kv_bytes_per_token: c.sliding_kv_bytes_per_token.div_ceil(dcp),
         state_bytes_per_request: c.state_bytes_per_request,
     }
 }
@@ -317,7 +321,13 @@ pub fn plan_with_pre_load(
     };
     for g in footprint.per_gpu.iter().filter(|g| g.tp_rank == 0) {
         let pool = budget.saturating_sub(g.total_weight_bytes);
-        let cell = stage_cell(spec, footprint, dtype, g.layers.clone());
+        let cell = stage_cell(
+            spec,
+            footprint,
+            dtype,
+            g.layers.clone(),
+            crate::cost::dcp::shards(opts),
+        );
         let (tokens, slots) = stage_pools(pool, &cell);
         by_memory = by_memory.min(tokens);
         state_slots = state_slots.min(slots);

@@ -21,10 +21,11 @@
 
 use super::{MemoryReserves, activation_bytes, context_len};
 use crate::cost::MemoryPlan;
+use crate::engine::batch_defaults;
 use crate::options::ServerOptions;
+use crate::options::VllmMemory;
 use models::footprint::Footprint;
 use models::{Layout, ModelSpec};
-use serde::{Deserialize, Serialize};
 
 /// vLLM's `--block-size` default on CUDA (`config/cache.py`).
 pub const VLLM_BLOCK_SIZE: u32 = 16;
@@ -34,34 +35,6 @@ pub const VLLM_BLOCK_SIZE: u32 = 16;
 /// buffers, attention-backend metadata). Assumed, not measured: a vLLM server log's
 /// "non-torch forward increase memory" figure replaces it.
 pub const VLLM_NON_TORCH_INCREASE_BYTES: u64 = 512 << 20;
-
-/// The largest-memory tier of vLLM's batch defaults: GPUs of at least 70 GiB that are no A100
-/// (`engine/arg_utils.py`, `EngineArgs.get_batch_defaults`, the OpenAI server's column).
-const LARGE_GPU_BYTES: u64 = 70 << 30;
-
-/// `--max-num-batched-tokens` and `--max-num-seqs` defaults of `vllm serve` on a GPU of
-/// `memory_bytes`: 8192 / 1024 from 70 GiB up, else 2048 / 256.
-pub fn batch_defaults(memory_bytes: u64) -> (u32, u32) {
-    if memory_bytes >= LARGE_GPU_BYTES {
-        (8192, 1024)
-    } else {
-        (2048, 256)
-    }
-}
-
-/// The vLLM settings that size its memory, `None` = vLLM's default for the GPU.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct VllmMemory {
-    /// `--gpu-memory-utilization` (default 0.9).
-    pub gpu_memory_utilization: f64,
-    /// `--max-num-batched-tokens`: the profiling run's token count.
-    pub max_num_batched_tokens: Option<u32>,
-    /// `--max-num-seqs`: the sampler rows of the profiling run.
-    pub max_num_seqs: Option<u32>,
-    /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`: CUDA-graph memory comes out of the cache.
-    #[serde(default)]
-    pub estimate_cudagraphs: bool,
-}
 
 /// The peak of vLLM's profiling run on one GPU: the larger of the forward pass of `tokens`
 /// tokens (hidden states, and the fused MoE's two caches `T·k·2I/tp` and `T·k·h` in bf16) and
