@@ -138,118 +138,132 @@ pub fn parse_quantization_config(q: &Value, path: &Path, field: &str) -> Result<
         .and_then(Value::as_str)
         .ok_or_else(|| field_err(path, &f("quant_method"), "missing or not a string"))?;
     match method {
-        "fp8" => {
-            let block = match q.get("weight_block_size") {
-                None | Some(Value::Null) => 0,
-                Some(Value::Array(b)) if !b.is_empty() => b[0]
-                    .as_u64()
-                    .filter(|&x| (1..=1 << 16).contains(&x))
-                    .ok_or_else(|| {
-                        field_err(path, &f("weight_block_size"), "must be positive integers")
-                    })? as u32,
-                Some(_) => {
-                    return Err(field_err(
-                        path,
-                        &f("weight_block_size"),
-                        "must be a list like [128, 128]",
-                    ));
-                }
-            };
-            Ok(QuantScheme {
-                format: WeightFormat::Fp8 { block },
-                kv_dtype: None,
-                excluded: string_list(
-                    q.get("modules_to_not_convert").or(q.get("ignored_layers")),
-                    path,
-                    &f("modules_to_not_convert"),
-                )?,
-            })
-        }
-        "modelopt" => {
-            let algo = q
-                .get("quant_algo")
-                .and_then(Value::as_str)
-                .ok_or_else(|| field_err(path, &f("quant_algo"), "missing or not a string"))?;
-            let group = q
-                .pointer("/config_groups/group_0/weights/group_size")
-                .and_then(Value::as_u64);
-            Ok(QuantScheme {
-                format: modelopt_format(algo, group, path, &f("quant_algo"))?,
-                kv_dtype: kv_from_algo(q.get("kv_cache_quant_algo"))
-                    .or_else(|| kv_from_scheme(q.get("kv_cache_scheme"))),
-                excluded: string_list(
-                    q.get("exclude_modules").or(q.get("ignore")),
-                    path,
-                    &f("ignore"),
-                )?,
-            })
-        }
-        // transformers' MXFP4 (gpt-oss): only the MoE experts are quantized; its
-        // `modules_to_not_convert` names module prefixes (`model.layers.*.self_attn`), so each
-        // entry also covers what lies under it.
-        "mxfp4" => {
-            let prefixes = string_list(
-                q.get("modules_to_not_convert"),
-                path,
-                &f("modules_to_not_convert"),
-            )?;
-            let mut excluded = Vec::with_capacity(2 * prefixes.len());
-            for p in prefixes {
-                excluded.push(format!("{p}.*"));
-                excluded.push(p);
-            }
-            Ok(QuantScheme {
-                format: WeightFormat::Mxfp4,
-                kv_dtype: None,
-                excluded,
-            })
-        }
-        "compressed-tensors" => {
-            let groups = q
-                .get("config_groups")
-                .and_then(Value::as_object)
-                .ok_or_else(|| field_err(path, &f("config_groups"), "missing or not an object"))?;
-            let weights = groups
-                .values()
-                .find_map(|g| g.get("weights").filter(|w| w.is_object()))
-                .ok_or_else(|| field_err(path, &f("config_groups"), "no group has `weights`"))?;
-            let bits = weights.get("num_bits").and_then(Value::as_u64);
-            let kind = weights.get("type").and_then(Value::as_str).unwrap_or("int");
-            let group = weights.get("group_size").and_then(Value::as_u64);
-            let format = match (bits, kind) {
-                (Some(4), "float") => WeightFormat::Nvfp4,
-                (Some(4), _) => WeightFormat::Int4 {
-                    group_size: group.unwrap_or(128).clamp(1, 1 << 16) as u32,
-                },
-                (Some(8), _) => {
-                    let block = weights
-                        .pointer("/block_structure/0")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0)
-                        .min(1 << 16) as u32;
-                    WeightFormat::Fp8 { block }
-                }
-                (Some(16), _) => WeightFormat::Bf16,
-                _ => {
-                    return Err(field_err(
-                        path,
-                        &f("config_groups.*.weights.num_bits"),
-                        "missing or unsupported (supported: 4, 8, 16)",
-                    ));
-                }
-            };
-            Ok(QuantScheme {
-                format,
-                kv_dtype: kv_from_scheme(q.get("kv_cache_scheme")),
-                excluded: string_list(q.get("ignore"), path, &f("ignore"))?,
-            })
-        }
+        "fp8" => fp8_scheme(q, path, field),
+        "modelopt" => modelopt_scheme(q, path, field),
+        "mxfp4" => mxfp4_scheme(q, path, field),
+        "compressed-tensors" => compressed_tensors_scheme(q, path, field),
         other => Err(field_err(
             path,
             &f("quant_method"),
             format!("unsupported `{other}` (supported: fp8, modelopt, mxfp4, compressed-tensors)"),
         )),
     }
+}
+
+/// Block-wise FP8 (`quant_method: fp8`, `weight_block_size`).
+fn fp8_scheme(q: &Value, path: &Path, field: &str) -> Result<QuantScheme> {
+    let f = |k: &str| format!("{field}.{k}");
+    let block = match q.get("weight_block_size") {
+        None | Some(Value::Null) => 0,
+        Some(Value::Array(b)) if !b.is_empty() => b[0]
+            .as_u64()
+            .filter(|&x| (1..=1 << 16).contains(&x))
+            .ok_or_else(|| field_err(path, &f("weight_block_size"), "must be positive integers"))?
+            as u32,
+        Some(_) => {
+            return Err(field_err(
+                path,
+                &f("weight_block_size"),
+                "must be a list like [128, 128]",
+            ));
+        }
+    };
+    Ok(QuantScheme {
+        format: WeightFormat::Fp8 { block },
+        kv_dtype: None,
+        excluded: string_list(
+            q.get("modules_to_not_convert").or(q.get("ignored_layers")),
+            path,
+            &f("modules_to_not_convert"),
+        )?,
+    })
+}
+
+/// NVIDIA ModelOpt (`quant_method: modelopt`: NVFP4 / FP8 by `quant_algo`).
+fn modelopt_scheme(q: &Value, path: &Path, field: &str) -> Result<QuantScheme> {
+    let f = |k: &str| format!("{field}.{k}");
+    let algo = q
+        .get("quant_algo")
+        .and_then(Value::as_str)
+        .ok_or_else(|| field_err(path, &f("quant_algo"), "missing or not a string"))?;
+    let group = q
+        .pointer("/config_groups/group_0/weights/group_size")
+        .and_then(Value::as_u64);
+    Ok(QuantScheme {
+        format: modelopt_format(algo, group, path, &f("quant_algo"))?,
+        kv_dtype: kv_from_algo(q.get("kv_cache_quant_algo"))
+            .or_else(|| kv_from_scheme(q.get("kv_cache_scheme"))),
+        excluded: string_list(
+            q.get("exclude_modules").or(q.get("ignore")),
+            path,
+            &f("ignore"),
+        )?,
+    })
+}
+
+/// transformers' MXFP4 (gpt-oss): only the MoE experts are quantized; its
+/// `modules_to_not_convert` names module prefixes (`model.layers.*.self_attn`), so each
+/// entry also covers what lies under it.
+fn mxfp4_scheme(q: &Value, path: &Path, field: &str) -> Result<QuantScheme> {
+    let f = |k: &str| format!("{field}.{k}");
+    let prefixes = string_list(
+        q.get("modules_to_not_convert"),
+        path,
+        &f("modules_to_not_convert"),
+    )?;
+    let mut excluded = Vec::with_capacity(2 * prefixes.len());
+    for p in prefixes {
+        excluded.push(format!("{p}.*"));
+        excluded.push(p);
+    }
+    Ok(QuantScheme {
+        format: WeightFormat::Mxfp4,
+        kv_dtype: None,
+        excluded,
+    })
+}
+
+/// compressed-tensors (`config_groups.*.weights`: INT4 / NVFP4 / FP8 / BF16 by bits and type).
+fn compressed_tensors_scheme(q: &Value, path: &Path, field: &str) -> Result<QuantScheme> {
+    let f = |k: &str| format!("{field}.{k}");
+    let groups = q
+        .get("config_groups")
+        .and_then(Value::as_object)
+        .ok_or_else(|| field_err(path, &f("config_groups"), "missing or not an object"))?;
+    let weights = groups
+        .values()
+        .find_map(|g| g.get("weights").filter(|w| w.is_object()))
+        .ok_or_else(|| field_err(path, &f("config_groups"), "no group has `weights`"))?;
+    let bits = weights.get("num_bits").and_then(Value::as_u64);
+    let kind = weights.get("type").and_then(Value::as_str).unwrap_or("int");
+    let group = weights.get("group_size").and_then(Value::as_u64);
+    let format = match (bits, kind) {
+        (Some(4), "float") => WeightFormat::Nvfp4,
+        (Some(4), _) => WeightFormat::Int4 {
+            group_size: group.unwrap_or(128).clamp(1, 1 << 16) as u32,
+        },
+        (Some(8), _) => {
+            let block = weights
+                .pointer("/block_structure/0")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .min(1 << 16) as u32;
+            WeightFormat::Fp8 { block }
+        }
+        (Some(16), _) => WeightFormat::Bf16,
+        _ => {
+            return Err(field_err(
+                path,
+                &f("config_groups.*.weights.num_bits"),
+                "missing or unsupported (supported: 4, 8, 16)",
+            ));
+        }
+    };
+    Ok(QuantScheme {
+        format,
+        kv_dtype: kv_from_scheme(q.get("kv_cache_scheme")),
+        excluded: string_list(q.get("ignore"), path, &f("ignore"))?,
+    })
 }
 
 /// True when `name` matches an exclusion `pattern` (`re:` regex, else glob with `*` and `?`).

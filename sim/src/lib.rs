@@ -24,7 +24,7 @@ pub mod calibrate;
 pub mod cost;
 pub mod doctor;
 pub mod efficiency;
-pub mod engine;
+pub mod engines;
 pub mod error;
 pub mod fit;
 pub mod layout;

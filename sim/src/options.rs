@@ -69,7 +69,7 @@ pub struct ServerOptions {
     /// A one-shot custom all-reduce over PCIe on more than two GPUs, for messages up to this many
     /// bytes: stock SGLang (and vLLM) disable their custom all-reduce on > 2 PCIe-only GPUs; the
     /// RTX PRO 6000 community builds add one (SGLang's `--enable-pcie-oneshot-allreduce`, vLLM's
-    /// `VLLM_ENABLE_PCIE_ALLREDUCE=1`). `None` = the stock rule. Set by [`crate::engine`].
+    /// `VLLM_ENABLE_PCIE_ALLREDUCE=1`). `None` = the stock rule. Set by [`crate::engines`].
     #[serde(default)]
     pub pcie_custom_all_reduce_max_bytes: Option<u64>,
     /// `--stream-interval`: the server streams output every this many decode steps (and the
@@ -83,7 +83,7 @@ pub struct ServerOptions {
     /// a separate request", so the builder repeats each request's block-table row per query token
     /// (local-inference-lab/rtx6kpro models/kimi-k26-mtp-long-ctx-wip/README.md @10dd6f5;
     /// voipmonitor/vllm `v1/attention/backends/mla/triton_mla.py` @2fe72a2, `_build_decode`).
-    /// Set by [`crate::engine`] for vLLM; the cost model applies it to MLA on SM120 only.
+    /// Set by [`crate::engines`] for vLLM; the cost model applies it to MLA on SM120 only.
     #[serde(default)]
     pub verify_rows_per_draft_token: bool,
     /// vLLM's `--decode-context-parallel-size`: each request's KV cache is sharded along the
@@ -92,7 +92,7 @@ pub struct ServerOptions {
     #[serde(default = "default_dcp")]
     pub decode_context_parallel: u32,
     /// A vLLM server: its KV cache is sized as vLLM's worker sizes it
-    /// ([`crate::cost::memory::vllm`]), not by `mem_fraction_static`. Set by [`crate::engine`].
+    /// ([`crate::cost::memory::vllm`]), not by `mem_fraction_static`. Set by [`crate::engines`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vllm_memory: Option<VllmMemory>,
     /// Every modelled on/off flag of the engine's flag table that is on, by its `dest`

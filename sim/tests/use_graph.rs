@@ -468,7 +468,7 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
     (
         "inputs: the engines and their flags, machines, records",
         &[
-            "engine",
+            "engines",
             "sglang_args",
             "vllm_args",
             "machine",

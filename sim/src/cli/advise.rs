@@ -60,15 +60,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let setup = match args.engine {
-        Some(super::args::EngineArg::Vllm) => Setup::vllm(&args.target, &args.calibration)?,
-        Some(super::args::EngineArg::Sglang) if args.target.server.vllm()?.is_some() => {
-            bail!(
-                "--engine sglang with a vLLM launch line: a vLLM line is simulated as vLLM; drop one of them"
-            )
-        }
-        _ => Setup::new(&args.target, &args.calibration)?,
-    };
+    let setup = engine_setup(&args)?;
     let mut workload = args.workload.workloads(setup.max_context_tokens())?;
     if workload.len() != 1 {
         bail!("`sim advise` takes one --max-concurrency value");
@@ -115,39 +107,7 @@ pub fn run(args: Args) -> Result<()> {
             "--question with a vLLM launch line: the EP, MTP and scale questions are answered for SGLang servers only so far; drop --question to rank the vLLM layouts"
         );
     }
-    let ep = match args.question {
-        Some(Question::Ep) => {
-            spinner.set_message(format!("EP verdict over {} draws", args.draws));
-            Some(answer_ep(&setup, &workload, args.draws)?)
-        }
-        _ => None,
-    };
-    let mtp = match args.question {
-        Some(Question::Mtp) => {
-            spinner.set_message(format!("MTP verdict over {} draws", args.draws));
-            Some(answer_mtp(&setup, &ls, &ranking, &workload, args.draws)?)
-        }
-        _ => None,
-    };
-    let scale = match args.question {
-        Some(Question::Scale) => {
-            spinner.set_message(format!("scale answer over {} draws", args.draws));
-            Some(super::scale::answer(
-                &setup,
-                &workload,
-                args.draws,
-                top_ranked(&setup, &ls, &ranking).map(|l| l.layout),
-            )?)
-        }
-        _ => None,
-    };
-    let replicas = match args.question {
-        Some(Question::Replicas) => {
-            spinner.set_message(format!("replicas verdict over {} draws", args.draws));
-            Some(answer_replicas(&setup, &workload, args.draws)?)
-        }
-        _ => None,
-    };
+    let answers = answer_question(&args, &setup, &ls, &ranking, &workload, &spinner)?;
     spinner.finish_and_clear();
     let mut notes = Vec::new();
     if let Some(b) = &setup.opts.moe_a2a_backend {
@@ -167,12 +127,12 @@ pub fn run(args: Args) -> Result<()> {
         provenance: setup.provenance(&args.workload),
         workload,
         ranking,
-        ep,
-        mtp,
+        ep: answers.ep,
+        mtp: answers.mtp,
         notes,
         flags_not_modelled,
-        scale,
-        replicas,
+        scale: answers.scale,
+        replicas: answers.replicas,
     };
     if default_concurrency {
         eprintln!("note: no --max-concurrency given; advised for 64 concurrent requests");
@@ -256,6 +216,62 @@ fn try_model(setup: &Setup) -> String {
             super::server_args::launch_model_path(setup.sglang.model_path(), &setup.spec)
         ),
     }
+}
+
+/// The server to advise for: a vLLM one with `--engine vllm` or a vLLM launch line, else SGLang.
+fn engine_setup(args: &Args) -> Result<Setup> {
+    Ok(match args.engine {
+        Some(super::args::EngineArg::Vllm) => Setup::vllm(&args.target, &args.calibration)?,
+        Some(super::args::EngineArg::Sglang) if args.target.server.vllm()?.is_some() => {
+            bail!(
+                "--engine sglang with a vLLM launch line: a vLLM line is simulated as vLLM; drop one of them"
+            )
+        }
+        _ => Setup::new(&args.target, &args.calibration)?,
+    })
+}
+
+/// The answer to the `--question` asked (at most one is set).
+#[derive(Default)]
+struct Answers {
+    ep: Option<EpAnswer>,
+    mtp: Option<sim::advise::mtp::MtpAnswer>,
+    scale: Option<sim::advise::scale::ScaleAnswer>,
+    replicas: Option<sim::advise::replicas::ReplicasAnswer>,
+}
+
+/// Answers `args.question` over `args.draws` perturbed draws, saying so on the spinner.
+fn answer_question(
+    args: &Args,
+    setup: &Setup,
+    ls: &[sim::sweep::SweepLayout],
+    ranking: &[sim::advise::RankedLayout],
+    workload: &sim::workload::Workload,
+    spinner: &indicatif::ProgressBar,
+) -> Result<Answers> {
+    let mut a = Answers::default();
+    let draws = args.draws;
+    match args.question {
+        Some(Question::Ep) => {
+            spinner.set_message(format!("EP verdict over {draws} draws"));
+            a.ep = Some(answer_ep(setup, workload, draws)?);
+        }
+        Some(Question::Mtp) => {
+            spinner.set_message(format!("MTP verdict over {draws} draws"));
+            a.mtp = Some(answer_mtp(setup, ls, ranking, workload, draws)?);
+        }
+        Some(Question::Scale) => {
+            spinner.set_message(format!("scale answer over {draws} draws"));
+            let top = top_ranked(setup, ls, ranking).map(|l| l.layout);
+            a.scale = Some(super::scale::answer(setup, workload, draws, top)?);
+        }
+        Some(Question::Replicas) => {
+            spinner.set_message(format!("replicas verdict over {draws} draws"));
+            a.replicas = Some(answer_replicas(setup, workload, draws)?);
+        }
+        None => {}
+    }
+    Ok(a)
 }
 
 fn answer_ep(setup: &Setup, workload: &sim::workload::Workload, draws: u32) -> Result<EpAnswer> {

@@ -1,5 +1,5 @@
 //! From a record to what shardwise can express: machine preset, model preset, layout, launch
-//! knobs ([`crate::engine::LaunchKnobs`]), and the quantities to predict with their measured
+//! knobs ([`crate::engines::LaunchKnobs`]), and the quantities to predict with their measured
 //! values. A record that cannot be expressed gets every reason that applies
 //! ([`Unexpressible`]); the first is the one counted.
 //!
@@ -18,10 +18,11 @@
 use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, inferencex_config, launch_knobs};
 pub use super::metrics::{MeasuredFigure, MetricFamily, Quantity};
 use super::metrics::{family, targets};
+use super::model_map::model_preset;
 use super::nccl::NcclTuning;
 use super::speculation::{RecordSpeculation, record_speculation};
 use super::{Parallel, Record, RecordWorkload, Whole, lower};
-use crate::engine::{Engine, LaunchKnobs};
+use crate::engines::{Engine, LaunchKnobs};
 use crate::workload::Workload;
 use models::Layout;
 use serde::{Deserialize, Serialize};
@@ -131,75 +132,6 @@ fn stated(id: &str, field: &str, v: &Option<Whole>) -> Result<Option<u32>, Unexp
             format!("record `{id}`: {field} is `{t}`, not a whole number"),
         )),
     }
-}
-
-/// The model preset of a checkpoint name and quantization words.
-pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
-    if let Ok(spec) = models::ModelSpec::preset(model) {
-        return models::ModelSpec::preset_names()
-            .into_iter()
-            .find(|n| *n == spec.name);
-    }
-    let m = model.to_ascii_lowercase();
-    let q = format!("{m} {}", quant.to_ascii_lowercase());
-    let fp4 = q.contains("nvfp4") || q.contains("fp4");
-    if m.contains("glm-5") && !m.contains("glm-5.") {
-        return if fp4 {
-            Some("glm-5-nvfp4")
-        } else if q.contains("fp8") {
-            Some("glm-5-fp8")
-        } else {
-            None
-        };
-    }
-    if m.contains("kimi-k2") {
-        return if q.contains("int4") || q.contains("w4a16") {
-            Some("kimi-k2-thinking-int4")
-        } else if fp4 {
-            Some("kimi-k2.5-nvfp4")
-        } else {
-            None
-        };
-    }
-    // GLM-5.1 is GLM-5's architecture with its own ModelOpt exclusion list (models' preset);
-    // community NVFP4 uploads (lukealonso/GLM-5.1-NVFP4-MTP) are the same quantization
-    if m.contains("glm-5.1") {
-        return fp4.then_some("glm-5.1-nvfp4");
-    }
-    // lukealonso's Qwen3.5 NVFP4 quantizes the routed experts only, as nvidia's preset does
-    if m.contains("qwen3.5-397b") {
-        return if fp4 {
-            Some("qwen3.5-397b-a17b-nvfp4")
-        } else if q.contains("bf16") {
-            Some("qwen3.5-397b-a17b")
-        } else {
-            None
-        };
-    }
-    // Qwen3-Next-80B-A3B's Instruct and Thinking checkpoints share one architecture (BF16)
-    if m.contains("qwen3-next-80b") {
-        return (!fp4 && !q.contains("fp8")).then_some("qwen3-next-80b-a3b");
-    }
-    if m.contains("minimax-m2.5") {
-        return if fp4 {
-            Some("minimax-m2.5-nvfp4")
-        } else if q.contains("fp8") {
-            Some("minimax-m2.5")
-        } else {
-            None // AWQ / INT4 uploads: no preset of that format
-        };
-    }
-    if m.contains("deepseek-r1") || (m.contains("deepseek-v3") && !m.contains("v3.2")) {
-        return if fp4 {
-            Some("deepseek-r1-fp4")
-        } else if q.contains("fp8") || m.contains("deepseek-ai/") {
-            // DeepSeek's own checkpoints ship fp8 block-wise weights
-            Some("deepseek-v3-fp8")
-        } else {
-            None
-        };
-    }
-    None
 }
 
 /// The machine preset of a record's hardware block, with what was assumed.

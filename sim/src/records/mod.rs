@@ -14,6 +14,7 @@ pub mod draft;
 pub mod flags;
 pub mod mapping;
 mod metrics;
+mod model_map;
 mod nccl;
 pub mod speculation;
 pub mod value;

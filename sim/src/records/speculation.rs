@@ -9,7 +9,7 @@
 use super::Record;
 use super::acceptance::MeasuredAcceptance;
 use super::draft::draft_config;
-use crate::engine::Engine;
+use crate::engines::Engine;
 use crate::options::SpeculativeOptions;
 use serde::Serialize;
 

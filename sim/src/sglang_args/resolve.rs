@@ -164,14 +164,14 @@ impl SglangArgs {
     }
 
     /// The community builds' one-shot kernel below its startup crossover (48 KB on 8 GPUs,
-    /// 120 KB on 4: see `crate::engine`), at `tp` GPUs; off with the custom all-reduce disabled.
+    /// 120 KB on 4: see `crate::engines`), at `tp` GPUs; off with the custom all-reduce disabled.
     fn pcie_custom_all_reduce_max_bytes(&self, tp: u32) -> Option<u64> {
         (self.flag(&flags::ENABLE_PCIE_ONESHOT_ALLREDUCE) == Some(true)
             && self.flag(&flags::DISABLE_CUSTOM_ALL_REDUCE) != Some(true))
         .then_some(if tp <= 4 {
-            crate::engine::SGLANG_PCIE_ONESHOT_4GPU_BYTES
+            crate::engines::SGLANG_PCIE_ONESHOT_4GPU_BYTES
         } else {
-            crate::engine::SGLANG_PCIE_ONESHOT_8GPU_BYTES
+            crate::engines::SGLANG_PCIE_ONESHOT_8GPU_BYTES
         })
     }
 

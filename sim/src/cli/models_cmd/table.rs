@@ -81,6 +81,15 @@ pub fn list(l: &ModelList) -> String {
 
 /// One model in detail.
 pub fn show(s: &ModelShow) -> String {
+    let mut out = parts_section(s);
+    out += &kv_section(&s.kv);
+    out += &footprint_section(s);
+    out += &hybrid_lines(s);
+    out
+}
+
+/// The model's header line, its parts by format and the modules kept BF16.
+fn parts_section(s: &ModelShow) -> String {
     let m = &s.summary;
     let mut out = format!(
         "{} ({}) — {} total ({} without MTP), {} active per token\nsource: {}\n\n",
@@ -108,7 +117,12 @@ pub fn show(s: &ModelShow) -> String {
         }
         out += "\n";
     }
-    let k = &s.kv;
+    out
+}
+
+/// KV bytes per token, and the sliding / linear layers' caches.
+fn kv_section(k: &super::output::KvSummary) -> String {
+    let mut out = String::new();
     let layers = k.full_attention_layers.map_or_else(
         || "all layers".to_string(),
         |n| format!("{n} full-attention layers"),
@@ -137,6 +151,12 @@ pub fn show(s: &ModelShow) -> String {
     if k.sliding_layers.is_some() || k.linear_layers.is_some() {
         out += "\n";
     }
+    out
+}
+
+/// The footprint table: weights per GPU by group, KV per token and tokens, and the fit, per layout.
+fn footprint_section(s: &ModelShow) -> String {
+    let mut out = String::new();
     let mc = &s.machine;
     out += &format!(
         "Footprint on {} × {} ({:.1} GB each), --mem-fraction-static {}, KV {}{}:\n",
@@ -215,7 +235,6 @@ pub fn show(s: &ModelShow) -> String {
         t.add_row(row);
     }
     out += &t.to_string();
-    out += &hybrid_lines(s);
     out
 }
 

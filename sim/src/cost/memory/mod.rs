@@ -294,24 +294,16 @@ pub fn plan(
     plan_with_pre_load(spec, footprint, memory_bytes, PRE_LOAD_OVERHEAD_BYTES, opts)
 }
 
-/// [`plan`] with a known pre-load overhead (a server log's `Load weight begin. avail mem`).
-pub fn plan_with_pre_load(
+/// Each stage's pools over its own layers (what `budget` leaves after the stage's weights); the
+/// engine keeps the minimum (PP ranks all-reduce it with MIN): (KV tokens, state slots, the
+/// largest cell of any stage).
+fn stage_minimum(
     spec: &ModelSpec,
     footprint: &Footprint,
-    memory_bytes: u64,
-    pre_load_bytes: u64,
+    budget: u64,
+    dtype: KvDtype,
     opts: &ServerOptions,
-) -> MemoryPlan {
-    if let Some(v) = &opts.vllm_memory {
-        return vllm::plan(spec, footprint, memory_bytes, v, opts);
-    }
-    let layout = footprint.layout;
-    let available = memory_bytes.saturating_sub(pre_load_bytes);
-    let budget = (opts.mem_fraction_static * available as f64) as u64;
-    let dtype = kv_dtype(spec, opts);
-    let weights = footprint.max_weight_bytes_per_gpu();
-    // Each stage's pools over its own layers; the engine keeps the minimum (PP ranks all-reduce
-    // it with MIN).
+) -> (u64, u64, StageCell) {
     let mut by_memory = u64::MAX;
     let mut state_slots = u64::MAX;
     let mut fullest = StageCell {
@@ -343,6 +335,26 @@ pub fn plan_with_pre_load(
         by_memory = 0;
         state_slots = 0;
     }
+    (by_memory, state_slots, fullest)
+}
+
+/// [`plan`] with a known pre-load overhead (a server log's `Load weight begin. avail mem`).
+pub fn plan_with_pre_load(
+    spec: &ModelSpec,
+    footprint: &Footprint,
+    memory_bytes: u64,
+    pre_load_bytes: u64,
+    opts: &ServerOptions,
+) -> MemoryPlan {
+    if let Some(v) = &opts.vllm_memory {
+        return vllm::plan(spec, footprint, memory_bytes, v, opts);
+    }
+    let layout = footprint.layout;
+    let available = memory_bytes.saturating_sub(pre_load_bytes);
+    let budget = (opts.mem_fraction_static * available as f64) as u64;
+    let dtype = kv_dtype(spec, opts);
+    let weights = footprint.max_weight_bytes_per_gpu();
+    let (by_memory, state_slots, fullest) = stage_minimum(spec, footprint, budget, dtype, opts);
     let page = u64::from(opts.page_size.max(1));
     let capped = opts
         .max_total_tokens
