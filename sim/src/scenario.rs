@@ -130,6 +130,24 @@ impl Scenario {
         )
     }
 
+    /// The cost model of engine `replica` of several engines of `layout` behind SGLang's router
+    /// (`--dp-size` without DP attention): on the machine's GPUs `replica × g .. (replica + 1) × g`
+    /// for `g` GPUs per engine (`data_parallel_controller.py`: `base_gpu_id + i × tp × pp`), its
+    /// collectives between exactly those GPUs.
+    pub fn replica_model(
+        &self,
+        layout: Layout,
+        knobs: Knobs,
+        replica: u32,
+    ) -> crate::error::Result<ServedModel> {
+        let g = layout.gpus() as usize;
+        let devices = self.machine.device_indices();
+        let start = (replica as usize * g).min(devices.len());
+        let end = (start + g).min(devices.len());
+        let machine = self.machine.with_gpus(&devices[start..end])?;
+        ServedModel::new(&machine, &self.spec, layout, &self.opts_for(layout), knobs)
+    }
+
     /// The options of `layout` when several are ranked: `--moe-a2a-backend` applies to the
     /// layouts it can run (experts EP over the whole TP group of a MoE model); the others run
     /// without it, as SGLang would have to.

@@ -1,5 +1,6 @@
 //! `sim advise --question replicas`: one server of the whole box against two of half of it, each
-//! half costed on its own GPUs; and a launch line's server on the GPUs SGLang gives it.
+//! half costed on its own GPUs; a launch line's server on the GPUs SGLang gives it; and `sim run` of
+//! a `--dp-size 2` line (two engines behind the router, replayed one by one).
 
 mod common;
 use common::{sim_output, sim_stdout};
@@ -121,4 +122,80 @@ fn a_launch_line_runs_on_its_visible_gpus() {
     let (code, _, err) = run("CUDA_VISIBLE_DEVICES=0,1,2,9");
     assert_eq!(code, 2);
     assert!(err.contains("no GPU 9"), "{err}");
+}
+
+/// `sim run` of `line` on the PCIe box at `c` concurrent requests: its JSON (the run's keys at
+/// the top level).
+fn run_line(line: &str, c: u32) -> (i32, Value, String) {
+    let conc = c.to_string();
+    let prompts = (4 * c).to_string();
+    let (code, out, err) = sim_output(&[
+        "run",
+        "--machine",
+        "rtx-pro-6000-x8-baremetal",
+        "--server-args",
+        line,
+        "--max-concurrency",
+        &conc,
+        "--num-prompts",
+        &prompts,
+        "--random-input-len",
+        "1024",
+        "--random-output-len",
+        "256",
+        // fixed lengths: each engine's every-other request is then the one engine's workload
+        "--random-range-ratio",
+        "1",
+        "--format",
+        "json",
+    ]);
+    let v = serde_json::from_str::<Value>(&out).unwrap_or(Value::Null);
+    (code, v, err)
+}
+
+#[test]
+fn dp_size_two_runs_two_engines_on_disjoint_halves() {
+    let base = "python -m sglang.launch_server --model-path qwen3-235b-a22b-nvfp4 --tp 4";
+    let (code, two, err) = run_line(&format!("{base} --dp-size 2"), 32);
+    assert_eq!(code, 0, "{err}");
+    let (_, one, _) = run_line(base, 16);
+    assert_eq!(two["replicas"], 2, "{two:#}");
+    assert_eq!(two["layout"], "2×TP4");
+    assert!(
+        one.get("replicas").is_none(),
+        "one engine: the key is omitted"
+    );
+    // the second engine's GPUs (4-7) are connected as the first's (0-3) on this box, so two
+    // engines at 16 requests each give twice one engine's throughput at 16, with its latencies
+    let ratio =
+        two["output_throughput"].as_f64().unwrap() / one["output_throughput"].as_f64().unwrap();
+    assert!((ratio - 2.0).abs() < 1e-3, "2×TP4 / TP4 = {ratio}");
+    let tpot = two["mean_tpot_ms"].as_f64().unwrap() / one["mean_tpot_ms"].as_f64().unwrap();
+    assert!((tpot - 1.0).abs() < 1e-3, "TPOT ratio {tpot}");
+    assert_eq!(
+        two["kv_capacity_tokens"].as_u64().unwrap(),
+        2 * one["kv_capacity_tokens"].as_u64().unwrap()
+    );
+    assert_eq!(two["completed"], 128);
+    // more engines than the box holds: one line saying so
+    let (code, _, err) = run_line(&format!("{base} --dp-size 3"), 8);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("need 12 GPUs") && err.lines().count() == 1,
+        "{err}"
+    );
+    // commands that cost one engine refuse and point to `sim run`
+    let (code, _, err) = sim_output(&[
+        "predict",
+        "--machine",
+        "rtx-pro-6000-x8-baremetal",
+        "--batch",
+        "4",
+        "--context",
+        "1000",
+        "--server-args",
+        &format!("{base} --dp-size 2"),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`sim run` replays them"), "{err}");
 }

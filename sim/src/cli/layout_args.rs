@@ -24,6 +24,9 @@ pub struct LayoutArgs {
     pub dp: Option<u32>,
     /// `all` or a short name (TP8, TP4xPP2, EP8, TP8+EP8+DPA).
     pub layout: Option<String>,
+    /// Whether `--dp N` without DP attention (N engines behind SGLang's router) is accepted:
+    /// only by the commands that replay the engines one by one (`sim run`).
+    pub replicas_allowed: bool,
 }
 
 /// What the layout flags asked for.
@@ -64,7 +67,8 @@ impl LayoutArgs {
         if pp == 0 {
             bail!("--pp-size 0: must be at least 1");
         }
-        let tp = self.tp.unwrap_or(gpus / pp);
+        let replicas = self.replicas();
+        let tp = self.tp.unwrap_or(gpus / (pp * replicas).max(1));
         if tp == 0 {
             bail!("--tp 0: must be at least 1");
         }
@@ -73,9 +77,15 @@ impl LayoutArgs {
             bail!("--ep-size 0: must be at least 1 (1 = experts sliced by TP)");
         }
         if let Some(dp) = self.dp {
-            if dp > 1 && !self.dp_attention {
+            if dp > 1 && !self.dp_attention && !self.replicas_allowed {
                 bail!(
-                    "--dp {dp} without --enable-dp-attention: {dp} engines behind SGLang's router are not simulated one by one here; `sim advise --question replicas` compares two servers of half the box with one of all of it, or add --enable-dp-attention with --dp equal to --tp"
+                    "--dp {dp} without --enable-dp-attention: {dp} engines behind SGLang's router; `sim run` replays them one by one, and `sim advise --question replicas` compares two servers of half the box with one of all of it (or add --enable-dp-attention with --dp equal to --tp)"
+                );
+            }
+            if replicas > 1 && tp * pp * replicas > gpus {
+                bail!(
+                    "--dp {dp} engines of --tp {tp} × --pp-size {pp} need {} GPUs; the machine has {gpus}: lower --dp or --tp",
+                    tp * pp * replicas
                 );
             }
             if self.dp_attention && dp != tp {
@@ -104,6 +114,15 @@ impl LayoutArgs {
             dp: self.dp.or(s.dp),
             dp_attention: self.dp_attention || s.enable_dp_attention,
             layout: self.layout.clone(),
+            replicas_allowed: self.replicas_allowed,
+        }
+    }
+
+    /// Engines behind SGLang's router: `--dp` without DP attention, else 1.
+    pub fn replicas(&self) -> u32 {
+        match self.dp {
+            Some(dp) if dp > 1 && !self.dp_attention => dp,
+            _ => 1,
         }
     }
 

@@ -73,7 +73,7 @@ pub fn run(args: Args) -> Result<()> {
         .selection(machine.gpu_count, &model)?;
     let machine = match selection {
         LayoutSelection::One(l) => {
-            server_machine(machine, &sglang, l, args.target.server.has_launch_line())?
+            server_machine(machine, &sglang, l, 1, args.target.server.has_launch_line())?
         }
         LayoutSelection::All => machine,
     };

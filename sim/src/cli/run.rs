@@ -23,16 +23,35 @@ pub struct Args {
     pub format: FormatArg,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
     args.workload.bench.check_output_file()?;
+    // `--dp-size N` without DP attention: N engines, replayed one by one
+    args.target.server.layout.replicas_allowed = true;
     let setup = Setup::new(&args.target, &args.calibration)?;
     let layout = setup.one_layout(&args.target.server, "run")?;
     let workload = args.workload.one(setup.max_context_tokens())?;
-    let model = setup.model(layout, setup.knobs)?;
+    let replicas = setup.layout_args.replicas();
+    let engines = if replicas > 1 {
+        (0..replicas)
+            .map(|r| setup.replica_model(layout, setup.knobs, r))
+            .collect::<Result<Vec<_>, _>>()
+            .context("building the engines behind the router")?
+    } else {
+        vec![setup.model(layout, setup.knobs)?]
+    };
+    let model = &engines[0];
     let opts = setup.opts_for(layout);
-    let mut run = simulate(&model, &opts, &workload)
-        .with_context(|| format!("simulating {}", layout.short_name()))?;
+    let mut run = if replicas > 1 {
+        let refs: Vec<&dyn IterationModel> = engines.iter().map(|m| m as _).collect();
+        sim::serving::simulate_replicas(&refs, &opts, &workload)
+    } else {
+        simulate(model, &opts, &workload)
+    }
+    .with_context(|| format!("simulating {}", layout.short_name()))?;
     run.sglang_flags = model.target().placement().sglang_flags(&layout);
+    if replicas > 1 {
+        run.sglang_flags = format!("{} --dp-size {replicas}", run.sglang_flags);
+    }
     if let Some(path) = &args.workload.bench.output_file {
         write_bench_line(path, &setup, &args.workload, &run, &workload, layout)?;
     }
@@ -161,7 +180,18 @@ fn table(o: &RunOutput) -> Table {
             parts(&r.breakdown.cost_parts),
         ),
     ];
-    if o.idle_gpus > 0 {
+    if r.replicas > 1 {
+        rows.insert(
+            0,
+            (
+                "Engines",
+                format!(
+                    "{} behind SGLang's router (round-robin): figures for the whole box, peaks and KV pools summed",
+                    r.layout
+                ),
+            ),
+        );
+    } else if o.idle_gpus > 0 {
         rows.insert(
             0,
             ("GPUs", format!("one replica; {}", idle_note(o.idle_gpus))),

@@ -138,6 +138,7 @@ impl clap::FromArgMatches for ServerArgs {
                 dp: size(&DP_SIZE),
                 dp_attention: m.get_flag(ENABLE_DP_ATTENTION.dest),
                 layout: m.get_one::<String>(LAYOUT_ID).cloned(),
+                replicas_allowed: false,
             },
             server_args: m.get_one::<String>("server_args").cloned(),
             server_args_file: m.get_one::<PathBuf>("server_args_file").cloned(),

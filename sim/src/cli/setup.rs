@@ -91,15 +91,17 @@ pub fn server_machine(
     machine: sim::machine::Machine,
     sglang: &SglangArgs,
     layout: Layout,
+    replicas: u32,
     launch_line: bool,
 ) -> Result<sim::machine::Machine> {
-    let needed = layout.gpus() as usize;
+    // `--dp-size N` without DP attention: N engines on consecutive GPU sets
+    let needed = (layout.gpus() * replicas.max(1)) as usize;
     Ok(match sglang.visible_devices()? {
         // fewer visible than needed: check_environment says so
         Some(v) if v.len() >= needed => machine.with_gpus(&v[..needed])?,
         Some(_) => machine,
         None if launch_line && needed < machine.gpu_count as usize => {
-            machine.first_gpus(layout.gpus())?
+            machine.first_gpus(needed as u32)?
         }
         None => machine,
     })
@@ -173,7 +175,13 @@ impl Setup {
         let spec = model.resolve_or(sglang.model_path())?;
         let layout_args = server.layout.with_sizes(&sglang.sizes());
         let primary = primary_layout(&layout_args, &machine, &spec)?;
-        let machine = server_machine(machine, &sglang, primary, server.has_launch_line())?;
+        let machine = server_machine(
+            machine,
+            &sglang,
+            primary,
+            layout_args.replicas(),
+            server.has_launch_line(),
+        )?;
         let scenario = Scenario::new(machine, spec, sglang, primary)?;
         Setup::finish(
             scenario,

@@ -46,6 +46,7 @@ pub mod cost_cache;
 pub mod engine;
 pub mod kv_policy;
 pub mod output;
+pub mod replicas;
 
 use crate::cost::IterationModel;
 use crate::options::ServerOptions;
@@ -53,6 +54,7 @@ use crate::workload::Workload;
 pub use cost_cache::CostCache;
 pub use engine::{EngineConfig, EngineError};
 pub use output::{RUN_REPORT_SCHEMA_VERSION, RunBreakdown, RunOutput, RunReport, Summary};
+pub use replicas::simulate_replicas;
 
 /// SGLang's cap on concurrently held requests when `--max-running-requests` is not given: the
 /// request-to-token pool holds at most 4096 requests, and the scheduler keeps at most half the KV
@@ -132,20 +134,38 @@ pub fn simulate_with(
     workload: &Workload,
 ) -> Result<RunReport, ServingError> {
     let model = cache.model();
-    let layout = model.layout();
-    let mem = model.memory();
-    if !mem.fits {
-        return Err(ServingError::DoesNotFit {
-            layout: layout.short_name(),
-            shortfall_gb: mem.shortfall_bytes as f64 / 1e9,
-            fraction: crate::cost::memory::shown_fraction(mem.mem_fraction_static),
-            budget_gb: mem.static_budget_bytes as f64 / 1e9,
-        });
-    }
+    check_fits(model)?;
     let cfg = EngineConfig::new(model, opts, workload);
     let kv_capacity = cfg.kv_tokens;
     let requests = workload.requests();
-    let mut trace = engine::run(cfg, cache, &requests, workload.max_concurrency)?;
+    let trace = engine::run(cfg, cache, &requests, workload.max_concurrency)?;
+    Ok(report(model, opts, workload, &requests, trace, kv_capacity))
+}
+
+/// Refuses a layout whose weights do not fit its static budget.
+fn check_fits(model: &dyn IterationModel) -> Result<(), ServingError> {
+    let mem = model.memory();
+    if mem.fits {
+        return Ok(());
+    }
+    Err(ServingError::DoesNotFit {
+        layout: model.layout().short_name(),
+        shortfall_gb: mem.shortfall_bytes as f64 / 1e9,
+        fraction: crate::cost::memory::shown_fraction(mem.mem_fraction_static),
+        budget_gb: mem.static_budget_bytes as f64 / 1e9,
+    })
+}
+
+/// What bench_serving would print for `requests` served as `trace` records (`model`'s layout).
+fn report(
+    model: &dyn IterationModel,
+    opts: &ServerOptions,
+    workload: &Workload,
+    requests: &[crate::workload::RequestSpec],
+    mut trace: engine::Trace,
+    kv_capacity: u64,
+) -> RunReport {
+    let layout = model.layout();
     let in_tok: u64 = requests.iter().map(|r| r.input_tokens as u64).sum();
     let out_tok: u64 = requests.iter().map(|r| r.output_tokens.max(1) as u64).sum();
     let d = trace.duration_s.max(f64::MIN_POSITIVE);
@@ -162,7 +182,7 @@ pub fn simulate_with(
     let e2e_sum: f64 = trace.e2e_s.iter().sum();
     let e2e = Summary::of(&mut trace.e2e_s);
     let ms = 1e3;
-    Ok(RunReport {
+    RunReport {
         schema_version: RUN_REPORT_SCHEMA_VERSION,
         layout: layout.short_name(),
         sglang_flags: layout.sglang_flags(),
@@ -198,5 +218,6 @@ pub fn simulate_with(
         peak_kv_usage: trace.peak_kv_tokens as f64 / kv_capacity.max(1) as f64,
         breakdown: trace.breakdown,
         micro_batch_samples: trace.samples,
-    })
+        replicas: 1,
+    }
 }

@@ -64,6 +64,18 @@ pub struct RunReport {
     pub breakdown: RunBreakdown,
     /// Running requests of each micro-batch (one entry per micro-batch; one without PP), sampled.
     pub micro_batch_samples: Vec<MicroBatchSample>,
+    /// Engines behind SGLang's router (`--dp-size` without DP attention): the figures are the
+    /// whole box's; peaks and the KV pool summed over engines. Omitted when 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub replicas: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// `sim run --format json`: the run with what it was simulated on. Keys of [`RunReport`] stay at
@@ -170,6 +182,13 @@ impl WeightedSample {
     pub fn push(&mut self, v: f64, count: u64) {
         if count > 0 {
             *self.counts.entry(v.to_bits()).or_insert(0) += count;
+        }
+    }
+
+    /// Adds every observation of `other`.
+    pub fn absorb(&mut self, other: &WeightedSample) {
+        for (&bits, &n) in &other.counts {
+            *self.counts.entry(bits).or_insert(0) += n;
         }
     }
 
