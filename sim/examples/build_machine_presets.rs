@@ -162,6 +162,10 @@ fn run() -> anyhow::Result<()> {
             pcie_tuned::preset(&measured, pcie_tuned::Protocols::Ll128),
         ),
         (
+            "rtx-pro-6000-x8-baremetal-nccl-simple",
+            pcie_tuned::preset(&measured, pcie_tuned::Protocols::Simple),
+        ),
+        (
             "rtx-pro-6000-x8-vm-hostbounce",
             pcie::vm_hostbounce(&measured),
         ),

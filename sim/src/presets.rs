@@ -7,7 +7,8 @@
 //! - `rtx-pro-6000-x8-baremetal-nccl-tuned` / `-nccl-ll128`: the same box with NCCL tuned as the
 //!   rtx6kpro community runs it (`NCCL_P2P_LEVEL=SYS`, corrected topology: ~40 GB/s), with NCCL's
 //!   own protocol choice / with LL128 enabled (`NCCL_PROTO=LL,LL128,Simple`); published all-reduce
-//!   curves, the rest as bare metal.
+//!   curves, the rest as bare metal. `-nccl-simple`: `NCCL_PROTO=Simple`, the published Simple
+//!   points with NCCL's ring cost form below them.
 //! - `rtx-pro-6000-x8-vm-hostbounce`: the same cards in a Proxmox VM where P2P bounces through host
 //!   memory (the user's box during the GLM-5 work); curves derived from transfer physics.
 //! - `rtx-pro-6000-x16-pcie-switch`: 16 RTX PRO 6000 behind four PCIe Gen5 switches of four GPUs
@@ -22,7 +23,7 @@ use models::MachineProfile;
 use std::path::Path;
 
 /// (name, embedded JSON) of every built-in preset, in the order `sim` lists them.
-const PRESETS: [(&str, &str); 10] = [
+const PRESETS: [(&str, &str); 11] = [
     (
         "rtx-pro-6000-x8-baremetal",
         include_str!("../presets/machines/rtx-pro-6000-x8-baremetal.json"),
@@ -34,6 +35,10 @@ const PRESETS: [(&str, &str); 10] = [
     (
         "rtx-pro-6000-x8-baremetal-nccl-ll128",
         include_str!("../presets/machines/rtx-pro-6000-x8-baremetal-nccl-ll128.json"),
+    ),
+    (
+        "rtx-pro-6000-x8-baremetal-nccl-simple",
+        include_str!("../presets/machines/rtx-pro-6000-x8-baremetal-nccl-simple.json"),
     ),
     (
         "rtx-pro-6000-x8-vm-hostbounce",

@@ -37,6 +37,7 @@ fn every_preset_parses_with_provenance() {
             "rtx-pro-6000-x8-baremetal",
             "rtx-pro-6000-x8-baremetal-nccl-tuned",
             "rtx-pro-6000-x8-baremetal-nccl-ll128",
+            "rtx-pro-6000-x8-baremetal-nccl-simple",
             "rtx-pro-6000-x8-vm-hostbounce",
             "rtx-pro-6000-x16-pcie-switch",
             "h100-x8",

@@ -14,6 +14,23 @@
 //! So decode attention reads `1/d` of the cache per GPU for the same FLOPs (d× the heads over
 //! 1/d of the keys), and every layer adds three NCCL collectives over the DCP group. Prefill is
 //! left as it is (the records that use DCP are decode benchmarks).
+//!
+//! Which communicator and what overlaps, as vLLM runs it (read at v0.11–0.13 and main):
+//! - The DCP group is a `GroupCoordinator` named `dcp` (`distributed/parallel_state.py`, groups of
+//!   `d` consecutive ranks of the TP group). `CudaCommunicator.__init__`
+//!   (`distributed/device_communicators/cuda_communicator.py`) turns custom all-reduce, symmetric
+//!   memory and FlashInfer all-reduce off for every group whose name is not `tp`, so the three
+//!   collectives are NCCL's (PyNccl): the PCIe one-shot all-reduce of the community builds serves
+//!   the TP all-reduce only. Their cost is the machine's NCCL all-gather / reduce-scatter curves
+//!   on the group; for the tuned rtx6kpro states those are derived from the published tuned
+//!   all-reduce (`examples/machine_presets/pcie_tuned.rs`, `ring_half_us`).
+//! - Nothing overlaps them: `MLAAttention.forward` (`model_executor/layers/attention/
+//!   mla_attention.py`) runs gather → `forward_mqa` → `cp_lse_ag_out_rs` → `_v_up_proj` in order
+//!   on the compute stream, each consuming the previous output. Under a CUDA graph (the rtx6kpro
+//!   Kimi recipe captures full graphs, `splitting_ops: []`) they cost no launch.
+//! - `--dcp-comm-backend` defaults to `ag_rs` (`config/parallel.py`), the path above; `a2a`
+//!   (`v1/attention/ops/dcp_alltoall.py`, `dcp_a2a_lse_reduce`) replaces the LSE gather and the
+//!   reduce-scatter by one all-to-all and is not modelled (no record names it).
 
 use crate::machine::Machine;
 use crate::machine::curve::CommCurve;

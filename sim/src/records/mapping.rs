@@ -213,6 +213,7 @@ fn machine_preset(r: &Record, assumptions: &mut Vec<String>) -> Result<String, U
                 NcclTuning::Default => return Ok("rtx-pro-6000-x8-baremetal".into()),
                 NcclTuning::Tuned(why) => ("rtx-pro-6000-x8-baremetal-nccl-tuned", why),
                 NcclTuning::Ll128(why) => ("rtx-pro-6000-x8-baremetal-nccl-ll128", why),
+                NcclTuning::Simple(why) => ("rtx-pro-6000-x8-baremetal-nccl-simple", why),
             };
             assumptions.push(format!(
                 "{why}: NCCL tuned as on the rtx6kpro wiki's dual-Turin box (its published \
@@ -385,7 +386,7 @@ fn unmodelled_settings(r: &Record, sizes: &Sizes, why: &mut Vec<Unexpressible>) 
         why.push(Unexpressible::new(
             K::KnobNotModelled,
             format!(
-                "NCCL_PROTO={proto}: no published curve for that protocol set (LL, LL128 and \
+                "NCCL_PROTO={proto}: no curve for that protocol set (LL, LL128, Simple and \
                  NCCL's own choice are modelled)"
             ),
         ));

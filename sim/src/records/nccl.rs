@@ -11,6 +11,8 @@ pub(super) enum NcclTuning {
     Tuned(String),
     /// `NCCL_PROTO` lists LL128 (NCCL keeps it off on PCIe paths unless asked).
     Ll128(String),
+    /// `NCCL_PROTO=Simple` alone: Simple at every size, LL's small-message latency gone.
+    Simple(String),
 }
 
 impl NcclTuning {
@@ -46,6 +48,9 @@ impl NcclTuning {
         if let Some(p) = Self::protocols(r).filter(|p| p.iter().any(|s| s == "ll128")) {
             return NcclTuning::Ll128(format!("NCCL_PROTO={}", p.join(",")));
         }
+        if Self::protocols(r).is_some_and(|p| p == ["simple"]) {
+            return NcclTuning::Simple("NCCL_PROTO=simple".into());
+        }
         if let Some(p) = Self::stated(r, "NCCL_PROTO") {
             return NcclTuning::Tuned(format!("NCCL_PROTO={p}"));
         }
@@ -55,11 +60,14 @@ impl NcclTuning {
         }
     }
 
-    /// An `NCCL_PROTO` set with no published curve: anything but `default`, `LL` alone or a set
-    /// holding LL128 (e.g. `Simple` alone).
+    /// An `NCCL_PROTO` set with no curve: anything but `default`, `LL` alone, `Simple` alone,
+    /// `LL,Simple` (NCCL's own choice on PCIe, where LL128 is off) or a set holding LL128.
     pub(super) fn unmodelled_proto(r: &Record) -> Option<String> {
         let p = Self::protocols(r)?;
-        let modelled = p == ["ll"] || p.iter().any(|s| s == "ll128");
+        let modelled = p == ["ll"]
+            || p == ["simple"]
+            || p == ["ll", "simple"]
+            || p.iter().any(|s| s == "ll128");
         (!modelled).then(|| p.join(","))
     }
 }
@@ -86,6 +94,7 @@ mod tests {
             NcclTuning::Default => "default",
             NcclTuning::Tuned(_) => "tuned",
             NcclTuning::Ll128(_) => "ll128",
+            NcclTuning::Simple(_) => "simple",
         }
     }
 
@@ -108,9 +117,13 @@ mod tests {
             NcclTuning::unmodelled_proto(&record("NCCL_PROTO=LL", "")),
             None
         );
+        let simple = record("pure NCCL allreduce, NCCL_PROTO=Simple", "");
+        assert_eq!(kind(&simple), "simple");
+        assert_eq!(NcclTuning::unmodelled_proto(&simple), None);
+        assert_eq!(kind(&record("NCCL_PROTO=LL,Simple", "")), "tuned");
         assert_eq!(
-            NcclTuning::unmodelled_proto(&record("NCCL_PROTO=Simple", "")).as_deref(),
-            Some("simple")
+            NcclTuning::unmodelled_proto(&record("NCCL_PROTO=Tree", "")).as_deref(),
+            Some("tree")
         );
     }
 }
