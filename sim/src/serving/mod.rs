@@ -19,6 +19,8 @@
 //! - `python/sglang/srt/managers/schedule_policy.py` @ `00550cd1` (`PrefillAdder`): budgets of
 //!   `chunked_prefill_size` and `max_prefill_tokens` tokens per prefill batch, the last admitted
 //!   request chunked; KV admission with `new_token_ratio` ([`kv_policy`]).
+//! - Closed rounds (not bench_serving's client: [`crate::workload::Workload::closed_rounds`]): a
+//!   round's requests reach the server together and the next round when its last one finished.
 //! - Workloads and measured runs: `bench_serving` ([`crate::workload`], [`crate::bench_serving::read`]).
 //!
 //! # Simplifications that remain
@@ -115,6 +117,14 @@ impl EngineConfig {
     }
 }
 
+/// How the workload's client paces its requests.
+fn client(workload: &Workload) -> engine::Client {
+    engine::Client {
+        max_concurrency: workload.max_concurrency,
+        closed_rounds: workload.closed_rounds,
+    }
+}
+
 /// Simulates one bench_serving run of `workload` against `model` served with `opts`.
 pub fn simulate(
     model: &dyn IterationModel,
@@ -145,7 +155,7 @@ pub fn simulate_with(
     let cfg = EngineConfig::new(model, opts, workload);
     let kv_capacity = cfg.kv_tokens;
     let requests = workload.requests();
-    let mut trace = engine::run(cfg, cache, &requests, workload.max_concurrency)?;
+    let mut trace = engine::run(cfg, cache, &requests, client(workload))?;
     let in_tok: u64 = requests.iter().map(|r| r.input_tokens as u64).sum();
     let out_tok: u64 = requests.iter().map(|r| r.output_tokens.max(1) as u64).sum();
     let d = trace.duration_s.max(f64::MIN_POSITIVE);
@@ -167,6 +177,7 @@ pub fn simulate_with(
         layout: layout.short_name(),
         sglang_flags: layout.sglang_flags(),
         max_concurrency: workload.max_concurrency,
+        closed_rounds: workload.closed_rounds,
         request_rate: workload.request_rate,
         random_input_len: workload.random_input_len,
         random_output_len: workload.random_output_len,

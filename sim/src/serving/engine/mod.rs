@@ -42,6 +42,15 @@ pub struct EngineConfig {
     pub cached_prefix_tokens: u32,
 }
 
+/// How the client paces requests: bench_serving's semaphore of `max_concurrency` slots (a slot
+/// frees when any request finishes), or closed rounds of `max_concurrency` requests (all slots
+/// free together when the round's last request finishes).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Client {
+    pub max_concurrency: Option<u32>,
+    pub closed_rounds: bool,
+}
+
 /// Per-request results the caller summarises.
 #[derive(Debug, Default)]
 pub struct Trace {
@@ -120,6 +129,9 @@ struct Engine<'a, 'm> {
     next_send: usize,
     /// Times client concurrency slots free up, ascending.
     slots: VecDeque<f64>,
+    /// Closed rounds: the round's size, and its requests not yet finished.
+    round_size: Option<usize>,
+    round_left: usize,
     waiting: VecDeque<u32>,
     /// SGLang's `Scheduler.chunked_req`: one per scheduler, not per micro-batch, so under PP
     /// its next chunk runs in the very next turn's micro-batch.
@@ -143,7 +155,7 @@ pub fn run(
     cfg: EngineConfig,
     cache: &mut CostCache<'_>,
     requests: &[RequestSpec],
-    max_concurrency: Option<u32>,
+    client: Client,
 ) -> Result<Trace, EngineError> {
     if cfg.max_running_requests == 0 || cfg.micro_batch_cap == 0 || cfg.prefill_budget_tokens == 0 {
         return Err(EngineError::Stuck);
@@ -171,13 +183,15 @@ pub fn run(
         }
     }
     let n = reqs.len();
-    let slot_count = max_concurrency.map_or(n, |c| (c as usize).min(n));
+    let slot_count = client.max_concurrency.map_or(n, |c| (c as usize).min(n));
     let mut e = Engine {
         cfg,
         cache,
         reqs,
         next_send: 0,
         slots: std::iter::repeat_n(0.0, slot_count).collect(),
+        round_size: client.closed_rounds.then_some(slot_count),
+        round_left: slot_count,
         waiting: VecDeque::new(),
         chunked: None,
         mbs: (0..cfg.micro_batches.max(1))
@@ -515,7 +529,22 @@ impl Engine<'_, '_> {
         self.kv_used -= q.kv_alloc as u64;
         self.mbs[j].held -= 1;
         self.running_total -= 1;
-        self.slots.push_back(self.now);
+        self.free_slot();
+    }
+
+    /// A request finished: its client slot frees now (bench_serving), or with closed rounds all
+    /// of the round's slots once its last request finished.
+    fn free_slot(&mut self) {
+        let Some(size) = self.round_size else {
+            self.slots.push_back(self.now);
+            return;
+        };
+        self.round_left -= 1;
+        if self.round_left == 0 {
+            let next = size.min(self.reqs.len() - self.next_send);
+            self.slots.extend(std::iter::repeat_n(self.now, next));
+            self.round_left = next;
+        }
     }
 
     /// Records micro-batch sizes every `sample_every_s`, thinning to at most [`MAX_SAMPLES`].
