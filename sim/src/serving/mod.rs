@@ -48,6 +48,7 @@ pub mod cost_cache;
 pub mod engine;
 pub mod kv_policy;
 pub mod output;
+pub mod pipeline;
 
 use crate::cost::IterationModel;
 use crate::options::ServerOptions;

@@ -132,6 +132,13 @@ struct Engine<'a, 'm> {
     /// Closed rounds: the round's size, and its requests not yet finished.
     round_size: Option<usize>,
     round_left: usize,
+    /// Closed rounds: a round has just started and only its first request has reached the
+    /// scheduler. The user's GLM-4.7 server log shows every round's first prefill batch with
+    /// `#new-seq: 1, #queue-req: 0` and the rest of the round in the next one (rounds of 2, 16,
+    /// 64 and 128; `data/observations/logs/glm47-fp8-tp8-calibration.log`): the requests of a
+    /// round pass the tokenizer one by one, and the scheduler launches on the first. Under PP this
+    /// is what makes the first micro-batch small and the next take the rest of the round.
+    round_first_only: bool,
     waiting: VecDeque<u32>,
     /// SGLang's `Scheduler.chunked_req`: one per scheduler, not per micro-batch, so under PP
     /// its next chunk runs in the very next turn's micro-batch.
@@ -192,6 +199,7 @@ pub fn run(
         slots: std::iter::repeat_n(0.0, slot_count).collect(),
         round_size: client.closed_rounds.then_some(slot_count),
         round_left: slot_count,
+        round_first_only: client.closed_rounds,
         waiting: VecDeque::new(),
         chunked: None,
         mbs: (0..cfg.micro_batches.max(1))
@@ -308,6 +316,9 @@ impl Engine<'_, '_> {
             self.reqs[self.next_send].send_s = a.max(free);
             self.waiting.push_back(self.next_send as u32);
             self.next_send += 1;
+            if std::mem::take(&mut self.round_first_only) {
+                break;
+            }
         }
     }
 
@@ -544,6 +555,7 @@ impl Engine<'_, '_> {
             let next = size.min(self.reqs.len() - self.next_send);
             self.slots.extend(std::iter::repeat_n(self.now, next));
             self.round_left = next;
+            self.round_first_only = true;
         }
     }
 
