@@ -45,3 +45,49 @@ fn triton_mla_decode_costs_its_split_partials() {
         "{triton} vs {flashinfer}"
     );
 }
+
+/// Backends SGLang cannot run on SM120 are refused in one line (exit 2) before anything is
+/// costed: FlashMLA is built for SM90/SM100; TRT-LLM MLA runs there as FlashInfer's XQA MLA,
+/// which takes an fp8 cache only (with one, the line runs and says so).
+#[test]
+fn backends_that_do_not_run_on_sm120_are_refused() {
+    let run = |backend: &str, kv: &str| {
+        common::sim_output(&[
+            "predict",
+            "--machine",
+            "rtx-pro-6000-x8-baremetal",
+            "--model",
+            "kimi-k2-thinking-nvfp4",
+            "--layout",
+            "TP8",
+            "--kv-cache-dtype",
+            kv,
+            "--attention-backend",
+            backend,
+            "--batch",
+            "64",
+            "--context",
+            "2048",
+        ])
+    };
+    let (code, out, err) = run("flashmla", "fp8_e4m3");
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("SM90 and SM100") && err.contains("triton or flashinfer"),
+        "{err}"
+    );
+    let (code, _, err) = run("trtllm_mla", "bf16");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("XQA MLA") && err.contains("--kv-cache-dtype fp8_e4m3"),
+        "{err}"
+    );
+    let (code, out, err) = run("trtllm_mla", "fp8_e4m3");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        format!("{out}{err}").contains("XQA MLA decode"),
+        "{out}{err}"
+    );
+}
