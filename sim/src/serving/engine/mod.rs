@@ -20,8 +20,11 @@ use super::output::{MicroBatchSample, RunBreakdown, WeightedSample};
 use crate::workload::RequestSpec;
 use std::collections::VecDeque;
 
+mod client;
 mod kv;
 mod repeat;
+
+pub use client::Client;
 
 /// Scheduler limits resolved from the server options and the memory plan.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,15 +43,6 @@ pub struct EngineConfig {
     pub kv_tokens: u64,
     /// Prompt tokens every request finds in the prefix cache.
     pub cached_prefix_tokens: u32,
-}
-
-/// How the client paces requests: bench_serving's semaphore of `max_concurrency` slots (a slot
-/// frees when any request finishes), or closed rounds of `max_concurrency` requests (all slots
-/// free together when the round's last request finishes).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Client {
-    pub max_concurrency: Option<u32>,
-    pub closed_rounds: bool,
 }
 
 /// Per-request results the caller summarises.
@@ -302,32 +296,6 @@ impl Engine<'_, '_> {
         Ok(())
     }
 
-    /// Moves requests the client may send by now into the server's waiting queue.
-    fn client_send(&mut self) {
-        while self.next_send < self.reqs.len() {
-            let a = self.reqs[self.next_send].arrival_s;
-            let Some(&free) = self.slots.front() else {
-                break;
-            };
-            if a > self.now || free > self.now {
-                break;
-            }
-            self.slots.pop_front();
-            self.reqs[self.next_send].send_s = a.max(free);
-            self.waiting.push_back(self.next_send as u32);
-            self.next_send += 1;
-            if std::mem::take(&mut self.round_first_only) {
-                break;
-            }
-        }
-    }
-
-    fn next_send_time(&self) -> f64 {
-        let a = self.reqs[self.next_send].arrival_s;
-        let free = self.slots.front().copied().unwrap_or(a);
-        a.max(free).max(self.now)
-    }
-
     /// SGLang's `get_next_batch_to_run` for micro-batch `m`: a prefill batch if anything can be
     /// admitted (or a chunk continues), else a decode step of its running requests.
     fn schedule(&mut self, m: usize, t: u64) {
@@ -541,22 +509,6 @@ impl Engine<'_, '_> {
         self.mbs[j].held -= 1;
         self.running_total -= 1;
         self.free_slot();
-    }
-
-    /// A request finished: its client slot frees now (bench_serving), or with closed rounds all
-    /// of the round's slots once its last request finished.
-    fn free_slot(&mut self) {
-        let Some(size) = self.round_size else {
-            self.slots.push_back(self.now);
-            return;
-        };
-        self.round_left -= 1;
-        if self.round_left == 0 {
-            let next = size.min(self.reqs.len() - self.next_send);
-            self.slots.extend(std::iter::repeat_n(self.now, next));
-            self.round_left = next;
-            self.round_first_only = true;
-        }
     }
 
     /// Records micro-batch sizes every `sample_every_s`, thinning to at most [`MAX_SAMPLES`].
