@@ -5,9 +5,9 @@
 
 mod common;
 
-use common::sim_stdout;
-
-fn kv_read_ms(backend: &str, extra: &[&str]) -> f64 {
+/// `sim predict` of Kimi-K2-Thinking NVFP4 at TP8 on the RTX PRO 6000 box, 64 requests at 2048
+/// tokens, with `backend` and a `kv` cache: exit code, stdout, stderr.
+fn predict(backend: &str, kv: &str, extra: &[&str]) -> (i32, String, String) {
     let mut args = vec![
         "predict",
         "--machine",
@@ -17,7 +17,7 @@ fn kv_read_ms(backend: &str, extra: &[&str]) -> f64 {
         "--layout",
         "TP8",
         "--kv-cache-dtype",
-        "fp8_e4m3",
+        kv,
         "--attention-backend",
         backend,
         "--batch",
@@ -26,7 +26,12 @@ fn kv_read_ms(backend: &str, extra: &[&str]) -> f64 {
         "2048",
     ];
     args.extend(extra);
-    let out = sim_stdout(&args);
+    common::sim_output(&args)
+}
+
+fn kv_read_ms(backend: &str, extra: &[&str]) -> f64 {
+    let (code, out, err) = predict(backend, "fp8_e4m3", extra);
+    assert_eq!(code, 0, "{backend}: {err}");
     let line = out
         .lines()
         .find(|l| l.contains("KV reads"))
@@ -51,25 +56,7 @@ fn triton_mla_decode_costs_its_split_partials() {
 /// which takes an fp8 cache only (with one, the line runs and says so).
 #[test]
 fn backends_that_do_not_run_on_sm120_are_refused() {
-    let run = |backend: &str, kv: &str| {
-        common::sim_output(&[
-            "predict",
-            "--machine",
-            "rtx-pro-6000-x8-baremetal",
-            "--model",
-            "kimi-k2-thinking-nvfp4",
-            "--layout",
-            "TP8",
-            "--kv-cache-dtype",
-            kv,
-            "--attention-backend",
-            backend,
-            "--batch",
-            "64",
-            "--context",
-            "2048",
-        ])
-    };
+    let run = |backend: &str, kv: &str| predict(backend, kv, &[]);
     let (code, out, err) = run("flashmla", "fp8_e4m3");
     assert_eq!(code, 2, "{err}");
     assert!(out.is_empty(), "{out}");
