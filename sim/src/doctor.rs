@@ -283,8 +283,9 @@ fn kv_flags(opts: &ServerOptions, plan: &crate::cost::MemoryPlan) -> Vec<String>
     ]
 }
 
-/// The cost of an uneven PP split: the bottleneck stage runs every micro-batch in turn, so a
-/// round of the split takes the sum of their stage steps, against `pp` steps of an even share.
+/// The cost of an uneven PP split: a rotation of the logged micro-batches against one of an even
+/// share, both paced as SGLang's PP loop paces them ([`crate::serving::pipeline`], the rule the
+/// serving replay follows): each turn waits for its slowest stage.
 fn pp_imbalance(model: &dyn IterationModel, split: &PpSplit) -> Option<Limit> {
     let pp = split.running.len() as u32;
     let total = split.total();
@@ -292,13 +293,9 @@ fn pp_imbalance(model: &dyn IterationModel, split: &PpSplit) -> Option<Limit> {
         return None;
     }
     let ctx = split.context_tokens;
-    let uneven: f64 = split
-        .running
-        .iter()
-        .map(|&n| logged_step_s(model, n.max(1), ctx))
-        .sum();
+    let uneven = crate::serving::pipeline::split_rotation_s(model, &split.running, ctx);
     let share = total.div_ceil(pp);
-    let even = f64::from(pp) * logged_step_s(model, share, ctx);
+    let even = crate::serving::pipeline::split_rotation_s(model, &vec![share; pp as usize], ctx);
     let loss = 1.0 - even / uneven;
     let largest = split.running.iter().copied().max().unwrap_or(0);
     let ratio = f64::from(largest) / (f64::from(total) / f64::from(pp));
@@ -312,7 +309,7 @@ fn pp_imbalance(model: &dyn IterationModel, split: &PpSplit) -> Option<Limit> {
         .collect::<Vec<_>>()
         .join("/");
     let round = format!(
-        "PP split: the logged micro-batches held {shown} of {total} requests; the bottleneck stage takes {:.1} ms per round against {:.1} ms for an even {share}-request split",
+        "PP split: the logged micro-batches held {shown} of {total} requests; a rotation of them (each turn waits for its slowest stage) takes {:.1} ms against {:.1} ms for an even {share}-request split",
         uneven * 1e3,
         even * 1e3
     );

@@ -5,9 +5,9 @@
 
 mod common;
 
-use common::sim_stdout;
-
-fn kv_read_ms(backend: &str, extra: &[&str]) -> f64 {
+/// `sim predict` of Kimi-K2-Thinking NVFP4 at TP8 on the RTX PRO 6000 box, 64 requests at 2048
+/// tokens, with `backend` and a `kv` cache: exit code, stdout, stderr.
+fn predict(backend: &str, kv: &str, extra: &[&str]) -> (i32, String, String) {
     let mut args = vec![
         "predict",
         "--machine",
@@ -17,7 +17,7 @@ fn kv_read_ms(backend: &str, extra: &[&str]) -> f64 {
         "--layout",
         "TP8",
         "--kv-cache-dtype",
-        "fp8_e4m3",
+        kv,
         "--attention-backend",
         backend,
         "--batch",
@@ -26,7 +26,12 @@ fn kv_read_ms(backend: &str, extra: &[&str]) -> f64 {
         "2048",
     ];
     args.extend(extra);
-    let out = sim_stdout(&args);
+    common::sim_output(&args)
+}
+
+fn kv_read_ms(backend: &str, extra: &[&str]) -> f64 {
+    let (code, out, err) = predict(backend, "fp8_e4m3", extra);
+    assert_eq!(code, 0, "{backend}: {err}");
     let line = out
         .lines()
         .find(|l| l.contains("KV reads"))
@@ -43,5 +48,33 @@ fn triton_mla_decode_costs_its_split_partials() {
     assert!(
         triton > flashinfer * 1.1 && triton < flashinfer * 1.5,
         "{triton} vs {flashinfer}"
+    );
+}
+
+/// Backends SGLang cannot run on SM120 are refused in one line (exit 2) before anything is
+/// costed: FlashMLA is built for SM90/SM100; TRT-LLM MLA runs there as FlashInfer's XQA MLA,
+/// which takes an fp8 cache only (with one, the line runs and says so).
+#[test]
+fn backends_that_do_not_run_on_sm120_are_refused() {
+    let run = |backend: &str, kv: &str| predict(backend, kv, &[]);
+    let (code, out, err) = run("flashmla", "fp8_e4m3");
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("SM90 and SM100") && err.contains("triton or flashinfer"),
+        "{err}"
+    );
+    let (code, _, err) = run("trtllm_mla", "bf16");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("XQA MLA") && err.contains("--kv-cache-dtype fp8_e4m3"),
+        "{err}"
+    );
+    let (code, out, err) = run("trtllm_mla", "fp8_e4m3");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        format!("{out}{err}").contains("XQA MLA decode"),
+        "{out}{err}"
     );
 }

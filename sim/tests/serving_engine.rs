@@ -362,3 +362,112 @@ fn repeated_decode_steps_are_accounted_exactly() {
         assert_eq!(many.completed, 16);
     }
 }
+
+/// Closed rounds of `n` requests, each round's time by hand: its prefill batches (the first
+/// request alone, as the user's server log shows every round start, then the rest of the
+/// round's prompt tokens in 8192-token budgets; prefill goes first in SGLang's scheduler, so no
+/// decode runs until the round is admitted) plus one decode step per token after the first of
+/// its longest request, 10 ms each.
+fn closed_round_duration_by_hand(w: &Workload) -> (f64, u64) {
+    let n = w.max_concurrency.unwrap() as usize;
+    let reqs = w.requests();
+    let (mut secs, mut tokens) = (0.0, 0u64);
+    for round in reqs.chunks(n) {
+        let prompt: u64 = round.iter().map(|r| r.input_tokens as u64).sum();
+        let longest = round.iter().map(|r| r.output_tokens.max(1)).max().unwrap();
+        let prefills = 1 + (prompt - round[0].input_tokens as u64).div_ceil(8192);
+        secs += 0.010 * (prefills + longest as u64 - 1) as f64;
+        tokens += round
+            .iter()
+            .map(|r| r.output_tokens.max(1) as u64)
+            .sum::<u64>();
+    }
+    (secs, tokens)
+}
+
+#[test]
+fn closed_rounds_pay_each_rounds_prefill_and_its_tail() {
+    // The user's GLM-4.7 client: rounds of 256 and 512 requests sent at once, 61-token prompts
+    // and up to 100 tokens out (U{1..100}: the round waits for its longest request).
+    let m = Fake::new(1, 1 << 26);
+    let o = ServerOptions::default();
+    for n in [256u32, 512] {
+        let open = Workload {
+            random_input_len: 61,
+            random_range_ratio: 0.0,
+            ..closed(n, 8 * n, 61, 100)
+        };
+        let rounds = Workload {
+            closed_rounds: true,
+            ..open.clone()
+        };
+        let (secs, tokens) = closed_round_duration_by_hand(&rounds);
+        let r = simulate(&m, &o, &rounds).unwrap();
+        assert_eq!(r.total_output_tokens, tokens);
+        assert!(
+            (r.duration - secs).abs() < 1e-6,
+            "n={n}: simulated {} s, by hand {secs} s",
+            r.duration
+        );
+        assert!((r.output_throughput - tokens as f64 / secs).abs() < 1e-6);
+        // Against the steady decode figure (n tokens per 10 ms step, what a full batch gives)
+        // the round loses its prefill steps and the tail where its batch empties: U{1..100}
+        // outputs make ~50 tokens per request over ~100 steps, so about half.
+        let steady = n as f64 / 0.010;
+        let share = r.output_throughput / steady;
+        let mean_out = tokens as f64 / (8 * n) as f64;
+        assert!(
+            share < 0.55 && share > 0.9 * mean_out / 102.0,
+            "n={n}: closed {:.0} tok/s is {share:.2} of the steady {steady:.0} tok/s",
+            r.output_throughput
+        );
+    }
+}
+
+#[test]
+fn closed_rounds_refuse_a_request_rate() {
+    let w = Workload {
+        closed_rounds: true,
+        request_rate: Some(2.0),
+        ..closed(8, 16, 32, 50)
+    };
+    assert_eq!(
+        w.validate(1 << 20),
+        Err(sim::workload::WorkloadError::RoundsWithRate)
+    );
+}
+
+/// A TP4×PP2 closed round of 128 short prompts: the round's first request reaches the scheduler
+/// alone and fills the first micro-batch's prefill, the next micro-batch takes the other 127
+/// (SGLang's split, 1/127, as uneven as the 81/937 of the user's logs); every token of either
+/// micro-batch then waits a rotation paced by the 127-request step, as
+/// `serving::pipeline::split_rotation_s` (the doctor's costing of a logged split) says.
+#[test]
+fn an_uneven_pipeline_split_decodes_at_the_pace_the_doctor_costs() {
+    let mut m = Fake::new(2, 1 << 20);
+    m.per_token_s = 0.0001;
+    m.hop_s = 0.001;
+    let w = Workload {
+        closed_rounds: true,
+        ..closed(128, 128, 10, 50)
+    };
+    let r = simulate(&m, &ServerOptions::default(), &w).unwrap();
+    let sizes: Vec<Vec<u32>> = r
+        .micro_batch_samples
+        .iter()
+        .map(|s| s.sizes.clone())
+        .collect();
+    assert!(sizes.contains(&vec![1, 127]), "{sizes:?}");
+    let rotation = sim::serving::pipeline::split_rotation_s(&m, &[1, 127], 60);
+    // 2 turns of (127-request stage step + hop): (10 ms + 12.7 ms) / 2 + 1 ms each
+    assert!(
+        (rotation - 2.0 * (0.01135 + 0.001)).abs() < 1e-9,
+        "{rotation}"
+    );
+    assert!(
+        (r.median_itl_ms - rotation * 1e3).abs() < 1e-6,
+        "median ITL {} ms, rotation {} ms",
+        r.median_itl_ms,
+        rotation * 1e3
+    );
+}

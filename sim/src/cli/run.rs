@@ -102,9 +102,13 @@ fn table(o: &RunOutput) -> Table {
         format!("{} on {}", o.model, o.machine),
         format!("{} ({})", r.layout, r.sglang_flags),
     ]);
-    let conc = r
-        .max_concurrency
-        .map_or("unlimited".to_string(), |c| c.to_string());
+    let conc = match (r.max_concurrency, r.closed_rounds) {
+        (Some(c), true) => {
+            format!("{c} (closed rounds: {c} sent at once, the next round when all finished)")
+        }
+        (Some(c), false) => c.to_string(),
+        (None, _) => "unlimited".to_string(),
+    };
     let mut rows: Vec<(&str, String)> = vec![
         ("Maximum request concurrency", conc),
         (

@@ -255,6 +255,8 @@ impl ServerArgs {
             super::args::LayoutSelection::All => (models::Layout::tp(machine.gpu_count), true),
         };
         let r = options_for(&sg, machine.memory_bytes(), &layout, spec)?;
+        // a backend SGLang would not run on this GPU is refused before anything is costed
+        let backend_note = sim::cost::attn_backend::check(machine, spec, &r.options)?;
         let mut lines: Vec<String> = sg
             .not_modelled_line()
             .map(|l| format!("warning: {l}"))
@@ -270,6 +272,7 @@ impl ServerArgs {
                 format!("note: {n}")
             }
         }));
+        lines.extend(backend_note.map(|n| format!("note: {n}")));
         Ok((r.options, lines))
     }
 

@@ -125,6 +125,11 @@ pub struct WorkloadArgs {
     /// Poisson arrival rate, requests/s (`inf` or omitted = all at once).
     #[arg(long)]
     pub request_rate: Option<String>,
+    /// Closed rounds, not bench_serving's client: send `--max-concurrency` requests at once and
+    /// the next round only when all of them have finished (a script gathering a round of
+    /// non-streaming requests); throughput is then the rounds' tokens over the rounds' time.
+    #[arg(long)]
+    pub closed_rounds: bool,
     /// Prompt tokens every request finds in the prefix cache (a shared system prompt).
     #[arg(long, default_value_t = 0)]
     pub cached_prefix_tokens: u32,
@@ -216,6 +221,7 @@ impl WorkloadArgs {
             cached_prefix_tokens: self.cached_prefix_tokens,
             seed: self.seed,
             dataset,
+            closed_rounds: self.closed_rounds,
         };
         let list: Vec<Option<u32>> = if self.max_concurrency.is_empty() {
             vec![None]

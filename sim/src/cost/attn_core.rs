@@ -51,7 +51,13 @@ pub(crate) struct AttnCore {
     /// backend's path for it; [`Self::prefill_flops_per_pair`] without a prefix).
     pub prefill_flops_per_pair_cached: f64,
     /// SGLang's Triton MLA decode: its split-KV partials ([`TritonSplitKv`]); `None` for the
-    /// other backends, whose kernels merge their splits on chip.
+    /// other backends. FlashInfer's MLA decode (`BatchMLAPagedAttentionWrapper`, the `fa2`
+    /// template on SM120: `include/flashinfer/attention/mla.cuh`) also splits KV where its planner
+    /// (`MLAPlan`) finds too few requests for the SMs, but it is one cooperative kernel: the
+    /// partials (bf16 output, fp32 log-sum-exp) are merged by `DevicePersistentMergeStates` after
+    /// a `grid.sync()`, with no second launch; that traffic (at most half of Triton's fp32 one)
+    /// is left in the kernel tables' MLA decode curve (whose backend they do not state), not
+    /// added here.
     pub triton_split_kv: Option<TritonSplitKv>,
     /// The layers' attention kinds (sliding window, Gated DeltaNet) beside full attention.
     pub mix: LayerMix,

@@ -12,6 +12,7 @@
 //! as SGLang does, [`steady`] turns iteration costs into closed-loop decode throughput,
 //! [`traffic`] counts bytes on the wire and expert reads, [`report`] is `sim predict`'s output.
 
+pub mod attn_backend;
 pub mod attn_core;
 pub mod batch_stats;
 pub mod block;

@@ -19,6 +19,8 @@
 //! - `python/sglang/srt/managers/schedule_policy.py` @ `00550cd1` (`PrefillAdder`): budgets of
 //!   `chunked_prefill_size` and `max_prefill_tokens` tokens per prefill batch, the last admitted
 //!   request chunked; KV admission with `new_token_ratio` ([`kv_policy`]).
+//! - Closed rounds (not bench_serving's client: [`crate::workload::Workload::closed_rounds`]): a
+//!   round's requests reach the server together and the next round when its last one finished.
 //! - Workloads and measured runs: `bench_serving` ([`crate::workload`], [`crate::bench_serving::read`]).
 //!
 //! # Simplifications that remain
@@ -46,6 +48,7 @@ pub mod cost_cache;
 pub mod engine;
 pub mod kv_policy;
 pub mod output;
+pub mod pipeline;
 pub mod replicas;
 
 use crate::cost::IterationModel;
@@ -117,6 +120,14 @@ impl EngineConfig {
     }
 }
 
+/// How the workload's client paces its requests.
+fn client(workload: &Workload) -> engine::Client {
+    engine::Client {
+        max_concurrency: workload.max_concurrency,
+        closed_rounds: workload.closed_rounds,
+    }
+}
+
 /// Simulates one bench_serving run of `workload` against `model` served with `opts`.
 pub fn simulate(
     model: &dyn IterationModel,
@@ -138,7 +149,7 @@ pub fn simulate_with(
     let cfg = EngineConfig::new(model, opts, workload);
     let kv_capacity = cfg.kv_tokens;
     let requests = workload.requests();
-    let trace = engine::run(cfg, cache, &requests, workload.max_concurrency)?;
+    let trace = engine::run(cfg, cache, &requests, client(workload))?;
     Ok(report(model, opts, workload, &requests, trace, kv_capacity))
 }
 
@@ -187,6 +198,7 @@ fn report(
         layout: layout.short_name(),
         sglang_flags: layout.sglang_flags(),
         max_concurrency: workload.max_concurrency,
+        closed_rounds: workload.closed_rounds,
         request_rate: workload.request_rate,
         random_input_len: workload.random_input_len,
         random_output_len: workload.random_output_len,

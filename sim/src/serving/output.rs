@@ -19,6 +19,9 @@ pub struct RunReport {
     pub sglang_flags: String,
     /// `--max-concurrency` (`null` = unlimited).
     pub max_concurrency: Option<u32>,
+    /// `--closed-rounds`: `max_concurrency` is the size of each round the client sends at once.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub closed_rounds: bool,
     /// `--request-rate` (`null` = inf).
     pub request_rate: Option<f64>,
     pub random_input_len: u32,

@@ -7,7 +7,9 @@
 //! The client's `--max-concurrency C` is one limit over all engines; with round-robin dispatch
 //! and engines of equal speed each holds C/N of them in flight (C mod N engines one more), which
 //! is how it is replayed. An engine that finishes its share early does not take over the other's
-//! (the router does not rebalance), as SGLang's round-robin does not. With fewer slots than
+//! (the router does not rebalance), as SGLang's round-robin does not. Closed rounds are replayed
+//! per engine (each engine's share of a round starts when its share of the last one finished;
+//! the client waits for the slowest, the same as long as the engines are equal). With fewer slots than
 //! engines (C < N) only C engines ever hold a request at once: the workload is replayed on C of
 //! them, one slot each (the same throughput and latencies as round-robin over all N, the
 //! engines being equal), while the KV pools of all N are reported.
@@ -43,11 +45,14 @@ pub fn simulate_replicas(
             continue;
         }
         let mine: Vec<_> = requests.iter().skip(r).step_by(used).cloned().collect();
-        let share = workload
-            .max_concurrency
-            .map(|c| concurrency_share(c, r, used));
+        let client = engine::Client {
+            max_concurrency: workload
+                .max_concurrency
+                .map(|c| concurrency_share(c, r, used)),
+            closed_rounds: workload.closed_rounds,
+        };
         let mut cache = CostCache::new(*model);
-        absorb(&mut merged, engine::run(cfg, &mut cache, &mine, share)?);
+        absorb(&mut merged, engine::run(cfg, &mut cache, &mine, client)?);
     }
     let mut out = report(models[0], opts, workload, &requests, merged, kv_capacity);
     out.replicas = n as u32;

@@ -13,7 +13,8 @@
 //! also shorten each text prompt by the tokenizer's special tokens, which the server adds back:
 //! the server computes `len` tokens while the client's `total_input_tokens` counts one or two
 //! fewer per request (≤ 0.2% at 1,000 tokens); the simulation reports the server's count.
-//! Arrivals follow `get_request`: inter-arrival gaps drawn from an exponential of rate
+//! A closed-round client ([`Workload::closed_rounds`]) is not bench_serving's: it sends a whole
+//! round at once and waits for all of it. Arrivals follow `get_request`: inter-arrival gaps drawn from an exponential of rate
 //! `--request-rate` (`inf` = all at once). The numbers are drawn from a seeded ChaCha generator,
 //! not numpy's, so a seed reproduces a simulation, not bench_serving's exact prompts.
 
@@ -72,6 +73,13 @@ pub struct Workload {
     /// `--dataset-name` (and for ShareGPT where the lengths come from).
     #[serde(default)]
     pub dataset: Dataset,
+    /// Closed rounds (`--closed-rounds`): the client sends `max_concurrency` requests at once
+    /// and the next round only when every request of the round has finished (a script that
+    /// gathers a round of non-streaming requests), instead of bench_serving's semaphore, which
+    /// sends the next request as soon as any one finishes. Each round then pays its prefill and
+    /// the tail of decode steps with a partly filled batch.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub closed_rounds: bool,
 }
 
 impl Default for Workload {
@@ -88,6 +96,7 @@ impl Default for Workload {
             cached_prefix_tokens: 0,
             seed: 1,
             dataset: Dataset::Random,
+            closed_rounds: false,
         }
     }
 }
@@ -117,6 +126,10 @@ pub enum WorkloadError {
     #[error("--max-concurrency must be at least 1")]
     ZeroConcurrency,
     #[error(
+        "--closed-rounds sends each round at once: drop --request-rate (the round size is --max-concurrency)"
+    )]
+    RoundsWithRate,
+    #[error(
         "the workload needs up to {needed} tokens of context but the model supports {limit}: lower --random-input-len/--random-output-len"
     )]
     TooLong { needed: u64, limit: u64 },
@@ -141,6 +154,9 @@ impl Workload {
         }
         if self.max_concurrency == Some(0) {
             return Err(WorkloadError::ZeroConcurrency);
+        }
+        if self.closed_rounds && self.request_rate.is_some() {
+            return Err(WorkloadError::RoundsWithRate);
         }
         // ShareGPT pairs longer than the context are pruned when drawn, as the server would
         // refuse them; random lengths are the user's choice and must fit.
@@ -199,8 +215,10 @@ impl Workload {
         if self.random_range_ratio < 1.0 && self.dataset == Dataset::Random {
             s.push_str(&format!(" r{}", self.random_range_ratio));
         }
-        if let Some(c) = self.max_concurrency {
-            s.push_str(&format!(" c{c}"));
+        match (self.max_concurrency, self.closed_rounds) {
+            (Some(c), true) => s.push_str(&format!(" rounds of {c}")),
+            (Some(c), false) => s.push_str(&format!(" c{c}")),
+            (None, _) => {}
         }
         if let Some(r) = self.request_rate {
             s.push_str(&format!(" {r} req/s"));

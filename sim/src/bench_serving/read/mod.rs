@@ -215,6 +215,7 @@ fn workload(conc: Option<f64>, rate: Option<f64>, input: u32, output: u32, n: u3
         cached_prefix_tokens: 0,
         seed: 1,
         dataset: Default::default(),
+        closed_rounds: false,
     }
 }
 

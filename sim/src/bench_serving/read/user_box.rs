@@ -1,10 +1,12 @@
 //! A run of a runs file (`data/observations/user-box.json#run-id`): `requests_in_flight` is the
-//! load; a `label_concurrency` that differs is warned about.
+//! load; a `label_concurrency` that differs is warned about; `"closed_rounds": true` in its
+//! workload says the client sent each round at once ([`Workload::closed_rounds`]).
 
 use super::{
     LengthHints, MeasuredMetrics, MeasuredPoint, MeasuredSet, ReadError, default_prompts,
     littles_law, num, workload,
 };
+use crate::workload::Workload;
 use serde_json::Value;
 
 /// The run ids of a user-box.json style file (`{"runs": [{"id": …}, …]}`), `None` otherwise.
@@ -74,7 +76,11 @@ pub(super) fn user_box(
             let prompts = num(p, "num_prompts").map_or(default_prompts(conc), |n| n as u32);
             let point = MeasuredPoint {
                 source: format!("{source}[{i}]"),
-                workload: workload(conc, None, inp, out, prompts),
+                workload: Workload {
+                    // a client that sends each round at once and waits for all of it
+                    closed_rounds: wl.get("closed_rounds").and_then(Value::as_bool) == Some(true),
+                    ..workload(conc, None, inp, out, prompts)
+                },
                 metrics: MeasuredMetrics {
                     output_throughput: Some(thr),
                     mean_e2e_latency_ms: num(p, "avg_latency_s").map(|s| s * 1e3),

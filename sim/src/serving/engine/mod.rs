@@ -20,8 +20,11 @@ use super::output::{MicroBatchSample, RunBreakdown, WeightedSample};
 use crate::workload::RequestSpec;
 use std::collections::VecDeque;
 
+mod client;
 mod kv;
 mod repeat;
+
+pub use client::Client;
 
 /// Scheduler limits resolved from the server options and the memory plan.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -120,6 +123,16 @@ struct Engine<'a, 'm> {
     next_send: usize,
     /// Times client concurrency slots free up, ascending.
     slots: VecDeque<f64>,
+    /// Closed rounds: the round's size, and its requests not yet finished.
+    round_size: Option<usize>,
+    round_left: usize,
+    /// Closed rounds: a round has just started and only its first request has reached the
+    /// scheduler. The user's GLM-4.7 server log shows every round's first prefill batch with
+    /// `#new-seq: 1, #queue-req: 0` and the rest of the round in the next one (rounds of 2, 16,
+    /// 64 and 128; `data/observations/logs/glm47-fp8-tp8-calibration.log`): the requests of a
+    /// round pass the tokenizer one by one, and the scheduler launches on the first. Under PP this
+    /// is what makes the first micro-batch small and the next take the rest of the round.
+    round_first_only: bool,
     waiting: VecDeque<u32>,
     /// SGLang's `Scheduler.chunked_req`: one per scheduler, not per micro-batch, so under PP
     /// its next chunk runs in the very next turn's micro-batch.
@@ -143,7 +156,7 @@ pub fn run(
     cfg: EngineConfig,
     cache: &mut CostCache<'_>,
     requests: &[RequestSpec],
-    max_concurrency: Option<u32>,
+    client: Client,
 ) -> Result<Trace, EngineError> {
     if cfg.max_running_requests == 0 || cfg.micro_batch_cap == 0 || cfg.prefill_budget_tokens == 0 {
         return Err(EngineError::Stuck);
@@ -171,13 +184,16 @@ pub fn run(
         }
     }
     let n = reqs.len();
-    let slot_count = max_concurrency.map_or(n, |c| (c as usize).min(n));
+    let slot_count = client.max_concurrency.map_or(n, |c| (c as usize).min(n));
     let mut e = Engine {
         cfg,
         cache,
         reqs,
         next_send: 0,
         slots: std::iter::repeat_n(0.0, slot_count).collect(),
+        round_size: client.closed_rounds.then_some(slot_count),
+        round_left: slot_count,
+        round_first_only: client.closed_rounds,
         waiting: VecDeque::new(),
         chunked: None,
         mbs: (0..cfg.micro_batches.max(1))
@@ -278,29 +294,6 @@ impl Engine<'_, '_> {
             t += 1;
         }
         Ok(())
-    }
-
-    /// Moves requests the client may send by now into the server's waiting queue.
-    fn client_send(&mut self) {
-        while self.next_send < self.reqs.len() {
-            let a = self.reqs[self.next_send].arrival_s;
-            let Some(&free) = self.slots.front() else {
-                break;
-            };
-            if a > self.now || free > self.now {
-                break;
-            }
-            self.slots.pop_front();
-            self.reqs[self.next_send].send_s = a.max(free);
-            self.waiting.push_back(self.next_send as u32);
-            self.next_send += 1;
-        }
-    }
-
-    fn next_send_time(&self) -> f64 {
-        let a = self.reqs[self.next_send].arrival_s;
-        let free = self.slots.front().copied().unwrap_or(a);
-        a.max(free).max(self.now)
     }
 
     /// SGLang's `get_next_batch_to_run` for micro-batch `m`: a prefill batch if anything can be
@@ -515,7 +508,7 @@ impl Engine<'_, '_> {
         self.kv_used -= q.kv_alloc as u64;
         self.mbs[j].held -= 1;
         self.running_total -= 1;
-        self.slots.push_back(self.now);
+        self.free_slot();
     }
 
     /// Records micro-batch sizes every `sample_every_s`, thinning to at most [`MAX_SAMPLES`].
