@@ -52,6 +52,31 @@ pub fn profile_peak_bytes(spec: &ModelSpec, layout: &Layout, tokens: u32, rows: 
     (hidden + moe_caches).max(sampler) as u64
 }
 
+/// The packed cell of vLLM's `fp8_ds_mla` cache, bytes per token and layer: the 512-wide latent
+/// in fp8, four fp32 scales (one per 128 values) and the 64 RoPE values kept in bf16
+/// (`v1/kv_cache_interface.py`, `MLAAttentionSpec.real_page_size_bytes`; the layout of
+/// `v1/attention/backends/mla/flashmla_sparse.py`). vLLM picks it for fp8 KV on the sparse-MLA
+/// (DSA indexer) models, DeepSeek-V3.2 and GLM-5; their indexer cache comes on top.
+pub const FP8_DS_MLA_BYTES_PER_TOKEN: u64 = 656;
+
+/// KV bytes per token and layer on one GPU as vLLM lays them out, before the DCP split: a
+/// sparse-MLA model with fp8 KV stores [`FP8_DS_MLA_BYTES_PER_TOKEN`] (not the 576 of plain fp8
+/// MLA) plus its indexer cache; everything else as the model's own cache.
+pub fn cell_bytes_per_token_per_layer(
+    spec: &ModelSpec,
+    footprint: &Footprint,
+    dtype: models::KvDtype,
+    dcp: u32,
+) -> u64 {
+    let sparse = spec.attention.indexer().is_some();
+    if sparse && dtype == models::KvDtype::Fp8 {
+        (FP8_DS_MLA_BYTES_PER_TOKEN + spec.indexer_cache_bytes_per_token_per_layer())
+            .div_ceil(u64::from(dcp.max(1)))
+    } else {
+        super::kv_bytes_per_token_per_layer(spec, footprint, dtype, dcp)
+    }
+}
+
 /// CUDA-graph memory per captured size when vLLM estimates it: the same 2 MiB per captured
 /// batch SGLang reserves ([`super::CUDA_GRAPH_BYTES_PER_BS`]), an assumption.
 fn cudagraph_bytes(opts: &ServerOptions) -> u64 {
@@ -78,7 +103,7 @@ pub fn plan(
     let peak = profile_peak_bytes(spec, &layout, tokens, seqs.min(tokens));
     let graphs = cudagraph_bytes(opts);
     let graphs_in_budget = if v.estimate_cudagraphs { graphs } else { 0 };
-    let per_layer = super::kv_bytes_per_token_per_layer(
+    let per_layer = cell_bytes_per_token_per_layer(
         spec,
         footprint,
         super::kv_dtype(spec, opts),
