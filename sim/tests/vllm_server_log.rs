@@ -213,3 +213,49 @@ proptest! {
         check_invariants(&server_log::parse_any(&text, "cut.log"));
     }
 }
+
+/// Lines of a real vLLM start-up log, as printed (rtx6kpro
+/// `models/glm5.1/benchmarks/glm51-v2-full-68b3569f-20260514/glm-dcp1-mtp0/startup.log` @
+/// d6cb558, vLLM 0.20.2rc1): enum reprs inside `compilation_config`, `max_cudagraph_capture_size`
+/// as a flag of its own, interleaved worker prefixes.
+const GLM51_STARTUP: &str = r#"(APIServer pid=1) INFO 05-15 03:30:49 [utils.py:240] non-default args: {'model_tag': 'lukealonso/GLM-5.1-NVFP4-MTP', 'enable_auto_tool_choice': True, 'tool_call_parser': 'glm47', 'host': '0.0.0.0', 'port': 5264, 'model': 'lukealonso/GLM-5.1-NVFP4-MTP', 'trust_remote_code': True, 'max_model_len': 202752, 'quantization': 'modelopt_fp4', 'served_model_name': ['GLM-5'], 'hf_overrides': {'index_topk_pattern': 'FFSF'}, 'load_format': 'fastsafetensors', 'attention_backend': 'B12X_MLA_SPARSE', 'reasoning_parser': 'glm45', 'tensor_parallel_size': 8, 'gpu_memory_utilization': 0.865, 'kv_cache_dtype': 'fp8', 'enable_prefix_caching': True, 'mm_processor_cache_gb': 0.0, 'max_num_batched_tokens': 8192, 'max_num_seqs': 64, 'enable_chunked_prefill': True, 'async_scheduling': True, 'max_cudagraph_capture_size': 256, 'moe_backend': 'b12x', 'compilation_config': {'mode': None, 'cache_dir': '', 'custom_ops': [], 'cudagraph_mode': None, 'pass_config': {'fuse_allreduce_rms': True}, 'max_cudagraph_capture_size': None, 'dynamic_shapes_config': {'type': <DynamicShapesType.BACKED: 'backed'>, 'evaluate_guards': False}, 'static_all_moe_layers': []}}
+(Worker pid=353) (Worker pid=354) (Worker pid=356) WARNING 05-15 03:31:20 [symm_mem.py:66] SymmMemCommunicator: Device capability 12.0 not supported, communicator is not available.
+(Worker_TP0 pid=350) INFO 05-15 03:32:07 [gpu_model_runner.py:5448] Model loading took 55.67 GiB memory and 44.557197 seconds
+(Worker_TP0 pid=350) INFO 05-15 03:33:17 [gpu_worker.py:462] Available KV cache memory: 19.55 GiB
+(EngineCore pid=310) INFO 05-15 03:33:18 [kv_cache_utils.py:1731] GPU KV cache size: 341,504 tokens
+(EngineCore pid=310) INFO 05-15 03:33:18 [kv_cache_utils.py:1732] Maximum concurrency for 202,752 tokens per request: 1.68x
+(Worker_TP0 pid=350) INFO 05-15 03:34:34 [gpu_model_runner.py:7232] Graph capturing finished in 33 secs, took 1.22 GiB
+(APIServer pid=1) INFO:     127.0.0.1:37526 - "GET /v1/models HTTP/1.1" 200 OK
+"#;
+
+#[test]
+fn a_real_startup_log_reads_its_launch_and_memory() {
+    let log = server_log::parse_any(GLM51_STARTUP, "startup.log");
+    assert_eq!(log.engine, Some(Engine::Vllm));
+    let run = &log.runs[0];
+    let line = run.vllm_line().expect("the args read as a vLLM launch");
+    assert_eq!(line.model.as_deref(), Some("lukealonso/GLM-5.1-NVFP4-MTP"));
+    let k = line.knobs().unwrap();
+    assert_eq!(k.cuda_graph_max_bs, Some(256), "the flag of its own");
+    assert!(!k.disable_cuda_graph);
+    assert_eq!(k.max_running_requests, Some(64));
+    assert_eq!(k.chunked_prefill_size, Some(8192));
+    assert_eq!(run.layout().unwrap().short_name(), "TP8");
+    assert_eq!(run.kv_dtype(), Some(models::KvDtype::Fp8));
+    let m = &run.memory;
+    assert_eq!(m.weight_bytes(), Some((55.67 * GIB).round() as u64));
+    assert_eq!(m.kv_pool_bytes(), Some((19.55 * GIB).round() as u64));
+    assert_eq!(m.kv_tokens(), Some(341_504));
+    assert_eq!(m.cuda_graph_bytes(), Some((1.22 * GIB).round() as u64));
+    assert_eq!(log.skipped.count_of("malformed"), 0, "{:?}", log.skipped);
+    assert_eq!(log.skipped.count_of("foreign"), 0, "{:?}", log.skipped);
+    // no stats line: `--server-log` says so in one line
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("startup.log");
+    std::fs::write(&path, GLM51_STARTUP).unwrap();
+    let err = server_log::load(&path).unwrap_err();
+    assert!(
+        matches!(err, server_log::ServerLogError::VllmNoSample { .. }),
+        "{err}"
+    );
+}

@@ -36,6 +36,7 @@ pub mod memory;
 pub mod skip;
 pub mod stats;
 pub mod vllm;
+pub mod vllm_launch;
 
 pub use args::ServerArgsDump;
 pub use line::RankTag;

@@ -31,7 +31,6 @@
 //! [`Unsteady::AfterPrefill`]). `#token` is the KV usage × the logged cache size (block-granular:
 //! up to 15 tokens a request above the context).
 
-use super::args::{split_items, unquote};
 use super::line::{LogLine, RankTag, apply_tag, parse_time};
 use super::memory::MemoryLine;
 use super::stats::DecodeFields;
@@ -41,6 +40,8 @@ use super::{
 };
 use serde::{Deserialize, Serialize};
 
+pub use super::vllm_launch::VllmArgs;
+
 const GIB: f64 = (1u64 << 30) as f64;
 /// The messages only vLLM writes: any one marks a log as vLLM's.
 const MARKERS: [&str; 4] = [
@@ -49,17 +50,6 @@ const MARKERS: [&str; 4] = [
     "Avg generation throughput:",
     "SpecDecoding metrics:",
 ];
-
-/// A run's `non-default args` dict, and the `vllm serve` line it stands for.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct VllmArgs {
-    /// (dest, Python literal) as printed: `("tensor_parallel_size", "8")`.
-    pub pairs: Vec<(String, String)>,
-    /// The dict was cut before its closing `}` (its last, partial pair is dropped).
-    pub truncated: bool,
-    /// `vllm serve MODEL --flag value …`, read by [`crate::vllm_args::VllmLine`].
-    pub launch_line: String,
-}
 
 /// One `SpecDecoding metrics` line: the acceptance over the stats interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,16 +74,17 @@ pub fn is_vllm_log(text: &str) -> bool {
 /// Splits a vLLM log line; `None` when it has no `LEVEL MM-DD HH:MM:SS [file:line]` header.
 pub fn parse_line(line: &str) -> Option<LogLine<'_>> {
     let mut rank = RankTag::default();
-    let rest = match line.strip_prefix('(') {
-        Some(r) => {
-            let (process, rest) = r.split_once(") ")?;
-            for t in process.split(['_', ' ']) {
-                apply_tag(&mut rank, t);
-            }
-            rest
+    let mut rest = line;
+    // worker processes writing at once interleave: `(Worker pid=353) (Worker pid=354) WARNING …`;
+    // the last name is the writer's
+    while let Some(r) = rest.strip_prefix('(') {
+        let (process, after) = r.split_once(") ")?;
+        rank = RankTag::default();
+        for t in process.split(['_', ' ']) {
+            apply_tag(&mut rank, t);
         }
-        None => line,
-    };
+        rest = after;
+    }
     let (level, rest) = rest.split_once(' ')?;
     if !["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"].contains(&level) {
         return None;
@@ -297,121 +288,6 @@ fn memory(message: &str, pool: &mut PoolSummary) -> Option<Result<Option<MemoryL
     seen.then_some(Ok(None))
 }
 
-/// A Python literal as JSON (`{'a': True, 'b': None}` → `{"a": true, "b": null}`), for the
-/// JSON-valued flags (`--speculative-config`, `--compilation-config`).
-fn python_to_json(v: &str) -> String {
-    let mut out = String::with_capacity(v.len());
-    let mut chars = v.chars().peekable();
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut String| {
-        out.push_str(match word.as_str() {
-            "True" => "true",
-            "False" => "false",
-            "None" => "null",
-            w => w,
-        });
-        word.clear();
-    };
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' | '"' => {
-                flush(&mut word, &mut out);
-                out.push('"');
-                while let Some(d) = chars.next() {
-                    match d {
-                        '\\' => {
-                            if let Some(e) = chars.next() {
-                                if e != '\'' {
-                                    out.push('\\');
-                                }
-                                out.push(e);
-                            }
-                        }
-                        d if d == c => break,
-                        '"' => out.push_str("\\\""),
-                        d => out.push(d),
-                    }
-                }
-                out.push('"');
-            }
-            '(' => out.push('['),
-            ')' => out.push(']'),
-            c if c.is_alphanumeric() || c == '_' || c == '.' || c == '-' => word.push(c),
-            c => {
-                flush(&mut word, &mut out);
-                out.push(c);
-            }
-        }
-    }
-    flush(&mut word, &mut out);
-    out
-}
-
-/// `s` quoted for the launch-line tokenizer.
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// Reads the text after `non-default args: ` into its pairs and launch line; `None` when it is
-/// no dict.
-pub fn parse_args(text: &str) -> Option<VllmArgs> {
-    let body = text.trim().strip_prefix('{')?;
-    let (mut items, closed) = split_items(body, '}');
-    if !closed {
-        items.pop();
-    }
-    let mut pairs = Vec::new();
-    for item in items {
-        let item = item.trim();
-        let Some(q) = item.chars().next().filter(|c| *c == '\'' || *c == '"') else {
-            continue;
-        };
-        let Some(end) = item[1..].find(q) else {
-            continue;
-        };
-        let key = &item[1..=end];
-        let Some(value) = item[end + 2..].trim_start().strip_prefix(':') else {
-            continue;
-        };
-        pairs.push((key.to_string(), value.trim().to_string()));
-    }
-    let launch_line = launch_line(&pairs);
-    Some(VllmArgs {
-        pairs,
-        truncated: !closed,
-        launch_line,
-    })
-}
-
-/// The `vllm serve` line of `pairs`: `True` as a switch, `False` / `None` left out (the defaults
-/// of switches), strings unquoted, dicts and lists as JSON.
-fn launch_line(pairs: &[(String, String)]) -> String {
-    let model = pairs
-        .iter()
-        .find(|(k, _)| k == "model_tag" || k == "model")
-        .and_then(|(_, v)| unquote(v));
-    let mut words = vec!["vllm".to_string(), "serve".to_string()];
-    words.extend(model.as_deref().map(shell_quote));
-    for (k, v) in pairs {
-        if k == "model_tag" || k == "model" || v == "False" || v == "None" {
-            continue;
-        }
-        let flag = format!("--{}", k.replace('_', "-"));
-        if v == "True" {
-            words.push(flag);
-            continue;
-        }
-        let value = match unquote(v) {
-            Some(s) => s,
-            None if v.starts_with(['{', '[', '(']) => python_to_json(v),
-            None => v.clone(),
-        };
-        words.push(flag);
-        words.push(shell_quote(&value));
-    }
-    words.join(" ")
-}
-
 /// Whether a run has anything worth keeping.
 fn has_content(run: &ServerRun) -> bool {
     run.vllm_args.is_some() || !run.decode.is_empty() || run.memory.lines > 0
@@ -449,7 +325,7 @@ pub fn parse(text: &str, source: &str) -> ServerLog {
         };
         let msg = l.message;
         if let Some(args) = msg.split_once("non-default args:").map(|(_, a)| a) {
-            match parse_args(args) {
+            match super::vllm_launch::parse(args) {
                 Some(a) => {
                     let done = std::mem::take(&mut run);
                     if has_content(&done) {

@@ -29,6 +29,10 @@ use models::{Layout, ModelSpec};
 
 /// vLLM's `--block-size` default on CUDA (`config/cache.py`).
 pub const VLLM_BLOCK_SIZE: u32 = 16;
+/// The block size vLLM sets for the sparse-MLA (DSA indexer) models: their indexer backend
+/// pages 64 tokens ("Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend",
+/// `platforms/interface.py`, in the GLM-5.1 start-up log the KV-line test cites).
+pub const VLLM_SPARSE_MLA_BLOCK_SIZE: u32 = 64;
 
 /// Memory vLLM's own allocations add outside torch's allocator between the baseline snapshot
 /// and the end of the profiling run (cuBLAS/cuBLASLt workspaces, the custom all-reduce's IPC
@@ -111,7 +115,11 @@ pub fn plan(
     );
     let weights = footprint.max_weight_bytes_per_gpu();
     let non_kv = peak + VLLM_NON_TORCH_INCREASE_BYTES + graphs_in_budget;
-    let block = u64::from(VLLM_BLOCK_SIZE);
+    let block = u64::from(if spec.attention.indexer().is_some() {
+        VLLM_SPARSE_MLA_BLOCK_SIZE
+    } else {
+        VLLM_BLOCK_SIZE
+    });
     let mut by_memory = u64::MAX;
     for g in footprint.per_gpu.iter().filter(|g| g.tp_rank == 0) {
         let available = requested.saturating_sub(g.total_weight_bytes + non_kv);
