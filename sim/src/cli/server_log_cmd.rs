@@ -244,7 +244,7 @@ fn check_run(setup: &Setup, run: &ServerRun, vllm_log: bool) -> LoggedRunReport 
         report.error = Some(if run.vllm_args.is_some() {
             "its non-default args cannot be read as a vLLM launch: layout unknown".into()
         } else if vllm_log {
-            "no `non-default args` line before these lines: layout unknown".into()
+            "no `non-default args` line before these lines: layout unknown (pass the log from the vLLM server's start)".into()
         } else {
             "no ServerArgs dump before these lines: layout unknown".into()
         });

@@ -353,6 +353,34 @@ pub fn parse_any(text: &str, source: &str) -> ServerLog {
     }
 }
 
+/// An empty log of `source` written by `engine` (`None`: SGLang), and its first run.
+fn start(source: &str, engine: Option<crate::engines::Engine>) -> (ServerLog, ServerRun) {
+    let log = ServerLog {
+        schema_version: SERVER_LOG_SCHEMA_VERSION,
+        source: source.to_string(),
+        engine,
+        ..ServerLog::default()
+    };
+    let run = ServerRun {
+        first_line: 1,
+        ..ServerRun::default()
+    };
+    (log, run)
+}
+
+/// The non-empty lines of `text` (`\r` pieces each a line, [`line::physical_lines`]), ANSI
+/// colours removed and trimmed, with their 1-based line numbers.
+fn clean_lines(text: &str) -> impl Iterator<Item = (usize, std::borrow::Cow<'_, str>)> {
+    use std::borrow::Cow;
+    line::physical_lines(text).filter_map(|(n, raw)| {
+        let clean = match line::strip_ansi(raw) {
+            Cow::Borrowed(b) => Cow::Borrowed(b.trim()),
+            Cow::Owned(o) => Cow::Owned(o.trim().to_string()),
+        };
+        (!clean.is_empty()).then_some((n, clean))
+    })
+}
+
 /// Per-rank state for flagging unsteady samples.
 #[derive(Default)]
 struct Tracker {
@@ -365,22 +393,10 @@ struct Tracker {
 
 /// Parses log text; never fails (see [`load`] for the "no usable sample" error).
 pub fn parse(text: &str, source: &str) -> ServerLog {
-    let mut log = ServerLog {
-        schema_version: SERVER_LOG_SCHEMA_VERSION,
-        source: source.to_string(),
-        ..ServerLog::default()
-    };
-    let mut run = ServerRun {
-        first_line: 1,
-        ..ServerRun::default()
-    };
+    let (mut log, mut run) = start(source, None);
     let mut tracker = Tracker::default();
-    for (n, raw) in line::physical_lines(text) {
-        let clean = line::strip_ansi(raw);
-        let trimmed = clean.trim();
-        if trimmed.is_empty() {
-            continue;
-        }
+    for (n, clean) in clean_lines(text) {
+        let trimmed: &str = &clean;
         let Some(l) = line::parse_line(trimmed) else {
             log.skipped.add(&SkipReason::Foreign, n);
             continue;

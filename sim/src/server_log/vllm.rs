@@ -34,10 +34,7 @@
 use super::line::{LogLine, RankTag, apply_tag, parse_time};
 use super::memory::MemoryLine;
 use super::stats::DecodeFields;
-use super::{
-    PoolSummary, SERVER_LOG_SCHEMA_VERSION, ServerLog, ServerRun, SkipReason, Tracker,
-    decode_sample, line,
-};
+use super::{PoolSummary, ServerLog, ServerRun, SkipReason, Tracker, decode_sample};
 use serde::{Deserialize, Serialize};
 
 pub use super::vllm_launch::VllmArgs;
@@ -295,23 +292,10 @@ fn has_content(run: &ServerRun) -> bool {
 
 /// Parses a vLLM log; never fails (see [`super::load`]).
 pub fn parse(text: &str, source: &str) -> ServerLog {
-    let mut log = ServerLog {
-        schema_version: SERVER_LOG_SCHEMA_VERSION,
-        source: source.to_string(),
-        engine: Some(crate::engines::Engine::Vllm),
-        ..ServerLog::default()
-    };
-    let mut run = ServerRun {
-        first_line: 1,
-        ..ServerRun::default()
-    };
+    let (mut log, mut run) = super::start(source, Some(crate::engines::Engine::Vllm));
     let mut tracker = Tracker::default();
-    for (n, raw) in line::physical_lines(text) {
-        let clean = line::strip_ansi(raw);
-        let trimmed = clean.trim();
-        if trimmed.is_empty() {
-            continue;
-        }
+    for (n, clean) in super::clean_lines(text) {
+        let trimmed: &str = &clean;
         let Some(l) = parse_line(trimmed) else {
             // uvicorn's lines (`INFO:     127.0.0.1:… "POST …" 200 OK`), behind the process name
             let bare = trimmed.split_once(") ").map_or(trimmed, |(_, r)| r);
