@@ -161,10 +161,14 @@ pub fn diagnose(
         let graph_s = graphs.map(|g| logged_step_s(g, load.running, load.context_tokens));
         let mut try_flags = Vec::new();
         if let Some(g) = graph_s {
-            let flag = if opts.disable_cuda_graph {
-                "drop --disable-cuda-graph".to_string()
-            } else {
-                format!("--cuda-graph-max-bs {}", load.running.next_power_of_two())
+            let bs = load.running.next_power_of_two();
+            let flag = match (is_vllm(opts), opts.disable_cuda_graph) {
+                (false, true) => "drop --disable-cuda-graph".to_string(),
+                (false, false) => format!("--cuda-graph-max-bs {bs}"),
+                (true, true) => "drop --enforce-eager".to_string(),
+                (true, false) => {
+                    format!("--compilation-config '{{\"max_cudagraph_capture_size\": {bs}}}'")
+                }
             };
             try_flags.push(format!(
                 "{flag}: {:.1} ms per step predicted, {:.2}× the decode throughput",
@@ -188,7 +192,7 @@ pub fn diagnose(
     let plan = model.memory();
     let pool = load.pool_tokens.unwrap_or(plan.kv_tokens);
     let usage = load.token_usage.filter(|&u| u >= KV_FULL_USAGE);
-    let arithmetic = pool_admits(pool, &load);
+    let arithmetic = pool_admits(pool, &load, is_vllm(opts));
     if usage.is_some() || arithmetic.is_some() {
         let per_request = load.context_tokens.max(1) as u64;
         let mut finding = match usage {
@@ -223,7 +227,11 @@ pub fn diagnose(
                 100.0 * comm / total
             ),
             try_flags: vec![
-                "fewer GPUs per all-reduce (--tp 4 --pp-size 2)".into(),
+                if is_vllm(opts) {
+                    "fewer GPUs per all-reduce (-tp 4 -pp 2)".into()
+                } else {
+                    "fewer GPUs per all-reduce (--tp 4 --pp-size 2)".into()
+                },
                 "check that P2P works between the GPUs (`probe run`): a host bounce multiplies every all-reduce".into(),
             ],
         });
@@ -246,16 +254,33 @@ pub fn diagnose(
     limits
 }
 
-/// The pool arithmetic behind a KV bound: SGLang admits a request only while its prompt and its
+/// Whether `opts` are a vLLM server's (its memory plan is vLLM's).
+fn is_vllm(opts: &ServerOptions) -> bool {
+    opts.vllm_memory.is_some()
+}
+
+/// The pool arithmetic behind a KV bound. vLLM (V1) admits a request while free blocks hold its
+/// prompt and grows each running request block by block, preempting the newest when none is
+/// free (`v1/core/sched/scheduler.py`, `Scheduler.schedule`): a request holds its context, no
+/// reservation. SGLang admits a request only while its prompt and its
 /// whole output fit beside what the running ones hold and reserve (`schedule_policy.py::
 /// PrefillAdder`, see [`crate::fit::admitted_requests`]). From the log alone, a request at the
 /// median context has its prompt and about half its output cached, so prompt + output ≈
 /// 2 × context − prompt. `Some(sentence)` when the clients had more requests in flight
 /// (running + waiting) than that admits and the running ones fill most of it.
-fn pool_admits(pool_tokens: u64, load: &Load) -> Option<String> {
+fn pool_admits(pool_tokens: u64, load: &Load, vllm: bool) -> Option<String> {
     let queue = load.queue.filter(|&q| q > 0)?;
     let running = load.in_flight();
     let ctx = f64::from(load.context_tokens.max(1));
+    if vllm {
+        let admitted = (pool_tokens as f64 / ctx).floor() as u64;
+        let asked = u64::from(running + queue);
+        return (asked > admitted && f64::from(running) >= 0.8 * admitted as f64).then(|| {
+            format!(
+                "; pool arithmetic: {pool_tokens} tokens hold about {admitted} requests at their ~{ctx:.0}-token context (vLLM allocates blocks as requests grow and preempts when none is free), and the clients had {asked} in flight ({running} running, {queue} waiting)"
+            )
+        });
+    }
     let prompt = load.prompt_tokens.unwrap_or(ctx).min(ctx);
     let per_request = (2.0 * ctx - prompt).max(ctx);
     let admitted = (pool_tokens as f64 / per_request).floor() as u64;
@@ -269,6 +294,20 @@ fn pool_admits(pool_tokens: u64, load: &Load) -> Option<String> {
 }
 
 fn kv_flags(opts: &ServerOptions, plan: &crate::cost::MemoryPlan) -> Vec<String> {
+    if is_vllm(opts) {
+        return vec![
+            format!(
+                "--gpu-memory-utilization above {} (vLLM's share of the card for weights, activations and the cache: {:.1} GB per GPU)",
+                crate::cost::memory::shown_fraction(plan.mem_fraction_static),
+                plan.static_budget_bytes as f64 / 1e9
+            ),
+            "--kv-cache-dtype fp8 (half the bytes per cached token of bf16)".into(),
+            "a smaller --max-num-batched-tokens (a smaller profiling-run peak beside the cache)"
+                .into(),
+            "-dcp N (decode context parallelism: each GPU of the TP group holds 1/N of every request's cache)".into(),
+            "more GPUs per replica (-tp, -pp): the weights per GPU shrink, the cache grows".into(),
+        ];
+    }
     vec![
         format!(
             "--mem-fraction-static above {} (the static budget is {:.1} GB per GPU; the rest holds SGLang's reserves)",

@@ -50,7 +50,10 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let measured = args.measured.load_all(&args.target)?;
-    let mut setup = Setup::with_server_log(&args.target, &args.start, measured.sglang.as_ref())?;
+    let mut setup = match &measured.vllm {
+        Some(line) => Setup::with_vllm_log(&args.target, &args.start, line.clone())?,
+        None => Setup::with_server_log(&args.target, &args.start, measured.sglang.as_ref())?,
+    };
     let layout = setup.one_layout(&args.target.server, "calibrate")?;
     // Fail early, with the cost model's own message, on a layout that cannot run.
     setup.model(layout, setup.knobs)?;

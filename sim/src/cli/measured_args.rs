@@ -14,8 +14,10 @@ pub struct MeasuredArgs {
     /// Required unless --server-log (or --records for `sim validate`); checked when loading.
     #[arg(long, value_name = "FILE[#RUN]")]
     pub measured: Vec<String>,
-    /// SGLang's own server log (`launch_server` output): layout and options from its
-    /// `server_args`, step-time samples from its `Decode batch` lines, memory from its start-up.
+    /// The server's own log, SGLang's (`launch_server` output: layout and options from its
+    /// `server_args`, step-time samples from its `Decode batch` lines) or vLLM's (`vllm serve`:
+    /// its `non-default args`, its `Avg generation throughput` stats and `SpecDecoding metrics`);
+    /// memory from its start-up.
     #[arg(long, value_name = "FILE", conflicts_with = "measured")]
     pub server_log: Option<std::path::PathBuf>,
     /// Prompt length to assume where the measurement did not record it.
@@ -37,8 +39,10 @@ pub struct Measured {
     pub points: Vec<MeasuredPoint>,
     /// Server decode rounds.
     pub rounds: Vec<sim::calibrate::StepRound>,
-    /// The server's own `server_args`, if a log was given: the flags it ran with.
+    /// The server's own `server_args`, if an SGLang log was given: the flags it ran with.
     pub sglang: Option<sim::sglang_args::SglangArgs>,
+    /// A vLLM log's `non-default args`, as the launch line vLLM read.
+    pub vllm: Option<sim::vllm_args::VllmLine>,
     /// The sources, for the calibration file.
     pub sources: Vec<String>,
 }
@@ -79,13 +83,16 @@ impl MeasuredArgs {
                 other.layout().map_or_else(String::new, |l| l.short_name())
             );
         }
-        let pairs = &first
-            .server_args
-            .as_ref()
-            .expect("runs with a layout have a dump")
-            .pairs;
-        let sglang = sim::sglang_args::from_pairs(pairs)
-            .with_context(|| format!("{}: its server_args", path.display()))?;
+        let (sglang, vllm) = match (&first.server_args, first.vllm_line()) {
+            (Some(dump), _) => (
+                Some(
+                    sim::sglang_args::from_pairs(&dump.pairs)
+                        .with_context(|| format!("{}: its server_args", path.display()))?,
+                ),
+                None,
+            ),
+            (None, line) => (None, line),
+        };
         let samples: Vec<sim::calibrate::StepSample> = runs
             .iter()
             .flat_map(|r| r.steady_samples())
@@ -102,7 +109,8 @@ impl MeasuredArgs {
         Ok(Measured {
             points: Vec::new(),
             rounds: sim::calibrate::rounds(&samples),
-            sglang: Some(sglang),
+            sglang,
+            vllm,
             sources: vec![path.display().to_string()],
         })
     }

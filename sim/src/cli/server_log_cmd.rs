@@ -66,6 +66,39 @@ pub struct LoggedRunReport {
     /// What limits this server at the highest steady load the log shows, with the flags to try
     /// (`sim::doctor`).
     pub limits: Vec<sim::doctor::Limit>,
+    /// vLLM's measured speculative acceptance (`SpecDecoding metrics` lines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acceptance: Option<MeasuredAcceptance>,
+}
+
+/// The acceptance a vLLM log measured over its `SpecDecoding metrics` lines.
+#[derive(serde::Serialize)]
+pub struct MeasuredAcceptance {
+    pub lines: usize,
+    /// Tokens per request and step, the bonus token included (drafted-weighted).
+    pub mean_acceptance_length: f64,
+    /// Per draft position, the share accepted (drafted-weighted mean over the lines).
+    pub per_position: Vec<f64>,
+}
+
+/// [`MeasuredAcceptance`] of a vLLM run; `None` without speculative lines.
+fn vllm_acceptance(run: &ServerRun) -> Option<MeasuredAcceptance> {
+    let mean = server_log::vllm::mean_acceptance_length(&run.spec_decode)?;
+    let k = run.spec_decode.iter().map(|s| s.per_position.len()).max()?;
+    let mut sums = vec![0.0; k];
+    let mut weight = 0.0;
+    for s in run.spec_decode.iter().filter(|s| s.per_position.len() == k) {
+        let w = s.drafted_tokens as f64;
+        weight += w;
+        for (sum, r) in sums.iter_mut().zip(&s.per_position) {
+            *sum += r * w;
+        }
+    }
+    Some(MeasuredAcceptance {
+        lines: run.spec_decode.len(),
+        mean_acceptance_length: mean,
+        per_position: sums.iter().map(|x| x / weight.max(1.0)).collect(),
+    })
 }
 
 /// A decode sample and its prediction.
@@ -160,7 +193,7 @@ fn steady_summary(run: &LoggedRunReport) -> Table {
     t
 }
 
-fn check_run(setup: &Setup, run: &ServerRun) -> LoggedRunReport {
+fn check_run(setup: &Setup, run: &ServerRun, vllm_log: bool) -> LoggedRunReport {
     let prompt: u64 = run
         .prefill
         .iter()
@@ -170,7 +203,10 @@ fn check_run(setup: &Setup, run: &ServerRun) -> LoggedRunReport {
     let mut report = LoggedRunReport {
         index: run.index,
         first_line: run.first_line,
-        model_path: run.server_args.as_ref().and_then(|a| a.string(&MODEL_PATH)),
+        model_path: match run.vllm_line() {
+            Some(l) => l.model,
+            None => run.server_args.as_ref().and_then(|a| a.string(&MODEL_PATH)),
+        },
         layout: run.layout().map(|l| l.short_name()),
         decode_samples: run.decode.len(),
         steady_samples: run.steady_samples().count(),
@@ -188,6 +224,7 @@ fn check_run(setup: &Setup, run: &ServerRun) -> LoggedRunReport {
         samples: Vec::new(),
         median_abs_error_pct: None,
         limits: Vec::new(),
+        acceptance: None,
     };
     let rows = |predict: &dyn Fn(&DecodeSample) -> Option<f64>| {
         run.decode
@@ -204,11 +241,28 @@ fn check_run(setup: &Setup, run: &ServerRun) -> LoggedRunReport {
             .collect::<Vec<_>>()
     };
     let Some(layout) = run.layout() else {
-        report.error = Some("no ServerArgs dump before these lines: layout unknown".into());
+        report.error = Some(if run.vllm_args.is_some() {
+            "its non-default args cannot be read as a vLLM launch: layout unknown".into()
+        } else if vllm_log {
+            "no `non-default args` line before these lines: layout unknown (pass the log from the vLLM server's start)".into()
+        } else {
+            "no ServerArgs dump before these lines: layout unknown".into()
+        });
         report.samples = rows(&|_| None);
         return report;
     };
-    let opts = run_options(&setup.opts, run);
+    let opts = match run.vllm_line() {
+        Some(line) => match line.server_options(&layout, &setup.machine) {
+            Ok((o, _)) => o,
+            Err(e) => {
+                report.error = Some(format!("its non-default args: {e}"));
+                report.samples = rows(&|_| None);
+                return report;
+            }
+        },
+        None => run_options(&setup.opts, run),
+    };
+    report.acceptance = vllm_acceptance(run);
     if let Ok(fp) = footprint(&setup.spec, &layout) {
         let plan = memory::plan(&setup.spec, &fp, setup.machine.memory_bytes(), &opts);
         report.memory = check_memory(&plan, &run.memory);
@@ -272,7 +326,12 @@ pub fn report(target: &TargetArgs, cal: &CalibrationArg, path: &Path) -> Result<
 /// [`report`] with an already resolved setup (e.g. a fit's knobs).
 pub fn report_with(setup: &Setup, path: &Path) -> Result<ServerLogReport> {
     let log: ServerLog = server_log::load(path)?;
-    let runs: Vec<LoggedRunReport> = log.runs.iter().map(|r| check_run(setup, r)).collect();
+    let vllm_log = log.engine.is_some();
+    let runs: Vec<LoggedRunReport> = log
+        .runs
+        .iter()
+        .map(|r| check_run(setup, r, vllm_log))
+        .collect();
     if let Some(first) = runs.iter().find_map(|r| r.error.as_ref())
         && runs.iter().all(|r| r.error.is_some())
     {
@@ -406,6 +465,15 @@ fn print_run(run: &LoggedRunReport, r: &ServerLogReport) {
         println!(
             "median |error| of the predicted step over {} steady samples: {m:.1}%",
             run.steady_samples
+        );
+    }
+    if let Some(a) = &run.acceptance {
+        let per: Vec<String> = a.per_position.iter().map(|r| format!("{r:.3}")).collect();
+        println!(
+            "speculative decoding measured over {} lines: mean acceptance length {:.2} (per draft position {})",
+            a.lines,
+            a.mean_acceptance_length,
+            per.join(", ")
         );
     }
     if !run.limits.is_empty() {

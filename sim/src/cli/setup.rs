@@ -207,6 +207,21 @@ impl Setup {
         Setup::from_sglang(target, cal, sglang)
     }
 
+    /// [`Setup::new`] for a vLLM server log: its `non-default args` are the launch line (a
+    /// `--server-args` line of its own is refused: the log says what ran).
+    pub fn with_vllm_log(
+        target: &TargetArgs,
+        cal: &CalibrationArg,
+        logged: sim::vllm_args::VllmLine,
+    ) -> Result<Setup> {
+        if target.server.has_launch_line() {
+            bail!(
+                "--server-args with a vLLM --server-log: the log's non-default args say how the server ran; drop --server-args"
+            );
+        }
+        Setup::from_vllm(target, cal, logged)
+    }
+
     /// The one layout the flags select (`--layout all` is refused). A launch line without
     /// `--tp-size` runs TP1, SGLang's default.
     pub fn one_layout(&self, server: &ServerArgs, command: &str) -> Result<Layout> {

@@ -34,12 +34,30 @@ pub fn parse_dump(text: &str) -> Result<ServerArgsDump, DumpError> {
         .trim_start()
         .strip_prefix("ServerArgs(")
         .ok_or(DumpError::NotADump)?;
+    let (mut items, closed) = split_items(body, ')');
+    // A cut dump: its last item may be cut anywhere (inside a string, a list): do not guess it.
+    if !closed {
+        items.pop();
+    }
     let mut pairs = Vec::new();
+    for item in items {
+        push_pair(&mut pairs, item);
+    }
+    Ok(ServerArgsDump {
+        pairs,
+        truncated: !closed,
+    })
+}
+
+/// The top-level, comma-separated items of a Python `repr` body up to its closing `close`
+/// (`)` of a dataclass, `}` of a dict): a comma or bracket inside a string or a nested value
+/// does not split. `(items, closed)`; an unclosed body's last item is whatever text was left.
+pub fn split_items(body: &str, close: char) -> (Vec<&str>, bool) {
+    let mut items = Vec::new();
     let mut depth: u32 = 0;
     let mut quote: Option<char> = None;
     let mut escaped = false;
     let mut start = 0;
-    let mut closed = false;
     for (i, c) in body.char_indices() {
         if let Some(q) = quote {
             if escaped {
@@ -55,29 +73,19 @@ pub fn parse_dump(text: &str) -> Result<ServerArgsDump, DumpError> {
             '\'' | '"' => quote = Some(c),
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' if depth > 0 => depth -= 1,
-            ')' => {
-                push_pair(&mut pairs, &body[start..i]);
-                closed = true;
-                break;
+            c if c == close => {
+                items.push(&body[start..i]);
+                return (items, true);
             }
             ',' if depth == 0 => {
-                push_pair(&mut pairs, &body[start..i]);
+                items.push(&body[start..i]);
                 start = i + 1;
             }
             _ => {}
         }
     }
-    if !closed {
-        // The last item may be cut anywhere (inside a string, a list): do not guess it.
-        return Ok(ServerArgsDump {
-            pairs,
-            truncated: true,
-        });
-    }
-    Ok(ServerArgsDump {
-        pairs,
-        truncated: false,
-    })
+    items.push(&body[start..]);
+    (items, false)
 }
 
 fn push_pair(pairs: &mut Vec<(String, String)>, item: &str) {

@@ -35,6 +35,15 @@ impl ServerRun {
     /// The parallel layout of the run's `ServerArgs` (`tp_size`, `pp_size`, `ep_size`,
     /// `enable_dp_attention`); `None` without a dump.
     pub fn layout(&self) -> Option<Layout> {
+        if self.vllm_args.is_some() {
+            let s = self.vllm_line()?.sizes().ok()?;
+            return Some(Layout {
+                tp: s.tp.unwrap_or(1),
+                pp: s.pp.unwrap_or(1),
+                ep: s.ep.unwrap_or(1),
+                dp_attention: s.enable_dp_attention,
+            });
+        }
         let a = self.server_args.as_ref()?;
         Some(Layout {
             tp: a.size(&flags::TP_SIZE),
@@ -47,6 +56,9 @@ impl ServerRun {
     /// The KV-cache dtype of the run: `--kv-cache-dtype`, else what the log says it used
     /// (`Using KV cache dtype: torch.bfloat16`); `None` for `auto` without that line.
     pub fn kv_dtype(&self) -> Option<KvDtype> {
+        if self.vllm_args.is_some() {
+            return self.vllm_line()?.knobs().ok()?.kv_cache_dtype;
+        }
         let named = KvDtype::from_name;
         let flag = self
             .server_args
@@ -59,6 +71,15 @@ impl ServerRun {
                 .iter()
                 .find_map(|r| r.kv_cache_dtype.as_deref().and_then(named))
         })
+    }
+
+    /// A vLLM run's launch line as vLLM read it (its `non-default args`); `None` for an SGLang
+    /// run, or one whose arguments vLLM's table refuses.
+    pub fn vllm_line(&self) -> Option<crate::vllm_args::VllmLine> {
+        let a = self.vllm_args.as_ref()?;
+        crate::vllm_args::VllmLine::parse(&a.launch_line)
+            .ok()
+            .flatten()
     }
 
     /// Whether `s` comes from the rank whose lines stand for the run: every DP replica, but

@@ -122,7 +122,7 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 }
 
 /// Seconds of `date time` (`2026-01-28 22:13:30`, `01-28 22:13:30.123`).
-fn parse_time(date: &str, time: &str) -> Option<f64> {
+pub(super) fn parse_time(date: &str, time: &str) -> Option<f64> {
     let mut d = date.split('-');
     let (y, m, day) = match (d.next(), d.next(), d.next(), d.next()) {
         (Some(y), Some(m), Some(day), None) => (digits(y, 4)?, digits(m, 2)?, digits(day, 2)?),
@@ -156,7 +156,7 @@ fn parse_time(date: &str, time: &str) -> Option<f64> {
 }
 
 /// Reads a rank tag such as `TP3`, `PP1`, `DP0`, `EP7`, `ATTN_CP0`; `None` for anything else.
-fn apply_tag(rank: &mut RankTag, token: &str) -> bool {
+pub(super) fn apply_tag(rank: &mut RankTag, token: &str) -> bool {
     let split = token
         .find(|c: char| c.is_ascii_digit())
         .unwrap_or(token.len());

@@ -63,6 +63,9 @@ pub struct PoolSummary {
     pub context_len: Option<u64>,
     /// `available_gpu_mem`, bytes.
     pub available_gpu_mem_bytes: Option<u64>,
+    /// vLLM's `Maximum concurrency for N tokens per request: X`: the cache's tokens ÷ N.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<f64>,
 }
 
 /// One parsed memory line.

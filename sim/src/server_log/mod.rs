@@ -35,6 +35,8 @@ pub mod line;
 pub mod memory;
 pub mod skip;
 pub mod stats;
+pub mod vllm;
+pub mod vllm_launch;
 
 pub use args::ServerArgsDump;
 pub use line::RankTag;
@@ -75,28 +77,15 @@ pub enum ServerLogError {
         lines: usize,
         skipped: String,
     },
-    /// A vLLM server's log: its stats lines are not SGLang's decode rounds.
+    /// A vLLM server's log without a stats line that has a step time.
     #[error(
-        "server log {path} is a vLLM server's ({what}): --server-log reads SGLang logs only so far; predict the vLLM server with `sim predict --server-args \"vllm serve …\"` and compare its KV tokens with the log's"
+        "server log {path}: vLLM's, with no usable `Avg generation throughput` stats line ({lines} lines: {skipped}); pass the log of a vLLM server that served requests (stats are logged unless --disable-log-stats)"
     )]
-    VllmLog { path: String, what: String },
-}
-
-/// What marks `text` as a vLLM server's log, if anything: its "GPU KV cache size: N tokens"
-/// line (`v1/core/kv_cache_utils.py`) or its periodic "Avg prompt throughput … Avg generation
-/// throughput" stats (`v1/metrics/loggers.py`).
-fn vllm_log_markers(text: &str) -> Option<String> {
-    let kv = text
-        .lines()
-        .find_map(|l| l.split("GPU KV cache size:").nth(1))
-        .map(|rest| format!("\"GPU KV cache size:{}\"", rest.trim_end()));
-    let stats = text.contains("Avg generation throughput:");
-    match (kv, stats) {
-        (Some(kv), true) => Some(format!("{kv} and its throughput stats lines")),
-        (Some(kv), false) => Some(kv),
-        (None, true) => Some("\"Avg generation throughput\" stats lines".into()),
-        (None, false) => None,
-    }
+    VllmNoSample {
+        path: String,
+        lines: usize,
+        skipped: String,
+    },
 }
 
 /// Why a decode sample is not a steady one.
@@ -284,9 +273,15 @@ pub struct ServerRun {
     /// The dump; `None` for lines logged before any `server_args=` (an excerpt).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_args: Option<ServerArgsDump>,
+    /// A vLLM run's `non-default args` ([`vllm`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vllm_args: Option<vllm::VllmArgs>,
     pub memory: RunMemory,
     pub decode: Vec<DecodeSample>,
     pub prefill: Vec<PrefillSample>,
+    /// vLLM's `SpecDecoding metrics` lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spec_decode: Vec<vllm::SpecDecodeSample>,
 }
 
 /// Everything read from a server log.
@@ -296,6 +291,9 @@ pub struct ServerLog {
     pub schema_version: u32,
     /// The file it came from.
     pub source: String,
+    /// The engine that wrote it, when not SGLang.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<crate::engines::Engine>,
     /// Physical lines read (`\r` pieces counted once per line).
     pub lines: usize,
     pub runs: Vec<ServerRun>,
@@ -319,13 +317,12 @@ pub fn read_log_file(path: &Path) -> Result<String, ServerLogError> {
 /// Reads and parses `path`, failing when no run has a decode sample with a step time.
 pub fn load(path: &Path) -> Result<ServerLog, ServerLogError> {
     let text = read_log_file(path)?;
-    let log = parse(&text, &path.display().to_string());
-    if !log.has_usable_sample()
-        && let Some(what) = vllm_log_markers(&text)
-    {
-        return Err(ServerLogError::VllmLog {
+    let log = parse_any(&text, &path.display().to_string());
+    if !log.has_usable_sample() && log.engine.is_some() {
+        return Err(ServerLogError::VllmNoSample {
             path: path.display().to_string(),
-            what,
+            lines: log.lines,
+            skipped: log.skipped.summary(),
         });
     }
     if !log.has_usable_sample() {
@@ -347,6 +344,43 @@ impl ServerLog {
     }
 }
 
+/// Parses an SGLang or a vLLM log, whichever `text` is ([`vllm::is_vllm_log`]).
+pub fn parse_any(text: &str, source: &str) -> ServerLog {
+    if vllm::is_vllm_log(text) {
+        vllm::parse(text, source)
+    } else {
+        parse(text, source)
+    }
+}
+
+/// An empty log of `source` written by `engine` (`None`: SGLang), and its first run.
+fn start(source: &str, engine: Option<crate::engines::Engine>) -> (ServerLog, ServerRun) {
+    let log = ServerLog {
+        schema_version: SERVER_LOG_SCHEMA_VERSION,
+        source: source.to_string(),
+        engine,
+        ..ServerLog::default()
+    };
+    let run = ServerRun {
+        first_line: 1,
+        ..ServerRun::default()
+    };
+    (log, run)
+}
+
+/// The non-empty lines of `text` (`\r` pieces each a line, [`line::physical_lines`]), ANSI
+/// colours removed and trimmed, with their 1-based line numbers.
+fn clean_lines(text: &str) -> impl Iterator<Item = (usize, std::borrow::Cow<'_, str>)> {
+    use std::borrow::Cow;
+    line::physical_lines(text).filter_map(|(n, raw)| {
+        let clean = match line::strip_ansi(raw) {
+            Cow::Borrowed(b) => Cow::Borrowed(b.trim()),
+            Cow::Owned(o) => Cow::Owned(o.trim().to_string()),
+        };
+        (!clean.is_empty()).then_some((n, clean))
+    })
+}
+
 /// Per-rank state for flagging unsteady samples.
 #[derive(Default)]
 struct Tracker {
@@ -359,22 +393,10 @@ struct Tracker {
 
 /// Parses log text; never fails (see [`load`] for the "no usable sample" error).
 pub fn parse(text: &str, source: &str) -> ServerLog {
-    let mut log = ServerLog {
-        schema_version: SERVER_LOG_SCHEMA_VERSION,
-        source: source.to_string(),
-        ..ServerLog::default()
-    };
-    let mut run = ServerRun {
-        first_line: 1,
-        ..ServerRun::default()
-    };
+    let (mut log, mut run) = start(source, None);
     let mut tracker = Tracker::default();
-    for (n, raw) in line::physical_lines(text) {
-        let clean = line::strip_ansi(raw);
-        let trimmed = clean.trim();
-        if trimmed.is_empty() {
-            continue;
-        }
+    for (n, clean) in clean_lines(text) {
+        let trimmed: &str = &clean;
         let Some(l) = line::parse_line(trimmed) else {
             log.skipped.add(&SkipReason::Foreign, n);
             continue;

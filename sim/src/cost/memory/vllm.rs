@@ -29,6 +29,10 @@ use models::{Layout, ModelSpec};
 
 /// vLLM's `--block-size` default on CUDA (`config/cache.py`).
 pub const VLLM_BLOCK_SIZE: u32 = 16;
+/// The block size vLLM sets for the sparse-MLA (DSA indexer) models: their indexer backend
+/// pages 64 tokens ("Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend",
+/// `platforms/interface.py`, in the GLM-5.1 start-up log the KV-line test cites).
+pub const VLLM_SPARSE_MLA_BLOCK_SIZE: u32 = 64;
 
 /// Memory vLLM's own allocations add outside torch's allocator between the baseline snapshot
 /// and the end of the profiling run (cuBLAS/cuBLASLt workspaces, the custom all-reduce's IPC
@@ -50,6 +54,31 @@ pub fn profile_peak_bytes(spec: &ModelSpec, layout: &Layout, tokens: u32, rows: 
     });
     let sampler = 2.0 * f64::from(rows) * spec.vocab_size as f64 * 4.0;
     (hidden + moe_caches).max(sampler) as u64
+}
+
+/// The packed cell of vLLM's `fp8_ds_mla` cache, bytes per token and layer: the 512-wide latent
+/// in fp8, four fp32 scales (one per 128 values) and the 64 RoPE values kept in bf16
+/// (`v1/kv_cache_interface.py`, `MLAAttentionSpec.real_page_size_bytes`; the layout of
+/// `v1/attention/backends/mla/flashmla_sparse.py`). vLLM picks it for fp8 KV on the sparse-MLA
+/// (DSA indexer) models, DeepSeek-V3.2 and GLM-5; their indexer cache comes on top.
+pub const FP8_DS_MLA_BYTES_PER_TOKEN: u64 = 656;
+
+/// KV bytes per token and layer on one GPU as vLLM lays them out, before the DCP split: a
+/// sparse-MLA model with fp8 KV stores [`FP8_DS_MLA_BYTES_PER_TOKEN`] (not the 576 of plain fp8
+/// MLA) plus its indexer cache; everything else as the model's own cache.
+pub fn cell_bytes_per_token_per_layer(
+    spec: &ModelSpec,
+    footprint: &Footprint,
+    dtype: models::KvDtype,
+    dcp: u32,
+) -> u64 {
+    let sparse = spec.attention.indexer().is_some();
+    if sparse && dtype == models::KvDtype::Fp8 {
+        (FP8_DS_MLA_BYTES_PER_TOKEN + spec.indexer_cache_bytes_per_token_per_layer())
+            .div_ceil(u64::from(dcp.max(1)))
+    } else {
+        super::kv_bytes_per_token_per_layer(spec, footprint, dtype, dcp)
+    }
 }
 
 /// CUDA-graph memory per captured size when vLLM estimates it: the same 2 MiB per captured
@@ -78,7 +107,7 @@ pub fn plan(
     let peak = profile_peak_bytes(spec, &layout, tokens, seqs.min(tokens));
     let graphs = cudagraph_bytes(opts);
     let graphs_in_budget = if v.estimate_cudagraphs { graphs } else { 0 };
-    let per_layer = super::kv_bytes_per_token_per_layer(
+    let per_layer = cell_bytes_per_token_per_layer(
         spec,
         footprint,
         super::kv_dtype(spec, opts),
@@ -86,7 +115,11 @@ pub fn plan(
     );
     let weights = footprint.max_weight_bytes_per_gpu();
     let non_kv = peak + VLLM_NON_TORCH_INCREASE_BYTES + graphs_in_budget;
-    let block = u64::from(VLLM_BLOCK_SIZE);
+    let block = u64::from(if spec.attention.indexer().is_some() {
+        VLLM_SPARSE_MLA_BLOCK_SIZE
+    } else {
+        VLLM_BLOCK_SIZE
+    });
     let mut by_memory = u64::MAX;
     for g in footprint.per_gpu.iter().filter(|g| g.tp_rank == 0) {
         let available = requested.saturating_sub(g.total_weight_bytes + non_kv);

@@ -1,0 +1,441 @@
+//! vLLM's (V1) own server log (`vllm serve … 2>&1 | tee server.log`), read into the same
+//! [`ServerLog`] the SGLang reader makes: runs, memory per rank, decode samples.
+//!
+//! Formats, read from vLLM v0.11–v0.13 (each message's source file and function):
+//! - the header, `vllm/logger.py` (`_FORMAT`, `_DATE_FORMAT`): `LEVEL MM-DD HH:MM:SS
+//!   [file.py:line] message`, prefixed by the multiprocessing worker's name
+//!   (`(EngineCore_DP0 pid=212) `, `(Worker_TP3 pid=…) `, `(APIServer pid=1) `); ANSI colours and
+//!   `\r` progress bars as in SGLang's logs ([`super::line`]);
+//! - `non-default args: {'model_tag': '…', 'tensor_parallel_size': 8, …}`: the launch's
+//!   arguments that differ from the defaults, a Python dict (`entrypoints/utils.py`,
+//!   `log_non_default_args`); each one starts a run, as SGLang's `server_args=` does;
+//! - `Model loading took X GiB [memory] and Y seconds` (`v1/worker/gpu_model_runner.py`,
+//!   `load_model`), `Available KV cache memory: X GiB` (`v1/worker/gpu_worker.py`,
+//!   `determine_available_memory`), `GPU KV cache size: N tokens` and `Maximum concurrency for
+//!   N tokens per request: X.XXx` (`v1/core/kv_cache_utils.py`, `_report_kv_cache_config`, with
+//!   thousands separators), `Graph capturing finished in N secs, took X GiB`
+//!   (`gpu_model_runner.py`, `capture_model`);
+//! - the periodic stats, every `VLLM_LOG_STATS_INTERVAL` (10 s) of the API server
+//!   (`v1/metrics/loggers.py`, `LoggingStatLogger.log`): `Engine 000: Avg prompt throughput:
+//!   X tokens/s, Avg generation throughput: Y tokens/s, Running: N reqs, Waiting: M reqs, GPU KV
+//!   cache usage: P%, Prefix cache hit rate: Q%` (newer builds add fields; read by name);
+//! - right after it under speculative decoding (`v1/spec_decode/metrics.py`,
+//!   `SpecDecodingLogging.log`): `SpecDecoding metrics: Mean acceptance length: A, Accepted
+//!   throughput: …, Drafted throughput: …, Accepted: N tokens, Drafted: M tokens, Per-position
+//!   acceptance rate: r1, r2, …, Avg Draft acceptance rate: R%` (older builds: `Draft
+//!   acceptance rate: R%, Accepted: N tokens, Drafted: M tokens`, no length).
+//!
+//! A stats line is a [`DecodeSample`] with SGLang's meaning: generation tokens over the interval
+//! ÷ its wall time, so `step_s = Running × acceptance length ÷ Y` if the batch was the same
+//! throughout. A prompt throughput above 0 means prefill ran in the interval (flagged
+//! [`Unsteady::AfterPrefill`]). `#token` is the KV usage × the logged cache size (block-granular:
+//! up to 15 tokens a request above the context).
+
+use super::line::{LogLine, RankTag, apply_tag, parse_time};
+use super::memory::MemoryLine;
+use super::stats::DecodeFields;
+use super::{PoolSummary, ServerLog, ServerRun, SkipReason, Tracker, decode_sample};
+use serde::{Deserialize, Serialize};
+
+pub use super::vllm_launch::VllmArgs;
+
+const GIB: f64 = (1u64 << 30) as f64;
+/// The messages only vLLM writes: any one marks a log as vLLM's.
+const MARKERS: [&str; 4] = [
+    "non-default args: {",
+    "GPU KV cache size:",
+    "Avg generation throughput:",
+    "SpecDecoding metrics:",
+];
+
+/// One `SpecDecoding metrics` line: the acceptance over the stats interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecDecodeSample {
+    pub line: usize,
+    pub time: String,
+    /// `Mean acceptance length` (tokens per request and step, the bonus token included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_acceptance_length: Option<f64>,
+    pub accepted_tokens: u64,
+    pub drafted_tokens: u64,
+    /// `Per-position acceptance rate`: the share of drafts whose k-th token was accepted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_position: Vec<f64>,
+}
+
+/// Whether `text` is a vLLM server's log.
+pub fn is_vllm_log(text: &str) -> bool {
+    MARKERS.iter().any(|m| text.contains(m))
+}
+
+/// Splits a vLLM log line; `None` when it has no `LEVEL MM-DD HH:MM:SS [file:line]` header.
+pub fn parse_line(line: &str) -> Option<LogLine<'_>> {
+    let mut rank = RankTag::default();
+    let mut rest = line;
+    // worker processes writing at once interleave: `(Worker pid=353) (Worker pid=354) WARNING …`;
+    // the last name is the writer's
+    while let Some(r) = rest.strip_prefix('(') {
+        let (process, after) = r.split_once(") ")?;
+        rank = RankTag::default();
+        for t in process.split(['_', ' ']) {
+            apply_tag(&mut rank, t);
+        }
+        rest = after;
+    }
+    let (level, rest) = rest.split_once(' ')?;
+    if !["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"].contains(&level) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let start = line.len() - rest.len();
+    let (date, rest) = rest.split_once(' ')?;
+    let (time, rest) = rest.split_once(' ')?;
+    let time_s = Some(parse_time(date, time)?);
+    let message = match rest.strip_prefix('[') {
+        Some(r) => r.split_once("] ").map_or("", |(_, m)| m),
+        None => rest,
+    };
+    let time_len = date.len() + 1 + time.len();
+    Some(LogLine {
+        time: line.get(start..start + time_len).unwrap_or(time),
+        time_s,
+        rank,
+        message,
+    })
+}
+
+/// The number that starts `text` (`1,234.5 tokens/s` → 1234.5, `45.2%`, `1.83x`): its first
+/// word, thousands separators dropped; `None` when that word is no finite number.
+fn leading_number(text: &str) -> Option<f64> {
+    let word = text.split_whitespace().next()?;
+    word.trim_end_matches(['%', 'x'])
+        .replace(',', "")
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite())
+}
+
+/// `key: value` fields of a stats line; a piece without `:` continues the previous value (the
+/// per-position rates are themselves comma-separated).
+fn fields(text: &str) -> Vec<(&str, String)> {
+    let mut out: Vec<(&str, String)> = Vec::new();
+    for piece in text.split(", ") {
+        match piece.split_once(": ") {
+            Some((k, v)) => out.push((k.trim(), v.trim().to_string())),
+            None => {
+                if let Some(last) = out.last_mut() {
+                    last.1.push_str(", ");
+                    last.1.push_str(piece.trim());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn field<'a>(f: &'a [(&str, String)], key: &str) -> Option<&'a str> {
+    f.iter().find(|(k, _)| *k == key).map(|(_, v)| v.as_str())
+}
+
+/// A required number field: absent → the line was cut; present but no number → unparsable.
+fn need(f: &[(&str, String)], key: &str) -> Result<f64, SkipReason> {
+    let v = field(f, key).ok_or(SkipReason::Truncated)?;
+    leading_number(v).ok_or_else(|| SkipReason::UnparsableNumber(key.to_string()))
+}
+
+/// What one stats line says.
+struct Stats {
+    engine: Option<u32>,
+    prompt_tok_s: f64,
+    gen_tok_s: f64,
+    running: u32,
+    waiting: u32,
+    kv_usage: f64,
+}
+
+fn stats(message: &str) -> Option<Result<Stats, SkipReason>> {
+    let at = message.find("Avg prompt throughput:")?;
+    let engine = message[..at]
+        .trim()
+        .strip_prefix("Engine ")
+        .and_then(|e| e.trim_end_matches(':').parse().ok());
+    let f = fields(&message[at..]);
+    let count = |key| {
+        need(&f, key).and_then(|x| {
+            (x >= 0.0 && x <= f64::from(u32::MAX))
+                .then_some(x as u32)
+                .ok_or_else(|| SkipReason::UnparsableNumber(key.to_string()))
+        })
+    };
+    Some((|| {
+        Ok(Stats {
+            engine,
+            prompt_tok_s: need(&f, "Avg prompt throughput")?,
+            gen_tok_s: need(&f, "Avg generation throughput")?,
+            running: count("Running")?,
+            waiting: count("Waiting")?,
+            kv_usage: need(&f, "GPU KV cache usage")? / 100.0,
+        })
+    })())
+}
+
+fn spec_decode(
+    n: usize,
+    l: &LogLine,
+    message: &str,
+) -> Option<Result<SpecDecodeSample, SkipReason>> {
+    let rest = message.split_once("SpecDecoding metrics:")?.1;
+    let f = fields(rest);
+    Some((|| {
+        let tokens = |key| need(&f, key).map(|x| x.max(0.0) as u64);
+        Ok(SpecDecodeSample {
+            line: n,
+            time: l.time.to_string(),
+            mean_acceptance_length: field(&f, "Mean acceptance length")
+                .map(|v| {
+                    leading_number(v).ok_or_else(|| {
+                        SkipReason::UnparsableNumber("Mean acceptance length".into())
+                    })
+                })
+                .transpose()?,
+            accepted_tokens: tokens("Accepted")?,
+            drafted_tokens: tokens("Drafted")?,
+            per_position: field(&f, "Per-position acceptance rate")
+                .map(|v| v.split(',').filter_map(leading_number).collect())
+                .unwrap_or_default(),
+        })
+    })())
+}
+
+/// `X GiB` after `key` in `message`, in bytes.
+fn gib_after(message: &str, key: &str) -> Option<Result<u64, SkipReason>> {
+    let rest = message.split_once(key)?.1;
+    Some(
+        leading_number(rest)
+            .filter(|x| *x >= 0.0 && *x < 1e9 && rest.trim_start().contains("GiB"))
+            .map(|x| (x * GIB).round() as u64)
+            .ok_or_else(|| SkipReason::UnparsableNumber(key.trim().to_string())),
+    )
+}
+
+/// The memory lines; `None` when `message` is none of them.
+fn memory(message: &str, pool: &mut PoolSummary) -> Option<Result<Option<MemoryLine>, SkipReason>> {
+    if let Some(w) = gib_after(message, "Model loading took") {
+        return Some(w.map(|usage| {
+            Some(MemoryLine::LoadEnd {
+                available: 0,
+                usage,
+            })
+        }));
+    }
+    if let Some(kv) = gib_after(message, "Available KV cache memory:") {
+        return Some(kv.map(|b| {
+            Some(MemoryLine::KvAllocated {
+                tokens: 0,
+                sizes: vec![("KV".into(), b)],
+            })
+        }));
+    }
+    if let Some(g) = message
+        .split_once("Graph capturing finished in")
+        .map(|(_, r)| r)
+    {
+        return Some(match gib_after(g, "took") {
+            Some(b) => b.map(|b| {
+                Some(MemoryLine::CudaGraphEnd {
+                    usage: Some(b),
+                    available: None,
+                })
+            }),
+            None => Ok(None),
+        });
+    }
+    let mut seen = false;
+    if let Some(rest) = message.split_once("GPU KV cache size:").map(|(_, r)| r) {
+        seen = true;
+        match leading_number(rest) {
+            Some(t) if t >= 0.0 => pool.max_total_num_tokens = Some(t as u64),
+            _ => {
+                return Some(Err(SkipReason::UnparsableNumber(
+                    "GPU KV cache size".into(),
+                )));
+            }
+        }
+    }
+    if let Some(rest) = message
+        .split_once("Maximum concurrency for")
+        .map(|(_, r)| r)
+    {
+        seen = true;
+        let Some((len, x)) = rest.split_once("tokens per request:") else {
+            return Some(Err(SkipReason::Truncated));
+        };
+        match (leading_number(len), leading_number(x)) {
+            (Some(len), Some(x)) if len >= 0.0 => {
+                pool.context_len = Some(len as u64);
+                pool.max_concurrency = Some(x);
+            }
+            _ => {
+                return Some(Err(SkipReason::UnparsableNumber(
+                    "Maximum concurrency".into(),
+                )));
+            }
+        }
+    }
+    seen.then_some(Ok(None))
+}
+
+/// Whether a run has anything worth keeping.
+fn has_content(run: &ServerRun) -> bool {
+    run.vllm_args.is_some() || !run.decode.is_empty() || run.memory.lines > 0
+}
+
+/// Parses a vLLM log; never fails (see [`super::load`]).
+pub fn parse(text: &str, source: &str) -> ServerLog {
+    let (mut log, mut run) = super::start(source, Some(crate::engines::Engine::Vllm));
+    let mut tracker = Tracker::default();
+    for (n, clean) in super::clean_lines(text) {
+        let trimmed: &str = &clean;
+        let Some(l) = parse_line(trimmed) else {
+            // uvicorn's lines (`INFO:     127.0.0.1:… "POST …" 200 OK`), behind the process name
+            let bare = trimmed.split_once(") ").map_or(trimmed, |(_, r)| r);
+            let reason = if super::is_http_access(bare) || bare.starts_with("INFO:") {
+                SkipReason::HttpAccess
+            } else {
+                SkipReason::Foreign
+            };
+            log.skipped.add(&reason, n);
+            continue;
+        };
+        let msg = l.message;
+        if let Some(args) = msg.split_once("non-default args:").map(|(_, a)| a) {
+            match super::vllm_launch::parse(args) {
+                Some(a) => {
+                    let done = std::mem::take(&mut run);
+                    if has_content(&done) {
+                        log.runs.push(done);
+                    }
+                    run = ServerRun {
+                        index: log.runs.len(),
+                        first_line: n,
+                        vllm_args: Some(a),
+                        ..ServerRun::default()
+                    };
+                    tracker = Tracker::default();
+                }
+                None => log.skipped.add(&SkipReason::NotADump, n),
+            }
+            continue;
+        }
+        let result = read_message(n, &l, &mut run, &mut tracker);
+        if let Err(reason) = result {
+            log.skipped.add(&reason, n);
+        }
+    }
+    if has_content(&run) {
+        run.index = log.runs.len();
+        log.runs.push(run);
+    }
+    log.lines = text.lines().count();
+    log
+}
+
+/// One message of a run: a stats, speculative-decoding or memory line, else noise.
+fn read_message(
+    n: usize,
+    l: &LogLine,
+    run: &mut ServerRun,
+    tracker: &mut Tracker,
+) -> Result<(), SkipReason> {
+    let msg = l.message;
+    if let Some(s) = stats(msg) {
+        let s = s?;
+        let mut rank = l.rank;
+        rank.dp = s.engine.or(rank.dp);
+        if s.prompt_tok_s > 0.0 {
+            tracker.prefill_since.insert(rank.dp, true);
+        }
+        let kv_tokens = run
+            .memory
+            .pool
+            .as_ref()
+            .and_then(|p| p.max_total_num_tokens);
+        let fields = DecodeFields {
+            running: s.running,
+            tokens: kv_tokens.map_or(0, |t| (s.kv_usage * t as f64).round() as u64),
+            token_usage: Some(s.kv_usage),
+            cuda_graph: graph_capture_limit(run).map(|max| s.running <= max),
+            gen_throughput: s.gen_tok_s,
+            queue: Some(s.waiting),
+            accept_len: None,
+            retracted: None,
+        };
+        let line = LogLine { rank, ..l.clone() };
+        run.decode.push(decode_sample(n, &line, fields, tracker));
+        return Ok(());
+    }
+    if let Some(sd) = spec_decode(n, l, msg) {
+        let sd = sd?;
+        // the stats line of the same interval comes just before (`LoggingStatLogger.log`)
+        if let (Some(a), Some(last)) = (sd.mean_acceptance_length, run.decode.last_mut())
+            && last.accept_len.is_none()
+        {
+            last.accept_len = Some(a);
+            last.step_s = last.step_s.map(|s| s * a);
+        }
+        run.spec_decode.push(sd);
+        return Ok(());
+    }
+    let mut pool = run.memory.pool.clone().unwrap_or_default();
+    match memory(msg, &mut pool) {
+        Some(m) => {
+            let m = m?;
+            run.memory.lines += 1;
+            if pool != PoolSummary::default() {
+                run.memory.pool = Some(pool);
+            }
+            if let Some(m) = m {
+                apply(run.memory.rank_mut(l.rank), m);
+            }
+            Ok(())
+        }
+        None => Err(SkipReason::OtherLogLine),
+    }
+}
+
+/// The largest batch a run replays as a CUDA graph: 0 under `--enforce-eager` (or
+/// `cudagraph_mode` NONE), else the capture limit ([`crate::engines::VLLM_MAX_CAPTURE_SIZE`]);
+/// `None` without the run's arguments. A decode batch above it runs eagerly.
+fn graph_capture_limit(run: &ServerRun) -> Option<u32> {
+    let k = run.vllm_line()?.knobs().ok()?;
+    Some(if k.disable_cuda_graph {
+        0
+    } else {
+        k.cuda_graph_max_bs
+            .unwrap_or(crate::engines::VLLM_MAX_CAPTURE_SIZE)
+    })
+}
+
+/// Records a vLLM memory figure on its rank: the weights, the cache budget, the graphs.
+fn apply(r: &mut super::RankMemory, m: MemoryLine) {
+    match m {
+        MemoryLine::LoadEnd { usage, .. } => r.weight_bytes = Some(usage),
+        MemoryLine::KvAllocated { sizes, .. } => r.kv_sizes = sizes,
+        other => r.apply(other),
+    }
+}
+
+/// The mean acceptance length over a run's `SpecDecoding metrics` lines, weighted by drafted
+/// tokens: `1 + accepted ÷ drafts`, each line's drafts being `drafted ÷ (per-position count)`.
+pub fn mean_acceptance_length(samples: &[SpecDecodeSample]) -> Option<f64> {
+    let (mut accepted, mut drafts) = (0.0, 0.0);
+    for s in samples {
+        let k = s.per_position.len();
+        if k == 0 || s.drafted_tokens == 0 {
+            continue;
+        }
+        accepted += s.accepted_tokens as f64;
+        drafts += s.drafted_tokens as f64 / k as f64;
+    }
+    (drafts > 0.0).then(|| 1.0 + accepted / drafts)
+}
