@@ -32,7 +32,8 @@
 use crate::alloc_model::{Allocation, CachingAllocator};
 use crate::format::WeightFormat;
 use crate::layout::Layout;
-use crate::spec::{AttentionSpec, ModelSpec};
+use crate::shard::gpu_share;
+use crate::spec::{AttentionSpec, LayerAttention, ModelPart, ModelSpec};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::{Mutex, OnceLock};
@@ -157,17 +158,19 @@ fn attention(r: &mut Replay, spec: &ModelSpec, layout: &Layout, layer: u32) {
                 r.keep(bytes(ix.head_dim as u64 * h, f));
             }
         }
-        AttentionSpec::Gqa {
-            num_heads,
-            num_kv_heads,
-            head_dim,
-            ..
-        } => {
-            let d = head_dim as u64;
-            let q = num_heads as u64 / split;
-            let kv = (num_kv_heads as u64 / split).max(1);
-            r.keep(bytes((q + 2 * kv) * d * h, f));
-            r.keep(bytes(h * q * d, f));
+        AttentionSpec::Gqa { .. } => {
+            // `qkv_proj` (q, k, v fused) then `o_proj`, as one GPU holds them
+            let (mut qkv, mut o) = (0.0, 0.0);
+            let parts = (ModelPart::Attention, ModelPart::Attention);
+            for m in spec.attention_modules(LayerAttention::Full, parts) {
+                let p = m.params as f64 * gpu_share(spec, layout, m.shard, m.base);
+                match m.name {
+                    "self_attn.o_proj" => o += p,
+                    _ => qkv += p,
+                }
+            }
+            r.keep(bytes(qkv.round() as u64, f));
+            r.keep(bytes(o.round() as u64, f));
         }
     }
 }

@@ -11,7 +11,7 @@
 //! `fused_moe`/`flashinfer` MoE runners, `llama.py`-style GQA): what is fused there is one kernel
 //! here. Quantized GEMMs (fp8, nvfp4) add one activation-quantize kernel each.
 
-use models::footprint::gpu_share;
+use models::shard::gpu_share;
 use models::spec::{AttentionSpec, LayerAttention, ModelPart};
 use models::{Layout, ModelSpec};
 
@@ -196,6 +196,37 @@ fn mixed_attention_gemms(spec: &ModelSpec, layout: &Layout, a: &mut BlockKernels
     a.small_bytes_per_token += act;
 }
 
+/// GQA's projections as SGLang's `llama.py`-style attention runs them: q, k and v fused in one
+/// `qkv_proj` (`QKVParallelLinear`) and `o_proj`, each with the parameters one GPU holds of
+/// [`ModelSpec::attention_modules`] (q twice as wide with an output gate; k/v split by KV head).
+/// Small kernels: rotary and the KV store, over q's heads (without the gate) and k/v's.
+fn gqa_kernels(spec: &ModelSpec, layout: &Layout, a: &mut BlockKernels, qa: bool) {
+    let (mut qkv, mut o, mut kv) = (0.0, 0.0, 0.0);
+    let parts = (ModelPart::Attention, ModelPart::Attention);
+    for m in spec.attention_modules(LayerAttention::Full, parts) {
+        let p = m.params as f64 * gpu_share(spec, layout, m.shard, m.base);
+        match m.name {
+            "self_attn.o_proj" => o += p,
+            name => {
+                qkv += p;
+                if name != "self_attn.q_proj" {
+                    kv += p;
+                }
+            }
+        }
+    }
+    a.gemm("qkv_proj", ModelPart::Attention, qkv, qa);
+    a.gemm("o_proj", ModelPart::Attention, o, qa);
+    // rotary, KV store: q's heads are o_proj's inputs, k/v's the KV projections' outputs
+    a.small += 2.0;
+    let h = spec.hidden_size as f64;
+    if h > 0.0 {
+        a.small_bytes_per_token += 4.0 * (o + kv) / h;
+    }
+    // decode attention: split-KV kernel + merge
+    a.core_launches = 2.0;
+}
+
 /// Whether a part's format runs its GEMMs on quantized activations.
 fn quantized(spec: &ModelSpec, part: ModelPart) -> bool {
     let name = spec.format_of(part).name();
@@ -236,29 +267,8 @@ impl LayerInventory {
                 mixed_attention_gemms(spec, layout, a, qa);
                 a.core_launches = 2.0;
             }
-            AttentionSpec::Gqa {
-                num_heads,
-                num_kv_heads,
-                head_dim,
-                output_gate,
-                ..
-            } => {
-                let d = head_dim as f64;
-                let heads = num_heads as f64 / attn_tp;
-                let kv_heads = (num_kv_heads as f64 / attn_tp).max(1.0);
-                let q_heads = if output_gate { 2.0 * heads } else { heads };
-                a.gemm(
-                    "qkv_proj",
-                    ModelPart::Attention,
-                    h * (q_heads + 2.0 * kv_heads) * d,
-                    qa,
-                );
-                a.gemm("o_proj", ModelPart::Attention, heads * d * h, qa);
-                // rotary, KV store
-                a.small += 2.0;
-                a.small_bytes_per_token += 4.0 * (heads + 2.0 * kv_heads) * d;
-                // decode attention: split-KV kernel + merge
-                a.core_launches = 2.0;
+            AttentionSpec::Gqa { .. } => {
+                gqa_kernels(spec, layout, a, qa);
             }
         }
         a.collectives = 1.0;
@@ -383,6 +393,30 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Qwen3-30B-A3B's config (hidden 2048, 32 q heads, 4 KV heads of 128): at TP8 each GPU
+    /// holds 4 q heads and one whole KV head (4 < 8 KV heads are replicated, not cut); under DP
+    /// attention every head.
+    #[test]
+    fn gqa_gemms_hold_one_gpu_s_heads() {
+        let spec = ModelSpec::preset("qwen3-30b-a3b").unwrap();
+        let gemm = |inv: &LayerInventory, name| {
+            let g = inv.attention.gemms.iter().find(|g| g.name == name);
+            g.map(|g| g.params).unwrap()
+        };
+        let (h, d) = (2048.0, 128.0);
+        let tp8 = LayerInventory::new(&spec, &Layout::tp(8));
+        assert_eq!(gemm(&tp8, "qkv_proj"), h * (4.0 + 2.0 * 1.0) * d);
+        assert_eq!(gemm(&tp8, "o_proj"), 4.0 * d * h);
+        assert_eq!(tp8.attention.small_bytes_per_token, 8.0 * h + 4.0 * 6.0 * d);
+        let tp2 = LayerInventory::new(&spec, &Layout::tp(2));
+        assert_eq!(gemm(&tp2, "qkv_proj"), h * (16.0 + 2.0 * 2.0) * d);
+        let mut dpa = Layout::tp(8);
+        dpa.dp_attention = true;
+        let dpa = LayerInventory::new(&spec, &dpa);
+        assert_eq!(gemm(&dpa, "qkv_proj"), h * (32.0 + 2.0 * 4.0) * d);
+        assert_eq!(gemm(&dpa, "o_proj"), 32.0 * d * h);
     }
 
     #[test]
