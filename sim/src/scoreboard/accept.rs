@@ -30,6 +30,7 @@ use crate::records::acceptance::MeasuredAcceptance;
 pub use crate::records::draft::draft_config;
 use crate::records::mapping::{Expressed, MetricFamily, express};
 use crate::records::{Record, RecordSet};
+use models::stats::median_or_nan;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -367,7 +368,7 @@ fn series_of(
     if implied.is_empty() {
         return None;
     }
-    let med = median_or_nan(implied.iter().map(|x| x.length).collect());
+    let med = median_or_nan(implied.iter().map(|x| x.length).collect::<Vec<f64>>());
     let anchored_lengths: Vec<f64> = implied
         .iter()
         .filter_map(|x| x.anchored.as_ref().map(|a| a.1))
@@ -466,11 +467,6 @@ fn record_of(
         error_with_measured_pct: pred_measured.map(|p| (p / m - 1.0) * 100.0),
         anchored,
     }
-}
-
-/// [`models::stats::median`], NaN for no values (a row with nothing to summarize).
-fn median_or_nan(v: Vec<f64>) -> f64 {
-    models::stats::median(&v).unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]
