@@ -117,7 +117,7 @@ fn local_experts(spec: &ModelSpec, layout: &Layout) -> (u64, u64) {
 /// builds as one fused tensor merged; MLA's `w_kc` / `w_vc` BF16 copies; the DSA indexer's.
 fn attention(r: &mut Replay, spec: &ModelSpec, layout: &Layout, layer: u32) {
     let f = spec.formats.attention;
-    let (mut attn, mut indexer): (Vec<(&str, f64)>, Vec<(&str, f64)>) = Default::default();
+    let (mut attn, mut indexer) = (Vec::<(&str, f64)>::new(), Vec::<(&str, f64)>::new());
     for m in spec.layer_modules(layer) {
         let tensors = match m.base {
             ModelPart::Attention => &mut attn,

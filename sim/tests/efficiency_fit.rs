@@ -127,7 +127,7 @@ fn curves_reproduce_measured_kernel_times() {
     let mut all = Vec::new();
     let mut failures = Vec::new();
     for ((sys, kind, dtype), errs) in &groups {
-        let med = median_or_nan(errs.clone());
+        let med = median_or_nan(errs);
         let mut sorted = errs.clone();
         sorted.sort_by(|a, b| a.total_cmp(b));
         let p90 = sorted[(sorted.len() * 9 / 10).min(sorted.len() - 1)];

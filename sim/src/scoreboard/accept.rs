@@ -91,7 +91,7 @@ impl LengthStats {
     fn of(lengths: &[f64], nd: f64, errors_pct: impl Iterator<Item = f64>) -> LengthStats {
         let (min, max) = range_of(lengths);
         LengthStats {
-            median_accept_length: median_or_nan(lengths.to_vec()),
+            median_accept_length: median_or_nan(lengths),
             min,
             max,
             spread: spread_of(lengths),
@@ -186,7 +186,7 @@ fn sweeps_of(
                 axis,
                 fixed,
                 n: rs.len(),
-                median_accept_length: median_or_nan(implied.clone()),
+                median_accept_length: median_or_nan(&implied),
                 min,
                 max,
                 spread: spread_of(&implied),
@@ -373,8 +373,7 @@ fn series_of(
         .iter()
         .filter_map(|x| x.anchored.as_ref().map(|a| a.1))
         .collect();
-    let anchored_med =
-        (!anchored_lengths.is_empty()).then(|| median_or_nan(anchored_lengths.clone()));
+    let anchored_med = (!anchored_lengths.is_empty()).then(|| median_or_nan(&anchored_lengths));
     let records: Vec<ImpliedRecord> = implied
         .iter()
         .map(|x| record_of(x, resolved, cfg, med, anchored_med, measured_by_id))
