@@ -37,7 +37,8 @@
 use crate::error::Result;
 use crate::format::KvDtype;
 use crate::layout::Layout;
-use crate::spec::{AttentionSpec, LayerAttention, ModelPart, ModelSpec, Shard};
+use crate::shard::{gpu_share, kv_head_split};
+use crate::spec::{LayerAttention, ModelPart, ModelSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -102,22 +103,6 @@ pub fn pp_layer_ranges(num_layers: u32, pp: u32) -> Vec<Range<u32>> {
             r
         })
         .collect()
-}
-
-/// Fraction of a module of kind `base`, split as `shard`, that one GPU of `layout` holds.
-pub fn gpu_share(spec: &ModelSpec, layout: &Layout, shard: Shard, base: ModelPart) -> f64 {
-    let tp = layout.tp.max(1) as f64;
-    if layout.dp_attention && matches!(base, ModelPart::Attention | ModelPart::Indexer) {
-        return 1.0;
-    }
-    match shard {
-        Shard::Replicated => 1.0,
-        Shard::Tp => 1.0 / tp,
-        Shard::KvHeads => match spec.attention {
-            AttentionSpec::Gqa { num_kv_heads, .. } => 1.0 / tp.min(num_kv_heads.max(1) as f64),
-            AttentionSpec::Mla { .. } => 1.0 / tp,
-        },
-    }
 }
 
 /// Per-GPU footprint with default options (no MTP). Fails with `ImpossibleLayout` when
@@ -261,15 +246,9 @@ impl Footprint {
     /// KV-cache bytes one token occupies in one softmax-attention layer on one GPU: MLA's latent
     /// is replicated on every TP rank; GQA heads are split by TP (one head per rank, i.e.
     /// replicated, when `num_kv_heads < tp`). Under DP attention each GPU caches its own requests
-    /// with all heads. The one place the KV split under TP is written.
+    /// with all heads ([`kv_head_split`]).
     pub fn kv_bytes_per_token_per_layer_per_gpu(&self, spec: &ModelSpec, dtype: KvDtype) -> u64 {
-        let per_layer = spec.kv_bytes_per_token_per_layer(dtype);
-        match spec.attention {
-            AttentionSpec::Gqa { num_kv_heads, .. } if !self.layout.dp_attention => {
-                per_layer / self.layout.tp.min(num_kv_heads.max(1)) as u64
-            }
-            _ => per_layer,
-        }
+        spec.kv_bytes_per_token_per_layer(dtype) / kv_head_split(spec, &self.layout) as u64
     }
 
     /// The main-model layers of each pipeline stage, stage by stage.

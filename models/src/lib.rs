@@ -33,6 +33,7 @@ pub mod presets;
 pub mod profile;
 pub mod profile_check;
 pub mod quant;
+pub mod shard;
 pub mod spec;
 pub mod stats;
 pub mod units;

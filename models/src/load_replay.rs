@@ -32,7 +32,8 @@
 use crate::alloc_model::{Allocation, CachingAllocator};
 use crate::format::WeightFormat;
 use crate::layout::Layout;
-use crate::spec::{AttentionSpec, ModelSpec};
+use crate::shard::gpu_share;
+use crate::spec::{ModelPart, ModelSpec};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::{Mutex, OnceLock};
@@ -111,64 +112,48 @@ fn local_experts(spec: &ModelSpec, layout: &Layout) -> (u64, u64) {
     )
 }
 
+/// The attention block's tensors of `layer` on one GPU, in construction order: its projections
+/// as [`ModelSpec::layer_modules`] lists them, per GPU ([`gpu_share`]), with the ones SGLang
+/// builds as one fused tensor merged; MLA's `w_kc` / `w_vc` BF16 copies; the DSA indexer's.
 fn attention(r: &mut Replay, spec: &ModelSpec, layout: &Layout, layer: u32) {
-    let h = spec.hidden_size;
     let f = spec.formats.attention;
-    let split = if layout.dp_attention {
-        1
-    } else {
-        layout.tp.max(1)
-    } as u64;
-    match spec.attention {
-        AttentionSpec::Mla {
-            num_heads,
-            q_lora_rank,
-            kv_lora_rank,
-            qk_nope_head_dim,
-            qk_rope_head_dim,
-            v_head_dim,
-            indexer,
-        } => {
-            let heads = num_heads as u64 / split;
-            let (kv, nope, rope, v) = (
-                kv_lora_rank as u64,
-                qk_nope_head_dim as u64,
-                qk_rope_head_dim as u64,
-                v_head_dim as u64,
-            );
-            match q_lora_rank {
-                Some(q) => {
-                    let q = q as u64;
-                    r.keep(bytes((q + kv + rope) * h, f));
-                    r.keep(bytes(heads * (nope + rope) * q, f));
-                }
-                None => {
-                    r.keep(bytes(heads * (nope + rope) * h, f));
-                    r.keep(bytes((kv + rope) * h, f));
-                }
-            }
-            r.keep(bytes(heads * (nope + v) * kv, f));
-            r.keep(bytes(h * heads * v, f));
-            r.keep(heads * nope * kv * 2);
-            r.keep(heads * kv * v * 2);
-            if let (Some(ix), true) = (indexer, spec.layer_has_indexer(layer)) {
-                let q = q_lora_rank.unwrap_or(0) as u64;
-                r.keep(bytes(ix.num_heads as u64 * ix.head_dim as u64 * q, f));
-                r.keep(bytes(ix.head_dim as u64 * h, f));
-            }
+    let (mut attn, mut indexer) = (Vec::<(&str, f64)>::new(), Vec::<(&str, f64)>::new());
+    for m in spec.layer_modules(layer) {
+        let tensors = match m.base {
+            ModelPart::Attention => &mut attn,
+            ModelPart::Indexer => &mut indexer,
+            _ => continue,
+        };
+        let params = m.params as f64 * gpu_share(spec, layout, m.shard, m.base);
+        let into = fused_into(m.name);
+        match tensors.iter_mut().find(|(name, _)| Some(*name) == into) {
+            Some((_, p)) => *p += params,
+            None => tensors.push((m.name, params)),
         }
-        AttentionSpec::Gqa {
-            num_heads,
-            num_kv_heads,
-            head_dim,
-            ..
-        } => {
-            let d = head_dim as u64;
-            let q = num_heads as u64 / split;
-            let kv = (num_kv_heads as u64 / split).max(1);
-            r.keep(bytes((q + 2 * kv) * d * h, f));
-            r.keep(bytes(h * q * d, f));
-        }
+    }
+    for &(_, params) in &attn {
+        r.keep(bytes(params.round() as u64, f));
+    }
+    let kv_b = attn.iter().find(|(name, _)| *name == "self_attn.kv_b_proj");
+    if let (Some(&(_, kv_b)), Some(d)) = (kv_b, spec.attention.mla_dims()) {
+        // `w_kc` then `w_vc`: BF16 copies of the nope and v columns of this GPU's `kv_b_proj`
+        let kc = kv_b * d.nope as f64 / (d.nope + d.v) as f64;
+        r.keep(kc.round() as u64 * 2);
+        r.keep((kv_b - kc).round() as u64 * 2);
+    }
+    for &(_, params) in &indexer {
+        r.keep(bytes(params.round() as u64, f));
+    }
+}
+
+/// The module a projection is fused into as SGLang builds it: MLA's `kv_a_proj_with_mqa` into
+/// `q_a_proj` (`fused_qkv_a_proj_with_mqa`, `deepseek_v2.py`), GQA's k and v into q
+/// (`qkv_proj`, `QKVParallelLinear`); `None` for a tensor of its own.
+fn fused_into(name: &str) -> Option<&'static str> {
+    match name {
+        "self_attn.kv_a_proj_with_mqa" => Some("self_attn.q_a_proj"),
+        "self_attn.k_proj" | "self_attn.v_proj" => Some("self_attn.q_proj"),
+        _ => None,
     }
 }
 

@@ -18,6 +18,20 @@ pub fn median(values: &[f64]) -> Option<f64> {
     })
 }
 
+/// The high median of `values`: the larger of the two middle values when their number is even
+/// (Python's `statistics.median_high`), always one of the values; `None` when empty. For picking
+/// one measured figure (a launch floor, a spread) rather than averaging two.
+pub fn median_high(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
+/// [`median`], NaN for no values (a table row with nothing to summarize prints NaN, not 0).
+pub fn median_or_nan(values: impl AsRef<[f64]>) -> f64 {
+    median(values.as_ref()).unwrap_or(f64::NAN)
+}
+
 /// The `q`-quantile (`q` in 0..=1, clamped) of an ascending, non-empty slice, interpolated
 /// linearly between order statistics; NaN for an empty slice.
 pub fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
@@ -44,6 +58,10 @@ mod tests {
         // numpy.percentile(range(1, 101), 90) = 90.1
         assert!((percentile_sorted(&v, 0.9) - 90.1).abs() < 1e-12);
         assert!(percentile_sorted(&[], 0.5).is_nan());
+        assert_eq!(median_high(&[]), None);
+        assert_eq!(median_high(&[4.0, 1.0, 2.0, 3.0]), Some(3.0));
+        assert_eq!(median_high(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert!(median_or_nan([]).is_nan());
     }
 
     proptest! {

@@ -79,24 +79,18 @@ pub fn run(args: ChartsArgs) -> Result<()> {
     check_dir(&args.out)?;
     let p = MachineProfile::load(&args.profile)?;
     let written = write_profile_charts(&p, &label(&p, &args.profile), &args.out)?;
-    match args.format {
-        crate::format::Format::Table => println!(
+    let out = ChartsOutput {
+        schema_version: 1,
+        out_dir: args.out.clone(),
+        files: written.iter().map(PathBuf::from).collect(),
+    };
+    args.format.print(&out, || {
+        println!(
             "{} charts and index.html written to {}",
             written.len() - 1,
             args.out.display()
-        ),
-        crate::format::Format::Json => {
-            let out = ChartsOutput {
-                schema_version: 1,
-                out_dir: args.out.clone(),
-                files: written.iter().map(PathBuf::from).collect(),
-            };
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&out).expect("chart list serializes")
-            );
-        }
-    }
+        )
+    });
     Ok(())
 }
 

@@ -234,21 +234,15 @@ pub fn run(cfg: RunConfig) -> Result<()> {
         let _ = std::fs::remove_dir_all(shim);
     }
     let (profile, merged_elsewhere) = outcome?;
-    match cfg.format {
-        Format::Table => {
-            print!("{}", crate::summary::render(&profile));
-            if let Some(out) = &cfg.out {
-                println!("profile written to {}", out.display());
-            }
-            if let Some(path) = merged_elsewhere {
-                println!("node 0 wrote the merged profile to {path} (on node 0's host)");
-            }
+    cfg.format.print(&profile, || {
+        print!("{}", crate::summary::render(&profile));
+        if let Some(out) = &cfg.out {
+            println!("profile written to {}", out.display());
         }
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&profile).expect("serializes")
-        ),
-    }
+        if let Some(path) = merged_elsewhere {
+            println!("node 0 wrote the merged profile to {path} (on node 0's host)");
+        }
+    });
     Ok(())
 }
 

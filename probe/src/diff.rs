@@ -347,18 +347,12 @@ pub fn run(args: DiffArgs) -> Result<()> {
         b: args.b.display().to_string(),
         rows: diff(&a, &b),
     };
-    match args.format {
-        Format::Table => {
-            if report.rows.is_empty() {
-                println!("no figure appears in both profiles");
-            }
-            print!("{}", render_table(&report));
+    args.format.print(&report, || {
+        if report.rows.is_empty() {
+            println!("no figure appears in both profiles");
         }
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("serializes")
-        ),
-    }
+        print!("{}", render_table(&report));
+    });
     Ok(())
 }
 

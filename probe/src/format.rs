@@ -11,3 +11,17 @@ pub enum Format {
     /// Machine-readable JSON on stdout.
     Json,
 }
+
+impl Format {
+    /// Prints `value` as pretty JSON under `--format json`, else runs `table`: the one JSON
+    /// branch of every command.
+    pub fn print<T: serde::Serialize>(self, value: &T, table: impl FnOnce()) {
+        match self {
+            Format::Table => table(),
+            Format::Json => println!(
+                "{}",
+                serde_json::to_string_pretty(value).expect("plain data serializes")
+            ),
+        }
+    }
+}

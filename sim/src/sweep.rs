@@ -11,6 +11,9 @@ use models::Layout;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+/// Concurrencies a sweep (and a report's lines) runs when `--max-concurrency` is not given.
+pub const DEFAULT_CONCURRENCIES: [u32; 6] = [1, 8, 32, 64, 128, 256];
+
 /// A layout to sweep: its cost model, or why it was rejected.
 pub struct SweepLayout {
     pub layout: Layout,

@@ -6,6 +6,7 @@
 //! [`MEDIAN_ERROR_BOUND`]. The table is printed (`cargo test -p sim --test efficiency_fit -- --nocapture`).
 
 use models::GpuSpec;
+use models::stats::median_or_nan;
 use proptest::prelude::*;
 use sim::efficiency::observations::{KernelRow, load_kernel_rows};
 use sim::efficiency::{
@@ -126,7 +127,7 @@ fn curves_reproduce_measured_kernel_times() {
     let mut all = Vec::new();
     let mut failures = Vec::new();
     for ((sys, kind, dtype), errs) in &groups {
-        let med = median_or_nan(errs.clone());
+        let med = median_or_nan(errs);
         let mut sorted = errs.clone();
         sorted.sort_by(|a, b| a.total_cmp(b));
         let p90 = sorted[(sorted.len() * 9 / 10).min(sorted.len() - 1)];
@@ -316,9 +317,4 @@ proptest! {
         prop_assert!(m.kernel_time_s(&g, kind, dtype, tokens, flops * 2.0, bytes) >= t);
         prop_assert!(m.kernel_time_s(&g, kind, dtype, tokens, flops, bytes * 2.0) >= t);
     }
-}
-
-/// [`models::stats::median`], NaN for no values (a row with nothing to summarize).
-fn median_or_nan(v: Vec<f64>) -> f64 {
-    models::stats::median(&v).unwrap_or(f64::NAN)
 }

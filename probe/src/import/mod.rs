@@ -132,13 +132,10 @@ pub fn import_p2p(log: &Path) -> Result<MachineProfile> {
 
 fn finish(p: &MachineProfile, out: &Path, format: Format) -> Result<()> {
     p.save_atomic(out)?;
-    match format {
-        Format::Table => {
-            print!("{}", crate::summary::render(p));
-            println!("profile written to {}", out.display());
-        }
-        Format::Json => println!("{}", serde_json::to_string_pretty(p).expect("serializes")),
-    }
+    format.print(p, || {
+        print!("{}", crate::summary::render(p));
+        println!("profile written to {}", out.display());
+    });
     Ok(())
 }
 

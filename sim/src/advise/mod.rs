@@ -27,6 +27,7 @@ use models::spec::ModelPart;
 use models::{Layout, ModelSpec};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use verdict::DEFAULT_CONCURRENCY;
 
 pub use crate::options::{a2a_applies, a2a_where_applicable};
 pub use provenance::{KnownModelError, a2a_notes, machine_provenance};
@@ -294,7 +295,7 @@ pub struct EpQuestion<'a> {
 
 /// Answers "should we try EP?".
 pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, String> {
-    let conc = q.workload.max_concurrency.unwrap_or(64);
+    let conc = q.workload.max_concurrency.unwrap_or(DEFAULT_CONCURRENCY);
     let context = q.workload.random_input_len + q.workload.random_output_len / 2;
     let mut concs: Vec<u32> = VERDICT_CONCURRENCIES.to_vec();
     if !concs.contains(&conc) {

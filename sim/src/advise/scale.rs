@@ -15,7 +15,9 @@
 //! scaled by how much its steady decode throughput moves under the draw (each option keeps the
 //! layout it was simulated with).
 
-use super::verdict::{Build, VERDICT_CONCURRENCIES, perturbed_knobs, steady_tok_s};
+use super::verdict::{
+    Build, DEFAULT_CONCURRENCY, VERDICT_CONCURRENCIES, perturbed_knobs, steady_tok_s,
+};
 use crate::cost::{IterationBatch, IterationModel, Knobs, TimeBreakdown};
 use crate::options::ServerOptions;
 use crate::workload::Workload;
@@ -231,7 +233,7 @@ fn leader(p: &ScalePoint) -> ScaleChoice {
 
 /// Answers "what does the second box buy?".
 pub fn scale_question(q: &ScaleQuestion<'_>, build: &Build<'_>) -> Result<ScaleAnswer, String> {
-    let conc = q.workload.max_concurrency.unwrap_or(64);
+    let conc = q.workload.max_concurrency.unwrap_or(DEFAULT_CONCURRENCY);
     let grid = Grid {
         opts_for: q.opts_for,
         context: q.workload.random_input_len + q.workload.random_output_len / 2,
@@ -460,7 +462,7 @@ fn sentence(
     rep: Option<&ScaleOption>,
     (confidence, draws): (f64, usize),
 ) -> String {
-    let conc = q.workload.max_concurrency.unwrap_or(64);
+    let conc = q.workload.max_concurrency.unwrap_or(DEFAULT_CONCURRENCY);
     let step = |o: &ScaleOption| {
         format!(
             "{:.1} of its {:.1} ms decode step communicating, {} KV tokens",

@@ -9,6 +9,9 @@ use models::Layout;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+/// Concurrent requests `sim advise` answers for when neither `--max-concurrency` nor
+/// `--request-rate` is given (the questions read it where the workload has no concurrency).
+pub const DEFAULT_CONCURRENCY: u32 = 64;
 /// Concurrencies the EP verdict is checked over (plus the workload's own).
 pub const VERDICT_CONCURRENCIES: [u32; 8] = [1, 4, 16, 32, 64, 128, 256, 512];
 /// ± relative spread of compute and memory efficiency in confidence draws.
@@ -33,18 +36,14 @@ pub const PRESET_COMM_SPREAD: f64 = 0.3;
 /// measured (p90 − p10) / 2·median over all collective points, or [`PRESET_COMM_SPREAD`] when the
 /// profile has no repeated samples (presets, imports).
 pub fn comm_spread(p: &models::MachineProfile) -> f64 {
-    let mut v: Vec<f64> = p
+    let v: Vec<f64> = p
         .collectives
         .iter()
         .flat_map(|c| &c.points)
         .filter(|pt| pt.time_us.samples > 1 && pt.time_us.median > 0.0)
         .map(|pt| (pt.time_us.p90 - pt.time_us.p10) / (2.0 * pt.time_us.median))
         .collect();
-    if v.is_empty() {
-        return PRESET_COMM_SPREAD;
-    }
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2].max(0.02)
+    models::stats::median_high(&v).map_or(PRESET_COMM_SPREAD, |m| m.max(0.02))
 }
 
 /// Steady decode tokens/s of `concurrency` requests at `context` tokens: running requests capped

@@ -343,16 +343,15 @@ where
             held_out: t.held_out,
         })
         .collect();
-    let mut abs: Vec<f64> = observations
+    let abs: Vec<f64> = observations
         .iter()
         .filter(|o| !o.held_out)
         .map(|o| o.error_pct.abs())
         .collect();
-    abs.sort_by(f64::total_cmp);
     Ok(CalibrationFit {
         rms_before: rms(&outcome.log_errors_before),
         rms_after: rms(&outcome.log_errors_after),
-        median_abs_error_pct: abs.get(abs.len() / 2).copied().unwrap_or(0.0),
+        median_abs_error_pct: models::stats::median_high(&abs).unwrap_or(0.0),
         outcome,
         observations,
     })

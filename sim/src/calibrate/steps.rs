@@ -49,13 +49,8 @@ pub fn rounds(samples: &[StepSample]) -> Vec<StepRound> {
             if of.is_empty() {
                 return None;
             }
-            let mut steps: Vec<f64> = of.iter().map(|s| s.step_s).collect();
-            steps.sort_by(f64::total_cmp);
-            let median = if steps.len() % 2 == 1 {
-                steps[steps.len() / 2]
-            } else {
-                0.5 * (steps[steps.len() / 2 - 1] + steps[steps.len() / 2])
-            };
+            let steps: Vec<f64> = of.iter().map(|s| s.step_s).collect();
+            let median = models::stats::median(&steps)?;
             Some(StepRound {
                 running,
                 cuda_graph,

@@ -13,6 +13,7 @@ use super::setup::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
 use anyhow::{Result, bail};
 use models::Layout;
+use sim::advise::verdict::DEFAULT_CONCURRENCY;
 use sim::advise::{
     ADVICE_SCHEMA_VERSION, Advice, EpAnswer, EpQuestion, a2a_applies, a2a_notes, ep_question, rank,
 };
@@ -68,7 +69,7 @@ pub fn run(args: Args) -> Result<()> {
     let mut workload = workload.remove(0);
     let default_concurrency = workload.max_concurrency.is_none() && workload.request_rate.is_none();
     if default_concurrency {
-        workload.max_concurrency = Some(64);
+        workload.max_concurrency = Some(DEFAULT_CONCURRENCY);
     }
     let mut flags_not_modelled = setup.flags_not_modelled();
     flags_not_modelled.extend(args.workload.not_modelled());
@@ -135,7 +136,9 @@ pub fn run(args: Args) -> Result<()> {
         replicas: answers.replicas,
     };
     if default_concurrency {
-        eprintln!("note: no --max-concurrency given; advised for 64 concurrent requests");
+        eprintln!(
+            "note: no --max-concurrency given; advised for {DEFAULT_CONCURRENCY} concurrent requests"
+        );
     }
     setup.print_not_modelled();
     super::bench_out::print_bench_flags(&args.workload.not_modelled());
@@ -396,7 +399,7 @@ fn answer_mtp(
         with: &with,
         without: &without,
         plan: sim::cost::spec::SpecPlan::resolve(&setup.spec, &spec_opts),
-        concurrency: workload.max_concurrency.unwrap_or(64),
+        concurrency: workload.max_concurrency.unwrap_or(DEFAULT_CONCURRENCY),
         context_tokens: workload.random_input_len + workload.random_output_len / 2,
         knobs: setup.knobs,
         comm_spread: sim::advise::comm_spread(&setup.machine.profile),
@@ -440,7 +443,7 @@ fn answer_replicas(
         half,
         whole_opts: &whole_opts,
         half_opts: &half_opts,
-        concurrency: workload.max_concurrency.unwrap_or(64),
+        concurrency: workload.max_concurrency.unwrap_or(DEFAULT_CONCURRENCY),
         context_tokens: workload.random_input_len + workload.random_output_len / 2,
         input_tokens: workload.random_input_len,
         knobs: setup.knobs,

@@ -14,8 +14,6 @@ use std::path::PathBuf;
 
 /// Model drawn when `--model` is absent: the user's GLM-5 NVFP4 checkpoint.
 const DEFAULT_MODEL: &str = "glm-5-nvfp4";
-/// Concurrencies of the lines when `--max-concurrency` is absent (as `sim sweep`).
-const DEFAULT_CONCURRENCIES: [u32; 6] = [1, 8, 32, 64, 128, 256];
 /// Most machines one report compares (solid, dashed, dotted lines).
 const MAX_MACHINES: usize = 3;
 
@@ -123,7 +121,7 @@ impl Args {
         let mut workload = self.workload.workloads(spec.max_context_tokens)?.remove(0);
         workload.max_concurrency = None;
         let mut concurrencies = if self.workload.max_concurrency.is_empty() {
-            DEFAULT_CONCURRENCIES.to_vec()
+            sim::sweep::DEFAULT_CONCURRENCIES.to_vec()
         } else {
             self.workload.max_concurrency.clone()
         };

@@ -8,11 +8,8 @@ use super::setup::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use comfy_table::Table;
-use sim::sweep::{SweepRow, sweep};
+use sim::sweep::{DEFAULT_CONCURRENCIES, SweepRow, sweep};
 use sim::workload::Workload;
-
-/// Concurrencies swept when `--max-concurrency` is not given.
-const DEFAULT_CONCURRENCIES: [u32; 6] = [1, 8, 32, 64, 128, 256];
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

@@ -16,8 +16,9 @@ use super::memory;
 use crate::efficiency::KernelKind;
 use crate::machine::Machine;
 use crate::options::ServerOptions;
+use models::ModelSpec;
+use models::footprint::Footprint;
 use models::spec::AttentionSpec;
-use models::{Layout, ModelSpec};
 
 /// Attention-core constants per GPU and layer.
 #[derive(Debug, Clone)]
@@ -115,14 +116,16 @@ fn triton_backend(opts: &ServerOptions) -> bool {
     opts.attention_backend.as_deref() == Some("triton")
 }
 
-/// Attention-core constants of one GPU: heads it computes, KV bytes it reads per key.
+/// Attention-core constants of one GPU: heads it computes, KV bytes it reads per key (the
+/// cache one GPU holds per token and layer, from `fp`, split further by DCP).
 pub(super) fn attn_core(
     model: &ModelSpec,
-    layout: &Layout,
+    fp: &Footprint,
     opts: &ServerOptions,
     curves: &Curves,
     machine: &Machine,
 ) -> AttnCore {
+    let layout = &fp.layout;
     let kv_dtype = memory::kv_dtype(model, opts);
     let attn_tp = if layout.dp_attention {
         1.0
@@ -133,8 +136,10 @@ pub(super) fn attn_core(
         models::KvDtype::Bf16 => "bf16",
         models::KvDtype::Fp8 => "fp8",
     };
-    let per_layer_kv = model.kv_bytes_per_token_per_layer(kv_dtype) as f64;
     let dcp = f64::from(super::dcp::shards(opts));
+    // MLA's latent is replicated on every TP rank, so TP does not shrink it, DCP does (each rank
+    // scores d× the heads over its 1/d of the keys, [`super::dcp`]); GQA's heads are split by TP
+    let kv_bytes_per_key = fp.kv_bytes_per_token_per_layer_per_gpu(model, kv_dtype) as f64 / dcp;
     let decode_kind = if model.attention.is_mla() {
         KernelKind::MlaDecode
     } else {
@@ -187,9 +192,7 @@ pub(super) fn attn_core(
                     sm_count: sm_count(machine),
                     max_splits: TRITON_MAX_KV_SPLITS,
                 }),
-                // the latent is replicated on every TP rank: TP does not shrink it, DCP does
-                // (each rank scores d× the heads over its 1/d of the keys, [`super::dcp`])
-                kv_bytes_per_key: per_layer_kv / dcp,
+                kv_bytes_per_key,
                 topk_cap: indexer.map(|i| i.topk as u64),
                 indexer_flops_per_key: indexer
                     .map_or(0.0, |i| 2.0 * i.num_heads as f64 * i.head_dim as f64),
@@ -206,26 +209,23 @@ pub(super) fn attn_core(
                 mix: LayerMix::of(model, layout),
             }
         }
-        AttentionSpec::Gqa { num_kv_heads, .. } => {
-            let kv_split = attn_tp.min(num_kv_heads.max(1) as f64);
-            AttnCore {
-                decode,
-                indexer_decode,
-                prefill,
-                indexer_prefill,
-                decode_flops_per_pair: model.attention_flops_per_pair(true) / attn_tp,
-                prefill_flops_per_pair: model.attention_flops_per_pair(false) / attn_tp,
-                kv_bytes_per_key: per_layer_kv / kv_split / dcp,
-                topk_cap: None,
-                indexer_flops_per_key: 0.0,
-                indexer_bytes_per_key: 0.0,
-                indexer_logit_bytes_per_pair: 0.0,
-                verify_rereads_cache: false,
-                prefill_flops_per_pair_cached: model.attention_flops_per_pair(false) / attn_tp,
-                triton_split_kv: None,
-                mix: LayerMix::of(model, layout),
-            }
-        }
+        AttentionSpec::Gqa { .. } => AttnCore {
+            decode,
+            indexer_decode,
+            prefill,
+            indexer_prefill,
+            decode_flops_per_pair: model.attention_flops_per_pair(true) / attn_tp,
+            prefill_flops_per_pair: model.attention_flops_per_pair(false) / attn_tp,
+            kv_bytes_per_key,
+            topk_cap: None,
+            indexer_flops_per_key: 0.0,
+            indexer_bytes_per_key: 0.0,
+            indexer_logit_bytes_per_pair: 0.0,
+            verify_rereads_cache: false,
+            prefill_flops_per_pair_cached: model.attention_flops_per_pair(false) / attn_tp,
+            triton_split_kv: None,
+            mix: LayerMix::of(model, layout),
+        },
     }
 }
 

@@ -58,14 +58,13 @@ impl Floors {
     pub fn of(machine: &Machine) -> Floors {
         let launch = &machine.profile.launch;
         let median_of = |kernel: LaunchKernel| {
-            let mut v: Vec<f64> = launch
+            let v: Vec<f64> = launch
                 .iter()
                 .filter(|m| m.kind == LaunchKind::GraphNode && m.kernel == kernel)
                 .map(|m| m.per_kernel_us.median)
                 .filter(|v| v.is_finite() && *v > 0.0)
                 .collect();
-            v.sort_by(f64::total_cmp);
-            v.get(v.len() / 2).copied()
+            models::stats::median_high(&v)
         };
         if let Some(us) = median_of(LaunchKernel::TinyGemm) {
             return Floors {
@@ -116,7 +115,7 @@ impl CpuCosts {
     /// The machine's CPU costs: its measured eager launch (median over GPUs) or the default raw
     /// launch, plus the framework's per-op overhead; the scheduler's figures are priors.
     pub fn of(machine: &Machine) -> CpuCosts {
-        let mut v: Vec<f64> = machine
+        let v: Vec<f64> = machine
             .profile
             .launch
             .iter()
@@ -124,8 +123,7 @@ impl CpuCosts {
             .map(|m| m.per_kernel_us.median)
             .filter(|v| v.is_finite() && *v > 0.0)
             .collect();
-        v.sort_by(f64::total_cmp);
-        let (raw_s, source) = match v.get(v.len() / 2) {
+        let (raw_s, source) = match models::stats::median_high(&v) {
             Some(us) => (
                 us * 1e-6,
                 format!(

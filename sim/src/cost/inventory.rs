@@ -11,8 +11,8 @@
 //! `fused_moe`/`flashinfer` MoE runners, `llama.py`-style GQA): what is fused there is one kernel
 //! here. Quantized GEMMs (fp8, nvfp4) add one activation-quantize kernel each.
 
-use models::footprint::gpu_share;
-use models::spec::{AttentionSpec, LayerAttention, ModelPart};
+use models::shard::gpu_share;
+use models::spec::{AttentionSpec, LayerAttention, LinearModule, ModelPart, Shard};
 use models::{Layout, ModelSpec};
 
 /// One weight GEMM of a block on one GPU.
@@ -75,11 +75,48 @@ pub struct LayerInventory {
     pub head: BlockKernels,
 }
 
+/// This GPU's parameters of each of `modules` ([`gpu_share`]), by checkpoint name.
+struct GpuModules(Vec<(&'static str, f64)>);
+
+impl GpuModules {
+    fn of(spec: &ModelSpec, layout: &Layout, modules: Vec<LinearModule>) -> GpuModules {
+        let share = |m: &LinearModule| gpu_share(spec, layout, m.shard, m.base);
+        GpuModules(
+            modules
+                .iter()
+                .map(|m| (m.name, m.params as f64 * share(m)))
+                .collect(),
+        )
+    }
+
+    /// The modules of a full-attention layer, then the DSA indexer's where the model has one.
+    fn attention(spec: &ModelSpec, layout: &Layout) -> GpuModules {
+        let parts = (ModelPart::Attention, ModelPart::Attention);
+        let mut modules = spec.attention_modules(LayerAttention::Full, parts);
+        let indexed = (0..spec.num_layers).find(|&l| spec.layer_has_indexer(l));
+        if let Some(layer) = indexed {
+            let ix = spec.layer_modules(layer);
+            modules.extend(ix.into_iter().filter(|m| m.base == ModelPart::Indexer));
+        }
+        GpuModules::of(spec, layout, modules)
+    }
+
+    /// Parameters of `name` on this GPU; 0 when the layer has no such module.
+    fn get(&self, name: &str) -> f64 {
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(0.0, |&(_, p)| p)
+    }
+}
+
 /// MLA's projections as SGLang's absorbed decode runs them (`deepseek_v2.py` forward_absorb) and,
-/// with DSA, the indexer's kernels into `x`.
+/// with DSA, the indexer's kernels into `x`. GEMM parameters are this GPU's of the layer's
+/// modules ([`ModelSpec::layer_modules`]): q_a and kv_a fused in one GEMM, `kv_b_proj` run as
+/// its two absorbed halves (`w_kc`: the nope columns, `w_vc`: the v columns).
 fn mla_kernels(
     spec: &ModelSpec,
-    attn_tp: f64,
+    layout: &Layout,
     qa: bool,
     a: &mut BlockKernels,
     x: &mut BlockKernels,
@@ -88,63 +125,46 @@ fn mla_kernels(
     let (Some(d), indexer) = (spec.attention.mla_dims(), spec.attention.indexer()) else {
         return;
     };
-    let (num_heads, q_lora_rank) = (d.heads, d.q_lora_rank);
-    let (kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim) =
-        (d.kv_lora_rank, d.nope, d.rope, d.v);
-    let heads = num_heads as f64 / attn_tp;
-    let (r_kv, nope, rope, v) = (
-        kv_lora_rank as f64,
-        qk_nope_head_dim as f64,
-        qk_rope_head_dim as f64,
-        v_head_dim as f64,
-    );
-    match q_lora_rank {
+    let m = GpuModules::attention(spec, layout);
+    let at = ModelPart::Attention;
+    let r_kv = d.kv_lora_rank as f64;
+    match d.q_lora_rank {
         Some(r_q) => {
-            let r_q = r_q as f64;
-            a.gemm(
-                "fused_qkv_a_proj",
-                ModelPart::Attention,
-                h * (r_q + r_kv + rope),
-                qa,
-            );
-            a.gemm(
-                "q_b_proj",
-                ModelPart::Attention,
-                r_q * heads * (nope + rope),
-                qa,
-            );
+            let fused_a = m.get("self_attn.q_a_proj") + m.get("self_attn.kv_a_proj_with_mqa");
+            a.gemm("fused_qkv_a_proj", at, fused_a, qa);
+            a.gemm("q_b_proj", at, m.get("self_attn.q_b_proj"), qa);
             // q_a and kv_a layernorms
             a.small += 2.0;
-            a.small_bytes_per_token += 4.0 * (r_q + r_kv);
+            a.small_bytes_per_token += 4.0 * (r_q as f64 + r_kv);
         }
         None => {
-            a.gemm(
-                "q_proj",
-                ModelPart::Attention,
-                h * heads * (nope + rope),
-                qa,
-            );
-            a.gemm("kv_a_proj", ModelPart::Attention, h * (r_kv + rope), qa);
+            a.gemm("q_proj", at, m.get("self_attn.q_proj"), qa);
+            a.gemm("kv_a_proj", at, m.get("self_attn.kv_a_proj_with_mqa"), qa);
             a.small += 1.0;
             a.small_bytes_per_token += 4.0 * r_kv;
         }
     }
     // absorbed decode: q_nope × W_UK and attn_out × W_UV as batched GEMMs
-    a.gemm("w_kc_bmm", ModelPart::Attention, heads * nope * r_kv, false);
-    a.gemm("w_vc_bmm", ModelPart::Attention, heads * r_kv * v, false);
-    a.gemm("o_proj", ModelPart::Attention, heads * v * h, qa);
-    // rotary, absorbed-q concat, KV-latent store, output copy
+    let kv_b = m.get("self_attn.kv_b_proj");
+    let w_kc = kv_b * d.nope as f64 / (d.nope + d.v) as f64;
+    a.gemm("w_kc_bmm", at, w_kc, false);
+    a.gemm("w_vc_bmm", at, kv_b - w_kc, false);
+    a.gemm("o_proj", at, m.get("self_attn.o_proj"), qa);
+    // rotary, absorbed-q concat, KV-latent store, output copy, over this GPU's heads
+    let heads = d.heads as f64 * gpu_share(spec, layout, Shard::Tp, at);
+    let rope = d.rope as f64;
     a.small += 4.0;
     a.small_bytes_per_token += 4.0 * heads * (r_kv + rope) + 2.0 * (r_kv + rope);
     // decode attention: split-KV kernel + combine
     a.core_launches = 2.0;
     if let Some(ix) = indexer {
-        let q_in = q_lora_rank.map_or(h, |r| r as f64);
         let (n, d) = (ix.num_heads as f64, ix.head_dim as f64);
         let qi = quantized(spec, ModelPart::Indexer);
-        x.gemm("indexer_wq_b", ModelPart::Indexer, q_in * n * d, qi);
-        x.gemm("indexer_wk", ModelPart::Indexer, h * d, qi);
-        x.gemm("indexer_weights_proj", ModelPart::Indexer, h * n, false);
+        let xp = ModelPart::Indexer;
+        x.gemm("indexer_wq_b", xp, m.get("self_attn.indexer.wq_b"), qi);
+        x.gemm("indexer_wk", xp, m.get("self_attn.indexer.wk"), qi);
+        // `weights_proj` is built without quantization: a plain BF16 parameter, not a module
+        x.gemm("indexer_weights_proj", xp, h * n, false);
         // k LayerNorm, rotary (q, k), fp8 quantize of q and k, index-key store
         x.small = 5.0;
         x.small_bytes_per_token = 4.0 * n * d + 6.0 * d;
@@ -177,12 +197,12 @@ fn mixed_attention_gemms(spec: &ModelSpec, layout: &Layout, a: &mut BlockKernels
             } else {
                 2.0
             };
-        for m in spec.attention_modules(kind, parts) {
-            let p = m.params as f64 * gpu_share(spec, layout, m.shard, m.base) * share;
-            if m.name.ends_with("o_proj") || m.name.ends_with("out_proj") {
-                output += p;
+        let modules = GpuModules::of(spec, layout, spec.attention_modules(kind, parts));
+        for (name, p) in modules.0 {
+            if name.ends_with("o_proj") || name.ends_with("out_proj") {
+                output += p * share;
             } else {
-                input += p;
+                input += p * share;
             }
         }
     }
@@ -194,6 +214,26 @@ fn mixed_attention_gemms(spec: &ModelSpec, layout: &Layout, a: &mut BlockKernels
     a.gemm("in_proj", ModelPart::Attention, input, qa);
     a.gemm("out_proj", ModelPart::Attention, output, qa);
     a.small_bytes_per_token += act;
+}
+
+/// GQA's projections as SGLang's `llama.py`-style attention runs them: q, k and v fused in one
+/// `qkv_proj` (`QKVParallelLinear`) and `o_proj`, each with the parameters one GPU holds of
+/// [`ModelSpec::attention_modules`] (q twice as wide with an output gate; k/v split by KV head).
+/// Small kernels: rotary and the KV store, over q's heads (without the gate) and k/v's.
+fn gqa_kernels(spec: &ModelSpec, layout: &Layout, a: &mut BlockKernels, qa: bool) {
+    let m = GpuModules::attention(spec, layout);
+    let kv = m.get("self_attn.k_proj") + m.get("self_attn.v_proj");
+    let (qkv, o) = (m.get("self_attn.q_proj") + kv, m.get("self_attn.o_proj"));
+    a.gemm("qkv_proj", ModelPart::Attention, qkv, qa);
+    a.gemm("o_proj", ModelPart::Attention, o, qa);
+    // rotary, KV store: q's heads are o_proj's inputs, k/v's the KV projections' outputs
+    a.small += 2.0;
+    let h = spec.hidden_size as f64;
+    if h > 0.0 {
+        a.small_bytes_per_token += 4.0 * (o + kv) / h;
+    }
+    // decode attention: split-KV kernel + merge
+    a.core_launches = 2.0;
 }
 
 /// Whether a part's format runs its GEMMs on quantized activations.
@@ -218,11 +258,6 @@ impl LayerInventory {
     /// the all-reduce; MLA's indexer goes to `self.indexer`.
     fn attention_kernels(&mut self, spec: &ModelSpec, layout: &Layout) {
         let h = spec.hidden_size as f64;
-        let attn_tp = if layout.dp_attention {
-            1.0
-        } else {
-            layout.tp as f64
-        };
         let qa = quantized(spec, ModelPart::Attention);
         let a = &mut self.attention;
         // input add + RMSNorm (read x and residual, write both)
@@ -230,35 +265,14 @@ impl LayerInventory {
         a.small_bytes_per_token = 8.0 * h;
         match spec.attention {
             AttentionSpec::Mla { .. } => {
-                mla_kernels(spec, attn_tp, qa, a, &mut self.indexer);
+                mla_kernels(spec, layout, qa, a, &mut self.indexer);
             }
             AttentionSpec::Gqa { .. } if spec.linear_attention.is_some() => {
                 mixed_attention_gemms(spec, layout, a, qa);
                 a.core_launches = 2.0;
             }
-            AttentionSpec::Gqa {
-                num_heads,
-                num_kv_heads,
-                head_dim,
-                output_gate,
-                ..
-            } => {
-                let d = head_dim as f64;
-                let heads = num_heads as f64 / attn_tp;
-                let kv_heads = (num_kv_heads as f64 / attn_tp).max(1.0);
-                let q_heads = if output_gate { 2.0 * heads } else { heads };
-                a.gemm(
-                    "qkv_proj",
-                    ModelPart::Attention,
-                    h * (q_heads + 2.0 * kv_heads) * d,
-                    qa,
-                );
-                a.gemm("o_proj", ModelPart::Attention, heads * d * h, qa);
-                // rotary, KV store
-                a.small += 2.0;
-                a.small_bytes_per_token += 4.0 * (heads + 2.0 * kv_heads) * d;
-                // decode attention: split-KV kernel + merge
-                a.core_launches = 2.0;
+            AttentionSpec::Gqa { .. } => {
+                gqa_kernels(spec, layout, a, qa);
             }
         }
         a.collectives = 1.0;
@@ -383,6 +397,30 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Qwen3-30B-A3B's config (hidden 2048, 32 q heads, 4 KV heads of 128): at TP8 each GPU
+    /// holds 4 q heads and one whole KV head (4 < 8 KV heads are replicated, not cut); under DP
+    /// attention every head.
+    #[test]
+    fn gqa_gemms_hold_one_gpu_s_heads() {
+        let spec = ModelSpec::preset("qwen3-30b-a3b").unwrap();
+        let gemm = |inv: &LayerInventory, name| {
+            let g = inv.attention.gemms.iter().find(|g| g.name == name);
+            g.map(|g| g.params).unwrap()
+        };
+        let (h, d) = (2048.0, 128.0);
+        let tp8 = LayerInventory::new(&spec, &Layout::tp(8));
+        assert_eq!(gemm(&tp8, "qkv_proj"), h * (4.0 + 2.0 * 1.0) * d);
+        assert_eq!(gemm(&tp8, "o_proj"), 4.0 * d * h);
+        assert_eq!(tp8.attention.small_bytes_per_token, 8.0 * h + 4.0 * 6.0 * d);
+        let tp2 = LayerInventory::new(&spec, &Layout::tp(2));
+        assert_eq!(gemm(&tp2, "qkv_proj"), h * (16.0 + 2.0 * 2.0) * d);
+        let mut dpa = Layout::tp(8);
+        dpa.dp_attention = true;
+        let dpa = LayerInventory::new(&spec, &dpa);
+        assert_eq!(gemm(&dpa, "qkv_proj"), h * (32.0 + 2.0 * 4.0) * d);
+        assert_eq!(gemm(&dpa, "o_proj"), 32.0 * d * h);
     }
 
     #[test]

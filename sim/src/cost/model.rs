@@ -306,7 +306,7 @@ impl CostModel {
             embed: curves.block(&inv.embed, model, &|_| 0.0),
             head: curves.block(&inv.head, model, &head_bytes),
             experts,
-            core: attn_core(model, &layout, opts, &curves, machine),
+            core: attn_core(model, &fp, opts, &curves, machine),
             comm: LayoutComm::new(machine, &layout, &placement, opts),
             dcp: super::dcp::DcpComm::new(machine, model, &layout, &placement, opts),
             placement,

@@ -16,6 +16,7 @@ use super::{
     EFFICIENCY_SCHEMA_VERSION, EfficiencyCurve, EfficiencyError, EfficiencyModel,
     FAMILY_DATACENTER, FAMILY_WORKSTATION, FamilyCurves, KernelKind, Knot,
 };
+use models::stats::median_or_nan;
 use std::collections::BTreeMap;
 
 /// What the fit knows about each measured system beyond the CSVs.
@@ -335,9 +336,4 @@ pub fn fit(rows: &[KernelRow]) -> Result<EfficiencyModel, EfficiencyError> {
         conventions: CONVENTIONS.iter().map(|s| s.to_string()).collect(),
         families,
     })
-}
-
-/// [`models::stats::median`], NaN for no values (a row with nothing to summarize).
-fn median_or_nan(v: Vec<f64>) -> f64 {
-    models::stats::median(&v).unwrap_or(f64::NAN)
 }

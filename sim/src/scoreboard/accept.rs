@@ -30,6 +30,7 @@ use crate::records::acceptance::MeasuredAcceptance;
 pub use crate::records::draft::draft_config;
 use crate::records::mapping::{Expressed, MetricFamily, express};
 use crate::records::{Record, RecordSet};
+use models::stats::median_or_nan;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -90,7 +91,7 @@ impl LengthStats {
     fn of(lengths: &[f64], nd: f64, errors_pct: impl Iterator<Item = f64>) -> LengthStats {
         let (min, max) = range_of(lengths);
         LengthStats {
-            median_accept_length: median_or_nan(lengths.to_vec()),
+            median_accept_length: median_or_nan(lengths),
             min,
             max,
             spread: spread_of(lengths),
@@ -185,7 +186,7 @@ fn sweeps_of(
                 axis,
                 fixed,
                 n: rs.len(),
-                median_accept_length: median_or_nan(implied.clone()),
+                median_accept_length: median_or_nan(&implied),
                 min,
                 max,
                 spread: spread_of(&implied),
@@ -367,13 +368,12 @@ fn series_of(
     if implied.is_empty() {
         return None;
     }
-    let med = median_or_nan(implied.iter().map(|x| x.length).collect());
+    let med = median_or_nan(implied.iter().map(|x| x.length).collect::<Vec<f64>>());
     let anchored_lengths: Vec<f64> = implied
         .iter()
         .filter_map(|x| x.anchored.as_ref().map(|a| a.1))
         .collect();
-    let anchored_med =
-        (!anchored_lengths.is_empty()).then(|| median_or_nan(anchored_lengths.clone()));
+    let anchored_med = (!anchored_lengths.is_empty()).then(|| median_or_nan(&anchored_lengths));
     let records: Vec<ImpliedRecord> = implied
         .iter()
         .map(|x| record_of(x, resolved, cfg, med, anchored_med, measured_by_id))
@@ -466,11 +466,6 @@ fn record_of(
         error_with_measured_pct: pred_measured.map(|p| (p / m - 1.0) * 100.0),
         anchored,
     }
-}
-
-/// [`models::stats::median`], NaN for no values (a row with nothing to summarize).
-fn median_or_nan(v: Vec<f64>) -> f64 {
-    models::stats::median(&v).unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]
