@@ -66,7 +66,13 @@ fn slices_outside_the_measured_ones_are_flagged() {
     let gpu = GpuSpec::preset("rtx-pro-6000-server").unwrap();
     assert!(eff.moe_shape_note(&gpu, "nvfp4", KIMI_TP8_SLICE).is_none());
     // GLM-4.7 at TP8: 5120 × 1536 / 8, below the smallest fp8 slice measured (1.57M)
-    let note = eff.moe_shape_note(&gpu, "fp8", 5120.0 * 1536.0 / 8.0).unwrap();
+    let note = eff
+        .moe_shape_note(&gpu, "fp8", 5120.0 * 1536.0 / 8.0)
+        .unwrap();
     assert!(note.contains("below the smallest fp8 slice"), "{note}");
-    assert!(eff.moe_shape_note(&gpu, "nvfp4", 1e9).unwrap().contains("above"));
+    assert!(
+        eff.moe_shape_note(&gpu, "nvfp4", 1e9)
+            .unwrap()
+            .contains("above")
+    );
 }

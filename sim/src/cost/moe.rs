@@ -43,7 +43,9 @@ pub fn shape_note(
     model: &models::ModelSpec,
     layout: &models::Layout,
 ) -> Option<String> {
-    let f = model.format_of(models::spec::ModelPart::RoutedExperts).name();
+    let f = model
+        .format_of(models::spec::ModelPart::RoutedExperts)
+        .name();
     let slice = efficiency_slice(model, layout, &f)?;
     crate::efficiency::EfficiencyModel::builtin().moe_shape_note(gpu, &f, slice)
 }
