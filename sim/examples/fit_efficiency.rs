@@ -38,6 +38,15 @@ fn run() -> anyhow::Result<()> {
                 c.rows.to_string(),
                 format!("{:.1}%", 100.0 * c.median_abs_error),
             ]);
+            for sh in &c.shapes {
+                table.add_row([
+                    String::new(),
+                    format!("  slice {:.2}M", sh.slice_elements / 1e6),
+                    sh.measured.join(", "),
+                    sh.rows.to_string(),
+                    format!("{:.1}%", 100.0 * sh.median_abs_error),
+                ]);
+            }
         }
     }
     println!("{table}");

@@ -81,7 +81,7 @@ fn the_ep_answer_shows_what_it_cites_and_names_the_model() {
     ]);
     let sentence = out
         .lines()
-        .find(|l| l.starts_with("No:") || l.starts_with("Yes:") || l.starts_with("Depends:"))
+        .find(|l| l.starts_with("No:") || l.starts_with("Yes:") || l.starts_with("Depends"))
         .unwrap();
     let rows: Vec<&str> = out
         .lines()

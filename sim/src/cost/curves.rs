@@ -33,11 +33,22 @@ impl<'a> Curves<'a> {
     }
 
     pub(super) fn of(&self, kind: KernelKind, dtype: &str) -> KernelCurve {
-        KernelCurve::new(
+        self.of_moe_slice(kind, dtype, None)
+    }
+
+    /// [`Self::of`] keyed by an MoE expert slice of `slice` elements (`hidden × moe_inter / tp`).
+    pub(super) fn of_moe_slice(
+        &self,
+        kind: KernelKind,
+        dtype: &str,
+        slice: Option<f64>,
+    ) -> KernelCurve {
+        KernelCurve::of_slice(
             EfficiencyModel::builtin(),
             &self.machine.gpu,
             kind,
             dtype,
+            slice,
             self.peak_byte_s,
             self.compute_scale * self.machine.compute_peak_scale(kind, dtype),
         )

@@ -60,6 +60,20 @@ impl KernelCurve {
         peak_byte_s: f64,
         compute_scale: f64,
     ) -> Self {
+        Self::of_slice(eff, gpu, kind, dtype, None, peak_byte_s, compute_scale)
+    }
+
+    /// [`Self::new`] for an MoE whose expert slice on this GPU has `slice` elements
+    /// (`hidden × moe_inter / tp`): the efficiency of the measured shapes around it.
+    pub fn of_slice(
+        eff: &EfficiencyModel,
+        gpu: &GpuSpec,
+        kind: KernelKind,
+        dtype: &str,
+        slice: Option<f64>,
+        peak_byte_s: f64,
+        compute_scale: f64,
+    ) -> Self {
         let mut c = KernelCurve {
             memory_fraction: [0.0; KNOTS],
             compute_fraction: [0.0; KNOTS],
@@ -70,8 +84,8 @@ impl KernelCurve {
             line_fraction: eff.floor_line_fraction(gpu, kind, dtype),
         };
         for k in 0..KNOTS {
-            c.memory_fraction[k] = eff.memory_fraction(gpu, kind, dtype, 1 << k);
-            c.compute_fraction[k] = eff.compute_fraction(gpu, kind, dtype, 1 << k);
+            c.memory_fraction[k] = eff.memory_fraction_of_slice(gpu, kind, dtype, 1 << k, slice);
+            c.compute_fraction[k] = eff.compute_fraction_of_slice(gpu, kind, dtype, 1 << k, slice);
         }
         c
     }
@@ -133,6 +147,12 @@ impl KernelCurve {
             s: fixed_s.max(self.streaming_s(tokens, flops, bytes)),
             memory_bound: bytes / self.peak_byte_s >= flops / self.peak_flop_s,
         }
+    }
+
+    /// Seconds to stream `bytes` at the memory fraction reached at `tokens` (no compute side,
+    /// no floor): bytes a kernel reads on top of those the curve's measurements covered.
+    pub fn stream_s(&self, tokens: f64, bytes: f64) -> f64 {
+        bytes / (self.peak_byte_s * self.fractions(tokens).0)
     }
 
     /// The roofline alone (no floor).

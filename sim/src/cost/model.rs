@@ -40,6 +40,8 @@ pub(super) struct Experts {
     pub bytes_per_expert: f64,
     /// Parameters of that slice.
     pub params_per_expert: f64,
+    /// What the MoE runner streams beyond the tables' kernel ([`super::moe::MoeRunner`]).
+    pub runner: super::moe::MoeRunner,
     pub curve: KernelCurve,
     pub envelope: Envelope,
 }
@@ -111,6 +113,7 @@ impl CostModel {
         let (tbo, tbo_note) = super::tbo::applies(model, opts);
         cm.two_batch_overlap = tbo;
         notes.extend(tbo_note);
+        notes.extend(super::moe::shape_note(&machine.gpu, model, &layout));
         cm.memory_notes = notes;
         Ok(cm)
     }
@@ -277,14 +280,23 @@ impl CostModel {
             let per_rank = m.num_routed_experts as f64 / layout.ep as f64;
             let bytes = routed / per_rank.max(1.0);
             let f = model.format_of(ModelPart::RoutedExperts);
+            // the slice of each expert one GPU streams sets the grouped GEMM's N and K: the
+            // efficiency is the measured shapes' around it (`ShapeKnots`)
+            let slice = super::moe::efficiency_slice(model, &layout, &f.name());
             let mut e = Experts {
                 routing: Routing::new(m.num_routed_experts, m.top_k, layout.ep),
                 bytes_per_expert: bytes,
                 params_per_expert: bytes / f.bytes_per_value(),
+                runner: super::moe::MoeRunner::of(
+                    opts.moe_runner_backend.as_deref(),
+                    &f.name(),
+                    model,
+                    &layout,
+                ),
                 // the fused MoE runs its kernels (quantize, align/sort, two grouped GEMMs,
                 // activation, reduce) one after another: each costs at least the floor
                 curve: curves
-                    .of(KernelKind::MoeGrouped, &f.name())
+                    .of_moe_slice(KernelKind::MoeGrouped, &f.name(), slice)
                     .with_floor(inv.moe.core_launches * floors.small_kernel_s),
                 envelope: Envelope::EMPTY,
             };
@@ -331,11 +343,18 @@ pub(super) fn moe_raw(e: &Experts, t: f64) -> super::kernel::OpTime {
     // the efficiency is keyed by the rows each touched expert's GEMMs get, as the kernel
     // measurements were
     let per_expert = if touched > 0.0 { pairs / touched } else { 1.0 };
-    e.curve.time(
+    let mut op = e.curve.time(
         per_expert.max(1.0),
         2.0 * pairs * e.params_per_expert,
         touched * e.bytes_per_expert,
-    )
+    );
+    // a runner's reads beyond the tables' kernel stream on top of its time, at the same
+    // achieved bandwidth (the tables' roofline may sit on its compute side, which they do not use)
+    let extra_bytes = e.runner.extra_bytes(pairs, touched, e.bytes_per_expert);
+    if extra_bytes > 0.0 {
+        op.s += e.curve.stream_s(per_expert.max(1.0), extra_bytes);
+    }
+    op
 }
 
 /// Options that make no sense (a fraction outside (0, 1], …).

@@ -9,6 +9,47 @@
 //! expected maximum of n standard normals (Blom's approximation) and σ the binomial spread.
 //! Real routers are skewed, so this is a lower bound on imbalance (EPLB would move towards it).
 
+/// Elements of one routed expert's slice on one GPU, `hidden × moe_inter / moe_tp` with
+/// `moe_tp = tp / ep` (SGLang's `moe_tp_size`): the shape the MoE efficiency is keyed by
+/// ([`crate::efficiency::ShapeKnots`]); `None` for a dense model.
+pub fn expert_slice_elements(model: &models::ModelSpec, layout: &models::Layout) -> Option<f64> {
+    let m = model.moe?;
+    let moe_tp = (layout.tp / layout.ep.max(1)).max(1);
+    Some(model.hidden_size as f64 * m.expert_intermediate_size as f64 / moe_tp as f64)
+}
+
+/// The slice the MoE efficiency of `model` under `layout` is keyed by: `None` (the pooled curve)
+/// for weight-only int4. The int4 rows measured SGLang's int4 MoE kernel, while the int4 records
+/// ran vLLM's Marlin W4A16 MoE, which scales otherwise: at Kimi-K2's TP8 slice the table falls to
+/// 46% of bandwidth from 32 tokens per expert, while the Kimi-K2.6 DCP1 records keep scaling
+/// (already predicted 16–27% too slow at 16–128 streams with the pooled curve). Keyed by that
+/// shape they came out worse (DCP1 MAPE, MTP off 11.8 → 11.9%, MTP on 15.4 → 16.0%), so the
+/// pooled curve stays until a Marlin table exists.
+pub fn efficiency_slice(
+    model: &models::ModelSpec,
+    layout: &models::Layout,
+    format: &str,
+) -> Option<f64> {
+    if crate::efficiency::normalize_dtype(format) == Some("int4") {
+        return None;
+    }
+    expert_slice_elements(model, layout)
+}
+
+/// The note saying that the MoE efficiency of `model` under `layout` extrapolates beyond the
+/// measured expert slices of its format on `gpu`'s family, if it does.
+pub fn shape_note(
+    gpu: &models::GpuSpec,
+    model: &models::ModelSpec,
+    layout: &models::Layout,
+) -> Option<String> {
+    let f = model
+        .format_of(models::spec::ModelPart::RoutedExperts)
+        .name();
+    let slice = efficiency_slice(model, layout, &f)?;
+    crate::efficiency::EfficiencyModel::builtin().moe_shape_note(gpu, &f, slice)
+}
+
 /// Expected maximum of `n` independent standard normal draws (Blom: Φ⁻¹((n − 0.375)/(n + 0.25))).
 pub fn expected_max_z(n: u32) -> f64 {
     if n <= 1 {
@@ -103,6 +144,88 @@ impl Routing {
     }
 }
 
+/// Routed (token, expert) pairs from which b12x leaves its compact static kernel for the
+/// dynamic one: `_STATIC_COMPACT_CUTOVER_PAIRS_DEFAULT = _LEVEL_TILE_M` (128) in b12x's
+/// `integration/tp_moe.py::b12x_moe_fp4` of the March 2026 builds the records ran (16 tokens at
+/// top-8 routing).
+pub const B12X_DYNAMIC_MIN_PAIRS: f64 = 128.0;
+/// Rows of the dynamic kernel's M tile and columns of its N tile (`_LEVEL_TILE_M`, `_LEVEL_TILE_N`
+/// = 128, `MoEDynamicKernel(mma_tiler_mn=(128, 128))`).
+pub const B12X_TILE: f64 = 128.0;
+/// Intermediate N tiles one dynamic task covers (`_DYNAMIC_SLICE_CHUNK = 2` in that version).
+pub const B12X_SLICE_CHUNK: f64 = 2.0;
+/// Bytes per activation value the dynamic kernel's A tile holds: NVFP4 (half a byte) plus one
+/// e4m3 block scale per 16 values (`_NVFP4_BLOCK_SIZE`).
+pub const B12X_A_BYTES_PER_VALUE: f64 = 0.5 + 1.0 / 16.0;
+
+/// The MoE runner, where its kernels stream other bytes than the kernel tables' (SGLang's
+/// fused MoE, which the efficiency curves were fitted to).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MoeRunner {
+    /// The tables' kernels (`cutlass`, `flashinfer_*`, `triton`, …): no extra term.
+    Tables,
+    /// `--moe-runner-backend b12x` with NVFP4 experts (lukealonso/b12x, SM120). Below
+    /// [`B12X_DYNAMIC_MIN_PAIRS`] its micro / compact static kernels pack only the routed rows,
+    /// costed as the tables'. From there the dynamic kernel
+    /// (`b12x/moe/fused/dynamic.py::MoEDynamicKernel`) queues one task per (expert, 128-row M
+    /// tile, 2 × 128 intermediate columns); each task TMA-loads its full 128-row FP4 activation
+    /// tile from the per-expert packed buffer (`packed_input [E, max_rows, hidden/2]`, rows past
+    /// the routed ones included) and streams its weight slice, so per touched expert it reads
+    /// `m_tiles × slice_groups` activation tiles and the weights once per M tile. Those reads
+    /// are taken from DRAM: the weights streamed meanwhile (hundreds of MB per layer) exceed the
+    /// 128 MB L2. An upper bound: a kernel that fetched only the routed rows would read less.
+    B12x {
+        /// Model hidden size (the GEMMs' K of FC1, N of FC2).
+        hidden: f64,
+        /// Expert intermediate size on this GPU (`moe_inter / moe_tp`).
+        inter_per_gpu: f64,
+    },
+}
+
+impl MoeRunner {
+    /// The runner `--moe-runner-backend` names, for experts in weight format `format`.
+    pub fn of(
+        backend: Option<&str>,
+        format: &str,
+        model: &models::ModelSpec,
+        layout: &models::Layout,
+    ) -> MoeRunner {
+        let nvfp4 = crate::efficiency::normalize_dtype(format) == Some("nvfp4");
+        match (backend, model.moe) {
+            (Some("b12x"), Some(m)) if nvfp4 => {
+                let moe_tp = (layout.tp / layout.ep.max(1)).max(1);
+                MoeRunner::B12x {
+                    hidden: model.hidden_size as f64,
+                    inter_per_gpu: m.expert_intermediate_size as f64 / moe_tp as f64,
+                }
+            }
+            _ => MoeRunner::Tables,
+        }
+    }
+
+    /// Bytes one GPU's MoE layer reads beyond the touched experts' weights, for `pairs` routed
+    /// pairs on it over `touched` experts of `bytes_per_expert` each.
+    pub fn extra_bytes(&self, pairs: f64, touched: f64, bytes_per_expert: f64) -> f64 {
+        let MoeRunner::B12x {
+            hidden,
+            inter_per_gpu,
+        } = *self
+        else {
+            return 0.0;
+        };
+        if pairs < B12X_DYNAMIC_MIN_PAIRS || touched <= 0.0 {
+            return 0.0;
+        }
+        let rows_per_expert = pairs / touched;
+        let m_tiles = (rows_per_expert / B12X_TILE).ceil().max(1.0);
+        let slice_groups = ((inter_per_gpu / B12X_TILE).ceil() / B12X_SLICE_CHUNK)
+            .ceil()
+            .max(1.0);
+        let a_tile_bytes = B12X_TILE * hidden * B12X_A_BYTES_PER_VALUE;
+        touched * (m_tiles * slice_groups * a_tile_bytes + (m_tiles - 1.0) * bytes_per_expert)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +259,23 @@ mod tests {
         assert!(r.pair_imbalance(1.0) > 2.0);
         assert!(r.pair_imbalance(4096.0) < 1.1);
         assert!(r.max_pairs_per_rank(4096.0) >= 4096.0);
+    }
+
+    /// GLM-5 NVFP4 at TP8 (hidden 6144, 2048 / 8 intermediate per GPU): under 128 pairs b12x
+    /// reads what the tables' kernel reads; from 16 tokens each touched expert adds one
+    /// 128-row activation tile (128 × 6144 × 0.5625 B ≈ 442 KB, two 128-column N tiles = one
+    /// slice group); with more than 128 rows per expert the weights are read once per M tile.
+    #[test]
+    fn b12x_dynamic_reads_padded_activation_tiles() {
+        let r = MoeRunner::B12x {
+            hidden: 6144.0,
+            inter_per_gpu: 256.0,
+        };
+        let tile = 128.0 * 6144.0 * 0.5625;
+        assert_eq!(r.extra_bytes(120.0, 100.0, 2.5e6), 0.0);
+        assert!((r.extra_bytes(128.0, 100.0, 2.5e6) - 100.0 * tile).abs() < 1.0);
+        let two_tiles = r.extra_bytes(256.0 * 200.0, 200.0, 2.5e6);
+        assert!((two_tiles - 200.0 * (2.0 * tile + 2.5e6)).abs() < 1.0);
+        assert_eq!(MoeRunner::Tables.extra_bytes(1e4, 100.0, 2.5e6), 0.0);
     }
 }

@@ -14,7 +14,7 @@ use models::GpuSpec;
 
 use super::{
     EFFICIENCY_SCHEMA_VERSION, EfficiencyCurve, EfficiencyError, EfficiencyModel,
-    FAMILY_DATACENTER, FAMILY_WORKSTATION, FamilyCurves, KernelKind, Knot,
+    FAMILY_DATACENTER, FAMILY_WORKSTATION, FamilyCurves, KernelKind, Knot, ShapeKnots,
 };
 use models::stats::median_or_nan;
 use std::collections::BTreeMap;
@@ -68,7 +68,10 @@ const CONVENTIONS: [&str; 4] = [
     "moe_grouped: tokens = tokens per active expert on this GPU (the CSVs' num_tokens*topk/ep \
      (balanced routing) / gpu_active_experts, at least 1, rounded to the nearest power of two); \
      flops = 2*num_tokens*top_k*3*hidden*moe_inter/(tp*ep) (this GPU's share); bytes = weights \
-     of the experts this GPU touches (3*hidden*moe_inter/tp each)",
+     of the experts this GPU touches (3*hidden*moe_inter/tp each); moe curves also carry \
+     `shapes`: the same knots fitted to each expert slice (hidden*moe_inter/tp elements) alone, \
+     which callers giving a slice interpolate linearly in log(slice), clamped to the nearest \
+     measured slice outside them",
     "mla_decode: tokens = decode batch; flops = 2*batch*heads_per_gpu*context*(576+512); bytes = \
      batch*context*576*kv bytes per value; dtype = KV-cache dtype; compute peak bf16",
     "compute peak per dtype: bf16 and weight-only int4 -> bf16, fp8 -> fp8, nvfp4 -> fp4",
@@ -271,7 +274,45 @@ fn fit_curve(
         knots,
         rows: rows.len() as u32,
         median_abs_error: round5(median_or_nan(all_errors)),
+        shapes: Vec::new(),
     }
+}
+
+/// The MoE knots of each measured expert slice ([`super::ShapeKnots`]), fitted to that slice's
+/// rows alone exactly as the pooled curve is, sorted by slice.
+fn fit_shapes(
+    rows: &[&KernelRow],
+    peak_gb_per_s: f64,
+    peaks: &BTreeMap<String, f64>,
+) -> Vec<ShapeKnots> {
+    // slices are products of integers: key them exactly
+    let mut by_slice: BTreeMap<u64, Vec<&KernelRow>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.slice_elements > 0.0) {
+        by_slice
+            .entry(r.slice_elements.round() as u64)
+            .or_default()
+            .push(r);
+    }
+    by_slice
+        .into_iter()
+        .map(|(slice, group)| {
+            let c = fit_curve(&group, peak_gb_per_s, peaks);
+            let mut measured: Vec<String> = group
+                .iter()
+                .map(|r| r.shape.rsplit_once(" T").map_or(&r.shape[..], |(s, _)| s))
+                .map(str::to_string)
+                .collect();
+            measured.sort();
+            measured.dedup();
+            ShapeKnots {
+                slice_elements: slice as f64,
+                measured,
+                knots: c.knots,
+                rows: c.rows,
+                median_abs_error: c.median_abs_error,
+            }
+        })
+        .collect()
 }
 
 /// Fits every (system, kind, dtype) group of `rows` into an [`EfficiencyModel`], with fractions
@@ -316,7 +357,13 @@ pub fn fit(rows: &[KernelRow]) -> Result<EfficiencyModel, EfficiencyError> {
         }
         let curves = groups
             .values()
-            .map(|g| fit_curve(g, peak_memory_gb_per_s, &peak_tflops))
+            .map(|g| {
+                let mut c = fit_curve(g, peak_memory_gb_per_s, &peak_tflops);
+                if c.kind == KernelKind::MoeGrouped {
+                    c.shapes = fit_shapes(g, peak_memory_gb_per_s, &peak_tflops);
+                }
+                c
+            })
             .collect();
         families.push(FamilyCurves {
             family: sys.family.to_string(),

@@ -40,6 +40,13 @@
 //! 4800 GB/s) and H200 TFLOP/s, but RTX PRO 6000 TFLOP/s ~7% below the datasheet (467.8 vs 503.8
 //! bf16); both sets are recorded in the JSON.
 //!
+//! MoE curves are also keyed by shape ([`ShapeKnots`]): the expert slice one GPU streams,
+//! `hidden × moe_inter / tp` elements, sets the grouped GEMM's N and K and so how well its tiles
+//! fill the SMs. Each measured slice has its own knots, fitted to its rows alone; a caller that
+//! gives a slice ([`EfficiencyModel::memory_fraction_of_slice`]) gets the two measured slices
+//! around it interpolated in log(slice), and the nearest one's knots flat outside them
+//! ([`EfficiencyModel::moe_shape_note`] says so). The pooled knots stay for callers without one.
+//!
 //! Known limits (stated, not tuned away):
 //! - Rows whose weights fit in L2 were trimmed from the measurements, so the smallest kernels (e.g.
 //!   GLM-5 TP8 expert slices at 1–2 tokens) are extrapolated flat from the smallest measured size and
@@ -56,6 +63,9 @@
 
 pub mod fit;
 pub mod observations;
+mod shape;
+
+pub use shape::{ShapeCoverage, ShapeKnots};
 
 use models::GpuSpec;
 use serde::{Deserialize, Serialize};
@@ -135,6 +145,10 @@ pub struct EfficiencyCurve {
     pub rows: u32,
     /// Median |predicted/measured − 1| over all rows with these knots.
     pub median_abs_error: f64,
+    /// MoE only: the knots fitted to each measured expert slice alone, sorted by slice
+    /// ([`ShapeKnots`]); the pooled `knots` above serve callers that give no shape.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shapes: Vec<ShapeKnots>,
 }
 
 /// All curves measured on one reference GPU, and the peaks the fractions are relative to.
@@ -290,26 +304,6 @@ fn dtype_fallbacks(dtype: &'static str) -> [&'static str; 4] {
     }
 }
 
-impl EfficiencyCurve {
-    /// Linear interpolation in log2(tokens) of one knot field, clamped at the ends.
-    fn at(&self, tokens: u64, field: impl Fn(&Knot) -> f64) -> f64 {
-        let x = (tokens.max(1) as f64).log2();
-        let first = &self.knots[0];
-        if tokens <= first.tokens {
-            return field(first);
-        }
-        for w in self.knots.windows(2) {
-            let (a, b) = (&w[0], &w[1]);
-            if tokens <= b.tokens {
-                let (xa, xb) = ((a.tokens as f64).log2(), (b.tokens as f64).log2());
-                let t = (x - xa) / (xb - xa);
-                return field(a) + t * (field(b) - field(a));
-            }
-        }
-        field(self.knots.last().expect("curve has knots"))
-    }
-}
-
 impl FamilyCurves {
     /// The curve for a (measured) kind and dtype, falling back to the other 4-bit format, then fp8,
     /// then bf16 when the family has no curve for the dtype.
@@ -409,11 +403,24 @@ impl EfficiencyModel {
         dtype: &str,
         tokens: u64,
     ) -> f64 {
+        self.memory_fraction_of_slice(gpu, kind, dtype, tokens, None)
+    }
+
+    /// [`Self::memory_fraction`] of an MoE whose expert slice on this GPU has `slice` elements
+    /// (`hidden × moe_inter / tp`, see [`ShapeKnots`]); `None` = the pooled curve.
+    pub fn memory_fraction_of_slice(
+        &self,
+        gpu: &GpuSpec,
+        kind: KernelKind,
+        dtype: &str,
+        tokens: u64,
+        slice: Option<f64>,
+    ) -> f64 {
         let Some((fam, curve)) = self.family_curve(gpu, kind, dtype) else {
             return 1.0;
         };
         let scale = Self::peak_rescale(fam, gpu, fam.peak_memory_gb_per_s, gpu.memory_gb_per_s);
-        (curve.at(tokens, |k| k.memory_fraction) * scale).clamp(1e-6, 1.0)
+        (curve.at(tokens, slice, |k| k.memory_fraction) * scale).clamp(1e-6, 1.0)
     }
 
     /// Fraction (0..1] of the GPU's peak dense FLOP/s for that dtype (see [`peak_tflops`]) reached at
@@ -425,6 +432,19 @@ impl EfficiencyModel {
         dtype: &str,
         tokens: u64,
     ) -> f64 {
+        self.compute_fraction_of_slice(gpu, kind, dtype, tokens, None)
+    }
+
+    /// [`Self::compute_fraction`] of an MoE expert slice of `slice` elements (see
+    /// [`Self::memory_fraction_of_slice`]).
+    pub fn compute_fraction_of_slice(
+        &self,
+        gpu: &GpuSpec,
+        kind: KernelKind,
+        dtype: &str,
+        tokens: u64,
+        slice: Option<f64>,
+    ) -> f64 {
         let Some((fam, curve)) = self.family_curve(gpu, kind, dtype) else {
             return 1.0;
         };
@@ -434,7 +454,31 @@ impl EfficiencyModel {
             .copied()
             .unwrap_or(0.0);
         let scale = Self::peak_rescale(fam, gpu, fit_peak, peak_tflops(gpu, kind, dtype));
-        (curve.at(tokens, |k| k.compute_fraction) * scale).clamp(1e-6, 1.0)
+        (curve.at(tokens, slice, |k| k.compute_fraction) * scale).clamp(1e-6, 1.0)
+    }
+
+    /// A note when an MoE expert slice of `slice` elements lies outside the slices measured for
+    /// `dtype` on `gpu`'s family (its efficiency is then the nearest measured slice's, flat).
+    pub fn moe_shape_note(&self, gpu: &GpuSpec, dtype: &str, slice: f64) -> Option<String> {
+        let (fam, curve) = self.family_curve(gpu, KernelKind::MoeGrouped, dtype)?;
+        let m = |v: f64| format!("{:.2}M", v / 1e6);
+        let (side, edge, measured) = match curve.shape_coverage(slice) {
+            ShapeCoverage::Pooled | ShapeCoverage::Inside => return None,
+            ShapeCoverage::BelowSmallest { smallest, measured } => ("below", smallest, measured),
+            ShapeCoverage::AboveLargest { largest, measured } => ("above", largest, measured),
+        };
+        let end = if side == "below" {
+            "smallest"
+        } else {
+            "largest"
+        };
+        Some(format!(
+            "MoE efficiency extrapolated: the expert slice per GPU ({} elements = hidden x moe_inter / tp) is {side} the {end} {} slice measured on {} ({}: {measured}), whose curve is used flat",
+            m(slice),
+            curve.dtype,
+            fam.family,
+            m(edge),
+        ))
     }
 
     /// Latency floor of one call of `kind` in `dtype` on `gpu`'s family, seconds (0 when the

@@ -47,6 +47,9 @@ pub struct KernelRow {
     pub achieved_tflops: Option<f64>,
     /// Short description of the shape, for tables.
     pub shape: String,
+    /// MoE only: elements of one expert's slice on this GPU, `hidden × moe_inter / tp` (what
+    /// sets the grouped GEMM's N and K, hence its tile occupancy); 0 for other kinds.
+    pub slice_elements: f64,
 }
 
 /// The default observations folder: `data/observations` beside the repository.
@@ -157,6 +160,7 @@ fn parse_row(
     if time_s <= 0.0 {
         return Err(t.err(rec.0, "`time_us` must be positive".into()));
     }
+    let mut slice_elements = 0.0;
     let (tokens, flops, bytes, shape, entering) = match kind {
         KernelKind::DenseGemm => {
             let (m, n, k) = (t.num(rec, "m")?, t.num(rec, "n")?, t.num(rec, "k")?);
@@ -169,6 +173,7 @@ fn parse_row(
             let topk = t.num(rec, "topk")?;
             let shard = t.num(rec, "moe_tp_size")?.max(1.0) * t.num(rec, "moe_ep_size")?.max(1.0);
             let flops = 2.0 * tokens * topk * 3.0 * h * inter / shard;
+            slice_elements = h * inter / t.num(rec, "moe_tp_size")?.max(1.0);
             let shape = format!(
                 "{} tp{} ep{} T{tokens}",
                 t.str(rec, "model")?,
@@ -219,5 +224,6 @@ fn parse_row(
         pct_peak_flops: opt("pct_peak_flops")?,
         achieved_tflops: opt("achieved_tflops")?,
         shape,
+        slice_elements,
     })
 }

@@ -8,12 +8,14 @@ use super::{
 use crate::options::{ServerOptions, SpeculativeOptions};
 use models::ModelSpec;
 
-/// What `--moe-runner-backend b12x` means for a prediction: its MoE is costed with the kernel
-/// tables' (there are no published b12x timings), and b12x switches kernels with the tokens per
-/// step (b12x `integration/tp_moe.py`, March 2026: micro up to 2 tokens, one 128-row tile up to 15
-/// for top-8 routing, a dynamic kernel above); on the dev set its plain decode at 16–64 streams ran
-/// 24–52% slower than the tables predict (faster at 1–8).
-pub const B12X_NOTE: &str = "--moe-runner-backend b12x: costed with the kernel tables' MoE; b12x switches to its dynamic kernel from 16 tokens per step, where public GLM-5 runs were 24-52% slower than this predicts";
+/// What `--moe-runner-backend b12x` means for a prediction. b12x switches kernels with the
+/// routed pairs per step (b12x `integration/tp_moe.py::b12x_moe_fp4`, March 2026: compact
+/// static kernel below `_STATIC_COMPACT_CUTOVER_PAIRS_DEFAULT` = 128 pairs, 16 tokens at top-8
+/// routing; the queue-driven dynamic kernel above). Below the cutover it is costed with the kernel
+/// tables' MoE; above it the cost model adds the dynamic kernel's padded 128-row activation tiles
+/// (`cost::moe::MoeRunner::B12x`). On the dev set that term explains part of the gap only: plain
+/// decode at 32–64 streams still runs 8–28% slower than predicted.
+pub const B12X_NOTE: &str = "--moe-runner-backend b12x: from 16 tokens per step (128 routed pairs) its dynamic kernel is costed with the 128-row activation tile it reads per expert and N slice beyond the weights; public GLM-5 runs at 32-64 streams were still slower than this predicts";
 
 /// Whose defaults the note lists: `SGLang's defaults for N MiB GPUs at TP4×PP2`.
 fn defaults_note(ctx: &DefaultsContext) -> String {

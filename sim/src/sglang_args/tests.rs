@@ -379,7 +379,9 @@ fn the_community_glm5_launch_line_is_read() {
     let r = a.server_options(&rtx_tp8(), &model).unwrap();
     assert_eq!(r.options.moe_runner_backend.as_deref(), Some("b12x"));
     assert!(
-        r.notes.iter().any(|n| n.contains("b12x switches")),
+        r.notes
+            .iter()
+            .any(|n| n.contains("b12x: from 16 tokens per step")),
         "{:?}",
         r.notes
     );
