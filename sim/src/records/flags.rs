@@ -44,10 +44,58 @@ pub fn inferencex_config(flags: &str) -> Option<&'static str> {
 /// The rtx6kpro wiki's own spellings of launch settings (`GPU_MEM=0.94`), by the table `dest`
 /// they stand for; every `--flag` is looked up in the engines' tables instead.
 const WIKI_WORDS: &[(&str, &str)] = &[
-    ("KV_CACHE_DTYPE", "kv_cache_dtype"),
-    ("GPU_MEM", "gpu_memory_utilization"),
-    ("MAX_MODEL_LEN", "max_model_len"),
+    ("KV_CACHE_DTYPE", dest::KV_CACHE_DTYPE),
+    ("GPU_MEM", dest::GPU_MEMORY_UTILIZATION),
+    ("MAX_MODEL_LEN", dest::MAX_MODEL_LEN),
 ];
+
+/// The table `dest`s this reader acts on, taken from the two flag tables at compile time: a dest
+/// renamed or removed in a table breaks the build here instead of silently never matching.
+mod dest {
+    use crate::sglang_args::flags as s;
+    use crate::vllm_args::table as v;
+
+    pub const KV_CACHE_DTYPE: &str = s::KV_CACHE_DTYPE.dest;
+    pub const MEM_FRACTION_STATIC: &str = s::MEM_FRACTION_STATIC.dest;
+    pub const GPU_MEMORY_UTILIZATION: &str = v::GPU_MEMORY_UTILIZATION.dest;
+    pub const CONTEXT_LENGTH: &str = s::CONTEXT_LENGTH.dest;
+    pub const MAX_MODEL_LEN: &str = v::MAX_MODEL_LEN.dest;
+    pub const MOE_RUNNER_BACKEND: &str = s::MOE_RUNNER_BACKEND.dest;
+    pub const ATTENTION_BACKEND: &str = s::ATTENTION_BACKEND.dest;
+    pub const CUDA_GRAPH_MAX_BS: &str = s::CUDA_GRAPH_MAX_BS.dest;
+    pub const MAX_RUNNING_REQUESTS: &str = s::MAX_RUNNING_REQUESTS.dest;
+    pub const MAX_NUM_SEQS: &str = v::MAX_NUM_SEQS.dest;
+    pub const CHUNKED_PREFILL_SIZE: &str = s::CHUNKED_PREFILL_SIZE.dest;
+    pub const MAX_NUM_BATCHED_TOKENS: &str = v::MAX_NUM_BATCHED_TOKENS.dest;
+    pub const MAX_PREFILL_TOKENS: &str = s::MAX_PREFILL_TOKENS.dest;
+    pub const DISABLE_RADIX_CACHE: &str = s::DISABLE_RADIX_CACHE.dest;
+    pub const STREAM_INTERVAL: &str = s::STREAM_INTERVAL.dest;
+    pub const DISABLE_CUSTOM_ALL_REDUCE: &str = s::DISABLE_CUSTOM_ALL_REDUCE.dest;
+    pub const DISABLE_CUDA_GRAPH: &str = s::DISABLE_CUDA_GRAPH.dest;
+    pub const ENFORCE_EAGER: &str = v::ENFORCE_EAGER.dest;
+
+    // one arm serves both engines where their tables share the dest
+    const _: () = assert!(same(KV_CACHE_DTYPE, v::KV_CACHE_DTYPE.dest));
+    const _: () = assert!(same(
+        DISABLE_CUSTOM_ALL_REDUCE,
+        v::DISABLE_CUSTOM_ALL_REDUCE.dest
+    ));
+
+    const fn same(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+}
 
 /// The table `dest` of a record's key: an option of vLLM's or SGLang's flag table (their
 /// canonical spellings and aliases), or a wiki word; `None` = neither (kept as written).
@@ -94,28 +142,30 @@ pub fn launch_knobs(
     for (key, arg) in keyed(&tokens) {
         let number = || arg.and_then(|a| a.parse().ok());
         match dest_of(key).unwrap_or(key) {
-            "kv_cache_dtype" => {
+            dest::KV_CACHE_DTYPE => {
                 if let Some(d) = arg.and_then(KvDtype::from_name) {
                     k.kv_cache_dtype = Some(d);
                 }
             }
-            "mem_fraction_static" => {
+            dest::MEM_FRACTION_STATIC => {
                 k.memory_fraction = arg.and_then(fraction).map(|f| (Engine::Sglang, f))
             }
-            "gpu_memory_utilization" => {
+            dest::GPU_MEMORY_UTILIZATION => {
                 k.memory_fraction = arg.and_then(fraction).map(|f| (Engine::Vllm, f))
             }
-            "context_length" | "max_model_len" => k.context_length = number(),
-            "moe_runner_backend" => k.moe_runner_backend = arg.map(str::to_string),
-            "attention_backend" => k.attention_backend = arg.map(str::to_string),
-            "cuda_graph_max_bs" => k.cuda_graph_max_bs = number(),
-            "max_running_requests" | "max_num_seqs" => k.max_running_requests = number(),
-            "chunked_prefill_size" | "max_num_batched_tokens" => k.chunked_prefill_size = number(),
-            "max_prefill_tokens" => k.max_prefill_tokens = number(),
-            "disable_radix_cache" => k.disable_radix_cache = true,
-            "stream_interval" => k.stream_interval = number(),
-            "disable_custom_all_reduce" => k.disable_custom_all_reduce = true,
-            "disable_cuda_graph" | "enforce_eager" => k.disable_cuda_graph = true,
+            dest::CONTEXT_LENGTH | dest::MAX_MODEL_LEN => k.context_length = number(),
+            dest::MOE_RUNNER_BACKEND => k.moe_runner_backend = arg.map(str::to_string),
+            dest::ATTENTION_BACKEND => k.attention_backend = arg.map(str::to_string),
+            dest::CUDA_GRAPH_MAX_BS => k.cuda_graph_max_bs = number(),
+            dest::MAX_RUNNING_REQUESTS | dest::MAX_NUM_SEQS => k.max_running_requests = number(),
+            dest::CHUNKED_PREFILL_SIZE | dest::MAX_NUM_BATCHED_TOKENS => {
+                k.chunked_prefill_size = number()
+            }
+            dest::MAX_PREFILL_TOKENS => k.max_prefill_tokens = number(),
+            dest::DISABLE_RADIX_CACHE => k.disable_radix_cache = true,
+            dest::STREAM_INTERVAL => k.stream_interval = number(),
+            dest::DISABLE_CUSTOM_ALL_REDUCE => k.disable_custom_all_reduce = true,
+            dest::DISABLE_CUDA_GRAPH | dest::ENFORCE_EAGER => k.disable_cuda_graph = true,
             "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" => {
                 k.estimate_cudagraph_memory = arg == Some("1")
             }
@@ -249,6 +299,21 @@ fn cutoff_bytes(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_environment_this_reader_acts_on_is_in_vllm_s_table() {
+        for name in [
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
+            "VLLM_ENABLE_PCIE_ALLREDUCE",
+        ] {
+            assert!(
+                crate::vllm_args::table::VLLM_ENV_MODELLED
+                    .iter()
+                    .any(|(n, _)| *n == name),
+                "{name}"
+            );
+        }
+    }
 
     fn knobs(engine: Engine, flags: &str, quant: &str) -> LaunchKnobs {
         launch_knobs(engine, flags, quant, &mut Vec::new())
