@@ -7,10 +7,11 @@
 //! - **the cache cell**: "Available KV cache memory: X GiB" ÷ the tokens is the bytes vLLM stores
 //!   per token on one GPU; the plan's cell must match it to the rounding of X (0.1%).
 //! - **the tokens at the stated `--gpu-memory-utilization`**: the plan subtracts the weights, the
-//!   profiling run's peak and the non-torch memory. Against these lines it still leaves 5–7 GiB
-//!   per GPU too much for the cache (GLM-5.1, Kimi-K2-Thinking on H200, MiniMax-M2.5), not
-//!   modelled yet: the bands below state today's misses (the plan over the published line), they
-//!   were not fitted. Kimi-K2.6 at 0.94 is within a few percent.
+//!   profiling run's peak (with the sparse-MLA indexer's gather workspace and logits stand-in for
+//!   GLM-5.1) and the non-torch memory. Against these lines it still leaves 2–7 GiB per GPU too
+//!   much for the cache (GLM-5.1, Kimi-K2-Thinking on H200, MiniMax-M2.5), not modelled yet: the
+//!   bands below state today's misses (the plan over the published line), they were not fitted.
+//!   Kimi-K2.6 at 0.94 is within a few percent.
 
 use models::{KvDtype, Layout, ModelSpec};
 use sim::cost::MemoryPlan;
@@ -160,8 +161,9 @@ fn the_cache_cell_matches_the_published_memory_over_tokens() {
 
 /// Where GLM-5.1's miss is, from its start-up log ('Model loading took 55.67 GiB', 'Available
 /// KV cache memory: 19.55 GiB' at 0.865 of 95.59 GiB): the weights are planned 3% high (57.5 GiB)
-/// and the memory beside weights and cache 5 GiB low: vLLM's profile leaves 7.47 GiB for the
-/// activation peak and non-torch memory, the plan 2.1 GiB.
+/// and the memory beside weights and cache 3.9 GiB low: vLLM's profile leaves 7.47 GiB for the
+/// activation peak and non-torch memory, the plan 3.6 GiB (2.1 GiB before the indexer's
+/// profiling-run workspace, 1.0 GiB, and its 512 MiB logits stand-in were counted).
 #[test]
 fn glm51_miss_is_the_memory_beside_the_weights() {
     let line = glm51(1, 341_504, Some(19.55));
@@ -177,22 +179,24 @@ fn glm51_miss_is_the_memory_beside_the_weights() {
         "weights {weights:.2} GiB planned, {logged_weights_gib} logged"
     );
     assert!(
-        (7.3..7.6).contains(&beside_logged) && beside_planned < 0.4 * beside_logged,
+        (7.3..7.6).contains(&beside_logged)
+            && (0.4 * beside_logged..0.6 * beside_logged).contains(&beside_planned),
         "beside the weights and the cache: {beside_planned:.2} GiB planned, {beside_logged:.2} GiB logged"
     );
 }
 
 /// The KV tokens at each line's utilisation, with today's misses as the bands (see the module
-/// docs: the plan leaves 5–7 GiB per GPU too much for the cache on three of the four models).
+/// docs: the plan leaves 2–7 GiB per GPU too much for the cache on three of the four models).
 #[test]
 fn kv_tokens_beside_the_published_lines() {
     let lines = [
-        // (line, lowest and highest allowed plan/published − 1); today: +18.1%, +18.6%, +18.6%,
-        // +18.0%, +11.9%, +11.9%, +28.6%, +1.1%
-        (glm51(1, 341_504, None), 0.0, 0.22),
-        (glm51(2, 680_192, None), 0.0, 0.22),
-        (glm51(4, 1_360_384, None), 0.0, 0.22),
-        (glm51(8, 2_720_768, None), 0.0, 0.22),
+        // (line, lowest and highest allowed plan/published − 1); today: +10.4%, +10.9%, +10.9%,
+        // +10.3%, +11.9%, +11.9%, +28.6%, +1.1% (GLM-5.1 was +18.1…+18.6% before the indexer's
+        // profiling-run workspace)
+        (glm51(1, 341_504, None), 0.0, 0.14),
+        (glm51(2, 680_192, None), 0.0, 0.14),
+        (glm51(4, 1_360_384, None), 0.0, 0.14),
+        (glm51(8, 2_720_768, None), 0.0, 0.14),
         (kimi_k2_thinking_h200(1, 715_072, None), 0.0, 0.15),
         (kimi_k2_thinking_h200(8, 5_721_088, None), 0.0, 0.15),
         (minimax_tp4(), 0.0, 0.32),

@@ -40,11 +40,53 @@ pub const VLLM_SPARSE_MLA_BLOCK_SIZE: u32 = 64;
 /// "non-torch forward increase memory" figure replaces it.
 pub const VLLM_NON_TORCH_INCREASE_BYTES: u64 = 512 << 20;
 
-/// The peak of vLLM's profiling run on one GPU: the larger of the forward pass of `tokens`
-/// tokens (hidden states, and the fused MoE's two caches `T·k·2I/tp` and `T·k·h` in bf16) and
-/// the sampler over `rows` rows of full-vocabulary fp32 logits (logits and one probability
-/// copy).
-pub fn profile_peak_bytes(spec: &ModelSpec, layout: &Layout, tokens: u32, rows: u32) -> u64 {
+/// Entries of the sparse-MLA indexer's prefill gather workspace per token of `--max-model-len`:
+/// `get_max_prefill_buffer_size` returns `max_model_len × 40` (`v1/attention/backends/mla/
+/// indexer.py`, vLLM main; sized to fit inside FlashMLA-sparse's `5 × max_model_len × 576 × 2`
+/// bytes). Each entry is one token's indexer key in fp8 plus its fp32 scales.
+pub const VLLM_INDEXER_PREFILL_BUFFER_PER_MODEL_LEN: u64 = 40;
+/// The radix top-k workspace the indexer reserves beside the gather buffer
+/// (`RADIX_TOPK_WORKSPACE_SIZE`, `model_executor/layers/sparse_attn_indexer.py`).
+pub const VLLM_INDEXER_TOPK_WORKSPACE_BYTES: u64 = 1 << 20;
+/// `VLLM_SPARSE_INDEXER_MAX_LOGITS_MB` default, 512 (`envs.py`): the indexer's dummy allocation
+/// standing for the largest prefill logits chunk during the profiling run.
+pub const VLLM_SPARSE_INDEXER_MAX_LOGITS_BYTES: u64 = 512 << 20;
+
+/// What the sparse-MLA (DSA) indexer holds at the profiling run's peak, on one GPU, as
+/// `sparse_attn_indexer` (`model_executor/layers/sparse_attn_indexer.py`) does when
+/// `attn_metadata` is not a dict (the dummy run): `(persistent, transient)` bytes.
+/// - persistent: `current_workspace_manager().get_simultaneous(...)` of the K-gather buffer
+///   (`total_seq_lens` × `head_dim` fp8 + `total_seq_lens` × 4 scale bytes, `total_seq_lens` =
+///   [`VLLM_INDEXER_PREFILL_BUFFER_PER_MODEL_LEN`] × `max_model_len`) and the radix top-k
+///   workspace; the workspace manager keeps it, so it is live through the sampler too.
+/// - transient: the `torch.empty` of `VLLM_SPARSE_INDEXER_MAX_LOGITS_MB` MiB, freed after each
+///   layer but part of the forward pass's peak.
+///
+/// `(0, 0)` for a model without an indexer.
+pub fn indexer_profile_bytes(spec: &ModelSpec, max_model_len: u64) -> (u64, u64) {
+    if spec.attention.indexer().is_none() {
+        return (0, 0);
+    }
+    let entries = VLLM_INDEXER_PREFILL_BUFFER_PER_MODEL_LEN * max_model_len;
+    let gather = entries * spec.indexer_cache_bytes_per_token_per_layer();
+    (
+        gather + VLLM_INDEXER_TOPK_WORKSPACE_BYTES,
+        VLLM_SPARSE_INDEXER_MAX_LOGITS_BYTES,
+    )
+}
+
+/// The peak of vLLM's profiling run on one GPU: the indexer's persistent workspace (see
+/// [`indexer_profile_bytes`]) plus the larger of the forward pass of `tokens` tokens (hidden
+/// states, the fused MoE's two caches `T·k·2I/tp` and `T·k·h` in bf16, the indexer's logits
+/// stand-in) and the sampler over `rows` rows of full-vocabulary fp32 logits (logits and one
+/// probability copy). `max_model_len` sizes the indexer's buffers.
+pub fn profile_peak_bytes(
+    spec: &ModelSpec,
+    layout: &Layout,
+    tokens: u32,
+    rows: u32,
+    max_model_len: u64,
+) -> u64 {
     let t = f64::from(tokens);
     let hidden = activation_bytes(spec, layout, u64::from(tokens)) as f64
         - t * spec.vocab_size as f64 / f64::from(layout.tp.max(1)) * 4.0;
@@ -52,8 +94,10 @@ pub fn profile_peak_bytes(spec: &ModelSpec, layout: &Layout, tokens: u32, rows: 
         let i = 2.0 * m.expert_intermediate_size as f64 / f64::from(layout.tp.max(1));
         t * m.top_k as f64 * (i + spec.hidden_size as f64) * 2.0
     });
+    let (indexer_persistent, indexer_logits) = indexer_profile_bytes(spec, max_model_len);
+    let forward = hidden + moe_caches + indexer_logits as f64;
     let sampler = 2.0 * f64::from(rows) * spec.vocab_size as f64 * 4.0;
-    (hidden + moe_caches).max(sampler) as u64
+    indexer_persistent + forward.max(sampler) as u64
 }
 
 /// The packed cell of vLLM's `fp8_ds_mla` cache, bytes per token and layer: the 512-wide latent
@@ -104,7 +148,8 @@ pub fn plan(
     let tokens = v.max_num_batched_tokens.unwrap_or(tokens_default);
     let seqs = v.max_num_seqs.unwrap_or(seqs_default);
     let requested = (v.gpu_memory_utilization * memory_bytes as f64) as u64;
-    let peak = profile_peak_bytes(spec, &layout, tokens, seqs.min(tokens));
+    let ctx = context_len(spec, opts);
+    let peak = profile_peak_bytes(spec, &layout, tokens, seqs.min(tokens), ctx);
     let graphs = cudagraph_bytes(opts);
     let graphs_in_budget = if v.estimate_cudagraphs { graphs } else { 0 };
     let per_layer = cell_bytes_per_token_per_layer(
@@ -132,7 +177,6 @@ pub fn plan(
     }
     let kv_tokens = by_memory;
     let kv_pool = kv_tokens * per_layer * u64::from(footprint.max_layers_per_stage());
-    let ctx = context_len(spec, opts);
     let reserves = MemoryReserves {
         pre_load_bytes: super::PRE_LOAD_OVERHEAD_BYTES,
         req_to_token_bytes: 0,
@@ -198,6 +242,21 @@ mod tests {
     fn batch_defaults_follow_the_card() {
         assert_eq!(batch_defaults(97_887 << 20), (8192, 1024));
         assert_eq!(batch_defaults(48 << 30), (2048, 256));
+    }
+
+    /// GLM-5.1's indexer (head_dim 128: 132 bytes an entry) at its logged --max-model-len 202,752
+    /// holds 40 × 202,752 × 132 bytes (1.0 GiB) plus the 1 MiB top-k workspace, and a 512 MiB
+    /// logits stand-in in the forward pass; a model without an indexer holds neither.
+    #[test]
+    fn indexer_profile_workspace_follows_max_model_len() {
+        let glm = ModelSpec::preset("glm-5.1-nvfp4").unwrap();
+        let (persistent, logits) = indexer_profile_bytes(&glm, 202_752);
+        assert_eq!(persistent, 40 * 202_752 * 132 + (1 << 20));
+        assert_eq!(logits, 512 << 20);
+        let (half, _) = indexer_profile_bytes(&glm, 101_376);
+        assert!(half < persistent / 2 + (1 << 20));
+        let kimi = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
+        assert_eq!(indexer_profile_bytes(&kimi, 262_144), (0, 0));
     }
 
     /// Kimi-K2.6 at TP8, fp8 KV, 0.94 on the user's card: the KV tokens vLLM would print,
