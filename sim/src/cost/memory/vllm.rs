@@ -24,7 +24,7 @@ use crate::cost::MemoryPlan;
 use crate::engines::batch_defaults;
 use crate::options::ServerOptions;
 use crate::options::VllmMemory;
-use models::footprint::Footprint;
+use models::footprint::{Footprint, GpuFootprint};
 use models::{Layout, ModelSpec};
 
 /// vLLM's `--block-size` default on CUDA (`config/cache.py`).
@@ -125,6 +125,27 @@ pub fn cell_bytes_per_token_per_layer(
     }
 }
 
+/// The weight bytes vLLM's budget counts on GPU `g`: "Model loading took X GiB" is
+/// `DeviceMemoryProfiler.consumed_memory` (`v1/worker/gpu_model_runner.py`, `load_model`), a
+/// difference of `torch.cuda.max_memory_allocated` (`platforms/cuda.py`,
+/// `get_current_memory_usage`), and `memory_profiling` (`utils/mem_utils.py`) counts torch's
+/// *allocated* peak and the non-torch memory as used − *reserved*: memory the caching allocator
+/// holds in holes is in neither. So the footprint's allocator holes of the expert
+/// post-processing ([`models::load_replay`], counted there because SGLang's free-memory figure
+/// sees them) are taken out; the checkpoint's tensors and the MLA absorbed copy stay.
+pub fn weight_bytes(spec: &ModelSpec, footprint: &Footprint, g: &GpuFootprint) -> u64 {
+    let last = footprint.layout.pp.max(1) - 1;
+    let holes = models::load_replay::replay_stage(
+        spec,
+        &footprint.layout,
+        g.layers.clone(),
+        g.stage == 0,
+        g.stage == last,
+    )
+    .map_or(0, |r| r.hole_bytes());
+    g.total_weight_bytes.saturating_sub(holes)
+}
+
 /// CUDA-graph memory per captured size when vLLM estimates it: the same 2 MiB per captured
 /// batch SGLang reserves ([`super::CUDA_GRAPH_BYTES_PER_BS`]), an assumption.
 fn cudagraph_bytes(opts: &ServerOptions) -> u64 {
@@ -158,7 +179,14 @@ pub fn plan(
         super::kv_dtype(spec, opts),
         crate::cost::dcp::shards(opts),
     );
-    let weights = footprint.max_weight_bytes_per_gpu();
+    let weights = footprint
+        .per_gpu
+        .iter()
+        .map(|g| weight_bytes(spec, footprint, g))
+        .max()
+        .unwrap_or(0);
+    // the holes are still taken from the card, outside the budget
+    let weights_on_card = footprint.max_weight_bytes_per_gpu();
     let non_kv = peak + VLLM_NON_TORCH_INCREASE_BYTES + graphs_in_budget;
     let block = u64::from(if spec.attention.indexer().is_some() {
         VLLM_SPARSE_MLA_BLOCK_SIZE
@@ -167,7 +195,7 @@ pub fn plan(
     });
     let mut by_memory = u64::MAX;
     for g in footprint.per_gpu.iter().filter(|g| g.tp_rank == 0) {
-        let available = requested.saturating_sub(g.total_weight_bytes + non_kv);
+        let available = requested.saturating_sub(weight_bytes(spec, footprint, g) + non_kv);
         let cell = per_layer * u64::from(g.layers.end - g.layers.start);
         let blocks = available.checked_div(cell * block).unwrap_or(0);
         by_memory = by_memory.min(blocks * block);
@@ -186,7 +214,7 @@ pub fn plan(
         draft_weight_bytes: 0,
         draft_kv_bytes: 0,
     };
-    let free = memory_bytes as i64 - (weights + kv_pool + reserves.total_bytes()) as i64;
+    let free = memory_bytes as i64 - (weights_on_card + kv_pool + reserves.total_bytes()) as i64;
     let mut notes = Vec::new();
     if kv_tokens > 0 && kv_tokens < ctx {
         notes.push(format!(
