@@ -18,6 +18,11 @@
 //! `kv_cache_utils.get_num_blocks` then gives `available / (block_bytes × layers)` blocks of
 //! `--block-size` tokens (16 on CUDA), and the "GPU KV cache size: N tokens" line prints
 //! `blocks × block_size` (× the DCP size: each rank holds `1/dcp` of every request).
+//!
+//! All three terms are torch's *allocated* bytes (or used − reserved for the non-torch one), so
+//! the weights are [`weight_bytes`] (without the caching allocator's holes) and the peak is
+//! [`profile_peak_bytes`], which counts what the dummy run allocates: activations, the fused
+//! MoE's caches, the sparse-MLA indexer's workspace ([`indexer_profile_bytes`]) and the sampler.
 
 use super::{MemoryReserves, activation_bytes, context_len};
 use crate::cost::MemoryPlan;
@@ -285,6 +290,28 @@ mod tests {
         assert!(half < persistent / 2 + (1 << 20));
         let kimi = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
         assert_eq!(indexer_profile_bytes(&kimi, 262_144), (0, 0));
+    }
+
+    /// vLLM's weights leave out the allocator holes of the expert post-processing: GLM-5.1-NVFP4
+    /// TP8 holds 55.62 GiB by this count (its log: 'Model loading took 55.67 GiB'), 1.85 GiB
+    /// below the footprint's SGLang figure; an FP8 checkpoint without post-processing loses
+    /// nothing.
+    #[test]
+    fn weights_are_the_allocated_bytes() {
+        let gib = (1u64 << 30) as f64;
+        let glm = ModelSpec::preset("glm-5.1-nvfp4").unwrap();
+        let fp = models::footprint::footprint(&glm, &Layout::tp(8)).unwrap();
+        let vllm = weight_bytes(&glm, &fp, &fp.per_gpu[0]) as f64 / gib;
+        let sglang = fp.per_gpu[0].total_weight_bytes as f64 / gib;
+        assert!((vllm / 55.67 - 1.0).abs() < 0.01, "{vllm:.2} GiB");
+        assert!(
+            (1.7..2.0).contains(&(sglang - vllm)),
+            "{sglang:.2} - {vllm:.2} GiB"
+        );
+        let minimax = ModelSpec::preset("minimax-m2.5").unwrap();
+        let fp = models::footprint::footprint(&minimax, &Layout::tp(4)).unwrap();
+        let g = &fp.per_gpu[0];
+        assert_eq!(weight_bytes(&minimax, &fp, g), g.total_weight_bytes);
     }
 
     /// Kimi-K2.6 at TP8, fp8 KV, 0.94 on the user's card: the KV tokens vLLM would print,
