@@ -7,10 +7,13 @@
 //! - **the cache cell**: "Available KV cache memory: X GiB" ÷ the tokens is the bytes vLLM stores
 //!   per token on one GPU; the plan's cell must match it to the rounding of X (0.1%).
 //! - **the tokens at the stated `--gpu-memory-utilization`**: the plan subtracts the weights, the
-//!   profiling run's peak and the non-torch memory. Against these lines it still leaves 5–7 GiB
-//!   per GPU too much for the cache (GLM-5.1, Kimi-K2-Thinking on H200, MiniMax-M2.5), not
-//!   modelled yet: the bands below state today's misses (the plan over the published line), they
-//!   were not fitted. Kimi-K2.6 at 0.94 is within a few percent.
+//!   profiling run's peak (with the sparse-MLA indexer's gather workspace and logits stand-in for
+//!   GLM-5.1) and the non-torch memory. The weights are the allocated bytes vLLM logs (GLM-5.1:
+//!   55.62 GiB planned, 55.67 logged), not SGLang's free-memory figure with the allocator's holes.
+//!   Against these lines the plan still leaves 4–7 GiB per GPU too much for the cache (GLM-5.1,
+//!   Kimi-K2-Thinking on H200, MiniMax-M2.5), not modelled yet: the bands below state today's
+//!   misses (the plan over the published line), they were not fitted. Kimi-K2.6 at 0.94 is
+//!   within 5%.
 
 use models::{KvDtype, Layout, ModelSpec};
 use sim::cost::MemoryPlan;
@@ -159,9 +162,11 @@ fn the_cache_cell_matches_the_published_memory_over_tokens() {
 }
 
 /// Where GLM-5.1's miss is, from its start-up log ('Model loading took 55.67 GiB', 'Available
-/// KV cache memory: 19.55 GiB' at 0.865 of 95.59 GiB): the weights are planned 3% high (57.5 GiB)
-/// and the memory beside weights and cache 5 GiB low: vLLM's profile leaves 7.47 GiB for the
-/// activation peak and non-torch memory, the plan 2.1 GiB.
+/// KV cache memory: 19.55 GiB' at 0.865 of 95.59 GiB): the weights are planned to 1% (55.62 GiB;
+/// they were 57.5 while the 1.85 GiB of allocator holes SGLang's figure sees were counted), and
+/// the memory beside weights and cache is 3.9 GiB low: vLLM's profile leaves 7.47 GiB for the
+/// activation peak and non-torch memory, the plan 3.6 GiB (2.1 GiB before the indexer's
+/// profiling-run workspace, 1.0 GiB, and its 512 MiB logits stand-in were counted).
 #[test]
 fn glm51_miss_is_the_memory_beside_the_weights() {
     let line = glm51(1, 341_504, Some(19.55));
@@ -173,30 +178,33 @@ fn glm51_miss_is_the_memory_beside_the_weights() {
         (p.reserves.activation_bytes + p.reserves.attention_workspace_bytes) as f64 / GIB;
     let weights = p.weight_bytes_per_gpu as f64 / GIB;
     assert!(
-        (weights / logged_weights_gib - 1.0).abs() < 0.04,
+        (weights / logged_weights_gib - 1.0).abs() < 0.01,
         "weights {weights:.2} GiB planned, {logged_weights_gib} logged"
     );
     assert!(
-        (7.3..7.6).contains(&beside_logged) && beside_planned < 0.4 * beside_logged,
+        (7.3..7.6).contains(&beside_logged)
+            && (0.4 * beside_logged..0.6 * beside_logged).contains(&beside_planned),
         "beside the weights and the cache: {beside_planned:.2} GiB planned, {beside_logged:.2} GiB logged"
     );
 }
 
 /// The KV tokens at each line's utilisation, with today's misses as the bands (see the module
-/// docs: the plan leaves 5–7 GiB per GPU too much for the cache on three of the four models).
+/// docs: the plan leaves 4–7 GiB per GPU too much for the cache on three of the four models).
 #[test]
 fn kv_tokens_beside_the_published_lines() {
     let lines = [
-        // (line, lowest and highest allowed plan/published − 1); today: +18.1%, +18.6%, +18.6%,
-        // +18.0%, +11.9%, +11.9%, +28.6%, +1.1%
-        (glm51(1, 341_504, None), 0.0, 0.22),
-        (glm51(2, 680_192, None), 0.0, 0.22),
-        (glm51(4, 1_360_384, None), 0.0, 0.22),
-        (glm51(8, 2_720_768, None), 0.0, 0.22),
-        (kimi_k2_thinking_h200(1, 715_072, None), 0.0, 0.15),
-        (kimi_k2_thinking_h200(8, 5_721_088, None), 0.0, 0.15),
+        // (line, lowest and highest allowed plan/published − 1); today: +19.9%, +20.4%, +20.4%,
+        // +19.8%, +13.1%, +13.1%, +28.6%, +4.7%. Before: +18.1…+18.6% for GLM-5.1 (its weights
+        // 1.85 GiB high, its indexer's workspace missing: the two errors partly cancelled),
+        // +11.9% and +1.1% for Kimi (0.68 GiB of Marlin-repack holes counted as weights).
+        (glm51(1, 341_504, None), 0.0, 0.24),
+        (glm51(2, 680_192, None), 0.0, 0.24),
+        (glm51(4, 1_360_384, None), 0.0, 0.24),
+        (glm51(8, 2_720_768, None), 0.0, 0.24),
+        (kimi_k2_thinking_h200(1, 715_072, None), 0.0, 0.16),
+        (kimi_k2_thinking_h200(8, 5_721_088, None), 0.0, 0.16),
         (minimax_tp4(), 0.0, 0.32),
-        (kimi_k26_tp8(), -0.04, 0.04),
+        (kimi_k26_tp8(), 0.0, 0.07),
     ];
     let mut table = String::new();
     for (line, lo, hi) in &lines {

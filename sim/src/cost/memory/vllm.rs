@@ -18,13 +18,18 @@
 //! `kv_cache_utils.get_num_blocks` then gives `available / (block_bytes × layers)` blocks of
 //! `--block-size` tokens (16 on CUDA), and the "GPU KV cache size: N tokens" line prints
 //! `blocks × block_size` (× the DCP size: each rank holds `1/dcp` of every request).
+//!
+//! All three terms are torch's *allocated* bytes (or used − reserved for the non-torch one), so
+//! the weights are [`weight_bytes`] (without the caching allocator's holes) and the peak is
+//! [`profile_peak_bytes`], which counts what the dummy run allocates: activations, the fused
+//! MoE's caches, the sparse-MLA indexer's workspace ([`indexer_profile_bytes`]) and the sampler.
 
 use super::{MemoryReserves, activation_bytes, context_len};
 use crate::cost::MemoryPlan;
 use crate::engines::batch_defaults;
 use crate::options::ServerOptions;
 use crate::options::VllmMemory;
-use models::footprint::Footprint;
+use models::footprint::{Footprint, GpuFootprint};
 use models::{Layout, ModelSpec};
 
 /// vLLM's `--block-size` default on CUDA (`config/cache.py`).
@@ -40,11 +45,53 @@ pub const VLLM_SPARSE_MLA_BLOCK_SIZE: u32 = 64;
 /// "non-torch forward increase memory" figure replaces it.
 pub const VLLM_NON_TORCH_INCREASE_BYTES: u64 = 512 << 20;
 
-/// The peak of vLLM's profiling run on one GPU: the larger of the forward pass of `tokens`
-/// tokens (hidden states, and the fused MoE's two caches `T·k·2I/tp` and `T·k·h` in bf16) and
-/// the sampler over `rows` rows of full-vocabulary fp32 logits (logits and one probability
-/// copy).
-pub fn profile_peak_bytes(spec: &ModelSpec, layout: &Layout, tokens: u32, rows: u32) -> u64 {
+/// Entries of the sparse-MLA indexer's prefill gather workspace per token of `--max-model-len`:
+/// `get_max_prefill_buffer_size` returns `max_model_len × 40` (`v1/attention/backends/mla/
+/// indexer.py`, vLLM main; sized to fit inside FlashMLA-sparse's `5 × max_model_len × 576 × 2`
+/// bytes). Each entry is one token's indexer key in fp8 plus its fp32 scales.
+pub const VLLM_INDEXER_PREFILL_BUFFER_PER_MODEL_LEN: u64 = 40;
+/// The radix top-k workspace the indexer reserves beside the gather buffer
+/// (`RADIX_TOPK_WORKSPACE_SIZE`, `model_executor/layers/sparse_attn_indexer.py`).
+pub const VLLM_INDEXER_TOPK_WORKSPACE_BYTES: u64 = 1 << 20;
+/// `VLLM_SPARSE_INDEXER_MAX_LOGITS_MB` default, 512 (`envs.py`): the indexer's dummy allocation
+/// standing for the largest prefill logits chunk during the profiling run.
+pub const VLLM_SPARSE_INDEXER_MAX_LOGITS_BYTES: u64 = 512 << 20;
+
+/// What the sparse-MLA (DSA) indexer holds at the profiling run's peak, on one GPU, as
+/// `sparse_attn_indexer` (`model_executor/layers/sparse_attn_indexer.py`) does when
+/// `attn_metadata` is not a dict (the dummy run): `(persistent, transient)` bytes.
+/// - persistent: `current_workspace_manager().get_simultaneous(...)` of the K-gather buffer
+///   (`total_seq_lens` × `head_dim` fp8 + `total_seq_lens` × 4 scale bytes, `total_seq_lens` =
+///   [`VLLM_INDEXER_PREFILL_BUFFER_PER_MODEL_LEN`] × `max_model_len`) and the radix top-k
+///   workspace; the workspace manager keeps it, so it is live through the sampler too.
+/// - transient: the `torch.empty` of `VLLM_SPARSE_INDEXER_MAX_LOGITS_MB` MiB, freed after each
+///   layer but part of the forward pass's peak.
+///
+/// `(0, 0)` for a model without an indexer.
+pub fn indexer_profile_bytes(spec: &ModelSpec, max_model_len: u64) -> (u64, u64) {
+    if spec.attention.indexer().is_none() {
+        return (0, 0);
+    }
+    let entries = VLLM_INDEXER_PREFILL_BUFFER_PER_MODEL_LEN * max_model_len;
+    let gather = entries * spec.indexer_cache_bytes_per_token_per_layer();
+    (
+        gather + VLLM_INDEXER_TOPK_WORKSPACE_BYTES,
+        VLLM_SPARSE_INDEXER_MAX_LOGITS_BYTES,
+    )
+}
+
+/// The peak of vLLM's profiling run on one GPU: the indexer's persistent workspace (see
+/// [`indexer_profile_bytes`]) plus the larger of the forward pass of `tokens` tokens (hidden
+/// states, the fused MoE's two caches `T·k·2I/tp` and `T·k·h` in bf16, the indexer's logits
+/// stand-in) and the sampler over `rows` rows of full-vocabulary fp32 logits (logits and one
+/// probability copy). `max_model_len` sizes the indexer's buffers.
+pub fn profile_peak_bytes(
+    spec: &ModelSpec,
+    layout: &Layout,
+    tokens: u32,
+    rows: u32,
+    max_model_len: u64,
+) -> u64 {
     let t = f64::from(tokens);
     let hidden = activation_bytes(spec, layout, u64::from(tokens)) as f64
         - t * spec.vocab_size as f64 / f64::from(layout.tp.max(1)) * 4.0;
@@ -52,8 +99,10 @@ pub fn profile_peak_bytes(spec: &ModelSpec, layout: &Layout, tokens: u32, rows: 
         let i = 2.0 * m.expert_intermediate_size as f64 / f64::from(layout.tp.max(1));
         t * m.top_k as f64 * (i + spec.hidden_size as f64) * 2.0
     });
+    let (indexer_persistent, indexer_logits) = indexer_profile_bytes(spec, max_model_len);
+    let forward = hidden + moe_caches + indexer_logits as f64;
     let sampler = 2.0 * f64::from(rows) * spec.vocab_size as f64 * 4.0;
-    (hidden + moe_caches).max(sampler) as u64
+    indexer_persistent + forward.max(sampler) as u64
 }
 
 /// The packed cell of vLLM's `fp8_ds_mla` cache, bytes per token and layer: the 512-wide latent
@@ -81,6 +130,27 @@ pub fn cell_bytes_per_token_per_layer(
     }
 }
 
+/// The weight bytes vLLM's budget counts on GPU `g`: "Model loading took X GiB" is
+/// `DeviceMemoryProfiler.consumed_memory` (`v1/worker/gpu_model_runner.py`, `load_model`), a
+/// difference of `torch.cuda.max_memory_allocated` (`platforms/cuda.py`,
+/// `get_current_memory_usage`), and `memory_profiling` (`utils/mem_utils.py`) counts torch's
+/// *allocated* peak and the non-torch memory as used − *reserved*: memory the caching allocator
+/// holds in holes is in neither. So the footprint's allocator holes of the expert
+/// post-processing ([`models::load_replay`], counted there because SGLang's free-memory figure
+/// sees them) are taken out; the checkpoint's tensors and the MLA absorbed copy stay.
+pub fn weight_bytes(spec: &ModelSpec, footprint: &Footprint, g: &GpuFootprint) -> u64 {
+    let last = footprint.layout.pp.max(1) - 1;
+    let holes = models::load_replay::replay_stage(
+        spec,
+        &footprint.layout,
+        g.layers.clone(),
+        g.stage == 0,
+        g.stage == last,
+    )
+    .map_or(0, |r| r.hole_bytes());
+    g.total_weight_bytes.saturating_sub(holes)
+}
+
 /// CUDA-graph memory per captured size when vLLM estimates it: the same 2 MiB per captured
 /// batch SGLang reserves ([`super::CUDA_GRAPH_BYTES_PER_BS`]), an assumption.
 fn cudagraph_bytes(opts: &ServerOptions) -> u64 {
@@ -104,7 +174,8 @@ pub fn plan(
     let tokens = v.max_num_batched_tokens.unwrap_or(tokens_default);
     let seqs = v.max_num_seqs.unwrap_or(seqs_default);
     let requested = (v.gpu_memory_utilization * memory_bytes as f64) as u64;
-    let peak = profile_peak_bytes(spec, &layout, tokens, seqs.min(tokens));
+    let ctx = context_len(spec, opts);
+    let peak = profile_peak_bytes(spec, &layout, tokens, seqs.min(tokens), ctx);
     let graphs = cudagraph_bytes(opts);
     let graphs_in_budget = if v.estimate_cudagraphs { graphs } else { 0 };
     let per_layer = cell_bytes_per_token_per_layer(
@@ -113,7 +184,14 @@ pub fn plan(
         super::kv_dtype(spec, opts),
         crate::cost::dcp::shards(opts),
     );
-    let weights = footprint.max_weight_bytes_per_gpu();
+    let weights = footprint
+        .per_gpu
+        .iter()
+        .map(|g| weight_bytes(spec, footprint, g))
+        .max()
+        .unwrap_or(0);
+    // the holes are still taken from the card, outside the budget
+    let weights_on_card = footprint.max_weight_bytes_per_gpu();
     let non_kv = peak + VLLM_NON_TORCH_INCREASE_BYTES + graphs_in_budget;
     let block = u64::from(if spec.attention.indexer().is_some() {
         VLLM_SPARSE_MLA_BLOCK_SIZE
@@ -122,7 +200,7 @@ pub fn plan(
     });
     let mut by_memory = u64::MAX;
     for g in footprint.per_gpu.iter().filter(|g| g.tp_rank == 0) {
-        let available = requested.saturating_sub(g.total_weight_bytes + non_kv);
+        let available = requested.saturating_sub(weight_bytes(spec, footprint, g) + non_kv);
         let cell = per_layer * u64::from(g.layers.end - g.layers.start);
         let blocks = available.checked_div(cell * block).unwrap_or(0);
         by_memory = by_memory.min(blocks * block);
@@ -132,7 +210,6 @@ pub fn plan(
     }
     let kv_tokens = by_memory;
     let kv_pool = kv_tokens * per_layer * u64::from(footprint.max_layers_per_stage());
-    let ctx = context_len(spec, opts);
     let reserves = MemoryReserves {
         pre_load_bytes: super::PRE_LOAD_OVERHEAD_BYTES,
         req_to_token_bytes: 0,
@@ -142,7 +219,7 @@ pub fn plan(
         draft_weight_bytes: 0,
         draft_kv_bytes: 0,
     };
-    let free = memory_bytes as i64 - (weights + kv_pool + reserves.total_bytes()) as i64;
+    let free = memory_bytes as i64 - (weights_on_card + kv_pool + reserves.total_bytes()) as i64;
     let mut notes = Vec::new();
     if kv_tokens > 0 && kv_tokens < ctx {
         notes.push(format!(
@@ -198,6 +275,43 @@ mod tests {
     fn batch_defaults_follow_the_card() {
         assert_eq!(batch_defaults(97_887 << 20), (8192, 1024));
         assert_eq!(batch_defaults(48 << 30), (2048, 256));
+    }
+
+    /// GLM-5.1's indexer (head_dim 128: 132 bytes an entry) at its logged --max-model-len 202,752
+    /// holds 40 × 202,752 × 132 bytes (1.0 GiB) plus the 1 MiB top-k workspace, and a 512 MiB
+    /// logits stand-in in the forward pass; a model without an indexer holds neither.
+    #[test]
+    fn indexer_profile_workspace_follows_max_model_len() {
+        let glm = ModelSpec::preset("glm-5.1-nvfp4").unwrap();
+        let (persistent, logits) = indexer_profile_bytes(&glm, 202_752);
+        assert_eq!(persistent, 40 * 202_752 * 132 + (1 << 20));
+        assert_eq!(logits, 512 << 20);
+        let (half, _) = indexer_profile_bytes(&glm, 101_376);
+        assert!(half < persistent / 2 + (1 << 20));
+        let kimi = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
+        assert_eq!(indexer_profile_bytes(&kimi, 262_144), (0, 0));
+    }
+
+    /// vLLM's weights leave out the allocator holes of the expert post-processing: GLM-5.1-NVFP4
+    /// TP8 holds 55.62 GiB by this count (its log: 'Model loading took 55.67 GiB'), 1.85 GiB
+    /// below the footprint's SGLang figure; an FP8 checkpoint without post-processing loses
+    /// nothing.
+    #[test]
+    fn weights_are_the_allocated_bytes() {
+        let gib = (1u64 << 30) as f64;
+        let glm = ModelSpec::preset("glm-5.1-nvfp4").unwrap();
+        let fp = models::footprint::footprint(&glm, &Layout::tp(8)).unwrap();
+        let vllm = weight_bytes(&glm, &fp, &fp.per_gpu[0]) as f64 / gib;
+        let sglang = fp.per_gpu[0].total_weight_bytes as f64 / gib;
+        assert!((vllm / 55.67 - 1.0).abs() < 0.01, "{vllm:.2} GiB");
+        assert!(
+            (1.7..2.0).contains(&(sglang - vllm)),
+            "{sglang:.2} - {vllm:.2} GiB"
+        );
+        let minimax = ModelSpec::preset("minimax-m2.5").unwrap();
+        let fp = models::footprint::footprint(&minimax, &Layout::tp(4)).unwrap();
+        let g = &fp.per_gpu[0];
+        assert_eq!(weight_bytes(&minimax, &fp, g), g.total_weight_bytes);
     }
 
     /// Kimi-K2.6 at TP8, fp8 KV, 0.94 on the user's card: the KV tokens vLLM would print,
