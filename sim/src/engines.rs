@@ -159,7 +159,7 @@ impl Engine {
                 o.verify_rows_per_draft_token = true;
                 o.enable_mixed_chunk = true;
                 notes.push(format!(
-                    "vLLM: CUDA graphs up to batch {}, prefill chunks of at most --max-num-batched-tokens (run apart from decode steps: vLLM mixes them, not simulated)",
+                    "vLLM: CUDA graphs up to batch {}, one --max-num-batched-tokens budget a step, the running decodes first and prefill chunks in the rest of the same batch (V1)",
                     o.cuda_graph_max_bs
                 ));
             }

@@ -44,7 +44,9 @@ impl Hasher for KeyHasher {
     }
 }
 
-type Memo = HashMap<(u32, u32, u32), CompactCost, BuildHasherDefault<KeyHasher>>;
+/// (prefill chunks, new tokens, cached tokens, decode rows, mean decode context), bucketed.
+type Key = (u32, u32, u32, u32, u32);
+type Memo = HashMap<Key, CompactCost, BuildHasherDefault<KeyHasher>>;
 
 /// Most pipeline stages a cached cost keeps separately (8-GPU boxes: `--pp-size` ≤ 8); deeper
 /// pipelines fold their last stages into the eighth (their maximum is what a turn waits for).
@@ -100,29 +102,38 @@ impl<'m> CostCache<'m> {
 
     /// The cost of `b` decode requests whose contexts sum to `context_sum` tokens.
     pub fn decode(&mut self, b: u32, context_sum: u64) -> CompactCost {
-        let mean = bucket(context_sum / b.max(1) as u64).max(1);
-        let key = (0, b, mean);
+        self.mixed(0, 0, 0, b, context_sum)
+    }
+
+    /// The cost of one batch of `n` prefill chunks (`new_sum` tokens computed over `cached_sum`
+    /// cached ones; none when `n` is 0) beside `b` decode requests whose contexts sum to
+    /// `context_sum` (SGLang's mixed chunk, vLLM's V1 batches).
+    pub fn mixed(
+        &mut self,
+        n: u32,
+        new_sum: u64,
+        cached_sum: u64,
+        b: u32,
+        context_sum: u64,
+    ) -> CompactCost {
+        let mean = if b == 0 {
+            0
+        } else {
+            bucket(context_sum / b as u64).max(1)
+        };
+        let (new_total, cached_total) = if n == 0 {
+            (0, 0)
+        } else {
+            (bucket(new_sum).max(n), bucket(cached_sum))
+        };
+        let key = (n, new_total, cached_total, b, mean);
         if let Some(c) = self.memo.get(&key) {
             return *c;
         }
-        self.batch.prefill.clear();
         self.batch.decode_context_tokens.clear();
         self.batch
             .decode_context_tokens
             .extend(std::iter::repeat_n(mean, b as usize));
-        self.miss(key)
-    }
-
-    /// The cost of `n` prefill chunks computing `new_sum` tokens over `cached_sum` cached ones.
-    pub fn prefill(&mut self, n: u32, new_sum: u64, cached_sum: u64) -> CompactCost {
-        let n = n.max(1);
-        let new_total = bucket(new_sum).max(n);
-        let cached_total = bucket(cached_sum);
-        let key = (n, new_total, cached_total);
-        if let Some(c) = self.memo.get(&key) {
-            return *c;
-        }
-        self.batch.decode_context_tokens.clear();
         self.batch.prefill.clear();
         for i in 0..n {
             // Spread the totals over n chunks exactly (remainders on the first chunks).
@@ -135,7 +146,12 @@ impl<'m> CostCache<'m> {
         self.miss(key)
     }
 
-    fn miss(&mut self, key: (u32, u32, u32)) -> CompactCost {
+    /// The cost of `n` prefill chunks computing `new_sum` tokens over `cached_sum` cached ones.
+    pub fn prefill(&mut self, n: u32, new_sum: u64, cached_sum: u64) -> CompactCost {
+        self.mixed(n.max(1), new_sum, cached_sum, 0, 0)
+    }
+
+    fn miss(&mut self, key: Key) -> CompactCost {
         self.calls += 1;
         let c = self.model.iteration(&self.batch);
         let stages = c.stage_s.len().clamp(1, MAX_STAGES);

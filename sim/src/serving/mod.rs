@@ -9,8 +9,10 @@
 //!   processes the results of the micro-batch that left the last stage.
 //! - `python/sglang/srt/managers/scheduler.py` @ `0003215c`: `get_next_batch_to_run` merges the
 //!   last prefill into the running batch and runs a new prefill batch first, else a decode step
-//!   of the running batch (prefill and decode never share a micro-batch without
-//!   `--enable-mixed-chunk`, off by default; different micro-batches do share the pipeline);
+//!   of the running batch (prefill and decode share a batch only with `--enable-mixed-chunk`,
+//!   off by default: `mix_with_running`, the running requests' decode tokens taken from the
+//!   chunk budget first; vLLM V1 always batches so, decodes first in its token budget;
+//!   different micro-batches do share the pipeline);
 //!   `chunked_req` is one per scheduler, so under PP a long prompt's chunks enter the pipeline in
 //!   consecutive turns and the request joins the micro-batch of its last chunk;
 //!   `get_num_allocatable_reqs` caps each micro-batch at `pp_max_micro_batch_size` (default
@@ -116,6 +118,7 @@ impl EngineConfig {
             pp_size: pp,
             kv_tokens,
             cached_prefix_tokens: workload.cached_prefix_tokens,
+            mixed_chunk: opts.enable_mixed_chunk,
         }
     }
 }

@@ -43,6 +43,9 @@ pub struct EngineConfig {
     pub kv_tokens: u64,
     /// Prompt tokens every request finds in the prefix cache.
     pub cached_prefix_tokens: u32,
+    /// Prefill chunks run in the same batch as the micro-batch's decodes, the decodes taking
+    /// their tokens from the budget first (SGLang's `--enable-mixed-chunk`, vLLM V1 always).
+    pub mixed_chunk: bool,
 }
 
 /// Per-request results the caller summarises.
@@ -103,6 +106,8 @@ struct MicroBatch {
     /// (request, tokens) of the prefill batch in flight.
     chunks: Vec<(u32, u32)>,
     is_prefill: bool,
+    /// A prefill batch that also decodes the micro-batch's running requests one token.
+    mixed: bool,
     launched_turn: Option<u64>,
     cost: CompactCost,
     /// Requests assigned to this micro-batch (running or prefilling).
@@ -300,7 +305,16 @@ impl Engine<'_, '_> {
     /// admitted (or a chunk continues), else a decode step of its running requests.
     fn schedule(&mut self, m: usize, t: u64) {
         self.mbs[m].chunks.clear();
-        let mut budget = self.cfg.prefill_budget_tokens;
+        // Mixed chunks: each running request's decode token comes out of the budget first
+        // (SGLang's `PrefillAdder` with `mixed_with_decode_tokens`, vLLM V1's decode-first
+        // token budget); what is left goes to prefill chunks.
+        let decoding = self.mbs[m].running.len() as u32;
+        let mixed = self.cfg.mixed_chunk && decoding > 0;
+        let mut budget = if mixed {
+            self.cfg.prefill_budget_tokens.saturating_sub(decoding)
+        } else {
+            self.cfg.prefill_budget_tokens
+        };
         let (mut new_sum, mut cached_sum) = (0u64, 0u64);
         let prefix = self.cfg.cached_prefix_tokens;
         // `PrefillAdder`'s `rem_total_tokens`: free slots, less the ratio's share of what this
@@ -312,7 +326,7 @@ impl Engine<'_, '_> {
                 rem_total -= self.new_token_ratio.reserve_for(q.output - q.generated);
             }
         }
-        if let Some(r) = self.chunked {
+        if let Some(r) = self.chunked.filter(|_| budget > 0) {
             // The chunked request goes first and regardless of the micro-batch's cap (SGLang
             // skips `get_num_allocatable_reqs` while `chunked_req` is set); under PP it moves
             // to this micro-batch, as its last chunk decides which running batch it joins.
@@ -374,11 +388,21 @@ impl Engine<'_, '_> {
                 self.reqs[r as usize].kv_alloc += take;
                 self.kv_used += take as u64;
             }
+            let (mut b, mut ctx) = (0, 0);
+            if mixed {
+                self.make_decode_room(m);
+                self.allocate_decode(m, 1);
+                (b, ctx) = self.decode_rows(m);
+            }
             let mb = &mut self.mbs[m];
             mb.is_prefill = true;
-            mb.cost = self
-                .cache
-                .prefill(mb.chunks.len() as u32, new_sum, cached_sum);
+            mb.mixed = b > 0;
+            let n = mb.chunks.len() as u32;
+            mb.cost = if b > 0 {
+                self.cache.mixed(n, new_sum, cached_sum, b, ctx)
+            } else {
+                self.cache.prefill(n, new_sum, cached_sum)
+            };
             self.trace.breakdown.prefill_batches += 1;
             self.events += 1;
         } else if !self.mbs[m].running.is_empty() {
@@ -387,17 +411,11 @@ impl Engine<'_, '_> {
                 return;
             }
             self.allocate_decode(m, 1);
+            let (b, ctx) = self.decode_rows(m);
             let mb = &mut self.mbs[m];
             mb.is_prefill = false;
-            let ctx: u64 = mb
-                .running
-                .iter()
-                .map(|&r| {
-                    let q = &self.reqs[r as usize];
-                    (q.input + q.generated) as u64
-                })
-                .sum();
-            mb.cost = self.cache.decode(mb.running.len() as u32, ctx);
+            mb.mixed = false;
+            mb.cost = self.cache.decode(b, ctx);
             self.trace.breakdown.decode_batches += 1;
         } else {
             return;
@@ -406,6 +424,20 @@ impl Engine<'_, '_> {
         let mb = &mut self.mbs[m];
         mb.launched_turn = Some(t);
         add_parts(&mut self.trace.breakdown, &mb.cost);
+    }
+
+    /// The running requests of micro-batch `m` and the sum of their contexts (a decode step's
+    /// rows).
+    fn decode_rows(&self, m: usize) -> (u32, u64) {
+        let running = &self.mbs[m].running;
+        let ctx = running
+            .iter()
+            .map(|&r| {
+                let q = &self.reqs[r as usize];
+                (q.input + q.generated) as u64
+            })
+            .sum();
+        (running.len() as u32, ctx)
     }
 
     /// How long turn `t` lasts: the slowest stage's batch plus one hop (PP), or the batch's
@@ -445,6 +477,10 @@ impl Engine<'_, '_> {
         let now = self.now;
         // Indexing (not moving the micro-batch out) keeps this allocation- and copy-free.
         if self.mbs[j].is_prefill {
+            // a mixed batch's decodes first: the requests its chunks finish join afterwards
+            if self.mbs[j].mixed {
+                self.complete_decode(j, 1, dur);
+            }
             for k in 0..self.mbs[j].chunks.len() {
                 let (r, take) = self.mbs[j].chunks[k];
                 let q = &mut self.reqs[r as usize];
@@ -469,30 +505,36 @@ impl Engine<'_, '_> {
                 }
             }
         } else {
-            let first_gap_end = now - dur * (steps - 1) as f64;
-            // Requests of one batch mostly share their previous token's time: their first gaps
-            // are counted as runs of equal values, and the batch's repeated steps at once (the
-            // same multiset as one push per request, a fraction of the table lookups).
-            let mut gaps = GapRun::default();
-            let decoding = self.mbs[j].running.len() as u64;
-            let mut i = 0;
-            while i < self.mbs[j].running.len() {
-                let r = self.mbs[j].running[i];
-                let q = &mut self.reqs[r as usize];
-                q.generated += steps;
-                gaps.add(&mut self.trace.itl_s, first_gap_end - q.last_s);
-                q.last_s = now;
-                if q.generated >= q.output {
-                    self.mbs[j].running.swap_remove(i);
-                    self.finish(j, r);
-                } else {
-                    i += 1;
-                }
-            }
-            gaps.flush(&mut self.trace.itl_s);
-            self.trace.itl_s.push(dur, (steps as u64 - 1) * decoding);
+            self.complete_decode(j, steps, dur);
         }
         self.trace.peak_kv_tokens = self.trace.peak_kv_tokens.max(self.kv_used);
+    }
+
+    /// `steps` decode steps of micro-batch `j`'s running requests ended at `now`, `dur` each.
+    fn complete_decode(&mut self, j: usize, steps: u32, dur: f64) {
+        let now = self.now;
+        let first_gap_end = now - dur * (steps - 1) as f64;
+        // Requests of one batch mostly share their previous token's time: their first gaps
+        // are counted as runs of equal values, and the batch's repeated steps at once (the
+        // same multiset as one push per request, a fraction of the table lookups).
+        let mut gaps = GapRun::default();
+        let decoding = self.mbs[j].running.len() as u64;
+        let mut i = 0;
+        while i < self.mbs[j].running.len() {
+            let r = self.mbs[j].running[i];
+            let q = &mut self.reqs[r as usize];
+            q.generated += steps;
+            gaps.add(&mut self.trace.itl_s, first_gap_end - q.last_s);
+            q.last_s = now;
+            if q.generated >= q.output {
+                self.mbs[j].running.swap_remove(i);
+                self.finish(j, r);
+            } else {
+                i += 1;
+            }
+        }
+        gaps.flush(&mut self.trace.itl_s);
+        self.trace.itl_s.push(dur, (steps as u64 - 1) * decoding);
     }
 
     fn finish(&mut self, j: usize, r: u32) {
