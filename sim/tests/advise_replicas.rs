@@ -93,23 +93,27 @@ fn a_model_half_the_box_cannot_hold_keeps_one_server_and_says_why() {
     );
 }
 
+/// `sim predict` of one batch of 4 at 1000 tokens for a launch line on the PCIe box.
+fn predict_line(line: &str) -> (i32, String, String) {
+    sim_output(&[
+        "predict",
+        "--machine",
+        "rtx-pro-6000-x8-baremetal",
+        "--batch",
+        "4",
+        "--context",
+        "1000",
+        "--server-args",
+        line,
+    ])
+}
+
 #[test]
 fn a_launch_line_runs_on_its_visible_gpus() {
     let run = |env: &str| {
-        let line = format!(
+        predict_line(&format!(
             "{env} python -m sglang.launch_server --model-path qwen3-235b-a22b-nvfp4 --tp 4"
-        );
-        sim_output(&[
-            "predict",
-            "--machine",
-            "rtx-pro-6000-x8-baremetal",
-            "--batch",
-            "4",
-            "--context",
-            "1000",
-            "--server-args",
-            &line,
-        ])
+        ))
     };
     let (code, out, err) = run("CUDA_VISIBLE_DEVICES=4,5,6,7");
     assert_eq!(code, 0, "{err}");
@@ -185,17 +189,7 @@ fn dp_size_two_runs_two_engines_on_disjoint_halves() {
         "{err}"
     );
     // commands that cost one engine refuse and point to `sim run`
-    let (code, _, err) = sim_output(&[
-        "predict",
-        "--machine",
-        "rtx-pro-6000-x8-baremetal",
-        "--batch",
-        "4",
-        "--context",
-        "1000",
-        "--server-args",
-        &format!("{base} --dp-size 2"),
-    ]);
+    let (code, _, err) = predict_line(&format!("{base} --dp-size 2"));
     assert_eq!(code, 2);
     assert!(err.contains("`sim run` replays them"), "{err}");
 }
