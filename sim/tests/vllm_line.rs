@@ -91,21 +91,24 @@ fn each_modelled_flag_moves_the_prediction_as_vllm_would() {
     assert_ne!(tok_s(&with(spec), 1, 1024), tok_s(BASE, 1, 1024));
 }
 
+/// The bench_serving workload the command-line tests run.
+const WORKLOAD: [&str; 10] = [
+    "--dataset-name",
+    "random",
+    "--random-input-len",
+    "1000",
+    "--random-output-len",
+    "100",
+    "--num-prompts",
+    "32",
+    "--max-concurrency",
+    "8",
+];
+
 #[test]
 fn a_line_with_every_flag_runs_through_run_advise_and_predict_as_vllm() {
     let common = ["--machine", MACHINE, "--server-args", FULL];
-    let workload = [
-        "--dataset-name",
-        "random",
-        "--random-input-len",
-        "1000",
-        "--random-output-len",
-        "100",
-        "--num-prompts",
-        "32",
-        "--max-concurrency",
-        "8",
-    ];
+    let workload = WORKLOAD;
     for cmd in ["run", "advise"] {
         let args: Vec<&str> = [cmd]
             .iter()
@@ -157,7 +160,7 @@ fn a_line_with_every_flag_runs_through_run_advise_and_predict_as_vllm() {
 
 #[test]
 fn advise_engine_vllm_ranks_vllm_layouts_without_a_line() {
-    let (code, out, err) = common::sim_output(&[
+    let mut args = vec![
         "advise",
         "--engine",
         "vllm",
@@ -165,17 +168,9 @@ fn advise_engine_vllm_ranks_vllm_layouts_without_a_line() {
         MACHINE,
         "--model",
         "kimi-k2-thinking-int4",
-        "--dataset-name",
-        "random",
-        "--random-input-len",
-        "1000",
-        "--random-output-len",
-        "100",
-        "--num-prompts",
-        "32",
-        "--max-concurrency",
-        "8",
-    ]);
+    ];
+    args.extend(WORKLOAD);
+    let (code, out, err) = common::sim_output(&args);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("vLLM flags") && out.contains("try: vllm serve moonshotai/Kimi-K2-Thinking -"),
