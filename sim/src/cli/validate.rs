@@ -35,8 +35,10 @@ pub struct Args {
     /// "num_speculative_tokens": k}]}`); each such record is also predicted with its own length.
     /// A record's own `accept_length` metric counts too. With --records alone: the MTP-on records
     /// it names are scored with their measured length (the rest with the draft kind's default).
+    /// `{"id": …, "accept_length_range": [lo, hi]}`: the source published only the range its runs
+    /// spanned; the record is predicted at its middle. Repeat the flag for several files.
     #[arg(long, value_name = "FILE", requires = "records")]
-    pub acceptance: Option<PathBuf>,
+    pub acceptance: Vec<PathBuf>,
     /// With --records: simulate every record as this engine would run it (default: each record's
     /// own engine).
     #[arg(long, value_enum, requires = "records")]
@@ -73,11 +75,11 @@ struct ValidateOutput<'a> {
 pub fn run(args: Args) -> Result<()> {
     if let Some(path) = &args.records {
         if args.implied_accept_length {
-            return super::validate_accept::run(path, args.acceptance.as_deref(), args.format);
+            return super::validate_accept::run(path, &args.acceptance, args.format);
         }
         return run_records(
             path,
-            args.acceptance.as_deref(),
+            &args.acceptance,
             args.engine.map(Engine::from),
             args.format,
         );
@@ -171,15 +173,12 @@ impl<'a> Export for ValidationShown<'a> {
 /// `sim validate --records FILE`.
 fn run_records(
     path: &std::path::Path,
-    acceptance: Option<&std::path::Path>,
+    acceptance: &[PathBuf],
     engine: Option<Engine>,
     format: ValidateFormat,
 ) -> Result<()> {
     let set = RecordSet::load(path)?;
-    let measured = match acceptance {
-        Some(a) => sim::records::acceptance::MeasuredAcceptance::load(a)?,
-        None => Default::default(),
-    };
+    let measured = sim::records::acceptance::MeasuredAcceptance::load_all(acceptance)?;
     let board = score_with(&set, &ScoreOptions { engine }, &measured);
     export(format, &board)
 }

@@ -10,15 +10,12 @@ use sim::records::acceptance::MeasuredAcceptance;
 use sim::scoreboard::accept::{
     AcceptReport, LengthStats, Series, Sweep, SweepAxis, implied_accept_lengths,
 };
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Loads, analyses and prints.
-pub fn run(path: &Path, acceptance: Option<&Path>, format: ValidateFormat) -> Result<()> {
+pub fn run(path: &Path, acceptance: &[PathBuf], format: ValidateFormat) -> Result<()> {
     let set = RecordSet::load(path)?;
-    let measured = match acceptance {
-        Some(p) => MeasuredAcceptance::load(p)?,
-        None => Default::default(),
-    };
+    let measured = MeasuredAcceptance::load_all(acceptance)?;
     let report = implied_accept_lengths(&set, &measured);
     export(format, &report)
 }
@@ -75,7 +72,17 @@ fn series_row(i: usize, s: &Series) -> Vec<String> {
                 s.measured_spread
                     .map_or(String::new(), |x| format!("; measured L spread {}", pct(x)))
             ),
-            _ => "not published".into(),
+            _ => match s.published_range {
+                Some((lo, hi)) => format!(
+                    "only a range published for the series: {lo:.2}–{hi:.2}; implied median {}",
+                    if (lo..=hi).contains(&s.lengths.median_accept_length) {
+                        "inside"
+                    } else {
+                        "outside"
+                    }
+                ),
+                None => "not published".into(),
+            },
         },
     ]
 }

@@ -11,7 +11,11 @@
 //! File format (JSON, schema 1): `{"schema_version": 1, "source": "…", "records": [{"id": "…",
 //! "accept_length": 2.48}, {"id": "…", "acceptance_rate": 0.494, "num_speculative_tokens": 3}]}`;
 //! an acceptance rate (accepted ÷ drafted tokens, vLLM's figure) becomes a length
-//! `1 + rate × num_speculative_tokens` (the bonus token plus the accepted drafts).
+//! `1 + rate × num_speculative_tokens` (the bonus token plus the accepted drafts). Where a source
+//! published only the range its runs' acceptance lengths spanned (not one per run), an entry says
+//! `"accept_length_range": [lo, hi]`: the record is predicted at the middle of the range and its
+//! row says so ([`MeasuredAcceptance::range_of`]), and the range's two ends bound the prediction.
+//! Several files may be given (`--acceptance A --acceptance B`); an id in two of them is an error.
 
 use super::Record;
 use serde::Deserialize;
@@ -31,7 +35,7 @@ pub enum AcceptanceError {
     #[error("cannot read acceptance file {path}: {problem}")]
     Io { path: PathBuf, problem: String },
     #[error(
-        "acceptance file {path}: {problem}; expected {{\"schema_version\": 1, \"records\": [{{\"id\": …, \"accept_length\": L}} or {{\"id\": …, \"acceptance_rate\": r, \"num_speculative_tokens\": k}}]}}"
+        "acceptance file {path}: {problem}; expected {{\"schema_version\": 1, \"records\": [{{\"id\": …, \"accept_length\": L}} or {{\"id\": …, \"acceptance_rate\": r, \"num_speculative_tokens\": k}} or {{\"id\": …, \"accept_length_range\": [lo, hi]}}]}}"
     )]
     Format { path: PathBuf, problem: String },
 }
@@ -56,12 +60,17 @@ struct Entry {
     acceptance_rate: Option<f64>,
     #[serde(default)]
     num_speculative_tokens: Option<u32>,
+    #[serde(default)]
+    accept_length_range: Option<[f64; 2]>,
 }
 
 /// Measured acceptance lengths by record id.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MeasuredAcceptance {
+    /// The length each record is predicted with (a range's middle for the ids of `ranges`).
     pub by_id: BTreeMap<String, f64>,
+    /// The ids whose source published only a range over its runs: (lowest, highest) length.
+    pub ranges: BTreeMap<String, (f64, f64)>,
 }
 
 impl MeasuredAcceptance {
@@ -74,6 +83,31 @@ impl MeasuredAcceptance {
         let text = models::io::read_text_limited(path, MAX_ACCEPTANCE_FILE_BYTES)
             .map_err(|e| io(e.to_string()))?;
         Self::parse(text.as_bytes(), path)
+    }
+
+    /// Reads several acceptance files into one; a record named by two of them is an error.
+    pub fn load_all(paths: &[PathBuf]) -> Result<MeasuredAcceptance, AcceptanceError> {
+        let mut all = MeasuredAcceptance::default();
+        for path in paths {
+            let one = Self::load(path)?;
+            if let Some(id) = one.by_id.keys().find(|id| all.by_id.contains_key(*id)) {
+                return Err(AcceptanceError::Format {
+                    path: path.clone(),
+                    problem: format!(
+                        "record `{id}` is also in an earlier acceptance file; give each record's acceptance once"
+                    ),
+                });
+            }
+            all.by_id.extend(one.by_id);
+            all.ranges.extend(one.ranges);
+        }
+        Ok(all)
+    }
+
+    /// The published range a record's length is the middle of, when its source gave no per-run
+    /// figure.
+    pub fn range_of(&self, id: &str) -> Option<(f64, f64)> {
+        self.ranges.get(id).copied()
     }
 
     /// Parses the bytes of an acceptance file read from `path`.
@@ -90,8 +124,27 @@ impl MeasuredAcceptance {
             )));
         }
         let mut by_id = BTreeMap::new();
+        let mut ranges = BTreeMap::new();
         for e in file.records {
+            let range = e.accept_length_range;
             let length = match (e.accept_length, e.acceptance_rate, e.num_speculative_tokens) {
+                (None, None, _) if range.is_some() => {
+                    let [lo, hi] = range.unwrap_or_default();
+                    if !(lo <= hi && lo.is_finite() && hi.is_finite()) {
+                        return Err(bad(format!(
+                            "record `{}`: accept_length_range [{lo}, {hi}] (give [lowest, highest])",
+                            e.id
+                        )));
+                    }
+                    ranges.insert(e.id.clone(), (lo, hi));
+                    (lo + hi) / 2.0
+                }
+                (Some(_), _, _) | (_, Some(_), _) if range.is_some() => {
+                    return Err(bad(format!(
+                        "record `{}`: give accept_length_range alone, not beside a length or rate",
+                        e.id
+                    )));
+                }
                 (Some(l), None, _) => l,
                 (None, Some(r), Some(k)) if (0.0..=1.0).contains(&r) && k >= 1 => {
                     1.0 + r * k as f64
@@ -110,14 +163,19 @@ impl MeasuredAcceptance {
                 }
                 _ => {
                     return Err(bad(format!(
-                        "record `{}`: give accept_length, or acceptance_rate and num_speculative_tokens",
+                        "record `{}`: give accept_length, accept_length_range, or acceptance_rate and num_speculative_tokens",
                         e.id
                     )));
                 }
             };
-            if !(1.0..=64.0).contains(&length) {
+            let (lowest, highest) = range.map_or((length, length), |[lo, hi]| (lo, hi));
+            if !(1.0..=64.0).contains(&lowest) || !(1.0..=64.0).contains(&highest) {
+                let what = match range {
+                    Some(_) => format!("acceptance lengths {lowest}–{highest}"),
+                    None => format!("acceptance length {length}"),
+                };
                 return Err(bad(format!(
-                    "record `{}`: acceptance length {length} (at least 1: the bonus token; at most 64)",
+                    "record `{}`: {what} (at least 1: the bonus token; at most 64)",
                     e.id
                 )));
             }
@@ -125,7 +183,7 @@ impl MeasuredAcceptance {
                 return Err(bad(format!("record `{}` appears more than once", e.id)));
             }
         }
-        Ok(MeasuredAcceptance { by_id })
+        Ok(MeasuredAcceptance { by_id, ranges })
     }
 
     /// A record's measured acceptance length: this file's, else the record's own
@@ -159,6 +217,46 @@ mod tests {
         .unwrap();
         assert_eq!(a.by_id["a"], 2.5);
         assert_eq!(a.by_id["b"], 2.25);
+        assert!(a.ranges.is_empty());
+    }
+
+    #[test]
+    fn a_published_range_is_predicted_at_its_middle_and_kept() {
+        let a = parse(
+            r#"{"schema_version": 1, "records": [{"id": "g", "accept_length_range": [2.19, 2.80]}]}"#,
+        )
+        .unwrap();
+        assert!((a.by_id["g"] - 2.495).abs() < 1e-12);
+        assert_eq!(a.range_of("g"), Some((2.19, 2.80)));
+        assert_eq!(a.range_of("h"), None);
+    }
+
+    #[test]
+    fn several_files_merge_and_an_id_in_two_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let a = write(
+            "a.json",
+            r#"{"schema_version": 1, "records": [{"id": "a", "accept_length": 2}]}"#,
+        );
+        let b = write(
+            "b.json",
+            r#"{"schema_version": 1, "records": [{"id": "b", "accept_length_range": [2, 3]}]}"#,
+        );
+        let all = MeasuredAcceptance::load_all(&[a.clone(), b]).unwrap();
+        assert_eq!(all.by_id.len(), 2);
+        assert_eq!(all.range_of("b"), Some((2.0, 3.0)));
+        let e = MeasuredAcceptance::load_all(&[a.clone(), a])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("also in an earlier acceptance file") && !e.contains('\n'),
+            "{e}"
+        );
     }
 
     #[test]
@@ -183,6 +281,18 @@ mod tests {
             (
                 r#"{"schema_version": 1, "records": [{"id": "a", "acceptance_rate": 1.5, "num_speculative_tokens": 3}]}"#,
                 "0 to 1",
+            ),
+            (
+                r#"{"schema_version": 1, "records": [{"id": "a", "accept_length_range": [2.8, 2.1]}]}"#,
+                "[lowest, highest]",
+            ),
+            (
+                r#"{"schema_version": 1, "records": [{"id": "a", "accept_length_range": [0.5, 2.1]}]}"#,
+                "at least 1",
+            ),
+            (
+                r#"{"schema_version": 1, "records": [{"id": "a", "accept_length": 2, "accept_length_range": [2, 3]}]}"#,
+                "alone",
             ),
         ] {
             let e = parse(text).unwrap_err().to_string();

@@ -19,6 +19,9 @@ use serde::Serialize;
 pub enum AcceptOrigin {
     /// The source published the engine's own acceptance for this run.
     Measured,
+    /// The source published the range its runs' acceptance spanned, not each run's: the middle
+    /// of that range.
+    PublishedRange,
     /// The model's default for the draft kind: the row is flagged "assumed".
     Assumed,
 }
@@ -28,6 +31,7 @@ impl AcceptOrigin {
     pub fn name(self) -> &'static str {
         match self {
             AcceptOrigin::Measured => "measured",
+            AcceptOrigin::PublishedRange => "published range",
             AcceptOrigin::Assumed => "assumed",
         }
     }

@@ -219,6 +219,9 @@ pub struct Series {
     pub sweeps: Vec<Sweep>,
     /// Its records anchored on the off runs, where any could be.
     pub anchored: Option<AnchoredSeries>,
+    /// The range of acceptance lengths the source published for the series' runs as a whole
+    /// (not per run), where it gave one: what the implied lengths should fall in.
+    pub published_range: Option<(f64, f64)>,
 }
 
 /// The whole report.
@@ -249,11 +252,14 @@ fn expressible_but_for_mtp(r: &Record) -> Result<Expressed, String> {
 }
 
 /// The implied acceptance lengths of every MTP-on decode record of `set`, by series, beside the
-/// `measured` ones where known.
+/// `measured` ones where known. A length that is only the middle of a range the source published
+/// for a whole series is not a run's measurement and is left out here (the implied lengths are
+/// what to hold against that range).
 pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) -> AcceptReport {
     let measured_by_id: BTreeMap<String, f64> = set
         .records
         .iter()
+        .filter(|r| measured.range_of(&r.id).is_none())
         .filter_map(|r| Some((r.id.clone(), measured.of(r)?)))
         .collect();
     let off = off_runs(set);
@@ -290,7 +296,9 @@ pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) ->
         .into_par_iter()
         .filter_map(|(key, (flags, es))| {
             let draft = draft_config(&es.first()?.0.model, es.first()?.0.engine.name(), flags);
-            series_of(&key, &draft, &es, &resolved, &measured_by_id)
+            let mut s = series_of(&key, &draft, &es, &resolved, &measured_by_id)?;
+            s.published_range = s.records.iter().find_map(|r| measured.range_of(&r.id));
+            Some(s)
         })
         .collect();
     AcceptReport {
@@ -414,6 +422,7 @@ fn series_of(
         ),
         anchored,
         records,
+        published_range: None,
     })
 }
 

@@ -90,7 +90,8 @@ pub struct RecordComparison {
 pub struct SpecUsed {
     /// Tokens per request and step the prediction used.
     pub accept_length: f64,
-    /// `measured` (the source's) or `assumed` (the draft kind's default).
+    /// `measured` (the source's), `published-range` (the middle of the range the source gave for
+    /// the series) or `assumed` (the draft kind's default).
     pub accept: AcceptOrigin,
     pub num_draft_tokens: u32,
 }
@@ -214,7 +215,10 @@ pub fn score_with(
             Ok(mut e) => {
                 if let (Some(s), Some(l)) = (e.speculation.as_mut(), measured.by_id.get(&r.id)) {
                     s.options.accept_length = Some(*l);
-                    s.accept = AcceptOrigin::Measured;
+                    s.accept = match measured.range_of(&r.id) {
+                        Some(_) => AcceptOrigin::PublishedRange,
+                        None => AcceptOrigin::Measured,
+                    };
                 }
                 expressed.push(e)
             }
@@ -361,6 +365,8 @@ fn speculation_of(e: &Expressed, model: &ServedModel, notes: &mut Vec<String>) -
         plan.accept_length,
         match s.accept {
             AcceptOrigin::Measured => "measured by the source",
+            AcceptOrigin::PublishedRange =>
+                "the middle of the range the source published for these runs, not this run's own",
             AcceptOrigin::Assumed =>
                 "assumed: the draft kind's published default, the source gives none",
         }
