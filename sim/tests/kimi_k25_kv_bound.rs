@@ -56,6 +56,8 @@ fn kimi_k25_int4_saturates_from_c32_and_says_kv_bound() {
         warn.contains(&format!("about {} of the 32 requests", pool / 356)),
         "{warn}"
     );
+    // the pool is ~0.3 GB of a 78 GB budget: the warning says how fragile the count is
+    assert!(warn.contains("thin remainder"), "{warn}");
     let tok_s = base["output_throughput"].as_f64().unwrap();
     for c in [128, 1000] {
         let (r, w) = run_at(c);

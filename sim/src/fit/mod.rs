@@ -69,9 +69,17 @@ pub fn kv_bound_warning(
     concurrency: u32,
 ) -> Option<String> {
     let admitted = admitted_requests(plan, layout, input_tokens, output_tokens);
+    // a pool that is a thin remainder makes the admitted count fragile: say so in the same line
+    let fragile = crate::cost::memory::thin_pool_note(
+        plan.kv_tokens,
+        plan.kv_pool_bytes_per_gpu,
+        plan.static_budget_bytes,
+        plan.weight_bytes_per_gpu,
+    )
+    .map_or(String::new(), |n| format!("; {n}"));
     (u64::from(concurrency) > admitted).then(|| {
         format!(
-            "KV-bound: {} on {}: the KV pool holds {} tokens per {} at --mem-fraction-static {} ({:.2} GB static budget per GPU, weights {:.2} GB); SGLang reserves each request's prompt and remaining output ({} + {} tokens) when it admits it, so about {admitted} of the {concurrency} requests run at once and the rest wait; a higher --mem-fraction-static, an fp8 KV cache (--kv-cache-dtype fp8_e4m3), a smaller --cuda-graph-max-bs / --chunked-prefill-size (SGLang's default fraction rises) or more GPUs per replica give more",
+            "KV-bound: {} on {}: the KV pool holds {} tokens per {} at --mem-fraction-static {} ({:.2} GB static budget per GPU, weights {:.2} GB); SGLang reserves each request's prompt and remaining output ({} + {} tokens) when it admits it, so about {admitted} of the {concurrency} requests run at once and the rest wait; a higher --mem-fraction-static, an fp8 KV cache (--kv-cache-dtype fp8_e4m3), a smaller --cuda-graph-max-bs / --chunked-prefill-size (SGLang's default fraction rises) or more GPUs per replica give more{fragile}",
             model,
             layout.short_name(),
             plan.kv_tokens,

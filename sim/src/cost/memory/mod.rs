@@ -403,6 +403,7 @@ pub fn plan_with_pre_load(
             reserves.activation_bytes as f64 / 1e9,
         ));
     }
+    notes.extend(thin_pool_note(kv_tokens, kv_pool, budget, weights));
     if let Some(m) = opts.max_total_tokens.filter(|&m| m > by_memory) {
         notes.push(format!(
             "--max-total-tokens {m} is more than the {by_memory} tokens memory allows; SGLang uses the smaller"
@@ -429,6 +430,33 @@ pub fn plan_with_pre_load(
         free_after_reserves_bytes: free,
         notes,
     }
+}
+
+/// Below this share of the static budget, the KV pool is a thin remainder of two large figures.
+const THIN_POOL_SHARE: f64 = 0.05;
+
+/// A note when the KV pool is a thin remainder (`budget − weights`, under [`THIN_POOL_SHARE`] of
+/// the budget): then a small error in the weights is a large one in the tokens, and the plan
+/// says how large rather than print a token count with more trust than it deserves.
+pub(crate) fn thin_pool_note(
+    kv_tokens: u64,
+    kv_pool_bytes: u64,
+    budget_bytes: u64,
+    weight_bytes: u64,
+) -> Option<String> {
+    const GIB: f64 = (1u64 << 30) as f64;
+    if kv_tokens == 0 || kv_pool_bytes as f64 >= THIN_POOL_SHARE * budget_bytes as f64 {
+        return None;
+    }
+    let per_token = kv_pool_bytes as f64 / kv_tokens as f64;
+    let moved = (0.1 * GIB / per_token).round();
+    Some(format!(
+        "the KV pool is a thin remainder: {:.2} of the {:.1} GB budget is left after the weights, so a 0.1 GiB error in the weights ({:.2}% of them) moves it by {moved:.0} tokens ({:.0}%); trust the server's own KV-tokens line over this figure, or leave the pool more memory",
+        kv_pool_bytes as f64 / 1e9,
+        budget_bytes as f64 / 1e9,
+        0.1 * GIB / weight_bytes.max(1) as f64 * 100.0,
+        moved / kv_tokens as f64 * 100.0,
+    ))
 }
 
 /// `--mem-fraction-static` as messages print it: 4 decimals at most (SGLang's VLM adjustment

@@ -278,3 +278,31 @@ fn kimi_k2_thinking_nvfp4_weights_carry_the_load_overhead() {
     let expected = (p.static_budget_bytes - p.weight_bytes_per_gpu) / cell;
     assert_eq!(p.kv_tokens, expected);
 }
+
+/// Kimi-K2.5 at TP8 on these cards leaves the pool a few hundred MB of a 78 GB budget: the plan
+/// says how fragile its token count is; GLM-4.7's pool (almost half the budget) gets no such note.
+#[test]
+fn a_thin_pool_says_how_far_a_weights_error_moves_it() {
+    let thin = |p: &MemoryPlan| p.notes.iter().any(|n| n.contains("thin remainder"));
+    let spec = ModelSpec::preset("kimi-k2.5").unwrap();
+    let fp = footprint(&spec, &Layout::tp(8)).unwrap();
+    let opts = ServerOptions {
+        mem_fraction_static: 0.7715,
+        disable_cuda_graph: true,
+        ..ServerOptions::default()
+    };
+    let p = plan(&spec, &fp, rtx_memory(), &opts);
+    assert!(p.fits && p.kv_tokens > 0 && thin(&p), "{:?}", p.notes);
+    let glm = ModelSpec::preset("glm-4.7-fp8").unwrap();
+    let g = plan(
+        &glm,
+        &footprint(&glm, &Layout::tp(8)).unwrap(),
+        rtx_memory(),
+        &glm47_opts(),
+    );
+    assert!(!thin(&g), "{:?}", g.notes);
+    // 0.1 GiB of Kimi's 70,272-byte tokens is 1,528 tokens
+    let note = thin_pool_note(4_481, 4_481 * 70_272, 78_000_000_000, 77_660_000_000).unwrap();
+    assert!(note.contains("1528 tokens"), "{note}");
+    assert_eq!(thin_pool_note(0, 0, 78_000_000_000, 1), None);
+}

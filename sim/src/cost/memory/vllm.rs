@@ -233,6 +233,12 @@ pub fn plan(
             -free as f64 / 1e9,
         ));
     }
+    notes.extend(super::thin_pool_note(
+        kv_tokens,
+        kv_pool,
+        requested.saturating_sub(non_kv),
+        weights,
+    ));
     let budget_need = weights + non_kv;
     if spec
         .layer_attention
