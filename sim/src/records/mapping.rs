@@ -6,7 +6,7 @@
 //! - Machine: RTX PRO 6000 × 8 bare metal (or not stated) → `rtx-pro-6000-x8-baremetal`, in a VM
 //!   without working P2P → `rtx-pro-6000-x8-vm-hostbounce`; B200 × 8 → `b200-x8`; H200 × 8 →
 //!   `h200-x8`; H100 × 8 → `h100-x8`; or `hardware.machine` (a preset or profile path).
-//! - Model: GLM-5 NVFP4 → `glm-5-nvfp4`; Kimi-K2.5/K2.6 int4 (W4A16) → `kimi-k2-thinking-int4`
+//! - Model: GLM-5 NVFP4 → `glm-5-nvfp4`; Kimi-K2.5/K2.6 int4 (W4A16) → `kimi-k2.5` (K2-Thinking → `kimi-k2-thinking-int4`)
 //!   (K2's architecture, int4 group-32 routed experts); DeepSeek-R1 FP4 → `deepseek-r1-fp4`;
 //!   DeepSeek-R1/V3 FP8 → `deepseek-v3-fp8`; or a model preset name.
 //! - Metric: `llm_decode_bench` records (prefill excluded, context already cached) compare

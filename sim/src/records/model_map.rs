@@ -21,10 +21,22 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
         };
     }
     if m.contains("kimi-k2") {
+        // K2.5 and K2.6 are one architecture with the MoonViT vision tower (data/hf-configs:
+        // nvidia's K2.6-NVFP4 config has K2.5's text and vision configs), which the engines load
+        // on every GPU; K2-Thinking is text only
+        let thinking = m.contains("thinking");
         return if q.contains("int4") || q.contains("w4a16") {
-            Some("kimi-k2-thinking-int4")
+            Some(if thinking {
+                "kimi-k2-thinking-int4"
+            } else {
+                "kimi-k2.5"
+            })
         } else if fp4 {
-            Some("kimi-k2.5-nvfp4")
+            Some(if thinking {
+                "kimi-k2-thinking-nvfp4"
+            } else {
+                "kimi-k2.5-nvfp4"
+            })
         } else {
             None
         };
