@@ -11,7 +11,9 @@
 //! fitted to these figures: the weights come from the load replay (issue 23), the pool from
 //! SGLang's formula with the user's box's pre-load memory.
 
-use assert_cmd::Command;
+mod common;
+
+use common::sim_stdout;
 use serde_json::Value;
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -24,31 +26,22 @@ fn plan(fraction: &str) -> Value {
          --speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-num-draft-tokens 4 \
          --speculative-eagle-topk 1"
     );
-    let out = Command::cargo_bin("sim")
-        .unwrap()
-        .args([
-            "predict",
-            "--machine",
-            "rtx-pro-6000-x8-baremetal",
-            "--model",
-            "glm-5-nvfp4",
-            "--batch",
-            "1",
-            "--context",
-            "1000",
-            "--format",
-            "json",
-            "--server-args",
-            &line,
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = sim_stdout(&[
+        "predict",
+        "--machine",
+        "rtx-pro-6000-x8-baremetal",
+        "--model",
+        "glm-5-nvfp4",
+        "--batch",
+        "1",
+        "--context",
+        "1000",
+        "--format",
+        "json",
+        "--server-args",
+        &line,
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
     v["layouts"][0]["memory"].clone()
 }
 
