@@ -402,3 +402,47 @@ fn a_record_of_half_a_box_runs_on_the_presets_first_gpus() {
     // the same server on the same GPUs: one prediction
     assert_eq!(b.comparisons[0].predicted, b.comparisons[1].predicted);
 }
+
+#[test]
+fn a_record_of_sixteen_rtx_gpus_runs_on_the_sixteen_gpu_box() {
+    let record = |id: &str, count: u32, tp: u32, virtualized: bool| {
+        format!(
+            r#"{{"id": "{id}", "hardware": {{"gpu": "NVIDIA RTX PRO 6000 Blackwell",
+             "count": {count}, "p2p": "unknown", "virtualized": {virtualized}}},
+             "engine": {{"name": "vllm", "flags": "TP={tp}"}}, "model": "moonshotai/Kimi-K2.6",
+             "quant": "int4 native (W4A16)", "parallel": {{"tp": {tp}, "pp": 1}},
+             "workload": {{"input_len": 0, "concurrency": 16, "dataset": "llm_decode_bench.py"}},
+             "metrics": {{"output_tok_s": "780"}}}}"#
+        )
+    };
+    let text = format!(
+        r#"{{"records": [{}, {}, {}]}}"#,
+        record("tp16", 16, 16, false),
+        record("tp8-of-12", 12, 8, false),
+        record("vm16", 16, 16, true)
+    );
+    let set = RecordSet::parse(text.as_bytes(), Path::new("sixteen.json")).unwrap();
+    let tp16 = express(&set.records[0]).unwrap();
+    assert_eq!(tp16.machine, "rtx-pro-6000-x16-pcie-switch");
+    assert_eq!(tp16.model, "kimi-k2.5");
+    assert!(
+        tp16.assumptions
+            .iter()
+            .any(|a| a.contains("16-GPU box") && a.contains("P2P assumed")),
+        "{:?}",
+        tp16.assumptions
+    );
+    let twelve = express(&set.records[1]).unwrap();
+    assert_eq!(twelve.machine, "rtx-pro-6000-x16-pcie-switch");
+    assert!(
+        twelve
+            .assumptions
+            .iter()
+            .any(|a| a.contains("its first GPUs"))
+    );
+    // a VM of 16 has no preset: refused, saying so
+    let why = express(&set.records[2]).unwrap_err();
+    assert_eq!(why[0].kind, UnexpressibleKind::UnknownMachine);
+    let b = score(&set, &ScoreOptions::default());
+    assert_eq!(b.expressible, 2, "{:?}", b.unexpressible);
+}

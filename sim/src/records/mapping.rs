@@ -168,7 +168,15 @@ fn machine_preset(r: &Record, assumptions: &mut Vec<String>) -> Result<String, U
             ),
         ));
     };
-    match stated(&r.id, "hardware.count", &hw.count)? {
+    let count = stated(&r.id, "hardware.count", &hw.count)?;
+    if family == "rtx-pro-6000-x8"
+        && count.is_some_and(|n| (9..=16).contains(&n))
+        && hw.virtualized != Some(true)
+        && lower(&hw.p2p) != "disabled"
+    {
+        return Ok(sixteen_gpu_box(r, count.unwrap_or(16), assumptions));
+    }
+    match count {
         Some(8) => {}
         Some(n @ 1..8) => assumptions.push(format!(
             "{n}× {}: the first {n} GPUs of the 8-GPU preset (where the server starts on such a box; one socket's for 4 on the rtx6kpro wiki's dual-socket host)",
@@ -178,7 +186,7 @@ fn machine_preset(r: &Record, assumptions: &mut Vec<String>) -> Result<String, U
             return Err(Unexpressible::new(
                 UnexpressibleKind::UnknownMachine,
                 format!(
-                    "{}× {}: the machine presets have 8 GPUs (a box of fewer runs on part of one); set hardware.machine to a probe profile of that box",
+                    "{}× {}: the machine presets have 8 GPUs (16 for RTX PRO 6000 on bare metal; a box of fewer runs on part of one); set hardware.machine to a probe profile of that box",
                     n.map_or("?".into(), |n| n.to_string()),
                     hw.gpu.as_deref().unwrap_or("?")
                 ),
@@ -222,6 +230,22 @@ fn machine_preset(r: &Record, assumptions: &mut Vec<String>) -> Result<String, U
             Ok(preset.into())
         }
     }
+}
+
+/// The 16-GPU RTX PRO 6000 box the community published (four PCIe switches of four GPUs,
+/// `rtx-pro-6000-x16-pcie-switch`) for a record of 9–16 such GPUs on one host, bare metal; a
+/// server of fewer than 16 runs on its first GPUs, as on the 8-GPU box.
+fn sixteen_gpu_box(r: &Record, n: u32, assumptions: &mut Vec<String>) -> String {
+    let gpu = r.hardware.gpu.as_deref().unwrap_or("?");
+    assumptions.push(format!(
+        "{n}× {gpu} on one host: the rtx6kpro wiki's published 16-GPU box (four PCIe Gen5 switches of four GPUs, `rtx-pro-6000-x16-pcie-switch`{}); bare metal with P2P assumed (record: p2p {}, virtualized {})",
+        if n < 16 { ", its first GPUs" } else { "" },
+        r.hardware.p2p.as_deref().unwrap_or("not stated"),
+        r.hardware
+            .virtualized
+            .map_or("unknown".to_string(), |v| v.to_string())
+    ));
+    "rtx-pro-6000-x16-pcie-switch".into()
 }
 
 /// The layout of a record's parallel sizes `(tp, pp, ep)` as read ([`stated`]), or why not.
