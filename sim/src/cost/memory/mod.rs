@@ -475,16 +475,46 @@ pub fn checked_plan(
 /// Most requests of `context_tokens` tokens each that the KV pool (and a hybrid model's state
 /// pool) holds at once (all DP replicas).
 pub fn max_requests_at_context(plan: &MemoryPlan, layout: &Layout, context_tokens: u64) -> u64 {
-    let replicas = if layout.dp_attention {
+    let by_kv = plan.kv_tokens.saturating_mul(replicas(layout)) / context_tokens.max(1);
+    capped_by_state_slots(plan, layout, by_kv)
+}
+
+/// Most streams that run at once when all of them decode after one cached prefix of
+/// `shared_tokens` tokens: the radix cache (SGLang) or prefix cache (vLLM) keeps a single copy,
+/// locked while a request uses it, and each stream holds only `own_tokens` besides it (its
+/// generated tokens and the partial page of its prompt's tail, recomputed per request because
+/// the match stops at a page boundary before the last prompt token). Both are rounded up to
+/// `page_tokens`. Under attention-DP every replica caches its own copy. A hybrid model's
+/// running requests still need a state slot each ([`max_requests_at_context`]).
+pub fn max_streams_sharing_prefix(
+    plan: &MemoryPlan,
+    layout: &Layout,
+    shared_tokens: u64,
+    own_tokens: u64,
+    page_tokens: u64,
+) -> u64 {
+    let page = page_tokens.max(1);
+    let shared = shared_tokens.div_ceil(page) * page;
+    let own = own_tokens.max(1).div_ceil(page) * page;
+    let by_kv = (plan.kv_tokens.saturating_sub(shared) / own).saturating_mul(replicas(layout));
+    capped_by_state_slots(plan, layout, by_kv)
+}
+
+/// KV pools of `layout`: one per DP replica under attention-DP, else one.
+fn replicas(layout: &Layout) -> u64 {
+    if layout.dp_attention {
         layout.tp as u64
     } else {
         1
-    };
-    let by_kv = plan.kv_tokens.saturating_mul(replicas) / context_tokens.max(1);
+    }
+}
+
+/// `by_kv` requests (all replicas) capped by the state slots of a hybrid linear-attention
+/// model: SGLang's max_running_requests (a third of the slots with the radix cache) says how
+/// many requests hold one.
+fn capped_by_state_slots(plan: &MemoryPlan, layout: &Layout, by_kv: u64) -> u64 {
     if plan.state_slots > 0 {
-        // a hybrid linear-attention model also needs a state slot per running request, which
-        // SGLang's max_running_requests cap (a third of the slots) says
-        by_kv.min(u64::from(plan.max_running_requests).saturating_mul(replicas))
+        by_kv.min(u64::from(plan.max_running_requests).saturating_mul(replicas(layout)))
     } else {
         by_kv
     }
