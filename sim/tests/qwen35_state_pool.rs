@@ -45,6 +45,16 @@ fn bounds(ran: &[(u64, u64)], skipped: &[(u64, u64)]) -> (u64, u64) {
     )
 }
 
+/// `kv` is above the bound `upper` (the plan's disagreement), by less than `share` of it.
+fn above_by_at_most(kv: u64, upper: u64, share: f64) {
+    let excess = kv as f64 / upper as f64 - 1.0;
+    assert!(
+        (0.0..share).contains(&excess),
+        "{kv} is {:+.2}% of the upper bound {upper}",
+        excess * 100.0
+    );
+}
+
 fn memory_plan_of(extra: &str) -> Value {
     let line = format!("{LINE} {extra}");
     let out = sim_stdout(&[
@@ -82,12 +92,7 @@ fn the_skip_pattern_bounds_the_kv_tokens() {
     );
     // the plan is 4.95% above the upper bound: by it the bench would have run 128k×16
     // (16 × 133,120 = 2,129,920 ≤ 2,235,361); reported, not tuned
-    let excess = kv as f64 / upper as f64 - 1.0;
-    assert!(
-        (0.0..0.06).contains(&excess),
-        "{kv} is {:+.2}% of the upper bound {upper}",
-        excess * 100.0
-    );
+    above_by_at_most(kv, upper, 0.06);
 }
 
 #[test]
@@ -135,12 +140,7 @@ fn the_mtp_table_bounds_the_kv_tokens() {
     eprintln!(
         "MTP server: KV tokens shardwise {kv}, state slots {slots}; the page's skips bound the KV tokens to [{lower}, {upper})"
     );
-    let excess = kv as f64 / upper as f64 - 1.0;
-    assert!(
-        (0.0..0.15).contains(&excess),
-        "{kv} is {:+.2}% of the upper bound {upper}",
-        excess * 100.0
-    );
+    above_by_at_most(kv, upper, 0.15);
     assert!((150..190).contains(&slots), "{slots}");
     // the intermediate states are held, not free: the plan's state pool counts them
     let state_gb = m["state_pool_gb_per_gpu"].as_f64().unwrap();

@@ -6,7 +6,7 @@
 use super::batch_stats::BatchStats;
 use super::spec::SpecPlan;
 use super::speculative::SpeculativeModel;
-use super::steady::{ContextHolding, SteadyDecode, logged_step_s};
+use super::steady::{ContextHolding, SteadyDecode, logged_step_s, steady_decode_with};
 use super::{CostModel, IterationBatch, IterationCost, IterationModel, Knobs, MemoryPlan};
 use crate::error::Result;
 use crate::machine::Machine;
@@ -84,10 +84,9 @@ impl ServedModel {
         context_tokens: u32,
         holding: ContextHolding,
     ) -> SteadyDecode {
-        match self {
-            Self::Forward(m) => m.steady_decode_held(concurrency, context_tokens, holding),
-            Self::Speculative(s) => s.steady_decode_held(concurrency, context_tokens, holding),
-        }
+        steady_decode_with(self.target(), concurrency, context_tokens, holding, &|st| {
+            self.cost_stats(st)
+        })
     }
 
     /// Requests the pools hold at once at `context_tokens` held as `holding`.

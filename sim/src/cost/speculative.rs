@@ -122,17 +122,8 @@ impl SpeculativeModel {
     /// Steady decode of `concurrency` requests each at `context_tokens` tokens of context
     /// ([`CostModel::steady_decode`] with speculative steps).
     pub fn steady_decode(&self, concurrency: u32, context_tokens: u32) -> SteadyDecode {
-        self.steady_decode_held(concurrency, context_tokens, ContextHolding::Own)
-    }
-
-    /// [`Self::steady_decode`] with the context held as `holding` says.
-    pub fn steady_decode_held(
-        &self,
-        concurrency: u32,
-        context_tokens: u32,
-        holding: ContextHolding,
-    ) -> SteadyDecode {
-        steady_decode_with(&self.target, concurrency, context_tokens, holding, &|st| {
+        let own = ContextHolding::Own;
+        steady_decode_with(&self.target, concurrency, context_tokens, own, &|st| {
             self.cost_stats(st)
         })
     }

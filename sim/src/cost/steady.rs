@@ -50,17 +50,8 @@ pub enum ContextHolding {
 impl CostModel {
     /// Steady decode of `concurrency` requests each at `context_tokens` tokens of context.
     pub fn steady_decode(&self, concurrency: u32, context_tokens: u32) -> SteadyDecode {
-        self.steady_decode_held(concurrency, context_tokens, ContextHolding::Own)
-    }
-
-    /// [`Self::steady_decode`] with the context held as `holding` says.
-    pub fn steady_decode_held(
-        &self,
-        concurrency: u32,
-        context_tokens: u32,
-        holding: ContextHolding,
-    ) -> SteadyDecode {
-        steady_decode_with(self, concurrency, context_tokens, holding, &|st| {
+        let own = ContextHolding::Own;
+        steady_decode_with(self, concurrency, context_tokens, own, &|st| {
             self.cost_stats(st)
         })
     }
