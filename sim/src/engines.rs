@@ -72,6 +72,10 @@ pub struct LaunchKnobs {
     pub chunked_prefill_size: Option<u32>,
     pub max_prefill_tokens: Option<u32>,
     pub disable_radix_cache: bool,
+    /// vLLM's `--enable-prefix-caching` (`Some(true)`) / `--no-enable-prefix-caching`
+    /// (`Some(false)`); `None` = vLLM's default for the model ([`Engine::prefix_cache`]).
+    #[serde(default)]
+    pub prefix_caching: Option<bool>,
     /// `--stream-interval`.
     pub stream_interval: Option<u32>,
     /// vLLM's `--decode-context-parallel-size` (the records' `parallel.dcp`).
@@ -96,6 +100,31 @@ impl Engine {
         match self {
             Engine::Sglang => "sglang",
             Engine::Vllm => "vllm",
+        }
+    }
+
+    /// Whether requests with the same prompt share its cached KV under this engine launched with
+    /// `knobs`, for a model with linear-attention (mamba-style) layers or not, and why.
+    /// - SGLang: its radix cache, on unless `--disable-radix-cache` (hybrid models too, through
+    ///   `MambaRadixCache`, which also keeps the prefix's state).
+    /// - vLLM V1: `--enable-prefix-caching` / `--no-enable-prefix-caching` when given; else
+    ///   `EngineArgs._set_default_chunked_prefill_and_prefix_caching_args` (`engine/
+    ///   arg_utils.py`): on where the model supports it, but off for hybrid models ("keep it
+    ///   opt-in for now", PR #29393 made the default apply) until PR #50991 (v0.28.0) turned
+    ///   it on for them too; the records' vLLM builds are older. With it on, a hybrid model runs
+    ///   `mamba_cache_mode` `align` (`MambaModelConfig.verify_and_update_config`,
+    ///   `model_executor/models/config.py`), caching the state at block boundaries.
+    pub fn prefix_cache(self, knobs: &LaunchKnobs, hybrid: bool) -> (bool, &'static str) {
+        match (self, knobs.prefix_caching) {
+            (Engine::Sglang, _) if knobs.disable_radix_cache => (false, "--disable-radix-cache"),
+            (Engine::Sglang, _) => (true, "SGLang's radix cache"),
+            (Engine::Vllm, Some(true)) => (true, "vLLM --enable-prefix-caching"),
+            (Engine::Vllm, Some(false)) => (false, "vLLM --no-enable-prefix-caching"),
+            (Engine::Vllm, None) if hybrid => (
+                false,
+                "vLLM's default for a hybrid model before v0.28: prefix caching off",
+            ),
+            (Engine::Vllm, None) => (true, "vLLM's prefix caching (on by default in V1)"),
         }
     }
 

@@ -40,7 +40,7 @@ pub use batch_stats::BatchStats;
 pub use model::CostModel;
 pub use served::ServedModel;
 pub use speculative::SpeculativeModel;
-pub use steady::{SteadyDecode, steady_decode_tok_per_s};
+pub use steady::{ContextHolding, SteadyDecode, steady_decode_tok_per_s};
 
 use models::Layout;
 use serde::{Deserialize, Serialize};

@@ -6,7 +6,7 @@
 use super::batch_stats::BatchStats;
 use super::spec::SpecPlan;
 use super::speculative::SpeculativeModel;
-use super::steady::{SteadyDecode, logged_step_s};
+use super::steady::{ContextHolding, SteadyDecode, logged_step_s, steady_decode_with};
 use super::{CostModel, IterationBatch, IterationCost, IterationModel, Knobs, MemoryPlan};
 use crate::error::Result;
 use crate::machine::Machine;
@@ -74,10 +74,24 @@ impl ServedModel {
 
     /// Steady decode of `concurrency` requests each at `context_tokens` tokens of context.
     pub fn steady_decode(&self, concurrency: u32, context_tokens: u32) -> SteadyDecode {
-        match self {
-            Self::Forward(m) => m.steady_decode(concurrency, context_tokens),
-            Self::Speculative(s) => s.steady_decode(concurrency, context_tokens),
-        }
+        self.steady_decode_held(concurrency, context_tokens, ContextHolding::Own)
+    }
+
+    /// [`Self::steady_decode`] with the context held as `holding` says.
+    pub fn steady_decode_held(
+        &self,
+        concurrency: u32,
+        context_tokens: u32,
+        holding: ContextHolding,
+    ) -> SteadyDecode {
+        steady_decode_with(self.target(), concurrency, context_tokens, holding, &|st| {
+            self.cost_stats(st)
+        })
+    }
+
+    /// Requests the pools hold at once at `context_tokens` held as `holding`.
+    pub fn kv_capacity(&self, context_tokens: u32, holding: ContextHolding) -> u64 {
+        self.target().kv_capacity(context_tokens, holding)
     }
 
     /// The decode step a server log reports ([`logged_step_s`]).

@@ -27,7 +27,7 @@ use super::batch_stats::BatchStats;
 use super::curves::Curves;
 use super::inventory::{BlockKernels, GemmShape};
 use super::spec::{SpecPlan, SpecStep, draft_spec};
-use super::steady::{SteadyDecode, steady_decode_with};
+use super::steady::{ContextHolding, SteadyDecode, steady_decode_with};
 use super::{CostModel, IterationBatch, IterationCost, IterationModel, Knobs, MemoryPlan};
 use crate::error::{Result, SimError};
 use crate::machine::Machine;
@@ -122,7 +122,8 @@ impl SpeculativeModel {
     /// Steady decode of `concurrency` requests each at `context_tokens` tokens of context
     /// ([`CostModel::steady_decode`] with speculative steps).
     pub fn steady_decode(&self, concurrency: u32, context_tokens: u32) -> SteadyDecode {
-        steady_decode_with(&self.target, concurrency, context_tokens, &|st| {
+        let own = ContextHolding::Own;
+        steady_decode_with(&self.target, concurrency, context_tokens, own, &|st| {
             self.cost_stats(st)
         })
     }

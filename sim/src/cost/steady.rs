@@ -2,13 +2,14 @@
 //! (no event simulation: every request decodes at the same context, no prefills interleave).
 //!
 //! Requests beyond what the KV pool holds at that context (or `--max-running-requests`) wait, so
-//! the running count is capped. Under PP the running requests are split over `pp_size +
+//! the running count is capped; how many fit depends on whether each stream holds its own copy
+//! of the context or all share one cached copy ([`ContextHolding`]). Under PP the running requests are split over `pp_size +
 //! pp_async_batch_depth` micro-batches; a request's next token needs its micro-batch's trip through
 //! every stage, and the busiest stage serves every micro-batch once per cycle:
 //! `cycle = max(trip, micro_batches × busiest stage)`, tokens per cycle = running requests.
 
 use super::batch_stats::BatchStats;
-use super::memory::max_requests_at_context;
+use super::memory::{max_requests_at_context, max_streams_sharing_prefix};
 use super::{CostModel, IterationCost, IterationModel};
 use serde::Serialize;
 
@@ -33,24 +34,55 @@ pub struct SteadyDecode {
     pub tok_per_s: f64,
 }
 
+/// How the streams of a steady decode hold their context in the KV pool. Either way each
+/// stream's attention reads its whole context; only the pool's occupancy differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextHolding {
+    /// Every stream holds its own copy (different prompts, or no prefix cache).
+    #[default]
+    Own,
+    /// All streams decode after the same cached prompt: the pool holds it once and each stream
+    /// `own_tokens` besides (its generated tokens and its prompt's last partial page).
+    Shared { own_tokens: u32 },
+}
+
 impl CostModel {
     /// Steady decode of `concurrency` requests each at `context_tokens` tokens of context.
     pub fn steady_decode(&self, concurrency: u32, context_tokens: u32) -> SteadyDecode {
-        steady_decode_with(self, concurrency, context_tokens, &|st| self.cost_stats(st))
+        let own = ContextHolding::Own;
+        steady_decode_with(self, concurrency, context_tokens, own, &|st| {
+            self.cost_stats(st)
+        })
+    }
+
+    /// Requests the pools hold at once at `context_tokens` held as `holding`.
+    pub fn kv_capacity(&self, context_tokens: u32, holding: ContextHolding) -> u64 {
+        let ctx = u64::from(context_tokens);
+        match holding {
+            ContextHolding::Own => max_requests_at_context(&self.memory, &self.layout, ctx.max(1)),
+            ContextHolding::Shared { own_tokens } => max_streams_sharing_prefix(
+                &self.memory,
+                &self.layout,
+                ctx,
+                u64::from(own_tokens),
+                u64::from(self.opts.page_size),
+            ),
+        }
     }
 }
 
-/// Steady decode of `concurrency` requests each at `context_tokens` tokens on `model`'s layout,
-/// memory plan and options, each micro-batch's iteration costed by `cost` (a forward pass, or a
+/// Steady decode of `concurrency` requests each at `context_tokens` tokens (held as `holding`)
+/// on `model`'s layout, memory plan and options, each micro-batch's iteration costed by `cost` (a forward pass, or a
 /// speculative step per generated token: [`super::speculative::SpeculativeModel`]).
 pub(super) fn steady_decode_with(
     model: &CostModel,
     concurrency: u32,
     context_tokens: u32,
+    holding: ContextHolding,
     cost: &dyn Fn(&BatchStats) -> IterationCost,
 ) -> SteadyDecode {
-    let kv_cap =
-        max_requests_at_context(&model.memory, &model.layout, context_tokens.max(1) as u64);
+    let kv_cap = model.kv_capacity(context_tokens, holding);
     let mut running = (concurrency as u64).min(kv_cap);
     if let Some(m) = model.opts.max_running_requests {
         running = running.min(m as u64);

@@ -163,6 +163,9 @@ pub fn launch_knobs(
             }
             dest::MAX_PREFILL_TOKENS => k.max_prefill_tokens = number(),
             dest::DISABLE_RADIX_CACHE => k.disable_radix_cache = true,
+            // vLLM's boolean flag and its argparse negation
+            "enable_prefix_caching" => k.prefix_caching = Some(true),
+            "--no-enable-prefix-caching" => k.prefix_caching = Some(false),
             dest::STREAM_INTERVAL => k.stream_interval = number(),
             dest::DISABLE_CUSTOM_ALL_REDUCE => k.disable_custom_all_reduce = true,
             dest::DISABLE_CUDA_GRAPH | dest::ENFORCE_EAGER => k.disable_cuda_graph = true,

@@ -16,8 +16,8 @@
 //!   TPOT and TTFT where given.
 
 use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, inferencex_config, launch_knobs};
+use super::metrics::{LLM_DECODE_BENCH_MAX_TOKENS, family, targets};
 pub use super::metrics::{MeasuredFigure, MetricFamily, Quantity};
-use super::metrics::{family, targets};
 use super::model_map::model_preset;
 use super::nccl::NcclTuning;
 use super::speculation::{RecordSpeculation, record_speculation};
@@ -55,6 +55,20 @@ pub struct Expressed {
     pub assumptions: Vec<String>,
     /// Speculative decoding (`parallel.mtp: true`): the draft and its acceptance; `None` = off.
     pub speculation: Option<RecordSpeculation>,
+    /// The client sends every stream the same cached prompt
+    /// ([`MetricFamily::streams_share_prompt`]); `None` = each stream its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_prompt: Option<SharedPrompt>,
+}
+
+/// The prompt all streams of a decode bench share, as the pool sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SharedPrompt {
+    /// Tokens each stream generates before the client replaces it: the record's `output_len`,
+    /// else [`LLM_DECODE_BENCH_MAX_TOKENS`].
+    pub output_tokens_per_stream: u32,
+    /// Whether the record states it.
+    pub output_stated: bool,
 }
 
 /// Kinds of reasons a record cannot be expressed; a record's reasons are sorted in this order and
@@ -281,6 +295,17 @@ fn layout_of(
     }
 }
 
+/// The output length a record's workload states, where the source wrote a whole number
+/// ("open-ended (30 s window)" is none).
+fn output_len(w: &RecordWorkload) -> Option<u32> {
+    w.output_len
+        .as_ref()
+        .filter(|o| o.raw.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .and_then(|o| o.value)
+        .filter(|v| v.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(v))
+        .map(|v| v as u32)
+}
+
 /// The bench_serving run a record describes, from its `(input_len, concurrency, num_prompts)`
 /// as read ([`stated`]) and its output length, or why not.
 fn bench_workload(
@@ -290,14 +315,7 @@ fn bench_workload(
     assumptions: &mut Vec<String>,
 ) -> Option<Workload> {
     use UnexpressibleKind as K;
-    // a length only where the source wrote a whole number ("open-ended (30 s window)" is none)
-    let output = w
-        .output_len
-        .as_ref()
-        .filter(|o| o.raw.trim_start().starts_with(|c: char| c.is_ascii_digit()))
-        .and_then(|o| o.value)
-        .filter(|v| v.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(v))
-        .map(|v| v as u32);
+    let output = output_len(w);
     match (input, output, conc) {
         (Some(i), Some(o), Some(c)) if i > 0 && o > 0 && c > 0 => {
             let n = num_prompts.filter(|n| *n > 0).unwrap_or_else(|| {
@@ -583,5 +601,12 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         not_compared,
         assumptions,
         speculation: (r.parallel.mtp == Some(true)).then(|| record_speculation(r, model, engine)),
+        shared_prompt: family.streams_share_prompt().then(|| {
+            let stated = output_len(&r.workload);
+            SharedPrompt {
+                output_tokens_per_stream: stated.unwrap_or(LLM_DECODE_BENCH_MAX_TOKENS),
+                output_stated: stated.is_some(),
+            }
+        }),
     })
 }

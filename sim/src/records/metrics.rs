@@ -14,12 +14,25 @@ pub enum MetricFamily {
     BenchServing,
 }
 
+/// `llm_decode_bench.py`'s `--max-tokens` default (argparse, 2048): what each stream generates
+/// before the bench starts a new request in its place, when the record does not say.
+pub const LLM_DECODE_BENCH_MAX_TOKENS: u32 = 2048;
+
 impl MetricFamily {
     pub fn name(self) -> &'static str {
         match self {
             MetricFamily::LlmDecodeBench => "llm_decode_bench",
             MetricFamily::BenchServing => "bench_serving",
         }
+    }
+
+    /// Whether every stream of a measurement sends the same, already cached prompt. True for
+    /// `llm_decode_bench.py` (voipmonitor/llm-inference-bench): `run_one_cell` builds one
+    /// message list per cell (`build_messages`: the reference document of `ctx` tokens, then
+    /// the same generation prompt) for all its streams, and first sends it once with
+    /// `max_tokens=1` (the "scout request") so that the prefix cache holds it.
+    pub fn streams_share_prompt(self) -> bool {
+        matches!(self, MetricFamily::LlmDecodeBench)
     }
 }
 

@@ -2,7 +2,9 @@
 //! express is simulated and compared with its measurement, uncalibrated (default knobs).
 //!
 //! - `llm_decode_bench` records: steady decode tok/s of `concurrency` streams at the cached
-//!   context ([`crate::cost::ServedModel::steady_decode`]), prefill excluded.
+//!   context ([`crate::cost::ServedModel::steady_decode_held`]), prefill excluded; the streams
+//!   share one cached copy of the context where the engine's prefix cache is on
+//!   ([`shared_context`]).
 //! - `bench_serving` records: one simulated bench_serving run ([`crate::serving::simulate`]).
 //!
 //! Each record is simulated as its own engine ran it, or as `ScoreOptions::engine` says
@@ -11,6 +13,7 @@
 
 pub mod accept;
 pub mod anchor;
+mod shared_context;
 pub mod stats;
 pub mod text;
 
@@ -295,7 +298,8 @@ fn predict(
                 )
             }
             _ => {
-                let sd = model.steady_decode(e.concurrency, e.context_tokens);
+                let holding = shared_context::holding_of(e, engine, spec, &model, &mut notes);
+                let sd = model.steady_decode_held(e.concurrency, e.context_tokens, holding);
                 if sd.running < e.concurrency {
                     notes.push(format!(
                         "only {} of {} streams fit the KV pool at this context",

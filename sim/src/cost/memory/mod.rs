@@ -27,7 +27,9 @@
 //! tokens.
 //!
 //! Hybrid models size more pools from the same remainder ([`stage_pools`]): a state pool per
-//! request slot for Gated-DeltaNet layers, a sliding-window pool beside the full layers' KV.
+//! request slot for Gated-DeltaNet layers, a sliding-window pool beside the full layers' KV;
+//! with speculative decoding the draft tokens' intermediate states come off first
+//! ([`speculative_state_bytes`]).
 //!
 //! Under attention-DP every GPU caches its own requests, so `kv_tokens` is per DP replica and the
 //! engine holds `tp ×` that many. GB are 1e9 bytes; SGLang's "GB" are GiB.
@@ -294,6 +296,19 @@ pub fn plan(
     plan_with_pre_load(spec, footprint, memory_bytes, PRE_LOAD_OVERHEAD_BYTES, opts)
 }
 
+/// What SGLang's `handle_max_mamba_cache` (`model_runner_kv_cache_mixin.py`) sets aside before
+/// it splits the pool when a hybrid linear-attention model decodes speculatively: the
+/// intermediate state of every draft token of every request, `mamba_cache_per_req ×
+/// max_running_requests × speculative_num_draft_tokens` (per DP worker). SGLang asserts that
+/// `--max-running-requests` is given then; without it nothing is set aside here.
+fn speculative_state_bytes(cell: &StageCell, layout: &Layout, opts: &ServerOptions) -> u64 {
+    let (Some(s), Some(running)) = (&opts.speculative, opts.max_running_requests) else {
+        return 0;
+    };
+    let dp = if layout.dp_attention { layout.tp } else { 1 };
+    cell.state_bytes_per_request * u64::from(running / dp.max(1)) * u64::from(s.num_draft_tokens)
+}
+
 /// Each stage's pools over its own layers (what `budget` leaves after the stage's weights); the
 /// engine keeps the minimum (PP ranks all-reduce it with MIN): (KV tokens, state slots, the
 /// largest cell of any stage).
@@ -312,7 +327,6 @@ fn stage_minimum(
         state_bytes_per_request: 0,
     };
     for g in footprint.per_gpu.iter().filter(|g| g.tp_rank == 0) {
-        let pool = budget.saturating_sub(g.total_weight_bytes);
         let cell = stage_cell(
             spec,
             footprint,
@@ -320,6 +334,9 @@ fn stage_minimum(
             g.layers.clone(),
             crate::cost::dcp::shards(opts),
         );
+        let pool = budget
+            .saturating_sub(g.total_weight_bytes)
+            .saturating_sub(speculative_state_bytes(&cell, &footprint.layout, opts));
         let (tokens, slots) = stage_pools(pool, &cell);
         by_memory = by_memory.min(tokens);
         state_slots = state_slots.min(slots);
@@ -368,7 +385,9 @@ pub fn plan_with_pre_load(
     };
     let kv_pool =
         kv_tokens * fullest.kv_bytes_per_token + swa_kv_tokens * fullest.sliding_kv_bytes_per_token;
-    let state_pool = state_slots * fullest.state_bytes_per_request;
+    // the draft tokens' intermediate states are allocated beside the state slots
+    let state_pool = state_slots * fullest.state_bytes_per_request
+        + speculative_state_bytes(&fullest, &layout, opts);
     let ctx = context_len(spec, opts);
     let dp = if layout.dp_attention { layout.tp } else { 1 };
     let mut max_running = max_running_requests(kv_tokens, ctx, opts.max_running_requests, dp);
@@ -503,16 +522,46 @@ pub fn checked_plan(
 /// Most requests of `context_tokens` tokens each that the KV pool (and a hybrid model's state
 /// pool) holds at once (all DP replicas).
 pub fn max_requests_at_context(plan: &MemoryPlan, layout: &Layout, context_tokens: u64) -> u64 {
-    let replicas = if layout.dp_attention {
+    let by_kv = plan.kv_tokens.saturating_mul(replicas(layout)) / context_tokens.max(1);
+    capped_by_state_slots(plan, layout, by_kv)
+}
+
+/// Most streams that run at once when all of them decode after one cached prefix of
+/// `shared_tokens` tokens: the radix cache (SGLang) or prefix cache (vLLM) keeps a single copy,
+/// locked while a request uses it, and each stream holds only `own_tokens` besides it (its
+/// generated tokens and the partial page of its prompt's tail, recomputed per request because
+/// the match stops at a page boundary before the last prompt token). Both are rounded up to
+/// `page_tokens`. Under attention-DP every replica caches its own copy. A hybrid model's
+/// running requests still need a state slot each ([`max_requests_at_context`]).
+pub fn max_streams_sharing_prefix(
+    plan: &MemoryPlan,
+    layout: &Layout,
+    shared_tokens: u64,
+    own_tokens: u64,
+    page_tokens: u64,
+) -> u64 {
+    let page = page_tokens.max(1);
+    let shared = shared_tokens.div_ceil(page) * page;
+    let own = own_tokens.max(1).div_ceil(page) * page;
+    let by_kv = (plan.kv_tokens.saturating_sub(shared) / own).saturating_mul(replicas(layout));
+    capped_by_state_slots(plan, layout, by_kv)
+}
+
+/// KV pools of `layout`: one per DP replica under attention-DP, else one.
+fn replicas(layout: &Layout) -> u64 {
+    if layout.dp_attention {
         layout.tp as u64
     } else {
         1
-    };
-    let by_kv = plan.kv_tokens.saturating_mul(replicas) / context_tokens.max(1);
+    }
+}
+
+/// `by_kv` requests (all replicas) capped by the state slots of a hybrid linear-attention
+/// model: SGLang's max_running_requests (a third of the slots with the radix cache) says how
+/// many requests hold one.
+fn capped_by_state_slots(plan: &MemoryPlan, layout: &Layout, by_kv: u64) -> u64 {
     if plan.state_slots > 0 {
-        // a hybrid linear-attention model also needs a state slot per running request, which
-        // SGLang's max_running_requests cap (a third of the slots) says
-        by_kv.min(u64::from(plan.max_running_requests).saturating_mul(replicas))
+        by_kv.min(u64::from(plan.max_running_requests).saturating_mul(replicas(layout)))
     } else {
         by_kv
     }
