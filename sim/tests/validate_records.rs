@@ -94,7 +94,7 @@ fn records_map_onto_presets_layouts_and_knobs() {
     assert!(glm.assumptions.iter().any(|a| a.contains("bare metal")));
     assert!(glm.targets[0].approximate);
     let kimi = get("syn-kimi-vllm-tp8-ctx0-c2");
-    assert_eq!(kimi.model, "kimi-k2-thinking-int4");
+    assert_eq!(kimi.model, "kimi-k2.5");
     assert_eq!(kimi.engine, Engine::Vllm);
     assert_eq!(kimi.not_compared, vec!["pcie_rx_tx_nvml".to_string()]);
     let ds = get("syn-dsr1-fp4-b200-inferencex-c8");
