@@ -154,10 +154,13 @@ pub fn diagnose(
     };
     let cost = model.iteration(&batch);
     let step_s = logged_step_s(model, load.running, load.context_tokens);
-    let gpu_s = cost.stage_gpu_s.iter().copied().fold(0.0, f64::max);
+    // a speculative iteration is costed per generated token: its parts × the acceptance
+    // length are the whole step the log measured
+    let per_step = model.tokens_per_decode_step();
+    let gpu_s = cost.stage_gpu_s.iter().copied().fold(0.0, f64::max) * per_step;
     let mut limits = Vec::new();
     let eager = opts.disable_cuda_graph || load.running > opts.cuda_graph_max_bs;
-    if eager && cost.cpu_s >= gpu_s {
+    if eager && cost.cpu_s * per_step >= gpu_s {
         let graph_s = graphs.map(|g| logged_step_s(g, load.running, load.context_tokens));
         let mut try_flags = Vec::new();
         if let Some(g) = graph_s {
@@ -181,7 +184,7 @@ pub fn diagnose(
             finding: format!(
                 "CPU-bound (eager): at {} running requests the host needs {:.1} ms per step to launch {:.0} kernels and schedule, longer than the GPU's {:.1} ms of work; the step takes {:.1} ms",
                 load.running,
-                cost.cpu_s * 1e3,
+                cost.cpu_s * per_step * 1e3,
                 cost.eager_launches,
                 gpu_s * 1e3,
                 step_s * 1e3
@@ -243,10 +246,17 @@ pub fn diagnose(
                 "GPU-bound: at {} running requests the {:.1} ms step is the GPU's own work (weights {:.1} ms, KV reads {:.1} ms)",
                 load.running,
                 step_s * 1e3,
-                cost.breakdown.weight_read_s * 1e3,
-                cost.breakdown.kv_read_s * 1e3
+                cost.breakdown.weight_read_s * per_step * 1e3,
+                cost.breakdown.kv_read_s * per_step * 1e3
             ),
-            try_flags: vec!["more requests per step (--max-running-requests, a higher client concurrency) while the pool allows".into()],
+            try_flags: vec![format!(
+                "more requests per step ({}, a higher client concurrency) while the pool allows",
+                if is_vllm(opts) {
+                    "--max-num-seqs"
+                } else {
+                    "--max-running-requests"
+                }
+            )],
         });
     }
     // after the fallback: a split that costs nothing is a finding, not the bound
