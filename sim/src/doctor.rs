@@ -63,7 +63,13 @@ pub struct Load {
     pub pool_tokens: Option<u64>,
     /// Under PP, the logged micro-batch split with the most requests in flight.
     pub pp_split: Option<PpSplit>,
+    /// Median step the log measured at that load (`running × accept ÷ throughput`).
+    pub logged_step_s: Option<f64>,
 }
+
+/// A logged step this far (either way) from the predicted one is said beside the verdict: the
+/// bound named is the cost model's, and the log shows time it does not account for.
+const STEP_MISS_RATIO: f64 = 1.25;
 
 /// One round of a PP server's micro-batches as its log shows them: each `Decode batch` line of
 /// the reporting rank is one micro-batch, so `pp` consecutive steady lines are one split.
@@ -113,7 +119,9 @@ impl Load {
         let running = steady.iter().map(|s| s.running).max()?;
         let at: Vec<&&DecodeSample> = steady.iter().filter(|s| s.running == running).collect();
         let ctx: Vec<f64> = at.iter().map(|s| s.context_per_request).collect();
+        let steps: Vec<f64> = at.iter().filter_map(|s| s.step_s).collect();
         Some(Load {
+            logged_step_s: models::stats::median(&steps),
             running,
             context_tokens: models::stats::median(&ctx)?.round().max(1.0) as u32,
             token_usage: at.iter().filter_map(|s| s.token_usage).reduce(f64::max),
@@ -258,6 +266,16 @@ pub fn diagnose(
                 }
             )],
         });
+    }
+    if let Some(logged) = load.logged_step_s.filter(|l| *l > 0.0 && step_s > 0.0)
+        && (logged / step_s).max(step_s / logged) >= STEP_MISS_RATIO
+        && let Some(first) = limits.first_mut()
+    {
+        first.finding.push_str(&format!(
+            "; but the log's step there is {:.1} ms, {:.2}× this prediction: the bound is the cost model's, and the log shows time it does not account for",
+            logged * 1e3,
+            logged / step_s
+        ));
     }
     // after the fallback: a split that costs nothing is a finding, not the bound
     limits.extend(load.pp_split.as_ref().and_then(|p| pp_imbalance(model, p)));

@@ -101,6 +101,15 @@ fn vllm_acceptance(run: &ServerRun) -> Option<MeasuredAcceptance> {
     })
 }
 
+/// A vLLM run's options with the acceptance length its `SpecDecoding metrics` lines measured
+/// where the launch states none (as `--records` takes a source's measured acceptance).
+fn logged_vllm_options(mut o: ServerOptions, run: &ServerRun) -> ServerOptions {
+    if let Some(s) = o.speculative.as_mut().filter(|s| s.accept_length.is_none()) {
+        s.accept_length = server_log::vllm::mean_acceptance_length(&run.spec_decode);
+    }
+    o
+}
+
 /// A decode sample and its prediction.
 #[derive(serde::Serialize)]
 pub struct SampleRow {
@@ -250,7 +259,7 @@ fn check_run(setup: &Setup, run: &ServerRun, vllm_log: bool) -> LoggedRunReport 
     };
     let opts = match run.vllm_line() {
         Some(line) => match line.server_options(&layout, &setup.machine) {
-            Ok((o, _)) => o,
+            Ok((o, _)) => logged_vllm_options(o, run),
             Err(e) => {
                 report.error = Some(format!("its non-default args: {e}"));
                 report.samples = rows(&|_| None);
