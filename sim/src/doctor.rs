@@ -233,8 +233,8 @@ pub fn diagnose(
             kind: BoundKind::Communication,
             finding: format!(
                 "communication-bound: collectives take {:.1} of the {:.1} ms GPU step ({:.0}%)",
-                comm * 1e3,
-                total * 1e3,
+                comm * per_step * 1e3,
+                total * per_step * 1e3,
                 100.0 * comm / total
             ),
             try_flags: vec![
