@@ -236,11 +236,15 @@ fn within(xs: &[f64], lo: f64, hi: f64) -> bool {
     !xs.is_empty() && xs.iter().all(|x| (lo..=hi).contains(x))
 }
 
+/// A steady band: (running, lowest, highest step error %).
+type Band = (u64, f64, f64);
+/// One profile's errors today: path, weights error %, KV tokens band, median |step error| band,
+/// steady bands by running.
+type Today = (&'static str, f64, (f64, f64), (f64, f64), &'static [Band]);
+
 #[test]
 fn validate_reads_the_glm51_logs_with_todays_misses() {
-    // (path, weights, KV tokens band, median |step error| band, steady bands by running)
-    type Band = (u64, f64, f64);
-    let cases: [(&str, f64, (f64, f64), (f64, f64), &[Band]); 2] = [
+    let cases: [Today; 2] = [
         (
             DCP1_MTP0,
             -0.1,

@@ -387,10 +387,7 @@ pub fn parse(text: &str, source: &str) -> ServerLog {
 /// one block a request (vLLM allocates by block) and the 0.1% the printed usage is rounded to.
 fn replaced(prev: Option<&DecodeSample>, s: &DecodeSample, pool: Option<u64>) -> Option<u64> {
     let prev = prev.filter(|p| p.rank == s.rank && p.running == s.running && s.running > 0)?;
-    let dt = s.time_s? - prev.time_s?;
-    if !(dt > 0.0) {
-        return None;
-    }
+    let dt = Some(s.time_s? - prev.time_s?).filter(|dt| *dt > 0.0)?;
     let generated = s.gen_throughput_tok_s * dt;
     let block = f64::from(crate::cost::memory::vllm::VLLM_SPARSE_MLA_BLOCK_SIZE);
     let slack = generated + f64::from(s.running) * block + 0.001 * pool? as f64;
