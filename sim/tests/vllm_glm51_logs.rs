@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::sim_stdout;
+use common::{sim_output, sim_stdout};
 use proptest::prelude::*;
 use sim::engines::Engine;
 use sim::server_log::{self, ServerLog, ServerRun, Unsteady, vllm};
@@ -302,6 +302,26 @@ fn validate_reads_the_glm51_logs_with_todays_misses() {
     let mtp = validate(DCP1_MTP1);
     let a = &mtp["runs"][0]["acceptance"];
     assert!((a["mean_acceptance_length"].as_f64().unwrap() - 2.61).abs() < 0.01);
+}
+
+/// A log whose model is neither a preset, a folder nor in the HF cache: one line naming the log
+/// and what to give, exit 2.
+#[test]
+fn a_logged_model_shardwise_cannot_find_asks_for_model() {
+    let text = std::fs::read_to_string(DCP1_MTP0)
+        .unwrap()
+        .replace("lukealonso/GLM-5.1-NVFP4-MTP", "someone/Unknown-Model");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.log");
+    std::fs::write(&path, text).unwrap();
+    let log = path.to_str().unwrap();
+    let (code, out, err) = sim_output(&["validate", "--machine", MACHINE, "--server-log", log]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("the log's model someone/Unknown-Model; give --model"),
+        "{err}"
+    );
 }
 
 proptest! {
