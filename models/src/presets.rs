@@ -49,14 +49,20 @@ fn preset_path(name: &str) -> PathBuf {
 /// GLM-5 ones are the ModelOpt NVFP4 quantization the `glm-5-nvfp4` preset describes
 /// (local-inference-lab/rtx6kpro models/glm5.md: `lukealonso/GLM-5-NVFP4` without the MTP weights,
 /// `festr2/GLM-5-NVFP4-MTP` with layer 78 restored in BF16 — the preset's MTP layer, counted
-/// only when speculation is on). Qwen3-Next-80B-A3B's Thinking and Instruct checkpoints share one
+/// only when speculation is on). The GLM-5.1 ones are the ModelOpt NVFP4 checkpoint the
+/// `glm-5.1-nvfp4` preset describes (rtx6kpro models/glm5.1/vllm-b12x-nsa-mtp-port-2026-05-02.md:
+/// `lukealonso/GLM-5.1-NVFP4-MTP`, "ModelOpt FP4/NVFP4 weights", MTP layer kept; its vLLM
+/// start-up log prints `'quantization': 'modelopt_fp4'` and "Detected ModelOpt NVFP4
+/// checkpoint"). Qwen3-Next-80B-A3B's Thinking and Instruct checkpoints share one
 /// architecture (data/hf-configs/README.md: the carried config equals aiconfigurator's copy of
 /// the Thinking one). Kimi-K2.6 (INT4 W4A16, as K2.5) is K2.5's architecture with the same
 /// vision tower (data/hf-configs/README.md: nvidia's K2.6-NVFP4 config has K2.5's text and
 /// vision configs; moonshotai's own K2.6 config was not found).
-const SAME_CHECKPOINT_AS: [(&str, &str); 4] = [
+const SAME_CHECKPOINT_AS: [(&str, &str); 6] = [
     ("lukealonso/GLM-5-NVFP4", "glm-5-nvfp4"),
     ("festr2/GLM-5-NVFP4-MTP", "glm-5-nvfp4"),
+    ("lukealonso/GLM-5.1-NVFP4", "glm-5.1-nvfp4"),
+    ("lukealonso/GLM-5.1-NVFP4-MTP", "glm-5.1-nvfp4"),
     ("Qwen/Qwen3-Next-80B-A3B-Thinking", "qwen3-next-80b-a3b"),
     ("moonshotai/Kimi-K2.6", "kimi-k2.5"),
 ];

@@ -293,6 +293,12 @@ fn hf_repository_ids_of_sglang_model_path_find_their_preset() {
     // the community re-uploads of that quantization the RTX PRO 6000 launch lines name
     assert_eq!(name("festr2/GLM-5-NVFP4-MTP").unwrap(), "glm-5-nvfp4");
     assert_eq!(name("lukealonso/glm-5-nvfp4").unwrap(), "glm-5-nvfp4");
+    // the GLM-5.1 ones the rtx6kpro vLLM server logs serve (`non-default args`' model)
+    assert_eq!(
+        name("lukealonso/GLM-5.1-NVFP4-MTP").unwrap(),
+        "glm-5.1-nvfp4"
+    );
+    assert_eq!(name("lukealonso/GLM-5.1-NVFP4").unwrap(), "glm-5.1-nvfp4");
     assert_eq!(name("deepseek-ai/DeepSeek-V3").unwrap(), "deepseek-v3-fp8");
     assert_eq!(name("mistralai/Mixtral-8x7B-v0.1").unwrap(), "mixtral-8x7b");
     // The Kimi-K2 NVFP4 preset only borrows Kimi-K2-Instruct's architecture: the FP8

@@ -63,7 +63,13 @@ pub struct Load {
     pub pool_tokens: Option<u64>,
     /// Under PP, the logged micro-batch split with the most requests in flight.
     pub pp_split: Option<PpSplit>,
+    /// Median step the log measured at that load (`running × accept ÷ throughput`).
+    pub logged_step_s: Option<f64>,
 }
+
+/// A logged step this far (either way) from the predicted one is said beside the verdict: the
+/// bound named is the cost model's, and the log shows time it does not account for.
+const STEP_MISS_RATIO: f64 = 1.25;
 
 /// One round of a PP server's micro-batches as its log shows them: each `Decode batch` line of
 /// the reporting rank is one micro-batch, so `pp` consecutive steady lines are one split.
@@ -113,7 +119,9 @@ impl Load {
         let running = steady.iter().map(|s| s.running).max()?;
         let at: Vec<&&DecodeSample> = steady.iter().filter(|s| s.running == running).collect();
         let ctx: Vec<f64> = at.iter().map(|s| s.context_per_request).collect();
+        let steps: Vec<f64> = at.iter().filter_map(|s| s.step_s).collect();
         Some(Load {
+            logged_step_s: models::stats::median(&steps),
             running,
             context_tokens: models::stats::median(&ctx)?.round().max(1.0) as u32,
             token_usage: at.iter().filter_map(|s| s.token_usage).reduce(f64::max),
@@ -154,10 +162,13 @@ pub fn diagnose(
     };
     let cost = model.iteration(&batch);
     let step_s = logged_step_s(model, load.running, load.context_tokens);
-    let gpu_s = cost.stage_gpu_s.iter().copied().fold(0.0, f64::max);
+    // a speculative iteration is costed per generated token: its parts × the acceptance
+    // length are the whole step the log measured
+    let per_step = model.tokens_per_decode_step();
+    let gpu_s = cost.stage_gpu_s.iter().copied().fold(0.0, f64::max) * per_step;
     let mut limits = Vec::new();
     let eager = opts.disable_cuda_graph || load.running > opts.cuda_graph_max_bs;
-    if eager && cost.cpu_s >= gpu_s {
+    if eager && cost.cpu_s * per_step >= gpu_s {
         let graph_s = graphs.map(|g| logged_step_s(g, load.running, load.context_tokens));
         let mut try_flags = Vec::new();
         if let Some(g) = graph_s {
@@ -181,7 +192,7 @@ pub fn diagnose(
             finding: format!(
                 "CPU-bound (eager): at {} running requests the host needs {:.1} ms per step to launch {:.0} kernels and schedule, longer than the GPU's {:.1} ms of work; the step takes {:.1} ms",
                 load.running,
-                cost.cpu_s * 1e3,
+                cost.cpu_s * per_step * 1e3,
                 cost.eager_launches,
                 gpu_s * 1e3,
                 step_s * 1e3
@@ -222,8 +233,8 @@ pub fn diagnose(
             kind: BoundKind::Communication,
             finding: format!(
                 "communication-bound: collectives take {:.1} of the {:.1} ms GPU step ({:.0}%)",
-                comm * 1e3,
-                total * 1e3,
+                comm * per_step * 1e3,
+                total * per_step * 1e3,
                 100.0 * comm / total
             ),
             try_flags: vec![
@@ -243,11 +254,28 @@ pub fn diagnose(
                 "GPU-bound: at {} running requests the {:.1} ms step is the GPU's own work (weights {:.1} ms, KV reads {:.1} ms)",
                 load.running,
                 step_s * 1e3,
-                cost.breakdown.weight_read_s * 1e3,
-                cost.breakdown.kv_read_s * 1e3
+                cost.breakdown.weight_read_s * per_step * 1e3,
+                cost.breakdown.kv_read_s * per_step * 1e3
             ),
-            try_flags: vec!["more requests per step (--max-running-requests, a higher client concurrency) while the pool allows".into()],
+            try_flags: vec![format!(
+                "more requests per step ({}, a higher client concurrency) while the pool allows",
+                if is_vllm(opts) {
+                    "--max-num-seqs"
+                } else {
+                    "--max-running-requests"
+                }
+            )],
         });
+    }
+    if let Some(logged) = load.logged_step_s.filter(|l| *l > 0.0 && step_s > 0.0)
+        && (logged / step_s).max(step_s / logged) >= STEP_MISS_RATIO
+        && let Some(first) = limits.first_mut()
+    {
+        first.finding.push_str(&format!(
+            "; but the log's step there is {:.1} ms, {:.2}× this prediction: the bound is the cost model's, and the log shows time it does not account for",
+            logged * 1e3,
+            logged / step_s
+        ));
     }
     // after the fallback: a split that costs nothing is a finding, not the bound
     limits.extend(load.pp_split.as_ref().and_then(|p| pp_imbalance(model, p)));

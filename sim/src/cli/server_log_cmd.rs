@@ -8,7 +8,7 @@
 use super::args::TargetArgs;
 use super::export::Export;
 use super::setup::{CalibrationArg, Setup};
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 use models::footprint::footprint;
 use sim::cost::{IterationModel, Knobs, MemoryPlan, ServedModel, memory};
@@ -99,6 +99,15 @@ fn vllm_acceptance(run: &ServerRun) -> Option<MeasuredAcceptance> {
         mean_acceptance_length: mean,
         per_position: sums.iter().map(|x| x / weight.max(1.0)).collect(),
     })
+}
+
+/// A vLLM run's options with the acceptance length its `SpecDecoding metrics` lines measured
+/// where the launch states none (as `--records` takes a source's measured acceptance).
+fn logged_vllm_options(mut o: ServerOptions, run: &ServerRun) -> ServerOptions {
+    if let Some(s) = o.speculative.as_mut().filter(|s| s.accept_length.is_none()) {
+        s.accept_length = server_log::vllm::mean_acceptance_length(&run.spec_decode);
+    }
+    o
 }
 
 /// A decode sample and its prediction.
@@ -203,10 +212,7 @@ fn check_run(setup: &Setup, run: &ServerRun, vllm_log: bool) -> LoggedRunReport 
     let mut report = LoggedRunReport {
         index: run.index,
         first_line: run.first_line,
-        model_path: match run.vllm_line() {
-            Some(l) => l.model,
-            None => run.server_args.as_ref().and_then(|a| a.string(&MODEL_PATH)),
-        },
+        model_path: logged_model(run),
         layout: run.layout().map(|l| l.short_name()),
         decode_samples: run.decode.len(),
         steady_samples: run.steady_samples().count(),
@@ -253,7 +259,7 @@ fn check_run(setup: &Setup, run: &ServerRun, vllm_log: bool) -> LoggedRunReport 
     };
     let opts = match run.vllm_line() {
         Some(line) => match line.server_options(&layout, &setup.machine) {
-            Ok((o, _)) => o,
+            Ok((o, _)) => logged_vllm_options(o, run),
             Err(e) => {
                 report.error = Some(format!("its non-default args: {e}"));
                 report.samples = rows(&|_| None);
@@ -318,14 +324,46 @@ fn check_run(setup: &Setup, run: &ServerRun, vllm_log: bool) -> LoggedRunReport 
     report
 }
 
-/// Reads the log and checks every run.
+/// Reads the log and checks every run. Without `--model` (and no `--model-path` on a
+/// `--server-args` line) the model is the log's own: the first run's `non-default args` model
+/// (vLLM) or `model_path` (SGLang), resolved as a `--model` HF id is.
 pub fn report(target: &TargetArgs, cal: &CalibrationArg, path: &Path) -> Result<ServerLogReport> {
-    report_with(&Setup::new(target, cal)?, path)
+    let log: ServerLog = server_log::load(path)?;
+    let mut target = target.clone();
+    if target.model.model.is_none() && !target.server.has_launch_line() {
+        let logged = log.runs.iter().find_map(logged_model);
+        let Some(id) = logged else {
+            bail!(
+                "{}: the log names no model (no `non-default args` / `server_args` line with one); give --model",
+                path.display()
+            );
+        };
+        models::ModelSpec::resolve(&id).with_context(|| {
+            format!(
+                "{}: the log's model {id}; give --model (a preset, or the checkpoint's HF folder)",
+                path.display()
+            )
+        })?;
+        target.model.model = Some(id);
+    }
+    checked(&Setup::new(&target, cal)?, log, path)
+}
+
+/// The model a run's launch arguments name.
+fn logged_model(run: &ServerRun) -> Option<String> {
+    match run.vllm_line() {
+        Some(l) => l.model,
+        None => run.server_args.as_ref()?.string(&MODEL_PATH),
+    }
 }
 
 /// [`report`] with an already resolved setup (e.g. a fit's knobs).
 pub fn report_with(setup: &Setup, path: &Path) -> Result<ServerLogReport> {
-    let log: ServerLog = server_log::load(path)?;
+    checked(setup, server_log::load(path)?, path)
+}
+
+/// Every run of `log` checked under `setup`.
+fn checked(setup: &Setup, log: ServerLog, path: &Path) -> Result<ServerLogReport> {
     let vllm_log = log.engine.is_some();
     let runs: Vec<LoggedRunReport> = log
         .runs

@@ -324,4 +324,9 @@ pub trait IterationModel: Send + Sync {
     fn iteration(&self, batch: &IterationBatch) -> IterationCost;
     /// The memory plan (KV capacity bounds admission).
     fn memory(&self) -> &MemoryPlan;
+    /// Tokens each request gains per decode step: 1, or the acceptance length under
+    /// speculation, whose [`IterationModel::iteration`] reports a step per generated token.
+    fn tokens_per_decode_step(&self) -> f64 {
+        1.0
+    }
 }

@@ -115,4 +115,8 @@ impl IterationModel for ServedModel {
     fn memory(&self) -> &MemoryPlan {
         self.target().memory()
     }
+
+    fn tokens_per_decode_step(&self) -> f64 {
+        self.spec_plan().map_or(1.0, |p| p.accept_length)
+    }
 }

@@ -294,6 +294,10 @@ impl IterationModel for SpeculativeModel {
     fn memory(&self) -> &MemoryPlan {
         &self.target.memory
     }
+
+    fn tokens_per_decode_step(&self) -> f64 {
+        self.plan.accept_length
+    }
 }
 
 /// The draft's cost model (speculation off, no memory plan: its weights and KV are in the

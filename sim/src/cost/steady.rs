@@ -132,8 +132,15 @@ pub(super) fn steady_decode_with(
 
 /// The decode step a server log reports for `running` requests at `context_tokens` each on
 /// `model`: one iteration's latency without PP; under PP the interval between micro-batch
-/// completions, the slowest stage plus a hop.
+/// completions, the slowest stage plus a hop. Under speculation the whole step (draft, verify,
+/// extend), as the logs' `running × accept length ÷ generation throughput` measures it, not the
+/// per-token share [`IterationModel::iteration`] reports.
 pub fn logged_step_s(model: &dyn IterationModel, running: u32, context_tokens: u32) -> f64 {
+    forward_step_s(model, running, context_tokens) * model.tokens_per_decode_step()
+}
+
+/// [`logged_step_s`] per generated token.
+fn forward_step_s(model: &dyn IterationModel, running: u32, context_tokens: u32) -> f64 {
     let ctx = context_tokens.max(1);
     let batch = super::IterationBatch {
         decode_context_tokens: vec![ctx; running as usize],

@@ -77,7 +77,7 @@ impl ServerRun {
     /// run, or one whose arguments vLLM's table refuses.
     pub fn vllm_line(&self) -> Option<crate::vllm_args::VllmLine> {
         let a = self.vllm_args.as_ref()?;
-        crate::vllm_args::VllmLine::parse(&a.launch_line)
+        crate::vllm_args::VllmLine::parse(&a.line_with_env())
             .ok()
             .flatten()
     }
@@ -213,6 +213,13 @@ pub fn check_memory(plan: &MemoryPlan, log: &RunMemory) -> Vec<MemoryCheck> {
             "GiB",
             gib(plan.reserves.cuda_graph_bytes),
             opt_gib(log.cuda_graph_bytes()),
+        ),
+        // vLLM's own estimate, what its budget subtracts when it counts graphs
+        check(
+            "CUDA graphs (vLLM's estimate)",
+            "GiB",
+            gib(plan.reserves.cuda_graph_bytes),
+            opt_gib(log.cuda_graph_estimated_bytes()),
         ),
     ]
     .into_iter()

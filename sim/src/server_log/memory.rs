@@ -44,6 +44,11 @@ pub struct RankMemory {
     pub cuda_graph_bytes: Option<u64>,
     /// `Capture cuda graph end … avail mem`.
     pub available_after_graphs_bytes: Option<u64>,
+    /// vLLM's profiled estimate of its CUDA graphs (`Estimated CUDA graph memory: X GiB
+    /// total`, or the `(estimated)` figure of `CUDA graph pool memory`), beside the captured
+    /// pool in [`RankMemory::cuda_graph_bytes`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_graph_estimated_bytes: Option<u64>,
 }
 
 impl RankMemory {
@@ -88,6 +93,10 @@ pub enum MemoryLine {
         available: Option<u64>,
     },
     Summary(PoolSummary),
+    /// vLLM's CUDA-graph estimate (`Estimated CUDA graph memory`, `CUDA graph pool memory`).
+    VllmGraphEstimate {
+        estimated: u64,
+    },
 }
 
 /// `X GB` (GiB) → bytes; an error when the number does not parse.
@@ -232,6 +241,9 @@ impl RankMemory {
                 self.available_after_graphs_bytes = available.or(self.available_after_graphs_bytes);
             }
             MemoryLine::Summary(_) => {}
+            MemoryLine::VllmGraphEstimate { estimated } => {
+                self.cuda_graph_estimated_bytes = Some(estimated)
+            }
         }
     }
 }

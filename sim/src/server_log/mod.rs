@@ -100,6 +100,10 @@ pub enum Unsteady {
     BatchChanged { previous: u32 },
     /// No throughput to divide by (0 tokens/s, or no request running).
     NoThroughput,
+    /// The KV tokens moved more than the interval's generated tokens allow at the same
+    /// `Running` count: requests finished and others took their places (vLLM's stats lines;
+    /// a prompt served from the prefix cache computes no prompt tokens).
+    RequestsReplaced { tokens_before: u64 },
 }
 
 impl std::fmt::Display for Unsteady {
@@ -109,6 +113,9 @@ impl std::fmt::Display for Unsteady {
             Unsteady::AfterPrefill => f.write_str("after prefill"),
             Unsteady::BatchChanged { previous } => write!(f, "batch changed (was {previous})"),
             Unsteady::NoThroughput => f.write_str("no throughput"),
+            Unsteady::RequestsReplaced { tokens_before } => {
+                write!(f, "requests replaced (KV tokens were {tokens_before})")
+            }
         }
     }
 }
@@ -251,6 +258,13 @@ impl RunMemory {
     /// CUDA-graph memory of the fullest GPU, when graphs were captured and logged.
     pub fn cuda_graph_bytes(&self) -> Option<u64> {
         self.values(|r| r.cuda_graph_bytes).into_iter().max()
+    }
+
+    /// vLLM's CUDA-graph estimate on the fullest GPU.
+    pub fn cuda_graph_estimated_bytes(&self) -> Option<u64> {
+        self.values(|r| r.cuda_graph_estimated_bytes)
+            .into_iter()
+            .max()
     }
 
     /// Ranks whose weights differ by more than 1% from the fullest (pipeline stages do).

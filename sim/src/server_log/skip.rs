@@ -44,7 +44,9 @@ impl std::fmt::Display for SkipReason {
         match self {
             SkipReason::HttpAccess => f.write_str("HTTP access line"),
             SkipReason::OtherLogLine => f.write_str("other log line (not a sample)"),
-            SkipReason::Foreign => f.write_str("foreign line (not SGLang's `[time] message`)"),
+            SkipReason::Foreign => f.write_str(
+                "foreign line (no log header: Python warnings, progress bars, interleaved output)",
+            ),
             SkipReason::Truncated => f.write_str("truncated sample line"),
             SkipReason::UnparsableNumber(k) => write!(f, "unparsable number in `{k}`"),
             SkipReason::MissingField(k) => write!(f, "sample line without `{k}`"),

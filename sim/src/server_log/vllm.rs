@@ -14,7 +14,11 @@
 //!   `determine_available_memory`), `GPU KV cache size: N tokens` and `Maximum concurrency for
 //!   N tokens per request: X.XXx` (`v1/core/kv_cache_utils.py`, `_report_kv_cache_config`, with
 //!   thousands separators), `Graph capturing finished in N secs, took X GiB`
-//!   (`gpu_model_runner.py`, `capture_model`);
+//!   (`gpu_model_runner.py`, `capture_model`); vLLM ≥ 0.19's graph estimate, `Estimated CUDA
+//!   graph memory: X GiB total` (`gpu_model_runner.py`, `profile_cudagraph_memory`), `CUDA graph
+//!   pool memory: A GiB (actual), B GiB (estimated), difference: …` (`gpu_worker.py`,
+//!   `compile_or_warm_up_model`), and the environment later lines prove ([`proven_env`]:
+//!   whether the budget counted the estimate, the community build's PCIe all-reduce);
 //! - the periodic stats, every `VLLM_LOG_STATS_INTERVAL` (10 s) of the API server
 //!   (`v1/metrics/loggers.py`, `LoggingStatLogger.log`): `Engine 000: Avg prompt throughput:
 //!   X tokens/s, Avg generation throughput: Y tokens/s, Running: N reqs, Waiting: M reqs, GPU KV
@@ -34,7 +38,9 @@
 use super::line::{LogLine, RankTag, apply_tag, parse_time};
 use super::memory::MemoryLine;
 use super::stats::DecodeFields;
-use super::{PoolSummary, ServerLog, ServerRun, SkipReason, Tracker, decode_sample};
+use super::{
+    DecodeSample, PoolSummary, ServerLog, ServerRun, SkipReason, Tracker, Unsteady, decode_sample,
+};
 use serde::{Deserialize, Serialize};
 
 pub use super::vllm_launch::VllmArgs;
@@ -236,6 +242,23 @@ fn memory(message: &str, pool: &mut PoolSummary) -> Option<Result<Option<MemoryL
             })
         }));
     }
+    if let Some(e) = gib_after(message, "Estimated CUDA graph memory:") {
+        return Some(e.map(|b| Some(MemoryLine::VllmGraphEstimate { estimated: b })));
+    }
+    if let Some(rest) = message
+        .split_once("CUDA graph pool memory:")
+        .map(|(_, r)| r)
+    {
+        // `A GiB (actual), B GiB (estimated), difference: …`: the estimate (the actual pool is
+        // the `Graph capturing finished … took` line's)
+        let estimated = rest
+            .split_once("(actual),")
+            .and_then(|(_, e)| gib_after(e, ""));
+        return Some(match estimated {
+            Some(e) => e.map(|b| Some(MemoryLine::VllmGraphEstimate { estimated: b })),
+            None => Err(SkipReason::Truncated),
+        });
+    }
     if let Some(g) = message
         .split_once("Graph capturing finished in")
         .map(|(_, r)| r)
@@ -283,6 +306,25 @@ fn memory(message: &str, pool: &mut PoolSummary) -> Option<Result<Option<MemoryL
         }
     }
     seen.then_some(Ok(None))
+}
+
+/// An environment setting a log line proves, which `non-default args` does not print:
+/// - the graph-profiling note (`v1/worker/gpu_worker.py`, `determine_available_memory`): `CUDA
+///   graph memory profiling is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0) …`, or with
+///   it on `… To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.` (the estimate is then
+///   in the KV budget);
+/// - the community build's `PCIe custom allreduce enabled via VLLM_ENABLE_PCIE_ALLREDUCE=1
+///   (backend=cpp, …)` (rtx6kpro GLM-5.1 / Kimi-K2.6 images; its "Using dynamic C++ custom
+///   allreduce cutoff (cutoff=57344 bytes" is [`crate::vllm_args::VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES`]).
+fn proven_env(message: &str) -> Option<(&'static str, &'static str)> {
+    const ESTIMATE: &str = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS";
+    if message.contains(ESTIMATE) && message.contains("CUDA graph memory") {
+        let off = message.contains("profiling is disabled");
+        return Some((ESTIMATE, if off { "0" } else { "1" }));
+    }
+    message
+        .contains("PCIe custom allreduce enabled via VLLM_ENABLE_PCIE_ALLREDUCE=1")
+        .then_some(("VLLM_ENABLE_PCIE_ALLREDUCE", "1"))
 }
 
 /// Whether a run has anything worth keeping.
@@ -340,6 +382,19 @@ pub fn parse(text: &str, source: &str) -> ServerLog {
     log
 }
 
+/// The previous sample's KV tokens when `s` cannot be the same requests decoding on: at the
+/// same `Running` count the cache moved by more than the tokens generated over the interval,
+/// one block a request (vLLM allocates by block) and the 0.1% the printed usage is rounded to.
+fn replaced(prev: Option<&DecodeSample>, s: &DecodeSample, pool: Option<u64>) -> Option<u64> {
+    let prev = prev.filter(|p| p.rank == s.rank && p.running == s.running && s.running > 0)?;
+    let dt = Some(s.time_s? - prev.time_s?).filter(|dt| *dt > 0.0)?;
+    let generated = s.gen_throughput_tok_s * dt;
+    let block = f64::from(crate::cost::memory::vllm::VLLM_SPARSE_MLA_BLOCK_SIZE);
+    let slack = generated + f64::from(s.running) * block + 0.001 * pool? as f64;
+    let moved = (s.tokens_in_kv as f64 - prev.tokens_in_kv as f64).abs();
+    (moved > slack).then_some(prev.tokens_in_kv)
+}
+
 /// One message of a run: a stats, speculative-decoding or memory line, else noise.
 fn read_message(
     n: usize,
@@ -371,7 +426,14 @@ fn read_message(
             retracted: None,
         };
         let line = LogLine { rank, ..l.clone() };
-        run.decode.push(decode_sample(n, &line, fields, tracker));
+        let mut sample = decode_sample(n, &line, fields, tracker);
+        if let Some(before) = replaced(run.decode.last(), &sample, kv_tokens) {
+            sample.not_steady.push(Unsteady::RequestsReplaced {
+                tokens_before: before,
+            });
+            sample.steady = false;
+        }
+        run.decode.push(sample);
         return Ok(());
     }
     if let Some(sd) = spec_decode(n, l, msg) {
@@ -384,6 +446,12 @@ fn read_message(
             last.step_s = last.step_s.map(|s| s * a);
         }
         run.spec_decode.push(sd);
+        return Ok(());
+    }
+    if let Some((name, value)) = proven_env(msg) {
+        if let Some(a) = run.vllm_args.as_mut() {
+            a.prove_env(name, value);
+        }
         return Ok(());
     }
     let mut pool = run.memory.pool.clone().unwrap_or_default();

@@ -15,6 +15,26 @@ pub struct VllmArgs {
     pub truncated: bool,
     /// `vllm serve MODEL --flag value …`, read by [`crate::vllm_args::VllmLine`].
     pub launch_line: String,
+    /// Environment the log's later lines prove the server ran with (`NAME`, value), which the
+    /// dict does not hold: prefixed to the launch line ([`VllmArgs::line_with_env`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<(String, String)>,
+}
+
+impl VllmArgs {
+    /// Records `name=value` as proven by a log line (the first proof of a name wins).
+    pub fn prove_env(&mut self, name: &str, value: &str) {
+        if !self.env.iter().any(|(n, _)| n == name) {
+            self.env.push((name.to_string(), value.to_string()));
+        }
+    }
+
+    /// The launch line with the proven environment before `vllm serve`.
+    pub fn line_with_env(&self) -> String {
+        let mut words: Vec<String> = self.env.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        words.push(self.launch_line.clone());
+        words.join(" ")
+    }
 }
 
 /// A Python literal as JSON (`{'a': True, 'b': None}` → `{"a": true, "b": null}`), for the
@@ -107,6 +127,7 @@ pub fn parse(text: &str) -> Option<VllmArgs> {
         pairs,
         truncated: !closed,
         launch_line,
+        env: Vec::new(),
     })
 }
 

@@ -329,15 +329,21 @@ impl VllmLine {
             // the checkpoint's own MTP layers (deepseek_mtp, mtp, …), SGLang's NEXTN
             _ => "NEXTN",
         };
+        // an MTP method drafts with the target checkpoint's own MTP layers: vLLM's
+        // `SpeculativeConfig.__post_init__` (`config/speculative.py`) takes the target's model
+        // config for it, and the `model` such lines name is the target itself
+        // (`{'model': 'lukealonso/GLM-5.1-NVFP4-MTP', 'method': 'mtp', …}`), not a draft
+        let own_layers = method.to_ascii_lowercase().ends_with("mtp");
+        let draft = cfg
+            .get("model")
+            .and_then(serde_json::Value::as_str)
+            .filter(|m| !own_layers && self.model.as_deref() != Some(*m));
         Ok(Some(SpeculativeOptions {
             algorithm: algorithm.to_string(),
             num_steps: k,
             eagle_topk: 1,
             num_draft_tokens: k + 1,
-            draft_model_path: cfg
-                .get("model")
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_string),
+            draft_model_path: draft.map(str::to_string),
             accept_length: None,
         }))
     }

@@ -41,6 +41,10 @@ fn reads_a_vllm_serve_line_as_vllm_reads_it() {
         (spec.algorithm.as_str(), spec.num_draft_tokens),
         ("EAGLE3", 4)
     );
+    assert_eq!(
+        spec.draft_model_path.as_deref(),
+        Some("lightseekorg/kimi-k2.5-eagle3-mla")
+    );
     let warn = l.not_modelled_line().unwrap();
     assert!(
         warn.contains("--port 8000") && warn.contains("NCCL_DEBUG=WARN"),
@@ -96,4 +100,31 @@ fn nccl_environment_is_refused_as_for_sglang() {
     let machine = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
     let e = l.server_options(&Layout::tp(8), &machine).unwrap_err();
     assert!(e.to_string().contains("NCCL_P2P_DISABLE"), "{e}");
+}
+
+/// `method: mtp` drafts with the checkpoint's own MTP layers, whatever `model` names (the
+/// rtx6kpro GLM-5.1 runs name the target itself); a separate draft keeps its path.
+#[test]
+fn an_mtp_method_drafts_with_the_checkpoints_own_layers() {
+    let spec = |cfg: &str| {
+        let line =
+            format!("vllm serve lukealonso/GLM-5.1-NVFP4-MTP -tp 8 --speculative-config '{cfg}'");
+        VllmLine::parse(&line)
+            .unwrap()
+            .unwrap()
+            .speculative()
+            .unwrap()
+            .unwrap()
+    };
+    let own = spec(
+        r#"{"model": "lukealonso/GLM-5.1-NVFP4-MTP", "method": "mtp", "num_speculative_tokens": 3}"#,
+    );
+    assert_eq!(
+        (own.algorithm.as_str(), own.draft_model_path),
+        ("NEXTN", None)
+    );
+    let deepseek = spec(r#"{"method": "deepseek_mtp", "num_speculative_tokens": 1}"#);
+    assert_eq!(deepseek.draft_model_path, None);
+    let eagle = spec(r#"{"model": "x/eagle3", "method": "eagle3", "num_speculative_tokens": 2}"#);
+    assert_eq!(eagle.draft_model_path.as_deref(), Some("x/eagle3"));
 }
