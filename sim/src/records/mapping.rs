@@ -16,16 +16,19 @@
 //!   TPOT and TTFT where given.
 
 use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, inferencex_config, launch_knobs};
+use super::machine_map::machine_preset;
 use super::metrics::{LLM_DECODE_BENCH_MAX_TOKENS, family, targets};
 pub use super::metrics::{MeasuredFigure, MetricFamily, Quantity};
 use super::model_map::model_preset;
 use super::nccl::NcclTuning;
 use super::speculation::{RecordSpeculation, record_speculation};
-use super::{Parallel, Record, RecordWorkload, Whole, lower};
+use super::unexpressible::stated;
+pub use super::unexpressible::{Unexpressible, UnexpressibleKind};
+use super::{Parallel, Record, RecordWorkload, Whole};
 use crate::engines::{Engine, LaunchKnobs};
 use crate::workload::Workload;
 use models::Layout;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// bench_serving's `--random-range-ratio` in InferenceX's runs.
 pub const INFERENCEX_RANGE_RATIO: f64 = 0.8;
@@ -69,197 +72,6 @@ pub struct SharedPrompt {
     pub output_tokens_per_stream: u32,
     /// Whether the record states it.
     pub output_stated: bool,
-}
-
-/// Kinds of reasons a record cannot be expressed; a record's reasons are sorted in this order and
-/// the first is the one counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum UnexpressibleKind {
-    /// Words where a count belongs (`"concurrency": "1 and high"`), or a figure that is no
-    /// usable number (negative, zero, beyond f64, physically impossible).
-    UnreadableValue,
-    /// Servers over several nodes.
-    MultiNode,
-    /// No machine preset for that GPU, count or setup.
-    UnknownMachine,
-    /// The checkpoint maps onto no model preset.
-    UnknownModel,
-    /// The engine is neither SGLang nor vLLM.
-    UnknownEngine,
-    /// vLLM's decode context parallelism with a DCP size that does not divide the TP size.
-    Dcp,
-    /// A knob shardwise does not model (DP replicas, a pinned NCCL protocol, …).
-    KnobNotModelled,
-    /// Parallel sizes not stated, or not the box's GPU count.
-    MissingLayout,
-    /// Concurrency, context or lengths not stated.
-    MissingWorkload,
-    /// No metric shardwise predicts, or its family is unknown.
-    MetricNotModelled,
-    /// The simulation refused it (the model does not fit the layout, …).
-    SimulationFailed,
-}
-
-impl UnexpressibleKind {
-    /// The key used in tables and JSON (`unknown-machine`).
-    pub fn key(self) -> &'static str {
-        match self {
-            UnexpressibleKind::UnreadableValue => "unreadable-value",
-            UnexpressibleKind::UnknownModel => "unknown-model",
-            UnexpressibleKind::MultiNode => "multi-node",
-            UnexpressibleKind::UnknownMachine => "unknown-machine",
-            UnexpressibleKind::Dcp => "dcp",
-            UnexpressibleKind::KnobNotModelled => "knob-not-modelled",
-            UnexpressibleKind::MissingLayout => "missing-layout",
-            UnexpressibleKind::MissingWorkload => "missing-workload",
-            UnexpressibleKind::MetricNotModelled => "metric-not-modelled",
-            UnexpressibleKind::UnknownEngine => "unknown-engine",
-            UnexpressibleKind::SimulationFailed => "simulation-failed",
-        }
-    }
-}
-
-/// Why a record cannot be simulated.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Unexpressible {
-    pub kind: UnexpressibleKind,
-    pub detail: String,
-}
-
-impl Unexpressible {
-    pub fn new(kind: UnexpressibleKind, detail: impl Into<String>) -> Self {
-        Unexpressible {
-            kind,
-            detail: detail.into(),
-        }
-    }
-}
-
-/// The whole number `field` of record `id` states; words instead are a reason naming both.
-fn stated(id: &str, field: &str, v: &Option<Whole>) -> Result<Option<u32>, Unexpressible> {
-    match v {
-        None => Ok(None),
-        Some(Whole::Stated(n)) => Ok(Some(*n)),
-        Some(Whole::Unreadable(t)) => Err(Unexpressible::new(
-            UnexpressibleKind::UnreadableValue,
-            format!("record `{id}`: {field} is `{t}`, not a whole number"),
-        )),
-    }
-}
-
-/// The machine preset of a record's hardware block, with what was assumed.
-fn machine_preset(r: &Record, assumptions: &mut Vec<String>) -> Result<String, Unexpressible> {
-    let hw = &r.hardware;
-    if let Some(m) = &hw.machine {
-        return Ok(m.clone());
-    }
-    let ic = lower(&hw.interconnect);
-    if ic.contains("multi-node") || ic.contains("nodes over") {
-        return Err(Unexpressible::new(
-            UnexpressibleKind::MultiNode,
-            format!(
-                "servers over several nodes ({})",
-                hw.interconnect.as_deref().unwrap_or("")
-            ),
-        ));
-    }
-    let gpu = lower(&hw.gpu);
-    let family = if gpu.contains("rtx pro 6000") {
-        "rtx-pro-6000-x8"
-    } else if gpu.contains("b200") {
-        "b200-x8"
-    } else if gpu.contains("h200") {
-        "h200-x8"
-    } else if gpu.contains("h100") {
-        "h100-x8"
-    } else {
-        return Err(Unexpressible::new(
-            UnexpressibleKind::UnknownMachine,
-            format!(
-                "no machine preset for GPU `{}`; set hardware.machine to a probe profile",
-                hw.gpu.as_deref().unwrap_or("?")
-            ),
-        ));
-    };
-    let count = stated(&r.id, "hardware.count", &hw.count)?;
-    if family == "rtx-pro-6000-x8"
-        && count.is_some_and(|n| (9..=16).contains(&n))
-        && hw.virtualized != Some(true)
-        && lower(&hw.p2p) != "disabled"
-    {
-        return Ok(sixteen_gpu_box(r, count.unwrap_or(16), assumptions));
-    }
-    match count {
-        Some(8) => {}
-        Some(n @ 1..8) => assumptions.push(format!(
-            "{n}× {}: the first {n} GPUs of the 8-GPU preset (where the server starts on such a box; one socket's for 4 on the rtx6kpro wiki's dual-socket host)",
-            hw.gpu.as_deref().unwrap_or("?")
-        )),
-        n => {
-            return Err(Unexpressible::new(
-                UnexpressibleKind::UnknownMachine,
-                format!(
-                    "{}× {}: the machine presets have 8 GPUs (16 for RTX PRO 6000 on bare metal; a box of fewer runs on part of one); set hardware.machine to a probe profile of that box",
-                    n.map_or("?".into(), |n| n.to_string()),
-                    hw.gpu.as_deref().unwrap_or("?")
-                ),
-            ));
-        }
-    }
-    if family != "rtx-pro-6000-x8" {
-        return Ok(family.to_string());
-    }
-    let p2p = lower(&hw.p2p);
-    match hw.virtualized {
-        Some(true) if p2p == "enabled" => Err(Unexpressible::new(
-            UnexpressibleKind::UnknownMachine,
-            "RTX PRO 6000 in a VM with working P2P: no preset (the VM preset bounces P2P through host memory)",
-        )),
-        Some(true) => Ok("rtx-pro-6000-x8-vm-hostbounce".into()),
-        virt => {
-            if p2p == "disabled" {
-                return Err(Unexpressible::new(
-                    UnexpressibleKind::UnknownMachine,
-                    "RTX PRO 6000 bare metal with P2P disabled: no preset",
-                ));
-            }
-            if virt.is_none() || p2p != "enabled" {
-                assumptions.push(format!(
-                    "bare metal with P2P assumed (record: p2p {}, virtualized {})",
-                    hw.p2p.as_deref().unwrap_or("not stated"),
-                    virt.map_or("unknown".to_string(), |v| v.to_string())
-                ));
-            }
-            let (preset, why) = match NcclTuning::of(r) {
-                NcclTuning::Default => return Ok("rtx-pro-6000-x8-baremetal".into()),
-                NcclTuning::Tuned(why) => ("rtx-pro-6000-x8-baremetal-nccl-tuned", why),
-                NcclTuning::Ll128(why) => ("rtx-pro-6000-x8-baremetal-nccl-ll128", why),
-                NcclTuning::Simple(why) => ("rtx-pro-6000-x8-baremetal-nccl-simple", why),
-            };
-            assumptions.push(format!(
-                "{why}: NCCL tuned as on the rtx6kpro wiki's dual-Turin box (its published \
-                 all-reduce curves, `{preset}`)"
-            ));
-            Ok(preset.into())
-        }
-    }
-}
-
-/// The 16-GPU RTX PRO 6000 box the community published (four PCIe switches of four GPUs,
-/// `rtx-pro-6000-x16-pcie-switch`) for a record of 9–16 such GPUs on one host, bare metal; a
-/// server of fewer than 16 runs on its first GPUs, as on the 8-GPU box.
-fn sixteen_gpu_box(r: &Record, n: u32, assumptions: &mut Vec<String>) -> String {
-    let gpu = r.hardware.gpu.as_deref().unwrap_or("?");
-    assumptions.push(format!(
-        "{n}× {gpu} on one host: the rtx6kpro wiki's published 16-GPU box (four PCIe Gen5 switches of four GPUs, `rtx-pro-6000-x16-pcie-switch`{}); bare metal with P2P assumed (record: p2p {}, virtualized {})",
-        if n < 16 { ", its first GPUs" } else { "" },
-        r.hardware.p2p.as_deref().unwrap_or("not stated"),
-        r.hardware
-            .virtualized
-            .map_or("unknown".to_string(), |v| v.to_string())
-    ));
-    "rtx-pro-6000-x16-pcie-switch".into()
 }
 
 /// The layout of a record's parallel sizes `(tp, pp, ep)` as read ([`stated`]), or why not.

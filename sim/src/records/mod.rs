@@ -12,11 +12,13 @@
 pub mod acceptance;
 pub mod draft;
 pub mod flags;
+mod machine_map;
 pub mod mapping;
 mod metrics;
 mod model_map;
 mod nccl;
 pub mod speculation;
+mod unexpressible;
 pub mod value;
 
 pub use mapping::{

@@ -1,0 +1,123 @@
+//! Which machine preset a record's hardware block describes: the GPU family, how many of them on
+//! one host, virtualization and P2P, and the NCCL tuning its environment states.
+
+use super::nccl::NcclTuning;
+use super::unexpressible::{Unexpressible, UnexpressibleKind, stated};
+use super::{Record, lower};
+
+/// The machine preset of a record's hardware block, with what was assumed.
+pub(super) fn machine_preset(
+    r: &Record,
+    assumptions: &mut Vec<String>,
+) -> Result<String, Unexpressible> {
+    let hw = &r.hardware;
+    if let Some(m) = &hw.machine {
+        return Ok(m.clone());
+    }
+    let ic = lower(&hw.interconnect);
+    if ic.contains("multi-node") || ic.contains("nodes over") {
+        return Err(Unexpressible::new(
+            UnexpressibleKind::MultiNode,
+            format!(
+                "servers over several nodes ({})",
+                hw.interconnect.as_deref().unwrap_or("")
+            ),
+        ));
+    }
+    let gpu = lower(&hw.gpu);
+    let family = if gpu.contains("rtx pro 6000") {
+        "rtx-pro-6000-x8"
+    } else if gpu.contains("b200") {
+        "b200-x8"
+    } else if gpu.contains("h200") {
+        "h200-x8"
+    } else if gpu.contains("h100") {
+        "h100-x8"
+    } else {
+        return Err(Unexpressible::new(
+            UnexpressibleKind::UnknownMachine,
+            format!(
+                "no machine preset for GPU `{}`; set hardware.machine to a probe profile",
+                hw.gpu.as_deref().unwrap_or("?")
+            ),
+        ));
+    };
+    let count = stated(&r.id, "hardware.count", &hw.count)?;
+    if family == "rtx-pro-6000-x8"
+        && count.is_some_and(|n| (9..=16).contains(&n))
+        && hw.virtualized != Some(true)
+        && lower(&hw.p2p) != "disabled"
+    {
+        return Ok(sixteen_gpu_box(r, count.unwrap_or(16), assumptions));
+    }
+    match count {
+        Some(8) => {}
+        Some(n @ 1..8) => assumptions.push(format!(
+            "{n}× {}: the first {n} GPUs of the 8-GPU preset (where the server starts on such a box; one socket's for 4 on the rtx6kpro wiki's dual-socket host)",
+            hw.gpu.as_deref().unwrap_or("?")
+        )),
+        n => {
+            return Err(Unexpressible::new(
+                UnexpressibleKind::UnknownMachine,
+                format!(
+                    "{}× {}: the machine presets have 8 GPUs (16 for RTX PRO 6000 on bare metal; a box of fewer runs on part of one); set hardware.machine to a probe profile of that box",
+                    n.map_or("?".into(), |n| n.to_string()),
+                    hw.gpu.as_deref().unwrap_or("?")
+                ),
+            ));
+        }
+    }
+    if family != "rtx-pro-6000-x8" {
+        return Ok(family.to_string());
+    }
+    let p2p = lower(&hw.p2p);
+    match hw.virtualized {
+        Some(true) if p2p == "enabled" => Err(Unexpressible::new(
+            UnexpressibleKind::UnknownMachine,
+            "RTX PRO 6000 in a VM with working P2P: no preset (the VM preset bounces P2P through host memory)",
+        )),
+        Some(true) => Ok("rtx-pro-6000-x8-vm-hostbounce".into()),
+        virt => {
+            if p2p == "disabled" {
+                return Err(Unexpressible::new(
+                    UnexpressibleKind::UnknownMachine,
+                    "RTX PRO 6000 bare metal with P2P disabled: no preset",
+                ));
+            }
+            if virt.is_none() || p2p != "enabled" {
+                assumptions.push(format!(
+                    "bare metal with P2P assumed (record: p2p {}, virtualized {})",
+                    hw.p2p.as_deref().unwrap_or("not stated"),
+                    virt.map_or("unknown".to_string(), |v| v.to_string())
+                ));
+            }
+            let (preset, why) = match NcclTuning::of(r) {
+                NcclTuning::Default => return Ok("rtx-pro-6000-x8-baremetal".into()),
+                NcclTuning::Tuned(why) => ("rtx-pro-6000-x8-baremetal-nccl-tuned", why),
+                NcclTuning::Ll128(why) => ("rtx-pro-6000-x8-baremetal-nccl-ll128", why),
+                NcclTuning::Simple(why) => ("rtx-pro-6000-x8-baremetal-nccl-simple", why),
+            };
+            assumptions.push(format!(
+                "{why}: NCCL tuned as on the rtx6kpro wiki's dual-Turin box (its published \
+                 all-reduce curves, `{preset}`)"
+            ));
+            Ok(preset.into())
+        }
+    }
+}
+
+/// The 16-GPU RTX PRO 6000 box the community published (four PCIe switches of four GPUs,
+/// `rtx-pro-6000-x16-pcie-switch`) for a record of 9–16 such GPUs on one host, bare metal; a
+/// server of fewer than 16 runs on its first GPUs, as on the 8-GPU box.
+fn sixteen_gpu_box(r: &Record, n: u32, assumptions: &mut Vec<String>) -> String {
+    let gpu = r.hardware.gpu.as_deref().unwrap_or("?");
+    assumptions.push(format!(
+        "{n}× {gpu} on one host: the rtx6kpro wiki's published 16-GPU box (four PCIe Gen5 switches of four GPUs, `rtx-pro-6000-x16-pcie-switch`{}); bare metal with P2P assumed (record: p2p {}, virtualized {})",
+        if n < 16 { ", its first GPUs" } else { "" },
+        r.hardware.p2p.as_deref().unwrap_or("not stated"),
+        r.hardware
+            .virtualized
+            .map_or("unknown".to_string(), |v| v.to_string())
+    ));
+    "rtx-pro-6000-x16-pcie-switch".into()
+}
