@@ -47,6 +47,8 @@ const WIKI_WORDS: &[(&str, &str)] = &[
     ("KV_CACHE_DTYPE", dest::KV_CACHE_DTYPE),
     ("GPU_MEM", dest::GPU_MEMORY_UTILIZATION),
     ("MAX_MODEL_LEN", dest::MAX_MODEL_LEN),
+    // the vLLM GLM-5.1 / Kimi pages' run scripts: `MOE_BACKEND=b12x` (vLLM's `--moe-backend`)
+    ("MOE_BACKEND", dest::MOE_RUNNER_BACKEND),
 ];
 
 /// The table `dest`s this reader acts on, taken from the two flag tables at compile time: a dest
@@ -424,5 +426,15 @@ mod tests {
         assert!(k.disable_radix_cache);
         assert_eq!(k.stream_interval, Some(10));
         assert!(notes[0].contains("dsr1-fp4-b200-sglang"), "{notes:?}");
+    }
+
+    #[test]
+    fn the_vllm_run_scripts_moe_backend_word_names_the_runner() {
+        let k = knobs(
+            Engine::Vllm,
+            "TP_SIZE=8 KV_CACHE_DTYPE=fp8 MOE_BACKEND=b12x B12X_MOE_FORCE_A16=1",
+            "nvfp4",
+        );
+        assert_eq!(k.moe_runner_backend.as_deref(), Some("b12x"));
     }
 }

@@ -299,6 +299,7 @@ impl VllmLine {
             decode_context_parallel: self.uint(&DECODE_CONTEXT_PARALLEL_SIZE).filter(|d| *d > 1),
             estimate_cudagraph_memory: self.env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
                 == Some("1"),
+            moe_runner_backend: self.get(&MOE_BACKEND).map(str::to_string),
             ..LaunchKnobs::default()
         })
     }

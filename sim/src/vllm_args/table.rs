@@ -64,6 +64,9 @@ pub const DISABLE_CUSTOM_ALL_REDUCE: Spec = m(
     Flag,
 );
 pub const QUANTIZATION: Spec = m("quantization", &["--quantization", "-q"], Str);
+/// The routed experts' kernels (`KernelConfig.moe_backend` of the community builds the rtx6kpro
+/// GLM-5.1 / Kimi runs use: `'moe_backend': 'b12x'` in their start-up logs' non-default args).
+pub const MOE_BACKEND: Spec = m("moe_backend", &["--moe-backend"], Str);
 /// The checkpoint, when not given as `vllm serve`'s positional argument.
 pub const MODEL: Spec = r("model", &["--model"], Str);
 
@@ -84,6 +87,7 @@ pub const SPECS: &[Spec] = &[
     SPECULATIVE_CONFIG,
     DISABLE_CUSTOM_ALL_REDUCE,
     QUANTIZATION,
+    MOE_BACKEND,
     MODEL,
     r("served_model_name", &["--served-model-name"], Str),
     r("host", &["--host"], Str),

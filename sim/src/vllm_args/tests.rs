@@ -128,3 +128,13 @@ fn an_mtp_method_drafts_with_the_checkpoints_own_layers() {
     let eagle = spec(r#"{"model": "x/eagle3", "method": "eagle3", "num_speculative_tokens": 2}"#);
     assert_eq!(eagle.draft_model_path.as_deref(), Some("x/eagle3"));
 }
+
+#[test]
+fn moe_backend_names_the_moe_runner() {
+    let l = line("vllm serve lukealonso/GLM-5.1-NVFP4-MTP -tp 8 --moe-backend b12x");
+    assert_eq!(
+        l.knobs().unwrap().moe_runner_backend.as_deref(),
+        Some("b12x")
+    );
+    assert!(!l.not_modelled().iter().any(|f| f.contains("moe-backend")));
+}
