@@ -97,6 +97,13 @@ fn figures(b: &Scoreboard) -> Figures {
     }
 }
 
+/// The acceptance files of [`ACCEPTANCE`], as one.
+fn published_acceptance() -> sim::records::acceptance::MeasuredAcceptance {
+    let files: Vec<std::path::PathBuf> = ACCEPTANCE.iter().map(Into::into).collect();
+    sim::records::acceptance::MeasuredAcceptance::load_all(&files)
+        .expect("the published acceptance parses")
+}
+
 #[test]
 fn dev_set_mape_does_not_rise_above_the_committed_figure() {
     assert!(
@@ -104,9 +111,7 @@ fn dev_set_mape_does_not_rise_above_the_committed_figure() {
         "{DEV_SET} is missing: the public records the ratchet scores are part of the repository (validation/); restore it with git checkout"
     );
     let set = sim::records::RecordSet::load(Path::new(DEV_SET)).expect("dev set parses");
-    let files: Vec<std::path::PathBuf> = ACCEPTANCE.iter().map(Into::into).collect();
-    let measured = sim::records::acceptance::MeasuredAcceptance::load_all(&files)
-        .expect("the published acceptance parses");
+    let measured = published_acceptance();
     let board = score_with(&set, &ScoreOptions::default(), &measured);
     println!("{}", text::markdown(&board));
     let now = figures(&board);
@@ -157,8 +162,7 @@ fn dev_set_mape_does_not_rise_above_the_committed_figure() {
 #[test]
 fn mtp_on_records_stay_within_15_percent_across_the_published_glm5_range() {
     let set = sim::records::RecordSet::load(Path::new(DEV_SET)).expect("dev set parses");
-    let files: Vec<std::path::PathBuf> = ACCEPTANCE.iter().map(Into::into).collect();
-    let published = sim::records::acceptance::MeasuredAcceptance::load_all(&files).unwrap();
+    let published = published_acceptance();
     assert_eq!(published.ranges.len(), 32);
     for end in [0, 1] {
         let mut at_end = published.clone();
