@@ -22,6 +22,7 @@
 //!   ([`crate::spec::VisionSpec::params_per_gpu`]), BF16 ([`ModelPart::VisionTower`]).
 //! - [`ModelPart::LoadOverhead`]: what SGLang holds after loading beside the checkpoint's
 //!   tensors, which its "weights" figure (free memory before minus after loading) counts:
+//!   - The RoPE cos/sin cache, one FP32 tensor per GPU ([`rope_cache_bytes`]).
 //!   - MLA: `deepseek_v2.py::post_load_weights` makes `w_kc` / `w_vc`, contiguous BF16 copies of
 //!     `kv_b_proj` split per head, and keeps `kv_b_proj`: one more `kv_b_proj` per layer and GPU.
 //!   - Routed experts SGLang post-processes after loading (NVFP4's block-scale swizzle, INT4
@@ -33,12 +34,18 @@
 //!     repacked weights and scales are new tensors that land in the previous layer's freed
 //!     buffers, and the last buffers are only partly refilled (Kimi-K2.5 TP8: 0.61 GiB, of which
 //!     0.45 GiB is what rounding and the 20 MiB segments of 1–10 MiB tensors leave anyway).
+//!     Experts kept as loaded (BF16, FP8) are replayed too: only that rounding and those
+//!     segment tails stay (GLM-4.7-FP8 TP8: 0.07 GiB).
+//! - FP8 per-channel checkpoints also hold one FP32 scale per output channel, which TP slices
+//!   with the outputs of q/k/v and gate/up but not of `o_proj` / `down_proj`, whose every scale
+//!   stays on every rank ([`ModelSpec::layer_channel_scale_bytes_by_part`]; GLM-4.7-FP8 TP8:
+//!   0.30 GB of `w2` scales).
 
 use crate::error::Result;
 use crate::format::KvDtype;
 use crate::layout::Layout;
 use crate::shard::{gpu_share, kv_head_split};
-use crate::spec::{LayerAttention, ModelPart, ModelSpec};
+use crate::spec::{AttentionSpec, LayerAttention, ModelPart, ModelSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -128,8 +135,14 @@ pub fn footprint_with(
         // module is counted in its own format (the checkpoint's exclusions, module by module).
         let share = |shard, base| gpu_share(spec, layout, shard, base);
         let mut part_bytes: BTreeMap<ModelPart, f64> = BTreeMap::new();
+        // a GPU holds 1/ep of the routed experts, and every output channel of each
+        let row_share = |base| match base {
+            ModelPart::RoutedExperts => 1.0 / layout.ep.max(1) as f64,
+            _ => 1.0,
+        };
         for l in layers.clone() {
             spec.layer_bytes_by_part(l, share, &mut part_bytes);
+            spec.layer_channel_scale_bytes_by_part(l, share, row_share, &mut part_bytes);
         }
         let mut add = |part, params: f64| {
             if params > 0.0 {
@@ -167,6 +180,7 @@ pub fn footprint_with(
             if options.speculative_mtp {
                 for l in spec.num_layers..spec.num_layers + spec.num_mtp_layers {
                     spec.layer_bytes_by_part(l, share, &mut part_bytes);
+                    spec.layer_channel_scale_bytes_by_part(l, share, row_share, &mut part_bytes);
                 }
             }
         }
@@ -208,6 +222,26 @@ pub fn mla_absorbed_copy_bytes_per_layer(spec: &ModelSpec, layout: &Layout) -> f
     heads * d.kv_lora_rank as f64 * (d.nope + d.v) as f64 * 2.0
 }
 
+/// Bytes of the RoPE cos/sin cache every GPU builds while the model is constructed: one
+/// `[positions, rotary_dim]` FP32 tensor (cos and sin halves; SGLang keeps it FP32 on CUDA,
+/// `rotary_embedding.py`), `positions` being `max_position_embeddings` (YaRN's
+/// original × factor, the same number for DeepSeek-V3 and Kimi). `get_rope` caches the
+/// instance, so all layers share it: 67 MB for Kimi-K2.5 (262,144 × 64), 52 MB for GLM-4.7
+/// (202,752 × 64: half its 128-dim heads).
+pub fn rope_cache_bytes(spec: &ModelSpec) -> f64 {
+    let rotary = match spec.attention {
+        AttentionSpec::Mla {
+            qk_rope_head_dim, ..
+        } => qk_rope_head_dim,
+        AttentionSpec::Gqa {
+            head_dim,
+            rotary_dim,
+            ..
+        } => rotary_dim.unwrap_or(head_dim),
+    };
+    spec.max_context_tokens as f64 * rotary as f64 * 4.0
+}
+
 /// Bytes SGLang holds beside the checkpoint's tensors after loading `layers` on one GPU of
 /// `layout` ([`ModelPart::LoadOverhead`], see the module docs); `first` / `last`: the stage
 /// holds the embedding / the head.
@@ -221,7 +255,7 @@ pub fn load_overhead_bytes(
     let absorbed = mla_absorbed_copy_bytes_per_layer(spec, layout) * layers.len() as f64;
     let holes = crate::load_replay::replay_stage(spec, layout, layers, first, last)
         .map_or(0, |r| r.hole_bytes());
-    absorbed + holes as f64
+    absorbed + holes as f64 + rope_cache_bytes(spec)
 }
 
 impl Footprint {

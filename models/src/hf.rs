@@ -103,6 +103,22 @@ impl Fields<'_> {
             .ok_or_else(|| self.err(key, "missing (required positive integer)"))
     }
 
+    /// An optional fraction in (0, 1], at `key` or inside `rope_parameters` (Qwen3.5 nests
+    /// its rope settings there).
+    pub(crate) fn opt_fraction(&self, key: &str) -> Result<Option<f64>> {
+        let nested = self
+            .present("rope_parameters")
+            .and_then(|r| r.get(key))
+            .filter(|v| !v.is_null());
+        let Some(v) = self.present(key).or(nested) else {
+            return Ok(None);
+        };
+        match v.as_f64() {
+            Some(f) if f > 0.0 && f <= 1.0 => Ok(Some(f)),
+            _ => Err(self.err(key, format!("must be a number in (0, 1], got {v}"))),
+        }
+    }
+
     pub(crate) fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
         match self.present(key) {
             None => Ok(None),
@@ -414,10 +430,22 @@ fn attention(f: &Fields, model_type: &str, hidden: u64) -> Result<AttentionSpec>
     let output_gate = f
         .opt_bool("attn_output_gate")?
         .unwrap_or(model_type == "qwen3_next");
+    // SGLang's `glm4_moe.py` rotates half of each head when the config does not say
+    // (`getattr(config, "partial_rotary_factor", 0.5)`); everyone else the whole head.
+    let rotary = f
+        .opt_fraction("partial_rotary_factor")?
+        .unwrap_or(if model_type == "glm4_moe" { 0.5 } else { 1.0 });
+    // MiniMax-M2 names the rotated dimensions outright (`rotary_dim`).
+    let rotary_dim = match f.opt_int("rotary_dim", 1, head_dim)? {
+        Some(d) if d < head_dim => Some(d as u32),
+        Some(_) => None,
+        None => (rotary < 1.0).then_some((head_dim as f64 * rotary) as u32),
+    };
     Ok(AttentionSpec::Gqa {
         num_heads: num_heads as u32,
         num_kv_heads: num_kv_heads as u32,
         head_dim: head_dim as u32,
+        rotary_dim,
         qkv_bias,
         output_gate,
         sinks: model_type == "gpt_oss",

@@ -1,5 +1,6 @@
 //! SGLang's weight-load sequence on one GPU, replayed through PyTorch's caching allocator
-//! ([`crate::alloc_model`]), for checkpoints whose routed experts SGLang repacks after loading.
+//! ([`crate::alloc_model`]), for MoE checkpoints: those whose routed experts SGLang repacks after
+//! loading, and those it keeps as loaded (BF16, FP8), where only rounding and segment tails stay.
 //! SGLang's "weights" figure is free memory before loading minus after (`model_runner.py`), so
 //! what the allocator keeps reserved beside live tensors (holes) counts as weights; this is how
 //! much ([`LoadReplay::hole_bytes`]), from the tensor shapes.
@@ -55,10 +56,17 @@ impl LoadReplay {
 }
 
 /// How SGLang builds and post-processes the routed experts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum MoePath {
     Nvfp4,
-    MarlinInt4 { group: u64 },
+    MarlinInt4 {
+        group: u64,
+    },
+    /// Loaded into the buffers `create_weights` made and kept as they are (BF16, FP8 with
+    /// per-channel or block scales): only the allocator's rounding and segments leave room.
+    Plain {
+        format: WeightFormat,
+    },
 }
 
 /// A tensor: its block and its bytes.
@@ -192,6 +200,30 @@ fn create_experts(r: &mut Replay, path: MoePath, e: u64, h: u64, i: u64) -> Vec<
             }
             t
         }
+        MoePath::Plain { format } => {
+            let per_value = if matches!(format, WeightFormat::Bf16) {
+                2
+            } else {
+                1
+            };
+            let mut t = vec![
+                r.new_tensor(e * 2 * i * h * per_value),
+                r.new_tensor(e * h * i * per_value),
+            ];
+            match format {
+                WeightFormat::Fp8 { block: 0 } => {
+                    t.push(r.new_tensor(e * 2 * i * 4));
+                    t.push(r.new_tensor(e * h * 4));
+                }
+                WeightFormat::Fp8 { block } => {
+                    let b = u64::from(block);
+                    t.push(r.new_tensor(e * (2 * i).div_ceil(b) * h.div_ceil(b) * 4));
+                    t.push(r.new_tensor(e * h.div_ceil(b) * i.div_ceil(b) * 4));
+                }
+                _ => {}
+            }
+            t
+        }
     }
 }
 
@@ -230,6 +262,7 @@ fn process_experts(r: &mut Replay, path: MoePath, mut t: Vec<Tensor>, (e, h, i):
                 r.drop_tensor(old);
             }
         }
+        MoePath::Plain { .. } => {}
     }
     r.live.extend(t);
 }
@@ -241,6 +274,7 @@ fn moe_path(spec: &ModelSpec) -> Option<MoePath> {
         WeightFormat::Int4 { group_size } => Some(MoePath::MarlinInt4 {
             group: u64::from(group_size.max(1)),
         }),
+        f @ (WeightFormat::Bf16 | WeightFormat::Fp8 { .. }) => Some(MoePath::Plain { format: f }),
         _ => None,
     }
 }
@@ -318,9 +352,8 @@ fn run(
 }
 
 /// The replayed load of `layers` on one GPU of `layout` (`first` / `last`: the stage holds the
-/// embedding / the head); `None` when SGLang does not post-process the routed experts in a way
-/// modelled here (no MoE, or experts not NVFP4 / INT4). Memoized: a sweep asks for the same
-/// stage many times.
+/// embedding / the head); `None` for a dense model or experts in a format not modelled here
+/// (MXFP4). Memoized: a sweep asks for the same stage many times.
 pub fn replay_stage(
     spec: &ModelSpec,
     layout: &Layout,

@@ -314,3 +314,41 @@ proptest! {
         }
     }
 }
+
+/// A rotary fraction outside (0, 1] or a `rotary_dim` wider than the head is refused by name;
+/// a valid one sets how many dimensions RoPE's cache holds per position.
+#[test]
+fn rotary_fractions_are_checked() {
+    for bad in [Value::from(1.5), Value::from(0.0), Value::from("half")] {
+        assert_field_error(
+            &with(LLAMA, "partial_rotary_factor", Some(bad)),
+            "partial_rotary_factor",
+        );
+    }
+    assert_field_error(
+        &with(LLAMA, "rotary_dim", Some(Value::from(4096))),
+        "rotary_dim",
+    );
+    let half = parse(&with(
+        LLAMA,
+        "partial_rotary_factor",
+        Some(Value::from(0.5)),
+    ))
+    .unwrap();
+    assert!(matches!(
+        half.attention,
+        models::spec::AttentionSpec::Gqa {
+            head_dim: 128,
+            rotary_dim: Some(64),
+            ..
+        }
+    ));
+    let full = parse(LLAMA).unwrap();
+    assert!(matches!(
+        full.attention,
+        models::spec::AttentionSpec::Gqa {
+            rotary_dim: None,
+            ..
+        }
+    ));
+}

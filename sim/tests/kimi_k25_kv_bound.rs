@@ -2,6 +2,8 @@
 //! 100 out. Its server ran at SGLang's vision-adjusted 0.771, its pool held a few thousand tokens
 //! and ~19 requests ran from c32 on: the measured throughput stopped growing there. The
 //! prediction saturates from c32 too, at the requests the pool admits, and `run` says KV-bound.
+//! The other Kimi run names bench_serving's random lengths (U{1..256} in, U{1..100} out:
+//! `--random-range-ratio` at its default 0); read so, the pool admits the ~19 the log saw.
 
 mod common;
 
@@ -9,6 +11,10 @@ use common::sim_output;
 use serde_json::Value;
 
 fn run_at(concurrency: u32) -> (Value, String) {
+    run_with(concurrency, "1")
+}
+
+fn run_with(concurrency: u32, range_ratio: &str) -> (Value, String) {
     let c = concurrency.to_string();
     let prompts = (concurrency * 4).max(400).to_string();
     let (code, out, err) = sim_output(&[
@@ -25,7 +31,7 @@ fn run_at(concurrency: u32) -> (Value, String) {
         "--random-output-len",
         "100",
         "--random-range-ratio",
-        "1",
+        range_ratio,
         "--num-prompts",
         &prompts,
         "--max-concurrency",
@@ -76,4 +82,30 @@ fn kimi_k25_int4_saturates_from_c32_and_says_kv_bound() {
             "{w}"
         );
     }
+}
+
+/// bench_serving's default lengths (range ratio 0: prompts 128 and outputs 50 tokens on
+/// average): about 19 run at once, as the log saw, and the throughput still saturates.
+#[test]
+fn kimi_k25_int4_with_bench_servings_random_lengths_runs_about_19() {
+    let (r32, warn) = run_with(32, "0");
+    // the sampled prompts and outputs, about 128 + 50 tokens
+    assert!(warn.contains("prompt and remaining output (1"), "{warn}");
+    let admitted: u64 = warn
+        .split("so about ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{warn}"));
+    assert!((16..=22).contains(&admitted), "{admitted}: {warn}");
+    // the decode batches hold that many on average (first tokens come from prefill)
+    let decoded = r32["total_output_tokens"].as_f64().unwrap() - r32["completed"].as_f64().unwrap();
+    let mean_batch = decoded / r32["breakdown"]["decode_batches"].as_f64().unwrap();
+    assert!((15.0..23.0).contains(&mean_batch), "{mean_batch:.1}");
+    let (r1000, _) = run_with(1000, "0");
+    let (a, b) = (
+        r32["output_throughput"].as_f64().unwrap(),
+        r1000["output_throughput"].as_f64().unwrap(),
+    );
+    assert!((b / a - 1.0).abs() < 0.05, "c1000 {b} vs c32 {a}");
 }

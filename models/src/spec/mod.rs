@@ -98,6 +98,11 @@ pub enum AttentionSpec {
         num_kv_heads: u32,
         /// Dimension of one head (`head_dim`, else `hidden_size / num_heads`).
         head_dim: u32,
+        /// Dimensions of a head that RoPE rotates when not all of them
+        /// (`partial_rotary_factor` × `head_dim`: GLM-4.x 0.5, Qwen3-Next / Qwen3.5 0.25);
+        /// `None`: the whole head.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rotary_dim: Option<u32>,
         /// Bias on q/k/v projections (qwen2).
         qkv_bias: bool,
         /// Gated attention (Qwen3-Next, Qwen3.5 `attn_output_gate`): `q_proj` also produces a

@@ -475,11 +475,58 @@ impl ModelSpec {
         }
     }
 
+    /// Bytes of the fp32 per-output-channel scales of `layer`'s FP8 per-channel modules
+    /// (`Fp8 { block: 0 }`, whose [`WeightFormat::bytes_per_value`] leaves them out), added by
+    /// part to `out`. A scale belongs to an output channel, so a column-parallel module (q/k/v,
+    /// gate/up) keeps the scales of its own output slice (`share`, as its weights), while a
+    /// row-parallel one (`o_proj`, `down_proj`, `out_proj`: its input is what TP slices) keeps
+    /// every output channel's scale on every rank, for the experts it holds (`row_share`: the
+    /// share of a part's experts one GPU holds, 1/ep of the routed ones; 1 for anything else).
+    /// SGLang builds them so: `ChannelQuantScaleParameter` of `sum(output_partition_sizes)` rows,
+    /// FusedMoE's `w2_weight_scale` of `[local experts, hidden, 1]`. Under TP8 that is 2% on top
+    /// of GLM-4.7-FP8's down projections (4 bytes per 192 one-byte values).
+    pub fn layer_channel_scale_bytes_by_part(
+        &self,
+        layer: u32,
+        share: impl Fn(Shard, ModelPart) -> f64,
+        row_share: impl Fn(ModelPart) -> f64,
+        out: &mut BTreeMap<ModelPart, f64>,
+    ) {
+        let h = self.hidden_size;
+        let mla = self.attention.mla_dims();
+        for m in self.layer_modules(layer) {
+            if self.module_format(layer, &m) != (WeightFormat::Fp8 { block: 0 }) {
+                continue;
+            }
+            let row_parallel = ["o_proj", "down_proj", ".w2", "out_proj"]
+                .iter()
+                .any(|suffix| m.name.ends_with(suffix));
+            let channels = if row_parallel {
+                let experts = match (m.base, self.moe) {
+                    (ModelPart::RoutedExperts, Some(moe)) => moe.num_routed_experts as u64,
+                    _ => 1,
+                };
+                h as f64 * experts as f64 * row_share(m.base)
+            } else {
+                let input = match (m.name, mla) {
+                    ("self_attn.q_b_proj" | "self_attn.indexer.wq_b", Some(d)) => {
+                        d.q_lora_rank.map_or(h, u64::from)
+                    }
+                    ("self_attn.kv_b_proj", Some(d)) => d.kv_lora_rank,
+                    _ => h,
+                };
+                m.params as f64 / input.max(1) as f64 * share(m.shard, m.base)
+            };
+            *out.entry(m.part).or_default() += 4.0 * channels;
+        }
+    }
+
     /// Checkpoint bytes by part (MTP included), each module in its own format, scales included.
     pub fn weight_bytes_by_part(&self) -> BTreeMap<ModelPart, u64> {
         let mut bytes: BTreeMap<ModelPart, f64> = BTreeMap::new();
         for layer in self.all_layer_indices() {
             self.layer_bytes_by_part(layer, |_, _| 1.0, &mut bytes);
+            self.layer_channel_scale_bytes_by_part(layer, |_, _| 1.0, |_| 1.0, &mut bytes);
         }
         for part in [ModelPart::Embeddings, ModelPart::LmHead] {
             let params = self.params_by_part()[&part];

@@ -39,7 +39,10 @@ fn glm47_opts() -> ServerOptions {
 }
 
 /// The acceptance check of the memory plan: GLM-4.7-FP8 TP8 at 0.848, as the user's server ran
-/// it: weights within 2% of the logged 41.90 GiB, KV tokens within 3% of 864,247.
+/// it: weights within 2% of the logged 41.90 GiB, KV tokens within 3% of 864,247 (the issue's
+/// bounds). Since the per-channel FP8 scales of `w2` (whole on every rank) and the allocator's
+/// rounding are counted, both are within 1% (41.75 GiB, 867,950 tokens: −0.4% / +0.4%; they were
+/// −1.2% / +1.4%), so the bounds here are 1%.
 #[test]
 fn glm47_fp8_tp8_matches_the_users_server() {
     let m = observed_memory();
@@ -51,11 +54,11 @@ fn glm47_fp8_tp8_matches_the_users_server() {
     let p = plan(&spec, &fp, rtx_memory(), &opts);
     let weights = m["weights_gib_per_gpu"].as_f64().unwrap();
     let weights_err = p.weight_bytes_per_gpu as f64 / (weights * GIB) - 1.0;
-    assert!(weights_err.abs() < 0.02, "weights off by {weights_err:+.4}");
+    assert!(weights_err.abs() < 0.01, "weights off by {weights_err:+.4}");
     let tokens = m["kv_tokens_capacity"].as_u64().unwrap() as f64;
     let tokens_err = p.kv_tokens as f64 / tokens - 1.0;
     assert!(
-        tokens_err.abs() < 0.03,
+        tokens_err.abs() < 0.01,
         "KV tokens {} off by {tokens_err:+.4}",
         p.kv_tokens
     );

@@ -137,7 +137,9 @@ pub fn cell_bytes_per_token_per_layer(
 /// *allocated* peak and the non-torch memory as used − *reserved*: memory the caching allocator
 /// holds in holes is in neither. So the footprint's allocator holes of the expert
 /// post-processing ([`models::load_replay`], counted there because SGLang's free-memory figure
-/// sees them) are taken out; the checkpoint's tensors and the MLA absorbed copy stay.
+/// sees them) are taken out; the checkpoint's tensors and the MLA absorbed copy stay. vLLM's RoPE
+/// cache is in the model's dtype (`rotary_embedding/base.py`: `cache.to(dtype)`), half the FP32
+/// one SGLang keeps on CUDA ([`models::footprint::rope_cache_bytes`]).
 pub fn weight_bytes(spec: &ModelSpec, footprint: &Footprint, g: &GpuFootprint) -> u64 {
     let last = footprint.layout.pp.max(1) - 1;
     let holes = models::load_replay::replay_stage(
@@ -148,7 +150,8 @@ pub fn weight_bytes(spec: &ModelSpec, footprint: &Footprint, g: &GpuFootprint) -
         g.stage == last,
     )
     .map_or(0, |r| r.hole_bytes());
-    g.total_weight_bytes.saturating_sub(holes)
+    let rope_half = (models::footprint::rope_cache_bytes(spec) / 2.0) as u64;
+    g.total_weight_bytes.saturating_sub(holes + rope_half)
 }
 
 /// CUDA-graph memory per captured size when vLLM estimates it: the same 2 MiB per captured
@@ -301,7 +304,7 @@ mod tests {
     /// vLLM's weights leave out the allocator holes of the expert post-processing: GLM-5.1-NVFP4
     /// TP8 holds 55.62 GiB by this count (its log: 'Model loading took 55.67 GiB'), 1.85 GiB
     /// below the footprint's SGLang figure; an FP8 checkpoint without post-processing loses
-    /// nothing.
+    /// only the allocator's rounding and segment tails (under 0.3%).
     #[test]
     fn weights_are_the_allocated_bytes() {
         let gib = (1u64 << 30) as f64;
@@ -317,7 +320,8 @@ mod tests {
         let minimax = ModelSpec::preset("minimax-m2.5").unwrap();
         let fp = models::footprint::footprint(&minimax, &Layout::tp(4)).unwrap();
         let g = &fp.per_gpu[0];
-        assert_eq!(weight_bytes(&minimax, &fp, g), g.total_weight_bytes);
+        let lost = 1.0 - weight_bytes(&minimax, &fp, g) as f64 / g.total_weight_bytes as f64;
+        assert!((0.0..0.003).contains(&lost), "{lost:.5}");
     }
 
     /// Kimi-K2.6 at TP8, fp8 KV, 0.94 on the user's card: the KV tokens vLLM would print,
