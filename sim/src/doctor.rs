@@ -65,6 +65,9 @@ pub struct Load {
     pub pp_split: Option<PpSplit>,
     /// Median step the log measured at that load (`running × accept ÷ throughput`).
     pub logged_step_s: Option<f64>,
+    /// The lightest steady load of the log beside it: (running, context per request, median
+    /// logged step), when it differs from `running`.
+    pub lightest: Option<(u32, u32, f64)>,
 }
 
 /// A logged step this far (either way) from the predicted one is said beside the verdict: the
@@ -120,7 +123,21 @@ impl Load {
         let at: Vec<&&DecodeSample> = steady.iter().filter(|s| s.running == running).collect();
         let ctx: Vec<f64> = at.iter().map(|s| s.context_per_request).collect();
         let steps: Vec<f64> = at.iter().filter_map(|s| s.step_s).collect();
+        let light = steady.iter().map(|s| s.running).min()?;
+        let at_light: Vec<&&DecodeSample> = steady.iter().filter(|s| s.running == light).collect();
+        let light_ctx: Vec<f64> = at_light.iter().map(|s| s.context_per_request).collect();
+        let light_steps: Vec<f64> = at_light.iter().filter_map(|s| s.step_s).collect();
+        let lightest = match (
+            models::stats::median(&light_ctx),
+            models::stats::median(&light_steps),
+        ) {
+            (Some(c), Some(step)) if light < running => {
+                Some((light, c.round().max(1.0) as u32, step))
+            }
+            _ => None,
+        };
         Some(Load {
+            lightest,
             logged_step_s: models::stats::median(&steps),
             running,
             context_tokens: models::stats::median(&ctx)?.round().max(1.0) as u32,
@@ -200,6 +217,16 @@ pub fn diagnose(
             try_flags,
         });
     }
+    // the log's own flat step names the host where the uncalibrated model does not; the
+    // prediction's miss is then what the finding explains, not a caveat beside it
+    let mut explained_by_log = false;
+    if eager
+        && limits.is_empty()
+        && let Some(l) = flat_eager_step(model, &load, step_s, graphs)
+    {
+        limits.push(l);
+        explained_by_log = true;
+    }
     let plan = model.memory();
     let pool = load.pool_tokens.unwrap_or(plan.kv_tokens);
     let usage = load.token_usage.filter(|&u| u >= KV_FULL_USAGE);
@@ -267,7 +294,8 @@ pub fn diagnose(
             )],
         });
     }
-    if let Some(logged) = load.logged_step_s.filter(|l| *l > 0.0 && step_s > 0.0)
+    if !explained_by_log
+        && let Some(logged) = load.logged_step_s.filter(|l| *l > 0.0 && step_s > 0.0)
         && (logged / step_s).max(step_s / logged) >= STEP_MISS_RATIO
         && let Some(first) = limits.first_mut()
     {
@@ -280,6 +308,74 @@ pub fn diagnose(
     // after the fallback: a split that costs nothing is a finding, not the bound
     limits.extend(load.pp_split.as_ref().and_then(|p| pp_imbalance(model, p)));
     limits
+}
+
+/// A logged eager step that stays within this share from the lightest to the heaviest load is
+/// flat: a fixed per-step cost.
+const FLAT_STEP_SHARE: f64 = 0.15;
+/// ... while the load grew at least this many times and the predicted GPU work at least this share.
+const FLAT_LOAD_RATIO: u32 = 4;
+const FLAT_GPU_GROWTH: f64 = 0.3;
+
+/// An eager server whose logged step does not grow with the batch while its GPU work does is
+/// paying a fixed cost per step: the host issuing every kernel. The cost model (uncalibrated)
+/// may put the host below the GPU; the log says otherwise, and `sim calibrate --server-log`
+/// measures it. `None` when the log does not show that.
+fn flat_eager_step(
+    model: &dyn IterationModel,
+    load: &Load,
+    step_s: f64,
+    graphs: Option<&dyn IterationModel>,
+) -> Option<Limit> {
+    let (light, light_ctx, light_step) = load.lightest?;
+    let heavy_step = load.logged_step_s?;
+    let gpu = |running: u32, ctx: u32| {
+        let batch = IterationBatch {
+            decode_context_tokens: vec![ctx; running as usize],
+            prefill: Vec::new(),
+        };
+        let c = model.iteration(&batch);
+        c.stage_gpu_s.iter().copied().fold(0.0, f64::max) * model.tokens_per_decode_step()
+    };
+    let (g_light, g_heavy) = (
+        gpu(light, light_ctx),
+        gpu(load.running, load.context_tokens),
+    );
+    let flat = (heavy_step / light_step - 1.0).abs() <= FLAT_STEP_SHARE;
+    if !(flat
+        && load.running >= FLAT_LOAD_RATIO * light
+        && g_heavy >= (1.0 + FLAT_GPU_GROWTH) * g_light)
+    {
+        return None;
+    }
+    let mut try_flags = vec![
+        "`sim calibrate --server-log` on this log: it measures the host's time per kernel launch and prices the CUDA-graph step".to_string(),
+    ];
+    if let Some(g) = graphs {
+        let graph_s = logged_step_s(g, load.running, load.context_tokens);
+        try_flags.insert(
+            0,
+            format!(
+                "drop --disable-cuda-graph: the GPU's {:.1} ms step predicted, up to {:.2}× the decode throughput",
+                graph_s * 1e3,
+                heavy_step / graph_s
+            ),
+        );
+    }
+    Some(Limit {
+        kind: BoundKind::CpuLaunch,
+        finding: format!(
+            "CPU-bound (eager), from the log: the step stays at {:.1}–{:.1} ms from {} to {} running requests while the GPU's predicted work grows from {:.1} to {:.1} ms: a fixed cost per step, the host launching each kernel (the uncalibrated model puts the step at {:.1} ms)",
+            light_step.min(heavy_step) * 1e3,
+            light_step.max(heavy_step) * 1e3,
+            light,
+            load.running,
+            g_light * 1e3,
+            g_heavy * 1e3,
+            step_s * 1e3
+        ),
+        try_flags,
+    })
 }
 
 /// Whether `opts` are a vLLM server's (its memory plan is vLLM's).

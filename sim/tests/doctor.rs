@@ -157,3 +157,37 @@ fn an_uneven_pipeline_split_is_named_with_its_cost() {
     assert!(l.contains("the imbalance costs"), "{l}");
     assert!(l.contains("--pp-max-micro-batch-size 64"), "{l}");
 }
+
+/// Uncalibrated, the cost model puts the eager GLM-4.7 step below the host's launch time, but the
+/// log itself shows a step that stays at ~105 ms from 2 to 128 running requests while the GPU's
+/// work grows 3×: the doctor names the host from that, prices CUDA graphs and points to
+/// `calibrate`. A log whose step grows with the batch gets no such finding.
+#[test]
+fn an_eager_log_with_a_flat_step_is_named_cpu_bound_before_calibration() {
+    let l = validate_edited(|l| l.to_string());
+    assert!(
+        l.starts_with("what limits this server:\n  CPU-bound (eager), from the log: the step stays at 103.5–108.6 ms from 2 to 128 running requests"),
+        "{l}"
+    );
+    assert!(l.contains("try drop --disable-cuda-graph"), "{l}");
+    assert!(
+        l.contains("`sim calibrate --server-log` on this log"),
+        "{l}"
+    );
+    assert!(
+        !l.contains("the log shows time it does not account for"),
+        "{l}"
+    );
+    // the 128-request rounds at half the throughput: a step that doubles is not flat
+    let grown = validate_edited(|l| {
+        if l.contains("#running-req: 128") && l.contains("gen throughput (token/s): 123") {
+            l.replace(
+                "gen throughput (token/s): 123",
+                "gen throughput (token/s): 61",
+            )
+        } else {
+            l.to_string()
+        }
+    });
+    assert!(!grown.contains("from the log"), "{grown}");
+}
