@@ -35,6 +35,17 @@ fn load(dir: &Path, name: &str, bytes: &[u8], run: &str) -> Result<(), TestCaseE
     if let Err(e) = read::load(&spec, hints) {
         prop_assert!(!e.to_string().contains('\n'), "one line: {}", e);
     }
+    // the launch flags a runs file records, read the same way; a word that is no flag's value
+    // is the flag parser's one-line error later
+    match read::recorded_flags(&spec) {
+        Ok(Some(r)) => {
+            if let Err(e) = sglang_args::from_words(&r.words, sglang_args::Origin::MeasuredRun) {
+                prop_assert!(!e.to_string().contains('\n'), "one line: {}", e);
+            }
+        }
+        Ok(None) => {}
+        Err(e) => prop_assert!(!e.to_string().contains('\n'), "one line: {}", e),
+    }
     Ok(())
 }
 

@@ -116,6 +116,32 @@ impl MeasuredArgs {
     }
 
     /// Every readable point; skipped records are reported on stderr with a count.
+    /// `target` with the flags each `FILE#RUN` runs file records for its run (the server's
+    /// launch as the measurement ran it), said in a note; a modelled flag this command sets
+    /// otherwise is refused in one line naming both (`ServerArgs::sglang`).
+    pub fn with_recorded_flags(&self, target: &TargetArgs) -> Result<TargetArgs> {
+        let mut out = target.clone();
+        for spec in &self.measured {
+            let Some(r) = read::recorded_flags(spec)? else {
+                continue;
+            };
+            if r.words.is_empty() {
+                continue;
+            }
+            let prose = if r.prose.is_empty() {
+                String::new()
+            } else {
+                format!(" (not flags, not read: {})", r.prose.join("; "))
+            };
+            eprintln!(
+                "note: {spec}: the run's recorded flags apply: {}{prose}",
+                r.words.join(" ")
+            );
+            out.server = out.server.with_recorded(r.words);
+        }
+        Ok(out)
+    }
+
     pub fn load(&self, max_context_tokens: u64) -> Result<Vec<MeasuredPoint>> {
         let hints = LengthHints {
             input_len: self.random_input_len,

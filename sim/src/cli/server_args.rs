@@ -30,6 +30,8 @@ pub struct ServerArgs {
     pub server_args_file: Option<PathBuf>,
     /// The table's flags as given, canonically spelled, in the table's order.
     words: Vec<String>,
+    /// The flags a measured run was recorded with (`--measured FILE#RUN`), as launch-line words.
+    recorded: Vec<String>,
 }
 
 /// clap's id of the `--layout` argument (the table's flags use their SGLang `dest`).
@@ -143,6 +145,7 @@ impl clap::FromArgMatches for ServerArgs {
             server_args: m.get_one::<String>("server_args").cloned(),
             server_args_file: m.get_one::<PathBuf>("server_args_file").cloned(),
             words,
+            recorded: Vec::new(),
         })
     }
 
@@ -170,11 +173,23 @@ impl ServerArgs {
     /// vLLM launch line is not SGLang's: only the command line's flags then ([`Self::vllm`]).
     pub fn sglang(&self) -> Result<SglangArgs> {
         let cli = sglang_args::from_words(&self.words, Origin::CommandLine)?;
-        match self.launch_line()? {
-            Some(line) if sim::vllm_args::is_vllm_line(&line) => Ok(cli),
-            Some(line) => Ok(cli.merge(sglang_args::from_launch_line(&line)?)?),
-            None => Ok(cli),
+        let given = match self.launch_line()? {
+            Some(line) if sim::vllm_args::is_vllm_line(&line) => return Ok(cli),
+            Some(line) => cli.merge(sglang_args::from_launch_line(&line)?)?,
+            None => cli,
+        };
+        if self.recorded.is_empty() {
+            return Ok(given);
         }
+        let recorded = sglang_args::from_words(&self.recorded, Origin::MeasuredRun)?;
+        Ok(given.merge(recorded)?)
+    }
+
+    /// These arguments with the flags a measured run was recorded with: they apply where this
+    /// command does not set them, and a modelled flag it sets otherwise is an error naming both.
+    pub fn with_recorded(mut self, words: Vec<String>) -> Self {
+        self.recorded.extend(words);
+        self
     }
 
     /// The vLLM launch line of `--server-args`, when it is one (`vllm serve MODEL …`). SGLang's

@@ -114,6 +114,7 @@ pub fn run(args: Args) -> Result<()> {
             "--measured FILE is required: a bench_serving JSONL, its printed summary, a CSV or user-box.json#run-id (or --server-log, or --records)"
         );
     }
+    let target = args.measured.with_recorded_flags(&target)?;
     let setup = Setup::new(&target, &args.calibration)?;
     let layout = setup.one_layout(&target.server, "validate")?;
     let points = args.measured.load(setup.spec.max_context_tokens)?;

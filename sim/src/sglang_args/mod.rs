@@ -105,6 +105,8 @@ pub enum Origin {
     LaunchLine,
     /// A `server_args=ServerArgs(…)` line of a server log.
     ServerArgsDump,
+    /// The flags a runs file records for the measured run (`--measured FILE#RUN`).
+    MeasuredRun,
 }
 
 impl Origin {
@@ -113,6 +115,7 @@ impl Origin {
             Origin::CommandLine => "command line",
             Origin::LaunchLine => "--server-args",
             Origin::ServerArgsDump => "server_args dump",
+            Origin::MeasuredRun => "the measured run's recorded flags",
         }
     }
 }

@@ -33,6 +33,7 @@ mod user_box;
 
 use jsonl::jsonl;
 use summary::summary_blocks;
+pub use user_box::RecordedFlags;
 use user_box::{run_ids, user_box};
 
 use crate::workload::Workload;
@@ -127,6 +128,17 @@ pub enum ReadError {
         field: String,
         problem: String,
     },
+}
+
+/// The flags a `FILE#RUN` runs file records for its run; `None` for any other measurement
+/// (a bench_serving file records its client, not the server's launch).
+pub fn recorded_flags(spec: &str) -> Result<Option<RecordedFlags>, ReadError> {
+    let Some((path, id)) = spec.split_once('#') else {
+        return Ok(None);
+    };
+    let text = models::io::read_text_limited(Path::new(path), models::io::LOG_LIMIT_BYTES)
+        .map_err(|e| ReadError::Read(e.to_string()))?;
+    Ok(user_box::recorded_flags(&text, id))
 }
 
 /// Reads `spec` = `path` or `path#run-id` (user-box.json style), detecting the format.
@@ -238,5 +250,36 @@ mod tests {
         assert_eq!(v("none"), None);
         assert!(v("NaN").unwrap().is_nan());
         assert_eq!(v("-Infinity"), Some(f64::NEG_INFINITY));
+    }
+
+    #[test]
+    fn recorded_flags_split_flags_from_prose() {
+        let text = serde_json::json!({"runs": [{
+            "id": "a",
+            "layout": "--tp 4 --pp-size 2",
+            "flags": "--disable-cuda-graph; tuned configs; chunked_prefill_size 8192; mem_fraction_static",
+        }, {"id": "b"}]})
+        .to_string();
+        let r = user_box::recorded_flags(&text, "a").unwrap();
+        assert_eq!(
+            r.words,
+            [
+                "--tp",
+                "4",
+                "--pp-size",
+                "2",
+                "--disable-cuda-graph",
+                "--chunked-prefill-size",
+                "8192"
+            ]
+        );
+        // a name without its value is prose, not a flag
+        assert_eq!(r.prose, ["tuned configs", "mem_fraction_static"]);
+        assert_eq!(
+            user_box::recorded_flags(&text, "b"),
+            Some(RecordedFlags::default())
+        );
+        assert_eq!(user_box::recorded_flags(&text, "c"), None);
+        assert_eq!(user_box::recorded_flags("not json", "a"), None);
     }
 }

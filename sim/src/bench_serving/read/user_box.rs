@@ -21,6 +21,49 @@ pub(super) fn run_ids(text: &str) -> Option<String> {
     (!ids.is_empty()).then(|| ids.join(", "))
 }
 
+/// What a runs file records of how its run's server was launched.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecordedFlags {
+    /// Its `layout` and `flags` texts as launch-line words (`--tp`, `8`, `--disable-cuda-graph`),
+    /// a `name value` clause in the `server_args` spelling (`chunked_prefill_size 8192`) as the
+    /// flag it is (`--chunked-prefill-size 8192`).
+    pub words: Vec<String>,
+    /// The `;`-separated clauses that are prose, not flags ("tuned Triton fused-MoE configs").
+    pub prose: Vec<String>,
+}
+
+/// The flags run `id` of a runs file records (its `layout`, then its `flags`); `None` when the
+/// file is not one or holds no such run.
+pub(super) fn recorded_flags(text: &str, id: &str) -> Option<RecordedFlags> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    let run = v
+        .get("runs")?
+        .as_array()?
+        .iter()
+        .find(|r| r.get("id").and_then(Value::as_str) == Some(id))?;
+    let mut out = RecordedFlags::default();
+    for field in ["layout", "flags"] {
+        let Some(text) = run.get(field).and_then(Value::as_str) else {
+            continue;
+        };
+        for clause in text.split(';').map(str::trim).filter(|c| !c.is_empty()) {
+            let words: Vec<&str> = clause.split_whitespace().collect();
+            let dest = crate::sglang_args::SPECS
+                .iter()
+                .find(|s| words.len() == 2 && s.dest == words[0]);
+            if clause.starts_with("--") {
+                out.words.extend(words.iter().map(|w| w.to_string()));
+            } else if let Some(spec) = dest {
+                out.words.push(spec.canonical().to_string());
+                out.words.push(words[1].to_string());
+            } else {
+                out.prose.push(clause.to_string());
+            }
+        }
+    }
+    Some(out)
+}
+
 /// The points of run `id` of the runs file at `path` (`hints` fill lengths it left out).
 pub(super) fn user_box(
     path: &str,
