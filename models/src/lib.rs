@@ -23,6 +23,7 @@ pub mod footprint;
 pub mod format;
 pub mod gpu;
 pub mod hf;
+mod hf_attention;
 pub mod hf_cache;
 mod hf_layers;
 pub mod io;
