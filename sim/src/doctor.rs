@@ -189,15 +189,7 @@ pub fn diagnose(
         let graph_s = graphs.map(|g| logged_step_s(g, load.running, load.context_tokens));
         let mut try_flags = Vec::new();
         if let Some(g) = graph_s {
-            let bs = load.running.next_power_of_two();
-            let flag = match (is_vllm(opts), opts.disable_cuda_graph) {
-                (false, true) => "drop --disable-cuda-graph".to_string(),
-                (false, false) => format!("--cuda-graph-max-bs {bs}"),
-                (true, true) => "drop --enforce-eager".to_string(),
-                (true, false) => {
-                    format!("--compilation-config '{{\"max_cudagraph_capture_size\": {bs}}}'")
-                }
-            };
+            let flag = graph_flag(opts, load.running);
             try_flags.push(format!(
                 "{flag}: {:.1} ms per step predicted, {:.2}× the decode throughput",
                 g * 1e3,
@@ -222,7 +214,7 @@ pub fn diagnose(
     let mut explained_by_log = false;
     if eager
         && limits.is_empty()
-        && let Some(l) = flat_eager_step(model, &load, step_s, graphs)
+        && let Some(l) = flat_eager_step(model, opts, &load, step_s, graphs)
     {
         limits.push(l);
         explained_by_log = true;
@@ -323,6 +315,7 @@ const FLAT_GPU_GROWTH: f64 = 0.3;
 /// measures it. `None` when the log does not show that.
 fn flat_eager_step(
     model: &dyn IterationModel,
+    opts: &ServerOptions,
     load: &Load,
     step_s: f64,
     graphs: Option<&dyn IterationModel>,
@@ -356,7 +349,8 @@ fn flat_eager_step(
         try_flags.insert(
             0,
             format!(
-                "drop --disable-cuda-graph: the GPU's {:.1} ms step predicted, up to {:.2}× the decode throughput",
+                "{}: the GPU's {:.1} ms step predicted, up to {:.2}× the decode throughput",
+                graph_flag(opts, load.running),
                 graph_s * 1e3,
                 heavy_step / graph_s
             ),
@@ -376,6 +370,20 @@ fn flat_eager_step(
         ),
         try_flags,
     })
+}
+
+/// The flag that puts an eager step of `running` requests under CUDA graphs, in the engine's
+/// spelling: graphs off altogether, or a batch above the largest captured one.
+fn graph_flag(opts: &ServerOptions, running: u32) -> String {
+    let bs = running.next_power_of_two();
+    match (is_vllm(opts), opts.disable_cuda_graph) {
+        (false, true) => "drop --disable-cuda-graph".to_string(),
+        (false, false) => format!("--cuda-graph-max-bs {bs}"),
+        (true, true) => "drop --enforce-eager".to_string(),
+        (true, false) => {
+            format!("--compilation-config '{{\"max_cudagraph_capture_size\": {bs}}}'")
+        }
+    }
 }
 
 /// Whether `opts` are a vLLM server's (its memory plan is vLLM's).
