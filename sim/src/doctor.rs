@@ -121,26 +121,25 @@ impl Load {
         let steady: Vec<&DecodeSample> = samples.filter(|s| s.steady && s.running > 0).collect();
         let running = steady.iter().map(|s| s.running).max()?;
         let at: Vec<&&DecodeSample> = steady.iter().filter(|s| s.running == running).collect();
-        let ctx: Vec<f64> = at.iter().map(|s| s.context_per_request).collect();
-        let steps: Vec<f64> = at.iter().filter_map(|s| s.step_s).collect();
+        // the median context per request (whole tokens) and logged step of the samples at a load
+        let medians = |n: u32| {
+            let at = steady.iter().filter(|s| s.running == n);
+            let ctx: Vec<f64> = at.clone().map(|s| s.context_per_request).collect();
+            let steps: Vec<f64> = at.filter_map(|s| s.step_s).collect();
+            let ctx = models::stats::median(&ctx).map(|c| c.round().max(1.0) as u32);
+            (ctx, models::stats::median(&steps))
+        };
+        let (ctx, logged_step_s) = medians(running);
         let light = steady.iter().map(|s| s.running).min()?;
-        let at_light: Vec<&&DecodeSample> = steady.iter().filter(|s| s.running == light).collect();
-        let light_ctx: Vec<f64> = at_light.iter().map(|s| s.context_per_request).collect();
-        let light_steps: Vec<f64> = at_light.iter().filter_map(|s| s.step_s).collect();
-        let lightest = match (
-            models::stats::median(&light_ctx),
-            models::stats::median(&light_steps),
-        ) {
-            (Some(c), Some(step)) if light < running => {
-                Some((light, c.round().max(1.0) as u32, step))
-            }
+        let lightest = match medians(light) {
+            (Some(c), Some(step)) if light < running => Some((light, c, step)),
             _ => None,
         };
         Some(Load {
             lightest,
-            logged_step_s: models::stats::median(&steps),
+            logged_step_s,
             running,
-            context_tokens: models::stats::median(&ctx)?.round().max(1.0) as u32,
+            context_tokens: ctx?,
             token_usage: at.iter().filter_map(|s| s.token_usage).reduce(f64::max),
             queue: at.iter().filter_map(|s| s.queue).max(),
             prompt_tokens: None,
@@ -214,7 +213,7 @@ pub fn diagnose(
     let mut explained_by_log = false;
     if eager
         && limits.is_empty()
-        && let Some(l) = flat_eager_step(model, opts, &load, step_s, graphs)
+        && let Some(l) = flat_eager_step(model, opts, &load, (step_s, gpu_s), graphs)
     {
         limits.push(l);
         explained_by_log = true;
@@ -312,28 +311,24 @@ const FLAT_GPU_GROWTH: f64 = 0.3;
 /// An eager server whose logged step does not grow with the batch while its GPU work does is
 /// paying a fixed cost per step: the host issuing every kernel. The cost model (uncalibrated)
 /// may put the host below the GPU; the log says otherwise, and `sim calibrate --server-log`
-/// measures it. `None` when the log does not show that.
+/// measures it. `step`: the predicted (whole, GPU) step at the heaviest load, as
+/// [`diagnose`] costed it. `None` when the log does not show that.
 fn flat_eager_step(
     model: &dyn IterationModel,
     opts: &ServerOptions,
     load: &Load,
-    step_s: f64,
+    (step_s, g_heavy): (f64, f64),
     graphs: Option<&dyn IterationModel>,
 ) -> Option<Limit> {
     let (light, light_ctx, light_step) = load.lightest?;
     let heavy_step = load.logged_step_s?;
-    let gpu = |running: u32, ctx: u32| {
-        let batch = IterationBatch {
-            decode_context_tokens: vec![ctx; running as usize],
-            prefill: Vec::new(),
-        };
-        let c = model.iteration(&batch);
-        c.stage_gpu_s.iter().copied().fold(0.0, f64::max) * model.tokens_per_decode_step()
+    let batch = IterationBatch {
+        decode_context_tokens: vec![light_ctx; light as usize],
+        prefill: Vec::new(),
     };
-    let (g_light, g_heavy) = (
-        gpu(light, light_ctx),
-        gpu(load.running, load.context_tokens),
-    );
+    let light_cost = model.iteration(&batch);
+    let g_light =
+        light_cost.stage_gpu_s.iter().copied().fold(0.0, f64::max) * model.tokens_per_decode_step();
     let flat = (heavy_step / light_step - 1.0).abs() <= FLAT_STEP_SHARE;
     if !(flat
         && load.running >= FLAT_LOAD_RATIO * light
