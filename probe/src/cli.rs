@@ -71,6 +71,11 @@ pub struct RunArgs {
     /// Node 0's address for the rendezvous, HOST:PORT (node 0 listens on PORT).
     #[arg(long, value_name = "HOST:PORT")]
     pub dist_init_addr: Option<String>,
+    /// The job's join secret, the same on every node (also `PROBE_DIST_TOKEN`, which other
+    /// users cannot read in `ps`): only nodes proving it get in. Without it node 0 prints one for
+    /// the others, or under srun / mpirun / torchrun the launcher's job id is the key.
+    #[arg(long, value_name = "TOKEN")]
+    pub dist_token: Option<String>,
     /// Seconds every node has to join (and node 0 to answer); a node silent this long later
     /// is taken for dead.
     #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
@@ -134,6 +139,7 @@ impl RunArgs {
             nnodes: self.nnodes,
             node_rank: self.node_rank,
             dist_init_addr: self.dist_init_addr.clone(),
+            dist_token: self.dist_token.clone(),
         };
         let dist = crate::dist::launcher::resolve(&flags, &|k| std::env::var(k).ok())?;
         if !(self.dist_timeout.is_finite() && self.dist_timeout > 0.0) {
@@ -209,24 +215,30 @@ pub fn run(cfg: RunConfig) -> Result<()> {
                     .display()
                     .to_string())
             };
-            crate::dist::node::run_node(
-                backend.as_mut(),
-                &cfg.plan,
-                dist,
-                t,
-                &mut progress,
-                &mut write,
-            )
-            .and_then(|o| match o {
-                crate::dist::node::NodeOutcome::Merged(p) => Ok((p, None)),
-                crate::dist::node::NodeOutcome::Part {
-                    profile,
-                    merged_path,
-                } => {
-                    write_profile(&cfg, &profile)?;
-                    Ok((profile, Some(merged_path)))
+            // Lines that stay (a connection turned away, a drawn token): above the spinner on a
+            // terminal, plain stderr lines otherwise (indicatif prints nothing when hidden).
+            let mut log = |m: String| {
+                if bar.is_hidden() {
+                    eprintln!("{m}");
+                } else {
+                    bar.println(m);
                 }
-            })
+            };
+            let out = crate::dist::node::Output {
+                progress: &mut progress,
+                log: &mut log,
+            };
+            crate::dist::node::run_node(backend.as_mut(), &cfg.plan, dist, t, out, &mut write)
+                .and_then(|o| match o {
+                    crate::dist::node::NodeOutcome::Merged(p) => Ok((p, None)),
+                    crate::dist::node::NodeOutcome::Part {
+                        profile,
+                        merged_path,
+                    } => {
+                        write_profile(&cfg, &profile)?;
+                        Ok((profile, Some(merged_path)))
+                    }
+                })
         }
     };
     bar.finish_and_clear();

@@ -4,6 +4,8 @@
 //! fails — each with one line on stderr, exit 2, within the timeout, and no profile.
 
 use models::profile::{CollectiveOp, CollectiveStatus, LinkClass, MachineProfile};
+use probe::dist::auth::{JoinKey, KeySource};
+use probe::dist::wire::{Hello, Msg, decode, encode};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -29,6 +31,8 @@ fn free_port() -> u16 {
 /// of a node that never comes wait `SHORT_S`.
 const JOIN_S: &str = "5";
 const SHORT_S: &str = "2";
+/// The join token every test node is given (`PROBE_DIST_TOKEN`).
+const TOKEN: &str = "multinode-test-token-0123456789";
 
 /// Starts node `rank` of `nnodes` against the fake machine `machine`, joining within `JOIN_S`.
 fn node(
@@ -54,6 +58,7 @@ fn node_within(
 ) -> Child {
     let mut c = Command::new(env!("CARGO_BIN_EXE_probe"));
     c.env_remove("PROBE_FAKE_MACHINE")
+        .env("PROBE_DIST_TOKEN", TOKEN)
         .args(["run", "--quick", "--fake-machine"])
         .arg(machine)
         .args([
@@ -275,20 +280,48 @@ fn a_node_that_never_joins_is_named_within_the_timeout() {
     );
 }
 
-/// Speaks the rendezvous by hand: one hello line, the answer line.
-fn hello(port: u16, fields: &str) -> String {
+/// Connects to node 0 at `port` (retrying until it listens); the stream and its challenge.
+fn knock(port: u16) -> (BufReader<TcpStream>, Vec<u8>) {
     let deadline = Instant::now() + Duration::from_secs(5);
-    let mut s = loop {
+    let s = loop {
         match TcpStream::connect(("127.0.0.1", port)) {
             Ok(s) => break s,
             Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
             Err(e) => panic!("node 0 never listened: {e}"),
         }
     };
-    writeln!(s, "{{\"kind\":\"hello\",{fields}}}").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut r = BufReader::new(s);
     let mut line = String::new();
-    BufReader::new(s).read_line(&mut line).unwrap();
-    line
+    r.read_line(&mut line).unwrap();
+    match decode(&line) {
+        Ok(Msg::Challenge { nonce }) => (r, probe::hex::unhex(&nonce).unwrap()),
+        other => panic!("no challenge: {other:?} from {line}"),
+    }
+}
+
+/// Speaks the rendezvous by hand: a hello for rank 1 of 2 with `edit` applied, signed with the
+/// test token; node 0's answer line.
+fn hello(port: u16, edit: impl FnOnce(&mut Hello)) -> String {
+    let (mut r, nonce) = knock(port);
+    let mut h = Hello {
+        probe_version: env!("CARGO_PKG_VERSION").into(),
+        schema_version: models::profile::PROFILE_SCHEMA_VERSION,
+        node_rank: 1,
+        nnodes: 2,
+        hostname: Some("b".into()),
+        plan: "x".into(),
+        job: String::new(),
+        nonce: "00".repeat(32),
+        proof: String::new(),
+    };
+    edit(&mut h);
+    let key = JoinKey::derive(TOKEN, "", KeySource::Token);
+    let line = encode(&Msg::Hello(key.sign_hello(&nonce, h)));
+    r.get_mut().write_all(line.as_bytes()).unwrap();
+    let mut answer = String::new();
+    r.read_line(&mut answer).unwrap();
+    answer
 }
 
 #[test]
@@ -297,10 +330,7 @@ fn a_node_with_another_probe_version_is_refused() {
     let out = dir.path().join("m.json");
     let port = free_port();
     let head = node(0, 2, port, &fixture("fake-4gpu-vm.json"), Some(&out), &[]);
-    let answer = hello(
-        port,
-        r#""protocol":1,"probe_version":"0.0.1-other","schema_version":2,"node_rank":1,"nnodes":2,"hostname":"b","plan":"x""#,
-    );
+    let answer = hello(port, |h| h.probe_version = "0.0.1-other".into());
     assert!(
         answer.contains("\"kind\":\"refuse\"") && answer.contains("0.0.1-other"),
         "{answer}"
@@ -314,14 +344,40 @@ fn a_node_with_another_probe_version_is_refused() {
         "{e}"
     );
     assert!(!out.exists());
-    // Another rendezvous protocol altogether is named too.
+    // Another rendezvous protocol altogether cannot prove the key: it is turned away with a
+    // line, and named again when node 0 gives up waiting.
     let port = free_port();
-    let head = node(0, 2, port, &fixture("fake-4gpu-vm.json"), None, &[]);
-    let answer = hello(port, r#""protocol":9,"probe_version":"9.0.0""#);
+    let head = node_within(
+        SHORT_S,
+        0,
+        2,
+        port,
+        &fixture("fake-4gpu-vm.json"),
+        None,
+        &[],
+    );
+    let (mut r, _) = knock(port);
+    writeln!(
+        r.get_mut(),
+        r#"{{"protocol":9,"kind":"hello","probe_version":"9.0.0"}}"#
+    )
+    .unwrap();
+    let mut answer = String::new();
+    r.read_line(&mut answer).unwrap();
     assert!(answer.contains("refuse"), "{answer}");
-    let e = stderr(&finish(head));
+    let o = finish(head);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 2, "{e}");
     assert!(
-        e.contains("speaks rendezvous protocol 9 (probe 9.0.0)"),
+        lines[0].starts_with("node 0: turned away 127.0.0.1:")
+            && lines[0].contains("speaks rendezvous protocol 9 (probe 9.0.0)"),
+        "{e}"
+    );
+    assert!(
+        lines[1].starts_with("error: node 1 of 2 did not join")
+            && lines[1].contains("turned away meanwhile (1)"),
         "{e}"
     );
 }
@@ -334,6 +390,7 @@ fn a_refused_peer_and_a_mismatched_plan_say_why() {
     let m = fixture("fake-4gpu-vm.json");
     let mut c = Command::new(env!("CARGO_BIN_EXE_probe"));
     let head = c
+        .env("PROBE_DIST_TOKEN", TOKEN)
         .args(["run", "--fake-machine"])
         .arg(&m)
         .args([

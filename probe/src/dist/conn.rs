@@ -2,10 +2,11 @@
 //! one inbox, and a heartbeat thread per stream, so a peer busy measuring for minutes still says
 //! it is alive while a dead or unreachable one is named within the silence limit — never a hang.
 
-use super::wire::{Msg, Undecodable, decode, encode};
+use super::frame::{FRAME_MAX_BYTES, FrameError, preview, read_frame};
+use super::wire::{Msg, Undecodable, decode_frame, encode};
 use crate::error::{ProbeError, Result};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
@@ -59,37 +60,62 @@ pub fn send_raw(stream: &mut TcpStream, msg: &Msg) -> std::io::Result<()> {
     stream.flush()
 }
 
-/// Reads one message from a stream with no reader thread yet, within `timeout`.
-pub fn read_raw(
-    reader: &mut BufReader<TcpStream>,
-    timeout: Duration,
-) -> std::result::Result<Msg, String> {
-    reader
-        .get_ref()
-        .set_read_timeout(Some(timeout.max(Duration::from_millis(10))))
-        .map_err(|e| e.to_string())?;
-    let mut line = String::new();
-    let r = reader.read_line(&mut line);
-    let _ = reader.get_ref().set_read_timeout(None);
-    match r {
-        Ok(0) => Err("closed the connection".into()),
-        Ok(_) => decode(&line).map_err(|e| match e {
-            Undecodable::Protocol {
+/// Why no message was read.
+#[derive(Debug)]
+pub enum ReadError {
+    /// No whole line (closed, too long, too slow, failed).
+    Frame(FrameError),
+    /// A line of another rendezvous protocol.
+    Protocol {
+        found: Option<u64>,
+        probe_version: Option<String>,
+    },
+    /// A line that is no message: why, and its first characters.
+    Malformed { why: String, preview: String },
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Frame(e) => write!(f, "{e}"),
+            ReadError::Protocol {
                 found,
                 probe_version,
-            } => format!(
-                "speaks rendezvous protocol {} (probe {}), this probe {}",
-                found.map_or("?".into(), |f| f.to_string()),
+            } => write!(
+                f,
+                "speaks rendezvous protocol {} (probe {}), this probe {}: run the same probe build on every node",
+                found.map_or("?".into(), |v| v.to_string()),
                 probe_version.as_deref().unwrap_or("?"),
                 super::wire::PROTOCOL_VERSION
             ),
-            Undecodable::Malformed(m) => format!("sent a malformed message ({m})"),
-        }),
-        Err(e) => Err(format!(
-            "sent nothing within {:.0} s ({e})",
-            timeout.as_secs_f64()
-        )),
+            ReadError::Malformed { why, preview } => {
+                write!(f, "sent `{preview}`, not a rendezvous message ({why})")
+            }
+        }
     }
+}
+
+/// Reads one message of at most `cap` bytes from a stream with no reader thread yet, by
+/// `deadline` when one is given.
+pub fn read_msg(
+    reader: &mut BufReader<TcpStream>,
+    cap: usize,
+    deadline: Option<Instant>,
+) -> std::result::Result<Msg, ReadError> {
+    let line = read_frame(reader, cap, deadline).map_err(ReadError::Frame)?;
+    decode_frame(&line).map_err(|e| match e {
+        Undecodable::Protocol {
+            found,
+            probe_version,
+        } => ReadError::Protocol {
+            found,
+            probe_version,
+        },
+        Undecodable::Malformed(why) => ReadError::Malformed {
+            why,
+            preview: preview(&line),
+        },
+    })
 }
 
 /// Every peer's incoming messages, in arrival order, with each peer's last sign of life.
@@ -127,6 +153,8 @@ impl Inbox {
     ) -> Result<Peer> {
         let stream = reader.get_ref();
         let _ = stream.set_nodelay(true);
+        // The handshake read against a deadline; from here silence is judged by heartbeats.
+        let _ = stream.set_read_timeout(None);
         let writer = stream
             .try_clone()
             .map(|s| Arc::new(Mutex::new(s)))
@@ -214,18 +242,13 @@ impl Inbox {
 }
 
 fn read_loop(rank: u32, mut reader: BufReader<TcpStream>, tx: Sender<(u32, Incoming)>) {
-    let mut line = String::new();
     loop {
-        line.clear();
-        let incoming = match reader.read_line(&mut line) {
-            Ok(0) => {
+        let incoming = match read_msg(&mut reader, FRAME_MAX_BYTES, None) {
+            Ok(m) => Incoming::Msg(m),
+            Err(ReadError::Frame(FrameError::Closed { partial: 0 })) => {
                 Incoming::Closed("closed the connection (it stopped; see its own output)".into())
             }
-            Ok(_) => match decode(&line) {
-                Ok(m) => Incoming::Msg(m),
-                Err(e) => Incoming::Closed(format!("sent an undecodable message: {e:?}")),
-            },
-            Err(e) => Incoming::Closed(format!("connection failed: {e}")),
+            Err(e) => Incoming::Closed(e.to_string()),
         };
         let closed = matches!(incoming, Incoming::Closed(_));
         if tx.send((rank, incoming)).is_err() || closed {

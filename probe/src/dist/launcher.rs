@@ -6,6 +6,7 @@
 //! (`SLURM_PROCID`, `SLURM_NTASKS`, `SLURM_NODELIST`). MPI launchers are checked before Slurm:
 //! inside an allocation `mpirun` starts tasks that still carry the batch step's `SLURM_PROCID`.
 
+use super::auth::{JoinKey, TOKEN_ENV, job_of};
 use crate::error::{ProbeError, Result};
 
 /// Where rank and world size came from (written as `NodeInfo::launcher`).
@@ -33,12 +34,13 @@ impl Launcher {
     }
 }
 
-/// The `--nnodes / --node-rank / --dist-init-addr` flags as given.
+/// The `--nnodes / --node-rank / --dist-init-addr / --dist-token` flags as given.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DistFlags {
     pub nnodes: Option<u32>,
     pub node_rank: Option<u32>,
     pub dist_init_addr: Option<String>,
+    pub dist_token: Option<String>,
 }
 
 /// Node 0's rendezvous address.
@@ -66,6 +68,8 @@ pub struct DistSpec {
     pub node_rank: u32,
     pub init_addr: InitAddr,
     pub launcher: Launcher,
+    /// The job's join key (`--dist-token` / `PROBE_DIST_TOKEN`, the launcher's job, or drawn).
+    pub key: JoinKey,
     /// Facts worth a line in the profile (several probes on one host, an address guessed).
     pub notes: Vec<String>,
 }
@@ -264,11 +268,18 @@ pub fn resolve(
             ));
         }
     }
+    // An empty variable is an unset one (a job script's `export PROBE_DIST_TOKEN=` default).
+    let token = flags
+        .dist_token
+        .clone()
+        .or_else(|| env(TOKEN_ENV).filter(|t| !t.trim().is_empty()));
+    let key = JoinKey::resolve(token.as_deref(), job_of(launcher, env), rank)?;
     Ok(Some(DistSpec {
         nnodes,
         node_rank: rank,
         init_addr,
         launcher,
+        key,
         notes,
     }))
 }
@@ -292,6 +303,7 @@ mod tests {
             nnodes: n,
             node_rank: r,
             dist_init_addr: a.map(String::from),
+            dist_token: None,
         }
     }
 
@@ -299,7 +311,11 @@ mod tests {
     fn flags_win_and_name_themselves() {
         let s = resolve(
             &flags(Some(2), Some(1), Some("10.0.0.1:29500")),
-            &env(&[("SLURM_PROCID", "0"), ("SLURM_NTASKS", "4")]),
+            &env(&[
+                ("SLURM_PROCID", "0"),
+                ("SLURM_NTASKS", "4"),
+                (TOKEN_ENV, "0123456789abcdef"),
+            ]),
         )
         .unwrap()
         .unwrap();
@@ -386,7 +402,14 @@ mod tests {
             ),
         ];
         for (vars, launcher, rank, addr) in cases {
-            let s = resolve(&DistFlags::default(), &env(vars)).unwrap().unwrap();
+            let e = env(vars);
+            let with_token = |k: &str| match k {
+                TOKEN_ENV => Some("0123456789abcdef".to_string()),
+                k => e(k),
+            };
+            let s = resolve(&DistFlags::default(), &with_token)
+                .unwrap()
+                .unwrap();
             assert_eq!((s.launcher, s.node_rank), (launcher, rank), "{vars:?}");
             assert_eq!(s.init_addr.to_string(), addr);
         }

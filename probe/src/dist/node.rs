@@ -53,6 +53,13 @@ fn hostname() -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// What a node's run reports as it goes: `progress` replaces the status line, `log` keeps a
+/// line (a connection node 0 turned away, the join token it drew).
+pub struct Output<'a> {
+    pub progress: &'a mut dyn FnMut(String),
+    pub log: &'a mut dyn FnMut(String),
+}
+
 /// Runs this node's part of the multi-node run `dist`. Node 0 calls `write` with the merged
 /// profile before it lets the others go.
 pub fn run_node(
@@ -60,9 +67,10 @@ pub fn run_node(
     plan: &RunPlan,
     dist: &DistSpec,
     timeouts: Timeouts,
-    progress: &mut dyn FnMut(String),
+    out: Output,
     write: &mut dyn FnMut(&MachineProfile) -> Result<String>,
 ) -> Result<NodeOutcome> {
+    let Output { progress, log } = out;
     let hello = Hello {
         probe_version: env!("CARGO_PKG_VERSION").into(),
         schema_version: models::profile::PROFILE_SCHEMA_VERSION,
@@ -70,6 +78,10 @@ pub fn run_node(
         nnodes: dist.nnodes,
         hostname: hostname(),
         plan: plan_key(plan),
+        // Filled in by the join: the job, this node's nonce, the proof for node 0's challenge.
+        job: String::new(),
+        nonce: String::new(),
+        proof: String::new(),
     };
     progress(if dist.node_rank == 0 {
         format!(
@@ -83,7 +95,12 @@ pub fn run_node(
             dist.node_rank, dist.init_addr
         )
     });
-    let mut session = join(dist, &hello, timeouts)?;
+    if dist.node_rank == 0
+        && let Some(line) = dist.key.notice()
+    {
+        log(line);
+    }
+    let mut session = join(dist, &hello, timeouts, log)?;
     let result = if dist.node_rank == 0 {
         head(&mut session, backend, plan, dist, progress, write)
     } else {

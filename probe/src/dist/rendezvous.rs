@@ -1,15 +1,20 @@
-//! Joining: node 0 listens at the init address's port and admits one peer per other rank whose
-//! hello matches its own (probe version, profile schema, protocol, node count, plan); peers
-//! connect, retrying until node 0 is up. Everything waits against the join timeout and ends with
-//! one line naming the node that is missing or refused.
+//! Joining: node 0 listens at the init address ([`super::door`]: only hellos proving the job's
+//! key get past it) and admits one peer per other rank whose hello matches its own (probe
+//! version, profile schema, protocol, node count, plan); peers connect, retrying until node 0 is
+//! up and challenges them. Everything waits against the join timeout and ends with one line
+//! naming the node that is missing or refused; a stranger only costs a line in node 0's log.
 
-use super::conn::{Inbox, Peer, read_raw, send_raw};
+use super::auth::{NONCE_BYTES, random_bytes};
+use super::conn::{Inbox, Peer, ReadError, read_msg, send_raw};
+use super::door::{Door, Greeted, HELLO_DEADLINE};
+use super::frame::HELLO_MAX_BYTES;
 use super::launcher::DistSpec;
 use super::wire::{Hello, Msg};
 use crate::error::{ProbeError, Result};
+use crate::hex::{hex, unhex};
 use std::collections::BTreeMap;
 use std::io::BufReader;
-use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 /// A joined multi-node run, as one node sees it.
@@ -61,10 +66,16 @@ impl Timeouts {
     }
 }
 
-/// Joins the run described by `spec`, introducing this node with `hello`.
-pub fn join(spec: &DistSpec, hello: &Hello, t: Timeouts) -> Result<Session> {
+/// Joins the run described by `spec`, introducing this node with `hello`; node 0 writes what
+/// it turns away to `log`, one line each.
+pub fn join(
+    spec: &DistSpec,
+    hello: &Hello,
+    t: Timeouts,
+    log: &mut dyn FnMut(String),
+) -> Result<Session> {
     if spec.node_rank == 0 {
-        host(spec, hello, t)
+        host(spec, hello, t, log)
     } else {
         connect(spec, hello, t)
     }
@@ -77,66 +88,103 @@ fn label(rank: u32, host: &Option<String>) -> String {
     }
 }
 
+/// Why a proved hello may not join.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub why: String,
+    /// The job's own nodes disagree (version, node count, plan, rank range): waiting on cannot
+    /// help, so the run stops. A rank already taken only turns that connection away.
+    pub stops_the_run: bool,
+}
+
 /// Why `theirs` may not join `ours`' run, or `None`.
 pub fn refusal(
     ours: &Hello,
     theirs: &Hello,
     joined: &BTreeMap<u32, Option<String>>,
-) -> Option<String> {
+) -> Option<Refusal> {
     let who = label(theirs.node_rank, &theirs.hostname);
+    let stop = |why: String| {
+        Some(Refusal {
+            why,
+            stops_the_run: true,
+        })
+    };
     if theirs.probe_version != ours.probe_version || theirs.schema_version != ours.schema_version {
-        return Some(format!(
+        return stop(format!(
             "{who} runs probe {} (profile schema {}), node 0 runs probe {} (schema {}): run the same probe build on every node",
             theirs.probe_version, theirs.schema_version, ours.probe_version, ours.schema_version
         ));
     }
     if theirs.nnodes != ours.nnodes {
-        return Some(format!(
+        return stop(format!(
             "{who} was started with --nnodes {}, node 0 with --nnodes {}: start every node with the same node count",
             theirs.nnodes, ours.nnodes
         ));
     }
     if theirs.node_rank == 0 || theirs.node_rank >= ours.nnodes {
-        return Some(format!(
+        return stop(format!(
             "{who} claims node rank {}: the other nodes are ranks 1..{}",
             theirs.node_rank,
             ours.nnodes - 1
         ));
     }
-    if let Some(h) = joined.get(&theirs.node_rank) {
-        return Some(format!(
-            "{who} claims node rank {}, which {} already has: give every node its own --node-rank",
-            theirs.node_rank,
-            label(theirs.node_rank, h)
-        ));
-    }
     if theirs.plan != ours.plan {
-        return Some(format!(
+        return stop(format!(
             "{who} measures `{}`, node 0 `{}`: start every node with the same --quick / --only",
             theirs.plan, ours.plan
         ));
     }
+    if let Some(h) = joined.get(&theirs.node_rank) {
+        return Some(Refusal {
+            why: format!(
+                "{who} claims node rank {}, which {} already has: give every node its own --node-rank",
+                theirs.node_rank,
+                label(theirs.node_rank, h)
+            ),
+            stops_the_run: false,
+        });
+    }
     None
 }
 
-/// Node 0: admit the others, then tell them to start.
-fn host(spec: &DistSpec, ours: &Hello, t: Timeouts) -> Result<Session> {
-    let started = Instant::now();
-    let deadline = started + t.join;
-    let any: &str = if spec.init_addr.host.contains(':') {
-        "[::]"
-    } else {
-        "0.0.0.0"
-    };
-    let listener = TcpListener::bind(format!("{any}:{}", spec.init_addr.port)).map_err(|e| {
-        ProbeError::Dist(format!(
-            "node 0 cannot listen on port {} ({e}): pick a free port in --dist-init-addr",
-            spec.init_addr.port
-        ))
-    })?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| ProbeError::Dist(format!("listening socket: {e}")))?;
+/// `node 1 of 2 did not join …`, with what was turned away meanwhile (the last three).
+fn missing_nodes(spec: &DistSpec, session: &Session, t: Timeouts, turned: &[String]) -> String {
+    let missing: Vec<String> = (1..spec.nnodes)
+        .filter(|r| !session.peers.contains_key(r))
+        .map(|r| r.to_string())
+        .collect();
+    let mut why = format!(
+        "node{} {} of {} did not join {} within {:.0} s: start `probe run --nnodes {} --node-rank R --dist-init-addr {}` with the same --dist-token on every node (or raise --dist-timeout)",
+        if missing.len() > 1 { "s" } else { "" },
+        missing.join(", "),
+        spec.nnodes,
+        spec.init_addr,
+        t.join.as_secs_f64(),
+        spec.nnodes,
+        spec.init_addr
+    );
+    if !turned.is_empty() {
+        let last = &turned[turned.len().saturating_sub(3)..];
+        why.push_str(&format!(
+            "; turned away meanwhile ({}): {}",
+            turned.len(),
+            last.join("; ")
+        ));
+    }
+    why
+}
+
+/// Node 0: admit the others, then tell them to start. Strangers and unproved connections are
+/// turned away with a line in the log; only the job's own nodes can stop the run.
+fn host(
+    spec: &DistSpec,
+    ours: &Hello,
+    t: Timeouts,
+    log: &mut dyn FnMut(String),
+) -> Result<Session> {
+    let deadline = Instant::now() + t.join;
+    let mut door = Door::open(&spec.init_addr, spec.key.clone(), log)?;
     let mut session = Session {
         me: 0,
         nnodes: spec.nnodes,
@@ -151,74 +199,48 @@ fn host(spec: &DistSpec, ours: &Hello, t: Timeouts) -> Result<Session> {
         });
         ProbeError::Dist(why)
     };
+    let mut turned: Vec<String> = Vec::new();
     while (session.peers.len() as u32) < spec.nnodes - 1 {
-        let now = Instant::now();
-        if now >= deadline {
-            let missing: Vec<String> = (1..spec.nnodes)
-                .filter(|r| !session.peers.contains_key(r))
-                .map(|r| r.to_string())
-                .collect();
-            let why = format!(
-                "node{} {} of {} did not join {} within {:.0} s: start `probe run --nnodes {} --node-rank R --dist-init-addr {}` on every node (or raise --dist-timeout)",
-                if missing.len() > 1 { "s" } else { "" },
-                missing.join(", "),
-                spec.nnodes,
-                spec.init_addr,
-                t.join.as_secs_f64(),
-                spec.nnodes,
-                spec.init_addr
-            );
+        if Instant::now() >= deadline {
+            let why = missing_nodes(spec, &session, t, &turned);
             return Err(fail(&session, why));
         }
-        let stream = match listener.accept() {
-            Ok((s, _)) => s,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(20));
+        let (theirs, mut reader, nonce, from) = match door.next(deadline, log) {
+            None => continue,
+            Some(Greeted::TurnedAway(why)) => {
+                log(format!("node 0: turned away {why} (the run goes on)"));
+                turned.push(why);
                 continue;
             }
-            Err(e) => {
-                return Err(fail(
-                    &session,
-                    format!("node 0 could not accept a peer: {e}"),
-                ));
-            }
+            Some(Greeted::Proved {
+                hello,
+                reader,
+                nonce,
+                from,
+            }) => (*hello, reader, nonce, from),
         };
-        let _ = stream.set_nonblocking(false);
-        let mut reader = BufReader::new(stream);
-        let theirs = match read_raw(&mut reader, (deadline - now).min(Duration::from_secs(5))) {
-            Ok(Msg::Hello(h)) => h,
-            Ok(other) => {
-                let why = format!("a peer opened with {other:?} instead of a hello");
-                let _ = send_raw(
-                    reader.get_mut(),
-                    &Msg::Refuse {
-                        reason: why.clone(),
-                    },
-                );
-                return Err(fail(&session, why));
-            }
-            Err(e) => {
-                let why = format!("a peer that connected to node 0 {e}");
-                let _ = send_raw(
-                    reader.get_mut(),
-                    &Msg::Refuse {
-                        reason: why.clone(),
-                    },
-                );
-                return Err(fail(&session, why));
-            }
-        };
-        if let Some(why) = refusal(ours, &theirs, &session.hosts) {
+        if let Some(r) = refusal(ours, &theirs, &session.hosts) {
             let _ = send_raw(
                 reader.get_mut(),
                 &Msg::Refuse {
-                    reason: why.clone(),
+                    reason: r.why.clone(),
                 },
             );
-            return Err(fail(&session, why));
+            if r.stops_the_run {
+                return Err(fail(&session, r.why));
+            }
+            log(format!(
+                "node 0: turned away {from}: {} (the run goes on)",
+                r.why
+            ));
+            turned.push(format!("{from}: {}", r.why));
+            continue;
         }
         let rank = theirs.node_rank;
-        send_raw(reader.get_mut(), &Msg::Welcome)
+        let welcome = Msg::Welcome {
+            proof: spec.key.welcome_proof(&nonce, &theirs.nonce),
+        };
+        send_raw(reader.get_mut(), &welcome)
             .map_err(|e| fail(&session, format!("{}: {e}", label(rank, &theirs.hostname))))?;
         let peer = session
             .inbox
@@ -226,11 +248,63 @@ fn host(spec: &DistSpec, ours: &Hello, t: Timeouts) -> Result<Session> {
         session.hosts.insert(rank, theirs.hostname.clone());
         session.peers.insert(rank, peer);
     }
+    door.close(log);
     session.tell_all(&Msg::Start);
     Ok(session)
 }
 
-/// A peer: reach node 0 (retrying until it listens), introduce this node, wait for the start.
+/// Why a connection to node 0 brought no challenge.
+enum Knock {
+    /// Worth another try until the join deadline (not up yet, busy, closed on us).
+    Again(String),
+    /// Node 0 (or whatever listens there) said something that no retry changes.
+    Stop(ProbeError),
+}
+
+/// One connection to node 0, up to its challenge nonce.
+fn knock(
+    addr: &str,
+    deadline: Instant,
+) -> std::result::Result<(BufReader<TcpStream>, Vec<u8>), Knock> {
+    let addrs = addr
+        .to_socket_addrs()
+        .map_err(|e| Knock::Again(format!("cannot resolve it: {e}")))?;
+    let mut last = "no address".to_string();
+    let mut stream = None;
+    for a in addrs {
+        match TcpStream::connect_timeout(&a, Duration::from_millis(500)) {
+            Ok(s) => {
+                stream = Some(s);
+                break;
+            }
+            Err(e) => last = e.to_string(),
+        }
+    }
+    let mut reader = BufReader::new(stream.ok_or(Knock::Again(last))?);
+    let wait = deadline.min(Instant::now() + HELLO_DEADLINE);
+    let stop = |why: String| Knock::Stop(ProbeError::Dist(why));
+    match read_msg(&mut reader, HELLO_MAX_BYTES, Some(wait)) {
+        Ok(Msg::Challenge { nonce }) => match unhex(&nonce).filter(|n| n.len() == NONCE_BYTES) {
+            Some(n) => Ok((reader, n)),
+            None => Err(stop(format!("node 0 at {addr} sent a malformed challenge"))),
+        },
+        Ok(Msg::Refuse { reason }) => Err(stop(format!("node 0 refused this node: {reason}"))),
+        Ok(Msg::Abort { reason }) => Err(stop(format!("node 0 stopped: {reason}"))),
+        Ok(other) => Err(stop(format!(
+            "node 0 at {addr} opened with {other:?} instead of a challenge"
+        ))),
+        Err(ReadError::Frame(e)) => Err(Knock::Again(format!(
+            "it took the connection but {e}, no challenge (an older probe, or another program on that port?)"
+        ))),
+        Err(e @ ReadError::Protocol { .. }) => Err(stop(format!("node 0 at {addr} {e}"))),
+        Err(e) => Err(stop(format!(
+            "something other than a probe listens at {addr}: it {e}"
+        ))),
+    }
+}
+
+/// A peer: reach node 0 (retrying until it listens and challenges), prove the join key in the
+/// hello, check node 0's proof in its welcome, wait for the start.
 fn connect(spec: &DistSpec, ours: &Hello, t: Timeouts) -> Result<Session> {
     let deadline = Instant::now() + t.join;
     let addr = spec.init_addr.to_string();
@@ -240,41 +314,37 @@ fn connect(spec: &DistSpec, ours: &Hello, t: Timeouts) -> Result<Session> {
             t.join.as_secs_f64()
         ))
     };
-    let stream = loop {
-        let last = match addr.to_socket_addrs() {
-            Ok(addrs) => {
-                let mut last = "no address".to_string();
-                let mut got = None;
-                for a in addrs {
-                    match TcpStream::connect_timeout(&a, Duration::from_millis(500)) {
-                        Ok(s) => {
-                            got = Some(s);
-                            break;
-                        }
-                        Err(e) => last = e.to_string(),
-                    }
-                }
-                match got {
-                    Some(s) => break s,
-                    None => last,
-                }
+    let (mut reader, challenge) = loop {
+        match knock(&addr, deadline) {
+            Ok(x) => break x,
+            Err(Knock::Stop(e)) => return Err(e),
+            Err(Knock::Again(why)) if Instant::now() >= deadline => {
+                return Err(unreachable(why));
             }
-            Err(e) => format!("cannot resolve it: {e}"),
-        };
-        if Instant::now() >= deadline {
-            return Err(unreachable(last));
+            Err(Knock::Again(_)) => std::thread::sleep(Duration::from_millis(100)),
         }
-        std::thread::sleep(Duration::from_millis(100));
     };
-    let mut reader = BufReader::new(stream);
-    send_raw(reader.get_mut(), &Msg::Hello(ours.clone()))
+    let mine = hex(&random_bytes::<NONCE_BYTES>()?);
+    let hello = Hello {
+        job: spec.key.job.clone(),
+        nonce: mine.clone(),
+        ..ours.clone()
+    };
+    let hello = spec.key.sign_hello(&challenge, hello);
+    send_raw(reader.get_mut(), &Msg::Hello(hello))
         .map_err(|e| unreachable(format!("sending the hello failed: {e}")))?;
-    let answer = read_raw(
+    let answer = read_msg(
         &mut reader,
-        deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(5),
+        HELLO_MAX_BYTES,
+        Some(deadline.max(Instant::now()) + Duration::from_secs(5)),
     );
     match answer {
-        Ok(Msg::Welcome) => {}
+        Ok(Msg::Welcome { proof }) if spec.key.verify_welcome(&challenge, &mine, &proof) => {}
+        Ok(Msg::Welcome { .. }) => {
+            return Err(ProbeError::Dist(format!(
+                "the probe at {addr} welcomed this node without proving the join key: it is not this job's node 0 (another job's on that port?); check --dist-init-addr and --dist-token"
+            )));
+        }
         Ok(Msg::Refuse { reason }) => {
             return Err(ProbeError::Dist(format!(
                 "node 0 refused this node: {reason}"
@@ -325,6 +395,9 @@ mod tests {
             nnodes: 2,
             hostname: Some(format!("h{rank}")),
             plan: "quick".into(),
+            job: String::new(),
+            nonce: String::new(),
+            proof: String::new(),
         }
     }
 
@@ -333,36 +406,33 @@ mod tests {
         let ours = hello(0);
         let none = BTreeMap::new();
         assert_eq!(refusal(&ours, &hello(1), &none), None);
+        let why = |h: &Hello, joined| refusal(&ours, h, joined).unwrap();
         let v = Hello {
             probe_version: "0.2.0".into(),
             ..hello(1)
         };
-        let why = refusal(&ours, &v, &none).unwrap();
+        let r = why(&v, &none);
         assert!(
-            why.contains("node 1 (h1) runs probe 0.2.0") && why.contains("same probe build"),
-            "{why}"
+            r.why.contains("node 1 (h1) runs probe 0.2.0") && r.why.contains("same probe build"),
+            "{r:?}"
         );
+        assert!(r.stops_the_run);
         let n = Hello {
             nnodes: 3,
             ..hello(1)
         };
-        assert!(refusal(&ours, &n, &none).unwrap().contains("--nnodes 3"));
+        assert!(why(&n, &none).why.contains("--nnodes 3"));
+        // A rank taken turns that connection away; the run waits on for the others.
         let mut joined = BTreeMap::new();
         joined.insert(1, Some("other".to_string()));
-        assert!(
-            refusal(&ours, &hello(1), &joined)
-                .unwrap()
-                .contains("node 1 (other) already")
-        );
-        assert!(
-            refusal(&ours, &hello(0), &none)
-                .unwrap()
-                .contains("ranks 1..1")
-        );
+        let dup = why(&hello(1), &joined);
+        assert!(dup.why.contains("node 1 (other) already"), "{dup:?}");
+        assert!(!dup.stops_the_run);
+        assert!(why(&hello(0), &none).why.contains("ranks 1..1"));
         let p = Hello {
             plan: "full".into(),
             ..hello(1)
         };
-        assert!(refusal(&ours, &p, &none).unwrap().contains("--quick"));
+        assert!(why(&p, &none).why.contains("--quick"));
     }
 }

@@ -1,0 +1,258 @@
+//! Node 0's door: the listening socket and every connection not yet proved to be a node of the
+//! job. Each connection is greeted on its own thread (a challenge nonce out, one bounded hello
+//! in, by a deadline), so a silent or trickling stranger delays no one; at most
+//! [`MAX_PENDING`] greetings run at once and a new connection past that closes the oldest. What
+//! is not a proved hello of this job is turned away with one line for the log; only proved
+//! hellos reach the join, which alone may stop the run.
+
+use super::auth::{JoinKey, NONCE_BYTES, random_bytes};
+use super::conn::{ReadError, read_msg, send_raw};
+use super::frame::HELLO_MAX_BYTES;
+use super::launcher::InitAddr;
+use super::wire::{Hello, Msg};
+use crate::error::{ProbeError, Result};
+use crate::hex::hex;
+use std::collections::VecDeque;
+use std::io::BufReader;
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant};
+
+/// Connections greeted at once: a real peer's greeting takes milliseconds, so 16 leaves room
+/// for every node of a large job arriving together while strangers cannot hold threads for long.
+pub const MAX_PENDING: usize = 16;
+/// How long a connection has to send its whole hello after node 0's challenge.
+pub const HELLO_DEADLINE: Duration = Duration::from_secs(5);
+
+/// A finished greeting.
+pub enum Greeted {
+    /// A hello that proves the job's key; the stream is past it.
+    Proved {
+        hello: Box<Hello>,
+        reader: BufReader<TcpStream>,
+        /// Node 0's challenge nonce on this connection (its welcome proof covers it).
+        nonce: [u8; NONCE_BYTES],
+        from: SocketAddr,
+    },
+    /// Not a node of this job: `from: why` for the log; the connection is already closed.
+    TurnedAway(String),
+}
+
+/// The listening socket and the greetings under way.
+pub struct Door {
+    listener: TcpListener,
+    /// The address it listens on.
+    pub bound: SocketAddr,
+    key: Arc<JoinKey>,
+    tx: Sender<(u64, Greeted)>,
+    rx: Receiver<(u64, Greeted)>,
+    /// Greetings under way, oldest first: id, a handle to close it, who.
+    pending: VecDeque<(u64, TcpStream, SocketAddr)>,
+    next_id: u64,
+}
+
+/// The addresses of `addr`'s host that this host may listen on, preferring the ones other hosts
+/// reach: a name that resolves to loopback here (Debian maps the host name to 127.0.1.1) is
+/// skipped unless the user named loopback itself.
+fn candidates(addr: &InitAddr) -> Vec<SocketAddr> {
+    let named_loopback =
+        addr.host == "localhost" || addr.host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    let mut found: Vec<SocketAddr> = (addr.host.as_str(), addr.port)
+        .to_socket_addrs()
+        .map(|a| a.collect())
+        .unwrap_or_default();
+    found.retain(|a| named_loopback || !a.ip().is_loopback());
+    found
+}
+
+/// Listens on the address the user gave when it is one of this host's; on every interface
+/// (with a line saying why) when it is not (a NAT address, a name that resolves elsewhere).
+fn bind(addr: &InitAddr, log: &mut dyn FnMut(String)) -> Result<TcpListener> {
+    let in_use = |e: std::io::Error| {
+        ProbeError::Dist(format!(
+            "node 0 cannot listen on {addr} ({e}): pick a free port in --dist-init-addr"
+        ))
+    };
+    for a in candidates(addr) {
+        match TcpListener::bind(a) {
+            Ok(l) => return Ok(l),
+            Err(e) if e.kind() == std::io::ErrorKind::AddrNotAvailable => continue,
+            Err(e) => return Err(in_use(e)),
+        }
+    }
+    let any = if addr.host.contains(':') {
+        "[::]"
+    } else {
+        "0.0.0.0"
+    };
+    log(format!(
+        "node 0: {} is not an address of this host: listening on every interface, port {} (only nodes proving the join key get in)",
+        addr.host, addr.port
+    ));
+    TcpListener::bind(format!("{any}:{}", addr.port)).map_err(in_use)
+}
+
+impl Door {
+    /// Starts listening at `addr` for nodes proving `key`.
+    pub fn open(addr: &InitAddr, key: JoinKey, log: &mut dyn FnMut(String)) -> Result<Door> {
+        let listener = bind(addr, log)?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| ProbeError::Dist(format!("listening socket: {e}")))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| ProbeError::Dist(format!("listening socket: {e}")))?;
+        let (tx, rx) = channel();
+        Ok(Door {
+            listener,
+            bound,
+            key: Arc::new(key),
+            tx,
+            rx,
+            pending: VecDeque::new(),
+            next_id: 0,
+        })
+    }
+
+    /// Starts greeting every connection waiting at the socket.
+    fn accept_all(&mut self, log: &mut dyn FnMut(String)) {
+        loop {
+            let (stream, from) = match self.listener.accept() {
+                Ok(x) => x,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    // Out of descriptors or a connection reset before it was taken: the
+                    // socket itself is fine, so the run goes on.
+                    log(format!("node 0: could not take a connection ({e})"));
+                    return;
+                }
+            };
+            if self.pending.len() >= MAX_PENDING
+                && let Some((_, old, who)) = self.pending.pop_front()
+            {
+                let _ = old.shutdown(Shutdown::Both);
+                log(format!(
+                    "node 0: closed {who}: no hello yet and {MAX_PENDING} connections waiting (the oldest goes; the run goes on)"
+                ));
+            }
+            let Ok(handle) = stream.try_clone() else {
+                continue;
+            };
+            let id = self.next_id;
+            self.next_id += 1;
+            self.pending.push_back((id, handle, from));
+            let (tx, key) = (self.tx.clone(), self.key.clone());
+            std::thread::spawn(move || {
+                let _ = tx.send((id, greet(stream, from, &key)));
+            });
+        }
+    }
+
+    /// The next finished greeting, or `None` once `until` passes.
+    pub fn next(&mut self, until: Instant, log: &mut dyn FnMut(String)) -> Option<Greeted> {
+        loop {
+            self.accept_all(log);
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            match self.rx.recv_timeout(left.min(Duration::from_millis(20))) {
+                Ok((id, g)) => {
+                    let was_pending = self.pending.iter().any(|(i, _, _)| *i == id);
+                    self.pending.retain(|(i, _, _)| *i != id);
+                    // A greeting closed for room already has its line.
+                    if was_pending {
+                        return Some(g);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => unreachable!("the door holds a sender"),
+            }
+        }
+    }
+
+    /// Every node joined: closes the greetings still under way, one line each.
+    pub fn close(self, log: &mut dyn FnMut(String)) {
+        for (_, s, who) in self.pending {
+            let _ = s.shutdown(Shutdown::Both);
+            log(format!(
+                "node 0: closed {who}: no hello yet when every node had joined"
+            ));
+        }
+    }
+}
+
+/// One connection: challenge, bounded hello by the deadline, proof.
+fn greet(stream: TcpStream, from: SocketAddr, key: &JoinKey) -> Greeted {
+    let away = |why: String| Greeted::TurnedAway(format!("{from}: {why}"));
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_write_timeout(Some(HELLO_DEADLINE));
+    let mut reader = BufReader::new(stream);
+    let nonce = match random_bytes::<NONCE_BYTES>() {
+        Ok(n) => n,
+        Err(e) => return away(e.to_string()),
+    };
+    let challenge = Msg::Challenge { nonce: hex(&nonce) };
+    if let Err(e) = send_raw(reader.get_mut(), &challenge) {
+        return away(format!("the challenge could not be sent ({e})"));
+    }
+    let deadline = Instant::now() + HELLO_DEADLINE;
+    let refuse = |reader: &mut BufReader<TcpStream>, why: String| {
+        let _ = send_raw(
+            reader.get_mut(),
+            &Msg::Refuse {
+                reason: why.clone(),
+            },
+        );
+        let _ = reader.get_ref().shutdown(Shutdown::Both);
+        away(why)
+    };
+    let hello = match read_msg(&mut reader, HELLO_MAX_BYTES, Some(deadline)) {
+        Ok(Msg::Hello(h)) => h,
+        Ok(other) => {
+            let kind = super::wire::encode(&other);
+            let why = format!(
+                "opened with `{}` instead of a hello",
+                super::frame::preview(kind.as_bytes())
+            );
+            return refuse(&mut reader, why);
+        }
+        Err(ReadError::Frame(e)) => {
+            let why = format!("{e} within {} s of connecting", HELLO_DEADLINE.as_secs());
+            return refuse(&mut reader, why);
+        }
+        Err(e) => return refuse(&mut reader, e.to_string()),
+    };
+    if !key.verify_hello(&nonce, &hello) {
+        let who = match &hello.hostname {
+            Some(h) => format!("node {} ({h})", hello.node_rank),
+            None => format!("node {}", hello.node_rank),
+        };
+        let job = |j: &str| {
+            if j.is_empty() {
+                "no launcher job".to_string()
+            } else {
+                j.to_string()
+            }
+        };
+        let why = if hello.job != key.job {
+            format!(
+                "{who}'s hello is for {}, node 0's for {}: start every node in the same job",
+                job(&hello.job),
+                job(&key.job)
+            )
+        } else {
+            format!(
+                "{who}'s hello fails the join proof: another --dist-token / PROBE_DIST_TOKEN than node 0's, or a hello replayed from another connection"
+            )
+        };
+        return refuse(&mut reader, why);
+    }
+    Greeted::Proved {
+        hello: Box::new(hello),
+        reader,
+        nonce,
+        from,
+    }
+}
