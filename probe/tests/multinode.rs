@@ -4,10 +4,11 @@
 //! fails — each with one line on stderr, exit 2, within the timeout, and no profile.
 
 use models::profile::{CollectiveOp, CollectiveStatus, LinkClass, MachineProfile};
-use probe::dist::auth::{JoinKey, KeySource};
-use probe::dist::wire::{Hello, Msg, decode, encode};
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+mod common;
+
+use common::{TOKEN, free_port, knock, read_line, send_hello};
+use probe::dist::wire::Hello;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -18,21 +19,10 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A port free a moment ago (the OS picks it).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Seconds every test node has to join: generous, since CI runs tests side by side; the tests
 /// of a node that never comes wait `SHORT_S`.
 const JOIN_S: &str = "5";
 const SHORT_S: &str = "2";
-/// The join token every test node is given (`PROBE_DIST_TOKEN`).
-const TOKEN: &str = "multinode-test-token-0123456789";
 
 /// Starts node `rank` of `nnodes` against the fake machine `machine`, joining within `JOIN_S`.
 fn node(
@@ -56,6 +46,21 @@ fn node_within(
     out: Option<&Path>,
     extra: &[&str],
 ) -> Child {
+    node_command(join_s, rank, nnodes, port, machine, out, extra)
+        .spawn()
+        .unwrap()
+}
+
+/// The command of [`node_within`], given the test token in `PROBE_DIST_TOKEN`.
+fn node_command(
+    join_s: &str,
+    rank: u32,
+    nnodes: u32,
+    port: u16,
+    machine: &Path,
+    out: Option<&Path>,
+    extra: &[&str],
+) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_probe"));
     c.env_remove("PROBE_FAKE_MACHINE")
         .env("PROBE_DIST_TOKEN", TOKEN)
@@ -79,7 +84,7 @@ fn node_within(
     if let Some(o) = out {
         c.arg("--out").arg(o);
     }
-    c.spawn().unwrap()
+    c
 }
 
 fn finish(c: Child) -> Output {
@@ -120,6 +125,7 @@ fn two_nodes_merge_into_one_profile() {
     let dir = tempfile::tempdir().unwrap();
     let h200 = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/h200-x1.json");
     let (p, outs) = run_nodes(2, &h200, dir.path());
+    common::assert_merged_as_golden(&dir.path().join("merged.json"));
     assert_eq!(p.schema_version, models::profile::PROFILE_SCHEMA_VERSION);
     assert_eq!(p.nodes.len(), 2);
     let placed: Vec<(u32, u32)> = p.devices.iter().map(|d| (d.index, d.node)).collect();
@@ -236,6 +242,42 @@ fn four_nodes_measure_every_pair_and_the_spanning_groups() {
 }
 
 #[test]
+fn a_token_node_0_draws_is_printed_and_taken_by_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let (port, merged) = (free_port(), dir.path().join("merged.json"));
+    let h200 = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/h200-x1.json");
+    let mut head = node_command(JOIN_S, 0, 2, port, &h200, Some(&merged), &[]);
+    let mut head = head.env_remove("PROBE_DIST_TOKEN").spawn().unwrap();
+    let mut err = std::io::BufReader::new(head.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+    let token = line
+        .strip_prefix("node 0: join token ")
+        .and_then(|l| l.split(':').next())
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    assert_eq!(token.len(), 32, "{line}");
+    assert!(line.contains(&format!("--dist-token {token}")), "{line}");
+    // A peer with no token at all is told what to pass, before it measures anything.
+    let mut bare = node_command(JOIN_S, 1, 2, port, &h200, None, &[]);
+    let o = bare.env_remove("PROBE_DIST_TOKEN").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("node 1 has no join token"),
+        "{}",
+        stderr(&o)
+    );
+    let mut peer = node_command(JOIN_S, 1, 2, port, &h200, None, &["--dist-token", &token]);
+    let peer = peer.env_remove("PROBE_DIST_TOKEN").output().unwrap();
+    assert!(peer.status.success(), "{}", stderr(&peer));
+    assert!(head.wait().unwrap().success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert_eq!(rest, "", "node 0 said only the token");
+    common::assert_merged_as_golden(&merged);
+}
+
+#[test]
 fn a_node_that_never_joins_is_named_within_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("m.json");
@@ -280,48 +322,13 @@ fn a_node_that_never_joins_is_named_within_the_timeout() {
     );
 }
 
-/// Connects to node 0 at `port` (retrying until it listens); the stream and its challenge.
-fn knock(port: u16) -> (BufReader<TcpStream>, Vec<u8>) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let s = loop {
-        match TcpStream::connect(("127.0.0.1", port)) {
-            Ok(s) => break s,
-            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => panic!("node 0 never listened: {e}"),
-        }
-    };
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut r = BufReader::new(s);
-    let mut line = String::new();
-    r.read_line(&mut line).unwrap();
-    match decode(&line) {
-        Ok(Msg::Challenge { nonce }) => (r, probe::hex::unhex(&nonce).unwrap()),
-        other => panic!("no challenge: {other:?} from {line}"),
-    }
-}
-
 /// Speaks the rendezvous by hand: a hello for rank 1 of 2 with `edit` applied, signed with the
 /// test token; node 0's answer line.
 fn hello(port: u16, edit: impl FnOnce(&mut Hello)) -> String {
     let (mut r, nonce) = knock(port);
-    let mut h = Hello {
-        probe_version: env!("CARGO_PKG_VERSION").into(),
-        schema_version: models::profile::PROFILE_SCHEMA_VERSION,
-        node_rank: 1,
-        nnodes: 2,
-        hostname: Some("b".into()),
-        plan: "x".into(),
-        job: String::new(),
-        nonce: "00".repeat(32),
-        proof: String::new(),
-    };
+    let mut h = common::hello(1, 2, "x");
     edit(&mut h);
-    let key = JoinKey::derive(TOKEN, "", KeySource::Token);
-    let line = encode(&Msg::Hello(key.sign_hello(&nonce, h)));
-    r.get_mut().write_all(line.as_bytes()).unwrap();
-    let mut answer = String::new();
-    r.read_line(&mut answer).unwrap();
-    answer
+    send_hello(&mut r, &common::key(TOKEN), &nonce, h)
 }
 
 #[test]
@@ -362,8 +369,7 @@ fn a_node_with_another_probe_version_is_refused() {
         r#"{{"protocol":9,"kind":"hello","probe_version":"9.0.0"}}"#
     )
     .unwrap();
-    let mut answer = String::new();
-    r.read_line(&mut answer).unwrap();
+    let answer = read_line(&mut r);
     assert!(answer.contains("refuse"), "{answer}");
     let o = finish(head);
     assert_eq!(o.status.code(), Some(2));

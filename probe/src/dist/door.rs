@@ -7,7 +7,7 @@
 
 use super::auth::{JoinKey, NONCE_BYTES, random_bytes};
 use super::conn::{ReadError, read_msg, send_raw};
-use super::frame::HELLO_MAX_BYTES;
+use super::frame::{FrameError, HELLO_MAX_BYTES};
 use super::launcher::InitAddr;
 use super::wire::{Hello, Msg};
 use crate::error::{ProbeError, Result};
@@ -218,10 +218,17 @@ fn greet(stream: TcpStream, from: SocketAddr, key: &JoinKey) -> Greeted {
             );
             return refuse(&mut reader, why);
         }
-        Err(ReadError::Frame(e)) => {
-            let why = format!("{e} within {} s of connecting", HELLO_DEADLINE.as_secs());
+        Err(ReadError::Frame(FrameError::Late { partial })) => {
+            let secs = HELLO_DEADLINE.as_secs();
+            let why = match partial {
+                0 => format!("sent nothing within {secs} s of connecting"),
+                n => format!(
+                    "sent only {n} bytes of a hello within {secs} s of connecting (a slow or stuck sender)"
+                ),
+            };
             return refuse(&mut reader, why);
         }
+        Err(ReadError::Frame(e)) => return refuse(&mut reader, format!("{e} before a hello")),
         Err(e) => return refuse(&mut reader, e.to_string()),
     };
     if !key.verify_hello(&nonce, &hello) {
@@ -254,5 +261,52 @@ fn greet(stream: TcpStream, from: SocketAddr, key: &JoinKey) -> Greeted {
         reader,
         nonce,
         from,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dist::auth::KeySource;
+
+    fn key() -> JoinKey {
+        JoinKey::derive("0123456789abcdef", "", KeySource::Token)
+    }
+
+    fn addr(host: &str) -> InitAddr {
+        InitAddr {
+            host: host.into(),
+            port: 0,
+        }
+    }
+
+    #[test]
+    fn node_0_listens_on_the_address_given_not_every_interface() {
+        let mut lines = Vec::new();
+        let door = Door::open(&addr("127.0.0.1"), key(), &mut |l| lines.push(l)).unwrap();
+        assert_eq!(door.bound.ip().to_string(), "127.0.0.1");
+        assert!(lines.is_empty(), "{lines:?}");
+        // 127.0.0.2 is this host too (all of 127/8 is loopback), but not the address given.
+        let port = door.bound.port();
+        assert!(TcpStream::connect(("127.0.0.1", port)).is_ok());
+        assert!(TcpStream::connect(("127.0.0.2", port)).is_err());
+        // `localhost` is loopback by name, so loopback it stays.
+        let door = Door::open(&addr("localhost"), key(), &mut |l| lines.push(l)).unwrap();
+        assert!(door.bound.ip().is_loopback());
+        assert!(lines.is_empty(), "{lines:?}");
+    }
+
+    #[test]
+    fn an_address_not_of_this_host_listens_everywhere_and_says_so() {
+        // 192.0.2.1 is TEST-NET-1 (RFC 5737): never a host's own address; binding sends nothing.
+        let mut lines = Vec::new();
+        let door = Door::open(&addr("192.0.2.1"), key(), &mut |l| lines.push(l)).unwrap();
+        assert!(door.bound.ip().is_unspecified(), "{}", door.bound);
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0]
+                .contains("192.0.2.1 is not an address of this host: listening on every interface"),
+            "{lines:?}"
+        );
     }
 }

@@ -41,10 +41,10 @@ impl std::fmt::Display for FrameError {
                 "sent more than {} without a newline (a rendezvous message is at most that long)",
                 size(*cap)
             ),
-            FrameError::Late { partial: 0 } => write!(f, "sent nothing in time"),
+            FrameError::Late { partial: 0 } => write!(f, "sent nothing by the deadline"),
             FrameError::Late { partial } => write!(
                 f,
-                "sent only {partial} bytes of a line in time (a slow or stuck sender)"
+                "sent only {partial} bytes of a line by the deadline (a slow or stuck sender)"
             ),
             FrameError::Io(e) => write!(f, "connection failed: {e}"),
         }
