@@ -7,12 +7,11 @@
 //!
 //! The key is HMAC-SHA256(token, label ‖ job): the token is the user's secret (`--dist-token`,
 //! `PROBE_DIST_TOKEN`, or one node 0 draws and prints); the job is what the launcher already gave
-//! every task of this job alike (Slurm's job and step ids, the PMIx namespace of an `mpirun`
-//! job, torchrun's run id), so a token reused across jobs does not let one job's nodes into
-//! another's. Without a token the job alone is the key, which keeps strays and other jobs out
+//! every task of this job alike ([`super::launcher::job_of`]: Slurm's job and step ids, an
+//! `mpirun` job's PMIx namespace, torchrun's run id), so a token reused across jobs does not let
+//! one job's nodes into another's. Without a token the job alone is the key, which keeps strays and other jobs out
 //! but not someone who reads the job id (`squeue`): node 0 says so.
 
-use super::launcher::Launcher;
 use super::wire::Hello;
 use crate::error::{ProbeError, Result};
 use crate::hex::{hex, unhex};
@@ -76,33 +75,6 @@ pub fn random_bytes<const N: usize>() -> Result<[u8; N]> {
         ))
     })?;
     Ok(b)
-}
-
-/// What the launcher gave every task of this job alike, or `None`. Values that differ between
-/// the tasks (ranks, local ports) are never used: the key must come out the same on every node.
-pub fn job_of(launcher: Launcher, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
-    let set = |k: &str| {
-        env(k)
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
-    match launcher {
-        Launcher::Slurm => {
-            let job = set("SLURM_JOB_ID")?;
-            Some(match set("SLURM_STEP_ID") {
-                Some(step) => format!("slurm job {job} step {step}"),
-                None => format!("slurm job {job}"),
-            })
-        }
-        Launcher::OpenMpi | Launcher::Mpich | Launcher::Pmi => set("PMIX_NAMESPACE")
-            .map(|ns| format!("pmix namespace {ns}"))
-            .or_else(|| set("OMPI_MCA_ess_base_jobid").map(|j| format!("open mpi job {j}"))),
-        // torchrun's default run id is the literal `none`: not a job.
-        Launcher::Torchrun => set("TORCHELASTIC_RUN_ID")
-            .filter(|id| id != "none")
-            .map(|id| format!("torchrun run {id}")),
-        Launcher::Flags => None,
-    }
 }
 
 impl JoinKey {
@@ -205,7 +177,6 @@ impl JoinKey {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use std::collections::HashMap;
 
     fn hello() -> Hello {
         Hello {
@@ -268,35 +239,6 @@ mod tests {
             !format!("{d:?}").contains("key:"),
             "the key is never printed"
         );
-    }
-
-    #[test]
-    fn jobs_are_what_every_task_shares() {
-        let env = |pairs: &[(&str, &str)]| {
-            let m: HashMap<String, String> = pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            move |k: &str| m.get(k).cloned()
-        };
-        let slurm = env(&[("SLURM_JOB_ID", "42"), ("SLURM_STEP_ID", "0")]);
-        assert_eq!(
-            job_of(Launcher::Slurm, &slurm).as_deref(),
-            Some("slurm job 42 step 0")
-        );
-        let ompi = env(&[("PMIX_NAMESPACE", "prterun-n0-1234@1")]);
-        assert_eq!(
-            job_of(Launcher::OpenMpi, &ompi).as_deref(),
-            Some("pmix namespace prterun-n0-1234@1")
-        );
-        let tr = env(&[("TORCHELASTIC_RUN_ID", "none")]);
-        assert_eq!(job_of(Launcher::Torchrun, &tr), None);
-        let tr = env(&[("TORCHELASTIC_RUN_ID", "exp7")]);
-        assert_eq!(
-            job_of(Launcher::Torchrun, &tr).as_deref(),
-            Some("torchrun run exp7")
-        );
-        assert_eq!(job_of(Launcher::Flags, &slurm), None);
     }
 
     proptest! {

@@ -309,4 +309,36 @@ mod tests {
             "{lines:?}"
         );
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Whatever bytes a connection sends after the challenge (with or without a newline),
+        /// the door turns it away with a line and goes on: nothing passes without the key.
+        #[test]
+        fn arbitrary_bytes_at_the_door_are_turned_away(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048),
+            newline in proptest::prelude::any::<bool>(),
+        ) {
+            use std::io::{BufRead, Write};
+            let mut door = Door::open(&addr("127.0.0.1"), key(), &mut |_| {}).unwrap();
+            let s = TcpStream::connect(door.bound).unwrap();
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut challenge = String::new();
+            let until = Instant::now() + Duration::from_secs(5);
+            // The door greets only while it is asked for the next greeting.
+            let got = std::thread::scope(|sc| {
+                let waiter = sc.spawn(|| door.next(until, &mut |_| {}));
+                r.read_line(&mut challenge).unwrap();
+                let mut w = &s;
+                let _ = w.write_all(&bytes);
+                if newline {
+                    let _ = w.write_all(b"\n");
+                }
+                let _ = s.shutdown(Shutdown::Write);
+                waiter.join().unwrap()
+            });
+            proptest::prop_assert!(challenge.contains("\"kind\":\"challenge\""));
+            proptest::prop_assert!(matches!(got, Some(Greeted::TurnedAway(_))));
+        }
+    }
 }

@@ -6,7 +6,7 @@
 //! (`SLURM_PROCID`, `SLURM_NTASKS`, `SLURM_NODELIST`). MPI launchers are checked before Slurm:
 //! inside an allocation `mpirun` starts tasks that still carry the batch step's `SLURM_PROCID`.
 
-use super::auth::{JoinKey, TOKEN_ENV, job_of};
+use super::auth::{JoinKey, TOKEN_ENV};
 use crate::error::{ProbeError, Result};
 
 /// Where rank and world size came from (written as `NodeInfo::launcher`).
@@ -166,6 +166,33 @@ fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<(Launcher, u3
         }
     }
     Ok(None)
+}
+
+/// What the launcher gave every task of this job alike, or `None`. Values that differ between
+/// the tasks (ranks, local ports) are never used: the key must come out the same on every node.
+pub fn job_of(launcher: Launcher, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let set = |k: &str| {
+        env(k)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    match launcher {
+        Launcher::Slurm => {
+            let job = set("SLURM_JOB_ID")?;
+            Some(match set("SLURM_STEP_ID") {
+                Some(step) => format!("slurm job {job} step {step}"),
+                None => format!("slurm job {job}"),
+            })
+        }
+        Launcher::OpenMpi | Launcher::Mpich | Launcher::Pmi => set("PMIX_NAMESPACE")
+            .map(|ns| format!("pmix namespace {ns}"))
+            .or_else(|| set("OMPI_MCA_ess_base_jobid").map(|j| format!("open mpi job {j}"))),
+        // torchrun's default run id is the literal `none`: not a job.
+        Launcher::Torchrun => set("TORCHELASTIC_RUN_ID")
+            .filter(|id| id != "none")
+            .map(|id| format!("torchrun run {id}")),
+        Launcher::Flags => None,
+    }
 }
 
 /// Node 0's address when no flag gives it: `MASTER_ADDR` / `MASTER_PORT`, else for Slurm the
@@ -437,6 +464,28 @@ mod tests {
         .unwrap();
         assert_eq!(s.init_addr.host, "::1");
         assert!(s.notes[0].contains("several probes share this host"));
+    }
+
+    #[test]
+    fn jobs_are_what_every_task_shares() {
+        let slurm = env(&[("SLURM_JOB_ID", "42"), ("SLURM_STEP_ID", "0")]);
+        assert_eq!(
+            job_of(Launcher::Slurm, &slurm).as_deref(),
+            Some("slurm job 42 step 0")
+        );
+        let ompi = env(&[("PMIX_NAMESPACE", "prterun-n0-1234@1")]);
+        assert_eq!(
+            job_of(Launcher::OpenMpi, &ompi).as_deref(),
+            Some("pmix namespace prterun-n0-1234@1")
+        );
+        let tr = env(&[("TORCHELASTIC_RUN_ID", "none")]);
+        assert_eq!(job_of(Launcher::Torchrun, &tr), None);
+        let tr = env(&[("TORCHELASTIC_RUN_ID", "exp7")]);
+        assert_eq!(
+            job_of(Launcher::Torchrun, &tr).as_deref(),
+            Some("torchrun run exp7")
+        );
+        assert_eq!(job_of(Launcher::Flags, &slurm), None);
     }
 
     #[test]

@@ -303,28 +303,18 @@ fn knock(
     }
 }
 
-/// A peer: reach node 0 (retrying until it listens and challenges), prove the join key in the
-/// hello, check node 0's proof in its welcome, wait for the start.
-fn connect(spec: &DistSpec, ours: &Hello, t: Timeouts) -> Result<Session> {
-    let deadline = Instant::now() + t.join;
-    let addr = spec.init_addr.to_string();
-    let unreachable = |why: String| {
-        ProbeError::Dist(format!(
-            "node 0 at {addr} did not answer within {:.0} s ({why}): start node 0 too, check --dist-init-addr names it (or raise --dist-timeout)",
-            t.join.as_secs_f64()
-        ))
-    };
-    let (mut reader, challenge) = loop {
-        match knock(&addr, deadline) {
-            Ok(x) => break x,
-            Err(Knock::Stop(e)) => return Err(e),
-            Err(Knock::Again(why)) if Instant::now() >= deadline => {
-                return Err(unreachable(why));
-            }
-            Err(Knock::Again(_)) => std::thread::sleep(Duration::from_millis(100)),
-        }
-    };
-    let mine = hex(&random_bytes::<NONCE_BYTES>()?);
+/// One try at joining: knock, prove the key in the hello, check node 0's proof in its welcome.
+/// A connection node 0 closes before it answers (it makes room for newer ones under a flood of
+/// strangers) is worth another try.
+fn prove(
+    spec: &DistSpec,
+    ours: &Hello,
+    addr: &str,
+    deadline: Instant,
+) -> std::result::Result<BufReader<TcpStream>, Knock> {
+    let (mut reader, challenge) = knock(addr, deadline)?;
+    let stop = |why: String| Knock::Stop(ProbeError::Dist(why));
+    let mine = hex(&random_bytes::<NONCE_BYTES>().map_err(Knock::Stop)?);
     let hello = Hello {
         job: spec.key.job.clone(),
         nonce: mine.clone(),
@@ -332,34 +322,44 @@ fn connect(spec: &DistSpec, ours: &Hello, t: Timeouts) -> Result<Session> {
     };
     let hello = spec.key.sign_hello(&challenge, hello);
     send_raw(reader.get_mut(), &Msg::Hello(hello))
-        .map_err(|e| unreachable(format!("sending the hello failed: {e}")))?;
+        .map_err(|e| Knock::Again(format!("sending the hello failed: {e}")))?;
     let answer = read_msg(
         &mut reader,
         HELLO_MAX_BYTES,
-        Some(deadline.max(Instant::now()) + Duration::from_secs(5)),
+        Some(Instant::now() + HELLO_DEADLINE),
     );
     match answer {
-        Ok(Msg::Welcome { proof }) if spec.key.verify_welcome(&challenge, &mine, &proof) => {}
-        Ok(Msg::Welcome { .. }) => {
-            return Err(ProbeError::Dist(format!(
-                "the probe at {addr} welcomed this node without proving the join key: it is not this job's node 0 (another job's on that port?); check --dist-init-addr and --dist-token"
-            )));
+        Ok(Msg::Welcome { proof }) if spec.key.verify_welcome(&challenge, &mine, &proof) => {
+            Ok(reader)
         }
-        Ok(Msg::Refuse { reason }) => {
-            return Err(ProbeError::Dist(format!(
-                "node 0 refused this node: {reason}"
-            )));
-        }
-        Ok(Msg::Abort { reason }) => {
-            return Err(ProbeError::Dist(format!("node 0 stopped: {reason}")));
-        }
-        Ok(other) => {
-            return Err(ProbeError::Dist(format!(
-                "node 0 answered the hello with {other:?}"
-            )));
-        }
-        Err(e) => return Err(ProbeError::Dist(format!("node 0 at {addr} {e}"))),
+        Ok(Msg::Welcome { .. }) => Err(stop(format!(
+            "the probe at {addr} welcomed this node without proving the join key: it is not this job's node 0 (another job's on that port?); check --dist-init-addr and --dist-token"
+        ))),
+        Ok(Msg::Refuse { reason }) => Err(stop(format!("node 0 refused this node: {reason}"))),
+        Ok(Msg::Abort { reason }) => Err(stop(format!("node 0 stopped: {reason}"))),
+        Ok(other) => Err(stop(format!("node 0 answered the hello with {other:?}"))),
+        Err(ReadError::Frame(e)) => Err(Knock::Again(format!("after the hello it {e}"))),
+        Err(e) => Err(stop(format!("node 0 at {addr} {e}"))),
     }
+}
+
+/// A peer: join node 0 (retrying until it listens, challenges and welcomes), wait for the start.
+fn connect(spec: &DistSpec, ours: &Hello, t: Timeouts) -> Result<Session> {
+    let deadline = Instant::now() + t.join;
+    let addr = spec.init_addr.to_string();
+    let reader = loop {
+        match prove(spec, ours, &addr, deadline) {
+            Ok(r) => break r,
+            Err(Knock::Stop(e)) => return Err(e),
+            Err(Knock::Again(why)) if Instant::now() >= deadline => {
+                return Err(ProbeError::Dist(format!(
+                    "node 0 at {addr} did not answer within {:.0} s ({why}): start node 0 too, check --dist-init-addr names it (or raise --dist-timeout)",
+                    t.join.as_secs_f64()
+                )));
+            }
+            Err(Knock::Again(_)) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    };
     let mut session = Session {
         me: spec.node_rank,
         nnodes: spec.nnodes,
