@@ -7,7 +7,7 @@
 
 use super::auth::{JoinKey, NONCE_BYTES, random_bytes};
 use super::conn::{ReadError, read_msg, send_raw};
-use super::frame::{FrameError, HELLO_MAX_BYTES};
+use super::frame::{FrameError, HELLO_MAX_BYTES, one_line};
 use super::launcher::InitAddr;
 use super::wire::{Hello, Msg};
 use crate::error::{ProbeError, Result};
@@ -54,16 +54,27 @@ pub struct Door {
 
 /// The addresses of `addr`'s host that this host may listen on, preferring the ones other hosts
 /// reach: a name that resolves to loopback here (Debian maps the host name to 127.0.1.1) is
-/// skipped unless the user named loopback itself.
-fn candidates(addr: &InitAddr) -> Vec<SocketAddr> {
+/// skipped unless the user named loopback itself. `Err`: why there are none.
+fn candidates(addr: &InitAddr) -> std::result::Result<Vec<SocketAddr>, String> {
     let named_loopback =
         addr.host == "localhost" || addr.host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
-    let mut found: Vec<SocketAddr> = (addr.host.as_str(), addr.port)
+    let found: Vec<SocketAddr> = (addr.host.as_str(), addr.port)
         .to_socket_addrs()
-        .map(|a| a.collect())
-        .unwrap_or_default();
-    found.retain(|a| named_loopback || !a.ip().is_loopback());
-    found
+        .map_err(|e| format!("{} does not resolve here ({e})", addr.host))?
+        .collect();
+    let usable: Vec<SocketAddr> = found
+        .iter()
+        .copied()
+        .filter(|a| named_loopback || !a.ip().is_loopback())
+        .collect();
+    if usable.is_empty() && !found.is_empty() {
+        return Err(format!(
+            "{} resolves here only to loopback ({}), which other hosts cannot reach",
+            addr.host,
+            found[0].ip()
+        ));
+    }
+    Ok(usable)
 }
 
 /// Listens on the address the user gave when it is one of this host's; on every interface
@@ -74,21 +85,27 @@ fn bind(addr: &InitAddr, log: &mut dyn FnMut(String)) -> Result<TcpListener> {
             "node 0 cannot listen on {addr} ({e}): pick a free port in --dist-init-addr"
         ))
     };
-    for a in candidates(addr) {
-        match TcpListener::bind(a) {
-            Ok(l) => return Ok(l),
-            Err(e) if e.kind() == std::io::ErrorKind::AddrNotAvailable => continue,
-            Err(e) => return Err(in_use(e)),
+    let why = match candidates(addr) {
+        Ok(found) => {
+            for a in found {
+                match TcpListener::bind(a) {
+                    Ok(l) => return Ok(l),
+                    Err(e) if e.kind() == std::io::ErrorKind::AddrNotAvailable => continue,
+                    Err(e) => return Err(in_use(e)),
+                }
+            }
+            format!("{} is not an address of this host", addr.host)
         }
-    }
+        Err(why) => why,
+    };
     let any = if addr.host.contains(':') {
         "[::]"
     } else {
         "0.0.0.0"
     };
     log(format!(
-        "node 0: {} is not an address of this host: listening on every interface, port {} (only nodes proving the join key get in)",
-        addr.host, addr.port
+        "node 0: {why}: listening on every interface, port {} (only nodes proving the join key get in)",
+        addr.port
     ));
     TcpListener::bind(format!("{any}:{}", addr.port)).map_err(in_use)
 }
@@ -143,9 +160,18 @@ impl Door {
             self.next_id += 1;
             self.pending.push_back((id, handle, from));
             let (tx, key) = (self.tx.clone(), self.key.clone());
-            std::thread::spawn(move || {
-                let _ = tx.send((id, greet(stream, from, &key)));
-            });
+            let greeting = std::thread::Builder::new()
+                .name("probe-door".into())
+                .spawn(move || {
+                    let _ = tx.send((id, greet(stream, from, &key)));
+                });
+            if let Err(e) = greeting {
+                // Out of threads: this connection goes (its stream went with the closure).
+                self.pending.retain(|(i, _, _)| *i != id);
+                log(format!(
+                    "node 0: closed {from}: no thread to greet it ({e})"
+                ));
+            }
         }
     }
 
@@ -185,7 +211,8 @@ impl Door {
 
 /// One connection: challenge, bounded hello by the deadline, proof.
 fn greet(stream: TcpStream, from: SocketAddr, key: &JoinKey) -> Greeted {
-    let away = |why: String| Greeted::TurnedAway(format!("{from}: {why}"));
+    // Everything here may quote a stranger's bytes: one line, however they look.
+    let away = |why: String| Greeted::TurnedAway(one_line(&format!("{from}: {why}")));
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_write_timeout(Some(HELLO_DEADLINE));
     let mut reader = BufReader::new(stream);
@@ -338,7 +365,12 @@ mod tests {
                 waiter.join().unwrap()
             });
             proptest::prop_assert!(challenge.contains("\"kind\":\"challenge\""));
-            proptest::prop_assert!(matches!(got, Some(Greeted::TurnedAway(_))));
+            match got {
+                Some(Greeted::TurnedAway(why)) => {
+                    proptest::prop_assert!(!why.chars().any(char::is_control), "{why}");
+                }
+                _ => proptest::prop_assert!(false, "not turned away"),
+            }
         }
     }
 }

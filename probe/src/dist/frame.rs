@@ -124,6 +124,24 @@ pub fn preview(line: &[u8]) -> String {
     out
 }
 
+/// `text` made safe for one log line: control characters (a newline a stranger put in a host
+/// name or an unknown message kind) escaped, at most 300 characters.
+pub fn one_line(text: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == 300 {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +185,8 @@ mod tests {
         assert_eq!(preview(b"GET / HTTP/1.1\r\n"), "GET / HTTP/1.1");
         assert_eq!(preview(b"\x1b[2J\n"), "\\u{1b}[2J");
         assert_eq!(preview(&[b'a'; 1000]).chars().count(), 41);
+        assert_eq!(one_line("a\nerror: b\r"), "a\\nerror: b\\r");
+        assert_eq!(one_line(&"é".repeat(400)).chars().count(), 301);
         assert!(
             FrameError::TooLong { cap: 16 << 10 }
                 .to_string()

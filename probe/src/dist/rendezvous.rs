@@ -7,7 +7,7 @@
 use super::auth::{NONCE_BYTES, random_bytes};
 use super::conn::{Inbox, Peer, ReadError, read_msg, send_raw};
 use super::door::{Door, Greeted, HELLO_DEADLINE};
-use super::frame::HELLO_MAX_BYTES;
+use super::frame::{HELLO_MAX_BYTES, one_line};
 use super::launcher::DistSpec;
 use super::wire::{Hello, Msg};
 use crate::error::{ProbeError, Result};
@@ -229,11 +229,9 @@ fn host(
             if r.stops_the_run {
                 return Err(fail(&session, r.why));
             }
-            log(format!(
-                "node 0: turned away {from}: {} (the run goes on)",
-                r.why
-            ));
-            turned.push(format!("{from}: {}", r.why));
+            let why = one_line(&format!("{from}: {}", r.why));
+            log(format!("node 0: turned away {why} (the run goes on)"));
+            turned.push(why);
             continue;
         }
         let rank = theirs.node_rank;
