@@ -50,6 +50,8 @@ pub struct Door {
     /// Greetings under way, oldest first: id, a handle to close it, who.
     pending: VecDeque<(u64, TcpStream, SocketAddr)>,
     next_id: u64,
+    /// The last error taking a connection, logged once while it lasts.
+    accept_error: Option<String>,
 }
 
 /// The addresses of `addr`'s host that this host may listen on, preferring the ones other hosts
@@ -129,6 +131,7 @@ impl Door {
             rx,
             pending: VecDeque::new(),
             next_id: 0,
+            accept_error: None,
         })
     }
 
@@ -140,11 +143,16 @@ impl Door {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
                 Err(e) => {
                     // Out of descriptors or a connection reset before it was taken: the
-                    // socket itself is fine, so the run goes on.
-                    log(format!("node 0: could not take a connection ({e})"));
+                    // socket itself is fine, so the run goes on; a lasting error is one line.
+                    let why = e.to_string();
+                    if self.accept_error.as_ref() != Some(&why) {
+                        log(format!("node 0: could not take a connection ({why})"));
+                        self.accept_error = Some(why);
+                    }
                     return;
                 }
             };
+            self.accept_error = None;
             if self.pending.len() >= MAX_PENDING
                 && let Some((_, old, who)) = self.pending.pop_front()
             {
@@ -334,6 +342,49 @@ mod tests {
             lines[0]
                 .contains("192.0.2.1 is not an address of this host: listening on every interface"),
             "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_node_of_another_job_is_told_so() {
+        use std::io::{BufRead, Write};
+        let ours = JoinKey::derive("0123456789abcdef", "slurm job 1 step 0", KeySource::Token);
+        let theirs = JoinKey::derive("0123456789abcdef", "slurm job 2 step 0", KeySource::Token);
+        let mut door = Door::open(&addr("127.0.0.1"), ours, &mut |_| {}).unwrap();
+        let s = TcpStream::connect(door.bound).unwrap();
+        let got = std::thread::scope(|sc| {
+            let waiter =
+                sc.spawn(|| door.next(Instant::now() + Duration::from_secs(5), &mut |_| {}));
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut line = String::new();
+            r.read_line(&mut line).unwrap();
+            let Ok(Msg::Challenge { nonce }) = super::super::wire::decode(&line) else {
+                panic!("{line}")
+            };
+            let hello = Hello {
+                probe_version: "0.1.0".into(),
+                schema_version: 3,
+                node_rank: 1,
+                nnodes: 2,
+                hostname: None,
+                plan: "p".into(),
+                job: theirs.job.clone(),
+                nonce: String::new(),
+                proof: String::new(),
+            };
+            let signed = theirs.sign_hello(&crate::hex::unhex(&nonce).unwrap(), hello);
+            (&s).write_all(super::super::wire::encode(&Msg::Hello(signed)).as_bytes())
+                .unwrap();
+            waiter.join().unwrap()
+        });
+        let Some(Greeted::TurnedAway(why)) = got else {
+            panic!("not turned away")
+        };
+        assert!(
+            why.contains(
+                "node 1's hello is for slurm job 2 step 0, node 0's for slurm job 1 step 0"
+            ),
+            "{why}"
         );
     }
 
