@@ -11,6 +11,8 @@
 set -o pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 PYTHONUNBUFFERED=1
+# The join secret every node of the run must hold (rendezvous protocol 2, issue 39).
+export PROBE_DIST_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 B=.device-bin
 step() { echo "=== $(date -u +%T) $*"; }
 nvidia-smi -L; nvidia-smi topo -m
@@ -22,7 +24,7 @@ CUDA_VISIBLE_DEVICES=0 timeout 400 $B/probe run --nnodes 2 --node-rank 0 --dist-
 echo "node 0 rc $?"; wait; echo "node 1: $(tail -n 2 "$OUT/node1.log")"
 step mpirun
 if command -v mpirun >/dev/null; then
-  timeout 200 mpirun --allow-run-as-root -np 2 -x NCCL_P2P_DISABLE -x NCCL_SHM_DISABLE -x NCCL_NVLS_ENABLE \
+  timeout 200 mpirun --allow-run-as-root -np 2 -x NCCL_P2P_DISABLE -x NCCL_SHM_DISABLE -x NCCL_NVLS_ENABLE -x PROBE_DIST_TOKEN \
     bash -c 'CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_RANK exec '"$B"'/probe run --quick --dist-init-addr 127.0.0.1:29518 --out '"$OUT"'/mpirun-quick-$OMPI_COMM_WORLD_RANK.json' \
     > "$OUT/mpirun.log" 2>&1; echo "mpirun rc $?"
 else
