@@ -135,9 +135,10 @@ impl Door {
         })
     }
 
-    /// Starts greeting every connection waiting at the socket.
+    /// Starts greeting the connections waiting at the socket: at most [`MAX_PENDING`] a call,
+    /// so a flood cannot keep node 0 from the greetings already finished.
     fn accept_all(&mut self, log: &mut dyn FnMut(String)) {
-        loop {
+        for _ in 0..MAX_PENDING {
             let (stream, from) = match self.listener.accept() {
                 Ok(x) => x,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
