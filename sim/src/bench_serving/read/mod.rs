@@ -195,9 +195,15 @@ pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, ReadError> {
 fn num(v: &Value, key: &str) -> Option<f64> {
     match v.get(key)? {
         Value::Number(n) => n.as_f64(),
-        // "~225" as people write approximate figures; Python's non-finite floats as themselves,
-        // so that the checks refuse a NaN throughput instead of missing it
-        Value::String(s) => crate::numtext::first(s).or_else(|| python_non_finite(s)),
+        // "~225" as people write approximate figures, read whole by the one figure grammar (a
+        // text it cannot read for sure is no number, never a guess); Python's non-finite floats
+        // as themselves, so that the checks refuse a NaN throughput instead of missing it
+        Value::String(s) => python_non_finite(s).or_else(|| {
+            crate::numtext::figure(s)
+                .ok()
+                .filter(|f| f.numbers.len() == 1)
+                .map(|f| f.value)
+        }),
         _ => None,
     }
 }
