@@ -28,7 +28,11 @@ pub struct MeasuredArgs {
     pub random_output_len: Option<u32>,
     /// Requests to simulate per point where the measurement did not record it (default 4 ×
     /// concurrency).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::args::bounded_u32(
+        1,
+        super::args::MAX_NUM_PROMPTS,
+        "each simulated request is held in memory; a million is beyond any bench_serving run",
+    ))]
     pub num_prompts: Option<u32>,
 }
 

@@ -146,28 +146,40 @@ fn bench_workload(
     match (input, output, conc) {
         (Some(i), Some(o), Some(c)) if i > 0 && o > 0 && c > 0 => {
             let inferencex = is_inferencex(r);
-            let (default_n, ratio, whose) = if inferencex {
-                let n = c.saturating_mul(INFERENCEX_PROMPTS_PER_CONCURRENCY);
-                (n, INFERENCEX_RANGE_RATIO, "InferenceX: 10 × concurrency")
-            } else {
-                (
-                    BENCH_SERVING_NUM_PROMPTS,
-                    BENCH_SERVING_RANGE_RATIO,
-                    "bench_serving's default",
-                )
-            };
-            let n = num_prompts.filter(|n| *n > 0).unwrap_or_else(|| {
-                assumptions.push(format!("--num-prompts {default_n} ({whose})"));
-                default_n
-            });
-            assumptions.push(format!(
-                "--random-range-ratio {ratio} ({})",
-                if inferencex {
-                    "InferenceX's runs"
-                } else {
-                    "not stated: bench_serving's default"
+            let n = match (num_prompts.filter(|n| *n > 0), inferencex) {
+                (Some(n), _) if n > crate::workload::MAX_NUM_PROMPTS => {
+                    why.push(Unexpressible::new(
+                        K::UnreadableValue,
+                        format!(
+                            "num_prompts {n} is above {}: each simulated request is held in memory",
+                            crate::workload::MAX_NUM_PROMPTS
+                        ),
+                    ));
+                    return None;
                 }
-            ));
+                (Some(n), _) => n,
+                (None, true) => {
+                    let n = c.saturating_mul(INFERENCEX_PROMPTS_PER_CONCURRENCY);
+                    assumptions.push(format!(
+                        "--num-prompts {n} (InferenceX: 10 × concurrency), --random-range-ratio {INFERENCEX_RANGE_RATIO}"
+                    ));
+                    n
+                }
+                (None, false) => {
+                    assumptions.push(format!(
+                        "--num-prompts {BENCH_SERVING_NUM_PROMPTS} (not stated: bench_serving's default)"
+                    ));
+                    BENCH_SERVING_NUM_PROMPTS
+                }
+            };
+            let ratio = if inferencex {
+                INFERENCEX_RANGE_RATIO
+            } else {
+                assumptions.push(format!(
+                    "--random-range-ratio {BENCH_SERVING_RANGE_RATIO} (not stated: bench_serving's default)"
+                ));
+                BENCH_SERVING_RANGE_RATIO
+            };
             Some(Workload {
                 num_prompts: n,
                 random_input_len: i,

@@ -136,7 +136,7 @@ pub fn recorded_flags(spec: &str) -> Result<Option<RecordedFlags>, ReadError> {
     let Some((path, id)) = spec.split_once('#') else {
         return Ok(None);
     };
-    let text = models::io::read_text_limited(Path::new(path), models::io::LOG_LIMIT_BYTES)
+    let text = models::io::read_text_limited(Path::new(path), MEASURED_LIMIT_BYTES)
         .map_err(|e| ReadError::Read(e.to_string()))?;
     Ok(user_box::recorded_flags(&text, id))
 }
@@ -147,7 +147,7 @@ pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, ReadError> {
         Some((p, id)) => (p, Some(id)),
         None => (spec, None),
     };
-    let text = models::io::read_text_limited(Path::new(path), models::io::LOG_LIMIT_BYTES)
+    let text = models::io::read_text_limited(Path::new(path), MEASURED_LIMIT_BYTES)
         .map_err(|e| ReadError::Read(e.to_string()))?;
     let mut set = if let Some(id) = run_id {
         user_box(path, &text, id, hints)?
@@ -190,6 +190,11 @@ pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, ReadError> {
     set.warnings.extend(checked);
     Ok(set)
 }
+
+/// The largest measured-runs file read (bench_serving JSON/JSONL, CSV, summaries, runs files):
+/// a day of bench_serving JSONL is a few MB, and JSON parses to ~9× its size in memory, so
+/// 64 MiB keeps a read under 1 GB where the 1 GiB log limit would take 9 GB.
+pub const MEASURED_LIMIT_BYTES: u64 = 64 << 20;
 
 /// The number at `key` of `v` (a number, a number in text, or Python's non-finite spellings).
 fn num(v: &Value, key: &str) -> Option<f64> {
