@@ -124,13 +124,23 @@ pub fn figure(text: &str) -> Result<Figure, Unreadable> {
         }
     }
     let unit: String = chars[i..].iter().collect::<String>().trim().to_string();
+    // `0x3F2`, `0xAB`, `0b101`, `0o17`: a prefixed number, whatever digits follow the prefix
+    let prefixed = numbers.len() == 1
+        && first == 0.0
+        && i == 1
+        && matches!(chars.get(1), Some('x' | 'X' | 'b' | 'o'))
+        && chars.get(2).is_some_and(char::is_ascii_hexdigit);
+    if prefixed {
+        return refuse(
+            text,
+            "is a prefixed (hexadecimal, binary, octal) number, no measurement",
+        );
+    }
     if unit.chars().any(|c| c.is_ascii_digit()) {
-        let why = if numbers.len() == 1 && first == 0.0 && unit.starts_with(['x', 'X', 'b', 'o']) {
-            "is a prefixed (hexadecimal, binary, octal) number, no measurement".to_string()
-        } else {
-            format!("holds more numbers after the figure (`{unit}`): which one is meant?")
-        };
-        return refuse(text, why);
+        return refuse(
+            text,
+            format!("holds more numbers after the figure (`{unit}`): which one is meant?"),
+        );
     }
     if numbers.iter().any(|v| !v.is_finite()) || spread.is_some_and(|s: f64| !s.is_finite()) {
         return refuse(text, "is beyond any finite number");
@@ -399,6 +409,8 @@ mod tests {
         assert!(why("12,34").contains("thousands group"));
         assert!(why("1010.6.1").contains("second `.`"));
         assert!(why("0x3F2").contains("hexadecimal"));
+        assert!(why("0xAB").contains("hexadecimal"));
+        assert_eq!(value("0 bytes"), Some(0.0));
         assert!(why("89-85").contains("high to low"));
         assert!(why("TP8 56 tok/s").contains("words before"));
         assert!(why("56 tok/s at 8 streams").contains("more numbers"));
