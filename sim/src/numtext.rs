@@ -257,7 +257,8 @@ fn number_at(chars: &[char], i: usize, signed: bool) -> Result<(f64, usize), Str
         Some('+') if signed => (false, i + 1),
         _ => (false, i),
     };
-    if !digit(chars, j) && !(chars.get(j) == Some(&'.') && digit(chars, j + 1)) {
+    let starts = digit(chars, j) || (chars.get(j) == Some(&'.') && digit(chars, j + 1));
+    if !starts {
         return Err("has words before the number; write the number first".into());
     }
     let mut text = String::new();

@@ -89,9 +89,11 @@ fn record(id: &str, figure: Value, concurrency: Value) -> Value {
     })
 }
 
-/// `sim validate --records` of `records` (JSON): `(id → measured)` of the compared, `(id →
-/// detail)` of the skipped.
-fn scoreboard(dir: &Path, records: Value) -> (Vec<(String, f64)>, Vec<(String, String)>) {
+/// `(id, measured)` of the compared records and `(id, detail)` of the skipped ones.
+type Board = (Vec<(String, f64)>, Vec<(String, String)>);
+
+/// `sim validate --records` of `records` (JSON), as a [`Board`].
+fn scoreboard(dir: &Path, records: Value) -> Board {
     let path = write(dir, "records.json", &records.to_string());
     let board = json_of(&["validate", "--records", &path, "--format", "json"]);
     let compared = board["comparisons"]
