@@ -262,6 +262,7 @@ fn records_keep_their_flags_and_their_own_source_s_conventions() {
         &json!({"records": [
             serving("prose", "random", "--tp 8 --trust-remote-code --disable-cuda-graph (per FINDINGS.md commands)"),
             serving("ix", "InferenceX random 1k/1k", "--tp 8"),
+            serving("stated", "python3 -m sglang.bench_serving --dataset-name random --random-range-ratio 1", "--tp 8"),
         ]})
         .to_string(),
     );
@@ -280,6 +281,13 @@ fn records_keep_their_flags_and_their_own_source_s_conventions() {
     assert!(!prose.contains("InferenceX"), "{prose}");
     assert!(prose.contains("bench_serving's default"), "{prose}");
     assert!(notes("ix").contains("InferenceX: 10 × concurrency"));
+    // a convention the record's own command states wins over anyone's default
+    assert!(
+        notes("stated")
+            .contains("--random-range-ratio 1 (as the record's bench_serving command states)"),
+        "{}",
+        notes("stated")
+    );
 }
 
 #[test]

@@ -131,6 +131,25 @@ fn is_inferencex(r: &Record) -> bool {
         .any(|t| lower(t).contains("inferencex"))
 }
 
+/// The `--random-range-ratio` a record's bench_serving command states in its `dataset` text
+/// (`python3 -m sglang.bench_serving … --random-range-ratio 1`), when it is a ratio in [0, 1].
+fn stated_range_ratio(w: &RecordWorkload) -> Option<f64> {
+    let text = w.dataset.as_deref()?;
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words.iter().enumerate().find_map(|(i, word)| {
+        let value = match word.split_once('=') {
+            Some(("--random-range-ratio", v)) => v,
+            _ if *word == "--random-range-ratio" => words.get(i + 1)?,
+            _ => return None,
+        };
+        value
+            .trim_end_matches([',', ';'])
+            .parse::<f64>()
+            .ok()
+            .filter(|r| (0.0..=1.0).contains(r))
+    })
+}
+
 /// The bench_serving run a record describes, from its `(input_len, concurrency, num_prompts)`
 /// as read ([`stated`]) and its output length, or why not; the unstated prompt count and length
 /// spread are InferenceX's for its records, bench_serving's defaults for anyone else's.
@@ -172,7 +191,12 @@ fn bench_workload(
                     BENCH_SERVING_NUM_PROMPTS
                 }
             };
-            let ratio = if inferencex {
+            let ratio = if let Some(r) = stated_range_ratio(w) {
+                assumptions.push(format!(
+                    "--random-range-ratio {r} (as the record's bench_serving command states)"
+                ));
+                r
+            } else if inferencex {
                 INFERENCEX_RANGE_RATIO
             } else {
                 assumptions.push(format!(
