@@ -278,6 +278,47 @@ struct Answers {
     replicas: Option<sim::advise::replicas::ReplicasAnswer>,
 }
 
+/// A progress bar with a time estimate over a question's perturbed draws, in place of the
+/// spinner; a thread follows [`sim::advise::draws_begun`] until it is dropped.
+struct DrawsBar {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl DrawsBar {
+    fn start(spinner: &indicatif::ProgressBar, draws: u32) -> DrawsBar {
+        sim::advise::reset_draws();
+        spinner.set_length(u64::from(draws));
+        spinner.set_position(0);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:30}] {pos}/{len} draws, about {eta} left",
+        ) {
+            spinner.set_style(style);
+        }
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (bar, halt) = (spinner.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            while !halt.load(std::sync::atomic::Ordering::Relaxed) {
+                bar.set_position(sim::advise::draws_begun().min(u64::from(draws)));
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        });
+        DrawsBar {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for DrawsBar {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Answers `args.question` over `args.draws` perturbed draws, saying so on the spinner.
 fn answer_question(
     args: &Args,
@@ -289,6 +330,7 @@ fn answer_question(
 ) -> Result<Answers> {
     let mut a = Answers::default();
     let draws = args.draws.unwrap_or(DEFAULT_DRAWS);
+    let _bar = args.question.map(|_| DrawsBar::start(spinner, draws));
     match args.question {
         Some(Question::Ep) => {
             spinner.set_message(format!("EP verdict over {draws} draws"));
