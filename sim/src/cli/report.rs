@@ -180,14 +180,23 @@ impl Args {
         if self.measured.is_empty() {
             return Ok(None);
         }
+        // the report's workload lengths fill those a run did not record (as `sim validate
+        // --measured … --random-input-len …` takes them; a run's own lengths win), said once
+        let (input, output) = (
+            self.workload.random_input_len,
+            self.workload.random_output_len,
+        );
         let points = super::measured_args::MeasuredArgs {
             measured: self.measured.clone(),
             server_log: None,
-            random_input_len: None,
-            random_output_len: None,
+            random_input_len: Some(input),
+            random_output_len: Some(output),
             num_prompts: None,
         }
         .load(max_context_tokens)?;
+        eprintln!(
+            "note: --measured runs that do not record their lengths are simulated at --random-input-len {input} / --random-output-len {output}"
+        );
         if !points.iter().any(|p| p.workload.max_concurrency.is_some()) {
             bail!(
                 "--measured {}: no run states its concurrency, so none can be drawn against \

@@ -131,8 +131,9 @@ pub(super) fn user_box(
     let wl = run.get("workload").unwrap_or(&empty);
     let source = format!("{path}#{id}");
     let lengths = || -> Result<(u32, u32), ReadError> {
-        let i = hints.input_len.or(num(wl, "input_len").map(|x| x as u32));
-        let o = hints.output_len.or(num(wl, "output_len").map(|x| x as u32));
+        // the run's own lengths first: the hints fill only what it did not record
+        let i = num(wl, "input_len").map(|x| x as u32).or(hints.input_len);
+        let o = num(wl, "output_len").map(|x| x as u32).or(hints.output_len);
         match (i, o) {
             (Some(i), Some(o)) => Ok((i, o)),
             _ => Err(ReadError::MissingLengths {
