@@ -19,6 +19,9 @@ pub enum ModelsError {
         #[source]
         source: std::io::Error,
     },
+    /// A path that is not a regular file to read (a named pipe no program writes to).
+    #[error("{path}: {problem}")]
+    NotAFile { path: PathBuf, problem: String },
     /// A file is not valid JSON, or does not have the expected shape.
     #[error("{path}: malformed JSON: {message}")]
     Json { path: PathBuf, message: String },

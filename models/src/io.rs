@@ -92,9 +92,88 @@ pub fn read_limited(path: &Path, limit_bytes: u64) -> Result<Vec<u8>> {
     read_chunked(path, limit_bytes, |_| Ok(()))
 }
 
+/// How long opening a named pipe may wait for a program to write to it: `<(…)` process
+/// substitution has its writer at once; a FIFO nobody writes to would block forever.
+pub const PIPE_OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Opens `path` for reading; a named pipe is opened on a helper thread that may wait at most
+/// [`PIPE_OPEN_TIMEOUT`], then it is refused in one line (the thread stays blocked until the
+/// process exits, which it does with the error).
+fn open(path: &Path) -> Result<std::fs::File> {
+    let io = |source| ModelsError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if !std::fs::metadata(path).is_ok_and(|m| is_fifo(&m)) {
+        return std::fs::File::open(path).map_err(io);
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let p = path.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::fs::File::open(p));
+    });
+    match rx.recv_timeout(PIPE_OPEN_TIMEOUT) {
+        Ok(opened) => opened.map_err(io),
+        Err(_) => Err(ModelsError::NotAFile {
+            path: path.to_path_buf(),
+            problem: format!(
+                "is a named pipe no program writes to (waited {} s); give a regular file, or start the writer first",
+                PIPE_OPEN_TIMEOUT.as_secs()
+            ),
+        }),
+    }
+}
+
+#[cfg(unix)]
+fn is_fifo(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    m.file_type().is_fifo()
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// The bytes of every named pipe read so far, by path: a pipe (`<(…)` process substitution)
+/// can be read once, and a command may read the same file twice (a runs file's flags, then its
+/// runs); the second read gets what the first one read.
+static PIPES_READ: std::sync::OnceLock<
+    std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, Vec<u8>>>,
+> = std::sync::OnceLock::new();
+
+/// [`read_once`], a named pipe read once per process ([`PIPES_READ`]).
+fn read_chunked(
+    path: &Path,
+    limit_bytes: u64,
+    mut inspect: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<Vec<u8>> {
+    if !std::fs::metadata(path).is_ok_and(|m| is_fifo(&m)) {
+        return read_once(path, limit_bytes, inspect);
+    }
+    let pipes = PIPES_READ.get_or_init(Default::default);
+    let earlier = pipes.lock().ok().and_then(|m| m.get(path).cloned());
+    if let Some(bytes) = earlier {
+        if bytes.len() as u64 > limit_bytes {
+            return Err(ModelsError::TooLarge {
+                path: path.to_path_buf(),
+                bytes: None,
+                limit_bytes,
+            });
+        }
+        inspect(&bytes)?;
+        return Ok(bytes);
+    }
+    let bytes = read_once(path, limit_bytes, inspect)?;
+    if let Ok(mut m) = pipes.lock() {
+        m.insert(path.to_path_buf(), bytes.clone());
+    }
+    Ok(bytes)
+}
+
 /// The one reader: [`Read::take`] of `limit_bytes + 1`, [`CHUNK_BYTES`] at a time; after each
 /// chunk `inspect` sees every byte read so far and may stop the read (bytes that are not text).
-fn read_chunked(
+fn read_once(
     path: &Path,
     limit_bytes: u64,
     mut inspect: impl FnMut(&[u8]) -> Result<()>,
@@ -108,7 +187,7 @@ fn read_chunked(
         bytes,
         limit_bytes,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = open(path)?;
     let meta = file.metadata().map_err(io)?;
     if meta.is_dir() {
         return Err(ModelsError::Field {
@@ -228,6 +307,38 @@ mod tests {
         let e = read_text_limited(&p, 1 << 30).unwrap_err().to_string();
         assert!(e.contains(&format!("byte {}", text.len())), "{e}");
         assert!(read_log_limited(&p, 1 << 30).unwrap().ends_with('\u{fffd}'));
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn named_pipes_without_a_writer_are_refused_and_pipes_read_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return; // no mkfifo on this system: nothing to check
+        }
+        let t = std::time::Instant::now();
+        let e = read_text_limited(&fifo, 1 << 20).unwrap_err().to_string();
+        assert!(e.contains("named pipe no program writes to"), "{e}");
+        assert!(t.elapsed() < PIPE_OPEN_TIMEOUT * 3, "{:?}", t.elapsed());
+        // a writer (on a pipe of its own: the refused open above still waits on the first):
+        // read once, the second read gets the same text
+        let fifo = dir.path().join("pipe2");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(fifo, "--tp 8\n").unwrap())
+        };
+        assert_eq!(read_text_limited(&fifo, 1 << 20).unwrap(), "--tp 8\n");
+        writer.join().unwrap();
+        assert_eq!(read_text_limited(&fifo, 1 << 20).unwrap(), "--tp 8\n");
     }
 
     #[test]

@@ -212,6 +212,30 @@ impl Scenario {
             .map_or(self.spec.max_context_tokens, u64::from)
     }
 
+    /// The notes on the defaults the engine fills in for `layout` itself (a run of one layout
+    /// that is not the primary: a launch line without `--tp-size` runs TP1, and SGLang's
+    /// defaults then follow TP1); the primary's notes when they cannot be derived.
+    pub fn default_notes_for(&self, layout: Layout) -> Vec<String> {
+        let notes = match &self.vllm {
+            Some(v) => v
+                .server_options(&layout, &self.machine)
+                .ok()
+                .map(|(_, mut n)| {
+                    n.insert(0, self.default_notes.first().cloned().unwrap_or_default());
+                    n
+                }),
+            None => crate::fit::layout_options(
+                &self.sglang,
+                self.machine.memory_bytes(),
+                &layout,
+                &self.spec,
+            )
+            .ok()
+            .map(|r| r.notes),
+        };
+        notes.unwrap_or_else(|| self.default_notes.clone())
+    }
+
     /// Provenance lines on the server options SGLang's defaults filled in or adjusted.
     pub fn defaults_provenance(&self) -> Vec<String> {
         let version = match self.vllm {

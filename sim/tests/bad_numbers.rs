@@ -150,12 +150,12 @@ fn words_where_a_count_belongs_skip_that_record_not_the_file() {
     assert_eq!(kind, "unreadable-value");
     assert_eq!(
         detail,
-        "record `prose`: workload.concurrency is `1 and high (not stated)`, not a whole number"
+        "record `prose`: workload.concurrency `1 and high (not stated)` is not a whole number: it has words beside it"
     );
     assert!(
         skipped(&board, "half")
             .1
-            .contains("`1.5`, not a whole number")
+            .contains("`1.5` is not a whole number")
     );
     assert_eq!(board["expressible"], 1);
 }

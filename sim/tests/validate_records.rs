@@ -291,7 +291,16 @@ fn validate_records_prints_tables_json_markdown_and_csv() {
 fn bad_records_input_exits_2_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.json");
-    std::fs::write(&bad, "{\"records\": [{\"id\": 3}]}").unwrap();
+    // a file that is no records file is refused whole; one entry that is no record (issue 38)
+    // is skipped with its reason, the rest compared
+    std::fs::write(&bad, "{\"records\": 3}").unwrap();
+    let one_bad = dir.path().join("one_bad.json");
+    std::fs::write(&one_bad, "{\"records\": [{\"id\": 3}]}").unwrap();
+    sim()
+        .args(["validate", "--records", one_bad.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("is no record"));
     for (args, needle) in [
         (
             vec!["validate", "--records", bad.to_str().unwrap()],

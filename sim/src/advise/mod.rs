@@ -30,6 +30,25 @@ use serde::{Deserialize, Serialize};
 use verdict::DEFAULT_CONCURRENCY;
 
 pub use crate::options::{a2a_applies, a2a_where_applicable};
+
+/// Perturbed draws begun since the last [`reset_draws`], over every question: what a progress
+/// bar shows (a verdict of 10,000 draws takes minutes).
+static DRAWS_BEGUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Counts one draw begun ([`draws_begun`]).
+fn draw_begun() {
+    DRAWS_BEGUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Draws begun since the last [`reset_draws`].
+pub fn draws_begun() -> u64 {
+    DRAWS_BEGUN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Starts the count of [`draws_begun`] again.
+pub fn reset_draws() {
+    DRAWS_BEGUN.store(0, std::sync::atomic::Ordering::Relaxed);
+}
 pub use provenance::{KnownModelError, a2a_notes, machine_provenance};
 pub use verdict::{
     Build, EFFICIENCY_SPREAD, PRESET_COMM_SPREAD, VERDICT_CONCURRENCIES, comm_spread,
@@ -346,6 +365,7 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
     let outcomes: Vec<Option<(Verdict, bool)>> = (0..q.draws)
         .into_par_iter()
         .map(|i| {
+            draw_begun();
             let (k, _) = perturbed_knobs(q.knobs, q.seed.wrapping_add(i as u64), q.comm_spread);
             let (ep, others) = build_all(k).ok()?;
             let pts = grid(ep.as_ref(), &others, q.opts, &concs, context);

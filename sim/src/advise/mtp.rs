@@ -207,6 +207,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
     let faster: Vec<bool> = (0..q.draws)
         .into_par_iter()
         .filter_map(|i| {
+            super::draw_begun();
             let seed = q.seed.wrapping_add(0x5eed + i as u64);
             let (k, mut rng) = perturbed_knobs(q.knobs, seed, q.comm_spread);
             let l = range.0 + (range.1 - range.0) * rng.random::<f64>();

@@ -192,6 +192,7 @@ pub fn replicas_question(
     let faster: Vec<bool> = (0..q.draws)
         .into_par_iter()
         .filter_map(|i| {
+            super::draw_begun();
             let (k, _) = perturbed_knobs(
                 q.knobs,
                 q.seed.wrapping_add(0x2e91 + i as u64),

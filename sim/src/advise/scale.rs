@@ -343,6 +343,7 @@ fn confidence(
     let outcomes: Vec<Option<ScaleChoice>> = (0..q.draws)
         .into_par_iter()
         .map(|i| {
+            super::draw_begun();
             let (k, _) = perturbed_knobs(q.knobs, q.seed.wrapping_add(i as u64), q.comm_spread);
             let mut best: Option<(ScaleChoice, f64)> = None;
             for (o, layout, nominal) in picked {

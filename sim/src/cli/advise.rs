@@ -44,9 +44,14 @@ pub struct Args {
     /// A question to answer with a verdict.
     #[arg(long, value_enum)]
     pub question: Option<Question>,
-    /// Perturbed draws for the verdict's confidence (at least 1).
-    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..))]
-    pub draws: u32,
+    /// Perturbed draws for the verdict's confidence (1 to 10,000; 300 when not given; only
+    /// with --question).
+    #[arg(long, value_parser = super::args::bounded_u32(
+        1,
+        super::args::MAX_DRAWS,
+        "10,000 draws pin a verdict's share to ±0.5%; more adds minutes, not certainty",
+    ))]
+    pub draws: Option<u32>,
     /// List every layout, not only the top ones and the EP ones.
     #[arg(long)]
     pub all: bool,
@@ -60,7 +65,16 @@ pub struct Args {
     pub format: FormatArg,
 }
 
+/// Perturbed draws of a verdict when `--draws` is not given.
+const DEFAULT_DRAWS: u32 = 300;
+
 pub fn run(args: Args) -> Result<()> {
+    if let (Some(d), None) = (args.draws, args.question) {
+        // said, not refused: scripts pass one --draws to every advise call
+        eprintln!(
+            "warning: --draws {d} is ignored without --question: the draws perturb a question's verdict (--question ep|mtp|scale|replicas)"
+        );
+    }
     let setup = engine_setup(&args)?;
     let mut workload = args.workload.workloads(setup.max_context_tokens())?;
     if workload.len() != 1 {
@@ -149,6 +163,7 @@ pub fn run(args: Args) -> Result<()> {
         advice: &advice,
         all: args.all,
         model_path: try_model(&setup),
+        try_tail: try_tail(&setup),
     };
     export(args.format.format, &shown)
 }
@@ -159,6 +174,8 @@ struct AdviceShown<'a> {
     advice: &'a Advice,
     all: bool,
     model_path: String,
+    /// The user's own flags after the layout's on a vLLM `try:` line ([`try_tail`]).
+    try_tail: String,
 }
 
 impl Export for AdviceShown<'_> {
@@ -170,7 +187,7 @@ impl Export for AdviceShown<'_> {
     }
 
     fn print_table(&self) -> Result<()> {
-        print_advice(self.advice, self.all, &self.model_path);
+        print_advice(self.advice, self.all, &self.model_path, &self.try_tail);
         Ok(())
     }
 }
@@ -221,6 +238,24 @@ fn try_model(setup: &Setup) -> String {
     }
 }
 
+/// What the ranking's `try:` line carries after the best layout's flags, so that it launches
+/// what was ranked: a vLLM line's other flags as given (`--gpu-memory-utilization 0.94
+/// --kv-cache-dtype fp8 --max-model-len 32768 …`); SGLang's known flags given
+/// (`SglangArgs::modelled_flags`: `--trust-remote-code`, the backends …) but the a2a backend,
+/// which the ranked layout's own flags carry where it ran.
+fn try_tail(setup: &Setup) -> String {
+    let flags = match &setup.vllm {
+        Some(v) => v.other_flags(),
+        None => setup
+            .sglang
+            .modelled_flags()
+            .into_iter()
+            .filter(|f| !f.starts_with("--moe-a2a-backend"))
+            .collect(),
+    };
+    flags.iter().map(|f| format!(" {f}")).collect()
+}
+
 /// The server to advise for: a vLLM one with `--engine vllm` or a vLLM launch line, else SGLang.
 fn engine_setup(args: &Args) -> Result<Setup> {
     Ok(match args.engine {
@@ -243,6 +278,47 @@ struct Answers {
     replicas: Option<sim::advise::replicas::ReplicasAnswer>,
 }
 
+/// A progress bar with a time estimate over a question's perturbed draws, in place of the
+/// spinner; a thread follows [`sim::advise::draws_begun`] until it is dropped.
+struct DrawsBar {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl DrawsBar {
+    fn start(spinner: &indicatif::ProgressBar, draws: u32) -> DrawsBar {
+        sim::advise::reset_draws();
+        spinner.set_length(u64::from(draws));
+        spinner.set_position(0);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:30}] {pos}/{len} draws, about {eta} left",
+        ) {
+            spinner.set_style(style);
+        }
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (bar, halt) = (spinner.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            while !halt.load(std::sync::atomic::Ordering::Relaxed) {
+                bar.set_position(sim::advise::draws_begun().min(u64::from(draws)));
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        });
+        DrawsBar {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for DrawsBar {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Answers `args.question` over `args.draws` perturbed draws, saying so on the spinner.
 fn answer_question(
     args: &Args,
@@ -253,7 +329,8 @@ fn answer_question(
     spinner: &indicatif::ProgressBar,
 ) -> Result<Answers> {
     let mut a = Answers::default();
-    let draws = args.draws;
+    let draws = args.draws.unwrap_or(DEFAULT_DRAWS);
+    let _bar = args.question.map(|_| DrawsBar::start(spinner, draws));
     match args.question {
         Some(Question::Ep) => {
             spinner.set_message(format!("EP verdict over {draws} draws"));
@@ -345,22 +422,20 @@ fn spec_options(setup: &Setup) -> Result<sim::options::SpeculativeOptions> {
     if let Some(s) = &setup.opts.speculative {
         return Ok(s.clone());
     }
-    if setup.spec.num_mtp_layers == 0 {
-        bail!(
-            "--question mtp: {} has no MTP layers; give --speculative-algorithm EAGLE3 --speculative-draft-model-path DRAFT to ask about a separate draft",
-            setup.spec.name
-        );
-    }
     let (num_steps, eagle_topk, num_draft_tokens) =
         sim::sglang_args::speculative_params(&setup.spec.model_type);
-    Ok(sim::options::SpeculativeOptions {
+    let s = sim::options::SpeculativeOptions {
         algorithm: "EAGLE".into(),
         num_steps,
         eagle_topk,
         num_draft_tokens,
         draft_model_path: None,
         accept_length: None,
-    })
+    };
+    if let Some(why) = sim::cost::spec::missing_draft(&setup.spec, &s) {
+        bail!("--question mtp: {why}");
+    }
+    Ok(s)
 }
 
 fn answer_mtp(

@@ -8,7 +8,7 @@ use sim::advise::{Advice, EpAnswer, EpSide, RankedLayout};
 /// Feasible layouts shown besides the EP ones when `--all` is not given.
 const TOP_LAYOUTS: usize = 5;
 
-pub fn print_advice(a: &Advice, all: bool, launcher: &str) {
+pub fn print_advice(a: &Advice, all: bool, launcher: &str, try_tail: &str) {
     let w = &a.workload;
     println!(
         "{} on {}: {} prompts, {}, {}",
@@ -45,9 +45,13 @@ pub fn print_advice(a: &Advice, all: bool, launcher: &str) {
     if hidden > 0 {
         println!("{hidden} more layout(s) not shown (slower or rejected); --all lists every row");
     }
-    // a vLLM line's ranking ends with the best layout's own line (SGLang's, with its questions)
-    if vllm && let Some(best) = a.ranking.iter().find(|r| r.run.is_some()) {
-        println!("try: {launcher} {}", best.sglang_flags);
+    // the ranking ends with the best layout's own launch line (SGLang's questions end with
+    // theirs instead)
+    let question = a.ep.is_some() || a.mtp.is_some() || a.replicas.is_some() || a.scale.is_some();
+    if (vllm || !question)
+        && let Some(best) = a.ranking.iter().find(|r| r.run.is_some())
+    {
+        println!("try: {launcher} {}{try_tail}", best.sglang_flags);
     }
     if let Some(ep) = &a.ep {
         print_ep(ep, launcher);

@@ -155,3 +155,34 @@ pub enum ValidateFormat {
     /// One row per compared figure (--records).
     Csv,
 }
+
+/// The most requests one simulated run sends (`--num-prompts`, [`sim::workload::MAX_NUM_PROMPTS`]).
+pub const MAX_NUM_PROMPTS: u32 = sim::workload::MAX_NUM_PROMPTS;
+
+/// The largest decode batch `predict` costs (`--batch`): no engine runs more requests at once
+/// (SGLang's `--max-running-requests` and vLLM's `--max-num-seqs` default to at most a few
+/// thousand), and a 2M-token KV pool holds 65,536 requests of only 32 tokens each.
+pub const MAX_BATCH: u32 = 65_536;
+
+/// The most perturbed draws a verdict takes (`--draws`): 10,000 pin its share to ±0.5% (one
+/// standard error, 0.5/√n); more adds minutes, not certainty.
+pub const MAX_DRAWS: u32 = 10_000;
+
+/// A clap value parser for a whole number in `[min, max]`, whose error says why the bound is
+/// there (`why`), in one line.
+pub fn bounded_u32(
+    min: u32,
+    max: u32,
+    why: &'static str,
+) -> impl Fn(&str) -> std::result::Result<u32, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        let n: u64 = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}` is not a whole number"))?;
+        if n < u64::from(min) || n > u64::from(max) {
+            return Err(format!("{n} is outside {min}..={max}: {why}"));
+        }
+        Ok(n as u32)
+    }
+}

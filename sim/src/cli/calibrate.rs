@@ -110,7 +110,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         _ => None,
     };
-    setup.print_notes();
+    setup.print_notes_for(layout);
     super::bench_out::print_bench_flags(&args.bench.not_modelled());
     let shown = CalibrationShown {
         cal: &cal,

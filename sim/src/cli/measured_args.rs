@@ -28,7 +28,11 @@ pub struct MeasuredArgs {
     pub random_output_len: Option<u32>,
     /// Requests to simulate per point where the measurement did not record it (default 4 ×
     /// concurrency).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::args::bounded_u32(
+        1,
+        super::args::MAX_NUM_PROMPTS,
+        "each simulated request is held in memory; a million is beyond any bench_serving run",
+    ))]
     pub num_prompts: Option<u32>,
 }
 
@@ -86,7 +90,7 @@ impl MeasuredArgs {
         let (sglang, vllm) = match (&first.server_args, first.vllm_line()) {
             (Some(dump), _) => (
                 Some(
-                    sim::sglang_args::from_pairs(&dump.pairs)
+                    sim::sglang_args::from_pairs(&logged_pairs(dump, first))
                         .with_context(|| format!("{}: its server_args", path.display()))?,
                 ),
                 None,
@@ -175,4 +179,27 @@ impl MeasuredArgs {
         }
         Ok(points)
     }
+}
+
+/// The dump's pairs with `disable_cuda_graph` as the run's decode lines show it
+/// ([`sim::server_log::ServerRun::logged_eager`]): a cut dump loses it, a wrong one is
+/// overruled; the report's notes say so. Batches up to SGLang's smallest default
+/// `cuda_graph_max_bs` (8) count where the dump does not state it.
+fn logged_pairs(
+    dump: &sim::server_log::args::ServerArgsDump,
+    run: &sim::server_log::ServerRun,
+) -> Vec<(String, String)> {
+    use sim::sglang_args::flags::{CUDA_GRAPH_MAX_BS, DISABLE_CUDA_GRAPH};
+    let max_bs = dump
+        .int(&CUDA_GRAPH_MAX_BS)
+        .map_or(8, |b| b.min(1 << 20) as u32);
+    let mut pairs = dump.pairs.clone();
+    if let Some((eager, _)) = run.logged_eager(max_bs)
+        && dump.flag(&DISABLE_CUDA_GRAPH) != Some(eager)
+    {
+        pairs.retain(|(k, _)| k != DISABLE_CUDA_GRAPH.dest);
+        let v = if eager { "True" } else { "False" };
+        pairs.push((DISABLE_CUDA_GRAPH.dest.to_string(), v.to_string()));
+    }
+    pairs
 }

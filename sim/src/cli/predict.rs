@@ -19,8 +19,13 @@ use sim::cost::traffic::Traffic;
 pub struct Args {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Decode requests in the iteration (also the closed-loop concurrency of the steady estimate).
-    #[arg(long, value_name = "REQUESTS")]
+    /// Decode requests in the iteration (also the closed-loop concurrency of the steady estimate;
+    /// at most 65,536).
+    #[arg(long, value_name = "REQUESTS", value_parser = super::args::bounded_u32(
+        0,
+        super::args::MAX_BATCH,
+        "no engine runs more requests at once (SGLang's --max-running-requests, vLLM's --max-num-seqs), and a 2M-token KV pool holds 65,536 requests of 32 tokens",
+    ))]
     pub batch: u32,
     /// Context tokens of each decode request.
     #[arg(long, value_name = "TOKENS")]
@@ -53,6 +58,14 @@ pub fn run(args: Args) -> Result<()> {
             args.context,
             model.name,
             model.max_context_tokens
+        );
+    }
+    // the server's own limit (`--context-length` / `--max-model-len`): it refuses a longer
+    // request, and its `req_to_token` table is sized for it
+    if let Some(limit) = opts.context_length.filter(|l| args.context > *l) {
+        bail!(
+            "--context {} is above the server's context length {limit} (--context-length / --max-model-len): the server refuses such a request; raise it or lower --context",
+            args.context
         );
     }
     let q = PredictQuery {

@@ -34,8 +34,12 @@ pub struct Args {
     /// --max-concurrency list if missing).
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub at_concurrency: u32,
-    /// Perturbed draws behind the EP verdict's confidence.
-    #[arg(long, default_value_t = 300)]
+    /// Perturbed draws behind the EP verdict's confidence (1 to 10,000).
+    #[arg(long, default_value_t = 300, value_parser = super::args::bounded_u32(
+        1,
+        super::args::MAX_DRAWS,
+        "10,000 draws pin a verdict's share to ±0.5%; more adds minutes, not certainty",
+    ))]
     pub draws: u32,
     #[command(flatten)]
     pub calibration: CalibrationArg,
@@ -176,14 +180,23 @@ impl Args {
         if self.measured.is_empty() {
             return Ok(None);
         }
+        // the report's workload lengths fill those a run did not record (as `sim validate
+        // --measured … --random-input-len …` takes them; a run's own lengths win), said once
+        let (input, output) = (
+            self.workload.random_input_len,
+            self.workload.random_output_len,
+        );
         let points = super::measured_args::MeasuredArgs {
             measured: self.measured.clone(),
             server_log: None,
-            random_input_len: None,
-            random_output_len: None,
+            random_input_len: Some(input),
+            random_output_len: Some(output),
             num_prompts: None,
         }
         .load(max_context_tokens)?;
+        eprintln!(
+            "note: --measured runs that do not record their lengths are simulated at --random-input-len {input} / --random-output-len {output}"
+        );
         if !points.iter().any(|p| p.workload.max_concurrency.is_some()) {
             bail!(
                 "--measured {}: no run states its concurrency, so none can be drawn against \

@@ -55,7 +55,7 @@ pub fn run(mut args: Args) -> Result<()> {
     if let Some(path) = &args.workload.bench.output_file {
         write_bench_line(path, &setup, &args.workload, &run, &workload, layout)?;
     }
-    setup.print_notes();
+    setup.print_notes_for(layout);
     if let Some(plan) = model.spec_plan() {
         eprintln!("note: {plan}");
     }

@@ -5,7 +5,7 @@
 //! with different values is refused naming both.
 
 use super::layout_args::LayoutArgs;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use sim::sglang_args::flags::{DP_SIZE, ENABLE_DP_ATTENTION, EP_SIZE, PP_SIZE, TP_SIZE};
@@ -32,6 +32,9 @@ pub struct ServerArgs {
     words: Vec<String>,
     /// The flags a measured run was recorded with (`--measured FILE#RUN`), as launch-line words.
     recorded: Vec<String>,
+    /// `--server-args-file`'s text (or why it could not be read), read once: a `<(…)` process
+    /// substitution can be read only once, and every command asks for the line more than once.
+    file_text: std::sync::Arc<std::sync::OnceLock<std::result::Result<String, String>>>,
 }
 
 /// clap's id of the `--layout` argument (the table's flags use their SGLang `dest`).
@@ -146,6 +149,7 @@ impl clap::FromArgMatches for ServerArgs {
             server_args_file: m.get_one::<PathBuf>("server_args_file").cloned(),
             words,
             recorded: Vec::new(),
+            file_text: Default::default(),
         })
     }
 
@@ -164,9 +168,14 @@ impl ServerArgs {
         let Some(p) = &self.server_args_file else {
             return Ok(None);
         };
-        let text = models::io::read_text_limited(p, models::io::CONFIG_LIMIT_BYTES)
-            .with_context(|| format!("--server-args-file {}", p.display()))?;
-        Ok(Some(text))
+        let text = self.file_text.get_or_init(|| {
+            models::io::read_text_limited(p, models::io::CONFIG_LIMIT_BYTES)
+                .map_err(|e| format!("--server-args-file {}: {e}", p.display()))
+        });
+        match text {
+            Ok(t) => Ok(Some(t.clone())),
+            Err(e) => Err(anyhow::anyhow!("{e}")),
+        }
     }
 
     /// Everything the flags and the launch line say, merged (a disagreement is an error). A

@@ -69,6 +69,9 @@ pub struct LoggedRunReport {
     /// vLLM's measured speculative acceptance (`SpecDecoding metrics` lines).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acceptance: Option<MeasuredAcceptance>,
+    /// What the log's own lines say against its `server_args` dump ([`log_notes`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The acceptance a vLLM log measured over its `SpecDecoding metrics` lines.
@@ -122,8 +125,116 @@ pub struct SampleRow {
 }
 
 /// The server options of `run`: `base` (the command's flags) with what its `ServerArgs` says
-/// about memory and the step (until `sim::sglang_args::from_pairs` maps every pair).
+/// about memory and the step (until `sim::sglang_args::from_pairs` maps every pair); the
+/// decode lines' own `cuda graph:` field wins over a cut or contradicting dump ([`graph_notes`]).
 pub fn run_options(base: &ServerOptions, run: &ServerRun) -> ServerOptions {
+    let mut o = dump_options(base, run);
+    if let Some((eager, _)) = logged_graph_mode(&o, run) {
+        o.disable_cuda_graph = eager;
+    }
+    o
+}
+
+/// Whether the decode lines say the run was eager, and the note when that overrides or fills in
+/// the dump: any `cuda graph: True` means graphs were captured; `cuda graph: False` on a batch
+/// no larger than the largest captured one means they were not. `None` when the lines say
+/// nothing or agree with the dump.
+fn logged_graph_mode(o: &ServerOptions, run: &ServerRun) -> Option<(bool, String)> {
+    let dump = run.server_args.as_ref()?;
+    let stated = dump.flag(&DISABLE_CUDA_GRAPH);
+    let (eager, line) = run.logged_eager(o.cuda_graph_max_bs)?;
+    let said = if eager { "False" } else { "True" };
+    let why = match stated {
+        Some(s) if s == eager => return None,
+        Some(s) => format!(
+            "the server_args line says disable_cuda_graph={}",
+            if s { "True" } else { "False" }
+        ),
+        None if dump.truncated => {
+            "the server_args line is cut before disable_cuda_graph".to_string()
+        }
+        None => "the server_args line does not state disable_cuda_graph".to_string(),
+    };
+    Some((
+        eager,
+        format!(
+            "{why}; the decode lines say `cuda graph: {said}` (line {}, {} running): costed {}",
+            line.line,
+            line.running,
+            if eager { "eager" } else { "with CUDA graphs" }
+        ),
+    ))
+}
+
+/// What the log's own lines say against its `server_args` dump, one note each: a cut dump, the
+/// graph mode the decode lines contradict or fill in, decode lines out of time order or
+/// repeated (a log pasted twice, or its blocks reordered).
+pub fn log_notes(base: &ServerOptions, run: &ServerRun) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(d) = run.server_args.as_ref().filter(|d| d.truncated) {
+        notes.push(format!(
+            "the server_args line (line {}) is cut after {} settings: the rest take SGLang's defaults unless the decode lines say otherwise",
+            run.first_line,
+            d.pairs.len()
+        ));
+    }
+    if let Some((_, note)) = logged_graph_mode(&dump_options(base, run), run) {
+        notes.push(note);
+    }
+    notes.extend(order_notes(run));
+    notes
+}
+
+/// Decode lines whose time runs backwards on one rank, or that repeat an earlier line exactly.
+fn order_notes(run: &ServerRun) -> Vec<String> {
+    let mut last: std::collections::BTreeMap<_, f64> = Default::default();
+    let mut seen = std::collections::HashSet::new();
+    let (mut backwards, mut repeated) = (Vec::new(), Vec::new());
+    for s in &run.decode {
+        if let Some(t) = s.time_s {
+            if last.get(&s.rank).is_some_and(|prev| t < *prev) {
+                backwards.push(s.line);
+            }
+            last.insert(s.rank, t);
+        }
+        let key = (
+            s.time.clone(),
+            s.rank,
+            s.running,
+            s.tokens_in_kv,
+            s.gen_throughput_tok_s.to_bits(),
+        );
+        if !seen.insert(key) {
+            repeated.push(s.line);
+        }
+    }
+    let lines = |v: &[usize]| {
+        let shown: Vec<String> = v.iter().take(5).map(usize::to_string).collect();
+        format!(
+            "{} (lines {}{})",
+            v.len(),
+            shown.join(", "),
+            if v.len() > 5 { ", …" } else { "" }
+        )
+    };
+    let mut notes = Vec::new();
+    if !backwards.is_empty() {
+        notes.push(format!(
+            "decode lines out of time order: {}; a log's blocks reordered? the samples are fitted as they stand",
+            lines(&backwards)
+        ));
+    }
+    if !repeated.is_empty() {
+        notes.push(format!(
+            "decode lines repeating an earlier one exactly: {}; a log pasted twice? each repeat counts again in the fit",
+            lines(&repeated)
+        ));
+    }
+    notes
+}
+
+/// `base` with what the run's `ServerArgs` dump says.
+fn dump_options(base: &ServerOptions, run: &ServerRun) -> ServerOptions {
     let mut o = base.clone();
     let Some(a) = &run.server_args else {
         return o;
@@ -231,6 +342,7 @@ fn check_run(setup: &Setup, run: &ServerRun, vllm_log: bool) -> LoggedRunReport 
         median_abs_error_pct: None,
         limits: Vec::new(),
         acceptance: None,
+        notes: Vec::new(),
     };
     let rows = |predict: &dyn Fn(&DecodeSample) -> Option<f64>| {
         run.decode
@@ -266,7 +378,10 @@ fn check_run(setup: &Setup, run: &ServerRun, vllm_log: bool) -> LoggedRunReport 
                 return report;
             }
         },
-        None => run_options(&setup.opts, run),
+        None => {
+            report.notes = log_notes(&setup.opts, run);
+            run_options(&setup.opts, run)
+        }
     };
     report.acceptance = vllm_acceptance(run);
     if let Ok(fp) = footprint(&setup.spec, &layout) {
@@ -457,6 +572,9 @@ fn print_run(run: &LoggedRunReport, r: &ServerLogReport) {
         for n in notes {
             println!("note: {n}");
         }
+    }
+    for n in &run.notes {
+        println!("note: {n}");
     }
     if let Some(e) = &run.error {
         println!("cannot cost this run: {e}");

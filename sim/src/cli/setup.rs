@@ -260,6 +260,14 @@ impl Setup {
         }
     }
 
+    /// [`Setup::print_notes`] for the one layout a command runs: the defaults of that layout.
+    pub fn print_notes_for(&self, layout: Layout) {
+        self.print_not_modelled();
+        for n in self.default_notes_for(layout) {
+            eprintln!("note: {n}");
+        }
+    }
+
     /// Prints, on stderr, the flags that were not modelled.
     pub fn print_not_modelled(&self) {
         if let Some(line) = self.sglang.not_modelled_line() {

@@ -107,8 +107,12 @@ impl BenchExtras {
 /// Workload flags with bench_serving's names and defaults.
 #[derive(clap::Args, Debug, Clone)]
 pub struct WorkloadArgs {
-    /// Requests in the run (`--num-prompts`).
-    #[arg(long, default_value_t = 1000)]
+    /// Requests in the run (`--num-prompts`; at most a million, each held in memory).
+    #[arg(long, default_value_t = 1000, value_parser = super::args::bounded_u32(
+        1,
+        super::args::MAX_NUM_PROMPTS,
+        "each simulated request is held in memory; a million is beyond any bench_serving run (split the run)",
+    ))]
     pub num_prompts: u32,
     /// Longest prompt, tokens (random dataset; `--random-input` as bench_serving abbreviates it).
     #[arg(long, visible_alias = "random-input", default_value_t = 1024)]

@@ -284,6 +284,21 @@ pub struct MemoryPlan {
     /// Warnings, one line each.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Sized as vLLM sizes its cache: the fraction is `--gpu-memory-utilization`, not
+    /// `--mem-fraction-static` (messages name the engine's own flag).
+    #[serde(skip)]
+    pub vllm: bool,
+}
+
+impl MemoryPlan {
+    /// The engine's flag for [`MemoryPlan::mem_fraction_static`].
+    pub fn fraction_flag(&self) -> &'static str {
+        if self.vllm {
+            "--gpu-memory-utilization"
+        } else {
+            "--mem-fraction-static"
+        }
+    }
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -136,6 +136,18 @@ fn mtp_format(spec: &ModelSpec, base: ModelPart) -> WeightFormat {
         .map_or_else(|| spec.format_of(base), |m| spec.module_format(layer, m))
 }
 
+/// Why speculation `s` cannot run on `spec`, the one answer every command gives: without
+/// `--speculative-draft-model-path` the draft is the checkpoint's own MTP layers, and a
+/// checkpoint with none (Kimi-K2.5, Qwen3, MiniMax-M2) gives the server no draft to load.
+pub fn missing_draft(spec: &ModelSpec, s: &SpeculativeOptions) -> Option<String> {
+    (s.draft_model_path.is_none() && spec.num_mtp_layers == 0).then(|| {
+        format!(
+            "{} has no MTP layers; give --speculative-algorithm EAGLE3 --speculative-draft-model-path DRAFT to model a separate draft",
+            spec.name
+        )
+    })
+}
+
 /// The draft as a model of its own: the checkpoint's MTP layers (formats as the checkpoint
 /// stores them, embedding and lm_head shared), or, for a separate draft without a description,
 /// one dense decoder layer of the target's width.

@@ -65,6 +65,12 @@ impl SpeculativeModel {
                     .into(),
             });
         };
+        if let Some(problem) = super::spec::missing_draft(model, s) {
+            return Err(SimError::InvalidOption {
+                flag: "--speculative-algorithm",
+                problem,
+            });
+        }
         CostModel::check(machine, model, layout, opts)?;
         if layout.pp > 1 {
             return Err(SimError::ImpossibleLayout {

@@ -26,6 +26,12 @@ pub fn draft_config(model: &str, engine: &str, flags: &str) -> (SpeculativeOptio
             spec("EAGLE", None),
             "the checkpoint's MTP layer with the model card's SGLang flags (--speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4)",
         )
+    } else if models::ModelSpec::preset(model).is_ok_and(|m| m.num_mtp_layers == 0) {
+        // no MTP layers in the checkpoint: SGLang needs a separate draft (an EAGLE head)
+        (
+            spec("EAGLE3", Some("EAGLE-3 draft (one decoder layer)")),
+            "a separate EAGLE-3 draft with SGLang's (3, 1, 4): the checkpoint has no MTP layers",
+        )
     } else {
         (
             spec("EAGLE", None),

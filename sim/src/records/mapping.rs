@@ -15,7 +15,7 @@
 //!   0.8, 10 prompts per concurrency) on output and total tok/s (`*_per_gpu` × GPUs), mean ITL,
 //!   TPOT and TTFT where given.
 
-use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, inferencex_config, launch_knobs};
+use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, launch_knobs};
 use super::machine_map::machine_preset;
 use super::metrics::{LLM_DECODE_BENCH_MAX_TOKENS, family, targets};
 pub use super::metrics::{MeasuredFigure, MetricFamily, Quantity};
@@ -24,7 +24,7 @@ use super::nccl::NcclTuning;
 use super::speculation::{RecordSpeculation, record_speculation};
 use super::unexpressible::stated;
 pub use super::unexpressible::{Unexpressible, UnexpressibleKind};
-use super::{Parallel, Record, RecordWorkload, Whole};
+use super::{Parallel, Record, RecordWorkload, Whole, lower};
 use crate::engines::{Engine, LaunchKnobs};
 use crate::workload::Workload;
 use models::Layout;
@@ -118,30 +118,97 @@ fn output_len(w: &RecordWorkload) -> Option<u32> {
         .map(|v| v as u32)
 }
 
+/// bench_serving's own defaults where a record that is not InferenceX's is silent
+/// (`--num-prompts 1000`, `--random-range-ratio 0.0`, sglang `bench_serving.py` argparse).
+const BENCH_SERVING_NUM_PROMPTS: u32 = 1000;
+const BENCH_SERVING_RANGE_RATIO: f64 = 0.0;
+
+/// Whether a record is one of InferenceX's runs (its dataset, flags or source say so): only
+/// those take InferenceX's workload conventions.
+fn is_inferencex(r: &Record) -> bool {
+    [&r.workload.dataset, &r.engine.flags, &r.source]
+        .iter()
+        .any(|t| lower(t).contains("inferencex"))
+}
+
+/// The `--random-range-ratio` a record's bench_serving command states in its `dataset` text
+/// (`python3 -m sglang.bench_serving … --random-range-ratio 1`), when it is a ratio in [0, 1].
+fn stated_range_ratio(w: &RecordWorkload) -> Option<f64> {
+    let text = w.dataset.as_deref()?;
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words.iter().enumerate().find_map(|(i, word)| {
+        let value = match word.split_once('=') {
+            Some(("--random-range-ratio", v)) => v,
+            _ if *word == "--random-range-ratio" => words.get(i + 1)?,
+            _ => return None,
+        };
+        value
+            .trim_end_matches([',', ';'])
+            .parse::<f64>()
+            .ok()
+            .filter(|r| (0.0..=1.0).contains(r))
+    })
+}
+
 /// The bench_serving run a record describes, from its `(input_len, concurrency, num_prompts)`
-/// as read ([`stated`]) and its output length, or why not.
+/// as read ([`stated`]) and its output length, or why not; the unstated prompt count and length
+/// spread are InferenceX's for its records, bench_serving's defaults for anyone else's.
 fn bench_workload(
-    w: &RecordWorkload,
+    r: &Record,
     (input, conc, num_prompts): (Option<u32>, Option<u32>, Option<u32>),
     why: &mut Vec<Unexpressible>,
     assumptions: &mut Vec<String>,
 ) -> Option<Workload> {
     use UnexpressibleKind as K;
+    let w = &r.workload;
     let output = output_len(w);
     match (input, output, conc) {
         (Some(i), Some(o), Some(c)) if i > 0 && o > 0 && c > 0 => {
-            let n = num_prompts.filter(|n| *n > 0).unwrap_or_else(|| {
-                    assumptions.push(format!(
-                        "--num-prompts {} (InferenceX: 10 × concurrency), --random-range-ratio {INFERENCEX_RANGE_RATIO}",
-                        c * INFERENCEX_PROMPTS_PER_CONCURRENCY
+            let inferencex = is_inferencex(r);
+            let n = match (num_prompts.filter(|n| *n > 0), inferencex) {
+                (Some(n), _) if n > crate::workload::MAX_NUM_PROMPTS => {
+                    why.push(Unexpressible::new(
+                        K::UnreadableValue,
+                        format!(
+                            "num_prompts {n} is above {}: each simulated request is held in memory",
+                            crate::workload::MAX_NUM_PROMPTS
+                        ),
                     ));
-                    c * INFERENCEX_PROMPTS_PER_CONCURRENCY
-                });
+                    return None;
+                }
+                (Some(n), _) => n,
+                (None, true) => {
+                    let n = c.saturating_mul(INFERENCEX_PROMPTS_PER_CONCURRENCY);
+                    assumptions.push(format!(
+                        "--num-prompts {n} (InferenceX: 10 × concurrency), --random-range-ratio {INFERENCEX_RANGE_RATIO}"
+                    ));
+                    n
+                }
+                (None, false) => {
+                    assumptions.push(format!(
+                        "--num-prompts {BENCH_SERVING_NUM_PROMPTS} (not stated: bench_serving's default)"
+                    ));
+                    BENCH_SERVING_NUM_PROMPTS
+                }
+            };
+            let ratio = if let Some(r) = stated_range_ratio(w) {
+                assumptions.push(format!(
+                    "--random-range-ratio {r} (as the record's bench_serving command states)"
+                ));
+                r
+            } else if inferencex {
+                INFERENCEX_RANGE_RATIO
+            } else {
+                assumptions.push(format!(
+                    "--random-range-ratio {BENCH_SERVING_RANGE_RATIO} (not stated: bench_serving's default)"
+                ));
+                BENCH_SERVING_RANGE_RATIO
+            };
             Some(Workload {
                 num_prompts: n,
                 random_input_len: i,
                 random_output_len: o,
-                random_range_ratio: INFERENCEX_RANGE_RATIO,
+                random_range_ratio: ratio,
                 max_concurrency: Some(c),
                 ..Workload::default()
             })
@@ -324,7 +391,7 @@ fn workload_of(
             None
         }
         Some(MetricFamily::BenchServing) => bench_workload(
-            w,
+            r,
             (sizes.input, sizes.conc, sizes.num_prompts),
             why,
             assumptions,
@@ -395,8 +462,14 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     };
     let mut knobs = launch_knobs(engine, &flags, &quant, &mut assumptions);
     knobs.decode_context_parallel = sizes.dcp.filter(|d| *d > 1);
-    if inferencex_config(&flags).is_none() && family == MetricFamily::BenchServing {
-        assumptions.push("server flags not stated: SGLang defaults".into());
+    if flags.trim().is_empty() {
+        assumptions.push(format!(
+            "server flags not stated: {} defaults",
+            match engine {
+                Engine::Sglang => "SGLang",
+                Engine::Vllm => "vLLM",
+            }
+        ));
     }
     Ok(Expressed {
         id: r.id.clone(),

@@ -45,10 +45,6 @@ pub enum RecordsError {
         "records file {path}: {problem}; expected {{\"records\": [{{\"id\": …, \"hardware\": …, \"parallel\": …, \"workload\": …, \"metrics\": …}}]}} as in validation-dev/records.json"
     )]
     Json { path: PathBuf, problem: String },
-    #[error(
-        "records file {path}: record id `{id}` appears more than once; give every record its own id"
-    )]
-    DuplicateId { path: PathBuf, id: String },
 }
 
 /// A parsed records file.
@@ -59,6 +55,11 @@ pub struct RecordSet {
     /// The file's `about` text.
     pub about: Option<String>,
     pub records: Vec<Record>,
+    /// Entries of `records` that are no record (a string, a record whose fields have the wrong
+    /// shape) or repeat an earlier id: `(id, why)`, the id `#N` (0-based) where there is none.
+    /// Each is skipped with its reason; the others are compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<(String, String)>,
 }
 
 /// One cited measurement.
@@ -192,7 +193,7 @@ fn known_bool<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error>
 struct RecordsFile {
     #[serde(default)]
     about: Option<String>,
-    records: Vec<Record>,
+    records: Vec<serde_json::Value>,
 }
 
 impl RecordSet {
@@ -203,25 +204,40 @@ impl RecordSet {
         Self::parse(text.as_bytes(), path)
     }
 
-    /// Parses the bytes of a records file read from `path`.
+    /// Parses the bytes of a records file read from `path`: a file that is not such JSON is an
+    /// error; an entry that is no record, or repeats an id, is skipped with its reason
+    /// ([`RecordSet::unreadable`]).
     pub fn parse(bytes: &[u8], path: &Path) -> Result<RecordSet, RecordsError> {
         let file: RecordsFile = serde_json::from_slice(bytes).map_err(|e| RecordsError::Json {
             path: path.to_path_buf(),
             problem: e.to_string(),
         })?;
         let mut seen = std::collections::HashSet::new();
-        for r in &file.records {
-            if !seen.insert(r.id.as_str()) {
-                return Err(RecordsError::DuplicateId {
-                    path: path.to_path_buf(),
-                    id: r.id.clone(),
-                });
+        let (mut records, mut unreadable) = (Vec::new(), Vec::new());
+        for (i, v) in file.records.into_iter().enumerate() {
+            let id = v
+                .get("id")
+                .and_then(serde_json::Value::as_str)
+                .map_or_else(|| format!("#{i}"), str::to_string);
+            match serde_json::from_value::<Record>(v) {
+                Ok(r) if !seen.insert(r.id.clone()) => unreadable.push((
+                    id,
+                    "its id appears more than once: the first is compared, give every record its own id".to_string(),
+                )),
+                Ok(r) => records.push(r),
+                Err(e) => unreadable.push((
+                    id,
+                    format!(
+                        "entry {i} is no record ({e}); expected {{\"id\": …, \"hardware\": …, \"parallel\": …, \"workload\": …, \"metrics\": …}}"
+                    ),
+                )),
             }
         }
         Ok(RecordSet {
             path: path.to_path_buf(),
             about: file.about,
-            records: file.records,
+            records,
+            unreadable,
         })
     }
 }
@@ -259,9 +275,17 @@ mod tests {
             e.to_string().contains("r.json") && !e.to_string().contains('\n'),
             "{e}"
         );
-        let dup = ONE.replace("}]}", "}, {\"id\": \"a\"}]}");
-        let e = RecordSet::parse(dup.as_bytes(), Path::new("r.json")).unwrap_err();
-        assert!(e.to_string().contains("`a` appears more than once"), "{e}");
+        // a repeated id, a string and a wrongly shaped record: each skipped with its reason
+        let bad = ONE.replace(
+            "}]}",
+            "}, {\"id\": \"a\"}, \"oops\", {\"id\": \"b\", \"parallel\": 8}]}",
+        );
+        let set = RecordSet::parse(bad.as_bytes(), Path::new("r.json")).unwrap();
+        assert_eq!(set.records.len(), 1);
+        let ids: Vec<&str> = set.unreadable.iter().map(|(i, _)| i.as_str()).collect();
+        assert_eq!(ids, ["a", "#2", "b"]);
+        assert!(set.unreadable[0].1.contains("appears more than once"));
+        assert!(set.unreadable[1].1.contains("entry 2 is no record"));
         let e = RecordSet::load(Path::new("/no/such/records.json")).unwrap_err();
         assert!(matches!(e, RecordsError::Read(_)));
     }

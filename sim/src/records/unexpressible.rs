@@ -78,9 +78,12 @@ pub(super) fn stated(
     match v {
         None => Ok(None),
         Some(Whole::Stated(n)) => Ok(Some(*n)),
-        Some(Whole::Unreadable(t)) => Err(Unexpressible::new(
+        Some(w @ Whole::Unreadable(_)) => Err(Unexpressible::new(
             UnexpressibleKind::UnreadableValue,
-            format!("record `{id}`: {field} is `{t}`, not a whole number"),
+            format!(
+                "record `{id}`: {field} {}",
+                w.why_unreadable().unwrap_or_default()
+            ),
         )),
     }
 }

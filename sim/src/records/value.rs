@@ -11,19 +11,24 @@ use serde::{Deserialize, Serialize};
 pub struct MeasuredValue {
     /// The text as the source shows it.
     pub raw: String,
-    /// Every number in the text, in order (several when the source lists runs).
+    /// Every number of the figure, in order (several when the source lists runs, a range's two
+    /// ends); empty when the text is not read.
     pub numbers: Vec<f64>,
-    /// The mean of `numbers`: the value compared; `None` when the text holds no number.
+    /// The value compared (the number, the runs' mean, a range's middle); `None` when the text
+    /// is not read for sure (`unreadable` says why).
     pub value: Option<f64>,
-    /// `~` or `≈` in the text: the source gives an approximate figure.
+    /// `~` or `≈` in the text, or a range: the source gives no one exact figure.
     pub approximate: bool,
     /// A warning sign (⚠) beside it: the source itself doubts the figure.
     pub flagged: bool,
-    /// The words right after the first number (`tok/s`, `GB/s each direction`); empty if none.
+    /// The words right after the figure (`tok/s`, `GB/s each direction`); empty if none.
     pub unit: String,
-    /// A number in the text is too large for an f64 (`1e400`): `value` is `None`.
+    /// The figure is a range (`85-89`): compared at its middle, marked as such.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub out_of_range: bool,
+    pub range: bool,
+    /// Why the text is not read as a figure ([`numtext::Unreadable`]), `None` when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
 }
 
 /// A JSON number or string, as records carry their figures.
@@ -47,37 +52,46 @@ impl<'de> Deserialize<'de> for MeasuredValue {
 }
 
 impl MeasuredValue {
-    /// Reads `raw` ([`numtext::scan`]): numbers with `,` thousands groups (`5,154`), decimals,
-    /// exponents (`1e3`), `k`/`M` multipliers (`1.2k`) and signs (`-50`); `, ` between numbers
-    /// separates runs.
+    /// Reads `raw` whole by the one figure grammar ([`numtext::figure`]): thousands groups
+    /// (`5,154`), decimals, exponents (`1e3`), `k`/`M` multipliers (`1.2k`), signs (`-50`), runs
+    /// (`1003.5, 998.6`), ranges (`85-89`), spreads (`122 ± 3`), asides (`~81 (20K ctx)`);
+    /// anything else is kept unread with its reason, never guessed.
     pub fn parse(raw: &str) -> MeasuredValue {
-        let found = numtext::scan(raw);
-        let numbers: Vec<f64> = found.iter().filter_map(|f| f.value).collect();
-        let out_of_range = found.iter().any(|f| f.value.is_none());
-        let unit = found
-            .first()
-            .map_or(String::new(), |f| unit_after(&raw[f.end..]));
-        let value = (!numbers.is_empty() && !out_of_range)
-            .then(|| numbers.iter().sum::<f64>() / numbers.len() as f64);
-        MeasuredValue {
-            raw: raw.to_string(),
-            numbers,
-            value,
-            approximate: raw.contains('~') || raw.contains('≈'),
-            flagged: raw.contains('⚠'),
-            unit,
-            out_of_range,
+        match numtext::figure(raw) {
+            Ok(f) => MeasuredValue {
+                raw: raw.to_string(),
+                value: Some(f.value),
+                numbers: f.numbers,
+                approximate: f.approximate,
+                flagged: f.flagged,
+                unit: f.unit,
+                range: f.range,
+                unreadable: None,
+            },
+            Err(e) => MeasuredValue {
+                raw: raw.to_string(),
+                numbers: Vec::new(),
+                value: None,
+                approximate: raw.contains('~') || raw.contains('≈'),
+                flagged: raw.contains('⚠'),
+                unit: String::new(),
+                range: false,
+                unreadable: Some(e.to_string()),
+            },
         }
     }
 
     /// Why this figure cannot be compared as a positive quantity at most `max`, or `None` when it
-    /// can: no number, a number beyond f64, negative, zero or above `max` (`max_why` says what
-    /// the bound is).
+    /// can: not read for sure (the grammar's reason), negative, zero or above `max` (`max_why`
+    /// says what the bound is).
     pub fn unusable(&self, max: f64, max_why: &str) -> Option<String> {
         let raw = &self.raw;
         match self.value {
-            _ if self.out_of_range => Some(format!("`{raw}` is beyond any finite number")),
-            None => Some(format!("`{raw}` holds no number")),
+            None => Some(
+                self.unreadable
+                    .clone()
+                    .unwrap_or_else(|| format!("`{raw}` holds no number")),
+            ),
             Some(v) if v < 0.0 => Some(format!("`{raw}` is negative")),
             Some(0.0) => Some(format!("`{raw}` is zero")),
             Some(v) if v > max => Some(format!("`{raw}` is above {max:e} ({max_why})")),
@@ -124,28 +138,33 @@ impl Serialize for Whole {
 impl<'de> Deserialize<'de> for Whole {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(match serde_json::Value::deserialize(d)? {
-            serde_json::Value::Number(n) => match n.as_u64().and_then(|n| u32::try_from(n).ok()) {
-                Some(n) => Whole::Stated(n),
-                None => Whole::Unreadable(n.to_string()),
-            },
-            serde_json::Value::String(t) => match t.trim().parse::<u32>() {
-                Ok(n) if !t.trim().starts_with('+') => Whole::Stated(n),
-                _ => Whole::Unreadable(t),
+            // JSON `1e3` is the float 1000.0: a whole number all the same
+            serde_json::Value::Number(n) => {
+                match n.as_f64().map(|v| numtext::whole(&v.to_string())) {
+                    Some(Ok(k)) if !n.to_string().starts_with('-') => Whole::Stated(k),
+                    _ => Whole::Unreadable(n.to_string()),
+                }
+            }
+            serde_json::Value::String(t) => match numtext::whole(&t) {
+                Ok(n) => Whole::Stated(n),
+                Err(_) => Whole::Unreadable(t),
             },
             other => Whole::Unreadable(other.to_string()),
         })
     }
 }
 
-/// Words after a number up to the next separator: a comma, a parenthesis, a warning sign or the
-/// next number.
-fn unit_after(rest: &str) -> String {
-    let s: String = rest
-        .chars()
-        .take_while(|c| !matches!(c, ',' | '(' | '⚠' | ';') && !c.is_ascii_digit())
-        .filter(|c| !matches!(c, '\u{fe0f}' | '~' | '≈'))
-        .collect();
-    s.trim().to_string()
+impl Whole {
+    /// Why the text is not a count (the grammar's reason, [`numtext::whole`]); `None` when stated.
+    pub fn why_unreadable(&self) -> Option<String> {
+        match self {
+            Whole::Stated(_) => None,
+            Whole::Unreadable(t) => Some(match numtext::whole(t) {
+                Err(e) => e.to_string(),
+                Ok(_) => format!("`{t}` is not a whole number"),
+            }),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -179,7 +198,7 @@ mod tests {
             (Some(120.0), "GB/s each direction")
         );
         assert_eq!(v("1,234,567.5").value, Some(1_234_567.5));
-        assert_eq!(v("12,34").numbers, vec![12.0, 34.0]);
+        assert_eq!(v("12,34").value, None);
         assert_eq!(v("n/a").value, None);
         assert_eq!(v("0.20 ⚠️").value, Some(0.2));
         // issue 21: these were read as 2.0, 150.5, 1.2 and 50
@@ -188,8 +207,20 @@ mod tests {
         let k = v("1.2k tok/s");
         assert_eq!((k.value, k.unit.as_str()), (Some(1200.0), "tok/s"));
         assert_eq!(v("-50").value, Some(-50.0));
-        let big = v("1e400");
-        assert_eq!((big.value, big.out_of_range), (None, true));
+        assert_eq!(v("1e400").value, None);
+        // issue 38: these were read as 10040.5, 62.5, 508.0, 1.0, 505.8, 87 unmarked, and zero
+        assert_eq!(v("~81 (20K ctx)").value, Some(81.0));
+        assert_eq!(v("122 ± 3").value, Some(122.0));
+        assert_eq!(v("1_010").value, Some(1010.0));
+        let range = v("85-89");
+        assert_eq!(
+            (range.value, range.range, range.approximate),
+            (Some(87.0), true, true)
+        );
+        for unread in ["1010,6", "1010.6.1", "0x3F2"] {
+            let m = v(unread);
+            assert!(m.value.is_none() && m.unreadable.is_some(), "{unread}");
+        }
     }
 
     #[test]
@@ -208,11 +239,18 @@ mod tests {
         let w = |j: &str| serde_json::from_str::<Whole>(j).unwrap();
         assert_eq!(w("8"), Whole::Stated(8));
         assert_eq!(w("\"8\""), Whole::Stated(8));
+        // one grammar with the figures: what the metric reader takes, a count takes too
+        assert_eq!(w("\"1,024\""), Whole::Stated(1024));
+        assert_eq!(w("\"1e3\""), Whole::Stated(1000));
+        assert_eq!(w("\"128k\""), Whole::Stated(128_000));
+        assert_eq!(w("1e3"), Whole::Stated(1000));
         for (j, text) in [
             ("\"1 and high (not stated)\"", "1 and high (not stated)"),
             ("1.5", "1.5"),
             ("-4", "-4"),
             ("1e12", "1000000000000.0"),
+            ("\"~8\"", "~8"),
+            ("\"8-16\"", "8-16"),
             ("[1]", "[1]"),
         ] {
             assert_eq!(w(j), Whole::Unreadable(text.into()), "{j}");
@@ -234,7 +272,7 @@ mod tests {
         fn any_text_parses_without_panicking(s in "\\PC{0,40}") {
             let m = MeasuredValue::parse(&s);
             prop_assert!(m.numbers.iter().all(|x| x.is_finite()));
-            prop_assert_eq!(m.value.is_some(), !m.numbers.is_empty() && !m.out_of_range);
+            prop_assert_eq!(m.value.is_some(), m.unreadable.is_none());
             prop_assert!(m.value.is_none_or(f64::is_finite));
             let why = m.unusable(1e6, "");
             prop_assert!(why.is_none() == m.value.is_some_and(|x| x > 0.0 && x <= 1e6));
@@ -244,10 +282,13 @@ mod tests {
         fn any_json_number_or_string_is_a_whole_or_its_text(s in "\\PC{0,12}", n in any::<i64>()) {
             let text = serde_json::to_string(&s).unwrap();
             let w: Whole = serde_json::from_str(&text).unwrap();
-            if let Whole::Stated(k) = w {
-                let t = s.trim();
-                prop_assert!(!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()), "{:?}", s);
-                prop_assert_eq!(t.trim_start_matches('0').to_string(), if k == 0 { String::new() } else { k.to_string() });
+            // a count is what the one grammar reads as a count, or the text kept
+            match w {
+                Whole::Stated(k) => prop_assert_eq!(crate::numtext::whole(&s), Ok(k)),
+                Whole::Unreadable(t) => {
+                    prop_assert!(crate::numtext::whole(&s).is_err());
+                    prop_assert_eq!(t, s);
+                }
             }
             let w: Whole = serde_json::from_str(&n.to_string()).unwrap();
             prop_assert_eq!(w.get(), u32::try_from(n).ok());

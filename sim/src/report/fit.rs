@@ -63,7 +63,7 @@ pub fn decide(
     }
 }
 
-/// `--mem-fraction-static` as the plan applied it.
+/// `--mem-fraction-static` (vLLM: `--gpu-memory-utilization`) as the plan applied it.
 fn fraction(p: &MemoryPlan) -> f64 {
     crate::cost::memory::shown_fraction(p.mem_fraction_static)
 }
@@ -76,15 +76,17 @@ fn over_budget(p: &MemoryPlan) -> String {
     if p.weight_bytes_per_gpu >= p.static_budget_bytes {
         format!(
             "needs {w:.1} GB of weights per GPU, over the static budget of {budget:.1} GB \
-             (--mem-fraction-static {} of the {:.1} GB free before loading)",
+             ({} {} of the {:.1} GB free before loading)",
+            p.fraction_flag(),
             fraction(p),
             p.available_before_load_bytes as f64 / GB
         )
     } else {
         format!(
             "its {w:.1} GB of weights per GPU leave {:.2} GB of the {budget:.1} GB static budget \
-             (--mem-fraction-static {}): no room for one page of KV cache",
+             ({} {}): no room for one page of KV cache",
             budget - w,
+            p.fraction_flag(),
             fraction(p)
         )
     }
@@ -100,6 +102,7 @@ mod tests {
         let available = card - b(1.57);
         let budget = (0.848 * available as f64) as u64;
         MemoryPlan {
+            vllm: false,
             weight_bytes_per_gpu: b(weights_gb),
             reserve_bytes_per_gpu: b(reserve_gb),
             kv_pool_bytes_per_gpu: b(kv_gb),

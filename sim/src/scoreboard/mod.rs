@@ -212,7 +212,20 @@ pub fn score_with(
     measured: &MeasuredAcceptance,
 ) -> Scoreboard {
     let mut expressed = Vec::new();
-    let mut unexpressible = Vec::new();
+    let mut unexpressible: Vec<Unexpressed> = set
+        .unreadable
+        .iter()
+        .map(|(id, why)| {
+            let detail = format!("record `{id}`: {why}");
+            unexpressed(
+                id,
+                vec![Unexpressible::new(
+                    UnexpressibleKind::UnreadableValue,
+                    detail,
+                )],
+            )
+        })
+        .collect();
     for r in &set.records {
         match express(r) {
             Ok(mut e) => {
@@ -439,7 +452,7 @@ fn finish(
         engine: opts
             .engine
             .map_or("each record's own".to_string(), |e| e.name().to_string()),
-        records: set.records.len(),
+        records: set.records.len() + set.unreadable.len(),
         expressible: expressible.len(),
         summary: Stats::of(&errs),
         families: groups(

@@ -96,6 +96,20 @@ impl ServerRun {
             .filter(|s| s.steady && s.step_s.is_some() && self.is_reporting_rank(s))
     }
 
+    /// What the decode lines' own `cuda graph:` fields say of the run's graph mode, with the
+    /// first line that shows it: eager (`true`) when no line says `True` and one of at most
+    /// `max_bs` running requests (the largest batch graphs were captured for) says `False`;
+    /// graphs on (`false`) when any says `True`; `None` when the lines do not say.
+    pub fn logged_eager(&self, max_bs: u32) -> Option<(bool, &DecodeSample)> {
+        if let Some(g) = self.decode.iter().find(|s| s.cuda_graph == Some(true)) {
+            return Some((false, g));
+        }
+        self.decode
+            .iter()
+            .find(|s| s.cuda_graph == Some(false) && s.running <= max_bs)
+            .map(|s| (true, s))
+    }
+
     /// Decode samples of the reporting ranks that are flagged (kept, not steady).
     pub fn flagged_samples(&self) -> impl Iterator<Item = &DecodeSample> {
         self.decode

@@ -35,7 +35,7 @@ pub(crate) mod tokenize;
 pub use choices::{KV_CACHE_DTYPES, MOE_A2A_BACKENDS};
 pub use defaults::{DefaultsContext, speculative_params};
 pub use parse::{from_launch_line, from_pairs, from_words};
-pub use table::{Bounds, CliFlag, Kind, SPECS, Spec};
+pub use table::{Bounds, CliFlag, Kind, SPECS, Spec, nearest_flag};
 /// The row constructors both engines' tables use.
 pub(crate) use table::{m as modelled_row, r as recorded_row};
 /// The table's flags by name, for typed access ([`SglangArgs::int`] and the rest take them).

@@ -9,6 +9,7 @@ use super::{
 /// Reads a pasted launch command (see the module docs).
 pub fn from_launch_line(text: &str) -> Result<SglangArgs> {
     let cmds = tokenize::commands(text);
+    tokenize::check_launch_text(&cmds).map_err(SglangArgsError::NotALaunchLine)?;
     let is_launch = |w: &[String]| {
         w.iter().any(|x| x.ends_with("sglang.launch_server"))
             || w.windows(2)

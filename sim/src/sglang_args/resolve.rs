@@ -263,21 +263,27 @@ impl SglangArgs {
         }))
     }
 
-    /// The SGLang flags of the modelled values given, canonically spelled and sorted (for a
-    /// `try:` line), except the layout's, which the caller prints from the layout.
+    /// The SGLang flags of the known values given (modelled, and recorded ones the server needs
+    /// as much: `--trust-remote-code`, `--host`), canonically spelled and sorted, for a `try:`
+    /// line: all but the layout's and the node flags, which the caller prints from the layout,
+    /// and `--model-path`, which it prints first.
     pub fn modelled_flags(&self) -> Vec<String> {
-        let layout = [
+        let printed_by_caller = [
             &flags::TP_SIZE,
             &flags::PP_SIZE,
             &flags::EP_SIZE,
             &flags::DP_SIZE,
             &flags::ENABLE_DP_ATTENTION,
+            &flags::MODEL_PATH,
+            &flags::NNODES,
+            &flags::NODE_RANK,
+            &flags::DIST_INIT_ADDR,
         ];
         self.values
             .iter()
             .filter_map(|(d, g)| Some((table::spec(d)?, g)))
             .filter(|(s, _)| {
-                s.class == FlagClass::Modelled && !layout.iter().any(|l| l.dest == s.dest)
+                s.class != FlagClass::Unknown && !printed_by_caller.iter().any(|l| l.dest == s.dest)
             })
             .filter_map(|(s, g)| {
                 let flag = s.canonical().to_string();

@@ -428,10 +428,23 @@ pub(super) fn misspelled_modelled(given: &str) -> Option<&'static str> {
     if given.len() < 5 {
         return None;
     }
-    SPECS
-        .iter()
-        .filter(|s| s.class == FlagClass::Modelled)
-        .flat_map(|s| s.flags.iter().copied())
+    nearest_flag(
+        given,
+        SPECS
+            .iter()
+            .filter(|s| s.class == FlagClass::Modelled)
+            .flat_map(|s| s.flags.iter().copied()),
+    )
+}
+
+/// The flag of `flags` that `given` is most likely a misspelling of: at most two letters
+/// inserted, dropped, changed or swapped, the nearest first; `None` for words under 5 letters.
+pub fn nearest_flag<'a>(given: &str, flags: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    if given.len() < 5 {
+        return None;
+    }
+    flags
+        .into_iter()
         .map(|f| (edit_distance(given, f), f))
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)

@@ -345,6 +345,7 @@ fn try_flags_list_modelled_values_canonically() {
         a.modelled_flags(),
         [
             "--disable-cuda-graph",
+            "--host h",
             "--mem-fraction-static 0.9",
             "--moe-a2a-backend deepep"
         ]

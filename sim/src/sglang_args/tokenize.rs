@@ -94,6 +94,64 @@ pub fn commands(text: &str) -> Vec<Vec<String>> {
     cmds
 }
 
+/// The server a command launches, by the engine's name: `SGLang` (`python -m
+/// sglang.launch_server`, `sglang serve`), `vLLM` (`vllm serve`, its OpenAI server module),
+/// `TensorRT-LLM` (`trtllm-serve`); `None` for any other command (`export`, `cd`, `echo`).
+pub fn launch_engine(words: &[String]) -> Option<&'static str> {
+    let pair = |a: &str, b: &str| {
+        words
+            .windows(2)
+            .any(|p| (p[0] == a || p[0].ends_with(&format!("/{a}"))) && p[1] == b)
+    };
+    if words.iter().any(|w| w.ends_with("sglang.launch_server")) || pair("sglang", "serve") {
+        Some("SGLang")
+    } else if words
+        .iter()
+        .any(|w| w.ends_with("vllm.entrypoints.openai.api_server"))
+        || pair("vllm", "serve")
+    {
+        Some("vLLM")
+    } else if words
+        .iter()
+        .any(|w| w == "trtllm-serve" || w.ends_with("/trtllm-serve"))
+    {
+        Some("TensorRT-LLM")
+    } else {
+        None
+    }
+}
+
+/// Refuses what a launch text cannot mean for sure, each in one line: more than one server
+/// command (`… && vllm serve …`: which one ran?), TensorRT-LLM's `trtllm-serve` (not simulated),
+/// and a typographic dash where `--` belongs (`—tp 8`, a word processor's autocorrect: the
+/// engine's argparse would take it as a positional word).
+pub fn check_launch_text(cmds: &[Vec<String>]) -> Result<(), String> {
+    let servers: Vec<&str> = cmds.iter().filter_map(|c| launch_engine(c)).collect();
+    if servers.len() > 1 {
+        return Err(format!(
+            "--server-args holds {} server commands ({}) joined by `&&`, `;` or `|`: shardwise reads one launch; give the one that ran",
+            servers.len(),
+            servers.join(", ")
+        ));
+    }
+    if servers == ["TensorRT-LLM"] {
+        return Err("`trtllm-serve` is TensorRT-LLM's server: shardwise simulates SGLang (`python -m sglang.launch_server …`) and vLLM (`vllm serve …`); give one of those launch lines".into());
+    }
+    let dash = cmds.iter().flatten().find(|w| {
+        let mut c = w.chars();
+        matches!(c.next(), Some('—' | '–' | '−'))
+            && c.next()
+                .is_some_and(|c| c.is_alphabetic() || matches!(c, '—' | '–' | '-'))
+    });
+    if let Some(w) = dash {
+        let fixed = format!("--{}", w.trim_start_matches(['—', '–', '−', '-']));
+        return Err(format!(
+            "`{w}`: a typographic dash where `--` belongs (pasted through a word processor?); write `{fixed}`"
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +191,23 @@ mod tests {
         assert_eq!(words("--a 'b c"), ["--a", "b c"]);
         assert_eq!(words("--a \"b"), ["--a", "b"]);
         assert_eq!(words("x \\"), ["x"]);
+    }
+
+    #[test]
+    fn launch_texts_that_cannot_mean_one_server_are_refused() {
+        let check = |t: &str| check_launch_text(&commands(t));
+        assert!(check("export A=1 && python -m sglang.launch_server --tp 8").is_ok());
+        let two = check("python -m sglang.launch_server --tp 8 && vllm serve m -tp 8").unwrap_err();
+        assert!(two.contains("2 server commands (SGLang, vLLM)"), "{two}");
+        let trt = check("trtllm-serve nvidia/DeepSeek-R1 --tp_size 8").unwrap_err();
+        assert!(trt.contains("TensorRT-LLM"), "{trt}");
+        let dash = check("vllm serve m —tp 8").unwrap_err();
+        assert!(dash.contains("write `--tp`"), "{dash}");
+        assert!(
+            check("vllm serve m –-max-model-len 8")
+                .unwrap_err()
+                .contains("`--max-model-len`")
+        );
+        assert!(check("python -m sglang.launch_server --tp 8 # — note").is_ok());
     }
 }

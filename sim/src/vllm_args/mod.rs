@@ -86,6 +86,24 @@ fn bad(spelled: &str, problem: impl Into<String>) -> VllmArgsError {
     }
 }
 
+/// The modelled vLLM option `given` (not one of vLLM's) is most likely a misspelling of
+/// (`--tensor-parallel-sze`, `--gpu-memory-utilizaton`): vLLM's argparse refuses such a line,
+/// shardwise says which flag was meant instead of running the default.
+fn misspelled_modelled(given: &str) -> Option<&'static str> {
+    let long = if given.starts_with("--") {
+        given.replace('_', "-")
+    } else {
+        given.to_string()
+    };
+    crate::sglang_args::nearest_flag(
+        &long,
+        SPECS
+            .iter()
+            .filter(|s| s.class == FlagClass::Modelled)
+            .flat_map(|s| s.flags.iter().copied()),
+    )
+}
+
 /// A word vLLM's argparse reads as an option (not a negative number).
 fn is_option(w: &str) -> bool {
     w.starts_with('-') && w.len() > 1 && w.parse::<f64>().is_err()
@@ -134,6 +152,8 @@ impl VllmLine {
         else {
             return Ok(None);
         };
+        crate::sglang_args::tokenize::check_launch_text(&cmds)
+            .map_err(crate::sglang_args::SglangArgsError::NotALaunchLine)?;
         let mut line = VllmLine::default();
         for w in cmd[..start].iter() {
             match w.split_once('=') {
@@ -165,6 +185,14 @@ impl VllmLine {
                 None => (w.to_string(), None),
             };
             let spec = spec_of(&opt);
+            if spec.is_none()
+                && let Some(meant) = misspelled_modelled(&opt)
+            {
+                return Err(bad(
+                    &opt,
+                    format!("not a vLLM option (vLLM refuses the line); did you mean {meant}?"),
+                ));
+            }
             let takes_value = spec.is_none_or(|s| s.kind != Kind::Flag);
             let value = match inline {
                 Some(v) => Some(v),
@@ -463,5 +491,38 @@ impl VllmLine {
             f.push(format!("-dcp {dcp}"));
         }
         Some(f.join(" "))
+    }
+
+    /// The flags of this line other than the layout's and the model, as given (shell-quoted
+    /// where needed), for a `try:` line: with [`VllmLine::layout_flags`] they launch what was
+    /// ranked, the user's `--gpu-memory-utilization`, `--kv-cache-dtype`, `--max-model-len`
+    /// and the rest kept.
+    pub fn other_flags(&self) -> Vec<String> {
+        let layout = [
+            &TENSOR_PARALLEL_SIZE,
+            &PIPELINE_PARALLEL_SIZE,
+            &DATA_PARALLEL_SIZE,
+            &DECODE_CONTEXT_PARALLEL_SIZE,
+            &ENABLE_EXPERT_PARALLEL,
+            &MODEL,
+        ];
+        self.entries
+            .iter()
+            .filter(|e| spec_of(&e.given).is_none_or(|s| !layout.iter().any(|l| l.dest == s.dest)))
+            .map(|e| match &e.value {
+                Some(v) => format!("{} {}", e.given, shell_word(v)),
+                None => e.given.clone(),
+            })
+            .collect()
+    }
+}
+
+/// `w` as one shell word: as is when it holds only safe characters, else in single quotes.
+fn shell_word(w: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c);
+    if !w.is_empty() && w.chars().all(safe) {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
     }
 }

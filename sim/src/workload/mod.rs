@@ -112,11 +112,20 @@ pub struct RequestSpec {
     pub arrival_s: f64,
 }
 
+/// The most requests one simulated run sends: each is drawn and replayed with its lengths and
+/// timings held in memory, so memory grows with the count; a million is a day of one server at
+/// ~12 requests a second, beyond any bench_serving run.
+pub const MAX_NUM_PROMPTS: u32 = 1_000_000;
+
 /// Errors in a workload description.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum WorkloadError {
     #[error("--num-prompts must be at least 1")]
     NoPrompts,
+    #[error(
+        "--num-prompts {0} is above {MAX_NUM_PROMPTS}: each simulated request is held in memory; split the run"
+    )]
+    TooManyPrompts(u32),
     #[error("--random-input-len and --random-output-len must be at least 1 token")]
     ZeroLength,
     #[error("--random-range-ratio must be within [0, 1], got {0}")]
@@ -140,6 +149,9 @@ impl Workload {
     pub fn validate(&self, max_context_tokens: u64) -> Result<(), WorkloadError> {
         if self.num_prompts == 0 {
             return Err(WorkloadError::NoPrompts);
+        }
+        if self.num_prompts > MAX_NUM_PROMPTS {
+            return Err(WorkloadError::TooManyPrompts(self.num_prompts));
         }
         if self.random_input_len == 0 || self.random_output_len == 0 {
             return Err(WorkloadError::ZeroLength);

@@ -136,7 +136,7 @@ pub fn recorded_flags(spec: &str) -> Result<Option<RecordedFlags>, ReadError> {
     let Some((path, id)) = spec.split_once('#') else {
         return Ok(None);
     };
-    let text = models::io::read_text_limited(Path::new(path), models::io::LOG_LIMIT_BYTES)
+    let text = models::io::read_text_limited(Path::new(path), MEASURED_LIMIT_BYTES)
         .map_err(|e| ReadError::Read(e.to_string()))?;
     Ok(user_box::recorded_flags(&text, id))
 }
@@ -147,7 +147,7 @@ pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, ReadError> {
         Some((p, id)) => (p, Some(id)),
         None => (spec, None),
     };
-    let text = models::io::read_text_limited(Path::new(path), models::io::LOG_LIMIT_BYTES)
+    let text = models::io::read_text_limited(Path::new(path), MEASURED_LIMIT_BYTES)
         .map_err(|e| ReadError::Read(e.to_string()))?;
     let mut set = if let Some(id) = run_id {
         user_box(path, &text, id, hints)?
@@ -191,13 +191,24 @@ pub fn load(spec: &str, hints: LengthHints) -> Result<MeasuredSet, ReadError> {
     Ok(set)
 }
 
+/// The largest measured-runs file read (bench_serving JSON/JSONL, CSV, summaries, runs files):
+/// a day of bench_serving JSONL is a few MB, and JSON parses to ~9× its size in memory, so
+/// 64 MiB keeps a read under 1 GB where the 1 GiB log limit would take 9 GB.
+pub const MEASURED_LIMIT_BYTES: u64 = 64 << 20;
+
 /// The number at `key` of `v` (a number, a number in text, or Python's non-finite spellings).
 fn num(v: &Value, key: &str) -> Option<f64> {
     match v.get(key)? {
         Value::Number(n) => n.as_f64(),
-        // "~225" as people write approximate figures; Python's non-finite floats as themselves,
-        // so that the checks refuse a NaN throughput instead of missing it
-        Value::String(s) => crate::numtext::first(s).or_else(|| python_non_finite(s)),
+        // "~225" as people write approximate figures, read whole by the one figure grammar (a
+        // text it cannot read for sure is no number, never a guess); Python's non-finite floats
+        // as themselves, so that the checks refuse a NaN throughput instead of missing it
+        Value::String(s) => python_non_finite(s).or_else(|| {
+            crate::numtext::figure(s)
+                .ok()
+                .filter(|f| f.numbers.len() == 1)
+                .map(|f| f.value)
+        }),
         _ => None,
     }
 }
@@ -245,7 +256,11 @@ mod tests {
     fn numbers_inside_text() {
         let v = |s: &str| num(&serde_json::json!({ "k": s }), "k");
         assert_eq!(v("~225"), Some(225.0));
-        assert_eq!(v("short (~61 tokens, mostly cached)"), Some(61.0));
+        // read whole by the one grammar: an aside is said, words before the number are not
+        // read (the run's lengths are then missing and asked for, never guessed)
+        assert_eq!(v("~61 tokens (mostly cached)"), Some(61.0));
+        assert_eq!(v("short (~61 tokens, mostly cached)"), None);
+        assert_eq!(v("24-60"), None);
         assert_eq!(v("1.2k"), Some(1200.0));
         assert_eq!(v("none"), None);
         assert!(v("NaN").unwrap().is_nan());

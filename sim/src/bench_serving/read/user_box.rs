@@ -47,6 +47,13 @@ pub(super) fn recorded_flags(text: &str, id: &str) -> Option<RecordedFlags> {
             continue;
         };
         for clause in text.split(';').map(str::trim).filter(|c| !c.is_empty()) {
+            // "(per FINDINGS.md commands)" beside the flags is prose, named; the flags stay
+            let (clause, asides) = without_asides(clause);
+            out.prose.extend(asides);
+            let clause = clause.as_str();
+            if clause.is_empty() {
+                continue;
+            }
             let words: Vec<&str> = clause.split_whitespace().collect();
             let dest = crate::sglang_args::SPECS
                 .iter()
@@ -62,6 +69,34 @@ pub(super) fn recorded_flags(text: &str, id: &str) -> Option<RecordedFlags> {
         }
     }
     Some(out)
+}
+
+/// `clause` without its parenthesised asides, and the asides (with their parentheses); an
+/// unclosed `(` leaves the rest as the aside.
+fn without_asides(clause: &str) -> (String, Vec<String>) {
+    let (mut kept, mut asides, mut depth, mut aside) =
+        (String::new(), Vec::new(), 0u32, String::new());
+    for c in clause.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                aside.push(c);
+            }
+            ')' if depth > 0 => {
+                depth -= 1;
+                aside.push(c);
+                if depth == 0 {
+                    asides.push(std::mem::take(&mut aside));
+                }
+            }
+            _ if depth > 0 => aside.push(c),
+            _ => kept.push(c),
+        }
+    }
+    if !aside.is_empty() {
+        asides.push(aside);
+    }
+    (kept.trim().to_string(), asides)
 }
 
 /// The points of run `id` of the runs file at `path` (`hints` fill lengths it left out).
@@ -96,8 +131,9 @@ pub(super) fn user_box(
     let wl = run.get("workload").unwrap_or(&empty);
     let source = format!("{path}#{id}");
     let lengths = || -> Result<(u32, u32), ReadError> {
-        let i = hints.input_len.or(num(wl, "input_len").map(|x| x as u32));
-        let o = hints.output_len.or(num(wl, "output_len").map(|x| x as u32));
+        // the run's own lengths first: the hints fill only what it did not record
+        let i = num(wl, "input_len").map(|x| x as u32).or(hints.input_len);
+        let o = num(wl, "output_len").map(|x| x as u32).or(hints.output_len);
         match (i, o) {
             (Some(i), Some(o)) => Ok((i, o)),
             _ => Err(ReadError::MissingLengths {

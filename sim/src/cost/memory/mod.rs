@@ -429,6 +429,7 @@ pub fn plan_with_pre_load(
         ));
     }
     MemoryPlan {
+        vllm: false,
         weight_bytes_per_gpu: weights,
         reserve_bytes_per_gpu: reserves.total_bytes(),
         kv_pool_bytes_per_gpu: kv_pool,

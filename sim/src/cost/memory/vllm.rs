@@ -251,6 +251,7 @@ pub fn plan(
         notes.push("vLLM's hybrid KV-cache manager (sliding-window and linear-attention layers) is not modelled: every layer is sized as full attention, so the KV tokens are a lower bound".into());
     }
     MemoryPlan {
+        vllm: true,
         weight_bytes_per_gpu: weights,
         reserve_bytes_per_gpu: reserves.total_bytes(),
         kv_pool_bytes_per_gpu: kv_pool,
