@@ -167,7 +167,9 @@ fn print_p2p(p: &sim::advise::p2p::P2pAnswer, launcher: &str) {
         } else {
             ""
         };
-        let f = if b.all_reduce.starts_with("custom") {
+        let f = if b.current {
+            "" // nothing to change: the line as it runs now
+        } else if b.all_reduce.starts_with("custom") {
             "--enable-pcie-oneshot-allreduce"
         } else {
             "--disable-custom-all-reduce"
@@ -175,7 +177,11 @@ fn print_p2p(p: &sim::advise::p2p::P2pAnswer, launcher: &str) {
         (env, f)
     });
     if let Some((env, f)) = flag {
-        println!("try: {env}{launcher} {} {f}", p.launch_flags);
+        let flags: Vec<&str> = [p.launch_flags.as_str(), f]
+            .into_iter()
+            .filter(|x| !x.is_empty())
+            .collect();
+        println!("try: {env}{launcher} {}", flags.join(" "));
     }
 }
 

@@ -206,4 +206,42 @@ mod tests {
             VllmCustomAllReduce::on(&nvl, &all[..4], &ServerOptions::default(), &nccl).unwrap();
         assert!(!four.two_stage(300.0 * 1024.0) && four.two_stage(600.0 * 1024.0));
     }
+
+    /// Issue 34: where peer access is routed through the host the engines' P2P check passes and
+    /// the custom all-reduce runs over that path, costed there and not swapped for NCCL; where
+    /// peer access is off it is off, as the engines turn it off.
+    #[test]
+    fn the_custom_all_reduce_runs_over_routed_peer_access_and_not_without_it() {
+        let all: Vec<u32> = (0..8).collect();
+        let community = ServerOptions {
+            pcie_custom_all_reduce_max_bytes: Some(56 * 1024),
+            ..ServerOptions::default()
+        };
+        let routed = Machine::resolve("rtx-pro-6000-x8-baremetal-p2p-routed").unwrap();
+        let Some(crate::machine::PeerPath::Routed {
+            latency_s,
+            bytes_per_s,
+        }) = routed.engine_peer_path(&all)
+        else {
+            panic!("the routed preset's peers are routed");
+        };
+        assert!((latency_s - 14e-6).abs() < 1e-9 && bytes_per_s > 30e9);
+        let nccl = routed.collective(models::profile::CollectiveOp::AllReduce, &all);
+        assert!(nccl.source.contains("routed"), "{}", nccl.source);
+        let c = VllmCustomAllReduce::on(&routed, &all, &community, &nccl).unwrap();
+        let bytes = 12.0 * 1024.0;
+        let (l, b) = routed_one_shot(8, latency_s, bytes_per_s);
+        // taken even when NCCL's number were smaller: vLLM does not compare
+        assert_eq!(c.time_s(bytes, 1e-9), l + bytes / b);
+        // and slower than the same kernel with peer access that works
+        let real = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+        let nccl_real = real.collective(models::profile::CollectiveOp::AllReduce, &all);
+        let r = VllmCustomAllReduce::on(&real, &all, &community, &nccl_real).unwrap();
+        assert!(r.time_s(bytes, 1.0) < c.time_s(bytes, 1.0));
+        let off = Machine::resolve("rtx-pro-6000-x8-baremetal-p2p-off").unwrap();
+        assert_eq!(
+            VllmCustomAllReduce::why_not(&off, &all, &community).as_deref(),
+            Some("no GPU P2P between them")
+        );
+    }
 }
