@@ -23,7 +23,7 @@ pub const PROFILE_SCHEMA_VERSIONS_READ: &[u32] = &[1, 2, 3];
 
 pub use crate::vm_facts::{
     GpuIommu, HostStagePath, HostStagedCurve, HypervisorFacts, IommuFacts, IommuMode,
-    NcclPeerTransport, NcclTransport, PageableVariant, PeerCheck, Virtualization,
+    NcclPeerTransport, NcclTransport, P2pState, PageableVariant, PeerCheck, Virtualization,
 };
 
 /// Everything known about one machine's GPUs and the paths between them.
@@ -498,6 +498,15 @@ impl MachineProfile {
             host_staging: Vec::new(),
             pageable_variants: Vec::new(),
         }
+    }
+
+    /// The machine's P2P state: what `probe` classified (`virtualization.p2p_state`), else the
+    /// state of its described pairs ([`P2pState::of_links`]); `None` when nothing says.
+    pub fn p2p_state(&self) -> Option<P2pState> {
+        self.virtualization
+            .as_ref()
+            .and_then(|v| v.p2p_state)
+            .or_else(|| P2pState::of_links(&self.links))
     }
 
     /// Reads a profile (at most [`crate::io::PROFILE_LIMIT_BYTES`]), checking its schema

@@ -14,6 +14,100 @@ pub struct Virtualization {
     /// Per ordered GPU pair: P2P as the driver and NVML report it against a verified copy.
     #[serde(default)]
     pub peers: Vec<PeerCheck>,
+    /// The machine's P2P state as `probe` classified it from the pairs ([`P2pState::of_links`]),
+    /// with the rule that decided (`None`: no pair measured, e.g. one GPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p2p_state: Option<P2pState>,
+    /// Why: the pairs of each state and the figures that set them apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub p2p_evidence: Vec<String>,
+}
+
+/// What GPU-to-GPU traffic really does on a machine or a pair: the state every engine's choice of
+/// all-reduce depends on.
+///
+/// - `real`: peer access works and a peer copy is faster than staging through host memory (NCCL's
+///   `P2P/…` transports; SGLang's and vLLM's custom all-reduce where they run).
+/// - `off`: no peer access (driver reports none, `NCCL_P2P_DISABLE=1`, an `NCCL_P2P_LEVEL` below
+///   the pair's path, or peer copies that corrupt data): NCCL falls back to `SHM` through pinned
+///   host memory, the engines' custom all-reduce disables itself.
+/// - `routed`: peer access reported and copies arrive intact, but each one crosses the host (a VM
+///   without a GPUDirect clique, an ACS/IOMMU redirect): told from `real` by a peer copy no
+///   faster than a host-staged one (peak within 10 %, small-copy latency at least half the staged
+///   one). NCCL keeps its `P2P` transport and the custom all-reduce runs, each over that path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum P2pState {
+    Real,
+    Off,
+    Routed,
+}
+
+impl P2pState {
+    /// The state's name as written in profiles and printed (`real`, `off`, `routed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            P2pState::Real => "real",
+            P2pState::Off => "off",
+            P2pState::Routed => "routed",
+        }
+    }
+
+    /// Reads `real` / `off` / `routed` (case-insensitive).
+    pub fn parse(s: &str) -> Option<P2pState> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "real" => Some(P2pState::Real),
+            "off" => Some(P2pState::Off),
+            "routed" => Some(P2pState::Routed),
+            _ => None,
+        }
+    }
+
+    /// The state of one ordered pair from its classification and `cuDeviceCanAccessPeer`: a
+    /// `p2p` pair is `real`; a `host-bounce` pair whose driver reports peer access and whose
+    /// timed peer copies were no faster than the host is `routed`; without peer access, with it
+    /// left unused (only host-staged copies timed), or with peer copies that corrupt data
+    /// (`broken`: an engine must not use them), `off`. `None` when neither was measured.
+    pub fn of_link(link: &crate::profile::PairLink) -> Option<P2pState> {
+        use crate::profile::PairClass;
+        if link.src == link.dst {
+            return None;
+        }
+        // a peer copy was timed: the pair's traffic really took the peer path
+        let peer_timed = link
+            .curves
+            .iter()
+            .any(|c| c.mode != crate::profile::TransferMode::HostStaged);
+        match (link.classification, link.can_access_peer) {
+            (Some(PairClass::P2p), _) => Some(P2pState::Real),
+            (Some(PairClass::Broken), _) | (_, Some(false)) => Some(P2pState::Off),
+            (Some(PairClass::HostBounce), Some(true)) if peer_timed => Some(P2pState::Routed),
+            // peer access left unused (`--no-peer-access`, `NCCL_P2P_DISABLE=1`): staged only
+            (Some(PairClass::HostBounce), _) => Some(P2pState::Off),
+            (None, Some(true)) => Some(P2pState::Real),
+            (None, None) => None,
+        }
+    }
+
+    /// The machine's state over `links`: `real` when every described pair is; else `routed` if
+    /// any pair is (custom all-reduce and NCCL's P2P transport then cross the host there), else
+    /// `off`. `None` when no pair is described.
+    pub fn of_links(links: &[crate::profile::PairLink]) -> Option<P2pState> {
+        links
+            .iter()
+            .filter_map(P2pState::of_link)
+            .max_by_key(|s| match s {
+                P2pState::Real => 0,
+                P2pState::Off => 1,
+                P2pState::Routed => 2,
+            })
+    }
+}
+
+impl std::fmt::Display for P2pState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// The hypervisor witnesses, each as read (none of them alone is proof).
@@ -183,7 +277,59 @@ pub struct PageableVariant {
 
 #[cfg(test)]
 mod tests {
-    use crate::profile::MachineProfile;
+    use super::P2pState;
+    use crate::profile::{LinkClass, MachineProfile, PairClass, PairLink};
+
+    #[test]
+    fn pair_states_follow_the_class_and_the_driver() {
+        let peer_curve = crate::profile::TransferCurve {
+            mode: crate::profile::TransferMode::CopyEngine,
+            direction: crate::profile::Direction::Unidirectional,
+            points: Vec::new(),
+            data_verified: Some(true),
+        };
+        let link = |class, peer| PairLink {
+            classification: class,
+            can_access_peer: peer,
+            curves: vec![peer_curve.clone()],
+            ..PairLink::new(0, 1, LinkClass::SYS)
+        };
+        // peer access reported but only host-staged copies timed (`--no-peer-access`): off
+        let unused = PairLink {
+            classification: Some(PairClass::HostBounce),
+            can_access_peer: Some(true),
+            ..PairLink::new(0, 1, LinkClass::SYS)
+        };
+        assert_eq!(P2pState::of_link(&unused), Some(P2pState::Off));
+        let state = |c, p| P2pState::of_link(&link(c, p));
+        assert_eq!(
+            state(Some(PairClass::P2p), Some(true)),
+            Some(P2pState::Real)
+        );
+        assert_eq!(
+            state(Some(PairClass::HostBounce), Some(true)),
+            Some(P2pState::Routed)
+        );
+        assert_eq!(
+            state(Some(PairClass::HostBounce), Some(false)),
+            Some(P2pState::Off)
+        );
+        assert_eq!(
+            state(Some(PairClass::Broken), Some(true)),
+            Some(P2pState::Off)
+        );
+        assert_eq!(state(None, None), None);
+        let mixed = [
+            link(Some(PairClass::P2p), Some(true)),
+            link(Some(PairClass::HostBounce), Some(false)),
+        ];
+        assert_eq!(P2pState::of_links(&mixed), Some(P2pState::Off));
+        assert_eq!(P2pState::of_links(&[]), None);
+        for s in [P2pState::Real, P2pState::Off, P2pState::Routed] {
+            assert_eq!(P2pState::parse(s.name()), Some(s));
+        }
+        assert_eq!(P2pState::parse("on"), None);
+    }
 
     #[test]
     fn a_v2_profile_reads_with_the_v3_fields_empty() {

@@ -162,7 +162,7 @@ impl Backend for RealBackend {
         Virtualization {
             hypervisor: crate::hypervisor::HypervisorInfo::detect().facts(),
             iommu: crate::iommu::detect(std::path::Path::new("/"), devices),
-            peers: Vec::new(),
+            ..Virtualization::default()
         }
     }
 

@@ -7,7 +7,7 @@
 //! memory (peak bandwidth within 10 % and small-copy latency at least half of the staged one) is
 //! a hypervisor bouncing P2P through the host, also `host-bounce`; anything else is `p2p`.
 
-use models::profile::{Direction, PairClass, PairLink, TransferCurve, TransferMode};
+use models::profile::{Direction, P2pState, PairClass, PairLink, TransferCurve, TransferMode};
 
 fn curve(link: &PairLink, mode: TransferMode) -> Option<&TransferCurve> {
     link.curves
@@ -53,6 +53,50 @@ pub fn peer_checks(links: &[PairLink]) -> Vec<models::profile::PeerCheck> {
             }
         })
         .collect()
+}
+
+/// The machine's P2P state (`real`, `off`, `routed`: [`P2pState`]) from its classified pairs,
+/// with one evidence line per state naming its pairs and, for one of them, the measured facts
+/// that decided. `routed` is told from `real` by the peer copy itself: it works and the driver
+/// reports peer access, but it is no faster than staging through host memory.
+pub fn machine_state(links: &[PairLink]) -> (Option<P2pState>, Vec<String>) {
+    let state = P2pState::of_links(links);
+    let mut evidence = Vec::new();
+    for s in [P2pState::Real, P2pState::Routed, P2pState::Off] {
+        let pairs: Vec<&PairLink> = links
+            .iter()
+            .filter(|l| P2pState::of_link(l) == Some(s))
+            .collect();
+        let Some(first) = pairs.first() else {
+            continue;
+        };
+        let names: Vec<String> = pairs
+            .iter()
+            .take(8)
+            .map(|l| format!("{}->{}", l.src, l.dst))
+            .collect();
+        let why = match s {
+            P2pState::Real => {
+                "peer access reported, peer copies verified and faster than host staging"
+            }
+            P2pState::Routed => {
+                "peer access reported and copies arrive, but no faster than staging through host memory: each transfer crosses the host"
+            }
+            P2pState::Off => {
+                "no usable peer access (driver reports none, or peer data corrupted): NCCL falls back to SHM"
+            }
+        };
+        evidence.push(format!(
+            "{s} on {} pair(s) ({}{}): {why}; {}->{}: {}",
+            pairs.len(),
+            names.join(", "),
+            if pairs.len() > 8 { ", …" } else { "" },
+            first.src,
+            first.dst,
+            first.evidence.join("; ")
+        ));
+    }
+    (state, evidence)
 }
 
 /// Classifies `link` in place (sets `classification`, appends `evidence`). Pairs of a GPU

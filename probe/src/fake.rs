@@ -95,8 +95,11 @@ impl Backend for FakeBackend {
                 },
                 ..Default::default()
             },
+            // what the run measures and classifies is not served back
             |v| models::profile::Virtualization {
                 peers: Vec::new(),
+                p2p_state: None,
+                p2p_evidence: Vec::new(),
                 ..v
             },
         )

@@ -67,6 +67,7 @@ pub fn run_probe(
         lap("launch", &mut clock);
     }
     virt.peers = crate::classify::peer_checks(&links);
+    (virt.p2p_state, virt.p2p_evidence) = crate::classify::machine_state(&links);
     profile.virtualization = Some(virt);
     profile.links = links;
     notes.push(format!(

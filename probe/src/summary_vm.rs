@@ -54,6 +54,17 @@ pub fn render(p: &MachineProfile) -> String {
                 v.peers.len()
             ));
         }
+        match v.p2p_state {
+            Some(s) => {
+                out.push_str(&format!("P2P state: {s}\n"));
+                for e in &v.p2p_evidence {
+                    out.push_str(&format!("  {e}\n"));
+                }
+            }
+            None => out.push_str(
+                "P2P state: not classified (no GPU pair measured: one GPU, or --only without p2p)\n",
+            ),
+        }
     }
     if !p.nccl_transports.is_empty() {
         let mut picks: Vec<String> = p

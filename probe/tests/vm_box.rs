@@ -136,3 +136,112 @@ fn the_measured_h200_profile_reads_its_schema_3_fields() {
     // The explanation of issue 26's 16.9 vs 8.5 GB/s: only never-written memory reads fast.
     assert!(zero_page.gb_per_s.median > 1.8 * written.gb_per_s.median);
 }
+
+/// `probe run --quick` on a fake machine, returning its stdout and profile.
+fn quick_run(fixture: &str, gpus: Option<&str>) -> (String, MachineProfile) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(fixture);
+    let mut cmd = Command::cargo_bin("probe").unwrap();
+    cmd.env_remove("PROBE_FAKE_MACHINE")
+        .args(["run", "--quick"]);
+    if let Some(g) = gpus {
+        cmd.args(["--gpus", g]);
+    }
+    let o = cmd
+        .arg("--fake-machine")
+        .arg(&fixture)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let p = MachineProfile::load(&out).unwrap();
+    (String::from_utf8_lossy(&o.stdout).into_owned(), p)
+}
+
+/// Issue 34: one fake machine per P2P state, each classified right by `probe run --quick`, and
+/// the summary alone says which (the routed one by its peer copy, no faster than host staging).
+#[test]
+fn each_p2p_state_is_classified_from_a_quick_run() {
+    use models::profile::P2pState;
+    // the older fixture has working P2P between GPUs 0 and 1 only (the rest report none)
+    let cases = [
+        (
+            "fake-4gpu-vm.json",
+            Some("0,1"),
+            P2pState::Real,
+            "P2P state: real",
+        ),
+        (
+            "fake-4gpu-vm.json",
+            None,
+            P2pState::Off,
+            "off on 10 pair(s)",
+        ),
+        (
+            "fake-4gpu-vm-nop2p.json",
+            None,
+            P2pState::Off,
+            "P2P state: off",
+        ),
+        (
+            "fake-4gpu-vm-routed.json",
+            None,
+            P2pState::Routed,
+            "P2P state: routed",
+        ),
+    ];
+    for (fixture, gpus, want, line) in cases {
+        let (stdout, p) = quick_run(fixture, gpus);
+        let v = p.virtualization.as_ref().unwrap();
+        assert_eq!(v.p2p_state, Some(want), "{fixture}: {stdout}");
+        assert_eq!(p.p2p_state(), Some(want), "{fixture}");
+        assert!(stdout.contains(line), "{fixture}: {stdout}");
+        assert!(!v.p2p_evidence.is_empty(), "{fixture}");
+    }
+    let (stdout, p) = quick_run("fake-4gpu-vm-routed.json", None);
+    assert!(
+        stdout.contains("no faster than staging through host memory"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("P2P/CUMEM"), "{stdout}");
+    assert!(p.links.iter().all(
+        |l| l.classification == Some(PairClass::HostBounce) && l.can_access_peer == Some(true)
+    ));
+    // one GPU: nothing to classify, and the summary says why
+    let (stdout, p) = quick_run("fake-4gpu-vm.json", Some("0"));
+    assert_eq!(p.virtualization.unwrap().p2p_state, None);
+    assert!(stdout.contains("P2P state: not classified"), "{stdout}");
+}
+
+/// Issue 34 on the lent H200 (a KVM guest, one GPU): the new fields say what they can — the
+/// hypervisor and the host path — and the P2P state is absent with the reason printed (no GPU
+/// pair to measure), not guessed.
+#[test]
+fn the_lent_h200_says_why_its_p2p_state_is_absent() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles");
+    let p = MachineProfile::load(&dir.join("h200-x1.p2p-state.json")).unwrap();
+    let v = p.virtualization.as_ref().unwrap();
+    assert_eq!(v.hypervisor.cpuid_vendor.as_deref(), Some("KVMKVMKVM"));
+    assert_eq!(v.p2p_state, None);
+    assert!(v.p2p_evidence.is_empty() && v.peers.is_empty());
+    assert_eq!(p.p2p_state(), None);
+    assert!(
+        p.host_staging
+            .iter()
+            .any(|c| c.path == HostStagePath::MappedKernel)
+    );
+    let log = std::fs::read_to_string(dir.join("h200-x1.p2p-state.device-log.txt")).unwrap();
+    assert!(
+        log.contains("P2P state: not classified (no GPU pair measured"),
+        "{log}"
+    );
+}

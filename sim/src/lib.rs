@@ -31,6 +31,7 @@ pub mod layout;
 pub mod machine;
 pub mod numtext;
 pub mod options;
+pub mod p2p_variant;
 pub mod plausible;
 pub mod presets;
 pub mod records;

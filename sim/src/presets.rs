@@ -11,6 +11,10 @@
 //!   points with NCCL's ring cost form below them.
 //! - `rtx-pro-6000-x8-vm-hostbounce`: the same cards in a Proxmox VM where P2P bounces through host
 //!   memory (the user's box during the GLM-5 work); curves derived from transfer physics.
+//! - `rtx-pro-6000-x8-baremetal-p2p-off` / `-p2p-routed`: the bare-metal box in the other two P2P
+//!   states ([`crate::p2p_variant`]): no peer access (NCCL's SHM ring over the host path), and
+//!   peer access reported but every transfer crossing the host (NCCL's P2P ring and the custom
+//!   all-reduce over the host-staged path). Built at load time from `rtx-pro-6000-x8-baremetal`.
 //! - `rtx-pro-6000-x16-pcie-switch`: 16 RTX PRO 6000 behind four PCIe Gen5 switches of four GPUs
 //!   on one socket, as the rtx6kpro wiki publishes its 16-GPU host; the 8-GPU box's NCCL curves on
 //!   its groups (no NCCL run of it is published).
@@ -61,14 +65,55 @@ const PRESETS: [(&str, &str); 11] = [
     ),
 ];
 
+/// The P2P-state variants: (name, base preset, state, why).
+const P2P_VARIANTS: [(&str, &str, models::profile::P2pState, &str); 2] = [
+    (
+        "rtx-pro-6000-x8-baremetal-p2p-off",
+        "rtx-pro-6000-x8-baremetal",
+        models::profile::P2pState::Off,
+        "no peer access (a driver or BIOS without P2P, a VM without it): NCCL's SHM transport",
+    ),
+    (
+        "rtx-pro-6000-x8-baremetal-p2p-routed",
+        "rtx-pro-6000-x8-baremetal",
+        models::profile::P2pState::Routed,
+        "peer access reported, every transfer through the host (a VM without the GPUDirect \
+         clique, an ACS/IOMMU redirect): the published host-staged copy assumed for each peer copy",
+    ),
+];
+
 /// Names of the built-in machine presets (what `--machine` accepts besides a profile path).
 pub fn machine_preset_names() -> Vec<&'static str> {
-    PRESETS.iter().map(|(n, _)| *n).collect()
+    PRESETS
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(P2P_VARIANTS.iter().map(|v| v.0))
+        .collect()
+}
+
+/// The preset of `base` in the P2P `state`: the named variant where one is built in.
+pub fn p2p_variant_name(base: &str, state: models::profile::P2pState) -> Option<&'static str> {
+    if state == models::profile::P2pState::Real {
+        return PRESETS.iter().find(|(n, _)| *n == base).map(|(n, _)| *n);
+    }
+    P2P_VARIANTS
+        .iter()
+        .find(|v| v.1 == base && v.2 == state)
+        .map(|v| v.0)
 }
 
 /// A built-in machine preset by name (`None` if there is no such preset). The embedded JSON is
 /// checked by the crate's tests, so a listed name always parses.
 pub fn machine_preset(name: &str) -> Option<MachineProfile> {
+    if let Some((_, base, state, why)) = P2P_VARIANTS.iter().find(|v| v.0 == name) {
+        let p = machine_preset(base)?;
+        return Some(crate::p2p_variant::with_state(
+            &p,
+            *state,
+            &|_, _| true,
+            why,
+        ));
+    }
     let (key, text) = PRESETS.iter().find(|(n, _)| *n == name)?;
     let origin = Path::new("sim/presets/machines").join(format!("{key}.json"));
     MachineProfile::from_json_str(text, &origin).ok()

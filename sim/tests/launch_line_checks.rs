@@ -56,11 +56,6 @@ fn a_model_path_that_disagrees_with_model_is_refused_naming_both() {
 fn environment_that_changes_the_machine_is_refused_with_what_to_do() {
     refused_run(
         "deepseek-v3-fp8",
-        "NCCL_P2P_DISABLE=1 python -m sglang.launch_server --tp 8",
-        "NCCL_P2P_DISABLE=1: not modelled from a launch line",
-    );
-    refused_run(
-        "deepseek-v3-fp8",
         "NCCL_PROTO=LL128 python -m sglang.launch_server --tp 8",
         "probe with the same setting",
     );
@@ -81,6 +76,46 @@ fn environment_that_changes_the_machine_is_refused_with_what_to_do() {
         err.contains("environment, recorded: SGLANG_ENABLE_JIT_DEEPGEMM=0"),
         "{err}"
     );
+}
+
+/// Output tok/s of a launch line on `h200-x8` (one stream, graphs), with its stderr.
+fn tok_s(line: &str) -> (f64, String) {
+    let mut args = run_with("deepseek-v3-fp8", line);
+    args.extend(["--max-concurrency", "1", "--format", "json"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out, err) = sim(&args);
+    assert_eq!(code, 0, "{line}: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    (v["output_throughput"].as_f64().unwrap(), err)
+}
+
+/// Issue 34: NCCL's P2P settings are modelled, in the direction NCCL takes them; a value NCCL
+/// ignores is a note, not a refusal. With the custom all-reduce off NCCL carries every
+/// all-reduce, so its transport shows.
+#[test]
+fn nccl_p2p_settings_on_a_launch_line_change_the_prediction() {
+    let base = "python -m sglang.launch_server --tp 8 --disable-custom-all-reduce";
+    let (p2p, _) = tok_s(base);
+    let (off, err) = tok_s(&format!("NCCL_P2P_DISABLE=1 {base}"));
+    assert!(off < p2p, "P2P off {off:.1} vs {p2p:.1}");
+    assert!(
+        err.contains("NCCL_P2P_DISABLE=1: NCCL runs every collective over its SHM transport"),
+        "{err}"
+    );
+    let (loc, _) = tok_s(&format!("NCCL_P2P_LEVEL=LOC {base}"));
+    assert!(loc < p2p, "LOC {loc:.1} vs {p2p:.1}");
+    let (sys, _) = tok_s(&format!("NCCL_P2P_LEVEL=SYS {base}"));
+    assert_eq!(sys, p2p);
+    let (kept, err) = tok_s(&format!("NCCL_P2P_DISABLE=0 {base}"));
+    assert_eq!(kept, p2p);
+    assert!(err.contains("NCCL keeps P2P"), "{err}");
+    let (ignored, err) = tok_s(&format!("NCCL_P2P_LEVEL=nvlink {base}"));
+    assert_eq!(ignored, p2p);
+    assert!(err.contains("NCCL ignores it"), "{err}");
+    // the custom all-reduce is the engine's: NCCL's setting leaves it running over NVLink
+    let (custom, _) = tok_s("python -m sglang.launch_server --tp 8");
+    let (custom_off, _) = tok_s("NCCL_P2P_DISABLE=1 python -m sglang.launch_server --tp 8");
+    assert!(custom_off <= custom && custom_off > off, "{custom_off:.1}");
 }
 
 #[test]

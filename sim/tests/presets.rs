@@ -44,7 +44,9 @@ fn every_preset_parses_with_provenance() {
             "h200-x8",
             "b200-x8",
             "rtx-pro-6000-x8x2-400gbe",
-            "h200-x8x2-ib-ndr"
+            "h200-x8x2-ib-ndr",
+            "rtx-pro-6000-x8-baremetal-p2p-off",
+            "rtx-pro-6000-x8-baremetal-p2p-routed"
         ]
     );
     for (name, p) in all() {
@@ -67,6 +69,18 @@ fn every_preset_parses_with_provenance() {
             per_box * (per_box - 1) * boxes,
             "{name}: every ordered pair inside a box"
         );
+        if name.contains("-p2p-") {
+            // the P2P-state variants drop every curve timed with P2P: their collectives are
+            // costed from their links (sim::p2p_variant), and they say which state they are
+            let want = if name.ends_with("-off") {
+                models::profile::P2pState::Off
+            } else {
+                models::profile::P2pState::Routed
+            };
+            assert_eq!(p.p2p_state(), Some(want), "{name}");
+            assert!(p.collectives.is_empty(), "{name}");
+            continue;
+        }
         for n in [2usize, 4, 8] {
             assert!(
                 p.collectives

@@ -458,6 +458,7 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
         &[
             "error",
             "numtext",
+            "p2p_variant",
             "presets",
             "options",
             "workload",

@@ -193,3 +193,152 @@ fn healthy_host_staging_would_make_the_vm_faster_and_graphs_pay() {
     assert!(eager > 2.0 * C64_TOK_S, "eager {eager:.1}");
     assert!(graphs / eager > 1.3, "gain {:.2}", graphs / eager);
 }
+
+/// Output tok/s with extra launch flags (`--enable-pcie-oneshot-allreduce`).
+fn output_tok_s_with(machine: &str, cal: &str, concurrency: u32, flags: &[&str]) -> f64 {
+    let c = concurrency.to_string();
+    let prompts = (2 * concurrency).to_string();
+    let mut args = vec![
+        "run",
+        "--machine",
+        machine,
+        "--model",
+        "glm-5-nvfp4",
+        "--tp",
+        "8",
+        "--calibration",
+        cal,
+        "--random-input-len",
+        "1293",
+        "--random-output-len",
+        "1000",
+        "--random-range-ratio",
+        "1.0",
+        "--max-concurrency",
+        &c,
+        "--num-prompts",
+        &prompts,
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(flags);
+    let v: serde_json::Value = serde_json::from_str(&sim_stdout(&args)).unwrap();
+    v["output_throughput"].as_f64().expect("output_throughput")
+}
+
+/// Issue 34: the user's VM as each P2P state and all-reduce path, with the log's calibration.
+/// What the model reaches at the published host figures (14 µs, 37 GB/s a staged copy; the lent
+/// guest's host path for the SHM ring): every state is CPU-bound at one eager stream (9.4 tok/s,
+/// −15% against ~11); at 64 concurrent no state comes near ~225 (all 1.9–2.6× above), so none
+/// brackets it — the user's figure needs a path of ~1 GB/s at 786 KB, which only `probe run
+/// --quick` in the VM can show (its `P2P state:` line and the peer or host-staged copy at 1 MiB).
+/// Printed with `-- --nocapture`; the asserted facts are the order and those bounds.
+#[test]
+fn each_p2p_state_at_the_users_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let cal = calibrate(dir.path(), VM);
+    let eager = ["--disable-cuda-graph"];
+    let oneshot = ["--enable-pcie-oneshot-allreduce"];
+    let rows: Vec<(&str, &str, &[&str])> = vec![
+        ("real", "rtx-pro-6000-x8-baremetal", &[]),
+        (
+            "off (bare metal, SHM)",
+            "rtx-pro-6000-x8-baremetal-p2p-off",
+            &[],
+        ),
+        ("off (the VM preset)", VM, &[]),
+        ("routed, NCCL", "rtx-pro-6000-x8-baremetal-p2p-routed", &[]),
+        (
+            "routed, custom AR",
+            "rtx-pro-6000-x8-baremetal-p2p-routed",
+            &oneshot,
+        ),
+    ];
+    let mut c1_graphs = Vec::new();
+    for (name, machine, flags) in &rows {
+        let with = |c: u32, graphs: bool| {
+            let mut f: Vec<&str> = flags.to_vec();
+            if !graphs {
+                f.extend_from_slice(&eager);
+            }
+            output_tok_s_with(machine, &cal, c, &f)
+        };
+        let (c1e, c1g, c64e, c64g) = (
+            with(1, false),
+            with(1, true),
+            with(64, false),
+            with(64, true),
+        );
+        eprintln!(
+            "{name:24} c1 eager {c1e:6.1}  c1 graphs {c1g:6.1}  c64 eager {c64e:6.1}  c64 graphs {c64g:6.1}"
+        );
+        assert!(
+            (c1e / C1_TOK_S - 1.0).abs() <= 0.25,
+            "{name}: c1 eager {c1e:.1}"
+        );
+        assert!(c64e > 1.8 * C64_TOK_S, "{name}: c64 eager {c64e:.1}");
+        c1_graphs.push(c1g);
+    }
+    // with graphs one stream is GPU-bound and the states part: P2P real first, each state
+    // without working P2P behind it
+    assert!(
+        c1_graphs[1..].iter().all(|&t| t < c1_graphs[0]),
+        "{c1_graphs:?}"
+    );
+    // the custom all-reduce over the routed path: two barrier round trips instead of NCCL's 14
+    // ring steps over it, so the model puts it ahead of NCCL there (the issue's order says the
+    // reverse; no measurement in the repository decides it)
+    assert!(c1_graphs[4] > c1_graphs[3], "{c1_graphs:?}");
+}
+
+/// `sim advise --question p2p` on the VM preset: every state and path, the VM's own row marked,
+/// what to change, and the `try:` line.
+#[test]
+fn advise_answers_the_p2p_question_for_the_vm() {
+    let args = |format: &str| {
+        vec![
+            "advise",
+            "--machine",
+            VM,
+            "--model",
+            "glm-5-nvfp4",
+            "--tp",
+            "8",
+            "--question",
+            "p2p",
+            "--max-concurrency",
+            "1",
+            "--num-prompts",
+            "2",
+            "--random-input-len",
+            "256",
+            "--random-output-len",
+            "64",
+            "--format",
+        ]
+        .into_iter()
+        .chain([format])
+        .map(str::to_string)
+        .collect::<Vec<_>>()
+    };
+    let a: Vec<String> = args("json");
+    let v: serde_json::Value = serde_json::from_str(&sim_stdout(
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+    ))
+    .unwrap();
+    let p = &v["p2p"];
+    assert_eq!(p["machine_state"], "off");
+    let rows = p["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    let current: Vec<_> = rows.iter().filter(|r| r["current"] == true).collect();
+    assert_eq!(current.len(), 1);
+    assert_eq!(current[0]["state"], "off");
+    let tok = |r: &serde_json::Value| r["output_tok_s"].as_f64().unwrap();
+    let real = rows.iter().filter(|r| r["state"] == "real").map(tok);
+    assert!(real.fold(0.0, f64::max) > tok(current[0]));
+    assert!(!p["changes"].as_array().unwrap().is_empty());
+    let t: Vec<String> = args("table");
+    let out = sim_stdout(&t.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.contains("try: python -m sglang.launch_server"), "{out}");
+    assert!(out.contains("off (now)"), "{out}");
+}

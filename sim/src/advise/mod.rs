@@ -12,6 +12,7 @@
 //! measured and which modelled, and what an all-to-all backend needs from the machine.
 
 pub mod mtp;
+pub mod p2p;
 pub mod provenance;
 pub mod replicas;
 pub mod scale;
@@ -171,6 +172,9 @@ pub struct Advice {
     /// `--question replicas`: one server of the whole box or two of half of it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<replicas::ReplicasAnswer>,
+    /// `--question p2p`: the layout in every P2P state and all-reduce path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p2p: Option<p2p::P2pAnswer>,
 }
 
 /// Simulates the workload on every layout and orders them by output throughput.

@@ -33,6 +33,9 @@ pub enum Question {
     /// One server on every GPU of the box (TP8), or two servers of half the GPUs each (TP4 ×2,
     /// SGLang's `--dp-size 2` without DP attention)?
     Replicas,
+    /// What does the GPUs' P2P state (real / off / routed through the host) cost at this load,
+    /// with NCCL and with the custom all-reduce, and what to change?
+    P2p,
 }
 
 #[derive(clap::Args, Debug)]
@@ -148,6 +151,7 @@ pub fn run(args: Args) -> Result<()> {
         flags_not_modelled,
         scale: answers.scale,
         replicas: answers.replicas,
+        p2p: answers.p2p,
     };
     if default_concurrency {
         eprintln!(
@@ -276,6 +280,7 @@ struct Answers {
     mtp: Option<sim::advise::mtp::MtpAnswer>,
     scale: Option<sim::advise::scale::ScaleAnswer>,
     replicas: Option<sim::advise::replicas::ReplicasAnswer>,
+    p2p: Option<sim::advise::p2p::P2pAnswer>,
 }
 
 /// A progress bar with a time estimate over a question's perturbed draws, in place of the
@@ -348,6 +353,10 @@ fn answer_question(
         Some(Question::Replicas) => {
             spinner.set_message(format!("replicas verdict over {draws} draws"));
             a.replicas = Some(answer_replicas(setup, workload, draws)?);
+        }
+        Some(Question::P2p) => {
+            spinner.set_message("the layout in every P2P state");
+            a.p2p = Some(answer_p2p(setup, ls, ranking, workload)?);
         }
         None => {}
     }
@@ -492,6 +501,48 @@ fn answer_mtp(
 }
 
 /// One server of the whole box against two of half of it, each half on its own GPUs.
+/// `--question p2p` on the top-ranked layout: the machine in each P2P state (`real` from the
+/// bare-metal preset of the same box where the machine lacks it), NCCL and the custom all-reduce.
+fn answer_p2p(
+    setup: &Setup,
+    ls: &[sim::sweep::SweepLayout],
+    ranking: &[sim::advise::RankedLayout],
+    workload: &sim::workload::Workload,
+) -> Result<sim::advise::p2p::P2pAnswer> {
+    let Some(top) = top_ranked(setup, ls, ranking).map(|l| l.layout) else {
+        bail!("--question p2p: no layout ran");
+    };
+    let m = &setup.machine;
+    let same_box = m.profile.gpu_preset.as_deref() == Some("rtx-pro-6000-server")
+        && m.gpu_count == 8
+        && m.node_count() == 1;
+    let real_base = same_box
+        .then(|| sim::machine::Machine::resolve("rtx-pro-6000-x8-baremetal").ok())
+        .flatten();
+    let oneshot = if top.tp <= 4 {
+        sim::engines::SGLANG_PCIE_ONESHOT_4GPU_BYTES
+    } else {
+        sim::engines::SGLANG_PCIE_ONESHOT_8GPU_BYTES
+    };
+    let opts = setup.opts_ranking(top);
+    let mut a = sim::advise::p2p::answer(&sim::advise::p2p::P2pQuestion {
+        machine: m,
+        real_base: real_base.as_ref(),
+        spec: &setup.spec,
+        layout: top,
+        opts: &opts,
+        knobs: setup.knobs,
+        workload,
+        oneshot_bytes: oneshot,
+    });
+    a.launch_flags = ranking
+        .iter()
+        .find(|r| r.run.is_some())
+        .map(|r| r.sglang_flags.clone())
+        .unwrap_or_default();
+    Ok(a)
+}
+
 fn answer_replicas(
     setup: &Setup,
     workload: &sim::workload::Workload,

@@ -59,6 +59,9 @@ pub fn print_advice(a: &Advice, all: bool, launcher: &str, try_tail: &str) {
     if let Some(m) = &a.mtp {
         print_mtp(m, launcher);
     }
+    if let Some(p) = &a.p2p {
+        print_p2p(p, launcher);
+    }
     if let Some(r) = &a.replicas {
         print_replicas(r, launcher);
     }
@@ -111,6 +114,78 @@ fn print_ep(ep: &EpAnswer, launcher: &str) {
     );
     for f in &ep.flags_to_try {
         println!("try: {launcher} {f}");
+    }
+}
+
+/// `--question p2p`: every state and path, the verdict, what to change and the `try:` line.
+fn print_p2p(p: &sim::advise::p2p::P2pAnswer, launcher: &str) {
+    println!(
+        "P2P: {} on this machine ({})",
+        p.machine_state
+            .map_or("not classified".into(), |s| s.to_string()),
+        p.layout
+    );
+    let mut t = super::tables::table();
+    t.set_header(vec![
+        "P2P",
+        "all-reduce",
+        "output tok/s",
+        "TPOT ms",
+        "machine",
+    ]);
+    for r in &p.rows {
+        let mark = if r.current { " (now)" } else { "" };
+        t.add_row([
+            format!("{}{mark}", r.state),
+            r.all_reduce.clone(),
+            r.output_tok_s.map_or_else(
+                || r.why_not.clone().unwrap_or_default(),
+                |v| format!("{v:.1}"),
+            ),
+            r.mean_tpot_ms.map_or("—".into(), |v| format!("{v:.1}")),
+            r.machine.clone(),
+        ]);
+    }
+    println!("{t}");
+    println!("{}", p.sentence);
+    for c in &p.changes {
+        println!("change: {c}");
+    }
+    // the row the changes lead to: the current one when nothing is to change
+    let tok = |r: &&sim::advise::p2p::P2pRow| r.output_tok_s.unwrap_or(0.0);
+    let current = p.rows.iter().find(|r| r.current);
+    let best = p
+        .rows
+        .iter()
+        .filter(|r| r.output_tok_s.is_some())
+        .max_by(|a, b| tok(a).total_cmp(&tok(b)));
+    let flag = match (current, best) {
+        (Some(c), Some(b)) if tok(&b) <= 1.01 * tok(&c) => Some(c),
+        (_, b) => b,
+    }
+    .map(|b| {
+        let env = if b.state == models::profile::P2pState::Off
+            && p.machine_state != Some(models::profile::P2pState::Off)
+        {
+            "NCCL_P2P_DISABLE=1 "
+        } else {
+            ""
+        };
+        let f = if b.current {
+            "" // nothing to change: the line as it runs now
+        } else if b.all_reduce.starts_with("custom") {
+            "--enable-pcie-oneshot-allreduce"
+        } else {
+            "--disable-custom-all-reduce"
+        };
+        (env, f)
+    });
+    if let Some((env, f)) = flag {
+        let flags: Vec<&str> = [p.launch_flags.as_str(), f]
+            .into_iter()
+            .filter(|x| !x.is_empty())
+            .collect();
+        println!("try: {env}{launcher} {}", flags.join(" "));
     }
 }
 

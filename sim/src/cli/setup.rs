@@ -94,6 +94,10 @@ pub fn server_machine(
     replicas: u32,
     launch_line: bool,
 ) -> Result<sim::machine::Machine> {
+    let (machine, notes) = sim::machine::nccl_env::apply(machine, &sglang.env)?;
+    for n in notes {
+        eprintln!("note: {n}");
+    }
     // `--dp-size N` without DP attention: N engines on consecutive GPU sets
     let needed = (layout.gpus() * replicas.max(1)) as usize;
     Ok(match sglang.visible_devices()? {
@@ -139,7 +143,10 @@ impl Setup {
         cal: &CalibrationArg,
         line: sim::vllm_args::VllmLine,
     ) -> Result<Setup> {
-        let machine = target.machine.resolve()?;
+        let (machine, notes) = sim::machine::nccl_env::apply(target.machine.resolve()?, &line.env)?;
+        for n in notes {
+            eprintln!("note: {n}");
+        }
         let spec = target.model.resolve_or(line.model.as_deref())?;
         let layout_args = target.server.layout.with_sizes(&line.sizes()?);
         let primary = primary_layout(&layout_args, &machine, &spec)?;

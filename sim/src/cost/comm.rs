@@ -20,11 +20,14 @@
 //!   GPUs), unless `--disable-custom-all-reduce`. Modelled as a one-shot kernel: 5 µs (NVLink) or
 //!   10 µs (PCIe) plus bytes at the NCCL curve's large-message bandwidth, used when faster. A
 //!   PCIe one-shot all-reduce on more GPUs (`ServerOptions::pcie_custom_all_reduce_max_bytes`,
-//!   community builds) is the same kernel up to its own size cutoff.
+//!   community builds) is the same kernel up to its own size cutoff. Where peer access is
+//!   reported but routed through the host (`P2pState::Routed`) the engines' P2P check still
+//!   passes, so the kernel runs, costed over that path ([`super::vllm_all_reduce::routed_one_shot`]) and taken even where
+//!   NCCL would be faster; without peer access it is off, as SGLang turns it off.
 
-use crate::machine::Machine;
 use crate::machine::curve::CommCurve;
 use crate::machine::placement::Placement;
+use crate::machine::{Machine, PeerPath};
 use crate::options::ServerOptions;
 use models::Layout;
 use models::profile::CollectiveOp;
@@ -38,6 +41,8 @@ struct CustomAllReduce {
     latency_s: f64,
     bytes_per_s: f64,
     max_bytes: f64,
+    /// Over routed peer access: SGLang runs it whatever it costs (its P2P check passes).
+    routed: bool,
 }
 
 /// The collectives of one pipeline stage's TP group.
@@ -67,7 +72,8 @@ impl StageComm {
         }
         match self.custom {
             Some(c) if bytes > 0.0 && bytes <= c.max_bytes => {
-                nccl.min(c.latency_s + bytes / c.bytes_per_s)
+                let custom = c.latency_s + bytes / c.bytes_per_s;
+                if c.routed { custom } else { nccl.min(custom) }
             }
             _ => nccl,
         }
@@ -177,13 +183,27 @@ fn custom_all_reduce(
         None if !nvlink && n > 2 => 0.0,
         _ => CUSTOM_AR_MAX_BYTES,
     };
-    let eligible = !opts.disable_custom_all_reduce
-        && matches!(n, 2 | 4 | 6 | 8)
-        && machine.p2p_ok(group)
-        && max_bytes > 0.0;
-    eligible.then(|| CustomAllReduce {
-        latency_s: if nvlink { 5e-6 } else { 10e-6 },
-        bytes_per_s: nccl.bandwidth_bytes_per_s(),
-        max_bytes,
+    let path = machine.engine_peer_path(group)?;
+    let eligible = !opts.disable_custom_all_reduce && matches!(n, 2 | 4 | 6 | 8) && max_bytes > 0.0;
+    eligible.then(|| match path {
+        PeerPath::Real => CustomAllReduce {
+            latency_s: if nvlink { 5e-6 } else { 10e-6 },
+            bytes_per_s: nccl.bandwidth_bytes_per_s(),
+            max_bytes,
+            routed: false,
+        },
+        PeerPath::Routed {
+            latency_s,
+            bytes_per_s,
+        } => {
+            let (latency_s, bytes_per_s) =
+                super::vllm_all_reduce::routed_one_shot(n, latency_s, bytes_per_s);
+            CustomAllReduce {
+                latency_s,
+                bytes_per_s,
+                max_bytes,
+                routed: true,
+            }
+        }
     })
 }

@@ -19,8 +19,8 @@
 //! as shardwise's SGLang model takes it) plus the message at the NCCL curve's large-message
 //! bandwidth; two stages pay the latency twice and move `2 (n − 1) / n` of the message.
 
-use crate::machine::Machine;
 use crate::machine::curve::CommCurve;
+use crate::machine::{Machine, PeerPath};
 use crate::options::ServerOptions;
 
 /// `CustomAllreduce`'s default `max_size`.
@@ -32,6 +32,15 @@ pub const VLLM_CUSTOM_AR_WORLD_SIZES: [usize; 4] = [2, 4, 6, 8];
 const NVLINK_LATENCY_S: f64 = 5e-6;
 const PCIE_LATENCY_S: f64 = 10e-6;
 
+/// The one-shot custom all-reduce over routed peer access (vLLM's (and SGLang's)
+/// `custom_all_reduce.cuh`, `cross_device_reduce_1stage`): two barriers, each a flag stored
+/// into every peer and read back across the host (the pair's small-copy latency each), and every
+/// rank loading the `n − 1` peers' whole messages over its one path at the routed bandwidth.
+/// Returns (latency s, bytes per second of the message).
+pub fn routed_one_shot(n: usize, latency_s: f64, bytes_per_s: f64) -> (f64, f64) {
+    (2.0 * latency_s, bytes_per_s / (n.max(2) - 1) as f64)
+}
+
 /// vLLM's custom all-reduce on one group, when vLLM uses it there.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VllmCustomAllReduce {
@@ -42,6 +51,8 @@ pub struct VllmCustomAllReduce {
     max_bytes: f64,
     /// The community build's PCIe kernel on more than two GPUs, not stock vLLM's.
     community_pcie: bool,
+    /// Over routed peer access: vLLM runs it whatever it costs (its P2P check passes).
+    routed: bool,
 }
 
 impl VllmCustomAllReduce {
@@ -63,17 +74,32 @@ impl VllmCustomAllReduce {
             Some(cutoff) if community_pcie => cutoff as f64,
             _ => VLLM_CUSTOM_AR_MAX_BYTES,
         };
+        let (latency_s, bytes_per_s, routed) = match machine.engine_peer_path(group)? {
+            PeerPath::Real => (
+                if fully_connected {
+                    NVLINK_LATENCY_S
+                } else {
+                    PCIE_LATENCY_S
+                },
+                nccl.bandwidth_bytes_per_s(),
+                false,
+            ),
+            PeerPath::Routed {
+                latency_s,
+                bytes_per_s,
+            } => {
+                let (l, b) = routed_one_shot(n, latency_s, bytes_per_s);
+                (l, b, true)
+            }
+        };
         Some(VllmCustomAllReduce {
             world_size: n,
             fully_connected,
-            latency_s: if fully_connected {
-                NVLINK_LATENCY_S
-            } else {
-                PCIE_LATENCY_S
-            },
-            bytes_per_s: nccl.bandwidth_bytes_per_s(),
+            latency_s,
+            bytes_per_s,
             max_bytes,
             community_pcie,
+            routed,
         })
     }
 
@@ -95,7 +121,7 @@ impl VllmCustomAllReduce {
         if n > 2 && !machine.has_nvlink() && opts.pcie_custom_all_reduce_max_bytes.is_none() {
             return Some("more than two PCIe-only GPUs (stock vLLM)".into());
         }
-        if !machine.p2p_ok(group) {
+        if machine.engine_peer_path(group).is_none() {
             return Some("no GPU P2P between them".into());
         }
         None
@@ -128,7 +154,11 @@ impl VllmCustomAllReduce {
         } else {
             self.latency_s + bytes / self.bytes_per_s
         };
-        nccl.min(custom)
+        if self.routed {
+            custom
+        } else {
+            nccl.min(custom)
+        }
     }
 }
 
@@ -175,5 +205,43 @@ mod tests {
         let four =
             VllmCustomAllReduce::on(&nvl, &all[..4], &ServerOptions::default(), &nccl).unwrap();
         assert!(!four.two_stage(300.0 * 1024.0) && four.two_stage(600.0 * 1024.0));
+    }
+
+    /// Issue 34: where peer access is routed through the host the engines' P2P check passes and
+    /// the custom all-reduce runs over that path, costed there and not swapped for NCCL; where
+    /// peer access is off it is off, as the engines turn it off.
+    #[test]
+    fn the_custom_all_reduce_runs_over_routed_peer_access_and_not_without_it() {
+        let all: Vec<u32> = (0..8).collect();
+        let community = ServerOptions {
+            pcie_custom_all_reduce_max_bytes: Some(56 * 1024),
+            ..ServerOptions::default()
+        };
+        let routed = Machine::resolve("rtx-pro-6000-x8-baremetal-p2p-routed").unwrap();
+        let Some(crate::machine::PeerPath::Routed {
+            latency_s,
+            bytes_per_s,
+        }) = routed.engine_peer_path(&all)
+        else {
+            panic!("the routed preset's peers are routed");
+        };
+        assert!((latency_s - 14e-6).abs() < 1e-9 && bytes_per_s > 30e9);
+        let nccl = routed.collective(models::profile::CollectiveOp::AllReduce, &all);
+        assert!(nccl.source.contains("routed"), "{}", nccl.source);
+        let c = VllmCustomAllReduce::on(&routed, &all, &community, &nccl).unwrap();
+        let bytes = 12.0 * 1024.0;
+        let (l, b) = routed_one_shot(8, latency_s, bytes_per_s);
+        // taken even when NCCL's number were smaller: vLLM does not compare
+        assert_eq!(c.time_s(bytes, 1e-9), l + bytes / b);
+        // and slower than the same kernel with peer access that works
+        let real = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+        let nccl_real = real.collective(models::profile::CollectiveOp::AllReduce, &all);
+        let r = VllmCustomAllReduce::on(&real, &all, &community, &nccl_real).unwrap();
+        assert!(r.time_s(bytes, 1.0) < c.time_s(bytes, 1.0));
+        let off = Machine::resolve("rtx-pro-6000-x8-baremetal-p2p-off").unwrap();
+        assert_eq!(
+            VllmCustomAllReduce::why_not(&off, &all, &community).as_deref(),
+            Some("no GPU P2P between them")
+        );
     }
 }

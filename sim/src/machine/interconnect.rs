@@ -123,10 +123,26 @@ impl Interconnect<'_> {
 
     /// Steps 1–6: a curve from what was measured, `None` when nothing applies.
     pub fn resolve(&self, op: CollectiveOp, devices: &[u32]) -> Option<CommCurve> {
+        if self.mixed_p2p(devices) {
+            // some pairs with P2P, some without (an `NCCL_P2P_LEVEL` below the widest path): no
+            // curve of another group says what this one does; its ring over its own links does
+            return self.measured_links(op, devices);
+        }
         self.measured(op, devices)
             .or_else(|| self.other_size(op, devices))
             .or_else(|| self.other_op(op, devices))
             .or_else(|| self.measured_links(op, devices))
+    }
+
+    /// Whether the group's pairs are in more than one P2P state.
+    fn mixed_p2p(&self, devices: &[u32]) -> bool {
+        let states: std::collections::BTreeSet<_> = self
+            .links
+            .iter()
+            .filter(|l| devices.contains(&l.src) && devices.contains(&l.dst))
+            .filter_map(models::profile::P2pState::of_link)
+            .collect();
+        states.len() > 1
     }
 
     /// Step 6: a ring over the group's measured pair links.
@@ -158,7 +174,18 @@ impl Interconnect<'_> {
                 ),
             ));
         }
-        let how = if staged { "host-staged" } else { "P2P" };
+        let routed = devices.iter().enumerate().any(|(i, &a)| {
+            self.links.iter().any(|l| {
+                (l.src, l.dst) == (a, devices[(i + 1) % n])
+                    && models::profile::P2pState::of_link(l)
+                        == Some(models::profile::P2pState::Routed)
+            })
+        });
+        let how = match (staged, routed) {
+            (true, _) => "host-staged",
+            (false, true) => "routed P2P (peer copies through the host)",
+            _ => "P2P",
+        };
         Some(CommCurve::alpha_beta(
             step_s * ring_steps(op, n as u32),
             bytes_per_s / op.busbw_factor(n as u32).max(1e-9),
@@ -180,8 +207,14 @@ impl Interconnect<'_> {
             .iter()
             .find(|l| (l.src, l.dst) == (a, b))
             .or_else(|| self.links.iter().find(|l| (l.src, l.dst) == (b, a)))?;
-        let host = matches!(link.classification, Some(PairClass::HostBounce))
-            || link.can_access_peer == Some(false);
+        // a routed pair keeps NCCL's P2P transport: its peer copies (through the host) are the
+        // path; only an `off` pair is staged by NCCL's SHM transport
+        let host = models::profile::P2pState::of_link(link) == Some(models::profile::P2pState::Off)
+            || (matches!(link.classification, Some(PairClass::HostBounce))
+                && !link
+                    .curves
+                    .iter()
+                    .any(|c| c.mode == TransferMode::CopyEngine));
         let mode = if host {
             TransferMode::HostStaged
         } else {

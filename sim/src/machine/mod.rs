@@ -11,6 +11,7 @@
 
 pub mod curve;
 pub mod interconnect;
+pub mod nccl_env;
 pub mod network;
 pub mod nodes;
 pub mod placement;
@@ -58,6 +59,19 @@ pub struct Machine {
     spanning: Vec<CollectiveCurve>,
     rails: Vec<CollectiveCurve>,
     nics: Nics,
+    /// The pairs as the engines' own P2P check sees them (`cudaDeviceCanAccessPeer` and a test
+    /// copy): the profile's links, kept when only NCCL is told not to use P2P.
+    peer_links: Vec<models::profile::PairLink>,
+}
+
+/// The path an engine's custom all-reduce takes between a group's GPUs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PeerPath {
+    /// Peer access works: loads and stores go straight to the peer.
+    Real,
+    /// Peer access reported but every access crosses the host: the group's slowest pair's
+    /// small peer-copy latency (s) and peak one-way bandwidth (bytes/s).
+    Routed { latency_s: f64, bytes_per_s: f64 },
 }
 
 impl Machine {
@@ -128,6 +142,7 @@ impl Machine {
             notes.push(multi_node_note(&topology, &spanning, &profile));
         }
         let mut m = Machine {
+            peer_links: profile.links.clone(),
             gpu_count: devices.len() as u32,
             gpu,
             name: name.to_string(),
@@ -253,6 +268,85 @@ impl Machine {
                         Some(PairClass::HostBounce) | Some(PairClass::Broken)
                     ) && l.can_access_peer != Some(false))
             })
+    }
+
+    /// The machine's P2P state over `devices` as NCCL sees it (`None`: no pair described).
+    pub fn p2p_state(&self, devices: &[u32]) -> Option<models::profile::P2pState> {
+        let inside: Vec<_> = self
+            .profile
+            .links
+            .iter()
+            .filter(|l| devices.contains(&l.src) && devices.contains(&l.dst))
+            .cloned()
+            .collect();
+        models::profile::P2pState::of_links(&inside)
+    }
+
+    /// The path the engines' custom all-reduce takes over `devices` (their P2P check passes on
+    /// `real` and `routed` pairs: the data arrives), `None` when a pair has no peer access or
+    /// the group spans nodes.
+    pub fn engine_peer_path(&self, devices: &[u32]) -> Option<PeerPath> {
+        use models::profile::{P2pState, TransferMode};
+        if self.topology.nodes_spanned(devices) > 1 {
+            return None;
+        }
+        let mut path = PeerPath::Real;
+        for l in self
+            .peer_links
+            .iter()
+            .filter(|l| l.src != l.dst && devices.contains(&l.src) && devices.contains(&l.dst))
+        {
+            match P2pState::of_link(l) {
+                Some(P2pState::Off) => return None,
+                Some(P2pState::Routed) => {
+                    let peer = l
+                        .curves
+                        .iter()
+                        .find(|c| c.mode == TransferMode::CopyEngine)?;
+                    let bw = peer
+                        .points
+                        .iter()
+                        .map(|p| p.gb_per_s.median * 1e9)
+                        .fold(0.0, f64::max);
+                    let lat = l
+                        .latency_us
+                        .get("copy-engine")
+                        .map(|s| s.median * 1e-6)
+                        .or_else(|| peer.points.first().map(|p| p.time_us.median * 1e-6))?;
+                    path = match path {
+                        PeerPath::Routed {
+                            latency_s,
+                            bytes_per_s,
+                        } => PeerPath::Routed {
+                            latency_s: latency_s.max(lat),
+                            bytes_per_s: bytes_per_s.min(bw),
+                        },
+                        PeerPath::Real => PeerPath::Routed {
+                            latency_s: lat,
+                            bytes_per_s: bw,
+                        },
+                    };
+                }
+                _ => {}
+            }
+        }
+        Some(path)
+    }
+
+    /// The machine with the pairs `changed(src, dst)` in P2P `state` for NCCL only (the engines'
+    /// own P2P check still sees the profile's pairs: `NCCL_P2P_DISABLE` and `NCCL_P2P_LEVEL` are
+    /// NCCL's), named `name`.
+    pub fn with_nccl_p2p(
+        &self,
+        state: models::profile::P2pState,
+        changed: &dyn Fn(u32, u32) -> bool,
+        why: &str,
+    ) -> Result<Machine> {
+        let p = crate::p2p_variant::with_state(&self.profile, state, changed, why);
+        let mut m = Machine::from_profile(&self.name, p)?;
+        m.peer_links = self.peer_links.clone();
+        m.notes.push(format!("NCCL P2P {state}: {why}"));
+        Ok(m)
     }
 
     /// Link class between two GPUs: NET across nodes; inside a node the profile's

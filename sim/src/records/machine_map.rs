@@ -47,6 +47,7 @@ pub(super) fn machine_preset(
         && count.is_some_and(|n| (9..=16).contains(&n))
         && hw.virtualized != Some(true)
         && lower(&hw.p2p) != "disabled"
+        && !NcclTuning::p2p_disabled(r)
     {
         return Ok(sixteen_gpu_box(r, count.unwrap_or(16), assumptions));
     }
@@ -71,19 +72,38 @@ pub(super) fn machine_preset(
         return Ok(family.to_string());
     }
     let p2p = lower(&hw.p2p);
+    if p2p == "disabled" || NcclTuning::p2p_disabled(r) {
+        let (preset, how) = if hw.virtualized == Some(true) {
+            (
+                "rtx-pro-6000-x8-vm-hostbounce",
+                "P2P off in a VM: the VM preset (host-staged collectives)",
+            )
+        } else {
+            (
+                "rtx-pro-6000-x8-baremetal-p2p-off",
+                "P2P off: NCCL's SHM ring over the host path",
+            )
+        };
+        assumptions.push(format!(
+            "{how}, `{preset}` (record: p2p {}{})",
+            hw.p2p.as_deref().unwrap_or("not stated"),
+            if NcclTuning::p2p_disabled(r) {
+                ", NCCL_P2P_DISABLE set"
+            } else {
+                ""
+            }
+        ));
+        return Ok(preset.into());
+    }
     match hw.virtualized {
-        Some(true) if p2p == "enabled" => Err(Unexpressible::new(
-            UnexpressibleKind::UnknownMachine,
-            "RTX PRO 6000 in a VM with working P2P: no preset (the VM preset bounces P2P through host memory)",
-        )),
+        Some(true) if p2p == "enabled" => {
+            assumptions.push(
+                "a VM with P2P enabled (the hypervisor passes peer access through): P2P real, costed as bare metal (`rtx-pro-6000-x8-baremetal`)".into(),
+            );
+            Ok("rtx-pro-6000-x8-baremetal".into())
+        }
         Some(true) => Ok("rtx-pro-6000-x8-vm-hostbounce".into()),
         virt => {
-            if p2p == "disabled" {
-                return Err(Unexpressible::new(
-                    UnexpressibleKind::UnknownMachine,
-                    "RTX PRO 6000 bare metal with P2P disabled: no preset",
-                ));
-            }
             if virt.is_none() || p2p != "enabled" {
                 assumptions.push(format!(
                     "bare metal with P2P assumed (record: p2p {}, virtualized {})",
@@ -111,9 +131,11 @@ pub(super) fn machine_preset(
 /// server of fewer than 16 runs on its first GPUs, as on the 8-GPU box.
 fn sixteen_gpu_box(r: &Record, n: u32, assumptions: &mut Vec<String>) -> String {
     let gpu = r.hardware.gpu.as_deref().unwrap_or("?");
+    let stated = lower(&r.hardware.p2p) == "enabled" && r.hardware.virtualized == Some(false);
     assumptions.push(format!(
-        "{n}× {gpu} on one host: the rtx6kpro wiki's published 16-GPU box (four PCIe Gen5 switches of four GPUs, `rtx-pro-6000-x16-pcie-switch`{}); bare metal with P2P assumed (record: p2p {}, virtualized {})",
+        "{n}× {gpu} on one host: the rtx6kpro wiki's published 16-GPU box (four PCIe Gen5 switches of four GPUs, `rtx-pro-6000-x16-pcie-switch`{}); bare metal with P2P {} (record: p2p {}, virtualized {})",
         if n < 16 { ", its first GPUs" } else { "" },
+        if stated { "real" } else { "assumed" },
         r.hardware.p2p.as_deref().unwrap_or("not stated"),
         r.hardware
             .virtualized

@@ -44,6 +44,13 @@ impl NcclTuning {
         Some(parts)
     }
 
+    /// Whether the record runs NCCL with `NCCL_P2P_DISABLE` set to a non-zero integer.
+    pub(super) fn p2p_disabled(r: &Record) -> bool {
+        Self::stated(r, "NCCL_P2P_DISABLE")
+            .and_then(|v| v.parse::<i64>().ok())
+            .is_some_and(|v| v != 0)
+    }
+
     pub(super) fn of(r: &Record) -> NcclTuning {
         if let Some(p) = Self::protocols(r).filter(|p| p.iter().any(|s| s == "ll128")) {
             return NcclTuning::Ll128(format!("NCCL_PROTO={}", p.join(",")));

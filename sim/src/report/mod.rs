@@ -12,6 +12,7 @@ pub mod charts;
 pub mod fit;
 pub mod measured;
 pub mod output;
+pub mod p2p_chart;
 pub mod page;
 pub mod scoreboard;
 pub mod simulate;

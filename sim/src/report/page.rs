@@ -124,6 +124,7 @@ fn sections(inputs: &ReportInputs<'_>) -> Vec<Section> {
         let mut set = ChartSet::default();
         let measured = inputs.measured.filter(|r| r.machine == m.label);
         layout_charts(m, inputs.model, inputs.plan, measured, &mut set);
+        super::p2p_chart::all_reduce_by_state(&m.label, &m.profile, &mut set);
         sections.push(Section {
             heading: format!("Layouts on {}", m.label),
             text: vec![format!(

@@ -1,21 +1,14 @@
 //! Environment assignments before a launch command (`NCCL_P2P_LEVEL=SYS CUDA_VISIBLE_DEVICES=0,1
-//! python -m sglang.launch_server …`): the ones that change the machine the server runs on are
-//! checked or refused with what to do instead, since shardwise takes the machine from
-//! `--machine` (a preset or a probe profile), not from the environment; the rest are recorded.
+//! python -m sglang.launch_server …`): `NCCL_P2P_DISABLE` and `NCCL_P2P_LEVEL` are modelled (the
+//! machine as NCCL then runs it, `machine::nccl_env`); the other NCCL settings that change the
+//! collectives' curves are refused with what to do instead, since shardwise takes those curves
+//! from `--machine` (a preset or a probe profile); the rest are recorded.
 
 use super::parse::bad;
 use super::{Result, SglangArgs};
 
 /// NCCL settings that change the transport or the collectives' curves, and what to do instead.
 const NCCL_MACHINE: &[(&str, &str)] = &[
-    (
-        "NCCL_P2P_DISABLE",
-        "it sends every GPU-to-GPU copy through host memory: shardwise takes the transport from --machine; probe with the same setting (`NCCL_P2P_DISABLE=1 probe run`) or use a preset without P2P (rtx-pro-6000-x8-vm-hostbounce)",
-    ),
-    (
-        "NCCL_P2P_LEVEL",
-        "it decides which GPU pairs use P2P: shardwise takes the curves from --machine; probe with the same setting, or use a tuned preset (rtx-pro-6000-x8-baremetal-nccl-tuned)",
-    ),
     (
         "NCCL_PROTO",
         "it changes NCCL's protocols and so its all-reduce curves: probe with the same setting, or use a preset measured with it (rtx-pro-6000-x8-baremetal-nccl-ll128, -nccl-tuned)",
@@ -88,7 +81,12 @@ impl SglangArgs {
     pub(super) fn recorded_environment(&self) -> Vec<String> {
         self.env
             .iter()
-            .filter(|(k, _)| k != "CUDA_VISIBLE_DEVICES")
+            .filter(|(k, _)| {
+                !matches!(
+                    k.as_str(),
+                    "CUDA_VISIBLE_DEVICES" | "NCCL_P2P_DISABLE" | "NCCL_P2P_LEVEL"
+                )
+            })
             .map(|(k, v)| format!("{k}={v}"))
             .collect()
     }
@@ -102,9 +100,13 @@ mod tests {
     fn machine_changing_settings_are_refused_and_devices_counted() {
         let line =
             |env: &str| format!("{env} python -m sglang.launch_server --model-path x --tp 8");
-        let a = from_launch_line(&line("NCCL_P2P_DISABLE=1")).unwrap();
+        // modelled (machine::nccl_env), not refused; NCCL_PROTO still is
+        let a = from_launch_line(&line("NCCL_P2P_DISABLE=1 NCCL_P2P_LEVEL=PHB")).unwrap();
+        assert!(a.check_environment(8).unwrap().is_empty());
+        assert!(a.recorded_environment().is_empty());
+        let a = from_launch_line(&line("NCCL_PROTO=LL")).unwrap();
         let e = a.check_environment(8).unwrap_err().to_string();
-        assert!(e.starts_with("NCCL_P2P_DISABLE=1: "), "{e}");
+        assert!(e.starts_with("NCCL_PROTO=LL: "), "{e}");
         assert!(e.contains("probe"), "{e}");
         let a = from_launch_line(&line("CUDA_VISIBLE_DEVICES=0,1,2,3")).unwrap();
         let e = a.check_environment(8).unwrap_err().to_string();

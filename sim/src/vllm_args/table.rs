@@ -143,6 +143,14 @@ pub const VLLM_ENV_MODELLED: &[(&str, &str)] = &[
         "the RTX PRO 6000 community build's one-shot PCIe custom all-reduce (=1)",
     ),
     (
+        "NCCL_P2P_DISABLE",
+        "NCCL's collectives over its SHM transport instead of P2P (machine::nccl_env)",
+    ),
+    (
+        "NCCL_P2P_LEVEL",
+        "NCCL's P2P only up to that path, SHM beyond (machine::nccl_env)",
+    ),
+    (
         "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
         "CUDA-graph memory comes out of the KV cache budget (=1; vLLM's default 0, envs.py)",
     ),

@@ -95,11 +95,14 @@ fn bad_values_are_one_line_errors_and_sglang_lines_are_not_vllm() {
 }
 
 #[test]
-fn nccl_environment_is_refused_as_for_sglang() {
-    let l = line("NCCL_P2P_DISABLE=1 vllm serve m -tp 8");
+fn nccl_environment_is_read_as_for_sglang() {
+    // NCCL's P2P settings are modelled (machine::nccl_env), its protocol is refused
     let machine = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+    let l = line("NCCL_P2P_DISABLE=1 vllm serve m -tp 8");
+    assert!(l.server_options(&Layout::tp(8), &machine).is_ok());
+    let l = line("NCCL_PROTO=LL vllm serve m -tp 8");
     let e = l.server_options(&Layout::tp(8), &machine).unwrap_err();
-    assert!(e.to_string().contains("NCCL_P2P_DISABLE"), "{e}");
+    assert!(e.to_string().contains("NCCL_PROTO"), "{e}");
 }
 
 /// `method: mtp` drafts with the checkpoint's own MTP layers, whatever `model` names (the
