@@ -85,6 +85,33 @@ pub(crate) struct TritonSplitKv {
     pub max_splits: f64,
 }
 
+impl AttnCore {
+    /// What priced one full-attention layer's decode core for `requests` requests of `context`
+    /// cached tokens: the table row or the extrapolation ([`super::decode_table::Basis`]), or the
+    /// efficiency curve where no table was measured for the engine's backend and shape.
+    pub fn decode_note(&self, requests: f64, context: f64) -> String {
+        match self.decode_table {
+            Some(td) => {
+                let cached = context / td.dcp;
+                let p = td.family.price(requests, cached, self.decode.floor_s());
+                format!(
+                    "decode attention: kernel table ({}) at {} requests × {:.0} cached tokens: {}, {:.1} µs a layer",
+                    td.family.key,
+                    requests,
+                    cached,
+                    p.basis.describe(),
+                    p.s * 1e6
+                )
+            }
+            None => {
+                "decode attention: efficiency curve (KV bytes over the fitted bandwidth by batch; \
+                     no measured table for this engine, backend, GPU and shape)"
+                    .to_string()
+            }
+        }
+    }
+}
+
 /// Decode attention priced from a measured table ([`super::decode_table`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct TableDecode {
