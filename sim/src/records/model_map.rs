@@ -46,6 +46,12 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
     if m.contains("glm-5.1") {
         return fp4.then_some("glm-5.1-nvfp4");
     }
+    // GLM-5.2 has GLM-5.1's layer shapes (data/hf-configs: the two configs differ in the
+    // indexer's sharing pattern over the layers, RoPE theta and 1M positions), so its NVFP4
+    // uploads are costed as glm-5.1-nvfp4; the shared indexer layers matter only where DSA runs
+    if m.contains("glm-5.2") {
+        return fp4.then_some("glm-5.1-nvfp4");
+    }
     // lukealonso's Qwen3.5 NVFP4 quantizes the routed experts only, as nvidia's preset does
     if m.contains("qwen3.5-397b") {
         return if fp4 {
