@@ -10,7 +10,7 @@
 //! told `--attention-backend nsa`.
 
 use super::curves::Curves;
-use super::decode_table::{DecodeTables, Family};
+use super::decode_table::{DecodeTables, Family, FamilyKey};
 use super::kernel::KernelCurve;
 use super::layer_mix::LayerMix;
 use super::memory;
@@ -65,6 +65,8 @@ pub(crate) struct AttnCore {
     /// dtype, where one exists ([`super::decode_table`]): full-attention decode is priced from
     /// it instead of the efficiency curve's bytes over bandwidth.
     pub decode_table: Option<TableDecode>,
+    /// Whether the attention is MLA (what [`Self::decode_note`] says priced it).
+    pub mla: bool,
     /// The layers' attention kinds (sliding window, Gated DeltaNet) beside full attention.
     pub mix: LayerMix,
 }
@@ -103,6 +105,10 @@ impl AttnCore {
                     p.s * 1e6
                 )
             }
+            None if self.mla => "decode attention: efficiency curve (MLA: the carried MLA \
+                 tables are not the kernels the public runs used, README 'Decode attention by \
+                 shape')"
+                .to_string(),
             None => {
                 "decode attention: efficiency curve (KV bytes over the fitted bandwidth by batch; \
                      no measured table for this engine, backend, GPU and shape)"
@@ -229,6 +235,7 @@ pub(super) fn attn_core(
                 // MLA stays on the efficiency curve: see [`super::decode_table`]'s notes on
                 // the MLA tables against the public records
                 decode_table: None,
+                mla: true,
                 triton_split_kv: triton.then(|| TritonSplitKv {
                     heads,
                     v_head_dim: kv_lora_rank as f64,
@@ -275,13 +282,18 @@ pub(super) fn attn_core(
             decode_table: table_decode(
                 machine,
                 opts,
-                "gqa",
-                kv_name,
-                ((num_heads as f64 / attn_tp).ceil() as u32).max(1),
-                ((num_kv_heads as f64 / attn_tp).ceil() as u32).max(1),
-                head_dim,
+                FamilyKey {
+                    engine: String::new(),
+                    backend: String::new(),
+                    kind: "gqa".into(),
+                    kv_dtype: kv_name.into(),
+                    q_heads: ((num_heads as f64 / attn_tp).ceil() as u32).max(1),
+                    kv_heads: ((num_kv_heads as f64 / attn_tp).ceil() as u32).max(1),
+                    head_dim,
+                },
                 dcp,
             ),
+            mla: false,
             mix: LayerMix::of(model, layout),
         },
     }
@@ -294,33 +306,29 @@ pub(super) fn attn_core(
 ///   [`TritonSplitKv`]);
 /// - vLLM: FlashAttention-2 for a bf16 cache, FlashInfer for fp8 (FA2 reads no fp8 cache), and
 ///   TRITON_MLA for MLA (the MLA kernel built for SM120).
-#[allow(clippy::too_many_arguments)]
 fn table_decode(
     machine: &Machine,
     opts: &ServerOptions,
-    kind: &str,
-    kv_dtype: &str,
-    q_heads: u32,
-    kv_heads: u32,
-    head_dim: u32,
+    mut want: FamilyKey,
     dcp: f64,
 ) -> Option<TableDecode> {
     if super::attn_backend::sm_major(machine) != Some(12) {
         return None;
     }
     let vllm = opts.vllm_memory.is_some();
-    let backend = match (vllm, kind, opts.attention_backend.as_deref()) {
+    let backend = match (vllm, want.kind.as_str(), opts.attention_backend.as_deref()) {
         (true, "mla", _) => "triton_mla_ctx",
-        (true, _, _) if kv_dtype == "fp8" => "flashinfer",
+        (true, _, _) if want.kv_dtype == "fp8" => "flashinfer",
         (true, _, _) => "flash_attn",
         (false, "mla", None | Some("flashinfer")) => "mla",
         (false, "gqa", None | Some("flashinfer")) => "flashinfer",
         (false, "gqa", Some("triton")) => "triton",
         _ => return None,
     };
-    let engine = if vllm { "vllm" } else { "sglang" };
+    want.engine = if vllm { "vllm" } else { "sglang" }.into();
+    want.backend = backend.into();
     DecodeTables::builtin()
-        .find(engine, backend, kind, kv_dtype, q_heads, kv_heads, head_dim)
+        .find(&want)
         .map(|family| TableDecode { family, dcp })
 }
 

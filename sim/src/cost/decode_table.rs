@@ -22,6 +22,13 @@
 //!   reaches on rows whose cache is ≥ 2× the 128 MB L2 (cold): the tables repeat one call, so a
 //!   layer cache that fits in L2 is read from it at up to ~2 TB/s, which a serving step, with
 //!   every other layer's cache and weights between two reads of it, never sees.
+//!
+//! Only the GQA tables price anything ([`super::attn_core`] picks them per engine and backend);
+//! the MLA tables are carried, checked and reported, but MLA stays on the efficiency curve:
+//! vLLM 0.24's TRITON_MLA reads a 131k-token fp8 cache at 0.55 TB/s at one request and at two
+//! (140 and 271 µs), where the public Kimi-K2.6 runs' steps grow by 179 and 175 µs a layer, and
+//! SGLang 0.5.14's MLA table prices GLM-5's one-stream 131k slowdown at ×2.5 where the runs
+//! show ×1.66: they are not the kernels those builds ran (README, "Decode attention by shape").
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -236,10 +243,10 @@ impl Family {
         // the largest measured batch at or below `b` that reaches this context
         let reaches = |v: &Vec<(u32, f64)>| v.last().is_some_and(|p| f64::from(p.0) >= cached);
         let mut src = b;
-        if !self.grid.get(&b).is_some_and(reaches) {
-            if let Some((&k, _)) = self.grid.range(..b).rev().find(|(_, v)| reaches(v)) {
-                src = k;
-            }
+        if !self.grid.get(&b).is_some_and(reaches)
+            && let Some((&k, _)) = self.grid.range(..b).rev().find(|(_, v)| reaches(v))
+        {
+            src = k;
         }
         let (t, mut basis) = along_context(&self.grid[&src], cached, launch);
         let scale = batch / f64::from(src);
@@ -331,30 +338,21 @@ impl DecodeTables {
         }
     }
 
-    /// The family for `engine`'s `backend` in `kv_dtype` and `kind` with `kv_heads` KV heads of
-    /// `head_dim` on a GPU, closest in query heads (log distance; MLA: heads per GPU); `None`
-    /// when no table has that KV layout.
-    pub fn find(
-        &self,
-        engine: &str,
-        backend: &str,
-        kind: &str,
-        kv_dtype: &str,
-        q_heads: u32,
-        kv_heads: u32,
-        head_dim: u32,
-    ) -> Option<&Family> {
-        let q = f64::from(q_heads.max(1)).log2();
+    /// The family measuring `want`'s engine, backend, kind, KV dtype, KV heads and head_dim,
+    /// closest to it in query heads (log distance; MLA: heads per GPU); `None` when no table has
+    /// that KV layout.
+    pub fn find(&self, want: &FamilyKey) -> Option<&Family> {
+        let q = f64::from(want.q_heads.max(1)).log2();
         self.families
             .iter()
             .filter(|f| {
                 let k = &f.key;
-                k.engine == engine
-                    && k.backend == backend
-                    && k.kind == kind
-                    && k.kv_dtype == kv_dtype
-                    && k.kv_heads == kv_heads
-                    && k.head_dim == head_dim
+                k.engine == want.engine
+                    && k.backend == want.backend
+                    && k.kind == want.kind
+                    && k.kv_dtype == want.kv_dtype
+                    && k.kv_heads == want.kv_heads
+                    && k.head_dim == want.head_dim
             })
             .min_by(|a, b| {
                 let d = |f: &Family| (f64::from(f.key.q_heads).log2() - q).abs();
@@ -539,9 +537,16 @@ mod tests {
     #[test]
     fn rows_come_back_and_l2_resident_rows_are_bounded_cold() {
         let t = DecodeTables::builtin();
-        let f = t
-            .find("sglang", "flashinfer", "gqa", "fp8", 8, 1, 256)
-            .unwrap();
+        let want = FamilyKey {
+            engine: "sglang".into(),
+            backend: "flashinfer".into(),
+            kind: "gqa".into(),
+            kv_dtype: "fp8".into(),
+            q_heads: 8,
+            kv_heads: 1,
+            head_dim: 256,
+        };
+        let f = t.find(&want).unwrap();
         let p = f.price(8.0, 131_071.0, 0.0);
         assert!((p.s / 376.9e-6 - 1.0).abs() < 0.02, "{p:?}");
         // one request of 131,071 tokens: 67 MB, inside L2 in the table (43 µs, 1.56 TB/s);
