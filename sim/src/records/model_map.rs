@@ -87,3 +87,19 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::model_preset;
+
+    /// GLM-5.2's NVFP4 uploads are costed as GLM-5.1's (same layer shapes); no preset has
+    /// another GLM-5.2 format.
+    #[test]
+    fn glm52_nvfp4_resolves_to_the_glm51_preset() {
+        assert_eq!(
+            model_preset("lukealonso/GLM-5.2-NVFP4", "nvfp4 (modelopt_fp4)"),
+            Some("glm-5.1-nvfp4")
+        );
+        assert_eq!(model_preset("zai-org/GLM-5.2", "bf16"), None);
+    }
+}
