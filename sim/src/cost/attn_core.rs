@@ -10,6 +10,7 @@
 //! told `--attention-backend nsa`.
 
 use super::curves::Curves;
+use super::decode_table::{DecodeTables, Family, FamilyKey};
 use super::kernel::KernelCurve;
 use super::layer_mix::LayerMix;
 use super::memory;
@@ -60,6 +61,12 @@ pub(crate) struct AttnCore {
     /// is left in the kernel tables' MLA decode curve (whose backend they do not state), not
     /// added here.
     pub triton_split_kv: Option<TritonSplitKv>,
+    /// The measured decode-attention table of the engine's backend for this GPU's heads and KV
+    /// dtype, where one exists ([`super::decode_table`]): full-attention decode is priced from
+    /// it instead of the efficiency curve's bytes over bandwidth.
+    pub decode_table: Option<TableDecode>,
+    /// Whether the attention is MLA (what [`Self::decode_note`] says priced it).
+    pub mla: bool,
     /// The layers' attention kinds (sliding window, Gated DeltaNet) beside full attention.
     pub mix: LayerMix,
 }
@@ -78,6 +85,45 @@ pub(crate) struct TritonSplitKv {
     pub v_head_dim: f64,
     pub sm_count: f64,
     pub max_splits: f64,
+}
+
+impl AttnCore {
+    /// What priced one full-attention layer's decode core for `requests` requests of `context`
+    /// cached tokens: the table row or the extrapolation ([`super::decode_table::Basis`]), or the
+    /// efficiency curve where no table was measured for the engine's backend and shape.
+    pub fn decode_note(&self, requests: f64, context: f64) -> String {
+        match self.decode_table {
+            Some(td) => {
+                let cached = context / td.dcp;
+                let p = td.family.price(requests, cached, self.decode.floor_s());
+                format!(
+                    "decode attention: kernel table ({}) at {} requests × {:.0} cached tokens: {}, {:.1} µs a layer",
+                    td.family.key,
+                    requests,
+                    cached,
+                    p.basis.describe(),
+                    p.s * 1e6
+                )
+            }
+            None if self.mla => "decode attention: efficiency curve (MLA: the carried MLA \
+                 tables are not the kernels the public runs used, README 'Decode attention by \
+                 shape')"
+                .to_string(),
+            None => {
+                "decode attention: efficiency curve (KV bytes over the fitted bandwidth by batch; \
+                     no measured table for this engine, backend, GPU and shape)"
+                    .to_string()
+            }
+        }
+    }
+}
+
+/// Decode attention priced from a measured table ([`super::decode_table`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct TableDecode {
+    pub family: &'static Family,
+    /// DCP shards: each GPU reads 1/dcp of a request's keys.
+    pub dcp: f64,
 }
 
 /// Heads one stage-1 program computes (`BLOCK_H`): the MMA's rows, padded when a GPU has fewer.
@@ -186,6 +232,10 @@ pub(super) fn attn_core(
                 } else {
                     mha
                 },
+                // MLA stays on the efficiency curve: see [`super::decode_table`]'s notes on
+                // the MLA tables against the public records
+                decode_table: None,
+                mla: true,
                 triton_split_kv: triton.then(|| TritonSplitKv {
                     heads,
                     v_head_dim: kv_lora_rank as f64,
@@ -209,7 +259,12 @@ pub(super) fn attn_core(
                 mix: LayerMix::of(model, layout),
             }
         }
-        AttentionSpec::Gqa { .. } => AttnCore {
+        AttentionSpec::Gqa {
+            num_heads,
+            num_kv_heads,
+            head_dim,
+            ..
+        } => AttnCore {
             decode,
             indexer_decode,
             prefill,
@@ -224,9 +279,57 @@ pub(super) fn attn_core(
             verify_rereads_cache: false,
             prefill_flops_per_pair_cached: model.attention_flops_per_pair(false) / attn_tp,
             triton_split_kv: None,
+            decode_table: table_decode(
+                machine,
+                opts,
+                FamilyKey {
+                    engine: String::new(),
+                    backend: String::new(),
+                    kind: "gqa".into(),
+                    kv_dtype: kv_name.into(),
+                    q_heads: ((num_heads as f64 / attn_tp).ceil() as u32).max(1),
+                    kv_heads: ((num_kv_heads as f64 / attn_tp).ceil() as u32).max(1),
+                    head_dim,
+                },
+                dcp,
+            ),
+            mla: false,
             mix: LayerMix::of(model, layout),
         },
     }
+}
+
+/// The decode table of the backend the engine runs on this GPU, where one was measured: the
+/// tables are the RTX PRO 6000's (SM120), so other GPUs keep the efficiency curves.
+/// - SGLang: `--attention-backend flashinfer` (its default on SM120 for GQA) or `triton` for GQA;
+///   for MLA its 0.5.14 MLA decode table (`--attention-backend triton` keeps
+///   [`TritonSplitKv`]);
+/// - vLLM: FlashAttention-2 for a bf16 cache, FlashInfer for fp8 (FA2 reads no fp8 cache), and
+///   TRITON_MLA for MLA (the MLA kernel built for SM120).
+fn table_decode(
+    machine: &Machine,
+    opts: &ServerOptions,
+    mut want: FamilyKey,
+    dcp: f64,
+) -> Option<TableDecode> {
+    if super::attn_backend::sm_major(machine) != Some(12) {
+        return None;
+    }
+    let vllm = opts.vllm_memory.is_some();
+    let backend = match (vllm, want.kind.as_str(), opts.attention_backend.as_deref()) {
+        (true, "mla", _) => "triton_mla_ctx",
+        (true, _, _) if want.kv_dtype == "fp8" => "flashinfer",
+        (true, _, _) => "flash_attn",
+        (false, "mla", None | Some("flashinfer")) => "mla",
+        (false, "gqa", None | Some("flashinfer")) => "flashinfer",
+        (false, "gqa", Some("triton")) => "triton",
+        _ => return None,
+    };
+    want.engine = if vllm { "vllm" } else { "sglang" }.into();
+    want.backend = backend.into();
+    DecodeTables::builtin()
+        .find(&want)
+        .map(|family| TableDecode { family, dcp })
 }
 
 /// Whether a DSA checkpoint runs sparse attention (indexer, top-k) on `machine`: SGLang's `nsa`

@@ -87,7 +87,11 @@ impl CostModel {
                     keys / q * c.kv_bytes_per_key + extra_bytes,
                 )
             };
-            let mut ops = vec![(softmax(st.decode_keys, partials), mix.full)];
+            let full = match c.decode_table {
+                Some(td) => self.table_decode(td, st, dec_share, requests),
+                None => softmax(st.decode_keys, partials),
+            };
+            let mut ops = vec![(full, mix.full)];
             if mix.sliding > 0.0 {
                 ops.push((softmax(mix.sliding_decode_keys(st), 0.0), mix.sliding));
             }
@@ -124,6 +128,32 @@ impl CostModel {
             for (t, share) in ops {
                 Self::add_kv_op(b, weighted(t, share), c.prefill.floor_s() * share);
             }
+        }
+    }
+
+    /// One full-attention layer's decode core from its measured table
+    /// ([`super::decode_table`]): `requests` decode rows (a verify pass that re-reads the cache
+    /// per draft token arrives with one row per token) at the batch's mean context on this GPU,
+    /// never below the FLOPs the efficiency curve gives (a verify pass's extra query rows).
+    fn table_decode(
+        &self,
+        td: super::attn_core::TableDecode,
+        st: &BatchStats,
+        dec_share: f64,
+        requests: f64,
+    ) -> OpTime {
+        let c = &self.core;
+        let cached = st.decode_keys / st.decode / td.dcp;
+        let floor = c.decode.floor_s();
+        let mut s = td.family.price(requests, cached, floor).s;
+        if td.family.key.context_part_only() {
+            s += floor;
+        }
+        let flops = st.decode_keys * dec_share * c.decode_flops_per_pair;
+        let compute = c.decode.time_monotone(requests, flops, 0.0);
+        OpTime {
+            s: s.max(compute.s),
+            memory_bound: s >= compute.s,
         }
     }
 

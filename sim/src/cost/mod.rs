@@ -19,6 +19,7 @@ pub mod block;
 pub mod comm;
 mod curves;
 pub mod dcp;
+pub mod decode_table;
 pub mod floors;
 pub mod inventory;
 pub mod iteration;

@@ -346,6 +346,9 @@ pub fn describe(served: &ServedModel, q: &PredictQuery) -> LayoutPrediction {
             .chain(cm.memory_notes())
             .cloned()
             .chain(cm.floor_notes())
+            .chain([cm
+                .core
+                .decode_note(f64::from(q.batch), f64::from(q.context_tokens))])
             .collect(),
     }
 }

@@ -46,6 +46,12 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
     if m.contains("glm-5.1") {
         return fp4.then_some("glm-5.1-nvfp4");
     }
+    // GLM-5.2 has GLM-5.1's layer shapes (data/hf-configs: the two configs differ in the
+    // indexer's sharing pattern over the layers, RoPE theta and 1M positions), so its NVFP4
+    // uploads are costed as glm-5.1-nvfp4; the shared indexer layers matter only where DSA runs
+    if m.contains("glm-5.2") {
+        return fp4.then_some("glm-5.1-nvfp4");
+    }
     // lukealonso's Qwen3.5 NVFP4 quantizes the routed experts only, as nvidia's preset does
     if m.contains("qwen3.5-397b") {
         return if fp4 {
@@ -80,4 +86,20 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
         };
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::model_preset;
+
+    /// GLM-5.2's NVFP4 uploads are costed as GLM-5.1's (same layer shapes); no preset has
+    /// another GLM-5.2 format.
+    #[test]
+    fn glm52_nvfp4_resolves_to_the_glm51_preset() {
+        assert_eq!(
+            model_preset("lukealonso/GLM-5.2-NVFP4", "nvfp4 (modelopt_fp4)"),
+            Some("glm-5.1-nvfp4")
+        );
+        assert_eq!(model_preset("zai-org/GLM-5.2", "bf16"), None);
+    }
 }
