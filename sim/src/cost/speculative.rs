@@ -26,7 +26,7 @@ use super::TimeBreakdown;
 use super::batch_stats::BatchStats;
 use super::curves::Curves;
 use super::inventory::{BlockKernels, GemmShape};
-use super::spec::{SpecPlan, SpecStep, draft_spec};
+use super::spec::{SpecPlan, SpecStep, check_draft, draft_spec};
 use super::steady::{ContextHolding, SteadyDecode, steady_decode_with};
 use super::{CostModel, IterationBatch, IterationCost, IterationModel, Knobs, MemoryPlan};
 use crate::error::{Result, SimError};
@@ -65,6 +65,10 @@ impl SpeculativeModel {
                     .into(),
             });
         };
+        check_draft(model, s).map_err(|problem| SimError::InvalidOption {
+            flag: "--speculative-draft-model-path",
+            problem,
+        })?;
         CostModel::check(machine, model, layout, opts)?;
         if layout.pp > 1 {
             return Err(SimError::ImpossibleLayout {
@@ -350,6 +354,7 @@ mod tests {
                 num_draft_tokens: 4,
                 draft_model_path: None,
                 accept_length: accept,
+                prompt_kind: None,
             }),
             ..ServerOptions::default()
         }
