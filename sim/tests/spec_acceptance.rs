@@ -129,3 +129,48 @@ fn run_and_advise_say_the_same_of_a_model_without_mtp_layers() {
         );
     }
 }
+
+/// `run` takes the prior for the prompts it sends: the dataset's (ShareGPT is natural text,
+/// random tokens otherwise), or `--prompt-kind`; code prompts accept more than random ones.
+#[test]
+fn run_says_which_prior_it_used_for_its_prompts() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--machine",
+            "rtx-pro-6000-x8-baremetal",
+            "--model",
+            "glm-5-nvfp4",
+            "--tp",
+            "8",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            "3",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "4",
+            "--num-prompts",
+            "8",
+            "--max-concurrency",
+            "4",
+            "--random-input-len",
+            "200",
+            "--random-output-len",
+            "50",
+        ];
+        args.extend(extra);
+        let (code, _, err) = common::sim_output(&args);
+        assert_eq!(code, 0, "{err}");
+        err
+    };
+    assert!(run(&[]).contains("acceptance length 2.21 tokens per step (prior for random prompts"));
+    assert!(run(&["--dataset-name", "sharegpt"]).contains("(prior for natural prompts, MTP layer"));
+    let code = run(&["--prompt-kind", "code"]);
+    assert!(
+        code.contains("acceptance length 2.95 tokens per step (prior for code prompts")
+            && code.contains("InferenceX"),
+        "{code}"
+    );
+}

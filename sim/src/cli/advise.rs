@@ -61,12 +61,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let setup = engine_setup(&args)?;
+    let mut setup = engine_setup(&args)?;
     let mut workload = args.workload.workloads(setup.max_context_tokens())?;
     if workload.len() != 1 {
         bail!("`sim advise` takes one --max-concurrency value");
     }
     let mut workload = workload.remove(0);
+    setup.set_prompt_kind(args.workload.prompt_kind(&workload));
     let default_concurrency = workload.max_concurrency.is_none() && workload.request_rate.is_none();
     if default_concurrency {
         workload.max_concurrency = Some(DEFAULT_CONCURRENCY);

@@ -30,9 +30,7 @@ pub fn run(mut args: Args) -> Result<()> {
     let mut setup = Setup::new(&args.target, &args.calibration)?;
     let layout = setup.one_layout(&args.target.server, "run")?;
     let workload = args.workload.one(setup.max_context_tokens())?;
-    if let Some(s) = setup.opts.speculative.as_mut() {
-        s.prompt_kind = Some(args.workload.prompt_kind(&workload));
-    }
+    setup.set_prompt_kind(args.workload.prompt_kind(&workload));
     let replicas = setup.layout_args.replicas();
     let engines = if replicas > 1 {
         (0..replicas)
