@@ -18,6 +18,7 @@
 //!
 //! Units: bytes and seconds internally; output keys follow bench_serving (`mean_ttft_ms`, …).
 
+pub mod acceptance;
 pub mod advise;
 pub mod bench_serving;
 pub mod calibrate;

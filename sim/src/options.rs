@@ -140,6 +140,10 @@ pub struct SpeculativeOptions {
     /// Accepted tokens per request and step (the acceptance length), when known.
     #[serde(default)]
     pub accept_length: Option<f64>,
+    /// The kind of prompts served, for the acceptance prior when no length is known
+    /// ([`crate::acceptance::prior`]); `None` = random, what `bench_serving`'s default sends.
+    #[serde(default)]
+    pub prompt_kind: Option<crate::acceptance::PromptKind>,
 }
 
 fn default_schedule_policy() -> String {

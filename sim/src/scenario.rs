@@ -36,6 +36,9 @@ pub struct Scenario {
     /// A vLLM launch line: every layout is simulated as vLLM runs it ([`crate::vllm_args`]),
     /// `sglang` then holds only `sim`'s own command-line flags.
     pub vllm: Option<VllmLine>,
+    /// The prompts the workload sends, for the speculative acceptance prior of every layout's
+    /// options ([`Scenario::set_prompt_kind`]); `None` = the options' own (random).
+    pub prompt_kind: Option<crate::acceptance::PromptKind>,
 }
 
 impl Scenario {
@@ -58,6 +61,7 @@ impl Scenario {
             knobs: Knobs::default(),
             calibration: None,
             vllm: None,
+            prompt_kind: None,
         })
     }
 
@@ -84,6 +88,7 @@ impl Scenario {
             knobs: Knobs::default(),
             calibration: None,
             vllm: Some(line),
+            prompt_kind: None,
         })
     }
 
@@ -98,9 +103,25 @@ impl Scenario {
         }
     }
 
+    /// Speculative decoding's prompt kind for every layout (the workload's), in the options.
+    pub fn set_prompt_kind(&mut self, kind: crate::acceptance::PromptKind) {
+        self.prompt_kind = Some(kind);
+        if let Some(s) = self.opts.speculative.as_mut() {
+            s.prompt_kind = Some(kind);
+        }
+    }
+
     /// The server options of `layout`: SGLang's defaults depend on the layout (graph batch size
     /// and the static memory share on `--tp`, `--pp-size` and DP attention).
     pub fn opts_for(&self, layout: Layout) -> ServerOptions {
+        let mut o = self.flags_opts_for(layout);
+        if let (Some(s), Some(k)) = (o.speculative.as_mut(), self.prompt_kind) {
+            s.prompt_kind = Some(k);
+        }
+        o
+    }
+
+    fn flags_opts_for(&self, layout: Layout) -> ServerOptions {
         if let Some(v) = &self.vllm {
             // validated for the primary layout; another layout of more GPUs than a
             // CUDA_VISIBLE_DEVICES lists keeps the primary's options

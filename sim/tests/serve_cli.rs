@@ -356,8 +356,38 @@ fn advise_answers_the_mtp_question_with_a_crossover_and_the_accept_length_used()
     let v = json(&out.get_output().stdout);
     let m = &v["mtp"];
     assert!(["yes", "no", "depends"].contains(&m["verdict"].as_str().unwrap()));
-    assert_eq!(m["plan"]["accept_source"], "default");
+    assert_eq!(m["plan"]["accept_source"], "prior");
+    assert_eq!(m["plan"]["prompt_kind"], "random");
+    assert!(
+        m["accept_from"].as_str().unwrap().contains("PR 41044"),
+        "{}",
+        m["accept_from"]
+    );
     assert_eq!(m["plan"]["num_draft_tokens"], 4);
+    // the acceptance the answer flips at lies on the far side of the one assumed from the gain
+    let gain = m["at"]["gain"].as_f64().unwrap();
+    let assumed = m["plan"]["accept_length"].as_f64().unwrap();
+    if let Some(flip) = m["flip_accept_length"].as_f64() {
+        assert_eq!(
+            gain > 1.0,
+            flip < assumed,
+            "gain {gain}, flip {flip}, assumed {assumed}"
+        );
+        let words = format!("flips at an accept length of {flip:.2}");
+        assert!(
+            m["sentence"].as_str().unwrap().contains(&words),
+            "{}",
+            m["sentence"]
+        );
+    }
+    // every chain draft length 1–6, best first, the best one in the `try:` flags
+    let lengths = m["by_draft_length"].as_array().unwrap();
+    assert_eq!(lengths.len(), 6);
+    let gains: Vec<f64> = lengths
+        .iter()
+        .map(|p| p["gain"].as_f64().unwrap())
+        .collect();
+    assert!(gains.windows(2).all(|w| w[0] >= w[1]), "{gains:?}");
     let pts = m["by_concurrency"].as_array().unwrap();
     assert!(pts.len() >= 10);
     // one stream gains from drafting: the weights are read once for several tokens

@@ -454,7 +454,7 @@ fn all_circles(c: &Crate) -> Vec<String> {
 /// must be placed here.
 const SIM_FLOORS: [(&str, &[&str]); 7] = [
     (
-        "vocabulary: errors, numbers, presets, options, workloads, layouts, kernel efficiency",
+        "vocabulary: errors, numbers, presets, options, workloads, layouts, kernel efficiency, speculative acceptance",
         &[
             "error",
             "numtext",
@@ -464,6 +464,7 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
             "workload",
             "layout",
             "efficiency",
+            "acceptance",
         ],
     ),
     (

@@ -42,6 +42,8 @@ fn the_startup_lines_become_the_run_and_its_memory() {
     let line = run.vllm_line().unwrap();
     assert_eq!(line.model.as_deref(), Some("moonshotai/Kimi-K2-Thinking"));
     let spec = line.speculative().unwrap().expect("its speculative_config");
+    // an EAGLE-3 head (Kimi has no MTP layers to draft with: the fixture's `mtp` method would
+    // be refused, issue 36)
     assert_eq!((spec.num_steps, spec.algorithm.as_str()), (3, "EAGLE3"));
     assert_eq!(
         spec.draft_model_path.as_deref(),

@@ -7,8 +7,10 @@
 //! of that many requests would, while a plain step gains tokens for free until the weights
 //! stop dominating. The concurrency where the gain crosses 1 is interpolated in log2.
 //! Confidence: draws of the efficiency and communication knobs (as the EP question) and of the
-//! acceptance length: ±10% around a given or measured one, 0.6–1.3× its excess over 1 around
-//! the stated default.
+//! acceptance length: ±10% around a given or measured one, the published prior's range otherwise
+//! ([`crate::acceptance::prior`]). The answer also says the acceptance length at which it flips
+//! (bisection on the gain at the workload's concurrency) and the gain of each chain draft length
+//! ([`DRAFT_LENGTHS`]), the plan's per-position acceptance carried over by the chain.
 
 use super::provenance::KnownModelError;
 use super::verdict::{perturbed_knobs, steady_tok_s};
@@ -66,9 +68,32 @@ pub struct MtpAnswer {
     pub accept_length_range: (f64, f64),
     /// The model's own error where known.
     pub known_error: Option<KnownModelError>,
+    /// Which acceptance the answer assumed and where it came from, in words.
+    pub accept_from: String,
+    /// The acceptance length at which the answer at the workload's concurrency flips (gain 1),
+    /// `None` when speculation wins (or loses) from 1 token a step to every drafted one accepted.
+    pub flip_accept_length: Option<f64>,
+    /// The same as a share of drafted tokens accepted (vLLM's acceptance rate).
+    pub flip_accept_rate: Option<f64>,
+    /// The chain draft lengths tried at the workload's concurrency, best gain first.
+    pub by_draft_length: Vec<DraftLengthPoint>,
     /// The flags to try next.
     pub flags_to_try: String,
 }
+
+/// The gain of one draft length (a chain: `k` draft passes, top-1, `k + 1` tokens verified) at
+/// the workload's concurrency, its acceptance length carried over from the plan's by the chain
+/// ([`crate::acceptance::chain_probability`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DraftLengthPoint {
+    pub num_steps: u32,
+    pub num_draft_tokens: u32,
+    pub accept_length: f64,
+    pub gain: f64,
+}
+
+/// Draft lengths (tokens drafted a step) tried for the best one.
+pub const DRAFT_LENGTHS: [u32; 6] = [1, 2, 3, 4, 5, 6];
 
 /// Builds a layout's model with knobs and options.
 pub type BuildWith<'a> =
@@ -93,15 +118,89 @@ pub struct MtpQuestion<'a> {
     pub extra_flags: Vec<String>,
 }
 
-/// The acceptance-length range of the draws.
+/// The acceptance-length range of the draws: the plan's (±10% around a given or measured
+/// length, the prior's published range otherwise).
 pub fn accept_range(plan: &SpecPlan) -> (f64, f64) {
-    let l = plan.accept_length;
-    let nd = plan.num_draft_tokens.max(1) as f64;
-    let (lo, hi) = match plan.accept_source {
-        AcceptSource::Given | AcceptSource::Measured => (l * 0.9, l * 1.1),
-        AcceptSource::Default => (1.0 + 0.6 * (l - 1.0), 1.0 + 1.3 * (l - 1.0)),
+    plan.accept_range
+}
+
+/// The gain at one concurrency with options `with` (speculating) and acceptance `accept`.
+fn gain_at(
+    q: &MtpQuestion<'_>,
+    build: &BuildWith<'_>,
+    with: &ServerOptions,
+    accept: f64,
+) -> Result<f64, String> {
+    let q2 = MtpQuestion {
+        with,
+        ..q.shallow()
     };
-    (lo.clamp(1.0, nd), hi.clamp(1.0, nd))
+    Ok(grid(&q2, build, q.knobs, accept, &[q.concurrency])?[0].gain)
+}
+
+/// The acceptance length where the gain at the workload's concurrency crosses 1, by bisection
+/// between one token a step and every drafted token accepted (the gain grows with the length).
+fn flip_length(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<Option<f64>, String> {
+    let (mut lo, mut hi) = (1.0, q.plan.num_draft_tokens.max(1) as f64);
+    let g = |l: f64| gain_at(q, build, q.with, l);
+    if (g(lo)? - 1.0) * (g(hi)? - 1.0) > 0.0 {
+        return Ok(None);
+    }
+    for _ in 0..14 {
+        let mid = 0.5 * (lo + hi);
+        if g(mid)? < 1.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(Some(0.5 * (lo + hi)))
+}
+
+/// The gain of every chain draft length of [`DRAFT_LENGTHS`], best first: the plan's chain
+/// probability (from its acceptance length over its draft passes) gives each length's
+/// acceptance, so a measured length is carried over, not the prior re-read.
+fn draft_lengths(
+    q: &MtpQuestion<'_>,
+    build: &BuildWith<'_>,
+) -> Result<Vec<DraftLengthPoint>, String> {
+    let p = crate::acceptance::chain_probability(q.plan.accept_length, q.plan.num_steps.max(1));
+    let mut out = Vec::new();
+    for k in DRAFT_LENGTHS {
+        let mut with = q.with.clone();
+        if let Some(s) = with.speculative.as_mut() {
+            (s.num_steps, s.eagle_topk, s.num_draft_tokens) = (k, 1, k + 1);
+        }
+        let l = crate::acceptance::chain_length(p, k);
+        out.push(DraftLengthPoint {
+            num_steps: k,
+            num_draft_tokens: k + 1,
+            accept_length: l,
+            gain: gain_at(q, build, &with, l)?,
+        });
+    }
+    out.sort_by(|a, b| b.gain.total_cmp(&a.gain));
+    Ok(out)
+}
+
+impl<'a> MtpQuestion<'a> {
+    /// A copy of the question's fields (the options borrowed, the plan cloned).
+    fn shallow(&self) -> MtpQuestion<'a> {
+        MtpQuestion {
+            layout: self.layout,
+            with: self.with,
+            without: self.without,
+            plan: self.plan.clone(),
+            concurrency: self.concurrency,
+            context_tokens: self.context_tokens,
+            knobs: self.knobs,
+            comm_spread: self.comm_spread,
+            draws: self.draws,
+            seed: self.seed,
+            known_error: self.known_error.clone(),
+            extra_flags: Vec::new(),
+        }
+    }
 }
 
 fn with_accept(o: &ServerOptions, l: f64) -> ServerOptions {
@@ -191,6 +290,36 @@ fn paying_ranges(points: &[MtpPoint]) -> String {
     }
 }
 
+/// Where on the grid speculation pays, in words: `; the gain falls below 1 at ≈ 45 concurrent`.
+fn crossing_words(points: &[MtpPoint], concs: &[u32], at: MtpPoint) -> String {
+    let all_crossings = crossings(points);
+    match crossover(points) {
+        Some(_) if all_crossings.len() > 1 => format!(
+            "; it pays at {} concurrent of the grid {}, not elsewhere (the gain crosses 1 at ≈ {})",
+            paying_ranges(points),
+            concs
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("/"),
+            all_crossings
+                .iter()
+                .map(|c| format!("{c:.0}"))
+                .collect::<Vec<_>>()
+                .join(", ≈ ")
+        ),
+        Some(c) if at.gain >= 1.0 => format!("; the gain falls below 1 at ≈ {c:.0} concurrent"),
+        Some(c) => format!("; it pays below ≈ {c:.0} concurrent"),
+        None if points.iter().all(|p| p.gain >= 1.0) => {
+            format!(
+                "; it pays at every concurrency from 1 to {}",
+                concs[concs.len() - 1]
+            )
+        }
+        None => "; it never pays from 1 to 512 concurrent".to_string(),
+    }
+}
+
 /// Answers "should we turn on MTP at our load?".
 pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAnswer, String> {
     let mut concs = MTP_CONCURRENCIES.to_vec();
@@ -226,6 +355,8 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
     };
     let cross = crossover(&points);
     let p = &q.plan;
+    let flip = flip_length(q, build)?;
+    let by_draft_length = draft_lengths(q, build)?;
     let config = format!(
         "{} ({} steps, topk {}, {} draft tokens; accept length {:.2}, {})",
         p.algorithm,
@@ -234,44 +365,23 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
         p.num_draft_tokens,
         p.accept_length,
         match p.accept_source {
-            AcceptSource::Given => "given",
-            AcceptSource::Measured => "measured",
-            AcceptSource::Default => "the stated default, not measured",
+            AcceptSource::Given => "given".to_string(),
+            AcceptSource::Measured => "measured".to_string(),
+            AcceptSource::Prior => format!(
+                "not measured: the published prior for {} prompts",
+                p.prompt_kind.name()
+            ),
         }
     );
-    let all_crossings = crossings(&points);
-    let crossing = match cross {
-        Some(_) if all_crossings.len() > 1 => format!(
-            "; it pays at {} concurrent of the grid {}, not elsewhere (the gain crosses 1 at ≈ {})",
-            paying_ranges(&points),
-            concs
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join("/"),
-            all_crossings
-                .iter()
-                .map(|c| format!("{c:.0}"))
-                .collect::<Vec<_>>()
-                .join(", ≈ ")
-        ),
-        Some(c) if at.gain >= 1.0 => format!("; the gain falls below 1 at ≈ {c:.0} concurrent"),
-        Some(c) => format!("; it pays below ≈ {c:.0} concurrent"),
-        None if points.iter().all(|p| p.gain >= 1.0) => {
-            format!(
-                "; it pays at every concurrency from 1 to {}",
-                concs[concs.len() - 1]
-            )
-        }
-        None => "; it never pays from 1 to 512 concurrent".to_string(),
-    };
+    let crossing = crossing_words(&points, &concs, at);
     let head = match verdict {
         MtpVerdict::Yes => "Yes",
         MtpVerdict::No => "No",
         MtpVerdict::Depends => "Depends (measure it)",
     };
+    let tail = flip_and_best(p, flip, &by_draft_length);
     let sentence = format!(
-        "{head}: {config} gives {:.2}× decode throughput at {} concurrent on {} ({:.0} vs {:.0} tok/s){crossing}; faster in {:.0}% of {} draws over the efficiencies and accept lengths {:.2}–{:.2}.",
+        "{head}: {config} gives {:.2}× decode throughput at {} concurrent on {} ({:.0} vs {:.0} tok/s){crossing}; faster in {:.0}% of {} draws over the efficiencies and accept lengths {:.2}–{:.2}{tail}.",
         at.gain,
         q.concurrency,
         q.layout.short_name(),
@@ -282,9 +392,14 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
         range.0,
         range.1,
     );
+    // the draft length that pays best where it beats the configuration asked about
+    let (steps, topk, tokens) = match by_draft_length.first() {
+        Some(b) if b.gain > at.gain => (b.num_steps, 1, b.num_draft_tokens),
+        _ => (p.num_steps, p.eagle_topk, p.num_draft_tokens),
+    };
     let spec_flags = format!(
-        "--speculative-algorithm {} --speculative-num-steps {} --speculative-eagle-topk {} --speculative-num-draft-tokens {}",
-        p.algorithm, p.num_steps, p.eagle_topk, p.num_draft_tokens
+        "--speculative-algorithm {} --speculative-num-steps {steps} --speculative-eagle-topk {topk} --speculative-num-draft-tokens {tokens}",
+        p.algorithm
     );
     let mut try_flags = vec![q.layout.sglang_flags()];
     if verdict != MtpVerdict::No {
@@ -310,8 +425,31 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
         draws: faster.len() as u32,
         accept_length_range: range,
         known_error: q.known_error.clone(),
+        accept_from: p.accept_from.clone(),
+        flip_accept_length: flip,
+        flip_accept_rate: flip.map(|l| crate::acceptance::rate_from_length(l, p.num_steps)),
+        by_draft_length,
         flags_to_try: try_flags.join(" "),
     })
+}
+
+/// `; the answer flips at 1.62 tokens a step (21% of drafted tokens accepted); the best draft
+/// length here is 2 (1.27×)`.
+fn flip_and_best(p: &SpecPlan, flip: Option<f64>, lengths: &[DraftLengthPoint]) -> String {
+    let flip = match flip {
+        Some(l) => format!(
+            "; the answer flips at an accept length of {l:.2} ({:.0}% of drafted tokens accepted)",
+            100.0 * crate::acceptance::rate_from_length(l, p.num_steps)
+        ),
+        None => "; no acceptance from 1 token a step to all drafted ones flips it".to_string(),
+    };
+    let best = lengths.first().map_or(String::new(), |b| {
+        format!(
+            "; the draft length that pays best here is {} ({} draft tokens, {:.2}×)",
+            b.num_steps, b.num_draft_tokens, b.gain
+        )
+    });
+    format!("{flip}{best}")
 }
 
 #[cfg(test)]

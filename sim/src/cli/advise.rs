@@ -78,12 +78,13 @@ pub fn run(args: Args) -> Result<()> {
             "warning: --draws {d} is ignored without --question: the draws perturb a question's verdict (--question ep|mtp|scale|replicas)"
         );
     }
-    let setup = engine_setup(&args)?;
+    let mut setup = engine_setup(&args)?;
     let mut workload = args.workload.workloads(setup.max_context_tokens())?;
     if workload.len() != 1 {
         bail!("`sim advise` takes one --max-concurrency value");
     }
     let mut workload = workload.remove(0);
+    setup.set_prompt_kind(args.workload.prompt_kind(&workload));
     let default_concurrency = workload.max_concurrency.is_none() && workload.request_rate.is_none();
     if default_concurrency {
         workload.max_concurrency = Some(DEFAULT_CONCURRENCY);
@@ -343,7 +344,8 @@ fn answer_question(
         }
         Some(Question::Mtp) => {
             spinner.set_message(format!("MTP verdict over {draws} draws"));
-            a.mtp = Some(answer_mtp(setup, ls, ranking, workload, draws)?);
+            let kind = args.workload.prompt_kind(workload);
+            a.mtp = Some(answer_mtp(setup, ls, ranking, workload, kind, draws)?);
         }
         Some(Question::Scale) => {
             spinner.set_message(format!("scale answer over {draws} draws"));
@@ -426,24 +428,33 @@ fn answer_ep(setup: &Setup, workload: &sim::workload::Workload, draws: u32) -> R
 }
 
 /// The speculative options to ask about: the user's `--speculative-*` flags, else SGLang's
-/// choice for this model (EAGLE on the checkpoint's MTP layers with `auto_choose_speculative_params`).
-fn spec_options(setup: &Setup) -> Result<sim::options::SpeculativeOptions> {
-    if let Some(s) = &setup.opts.speculative {
-        return Ok(s.clone());
-    }
-    let (num_steps, eagle_topk, num_draft_tokens) =
-        sim::sglang_args::speculative_params(&setup.spec.model_type);
-    let s = sim::options::SpeculativeOptions {
-        algorithm: "EAGLE".into(),
-        num_steps,
-        eagle_topk,
-        num_draft_tokens,
-        draft_model_path: None,
-        accept_length: None,
+/// choice for this model (EAGLE on the checkpoint's MTP layers with `auto_choose_speculative_params`);
+/// the prompt kind the user gave, else the workload's (random tokens, or ShareGPT's natural text).
+/// A model with nothing to draft with is refused in the sentence `run` says
+/// ([`sim::cost::spec::check_draft`]).
+fn spec_options(
+    setup: &Setup,
+    kind: sim::acceptance::PromptKind,
+) -> Result<sim::options::SpeculativeOptions> {
+    let mut s = match &setup.opts.speculative {
+        Some(s) => s.clone(),
+        None => {
+            let (num_steps, eagle_topk, num_draft_tokens) =
+                sim::sglang_args::speculative_params(&setup.spec.model_type);
+            sim::options::SpeculativeOptions {
+                algorithm: "EAGLE".into(),
+                num_steps,
+                eagle_topk,
+                num_draft_tokens,
+                draft_model_path: None,
+                accept_length: None,
+                prompt_kind: None,
+            }
+        }
     };
-    if let Some(why) = sim::cost::spec::missing_draft(&setup.spec, &s) {
-        bail!("--question mtp: {why}");
-    }
+    sim::cost::spec::check_draft(&setup.spec, &s)
+        .map_err(|e| anyhow::anyhow!("--question mtp: {e}"))?;
+    s.prompt_kind = Some(kind);
     Ok(s)
 }
 
@@ -452,10 +463,11 @@ fn answer_mtp(
     ls: &[sim::sweep::SweepLayout],
     ranking: &[sim::advise::RankedLayout],
     workload: &sim::workload::Workload,
+    kind: sim::acceptance::PromptKind,
     draws: u32,
 ) -> Result<sim::advise::mtp::MtpAnswer> {
     use sim::advise::mtp::{MtpQuestion, mtp_question};
-    let spec_opts = spec_options(setup)?;
+    let spec_opts = spec_options(setup, kind)?;
     // the best-ranked layout SGLang can speculate on (no pipeline stages)
     let layout = ranking
         .iter()

@@ -242,6 +242,37 @@ fn print_mtp(m: &sim::advise::mtp::MtpAnswer, launcher: &str) {
         "decode throughput (prefill excluded) of {} at {} tokens of context:\n{t}",
         m.layout, m.context_tokens
     );
+    println!("acceptance assumed: {}", m.accept_from);
+    match (m.flip_accept_length, m.flip_accept_rate) {
+        (Some(l), Some(r)) => println!(
+            "the answer at {} concurrent flips at an accept length of {l:.2} tokens a step ({:.0}% of drafted tokens accepted)",
+            m.concurrency,
+            r * 100.0
+        ),
+        _ => println!(
+            "the answer at {} concurrent holds from 1 token a step to every drafted token accepted",
+            m.concurrency
+        ),
+    }
+    let mut d = crate::cli::tables::table();
+    d.set_header(vec![
+        "draft length",
+        "draft tokens",
+        "accept length",
+        "gain",
+    ]);
+    for p in &m.by_draft_length {
+        d.add_row(vec![
+            p.num_steps.to_string(),
+            p.num_draft_tokens.to_string(),
+            format!("{:.2}", p.accept_length),
+            format!("{:.2}×", p.gain),
+        ]);
+    }
+    println!(
+        "by draft length at {} concurrent (a chain, top-1; acceptance carried over per drafted token), best first:\n{d}",
+        m.concurrency
+    );
     if let Some(k) = &m.known_error {
         println!(
             "the model's own error: ±{:.0}% ({}); the gain's margin {} it",

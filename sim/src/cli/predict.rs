@@ -290,10 +290,9 @@ fn speculative_line(sp: &SpecSummary) -> String {
         sp.extend_ms,
         sp.plan.accept_length,
         match sp.plan.accept_source {
-            sim::cost::spec::AcceptSource::Given => "--speculative-accept-length",
-            sim::cost::spec::AcceptSource::Measured => "measured",
-            sim::cost::spec::AcceptSource::Default =>
-                "the stated default for this draft configuration",
+            sim::cost::spec::AcceptSource::Given => "--speculative-accept-length".to_string(),
+            sim::cost::spec::AcceptSource::Measured => "measured".to_string(),
+            sim::cost::spec::AcceptSource::Prior => sp.plan.accept_from.clone(),
         }
     )
 }

@@ -27,9 +27,10 @@ pub fn run(mut args: Args) -> Result<()> {
     args.workload.bench.check_output_file()?;
     // `--dp-size N` without DP attention: N engines, replayed one by one
     args.target.server.layout.replicas_allowed = true;
-    let setup = Setup::new(&args.target, &args.calibration)?;
+    let mut setup = Setup::new(&args.target, &args.calibration)?;
     let layout = setup.one_layout(&args.target.server, "run")?;
     let workload = args.workload.one(setup.max_context_tokens())?;
+    setup.set_prompt_kind(args.workload.prompt_kind(&workload));
     let replicas = setup.layout_args.replicas();
     let engines = if replicas > 1 {
         (0..replicas)

@@ -57,8 +57,12 @@ fn workloads(args: &Args, max_context: u64) -> Result<Vec<Workload>> {
 
 pub fn run(args: Args) -> Result<()> {
     args.workload.bench.check_output_file()?;
-    let setup = Setup::new(&args.target, &args.calibration)?;
+    let mut setup = Setup::new(&args.target, &args.calibration)?;
     let wls = workloads(&args, setup.max_context_tokens())?;
+    // one dataset for every workload of a sweep: the acceptance prior's prompt kind
+    if let Some(w) = wls.first() {
+        setup.set_prompt_kind(args.workload.prompt_kind(w));
+    }
     let concs: Vec<u32> = if args.workload.max_concurrency.is_empty() {
         DEFAULT_CONCURRENCIES.to_vec()
     } else {

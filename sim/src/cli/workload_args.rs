@@ -147,6 +147,11 @@ pub struct WorkloadArgs {
     /// `--dataset-path`: the ShareGPT JSON bench_serving reads.
     #[arg(long, value_name = "FILE")]
     pub dataset_path: Option<PathBuf>,
+    /// shardwise's own: the prompts your clients send, for the speculative acceptance assumed when
+    /// none is given (`--speculative-accept-length`); default: the dataset's (random tokens, or
+    /// ShareGPT's natural text).
+    #[arg(long, value_name = "KIND", value_parser = ["random", "synthetic", "natural", "code", "reasoning"])]
+    pub prompt_kind: Option<String>,
     /// `--sharegpt-output-len`: every ShareGPT request generates this many tokens.
     #[arg(long, value_name = "TOKENS")]
     pub sharegpt_output_len: Option<u32>,
@@ -251,6 +256,14 @@ impl WorkloadArgs {
             bail!("`sim run` takes one --max-concurrency value; use `sim sweep` for a list");
         }
         Ok(v.remove(0))
+    }
+
+    /// The prompts `w` sends, for the acceptance prior: `--prompt-kind`, else the dataset's.
+    pub fn prompt_kind(&self, w: &Workload) -> sim::acceptance::PromptKind {
+        self.prompt_kind
+            .as_deref()
+            .and_then(sim::acceptance::PromptKind::parse)
+            .unwrap_or_else(|| w.prompt_kind())
     }
 
     /// The bench_serving flags given that do not change the simulation.

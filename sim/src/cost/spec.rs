@@ -2,27 +2,12 @@
 //! acceptance length and where it came from), the draft as a model of its own, and the parts of
 //! one step. Data only: [`super::speculative::SpeculativeModel`] costs the step.
 
+use crate::acceptance::prior::prior;
+use crate::acceptance::{DraftMethod, PromptKind};
 use crate::options::SpeculativeOptions;
 use models::spec::{ModelPart, PartFormats};
 use models::{ModelSpec, WeightFormat};
 use serde::{Deserialize, Serialize};
-
-/// Per-draft-token acceptance assumed for the checkpoint's MTP layer when none is given, each
-/// chained step accepted with this probability times the previous one's: 0.8. Published: InferenceX's
-/// golden acceptance-length curve for GLM-5.2's own MTP head (SemiAnalysisAI/InferenceX
-/// `golden_al_distribution/glm5.2_mtp.yaml`, vLLM MTP on B300, SPEED-Bench coding, run
-/// 28058352479): 1.84 / 2.50 / 2.99 / 3.33 tokens per step at 1 / 2 / 3 / 4 draft tokens, which
-/// this chain gives within 0.05 (1.80 / 2.44 / 2.95 / 3.36); the DeepSeek-V3 report's 85–90% for
-/// the first drafted token (arXiv:2412.19437 §5.4.3) and SGLang's 3-step MTP floor of 2.8 for
-/// DeepSeek-V4 (sgl-project/sglang PR 28098) agree. An input, never fitted to the records: pass
-/// `--speculative-accept-length` (or a server log's `accept len`) to replace it.
-pub const DEFAULT_MTP_ACCEPTANCE: f64 = 0.8;
-/// Per-draft-token acceptance assumed for a separate EAGLE / EAGLE-3 draft: 0.75. Published:
-/// InferenceX's golden curve for Kimi-K2.5's EAGLE-3 draft (`golden_al_distribution/
-/// kimik2.5_eagle3.yaml`, vLLM on B300, SPEED-Bench coding, thinking off, run 28122195822): 1.80 /
-/// 2.33 / 2.75 / 3.06 at 1 / 2 / 3 / 4 speculative tokens (the chain: 1.75 / 2.31 / 2.73 / 3.05);
-/// EAGLE-3's own paper reports lengths of 3–4 at 6–8 drafted tokens (arXiv:2503.01840).
-pub const DEFAULT_EAGLE_ACCEPTANCE: f64 = 0.75;
 
 /// Where the acceptance length came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,8 +17,9 @@ pub enum AcceptSource {
     Given,
     /// A server log's `accept len` or a bench_serving JSONL's `accept_length`.
     Measured,
-    /// The stated default for the draft configuration.
-    Default,
+    /// The published prior for the draft method and prompt kind
+    /// ([`crate::acceptance::prior`]): nothing was measured.
+    Prior,
 }
 
 /// The speculative configuration in force, resolved.
@@ -46,67 +32,96 @@ pub struct SpecPlan {
     /// Tokens per request per step.
     pub accept_length: f64,
     pub accept_source: AcceptSource,
+    /// The acceptance lengths the answer should hold over: ±10% around a given or measured one,
+    /// the prior's published range otherwise.
+    pub accept_range: (f64, f64),
+    /// The prompt kind the prior was taken for.
+    pub prompt_kind: PromptKind,
+    /// What drafts (the prior's key).
+    pub method: DraftMethod,
+    /// Which acceptance was used and where it came from, in words.
+    pub accept_from: String,
     /// What drafts: `MTP layer(s) of the checkpoint (1)` or the draft model's name.
     pub draft: String,
 }
 
 impl std::fmt::Display for SpecPlan {
     /// `speculative decoding modelled: EAGLE, 3 draft passes × top-1, 4 tokens verified per
-    /// step, drafted by …; acceptance length 2.53 tokens per step (assumed: …)`.
+    /// step, drafted by …; acceptance length 2.53 tokens per step (prior for random prompts …)`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "speculative decoding modelled: {}, {} draft pass(es) × top-{}, {} tokens verified per step, drafted by {}; acceptance length {:.2} tokens per step ",
+            "speculative decoding modelled: {}, {} draft pass(es) × top-{}, {} tokens verified per step, drafted by {}; acceptance length {:.2} tokens per step ({})",
             self.algorithm,
             self.num_steps,
             self.eagle_topk,
             self.num_draft_tokens,
             self.draft,
-            self.accept_length
+            self.accept_length,
+            self.accept_from
         )?;
-        match self.accept_source {
-            AcceptSource::Given => f.write_str("(given)"),
-            AcceptSource::Measured => f.write_str("(measured)"),
-            AcceptSource::Default => f.write_str(
-                "(assumed: each chained draft token accepted with the stated default probability; give --speculative-accept-length, your server log's `accept len`, to use yours)",
-            ),
+        if self.accept_source == AcceptSource::Prior {
+            f.write_str("; give --speculative-accept-length (your server log's `accept len`, vLLM's `Mean acceptance length`) to use yours")?;
         }
+        Ok(())
     }
+}
+
+/// What drafts for `s` on `spec`: the checkpoint's MTP layers when no draft is named and it has
+/// them, n-gram lookup for SGLang's `NGRAM`, a separate (EAGLE) head otherwise.
+pub fn draft_method(spec: &ModelSpec, s: &SpeculativeOptions) -> DraftMethod {
+    if s.algorithm.eq_ignore_ascii_case("NGRAM") {
+        DraftMethod::Ngram
+    } else if s.draft_model_path.is_none() && spec.num_mtp_layers > 0 {
+        DraftMethod::Mtp
+    } else {
+        DraftMethod::Eagle
+    }
+}
+
+/// Whether `spec` has anything to draft with under `s`: its own MTP layers, a named draft, or
+/// n-gram lookup. Without them SGLang's EAGLE worker has no draft to load (and vLLM's `mtp`
+/// method no layer): the one sentence `run`, `predict` and `advise --question mtp` all say.
+pub fn check_draft(spec: &ModelSpec, s: &SpeculativeOptions) -> Result<(), String> {
+    if spec.num_mtp_layers == 0
+        && s.draft_model_path.is_none()
+        && draft_method(spec, s) != DraftMethod::Ngram
+    {
+        return Err(format!(
+            "{} has no MTP layers to draft with: give --speculative-algorithm EAGLE3 --speculative-draft-model-path DRAFT (an EAGLE-3 head for it) to model a separate draft",
+            spec.name
+        ));
+    }
+    Ok(())
 }
 
 impl SpecPlan {
     /// SGLang's defaults where a flag is 0 (unset): (3, 1, 4) for a checkpoint with MTP layers
     /// (what SGLang picks for DeepSeek-V3-style models), (5, 4, 8) otherwise; the acceptance
-    /// length from `s` or the default for the configuration.
+    /// length from `s`, else the prior for the draft method and `s`'s prompt kind (random when
+    /// unsaid) over a chain of the draft passes, at most the tokens verified.
     pub fn resolve(spec: &ModelSpec, s: &SpeculativeOptions) -> SpecPlan {
-        let mtp = s.draft_model_path.is_none() && spec.num_mtp_layers > 0;
+        let method = draft_method(spec, s);
+        let mtp = method == DraftMethod::Mtp;
         let (d_steps, d_topk, d_tokens) = if mtp { (3, 1, 4) } else { (5, 4, 8) };
-        let num_steps = if s.num_steps == 0 {
-            d_steps
-        } else {
-            s.num_steps
-        };
-        let eagle_topk = if s.eagle_topk == 0 {
-            d_topk
-        } else {
-            s.eagle_topk
-        };
-        let num_draft_tokens = if s.num_draft_tokens == 0 {
-            d_tokens
-        } else {
-            s.num_draft_tokens
-        };
-        let (accept_length, accept_source) = match s.accept_length {
-            Some(l) => (l, AcceptSource::Given),
+        let pick = |v: u32, d: u32| if v == 0 { d } else { v };
+        let num_steps = pick(s.num_steps, d_steps);
+        let eagle_topk = pick(s.eagle_topk, d_topk);
+        let num_draft_tokens = pick(s.num_draft_tokens, d_tokens);
+        let nd = num_draft_tokens.max(1) as f64;
+        let kind = s.prompt_kind.unwrap_or(PromptKind::Random);
+        let (accept_length, accept_source, accept_range, accept_from) = match s.accept_length {
+            Some(l) => {
+                let l = l.clamp(1.0, nd);
+                let range = ((l * 0.9).clamp(1.0, nd), (l * 1.1).clamp(1.0, nd));
+                (l, AcceptSource::Given, range, "given".to_string())
+            }
             None => {
-                let a = if mtp {
-                    DEFAULT_MTP_ACCEPTANCE
-                } else {
-                    DEFAULT_EAGLE_ACCEPTANCE
-                };
+                let p = prior(&spec.name, method, kind);
                 // a chain of `num_steps` drafts (topk branches only help the best path)
-                let chain: f64 = (0..=num_steps).map(|i| a.powi(i as i32)).sum();
-                (chain.min(num_draft_tokens as f64), AcceptSource::Default)
+                let (lo, mid, hi) = p.lengths(num_steps);
+                let c = |x: f64| x.clamp(1.0, nd);
+                (c(mid), AcceptSource::Prior, (c(lo), c(hi)), p.describe())
             }
         };
         SpecPlan {
@@ -114,8 +129,12 @@ impl SpecPlan {
             num_steps,
             eagle_topk,
             num_draft_tokens,
-            accept_length: accept_length.clamp(1.0, num_draft_tokens.max(1) as f64),
+            accept_length,
             accept_source,
+            accept_range,
+            prompt_kind: kind,
+            method,
+            accept_from,
             draft: if mtp {
                 format!("the checkpoint's MTP layer(s) ({})", spec.num_mtp_layers)
             } else {
@@ -134,18 +153,6 @@ fn mtp_format(spec: &ModelSpec, base: ModelPart) -> WeightFormat {
         .iter()
         .find(|m| m.base == base)
         .map_or_else(|| spec.format_of(base), |m| spec.module_format(layer, m))
-}
-
-/// Why speculation `s` cannot run on `spec`, the one answer every command gives: without
-/// `--speculative-draft-model-path` the draft is the checkpoint's own MTP layers, and a
-/// checkpoint with none (Kimi-K2.5, Qwen3, MiniMax-M2) gives the server no draft to load.
-pub fn missing_draft(spec: &ModelSpec, s: &SpeculativeOptions) -> Option<String> {
-    (s.draft_model_path.is_none() && spec.num_mtp_layers == 0).then(|| {
-        format!(
-            "{} has no MTP layers; give --speculative-algorithm EAGLE3 --speculative-draft-model-path DRAFT to model a separate draft",
-            spec.name
-        )
-    })
 }
 
 /// The draft as a model of its own: the checkpoint's MTP layers (formats as the checkpoint

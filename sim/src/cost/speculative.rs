@@ -26,7 +26,7 @@ use super::TimeBreakdown;
 use super::batch_stats::BatchStats;
 use super::curves::Curves;
 use super::inventory::{BlockKernels, GemmShape};
-use super::spec::{SpecPlan, SpecStep, draft_spec};
+use super::spec::{SpecPlan, SpecStep, check_draft, draft_spec};
 use super::steady::{ContextHolding, SteadyDecode, steady_decode_with};
 use super::{CostModel, IterationBatch, IterationCost, IterationModel, Knobs, MemoryPlan};
 use crate::error::{Result, SimError};
@@ -65,12 +65,10 @@ impl SpeculativeModel {
                     .into(),
             });
         };
-        if let Some(problem) = super::spec::missing_draft(model, s) {
-            return Err(SimError::InvalidOption {
-                flag: "--speculative-algorithm",
-                problem,
-            });
-        }
+        check_draft(model, s).map_err(|problem| SimError::InvalidOption {
+            flag: "--speculative-draft-model-path",
+            problem,
+        })?;
         CostModel::check(machine, model, layout, opts)?;
         if layout.pp > 1 {
             return Err(SimError::ImpossibleLayout {
@@ -113,11 +111,25 @@ impl SpeculativeModel {
     /// Cost of an iteration summed into [`BatchStats`]: a pure decode batch runs one speculative
     /// step, reported per generated token; any other batch one forward pass of the target.
     pub fn cost_stats(&self, st: &BatchStats) -> IterationCost {
-        let graph = self.target.uses_cuda_graph(st);
         if st.prefill == 0.0 && st.decode > 0.0 {
-            return self.spec_cost(st, graph).1;
+            return self.spec_cost(st, self.spec_uses_graph(st)).1;
         }
-        self.target.cost_pass(st, graph)
+        self.target.cost_pass(st, self.target.uses_cuda_graph(st))
+    }
+
+    /// Whether the speculative step of decode batch `st` replays CUDA graphs. SGLang captures
+    /// its draft and verify graphs per batch of requests (`--cuda-graph-max-bs` requests, each
+    /// with its draft tokens: `cuda_graph_runner.py` sizes the verify graph `bs ×
+    /// num_draft_tokens`); vLLM captures by tokens (`max_cudagraph_capture_size`, 512 by
+    /// default, `CompilationConfig`), and a verify pass is `B × (k + 1)` tokens, so it runs
+    /// eagerly from a `k + 1`-th of the requests plain decoding still replays.
+    pub fn spec_uses_graph(&self, st: &BatchStats) -> bool {
+        let graph = self.target.uses_cuda_graph(st);
+        if self.target.opts.vllm_memory.is_none() {
+            return graph;
+        }
+        let tokens = st.decode * self.plan.num_draft_tokens.max(1) as f64;
+        graph && tokens <= self.target.opts.cuda_graph_max_bs as f64
     }
 
     /// Cost of one iteration (see [`IterationModel::iteration`]).
@@ -196,8 +208,7 @@ impl SpeculativeModel {
     /// The speculative step of `running` requests at `context_tokens`.
     pub fn spec_step(&self, running: u32, context_tokens: u32) -> SpecStep {
         let st = self.decode_stats(running, context_tokens);
-        let graph = self.target.uses_cuda_graph(&st);
-        self.spec_cost(&st, graph).0
+        self.spec_cost(&st, self.spec_uses_graph(&st)).0
     }
 
     /// The acceptance length that makes `running` requests at `context_tokens` decode at
@@ -227,7 +238,7 @@ impl SpeculativeModel {
     ) -> f64 {
         let (plan, draft, n) = (&self.plan, &self.draft, running.max(1) as f64);
         let st = self.decode_stats(running, context_tokens);
-        let graph = self.target.uses_cuda_graph(&st);
+        let graph = self.spec_uses_graph(&st);
         let (step, _) = self.spec_cost(&st, graph);
         let fixed = step.draft_s + verify_scale * step.verify_s;
         let per = |l: f64| tokens_per_request(&st, l);
@@ -356,6 +367,7 @@ mod tests {
                 num_draft_tokens: 4,
                 draft_model_path: None,
                 accept_length: accept,
+                prompt_kind: None,
             }),
             ..ServerOptions::default()
         }
@@ -464,6 +476,37 @@ mod tests {
         let (dc_rows, dc_reads) = growth("h200-x8", true);
         assert_eq!(dc_reads, 1.0);
         assert!((dc_rows - dc_once).abs() < 1e-12);
+    }
+
+    /// vLLM captures its graphs by tokens: with 4 tokens verified a request, a verify of 16
+    /// requests (64 tokens) leaves a 32-token capture limit and runs eagerly (its launches
+    /// counted), where SGLang, capturing by requests, still replays it.
+    #[test]
+    fn a_vllm_verify_leaves_its_graphs_at_a_quarter_of_the_requests() {
+        let mut o = eagle(Some(2.5));
+        o.cuda_graph_max_bs = 32;
+        let sglang = model_with(&o);
+        o.vllm_memory = Some(crate::options::VllmMemory {
+            gpu_memory_utilization: 0.9,
+            max_num_batched_tokens: None,
+            max_num_seqs: None,
+            estimate_cudagraphs: false,
+        });
+        let vllm = model_with(&o);
+        let st = |n: f64| BatchStats {
+            decode: n,
+            decode_keys: n * 1024.0,
+            decode_context: n * 1024.0,
+            ..BatchStats::default()
+        };
+        assert!(sglang.spec_uses_graph(&st(16.0)) && sglang.spec_uses_graph(&st(32.0)));
+        assert!(vllm.spec_uses_graph(&st(8.0)));
+        assert!(!vllm.spec_uses_graph(&st(16.0)));
+        assert!(vllm.spec_step(16, 1024).step_s > sglang.spec_step(16, 1024).step_s);
+    }
+
+    fn model_with(o: &ServerOptions) -> SpeculativeModel {
+        build(Layout::tp(8), o).unwrap()
     }
 
     #[test]

@@ -28,6 +28,10 @@ pub const ACCEPTANCE_SCHEMA_VERSION: u32 = 1;
 pub const MAX_ACCEPTANCE_FILE_BYTES: u64 = models::io::RECORDS_LIMIT_BYTES;
 /// The record metric that carries a measured acceptance length (bench_serving's JSONL key).
 pub const ACCEPT_LENGTH_METRIC: &str = "accept_length";
+/// The record metric that carries vLLM's measured acceptance rate (accepted ÷ drafted tokens,
+/// a share or a percentage), converted with the draft's tokens a step
+/// ([`crate::acceptance::length_from_rate`]).
+pub const ACCEPT_RATE_METRIC: &str = "spec_accept_rate";
 
 /// Why an acceptance file cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -146,15 +150,8 @@ impl MeasuredAcceptance {
                     )));
                 }
                 (Some(l), None, _) => l,
-                (None, Some(r), Some(k)) if (0.0..=1.0).contains(&r) && k >= 1 => {
-                    1.0 + r * k as f64
-                }
-                (None, Some(r), Some(k)) => {
-                    return Err(bad(format!(
-                        "record `{}`: acceptance_rate {r} with {k} speculative tokens (the rate is accepted ÷ drafted, 0 to 1; at least one token)",
-                        e.id
-                    )));
-                }
+                (None, Some(r), Some(k)) => crate::acceptance::length_from_rate(r, k)
+                    .map_err(|err| bad(format!("record `{}`: {err}", e.id)))?,
                 (None, Some(_), None) => {
                     return Err(bad(format!(
                         "record `{}`: acceptance_rate without num_speculative_tokens",
@@ -187,13 +184,22 @@ impl MeasuredAcceptance {
     }
 
     /// A record's measured acceptance length: this file's, else the record's own
-    /// [`ACCEPT_LENGTH_METRIC`] (ignored unless it reads as a length ≥ 1).
-    pub fn of(&self, r: &Record) -> Option<f64> {
-        self.by_id.get(&r.id).copied().or_else(|| {
-            r.metrics
-                .get(ACCEPT_LENGTH_METRIC)
-                .and_then(|m| m.value)
-                .filter(|l| (1.0..=64.0).contains(l))
+    /// [`ACCEPT_LENGTH_METRIC`] (ignored unless it reads as a length ≥ 1), else its own
+    /// [`ACCEPT_RATE_METRIC`] over `drafted` tokens a step (a percentage when its raw figure
+    /// says `%`; ignored outside 0–1).
+    pub fn of(&self, r: &Record, drafted: u32) -> Option<f64> {
+        if let Some(l) = self.by_id.get(&r.id) {
+            return Some(*l);
+        }
+        let metric = |key: &str| r.metrics.get(key);
+        let length = metric(ACCEPT_LENGTH_METRIC)
+            .and_then(|m| m.value)
+            .and_then(|l| crate::acceptance::checked_length(l).ok());
+        length.or_else(|| {
+            let m = metric(ACCEPT_RATE_METRIC)?;
+            let v = m.value?;
+            let rate = if m.raw.contains('%') { v / 100.0 } else { v };
+            crate::acceptance::length_from_rate(rate, drafted).ok()
         })
     }
 }

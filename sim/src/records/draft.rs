@@ -15,6 +15,7 @@ pub fn draft_config(model: &str, engine: &str, flags: &str) -> (SpeculativeOptio
         num_draft_tokens: 4,
         draft_model_path: draft.map(str::to_string),
         accept_length: None,
+        prompt_kind: None,
     };
     let (mut s, assumed) = if engine == "vllm" {
         (

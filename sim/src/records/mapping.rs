@@ -21,7 +21,7 @@ use super::metrics::{LLM_DECODE_BENCH_MAX_TOKENS, family, targets};
 pub use super::metrics::{MeasuredFigure, MetricFamily, Quantity};
 use super::model_map::model_preset;
 use super::nccl::NcclTuning;
-use super::speculation::{RecordSpeculation, record_speculation};
+use super::speculation::{RecordSpeculation, record_prompt_kind, record_speculation};
 use super::unexpressible::stated;
 pub use super::unexpressible::{Unexpressible, UnexpressibleKind};
 use super::{Parallel, Record, RecordWorkload, Whole, lower};
@@ -485,7 +485,10 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         targets,
         not_compared,
         assumptions,
-        speculation: (r.parallel.mtp == Some(true)).then(|| record_speculation(r, model, engine)),
+        speculation: (r.parallel.mtp == Some(true)).then(|| {
+            let kind = record_prompt_kind(r, family.streams_share_prompt());
+            record_speculation(r, model, engine, kind)
+        }),
         shared_prompt: family.streams_share_prompt().then(|| {
             let stated = output_len(&r.workload);
             SharedPrompt {

@@ -1,14 +1,15 @@
 //! Speculative decoding of a record with `parallel.mtp: true`: the draft configuration its flags
 //! state, the rest assumed ([`super::draft::draft_config`]), and the acceptance length it was
 //! predicted with: the one the source measured (the record's `accept_length` metric,
-//! [`super::acceptance::ACCEPT_LENGTH_METRIC`]) or, where the source gives none, the model's
-//! default for that draft kind ([`crate::cost::spec::DEFAULT_MTP_ACCEPTANCE`],
-//! [`crate::cost::spec::DEFAULT_EAGLE_ACCEPTANCE`]), which the scoreboard flags "assumed" in
-//! the row.
+//! [`super::acceptance::ACCEPT_LENGTH_METRIC`], or its vLLM rate
+//! [`super::acceptance::ACCEPT_RATE_METRIC`]) or, where the source gives none, the published
+//! prior for the draft method and the record's prompt kind ([`crate::acceptance::prior`]),
+//! which the scoreboard flags "prior" in the row.
 
 use super::Record;
 use super::acceptance::MeasuredAcceptance;
 use super::draft::draft_config;
+use crate::acceptance::PromptKind;
 use crate::engines::Engine;
 use crate::options::SpeculativeOptions;
 use serde::Serialize;
@@ -22,7 +23,7 @@ pub enum AcceptOrigin {
     /// The source published the range its runs' acceptance spanned, not each run's: the middle
     /// of that range.
     PublishedRange,
-    /// The model's default for the draft kind: the row is flagged "assumed".
+    /// The published prior for the draft method and prompt kind: the row is flagged "prior".
     Assumed,
 }
 
@@ -32,7 +33,7 @@ impl AcceptOrigin {
         match self {
             AcceptOrigin::Measured => "measured",
             AcceptOrigin::PublishedRange => "published range",
-            AcceptOrigin::Assumed => "assumed",
+            AcceptOrigin::Assumed => "prior",
         }
     }
 }
@@ -47,12 +48,39 @@ pub struct RecordSpeculation {
     pub draft: String,
 }
 
-/// The speculation of record `r` (MTP on), simulated on `model` as `engine` runs it.
-pub fn record_speculation(r: &Record, model: &str, engine: Engine) -> RecordSpeculation {
+/// The prompts a record's client sent: `llm_decode_bench`'s shared document (`synthetic`),
+/// ShareGPT conversations (`natural`), else random tokens (bench_serving's default dataset).
+pub fn record_prompt_kind(r: &Record, streams_share_prompt: bool) -> PromptKind {
+    let dataset = r
+        .workload
+        .dataset
+        .as_deref()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if streams_share_prompt || dataset.contains("decode matrix") {
+        PromptKind::Synthetic
+    } else if dataset.contains("sharegpt") {
+        PromptKind::Natural
+    } else {
+        PromptKind::Random
+    }
+}
+
+/// The speculation of record `r` (MTP on), simulated on `model` as `engine` runs it, its client
+/// sending prompts of `kind`: the record's own acceptance (length, or vLLM rate over the draft's
+/// tokens) before the prior.
+pub fn record_speculation(
+    r: &Record,
+    model: &str,
+    engine: Engine,
+    kind: PromptKind,
+) -> RecordSpeculation {
     let flags = r.engine.flags.as_deref().unwrap_or("");
     let (mut options, draft) = draft_config(model, engine.name(), flags);
-    let measured = MeasuredAcceptance::default().of(r);
+    let drafted = options.num_draft_tokens.saturating_sub(1);
+    let measured = MeasuredAcceptance::default().of(r, drafted);
     options.accept_length = measured;
+    options.prompt_kind = Some(kind);
     RecordSpeculation {
         options,
         accept: if measured.is_some() {
@@ -82,27 +110,44 @@ mod tests {
             .remove(0)
     }
 
-    #[test]
-    fn a_published_acceptance_is_used_else_the_default_is_assumed() {
-        let s = record_speculation(
-            &record(r#""output_tok_s": "100", "accept_length": "2.4""#),
+    fn spec(metrics: &str) -> RecordSpeculation {
+        record_speculation(
+            &record(metrics),
             "glm-5-nvfp4",
             Engine::Sglang,
-        );
+            PromptKind::Synthetic,
+        )
+    }
+
+    #[test]
+    fn a_published_acceptance_is_used_else_the_prior() {
+        let s = spec(r#""output_tok_s": "100", "accept_length": "2.4""#);
         assert_eq!(s.accept, AcceptOrigin::Measured);
         assert_eq!(s.options.accept_length, Some(2.4));
         assert_eq!((s.options.num_steps, s.options.num_draft_tokens), (2, 3));
-        let s = record_speculation(
-            &record(r#""output_tok_s": "100""#),
-            "glm-5-nvfp4",
-            Engine::Sglang,
-        );
+        let s = spec(r#""output_tok_s": "100""#);
         assert_eq!(s.accept, AcceptOrigin::Assumed);
         assert_eq!(s.options.accept_length, None);
+        assert_eq!(s.options.prompt_kind, Some(PromptKind::Synthetic));
         assert!(
             s.draft.contains("as the record's flags state"),
             "{}",
             s.draft
         );
+    }
+
+    /// A record's own vLLM rate (`spec_accept_rate`, accepted ÷ drafted) is used before any
+    /// prior: 0.35 of the 2 drafted tokens its flags state is 1.70 tokens a step
+    /// (`sim/tests/implied_accept.rs` checks the prediction uses it).
+    #[test]
+    fn a_records_own_rate_is_used_before_the_prior() {
+        let s = spec(r#""output_tok_s": "100", "spec_accept_rate": "0.35""#);
+        assert_eq!(s.accept, AcceptOrigin::Measured);
+        assert!((s.options.accept_length.unwrap() - 1.70).abs() < 1e-9);
+        // a percent spelling reads the same; a rate outside 0–1 is no rate
+        let pct = spec(r#""output_tok_s": "100", "spec_accept_rate": "35%""#);
+        assert_eq!(pct.options.accept_length, s.options.accept_length);
+        let bad = spec(r#""output_tok_s": "100", "spec_accept_rate": "135""#);
+        assert_eq!(bad.accept, AcceptOrigin::Assumed);
     }
 }

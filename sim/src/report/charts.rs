@@ -357,7 +357,7 @@ fn speculation_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
             p.num_draft_tokens,
             p.accept_length,
             match p.accept_source {
-                crate::cost::spec::AcceptSource::Default => ", the stated default: not measured",
+                crate::cost::spec::AcceptSource::Prior => ", the published prior: not measured",
                 _ => "",
             }
         ),

@@ -241,6 +241,7 @@ fn speculation_curve(
                 num_draft_tokens,
                 draft_model_path: None,
                 accept_length: None,
+                prompt_kind: None,
             }
         }
         None => {

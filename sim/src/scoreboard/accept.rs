@@ -260,7 +260,14 @@ pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) ->
         .records
         .iter()
         .filter(|r| measured.range_of(&r.id).is_none())
-        .filter_map(|r| Some((r.id.clone(), measured.of(r)?)))
+        .filter_map(|r| {
+            // a record's own rate is over the drafted tokens its flags state (the common
+            // recipe's 3 where they are silent, as `draft_config` assumes)
+            let flags = r.engine.flags.as_deref().unwrap_or("");
+            let stated = crate::records::flags::stated_speculation(flags).num_draft_tokens;
+            let drafted = stated.map_or(3, |n| n.saturating_sub(1));
+            Some((r.id.clone(), measured.of(r, drafted)?))
+        })
         .collect();
     let off = off_runs(set);
     let mut ok: Vec<(Expressed, String, Option<&OffRuns>, String)> = Vec::new();
@@ -318,6 +325,7 @@ fn spec_model(
 ) -> Option<SpeculativeModel> {
     let s = SpeculativeOptions {
         accept_length: accept,
+        prompt_kind: None,
         ..cfg.clone()
     };
     match model_of(e, resolved, Some(s))? {

@@ -376,6 +376,7 @@ pub(crate) fn server_gpus(m: &Machine, layout: models::Layout) -> crate::error::
 /// The speculation `model` runs for record `e`, with a note saying how it was set.
 fn speculation_of(e: &Expressed, model: &ServedModel, notes: &mut Vec<String>) -> Option<SpecUsed> {
     let (s, plan) = (e.speculation.as_ref()?, model.spec_plan()?);
+    let prior;
     notes.push(format!(
         "draft: {}; acceptance length {:.2} ({})",
         s.draft,
@@ -384,8 +385,10 @@ fn speculation_of(e: &Expressed, model: &ServedModel, notes: &mut Vec<String>) -
             AcceptOrigin::Measured => "measured by the source",
             AcceptOrigin::PublishedRange =>
                 "the middle of the range the source published for these runs, not this run's own",
-            AcceptOrigin::Assumed =>
-                "assumed: the draft kind's published default, the source gives none",
+            AcceptOrigin::Assumed => {
+                prior = format!("the source gives none: the {}", plan.accept_from);
+                prior.as_str()
+            }
         }
     ));
     Some(SpecUsed {

@@ -78,7 +78,7 @@ pub fn group_row(g: &Group) -> Vec<String> {
 pub const SPEC_HEADER: [&str; 7] = [
     "speculation",
     "n",
-    "acceptance assumed",
+    "acceptance from the prior",
     "MAPE",
     "median |err|",
     "bias",

@@ -494,7 +494,8 @@ fn apply(r: &mut super::RankMemory, m: MemoryLine) {
 }
 
 /// The mean acceptance length over a run's `SpecDecoding metrics` lines, weighted by drafted
-/// tokens: `1 + accepted ÷ drafts`, each line's drafts being `drafted ÷ (per-position count)`.
+/// tokens: `1 + accepted ÷ drafts` ([`crate::acceptance::length_from_counts`]), each line's
+/// drafts being `drafted ÷ (per-position count)`.
 pub fn mean_acceptance_length(samples: &[SpecDecodeSample]) -> Option<f64> {
     let (mut accepted, mut drafts) = (0.0, 0.0);
     for s in samples {
@@ -505,5 +506,5 @@ pub fn mean_acceptance_length(samples: &[SpecDecodeSample]) -> Option<f64> {
         accepted += s.accepted_tokens as f64;
         drafts += s.drafted_tokens as f64 / k as f64;
     }
-    (drafts > 0.0).then(|| 1.0 + accepted / drafts)
+    crate::acceptance::length_from_counts(accepted, drafts)
 }

@@ -260,6 +260,7 @@ impl SglangArgs {
                 .string(&flags::SPECULATIVE_DRAFT_MODEL_PATH)
                 .map(str::to_string),
             accept_length,
+            prompt_kind: None,
         }))
     }
 

@@ -374,6 +374,7 @@ impl VllmLine {
             num_draft_tokens: k + 1,
             draft_model_path: draft.map(str::to_string),
             accept_length: None,
+            prompt_kind: None,
         }))
     }
 

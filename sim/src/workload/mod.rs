@@ -39,6 +39,15 @@ pub enum Dataset {
 }
 
 impl Dataset {
+    /// The kind of prompts the dataset sends, for the speculative acceptance prior: random token
+    /// ids, or ShareGPT's natural conversations.
+    pub fn prompt_kind(&self) -> crate::acceptance::PromptKind {
+        match self {
+            Dataset::Random => crate::acceptance::PromptKind::Random,
+            Dataset::Sharegpt(_) => crate::acceptance::PromptKind::Natural,
+        }
+    }
+
     /// bench_serving's name of the dataset.
     pub fn name(&self) -> &'static str {
         match self {
@@ -145,6 +154,11 @@ pub enum WorkloadError {
 }
 
 impl Workload {
+    /// The kind of prompts this workload sends ([`Dataset::prompt_kind`]).
+    pub fn prompt_kind(&self) -> crate::acceptance::PromptKind {
+        self.dataset.prompt_kind()
+    }
+
     /// Checks the flags make sense, and that the longest request fits the model's context.
     pub fn validate(&self, max_context_tokens: u64) -> Result<(), WorkloadError> {
         if self.num_prompts == 0 {

@@ -249,6 +249,7 @@ fn glm5_mtp_draft_takes_its_weights_and_kv_from_the_headroom() {
             num_draft_tokens: 4,
             draft_model_path: None,
             accept_length: None,
+            prompt_kind: None,
         }),
         ..ServerOptions::default()
     };
