@@ -483,7 +483,14 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
     ),
     (
         "questions: memory verdicts, calibration, diagnosis, advice, the scoreboard",
-        &["fit", "calibrate", "doctor", "advise", "scoreboard"],
+        &[
+            "fit",
+            "calibrate",
+            "doctor",
+            "advise",
+            "scoreboard",
+            "uncertainty",
+        ],
     ),
     ("the scenario and the report", &["scenario", "report"]),
     ("the command line (the binary)", &["cli"]),
