@@ -500,7 +500,7 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
 /// groups, the setup, tables, the exporters, output writers) and the parts of one command kept in their own file
 /// (advise's scale question and tables, validate's scoreboard and acceptance views, the
 /// `--server-log` mode calibrate and validate both run). A helper imports no command either.
-const CLI_HELPERS: [&str; 15] = [
+const CLI_HELPERS: [&str; 16] = [
     "args",
     "export",
     "layout_args",
@@ -514,6 +514,7 @@ const CLI_HELPERS: [&str; 15] = [
     "server_log_cmd",
     "scale",
     "advise_table",
+    "advise_odds",
     "scoreboard",
     "validate_accept",
 ];

@@ -68,6 +68,11 @@ pub struct MtpAnswer {
     pub known_error: Option<KnownModelError>,
     /// The flags to try next.
     pub flags_to_try: String,
+    /// The verdict from the two predictions' 80% intervals and their error correlation
+    /// ([`crate::uncertainty::verdict::odds`]): the chance the predicted-faster option is faster,
+    /// or "Depends: measure both" with the measurement that decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub odds: Option<crate::uncertainty::verdict::Odds>,
 }
 
 /// Builds a layout's model with knobs and options.
@@ -310,6 +315,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
         accept_length_range: range,
         known_error: q.known_error.clone(),
         flags_to_try: try_flags.join(" "),
+        odds: None,
     })
 }
 

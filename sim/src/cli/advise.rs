@@ -257,11 +257,15 @@ fn answer_question(
     match args.question {
         Some(Question::Ep) => {
             spinner.set_message(format!("EP verdict over {draws} draws"));
-            a.ep = Some(answer_ep(setup, workload, draws)?);
+            let mut ep = answer_ep(setup, workload, draws)?;
+            super::advise_odds::ep(setup, workload, &mut ep);
+            a.ep = Some(ep);
         }
         Some(Question::Mtp) => {
             spinner.set_message(format!("MTP verdict over {draws} draws"));
-            a.mtp = Some(answer_mtp(setup, ls, ranking, workload, draws)?);
+            let mut mtp = answer_mtp(setup, ls, ranking, workload, draws)?;
+            super::advise_odds::mtp(setup, &mut mtp);
+            a.mtp = Some(mtp);
         }
         Some(Question::Scale) => {
             spinner.set_message(format!("scale answer over {draws} draws"));
@@ -270,7 +274,9 @@ fn answer_question(
         }
         Some(Question::Replicas) => {
             spinner.set_message(format!("replicas verdict over {draws} draws"));
-            a.replicas = Some(answer_replicas(setup, workload, draws)?);
+            let mut r = answer_replicas(setup, workload, draws)?;
+            super::advise_odds::replicas(setup, &mut r);
+            a.replicas = Some(r);
         }
         None => {}
     }

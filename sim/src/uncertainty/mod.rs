@@ -148,6 +148,24 @@ impl Flag {
     }
 }
 
+/// Concurrency bands the scoreboard groups by and the error model splits residuals by: 1, 2,
+/// 3–8, 9–32, 33+.
+pub const BANDS: [(u32, u32, &str); 5] = [
+    (1, 1, "1"),
+    (2, 2, "2"),
+    (3, 8, "3-8"),
+    (9, 32, "9-32"),
+    (33, u32::MAX, "33+"),
+];
+
+/// The band of a concurrency.
+pub fn concurrency_band(concurrency: u32) -> &'static str {
+    BANDS
+        .iter()
+        .find(|(lo, hi, _)| (*lo..=*hi).contains(&concurrency))
+        .map_or("33+", |b| b.2)
+}
+
 /// The context band of a cached context or prompt length: `0`, `1-8K`, `8K-64K`, `64K+`.
 pub fn context_band(tokens: u32) -> &'static str {
     match tokens {

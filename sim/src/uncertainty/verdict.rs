@@ -127,3 +127,91 @@ pub fn check_pairs(m: &ErrorModel, rs: &[&Residual]) -> PairCheck {
         .collect();
     c
 }
+
+/// One option of a verdict: its name, predicted tokens/s, regime and how to measure it.
+#[derive(Debug, Clone, Copy)]
+pub struct Choice<'a> {
+    pub name: &'a str,
+    pub tok_s: f64,
+    pub regime: &'a Regime,
+    /// The measurement that settles this side (`bench_serving at --max-concurrency 64 on
+    /// --tp 8 --ep-size 8`).
+    pub measure: &'a str,
+}
+
+/// A verdict between two options, only as sure as their intervals allow.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Odds {
+    /// The option predicted faster, and the other.
+    pub faster: String,
+    pub slower: String,
+    /// Chance that `faster` is measured faster.
+    pub probability: f64,
+    /// `probability` ≥ [`VERDICT_BAR`]; else "Depends: measure both".
+    pub sure: bool,
+    /// 80% intervals of both options' tokens/s (faster first).
+    pub ranges: [[f64; 2]; 2],
+    /// The error-model cells that set each interval.
+    pub set_by: [String; 2],
+    /// Correlation of the two predictions' errors used (same box, same kernels).
+    pub correlation: f64,
+    /// What to measure when not sure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide_by: Option<String>,
+    pub sentence: String,
+}
+
+/// The odds that the option predicted faster is faster.
+pub fn odds(m: &ErrorModel, a: Choice<'_>, b: Choice<'_>) -> Odds {
+    let (f, s) = if a.tok_s >= b.tok_s { (a, b) } else { (b, a) };
+    let p = probability_faster(
+        m,
+        Side {
+            speed: f.tok_s,
+            regime: f.regime,
+        },
+        Side {
+            speed: s.tok_s,
+            regime: s.regime,
+        },
+    );
+    let (rf, rs) = (
+        m.range(f.tok_s, true, f.regime),
+        m.range(s.tok_s, true, s.regime),
+    );
+    let sure = p >= VERDICT_BAR;
+    let decide_by = (!sure).then(|| format!("{} and {}", f.measure, s.measure));
+    let sentence = if sure {
+        format!(
+            "{} is faster than {} with probability {:.0}% ({} vs {} tok/s, 80% intervals; their errors on one box correlate {:.2})",
+            f.name,
+            s.name,
+            p * 100.0,
+            super::with_range(f.tok_s, rf.range, 0),
+            super::with_range(s.tok_s, rs.range, 0),
+            m.pair_correlation
+        )
+    } else {
+        format!(
+            "Depends: measure both. {} is predicted faster than {} ({} vs {} tok/s, 80% intervals) but only with probability {:.0}%, below the {:.0}% bar; what decides it: {}",
+            f.name,
+            s.name,
+            super::with_range(f.tok_s, rf.range, 0),
+            super::with_range(s.tok_s, rs.range, 0),
+            p * 100.0,
+            VERDICT_BAR * 100.0,
+            decide_by.as_deref().unwrap_or_default()
+        )
+    };
+    Odds {
+        faster: f.name.to_string(),
+        slower: s.name.to_string(),
+        probability: p,
+        sure,
+        ranges: [rf.range, rs.range],
+        set_by: [rf.set_by, rs.set_by],
+        correlation: m.pair_correlation,
+        decide_by,
+        sentence,
+    }
+}
