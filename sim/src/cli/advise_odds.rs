@@ -8,26 +8,22 @@ use sim::advise::mtp::MtpAnswer;
 use sim::advise::replicas::ReplicasAnswer;
 use sim::cost::spec::AcceptSource;
 use sim::uncertainty::verdict::{Choice, odds};
-use sim::uncertainty::{ErrorModel, Flag, Regime, concurrency_band, context_band};
+use sim::uncertainty::{ErrorModel, Load, Regime};
 
-/// The regime of a steady-decode prediction of this setup (SGLang: the questions are answered
-/// for SGLang servers), `speculation` `off` or where the acceptance came from.
+/// The regime of a steady-decode prediction of this setup, `speculation` `off` or where the
+/// acceptance came from.
 fn regime(setup: &Setup, speculation: &str, concurrency: u32, context: u32) -> Regime {
-    Regime {
-        engine: if setup.vllm.is_some() {
-            "vllm"
-        } else {
-            "sglang"
-        }
-        .into(),
-        model: setup.spec.name.clone(),
-        speculation: speculation.into(),
-        context: context_band(context).into(),
-        concurrency: concurrency_band(concurrency).into(),
-        machine: setup.machine.name().to_string(),
-        family: "llm_decode_bench".into(),
-        flags: Flag::from_notes(setup.default_notes.iter().chain(setup.machine.notes())),
-    }
+    let mut r = setup.regime(
+        &setup.opts,
+        None,
+        Load {
+            family: "llm_decode_bench",
+            concurrency,
+            context_tokens: context,
+        },
+    );
+    r.speculation = speculation.into();
+    r
 }
 
 /// `bench_serving` at the answer's load on one server's flags.

@@ -68,7 +68,49 @@ pub struct Regime {
     pub flags: Vec<String>,
 }
 
+/// What a prediction is asked for: how it is measured and at what load.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Load {
+    /// `llm_decode_bench` (a steady decode) or `bench_serving` (a simulated run).
+    pub family: &'static str,
+    pub concurrency: u32,
+    pub context_tokens: u32,
+}
+
 impl Regime {
+    /// The regime of a prediction of `spec` on `machine` under `opts` (SGLang, or vLLM when
+    /// `vllm`); with a `layout` the MoE slice it gives each GPU is checked against the measured
+    /// ones; `notes` (the scenario's own) and the machine's raise the other flags.
+    pub fn of(
+        machine: &crate::machine::Machine,
+        spec: &models::ModelSpec,
+        opts: &crate::options::ServerOptions,
+        vllm: bool,
+        layout: Option<models::Layout>,
+        load: Load,
+        notes: &[String],
+    ) -> Regime {
+        let shape: Vec<String> = layout
+            .and_then(|l| crate::cost::moe::shape_note(&machine.gpu, spec, &l))
+            .into_iter()
+            .collect();
+        let speculation = match &opts.speculative {
+            None => "off",
+            Some(s) if s.accept_length.is_some() => "measured",
+            Some(_) => "assumed",
+        };
+        Regime {
+            engine: if vllm { "vllm" } else { "sglang" }.into(),
+            model: spec.name.clone(),
+            speculation: speculation.into(),
+            context: context_band(load.context_tokens).into(),
+            concurrency: concurrency_band(load.concurrency).into(),
+            machine: machine.name().to_string(),
+            family: load.family.into(),
+            flags: Flag::from_notes(notes.iter().chain(machine.notes()).chain(&shape)),
+        }
+    }
+
     /// The level of factor `f` (one of [`FACTORS`]).
     pub fn level(&self, f: &str) -> &str {
         match f {
@@ -274,6 +316,18 @@ pub struct Range {
     pub widened_by: Vec<String>,
 }
 
+/// One named figure of a prediction with its 80% interval (`run`, `sweep`, `predict` JSON).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FigureRange {
+    /// bench_serving's key (`output_throughput`, `mean_tpot_ms`, …).
+    pub figure: String,
+    pub value: f64,
+    pub range: [f64; 2],
+    /// The error-model cell that set the width, and what widened it.
+    pub set_by: String,
+    pub widened_by: Vec<String>,
+}
+
 /// The interval in ln-space of a regime: centre and half-width of ln(measured/predicted).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LnInterval {
@@ -371,6 +425,43 @@ impl ErrorModel {
             widened_by: i.widened_by,
         }
     }
+}
+
+impl ErrorModel {
+    /// Every `(key, value, higher_is_faster)` figure with its 80% interval in `regime`.
+    pub fn figure_ranges(
+        &self,
+        regime: &Regime,
+        figures: &[(&str, f64, bool)],
+    ) -> Vec<FigureRange> {
+        figures
+            .iter()
+            .filter(|(_, v, _)| v.is_finite() && *v > 0.0)
+            .map(|(k, v, faster)| {
+                let r = self.range(*v, *faster, regime);
+                FigureRange {
+                    figure: k.to_string(),
+                    value: *v,
+                    range: r.range,
+                    set_by: r.set_by,
+                    widened_by: r.widened_by,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The figures of a run that get an interval: bench_serving's keys, faster when higher.
+pub fn run_figures(r: &crate::serving::RunReport) -> Vec<(&'static str, f64, bool)> {
+    vec![
+        ("output_throughput", r.output_throughput, true),
+        ("total_throughput", r.total_throughput, true),
+        ("request_throughput", r.request_throughput, true),
+        ("mean_ttft_ms", r.mean_ttft_ms, false),
+        ("mean_tpot_ms", r.mean_tpot_ms, false),
+        ("mean_itl_ms", r.mean_itl_ms, false),
+        ("mean_e2e_latency_ms", r.mean_e2e_latency_ms, false),
+    ]
 }
 
 /// Quantile `p` of sorted `v`, linearly interpolated between order statistics (NaN when empty).
