@@ -76,3 +76,22 @@ fn leave_one_source_out_coverage_is_within_the_bar() {
     assert!((75.0..=90.0).contains(&l.coverage_pct), "{l:?}");
     assert!(l.median_half_width_pct <= 20.0, "{l:?}");
 }
+
+#[test]
+fn fitting_on_the_held_out_file_is_refused() {
+    let out = std::env::temp_dir().join("shardwise-error-model-refused.json");
+    assert_cmd::Command::cargo_bin("sim")
+        .unwrap()
+        .current_dir(ROOT)
+        .args([
+            "validate",
+            "--records",
+            "validation/further-records.json",
+            "--fit-error-model",
+        ])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("held out"));
+    assert!(!out.exists());
+}

@@ -270,7 +270,9 @@ fn answer_question(
         Some(Question::Scale) => {
             spinner.set_message(format!("scale answer over {draws} draws"));
             let top = top_ranked(setup, ls, ranking).map(|l| l.layout);
-            a.scale = Some(super::scale::answer(setup, workload, draws, top)?);
+            let mut s = super::scale::answer(setup, workload, draws, top)?;
+            super::advise_odds::scale(setup, workload, &mut s);
+            a.scale = Some(s);
         }
         Some(Question::Replicas) => {
             spinner.set_message(format!("replicas verdict over {draws} draws"));

@@ -123,3 +123,54 @@ pub fn replicas(setup: &Setup, a: &mut ReplicasAnswer) {
         },
     ));
 }
+
+/// The scale answer's best option against the runner-up, each a full simulated run.
+pub fn scale(
+    setup: &Setup,
+    workload: &sim::workload::Workload,
+    a: &mut sim::advise::scale::ScaleAnswer,
+) {
+    let mut opts: Vec<&sim::advise::scale::ScaleOption> = a
+        .one_box
+        .iter()
+        .chain(std::iter::once(&a.all_boxes))
+        .chain(a.replicas.iter())
+        .collect();
+    opts.sort_by(|x, y| y.output_throughput.total_cmp(&x.output_throughput));
+    let [best, next, ..] = opts.as_slice() else {
+        return;
+    };
+    let regime_of = |o: &sim::advise::scale::ScaleOption| {
+        let per_server = o.concurrency_per_server.iter().copied().max().unwrap_or(1);
+        setup.regime(
+            &setup.opts,
+            None,
+            Load {
+                family: "bench_serving",
+                concurrency: per_server,
+                context_tokens: workload.random_input_len,
+            },
+        )
+    };
+    let (rb, rn) = (regime_of(best), regime_of(next));
+    let (mb, mn) = (
+        measure(&best.sglang_flags, a.concurrency),
+        measure(&next.sglang_flags, a.concurrency),
+    );
+    let odds = odds(
+        ErrorModel::builtin(),
+        Choice {
+            name: &best.layout,
+            tok_s: best.output_throughput,
+            regime: &rb,
+            measure: &mb,
+        },
+        Choice {
+            name: &next.layout,
+            tok_s: next.output_throughput,
+            regime: &rn,
+            measure: &mn,
+        },
+    );
+    a.odds = Some(odds);
+}

@@ -105,7 +105,7 @@ fn print_ep(ep: &EpAnswer, launcher: &str) {
         ep.comm_spread * 100.0,
         model_error(ep)
     );
-    print_odds(ep.odds.as_ref());
+    super::scale::print_odds(ep.odds.as_ref());
     for f in &ep.flags_to_try {
         println!("try: {launcher} {f}");
     }
@@ -138,7 +138,7 @@ fn print_replicas(r: &sim::advise::replicas::ReplicasAnswer, launcher: &str) {
         "at {} concurrent, {} tokens of context ({} prompt tokens), the load split evenly:\n{t}",
         r.concurrency, r.context_tokens, r.input_tokens
     );
-    print_odds(r.odds.as_ref());
+    super::scale::print_odds(r.odds.as_ref());
     for f in &r.flags_to_try {
         println!("try: {launcher} {f}");
     }
@@ -177,19 +177,8 @@ fn print_mtp(m: &sim::advise::mtp::MtpAnswer, launcher: &str) {
             }
         );
     }
-    print_odds(m.odds.as_ref());
+    super::scale::print_odds(m.odds.as_ref());
     println!("try: {launcher} {}", m.flags_to_try);
-}
-
-/// The verdict from the intervals, and which error-model cells set them.
-fn print_odds(o: Option<&sim::uncertainty::verdict::Odds>) {
-    if let Some(o) = o {
-        println!("{}", o.sentence);
-        println!(
-            "80% intervals set by the error model's {} / {} (validation/error-model.json)",
-            o.set_by[0], o.set_by[1]
-        );
-    }
 }
 
 /// The model's own error, and whether EP's margin clears it.

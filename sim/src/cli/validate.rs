@@ -186,6 +186,13 @@ fn run_records(
     format: ValidateFormat,
     fit_out: Option<&std::path::Path>,
 ) -> Result<()> {
+    // the held-out file must never shape the intervals it is the check of
+    if fit_out.is_some() && path.ends_with("further-records.json") {
+        bail!(
+            "--fit-error-model on {}: that file is held out, the error model is never fitted on it; fit on validation/public-records.json",
+            path.display()
+        );
+    }
     let set = RecordSet::load(path)?;
     let measured = sim::records::acceptance::MeasuredAcceptance::load_all(acceptance)?;
     let board = score_with(&set, &ScoreOptions { engine }, &measured);
@@ -203,13 +210,6 @@ fn write_error_model(
     board: &Scoreboard,
     out: &std::path::Path,
 ) -> Result<()> {
-    // the held-out file must never shape the intervals it is the check of
-    if path.ends_with("further-records.json") {
-        bail!(
-            "{} is held out: the error model is never fitted on it; fit on validation/public-records.json",
-            path.display()
-        );
-    }
     let rs = sim::scoreboard::headline_residuals(board);
     if rs.is_empty() {
         bail!(
