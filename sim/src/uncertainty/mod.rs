@@ -111,6 +111,14 @@ impl Regime {
         }
     }
 
+    /// The same regime at another concurrency.
+    pub fn at_concurrency(&self, concurrency: u32) -> Regime {
+        Regime {
+            concurrency: concurrency_band(concurrency).into(),
+            ..self.clone()
+        }
+    }
+
     /// The level of factor `f` (one of [`FACTORS`]).
     pub fn level(&self, f: &str) -> &str {
         match f {
