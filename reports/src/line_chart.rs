@@ -52,6 +52,10 @@ pub struct Series {
     /// Draw the markers only, no line between them.
     #[serde(default)]
     pub points_only: bool,
+    /// `[lo, hi]` at each point (same order as `points`): a shaded band in the series' colour
+    /// behind the line, e.g. a prediction's 80% interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band: Option<Vec<[f64; 2]>>,
 }
 
 impl Series {
@@ -65,7 +69,25 @@ impl Series {
             colour: None,
             marker: None,
             points_only: false,
+            band: None,
         }
+    }
+
+    /// The same series with a shaded band `[lo, hi]` at each point; ignored unless it has one
+    /// pair per point.
+    pub fn with_band(mut self, band: Vec<[f64; 2]>) -> Self {
+        self.band = (band.len() == self.points.len()).then_some(band);
+        self
+    }
+
+    /// The band's outline: along the upper edge and back along the lower, in data units.
+    fn band_outline(&self) -> Vec<[f64; 2]> {
+        let Some(b) = &self.band else {
+            return Vec::new();
+        };
+        let upper = self.points.iter().zip(b).map(|(p, r)| [p[0], r[1]]);
+        let lower = self.points.iter().zip(b).rev().map(|(p, r)| [p[0], r[0]]);
+        upper.chain(lower).collect()
     }
 
     /// The same series with point marker `marker`.
@@ -138,6 +160,19 @@ pub fn line_chart(chart: &LineChart) -> Result<String, ReportError> {
         .collect();
     frame.render(&chart.title, &entries, |ctx| {
         let err = ReportError::draw(&chart.title);
+        // bands first, under every line
+        for (i, s) in chart.series.iter().enumerate() {
+            let outline: Vec<(f64, f64)> = s
+                .band_outline()
+                .iter()
+                .map(|[x, y]| (xs.forward(*x), ys.forward(*y)))
+                .collect();
+            if outline.len() >= 3 {
+                let fill = s.colour(i).colour().mix(0.15).filled();
+                ctx.draw_series(std::iter::once(Polygon::new(outline, fill)))
+                    .map_err(&err)?;
+            }
+        }
         for (i, s) in chart.series.iter().enumerate() {
             let colour = s.colour(i).colour();
             let pts: Vec<(f64, f64)> = s
@@ -171,12 +206,25 @@ pub fn line_chart(chart: &LineChart) -> Result<String, ReportError> {
 
 /// Smallest and largest x and y over all series, after checking every point fits its axis.
 fn data_bounds(chart: &LineChart) -> Result<(f64, f64, f64, f64), ReportError> {
+    let outlines: Vec<(&str, Vec<[f64; 2]>)> = chart
+        .series
+        .iter()
+        .map(|s| (s.name.as_str(), s.band_outline()))
+        .collect();
+    let all: Vec<(&str, &[[f64; 2]])> = chart
+        .series
+        .iter()
+        .map(|s| (s.name.as_str(), s.points.as_slice()))
+        .chain(
+            outlines
+                .iter()
+                .filter(|(_, o)| !o.is_empty())
+                .map(|(n, o)| (*n, o.as_slice())),
+        )
+        .collect();
     crate::axis::series_bounds(
         &chart.title,
-        chart
-            .series
-            .iter()
-            .map(|s| (s.name.as_str(), s.points.as_slice())),
+        all.into_iter(),
         chart.x_axis.scale,
         chart.y_axis.scale,
     )

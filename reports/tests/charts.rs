@@ -348,3 +348,21 @@ fn any_chart_renders_like_its_kind() {
         reports::scatter_chart(&fixtures::predicted_vs_measured()).unwrap()
     );
 }
+
+#[test]
+fn a_series_band_is_one_shaded_polygon_inside_the_axes() {
+    let plain = fixtures::throughput();
+    let mut banded = plain.clone();
+    let s = banded.series.remove(0);
+    let band: Vec<[f64; 2]> = s.points.iter().map(|[_, y]| [y * 0.8, y * 1.3]).collect();
+    banded.series.insert(0, s.with_band(band));
+    let (a, b) = (
+        reports::line_chart(&plain).unwrap(),
+        reports::line_chart(&banded).unwrap(),
+    );
+    assert_eq!(count(&b, "polygon"), count(&a, "polygon") + 1);
+    assert_renders(&b);
+    // a band of the wrong length is dropped, not drawn misaligned
+    let short = plain.series[0].clone().with_band(vec![[1.0, 2.0]]);
+    assert!(short.band.is_none());
+}

@@ -14,7 +14,9 @@
 //!
 //! `records` reads public measurements (the records format of `validation-dev/records.json`),
 //! `scoreboard` predicts every one shardwise can express and says how far off it is, and
-//! `engine` says which serving engine's behaviour (SGLang or vLLM) a prediction simulates.
+//! `engine` says which serving engine's behaviour (SGLang or vLLM) a prediction simulates;
+//! [`uncertainty`] puts a measured 80% interval on every prediction and a probability on every
+//! verdict between two.
 //!
 //! Units: bytes and seconds internally; output keys follow bench_serving (`mean_ttft_ms`, …).
 
@@ -44,5 +46,6 @@ pub mod server_log;
 pub mod serving;
 pub mod sglang_args;
 pub mod sweep;
+pub mod uncertainty;
 pub mod vllm_args;
 pub mod workload;

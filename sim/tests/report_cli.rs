@@ -38,8 +38,18 @@ struct Svg {
     /// Filled point markers of any shape (circles, squares, triangles, diamonds) in a palette
     /// colour: not the white background, grid or bars' outlines.
     markers: usize,
+    /// Shaded bands (translucent polygons: a prediction's 80% interval).
+    bands: usize,
     /// `data-legend-entries` of the root element.
     legend_entries: usize,
+}
+
+/// A translucent polygon: the shaded 80% band behind a line.
+fn is_band(n: &roxmltree::Node) -> bool {
+    n.has_tag_name("polygon")
+        && n.attribute("opacity")
+            .and_then(|o| o.parse::<f64>().ok())
+            .is_some_and(|o| o < 1.0)
 }
 
 fn parse_svg(text: &str) -> Svg {
@@ -70,8 +80,10 @@ fn parse_svg(text: &str) -> Svg {
             .filter(|n| {
                 n.attribute("fill")
                     .is_some_and(|f| f != "#FFFFFF" && f != "none")
+                    && !is_band(n)
             })
             .count(),
+        bands: doc.descendants().filter(is_band).count(),
         legend_entries: doc
             .root_element()
             .attribute("data-legend-entries")
@@ -238,6 +250,8 @@ fn presets_give_a_full_report_with_the_right_data() {
         assert!(layouts.iter().any(|t| *t == "TP8") && layouts.iter().any(|t| *t == "EP8"));
         // Two concurrencies per line, plus one legend marker per line, in one shape per line.
         assert_eq!(tput.markers, layouts.len() * 3, "{m}");
+        // every predicted line with its 80% band
+        assert_eq!(tput.bands, layouts.len(), "{m}");
         assert!(tput.circles < tput.markers, "several marker shapes");
         for key in ["ttft", "tpot", "decode-breakdown", "memory"] {
             assert!(charts.contains_key(&format!("{m}-{key}.svg")), "{m}-{key}");

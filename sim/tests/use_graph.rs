@@ -485,7 +485,14 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
     ),
     (
         "questions: memory verdicts, calibration, diagnosis, advice, the scoreboard",
-        &["fit", "calibrate", "doctor", "advise", "scoreboard"],
+        &[
+            "fit",
+            "calibrate",
+            "doctor",
+            "advise",
+            "scoreboard",
+            "uncertainty",
+        ],
     ),
     ("the scenario and the report", &["scenario", "report"]),
     ("the command line (the binary)", &["cli"]),
@@ -495,7 +502,7 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
 /// groups, the setup, tables, the exporters, output writers) and the parts of one command kept in their own file
 /// (advise's scale question and tables, validate's scoreboard and acceptance views, the
 /// `--server-log` mode calibrate and validate both run). A helper imports no command either.
-const CLI_HELPERS: [&str; 15] = [
+const CLI_HELPERS: [&str; 16] = [
     "args",
     "export",
     "layout_args",
@@ -509,6 +516,7 @@ const CLI_HELPERS: [&str; 15] = [
     "server_log_cmd",
     "scale",
     "advise_table",
+    "advise_odds",
     "scoreboard",
     "validate_accept",
 ];

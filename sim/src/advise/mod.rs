@@ -142,6 +142,11 @@ pub struct EpAnswer {
     /// (|ratio − 1|) is inside the known error, i.e. the verdict is not sure.
     #[serde(default)]
     pub margin_within_known_error: Option<bool>,
+    /// The verdict from the two predictions' 80% intervals and their error correlation
+    /// ([`crate::uncertainty::verdict::odds`]): the chance the predicted-faster option is faster,
+    /// or "Depends: measure both" with the measurement that decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub odds: Option<crate::uncertainty::verdict::Odds>,
 }
 
 /// `sim advise` output.
@@ -421,6 +426,7 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
         ratio_vs_plain_tp,
         known_error: q.known_error.clone(),
         margin_within_known_error,
+        odds: None,
     })
 }
 

@@ -79,6 +79,11 @@ pub struct MtpAnswer {
     pub by_draft_length: Vec<DraftLengthPoint>,
     /// The flags to try next.
     pub flags_to_try: String,
+    /// The verdict from the two predictions' 80% intervals and their error correlation
+    /// ([`crate::uncertainty::verdict::odds`]): the chance the predicted-faster option is faster,
+    /// or "Depends: measure both" with the measurement that decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub odds: Option<crate::uncertainty::verdict::Odds>,
 }
 
 /// The gain of one draft length (a chain: `k` draft passes, top-1, `k + 1` tokens verified) at
@@ -430,6 +435,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
         flip_accept_rate: flip.map(|l| crate::acceptance::rate_from_length(l, p.num_steps)),
         by_draft_length,
         flags_to_try: try_flags.join(" "),
+        odds: None,
     })
 }
 

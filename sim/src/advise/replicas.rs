@@ -83,6 +83,11 @@ pub struct ReplicasAnswer {
     pub known_error: Option<KnownModelError>,
     /// What to launch.
     pub flags_to_try: Vec<String>,
+    /// The verdict from the two predictions' 80% intervals and their error correlation
+    /// ([`crate::uncertainty::verdict::odds`]): the chance the predicted-faster option is faster,
+    /// or "Depends: measure both" with the measurement that decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub odds: Option<crate::uncertainty::verdict::Odds>,
 }
 
 /// Inputs of the question.
@@ -229,6 +234,7 @@ pub fn replicas_question(
         draws: faster.len() as u32,
         known_error: q.known_error.clone(),
         flags_to_try,
+        odds: None,
     })
 }
 

@@ -112,6 +112,10 @@ pub struct ScaleAnswer {
     pub flags_to_try: Vec<String>,
     /// Where the network figures come from and how groups across boxes were costed.
     pub notes: Vec<String>,
+    /// The best option against the runner-up from their 80% intervals
+    /// ([`crate::uncertainty::verdict::odds`]); "Depends: measure both" below the bar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub odds: Option<crate::uncertainty::verdict::Odds>,
 }
 
 /// Inputs of the scale question.
@@ -327,6 +331,7 @@ pub fn scale_question(q: &ScaleQuestion<'_>, build: &Build<'_>) -> Result<ScaleA
         comm_spread: q.comm_spread,
         flags_to_try,
         notes: q.notes.clone(),
+        odds: None,
     })
 }
 

@@ -340,21 +340,29 @@ fn answer_question(
     match args.question {
         Some(Question::Ep) => {
             spinner.set_message(format!("EP verdict over {draws} draws"));
-            a.ep = Some(answer_ep(setup, workload, draws)?);
+            let mut ep = answer_ep(setup, workload, draws)?;
+            super::advise_odds::ep(setup, workload, &mut ep);
+            a.ep = Some(ep);
         }
         Some(Question::Mtp) => {
             spinner.set_message(format!("MTP verdict over {draws} draws"));
             let kind = args.workload.prompt_kind(workload);
-            a.mtp = Some(answer_mtp(setup, ls, ranking, workload, kind, draws)?);
+            let mut mtp = answer_mtp(setup, ls, ranking, workload, kind, draws)?;
+            super::advise_odds::mtp(setup, &mut mtp);
+            a.mtp = Some(mtp);
         }
         Some(Question::Scale) => {
             spinner.set_message(format!("scale answer over {draws} draws"));
             let top = top_ranked(setup, ls, ranking).map(|l| l.layout);
-            a.scale = Some(super::scale::answer(setup, workload, draws, top)?);
+            let mut s = super::scale::answer(setup, workload, draws, top)?;
+            super::advise_odds::scale(setup, workload, &mut s);
+            a.scale = Some(s);
         }
         Some(Question::Replicas) => {
             spinner.set_message(format!("replicas verdict over {draws} draws"));
-            a.replicas = Some(answer_replicas(setup, workload, draws)?);
+            let mut r = answer_replicas(setup, workload, draws)?;
+            super::advise_odds::replicas(setup, &mut r);
+            a.replicas = Some(r);
         }
         Some(Question::P2p) => {
             spinner.set_message("the layout in every P2P state");

@@ -112,6 +112,7 @@ fn print_ep(ep: &EpAnswer, launcher: &str) {
         ep.comm_spread * 100.0,
         model_error(ep)
     );
+    super::scale::print_odds(ep.odds.as_ref());
     for f in &ep.flags_to_try {
         println!("try: {launcher} {f}");
     }
@@ -216,6 +217,7 @@ fn print_replicas(r: &sim::advise::replicas::ReplicasAnswer, launcher: &str) {
         "at {} concurrent, {} tokens of context ({} prompt tokens), the load split evenly:\n{t}",
         r.concurrency, r.context_tokens, r.input_tokens
     );
+    super::scale::print_odds(r.odds.as_ref());
     for f in &r.flags_to_try {
         println!("try: {launcher} {f}");
     }
@@ -285,6 +287,7 @@ fn print_mtp(m: &sim::advise::mtp::MtpAnswer, launcher: &str) {
             }
         );
     }
+    super::scale::print_odds(m.odds.as_ref());
     println!("try: {launcher} {}", m.flags_to_try);
 }
 

@@ -13,6 +13,7 @@ use sim::cost::report::{
     PredictQuery, SpecSummary, SteadySummary, predict_all, predict_layout,
 };
 use sim::cost::traffic::Traffic;
+use sim::uncertainty::{ErrorModel, FigureRange, Load, Regime, with_range};
 
 /// `sim predict` flags.
 #[derive(clap::Args, Debug)]
@@ -115,33 +116,100 @@ pub fn run(args: Args) -> Result<()> {
         machine_notes: machine.notes().to_vec(),
         bf16_modules: models::spec::describe_bf16_modules(&model),
     };
-    export(args.format.format, &out)?;
+    let one = match selection {
+        LayoutSelection::One(l) => Some(l),
+        LayoutSelection::All => None,
+    };
+    let load = Load {
+        family: "llm_decode_bench",
+        concurrency: args.batch,
+        context_tokens: args.context,
+    };
+    let regime = Regime::of(&machine, &model, &opts, vllm.is_some(), one, load, &notes);
+    let ranges = out
+        .layouts
+        .iter()
+        .filter_map(|p| {
+            let st = p.steady.as_ref()?;
+            Some(LayoutRanges {
+                layout: p.layout.clone(),
+                ranges: ErrorModel::builtin().figure_ranges(
+                    &regime,
+                    &[
+                        ("output_tok_per_s", st.output_tok_per_s, true),
+                        ("tpot_ms", st.cycle_ms, false),
+                    ],
+                ),
+            })
+        })
+        .collect();
+    export(args.format.format, &PredictShown { out, ranges })?;
     for n in notes {
         eprintln!("{n}");
     }
     Ok(())
 }
 
-impl Export for PredictOutput {
-    type Json = PredictOutput;
+/// `sim predict`'s output with the 80% interval of each layout's steady figures.
+#[derive(serde::Serialize)]
+struct PredictShown {
+    #[serde(flatten)]
+    out: PredictOutput,
+    /// Per layout that runs: steady output tok/s and ms per token with their 80% intervals
+    /// (`validation/error-model.json`).
+    ranges: Vec<LayoutRanges>,
+}
+
+#[derive(serde::Serialize)]
+struct LayoutRanges {
+    layout: String,
+    ranges: Vec<FigureRange>,
+}
+
+impl Export for PredictShown {
+    type Json = PredictShown;
     const WHAT: &'static str = "`sim predict`";
 
-    fn json(&self) -> &PredictOutput {
+    fn json(&self) -> &PredictShown {
         self
     }
 
     fn print_table(&self) -> Result<()> {
-        if self.layouts.len() == 1 {
-            print!("{}", one_table(self));
+        if self.out.layouts.len() == 1 {
+            print!("{}", one_table(&self.out));
+            if let Some(r) = self.ranges.first() {
+                print!("{}", range_line(&r.ranges));
+            }
         } else {
-            print!("{}", ranking_table(self));
+            print!("{}", ranking_table(&self.out));
         }
         Ok(())
     }
 
     fn csv(&self) -> Option<String> {
-        Some(csv(self))
+        Some(csv(&self.out))
     }
+}
+
+/// `80% interval: output tok/s 1,234 (1,050–1,380), ms per token …; width set by …`.
+fn range_line(ranges: &[FigureRange]) -> String {
+    let Some(first) = ranges.first() else {
+        return String::new();
+    };
+    let figs: Vec<String> = ranges
+        .iter()
+        .map(|r| format!("{} {}", r.figure, with_range(r.value, r.range, 2)))
+        .collect();
+    let widened = if first.widened_by.is_empty() {
+        String::new()
+    } else {
+        format!("; widened for {}", first.widened_by.join(", "))
+    };
+    format!(
+        "80% interval (validation/error-model.json): {}; width set by {}{widened}\n",
+        figs.join(", "),
+        first.set_by
+    )
 }
 
 fn header(out: &PredictOutput) -> String {

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use comfy_table::Table;
 use sim::cost::IterationModel;
 use sim::serving::{RunOutput, RunReport, simulate};
+use sim::uncertainty::{ErrorModel, FigureRange, run_figures, with_range};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -69,6 +70,15 @@ pub fn run(mut args: Args) -> Result<()> {
     print_bench_flags(&bench_flags);
     let mut flags_not_modelled = setup.flags_not_modelled();
     flags_not_modelled.extend(bench_flags);
+    let regime = setup.regime(
+        &opts,
+        Some(layout),
+        sim::uncertainty::Load {
+            family: "bench_serving",
+            concurrency: workload.max_concurrency.unwrap_or(u32::MAX),
+            context_tokens: workload.random_input_len,
+        },
+    );
     let out = RunOutput {
         machine: setup.machine.name().to_string(),
         model: setup.spec.name.clone(),
@@ -78,25 +88,43 @@ pub fn run(mut args: Args) -> Result<()> {
         idle_gpus: model.target().placement().idle_gpus,
         run,
     };
-    export(args.format.format, &out)
+    let ranges = ErrorModel::builtin().figure_ranges(&regime, &run_figures(&out.run));
+    export(args.format.format, &RunShown { out, ranges })
 }
 
-impl Export for RunOutput {
-    type Json = RunOutput;
+/// `sim run`'s output with an 80% interval on each throughput and latency figure.
+#[derive(serde::Serialize)]
+struct RunShown {
+    #[serde(flatten)]
+    out: RunOutput,
+    /// Each throughput and mean latency with its 80% interval (`validation/error-model.json`).
+    ranges: Vec<FigureRange>,
+}
+
+impl Export for RunShown {
+    type Json = RunShown;
     const WHAT: &'static str = "`sim run`";
 
-    fn json(&self) -> &RunOutput {
+    fn json(&self) -> &RunShown {
         self
     }
 
     fn print_table(&self) -> Result<()> {
-        println!("{}", table(self));
+        println!("{}", table(&self.out, &self.ranges));
         Ok(())
     }
 }
 
+/// `value (lo–hi)` of figure `key` with `decimals`, or the value alone when it has no range.
+fn ranged(ranges: &[FigureRange], key: &str, value: f64, decimals: usize) -> String {
+    ranges.iter().find(|r| r.figure == key).map_or_else(
+        || format!("{value:.decimals$}"),
+        |r| with_range(value, r.range, decimals),
+    )
+}
+
 /// The run as bench_serving's summary would show it, plus the engine's view.
-fn table(o: &RunOutput) -> Table {
+fn table(o: &RunOutput, ranges: &[FigureRange]) -> Table {
     let r: &RunReport = &o.run;
     let mut t = crate::cli::tables::table();
     t.set_header(vec![
@@ -123,7 +151,7 @@ fn table(o: &RunOutput) -> Table {
         ("Benchmark duration (s)", format!("{:.2}", r.duration)),
         (
             "Request throughput (req/s)",
-            format!("{:.2}", r.request_throughput),
+            ranged(ranges, "request_throughput", r.request_throughput, 2),
         ),
         (
             "Input token throughput (tok/s)",
@@ -131,31 +159,37 @@ fn table(o: &RunOutput) -> Table {
         ),
         (
             "Output token throughput (tok/s)",
-            format!("{:.2}", r.output_throughput),
+            ranged(ranges, "output_throughput", r.output_throughput, 2),
         ),
         (
             "Total token throughput (tok/s)",
-            format!("{:.2}", r.total_throughput),
+            ranged(ranges, "total_throughput", r.total_throughput, 2),
         ),
         (
             "TTFT mean / median / p99 (ms)",
             format!(
-                "{:.1} / {:.1} / {:.1}",
-                r.mean_ttft_ms, r.median_ttft_ms, r.p99_ttft_ms
+                "{} / {:.1} / {:.1}",
+                ranged(ranges, "mean_ttft_ms", r.mean_ttft_ms, 1),
+                r.median_ttft_ms,
+                r.p99_ttft_ms
             ),
         ),
         (
             "TPOT mean / median / p99 (ms)",
             format!(
-                "{:.2} / {:.2} / {:.2}",
-                r.mean_tpot_ms, r.median_tpot_ms, r.p99_tpot_ms
+                "{} / {:.2} / {:.2}",
+                ranged(ranges, "mean_tpot_ms", r.mean_tpot_ms, 2),
+                r.median_tpot_ms,
+                r.p99_tpot_ms
             ),
         ),
         (
             "ITL mean / median / p99 (ms)",
             format!(
-                "{:.2} / {:.2} / {:.2}",
-                r.mean_itl_ms, r.median_itl_ms, r.p99_itl_ms
+                "{} / {:.2} / {:.2}",
+                ranged(ranges, "mean_itl_ms", r.mean_itl_ms, 2),
+                r.median_itl_ms,
+                r.p99_itl_ms
             ),
         ),
         ("Peak running requests", r.peak_running_requests.to_string()),
@@ -208,6 +242,20 @@ fn table(o: &RunOutput) -> Table {
     for (i, p) in o.provenance.iter().enumerate() {
         let k = if i == 0 { "Based on" } else { "" };
         t.add_row(vec![k.to_string(), p.clone()]);
+    }
+    if let Some(r) = ranges.first() {
+        let widened = if r.widened_by.is_empty() {
+            String::new()
+        } else {
+            format!("; widened for {}", r.widened_by.join(", "))
+        };
+        t.add_row(vec![
+            "80% intervals".to_string(),
+            format!(
+                "from the error model measured on public runs (validation/error-model.json): width set by {}{widened}",
+                r.set_by
+            ),
+        ]);
     }
     if let Some(s) = r
         .micro_batch_samples

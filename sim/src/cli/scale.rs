@@ -174,10 +174,22 @@ pub fn print(a: &ScaleAnswer, launcher: &str) {
         a.draws,
         a.comm_spread * 100.0
     );
+    print_odds(a.odds.as_ref());
     for f in &a.flags_to_try {
         println!("try: {launcher} {f}");
     }
     for n in &a.notes {
         println!("note: {n}");
+    }
+}
+
+/// The verdict from the intervals, and which error-model cells set them.
+pub(super) fn print_odds(o: Option<&sim::uncertainty::verdict::Odds>) {
+    if let Some(o) = o {
+        println!("{}", o.sentence);
+        println!(
+            "80% intervals set by the error model's {} / {} (validation/error-model.json)",
+            o.set_by[0], o.set_by[1]
+        );
     }
 }

@@ -3,8 +3,8 @@
 use comfy_table::Table;
 use sim::scoreboard::Scoreboard;
 use sim::scoreboard::text::{
-    GROUP_HEADER, REASON_HEADER, SPEC_HEADER, WORST_HEADER, group_row, headline, intro,
-    reason_rows, spec_rows, worst_rows,
+    GROUP_HEADER, REASON_HEADER, SPEC_HEADER, WORST_HEADER, group_row, headline, interval_lines,
+    intro, reason_rows, spec_rows, worst_rows,
 };
 
 fn table(header: &[&str], rows: Vec<Vec<String>>) -> Table {
@@ -20,6 +20,9 @@ fn table(header: &[&str], rows: Vec<Vec<String>>) -> Table {
 pub fn print_table(s: &Scoreboard) {
     println!("{}", intro(s));
     println!("{}", headline(s));
+    for l in interval_lines(s) {
+        println!("{l}");
+    }
     println!("\nBy model and family (headline figures):");
     println!(
         "{}",

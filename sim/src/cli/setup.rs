@@ -112,6 +112,25 @@ pub fn server_machine(
 }
 
 impl Setup {
+    /// The error model's regime of a prediction of this setup under `opts` at `load`
+    /// ([`sim::uncertainty::Regime::of`]).
+    pub fn regime(
+        &self,
+        opts: &sim::options::ServerOptions,
+        layout: Option<Layout>,
+        load: sim::uncertainty::Load,
+    ) -> sim::uncertainty::Regime {
+        sim::uncertainty::Regime::of(
+            &self.machine,
+            &self.spec,
+            opts,
+            self.vllm.is_some(),
+            layout,
+            load,
+            &self.default_notes,
+        )
+    }
+
     /// Resolves the shared flags.
     pub fn new(target: &TargetArgs, cal: &CalibrationArg) -> Result<Setup> {
         if let Some(line) = target.server.vllm()? {

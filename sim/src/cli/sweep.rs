@@ -9,6 +9,7 @@ use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 use sim::sweep::{DEFAULT_CONCURRENCIES, SweepRow, sweep};
+use sim::uncertainty::{ErrorModel, FigureRange, with_range};
 use sim::workload::Workload;
 
 #[derive(clap::Args, Debug)]
@@ -109,14 +110,56 @@ pub fn run(args: Args) -> Result<()> {
     }
     setup.print_notes();
     print_bench_flags(&args.workload.not_modelled());
-    export(args.format.format, rows.as_slice())
+    let errors = ErrorModel::builtin();
+    let ranged: Vec<RangedRow> = rows
+        .into_iter()
+        .map(|row| {
+            let layout = ls
+                .iter()
+                .find(|l| setup.ranked_label(l.layout).0 == row.layout)
+                .map(|l| l.layout);
+            let ranges = row.run.as_ref().map_or_else(Vec::new, |run| {
+                let regime = setup.regime(
+                    &setup.opts,
+                    layout,
+                    sim::uncertainty::Load {
+                        family: "bench_serving",
+                        concurrency: row.max_concurrency.unwrap_or(u32::MAX),
+                        context_tokens: row.random_input_len,
+                    },
+                );
+                errors.figure_ranges(&regime, &sim::uncertainty::run_figures(run))
+            });
+            RangedRow { row, ranges }
+        })
+        .collect();
+    export(args.format.format, ranged.as_slice())
 }
 
-impl Export for [SweepRow] {
-    type Json = [SweepRow];
+/// A sweep row with an 80% interval on each throughput and latency figure.
+#[derive(serde::Serialize)]
+pub struct RangedRow {
+    #[serde(flatten)]
+    row: SweepRow,
+    /// `validation/error-model.json`'s interval of each figure (none for a rejected layout).
+    ranges: Vec<FigureRange>,
+}
+
+impl RangedRow {
+    /// The figure `key` with its range, or alone.
+    fn cell(&self, key: &str, value: f64, decimals: usize) -> String {
+        self.ranges.iter().find(|r| r.figure == key).map_or_else(
+            || format!("{value:.decimals$}"),
+            |r| with_range(value, r.range, decimals),
+        )
+    }
+}
+
+impl Export for [RangedRow] {
+    type Json = [RangedRow];
     const WHAT: &'static str = "`sim sweep`";
 
-    fn json(&self) -> &[SweepRow] {
+    fn json(&self) -> &[RangedRow] {
         self
     }
 
@@ -134,10 +177,10 @@ impl Export for [SweepRow] {
 
 const CSV_HEADER: &str = "layout,sglang_flags,max_concurrency,random_input_len,random_output_len,output_throughput,total_throughput,request_throughput,mean_ttft_ms,median_ttft_ms,p99_ttft_ms,mean_tpot_ms,median_tpot_ms,p99_tpot_ms,mean_itl_ms,peak_running_requests,peak_kv_usage,rejected";
 
-fn csv(rows: &[SweepRow]) -> String {
+fn csv(rows: &[RangedRow]) -> String {
     let mut s = String::from(CSV_HEADER);
     s.push('\n');
-    for r in rows {
+    for r in rows.iter().map(|r| &r.row) {
         let c = r.max_concurrency.map_or(String::new(), |c| c.to_string());
         let metrics = match &r.run {
             Some(x) => format!(
@@ -169,7 +212,7 @@ fn csv(rows: &[SweepRow]) -> String {
 }
 
 /// The rows, and the notes their `[n]` cells refer to (printed under the table).
-fn table(rows: &[SweepRow]) -> (Table, crate::cli::tables::Notes) {
+fn table(rows: &[RangedRow]) -> (Table, crate::cli::tables::Notes) {
     let mut notes = crate::cli::tables::Notes::default();
     let mut t = crate::cli::tables::table();
     t.set_header(vec![
@@ -184,7 +227,8 @@ fn table(rows: &[SweepRow]) -> (Table, crate::cli::tables::Notes) {
         "note",
     ]);
     crate::cli::tables::keep_whole(&mut t, &[0]);
-    for r in rows {
+    for ranged in rows {
+        let r = &ranged.row;
         let c = r.max_concurrency.map_or("-".into(), |c| c.to_string());
         let io = format!("{}/{}", r.random_input_len, r.random_output_len);
         match &r.run {
@@ -192,10 +236,10 @@ fn table(rows: &[SweepRow]) -> (Table, crate::cli::tables::Notes) {
                 r.layout.clone(),
                 c,
                 io,
-                format!("{:.1}", x.output_throughput),
-                format!("{:.1}", x.total_throughput),
-                format!("{:.0}", x.mean_ttft_ms),
-                format!("{:.2}", x.mean_tpot_ms),
+                ranged.cell("output_throughput", x.output_throughput, 1),
+                ranged.cell("total_throughput", x.total_throughput, 1),
+                ranged.cell("mean_ttft_ms", x.mean_ttft_ms, 0),
+                ranged.cell("mean_tpot_ms", x.mean_tpot_ms, 2),
                 x.peak_running_requests.to_string(),
                 notes.mark(&idle_note(r.idle_gpus)),
             ]),

@@ -39,6 +39,12 @@ pub struct Args {
     /// spanned; the record is predicted at its middle. Repeat the flag for several files.
     #[arg(long, value_name = "FILE", requires = "records")]
     pub acceptance: Vec<PathBuf>,
+    /// With --records: fit the error model (80% intervals by regime, leave one source out) on this
+    /// file's headline residuals and write it to OUT.json (`validation/error-model.json` is the
+    /// stored one, fitted on validation/public-records.json; never fit it on the held-out
+    /// validation/further-records.json).
+    #[arg(long, value_name = "OUT.json", requires = "records")]
+    pub fit_error_model: Option<PathBuf>,
     /// With --records: simulate every record as this engine would run it (default: each record's
     /// own engine).
     #[arg(long, value_enum, requires = "records")]
@@ -82,6 +88,7 @@ pub fn run(args: Args) -> Result<()> {
             &args.acceptance,
             args.engine.map(Engine::from),
             args.format,
+            args.fit_error_model.as_deref(),
         );
     }
     let table_or_json = match args.format {
@@ -177,11 +184,54 @@ fn run_records(
     acceptance: &[PathBuf],
     engine: Option<Engine>,
     format: ValidateFormat,
+    fit_out: Option<&std::path::Path>,
 ) -> Result<()> {
+    // the held-out file must never shape the intervals it is the check of
+    if fit_out.is_some() && path.ends_with("further-records.json") {
+        bail!(
+            "--fit-error-model on {}: that file is held out, the error model is never fitted on it; fit on validation/public-records.json",
+            path.display()
+        );
+    }
     let set = RecordSet::load(path)?;
     let measured = sim::records::acceptance::MeasuredAcceptance::load_all(acceptance)?;
     let board = score_with(&set, &ScoreOptions { engine }, &measured);
+    if let Some(out) = fit_out {
+        write_error_model(path, acceptance, &board, out)?;
+    }
     export(format, &board)
+}
+
+/// `--fit-error-model OUT.json`: the error model of this file's headline residuals, paths as
+/// given (relative to the repository root when run there, as the stored table's provenance is).
+fn write_error_model(
+    path: &std::path::Path,
+    acceptance: &[PathBuf],
+    board: &Scoreboard,
+    out: &std::path::Path,
+) -> Result<()> {
+    let rs = sim::scoreboard::headline_residuals(board);
+    if rs.is_empty() {
+        bail!(
+            "{}: no record compared, nothing to fit the error model on",
+            path.display()
+        );
+    }
+    let acc: Vec<String> = acceptance.iter().map(|a| a.display().to_string()).collect();
+    let m = sim::uncertainty::fit::fit(&rs, &path.display().to_string(), &acc);
+    let text = serde_json::to_string_pretty(&m)? + "\n";
+    std::fs::write(out, text)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
+    eprintln!(
+        "error model: {} residuals from {} sources, {} cells; leave one source out: coverage {:.1}%, median half-width {:.1}%; written to {}",
+        m.provenance.residuals,
+        m.provenance.sources.len(),
+        m.cells.len(),
+        m.loso.coverage_pct,
+        m.loso.median_half_width_pct,
+        out.display()
+    );
+    Ok(())
 }
 
 impl Export for Scoreboard {

@@ -53,6 +53,11 @@ pub enum Quantity {
 }
 
 impl Quantity {
+    /// A throughput (more is faster), not a latency.
+    pub fn higher_is_faster(self) -> bool {
+        matches!(self, Quantity::OutputTokPerS | Quantity::TotalTokPerS)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Quantity::OutputTokPerS => "output tok/s",

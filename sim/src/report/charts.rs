@@ -4,6 +4,7 @@
 //! ([`super::fit`]) are drawn. At most [`MAX_LEGEND_ENTRIES`] entries per chart; the drawn layouts
 //! keep one colour and marker across a machine's charts.
 
+use crate::uncertainty::ErrorModel;
 use reports::profile::ChartSet;
 use reports::{
     AnyChart, Axis, BarPart, LineChart, MAX_LEGEND_ENTRIES, Marker, MemoryBars, Rgb, Scale, Series,
@@ -145,6 +146,8 @@ struct Metric {
     /// bench_serving's key, for the caption.
     bench_key: &'static str,
     get: fn(&RunReport) -> f64,
+    /// A throughput (more is faster), not a latency: how its 80% band is read.
+    faster_when_higher: bool,
     measured: fn(&crate::bench_serving::read::MeasuredMetrics) -> Option<f64>,
 }
 
@@ -156,6 +159,7 @@ const METRICS: [Metric; 3] = [
         unit: "tok/s",
         bench_key: "output_throughput",
         get: |r| r.output_throughput,
+        faster_when_higher: true,
         measured: |m| m.output_throughput,
     },
     Metric {
@@ -165,6 +169,7 @@ const METRICS: [Metric; 3] = [
         unit: "ms",
         bench_key: "mean_ttft_ms",
         get: |r| r.mean_ttft_ms,
+        faster_when_higher: false,
         measured: |m| m.mean_ttft_ms,
     },
     Metric {
@@ -174,6 +179,7 @@ const METRICS: [Metric; 3] = [
         unit: "ms",
         bench_key: "mean_tpot_ms",
         get: |r| r.mean_tpot_ms,
+        faster_when_higher: false,
         measured: |m| m.mean_tpot_ms,
     },
 ];
@@ -258,9 +264,20 @@ fn metric_lines(
                 .filter(|[_, y]| y.is_finite())
                 .collect();
             points.sort_by(|a, b| a[0].total_cmp(&b[0]));
+            // each point's 80% interval from the error model, shaded behind the line
+            let band: Vec<[f64; 2]> = points
+                .iter()
+                .map(|[c, y]| {
+                    let r = l.regime.at_concurrency(*c as u32);
+                    ErrorModel::builtin()
+                        .range(*y, metric.faster_when_higher, &r)
+                        .range
+                })
+                .collect();
             // Colour and marker by position among the drawn layouts: the first six palette
             // colours, which stay apart, and the same pair on every chart of this machine.
             Series::new(l.name(), points)
+                .with_band(band)
                 .with_colour_index(pos)
                 .with_marker(Marker::nth(pos))
         })
@@ -290,7 +307,8 @@ fn metric_lines(
     set.push(
         &format!("{label}-{}", metric.key),
         format!(
-            "Simulated bench_serving `{}` per layout at each --max-concurrency{}.{measured_note} \
+            "Simulated bench_serving `{}` per layout at each --max-concurrency{}; shaded, each \
+             prediction's 80% interval (validation/error-model.json).{measured_note} \
              Layouts that do not fit are listed above, not drawn. {label}.",
             metric.bench_key,
             if drawn.len() < ran {

@@ -43,6 +43,8 @@ pub struct LayoutResult {
     pub decode_step: Option<BreakdownMs>,
     /// Simulated bench_serving runs, one per concurrency that could run.
     pub runs: Vec<RunReport>,
+    /// What the error model splits its predictions by (the charts' 80% bands).
+    pub regime: crate::uncertainty::Regime,
 }
 
 impl LayoutResult {
@@ -156,12 +158,27 @@ pub fn simulate_machine(
             .as_ref()
             .ok()
             .and_then(|m| describe(m, &query).breakdown);
+        let load = crate::uncertainty::Load {
+            family: "bench_serving",
+            concurrency: plan.at_concurrency,
+            context_tokens: plan.workload.random_input_len,
+        };
+        let regime = crate::uncertainty::Regime::of(
+            machine,
+            spec,
+            &layout_opts,
+            false,
+            Some(c.layout),
+            load,
+            &[],
+        );
         layouts.push(LayoutResult {
             layout: c.layout,
             fit,
             memory,
             decode_step,
             runs: Vec::new(),
+            regime,
         });
         sweep_layouts.push(SweepLayout::new(
             machine,

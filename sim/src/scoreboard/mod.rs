@@ -27,6 +27,9 @@ use crate::records::{
     Expressed, MetricFamily, Quantity, RecordSet, Unexpressible, UnexpressibleKind, express,
 };
 use crate::serving::{RunReport, simulate};
+use crate::uncertainty::fit::{Residual, coverage, loso};
+use crate::uncertainty::verdict::{PairCheck, check_pairs};
+use crate::uncertainty::{Coverage, ErrorModel, Flag, Regime, context_band};
 use models::ModelSpec;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -86,6 +89,17 @@ pub struct RecordComparison {
     pub speculation: Option<SpecUsed>,
     /// Assumptions and engine translations behind the prediction.
     pub notes: Vec<String>,
+    /// The page or box the record came from (its `source` up to the table and row).
+    pub source: String,
+    /// The record's comparison group (same box, model and load; one choice different).
+    pub comparison_group: Option<String>,
+    /// What the error model splits this prediction by, extrapolation flags included.
+    pub regime: Regime,
+    /// The 80% interval of the prediction ([`ErrorModel::builtin`]).
+    pub predicted_range: [f64; 2],
+    /// The error-model cell that set the interval's width, and what widened it.
+    pub range_set_by: String,
+    pub range_widened_by: Vec<String>,
 }
 
 /// The speculation a comparison was predicted with.
@@ -145,6 +159,23 @@ pub struct Scoreboard {
     pub unexpressible: Vec<Unexpressed>,
     /// Unexpressible records by counted reason, most first.
     pub reasons: Vec<ReasonCount>,
+    /// The 80% intervals against the measurements ([`uncertainty`]).
+    pub intervals: Intervals,
+}
+
+/// How the 80% intervals held on this file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Intervals {
+    /// The records file the error model was fitted on.
+    pub fitted_on: String,
+    /// Whether this file is that file (then `coverage` is in sample; `loso` is the honest one).
+    pub in_fit: bool,
+    /// Headline figures inside their interval, with the stored model.
+    pub coverage: Coverage,
+    /// Leave one source out on this file, refitted (only for the file the model is fitted on).
+    pub loso: Option<Coverage>,
+    /// Equal-load pairs differing in one choice: stated confidence against outcomes.
+    pub verdicts: PairCheck,
 }
 
 /// The machine and model of every expressed record, resolved once each.
@@ -226,6 +257,11 @@ pub fn score_with(
             )
         })
         .collect();
+    let origin: HashMap<&str, RecordOrigin> = set
+        .records
+        .iter()
+        .map(|r| (r.id.as_str(), RecordOrigin::of(r)))
+        .collect();
     for r in &set.records {
         match express(r) {
             Ok(mut e) => {
@@ -244,7 +280,7 @@ pub fn score_with(
     let resolved = Resolved::of(&expressed);
     let results: Vec<Result<Vec<RecordComparison>, Unexpressed>> = expressed
         .par_iter()
-        .map(|e| predict(e, &resolved, opts))
+        .map(|e| predict(e, &resolved, opts, &origin[e.id.as_str()]))
         .collect();
     let mut comparisons = Vec::new();
     for r in results {
@@ -254,6 +290,29 @@ pub fn score_with(
         }
     }
     finish(set, opts, comparisons, unexpressible)
+}
+
+/// Where a record came from and what it is compared with.
+struct RecordOrigin {
+    source: String,
+    group: Option<String>,
+}
+
+impl RecordOrigin {
+    fn of(r: &crate::records::Record) -> RecordOrigin {
+        // a page or a box: the source up to the table and row it names
+        let source = r.source.as_deref().unwrap_or(r.id.as_str());
+        let source = source
+            .split(" (")
+            .next()
+            .unwrap_or(source)
+            .trim()
+            .to_string();
+        RecordOrigin {
+            source,
+            group: r.comparison_group.clone(),
+        }
+    }
 }
 
 fn unexpressed(id: &str, reasons: Vec<Unexpressible>) -> Unexpressed {
@@ -271,6 +330,7 @@ fn predict(
     e: &Expressed,
     resolved: &Resolved,
     opts: &ScoreOptions,
+    origin: &RecordOrigin,
 ) -> Result<Vec<RecordComparison>, Unexpressed> {
     let failed = |kind: UnexpressibleKind, detail: String| {
         unexpressed(&e.id, vec![Unexpressible::new(kind, detail)])
@@ -330,10 +390,22 @@ fn predict(
                 )
             }
         };
+    let regime = Regime {
+        engine: engine.name().to_string(),
+        model: e.model.clone(),
+        speculation: speculation.map_or("off".into(), |s| s.accept.name().to_string()),
+        context: context_band(e.context_tokens).to_string(),
+        concurrency: band(e.concurrency).to_string(),
+        machine: machine.name().to_string(),
+        family: e.family.name().to_string(),
+        flags: Flag::from_notes(notes.iter().chain(model.target().memory_notes())),
+    };
+    let errors = ErrorModel::builtin();
     Ok(e.targets
         .iter()
         .map(|t| {
             let predicted = value(t.quantity);
+            let range = errors.range(predicted, t.quantity.higher_is_faster(), &regime);
             RecordComparison {
                 id: e.id.clone(),
                 model: e.model.clone(),
@@ -357,6 +429,12 @@ fn predict(
                 step_ms,
                 speculation,
                 notes: notes.clone(),
+                source: origin.source.clone(),
+                comparison_group: origin.group.clone(),
+                regime: regime.clone(),
+                predicted_range: range.range,
+                range_set_by: range.set_by,
+                range_widened_by: range.widened_by,
             }
         })
         .collect())
@@ -449,6 +527,7 @@ fn finish(
         }
     }
     reasons.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
+    let intervals = intervals(set, &residuals(&primary));
     Scoreboard {
         schema_version: SCOREBOARD_SCHEMA_VERSION,
         records_file: set.path.display().to_string(),
@@ -484,6 +563,49 @@ fn finish(
         comparisons,
         unexpressible,
         reasons,
+        intervals,
+    }
+}
+
+/// The headline comparisons as the error model's residuals.
+pub fn residuals(primary: &[&RecordComparison]) -> Vec<Residual> {
+    primary
+        .iter()
+        .map(|c| Residual {
+            id: c.id.clone(),
+            source: c.source.clone(),
+            regime: c.regime.clone(),
+            predicted: c.predicted,
+            measured: c.measured,
+            higher_is_faster: c.quantity.higher_is_faster(),
+            group: c.comparison_group.clone(),
+        })
+        .collect()
+}
+
+/// The headline residuals of a scoreboard (one per record, flagged figures left out).
+pub fn headline_residuals(b: &Scoreboard) -> Vec<Residual> {
+    let primary: Vec<&RecordComparison> = b
+        .comparisons
+        .iter()
+        .filter(|c| c.primary && !c.flagged)
+        .collect();
+    residuals(&primary)
+}
+
+/// Coverage and verdicts of the stored error model on `rs`; refitted leaving one source out only
+/// where `set` is the file the model was fitted on (a held-out file is never fitted).
+fn intervals(set: &RecordSet, rs: &[Residual]) -> Intervals {
+    let m = ErrorModel::builtin();
+    let refs: Vec<&Residual> = rs.iter().collect();
+    let fitted_on = m.provenance.records_file.clone();
+    let in_fit = set.path.ends_with(&fitted_on);
+    Intervals {
+        fitted_on,
+        in_fit,
+        coverage: coverage(m, &refs),
+        loso: in_fit.then(|| loso(&refs)),
+        verdicts: check_pairs(m, &refs),
     }
 }
 

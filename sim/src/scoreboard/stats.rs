@@ -5,22 +5,8 @@ use super::RecordComparison;
 use crate::records::{MetricFamily, Quantity};
 use serde::Serialize;
 
-/// Concurrency bands the scoreboard groups by: 1, 2, 3–8, 9–32, 33+.
-pub const BANDS: [(u32, u32, &str); 5] = [
-    (1, 1, "1"),
-    (2, 2, "2"),
-    (3, 8, "3-8"),
-    (9, 32, "9-32"),
-    (33, u32::MAX, "33+"),
-];
-
-/// The band of a concurrency.
-pub fn band(concurrency: u32) -> &'static str {
-    BANDS
-        .iter()
-        .find(|(lo, hi, _)| (*lo..=*hi).contains(&concurrency))
-        .map_or("33+", |b| b.2)
-}
+/// Concurrency bands (the error model splits residuals by the same ones).
+pub use crate::uncertainty::{BANDS, concurrency_band as band};
 
 /// Errors of a set of comparisons, percent. Signed error = (predicted − measured) / measured:
 /// positive is a prediction above the measurement (too fast for throughputs, too slow for

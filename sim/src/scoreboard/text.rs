@@ -36,6 +36,63 @@ pub fn headline(s: &Scoreboard) -> String {
     )
 }
 
+/// The 80% interval lines: coverage and median half-width with the stored error model, the
+/// leave-one-source-out figures where this file is the one it was fitted on, and how the
+/// verdicts' stated confidence matched outcomes on the equal-load pairs.
+pub fn interval_lines(s: &Scoreboard) -> Vec<String> {
+    let i = &s.intervals;
+    let c = &i.coverage;
+    let mut out = vec![format!(
+        "80% interval: {} of {} headline figures inside ({}), median half-width {} (error model fitted on {}{})",
+        (c.coverage_pct / 100.0 * c.n as f64).round(),
+        c.n,
+        pct(c.coverage_pct),
+        pct(c.median_half_width_pct),
+        i.fitted_on,
+        if i.in_fit {
+            ", this file: in sample"
+        } else {
+            ", not on this file: out of sample"
+        }
+    )];
+    if let Some(l) = &i.loso {
+        out.push(format!(
+            "80% interval, leave one source out (each page or box predicted by the model fitted on the others): coverage {} of {}, median half-width {}",
+            pct(l.coverage_pct),
+            l.n,
+            pct(l.median_half_width_pct)
+        ));
+    }
+    let v = &i.verdicts;
+    if v.pairs > 0 {
+        let bins: Vec<String> = v
+            .bins
+            .iter()
+            .map(|b| format!("stated {}: {} of {} right", b.stated, b.right, b.pairs))
+            .collect();
+        out.push(format!(
+            "verdicts on {} equal-load pairs differing in one choice: {} stated at ≥ {:.0}%, {} right ({}); \"Depends: measure both\" on {} ({}); {}",
+            v.pairs,
+            v.confident,
+            crate::uncertainty::verdict::VERDICT_BAR * 100.0,
+            v.confident_right,
+            pct(share(v.confident_right, v.confident)),
+            v.depends,
+            pct(share(v.depends, v.pairs)),
+            bins.join(", ")
+        ));
+    }
+    out
+}
+
+fn share(k: usize, n: usize) -> f64 {
+    if n == 0 {
+        0.0
+    } else {
+        k as f64 / n as f64 * 100.0
+    }
+}
+
 /// One line: what was scored.
 pub fn intro(s: &Scoreboard) -> String {
     format!(
@@ -118,7 +175,7 @@ pub const WORST_HEADER: [&str; 12] = [
     "metric",
     "conc",
     "context",
-    "predicted",
+    "predicted (80%)",
     "measured",
     "error",
     "MTP",
@@ -138,7 +195,7 @@ pub fn worst_rows(worst: &[RecordComparison]) -> Vec<Vec<String>> {
                 c.quantity.name().to_string(),
                 c.concurrency.to_string(),
                 c.context_tokens.to_string(),
-                format!("{:.1}", c.predicted),
+                crate::uncertainty::with_range(c.predicted, c.predicted_range, 1),
                 c.measured_raw.clone(),
                 signed(c.error_pct),
                 spec_cell(c),
@@ -196,9 +253,10 @@ pub fn markdown(s: &Scoreboard) -> String {
         .file_name()
         .map_or(s.records_file.clone(), |f| f.to_string_lossy().into_owned());
     format!(
-        "{}\n\n{}\n\nBy model and family (headline figures):\n\n{}\n\nSpeculative decoding off and on (headline figures):\n\n{}\n\nBy concurrency band, all models (headline figures):\n\n{}\n\nBy model × family × concurrency band (every unflagged figure):\n\n{}\n\nNot compared: {reasons}.\n",
+        "{}\n\n{}\n\n{}\n\nBy model and family (headline figures):\n\n{}\n\nSpeculative decoding off and on (headline figures):\n\n{}\n\nBy concurrency band, all models (headline figures):\n\n{}\n\nBy model × family × concurrency band (every unflagged figure):\n\n{}\n\nNot compared: {reasons}.\n",
         intro(s).replace(&s.records_file, &format!("`{file}`")),
         headline(s),
+        interval_lines(s).join("\n\n"),
         md_table(&GROUP_HEADER, &families),
         md_table(&SPEC_HEADER, &spec),
         md_table(&GROUP_HEADER, &bands),
@@ -218,11 +276,11 @@ fn field(s: &str) -> String {
 /// One CSV row per compared figure.
 pub fn csv(s: &Scoreboard) -> String {
     let mut out = String::from(
-        "id,model,family,metric,key,concurrency,context_tokens,machine,layout,engine,predicted,measured,error_pct,primary,flagged,mtp\n",
+        "id,model,family,metric,key,concurrency,context_tokens,machine,layout,engine,predicted,measured,error_pct,primary,flagged,mtp,predicted_lo,predicted_hi\n",
     );
     for c in &s.comparisons {
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.3},{:.2},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.3},{:.2},{},{},{},{:.3},{:.3}\n",
             field(&c.id),
             field(&c.model),
             c.family.name(),
@@ -238,7 +296,9 @@ pub fn csv(s: &Scoreboard) -> String {
             c.error_pct,
             c.primary,
             c.flagged,
-            spec_cell(c)
+            spec_cell(c),
+            c.predicted_range[0],
+            c.predicted_range[1]
         ));
     }
     out

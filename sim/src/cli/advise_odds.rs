@@ -1,0 +1,176 @@
+//! `sim advise`'s verdicts as odds: each question's two predictions with their 80% intervals
+//! from the stored error model ([`sim::uncertainty`]) and the chance the predicted-faster option
+//! is faster, or "Depends: measure both" with the measurement that decides.
+
+use super::setup::Setup;
+use sim::advise::EpAnswer;
+use sim::advise::mtp::MtpAnswer;
+use sim::advise::replicas::ReplicasAnswer;
+use sim::cost::spec::AcceptSource;
+use sim::uncertainty::verdict::{Choice, odds};
+use sim::uncertainty::{ErrorModel, Load, Regime};
+
+/// The regime of a steady-decode prediction of this setup, `speculation` `off` or where the
+/// acceptance came from.
+fn regime(setup: &Setup, speculation: &str, concurrency: u32, context: u32) -> Regime {
+    let mut r = setup.regime(
+        &setup.opts,
+        None,
+        Load {
+            family: "llm_decode_bench",
+            concurrency,
+            context_tokens: context,
+        },
+    );
+    r.speculation = speculation.into();
+    r
+}
+
+/// `bench_serving` at the answer's load on one server's flags.
+fn measure(flags: &str, concurrency: u32) -> String {
+    format!("bench_serving --max-concurrency {concurrency} against `{flags}`")
+}
+
+/// The EP verdict's odds at the workload's concurrency.
+pub fn ep(setup: &Setup, workload: &sim::workload::Workload, a: &mut EpAnswer) {
+    let Some(at) = a
+        .by_concurrency
+        .iter()
+        .find(|p| p.concurrency == a.concurrency)
+    else {
+        return;
+    };
+    // the context the EP question's grid decodes at
+    let context = workload.random_input_len + workload.random_output_len / 2;
+    let r = regime(setup, "off", a.concurrency, context);
+    let (me, mo) = (
+        measure(&a.ep.sglang_flags, a.concurrency),
+        measure(&a.other.sglang_flags, a.concurrency),
+    );
+    a.odds = Some(odds(
+        ErrorModel::builtin(),
+        Choice {
+            name: &a.ep.layout,
+            tok_s: at.ep_tok_s,
+            regime: &r,
+            measure: &me,
+        },
+        Choice {
+            name: &a.other.layout,
+            tok_s: at.other_tok_s,
+            regime: &r,
+            measure: &mo,
+        },
+    ));
+}
+
+/// The MTP verdict's odds at the workload's concurrency: the speculative side carries where its
+/// acceptance length came from.
+pub fn mtp(setup: &Setup, a: &mut MtpAnswer) {
+    let accept = match a.plan.accept_source {
+        AcceptSource::Prior => "prior",
+        AcceptSource::Given | AcceptSource::Measured => "measured",
+    };
+    let (on, off) = (
+        regime(setup, accept, a.concurrency, a.context_tokens),
+        regime(setup, "off", a.concurrency, a.context_tokens),
+    );
+    let (mw, mo) = (
+        measure(&a.flags_to_try, a.concurrency),
+        measure(&a.layout, a.concurrency),
+    );
+    a.odds = Some(odds(
+        ErrorModel::builtin(),
+        Choice {
+            name: "with speculation",
+            tok_s: a.at.with_tok_s,
+            regime: &on,
+            measure: &mw,
+        },
+        Choice {
+            name: "without",
+            tok_s: a.at.without_tok_s,
+            regime: &off,
+            measure: &mo,
+        },
+    ));
+}
+
+/// One server against two: the box's tokens/s of each.
+pub fn replicas(setup: &Setup, a: &mut ReplicasAnswer) {
+    let Some(two) = &a.two else {
+        return;
+    };
+    let whole = regime(setup, "off", a.concurrency, a.context_tokens);
+    let half = regime(setup, "off", a.concurrency.div_ceil(2), a.context_tokens);
+    let (m1, m2) = (
+        measure(&a.one.flags, a.concurrency),
+        measure(&format!("{} --dp-size 2", two.flags), a.concurrency),
+    );
+    a.odds = Some(odds(
+        ErrorModel::builtin(),
+        Choice {
+            name: "one server",
+            tok_s: a.one.box_tok_s,
+            regime: &whole,
+            measure: &m1,
+        },
+        Choice {
+            name: "two servers",
+            tok_s: two.box_tok_s,
+            regime: &half,
+            measure: &m2,
+        },
+    ));
+}
+
+/// The scale answer's best option against the runner-up, each a full simulated run.
+pub fn scale(
+    setup: &Setup,
+    workload: &sim::workload::Workload,
+    a: &mut sim::advise::scale::ScaleAnswer,
+) {
+    let mut opts: Vec<&sim::advise::scale::ScaleOption> = a
+        .one_box
+        .iter()
+        .chain(std::iter::once(&a.all_boxes))
+        .chain(a.replicas.iter())
+        .collect();
+    opts.sort_by(|x, y| y.output_throughput.total_cmp(&x.output_throughput));
+    let [best, next, ..] = opts.as_slice() else {
+        return;
+    };
+    let regime_of = |o: &sim::advise::scale::ScaleOption| {
+        let per_server = o.concurrency_per_server.iter().copied().max().unwrap_or(1);
+        setup.regime(
+            &setup.opts,
+            None,
+            Load {
+                family: "bench_serving",
+                concurrency: per_server,
+                context_tokens: workload.random_input_len,
+            },
+        )
+    };
+    let (rb, rn) = (regime_of(best), regime_of(next));
+    let (mb, mn) = (
+        measure(&best.sglang_flags, a.concurrency),
+        measure(&next.sglang_flags, a.concurrency),
+    );
+    let odds = odds(
+        ErrorModel::builtin(),
+        Choice {
+            name: &best.layout,
+            tok_s: best.output_throughput,
+            regime: &rb,
+            measure: &mb,
+        },
+        Choice {
+            name: &next.layout,
+            tok_s: next.output_throughput,
+            regime: &rn,
+            measure: &mn,
+        },
+    );
+    a.odds = Some(odds);
+}

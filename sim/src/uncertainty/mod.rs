@@ -1,0 +1,538 @@
+//! How far to trust one prediction: an 80% interval from an error model measured on public
+//! data, by regime ([`ErrorModel`]), and verdicts between two predictions only as sure as their
+//! intervals allow ([`verdict`]).
+//!
+//! The model is a table of log-ratio spreads. A residual is `ln(measured / predicted)` of a
+//! throughput (for a latency `ln(predicted / measured)`, so positive always means "faster than
+//! predicted"). For every level of every regime factor (engine, model, speculation and where the
+//! acceptance came from, context band, concurrency band, machine, metric family, and the
+//! extrapolation flags the cost model raises) the table keeps the residuals' 10th and 90th
+//! percentiles when at least [`MIN_CELL`] headline figures fall in it. A prediction's interval
+//! is the widest of the cells its regime falls in (that cell is named as what set the width, and
+//! its percentiles carry its bias); every further flag widens it by what that flag's cell adds
+//! over all residuals, and every factor level or flag the table has not seen by the spread that
+//! levels unseen in fitting were measured to add out of sample ([`ErrorModel::unseen_ln`],
+//! [`fit`]).
+//!
+//! The stored table (`validation/error-model.json`) is fitted on `validation/public-records.json`
+//! only; `validation/further-records.json` is held out and never used to fit it (it is only
+//! scored against it). `sim validate --records validation/public-records.json --acceptance …
+//! --fit-error-model validation/error-model.json` regenerates it; `sim/tests/error_model.rs`
+//! fails when it is stale.
+
+pub mod fit;
+pub mod verdict;
+
+use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
+
+/// The interval's coverage: 80% of measurements should fall inside.
+pub const INTERVAL_LEVEL: f64 = 0.8;
+/// Headline figures a cell needs before its percentiles are used (fewer: the level counts as
+/// unseen). Eight is the fewest for which the 10th and 90th percentiles are not the extremes.
+pub const MIN_CELL: usize = 8;
+/// Schema version of [`ErrorModel`].
+pub const ERROR_MODEL_SCHEMA_VERSION: u32 = 1;
+/// z of the 90th percentile of a standard normal: an 80% half-width over this is one sigma.
+pub const Z_80: f64 = 1.281_551_565_544_600_4;
+
+/// The regime factors a residual is split by, in the order the table lists them.
+pub const FACTORS: [&str; 7] = [
+    "engine",
+    "model",
+    "speculation",
+    "context",
+    "concurrency",
+    "machine",
+    "family",
+];
+
+/// What a prediction is, as the error model splits residuals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Regime {
+    /// `sglang` or `vllm`.
+    pub engine: String,
+    /// Model preset.
+    pub model: String,
+    /// `off`, or where the acceptance length came from: `measured`, `published range`, `prior`
+    /// (the published prior for the draft method and prompt kind, [`crate::acceptance::prior`]).
+    pub speculation: String,
+    /// Context band ([`context_band`]).
+    pub context: String,
+    /// Concurrency band (`1`, `2`, `3-8`, `9-32`, `33+`).
+    pub concurrency: String,
+    /// Machine preset or profile name (its P2P state and how it is known go with it).
+    pub machine: String,
+    /// How the figure is measured: `llm_decode_bench` (steady decode) or `bench_serving`.
+    pub family: String,
+    /// Extrapolation flags ([`Flag`] names).
+    pub flags: Vec<String>,
+}
+
+/// What a prediction is asked for: how it is measured and at what load.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Load {
+    /// `llm_decode_bench` (a steady decode) or `bench_serving` (a simulated run).
+    pub family: &'static str,
+    pub concurrency: u32,
+    pub context_tokens: u32,
+}
+
+impl Regime {
+    /// The regime of a prediction of `spec` on `machine` under `opts` (SGLang, or vLLM when
+    /// `vllm`); with a `layout` the MoE slice it gives each GPU is checked against the measured
+    /// ones; `notes` (the scenario's own) and the machine's raise the other flags.
+    pub fn of(
+        machine: &crate::machine::Machine,
+        spec: &models::ModelSpec,
+        opts: &crate::options::ServerOptions,
+        vllm: bool,
+        layout: Option<models::Layout>,
+        load: Load,
+        notes: &[String],
+    ) -> Regime {
+        let shape: Vec<String> = layout
+            .and_then(|l| crate::cost::moe::shape_note(&machine.gpu, spec, &l))
+            .into_iter()
+            .collect();
+        let speculation = match &opts.speculative {
+            None => "off",
+            Some(s) if s.accept_length.is_some() => "measured",
+            Some(_) => "prior",
+        };
+        Regime {
+            engine: if vllm { "vllm" } else { "sglang" }.into(),
+            model: spec.name.clone(),
+            speculation: speculation.into(),
+            context: context_band(load.context_tokens).into(),
+            concurrency: concurrency_band(load.concurrency).into(),
+            machine: machine.name().to_string(),
+            family: load.family.into(),
+            flags: Flag::from_notes(notes.iter().chain(machine.notes()).chain(&shape)),
+        }
+    }
+
+    /// The same regime at another concurrency.
+    pub fn at_concurrency(&self, concurrency: u32) -> Regime {
+        Regime {
+            concurrency: concurrency_band(concurrency).into(),
+            ..self.clone()
+        }
+    }
+
+    /// The level of factor `f` (one of [`FACTORS`]).
+    pub fn level(&self, f: &str) -> &str {
+        match f {
+            "engine" => &self.engine,
+            "model" => &self.model,
+            "speculation" => &self.speculation,
+            "context" => &self.context,
+            "concurrency" => &self.concurrency,
+            "machine" => &self.machine,
+            _ => &self.family,
+        }
+    }
+}
+
+/// One predicted-vs-measured headline figure, as the error model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Residual {
+    pub id: String,
+    /// The page or box it came from (the record's `source` up to its table and row).
+    pub source: String,
+    pub regime: Regime,
+    pub predicted: f64,
+    pub measured: f64,
+    /// A throughput (higher is faster); else a latency.
+    pub higher_is_faster: bool,
+    /// The record's comparison group (same box, model and load; one choice different).
+    pub group: Option<String>,
+}
+
+impl Residual {
+    /// ln(measured / predicted), read so that positive is faster than predicted.
+    pub fn ln(&self) -> f64 {
+        let r = (self.measured / self.predicted).ln();
+        if self.higher_is_faster { r } else { -r }
+    }
+}
+
+/// Where a prediction leaves the ground the cost model was measured on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flag {
+    /// The MoE expert slice per GPU lies outside the slices the kernel tables measured.
+    MoeSliceExtrapolated,
+    /// The record does not say whether P2P was on; the machine's P2P state is assumed.
+    P2pAssumed,
+    /// A machine figure (launch floor, host path, …) is assumed, not measured.
+    MachineFigureAssumed,
+}
+
+impl Flag {
+    pub fn name(self) -> &'static str {
+        match self {
+            Flag::MoeSliceExtrapolated => "moe-slice-extrapolated",
+            Flag::P2pAssumed => "p2p-assumed",
+            Flag::MachineFigureAssumed => "machine-figure-assumed",
+        }
+    }
+
+    /// The flags a prediction's notes raise (the cost model's and the record mapping's own
+    /// wording: one place reads them so a reworded note shows here as a failing test).
+    pub fn from_notes<'a>(notes: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for n in notes {
+            let f = if n.starts_with("MoE efficiency extrapolated") {
+                Flag::MoeSliceExtrapolated
+            } else if n.contains("P2P assumed") {
+                Flag::P2pAssumed
+            } else if n.starts_with("assumed") && n.contains("not measured") {
+                Flag::MachineFigureAssumed
+            } else {
+                continue;
+            };
+            if !out.iter().any(|x| x == f.name()) {
+                out.push(f.name().to_string());
+            }
+        }
+        out
+    }
+}
+
+/// Concurrency bands the scoreboard groups by and the error model splits residuals by: 1, 2,
+/// 3–8, 9–32, 33+.
+pub const BANDS: [(u32, u32, &str); 5] = [
+    (1, 1, "1"),
+    (2, 2, "2"),
+    (3, 8, "3-8"),
+    (9, 32, "9-32"),
+    (33, u32::MAX, "33+"),
+];
+
+/// The band of a concurrency.
+pub fn concurrency_band(concurrency: u32) -> &'static str {
+    BANDS
+        .iter()
+        .find(|(lo, hi, _)| (*lo..=*hi).contains(&concurrency))
+        .map_or("33+", |b| b.2)
+}
+
+/// The context band of a cached context or prompt length: `0`, `1-8K`, `8K-64K`, `64K+`.
+pub fn context_band(tokens: u32) -> &'static str {
+    match tokens {
+        0 => "0",
+        1..=8192 => "1-8K",
+        8193..=65536 => "8K-64K",
+        _ => "64K+",
+    }
+}
+
+/// Residuals of one cell: where the central 80% of `ln(measured / predicted)` lies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// One of [`FACTORS`], `flag`, or `all`.
+    pub factor: String,
+    pub level: String,
+    /// Headline figures in the cell.
+    pub n: usize,
+    /// Sources (pages, boxes) they come from.
+    pub sources: usize,
+    /// Median residual.
+    pub median_ln: f64,
+    /// 10th percentile of the residuals.
+    pub lo_ln: f64,
+    /// 90th percentile of the residuals.
+    pub hi_ln: f64,
+}
+
+impl Cell {
+    /// Half the width of the central 80%, in ln.
+    pub fn half_ln(&self) -> f64 {
+        (self.hi_ln - self.lo_ln) / 2.0
+    }
+
+    /// `engine vllm (n 229)`.
+    pub fn describe(&self) -> String {
+        if self.factor == "all" {
+            format!("all residuals (n {})", self.n)
+        } else {
+            format!("{} {} (n {})", self.factor, self.level, self.n)
+        }
+    }
+}
+
+/// How the stored table was made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// The records file whose residuals were fitted (never `further-records.json`).
+    pub records_file: String,
+    /// The acceptance files its MTP-on records were scored with.
+    pub acceptance: Vec<String>,
+    /// The command that regenerates the table.
+    pub command: String,
+    /// Headline figures and their sources (pages or boxes).
+    pub residuals: usize,
+    pub sources: Vec<String>,
+}
+
+/// Coverage of the 80% interval over a set of comparisons.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    pub n: usize,
+    /// Share of measurements inside their interval, percent.
+    pub coverage_pct: f64,
+    /// Median of (hi − lo) / 2 / predicted, percent.
+    pub median_half_width_pct: f64,
+}
+
+/// The error model: the table, the width unseen levels add, and the correlation of two
+/// predictions' errors on one box.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorModel {
+    /// Always [`ERROR_MODEL_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    pub provenance: Provenance,
+    pub level: f64,
+    pub min_cell: usize,
+    /// All residuals.
+    pub base: Cell,
+    /// Every factor level and flag with at least `min_cell` residuals.
+    pub cells: Vec<Cell>,
+    /// Half-width (ln) added in quadrature for each factor level or flag the table has not seen:
+    /// measured leaving one source out, from the held-out source's figures whose level was unseen
+    /// (their spread about the fallback interval's centre beyond the base spread).
+    pub unseen_ln: f64,
+    /// Held-out figures that measured `unseen_ln` (0: none; then the base half-width is used).
+    pub unseen_n: usize,
+    /// Correlation of two predictions' residuals in one comparison group (same box and load,
+    /// one choice different): 1 − var(rA − rB) / (2 var r).
+    pub pair_correlation: f64,
+    /// Pairs that measured it.
+    pub pairs: usize,
+    /// Leave-one-source-out coverage of the fitted file (each source predicted by the table
+    /// fitted on the others).
+    pub loso: Coverage,
+}
+
+/// A prediction's 80% interval and what set it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Range {
+    /// `[lo, hi]` in the figure's own unit.
+    pub range: [f64; 2],
+    /// The cell whose spread set the width.
+    pub set_by: String,
+    /// Flags and unseen levels that widened it.
+    pub widened_by: Vec<String>,
+}
+
+/// One named figure of a prediction with its 80% interval (`run`, `sweep`, `predict` JSON).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FigureRange {
+    /// bench_serving's key (`output_throughput`, `mean_tpot_ms`, …).
+    pub figure: String,
+    pub value: f64,
+    pub range: [f64; 2],
+    /// The error-model cell that set the width, and what widened it.
+    pub set_by: String,
+    pub widened_by: Vec<String>,
+}
+
+/// The interval in ln-space of a regime: centre and half-width of ln(measured/predicted).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LnInterval {
+    pub lo: f64,
+    pub hi: f64,
+    pub set_by: String,
+    pub widened_by: Vec<String>,
+}
+
+impl LnInterval {
+    pub fn centre(&self) -> f64 {
+        (self.lo + self.hi) / 2.0
+    }
+    pub fn half(&self) -> f64 {
+        (self.hi - self.lo) / 2.0
+    }
+}
+
+static BUILTIN: OnceLock<ErrorModel> = OnceLock::new();
+
+impl ErrorModel {
+    /// The table stored in the repository (`validation/error-model.json`).
+    pub fn builtin() -> &'static ErrorModel {
+        BUILTIN.get_or_init(|| {
+            serde_json::from_str(include_str!("../../../validation/error-model.json"))
+                .expect("validation/error-model.json is valid (sim/tests/error_model.rs reads it)")
+        })
+    }
+
+    fn cell(&self, factor: &str, level: &str) -> Option<&Cell> {
+        self.cells
+            .iter()
+            .find(|c| c.factor == factor && c.level == level)
+    }
+
+    /// The interval of `ln(measured / predicted)` for a prediction in `regime`.
+    pub fn ln_interval(&self, regime: &Regime) -> LnInterval {
+        let mut seen: Vec<&Cell> = vec![&self.base];
+        let mut unseen: Vec<String> = Vec::new();
+        for f in FACTORS {
+            match self.cell(f, regime.level(f)) {
+                Some(c) => seen.push(c),
+                None => unseen.push(format!("{f} {} unseen", regime.level(f))),
+            }
+        }
+        let mut flags: Vec<&Cell> = Vec::new();
+        for fl in &regime.flags {
+            match self.cell("flag", fl) {
+                Some(c) => flags.push(c),
+                None => unseen.push(format!("{fl} unseen")),
+            }
+        }
+        seen.extend(flags.iter().copied());
+        let widest = seen
+            .iter()
+            .copied()
+            .max_by(|a, b| a.half_ln().total_cmp(&b.half_ln()))
+            .unwrap_or(&self.base);
+        let base_h = self.base.half_ln();
+        let mut widened_by = Vec::new();
+        let mut var = widest.half_ln().powi(2);
+        // flags stack: each one not already setting the width adds what it adds over the base
+        for c in flags.iter().filter(|c| !std::ptr::eq(**c, widest)) {
+            let extra = (c.half_ln().powi(2) - base_h.powi(2)).max(0.0);
+            if extra > 0.0 {
+                var += extra;
+                widened_by.push(format!("flag {}", c.level));
+            }
+        }
+        for u in unseen {
+            var += self.unseen_ln.powi(2);
+            widened_by.push(u);
+        }
+        let (centre, half) = ((widest.lo_ln + widest.hi_ln) / 2.0, var.sqrt());
+        LnInterval {
+            lo: centre - half,
+            hi: centre + half,
+            set_by: widest.describe(),
+            widened_by,
+        }
+    }
+
+    /// The 80% interval of a predicted figure: a throughput when `higher_is_faster`, else a
+    /// latency (whose residual is read the other way round).
+    pub fn range(&self, predicted: f64, higher_is_faster: bool, regime: &Regime) -> Range {
+        let i = self.ln_interval(regime);
+        let range = if higher_is_faster {
+            [predicted * i.lo.exp(), predicted * i.hi.exp()]
+        } else {
+            [predicted * (-i.hi).exp(), predicted * (-i.lo).exp()]
+        };
+        Range {
+            range,
+            set_by: i.set_by,
+            widened_by: i.widened_by,
+        }
+    }
+}
+
+impl ErrorModel {
+    /// Every `(key, value, higher_is_faster)` figure with its 80% interval in `regime`.
+    pub fn figure_ranges(
+        &self,
+        regime: &Regime,
+        figures: &[(&str, f64, bool)],
+    ) -> Vec<FigureRange> {
+        figures
+            .iter()
+            .filter(|(_, v, _)| v.is_finite() && *v > 0.0)
+            .map(|(k, v, faster)| {
+                let r = self.range(*v, *faster, regime);
+                FigureRange {
+                    figure: k.to_string(),
+                    value: *v,
+                    range: r.range,
+                    set_by: r.set_by,
+                    widened_by: r.widened_by,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The figures of a run that get an interval: bench_serving's keys, faster when higher.
+pub fn run_figures(r: &crate::serving::RunReport) -> Vec<(&'static str, f64, bool)> {
+    vec![
+        ("output_throughput", r.output_throughput, true),
+        ("total_throughput", r.total_throughput, true),
+        ("request_throughput", r.request_throughput, true),
+        ("mean_ttft_ms", r.mean_ttft_ms, false),
+        ("mean_tpot_ms", r.mean_tpot_ms, false),
+        ("mean_itl_ms", r.mean_itl_ms, false),
+        ("mean_e2e_latency_ms", r.mean_e2e_latency_ms, false),
+    ]
+}
+
+/// Quantile `p` of sorted `v`, linearly interpolated between order statistics (NaN when empty).
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        1 => sorted[0],
+        n => {
+            let x = p * (n - 1) as f64;
+            let i = x.floor() as usize;
+            let j = (i + 1).min(n - 1);
+            sorted[i] + (sorted[j] - sorted[i]) * (x - i as f64)
+        }
+    }
+}
+
+/// Standard normal CDF (Abramowitz–Stegun 7.1.26 erf, |error| < 1.5e-7).
+pub fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * z);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-z * z).exp();
+    if x >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
+}
+
+/// `1,234 (1,050–1,380)`: a figure with its interval, as the tables print it.
+pub fn with_range(value: f64, range: [f64; 2], decimals: usize) -> String {
+    format!(
+        "{} ({}–{})",
+        grouped(value, decimals),
+        grouped(range[0], decimals),
+        grouped(range[1], decimals)
+    )
+}
+
+/// `x` with `decimals` decimals and its integer digits in groups of three (`12,345.6`).
+pub fn grouped(x: f64, decimals: usize) -> String {
+    let s = format!("{:.*}", decimals, x.abs());
+    let (int, frac) = s.split_once('.').map_or((s.as_str(), ""), |(a, b)| (a, b));
+    let mut out = String::new();
+    for (i, ch) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if !frac.is_empty() {
+        out.push('.');
+        out.push_str(frac);
+    }
+    if x < 0.0 && s.chars().any(|c| c != '0' && c != '.') {
+        out.insert(0, '-');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

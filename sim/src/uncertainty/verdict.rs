@@ -1,0 +1,217 @@
+//! Verdicts between two predictions, only as sure as their intervals allow.
+//!
+//! Each prediction's error is read from its 80% interval as a normal in ln-space (centre: the
+//! interval's, sigma: half-width / [`Z_80`]). Two predictions on one box share much of their
+//! error (the same kernels, the same collectives), so the difference of their log errors has
+//! variance σa² + σb² − 2ρσaσb with ρ the error model's measured pair correlation. The chance
+//! that A is in fact faster is Φ(d / σd), d the predicted log speed ratio with each centre's
+//! bias applied. Below [`VERDICT_BAR`] the verdict is "Depends: measure both".
+
+use super::{ErrorModel, Regime, Residual, Z_80, normal_cdf};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Stated confidence at or above which a verdict is given; below it, "Depends: measure both".
+pub const VERDICT_BAR: f64 = 0.9;
+
+/// One side of a verdict: a predicted speed (tok/s, or 1 / latency) and its regime.
+#[derive(Debug, Clone, Copy)]
+pub struct Side<'a> {
+    pub speed: f64,
+    pub regime: &'a Regime,
+}
+
+/// The probability that `a` is measured faster than `b`.
+pub fn probability_faster(m: &ErrorModel, a: Side<'_>, b: Side<'_>) -> f64 {
+    probability_with(m, a, b, m.pair_correlation)
+}
+
+/// [`probability_faster`] with the correlation given.
+pub fn probability_with(m: &ErrorModel, a: Side<'_>, b: Side<'_>, rho: f64) -> f64 {
+    if !(a.speed > 0.0 && b.speed > 0.0) {
+        return if a.speed > b.speed { 1.0 } else { 0.0 };
+    }
+    let (ia, ib) = (m.ln_interval(a.regime), m.ln_interval(b.regime));
+    let (sa, sb) = (ia.half() / Z_80, ib.half() / Z_80);
+    let d = a.speed.ln() + ia.centre() - b.speed.ln() - ib.centre();
+    let sd = (sa * sa + sb * sb - 2.0 * rho * sa * sb).max(1e-12).sqrt();
+    normal_cdf(d / sd)
+}
+
+/// Every pair of residuals that share a comparison group (one box, model and load; one choice
+/// different), in file order.
+pub fn pairs<'a>(rs: &[&'a Residual]) -> Vec<(&'a Residual, &'a Residual)> {
+    let mut by: BTreeMap<&str, Vec<&'a Residual>> = BTreeMap::new();
+    for r in rs {
+        if let Some(g) = &r.group {
+            by.entry(g.as_str()).or_default().push(r);
+        }
+    }
+    let mut out = Vec::new();
+    for v in by.values() {
+        for (i, a) in v.iter().enumerate() {
+            for b in &v[i + 1..] {
+                if a.higher_is_faster == b.higher_is_faster {
+                    out.push((*a, *b));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Verdicts stated in one band of confidence and how often they were right.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfidenceBin {
+    /// `50-60%` … `90-100%`.
+    pub stated: String,
+    pub pairs: usize,
+    pub right: usize,
+}
+
+/// How the verdicts' stated confidence matched outcomes over a file's equal-load pairs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PairCheck {
+    pub pairs: usize,
+    /// Verdicts stated at or above [`VERDICT_BAR`].
+    pub confident: usize,
+    pub confident_right: usize,
+    /// "Depends: measure both".
+    pub depends: usize,
+    /// Every pair by the confidence its verdict stated.
+    pub bins: Vec<ConfidenceBin>,
+}
+
+fn speed(r: &Residual, v: f64) -> f64 {
+    if r.higher_is_faster { v } else { 1.0 / v }
+}
+
+/// Every equal-load pair of `rs` judged with `m`: stated confidence against being right.
+pub fn check_pairs(m: &ErrorModel, rs: &[&Residual]) -> PairCheck {
+    let mut c = PairCheck::default();
+    let mut bins = [(0usize, 0usize); 5];
+    for (a, b) in pairs(rs) {
+        let p = probability_faster(
+            m,
+            Side {
+                speed: speed(a, a.predicted),
+                regime: &a.regime,
+            },
+            Side {
+                speed: speed(b, b.predicted),
+                regime: &b.regime,
+            },
+        );
+        let right = (speed(a, a.measured) > speed(b, b.measured)) == (p >= 0.5);
+        let stated = p.max(1.0 - p);
+        c.pairs += 1;
+        if stated >= VERDICT_BAR {
+            c.confident += 1;
+            c.confident_right += usize::from(right);
+        } else {
+            c.depends += 1;
+        }
+        let i = (((stated - 0.5) * 10.0).floor() as usize).min(4);
+        bins[i].0 += 1;
+        bins[i].1 += usize::from(right);
+    }
+    c.bins = bins
+        .iter()
+        .enumerate()
+        .filter(|(_, (n, _))| *n > 0)
+        .map(|(i, (n, r))| ConfidenceBin {
+            stated: format!("{}-{}%", 50 + 10 * i, 60 + 10 * i),
+            pairs: *n,
+            right: *r,
+        })
+        .collect();
+    c
+}
+
+/// One option of a verdict: its name, predicted tokens/s, regime and how to measure it.
+#[derive(Debug, Clone, Copy)]
+pub struct Choice<'a> {
+    pub name: &'a str,
+    pub tok_s: f64,
+    pub regime: &'a Regime,
+    /// The measurement that settles this side (`bench_serving at --max-concurrency 64 on
+    /// --tp 8 --ep-size 8`).
+    pub measure: &'a str,
+}
+
+/// A verdict between two options, only as sure as their intervals allow.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Odds {
+    /// The option predicted faster, and the other.
+    pub faster: String,
+    pub slower: String,
+    /// Chance that `faster` is measured faster.
+    pub probability: f64,
+    /// `probability` ≥ [`VERDICT_BAR`]; else "Depends: measure both".
+    pub sure: bool,
+    /// 80% intervals of both options' tokens/s (faster first).
+    pub ranges: [[f64; 2]; 2],
+    /// The error-model cells that set each interval.
+    pub set_by: [String; 2],
+    /// Correlation of the two predictions' errors used (same box, same kernels).
+    pub correlation: f64,
+    /// What to measure when not sure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide_by: Option<String>,
+    pub sentence: String,
+}
+
+/// The odds that the option predicted faster is faster.
+pub fn odds(m: &ErrorModel, a: Choice<'_>, b: Choice<'_>) -> Odds {
+    let (f, s) = if a.tok_s >= b.tok_s { (a, b) } else { (b, a) };
+    let p = probability_faster(
+        m,
+        Side {
+            speed: f.tok_s,
+            regime: f.regime,
+        },
+        Side {
+            speed: s.tok_s,
+            regime: s.regime,
+        },
+    );
+    let (rf, rs) = (
+        m.range(f.tok_s, true, f.regime),
+        m.range(s.tok_s, true, s.regime),
+    );
+    let sure = p >= VERDICT_BAR;
+    let decide_by = (!sure).then(|| format!("{} and {}", f.measure, s.measure));
+    let sentence = if sure {
+        format!(
+            "{} is faster than {} with probability {:.0}% ({} vs {} tok/s, 80% intervals; their errors on one box correlate {:.2})",
+            f.name,
+            s.name,
+            p * 100.0,
+            super::with_range(f.tok_s, rf.range, 0),
+            super::with_range(s.tok_s, rs.range, 0),
+            m.pair_correlation
+        )
+    } else {
+        format!(
+            "Depends: measure both. {} is predicted faster than {} ({} vs {} tok/s, 80% intervals) but only with probability {:.0}%, below the {:.0}% bar; what decides it: {}",
+            f.name,
+            s.name,
+            super::with_range(f.tok_s, rf.range, 0),
+            super::with_range(s.tok_s, rs.range, 0),
+            p * 100.0,
+            VERDICT_BAR * 100.0,
+            decide_by.as_deref().unwrap_or_default()
+        )
+    };
+    Odds {
+        faster: f.name.to_string(),
+        slower: s.name.to_string(),
+        probability: p,
+        sure,
+        ranges: [rf.range, rs.range],
+        set_by: [rf.set_by, rs.set_by],
+        correlation: m.pair_correlation,
+        decide_by,
+        sentence,
+    }
+}
