@@ -7,6 +7,7 @@
 //! repository is read.
 
 use serde_json::{Value, json};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -18,7 +19,9 @@ fn sim_path() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_sim"))
 }
 
-/// Runs `sim args` with a 10 s limit: the output, or a failure naming the case that hung.
+/// Runs `sim args` with a 10 s limit: the output, or a failure naming the case that hung. The
+/// pipes are drained while it runs (a JSON answer past the pipe's 64 KiB would otherwise block
+/// the child on a full pipe and read as a hang).
 fn sim(args: &[&str]) -> Output {
     let mut child = Command::new(sim_path())
         .args(args)
@@ -27,10 +30,19 @@ fn sim(args: &[&str]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
     let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
         }
         if start.elapsed() > CASE_LIMIT {
             let _ = child.kill();
@@ -38,8 +50,12 @@ fn sim(args: &[&str]) -> Output {
             panic!("hung past {CASE_LIMIT:?}: sim {}", args.join(" "));
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
     }
-    child.wait_with_output().unwrap()
 }
 
 /// Exit 2 with one line on stderr that contains `says`.
