@@ -12,8 +12,7 @@
 //!   NCCL's `P2P` ring is costed over that path step by step
 //!   (`machine::interconnect`), and the engines' custom all-reduce runs over it (`cost::comm`).
 //!   Where the profile timed no host-staged copy, the published one is assumed: ~14 µs a small
-//!   GPU→GPU copy without P2P and ~37 GB/s one way on Gen5 (the VM preset's figures; a Proxmox
-//!   guest without the GPUDirect clique measured 15.2 µs, noonghunna/club-3090 pull request 890).
+//!   GPU→GPU copy without P2P and ~37 GB/s one way on Gen5 (the VM preset's figures).
 
 use models::profile::{
     Direction, HostStagePath, MachineProfile, P2pState, PairClass, PairLink, SizePoint, Stat,
