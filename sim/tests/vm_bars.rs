@@ -337,8 +337,25 @@ fn advise_answers_the_p2p_question_for_the_vm() {
     let real = rows.iter().filter(|r| r["state"] == "real").map(tok);
     assert!(real.fold(0.0, f64::max) > tok(current[0]));
     assert!(!p["changes"].as_array().unwrap().is_empty());
+    // the verdict as odds, like ep / mtp / scale / replicas: the state it leads to against now
+    let odds = &p["odds"];
+    let prob = odds["probability"].as_f64().unwrap();
+    assert!((0.5..=1.0).contains(&prob), "{odds}");
+    assert_eq!(odds["sure"].as_bool().unwrap(), prob >= 0.9, "{odds}");
+    assert!(
+        odds["faster"].as_str().unwrap().starts_with("P2P real"),
+        "{odds}"
+    );
+    assert!(
+        odds["slower"].as_str().unwrap().starts_with("P2P off"),
+        "{odds}"
+    );
     let t: Vec<String> = args("table");
     let out = sim_stdout(&t.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(out.contains("try: python -m sglang.launch_server"), "{out}");
     assert!(out.contains("off (now)"), "{out}");
+    assert!(
+        out.contains("with probability") || out.contains("Depends: measure both"),
+        "{out}"
+    );
 }

@@ -42,6 +42,30 @@ pub struct P2pAnswer {
     /// The layout's SGLang flags, for the `try:` line.
     #[serde(default)]
     pub launch_flags: String,
+    /// The verdict as odds from the two rows' 80% intervals
+    /// ([`crate::uncertainty::verdict::odds`]): the row the changes lead to against the one the
+    /// machine runs now (or, with nothing to change, the fastest other row); "Depends: measure
+    /// both" below the bar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub odds: Option<crate::uncertainty::verdict::Odds>,
+}
+
+impl P2pAnswer {
+    /// The row the machine runs now and the row to weigh it against: the one the changes lead
+    /// to, else the fastest other row that ran.
+    pub fn contenders(&self) -> Option<(&P2pRow, &P2pRow)> {
+        let tok = |r: &P2pRow| r.output_tok_s.unwrap_or(0.0);
+        let cur = self
+            .rows
+            .iter()
+            .find(|r| r.current && r.output_tok_s.is_some())?;
+        let other = self
+            .rows
+            .iter()
+            .filter(|r| !std::ptr::eq(*r, cur) && r.output_tok_s.is_some())
+            .max_by(|a, b| tok(a).total_cmp(&tok(b)))?;
+        Some((cur, other))
+    }
 }
 
 /// The machines of the three states: the one given in its own state; `real` from `real_base`
@@ -162,6 +186,7 @@ pub fn answer(q: &P2pQuestion<'_>) -> P2pAnswer {
         sentence,
         changes,
         launch_flags: String::new(),
+        odds: None,
     }
 }
 

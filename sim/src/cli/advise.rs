@@ -366,7 +366,9 @@ fn answer_question(
         }
         Some(Question::P2p) => {
             spinner.set_message("the layout in every P2P state");
-            a.p2p = Some(answer_p2p(setup, ls, ranking, workload)?);
+            let mut p2p = answer_p2p(setup, ls, ranking, workload)?;
+            super::advise_odds::p2p(setup, workload, &mut p2p);
+            a.p2p = Some(p2p);
         }
         None => {}
     }

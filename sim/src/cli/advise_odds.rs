@@ -174,3 +174,61 @@ pub fn scale(
     );
     a.odds = Some(odds);
 }
+
+/// The P2P verdict's odds: the row the machine runs now against the best other row, each with the
+/// P2P state it runs in and how that machine is known (the states the machine is not in are
+/// built by `sim::p2p_variant`: synthesized; `real` from the measured bare-metal preset). The box
+/// is one box: a source offset is shared whole.
+pub fn p2p(setup: &Setup, workload: &sim::workload::Workload, a: &mut sim::advise::p2p::P2pAnswer) {
+    let Some((cur, other)) = a.contenders() else {
+        return;
+    };
+    let concurrency = workload.max_concurrency.unwrap_or(workload.num_prompts);
+    let base = setup.regime(
+        &setup.opts,
+        None,
+        Load {
+            family: "bench_serving",
+            concurrency,
+            context_tokens: workload.random_input_len,
+        },
+    );
+    let regime_of = |r: &sim::advise::p2p::P2pRow| {
+        let mut g = base.clone();
+        if r.machine != setup.machine.name() {
+            g.p2p = r.state.to_string();
+            g.machine_kind = if r.state == models::profile::P2pState::Real {
+                "preset measured"
+            } else {
+                "preset synthesized"
+            }
+            .into();
+        }
+        g
+    };
+    let (rc, ro) = (regime_of(cur), regime_of(other));
+    let name = |r: &sim::advise::p2p::P2pRow| format!("P2P {} with {}", r.state, r.all_reduce);
+    let (nc, no) = (name(cur), name(other));
+    let (mc, mo) = (
+        format!("bench_serving --max-concurrency {concurrency} as the machine runs now"),
+        format!(
+            "bench_serving --max-concurrency {concurrency} in P2P {} with {}",
+            other.state, other.all_reduce
+        ),
+    );
+    a.odds = Some(odds(
+        ErrorModel::builtin(),
+        Choice {
+            name: &nc,
+            tok_s: cur.output_tok_s.unwrap_or(0.0),
+            regime: &rc,
+            measure: &mc,
+        },
+        Choice {
+            name: &no,
+            tok_s: other.output_tok_s.unwrap_or(0.0),
+            regime: &ro,
+            measure: &mo,
+        },
+    ));
+}

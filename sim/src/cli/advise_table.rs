@@ -149,6 +149,7 @@ fn print_p2p(p: &sim::advise::p2p::P2pAnswer, launcher: &str) {
     }
     println!("{t}");
     println!("{}", p.sentence);
+    super::scale::print_odds(p.odds.as_ref());
     for c in &p.changes {
         println!("change: {c}");
     }

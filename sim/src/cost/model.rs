@@ -175,6 +175,13 @@ impl CostModel {
         &self.memory_notes
     }
 
+    /// What prices decode attention at `requests` × `context` cached tokens: a measured kernel
+    /// table or the efficiency curve (the error model reads the latter as an extrapolation).
+    pub fn decode_attention_note(&self, requests: u32, context_tokens: u32) -> String {
+        self.core
+            .decode_note(f64::from(requests), f64::from(context_tokens))
+    }
+
     /// The model's name (preset or path), for tables.
     pub fn model_name(&self) -> &str {
         &self.model_name

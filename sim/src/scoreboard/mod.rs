@@ -29,7 +29,9 @@ use crate::records::{
 use crate::serving::{RunReport, simulate};
 use crate::uncertainty::fit::{Residual, coverage, loso};
 use crate::uncertainty::verdict::{PairCheck, check_pairs};
-use crate::uncertainty::{Coverage, ErrorModel, Flag, Regime, context_band};
+use crate::uncertainty::{
+    Coverage, ErrorModel, Flag, Regime, context_band, machine_kind, p2p_level,
+};
 use models::ModelSpec;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -397,8 +399,18 @@ fn predict(
         context: context_band(e.context_tokens).to_string(),
         concurrency: band(e.concurrency).to_string(),
         machine: machine.name().to_string(),
+        machine_kind: machine_kind(&machine.profile).to_string(),
+        p2p: p2p_level(&machine.profile),
         family: e.family.name().to_string(),
-        flags: Flag::from_notes(notes.iter().chain(model.target().memory_notes())),
+        flags: Flag::from_notes(
+            notes
+                .iter()
+                .chain(model.target().memory_notes())
+                .chain([&model
+                    .target()
+                    .decode_attention_note(e.concurrency, e.context_tokens)]),
+        ),
+        source: origin.source.clone(),
     };
     let errors = ErrorModel::builtin();
     Ok(e.targets

@@ -37,15 +37,22 @@ pub const ERROR_MODEL_SCHEMA_VERSION: u32 = 1;
 pub const Z_80: f64 = 1.281_551_565_544_600_4;
 
 /// The regime factors a residual is split by, in the order the table lists them.
-pub const FACTORS: [&str; 7] = [
+pub const FACTORS: [&str; 9] = [
     "engine",
     "model",
     "speculation",
     "context",
     "concurrency",
     "machine",
+    "machine kind",
+    "p2p",
     "family",
 ];
+
+/// The factors whose unseen level makes a prediction one of a source the dev set does not have
+/// (another box, another model's kernels): it takes the between-source spread once
+/// ([`BetweenSource`]), not a width per level.
+pub const SOURCE_FACTORS: [&str; 2] = ["machine", "model"];
 
 /// What a prediction is, as the error model splits residuals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -61,12 +68,50 @@ pub struct Regime {
     pub context: String,
     /// Concurrency band (`1`, `2`, `3-8`, `9-32`, `33+`).
     pub concurrency: String,
-    /// Machine preset or profile name (its P2P state and how it is known go with it).
+    /// Machine preset or profile name.
     pub machine: String,
+    /// How the machine is known ([`machine_kind`]): `probe profile`, `preset measured` or
+    /// `preset synthesized`.
+    #[serde(default)]
+    pub machine_kind: String,
+    /// The machine's P2P state (`real`, `off`, `routed`; `unknown` where nothing says).
+    #[serde(default)]
+    pub p2p: String,
     /// How the figure is measured: `llm_decode_bench` (steady decode) or `bench_serving`.
     pub family: String,
     /// Extrapolation flags ([`Flag`] names).
     pub flags: Vec<String>,
+    /// The page or box a records comparison came from; empty for a prediction of the user's own
+    /// (`run`, `predict`, `advise`), which counts as a new source only where its machine or
+    /// model is not one the dev set has.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
+}
+
+/// How a machine is known: `probe profile` (measured on the box by `probe run`), `preset
+/// measured` (a preset whose collective curves are a published measurement of that box) or
+/// `preset synthesized` (curves modelled from published figures, taken from another box, or
+/// put in another P2P state by `sim::p2p_variant`).
+pub fn machine_kind(profile: &models::profile::MachineProfile) -> &'static str {
+    let notes = &profile.provenance.notes;
+    if profile.provenance.tool != "preset" {
+        "probe profile"
+    } else if notes
+        .iter()
+        .any(|n| n.starts_with("Collective curves are the measured"))
+        && !notes.iter().any(|n| n.contains("on the changed pairs"))
+    {
+        "preset measured"
+    } else {
+        "preset synthesized"
+    }
+}
+
+/// The machine's P2P state as the error model splits by it.
+pub fn p2p_level(profile: &models::profile::MachineProfile) -> String {
+    profile
+        .p2p_state()
+        .map_or_else(|| "unknown".to_string(), |s| s.to_string())
 }
 
 /// What a prediction is asked for: how it is measured and at what load.
@@ -91,10 +136,17 @@ impl Regime {
         load: Load,
         notes: &[String],
     ) -> Regime {
-        let shape: Vec<String> = layout
+        let mut shape: Vec<String> = layout
             .and_then(|l| crate::cost::moe::shape_note(&machine.gpu, spec, &l))
             .into_iter()
             .collect();
+        // what prices decode attention at this load (a kernel table or the efficiency curve)
+        if let Some(l) = layout {
+            let knobs = crate::cost::Knobs::default();
+            if let Ok(cm) = crate::cost::CostModel::new(machine, spec, l, opts, knobs) {
+                shape.push(cm.decode_attention_note(load.concurrency, load.context_tokens));
+            }
+        }
         let speculation = match &opts.speculative {
             None => "off",
             Some(s) if s.accept_length.is_some() => "measured",
@@ -107,8 +159,11 @@ impl Regime {
             context: context_band(load.context_tokens).into(),
             concurrency: concurrency_band(load.concurrency).into(),
             machine: machine.name().to_string(),
+            machine_kind: machine_kind(&machine.profile).into(),
+            p2p: p2p_level(&machine.profile),
             family: load.family.into(),
             flags: Flag::from_notes(notes.iter().chain(machine.notes()).chain(&shape)),
+            source: String::new(),
         }
     }
 
@@ -129,6 +184,8 @@ impl Regime {
             "context" => &self.context,
             "concurrency" => &self.concurrency,
             "machine" => &self.machine,
+            "machine kind" => &self.machine_kind,
+            "p2p" => &self.p2p,
             _ => &self.family,
         }
     }
@@ -166,6 +223,9 @@ pub enum Flag {
     P2pAssumed,
     /// A machine figure (launch floor, host path, …) is assumed, not measured.
     MachineFigureAssumed,
+    /// Decode attention priced by the efficiency curve: no measured kernel table for the
+    /// engine's backend, GPU and shape (the cost model's decode-attention note).
+    AttentionWithoutKernelData,
 }
 
 impl Flag {
@@ -174,6 +234,7 @@ impl Flag {
             Flag::MoeSliceExtrapolated => "moe-slice-extrapolated",
             Flag::P2pAssumed => "p2p-assumed",
             Flag::MachineFigureAssumed => "machine-figure-assumed",
+            Flag::AttentionWithoutKernelData => "attention-without-kernel-data",
         }
     }
 
@@ -188,6 +249,8 @@ impl Flag {
                 Flag::P2pAssumed
             } else if n.starts_with("assumed") && n.contains("not measured") {
                 Flag::MachineFigureAssumed
+            } else if n.starts_with("decode attention: efficiency curve") {
+                Flag::AttentionWithoutKernelData
             } else {
                 continue;
             };
@@ -243,12 +306,21 @@ pub struct Cell {
     pub lo_ln: f64,
     /// 90th percentile of the residuals.
     pub hi_ln: f64,
+    /// 10th and 90th percentiles of the residuals less their own source's median: the spread
+    /// inside one page or box, which a new source's offset ([`BetweenSource`]) comes on top of.
+    pub within_lo_ln: f64,
+    pub within_hi_ln: f64,
 }
 
 impl Cell {
     /// Half the width of the central 80%, in ln.
     pub fn half_ln(&self) -> f64 {
         (self.hi_ln - self.lo_ln) / 2.0
+    }
+
+    /// Half the width of the central 80% inside one source, in ln.
+    pub fn within_half_ln(&self) -> f64 {
+        (self.within_hi_ln - self.within_lo_ln) / 2.0
     }
 
     /// `engine vllm (n 229)`.
@@ -285,6 +357,44 @@ pub struct Coverage {
     pub median_half_width_pct: f64,
 }
 
+/// One dev source's offset: the median residual of its headline figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceOffset {
+    pub source: String,
+    pub n: usize,
+    pub median_ln: f64,
+    /// Sampling variance of that median, (π/2)·s²/n (s the source's own spread).
+    pub median_var_ln2: f64,
+}
+
+/// The error a new source (another page or box) adds: each dev source's median residual is read
+/// as one draw from a between-source distribution (a random-effects view). Every source weighs
+/// the same whatever its figure count; τ² is the method-of-moments estimate (the variance of the
+/// medians less their mean sampling variance), and a new source's offset has the 80% prediction
+/// half-width t(0.9, k − 2)·√(τ² + s²/k) of Higgins, Thompson & Spiegelhalter (2009), k the
+/// sources, bounded to [`BETWEEN_HALF_BOUNDS_LN`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BetweenSource {
+    pub sources: Vec<SourceOffset>,
+    /// Equal-weight mean of the sources' medians: the expected offset of a new source.
+    pub mean_ln: f64,
+    /// σ_between.
+    pub tau_ln: f64,
+    /// Degrees of freedom of the t quantile (k − 2).
+    pub df: usize,
+    pub t_quantile: f64,
+    /// The 80% half-width a new source's offset adds (ln), root-sum-square with the within
+    /// spread.
+    pub half_ln: f64,
+    /// What the figures are and what pinned them.
+    pub method: String,
+}
+
+/// Bounds on [`BetweenSource::half_ln`]: no less than nothing, no more than ln 2 (a factor of two
+/// either way, the largest out-of-source error the issue reports for any kind of run); with fewer
+/// than three sources (no degree of freedom) the upper bound is taken.
+pub const BETWEEN_HALF_BOUNDS_LN: [f64; 2] = [0.0, std::f64::consts::LN_2];
+
 /// The error model: the table, the width unseen levels add, and the correlation of two
 /// predictions' errors on one box.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -298,14 +408,18 @@ pub struct ErrorModel {
     pub base: Cell,
     /// Every factor level and flag with at least `min_cell` residuals.
     pub cells: Vec<Cell>,
-    /// Half-width (ln) added in quadrature for each factor level or flag the table has not seen:
+    /// What a new source (a machine, model or page the dev set does not have) adds.
+    pub between: BetweenSource,
+    /// Half-width (ln) added in quadrature for each other factor level or flag the table has not
+    /// seen (speculation, bands, family, machine kind, P2P state, flags):
     /// measured leaving one source out, from the held-out source's figures whose level was unseen
     /// (their spread about the fallback interval's centre beyond the base spread).
     pub unseen_ln: f64,
     /// Held-out figures that measured `unseen_ln` (0: none; then the base half-width is used).
     pub unseen_n: usize,
     /// Correlation of two predictions' residuals in one comparison group (same box and load,
-    /// one choice different): 1 − var(rA − rB) / (2 var r).
+    /// one choice different) beyond their common source offset: 1 − var(rA − rB) / (2 var r),
+    /// r less its source's median.
     pub pair_correlation: f64,
     /// Pairs that measured it.
     pub pairs: usize,
@@ -342,6 +456,11 @@ pub struct FigureRange {
 pub struct LnInterval {
     pub lo: f64,
     pub hi: f64,
+    /// The part of the half-width a new source's offset makes (0 on the dev set's own ground):
+    /// two predictions of one box share it whole.
+    pub source_half: f64,
+    /// Levels (other than a new machine or model) and flags the table has not seen.
+    pub unseen_levels: usize,
     pub set_by: String,
     pub widened_by: Vec<String>,
 }
@@ -372,6 +491,18 @@ impl ErrorModel {
             .find(|c| c.factor == factor && c.level == level)
     }
 
+    /// Whether `regime` is of a source the dev set does not have: its machine or model has no
+    /// cell, or its records' page or box is not one of the fitted sources.
+    pub fn new_source(&self, regime: &Regime) -> Option<String> {
+        for f in SOURCE_FACTORS {
+            if self.cell(f, regime.level(f)).is_none() {
+                return Some(format!("{f} {} unseen", regime.level(f)));
+            }
+        }
+        let known = self.provenance.sources.contains(&regime.source);
+        (!regime.source.is_empty() && !known).then(|| "a source the dev set lacks".to_string())
+    }
+
     /// The interval of `ln(measured / predicted)` for a prediction in `regime`.
     pub fn ln_interval(&self, regime: &Regime) -> LnInterval {
         let mut seen: Vec<&Cell> = vec![&self.base];
@@ -379,6 +510,7 @@ impl ErrorModel {
         for f in FACTORS {
             match self.cell(f, regime.level(f)) {
                 Some(c) => seen.push(c),
+                None if SOURCE_FACTORS.contains(&f) => {}
                 None => unseen.push(format!("{f} {} unseen", regime.level(f))),
             }
         }
@@ -390,33 +522,77 @@ impl ErrorModel {
             }
         }
         seen.extend(flags.iter().copied());
+        let new_source = self.new_source(regime);
+        let pooled = self.spread(&seen, &flags, unseen.len(), false);
+        let (widest, mut var, mut widened_by) = match new_source {
+            // on new ground the spread inside one source sets the width and the source's offset
+            // comes on top, never narrower than the pooled spread of the dev set's own sources
+            Some(_) => {
+                let (c, v, w) = self.spread(&seen, &flags, unseen.len(), true);
+                (c, (v + self.between.half_ln.powi(2)).max(pooled.1), w)
+            }
+            None => pooled,
+        };
+        let unseen_levels = unseen.len();
+        // a level unseen is named only where unseen levels were measured to add something
+        if self.unseen_ln > 0.0 {
+            widened_by.extend(unseen);
+        }
+        let (centre, source_half) = match new_source {
+            Some(why) => {
+                widened_by.push(format!("{why}: new source ±{:.3} ln", self.between.half_ln));
+                let within_centre = (widest.within_lo_ln + widest.within_hi_ln) / 2.0;
+                (self.between.mean_ln + within_centre, self.between.half_ln)
+            }
+            None => ((widest.lo_ln + widest.hi_ln) / 2.0, 0.0),
+        };
+        var = var.max(source_half.powi(2));
+        let half = var.sqrt();
+        LnInterval {
+            lo: centre - half,
+            hi: centre + half,
+            source_half,
+            unseen_levels,
+            set_by: widest.describe(),
+            widened_by,
+        }
+    }
+
+    /// The widest of the `seen` cells, the variance (ln²) of its 80% half-width with the `flags`
+    /// and `unseen` levels stacked on it, and what widened it; `within`: the spreads inside one
+    /// source, else pooled over the sources.
+    fn spread<'a>(
+        &'a self,
+        seen: &[&'a Cell],
+        flags: &[&'a Cell],
+        unseen: usize,
+        within: bool,
+    ) -> (&'a Cell, f64, Vec<String>) {
+        let half_of = |c: &Cell| {
+            if within {
+                c.within_half_ln()
+            } else {
+                c.half_ln()
+            }
+        };
         let widest = seen
             .iter()
             .copied()
-            .max_by(|a, b| a.half_ln().total_cmp(&b.half_ln()))
+            .max_by(|a, b| half_of(a).total_cmp(&half_of(b)))
             .unwrap_or(&self.base);
-        let base_h = self.base.half_ln();
+        let base_h = half_of(&self.base);
         let mut widened_by = Vec::new();
-        let mut var = widest.half_ln().powi(2);
+        let mut var = half_of(widest).powi(2);
         // flags stack: each one not already setting the width adds what it adds over the base
         for c in flags.iter().filter(|c| !std::ptr::eq(**c, widest)) {
-            let extra = (c.half_ln().powi(2) - base_h.powi(2)).max(0.0);
+            let extra = (half_of(c).powi(2) - base_h.powi(2)).max(0.0);
             if extra > 0.0 {
                 var += extra;
                 widened_by.push(format!("flag {}", c.level));
             }
         }
-        for u in unseen {
-            var += self.unseen_ln.powi(2);
-            widened_by.push(u);
-        }
-        let (centre, half) = ((widest.lo_ln + widest.hi_ln) / 2.0, var.sqrt());
-        LnInterval {
-            lo: centre - half,
-            hi: centre + half,
-            set_by: widest.describe(),
-            widened_by,
-        }
+        var += unseen as f64 * self.unseen_ln.powi(2);
+        (widest, var, widened_by)
     }
 
     /// The 80% interval of a predicted figure: a throughput when `higher_is_faster`, else a

@@ -11,8 +11,11 @@ fn regime(model: &str, flags: &[&str]) -> Regime {
         context: "0".into(),
         concurrency: "1".into(),
         machine: "box".into(),
+        machine_kind: "preset measured".into(),
+        p2p: "real".into(),
         family: "llm_decode_bench".into(),
         flags: flags.iter().map(|s| s.to_string()).collect(),
+        source: String::new(),
     }
 }
 
@@ -47,7 +50,8 @@ fn an_extrapolating_prediction_gets_a_wider_interval_than_a_measured_one() {
     let measured = m.range(100.0, true, &regime("kimi", &[]));
     let flagged = m.range(100.0, true, &regime("kimi", &["moe-slice-extrapolated"]));
     let unseen = m.range(100.0, true, &regime("qwen", &["moe-slice-extrapolated"]));
-    let w = |r: &Range| r.range[1] - r.range[0];
+    // relative width: the centres differ (a new source's is the sources' mean offset)
+    let w = |r: &Range| (r.range[1] / r.range[0]).ln();
     assert!(w(&flagged) > w(&measured), "{flagged:?} vs {measured:?}");
     assert!(w(&unseen) > w(&flagged), "{unseen:?} vs {flagged:?}");
     assert!(
@@ -150,4 +154,150 @@ fn normal_cdf_matches_known_values() {
     assert!((normal_cdf(0.0) - 0.5).abs() < 1e-7);
     assert!((normal_cdf(Z_80) - 0.9).abs() < 1e-6);
     assert!((normal_cdf(-1.959_964) - 0.025).abs() < 1e-6);
+}
+
+/// Residuals of `k` sources, source `s` offset by `offsets[s]` and `n[s]` figures spread ±0.1.
+fn offset_sources(offsets: &[f64], n: &[usize]) -> Vec<Residual> {
+    let mut out = Vec::new();
+    for (s, (&o, &count)) in offsets.iter().zip(n).enumerate() {
+        for i in 0..count {
+            let u = ((i * 37) % count.max(1)) as f64 / count.max(2) as f64;
+            let mut r = regime("kimi", &[]);
+            r.source = format!("page{s}");
+            out.push(Residual {
+                id: format!("r{s}-{i}"),
+                source: format!("page{s}"),
+                regime: r,
+                predicted: 100.0,
+                measured: 100.0 * (o + 0.1 * (2.0 * u - 1.0)).exp(),
+                higher_is_faster: true,
+                group: None,
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn every_source_weighs_the_same_in_the_between_source_spread() {
+    let refs = offset_sources(&[0.0, 0.2, -0.1, 0.1], &[1000, 9, 9, 9]);
+    let rs: Vec<&Residual> = refs.iter().collect();
+    let b = fit::between_source(&rs);
+    // the equal-weight mean of the medians, not the big source's 0
+    assert!((b.mean_ln - 0.05).abs() < 0.01, "{b:?}");
+    // medians 0, 0.2, -0.1, 0.1: their sd is 0.129; less the small sampling variance
+    assert!((0.10..0.13).contains(&b.tau_ln), "{b:?}");
+    assert_eq!(b.df, 2);
+    assert!((b.t_quantile - 1.8856).abs() < 1e-4);
+    assert!(b.half_ln > b.tau_ln * b.t_quantile, "{b:?}");
+}
+
+#[test]
+fn the_t_quantile_meets_the_normal_one() {
+    assert!((fit::t90(3) - 1.6377).abs() < 1e-4);
+    assert!((fit::t90(30) - 1.3104).abs() < 2e-3, "{}", fit::t90(30));
+    assert!((fit::t90(100_000) - Z_80).abs() < 1e-4);
+    assert!(fit::t90(11) < fit::t90(10) && fit::t90(11) > fit::t90(12));
+}
+
+#[test]
+fn a_new_source_is_widened_once_by_the_between_source_spread() {
+    let refs = offset_sources(&[0.0, 0.2, -0.1, 0.1, 0.05], &[100, 40, 30, 20, 10]);
+    let m = fit(&refs, "dev.json", &[]);
+    assert!(m.between.half_ln > 0.05, "{:?}", m.between);
+    let w = |r: &Regime| {
+        let i = m.ln_interval(r);
+        (i.half(), i.source_half)
+    };
+    let mut seen = regime("kimi", &[]);
+    seen.source = "page0".into();
+    let mut other_page = seen.clone();
+    other_page.source = "a page the dev set lacks".into();
+    let mut other_box = regime("kimi", &[]);
+    other_box.machine = "another box".into();
+    let mut other_box_and_model = other_box.clone();
+    other_box_and_model.model = "qwen".into();
+    let (h_seen, s_seen) = w(&seen);
+    assert_eq!(s_seen, 0.0);
+    for r in [&other_page, &other_box, &other_box_and_model] {
+        let (h, s) = w(r);
+        assert_eq!(s, m.between.half_ln, "{r:?}");
+        assert!(h > h_seen, "{r:?}: {h} vs {h_seen}");
+    }
+    // a new machine and a new model are one new source, not two widenings
+    assert!((w(&other_box).0 - w(&other_box_and_model).0).abs() < 1e-12);
+}
+
+#[test]
+fn a_new_sources_offset_cancels_between_two_predictions_of_one_box() {
+    let refs = offset_sources(&[0.0, 0.2, -0.1, 0.1, 0.05], &[100, 40, 30, 20, 10]);
+    let m = fit(&refs, "dev.json", &[]);
+    let mut new_box = regime("kimi", &[]);
+    new_box.machine = "another box".into();
+    let seen = regime("kimi", &[]);
+    let p = |a: &Regime, b: &Regime| {
+        probability_with(
+            &m,
+            Side {
+                speed: 120.0,
+                regime: a,
+            },
+            Side {
+                speed: 100.0,
+                regime: b,
+            },
+            0.0,
+        )
+    };
+    // both on the new box: the offset is shared; one side only: it is not, so less sure
+    assert!(
+        p(&new_box, &new_box) > p(&new_box, &seen),
+        "{} vs {}",
+        p(&new_box, &new_box),
+        p(&new_box, &seen)
+    );
+}
+
+#[test]
+fn machines_are_told_apart_by_how_they_are_known() {
+    let kind = |name: &str| {
+        let m = crate::machine::Machine::resolve(name).expect("preset");
+        machine_kind(&m.profile)
+    };
+    assert_eq!(kind("rtx-pro-6000-x8-baremetal"), "preset measured");
+    assert_eq!(
+        kind("rtx-pro-6000-x8-baremetal-nccl-ll128"),
+        "preset measured"
+    );
+    assert_eq!(kind("rtx-pro-6000-x8-vm-hostbounce"), "preset synthesized");
+    assert_eq!(
+        kind("rtx-pro-6000-x8-baremetal-p2p-off"),
+        "preset synthesized"
+    );
+    assert_eq!(kind("h100-x8"), "preset synthesized");
+    let m = crate::machine::Machine::resolve("rtx-pro-6000-x8-baremetal-p2p-routed").unwrap();
+    assert_eq!(p2p_level(&m.profile), "routed");
+}
+
+#[test]
+fn an_efficiency_curve_for_decode_attention_is_a_flag() {
+    let notes = ["decode attention: efficiency curve (KV bytes over …)".to_string()];
+    assert_eq!(
+        Flag::from_notes(&notes),
+        vec!["attention-without-kernel-data"]
+    );
+}
+
+#[test]
+fn the_stored_model_widens_a_model_the_dev_set_lacks() {
+    let m = ErrorModel::builtin();
+    let mut measured = regime("kimi-k2.5", &[]);
+    measured.machine = "rtx-pro-6000-x8-baremetal-nccl-ll128".into();
+    measured.source = m.provenance.sources[0].clone();
+    let mut other_model = measured.clone();
+    other_model.model = "qwen3.5-397b-a17b".into();
+    other_model.source = String::new();
+    let (a, b) = (m.ln_interval(&measured), m.ln_interval(&other_model));
+    assert!(b.half() > a.half() + 0.05, "{a:?} vs {b:?}");
+    assert_eq!(b.source_half, m.between.half_ln);
 }

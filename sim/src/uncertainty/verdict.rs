@@ -3,7 +3,9 @@
 //! Each prediction's error is read from its 80% interval as a normal in ln-space (centre: the
 //! interval's, sigma: half-width / [`Z_80`]). Two predictions on one box share much of their
 //! error (the same kernels, the same collectives), so the difference of their log errors has
-//! variance σa² + σb² − 2ρσaσb with ρ the error model's measured pair correlation. The chance
+//! variance σa² + σb² − 2ρσaσb with ρ the error model's measured pair correlation (of errors
+//! less their source's offset); the offset a new source adds ([`super::BetweenSource`]) is one
+//! draw for both sides of one box and cancels. The chance
 //! that A is in fact faster is Φ(d / σd), d the predicted log speed ratio with each centre's
 //! bias applied. Below [`VERDICT_BAR`] the verdict is "Depends: measure both".
 
@@ -32,9 +34,14 @@ pub fn probability_with(m: &ErrorModel, a: Side<'_>, b: Side<'_>, rho: f64) -> f
         return if a.speed > b.speed { 1.0 } else { 0.0 };
     }
     let (ia, ib) = (m.ln_interval(a.regime), m.ln_interval(b.regime));
-    let (sa, sb) = (ia.half() / Z_80, ib.half() / Z_80);
+    // a new source's offset is one draw for the whole box: both sides share it whole
+    let own = |i: &super::LnInterval| (i.half().powi(2) - i.source_half.powi(2)).max(0.0).sqrt();
+    let (sa, sb) = (own(&ia) / Z_80, own(&ib) / Z_80);
+    let shared = (ia.source_half - ib.source_half) / Z_80;
     let d = a.speed.ln() + ia.centre() - b.speed.ln() - ib.centre();
-    let sd = (sa * sa + sb * sb - 2.0 * rho * sa * sb).max(1e-12).sqrt();
+    let sd = (sa * sa + sb * sb - 2.0 * rho * sa * sb + shared * shared)
+        .max(1e-12)
+        .sqrt();
     normal_cdf(d / sd)
 }
 
