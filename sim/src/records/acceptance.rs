@@ -4,9 +4,9 @@
 //! --implied-accept-length --acceptance FILE`) or from a record's own `accept_length` metric.
 //!
 //! With it, the implied acceptance length of a record is checked against the one the engine
-//! measured, and the record is predicted with its own acceptance: a check of the speculative step
-//! model that does not assume acceptance is constant across a series (it is not: a draft's
-//! acceptance moves with the prompts of each 30-second window).
+//! measured, and the record is predicted with its own acceptance (or its pool's, below): a check
+//! of the speculative step model that does not assume acceptance is constant across a series
+//! (it is not: a draft's acceptance moves with the prompts of each 30-second window).
 //!
 //! File format (JSON, schema 1): `{"schema_version": 1, "source": "…", "records": [{"id": "…",
 //! "accept_length": 2.48}, {"id": "…", "acceptance_rate": 0.494, "num_speculative_tokens": 3}]}`;
