@@ -4,15 +4,22 @@
 //!
 //! One speculative step of a decode batch of `B` requests (SGLang's EAGLE worker, read from
 //! `python/sglang/srt/speculative/eagle_worker.py` of 2026 main):
-//! 1. draft: `--speculative-num-steps` forward passes of the draft model: the checkpoint's own
-//!    MTP / NEXTN layer(s) (one decoder layer + `eh_proj` + norms, sharing embedding and lm_head)
-//!    or a separate draft (`--speculative-draft-model-path`); the first pass over `B` tokens,
-//!    the others over `B × --speculative-eagle-topk` branches;
+//! 1. draft: `--speculative-num-steps − 1` forward passes of the draft model over `B ×
+//!    --speculative-eagle-topk` branches: the checkpoint's own MTP / NEXTN layer(s) (one decoder
+//!    layer + `eh_proj` + norms, sharing embedding and lm_head) or a separate draft
+//!    (`--speculative-draft-model-path`). The first drafted token comes from the previous step's
+//!    draft extend (3.), not from a pass of its own: `EAGLEWorker.draft_forward` breaks before
+//!    the last forward ("we get 1 token from draft prefill and (#spec steps - 1) tokens here"),
+//!    and vLLM's proposer (`v1/spec_decode/eagle.py`, `propose`) drafts its first token from the
+//!    pass over the verified tokens, then loops `range(num_speculative_tokens - 1)` over the
+//!    batch's rows;
 //! 2. verify: one target pass over `B × --speculative-num-draft-tokens` tokens; every request's
 //!    KV cache is read once for all its draft tokens, like a small prefill (vLLM's Triton MLA
 //!    instead runs each draft token as a decode row of its own, reading the cache once per
 //!    token: [`crate::options::ServerOptions::verify_rows_per_draft_token`]);
-//! 3. draft extend: one draft pass over the accepted tokens (`B × L`) to fill the draft's KV.
+//! 3. draft extend: one draft pass over the step's tokens that fills the draft's KV and drafts
+//!    the next step's first token: `B × (num_steps + 1)` under CUDA graphs and under vLLM, the
+//!    accepted `B × L` when SGLang runs eagerly ([`SpeculativeModel::extend_tokens`]).
 //!
 //! Each request gains the acceptance length `L` tokens per step (bonus token included, so
 //! `1 ≤ L ≤ num_draft_tokens`). The serving simulation advances one token per iteration, so a
@@ -152,19 +159,23 @@ impl SpeculativeModel {
         let (plan, draft) = (&self.plan, &self.draft);
         let per = |n: f64| tokens_per_request(st, n);
         let topk = plan.eagle_topk.max(1) as f64;
-        let first = draft.cost_pass_with(&per(1.0), graph, false);
+        // the extend pass below drafts the first token: `num_steps − 1` passes of their own
+        let passes = plan.num_steps.saturating_sub(1) as f64;
         let rest = draft.cost_pass_with(&per(topk), graph, false);
-        let draft_s = first.latency_s + (plan.num_steps.saturating_sub(1)) as f64 * rest.latency_s;
+        let draft_s = passes * rest.latency_s;
         let mut verify_st = per(plan.num_draft_tokens as f64);
         verify_st.queries_per_request /= self.verify_cache_reads_per_request();
         let verify = self.target.cost_pass(&verify_st, graph);
-        let extend = draft.cost_pass_with(&per(plan.accept_length), graph, false);
+        let extend = draft.cost_pass_with(
+            &per(self.extend_tokens(plan.accept_length, graph)),
+            graph,
+            false,
+        );
         let step_s = draft_s + verify.latency_s + extend.latency_s;
         let l = plan.accept_length;
         let mut cost = verify.clone();
         let mut breakdown = verify.breakdown;
-        breakdown.add_scaled(&first.breakdown, 1.0);
-        breakdown.add_scaled(&rest.breakdown, plan.num_steps.saturating_sub(1) as f64);
+        breakdown.add_scaled(&rest.breakdown, passes);
         breakdown.add_scaled(&extend.breakdown, 1.0);
         let mut per_token = TimeBreakdown::default();
         per_token.add_scaled(&breakdown, 1.0 / l);
@@ -192,6 +203,20 @@ impl SpeculativeModel {
             accept_length: l,
         };
         (step, cost)
+    }
+
+    /// Tokens a request runs through the draft extend when `l` were accepted: the step's whole
+    /// chain, `--speculative-num-steps + 1`, under CUDA graphs (SGLang's draft-extend graph
+    /// runner and its attention backends' `is_draft_extend` metadata lay out `num_tokens_per_bs
+    /// = speculative_num_steps + 1` per request, the rejected slots padded) and always under vLLM
+    /// (its proposer's first pass runs over the verify batch's `num_input_tokens`); the `l`
+    /// accepted ones when SGLang runs it eagerly.
+    fn extend_tokens(&self, l: f64, graph: bool) -> f64 {
+        if graph || self.target.opts.vllm_memory.is_some() {
+            (self.plan.num_steps + 1) as f64
+        } else {
+            l
+        }
     }
 
     /// How many times a verify pass reads each request's cache: once for all its draft tokens
@@ -245,7 +270,7 @@ impl SpeculativeModel {
         let mut l = plan.accept_length;
         for _ in 0..20 {
             let extend = draft
-                .cost_pass_with(&per(l.max(0.05)), graph, false)
+                .cost_pass_with(&per(self.extend_tokens(l.max(0.05), graph)), graph, false)
                 .latency_s;
             let next = measured_tok_s * (fixed + extend) / n;
             if (next - l).abs() < 1e-6 {
@@ -503,6 +528,28 @@ mod tests {
         assert!(vllm.spec_uses_graph(&st(8.0)));
         assert!(!vllm.spec_uses_graph(&st(16.0)));
         assert!(vllm.spec_step(16, 1024).step_s > sglang.spec_step(16, 1024).step_s);
+    }
+
+    /// SGLang's `draft_forward` and vLLM's proposer take the first drafted token from the draft
+    /// extend over the previous step's tokens: a chain of `n` steps runs `n − 1` draft passes of
+    /// its own, and one step runs none.
+    #[test]
+    fn the_draft_runs_one_pass_fewer_than_its_steps() {
+        let steps = |n: u32| {
+            let mut o = eagle(Some(2.0));
+            let s = o.speculative.as_mut().unwrap();
+            (s.num_steps, s.num_draft_tokens) = (n, n + 1);
+            model_with(&o).spec_step(8, 1024)
+        };
+        let one = steps(1);
+        assert_eq!(one.draft_s, 0.0);
+        assert!(one.extend_s > 0.0);
+        let (two, three) = (steps(2), steps(3));
+        assert!(two.draft_s > 0.0);
+        assert!(
+            (three.draft_s / two.draft_s - 2.0).abs() < 1e-9,
+            "{two:?} {three:?}"
+        );
     }
 
     fn model_with(o: &ServerOptions) -> SpeculativeModel {

@@ -4,9 +4,9 @@
 //! --implied-accept-length --acceptance FILE`) or from a record's own `accept_length` metric.
 //!
 //! With it, the implied acceptance length of a record is checked against the one the engine
-//! measured, and the record is predicted with its own acceptance: a check of the speculative step
-//! model that does not assume acceptance is constant across a series (it is not: a draft's
-//! acceptance moves with the prompts of each 30-second window).
+//! measured, and the record is predicted with its own acceptance (or its pool's, below): a check
+//! of the speculative step model that does not assume acceptance is constant across a series
+//! (it is not: a draft's acceptance moves with the prompts of each 30-second window).
 //!
 //! File format (JSON, schema 1): `{"schema_version": 1, "source": "…", "records": [{"id": "…",
 //! "accept_length": 2.48}, {"id": "…", "acceptance_rate": 0.494, "num_speculative_tokens": 3}]}`;
@@ -16,6 +16,17 @@
 //! `"accept_length_range": [lo, hi]`: the record is predicted at the middle of the range and its
 //! row says so ([`MeasuredAcceptance::range_of`]), and the range's two ends bound the prediction.
 //! Several files may be given (`--acceptance A --acceptance B`); an id in two of them is an error.
+//!
+//! **Pools.** An entry may name the `"pool"` it belongs to: the cells one server profile ran
+//! (one launch, one draft, one page table). Each cell of a pool is predicted with the pool's mean
+//! length, its own figure kept beside it ([`MeasuredAcceptance::pooled`]). Why: a cell's rate is
+//! the engine's counters over that cell's window, and on the Kimi-K2.6 page
+//! (`tests/fixtures/acceptance/rtx6kpro-kimi-k26-v4.json`) the cells' measured throughput does
+//! not follow them: across the four DCP profiles at one (context, concurrency), the measured
+//! on ÷ off step ratio rises with the cell's own length (slope 0.71 per token, correlation 0.71,
+//! 108 cells), where a throughput set by that length would leave it flat; the page itself says
+//! the Kimi draft's acceptance "varies much more than GLM in this setup". The pool's mean is
+//! the same measurement, averaged where its window-to-window scatter cancels.
 
 use super::Record;
 use serde::Deserialize;
@@ -66,6 +77,20 @@ struct Entry {
     num_speculative_tokens: Option<u32>,
     #[serde(default)]
     accept_length_range: Option<[f64; 2]>,
+    /// The server profile whose cells share one acceptance (see the module's "Pools").
+    #[serde(default)]
+    pool: Option<String>,
+}
+
+/// A cell predicted with its pool's mean acceptance length.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pooled {
+    /// The pool's name (the server profile, as the file says it).
+    pub pool: String,
+    /// Cells in the pool.
+    pub cells: usize,
+    /// The cell's own length, as published.
+    pub own_length: f64,
 }
 
 /// Measured acceptance lengths by record id.
@@ -75,6 +100,8 @@ pub struct MeasuredAcceptance {
     pub by_id: BTreeMap<String, f64>,
     /// The ids whose source published only a range over its runs: (lowest, highest) length.
     pub ranges: BTreeMap<String, (f64, f64)>,
+    /// The ids predicted with their pool's mean length: the pool and the cell's own length.
+    pub pooled: BTreeMap<String, Pooled>,
 }
 
 impl MeasuredAcceptance {
@@ -104,6 +131,7 @@ impl MeasuredAcceptance {
             }
             all.by_id.extend(one.by_id);
             all.ranges.extend(one.ranges);
+            all.pooled.extend(one.pooled);
         }
         Ok(all)
     }
@@ -129,8 +157,18 @@ impl MeasuredAcceptance {
         }
         let mut by_id = BTreeMap::new();
         let mut ranges = BTreeMap::new();
+        let mut pools: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for e in file.records {
             let range = e.accept_length_range;
+            if let Some(pool) = &e.pool {
+                if range.is_some() {
+                    return Err(bad(format!(
+                        "record `{}`: a published range is already one figure for its runs; give \"pool\" only beside a cell's own length or rate",
+                        e.id
+                    )));
+                }
+                pools.entry(pool.clone()).or_default().push(e.id.clone());
+            }
             let length = match (e.accept_length, e.acceptance_rate, e.num_speculative_tokens) {
                 (None, None, _) if range.is_some() => {
                     let [lo, hi] = range.unwrap_or_default();
@@ -180,7 +218,12 @@ impl MeasuredAcceptance {
                 return Err(bad(format!("record `{}` appears more than once", e.id)));
             }
         }
-        Ok(MeasuredAcceptance { by_id, ranges })
+        let pooled = pool_lengths(&mut by_id, &pools);
+        Ok(MeasuredAcceptance {
+            by_id,
+            ranges,
+            pooled,
+        })
     }
 
     /// A record's measured acceptance length: this file's, else the record's own
@@ -202,6 +245,29 @@ impl MeasuredAcceptance {
             crate::acceptance::length_from_rate(rate, drafted).ok()
         })
     }
+}
+
+/// Replaces each pooled cell's length in `by_id` by its pool's mean (every cell weighted alike,
+/// as the source's own per-profile mean is), returning each cell's pool and own length.
+fn pool_lengths(
+    by_id: &mut BTreeMap<String, f64>,
+    pools: &BTreeMap<String, Vec<String>>,
+) -> BTreeMap<String, Pooled> {
+    let mut pooled = BTreeMap::new();
+    for (pool, ids) in pools {
+        let own: Vec<f64> = ids.iter().map(|id| by_id[id]).collect();
+        let mean = own.iter().sum::<f64>() / own.len() as f64;
+        for (id, own_length) in ids.iter().zip(own) {
+            by_id.insert(id.clone(), mean);
+            let cell = Pooled {
+                pool: pool.clone(),
+                cells: ids.len(),
+                own_length,
+            };
+            pooled.insert(id.clone(), cell);
+        }
+    }
+    pooled
 }
 
 #[cfg(test)]
@@ -235,6 +301,27 @@ mod tests {
         assert!((a.by_id["g"] - 2.495).abs() < 1e-12);
         assert_eq!(a.range_of("g"), Some((2.19, 2.80)));
         assert_eq!(a.range_of("h"), None);
+    }
+
+    #[test]
+    fn a_pools_cells_are_predicted_at_its_mean_and_keep_their_own() {
+        let a = parse(
+            r#"{"schema_version": 1, "records": [
+                {"id": "a1", "acceptance_rate": 0.5, "num_speculative_tokens": 3, "pool": "DCP1"},
+                {"id": "a2", "acceptance_rate": 0.3, "num_speculative_tokens": 3, "pool": "DCP1"},
+                {"id": "b1", "accept_length": 3.0, "pool": "DCP2"},
+                {"id": "c", "accept_length": 2.0}]}"#,
+        )
+        .unwrap();
+        // 1 + 3 × 0.5 = 2.5 and 1 + 3 × 0.3 = 1.9: both cells at 2.2
+        assert!((a.by_id["a1"] - 2.2).abs() < 1e-12 && (a.by_id["a2"] - 2.2).abs() < 1e-12);
+        assert_eq!(a.pooled["a1"].cells, 2);
+        assert!((a.pooled["a2"].own_length - 1.9).abs() < 1e-12);
+        assert_eq!(a.pooled["a1"].pool, "DCP1");
+        // a pool of one is the cell itself; a cell in no pool keeps its own
+        assert_eq!(a.by_id["b1"], 3.0);
+        assert_eq!(a.by_id["c"], 2.0);
+        assert!(!a.pooled.contains_key("c"));
     }
 
     #[test]
@@ -299,6 +386,10 @@ mod tests {
             (
                 r#"{"schema_version": 1, "records": [{"id": "a", "accept_length": 2, "accept_length_range": [2, 3]}]}"#,
                 "alone",
+            ),
+            (
+                r#"{"schema_version": 1, "records": [{"id": "a", "accept_length_range": [2, 3], "pool": "p"}]}"#,
+                "already one figure",
             ),
         ] {
             let e = parse(text).unwrap_err().to_string();

@@ -46,6 +46,10 @@ pub struct RecordSpeculation {
     pub accept: AcceptOrigin,
     /// What was stated and what assumed, in words.
     pub draft: String,
+    /// Where the measured length is its pool's mean ([`super::acceptance::Pooled`]): which pool,
+    /// and the cell's own figure, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pooled: Option<String>,
 }
 
 /// The prompts a record's client sent: `llm_decode_bench`'s shared document (`synthetic`),
@@ -89,6 +93,7 @@ pub fn record_speculation(
             AcceptOrigin::Assumed
         },
         draft,
+        pooled: None,
     }
 }
 

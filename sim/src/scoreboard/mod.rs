@@ -273,6 +273,12 @@ pub fn score_with(
                         Some(_) => AcceptOrigin::PublishedRange,
                         None => AcceptOrigin::Measured,
                     };
+                    s.pooled = measured.pooled.get(&r.id).map(|p| {
+                        format!(
+                            "the mean of the {} cells of the source's `{}` profile; this cell's own {:.2} is one window's, which its throughput does not follow",
+                            p.cells, p.pool, p.own_length
+                        )
+                    });
                 }
                 expressed.push(e)
             }
@@ -466,13 +472,19 @@ pub(crate) fn server_gpus(m: &Machine, layout: models::Layout) -> crate::error::
 /// The speculation `model` runs for record `e`, with a note saying how it was set.
 fn speculation_of(e: &Expressed, model: &ServedModel, notes: &mut Vec<String>) -> Option<SpecUsed> {
     let (s, plan) = (e.speculation.as_ref()?, model.spec_plan()?);
-    let prior;
+    let (prior, pooled);
     notes.push(format!(
         "draft: {}; acceptance length {:.2} ({})",
         s.draft,
         plan.accept_length,
         match s.accept {
-            AcceptOrigin::Measured => "measured by the source",
+            AcceptOrigin::Measured => match &s.pooled {
+                Some(p) => {
+                    pooled = format!("measured by the source: {p}");
+                    pooled.as_str()
+                }
+                None => "measured by the source",
+            },
             AcceptOrigin::PublishedRange =>
                 "the middle of the range the source published for these runs, not this run's own",
             AcceptOrigin::Assumed => {
