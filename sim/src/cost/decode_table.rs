@@ -23,12 +23,13 @@
 //!   layer cache that fits in L2 is read from it at up to ~2 TB/s, which a serving step, with
 //!   every other layer's cache and weights between two reads of it, never sees.
 //!
-//! Only the GQA tables price anything ([`super::attn_core`] picks them per engine and backend);
-//! the MLA tables are carried, checked and reported, but MLA stays on the efficiency curve:
-//! vLLM 0.24's TRITON_MLA reads a 131k-token fp8 cache at 0.55 TB/s at one request and at two
-//! (140 and 271 µs), where the public Kimi-K2.6 runs' steps grow by 179 and 175 µs a layer, and
-//! SGLang 0.5.14's MLA table prices GLM-5's one-stream 131k slowdown at ×2.5 where the runs
-//! show ×1.66: they are not the kernels those builds ran (README, "Decode attention by shape").
+//! The GQA tables price by interpolation ([`super::attn_core`] picks them per engine and backend).
+//! The MLA tables do not: vLLM 0.24's TRITON_MLA rows are the fit of [`super::triton_mla`], the
+//! kernel's grid (head blocks of 16, 4 KV splits) against these rows, which prices it at any head
+//! count, DCP and fp8 cache (the 1-head fp8 rows are the MHA kernel, not the grouped one Kimi-K2
+//! runs: compared with them, the public Kimi-K2.6 steps looked unexplained). SGLang 0.5.14's MLA
+//! table stays carried and unused: it prices GLM-5's one-stream 131k slowdown at ×2.5 where the
+//! runs show ×1.66, not the kernel those builds ran (README, "Decode attention by shape").
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -317,10 +318,16 @@ impl DecodeTables {
     /// The carried tables, parsed once.
     pub fn builtin() -> &'static DecodeTables {
         static T: OnceLock<DecodeTables> = OnceLock::new();
-        T.get_or_init(|| {
+        T.get_or_init(|| DecodeTables::from_rows(Self::builtin_rows()))
+    }
+
+    /// The carried rows, parsed once (both CSVs).
+    pub fn builtin_rows() -> &'static [Row] {
+        static R: OnceLock<Vec<Row>> = OnceLock::new();
+        R.get_or_init(|| {
             let mut rows = parse_decode_csv(DECODE_CSV);
             rows.extend(parse_sglang_mla_csv(SGLANG_MLA_CSV));
-            DecodeTables::from_rows(&rows)
+            rows
         })
     }
 
