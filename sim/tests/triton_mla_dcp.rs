@@ -12,11 +12,26 @@ fn note(dcp: u32, dtype: &str) -> String {
          --decode-context-parallel-size {dcp} --kv-cache-dtype {dtype}"
     );
     let out = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(["predict", "--machine", "rtx-pro-6000-x8-baremetal-nccl-ll128"])
-        .args(["--server-args", &line, "--batch", "8", "--context", "131072"])
+        .args([
+            "predict",
+            "--machine",
+            "rtx-pro-6000-x8-baremetal-nccl-ll128",
+        ])
+        .args([
+            "--server-args",
+            &line,
+            "--batch",
+            "8",
+            "--context",
+            "131072",
+        ])
         .output()
         .expect("sim runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .find(|l| l.contains("note: decode attention"))
@@ -44,7 +59,10 @@ fn dcp_sets_the_head_blocks_and_the_shard() {
             n.contains(&format!("({heads} heads a GPU = {blocks} block(s)")),
             "{n}"
         );
-        assert!(n.contains(&format!("8 rows × {cached} cached tokens")), "{n}");
+        assert!(
+            n.contains(&format!("8 rows × {cached} cached tokens")),
+            "{n}"
+        );
     }
     let t: Vec<f64> = notes.iter().map(|n| us(n)).collect();
     // DCP2 halves the bytes in the same one block; DCP4 halves them again but reads them twice
@@ -56,7 +74,11 @@ fn dcp_sets_the_head_blocks_and_the_shard() {
 fn a_bf16_cache_costs_more_than_fp8_and_sglang_keeps_the_curve() {
     assert!(us(&note(1, "auto")) > us(&note(1, "fp8")));
     let out = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(["predict", "--machine", "rtx-pro-6000-x8-baremetal-nccl-ll128"])
+        .args([
+            "predict",
+            "--machine",
+            "rtx-pro-6000-x8-baremetal-nccl-ll128",
+        ])
         .args(["--model", "kimi-k2.5", "--tp", "8", "--batch", "8"])
         .args(["--context", "131072"])
         .output()
