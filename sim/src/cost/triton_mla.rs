@@ -9,16 +9,19 @@
 //! - each further head block reads the same latent again. Under vLLM's DCP a rank scores all
 //!   `d · heads / tp` heads of its group over its `1/d` of the keys ([`super::dcp`]): Kimi-K2 at
 //!   TP8 is one block at DCP 1–2, two at DCP4, four at DCP8;
-//! - with few rows the grid is a handful of programs on 188 SMs and cannot reach the bandwidth.
+//! - with few rows the grid is a handful of KV streams (rows × 4 splits) on 188 SMs and cannot
+//!   reach the bandwidth; more head blocks add programs over the same bytes, not streams (with
+//!   `rows × blocks × 4` instead, the fit misses the 32- and 64-head rows by −8% and −13%, and
+//!   64–128 heads held back by 10% instead of 5%).
 //!
 //! The time of one call, cold (a serving step never finds a layer's cache in L2):
-//! `bytes / cold_bw × (1 + half_programs / programs) × (1 + reread × (blocks − 1))`, with
-//! `programs = rows × blocks × 4`. The three constants are fitted, at first use, to the carried
+//! `bytes / cold_bw × (1 + half_streams / streams) × (1 + reread × (blocks − 1))`, with
+//! `streams = rows × 4`. The three constants are fitted, at first use, to the carried
 //! table's own cold rows (vLLM 0.24 TRITON_MLA module, bf16 KV, 8–128 heads, caches ≥ 2× L2), by
 //! median |error| over a bounded grid:
 //! - `cold_bw`: the bandwidth one head block reaches with the GPU full (1.00–1.58 TB/s, under the
 //!   1.79 TB/s DRAM peak);
-//! - `half_programs`: the grid size at which it reaches half of that (0–10 programs);
+//! - `half_streams`: the KV streams at which it reaches half of that (0–10);
 //! - `reread`: what a further head block costs against the first (0.2–0.78: partly served from
 //!   L2, as the table's 32–128-head rows show, faster than the first read).
 //!
@@ -42,8 +45,8 @@ const LATENT_VALUES: f64 = 576.0;
 pub struct TritonMlaFit {
     /// One head block's bandwidth on a full GPU, bf16 KV, bytes/s.
     pub cold_bytes_per_s: f64,
-    /// Programs at which a call reaches half of it.
-    pub half_programs: f64,
+    /// KV streams (rows × splits) at which a call reaches half of it.
+    pub half_streams: f64,
     /// A further head block's cost against the first.
     pub reread: f64,
     /// fp8 KV's bytes/s against bf16's (the one-head rows).
@@ -98,8 +101,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// The call time of the model for `c`'s shape (bf16 rate).
 fn model_s(cold_bw: f64, half: f64, reread: f64, c: &Cold) -> f64 {
     let blocks = (c.heads / BLOCK_H).ceil().max(1.0);
-    let programs = c.batch * blocks * NUM_KV_SPLITS;
-    c.bytes / cold_bw * (1.0 + half / programs) * (1.0 + reread * (blocks - 1.0))
+    // the head blocks of one chunk read the same bytes: they add programs, not DRAM streams
+    let streams = c.batch * NUM_KV_SPLITS;
+    c.bytes / cold_bw * (1.0 + half / streams) * (1.0 + reread * (blocks - 1.0))
 }
 
 /// fp8 bytes/s against bf16's at the same (batch, cached tokens) of the one-head rows whose fp8
@@ -159,7 +163,7 @@ impl TritonMlaFit {
         }
         TritonMlaFit {
             cold_bytes_per_s: best.1,
-            half_programs: best.2,
+            half_streams: best.2,
             reread: best.3,
             fp8_rate: fp8_rate(rows),
             median_abs_err: best.0,
@@ -173,7 +177,7 @@ impl TritonMlaFit {
         median(
             cold.iter()
                 .map(|c| {
-                    (model_s(self.cold_bytes_per_s, self.half_programs, self.reread, c) / c.time_s
+                    (model_s(self.cold_bytes_per_s, self.half_streams, self.reread, c) / c.time_s
                         - 1.0)
                         .abs()
                 })
@@ -212,7 +216,7 @@ impl TritonMlaDecode {
             bytes: rows * cached * LATENT_VALUES * per_value,
             time_s: 0.0,
         };
-        model_s(bw, f.half_programs, f.reread, &c)
+        model_s(bw, f.half_streams, f.reread, &c)
     }
 
     /// What priced it, for `predict`'s note.
