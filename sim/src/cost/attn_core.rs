@@ -14,6 +14,7 @@ use super::decode_table::{DecodeTables, Family, FamilyKey};
 use super::kernel::KernelCurve;
 use super::layer_mix::LayerMix;
 use super::memory;
+use super::triton_mla::TritonMlaDecode;
 use crate::efficiency::KernelKind;
 use crate::machine::Machine;
 use crate::options::ServerOptions;
@@ -65,6 +66,8 @@ pub(crate) struct AttnCore {
     /// dtype, where one exists ([`super::decode_table`]): full-attention decode is priced from
     /// it instead of the efficiency curve's bytes over bandwidth.
     pub decode_table: Option<TableDecode>,
+    /// vLLM's TRITON_MLA on SM120, priced by its grid ([`super::triton_mla`]).
+    pub triton_mla: Option<TritonMlaDecode>,
     /// Whether the attention is MLA (what [`Self::decode_note`] says priced it).
     pub mla: bool,
     /// The layers' attention kinds (sliding window, Gated DeltaNet) beside full attention.
@@ -92,6 +95,9 @@ impl AttnCore {
     /// cached tokens: the table row or the extrapolation ([`super::decode_table::Basis`]), or the
     /// efficiency curve where no table was measured for the engine's backend and shape.
     pub fn decode_note(&self, requests: f64, context: f64) -> String {
+        if let Some(tm) = self.triton_mla {
+            return tm.note(requests, context / tm.dcp, self.decode.floor_s());
+        }
         match self.decode_table {
             Some(td) => {
                 let cached = context / td.dcp;
@@ -105,9 +111,9 @@ impl AttnCore {
                     p.s * 1e6
                 )
             }
-            None if self.mla => "decode attention: efficiency curve (MLA: the carried MLA \
-                 tables are not the kernels the public runs used, README 'Decode attention by \
-                 shape')"
+            None if self.mla => "decode attention: efficiency curve (MLA other than vLLM's \
+                 TRITON_MLA on SM120: the carried SGLang MLA table is not the kernel the public \
+                 runs used, README 'Decode attention by shape')"
                 .to_string(),
             None => {
                 "decode attention: efficiency curve (KV bytes over the fitted bandwidth by batch; \
@@ -205,6 +211,8 @@ pub(super) fn attn_core(
             indexer,
             ..
         } => {
+            // vLLM serves a DSA checkpoint with its sparse MLA backend, not TRITON_MLA
+            let triton_mla = vllm_triton_mla(machine, opts, indexer.is_some());
             let indexer = indexer.filter(|_| sparse_attention(machine, opts));
             let heads = num_heads as f64 / attn_tp;
             let triton = triton_backend(opts) && indexer.is_none();
@@ -232,9 +240,14 @@ pub(super) fn attn_core(
                 } else {
                     mha
                 },
-                // MLA stays on the efficiency curve: see [`super::decode_table`]'s notes on
-                // the MLA tables against the public records
+                // SGLang's MLA stays on the efficiency curve ([`super::decode_table`]'s notes);
+                // vLLM's dense TRITON_MLA on SM120 is priced by its grid
                 decode_table: None,
+                triton_mla: triton_mla.then(|| TritonMlaDecode {
+                    heads: heads * dcp,
+                    dcp,
+                    fp8: kv_name == "fp8",
+                }),
                 mla: true,
                 triton_split_kv: triton.then(|| TritonSplitKv {
                     heads,
@@ -293,6 +306,7 @@ pub(super) fn attn_core(
                 },
                 dcp,
             ),
+            triton_mla: None,
             mla: false,
             mix: LayerMix::of(model, layout),
         },
@@ -330,6 +344,13 @@ fn table_decode(
     DecodeTables::builtin()
         .find(&want)
         .map(|family| TableDecode { family, dcp })
+}
+
+/// Whether decode attention is vLLM's TRITON_MLA, the MLA backend vLLM builds for SM120: dense
+/// MLA checkpoints (Kimi-K2, DeepSeek-V3); a DSA checkpoint (`dsa`: GLM-5, DeepSeek-V3.2) runs
+/// vLLM's sparse MLA kernels over its top-k keys and stays on the efficiency curve.
+fn vllm_triton_mla(machine: &Machine, opts: &ServerOptions, dsa: bool) -> bool {
+    opts.vllm_memory.is_some() && !dsa && super::attn_backend::sm_major(machine) == Some(12)
 }
 
 /// Whether a DSA checkpoint runs sparse attention (indexer, top-k) on `machine`: SGLang's `nsa`

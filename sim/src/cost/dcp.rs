@@ -12,8 +12,10 @@
 //!    bf16 per token) reduce-scattered back to each rank's own heads.
 //!
 //! So decode attention reads `1/d` of the cache per GPU for the same FLOPs (d× the heads over
-//! 1/d of the keys), and every layer adds three NCCL collectives over the DCP group. Prefill is
-//! left as it is (the records that use DCP are decode benchmarks).
+//! 1/d of the keys), and every layer adds three NCCL collectives over the DCP group. On SM120
+//! vLLM's TRITON_MLA reads that shard once per block of 16 heads ([`super::triton_mla`]): Kimi-K2
+//! at TP8 runs one block at DCP 1–2, two at DCP4, four at DCP8. Prefill is left as it is (the
+//! records that use DCP are decode benchmarks).
 //!
 //! Which communicator and what overlaps, as vLLM runs it (read at v0.11–0.13 and main):
 //! - The DCP group is a `GroupCoordinator` named `dcp` (`distributed/parallel_state.py`, groups of

@@ -23,12 +23,13 @@
 //!   layer cache that fits in L2 is read from it at up to ~2 TB/s, which a serving step, with
 //!   every other layer's cache and weights between two reads of it, never sees.
 //!
-//! Only the GQA tables price anything ([`super::attn_core`] picks them per engine and backend);
-//! the MLA tables are carried, checked and reported, but MLA stays on the efficiency curve:
-//! vLLM 0.24's TRITON_MLA reads a 131k-token fp8 cache at 0.55 TB/s at one request and at two
-//! (140 and 271 µs), where the public Kimi-K2.6 runs' steps grow by 179 and 175 µs a layer, and
-//! SGLang 0.5.14's MLA table prices GLM-5's one-stream 131k slowdown at ×2.5 where the runs
-//! show ×1.66: they are not the kernels those builds ran (README, "Decode attention by shape").
+//! The GQA tables price by interpolation ([`super::attn_core`] picks them per engine and backend).
+//! The MLA tables do not: vLLM 0.24's TRITON_MLA rows are the fit of [`super::triton_mla`], the
+//! kernel's grid (head blocks of 16, 4 KV splits) against these rows, which prices it at any head
+//! count, DCP and fp8 cache (the 1-head fp8 rows are the MHA kernel, not the grouped one Kimi-K2
+//! runs: compared with them, the public Kimi-K2.6 steps looked unexplained). SGLang 0.5.14's MLA
+//! table stays carried and unused: it prices GLM-5's one-stream 131k slowdown at ×2.5 where the
+//! runs show ×1.66, not the kernel those builds ran (README, "Decode attention by shape").
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -240,20 +241,42 @@ impl Family {
     /// The measured batch `b`'s time at `cached` tokens, scaled to `batch` requests where the
     /// batch or the context lies past the rows.
     fn at_batch(&self, b: u32, batch: f64, cached: f64, launch: f64) -> (f64, Basis) {
-        // the largest measured batch at or below `b` that reaches this context
-        let reaches = |v: &Vec<(u32, f64)>| v.last().is_some_and(|p| f64::from(p.0) >= cached);
-        let mut src = b;
-        if !self.grid.get(&b).is_some_and(reaches)
-            && let Some((&k, _)) = self.grid.range(..b).rev().find(|(_, v)| reaches(v))
-        {
-            src = k;
-        }
+        // the largest measured batch at or below `b` that reaches this context; past every
+        // row, the one measured furthest (the largest such batch)
+        let end = |v: &Vec<(u32, f64)>| v.last().map_or(0, |p| p.0);
+        let reaches = |v: &Vec<(u32, f64)>| f64::from(end(v)) >= cached;
+        let src = match self.grid.range(..=b).rev().find(|(_, v)| reaches(v)) {
+            Some((&k, _)) => k,
+            None => self
+                .grid
+                .range(..=b)
+                .max_by_key(|&(&k, v)| (end(v), k))
+                .map_or(b, |(&k, _)| k),
+        };
         let (t, mut basis) = along_context(&self.grid[&src], cached, launch);
         let scale = batch / f64::from(src);
         if (scale - 1.0).abs() > 1e-9 {
             basis = worst(basis, Basis::BatchExtrapolated);
         }
-        (launch + (t - launch) * scale, basis)
+        let scaled = launch + (t - launch) * scale;
+        // never below the rows of the batches between `src` and `b` carried past their longest
+        // context: a smaller batch's row may still be L2-resident where theirs were read from
+        // DRAM, and scaling it alone made one more cached token cheaper (the candidates only
+        // grow with the context, so the price cannot fall)
+        let mut best = (scaled, basis);
+        let between = if src < b {
+            self.grid.range(src + 1..=b)
+        } else {
+            self.grid.range(b..b)
+        };
+        for (&k, row) in between {
+            let (t_k, basis_k) = along_context(row, cached, launch);
+            let t_k = launch + (t_k - launch) * batch / f64::from(k);
+            if t_k > best.0 {
+                best = (t_k, worst(basis_k, Basis::ContextExtrapolated));
+            }
+        }
+        best
     }
 }
 
@@ -317,10 +340,16 @@ impl DecodeTables {
     /// The carried tables, parsed once.
     pub fn builtin() -> &'static DecodeTables {
         static T: OnceLock<DecodeTables> = OnceLock::new();
-        T.get_or_init(|| {
+        T.get_or_init(|| DecodeTables::from_rows(Self::builtin_rows()))
+    }
+
+    /// The carried rows, parsed once (both CSVs).
+    pub fn builtin_rows() -> &'static [Row] {
+        static R: OnceLock<Vec<Row>> = OnceLock::new();
+        R.get_or_init(|| {
             let mut rows = parse_decode_csv(DECODE_CSV);
             rows.extend(parse_sglang_mla_csv(SGLANG_MLA_CSV));
-            DecodeTables::from_rows(&rows)
+            rows
         })
     }
 
@@ -489,6 +518,22 @@ mod tests {
     /// The README's table (`cargo test -p sim --lib decode_table -- --nocapture` prints it):
     /// every GQA backend prices the held-back long contexts read cold within 25% (median), and
     /// vLLM's TRITON_MLA cache part within 30%.
+    #[test]
+    fn one_more_cached_token_is_never_cheaper() {
+        // across every family's longest-context boundaries, where a batch's own row ends and
+        // a smaller batch's row carries on; within 5% (launch-bound rows measured in order dip that much)
+        for f in &DecodeTables::builtin().families {
+            for b in (1..=300).step_by(3) {
+                let mut last = 0.0;
+                for c in (1024..=140_000).step_by(1021) {
+                    let t = f.price(f64::from(b), f64::from(c), 5e-6).s;
+                    assert!(t >= last * 0.95, "{} b{b} c{c}: {t} < {last}", f.key);
+                    last = t;
+                }
+            }
+        }
+    }
+
     #[test]
     fn held_back_shapes_are_priced_by_the_physics() {
         let mut rows = parse_decode_csv(DECODE_CSV);

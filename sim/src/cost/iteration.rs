@@ -87,9 +87,10 @@ impl CostModel {
                     keys / q * c.kv_bytes_per_key + extra_bytes,
                 )
             };
-            let full = match c.decode_table {
-                Some(td) => self.table_decode(td, st, dec_share, requests),
-                None => softmax(st.decode_keys, partials),
+            let full = match (c.decode_table, c.triton_mla) {
+                (Some(td), _) => self.table_decode(td, st, dec_share, requests),
+                (None, Some(tm)) => self.triton_mla_decode(tm, st, requests),
+                (None, None) => softmax(st.decode_keys, partials),
             };
             let mut ops = vec![(full, mix.full)];
             if mix.sliding > 0.0 {
@@ -154,6 +155,23 @@ impl CostModel {
         OpTime {
             s: s.max(compute.s),
             memory_bound: s >= compute.s,
+        }
+    }
+
+    /// One full-attention layer's vLLM TRITON_MLA decode by its grid ([`super::triton_mla`]):
+    /// `requests` decode rows at the batch's mean context on this GPU, plus the launch floor.
+    /// No FLOPs floor from the efficiency curve: the fitted rows are the kernel's whole time,
+    /// its (padded) head blocks' MMAs included.
+    fn triton_mla_decode(
+        &self,
+        tm: super::triton_mla::TritonMlaDecode,
+        st: &BatchStats,
+        requests: f64,
+    ) -> OpTime {
+        let cached = st.decode_keys / st.decode / tm.dcp;
+        OpTime {
+            s: tm.time_s(requests, cached) + self.core.decode.floor_s(),
+            memory_bound: true,
         }
     }
 

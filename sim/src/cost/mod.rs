@@ -35,6 +35,7 @@ pub mod speculative;
 pub mod steady;
 pub mod tbo;
 pub mod traffic;
+pub mod triton_mla;
 pub mod vllm_all_reduce;
 
 pub use batch_stats::BatchStats;
