@@ -470,7 +470,7 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
     (
         "inputs: the engines and their flags, machines, records",
         &[
-            "engines",
+            "engine",
             "sglang_args",
             "vllm_args",
             "machine",

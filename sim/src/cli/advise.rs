@@ -540,9 +540,9 @@ fn answer_p2p(
         .then(|| sim::machine::Machine::resolve("rtx-pro-6000-x8-baremetal").ok())
         .flatten();
     let oneshot = if top.tp <= 4 {
-        sim::engines::SGLANG_PCIE_ONESHOT_4GPU_BYTES
+        sim::engine::SGLANG_PCIE_ONESHOT_4GPU_BYTES
     } else {
-        sim::engines::SGLANG_PCIE_ONESHOT_8GPU_BYTES
+        sim::engine::SGLANG_PCIE_ONESHOT_8GPU_BYTES
     };
     let opts = setup.opts_ranking(top);
     let mut a = sim::advise::p2p::answer(&sim::advise::p2p::P2pQuestion {

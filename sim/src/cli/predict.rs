@@ -125,7 +125,7 @@ pub fn run(args: Args) -> Result<()> {
         concurrency: args.batch,
         context_tokens: args.context,
     };
-    let regime = Regime::of(&machine, &model, &opts, vllm.is_some(), one, load, &notes);
+    let regime = Regime::of(&machine, &model, &opts, one, load, &notes);
     let ranges = out
         .layouts
         .iter()

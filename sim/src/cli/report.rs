@@ -243,7 +243,7 @@ pub fn run(args: Args) -> Result<()> {
         sim::scoreboard::score(
             set,
             &sim::scoreboard::ScoreOptions {
-                engine: args.engine.map(sim::engines::Engine::from),
+                engine: args.engine.map(sim::engine::Engine::from),
             },
         )
     });

@@ -7,7 +7,7 @@
 //! engine takes is read; words it does not know are left alone: this is a tolerant reader of
 //! what the sources wrote, not a launch-line parser.
 
-use crate::engines::{Engine, LaunchKnobs, PcieAllReduce};
+use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use models::KvDtype;
 
 /// Launch lines of the InferenceX SGLang configs the records name, from

@@ -163,15 +163,8 @@ pub fn simulate_machine(
             concurrency: plan.at_concurrency,
             context_tokens: plan.workload.random_input_len,
         };
-        let regime = crate::uncertainty::Regime::of(
-            machine,
-            spec,
-            &layout_opts,
-            false,
-            Some(c.layout),
-            load,
-            &[],
-        );
+        let regime =
+            crate::uncertainty::Regime::of(machine, spec, &layout_opts, Some(c.layout), load, &[]);
         layouts.push(LayoutResult {
             layout: c.layout,
             fit,

@@ -21,7 +21,7 @@ pub mod table;
 /// The vLLM whose defaults and memory sizing are modelled (the files cited in each module).
 pub const VLLM_VERSION: &str = "vLLM main of 2026";
 
-use crate::engines::{Engine, LaunchKnobs, PcieAllReduce};
+use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use crate::options::{ServerOptions, SpeculativeOptions};
 use crate::sglang_args::{Bounds, FlagClass, Kind, LayoutSizes, SglangArgs, Spec};
 use std::collections::BTreeMap;
