@@ -104,9 +104,7 @@ pub fn run(args: Args) -> Result<()> {
     label_rows(
         &setup,
         &ls,
-        ranking
-            .iter_mut()
-            .map(|r| (&mut r.layout, &mut r.sglang_flags)),
+        ranking.iter_mut().map(|r| (&mut r.layout, &mut r.flags)),
     );
     if ranking.iter().all(|r| r.run.is_none()) {
         spinner.finish_and_clear();
@@ -141,6 +139,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let advice = Advice {
         schema_version: ADVICE_SCHEMA_VERSION,
+        engine: setup.opts.engine,
         machine: setup.machine.name().to_string(),
         model: setup.spec.name.clone(),
         provenance: setup.provenance(&args.workload),
@@ -558,7 +557,7 @@ fn answer_p2p(
     a.launch_flags = ranking
         .iter()
         .find(|r| r.run.is_some())
-        .map(|r| r.sglang_flags.clone())
+        .map(|r| r.flags.clone())
         .unwrap_or_default();
     Ok(a)
 }

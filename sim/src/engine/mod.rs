@@ -30,7 +30,7 @@ pub mod vllm;
 
 pub use crate::options::Engine;
 use crate::options::ServerOptions;
-use models::KvDtype;
+use models::{KvDtype, Layout};
 use serde::{Deserialize, Serialize};
 pub use vllm::batch_defaults;
 
@@ -78,6 +78,25 @@ pub trait ServingEngine: Sync {
 
     /// A TP × PP layout in the engine's own spelling (`--tp 4 --pp-size 2`, `-tp 4 -pp 2`).
     fn tp_pp_flags(&self, tp: u32, pp: u32) -> String;
+
+    /// The flags that launch `layout` over `nnodes` nodes with its KV cache sharded over `dcp`
+    /// ranks of the TP group (decode context parallelism; 1 = none), in the engine's own
+    /// spelling; `None` for a layout the engine has no flags for.
+    fn layout_flags(&self, layout: &Layout, dcp: u32, nnodes: u32) -> Option<String>;
+
+    /// [`ServingEngine::layout_flags`], or a sentence saying the engine has none for `layout`.
+    fn launch_flags(&self, layout: &Layout, dcp: u32, nnodes: u32) -> String {
+        self.layout_flags(layout, dcp, nnodes).unwrap_or_else(|| {
+            format!(
+                "(no {} flags for {})",
+                self.kind().name(),
+                layout.short_name()
+            )
+        })
+    }
+
+    /// The flag that runs `n` replicas of a layout behind the engine's own load balancer.
+    fn replicas_flag(&self, n: u32) -> String;
 
     /// The change that puts an eager decode step of `bs` requests (a power of two) under CUDA
     /// graphs: graphs off altogether (`disable_cuda_graph`) or a batch above the largest captured.

@@ -4,6 +4,7 @@
 
 use super::{AllReduceRules, Engine, LaunchKnobs, ServingEngine};
 use crate::options::ServerOptions;
+use models::Layout;
 
 /// The SGLang engine.
 pub struct Sglang;
@@ -73,6 +74,17 @@ impl ServingEngine for Sglang {
 
     fn tp_pp_flags(&self, tp: u32, pp: u32) -> String {
         format!("--tp {tp} --pp-size {pp}")
+    }
+
+    /// `--tp N --pp-size P --ep-size E --dp N --enable-dp-attention --nnodes K`; SGLang has no
+    /// decode context parallelism (`dcp` is not spelt).
+    fn layout_flags(&self, layout: &Layout, _dcp: u32, nnodes: u32) -> Option<String> {
+        Some(layout.sglang_flags_on_nodes(nnodes))
+    }
+
+    /// Engines behind SGLang's router (`--dp-size` without DP attention).
+    fn replicas_flag(&self, n: u32) -> String {
+        format!("--dp-size {n}")
     }
 
     fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String {

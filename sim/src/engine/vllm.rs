@@ -8,6 +8,7 @@ use super::{
     VLLM_MAX_CAPTURE_SIZE,
 };
 use crate::options::{ServerOptions, VllmMemory};
+use models::Layout;
 
 /// The vLLM engine.
 pub struct Vllm;
@@ -60,6 +61,11 @@ impl ServingEngine for Vllm {
         notes: &mut Vec<String>,
     ) {
         memory(knobs, gpu_memory_bytes, o);
+        // the neutral "no prefix reuse" where the launch says so; the default (on, off for a
+        // hybrid model) needs the model and is decided by `prefix_cache` where prompts are shared
+        if knobs.prefix_caching == Some(false) {
+            o.disable_radix_cache = true;
+        }
         if let Some(d) = knobs.decode_context_parallel.filter(|d| *d > 1) {
             o.decode_context_parallel = d;
             notes.push(format!(
@@ -125,6 +131,39 @@ impl ServingEngine for Vllm {
 
     fn tp_pp_flags(&self, tp: u32, pp: u32) -> String {
         format!("-tp {tp} -pp {pp}")
+    }
+
+    /// `-tp N` (`--enable-expert-parallel` when the experts span the TP group), `-dp N
+    /// --enable-expert-parallel` for DP attention, `-pp P`, `-dcp D` where D divides the TP
+    /// size, `--nnodes K`; `None` for experts EP over part of the TP group (vLLM's EP is the
+    /// whole TP × DP group).
+    fn layout_flags(&self, layout: &Layout, dcp: u32, nnodes: u32) -> Option<String> {
+        let mut f = Vec::new();
+        match (layout.dp_attention, layout.ep) {
+            (true, ep) if ep == layout.tp => {
+                f.push(format!("-dp {} --enable-expert-parallel", layout.tp));
+            }
+            (false, 1) => f.push(format!("-tp {}", layout.tp)),
+            (false, ep) if ep == layout.tp => {
+                f.push(format!("-tp {} --enable-expert-parallel", layout.tp))
+            }
+            _ => return None,
+        }
+        if layout.pp > 1 {
+            f.push(format!("-pp {}", layout.pp));
+        }
+        if dcp > 1 && !layout.dp_attention && layout.tp.is_multiple_of(dcp) {
+            f.push(format!("-dcp {dcp}"));
+        }
+        if nnodes > 1 {
+            f.push(format!("--nnodes {nnodes}"));
+        }
+        Some(f.join(" "))
+    }
+
+    /// vLLM's data parallelism (`-dp N`) over whole copies of the layout.
+    fn replicas_flag(&self, n: u32) -> String {
+        format!("-dp {n}")
     }
 
     fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String {
