@@ -34,9 +34,9 @@ pub mod engine;
 #[doc(hidden)]
 pub use engine as engines;
 pub mod error;
-pub mod fit;
 pub mod layout;
 pub mod machine;
+pub mod memory_fit;
 pub mod numtext;
 pub mod options;
 pub mod p2p_variant;

@@ -218,7 +218,7 @@ fn kv_warning_for_best(
 ) -> Option<String> {
     let l = top_ranked(setup, ls, &advice.ranking)?;
     let model = l.model.as_ref().ok()?;
-    sim::fit::workload_kv_warning(
+    sim::memory_fit::workload_kv_warning(
         &setup.spec.name,
         model.memory(),
         &l.layout,

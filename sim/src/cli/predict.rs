@@ -98,7 +98,7 @@ pub fn run(args: Args) -> Result<()> {
                 Some(v) => v
                     .server_options(l, &machine)
                     .map_or_else(|_| opts.clone(), |(o, _)| o),
-                None => sim::fit::layout_options(&sglang, machine.memory_bytes(), l, &model)
+                None => sim::memory_fit::layout_options(&sglang, machine.memory_bytes(), l, &model)
                     .map_or_else(|_| opts.clone(), |r| r.options),
             };
             predict_all(&machine, &model, &opts_for, knobs, &q)

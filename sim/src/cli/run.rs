@@ -66,9 +66,13 @@ pub fn run(mut args: Args) -> Result<()> {
     if let Some(plan) = model.spec_plan() {
         eprintln!("note: {plan}");
     }
-    if let Some(w) =
-        sim::fit::workload_kv_warning(&setup.spec.name, model.memory(), &layout, &opts, &workload)
-    {
+    if let Some(w) = sim::memory_fit::workload_kv_warning(
+        &setup.spec.name,
+        model.memory(),
+        &layout,
+        &opts,
+        &workload,
+    ) {
         eprintln!("warning: {w}");
     }
     let bench_flags = args.workload.not_modelled();

@@ -110,7 +110,7 @@ impl ServingEngine for Sglang {
 
     /// SGLang admits a request only while its prompt and its whole output fit beside what the
     /// running ones hold and reserve (`schedule_policy.py::PrefillAdder`, see
-    /// [`crate::fit::admitted_requests`]). From the log alone, a request at the median context
+    /// [`crate::memory_fit::admitted_requests`]). From the log alone, a request at the median context
     /// has its prompt and about half its output cached, so prompt + output ≈ 2 × context −
     /// prompt.
     fn pool_admits(
