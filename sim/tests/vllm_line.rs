@@ -179,6 +179,25 @@ fn a_run_says_its_engine_and_the_flags_in_its_spelling() {
     let s = run("python -m sglang.launch_server --model-path moonshotai/Kimi-K2-Thinking --tp 8");
     assert_eq!(s["engine"], "sglang");
     assert_eq!(s["flags"], "--tp 8");
+    // predict says the same
+    let line = format!("{BASE} -dcp 2");
+    let (code, out, err) = common::sim_output(&[
+        "predict",
+        "--machine",
+        MACHINE,
+        "--server-args",
+        &line,
+        "--batch",
+        "4",
+        "--context",
+        "8192",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let p: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(p["engine"], "vllm");
+    assert_eq!(p["layouts"][0]["flags"], "-tp 8 -dcp 2");
 }
 
 #[test]
