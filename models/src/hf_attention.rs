@@ -3,7 +3,7 @@
 //! share of each head RoPE rotates; read for [`crate::hf`].
 
 use crate::error::Result;
-use crate::hf::{Fields, MAX_HEAD_DIM, MAX_HEADS, MAX_RANK};
+use crate::hf_fields::{Fields, MAX_HEAD_DIM, MAX_HEADS, MAX_RANK};
 use crate::spec::{AttentionSpec, DsaIndexer};
 
 fn is_mla(model_type: &str) -> bool {

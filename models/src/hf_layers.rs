@@ -3,7 +3,9 @@
 //! fields) and Qwen's single shared expert; read for [`crate::hf`].
 
 use crate::error::Result;
-use crate::hf::{Fields, MAX_HEAD_DIM, MAX_HEADS, MAX_INTERMEDIATE, MAX_LAYERS, per_layer_kinds};
+use crate::hf_fields::{
+    Fields, MAX_HEAD_DIM, MAX_HEADS, MAX_INTERMEDIATE, MAX_LAYERS, per_layer_kinds,
+};
 use crate::spec::{LayerAttention, LinearAttentionSpec};
 use serde_json::Value;
 

@@ -10,7 +10,7 @@
 //! [`presets`] (embedded model presets; [`ModelSpec::resolve`] takes a preset or a path),
 //! [`layout`] (SGLang parallel layouts and their validation), [`footprint`] (per-GPU weights and
 //! KV per token under a layout), [`gpu`] (datasheet presets), [`profile`] (machine profiles) and
-//! [`profile_check`] (their plausibility checks), and three small homes every crate shares:
+//! [`profile_check`] (reading them: schema version and plausibility checks), and three small homes every crate shares:
 //! [`io`] (size-limited reads of users' files, atomic writes), [`stats`] (median, percentiles)
 //! and [`units`] (sizes written for people).
 //!
@@ -25,6 +25,7 @@ pub mod gpu;
 pub mod hf;
 mod hf_attention;
 pub mod hf_cache;
+mod hf_fields;
 mod hf_layers;
 pub mod io;
 pub mod layout;
@@ -38,7 +39,8 @@ pub mod shard;
 pub mod spec;
 pub mod stats;
 pub mod units;
-pub mod vm_facts;
+/// The virtualization facts of a profile, part of its schema ([`profile::vm_facts`]).
+pub use profile::vm_facts;
 
 pub use error::ModelsError;
 pub use footprint::{Footprint, GpuFootprint};

@@ -1,4 +1,5 @@
-//! Plausibility checks of a parsed machine profile: every measured number is finite, not negative,
+//! Reading a machine profile ([`MachineProfile::load`]: the schema version, then the values) and
+//! the plausibility checks of a parsed one: every measured number is finite, not negative,
 //! and within physical bounds (a time of 1e300 µs, a negative busbw or `memory_bytes: 0` is a
 //! corrupt or hand-edited file, not a measurement). The first bad value is reported with its JSON
 //! path, e.g. `collectives[2].points[5].time_us.median`, so the user can find it.
@@ -7,7 +8,10 @@
 //! (NVLink 5 moves 1.8 TB/s per GPU, an HBM3e GPU ~8 TB/s, a B200 ~10 PFLOP/s in FP4).
 
 use crate::error::{ModelsError, Result};
-use crate::profile::{CollectiveStatus, MachineProfile, Stat};
+use crate::profile::{
+    CollectiveStatus, MachineProfile, PROFILE_SCHEMA_VERSION, PROFILE_SCHEMA_VERSIONS_READ, Stat,
+};
+use serde::Deserialize;
 use std::path::Path;
 
 /// Most bytes of memory one GPU can plausibly have (64 TiB).
@@ -197,4 +201,49 @@ pub fn check(p: &MachineProfile, path: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Reading a profile file is reading it and checking it: the reader lives beside the checks, so
+/// the schema ([`crate::profile`]) stands on nothing above it.
+impl MachineProfile {
+    /// Reads a profile (at most [`crate::io::PROFILE_LIMIT_BYTES`]), checking its schema
+    /// version and values.
+    pub fn load(path: &std::path::Path) -> crate::error::Result<MachineProfile> {
+        let text = crate::io::read_text_limited(path, crate::io::PROFILE_LIMIT_BYTES)?;
+        Self::from_json_str(&text, path)
+    }
+
+    /// Parses a profile from JSON text and checks every measured value is plausible
+    /// ([`check`]); `path` only names the source in errors.
+    pub fn from_json_str(
+        text: &str,
+        path: &std::path::Path,
+    ) -> crate::error::Result<MachineProfile> {
+        #[derive(Deserialize)]
+        struct VersionOnly {
+            schema_version: Option<u32>,
+        }
+        let json_err = |e: serde_json::Error| crate::ModelsError::Json {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        let v: VersionOnly = serde_json::from_str(text).map_err(json_err)?;
+        match v.schema_version {
+            Some(v) if PROFILE_SCHEMA_VERSIONS_READ.contains(&v) => {
+                let p: MachineProfile = serde_json::from_str(text).map_err(json_err)?;
+                check(&p, path)?;
+                Ok(p)
+            }
+            Some(found) => Err(crate::ModelsError::SchemaVersion {
+                path: path.to_path_buf(),
+                found,
+                supported: PROFILE_SCHEMA_VERSION,
+            }),
+            None => Err(crate::ModelsError::Field {
+                path: path.to_path_buf(),
+                field: "schema_version".into(),
+                problem: "missing: this is not a shardwise machine profile".into(),
+            }),
+        }
+    }
 }

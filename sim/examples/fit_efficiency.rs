@@ -5,7 +5,7 @@
 //! (defaults: `data/observations` beside the repo, `sim/data/efficiency.json`). Exit 2 on bad input.
 
 use anyhow::Context;
-use sim::efficiency::{fit, observations};
+use sim::efficiency::{curve_fit, observations};
 use std::path::PathBuf;
 
 fn main() {
@@ -26,7 +26,7 @@ fn run() -> anyhow::Result<()> {
     });
     let rows = observations::load_kernel_rows(&dir)
         .with_context(|| format!("reading kernel timings from {}", dir.display()))?;
-    let model = fit::fit(&rows)?;
+    let model = curve_fit::fit(&rows)?;
     let mut table = comfy_table::Table::new();
     table.set_header(["family", "kind", "dtype", "rows", "median |err|"]);
     for fam in &model.families {

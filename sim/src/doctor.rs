@@ -221,7 +221,7 @@ pub fn diagnose(
     let plan = model.memory();
     let pool = load.pool_tokens.unwrap_or(plan.kv_tokens);
     let usage = load.token_usage.filter(|&u| u >= KV_FULL_USAGE);
-    let arithmetic = pool_admits(pool, &load, is_vllm(opts));
+    let arithmetic = pool_admits(pool, &load, opts);
     if usage.is_some() || arithmetic.is_some() {
         let per_request = load.context_tokens.max(1) as u64;
         let mut finding = match usage {
@@ -256,11 +256,10 @@ pub fn diagnose(
                 100.0 * comm / total
             ),
             try_flags: vec![
-                if is_vllm(opts) {
-                    "fewer GPUs per all-reduce (-tp 4 -pp 2)".into()
-                } else {
-                    "fewer GPUs per all-reduce (--tp 4 --pp-size 2)".into()
-                },
+                format!(
+                    "fewer GPUs per all-reduce ({})",
+                    opts.engine.rules().tp_pp_flags(4, 2)
+                ),
                 "check that P2P works between the GPUs (`probe run`): a host bounce multiplies every all-reduce".into(),
             ],
         });
@@ -277,11 +276,7 @@ pub fn diagnose(
             ),
             try_flags: vec![format!(
                 "more requests per step ({}, a higher client concurrency) while the pool allows",
-                if is_vllm(opts) {
-                    "--max-num-seqs"
-                } else {
-                    "--max-running-requests"
-                }
+                opts.engine.rules().max_requests_flag()
             )],
         });
     }
@@ -370,83 +365,30 @@ fn flat_eager_step(
 /// The flag that puts an eager step of `running` requests under CUDA graphs, in the engine's
 /// spelling: graphs off altogether, or a batch above the largest captured one.
 fn graph_flag(opts: &ServerOptions, running: u32) -> String {
-    let bs = running.next_power_of_two();
-    match (is_vllm(opts), opts.disable_cuda_graph) {
-        (false, true) => "drop --disable-cuda-graph".to_string(),
-        (false, false) => format!("--cuda-graph-max-bs {bs}"),
-        (true, true) => "drop --enforce-eager".to_string(),
-        (true, false) => {
-            format!("--compilation-config '{{\"max_cudagraph_capture_size\": {bs}}}'")
-        }
-    }
+    opts.engine
+        .rules()
+        .graph_flag(opts.disable_cuda_graph, running.next_power_of_two())
 }
 
-/// Whether `opts` are a vLLM server's (its memory plan is vLLM's).
-fn is_vllm(opts: &ServerOptions) -> bool {
-    opts.vllm_memory.is_some()
-}
-
-/// The pool arithmetic behind a KV bound. vLLM (V1) admits a request while free blocks hold its
-/// prompt and grows each running request block by block, preempting the newest when none is
-/// free (`v1/core/sched/scheduler.py`, `Scheduler.schedule`): a request holds its context, no
-/// reservation. SGLang admits a request only while its prompt and its
-/// whole output fit beside what the running ones hold and reserve (`schedule_policy.py::
-/// PrefillAdder`, see [`crate::fit::admitted_requests`]). From the log alone, a request at the
-/// median context has its prompt and about half its output cached, so prompt + output ≈
-/// 2 × context − prompt. `Some(sentence)` when the clients had more requests in flight
-/// (running + waiting) than that admits and the running ones fill most of it.
-fn pool_admits(pool_tokens: u64, load: &Load, vllm: bool) -> Option<String> {
+/// The pool arithmetic behind a KV bound, by the engine's admission rule
+/// ([`crate::engine::ServingEngine::pool_admits`]). `Some(sentence)` when the clients had more
+/// requests in flight (running + waiting) than that admits and the running ones fill most of it.
+fn pool_admits(pool_tokens: u64, load: &Load, opts: &ServerOptions) -> Option<String> {
     let queue = load.queue.filter(|&q| q > 0)?;
-    let running = load.in_flight();
-    let ctx = f64::from(load.context_tokens.max(1));
-    if vllm {
-        let admitted = (pool_tokens as f64 / ctx).floor() as u64;
-        let asked = u64::from(running + queue);
-        return (asked > admitted && f64::from(running) >= 0.8 * admitted as f64).then(|| {
-            format!(
-                "; pool arithmetic: {pool_tokens} tokens hold about {admitted} requests at their ~{ctx:.0}-token context (vLLM allocates blocks as requests grow and preempts when none is free), and the clients had {asked} in flight ({running} running, {queue} waiting)"
-            )
-        });
-    }
-    let prompt = load.prompt_tokens.unwrap_or(ctx).min(ctx);
-    let per_request = (2.0 * ctx - prompt).max(ctx);
-    let admitted = (pool_tokens as f64 / per_request).floor() as u64;
-    let asked = u64::from(running + queue);
-    (asked > admitted && f64::from(running) >= 0.8 * admitted as f64).then(|| {
-        format!(
-            "; pool arithmetic: {pool_tokens} tokens admit about {admitted} requests of ~{prompt:.0} prompt + ~{:.0} output tokens (SGLang reserves both at admission), and the clients had {asked} in flight ({running} running, {queue} waiting)",
-            per_request - prompt
-        )
-    })
+    opts.engine.rules().pool_admits(
+        pool_tokens,
+        f64::from(load.context_tokens.max(1)),
+        load.prompt_tokens,
+        load.in_flight(),
+        queue,
+    )
 }
 
 fn kv_flags(opts: &ServerOptions, plan: &crate::cost::MemoryPlan) -> Vec<String> {
-    if is_vllm(opts) {
-        return vec![
-            format!(
-                "--gpu-memory-utilization above {} (vLLM's share of the card for weights, activations and the cache: {:.1} GB per GPU)",
-                crate::cost::memory::shown_fraction(plan.mem_fraction_static),
-                plan.static_budget_bytes as f64 / 1e9
-            ),
-            "--kv-cache-dtype fp8 (half the bytes per cached token of bf16)".into(),
-            "a smaller --max-num-batched-tokens (a smaller profiling-run peak beside the cache)"
-                .into(),
-            "-dcp N (decode context parallelism: each GPU of the TP group holds 1/N of every request's cache)".into(),
-            "more GPUs per replica (-tp, -pp): the weights per GPU shrink, the cache grows".into(),
-        ];
-    }
-    vec![
-        format!(
-            "--mem-fraction-static above {} (the static budget is {:.1} GB per GPU; the rest holds SGLang's reserves)",
-            crate::cost::memory::shown_fraction(opts.mem_fraction_static),
-            plan.static_budget_bytes as f64 / 1e9
-        ),
-        "--kv-cache-dtype fp8_e4m3 (half the bytes per cached token of bf16)".into(),
-        "a smaller --cuda-graph-max-bs or --chunked-prefill-size (less reserve beside the pool)"
-            .into(),
-        "more GPUs per replica (--tp, --pp-size): the weights per GPU shrink, the pool grows"
-            .into(),
-    ]
+    opts.engine.rules().kv_try_flags(
+        crate::cost::memory::shown_fraction(plan.mem_fraction_static),
+        plan.static_budget_bytes as f64 / 1e9,
+    )
 }
 
 /// The cost of an uneven PP split: a rotation of the logged micro-batches against one of an even

@@ -14,7 +14,8 @@
 //!
 //! `records` reads public measurements (the records format of `validation-dev/records.json`),
 //! `scoreboard` predicts every one shardwise can express and says how far off it is, and
-//! `engine` says which serving engine's behaviour (SGLang or vLLM) a prediction simulates;
+//! [`engine`] holds the serving engines (SGLang, vLLM) behind one trait, whose tag the neutral
+//! [`options::ServerOptions`] carry;
 //! [`uncertainty`] puts a measured 80% interval on every prediction and a probability on every
 //! verdict between two.
 //!
@@ -27,11 +28,15 @@ pub mod calibrate;
 pub mod cost;
 pub mod doctor;
 pub mod efficiency;
-pub mod engines;
+pub mod engine;
+/// The engines' module under its old name, for branches written before it became
+/// [`engine`] (issue 33); new code names `crate::engine`.
+#[doc(hidden)]
+pub use engine as engines;
 pub mod error;
-pub mod fit;
 pub mod layout;
 pub mod machine;
+pub mod memory_fit;
 pub mod numtext;
 pub mod options;
 pub mod p2p_variant;

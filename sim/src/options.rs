@@ -1,14 +1,66 @@
-//! Server options of an SGLang-style engine, named after SGLang's launch flags.
+//! The serving configuration the cost model and the replay read: engine-neutral values (named
+//! after SGLang's launch flags, the first engine modelled) plus the tag of the engine whose
+//! behaviour they describe ([`Engine`]). Each engine turns its own launch words into these in
+//! [`crate::engine`]; nothing below that floor asks which engine spelled them except through
+//! the engine's rules ([`crate::engine::ServingEngine`]).
 
 use models::format::KvDtype;
 use models::{Layout, ModelSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
+/// A serving engine whose behaviour can be simulated: the tag a [`ServerOptions`] carries. Its
+/// rules (flag spellings, scheduling, all-reduce, graphs) are [`crate::engine::ServingEngine`],
+/// found through [`Engine::rules`](crate::engine) — the tag lives here, on the lowest floor, so
+/// that the neutral config and the engines' folders can both stand on it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    #[default]
+    Sglang,
+    Vllm,
+}
+
+impl Engine {
+    /// Every engine, in the order listings show them.
+    pub const ALL: [Engine; 2] = [Engine::Sglang, Engine::Vllm];
+
+    /// `sglang` / `vllm` (case-insensitive, `SGLang`, `vLLM` …).
+    pub fn from_name(name: &str) -> Option<Engine> {
+        let name = name.trim();
+        Engine::ALL
+            .into_iter()
+            .find(|e| e.name().eq_ignore_ascii_case(name))
+    }
+
+    /// The engine's name as its users write it in lower case (`sglang`, `vllm`), also its JSON tag.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Sglang => "sglang",
+            Engine::Vllm => "vllm",
+        }
+    }
+
+    /// SGLang, the default (its [`ServerOptions`] omit the tag in JSON, as before it existed).
+    pub fn is_sglang(&self) -> bool {
+        *self == Engine::Sglang
+    }
+}
+
+impl std::fmt::Display for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The engine options that change cost, memory or scheduling (parallel sizes live in
 /// [`models::Layout`]). Defaults follow SGLang's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerOptions {
+    /// The engine these options describe; set by the engine's translation
+    /// ([`crate::engine`]), SGLang by default.
+    #[serde(default, skip_serializing_if = "Engine::is_sglang")]
+    pub engine: Engine,
     /// `--mem-fraction-static`: share of each GPU's memory for weights + KV pool.
     pub mem_fraction_static: f64,
     /// `--kv-cache-dtype`; `None` = the model's default (`auto`).
@@ -69,7 +121,7 @@ pub struct ServerOptions {
     /// A one-shot custom all-reduce over PCIe on more than two GPUs, for messages up to this many
     /// bytes: stock SGLang (and vLLM) disable their custom all-reduce on > 2 PCIe-only GPUs; the
     /// RTX PRO 6000 community builds add one (SGLang's `--enable-pcie-oneshot-allreduce`, vLLM's
-    /// `VLLM_ENABLE_PCIE_ALLREDUCE=1`). `None` = the stock rule. Set by [`crate::engines`].
+    /// `VLLM_ENABLE_PCIE_ALLREDUCE=1`). `None` = the stock rule. Set by [`crate::engine`].
     #[serde(default)]
     pub pcie_custom_all_reduce_max_bytes: Option<u64>,
     /// `--stream-interval`: the server streams output every this many decode steps (and the
@@ -83,7 +135,7 @@ pub struct ServerOptions {
     /// a separate request", so the builder repeats each request's block-table row per query token
     /// (local-inference-lab/rtx6kpro models/kimi-k26-mtp-long-ctx-wip/README.md @10dd6f5;
     /// voipmonitor/vllm `v1/attention/backends/mla/triton_mla.py` @2fe72a2, `_build_decode`).
-    /// Set by [`crate::engines`] for vLLM; the cost model applies it to MLA on SM120 only.
+    /// Set by [`crate::engine`] for vLLM; the cost model applies it to MLA on SM120 only.
     #[serde(default)]
     pub verify_rows_per_draft_token: bool,
     /// vLLM's `--decode-context-parallel-size`: each request's KV cache is sharded along the
@@ -92,7 +144,7 @@ pub struct ServerOptions {
     #[serde(default = "default_dcp")]
     pub decode_context_parallel: u32,
     /// A vLLM server: its KV cache is sized as vLLM's worker sizes it
-    /// ([`crate::cost::memory::vllm`]), not by `mem_fraction_static`. Set by [`crate::engines`].
+    /// ([`crate::cost::memory::vllm`]), not by `mem_fraction_static`. Set by [`crate::engine`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vllm_memory: Option<VllmMemory>,
     /// Every modelled on/off flag of the engine's flag table that is on, by its `dest`
@@ -165,6 +217,7 @@ fn default_dcp() -> u32 {
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
+            engine: Engine::Sglang,
             mem_fraction_static: 0.85,
             kv_cache_dtype: None,
             chunked_prefill_size: 8192,

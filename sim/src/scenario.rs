@@ -51,7 +51,7 @@ impl Scenario {
         primary: Layout,
     ) -> Result<Scenario, SglangArgsError> {
         let resolved =
-            crate::fit::layout_options(&sglang, machine.memory_bytes(), &primary, &spec)?;
+            crate::memory_fit::layout_options(&sglang, machine.memory_bytes(), &primary, &spec)?;
         Ok(Scenario {
             machine,
             spec,
@@ -130,7 +130,7 @@ impl Scenario {
                 .map_or_else(|_| self.opts.clone(), |(o, _)| o);
         }
         // Validation does not depend on the layout, and passed in `Scenario::new`.
-        crate::fit::layout_options(
+        crate::memory_fit::layout_options(
             &self.sglang,
             self.machine.memory_bytes(),
             &layout,
@@ -245,7 +245,7 @@ impl Scenario {
                     n.insert(0, self.default_notes.first().cloned().unwrap_or_default());
                     n
                 }),
-            None => crate::fit::layout_options(
+            None => crate::memory_fit::layout_options(
                 &self.sglang,
                 self.machine.memory_bytes(),
                 &layout,

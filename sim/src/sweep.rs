@@ -36,7 +36,8 @@ impl SweepLayout {
         }
     }
 
-    /// The SGLang flags that launch it (`--nnodes N` when it spans nodes).
+    /// The SGLang flags that launch it (`--nnodes N` when it spans nodes); the rows of a sweep
+    /// are labelled in the engine's own spelling by the scenario that ran it.
     pub fn sglang_flags(&self) -> String {
         match &self.placement {
             Some(p) => p.sglang_flags(&self.layout),
@@ -50,7 +51,9 @@ impl SweepLayout {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
     pub layout: String,
-    pub sglang_flags: String,
+    /// The flags that launch the layout, in the engine's own spelling ([`RunReport::flags`]).
+    #[serde(alias = "sglang_flags")]
+    pub flags: String,
     pub max_concurrency: Option<u32>,
     pub random_input_len: u32,
     pub random_output_len: u32,
@@ -93,12 +96,12 @@ pub fn sweep(
             let flags = sl.sglang_flags();
             let row = |wl: &Workload, run: Option<RunReport>, rejected: Option<String>| SweepRow {
                 layout: sl.layout.short_name(),
-                sglang_flags: flags.clone(),
+                flags: flags.clone(),
                 max_concurrency: wl.max_concurrency,
                 random_input_len: wl.random_input_len,
                 random_output_len: wl.random_output_len,
                 run: run.map(|r| RunReport {
-                    sglang_flags: flags.clone(),
+                    flags: flags.clone(),
                     ..r
                 }),
                 rejected,

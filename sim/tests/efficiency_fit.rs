@@ -10,8 +10,8 @@ use models::stats::median_or_nan;
 use proptest::prelude::*;
 use sim::efficiency::observations::{KernelRow, load_kernel_rows};
 use sim::efficiency::{
-    EfficiencyModel, FAMILY_DATACENTER, FAMILY_WORKSTATION, FamilyCurves, KernelKind,
-    family_key_for, fit, normalize_dtype,
+    EfficiencyModel, FAMILY_DATACENTER, FAMILY_WORKSTATION, FamilyCurves, KernelKind, curve_fit,
+    family_key_for, normalize_dtype,
 };
 use std::collections::BTreeMap;
 
@@ -59,7 +59,7 @@ fn reference_gpu(fam: &FamilyCurves) -> GpuSpec {
 
 #[test]
 fn embedded_json_is_the_fit_of_the_shared_csvs() {
-    let refit = fit::fit(&rows()).expect("GPU presets of the measured cards exist");
+    let refit = curve_fit::fit(&rows()).expect("GPU presets of the measured cards exist");
     let builtin = EfficiencyModel::builtin();
     assert_eq!(
         &refit, builtin,

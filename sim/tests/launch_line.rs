@@ -145,7 +145,7 @@ fn sim_advise_takes_the_launch_line_and_says_what_it_rests_on() {
     let o = out.get_output();
     assert_lists_not_modelled(&String::from_utf8_lossy(&o.stderr));
     let v = json(&o.stdout);
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], sim::advise::ADVICE_SCHEMA_VERSION);
     let prov = v["provenance"].to_string();
     assert!(prov.contains("synthesized"), "{prov}");
     assert!(prov.contains("defaults, not fitted"), "{prov}");
@@ -211,7 +211,7 @@ fn deepep_ep8_is_compared_with_the_best_layout_without_ep() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|r| !r["sglang_flags"].as_str().unwrap().contains("--ep-size"))
+        .filter(|r| !r["flags"].as_str().unwrap().contains("--ep-size"))
         .filter(|r| !r["run"].is_null())
         .count();
     assert!(

@@ -64,7 +64,7 @@ fn advise_scale_answers_on_the_two_box_rtx_preset() {
     );
     // The ranking is of all 16 GPUs, each launched with --nnodes 2.
     for r in v["ranking"].as_array().unwrap() {
-        let flags = r["sglang_flags"].as_str().unwrap();
+        let flags = r["flags"].as_str().unwrap();
         assert!(flags.ends_with("--nnodes 2"), "{flags}");
     }
     // The table form says what to launch on each node or box.
@@ -117,7 +117,7 @@ fn tp4_on_eight_gpus_runs_and_says_four_sit_idle() {
         .success();
     let v = json(&out.get_output().stdout);
     assert_eq!(v["idle_gpus"], 4);
-    assert_eq!(v["sglang_flags"], "--tp 4");
+    assert_eq!(v["flags"], "--tp 4");
     for cmd in ["run", "sweep"] {
         sim()
             .arg(cmd)
@@ -144,5 +144,5 @@ fn tp4_on_eight_gpus_runs_and_says_four_sit_idle() {
         .success();
     let rows = json(&out.get_output().stdout);
     assert_eq!(rows[0]["idle_gpus"], 4);
-    assert_eq!(rows[0]["sglang_flags"], "--tp 2 --pp-size 2");
+    assert_eq!(rows[0]["flags"], "--tp 2 --pp-size 2");
 }

@@ -49,10 +49,10 @@ fn one_layout_reports_breakdown_traffic_and_memory() {
         "--context",
         "2000",
     ]);
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     let p = &v["layouts"][0];
     assert_eq!(p["layout"], "TP8");
-    assert_eq!(p["sglang_flags"], "--tp 8");
+    assert_eq!(p["flags"], "--tp 8");
     let b = &p["breakdown"];
     let parts: f64 = [
         "compute_ms",
@@ -179,9 +179,7 @@ fn table_and_csv_formats_print() {
         ])
         .assert()
         .success()
-        .stdout(predicate::str::starts_with(
-            "layout,sglang_flags,iteration_ms",
-        ));
+        .stdout(predicate::str::starts_with("layout,flags,iteration_ms"));
 }
 
 #[test]

@@ -127,7 +127,7 @@ fn sweep_covers_every_layout_and_concurrency() {
         lines
             .next()
             .unwrap()
-            .starts_with("layout,sglang_flags,max_concurrency")
+            .starts_with("layout,flags,max_concurrency")
     );
     let rows: Vec<&str> = lines.collect();
     assert!(rows.len() >= 3 * 2 * 2, "{text}");

@@ -7,7 +7,7 @@ use models::Layout;
 use proptest::prelude::*;
 use sim::cost::MemoryPlan;
 use sim::cost::memory::{max_requests_at_context, max_streams_sharing_prefix};
-use sim::engines::{Engine, LaunchKnobs};
+use sim::engine::{Engine, LaunchKnobs};
 use sim::records::RecordSet;
 use sim::scoreboard::{RecordComparison, ScoreOptions, score};
 use std::path::Path;

@@ -4,7 +4,7 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
-use sim::engines::Engine;
+use sim::engine::Engine;
 use sim::records::speculation::AcceptOrigin;
 use sim::records::{MetricFamily, Quantity, RecordSet, UnexpressibleKind, express};
 use sim::scoreboard::{ScoreOptions, Scoreboard, score};

@@ -158,6 +158,48 @@ fn a_line_with_every_flag_runs_through_run_advise_and_predict_as_vllm() {
     );
 }
 
+/// `sim run --format json` of a `vllm serve` line names its engine and gives the layout's flags
+/// in vLLM's spelling under an engine-neutral key (issue 33: it printed `"sglang_flags": "--tp 8"`
+/// and no engine); an SGLang run keeps SGLang's spelling under the same key.
+#[test]
+fn a_run_says_its_engine_and_the_flags_in_its_spelling() {
+    let run = |line: &str| {
+        let mut args = vec!["run", "--machine", MACHINE, "--server-args", line];
+        args.extend(WORKLOAD);
+        args.extend(["--format", "json"]);
+        let (code, out, err) = common::sim_output(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let v = run(&format!("{BASE} -dcp 2"));
+    assert_eq!(v["engine"], "vllm");
+    assert_eq!(v["flags"], "-tp 8 -dcp 2");
+    assert_eq!(v["schema_version"], 2);
+    assert!(v.get("sglang_flags").is_none(), "{v}");
+    let s = run("python -m sglang.launch_server --model-path moonshotai/Kimi-K2-Thinking --tp 8");
+    assert_eq!(s["engine"], "sglang");
+    assert_eq!(s["flags"], "--tp 8");
+    // predict says the same
+    let line = format!("{BASE} -dcp 2");
+    let (code, out, err) = common::sim_output(&[
+        "predict",
+        "--machine",
+        MACHINE,
+        "--server-args",
+        &line,
+        "--batch",
+        "4",
+        "--context",
+        "8192",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let p: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(p["engine"], "vllm");
+    assert_eq!(p["layouts"][0]["flags"], "-tp 8 -dcp 2");
+}
+
 #[test]
 fn advise_engine_vllm_ranks_vllm_layouts_without_a_line() {
     let mut args = vec![

@@ -7,7 +7,7 @@ mod common;
 
 use common::sim_stdout;
 use proptest::prelude::*;
-use sim::engines::Engine;
+use sim::engine::Engine;
 use sim::server_log::{self, ServerLog, Unsteady, vllm};
 
 const GIB: f64 = (1u64 << 30) as f64;

@@ -57,13 +57,16 @@ pub use verdict::{
 };
 
 /// Schema version of [`Advice`]: 2 adds `provenance`, `notes`, `flags_not_modelled` and the EP
-/// answer's `known_error` / `margin_within_known_error`.
-pub const ADVICE_SCHEMA_VERSION: u32 = 2;
+/// answer's `known_error` / `margin_within_known_error`; 3 adds `engine` and names a ranked
+/// layout's flags `flags`, in the engine's own spelling (was `sglang_flags`).
+pub const ADVICE_SCHEMA_VERSION: u32 = 3;
 /// One layout, ranked for the workload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RankedLayout {
     pub layout: String,
-    pub sglang_flags: String,
+    /// The flags that launch it, in the engine's own spelling ([`RunReport::flags`]).
+    #[serde(alias = "sglang_flags")]
+    pub flags: String,
     pub run: Option<RunReport>,
     pub rejected: Option<String>,
     /// GPUs of the machine the layout leaves idle (one replica on part of it).
@@ -153,6 +156,9 @@ pub struct EpAnswer {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Advice {
     pub schema_version: u32,
+    /// The engine whose behaviour was simulated.
+    #[serde(default)]
+    pub engine: crate::options::Engine,
     pub machine: String,
     pub model: String,
     pub workload: Workload,
@@ -188,7 +194,7 @@ pub fn rank(layouts: &[SweepLayout], opts: &ServerOptions, w: &Workload) -> Vec<
         .into_iter()
         .map(|r| RankedLayout {
             layout: r.layout,
-            sglang_flags: r.sglang_flags,
+            flags: r.flags,
             run: r.run,
             rejected: r.rejected,
             idle_gpus: r.idle_gpus,

@@ -120,7 +120,8 @@ pub fn jsonl_line(run: &RunReport, w: &Workload, ctx: &BenchLineContext<'_>) -> 
             "predicted": true,
             "machine": ctx.machine,
             "layout": l.short_name(),
-            "sglang_flags": l.sglang_flags(),
+            "engine": ctx.opts.engine,
+            "flags": ctx.opts.engine.rules().launch_flags(&l, ctx.opts.decode_context_parallel, 1),
             "sharegpt_lengths": match &w.dataset {
                 Dataset::Sharegpt(d) => Value::from(d.source.clone()),
                 Dataset::Random => Value::Null,

@@ -9,15 +9,15 @@
 //! - client-side runs ([`MeasuredPoint`]: bench_serving JSONL / summary / CSV), simulated with
 //!   `sim::serving` and compared metric by metric.
 //!
-//! [`knobs`] says what each knob means and how it is bounded, [`fit`] how it is fitted and
+//! [`knobs`] says what each knob means and how it is bounded, [`knob_fit`] how it is fitted and
 //! identified.
 
 pub mod applied;
-pub mod fit;
+pub mod knob_fit;
 pub mod knobs;
 mod steps;
 
-pub use fit::{FitOutcome, KnobReport, nelder_mead, rms};
+pub use knob_fit::{FitOutcome, KnobReport, nelder_mead, rms};
 pub use knobs::{KnobBounds, KnobParam};
 pub use steps::{StepRound, StepSample, rounds};
 
@@ -317,7 +317,7 @@ where
                 .collect(),
         )
     };
-    let outcome = fit::fit(&predict, &labels, params, start, bounds, true)
+    let outcome = knob_fit::fit(&predict, &labels, params, start, bounds, true)
         .ok_or_else(|| CalibrateError::Model("the starting knobs give no prediction".into()))?;
     let before = predict_all(&base, opts, obs)?;
     let after = predict_all(&build(outcome.knobs).map_err(model_err)?, opts, obs)?;

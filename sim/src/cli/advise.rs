@@ -104,9 +104,7 @@ pub fn run(args: Args) -> Result<()> {
     label_rows(
         &setup,
         &ls,
-        ranking
-            .iter_mut()
-            .map(|r| (&mut r.layout, &mut r.sglang_flags)),
+        ranking.iter_mut().map(|r| (&mut r.layout, &mut r.flags)),
     );
     if ranking.iter().all(|r| r.run.is_none()) {
         spinner.finish_and_clear();
@@ -141,6 +139,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let advice = Advice {
         schema_version: ADVICE_SCHEMA_VERSION,
+        engine: setup.opts.engine,
         machine: setup.machine.name().to_string(),
         model: setup.spec.name.clone(),
         provenance: setup.provenance(&args.workload),
@@ -219,7 +218,7 @@ fn kv_warning_for_best(
 ) -> Option<String> {
     let l = top_ranked(setup, ls, &advice.ranking)?;
     let model = l.model.as_ref().ok()?;
-    sim::fit::workload_kv_warning(
+    sim::memory_fit::workload_kv_warning(
         &setup.spec.name,
         model.memory(),
         &l.layout,
@@ -542,9 +541,9 @@ fn answer_p2p(
         .then(|| sim::machine::Machine::resolve("rtx-pro-6000-x8-baremetal").ok())
         .flatten();
     let oneshot = if top.tp <= 4 {
-        sim::engines::SGLANG_PCIE_ONESHOT_4GPU_BYTES
+        sim::engine::SGLANG_PCIE_ONESHOT_4GPU_BYTES
     } else {
-        sim::engines::SGLANG_PCIE_ONESHOT_8GPU_BYTES
+        sim::engine::SGLANG_PCIE_ONESHOT_8GPU_BYTES
     };
     let opts = setup.opts_ranking(top);
     let mut a = sim::advise::p2p::answer(&sim::advise::p2p::P2pQuestion {
@@ -560,7 +559,7 @@ fn answer_p2p(
     a.launch_flags = ranking
         .iter()
         .find(|r| r.run.is_some())
-        .map(|r| r.sglang_flags.clone())
+        .map(|r| r.flags.clone())
         .unwrap_or_default();
     Ok(a)
 }

@@ -51,7 +51,7 @@ pub fn print_advice(a: &Advice, all: bool, launcher: &str, try_tail: &str) {
     if (vllm || !question)
         && let Some(best) = a.ranking.iter().find(|r| r.run.is_some())
     {
-        println!("try: {launcher} {}{try_tail}", best.sglang_flags);
+        println!("try: {launcher} {}{try_tail}", best.flags);
     }
     if let Some(ep) = &a.ep {
         print_ep(ep, launcher);
@@ -339,7 +339,8 @@ fn ranking_table(
     crate::cli::tables::at_least(&mut t, 2, 28);
     let mut hidden = 0;
     for (i, r) in rows.iter().enumerate() {
-        let is_ep = r.sglang_flags.contains("--ep-size");
+        // the layout's name, not its flags, says EP in every engine (`EP8`, `TP8+EP4`)
+        let is_ep = r.layout.contains("EP");
         let top = r.run.is_some() && i < TOP_LAYOUTS;
         if !(all || is_ep || top || cited.contains(&r.layout)) {
             hidden += 1;
@@ -349,7 +350,7 @@ fn ranking_table(
             Some(x) => vec![
                 format!("{}", i + 1),
                 r.layout.clone(),
-                r.sglang_flags.clone(),
+                r.flags.clone(),
                 format!("{:.1}", x.output_throughput),
                 format!("{:.0}", x.mean_ttft_ms),
                 format!("{:.2}", x.mean_tpot_ms),
@@ -359,7 +360,7 @@ fn ranking_table(
             None => vec![
                 "-".into(),
                 r.layout.clone(),
-                r.sglang_flags.clone(),
+                r.flags.clone(),
                 "-".into(),
                 "-".into(),
                 "-".into(),

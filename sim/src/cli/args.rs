@@ -4,7 +4,7 @@
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use models::ModelSpec;
-use sim::engines::Engine;
+use sim::engine::Engine;
 use sim::machine::Machine;
 
 pub use super::layout_args::{LayoutArgs, LayoutSelection};

@@ -98,7 +98,7 @@ pub fn run(args: Args) -> Result<()> {
                 Some(v) => v
                     .server_options(l, &machine)
                     .map_or_else(|_| opts.clone(), |(o, _)| o),
-                None => sim::fit::layout_options(&sglang, machine.memory_bytes(), l, &model)
+                None => sim::memory_fit::layout_options(&sglang, machine.memory_bytes(), l, &model)
                     .map_or_else(|_| opts.clone(), |r| r.options),
             };
             predict_all(&machine, &model, &opts_for, knobs, &q)
@@ -107,6 +107,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     let out = PredictOutput {
         schema_version: PREDICT_SCHEMA_VERSION,
+        engine: opts.engine,
         machine: machine.name().to_string(),
         gpu: machine.gpu.display_name.clone(),
         gpu_count: machine.gpu_count,
@@ -125,7 +126,7 @@ pub fn run(args: Args) -> Result<()> {
         concurrency: args.batch,
         context_tokens: args.context,
     };
-    let regime = Regime::of(&machine, &model, &opts, vllm.is_some(), one, load, &notes);
+    let regime = Regime::of(&machine, &model, &opts, one, load, &notes);
     let ranges = out
         .layouts
         .iter()
@@ -248,7 +249,7 @@ fn one_table(out: &PredictOutput) -> String {
     s.push_str(&format!(
         "layout {} ({}), stages on GPUs {:?}{}\n",
         p.layout,
-        p.sglang_flags,
+        p.flags,
         p.placement,
         if p.cuda_graph { ", CUDA graph" } else { "" }
     ));
@@ -452,7 +453,7 @@ fn ranking_table(out: &PredictOutput) -> String {
                     b.all_reduce_ms + b.all_to_all_ms + b.dp_attention_comm_ms + b.pp_send_ms;
                 t.add_row(vec![
                     p.layout.clone(),
-                    p.sglang_flags.clone(),
+                    p.flags.clone(),
                     format!("{:.2}", p.iteration_ms),
                     format!("{:.1}", st.output_tok_per_s),
                     format!("{:.0}", 100.0 * comm / b.total_ms.max(1e-12)),
@@ -469,7 +470,7 @@ fn ranking_table(out: &PredictOutput) -> String {
             _ => {
                 t.add_row(vec![
                     p.layout.clone(),
-                    p.sglang_flags.clone(),
+                    p.flags.clone(),
                     "-".into(),
                     "-".into(),
                     "-".into(),
@@ -489,7 +490,7 @@ fn ranking_table(out: &PredictOutput) -> String {
 /// One CSV row per layout.
 fn csv(out: &PredictOutput) -> String {
     let mut s = String::from(
-        "layout,sglang_flags,iteration_ms,output_tok_per_s,compute_ms,kernel_floor_ms,activation_ms,weight_read_ms,kv_read_ms,all_reduce_ms,all_to_all_ms,dp_attention_comm_ms,pp_send_ms,overhead_ms,bubble_ms,wire_bytes_per_gpu,expert_read_bytes_per_gpu,expert_imbalance,weights_gb_per_gpu,kv_tokens,rejected\n",
+        "layout,flags,iteration_ms,output_tok_per_s,compute_ms,kernel_floor_ms,activation_ms,weight_read_ms,kv_read_ms,all_reduce_ms,all_to_all_ms,dp_attention_comm_ms,pp_send_ms,overhead_ms,bubble_ms,wire_bytes_per_gpu,expert_read_bytes_per_gpu,expert_imbalance,weights_gb_per_gpu,kv_tokens,rejected\n",
     );
     for p in &out.layouts {
         s.push_str(&csv_row(p));
@@ -503,7 +504,7 @@ fn csv_row(p: &LayoutPrediction) -> String {
         (Some(b), Some(st), Some(tr), Some(m)) => format!(
             "{},{},{:.4},{:.2},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.0},{:.0},{:.3},{:.3},{},\n",
             p.layout,
-            q(&p.sglang_flags),
+            q(&p.flags),
             p.iteration_ms,
             st.output_tok_per_s,
             b.compute_ms,
@@ -526,7 +527,7 @@ fn csv_row(p: &LayoutPrediction) -> String {
         _ => format!(
             "{},{},,,,,,,,,,,,,,,,,,,{}\n",
             p.layout,
-            q(&p.sglang_flags),
+            q(&p.flags),
             q(p.rejected.as_deref().unwrap_or(""))
         ),
     }

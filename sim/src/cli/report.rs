@@ -225,7 +225,7 @@ pub fn run(args: Args) -> Result<()> {
     for m in &cfg.machines {
         bar.set_message(format!("on {}, then the EP verdict", m.name()));
         let opts_for = |l: &models::Layout| {
-            sim::fit::layout_options(&cfg.sglang, m.memory_bytes(), l, &cfg.spec)
+            sim::memory_fit::layout_options(&cfg.sglang, m.memory_bytes(), l, &cfg.spec)
                 .map(|r| r.options)
                 .unwrap_or_default()
         };
@@ -243,7 +243,7 @@ pub fn run(args: Args) -> Result<()> {
         sim::scoreboard::score(
             set,
             &sim::scoreboard::ScoreOptions {
-                engine: args.engine.map(sim::engines::Engine::from),
+                engine: args.engine.map(sim::engine::Engine::from),
             },
         )
     });

@@ -50,9 +50,14 @@ pub fn run(mut args: Args) -> Result<()> {
         simulate(model, &opts, &workload)
     }
     .with_context(|| format!("simulating {}", layout.short_name()))?;
-    run.sglang_flags = model.target().placement().sglang_flags(&layout);
+    run.flags = opts.engine.rules().launch_flags(
+        &layout,
+        opts.decode_context_parallel,
+        model.target().placement().nodes,
+    );
     if replicas > 1 {
-        run.sglang_flags = format!("{} --dp-size {replicas}", run.sglang_flags);
+        let router = opts.engine.rules().replicas_flag(replicas);
+        run.flags = format!("{} {router}", run.flags);
     }
     if let Some(path) = &args.workload.bench.output_file {
         write_bench_line(path, &setup, &args.workload, &run, &workload, layout)?;
@@ -61,9 +66,13 @@ pub fn run(mut args: Args) -> Result<()> {
     if let Some(plan) = model.spec_plan() {
         eprintln!("note: {plan}");
     }
-    if let Some(w) =
-        sim::fit::workload_kv_warning(&setup.spec.name, model.memory(), &layout, &opts, &workload)
-    {
+    if let Some(w) = sim::memory_fit::workload_kv_warning(
+        &setup.spec.name,
+        model.memory(),
+        &layout,
+        &opts,
+        &workload,
+    ) {
         eprintln!("warning: {w}");
     }
     let bench_flags = args.workload.not_modelled();
@@ -129,7 +138,7 @@ fn table(o: &RunOutput, ranges: &[FigureRange]) -> Table {
     let mut t = crate::cli::tables::table();
     t.set_header(vec![
         format!("{} on {}", o.model, o.machine),
-        format!("{} ({})", r.layout, r.sglang_flags),
+        format!("{} ({})", r.layout, r.flags),
     ]);
     let conc = match (r.max_concurrency, r.closed_rounds) {
         (Some(c), true) => {

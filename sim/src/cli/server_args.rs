@@ -307,14 +307,14 @@ impl ServerArgs {
 }
 
 /// The server options for `layout` of `machine`'s GPUs serving `spec`, SGLang's defaults filled
-/// in ([`sim::fit::layout_options`], the one place that resolves them).
+/// in ([`sim::memory_fit::layout_options`], the one place that resolves them).
 pub fn options_for(
     args: &SglangArgs,
     gpu_memory_bytes: u64,
     layout: &models::Layout,
     spec: &models::ModelSpec,
 ) -> Result<ResolvedOptions> {
-    Ok(sim::fit::layout_options(
+    Ok(sim::memory_fit::layout_options(
         args,
         gpu_memory_bytes,
         layout,

@@ -124,7 +124,6 @@ impl Setup {
             &self.machine,
             &self.spec,
             opts,
-            self.vllm.is_some(),
             layout,
             load,
             &self.default_notes,

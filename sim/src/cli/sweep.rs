@@ -98,8 +98,7 @@ pub fn run(args: Args) -> Result<()> {
     label_rows(
         &setup,
         &ls,
-        rows.iter_mut()
-            .map(|r| (&mut r.layout, &mut r.sglang_flags)),
+        rows.iter_mut().map(|r| (&mut r.layout, &mut r.flags)),
     );
     if rows.iter().all(|r| r.run.is_none()) {
         let why = rows
@@ -175,7 +174,7 @@ impl Export for [RangedRow] {
     }
 }
 
-const CSV_HEADER: &str = "layout,sglang_flags,max_concurrency,random_input_len,random_output_len,output_throughput,total_throughput,request_throughput,mean_ttft_ms,median_ttft_ms,p99_ttft_ms,mean_tpot_ms,median_tpot_ms,p99_tpot_ms,mean_itl_ms,peak_running_requests,peak_kv_usage,rejected";
+const CSV_HEADER: &str = "layout,flags,max_concurrency,random_input_len,random_output_len,output_throughput,total_throughput,request_throughput,mean_ttft_ms,median_ttft_ms,p99_ttft_ms,mean_tpot_ms,median_tpot_ms,p99_tpot_ms,mean_itl_ms,peak_running_requests,peak_kv_usage,rejected";
 
 fn csv(rows: &[RangedRow]) -> String {
     let mut s = String::from(CSV_HEADER);
@@ -205,7 +204,7 @@ fn csv(rows: &[RangedRow]) -> String {
         };
         s.push_str(&format!(
             "{},\"{}\",{c},{},{},{metrics}\n",
-            r.layout, r.sglang_flags, r.random_input_len, r.random_output_len
+            r.layout, r.flags, r.random_input_len, r.random_output_len
         ));
     }
     s

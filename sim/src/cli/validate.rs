@@ -13,7 +13,7 @@ use anyhow::{Result, bail};
 use comfy_table::Table;
 use sim::bench_serving::read;
 use sim::calibrate::{PointComparison, compare, rms_log_error};
-use sim::engines::Engine;
+use sim::engine::Engine;
 use sim::records::RecordSet;
 use sim::scoreboard::{ScoreOptions, Scoreboard, score_with};
 use std::path::PathBuf;

@@ -315,6 +315,7 @@ pub(super) fn attn_core(
 
 /// The decode table of the backend the engine runs on this GPU, where one was measured: the
 /// tables are the RTX PRO 6000's (SM120), so other GPUs keep the efficiency curves.
+/// Which backend is the engine's rule ([`crate::engine::ServingEngine::decode_table_backend`]):
 /// - SGLang: `--attention-backend flashinfer` (its default on SM120 for GQA) or `triton` for GQA;
 ///   for MLA its 0.5.14 MLA decode table (`--attention-backend triton` keeps
 ///   [`TritonSplitKv`]);
@@ -329,17 +330,12 @@ fn table_decode(
     if super::attn_backend::sm_major(machine) != Some(12) {
         return None;
     }
-    let vllm = opts.vllm_memory.is_some();
-    let backend = match (vllm, want.kind.as_str(), opts.attention_backend.as_deref()) {
-        (true, "mla", _) => "triton_mla_ctx",
-        (true, _, _) if want.kv_dtype == "fp8" => "flashinfer",
-        (true, _, _) => "flash_attn",
-        (false, "mla", None | Some("flashinfer")) => "mla",
-        (false, "gqa", None | Some("flashinfer")) => "flashinfer",
-        (false, "gqa", Some("triton")) => "triton",
-        _ => return None,
-    };
-    want.engine = if vllm { "vllm" } else { "sglang" }.into();
+    let backend = opts.engine.rules().decode_table_backend(
+        &want.kind,
+        &want.kv_dtype,
+        opts.attention_backend.as_deref(),
+    )?;
+    want.engine = opts.engine.name().into();
     want.backend = backend.into();
     DecodeTables::builtin()
         .find(&want)

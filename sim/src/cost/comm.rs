@@ -25,6 +25,7 @@
 //!   passes, so the kernel runs, costed over that path ([`super::vllm_all_reduce::routed_one_shot`]) and taken even where
 //!   NCCL would be faster; without peer access it is off, as SGLang turns it off.
 
+use crate::engine::AllReduceRules;
 use crate::machine::curve::CommCurve;
 use crate::machine::placement::Placement;
 use crate::machine::{Machine, PeerPath};
@@ -129,16 +130,19 @@ impl LayoutComm {
             if s + 1 < placement.stages.len() {
                 note("pp send/recv", &hop_send);
             }
-            let (custom, vllm_custom) = if opts.vllm_memory.is_some() {
-                let v = super::vllm_all_reduce::VllmCustomAllReduce::on(
-                    machine,
-                    group,
-                    opts,
-                    &all_reduce,
-                );
-                (None, v)
-            } else {
-                (custom_all_reduce(machine, group, opts, &all_reduce), None)
+            let (custom, vllm_custom) = match opts.engine.rules().custom_all_reduce() {
+                AllReduceRules::Vllm => {
+                    let v = super::vllm_all_reduce::VllmCustomAllReduce::on(
+                        machine,
+                        group,
+                        opts,
+                        &all_reduce,
+                    );
+                    (None, v)
+                }
+                AllReduceRules::Sglang => {
+                    (custom_all_reduce(machine, group, opts, &all_reduce), None)
+                }
             };
             stages.push(StageComm {
                 all_reduce,

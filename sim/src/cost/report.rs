@@ -12,8 +12,9 @@ use crate::options::ServerOptions;
 use models::{Layout, ModelSpec};
 use serde::Serialize;
 
-/// Version of the `sim predict --format json` layout.
-pub const PREDICT_SCHEMA_VERSION: u32 = 1;
+/// Version of the `sim predict --format json` layout. 2: `engine`, and each layout's `flags` in
+/// the engine's own spelling (1: `sglang_flags`, SGLang's spelling under every engine).
+pub const PREDICT_SCHEMA_VERSION: u32 = 2;
 
 /// What `sim predict` was asked.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -182,8 +183,8 @@ pub struct SteadySummary {
 pub struct LayoutPrediction {
     /// Short name, e.g. `TP4xPP2`.
     pub layout: String,
-    /// SGLang flags that launch it.
-    pub sglang_flags: String,
+    /// The flags that launch it, in the engine's own spelling.
+    pub flags: String,
     /// `None` when it runs; otherwise the one-line reason.
     pub rejected: Option<String>,
     /// GPUs of each pipeline stage.
@@ -231,6 +232,8 @@ pub struct SpecSummary {
 pub struct PredictOutput {
     /// [`PREDICT_SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// The engine whose behaviour was simulated.
+    pub engine: crate::options::Engine,
     /// Machine preset or profile name.
     pub machine: String,
     /// GPU model, as nvidia-smi names it.
@@ -253,7 +256,7 @@ pub struct PredictOutput {
 fn rejected(layout: &Layout, reason: String) -> LayoutPrediction {
     LayoutPrediction {
         layout: layout.short_name(),
-        sglang_flags: layout.sglang_flags(),
+        flags: layout.sglang_flags(),
         rejected: Some(reason),
         placement: Vec::new(),
         idle_gpus: 0,
@@ -287,7 +290,11 @@ pub fn describe(served: &ServedModel, q: &PredictQuery) -> LayoutPrediction {
     let layout = cm.layout();
     LayoutPrediction {
         layout: layout.short_name(),
-        sglang_flags: cm.placement().sglang_flags(&layout),
+        flags: cm.opts.engine.rules().launch_flags(
+            &layout,
+            cm.opts.decode_context_parallel,
+            cm.placement().nodes,
+        ),
         rejected: None,
         placement: cm.placement().stages.clone(),
         idle_gpus: cm.placement().idle_gpus,
@@ -378,24 +385,21 @@ pub fn predict_all(
     let mut out: Vec<LayoutPrediction> = enumerate_layouts(machine.gpu_count, model)
         .into_iter()
         .map(|c| {
+            let layout_opts = opts_for(&c.layout);
             let mut p = match c.rejected {
                 Some(r) => rejected(&c.layout, r),
                 // An all-to-all backend runs where it can (EP over the TP group), not elsewhere.
                 None => {
-                    let o = crate::options::a2a_where_applicable(
-                        &opts_for(&c.layout),
-                        model,
-                        &c.layout,
-                    );
+                    let o = crate::options::a2a_where_applicable(&layout_opts, model, &c.layout);
                     predict_layout(machine, model, c.layout, &o, knobs, q)
                         .unwrap_or_else(|e| rejected(&c.layout, e.to_string()))
                 }
             };
-            // A rejected layout is still named by the flags that would launch it (`--nnodes`).
-            if p.rejected.is_some()
-                && let Ok(placed) = machine.place(&c.layout)
-            {
-                p.sglang_flags = placed.sglang_flags(&c.layout);
+            // A rejected layout is still named by the flags that would launch it, in its
+            // engine's spelling (`--nnodes` where it spans nodes).
+            if p.rejected.is_some() {
+                let nodes = machine.place(&c.layout).map_or(1, |placed| placed.nodes);
+                p.flags = layout_opts.engine.rules().launch_flags(&c.layout, 1, nodes);
             }
             p
         })

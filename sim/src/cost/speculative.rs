@@ -132,7 +132,7 @@ impl SpeculativeModel {
     /// eagerly from a `k + 1`-th of the requests plain decoding still replays.
     pub fn spec_uses_graph(&self, st: &BatchStats) -> bool {
         let graph = self.target.uses_cuda_graph(st);
-        if self.target.opts.vllm_memory.is_none() {
+        if !self.target.opts.engine.rules().verify_graphs_by_tokens() {
             return graph;
         }
         let tokens = st.decode * self.plan.num_draft_tokens.max(1) as f64;
@@ -511,6 +511,7 @@ mod tests {
         let mut o = eagle(Some(2.5));
         o.cuda_graph_max_bs = 32;
         let sglang = model_with(&o);
+        o.engine = crate::options::Engine::Vllm;
         o.vllm_memory = Some(crate::options::VllmMemory {
             gpu_memory_utilization: 0.9,
             max_num_batched_tokens: None,

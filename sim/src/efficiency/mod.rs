@@ -9,7 +9,7 @@
 //!
 //! Both fractions are piecewise-linear in log2(tokens) between knots at powers of two, one curve per
 //! GPU family × kernel kind × dtype, clamped to the first/last knot outside the measured range. The
-//! curves are fitted ([`fit`]) to SGLang 0.5.14 kernel timings measured on an RTX PRO 6000 Blackwell
+//! curves are fitted ([`curve_fit`]) to SGLang 0.5.14 kernel timings measured on an RTX PRO 6000 Blackwell
 //! Server Edition and an H200 SXM (`data/observations/*-kernels-sglang-0.5.14.csv`, read by
 //! [`observations`]) and embedded from `sim/data/efficiency.json`, which `examples/fit_efficiency.rs`
 //! regenerates.
@@ -61,7 +61,7 @@
 //! Blackwell GeForce/RTX PRO); the H200 curves serve datacenter Hopper/Blackwell/Ampere cards (A100,
 //! H100, H200, H20, B200, GB200…). Matched by name, else by NVLink presence (see [`family_key_for`]).
 
-pub mod fit;
+pub mod curve_fit;
 pub mod observations;
 mod shape;
 
@@ -132,7 +132,7 @@ pub struct EfficiencyCurve {
     pub dtype: String,
     /// The CSV dtype labels pooled into this curve (e.g. `fp8` and `fp8_block`).
     pub source_dtypes: Vec<String>,
-    /// Latency floor of one call, µs ([`fit::latency_floor_s`]; 0 where the tables show none).
+    /// Latency floor of one call, µs ([`curve_fit::latency_floor_s`]; 0 where the tables show none).
     #[serde(default)]
     pub floor_us: f64,
     /// Bandwidth of the line that pinned `floor_us` (`time = floor + bytes / bandwidth` over the

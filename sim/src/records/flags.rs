@@ -7,7 +7,7 @@
 //! engine takes is read; words it does not know are left alone: this is a tolerant reader of
 //! what the sources wrote, not a launch-line parser.
 
-use crate::engines::{Engine, LaunchKnobs, PcieAllReduce};
+use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use models::KvDtype;
 
 /// Launch lines of the InferenceX SGLang configs the records name, from
@@ -75,6 +75,8 @@ mod dest {
     pub const DISABLE_CUSTOM_ALL_REDUCE: &str = s::DISABLE_CUSTOM_ALL_REDUCE.dest;
     pub const DISABLE_CUDA_GRAPH: &str = s::DISABLE_CUDA_GRAPH.dest;
     pub const ENFORCE_EAGER: &str = v::ENFORCE_EAGER.dest;
+    pub const ENABLE_PREFIX_CACHING: &str = v::ENABLE_PREFIX_CACHING.dest;
+    pub const NO_ENABLE_PREFIX_CACHING: &str = v::NO_ENABLE_PREFIX_CACHING.dest;
 
     // one arm serves both engines where their tables share the dest
     const _: () = assert!(same(KV_CACHE_DTYPE, v::KV_CACHE_DTYPE.dest));
@@ -165,9 +167,9 @@ pub fn launch_knobs(
             }
             dest::MAX_PREFILL_TOKENS => k.max_prefill_tokens = number(),
             dest::DISABLE_RADIX_CACHE => k.disable_radix_cache = true,
-            // vLLM's boolean flag and its argparse negation
-            "enable_prefix_caching" => k.prefix_caching = Some(true),
-            "--no-enable-prefix-caching" => k.prefix_caching = Some(false),
+            // vLLM's boolean flag and its argparse negation, the rows a launch line reads too
+            dest::ENABLE_PREFIX_CACHING => k.prefix_caching = Some(true),
+            dest::NO_ENABLE_PREFIX_CACHING => k.prefix_caching = Some(false),
             dest::STREAM_INTERVAL => k.stream_interval = number(),
             dest::DISABLE_CUSTOM_ALL_REDUCE => k.disable_custom_all_reduce = true,
             dest::DISABLE_CUDA_GRAPH | dest::ENFORCE_EAGER => k.disable_cuda_graph = true,
@@ -436,5 +438,51 @@ mod tests {
             "nvfp4",
         );
         assert_eq!(k.moe_runner_backend.as_deref(), Some("b12x"));
+    }
+
+    /// Issue 33: `--enable-prefix-caching` was a no-effect row on a `vllm serve` line while a record
+    /// naming it changed the prediction. Both now read the same table rows into the same knob, and
+    /// the engine's one rule (`prefix_cache`) decides what it does.
+    #[test]
+    fn prefix_caching_reads_alike_from_a_launch_line_and_a_record() {
+        let base = "vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct -tp 4";
+        for (more, want) in [
+            ("", None),
+            (" --enable-prefix-caching", Some(true)),
+            (" --no-enable-prefix-caching", Some(false)),
+        ] {
+            let text = format!("{base}{more}");
+            let l = crate::vllm_args::VllmLine::parse(&text).unwrap().unwrap();
+            let from_line = l.knobs().unwrap();
+            let from_record = launch_knobs(Engine::Vllm, &text, "", &mut Vec::new());
+            assert_eq!(from_line.prefix_caching, want, "{text}");
+            assert_eq!(from_record.prefix_caching, want, "{text}");
+            for hybrid in [false, true] {
+                assert_eq!(
+                    Engine::Vllm.prefix_cache(&from_line, hybrid),
+                    Engine::Vllm.prefix_cache(&from_record, hybrid),
+                );
+            }
+            // modelled, so no longer listed among the flags without effect
+            assert!(
+                l.not_modelled_line()
+                    .is_none_or(|w| !w.contains("prefix-caching")),
+                "{text}"
+            );
+        }
+        // on by default in V1 for a model without linear attention, off for a hybrid one (< 0.28)
+        let line = |t: &str| crate::vllm_args::VllmLine::parse(t).unwrap().unwrap();
+        let none = line(base).knobs().unwrap();
+        assert!(Engine::Vllm.prefix_cache(&none, false).0);
+        assert!(!Engine::Vllm.prefix_cache(&none, true).0);
+        let machine = crate::machine::Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+        let off = line(&format!("{base} --no-enable-prefix-caching"));
+        let (o, _) = off
+            .server_options(&models::Layout::tp(4), &machine)
+            .unwrap();
+        assert!(
+            o.disable_radix_cache,
+            "the neutral config says no prefix reuse"
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! From a record to what shardwise can express: machine preset, model preset, layout, launch
-//! knobs ([`crate::engines::LaunchKnobs`]), and the quantities to predict with their measured
+//! knobs ([`crate::engine::LaunchKnobs`]), and the quantities to predict with their measured
 //! values. A record that cannot be expressed gets every reason that applies
 //! ([`Unexpressible`]); the first is the one counted.
 //!
@@ -25,7 +25,7 @@ use super::speculation::{RecordSpeculation, record_prompt_kind, record_speculati
 use super::unexpressible::stated;
 pub use super::unexpressible::{Unexpressible, UnexpressibleKind};
 use super::{Parallel, Record, RecordWorkload, Whole, lower};
-use crate::engines::{Engine, LaunchKnobs};
+use crate::engine::{Engine, LaunchKnobs};
 use crate::workload::Workload;
 use models::Layout;
 use serde::Serialize;

@@ -10,7 +10,7 @@ use super::Record;
 use super::acceptance::MeasuredAcceptance;
 use super::draft::draft_config;
 use crate::acceptance::PromptKind;
-use crate::engines::Engine;
+use crate::engine::Engine;
 use crate::options::SpeculativeOptions;
 use serde::Serialize;
 

@@ -1,6 +1,6 @@
 //! `sim report`: SVG charts and one self-contained HTML page for one or more machines and a model.
 //!
-//! [`measured`] holds the user's runs drawn beside the lines, [`fit`] decides once which layouts run (every part below reads its verdict),
+//! [`measured`] holds the user's runs drawn beside the lines, [`layout_fit`] decides once which layouts run (every part below reads its verdict),
 //! [`simulate`] computes the numbers (per layout: memory plan, decode breakdown, a bench_serving
 //! run per concurrency; per machine: the EP verdict), [`charts`] turns one machine's numbers into
 //! layout charts, [`page`] adds the profile charts from `reports::profile` (shared with `probe
@@ -9,7 +9,7 @@
 //! before any file is written.
 
 pub mod charts;
-pub mod fit;
+pub mod layout_fit;
 pub mod measured;
 pub mod output;
 pub mod p2p_chart;

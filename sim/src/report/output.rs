@@ -68,7 +68,7 @@ impl MachineSummary {
     pub fn of(m: &MachineResults, at: u32) -> Self {
         let best = m.ranking_at(at).first().map(|(l, r)| BestLayout {
             layout: l.name(),
-            sglang_flags: r.sglang_flags.clone(),
+            sglang_flags: r.flags.clone(),
             output_throughput: r.output_throughput,
             mean_ttft_ms: r.mean_ttft_ms,
             mean_tpot_ms: r.mean_tpot_ms,

@@ -2,13 +2,13 @@
 //! broken down by part, a bench_serving run per concurrency, the ranking at the report's
 //! concurrency and the answer to "should we try EP?". Chart code never simulates; it reads these.
 
-use super::fit::{self, Fit};
+use super::layout_fit::{self, Fit};
 use crate::advise::{EpAnswer, EpQuestion, ep_question};
 use crate::cost::report::{BreakdownMs, PredictQuery, describe};
 use crate::cost::{IterationModel, Knobs, MemoryPlan, ServedModel, memory};
-use crate::fit::OptionsFor;
 use crate::layout::enumerate_layouts;
 use crate::machine::Machine;
+use crate::memory_fit::OptionsFor;
 use crate::options::ServerOptions;
 use crate::serving::RunReport;
 use crate::sweep::{SweepLayout, sweep};
@@ -35,7 +35,7 @@ pub struct ReportPlan {
 pub struct LayoutResult {
     /// The layout.
     pub layout: Layout,
-    /// Whether it runs, decided once by [`super::fit::decide`].
+    /// Whether it runs, decided once by [`super::layout_fit::decide`].
     pub fit: Fit,
     /// Memory per GPU, also for a layout that does not fit (`None` when the layout is impossible).
     pub memory: Option<MemoryPlan>,
@@ -142,7 +142,7 @@ pub fn simulate_machine(
             )
             .map_err(|e| e.to_string()),
         };
-        let fit = fit::decide(
+        let fit = layout_fit::decide(
             c.rejected.as_deref(),
             built.as_ref().err().map(String::as_str),
             memory.as_ref(),
@@ -163,15 +163,8 @@ pub fn simulate_machine(
             concurrency: plan.at_concurrency,
             context_tokens: plan.workload.random_input_len,
         };
-        let regime = crate::uncertainty::Regime::of(
-            machine,
-            spec,
-            &layout_opts,
-            false,
-            Some(c.layout),
-            load,
-            &[],
-        );
+        let regime =
+            crate::uncertainty::Regime::of(machine, spec, &layout_opts, Some(c.layout), load, &[]);
         layouts.push(LayoutResult {
             layout: c.layout,
             fit,

@@ -8,7 +8,7 @@
 //! - `bench_serving` records: one simulated bench_serving run ([`crate::serving::simulate`]).
 //!
 //! Each record is simulated as its own engine ran it, or as `ScoreOptions::engine` says
-//! ([`crate::engines`]). The statistics ([`stats`]) count each record's headline figure once
+//! ([`crate::engine`]). The statistics ([`stats`]) count each record's headline figure once
 //! (`RecordComparison::primary`); figures the source flags (⚠) are shown and left out.
 
 pub mod accept;
@@ -18,7 +18,7 @@ pub mod stats;
 pub mod text;
 
 use crate::cost::{Knobs, ServedModel, TimeBreakdown};
-use crate::engines::Engine;
+use crate::engine::Engine;
 use crate::machine::Machine;
 use crate::options::SpeculativeOptions;
 use crate::records::acceptance::MeasuredAcceptance;

@@ -13,7 +13,7 @@
 //! KV budget (`_should_skip`, no sharing assumed), so the cells it ran are within both rules.
 
 use crate::cost::{ContextHolding, ServedModel};
-use crate::engines::Engine;
+use crate::engine::Engine;
 use crate::records::Expressed;
 use models::ModelSpec;
 

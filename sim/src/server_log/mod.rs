@@ -307,7 +307,7 @@ pub struct ServerLog {
     pub source: String,
     /// The engine that wrote it, when not SGLang.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engine: Option<crate::engines::Engine>,
+    pub engine: Option<crate::engine::Engine>,
     /// Physical lines read (`\r` pieces counted once per line).
     pub lines: usize,
     pub runs: Vec<ServerRun>,
@@ -368,7 +368,7 @@ pub fn parse_any(text: &str, source: &str) -> ServerLog {
 }
 
 /// An empty log of `source` written by `engine` (`None`: SGLang), and its first run.
-fn start(source: &str, engine: Option<crate::engines::Engine>) -> (ServerLog, ServerRun) {
+fn start(source: &str, engine: Option<crate::engine::Engine>) -> (ServerLog, ServerRun) {
     let log = ServerLog {
         schema_version: SERVER_LOG_SCHEMA_VERSION,
         source: source.to_string(),

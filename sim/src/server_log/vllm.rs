@@ -334,7 +334,7 @@ fn has_content(run: &ServerRun) -> bool {
 
 /// Parses a vLLM log; never fails (see [`super::load`]).
 pub fn parse(text: &str, source: &str) -> ServerLog {
-    let (mut log, mut run) = super::start(source, Some(crate::engines::Engine::Vllm));
+    let (mut log, mut run) = super::start(source, Some(crate::engine::Engine::Vllm));
     let mut tracker = Tracker::default();
     for (n, clean) in super::clean_lines(text) {
         let trimmed: &str = &clean;
@@ -472,7 +472,7 @@ fn read_message(
 }
 
 /// The largest batch a run replays as a CUDA graph: 0 under `--enforce-eager` (or
-/// `cudagraph_mode` NONE), else the capture limit ([`crate::engines::VLLM_MAX_CAPTURE_SIZE`]);
+/// `cudagraph_mode` NONE), else the capture limit ([`crate::engine::VLLM_MAX_CAPTURE_SIZE`]);
 /// `None` without the run's arguments. A decode batch above it runs eagerly.
 fn graph_capture_limit(run: &ServerRun) -> Option<u32> {
     let k = run.vllm_line()?.knobs().ok()?;
@@ -480,7 +480,7 @@ fn graph_capture_limit(run: &ServerRun) -> Option<u32> {
         0
     } else {
         k.cuda_graph_max_bs
-            .unwrap_or(crate::engines::VLLM_MAX_CAPTURE_SIZE)
+            .unwrap_or(crate::engine::VLLM_MAX_CAPTURE_SIZE)
     })
 }
 

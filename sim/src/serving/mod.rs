@@ -198,8 +198,12 @@ fn report(
     let ms = 1e3;
     RunReport {
         schema_version: RUN_REPORT_SCHEMA_VERSION,
+        engine: opts.engine,
         layout: layout.short_name(),
-        sglang_flags: layout.sglang_flags(),
+        flags: opts
+            .engine
+            .rules()
+            .launch_flags(&layout, opts.decode_context_parallel, 1),
         max_concurrency: workload.max_concurrency,
         closed_rounds: workload.closed_rounds,
         request_rate: workload.request_rate,

@@ -5,18 +5,25 @@
 use crate::cost::TimeBreakdown;
 use serde::{Deserialize, Serialize};
 
-/// Schema version of [`RunReport`]; bump when a key changes meaning or disappears.
-pub const RUN_REPORT_SCHEMA_VERSION: u32 = 1;
+/// Schema version of [`RunReport`]; bump when a key changes meaning or disappears. 2: the
+/// layout's flags are `flags`, in the engine's own spelling, beside `engine` (1: `sglang_flags`,
+/// which a vLLM run filled with SGLang's spelling).
+pub const RUN_REPORT_SCHEMA_VERSION: u32 = 2;
 
 /// One simulated bench_serving run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
     /// Always [`RUN_REPORT_SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// The engine whose behaviour was simulated (`sglang`, `vllm`).
+    #[serde(default)]
+    pub engine: crate::options::Engine,
     /// Layout short name (`TP8`, `TP4xPP2`, `EP8`).
     pub layout: String,
-    /// The SGLang flags of the layout.
-    pub sglang_flags: String,
+    /// The engine's flags that launch the layout, in its own spelling (`--tp 4 --pp-size 2`
+    /// for SGLang, `-tp 4 -pp 2` for vLLM). Read from `sglang_flags` in schema 1 files.
+    #[serde(alias = "sglang_flags")]
+    pub flags: String,
     /// `--max-concurrency` (`null` = unlimited).
     pub max_concurrency: Option<u32>,
     /// `--closed-rounds`: `max_concurrency` is the size of each round the client sends at once.

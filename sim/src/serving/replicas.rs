@@ -57,7 +57,11 @@ pub fn simulate_replicas(
     let mut out = report(models[0], opts, workload, &requests, merged, kv_capacity);
     out.replicas = n as u32;
     out.layout = format!("{n}×{}", out.layout);
-    out.sglang_flags = format!("{} --dp-size {n}", out.sglang_flags);
+    out.flags = format!(
+        "{} {}",
+        out.flags,
+        opts.engine.rules().replicas_flag(n as u32)
+    );
     Ok(out)
 }
 

@@ -96,6 +96,7 @@ impl SglangArgs {
             notes.push(B12X_NOTE.into());
         }
         let options = ServerOptions {
+            engine: crate::options::Engine::Sglang,
             mem_fraction_static,
             kv_cache_dtype,
             chunked_prefill_size,
@@ -166,14 +167,14 @@ impl SglangArgs {
     }
 
     /// The community builds' one-shot kernel below its startup crossover (48 KB on 8 GPUs,
-    /// 120 KB on 4: see `crate::engines`), at `tp` GPUs; off with the custom all-reduce disabled.
+    /// 120 KB on 4: see `crate::engine`), at `tp` GPUs; off with the custom all-reduce disabled.
     fn pcie_custom_all_reduce_max_bytes(&self, tp: u32) -> Option<u64> {
         (self.flag(&flags::ENABLE_PCIE_ONESHOT_ALLREDUCE) == Some(true)
             && self.flag(&flags::DISABLE_CUSTOM_ALL_REDUCE) != Some(true))
         .then_some(if tp <= 4 {
-            crate::engines::SGLANG_PCIE_ONESHOT_4GPU_BYTES
+            crate::engine::SGLANG_PCIE_ONESHOT_4GPU_BYTES
         } else {
-            crate::engines::SGLANG_PCIE_ONESHOT_8GPU_BYTES
+            crate::engine::SGLANG_PCIE_ONESHOT_8GPU_BYTES
         })
     }
 

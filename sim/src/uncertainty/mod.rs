@@ -124,14 +124,13 @@ pub struct Load {
 }
 
 impl Regime {
-    /// The regime of a prediction of `spec` on `machine` under `opts` (SGLang, or vLLM when
-    /// `vllm`); with a `layout` the MoE slice it gives each GPU is checked against the measured
+    /// The regime of a prediction of `spec` on `machine` under `opts` (the engine its tag
+    /// names); with a `layout` the MoE slice it gives each GPU is checked against the measured
     /// ones; `notes` (the scenario's own) and the machine's raise the other flags.
     pub fn of(
         machine: &crate::machine::Machine,
         spec: &models::ModelSpec,
         opts: &crate::options::ServerOptions,
-        vllm: bool,
         layout: Option<models::Layout>,
         load: Load,
         notes: &[String],
@@ -153,7 +152,7 @@ impl Regime {
             Some(_) => "prior",
         };
         Regime {
-            engine: if vllm { "vllm" } else { "sglang" }.into(),
+            engine: opts.engine.name().into(),
             model: spec.name.clone(),
             speculation: speculation.into(),
             context: context_band(load.context_tokens).into(),

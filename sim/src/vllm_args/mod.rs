@@ -21,7 +21,7 @@ pub mod table;
 /// The vLLM whose defaults and memory sizing are modelled (the files cited in each module).
 pub const VLLM_VERSION: &str = "vLLM main of 2026";
 
-use crate::engines::{Engine, LaunchKnobs, PcieAllReduce};
+use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use crate::options::{ServerOptions, SpeculativeOptions};
 use crate::sglang_args::{Bounds, FlagClass, Kind, LayoutSizes, SglangArgs, Spec};
 use std::collections::BTreeMap;
@@ -325,6 +325,12 @@ impl VllmLine {
             max_running_requests: self.uint(&MAX_NUM_SEQS),
             chunked_prefill_size: self.uint(&MAX_NUM_BATCHED_TOKENS),
             decode_context_parallel: self.uint(&DECODE_CONTEXT_PARALLEL_SIZE).filter(|d| *d > 1),
+            // the negation wins when both are given, as no server runs both
+            prefix_caching: if self.on(&NO_ENABLE_PREFIX_CACHING) {
+                Some(false)
+            } else {
+                self.on(&ENABLE_PREFIX_CACHING).then_some(true)
+            },
             estimate_cudagraph_memory: self.env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
                 == Some("1"),
             moe_runner_backend: self.get(&MOE_BACKEND).map(str::to_string),
@@ -472,26 +478,8 @@ impl VllmLine {
     /// `vllm serve`'s flags for `layout` (this line's DCP kept where it divides the TP size);
     /// `None` for a layout vLLM has no flags for (experts EP over part of the TP group).
     pub fn layout_flags(&self, layout: &models::Layout) -> Option<String> {
-        let mut f = Vec::new();
-        let dp = if layout.dp_attention { layout.tp } else { 1 };
-        match (layout.dp_attention, layout.ep) {
-            (true, ep) if ep == layout.tp => {
-                f.push(format!("-dp {dp} --enable-expert-parallel"));
-            }
-            (false, 1) => f.push(format!("-tp {}", layout.tp)),
-            (false, ep) if ep == layout.tp => {
-                f.push(format!("-tp {} --enable-expert-parallel", layout.tp))
-            }
-            _ => return None,
-        }
-        if layout.pp > 1 {
-            f.push(format!("-pp {}", layout.pp));
-        }
         let dcp = self.uint(&DECODE_CONTEXT_PARALLEL_SIZE).unwrap_or(1);
-        if dcp > 1 && !layout.dp_attention && layout.tp.is_multiple_of(dcp) {
-            f.push(format!("-dcp {dcp}"));
-        }
-        Some(f.join(" "))
+        crate::engine::ServingEngine::layout_flags(&crate::engine::vllm::Vllm, layout, dcp, 1)
     }
 
     /// The flags of this line other than the layout's and the model, as given (shell-quoted

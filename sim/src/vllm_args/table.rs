@@ -67,6 +67,19 @@ pub const QUANTIZATION: Spec = m("quantization", &["--quantization", "-q"], Str)
 /// The routed experts' kernels (`KernelConfig.moe_backend` of the community builds the rtx6kpro
 /// GLM-5.1 / Kimi runs use: `'moe_backend': 'b12x'` in their start-up logs' non-default args).
 pub const MOE_BACKEND: Spec = m("moe_backend", &["--moe-backend"], Str);
+/// `--enable-prefix-caching` and its argparse negation (`BooleanOptionalAction`, one dest in
+/// vLLM; two rows here because a flag row has one value): whether requests sharing a prompt
+/// share its cached KV ([`crate::engine::ServingEngine::prefix_cache`]; V1's default is on,
+/// off for hybrid models before v0.28). They change a prediction only where the requests share
+/// a prompt (a decode bench's streams); bench_serving's random prompts share none. A launch line
+/// and a record's flag text read them through these rows alike.
+pub const ENABLE_PREFIX_CACHING: Spec =
+    m("enable_prefix_caching", &["--enable-prefix-caching"], Flag);
+pub const NO_ENABLE_PREFIX_CACHING: Spec = m(
+    "no_enable_prefix_caching",
+    &["--no-enable-prefix-caching"],
+    Flag,
+);
 /// The checkpoint, when not given as `vllm serve`'s positional argument.
 pub const MODEL: Spec = r("model", &["--model"], Str);
 
@@ -88,6 +101,8 @@ pub const SPECS: &[Spec] = &[
     DISABLE_CUSTOM_ALL_REDUCE,
     QUANTIZATION,
     MOE_BACKEND,
+    ENABLE_PREFIX_CACHING,
+    NO_ENABLE_PREFIX_CACHING,
     MODEL,
     r("served_model_name", &["--served-model-name"], Str),
     r("host", &["--host"], Str),
@@ -101,7 +116,6 @@ pub const SPECS: &[Spec] = &[
     r("revision", &["--revision"], Str),
     r("seed", &["--seed"], Int),
     r("block_size", &["--block-size"], Int),
-    r("enable_prefix_caching", &["--enable-prefix-caching"], Flag),
     r(
         "enable_chunked_prefill",
         &["--enable-chunked-prefill"],

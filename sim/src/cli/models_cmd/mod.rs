@@ -246,9 +246,11 @@ fn layout_fit(spec: &ModelSpec, layout: Layout, cfg: &ShowConfig) -> LayoutFit {
     let kv = f.kv_bytes_per_token_per_gpu(spec, cfg.kv_dtype);
     let idx = f.indexer_cache_bytes_per_token_per_gpu(spec);
     // SGLang's sizing (sim::cost::memory): a share of what is free before the weights load,
-    // the layout's own default share unless one is given (sim::fit, as every command).
+    // the layout's own default share unless one is given (sim::memory_fit, as every command).
     let defaults = sim::sglang_args::from_words(&[], sim::sglang_args::Origin::CommandLine)
-        .and_then(|none| sim::fit::layout_options(&none, cfg.gpu.memory_bytes, &layout, spec))
+        .and_then(|none| {
+            sim::memory_fit::layout_options(&none, cfg.gpu.memory_bytes, &layout, spec)
+        })
         .map(|r| r.options)
         .unwrap_or_default();
     let opts = sim::options::ServerOptions {

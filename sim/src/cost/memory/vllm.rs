@@ -26,7 +26,7 @@
 
 use super::{MemoryReserves, activation_bytes, context_len};
 use crate::cost::MemoryPlan;
-use crate::engines::batch_defaults;
+use crate::engine::batch_defaults;
 use crate::options::ServerOptions;
 use crate::options::VllmMemory;
 use models::footprint::{Footprint, GpuFootprint};

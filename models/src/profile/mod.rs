@@ -21,7 +21,9 @@ pub const PROFILE_SCHEMA_VERSION: u32 = 3;
 /// Every schema version this build reads.
 pub const PROFILE_SCHEMA_VERSIONS_READ: &[u32] = &[1, 2, 3];
 
-pub use crate::vm_facts::{
+pub mod vm_facts;
+
+pub use vm_facts::{
     GpuIommu, HostStagePath, HostStagedCurve, HypervisorFacts, IommuFacts, IommuMode,
     NcclPeerTransport, NcclTransport, P2pState, PageableVariant, PeerCheck, Virtualization,
 };
@@ -507,47 +509,6 @@ impl MachineProfile {
             .as_ref()
             .and_then(|v| v.p2p_state)
             .or_else(|| P2pState::of_links(&self.links))
-    }
-
-    /// Reads a profile (at most [`crate::io::PROFILE_LIMIT_BYTES`]), checking its schema
-    /// version and values.
-    pub fn load(path: &std::path::Path) -> crate::error::Result<MachineProfile> {
-        let text = crate::io::read_text_limited(path, crate::io::PROFILE_LIMIT_BYTES)?;
-        Self::from_json_str(&text, path)
-    }
-
-    /// Parses a profile from JSON text and checks every measured value is plausible
-    /// ([`crate::profile_check`]); `path` only names the source in errors.
-    pub fn from_json_str(
-        text: &str,
-        path: &std::path::Path,
-    ) -> crate::error::Result<MachineProfile> {
-        #[derive(Deserialize)]
-        struct VersionOnly {
-            schema_version: Option<u32>,
-        }
-        let json_err = |e: serde_json::Error| crate::ModelsError::Json {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        };
-        let v: VersionOnly = serde_json::from_str(text).map_err(json_err)?;
-        match v.schema_version {
-            Some(v) if PROFILE_SCHEMA_VERSIONS_READ.contains(&v) => {
-                let p: MachineProfile = serde_json::from_str(text).map_err(json_err)?;
-                crate::profile_check::check(&p, path)?;
-                Ok(p)
-            }
-            Some(found) => Err(crate::ModelsError::SchemaVersion {
-                path: path.to_path_buf(),
-                found,
-                supported: PROFILE_SCHEMA_VERSION,
-            }),
-            None => Err(crate::ModelsError::Field {
-                path: path.to_path_buf(),
-                field: "schema_version".into(),
-                problem: "missing: this is not a shardwise machine profile".into(),
-            }),
-        }
     }
 
     /// Writes the profile as pretty JSON atomically: a temp file beside `path`, then a rename, so a

@@ -5,7 +5,7 @@
 //! The decision uses what the report's simulation already computed per layout: whether the layout
 //! is possible for the model, whether its cost model could be built, and its memory plan, whose
 //! own verdict (`MemoryPlan::fits`, the one `predict`, `advise`, `sweep` and `run` use, each layout
-//! with its own SGLang defaults: `sim::fit::layout_options`) decides. A plan that fits but leaves
+//! with its own SGLang defaults: `sim::memory_fit::layout_options`) decides. A plan that fits but leaves
 //! too little beside the static budget for SGLang's reserves carries that warning in its notes, as
 //! it does in every other command; it is not a second, report-only verdict.
 

@@ -1,10 +1,12 @@
-//! Which serving engine's behaviour is simulated. shardwise models an SGLang-style server; a
-//! measurement taken under vLLM is simulated either as vLLM would run it (its defaults and the
-//! knobs it was launched with) or as SGLang would (`sim validate --engine sglang`), never by
-//! pretending the two are the same.
+//! The serving engines, one seam: each engine is a folder-module ([`sglang`], [`vllm`]) that
+//! implements [`ServingEngine`], and [`Engine::rules`] is the registry that finds it from the tag
+//! a [`ServerOptions`] carries. A measurement taken under vLLM is simulated either as vLLM would
+//! run it (its defaults and the knobs it was launched with) or as SGLang would (`sim validate
+//! --engine sglang`), never by pretending the two are the same.
 //!
-//! An engine's effect is expressed only through [`ServerOptions`] values plus a note per
-//! translated or dropped knob, so the cost model and the serving simulation stay engine-neutral.
+//! An engine's effect is expressed only through [`ServerOptions`] values (tagged with the
+//! engine) plus a note per translated or dropped knob, and through its [`ServingEngine`] rules,
+//! which the modules above ask instead of testing which engine it is.
 //! The differences that matter to the records in `validation-dev/records.json`:
 //! - Custom all-reduce on more than two PCIe GPUs: stock SGLang and stock vLLM both disable their
 //!   custom all-reduce there (`custom_all_reduce.py`: "not supported on more than two PCIe-only
@@ -23,15 +25,110 @@
 //!   the profiling run's peak and non-torch memory ([`crate::cost::memory::vllm`]); SGLang from
 //!   `--mem-fraction-static` of the memory free after start-up.
 
-use crate::options::ServerOptions;
-use models::KvDtype;
-use serde::{Deserialize, Serialize};
+pub mod sglang;
+pub mod vllm;
 
-/// A serving engine whose behaviour can be simulated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Engine {
+pub use crate::options::Engine;
+use crate::options::ServerOptions;
+use models::{KvDtype, Layout};
+use serde::{Deserialize, Serialize};
+pub use vllm::batch_defaults;
+
+/// What one serving engine does differently, asked by the modules above this floor in place of
+/// "is this vLLM?": its translation of launch knobs, its flags' spellings in `try:` lines, its
+/// admission rule, its CUDA-graph capture, its decode-attention kernels and its all-reduce.
+pub trait ServingEngine: Sync {
+    /// The tag of this engine.
+    fn kind(&self) -> Engine;
+
+    /// The engine-specific part of turning `knobs` into options on GPUs of `gpu_memory_bytes`
+    /// (memory sizing, batch defaults, DCP, CUDA-graph capture), with one note per knob
+    /// translated or dropped; the shared knobs are set before ([`Engine::server_options`]).
+    fn apply_knobs(
+        &self,
+        knobs: &LaunchKnobs,
+        gpu_memory_bytes: u64,
+        o: &mut ServerOptions,
+        notes: &mut Vec<String>,
+    );
+
+    /// Whether requests with the same prompt share its cached KV under `knobs`, for a model with
+    /// linear-attention (mamba-style) layers or not, and why.
+    fn prefix_cache(&self, knobs: &LaunchKnobs, hybrid: bool) -> (bool, &'static str);
+
+    /// Whether a speculative verify pass is captured in CUDA graphs by tokens (B × (k + 1)
+    /// against the capture limit) rather than by requests.
+    fn verify_graphs_by_tokens(&self) -> bool;
+
+    /// The backend of the decode-attention table ([`crate::cost::decode_table`]) this engine runs
+    /// on SM120 for an attention `kind` (`mla`, `gqa`) over a `kv_dtype` cache under
+    /// `--attention-backend` (`None` = the engine's choice); `None` = no table prices it.
+    fn decode_table_backend(
+        &self,
+        kind: &str,
+        kv_dtype: &str,
+        attention_backend: Option<&str>,
+    ) -> Option<&'static str>;
+
+    /// Whose custom all-reduce (and rules for switching it off) the cost model applies.
+    fn custom_all_reduce(&self) -> AllReduceRules;
+
+    /// The flag that caps the running batch (`--max-running-requests`, `--max-num-seqs`).
+    fn max_requests_flag(&self) -> &'static str;
+
+    /// A TP × PP layout in the engine's own spelling (`--tp 4 --pp-size 2`, `-tp 4 -pp 2`).
+    fn tp_pp_flags(&self, tp: u32, pp: u32) -> String;
+
+    /// The flags that launch `layout` over `nnodes` nodes with its KV cache sharded over `dcp`
+    /// ranks of the TP group (decode context parallelism; 1 = none), in the engine's own
+    /// spelling; `None` for a layout the engine has no flags for.
+    fn layout_flags(&self, layout: &Layout, dcp: u32, nnodes: u32) -> Option<String>;
+
+    /// [`ServingEngine::layout_flags`], or a sentence saying the engine has none for `layout`.
+    fn launch_flags(&self, layout: &Layout, dcp: u32, nnodes: u32) -> String {
+        self.layout_flags(layout, dcp, nnodes).unwrap_or_else(|| {
+            format!(
+                "(no {} flags for {})",
+                self.kind().name(),
+                layout.short_name()
+            )
+        })
+    }
+
+    /// The flag that runs `n` replicas of a layout behind the engine's own load balancer.
+    fn replicas_flag(&self, n: u32) -> String;
+
+    /// The change that puts an eager decode step of `bs` requests (a power of two) under CUDA
+    /// graphs: graphs off altogether (`disable_cuda_graph`) or a batch above the largest captured.
+    fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String;
+
+    /// The flags that give a KV-bound server more cache, as `try:` lines: `fraction` is the
+    /// memory share the plan used, `static_budget_gb` what it gave each GPU.
+    fn kv_try_flags(&self, fraction: f64, static_budget_gb: f64) -> Vec<String>;
+
+    /// The admission arithmetic behind a KV bound, as the tail of a finding: the pool of
+    /// `pool_tokens` against requests at a `context_tokens` median context (`prompt_tokens` of
+    /// it prompt, when logged), with `running` running and `queue` waiting; `None` when the
+    /// clients did not ask for more than the pool admits.
+    fn pool_admits(
+        &self,
+        pool_tokens: u64,
+        context_tokens: f64,
+        prompt_tokens: Option<f64>,
+        running: u32,
+        queue: u32,
+    ) -> Option<String>;
+}
+
+/// Whose custom all-reduce runs beside NCCL, each with its own size limits and rules for
+/// switching off ([`crate::cost::comm`] prices both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllReduceRules {
+    /// SGLang's: up to 8 MiB on NVLink or ≤ 2 PCIe GPUs, the PCIe one-shot kernel of the
+    /// community builds beyond.
     Sglang,
+    /// vLLM's (`custom_all_reduce.py`), with the community `VLLM_ENABLE_PCIE_ALLREDUCE` build
+    /// ([`crate::cost::vllm_all_reduce`]).
     Vllm,
 }
 
@@ -87,45 +184,18 @@ pub struct LaunchKnobs {
 }
 
 impl Engine {
-    /// `sglang` / `vllm` (case-insensitive, `SGLang`, `vLLM` …).
-    pub fn from_name(name: &str) -> Option<Engine> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "sglang" => Some(Engine::Sglang),
-            "vllm" => Some(Engine::Vllm),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
+    /// The registry: the rules of this engine.
+    pub fn rules(self) -> &'static dyn ServingEngine {
         match self {
-            Engine::Sglang => "sglang",
-            Engine::Vllm => "vllm",
+            Engine::Sglang => &sglang::Sglang,
+            Engine::Vllm => &vllm::Vllm,
         }
     }
 
     /// Whether requests with the same prompt share its cached KV under this engine launched with
-    /// `knobs`, for a model with linear-attention (mamba-style) layers or not, and why.
-    /// - SGLang: its radix cache, on unless `--disable-radix-cache` (hybrid models too, through
-    ///   `MambaRadixCache`, which also keeps the prefix's state).
-    /// - vLLM V1: `--enable-prefix-caching` / `--no-enable-prefix-caching` when given; else
-    ///   `EngineArgs._set_default_chunked_prefill_and_prefix_caching_args` (`engine/
-    ///   arg_utils.py`): on where the model supports it, but off for hybrid models ("keep it
-    ///   opt-in for now", PR #29393 made the default apply) until PR #50991 (v0.28.0) turned
-    ///   it on for them too; the records' vLLM builds are older. With it on, a hybrid model runs
-    ///   `mamba_cache_mode` `align` (`MambaModelConfig.verify_and_update_config`,
-    ///   `model_executor/models/config.py`), caching the state at block boundaries.
+    /// `knobs` ([`ServingEngine::prefix_cache`]).
     pub fn prefix_cache(self, knobs: &LaunchKnobs, hybrid: bool) -> (bool, &'static str) {
-        match (self, knobs.prefix_caching) {
-            (Engine::Sglang, _) if knobs.disable_radix_cache => (false, "--disable-radix-cache"),
-            (Engine::Sglang, _) => (true, "SGLang's radix cache"),
-            (Engine::Vllm, Some(true)) => (true, "vLLM --enable-prefix-caching"),
-            (Engine::Vllm, Some(false)) => (false, "vLLM --no-enable-prefix-caching"),
-            (Engine::Vllm, None) if hybrid => (
-                false,
-                "vLLM's default for a hybrid model before v0.28: prefix caching off",
-            ),
-            (Engine::Vllm, None) => (true, "vLLM's prefix caching (on by default in V1)"),
-        }
+        self.rules().prefix_cache(knobs, hybrid)
     }
 
     /// The server options this engine runs `knobs` with on a TP group of `tp` GPUs (NVLink or
@@ -137,7 +207,10 @@ impl Engine {
         nvlink: bool,
         gpu_memory_bytes: u64,
     ) -> (ServerOptions, Vec<String>) {
-        let mut o = ServerOptions::default();
+        let mut o = ServerOptions {
+            engine: self,
+            ..ServerOptions::default()
+        };
         let mut notes = Vec::new();
         o.kv_cache_dtype = knobs.kv_cache_dtype;
         o.context_length = knobs.context_length;
@@ -166,38 +239,21 @@ impl Engine {
                 ));
             }
         }
-        if self == Engine::Vllm {
-            vllm_memory(knobs, gpu_memory_bytes, &mut o);
-        }
-        let dcp = knobs.decode_context_parallel.filter(|d| *d > 1);
-        match (self, dcp) {
-            (Engine::Vllm, Some(d)) => {
-                o.decode_context_parallel = d;
-                notes.push(format!(
-                    "vLLM: KV cache sharded over {d} ranks of the TP group (DCP {d})"
-                ));
-            }
-            (Engine::Sglang, Some(d)) => notes.push(format!(
-                "the record's DCP {d} is a vLLM option: SGLang keeps the whole KV cache on every TP rank"
-            )),
-            _ => {}
-        }
-        match self {
-            Engine::Vllm => {
-                o.cuda_graph_max_bs = knobs.cuda_graph_max_bs.unwrap_or(VLLM_MAX_CAPTURE_SIZE);
-                o.verify_rows_per_draft_token = true;
-                o.enable_mixed_chunk = true;
-                notes.push(format!(
-                    "vLLM: CUDA graphs up to batch {}, one --max-num-batched-tokens budget a step, the running decodes first and prefill chunks in the rest of the same batch (V1)",
-                    o.cuda_graph_max_bs
-                ));
-            }
-            Engine::Sglang => {
-                if let Some(b) = knobs.cuda_graph_max_bs {
-                    o.cuda_graph_max_bs = b;
-                }
-            }
-        }
+        self.rules()
+            .apply_knobs(knobs, gpu_memory_bytes, &mut o, &mut notes);
+        self.pcie_all_reduce(knobs, tp, nvlink, &mut o, &mut notes);
+        (o, notes)
+    }
+
+    /// A PCIe custom all-reduce knob works only under its own engine, on > 2 PCIe GPUs.
+    fn pcie_all_reduce(
+        self,
+        knobs: &LaunchKnobs,
+        tp: u32,
+        nvlink: bool,
+        o: &mut ServerOptions,
+        notes: &mut Vec<String>,
+    ) {
         let pcie_group = !nvlink && tp > 2;
         match knobs.pcie_all_reduce {
             Some(p) if p.engine == self && !knobs.disable_custom_all_reduce => {
@@ -227,48 +283,6 @@ impl Engine {
             )),
             _ => {}
         }
-        (o, notes)
-    }
-}
-
-/// vLLM's memory sizing and batch limits for `knobs` on GPUs of `gpu_memory_bytes`
-/// ([`crate::cost::memory::vllm`]): `--gpu-memory-utilization` of the card, the profiling run at
-/// `--max-num-batched-tokens` (also the scheduler's token budget) and `--max-num-seqs`.
-fn vllm_memory(knobs: &LaunchKnobs, gpu_memory_bytes: u64, o: &mut ServerOptions) {
-    let (tokens, seqs) = batch_defaults(gpu_memory_bytes);
-    let utilization = match knobs.memory_fraction {
-        Some((Engine::Vllm, f)) => f,
-        _ => VLLM_GPU_MEMORY_UTILIZATION,
-    };
-    o.mem_fraction_static = utilization;
-    o.chunked_prefill_size = knobs.chunked_prefill_size.unwrap_or(tokens);
-    o.max_prefill_tokens = o.chunked_prefill_size;
-    o.max_running_requests = Some(knobs.max_running_requests.unwrap_or(seqs));
-    o.vllm_memory = Some(crate::options::VllmMemory {
-        gpu_memory_utilization: utilization,
-        max_num_batched_tokens: Some(o.chunked_prefill_size),
-        max_num_seqs: o.max_running_requests,
-        estimate_cudagraphs: knobs.estimate_cudagraph_memory,
-    });
-}
-
-impl std::fmt::Display for Engine {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The largest-memory tier of vLLM's batch defaults: GPUs of at least 70 GiB that are no A100
-/// (`engine/arg_utils.py`, `EngineArgs.get_batch_defaults`, the OpenAI server's column).
-const LARGE_GPU_BYTES: u64 = 70 << 30;
-
-/// `--max-num-batched-tokens` and `--max-num-seqs` defaults of `vllm serve` on a GPU of
-/// `memory_bytes`: 8192 / 1024 from 70 GiB up, else 2048 / 256.
-pub fn batch_defaults(memory_bytes: u64) -> (u32, u32) {
-    if memory_bytes >= LARGE_GPU_BYTES {
-        (8192, 1024)
-    } else {
-        (2048, 256)
     }
 }
 
@@ -313,6 +327,26 @@ mod tests {
         assert_eq!(s.pcie_custom_all_reduce_max_bytes, Some(48 * 1024));
         let (s, _) = Engine::Sglang.server_options(&oneshot, 4, false, CARD);
         assert_eq!(s.pcie_custom_all_reduce_max_bytes, Some(120 * 1024));
+    }
+
+    #[test]
+    fn the_registry_finds_each_engine_and_its_options_carry_its_tag() {
+        for e in Engine::ALL {
+            assert_eq!(e.rules().kind(), e);
+            let (o, _) = e.server_options(&LaunchKnobs::default(), 8, false, CARD);
+            assert_eq!(o.engine, e);
+            // vLLM's memory plan goes with vLLM's tag and no other
+            assert_eq!(o.vllm_memory.is_some(), e == Engine::Vllm);
+        }
+        let json = serde_json::to_string(&ServerOptions::default()).unwrap();
+        assert!(
+            !json.contains("\"engine\""),
+            "SGLang's options keep their JSON: {json}"
+        );
+        let (v, _) = Engine::Vllm.server_options(&LaunchKnobs::default(), 8, false, CARD);
+        let back: ServerOptions =
+            serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
+        assert_eq!(back, v);
     }
 
     #[test]

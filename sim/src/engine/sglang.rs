@@ -1,0 +1,136 @@
+//! SGLang's rules: its launch knobs on the neutral options, its radix cache, CUDA graphs per
+//! batch of requests, its decode-attention kernels on SM120, its custom all-reduce, its flags'
+//! spellings and its admission rule (a request's prompt and whole output reserved up front).
+
+use super::{AllReduceRules, Engine, LaunchKnobs, ServingEngine};
+use crate::options::ServerOptions;
+use models::Layout;
+
+/// The SGLang engine.
+pub struct Sglang;
+
+impl ServingEngine for Sglang {
+    fn kind(&self) -> Engine {
+        Engine::Sglang
+    }
+
+    fn apply_knobs(
+        &self,
+        knobs: &LaunchKnobs,
+        _gpu_memory_bytes: u64,
+        o: &mut ServerOptions,
+        notes: &mut Vec<String>,
+    ) {
+        if let Some(d) = knobs.decode_context_parallel.filter(|d| *d > 1) {
+            notes.push(format!(
+                "the record's DCP {d} is a vLLM option: SGLang keeps the whole KV cache on every TP rank"
+            ));
+        }
+        if let Some(b) = knobs.cuda_graph_max_bs {
+            o.cuda_graph_max_bs = b;
+        }
+    }
+
+    /// Its radix cache, on unless `--disable-radix-cache` (hybrid models too, through
+    /// `MambaRadixCache`, which also keeps the prefix's state).
+    fn prefix_cache(&self, knobs: &LaunchKnobs, _hybrid: bool) -> (bool, &'static str) {
+        if knobs.disable_radix_cache {
+            (false, "--disable-radix-cache")
+        } else {
+            (true, "SGLang's radix cache")
+        }
+    }
+
+    /// SGLang captures its draft and verify graphs per batch of requests (`--cuda-graph-max-bs`
+    /// requests, each with its draft tokens: `cuda_graph_runner.py` sizes the verify graph
+    /// `bs × num_draft_tokens`).
+    fn verify_graphs_by_tokens(&self) -> bool {
+        false
+    }
+
+    /// The 0.5.14 MLA decode table for MLA, FlashInfer's or Triton's for GQA; another
+    /// `--attention-backend` has no table.
+    fn decode_table_backend(
+        &self,
+        kind: &str,
+        _kv_dtype: &str,
+        attention_backend: Option<&str>,
+    ) -> Option<&'static str> {
+        match (kind, attention_backend) {
+            ("mla", None | Some("flashinfer")) => Some("mla"),
+            ("gqa", None | Some("flashinfer")) => Some("flashinfer"),
+            ("gqa", Some("triton")) => Some("triton"),
+            _ => None,
+        }
+    }
+
+    fn custom_all_reduce(&self) -> AllReduceRules {
+        AllReduceRules::Sglang
+    }
+
+    fn max_requests_flag(&self) -> &'static str {
+        "--max-running-requests"
+    }
+
+    fn tp_pp_flags(&self, tp: u32, pp: u32) -> String {
+        format!("--tp {tp} --pp-size {pp}")
+    }
+
+    /// `--tp N --pp-size P --ep-size E --dp N --enable-dp-attention --nnodes K`; SGLang has no
+    /// decode context parallelism (`dcp` is not spelt).
+    fn layout_flags(&self, layout: &Layout, _dcp: u32, nnodes: u32) -> Option<String> {
+        Some(layout.sglang_flags_on_nodes(nnodes))
+    }
+
+    /// Engines behind SGLang's router (`--dp-size` without DP attention).
+    fn replicas_flag(&self, n: u32) -> String {
+        format!("--dp-size {n}")
+    }
+
+    fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String {
+        if disable_cuda_graph {
+            "drop --disable-cuda-graph".to_string()
+        } else {
+            format!("--cuda-graph-max-bs {bs}")
+        }
+    }
+
+    fn kv_try_flags(&self, fraction: f64, static_budget_gb: f64) -> Vec<String> {
+        vec![
+            format!(
+                "--mem-fraction-static above {fraction} (the static budget is {static_budget_gb:.1} GB per GPU; the rest holds SGLang's reserves)"
+            ),
+            "--kv-cache-dtype fp8_e4m3 (half the bytes per cached token of bf16)".into(),
+            "a smaller --cuda-graph-max-bs or --chunked-prefill-size (less reserve beside the pool)"
+                .into(),
+            "more GPUs per replica (--tp, --pp-size): the weights per GPU shrink, the pool grows"
+                .into(),
+        ]
+    }
+
+    /// SGLang admits a request only while its prompt and its whole output fit beside what the
+    /// running ones hold and reserve (`schedule_policy.py::PrefillAdder`, see
+    /// [`crate::memory_fit::admitted_requests`]). From the log alone, a request at the median context
+    /// has its prompt and about half its output cached, so prompt + output ≈ 2 × context −
+    /// prompt.
+    fn pool_admits(
+        &self,
+        pool_tokens: u64,
+        context_tokens: f64,
+        prompt_tokens: Option<f64>,
+        running: u32,
+        queue: u32,
+    ) -> Option<String> {
+        let ctx = context_tokens;
+        let prompt = prompt_tokens.unwrap_or(ctx).min(ctx);
+        let per_request = (2.0 * ctx - prompt).max(ctx);
+        let admitted = (pool_tokens as f64 / per_request).floor() as u64;
+        let asked = u64::from(running + queue);
+        (asked > admitted && f64::from(running) >= 0.8 * admitted as f64).then(|| {
+            format!(
+                "; pool arithmetic: {pool_tokens} tokens admit about {admitted} requests of ~{prompt:.0} prompt + ~{:.0} output tokens (SGLang reserves both at admission), and the clients had {asked} in flight ({running} running, {queue} waiting)",
+                per_request - prompt
+            )
+        })
+    }
+}

@@ -1,0 +1,210 @@
+//! vLLM's (V1) rules: its memory sizing and batch defaults on the neutral options, DCP, CUDA
+//! graphs captured by tokens, prefix caching by version and model, its decode-attention kernels
+//! on SM120, its custom all-reduce, its flags' spellings and its admission rule (blocks
+//! allocated as requests grow, the newest preempted when none is free).
+
+use super::{
+    AllReduceRules, Engine, LaunchKnobs, ServingEngine, VLLM_GPU_MEMORY_UTILIZATION,
+    VLLM_MAX_CAPTURE_SIZE,
+};
+use crate::options::{ServerOptions, VllmMemory};
+use models::Layout;
+
+/// The vLLM engine.
+pub struct Vllm;
+
+/// The largest-memory tier of vLLM's batch defaults: GPUs of at least 70 GiB that are no A100
+/// (`engine/arg_utils.py`, `EngineArgs.get_batch_defaults`, the OpenAI server's column).
+const LARGE_GPU_BYTES: u64 = 70 << 30;
+
+/// `--max-num-batched-tokens` and `--max-num-seqs` defaults of `vllm serve` on a GPU of
+/// `memory_bytes`: 8192 / 1024 from 70 GiB up, else 2048 / 256.
+pub fn batch_defaults(memory_bytes: u64) -> (u32, u32) {
+    if memory_bytes >= LARGE_GPU_BYTES {
+        (8192, 1024)
+    } else {
+        (2048, 256)
+    }
+}
+
+/// vLLM's memory sizing and batch limits for `knobs` on GPUs of `gpu_memory_bytes`
+/// ([`crate::cost::memory::vllm`]): `--gpu-memory-utilization` of the card, the profiling run at
+/// `--max-num-batched-tokens` (also the scheduler's token budget) and `--max-num-seqs`.
+fn memory(knobs: &LaunchKnobs, gpu_memory_bytes: u64, o: &mut ServerOptions) {
+    let (tokens, seqs) = batch_defaults(gpu_memory_bytes);
+    let utilization = match knobs.memory_fraction {
+        Some((Engine::Vllm, f)) => f,
+        _ => VLLM_GPU_MEMORY_UTILIZATION,
+    };
+    o.mem_fraction_static = utilization;
+    o.chunked_prefill_size = knobs.chunked_prefill_size.unwrap_or(tokens);
+    o.max_prefill_tokens = o.chunked_prefill_size;
+    o.max_running_requests = Some(knobs.max_running_requests.unwrap_or(seqs));
+    o.vllm_memory = Some(VllmMemory {
+        gpu_memory_utilization: utilization,
+        max_num_batched_tokens: Some(o.chunked_prefill_size),
+        max_num_seqs: o.max_running_requests,
+        estimate_cudagraphs: knobs.estimate_cudagraph_memory,
+    });
+}
+
+impl ServingEngine for Vllm {
+    fn kind(&self) -> Engine {
+        Engine::Vllm
+    }
+
+    fn apply_knobs(
+        &self,
+        knobs: &LaunchKnobs,
+        gpu_memory_bytes: u64,
+        o: &mut ServerOptions,
+        notes: &mut Vec<String>,
+    ) {
+        memory(knobs, gpu_memory_bytes, o);
+        // the neutral "no prefix reuse" where the launch says so; the default (on, off for a
+        // hybrid model) needs the model and is decided by `prefix_cache` where prompts are shared
+        if knobs.prefix_caching == Some(false) {
+            o.disable_radix_cache = true;
+        }
+        if let Some(d) = knobs.decode_context_parallel.filter(|d| *d > 1) {
+            o.decode_context_parallel = d;
+            notes.push(format!(
+                "vLLM: KV cache sharded over {d} ranks of the TP group (DCP {d})"
+            ));
+        }
+        o.cuda_graph_max_bs = knobs.cuda_graph_max_bs.unwrap_or(VLLM_MAX_CAPTURE_SIZE);
+        o.verify_rows_per_draft_token = true;
+        o.enable_mixed_chunk = true;
+        notes.push(format!(
+            "vLLM: CUDA graphs up to batch {}, one --max-num-batched-tokens budget a step, the running decodes first and prefill chunks in the rest of the same batch (V1)",
+            o.cuda_graph_max_bs
+        ));
+    }
+
+    /// `--enable-prefix-caching` / `--no-enable-prefix-caching` when given; else
+    /// `EngineArgs._set_default_chunked_prefill_and_prefix_caching_args` (`engine/
+    /// arg_utils.py`): on where the model supports it, but off for hybrid models ("keep it
+    /// opt-in for now", PR #29393 made the default apply) until PR #50991 (v0.28.0) turned it
+    /// on for them too; the records' vLLM builds are older. With it on, a hybrid model runs
+    /// `mamba_cache_mode` `align` (`MambaModelConfig.verify_and_update_config`,
+    /// `model_executor/models/config.py`), caching the state at block boundaries.
+    fn prefix_cache(&self, knobs: &LaunchKnobs, hybrid: bool) -> (bool, &'static str) {
+        match knobs.prefix_caching {
+            Some(true) => (true, "vLLM --enable-prefix-caching"),
+            Some(false) => (false, "vLLM --no-enable-prefix-caching"),
+            None if hybrid => (
+                false,
+                "vLLM's default for a hybrid model before v0.28: prefix caching off",
+            ),
+            None => (true, "vLLM's prefix caching (on by default in V1)"),
+        }
+    }
+
+    /// vLLM captures by tokens (`max_cudagraph_capture_size`, 512 by default,
+    /// `CompilationConfig`): a verify pass is `B × (k + 1)` tokens.
+    fn verify_graphs_by_tokens(&self) -> bool {
+        true
+    }
+
+    /// FlashAttention-2 for a bf16 cache, FlashInfer for fp8 (FA2 reads no fp8 cache), and
+    /// TRITON_MLA for MLA (the MLA kernel built for SM120).
+    fn decode_table_backend(
+        &self,
+        kind: &str,
+        kv_dtype: &str,
+        _attention_backend: Option<&str>,
+    ) -> Option<&'static str> {
+        Some(match (kind, kv_dtype) {
+            ("mla", _) => "triton_mla_ctx",
+            (_, "fp8") => "flashinfer",
+            _ => "flash_attn",
+        })
+    }
+
+    fn custom_all_reduce(&self) -> AllReduceRules {
+        AllReduceRules::Vllm
+    }
+
+    fn max_requests_flag(&self) -> &'static str {
+        "--max-num-seqs"
+    }
+
+    fn tp_pp_flags(&self, tp: u32, pp: u32) -> String {
+        format!("-tp {tp} -pp {pp}")
+    }
+
+    /// `-tp N` (`--enable-expert-parallel` when the experts span the TP group), `-dp N
+    /// --enable-expert-parallel` for DP attention, `-pp P`, `-dcp D` where D divides the TP
+    /// size, `--nnodes K`; `None` for experts EP over part of the TP group (vLLM's EP is the
+    /// whole TP × DP group).
+    fn layout_flags(&self, layout: &Layout, dcp: u32, nnodes: u32) -> Option<String> {
+        let mut f = Vec::new();
+        match (layout.dp_attention, layout.ep) {
+            (true, ep) if ep == layout.tp => {
+                f.push(format!("-dp {} --enable-expert-parallel", layout.tp));
+            }
+            (false, 1) => f.push(format!("-tp {}", layout.tp)),
+            (false, ep) if ep == layout.tp => {
+                f.push(format!("-tp {} --enable-expert-parallel", layout.tp))
+            }
+            _ => return None,
+        }
+        if layout.pp > 1 {
+            f.push(format!("-pp {}", layout.pp));
+        }
+        if dcp > 1 && !layout.dp_attention && layout.tp.is_multiple_of(dcp) {
+            f.push(format!("-dcp {dcp}"));
+        }
+        if nnodes > 1 {
+            f.push(format!("--nnodes {nnodes}"));
+        }
+        Some(f.join(" "))
+    }
+
+    /// vLLM's data parallelism (`-dp N`) over whole copies of the layout.
+    fn replicas_flag(&self, n: u32) -> String {
+        format!("-dp {n}")
+    }
+
+    fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String {
+        if disable_cuda_graph {
+            "drop --enforce-eager".to_string()
+        } else {
+            format!("--compilation-config '{{\"max_cudagraph_capture_size\": {bs}}}'")
+        }
+    }
+
+    fn kv_try_flags(&self, fraction: f64, static_budget_gb: f64) -> Vec<String> {
+        vec![
+            format!(
+                "--gpu-memory-utilization above {fraction} (vLLM's share of the card for weights, activations and the cache: {static_budget_gb:.1} GB per GPU)"
+            ),
+            "--kv-cache-dtype fp8 (half the bytes per cached token of bf16)".into(),
+            "a smaller --max-num-batched-tokens (a smaller profiling-run peak beside the cache)"
+                .into(),
+            "-dcp N (decode context parallelism: each GPU of the TP group holds 1/N of every request's cache)".into(),
+            "more GPUs per replica (-tp, -pp): the weights per GPU shrink, the cache grows".into(),
+        ]
+    }
+
+    /// vLLM (V1) admits a request while free blocks hold its prompt and grows each running
+    /// request block by block, preempting the newest when none is free (`v1/core/sched/
+    /// scheduler.py`, `Scheduler.schedule`): a request holds its context, no reservation.
+    fn pool_admits(
+        &self,
+        pool_tokens: u64,
+        context_tokens: f64,
+        _prompt_tokens: Option<f64>,
+        running: u32,
+        queue: u32,
+    ) -> Option<String> {
+        let ctx = context_tokens;
+        let admitted = (pool_tokens as f64 / ctx).floor() as u64;
+        let asked = u64::from(running + queue);
+        (asked > admitted && f64::from(running) >= 0.8 * admitted as f64).then(|| {
+            format!(
+                "; pool arithmetic: {pool_tokens} tokens hold about {admitted} requests at their ~{ctx:.0}-token context (vLLM allocates blocks as requests grow and preempts when none is free), and the clients had {asked} in flight ({running} running, {queue} waiting)"
+            )
+        })
+    }
+}
