@@ -447,19 +447,7 @@ fn spec_options(
 ) -> Result<sim::options::SpeculativeOptions> {
     let mut s = match &setup.opts.speculative {
         Some(s) => s.clone(),
-        None => {
-            let (num_steps, eagle_topk, num_draft_tokens) =
-                sim::sglang_args::speculative_params(&setup.spec.model_type);
-            sim::options::SpeculativeOptions {
-                algorithm: "EAGLE".into(),
-                num_steps,
-                eagle_topk,
-                num_draft_tokens,
-                draft_model_path: None,
-                accept_length: None,
-                prompt_kind: None,
-            }
-        }
+        None => sim::sglang_args::default_speculative_options(&setup.spec.model_type),
     };
     sim::cost::spec::check_draft(&setup.spec, &s)
         .map_err(|e| anyhow::anyhow!("--question mtp: {e}"))?;

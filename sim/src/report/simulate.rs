@@ -242,17 +242,7 @@ fn speculation_curve(
     let s = match &opts.speculative {
         Some(s) => s.clone(),
         None if spec.num_mtp_layers > 0 => {
-            let (num_steps, eagle_topk, num_draft_tokens) =
-                crate::sglang_args::speculative_params(&spec.model_type);
-            crate::options::SpeculativeOptions {
-                algorithm: "EAGLE".into(),
-                num_steps,
-                eagle_topk,
-                num_draft_tokens,
-                draft_model_path: None,
-                accept_length: None,
-                prompt_kind: None,
-            }
+            crate::sglang_args::default_speculative_options(&spec.model_type)
         }
         None => {
             return Err(format!(

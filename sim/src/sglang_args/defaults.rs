@@ -133,6 +133,22 @@ pub fn speculative_params(model_type: &str) -> (u32, u32, u32) {
     }
 }
 
+/// The speculative options SGLang runs when only EAGLE on the checkpoint's MTP layers is asked
+/// for (`auto_choose_speculative_params`): [`speculative_params`] for `model_type`, no draft path,
+/// the acceptance left to a measurement or the prior.
+pub fn default_speculative_options(model_type: &str) -> crate::options::SpeculativeOptions {
+    let (num_steps, eagle_topk, num_draft_tokens) = speculative_params(model_type);
+    crate::options::SpeculativeOptions {
+        algorithm: "EAGLE".into(),
+        num_steps,
+        eagle_topk,
+        num_draft_tokens,
+        draft_model_path: None,
+        accept_length: None,
+        prompt_kind: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

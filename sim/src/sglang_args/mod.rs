@@ -33,7 +33,7 @@ mod tests;
 pub(crate) mod tokenize;
 
 pub use choices::{KV_CACHE_DTYPES, MOE_A2A_BACKENDS};
-pub use defaults::{DefaultsContext, speculative_params};
+pub use defaults::{DefaultsContext, default_speculative_options, speculative_params};
 pub use parse::{from_launch_line, from_pairs, from_words};
 pub use table::{Bounds, CliFlag, Kind, SPECS, Spec, nearest_flag};
 /// The row constructors both engines' tables use.
