@@ -8,31 +8,11 @@ use std::path::Path;
 
 #[test]
 fn a_vm_without_p2p_is_recorded_as_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("vm.json");
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-4gpu-vm-nop2p.json");
-    let o = Command::cargo_bin("probe")
-        .unwrap()
-        .env_remove("PROBE_FAKE_MACHINE")
-        .args(["run", "--quick", "--fake-machine"])
-        .arg(&fixture)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&o.stdout);
+    let (stdout, p) = quick_run("fake-4gpu-vm-nop2p.json", None);
     assert!(
         stdout.contains("NCCL transport per peer: 0->1 SHM"),
         "{stdout}"
     );
-    let p = MachineProfile::load(&out).unwrap();
     assert_eq!(p.schema_version, models::profile::PROFILE_SCHEMA_VERSION);
     let v = p.virtualization.as_ref().expect("virtualization recorded");
     assert_eq!(v.hypervisor.name.as_deref(), Some("KVM (QEMU)"));
@@ -78,25 +58,7 @@ fn a_vm_without_p2p_is_recorded_as_one() {
 
 #[test]
 fn a_bare_metal_fake_records_no_hypervisor_and_p2p_that_works() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("m.json");
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-4gpu-vm.json");
-    let o = Command::cargo_bin("probe")
-        .unwrap()
-        .env_remove("PROBE_FAKE_MACHINE")
-        .args(["run", "--quick", "--gpus", "0,1", "--fake-machine"])
-        .arg(&fixture)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let p = MachineProfile::load(&out).unwrap();
+    let (_, p) = quick_run("fake-4gpu-vm.json", Some("0,1"));
     let v = p.virtualization.unwrap();
     // The older fixture names its hypervisor in provenance only: kept, nothing invented.
     assert_eq!(v.hypervisor.name.as_deref(), Some("KVM (QEMU)"));

@@ -390,73 +390,70 @@ fn launch_lines_are_read_as_their_engine_reads_them() {
 #[test]
 fn one_answer_on_a_missing_draft_and_bounds_that_say_why() {
     let m = ["--machine", MACHINE];
-    let kimi = ["--model", "kimi-k2.5", "--tp", "8"];
-    let spec = ["--speculative-algorithm", "EAGLE"];
+    // (command, its own flags, the model's flags, what the one error line says)
+    let kimi: &[&str] = &["--model", "kimi-k2.5", "--tp", "8"];
+    let ds: &[&str] = &["--model", "deepseek-v3-fp8", "--tp", "8"];
     let no_mtp = "kimi-k2.5 has no MTP layers";
-    refused(
-        &[&["run"][..], &m, &kimi, &spec, &["--num-prompts", "4"]].concat(),
-        no_mtp,
-    );
-    refused(
-        &[
-            &["predict"][..],
-            &m,
-            &kimi,
-            &spec,
-            &["--batch", "1", "--context", "64"],
-        ]
-        .concat(),
-        no_mtp,
-    );
-    refused(
-        &[
-            &["advise"][..],
-            &m,
-            &kimi,
+    let cases: [(&str, &[&str], &[&str], &str); 8] = [
+        (
+            "run",
+            &["--speculative-algorithm", "EAGLE", "--num-prompts", "4"],
+            kimi,
+            no_mtp,
+        ),
+        (
+            "predict",
+            &[
+                "--speculative-algorithm",
+                "EAGLE",
+                "--batch",
+                "1",
+                "--context",
+                "64",
+            ],
+            kimi,
+            no_mtp,
+        ),
+        (
+            "advise",
             &["--question", "mtp", "--draws", "2"],
-        ]
-        .concat(),
-        no_mtp,
-    );
-    let ds = ["--model", "deepseek-v3-fp8", "--tp", "8"];
-    refused(
-        &[&["run"][..], &m, &ds, &["--num-prompts", "1000000000"]].concat(),
-        "held in memory",
-    );
-    refused(
-        &[&["advise"][..], &m, &ds, &["--num-prompts", "100000000"]].concat(),
-        "held in memory",
-    );
-    refused(
-        &[
-            &["predict"][..],
-            &m,
-            &ds,
+            kimi,
+            no_mtp,
+        ),
+        (
+            "run",
+            &["--num-prompts", "1000000000"],
+            ds,
+            "held in memory",
+        ),
+        (
+            "advise",
+            &["--num-prompts", "100000000"],
+            ds,
+            "held in memory",
+        ),
+        (
+            "predict",
             &["--batch", "1000000000", "--context", "64"],
-        ]
-        .concat(),
-        "no engine runs more requests",
-    );
-    refused(
-        &[
-            &["advise"][..],
-            &m,
-            &ds,
+            ds,
+            "no engine runs more requests",
+        ),
+        (
+            "advise",
             &["--question", "ep", "--draws", "1000000"],
-        ]
-        .concat(),
-        "±0.5%",
-    );
-    refused(
-        &[
-            &["predict"][..],
-            &m,
-            &ds,
+            ds,
+            "±0.5%",
+        ),
+        (
+            "predict",
             &["--context-length", "1", "--batch", "1", "--context", "1024"],
-        ]
-        .concat(),
-        "above the server's context length 1",
-    );
+            ds,
+            "above the server's context length 1",
+        ),
+    ];
+    for (command, flags, model, says) in cases {
+        refused(&[&[command][..], &m, model, flags].concat(), says);
+    }
 }
 
 #[test]

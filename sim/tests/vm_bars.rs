@@ -48,36 +48,12 @@ fn calibrate(dir: &std::path::Path, machine: &str) -> String {
 
 /// Output tok/s of GLM-5-NVFP4 TP8 at `concurrency`, eager or with CUDA graphs.
 fn output_tok_s(machine: &str, cal: &str, concurrency: u32, eager: bool) -> f64 {
-    let c = concurrency.to_string();
-    let prompts = (2 * concurrency).to_string();
-    let mut args = vec![
-        "run",
-        "--machine",
-        machine,
-        "--model",
-        "glm-5-nvfp4",
-        "--tp",
-        "8",
-        "--calibration",
-        cal,
-        "--random-input-len",
-        "1293",
-        "--random-output-len",
-        "1000",
-        "--random-range-ratio",
-        "1.0",
-        "--max-concurrency",
-        &c,
-        "--num-prompts",
-        &prompts,
-        "--format",
-        "json",
-    ];
-    if eager {
-        args.push("--disable-cuda-graph");
-    }
-    let v: serde_json::Value = serde_json::from_str(&sim_stdout(&args)).unwrap();
-    v["output_throughput"].as_f64().expect("output_throughput")
+    let flags: &[&str] = if eager {
+        &["--disable-cuda-graph"]
+    } else {
+        &[]
+    };
+    output_tok_s_with(machine, cal, concurrency, flags)
 }
 
 /// (c1 eager, c64 eager, c64 graphs) on `machine` with the calibration file `cal`.
