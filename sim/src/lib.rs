@@ -29,10 +29,6 @@ pub mod cost;
 pub mod doctor;
 pub mod efficiency;
 pub mod engine;
-/// The engines' module under its old name, for branches written before it became
-/// [`engine`] (issue 33); new code names `crate::engine`.
-#[doc(hidden)]
-pub use engine as engines;
 pub mod error;
 pub mod layout;
 pub mod machine;
