@@ -5,7 +5,7 @@
   configuration and concurrency (measured x / predicted x, median |error|); MoE-heavy (GLM-5.x,
   Kimi) records at 8-64 streams, MAPE. One headline figure per record (`primary`).
 
-Usage (the README's "Decode attention by shape" figures):
+Usage (docs/validation.md, "Decode attention by shape" figures):
   A="--acceptance sim/tests/fixtures/acceptance/rtx6kpro-kimi-k26-v4.json \
      --acceptance sim/tests/fixtures/acceptance/rtx6kpro-glm5.json"
   sim validate --records validation/public-records.json $A --format json > dev.json
