@@ -2,14 +2,13 @@
 //! the number it is, or skipped / refused with a reason that names where it is; every file input
 //! has a size limit. Each case runs `sim` as a user would and checks its exit code and message.
 
-use assert_cmd::Command;
+mod common;
+
 use predicates::prelude::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-fn sim() -> Command {
-    Command::cargo_bin("sim").unwrap()
-}
+use common::sim_cmd as sim;
 
 /// A user's own decode measurement naming presets (quick to simulate), with its headline metric
 /// and concurrency as given.

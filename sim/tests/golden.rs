@@ -94,8 +94,10 @@ fn render(args: &str) -> String {
     let out_s = out.path().to_string_lossy().into_owned();
     let expanded = args.replace("$REPO", &repo_s).replace("$OUT", &out_s);
     let words = split_words(&expanded);
+    // laid out for a 120-column terminal whatever the terminal running the tests says
     let result = Command::new(env!("CARGO_BIN_EXE_sim"))
         .args(&words)
+        .env("COLUMNS", "120")
         .current_dir(&repo)
         .output()
         .expect("sim runs");

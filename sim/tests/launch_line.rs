@@ -2,6 +2,8 @@
 //! `sim run`, `sim advise` and `sim calibrate`; the EP question with DeepEP on bare metal and in
 //! the VM; bad profiles refused with the field named.
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
@@ -31,9 +33,7 @@ const USER_BOX: &str = concat!(
     "/../data/observations/user-box.json"
 );
 
-fn sim() -> Command {
-    Command::cargo_bin("sim").unwrap()
-}
+use common::sim_cmd as sim;
 
 /// `sim run --machine VM --model glm-4.7-fp8 --tp 8`, the workload flags to follow.
 fn glm47_run_on_vm() -> Command {

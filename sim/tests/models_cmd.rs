@@ -1,12 +1,11 @@
 //! `sim models list|show` run as a binary (assert_cmd).
 
-use assert_cmd::Command;
+mod common;
+
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn sim() -> Command {
-    Command::cargo_bin("sim").expect("sim binary builds")
-}
+use common::sim_cmd as sim;
 
 #[test]
 fn models_list_prints_every_preset() {

@@ -2,13 +2,12 @@
 //! two-box preset, the refusal on one box, and `--tp 4` on an 8-GPU box saying how many GPUs
 //! sit idle.
 
-use assert_cmd::Command;
+mod common;
+
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn sim() -> Command {
-    Command::cargo_bin("sim").unwrap()
-}
+use common::sim_cmd as sim;
 
 fn json(out: &[u8]) -> Value {
     serde_json::from_slice(out).expect("valid JSON on stdout")

@@ -1,14 +1,13 @@
 //! `sim predict` end to end: one layout, every layout, JSON shape, and bad input (exit 2, one line).
 
-use assert_cmd::Command;
+mod common;
+
 use predicates::prelude::*;
 use serde_json::Value;
 
 const VM: &str = "rtx-pro-6000-x8-vm-hostbounce";
 
-fn sim() -> Command {
-    Command::cargo_bin("sim").unwrap()
-}
+use common::sim_cmd as sim;
 
 fn predict_json(args: &[&str]) -> Value {
     let out = sim()

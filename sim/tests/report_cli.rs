@@ -3,7 +3,8 @@
 //! layout, one point per concurrency), the page is self-contained, hostile names are text, and bad
 //! input exits 2 with one line and no output folder.
 
-use assert_cmd::Command;
+mod common;
+
 use models::profile::{Direction, TransferMode};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -27,9 +28,7 @@ const QUICK: [&str; 8] = [
     "8",
 ];
 
-fn sim() -> Command {
-    Command::cargo_bin("sim").unwrap()
-}
+use common::sim_cmd as sim;
 
 /// Every `*.svg` in `dir`, parsed: file name → texts, circles, point markers, legend.
 struct Svg {

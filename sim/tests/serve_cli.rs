@@ -1,7 +1,8 @@
 //! `sim run|sweep|advise|calibrate|validate` as a user runs them, including bad input (exit 2,
 //! one line saying what is wrong, no partial output file).
 
-use assert_cmd::Command;
+mod common;
+
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -11,9 +12,7 @@ const USER_BOX: &str = concat!(
     "/../data/observations/user-box.json"
 );
 
-fn sim() -> Command {
-    Command::cargo_bin("sim").unwrap()
-}
+use common::sim_cmd as sim;
 
 /// Runs `sim` with `args` and expects exit code 2 with `needle` on stderr.
 fn exits_2<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>, needle: &str) {

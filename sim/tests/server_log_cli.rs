@@ -2,7 +2,8 @@
 //! samples table, the memory plan beside the log, `--format json`, and bad logs (exit 2, one
 //! line naming the file).
 
-use assert_cmd::Command;
+mod common;
+
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -17,9 +18,7 @@ const TARGET: [&str; 4] = [
     "glm-4.7-fp8",
 ];
 
-fn sim() -> Command {
-    Command::cargo_bin("sim").unwrap()
-}
+use common::sim_cmd as sim;
 
 fn validate_json() -> Value {
     let out = sim()

@@ -1,24 +1,62 @@
-//! Issue 21's "what a user looks at": tables fit a 120-column terminal (long notes go under the
-//! table, numbered), `advise --question ep` shows the layouts its verdict cites, its `try:` line
+//! Issue 21's "what a user looks at": tables fit the terminal (`COLUMNS`, else 100 columns; long
+//! notes go under the table, numbered), `advise --question ep` shows the layouts its verdict cites, its `try:` line
 //! names the model, and `--question scale` weighs the layout the ranking puts first.
 
 mod common;
 
-use common::sim_stdout;
+use common::{sim_output_at, sim_stdout};
 
-const COLUMNS: usize = 120;
+/// The width with no `COLUMNS` in the environment.
+const DEFAULT_COLUMNS: usize = 100;
 
-fn assert_tables_fit(what: &str, text: &str) {
+fn assert_tables_fit(what: &str, text: &str, columns: usize) {
     for line in text
         .lines()
         .filter(|l| l.starts_with(['|', '+', '│', '┌', '└', '├', '╞']))
     {
-        assert!(line.chars().count() <= COLUMNS, "{what}: {line}");
+        assert!(line.chars().count() <= columns, "{what}: {line}");
     }
 }
 
+/// Stdout of `sim args…` with no `COLUMNS` set, as a pipe or a bare shell runs it.
+fn sim_stdout_default_width(args: &[&str]) -> String {
+    let (code, out, err) = sim_output_at(args, None);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    out
+}
+
 #[test]
-fn advise_sweep_and_predict_tables_fit_120_columns() {
+fn tables_follow_columns() {
+    let args = [
+        "advise",
+        "--machine",
+        "rtx-pro-6000-x8-vm-hostbounce",
+        "--model",
+        "glm-5-nvfp4",
+        "--question",
+        "ep",
+        "--draws",
+        "10",
+    ];
+    let (code, narrow, err) = sim_output_at(&args, Some("80"));
+    assert_eq!(code, 0, "{err}");
+    assert_tables_fit("advise at COLUMNS=80", &narrow, 80);
+    let wide = sim_stdout(&args);
+    let widest = |s: &str| {
+        s.lines()
+            .filter(|l| l.starts_with(['|', '+']))
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    assert!(
+        widest(&wide) > widest(&narrow),
+        "COLUMNS=120 lays out no wider than 80"
+    );
+}
+
+#[test]
+fn advise_sweep_and_predict_tables_fit_the_default_width() {
     let vm = [
         "--machine",
         "rtx-pro-6000-x8-vm-hostbounce",
@@ -31,8 +69,8 @@ fn advise_sweep_and_predict_tables_fit_120_columns() {
         .copied()
         .chain(["--question", "ep", "--draws", "10"])
         .collect();
-    let out = sim_stdout(&advise);
-    assert_tables_fit("advise", &out);
+    let out = sim_stdout_default_width(&advise);
+    assert_tables_fit("advise", &out, DEFAULT_COLUMNS);
     // rejected layouts point to numbered notes under the table
     assert!(out.contains("| [1]"), "{out}");
     assert!(
@@ -54,15 +92,15 @@ fn advise_sweep_and_predict_tables_fit_120_columns() {
             "16",
         ])
         .collect();
-    assert_tables_fit("sweep", &sim_stdout(&sweep));
+    assert_tables_fit("sweep", &sim_stdout_default_width(&sweep), DEFAULT_COLUMNS);
     let predict: Vec<&str> = ["predict"]
         .iter()
         .chain(&vm)
         .copied()
         .chain(["--layout", "all", "--batch", "32", "--context", "2048"])
         .collect();
-    let out = sim_stdout(&predict);
-    assert_tables_fit("predict", &out);
+    let out = sim_stdout_default_width(&predict);
+    assert_tables_fit("predict", &out, DEFAULT_COLUMNS);
     assert!(out.contains("┆ [1]"), "{out}");
 }
 

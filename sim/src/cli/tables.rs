@@ -1,16 +1,36 @@
-//! Terminal tables that fit a 120-column terminal: cells wrap instead of growing a row past the
-//! width, and long notes go under the table, numbered, instead of into a 300-column cell.
+//! Terminal tables that fit the terminal (`COLUMNS`, else 100 columns): cells wrap instead of
+//! growing a row past the width, and long notes go under the table, numbered, instead of into a
+//! 300-column cell.
 
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width};
 
-/// Width of the terminal the tables are laid out for, in columns.
-pub const TERMINAL_COLUMNS: u16 = 120;
+/// Width the tables are laid out for when `COLUMNS` says nothing usable: output is often piped
+/// (where no terminal reports a width), and 100 columns reads on a laptop's half screen.
+pub const DEFAULT_COLUMNS: u16 = 100;
+/// Narrower than this and a ranked table's flag column wraps every word: the width is clamped.
+const MIN_COLUMNS: u16 = 60;
+/// Wider than this is a typo, not a terminal.
+const MAX_COLUMNS: u16 = 1000;
 
-/// A table whose cells wrap so that it fits [`TERMINAL_COLUMNS`].
+/// The terminal's width in columns: `COLUMNS` (as shells set it) within 60–1000, else 100.
+pub fn terminal_columns() -> u16 {
+    columns_from(std::env::var("COLUMNS").ok().as_deref())
+}
+
+fn columns_from(value: Option<&str>) -> u16 {
+    value
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|&c| c > 0)
+        .map_or(DEFAULT_COLUMNS, |c| {
+            c.clamp(u32::from(MIN_COLUMNS), u32::from(MAX_COLUMNS)) as u16
+        })
+}
+
+/// A table whose cells wrap so that it fits [`terminal_columns`].
 pub fn table() -> Table {
     let mut t = Table::new();
     t.set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(TERMINAL_COLUMNS);
+        .set_width(terminal_columns());
     t
 }
 
@@ -52,10 +72,10 @@ impl Notes {
         format!("[{}]", i + 1)
     }
 
-    /// `[n] text` lines, each wrapped at [`TERMINAL_COLUMNS`] with its continuation indented;
+    /// `[n] text` lines, each wrapped at [`terminal_columns`] with its continuation indented;
     /// empty when there are no notes.
     pub fn render(&self) -> String {
-        let width = TERMINAL_COLUMNS as usize;
+        let width = usize::from(terminal_columns());
         let mut out = String::new();
         for (i, text) in self.0.iter().enumerate() {
             let mark = format!("[{}] ", i + 1);
@@ -92,10 +112,8 @@ mod tests {
         assert_eq!(n.mark("a"), "[1]");
         let text = n.render();
         assert!(text.starts_with("[1] a\n[2] word"));
-        assert!(
-            text.lines()
-                .all(|l| l.chars().count() <= TERMINAL_COLUMNS as usize)
-        );
+        let width = usize::from(terminal_columns());
+        assert!(text.lines().all(|l| l.chars().count() <= width));
         assert!(text.lines().nth(2).unwrap().starts_with("    word"));
     }
 
@@ -105,10 +123,19 @@ mod tests {
         t.set_header(vec!["a", "b"]);
         t.add_row(vec!["x".repeat(200), "y".repeat(50)]);
         let s = t.to_string();
-        assert!(
-            s.lines()
-                .all(|l| l.chars().count() <= TERMINAL_COLUMNS as usize),
-            "{s}"
-        );
+        let width = usize::from(terminal_columns());
+        assert!(s.lines().all(|l| l.chars().count() <= width), "{s}");
+    }
+
+    #[test]
+    fn the_width_is_columns_within_bounds_else_100() {
+        assert_eq!(columns_from(None), 100);
+        assert_eq!(columns_from(Some("")), 100);
+        assert_eq!(columns_from(Some("wide")), 100);
+        assert_eq!(columns_from(Some("0")), 100);
+        assert_eq!(columns_from(Some("132")), 132);
+        assert_eq!(columns_from(Some(" 80 ")), 80);
+        assert_eq!(columns_from(Some("20")), 60);
+        assert_eq!(columns_from(Some("99999")), 1000);
     }
 }

@@ -3,13 +3,27 @@
 
 use assert_cmd::Command;
 
-/// Exit code, stdout and stderr of `sim args…`.
+/// Exit code, stdout and stderr of `sim args…`, its tables laid out for a 120-column terminal
+/// whatever the terminal running the tests says (`terminal_output.rs` checks the default width).
 pub fn sim_output(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("sim")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
+    sim_output_at(args, Some("120"))
+}
+
+/// `sim` ready for arguments, its tables laid out for a 120-column terminal (as [`sim_output`]).
+pub fn sim_cmd() -> Command {
+    let mut cmd = Command::cargo_bin("sim").unwrap();
+    cmd.env("COLUMNS", "120");
+    cmd
+}
+
+/// As [`sim_output`] with `COLUMNS` set to `columns`, or unset for `None`.
+pub fn sim_output_at(args: &[&str], columns: Option<&str>) -> (i32, String, String) {
+    let mut cmd = Command::cargo_bin("sim").unwrap();
+    match columns {
+        Some(c) => cmd.env("COLUMNS", c),
+        None => cmd.env_remove("COLUMNS"),
+    };
+    let out = cmd.args(args).output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
