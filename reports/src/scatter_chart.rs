@@ -8,11 +8,11 @@
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::axis::Axis;
+use crate::axis::{Axis, Scale};
 use crate::error::ReportError;
 use crate::legend::{Entry, Swatch};
 use crate::style::{Dash, Rgb, clean_text, palette_colour};
-use crate::xy_frame::XyFrame;
+use crate::xy_frame::{XyContext, XyFrame};
 
 /// A scatter chart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,40 +83,63 @@ impl PointSeries {
 /// (0, 1), or an identity line is asked for on axes of different scales.
 pub fn scatter_chart(chart: &ScatterChart) -> Result<String, ReportError> {
     let title = chart.title.as_str();
-    let (mut x_min, mut x_max, mut y_min, mut y_max) = bounds(chart)?;
     let (xs, ys) = (chart.x_axis.scale, chart.y_axis.scale);
-    let mut x_range = chart.x_axis.range;
-    let mut y_range = chart.y_axis.range;
-    if let Some(id) = &chart.identity {
-        if !(id.band > 0.0 && id.band < 1.0) {
-            return Err(ReportError::invalid(
-                title,
-                format!(
-                    "identity band {} must be in (0, 1), e.g. 0.2 for ±20%",
-                    id.band
-                ),
-            ));
+    let (bounds, ranges) = identity_bounds(chart, bounds(chart)?)?;
+    let frame = XyFrame::new(&chart.x_axis, &chart.y_axis, bounds, ranges, 11);
+    frame.render(title, &legend(chart), |ctx| {
+        let err = ReportError::draw(title);
+        if let Some(id) = &chart.identity {
+            draw_identity(ctx, title, id, (xs, ys), (frame.x, frame.y))?;
         }
-        if xs != ys {
-            return Err(ReportError::invalid(
-                title,
-                "an identity line needs both axes on the same scale",
-            ));
+        for (i, s) in chart.series.iter().enumerate() {
+            let colour = s.colour(i).colour();
+            ctx.draw_series(
+                s.points.iter().map(|[x, y]| {
+                    Circle::new((xs.forward(*x), ys.forward(*y)), 4, colour.filled())
+                }),
+            )
+            .map_err(&err)?;
         }
-        (x_min, x_max) = (x_min.min(y_min), x_max.max(y_max));
-        (y_min, y_max) = (x_min, x_max);
-        let shared = x_range.or(y_range);
-        (x_range, y_range) = (shared, shared);
-    }
-    let frame = XyFrame::new(
-        &chart.x_axis,
-        &chart.y_axis,
-        (x_min, x_max, y_min, y_max),
-        (x_range, y_range),
-        11,
-    );
-    let ((x_lo, x_hi), (y_lo, y_hi)) = (frame.x, frame.y);
+        Ok(())
+    })
+}
 
+/// Data bounds `(x_min, x_max, y_min, y_max)` and the axes' fixed ranges as drawn.
+type Bounds = ((f64, f64, f64, f64), (Option<[f64; 2]>, Option<[f64; 2]>));
+
+/// With an identity line both axes share one span (the line is y = x), so the bounds and any fixed
+/// range are unified; the band and the scales are checked first.
+fn identity_bounds(
+    chart: &ScatterChart,
+    (x_min, x_max, y_min, y_max): (f64, f64, f64, f64),
+) -> Result<Bounds, ReportError> {
+    let title = chart.title.as_str();
+    let ranges = (chart.x_axis.range, chart.y_axis.range);
+    let Some(id) = &chart.identity else {
+        return Ok(((x_min, x_max, y_min, y_max), ranges));
+    };
+    if !(id.band > 0.0 && id.band < 1.0) {
+        return Err(ReportError::invalid(
+            title,
+            format!(
+                "identity band {} must be in (0, 1), e.g. 0.2 for ±20%",
+                id.band
+            ),
+        ));
+    }
+    if chart.x_axis.scale != chart.y_axis.scale {
+        return Err(ReportError::invalid(
+            title,
+            "an identity line needs both axes on the same scale",
+        ));
+    }
+    let (lo, hi) = (x_min.min(y_min), x_max.max(y_max));
+    let shared = ranges.0.or(ranges.1);
+    Ok(((lo, hi, lo, hi), (shared, shared)))
+}
+
+/// One legend entry per series, then the identity line and its band when drawn.
+fn legend(chart: &ScatterChart) -> Vec<Entry> {
     let mut entries: Vec<Entry> = chart
         .series
         .iter()
@@ -136,58 +159,54 @@ pub fn scatter_chart(chart: &ScatterChart) -> Result<String, ReportError> {
             label: clean_text(&id.label),
         });
     }
-    frame.render(title, &entries, |ctx| {
-        let err = ReportError::draw(title);
-        if let Some(id) = &chart.identity {
-            // edges sampled in data space between the drawn range's ends
-            let (a, b) = (xs.inverse(x_lo), xs.inverse(x_hi));
-            let along = |k: f64| -> Vec<(f64, f64)> {
-                (0..=EDGE_SAMPLES)
-                    .map(|i| {
-                        let t = i as f64 / EDGE_SAMPLES as f64;
-                        let x = xs.inverse(xs.forward(a) + t * (xs.forward(b) - xs.forward(a)));
-                        (xs.forward(x), ys.forward(x * k))
-                    })
-                    .collect()
-            };
-            let upper = along(1.0 + id.band);
-            let lower = along(1.0 - id.band);
-            let mut band: Vec<(f64, f64)> = upper.clone();
-            band.extend(lower.iter().rev().copied());
-            let clip = |p: (f64, f64)| (p.0, p.1.clamp(y_lo, y_hi));
-            ctx.draw_series(std::iter::once(Polygon::new(
-                band.into_iter().map(clip).collect::<Vec<_>>(),
-                BAND_FILL.colour().mix(0.6).filled(),
-            )))
-            .map_err(&err)?;
-            for edge in [upper, lower] {
-                ctx.draw_series(DashedLineSeries::new(
-                    edge.into_iter().map(clip),
-                    6,
-                    4,
-                    IDENTITY_GREY.colour().stroke_width(1),
-                ))
-                .map_err(&err)?;
-            }
-            ctx.draw_series(LineSeries::new(
-                along(1.0).into_iter().map(clip),
-                IDENTITY_GREY.colour().stroke_width(2),
-            ))
-            .map_err(&err)?;
-        }
+    entries
+}
 
-        for (i, s) in chart.series.iter().enumerate() {
-            let colour = s.colour(i).colour();
-            ctx.draw_series(
-                s.points.iter().map(|[x, y]| {
-                    Circle::new((xs.forward(*x), ys.forward(*y)), 4, colour.filled())
-                }),
-            )
-            .map_err(&err)?;
-        }
-
-        Ok(())
-    })
+/// The y = x line with its ±band shaded and dashed edges, clipped to the drawn y range.
+fn draw_identity(
+    ctx: &mut XyContext<'_, '_>,
+    title: &str,
+    id: &IdentityBand,
+    (xs, ys): (Scale, Scale),
+    ((x_lo, x_hi), (y_lo, y_hi)): ((f64, f64), (f64, f64)),
+) -> Result<(), ReportError> {
+    let err = ReportError::draw(title);
+    // edges sampled in data space between the drawn range's ends
+    let (a, b) = (xs.inverse(x_lo), xs.inverse(x_hi));
+    let along = |k: f64| -> Vec<(f64, f64)> {
+        (0..=EDGE_SAMPLES)
+            .map(|i| {
+                let t = i as f64 / EDGE_SAMPLES as f64;
+                let x = xs.inverse(xs.forward(a) + t * (xs.forward(b) - xs.forward(a)));
+                (xs.forward(x), ys.forward(x * k))
+            })
+            .collect()
+    };
+    let upper = along(1.0 + id.band);
+    let lower = along(1.0 - id.band);
+    let mut band: Vec<(f64, f64)> = upper.clone();
+    band.extend(lower.iter().rev().copied());
+    let clip = |p: (f64, f64)| (p.0, p.1.clamp(y_lo, y_hi));
+    ctx.draw_series(std::iter::once(Polygon::new(
+        band.into_iter().map(clip).collect::<Vec<_>>(),
+        BAND_FILL.colour().mix(0.6).filled(),
+    )))
+    .map_err(&err)?;
+    for edge in [upper, lower] {
+        ctx.draw_series(DashedLineSeries::new(
+            edge.into_iter().map(clip),
+            6,
+            4,
+            IDENTITY_GREY.colour().stroke_width(1),
+        ))
+        .map_err(&err)?;
+    }
+    ctx.draw_series(LineSeries::new(
+        along(1.0).into_iter().map(clip),
+        IDENTITY_GREY.colour().stroke_width(2),
+    ))
+    .map_err(&err)?;
+    Ok(())
 }
 
 /// Smallest and largest x and y over all series, after checking every point fits its axis.

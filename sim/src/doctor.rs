@@ -6,7 +6,7 @@
 //! rule of thumb.
 
 use crate::cost::steady::logged_step_s;
-use crate::cost::{IterationBatch, IterationModel};
+use crate::cost::{IterationBatch, IterationCost, IterationModel};
 use crate::options::ServerOptions;
 use crate::server_log::{DecodeSample, PrefillSample};
 use serde::Serialize;
@@ -182,31 +182,16 @@ pub fn diagnose(
     // length are the whole step the log measured
     let per_step = model.tokens_per_decode_step();
     let gpu_s = cost.stage_gpu_s.iter().copied().fold(0.0, f64::max) * per_step;
-    let mut limits = Vec::new();
     let eager = opts.disable_cuda_graph || load.running > opts.cuda_graph_max_bs;
+    let mut limits = Vec::new();
     if eager && cost.cpu_s * per_step >= gpu_s {
-        let graph_s = graphs.map(|g| logged_step_s(g, load.running, load.context_tokens));
-        let mut try_flags = Vec::new();
-        if let Some(g) = graph_s {
-            let flag = graph_flag(opts, load.running);
-            try_flags.push(format!(
-                "{flag}: {:.1} ms per step predicted, {:.2}× the decode throughput",
-                g * 1e3,
-                step_s / g
-            ));
-        }
-        limits.push(Limit {
-            kind: BoundKind::CpuLaunch,
-            finding: format!(
-                "CPU-bound (eager): at {} running requests the host needs {:.1} ms per step to launch {:.0} kernels and schedule, longer than the GPU's {:.1} ms of work; the step takes {:.1} ms",
-                load.running,
-                cost.cpu_s * per_step * 1e3,
-                cost.eager_launches,
-                gpu_s * 1e3,
-                step_s * 1e3
-            ),
-            try_flags,
-        });
+        limits.push(cpu_limit(
+            &cost,
+            opts,
+            graphs,
+            &load,
+            (step_s, gpu_s, per_step),
+        ));
     }
     // the log's own flat step names the host where the uncalibrated model does not; the
     // prediction's miss is then what the finding explains, not a caveat beside it
@@ -218,67 +203,10 @@ pub fn diagnose(
         limits.push(l);
         explained_by_log = true;
     }
-    let plan = model.memory();
-    let pool = load.pool_tokens.unwrap_or(plan.kv_tokens);
-    let usage = load.token_usage.filter(|&u| u >= KV_FULL_USAGE);
-    let arithmetic = pool_admits(pool, &load, opts);
-    if usage.is_some() || arithmetic.is_some() {
-        let per_request = load.context_tokens.max(1) as u64;
-        let mut finding = match usage {
-            Some(u) => format!(
-                "KV-bound: the pool was {:.0}% full at {} running requests; its {} tokens hold about {} requests of {} tokens",
-                u * 100.0,
-                load.running,
-                pool,
-                pool / per_request,
-                per_request
-            ),
-            None => "KV-bound".to_string(),
-        };
-        if let Some(a) = arithmetic {
-            finding.push_str(&a);
-        }
-        limits.push(Limit {
-            kind: BoundKind::KvPool,
-            finding,
-            try_flags: kv_flags(opts, plan),
-        });
-    }
-    let comm = cost.breakdown.comm_s();
-    let total = cost.breakdown.total_s().max(1e-12);
-    if comm / total >= COMM_BOUND_SHARE {
-        limits.push(Limit {
-            kind: BoundKind::Communication,
-            finding: format!(
-                "communication-bound: collectives take {:.1} of the {:.1} ms GPU step ({:.0}%)",
-                comm * per_step * 1e3,
-                total * per_step * 1e3,
-                100.0 * comm / total
-            ),
-            try_flags: vec![
-                format!(
-                    "fewer GPUs per all-reduce ({})",
-                    opts.engine.rules().tp_pp_flags(4, 2)
-                ),
-                "check that P2P works between the GPUs (`probe run`): a host bounce multiplies every all-reduce".into(),
-            ],
-        });
-    }
+    limits.extend(kv_limit(model, opts, &load));
+    limits.extend(comm_limit(&cost, opts, per_step));
     if limits.is_empty() {
-        limits.push(Limit {
-            kind: BoundKind::Gpu,
-            finding: format!(
-                "GPU-bound: at {} running requests the {:.1} ms step is the GPU's own work (weights {:.1} ms, KV reads {:.1} ms)",
-                load.running,
-                step_s * 1e3,
-                cost.breakdown.weight_read_s * per_step * 1e3,
-                cost.breakdown.kv_read_s * per_step * 1e3
-            ),
-            try_flags: vec![format!(
-                "more requests per step ({}, a higher client concurrency) while the pool allows",
-                opts.engine.rules().max_requests_flag()
-            )],
-        });
+        limits.push(gpu_limit(&cost, opts, &load, step_s, per_step));
     }
     if !explained_by_log
         && let Some(logged) = load.logged_step_s.filter(|l| *l > 0.0 && step_s > 0.0)
@@ -294,6 +222,117 @@ pub fn diagnose(
     // after the fallback: a split that costs nothing is a finding, not the bound
     limits.extend(load.pp_split.as_ref().and_then(|p| pp_imbalance(model, p)));
     limits
+}
+
+/// The host launching each kernel is the bound (eager mode, CPU time ≥ GPU time), with what the
+/// CUDA-graph step would be where `graphs` prices it.
+fn cpu_limit(
+    cost: &IterationCost,
+    opts: &ServerOptions,
+    graphs: Option<&dyn IterationModel>,
+    load: &Load,
+    (step_s, gpu_s, per_step): (f64, f64, f64),
+) -> Limit {
+    let graph_s = graphs.map(|g| logged_step_s(g, load.running, load.context_tokens));
+    let mut try_flags = Vec::new();
+    if let Some(g) = graph_s {
+        let flag = graph_flag(opts, load.running);
+        try_flags.push(format!(
+            "{flag}: {:.1} ms per step predicted, {:.2}× the decode throughput",
+            g * 1e3,
+            step_s / g
+        ));
+    }
+    Limit {
+        kind: BoundKind::CpuLaunch,
+        finding: format!(
+            "CPU-bound (eager): at {} running requests the host needs {:.1} ms per step to launch {:.0} kernels and schedule, longer than the GPU's {:.1} ms of work; the step takes {:.1} ms",
+            load.running,
+            cost.cpu_s * per_step * 1e3,
+            cost.eager_launches,
+            gpu_s * 1e3,
+            step_s * 1e3
+        ),
+        try_flags,
+    }
+}
+
+/// The KV pool is the bound: the log's usage near full, or the pool's arithmetic admitting fewer
+/// requests than ran.
+fn kv_limit(model: &dyn IterationModel, opts: &ServerOptions, load: &Load) -> Option<Limit> {
+    let plan = model.memory();
+    let pool = load.pool_tokens.unwrap_or(plan.kv_tokens);
+    let usage = load.token_usage.filter(|&u| u >= KV_FULL_USAGE);
+    let arithmetic = pool_admits(pool, load, opts);
+    if usage.is_none() && arithmetic.is_none() {
+        return None;
+    }
+    let per_request = load.context_tokens.max(1) as u64;
+    let mut finding = match usage {
+        Some(u) => format!(
+            "KV-bound: the pool was {:.0}% full at {} running requests; its {} tokens hold about {} requests of {} tokens",
+            u * 100.0,
+            load.running,
+            pool,
+            pool / per_request,
+            per_request
+        ),
+        None => "KV-bound".to_string(),
+    };
+    if let Some(a) = arithmetic {
+        finding.push_str(&a);
+    }
+    Some(Limit {
+        kind: BoundKind::KvPool,
+        finding,
+        try_flags: kv_flags(opts, plan),
+    })
+}
+
+/// Collectives are the bound when they take at least [`COMM_BOUND_SHARE`] of the GPU step.
+fn comm_limit(cost: &IterationCost, opts: &ServerOptions, per_step: f64) -> Option<Limit> {
+    let comm = cost.breakdown.comm_s();
+    let total = cost.breakdown.total_s().max(1e-12);
+    (comm / total >= COMM_BOUND_SHARE).then(|| Limit {
+        kind: BoundKind::Communication,
+        finding: format!(
+            "communication-bound: collectives take {:.1} of the {:.1} ms GPU step ({:.0}%)",
+            comm * per_step * 1e3,
+            total * per_step * 1e3,
+            100.0 * comm / total
+        ),
+        try_flags: vec![
+            format!(
+                "fewer GPUs per all-reduce ({})",
+                opts.engine.rules().tp_pp_flags(4, 2)
+            ),
+            "check that P2P works between the GPUs (`probe run`): a host bounce multiplies every all-reduce".into(),
+        ],
+    })
+}
+
+/// Nothing else binds: the step is the GPU's own work.
+fn gpu_limit(
+    cost: &IterationCost,
+    opts: &ServerOptions,
+    load: &Load,
+    step_s: f64,
+    per_step: f64,
+) -> Limit {
+    Limit {
+        kind: BoundKind::Gpu,
+        finding: format!(
+            "GPU-bound: at {} running requests the {:.1} ms step is the GPU's own work (weights {:.1} ms, KV reads {:.1} ms)",
+            load.running,
+            step_s * 1e3,
+            cost.breakdown.weight_read_s * per_step * 1e3,
+            cost.breakdown.kv_read_s * per_step * 1e3
+        ),
+        try_flags: vec![format!(
+            "more requests per step ({}, a higher client concurrency) while the pool allows",
+            opts.engine.rules().max_requests_flag()
+        )],
+    }
 }
 
 /// A logged eager step that stays within this share from the lightest to the heaviest load is

@@ -715,23 +715,19 @@ const LONG_FNS: &[&str] = &[
     "probe/cuda/host.rs::measure_host",
     "probe/cuda/p2p.rs::measure_pair",
     "probe/dist/node.rs::head",
-    "probe/import/nccl_tests.rs::parse",
     "sim/advise/mod.rs::ep_question",
     "sim/advise/mtp.rs::mtp_question",
-    "sim/bench_serving/write.rs::jsonl_line",
     "sim/cli/predict.rs::run",
     "sim/cli/run.rs::table",
     "sim/cli/server_log_cmd.rs::check_run",
     "sim/cli/server_log_cmd.rs::print_run",
     "sim/cost/attn_core.rs::attn_core",
     "sim/cost/memory/vllm.rs::plan",
-    "sim/doctor.rs::diagnose",
     "sim/records/machine_map.rs::machine_preset",
     "sim/report/simulate.rs::simulate_machine",
     "sim/scoreboard/mod.rs::predict",
     "sim/serving/engine/mod.rs::schedule",
     "sim/sglang_args/parse.rs::parse_words",
-    "reports/scatter_chart.rs::scatter_chart",
 ];
 
 /// Every function of `src` outside tests, as `(module file, name, lines)`: a file named

@@ -124,43 +124,9 @@ pub fn parse(text: &str, path: &Path) -> Result<NcclTestsLog> {
         if op_from_words.is_none() && t.contains("_perf") {
             op_from_words = t.split_whitespace().find_map(op_from_binary);
         }
-        let cols: Vec<&str> = t.split_whitespace().collect();
-        let Some(first) = cols.first() else { continue };
-        if !first.chars().all(|c| c.is_ascii_digit()) {
-            continue;
+        if let Some(point) = table_row(t, ln, path)? {
+            points.push(point);
         }
-        // With `root` (nccl-tests ≥ 2.10): size count type redop root time algbw busbw #wrong …
-        let base = match cols.len() {
-            n if n >= 13 => 5,
-            n if n >= 11 => 4,
-            n => {
-                return Err(err(
-                    ln,
-                    format!("table row has {n} columns, expected 13 (or 11 in old logs)"),
-                ));
-            }
-        };
-        let num = |k: usize, what: &str| -> Result<f64> {
-            cols[k]
-                .parse::<f64>()
-                .map_err(|_| err(ln, format!("{what} `{}` is not a number", cols[k])))
-        };
-        let bytes = num(0, "size")? as u64;
-        let time_us = num(base, "time")?;
-        let algbw = num(base + 1, "algbw")?;
-        let busbw = num(base + 2, "busbw")?;
-        let wrong = cols[base + 3];
-        let status = match wrong.parse::<f64>() {
-            Ok(x) if x > 0.0 => CollectiveStatus::WrongResult,
-            _ => CollectiveStatus::Ok, // 0, or N/A when validation was off
-        };
-        points.push(CollectivePoint {
-            bytes,
-            time_us: Stat::exact(time_us),
-            algbw_gb_per_s: algbw,
-            busbw_gb_per_s: busbw,
-            status,
-        });
     }
     let op = op
         .or(op_from_words)
@@ -172,15 +138,7 @@ pub fn parse(text: &str, path: &Path) -> Result<NcclTestsLog> {
             "no result rows found: is this nccl-tests output?".into(),
         ));
     }
-    ranks.sort_by_key(|r| r.0);
-    let mut devices: Vec<DeviceInfo> = ranks.into_iter().map(|(_, d)| d).collect();
-    // Several hosts reuse device indices: fall back to rank numbers so the group stays distinct.
-    let mut seen = std::collections::HashSet::new();
-    if !devices.iter().all(|d| seen.insert(d.index)) {
-        for (r, d) in devices.iter_mut().enumerate() {
-            d.index = r as u32;
-        }
-    }
+    let devices = devices_by_rank(ranks);
     let curve = CollectiveCurve {
         op,
         devices: devices.iter().map(|d| d.index).collect(),
@@ -195,6 +153,67 @@ pub fn parse(text: &str, path: &Path) -> Result<NcclTestsLog> {
         tests_version,
         curve,
     })
+}
+
+/// One result row of nccl-tests' table (`size count type redop [root] time algbw busbw #wrong`,
+/// out-of-place half), `None` for a line that is not a row.
+fn table_row(t: &str, ln: usize, path: &Path) -> Result<Option<CollectivePoint>> {
+    let err = |problem: String| ProbeError::Parse {
+        path: path.to_path_buf(),
+        line: ln,
+        problem,
+    };
+    let cols: Vec<&str> = t.split_whitespace().collect();
+    let Some(first) = cols.first() else {
+        return Ok(None);
+    };
+    if !first.chars().all(|c| c.is_ascii_digit()) {
+        return Ok(None);
+    }
+    // With `root` (nccl-tests ≥ 2.10): size count type redop root time algbw busbw #wrong …
+    let base = match cols.len() {
+        n if n >= 13 => 5,
+        n if n >= 11 => 4,
+        n => {
+            return Err(err(format!(
+                "table row has {n} columns, expected 13 (or 11 in old logs)"
+            )));
+        }
+    };
+    let num = |k: usize, what: &str| -> Result<f64> {
+        cols[k]
+            .parse::<f64>()
+            .map_err(|_| err(format!("{what} `{}` is not a number", cols[k])))
+    };
+    let bytes = num(0, "size")? as u64;
+    let time_us = num(base, "time")?;
+    let algbw = num(base + 1, "algbw")?;
+    let busbw = num(base + 2, "busbw")?;
+    let status = match cols[base + 3].parse::<f64>() {
+        Ok(x) if x > 0.0 => CollectiveStatus::WrongResult,
+        _ => CollectiveStatus::Ok, // 0, or N/A when validation was off
+    };
+    Ok(Some(CollectivePoint {
+        bytes,
+        time_us: Stat::exact(time_us),
+        algbw_gb_per_s: algbw,
+        busbw_gb_per_s: busbw,
+        status,
+    }))
+}
+
+/// The ranks' devices in rank order. Several hosts reuse device indices: then the rank numbers
+/// stand in, so the group stays distinct.
+fn devices_by_rank(mut ranks: Vec<(u32, DeviceInfo)>) -> Vec<DeviceInfo> {
+    ranks.sort_by_key(|r| r.0);
+    let mut devices: Vec<DeviceInfo> = ranks.into_iter().map(|(_, d)| d).collect();
+    let mut seen = std::collections::HashSet::new();
+    if !devices.iter().all(|d| seen.insert(d.index)) {
+        for (r, d) in devices.iter_mut().enumerate() {
+            d.index = r as u32;
+        }
+    }
+    devices
 }
 
 #[cfg(test)]

@@ -61,23 +61,7 @@ pub fn jsonl_line(run: &RunReport, w: &Workload, ctx: &BenchLineContext<'_>) -> 
     put("random_input_len", json!(ctx.random_input_len));
     put("random_output_len", json!(ctx.random_output_len));
     put("random_range_ratio", json!(w.random_range_ratio));
-    put(
-        "server_info",
-        json!({
-            "model_path": ctx.model_path,
-            "tp_size": l.tp,
-            "pp_size": l.pp,
-            "ep_size": l.ep,
-            "dp_size": if l.dp_attention { l.tp } else { 1 },
-            "enable_dp_attention": l.dp_attention,
-            "chunked_prefill_size": ctx.opts.chunked_prefill_size,
-            "max_prefill_tokens": ctx.opts.max_prefill_tokens,
-            "mem_fraction_static": ctx.opts.mem_fraction_static,
-            "max_running_requests": ctx.opts.max_running_requests,
-            "max_total_num_tokens": run.kv_capacity_tokens,
-            "moe_a2a_backend": ctx.opts.moe_a2a_backend.as_deref().unwrap_or("none"),
-        }),
-    );
+    put("server_info", server_info(run, ctx));
     put("duration", json!(run.duration));
     put("completed", json!(run.completed));
     put("total_input_tokens", json!(run.total_input_tokens));
@@ -114,20 +98,7 @@ pub fn jsonl_line(run: &RunReport, w: &Workload, ctx: &BenchLineContext<'_>) -> 
         json!(ctx.opts.speculative.as_ref().and_then(|s| s.accept_length)),
     );
     put("max_concurrent_requests", json!(run.peak_running_requests));
-    put(
-        "shardwise",
-        json!({
-            "predicted": true,
-            "machine": ctx.machine,
-            "layout": l.short_name(),
-            "engine": ctx.opts.engine,
-            "flags": ctx.opts.engine.rules().launch_flags(&l, ctx.opts.decode_context_parallel, 1),
-            "sharegpt_lengths": match &w.dataset {
-                Dataset::Sharegpt(d) => Value::from(d.source.clone()),
-                Dataset::Random => Value::Null,
-            },
-        }),
-    );
+    put("shardwise", provenance(w, ctx));
     let line = Value::Object(m).to_string();
     if run.request_rate.is_none() {
         // bench_serving's `--request-rate inf` is written by json.dumps as a bare Infinity.
@@ -135,6 +106,42 @@ pub fn jsonl_line(run: &RunReport, w: &Workload, ctx: &BenchLineContext<'_>) -> 
     } else {
         line
     }
+}
+
+/// bench_serving's `server_info` block: the launch the predicted run stands for.
+fn server_info(run: &RunReport, ctx: &BenchLineContext<'_>) -> Value {
+    let l = ctx.layout;
+    json!({
+        "model_path": ctx.model_path,
+        "tp_size": l.tp,
+        "pp_size": l.pp,
+        "ep_size": l.ep,
+        "dp_size": if l.dp_attention { l.tp } else { 1 },
+        "enable_dp_attention": l.dp_attention,
+        "chunked_prefill_size": ctx.opts.chunked_prefill_size,
+        "max_prefill_tokens": ctx.opts.max_prefill_tokens,
+        "mem_fraction_static": ctx.opts.mem_fraction_static,
+        "max_running_requests": ctx.opts.max_running_requests,
+        "max_total_num_tokens": run.kv_capacity_tokens,
+        "moe_a2a_backend": ctx.opts.moe_a2a_backend.as_deref().unwrap_or("none"),
+    })
+}
+
+/// The `shardwise` block: marks the line as predicted and says for which machine, layout and
+/// engine, so a reader never mistakes it for a measurement.
+fn provenance(w: &Workload, ctx: &BenchLineContext<'_>) -> Value {
+    let l = ctx.layout;
+    json!({
+        "predicted": true,
+        "machine": ctx.machine,
+        "layout": l.short_name(),
+        "engine": ctx.opts.engine,
+        "flags": ctx.opts.engine.rules().launch_flags(&l, ctx.opts.decode_context_parallel, 1),
+        "sharegpt_lengths": match &w.dataset {
+            Dataset::Sharegpt(d) => Value::from(d.source.clone()),
+            Dataset::Random => Value::Null,
+        },
+    })
 }
 
 /// Appends `line` to `path` (created if missing) without ever leaving a partial file: the old
