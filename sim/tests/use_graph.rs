@@ -714,7 +714,6 @@ const LONG_FNS: &[&str] = &[
     "models/profile_check.rs::check",
     "probe/cuda/host.rs::measure_host",
     "probe/cuda/p2p.rs::measure_pair",
-    "probe/dist/node.rs::head",
     "sim/advise/mod.rs::ep_question",
     "sim/advise/mtp.rs::mtp_question",
     "sim/cli/predict.rs::run",

@@ -12,7 +12,7 @@ use crate::backend::Backend;
 use crate::error::{ProbeError, Result};
 use crate::nccl::cross::cross_worker_spec;
 use crate::nccl::protocol::{CrossRanks, GroupSpec};
-use crate::nic::{mark_used, parse_nccl_net};
+use crate::nic::{NetObservation, mark_used, parse_nccl_net};
 use crate::plan::{RunPlan, Step};
 use models::profile::{LinkClass, MachineProfile, NodeInfo};
 
@@ -175,24 +175,7 @@ fn head(
 ) -> Result<NodeOutcome> {
     let mut parts = vec![own_part(backend, plan, dist, progress)?];
     progress("node 0: waiting for the other nodes' measurements".into());
-    while (parts.len() as u32) < session.nnodes {
-        match session.inbox.next(None)? {
-            Some((from, Msg::Part(p))) if p.node.rank == from => parts.push(*p),
-            Some((from, Msg::Abort { reason })) => {
-                return Err(ProbeError::Dist(format!(
-                    "{} stopped: {reason}",
-                    session.inbox.label(from)
-                )));
-            }
-            Some((from, other)) => {
-                return Err(ProbeError::Dist(format!(
-                    "{} sent {other:?} instead of its measurements",
-                    session.inbox.label(from)
-                )));
-            }
-            None => {}
-        }
-    }
+    collect_parts(session, &mut parts)?;
     parts.sort_by_key(|p| p.node.rank);
     let mut cross = if plan.has(Step::Nccl) {
         cross_plan(&device_views(&parts))
@@ -237,7 +220,44 @@ fn head(
         curves.extend(c);
         notes.extend(n);
     }
-    for part in &mut parts {
+    annotate_nets(&mut parts, &net, !cross.groups.is_empty());
+    notes.extend(cross_notes(&cross, &parts));
+    let merged = merge(&parts, curves, notes);
+    let path = write(&merged)?;
+    session.tell_all(&Msg::Done { profile_path: path });
+    Ok(NodeOutcome::Merged(merged))
+}
+
+/// Node 0 waits for every other node's part; an abort or a stray message ends the run with who
+/// sent it.
+fn collect_parts(session: &mut Session, parts: &mut Vec<NodePart>) -> Result<()> {
+    while (parts.len() as u32) < session.nnodes {
+        match session.inbox.next(None)? {
+            Some((from, Msg::Part(p))) if p.node.rank == from => parts.push(*p),
+            Some((from, Msg::Abort { reason })) => {
+                return Err(ProbeError::Dist(format!(
+                    "{} stopped: {reason}",
+                    session.inbox.label(from)
+                )));
+            }
+            Some((from, other)) => {
+                return Err(ProbeError::Dist(format!(
+                    "{} sent {other:?} instead of its measurements",
+                    session.inbox.label(from)
+                )));
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// What NCCL's net lines said on each node (by rank), with the notes its run left.
+type NetByNode = std::collections::BTreeMap<u32, (NetObservation, Vec<String>)>;
+
+/// Each node's record of the network NCCL used (transport, NICs, its lines), or why unknown.
+fn annotate_nets(parts: &mut [NodePart], net: &NetByNode, measured_cross: bool) {
+    for part in parts {
         if let Some((obs, extra)) = net.get(&part.node.rank) {
             part.node.net_transport = obs.transport.clone();
             mark_used(&mut part.node.nics, obs);
@@ -246,11 +266,16 @@ fn head(
                 part.node
                     .notes
                     .push(format!("NCCL net lines: {}", obs.lines.join(" | ")));
-            } else if !cross.groups.is_empty() {
+            } else if measured_cross {
                 part.node.notes.push("no NCCL net lines seen (NCCL_DEBUG_FILE set?): transport and NICs used unknown".into());
             }
         }
     }
+}
+
+/// The merged profile's notes on how the cross-node groups were run and each node's launcher.
+fn cross_notes(cross: &CrossPlan, parts: &[NodePart]) -> Vec<String> {
+    let mut notes = Vec::new();
     if !cross.groups.is_empty() {
         notes.push(format!(
             "cross-node NCCL: {} groups ({}), one at a time, ranks node-major; every timed batch after an aligning all-reduce, each sample's time the slowest node's; nccl-tests formulas over the whole group",
@@ -270,10 +295,7 @@ fn head(
             p.node.launcher.as_deref().unwrap_or("?")
         )
     }));
-    let merged = merge(&parts, curves, notes);
-    let path = write(&merged)?;
-    session.tell_all(&Msg::Done { profile_path: path });
-    Ok(NodeOutcome::Merged(merged))
+    notes
 }
 
 /// Every other node.
