@@ -34,9 +34,23 @@ fn shown(v: f64) -> String {
 
 struct Checker<'a> {
     path: &'a Path,
+    /// The GPUs the profile's `devices` list: every other section may name only these.
+    known: std::collections::HashSet<u32>,
 }
 
 impl Checker<'_> {
+    /// `d` is one of the profile's listed GPUs.
+    fn device(&self, field: String, d: u32) -> Result<()> {
+        if self.known.contains(&d) {
+            Ok(())
+        } else {
+            Err(self.bad(
+                field,
+                format!("GPU {d} is not listed in `devices`; the file is inconsistent"),
+            ))
+        }
+    }
+
     fn bad(&self, field: String, problem: String) -> ModelsError {
         ModelsError::Field {
             path: self.path.to_path_buf(),
@@ -84,18 +98,19 @@ impl Checker<'_> {
 
 /// Checks every measured value of `p`; `path` names the file in the error.
 pub fn check(p: &MachineProfile, path: &Path) -> Result<()> {
-    let c = Checker { path };
-    let known: std::collections::HashSet<u32> = p.devices.iter().map(|d| d.index).collect();
-    let device = |field: String, d: u32| -> Result<()> {
-        if known.contains(&d) {
-            Ok(())
-        } else {
-            Err(c.bad(
-                field,
-                format!("GPU {d} is not listed in `devices`; the file is inconsistent"),
-            ))
-        }
+    let c = Checker {
+        path,
+        known: p.devices.iter().map(|d| d.index).collect(),
     };
+    check_devices(&c, p)?;
+    check_links(&c, p)?;
+    check_host_paths(&c, p)?;
+    check_collectives(&c, p)?;
+    check_compute_and_launch(&c, p)
+}
+
+/// Each GPU's memory size is plausible.
+fn check_devices(c: &Checker<'_>, p: &MachineProfile) -> Result<()> {
     for (i, d) in p.devices.iter().enumerate() {
         if d.memory_bytes == 0 || d.memory_bytes > MAX_DEVICE_MEMORY_BYTES {
             return Err(c.bad(
@@ -107,10 +122,15 @@ pub fn check(p: &MachineProfile, path: &Path) -> Result<()> {
             ));
         }
     }
+    Ok(())
+}
+
+/// P2P links: both ends listed, latencies and curves plausible.
+fn check_links(c: &Checker<'_>, p: &MachineProfile) -> Result<()> {
     for (i, l) in p.links.iter().enumerate() {
         let f = |s: &str| format!("links[{i}].{s}");
-        device(f("src"), l.src)?;
-        device(f("dst"), l.dst)?;
+        c.device(f("src"), l.src)?;
+        c.device(f("dst"), l.dst)?;
         for (mode, s) in &l.latency_us {
             c.stat(&f(&format!("latency_us.{mode}")), s, false, MAX_TIME_US)?;
         }
@@ -122,9 +142,14 @@ pub fn check(p: &MachineProfile, path: &Path) -> Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// Host↔device and device-memory copies: listed GPUs, plausible bandwidths.
+fn check_host_paths(c: &Checker<'_>, p: &MachineProfile) -> Result<()> {
     for (i, h) in p.host_device.iter().enumerate() {
         for (j, &d) in h.devices.iter().enumerate() {
-            device(format!("host_device[{i}].devices[{j}]"), d)?;
+            c.device(format!("host_device[{i}].devices[{j}]"), d)?;
         }
         c.stat(
             &format!("host_device[{i}].gb_per_s"),
@@ -134,7 +159,7 @@ pub fn check(p: &MachineProfile, path: &Path) -> Result<()> {
         )?;
     }
     for (i, m) in p.device_memory.iter().enumerate() {
-        device(format!("device_memory[{i}].device"), m.device)?;
+        c.device(format!("device_memory[{i}].device"), m.device)?;
         c.stat(
             &format!("device_memory[{i}].copy_gb_per_s"),
             &m.copy_gb_per_s,
@@ -142,9 +167,14 @@ pub fn check(p: &MachineProfile, path: &Path) -> Result<()> {
             MAX_GB_PER_S,
         )?;
     }
+    Ok(())
+}
+
+/// NCCL curves: listed GPUs; times of the sizes that returned a result, and both bandwidths.
+fn check_collectives(c: &Checker<'_>, p: &MachineProfile) -> Result<()> {
     for (i, curve) in p.collectives.iter().enumerate() {
         for (j, &d) in curve.devices.iter().enumerate() {
-            device(format!("collectives[{i}].devices[{j}]"), d)?;
+            c.device(format!("collectives[{i}].devices[{j}]"), d)?;
         }
         for (k, pt) in curve.points.iter().enumerate() {
             let at = format!("collectives[{i}].points[{k}]");
@@ -168,8 +198,13 @@ pub fn check(p: &MachineProfile, path: &Path) -> Result<()> {
             )?;
         }
     }
+    Ok(())
+}
+
+/// GEMM ceilings and launch floors: listed GPUs, plausible times and rates.
+fn check_compute_and_launch(c: &Checker<'_>, p: &MachineProfile) -> Result<()> {
     for (i, g) in p.compute.iter().enumerate() {
-        device(format!("compute[{i}].device"), g.device)?;
+        c.device(format!("compute[{i}].device"), g.device)?;
         c.stat(
             &format!("compute[{i}].time_us"),
             &g.time_us,
@@ -184,7 +219,7 @@ pub fn check(p: &MachineProfile, path: &Path) -> Result<()> {
         )?;
     }
     for (i, l) in p.launch.iter().enumerate() {
-        device(format!("launch[{i}].device"), l.device)?;
+        c.device(format!("launch[{i}].device"), l.device)?;
         c.stat(
             &format!("launch[{i}].per_kernel_us"),
             &l.per_kernel_us,
