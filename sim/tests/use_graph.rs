@@ -722,7 +722,6 @@ const LONG_FNS: &[&str] = &[
     "sim/cost/attn_core.rs::attn_core",
     "sim/cost/memory/vllm.rs::plan",
     "sim/records/machine_map.rs::machine_preset",
-    "sim/report/simulate.rs::simulate_machine",
     "sim/scoreboard/mod.rs::predict",
     "sim/serving/engine/mod.rs::schedule",
     "sim/sglang_args/parse.rs::parse_words",

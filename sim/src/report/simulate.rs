@@ -6,7 +6,7 @@ use super::layout_fit::{self, Fit};
 use crate::advise::{EpAnswer, EpQuestion, ep_question};
 use crate::cost::report::{BreakdownMs, PredictQuery, describe};
 use crate::cost::{IterationModel, Knobs, MemoryPlan, ServedModel, memory};
-use crate::layout::enumerate_layouts;
+use crate::layout::{LayoutCandidate, enumerate_layouts};
 use crate::machine::Machine;
 use crate::memory_fit::OptionsFor;
 use crate::options::ServerOptions;
@@ -124,60 +124,9 @@ pub fn simulate_machine(
     let mut layouts = Vec::with_capacity(candidates.len());
     let mut sweep_layouts = Vec::with_capacity(candidates.len());
     for c in &candidates {
-        let layout_opts = opts_for(&c.layout);
-        let memory = c
-            .rejected
-            .is_none()
-            .then(|| models::footprint::footprint(spec, &c.layout).ok())
-            .flatten()
-            .map(|fp| memory::plan(spec, &fp, machine.memory_bytes(), &layout_opts));
-        let built = match &c.rejected {
-            Some(why) => Err(why.clone()),
-            None => ServedModel::new(
-                machine,
-                spec,
-                c.layout,
-                &crate::options::a2a_where_applicable(&layout_opts, spec, &c.layout),
-                knobs,
-            )
-            .map_err(|e| e.to_string()),
-        };
-        let fit = layout_fit::decide(
-            c.rejected.as_deref(),
-            built.as_ref().err().map(String::as_str),
-            memory.as_ref(),
-        );
-        // A layout that does not fit is not simulated: nothing downstream can draw it.
-        let model = match (&fit, built) {
-            (Fit::Fits, Ok(m)) => Ok(m),
-            (f, built) => Err(f
-                .why()
-                .map_or_else(|| built.err().unwrap_or_default(), str::to_owned)),
-        };
-        let decode_step = model
-            .as_ref()
-            .ok()
-            .and_then(|m| describe(m, &query).breakdown);
-        let load = crate::uncertainty::Load {
-            family: "bench_serving",
-            concurrency: plan.at_concurrency,
-            context_tokens: plan.workload.random_input_len,
-        };
-        let regime =
-            crate::uncertainty::Regime::of(machine, spec, &layout_opts, Some(c.layout), load, &[]);
-        layouts.push(LayoutResult {
-            layout: c.layout,
-            fit,
-            memory,
-            decode_step,
-            runs: Vec::new(),
-            regime,
-        });
-        sweep_layouts.push(SweepLayout::new(
-            machine,
-            c.layout,
-            model.map(|m| Box::new(m) as Box<dyn IterationModel>),
-        ));
+        let (layout, sweep_layout) = build_layout(machine, spec, opts_for, knobs, plan, c, &query);
+        layouts.push(layout);
+        sweep_layouts.push(sweep_layout);
     }
     let rows = sweep(
         &sweep_layouts,
@@ -209,6 +158,74 @@ pub fn simulate_machine(
         speculation,
         notes: machine.notes().to_vec(),
     }
+}
+
+/// One candidate layout: its fit, memory plan, decode step and error regime for the report, and
+/// the model the sweep replays (none where it does not fit: nothing downstream can draw it).
+fn build_layout(
+    machine: &Machine,
+    spec: &ModelSpec,
+    opts_for: &OptionsFor<'_>,
+    knobs: Knobs,
+    plan: &ReportPlan,
+    c: &LayoutCandidate,
+    query: &PredictQuery,
+) -> (LayoutResult, SweepLayout) {
+    let layout_opts = opts_for(&c.layout);
+    let memory = c
+        .rejected
+        .is_none()
+        .then(|| models::footprint::footprint(spec, &c.layout).ok())
+        .flatten()
+        .map(|fp| memory::plan(spec, &fp, machine.memory_bytes(), &layout_opts));
+    let built = match &c.rejected {
+        Some(why) => Err(why.clone()),
+        None => ServedModel::new(
+            machine,
+            spec,
+            c.layout,
+            &crate::options::a2a_where_applicable(&layout_opts, spec, &c.layout),
+            knobs,
+        )
+        .map_err(|e| e.to_string()),
+    };
+    let fit = layout_fit::decide(
+        c.rejected.as_deref(),
+        built.as_ref().err().map(String::as_str),
+        memory.as_ref(),
+    );
+    // A layout that does not fit is not simulated: nothing downstream can draw it.
+    let model = match (&fit, built) {
+        (Fit::Fits, Ok(m)) => Ok(m),
+        (f, built) => Err(f
+            .why()
+            .map_or_else(|| built.err().unwrap_or_default(), str::to_owned)),
+    };
+    let decode_step = model
+        .as_ref()
+        .ok()
+        .and_then(|m| describe(m, query).breakdown);
+    let load = crate::uncertainty::Load {
+        family: "bench_serving",
+        concurrency: plan.at_concurrency,
+        context_tokens: plan.workload.random_input_len,
+    };
+    let regime =
+        crate::uncertainty::Regime::of(machine, spec, &layout_opts, Some(c.layout), load, &[]);
+    let layout = LayoutResult {
+        layout: c.layout,
+        fit,
+        memory,
+        decode_step,
+        runs: Vec::new(),
+        regime,
+    };
+    let sweep_layout = SweepLayout::new(
+        machine,
+        c.layout,
+        model.map(|m| Box::new(m) as Box<dyn IterationModel>),
+    );
+    (layout, sweep_layout)
 }
 
 /// Decode throughput (prefill excluded) of one layout with and without speculation.
