@@ -335,3 +335,117 @@ fn advise_answers_the_p2p_question_for_the_vm() {
         "{out}"
     );
 }
+
+/// Issue 34, the user's VM by host path: `sim advise --question p2p --observed 1:11 --observed
+/// 64:225` at the user's load sweeps each state and path (off: NCCL's SHM ring; routed: NCCL's P2P
+/// ring, the one-shot custom all-reduce) over host paths of 14–500 µs and 1–37 GB/s. Nothing is
+/// fitted: the figures are what `probe run --quick` prints on its `host path:` lines. Asserted:
+/// the direction of each effect, and which host paths bracket the user's numbers (when written:
+/// routed NCCL ≈38 µs and ≈3.4 GB/s, SHM ≈18 µs and ≈3–4 GB/s; the custom all-reduce over a
+/// routed path cannot give both numbers at one host path).
+#[test]
+fn the_host_path_sweep_brackets_the_users_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cal = calibrate(dir.path(), VM);
+    let args = [
+        "advise",
+        "--machine",
+        VM,
+        "--model",
+        "glm-5-nvfp4",
+        "--tp",
+        "8",
+        "--question",
+        "p2p",
+        "--calibration",
+        &cal,
+        "--random-input-len",
+        "1293",
+        "--random-output-len",
+        "1000",
+        "--random-range-ratio",
+        "1.0",
+        "--max-concurrency",
+        "64",
+        "--num-prompts",
+        "128",
+        "--observed",
+        "1:11",
+        "--observed",
+        "64:225",
+        "--format",
+        "json",
+    ];
+    let v: serde_json::Value = serde_json::from_str(&sim_stdout(&args)).unwrap();
+    let sw = &v["p2p"]["host_path_sweep"];
+    let rows = sw["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3 * 4 * 5);
+    let get = |path: &str, lat: f64, gb: f64, col: &str| -> f64 {
+        rows.iter()
+            .find(|r| r["path"] == path && r["latency_us"] == lat && r["gb_per_s"] == gb)
+            .and_then(|r| r[col].as_f64())
+            .unwrap_or_else(|| panic!("{path} {lat} {gb} {col}"))
+    };
+    let (lats, gbs) = ([14.0, 40.0, 150.0, 500.0], [1.0, 2.0, 4.0, 8.0, 37.0]);
+    for path in ["off-shm", "routed-nccl", "routed-custom"] {
+        for lat in lats {
+            // lower host bandwidth, slower; more at 64 streams than at one
+            for w in gbs.windows(2) {
+                let (lo, hi) = (
+                    get(path, lat, w[0], "load_eager"),
+                    get(path, lat, w[1], "load_eager"),
+                );
+                assert!(lo < hi, "{path} {lat} µs: {lo} at {} GB/s vs {hi}", w[0]);
+            }
+            let span = |col| get(path, lat, 37.0, col) / get(path, lat, 1.0, col);
+            assert!(span("load_eager") > span("one_graphs"), "{path} {lat} µs");
+        }
+        for gb in gbs {
+            // a longer host path is slower at one stream with graphs (no CPU bound to hide it)
+            for w in lats.windows(2) {
+                assert!(get(path, w[0], gb, "one_graphs") > get(path, w[1], gb, "one_graphs"));
+            }
+            // the documented miss: one eager stream is CPU-bound below the user's ~11 tok/s
+            for lat in lats {
+                assert!(get(path, lat, gb, "one_eager") < 0.9 * C1_TOK_S);
+            }
+        }
+    }
+    // CUDA graphs gain less when the all-reduce dominates the step
+    let gain = |p, lat, gb| get(p, lat, gb, "load_graphs") / get(p, lat, gb, "load_eager");
+    assert!(gain("routed-nccl", 14.0, 37.0) > gain("routed-nccl", 14.0, 1.0) + 0.05);
+    // routed NCCL: ~11 at one stream (graphs) between 14 and 40 µs at every bandwidth, ~225 at
+    // 64 eager between 2 and 4 GB/s at 40 µs, with no graph gain (within 10% of none)
+    for gb in gbs {
+        assert!(get("routed-nccl", 14.0, gb, "one_graphs") > C1_TOK_S);
+        assert!(get("routed-nccl", 40.0, gb, "one_graphs") < C1_TOK_S);
+    }
+    assert!(get("routed-nccl", 40.0, 2.0, "load_eager") < C64_TOK_S);
+    assert!(get("routed-nccl", 40.0, 4.0, "load_eager") > C64_TOK_S);
+    for gb in [2.0, 4.0] {
+        assert!((gain("routed-nccl", 40.0, gb) - USER_GRAPH_GAIN).abs() <= 0.10);
+    }
+    // the custom all-reduce over the routed path: ~11 at one stream needs ≥150 µs, where no
+    // bandwidth reaches ~225 at 64: it cannot give both of the user's numbers
+    for gb in gbs {
+        assert!(get("routed-custom", 40.0, gb, "one_graphs") > C1_TOK_S);
+        for lat in [150.0, 500.0] {
+            assert!(get("routed-custom", lat, gb, "load_eager") < C64_TOK_S);
+        }
+    }
+    let brackets: Vec<&str> = sw["brackets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b.as_str())
+        .collect();
+    assert_eq!(brackets.len(), 6, "{brackets:?}");
+    assert!(
+        brackets
+            .iter()
+            .any(|b| b.starts_with("routed, NCCL P2P at 64") && b.contains("at 40 µs: 2–4 GB/s")),
+        "{brackets:?}"
+    );
+    let deciding = sw["deciding"].to_string();
+    assert!(deciding.contains("host path: SHM") && deciding.contains("host path: peer copy"));
+}
