@@ -341,8 +341,9 @@ fn advise_answers_the_p2p_question_for_the_vm() {
 /// ring, the one-shot custom all-reduce) over host paths of 14–500 µs and 1–37 GB/s. Nothing is
 /// fitted: the figures are what `probe run --quick` prints on its `host path:` lines. Asserted:
 /// the direction of each effect, and which host paths bracket the user's numbers (when written:
-/// routed NCCL ≈38 µs and ≈3.4 GB/s, SHM ≈18 µs and ≈3–4 GB/s; the custom all-reduce over a
-/// routed path cannot give both numbers at one host path).
+/// both at once at ≈38 µs and ≈3.3 GB/s for routed NCCL, ≈19 µs and ≈4.6 GB/s for the SHM ring,
+/// graph gain 1.02× for both; the custom all-reduce over a routed path cannot give both numbers
+/// at one host path).
 #[test]
 fn the_host_path_sweep_brackets_the_users_numbers() {
     let dir = tempfile::tempdir().unwrap();
@@ -446,6 +447,33 @@ fn the_host_path_sweep_brackets_the_users_numbers() {
             .any(|b| b.starts_with("routed, NCCL P2P at 64") && b.contains("at 40 µs: 2–4 GB/s")),
         "{brackets:?}"
     );
+    // one host path per state and path for both numbers: routed NCCL and SHM have one (with no
+    // graph gain, as the user saw), the custom all-reduce over the routed path none
+    let joint = |p: &str| {
+        let j = sw["joints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["path"] == p)
+            .unwrap()
+            .clone();
+        (
+            j["latency_us"].as_f64(),
+            j["gb_per_s"].as_f64(),
+            j["graph_gain"].as_f64(),
+        )
+    };
+    for (p, gb_max) in [("routed-nccl", 4.0), ("off-shm", 8.0)] {
+        let (Some(l), Some(b), Some(g)) = joint(p) else {
+            panic!("{p}: {:?}", joint(p))
+        };
+        assert!(
+            (14.0..40.0).contains(&l) && (2.0..gb_max).contains(&b),
+            "{p}: {l} µs {b} GB/s"
+        );
+        assert!((g - USER_GRAPH_GAIN).abs() <= 0.10, "{p}: gain {g}");
+    }
+    assert_eq!(joint("routed-custom").0, None);
     let deciding = sw["deciding"].to_string();
     assert!(deciding.contains("host path: SHM") && deciding.contains("host path: peer copy"));
 }

@@ -130,6 +130,10 @@ pub struct HostPathSweep {
     pub rows: Vec<SweepRow>,
     /// Per path and observation: which host paths bracket it (one line each).
     pub brackets: Vec<String>,
+    /// Per state and path, the one host path that gives both observations (one stream and
+    /// the load), where both were given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub joints: Vec<Joint>,
     /// The `probe run --quick` lines that decide, and how to read them.
     pub deciding: Vec<String>,
 }
@@ -203,11 +207,99 @@ pub fn sweep(q: &SweepQuestion<'_>) -> HostPathSweep {
                 .collect::<Vec<_>>()
         })
         .collect();
+    let one = observed.iter().find(|o| o.concurrency == 1);
+    let many = observed.iter().find(|o| o.concurrency == load && load > 1);
+    let joints: Vec<Joint> = match (one, many) {
+        (Some(a), Some(b)) => SweptPath::ALL
+            .iter()
+            .map(|&p| joint(&rows, p, a.output_tok_s, b.output_tok_s))
+            .collect(),
+        _ => Vec::new(),
+    };
     HostPathSweep {
         concurrency: load,
-        deciding: deciding_lines(),
+        deciding: deciding_lines(&joints),
+        joints,
         rows,
         brackets,
+    }
+}
+
+/// The one host path of a state and path that gives both observations, one stream and the
+/// load, where there is one (`None` for the figures: no host path of the sweep gives both).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Joint {
+    pub path: SweptPath,
+    pub latency_us: Option<f64>,
+    pub gb_per_s: Option<f64>,
+    /// The CUDA-graph gain at the load at the swept row nearest that host path.
+    pub graph_gain: Option<f64>,
+}
+
+/// Log-linear interpolation of `pts` (x ascending) at `x`, `None` outside them.
+fn interp(pts: &[(f64, f64)], x: f64) -> Option<f64> {
+    pts.windows(2).find_map(|w| {
+        let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+        (x0 <= x && x <= x1).then(|| {
+            let f = (x.ln() - x0.ln()) / (x1.ln() - x0.ln());
+            (y0.ln() + f * (y1.ln() - y0.ln())).exp()
+        })
+    })
+}
+
+/// The host path that gives `one` tok/s at one stream (with CUDA graphs where eager is
+/// CPU-bound below it, eager otherwise) and `many` at the load (eager): the latency the one
+/// stream needs at a bandwidth and the bandwidth the load needs at a latency, iterated to their
+/// crossing.
+fn joint(rows: &[SweepRow], path: SweptPath, one: f64, many: f64) -> Joint {
+    let mine: Vec<&SweepRow> = rows.iter().filter(|r| r.path == path).collect();
+    let eager_reaches = mine.iter().any(|r| r.one_eager.is_some_and(|t| t >= one));
+    // latency the one stream needs, by bandwidth; bandwidth the load needs, by latency
+    let lat_at_gb: Vec<(f64, f64)> = SWEEP_GB_PER_S
+        .iter()
+        .filter_map(|&gb| {
+            let pts: Vec<(f64, f64)> = mine
+                .iter()
+                .filter(|r| r.gb_per_s == gb)
+                .filter_map(|r| r.at(true, eager_reaches).map(|t| (r.latency_us, t)))
+                .collect();
+            crossing(&pts, one).map(|(_, _, l)| (gb, l))
+        })
+        .collect();
+    let gb_at_lat: Vec<(f64, f64)> = SWEEP_LATENCY_US
+        .iter()
+        .filter_map(|&l| {
+            let pts: Vec<(f64, f64)> = mine
+                .iter()
+                .filter(|r| r.latency_us == l)
+                .filter_map(|r| r.load_eager.map(|t| (r.gb_per_s, t)))
+                .collect();
+            crossing(&pts, many).map(|(_, _, b)| (l, b))
+        })
+        .collect();
+    let mut gb = SWEEP_GB_PER_S[SWEEP_GB_PER_S.len() / 2];
+    let mut found = None;
+    for _ in 0..8 {
+        let Some(l) = interp(&lat_at_gb, gb) else {
+            break;
+        };
+        let Some(b) = interp(&gb_at_lat, l) else {
+            break;
+        };
+        found = Some((l, b));
+        gb = b;
+    }
+    let graph_gain = found.and_then(|(l, b)| {
+        let near = |r: &&&SweepRow| (r.latency_us / l).ln().abs() + (r.gb_per_s / b).ln().abs();
+        mine.iter()
+            .min_by(|a, b| near(a).total_cmp(&near(b)))
+            .and_then(|r| r.load_graphs.zip(r.load_eager).map(|(g, e)| g / e))
+    });
+    Joint {
+        path,
+        latency_us: found.map(|f| f.0),
+        gb_per_s: found.map(|f| f.1),
+        graph_gain,
     }
 }
 
@@ -315,17 +407,33 @@ fn bracket_line(rows: &[SweepRow], path: SweptPath, o: &Observed, load: u32) -> 
     )
 }
 
-/// The measurement that decides: the `probe run --quick` lines and how each settles the rows.
-fn deciding_lines() -> Vec<String> {
-    vec![
-        "decides: one `probe run --quick` in the machine: its `P2P state:` line picks the rows (off: SHM; routed: NCCL P2P or custom AR)".into(),
+/// The measurement that decides: the `probe run --quick` lines, how each settles the rows, and
+/// the host path per state and path that would reproduce the observations.
+fn deciding_lines(joints: &[Joint]) -> Vec<String> {
+    let mut out = vec![
+        "decides: one `probe run --quick` in the machine: its `P2P state:` line picks the rows (off: SHM; routed: NCCL P2P or custom AR)".to_string(),
         format!(
             "then the {} or the {} line gives the latency and bandwidth the rows are indexed by; the row nearest both is the prediction",
             SweptPath::OffShm.probe_line(),
             SweptPath::RoutedNccl.probe_line()
         ),
-        "check: NCCL's all_reduce busbw at 1 MiB on all GPUs (the NCCL table) is about the host path's GB/s for a ring (SHM or P2P); far above it, the interconnect is not what is slow".into(),
-    ]
+    ];
+    for j in joints {
+        out.push(match (j.latency_us, j.gb_per_s) {
+            (Some(l), Some(b)) => format!(
+                "{}: both observations at ≈{l:.0} µs and ≈{b:.1} GB/s (graph gain there {}): {} printing about that says this state and path explain them; a bandwidth several times higher says the missing time is elsewhere",
+                j.path.label(),
+                j.graph_gain.map_or("—".into(), |g| format!("{g:.2}×")),
+                j.path.probe_line()
+            ),
+            _ => format!(
+                "{}: no host path of the sweep gives both observations (the latency one stream needs leaves the load below it at every bandwidth, or the reverse): this state and path do not explain them",
+                j.path.label()
+            ),
+        });
+    }
+    out.push("check: NCCL's all_reduce busbw at 1 MiB on all GPUs (the NCCL table) is about the host path's GB/s for a ring (SHM or P2P); far above it, the interconnect is not what is slow".into());
+    out
 }
 
 #[cfg(test)]
@@ -350,5 +458,7 @@ mod tests {
         assert!(x > 1.0 && x < 2.0, "{x}");
         assert!(crossing(&pts, 50.0).is_none());
         assert!(crossing(&pts, 400.0).is_none());
+        assert!((interp(&pts, 2.0).unwrap() - 200.0).abs() < 1e-9);
+        assert!(interp(&pts, 8.0).is_none());
     }
 }
