@@ -205,9 +205,10 @@ fn output_tok_s_with(machine: &str, cal: &str, concurrency: u32, flags: &[&str])
 /// Issue 34: the user's VM as each P2P state and all-reduce path, with the log's calibration.
 /// What the model reaches at the published host figures (14 µs, 37 GB/s a staged copy; the lent
 /// guest's host path for the SHM ring): every state is CPU-bound at one eager stream (9.4 tok/s,
-/// −15% against ~11); at 64 concurrent no state comes near ~225 (all 1.9–2.6× above), so none
-/// brackets it — the user's figure needs a path of ~1 GB/s at 786 KB, which only `probe run
-/// --quick` in the VM can show (its `P2P state:` line and the peer or host-staged copy at 1 MiB).
+/// −15% against ~11); at 64 concurrent no state at these published host figures comes near ~225
+/// (all 1.9–2.6× above), so none brackets it — the host-path sweep below
+/// (`the_host_path_sweep_brackets_the_users_numbers`) says which latency and bandwidth would, and
+/// `probe run --quick` in the VM prints them (its `P2P state:` and `host path:` lines).
 /// Printed with `-- --nocapture`; the asserted facts are the order and those bounds.
 #[test]
 fn each_p2p_state_at_the_users_load() {

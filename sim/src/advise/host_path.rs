@@ -6,6 +6,24 @@
 //! facts `probe run --quick` prints on its `host path:` lines
 //! ([`models::profile::host_path`]); the sweep says which values would reproduce a measured
 //! throughput (`--observed`), and so which probe line decides.
+//!
+//! Why the range is plausible (public reports, none fitted): an all-reduce through the host in a
+//! KVM guest can fall to a few GB/s — NCCL all_reduce_perf averaging ~2 GB/s bus bandwidth in an
+//! Unraid (KVM) guest with the IOMMU on (tinygrad/open-gpu-kernel-modules#6, 2024-10-19), P2P
+//! slower than SHM on 8 PCIe GPUs (NVIDIA/nccl#1817, 6.1 GB/s average), NCCL's maintainer on P2P
+//! through the CPU being far slower than SHM and PCIe speeds unseen inside a VM (NVIDIA/nccl#428)
+//! — and peer copies in a Proxmox guest with the IOMMU on can arrive zeroed (IO_PAGE_FAULT,
+//! tinygrad/open-gpu-kernel-modules#18), which probe's data check classifies `off`. IOTLB misses
+//! on 4 KiB pages alone cost a NIC up to ~20% at 200 Gb/s (Intel/AMD, recovered with huge
+//! pages): a 10× slower path needs more than that, which is why the sweep goes to 1 GB/s and
+//! the probe, not a guess, says where the machine is.
+//!
+//! Arithmetic the sweep confirms for GLM-5 TP8 (hidden 6144, 78 layers, two bf16 all-reduces a
+//! layer): a ring moves 2·(7/8)·12,288 B ≈ 21.5 KB a rank per all-reduce, ≈3.35 MB per token of
+//! a forward (prefill or decode), so a host path of b GB/s costs ≈3.35/b ms per token: 516 total
+//! tok/s needs b ≳ 1.7 GB/s before any compute or latency. One stream at ~11 tok/s with CUDA
+//! graphs is ~91 ms a step against ~19 ms with P2P: ~0.46 ms per 12 KB all-reduce, a latency —
+//! 14 ring steps of ~33 µs (NCCL, SHM or P2P) or two ~230 µs round trips (the one-shot kernel).
 
 use crate::cost::{CostModel, Knobs};
 use crate::machine::Machine;
