@@ -84,6 +84,7 @@ pub fn render(p: &MachineProfile) -> String {
         picks.dedup();
         out.push_str(&format!("NCCL transport per peer: {}\n", picks.join(", ")));
     }
+    out.push_str(&host_path_lines(p));
     for c in &p.host_staging {
         out.push_str(&format!(
             "host staging GPU {} {:?} {:?}: peak {:.1} GB/s\n",
@@ -98,6 +99,36 @@ pub fn render(p: &MachineProfile) -> String {
             "pageable H2D from {}: {} GB/s\n",
             v.buffer,
             crate::stats::fmt_stat(&v.gb_per_s)
+        ));
+    }
+    out
+}
+
+/// The `host path:` lines: the two figures per path that `sim advise --question p2p` indexes its
+/// host-path sweep by and costs P2P off / routed from ([`models::profile::host_path`], the same
+/// functions), so this output alone says which row of that sweep the machine is.
+fn host_path_lines(p: &MachineProfile) -> String {
+    use models::profile::P2pState;
+    use models::profile::host_path::{shm_path, slowest_peer_copy};
+    let mut out = String::new();
+    if let Some(f) = shm_path(p, &[]) {
+        out.push_str(&format!(
+            "host path: SHM (mapped host memory, NCCL without P2P) {:.1} µs read round trip, {:.1} GB/s\n",
+            f.latency_us, f.gb_per_s
+        ));
+    }
+    let state = |s| move |l: &models::profile::PairLink| P2pState::of_link(l) == Some(s);
+    let (which, f) = match slowest_peer_copy(p, &state(P2pState::Routed)) {
+        Some(f) => ("routed pairs", Some(f)),
+        None => (
+            "pairs with P2P",
+            slowest_peer_copy(p, &state(P2pState::Real)),
+        ),
+    };
+    if let Some(f) = f {
+        out.push_str(&format!(
+            "host path: peer copy ({which}, slowest) {:.1} µs small copy, {:.1} GB/s\n",
+            f.latency_us, f.gb_per_s
         ));
     }
     out

@@ -174,10 +174,28 @@ fn each_p2p_state_is_classified_from_a_quick_run() {
         stdout.contains("no faster than staging through host memory"),
         "{stdout}"
     );
+    // the two figures `sim advise --question p2p` indexes its host-path sweep by, printed from
+    // the same functions sim costs the routed path with
+    let routed = |l: &models::profile::PairLink| P2pState::of_link(l) == Some(P2pState::Routed);
+    let peer = models::profile::host_path::slowest_peer_copy(&p, &routed).unwrap();
+    let line = format!(
+        "host path: peer copy (routed pairs, slowest) {:.1} µs small copy, {:.1} GB/s",
+        peer.latency_us, peer.gb_per_s
+    );
+    assert!(stdout.contains(&line), "{line}\n{stdout}");
     assert!(stdout.contains("P2P/CUMEM"), "{stdout}");
     assert!(p.links.iter().all(
         |l| l.classification == Some(PairClass::HostBounce) && l.can_access_peer == Some(true)
     ));
+    // P2P off: the SHM line, the figures NCCL's SHM ring is costed from
+    let (stdout, p) = quick_run("fake-4gpu-vm-nop2p.json", None);
+    let shm = models::profile::host_path::shm_path(&p, &[]).unwrap();
+    let line = format!(
+        "host path: SHM (mapped host memory, NCCL without P2P) {:.1} µs read round trip, {:.1} GB/s",
+        shm.latency_us, shm.gb_per_s
+    );
+    assert!(stdout.contains(&line), "{line}\n{stdout}");
+    assert!(!stdout.contains("host path: peer copy"), "{stdout}");
     // one GPU: nothing to classify, and the summary says why
     let (stdout, p) = quick_run("fake-4gpu-vm.json", Some("0"));
     assert_eq!(p.virtualization.unwrap().p2p_state, None);
@@ -201,6 +219,18 @@ fn the_lent_h200_says_why_its_p2p_state_is_absent() {
             .iter()
             .any(|c| c.path == HostStagePath::MappedKernel)
     );
+    // replayed as a fake machine, its summary prints the SHM host path (what a P2P-off sweep
+    // row is indexed by) and no peer copy line: one GPU has no pair
+    let (stdout, _) = quick_run("../../profiles/h200-x1.p2p-state.json", None);
+    let shm = models::profile::host_path::shm_path(&p, &[]).unwrap();
+    assert!(
+        stdout.contains(&format!(
+            "host path: SHM (mapped host memory, NCCL without P2P) {:.1} µs read round trip, {:.1} GB/s",
+            shm.latency_us, shm.gb_per_s
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("host path: peer copy"), "{stdout}");
     let log = std::fs::read_to_string(dir.join("h200-x1.p2p-state.device-log.txt")).unwrap();
     assert!(
         log.contains("P2P state: not classified (no GPU pair measured"),

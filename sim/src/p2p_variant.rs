@@ -13,10 +13,16 @@
 //!   (`machine::interconnect`), and the engines' custom all-reduce runs over it (`cost::comm`).
 //!   Where the profile timed no host-staged copy, the published one is assumed: ~14 µs a small
 //!   GPU→GPU copy without P2P and ~37 GB/s one way on Gen5 (the VM preset's figures).
+//! - [`with_host_path`]: either state over a host path of a given latency and bandwidth, as a
+//!   probe profile that measured them would carry it (the SHM ring's mapped-kernel staging for
+//!   `off`, the peer copy for `routed`), for the sweep that says which host path reproduces a
+//!   measurement (`sim::advise::host_path`). Nothing in it is fitted: the two figures are what
+//!   `probe run --quick` prints on its `host path:` lines.
 
+use models::profile::host_path::{HostPathFigures, graph_node_floor_us};
 use models::profile::{
-    Direction, HostStagePath, MachineProfile, P2pState, PairClass, PairLink, SizePoint, Stat,
-    TransferCurve, TransferMode,
+    Direction, HostDirection, HostStagePath, HostStagedCurve, MachineProfile, P2pState, PairClass,
+    PairLink, SizePoint, Stat, TransferCurve, TransferMode,
 };
 
 /// A small GPU→GPU copy staged through host memory, µs (published, see the module docs).
@@ -66,6 +72,101 @@ pub fn with_state(
         .notes
         .push(format!("P2P {state} on the changed pairs: {why}"));
     p
+}
+
+/// `profile` with every GPU pair in `state` (`off` or `routed`) over a host path of `path`'s
+/// latency and bandwidth: for `off` every GPU's mapped-kernel host staging (NCCL's SHM ring reads
+/// its round trip and bandwidth back, [`models::profile::host_path::shm_path`]), for `routed`
+/// every pair's peer and host-staged copy ([`models::profile::host_path::peer_copy`]). `real` is
+/// returned unchanged.
+pub fn with_host_path(
+    profile: &MachineProfile,
+    state: P2pState,
+    path: HostPathFigures,
+    why: &str,
+) -> MachineProfile {
+    let mut p = with_state(profile, state, &|_, _| true, why);
+    let curve = |mode| path_curve(mode, path, 0.0);
+    match state {
+        P2pState::Real => return p,
+        P2pState::Routed => {
+            for l in p.links.iter_mut().filter(|l| l.src != l.dst) {
+                l.curves = vec![
+                    curve(TransferMode::HostStaged),
+                    curve(TransferMode::CopyEngine),
+                ];
+                for k in ["host-staged", "copy-engine"] {
+                    l.latency_us.insert(k.into(), Stat::exact(path.latency_us));
+                }
+            }
+        }
+        P2pState::Off => {
+            for l in p.links.iter_mut().filter(|l| l.src != l.dst) {
+                l.curves = vec![curve(TransferMode::HostStaged)];
+                l.latency_us
+                    .insert("host-staged".into(), Stat::exact(path.latency_us));
+            }
+            // the mapped-kernel loads include the GPU's own graph-node floor, as probe times them
+            let floor = graph_node_floor_us(&p);
+            p.host_staging
+                .retain(|c| c.path != HostStagePath::MappedKernel);
+            for d in p.devices.iter().map(|d| d.index).collect::<Vec<_>>() {
+                for direction in [HostDirection::HostToDevice, HostDirection::DeviceToHost] {
+                    p.host_staging.push(HostStagedCurve {
+                        device: d,
+                        path: HostStagePath::MappedKernel,
+                        direction,
+                        points: path_curve(TransferMode::HostStaged, path, floor).points,
+                        data_verified: None,
+                    });
+                }
+            }
+            p.provenance
+                .notes
+                .retain(|n| !n.starts_with("assumed host path"));
+        }
+    }
+    p.provenance.notes.push(format!(
+        "host path set to {:.1} µs and {:.2} GB/s (P2P {state}): {why}",
+        path.latency_us, path.gb_per_s
+    ));
+    p
+}
+
+/// A host path's curve at probe's staging sizes (4 KiB … 16 MiB): the smallest size at the
+/// latency (plus `floor_us`, the GPU's own per-kernel floor), the largest at the bandwidth, the
+/// sizes between at latency + bytes / bandwidth.
+fn path_curve(mode: TransferMode, path: HostPathFigures, floor_us: f64) -> TransferCurve {
+    let sizes = [4u64 << 10, 64 << 10, 1 << 20, 16 << 20];
+    let last = sizes.len() - 1;
+    let points = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            let wire_us = if i == 0 {
+                0.0
+            } else {
+                b as f64 / (path.gb_per_s * 1e3)
+            };
+            let t = floor_us + path.latency_us + wire_us;
+            let gb = if i == last {
+                path.gb_per_s
+            } else {
+                b as f64 / (t * 1e3)
+            };
+            SizePoint {
+                bytes: b,
+                time_us: Stat::exact(t),
+                gb_per_s: Stat::exact(gb),
+            }
+        })
+        .collect();
+    TransferCurve {
+        mode,
+        direction: Direction::Unidirectional,
+        points,
+        data_verified: Some(true),
+    }
 }
 
 /// One pair put in `state`: its peer access, class, and the curves that path has.
@@ -184,5 +285,27 @@ mod tests {
         let sys = with_state(&base, P2pState::Off, &|a, b| (a < 4) != (b < 4), "test");
         assert!(sys.collectives.iter().any(|c| c.devices == [0, 1, 2, 3]));
         assert!(!sys.collectives.iter().any(|c| c.devices.len() == 8));
+    }
+
+    #[test]
+    fn a_host_path_is_read_back_as_given_by_both_states() {
+        let base = MachineProfile::from_json_str(
+            include_str!("../presets/machines/rtx-pro-6000-x8-baremetal.json"),
+            std::path::Path::new("rtx-pro-6000-x8-baremetal.json"),
+        )
+        .unwrap();
+        let path = HostPathFigures {
+            latency_us: 40.0,
+            gb_per_s: 2.0,
+        };
+        let off = with_host_path(&base, P2pState::Off, path, "test");
+        assert_eq!(off.p2p_state(), Some(P2pState::Off));
+        let shm = models::profile::host_path::shm_path(&off, &[]).unwrap();
+        assert!((shm.latency_us - 40.0).abs() < 1e-9 && (shm.gb_per_s - 2.0).abs() < 1e-9);
+        let routed = with_host_path(&base, P2pState::Routed, path, "test");
+        assert_eq!(routed.p2p_state(), Some(P2pState::Routed));
+        let all = |_: &PairLink| true;
+        let peer = models::profile::host_path::slowest_peer_copy(&routed, &all).unwrap();
+        assert_eq!(peer, path);
     }
 }

@@ -389,12 +389,13 @@ fn launch_lines_are_read_as_their_engine_reads_them() {
 
 #[test]
 fn one_answer_on_a_missing_draft_and_bounds_that_say_why() {
+    // (with `--observed`, issue 34: the host-path sweep's measured throughputs)
     let m = ["--machine", MACHINE];
     // (command, its own flags, the model's flags, what the one error line says)
     let kimi: &[&str] = &["--model", "kimi-k2.5", "--tp", "8"];
     let ds: &[&str] = &["--model", "deepseek-v3-fp8", "--tp", "8"];
     let no_mtp = "kimi-k2.5 has no MTP layers";
-    let cases: [(&str, &[&str], &[&str], &str); 8] = [
+    let cases: [(&str, &[&str], &[&str], &str); 10] = [
         (
             "run",
             &["--speculative-algorithm", "EAGLE", "--num-prompts", "4"],
@@ -449,6 +450,18 @@ fn one_answer_on_a_missing_draft_and_bounds_that_say_why() {
             &["--context-length", "1", "--batch", "1", "--context", "1024"],
             ds,
             "above the server's context length 1",
+        ),
+        (
+            "advise",
+            &["--question", "p2p", "--observed", "64:x"],
+            ds,
+            "CONCURRENCY:OUTPUT_TOK_S",
+        ),
+        (
+            "advise",
+            &["--observed", "64:225"],
+            ds,
+            "--question p2p only",
         ),
     ];
     for (command, flags, model, says) in cases {

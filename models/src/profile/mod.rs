@@ -21,6 +21,7 @@ pub const PROFILE_SCHEMA_VERSION: u32 = 3;
 /// Every schema version this build reads.
 pub const PROFILE_SCHEMA_VERSIONS_READ: &[u32] = &[1, 2, 3];
 
+pub mod host_path;
 pub mod vm_facts;
 
 pub use vm_facts::{

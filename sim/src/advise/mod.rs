@@ -11,6 +11,7 @@
 //! the answer says whether EP's margin is beyond it. [`provenance`] says which inputs were
 //! measured and which modelled, and what an all-to-all backend needs from the machine.
 
+pub mod host_path;
 pub mod mtp;
 pub mod p2p;
 pub mod provenance;

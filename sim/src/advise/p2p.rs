@@ -48,6 +48,10 @@ pub struct P2pAnswer {
     /// both" below the bar.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub odds: Option<crate::uncertainty::verdict::Odds>,
+    /// On a machine without working P2P (or with `--observed`): every state and path over the
+    /// swept host paths, what brackets the observations and the probe line that decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_path_sweep: Option<super::host_path::HostPathSweep>,
 }
 
 impl P2pAnswer {
@@ -117,6 +121,8 @@ pub struct P2pQuestion<'a> {
     pub workload: &'a Workload,
     /// The one-shot kernel's cutoff for a PCIe group of more than two GPUs, bytes.
     pub oneshot_bytes: u64,
+    /// Throughputs the user measured (`--observed`), for the host-path sweep's brackets.
+    pub observed: &'a [super::host_path::Observed],
 }
 
 /// Simulates the layout on the machine in each P2P state, with NCCL and with the custom
@@ -131,6 +137,7 @@ pub fn answer(q: &P2pQuestion<'_>) -> P2pAnswer {
         knobs,
         workload,
         oneshot_bytes,
+        observed,
     } = *q;
     let own = machine.profile.p2p_state();
     let custom_now = !opts.disable_custom_all_reduce
@@ -179,6 +186,20 @@ pub fn answer(q: &P2pQuestion<'_>) -> P2pAnswer {
         }
     }
     let (sentence, changes) = verdict(&rows, own);
+    // the VM question: which host path the machine's numbers need, and the probe line that says
+    let unexplained = own.is_some_and(|s| s != P2pState::Real) || !observed.is_empty();
+    let host_path_sweep = unexplained.then(|| {
+        super::host_path::sweep(&super::host_path::SweepQuestion {
+            base: real_base.unwrap_or(machine),
+            spec,
+            layout,
+            opts,
+            knobs,
+            workload,
+            oneshot_bytes,
+            observed,
+        })
+    });
     P2pAnswer {
         layout: layout.short_name(),
         machine_state: own,
@@ -187,6 +208,7 @@ pub fn answer(q: &P2pQuestion<'_>) -> P2pAnswer {
         changes,
         launch_flags: String::new(),
         odds: None,
+        host_path_sweep,
     }
 }
 

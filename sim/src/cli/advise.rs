@@ -58,6 +58,11 @@ pub struct Args {
     /// List every layout, not only the top ones and the EP ones.
     #[arg(long)]
     pub all: bool,
+    /// With --question p2p: a throughput measured on this machine, CONCURRENCY:OUTPUT_TOK_S
+    /// (e.g. `1:11`, `64:225`; repeatable): the host-path sweep says which latency and
+    /// bandwidth bracket it.
+    #[arg(long, value_name = "CONCURRENCY:OUTPUT_TOK_S")]
+    pub observed: Vec<sim::advise::host_path::Observed>,
     /// The serving engine to advise for: `vllm` ranks vLLM's layouts with vLLM's defaults (as a
     /// `vllm serve` line without flags would; a vLLM --server-args line implies it).
     #[arg(long, value_enum)]
@@ -71,13 +76,25 @@ pub struct Args {
 /// Perturbed draws of a verdict when `--draws` is not given.
 const DEFAULT_DRAWS: u32 = 300;
 
-pub fn run(args: Args) -> Result<()> {
+/// Flags that only a question reads: `--draws` is said and ignored without one, `--observed`
+/// is refused without `--question p2p`.
+fn check_question_flags(args: &Args) -> Result<()> {
     if let (Some(d), None) = (args.draws, args.question) {
         // said, not refused: scripts pass one --draws to every advise call
         eprintln!(
             "warning: --draws {d} is ignored without --question: the draws perturb a question's verdict (--question ep|mtp|scale|replicas)"
         );
     }
+    if !args.observed.is_empty() && !matches!(args.question, Some(Question::P2p)) {
+        bail!(
+            "--observed is read by --question p2p only (the host-path sweep brackets it); add --question p2p or drop --observed"
+        );
+    }
+    Ok(())
+}
+
+pub fn run(args: Args) -> Result<()> {
+    check_question_flags(&args)?;
     let mut setup = engine_setup(&args)?;
     let mut workload = args.workload.workloads(setup.max_context_tokens())?;
     if workload.len() != 1 {
@@ -365,7 +382,7 @@ fn answer_question(
         }
         Some(Question::P2p) => {
             spinner.set_message("the layout in every P2P state");
-            let mut p2p = answer_p2p(setup, ls, ranking, workload)?;
+            let mut p2p = answer_p2p(setup, ls, ranking, workload, &args.observed)?;
             super::advise_odds::p2p(setup, workload, &mut p2p);
             a.p2p = Some(p2p);
         }
@@ -517,6 +534,7 @@ fn answer_p2p(
     ls: &[sim::sweep::SweepLayout],
     ranking: &[sim::advise::RankedLayout],
     workload: &sim::workload::Workload,
+    observed: &[sim::advise::host_path::Observed],
 ) -> Result<sim::advise::p2p::P2pAnswer> {
     let Some(top) = top_ranked(setup, ls, ranking).map(|l| l.layout) else {
         bail!("--question p2p: no layout ran");
@@ -543,6 +561,7 @@ fn answer_p2p(
         knobs: setup.knobs,
         workload,
         oneshot_bytes: oneshot,
+        observed,
     });
     a.launch_flags = ranking
         .iter()

@@ -149,6 +149,9 @@ fn print_p2p(p: &sim::advise::p2p::P2pAnswer, launcher: &str) {
     }
     println!("{t}");
     println!("{}", p.sentence);
+    if let Some(sw) = &p.host_path_sweep {
+        print_host_path_sweep(sw);
+    }
     super::scale::print_odds(p.odds.as_ref());
     for c in &p.changes {
         println!("change: {c}");
@@ -188,6 +191,52 @@ fn print_p2p(p: &sim::advise::p2p::P2pAnswer, launcher: &str) {
             .filter(|x| !x.is_empty())
             .collect();
         println!("try: {env}{launcher} {}", flags.join(" "));
+    }
+}
+
+/// The host-path sweep: output tok/s per state, path, latency and bandwidth at one stream and
+/// at the load, eager and with CUDA graphs; what brackets the observations; what decides.
+fn print_host_path_sweep(sw: &sim::advise::host_path::HostPathSweep) {
+    let n = sw.concurrency;
+    println!(
+        "\nWhich host path would give these numbers (output tok/s; latency and bandwidth as `probe run --quick` prints them):"
+    );
+    let mut t = super::tables::table();
+    let (ne, ng, gain) = (
+        format!("{n} eager"),
+        format!("{n} graphs"),
+        format!("graph gain at {n}"),
+    );
+    t.set_header(vec![
+        "state, all-reduce",
+        "latency µs",
+        "GB/s",
+        "1 eager",
+        "1 graphs",
+        ne.as_str(),
+        ng.as_str(),
+        gain.as_str(),
+    ]);
+    let f = |v: Option<f64>| v.map_or("—".into(), |v| format!("{v:.1}"));
+    for r in &sw.rows {
+        let g = r.load_graphs.zip(r.load_eager).map(|(g, e)| g / e);
+        t.add_row([
+            r.path.label().to_string(),
+            format!("{:.0}", r.latency_us),
+            format!("{:.0}", r.gb_per_s),
+            f(r.one_eager),
+            f(r.one_graphs),
+            f(r.load_eager),
+            f(r.load_graphs),
+            g.map_or("—".into(), |g| format!("{g:.2}×")),
+        ]);
+    }
+    println!("{t}");
+    for b in &sw.brackets {
+        println!("brackets: {b}");
+    }
+    for d in &sw.deciding {
+        println!("{d}");
     }
 }
 

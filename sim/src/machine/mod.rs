@@ -286,7 +286,7 @@ impl Machine {
     /// `real` and `routed` pairs: the data arrives), `None` when a pair has no peer access or
     /// the group spans nodes.
     pub fn engine_peer_path(&self, devices: &[u32]) -> Option<PeerPath> {
-        use models::profile::{P2pState, TransferMode};
+        use models::profile::P2pState;
         if self.topology.nodes_spanned(devices) > 1 {
             return None;
         }
@@ -299,20 +299,9 @@ impl Machine {
             match P2pState::of_link(l) {
                 Some(P2pState::Off) => return None,
                 Some(P2pState::Routed) => {
-                    let peer = l
-                        .curves
-                        .iter()
-                        .find(|c| c.mode == TransferMode::CopyEngine)?;
-                    let bw = peer
-                        .points
-                        .iter()
-                        .map(|p| p.gb_per_s.median * 1e9)
-                        .fold(0.0, f64::max);
-                    let lat = l
-                        .latency_us
-                        .get("copy-engine")
-                        .map(|s| s.median * 1e-6)
-                        .or_else(|| peer.points.first().map(|p| p.time_us.median * 1e-6))?;
+                    // the figures `probe`'s summary prints as its `host path: peer copy` line
+                    let f = models::profile::host_path::peer_copy(l)?;
+                    let (lat, bw) = (f.latency_us * 1e-6, f.gb_per_s * 1e9);
                     path = match path {
                         PeerPath::Routed {
                             latency_s,

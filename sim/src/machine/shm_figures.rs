@@ -4,9 +4,7 @@
 //! NUMA placement for NCCL's ring search.
 
 use super::shm_ring::{FALLBACK_RING_GB_PER_S, ShmFigures, ring_search_falls_back};
-use models::profile::{
-    HostDirection, HostStagePath, LaunchKernel, LaunchKind, MachineProfile, NcclTransport,
-};
+use models::profile::{MachineProfile, NcclTransport};
 
 /// NCCL's rating of the inter-CPU link of an x86 AMD host (`topo.h` AMD_BW), GB/s. The profile
 /// does not record the CPU vendor; AMD is the user's box, and Intel's older QPI ratings (6–10 GB/s)
@@ -20,41 +18,9 @@ const DEFAULT_CHANNELS: u32 = 2;
 
 /// The SHM figures of `devices` in `profile`, `None` without a mapped-kernel staging measurement.
 pub fn from_profile(profile: &MachineProfile, devices: &[u32]) -> Option<ShmFigures> {
-    let mapped = |dir: HostDirection| {
-        profile
-            .host_staging
-            .iter()
-            .filter(|c| c.path == HostStagePath::MappedKernel && c.direction == dir)
-            .filter(|c| devices.is_empty() || devices.contains(&c.device))
-            .collect::<Vec<_>>()
-    };
-    let (h2d, d2h) = (
-        mapped(HostDirection::HostToDevice),
-        mapped(HostDirection::DeviceToHost),
-    );
-    // the smallest load from host memory, less the GPU's own per-kernel floor, is the round trip
-    let small_us = h2d
-        .iter()
-        .filter_map(|c| c.points.iter().min_by_key(|p| p.bytes))
-        .map(|p| p.time_us.median)
-        .fold(f64::NAN, f64::max);
-    let floor_us = profile
-        .launch
-        .iter()
-        .filter(|l| l.kind == LaunchKind::GraphNode && l.kernel == LaunchKernel::Empty)
-        .map(|l| l.per_kernel_us.median)
-        .fold(0.0, f64::max);
-    let read_rtt_us = small_us - floor_us;
-    let peak = |cs: &[&models::profile::HostStagedCurve]| {
-        cs.iter()
-            .filter_map(|c| c.points.iter().max_by_key(|p| p.bytes))
-            .map(|p| p.gb_per_s.median)
-            .fold(f64::INFINITY, f64::min)
-    };
-    let staged_gb = peak(&h2d).min(peak(&d2h));
-    if !(read_rtt_us.is_finite() && read_rtt_us > 0.0 && staged_gb.is_finite() && staged_gb > 0.0) {
-        return None;
-    }
+    // the same two figures `probe`'s summary prints as its `host path: SHM` line
+    let path = models::profile::host_path::shm_path(profile, devices)?;
+    let (read_rtt_us, staged_gb) = (path.latency_us, path.gb_per_s);
     let cc_major = profile
         .devices
         .iter()
@@ -151,5 +117,36 @@ mod tests {
         let mut p = lent_vm();
         p.host_staging.clear();
         assert!(from_profile(&p, &[0]).is_none());
+    }
+
+    #[test]
+    fn a_swept_host_path_reaches_the_shm_ring_and_the_custom_all_reduce_as_given() {
+        use models::profile::P2pState;
+        use models::profile::host_path::HostPathFigures;
+        let base = crate::presets::machine_preset("rtx-pro-6000-x8-baremetal").unwrap();
+        let path = HostPathFigures {
+            latency_us: 40.0,
+            gb_per_s: 2.0,
+        };
+        let all: Vec<u32> = (0..8).collect();
+        let off = crate::p2p_variant::with_host_path(&base, P2pState::Off, path, "test");
+        let f = from_profile(&off, &all).unwrap();
+        assert!((f.read_rtt_s - 40e-6).abs() < 1e-12, "{f:?}");
+        assert!((f.staged_bytes_per_s - 2e9).abs() < 1.0, "{f:?}");
+        let routed = crate::p2p_variant::with_host_path(&base, P2pState::Routed, path, "test");
+        let m = crate::machine::Machine::from_profile("routed", routed).unwrap();
+        let Some(crate::machine::PeerPath::Routed {
+            latency_s,
+            bytes_per_s,
+        }) = m.engine_peer_path(&all)
+        else {
+            panic!("routed pairs give a routed peer path")
+        };
+        assert!((latency_s - 40e-6).abs() < 1e-12 && (bytes_per_s - 2e9).abs() < 1e-3);
+        // NCCL's P2P ring over it: 14 steps of the latency at a small message
+        let ar = m.collective(models::profile::CollectiveOp::AllReduce, &all);
+        assert!(ar.source.contains("routed P2P"), "{}", ar.source);
+        let t_us = ar.time_s(12e3) * 1e6;
+        assert!(t_us > 14.0 * 40.0 && t_us < 14.0 * 40.0 + 20.0, "{t_us}");
     }
 }
