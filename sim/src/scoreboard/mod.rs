@@ -27,7 +27,7 @@ use crate::records::{
     Expressed, MetricFamily, Quantity, RecordSet, Unexpressible, UnexpressibleKind, express,
 };
 use crate::serving::{RunReport, simulate};
-use crate::uncertainty::fit::{Residual, coverage, loso};
+use crate::uncertainty::fit::{Residual, coverage, loso_check};
 use crate::uncertainty::verdict::{PairCheck, check_pairs};
 use crate::uncertainty::{
     Coverage, ErrorModel, Flag, Regime, context_band, machine_kind, p2p_level,
@@ -178,6 +178,10 @@ pub struct Intervals {
     pub loso: Option<Coverage>,
     /// Equal-load pairs differing in one choice: stated confidence against outcomes.
     pub verdicts: PairCheck,
+    /// The same pairs leaving one source out (each source's pairs judged by the model, pair
+    /// correlations included, fitted on the others; only for the file the model is fitted on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loso_verdicts: Option<PairCheck>,
 }
 
 /// The machine and model of every expressed record, resolved once each.
@@ -624,12 +628,14 @@ fn intervals(set: &RecordSet, rs: &[Residual]) -> Intervals {
     let refs: Vec<&Residual> = rs.iter().collect();
     let fitted_on = m.provenance.records_file.clone();
     let in_fit = set.path.ends_with(&fitted_on);
+    let (loso, loso_verdicts) = in_fit.then(|| loso_check(&refs)).unzip();
     Intervals {
         fitted_on,
         in_fit,
         coverage: coverage(m, &refs),
-        loso: in_fit.then(|| loso(&refs)),
+        loso,
         verdicts: check_pairs(m, &refs),
+        loso_verdicts,
     }
 }
 
