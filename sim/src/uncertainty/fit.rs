@@ -260,23 +260,31 @@ fn pair_classes(m: &ErrorModel, rs: &[&Residual]) -> Vec<PairClass> {
 
 /// Coverage of `m`'s 80% intervals over `rs`.
 pub fn coverage(m: &ErrorModel, rs: &[&Residual]) -> Coverage {
-    let got: Vec<(f64, f64, f64)> = rs
+    // each interval at its own quantile: its half-width at z = 1, no floor
+    let got: Vec<Held> = rs
         .iter()
         .map(|r| {
             let i = m.ln_interval(&r.regime);
-            (r.ln(), i.centre(), i.sigma)
+            (r.ln(), i.centre(), i.half(), 0.0)
         })
         .collect();
-    coverage_at(&got, m.quantile_z)
+    coverage_at(&got, 1.0)
 }
 
-/// Coverage of `(residual, centre, sigma)` triples at `centre ± z·sigma`.
-fn coverage_at(got: &[(f64, f64, f64)], z: f64) -> Coverage {
+/// A held-out figure: residual, its interval's centre, sigma and least half-width.
+type Held = (f64, f64, f64, f64);
+
+/// Coverage of held-out figures at `centre ± max(z·sigma, floor)`.
+fn coverage_at(got: &[Held], z: f64) -> Coverage {
+    let half_of = |s: f64, floor: f64| (z * s).max(floor);
     let inside = got
         .iter()
-        .filter(|(r, c, s)| (r - c).abs() <= z * s)
+        .filter(|(r, c, s, f)| (r - c).abs() <= half_of(*s, *f))
         .count();
-    let half = sorted(got.iter().map(|(_, c, s)| c.exp() * (z * s).sinh() * 100.0));
+    let half = sorted(
+        got.iter()
+            .map(|(_, c, s, f)| c.exp() * half_of(*s, *f).sinh() * 100.0),
+    );
     Coverage {
         n: got.len(),
         coverage_pct: if got.is_empty() {
@@ -288,11 +296,11 @@ fn coverage_at(got: &[(f64, f64, f64)], z: f64) -> Coverage {
     }
 }
 
-/// Leave one source out: each source's figures as `(residual, centre, sigma)` of the model
-/// fitted on the others, and each source's equal-load pairs judged by that model.
+/// Leave one source out: each source's figures as `(residual, centre, sigma, floor)` of the
+/// model fitted on the others (each a new source to it), and each source's equal-load pairs judged by that model.
 type Fold<'a> = (ErrorModel, Vec<&'a Residual>);
 
-fn loso_folds<'a>(rs: &[&'a Residual]) -> (Vec<(f64, f64, f64)>, Vec<Fold<'a>>) {
+fn loso_folds<'a>(rs: &[&'a Residual]) -> (Vec<Held>, Vec<Fold<'a>>) {
     let mut got = Vec::new();
     let mut folds = Vec::new();
     for s in sources(rs) {
@@ -304,7 +312,7 @@ fn loso_folds<'a>(rs: &[&'a Residual]) -> (Vec<(f64, f64, f64)>, Vec<Fold<'a>>) 
         let m = fit_table(&rest, provenance_of(&rest));
         for r in &held {
             let i = m.ln_interval(&r.regime);
-            got.push((r.ln(), i.centre(), i.sigma));
+            got.push((r.ln(), i.centre(), i.sigma, i.floor_half));
         }
         folds.push((m, held));
     }
@@ -313,7 +321,7 @@ fn loso_folds<'a>(rs: &[&'a Residual]) -> (Vec<(f64, f64, f64)>, Vec<Fold<'a>>) 
 
 /// The smallest z (steps of 0.01 within [`QUANTILE_Z_BOUNDS`]) at which `got` is covered at
 /// least [`INTERVAL_LEVEL`]; the upper bound where none is.
-fn fit_quantile(got: &[(f64, f64, f64)]) -> f64 {
+fn fit_quantile(got: &[Held]) -> f64 {
     let [lo, hi] = QUANTILE_Z_BOUNDS;
     let steps = ((hi - lo) * 100.0).round() as usize;
     (0..=steps)
@@ -394,7 +402,7 @@ fn figures(m: &ErrorModel, records_file: &str) -> Vec<FittedFigure> {
         FittedFigure {
             name: "quantile_z".into(),
             value: m.quantile_z,
-            meaning: "the 80% interval's half-width in sigmas of the combined spread".into(),
+            meaning: "a new source's 80% interval half-width in sigmas of the combined spread (on the dev set's own ground: z80)".into(),
             bounds: QUANTILE_Z_BOUNDS,
             pinned_by: format!("the smallest z at which {records_file}'s leave-one-source-out coverage reaches 80% ({} figures)", m.loso.n),
         },

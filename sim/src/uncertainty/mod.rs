@@ -21,8 +21,10 @@
 //!   ([`BetweenSource`]), with the spreads inside one source in place of the pooled ones (never
 //!   narrower than the pooled spread of the dev set's own sources).
 //!
-//! The 80% interval is the centre ± [`ErrorModel::quantile_z`] · sigma, z the smallest for which
-//! the dev set's leave-one-source-out coverage reaches 80% ([`fit`]).
+//! The 80% interval is the centre ± z · sigma: on the dev set's own ground z is [`Z_80`] (the
+//! cells' own 10th–90th percentiles); for a new source z is [`ErrorModel::quantile_z`], the
+//! smallest for which the dev set's leave-one-source-out coverage (every held-out page a new
+//! source) reaches 80% ([`fit`]).
 //!
 //! The stored table (`validation/error-model.json`) is fitted on `validation/public-records.json`
 //! only (the dev set); `validation/further-records.json` and `validation/glm52-records.json` are
@@ -457,9 +459,9 @@ pub struct ErrorModel {
     /// Held-out figures that measured `unseen_sigma_ln` (fewer than `min_cell`: the base sigma
     /// is used).
     pub unseen_n: usize,
-    /// The 80% interval's half-width in sigmas of the combined spread: the smallest (in steps of
-    /// 0.01 within [`QUANTILE_Z_BOUNDS`]) for which the leave-one-source-out coverage of the
-    /// fitted file reaches [`INTERVAL_LEVEL`].
+    /// A new source's 80% interval half-width in sigmas of the combined spread: the smallest (in
+    /// steps of 0.01 within [`QUANTILE_Z_BOUNDS`]) for which the leave-one-source-out coverage
+    /// of the fitted file reaches [`INTERVAL_LEVEL`] (on the dev set's own ground: [`Z_80`]).
     pub quantile_z: f64,
     /// Correlation of two predictions' errors by class of pair ([`PAIR_CLASSES`]).
     pub pair_classes: Vec<PairClass>,
@@ -500,6 +502,9 @@ pub struct LnInterval {
     pub hi: f64,
     /// Sigma of the whole error (ln).
     pub sigma: f64,
+    /// The least half-width a new source gets: the dev set's own ground's 80% band in this
+    /// regime (0 on that ground).
+    pub floor_half: f64,
     /// Centre and sigma of the error inside one source (no new source's offset): what two
     /// predictions of one box do not share by the offset.
     pub own_centre: f64,
@@ -586,18 +591,26 @@ impl ErrorModel {
             ));
             centre += self.between.centre_ln;
         }
-        // a new source is never surer than the dev set's own ground: the pooled spread is a floor
-        let var = if source_sigma > 0.0 {
-            (s.var + source_sigma.powi(2)).max(self.spread(regime, false).var)
+        let sigma = (s.var + source_sigma.powi(2)).sqrt();
+        // on the dev set's own ground the cells' percentiles are the 80% band as measured; on new
+        // ground the quantile measured leaving one source out, and never surer than the dev
+        // set's own ground (its pooled 80% band is a floor)
+        let floor_half = if source_sigma > 0.0 {
+            Z_80 * self.spread(regime, false).var.sqrt()
         } else {
-            s.var
+            0.0
         };
-        let sigma = var.sqrt();
-        let half = self.quantile_z * sigma;
+        let z = if source_sigma > 0.0 {
+            self.quantile_z
+        } else {
+            Z_80
+        };
+        let half = (z * sigma).max(floor_half);
         LnInterval {
             lo: centre - half,
             hi: centre + half,
             sigma,
+            floor_half,
             own_centre: own.centre,
             own_sigma: own.var.sqrt(),
             source_sigma,

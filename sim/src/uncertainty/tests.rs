@@ -302,7 +302,9 @@ fn the_stored_model_widens_a_model_the_dev_set_lacks() {
     other_model.model = "qwen3.5-397b-a17b".into();
     other_model.source = String::new();
     let (a, b) = (m.ln_interval(&measured), m.ln_interval(&other_model));
-    assert!(b.half() > a.half() + 0.04, "{a:?} vs {b:?}");
+    // the new source's offset (sigma 0.12 ln) on the spread inside one source, at the quantile
+    // measured leaving one source out, against the dev ground's own 80% band: ~0.02 ln wider
+    assert!(b.half() > a.half() + 0.015, "{a:?} vs {b:?}");
     assert_eq!(b.source_sigma, m.between.sigma_ln);
 }
 
@@ -319,8 +321,10 @@ fn independent_parts_combine_in_quadrature_not_as_stacked_widths() {
     let want = (b.own_sigma.powi(2) + m.between.sigma_ln.powi(2)).sqrt();
     // (here wider than the pooled spread of the known pages, which is only a floor)
     assert!((b.sigma - want).abs() < 1e-12, "{b:?}");
-    assert!((b.half() - m.quantile_z * want).abs() < 1e-12);
+    assert!((b.half() - (m.quantile_z * want).max(b.floor_half)).abs() < 1e-12);
     assert!(b.half() < m.quantile_z * (b.own_sigma + m.between.sigma_ln));
+    // on the dev set's own ground: the cells' own 80% band
+    assert!((a.half() - Z_80 * a.sigma).abs() < 1e-12);
     assert!(b.half() > a.half());
 }
 
