@@ -102,6 +102,8 @@ pub struct RecordComparison {
     /// The error-model cell that set the interval's width, and what widened it.
     pub range_set_by: String,
     pub range_widened_by: Vec<String>,
+    /// What the interval's half-width is made of, in ln.
+    pub range_parts: crate::uncertainty::RangeParts,
 }
 
 /// The speculation a comparison was predicted with.
@@ -423,6 +425,7 @@ fn predict(
         source: origin.source.clone(),
     };
     let errors = ErrorModel::builtin();
+    let range_parts = errors.ln_interval(&regime).parts();
     Ok(e.targets
         .iter()
         .map(|t| {
@@ -457,6 +460,7 @@ fn predict(
                 predicted_range: range.range,
                 range_set_by: range.set_by,
                 range_widened_by: range.widened_by,
+                range_parts,
             }
         })
         .collect())

@@ -502,6 +502,9 @@ pub struct LnInterval {
     pub hi: f64,
     /// Sigma of the whole error (ln).
     pub sigma: f64,
+    /// The quantile it is taken at ([`Z_80`] on the dev set's own ground, else
+    /// [`ErrorModel::quantile_z`]).
+    pub z: f64,
     /// The least half-width a new source gets: the dev set's own ground's 80% band in this
     /// regime (0 on that ground).
     pub floor_half: f64,
@@ -518,7 +521,38 @@ pub struct LnInterval {
     pub widened_by: Vec<String>,
 }
 
+/// The parts of an interval's width in ln, as `validate --records` gives them per comparison:
+/// the spread inside one source (or pooled, on the dev set's own ground) in quadrature with a
+/// new source's offset, times the quantile, never under the floor.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RangeParts {
+    /// Sigma of the regime's own spread (cells, flags, unseen levels).
+    pub regime_sigma_ln: f64,
+    /// Sigma a new source's offset adds (0 on the dev set's own ground).
+    pub source_sigma_ln: f64,
+    /// The quantile the combined sigma is taken at.
+    pub z: f64,
+    /// The least half-width (a new source's: the dev ground's band; else 0).
+    pub floor_half_ln: f64,
+    /// The half-width: max(z · √(regime² + source²), floor).
+    pub half_ln: f64,
+}
+
 impl LnInterval {
+    /// What the half-width is made of.
+    pub fn parts(&self) -> RangeParts {
+        let regime = (self.sigma.powi(2) - self.source_sigma.powi(2))
+            .max(0.0)
+            .sqrt();
+        RangeParts {
+            regime_sigma_ln: regime,
+            source_sigma_ln: self.source_sigma,
+            z: self.z,
+            floor_half_ln: self.floor_half,
+            half_ln: self.half(),
+        }
+    }
+
     pub fn centre(&self) -> f64 {
         (self.lo + self.hi) / 2.0
     }
@@ -610,6 +644,7 @@ impl ErrorModel {
             lo: centre - half,
             hi: centre + half,
             sigma,
+            z,
             floor_half,
             own_centre: own.centre,
             own_sigma: own.var.sqrt(),
