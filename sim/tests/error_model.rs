@@ -20,14 +20,19 @@ const ACCEPTANCE: [&str; 2] = [
 ];
 
 fn fitted_now() -> ErrorModel {
+    let acc: Vec<String> = ACCEPTANCE.iter().map(|a| a.to_string()).collect();
+    fit(&dev_residuals(), DEV_SET, &acc)
+}
+
+/// The dev set's headline residuals as the scoreboard ratchet scores them.
+fn dev_residuals() -> Vec<sim::uncertainty::Residual> {
     let root = Path::new(ROOT);
     let set = sim::records::RecordSet::load(&root.join(DEV_SET)).expect("dev set parses");
     let files: Vec<std::path::PathBuf> = ACCEPTANCE.iter().map(|a| root.join(a)).collect();
     let measured = sim::records::acceptance::MeasuredAcceptance::load_all(&files)
         .expect("the published acceptance parses");
     let board = score_with(&set, &ScoreOptions::default(), &measured);
-    let acc: Vec<String> = ACCEPTANCE.iter().map(|a| a.to_string()).collect();
-    fit(&headline_residuals(&board), DEV_SET, &acc)
+    headline_residuals(&board)
 }
 
 #[test]
@@ -68,34 +73,85 @@ fn the_stored_table_never_comes_from_the_held_out_file() {
 }
 
 /// Out of sample on the dev set: each page or box predicted by the model of the others (a new
-/// source each time, so the between-source spread of the other four applies). The bar is
-/// 75–90% covered with a median half-width of at most 20%; the random-effects widening over so few
-/// sources (t with k − 2 = 2 degrees of freedom when the 224-figure page is the one left out)
-/// covers more than that and is wider (README "How sure each prediction is": a stated miss). This
-/// holds what it does reach: never under 75% covered, never a blanket interval (≤ 95%, ≤ 40%).
+/// source each time, so the between-source spread of the other four applies), at the quantile
+/// fitted to cover 80% so. The bar is 75–90% covered with a median half-width of at most
+/// 20%: the coverage holds; the width does not (22.1% at 81.3% when the parts were first combined
+/// in quadrature, was 35.1% at 91.8% with stacked widths and a t(2) quantile): the 224-figure
+/// page's own residuals spread ±18% about their median, so no interval that covers 80% of them
+/// from the other pages can be narrower than that plus where its offset lands. This holds what
+/// it reaches.
 #[test]
 fn leave_one_source_out_coverage_holds() {
     let l = ErrorModel::builtin().loso;
     println!("dev set, leave one source out: {l:?}");
-    assert!((75.0..=95.0).contains(&l.coverage_pct), "{l:?}");
-    assert!(l.median_half_width_pct <= 40.0, "{l:?}");
+    assert!((75.0..=90.0).contains(&l.coverage_pct), "{l:?}");
+    assert!(l.median_half_width_pct <= 23.0, "{l:?}");
+}
+
+/// The verdicts on the dev set's equal-load pairs, leaving one source out (each page's pairs
+/// judged by the model, pair correlations included, fitted on the others): every bin of stated
+/// confidence with at least 30 pairs is right within 15 points of the bin's lower edge or better,
+/// and no more than 88% of the pairs are "Depends" (87.1% when the pair classes' correlations
+/// were first fitted; 89.1% before; the bar, under 30%, is out of reach of calibrated
+/// verdicts while the cost model orders only ~2 of 3 of these pairs right: README).
+#[test]
+fn dev_verdicts_are_calibrated_leaving_one_source_out() {
+    let rs = dev_residuals();
+    let refs: Vec<&sim::uncertainty::Residual> = rs.iter().collect();
+    let (_, v) = sim::uncertainty::fit::loso_check(&refs);
+    println!("dev set verdicts, leave one source out: {v:?}");
+    for b in v.bins.iter().filter(|b| b.pairs >= 30) {
+        let edge: f64 = b.stated[..2].parse().unwrap();
+        let right = b.right as f64 / b.pairs as f64 * 100.0;
+        assert!(right >= edge - 15.0, "{b:?}");
+    }
+    assert!(v.depends as f64 <= 0.88 * v.pairs as f64, "{v:?}");
+}
+
+/// Every fitted scalar of the stored model is listed with its meaning, bounds and what pinned
+/// it, and lies within its bounds.
+#[test]
+fn every_fitted_figure_says_what_it_is_and_keeps_to_its_bounds() {
+    let m = ErrorModel::builtin();
+    for name in [
+        "between.centre_ln",
+        "between.sigma_ln",
+        "unseen_sigma_ln",
+        "quantile_z",
+    ] {
+        assert!(m.figures.iter().any(|f| f.name == name), "{name} missing");
+    }
+    assert_eq!(
+        m.figures
+            .iter()
+            .filter(|f| f.name.starts_with("pair correlation"))
+            .count(),
+        m.pair_classes.len()
+    );
+    for f in &m.figures {
+        assert!(!f.meaning.is_empty() && !f.pinned_by.is_empty(), "{f:?}");
+        assert!(
+            (f.bounds[0]..=f.bounds[1]).contains(&f.value),
+            "{f:?} outside its bounds"
+        );
+    }
 }
 
 #[test]
-fn fitting_on_the_held_out_file_is_refused() {
-    let out = std::env::temp_dir().join("shardwise-error-model-refused.json");
-    assert_cmd::Command::cargo_bin("sim")
-        .unwrap()
-        .current_dir(ROOT)
-        .args([
-            "validate",
-            "--records",
-            "validation/further-records.json",
-            "--fit-error-model",
-        ])
-        .arg(&out)
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("held out"));
-    assert!(!out.exists());
+fn fitting_on_a_held_out_file_is_refused() {
+    for held_out in [
+        "validation/further-records.json",
+        "validation/glm52-records.json",
+    ] {
+        let out = std::env::temp_dir().join("shardwise-error-model-refused.json");
+        assert_cmd::Command::cargo_bin("sim")
+            .unwrap()
+            .current_dir(ROOT)
+            .args(["validate", "--records", held_out, "--fit-error-model"])
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("held out"));
+        assert!(!out.exists());
+    }
 }

@@ -27,7 +27,7 @@ use crate::records::{
     Expressed, MetricFamily, Quantity, RecordSet, Unexpressible, UnexpressibleKind, express,
 };
 use crate::serving::{RunReport, simulate};
-use crate::uncertainty::fit::{Residual, coverage, loso};
+use crate::uncertainty::fit::{Residual, coverage, loso_check};
 use crate::uncertainty::verdict::{PairCheck, check_pairs};
 use crate::uncertainty::{
     Coverage, ErrorModel, Flag, Regime, context_band, machine_kind, p2p_level,
@@ -102,6 +102,8 @@ pub struct RecordComparison {
     /// The error-model cell that set the interval's width, and what widened it.
     pub range_set_by: String,
     pub range_widened_by: Vec<String>,
+    /// What the interval's half-width is made of, in ln.
+    pub range_parts: crate::uncertainty::RangeParts,
 }
 
 /// The speculation a comparison was predicted with.
@@ -178,6 +180,10 @@ pub struct Intervals {
     pub loso: Option<Coverage>,
     /// Equal-load pairs differing in one choice: stated confidence against outcomes.
     pub verdicts: PairCheck,
+    /// The same pairs leaving one source out (each source's pairs judged by the model, pair
+    /// correlations included, fitted on the others; only for the file the model is fitted on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loso_verdicts: Option<PairCheck>,
 }
 
 /// The machine and model of every expressed record, resolved once each.
@@ -419,6 +425,7 @@ fn predict(
         source: origin.source.clone(),
     };
     let errors = ErrorModel::builtin();
+    let range_parts = errors.ln_interval(&regime).parts();
     Ok(e.targets
         .iter()
         .map(|t| {
@@ -453,6 +460,7 @@ fn predict(
                 predicted_range: range.range,
                 range_set_by: range.set_by,
                 range_widened_by: range.widened_by,
+                range_parts,
             }
         })
         .collect())
@@ -624,12 +632,14 @@ fn intervals(set: &RecordSet, rs: &[Residual]) -> Intervals {
     let refs: Vec<&Residual> = rs.iter().collect();
     let fitted_on = m.provenance.records_file.clone();
     let in_fit = set.path.ends_with(&fitted_on);
+    let (loso, loso_verdicts) = in_fit.then(|| loso_check(&refs)).unzip();
     Intervals {
         fitted_on,
         in_fit,
         coverage: coverage(m, &refs),
-        loso: in_fit.then(|| loso(&refs)),
+        loso,
         verdicts: check_pairs(m, &refs),
+        loso_verdicts,
     }
 }
 

@@ -63,26 +63,35 @@ pub fn interval_lines(s: &Scoreboard) -> Vec<String> {
             pct(l.median_half_width_pct)
         ));
     }
-    let v = &i.verdicts;
-    if v.pairs > 0 {
-        let bins: Vec<String> = v
-            .bins
-            .iter()
-            .map(|b| format!("stated {}: {} of {} right", b.stated, b.right, b.pairs))
-            .collect();
-        out.push(format!(
-            "verdicts on {} equal-load pairs differing in one choice: {} stated at ≥ {:.0}%, {} right ({}); \"Depends: measure both\" on {} ({}); {}",
-            v.pairs,
-            v.confident,
-            crate::uncertainty::verdict::VERDICT_BAR * 100.0,
-            v.confident_right,
-            pct(share(v.confident_right, v.confident)),
-            v.depends,
-            pct(share(v.depends, v.pairs)),
-            bins.join(", ")
-        ));
+    out.extend(verdict_line("verdicts on", &i.verdicts));
+    if let Some(v) = &i.loso_verdicts {
+        out.extend(verdict_line("verdicts leaving one source out, on", v));
     }
     out
+}
+
+/// `verdicts on 349 equal-load pairs …`: the stated confidence against how often it was right.
+fn verdict_line(lead: &str, v: &crate::uncertainty::verdict::PairCheck) -> Option<String> {
+    if v.pairs == 0 {
+        return None;
+    }
+    let bins: Vec<String> = v
+        .bins
+        .iter()
+        .map(|b| format!("stated {}: {} of {} right", b.stated, b.right, b.pairs))
+        .collect();
+    Some(format!(
+        "{lead} {} equal-load pairs differing in one choice: {} stated at ≥ {:.0}%, {} right ({}); \"Depends: measure both\" on {} ({}; {} of them predicted alike); {}",
+        v.pairs,
+        v.confident,
+        crate::uncertainty::verdict::VERDICT_BAR * 100.0,
+        v.confident_right,
+        pct(share(v.confident_right, v.confident)),
+        v.depends,
+        pct(share(v.depends, v.pairs)),
+        v.ties,
+        bins.join(", ")
+    ))
 }
 
 fn share(k: usize, n: usize) -> f64 {

@@ -1,20 +1,26 @@
 //! Fitting the error model from residuals, out of sample.
 //!
+//! Fitted on the dev set (`validation/public-records.json`) only; the held-out files
+//! (`validation/further-records.json`, `validation/glm52-records.json`) are only scored.
+//!
 //! The cells are plain percentiles of the residuals in each factor level, pooled and less their
 //! own source's median ([`table`]). What a new source adds ([`BetweenSource`]) is a random-effects
 //! estimate over the sources' medians, each source weighing the same ([`between_source`]). What
-//! another level the table has not seen adds ([`ErrorModel::unseen_ln`]) is measured leaving one
-//! source out: each source (a page or a box) is predicted by the model of the others, and the
-//! residuals of its figures whose regime had such a level, about the interval's centre, give a
-//! spread whose excess over the intervals they got without it is the unseen width. [`fit`] then
-//! reports the whole procedure's leave-one-source-out coverage: each source predicted by a model
-//! (between-source and unseen widths included) fitted on the other sources alone.
+//! another level the table has not seen adds ([`ErrorModel::unseen_sigma_ln`]) is measured
+//! leaving one source out: each source (a page or a box) is predicted by the model of the others,
+//! and the residuals of its figures whose regime had such a level, about the interval's centre,
+//! give a spread whose excess over the sigma they got without it is the unseen sigma. The
+//! quantile ([`ErrorModel::quantile_z`]) is then the smallest that covers 80% leaving one source
+//! out: each source predicted by a model (between-source and unseen parts included) fitted on
+//! the other sources alone. The pair classes' correlations come from the dev set's equal-load
+//! pairs ([`PairClass`]).
 
 pub use super::Residual;
-use super::verdict::pairs;
+use super::verdict::{PairCheck, check_pairs, pairs};
 use super::{
     BETWEEN_HALF_BOUNDS_LN, BetweenSource, Cell, Coverage, ERROR_MODEL_SCHEMA_VERSION, ErrorModel,
-    FACTORS, INTERVAL_LEVEL, MIN_CELL, Provenance, SourceOffset, quantile,
+    FACTORS, FittedFigure, INTERVAL_LEVEL, MIN_CELL, PAIR_CLASSES, PairClass, Provenance,
+    QUANTILE_Z_BOUNDS, SourceOffset, Z_80, quantile, same_class,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -58,23 +64,6 @@ fn cell(factor: &str, level: &str, rs: &[&Residual], medians: &BTreeMap<String, 
     }
 }
 
-/// The 90th percentile of Student's t with `df` degrees of freedom (tabulated to 10, then the
-/// Cornish–Fisher expansion about the normal's, within 0.002 of the exact value).
-pub fn t90(df: usize) -> f64 {
-    const T: [f64; 10] = [
-        3.0777, 1.8856, 1.6377, 1.5332, 1.4759, 1.4398, 1.4149, 1.3968, 1.3830, 1.3722,
-    ];
-    match df {
-        0 => f64::INFINITY,
-        1..=10 => T[df - 1],
-        _ => {
-            let (z, n) = (super::Z_80, df as f64);
-            z + (z.powi(3) + z) / (4.0 * n)
-                + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * n * n)
-        }
-    }
-}
-
 /// The between-source spread of `rs` (see [`BetweenSource`]).
 pub fn between_source(rs: &[&Residual]) -> BetweenSource {
     let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
@@ -101,38 +90,34 @@ pub fn between_source(rs: &[&Residual]) -> BetweenSource {
         })
         .collect();
     let k = offsets.len();
-    let mean = offsets.iter().map(|o| o.median_ln).sum::<f64>() / k.max(1) as f64;
+    let medians = sorted(offsets.iter().map(|o| o.median_ln));
+    let mean = medians.iter().sum::<f64>() / k.max(1) as f64;
     let var_medians = if k > 1 {
-        offsets
-            .iter()
-            .map(|o| (o.median_ln - mean).powi(2))
-            .sum::<f64>()
-            / (k - 1) as f64
+        medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (k - 1) as f64
     } else {
         0.0
     };
     let sampling = offsets.iter().map(|o| o.median_var_ln2).sum::<f64>() / k.max(1) as f64;
     let tau2 = (var_medians - sampling).max(0.0);
-    let df = k.saturating_sub(2);
-    let t = t90(df);
-    let [lo, hi] = BETWEEN_HALF_BOUNDS_LN;
-    let half = if df == 0 {
+    let [lo, hi] = BETWEEN_HALF_BOUNDS_LN.map(|b| b / Z_80);
+    // the centre is a median of k medians: its sampling variance is (pi/2) var / k
+    let sigma = if k < 3 {
         hi
     } else {
-        (t * (tau2 + var_medians / k as f64).sqrt()).clamp(lo, hi)
+        (tau2 + std::f64::consts::FRAC_PI_2 * var_medians / k as f64)
+            .sqrt()
+            .clamp(lo, hi)
     };
     BetweenSource {
         sources: offsets,
-        mean_ln: r4(mean),
+        centre_ln: r4(quantile(&medians, 0.5)),
         tau_ln: r4(tau2.sqrt()),
-        df,
-        t_quantile: r4(t.min(1e3)),
-        half_ln: r4(half),
+        sigma_ln: r4(sigma),
         method: format!(
             "random effects over {k} sources weighted alike: tau^2 = var(medians) - mean sampling \
-             variance ((pi/2) s^2 / n), half = t(0.9, k - 2) * sqrt(tau^2 + var(medians) / k) \
-             (Higgins, Thompson & Spiegelhalter 2009), bounded to [0, ln 2]; pinned by the \
-             sources' medians listed"
+             variance ((pi/2) s^2 / n); a new source's offset centred on the median of the \
+             medians, sigma = sqrt(tau^2 + (pi/2) var(medians) / k), bounded to [0, ln 2 / z80] \
+             (ln 2 / z80 with fewer than 3 sources); pinned by the sources' medians listed"
         ),
     }
 }
@@ -166,148 +151,6 @@ fn sources(rs: &[&Residual]) -> Vec<String> {
     s.into_iter().map(str::to_string).collect()
 }
 
-/// The error model of `rs` without its leave-one-source-out coverage.
-fn fit_table(rs: &[&Residual], provenance: Provenance) -> ErrorModel {
-    let (base, cells) = table(rs);
-    let mut m = ErrorModel {
-        schema_version: ERROR_MODEL_SCHEMA_VERSION,
-        provenance,
-        level: INTERVAL_LEVEL,
-        min_cell: MIN_CELL,
-        base,
-        cells,
-        between: between_source(rs),
-        unseen_ln: 0.0,
-        unseen_n: 0,
-        pair_correlation: 0.0,
-        pairs: 0,
-        loso: Coverage::default(),
-    };
-    // the unseen width, out of sample: each source against the model of the others, from its
-    // figures with a level (other than a new machine or model) the others lack
-    let mut off: Vec<f64> = Vec::new();
-    let mut got: Vec<f64> = Vec::new();
-    for s in sources(rs) {
-        let rest: Vec<&Residual> = rs.iter().copied().filter(|r| r.source != s).collect();
-        if rest.is_empty() {
-            continue;
-        }
-        let (b, c) = table(&rest);
-        let inner = ErrorModel {
-            base: b,
-            cells: c,
-            between: between_source(&rest),
-            provenance: Provenance {
-                sources: sources(&rest),
-                ..empty_provenance()
-            },
-            ..m.clone()
-        };
-        for r in rs.iter().filter(|r| r.source == s) {
-            let i = inner.ln_interval(&r.regime);
-            if i.unseen_levels > 0 {
-                off.push(r.ln() - i.centre());
-                got.push(i.half().powi(2));
-            }
-        }
-    }
-    let off = sorted(off.into_iter());
-    let got = sorted(got.into_iter());
-    m.unseen_n = off.len();
-    m.unseen_ln = if off.len() >= MIN_CELL {
-        let tail = (1.0 - INTERVAL_LEVEL) / 2.0;
-        let h = (quantile(&off, 1.0 - tail) - quantile(&off, tail)) / 2.0;
-        r4((h * h - quantile(&got, 0.5)).max(0.0).sqrt())
-    } else {
-        // too few to measure: an unseen level is taken to add as much as the base spread
-        r4(m.base.half_ln())
-    };
-    let (rho, n) = pair_correlation(rs);
-    m.pair_correlation = r4(rho);
-    m.pairs = n;
-    m
-}
-
-/// 1 − var(rA − rB) / (2 var r) over every pair of one comparison group: how much of two
-/// predictions' error on one box and load is shared (0 when there are no pairs).
-fn pair_correlation(rs: &[&Residual]) -> (f64, usize) {
-    let ps = pairs(rs);
-    if ps.len() < 2 {
-        return (0.0, ps.len());
-    }
-    // less the source's offset, which both sides of a pair share whole
-    let medians = source_medians(rs);
-    let w = |r: &Residual| r.ln() - medians[&r.source];
-    let var = |v: &[f64]| {
-        let m = v.iter().sum::<f64>() / v.len() as f64;
-        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / v.len() as f64
-    };
-    let all: Vec<f64> = ps.iter().flat_map(|(a, b)| [w(a), w(b)]).collect();
-    let diff: Vec<f64> = ps.iter().map(|(a, b)| a.ln() - b.ln()).collect();
-    let v = var(&all);
-    if v <= 0.0 {
-        return (0.0, ps.len());
-    }
-    ((1.0 - var(&diff) / (2.0 * v)).clamp(-1.0, 1.0), ps.len())
-}
-
-/// Coverage of `m`'s 80% intervals over `rs`.
-pub fn coverage(m: &ErrorModel, rs: &[&Residual]) -> Coverage {
-    let mut inside = 0;
-    let mut half: Vec<f64> = Vec::with_capacity(rs.len());
-    for r in rs {
-        let i = m.ln_interval(&r.regime);
-        inside += usize::from((i.lo..=i.hi).contains(&r.ln()));
-        half.push((i.hi.exp() - i.lo.exp()) / 2.0 * 100.0);
-    }
-    half.sort_unstable_by(f64::total_cmp);
-    Coverage {
-        n: rs.len(),
-        coverage_pct: if rs.is_empty() {
-            0.0
-        } else {
-            r4(inside as f64 / rs.len() as f64 * 100.0)
-        },
-        median_half_width_pct: r4(quantile(&half, 0.5)),
-    }
-}
-
-/// Leave one source out: each source's figures against the model fitted on the others.
-pub fn loso(rs: &[&Residual]) -> Coverage {
-    let mut inside = 0.0;
-    let mut half: Vec<f64> = Vec::new();
-    for s in sources(rs) {
-        let rest: Vec<&Residual> = rs.iter().copied().filter(|r| r.source != s).collect();
-        let held: Vec<&Residual> = rs.iter().copied().filter(|r| r.source == s).collect();
-        if rest.is_empty() {
-            continue;
-        }
-        let m = fit_table(
-            &rest,
-            Provenance {
-                sources: sources(&rest),
-                ..empty_provenance()
-            },
-        );
-        let c = coverage(&m, &held);
-        inside += c.coverage_pct / 100.0 * held.len() as f64;
-        for r in &held {
-            let i = m.ln_interval(&r.regime);
-            half.push((i.hi.exp() - i.lo.exp()) / 2.0 * 100.0);
-        }
-    }
-    half.sort_unstable_by(f64::total_cmp);
-    Coverage {
-        n: half.len(),
-        coverage_pct: if half.is_empty() {
-            0.0
-        } else {
-            r4(inside / half.len() as f64 * 100.0)
-        },
-        median_half_width_pct: r4(quantile(&half, 0.5)),
-    }
-}
-
 fn empty_provenance() -> Provenance {
     Provenance {
         records_file: String::new(),
@@ -318,8 +161,196 @@ fn empty_provenance() -> Provenance {
     }
 }
 
+/// The table, between-source spread and unseen sigma of `rs`, at the nominal quantile, with no
+/// pair correlation (see [`fit_table`]).
+fn fit_spreads(rs: &[&Residual], provenance: Provenance) -> ErrorModel {
+    let (base, cells) = table(rs);
+    ErrorModel {
+        schema_version: ERROR_MODEL_SCHEMA_VERSION,
+        provenance,
+        level: INTERVAL_LEVEL,
+        min_cell: MIN_CELL,
+        base,
+        cells,
+        between: between_source(rs),
+        unseen_sigma_ln: 0.0,
+        unseen_n: 0,
+        quantile_z: Z_80,
+        pair_classes: Vec::new(),
+        loso: Coverage::default(),
+        figures: Vec::new(),
+    }
+}
+
+/// The model of `rs` without its quantile fit or leave-one-source-out coverage: the table, the
+/// between-source spread, the unseen sigma (out of sample) and the pair classes' correlation.
+fn fit_table(rs: &[&Residual], provenance: Provenance) -> ErrorModel {
+    let mut m = fit_spreads(rs, provenance);
+    // the unseen sigma, out of sample: each source against the model of the others, from its
+    // figures with a level (other than a new machine or model) the others lack
+    let mut off: Vec<f64> = Vec::new();
+    let mut got: Vec<f64> = Vec::new();
+    for s in sources(rs) {
+        let rest: Vec<&Residual> = rs.iter().copied().filter(|r| r.source != s).collect();
+        if rest.is_empty() {
+            continue;
+        }
+        let inner = ErrorModel {
+            unseen_sigma_ln: 0.0,
+            ..fit_spreads(&rest, provenance_of(&rest))
+        };
+        for r in rs.iter().filter(|r| r.source == s) {
+            let i = inner.ln_interval(&r.regime);
+            if i.unseen_levels > 0 {
+                off.push(r.ln() - i.centre());
+                got.push(i.sigma.powi(2));
+            }
+        }
+    }
+    let off = sorted(off.into_iter());
+    let got = sorted(got.into_iter());
+    m.unseen_n = off.len();
+    m.unseen_sigma_ln = if off.len() >= MIN_CELL {
+        let tail = (1.0 - INTERVAL_LEVEL) / 2.0;
+        let s = (quantile(&off, 1.0 - tail) - quantile(&off, tail)) / 2.0 / Z_80;
+        r4((s * s - quantile(&got, 0.5)).max(0.0).sqrt())
+    } else {
+        // too few to measure: an unseen level is taken to add as much as the base spread
+        r4(m.base.half_ln() / Z_80)
+    };
+    m.pair_classes = pair_classes(&m, rs);
+    m
+}
+
+fn provenance_of(rs: &[&Residual]) -> Provenance {
+    Provenance {
+        sources: sources(rs),
+        ..empty_provenance()
+    }
+}
+
+/// Each pair class's correlation (see [`PairClass`]): the ρ for which Σ (σa² + σb² − 2ρσaσb)
+/// over the class's equal-load pairs equals the measured Σ (eA − eB)², e a residual less its
+/// regime's centre inside one source.
+fn pair_classes(m: &ErrorModel, rs: &[&Residual]) -> Vec<PairClass> {
+    let mut sums = [(0usize, 0.0f64, 0.0f64, 0.0f64); 2];
+    for (a, b) in pairs(rs) {
+        let (ia, ib) = (m.ln_interval(&a.regime), m.ln_interval(&b.regime));
+        let e = (a.ln() - ia.own_centre) - (b.ln() - ib.own_centre);
+        let s = &mut sums[usize::from(!same_class(&a.regime, &b.regime))];
+        s.0 += 1;
+        s.1 += ia.own_sigma.powi(2) + ib.own_sigma.powi(2);
+        s.2 += 2.0 * ia.own_sigma * ib.own_sigma;
+        s.3 += e * e;
+    }
+    PAIR_CLASSES
+        .iter()
+        .zip(sums)
+        .map(|(class, (n, var, cross, e2))| PairClass {
+            class: class.to_string(),
+            pairs: n,
+            correlation: if n >= MIN_CELL && cross > 0.0 {
+                r4(((var - e2) / cross).clamp(-1.0, 1.0))
+            } else {
+                0.0
+            },
+        })
+        .collect()
+}
+
+/// Coverage of `m`'s 80% intervals over `rs`.
+pub fn coverage(m: &ErrorModel, rs: &[&Residual]) -> Coverage {
+    // each interval at its own quantile: its half-width at z = 1, no floor
+    let got: Vec<Held> = rs
+        .iter()
+        .map(|r| {
+            let i = m.ln_interval(&r.regime);
+            (r.ln(), i.centre(), i.half(), 0.0)
+        })
+        .collect();
+    coverage_at(&got, 1.0)
+}
+
+/// A held-out figure: residual, its interval's centre, sigma and least half-width.
+type Held = (f64, f64, f64, f64);
+
+/// Coverage of held-out figures at `centre ± max(z·sigma, floor)`.
+fn coverage_at(got: &[Held], z: f64) -> Coverage {
+    let half_of = |s: f64, floor: f64| (z * s).max(floor);
+    let inside = got
+        .iter()
+        .filter(|(r, c, s, f)| (r - c).abs() <= half_of(*s, *f))
+        .count();
+    let half = sorted(
+        got.iter()
+            .map(|(_, c, s, f)| c.exp() * half_of(*s, *f).sinh() * 100.0),
+    );
+    Coverage {
+        n: got.len(),
+        coverage_pct: if got.is_empty() {
+            0.0
+        } else {
+            r4(inside as f64 / got.len() as f64 * 100.0)
+        },
+        median_half_width_pct: r4(quantile(&half, 0.5)),
+    }
+}
+
+/// Leave one source out: each source's figures as `(residual, centre, sigma, floor)` of the
+/// model fitted on the others (each a new source to it), and each source's equal-load pairs judged by that model.
+type Fold<'a> = (ErrorModel, Vec<&'a Residual>);
+
+fn loso_folds<'a>(rs: &[&'a Residual]) -> (Vec<Held>, Vec<Fold<'a>>) {
+    let mut got = Vec::new();
+    let mut folds = Vec::new();
+    for s in sources(rs) {
+        let rest: Vec<&Residual> = rs.iter().copied().filter(|r| r.source != s).collect();
+        let held: Vec<&Residual> = rs.iter().copied().filter(|r| r.source == s).collect();
+        if rest.is_empty() {
+            continue;
+        }
+        let m = fit_table(&rest, provenance_of(&rest));
+        for r in &held {
+            let i = m.ln_interval(&r.regime);
+            got.push((r.ln(), i.centre(), i.sigma, i.floor_half));
+        }
+        folds.push((m, held));
+    }
+    (got, folds)
+}
+
+/// The smallest z (steps of 0.01 within [`QUANTILE_Z_BOUNDS`]) at which `got` is covered at
+/// least [`INTERVAL_LEVEL`]; the upper bound where none is.
+fn fit_quantile(got: &[Held]) -> f64 {
+    let [lo, hi] = QUANTILE_Z_BOUNDS;
+    let steps = ((hi - lo) * 100.0).round() as usize;
+    (0..=steps)
+        .map(|i| lo + i as f64 / 100.0)
+        .find(|z| coverage_at(got, *z).coverage_pct >= INTERVAL_LEVEL * 100.0)
+        .map_or(hi, r4)
+}
+
+/// Leave one source out on `rs`: coverage of each source's figures by the model fitted on the
+/// others (at the quantile fitted on those folds), and the verdicts on each source's equal-load
+/// pairs by that model.
+pub fn loso_check(rs: &[&Residual]) -> (Coverage, PairCheck) {
+    let (got, folds) = loso_folds(rs);
+    let z = fit_quantile(&got);
+    let mut verdicts = PairCheck::default();
+    for (m, held) in &folds {
+        verdicts.merge(&check_pairs(m, held));
+    }
+    (coverage_at(&got, z), verdicts)
+}
+
+/// Leave one source out: each source's figures against the model fitted on the others.
+pub fn loso(rs: &[&Residual]) -> Coverage {
+    loso_check(rs).0
+}
+
 /// The error model of `rs` (a records file's headline residuals), with its leave-one-source-out
-/// coverage. Never called on `validation/further-records.json`: that file is held out.
+/// coverage. Fitted on the dev set only: never called on `validation/further-records.json` or
+/// `validation/glm52-records.json` (held out; `sim validate` refuses).
 pub fn fit(rs: &[Residual], records_file: &str, acceptance: &[String]) -> ErrorModel {
     let refs: Vec<&Residual> = rs.iter().collect();
     let mut cmd = format!("sim validate --records {records_file}");
@@ -335,6 +366,66 @@ pub fn fit(rs: &[Residual], records_file: &str, acceptance: &[String]) -> ErrorM
         sources: sources(&refs),
     };
     let mut m = fit_table(&refs, provenance);
-    m.loso = loso(&refs);
+    let (got, _) = loso_folds(&refs);
+    m.quantile_z = fit_quantile(&got);
+    m.loso = coverage_at(&got, m.quantile_z);
+    m.figures = figures(&m, records_file);
     m
+}
+
+/// Every fitted scalar of `m` with its meaning, bounds and what pinned it.
+fn figures(m: &ErrorModel, records_file: &str) -> Vec<FittedFigure> {
+    let b = &m.between;
+    let ln2 = std::f64::consts::LN_2;
+    let mut out = vec![
+        FittedFigure {
+            name: "between.centre_ln".into(),
+            value: b.centre_ln,
+            meaning: "expected ln(measured/predicted) offset of a source the dev set lacks".into(),
+            bounds: [-ln2, ln2],
+            pinned_by: format!("the median of the {} sources' medians", b.sources.len()),
+        },
+        FittedFigure {
+            name: "between.sigma_ln".into(),
+            value: b.sigma_ln,
+            meaning: "sigma of a new source's offset about that centre (tau and the centre's own sampling error)".into(),
+            bounds: BETWEEN_HALF_BOUNDS_LN.map(|x| r4(x / Z_80)),
+            pinned_by: format!("the spread of the {} sources' medians (tau {})", b.sources.len(), b.tau_ln),
+        },
+        FittedFigure {
+            name: "unseen_sigma_ln".into(),
+            value: m.unseen_sigma_ln,
+            meaning: "sigma each factor level or flag the table lacks adds, in quadrature".into(),
+            bounds: [0.0, ln2 / Z_80],
+            pinned_by: format!("{} held-out figures with such a level, leaving one source out", m.unseen_n),
+        },
+        FittedFigure {
+            name: "quantile_z".into(),
+            value: m.quantile_z,
+            meaning: "a new source's 80% interval half-width in sigmas of the combined spread (on the dev set's own ground: z80)".into(),
+            bounds: QUANTILE_Z_BOUNDS,
+            pinned_by: format!("the smallest z at which {records_file}'s leave-one-source-out coverage reaches 80% ({} figures)", m.loso.n),
+        },
+    ];
+    for c in &m.pair_classes {
+        out.push(FittedFigure {
+            name: format!("pair correlation, {}", c.class),
+            value: c.correlation,
+            meaning: "correlation of two predictions' errors beyond their common source offset"
+                .into(),
+            bounds: [-1.0, 1.0],
+            pinned_by: if c.pairs >= MIN_CELL {
+                format!(
+                    "var of the log-ratio differences of {} equal-load pairs of {records_file}",
+                    c.pairs
+                )
+            } else {
+                format!(
+                    "{} pairs (fewer than {MIN_CELL}): taken as independent",
+                    c.pairs
+                )
+            },
+        });
+    }
+    out
 }

@@ -7,16 +7,28 @@
 //! predicted"). For every level of every regime factor (engine, model, speculation and where the
 //! acceptance came from, context band, concurrency band, machine, metric family, and the
 //! extrapolation flags the cost model raises) the table keeps the residuals' 10th and 90th
-//! percentiles when at least [`MIN_CELL`] headline figures fall in it. A prediction's interval
-//! is the widest of the cells its regime falls in (that cell is named as what set the width, and
-//! its percentiles carry its bias); every further flag widens it by what that flag's cell adds
-//! over all residuals, and every factor level or flag the table has not seen by the spread that
-//! levels unseen in fitting were measured to add out of sample ([`ErrorModel::unseen_ln`],
-//! [`fit`]).
+//! percentiles when at least [`MIN_CELL`] headline figures fall in it; a cell's spread is read as
+//! a sigma (half the central 80% over [`Z_80`]). The independent parts of a prediction's error
+//! combine as variances add (in quadrature on the log scale), never as widths stack:
+//! - the regime's own spread: the mean of the variances of the factor cells its regime falls in
+//!   (each cell is one estimate of how spread such figures are; the mean, not the widest, since
+//!   the widest of nine estimates is biased wide), centred on the mean of their centres (bias);
+//! - each extrapolation flag: what its cell's variance adds over all residuals' (nothing where
+//!   the dev residuals show the flag does not matter);
+//! - each factor level or flag the table has not seen: [`ErrorModel::unseen_sigma_ln`]², measured
+//!   out of sample;
+//! - a new source (a box, model or page the dev set lacks): the between-source variance
+//!   ([`BetweenSource`]), with the spreads inside one source in place of the pooled ones (never
+//!   narrower than the pooled spread of the dev set's own sources).
+//!
+//! The 80% interval is the centre ± z · sigma: on the dev set's own ground z is [`Z_80`] (the
+//! cells' own 10th–90th percentiles); for a new source z is [`ErrorModel::quantile_z`], the
+//! smallest for which the dev set's leave-one-source-out coverage (every held-out page a new
+//! source) reaches 80% ([`fit`]).
 //!
 //! The stored table (`validation/error-model.json`) is fitted on `validation/public-records.json`
-//! only; `validation/further-records.json` is held out and never used to fit it (it is only
-//! scored against it). `sim validate --records validation/public-records.json --acceptance …
+//! only (the dev set); `validation/further-records.json` and `validation/glm52-records.json` are
+//! held out and never used to fit it (they are only scored against it). `sim validate --records validation/public-records.json --acceptance …
 //! --fit-error-model validation/error-model.json` regenerates it; `sim/tests/error_model.rs`
 //! fails when it is stale.
 
@@ -32,7 +44,7 @@ pub const INTERVAL_LEVEL: f64 = 0.8;
 /// unseen). Eight is the fewest for which the 10th and 90th percentiles are not the extremes.
 pub const MIN_CELL: usize = 8;
 /// Schema version of [`ErrorModel`].
-pub const ERROR_MODEL_SCHEMA_VERSION: u32 = 1;
+pub const ERROR_MODEL_SCHEMA_VERSION: u32 = 2;
 /// z of the 90th percentile of a standard normal: an 80% half-width over this is one sigma.
 pub const Z_80: f64 = 1.281_551_565_544_600_4;
 
@@ -369,30 +381,60 @@ pub struct SourceOffset {
 /// The error a new source (another page or box) adds: each dev source's median residual is read
 /// as one draw from a between-source distribution (a random-effects view). Every source weighs
 /// the same whatever its figure count; τ² is the method-of-moments estimate (the variance of the
-/// medians less their mean sampling variance), and a new source's offset has the 80% prediction
-/// half-width t(0.9, k − 2)·√(τ² + s²/k) of Higgins, Thompson & Spiegelhalter (2009), k the
-/// sources, bounded to [`BETWEEN_HALF_BOUNDS_LN`].
+/// medians less their mean sampling variance). A new source's offset is expected at the median
+/// of the sources' medians (robust to one page far off) and spreads about it by
+/// σ = √(τ² + (π/2)·var(medians)/k): the sources' own spread plus that centre's sampling
+/// variance, bounded to [`BETWEEN_HALF_BOUNDS_LN`] / [`Z_80`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BetweenSource {
     pub sources: Vec<SourceOffset>,
-    /// Equal-weight mean of the sources' medians: the expected offset of a new source.
-    pub mean_ln: f64,
-    /// σ_between.
+    /// Median of the sources' medians: the expected offset of a new source.
+    pub centre_ln: f64,
+    /// σ_between (τ).
     pub tau_ln: f64,
-    /// Degrees of freedom of the t quantile (k − 2).
-    pub df: usize,
-    pub t_quantile: f64,
-    /// The 80% half-width a new source's offset adds (ln), root-sum-square with the within
-    /// spread.
-    pub half_ln: f64,
+    /// The sigma a new source's offset adds (ln), in quadrature with the spread inside one
+    /// source.
+    pub sigma_ln: f64,
     /// What the figures are and what pinned them.
     pub method: String,
 }
 
-/// Bounds on [`BetweenSource::half_ln`]: no less than nothing, no more than ln 2 (a factor of two
-/// either way, the largest out-of-source error the issue reports for any kind of run); with fewer
-/// than three sources (no degree of freedom) the upper bound is taken.
+/// Bounds on a new source's 80% half-width at the nominal quantile ([`BetweenSource::sigma_ln`]
+/// · [`Z_80`]): no less than nothing, no more than ln 2 (a factor of two either way, the largest
+/// out-of-source error the issue reports for any kind of run); with fewer than three sources (too
+/// few to tell a spread from one far page) the upper bound is taken.
 pub const BETWEEN_HALF_BOUNDS_LN: [f64; 2] = [0.0, std::f64::consts::LN_2];
+
+/// Bounds on [`ErrorModel::quantile_z`]: an 80% interval is at least ±1 sigma of the combined
+/// spread and at most ±2 (a normal's 68% and 95%).
+pub const QUANTILE_Z_BOUNDS: [f64; 2] = [1.0, 2.0];
+
+/// How correlated two predictions' errors are, for one class of pair: `same source and model`
+/// (one page or box, one model and engine: the same kernels and collectives) or `different`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairClass {
+    pub class: String,
+    /// Equal-load pairs of the dev set that measured it.
+    pub pairs: usize,
+    /// ρ of their errors beyond the source's offset: the ρ for which the verdicts' variance of
+    /// the log-ratio difference, σa² + σb² − 2ρσaσb, summed over the pairs, equals the measured
+    /// Σ (eA − eB)² (e a residual less its regime's centre); 0 where fewer than [`MIN_CELL`]
+    /// pairs (taken as independent).
+    pub correlation: f64,
+}
+
+/// The class names of [`PairClass`].
+pub const PAIR_CLASSES: [&str; 2] = ["same source and model", "different"];
+
+/// One fitted figure of the stored model: what it means, its bounds and what pinned it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FittedFigure {
+    pub name: String,
+    pub value: f64,
+    pub meaning: String,
+    pub bounds: [f64; 2],
+    pub pinned_by: String,
+}
 
 /// The error model: the table, the width unseen levels add, and the correlation of two
 /// predictions' errors on one box.
@@ -409,22 +451,25 @@ pub struct ErrorModel {
     pub cells: Vec<Cell>,
     /// What a new source (a machine, model or page the dev set does not have) adds.
     pub between: BetweenSource,
-    /// Half-width (ln) added in quadrature for each other factor level or flag the table has not
-    /// seen (speculation, bands, family, machine kind, P2P state, flags):
-    /// measured leaving one source out, from the held-out source's figures whose level was unseen
-    /// (their spread about the fallback interval's centre beyond the base spread).
-    pub unseen_ln: f64,
-    /// Held-out figures that measured `unseen_ln` (0: none; then the base half-width is used).
+    /// Sigma (ln) added in quadrature for each other factor level or flag the table has not
+    /// seen (speculation, bands, family, machine kind, P2P state, flags): measured leaving one
+    /// source out, from the held-out source's figures whose level was unseen (their spread
+    /// about the interval's centre beyond the sigma they got without it).
+    pub unseen_sigma_ln: f64,
+    /// Held-out figures that measured `unseen_sigma_ln` (fewer than `min_cell`: the base sigma
+    /// is used).
     pub unseen_n: usize,
-    /// Correlation of two predictions' residuals in one comparison group (same box and load,
-    /// one choice different) beyond their common source offset: 1 − var(rA − rB) / (2 var r),
-    /// r less its source's median.
-    pub pair_correlation: f64,
-    /// Pairs that measured it.
-    pub pairs: usize,
+    /// A new source's 80% interval half-width in sigmas of the combined spread: the smallest (in
+    /// steps of 0.01 within [`QUANTILE_Z_BOUNDS`]) for which the leave-one-source-out coverage
+    /// of the fitted file reaches [`INTERVAL_LEVEL`] (on the dev set's own ground: [`Z_80`]).
+    pub quantile_z: f64,
+    /// Correlation of two predictions' errors by class of pair ([`PAIR_CLASSES`]).
+    pub pair_classes: Vec<PairClass>,
     /// Leave-one-source-out coverage of the fitted file (each source predicted by the table
-    /// fitted on the others).
+    /// fitted on the others, at `quantile_z`).
     pub loso: Coverage,
+    /// Every fitted figure above with its meaning, bounds and the data that pinned it.
+    pub figures: Vec<FittedFigure>,
 }
 
 /// A prediction's 80% interval and what set it.
@@ -455,22 +500,76 @@ pub struct FigureRange {
 pub struct LnInterval {
     pub lo: f64,
     pub hi: f64,
-    /// The part of the half-width a new source's offset makes (0 on the dev set's own ground):
-    /// two predictions of one box share it whole.
-    pub source_half: f64,
+    /// Sigma of the whole error (ln).
+    pub sigma: f64,
+    /// The quantile it is taken at ([`Z_80`] on the dev set's own ground, else
+    /// [`ErrorModel::quantile_z`]).
+    pub z: f64,
+    /// The least half-width a new source gets: the dev set's own ground's 80% band in this
+    /// regime (0 on that ground).
+    pub floor_half: f64,
+    /// Centre and sigma of the error inside one source (no new source's offset): what two
+    /// predictions of one box do not share by the offset.
+    pub own_centre: f64,
+    pub own_sigma: f64,
+    /// The sigma a new source's offset makes (0 on the dev set's own ground): two predictions
+    /// of one box share it whole.
+    pub source_sigma: f64,
     /// Levels (other than a new machine or model) and flags the table has not seen.
     pub unseen_levels: usize,
     pub set_by: String,
     pub widened_by: Vec<String>,
 }
 
+/// The parts of an interval's width in ln, as `validate --records` gives them per comparison:
+/// the spread inside one source (or pooled, on the dev set's own ground) in quadrature with a
+/// new source's offset, times the quantile, never under the floor.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RangeParts {
+    /// Sigma of the regime's own spread (cells, flags, unseen levels).
+    pub regime_sigma_ln: f64,
+    /// Sigma a new source's offset adds (0 on the dev set's own ground).
+    pub source_sigma_ln: f64,
+    /// The quantile the combined sigma is taken at.
+    pub z: f64,
+    /// The least half-width (a new source's: the dev ground's band; else 0).
+    pub floor_half_ln: f64,
+    /// The half-width: max(z · √(regime² + source²), floor).
+    pub half_ln: f64,
+}
+
 impl LnInterval {
+    /// What the half-width is made of.
+    pub fn parts(&self) -> RangeParts {
+        let regime = (self.sigma.powi(2) - self.source_sigma.powi(2))
+            .max(0.0)
+            .sqrt();
+        RangeParts {
+            regime_sigma_ln: regime,
+            source_sigma_ln: self.source_sigma,
+            z: self.z,
+            floor_half_ln: self.floor_half,
+            half_ln: self.half(),
+        }
+    }
+
     pub fn centre(&self) -> f64 {
         (self.lo + self.hi) / 2.0
     }
     pub fn half(&self) -> f64 {
         (self.hi - self.lo) / 2.0
     }
+}
+
+/// A regime's spread from the table: centre and variance of its residual, before a new source.
+struct Spread<'a> {
+    centre: f64,
+    var: f64,
+    /// The cells averaged and the widest of them.
+    cells: usize,
+    widest: &'a Cell,
+    widened_by: Vec<String>,
+    unseen: Vec<String>,
 }
 
 static BUILTIN: OnceLock<ErrorModel> = OnceLock::new();
@@ -504,6 +603,85 @@ impl ErrorModel {
 
     /// The interval of `ln(measured / predicted)` for a prediction in `regime`.
     pub fn ln_interval(&self, regime: &Regime) -> LnInterval {
+        let new_source = self.new_source(regime);
+        // on new ground the spread inside one source is the regime's and the offset comes on top
+        let s = self.spread(regime, new_source.is_some());
+        let own = self.spread(regime, true);
+        let mut widened_by = s.widened_by;
+        // a level unseen is named only where unseen levels were measured to add something
+        if self.unseen_sigma_ln > 0.0 {
+            widened_by.extend(s.unseen.iter().cloned());
+        }
+        let source_sigma = if new_source.is_some() {
+            self.between.sigma_ln
+        } else {
+            0.0
+        };
+        let mut centre = s.centre;
+        if let Some(why) = new_source {
+            widened_by.push(format!(
+                "{why}: new source ±{:.3} ln",
+                self.quantile_z * source_sigma
+            ));
+            centre += self.between.centre_ln;
+        }
+        let sigma = (s.var + source_sigma.powi(2)).sqrt();
+        // on the dev set's own ground the cells' percentiles are the 80% band as measured; on new
+        // ground the quantile measured leaving one source out, and never surer than the dev
+        // set's own ground (its pooled 80% band is a floor)
+        let floor_half = if source_sigma > 0.0 {
+            Z_80 * self.spread(regime, false).var.sqrt()
+        } else {
+            0.0
+        };
+        let z = if source_sigma > 0.0 {
+            self.quantile_z
+        } else {
+            Z_80
+        };
+        let half = (z * sigma).max(floor_half);
+        LnInterval {
+            lo: centre - half,
+            hi: centre + half,
+            sigma,
+            z,
+            floor_half,
+            own_centre: own.centre,
+            own_sigma: own.var.sqrt(),
+            source_sigma,
+            unseen_levels: s.unseen.len(),
+            set_by: if s.cells > 1 {
+                format!(
+                    "{}, the widest of {} cells averaged",
+                    s.widest.describe(),
+                    s.cells
+                )
+            } else {
+                s.widest.describe()
+            },
+            widened_by,
+        }
+    }
+
+    /// The regime's spread from its cells (`within`: the spreads inside one source, else pooled
+    /// over the sources): the mean variance and centre of the factor cells it falls in, each
+    /// flag's excess variance over all residuals', and the unseen levels' variance.
+    fn spread(&self, regime: &Regime, within: bool) -> Spread<'_> {
+        let sigma_of = |c: &Cell| {
+            let half = if within {
+                c.within_half_ln()
+            } else {
+                c.half_ln()
+            };
+            half / Z_80
+        };
+        let centre_of = |c: &Cell| {
+            if within {
+                (c.within_lo_ln + c.within_hi_ln) / 2.0
+            } else {
+                (c.lo_ln + c.hi_ln) / 2.0
+            }
+        };
         let mut seen: Vec<&Cell> = vec![&self.base];
         let mut unseen: Vec<String> = Vec::new();
         for f in FACTORS {
@@ -513,85 +691,48 @@ impl ErrorModel {
                 None => unseen.push(format!("{f} {} unseen", regime.level(f))),
             }
         }
-        let mut flags: Vec<&Cell> = Vec::new();
-        for fl in &regime.flags {
-            match self.cell("flag", fl) {
-                Some(c) => flags.push(c),
-                None => unseen.push(format!("{fl} unseen")),
-            }
-        }
-        seen.extend(flags.iter().copied());
-        let new_source = self.new_source(regime);
-        let pooled = self.spread(&seen, &flags, unseen.len(), false);
-        let (widest, mut var, mut widened_by) = match new_source {
-            // on new ground the spread inside one source sets the width and the source's offset
-            // comes on top, never narrower than the pooled spread of the dev set's own sources
-            Some(_) => {
-                let (c, v, w) = self.spread(&seen, &flags, unseen.len(), true);
-                (c, (v + self.between.half_ln.powi(2)).max(pooled.1), w)
-            }
-            None => pooled,
-        };
-        let unseen_levels = unseen.len();
-        // a level unseen is named only where unseen levels were measured to add something
-        if self.unseen_ln > 0.0 {
-            widened_by.extend(unseen);
-        }
-        let (centre, source_half) = match new_source {
-            Some(why) => {
-                widened_by.push(format!("{why}: new source ±{:.3} ln", self.between.half_ln));
-                let within_centre = (widest.within_lo_ln + widest.within_hi_ln) / 2.0;
-                (self.between.mean_ln + within_centre, self.between.half_ln)
-            }
-            None => ((widest.lo_ln + widest.hi_ln) / 2.0, 0.0),
-        };
-        var = var.max(source_half.powi(2));
-        let half = var.sqrt();
-        LnInterval {
-            lo: centre - half,
-            hi: centre + half,
-            source_half,
-            unseen_levels,
-            set_by: widest.describe(),
-            widened_by,
-        }
-    }
-
-    /// The widest of the `seen` cells, the variance (ln²) of its 80% half-width with the `flags`
-    /// and `unseen` levels stacked on it, and what widened it; `within`: the spreads inside one
-    /// source, else pooled over the sources.
-    fn spread<'a>(
-        &'a self,
-        seen: &[&'a Cell],
-        flags: &[&'a Cell],
-        unseen: usize,
-        within: bool,
-    ) -> (&'a Cell, f64, Vec<String>) {
-        let half_of = |c: &Cell| {
-            if within {
-                c.within_half_ln()
-            } else {
-                c.half_ln()
-            }
-        };
+        let k = seen.len() as f64;
+        let mut var = seen.iter().map(|c| sigma_of(c).powi(2)).sum::<f64>() / k;
+        let centre = seen.iter().map(|c| centre_of(c)).sum::<f64>() / k;
         let widest = seen
             .iter()
             .copied()
-            .max_by(|a, b| half_of(a).total_cmp(&half_of(b)))
+            .max_by(|a, b| sigma_of(a).total_cmp(&sigma_of(b)))
             .unwrap_or(&self.base);
-        let base_h = half_of(&self.base);
+        let base_var = sigma_of(&self.base).powi(2);
         let mut widened_by = Vec::new();
-        let mut var = half_of(widest).powi(2);
-        // flags stack: each one not already setting the width adds what it adds over the base
-        for c in flags.iter().filter(|c| !std::ptr::eq(**c, widest)) {
-            let extra = (half_of(c).powi(2) - base_h.powi(2)).max(0.0);
-            if extra > 0.0 {
-                var += extra;
-                widened_by.push(format!("flag {}", c.level));
+        for fl in &regime.flags {
+            match self.cell("flag", fl) {
+                Some(c) => {
+                    let extra = (sigma_of(c).powi(2) - base_var).max(0.0);
+                    if extra > 0.0 {
+                        var += extra;
+                        widened_by.push(format!("flag {fl}"));
+                    }
+                }
+                None => unseen.push(format!("{fl} unseen")),
             }
         }
-        var += unseen as f64 * self.unseen_ln.powi(2);
-        (widest, var, widened_by)
+        var += unseen.len() as f64 * self.unseen_sigma_ln.powi(2);
+        Spread {
+            centre,
+            var,
+            cells: seen.len(),
+            widest,
+            widened_by,
+            unseen,
+        }
+    }
+
+    /// The correlation of two predictions' errors: of the `same source and model` class where
+    /// both are of one source (page or box: the same source, or for a user's own predictions the
+    /// same machine), one model and one engine; else of the `different` class.
+    pub fn correlation(&self, a: &Regime, b: &Regime) -> f64 {
+        let class = PAIR_CLASSES[usize::from(!same_class(a, b))];
+        self.pair_classes
+            .iter()
+            .find(|c| c.class == class)
+            .map_or(0.0, |c| c.correlation)
     }
 
     /// The 80% interval of a predicted figure: a throughput when `higher_is_faster`, else a
@@ -611,6 +752,17 @@ impl ErrorModel {
     }
 }
 
+/// Whether two predictions are of one source, model and engine (the `same source and model`
+/// class of [`PairClass`]): a records page or box (one source, even where its runs differ in a
+/// machine preset such as an NCCL setting), or for a user's own predictions one machine.
+pub fn same_class(a: &Regime, b: &Regime) -> bool {
+    let one_source = if a.source.is_empty() && b.source.is_empty() {
+        a.machine == b.machine
+    } else {
+        a.source == b.source
+    };
+    one_source && a.model == b.model && a.engine == b.engine
+}
 impl ErrorModel {
     /// Every `(key, value, higher_is_faster)` figure with its 80% interval in `regime`.
     pub fn figure_ranges(

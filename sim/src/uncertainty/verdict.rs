@@ -1,15 +1,18 @@
 //! Verdicts between two predictions, only as sure as their intervals allow.
 //!
-//! Each prediction's error is read from its 80% interval as a normal in ln-space (centre: the
-//! interval's, sigma: half-width / [`Z_80`]). Two predictions on one box share much of their
-//! error (the same kernels, the same collectives), so the difference of their log errors has
-//! variance σa² + σb² − 2ρσaσb with ρ the error model's measured pair correlation (of errors
-//! less their source's offset); the offset a new source adds ([`super::BetweenSource`]) is one
-//! draw for both sides of one box and cancels. The chance
-//! that A is in fact faster is Φ(d / σd), d the predicted log speed ratio with each centre's
-//! bias applied. Below [`VERDICT_BAR`] the verdict is "Depends: measure both".
+//! Each prediction's error is read from the error model as a normal in ln-space: the centre and
+//! sigma of its regime inside one source ([`super::LnInterval::own_centre`], `own_sigma`). Two
+//! predictions of one source share much of their error (the same kernels, the same
+//! collectives), so the difference of their log errors has variance σa² + σb² − 2ρσaσb with ρ
+//! the error model's correlation for that class of pair ([`ErrorModel::correlation`]: same
+//! source and model, or different), measured on the dev set's equal-load pairs from the
+//! variance of their log-ratio differences; the offset a new source adds
+//! ([`super::BetweenSource`]) is one draw for both sides of one box and cancels (one side on new
+//! ground only: it adds). The chance that A is in fact faster is Φ(d / σd), d the predicted log
+//! speed ratio with each centre's bias applied. Below [`VERDICT_BAR`] the verdict is "Depends:
+//! measure both".
 
-use super::{ErrorModel, Regime, Residual, Z_80, normal_cdf};
+use super::{ErrorModel, Regime, Residual, normal_cdf};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -25,7 +28,7 @@ pub struct Side<'a> {
 
 /// The probability that `a` is measured faster than `b`.
 pub fn probability_faster(m: &ErrorModel, a: Side<'_>, b: Side<'_>) -> f64 {
-    probability_with(m, a, b, m.pair_correlation)
+    probability_with(m, a, b, m.correlation(a.regime, b.regime))
 }
 
 /// [`probability_faster`] with the correlation given.
@@ -35,10 +38,9 @@ pub fn probability_with(m: &ErrorModel, a: Side<'_>, b: Side<'_>, rho: f64) -> f
     }
     let (ia, ib) = (m.ln_interval(a.regime), m.ln_interval(b.regime));
     // a new source's offset is one draw for the whole box: both sides share it whole
-    let own = |i: &super::LnInterval| (i.half().powi(2) - i.source_half.powi(2)).max(0.0).sqrt();
-    let (sa, sb) = (own(&ia) / Z_80, own(&ib) / Z_80);
-    let shared = (ia.source_half - ib.source_half) / Z_80;
-    let d = a.speed.ln() + ia.centre() - b.speed.ln() - ib.centre();
+    let (sa, sb) = (ia.own_sigma, ib.own_sigma);
+    let shared = ia.source_sigma - ib.source_sigma;
+    let d = a.speed.ln() + ia.own_centre - b.speed.ln() - ib.own_centre;
     let sd = (sa * sa + sb * sb - 2.0 * rho * sa * sb + shared * shared)
         .max(1e-12)
         .sqrt();
@@ -68,7 +70,7 @@ pub fn pairs<'a>(rs: &[&'a Residual]) -> Vec<(&'a Residual, &'a Residual)> {
 }
 
 /// Verdicts stated in one band of confidence and how often they were right.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ConfidenceBin {
     /// `50-60%` … `90-100%`.
     pub stated: String,
@@ -77,7 +79,7 @@ pub struct ConfidenceBin {
 }
 
 /// How the verdicts' stated confidence matched outcomes over a file's equal-load pairs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct PairCheck {
     pub pairs: usize,
     /// Verdicts stated at or above [`VERDICT_BAR`].
@@ -85,8 +87,35 @@ pub struct PairCheck {
     pub confident_right: usize,
     /// "Depends: measure both".
     pub depends: usize,
+    /// Pairs whose two predictions are equal (the cost model does not tell the choices apart,
+    /// e.g. MoE runner backends it prices alike): counted in `depends`, in no bin (a stated 50%
+    /// is neither right nor wrong).
+    #[serde(default)]
+    pub ties: usize,
     /// Every pair by the confidence its verdict stated.
     pub bins: Vec<ConfidenceBin>,
+}
+
+impl PairCheck {
+    /// `other`'s pairs added to these (the folds of a leave-one-source-out check).
+    pub fn merge(&mut self, other: &PairCheck) {
+        self.pairs += other.pairs;
+        self.confident += other.confident;
+        self.confident_right += other.confident_right;
+        self.depends += other.depends;
+        self.ties += other.ties;
+        for b in &other.bins {
+            match self.bins.iter_mut().find(|x| x.stated == b.stated) {
+                Some(x) => {
+                    x.pairs += b.pairs;
+                    x.right += b.right;
+                }
+                None => self.bins.push(b.clone()),
+            }
+        }
+        // the labels are `50-60%` … `90-100%`: their text order is their order
+        self.bins.sort_by(|x, y| x.stated.cmp(&y.stated));
+    }
 }
 
 fn speed(r: &Residual, v: f64) -> f64 {
@@ -109,9 +138,14 @@ pub fn check_pairs(m: &ErrorModel, rs: &[&Residual]) -> PairCheck {
                 regime: &b.regime,
             },
         );
+        c.pairs += 1;
+        if speed(a, a.predicted) == speed(b, b.predicted) {
+            c.ties += 1;
+            c.depends += 1;
+            continue;
+        }
         let right = (speed(a, a.measured) > speed(b, b.measured)) == (p >= 0.5);
         let stated = p.max(1.0 - p);
-        c.pairs += 1;
         if stated >= VERDICT_BAR {
             c.confident += 1;
             c.confident_right += usize::from(right);
@@ -186,6 +220,7 @@ pub fn odds(m: &ErrorModel, a: Choice<'_>, b: Choice<'_>) -> Odds {
         m.range(f.tok_s, true, f.regime),
         m.range(s.tok_s, true, s.regime),
     );
+    let correlation = m.correlation(f.regime, s.regime);
     let sure = p >= VERDICT_BAR;
     let decide_by = (!sure).then(|| format!("{} and {}", f.measure, s.measure));
     let sentence = if sure {
@@ -196,7 +231,7 @@ pub fn odds(m: &ErrorModel, a: Choice<'_>, b: Choice<'_>) -> Odds {
             p * 100.0,
             super::with_range(f.tok_s, rf.range, 0),
             super::with_range(s.tok_s, rs.range, 0),
-            m.pair_correlation
+            correlation
         )
     } else {
         format!(
@@ -217,7 +252,7 @@ pub fn odds(m: &ErrorModel, a: Choice<'_>, b: Choice<'_>) -> Odds {
         sure,
         ranges: [rf.range, rs.range],
         set_by: [rf.set_by, rs.set_by],
-        correlation: m.pair_correlation,
+        correlation,
         decide_by,
         sentence,
     }
