@@ -128,8 +128,9 @@ pub struct ServerOptions {
     /// first token at once), so a client's inter-token latency is the gap between such chunks.
     #[serde(default = "default_stream_interval")]
     pub stream_interval: u32,
-    /// A speculative verify pass runs every draft token as a decode row of its own, each reading
-    /// its request's whole cache: vLLM's Triton MLA, the MLA kernel vLLM runs on workstation
+    /// A speculative verify pass runs every draft token as a decode row of its own, each scoring
+    /// its request's whole cache (priced as re-reads of it: [`crate::cost::triton_mla`]): vLLM's
+    /// Triton MLA, the MLA kernel vLLM runs on workstation
     /// parts (SM120), where FlashMLA and the CUTLASS / TRT-LLM MLA kernels, which read the cache
     /// once for all of a request's tokens, are not built. Its decode kernel "treats each query as
     /// a separate request", so the builder repeats each request's block-table row per query token

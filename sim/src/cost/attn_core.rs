@@ -247,6 +247,9 @@ pub(super) fn attn_core(
                     heads: heads * dcp,
                     dcp,
                     fp8: kv_name == "fp8",
+                    max_model_len: opts
+                        .context_length
+                        .map_or(model.max_context_tokens as f64, f64::from),
                 }),
                 mla: true,
                 triton_split_kv: triton.then(|| TritonSplitKv {

@@ -27,6 +27,10 @@ pub struct BatchStats {
     /// Decode query tokens per request (a speculative verify pass scores several draft tokens
     /// per request and reads each request's cache once for all of them); 0 or 1 = plain decode.
     pub queries_per_request: f64,
+    /// Decode rows each request's query tokens arrive as that read the same cache (a verify pass
+    /// whose draft tokens are rows of their own, [`crate::options::ServerOptions::
+    /// verify_rows_per_draft_token`]): 0 or 1 = one row a request.
+    pub rows_per_request: f64,
 }
 
 /// Σ_{pos=a..=b} min(pos, cap).

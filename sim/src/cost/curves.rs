@@ -43,13 +43,25 @@ impl<'a> Curves<'a> {
         dtype: &str,
         slice: Option<f64>,
     ) -> KernelCurve {
+        self.of_moe_backend(kind, dtype, slice, 1.0)
+    }
+
+    /// [`Self::of_moe_slice`] for a backend that streams at `bandwidth_rate` × the curve's
+    /// bandwidth ([`super::moe_table`]).
+    pub(super) fn of_moe_backend(
+        &self,
+        kind: KernelKind,
+        dtype: &str,
+        slice: Option<f64>,
+        bandwidth_rate: f64,
+    ) -> KernelCurve {
         KernelCurve::of_slice(
             EfficiencyModel::builtin(),
             &self.machine.gpu,
             kind,
             dtype,
             slice,
-            self.peak_byte_s,
+            self.peak_byte_s * bandwidth_rate,
             self.compute_scale * self.machine.compute_peak_scale(kind, dtype),
         )
     }

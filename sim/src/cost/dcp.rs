@@ -13,8 +13,9 @@
 //!
 //! So decode attention reads `1/d` of the cache per GPU for the same FLOPs (d× the heads over
 //! 1/d of the keys), and every layer adds three NCCL collectives over the DCP group. On SM120
-//! vLLM's TRITON_MLA reads that shard once per block of 16 heads ([`super::triton_mla`]): Kimi-K2
-//! at TP8 runs one block at DCP 1–2, two at DCP4, four at DCP8. Prefill is left as it is (the
+//! vLLM's TRITON_MLA reads that shard once per block of heads ([`super::triton_mla`]): Kimi-K2
+//! at TP8 in the SM120 build runs one block at DCP 1–2 (two at one row at DCP2), four of 8 heads
+//! at DCP4, four of 16 at DCP8. Prefill is left as it is (the
 //! records that use DCP are decode benchmarks).
 //!
 //! Which communicator and what overlaps, as vLLM runs it (read at v0.11–0.13 and main):

@@ -170,7 +170,7 @@ impl CostModel {
     ) -> OpTime {
         let cached = st.decode_keys / st.decode / tm.dcp;
         OpTime {
-            s: tm.time_s(requests, cached) + self.core.decode.floor_s(),
+            s: tm.time_s(requests, st.rows_per_request, cached) + self.core.decode.floor_s(),
             memory_bound: true,
         }
     }
@@ -447,6 +447,7 @@ impl BatchStats {
             prefill_index_pairs: self.prefill_index_pairs / 2.0,
             prefill_cached: self.prefill_cached / 2.0,
             queries_per_request: self.queries_per_request,
+            rows_per_request: self.rows_per_request,
         }
     }
 }

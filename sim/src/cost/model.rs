@@ -303,7 +303,12 @@ impl CostModel {
                 // the fused MoE runs its kernels (quantize, align/sort, two grouped GEMMs,
                 // activation, reduce) one after another: each costs at least the floor
                 curve: curves
-                    .of_moe_slice(KernelKind::MoeGrouped, &f.name(), slice)
+                    .of_moe_backend(
+                        KernelKind::MoeGrouped,
+                        &f.name(),
+                        slice,
+                        moe_backend_rate(machine, opts, model, &layout, &f.name()),
+                    )
                     .with_floor(inv.moe.core_launches * floors.small_kernel_s),
                 envelope: Envelope::EMPTY,
             };
@@ -343,6 +348,31 @@ impl CostModel {
 }
 
 /// Routed experts of a MoE layer entered by `t` tokens, on the busiest GPU, without envelope.
+/// The bandwidth of the MoE backend the engine runs on SM120 against the fused-MoE curve
+/// ([`super::moe_table`]): Marlin W4A16 under vLLM; 1 where the curves price the backend.
+fn moe_backend_rate(
+    machine: &Machine,
+    opts: &ServerOptions,
+    model: &ModelSpec,
+    layout: &Layout,
+    format: &str,
+) -> f64 {
+    if super::attn_backend::sm_major(machine) != Some(12) {
+        return 1.0;
+    }
+    let backend = opts
+        .engine
+        .rules()
+        .moe_table_backend(format, opts.moe_runner_backend.as_deref());
+    let slice = super::moe::expert_slice_elements(model, layout);
+    match (backend, slice) {
+        (Some(b), Some(s)) => {
+            super::moe_table::rate_against_curve(b, format, s).map_or(1.0, |r| r.0)
+        }
+        _ => 1.0,
+    }
+}
+
 pub(super) fn moe_raw(e: &Experts, t: f64) -> super::kernel::OpTime {
     let r = &e.routing;
     let touched = r.max_touched_per_rank(t);

@@ -24,7 +24,8 @@ pub fn expert_slice_elements(model: &models::ModelSpec, layout: &models::Layout)
 /// 46% of bandwidth from 32 tokens per expert, while the Kimi-K2.6 DCP1 records keep scaling
 /// (already predicted 16–27% too slow at 16–128 streams with the pooled curve). Keyed by that
 /// shape they came out worse (DCP1 MAPE, MTP off 11.8 → 11.9%, MTP on 15.4 → 16.0%), so the
-/// pooled curve stays until a Marlin table exists.
+/// pooled curve stays; under vLLM on SM120 its bandwidth is scaled to the carried Marlin table's
+/// ([`super::moe_table`]).
 pub fn efficiency_slice(
     model: &models::ModelSpec,
     layout: &models::Layout,

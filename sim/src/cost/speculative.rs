@@ -15,8 +15,9 @@
 //!    batch's rows;
 //! 2. verify: one target pass over `B × --speculative-num-draft-tokens` tokens; every request's
 //!    KV cache is read once for all its draft tokens, like a small prefill (vLLM's Triton MLA
-//!    instead runs each draft token as a decode row of its own, reading the cache once per
-//!    token: [`crate::options::ServerOptions::verify_rows_per_draft_token`]);
+//!    on SM120 instead runs each draft token as a decode row of its own, the request's rows
+//!    side by side in its grid, re-reading the cache from L2: [`super::triton_mla`],
+//!    [`crate::options::ServerOptions::verify_rows_per_draft_token`]);
 //! 3. draft extend: one draft pass over the step's tokens that fills the draft's KV and drafts
 //!    the next step's first token: `B × (num_steps + 1)` under CUDA graphs and under vLLM, the
 //!    accepted `B × L` when SGLang runs eagerly ([`SpeculativeModel::extend_tokens`]).
@@ -165,6 +166,7 @@ impl SpeculativeModel {
         let draft_s = passes * rest.latency_s;
         let mut verify_st = per(plan.num_draft_tokens as f64);
         verify_st.queries_per_request /= self.verify_cache_reads_per_request();
+        verify_st.rows_per_request = self.verify_cache_reads_per_request();
         let verify = self.target.cost_pass(&verify_st, graph);
         let extend = draft.cost_pass_with(
             &per(self.extend_tokens(plan.accept_length, graph)),

@@ -28,6 +28,22 @@
 //! FP8 KV is read at the bandwidth the same module's one-head (MHA kernel) rows reach in fp8
 //! against bf16 at the same shape (the fp8 cache is dequantised in the kernel): the table has
 //! no grouped fp8 rows, so the grouped kernel is assumed to dequantise at the same cost.
+//!
+//! The RTX PRO 6000 records ran the community SM120 build (voipmonitor/vllm
+//! `v1/attention/backends/mla/triton_mla.py` @2fe72a2, local-inference-lab/rtx6kpro
+//! `models/kimi-k26-mtp-long-ctx-wip/README.md`), not upstream's kernel launch. Priced as it
+//! runs there ([`TritonMlaDecode::blocks`], [`TritonMlaDecode::time_s`]):
+//! - its programs hold `BLOCK_H` heads from a tuned table (fp8 KV: 16, 64 and 128 heads, by
+//!   `--max-model-len` bucket and rows; [`sm120_block_h`]), else its fallback config's 8: Kimi-K2
+//!   TP8 at DCP4 (32 heads a GPU) reads its shard once per 8 heads, four blocks, not two (the dev
+//!   set's DCP4 runs were 10–40% faster in the model than measured with two);
+//! - a verify pass's `k + 1` tokens a request are rows of their own reading the request's cache
+//!   side by side: one DRAM read and `k` re-reads;
+//! - its split count (up to 64, ~576 programs) is not used: the small-grid term stays the fit's
+//!   (`streams = requests × 4`, ×2.06 at one request). With the build's fallback splits the grid
+//!   is full from one request (×1.07) and the dev set came out worse (MAPE 9.8 → 11.0%, MTP off
+//!   8.4 → 9.2%): the one-stream long-context runs are as slow as the 4-split fit says, for a
+//!   reason the kernel's source does not show.
 
 use std::sync::OnceLock;
 
@@ -194,26 +210,47 @@ pub struct TritonMlaDecode {
     /// KV shards of the DCP group (each GPU reads 1/dcp of a request's keys).
     pub dcp: f64,
     pub fp8: bool,
+    /// `--max-model-len`: the SM120 build's tuned configs are bucketed by it.
+    pub max_model_len: f64,
 }
 
 impl TritonMlaDecode {
-    /// Head blocks of 16 the grid runs.
-    pub fn blocks(&self) -> f64 {
-        (self.heads / BLOCK_H).ceil().max(1.0)
+    /// Head blocks one request's chunk is read for at `rows` decode rows: the heads over the
+    /// build's `BLOCK_H` ([`sm120_block_h`]), counted in blocks of at most 16 heads, the block the
+    /// fit's re-read cost was measured on. A program of 8 heads (the fallback config; the tuned
+    /// 16-head config at one row) reads the chunk once per 8 heads. A program of 32 (the tuned
+    /// configs at many rows) reads it once but computes two 16-head blocks' scores and softmax;
+    /// the fitted re-read cost does not separate a block's bytes from that work, and priced as
+    /// one read the Kimi-K2.6 DCP8 MTP runs at ≥ 16 rows came out 20–40% too fast, so it is
+    /// priced as two blocks.
+    pub fn blocks(&self, rows: f64) -> f64 {
+        let block_h = sm120_block_h(self.heads, rows, self.max_model_len, self.fp8).min(BLOCK_H);
+        (self.heads / block_h).ceil().max(1.0)
     }
 
     /// One layer's stage-1 time for `rows` decode rows of `cached` tokens each on this GPU,
-    /// seconds without the launch floor. A verify pass's draft tokens arrive as rows of their
-    /// own, each reading its request's cache in full (pricing those re-reads at a further head
-    /// block's cost instead made the Kimi-K2.6 MTP slowdowns 10–30 points too small).
-    pub fn time_s(&self, rows: f64, cached: f64) -> f64 {
+    /// seconds without the launch floor; `rows_per_request` of them read one request's cache (a
+    /// verify pass's draft tokens, each a row of its own).
+    ///
+    /// The SM120 build runs a verify pass's `k + 1` tokens a request as rows of their own with
+    /// the request's block-table row repeated (`TritonMLAMetadataBuilder._build_decode`, voipmonitor/vllm
+    /// `v1/attention/backends/mla/triton_mla.py` @2fe72a2; upstream vLLM's TRITON_MLA declares
+    /// `QueryLenSupport.SINGLE_ONLY`, so there a verify batch takes the MLA prefill path). The
+    /// grid's first axis is the row, so a request's rows of one head block and split are
+    /// neighbouring programs streaming the same pages at the same time: the cache comes from
+    /// DRAM once and the further rows re-read it, each priced as a further head block, and the
+    /// requests, not the rows, are the KV streams of the small-grid term.
+    pub fn time_s(&self, rows: f64, rows_per_request: f64, cached: f64) -> f64 {
         let f = TritonMlaFit::builtin();
         let per_value = bytes_per_value(if self.fp8 { "fp8" } else { "bf16" });
         let bw = f.cold_bytes_per_s * if self.fp8 { f.fp8_rate } else { 1.0 };
+        let rows = rows.max(1.0);
+        let per_request = rows_per_request.clamp(1.0, rows);
+        let requests = rows / per_request;
         let c = Cold {
-            heads: self.heads,
-            batch: rows.max(1.0),
-            bytes: rows * cached * LATENT_VALUES * per_value,
+            heads: BLOCK_H * self.blocks(rows) * per_request,
+            batch: requests,
+            bytes: requests * cached * LATENT_VALUES * per_value,
             time_s: 0.0,
         };
         model_s(bw, f.half_streams, f.reread, &c)
@@ -223,19 +260,97 @@ impl TritonMlaDecode {
     pub fn note(&self, rows: f64, cached: f64, floor_s: f64) -> String {
         let f = TritonMlaFit::builtin();
         format!(
-            "decode attention: vLLM TRITON_MLA by its grid ({:.0} heads a GPU = {:.0} block(s) of \
-             16 × {} KV splits, {} KV; fitted on the aiconfigurator table's cold rows, median \
-             |error| {:.0}%) at {} rows × {:.0} cached tokens: {:.1} µs a layer",
+            "decode attention: vLLM TRITON_MLA by its grid ({:.0} heads a GPU, BLOCK_H {} = {:.0} \
+             block(s) of at most 16 × {} KV splits, {} KV; fitted on the aiconfigurator table's \
+             cold rows, median |error| {:.0}%) at {} rows × {:.0} cached tokens: {:.1} µs a layer",
             self.heads,
-            self.blocks(),
+            sm120_block_h(self.heads, rows, self.max_model_len, self.fp8),
+            self.blocks(rows),
             NUM_KV_SPLITS,
             if self.fp8 { "fp8" } else { "bf16" },
             f.median_abs_err * 100.0,
             rows,
             cached,
-            (self.time_s(rows, cached) + floor_s) * 1e6
+            (self.time_s(rows, 1.0, cached) + floor_s) * 1e6
         )
     }
+}
+
+/// `BLOCK_H` of the SM120 fp8 build's tuned configs, by (heads, `--max-model-len` bucket), for
+/// row buckets 1, 2, 4, …, 256 (voipmonitor/vllm `v1/attention/backends/mla/triton_mla_tuning.py`
+/// @2fe72a2, `TUNED_KV_CONFIGS`, its `BLOCK_H` column).
+const TUNED_BLOCK_H: [(f64, f64, [f64; 9]); 12] = [
+    (16.0, 16_000.0, [8., 16., 16., 16., 16., 16., 16., 16., 16.]),
+    (16.0, 64_000.0, [8., 16., 16., 16., 16., 16., 16., 16., 16.]),
+    (
+        16.0,
+        128_000.0,
+        [8., 16., 16., 16., 16., 16., 16., 16., 16.],
+    ),
+    (
+        16.0,
+        262_144.0,
+        [8., 16., 16., 16., 16., 16., 16., 16., 16.],
+    ),
+    (
+        64.0,
+        16_000.0,
+        [16., 16., 16., 16., 16., 16., 16., 16., 32.],
+    ),
+    (
+        64.0,
+        64_000.0,
+        [16., 16., 16., 16., 16., 16., 32., 32., 32.],
+    ),
+    (
+        64.0,
+        128_000.0,
+        [16., 16., 16., 16., 16., 32., 32., 32., 32.],
+    ),
+    (
+        64.0,
+        262_144.0,
+        [16., 16., 16., 16., 32., 32., 32., 32., 32.],
+    ),
+    (
+        128.0,
+        16_000.0,
+        [16., 16., 16., 16., 16., 16., 16., 32., 16.],
+    ),
+    (
+        128.0,
+        64_000.0,
+        [16., 16., 16., 16., 16., 32., 32., 32., 32.],
+    ),
+    (
+        128.0,
+        128_000.0,
+        [16., 16., 16., 16., 32., 32., 32., 32., 32.],
+    ),
+    (
+        128.0,
+        262_144.0,
+        [16., 16., 16., 32., 32., 32., 32., 32., 32.],
+    ),
+];
+
+/// Heads one stage-1 program computes in the SM120 build the RTX PRO 6000 records ran: its tuned
+/// table's where it has the heads (fp8 KV; `lookup_config` floors the max-model-len and the rows
+/// to its buckets), else the fallback config's 8 (`forward_mqa`'s default `BLOCK_H: 8`).
+pub fn sm120_block_h(heads: f64, rows: f64, max_model_len: f64, fp8: bool) -> f64 {
+    if !fp8 {
+        return 8.0;
+    }
+    let mmls = TUNED_BLOCK_H.iter().filter(|(h, _, _)| *h == heads);
+    let Some((_, _, by_rows)) = mmls
+        .clone()
+        .rfind(|(_, m, _)| *m <= max_model_len)
+        .or_else(|| mmls.clone().next())
+    else {
+        return 8.0;
+    };
+    let bucket = (rows.max(1.0).log2().floor() as usize).min(by_rows.len() - 1);
+    by_rows[bucket]
 }
 
 #[cfg(test)]
@@ -279,15 +394,61 @@ mod tests {
         assert!(e_heads < 0.15 && e_ctx < 0.15);
     }
 
+    /// The SM120 build's `BLOCK_H`: the fallback config's 8 heads a program (Kimi-K2 TP8 at DCP
+    /// 1 and 4: 8 and 32 heads), the tuned configs' 8 / 16 / 32 (DCP2's 16 heads, DCP8's 64);
+    /// blocks of at most 16 heads are priced, each further one a re-read.
     #[test]
-    fn eight_heads_pay_for_sixteen_and_blocks_reread() {
+    fn head_blocks_follow_the_sm120_build() {
         let d = |heads| TritonMlaDecode {
             heads,
             dcp: 1.0,
             fp8: true,
+            max_model_len: 262_144.0,
         };
-        assert_eq!(d(8.0).time_s(4.0, 65_536.0), d(16.0).time_s(4.0, 65_536.0));
-        let (one, two) = (d(16.0).time_s(8.0, 32_768.0), d(32.0).time_s(8.0, 32_768.0));
-        assert!(two > one * 1.2 && two < one * 2.0, "{one} {two}");
+        assert_eq!(sm120_block_h(8.0, 4.0, 262_144.0, true), 8.0);
+        assert_eq!(sm120_block_h(32.0, 4.0, 262_144.0, true), 8.0);
+        assert_eq!(sm120_block_h(16.0, 1.0, 262_144.0, true), 8.0);
+        assert_eq!(sm120_block_h(16.0, 2.0, 262_144.0, true), 16.0);
+        assert_eq!(sm120_block_h(64.0, 8.0, 262_144.0, true), 16.0);
+        assert_eq!(sm120_block_h(64.0, 16.0, 262_144.0, true), 32.0);
+        // a shorter --max-model-len bucket keeps 16 heads a program to more rows
+        assert_eq!(sm120_block_h(64.0, 16.0, 64_000.0, true), 16.0);
+        assert_eq!(sm120_block_h(64.0, 16.0, 8_192.0, true), 16.0);
+        // bf16 KV runs the fallback config
+        assert_eq!(sm120_block_h(64.0, 16.0, 262_144.0, false), 8.0);
+        let blocks = |h: f64, rows: f64| d(h).blocks(rows);
+        assert_eq!(
+            [blocks(8.0, 4.0), blocks(16.0, 1.0), blocks(16.0, 4.0)],
+            [1.0, 2.0, 1.0]
+        );
+        assert_eq!(
+            [blocks(32.0, 4.0), blocks(64.0, 8.0), blocks(64.0, 16.0)],
+            [4.0; 3]
+        );
+        let t = |h: f64, rows: f64| d(h).time_s(rows, 1.0, 32_768.0);
+        assert_eq!(t(4.0, 4.0), t(8.0, 4.0));
+        assert_eq!(t(8.0, 8.0), t(16.0, 8.0));
+        let (one, four) = (t(16.0, 8.0), t(32.0, 8.0));
+        assert!(four > one * 2.0 && four < one * 4.0, "{one} {four}");
+    }
+
+    /// A verify pass's rows of one request re-read its cache: dearer than one row, cheaper than
+    /// as many requests (each its own DRAM read).
+    #[test]
+    fn verify_rows_of_one_request_reread_its_cache() {
+        let d = TritonMlaDecode {
+            heads: 8.0,
+            dcp: 1.0,
+            fp8: true,
+            max_model_len: 262_144.0,
+        };
+        let one_row = d.time_s(1.0, 1.0, 65_536.0);
+        let verify = d.time_s(4.0, 4.0, 65_536.0);
+        let four_requests = d.time_s(4.0, 1.0, 65_536.0);
+        assert!(verify > 2.0 * one_row, "{verify} vs {one_row}");
+        assert!(verify < 4.0 * one_row, "{verify} vs {one_row}");
+        let (v8, r32) = (d.time_s(32.0, 4.0, 65_536.0), d.time_s(32.0, 1.0, 65_536.0));
+        assert!(v8 < r32, "{v8} {r32}");
+        assert!(four_requests < 4.0 * one_row);
     }
 }

@@ -70,6 +70,14 @@ pub trait ServingEngine: Sync {
         attention_backend: Option<&str>,
     ) -> Option<&'static str>;
 
+    /// The backend of the MoE kernel table ([`crate::cost::moe_table`]) this engine runs on
+    /// SM120 for routed experts in weight format `format` under its MoE-backend flag
+    /// (`moe_backend`, `None` = the engine's choice) where the fused-MoE curves were fitted to
+    /// another kernel; `None` = the curves price it.
+    fn moe_table_backend(&self, _format: &str, _moe_backend: Option<&str>) -> Option<&'static str> {
+        None
+    }
+
     /// Whose custom all-reduce (and rules for switching it off) the cost model applies.
     fn custom_all_reduce(&self) -> AllReduceRules;
 

@@ -121,6 +121,14 @@ impl ServingEngine for Vllm {
         })
     }
 
+    /// Marlin for compressed-tensors INT4 (W4A16) experts: vLLM's
+    /// `CompressedTensorsWNA16MarlinMoEMethod` (`fused_marlin_moe`) unless `--moe-backend` names
+    /// another kernel.
+    fn moe_table_backend(&self, format: &str, moe_backend: Option<&str>) -> Option<&'static str> {
+        let int4 = crate::efficiency::normalize_dtype(format) == Some("int4");
+        (int4 && matches!(moe_backend, None | Some("marlin"))).then_some("marlin")
+    }
+
     fn custom_all_reduce(&self) -> AllReduceRules {
         AllReduceRules::Vllm
     }
