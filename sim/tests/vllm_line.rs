@@ -5,8 +5,8 @@ mod common;
 
 use models::{Layout, ModelSpec};
 use sim::cost::{IterationModel, Knobs, ServedModel};
+use sim::engine::vllm::args::VllmLine;
 use sim::machine::Machine;
-use sim::vllm_args::VllmLine;
 
 const MACHINE: &str = "rtx-pro-6000-x8-baremetal";
 const BASE: &str = "vllm serve moonshotai/Kimi-K2-Thinking -tp 8 --gpu-memory-utilization 0.94 --kv-cache-dtype fp8 --max-model-len 65536";

@@ -69,7 +69,7 @@ struct Config {
     machines: Vec<sim::machine::Machine>,
     spec: models::ModelSpec,
     /// Every SGLang flag given: each machine and layout resolves its own defaults from them.
-    sglang: sim::sglang_args::SglangArgs,
+    sglang: sim::engine::sglang::args::SglangArgs,
     knobs: sim::cost::Knobs,
     plan: ReportPlan,
     records: Option<sim::records::RecordSet>,

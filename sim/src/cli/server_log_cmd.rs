@@ -2,8 +2,8 @@
 //! read with `sim::server_log`, each run's memory plan beside the logged figures, and each
 //! decode sample's logged step time beside the cost model's prediction.
 //!
-//! The layout and the memory-relevant options come from each run's `ServerArgs`
-//! ([`run_options`]); the machine and the model from `--machine` / `--model`.
+//! The layout and the memory-relevant options come from each run's launch arguments
+//! ([`sim::server_log::options`]); the machine and the model from `--machine` / `--model`.
 
 use super::args::TargetArgs;
 use super::export::Export;
@@ -12,14 +12,10 @@ use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 use models::footprint::footprint;
 use sim::cost::{IterationModel, Knobs, MemoryPlan, ServedModel, memory};
+use sim::engine::sglang::args::flags::MODEL_PATH;
 use sim::options::ServerOptions;
 use sim::server_log::batch::{MemoryCheck, check_memory, predicted_step_s};
 use sim::server_log::{self, DecodeSample, ServerLog, ServerRun, SkipCounts};
-use sim::sglang_args::flags::{
-    CHUNKED_PREFILL_SIZE, CONTEXT_LENGTH, CUDA_GRAPH_MAX_BS, DISABLE_CUDA_GRAPH,
-    DISABLE_OVERLAP_SCHEDULE, DISABLE_RADIX_CACHE, MAX_PREFILL_TOKENS, MAX_RUNNING_REQUESTS,
-    MAX_TOTAL_TOKENS, MEM_FRACTION_STATIC, MODEL_PATH, PAGE_SIZE, PP_ASYNC_BATCH_DEPTH,
-};
 use std::path::Path;
 
 /// Schema version of the `--server-log --format json` output.
@@ -104,15 +100,6 @@ fn vllm_acceptance(run: &ServerRun) -> Option<MeasuredAcceptance> {
     })
 }
 
-/// A vLLM run's options with the acceptance length its `SpecDecoding metrics` lines measured
-/// where the launch states none (as `--records` takes a source's measured acceptance).
-fn logged_vllm_options(mut o: ServerOptions, run: &ServerRun) -> ServerOptions {
-    if let Some(s) = o.speculative.as_mut().filter(|s| s.accept_length.is_none()) {
-        s.accept_length = server_log::vllm::mean_acceptance_length(&run.spec_decode);
-    }
-    o
-}
-
 /// A decode sample and its prediction.
 #[derive(serde::Serialize)]
 pub struct SampleRow {
@@ -122,154 +109,6 @@ pub struct SampleRow {
     pub reporting: bool,
     pub predicted_step_ms: Option<f64>,
     pub error_pct: Option<f64>,
-}
-
-/// The server options of `run`: `base` (the command's flags) with what its `ServerArgs` says
-/// about memory and the step (until `sim::sglang_args::from_pairs` maps every pair); the
-/// decode lines' own `cuda graph:` field wins over a cut or contradicting dump ([`graph_notes`]).
-pub fn run_options(base: &ServerOptions, run: &ServerRun) -> ServerOptions {
-    let mut o = dump_options(base, run);
-    if let Some((eager, _)) = logged_graph_mode(&o, run) {
-        o.disable_cuda_graph = eager;
-    }
-    o
-}
-
-/// Whether the decode lines say the run was eager, and the note when that overrides or fills in
-/// the dump: any `cuda graph: True` means graphs were captured; `cuda graph: False` on a batch
-/// no larger than the largest captured one means they were not. `None` when the lines say
-/// nothing or agree with the dump.
-fn logged_graph_mode(o: &ServerOptions, run: &ServerRun) -> Option<(bool, String)> {
-    let dump = run.server_args.as_ref()?;
-    let stated = dump.flag(&DISABLE_CUDA_GRAPH);
-    let (eager, line) = run.logged_eager(o.cuda_graph_max_bs)?;
-    let said = if eager { "False" } else { "True" };
-    let why = match stated {
-        Some(s) if s == eager => return None,
-        Some(s) => format!(
-            "the server_args line says disable_cuda_graph={}",
-            if s { "True" } else { "False" }
-        ),
-        None if dump.truncated => {
-            "the server_args line is cut before disable_cuda_graph".to_string()
-        }
-        None => "the server_args line does not state disable_cuda_graph".to_string(),
-    };
-    Some((
-        eager,
-        format!(
-            "{why}; the decode lines say `cuda graph: {said}` (line {}, {} running): costed {}",
-            line.line,
-            line.running,
-            if eager { "eager" } else { "with CUDA graphs" }
-        ),
-    ))
-}
-
-/// What the log's own lines say against its `server_args` dump, one note each: a cut dump, the
-/// graph mode the decode lines contradict or fill in, decode lines out of time order or
-/// repeated (a log pasted twice, or its blocks reordered).
-pub fn log_notes(base: &ServerOptions, run: &ServerRun) -> Vec<String> {
-    let mut notes = Vec::new();
-    if let Some(d) = run.server_args.as_ref().filter(|d| d.truncated) {
-        notes.push(format!(
-            "the server_args line (line {}) is cut after {} settings: the rest take SGLang's defaults unless the decode lines say otherwise",
-            run.first_line,
-            d.pairs.len()
-        ));
-    }
-    if let Some((_, note)) = logged_graph_mode(&dump_options(base, run), run) {
-        notes.push(note);
-    }
-    notes.extend(order_notes(run));
-    notes
-}
-
-/// Decode lines whose time runs backwards on one rank, or that repeat an earlier line exactly.
-fn order_notes(run: &ServerRun) -> Vec<String> {
-    let mut last: std::collections::BTreeMap<_, f64> = Default::default();
-    let mut seen = std::collections::HashSet::new();
-    let (mut backwards, mut repeated) = (Vec::new(), Vec::new());
-    for s in &run.decode {
-        if let Some(t) = s.time_s {
-            if last.get(&s.rank).is_some_and(|prev| t < *prev) {
-                backwards.push(s.line);
-            }
-            last.insert(s.rank, t);
-        }
-        let key = (
-            s.time.clone(),
-            s.rank,
-            s.running,
-            s.tokens_in_kv,
-            s.gen_throughput_tok_s.to_bits(),
-        );
-        if !seen.insert(key) {
-            repeated.push(s.line);
-        }
-    }
-    let lines = |v: &[usize]| {
-        let shown: Vec<String> = v.iter().take(5).map(usize::to_string).collect();
-        format!(
-            "{} (lines {}{})",
-            v.len(),
-            shown.join(", "),
-            if v.len() > 5 { ", …" } else { "" }
-        )
-    };
-    let mut notes = Vec::new();
-    if !backwards.is_empty() {
-        notes.push(format!(
-            "decode lines out of time order: {}; a log's blocks reordered? the samples are fitted as they stand",
-            lines(&backwards)
-        ));
-    }
-    if !repeated.is_empty() {
-        notes.push(format!(
-            "decode lines repeating an earlier one exactly: {}; a log pasted twice? each repeat counts again in the fit",
-            lines(&repeated)
-        ));
-    }
-    notes
-}
-
-/// `base` with what the run's `ServerArgs` dump says.
-fn dump_options(base: &ServerOptions, run: &ServerRun) -> ServerOptions {
-    let mut o = base.clone();
-    let Some(a) = &run.server_args else {
-        return o;
-    };
-    let u32_of = |v: u64| v.min(u32::MAX as u64) as u32;
-    if let Some(f) = a.float(&MEM_FRACTION_STATIC) {
-        o.mem_fraction_static = f;
-    }
-    o.disable_cuda_graph = a.on(&DISABLE_CUDA_GRAPH);
-    if let Some(bs) = a.int(&CUDA_GRAPH_MAX_BS) {
-        o.cuda_graph_max_bs = u32_of(bs.min(1 << 20));
-    }
-    if let Some(c) = a.int(&CHUNKED_PREFILL_SIZE) {
-        o.chunked_prefill_size = u32_of(c);
-    }
-    if let Some(m) = a.int(&MAX_PREFILL_TOKENS) {
-        o.max_prefill_tokens = u32_of(m);
-    }
-    o.max_running_requests = a.int(&MAX_RUNNING_REQUESTS).map(u32_of);
-    o.context_length = a.int(&CONTEXT_LENGTH).map(u32_of);
-    o.max_total_tokens = a.int(&MAX_TOTAL_TOKENS);
-    o.kv_cache_dtype = run.kv_dtype();
-    if let Some(p) = a.int(&PAGE_SIZE) {
-        o.page_size = u32_of(p).max(1);
-    }
-    if let Some(d) = a.int(&PP_ASYNC_BATCH_DEPTH) {
-        o.pp_async_batch_depth = u32_of(d);
-    }
-    o.disable_radix_cache = a
-        .flag(&DISABLE_RADIX_CACHE)
-        .unwrap_or(o.disable_radix_cache);
-    o.disable_overlap_schedule = a
-        .flag(&DISABLE_OVERLAP_SCHEDULE)
-        .unwrap_or(o.disable_overlap_schedule);
-    o
 }
 
 /// Steady samples of the reporting ranks grouped by `#running-req`: count, mean logged and
@@ -369,18 +208,16 @@ fn check_run(setup: &Setup, run: &ServerRun, vllm_log: bool) -> LoggedRunReport 
         report.samples = rows(&|_| None);
         return report;
     };
-    let opts = match run.vllm_line() {
-        Some(line) => match line.server_options(&layout, &setup.machine) {
-            Ok((o, _)) => logged_vllm_options(o, run),
-            Err(e) => {
-                report.error = Some(format!("its non-default args: {e}"));
-                report.samples = rows(&|_| None);
-                return report;
-            }
-        },
-        None => {
-            report.notes = log_notes(&setup.opts, run);
-            run_options(&setup.opts, run)
+    let opts = match server_log::options::logged_options(&setup.opts, run, &layout, &setup.machine)
+    {
+        Ok((o, notes)) => {
+            report.notes = notes;
+            o
+        }
+        Err(e) => {
+            report.error = Some(e);
+            report.samples = rows(&|_| None);
+            return report;
         }
     };
     report.acceptance = vllm_acceptance(run);

@@ -1,9 +1,9 @@
 //! The draft configuration a speculative record ran: what its flags state
-//! ([`crate::records::flags::stated_speculation`]), the rest assumed from the engine's and the
+//! ([`crate::engine::record::stated_speculation`]), the rest assumed from the engine's and the
 //! model card's common recipe, and a sentence saying which is which.
 
+use crate::engine::record::stated_speculation;
 use crate::options::SpeculativeOptions;
-use crate::records::flags::stated_speculation;
 
 /// The draft configuration of a record's model and engine, and why: what its `flags` state
 /// ([`stated_speculation`]), the rest assumed.

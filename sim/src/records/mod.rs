@@ -11,7 +11,6 @@
 
 pub mod acceptance;
 pub mod draft;
-pub mod flags;
 mod machine_map;
 pub mod mapping;
 mod metrics;

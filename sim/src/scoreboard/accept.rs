@@ -264,7 +264,7 @@ pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) ->
             // a record's own rate is over the drafted tokens its flags state (the common
             // recipe's 3 where they are silent, as `draft_config` assumes)
             let flags = r.engine.flags.as_deref().unwrap_or("");
-            let stated = crate::records::flags::stated_speculation(flags).num_draft_tokens;
+            let stated = crate::engine::record::stated_speculation(flags).num_draft_tokens;
             let drafted = stated.map_or(3, |n| n.saturating_sub(1));
             Some((r.id.clone(), measured.of(r, drafted)?))
         })

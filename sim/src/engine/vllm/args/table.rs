@@ -1,11 +1,11 @@
 //! The vLLM flags shardwise reads, one row each by the same [`Spec`] mechanism as SGLang's table
-//! ([`crate::sglang_args::SPECS`]): vLLM's `dest`, its option strings (the canonical one first,
+//! ([`crate::engine::sglang::args::SPECS`]): vLLM's `dest`, its option strings (the canonical one first,
 //! then the short aliases vLLM declares), the value kind, the bounds the simulator takes, and
 //! whether it changes the prediction. Names and defaults: vLLM main (`engine/arg_utils.py`
 //! `EngineArgs.add_cli_args`, `config/parallel.py`, `config/cache.py`, `config/scheduler.py`).
 
-use crate::sglang_args::{Bounds, Kind, Spec};
-use crate::sglang_args::{modelled_row as m, recorded_row as r};
+use crate::engine::sglang::args::{Bounds, Kind, Spec};
+use crate::engine::sglang::args::{modelled_row as m, recorded_row as r};
 
 use Bounds::*;
 use Kind::*;

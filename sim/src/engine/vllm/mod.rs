@@ -7,6 +7,9 @@ use super::{
     AllReduceRules, Engine, LaunchKnobs, ServingEngine, VLLM_GPU_MEMORY_UTILIZATION,
     VLLM_MAX_CAPTURE_SIZE,
 };
+pub mod args;
+pub mod record;
+
 use crate::options::{ServerOptions, VllmMemory};
 use models::Layout;
 
@@ -121,6 +124,15 @@ impl ServingEngine for Vllm {
         })
     }
 
+    fn eager_extend_runs_whole_chain(&self) -> bool {
+        true
+    }
+
+    /// TRITON_MLA, the MLA backend vLLM builds for SM120.
+    fn sm120_mla_decode_by_grid(&self) -> bool {
+        true
+    }
+
     fn custom_all_reduce(&self) -> AllReduceRules {
         AllReduceRules::Vllm
     }
@@ -164,6 +176,16 @@ impl ServingEngine for Vllm {
     /// vLLM's data parallelism (`-dp N`) over whole copies of the layout.
     fn replicas_flag(&self, n: u32) -> String {
         format!("-dp {n}")
+    }
+
+    fn read_record_word(
+        &self,
+        key: &str,
+        arg: Option<&str>,
+        text: &str,
+        knobs: &mut LaunchKnobs,
+    ) -> bool {
+        record::read_word(key, arg, text, knobs)
     }
 
     fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String {
