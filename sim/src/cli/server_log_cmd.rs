@@ -18,13 +18,15 @@ use sim::server_log::batch::{MemoryCheck, check_memory, predicted_step_s};
 use sim::server_log::{self, DecodeSample, ServerLog, ServerRun, SkipCounts};
 use std::path::Path;
 
-/// Schema version of the `--server-log --format json` output.
-pub const SERVER_LOG_REPORT_SCHEMA_VERSION: u32 = 1;
+/// Schema version of the `--server-log --format json` output (2 adds `engine`).
+pub const SERVER_LOG_REPORT_SCHEMA_VERSION: u32 = 2;
 
 /// `--format json` output of the server-log mode.
 #[derive(serde::Serialize)]
 pub struct ServerLogReport {
     pub schema_version: u32,
+    /// The engine that wrote the log.
+    pub engine: sim::engine::Engine,
     pub source: String,
     pub machine: String,
     pub model: String,
@@ -329,6 +331,7 @@ fn checked(setup: &Setup, log: ServerLog, path: &Path) -> Result<ServerLogReport
     }
     Ok(ServerLogReport {
         schema_version: SERVER_LOG_REPORT_SCHEMA_VERSION,
+        engine: log.engine.unwrap_or_default(),
         source: log.source.clone(),
         machine: setup.machine.name().to_string(),
         model: setup.spec.name.clone(),

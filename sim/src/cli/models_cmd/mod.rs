@@ -180,6 +180,10 @@ pub fn summary(spec: &ModelSpec) -> ModelSummary {
     }
 }
 
+/// The engine `models show` sizes memory for (SGLang's `--mem-fraction-static` defaults) and
+/// spells the layouts' flags in.
+const SHOWN_ENGINE: sim::engine::Engine = sim::engine::Engine::Sglang;
+
 /// All embedded presets.
 pub fn list() -> Result<ModelList> {
     let models = ModelSpec::preset_names()
@@ -218,7 +222,7 @@ pub fn layouts_for(spec: &ModelSpec, gpus: u32) -> Vec<Layout> {
 fn layout_fit(spec: &ModelSpec, layout: Layout, cfg: &ShowConfig) -> LayoutFit {
     let mut fit = LayoutFit {
         layout: layout.short_name(),
-        sglang_flags: layout.sglang_flags(),
+        flags: SHOWN_ENGINE.rules().launch_flags(&layout, 1, 1),
         parallel: layout,
         impossible_reason: None,
         max_weight_bytes_per_gpu: 0,
@@ -339,6 +343,7 @@ pub fn show(spec: ModelSpec, cfg: &ShowConfig) -> ModelShow {
         .collect();
     ModelShow {
         schema_version: MODELS_OUTPUT_SCHEMA_VERSION,
+        engine: SHOWN_ENGINE,
         summary: summary(&spec),
         parts,
         kv,
