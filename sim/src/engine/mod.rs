@@ -206,6 +206,9 @@ pub struct LaunchKnobs {
     /// vLLM's `--decode-context-parallel-size` (the records' `parallel.dcp`).
     #[serde(default)]
     pub decode_context_parallel: Option<u32>,
+    /// vLLM's `--block-size`: tokens a KV block holds, the unit the cache is allocated in.
+    #[serde(default)]
+    pub kv_block_tokens: Option<u32>,
     /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`.
     #[serde(default)]
     pub estimate_cudagraph_memory: bool,

@@ -16,6 +16,12 @@ use models::Layout;
 /// The vLLM engine.
 pub struct Vllm;
 
+/// vLLM's `--block-size` default on CUDA (`CacheConfig.block_size`, set by the CUDA platform:
+/// 16 for the FlashAttention, FlashInfer and TRITON_MLA backends it runs on SM120). The
+/// sparse-MLA (DSA) models' indexer forces 64 whatever is asked
+/// ([`crate::cost::memory::vllm::VLLM_SPARSE_MLA_BLOCK_SIZE`]).
+pub const VLLM_BLOCK_SIZE: u32 = 16;
+
 /// The largest-memory tier of vLLM's batch defaults: GPUs of at least 70 GiB that are no A100
 /// (`engine/arg_utils.py`, `EngineArgs.get_batch_defaults`, the OpenAI server's column).
 const LARGE_GPU_BYTES: u64 = 70 << 30;
@@ -73,6 +79,13 @@ impl ServingEngine for Vllm {
             o.decode_context_parallel = d;
             notes.push(format!(
                 "vLLM: KV cache sharded over {d} ranks of the TP group (DCP {d})"
+            ));
+        }
+        // the cache is allocated in blocks: a request holds whole ones (the neutral page)
+        o.page_size = knobs.kv_block_tokens.unwrap_or(VLLM_BLOCK_SIZE);
+        if let Some(b) = knobs.kv_block_tokens {
+            notes.push(format!(
+                "vLLM: KV blocks of {b} tokens (--block-size; a request holds whole blocks)"
             ));
         }
         o.cuda_graph_max_bs = knobs.cuda_graph_max_bs.unwrap_or(VLLM_MAX_CAPTURE_SIZE);

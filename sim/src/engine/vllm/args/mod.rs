@@ -332,6 +332,7 @@ impl VllmLine {
             } else {
                 self.on(&ENABLE_PREFIX_CACHING).then_some(true)
             },
+            kv_block_tokens: self.uint(&BLOCK_SIZE),
             estimate_cudagraph_memory: self.env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
                 == Some("1"),
             moe_runner_backend: self.get(&MOE_BACKEND).map(str::to_string),
