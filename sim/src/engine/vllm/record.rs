@@ -18,9 +18,8 @@ const WIKI_WORDS: &[(&str, &str)] = &[
     ("MOE_BACKEND", MOE_BACKEND_WORD),
 ];
 
-/// What the run scripts' `MOE_BACKEND` word sets: the MoE runner, as SGLang's
-/// `--moe-runner-backend` does (a `--moe-backend` flag in a record's text is not read: the
-/// records were scored that way, see ARCHITECTURE.md).
+/// What the run scripts' `MOE_BACKEND` word sets: the MoE runner, as vLLM's `--moe-backend`
+/// (and SGLang's `--moe-runner-backend`) does.
 const MOE_BACKEND_WORD: &str = "moe_runner_backend";
 
 /// `dest` of vLLM's `--attention-backend` row (recorded, no effect under vLLM; kept on the knobs
@@ -52,7 +51,10 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
             k.memory_fraction = arg.and_then(fraction).map(|f| (Engine::Vllm, f))
         }
         d if d == t::MAX_MODEL_LEN.dest => k.context_length = number(),
-        MOE_BACKEND_WORD => k.moe_runner_backend = arg.map(str::to_string),
+        // the launch line reads `--moe-backend` into the same knob (it was left unread here)
+        d if d == MOE_BACKEND_WORD || d == t::MOE_BACKEND.dest => {
+            k.moe_runner_backend = arg.map(str::to_string)
+        }
         ATTENTION_BACKEND => k.attention_backend = arg.map(str::to_string),
         d if d == t::MAX_NUM_SEQS.dest => k.max_running_requests = number(),
         d if d == t::MAX_NUM_BATCHED_TOKENS.dest => k.chunked_prefill_size = number(),
@@ -94,6 +96,21 @@ fn cutoff_bytes(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 33: a record's `--moe-backend b12x` was left unread while a launch line naming it
+    /// ran the b12x MoE runner; both now read the same row into the same knob.
+    #[test]
+    fn moe_backend_reads_alike_from_a_launch_line_and_a_record() {
+        let text = "vllm serve lukealonso/GLM-5.1-NVFP4 -tp 8 --moe-backend b12x";
+        let l = super::super::args::VllmLine::parse(text).unwrap().unwrap();
+        let from_record =
+            crate::engine::record::launch_knobs(Engine::Vllm, text, "", &mut Vec::new());
+        assert_eq!(
+            l.knobs().unwrap().moe_runner_backend.as_deref(),
+            Some("b12x")
+        );
+        assert_eq!(from_record.moe_runner_backend.as_deref(), Some("b12x"));
+    }
 
     #[test]
     fn the_environment_this_reader_acts_on_is_in_vllm_s_table() {
