@@ -25,12 +25,13 @@
 //!   the profiling run's peak and non-torch memory ([`crate::cost::memory::vllm`]); SGLang from
 //!   `--mem-fraction-static` of the memory free after start-up.
 
+pub mod draft;
 pub mod record;
 pub mod sglang;
 pub mod vllm;
 
 pub use crate::options::Engine;
-use crate::options::ServerOptions;
+use crate::options::{ServerOptions, SpeculativeOptions};
 use models::{KvDtype, Layout};
 use serde::{Deserialize, Serialize};
 pub use vllm::batch_defaults;
@@ -125,6 +126,11 @@ pub trait ServingEngine: Sync {
     fn named_launch(&self, _flags: &str) -> Option<(&'static str, String)> {
         None
     }
+
+    /// The draft configuration a speculative record of `model` under this engine is assumed to
+    /// have run where its flags are silent (the engine's and the model card's common recipe),
+    /// and the sentence that says so ([`draft::draft_config`]).
+    fn assumed_draft(&self, model: &str) -> (SpeculativeOptions, &'static str);
 
     /// The change that puts an eager decode step of `bs` requests (a power of two) under CUDA
     /// graphs: graphs off altogether (`disable_cuda_graph`) or a batch above the largest captured.

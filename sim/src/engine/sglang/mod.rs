@@ -6,7 +6,7 @@ pub mod args;
 pub mod record;
 
 use super::{AllReduceRules, Engine, LaunchKnobs, ServingEngine};
-use crate::options::ServerOptions;
+use crate::options::{ServerOptions, SpeculativeOptions};
 use models::Layout;
 
 /// The SGLang engine.
@@ -110,6 +110,10 @@ impl ServingEngine for Sglang {
 
     fn named_launch(&self, flags: &str) -> Option<(&'static str, String)> {
         record::named_launch(flags)
+    }
+
+    fn assumed_draft(&self, model: &str) -> (SpeculativeOptions, &'static str) {
+        record::assumed_draft(model)
     }
 
     fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String {

@@ -38,6 +38,30 @@ pub fn inferencex_config(flags: &str) -> Option<&'static str> {
         .map(|(name, _)| *name)
 }
 
+/// SGLang's assumed draft for a speculative record of `model` whose flags are silent: the
+/// checkpoint's MTP layer with the model card's flags for GLM-5 and DeepSeek, a separate
+/// EAGLE-3 head where the checkpoint has no MTP layers, else SGLang's (3, 1, 4) for MTP.
+pub(super) fn assumed_draft(model: &str) -> (crate::options::SpeculativeOptions, &'static str) {
+    use crate::engine::draft::recipe_draft;
+    if model.starts_with("glm-5") || model.starts_with("deepseek") {
+        (
+            recipe_draft("EAGLE", None),
+            "the checkpoint's MTP layer with the model card's SGLang flags (--speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4)",
+        )
+    } else if models::ModelSpec::preset(model).is_ok_and(|m| m.num_mtp_layers == 0) {
+        // no MTP layers in the checkpoint: SGLang needs a separate draft (an EAGLE head)
+        (
+            recipe_draft("EAGLE3", Some("EAGLE-3 draft (one decoder layer)")),
+            "a separate EAGLE-3 draft with SGLang's (3, 1, 4): the checkpoint has no MTP layers",
+        )
+    } else {
+        (
+            recipe_draft("EAGLE", None),
+            "SGLang's (3, 1, 4) for MTP checkpoints",
+        )
+    }
+}
+
 /// The launch line of the InferenceX config `flags` names, and the assumption that says so.
 pub(super) fn named_launch(flags: &str) -> Option<(&'static str, String)> {
     let cfg = inferencex_config(flags)?;

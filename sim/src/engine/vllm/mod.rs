@@ -10,7 +10,7 @@ use super::{
 pub mod args;
 pub mod record;
 
-use crate::options::{ServerOptions, VllmMemory};
+use crate::options::{ServerOptions, SpeculativeOptions, VllmMemory};
 use models::Layout;
 
 /// The vLLM engine.
@@ -199,6 +199,10 @@ impl ServingEngine for Vllm {
         knobs: &mut LaunchKnobs,
     ) -> bool {
         record::read_word(key, arg, text, knobs)
+    }
+
+    fn assumed_draft(&self, _model: &str) -> (SpeculativeOptions, &'static str) {
+        record::assumed_draft()
     }
 
     fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String {

@@ -78,6 +78,15 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
     true
 }
 
+/// vLLM's assumed draft for a speculative record whose flags are silent: the common EAGLE-3
+/// recipe (3 speculative tokens).
+pub(super) fn assumed_draft() -> (crate::options::SpeculativeOptions, &'static str) {
+    (
+        crate::engine::draft::recipe_draft("EAGLE3", Some("EAGLE-3 draft (one decoder layer)")),
+        "vLLM EAGLE-3 with 3 speculative tokens (a chain: 3 drafts, 4 verified), the common recipe",
+    )
+}
+
 /// A `NNKB cutoff` in the text (the rtx6kpro vLLM notes), bytes.
 fn cutoff_bytes(text: &str) -> Option<u64> {
     let lower = text.to_ascii_lowercase();
