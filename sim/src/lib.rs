@@ -31,6 +31,7 @@ pub mod efficiency;
 pub mod engine;
 pub mod error;
 pub mod layout;
+pub mod log_check;
 pub mod machine;
 pub mod memory_fit;
 pub mod numtext;

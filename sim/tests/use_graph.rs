@@ -489,7 +489,10 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
             "uncertainty",
         ],
     ),
-    ("the scenario and the report", &["scenario", "report"]),
+    (
+        "the scenario, a server log checked against it, and the report",
+        &["scenario", "log_check", "report"],
+    ),
     ("the command line (the binary)", &["cli"]),
 ];
 
@@ -714,7 +717,7 @@ const LONG_FNS: &[&str] = &[
     "sim/bench_serving/write.rs::jsonl_line",
     "sim/cli/predict.rs::run",
     "sim/cli/run.rs::table",
-    "sim/cli/server_log_cmd.rs::check_run",
+    "sim/log_check.rs::check_run",
     "sim/cli/server_log_cmd.rs::print_run",
     "sim/cost/attn_core.rs::attn_core",
     "sim/cost/memory/vllm.rs::plan",
