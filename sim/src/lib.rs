@@ -6,8 +6,8 @@
 //! calibration and validation; [`bench_serving`] reads measured bench_serving runs and writes
 //! predicted ones.
 //!
-//! User inputs are read at the edge into the typed values the rest uses: [`sglang_args`] (SGLang
-//! launch lines and `server_args` dumps, with SGLang's defaults), [`bench_serving::read`]
+//! User inputs are read at the edge into the typed values the rest uses: [`engine`]'s readers (each
+//! engine's launch lines, `server_args` dumps and records' flag text, with its defaults), [`bench_serving::read`]
 //! (measured bench_serving runs) and [`workload`] (bench_serving's random and ShareGPT datasets);
 //! [`bench_serving::write`] writes a predicted run as bench_serving's JSONL line. [`scenario`] holds one
 //! prediction's resolved inputs (machine, model, flags, options, knobs) that every command shares.
@@ -31,6 +31,7 @@ pub mod efficiency;
 pub mod engine;
 pub mod error;
 pub mod layout;
+pub mod log_check;
 pub mod machine;
 pub mod memory_fit;
 pub mod numtext;
@@ -45,8 +46,12 @@ pub mod scenario;
 pub mod scoreboard;
 pub mod server_log;
 pub mod serving;
-pub mod sglang_args;
+/// The old path of SGLang's reader, for branches written before it moved under `engine/sglang/`.
+#[doc(hidden)]
+pub use engine::sglang::args as sglang_args;
 pub mod sweep;
 pub mod uncertainty;
-pub mod vllm_args;
+/// The old path of vLLM's reader, for branches written before it moved under `engine/vllm/`.
+#[doc(hidden)]
+pub use engine::vllm::args as vllm_args;
 pub mod workload;

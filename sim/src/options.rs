@@ -151,7 +151,7 @@ pub struct ServerOptions {
     /// Every modelled on/off flag of the engine's flag table that is on, by its `dest`
     /// (`enable_two_batch_overlap`): filled from the table, so that a new modelled switch needs
     /// no field here, only its row in the table and its effect in the cost model
-    /// (`ServerOptions::switch`, beside the table in `crate::sglang_args`).
+    /// (`ServerOptions::switch`, beside the table in `crate::engine::sglang::args`).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub switches: BTreeSet<String>,
 }

@@ -1,5 +1,5 @@
 //! One prediction's fixed inputs, resolved once per command: the machine, the model, every
-//! SGLang flag given (classified by [`crate::sglang_args`]), the server options of the layout
+//! SGLang flag given (classified by [`crate::engine::sglang::args`]), the server options of the layout
 //! the flags pick with SGLang's defaults filled in, and the efficiency knobs (a calibration's,
 //! or the defaults).
 //!
@@ -11,18 +11,18 @@
 use crate::advise::KnownModelError;
 use crate::calibrate::Calibration;
 use crate::cost::{Knobs, ServedModel};
+use crate::engine::sglang::args::{SglangArgs, SglangArgsError};
+use crate::engine::vllm::args::{VllmArgsError, VllmLine};
 use crate::machine::Machine;
 use crate::options::ServerOptions;
 use crate::options::a2a_where_applicable;
-use crate::sglang_args::{SglangArgs, SglangArgsError};
-use crate::vllm_args::{VllmArgsError, VllmLine};
 use models::{Layout, ModelSpec};
 
 /// Machine, model, server flags and knobs of one prediction.
 pub struct Scenario {
     pub machine: Machine,
     pub spec: ModelSpec,
-    /// Every SGLang flag given, classified (`sim::sglang_args`).
+    /// Every SGLang flag given, classified (`sim::engine::sglang::args`).
     pub sglang: SglangArgs,
     /// Options of the layout the flags pick (every GPU in TP when they pick none), SGLang's
     /// defaults filled in; the serving simulation's scheduler limits come from these.
@@ -33,7 +33,7 @@ pub struct Scenario {
     /// The calibration file's content, when one was given (its residual is the model's known
     /// error).
     pub calibration: Option<Calibration>,
-    /// A vLLM launch line: every layout is simulated as vLLM runs it ([`crate::vllm_args`]),
+    /// A vLLM launch line: every layout is simulated as vLLM runs it ([`crate::engine::vllm::args`]),
     /// `sglang` then holds only `sim`'s own command-line flags.
     pub vllm: Option<VllmLine>,
     /// The prompts the workload sends, for the speculative acceptance prior of every layout's
@@ -260,8 +260,8 @@ impl Scenario {
     /// Provenance lines on the server options SGLang's defaults filled in or adjusted.
     pub fn defaults_provenance(&self) -> Vec<String> {
         let version = match self.vllm {
-            Some(_) => crate::vllm_args::VLLM_VERSION,
-            None => crate::sglang_args::SGLANG_VERSION
+            Some(_) => crate::engine::vllm::args::VLLM_VERSION,
+            None => crate::engine::sglang::args::SGLANG_VERSION
                 .split(" (")
                 .next()
                 .unwrap_or_default(),
@@ -290,7 +290,7 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sglang_args::{Origin, from_words};
+    use crate::engine::sglang::args::{Origin, from_words};
 
     fn scenario(words: &[&str], primary: Layout) -> Scenario {
         let machine = Machine::resolve("rtx-pro-6000-x8-vm-hostbounce").unwrap();

@@ -307,6 +307,7 @@ fn implausible_measured_rows_are_refused_naming_row_and_field() {
 fn calibration(dir: &Path, knobs: sim::cost::Knobs) -> PathBuf {
     let cal = sim::calibrate::Calibration {
         schema_version: sim::calibrate::CALIBRATION_SCHEMA_VERSION,
+        engine: sim::engine::Engine::Sglang,
         knobs,
         fitted: vec![sim::calibrate::KnobParam::Cpu],
         knob_reports: Vec::new(),

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use sim::bench_serving::read::{self, LengthHints};
-use sim::sglang_args;
+use sim::engine::sglang::args as sglang_args;
 use std::path::Path;
 
 const JSONL: &str = include_str!("fixtures/bench_serving_package_00f9ec47.jsonl");

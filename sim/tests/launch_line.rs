@@ -196,13 +196,13 @@ fn deepep_ep8_is_compared_with_the_best_layout_without_ep() {
     let ep = &v["ep"];
     assert_eq!(ep["ep"]["layout"], "EP8+deepep");
     assert!(
-        ep["ep"]["sglang_flags"]
+        ep["ep"]["flags"]
             .as_str()
             .unwrap()
             .contains("--moe-a2a-backend deepep")
     );
     // The other side is the best non-EP layout over all of them, not what survived the flag.
-    let other = ep["other"]["sglang_flags"].as_str().unwrap();
+    let other = ep["other"]["flags"].as_str().unwrap();
     assert!(
         !other.contains("--ep-size") && !other.contains("a2a"),
         "{other}"

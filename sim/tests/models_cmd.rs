@@ -24,7 +24,7 @@ fn models_list_prints_every_preset() {
         .assert()
         .success();
     let v: Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert!(v["models"].as_array().unwrap().len() >= 12);
 }
 
@@ -35,7 +35,15 @@ fn models_show_glm5_nvfp4_json() {
         .assert()
         .success();
     let v: Value = serde_json::from_slice(&out.get_output().stdout).expect("valid JSON");
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
+    // issue 33: the engine named, the flags in its spelling under an engine-neutral key
+    assert_eq!(v["engine"], "sglang");
+    let first = &v["layouts"][0];
+    assert!(first.get("sglang_flags").is_none(), "{first}");
+    assert!(
+        first["flags"].as_str().unwrap().starts_with("--tp "),
+        "{first}"
+    );
     assert_eq!(v["summary"]["name"], "glm-5-nvfp4");
     let total = v["summary"]["total_params_without_mtp"].as_f64().unwrap();
     assert!((total / 744e9 - 1.0).abs() < 0.01, "{total}");

@@ -319,9 +319,9 @@ fn the_scale_question_answers_on_a_two_box_preset() {
         .expect("Kimi fits one 8x RTX PRO 6000 box");
     let rep = a.replicas.as_ref().expect("so it fits one per box");
     assert_eq!((one.gpus, one.servers), (8, 1));
-    assert!(!one.sglang_flags.contains("--nnodes"));
+    assert!(!one.flags.contains("--nnodes"));
     assert_eq!((a.all_boxes.gpus, a.all_boxes.servers), (16, 1));
-    assert!(a.all_boxes.sglang_flags.ends_with("--nnodes 2"));
+    assert!(a.all_boxes.flags.ends_with("--nnodes 2"));
     assert_eq!((rep.gpus, rep.servers), (16, 2));
     assert_eq!(rep.concurrency_per_server, vec![8, 8]);
     let top = [one, &a.all_boxes, rep]

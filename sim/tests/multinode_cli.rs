@@ -46,7 +46,7 @@ fn advise_scale_answers_on_the_two_box_rtx_preset() {
         s["best"]
     );
     assert!(
-        s["all_boxes"]["sglang_flags"]
+        s["all_boxes"]["flags"]
             .as_str()
             .unwrap()
             .ends_with("--nnodes 2")

@@ -145,7 +145,8 @@ fn presets_give_a_full_report_with_the_right_data() {
     ];
     args.extend(QUICK);
     let summary = run_json(&args);
-    assert_eq!(summary["schema_version"], 1);
+    assert_eq!(summary["schema_version"], 2);
+    assert_eq!(summary["engine"], "sglang");
     let machines = summary["machines"].as_array().unwrap();
     assert_eq!(machines.len(), 2);
     for m in machines {
@@ -306,7 +307,7 @@ fn presets_give_a_full_report_with_the_right_data() {
     for m in machines {
         let line = format!(
             "<pre><code>python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 {}</code></pre>",
-            m["best"]["sglang_flags"].as_str().unwrap()
+            m["best"]["flags"].as_str().unwrap()
         );
         let at = html
             .find(&line)

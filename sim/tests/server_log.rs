@@ -2,11 +2,11 @@
 //! arbitrary, cut and mutated input: never a panic, and the figures the log states.
 
 use proptest::prelude::*;
-use sim::server_log::{self, RankTag, ServerLogError, Unsteady};
-use sim::sglang_args::flags::{
+use sim::engine::sglang::args::flags::{
     CHUNKED_PREFILL_SIZE, CONTEXT_LENGTH, DISABLE_CUDA_GRAPH, DP_SIZE, MEM_FRACTION_STATIC,
     PP_SIZE, TP_SIZE,
 };
+use sim::server_log::{self, RankTag, ServerLogError, Unsteady};
 use std::collections::BTreeMap;
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -59,7 +59,7 @@ fn the_users_log_reads_as_one_tp8_run() {
     assert!(!args.truncated);
     assert_eq!(args.pairs.len(), 319, "every ServerArgs field");
     assert_eq!(
-        args.get(&sim::sglang_args::flags::MODEL_PATH),
+        args.get(&sim::engine::sglang::args::flags::MODEL_PATH),
         Some("'zai-org/GLM-4.7-FP8'")
     );
     assert_eq!(

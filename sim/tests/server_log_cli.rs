@@ -49,7 +49,8 @@ fn validate_prints_samples_memory_and_predictions() {
 #[test]
 fn the_plan_beside_the_log_is_within_the_acceptance_bounds() {
     let v = validate_json();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["engine"], "sglang");
     let run = &v["runs"][0];
     assert_eq!(run["layout"], "TP8");
     let row = |q: &str| {
@@ -97,6 +98,7 @@ fn calibrate_fits_the_log_with_no_other_flag_and_pins_only_the_cpu() {
         .stdout(predicate::str::contains("pinned"));
     let c: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(c["schema_version"], 2);
+    assert_eq!(c["engine"], "sglang");
     assert_eq!(c["layout"], "TP8");
     assert_eq!(
         c["server"]["disable_cuda_graph"], true,

@@ -5,8 +5,8 @@ mod common;
 
 use models::{Layout, ModelSpec};
 use sim::cost::{IterationModel, Knobs, ServedModel};
+use sim::engine::vllm::args::VllmLine;
 use sim::machine::Machine;
-use sim::vllm_args::VllmLine;
 
 const MACHINE: &str = "rtx-pro-6000-x8-baremetal";
 const BASE: &str = "vllm serve moonshotai/Kimi-K2-Thinking -tp 8 --gpu-memory-utilization 0.94 --kv-cache-dtype fp8 --max-model-len 65536";
@@ -250,4 +250,51 @@ fn a_vllm_server_log_is_read_as_vllm_not_as_sglang() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+/// `--block-size` (issue 33's demonstration of a vLLM flag made modelled in vLLM's folder and
+/// the cost effect): vLLM's argparse takes only its `BlockSize` values; a request holds whole
+/// blocks, so larger blocks waste more of the cache per request and admit fewer at a context
+/// that is no multiple of the block. A record's flag text reads it alike.
+#[test]
+fn block_size_is_read_alike_and_costs_whole_blocks() {
+    use models::Layout;
+    use sim::engine::vllm::args::VllmLine;
+    use sim::machine::Machine;
+    let line = |t: &str| VllmLine::parse(t).unwrap().expect("a vLLM line");
+    let base = "vllm serve zai-org/GLM-4.7-FP8 -tp 8 --max-model-len 8192";
+    let err = VllmLine::parse(&format!("{base} --block-size 7")).unwrap_err();
+    assert!(err.to_string().contains("is not one of 1, 8, 16"), "{err}");
+    let machine = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+    let spec = models::ModelSpec::resolve("glm-4.7-fp8").unwrap();
+    let layout = Layout::tp(8);
+    let fp = models::footprint::footprint(&spec, &layout).unwrap();
+    let capacity = |more: &str, context: u64| {
+        let l = line(&format!("{base}{more}"));
+        let (o, notes) = l.server_options(&layout, &machine).unwrap();
+        let from_record =
+            sim::engine::Engine::Vllm.record_knobs(&format!("{base}{more}"), "", &mut Vec::new());
+        assert_eq!(
+            from_record.kv_block_tokens,
+            l.knobs().unwrap().kv_block_tokens
+        );
+        let plan = sim::cost::memory::plan(&spec, &fp, machine.memory_bytes(), &o);
+        assert_eq!(plan.kv_tokens % u64::from(o.page_size), 0, "whole blocks");
+        let n = sim::cost::memory::max_requests_at_context(&plan, &layout, context);
+        (o.page_size, n, plan.kv_tokens, notes)
+    };
+    let (default_block, n16, kv16, _) = capacity("", 1000);
+    assert_eq!(default_block, sim::engine::vllm::VLLM_BLOCK_SIZE);
+    let (block, n256, kv256, notes) = capacity(" --block-size 256", 1000);
+    assert_eq!(block, 256);
+    assert!(
+        notes.iter().any(|n| n.contains("blocks of 256")),
+        "{notes:?}"
+    );
+    // 1000 tokens hold 63 blocks of 16 (1008) or 4 of 256 (1024): the pool's tokens over those
+    assert_eq!(n16, kv16 / 1008);
+    assert_eq!(n256, kv256 / 1024);
+    assert!(n256 < n16, "{n256} vs {n16}");
+    // at a whole number of blocks nothing is wasted
+    assert_eq!(capacity(" --block-size 256", 1024).1, kv256 / 1024);
 }

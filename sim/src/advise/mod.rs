@@ -60,7 +60,8 @@ pub use verdict::{
 /// Schema version of [`Advice`]: 2 adds `provenance`, `notes`, `flags_not_modelled` and the EP
 /// answer's `known_error` / `margin_within_known_error`; 3 adds `engine` and names a ranked
 /// layout's flags `flags`, in the engine's own spelling (was `sglang_flags`).
-pub const ADVICE_SCHEMA_VERSION: u32 = 3;
+/// 4 names each EP side's flags `flags` too (was `sglang_flags`).
+pub const ADVICE_SCHEMA_VERSION: u32 = 4;
 /// One layout, ranked for the workload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RankedLayout {
@@ -88,7 +89,9 @@ pub enum Verdict {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EpSide {
     pub layout: String,
-    pub sglang_flags: String,
+    /// The flags that launch it, in the engine's own spelling.
+    #[serde(alias = "sglang_flags")]
+    pub flags: String,
     /// From the full simulation of the workload.
     pub output_throughput: f64,
     pub mean_tpot_ms: f64,
@@ -373,7 +376,7 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
     let mut ep_side = side(q, ep.as_ref(), &wl, conc, context)?;
     if let Some(b) = &q.ep_a2a_backend {
         ep_side.layout = format!("{}+{b}", ep_side.layout);
-        ep_side.sglang_flags = format!("{} --moe-a2a-backend {b}", ep_side.sglang_flags);
+        ep_side.flags = format!("{} --moe-a2a-backend {b}", ep_side.flags);
     }
     let other_side = side(q, other_model.as_ref(), &wl, conc, context)?;
 
@@ -410,10 +413,10 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
             .join(" ")
     };
     let flags_to_try = match verdict {
-        Verdict::Yes => vec![full(&ep_side.sglang_flags)],
-        Verdict::No => vec![full(&other_side.sglang_flags)],
+        Verdict::Yes => vec![full(&ep_side.flags)],
+        Verdict::No => vec![full(&other_side.flags)],
         Verdict::DependsOnConcurrency => {
-            vec![full(&ep_side.sglang_flags), full(&other_side.sglang_flags)]
+            vec![full(&ep_side.flags), full(&other_side.flags)]
         }
     };
     let margin = (at.ep_tok_s / at.other_tok_s.max(1e-12) - 1.0).abs();
@@ -454,7 +457,11 @@ fn side(
     let (reads, imbalance) = expert_reads(q.spec, &layout, per_micro);
     Ok(EpSide {
         layout: layout.short_name(),
-        sglang_flags: layout.sglang_flags(),
+        flags: q
+            .opts
+            .engine
+            .rules()
+            .launch_flags(&layout, q.opts.decode_context_parallel, 1),
         output_throughput: run.output_throughput,
         mean_tpot_ms: run.mean_tpot_ms,
         decode_breakdown: m.iteration(&batch).breakdown,

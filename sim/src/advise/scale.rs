@@ -53,8 +53,9 @@ impl ScaleChoice {
 pub struct ScaleOption {
     pub choice: ScaleChoice,
     pub layout: String,
-    /// The flags of one server (`--nnodes N` over all boxes).
-    pub sglang_flags: String,
+    /// The flags of one server (`--nnodes N` over all boxes), in the engine's own spelling.
+    #[serde(alias = "sglang_flags")]
+    pub flags: String,
     /// GPUs in use, all servers together.
     pub gpus: u32,
     /// Independent servers.
@@ -412,12 +413,16 @@ fn simulate_option(
     Ok(ScaleOption {
         choice,
         layout: layout.short_name(),
-        sglang_flags: match (q.opts_for)(layout).moe_a2a_backend {
-            Some(b) => format!(
-                "{} --moe-a2a-backend {b}",
-                layout.sglang_flags_on_nodes(nnodes)
-            ),
-            None => layout.sglang_flags_on_nodes(nnodes),
+        flags: {
+            let o = (q.opts_for)(layout);
+            let f = o
+                .engine
+                .rules()
+                .launch_flags(&layout, o.decode_context_parallel, nnodes);
+            match o.moe_a2a_backend {
+                Some(b) => format!("{f} --moe-a2a-backend {b}"),
+                None => f,
+            }
         },
         gpus: layout.gpus() * servers.len().max(1) as u32,
         servers: servers.len() as u32,
@@ -442,18 +447,18 @@ fn flags_to_try(o: &ScaleOption, nodes: u32, extra: &str) -> Vec<String> {
         }
     };
     match o.choice {
-        ScaleChoice::OneBox => vec![line(o.sglang_flags.clone())],
+        ScaleChoice::OneBox => vec![line(o.flags.clone())],
         ScaleChoice::AllBoxes => (0..nodes)
             .map(|r| {
                 line(format!(
                     "{} --node-rank {r} --dist-init-addr <node-0-address>:5000",
-                    o.sglang_flags
+                    o.flags
                 ))
             })
             .collect(),
         ScaleChoice::Replicas => vec![format!(
             "{}  (on each of the {nodes} boxes; put a router in front, e.g. python -m sglang_router.launch_router --worker-urls http://<box-0>:30000 … http://<box-{}>:30000)",
-            line(o.sglang_flags.clone()),
+            line(o.flags.clone()),
             nodes - 1
         )],
     }
@@ -485,7 +490,7 @@ fn sentence(
             q.gpus_per_node,
             q.nodes,
             all.layout,
-            all.sglang_flags,
+            all.flags,
             all.output_throughput,
             step(all)
         ),
@@ -504,7 +509,7 @@ fn sentence(
                 "{} over {} boxes ({}) gives {:.2}× the output tok/s of {} on one box ({:.0} vs {:.0} tok/s){reps}. Over the boxes the server spends {}; on one box {}",
                 all.layout,
                 q.nodes,
-                all.sglang_flags,
+                all.flags,
                 r(all),
                 one.layout,
                 all.output_throughput,

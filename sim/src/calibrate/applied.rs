@@ -80,6 +80,7 @@ mod tests {
     fn cal(knobs: Knobs) -> Calibration {
         Calibration {
             schema_version: super::super::CALIBRATION_SCHEMA_VERSION,
+            engine: crate::engine::Engine::Sglang,
             knobs,
             fitted: vec![KnobParam::Cpu],
             knob_reports: Vec::new(),

@@ -55,6 +55,10 @@ pub struct ObservationFit {
 pub struct Calibration {
     /// Always [`CALIBRATION_SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// The engine of the measured runs (their server options' tag); files written before it
+    /// were SGLang's.
+    #[serde(default)]
+    pub engine: crate::engine::Engine,
     /// The knobs to apply.
     pub knobs: Knobs,
     /// Which knobs were free in the fit.

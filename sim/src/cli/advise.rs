@@ -147,9 +147,9 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(b) = &setup.opts.moe_a2a_backend {
         let deepep_mode = setup
             .sglang
-            .get(&sim::sglang_args::flags::DEEPEP_MODE)
+            .get(&sim::engine::sglang::args::flags::DEEPEP_MODE)
             .and_then(|g| match &g.value {
-                sim::sglang_args::Value::Str(s) => Some(s.as_str()),
+                sim::engine::sglang::args::Value::Str(s) => Some(s.as_str()),
                 _ => None,
             });
         notes.extend(a2a_notes(&setup.machine, b, deepep_mode));
@@ -464,7 +464,7 @@ fn spec_options(
 ) -> Result<sim::options::SpeculativeOptions> {
     let mut s = match &setup.opts.speculative {
         Some(s) => s.clone(),
-        None => sim::sglang_args::default_speculative_options(&setup.spec.model_type),
+        None => sim::engine::sglang::args::default_speculative_options(&setup.spec.model_type),
     };
     sim::cost::spec::check_draft(&setup.spec, &s)
         .map_err(|e| anyhow::anyhow!("--question mtp: {e}"))?;

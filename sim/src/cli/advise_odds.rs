@@ -44,8 +44,8 @@ pub fn ep(setup: &Setup, workload: &sim::workload::Workload, a: &mut EpAnswer) {
     let context = workload.random_input_len + workload.random_output_len / 2;
     let r = regime(setup, "off", a.concurrency, context);
     let (me, mo) = (
-        measure(&a.ep.sglang_flags, a.concurrency),
-        measure(&a.other.sglang_flags, a.concurrency),
+        measure(&a.ep.flags, a.concurrency),
+        measure(&a.other.flags, a.concurrency),
     );
     a.odds = Some(odds(
         ErrorModel::builtin(),
@@ -154,8 +154,8 @@ pub fn scale(
     };
     let (rb, rn) = (regime_of(best), regime_of(next));
     let (mb, mn) = (
-        measure(&best.sglang_flags, a.concurrency),
-        measure(&next.sglang_flags, a.concurrency),
+        measure(&best.flags, a.concurrency),
+        measure(&next.flags, a.concurrency),
     );
     let odds = odds(
         ErrorModel::builtin(),

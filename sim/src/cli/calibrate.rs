@@ -88,6 +88,7 @@ pub fn run(args: Args) -> Result<()> {
     let result = result?;
     let cal = Calibration {
         schema_version: CALIBRATION_SCHEMA_VERSION,
+        engine: setup.opts.engine,
         knobs: result.outcome.knobs,
         fitted: args.fit.clone(),
         knob_reports: result.outcome.reports.clone(),

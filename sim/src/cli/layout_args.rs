@@ -106,7 +106,7 @@ impl LayoutArgs {
 impl LayoutArgs {
     /// These flags with the ones a launch line gave filled in where the command line left them
     /// out (the two already agree where both gave one: `ServerArgs::sglang` checks).
-    pub fn with_sizes(&self, s: &sim::sglang_args::LayoutSizes) -> LayoutArgs {
+    pub fn with_sizes(&self, s: &sim::engine::sglang::args::LayoutSizes) -> LayoutArgs {
         LayoutArgs {
             tp: self.tp.or(s.tp),
             pp: self.pp.or(s.pp),

@@ -44,9 +44,9 @@ pub struct Measured {
     /// Server decode rounds.
     pub rounds: Vec<sim::calibrate::StepRound>,
     /// The server's own `server_args`, if an SGLang log was given: the flags it ran with.
-    pub sglang: Option<sim::sglang_args::SglangArgs>,
+    pub sglang: Option<sim::engine::sglang::args::SglangArgs>,
     /// A vLLM log's `non-default args`, as the launch line vLLM read.
-    pub vllm: Option<sim::vllm_args::VllmLine>,
+    pub vllm: Option<sim::engine::vllm::args::VllmLine>,
     /// The sources, for the calibration file.
     pub sources: Vec<String>,
 }
@@ -90,7 +90,7 @@ impl MeasuredArgs {
         let (sglang, vllm) = match (&first.server_args, first.vllm_line()) {
             (Some(dump), _) => (
                 Some(
-                    sim::sglang_args::from_pairs(&logged_pairs(dump, first))
+                    sim::engine::sglang::args::from_pairs(&logged_pairs(dump, first))
                         .with_context(|| format!("{}: its server_args", path.display()))?,
                 ),
                 None,
@@ -189,7 +189,7 @@ fn logged_pairs(
     dump: &sim::server_log::args::ServerArgsDump,
     run: &sim::server_log::ServerRun,
 ) -> Vec<(String, String)> {
-    use sim::sglang_args::flags::{CUDA_GRAPH_MAX_BS, DISABLE_CUDA_GRAPH};
+    use sim::engine::sglang::args::flags::{CUDA_GRAPH_MAX_BS, DISABLE_CUDA_GRAPH};
     let max_bs = dump
         .int(&CUDA_GRAPH_MAX_BS)
         .map_or(8, |b| b.min(1 << 20) as u32);

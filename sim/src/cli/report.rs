@@ -69,7 +69,7 @@ struct Config {
     machines: Vec<sim::machine::Machine>,
     spec: models::ModelSpec,
     /// Every SGLang flag given: each machine and layout resolves its own defaults from them.
-    sglang: sim::sglang_args::SglangArgs,
+    sglang: sim::engine::sglang::args::SglangArgs,
     knobs: sim::cost::Knobs,
     plan: ReportPlan,
     records: Option<sim::records::RecordSet>,
@@ -261,6 +261,7 @@ pub fn run(args: Args) -> Result<()> {
     bar.finish_and_clear();
     let out = ReportOutput {
         schema_version: REPORT_SCHEMA_VERSION,
+        engine: sim::engine::Engine::Sglang,
         out_dir: args.out.display().to_string(),
         files: files.iter().map(|f| f.display().to_string()).collect(),
         skipped: report.skipped,
@@ -295,7 +296,7 @@ fn print_summary(o: &ReportOutput) {
         t.add_row(vec![
             m.machine.clone(),
             m.best.as_ref().map_or("none fits".into(), |b| {
-                format!("{} ({})", b.layout, b.sglang_flags)
+                format!("{} ({})", b.layout, b.flags)
             }),
             m.best
                 .as_ref()

@@ -1,24 +1,26 @@
 //! SGLang's server flags on `sim`'s command line, spelled as SGLang spells them (long names,
 //! aliases, value sets), plus `--server-args "python -m sglang.launch_server …"` /
 //! `--server-args-file F` for a whole launch command. Both become one [`SglangArgs`] through
-//! `sim::sglang_args`, which knows SGLang's names, values and defaults; a flag given both ways
+//! `sim::engine::sglang::args`, which knows SGLang's names, values and defaults; a flag given both ways
 //! with different values is refused naming both.
 
 use super::layout_args::LayoutArgs;
 use anyhow::Result;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use sim::sglang_args::flags::{DP_SIZE, ENABLE_DP_ATTENTION, EP_SIZE, PP_SIZE, TP_SIZE};
-use sim::sglang_args::{self, CliFlag, Kind, Origin, ResolvedOptions, SPECS, SglangArgs, Spec};
+use sim::engine::sglang::args::flags::{DP_SIZE, ENABLE_DP_ATTENTION, EP_SIZE, PP_SIZE, TP_SIZE};
+use sim::engine::sglang::args::{
+    self as sglang_args, CliFlag, Kind, Origin, ResolvedOptions, SPECS, SglangArgs, Spec,
+};
 use std::path::PathBuf;
 
 /// SGLang server flags that change cost, memory or scheduling, the layout flags, the flags kept
 /// without effect, and a whole launch line. Absent flags take SGLang's defaults for the GPU and
 /// layout (e.g. `--mem-fraction-static`, `--cuda-graph-max-bs`).
 ///
-/// The flags are not declared here: each flag of `sim::sglang_args`' table that has a `cli`
+/// The flags are not declared here: each flag of `sim::engine::sglang::args`' table that has a `cli`
 /// entry becomes a clap argument (its canonical spelling, SGLang's aliases and `sim`'s short
-/// ones, its value set), and what was given goes back to `sim::sglang_args` as words, the way a
+/// ones, its value set), and what was given goes back to `sim::engine::sglang::args` as words, the way a
 /// launch line does. A new modelled flag is one row of that table.
 #[derive(Debug, Clone, Default)]
 pub struct ServerArgs {
@@ -183,7 +185,11 @@ impl ServerArgs {
     pub fn sglang(&self) -> Result<SglangArgs> {
         let cli = sglang_args::from_words(&self.words, Origin::CommandLine)?;
         let given = match self.launch_line()? {
-            Some(line) if sim::vllm_args::is_vllm_line(&line) => return Ok(cli),
+            Some(line)
+                if sim::engine::Engine::of_launch_line(&line) != sim::engine::Engine::Sglang =>
+            {
+                return Ok(cli);
+            }
             Some(line) => cli.merge(sglang_args::from_launch_line(&line)?)?,
             None => cli,
         };
@@ -203,11 +209,11 @@ impl ServerArgs {
 
     /// The vLLM launch line of `--server-args`, when it is one (`vllm serve MODEL …`). SGLang's
     /// server flags beside it are refused: vLLM's flags belong on the vLLM line.
-    pub fn vllm(&self) -> Result<Option<sim::vllm_args::VllmLine>> {
+    pub fn vllm(&self) -> Result<Option<sim::engine::vllm::args::VllmLine>> {
         let Some(text) = self.launch_line()? else {
             return Ok(None);
         };
-        let Some(line) = sim::vllm_args::VllmLine::parse(&text)? else {
+        let Some(line) = sim::engine::vllm::args::VllmLine::parse(&text)? else {
             return Ok(None);
         };
         let l = &self.layout;

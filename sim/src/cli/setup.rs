@@ -8,10 +8,10 @@ use anyhow::{Context, Result, bail};
 use models::{Layout, ModelSpec};
 use sim::calibrate::{Calibration, KnobBounds};
 use sim::cost::{Knobs, ServedModel};
+use sim::engine::sglang::args::SglangArgs;
 use sim::machine::Machine;
 use sim::options::ServerOptions;
 use sim::scenario::Scenario;
-use sim::sglang_args::SglangArgs;
 use std::path::PathBuf;
 
 /// `--calibration FILE` written by `sim calibrate`.
@@ -145,8 +145,8 @@ impl Setup {
             return Setup::from_vllm(target, cal, line);
         }
         target.server.refuse_sglang_flags()?;
-        let line =
-            sim::vllm_args::VllmLine::parse("vllm serve")?.expect("`vllm serve` is a vLLM line");
+        let line = sim::engine::vllm::args::VllmLine::parse("vllm serve")?
+            .expect("`vllm serve` is a vLLM line");
         let machine = target.machine.resolve()?;
         let spec = target.model.resolve_or(None)?;
         let layout_args = target.server.layout.clone();
@@ -159,7 +159,7 @@ impl Setup {
     fn from_vllm(
         target: &TargetArgs,
         cal: &CalibrationArg,
-        line: sim::vllm_args::VllmLine,
+        line: sim::engine::vllm::args::VllmLine,
     ) -> Result<Setup> {
         let (machine, notes) = sim::machine::nccl_env::apply(target.machine.resolve()?, &line.env)?;
         for n in notes {
@@ -237,7 +237,7 @@ impl Setup {
     pub fn with_vllm_log(
         target: &TargetArgs,
         cal: &CalibrationArg,
-        logged: sim::vllm_args::VllmLine,
+        logged: sim::engine::vllm::args::VllmLine,
     ) -> Result<Setup> {
         if target.server.has_launch_line() {
             bail!(

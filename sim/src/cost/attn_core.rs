@@ -349,7 +349,9 @@ fn table_decode(
 /// MLA checkpoints (Kimi-K2, DeepSeek-V3); a DSA checkpoint (`dsa`: GLM-5, DeepSeek-V3.2) runs
 /// vLLM's sparse MLA kernels over its top-k keys and stays on the efficiency curve.
 fn vllm_triton_mla(machine: &Machine, opts: &ServerOptions, dsa: bool) -> bool {
-    opts.vllm_memory.is_some() && !dsa && super::attn_backend::sm_major(machine) == Some(12)
+    opts.engine.rules().sm120_mla_decode_by_grid()
+        && !dsa
+        && super::attn_backend::sm_major(machine) == Some(12)
 }
 
 /// Whether a DSA checkpoint runs sparse attention (indexer, top-k) on `machine`: SGLang's `nsa`

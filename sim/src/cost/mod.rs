@@ -243,6 +243,10 @@ pub struct MemoryPlan {
     /// KV tokens the engine can hold (per attention-DP replica if DP attention is on):
     /// SGLang's `max_total_num_tokens`.
     pub kv_tokens: u64,
+    /// Tokens of the unit the pool is allocated in (SGLang's `--page-size`, vLLM's
+    /// `--block-size`): a request holds whole units. Not part of the JSON (0 = 1 when read).
+    #[serde(skip)]
+    pub kv_block_tokens: u64,
     /// Sliding-window layers' pool (SGLang's `swa_max_total_num_tokens`); 0 without them.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub swa_kv_tokens: u64,

@@ -214,7 +214,14 @@ impl SpeculativeModel {
     /// (its proposer's first pass runs over the verify batch's `num_input_tokens`); the `l`
     /// accepted ones when SGLang runs it eagerly.
     fn extend_tokens(&self, l: f64, graph: bool) -> f64 {
-        if graph || self.target.opts.vllm_memory.is_some() {
+        if graph
+            || self
+                .target
+                .opts
+                .engine
+                .rules()
+                .eager_extend_runs_whole_chain()
+        {
             (self.plan.num_steps + 1) as f64
         } else {
             l

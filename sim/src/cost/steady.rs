@@ -66,7 +66,7 @@ impl CostModel {
                 &self.layout,
                 ctx,
                 u64::from(own_tokens),
-                u64::from(self.opts.page_size),
+                self.memory.kv_block_tokens,
             ),
         }
     }

@@ -20,8 +20,8 @@
 //! decided here ([`applies`]); the split layer is costed with the rest of an iteration
 //! (`CostModel::two_batch_layer` in [`super::iteration`]).
 
+use crate::engine::sglang::args::flags::ENABLE_TWO_BATCH_OVERLAP;
 use crate::options::ServerOptions;
-use crate::sglang_args::flags::ENABLE_TWO_BATCH_OVERLAP;
 use models::ModelSpec;
 
 /// HF `model_type`s whose decoder layers SGLang's two-batch overlap splits.

@@ -25,11 +25,13 @@
 //!   the profiling run's peak and non-torch memory ([`crate::cost::memory::vllm`]); SGLang from
 //!   `--mem-fraction-static` of the memory free after start-up.
 
+pub mod draft;
+pub mod record;
 pub mod sglang;
 pub mod vllm;
 
 pub use crate::options::Engine;
-use crate::options::ServerOptions;
+use crate::options::{ServerOptions, SpeculativeOptions};
 use models::{KvDtype, Layout};
 use serde::{Deserialize, Serialize};
 pub use vllm::batch_defaults;
@@ -59,6 +61,15 @@ pub trait ServingEngine: Sync {
     /// Whether a speculative verify pass is captured in CUDA graphs by tokens (B × (k + 1)
     /// against the capture limit) rather than by requests.
     fn verify_graphs_by_tokens(&self) -> bool;
+
+    /// Whether the draft's first (extend) pass runs the step's whole chain (`num_steps + 1`
+    /// tokens a request) even without CUDA graphs: vLLM's proposer runs over the verify batch's
+    /// `num_input_tokens`; SGLang's eager extend runs only the accepted tokens.
+    fn eager_extend_runs_whole_chain(&self) -> bool;
+
+    /// Whether its dense-MLA decode on SM120 is vLLM's TRITON_MLA, priced by that kernel's grid
+    /// ([`crate::cost::decode_table`]) rather than by the efficiency curve.
+    fn sm120_mla_decode_by_grid(&self) -> bool;
 
     /// The backend of the decode-attention table ([`crate::cost::decode_table`]) this engine runs
     /// on SM120 for an attention `kind` (`mla`, `gqa`) over a `kv_dtype` cache under
@@ -105,6 +116,29 @@ pub trait ServingEngine: Sync {
 
     /// The flag that runs `n` replicas of a layout behind the engine's own load balancer.
     fn replicas_flag(&self, n: u32) -> String;
+
+    /// Reads one word of a record's free-text flags (`--flag` or `KEY`, with the argument that
+    /// follows or its `=value`; `text` is the whole text) into `knobs` if it is this engine's:
+    /// its flag table's rows and its sources' own words ([`record`]). `true` when the key is
+    /// this engine's, acted on or not (no other engine then reads it).
+    fn read_record_word(
+        &self,
+        key: &str,
+        arg: Option<&str>,
+        text: &str,
+        knobs: &mut LaunchKnobs,
+    ) -> bool;
+
+    /// The launch line a record's flag text names by a config's name (InferenceX's SGLang
+    /// configs), and the assumption that says so; `None` = it names none of this engine's.
+    fn named_launch(&self, _flags: &str) -> Option<(&'static str, String)> {
+        None
+    }
+
+    /// The draft configuration a speculative record of `model` under this engine is assumed to
+    /// have run where its flags are silent (the engine's and the model card's common recipe),
+    /// and the sentence that says so ([`draft::draft_config`]).
+    fn assumed_draft(&self, model: &str) -> (SpeculativeOptions, &'static str);
 
     /// The change that puts an eager decode step of `bs` requests (a power of two) under CUDA
     /// graphs: graphs off altogether (`disable_cuda_graph`) or a batch above the largest captured.
@@ -186,6 +220,9 @@ pub struct LaunchKnobs {
     /// vLLM's `--decode-context-parallel-size` (the records' `parallel.dcp`).
     #[serde(default)]
     pub decode_context_parallel: Option<u32>,
+    /// vLLM's `--block-size`: tokens a KV block holds, the unit the cache is allocated in.
+    #[serde(default)]
+    pub kv_block_tokens: Option<u32>,
     /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`.
     #[serde(default)]
     pub estimate_cudagraph_memory: bool,
@@ -198,6 +235,28 @@ impl Engine {
             Engine::Sglang => &sglang::Sglang,
             Engine::Vllm => &vllm::Vllm,
         }
+    }
+
+    /// The engine whose launch command `text` holds (`vllm serve …`, vLLM's OpenAI server
+    /// module), SGLang's otherwise: the registry's choice of launch-line reader.
+    pub fn of_launch_line(text: &str) -> Engine {
+        if vllm::args::is_vllm_line(text) {
+            Engine::Vllm
+        } else {
+            Engine::Sglang
+        }
+    }
+
+    /// The launch settings of a record this engine ran, from its free-text flags and
+    /// quantization words ([`record::launch_knobs`]: every engine's reader sees every word),
+    /// with one line per assumption made.
+    pub fn record_knobs(
+        self,
+        flags: &str,
+        quant: &str,
+        assumptions: &mut Vec<String>,
+    ) -> LaunchKnobs {
+        record::launch_knobs(self, flags, quant, assumptions)
     }
 
     /// Whether requests with the same prompt share its cached KV under this engine launched with

@@ -13,9 +13,9 @@
 //! in a layout's KV pool, for the commands' "KV-bound" warning.
 
 use crate::cost::MemoryPlan;
+use crate::engine::sglang::args::{DefaultsContext, ResolvedOptions, SglangArgs, SglangArgsError};
 use crate::options::ServerOptions;
 use crate::serving::kv_policy::CLIP_MAX_NEW_TOKENS;
-use crate::sglang_args::{DefaultsContext, ResolvedOptions, SglangArgs, SglangArgsError};
 use crate::workload::Workload;
 use models::{Layout, ModelSpec};
 

@@ -8,8 +8,11 @@ fn user_gpu() -> u64 {
 }
 
 fn defaults(spec: &ModelSpec, layout: &Layout) -> ServerOptions {
-    let none =
-        crate::sglang_args::from_words(&[], crate::sglang_args::Origin::CommandLine).unwrap();
+    let none = crate::engine::sglang::args::from_words(
+        &[],
+        crate::engine::sglang::args::Origin::CommandLine,
+    )
+    .unwrap();
     layout_options(&none, user_gpu(), layout, spec)
         .unwrap()
         .options

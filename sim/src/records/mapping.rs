@@ -15,7 +15,6 @@
 //!   0.8, 10 prompts per concurrency) on output and total tok/s (`*_per_gpu` × GPUs), mean ITL,
 //!   TPOT and TTFT where given.
 
-use super::flags::{INFERENCEX_PROMPTS_PER_CONCURRENCY, launch_knobs};
 use super::machine_map::machine_preset;
 use super::metrics::{LLM_DECODE_BENCH_MAX_TOKENS, family, targets};
 pub use super::metrics::{MeasuredFigure, MetricFamily, Quantity};
@@ -25,6 +24,7 @@ use super::speculation::{RecordSpeculation, record_prompt_kind, record_speculati
 use super::unexpressible::stated;
 pub use super::unexpressible::{Unexpressible, UnexpressibleKind};
 use super::{Parallel, Record, RecordWorkload, Whole, lower};
+use crate::engine::sglang::record::INFERENCEX_PROMPTS_PER_CONCURRENCY;
 use crate::engine::{Engine, LaunchKnobs};
 use crate::workload::Workload;
 use models::Layout;
@@ -460,7 +460,7 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         why.sort_by_key(|u| u.kind);
         return Err(why);
     };
-    let mut knobs = launch_knobs(engine, &flags, &quant, &mut assumptions);
+    let mut knobs = engine.record_knobs(&flags, &quant, &mut assumptions);
     knobs.decode_context_parallel = sizes.dcp.filter(|d| *d > 1);
     if flags.trim().is_empty() {
         assumptions.push(format!(

@@ -10,8 +10,6 @@
 //! ([`Whole`]) or a figure that is no usable number. Only a file that is not such JSON is an error.
 
 pub mod acceptance;
-pub mod draft;
-pub mod flags;
 mod machine_map;
 pub mod mapping;
 mod metrics;

@@ -1,5 +1,5 @@
 //! Speculative decoding of a record with `parallel.mtp: true`: the draft configuration its flags
-//! state, the rest assumed ([`super::draft::draft_config`]), and the acceptance length it was
+//! state, the rest assumed ([`crate::engine::draft::draft_config`]), and the acceptance length it was
 //! predicted with: the one the source measured (the record's `accept_length` metric,
 //! [`super::acceptance::ACCEPT_LENGTH_METRIC`], or its vLLM rate
 //! [`super::acceptance::ACCEPT_RATE_METRIC`]) or, where the source gives none, the published
@@ -8,9 +8,9 @@
 
 use super::Record;
 use super::acceptance::MeasuredAcceptance;
-use super::draft::draft_config;
 use crate::acceptance::PromptKind;
 use crate::engine::Engine;
+use crate::engine::draft::draft_config;
 use crate::options::SpeculativeOptions;
 use serde::Serialize;
 
@@ -80,7 +80,7 @@ pub fn record_speculation(
     kind: PromptKind,
 ) -> RecordSpeculation {
     let flags = r.engine.flags.as_deref().unwrap_or("");
-    let (mut options, draft) = draft_config(model, engine.name(), flags);
+    let (mut options, draft) = draft_config(model, engine, flags);
     let drafted = options.num_draft_tokens.saturating_sub(1);
     let measured = MeasuredAcceptance::default().of(r, drafted);
     options.accept_length = measured;

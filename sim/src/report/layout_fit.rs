@@ -107,6 +107,7 @@ mod tests {
             reserve_bytes_per_gpu: b(reserve_gb),
             kv_pool_bytes_per_gpu: b(kv_gb),
             kv_tokens: if fits { 1000 } else { 0 },
+            kv_block_tokens: 1,
             gpu_memory_bytes: card,
             fits,
             shortfall_bytes: b(weights_gb).saturating_sub(budget),

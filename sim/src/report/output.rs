@@ -5,16 +5,17 @@ use serde::Serialize;
 use super::simulate::MachineResults;
 use crate::advise::Verdict;
 
-/// Version of the `sim report --format json` layout.
-pub const REPORT_SCHEMA_VERSION: u32 = 1;
+/// Version of the `sim report --format json` layout (2: `engine`, and a layout's flags are
+/// `flags`, in that engine's spelling; was `sglang_flags`).
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
 
 /// The best layout of a machine at the report's concurrency.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BestLayout {
     /// Short name, e.g. `TP4xPP2`.
     pub layout: String,
-    /// SGLang flags that launch it.
-    pub sglang_flags: String,
+    /// The flags that launch it, in the engine's own spelling.
+    pub flags: String,
     /// bench_serving's `output_throughput`, tok/s.
     pub output_throughput: f64,
     /// bench_serving's `mean_ttft_ms`.
@@ -28,8 +29,8 @@ pub struct BestLayout {
 pub struct NotDrawn {
     /// Short name, e.g. `TP8+DPA`.
     pub layout: String,
-    /// SGLang flags that would launch it.
-    pub sglang_flags: String,
+    /// The flags that would launch it, in the engine's own spelling.
+    pub flags: String,
     /// Why not: the memory budget against the need, or why the layout is impossible.
     pub why: String,
 }
@@ -68,7 +69,7 @@ impl MachineSummary {
     pub fn of(m: &MachineResults, at: u32) -> Self {
         let best = m.ranking_at(at).first().map(|(l, r)| BestLayout {
             layout: l.name(),
-            sglang_flags: r.flags.clone(),
+            flags: r.flags.clone(),
             output_throughput: r.output_throughput,
             mean_ttft_ms: r.mean_ttft_ms,
             mean_tpot_ms: r.mean_tpot_ms,
@@ -108,7 +109,7 @@ impl MachineSummary {
                 .filter_map(|l| {
                     Some(NotDrawn {
                         layout: l.name(),
-                        sglang_flags: l.layout.sglang_flags(),
+                        flags: l.layout.sglang_flags(),
                         why: l.rejected()?.to_owned(),
                     })
                 })
@@ -130,6 +131,8 @@ impl MachineSummary {
 pub struct ReportOutput {
     /// Always [`REPORT_SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// The engine every layout was simulated under (the report's launch flags are SGLang's).
+    pub engine: crate::engine::Engine,
     /// Folder the report was written to.
     pub out_dir: String,
     /// Files written, `index.html` last.

@@ -141,7 +141,7 @@ fn sections(inputs: &ReportInputs<'_>) -> Vec<Section> {
             not_drawn: MachineSummary::of(m, inputs.plan.at_concurrency)
                 .not_drawn
                 .into_iter()
-                .map(|n| [n.layout, n.sglang_flags, n.why])
+                .map(|n| [n.layout, n.flags, n.why])
                 .collect(),
             group: Some(m.label.clone()),
         });
@@ -247,7 +247,7 @@ fn launch_lines(mut page: Page, summary: &[MachineSummary], model_path: &str, at
                     .paragraph(format!("{}: {}", s.machine, b.layout))
                     .code(format!(
                         "python -m sglang.launch_server --model-path {model_path} {}",
-                        b.sglang_flags
+                        b.flags
                     ));
             }
             None => {
@@ -282,7 +282,7 @@ fn summary_tables(
         .map(|s| {
             let (flags, tok, ttft, tpot) = match &s.best {
                 Some(b) => (
-                    b.sglang_flags.clone(),
+                    b.flags.clone(),
                     format!("{:.0}", b.output_throughput),
                     format!("{:.0}", b.mean_ttft_ms),
                     format!("{:.1}", b.mean_tpot_ms),

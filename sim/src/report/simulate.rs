@@ -259,7 +259,7 @@ fn speculation_curve(
     let s = match &opts.speculative {
         Some(s) => s.clone(),
         None if spec.num_mtp_layers > 0 => {
-            crate::sglang_args::default_speculative_options(&spec.model_type)
+            crate::engine::sglang::args::default_speculative_options(&spec.model_type)
         }
         None => {
             return Err(format!(

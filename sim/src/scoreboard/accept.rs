@@ -25,9 +25,9 @@ use super::anchor::{Anchor, OffRuns, off_runs, server_key};
 use super::stats::Stats;
 use super::{Resolved, measured_tok_s, model_of};
 use crate::cost::{ServedModel, SpeculativeModel};
+pub use crate::engine::draft::draft_config;
 use crate::options::SpeculativeOptions;
 use crate::records::acceptance::MeasuredAcceptance;
-pub use crate::records::draft::draft_config;
 use crate::records::mapping::{Expressed, MetricFamily, express};
 use crate::records::{Record, RecordSet};
 use models::stats::median_or_nan;
@@ -264,7 +264,7 @@ pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) ->
             // a record's own rate is over the drafted tokens its flags state (the common
             // recipe's 3 where they are silent, as `draft_config` assumes)
             let flags = r.engine.flags.as_deref().unwrap_or("");
-            let stated = crate::records::flags::stated_speculation(flags).num_draft_tokens;
+            let stated = crate::engine::record::stated_speculation(flags).num_draft_tokens;
             let drafted = stated.map_or(3, |n| n.saturating_sub(1));
             Some((r.id.clone(), measured.of(r, drafted)?))
         })
@@ -302,7 +302,7 @@ pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) ->
     let series = by_key
         .into_par_iter()
         .filter_map(|(key, (flags, es))| {
-            let draft = draft_config(&es.first()?.0.model, es.first()?.0.engine.name(), flags);
+            let draft = draft_config(&es.first()?.0.model, es.first()?.0.engine, flags);
             let mut s = series_of(&key, &draft, &es, &resolved, &measured_by_id)?;
             s.published_range = s.records.iter().find_map(|r| measured.range_of(&r.id));
             Some(s)

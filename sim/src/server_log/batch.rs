@@ -5,7 +5,7 @@ use super::{DecodeSample, RunMemory, ServerRun};
 use crate::cost::memory::req_to_token_bytes;
 use crate::cost::steady::logged_step_s;
 use crate::cost::{IterationBatch, IterationModel, MemoryPlan};
-use crate::sglang_args::flags;
+use crate::engine::sglang::args::flags;
 use models::{KvDtype, Layout};
 use serde::{Deserialize, Serialize};
 
@@ -75,9 +75,9 @@ impl ServerRun {
 
     /// A vLLM run's launch line as vLLM read it (its `non-default args`); `None` for an SGLang
     /// run, or one whose arguments vLLM's table refuses.
-    pub fn vllm_line(&self) -> Option<crate::vllm_args::VllmLine> {
+    pub fn vllm_line(&self) -> Option<crate::engine::vllm::args::VllmLine> {
         let a = self.vllm_args.as_ref()?;
-        crate::vllm_args::VllmLine::parse(&a.line_with_env())
+        crate::engine::vllm::args::VllmLine::parse(&a.line_with_env())
             .ok()
             .flatten()
     }

@@ -29,14 +29,17 @@
 //! `#token` counts KV slots in use, so a prefix shared through the radix cache counts once while
 //! every request attends over it: `#token ÷ #running-req` is a lower bound of the mean context.
 
-pub mod args;
+/// SGLang's `server_args` dump, read by SGLang's reader ([`crate::engine::sglang::args::dump`]).
+pub use crate::engine::sglang::args::dump as args;
 pub mod batch;
 pub mod line;
 pub mod memory;
+pub mod options;
 pub mod skip;
 pub mod stats;
 pub mod vllm;
-pub mod vllm_launch;
+/// vLLM's `non-default args` dict, read by vLLM's reader ([`crate::engine::vllm::args::dump`]).
+pub use crate::engine::vllm::args::dump as vllm_launch;
 
 pub use args::ServerArgsDump;
 pub use line::RankTag;

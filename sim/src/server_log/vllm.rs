@@ -315,7 +315,7 @@ fn memory(message: &str, pool: &mut PoolSummary) -> Option<Result<Option<MemoryL
 ///   in the KV budget);
 /// - the community build's `PCIe custom allreduce enabled via VLLM_ENABLE_PCIE_ALLREDUCE=1
 ///   (backend=cpp, …)` (rtx6kpro GLM-5.1 / Kimi-K2.6 images; its "Using dynamic C++ custom
-///   allreduce cutoff (cutoff=57344 bytes" is [`crate::vllm_args::VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES`]).
+///   allreduce cutoff (cutoff=57344 bytes" is [`crate::engine::vllm::args::VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES`]).
 fn proven_env(message: &str) -> Option<(&'static str, &'static str)> {
     const ESTIMATE: &str = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS";
     if message.contains(ESTIMATE) && message.contains("CUDA graph memory") {

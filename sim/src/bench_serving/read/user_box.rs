@@ -55,7 +55,7 @@ pub(super) fn recorded_flags(text: &str, id: &str) -> Option<RecordedFlags> {
                 continue;
             }
             let words: Vec<&str> = clause.split_whitespace().collect();
-            let dest = crate::sglang_args::SPECS
+            let dest = crate::engine::sglang::args::SPECS
                 .iter()
                 .find(|s| words.len() == 2 && s.dest == words[0]);
             if clause.starts_with("--") {

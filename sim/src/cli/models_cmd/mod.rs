@@ -53,7 +53,7 @@ pub enum ModelsCommand {
         mem_fraction_static: Option<f64>,
         /// KV-cache dtype, SGLang's `--kv-cache-dtype` values (`auto`: the checkpoint's choice,
         /// FP8 when it declares an FP8 KV cache, else BF16).
-        #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(sim::sglang_args::KV_CACHE_DTYPES))]
+        #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(sim::engine::sglang::args::KV_CACHE_DTYPES))]
         kv_cache_dtype: String,
         /// Count the MTP draft layer (speculative decoding with NEXTN/EAGLE).
         #[arg(long)]
@@ -103,7 +103,7 @@ pub fn run(cmd: ModelsCommand) -> Result<()> {
             if let Some(f) = mem_fraction_static.filter(|f| !(*f > 0.0 && *f <= 1.0)) {
                 bail!("--mem-fraction-static {f}: must be in (0, 1]");
             }
-            let kv_dtype = sim::sglang_args::kv_dtype(&kv_cache_dtype)
+            let kv_dtype = sim::engine::sglang::args::kv_dtype(&kv_cache_dtype)
                 .map_err(|p| anyhow::anyhow!("--kv-cache-dtype {kv_cache_dtype}: {p}"))?
                 .unwrap_or(spec.default_kv_dtype);
             let cfg = ShowConfig {
@@ -180,6 +180,10 @@ pub fn summary(spec: &ModelSpec) -> ModelSummary {
     }
 }
 
+/// The engine `models show` sizes memory for (SGLang's `--mem-fraction-static` defaults) and
+/// spells the layouts' flags in.
+const SHOWN_ENGINE: sim::engine::Engine = sim::engine::Engine::Sglang;
+
 /// All embedded presets.
 pub fn list() -> Result<ModelList> {
     let models = ModelSpec::preset_names()
@@ -218,7 +222,7 @@ pub fn layouts_for(spec: &ModelSpec, gpus: u32) -> Vec<Layout> {
 fn layout_fit(spec: &ModelSpec, layout: Layout, cfg: &ShowConfig) -> LayoutFit {
     let mut fit = LayoutFit {
         layout: layout.short_name(),
-        sglang_flags: layout.sglang_flags(),
+        flags: SHOWN_ENGINE.rules().launch_flags(&layout, 1, 1),
         parallel: layout,
         impossible_reason: None,
         max_weight_bytes_per_gpu: 0,
@@ -247,12 +251,13 @@ fn layout_fit(spec: &ModelSpec, layout: Layout, cfg: &ShowConfig) -> LayoutFit {
     let idx = f.indexer_cache_bytes_per_token_per_gpu(spec);
     // SGLang's sizing (sim::cost::memory): a share of what is free before the weights load,
     // the layout's own default share unless one is given (sim::memory_fit, as every command).
-    let defaults = sim::sglang_args::from_words(&[], sim::sglang_args::Origin::CommandLine)
-        .and_then(|none| {
-            sim::memory_fit::layout_options(&none, cfg.gpu.memory_bytes, &layout, spec)
-        })
-        .map(|r| r.options)
-        .unwrap_or_default();
+    let defaults =
+        sim::engine::sglang::args::from_words(&[], sim::engine::sglang::args::Origin::CommandLine)
+            .and_then(|none| {
+                sim::memory_fit::layout_options(&none, cfg.gpu.memory_bytes, &layout, spec)
+            })
+            .map(|r| r.options)
+            .unwrap_or_default();
     let opts = sim::options::ServerOptions {
         mem_fraction_static: cfg
             .mem_fraction_static
@@ -338,6 +343,7 @@ pub fn show(spec: ModelSpec, cfg: &ShowConfig) -> ModelShow {
         .collect();
     ModelShow {
         schema_version: MODELS_OUTPUT_SCHEMA_VERSION,
+        engine: SHOWN_ENGINE,
         summary: summary(&spec),
         parts,
         kv,

@@ -7,8 +7,9 @@ use models::{Layout, ModelSpec};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Schema version of the JSON `sim models` prints; bumped on any incompatible change.
-pub const MODELS_OUTPUT_SCHEMA_VERSION: u32 = 1;
+/// Schema version of the JSON `sim models` prints; bumped on any incompatible change (2: `show`
+/// names its engine and a layout's flags `flags`, in that engine's spelling; was `sglang_flags`).
+pub const MODELS_OUTPUT_SCHEMA_VERSION: u32 = 2;
 
 /// `sim models list --format json`.
 #[derive(Debug, Serialize)]
@@ -128,7 +129,8 @@ pub struct StageRow {
 pub struct LayoutFit {
     /// Short name, e.g. `TP4xPP2`.
     pub layout: String,
-    pub sglang_flags: String,
+    /// The flags that launch it, in the engine's own spelling.
+    pub flags: String,
     pub parallel: Layout,
     /// `None` when the layout is possible; else why not.
     pub impossible_reason: Option<String>,
@@ -158,6 +160,8 @@ pub struct LayoutFit {
 #[derive(Debug, Serialize)]
 pub struct ModelShow {
     pub schema_version: u32,
+    /// The engine whose defaults (`--mem-fraction-static`) and flags the layouts are shown with.
+    pub engine: sim::engine::Engine,
     pub summary: ModelSummary,
     pub parts: Vec<PartRow>,
     pub kv: KvSummary,

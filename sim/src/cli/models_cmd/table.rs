@@ -186,7 +186,7 @@ fn footprint_section(s: &ModelShow) -> String {
         "fits",
     ]);
     for l in &s.layouts {
-        let mut row = vec![Cell::new(&l.layout), Cell::new(&l.sglang_flags)];
+        let mut row = vec![Cell::new(&l.layout), Cell::new(&l.flags)];
         if let Some(reason) = &l.impossible_reason {
             row.extend((0..6).map(|_| Cell::new("")));
             row.push(Cell::new(format!("impossible: {reason}")));

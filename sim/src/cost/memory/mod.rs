@@ -434,6 +434,7 @@ pub fn plan_with_pre_load(
         reserve_bytes_per_gpu: reserves.total_bytes(),
         kv_pool_bytes_per_gpu: kv_pool,
         kv_tokens,
+        kv_block_tokens: page,
         swa_kv_tokens,
         state_pool_bytes_per_gpu: state_pool,
         state_slots,
@@ -523,7 +524,11 @@ pub fn checked_plan(
 /// Most requests of `context_tokens` tokens each that the KV pool (and a hybrid model's state
 /// pool) holds at once (all DP replicas).
 pub fn max_requests_at_context(plan: &MemoryPlan, layout: &Layout, context_tokens: u64) -> u64 {
-    let by_kv = plan.kv_tokens.saturating_mul(replicas(layout)) / context_tokens.max(1);
+    // a request holds whole pages (SGLang's `--page-size`, vLLM's `--block-size`): up to one
+    // page less one token of every request is allocated and unused
+    let page = plan.kv_block_tokens.max(1);
+    let held = context_tokens.max(1).div_ceil(page) * page;
+    let by_kv = plan.kv_tokens.saturating_mul(replicas(layout)) / held;
     capped_by_state_slots(plan, layout, by_kv)
 }
 

@@ -16,7 +16,7 @@
 //! is subtracted only with `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1` (default 0, `envs.py`);
 //! otherwise graphs are captured after the cache is allocated, out of the unrequested share.
 //! `kv_cache_utils.get_num_blocks` then gives `available / (block_bytes × layers)` blocks of
-//! `--block-size` tokens (16 on CUDA), and the "GPU KV cache size: N tokens" line prints
+//! `--block-size` tokens (16 on CUDA, [`crate::engine::vllm::VLLM_BLOCK_SIZE`]), and the "GPU KV cache size: N tokens" line prints
 //! `blocks × block_size` (× the DCP size: each rank holds `1/dcp` of every request).
 //!
 //! All three terms are torch's *allocated* bytes (or used − reserved for the non-torch one), so
@@ -32,8 +32,6 @@ use crate::options::VllmMemory;
 use models::footprint::{Footprint, GpuFootprint};
 use models::{Layout, ModelSpec};
 
-/// vLLM's `--block-size` default on CUDA (`config/cache.py`).
-pub const VLLM_BLOCK_SIZE: u32 = 16;
 /// The block size vLLM sets for the sparse-MLA (DSA indexer) models: their indexer backend
 /// pages 64 tokens ("Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend",
 /// `platforms/interface.py`, in the GLM-5.1 start-up log the KV-line test cites).
@@ -196,10 +194,11 @@ pub fn plan(
     // the holes are still taken from the card, outside the budget
     let weights_on_card = footprint.max_weight_bytes_per_gpu();
     let non_kv = peak + VLLM_NON_TORCH_INCREASE_BYTES + graphs_in_budget;
+    // `--block-size` as vLLM's translation set it (the neutral page), 64 for the indexer
     let block = u64::from(if spec.attention.indexer().is_some() {
         VLLM_SPARSE_MLA_BLOCK_SIZE
     } else {
-        VLLM_BLOCK_SIZE
+        opts.page_size.max(1)
     });
     let mut by_memory = u64::MAX;
     for g in footprint.per_gpu.iter().filter(|g| g.tp_rank == 0) {
@@ -256,6 +255,7 @@ pub fn plan(
         reserve_bytes_per_gpu: reserves.total_bytes(),
         kv_pool_bytes_per_gpu: kv_pool,
         kv_tokens,
+        kv_block_tokens: block,
         // vLLM's hybrid KV-cache manager (sliding windows, mamba states) is not modelled: a
         // hybrid model's layers are all sized as full attention here (said in the notes)
         swa_kv_tokens: 0,

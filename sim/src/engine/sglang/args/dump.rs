@@ -4,12 +4,14 @@
 //! Values are `repr`s: `'text'` (or `"text"` when the text holds a `'`, with `\` escapes),
 //! `None`, `True`/`False`, numbers, lists `[1, 2]`, tuples, dicts `{'a': 1}`, nested reprs
 //! `Foo(a=1)`; a comma, `=` or bracket inside a string or a nested value does not split. The
-//! mapping to shardwise's options is `sim::sglang_args::from_pairs`; the values the log's own
+//! mapping to shardwise's options is `sim::engine::sglang::args::from_pairs`; the values the log's own
 //! interpretation needs are read through the same table's rows ([`ServerArgsDump::int`] and the
-//! rest take a `sim::sglang_args::Spec`).
+//! rest take a `sim::engine::sglang::args::Spec`).
 
-use crate::sglang_args::Spec;
-use crate::sglang_args::flags::DECODE_LOG_INTERVAL;
+use super::Spec;
+use super::flags::{self as f, DECODE_LOG_INTERVAL};
+use crate::options::ServerOptions;
+use models::KvDtype;
 use serde::{Deserialize, Serialize};
 
 /// The pairs of one `ServerArgs(...)` dump, in order.
@@ -123,7 +125,7 @@ pub fn unquote(v: &str) -> Option<String> {
 }
 
 impl ServerArgsDump {
-    /// The value text of `flag` (a row of `sim::sglang_args`' table) as printed, `None` when
+    /// The value text of `flag` (a row of `sim::engine::sglang::args`' table) as printed, `None` when
     /// absent.
     pub fn get(&self, flag: &Spec) -> Option<&str> {
         self.pairs
@@ -174,6 +176,46 @@ impl ServerArgsDump {
     }
 }
 
+impl ServerArgsDump {
+    /// `base` with what this dump states about memory and the step: SGLang's server-log reader
+    /// of the options (until [`super::from_pairs`] maps every pair); `kv` is the run's KV dtype
+    /// (the dump's `kv_cache_dtype`, or what the log says it used).
+    pub fn options_over(&self, base: &ServerOptions, kv: Option<KvDtype>) -> ServerOptions {
+        let mut o = base.clone();
+        let u32_of = |v: u64| v.min(u32::MAX as u64) as u32;
+        if let Some(f) = self.float(&f::MEM_FRACTION_STATIC) {
+            o.mem_fraction_static = f;
+        }
+        o.disable_cuda_graph = self.on(&f::DISABLE_CUDA_GRAPH);
+        if let Some(bs) = self.int(&f::CUDA_GRAPH_MAX_BS) {
+            o.cuda_graph_max_bs = u32_of(bs.min(1 << 20));
+        }
+        if let Some(c) = self.int(&f::CHUNKED_PREFILL_SIZE) {
+            o.chunked_prefill_size = u32_of(c);
+        }
+        if let Some(m) = self.int(&f::MAX_PREFILL_TOKENS) {
+            o.max_prefill_tokens = u32_of(m);
+        }
+        o.max_running_requests = self.int(&f::MAX_RUNNING_REQUESTS).map(u32_of);
+        o.context_length = self.int(&f::CONTEXT_LENGTH).map(u32_of);
+        o.max_total_tokens = self.int(&f::MAX_TOTAL_TOKENS);
+        o.kv_cache_dtype = kv;
+        if let Some(p) = self.int(&f::PAGE_SIZE) {
+            o.page_size = u32_of(p).max(1);
+        }
+        if let Some(d) = self.int(&f::PP_ASYNC_BATCH_DEPTH) {
+            o.pp_async_batch_depth = u32_of(d);
+        }
+        o.disable_radix_cache = self
+            .flag(&f::DISABLE_RADIX_CACHE)
+            .unwrap_or(o.disable_radix_cache);
+        o.disable_overlap_schedule = self
+            .flag(&f::DISABLE_OVERLAP_SCHEDULE)
+            .unwrap_or(o.disable_overlap_schedule);
+        o
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,7 +246,7 @@ mod tests {
         assert_eq!(raw(&d, "f").and_then(unquote).as_deref(), Some("it's"));
         assert_eq!(raw(&d, "g"), Some("Foo(h=1, i=2)"));
         assert_eq!(
-            d.float(&crate::sglang_args::flags::MEM_FRACTION_STATIC),
+            d.float(&crate::engine::sglang::args::flags::MEM_FRACTION_STATIC),
             None,
             "no such key"
         );
@@ -212,10 +254,10 @@ mod tests {
         let typed =
             parse_dump("ServerArgs(mem_fraction_static=0.848, disable_cuda_graph=True)").unwrap();
         assert_eq!(
-            typed.float(&crate::sglang_args::flags::MEM_FRACTION_STATIC),
+            typed.float(&crate::engine::sglang::args::flags::MEM_FRACTION_STATIC),
             Some(0.848)
         );
-        assert!(typed.on(&crate::sglang_args::flags::DISABLE_CUDA_GRAPH));
+        assert!(typed.on(&crate::engine::sglang::args::flags::DISABLE_CUDA_GRAPH));
         assert_eq!(unquote(r"'a\'b\\c'").as_deref(), Some(r"a'b\c"));
     }
 
@@ -223,8 +265,8 @@ mod tests {
     fn a_cut_dump_keeps_the_complete_pairs() {
         let d = parse_dump("ServerArgs(tp_size=8, pp_size=2, model_path='zai-or").unwrap();
         assert!(d.truncated);
-        assert_eq!(d.size(&crate::sglang_args::flags::TP_SIZE), 8);
-        assert_eq!(d.size(&crate::sglang_args::flags::PP_SIZE), 2);
+        assert_eq!(d.size(&crate::engine::sglang::args::flags::TP_SIZE), 8);
+        assert_eq!(d.size(&crate::engine::sglang::args::flags::PP_SIZE), 2);
         assert_eq!(raw(&d, "model_path"), None);
         assert_eq!(parse_dump("Namespace(x=1)"), Err(DumpError::NotADump));
     }

@@ -2,8 +2,11 @@
 //! batch of requests, its decode-attention kernels on SM120, its custom all-reduce, its flags'
 //! spellings and its admission rule (a request's prompt and whole output reserved up front).
 
+pub mod args;
+pub mod record;
+
 use super::{AllReduceRules, Engine, LaunchKnobs, ServingEngine};
-use crate::options::ServerOptions;
+use crate::options::{ServerOptions, SpeculativeOptions};
 use models::Layout;
 
 /// The SGLang engine.
@@ -64,6 +67,14 @@ impl ServingEngine for Sglang {
         }
     }
 
+    fn eager_extend_runs_whole_chain(&self) -> bool {
+        false
+    }
+
+    fn sm120_mla_decode_by_grid(&self) -> bool {
+        false
+    }
+
     fn custom_all_reduce(&self) -> AllReduceRules {
         AllReduceRules::Sglang
     }
@@ -85,6 +96,24 @@ impl ServingEngine for Sglang {
     /// Engines behind SGLang's router (`--dp-size` without DP attention).
     fn replicas_flag(&self, n: u32) -> String {
         format!("--dp-size {n}")
+    }
+
+    fn read_record_word(
+        &self,
+        key: &str,
+        arg: Option<&str>,
+        _text: &str,
+        knobs: &mut LaunchKnobs,
+    ) -> bool {
+        record::read_word(key, arg, knobs)
+    }
+
+    fn named_launch(&self, flags: &str) -> Option<(&'static str, String)> {
+        record::named_launch(flags)
+    }
+
+    fn assumed_draft(&self, model: &str) -> (SpeculativeOptions, &'static str) {
+        record::assumed_draft(model)
     }
 
     fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String {

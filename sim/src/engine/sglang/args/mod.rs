@@ -22,6 +22,7 @@
 
 mod choices;
 mod defaults;
+pub mod dump;
 mod environment;
 mod literal;
 mod names;

@@ -67,7 +67,7 @@ pub struct Spec {
 }
 
 impl Spec {
-    /// A row of an engine's flag table (SGLang's here, vLLM's in [`crate::vllm_args`]).
+    /// A row of an engine's flag table (SGLang's here, vLLM's in [`crate::engine::vllm::args`]).
     pub(crate) const fn new(
         dest: &'static str,
         flags: &'static [&'static str],
@@ -120,7 +120,7 @@ impl Spec {
     }
 }
 
-/// A modelled row (shared with vLLM's table, [`crate::vllm_args::table`]).
+/// A modelled row (shared with vLLM's table, [`crate::engine::vllm::args::table`]).
 pub(crate) const fn m(dest: &'static str, flags: &'static [&'static str], kind: Kind) -> Spec {
     Spec::new(dest, flags, kind, FlagClass::Modelled)
 }

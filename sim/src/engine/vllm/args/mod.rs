@@ -16,14 +16,15 @@
 //! up to 512 (`config/compilation.py`, `max_cudagraph_capture_size`), `--block-size` 16
 //! (`config/cache.py`), `-tp`/`-pp`/`-dp`/`-dcp` 1 (`config/parallel.py`).
 
+pub mod dump;
 pub mod table;
 
 /// The vLLM whose defaults and memory sizing are modelled (the files cited in each module).
 pub const VLLM_VERSION: &str = "vLLM main of 2026";
 
+use crate::engine::sglang::args::{Bounds, FlagClass, Kind, LayoutSizes, SglangArgs, Spec};
 use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use crate::options::{ServerOptions, SpeculativeOptions};
-use crate::sglang_args::{Bounds, FlagClass, Kind, LayoutSizes, SglangArgs, Spec};
 use std::collections::BTreeMap;
 use table::*;
 
@@ -35,7 +36,7 @@ pub enum VllmArgsError {
     BadValue { spelled: String, problem: String },
     /// An environment assignment that changes the machine (NCCL's), as for SGLang lines.
     #[error(transparent)]
-    Environment(#[from] crate::sglang_args::SglangArgsError),
+    Environment(#[from] crate::engine::sglang::args::SglangArgsError),
 }
 
 /// One flag as given.
@@ -59,7 +60,7 @@ pub struct VllmLine {
 
 /// Whether `text` holds a vLLM launch command (`vllm serve`, vLLM's OpenAI server module).
 pub fn is_vllm_line(text: &str) -> bool {
-    crate::sglang_args::tokenize::commands(text)
+    crate::engine::sglang::args::tokenize::commands(text)
         .iter()
         .any(|c| start_of(c).is_some())
 }
@@ -95,7 +96,7 @@ fn misspelled_modelled(given: &str) -> Option<&'static str> {
     } else {
         given.to_string()
     };
-    crate::sglang_args::nearest_flag(
+    crate::engine::sglang::args::nearest_flag(
         &long,
         SPECS
             .iter()
@@ -146,14 +147,14 @@ fn check(spec: &Spec, value: &str, spelled: &str) -> Result<(), VllmArgsError> {
 impl VllmLine {
     /// Reads the vLLM command in `text` (see the module docs); `None` when it holds none.
     pub fn parse(text: &str) -> Result<Option<VllmLine>, VllmArgsError> {
-        let cmds = crate::sglang_args::tokenize::commands(text);
+        let cmds = crate::engine::sglang::args::tokenize::commands(text);
         let Some((cmd, (start, positional))) =
             cmds.iter().find_map(|c| start_of(c).map(|s| (c, s)))
         else {
             return Ok(None);
         };
-        crate::sglang_args::tokenize::check_launch_text(&cmds)
-            .map_err(crate::sglang_args::SglangArgsError::NotALaunchLine)?;
+        crate::engine::sglang::args::tokenize::check_launch_text(&cmds)
+            .map_err(crate::engine::sglang::args::SglangArgsError::NotALaunchLine)?;
         let mut line = VllmLine::default();
         for w in cmd[..start].iter() {
             match w.split_once('=') {
@@ -331,6 +332,7 @@ impl VllmLine {
             } else {
                 self.on(&ENABLE_PREFIX_CACHING).then_some(true)
             },
+            kv_block_tokens: self.uint(&BLOCK_SIZE),
             estimate_cudagraph_memory: self.env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
                 == Some("1"),
             moe_runner_backend: self.get(&MOE_BACKEND).map(str::to_string),

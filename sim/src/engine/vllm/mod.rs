@@ -7,11 +7,20 @@ use super::{
     AllReduceRules, Engine, LaunchKnobs, ServingEngine, VLLM_GPU_MEMORY_UTILIZATION,
     VLLM_MAX_CAPTURE_SIZE,
 };
-use crate::options::{ServerOptions, VllmMemory};
+pub mod args;
+pub mod record;
+
+use crate::options::{ServerOptions, SpeculativeOptions, VllmMemory};
 use models::Layout;
 
 /// The vLLM engine.
 pub struct Vllm;
+
+/// vLLM's `--block-size` default on CUDA (`CacheConfig.block_size`, set by the CUDA platform:
+/// 16 for the FlashAttention, FlashInfer and TRITON_MLA backends it runs on SM120). The
+/// sparse-MLA (DSA) models' indexer forces 64 whatever is asked
+/// ([`crate::cost::memory::vllm::VLLM_SPARSE_MLA_BLOCK_SIZE`]).
+pub const VLLM_BLOCK_SIZE: u32 = 16;
 
 /// The largest-memory tier of vLLM's batch defaults: GPUs of at least 70 GiB that are no A100
 /// (`engine/arg_utils.py`, `EngineArgs.get_batch_defaults`, the OpenAI server's column).
@@ -72,6 +81,13 @@ impl ServingEngine for Vllm {
                 "vLLM: KV cache sharded over {d} ranks of the TP group (DCP {d})"
             ));
         }
+        // the cache is allocated in blocks: a request holds whole ones (the neutral page)
+        o.page_size = knobs.kv_block_tokens.unwrap_or(VLLM_BLOCK_SIZE);
+        if let Some(b) = knobs.kv_block_tokens {
+            notes.push(format!(
+                "vLLM: KV blocks of {b} tokens (--block-size; a request holds whole blocks)"
+            ));
+        }
         o.cuda_graph_max_bs = knobs.cuda_graph_max_bs.unwrap_or(VLLM_MAX_CAPTURE_SIZE);
         o.verify_rows_per_draft_token = true;
         o.enable_mixed_chunk = true;
@@ -129,6 +145,15 @@ impl ServingEngine for Vllm {
         (int4 && matches!(moe_backend, None | Some("marlin"))).then_some("marlin")
     }
 
+    fn eager_extend_runs_whole_chain(&self) -> bool {
+        true
+    }
+
+    /// TRITON_MLA, the MLA backend vLLM builds for SM120.
+    fn sm120_mla_decode_by_grid(&self) -> bool {
+        true
+    }
+
     fn custom_all_reduce(&self) -> AllReduceRules {
         AllReduceRules::Vllm
     }
@@ -172,6 +197,20 @@ impl ServingEngine for Vllm {
     /// vLLM's data parallelism (`-dp N`) over whole copies of the layout.
     fn replicas_flag(&self, n: u32) -> String {
         format!("-dp {n}")
+    }
+
+    fn read_record_word(
+        &self,
+        key: &str,
+        arg: Option<&str>,
+        text: &str,
+        knobs: &mut LaunchKnobs,
+    ) -> bool {
+        record::read_word(key, arg, text, knobs)
+    }
+
+    fn assumed_draft(&self, _model: &str) -> (SpeculativeOptions, &'static str) {
+        record::assumed_draft()
     }
 
     fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String {

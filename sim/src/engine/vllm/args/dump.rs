@@ -1,9 +1,9 @@
 //! A vLLM log's `non-default args: {…}` line (`entrypoints/utils.py`, `log_non_default_args`:
 //! the launch's arguments that differ from vLLM's defaults, as a Python dict) read into its
-//! pairs and the `vllm serve` line it stands for, which [`crate::vllm_args::VllmLine`] reads as
+//! pairs and the `vllm serve` line it stands for, which [`crate::engine::vllm::args::VllmLine`] reads as
 //! it reads a pasted launch line.
 
-use super::args::{split_items, unquote};
+use crate::engine::sglang::args::dump::{split_items, unquote};
 use serde::{Deserialize, Serialize};
 
 /// A run's `non-default args` dict, and the `vllm serve` line it stands for.
@@ -13,7 +13,7 @@ pub struct VllmArgs {
     pub pairs: Vec<(String, String)>,
     /// The dict was cut before its closing `}` (its last, partial pair is dropped).
     pub truncated: bool,
-    /// `vllm serve MODEL --flag value …`, read by [`crate::vllm_args::VllmLine`].
+    /// `vllm serve MODEL --flag value …`, read by [`crate::engine::vllm::args::VllmLine`].
     pub launch_line: String,
     /// Environment the log's later lines prove the server ran with (`NAME`, value), which the
     /// dict does not hold: prefixed to the launch line ([`VllmArgs::line_with_env`]).

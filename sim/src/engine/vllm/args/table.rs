@@ -1,11 +1,11 @@
 //! The vLLM flags shardwise reads, one row each by the same [`Spec`] mechanism as SGLang's table
-//! ([`crate::sglang_args::SPECS`]): vLLM's `dest`, its option strings (the canonical one first,
+//! ([`crate::engine::sglang::args::SPECS`]): vLLM's `dest`, its option strings (the canonical one first,
 //! then the short aliases vLLM declares), the value kind, the bounds the simulator takes, and
 //! whether it changes the prediction. Names and defaults: vLLM main (`engine/arg_utils.py`
 //! `EngineArgs.add_cli_args`, `config/parallel.py`, `config/cache.py`, `config/scheduler.py`).
 
-use crate::sglang_args::{Bounds, Kind, Spec};
-use crate::sglang_args::{modelled_row as m, recorded_row as r};
+use crate::engine::sglang::args::{Bounds, Kind, Spec};
+use crate::engine::sglang::args::{modelled_row as m, recorded_row as r};
 
 use Bounds::*;
 use Kind::*;
@@ -67,6 +67,11 @@ pub const QUANTIZATION: Spec = m("quantization", &["--quantization", "-q"], Str)
 /// The routed experts' kernels (`KernelConfig.moe_backend` of the community builds the rtx6kpro
 /// GLM-5.1 / Kimi runs use: `'moe_backend': 'b12x'` in their start-up logs' non-default args).
 pub const MOE_BACKEND: Spec = m("moe_backend", &["--moe-backend"], Str);
+/// The block sizes vLLM's argparse takes (`BlockSize`, `config/cache.py`, vLLM main).
+pub const VLLM_BLOCK_SIZES: &[&str] = &["1", "8", "16", "32", "64", "128", "256"];
+/// `--block-size`: tokens per KV block, the unit the cache is allocated in (a request holds
+/// whole blocks). Default 16 on CUDA ([`crate::engine::vllm::VLLM_BLOCK_SIZE`]).
+pub const BLOCK_SIZE: Spec = m("block_size", &["--block-size"], Choice(VLLM_BLOCK_SIZES));
 /// `--enable-prefix-caching` and its argparse negation (`BooleanOptionalAction`, one dest in
 /// vLLM; two rows here because a flag row has one value): whether requests sharing a prompt
 /// share its cached KV ([`crate::engine::ServingEngine::prefix_cache`]; V1's default is on,
@@ -101,6 +106,7 @@ pub const SPECS: &[Spec] = &[
     DISABLE_CUSTOM_ALL_REDUCE,
     QUANTIZATION,
     MOE_BACKEND,
+    BLOCK_SIZE,
     ENABLE_PREFIX_CACHING,
     NO_ENABLE_PREFIX_CACHING,
     MODEL,
@@ -115,7 +121,6 @@ pub const SPECS: &[Spec] = &[
     r("load_format", &["--load-format"], Str),
     r("revision", &["--revision"], Str),
     r("seed", &["--seed"], Int),
-    r("block_size", &["--block-size"], Int),
     r(
         "enable_chunked_prefill",
         &["--enable-chunked-prefill"],

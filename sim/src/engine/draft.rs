@@ -1,0 +1,78 @@
+//! The draft configuration a speculative record ran: what its flags state
+//! ([`super::record::stated_speculation`]), the rest assumed from the engine's and the model
+//! card's common recipe ([`super::ServingEngine::assumed_draft`]), and a sentence saying which
+//! is which.
+
+use super::Engine;
+use super::record::stated_speculation;
+use crate::options::SpeculativeOptions;
+
+/// The draft configuration of a record's model and engine, and why: what its `flags` state
+/// ([`stated_speculation`]), the rest assumed.
+pub fn draft_config(model: &str, engine: Engine, flags: &str) -> (SpeculativeOptions, String) {
+    let (mut s, assumed) = engine.rules().assumed_draft(model);
+    let st = stated_speculation(flags);
+    if !st.is_stated() {
+        return (s, format!("{assumed}; the records do not say"));
+    }
+    if let Some(a) = st.algorithm {
+        s.algorithm = a;
+    }
+    s.num_steps = st.num_steps.unwrap_or(s.num_steps);
+    s.eagle_topk = st.eagle_topk.unwrap_or(s.eagle_topk);
+    s.num_draft_tokens = st.num_draft_tokens.unwrap_or(s.num_draft_tokens);
+    (
+        s.clone(),
+        format!(
+            "{} ({} steps, topk {}, {} draft tokens) as the record's flags state, the rest as {assumed}",
+            s.algorithm, s.num_steps, s.eagle_topk, s.num_draft_tokens
+        ),
+    )
+}
+
+/// The recipe's chain of 3 drafts, one token each, 4 verified, with `algorithm` and `draft`.
+pub(crate) fn recipe_draft(
+    algorithm: &str,
+    draft: Option<&str>,
+) -> crate::options::SpeculativeOptions {
+    crate::options::SpeculativeOptions {
+        algorithm: algorithm.into(),
+        num_steps: 3,
+        eagle_topk: 1,
+        num_draft_tokens: 4,
+        draft_model_path: draft.map(str::to_string),
+        accept_length: None,
+        prompt_kind: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stated_draft_configuration_replaces_the_assumed_one() {
+        let (s, why) = draft_config(
+            "glm-5-nvfp4",
+            Engine::Sglang,
+            "--tp 8 --speculative-algorithm NEXTN --speculative-num-steps 4 --speculative-num-draft-tokens 6",
+        );
+        assert_eq!(
+            (
+                s.algorithm.as_str(),
+                s.num_steps,
+                s.eagle_topk,
+                s.num_draft_tokens
+            ),
+            ("NEXTN", 4, 1, 6)
+        );
+        assert!(why.contains("as the record's flags state"), "{why}");
+        let (s, why) = draft_config(
+            "glm-5-nvfp4",
+            Engine::Sglang,
+            "--tp 8 --moe-runner-backend b12x",
+        );
+        assert_eq!((s.num_steps, s.num_draft_tokens), (3, 4));
+        assert!(why.ends_with("the records do not say"), "{why}");
+    }
+}

@@ -1,0 +1,263 @@
+//! A record's launch settings from its free-text `engine.flags` and `quant`: SGLang flags
+//! (`--tp 8 --moe-runner-backend b12x`), the environment style of the rtx6kpro vLLM runs
+//! (`KV_CACHE_DTYPE=fp8 GPU_MEM=0.94 VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff)`), and the
+//! InferenceX configs a record names. This is the shared loop of the engines' record readers: it
+//! splits the text into `(key, argument)` words and hands each to every engine of the registry
+//! ([`super::ServingEngine::read_record_word`]), each of which knows its own flag table (the rows
+//! its launch-line reader takes) and its sources' own words, so a spelling either engine takes is
+//! read whichever engine ran the record (the sources mix them). Words no engine knows are left
+//! alone: this is a tolerant reader of what the sources wrote, not a launch-line parser.
+
+use super::{Engine, LaunchKnobs};
+use models::KvDtype;
+
+/// Launch settings of a record run by `engine`, from its flags and quantization words; with the
+/// assumptions made (one line each).
+pub fn launch_knobs(
+    engine: Engine,
+    flags: &str,
+    quant: &str,
+    assumptions: &mut Vec<String>,
+) -> LaunchKnobs {
+    let mut k = LaunchKnobs::default();
+    let q = quant.to_ascii_lowercase();
+    if q.contains("fp8 kv") {
+        k.kv_cache_dtype = Some(KvDtype::Fp8);
+    } else if q.contains("bf16 kv") || q.contains("fp16 kv") {
+        k.kv_cache_dtype = Some(KvDtype::Bf16);
+    }
+    let mut text = flags.to_string();
+    for e in Engine::ALL {
+        if let Some((line, assumption)) = e.rules().named_launch(flags) {
+            assumptions.push(assumption);
+            text = format!("{line} {text}");
+        }
+    }
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    for (key, arg) in keyed(&tokens) {
+        // the first engine whose table or words know the key reads it (SGLang's table first)
+        Engine::ALL
+            .iter()
+            .any(|e| e.rules().read_record_word(key, arg, &text, &mut k));
+    }
+    // the rtx6kpro wiki's words for a run without custom all-reduce
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("pure nccl") || lower.contains("ar cutoff 0") {
+        k.disable_custom_all_reduce = true;
+        k.pcie_all_reduce = None;
+    }
+    if k.moe_runner_backend.is_none()
+        && let Some(i) = tokens
+            .windows(3)
+            .position(|w| w[0] == "moe" && w[1] == "backend")
+    {
+        k.moe_runner_backend = Some(tokens[i + 2].to_string());
+    }
+    if engine == Engine::Sglang && k.pcie_all_reduce.is_some_and(|p| p.engine == Engine::Vllm) {
+        assumptions.push("a vLLM PCIe all-reduce knob on an SGLang record: ignored".into());
+    }
+    k
+}
+
+/// The speculative-decoding settings a record's flags state (each `None` where silent):
+/// SGLang's `--speculative-*` flags, or vLLM's `--speculative-config` JSON
+/// (`"method"`, `"num_speculative_tokens"`: a chain of that many drafts, one more verified).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatedSpeculation {
+    pub algorithm: Option<String>,
+    pub num_steps: Option<u32>,
+    pub eagle_topk: Option<u32>,
+    pub num_draft_tokens: Option<u32>,
+}
+
+impl StatedSpeculation {
+    /// Whether the flags say anything about speculation.
+    pub fn is_stated(&self) -> bool {
+        *self != StatedSpeculation::default()
+    }
+}
+
+/// [`StatedSpeculation`] of a flags text.
+pub fn stated_speculation(flags: &str) -> StatedSpeculation {
+    let mut st = StatedSpeculation::default();
+    let tokens: Vec<&str> = flags.split_whitespace().collect();
+    let number = |v: Option<&str>| {
+        v.map(|v| v.trim_matches(|c: char| !c.is_ascii_digit()))
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|n| *n > 0)
+    };
+    for (key, arg) in keyed(&tokens) {
+        match key {
+            "--speculative-algorithm" => {
+                st.algorithm = arg.map(|a| a.trim_matches(['\'', '"', ',']).to_ascii_uppercase())
+            }
+            "--speculative-num-steps" => st.num_steps = number(arg),
+            "--speculative-eagle-topk" => st.eagle_topk = number(arg),
+            "--speculative-num-draft-tokens" => st.num_draft_tokens = number(arg),
+            _ => {}
+        }
+    }
+    // vLLM's JSON, however the source quoted it
+    let json = flags.replace(['\'', '\\'], "");
+    let field = |name: &str| {
+        let at = json.find(&format!("\"{name}\""))? + name.len() + 2;
+        let rest = json[at..].trim_start_matches([' ', ':']);
+        let end = rest.find([',', '}']).unwrap_or(rest.len());
+        Some(rest[..end].trim().trim_matches('"').to_string())
+    };
+    if let Some(k) = number(field("num_speculative_tokens").as_deref()) {
+        st.num_steps = Some(k);
+        st.eagle_topk = Some(1);
+        st.num_draft_tokens = Some(k + 1);
+    }
+    if let Some(m) = field("method") {
+        st.algorithm = Some(m.to_ascii_uppercase());
+    }
+    st
+}
+
+/// Every token as `(key, argument)`: `KEY=value` and `--flag=value` carry their own, otherwise the
+/// next token is the argument (trimmed of the `,` / `;` the sources write between settings).
+fn keyed<'a>(tokens: &'a [&'a str]) -> impl Iterator<Item = (&'a str, Option<&'a str>)> + 'a {
+    tokens
+        .iter()
+        .enumerate()
+        .map(|(i, raw)| match raw.split_once('=') {
+            Some((key, inline)) => (key, Some(inline)),
+            None => (
+                *raw,
+                tokens
+                    .get(i + 1)
+                    .map(|s| s.trim_matches(|c| c == ',' || c == ';')),
+            ),
+        })
+}
+
+/// A fraction in (0, 1] (`--mem-fraction-static`, `GPU_MEM`).
+pub(super) fn fraction(v: &str) -> Option<f64> {
+    v.parse::<f64>().ok().filter(|f| *f > 0.0 && *f <= 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::PcieAllReduce;
+
+    fn knobs(engine: Engine, flags: &str, quant: &str) -> LaunchKnobs {
+        launch_knobs(engine, flags, quant, &mut Vec::new())
+    }
+
+    #[test]
+    fn reads_the_speculative_settings_sglang_and_vllm_spell() {
+        let s = stated_speculation(
+            "--tp 8 --speculative-algorithm NEXTN --speculative-num-steps 4 --speculative-num-draft-tokens 6 --speculative-eagle-topk 1",
+        );
+        assert_eq!(s.algorithm.as_deref(), Some("NEXTN"));
+        assert_eq!(
+            (s.num_steps, s.eagle_topk, s.num_draft_tokens),
+            (Some(4), Some(1), Some(6))
+        );
+        let v = stated_speculation(
+            r#"--speculative-config '{"model":"lightseekorg/kimi-k2.5-eagle3-mla","method":"eagle3","num_speculative_tokens":3}'"#,
+        );
+        assert_eq!(v.algorithm.as_deref(), Some("EAGLE3"));
+        assert_eq!(
+            (v.num_steps, v.eagle_topk, v.num_draft_tokens),
+            (Some(3), Some(1), Some(4))
+        );
+        assert!(!stated_speculation("TP_SIZE=8 DCP=1 MTP=EAGLE3 draft on").is_stated());
+        assert!(!stated_speculation("--speculative-num-steps x").is_stated());
+    }
+
+    #[test]
+    fn reads_the_vllm_environment_style() {
+        let k = knobs(
+            Engine::Vllm,
+            "TP_SIZE=8 DCP=1 MTP=off GPU_MEM=0.94 KV_CACHE_DTYPE=fp8 MAX_MODEL_LEN=262144 VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff) NCCL_PROTO=LL,LL128,Simple",
+            "int4 native (W4A16 routed experts) per recipe; fp8 KV cache",
+        );
+        assert_eq!(k.kv_cache_dtype, Some(KvDtype::Fp8));
+        assert_eq!(k.memory_fraction, Some((Engine::Vllm, 0.94)));
+        assert_eq!(k.context_length, Some(262_144));
+        assert_eq!(
+            k.pcie_all_reduce,
+            Some(PcieAllReduce {
+                engine: Engine::Vllm,
+                max_bytes: Some(56 * 1024)
+            })
+        );
+        let nccl = knobs(
+            Engine::Vllm,
+            "pure NCCL allreduce (C++ PCIe AR cutoff 0), NCCL_PROTO=default",
+            "int4 (native)",
+        );
+        assert!(nccl.disable_custom_all_reduce && nccl.pcie_all_reduce.is_none());
+    }
+
+    /// Option names come from the engines' tables: vLLM's spellings (with `_` for `-`) and
+    /// SGLang's aliases are read the way the two engines read them.
+    #[test]
+    fn flag_names_come_from_the_engines_tables() {
+        let k = knobs(
+            Engine::Vllm,
+            "--max_model_len 32768 --max-num-batched-tokens 4096 --enforce-eager VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1",
+            "int4",
+        );
+        assert_eq!(
+            (k.context_length, k.chunked_prefill_size),
+            (Some(32768), Some(4096))
+        );
+        assert!(k.disable_cuda_graph && k.estimate_cudagraph_memory);
+        let s = knobs(
+            Engine::Sglang,
+            "--context-length 8192 --mem-fraction-static 0.8",
+            "",
+        );
+        assert_eq!(s.context_length, Some(8192));
+        assert_eq!(s.memory_fraction, Some((Engine::Sglang, 0.8)));
+    }
+
+    #[test]
+    fn reads_sglang_flags_and_the_wiki_words() {
+        let k = knobs(
+            Engine::Sglang,
+            "--tp 8 --moe-runner-backend b12x",
+            "nvfp4 (modelopt_fp4), bf16 KV cache",
+        );
+        assert_eq!(k.moe_runner_backend.as_deref(), Some("b12x"));
+        assert_eq!(k.kv_cache_dtype, Some(KvDtype::Bf16));
+        let k = knobs(
+            Engine::Sglang,
+            "--tp 8 moe backend b12x --enable-pcie-oneshot-allreduce(-fusion)",
+            "nvfp4",
+        );
+        assert_eq!(k.moe_runner_backend.as_deref(), Some("b12x"));
+        assert_eq!(k.pcie_all_reduce.map(|p| p.engine), Some(Engine::Sglang));
+        let mut notes = Vec::new();
+        let k = launch_knobs(
+            Engine::Sglang,
+            "InferenceX config dsr1-fp4-b200-sglang, TP=8 EP=8",
+            "nvfp4",
+            &mut notes,
+        );
+        assert_eq!(k.kv_cache_dtype, Some(KvDtype::Fp8));
+        assert_eq!(
+            (k.cuda_graph_max_bs, k.max_running_requests),
+            (Some(256), Some(256))
+        );
+        assert_eq!(k.chunked_prefill_size, Some(16384));
+        assert!(k.disable_radix_cache);
+        assert_eq!(k.stream_interval, Some(10));
+        assert!(notes[0].contains("dsr1-fp4-b200-sglang"), "{notes:?}");
+    }
+
+    #[test]
+    fn the_vllm_run_scripts_moe_backend_word_names_the_runner() {
+        let k = knobs(
+            Engine::Vllm,
+            "TP_SIZE=8 KV_CACHE_DTYPE=fp8 MOE_BACKEND=b12x B12X_MOE_FORCE_A16=1",
+            "nvfp4",
+        );
+        assert_eq!(k.moe_runner_backend.as_deref(), Some("b12x"));
+    }
+}

@@ -1,0 +1,183 @@
+//! vLLM's part of a record's flag text ([`crate::engine::record`]): the rows of its flag table
+//! ([`super::args::table`], the same rows its launch-line reader takes, `_` for `-` as vLLM's
+//! argparse reads them), the rtx6kpro run scripts' own words (`GPU_MEM=0.94`) and the
+//! environment its community builds read (`VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff)`).
+
+use super::args::table as t;
+use crate::engine::record::fraction;
+use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
+use models::KvDtype;
+
+/// The rtx6kpro wiki's own spellings of launch settings (`GPU_MEM=0.94`), by the `dest` of the
+/// table row they stand for.
+const WIKI_WORDS: &[(&str, &str)] = &[
+    ("KV_CACHE_DTYPE", t::KV_CACHE_DTYPE.dest),
+    ("GPU_MEM", t::GPU_MEMORY_UTILIZATION.dest),
+    ("MAX_MODEL_LEN", t::MAX_MODEL_LEN.dest),
+    // the vLLM GLM-5.1 / Kimi pages' run scripts: `MOE_BACKEND=b12x` (vLLM's `--moe-backend`)
+    ("MOE_BACKEND", MOE_BACKEND_WORD),
+];
+
+/// What the run scripts' `MOE_BACKEND` word sets: the MoE runner, as vLLM's `--moe-backend`
+/// (and SGLang's `--moe-runner-backend`) does.
+const MOE_BACKEND_WORD: &str = "moe_runner_backend";
+
+/// `dest` of vLLM's `--attention-backend` row (recorded, no effect under vLLM; kept on the knobs
+/// as the record states it).
+const ATTENTION_BACKEND: &str = "attention_backend";
+
+/// Reads `key` (an option of vLLM's table, a run-script word, a `VLLM_*` variable, or a row's
+/// `dest` as a Python-style word) with its argument into `k`; `true` when the key is vLLM's.
+pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut LaunchKnobs) -> bool {
+    let dest = if key.starts_with('-') {
+        match t::spec_of(key) {
+            Some(s) => s.dest,
+            None => return false,
+        }
+    } else {
+        WIKI_WORDS
+            .iter()
+            .find(|(w, _)| *w == key)
+            .map_or(key, |(_, d)| *d)
+    };
+    let number = || arg.and_then(|a| a.parse().ok());
+    match dest {
+        d if d == t::KV_CACHE_DTYPE.dest => {
+            if let Some(d) = arg.and_then(KvDtype::from_name) {
+                k.kv_cache_dtype = Some(d);
+            }
+        }
+        d if d == t::GPU_MEMORY_UTILIZATION.dest => {
+            k.memory_fraction = arg.and_then(fraction).map(|f| (Engine::Vllm, f))
+        }
+        d if d == t::MAX_MODEL_LEN.dest => k.context_length = number(),
+        // the launch line reads `--moe-backend` into the same knob (it was left unread here)
+        d if d == MOE_BACKEND_WORD || d == t::MOE_BACKEND.dest => {
+            k.moe_runner_backend = arg.map(str::to_string)
+        }
+        ATTENTION_BACKEND => k.attention_backend = arg.map(str::to_string),
+        d if d == t::MAX_NUM_SEQS.dest => k.max_running_requests = number(),
+        d if d == t::MAX_NUM_BATCHED_TOKENS.dest => k.chunked_prefill_size = number(),
+        // vLLM's boolean flag and its argparse negation, the rows a launch line reads too
+        d if d == t::ENABLE_PREFIX_CACHING.dest => k.prefix_caching = Some(true),
+        d if d == t::NO_ENABLE_PREFIX_CACHING.dest => k.prefix_caching = Some(false),
+        d if d == t::DISABLE_CUSTOM_ALL_REDUCE.dest => k.disable_custom_all_reduce = true,
+        d if d == t::ENFORCE_EAGER.dest => k.disable_cuda_graph = true,
+        d if d == t::BLOCK_SIZE.dest => k.kv_block_tokens = number(),
+        "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" => {
+            k.estimate_cudagraph_memory = arg == Some("1")
+        }
+        "VLLM_ENABLE_PCIE_ALLREDUCE" if arg == Some("1") => {
+            k.pcie_all_reduce = Some(PcieAllReduce {
+                engine: Engine::Vllm,
+                max_bytes: cutoff_bytes(text),
+            })
+        }
+        _ => return key.starts_with('-'),
+    }
+    true
+}
+
+/// vLLM's assumed draft for a speculative record whose flags are silent: the common EAGLE-3
+/// recipe (3 speculative tokens).
+pub(super) fn assumed_draft() -> (crate::options::SpeculativeOptions, &'static str) {
+    (
+        crate::engine::draft::recipe_draft("EAGLE3", Some("EAGLE-3 draft (one decoder layer)")),
+        "vLLM EAGLE-3 with 3 speculative tokens (a chain: 3 drafts, 4 verified), the common recipe",
+    )
+}
+
+/// A `NNKB cutoff` in the text (the rtx6kpro vLLM notes), bytes.
+fn cutoff_bytes(text: &str) -> Option<u64> {
+    let lower = text.to_ascii_lowercase();
+    let at = lower.find("kb cutoff")?;
+    let digits: String = lower[..at]
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    digits.parse::<u64>().ok().map(|kb| kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 33: a record's `--moe-backend b12x` was left unread while a launch line naming it
+    /// ran the b12x MoE runner; both now read the same row into the same knob.
+    #[test]
+    fn moe_backend_reads_alike_from_a_launch_line_and_a_record() {
+        let text = "vllm serve lukealonso/GLM-5.1-NVFP4 -tp 8 --moe-backend b12x";
+        let l = super::super::args::VllmLine::parse(text).unwrap().unwrap();
+        let from_record =
+            crate::engine::record::launch_knobs(Engine::Vllm, text, "", &mut Vec::new());
+        assert_eq!(
+            l.knobs().unwrap().moe_runner_backend.as_deref(),
+            Some("b12x")
+        );
+        assert_eq!(from_record.moe_runner_backend.as_deref(), Some("b12x"));
+    }
+
+    #[test]
+    fn the_environment_this_reader_acts_on_is_in_vllm_s_table() {
+        for name in [
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
+            "VLLM_ENABLE_PCIE_ALLREDUCE",
+        ] {
+            assert!(
+                t::VLLM_ENV_MODELLED.iter().any(|(n, _)| *n == name),
+                "{name}"
+            );
+        }
+    }
+
+    /// Issue 33: `--enable-prefix-caching` was a no-effect row on a `vllm serve` line while a record
+    /// naming it changed the prediction. Both now read the same table rows into the same knob, and
+    /// the engine's one rule (`prefix_cache`) decides what it does.
+    #[test]
+    fn prefix_caching_reads_alike_from_a_launch_line_and_a_record() {
+        let base = "vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct -tp 4";
+        for (more, want) in [
+            ("", None),
+            (" --enable-prefix-caching", Some(true)),
+            (" --no-enable-prefix-caching", Some(false)),
+        ] {
+            let text = format!("{base}{more}");
+            let l = super::super::args::VllmLine::parse(&text).unwrap().unwrap();
+            let from_line = l.knobs().unwrap();
+            let from_record =
+                crate::engine::record::launch_knobs(Engine::Vllm, &text, "", &mut Vec::new());
+            assert_eq!(from_line.prefix_caching, want, "{text}");
+            assert_eq!(from_record.prefix_caching, want, "{text}");
+            for hybrid in [false, true] {
+                assert_eq!(
+                    Engine::Vllm.prefix_cache(&from_line, hybrid),
+                    Engine::Vllm.prefix_cache(&from_record, hybrid),
+                );
+            }
+            // modelled, so no longer listed among the flags without effect
+            assert!(
+                l.not_modelled_line()
+                    .is_none_or(|w| !w.contains("prefix-caching")),
+                "{text}"
+            );
+        }
+        // on by default in V1 for a model without linear attention, off for a hybrid one (< 0.28)
+        let line = |t: &str| super::super::args::VllmLine::parse(t).unwrap().unwrap();
+        let none = line(base).knobs().unwrap();
+        assert!(Engine::Vllm.prefix_cache(&none, false).0);
+        assert!(!Engine::Vllm.prefix_cache(&none, true).0);
+        let machine = crate::machine::Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+        let off = line(&format!("{base} --no-enable-prefix-caching"));
+        let (o, _) = off
+            .server_options(&models::Layout::tp(4), &machine)
+            .unwrap();
+        assert!(
+            o.disable_radix_cache,
+            "the neutral config says no prefix reuse"
+        );
+    }
+}

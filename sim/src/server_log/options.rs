@@ -1,0 +1,156 @@
+//! A logged run's server options, each engine's through its own reader: a vLLM run's
+//! `non-default args` as the launch line they stand for ([`crate::engine::vllm::args::VllmLine`],
+//! with the acceptance its `SpecDecoding metrics` lines measured), an SGLang run's `server_args`
+//! dump over the command's options ([`super::ServerArgsDump::options_over`]), the decode lines' own
+//! `cuda graph:` field winning over a cut or contradicting dump; and the notes on what the log's
+//! lines say against its dump.
+
+use super::ServerRun;
+use crate::engine::sglang::args::flags::DISABLE_CUDA_GRAPH;
+use crate::machine::Machine;
+use crate::options::ServerOptions;
+use models::Layout;
+
+/// The options `run` ran with on `layout` of `machine`, and the notes on them: a vLLM run's
+/// from its launch arguments, an SGLang run's from `base` (the command's flags) and its dump.
+/// `Err` says why a vLLM run's arguments cannot be read.
+pub fn logged_options(
+    base: &ServerOptions,
+    run: &ServerRun,
+    layout: &Layout,
+    machine: &Machine,
+) -> Result<(ServerOptions, Vec<String>), String> {
+    match run.vllm_line() {
+        Some(line) => match line.server_options(layout, machine) {
+            Ok((o, _)) => Ok((logged_vllm_options(o, run), Vec::new())),
+            Err(e) => Err(format!("its non-default args: {e}")),
+        },
+        None => Ok((run_options(base, run), log_notes(base, run))),
+    }
+}
+
+/// A vLLM run's options with the acceptance length its `SpecDecoding metrics` lines measured
+/// where the launch states none (as `--records` takes a source's measured acceptance).
+fn logged_vllm_options(mut o: ServerOptions, run: &ServerRun) -> ServerOptions {
+    if let Some(s) = o.speculative.as_mut().filter(|s| s.accept_length.is_none()) {
+        s.accept_length = super::vllm::mean_acceptance_length(&run.spec_decode);
+    }
+    o
+}
+
+/// The server options of `run`: `base` (the command's flags) with what its `ServerArgs` says
+/// about memory and the step (until `sim::engine::sglang::args::from_pairs` maps every pair); the
+/// decode lines' own `cuda graph:` field wins over a cut or contradicting dump ([`log_notes`]).
+pub fn run_options(base: &ServerOptions, run: &ServerRun) -> ServerOptions {
+    let mut o = dump_options(base, run);
+    if let Some((eager, _)) = logged_graph_mode(&o, run) {
+        o.disable_cuda_graph = eager;
+    }
+    o
+}
+
+/// Whether the decode lines say the run was eager, and the note when that overrides or fills in
+/// the dump: any `cuda graph: True` means graphs were captured; `cuda graph: False` on a batch
+/// no larger than the largest captured one means they were not. `None` when the lines say
+/// nothing or agree with the dump.
+fn logged_graph_mode(o: &ServerOptions, run: &ServerRun) -> Option<(bool, String)> {
+    let dump = run.server_args.as_ref()?;
+    let stated = dump.flag(&DISABLE_CUDA_GRAPH);
+    let (eager, line) = run.logged_eager(o.cuda_graph_max_bs)?;
+    let said = if eager { "False" } else { "True" };
+    let why = match stated {
+        Some(s) if s == eager => return None,
+        Some(s) => format!(
+            "the server_args line says disable_cuda_graph={}",
+            if s { "True" } else { "False" }
+        ),
+        None if dump.truncated => {
+            "the server_args line is cut before disable_cuda_graph".to_string()
+        }
+        None => "the server_args line does not state disable_cuda_graph".to_string(),
+    };
+    Some((
+        eager,
+        format!(
+            "{why}; the decode lines say `cuda graph: {said}` (line {}, {} running): costed {}",
+            line.line,
+            line.running,
+            if eager { "eager" } else { "with CUDA graphs" }
+        ),
+    ))
+}
+
+/// What the log's own lines say against its `server_args` dump, one note each: a cut dump, the
+/// graph mode the decode lines contradict or fill in, decode lines out of time order or
+/// repeated (a log pasted twice, or its blocks reordered).
+pub fn log_notes(base: &ServerOptions, run: &ServerRun) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(d) = run.server_args.as_ref().filter(|d| d.truncated) {
+        notes.push(format!(
+            "the server_args line (line {}) is cut after {} settings: the rest take SGLang's defaults unless the decode lines say otherwise",
+            run.first_line,
+            d.pairs.len()
+        ));
+    }
+    if let Some((_, note)) = logged_graph_mode(&dump_options(base, run), run) {
+        notes.push(note);
+    }
+    notes.extend(order_notes(run));
+    notes
+}
+
+/// Decode lines whose time runs backwards on one rank, or that repeat an earlier line exactly.
+fn order_notes(run: &ServerRun) -> Vec<String> {
+    let mut last: std::collections::BTreeMap<_, f64> = Default::default();
+    let mut seen = std::collections::HashSet::new();
+    let (mut backwards, mut repeated) = (Vec::new(), Vec::new());
+    for s in &run.decode {
+        if let Some(t) = s.time_s {
+            if last.get(&s.rank).is_some_and(|prev| t < *prev) {
+                backwards.push(s.line);
+            }
+            last.insert(s.rank, t);
+        }
+        let key = (
+            s.time.clone(),
+            s.rank,
+            s.running,
+            s.tokens_in_kv,
+            s.gen_throughput_tok_s.to_bits(),
+        );
+        if !seen.insert(key) {
+            repeated.push(s.line);
+        }
+    }
+    let lines = |v: &[usize]| {
+        let shown: Vec<String> = v.iter().take(5).map(usize::to_string).collect();
+        format!(
+            "{} (lines {}{})",
+            v.len(),
+            shown.join(", "),
+            if v.len() > 5 { ", …" } else { "" }
+        )
+    };
+    let mut notes = Vec::new();
+    if !backwards.is_empty() {
+        notes.push(format!(
+            "decode lines out of time order: {}; a log's blocks reordered? the samples are fitted as they stand",
+            lines(&backwards)
+        ));
+    }
+    if !repeated.is_empty() {
+        notes.push(format!(
+            "decode lines repeating an earlier one exactly: {}; a log pasted twice? each repeat counts again in the fit",
+            lines(&repeated)
+        ));
+    }
+    notes
+}
+
+/// `base` with what the run's `ServerArgs` dump says ([`super::ServerArgsDump::options_over`]).
+fn dump_options(base: &ServerOptions, run: &ServerRun) -> ServerOptions {
+    match &run.server_args {
+        Some(a) => a.options_over(base, run.kv_dtype()),
+        None => base.clone(),
+    }
+}
