@@ -46,12 +46,6 @@ pub mod scenario;
 pub mod scoreboard;
 pub mod server_log;
 pub mod serving;
-/// The old path of SGLang's reader, for branches written before it moved under `engine/sglang/`.
-#[doc(hidden)]
-pub use engine::sglang::args as sglang_args;
 pub mod sweep;
 pub mod uncertainty;
-/// The old path of vLLM's reader, for branches written before it moved under `engine/vllm/`.
-#[doc(hidden)]
-pub use engine::vllm::args as vllm_args;
 pub mod workload;
