@@ -90,10 +90,13 @@ fn leave_one_source_out_coverage_holds() {
 
 /// The verdicts on the dev set's equal-load pairs, leaving one source out (each page's pairs
 /// judged by the model, pair correlations included, fitted on the others): every bin of stated
-/// confidence with at least 30 pairs is right within 15 points of the bin's lower edge or better,
-/// and no more than 88% of the pairs are "Depends" (87.1% when the pair classes' correlations
-/// were first fitted; 89.1% before; the bar, under 30%, is out of reach of calibrated
-/// verdicts while the cost model orders only ~2 of 3 of these pairs right: README).
+/// confidence with at least 30 pairs is right within 15 points of the bin's centre, either way
+/// (neither over- nor under-confident; 70-80%: 30 of 34, 80-90%: 44 of 54, 90-100%: 183 of 193
+/// when the correlation was first matched on the median of the pairs' error differences), the
+/// verdicts stated at ≥ 90% are right ≥ 90% (94.8%), and no more than 47% of the pairs are
+/// "Depends" (44.7%; 85.1% with the variance-matched correlation, whose heavy tails made every
+/// bin under-confident; the bar, under 30%, is out of reach of calibrated verdicts while
+/// the cost model orders only ~88% of these pairs right and many by a few percent: README).
 #[test]
 fn dev_verdicts_are_calibrated_leaving_one_source_out() {
     let rs = dev_residuals();
@@ -101,11 +104,16 @@ fn dev_verdicts_are_calibrated_leaving_one_source_out() {
     let (_, v) = sim::uncertainty::fit::loso_check(&refs);
     println!("dev set verdicts, leave one source out: {v:?}");
     for b in v.bins.iter().filter(|b| b.pairs >= 30) {
-        let edge: f64 = b.stated[..2].parse().unwrap();
+        let centre = b.stated[..2].parse::<f64>().unwrap() + 5.0;
         let right = b.right as f64 / b.pairs as f64 * 100.0;
-        assert!(right >= edge - 15.0, "{b:?}");
+        assert!((right - centre).abs() <= 15.0, "{b:?}");
     }
-    assert!(v.depends as f64 <= 0.88 * v.pairs as f64, "{v:?}");
+    assert!(v.confident >= 30, "{v:?}");
+    assert!(
+        v.confident_right as f64 >= 0.9 * v.confident as f64,
+        "{v:?}"
+    );
+    assert!(v.depends as f64 <= 0.47 * v.pairs as f64, "{v:?}");
 }
 
 /// Every fitted scalar of the stored model is listed with its meaning, bounds and what pinned

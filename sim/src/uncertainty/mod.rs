@@ -47,6 +47,8 @@ pub const MIN_CELL: usize = 8;
 pub const ERROR_MODEL_SCHEMA_VERSION: u32 = 2;
 /// z of the 90th percentile of a standard normal: an 80% half-width over this is one sigma.
 pub const Z_80: f64 = 1.281_551_565_544_600_4;
+/// z of the 75th percentile of a standard normal: the median of |z|.
+pub const Z_50: f64 = 0.674_489_750_196_081_7;
 
 /// The regime factors a residual is split by, in the order the table lists them.
 pub const FACTORS: [&str; 9] = [
@@ -416,11 +418,15 @@ pub struct PairClass {
     pub class: String,
     /// Equal-load pairs of the dev set that measured it.
     pub pairs: usize,
-    /// ρ of their errors beyond the source's offset: the ρ for which the verdicts' variance of
-    /// the log-ratio difference, σa² + σb² − 2ρσaσb, summed over the pairs, equals the measured
-    /// Σ (eA − eB)² (e a residual less its regime's centre); 0 where fewer than [`MIN_CELL`]
-    /// pairs (taken as independent).
+    /// ρ of their errors beyond the source's offset: the ρ at which the median over the pairs
+    /// of |eA − eB| / √(σa² + σb² − 2ρσaσb) is a normal's median |z| (e a residual less its
+    /// regime's centre; a median, not a variance, match: the differences are heavy-tailed and
+    /// a few far pairs would otherwise set every verdict's width); 0 where fewer than
+    /// [`MIN_CELL`] pairs (taken as independent).
     pub correlation: f64,
+    /// The median |eA − eB| (ln) of those pairs: what pinned `correlation`.
+    #[serde(default)]
+    pub median_abs_diff_ln: f64,
 }
 
 /// The class names of [`PairClass`].

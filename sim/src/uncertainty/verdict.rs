@@ -6,7 +6,7 @@
 //! collectives), so the difference of their log errors has variance σa² + σb² − 2ρσaσb with ρ
 //! the error model's correlation for that class of pair ([`ErrorModel::correlation`]: same
 //! source and model, or different), measured on the dev set's equal-load pairs from the
-//! variance of their log-ratio differences; the offset a new source adds
+//! median of their log-ratio differences (robust to their heavy tails); the offset a new source adds
 //! ([`super::BetweenSource`]) is one draw for both sides of one box and cancels (one side on new
 //! ground only: it adds). The chance that A is in fact faster is Φ(d / σd), d the predicted log
 //! speed ratio with each centre's bias applied. Below [`VERDICT_BAR`] the verdict is "Depends:
