@@ -7,7 +7,7 @@
 
 use sim::scoreboard::{ScoreOptions, headline_residuals, score_with};
 use sim::uncertainty::ErrorModel;
-use sim::uncertainty::fit::fit;
+use sim::uncertainty::error_fit::fit;
 use std::path::Path;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -101,7 +101,7 @@ fn leave_one_source_out_coverage_holds() {
 fn dev_verdicts_are_calibrated_leaving_one_source_out() {
     let rs = dev_residuals();
     let refs: Vec<&sim::uncertainty::Residual> = rs.iter().collect();
-    let (_, v) = sim::uncertainty::fit::loso_check(&refs);
+    let (_, v) = sim::uncertainty::error_fit::loso_check(&refs);
     println!("dev set verdicts, leave one source out: {v:?}");
     for b in v.bins.iter().filter(|b| b.pairs >= 30) {
         let centre = b.stated[..2].parse::<f64>().unwrap() + 5.0;

@@ -219,7 +219,7 @@ fn write_error_model(
         );
     }
     let acc: Vec<String> = acceptance.iter().map(|a| a.display().to_string()).collect();
-    let m = sim::uncertainty::fit::fit(&rs, &path.display().to_string(), &acc);
+    let m = sim::uncertainty::error_fit::fit(&rs, &path.display().to_string(), &acc);
     let text = serde_json::to_string_pretty(&m)? + "\n";
     std::fs::write(out, text)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;

@@ -27,7 +27,7 @@ use crate::records::{
     Expressed, MetricFamily, Quantity, RecordSet, Unexpressible, UnexpressibleKind, express,
 };
 use crate::serving::{RunReport, simulate};
-use crate::uncertainty::fit::{Residual, coverage, loso_check};
+use crate::uncertainty::error_fit::{Residual, coverage, loso_check};
 use crate::uncertainty::verdict::{PairCheck, check_pairs};
 use crate::uncertainty::{
     Coverage, ErrorModel, Flag, Regime, context_band, machine_kind, p2p_level,

@@ -32,7 +32,7 @@
 //! --fit-error-model validation/error-model.json` regenerates it; `sim/tests/error_model.rs`
 //! fails when it is stale.
 
-pub mod fit;
+pub mod error_fit;
 pub mod verdict;
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-use super::fit::{Residual, fit};
+use super::error_fit::{self, Residual, fit};
 use super::verdict::{Side, VERDICT_BAR, probability_faster, probability_with};
 use super::*;
 use proptest::prelude::*;
@@ -67,7 +67,7 @@ fn the_interval_covers_about_80_percent_of_what_it_was_fitted_on() {
     let rs = residuals(0.3);
     let m = fit(&rs, "dev.json", &[]);
     let refs: Vec<&Residual> = rs.iter().collect();
-    let c = fit::coverage(&m, &refs);
+    let c = error_fit::coverage(&m, &refs);
     assert!((75.0..=90.0).contains(&c.coverage_pct), "{c:?}");
     assert!((75.0..=95.0).contains(&m.loso.coverage_pct), "{:?}", m.loso);
 }
@@ -183,7 +183,7 @@ fn offset_sources(offsets: &[f64], n: &[usize]) -> Vec<Residual> {
 fn every_source_weighs_the_same_in_the_between_source_spread() {
     let refs = offset_sources(&[0.0, 0.2, -0.1, 0.1], &[1000, 9, 9, 9]);
     let rs: Vec<&Residual> = refs.iter().collect();
-    let b = fit::between_source(&rs);
+    let b = error_fit::between_source(&rs);
     // the median of the medians (0, 0.2, -0.1, 0.1), not the big source's 0
     assert!((b.centre_ln - 0.05).abs() < 0.01, "{b:?}");
     // medians 0, 0.2, -0.1, 0.1: their sd is 0.129; less the small sampling variance
@@ -197,7 +197,7 @@ fn every_source_weighs_the_same_in_the_between_source_spread() {
 fn two_sources_are_too_few_to_tell_a_spread_and_take_the_bound() {
     let refs = offset_sources(&[0.0, 0.01], &[50, 50]);
     let rs: Vec<&Residual> = refs.iter().collect();
-    let b = fit::between_source(&rs);
+    let b = error_fit::between_source(&rs);
     assert!(
         (b.sigma_ln * Z_80 - std::f64::consts::LN_2).abs() < 1e-3,
         "{b:?}"
