@@ -116,36 +116,7 @@ pub struct SampleRow {
 }
 
 fn check_run(setup: &Scenario, run: &ServerRun, vllm_log: bool) -> LoggedRunReport {
-    let prompt: u64 = run
-        .prefill
-        .iter()
-        .map(|p| p.new_tokens + p.cached_tokens)
-        .sum();
-    let cached: u64 = run.prefill.iter().map(|p| p.cached_tokens).sum();
-    let mut report = LoggedRunReport {
-        index: run.index,
-        first_line: run.first_line,
-        model_path: logged_model(run),
-        layout: run.layout().map(|l| l.short_name()),
-        decode_samples: run.decode.len(),
-        steady_samples: run.steady_samples().count(),
-        flagged_samples: run.flagged_samples().count(),
-        prefill_samples: run.prefill.len(),
-        prefix_cache_hit_fraction: if prompt > 0 {
-            cached as f64 / prompt as f64
-        } else {
-            0.0
-        },
-        memory_lines: run.memory.lines,
-        memory_plan: None,
-        memory: Vec::new(),
-        error: None,
-        samples: Vec::new(),
-        median_abs_error_pct: None,
-        limits: Vec::new(),
-        acceptance: None,
-        notes: Vec::new(),
-    };
+    let mut report = empty_report(run);
     let rows = |predict: &dyn Fn(&DecodeSample) -> Option<f64>| {
         run.decode
             .iter()
@@ -200,37 +171,7 @@ fn check_run(setup: &Scenario, run: &ServerRun, vllm_log: bool) -> LoggedRunRepo
                 .filter_map(|r| r.error_pct.map(f64::abs))
                 .collect();
             report.median_abs_error_pct = models::stats::median(&errors);
-            let graphs = ServerOptions {
-                disable_cuda_graph: false,
-                ..opts.clone()
-            };
-            let graph_model =
-                ServedModel::new(&setup.machine, &setup.spec, layout, &graphs, setup.knobs).ok();
-            let reporting: Vec<_> = run
-                .steady_samples()
-                .filter(|s| run.is_reporting_rank(s))
-                .collect();
-            if let Some(mut load) = crate::doctor::Load::of(reporting.iter().copied()) {
-                load = load.with_prompts(run.prefill.iter());
-                load.pool_tokens = run
-                    .memory
-                    .pool
-                    .as_ref()
-                    .and_then(|p| p.max_total_num_tokens);
-                // under PP every line is one micro-batch, so none is "steady": all of them
-                let lines: Vec<_> = run
-                    .decode
-                    .iter()
-                    .filter(|s| run.is_reporting_rank(s))
-                    .collect();
-                load.pp_split = crate::doctor::PpSplit::of(&lines, layout.pp);
-                report.limits = crate::doctor::diagnose(
-                    &model,
-                    &opts,
-                    graph_model.as_ref().map(|g| g as &dyn IterationModel),
-                    load,
-                );
-            }
+            report.limits = diagnose_run(setup, run, layout, &opts, &model);
         }
         Err(e) => {
             report.error = Some(e.to_string());
@@ -238,6 +179,83 @@ fn check_run(setup: &Scenario, run: &ServerRun, vllm_log: bool) -> LoggedRunRepo
         }
     }
     report
+}
+
+/// The run as the log describes it, before anything is costed.
+fn empty_report(run: &ServerRun) -> LoggedRunReport {
+    let prompt: u64 = run
+        .prefill
+        .iter()
+        .map(|p| p.new_tokens + p.cached_tokens)
+        .sum();
+    let cached: u64 = run.prefill.iter().map(|p| p.cached_tokens).sum();
+    LoggedRunReport {
+        index: run.index,
+        first_line: run.first_line,
+        model_path: logged_model(run),
+        layout: run.layout().map(|l| l.short_name()),
+        decode_samples: run.decode.len(),
+        steady_samples: run.steady_samples().count(),
+        flagged_samples: run.flagged_samples().count(),
+        prefill_samples: run.prefill.len(),
+        prefix_cache_hit_fraction: if prompt > 0 {
+            cached as f64 / prompt as f64
+        } else {
+            0.0
+        },
+        memory_lines: run.memory.lines,
+        memory_plan: None,
+        memory: Vec::new(),
+        error: None,
+        samples: Vec::new(),
+        median_abs_error_pct: None,
+        limits: Vec::new(),
+        acceptance: None,
+        notes: Vec::new(),
+    }
+}
+
+/// What limits the logged server at its steady load (the doctor), with the CUDA-graph step beside
+/// an eager one.
+fn diagnose_run(
+    setup: &Scenario,
+    run: &ServerRun,
+    layout: models::Layout,
+    opts: &ServerOptions,
+    model: &ServedModel,
+) -> Vec<crate::doctor::Limit> {
+    let graphs = ServerOptions {
+        disable_cuda_graph: false,
+        ..opts.clone()
+    };
+    let graph_model =
+        ServedModel::new(&setup.machine, &setup.spec, layout, &graphs, setup.knobs).ok();
+    let reporting: Vec<_> = run
+        .steady_samples()
+        .filter(|s| run.is_reporting_rank(s))
+        .collect();
+    let Some(load) = crate::doctor::Load::of(reporting.iter().copied()) else {
+        return Vec::new();
+    };
+    let mut load = load.with_prompts(run.prefill.iter());
+    load.pool_tokens = run
+        .memory
+        .pool
+        .as_ref()
+        .and_then(|p| p.max_total_num_tokens);
+    // under PP every line is one micro-batch, so none is "steady": all of them
+    let lines: Vec<_> = run
+        .decode
+        .iter()
+        .filter(|s| run.is_reporting_rank(s))
+        .collect();
+    load.pp_split = crate::doctor::PpSplit::of(&lines, layout.pp);
+    crate::doctor::diagnose(
+        model,
+        opts,
+        graph_model.as_ref().map(|g| g as &dyn IterationModel),
+        load,
+    )
 }
 
 /// The model a run's launch arguments name.

@@ -48,27 +48,7 @@ pub fn run(args: Args) -> Result<()> {
         None => sglang.model_path(),
     })?;
     let (opts, notes) = args.target.server.options(&machine, &model)?;
-    if args.batch == 0 && args.prefill == 0 {
-        bail!(
-            "--batch 0 and --prefill 0: nothing to cost; give at least one decode request or prefill token"
-        );
-    }
-    if args.context as u64 > model.max_context_tokens {
-        bail!(
-            "--context {}: {} supports at most {} tokens (max_position_embeddings)",
-            args.context,
-            model.name,
-            model.max_context_tokens
-        );
-    }
-    // the server's own limit (`--context-length` / `--max-model-len`): it refuses a longer
-    // request, and its `req_to_token` table is sized for it
-    if let Some(limit) = opts.context_length.filter(|l| args.context > *l) {
-        bail!(
-            "--context {} is above the server's context length {limit} (--context-length / --max-model-len): the server refuses such a request; raise it or lower --context",
-            args.context
-        );
-    }
+    check_query(&args, &model, &opts)?;
     let q = PredictQuery {
         batch: args.batch,
         context_tokens: args.context,
@@ -127,15 +107,55 @@ pub fn run(args: Args) -> Result<()> {
         context_tokens: args.context,
     };
     let regime = Regime::of(&machine, &model, &opts, one, load, &notes);
-    let ranges = out
-        .layouts
+    let ranges = layout_ranges(&out, &regime);
+    export(args.format.format, &PredictShown { out, ranges })?;
+    for n in notes {
+        eprintln!("{n}");
+    }
+    Ok(())
+}
+
+/// A query the model and the server can answer: something to cost, a context within the model's
+/// and the server's limits.
+fn check_query(
+    args: &Args,
+    model: &models::ModelSpec,
+    opts: &sim::options::ServerOptions,
+) -> Result<()> {
+    if args.batch == 0 && args.prefill == 0 {
+        bail!(
+            "--batch 0 and --prefill 0: nothing to cost; give at least one decode request or prefill token"
+        );
+    }
+    if args.context as u64 > model.max_context_tokens {
+        bail!(
+            "--context {}: {} supports at most {} tokens (max_position_embeddings)",
+            args.context,
+            model.name,
+            model.max_context_tokens
+        );
+    }
+    // the server's own limit (`--context-length` / `--max-model-len`): it refuses a longer
+    // request, and its `req_to_token` table is sized for it
+    if let Some(limit) = opts.context_length.filter(|l| args.context > *l) {
+        bail!(
+            "--context {} is above the server's context length {limit} (--context-length / --max-model-len): the server refuses such a request; raise it or lower --context",
+            args.context
+        );
+    }
+    Ok(())
+}
+
+/// Each layout's steady-decode throughput and TPOT with its 80% interval.
+fn layout_ranges(out: &PredictOutput, regime: &Regime) -> Vec<LayoutRanges> {
+    out.layouts
         .iter()
         .filter_map(|p| {
             let st = p.steady.as_ref()?;
             Some(LayoutRanges {
                 layout: p.layout.clone(),
                 ranges: ErrorModel::builtin().figure_ranges(
-                    &regime,
+                    regime,
                     &[
                         ("output_tok_per_s", st.output_tok_per_s, true),
                         ("tpot_ms", st.cycle_ms, false),
@@ -143,12 +163,7 @@ pub fn run(args: Args) -> Result<()> {
                 ),
             })
         })
-        .collect();
-    export(args.format.format, &PredictShown { out, ranges })?;
-    for n in notes {
-        eprintln!("{n}");
-    }
-    Ok(())
+        .collect()
 }
 
 /// `sim predict`'s output with the 80% interval of each layout's steady figures.

@@ -140,6 +140,33 @@ fn table(o: &RunOutput, ranges: &[FigureRange]) -> Table {
         format!("{} on {}", o.model, o.machine),
         format!("{} ({})", r.layout, r.flags),
     ]);
+    let mut rows = bench_rows(r, ranges);
+    if r.replicas > 1 {
+        rows.insert(
+            0,
+            (
+                "Engines",
+                format!(
+                    "{} behind SGLang's router (round-robin): figures for the whole box, peaks and KV pools summed",
+                    r.layout
+                ),
+            ),
+        );
+    } else if o.idle_gpus > 0 {
+        rows.insert(
+            0,
+            ("GPUs", format!("one replica; {}", idle_note(o.idle_gpus))),
+        );
+    }
+    for (k, v) in rows {
+        t.add_row(vec![k.to_string(), v]);
+    }
+    add_provenance_rows(&mut t, o, ranges);
+    t
+}
+
+/// bench_serving's summary rows, each throughput and mean latency with its 80% interval.
+fn bench_rows(r: &RunReport, ranges: &[FigureRange]) -> Vec<(&'static str, String)> {
     let conc = match (r.max_concurrency, r.closed_rounds) {
         (Some(c), true) => {
             format!("{c} (closed rounds: {c} sent at once, the next round when all finished)")
@@ -147,7 +174,7 @@ fn table(o: &RunOutput, ranges: &[FigureRange]) -> Table {
         (Some(c), false) => c.to_string(),
         (None, _) => "unlimited".to_string(),
     };
-    let mut rows: Vec<(&str, String)> = vec![
+    vec![
         ("Maximum request concurrency", conc),
         (
             "Input / output length",
@@ -227,27 +254,12 @@ fn table(o: &RunOutput, ranges: &[FigureRange]) -> Table {
             "GPU time by part (s, summed over batches)",
             parts(&r.breakdown.cost_parts),
         ),
-    ];
-    if r.replicas > 1 {
-        rows.insert(
-            0,
-            (
-                "Engines",
-                format!(
-                    "{} behind SGLang's router (round-robin): figures for the whole box, peaks and KV pools summed",
-                    r.layout
-                ),
-            ),
-        );
-    } else if o.idle_gpus > 0 {
-        rows.insert(
-            0,
-            ("GPUs", format!("one replica; {}", idle_note(o.idle_gpus))),
-        );
-    }
-    for (k, v) in rows {
-        t.add_row(vec![k.to_string(), v]);
-    }
+    ]
+}
+
+/// What the run rests on, where its 80% intervals come from, and the micro-batches at the peak.
+fn add_provenance_rows(t: &mut Table, o: &RunOutput, ranges: &[FigureRange]) {
+    let r: &RunReport = &o.run;
     for (i, p) in o.provenance.iter().enumerate() {
         let k = if i == 0 { "Based on" } else { "" };
         t.add_row(vec![k.to_string(), p.clone()]);
@@ -277,7 +289,6 @@ fn table(o: &RunOutput, ranges: &[FigureRange]) -> Table {
             format!("{:?} at {:.1} s", s.sizes, s.t_s),
         ]);
     }
-    t
 }
 
 /// The non-zero parts of a breakdown, largest first.

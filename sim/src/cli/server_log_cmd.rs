@@ -142,21 +142,7 @@ fn print_run(run: &LoggedRunReport, r: &ServerLogReport) {
         run.memory_lines
     );
     if !run.memory.is_empty() {
-        let mut t = crate::cli::tables::table();
-        t.set_header(vec!["memory per GPU", "plan", "log", "error"]);
-        for c in &run.memory {
-            let fmt = |x: f64| match c.unit.as_str() {
-                "GiB" => format!("{x:.2} GiB"),
-                _ => format!("{x:.0}"),
-            };
-            t.add_row(vec![
-                c.quantity.clone(),
-                fmt(c.plan),
-                fmt(c.logged),
-                format!("{:+.1}%", c.error_pct),
-            ]);
-        }
-        println!("{t}");
+        println!("{}", memory_table(run));
     }
     if let Some(notes) = run.memory_plan.as_ref().map(|p| &p.notes) {
         for n in notes {
@@ -169,6 +155,55 @@ fn print_run(run: &LoggedRunReport, r: &ServerLogReport) {
     if let Some(e) = &run.error {
         println!("cannot cost this run: {e}");
     }
+    println!("{}", samples_table(run));
+    println!("{}", steady_summary(run));
+    if let Some(m) = run.median_abs_error_pct {
+        println!(
+            "median |error| of the predicted step over {} steady samples: {m:.1}%",
+            run.steady_samples
+        );
+    }
+    if let Some(a) = &run.acceptance {
+        let per: Vec<String> = a.per_position.iter().map(|r| format!("{r:.3}")).collect();
+        println!(
+            "speculative decoding measured over {} lines: mean acceptance length {:.2} (per draft position {})",
+            a.lines,
+            a.mean_acceptance_length,
+            per.join(", ")
+        );
+    }
+    if !run.limits.is_empty() {
+        println!("what limits this server:");
+    }
+    for l in &run.limits {
+        println!("  {}", l.finding);
+        for f in &l.try_flags {
+            println!("    try {f}");
+        }
+    }
+}
+
+/// The memory plan beside the log's own memory lines.
+fn memory_table(run: &LoggedRunReport) -> comfy_table::Table {
+    let mut t = crate::cli::tables::table();
+    t.set_header(vec!["memory per GPU", "plan", "log", "error"]);
+    for c in &run.memory {
+        let fmt = |x: f64| match c.unit.as_str() {
+            "GiB" => format!("{x:.2} GiB"),
+            _ => format!("{x:.0}"),
+        };
+        t.add_row(vec![
+            c.quantity.clone(),
+            fmt(c.plan),
+            fmt(c.logged),
+            format!("{:+.1}%", c.error_pct),
+        ]);
+    }
+    t
+}
+
+/// Every decode sample: what the log says, the predicted step and why a sample is not steady.
+fn samples_table(run: &LoggedRunReport) -> comfy_table::Table {
     let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "line",
@@ -205,30 +240,5 @@ fn print_run(run: &LoggedRunReport, r: &ServerLogReport) {
             },
         ]);
     }
-    println!("{t}");
-    println!("{}", steady_summary(run));
-    if let Some(m) = run.median_abs_error_pct {
-        println!(
-            "median |error| of the predicted step over {} steady samples: {m:.1}%",
-            run.steady_samples
-        );
-    }
-    if let Some(a) = &run.acceptance {
-        let per: Vec<String> = a.per_position.iter().map(|r| format!("{r:.3}")).collect();
-        println!(
-            "speculative decoding measured over {} lines: mean acceptance length {:.2} (per draft position {})",
-            a.lines,
-            a.mean_acceptance_length,
-            per.join(", ")
-        );
-    }
-    if !run.limits.is_empty() {
-        println!("what limits this server:");
-    }
-    for l in &run.limits {
-        println!("  {}", l.finding);
-        for f in &l.try_flags {
-            println!("    try {f}");
-        }
-    }
+    t
 }
