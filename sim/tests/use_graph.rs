@@ -713,8 +713,6 @@ const LONG_FNS: &[&str] = &[
     "sim/advise/mtp.rs::mtp_question",
     "sim/cost/attn_core.rs::attn_core",
     "sim/cost/memory/vllm.rs::plan",
-    "sim/records/machine_map.rs::machine_preset",
-    "sim/scoreboard/mod.rs::predict",
     "sim/serving/engine/mod.rs::schedule",
     "sim/engine/sglang/args/parse.rs::parse_words",
 ];

@@ -3,7 +3,7 @@
 
 use super::nccl::NcclTuning;
 use super::unexpressible::{Unexpressible, UnexpressibleKind, stated};
-use super::{Record, lower};
+use super::{Hardware, Record, lower};
 
 /// The machine preset of a record's hardware block, with what was assumed.
 pub(super) fn machine_preset(
@@ -24,24 +24,7 @@ pub(super) fn machine_preset(
             ),
         ));
     }
-    let gpu = lower(&hw.gpu);
-    let family = if gpu.contains("rtx pro 6000") {
-        "rtx-pro-6000-x8"
-    } else if gpu.contains("b200") {
-        "b200-x8"
-    } else if gpu.contains("h200") {
-        "h200-x8"
-    } else if gpu.contains("h100") {
-        "h100-x8"
-    } else {
-        return Err(Unexpressible::new(
-            UnexpressibleKind::UnknownMachine,
-            format!(
-                "no machine preset for GPU `{}`; set hardware.machine to a probe profile",
-                hw.gpu.as_deref().unwrap_or("?")
-            ),
-        ));
-    };
+    let family = gpu_family(hw)?;
     let count = stated(&r.id, "hardware.count", &hw.count)?;
     if family == "rtx-pro-6000-x8"
         && count.is_some_and(|n| (9..=16).contains(&n))
@@ -71,6 +54,13 @@ pub(super) fn machine_preset(
     if family != "rtx-pro-6000-x8" {
         return Ok(family.to_string());
     }
+    Ok(rtx_box(r, assumptions))
+}
+
+/// The rtx6kpro box in the state the record states: P2P off (bare metal or a VM), a VM with P2P
+/// passed through, or bare metal with NCCL as the record tuned it.
+fn rtx_box(r: &Record, assumptions: &mut Vec<String>) -> String {
+    let hw = &r.hardware;
     let p2p = lower(&hw.p2p);
     if p2p == "disabled" || NcclTuning::p2p_disabled(r) {
         let (preset, how) = if hw.virtualized == Some(true) {
@@ -93,16 +83,16 @@ pub(super) fn machine_preset(
                 ""
             }
         ));
-        return Ok(preset.into());
+        return preset.into();
     }
     match hw.virtualized {
         Some(true) if p2p == "enabled" => {
             assumptions.push(
                 "a VM with P2P enabled (the hypervisor passes peer access through): P2P real, costed as bare metal (`rtx-pro-6000-x8-baremetal`)".into(),
             );
-            Ok("rtx-pro-6000-x8-baremetal".into())
+            "rtx-pro-6000-x8-baremetal".into()
         }
-        Some(true) => Ok("rtx-pro-6000-x8-vm-hostbounce".into()),
+        Some(true) => "rtx-pro-6000-x8-vm-hostbounce".into(),
         virt => {
             if virt.is_none() || p2p != "enabled" {
                 assumptions.push(format!(
@@ -112,7 +102,7 @@ pub(super) fn machine_preset(
                 ));
             }
             let (preset, why) = match NcclTuning::of(r) {
-                NcclTuning::Default => return Ok("rtx-pro-6000-x8-baremetal".into()),
+                NcclTuning::Default => return "rtx-pro-6000-x8-baremetal".into(),
                 NcclTuning::Tuned(why) => ("rtx-pro-6000-x8-baremetal-nccl-tuned", why),
                 NcclTuning::Ll128(why) => ("rtx-pro-6000-x8-baremetal-nccl-ll128", why),
                 NcclTuning::Simple(why) => ("rtx-pro-6000-x8-baremetal-nccl-simple", why),
@@ -121,9 +111,31 @@ pub(super) fn machine_preset(
                 "{why}: NCCL tuned as on the rtx6kpro wiki's dual-Turin box (its published \
                  all-reduce curves, `{preset}`)"
             ));
-            Ok(preset.into())
+            preset.into()
         }
     }
+}
+
+/// The 8-GPU preset family of the record's GPU.
+fn gpu_family(hw: &Hardware) -> Result<&'static str, Unexpressible> {
+    let gpu = lower(&hw.gpu);
+    Ok(if gpu.contains("rtx pro 6000") {
+        "rtx-pro-6000-x8"
+    } else if gpu.contains("b200") {
+        "b200-x8"
+    } else if gpu.contains("h200") {
+        "h200-x8"
+    } else if gpu.contains("h100") {
+        "h100-x8"
+    } else {
+        return Err(Unexpressible::new(
+            UnexpressibleKind::UnknownMachine,
+            format!(
+                "no machine preset for GPU `{}`; set hardware.machine to a probe profile",
+                hw.gpu.as_deref().unwrap_or("?")
+            ),
+        ));
+    })
 }
 
 /// The 16-GPU RTX PRO 6000 box the community published (four PCIe switches of four GPUs,

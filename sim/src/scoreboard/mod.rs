@@ -371,59 +371,9 @@ fn predict(
     let model = ServedModel::new(machine, spec, e.layout, &server, Knobs::default())
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
     let speculation = speculation_of(e, &model, &mut notes);
-    let (breakdown, step_ms, value): (TimeBreakdown, f64, Box<dyn Fn(Quantity) -> f64>) =
-        match (&e.family, &e.workload) {
-            (MetricFamily::BenchServing, Some(w)) => {
-                let run = simulate(&model, &server, w)
-                    .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
-                let b = run.breakdown;
-                let step = b.decode_s / (b.decode_batches.max(1) as f64) * 1e3;
-                (
-                    b.cost_parts,
-                    step,
-                    Box::new(move |q| serving_value(&run, q)),
-                )
-            }
-            _ => {
-                let holding = shared_context::holding_of(e, engine, spec, &model, &mut notes);
-                let sd = model.steady_decode_held(e.concurrency, e.context_tokens, holding);
-                if sd.running < e.concurrency {
-                    notes.push(format!(
-                        "only {} of {} streams fit the KV pool at this context",
-                        sd.running, e.concurrency
-                    ));
-                }
-                let tok = sd.tok_per_s;
-                (
-                    sd.iteration.breakdown,
-                    sd.cycle_s * 1e3,
-                    Box::new(move |q| match q {
-                        Quantity::OutputTokPerS => tok,
-                        _ => f64::NAN,
-                    }),
-                )
-            }
-        };
-    let regime = Regime {
-        engine: engine.name().to_string(),
-        model: e.model.clone(),
-        speculation: speculation.map_or("off".into(), |s| s.accept.name().to_string()),
-        context: context_band(e.context_tokens).to_string(),
-        concurrency: band(e.concurrency).to_string(),
-        machine: machine.name().to_string(),
-        machine_kind: machine_kind(&machine.profile).to_string(),
-        p2p: p2p_level(&machine.profile),
-        family: e.family.name().to_string(),
-        flags: Flag::from_notes(
-            notes
-                .iter()
-                .chain(model.target().memory_notes())
-                .chain([&model
-                    .target()
-                    .decode_attention_note(e.concurrency, e.context_tokens)]),
-        ),
-        source: origin.source.clone(),
-    };
+    let (breakdown, step_ms, value) = predicted_value(e, engine, spec, &model, &server, &mut notes)
+        .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x))?;
+    let regime = regime_of(e, engine, machine, &model, &notes, speculation, origin);
     let errors = ErrorModel::builtin();
     let range_parts = errors.ln_interval(&regime).parts();
     Ok(e.targets
@@ -464,6 +414,86 @@ fn predict(
             }
         })
         .collect())
+}
+
+/// A predicted step's breakdown, its length in ms, and each quantity's predicted figure.
+type Predicted = (TimeBreakdown, f64, Box<dyn Fn(Quantity) -> f64>);
+
+/// What one figure of the record would read: a bench_serving run replayed, or an
+/// llm_decode_bench cell's steady decode (streams sharing one cached context where they do).
+fn predicted_value(
+    e: &Expressed,
+    engine: Engine,
+    spec: &ModelSpec,
+    model: &ServedModel,
+    server: &crate::options::ServerOptions,
+    notes: &mut Vec<String>,
+) -> Result<Predicted, String> {
+    Ok(match (&e.family, &e.workload) {
+        (MetricFamily::BenchServing, Some(w)) => {
+            let run = simulate(model, server, w).map_err(|x| x.to_string())?;
+            let b = run.breakdown;
+            let step = b.decode_s / (b.decode_batches.max(1) as f64) * 1e3;
+            (
+                b.cost_parts,
+                step,
+                Box::new(move |q| serving_value(&run, q)),
+            )
+        }
+        _ => {
+            let holding = shared_context::holding_of(e, engine, spec, model, notes);
+            let sd = model.steady_decode_held(e.concurrency, e.context_tokens, holding);
+            if sd.running < e.concurrency {
+                notes.push(format!(
+                    "only {} of {} streams fit the KV pool at this context",
+                    sd.running, e.concurrency
+                ));
+            }
+            let tok = sd.tok_per_s;
+            (
+                sd.iteration.breakdown,
+                sd.cycle_s * 1e3,
+                Box::new(move |q| match q {
+                    Quantity::OutputTokPerS => tok,
+                    _ => f64::NAN,
+                }),
+            )
+        }
+    })
+}
+
+/// The regime a record's prediction falls in, for its 80% interval: engine, model, where the
+/// acceptance came from, bands, machine and its kind, P2P state and the extrapolation flags its
+/// notes raise.
+fn regime_of(
+    e: &Expressed,
+    engine: Engine,
+    machine: &Machine,
+    model: &ServedModel,
+    notes: &[String],
+    speculation: Option<SpecUsed>,
+    origin: &RecordOrigin,
+) -> Regime {
+    Regime {
+        engine: engine.name().to_string(),
+        model: e.model.clone(),
+        speculation: speculation.map_or("off".into(), |s| s.accept.name().to_string()),
+        context: context_band(e.context_tokens).to_string(),
+        concurrency: band(e.concurrency).to_string(),
+        machine: machine.name().to_string(),
+        machine_kind: machine_kind(&machine.profile).to_string(),
+        p2p: p2p_level(&machine.profile),
+        family: e.family.name().to_string(),
+        flags: Flag::from_notes(
+            notes
+                .iter()
+                .chain(model.target().memory_notes())
+                .chain([&model
+                    .target()
+                    .decode_attention_note(e.concurrency, e.context_tokens)]),
+        ),
+        source: origin.source.clone(),
+    }
 }
 
 /// The part of `m` a server of `layout` runs on: its first GPUs when the layout takes fewer than
