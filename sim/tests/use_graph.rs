@@ -709,8 +709,6 @@ const MAX_FN_LINES: usize = 100;
 const LONG_FNS: &[&str] = &[
     "probe/cuda/host.rs::measure_host",
     "probe/cuda/p2p.rs::measure_pair",
-    "sim/advise/mod.rs::ep_question",
-    "sim/advise/mtp.rs::mtp_question",
     "sim/cost/attn_core.rs::attn_core",
     "sim/cost/memory/vllm.rs::plan",
     "sim/serving/engine/mod.rs::schedule",

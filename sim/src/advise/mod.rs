@@ -405,20 +405,7 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
         (ep_slower_share, ok.len()),
         ratio_vs_plain_tp.map(|r| (plain_tp.short_name(), r)),
     );
-    // The winner's full flags: its layout, the a2a backend where it runs one, the user's others.
-    let full = |layout_flags: &str| {
-        std::iter::once(layout_flags.to_string())
-            .chain(q.extra_flags.iter().cloned())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let flags_to_try = match verdict {
-        Verdict::Yes => vec![full(&ep_side.flags)],
-        Verdict::No => vec![full(&other_side.flags)],
-        Verdict::DependsOnConcurrency => {
-            vec![full(&ep_side.flags), full(&other_side.flags)]
-        }
-    };
+    let flags_to_try = flags_to_try(verdict, &ep_side, &other_side, &q.extra_flags);
     let margin = (at.ep_tok_s / at.other_tok_s.max(1e-12) - 1.0).abs();
     let margin_within_known_error = q.known_error.as_ref().map(|k| margin < k.relative_error);
     Ok(EpAnswer {
@@ -438,6 +425,22 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
         margin_within_known_error,
         odds: None,
     })
+}
+
+/// The winner's full flags: its layout, the a2a backend where it runs one, the user's others;
+/// both sides' where the answer depends on concurrency.
+fn flags_to_try(verdict: Verdict, ep: &EpSide, other: &EpSide, extra: &[String]) -> Vec<String> {
+    let full = |layout_flags: &str| {
+        std::iter::once(layout_flags.to_string())
+            .chain(extra.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    match verdict {
+        Verdict::Yes => vec![full(&ep.flags)],
+        Verdict::No => vec![full(&other.flags)],
+        Verdict::DependsOnConcurrency => vec![full(&ep.flags), full(&other.flags)],
+    }
 }
 
 fn side(

@@ -362,22 +362,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
     let p = &q.plan;
     let flip = flip_length(q, build)?;
     let by_draft_length = draft_lengths(q, build)?;
-    let config = format!(
-        "{} ({} steps, topk {}, {} draft tokens; accept length {:.2}, {})",
-        p.algorithm,
-        p.num_steps,
-        p.eagle_topk,
-        p.num_draft_tokens,
-        p.accept_length,
-        match p.accept_source {
-            AcceptSource::Given => "given".to_string(),
-            AcceptSource::Measured => "measured".to_string(),
-            AcceptSource::Prior => format!(
-                "not measured: the published prior for {} prompts",
-                p.prompt_kind.name()
-            ),
-        }
-    );
+    let config = config_words(p);
     let crossing = crossing_words(&points, &concs, at);
     let head = match verdict {
         MtpVerdict::Yes => "Yes",
@@ -397,25 +382,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
         range.0,
         range.1,
     );
-    // the draft length that pays best where it beats the configuration asked about
-    let (steps, topk, tokens) = match by_draft_length.first() {
-        Some(b) if b.gain > at.gain => (b.num_steps, 1, b.num_draft_tokens),
-        _ => (p.num_steps, p.eagle_topk, p.num_draft_tokens),
-    };
-    let spec_flags = format!(
-        "--speculative-algorithm {} --speculative-num-steps {steps} --speculative-eagle-topk {topk} --speculative-num-draft-tokens {tokens}",
-        p.algorithm
-    );
-    let mut try_flags = vec![q.layout.sglang_flags()];
-    if verdict != MtpVerdict::No {
-        try_flags.push(spec_flags);
-    }
-    try_flags.extend(
-        q.extra_flags
-            .iter()
-            .filter(|f| !f.starts_with("--speculative"))
-            .cloned(),
-    );
+    let try_flags = flags_to_try(q, verdict, &at, &by_draft_length);
     Ok(MtpAnswer {
         verdict,
         sentence,
@@ -437,6 +404,57 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
         flags_to_try: try_flags.join(" "),
         odds: None,
     })
+}
+
+/// The speculative configuration in words, with where its acceptance came from.
+fn config_words(p: &SpecPlan) -> String {
+    format!(
+        "{} ({} steps, topk {}, {} draft tokens; accept length {:.2}, {})",
+        p.algorithm,
+        p.num_steps,
+        p.eagle_topk,
+        p.num_draft_tokens,
+        p.accept_length,
+        match p.accept_source {
+            AcceptSource::Given => "given".to_string(),
+            AcceptSource::Measured => "measured".to_string(),
+            AcceptSource::Prior => format!(
+                "not measured: the published prior for {} prompts",
+                p.prompt_kind.name()
+            ),
+        }
+    )
+}
+
+/// The launch flags to try: the layout, the speculative flags (at the draft length that pays best
+/// where it beats the one asked about) unless the answer is No, and the user's other flags.
+fn flags_to_try(
+    q: &MtpQuestion<'_>,
+    verdict: MtpVerdict,
+    at: &MtpPoint,
+    by_draft_length: &[DraftLengthPoint],
+) -> Vec<String> {
+    let p = &q.plan;
+    // the draft length that pays best where it beats the configuration asked about
+    let (steps, topk, tokens) = match by_draft_length.first() {
+        Some(b) if b.gain > at.gain => (b.num_steps, 1, b.num_draft_tokens),
+        _ => (p.num_steps, p.eagle_topk, p.num_draft_tokens),
+    };
+    let spec_flags = format!(
+        "--speculative-algorithm {} --speculative-num-steps {steps} --speculative-eagle-topk {topk} --speculative-num-draft-tokens {tokens}",
+        p.algorithm
+    );
+    let mut try_flags = vec![q.layout.sglang_flags()];
+    if verdict != MtpVerdict::No {
+        try_flags.push(spec_flags);
+    }
+    try_flags.extend(
+        q.extra_flags
+            .iter()
+            .filter(|f| !f.starts_with("--speculative"))
+            .cloned(),
+    );
+    try_flags
 }
 
 /// `; the answer flips at 1.62 tokens a step (21% of drafted tokens accepted); the best draft
