@@ -712,7 +712,6 @@ const LONG_FNS: &[&str] = &[
     "sim/cost/attn_core.rs::attn_core",
     "sim/cost/memory/vllm.rs::plan",
     "sim/serving/engine/mod.rs::schedule",
-    "sim/engine/sglang/args/parse.rs::parse_words",
 ];
 
 /// Every function of `src` outside tests, as `(module file, name, lines)`: a file named

@@ -208,31 +208,7 @@ fn parse_words(words: &[String], origin: Origin) -> Result<SglangArgs> {
             following.push(words[i].clone());
             i += 1;
         }
-        let resolved = table::resolve(&opt);
-        let (dest, mut note) = match &resolved {
-            Resolved::Known { dest, expanded } => (
-                Some(*dest),
-                expanded.as_ref().map(|e| format!("abbreviation of {e}")),
-            ),
-            Resolved::Ambiguous(c) => (
-                None,
-                Some(format!(
-                    "ambiguous abbreviation (SGLang refuses it): could be {}",
-                    c.join(", ")
-                )),
-            ),
-            Resolved::Unknown => match table::misspelled_modelled(&opt) {
-                Some(meant) => {
-                    return Err(bad(
-                        &opt,
-                        format!(
-                            "not an SGLang option (SGLang refuses the line); did you mean {meant}?"
-                        ),
-                    ));
-                }
-                None => (None, None),
-            },
-        };
+        let (dest, mut note) = resolve_option(&opt)?;
         let spec = dest.and_then(table::spec);
         let class = spec.map_or(FlagClass::Unknown, |s| s.class);
         // A flag without a value takes none of the following words, a typed flag one; an
@@ -294,4 +270,34 @@ fn parse_words(words: &[String], origin: Origin) -> Result<SglangArgs> {
         }
     }
     Ok(args)
+}
+
+/// Which option `opt` names, as argparse resolves it (exactly or as the one prefix match), with a
+/// note for an abbreviation or an ambiguous prefix; a misspelling of a modelled flag is refused
+/// as SGLang refuses it.
+fn resolve_option(opt: &str) -> Result<(Option<&'static str>, Option<String>)> {
+    Ok(match table::resolve(opt) {
+        Resolved::Known { dest, expanded } => (
+            Some(dest),
+            expanded.as_ref().map(|e| format!("abbreviation of {e}")),
+        ),
+        Resolved::Ambiguous(c) => (
+            None,
+            Some(format!(
+                "ambiguous abbreviation (SGLang refuses it): could be {}",
+                c.join(", ")
+            )),
+        ),
+        Resolved::Unknown => match table::misspelled_modelled(opt) {
+            Some(meant) => {
+                return Err(bad(
+                    opt,
+                    format!(
+                        "not an SGLang option (SGLang refuses the line); did you mean {meant}?"
+                    ),
+                ));
+            }
+            None => (None, None),
+        },
+    })
 }
