@@ -710,7 +710,6 @@ const LONG_FNS: &[&str] = &[
     "probe/cuda/host.rs::measure_host",
     "probe/cuda/p2p.rs::measure_pair",
     "sim/cost/attn_core.rs::attn_core",
-    "sim/cost/memory/vllm.rs::plan",
     "sim/serving/engine/mod.rs::schedule",
 ];
 

@@ -194,22 +194,14 @@ pub fn plan(
     // the holes are still taken from the card, outside the budget
     let weights_on_card = footprint.max_weight_bytes_per_gpu();
     let non_kv = peak + VLLM_NON_TORCH_INCREASE_BYTES + graphs_in_budget;
-    // `--block-size` as vLLM's translation set it (the neutral page), 64 for the indexer
-    let block = u64::from(if spec.attention.indexer().is_some() {
-        VLLM_SPARSE_MLA_BLOCK_SIZE
-    } else {
-        opts.page_size.max(1)
-    });
-    let mut by_memory = u64::MAX;
-    for g in footprint.per_gpu.iter().filter(|g| g.tp_rank == 0) {
-        let available = requested.saturating_sub(weight_bytes(spec, footprint, g) + non_kv);
-        let cell = per_layer * u64::from(g.layers.end - g.layers.start);
-        let blocks = available.checked_div(cell * block).unwrap_or(0);
-        by_memory = by_memory.min(blocks * block);
-    }
-    if by_memory == u64::MAX {
-        by_memory = 0;
-    }
+    let block = kv_block_tokens(spec, opts);
+    let by_memory = tokens_by_memory(
+        spec,
+        footprint,
+        requested.saturating_sub(non_kv),
+        per_layer,
+        block,
+    );
     let kv_tokens = by_memory;
     let kv_pool = kv_tokens * per_layer * u64::from(footprint.max_layers_per_stage());
     let reserves = MemoryReserves {
@@ -242,13 +234,7 @@ pub fn plan(
         weights,
     ));
     let budget_need = weights + non_kv;
-    if spec
-        .layer_attention
-        .iter()
-        .any(|a| *a != models::spec::LayerAttention::Full)
-    {
-        notes.push("vLLM's hybrid KV-cache manager (sliding-window and linear-attention layers) is not modelled: every layer is sized as full attention, so the KV tokens are a lower bound".into());
-    }
+    notes.extend(hybrid_note(spec));
     MemoryPlan {
         vllm: true,
         weight_bytes_per_gpu: weights,
@@ -274,6 +260,47 @@ pub fn plan(
         free_after_reserves_bytes: free,
         notes,
     }
+}
+
+/// vLLM's hybrid KV-cache manager (sliding-window and linear-attention layers) is not modelled:
+/// said where the model has such layers.
+fn hybrid_note(spec: &ModelSpec) -> Option<String> {
+    spec.layer_attention
+        .iter()
+        .any(|a| *a != models::spec::LayerAttention::Full)
+        .then(|| "vLLM's hybrid KV-cache manager (sliding-window and linear-attention layers) is not modelled: every layer is sized as full attention, so the KV tokens are a lower bound".into())
+}
+
+/// `--block-size` as vLLM's translation set it (the neutral page), 64 for the indexer.
+fn kv_block_tokens(spec: &ModelSpec, opts: &ServerOptions) -> u64 {
+    u64::from(if spec.attention.indexer().is_some() {
+        VLLM_SPARSE_MLA_BLOCK_SIZE
+    } else {
+        opts.page_size.max(1)
+    })
+}
+
+/// Whole blocks of KV the tightest pipeline stage's first TP rank has room for: what is left of
+/// the `--gpu-memory-utilization` budget after its weights and `non_kv_budget`, over one token's
+/// cells on that stage's layers; 0 when no rank is listed.
+fn tokens_by_memory(
+    spec: &ModelSpec,
+    footprint: &Footprint,
+    budget_after_non_kv: u64,
+    per_layer: u64,
+    block: u64,
+) -> u64 {
+    footprint
+        .per_gpu
+        .iter()
+        .filter(|g| g.tp_rank == 0)
+        .map(|g| {
+            let available = budget_after_non_kv.saturating_sub(weight_bytes(spec, footprint, g));
+            let cell = per_layer * u64::from(g.layers.end - g.layers.start);
+            available.checked_div(cell * block).unwrap_or(0) * block
+        })
+        .min()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
