@@ -710,7 +710,6 @@ const LONG_FNS: &[&str] = &[
     "probe/cuda/host.rs::measure_host",
     "probe/cuda/p2p.rs::measure_pair",
     "sim/cost/attn_core.rs::attn_core",
-    "sim/serving/engine/mod.rs::schedule",
 ];
 
 /// Every function of `src` outside tests, as `(module file, name, lines)`: a file named

@@ -310,101 +310,21 @@ impl Engine<'_, '_> {
         // token budget); what is left goes to prefill chunks.
         let decoding = self.mbs[m].running.len() as u32;
         let mixed = self.cfg.mixed_chunk && decoding > 0;
-        let mut budget = if mixed {
-            self.cfg.prefill_budget_tokens.saturating_sub(decoding)
-        } else {
-            self.cfg.prefill_budget_tokens
-        };
-        let (mut new_sum, mut cached_sum) = (0u64, 0u64);
-        let prefix = self.cfg.cached_prefix_tokens;
-        // `PrefillAdder`'s `rem_total_tokens`: free slots, less the ratio's share of what this
-        // micro-batch's running requests still generate, less what this batch admits.
-        let mut rem_total = self.cfg.kv_tokens.saturating_sub(self.kv_used) as f64;
-        if self.chunked.is_some() || !self.waiting.is_empty() {
-            for &r in &self.mbs[m].running {
-                let q = &self.reqs[r as usize];
-                rem_total -= self.new_token_ratio.reserve_for(q.output - q.generated);
-            }
-        }
-        if let Some(r) = self.chunked.filter(|_| budget > 0) {
-            // The chunked request goes first and regardless of the micro-batch's cap (SGLang
-            // skips `get_num_allocatable_reqs` while `chunked_req` is set); under PP it moves
-            // to this micro-batch, as its last chunk decides which running batch it joins.
-            let q = &mut self.reqs[r as usize];
-            let take = (q.to_compute - q.scheduled).min(budget);
-            self.mbs[m].chunks.push((r, take));
-            new_sum += take as u64;
-            cached_sum += (prefix + q.scheduled) as u64;
-            q.scheduled += take;
-            budget -= take;
-            let last = q.scheduled == q.to_compute;
-            rem_total -= kv_policy::admission_tokens(take, last, q.output - q.generated);
-            if last {
-                self.chunked = None;
+        let mut a = Admission {
+            budget: if mixed {
+                self.cfg.prefill_budget_tokens.saturating_sub(decoding)
             } else {
-                budget = 0;
-            }
-            if q.owner != m as u32 {
-                self.mbs[q.owner as usize].held -= 1;
-                q.owner = m as u32;
-                self.mbs[m].held += 1;
-            }
-        }
-        let mb = &mut self.mbs[m];
-        while budget > 0 {
-            let Some(&r) = self.waiting.front() else {
-                break;
-            };
-            if mb.held >= self.cfg.micro_batch_cap
-                || self.running_total >= self.cfg.max_running_requests
-            {
-                break;
-            }
-            let q = &mut self.reqs[r as usize];
-            let left = q.output - q.generated;
-            if kv_policy::admission_tokens(q.to_compute, true, left) > rem_total {
-                break;
-            }
-            self.waiting.pop_front();
-            mb.held += 1;
-            self.running_total += 1;
-            let take = q.to_compute.min(budget);
-            q.scheduled = take;
-            q.owner = m as u32;
-            mb.chunks.push((r, take));
-            new_sum += take as u64;
-            cached_sum += prefix as u64;
-            budget -= take;
-            rem_total -= kv_policy::admission_tokens(take, take == q.to_compute, left);
-            if take < q.to_compute {
-                self.chunked = Some(r);
-                break;
-            }
-        }
+                self.cfg.prefill_budget_tokens
+            },
+            new_sum: 0,
+            cached_sum: 0,
+            rem_total: self.free_after_reservations(m),
+        };
+        self.continue_chunked(m, &mut a);
+        self.admit_waiting(m, &mut a);
         self.trace.peak_running = self.trace.peak_running.max(self.running_total);
         if !self.mbs[m].chunks.is_empty() {
-            for k in 0..self.mbs[m].chunks.len() {
-                let (r, take) = self.mbs[m].chunks[k];
-                self.reqs[r as usize].kv_alloc += take;
-                self.kv_used += take as u64;
-            }
-            let (mut b, mut ctx) = (0, 0);
-            if mixed {
-                self.make_decode_room(m);
-                self.allocate_decode(m, 1);
-                (b, ctx) = self.decode_rows(m);
-            }
-            let mb = &mut self.mbs[m];
-            mb.is_prefill = true;
-            mb.mixed = b > 0;
-            let n = mb.chunks.len() as u32;
-            mb.cost = if b > 0 {
-                self.cache.mixed(n, new_sum, cached_sum, b, ctx)
-            } else {
-                self.cache.prefill(n, new_sum, cached_sum)
-            };
-            self.trace.breakdown.prefill_batches += 1;
-            self.events += 1;
+            self.launch_prefill(m, mixed, &a);
         } else if !self.mbs[m].running.is_empty() {
             self.make_decode_room(m);
             if self.mbs[m].running.is_empty() {
@@ -424,6 +344,112 @@ impl Engine<'_, '_> {
         let mb = &mut self.mbs[m];
         mb.launched_turn = Some(t);
         add_parts(&mut self.trace.breakdown, &mb.cost);
+    }
+
+    /// `PrefillAdder`'s `rem_total_tokens`: free slots, less the ratio's share of what this
+    /// micro-batch's running requests still generate (while anything waits to be admitted).
+    fn free_after_reservations(&self, m: usize) -> f64 {
+        let mut rem_total = self.cfg.kv_tokens.saturating_sub(self.kv_used) as f64;
+        if self.chunked.is_some() || !self.waiting.is_empty() {
+            for &r in &self.mbs[m].running {
+                let q = &self.reqs[r as usize];
+                rem_total -= self.new_token_ratio.reserve_for(q.output - q.generated);
+            }
+        }
+        rem_total
+    }
+
+    /// The chunked request goes first and regardless of the micro-batch's cap (SGLang skips
+    /// `get_num_allocatable_reqs` while `chunked_req` is set); under PP it moves to this
+    /// micro-batch, as its last chunk decides which running batch it joins.
+    fn continue_chunked(&mut self, m: usize, a: &mut Admission) {
+        let Some(r) = self.chunked.filter(|_| a.budget > 0) else {
+            return;
+        };
+        let prefix = self.cfg.cached_prefix_tokens;
+        let q = &mut self.reqs[r as usize];
+        let take = (q.to_compute - q.scheduled).min(a.budget);
+        self.mbs[m].chunks.push((r, take));
+        a.new_sum += take as u64;
+        a.cached_sum += (prefix + q.scheduled) as u64;
+        q.scheduled += take;
+        a.budget -= take;
+        let last = q.scheduled == q.to_compute;
+        a.rem_total -= kv_policy::admission_tokens(take, last, q.output - q.generated);
+        if last {
+            self.chunked = None;
+        } else {
+            a.budget = 0;
+        }
+        if q.owner != m as u32 {
+            self.mbs[q.owner as usize].held -= 1;
+            q.owner = m as u32;
+            self.mbs[m].held += 1;
+        }
+    }
+
+    /// Waiting requests in arrival order while the budget, the micro-batch's cap, the running
+    /// limit and the KV left admit them; the last one taken may be chunked.
+    fn admit_waiting(&mut self, m: usize, a: &mut Admission) {
+        let prefix = self.cfg.cached_prefix_tokens;
+        let mb = &mut self.mbs[m];
+        while a.budget > 0 {
+            let Some(&r) = self.waiting.front() else {
+                break;
+            };
+            if mb.held >= self.cfg.micro_batch_cap
+                || self.running_total >= self.cfg.max_running_requests
+            {
+                break;
+            }
+            let q = &mut self.reqs[r as usize];
+            let left = q.output - q.generated;
+            if kv_policy::admission_tokens(q.to_compute, true, left) > a.rem_total {
+                break;
+            }
+            self.waiting.pop_front();
+            mb.held += 1;
+            self.running_total += 1;
+            let take = q.to_compute.min(a.budget);
+            q.scheduled = take;
+            q.owner = m as u32;
+            mb.chunks.push((r, take));
+            a.new_sum += take as u64;
+            a.cached_sum += prefix as u64;
+            a.budget -= take;
+            a.rem_total -= kv_policy::admission_tokens(take, take == q.to_compute, left);
+            if take < q.to_compute {
+                self.chunked = Some(r);
+                break;
+            }
+        }
+    }
+
+    /// The micro-batch's prefill chunks take their KV and launch, with the running requests'
+    /// decode rows beside them where chunks are mixed.
+    fn launch_prefill(&mut self, m: usize, mixed: bool, a: &Admission) {
+        for k in 0..self.mbs[m].chunks.len() {
+            let (r, take) = self.mbs[m].chunks[k];
+            self.reqs[r as usize].kv_alloc += take;
+            self.kv_used += take as u64;
+        }
+        let (mut b, mut ctx) = (0, 0);
+        if mixed {
+            self.make_decode_room(m);
+            self.allocate_decode(m, 1);
+            (b, ctx) = self.decode_rows(m);
+        }
+        let mb = &mut self.mbs[m];
+        mb.is_prefill = true;
+        mb.mixed = b > 0;
+        let n = mb.chunks.len() as u32;
+        mb.cost = if b > 0 {
+            self.cache.mixed(n, a.new_sum, a.cached_sum, b, ctx)
+        } else {
+            self.cache.prefill(n, a.new_sum, a.cached_sum)
+        };
+        self.trace.breakdown.prefill_batches += 1;
+        self.events += 1;
     }
 
     /// The running requests of micro-batch `m` and the sum of their contexts (a decode step's
@@ -602,4 +628,14 @@ fn add_parts(b: &mut RunBreakdown, c: &CompactCost) {
 
 fn add_parts_scaled(b: &mut RunBreakdown, c: &CompactCost, k: f64) {
     b.cost_parts.add_scaled(&c.breakdown, k);
+}
+
+/// What a micro-batch's prefill admission has taken so far: the token budget left, the new and
+/// cached prompt tokens of its chunks, and the KV tokens still free after the running requests'
+/// reservations (`PrefillAdder`'s `rem_total_tokens`).
+struct Admission {
+    budget: u32,
+    new_sum: u64,
+    cached_sum: u64,
+    rem_total: f64,
 }
