@@ -709,7 +709,6 @@ const MAX_FN_LINES: usize = 100;
 const LONG_FNS: &[&str] = &[
     "probe/cuda/host.rs::measure_host",
     "probe/cuda/p2p.rs::measure_pair",
-    "sim/cost/attn_core.rs::attn_core",
 ];
 
 /// Every function of `src` outside tests, as `(module file, name, lines)`: a file named

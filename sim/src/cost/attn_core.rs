@@ -177,12 +177,11 @@ pub(super) fn attn_core(
     curves: &Curves,
     machine: &Machine,
 ) -> AttnCore {
-    let layout = &fp.layout;
     let kv_dtype = memory::kv_dtype(model, opts);
-    let attn_tp = if layout.dp_attention {
+    let attn_tp = if fp.layout.dp_attention {
         1.0
     } else {
-        layout.tp as f64
+        fp.layout.tp as f64
     };
     let kv_name = match kv_dtype {
         models::KvDtype::Bf16 => "bf16",
@@ -204,115 +203,176 @@ pub(super) fn attn_core(
     let indexer_decode = curves.of(KernelKind::GqaDecode, "fp8").with_floor(2.0 * f);
     let prefill = curves.of(KernelKind::Prefill, "bf16").with_floor(f);
     let indexer_prefill = curves.of(KernelKind::Prefill, "fp8").with_floor(2.0 * f);
+    let k = Kernels {
+        decode,
+        indexer_decode,
+        prefill,
+        indexer_prefill,
+        attn_tp,
+        kv_name,
+        dcp,
+        kv_bytes_per_key,
+    };
     match model.attention {
         AttentionSpec::Mla {
             num_heads,
             kv_lora_rank,
             indexer,
             ..
-        } => {
-            // vLLM serves a DSA checkpoint with its sparse MLA backend, not TRITON_MLA
-            let triton_mla = vllm_triton_mla(machine, opts, indexer.is_some());
-            let indexer = indexer.filter(|_| sparse_attention(machine, opts));
-            let heads = num_heads as f64 / attn_tp;
-            let triton = triton_backend(opts) && indexer.is_none();
-            // Triton's stage 1 computes 16 head rows per program however few heads a GPU holds
-            let padded = if triton {
-                (heads / TRITON_BLOCK_H).ceil().max(1.0) * TRITON_BLOCK_H / heads
-            } else {
-                1.0
-            };
-            // absorbed MLA: scores over (kv_lora + rope) dims, values over kv_lora dims; prefill
-            // without DSA runs MLA as multi-head attention over up-projected K and V
-            let absorbed = model.attention_flops_per_pair(true) / attn_tp;
-            let mha = model.attention_flops_per_pair(false) / attn_tp;
-            AttnCore {
-                decode,
-                indexer_decode,
-                prefill,
-                indexer_prefill,
-                decode_flops_per_pair: absorbed * padded,
-                prefill_flops_per_pair: if indexer.is_some() { absorbed } else { mha },
-                // with a cached prefix, deepseek_v2.py's `dispatch_attn_forward_method` sends a
-                // Triton-backend extend to the absorbed MLA path (MHA only without a prefix)
-                prefill_flops_per_pair_cached: if indexer.is_some() || triton {
-                    absorbed
-                } else {
-                    mha
-                },
-                // SGLang's MLA stays on the efficiency curve ([`super::decode_table`]'s notes);
-                // vLLM's dense TRITON_MLA on SM120 is priced by its grid
-                decode_table: None,
-                triton_mla: triton_mla.then(|| TritonMlaDecode {
-                    heads: heads * dcp,
-                    dcp,
-                    fp8: kv_name == "fp8",
-                    max_model_len: opts
-                        .context_length
-                        .map_or(model.max_context_tokens as f64, f64::from),
-                }),
-                mla: true,
-                triton_split_kv: triton.then(|| TritonSplitKv {
-                    heads,
-                    v_head_dim: kv_lora_rank as f64,
-                    sm_count: sm_count(machine),
-                    max_splits: TRITON_MAX_KV_SPLITS,
-                }),
-                kv_bytes_per_key,
-                topk_cap: indexer.map(|i| i.topk as u64),
-                indexer_flops_per_key: indexer
-                    .map_or(0.0, |i| 2.0 * i.num_heads as f64 * i.head_dim as f64),
-                // the index key read once per request, with its bf16 dequantization when unfused
-                indexer_bytes_per_key: model.indexer_cache_bytes_per_token_per_layer() as f64
-                    + indexer.map_or(0.0, |i| {
-                        indexer_key_dequant_bytes(i, fused_indexer_logits(machine))
-                    }),
-                indexer_logit_bytes_per_pair: indexer.map_or(0.0, |i| {
-                    indexer_logit_bytes_per_pair(i, fused_indexer_logits(machine))
-                }),
-                verify_rereads_cache: opts.verify_rows_per_draft_token
-                    && !fused_indexer_logits(machine),
-                mix: LayerMix::of(model, layout),
-            }
-        }
+        } => mla_core(
+            model,
+            fp,
+            opts,
+            machine,
+            k,
+            (num_heads, kv_lora_rank, indexer),
+        ),
         AttentionSpec::Gqa {
             num_heads,
             num_kv_heads,
             head_dim,
             ..
-        } => AttnCore {
-            decode,
-            indexer_decode,
-            prefill,
-            indexer_prefill,
-            decode_flops_per_pair: model.attention_flops_per_pair(true) / attn_tp,
-            prefill_flops_per_pair: model.attention_flops_per_pair(false) / attn_tp,
-            kv_bytes_per_key,
-            topk_cap: None,
-            indexer_flops_per_key: 0.0,
-            indexer_bytes_per_key: 0.0,
-            indexer_logit_bytes_per_pair: 0.0,
-            verify_rereads_cache: false,
-            prefill_flops_per_pair_cached: model.attention_flops_per_pair(false) / attn_tp,
-            triton_split_kv: None,
-            decode_table: table_decode(
-                machine,
-                opts,
-                FamilyKey {
-                    engine: String::new(),
-                    backend: String::new(),
-                    kind: "gqa".into(),
-                    kv_dtype: kv_name.into(),
-                    q_heads: ((num_heads as f64 / attn_tp).ceil() as u32).max(1),
-                    kv_heads: ((num_kv_heads as f64 / attn_tp).ceil() as u32).max(1),
-                    head_dim,
-                },
-                dcp,
-            ),
-            triton_mla: None,
-            mla: false,
-            mix: LayerMix::of(model, layout),
+        } => gqa_core(
+            model,
+            fp,
+            opts,
+            machine,
+            k,
+            (num_heads, num_kv_heads, head_dim),
+        ),
+    }
+}
+
+/// What both attention kinds share: the kernels' curves (each at its floor), the attention TP,
+/// the KV dtype's name, the DCP shards and the KV bytes per attended key.
+struct Kernels {
+    decode: KernelCurve,
+    indexer_decode: KernelCurve,
+    prefill: KernelCurve,
+    indexer_prefill: KernelCurve,
+    attn_tp: f64,
+    kv_name: &'static str,
+    dcp: f64,
+    kv_bytes_per_key: f64,
+}
+
+/// MLA (and DSA): absorbed decode, Triton's padded head blocks, vLLM's TRITON_MLA grid on SM120,
+/// the indexer where sparse attention runs.
+fn mla_core(
+    model: &ModelSpec,
+    fp: &Footprint,
+    opts: &ServerOptions,
+    machine: &Machine,
+    k: Kernels,
+    (num_heads, kv_lora_rank, indexer): (u32, u32, Option<models::spec::DsaIndexer>),
+) -> AttnCore {
+    let layout = &fp.layout;
+    // vLLM serves a DSA checkpoint with its sparse MLA backend, not TRITON_MLA
+    let triton_mla = vllm_triton_mla(machine, opts, indexer.is_some());
+    let indexer = indexer.filter(|_| sparse_attention(machine, opts));
+    let heads = num_heads as f64 / k.attn_tp;
+    let triton = triton_backend(opts) && indexer.is_none();
+    // Triton's stage 1 computes 16 head rows per program however few heads a GPU holds
+    let padded = if triton {
+        (heads / TRITON_BLOCK_H).ceil().max(1.0) * TRITON_BLOCK_H / heads
+    } else {
+        1.0
+    };
+    // absorbed MLA: scores over (kv_lora + rope) dims, values over kv_lora dims; prefill
+    // without DSA runs MLA as multi-head attention over up-projected K and V
+    let absorbed = model.attention_flops_per_pair(true) / k.attn_tp;
+    let mha = model.attention_flops_per_pair(false) / k.attn_tp;
+    AttnCore {
+        decode: k.decode,
+        indexer_decode: k.indexer_decode,
+        prefill: k.prefill,
+        indexer_prefill: k.indexer_prefill,
+        decode_flops_per_pair: absorbed * padded,
+        prefill_flops_per_pair: if indexer.is_some() { absorbed } else { mha },
+        // with a cached prefix, deepseek_v2.py's `dispatch_attn_forward_method` sends a
+        // Triton-backend extend to the absorbed MLA path (MHA only without a prefix)
+        prefill_flops_per_pair_cached: if indexer.is_some() || triton {
+            absorbed
+        } else {
+            mha
         },
+        // SGLang's MLA stays on the efficiency curve ([`super::decode_table`]'s notes);
+        // vLLM's dense TRITON_MLA on SM120 is priced by its grid
+        decode_table: None,
+        triton_mla: triton_mla.then(|| TritonMlaDecode {
+            heads: heads * k.dcp,
+            dcp: k.dcp,
+            fp8: k.kv_name == "fp8",
+            max_model_len: opts
+                .context_length
+                .map_or(model.max_context_tokens as f64, f64::from),
+        }),
+        mla: true,
+        triton_split_kv: triton.then(|| TritonSplitKv {
+            heads,
+            v_head_dim: kv_lora_rank as f64,
+            sm_count: sm_count(machine),
+            max_splits: TRITON_MAX_KV_SPLITS,
+        }),
+        kv_bytes_per_key: k.kv_bytes_per_key,
+        topk_cap: indexer.map(|i| i.topk as u64),
+        indexer_flops_per_key: indexer
+            .map_or(0.0, |i| 2.0 * i.num_heads as f64 * i.head_dim as f64),
+        // the index key read once per request, with its bf16 dequantization when unfused
+        indexer_bytes_per_key: model.indexer_cache_bytes_per_token_per_layer() as f64
+            + indexer.map_or(0.0, |i| {
+                indexer_key_dequant_bytes(i, fused_indexer_logits(machine))
+            }),
+        indexer_logit_bytes_per_pair: indexer.map_or(0.0, |i| {
+            indexer_logit_bytes_per_pair(i, fused_indexer_logits(machine))
+        }),
+        verify_rereads_cache: opts.verify_rows_per_draft_token && !fused_indexer_logits(machine),
+        mix: LayerMix::of(model, layout),
+    }
+}
+
+/// GQA: heads split by TP, decode priced by the kernel tables where they hold the shape.
+fn gqa_core(
+    model: &ModelSpec,
+    fp: &Footprint,
+    opts: &ServerOptions,
+    machine: &Machine,
+    k: Kernels,
+    (num_heads, num_kv_heads, head_dim): (u32, u32, u32),
+) -> AttnCore {
+    let layout = &fp.layout;
+    AttnCore {
+        decode: k.decode,
+        indexer_decode: k.indexer_decode,
+        prefill: k.prefill,
+        indexer_prefill: k.indexer_prefill,
+        decode_flops_per_pair: model.attention_flops_per_pair(true) / k.attn_tp,
+        prefill_flops_per_pair: model.attention_flops_per_pair(false) / k.attn_tp,
+        kv_bytes_per_key: k.kv_bytes_per_key,
+        topk_cap: None,
+        indexer_flops_per_key: 0.0,
+        indexer_bytes_per_key: 0.0,
+        indexer_logit_bytes_per_pair: 0.0,
+        verify_rereads_cache: false,
+        prefill_flops_per_pair_cached: model.attention_flops_per_pair(false) / k.attn_tp,
+        triton_split_kv: None,
+        decode_table: table_decode(
+            machine,
+            opts,
+            FamilyKey {
+                engine: String::new(),
+                backend: String::new(),
+                kind: "gqa".into(),
+                kv_dtype: k.kv_name.into(),
+                q_heads: ((num_heads as f64 / k.attn_tp).ceil() as u32).max(1),
+                kv_heads: ((num_kv_heads as f64 / k.attn_tp).ceil() as u32).max(1),
+                head_dim,
+            },
+            k.dcp,
+        ),
+        triton_mla: None,
+        mla: false,
+        mix: LayerMix::of(model, layout),
     }
 }
 
