@@ -18,6 +18,19 @@ fn assert_tables_fit(what: &str, text: &str, columns: usize) {
     }
 }
 
+/// `advise --question ep` for GLM-5-NVFP4 on the VM preset, few draws.
+const VM_EP: [&str; 9] = [
+    "advise",
+    "--machine",
+    "rtx-pro-6000-x8-vm-hostbounce",
+    "--model",
+    "glm-5-nvfp4",
+    "--question",
+    "ep",
+    "--draws",
+    "10",
+];
+
 /// Stdout of `sim args…` with no `COLUMNS` set, as a pipe or a bare shell runs it.
 fn sim_stdout_default_width(args: &[&str]) -> String {
     let (code, out, err) = sim_output_at(args, None);
@@ -27,17 +40,7 @@ fn sim_stdout_default_width(args: &[&str]) -> String {
 
 #[test]
 fn tables_follow_columns() {
-    let args = [
-        "advise",
-        "--machine",
-        "rtx-pro-6000-x8-vm-hostbounce",
-        "--model",
-        "glm-5-nvfp4",
-        "--question",
-        "ep",
-        "--draws",
-        "10",
-    ];
+    let args = VM_EP;
     let (code, narrow, err) = sim_output_at(&args, Some("80"));
     assert_eq!(code, 0, "{err}");
     assert_tables_fit("advise at COLUMNS=80", &narrow, 80);
@@ -106,17 +109,7 @@ fn advise_sweep_and_predict_tables_fit_the_default_width() {
 
 #[test]
 fn the_ep_answer_shows_what_it_cites_and_names_the_model() {
-    let out = sim_stdout(&[
-        "advise",
-        "--machine",
-        "rtx-pro-6000-x8-vm-hostbounce",
-        "--model",
-        "glm-5-nvfp4",
-        "--question",
-        "ep",
-        "--draws",
-        "10",
-    ]);
+    let out = sim_stdout(&VM_EP);
     let sentence = out
         .lines()
         .find(|l| l.starts_with("No:") || l.starts_with("Yes:") || l.starts_with("Depends"))
