@@ -165,11 +165,6 @@ pub fn measure_host(
     notes: &mut Vec<String>,
     tick: &mut dyn FnMut(String),
 ) -> Result<Vec<HostDeviceMeasurement>> {
-    let bytes = plan.host_bytes;
-    let r = plan.repeats;
-    let mut out = Vec::new();
-    // Seconds per kind (pinned, pageable) over all GPUs, then all at once: --quick evidence.
-    let mut spent = Vec::new();
     let node_of = |g: &Gpu| {
         numa.iter()
             .find(|(o, _)| *o == g.ordinal)
@@ -181,11 +176,46 @@ pub fn measure_host(
             nodes.push(node_of(g));
         }
     }
+    // `spent`: seconds per kind (pinned, pageable) over all GPUs, then all at once: --quick evidence.
+    let (mut out, mut spent, bound_nodes) =
+        measure_each_gpu(gpus, &nodes, &node_of, pageable_on, plan, notes, tick)?;
+    notes.push(if bound_nodes.is_empty() {
+        "host buffers: the GPUs' NUMA nodes are unknown (sysfs says -1, e.g. a VM hiding its topology), so pinned and pageable buffers sit wherever the OS put them".into()
+    } else {
+        format!("host buffers for each GPU allocated by a thread bound to that GPU's NUMA node (nodes {bound_nodes:?}), so the figures are socket-local")
+    });
+    if gpus.len() > 1 {
+        let clock = std::time::Instant::now();
+        out.extend(measure_all_at_once(gpus, &node_of, plan, notes, tick)?);
+        spent.push(format!(
+            "all {} GPUs at once {:.3} s",
+            gpus.len(),
+            clock.elapsed().as_secs_f64()
+        ));
+    }
+    notes.push(format!("host step timing: {}", spent.join(", ")));
+    Ok(out)
+}
+
+/// Pinned copies on every GPU, then pageable ones on `pageable_on`, one NUMA node at a time with
+/// the host buffer allocated by a thread bound to that node. Returns the measurements, the
+/// seconds per GPU of each kind, and the nodes a thread could be bound to.
+fn measure_each_gpu(
+    gpus: &[Gpu],
+    nodes: &[Option<i32>],
+    node_of: &dyn Fn(&Gpu) -> Option<i32>,
+    pageable_on: &[u32],
+    plan: &RunPlan,
+    notes: &mut Vec<String>,
+    tick: &mut dyn FnMut(String),
+) -> Result<(Vec<HostDeviceMeasurement>, Vec<String>, Vec<i32>)> {
+    let bytes = plan.host_bytes;
+    let (mut out, mut spent) = (Vec::new(), Vec::new());
     let mut bound_nodes: Vec<i32> = Vec::new();
     for kind in [HostMemory::Pinned, HostMemory::Pageable] {
         let clock = std::time::Instant::now();
         let mut measured = 0;
-        for &node in &nodes {
+        for &node in nodes {
             let these: Vec<&Gpu> = gpus
                 .iter()
                 .filter(|g| node_of(g) == node)
@@ -212,54 +242,55 @@ pub fn measure_host(
             clock.elapsed().as_secs_f64() / measured.max(1) as f64
         ));
     }
-    notes.push(if bound_nodes.is_empty() {
-        "host buffers: the GPUs' NUMA nodes are unknown (sysfs says -1, e.g. a VM hiding its topology), so pinned and pageable buffers sit wherever the OS put them".into()
-    } else {
-        format!("host buffers for each GPU allocated by a thread bound to that GPU's NUMA node (nodes {bound_nodes:?}), so the figures are socket-local")
-    });
-    if gpus.len() > 1 {
-        let clock = std::time::Instant::now();
-        tick("host: all GPUs at once".into());
-        // Separate host memory per GPU: they compete for host DRAM bandwidth, not for one buffer.
-        let mut bufs: Vec<(HostSide, DevSide)> = gpus
-            .iter()
-            .map(|g| {
-                let _binding = crate::numa::NodeBinding::bind(node_of(g));
-                Ok((
-                    HostSide::new(HostMemory::Pinned, bytes as usize)?,
-                    DevSide::new(g, bytes as usize)?,
-                ))
-            })
-            .collect::<Result<_>>()?;
-        let refs: Vec<&Gpu> = gpus.iter().collect();
-        for dir in DIRECTIONS {
-            let secs = time_wall(&refs, r.warmup, r.samples, || {
-                for (g, (host, dev)) in gpus.iter().zip(bufs.iter_mut()) {
-                    g.bind()?;
-                    host.enqueue(dev, dir, g.stream, g.stream2)?;
-                }
-                Ok(())
-            })?;
-            let total = bytes_moved(dir, bytes) * gpus.len() as u64;
-            let bw: Vec<f64> = secs.iter().map(|&s| gb_per_s(total, s)).collect();
-            out.push(HostDeviceMeasurement {
-                devices: gpus.iter().map(|g| g.ordinal).collect(),
-                memory: HostMemory::Pinned,
-                direction: dir,
-                bytes,
-                gb_per_s: summarize(&bw),
-            });
-        }
-        notes.push(
-            "host all-GPU figures are timed with the host clock around synchronized copies".into(),
-        );
-        spent.push(format!(
-            "all {} GPUs at once {:.3} s",
-            gpus.len(),
-            clock.elapsed().as_secs_f64()
-        ));
+    Ok((out, spent, bound_nodes))
+}
+
+/// Pinned copies on all GPUs at once, each with its own host buffer (they compete for host DRAM
+/// and the root complex, not for one buffer), timed with the host clock.
+fn measure_all_at_once(
+    gpus: &[Gpu],
+    node_of: &dyn Fn(&Gpu) -> Option<i32>,
+    plan: &RunPlan,
+    notes: &mut Vec<String>,
+    tick: &mut dyn FnMut(String),
+) -> Result<Vec<HostDeviceMeasurement>> {
+    let bytes = plan.host_bytes;
+    let r = plan.repeats;
+    let mut out = Vec::new();
+    tick("host: all GPUs at once".into());
+    // Separate host memory per GPU: they compete for host DRAM bandwidth, not for one buffer.
+    let mut bufs: Vec<(HostSide, DevSide)> = gpus
+        .iter()
+        .map(|g| {
+            let _binding = crate::numa::NodeBinding::bind(node_of(g));
+            Ok((
+                HostSide::new(HostMemory::Pinned, bytes as usize)?,
+                DevSide::new(g, bytes as usize)?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    let refs: Vec<&Gpu> = gpus.iter().collect();
+    for dir in DIRECTIONS {
+        let secs = time_wall(&refs, r.warmup, r.samples, || {
+            for (g, (host, dev)) in gpus.iter().zip(bufs.iter_mut()) {
+                g.bind()?;
+                host.enqueue(dev, dir, g.stream, g.stream2)?;
+            }
+            Ok(())
+        })?;
+        let total = bytes_moved(dir, bytes) * gpus.len() as u64;
+        let bw: Vec<f64> = secs.iter().map(|&s| gb_per_s(total, s)).collect();
+        out.push(HostDeviceMeasurement {
+            devices: gpus.iter().map(|g| g.ordinal).collect(),
+            memory: HostMemory::Pinned,
+            direction: dir,
+            bytes,
+            gb_per_s: summarize(&bw),
+        });
     }
-    notes.push(format!("host step timing: {}", spent.join(", ")));
+    notes.push(
+        "host all-GPU figures are timed with the host clock around synchronized copies".into(),
+    );
     Ok(out)
 }
 

@@ -330,30 +330,11 @@ pub fn measure_pair<'g>(
     let ev_fwd = Event::new()?;
     let ev_rev_done = Event::new()?;
     let same = a.ordinal == b.ordinal;
-    let mut modes = vec![TransferMode::HostStaged];
-    let mut with_kernel = None;
-    if !same {
-        let can = can_access_peer(a, b)? && can_access_peer(b, a)?;
-        link.can_access_peer = Some(can);
-        if plan.no_peer_access {
-            link.evidence
-                .push(crate::plan::NO_PEER_ACCESS_EVIDENCE.into());
-        } else if can && enable_peer(a, b)? && enable_peer(b, a)? {
-            modes.insert(0, TransferMode::CopyEngine);
-            match kernel_a {
-                Some(k) => {
-                    with_kernel = Some(k);
-                    modes.insert(1, TransferMode::SmKernel);
-                }
-                None => link
-                    .evidence
-                    .push("SM-kernel copies skipped: libnvrtc not available".into()),
-            }
-        } else if can {
-            link.evidence
-                .push("cuDeviceCanAccessPeer says yes but cuCtxEnablePeerAccess failed".into());
-        }
-    }
+    let (modes, with_kernel) = if same {
+        (vec![TransferMode::HostStaged], None)
+    } else {
+        peer_modes(a, b, kernel_a, plan, link)?
+    };
     let mut pair = Pair {
         a,
         b,
@@ -365,46 +346,96 @@ pub fn measure_pair<'g>(
         ev_rev_done,
     };
     for &mode in &modes {
-        let verified = pair.verify(mode)?;
-        let dirs: &[Direction] = if same || !plan.p2p_bidirectional {
-            &[Direction::Unidirectional]
-        } else {
-            &[Direction::Unidirectional, Direction::Bidirectional]
-        };
-        for &dir in dirs {
-            let mut points = Vec::new();
-            for &size in sizes {
-                let reps = plan.repeats.reps_for(size);
-                let secs = pair.time(mode, size as usize, dir, plan, reps)?;
-                let counted = if dir == Direction::Bidirectional {
-                    2 * size
-                } else {
-                    size
-                };
-                let (t, bw) = time_and_bandwidth(counted, &secs);
-                points.push(SizePoint {
-                    bytes: size,
-                    time_us: t,
-                    gb_per_s: bw,
-                });
-            }
-            link.curves.push(TransferCurve {
-                mode,
-                direction: dir,
-                points,
-                data_verified: Some(verified),
-            });
-        }
-        // Latency: a 16-byte copy, batched so launch gaps average out.
-        let secs = pair.time(mode, 16, Direction::Unidirectional, plan, 100)?;
-        let us: Vec<f64> = secs.iter().map(|s| s * 1e6).collect();
-        link.latency_us
-            .insert(mode_key(mode).into(), summarize(&us));
+        measure_mode(&mut pair, mode, same, plan, sizes, link)?;
     }
     if !same && modes.contains(&TransferMode::CopyEngine) {
         disable_peer(a, b);
         disable_peer(b, a);
     }
+    Ok(())
+}
+
+/// The transfer modes a pair of distinct GPUs can be measured in, fastest first, with the copy
+/// kernel when SM-kernel copies can run: the host bounce always; copy-engine and SM-kernel
+/// copies only with peer access enabled both ways (and not refused by `--no-peer-access`).
+/// Why each mode is missing goes into `link.evidence`.
+fn peer_modes<'g>(
+    a: &Gpu,
+    b: &Gpu,
+    kernel_a: Option<&'g CopyKernel>,
+    plan: &RunPlan,
+    link: &mut PairLink,
+) -> Result<(Vec<TransferMode>, Option<&'g CopyKernel>)> {
+    let mut modes = vec![TransferMode::HostStaged];
+    let mut with_kernel = None;
+    let can = can_access_peer(a, b)? && can_access_peer(b, a)?;
+    link.can_access_peer = Some(can);
+    if plan.no_peer_access {
+        link.evidence
+            .push(crate::plan::NO_PEER_ACCESS_EVIDENCE.into());
+    } else if can && enable_peer(a, b)? && enable_peer(b, a)? {
+        modes.insert(0, TransferMode::CopyEngine);
+        match kernel_a {
+            Some(k) => {
+                with_kernel = Some(k);
+                modes.insert(1, TransferMode::SmKernel);
+            }
+            None => link
+                .evidence
+                .push("SM-kernel copies skipped: libnvrtc not available".into()),
+        }
+    } else if can {
+        link.evidence
+            .push("cuDeviceCanAccessPeer says yes but cuCtxEnablePeerAccess failed".into());
+    }
+    Ok((modes, with_kernel))
+}
+
+/// One mode of a pair: the data check, a curve over `sizes` per direction (both directions
+/// only between distinct GPUs and when the plan asks), and the 16-byte latency.
+fn measure_mode(
+    pair: &mut Pair<'_>,
+    mode: TransferMode,
+    same: bool,
+    plan: &RunPlan,
+    sizes: &[u64],
+    link: &mut PairLink,
+) -> Result<()> {
+    let verified = pair.verify(mode)?;
+    let dirs: &[Direction] = if same || !plan.p2p_bidirectional {
+        &[Direction::Unidirectional]
+    } else {
+        &[Direction::Unidirectional, Direction::Bidirectional]
+    };
+    for &dir in dirs {
+        let mut points = Vec::new();
+        for &size in sizes {
+            let reps = plan.repeats.reps_for(size);
+            let secs = pair.time(mode, size as usize, dir, plan, reps)?;
+            let counted = if dir == Direction::Bidirectional {
+                2 * size
+            } else {
+                size
+            };
+            let (t, bw) = time_and_bandwidth(counted, &secs);
+            points.push(SizePoint {
+                bytes: size,
+                time_us: t,
+                gb_per_s: bw,
+            });
+        }
+        link.curves.push(TransferCurve {
+            mode,
+            direction: dir,
+            points,
+            data_verified: Some(verified),
+        });
+    }
+    // Latency: a 16-byte copy, batched so launch gaps average out.
+    let secs = pair.time(mode, 16, Direction::Unidirectional, plan, 100)?;
+    let us: Vec<f64> = secs.iter().map(|s| s * 1e6).collect();
+    link.latency_us
+        .insert(mode_key(mode).into(), summarize(&us));
     Ok(())
 }
 
