@@ -101,3 +101,38 @@ fn padded_tp6_pays_for_its_padded_heads() {
         assert!(pm.weights_gb_per_gpu > em.weights_gb_per_gpu);
     }
 }
+
+/// As a user runs it: the stock launch line exits 2 with one line naming the TP sizes that
+/// divide; the fork's launch line predicts, and its notes say what was padded.
+#[test]
+fn the_cli_refuses_stock_tp6_and_prices_the_forks() {
+    let line = |more: &str| {
+        format!("vllm serve lukealonso/GLM-5.2-NVFP4 --tensor-parallel-size 6 --kv-cache-dtype fp8 --max-model-len 128000{more}")
+    };
+    let run = |server: String| {
+        assert_cmd::Command::cargo_bin("sim")
+            .unwrap()
+            .args([
+                "predict",
+                "--machine",
+                "rtx-pro-6000-x8-baremetal",
+                "--batch",
+                "1",
+                "--context",
+                "0",
+                "--server-args",
+            ])
+            .arg(server)
+            .assert()
+    };
+    let out = run(line(" --moe-backend b12x")).code(2).get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("TP sizes that do: 1, 2, 4, 8, 16, 32, 64"), "{err}");
+    let out = run(line(" --attention-backend B12X_MLA_SPARSE --moe-backend b12x"))
+        .success()
+        .get_output()
+        .clone();
+    let all = String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap();
+    assert!(all.contains("attention heads 64 -> 96 (16 a GPU at TP6)"), "{all}");
+}
