@@ -1,7 +1,7 @@
 //! Issue 35: a TP size that does not divide the attention heads. SGLang and stock vLLM refuse it
-//! (one line naming the TP sizes that divide); the b12x vLLM fork (`--attention-backend
-//! B12X_MLA_SPARSE --moe-backend b12x`) runs GLM-5.x at TP6 with its heads padded 64 -> 96, and
-//! the padded heads are paid for: stored, read and computed.
+//! (one line naming the TP sizes that divide); the b12x vLLM fork (`--moe-backend b12x`, with
+//! its B12X sparse-MLA attention) runs GLM-5.x at TP6 with its heads padded 64 -> 96, and the
+//! padded heads are paid for: stored, read and computed.
 
 use models::{Layout, ModelSpec};
 use sim::cost::Knobs;
@@ -10,11 +10,11 @@ use sim::engine::Engine;
 use sim::machine::Machine;
 use sim::options::ServerOptions;
 
-fn vllm(attention: Option<&str>) -> ServerOptions {
+fn vllm(attention: Option<&str>, moe: Option<&str>) -> ServerOptions {
     ServerOptions {
         engine: Engine::Vllm,
         attention_backend: attention.map(str::to_string),
-        moe_runner_backend: Some("b12x".into()),
+        moe_runner_backend: moe.map(str::to_string),
         ..ServerOptions::default()
     }
 }
@@ -40,8 +40,11 @@ fn stock_engines_refuse_tp6_naming_the_divisors() {
     };
     for opts in [
         ServerOptions::default(),
-        vllm(None),
-        vllm(Some("FLASHINFER_MLA_SPARSE_SM120")),
+        vllm(None, None),
+        vllm(
+            Some("FLASHINFER_MLA_SPARSE_SM120"),
+            Some("flashinfer_cutlass"),
+        ),
     ] {
         let err = predict_layout(&machine, &glm, Layout::tp(6), &opts, Knobs::default(), &q)
             .unwrap_err()
@@ -61,7 +64,7 @@ fn stock_engines_refuse_tp6_naming_the_divisors() {
 #[test]
 fn padded_tp6_pays_for_its_padded_heads() {
     let glm = ModelSpec::preset("glm-5.2-nvfp4").unwrap();
-    let fork = vllm(Some("B12X_MLA_SPARSE"));
+    let fork = vllm(Some("B12X_MLA_SPARSE"), Some("b12x"));
     let padding = glm.head_padding(6).unwrap();
     let mut unpadded = glm.with_head_padding(&padding);
     let models::spec::AttentionSpec::Mla { num_heads, .. } = &mut unpadded.attention else {
@@ -107,7 +110,9 @@ fn padded_tp6_pays_for_its_padded_heads() {
 #[test]
 fn the_cli_refuses_stock_tp6_and_prices_the_forks() {
     let line = |more: &str| {
-        format!("vllm serve lukealonso/GLM-5.2-NVFP4 --tensor-parallel-size 6 --kv-cache-dtype fp8 --max-model-len 128000{more}")
+        format!(
+            "vllm serve lukealonso/GLM-5.2-NVFP4 --tensor-parallel-size 6 --kv-cache-dtype fp8 --max-model-len 128000{more}"
+        )
     };
     let run = |server: String| {
         assert_cmd::Command::cargo_bin("sim")
@@ -125,14 +130,25 @@ fn the_cli_refuses_stock_tp6_and_prices_the_forks() {
             .arg(server)
             .assert()
     };
-    let out = run(line(" --moe-backend b12x")).code(2).get_output().clone();
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("TP sizes that do: 1, 2, 4, 8, 16, 32, 64"), "{err}");
-    let out = run(line(" --attention-backend B12X_MLA_SPARSE --moe-backend b12x"))
-        .success()
+    let out = run(line(" --attention-backend FLASHINFER_MLA"))
+        .code(2)
         .get_output()
         .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("TP sizes that do: 1, 2, 4, 8, 16, 32, 64"),
+        "{err}"
+    );
+    let out = run(line(
+        " --attention-backend B12X_MLA_SPARSE --moe-backend b12x",
+    ))
+    .success()
+    .get_output()
+    .clone();
     let all = String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap();
-    assert!(all.contains("attention heads 64 -> 96 (16 a GPU at TP6)"), "{all}");
+    assert!(
+        all.contains("attention heads 64 -> 96 (16 a GPU at TP6)"),
+        "{all}"
+    );
 }

@@ -32,15 +32,17 @@ pub const GPU_GAP_PER_KERNEL_S: f64 = 2e-6;
 /// stream at: ≈ 80%, a device copy's rate less their reductions and index math.
 pub const ELEMENTWISE_FRACTION: f64 = 0.8;
 
-/// `model` as the server holds it under `layout` ([`crate::engine::vllm::virtual_tp`]): the b12x
-/// vLLM fork pads the heads a TP size does not divide, and the padded model is the one stored,
-/// read and computed; the note says so. The fork's refusals are impossible layouts.
+/// `model` as the server holds it under `layout` on `machine` ([`crate::engine::vllm::virtual_tp`]):
+/// the b12x vLLM fork pads the heads a TP size does not divide, and the padded model is the one
+/// stored, read and computed; the note says so. The fork's refusals are impossible layouts.
 pub(super) fn served_spec<'a>(
+    machine: &Machine,
     model: &'a ModelSpec,
     layout: &Layout,
     opts: &ServerOptions,
 ) -> Result<(std::borrow::Cow<'a, ModelSpec>, Option<String>)> {
-    crate::engine::vllm::virtual_tp::served_spec(model, layout, opts).map_err(|reason| {
+    let sm120 = super::attn_backend::sm_major(machine) == Some(12);
+    crate::engine::vllm::virtual_tp::served_spec(model, layout, opts, sm120).map_err(|reason| {
         SimError::ImpossibleLayout {
             layout: layout.short_name(),
             reason,
@@ -122,7 +124,7 @@ impl CostModel {
         opts: &ServerOptions,
         knobs: Knobs,
     ) -> Result<CostModel> {
-        let (model, padding_note) = served_spec(model, &layout, opts)?;
+        let (model, padding_note) = served_spec(machine, model, &layout, opts)?;
         let model = model.as_ref();
         Self::check(machine, model, layout, opts)?;
         let placement = machine.place(&layout)?;
@@ -178,7 +180,7 @@ impl CostModel {
         opts: &ServerOptions,
         knobs: Knobs,
     ) -> Option<CostModel> {
-        let (model, _) = crate::engine::vllm::virtual_tp::served_spec(model, &layout, opts).ok()?;
+        let (model, _) = served_spec(machine, model, &layout, opts).ok()?;
         let model = model.as_ref();
         let placement = machine.place(&layout).ok()?;
         let fp = models::footprint::footprint(model, &layout).ok()?;

@@ -74,7 +74,7 @@ impl SpeculativeModel {
             });
         };
         // target and draft as the server holds them (the b12x fork's padded heads)
-        let (model, padding_note) = super::model::served_spec(model, &layout, opts)?;
+        let (model, padding_note) = super::model::served_spec(machine, model, &layout, opts)?;
         let model = model.as_ref();
         check_draft(model, s).map_err(|problem| SimError::InvalidOption {
             flag: "--speculative-draft-model-path",
