@@ -23,9 +23,14 @@ pub const VOCAB_ALIGNMENT: u64 = 64;
 /// The padded sizes of one model at one TP size: `(original, padded)` of each padded axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeadPadding {
+    /// The TP size the sizes are padded for.
     pub tp: u32,
+    /// `num_attention_heads`: the checkpoint's, the padded (a multiple of `tp`).
     pub heads: (u32, u32),
+    /// The routed experts' `moe_intermediate_size` (the shared experts are sized by it too);
+    /// `None` for a dense model.
     pub expert_intermediate: Option<(u64, u64)>,
+    /// `vocab_size` (embedding and lm_head rows).
     pub vocab: (u64, u64),
 }
 
