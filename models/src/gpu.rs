@@ -56,6 +56,13 @@ const GPU_PRESETS: &[GpuPreset] = &[
         &["rtx", "pro", "6000", "server"],
         &["max"]
     ),
+    // the 300 W Max-Q Workstation Edition ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation
+    // Edition", community spelling "RTX 6000 Pro Max-Q"): same memory, lower clocks
+    gpu_preset!(
+        "rtx-pro-6000-maxq",
+        &["rtx", "pro", "6000", "max"],
+        &["server"]
+    ),
     gpu_preset!(
         "rtx-pro-6000-workstation",
         &["rtx", "pro", "6000"],

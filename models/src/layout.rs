@@ -112,8 +112,13 @@ impl Layout {
         let attn_tp = if self.dp_attention { 1 } else { self.tp };
         let heads = spec.attention.num_heads();
         if !heads.is_multiple_of(attn_tp) {
+            let divisors: Vec<String> = (1..=heads)
+                .filter(|d| heads.is_multiple_of(*d))
+                .map(|d| d.to_string())
+                .collect();
             return fail(format!(
-                "--tp {attn_tp} does not divide the {heads} attention heads"
+                "--tp {attn_tp} does not divide the {heads} attention heads (TP sizes that do: {})",
+                divisors.join(", ")
             ));
         }
         if let AttentionSpec::Gqa { num_kv_heads, .. } = spec.attention

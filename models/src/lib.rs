@@ -22,6 +22,7 @@ pub mod error;
 pub mod footprint;
 pub mod format;
 pub mod gpu;
+pub mod head_padding;
 pub mod hf;
 mod hf_attention;
 pub mod hf_cache;

@@ -19,6 +19,7 @@ macro_rules! model_preset {
 const MODEL_PRESETS: &[(&str, &str)] = &[
     model_preset!("glm-5-nvfp4"),
     model_preset!("glm-5.1-nvfp4"),
+    model_preset!("glm-5.2-nvfp4"),
     model_preset!("glm-5-fp8"),
     model_preset!("glm-4.7-fp8"),
     model_preset!("kimi-k2.5-nvfp4"),
@@ -35,6 +36,7 @@ const MODEL_PRESETS: &[(&str, &str)] = &[
     model_preset!("llama-3.1-405b"),
     model_preset!("minimax-m2.5"),
     model_preset!("minimax-m2.5-nvfp4"),
+    model_preset!("minimax-m2.5-int4-awq"),
     model_preset!("gpt-oss-120b"),
     model_preset!("qwen3.5-397b-a17b"),
     model_preset!("qwen3.5-397b-a17b-nvfp4"),
@@ -57,12 +59,16 @@ fn preset_path(name: &str) -> PathBuf {
 /// architecture (data/hf-configs/README.md: the carried config equals aiconfigurator's copy of
 /// the Thinking one). Kimi-K2.6 (INT4 W4A16, as K2.5) is K2.5's architecture with the same
 /// vision tower (data/hf-configs/README.md: nvidia's K2.6-NVFP4 config has K2.5's text and
-/// vision configs; moonshotai's own K2.6 config was not found).
-const SAME_CHECKPOINT_AS: [(&str, &str); 6] = [
+/// vision configs; moonshotai's own K2.6 config was not found). lukealonso's GLM-5.2 NVFP4 is taken
+/// as the ModelOpt NVFP4 quantization of nvidia's `glm-5.2-nvfp4` config, as for GLM-5.1 (its
+/// rtx6kpro GLM-5.2 v13 launch passes `--quantization modelopt_fp4`; its own config.json is not
+/// carried).
+const SAME_CHECKPOINT_AS: [(&str, &str); 7] = [
     ("lukealonso/GLM-5-NVFP4", "glm-5-nvfp4"),
     ("festr2/GLM-5-NVFP4-MTP", "glm-5-nvfp4"),
     ("lukealonso/GLM-5.1-NVFP4", "glm-5.1-nvfp4"),
     ("lukealonso/GLM-5.1-NVFP4-MTP", "glm-5.1-nvfp4"),
+    ("lukealonso/GLM-5.2-NVFP4", "glm-5.2-nvfp4"),
     ("Qwen/Qwen3-Next-80B-A3B-Thinking", "qwen3-next-80b-a3b"),
     ("moonshotai/Kimi-K2.6", "kimi-k2.5"),
 ];

@@ -18,6 +18,7 @@ const EXACT: &[(&str, &str)] = &[
     ("llama-3.1-70b", "Meta-Llama-3.1-70B.json"),
     ("llama-3.1-405b", "Meta-Llama-3.1-405B.json"),
     ("glm-5.1-nvfp4", "GLM-5.1-NVFP4.json"),
+    ("glm-5.2-nvfp4", "GLM-5.2-NVFP4.json"),
     ("minimax-m2.5", "MiniMax-M2.5.trimmed.json"),
     ("minimax-m2.5-nvfp4", "MiniMax-M2.5-NVFP4.json"),
     ("gpt-oss-120b", "gpt-oss-120b.json"),
@@ -124,6 +125,18 @@ fn derived_presets_share_the_architecture_of_their_config() {
     let mut from_cfg = renamed(load("DeepSeek-V3.json"), &r1);
     from_cfg.formats = r1.formats;
     assert_eq!(from_cfg, r1);
+    // MiniMax-M2.5 BF16-INT4-AWQ (issue 35): MiniMax-M2.5's architecture, the model card's mix:
+    // attention BF16 (dequantized from the FP8 release), routed experts AWQ W4A16 group 32
+    let awq = ModelSpec::preset("minimax-m2.5-int4-awq").unwrap();
+    assert_eq!(
+        awq.formats.routed_experts,
+        models::WeightFormat::Int4 { group_size: 32 }
+    );
+    assert_eq!(awq.formats.attention, models::WeightFormat::Bf16);
+    let mut from_cfg = renamed(load("MiniMax-M2.5.trimmed.json"), &awq);
+    from_cfg.formats = awq.formats;
+    from_cfg.default_kv_dtype = awq.default_kv_dtype;
+    assert_eq!(from_cfg, awq);
 }
 
 /// nvidia/Kimi-K2-Thinking-NVFP4: K2-Instruct's architecture, 256K context, and the split NVIDIA's
@@ -269,6 +282,20 @@ fn gpu_names_match_loosely() {
         find("NVIDIA RTX PRO 6000 Blackwell Workstation Edition").as_deref(),
         Some("rtx-pro-6000-workstation")
     );
+    // issue 35: the 300 W Max-Q edition, by NVIDIA's name and the community's
+    for maxq in [
+        "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+        "NVIDIA RTX 6000 Pro Max-Q",
+    ] {
+        assert_eq!(find(maxq).as_deref(), Some("rtx-pro-6000-maxq"), "{maxq}");
+    }
+    let (maxq, ws) = (
+        GpuSpec::preset("rtx-pro-6000-maxq").unwrap(),
+        GpuSpec::preset("rtx-pro-6000-workstation").unwrap(),
+    );
+    assert_eq!(maxq.memory_gb_per_s, ws.memory_gb_per_s);
+    assert_eq!(maxq.memory_bytes, ws.memory_bytes);
+    assert!(maxq.bf16_tflops < ws.bf16_tflops && maxq.fp4_tflops < ws.fp4_tflops);
     assert_eq!(find("NVIDIA H100 80GB HBM3").as_deref(), Some("h100-sxm"));
     assert_eq!(find("NVIDIA H100 PCIe").as_deref(), Some("h100-pcie"));
     assert_eq!(find("NVIDIA H200").as_deref(), Some("h200"));
@@ -315,11 +342,18 @@ fn new_families_resolve_from_their_hf_ids() {
         ("openai/gpt-oss-120b", "gpt-oss-120b"),
         ("MiniMaxAI/MiniMax-M2.5", "minimax-m2.5"),
         ("nvidia/MiniMax-M2.5-NVFP4", "minimax-m2.5-nvfp4"),
+        (
+            "mratsim/Minimax-M2.5-BF16-INT4-AWQ",
+            "minimax-m2.5-int4-awq",
+        ),
         ("Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b"),
         ("nvidia/Qwen3.5-397B-A17B-NVFP4", "qwen3.5-397b-a17b-nvfp4"),
         ("Qwen/Qwen3-Next-80B-A3B-Instruct", "qwen3-next-80b-a3b"),
         ("Qwen/Qwen3-Next-80B-A3B-Thinking", "qwen3-next-80b-a3b"),
         ("nvidia/GLM-5.1-NVFP4", "glm-5.1-nvfp4"),
+        // issue 35: GLM-5.2 resolves to its own config (shared indexers, 1M positions)
+        ("nvidia/GLM-5.2-NVFP4", "glm-5.2-nvfp4"),
+        ("lukealonso/GLM-5.2-NVFP4", "glm-5.2-nvfp4"),
     ] {
         let spec = ModelSpec::preset_for_hf_id(id).unwrap_or_else(|| panic!("{id}"));
         assert_eq!(spec.name, key, "{id}");

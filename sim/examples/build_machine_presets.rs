@@ -7,6 +7,8 @@
 //! (defaults: `data/observations/nccl-rtx-pro-6000-baremetal.json`, `sim/presets/machines`).
 //! Exit 2 on bad input.
 
+#[path = "machine_presets/maxq.rs"]
+mod maxq;
 #[path = "machine_presets/multinode.rs"]
 mod multinode;
 #[path = "machine_presets/nvlink.rs"]
@@ -152,6 +154,7 @@ fn run() -> anyhow::Result<()> {
             "h200-x8x2-ib-ndr",
             multinode::two_boxes(&h200, &multinode::IB_NDR_X8),
         ),
+        ("rtx-pro-6000-maxq-x8", maxq::preset(&baremetal)),
         ("rtx-pro-6000-x8-baremetal", baremetal),
         (
             "rtx-pro-6000-x8-baremetal-nccl-tuned",

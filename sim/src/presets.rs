@@ -18,6 +18,10 @@
 //! - `rtx-pro-6000-x16-pcie-switch`: 16 RTX PRO 6000 behind four PCIe Gen5 switches of four GPUs
 //!   on one socket, as the rtx6kpro wiki publishes its 16-GPU host; the 8-GPU box's NCCL curves on
 //!   its groups (no NCCL run of it is published).
+//! - `rtx-pro-6000-maxq-x8`: eight 300 W RTX PRO 6000 Blackwell Max-Q Workstation Edition cards
+//!   (the GPU preset `rtx-pro-6000-maxq`: the datasheet's memory, tensor peaks scaled by its AI
+//!   TOPS) on bare metal with P2P; the bare-metal box's links and NCCL curves stand in (no Max-Q
+//!   box's are published).
 //! - `h100-x8`, `h200-x8`, `b200-x8`: NVSwitch boxes from published NCCL figures.
 //! - `rtx-pro-6000-x8x2-400gbe`: two bare-metal RTX PRO 6000 boxes, one ConnectX-7 400GbE (RoCE)
 //!   port each; `h200-x8x2-ib-ndr`: two HGX H200 boxes, 8× ConnectX-7 NDR 400 InfiniBand each.
@@ -27,7 +31,7 @@ use models::MachineProfile;
 use std::path::Path;
 
 /// (name, embedded JSON) of every built-in preset, in the order `sim` lists them.
-const PRESETS: [(&str, &str); 11] = [
+const PRESETS: [(&str, &str); 12] = [
     (
         "rtx-pro-6000-x8-baremetal",
         include_str!("../presets/machines/rtx-pro-6000-x8-baremetal.json"),
@@ -51,6 +55,10 @@ const PRESETS: [(&str, &str); 11] = [
     (
         "rtx-pro-6000-x16-pcie-switch",
         include_str!("../presets/machines/rtx-pro-6000-x16-pcie-switch.json"),
+    ),
+    (
+        "rtx-pro-6000-maxq-x8",
+        include_str!("../presets/machines/rtx-pro-6000-maxq-x8.json"),
     ),
     ("h100-x8", include_str!("../presets/machines/h100-x8.json")),
     ("h200-x8", include_str!("../presets/machines/h200-x8.json")),

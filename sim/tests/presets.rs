@@ -40,6 +40,7 @@ fn every_preset_parses_with_provenance() {
             "rtx-pro-6000-x8-baremetal-nccl-simple",
             "rtx-pro-6000-x8-vm-hostbounce",
             "rtx-pro-6000-x16-pcie-switch",
+            "rtx-pro-6000-maxq-x8",
             "h100-x8",
             "h200-x8",
             "b200-x8",
@@ -424,4 +425,21 @@ fn the_16_gpu_switch_box_is_as_published_and_reads_as_a_profile() {
         assert_eq!(pp.stages[0], (0..8).collect::<Vec<u32>>());
         assert_eq!(pp.stages[1], (8..16).collect::<Vec<u32>>());
     }
+}
+
+/// Issue 35: the Max-Q box is the bare-metal box's links and NCCL curves with the 300 W card's
+/// spec: the same memory bandwidth, lower tensor peaks, P2P real.
+#[test]
+fn the_maxq_box_is_the_baremetal_box_with_the_maxq_card() {
+    let maxq = machine_preset("rtx-pro-6000-maxq-x8").unwrap();
+    let bare = machine_preset("rtx-pro-6000-x8-baremetal").unwrap();
+    assert_eq!(maxq.gpu_preset.as_deref(), Some("rtx-pro-6000-maxq"));
+    assert_eq!(maxq.devices.len(), 8);
+    assert!(maxq.devices.iter().all(|d| d.name.contains("Max-Q")));
+    assert_eq!(maxq.collectives, bare.collectives);
+    assert_eq!(maxq.links, bare.links);
+    let m = sim::machine::Machine::resolve("rtx-pro-6000-maxq-x8").unwrap();
+    let b = sim::machine::Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+    assert_eq!(m.gpu.memory_gb_per_s, b.gpu.memory_gb_per_s);
+    assert!(m.gpu.bf16_tflops < 0.9 * b.gpu.bf16_tflops);
 }

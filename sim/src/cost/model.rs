@@ -32,6 +32,24 @@ pub const GPU_GAP_PER_KERNEL_S: f64 = 2e-6;
 /// stream at: ≈ 80%, a device copy's rate less their reductions and index math.
 pub const ELEMENTWISE_FRACTION: f64 = 0.8;
 
+/// `model` as the server holds it under `layout` on `machine` ([`crate::engine::vllm::virtual_tp`]):
+/// the b12x vLLM fork pads the heads a TP size does not divide, and the padded model is the one
+/// stored, read and computed; the note says so. The fork's refusals are impossible layouts.
+pub(super) fn served_spec<'a>(
+    machine: &Machine,
+    model: &'a ModelSpec,
+    layout: &Layout,
+    opts: &ServerOptions,
+) -> Result<(std::borrow::Cow<'a, ModelSpec>, Option<String>)> {
+    let sm120 = super::attn_backend::sm_major(machine) == Some(12);
+    crate::engine::vllm::virtual_tp::served_spec(model, layout, opts, sm120).map_err(|reason| {
+        SimError::ImpossibleLayout {
+            layout: layout.short_name(),
+            reason,
+        }
+    })
+}
+
 /// Routed experts as one GPU sees them.
 #[derive(Debug, Clone)]
 pub(super) struct Experts {
@@ -86,6 +104,8 @@ pub struct CostModel {
     pub(super) two_batch_overlap: bool,
     model_name: String,
     memory_notes: Vec<String>,
+    /// What the engine padded to run this layout (the b12x fork's heads), when it did.
+    padding_note: Option<String>,
 }
 
 impl CostModel {
@@ -104,17 +124,21 @@ impl CostModel {
         opts: &ServerOptions,
         knobs: Knobs,
     ) -> Result<CostModel> {
+        let (model, padding_note) = served_spec(machine, model, &layout, opts)?;
+        let model = model.as_ref();
         Self::check(machine, model, layout, opts)?;
         let placement = machine.place(&layout)?;
         let fp = models::footprint::footprint(model, &layout)?;
         let memory = memory::checked_plan(model, &fp, machine.memory_bytes(), opts)?;
         let mut notes = memory.notes.clone();
+        notes.extend(padding_note.clone());
         let mut cm = Self::build(machine, model, layout, opts, knobs, fp, memory, placement);
         let (tbo, tbo_note) = super::tbo::applies(model, opts);
         cm.two_batch_overlap = tbo;
         notes.extend(tbo_note);
         notes.extend(super::moe::shape_note(&machine.gpu, model, &layout));
         cm.memory_notes = notes;
+        cm.padding_note = padding_note;
         Ok(cm)
     }
 
@@ -156,6 +180,8 @@ impl CostModel {
         opts: &ServerOptions,
         knobs: Knobs,
     ) -> Option<CostModel> {
+        let (model, _) = served_spec(machine, model, &layout, opts).ok()?;
+        let model = model.as_ref();
         let placement = machine.place(&layout).ok()?;
         let fp = models::footprint::footprint(model, &layout).ok()?;
         Some(Self::build(
@@ -168,6 +194,19 @@ impl CostModel {
             MemoryPlan::default(),
             placement,
         ))
+    }
+
+    /// Records that the engine padded the model to run this layout (the speculative model pads
+    /// before it builds its target): [`Self::padding_note`] and a line of the memory notes.
+    pub(super) fn set_padding_note(&mut self, note: String) {
+        self.memory_notes.push(note.clone());
+        self.padding_note = Some(note);
+    }
+
+    /// What the engine padded to run this layout (the b12x vLLM fork's heads, expert columns and
+    /// vocabulary where the TP size does not divide the heads), `None` where nothing was.
+    pub fn padding_note(&self) -> Option<&str> {
+        self.padding_note.as_deref()
     }
 
     /// Warnings about the memory plan (reserves beyond the headroom, …), one line each.
@@ -343,6 +382,7 @@ impl CostModel {
             two_batch_overlap: false,
             model_name: model.name.clone(),
             memory_notes: Vec::new(),
+            padding_note: None,
         }
     }
 }

@@ -73,6 +73,9 @@ impl SpeculativeModel {
                     .into(),
             });
         };
+        // target and draft as the server holds them (the b12x fork's padded heads)
+        let (model, padding_note) = super::model::served_spec(machine, model, &layout, opts)?;
+        let model = model.as_ref();
         check_draft(model, s).map_err(|problem| SimError::InvalidOption {
             flag: "--speculative-draft-model-path",
             problem,
@@ -84,7 +87,10 @@ impl SpeculativeModel {
                 reason: "SGLang runs no speculative decoding with --pp-size > 1: drop --pp-size or the --speculative-* flags".into(),
             });
         }
-        let target = CostModel::new(machine, model, layout, opts, knobs)?;
+        let mut target = CostModel::new(machine, model, layout, opts, knobs)?;
+        if let Some(n) = padding_note {
+            target.set_padding_note(n);
+        }
         // a dense draft (an EAGLE head) has no experts to spread: it runs TP over the GPUs
         let draft_layout = match draft_spec(model, s).moe {
             None => Layout { ep: 1, ..layout },

@@ -25,6 +25,15 @@ pub(super) fn machine_preset(
         ));
     }
     let family = gpu_family(hw)?;
+    if family == MAXQ_X8 && (lower(&hw.p2p) == "disabled" || NcclTuning::p2p_disabled(r)) {
+        return Err(Unexpressible::new(
+            UnexpressibleKind::UnknownMachine,
+            format!(
+                "{} with P2P off: the Max-Q preset has P2P on; set hardware.machine to a probe profile of that box",
+                hw.gpu.as_deref().unwrap_or("?")
+            ),
+        ));
+    }
     let count = stated(&r.id, "hardware.count", &hw.count)?;
     if family == "rtx-pro-6000-x8"
         && count.is_some_and(|n| (9..=16).contains(&n))
@@ -116,26 +125,35 @@ fn rtx_box(r: &Record, assumptions: &mut Vec<String>) -> String {
     }
 }
 
-/// The 8-GPU preset family of the record's GPU.
+/// The 8-GPU box of 300 W RTX PRO 6000 Max-Q cards, bare metal with P2P.
+const MAXQ_X8: &str = "rtx-pro-6000-maxq-x8";
+
+/// The 8-GPU preset family of the record's GPU: the Max-Q edition by its word whichever way the
+/// name is spelled ("RTX 6000 Pro Max-Q", "RTX PRO 6000 Blackwell Max-Q Workstation Edition").
 fn gpu_family(hw: &Hardware) -> Result<&'static str, Unexpressible> {
     let gpu = lower(&hw.gpu);
-    Ok(if gpu.contains("rtx pro 6000") {
-        "rtx-pro-6000-x8"
-    } else if gpu.contains("b200") {
-        "b200-x8"
-    } else if gpu.contains("h200") {
-        "h200-x8"
-    } else if gpu.contains("h100") {
-        "h100-x8"
-    } else {
-        return Err(Unexpressible::new(
-            UnexpressibleKind::UnknownMachine,
-            format!(
-                "no machine preset for GPU `{}`; set hardware.machine to a probe profile",
-                hw.gpu.as_deref().unwrap_or("?")
-            ),
-        ));
-    })
+    let rtx_6000 = gpu.contains("rtx") && gpu.contains("6000") && gpu.contains("pro");
+    Ok(
+        if rtx_6000 && (gpu.contains("max-q") || gpu.contains("max q")) {
+            MAXQ_X8
+        } else if gpu.contains("rtx pro 6000") {
+            "rtx-pro-6000-x8"
+        } else if gpu.contains("b200") {
+            "b200-x8"
+        } else if gpu.contains("h200") {
+            "h200-x8"
+        } else if gpu.contains("h100") {
+            "h100-x8"
+        } else {
+            return Err(Unexpressible::new(
+                UnexpressibleKind::UnknownMachine,
+                format!(
+                    "no machine preset for GPU `{}`; set hardware.machine to a probe profile",
+                    hw.gpu.as_deref().unwrap_or("?")
+                ),
+            ));
+        },
+    )
 }
 
 /// The 16-GPU RTX PRO 6000 box the community published (four PCIe switches of four GPUs,

@@ -46,11 +46,10 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
     if m.contains("glm-5.1") {
         return fp4.then_some("glm-5.1-nvfp4");
     }
-    // GLM-5.2 has GLM-5.1's layer shapes (data/hf-configs: the two configs differ in the
-    // indexer's sharing pattern over the layers, RoPE theta and 1M positions), so its NVFP4
-    // uploads are costed as glm-5.1-nvfp4; the shared indexer layers matter only where DSA runs
+    // GLM-5.2 has its own preset (issue 35): GLM-5.1's layer shapes with the indexer shared by
+    // three of every four layers and 1M positions (data/hf-configs/GLM-5.2-NVFP4.json)
     if m.contains("glm-5.2") {
-        return fp4.then_some("glm-5.1-nvfp4");
+        return fp4.then_some("glm-5.2-nvfp4");
     }
     // lukealonso's Qwen3.5 NVFP4 quantizes the routed experts only, as nvidia's preset does
     if m.contains("qwen3.5-397b") {
@@ -69,10 +68,13 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
     if m.contains("minimax-m2.5") {
         return if fp4 {
             Some("minimax-m2.5-nvfp4")
+        } else if q.contains("awq") || q.contains("int4") {
+            // mratsim's BF16-INT4-AWQ: BF16 attention, W4A16 group-32 experts (its model card)
+            Some("minimax-m2.5-int4-awq")
         } else if q.contains("fp8") {
             Some("minimax-m2.5")
         } else {
-            None // AWQ / INT4 uploads: no preset of that format
+            None
         };
     }
     if m.contains("deepseek-r1") || (m.contains("deepseek-v3") && !m.contains("v3.2")) {
@@ -92,14 +94,31 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
 mod tests {
     use super::model_preset;
 
-    /// GLM-5.2's NVFP4 uploads are costed as GLM-5.1's (same layer shapes); no preset has
-    /// another GLM-5.2 format.
+    /// Issue 35: GLM-5.2's NVFP4 uploads resolve to GLM-5.2's own preset (its shared indexers),
+    /// no longer to GLM-5.1's; no preset has another GLM-5.2 format.
     #[test]
-    fn glm52_nvfp4_resolves_to_the_glm51_preset() {
+    fn glm52_nvfp4_resolves_to_its_own_preset() {
         assert_eq!(
             model_preset("lukealonso/GLM-5.2-NVFP4", "nvfp4 (modelopt_fp4)"),
-            Some("glm-5.1-nvfp4")
+            Some("glm-5.2-nvfp4")
+        );
+        assert_eq!(
+            model_preset("some-uploader/GLM-5.2-NVFP4-MTP", "nvfp4"),
+            Some("glm-5.2-nvfp4")
         );
         assert_eq!(model_preset("zai-org/GLM-5.2", "bf16"), None);
+    }
+
+    /// Issue 35: the AWQ INT4 MiniMax-M2.5 upload resolves to its preset (it was unknown-model).
+    #[test]
+    fn minimax_awq_resolves() {
+        assert_eq!(
+            model_preset("mratsim/Minimax-M2.5-BF16-INT4-AWQ", "awq int4 (W4A16)"),
+            Some("minimax-m2.5-int4-awq")
+        );
+        assert_eq!(
+            model_preset("MiniMaxAI/MiniMax-M2.5", "fp8"),
+            Some("minimax-m2.5")
+        );
     }
 }

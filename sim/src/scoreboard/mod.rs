@@ -370,6 +370,7 @@ fn predict(
     server.speculative = e.speculation.as_ref().map(|s| s.options.clone());
     let model = ServedModel::new(machine, spec, e.layout, &server, Knobs::default())
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
+    notes.extend(model.target().padding_note().map(str::to_string));
     let speculation = speculation_of(e, &model, &mut notes);
     let (breakdown, step_ms, value) = predicted_value(e, engine, spec, &model, &server, &mut notes)
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x))?;

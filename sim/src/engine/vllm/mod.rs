@@ -9,6 +9,7 @@ use super::{
 };
 pub mod args;
 pub mod record;
+pub mod virtual_tp;
 
 use crate::options::{ServerOptions, SpeculativeOptions, VllmMemory};
 use models::Layout;

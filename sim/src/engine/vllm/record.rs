@@ -22,10 +22,6 @@ const WIKI_WORDS: &[(&str, &str)] = &[
 /// (and SGLang's `--moe-runner-backend`) does.
 const MOE_BACKEND_WORD: &str = "moe_runner_backend";
 
-/// `dest` of vLLM's `--attention-backend` row (recorded, no effect under vLLM; kept on the knobs
-/// as the record states it).
-const ATTENTION_BACKEND: &str = "attention_backend";
-
 /// Reads `key` (an option of vLLM's table, a run-script word, a `VLLM_*` variable, or a row's
 /// `dest` as a Python-style word) with its argument into `k`; `true` when the key is vLLM's.
 pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut LaunchKnobs) -> bool {
@@ -55,7 +51,8 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == MOE_BACKEND_WORD || d == t::MOE_BACKEND.dest => {
             k.moe_runner_backend = arg.map(str::to_string)
         }
-        ATTENTION_BACKEND => k.attention_backend = arg.map(str::to_string),
+        // the b12x fork's B12X_MLA_SPARSE pads heads (`virtual_tp`); kept as stated
+        d if d == t::ATTENTION_BACKEND.dest => k.attention_backend = arg.map(str::to_string),
         d if d == t::MAX_NUM_SEQS.dest => k.max_running_requests = number(),
         d if d == t::MAX_NUM_BATCHED_TOKENS.dest => k.chunked_prefill_size = number(),
         // vLLM's boolean flag and its argparse negation, the rows a launch line reads too

@@ -336,6 +336,7 @@ impl VllmLine {
             estimate_cudagraph_memory: self.env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
                 == Some("1"),
             moe_runner_backend: self.get(&MOE_BACKEND).map(str::to_string),
+            attention_backend: self.get(&ATTENTION_BACKEND).map(str::to_string),
             ..LaunchKnobs::default()
         })
     }

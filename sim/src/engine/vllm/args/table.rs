@@ -67,6 +67,10 @@ pub const QUANTIZATION: Spec = m("quantization", &["--quantization", "-q"], Str)
 /// The routed experts' kernels (`KernelConfig.moe_backend` of the community builds the rtx6kpro
 /// GLM-5.1 / Kimi runs use: `'moe_backend': 'b12x'` in their start-up logs' non-default args).
 pub const MOE_BACKEND: Spec = m("moe_backend", &["--moe-backend"], Str);
+/// `--attention-backend`: modelled where it names the b12x fork's sparse-MLA backend
+/// (`B12X_MLA_SPARSE`), which pads the heads of a TP size that does not divide them
+/// ([`crate::engine::vllm::virtual_tp`]); the other values are kept without effect.
+pub const ATTENTION_BACKEND: Spec = m("attention_backend", &["--attention-backend"], Str);
 /// The block sizes vLLM's argparse takes (`BlockSize`, `config/cache.py`, vLLM main).
 pub const VLLM_BLOCK_SIZES: &[&str] = &["1", "8", "16", "32", "64", "128", "256"];
 /// `--block-size`: tokens per KV block, the unit the cache is allocated in (a request holds
@@ -106,6 +110,7 @@ pub const SPECS: &[Spec] = &[
     DISABLE_CUSTOM_ALL_REDUCE,
     QUANTIZATION,
     MOE_BACKEND,
+    ATTENTION_BACKEND,
     BLOCK_SIZE,
     ENABLE_PREFIX_CACHING,
     NO_ENABLE_PREFIX_CACHING,
@@ -127,7 +132,6 @@ pub const SPECS: &[Spec] = &[
         Flag,
     ),
     r("async_scheduling", &["--async-scheduling"], Flag),
-    r("attention_backend", &["--attention-backend"], Str),
     r("tool_call_parser", &["--tool-call-parser"], Str),
     r("reasoning_parser", &["--reasoning-parser"], Str),
     r(
