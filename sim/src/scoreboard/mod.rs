@@ -373,7 +373,15 @@ fn predict(
     let speculation = speculation_of(e, &model, &mut notes);
     let (breakdown, step_ms, value) = predicted_value(e, engine, spec, &model, &server, &mut notes)
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x))?;
-    let regime = regime_of(e, engine, machine, &model, &notes, speculation, origin);
+    let regime = regime_of(
+        e,
+        (engine, spec),
+        machine,
+        &model,
+        &notes,
+        speculation,
+        origin,
+    );
     let errors = ErrorModel::builtin();
     let range_parts = errors.ln_interval(&regime).parts();
     Ok(e.targets
@@ -467,7 +475,7 @@ fn predicted_value(
 /// notes raise.
 fn regime_of(
     e: &Expressed,
-    engine: Engine,
+    (engine, spec): (Engine, &models::ModelSpec),
     machine: &Machine,
     model: &ServedModel,
     notes: &[String],
@@ -477,6 +485,9 @@ fn regime_of(
     Regime {
         engine: engine.name().to_string(),
         model: e.model.clone(),
+        model_family: crate::uncertainty::novelty::model_family(&e.model),
+        attention: crate::uncertainty::novelty::attention_kind(spec),
+        moe_shape: crate::uncertainty::novelty::moe_shape(spec),
         speculation: speculation.map_or("off".into(), |s| s.accept.name().to_string()),
         context: context_band(e.context_tokens).to_string(),
         concurrency: band(e.concurrency).to_string(),

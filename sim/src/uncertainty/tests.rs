@@ -7,6 +7,9 @@ fn regime(model: &str, flags: &[&str]) -> Regime {
     Regime {
         engine: "vllm".into(),
         model: model.into(),
+        model_family: novelty::model_family(model),
+        attention: "mla".into(),
+        moe_shape: "384 experts top-8".into(),
         speculation: "off".into(),
         context: "0".into(),
         concurrency: "1".into(),

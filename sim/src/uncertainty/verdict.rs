@@ -40,8 +40,17 @@ pub fn probability_with(m: &ErrorModel, a: Side<'_>, b: Side<'_>, rho: f64) -> f
     // a new source's offset is one draw for the whole box: both sides share it whole
     let (sa, sb) = (ia.own_sigma, ib.own_sigma);
     let shared = ia.source_sigma - ib.source_sigma;
+    // a novelty both sides share (both Qwen3.5, both on an unmeasured kind of box) is one draw for
+    // both and cancels; one only one side has adds
+    let one_sided: f64 = ia
+        .novelties
+        .iter()
+        .filter(|n| !ib.novelties.contains(n))
+        .chain(ib.novelties.iter().filter(|n| !ia.novelties.contains(n)))
+        .map(|n| n.1.powi(2))
+        .sum();
     let d = a.speed.ln() + ia.own_centre - b.speed.ln() - ib.own_centre;
-    let sd = (sa * sa + sb * sb - 2.0 * rho * sa * sb + shared * shared)
+    let sd = (sa * sa + sb * sb - 2.0 * rho * sa * sb + shared * shared + one_sided)
         .max(1e-12)
         .sqrt();
     normal_cdf(d / sd)
