@@ -599,3 +599,29 @@ fn the_stored_model_names_each_novelty_of_a_family_the_dev_set_lacks() {
     }
     assert_eq!(b.novelties.len(), 3, "{b:?}");
 }
+
+fn choice<'a>(name: &'a str, tok_s: f64, regime: &'a Regime) -> verdict::Choice<'a> {
+    verdict::Choice {
+        name,
+        tok_s,
+        regime,
+        measure: "bench_serving",
+    }
+}
+
+#[test]
+fn a_verdict_names_the_novelties_and_whether_both_sides_share_them() {
+    let m = fit(&families(0.4), "dev.json", &[]);
+    let (novel, seen) = (with_family("fz"), with_family("fa"));
+    let both = verdict::odds(&m, choice("a", 120.0, &novel), choice("b", 100.0, &novel));
+    assert_eq!(both.novel, vec!["model family fz (both)".to_string()]);
+    assert!(
+        both.sentence.contains("off the dev set's ground"),
+        "{both:?}"
+    );
+    let one = verdict::odds(&m, choice("a", 120.0, &novel), choice("b", 100.0, &seen));
+    assert_eq!(one.novel, vec!["model family fz (a)".to_string()]);
+    assert!(one.probability < both.probability, "{one:?} vs {both:?}");
+    let none = verdict::odds(&m, choice("a", 120.0, &seen), choice("b", 100.0, &seen));
+    assert!(none.novel.is_empty() && !none.sentence.contains("ground"));
+}
