@@ -309,11 +309,17 @@ pub fn fit(rs: &[&Residual], fit_rest: impl Fn(&[&Residual]) -> ErrorModel) -> V
                 "leave one group out",
                 format!(
                     "{k} dev group(s) of at least {MIN_CELL} figures left out whole, each predicted \
-                     by the model of the rest{}; the mean of their excess variances, groups alike",
+                     by the model of the rest{}; the mean of their excess variances, groups alike \
+                     (skipped: a group whose rest has fewer than 3 sources{})",
                     if done.is_empty() {
-                        String::new()
+                        ""
                     } else {
-                        " (the dimensions before this one included)".to_string()
+                        " (the dimensions before this one included)"
+                    },
+                    if is_nested {
+                        ", or that takes its family or a whole source with it"
+                    } else {
+                        ""
                     }
                 ),
             )
