@@ -12,7 +12,8 @@
 //! give a spread whose excess over the sigma they got without it is the unseen sigma. The
 //! quantile ([`ErrorModel::quantile_z`]) is then the smallest that covers 80% leaving one source
 //! out: each source predicted by a model (between-source and unseen parts included) fitted on
-//! the other sources alone. The pair classes' correlations come from the dev set's equal-load
+//! the other sources alone. Each novelty dimension's sigma ([`super::novelty`]) is fitted before
+//! the unseen sigma, leaving the dev set's groups of it out whole. The pair classes' correlations come from the dev set's equal-load
 //! pairs ([`PairClass`]), matched on the median of their error differences.
 
 pub use super::Residual;

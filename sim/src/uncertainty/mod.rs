@@ -20,6 +20,10 @@
 //! - a new source (a box, model or page the dev set lacks): the between-source variance
 //!   ([`BetweenSource`]), with the spreads inside one source in place of the pooled ones (never
 //!   narrower than the pooled spread of the dev set's own sources).
+//! - each dimension along which the prediction is off the dev set's ground (a model family, an
+//!   engine × family pair, an attention kind, an MoE shape, a machine kind, or a band of its
+//!   family no dev record ran): that dimension's sigma², measured by leaving the dev set's groups
+//!   of it out whole, or a stated prior where none can be ([`novelty`]).
 //!
 //! The 80% interval is the centre ± z · sigma: on the dev set's own ground z is [`Z_80`] (the
 //! cells' own 10th–90th percentiles); for a new source z is [`ErrorModel::quantile_z`], the

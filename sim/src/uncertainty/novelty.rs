@@ -155,7 +155,10 @@ impl ErrorModel {
     pub fn novelties(&self, r: &Regime) -> Vec<(String, f64)> {
         let new_source = self.new_source(r).is_some();
         let is_new = |n: &Novelty| {
-            !n.seen.contains(&key(&n.dimension, r)) && !(new_source && n.within_source)
+            let unseen = !n.seen.contains(&key(&n.dimension, r));
+            // a new source's offset already holds what a within-source dimension measured
+            let held_by_source = new_source && n.within_source;
+            unseen && !held_by_source
         };
         let family_new = self
             .novelty
