@@ -126,6 +126,9 @@ fn every_fitted_figure_says_what_it_is_and_keeps_to_its_bounds() {
         "between.sigma_ln",
         "unseen_sigma_ln",
         "quantile_z",
+        "novelty, model family",
+        "novelty, engine × model family",
+        "novelty, attention",
     ] {
         assert!(m.figures.iter().any(|f| f.name == name), "{name} missing");
     }
@@ -142,6 +145,35 @@ fn every_fitted_figure_says_what_it_is_and_keeps_to_its_bounds() {
             (f.bounds[0]..=f.bounds[1]).contains(&f.value),
             "{f:?} outside its bounds"
         );
+    }
+}
+
+/// Every novelty dimension (model family, attention, MoE shape, machine kind, engine × family,
+/// the family's bands) is stored, in fitting order, with the dev groups it has and where its
+/// sigma came from: dev groups of at least `min_cell` figures left out whole (listed, each with
+/// its excess), or, where none could be, the stated prior (the spread of the dev families'
+/// median errors). Nothing here is read from a held-out file: the fit only sees the dev set.
+#[test]
+fn every_novelty_dimension_says_where_its_sigma_came_from() {
+    let m = ErrorModel::builtin();
+    let dims: Vec<&str> = m.novelty.iter().map(|n| n.dimension.as_str()).collect();
+    assert_eq!(dims, sim::uncertainty::novelty::DIMENSIONS.map(|d| d.0));
+    for n in &m.novelty {
+        assert!(!n.seen.is_empty(), "{n:?}");
+        match n.method.as_str() {
+            "leave one group out" => assert!(
+                !n.left_out.is_empty()
+                    && n.left_out
+                        .iter()
+                        .all(|g| n.seen.contains(&g.group) && g.n >= m.min_cell),
+                "{n:?}"
+            ),
+            "prior" => assert!(
+                n.left_out.is_empty() && n.pinned_by.contains("families' median"),
+                "{n:?}"
+            ),
+            other => panic!("{other}: {n:?}"),
+        }
     }
 }
 

@@ -184,6 +184,18 @@ pub struct Intervals {
     /// correlations included, fitted on the others; only for the file the model is fitted on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loso_verdicts: Option<PairCheck>,
+    /// Coverage with the stored model split by how far each figure sits from the dev set's
+    /// ground: `dev ground` (a source it has), `new source` (a page, box, machine or model it
+    /// lacks, no novelty), `novel` (a model family, engine × family, attention kind, MoE shape,
+    /// machine kind or family band it lacks; [`crate::uncertainty::novelty`]).
+    pub by_ground: Vec<GroundCoverage>,
+}
+
+/// Coverage of the figures at one distance from the dev set's ground.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroundCoverage {
+    pub ground: String,
+    pub coverage: Coverage,
 }
 
 /// The machine and model of every expressed record, resolved once each.
@@ -374,7 +386,15 @@ fn predict(
     let speculation = speculation_of(e, &model, &mut notes);
     let (breakdown, step_ms, value) = predicted_value(e, engine, spec, &model, &server, &mut notes)
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x))?;
-    let regime = regime_of(e, engine, machine, &model, &notes, speculation, origin);
+    let regime = regime_of(
+        e,
+        (engine, spec),
+        machine,
+        &model,
+        &notes,
+        speculation,
+        origin,
+    );
     let errors = ErrorModel::builtin();
     let range_parts = errors.ln_interval(&regime).parts();
     Ok(e.targets
@@ -468,7 +488,7 @@ fn predicted_value(
 /// notes raise.
 fn regime_of(
     e: &Expressed,
-    engine: Engine,
+    (engine, spec): (Engine, &models::ModelSpec),
     machine: &Machine,
     model: &ServedModel,
     notes: &[String],
@@ -478,6 +498,9 @@ fn regime_of(
     Regime {
         engine: engine.name().to_string(),
         model: e.model.clone(),
+        model_family: crate::uncertainty::novelty::model_family(&e.model),
+        attention: crate::uncertainty::novelty::attention_kind(spec),
+        moe_shape: crate::uncertainty::novelty::moe_shape(spec),
         speculation: speculation.map_or("off".into(), |s| s.accept.name().to_string()),
         context: context_band(e.context_tokens).to_string(),
         concurrency: band(e.concurrency).to_string(),
@@ -664,7 +687,27 @@ fn intervals(set: &RecordSet, rs: &[Residual]) -> Intervals {
     let fitted_on = m.provenance.records_file.clone();
     let in_fit = set.path.ends_with(&fitted_on);
     let (loso, loso_verdicts) = in_fit.then(|| loso_check(&refs)).unzip();
+    let ground_of = |r: &Residual| {
+        if !m.novelties(&r.regime).is_empty() {
+            "novel"
+        } else if m.new_source(&r.regime).is_some() {
+            "new source"
+        } else {
+            "dev ground"
+        }
+    };
+    let by_ground = ["dev ground", "new source", "novel"]
+        .into_iter()
+        .filter_map(|g| {
+            let of: Vec<&Residual> = refs.iter().copied().filter(|r| ground_of(r) == g).collect();
+            (!of.is_empty()).then(|| GroundCoverage {
+                ground: g.to_string(),
+                coverage: coverage(m, &of),
+            })
+        })
+        .collect();
     Intervals {
+        by_ground,
         fitted_on,
         in_fit,
         coverage: coverage(m, &refs),

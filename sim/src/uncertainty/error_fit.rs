@@ -12,10 +12,12 @@
 //! give a spread whose excess over the sigma they got without it is the unseen sigma. The
 //! quantile ([`ErrorModel::quantile_z`]) is then the smallest that covers 80% leaving one source
 //! out: each source predicted by a model (between-source and unseen parts included) fitted on
-//! the other sources alone. The pair classes' correlations come from the dev set's equal-load
+//! the other sources alone. Each novelty dimension's sigma ([`super::novelty`]) is fitted before
+//! the unseen sigma, leaving the dev set's groups of it out whole. The pair classes' correlations come from the dev set's equal-load
 //! pairs ([`PairClass`]), matched on the median of their error differences.
 
 pub use super::Residual;
+use super::novelty;
 use super::verdict::{PairCheck, check_pairs, pairs};
 use super::{
     BETWEEN_HALF_BOUNDS_LN, BetweenSource, Cell, Coverage, ERROR_MODEL_SCHEMA_VERSION, ErrorModel,
@@ -175,6 +177,7 @@ fn fit_spreads(rs: &[&Residual], provenance: Provenance) -> ErrorModel {
         between: between_source(rs),
         unseen_sigma_ln: 0.0,
         unseen_n: 0,
+        novelty: Vec::new(),
         quantile_z: Z_80,
         pair_classes: Vec::new(),
         loso: Coverage::default(),
@@ -186,6 +189,8 @@ fn fit_spreads(rs: &[&Residual], provenance: Provenance) -> ErrorModel {
 /// between-source spread, the unseen sigma (out of sample) and the pair classes' correlation.
 fn fit_table(rs: &[&Residual], provenance: Provenance) -> ErrorModel {
     let mut m = fit_spreads(rs, provenance);
+    // each novelty dimension's sigma, leaving its dev groups out whole
+    m.novelty = novelty::fit(rs, |rest| fit_spreads(rest, provenance_of(rest)));
     // the unseen sigma, out of sample: each source against the model of the others, from its
     // figures with a level (other than a new machine or model) the others lack
     let mut off: Vec<f64> = Vec::new();
@@ -197,6 +202,7 @@ fn fit_table(rs: &[&Residual], provenance: Provenance) -> ErrorModel {
         }
         let inner = ErrorModel {
             unseen_sigma_ln: 0.0,
+            novelty: novelty::seen_in(&m.novelty, &rest),
             ..fit_spreads(&rest, provenance_of(&rest))
         };
         for r in rs.iter().filter(|r| r.source == s) {
@@ -438,6 +444,19 @@ fn figures(m: &ErrorModel, records_file: &str) -> Vec<FittedFigure> {
             pinned_by: format!("the smallest z at which {records_file}'s leave-one-source-out coverage reaches 80% ({} figures)", m.loso.n),
         },
     ];
+    for n in &m.novelty {
+        out.push(FittedFigure {
+            name: format!("novelty, {}", n.dimension),
+            value: n.sigma_ln,
+            meaning: format!(
+                "sigma a prediction whose {} the dev set lacks adds, in quadrature (seen: {})",
+                n.dimension,
+                n.seen.join(", ")
+            ),
+            bounds: novelty::sigma_bounds().map(r4),
+            pinned_by: format!("{}: {}", n.method, n.pinned_by),
+        });
+    }
     for c in &m.pair_classes {
         out.push(FittedFigure {
             name: format!("pair correlation, {}", c.class),

@@ -20,6 +20,10 @@
 //! - a new source (a box, model or page the dev set lacks): the between-source variance
 //!   ([`BetweenSource`]), with the spreads inside one source in place of the pooled ones (never
 //!   narrower than the pooled spread of the dev set's own sources).
+//! - each dimension along which the prediction is off the dev set's ground (a model family, an
+//!   engine × family pair, an attention kind, an MoE shape, a machine kind, or a band of its
+//!   family no dev record ran): that dimension's sigma², measured by leaving the dev set's groups
+//!   of it out whole, or a stated prior where none can be ([`novelty`]).
 //!
 //! The 80% interval is the centre ± z · sigma: on the dev set's own ground z is [`Z_80`] (the
 //! cells' own 10th–90th percentiles); for a new source z is [`ErrorModel::quantile_z`], the
@@ -33,6 +37,7 @@
 //! fails when it is stale.
 
 pub mod error_fit;
+pub mod novelty;
 pub mod verdict;
 
 use serde::{Deserialize, Serialize};
@@ -44,7 +49,7 @@ pub const INTERVAL_LEVEL: f64 = 0.8;
 /// unseen). Eight is the fewest for which the 10th and 90th percentiles are not the extremes.
 pub const MIN_CELL: usize = 8;
 /// Schema version of [`ErrorModel`].
-pub const ERROR_MODEL_SCHEMA_VERSION: u32 = 2;
+pub const ERROR_MODEL_SCHEMA_VERSION: u32 = 3;
 /// z of the 90th percentile of a standard normal: an 80% half-width over this is one sigma.
 pub const Z_80: f64 = 1.281_551_565_544_600_4;
 /// z of the 75th percentile of a standard normal: the median of |z|.
@@ -75,6 +80,15 @@ pub struct Regime {
     pub engine: String,
     /// Model preset.
     pub model: String,
+    /// The model's family ([`novelty::model_family`]: `kimi`, `glm`, `qwen`, …).
+    #[serde(default)]
+    pub model_family: String,
+    /// The model's attention kind ([`novelty::attention_kind`]: `mla`, `mla+dsa`, `gqa+linear`, …).
+    #[serde(default)]
+    pub attention: String,
+    /// The model's MoE shape ([`novelty::moe_shape`]: `384 experts top-8`, `dense`).
+    #[serde(default)]
+    pub moe_shape: String,
     /// `off`, or where the acceptance length came from: `measured`, `published range`, `prior`
     /// (the published prior for the draft method and prompt kind, [`crate::acceptance::prior`]).
     pub speculation: String,
@@ -168,6 +182,9 @@ impl Regime {
         Regime {
             engine: opts.engine.name().into(),
             model: spec.name.clone(),
+            model_family: novelty::model_family(&spec.name),
+            attention: novelty::attention_kind(spec),
+            moe_shape: novelty::moe_shape(spec),
             speculation: speculation.into(),
             context: context_band(load.context_tokens).into(),
             concurrency: concurrency_band(load.concurrency).into(),
@@ -465,6 +482,11 @@ pub struct ErrorModel {
     /// Held-out figures that measured `unseen_sigma_ln` (fewer than `min_cell`: the base sigma
     /// is used).
     pub unseen_n: usize,
+    /// How far from the dev set's ground a prediction may sit, dimension by dimension (model
+    /// family, engine × family, attention, MoE shape, machine kind, the family's bands), and the
+    /// sigma each novelty adds ([`novelty`]).
+    #[serde(default)]
+    pub novelty: Vec<novelty::Novelty>,
     /// A new source's 80% interval half-width in sigmas of the combined spread: the smallest (in
     /// steps of 0.01 within [`QUANTILE_Z_BOUNDS`]) for which the leave-one-source-out coverage
     /// of the fitted file reaches [`INTERVAL_LEVEL`] (on the dev set's own ground: [`Z_80`]).
@@ -523,6 +545,9 @@ pub struct LnInterval {
     pub source_sigma: f64,
     /// Levels (other than a new machine or model) and flags the table has not seen.
     pub unseen_levels: usize,
+    /// The dimensions along which the prediction is novel ([`ErrorModel::novelties`]), each with
+    /// its sigma: two predictions novel in the same way share that error whole.
+    pub novelties: Vec<(String, f64)>,
     pub set_by: String,
     pub widened_by: Vec<String>,
 }
@@ -536,6 +561,9 @@ pub struct RangeParts {
     pub regime_sigma_ln: f64,
     /// Sigma a new source's offset adds (0 on the dev set's own ground).
     pub source_sigma_ln: f64,
+    /// Sigma the prediction's novelties add (model family, engine × family, architecture,
+    /// machine kind, bands the dev set lacks; 0 on its ground).
+    pub novelty_sigma_ln: f64,
     /// The quantile the combined sigma is taken at.
     pub z: f64,
     /// The least half-width (a new source's: the dev ground's band; else 0).
@@ -547,16 +575,23 @@ pub struct RangeParts {
 impl LnInterval {
     /// What the half-width is made of.
     pub fn parts(&self) -> RangeParts {
-        let regime = (self.sigma.powi(2) - self.source_sigma.powi(2))
+        let novelty = self.novelty_var().sqrt();
+        let regime = (self.sigma.powi(2) - self.source_sigma.powi(2) - novelty.powi(2))
             .max(0.0)
             .sqrt();
         RangeParts {
             regime_sigma_ln: regime,
             source_sigma_ln: self.source_sigma,
+            novelty_sigma_ln: novelty,
             z: self.z,
             floor_half_ln: self.floor_half,
             half_ln: self.half(),
         }
+    }
+
+    /// The variance the novelties add.
+    pub fn novelty_var(&self) -> f64 {
+        self.novelties.iter().map(|n| n.1.powi(2)).sum()
     }
 
     pub fn centre(&self) -> f64 {
@@ -631,7 +666,9 @@ impl ErrorModel {
             ));
             centre += self.between.centre_ln;
         }
-        let sigma = (s.var + source_sigma.powi(2)).sqrt();
+        let novelties = self.novelties(regime);
+        let novelty_var: f64 = novelties.iter().map(|n| n.1.powi(2)).sum();
+        let sigma = (s.var + source_sigma.powi(2) + novelty_var).sqrt();
         // on the dev set's own ground the cells' percentiles are the 80% band as measured; on new
         // ground the quantile measured leaving one source out, and never surer than the dev
         // set's own ground (its pooled 80% band is a floor)
@@ -645,6 +682,13 @@ impl ErrorModel {
         } else {
             Z_80
         };
+        // each novelty that widened it, named with what it adds at this quantile
+        widened_by.extend(
+            novelties
+                .iter()
+                .filter(|n| n.1 > 0.0)
+                .map(|(what, s)| format!("{what} unseen in the dev set: ±{:.3} ln", z * s)),
+        );
         let half = (z * sigma).max(floor_half);
         LnInterval {
             lo: centre - half,
@@ -656,6 +700,7 @@ impl ErrorModel {
             own_sigma: own.var.sqrt(),
             source_sigma,
             unseen_levels: s.unseen.len(),
+            novelties,
             set_by: if s.cells > 1 {
                 format!(
                     "{}, the widest of {} cells averaged",
@@ -693,7 +738,8 @@ impl ErrorModel {
         for f in FACTORS {
             match self.cell(f, regime.level(f)) {
                 Some(c) => seen.push(c),
-                None if SOURCE_FACTORS.contains(&f) => {}
+                // a new machine or model is a new source; a machine kind is a novelty dimension
+                None if SOURCE_FACTORS.contains(&f) || f == "machine kind" => {}
                 None => unseen.push(format!("{f} {} unseen", regime.level(f))),
             }
         }

@@ -7,6 +7,9 @@ fn regime(model: &str, flags: &[&str]) -> Regime {
     Regime {
         engine: "vllm".into(),
         model: model.into(),
+        model_family: novelty::model_family(model),
+        attention: "mla".into(),
+        moe_shape: "384 experts top-8".into(),
         speculation: "off".into(),
         context: "0".into(),
         concurrency: "1".into(),
@@ -433,4 +436,192 @@ fn a_tie_is_neither_right_nor_wrong() {
     let c = verdict::check_pairs(&m, &refs);
     assert_eq!((c.pairs, c.ties, c.depends), (120, 120, 120));
     assert!(c.bins.is_empty(), "{c:?}");
+}
+
+/// Residuals of three model families, two pages each, 40 figures a page spread ±0.1 ln: the
+/// first two families predicted alike, the third off by `off` ln.
+fn families(off: f64) -> Vec<Residual> {
+    let mut out = Vec::new();
+    for (f, family) in ["fa", "fb", "fc"].iter().enumerate() {
+        for s in 0..2 {
+            for i in 0..40 {
+                let u = ((i * 37) % 40) as f64 / 39.0;
+                let e = 0.1 * (u * 2.0 - 1.0) + 0.01 * s as f64 + if f == 2 { off } else { 0.0 };
+                let mut r = regime("m", &[]);
+                r.model_family = family.to_string();
+                r.concurrency = ["1", "2", "3-8", "9-32"][i % 4].into();
+                out.push(Residual {
+                    id: format!("{family}{s}-{i}"),
+                    source: format!("{family}-page{s}"),
+                    regime: r,
+                    predicted: 100.0,
+                    measured: 100.0 * e.exp(),
+                    higher_is_faster: true,
+                    group: Some(format!("{family}{s}-{}", i / 4)),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn with_family(family: &str) -> Regime {
+    let mut r = regime("m", &[]);
+    r.model_family = family.into();
+    r
+}
+
+#[test]
+fn a_model_family_the_dev_set_lacks_gets_a_wider_interval_measured_by_leaving_families_out() {
+    let m = fit(&families(0.4), "dev.json", &[]);
+    let fam = m
+        .novelty
+        .iter()
+        .find(|n| n.dimension == "model family")
+        .unwrap();
+    assert_eq!(fam.method, "leave one group out", "{fam:?}");
+    assert_eq!(fam.left_out.len(), 3, "{fam:?}");
+    assert!(fam.sigma_ln > 0.05, "{fam:?}");
+    let (seen, unseen) = (
+        m.ln_interval(&with_family("fa")),
+        m.ln_interval(&with_family("fz")),
+    );
+    assert!(unseen.half() > seen.half() + 0.05, "{unseen:?} vs {seen:?}");
+    assert!(
+        unseen
+            .widened_by
+            .iter()
+            .any(|w| w.starts_with("model family fz unseen")),
+        "{unseen:?}"
+    );
+    // a new family's measured sigma holds its engine pairing and bands: not counted again
+    assert!(
+        !unseen.widened_by.iter().any(|w| w.contains(" × ")),
+        "{unseen:?}"
+    );
+    assert!(seen.novelties.is_empty(), "{seen:?}");
+}
+
+#[test]
+fn a_dimension_no_dev_group_can_measure_takes_the_spread_of_the_families_medians() {
+    let rs = families(0.4);
+    let m = fit(&rs, "dev.json", &[]);
+    // every dev family runs on one engine: leaving a pair out leaves its family out too
+    let pair = m
+        .novelty
+        .iter()
+        .find(|n| n.dimension == "engine × model family")
+        .unwrap();
+    assert_eq!(pair.method, "prior", "{pair:?}");
+    let medians: Vec<f64> = ["fa", "fb", "fc"]
+        .iter()
+        .map(|f| {
+            let mut v: Vec<f64> = rs
+                .iter()
+                .filter(|r| r.regime.model_family == *f)
+                .map(|r| r.ln())
+                .collect();
+            v.sort_unstable_by(f64::total_cmp);
+            quantile(&v, 0.5)
+        })
+        .collect();
+    let mean = medians.iter().sum::<f64>() / 3.0;
+    let sd = (medians.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+    assert!((pair.sigma_ln - sd).abs() < 1e-3, "{pair:?} vs {sd}");
+    // a dev family on an engine no dev record ran it on takes it
+    let mut sglang = with_family("fa");
+    sglang.engine = "sglang".into();
+    let i = m.ln_interval(&sglang);
+    assert!(
+        i.novelties
+            .iter()
+            .any(|n| n.0 == "engine × model family sglang × fa"),
+        "{i:?}"
+    );
+}
+
+#[test]
+fn a_novelty_both_sides_share_widens_each_interval_but_cancels_in_the_verdict() {
+    let m = fit(&families(0.4), "dev.json", &[]);
+    let (seen, novel) = (with_family("fa"), with_family("fz"));
+    let p = |a: &Regime, b: &Regime| {
+        probability_faster(
+            &m,
+            Side {
+                speed: 110.0,
+                regime: a,
+            },
+            Side {
+                speed: 100.0,
+                regime: b,
+            },
+        )
+    };
+    assert!(m.ln_interval(&novel).half() > m.ln_interval(&seen).half());
+    assert!((p(&novel, &novel) - p(&seen, &seen)).abs() < 1e-12);
+    assert!(p(&novel, &seen) < p(&seen, &seen) - 0.01);
+}
+
+#[test]
+fn family_attention_and_moe_shape_are_read_from_the_model() {
+    assert_eq!(novelty::model_family("kimi-k2.5-nvfp4"), "kimi");
+    assert_eq!(novelty::model_family("/models/Qwen3.5-397B-A17B"), "qwen");
+    let spec = |name: &str| models::ModelSpec::preset(name).expect("preset");
+    let qwen = spec("qwen3.5-397b-a17b-nvfp4");
+    assert_eq!(novelty::attention_kind(&qwen), "gqa+linear");
+    assert_eq!(novelty::attention_kind(&spec("kimi-k2.5")), "mla");
+    assert_eq!(novelty::attention_kind(&spec("glm-5-nvfp4")), "mla+dsa");
+    assert_eq!(novelty::moe_shape(&spec("kimi-k2.5")), "384 experts top-8");
+}
+
+/// The stored model (fitted on the dev set): a Qwen3.5 prediction on the dev set's box (a model
+/// family, attention kind and MoE shape no dev record ran) is wider than the same prediction for
+/// Kimi-K2.5, and names each novelty that widened it.
+#[test]
+fn the_stored_model_names_each_novelty_of_a_family_the_dev_set_lacks() {
+    let m = ErrorModel::builtin();
+    let mut kimi = regime("kimi-k2.5", &[]);
+    kimi.machine = "rtx-pro-6000-x8-baremetal-nccl-ll128".into();
+    let mut qwen = kimi.clone();
+    qwen.model = "qwen3.5-397b-a17b-nvfp4".into();
+    qwen.model_family = "qwen".into();
+    qwen.attention = "gqa+linear".into();
+    qwen.moe_shape = "512 experts top-10".into();
+    let (a, b) = (m.ln_interval(&kimi), m.ln_interval(&qwen));
+    assert!(b.half() > a.half(), "{a:?} vs {b:?}");
+    assert!(a.novelties.is_empty(), "{a:?}");
+    for (what, sigma) in &b.novelties {
+        assert_eq!(
+            b.widened_by.iter().any(|w| w.starts_with(what.as_str())),
+            *sigma > 0.0,
+            "{what}: {b:?}"
+        );
+    }
+    assert_eq!(b.novelties.len(), 3, "{b:?}");
+}
+
+fn choice<'a>(name: &'a str, tok_s: f64, regime: &'a Regime) -> verdict::Choice<'a> {
+    verdict::Choice {
+        name,
+        tok_s,
+        regime,
+        measure: "bench_serving",
+    }
+}
+
+#[test]
+fn a_verdict_names_the_novelties_and_whether_both_sides_share_them() {
+    let m = fit(&families(0.4), "dev.json", &[]);
+    let (novel, seen) = (with_family("fz"), with_family("fa"));
+    let both = verdict::odds(&m, choice("a", 120.0, &novel), choice("b", 100.0, &novel));
+    assert_eq!(both.novel, vec!["model family fz (both)".to_string()]);
+    assert!(
+        both.sentence.contains("off the dev set's ground"),
+        "{both:?}"
+    );
+    let one = verdict::odds(&m, choice("a", 120.0, &novel), choice("b", 100.0, &seen));
+    assert_eq!(one.novel, vec!["model family fz (a)".to_string()]);
+    assert!(one.probability < both.probability, "{one:?} vs {both:?}");
+    let none = verdict::odds(&m, choice("a", 120.0, &seen), choice("b", 100.0, &seen));
+    assert!(none.novel.is_empty() && !none.sentence.contains("ground"));
 }

@@ -40,8 +40,17 @@ pub fn probability_with(m: &ErrorModel, a: Side<'_>, b: Side<'_>, rho: f64) -> f
     // a new source's offset is one draw for the whole box: both sides share it whole
     let (sa, sb) = (ia.own_sigma, ib.own_sigma);
     let shared = ia.source_sigma - ib.source_sigma;
+    // a novelty both sides share (both Qwen3.5, both on an unmeasured kind of box) is one draw for
+    // both and cancels; one only one side has adds
+    let one_sided: f64 = ia
+        .novelties
+        .iter()
+        .filter(|n| !ib.novelties.contains(n))
+        .chain(ib.novelties.iter().filter(|n| !ia.novelties.contains(n)))
+        .map(|n| n.1.powi(2))
+        .sum();
     let d = a.speed.ln() + ia.own_centre - b.speed.ln() - ib.own_centre;
-    let sd = (sa * sa + sb * sb - 2.0 * rho * sa * sb + shared * shared)
+    let sd = (sa * sa + sb * sb - 2.0 * rho * sa * sb + shared * shared + one_sided)
         .max(1e-12)
         .sqrt();
     normal_cdf(d / sd)
@@ -199,6 +208,11 @@ pub struct Odds {
     /// What to measure when not sure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decide_by: Option<String>,
+    /// Where the two predictions sit off the dev set's ground ([`ErrorModel::novelties`]):
+    /// `attention gqa+linear (both)` widens each interval but is one error for both, so it does
+    /// not move the odds; one only one side has does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub novel: Vec<String>,
     pub sentence: String,
 }
 
@@ -221,11 +235,20 @@ pub fn odds(m: &ErrorModel, a: Choice<'_>, b: Choice<'_>) -> Odds {
         m.range(s.tok_s, true, s.regime),
     );
     let correlation = m.correlation(f.regime, s.regime);
+    let novel = novel_of(m, f, s);
     let sure = p >= VERDICT_BAR;
     let decide_by = (!sure).then(|| format!("{} and {}", f.measure, s.measure));
+    let off_ground = if novel.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; off the dev set's ground: {}, where a novelty both share widens each interval but not the odds",
+            novel.join(", ")
+        )
+    };
     let sentence = if sure {
         format!(
-            "{} is faster than {} with probability {:.0}% ({} vs {} tok/s, 80% intervals; their errors on one box correlate {:.2})",
+            "{} is faster than {} with probability {:.0}% ({} vs {} tok/s, 80% intervals; their errors on one box correlate {:.2}{off_ground})",
             f.name,
             s.name,
             p * 100.0,
@@ -235,7 +258,7 @@ pub fn odds(m: &ErrorModel, a: Choice<'_>, b: Choice<'_>) -> Odds {
         )
     } else {
         format!(
-            "Depends: measure both. {} is predicted faster than {} ({} vs {} tok/s, 80% intervals) but only with probability {:.0}%, below the {:.0}% bar; what decides it: {}",
+            "Depends: measure both. {} is predicted faster than {} ({} vs {} tok/s, 80% intervals{off_ground}) but only with probability {:.0}%, below the {:.0}% bar; what decides it: {}",
             f.name,
             s.name,
             super::with_range(f.tok_s, rf.range, 0),
@@ -254,6 +277,30 @@ pub fn odds(m: &ErrorModel, a: Choice<'_>, b: Choice<'_>) -> Odds {
         set_by: [rf.set_by, rs.set_by],
         correlation,
         decide_by,
+        novel,
         sentence,
     }
+}
+
+/// The novelties of two options that widen their intervals, each once: `(both)` where they share
+/// it, else the option's name.
+fn novel_of(m: &ErrorModel, a: Choice<'_>, b: Choice<'_>) -> Vec<String> {
+    // only the novelties that add something (a sigma of 0 widened nothing)
+    let adding = |r: &Regime| -> Vec<(String, f64)> {
+        m.novelties(r).into_iter().filter(|n| n.1 > 0.0).collect()
+    };
+    let (na, nb) = (adding(a.regime), adding(b.regime));
+    let mut out: Vec<String> = na
+        .iter()
+        .map(|n| {
+            let whose = if nb.contains(n) { "both" } else { a.name };
+            format!("{} ({whose})", n.0)
+        })
+        .collect();
+    out.extend(
+        nb.iter()
+            .filter(|n| !na.contains(n))
+            .map(|n| format!("{} ({})", n.0, b.name)),
+    );
+    out
 }
