@@ -11,10 +11,12 @@ Latency converted from ms to us.
 `touched` is how many distinct experts the collector's routing hands the kernel at that token
 count (what the time is spent on): `balanced_logits` gives token t the experts
 (t·⌈E/k⌉/T + i·⌈E/k⌉) mod E, i.e. min(E, T·k) distinct ones; `power_law_logits_v3`
-(`collector/helper.py::_generate_power_law_distribution`, ai-dynamo/aiconfigurator) draws each
-expert's load from a power law on [1, 0.8·T] (on [0.01, 2] when T·k ≤ E), scales the loads to
-T·k, rounds them, and fixes the sum on the largest: an expert rounded to 0 is untouched. The
-mean over 400 seeded draws of that procedure is given.
+(`collector/helper.py::_generate_power_law_distribution` of ai-dynamo/aiconfigurator at
+d5bad971c, "upgrade the vLLM collector to 0.24.0", which made these rows) draws each expert's
+load from a power law on [1, 0.8·T] (on [0.01, 2] when T·k ≤ E), scales the loads to T·k,
+rounds them, caps each at T, and hands the overflow and any shortfall one at a time to the
+least-loaded expert (an excess comes off the most-loaded): an expert left at 0 is untouched.
+The mean over 400 seeded draws of that procedure is given.
 """
 import csv
 import random
@@ -31,17 +33,20 @@ def power_law_touched(tokens, alpha, rng):
     loads = [((b - a) * rng.random() + a) ** (1 / (1 - alpha)) for _ in range(E)]
     total, target = sum(loads), tokens * K
     counts = [round(x / total * target) for x in loads]
-    order = sorted(range(E), key=lambda i: -counts[i])
-    delta = target - sum(counts)
-    for i in range(abs(delta)):
-        if delta > 0:
-            counts[order[i % E]] += 1
-        else:
-            j = order[-(i % E) - 1]
-            if counts[j] > 0:
-                counts[j] -= 1
-            else:
-                counts[max(range(E), key=lambda x: counts[x])] -= 1
+    # no expert above T (a token picks an expert once); the overflow, and any shortfall of the
+    # sum, go one at a time to the least-loaded expert still under T; an excess comes off the
+    # most-loaded (one EP rank: `_round_robin_adjust_per_rank` with ep = 1)
+    overflow = sum(max(0, c - tokens) for c in counts)
+    counts = [min(c, tokens) for c in counts]
+    extra = target - sum(counts)
+    while extra > 0:
+        j = min((i for i in range(E) if counts[i] < tokens), key=lambda i: counts[i])
+        counts[j] += 1
+        extra -= 1
+    while extra < 0:
+        j = max(range(E), key=lambda i: counts[i])
+        counts[j] -= 1
+        extra += 1
     return sum(1 for c in counts if c > 0)
 
 

@@ -29,10 +29,9 @@ fn rows() -> BTreeMap<(String, u32), (f64, f64)> {
 }
 
 /// Under the power laws the kernel touches fewer experts and takes less time from 16 tokens
-/// on; the time saved is a share of, and no more than, the touched experts saved: hot experts'
-/// extra rows cost something (the tables: time ratio 0.66–0.88 where the touched ratio is
-/// 0.57–0.81 at 64–512 tokens). So pricing a skew by touched experts alone is an upper bound
-/// on what it saves.
+/// on, in proportion to the experts it leaves cold within 8 points (time over balanced 0.49–0.88
+/// where the touched experts are 0.46–0.84 of balanced's; hot experts' extra rows cost up to
+/// 0.08 more): what pricing a skew by the touched experts' weights assumes.
 #[test]
 fn skewed_routing_saves_time_with_the_experts_it_leaves_cold() {
     let rows = rows();
@@ -46,8 +45,8 @@ fn skewed_routing_saves_time_with_the_experts_it_leaves_cold() {
         println!("{dist} {tokens}: touched {touched_ratio:.2}, time {time_ratio:.2}");
         assert!(time_ratio < 1.0, "{dist} {tokens}: {time_ratio}");
         assert!(
-            time_ratio >= touched_ratio - 0.02,
-            "{dist} {tokens}: time {time_ratio} under touched {touched_ratio}"
+            (touched_ratio - 0.02..=touched_ratio + 0.1).contains(&time_ratio),
+            "{dist} {tokens}: time {time_ratio} against touched {touched_ratio}"
         );
         n += 1;
     }
@@ -55,7 +54,8 @@ fn skewed_routing_saves_time_with_the_experts_it_leaves_cold() {
 }
 
 /// The assumed skew touches no fewer experts than the collector's `power_law_1.2` routing (the
-/// most skewed the tables measure) and no more than uniform routing, at 16–512 tokens.
+/// most skewed the tables measure) and no more than uniform routing, at 16–512 tokens (within
+/// 0.5%: the power law's touched counts are means of 400 draws of the collector's generator).
 #[test]
 fn routing_skew_sits_between_uniform_and_the_tables_power_law() {
     let rows = rows();
@@ -73,8 +73,8 @@ fn routing_skew_sits_between_uniform_and_the_tables_power_law() {
         );
         assert!(s <= uniform.expected_touched(t) + 1e-9);
     }
-    // the bound itself: a skew of 0.8 would touch fewer than the power law somewhere
-    let beyond = Routing::with_skew(384, 8, 1, 0.8);
+    // the bound itself: a skew of 0.5 would touch fewer than the power law somewhere
+    let beyond = Routing::with_skew(384, 8, 1, 0.5);
     assert!(
         rows.iter()
             .any(|((d, t), (touched, _))| d == "power_law_1.2"
