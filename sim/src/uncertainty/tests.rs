@@ -305,10 +305,17 @@ fn the_stored_model_widens_a_model_the_dev_set_lacks() {
     other_model.model = "qwen3.5-397b-a17b".into();
     other_model.source = String::new();
     let (a, b) = (m.ln_interval(&measured), m.ln_interval(&other_model));
-    // the new source's offset (sigma 0.12 ln) on the spread inside one source, at the quantile
-    // measured leaving one source out, against the dev ground's own 80% band: ~0.02 ln wider
-    assert!(b.half() > a.half() + 0.015, "{a:?} vs {b:?}");
+    // the new source's offset (sigma 0.09-0.12 ln as the dev pages agree more or less) on the
+    // spread inside one source, root-sum-square, at the quantile measured leaving one source
+    // out, against the dev ground's own 80% band: wider (0.010 ln at sigma_between 0.089)
+    assert!(b.half() > a.half(), "{a:?} vs {b:?}");
     assert_eq!(b.source_sigma, m.between.sigma_ln);
+    let rss = (b.own_sigma.powi(2) + m.between.sigma_ln.powi(2)).sqrt();
+    assert!((b.sigma - rss).abs() < 1e-9, "{b:?}");
+    assert!(
+        b.sigma > a.sigma + 0.2 * m.between.sigma_ln,
+        "{a:?} vs {b:?}"
+    );
 }
 
 #[test]
