@@ -190,3 +190,50 @@ fn new_families_show_weights_caches_and_memory_plan_at_tp4_and_tp8() {
     );
     assert!(text.contains("TP8: state 24.01 MB/request/GPU"), "{text}");
 }
+
+/// Issue 35: a records file naming a HF id that no preset matches is compared once the local
+/// HF cache holds its config.json (a new checkpoint of a known family, no code), and refused as
+/// an unknown model naming the folder it looked in when the cache does not.
+#[test]
+fn a_record_naming_a_cached_hf_id_is_compared() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hub = tmp.path().join("hub");
+    let id = "acme/Moonlight-Next-INT4";
+    cache_model(&hub, id, "f00d", "Kimi-K2.5.json", true);
+    let records = tmp.path().join("records.json");
+    let record = format!(
+        r#"{{"records": [{{"id": "cached-id", "hardware": {{"gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+         "count": 8, "p2p": "enabled", "virtualized": false}},
+         "engine": {{"name": "vllm", "flags": "--tensor-parallel-size 8"}},
+         "model": "{id}", "quant": "int4", "parallel": {{"tp": 8, "pp": 1}},
+         "workload": {{"input_len": 0, "concurrency": 1, "dataset": "llm_decode_bench.py"}},
+         "metrics": {{"output_tok_s": "60"}}}}]}}"#
+    );
+    std::fs::write(&records, record).unwrap();
+    let validate = |env: Option<&Path>| {
+        let mut cmd = Command::cargo_bin("sim").unwrap();
+        cmd.env_remove("HF_HUB_CACHE").env_remove("HF_HOME");
+        if let Some(hub) = env {
+            cmd.env("HF_HUB_CACHE", hub);
+        }
+        let out = cmd
+            .args(["validate", "--records"])
+            .arg(&records)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        json(&String::from_utf8_lossy(&out.stdout))
+    };
+    let v = validate(Some(&hub));
+    assert_eq!(v["expressible"], 1, "{}", v["reasons"]);
+    assert_eq!(v["comparisons"][0]["model"], id);
+    assert!(v["comparisons"][0]["predicted"].as_f64().unwrap() > 0.0);
+    let v = validate(None);
+    assert_eq!(v["expressible"], 0);
+    let why = v["reasons"][0]["example"].as_str().unwrap();
+    assert!(
+        why.contains("HF cache") && why.contains("models--acme--Moonlight-Next-INT4"),
+        "{why}"
+    );
+}

@@ -265,24 +265,42 @@ fn read_sizes(r: &Record, why: &mut Vec<Unexpressible>) -> Sizes {
     }
 }
 
-/// The model preset of `r`, or a reason naming its checkpoint and quantization.
-fn model_of(r: &Record, quant: &str, why: &mut Vec<Unexpressible>) -> Option<&'static str> {
-    let model = model_preset(r.model.as_deref().unwrap_or(""), quant);
-    if model.is_none() {
-        why.push(Unexpressible::new(
-            UnexpressibleKind::UnknownModel,
-            format!(
-                "`{}` ({}) matches no model preset; name a preset (`sim models list`)",
-                r.model.as_deref().unwrap_or("no model"),
-                if quant.is_empty() {
-                    "quantization not stated"
-                } else {
-                    quant
-                }
-            ),
-        ));
+/// The model of `r`: the preset its checkpoint name and quantization describe, else the HF
+/// repository id itself when the local Hugging Face cache holds its `config.json` (a new
+/// checkpoint of a known family needs no code: `ModelSpec::resolve` reads it as `--model` does),
+/// or a reason naming its checkpoint, its quantization and where the cache was looked in.
+fn model_of(r: &Record, quant: &str, why: &mut Vec<Unexpressible>) -> Option<String> {
+    let named = r.model.as_deref().unwrap_or("");
+    if let Some(preset) = model_preset(named, quant) {
+        return Some(preset.to_string());
     }
-    model
+    let cached = models::hf_cache::is_repo_id(named)
+        .then(|| models::ModelSpec::from_hf_cache(named))
+        .and_then(|spec| spec.ok().flatten());
+    if cached.is_some() {
+        return Some(named.to_string());
+    }
+    let looked = if models::hf_cache::is_repo_id(named) {
+        format!(
+            " or put its config.json in your HF cache (looked in {})",
+            models::hf_cache::looked_in(named)
+        )
+    } else {
+        String::new()
+    };
+    why.push(Unexpressible::new(
+        UnexpressibleKind::UnknownModel,
+        format!(
+            "`{}` ({}) matches no model preset; name a preset (`sim models list`){looked}",
+            r.model.as_deref().unwrap_or("no model"),
+            if quant.is_empty() {
+                "quantization not stated"
+            } else {
+                quant
+            }
+        ),
+    ));
+    None
 }
 
 /// The settings of `r` shardwise does not model, one reason each.
@@ -471,10 +489,14 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
             }
         ));
     }
+    let speculation = (r.parallel.mtp == Some(true)).then(|| {
+        let kind = record_prompt_kind(r, family.streams_share_prompt());
+        record_speculation(r, &model, engine, kind)
+    });
     Ok(Expressed {
         id: r.id.clone(),
         machine,
-        model: model.to_string(),
+        model,
         layout,
         engine,
         knobs,
@@ -485,10 +507,7 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         targets,
         not_compared,
         assumptions,
-        speculation: (r.parallel.mtp == Some(true)).then(|| {
-            let kind = record_prompt_kind(r, family.streams_share_prompt());
-            record_speculation(r, model, engine, kind)
-        }),
+        speculation,
         shared_prompt: family.streams_share_prompt().then(|| {
             let stated = output_len(&r.workload);
             SharedPrompt {
