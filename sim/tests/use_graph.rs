@@ -844,7 +844,8 @@ fn flag_mentions(text: &str, flags: &BTreeSet<&str>) -> usize {
 
 /// Modules outside the engines' folder that name an engine-specific flag, with how many times
 /// (code and strings, not comments): a ratchet (41 modules / 128 mentions when it was written;
-/// 38 / 105 once the records' and the server logs' flag readers moved under `engine/`). Issue 33 wants none;
+/// 38 / 105 once the records' and the server logs' flag readers moved under `engine/`; 37 / 104
+/// once each engine read its own server log). Issue 33 wants none;
 /// a file not listed that names one fails, and so does a listed file that names more.
 const ENGINE_FLAG_NAMERS: &[(&str, usize)] = &[
     ("advise/mod.rs", 1),
@@ -882,7 +883,6 @@ const ENGINE_FLAG_NAMERS: &[(&str, usize)] = &[
     ("report/charts.rs", 2),
     ("report/page.rs", 1),
     ("scenario.rs", 1),
-    ("server_log/mod.rs", 1),
     ("serving/engine/mod.rs", 1),
     ("serving/mod.rs", 2),
 ];

@@ -26,12 +26,15 @@
 //!   `--mem-fraction-static` of the memory free after start-up.
 
 pub mod draft;
+pub mod log;
 pub mod record;
 pub mod sglang;
 pub mod vllm;
 
+use crate::machine::Machine;
 pub use crate::options::Engine;
 use crate::options::{ServerOptions, SpeculativeOptions};
+use log::{ServerLog, ServerRun};
 use models::{KvDtype, Layout};
 use serde::{Deserialize, Serialize};
 pub use vllm::batch_defaults;
@@ -140,6 +143,38 @@ pub trait ServingEngine: Sync {
     /// and the sentence that says so ([`draft::draft_config`]).
     fn assumed_draft(&self, model: &str) -> (SpeculativeOptions, &'static str);
 
+    /// Whether `text` is this engine's server log: it holds a message only this engine writes
+    /// ([`Engine::of_log`] asks each engine).
+    fn claims_log(&self, text: &str) -> bool;
+
+    /// Reads this engine's server log into the neutral run values ([`log`]); never fails
+    /// (lines it cannot read are counted by reason).
+    fn read_log(&self, text: &str, source: &str) -> ServerLog;
+
+    /// What a log of this engine without a usable step sample lacks, and the hint that says
+    /// how to get one (the two halves of `sim::server_log::ServerLogError::NoSample`).
+    fn log_without_samples(&self) -> (&'static str, &'static str);
+
+    /// The parallel layout a logged run's launch arguments state; `None` without them.
+    fn run_layout(&self, run: &ServerRun) -> Option<Layout>;
+
+    /// The KV-cache dtype a logged run used, from its launch arguments or its own lines.
+    fn run_kv_dtype(&self, run: &ServerRun) -> Option<KvDtype>;
+
+    /// The model a logged run's launch arguments name.
+    fn run_model(&self, run: &ServerRun) -> Option<String>;
+
+    /// The options a logged run ran with on `layout` of `machine`, and the notes on what its
+    /// own lines say against its arguments; `base` is the command's options (SGLang's dump
+    /// overrides them where it speaks). `Err` says why the run's arguments cannot be read.
+    fn logged_options(
+        &self,
+        base: &ServerOptions,
+        run: &ServerRun,
+        layout: &Layout,
+        machine: &Machine,
+    ) -> Result<(ServerOptions, Vec<String>), String>;
+
     /// The change that puts an eager decode step of `bs` requests (a power of two) under CUDA
     /// graphs: graphs off altogether (`disable_cuda_graph`) or a batch above the largest captured.
     fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String;
@@ -245,6 +280,21 @@ impl Engine {
         } else {
             Engine::Sglang
         }
+    }
+
+    /// The engine whose server wrote the log `text`: the first of the registry that claims it
+    /// ([`ServingEngine::claims_log`]), SGLang's otherwise (its reader counts lines not in
+    /// its format as foreign).
+    pub fn of_log(text: &str) -> Engine {
+        Engine::ALL
+            .into_iter()
+            .find(|e| e.rules().claims_log(text))
+            .unwrap_or_default()
+    }
+
+    /// The log `text` (from `source`) read by the engine that wrote it ([`Engine::of_log`]).
+    pub fn read_log(text: &str, source: &str) -> ServerLog {
+        Engine::of_log(text).rules().read_log(text, source)
     }
 
     /// The launch settings of a record this engine ran, from its free-text flags and

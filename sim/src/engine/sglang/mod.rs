@@ -3,6 +3,7 @@
 //! spellings and its admission rule (a request's prompt and whole output reserved up front).
 
 pub mod args;
+pub mod log;
 pub mod record;
 
 use super::{AllReduceRules, Engine, LaunchKnobs, ServingEngine};
@@ -13,6 +14,46 @@ use models::Layout;
 pub struct Sglang;
 
 impl ServingEngine for Sglang {
+    fn claims_log(&self, text: &str) -> bool {
+        log::claims(text)
+    }
+
+    fn read_log(&self, text: &str, source: &str) -> crate::engine::log::ServerLog {
+        log::parse(text, source)
+    }
+
+    fn log_without_samples(&self) -> (&'static str, &'static str) {
+        (
+            "no usable `Decode batch` line",
+            "pass the log of an SGLang server that served requests (`launch_server` at --log-level info)",
+        )
+    }
+
+    fn run_layout(&self, run: &crate::engine::log::ServerRun) -> Option<Layout> {
+        log::run_layout(run)
+    }
+
+    fn run_kv_dtype(&self, run: &crate::engine::log::ServerRun) -> Option<models::KvDtype> {
+        log::run_kv_dtype(run)
+    }
+
+    fn run_model(&self, run: &crate::engine::log::ServerRun) -> Option<String> {
+        log::run_model(run)
+    }
+
+    fn logged_options(
+        &self,
+        base: &ServerOptions,
+        run: &crate::engine::log::ServerRun,
+        _layout: &Layout,
+        _machine: &crate::machine::Machine,
+    ) -> Result<(ServerOptions, Vec<String>), String> {
+        Ok((
+            log::options::run_options(base, run),
+            log::options::log_notes(base, run),
+        ))
+    }
+
     fn kind(&self) -> Engine {
         Engine::Sglang
     }
