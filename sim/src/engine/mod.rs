@@ -26,6 +26,7 @@
 //!   `--mem-fraction-static` of the memory free after start-up.
 
 pub mod draft;
+pub mod launch;
 pub mod log;
 pub mod record;
 pub mod sglang;
@@ -34,6 +35,7 @@ pub mod vllm;
 use crate::machine::Machine;
 pub use crate::options::Engine;
 use crate::options::{ServerOptions, SpeculativeOptions};
+pub use launch::LaunchWords;
 use log::{ServerLog, ServerRun};
 use models::{KvDtype, Layout};
 use serde::{Deserialize, Serialize};
@@ -45,6 +47,9 @@ pub use vllm::batch_defaults;
 pub trait ServingEngine: Sync {
     /// The tag of this engine.
     fn kind(&self) -> Engine;
+
+    /// The engine's name as its project spells it (`SGLang`, `vLLM`), for messages.
+    fn display_name(&self) -> &'static str;
 
     /// The engine-specific part of turning `knobs` into options on GPUs of `gpu_memory_bytes`
     /// (memory sizing, batch defaults, DCP, CUDA-graph capture), with one note per knob
@@ -164,6 +169,11 @@ pub trait ServingEngine: Sync {
     /// The model a logged run's launch arguments name.
     fn run_model(&self, run: &ServerRun) -> Option<String>;
 
+    /// The launch a logged run's arguments state, read by this engine's one reader (SGLang's
+    /// dump as `from_pairs` reads it, with the graph mode the decode lines show; vLLM's
+    /// `non-default args` as the `vllm serve` line they stand for); `None` without them.
+    fn logged_launch(&self, run: &ServerRun) -> Result<Option<Launch>, LaunchError>;
+
     /// The options a logged run ran with on `layout` of `machine`, and the notes on what its
     /// own lines say against its arguments; `base` is the command's options (SGLang's dump
     /// overrides them where it speaks). `Err` says why the run's arguments cannot be read.
@@ -195,6 +205,28 @@ pub trait ServingEngine: Sync {
         running: u32,
         queue: u32,
     ) -> Option<String>;
+}
+
+/// The server a scenario simulates: one engine's launch, typed by that engine's reader (what
+/// it answers: [`launch`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Launch {
+    /// SGLang's flags: a launch line's, the command line's and a measured run's, merged.
+    Sglang(sglang::args::SglangArgs),
+    /// A `vllm serve` line (the bare command when none was given).
+    Vllm(vllm::args::VllmLine),
+}
+
+/// Why a launch cannot be read or resolved: its engine's reader says.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error(transparent)]
+    Sglang(#[from] sglang::args::SglangArgsError),
+    #[error(transparent)]
+    Vllm(#[from] vllm::args::VllmArgsError),
+    /// Flags of one engine given for another's server.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// Whose custom all-reduce runs beside NCCL, each with its own size limits and rules for

@@ -1,7 +1,7 @@
 //! From a log to what the cost model takes and what it is checked against: a sample's
 //! [`IterationBatch`], a run's layout, and the memory plan beside the logged figures.
 
-use super::{DecodeSample, RunMemory, ServerRun};
+use super::{DecodeSample, RunMemory};
 use crate::cost::memory::req_to_token_bytes;
 use crate::cost::steady::logged_step_s;
 use crate::cost::{IterationBatch, IterationModel, MemoryPlan};
@@ -28,43 +28,6 @@ impl DecodeSample {
 pub fn predicted_step_s(model: &dyn IterationModel, s: &DecodeSample) -> f64 {
     let ctx = s.context_per_request.round().clamp(1.0, u32::MAX as f64) as u32;
     logged_step_s(model, s.running, ctx)
-}
-
-impl ServerRun {
-    /// Whether `s` comes from the rank whose lines stand for the run: every DP replica, but
-    /// only the first pipeline stage (each stage's TP0 logs the same micro-batches).
-    pub fn is_reporting_rank(&self, s: &DecodeSample) -> bool {
-        let first_pp = self.decode.iter().filter_map(|d| d.rank.pp).min();
-        s.rank.pp == first_pp
-    }
-
-    /// Steady samples with a step time, from the reporting ranks.
-    pub fn steady_samples(&self) -> impl Iterator<Item = &DecodeSample> {
-        self.decode
-            .iter()
-            .filter(|s| s.steady && s.step_s.is_some() && self.is_reporting_rank(s))
-    }
-
-    /// What the decode lines' own `cuda graph:` fields say of the run's graph mode, with the
-    /// first line that shows it: eager (`true`) when no line says `True` and one of at most
-    /// `max_bs` running requests (the largest batch graphs were captured for) says `False`;
-    /// graphs on (`false`) when any says `True`; `None` when the lines do not say.
-    pub fn logged_eager(&self, max_bs: u32) -> Option<(bool, &DecodeSample)> {
-        if let Some(g) = self.decode.iter().find(|s| s.cuda_graph == Some(true)) {
-            return Some((false, g));
-        }
-        self.decode
-            .iter()
-            .find(|s| s.cuda_graph == Some(false) && s.running <= max_bs)
-            .map(|s| (true, s))
-    }
-
-    /// Decode samples of the reporting ranks that are flagged (kept, not steady).
-    pub fn flagged_samples(&self) -> impl Iterator<Item = &DecodeSample> {
-        self.decode
-            .iter()
-            .filter(|s| !s.steady && self.is_reporting_rank(s))
-    }
 }
 
 /// One memory figure, planned and logged.

@@ -328,6 +328,47 @@ impl ServerRun {
             .rules()
             .logged_options(base, self, layout, machine)
     }
+
+    /// The launch the run's arguments state, read by its engine
+    /// ([`crate::engine::ServingEngine::logged_launch`]); `None` without them.
+    pub fn launch(&self) -> Result<Option<crate::engine::Launch>, crate::engine::LaunchError> {
+        self.engine().rules().logged_launch(self)
+    }
+
+    /// Whether `s` comes from the rank whose lines stand for the run: every DP replica, but
+    /// only the first pipeline stage (each stage's TP0 logs the same micro-batches).
+    pub fn is_reporting_rank(&self, s: &DecodeSample) -> bool {
+        let first_pp = self.decode.iter().filter_map(|d| d.rank.pp).min();
+        s.rank.pp == first_pp
+    }
+
+    /// Steady samples with a step time, from the reporting ranks.
+    pub fn steady_samples(&self) -> impl Iterator<Item = &DecodeSample> {
+        self.decode
+            .iter()
+            .filter(|s| s.steady && s.step_s.is_some() && self.is_reporting_rank(s))
+    }
+
+    /// What the decode lines' own `cuda graph:` fields say of the run's graph mode, with the
+    /// first line that shows it: eager (`true`) when no line says `True` and one of at most
+    /// `max_bs` running requests (the largest batch graphs were captured for) says `False`;
+    /// graphs on (`false`) when any says `True`; `None` when the lines do not say.
+    pub fn logged_eager(&self, max_bs: u32) -> Option<(bool, &DecodeSample)> {
+        if let Some(g) = self.decode.iter().find(|s| s.cuda_graph == Some(true)) {
+            return Some((false, g));
+        }
+        self.decode
+            .iter()
+            .find(|s| s.cuda_graph == Some(false) && s.running <= max_bs)
+            .map(|s| (true, s))
+    }
+
+    /// Decode samples of the reporting ranks that are flagged (kept, not steady).
+    pub fn flagged_samples(&self) -> impl Iterator<Item = &DecodeSample> {
+        self.decode
+            .iter()
+            .filter(|s| !s.steady && self.is_reporting_rank(s))
+    }
 }
 
 impl ServerLog {

@@ -37,6 +37,19 @@ impl ServingEngine for Sglang {
         log::run_kv_dtype(run)
     }
 
+    fn logged_launch(
+        &self,
+        run: &crate::engine::log::ServerRun,
+    ) -> Result<Option<crate::engine::Launch>, crate::engine::LaunchError> {
+        let Some(dump) = &run.server_args else {
+            return Ok(None);
+        };
+        let pairs = log::options::logged_pairs(dump, run);
+        Ok(Some(crate::engine::Launch::Sglang(args::from_pairs(
+            &pairs,
+        )?)))
+    }
+
     fn run_model(&self, run: &crate::engine::log::ServerRun) -> Option<String> {
         log::run_model(run)
     }
@@ -52,6 +65,10 @@ impl ServingEngine for Sglang {
             log::options::run_options(base, run),
             log::options::log_notes(base, run),
         ))
+    }
+
+    fn display_name(&self) -> &'static str {
+        "SGLang"
     }
 
     fn kind(&self) -> Engine {

@@ -87,6 +87,13 @@ impl ServingEngine for Vllm {
         log::run_kv_dtype(run)
     }
 
+    fn logged_launch(
+        &self,
+        run: &crate::engine::log::ServerRun,
+    ) -> Result<Option<crate::engine::Launch>, crate::engine::LaunchError> {
+        Ok(run.vllm_line().map(crate::engine::Launch::Vllm))
+    }
+
     fn run_model(&self, run: &crate::engine::log::ServerRun) -> Option<String> {
         run.vllm_line()?.model
     }
@@ -99,6 +106,10 @@ impl ServingEngine for Vllm {
         machine: &crate::machine::Machine,
     ) -> Result<(ServerOptions, Vec<String>), String> {
         log::logged_options(run, layout, machine)
+    }
+
+    fn display_name(&self) -> &'static str {
+        "vLLM"
     }
 
     fn kind(&self) -> Engine {

@@ -123,3 +123,26 @@ fn dump_options(base: &ServerOptions, run: &ServerRun) -> ServerOptions {
         None => base.clone(),
     }
 }
+
+/// The dump's pairs with `disable_cuda_graph` as the run's decode lines show it
+/// ([`ServerRun::logged_eager`]): a cut dump loses it, a wrong one is
+/// overruled; the report's notes say so. Batches up to SGLang's smallest default
+/// `cuda_graph_max_bs` (8) count where the dump does not state it.
+pub fn logged_pairs(
+    dump: &crate::engine::log::ServerArgsDump,
+    run: &ServerRun,
+) -> Vec<(String, String)> {
+    use crate::engine::sglang::args::flags::CUDA_GRAPH_MAX_BS;
+    let max_bs = dump
+        .int(&CUDA_GRAPH_MAX_BS)
+        .map_or(8, |b| b.min(1 << 20) as u32);
+    let mut pairs = dump.pairs.clone();
+    if let Some((eager, _)) = run.logged_eager(max_bs)
+        && dump.flag(&DISABLE_CUDA_GRAPH) != Some(eager)
+    {
+        pairs.retain(|(k, _)| k != DISABLE_CUDA_GRAPH.dest);
+        let v = if eager { "True" } else { "False" };
+        pairs.push((DISABLE_CUDA_GRAPH.dest.to_string(), v.to_string()));
+    }
+    pairs
+}
