@@ -29,6 +29,7 @@ pub mod draft;
 pub mod launch;
 pub mod log;
 pub mod record;
+pub mod scheduler;
 pub mod sglang;
 pub mod vllm;
 
@@ -38,6 +39,7 @@ use crate::options::{ServerOptions, SpeculativeOptions};
 pub use launch::LaunchWords;
 use log::{ServerLog, ServerRun};
 use models::{KvDtype, Layout};
+pub use scheduler::SchedulerPolicy;
 use serde::{Deserialize, Serialize};
 pub use vllm::batch_defaults;
 
@@ -184,6 +186,11 @@ pub trait ServingEngine: Sync {
         layout: &Layout,
         machine: &Machine,
     ) -> Result<(ServerOptions, Vec<String>), String>;
+
+    /// Its scheduler's policy for the serving replay ([`SchedulerPolicy`]); `mixed_chunk`:
+    /// the options' `enable_mixed_chunk` (SGLang's `--enable-mixed-chunk`, set by vLLM's
+    /// translation).
+    fn scheduler(&self, mixed_chunk: bool) -> &'static dyn SchedulerPolicy;
 
     /// The change that puts an eager decode step of `bs` requests (a power of two) under CUDA
     /// graphs: graphs off altogether (`disable_cuda_graph`) or a batch above the largest captured.

@@ -3,8 +3,10 @@
 //! spellings and its admission rule (a request's prompt and whole output reserved up front).
 
 pub mod args;
+pub mod kv_policy;
 pub mod log;
 pub mod record;
+pub mod scheduler;
 
 use super::{AllReduceRules, Engine, LaunchKnobs, ServingEngine};
 use crate::options::{ServerOptions, SpeculativeOptions};
@@ -48,6 +50,10 @@ impl ServingEngine for Sglang {
         Ok(Some(crate::engine::Launch::Sglang(args::from_pairs(
             &pairs,
         )?)))
+    }
+
+    fn scheduler(&self, mixed_chunk: bool) -> &'static dyn crate::engine::SchedulerPolicy {
+        scheduler::policy(mixed_chunk)
     }
 
     fn run_model(&self, run: &crate::engine::log::ServerRun) -> Option<String> {

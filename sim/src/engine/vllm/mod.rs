@@ -94,6 +94,12 @@ impl ServingEngine for Vllm {
         Ok(run.vllm_line().map(crate::engine::Launch::Vllm))
     }
 
+    /// vLLM V1 runs SGLang's policy with mixed chunks so far (its translation sets
+    /// `enable_mixed_chunk`): decodes first out of one token budget, then chunked prefills.
+    fn scheduler(&self, mixed_chunk: bool) -> &'static dyn crate::engine::SchedulerPolicy {
+        crate::engine::sglang::scheduler::policy(mixed_chunk)
+    }
+
     fn run_model(&self, run: &crate::engine::log::ServerRun) -> Option<String> {
         run.vllm_line()?.model
     }
