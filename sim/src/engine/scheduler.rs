@@ -22,4 +22,22 @@ pub trait SchedulerPolicy: Sync {
     /// KV tokens admitting a prefill chunk of `chunk_tokens` takes from what is free (its
     /// `last_chunk`: the request still has `output_left` tokens to generate).
     fn admission_tokens(&self, chunk_tokens: u32, last_chunk: bool, output_left: u32) -> f64;
+
+    /// How many running requests of `cands` a decode step that finds `free_tokens` KV slots for
+    /// `cands.len()` requests sends back to the waiting queue (their KV freed, recomputed
+    /// later); `cands` is left with those last.
+    fn plan_retraction(&self, cands: &mut [RetractCandidate], free_tokens: u64) -> usize;
+
+    /// Whether retracted requests go back to the front of the waiting queue (else its back).
+    fn retracted_first(&self) -> bool;
+}
+
+/// One running request as retraction sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetractCandidate {
+    pub id: u32,
+    pub generated: u32,
+    pub input: u32,
+    /// KV tokens it holds.
+    pub kv_tokens: u64,
 }

@@ -8,6 +8,7 @@
 
 use super::kv_policy::{self, NewTokenRatio};
 use crate::engine::SchedulerPolicy;
+use crate::engine::scheduler::RetractCandidate;
 
 /// SGLang's prefill-first scheduler, with or without mixed chunks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +48,15 @@ impl SchedulerPolicy for PrefillFirst {
 
     fn admission_tokens(&self, chunk_tokens: u32, last_chunk: bool, output_left: u32) -> f64 {
         kv_policy::admission_tokens(chunk_tokens, last_chunk, output_left)
+    }
+
+    fn plan_retraction(&self, cands: &mut [RetractCandidate], free_tokens: u64) -> usize {
+        kv_policy::plan_retraction(cands, free_tokens)
+    }
+
+    fn retracted_first(&self) -> bool {
+        // `retract_decode` appends them to the waiting queue
+        false
     }
 }
 
