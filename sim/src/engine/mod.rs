@@ -18,9 +18,11 @@
 //! - CUDA-graph capture: vLLM captures decode batches up to 512 by default
 //!   (`max_cudagraph_capture_size`), SGLang up to `--cuda-graph-max-bs` (160 here).
 //! - Scheduler: vLLM's V1 scheduler always chunks prefills within `--max-num-batched-tokens` and
-//!   mixes them with decode steps in one batch (SGLang's `--enable-mixed-chunk`, set here); the
-//!   serving simulation still runs prefill and decode batches apart for both engines (said in a
-//!   note). Decode-only records (`llm_decode_bench`) do not see the difference.
+//!   mixes them with the running decodes in one batch, reserves no output at admission and
+//!   preempts the latest-admitted request when the cache is full; SGLang's runs prefill-first
+//!   batches (mixed only under `--enable-mixed-chunk`) and reserves output under its
+//!   `new_token_ratio` ([`scheduler`], each engine's policy in its folder). Decode-only records
+//!   (`llm_decode_bench`) do not see the difference.
 //! - Memory: vLLM sizes its KV cache from `--gpu-memory-utilization` of the card less weights,
 //!   the profiling run's peak and non-torch memory ([`crate::cost::memory::vllm`]); SGLang from
 //!   `--mem-fraction-static` of the memory free after start-up.

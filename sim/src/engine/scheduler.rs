@@ -4,8 +4,8 @@
 //! decodes and prefill chunks, and how much KV admitting a request takes beside what the
 //! running ones keep free. SGLang's (prefill-first batches under `--chunked-prefill-size`,
 //! optionally `--enable-mixed-chunk`, with `new_token_ratio` reservations) is
-//! `engine/sglang/scheduler.rs`; vLLM V1's runs the same policy with mixed chunks
-//! (`engine/vllm/mod.rs`).
+//! `engine/sglang/scheduler.rs`; vLLM V1's (one token budget a step, decodes first, no output
+//! reserved at admission, preemption of the latest admitted) is `engine/vllm/scheduler.rs`.
 
 /// An engine's scheduler decisions inside one scheduling step of the replay.
 pub trait SchedulerPolicy: Sync {

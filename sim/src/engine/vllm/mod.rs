@@ -10,6 +10,7 @@ use super::{
 pub mod args;
 pub mod log;
 pub mod record;
+pub mod scheduler;
 
 use crate::options::{ServerOptions, SpeculativeOptions, VllmMemory};
 use models::Layout;
@@ -94,10 +95,11 @@ impl ServingEngine for Vllm {
         Ok(run.vllm_line().map(crate::engine::Launch::Vllm))
     }
 
-    /// vLLM V1 runs SGLang's policy with mixed chunks so far (its translation sets
-    /// `enable_mixed_chunk`): decodes first out of one token budget, then chunked prefills.
-    fn scheduler(&self, mixed_chunk: bool) -> &'static dyn crate::engine::SchedulerPolicy {
-        crate::engine::sglang::scheduler::policy(mixed_chunk)
+    /// vLLM V1's own ([`scheduler::DecodeFirst`]): decodes first out of one token budget,
+    /// then chunked prefills; no output reserved at admission, preemption of the latest
+    /// admitted. `enable_mixed_chunk` is SGLang's flag: V1 always mixes.
+    fn scheduler(&self, _mixed_chunk: bool) -> &'static dyn crate::engine::SchedulerPolicy {
+        &scheduler::DECODE_FIRST
     }
 
     fn run_model(&self, run: &crate::engine::log::ServerRun) -> Option<String> {
