@@ -1,11 +1,10 @@
 //! A server's own log checked against the cost model (`sim validate --server-log`, and the
 //! samples `sim calibrate --server-log` fits): each run's options through its engine's reader
-//! ([`crate::server_log::options`]), its memory plan beside the logged figures, each decode
+//! ([`crate::engine::ServingEngine::logged_options`]), its memory plan beside the logged figures, each decode
 //! sample's logged step time beside the prediction, what limits the server (`doctor`), and a
 //! vLLM run's measured acceptance. The orchestration beside [`Scenario`]; the CLI prints it.
 
 use crate::cost::{IterationModel, Knobs, MemoryPlan, ServedModel, memory};
-use crate::engine::sglang::args::flags::MODEL_PATH;
 use crate::options::ServerOptions;
 use crate::scenario::Scenario;
 use crate::server_log::batch::{MemoryCheck, check_memory, predicted_step_s};
@@ -142,19 +141,17 @@ fn check_run(setup: &Scenario, run: &ServerRun, vllm_log: bool) -> LoggedRunRepo
         report.samples = rows(&|_| None);
         return report;
     };
-    let opts =
-        match crate::server_log::options::logged_options(&setup.opts, run, &layout, &setup.machine)
-        {
-            Ok((o, notes)) => {
-                report.notes = notes;
-                o
-            }
-            Err(e) => {
-                report.error = Some(e);
-                report.samples = rows(&|_| None);
-                return report;
-            }
-        };
+    let opts = match run.logged_options(&setup.opts, &layout, &setup.machine) {
+        Ok((o, notes)) => {
+            report.notes = notes;
+            o
+        }
+        Err(e) => {
+            report.error = Some(e);
+            report.samples = rows(&|_| None);
+            return report;
+        }
+    };
     report.acceptance = vllm_acceptance(run);
     if let Ok(fp) = footprint(&setup.spec, &layout) {
         let plan = memory::plan(&setup.spec, &fp, setup.machine.memory_bytes(), &opts);
@@ -260,10 +257,7 @@ fn diagnose_run(
 
 /// The model a run's launch arguments name.
 pub fn logged_model(run: &ServerRun) -> Option<String> {
-    match run.vllm_line() {
-        Some(l) => l.model,
-        None => run.server_args.as_ref()?.string(&MODEL_PATH),
-    }
+    run.model()
 }
 
 /// Every run of `log` checked under `setup`; an error when no run can be costed.

@@ -1,9 +1,9 @@
-//! One prediction's fixed inputs, resolved once per command: the machine, the model, every
-//! SGLang flag given (classified by [`crate::engine::sglang::args`]), the server options of the layout
-//! the flags pick with SGLang's defaults filled in, and the efficiency knobs (a calibration's,
-//! or the defaults).
+//! One prediction's fixed inputs, resolved once per command: the machine, the model, the one
+//! engine's launch ([`Launch`]: SGLang's flags classified by [`crate::engine::sglang::args`], or a
+//! `vllm serve` line), the server options of the layout it picks with that engine's defaults
+//! filled in, and the efficiency knobs (a calibration's, or the defaults).
 //!
-//! Each layout gets its own server options ([`Scenario::opts_for`]): SGLang's defaults depend on
+//! Each layout gets its own server options ([`Scenario::opts_for`]): the defaults depend on
 //! the layout (graph batch size and the static memory share on `--tp`, `--pp-size` and DP
 //! attention). When several layouts are ranked, `--moe-a2a-backend` applies only to those that
 //! can run it ([`Scenario::opts_ranking`]).
@@ -11,8 +11,7 @@
 use crate::advise::KnownModelError;
 use crate::calibrate::Calibration;
 use crate::cost::{Knobs, ServedModel};
-use crate::engine::sglang::args::{SglangArgs, SglangArgsError};
-use crate::engine::vllm::args::{VllmArgsError, VllmLine};
+use crate::engine::{Launch, LaunchError};
 use crate::machine::Machine;
 use crate::options::ServerOptions;
 use crate::options::a2a_where_applicable;
@@ -22,72 +21,41 @@ use models::{Layout, ModelSpec};
 pub struct Scenario {
     pub machine: Machine,
     pub spec: ModelSpec,
-    /// Every SGLang flag given, classified (`sim::engine::sglang::args`).
-    pub sglang: SglangArgs,
-    /// Options of the layout the flags pick (every GPU in TP when they pick none), SGLang's
-    /// defaults filled in; the serving simulation's scheduler limits come from these.
+    /// The server simulated: one engine's launch (every layout is simulated as that engine
+    /// runs it).
+    pub launch: Launch,
+    /// Options of the layout the launch picks (every GPU in TP when it picks none), the
+    /// engine's defaults filled in; the serving simulation's scheduler limits come from these.
     pub opts: ServerOptions,
-    /// Which options took SGLang's defaults, and how SGLang adjusts others.
+    /// Which options took the engine's defaults, and how it adjusts others.
     pub default_notes: Vec<String>,
     pub knobs: Knobs,
     /// The calibration file's content, when one was given (its residual is the model's known
     /// error).
     pub calibration: Option<Calibration>,
-    /// A vLLM launch line: every layout is simulated as vLLM runs it ([`crate::engine::vllm::args`]),
-    /// `sglang` then holds only `sim`'s own command-line flags.
-    pub vllm: Option<VllmLine>,
     /// The prompts the workload sends, for the speculative acceptance prior of every layout's
     /// options ([`Scenario::set_prompt_kind`]); `None` = the options' own (random).
     pub prompt_kind: Option<crate::acceptance::PromptKind>,
 }
 
 impl Scenario {
-    /// The scenario of `sglang`'s flags with `primary` as the layout they pick, default knobs.
-    /// The flags are validated here, once: a value SGLang would refuse is an error.
+    /// The scenario of `launch` with `primary` as the layout it picks, default knobs. The
+    /// launch is validated here, once: a value its engine would refuse is an error.
     pub fn new(
         machine: Machine,
         spec: ModelSpec,
-        sglang: SglangArgs,
+        launch: Launch,
         primary: Layout,
-    ) -> Result<Scenario, SglangArgsError> {
-        let resolved =
-            crate::memory_fit::layout_options(&sglang, machine.memory_bytes(), &primary, &spec)?;
+    ) -> Result<Scenario, LaunchError> {
+        let (opts, default_notes) = launch.options(&primary, &machine, &spec)?;
         Ok(Scenario {
             machine,
             spec,
-            sglang,
-            opts: resolved.options,
-            default_notes: resolved.notes,
-            knobs: Knobs::default(),
-            calibration: None,
-            vllm: None,
-            prompt_kind: None,
-        })
-    }
-
-    /// The scenario of a vLLM launch line with `primary` as its layout: vLLM's options and
-    /// defaults, the notes of what was translated.
-    pub fn vllm(
-        machine: Machine,
-        spec: ModelSpec,
-        line: VllmLine,
-        primary: Layout,
-    ) -> Result<Scenario, VllmArgsError> {
-        let (opts, mut notes) = line.server_options(&primary, &machine)?;
-        notes.insert(
-            0,
-            "engine: vLLM (the launch line is a vLLM command; vLLM main's defaults and memory sizing)"
-                .into(),
-        );
-        Ok(Scenario {
-            machine,
-            spec,
-            sglang: SglangArgs::default(),
+            launch,
             opts,
-            default_notes: notes,
+            default_notes,
             knobs: Knobs::default(),
             calibration: None,
-            vllm: Some(line),
             prompt_kind: None,
         })
     }
@@ -122,22 +90,12 @@ impl Scenario {
     }
 
     fn flags_opts_for(&self, layout: Layout) -> ServerOptions {
-        if let Some(v) = &self.vllm {
-            // validated for the primary layout; another layout of more GPUs than a
-            // CUDA_VISIBLE_DEVICES lists keeps the primary's options
-            return v
-                .server_options(&layout, &self.machine)
-                .map_or_else(|_| self.opts.clone(), |(o, _)| o);
-        }
-        // Validation does not depend on the layout, and passed in `Scenario::new`.
-        crate::memory_fit::layout_options(
-            &self.sglang,
-            self.machine.memory_bytes(),
-            &layout,
-            &self.spec,
-        )
-        .expect("server flags were validated in Scenario::new")
-        .options
+        // validated for the primary layout (SGLang's validation does not depend on the
+        // layout); another layout of more GPUs than a vLLM line's CUDA_VISIBLE_DEVICES lists
+        // keeps the primary's options
+        self.launch
+            .options(&layout, &self.machine, &self.spec)
+            .map_or_else(|_| self.opts.clone(), |(o, _)| o)
     }
 
     /// The cost model of `layout` with `knobs`.
@@ -195,20 +153,8 @@ impl Scenario {
     /// [`Scenario::ranked_label`] with `flags` as the layout's launch flags (`--nnodes` where it
     /// spans nodes).
     pub fn ranked_label_with(&self, layout: Layout, flags: String) -> (String, String) {
-        if let Some(v) = &self.vllm {
-            return (
-                layout.short_name(),
-                v.layout_flags(&layout)
-                    .unwrap_or_else(|| "(no vLLM flags: EP over part of the TP group)".into()),
-            );
-        }
-        match self.opts_ranking(layout).moe_a2a_backend {
-            Some(b) => (
-                format!("{}+{b}", layout.short_name()),
-                format!("{flags} --moe-a2a-backend {b}"),
-            ),
-            None => (layout.short_name(), flags),
-        }
+        let a2a = self.opts_ranking(layout).moe_a2a_backend;
+        self.launch.ranked_label(&layout, flags, a2a.as_deref())
     }
 
     /// The model's own error, where known: the calibration's residual.
@@ -237,35 +183,14 @@ impl Scenario {
     /// that is not the primary: a launch line without `--tp-size` runs TP1, and SGLang's
     /// defaults then follow TP1); the primary's notes when they cannot be derived.
     pub fn default_notes_for(&self, layout: Layout) -> Vec<String> {
-        let notes = match &self.vllm {
-            Some(v) => v
-                .server_options(&layout, &self.machine)
-                .ok()
-                .map(|(_, mut n)| {
-                    n.insert(0, self.default_notes.first().cloned().unwrap_or_default());
-                    n
-                }),
-            None => crate::memory_fit::layout_options(
-                &self.sglang,
-                self.machine.memory_bytes(),
-                &layout,
-                &self.spec,
-            )
-            .ok()
-            .map(|r| r.notes),
-        };
-        notes.unwrap_or_else(|| self.default_notes.clone())
+        self.launch
+            .options(&layout, &self.machine, &self.spec)
+            .map_or_else(|_| self.default_notes.clone(), |(_, n)| n)
     }
 
-    /// Provenance lines on the server options SGLang's defaults filled in or adjusted.
+    /// Provenance lines on the server options the engine's defaults filled in or adjusted.
     pub fn defaults_provenance(&self) -> Vec<String> {
-        let version = match self.vllm {
-            Some(_) => crate::engine::vllm::args::VLLM_VERSION,
-            None => crate::engine::sglang::args::SGLANG_VERSION
-                .split(" (")
-                .next()
-                .unwrap_or_default(),
-        };
+        let version = self.launch.version();
         self.default_notes
             .iter()
             .map(|n| format!("server options: {n} ({version}; each layout gets its own)"))
@@ -274,16 +199,7 @@ impl Scenario {
 
     /// The not-modelled flags, as written once each, for JSON outputs.
     pub fn flags_not_modelled(&self) -> Vec<String> {
-        let mut v: Vec<String> = Vec::new();
-        for s in self.sglang.not_modelled().iter().map(|e| e.spelled()) {
-            if !v.contains(&s) {
-                v.push(s);
-            }
-        }
-        if let Some(line) = &self.vllm {
-            v.extend(line.not_modelled());
-        }
-        v
+        self.launch.not_modelled()
     }
 }
 
@@ -297,7 +213,7 @@ mod tests {
         let spec = ModelSpec::preset("qwen3-30b-a3b").unwrap();
         let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
         let sglang = from_words(&words, Origin::CommandLine).unwrap();
-        Scenario::new(machine, spec, sglang, primary).unwrap()
+        Scenario::new(machine, spec, Launch::Sglang(sglang), primary).unwrap()
     }
 
     #[test]

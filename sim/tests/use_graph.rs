@@ -841,7 +841,9 @@ fn flag_mentions(text: &str, flags: &BTreeSet<&str>) -> usize {
 
 /// Modules outside the engines' folder that name an engine-specific flag, with how many times
 /// (code and strings, not comments): a ratchet (41 modules / 128 mentions when it was written;
-/// 38 / 105 once the records' and the server logs' flag readers moved under `engine/`). Issue 33 wants none;
+/// 38 / 105 once the records' and the server logs' flag readers moved under `engine/`; 37 / 104
+/// once each engine read its own server log; 36 / 95 once `Scenario` held one engine's `Launch`).
+/// Issue 33 wants none;
 /// a file not listed that names one fails, and so does a listed file that names more.
 const ENGINE_FLAG_NAMERS: &[(&str, usize)] = &[
     ("advise/mod.rs", 1),
@@ -851,7 +853,7 @@ const ENGINE_FLAG_NAMERS: &[(&str, usize)] = &[
     ("advise/replicas.rs", 1),
     ("advise/scale.rs", 3),
     ("calibrate/applied.rs", 1),
-    ("cli/advise.rs", 4),
+    ("cli/advise.rs", 1),
     ("cli/advise_odds.rs", 1),
     ("cli/advise_table.rs", 1),
     ("cli/args.rs", 4),
@@ -860,8 +862,8 @@ const ENGINE_FLAG_NAMERS: &[(&str, usize)] = &[
     ("cli/models_cmd/table.rs", 2),
     ("cli/predict.rs", 6),
     ("cli/report.rs", 3),
-    ("cli/scale.rs", 2),
-    ("cli/server_args.rs", 6),
+    ("cli/scale.rs", 1),
+    ("cli/server_args.rs", 2),
     ("cli/setup.rs", 1),
     ("cli/workload_args.rs", 2),
     ("cost/dcp.rs", 3),
@@ -878,8 +880,6 @@ const ENGINE_FLAG_NAMERS: &[(&str, usize)] = &[
     ("records/mapping.rs", 1),
     ("report/charts.rs", 2),
     ("report/page.rs", 1),
-    ("scenario.rs", 1),
-    ("server_log/mod.rs", 1),
     ("serving/engine/mod.rs", 1),
     ("serving/mod.rs", 2),
 ];

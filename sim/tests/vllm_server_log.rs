@@ -261,7 +261,13 @@ fn a_real_startup_log_reads_its_launch_and_memory() {
     std::fs::write(&path, GLM51_STARTUP).unwrap();
     let err = server_log::load(&path).unwrap_err();
     assert!(
-        matches!(err, server_log::ServerLogError::VllmNoSample { .. }),
+        matches!(
+            err,
+            server_log::ServerLogError::NoSample {
+                engine: sim::engine::Engine::Vllm,
+                ..
+            }
+        ),
         "{err}"
     );
 }

@@ -135,7 +135,7 @@ pub fn run(args: Args) -> Result<()> {
             setup.spec.name
         );
     }
-    if setup.vllm.is_some() && args.question.is_some() {
+    if setup.launch.vllm_line().is_some() && args.question.is_some() {
         spinner.finish_and_clear();
         bail!(
             "--question with a vLLM launch line: the EP, MTP and scale questions are answered for SGLang servers only so far; drop --question to rank the vLLM layouts"
@@ -146,8 +146,9 @@ pub fn run(args: Args) -> Result<()> {
     let mut notes = Vec::new();
     if let Some(b) = &setup.opts.moe_a2a_backend {
         let deepep_mode = setup
-            .sglang
-            .get(&sim::engine::sglang::args::flags::DEEPEP_MODE)
+            .launch
+            .sglang_args()
+            .and_then(|a| a.get(&sim::engine::sglang::args::flags::DEEPEP_MODE))
             .and_then(|g| match &g.value {
                 sim::engine::sglang::args::Value::Str(s) => Some(s.as_str()),
                 _ => None,
@@ -244,50 +245,41 @@ fn kv_warning_for_best(
     )
 }
 
-/// The command `try:` lines start with: `vllm serve MODEL` for a vLLM launch line, else SGLang's
-/// `launch_server --model-path` (the user's model path, else the model's HF repository).
+/// The command `try:` lines start with: the launch's own (`vllm serve MODEL`, SGLang's
+/// `launch_server --model-path`), with the user's model path, else the model's HF repository.
 fn try_model(setup: &Setup) -> String {
-    match &setup.vllm {
-        Some(v) => format!(
-            "vllm serve {}",
-            super::server_args::launch_model_path(v.model.as_deref(), &setup.spec)
-        ),
-        None => format!(
-            "python -m sglang.launch_server --model-path {}",
-            super::server_args::launch_model_path(setup.sglang.model_path(), &setup.spec)
-        ),
-    }
+    setup
+        .launch
+        .try_command(&super::server_args::launch_model_path(
+            setup.launch.model_path(),
+            &setup.spec,
+        ))
 }
 
 /// What the ranking's `try:` line carries after the best layout's flags, so that it launches
-/// what was ranked: a vLLM line's other flags as given (`--gpu-memory-utilization 0.94
-/// --kv-cache-dtype fp8 --max-model-len 32768 …`); SGLang's known flags given
-/// (`SglangArgs::modelled_flags`: `--trust-remote-code`, the backends …) but the a2a backend,
-/// which the ranked layout's own flags carry where it ran.
+/// what was ranked ([`sim::engine::Launch::other_flags`]).
 fn try_tail(setup: &Setup) -> String {
-    let flags = match &setup.vllm {
-        Some(v) => v.other_flags(),
-        None => setup
-            .sglang
-            .modelled_flags()
-            .into_iter()
-            .filter(|f| !f.starts_with("--moe-a2a-backend"))
-            .collect(),
-    };
+    let flags = setup.launch.other_flags();
     flags.iter().map(|f| format!(" {f}")).collect()
 }
 
-/// The server to advise for: a vLLM one with `--engine vllm` or a vLLM launch line, else SGLang.
+/// The server to advise for: the engine `--engine` names, else the one whose launch line is
+/// given, else SGLang.
 fn engine_setup(args: &Args) -> Result<Setup> {
-    Ok(match args.engine {
-        Some(super::args::EngineArg::Vllm) => Setup::vllm(&args.target, &args.calibration)?,
-        Some(super::args::EngineArg::Sglang) if args.target.server.vllm()?.is_some() => {
-            bail!(
-                "--engine sglang with a vLLM launch line: a vLLM line is simulated as vLLM; drop one of them"
-            )
-        }
-        _ => Setup::new(&args.target, &args.calibration)?,
-    })
+    let engine = args.engine.map(sim::engine::Engine::from);
+    let line = args.target.server.line_engine()?;
+    if let (Some(e), Some(l)) = (engine, line)
+        && e != l
+        && l != sim::engine::Engine::Sglang
+    {
+        bail!(
+            "--engine {e} with a {} launch line: a {} line is simulated as {}; drop one of them",
+            l.rules().display_name(),
+            l.rules().display_name(),
+            l.rules().display_name()
+        )
+    }
+    Setup::for_engine(&args.target, &args.calibration, engine)
 }
 
 /// The answer to the `--question` asked (at most one is set).
@@ -424,12 +416,7 @@ fn answer_ep(setup: &Setup, workload: &sim::workload::Workload, draws: u32) -> R
         .moe_a2a_backend
         .clone()
         .filter(|_| a2a_applies(&setup.spec, &ep_layout));
-    let extra_flags: Vec<String> = setup
-        .sglang
-        .modelled_flags()
-        .into_iter()
-        .filter(|f| !f.starts_with("--moe-a2a-backend"))
-        .collect();
+    let extra_flags: Vec<String> = setup.launch.other_flags();
     let q = EpQuestion {
         spec: &setup.spec,
         opts: &ep_opts,
@@ -516,7 +503,10 @@ fn answer_mtp(
         draws,
         seed: workload.seed,
         known_error: setup.known_error(),
-        extra_flags: setup.sglang.modelled_flags(),
+        extra_flags: setup
+            .launch
+            .sglang_args()
+            .map_or_else(Vec::new, |a| a.modelled_flags()),
     };
     let build = |l: Layout, k, o: &sim::options::ServerOptions| {
         sim::cost::ServedModel::new(&setup.machine, &setup.spec, l, o, k)

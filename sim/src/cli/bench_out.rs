@@ -32,7 +32,11 @@ pub fn write_bench_line(
         random_input_len: w.random_input_len,
         random_output_len: w.random_output_len,
         sharegpt_output_len: w.sharegpt_output_len,
-        model_path: setup.sglang.model_path().unwrap_or(&setup.spec.name),
+        model_path: setup
+            .launch
+            .sglang_args()
+            .and_then(|a| a.model_path())
+            .unwrap_or(&setup.spec.name),
         machine: setup.machine.name(),
         layout,
         opts: &opts,

@@ -51,10 +51,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let target = args.measured.with_recorded_flags(&args.target)?;
     let measured = args.measured.load_all(&target)?;
-    let mut setup = match &measured.vllm {
-        Some(line) => Setup::with_vllm_log(&target, &args.start, line.clone())?,
-        None => Setup::with_server_log(&target, &args.start, measured.sglang.as_ref())?,
-    };
+    let mut setup = Setup::with_logged(&target, &args.start, measured.launch.as_ref())?;
     let layout = setup.one_layout(&target.server, "calibrate")?;
     // Fail early, with the cost model's own message, on a layout that cannot run.
     setup.model(layout, setup.knobs)?;

@@ -24,12 +24,7 @@ pub fn layouts(setup: &Setup, _server: &ServerArgs) -> Result<Vec<SweepLayout>> 
             .into_iter()
             .map(|c| (c.layout, c.rejected))
             // a vLLM server has no flags for experts EP over part of the TP group
-            .filter(|(l, _)| {
-                setup
-                    .vllm
-                    .as_ref()
-                    .is_none_or(|v| v.layout_flags(l).is_some())
-            })
+            .filter(|(l, _)| setup.launch.can_launch(l))
             .collect(),
     };
     let many = chosen.len() > 1;

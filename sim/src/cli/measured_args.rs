@@ -43,10 +43,9 @@ pub struct Measured {
     pub points: Vec<MeasuredPoint>,
     /// Server decode rounds.
     pub rounds: Vec<sim::calibrate::StepRound>,
-    /// The server's own `server_args`, if an SGLang log was given: the flags it ran with.
-    pub sglang: Option<sim::engine::sglang::args::SglangArgs>,
-    /// A vLLM log's `non-default args`, as the launch line vLLM read.
-    pub vllm: Option<sim::engine::vllm::args::VllmLine>,
+    /// The launch a server log states, read by its engine: an SGLang run's `server_args` (the
+    /// flags it ran with), a vLLM run's `non-default args` (the launch line vLLM read).
+    pub launch: Option<sim::engine::Launch>,
     /// The sources, for the calibration file.
     pub sources: Vec<String>,
 }
@@ -87,16 +86,9 @@ impl MeasuredArgs {
                 other.layout().map_or_else(String::new, |l| l.short_name())
             );
         }
-        let (sglang, vllm) = match (&first.server_args, first.vllm_line()) {
-            (Some(dump), _) => (
-                Some(
-                    sim::engine::sglang::args::from_pairs(&logged_pairs(dump, first))
-                        .with_context(|| format!("{}: its server_args", path.display()))?,
-                ),
-                None,
-            ),
-            (None, line) => (None, line),
-        };
+        let launch = first
+            .launch()
+            .with_context(|| format!("{}: its server_args", path.display()))?;
         let samples: Vec<sim::calibrate::StepSample> = runs
             .iter()
             .flat_map(|r| r.steady_samples())
@@ -113,8 +105,7 @@ impl MeasuredArgs {
         Ok(Measured {
             points: Vec::new(),
             rounds: sim::calibrate::rounds(&samples),
-            sglang,
-            vllm,
+            launch,
             sources: vec![path.display().to_string()],
         })
     }
@@ -179,27 +170,4 @@ impl MeasuredArgs {
         }
         Ok(points)
     }
-}
-
-/// The dump's pairs with `disable_cuda_graph` as the run's decode lines show it
-/// ([`sim::server_log::ServerRun::logged_eager`]): a cut dump loses it, a wrong one is
-/// overruled; the report's notes say so. Batches up to SGLang's smallest default
-/// `cuda_graph_max_bs` (8) count where the dump does not state it.
-fn logged_pairs(
-    dump: &sim::server_log::args::ServerArgsDump,
-    run: &sim::server_log::ServerRun,
-) -> Vec<(String, String)> {
-    use sim::engine::sglang::args::flags::{CUDA_GRAPH_MAX_BS, DISABLE_CUDA_GRAPH};
-    let max_bs = dump
-        .int(&CUDA_GRAPH_MAX_BS)
-        .map_or(8, |b| b.min(1 << 20) as u32);
-    let mut pairs = dump.pairs.clone();
-    if let Some((eager, _)) = run.logged_eager(max_bs)
-        && dump.flag(&DISABLE_CUDA_GRAPH) != Some(eager)
-    {
-        pairs.retain(|(k, _)| k != DISABLE_CUDA_GRAPH.dest);
-        let v = if eager { "True" } else { "False" };
-        pairs.push((DISABLE_CUDA_GRAPH.dest.to_string(), v.to_string()));
-    }
-    pairs
 }

@@ -41,12 +41,8 @@ pub struct Args {
 /// Runs `sim predict`.
 pub fn run(args: Args) -> Result<()> {
     let machine = args.target.machine.resolve()?;
-    let sglang = args.target.server.sglang()?;
-    let vllm = args.target.server.vllm()?;
-    let model = args.target.model.resolve_or(match &vllm {
-        Some(v) => v.model.as_deref(),
-        None => sglang.model_path(),
-    })?;
+    let launch = args.target.server.launch(None)?;
+    let model = args.target.model.resolve_or(launch.model_path())?;
     let (opts, notes) = args.target.server.options(&machine, &model)?;
     check_query(&args, &model, &opts)?;
     let q = PredictQuery {
@@ -55,31 +51,24 @@ pub fn run(args: Args) -> Result<()> {
         prefill_tokens: args.prefill,
     };
     let knobs = Knobs::default();
-    let sizes = match &vllm {
-        Some(v) => v.sizes()?,
-        None => sglang.sizes(),
-    };
     let selection = args
         .target
         .server
         .layout
-        .with_sizes(&sizes)
+        .with_sizes(&launch.sizes()?)
         .selection(machine.gpu_count, &model)?;
+    let launch_line = args.target.server.line_engine()? == Some(launch.engine());
     let machine = match selection {
-        LayoutSelection::One(l) => {
-            server_machine(machine, &sglang, l, 1, args.target.server.has_launch_line())?
-        }
+        LayoutSelection::One(l) => server_machine(machine, &launch, l, 1, launch_line)?,
         LayoutSelection::All => machine,
     };
     let layouts = match selection {
         LayoutSelection::All => {
             // each layout with its engine's defaults for its own sizes (validated with the first)
-            let opts_for = |l: &models::Layout| match &vllm {
-                Some(v) => v
-                    .server_options(l, &machine)
-                    .map_or_else(|_| opts.clone(), |(o, _)| o),
-                None => sim::memory_fit::layout_options(&sglang, machine.memory_bytes(), l, &model)
-                    .map_or_else(|_| opts.clone(), |r| r.options),
+            let opts_for = |l: &models::Layout| {
+                launch
+                    .options(l, &machine, &model)
+                    .map_or_else(|_| opts.clone(), |(o, _)| o)
             };
             predict_all(&machine, &model, &opts_for, knobs, &q)
         }

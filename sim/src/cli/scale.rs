@@ -38,12 +38,7 @@ pub fn answer(
         .filter(|n| n.contains("nodes") || n.contains("NIC"))
         .cloned()
         .collect();
-    let extra_flags: Vec<String> = setup
-        .sglang
-        .modelled_flags()
-        .into_iter()
-        .filter(|f| !f.starts_with("--moe-a2a-backend"))
-        .collect();
+    let extra_flags: Vec<String> = setup.launch.other_flags();
     let opts_for = |l: Layout| setup.opts_ranking(l);
     let q = ScaleQuestion {
         spec: &setup.spec,

@@ -9,9 +9,8 @@ use anyhow::Result;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use sim::engine::sglang::args::flags::{DP_SIZE, ENABLE_DP_ATTENTION, EP_SIZE, PP_SIZE, TP_SIZE};
-use sim::engine::sglang::args::{
-    self as sglang_args, CliFlag, Kind, Origin, ResolvedOptions, SPECS, SglangArgs, Spec,
-};
+use sim::engine::sglang::args::{CliFlag, Kind, ResolvedOptions, SPECS, SglangArgs, Spec};
+use sim::engine::{Engine, Launch, LaunchWords};
 use std::path::PathBuf;
 
 /// SGLang server flags that change cost, memory or scheduling, the layout flags, the flags kept
@@ -180,24 +179,41 @@ impl ServerArgs {
         }
     }
 
-    /// Everything the flags and the launch line say, merged (a disagreement is an error). A
-    /// vLLM launch line is not SGLang's: only the command line's flags then ([`Self::vllm`]).
-    pub fn sglang(&self) -> Result<SglangArgs> {
-        let cli = sglang_args::from_words(&self.words, Origin::CommandLine)?;
-        let given = match self.launch_line()? {
-            Some(line)
-                if sim::engine::Engine::of_launch_line(&line) != sim::engine::Engine::Sglang =>
-            {
-                return Ok(cli);
-            }
-            Some(line) => cli.merge(sglang_args::from_launch_line(&line)?)?,
-            None => cli,
+    /// The server these flags describe, read by the registry ([`sim::engine::Engine::read_launch`]):
+    /// by `engine` when the command names one, else by the engine whose launch line it is.
+    pub fn launch(&self, engine: Option<Engine>) -> Result<Launch> {
+        let line = self.launch_line()?;
+        let l = &self.layout;
+        let given = LaunchWords {
+            line: line.as_deref(),
+            words: &self.words,
+            recorded: &self.recorded,
+            layout_sizes_given: l.tp.is_some()
+                || l.pp.is_some()
+                || l.ep.is_some()
+                || l.dp.is_some()
+                || l.dp_attention,
         };
-        if self.recorded.is_empty() {
-            return Ok(given);
-        }
-        let recorded = sglang_args::from_words(&self.recorded, Origin::MeasuredRun)?;
-        Ok(given.merge(recorded)?)
+        Ok(Engine::read_launch(engine, &given)?)
+    }
+
+    /// The engine whose launch line `--server-args` holds; `None` without one.
+    pub fn line_engine(&self) -> Result<Option<Engine>> {
+        Ok(self.launch_line()?.map(|l| Engine::of_launch_line(&l)))
+    }
+
+    /// SGLang's flags: the command line's, an SGLang launch line's and the recorded ones,
+    /// merged (a disagreement is an error); only the command line's beside another engine's
+    /// launch line. For the commands that speak SGLang only (`report`).
+    pub fn sglang(&self) -> Result<SglangArgs> {
+        let line = self.launch_line()?;
+        let given = LaunchWords {
+            line: line.as_deref(),
+            words: &self.words,
+            recorded: &self.recorded,
+            layout_sizes_given: false,
+        };
+        Ok(sim::engine::launch::read_sglang(&given)?)
     }
 
     /// These arguments with the flags a measured run was recorded with: they apply where this
@@ -205,46 +221,6 @@ impl ServerArgs {
     pub fn with_recorded(mut self, words: Vec<String>) -> Self {
         self.recorded.extend(words);
         self
-    }
-
-    /// The vLLM launch line of `--server-args`, when it is one (`vllm serve MODEL …`). SGLang's
-    /// server flags beside it are refused: vLLM's flags belong on the vLLM line.
-    pub fn vllm(&self) -> Result<Option<sim::engine::vllm::args::VllmLine>> {
-        let Some(text) = self.launch_line()? else {
-            return Ok(None);
-        };
-        let Some(line) = sim::engine::vllm::args::VllmLine::parse(&text)? else {
-            return Ok(None);
-        };
-        let l = &self.layout;
-        if !self.words.is_empty()
-            || l.tp.is_some()
-            || l.pp.is_some()
-            || l.ep.is_some()
-            || l.dp.is_some()
-            || l.dp_attention
-        {
-            anyhow::bail!(
-                "SGLang server flags beside a vLLM launch line ({}): give vLLM's flags (-tp, -pp, -dcp, --gpu-memory-utilization, …) inside the `vllm serve` line",
-                if self.words.is_empty() {
-                    "layout sizes".to_string()
-                } else {
-                    self.words.join(" ")
-                }
-            );
-        }
-        Ok(Some(line))
-    }
-
-    /// Refuses SGLang's server flags for a vLLM server (`--engine vllm`): they are SGLang's.
-    pub fn refuse_sglang_flags(&self) -> Result<()> {
-        if self.words.is_empty() {
-            return Ok(());
-        }
-        anyhow::bail!(
-            "SGLang server flags for a vLLM server ({}): give vLLM's flags in a `vllm serve` --server-args line",
-            self.words.join(" ")
-        )
     }
 
     /// The options of the layout these flags pick on `machine` (every GPU in TP when they pick
@@ -256,26 +232,45 @@ impl ServerArgs {
         machine: &sim::machine::Machine,
         spec: &models::ModelSpec,
     ) -> Result<(sim::options::ServerOptions, Vec<String>)> {
-        if let Some(v) = self.vllm()? {
-            let layout = match self
-                .layout
-                .with_sizes(&v.sizes()?)
-                .selection(machine.gpu_count, spec)?
-            {
-                super::args::LayoutSelection::One(l) => l,
-                super::args::LayoutSelection::All => models::Layout::tp(machine.gpu_count),
-            };
-            let (o, notes) = v.server_options(&layout, machine)?;
-            let mut lines: Vec<String> = v
-                .not_modelled_line()
-                .map(|l| format!("warning: {l}"))
-                .into_iter()
-                .collect();
-            lines.push("note: engine: vLLM (the launch line is a vLLM command)".into());
-            lines.extend(notes.iter().map(|n| format!("note: {n}")));
-            return Ok((o, lines));
+        match self.launch(None)? {
+            Launch::Vllm(v) => self.vllm_options(&v, machine, spec),
+            Launch::Sglang(sg) => self.sglang_options(&sg, machine, spec),
         }
-        let sg = self.sglang()?;
+    }
+
+    /// [`Self::options`] of a vLLM launch line.
+    fn vllm_options(
+        &self,
+        v: &sim::engine::vllm::args::VllmLine,
+        machine: &sim::machine::Machine,
+        spec: &models::ModelSpec,
+    ) -> Result<(sim::options::ServerOptions, Vec<String>)> {
+        let layout = match self
+            .layout
+            .with_sizes(&v.sizes()?)
+            .selection(machine.gpu_count, spec)?
+        {
+            super::args::LayoutSelection::One(l) => l,
+            super::args::LayoutSelection::All => models::Layout::tp(machine.gpu_count),
+        };
+        let (o, notes) = v.server_options(&layout, machine)?;
+        let mut lines: Vec<String> = v
+            .not_modelled_line()
+            .map(|l| format!("warning: {l}"))
+            .into_iter()
+            .collect();
+        lines.push("note: engine: vLLM (the launch line is a vLLM command)".into());
+        lines.extend(notes.iter().map(|n| format!("note: {n}")));
+        Ok((o, lines))
+    }
+
+    /// [`Self::options`] of SGLang's flags.
+    fn sglang_options(
+        &self,
+        sg: &SglangArgs,
+        machine: &sim::machine::Machine,
+        spec: &models::ModelSpec,
+    ) -> Result<(sim::options::ServerOptions, Vec<String>)> {
         let (layout, all) = match self
             .layout
             .with_sizes(&sg.sizes())
@@ -284,7 +279,7 @@ impl ServerArgs {
             super::args::LayoutSelection::One(l) => (l, false),
             super::args::LayoutSelection::All => (models::Layout::tp(machine.gpu_count), true),
         };
-        let r = options_for(&sg, machine.memory_bytes(), &layout, spec)?;
+        let r = options_for(sg, machine.memory_bytes(), &layout, spec)?;
         // a backend SGLang would not run on this GPU is refused before anything is costed
         let backend_note = sim::cost::attn_backend::check(machine, spec, &r.options)?;
         let mut lines: Vec<String> = sg

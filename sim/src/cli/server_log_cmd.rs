@@ -4,7 +4,7 @@
 //! prediction); this file resolves the model and prints.
 //!
 //! The layout and the memory-relevant options come from each run's launch arguments
-//! ([`sim::server_log::options`]); the machine and the model from `--machine` / `--model`.
+//! ([`sim::engine::ServingEngine::logged_options`]); the machine and the model from `--machine` / `--model`.
 
 use super::args::TargetArgs;
 use super::export::Export;

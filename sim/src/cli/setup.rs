@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use models::{Layout, ModelSpec};
 use sim::calibrate::{Calibration, KnobBounds};
 use sim::cost::{Knobs, ServedModel};
-use sim::engine::sglang::args::SglangArgs;
+use sim::engine::Launch;
 use sim::machine::Machine;
 use sim::options::ServerOptions;
 use sim::scenario::Scenario;
@@ -89,22 +89,25 @@ impl std::ops::DerefMut for Setup {
 /// a launch line the whole machine, its layouts placed on the best-connected GPUs.
 pub fn server_machine(
     machine: sim::machine::Machine,
-    sglang: &SglangArgs,
+    launch: &Launch,
     layout: Layout,
     replicas: u32,
     launch_line: bool,
 ) -> Result<sim::machine::Machine> {
-    let (machine, notes) = sim::machine::nccl_env::apply(machine, &sglang.env)?;
+    let (machine, notes) = sim::machine::nccl_env::apply(machine, launch.env())?;
     for n in notes {
         eprintln!("note: {n}");
     }
     // `--dp-size N` without DP attention: N engines on consecutive GPU sets
     let needed = (layout.gpus() * replicas.max(1)) as usize;
-    Ok(match sglang.visible_devices()? {
+    Ok(match launch.visible_devices()? {
         // fewer visible than needed: check_environment says so
         Some(v) if v.len() >= needed => machine.with_gpus(&v[..needed])?,
         Some(_) => machine,
-        None if launch_line && needed < machine.gpu_count as usize => {
+        None if launch_line
+            && launch.runs_on_first_gpus()
+            && needed < machine.gpu_count as usize =>
+        {
             machine.first_gpus(needed as u32)?
         }
         None => machine,
@@ -130,56 +133,50 @@ impl Setup {
         )
     }
 
-    /// Resolves the shared flags.
+    /// Resolves the shared flags: the server the registry reads from them
+    /// ([`super::server_args::ServerArgs::launch`]).
     pub fn new(target: &TargetArgs, cal: &CalibrationArg) -> Result<Setup> {
-        if let Some(line) = target.server.vllm()? {
-            return Setup::from_vllm(target, cal, line);
-        }
-        Setup::from_sglang(target, cal, target.server.sglang()?)
+        Setup::for_engine(target, cal, None)
     }
 
-    /// The setup of a vLLM server (`--engine vllm`): the vLLM launch line when one was given,
-    /// else `vllm serve` with vLLM's defaults and the layouts `sim`'s own layout flags pick.
-    pub fn vllm(target: &TargetArgs, cal: &CalibrationArg) -> Result<Setup> {
-        if let Some(line) = target.server.vllm()? {
-            return Setup::from_vllm(target, cal, line);
-        }
-        target.server.refuse_sglang_flags()?;
-        let line = sim::engine::vllm::args::VllmLine::parse("vllm serve")?
-            .expect("`vllm serve` is a vLLM line");
-        let machine = target.machine.resolve()?;
-        let spec = target.model.resolve_or(None)?;
-        let layout_args = target.server.layout.clone();
-        let primary = primary_layout(&layout_args, &machine, &spec)?;
-        let scenario = Scenario::vllm(machine, spec, line, primary)?;
-        Setup::finish(scenario, cal, primary, false, layout_args)
-    }
-
-    /// [`Setup::new`] for a vLLM launch line: its model, layout and options as vLLM reads them.
-    fn from_vllm(
+    /// [`Setup::new`] with the engine the command names (`--engine`): its reader reads the
+    /// flags (vLLM's without a line: `vllm serve` with vLLM's defaults and the layouts `sim`'s
+    /// own layout flags pick).
+    pub fn for_engine(
         target: &TargetArgs,
         cal: &CalibrationArg,
-        line: sim::engine::vllm::args::VllmLine,
+        engine: Option<sim::engine::Engine>,
     ) -> Result<Setup> {
-        let (machine, notes) = sim::machine::nccl_env::apply(target.machine.resolve()?, &line.env)?;
-        for n in notes {
-            eprintln!("note: {n}");
-        }
-        let spec = target.model.resolve_or(line.model.as_deref())?;
-        let layout_args = target.server.layout.with_sizes(&line.sizes()?);
-        let primary = primary_layout(&layout_args, &machine, &spec)?;
-        let scenario = Scenario::vllm(machine, spec, line, primary)?;
-        Setup::finish(scenario, cal, primary, true, layout_args)
+        let launch = target.server.launch(engine)?;
+        // a launch line counts when its engine reads it (`--engine vllm` beside another
+        // engine's line runs `vllm serve` with vLLM's defaults)
+        let launch_line = target.server.line_engine()? == Some(launch.engine());
+        Setup::from_launch(target, cal, launch, launch_line)
     }
 
-    /// The setup of `scenario` at `primary` with `cal`'s calibration checked against it.
-    fn finish(
-        scenario: Scenario,
+    /// The setup of `launch` (`launch_line`: it came from a launch line or a log, so a layout
+    /// smaller than the box runs on the first GPUs and an absent TP size is the engine's 1).
+    fn from_launch(
+        target: &TargetArgs,
         cal: &CalibrationArg,
-        primary: Layout,
+        launch: Launch,
         launch_line: bool,
-        layout_args: LayoutArgs,
     ) -> Result<Setup> {
+        let machine = target.machine.resolve()?;
+        let spec = target.model.resolve_or(launch.model_path())?;
+        let layout_args = target
+            .server
+            .layout
+            .with_sizes(&launch.stated_sizes(launch_line)?);
+        let primary = primary_layout(&layout_args, &machine, &spec)?;
+        let machine = server_machine(
+            machine,
+            &launch,
+            primary,
+            layout_args.replicas(),
+            launch_line,
+        )?;
+        let scenario = Scenario::new(machine, spec, launch, primary)?;
         let calibration =
             cal.load_for(&scenario.machine, &scenario.spec, primary, &scenario.opts)?;
         Ok(Setup {
@@ -189,71 +186,34 @@ impl Setup {
         })
     }
 
-    /// [`Setup::new`] with the SGLang flags already read.
-    fn from_sglang(target: &TargetArgs, cal: &CalibrationArg, sglang: SglangArgs) -> Result<Setup> {
-        let TargetArgs {
-            machine,
-            model,
-            server,
-        } = target;
-        let machine = machine.resolve()?;
-        let spec = model.resolve_or(sglang.model_path())?;
-        let layout_args = server.layout.with_sizes(&sglang.sizes());
-        let primary = primary_layout(&layout_args, &machine, &spec)?;
-        let machine = server_machine(
-            machine,
-            &sglang,
-            primary,
-            layout_args.replicas(),
-            server.has_launch_line(),
-        )?;
-        let scenario = Scenario::new(machine, spec, sglang, primary)?;
-        Setup::finish(
-            scenario,
-            cal,
-            primary,
-            server.has_launch_line(),
-            layout_args,
-        )
-    }
-
-    /// [`Setup::new`] with a server log's own `server_args` merged into the flags: they state
-    /// the layout and options the server ran; a flag given on the command line that disagrees
-    /// with the log is an error naming both values.
-    pub fn with_server_log(
+    /// [`Setup::new`] with a server log's own launch arguments (`logged`, read by the log's
+    /// engine): they state the layout and options the server ran. SGLang's dump is merged into
+    /// the flags (a flag given on the command line that disagrees with the log is an error
+    /// naming both values); a vLLM run's `non-default args` are the launch (a `--server-args`
+    /// line of its own is refused: the log says what ran).
+    pub fn with_logged(
         target: &TargetArgs,
         cal: &CalibrationArg,
-        logged: Option<&SglangArgs>,
+        logged: Option<&Launch>,
     ) -> Result<Setup> {
         let Some(logged) = logged else {
             return Setup::new(target, cal);
         };
-        let sglang = target.server.sglang()?.merge(logged.clone())?;
-        Setup::from_sglang(target, cal, sglang)
-    }
-
-    /// [`Setup::new`] for a vLLM server log: its `non-default args` are the launch line (a
-    /// `--server-args` line of its own is refused: the log says what ran).
-    pub fn with_vllm_log(
-        target: &TargetArgs,
-        cal: &CalibrationArg,
-        logged: sim::engine::vllm::args::VllmLine,
-    ) -> Result<Setup> {
-        if target.server.has_launch_line() {
-            bail!(
-                "--server-args with a vLLM --server-log: the log's non-default args say how the server ran; drop --server-args"
-            );
-        }
-        Setup::from_vllm(target, cal, logged)
+        let given = target.server.has_launch_line();
+        let launch = target
+            .server
+            .launch(None)?
+            .with_logged(logged.clone(), given)?;
+        // a log's launch arguments stand for a launch line
+        let launch_line = given || logged.sglang_args().is_none();
+        Setup::from_launch(target, cal, launch, launch_line)
     }
 
     /// The one layout the flags select (`--layout all` is refused). A launch line without
     /// `--tp-size` runs TP1, SGLang's default.
     pub fn one_layout(&self, server: &ServerArgs, command: &str) -> Result<Layout> {
-        let mut flags = match &self.vllm {
-            Some(_) => self.layout_args.clone(),
-            None => server.layout.with_sizes(&self.sglang.sizes()),
-        };
+        let _ = server;
+        let mut flags = self.layout_args.clone();
         let tp_defaulted = self.launch_line && flags.tp.is_none() && flags.layout.is_none();
         if tp_defaulted {
             flags.tp = Some(1);
@@ -295,10 +255,7 @@ impl Setup {
 
     /// Prints, on stderr, the flags that were not modelled.
     pub fn print_not_modelled(&self) {
-        if let Some(line) = self.sglang.not_modelled_line() {
-            eprintln!("warning: {line}");
-        }
-        if let Some(line) = self.vllm.as_ref().and_then(|v| v.not_modelled_line()) {
+        if let Some(line) = self.launch.not_modelled_line() {
             eprintln!("warning: {line}");
         }
     }

@@ -18,21 +18,30 @@
 //! - CUDA-graph capture: vLLM captures decode batches up to 512 by default
 //!   (`max_cudagraph_capture_size`), SGLang up to `--cuda-graph-max-bs` (160 here).
 //! - Scheduler: vLLM's V1 scheduler always chunks prefills within `--max-num-batched-tokens` and
-//!   mixes them with decode steps in one batch (SGLang's `--enable-mixed-chunk`, set here); the
-//!   serving simulation still runs prefill and decode batches apart for both engines (said in a
-//!   note). Decode-only records (`llm_decode_bench`) do not see the difference.
+//!   mixes them with the running decodes in one batch, reserves no output at admission and
+//!   preempts the latest-admitted request when the cache is full; SGLang's runs prefill-first
+//!   batches (mixed only under `--enable-mixed-chunk`) and reserves output under its
+//!   `new_token_ratio` ([`scheduler`], each engine's policy in its folder). Decode-only records
+//!   (`llm_decode_bench`) do not see the difference.
 //! - Memory: vLLM sizes its KV cache from `--gpu-memory-utilization` of the card less weights,
 //!   the profiling run's peak and non-torch memory ([`crate::cost::memory::vllm`]); SGLang from
 //!   `--mem-fraction-static` of the memory free after start-up.
 
 pub mod draft;
+pub mod launch;
+pub mod log;
 pub mod record;
+pub mod scheduler;
 pub mod sglang;
 pub mod vllm;
 
+use crate::machine::Machine;
 pub use crate::options::Engine;
 use crate::options::{ServerOptions, SpeculativeOptions};
+pub use launch::LaunchWords;
+use log::{ServerLog, ServerRun};
 use models::{KvDtype, Layout};
+pub use scheduler::SchedulerPolicy;
 use serde::{Deserialize, Serialize};
 pub use vllm::batch_defaults;
 
@@ -42,6 +51,9 @@ pub use vllm::batch_defaults;
 pub trait ServingEngine: Sync {
     /// The tag of this engine.
     fn kind(&self) -> Engine;
+
+    /// The engine's name as its project spells it (`SGLang`, `vLLM`), for messages.
+    fn display_name(&self) -> &'static str;
 
     /// The engine-specific part of turning `knobs` into options on GPUs of `gpu_memory_bytes`
     /// (memory sizing, batch defaults, DCP, CUDA-graph capture), with one note per knob
@@ -140,6 +152,48 @@ pub trait ServingEngine: Sync {
     /// and the sentence that says so ([`draft::draft_config`]).
     fn assumed_draft(&self, model: &str) -> (SpeculativeOptions, &'static str);
 
+    /// Whether `text` is this engine's server log: it holds a message only this engine writes
+    /// ([`Engine::of_log`] asks each engine).
+    fn claims_log(&self, text: &str) -> bool;
+
+    /// Reads this engine's server log into the neutral run values ([`log`]); never fails
+    /// (lines it cannot read are counted by reason).
+    fn read_log(&self, text: &str, source: &str) -> ServerLog;
+
+    /// What a log of this engine without a usable step sample lacks, and the hint that says
+    /// how to get one (the two halves of `sim::server_log::ServerLogError::NoSample`).
+    fn log_without_samples(&self) -> (&'static str, &'static str);
+
+    /// The parallel layout a logged run's launch arguments state; `None` without them.
+    fn run_layout(&self, run: &ServerRun) -> Option<Layout>;
+
+    /// The KV-cache dtype a logged run used, from its launch arguments or its own lines.
+    fn run_kv_dtype(&self, run: &ServerRun) -> Option<KvDtype>;
+
+    /// The model a logged run's launch arguments name.
+    fn run_model(&self, run: &ServerRun) -> Option<String>;
+
+    /// The launch a logged run's arguments state, read by this engine's one reader (SGLang's
+    /// dump as `from_pairs` reads it, with the graph mode the decode lines show; vLLM's
+    /// `non-default args` as the `vllm serve` line they stand for); `None` without them.
+    fn logged_launch(&self, run: &ServerRun) -> Result<Option<Launch>, LaunchError>;
+
+    /// The options a logged run ran with on `layout` of `machine`, and the notes on what its
+    /// own lines say against its arguments; `base` is the command's options (SGLang's dump
+    /// overrides them where it speaks). `Err` says why the run's arguments cannot be read.
+    fn logged_options(
+        &self,
+        base: &ServerOptions,
+        run: &ServerRun,
+        layout: &Layout,
+        machine: &Machine,
+    ) -> Result<(ServerOptions, Vec<String>), String>;
+
+    /// Its scheduler's policy for the serving replay ([`SchedulerPolicy`]); `mixed_chunk`:
+    /// the options' `enable_mixed_chunk` (SGLang's `--enable-mixed-chunk`, set by vLLM's
+    /// translation).
+    fn scheduler(&self, mixed_chunk: bool) -> &'static dyn SchedulerPolicy;
+
     /// The change that puts an eager decode step of `bs` requests (a power of two) under CUDA
     /// graphs: graphs off altogether (`disable_cuda_graph`) or a batch above the largest captured.
     fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String;
@@ -160,6 +214,28 @@ pub trait ServingEngine: Sync {
         running: u32,
         queue: u32,
     ) -> Option<String>;
+}
+
+/// The server a scenario simulates: one engine's launch, typed by that engine's reader (what
+/// it answers: [`launch`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Launch {
+    /// SGLang's flags: a launch line's, the command line's and a measured run's, merged.
+    Sglang(sglang::args::SglangArgs),
+    /// A `vllm serve` line (the bare command when none was given).
+    Vllm(vllm::args::VllmLine),
+}
+
+/// Why a launch cannot be read or resolved: its engine's reader says.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error(transparent)]
+    Sglang(#[from] sglang::args::SglangArgsError),
+    #[error(transparent)]
+    Vllm(#[from] vllm::args::VllmArgsError),
+    /// Flags of one engine given for another's server.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// Whose custom all-reduce runs beside NCCL, each with its own size limits and rules for
@@ -245,6 +321,21 @@ impl Engine {
         } else {
             Engine::Sglang
         }
+    }
+
+    /// The engine whose server wrote the log `text`: the first of the registry that claims it
+    /// ([`ServingEngine::claims_log`]), SGLang's otherwise (its reader counts lines not in
+    /// its format as foreign).
+    pub fn of_log(text: &str) -> Engine {
+        Engine::ALL
+            .into_iter()
+            .find(|e| e.rules().claims_log(text))
+            .unwrap_or_default()
+    }
+
+    /// The log `text` (from `source`) read by the engine that wrote it ([`Engine::of_log`]).
+    pub fn read_log(text: &str, source: &str) -> ServerLog {
+        Engine::of_log(text).rules().read_log(text, source)
     }
 
     /// The launch settings of a record this engine ran, from its free-text flags and

@@ -1,12 +1,11 @@
 //! From a log to what the cost model takes and what it is checked against: a sample's
 //! [`IterationBatch`], a run's layout, and the memory plan beside the logged figures.
 
-use super::{DecodeSample, RunMemory, ServerRun};
+use super::{DecodeSample, RunMemory};
 use crate::cost::memory::req_to_token_bytes;
 use crate::cost::steady::logged_step_s;
 use crate::cost::{IterationBatch, IterationModel, MemoryPlan};
-use crate::engine::sglang::args::flags;
-use models::{KvDtype, Layout};
+
 use serde::{Deserialize, Serialize};
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -29,93 +28,6 @@ impl DecodeSample {
 pub fn predicted_step_s(model: &dyn IterationModel, s: &DecodeSample) -> f64 {
     let ctx = s.context_per_request.round().clamp(1.0, u32::MAX as f64) as u32;
     logged_step_s(model, s.running, ctx)
-}
-
-impl ServerRun {
-    /// The parallel layout of the run's `ServerArgs` (`tp_size`, `pp_size`, `ep_size`,
-    /// `enable_dp_attention`); `None` without a dump.
-    pub fn layout(&self) -> Option<Layout> {
-        if self.vllm_args.is_some() {
-            let s = self.vllm_line()?.sizes().ok()?;
-            return Some(Layout {
-                tp: s.tp.unwrap_or(1),
-                pp: s.pp.unwrap_or(1),
-                ep: s.ep.unwrap_or(1),
-                dp_attention: s.enable_dp_attention,
-            });
-        }
-        let a = self.server_args.as_ref()?;
-        Some(Layout {
-            tp: a.size(&flags::TP_SIZE),
-            pp: a.size(&flags::PP_SIZE),
-            ep: a.size(&flags::EP_SIZE),
-            dp_attention: a.on(&flags::ENABLE_DP_ATTENTION),
-        })
-    }
-
-    /// The KV-cache dtype of the run: `--kv-cache-dtype`, else what the log says it used
-    /// (`Using KV cache dtype: torch.bfloat16`); `None` for `auto` without that line.
-    pub fn kv_dtype(&self) -> Option<KvDtype> {
-        if self.vllm_args.is_some() {
-            return self.vllm_line()?.knobs().ok()?.kv_cache_dtype;
-        }
-        let named = KvDtype::from_name;
-        let flag = self
-            .server_args
-            .as_ref()
-            .and_then(|a| a.string(&flags::KV_CACHE_DTYPE))
-            .filter(|d| d != "auto");
-        flag.as_deref().and_then(named).or_else(|| {
-            self.memory
-                .ranks
-                .iter()
-                .find_map(|r| r.kv_cache_dtype.as_deref().and_then(named))
-        })
-    }
-
-    /// A vLLM run's launch line as vLLM read it (its `non-default args`); `None` for an SGLang
-    /// run, or one whose arguments vLLM's table refuses.
-    pub fn vllm_line(&self) -> Option<crate::engine::vllm::args::VllmLine> {
-        let a = self.vllm_args.as_ref()?;
-        crate::engine::vllm::args::VllmLine::parse(&a.line_with_env())
-            .ok()
-            .flatten()
-    }
-
-    /// Whether `s` comes from the rank whose lines stand for the run: every DP replica, but
-    /// only the first pipeline stage (each stage's TP0 logs the same micro-batches).
-    pub fn is_reporting_rank(&self, s: &DecodeSample) -> bool {
-        let first_pp = self.decode.iter().filter_map(|d| d.rank.pp).min();
-        s.rank.pp == first_pp
-    }
-
-    /// Steady samples with a step time, from the reporting ranks.
-    pub fn steady_samples(&self) -> impl Iterator<Item = &DecodeSample> {
-        self.decode
-            .iter()
-            .filter(|s| s.steady && s.step_s.is_some() && self.is_reporting_rank(s))
-    }
-
-    /// What the decode lines' own `cuda graph:` fields say of the run's graph mode, with the
-    /// first line that shows it: eager (`true`) when no line says `True` and one of at most
-    /// `max_bs` running requests (the largest batch graphs were captured for) says `False`;
-    /// graphs on (`false`) when any says `True`; `None` when the lines do not say.
-    pub fn logged_eager(&self, max_bs: u32) -> Option<(bool, &DecodeSample)> {
-        if let Some(g) = self.decode.iter().find(|s| s.cuda_graph == Some(true)) {
-            return Some((false, g));
-        }
-        self.decode
-            .iter()
-            .find(|s| s.cuda_graph == Some(false) && s.running <= max_bs)
-            .map(|s| (true, s))
-    }
-
-    /// Decode samples of the reporting ranks that are flagged (kept, not steady).
-    pub fn flagged_samples(&self) -> impl Iterator<Item = &DecodeSample> {
-        self.decode
-            .iter()
-            .filter(|s| !s.steady && self.is_reporting_rank(s))
-    }
 }
 
 /// One memory figure, planned and logged.

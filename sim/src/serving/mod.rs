@@ -48,7 +48,8 @@
 
 pub mod cost_cache;
 pub mod engine;
-pub mod kv_policy;
+/// SGLang's KV admission and retraction arithmetic ([`crate::engine::sglang::kv_policy`]).
+pub use crate::engine::sglang::kv_policy;
 pub mod output;
 pub mod pipeline;
 pub mod replicas;
@@ -119,6 +120,7 @@ impl EngineConfig {
             kv_tokens,
             cached_prefix_tokens: workload.cached_prefix_tokens,
             mixed_chunk: opts.enable_mixed_chunk,
+            engine: opts.engine,
         }
     }
 }

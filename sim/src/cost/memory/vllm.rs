@@ -32,10 +32,8 @@ use crate::options::VllmMemory;
 use models::footprint::{Footprint, GpuFootprint};
 use models::{Layout, ModelSpec};
 
-/// The block size vLLM sets for the sparse-MLA (DSA indexer) models: their indexer backend
-/// pages 64 tokens ("Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend",
-/// `platforms/interface.py`, in the GLM-5.1 start-up log the KV-line test cites).
-pub const VLLM_SPARSE_MLA_BLOCK_SIZE: u32 = 64;
+/// The block size vLLM sets for the sparse-MLA models ([`crate::engine::vllm`]).
+pub use crate::engine::vllm::VLLM_SPARSE_MLA_BLOCK_SIZE;
 
 /// Memory vLLM's own allocations add outside torch's allocator between the baseline snapshot
 /// and the end of the profiling run (cuBLAS/cuBLASLt workspaces, the custom all-reduce's IPC

@@ -3,7 +3,10 @@
 //! spellings and its admission rule (a request's prompt and whole output reserved up front).
 
 pub mod args;
+pub mod kv_policy;
+pub mod log;
 pub mod record;
+pub mod scheduler;
 
 use super::{AllReduceRules, Engine, LaunchKnobs, ServingEngine};
 use crate::options::{ServerOptions, SpeculativeOptions};
@@ -13,6 +16,67 @@ use models::Layout;
 pub struct Sglang;
 
 impl ServingEngine for Sglang {
+    fn claims_log(&self, text: &str) -> bool {
+        log::claims(text)
+    }
+
+    fn read_log(&self, text: &str, source: &str) -> crate::engine::log::ServerLog {
+        log::parse(text, source)
+    }
+
+    fn log_without_samples(&self) -> (&'static str, &'static str) {
+        (
+            "no usable `Decode batch` line",
+            "pass the log of an SGLang server that served requests (`launch_server` at --log-level info)",
+        )
+    }
+
+    fn run_layout(&self, run: &crate::engine::log::ServerRun) -> Option<Layout> {
+        log::run_layout(run)
+    }
+
+    fn run_kv_dtype(&self, run: &crate::engine::log::ServerRun) -> Option<models::KvDtype> {
+        log::run_kv_dtype(run)
+    }
+
+    fn logged_launch(
+        &self,
+        run: &crate::engine::log::ServerRun,
+    ) -> Result<Option<crate::engine::Launch>, crate::engine::LaunchError> {
+        let Some(dump) = &run.server_args else {
+            return Ok(None);
+        };
+        let pairs = log::options::logged_pairs(dump, run);
+        Ok(Some(crate::engine::Launch::Sglang(args::from_pairs(
+            &pairs,
+        )?)))
+    }
+
+    fn scheduler(&self, mixed_chunk: bool) -> &'static dyn crate::engine::SchedulerPolicy {
+        scheduler::policy(mixed_chunk)
+    }
+
+    fn run_model(&self, run: &crate::engine::log::ServerRun) -> Option<String> {
+        log::run_model(run)
+    }
+
+    fn logged_options(
+        &self,
+        base: &ServerOptions,
+        run: &crate::engine::log::ServerRun,
+        _layout: &Layout,
+        _machine: &crate::machine::Machine,
+    ) -> Result<(ServerOptions, Vec<String>), String> {
+        Ok((
+            log::options::run_options(base, run),
+            log::options::log_notes(base, run),
+        ))
+    }
+
+    fn display_name(&self) -> &'static str {
+        "SGLang"
+    }
+
     fn kind(&self) -> Engine {
         Engine::Sglang
     }

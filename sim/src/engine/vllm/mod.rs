@@ -8,7 +8,9 @@ use super::{
     VLLM_MAX_CAPTURE_SIZE,
 };
 pub mod args;
+pub mod log;
 pub mod record;
+pub mod scheduler;
 pub mod virtual_tp;
 
 use crate::options::{ServerOptions, SpeculativeOptions, VllmMemory};
@@ -20,8 +22,13 @@ pub struct Vllm;
 /// vLLM's `--block-size` default on CUDA (`CacheConfig.block_size`, set by the CUDA platform:
 /// 16 for the FlashAttention, FlashInfer and TRITON_MLA backends it runs on SM120). The
 /// sparse-MLA (DSA) models' indexer forces 64 whatever is asked
-/// ([`crate::cost::memory::vllm::VLLM_SPARSE_MLA_BLOCK_SIZE`]).
+/// ([`VLLM_SPARSE_MLA_BLOCK_SIZE`]).
 pub const VLLM_BLOCK_SIZE: u32 = 16;
+
+/// The block size vLLM sets for the sparse-MLA (DSA indexer) models: their indexer backend
+/// pages 64 tokens ("Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend",
+/// `platforms/interface.py`, in the GLM-5.1 start-up log the KV-line test cites).
+pub const VLLM_SPARSE_MLA_BLOCK_SIZE: u32 = 64;
 
 /// The largest-memory tier of vLLM's batch defaults: GPUs of at least 70 GiB that are no A100
 /// (`engine/arg_utils.py`, `EngineArgs.get_batch_defaults`, the OpenAI server's column).
@@ -59,6 +66,61 @@ fn memory(knobs: &LaunchKnobs, gpu_memory_bytes: u64, o: &mut ServerOptions) {
 }
 
 impl ServingEngine for Vllm {
+    fn claims_log(&self, text: &str) -> bool {
+        log::claims(text)
+    }
+
+    fn read_log(&self, text: &str, source: &str) -> crate::engine::log::ServerLog {
+        log::parse(text, source)
+    }
+
+    fn log_without_samples(&self) -> (&'static str, &'static str) {
+        (
+            "vLLM's, with no usable `Avg generation throughput` stats line",
+            "pass the log of a vLLM server that served requests (stats are logged unless --disable-log-stats)",
+        )
+    }
+
+    fn run_layout(&self, run: &crate::engine::log::ServerRun) -> Option<Layout> {
+        log::run_layout(run)
+    }
+
+    fn run_kv_dtype(&self, run: &crate::engine::log::ServerRun) -> Option<models::KvDtype> {
+        log::run_kv_dtype(run)
+    }
+
+    fn logged_launch(
+        &self,
+        run: &crate::engine::log::ServerRun,
+    ) -> Result<Option<crate::engine::Launch>, crate::engine::LaunchError> {
+        Ok(run.vllm_line().map(crate::engine::Launch::Vllm))
+    }
+
+    /// vLLM V1's own ([`scheduler::DecodeFirst`]): decodes first out of one token budget,
+    /// then chunked prefills; no output reserved at admission, preemption of the latest
+    /// admitted. `enable_mixed_chunk` is SGLang's flag: V1 always mixes.
+    fn scheduler(&self, _mixed_chunk: bool) -> &'static dyn crate::engine::SchedulerPolicy {
+        &scheduler::DECODE_FIRST
+    }
+
+    fn run_model(&self, run: &crate::engine::log::ServerRun) -> Option<String> {
+        run.vllm_line()?.model
+    }
+
+    fn logged_options(
+        &self,
+        _base: &ServerOptions,
+        run: &crate::engine::log::ServerRun,
+        layout: &Layout,
+        machine: &crate::machine::Machine,
+    ) -> Result<(ServerOptions, Vec<String>), String> {
+        log::logged_options(run, layout, machine)
+    }
+
+    fn display_name(&self) -> &'static str {
+        "vLLM"
+    }
+
     fn kind(&self) -> Engine {
         Engine::Vllm
     }

@@ -1,8 +1,8 @@
 //! KV slots at decode time: allocation per step and retraction when the pool is full
-//! (policy in [`crate::serving::kv_policy`]).
+//! (the engine's policy: [`crate::engine::SchedulerPolicy`]).
 
 use super::Engine;
-use crate::serving::kv_policy::{self, NewTokenRatio, RetractCandidate};
+use crate::serving::kv_policy::{NewTokenRatio, RetractCandidate};
 
 impl Engine<'_, '_> {
     /// `update_running_batch`: a decode step needs a free slot per request; when the pool is
@@ -27,9 +27,14 @@ impl Engine<'_, '_> {
                 }
             })
             .collect();
-        let n = kv_policy::plan_retraction(&mut cands, free);
+        let n = self.policy.plan_retraction(&mut cands, free);
         let keep = cands.len() - n;
         let prefix = self.cfg.cached_prefix_tokens;
+        let first = self.policy.retracted_first();
+        // to the front in their running order, or appended
+        for c in cands[keep..].iter().rev().filter(|_| first) {
+            self.waiting.push_front(c.id);
+        }
         for c in &cands[keep..] {
             let q = &mut self.reqs[c.id as usize];
             self.kv_used -= q.kv_alloc as u64;
@@ -38,7 +43,9 @@ impl Engine<'_, '_> {
             q.to_compute = q.input.saturating_sub(prefix).max(1) + q.generated;
             q.prefilled = 0;
             q.scheduled = 0;
-            self.waiting.push_back(c.id);
+            if !first {
+                self.waiting.push_back(c.id);
+            }
         }
         self.mbs[m].held -= n as u32;
         self.running_total -= n as u32;

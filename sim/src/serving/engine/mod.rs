@@ -15,7 +15,7 @@
 //! SGLang's `prepare_for_extend` / `prepare_for_decode` do, and freed when a request finishes.
 
 use super::cost_cache::{CompactCost, CostCache};
-use super::kv_policy::{self, NewTokenRatio};
+use super::kv_policy::NewTokenRatio;
 use super::output::{MicroBatchSample, RunBreakdown, WeightedSample};
 use crate::workload::RequestSpec;
 use std::collections::VecDeque;
@@ -46,6 +46,8 @@ pub struct EngineConfig {
     /// Prefill chunks run in the same batch as the micro-batch's decodes, the decodes taking
     /// their tokens from the budget first (SGLang's `--enable-mixed-chunk`, vLLM V1 always).
     pub mixed_chunk: bool,
+    /// The engine whose scheduler policy runs ([`crate::engine::ServingEngine::scheduler`]).
+    pub engine: crate::engine::Engine,
 }
 
 /// Per-request results the caller summarises.
@@ -123,6 +125,8 @@ const MAX_SAMPLES: usize = 256;
 
 struct Engine<'a, 'm> {
     cfg: EngineConfig,
+    /// The engine's scheduler decisions (token budget, admission, reservations).
+    policy: &'static dyn crate::engine::SchedulerPolicy,
     cache: &'a mut CostCache<'m>,
     reqs: Vec<Req>,
     next_send: usize,
@@ -192,6 +196,7 @@ pub fn run(
     let slot_count = client.max_concurrency.map_or(n, |c| (c as usize).min(n));
     let mut e = Engine {
         cfg,
+        policy: cfg.engine.rules().scheduler(cfg.mixed_chunk),
         cache,
         reqs,
         next_send: 0,
@@ -305,17 +310,14 @@ impl Engine<'_, '_> {
     /// admitted (or a chunk continues), else a decode step of its running requests.
     fn schedule(&mut self, m: usize, t: u64) {
         self.mbs[m].chunks.clear();
-        // Mixed chunks: each running request's decode token comes out of the budget first
-        // (SGLang's `PrefillAdder` with `mixed_with_decode_tokens`, vLLM V1's decode-first
-        // token budget); what is left goes to prefill chunks.
+        // The engine's policy shares the step's token budget between the running requests'
+        // decodes and prefill chunks (mixed chunks: the decodes first).
         let decoding = self.mbs[m].running.len() as u32;
-        let mixed = self.cfg.mixed_chunk && decoding > 0;
+        let (budget, mixed) = self
+            .policy
+            .prefill_budget(self.cfg.prefill_budget_tokens, decoding);
         let mut a = Admission {
-            budget: if mixed {
-                self.cfg.prefill_budget_tokens.saturating_sub(decoding)
-            } else {
-                self.cfg.prefill_budget_tokens
-            },
+            budget,
             new_sum: 0,
             cached_sum: 0,
             rem_total: self.free_after_reservations(m),
@@ -353,7 +355,9 @@ impl Engine<'_, '_> {
         if self.chunked.is_some() || !self.waiting.is_empty() {
             for &r in &self.mbs[m].running {
                 let q = &self.reqs[r as usize];
-                rem_total -= self.new_token_ratio.reserve_for(q.output - q.generated);
+                rem_total -= self
+                    .policy
+                    .reserve_for_running(self.new_token_ratio.0, q.output - q.generated);
             }
         }
         rem_total
@@ -375,7 +379,9 @@ impl Engine<'_, '_> {
         q.scheduled += take;
         a.budget -= take;
         let last = q.scheduled == q.to_compute;
-        a.rem_total -= kv_policy::admission_tokens(take, last, q.output - q.generated);
+        a.rem_total -= self
+            .policy
+            .admission_tokens(take, last, q.output - q.generated);
         if last {
             self.chunked = None;
         } else {
@@ -404,7 +410,7 @@ impl Engine<'_, '_> {
             }
             let q = &mut self.reqs[r as usize];
             let left = q.output - q.generated;
-            if kv_policy::admission_tokens(q.to_compute, true, left) > a.rem_total {
+            if self.policy.admission_tokens(q.to_compute, true, left) > a.rem_total {
                 break;
             }
             self.waiting.pop_front();
@@ -417,7 +423,9 @@ impl Engine<'_, '_> {
             a.new_sum += take as u64;
             a.cached_sum += prefix as u64;
             a.budget -= take;
-            a.rem_total -= kv_policy::admission_tokens(take, take == q.to_compute, left);
+            a.rem_total -= self
+                .policy
+                .admission_tokens(take, take == q.to_compute, left);
             if take < q.to_compute {
                 self.chunked = Some(r);
                 break;

@@ -12,16 +12,8 @@ use super::Spec;
 use super::flags::{self as f, DECODE_LOG_INTERVAL};
 use crate::options::ServerOptions;
 use models::KvDtype;
-use serde::{Deserialize, Serialize};
 
-/// The pairs of one `ServerArgs(...)` dump, in order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ServerArgsDump {
-    /// (key, value text) as printed: `("model_path", "'zai-org/GLM-4.7-FP8'")`.
-    pub pairs: Vec<(String, String)>,
-    /// The dump ended before its closing `)` (a cut line): the last, partial pair is dropped.
-    pub truncated: bool,
-}
+pub use crate::engine::log::launch::ServerArgsDump;
 
 /// Why a `server_args=` line could not be read at all.
 #[derive(Debug, Clone, PartialEq)]

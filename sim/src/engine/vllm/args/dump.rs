@@ -4,22 +4,8 @@
 //! it reads a pasted launch line.
 
 use crate::engine::sglang::args::dump::{split_items, unquote};
-use serde::{Deserialize, Serialize};
 
-/// A run's `non-default args` dict, and the `vllm serve` line it stands for.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct VllmArgs {
-    /// (dest, Python literal) as printed: `("tensor_parallel_size", "8")`.
-    pub pairs: Vec<(String, String)>,
-    /// The dict was cut before its closing `}` (its last, partial pair is dropped).
-    pub truncated: bool,
-    /// `vllm serve MODEL --flag value …`, read by [`crate::engine::vllm::args::VllmLine`].
-    pub launch_line: String,
-    /// Environment the log's later lines prove the server ran with (`NAME`, value), which the
-    /// dict does not hold: prefixed to the launch line ([`VllmArgs::line_with_env`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub env: Vec<(String, String)>,
-}
+pub use crate::engine::log::launch::VllmArgs;
 
 impl VllmArgs {
     /// Records `name=value` as proven by a log line (the first proof of a name wins).

@@ -14,20 +14,7 @@
 //! Older builds wrote `Decode batch. #running-req: …` without `cuda graph`; hybrid pools write
 //! `#full token:` for `#token:`; CPU builds `cpu graph:`. Fields are read by name, in any order.
 
-use super::SkipReason;
-
-/// Fields of one `Decode batch` line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DecodeFields {
-    pub running: u32,
-    pub tokens: u64,
-    pub token_usage: Option<f64>,
-    pub cuda_graph: Option<bool>,
-    pub gen_throughput: f64,
-    pub queue: Option<u32>,
-    pub accept_len: Option<f64>,
-    pub retracted: Option<u32>,
-}
+use crate::engine::log::{DecodeFields, SkipReason};
 
 /// Fields of one `Prefill batch` line.
 #[derive(Debug, Clone, PartialEq)]

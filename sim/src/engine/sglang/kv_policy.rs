@@ -67,15 +67,7 @@ pub fn admission_tokens(chunk_tokens: u32, last_chunk: bool, output_left: u32) -
     (chunk_tokens + out) as f64
 }
 
-/// One running request as retraction sees it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RetractCandidate {
-    pub id: u32,
-    pub generated: u32,
-    pub input: u32,
-    /// KV tokens it holds.
-    pub kv_tokens: u64,
-}
+pub use crate::engine::scheduler::RetractCandidate;
 
 /// `retract_decode`'s choice (`schedule_batch.py`, sort key `(len(output_ids),
 /// -len(origin_input_ids))` descending, popped from the end): requests ordered by most

@@ -1,45 +1,14 @@
-//! A logged run's server options, each engine's through its own reader: a vLLM run's
-//! `non-default args` as the launch line they stand for ([`crate::engine::vllm::args::VllmLine`],
-//! with the acceptance its `SpecDecoding metrics` lines measured), an SGLang run's `server_args`
-//! dump over the command's options ([`super::ServerArgsDump::options_over`]), the decode lines' own
-//! `cuda graph:` field winning over a cut or contradicting dump; and the notes on what the log's
-//! lines say against its dump.
+//! A logged SGLang run's server options: its `server_args` dump over the command's options
+//! ([`ServerArgsDump::options_over`](crate::engine::sglang::args::dump::ServerArgsDump::options_over)),
+//! the decode lines' own `cuda graph:` field winning over a cut or contradicting dump; and the
+//! notes on what the log's lines say against its dump.
 
-use super::ServerRun;
+use crate::engine::log::ServerRun;
 use crate::engine::sglang::args::flags::DISABLE_CUDA_GRAPH;
-use crate::machine::Machine;
 use crate::options::ServerOptions;
-use models::Layout;
-
-/// The options `run` ran with on `layout` of `machine`, and the notes on them: a vLLM run's
-/// from its launch arguments, an SGLang run's from `base` (the command's flags) and its dump.
-/// `Err` says why a vLLM run's arguments cannot be read.
-pub fn logged_options(
-    base: &ServerOptions,
-    run: &ServerRun,
-    layout: &Layout,
-    machine: &Machine,
-) -> Result<(ServerOptions, Vec<String>), String> {
-    match run.vllm_line() {
-        Some(line) => match line.server_options(layout, machine) {
-            Ok((o, _)) => Ok((logged_vllm_options(o, run), Vec::new())),
-            Err(e) => Err(format!("its non-default args: {e}")),
-        },
-        None => Ok((run_options(base, run), log_notes(base, run))),
-    }
-}
-
-/// A vLLM run's options with the acceptance length its `SpecDecoding metrics` lines measured
-/// where the launch states none (as `--records` takes a source's measured acceptance).
-fn logged_vllm_options(mut o: ServerOptions, run: &ServerRun) -> ServerOptions {
-    if let Some(s) = o.speculative.as_mut().filter(|s| s.accept_length.is_none()) {
-        s.accept_length = super::vllm::mean_acceptance_length(&run.spec_decode);
-    }
-    o
-}
 
 /// The server options of `run`: `base` (the command's flags) with what its `ServerArgs` says
-/// about memory and the step (until `sim::engine::sglang::args::from_pairs` maps every pair); the
+/// about memory and the step (until `from_pairs` maps every pair); the
 /// decode lines' own `cuda graph:` field wins over a cut or contradicting dump ([`log_notes`]).
 pub fn run_options(base: &ServerOptions, run: &ServerRun) -> ServerOptions {
     let mut o = dump_options(base, run);
@@ -147,10 +116,33 @@ fn order_notes(run: &ServerRun) -> Vec<String> {
     notes
 }
 
-/// `base` with what the run's `ServerArgs` dump says ([`super::ServerArgsDump::options_over`]).
+/// `base` with what the run's `ServerArgs` dump says (`ServerArgsDump::options_over`).
 fn dump_options(base: &ServerOptions, run: &ServerRun) -> ServerOptions {
     match &run.server_args {
         Some(a) => a.options_over(base, run.kv_dtype()),
         None => base.clone(),
     }
+}
+
+/// The dump's pairs with `disable_cuda_graph` as the run's decode lines show it
+/// ([`ServerRun::logged_eager`]): a cut dump loses it, a wrong one is
+/// overruled; the report's notes say so. Batches up to SGLang's smallest default
+/// `cuda_graph_max_bs` (8) count where the dump does not state it.
+pub fn logged_pairs(
+    dump: &crate::engine::log::ServerArgsDump,
+    run: &ServerRun,
+) -> Vec<(String, String)> {
+    use crate::engine::sglang::args::flags::CUDA_GRAPH_MAX_BS;
+    let max_bs = dump
+        .int(&CUDA_GRAPH_MAX_BS)
+        .map_or(8, |b| b.min(1 << 20) as u32);
+    let mut pairs = dump.pairs.clone();
+    if let Some((eager, _)) = run.logged_eager(max_bs)
+        && dump.flag(&DISABLE_CUDA_GRAPH) != Some(eager)
+    {
+        pairs.retain(|(k, _)| k != DISABLE_CUDA_GRAPH.dest);
+        let v = if eager { "True" } else { "False" };
+        pairs.push((DISABLE_CUDA_GRAPH.dest.to_string(), v.to_string()));
+    }
+    pairs
 }

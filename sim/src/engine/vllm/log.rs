@@ -35,15 +35,19 @@
 //! [`Unsteady::AfterPrefill`]). `#token` is the KV usage × the logged cache size (block-granular:
 //! up to 15 tokens a request above the context).
 
-use super::line::{LogLine, RankTag, apply_tag, parse_time};
-use super::memory::MemoryLine;
-use super::stats::DecodeFields;
-use super::{
-    DecodeSample, PoolSummary, ServerLog, ServerRun, SkipReason, Tracker, Unsteady, decode_sample,
+use crate::engine::log::line::{LogLine, RankTag, apply_tag, parse_time};
+use crate::engine::log::memory::MemoryLine;
+use crate::engine::log::{
+    DecodeFields, DecodeSample, PoolSummary, RankMemory, ServerLog, ServerRun, SkipReason, Tracker,
+    Unsteady, clean_lines, decode_sample, is_http_access, start,
 };
-use serde::{Deserialize, Serialize};
+use crate::engine::vllm::args::VllmLine;
+use crate::machine::Machine;
+use crate::options::ServerOptions;
+use models::{KvDtype, Layout};
 
-pub use super::vllm_launch::VllmArgs;
+pub use crate::engine::log::SpecDecodeSample;
+pub use crate::engine::vllm::args::dump::VllmArgs;
 
 const GIB: f64 = (1u64 << 30) as f64;
 /// The messages only vLLM writes: any one marks a log as vLLM's.
@@ -54,23 +58,59 @@ const MARKERS: [&str; 4] = [
     "SpecDecoding metrics:",
 ];
 
-/// One `SpecDecoding metrics` line: the acceptance over the stats interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SpecDecodeSample {
-    pub line: usize,
-    pub time: String,
-    /// `Mean acceptance length` (tokens per request and step, the bonus token included).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mean_acceptance_length: Option<f64>,
-    pub accepted_tokens: u64,
-    pub drafted_tokens: u64,
-    /// `Per-position acceptance rate`: the share of drafts whose k-th token was accepted.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub per_position: Vec<f64>,
+impl ServerRun {
+    /// A vLLM run's launch line as vLLM read it (its `non-default args`); `None` for an SGLang
+    /// run, or one whose arguments vLLM's table refuses.
+    pub fn vllm_line(&self) -> Option<VllmLine> {
+        let a = self.vllm_args.as_ref()?;
+        VllmLine::parse(&a.line_with_env()).ok().flatten()
+    }
 }
 
-/// Whether `text` is a vLLM server's log.
-pub fn is_vllm_log(text: &str) -> bool {
+/// The layout a vLLM run's launch arguments state.
+pub fn run_layout(run: &ServerRun) -> Option<Layout> {
+    let s = run.vllm_line()?.sizes().ok()?;
+    Some(Layout {
+        tp: s.tp.unwrap_or(1),
+        pp: s.pp.unwrap_or(1),
+        ep: s.ep.unwrap_or(1),
+        dp_attention: s.enable_dp_attention,
+    })
+}
+
+/// The KV-cache dtype a vLLM run's launch arguments state.
+pub fn run_kv_dtype(run: &ServerRun) -> Option<KvDtype> {
+    run.vllm_line()?.knobs().ok()?.kv_cache_dtype
+}
+
+/// The options a vLLM run ran with on `layout` of `machine`, from its launch arguments, with
+/// the acceptance its `SpecDecoding metrics` lines measured; `Err` says why its arguments
+/// cannot be read.
+pub fn logged_options(
+    run: &ServerRun,
+    layout: &Layout,
+    machine: &Machine,
+) -> Result<(ServerOptions, Vec<String>), String> {
+    match run.vllm_line() {
+        Some(line) => match line.server_options(layout, machine) {
+            Ok((o, _)) => Ok((logged_vllm_options(o, run), Vec::new())),
+            Err(e) => Err(format!("its non-default args: {e}")),
+        },
+        None => Err("its non-default args: not read as a vLLM launch line".to_string()),
+    }
+}
+
+/// A vLLM run's options with the acceptance length its `SpecDecoding metrics` lines measured
+/// where the launch states none (as `--records` takes a source's measured acceptance).
+pub(crate) fn logged_vllm_options(mut o: ServerOptions, run: &ServerRun) -> ServerOptions {
+    if let Some(s) = o.speculative.as_mut().filter(|s| s.accept_length.is_none()) {
+        s.accept_length = mean_acceptance_length(&run.spec_decode);
+    }
+    o
+}
+
+/// Whether `text` is a vLLM server's log: any message only vLLM writes.
+pub fn claims(text: &str) -> bool {
     MARKERS.iter().any(|m| text.contains(m))
 }
 
@@ -334,14 +374,14 @@ fn has_content(run: &ServerRun) -> bool {
 
 /// Parses a vLLM log; never fails (see [`super::load`]).
 pub fn parse(text: &str, source: &str) -> ServerLog {
-    let (mut log, mut run) = super::start(source, Some(crate::engine::Engine::Vllm));
+    let (mut log, mut run) = start(source, Some(crate::engine::Engine::Vllm));
     let mut tracker = Tracker::default();
-    for (n, clean) in super::clean_lines(text) {
+    for (n, clean) in clean_lines(text) {
         let trimmed: &str = &clean;
         let Some(l) = parse_line(trimmed) else {
             // uvicorn's lines (`INFO:     127.0.0.1:… "POST …" 200 OK`), behind the process name
             let bare = trimmed.split_once(") ").map_or(trimmed, |(_, r)| r);
-            let reason = if super::is_http_access(bare) || bare.starts_with("INFO:") {
+            let reason = if is_http_access(bare) || bare.starts_with("INFO:") {
                 SkipReason::HttpAccess
             } else {
                 SkipReason::Foreign
@@ -351,7 +391,7 @@ pub fn parse(text: &str, source: &str) -> ServerLog {
         };
         let msg = l.message;
         if let Some(args) = msg.split_once("non-default args:").map(|(_, a)| a) {
-            match super::vllm_launch::parse(args) {
+            match crate::engine::vllm::args::dump::parse(args) {
                 Some(a) => {
                     let done = std::mem::take(&mut run);
                     if has_content(&done) {
@@ -389,7 +429,7 @@ fn replaced(prev: Option<&DecodeSample>, s: &DecodeSample, pool: Option<u64>) ->
     let prev = prev.filter(|p| p.rank == s.rank && p.running == s.running && s.running > 0)?;
     let dt = Some(s.time_s? - prev.time_s?).filter(|dt| *dt > 0.0)?;
     let generated = s.gen_throughput_tok_s * dt;
-    let block = f64::from(crate::cost::memory::vllm::VLLM_SPARSE_MLA_BLOCK_SIZE);
+    let block = f64::from(super::VLLM_SPARSE_MLA_BLOCK_SIZE);
     let slack = generated + f64::from(s.running) * block + 0.001 * pool? as f64;
     let moved = (s.tokens_in_kv as f64 - prev.tokens_in_kv as f64).abs();
     (moved > slack).then_some(prev.tokens_in_kv)
@@ -485,7 +525,7 @@ fn graph_capture_limit(run: &ServerRun) -> Option<u32> {
 }
 
 /// Records a vLLM memory figure on its rank: the weights, the cache budget, the graphs.
-fn apply(r: &mut super::RankMemory, m: MemoryLine) {
+fn apply(r: &mut RankMemory, m: MemoryLine) {
     match m {
         MemoryLine::LoadEnd { usage, .. } => r.weight_bytes = Some(usage),
         MemoryLine::KvAllocated { sizes, .. } => r.kv_sizes = sizes,

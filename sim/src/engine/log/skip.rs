@@ -71,7 +71,7 @@ pub struct SkipEntry {
 }
 
 impl SkipCounts {
-    pub(super) fn add(&mut self, reason: &SkipReason, line: usize) {
+    pub(crate) fn add(&mut self, reason: &SkipReason, line: usize) {
         let kind = if reason.is_noise() {
             "noise"
         } else if reason.is_foreign() {
