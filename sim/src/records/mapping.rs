@@ -281,9 +281,10 @@ fn model_of(r: &Record, quant: &str, why: &mut Vec<Unexpressible>) -> Option<Str
         return Some(named.to_string());
     }
     let looked = if models::hf_cache::is_repo_id(named) {
+        // the folder, not the absolute path: the same record gives the same reason on any box
         format!(
-            " or put its config.json in your HF cache (looked in {})",
-            models::hf_cache::looked_in(named)
+            " or put its config.json in your HF cache (models--{} under $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub)",
+            named.replace('/', "--")
         )
     } else {
         String::new()
