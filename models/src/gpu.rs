@@ -71,6 +71,8 @@ const GPU_PRESETS: &[GpuPreset] = &[
     gpu_preset!("h100-pcie", &["h100", "pcie"], &["nvl"]),
     gpu_preset!("h100-sxm", &["h100"], &["pcie", "nvl"]),
     gpu_preset!("h200", &["h200"], &["nvl"]),
+    // the export-compliant Hopper part (96 GB HBM3, full NVLink, ~15% of H100's tensor peak)
+    gpu_preset!("h20", &["h20"], &[]),
     gpu_preset!("b200", &["b200"], &[]),
     gpu_preset!("l40s", &["l40s"], &[]),
     gpu_preset!("rtx-4090", &["4090"], &["laptop", "d"]),

@@ -299,6 +299,15 @@ fn gpu_names_match_loosely() {
     assert_eq!(find("NVIDIA H100 80GB HBM3").as_deref(), Some("h100-sxm"));
     assert_eq!(find("NVIDIA H100 PCIe").as_deref(), Some("h100-pcie"));
     assert_eq!(find("NVIDIA H200").as_deref(), Some("h200"));
+    // issue 35: the H20 by its word, never mistaken for the H200 (or the reverse)
+    assert_eq!(find("NVIDIA H20").as_deref(), Some("h20"));
+    let (h20, h200) = (
+        GpuSpec::preset("h20").unwrap(),
+        GpuSpec::preset("h200").unwrap(),
+    );
+    assert_eq!(h20.nvlink_gb_per_s, h200.nvlink_gb_per_s);
+    assert!(h20.memory_bytes < h200.memory_bytes && h20.memory_gb_per_s < h200.memory_gb_per_s);
+    assert!(h20.bf16_tflops < 0.2 * h200.bf16_tflops);
     assert_eq!(find("NVIDIA GeForce RTX 4090").as_deref(), Some("rtx-4090"));
     assert_eq!(find("nvidia geforce rtx 5090").as_deref(), Some("rtx-5090"));
     assert_eq!(find("NVIDIA B200").as_deref(), Some("b200"));

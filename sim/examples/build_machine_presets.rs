@@ -178,6 +178,7 @@ fn run() -> anyhow::Result<()> {
         ),
         ("h100-x8", nvlink::preset(&nvlink::H100)),
         ("h200-x8", h200),
+        ("h20-x8", nvlink::preset(&nvlink::H20)),
         ("b200-x8", nvlink::preset(&nvlink::B200)),
     ];
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;

@@ -22,7 +22,8 @@
 //!   (the GPU preset `rtx-pro-6000-maxq`: the datasheet's memory, tensor peaks scaled by its AI
 //!   TOPS) on bare metal with P2P; the bare-metal box's links and NCCL curves stand in (no Max-Q
 //!   box's are published).
-//! - `h100-x8`, `h200-x8`, `b200-x8`: NVSwitch boxes from published NCCL figures.
+//! - `h100-x8`, `h200-x8`, `b200-x8`: NVSwitch boxes from published NCCL figures; `h20-x8`: the
+//!   HGX H20 (the `h20` GPU preset), the H200 box's NVLink figures at the same stated link rate.
 //! - `rtx-pro-6000-x8x2-400gbe`: two bare-metal RTX PRO 6000 boxes, one ConnectX-7 400GbE (RoCE)
 //!   port each; `h200-x8x2-ib-ndr`: two HGX H200 boxes, 8× ConnectX-7 NDR 400 InfiniBand each.
 //!   The network is modelled from published NIC and NCCL figures, not measured.
@@ -31,7 +32,7 @@ use models::MachineProfile;
 use std::path::Path;
 
 /// (name, embedded JSON) of every built-in preset, in the order `sim` lists them.
-const PRESETS: [(&str, &str); 12] = [
+const PRESETS: [(&str, &str); 13] = [
     (
         "rtx-pro-6000-x8-baremetal",
         include_str!("../presets/machines/rtx-pro-6000-x8-baremetal.json"),
@@ -62,6 +63,7 @@ const PRESETS: [(&str, &str); 12] = [
     ),
     ("h100-x8", include_str!("../presets/machines/h100-x8.json")),
     ("h200-x8", include_str!("../presets/machines/h200-x8.json")),
+    ("h20-x8", include_str!("../presets/machines/h20-x8.json")),
     ("b200-x8", include_str!("../presets/machines/b200-x8.json")),
     (
         "rtx-pro-6000-x8x2-400gbe",

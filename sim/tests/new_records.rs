@@ -1,6 +1,7 @@
 //! Issue 35: records that could not be expressed before — a GLM-5.2 run at TP6 under the b12x
-//! vLLM fork (heads padded), a box of RTX PRO 6000 Max-Q cards, MiniMax-M2.5 AWQ INT4 — map onto
-//! presets and are compared; the same records without what makes them runnable still say why not.
+//! vLLM fork (heads padded), a box of RTX PRO 6000 Max-Q cards, an HGX H20, MiniMax-M2.5 AWQ
+//! INT4 — map onto presets and are compared; the same records without what makes them runnable
+//! still say why not.
 
 use sim::records::{RecordSet, UnexpressibleKind, express};
 use sim::scoreboard::{ScoreOptions, score};
@@ -132,4 +133,40 @@ fn minimax_awq_expresses_where_its_workload_is_stated() {
         b.unexpressible[0].reason,
         UnexpressibleKind::MissingWorkload
     );
+}
+
+/// Issue 35: a record on "NVIDIA H20" runs on the `h20-x8` preset (H200's fabric, the H20 card),
+/// and is slower than the same record on H200s (less memory bandwidth, a sixth of the tensor peak).
+#[test]
+fn an_h20_record_runs_on_the_hgx_h20() {
+    let s = set(&[
+        decode_record(
+            "h20",
+            "NVIDIA H20",
+            "enabled",
+            "sglang",
+            "--tp 8",
+            "glm-4.7-fp8",
+        ),
+        decode_record(
+            "h200",
+            "NVIDIA H200",
+            "enabled",
+            "sglang",
+            "--tp 8",
+            "glm-4.7-fp8",
+        ),
+    ]);
+    assert_eq!(express(&s.records[0]).unwrap().machine, "h20-x8");
+    assert_eq!(express(&s.records[1]).unwrap().machine, "h200-x8");
+    let b = score(&s, &ScoreOptions::default());
+    assert_eq!(b.expressible, 2, "{:?}", b.unexpressible);
+    let predicted = |id: &str| {
+        b.comparisons
+            .iter()
+            .find(|c| c.id == id)
+            .map(|c| c.predicted)
+            .unwrap()
+    };
+    assert!(predicted("h20") < predicted("h200"));
 }

@@ -43,6 +43,7 @@ fn every_preset_parses_with_provenance() {
             "rtx-pro-6000-maxq-x8",
             "h100-x8",
             "h200-x8",
+            "h20-x8",
             "b200-x8",
             "rtx-pro-6000-x8x2-400gbe",
             "h200-x8x2-ib-ndr",
@@ -245,7 +246,7 @@ fn nvlink_boxes_are_much_faster_than_pcie() {
             .unwrap()
             .busbw_gb_per_s
     };
-    for name in ["h100-x8", "h200-x8", "b200-x8"] {
+    for name in ["h100-x8", "h200-x8", "h20-x8", "b200-x8"] {
         let p = machine_preset(name).unwrap();
         // Modelled curves (unlike the measured bare-metal ones, where NCCL's protocol switches make
         // e.g. 8-GPU all-reduce at 1 MiB faster than at 512 KiB) never get faster with size.
@@ -442,4 +443,20 @@ fn the_maxq_box_is_the_baremetal_box_with_the_maxq_card() {
     let b = sim::machine::Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
     assert_eq!(m.gpu.memory_gb_per_s, b.gpu.memory_gb_per_s);
     assert!(m.gpu.bf16_tflops < 0.9 * b.gpu.bf16_tflops);
+}
+
+/// Issue 35: the HGX H20 is the H200 box's NVLink fabric (the same stated 900 GB/s, so the same
+/// modelled NCCL curves) with the H20 card: 96 GB at 4.0 TB/s, a sixth of the tensor peak.
+#[test]
+fn the_h20_box_is_the_h200_fabric_with_the_h20_card() {
+    let h20 = machine_preset("h20-x8").unwrap();
+    let h200 = machine_preset("h200-x8").unwrap();
+    assert_eq!(h20.gpu_preset.as_deref(), Some("h20"));
+    assert_eq!(h20.devices.len(), 8);
+    assert!(h20.devices.iter().all(|d| d.name == "NVIDIA H20"));
+    assert_eq!(h20.collectives, h200.collectives);
+    assert_eq!(h20.links, h200.links);
+    let m = sim::machine::Machine::resolve("h20-x8").unwrap();
+    assert_eq!(m.gpu.memory_gb_per_s, 4000.0);
+    assert_eq!(m.gpu.bf16_tflops, 148.0);
 }

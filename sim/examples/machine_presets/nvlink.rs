@@ -1,4 +1,4 @@
-//! NVLink/NVSwitch 8-GPU presets (HGX/DGX H100, H200, B200) from published figures.
+//! NVLink/NVSwitch 8-GPU presets (HGX/DGX H100, H200, H20, B200) from published figures.
 //!
 //! NCCL switches protocol with size (LL for small messages, LL128, then Simple); each is modelled as
 //! latency + bytes / (its share of peak bus bandwidth), and the fastest is taken:
@@ -72,6 +72,35 @@ pub const H200: NvlinkBox = NvlinkBox {
          H200 (seen on this workplace's H200 machines)",
     ],
     figure_notes: &[],
+};
+
+/// HGX H20: the H200 box's NVLink4/NVSwitch fabric at the same stated 900 GB/s per GPU, so H200's
+/// NCCL figures scaled by 450/450 (no H20 NCCL run is published).
+pub const H20: NvlinkBox = NvlinkBox {
+    gpu_preset: "h20",
+    gpu_name: "NVIDIA H20",
+    memory_mib: 97871,
+    pcie: Some((5, 16)),
+    compute_capability: [9, 0],
+    nvlink_gb_per_s: 450.0,
+    ring_busbw_gb_per_s: H200.ring_busbw_gb_per_s * 450.0 / H200.nvlink_gb_per_s,
+    allreduce8_busbw_gb_per_s: H200.allreduce8_busbw_gb_per_s * 450.0 / H200.nvlink_gb_per_s,
+    sources: &[
+        "NVIDIA H20: NVLink 4.0 900 GB/s bidirectional (450 per direction) as H100/H200, 96 GB \
+         HBM3 at 4.0 TB/s, BF16 148 / INT8 296 dense (NVIDIA's partner spec sheet as reproduced at \
+         willitrunai.com/gpus/h20-96gb)",
+        "8x H200 all_reduce_perf peak busbw 475 GB/s (NCCL 2.20.3): github.com/NVIDIA/nccl-tests/\
+         issues/272; NCCL's ~370 GB/s effective NVLink4 ring busbw (github.com/NVIDIA/nccl-tests/\
+         issues/212)",
+        LATENCY_SOURCES,
+        "HGX H20: NVSwitch, NV18 between every pair as HGX H100/H200; 97871 MiB per GPU as \
+         nvidia-smi reports an H20 (public nvidia-smi listings of 8x NVIDIA H20 hosts)",
+    ],
+    figure_notes: &[
+        "No H20 NCCL figures are published: the H200 box's peak busbw (370 ring, 475 all-reduce on \
+         8) scaled by the ratio of stated NVLink rates, 450/450 = 1; the H20's lower SM count (78) \
+         may lower NCCL's reachable busbw and is not modelled.",
+    ],
 };
 
 pub const B200: NvlinkBox = NvlinkBox {

@@ -144,6 +144,12 @@ fn gpu_family(hw: &Hardware) -> Result<&'static str, Unexpressible> {
             "h200-x8"
         } else if gpu.contains("h100") {
             "h100-x8"
+        } else if gpu
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w == "h20")
+        {
+            // by word: "h20" is a prefix of "h200", matched above
+            "h20-x8"
         } else {
             return Err(Unexpressible::new(
                 UnexpressibleKind::UnknownMachine,
