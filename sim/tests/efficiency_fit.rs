@@ -209,7 +209,7 @@ fn large_gemms_are_compute_bound_at_a_realistic_fraction() {
 fn gpus_map_to_the_right_family() {
     for name in GpuSpec::preset_names() {
         let g = GpuSpec::preset(name).expect("preset");
-        let want = if ["h100", "h200", "b200", "b100", "b300", "a100"]
+        let want = if ["h100", "h200", "h20", "b200", "b100", "b300", "a100"]
             .iter()
             .any(|k| name.starts_with(k))
         {
