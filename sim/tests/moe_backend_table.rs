@@ -8,6 +8,8 @@
 //! apart: the collector repeats one call, so they are read from L2 (Marlin at TP8: 91 MB at 4
 //! tokens in 46 µs, ~2 TB/s, above the DRAM peak), which a serving step does not see.
 
+mod common;
+
 use models::GpuSpec;
 use sim::cost::kernel::KernelCurve;
 use sim::efficiency::{EfficiencyModel, KernelKind};
@@ -30,31 +32,16 @@ struct Row {
 }
 
 fn rows() -> Vec<Row> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../data/observations/moe-vllm-0.24-rtx-pro-6000.csv"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            let n = |i: usize| {
-                f[i].parse::<f64>()
-                    .unwrap_or_else(|_| panic!("{path}: {l}"))
-            };
-            Row {
-                backend: f[0].into(),
-                dtype: f[1].into(),
-                slice: n(2) * n(3) / n(6),
-                experts: n(4),
-                topk: n(5),
-                tp: n(6),
-                tokens: n(7),
-                time_s: n(8) * 1e-6,
-            }
-        })
-        .collect()
+    common::data_csv_rows("moe-vllm-0.24-rtx-pro-6000.csv", |f, n| Row {
+        backend: f[0].into(),
+        dtype: f[1].into(),
+        slice: n(2) * n(3) / n(6),
+        experts: n(4),
+        topk: n(5),
+        tp: n(6),
+        tokens: n(7),
+        time_s: n(8) * 1e-6,
+    })
 }
 
 /// The curve's time for a row: balanced routing touches min(experts, tokens × top-k) experts.

@@ -5,27 +5,18 @@
 //! hands the kernel). Two checks: the tables' kernel time falls with the experts touched (the
 //! premise of pricing skew by touched experts), and the skew stays inside the tables' range.
 
+mod common;
+
 use sim::cost::moe::{ROUTING_SKEW, Routing};
 use std::collections::BTreeMap;
 
 /// (distribution, tokens) → (touched experts, time µs).
 fn rows() -> BTreeMap<(String, u32), (f64, f64)> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../data/observations/moe-vllm-0.24-rtx-pro-6000-routing.csv"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            let n = |i: usize| {
-                f[i].parse::<f64>()
-                    .unwrap_or_else(|_| panic!("{path}: {l}"))
-            };
-            ((f[3].to_string(), n(4) as u32), (n(5), n(6)))
-        })
-        .collect()
+    common::data_csv_rows("moe-vllm-0.24-rtx-pro-6000-routing.csv", |f, n| {
+        ((f[3].to_string(), n(4) as u32), (n(5), n(6)))
+    })
+    .into_iter()
+    .collect()
 }
 
 /// Under the power laws the kernel touches fewer experts and takes less time from 16 tokens

@@ -37,3 +37,22 @@ pub fn sim_stdout(args: &[&str]) -> String {
     assert_eq!(code, 0, "{args:?}: {err}");
     out
 }
+
+/// The rows of a carried kernel table `data/observations/FILE` (header skipped), each mapped by
+/// `row(fields, number)`, where `number(i)` is field `i` as a number (a test fails naming the
+/// file and line when it is not one).
+pub fn data_csv_rows<T>(file: &str, row: impl Fn(&[&str], &dyn Fn(usize) -> f64) -> T) -> Vec<T> {
+    let path = format!("{}/../data/observations/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let n = |i: usize| {
+                f[i].parse::<f64>()
+                    .unwrap_or_else(|_| panic!("{path}: {l}"))
+            };
+            row(&f, &n)
+        })
+        .collect()
+}
