@@ -28,6 +28,17 @@
 //! FP8 KV is read at the bandwidth the same module's one-head (MHA kernel) rows reach in fp8
 //! against bf16 at the same shape (the fp8 cache is dequantised in the kernel): the table has
 //! no grouped fp8 rows, so the grouped kernel is assumed to dequantise at the same cost.
+//! Every head block dequantises again: a program loads its tile of the latent and converts it
+//! (`k = (k.to(tl.float32) * ks).to(q.dtype)`, the same for the V tile, in
+//! `_fwd_grouped_kernel_stage1` of vLLM's `triton_decode_attention.py`), so only the bytes of a
+//! re-read halve in fp8, not the conversion. A further fp8 block costs half the bf16 re-read
+//! (its bytes) plus the conversion the one-head rows show (the fp8 first read's excess over
+//! half a bf16 read): `reread/2 + (1/(2·fp8_rate) − 1/2)` of a bf16 read, i.e.
+//! `reread·fp8_rate + 1 − fp8_rate` of the fp8 first read ([`TritonMlaFit::reread_for`]).
+//! Priced with the bf16 re-read scaled by the bytes alone, the dev Kimi-K2.6 DCP4 and DCP8 runs
+//! (four head blocks, fp8 KV) gained a median 15% less step time from context at 64k–128k and
+//! 4–32 streams than measured (0.74–1.00 of it, 12 runs; 0.86–1.16, median 0.99, now), while
+//! DCP2 without speculation (one block) matched.
 //!
 //! The RTX PRO 6000 records ran the community SM120 build (voipmonitor/vllm
 //! `v1/attention/backends/mla/triton_mla.py` @2fe72a2, local-inference-lab/rtx6kpro
@@ -187,6 +198,16 @@ impl TritonMlaFit {
         }
     }
 
+    /// A further head block's cost against the first read in `fp8` or bf16 KV: bf16's fitted
+    /// re-read; in fp8 half its bytes plus the dequantisation every block repeats (module docs).
+    pub fn reread_for(&self, fp8: bool) -> f64 {
+        if fp8 {
+            self.reread * self.fp8_rate + 1.0 - self.fp8_rate
+        } else {
+            self.reread
+        }
+    }
+
     /// Median |error| of this fit on the rows `keep` passes.
     pub fn median_abs_err_on(&self, rows: &[Row], keep: impl Fn(&Row) -> bool) -> f64 {
         let cold = cold_rows(rows, keep);
@@ -253,7 +274,7 @@ impl TritonMlaDecode {
             bytes: requests * cached * LATENT_VALUES * per_value,
             time_s: 0.0,
         };
-        model_s(bw, f.half_streams, f.reread, &c)
+        model_s(bw, f.half_streams, f.reread_for(self.fp8), &c)
     }
 
     /// What priced it, for `predict`'s note.
@@ -430,6 +451,26 @@ mod tests {
         assert_eq!(t(8.0, 8.0), t(16.0, 8.0));
         let (one, four) = (t(16.0, 8.0), t(32.0, 8.0));
         assert!(four > one * 2.0 && four < one * 4.0, "{one} {four}");
+    }
+
+    /// Every head block dequantises the fp8 latent again, so fp8's saving over bf16 shrinks
+    /// with the blocks: one block at the one-head rows' rate, four blocks nearer bf16's time.
+    #[test]
+    fn an_fp8_head_block_dequantises_again() {
+        let f = TritonMlaFit::builtin();
+        assert!(f.reread_for(true) > f.reread && f.reread_for(true) < 1.0);
+        let t = |heads: f64, fp8: bool| {
+            let d = TritonMlaDecode {
+                heads,
+                dcp: 1.0,
+                fp8,
+                max_model_len: 262_144.0,
+            };
+            d.time_s(8.0, 1.0, 65_536.0)
+        };
+        let (one, four) = (t(8.0, true) / t(8.0, false), t(32.0, true) / t(32.0, false));
+        assert!((one - 0.5 / f.fp8_rate).abs() < 1e-9, "{one}");
+        assert!(four > one && four < 1.0, "{one} {four}");
     }
 
     /// A verify pass's rows of one request re-read its cache: dearer than one row, cheaper than
