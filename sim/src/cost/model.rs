@@ -61,6 +61,9 @@ pub(super) struct Experts {
     /// What the MoE runner streams beyond the tables' kernel ([`super::moe::MoeRunner`]).
     pub runner: super::moe::MoeRunner,
     pub curve: KernelCurve,
+    /// What the layer's time never exceeds ([`super::moe_bound`]); `None` for a format no line
+    /// was fitted for.
+    pub bound: Option<super::moe_bound::LayerBound>,
     pub envelope: Envelope,
 }
 
@@ -349,6 +352,11 @@ impl CostModel {
                         moe_backend_rate(machine, opts, model, &layout, &f.name()),
                     )
                     .with_floor(inv.moe.core_launches * floors.small_kernel_s),
+                bound: super::moe_bound::LayerBound::of(
+                    &f.name(),
+                    model.hidden_size as f64,
+                    peak_bytes_per_s,
+                ),
                 envelope: Envelope::EMPTY,
             };
             e.envelope = Envelope::of(&|t| moe_raw(&e, t));
@@ -425,6 +433,14 @@ pub(super) fn moe_raw(e: &Experts, t: f64) -> super::kernel::OpTime {
         2.0 * pairs * e.params_per_expert,
         touched * e.bytes_per_expert,
     );
+    // never above streaming the touched experts once plus the measured per-call and per-expert
+    // costs (and the flops at the curve's best compute rate)
+    if let Some(b) = &e.bound {
+        let flops = 2.0 * pairs * e.params_per_expert;
+        op.s = op
+            .s
+            .min(b.s(touched, e.bytes_per_expert) + e.curve.best_compute_s(flops));
+    }
     // a runner's reads beyond the tables' kernel stream on top of its time, at the same
     // achieved bandwidth (the tables' roofline may sit on its compute side, which they do not use)
     let extra_bytes = e.runner.extra_bytes(pairs, touched, e.bytes_per_expert);

@@ -1,0 +1,122 @@
+//! A physical upper bound on one MoE layer's decode time: the touched experts' weights (their
+//! block scales included) streamed once at an achievable bandwidth, plus a fixed cost per call and
+//! per touched expert, fitted per weight format on vLLM 0.24's fused MoE by shape on the RTX PRO
+//! 6000 (`data/observations/moe-vllm-0.24-rtx-pro-6000-shapes.csv`, aiconfigurator 0.12.0: 21
+//! model shapes, TP 1–32, balanced routing, at most 2 tokens per touched expert; distilled and
+//! fitted by `scripts/distill-vllm-moe-shapes.py`).
+//!
+//! ```text
+//! line_s  = t0 + touched · (bytes_per_expert / (eta · peak_bandwidth) + c · hidden / 1024)
+//! bound_s = margin · line_s + flops / (peak_flops · best compute fraction of the curve)
+//! ```
+//!
+//! `c` is the per-expert cost beyond the bytes: it grows with the GEMMs' K loop (hidden), not
+//! with the slice (0.10 µs per 1024 hidden for NVFP4 CUTLASS: 0.2–0.7 µs per expert over the
+//! table's hidden 2048–7168), which is why small slices (a few MB per expert) stream at a lower
+//! share of bandwidth than large ones. The cost model prices a layer with the kernel curves
+//! ([`super::kernel::KernelCurve`], keyed by tokens per expert and slice) and never above this
+//! bound: outside the curves' measured slices, or between their knots, a curve's compute side
+//! can otherwise price more than streaming every touched expert takes.
+//!
+//! Held out by shape (`sim/tests/moe_bound_table.rs`): the CUTLASS formats are fitted on every
+//! shape but hidden 4096 (Qwen3.5-397B's 4096 × 1024 × 512 experts among those held back),
+//! Marlin on its one shape at TP 1, 2, 8, 32 (TP 4 and 16 held back).
+
+/// The fitted line of one weight format and its margin.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MoeLine {
+    /// Fixed cost of the layer's fused-MoE call (launches, routing sort, the activation
+    /// quantise), µs.
+    pub t0_us: f64,
+    /// Achievable share of the datasheet bandwidth the touched weights stream at.
+    pub eta: f64,
+    /// Cost per touched expert beyond its bytes, µs per 1024 of hidden size.
+    pub c_us_per_khidden: f64,
+    /// The largest measured / line ratio over the fitted rows whose touched weights exceed the
+    /// 128 MB L2 (rounded up): the bound is the line times this.
+    pub margin: f64,
+}
+
+/// Fitted lines (grid search of `scripts/distill-vllm-moe-shapes.py --fit`; bounds of the grid:
+/// t0 0–100 µs, eta 0.60–1.00, c 0–0.30 µs). NVFP4 (FlashInfer CUTLASS): t0 55, eta 0.86, c
+/// 0.10; median |error| 5.9% fitted (478 rows), 6.4% held back (146); cold rows at most 1.27× the
+/// line. Marlin W4A16 INT4: t0 25, eta 0.85, c 0.01; 1.2% / 2.2%; at most 1.25×. FP8 CUTLASS: t0
+/// 40, eta 0.83, c 0.02; 8.5% / 6.1%; at most 1.68×. BF16 CUTLASS: t0 35, eta 0.84, c 0.01; 4.2% /
+/// 4.8%; at most 1.83× (the FP8 / BF16 tables bend up at 2 tokens per expert on large slices,
+/// hence their wider margins).
+pub fn line_of(format: &str) -> Option<MoeLine> {
+    let l = |t0_us, eta, c_us_per_khidden, margin| MoeLine {
+        t0_us,
+        eta,
+        c_us_per_khidden,
+        margin,
+    };
+    match crate::efficiency::normalize_dtype(format)? {
+        "nvfp4" => Some(l(55.0, 0.86, 0.10, 1.3)),
+        "int4" => Some(l(25.0, 0.85, 0.01, 1.3)),
+        "fp8" => Some(l(40.0, 0.83, 0.02, 1.7)),
+        "bf16" => Some(l(35.0, 0.84, 0.01, 1.85)),
+        _ => None,
+    }
+}
+
+impl MoeLine {
+    /// The line's time of one layer, seconds: `touched` experts of `bytes_per_expert` each (scales
+    /// included) on a GPU of `peak_byte_s` bandwidth, hidden size `hidden`.
+    pub fn line_s(&self, touched: f64, bytes_per_expert: f64, hidden: f64, peak_byte_s: f64) -> f64 {
+        self.t0_us * 1e-6
+            + touched
+                * (bytes_per_expert / (self.eta * peak_byte_s)
+                    + self.c_us_per_khidden * 1e-6 * hidden / 1024.0)
+    }
+
+    /// The bound: [`Self::line_s`] times the margin.
+    pub fn bound_s(&self, touched: f64, bytes_per_expert: f64, hidden: f64, peak_byte_s: f64) -> f64 {
+        self.margin * self.line_s(touched, bytes_per_expert, hidden, peak_byte_s)
+    }
+}
+
+/// The bound of one GPU's MoE layer, resolved when the cost model is built.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayerBound {
+    pub line: MoeLine,
+    /// Model hidden size.
+    pub hidden: f64,
+    /// Datasheet bandwidth × machine and knob scales, bytes/s (the line's `eta` refers to it).
+    pub peak_byte_s: f64,
+}
+
+impl LayerBound {
+    /// The bound for `format`'s experts, `None` where no line was fitted.
+    pub fn of(format: &str, hidden: f64, peak_byte_s: f64) -> Option<LayerBound> {
+        Some(LayerBound {
+            line: line_of(format)?,
+            hidden,
+            peak_byte_s,
+        })
+    }
+
+    /// Bound on the layer's streaming time, seconds, for `touched` experts of `bytes_per_expert`.
+    pub fn s(&self, touched: f64, bytes_per_expert: f64) -> f64 {
+        self.line
+            .bound_s(touched, bytes_per_expert, self.hidden, self.peak_byte_s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Qwen3.5-397B NVFP4 at TP4 (4096 × 1024 / 4 per GPU, 1.77 MB an expert with scales): 320
+    /// touched experts on the RTX PRO 6000 come to the table's 483 µs (32 tokens, balanced) within
+    /// a few percent, and the bound sits above it.
+    #[test]
+    fn the_nvfp4_line_meets_a_held_back_row() {
+        let l = line_of("nvfp4").unwrap();
+        let bytes = 3.0 * 4096.0 * 1024.0 / 4.0 * 0.5625;
+        let t = l.line_s(320.0, bytes, 4096.0, 1792e9);
+        assert!((t / 483.0e-6 - 1.0).abs() < 0.1, "{t}");
+        assert!(l.bound_s(320.0, bytes, 4096.0, 1792e9) > 483.0e-6);
+        assert!(line_of("mxfp8-unknown").is_none());
+    }
+}
