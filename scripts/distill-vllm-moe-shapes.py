@@ -80,6 +80,17 @@ def fit(path):
         err = lambda s: statistics.median(abs(line(x, *p) / x["time_us"] - 1) for x in s)
         worst = lambda s: max(x["time_us"] / line(x, *p) for x in s
                               if x["touched"] * x["bytes"] >= L2_BYTES)
+        # the per-expert cost each shape alone asks for (t0 and eta held): its spread bounds c
+        shapes = {}
+        for x in mine:
+            if x["touched"] * x["bytes"] >= L2_BYTES:
+                per = (x["time_us"] - p[0]) / x["touched"] - x["bytes"] / (p[1] * PEAK_BYTE_S) * 1e6
+                shapes.setdefault((x["hidden"], x["inter"], x["experts"], x["tp"]), []).append(
+                    per / (x["hidden"] / 1024))
+        cs = sorted(statistics.median(v) for v in shapes.values())
+        print(f"{d}: per-shape c (us per 1024 hidden) over {len(cs)} shapes: min {cs[0]:.2f}, "
+              f"quartiles {cs[len(cs) // 4]:.2f} / {cs[len(cs) // 2]:.2f} / {cs[3 * len(cs) // 4]:.2f}, "
+              f"max {cs[-1]:.2f}")
         print(f"{d}: t0 {p[0]} us, eta {p[1]:.2f}, c {p[2]:.2f} us per 1024 hidden; "
               f"median |error| fitted {100 * err(fitted):.1f}% (n {len(fitted)}), "
               f"held back {100 * err(held):.1f}% (n {len(held)}); largest measured / line on "

@@ -356,6 +356,7 @@ impl CostModel {
                     &f.name(),
                     model.hidden_size as f64,
                     peak_bytes_per_s,
+                    super::moe::shape_note(&machine.gpu, model, &layout).is_some(),
                 ),
                 envelope: Envelope::EMPTY,
             };
@@ -436,10 +437,12 @@ pub(super) fn moe_raw(e: &Experts, t: f64) -> super::kernel::OpTime {
     // never above streaming the touched experts once plus the measured per-call and per-expert
     // costs (and the flops at the curve's best compute rate)
     if let Some(b) = &e.bound {
+        if b.extrapolated {
+            op.s = op.s.max(b.line_s(touched, e.bytes_per_expert));
+        }
         let flops = 2.0 * pairs * e.params_per_expert;
-        op.s = op
-            .s
-            .min(b.s(touched, e.bytes_per_expert) + e.curve.best_compute_s(flops));
+        op.s =
+            op.s.min(b.s(touched, e.bytes_per_expert) + e.curve.best_compute_s(flops));
     }
     // a runner's reads beyond the tables' kernel stream on top of its time, at the same
     // achieved bandwidth (the tables' roofline may sit on its compute side, which they do not use)

@@ -43,7 +43,12 @@ pub struct MoeLine {
 /// line. Marlin W4A16 INT4: t0 25, eta 0.85, c 0.01; 1.2% / 2.2%; at most 1.25×. FP8 CUTLASS: t0
 /// 40, eta 0.83, c 0.02; 8.5% / 6.1%; at most 1.68×. BF16 CUTLASS: t0 35, eta 0.84, c 0.01; 4.2% /
 /// 4.8%; at most 1.83× (the FP8 / BF16 tables bend up at 2 tokens per expert on large slices,
-/// hence their wider margins).
+/// hence their wider margins). The per-expert cost `c` each shape alone asks for (t0 and eta held;
+/// cold rows): NVFP4 quartiles 0.07 / 0.10 / 0.14 µs per 1024 hidden over 70 shapes (0.3–1.0 µs
+/// an expert at hidden 2048–7168), Marlin 0.01 on all 6, FP8 −0.02 / 0.01 / 0.04, BF16 −0.04 /
+/// 0.00 / 0.05 (the tails come from large slices, where a point of eta moves c by more).
+/// Checked against SGLang 0.5.14's fused MoE on the same card, never fitted here (median |error|
+/// 1.6% NVFP4, 8.9% INT4, 1.9% FP8, 3.1% BF16; `moe_bound_table`).
 pub fn line_of(format: &str) -> Option<MoeLine> {
     let l = |t0_us, eta, c_us_per_khidden, margin| MoeLine {
         t0_us,
@@ -63,7 +68,13 @@ pub fn line_of(format: &str) -> Option<MoeLine> {
 impl MoeLine {
     /// The line's time of one layer, seconds: `touched` experts of `bytes_per_expert` each (scales
     /// included) on a GPU of `peak_byte_s` bandwidth, hidden size `hidden`.
-    pub fn line_s(&self, touched: f64, bytes_per_expert: f64, hidden: f64, peak_byte_s: f64) -> f64 {
+    pub fn line_s(
+        &self,
+        touched: f64,
+        bytes_per_expert: f64,
+        hidden: f64,
+        peak_byte_s: f64,
+    ) -> f64 {
         self.t0_us * 1e-6
             + touched
                 * (bytes_per_expert / (self.eta * peak_byte_s)
@@ -71,7 +82,13 @@ impl MoeLine {
     }
 
     /// The bound: [`Self::line_s`] times the margin.
-    pub fn bound_s(&self, touched: f64, bytes_per_expert: f64, hidden: f64, peak_byte_s: f64) -> f64 {
+    pub fn bound_s(
+        &self,
+        touched: f64,
+        bytes_per_expert: f64,
+        hidden: f64,
+        peak_byte_s: f64,
+    ) -> f64 {
         self.margin * self.line_s(touched, bytes_per_expert, hidden, peak_byte_s)
     }
 }
@@ -84,16 +101,35 @@ pub struct LayerBound {
     pub hidden: f64,
     /// Datasheet bandwidth × machine and knob scales, bytes/s (the line's `eta` refers to it).
     pub peak_byte_s: f64,
+    /// The expert slice lies outside the slices the kernel curves measured
+    /// ([`super::moe::shape_note`]): the curve is then the nearest measured slice's, flat, and
+    /// the layer is priced no faster than the line, which the vLLM table measured across slices
+    /// (a flat curve reads a small slice at a large one's efficiency: at Qwen3.5-397B's TP8
+    /// slice, 0.52 M elements, the table streams at 50% of bandwidth where the smallest measured
+    /// slice's curve, 1.57 M, reaches 59%).
+    pub extrapolated: bool,
 }
 
 impl LayerBound {
     /// The bound for `format`'s experts, `None` where no line was fitted.
-    pub fn of(format: &str, hidden: f64, peak_byte_s: f64) -> Option<LayerBound> {
+    pub fn of(
+        format: &str,
+        hidden: f64,
+        peak_byte_s: f64,
+        extrapolated: bool,
+    ) -> Option<LayerBound> {
         Some(LayerBound {
             line: line_of(format)?,
             hidden,
             peak_byte_s,
+            extrapolated,
         })
+    }
+
+    /// The line's time of the layer, seconds ([`MoeLine::line_s`]).
+    pub fn line_s(&self, touched: f64, bytes_per_expert: f64) -> f64 {
+        self.line
+            .line_s(touched, bytes_per_expert, self.hidden, self.peak_byte_s)
     }
 
     /// Bound on the layer's streaming time, seconds, for `touched` experts of `bytes_per_expert`.
