@@ -115,6 +115,11 @@ impl KernelCurve {
         self
     }
 
+    /// The machine's small-kernel floor × the call's kernels ([`Self::with_floor`]), seconds.
+    pub fn launch_floor_s(&self) -> f64 {
+        self.launch_floor_s
+    }
+
     /// The latency floor of one call, seconds.
     pub fn floor_s(&self) -> f64 {
         self.floor_s

@@ -13,14 +13,20 @@
 //! `c` is the per-expert cost beyond the bytes: it grows with the GEMMs' K loop (hidden), not
 //! with the slice (0.10 µs per 1024 hidden for NVFP4 CUTLASS: 0.2–0.7 µs per expert over the
 //! table's hidden 2048–7168), which is why small slices (a few MB per expert) stream at a lower
-//! share of bandwidth than large ones. The cost model prices a layer with the kernel curves
-//! ([`super::kernel::KernelCurve`], keyed by tokens per expert and slice) and never above this
-//! bound: outside the curves' measured slices, or between their knots, a curve's compute side
+//! share of bandwidth than large ones. At decode shapes (at most
+//! [`LINE_MAX_TOKENS_PER_EXPERT`] tokens per touched expert, the rows the line was fitted on) the
+//! cost model prices a layer with the kernel curves ([`super::kernel::KernelCurve`], keyed by
+//! tokens per expert and slice) and never above this bound (its t0 raised to the machine's own
+//! launch floor where that is slower: a VM); prefill chunks keep the curves: outside the curves' measured slices, or between their knots, a curve's compute side
 //! can otherwise price more than streaming every touched expert takes.
 //!
 //! Held out by shape (`sim/tests/moe_bound_table.rs`): the CUTLASS formats are fitted on every
 //! shape but hidden 4096 (Qwen3.5-397B's 4096 × 1024 × 512 experts among those held back),
 //! Marlin on its one shape at TP 1, 2, 8, 32 (TP 4 and 16 held back).
+
+/// Tokens per touched expert up to which the line holds: the table rows it was fitted on (decode
+/// and verify shapes; past them the grouped GEMMs' compute and tile choice take over).
+pub const LINE_MAX_TOKENS_PER_EXPERT: f64 = 2.0;
 
 /// The fitted line of one weight format and its margin.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -132,10 +138,15 @@ impl LayerBound {
             .line_s(touched, bytes_per_expert, self.hidden, self.peak_byte_s)
     }
 
-    /// Bound on the layer's streaming time, seconds, for `touched` experts of `bytes_per_expert`.
-    pub fn s(&self, touched: f64, bytes_per_expert: f64) -> f64 {
+    /// Bound on the layer's streaming time, seconds, for `touched` experts of `bytes_per_expert`,
+    /// on a machine whose launches of the call's kernels take at least `launch_floor_s`: the
+    /// line's t0 was the table's bare-metal box's, so a machine with slower launches (a VM, a
+    /// calibrated floor) keeps its own fixed cost under the bound.
+    pub fn s(&self, touched: f64, bytes_per_expert: f64, launch_floor_s: f64) -> f64 {
+        let extra_fixed_s = (launch_floor_s - self.line.t0_us * 1e-6).max(0.0);
         self.line
             .bound_s(touched, bytes_per_expert, self.hidden, self.peak_byte_s)
+            + self.line.margin * extra_fixed_s
     }
 }
 
