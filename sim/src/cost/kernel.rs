@@ -90,9 +90,14 @@ impl KernelCurve {
         c
     }
 
-    /// (memory, compute) fractions at `tokens` (rounded to a whole count, at least 1).
+    /// (memory, compute) fractions at `tokens` (at least 1), linear in log2(tokens) between the
+    /// knots. A fractional count is read where it lies, not rounded: an MoE's tokens per touched
+    /// expert is an average (1.44 at Qwen3.5-397B's 32 streams), and its flops grow with it while
+    /// rounding it down to 1 kept the compute fraction of 1 token, so the compute side priced
+    /// the layer 1.44× over its bytes (41.9 ms of the step where streaming every touched expert
+    /// takes 22 ms).
     pub fn fractions(&self, tokens: f64) -> (f64, f64) {
-        let x = tokens.round().max(1.0).log2();
+        let x = tokens.max(1.0).log2();
         let k = (x.floor() as usize).min(KNOTS - 1);
         if k + 1 >= KNOTS {
             return (self.memory_fraction[k], self.compute_fraction[k]);
@@ -110,9 +115,25 @@ impl KernelCurve {
         self
     }
 
+    /// The machine's small-kernel floor × the call's kernels ([`Self::with_floor`]), seconds.
+    pub fn launch_floor_s(&self) -> f64 {
+        self.launch_floor_s
+    }
+
     /// The latency floor of one call, seconds.
     pub fn floor_s(&self) -> f64 {
         self.floor_s
+    }
+
+    /// Seconds `flops` take at the best compute fraction anywhere on the curve: the compute a
+    /// kernel cannot beat at any size (the compute term of [`super::moe_bound`]'s bound).
+    pub fn best_compute_s(&self, flops: f64) -> f64 {
+        let best = self.max_fractions().1;
+        if best > 0.0 {
+            flops / (self.peak_flop_s * best)
+        } else {
+            0.0
+        }
     }
 
     /// The highest (memory, compute) fractions anywhere on the curve.

@@ -28,6 +28,7 @@ pub mod layer_mix;
 pub mod memory;
 pub mod model;
 pub mod moe;
+pub mod moe_bound;
 pub mod moe_table;
 pub mod report;
 pub mod served;

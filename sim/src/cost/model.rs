@@ -61,6 +61,9 @@ pub(super) struct Experts {
     /// What the MoE runner streams beyond the tables' kernel ([`super::moe::MoeRunner`]).
     pub runner: super::moe::MoeRunner,
     pub curve: KernelCurve,
+    /// What the layer's time never exceeds ([`super::moe_bound`]); `None` for a format no line
+    /// was fitted for.
+    pub bound: Option<super::moe_bound::LayerBound>,
     pub envelope: Envelope,
 }
 
@@ -322,37 +325,30 @@ impl CostModel {
             }
         };
         let experts = model.moe.map(|m| {
-            let routed = per_layer(ModelPart::RoutedExperts);
-            let per_rank = m.num_routed_experts as f64 / layout.ep as f64;
-            let bytes = routed / per_rank.max(1.0);
-            let f = model.format_of(ModelPart::RoutedExperts);
+            let f = model.format_of(ModelPart::RoutedExperts).name();
             // the slice of each expert one GPU streams sets the grouped GEMM's N and K: the
             // efficiency is the measured shapes' around it (`ShapeKnots`)
-            let slice = super::moe::efficiency_slice(model, &layout, &f.name());
-            let mut e = Experts {
-                routing: Routing::new(m.num_routed_experts, m.top_k, layout.ep),
-                bytes_per_expert: bytes,
-                params_per_expert: bytes / f.bytes_per_value(),
-                runner: super::moe::MoeRunner::of(
-                    opts.moe_runner_backend.as_deref(),
-                    &f.name(),
-                    model,
-                    &layout,
-                ),
-                // the fused MoE runs its kernels (quantize, align/sort, two grouped GEMMs,
-                // activation, reduce) one after another: each costs at least the floor
-                curve: curves
-                    .of_moe_backend(
-                        KernelKind::MoeGrouped,
-                        &f.name(),
-                        slice,
-                        moe_backend_rate(machine, opts, model, &layout, &f.name()),
-                    )
-                    .with_floor(inv.moe.core_launches * floors.small_kernel_s),
-                envelope: Envelope::EMPTY,
-            };
-            e.envelope = Envelope::of(&|t| moe_raw(&e, t));
-            e
+            let slice = super::moe::efficiency_slice(model, &layout, &f);
+            // the fused MoE runs its kernels (quantize, align/sort, two grouped GEMMs,
+            // activation, reduce) one after another: each costs at least the floor
+            let curve = curves
+                .of_moe_backend(
+                    KernelKind::MoeGrouped,
+                    &f,
+                    slice,
+                    moe_backend_rate(machine, opts, model, &layout, &f),
+                )
+                .with_floor(inv.moe.core_launches * floors.small_kernel_s);
+            let routed = per_layer(ModelPart::RoutedExperts);
+            experts_of(
+                machine,
+                model,
+                m,
+                &layout,
+                opts,
+                (routed, peak_bytes_per_s),
+                curve,
+            )
         });
         CostModel {
             layout,
@@ -387,7 +383,43 @@ impl CostModel {
     }
 }
 
-/// Routed experts of a MoE layer entered by `t` tokens, on the busiest GPU, without envelope.
+/// The routed experts of one GPU's MoE layer: `routed` bytes of them per layer on a GPU of
+/// `peak_bytes_per_s`, priced by `curve` and never above their bound ([`super::moe_bound`]).
+fn experts_of(
+    machine: &Machine,
+    model: &ModelSpec,
+    m: models::spec::MoeSpec,
+    layout: &Layout,
+    opts: &ServerOptions,
+    (routed, peak_bytes_per_s): (f64, f64),
+    curve: KernelCurve,
+) -> Experts {
+    let per_rank = m.num_routed_experts as f64 / layout.ep as f64;
+    let bytes = routed / per_rank.max(1.0);
+    let f = model.format_of(ModelPart::RoutedExperts);
+    let mut e = Experts {
+        routing: Routing::new(m.num_routed_experts, m.top_k, layout.ep),
+        bytes_per_expert: bytes,
+        params_per_expert: bytes / f.bytes_per_value(),
+        runner: super::moe::MoeRunner::of(
+            opts.moe_runner_backend.as_deref(),
+            &f.name(),
+            model,
+            layout,
+        ),
+        curve,
+        bound: super::moe_bound::LayerBound::of(
+            &f.name(),
+            model.hidden_size as f64,
+            peak_bytes_per_s,
+            super::moe::shape_note(&machine.gpu, model, layout).is_some(),
+        ),
+        envelope: Envelope::EMPTY,
+    };
+    e.envelope = Envelope::of(&|t| moe_raw(&e, t));
+    e
+}
+
 /// The bandwidth of the MoE backend the engine runs on SM120 against the fused-MoE curve
 /// ([`super::moe_table`]): Marlin W4A16 under vLLM; 1 where the curves price the backend.
 fn moe_backend_rate(
@@ -413,6 +445,7 @@ fn moe_backend_rate(
     }
 }
 
+/// Routed experts of a MoE layer entered by `t` tokens, on the busiest GPU, without envelope.
 pub(super) fn moe_raw(e: &Experts, t: f64) -> super::kernel::OpTime {
     let r = &e.routing;
     let touched = r.max_touched_per_rank(t);
@@ -425,6 +458,22 @@ pub(super) fn moe_raw(e: &Experts, t: f64) -> super::kernel::OpTime {
         2.0 * pairs * e.params_per_expert,
         touched * e.bytes_per_expert,
     );
+    // at decode shapes (the line's domain: ≤ 2 tokens per touched expert), never above streaming
+    // the touched experts once plus the measured per-call and per-expert costs (and the flops at
+    // the curve's best compute rate); prefill chunks keep the curve, whose compute side binds
+    if let Some(b) = e
+        .bound
+        .filter(|_| per_expert <= super::moe_bound::LINE_MAX_TOKENS_PER_EXPERT)
+    {
+        if b.extrapolated {
+            op.s = op.s.max(b.line_s(touched, e.bytes_per_expert));
+        }
+        let flops = 2.0 * pairs * e.params_per_expert;
+        op.s = op.s.min(
+            b.s(touched, e.bytes_per_expert, e.curve.launch_floor_s())
+                + e.curve.best_compute_s(flops),
+        );
+    }
     // a runner's reads beyond the tables' kernel stream on top of its time, at the same
     // achieved bandwidth (the tables' roofline may sit on its compute side, which they do not use)
     let extra_bytes = e.runner.extra_bytes(pairs, touched, e.bytes_per_expert);

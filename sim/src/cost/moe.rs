@@ -52,7 +52,13 @@ pub fn shape_note(
         .format_of(models::spec::ModelPart::RoutedExperts)
         .name();
     let slice = efficiency_slice(model, layout, &f)?;
-    crate::efficiency::EfficiencyModel::builtin().moe_shape_note(gpu, &f, slice)
+    let note = crate::efficiency::EfficiencyModel::builtin().moe_shape_note(gpu, &f, slice)?;
+    Some(match super::moe_bound::line_of(&f) {
+        Some(_) => format!(
+            "{note}, and no faster than the line vLLM 0.24's fused MoE measured across slices (cost::moe_bound)"
+        ),
+        None => note,
+    })
 }
 
 /// Expected maximum of `n` independent standard normal draws (Blom: Φ⁻¹((n − 0.375)/(n + 0.25))).
