@@ -275,8 +275,8 @@ fn block_size_is_read_alike_and_costs_whole_blocks() {
         let from_record =
             sim::engine::Engine::Vllm.record_knobs(&format!("{base}{more}"), "", &mut Vec::new());
         assert_eq!(
-            from_record.kv_block_tokens,
-            l.knobs().unwrap().kv_block_tokens
+            from_record.kv_page_tokens,
+            l.knobs().unwrap().kv_page_tokens
         );
         let plan = sim::cost::memory::plan(&spec, &fp, machine.memory_bytes(), &o);
         assert_eq!(plan.kv_tokens % u64::from(o.page_size), 0, "whole blocks");

@@ -104,6 +104,7 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, k: &mut LaunchKnobs) -> bo
         d if d == f::MOE_RUNNER_BACKEND.dest => k.moe_runner_backend = arg.map(str::to_string),
         d if d == f::ATTENTION_BACKEND.dest => k.attention_backend = arg.map(str::to_string),
         d if d == f::CUDA_GRAPH_MAX_BS.dest => k.cuda_graph_max_bs = number(),
+        d if d == f::PAGE_SIZE.dest => k.kv_page_tokens = number(),
         d if d == f::MAX_RUNNING_REQUESTS.dest => k.max_running_requests = number(),
         d if d == f::CHUNKED_PREFILL_SIZE.dest => k.chunked_prefill_size = number(),
         d if d == f::MAX_PREFILL_TOKENS.dest => k.max_prefill_tokens = number(),

@@ -144,9 +144,12 @@ impl ServingEngine for Vllm {
                 "vLLM: KV cache sharded over {d} ranks of the TP group (DCP {d})"
             ));
         }
-        // the cache is allocated in blocks: a request holds whole ones (the neutral page)
-        o.page_size = knobs.kv_block_tokens.unwrap_or(VLLM_BLOCK_SIZE);
-        if let Some(b) = knobs.kv_block_tokens {
+        // the cache is allocated in blocks: a request holds whole ones (the neutral page, set
+        // from the knob before; vLLM's default here)
+        if knobs.kv_page_tokens.is_none() {
+            o.page_size = VLLM_BLOCK_SIZE;
+        }
+        if let Some(b) = knobs.kv_page_tokens {
             notes.push(format!(
                 "vLLM: KV blocks of {b} tokens (--block-size; a request holds whole blocks)"
             ));

@@ -60,7 +60,7 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == t::NO_ENABLE_PREFIX_CACHING.dest => k.prefix_caching = Some(false),
         d if d == t::DISABLE_CUSTOM_ALL_REDUCE.dest => k.disable_custom_all_reduce = true,
         d if d == t::ENFORCE_EAGER.dest => k.disable_cuda_graph = true,
-        d if d == t::BLOCK_SIZE.dest => k.kv_block_tokens = number(),
+        d if d == t::BLOCK_SIZE.dest => k.kv_page_tokens = number(),
         "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" => {
             k.estimate_cudagraph_memory = arg == Some("1")
         }

@@ -22,6 +22,24 @@ pub enum Kind {
     Str,
     /// `type=str, choices=[…]`.
     Choice(&'static [&'static str]),
+    /// `nargs="+", type=int`: one or more integers (`--cuda-graph-bs 1 2 4 8`), read from a
+    /// launch line as the words up to the next option and from a dump as a Python list; the
+    /// value is kept as written and read by [`int_list`].
+    Ints,
+}
+
+/// The integers of an `nargs="+"` value as either engine's launch line or args dump writes them
+/// (`1 2 4 8`, `[1, 2, 4, 8]`, `1,2,4,8`); `None` when a word is not a non-negative integer
+/// that fits `u32`, or there is none.
+pub fn int_list(text: &str) -> Option<Vec<u32>> {
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == ']')
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.is_empty() {
+        return None;
+    }
+    words.iter().map(|w| w.parse::<u32>().ok()).collect()
 }
 
 /// The values of a modelled flag the simulator takes (SGLang may take more).

@@ -397,3 +397,15 @@ fn the_community_glm5_launch_line_is_read() {
     let r = off.server_options(&rtx_tp8(), &model).unwrap();
     assert_eq!(r.options.pcie_custom_all_reduce_max_bytes, None);
 }
+
+/// An `nargs="+"` value reads alike however either engine's line or dump writes it; a word that
+/// is no count makes it no list (the row's reader then refuses it).
+#[test]
+fn int_lists_read_alike_from_words_and_dumps() {
+    for text in ["1 2 4 8", "[1, 2, 4, 8]", "1,2,4,8", " [1,2, 4 ,8] "] {
+        assert_eq!(int_list(text), Some(vec![1, 2, 4, 8]), "{text}");
+    }
+    for text in ["", "[]", "1 two 4", "1 -2", "1.5", "4294967296"] {
+        assert_eq!(int_list(text), None, "{text}");
+    }
+}

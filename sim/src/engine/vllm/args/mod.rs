@@ -22,7 +22,9 @@ pub mod table;
 /// The vLLM whose defaults and memory sizing are modelled (the files cited in each module).
 pub const VLLM_VERSION: &str = "vLLM main of 2026";
 
-use crate::engine::sglang::args::{Bounds, FlagClass, Kind, LayoutSizes, SglangArgs, Spec};
+use crate::engine::sglang::args::{
+    Bounds, FlagClass, Kind, LayoutSizes, SglangArgs, Spec, int_list,
+};
 use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use crate::options::{ServerOptions, SpeculativeOptions};
 use std::collections::BTreeMap;
@@ -126,6 +128,15 @@ fn check(spec: &Spec, value: &str, spelled: &str) -> Result<(), VllmArgsError> {
             f.is_finite() && (spec.bounds != Bounds::Fraction || (f > 0.0 && f <= 1.0))
         }),
         Kind::Choice(c) => c.contains(&value),
+        Kind::Ints => match int_list(value) {
+            Some(l) => match spec.bounds {
+                Bounds::AtLeast(min) if l.iter().any(|i| i64::from(*i) < min) => {
+                    return Err(bad(spelled, format!("each must be at least {min}")));
+                }
+                _ => true,
+            },
+            None => false,
+        },
         Kind::Str | Kind::Flag => true,
     };
     if ok {
@@ -139,6 +150,7 @@ fn check(spec: &Spec, value: &str, spelled: &str) -> Result<(), VllmArgsError> {
                 "must be a fraction in (0, 1], e.g. 0.9".to_string()
             }
             Kind::Float => "is not a number".to_string(),
+            Kind::Ints => "is not a list of integers (`1 2 4 8`)".to_string(),
             _ => "is not an integer".to_string(),
         },
     ))
@@ -197,6 +209,15 @@ impl VllmLine {
             let takes_value = spec.is_none_or(|s| s.kind != Kind::Flag);
             let value = match inline {
                 Some(v) => Some(v),
+                // `nargs="+"`: every word up to the next option
+                None if spec.is_some_and(|s| s.kind == Kind::Ints) => {
+                    let from = i;
+                    while i < words.len() && !is_option(words[i]) {
+                        i += 1;
+                    }
+                    let taken: Vec<&str> = words[from..i].iter().map(|w| w.as_str()).collect();
+                    (!taken.is_empty()).then(|| taken.join(" "))
+                }
                 None if takes_value && i < words.len() && !is_option(words[i]) => {
                     i += 1;
                     Some(words[i - 1].clone())
@@ -332,7 +353,7 @@ impl VllmLine {
             } else {
                 self.on(&ENABLE_PREFIX_CACHING).then_some(true)
             },
-            kv_block_tokens: self.uint(&BLOCK_SIZE),
+            kv_page_tokens: self.uint(&BLOCK_SIZE),
             estimate_cudagraph_memory: self.env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
                 == Some("1"),
             moe_runner_backend: self.get(&MOE_BACKEND).map(str::to_string),
