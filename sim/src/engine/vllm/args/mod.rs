@@ -317,13 +317,12 @@ impl VllmLine {
     pub fn knobs(&self) -> Result<LaunchKnobs, VllmArgsError> {
         let graphs = self.json(&COMPILATION_CONFIG)?;
         let field = |k: &str| graphs.as_ref().and_then(|g| g.get(k));
-        let capture_max = field("max_cudagraph_capture_size")
-            .and_then(serde_json::Value::as_u64)
-            .or_else(|| {
-                field("cudagraph_capture_sizes")
-                    .and_then(serde_json::Value::as_array)
-                    .and_then(|a| a.iter().filter_map(serde_json::Value::as_u64).max())
-            });
+        let capture_max = self.capture_max(
+            field("max_cudagraph_capture_size").and_then(serde_json::Value::as_u64),
+            field("cudagraph_capture_sizes")
+                .and_then(serde_json::Value::as_array)
+                .and_then(|a| a.iter().filter_map(serde_json::Value::as_u64).max()),
+        )?;
         let no_graphs = field("cudagraph_mode")
             .and_then(serde_json::Value::as_str)
             .is_some_and(|m| m.eq_ignore_ascii_case("none"));
@@ -360,6 +359,48 @@ impl VllmLine {
             attention_backend: self.get(&ATTENTION_BACKEND).map(str::to_string),
             ..LaunchKnobs::default()
         })
+    }
+
+    /// The largest decode batch captured in a CUDA graph, from the flags or the
+    /// `--compilation-config` fields (`json_max`, `json_sizes_max`: the largest of its sizes):
+    /// the capture sizes' largest where given, else the maximum. vLLM refuses a setting given
+    /// both as a flag and in the JSON (`EngineArgs.create_engine_config`: "mutually
+    /// exclusive"), and a maximum other than the largest size (`post_init_cudagraph_sizes`).
+    fn capture_max(
+        &self,
+        json_max: Option<u64>,
+        json_sizes_max: Option<u64>,
+    ) -> Result<Option<u64>, VllmArgsError> {
+        let flag_max = self.uint(&MAX_CUDAGRAPH_CAPTURE_SIZE).map(u64::from);
+        let flag_sizes_max = self
+            .get(&CUDAGRAPH_CAPTURE_SIZES)
+            .and_then(int_list)
+            .and_then(|l| l.into_iter().max())
+            .map(u64::from);
+        for (flag, json, name) in [
+            (flag_max, json_max, &MAX_CUDAGRAPH_CAPTURE_SIZE),
+            (flag_sizes_max, json_sizes_max, &CUDAGRAPH_CAPTURE_SIZES),
+        ] {
+            if flag.is_some() && json.is_some() {
+                return Err(bad(
+                    name.canonical(),
+                    format!(
+                        "and --compilation-config's {} are mutually exclusive (vLLM refuses the line): give one",
+                        name.dest
+                    ),
+                ));
+            }
+        }
+        let (max, sizes_max) = (flag_max.or(json_max), flag_sizes_max.or(json_sizes_max));
+        if let (Some(m), Some(s)) = (max, sizes_max)
+            && m != s
+        {
+            return Err(bad(
+                &format!("{} {m}", MAX_CUDAGRAPH_CAPTURE_SIZE.canonical()),
+                format!("is not the largest capture size ({s}); vLLM requires them equal"),
+            ));
+        }
+        Ok(sizes_max.or(max))
     }
 
     /// `--speculative-config`'s draft: a chain of `num_speculative_tokens` drafts (vLLM's
