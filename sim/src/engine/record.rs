@@ -59,6 +59,23 @@ pub fn launch_knobs(
     k
 }
 
+/// The integers of an `nargs="+"` option `key` in a record's `text`: its `=value`, or every word
+/// after it that is a number or part of a list (the record reader hands each option one word,
+/// `arg`; the text goes on with other settings).
+pub fn ints_after(key: &str, arg: Option<&str>, text: &str) -> Option<Vec<u32>> {
+    use crate::engine::sglang::args::int_list;
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let Some(at) = words.iter().position(|w| *w == key) else {
+        return arg.and_then(int_list);
+    };
+    let list: Vec<&str> = words[at + 1..]
+        .iter()
+        .take_while(|w| w.chars().all(|c| c.is_ascii_digit() || ",[]".contains(c)))
+        .copied()
+        .collect();
+    int_list(&list.join(" "))
+}
+
 /// The speculative-decoding settings a record's flags state (each `None` where silent):
 /// SGLang's `--speculative-*` flags, or vLLM's `--speculative-config` JSON
 /// (`"method"`, `"num_speculative_tokens"`: a chain of that many drafts, one more verified).
@@ -142,6 +159,29 @@ pub(super) fn fraction(v: &str) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::engine::PcieAllReduce;
+
+    /// An `nargs="+"` option's words in a record's text, however the source wrote the list,
+    /// and no further than the list goes.
+    #[test]
+    fn ints_after_an_option_are_its_list_only() {
+        let key = "--cuda-graph-bs";
+        for text in [
+            "--tp 8 --cuda-graph-bs 1 2 4 8 --mem-fraction-static 0.8",
+            "--cuda-graph-bs 1,2,4,8, GPU_MEM=0.94",
+            "--cuda-graph-bs [1, 2, 4, 8] (graphs to 8)",
+        ] {
+            assert_eq!(
+                ints_after(key, Some("1"), text),
+                Some(vec![1, 2, 4, 8]),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            ints_after(key, Some("1,2,4"), "--cuda-graph-bs=1,2,4"),
+            Some(vec![1, 2, 4])
+        );
+        assert_eq!(ints_after(key, Some("x"), "--cuda-graph-bs x"), None);
+    }
 
     fn knobs(engine: Engine, flags: &str, quant: &str) -> LaunchKnobs {
         launch_knobs(engine, flags, quant, &mut Vec::new())

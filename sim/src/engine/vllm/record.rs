@@ -4,7 +4,7 @@
 //! environment its community builds read (`VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff)`).
 
 use super::args::table as t;
-use crate::engine::record::fraction;
+use crate::engine::record::{fraction, ints_after};
 use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use models::KvDtype;
 
@@ -63,7 +63,7 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == t::BLOCK_SIZE.dest => k.kv_page_tokens = number(),
         d if d == t::MAX_CUDAGRAPH_CAPTURE_SIZE.dest => k.cuda_graph_max_bs = number(),
         d if d == t::CUDAGRAPH_CAPTURE_SIZES.dest => {
-            k.cuda_graph_max_bs = listed_after(key, arg, text).and_then(|l| l.into_iter().max())
+            k.cuda_graph_max_bs = ints_after(key, arg, text).and_then(|l| l.into_iter().max())
         }
         "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" => {
             k.estimate_cudagraph_memory = arg == Some("1")
@@ -86,23 +86,6 @@ pub(super) fn assumed_draft() -> (crate::options::SpeculativeOptions, &'static s
         crate::engine::draft::recipe_draft("EAGLE3", Some("EAGLE-3 draft (one decoder layer)")),
         "vLLM EAGLE-3 with 3 speculative tokens (a chain: 3 drafts, 4 verified), the common recipe",
     )
-}
-
-/// The integers of an `nargs="+"` option `key` in a record's `text`: its `=value`, or every word
-/// after it that is a number or part of a list (the record reader hands each option one word,
-/// `arg`; the text goes on with other settings).
-fn listed_after(key: &str, arg: Option<&str>, text: &str) -> Option<Vec<u32>> {
-    use crate::engine::sglang::args::int_list;
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let Some(at) = words.iter().position(|w| *w == key) else {
-        return arg.and_then(int_list);
-    };
-    let list: Vec<&str> = words[at + 1..]
-        .iter()
-        .take_while(|w| w.chars().all(|c| c.is_ascii_digit() || ",[]".contains(c)))
-        .copied()
-        .collect();
-    int_list(&list.join(" "))
 }
 
 /// A `NNKB cutoff` in the text (the rtx6kpro vLLM notes), bytes.
