@@ -59,21 +59,21 @@ pub fn launch_knobs(
     k
 }
 
-/// The integers of an `nargs="+"` option `key` in a record's `text`: its `=value`, or every word
-/// after it that is a number or part of a list (the record reader hands each option one word,
-/// `arg`; the text goes on with other settings).
-pub fn ints_after(key: &str, arg: Option<&str>, text: &str) -> Option<Vec<u32>> {
-    use crate::engine::sglang::args::int_list;
+/// The value of an `nargs="+"` integer option `key` in a record's `text`, as written: its
+/// `=value` (`arg`), or every word after it that is a number or part of a list (the record
+/// reader hands each option one word; the text goes on with other settings). The engine's table
+/// reads it (`sglang::args::int_list`); `None` when the option is not there or has no list.
+pub fn ints_after(key: &str, arg: Option<&str>, text: &str) -> Option<String> {
     let words: Vec<&str> = text.split_whitespace().collect();
     let Some(at) = words.iter().position(|w| *w == key) else {
-        return arg.and_then(int_list);
+        return arg.map(str::to_string);
     };
     let list: Vec<&str> = words[at + 1..]
         .iter()
         .take_while(|w| w.chars().all(|c| c.is_ascii_digit() || ",[]".contains(c)))
         .copied()
         .collect();
-    int_list(&list.join(" "))
+    (!list.is_empty()).then(|| list.join(" "))
 }
 
 /// The speculative-decoding settings a record's flags state (each `None` where silent):
@@ -165,21 +165,18 @@ mod tests {
     #[test]
     fn ints_after_an_option_are_its_list_only() {
         let key = "--cuda-graph-bs";
-        for text in [
-            "--tp 8 --cuda-graph-bs 1 2 4 8 --mem-fraction-static 0.8",
-            "--cuda-graph-bs 1,2,4,8, GPU_MEM=0.94",
-            "--cuda-graph-bs [1, 2, 4, 8] (graphs to 8)",
+        for (text, list) in [
+            (
+                "--tp 8 --cuda-graph-bs 1 2 4 8 --mem-fraction-static 0.8",
+                "1 2 4 8",
+            ),
+            ("--cuda-graph-bs 1,2,4,8, GPU_MEM=0.94", "1,2,4,8,"),
+            ("--cuda-graph-bs [1, 2, 4, 8] (graphs to 8)", "[1, 2, 4, 8]"),
         ] {
-            assert_eq!(
-                ints_after(key, Some("1"), text),
-                Some(vec![1, 2, 4, 8]),
-                "{text}"
-            );
+            assert_eq!(ints_after(key, Some("1"), text).as_deref(), Some(list));
         }
-        assert_eq!(
-            ints_after(key, Some("1,2,4"), "--cuda-graph-bs=1,2,4"),
-            Some(vec![1, 2, 4])
-        );
+        let inline = ints_after(key, Some("1,2,4"), "--cuda-graph-bs=1,2,4");
+        assert_eq!(inline.as_deref(), Some("1,2,4"));
         assert_eq!(ints_after(key, Some("x"), "--cuda-graph-bs x"), None);
     }
 

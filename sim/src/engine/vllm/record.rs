@@ -63,7 +63,10 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == t::BLOCK_SIZE.dest => k.kv_page_tokens = number(),
         d if d == t::MAX_CUDAGRAPH_CAPTURE_SIZE.dest => k.cuda_graph_max_bs = number(),
         d if d == t::CUDAGRAPH_CAPTURE_SIZES.dest => {
-            k.cuda_graph_max_bs = ints_after(key, arg, text).and_then(|l| l.into_iter().max())
+            k.cuda_graph_max_bs = ints_after(key, arg, text)
+                .as_deref()
+                .and_then(crate::engine::sglang::args::int_list)
+                .and_then(|l| l.into_iter().max())
         }
         "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" => {
             k.estimate_cudagraph_memory = arg == Some("1")
