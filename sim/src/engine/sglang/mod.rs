@@ -166,10 +166,10 @@ impl ServingEngine for Sglang {
         &self,
         key: &str,
         arg: Option<&str>,
-        _text: &str,
+        text: &str,
         knobs: &mut LaunchKnobs,
     ) -> bool {
-        record::read_word(key, arg, knobs)
+        record::read_word(key, arg, text, knobs)
     }
 
     fn named_launch(&self, flags: &str) -> Option<(&'static str, String)> {

@@ -216,6 +216,13 @@ pub const MAX_TOTAL_TOKENS: Spec = m("max_total_tokens", &["--max-total-tokens"]
 pub const CONTEXT_LENGTH: Spec = m("context_length", &["--context-length"], Int)
     .bounds(AtLeast(1))
     .cli("TOKENS", "default: the model's");
+/// `--cuda-graph-bs 1 2 4 8 …` (`nargs="+"`): the decode batches SGLang captures. Given, its
+/// largest is `cuda_graph_max_bs` whatever `--cuda-graph-max-bs` says (`server_args.py`
+/// `_handle_gpu_memory_settings`: `self.cuda_graph_max_bs = max(self.cuda_graph_bs)`), so it
+/// sets the largest decode batch replayed as a graph and the graph memory the default
+/// `--mem-fraction-static` reserves (`cuda_graph_max_bs × 2` MB). A batch between two sizes is
+/// padded to the next one (`cuda_graph_runner.py`, `bisect`), which is not priced.
+pub const CUDA_GRAPH_BS: Spec = m("cuda_graph_bs", &["--cuda-graph-bs"], Ints).bounds(AtLeast(1));
 pub const CUDA_GRAPH_MAX_BS: Spec = m("cuda_graph_max_bs", &["--cuda-graph-max-bs"], Int)
     .bounds(AtLeast(1))
     .cli("N", "default: SGLang's for the GPU's memory and `--tp`");
@@ -368,6 +375,7 @@ pub const SPECS: &[Spec] = &[
     MAX_TOTAL_TOKENS,
     CONTEXT_LENGTH,
     CUDA_GRAPH_MAX_BS,
+    CUDA_GRAPH_BS,
     DISABLE_CUDA_GRAPH,
     DISABLE_CUSTOM_ALL_REDUCE,
     ENABLE_PCIE_ONESHOT_ALLREDUCE,
