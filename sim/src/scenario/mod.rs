@@ -18,7 +18,9 @@ use crate::options::a2a_where_applicable;
 use models::{Layout, ModelSpec};
 
 pub mod bench;
+pub mod calibrate;
 pub use bench::{BenchRun, BenchRunError};
+pub use calibrate::CalibrationRunError;
 
 /// Machine, model, server flags and knobs of one prediction.
 pub struct Scenario {
@@ -310,6 +312,30 @@ mod tests {
         // a layout the machine cannot hold is the engine's error, not a panic
         let err = s.run_bench(Layout::tp(16), &closed(8, 32), 1).unwrap_err();
         assert!(matches!(err, BenchRunError::Engine(_)), "{err}");
+    }
+
+    /// `sim calibrate`'s orchestration as a library call refuses, with the cost model's or the
+    /// fit's own typed error, what it cannot fit (the fit itself: the calibrate command's tests).
+    #[test]
+    fn a_calibration_refuses_a_layout_and_an_empty_set_with_typed_errors() {
+        use crate::calibrate::{CalibrateError, KnobParam, Observations};
+        let s = scenario(&[], Layout::tp(4));
+        let none = Observations {
+            rounds: Vec::new(),
+            runs: Vec::new(),
+            hold_out_running: Vec::new(),
+        };
+        let fit = [KnobParam::Compute];
+        let err = s.calibrate_to(Layout::tp(16), &none, &fit, Vec::new());
+        assert!(matches!(err, Err(CalibrationRunError::Engine(_))));
+        let err = s.calibrate_to(Layout::tp(4), &none, &fit, Vec::new());
+        assert!(
+            matches!(
+                err,
+                Err(CalibrationRunError::Fit(CalibrateError::NothingToFit))
+            ),
+            "{err:?}"
+        );
     }
 
     #[test]
