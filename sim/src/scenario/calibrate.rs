@@ -11,9 +11,9 @@ use crate::calibrate::{
 use crate::error::SimError;
 use models::Layout;
 
-/// Why the knobs could not be fitted.
+/// Why measured runs could not be compared with the scenario's predictions or fitted.
 #[derive(Debug, thiserror::Error)]
-pub enum CalibrationRunError {
+pub enum MeasuredError {
     /// The layout's engine could not be built (its own message, before any fitting).
     #[error(transparent)]
     Engine(#[from] SimError),
@@ -35,7 +35,7 @@ impl Scenario {
         obs: &Observations,
         fit: &[KnobParam],
         sources: Vec<String>,
-    ) -> Result<(Calibration, CalibrationFit), CalibrationRunError> {
+    ) -> Result<(Calibration, CalibrationFit), MeasuredError> {
         // fail early, with the cost model's own message, on a layout that cannot run
         self.model(layout, self.knobs)?;
         let opts = self.opts_for(layout);

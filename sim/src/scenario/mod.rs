@@ -19,8 +19,10 @@ use models::{Layout, ModelSpec};
 
 pub mod bench;
 pub mod calibrate;
+pub mod validate;
 pub use bench::{BenchRun, BenchRunError};
-pub use calibrate::CalibrationRunError;
+pub use calibrate::MeasuredError;
+pub use validate::Validation;
 
 /// Machine, model, server flags and knobs of one prediction.
 pub struct Scenario {
@@ -327,15 +329,28 @@ mod tests {
         };
         let fit = [KnobParam::Compute];
         let err = s.calibrate_to(Layout::tp(16), &none, &fit, Vec::new());
-        assert!(matches!(err, Err(CalibrationRunError::Engine(_))));
+        assert!(matches!(err, Err(MeasuredError::Engine(_))));
         let err = s.calibrate_to(Layout::tp(4), &none, &fit, Vec::new());
         assert!(
-            matches!(
-                err,
-                Err(CalibrationRunError::Fit(CalibrateError::NothingToFit))
-            ),
+            matches!(err, Err(MeasuredError::Fit(CalibrateError::NothingToFit))),
             "{err:?}"
         );
+    }
+
+    /// `sim validate --measured`'s orchestration as a library call: its JSON keeps the command's
+    /// keys in the command's order; a layout the box cannot hold is the engine's typed error.
+    #[test]
+    fn a_validation_is_one_library_call_with_the_command_s_json() {
+        let s = scenario(&[], Layout::tp(4));
+        let v = s.validate_against(Layout::tp(4), &[]).unwrap();
+        let json = serde_json::to_string(&v).unwrap();
+        assert!(
+            json.starts_with(r#"{"schema_version":1,"layout":"TP4","knobs":"#),
+            "{json}"
+        );
+        assert!(json.contains(r#""rms_log_error":"#) && json.ends_with(r#""points":[]}"#));
+        let err = s.validate_against(Layout::tp(16), &[]);
+        assert!(matches!(err, Err(MeasuredError::Engine(_))));
     }
 
     #[test]
