@@ -107,6 +107,10 @@ pub trait ServingEngine: Sync {
     /// The flag that caps the running batch (`--max-running-requests`, `--max-num-seqs`).
     fn max_requests_flag(&self) -> &'static str;
 
+    /// The flag whose share of each GPU's memory sizes the KV cache (`--mem-fraction-static`,
+    /// `--gpu-memory-utilization`), for messages that tell a user what to raise.
+    fn memory_fraction_flag(&self) -> &'static str;
+
     /// A TP × PP layout in the engine's own spelling (`--tp 4 --pp-size 2`, `-tp 4 -pp 2`).
     fn tp_pp_flags(&self, tp: u32, pp: u32) -> String;
 

@@ -147,6 +147,10 @@ impl ServingEngine for Sglang {
         "--max-running-requests"
     }
 
+    fn memory_fraction_flag(&self) -> &'static str {
+        args::flags::MEM_FRACTION_STATIC.canonical()
+    }
+
     fn tp_pp_flags(&self, tp: u32, pp: u32) -> String {
         format!("--tp {tp} --pp-size {pp}")
     }

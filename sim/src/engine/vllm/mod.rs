@@ -228,6 +228,10 @@ impl ServingEngine for Vllm {
         "--max-num-seqs"
     }
 
+    fn memory_fraction_flag(&self) -> &'static str {
+        args::table::GPU_MEMORY_UTILIZATION.canonical()
+    }
+
     fn tp_pp_flags(&self, tp: u32, pp: u32) -> String {
         format!("-tp {tp} -pp {pp}")
     }
