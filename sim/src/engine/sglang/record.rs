@@ -104,10 +104,10 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == f::MOE_RUNNER_BACKEND.dest => k.moe_runner_backend = arg.map(str::to_string),
         d if d == f::ATTENTION_BACKEND.dest => k.attention_backend = arg.map(str::to_string),
         // a --cuda-graph-bs list's largest wins over it wherever either stands (as SGLang's does)
-        d if d == f::CUDA_GRAPH_MAX_BS.dest => {
-            if ints_after(f::CUDA_GRAPH_BS.canonical(), None, text).is_none() {
-                k.cuda_graph_max_bs = number()
-            }
+        d if d == f::CUDA_GRAPH_MAX_BS.dest
+            && ints_after(f::CUDA_GRAPH_BS.canonical(), None, text).is_none() =>
+        {
+            k.cuda_graph_max_bs = number()
         }
         d if d == f::CUDA_GRAPH_BS.dest => {
             k.cuda_graph_max_bs = ints_after(key, arg, text)
