@@ -210,7 +210,11 @@ fn the_users_server_args_dump_is_read() {
     // The first set unknowns are named, the rest counted, so the warning stays readable.
     assert!(warn.contains("tokenizer_worker_num=1"), "{warn}");
     assert!(!warn.contains("nsa_decode_backend='fa3'"), "{warn}");
-    assert!(warn.contains("69 more set"), "{warn}");
+    // `cuda_graph_bs` (the list SGLang generated up to its `cuda_graph_max_bs`) is modelled
+    assert!(warn.contains("68 more set"), "{warn}");
+    let sizes = a.ints(&flags::CUDA_GRAPH_BS).unwrap();
+    assert_eq!(sizes.iter().max(), Some(&512));
+    assert_eq!(r.options.cuda_graph_max_bs, 512);
     assert!(!warn.contains("lora_paths=None"), "{warn}");
     assert!(warn.len() < 2_000, "{}", warn.len());
     assert!(
