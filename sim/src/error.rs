@@ -40,10 +40,12 @@ pub enum SimError {
     ImpossibleLayout { layout: String, reason: String },
     /// The weights (plus the runtime reserve) do not fit the static memory budget.
     #[error(
-        "{model} does not fit on {layout}: weights {weights_gb:.2} GB + reserve {reserve_gb:.2} GB per GPU exceed the static budget {budget_gb:.2} GB (--mem-fraction-static {fraction} × {memory_gb:.1} GB) by {shortfall_gb:.2} GB; use more GPUs per stage, a smaller format or a higher --mem-fraction-static"
+        "{model} does not fit on {layout}: weights {weights_gb:.2} GB + reserve {reserve_gb:.2} GB per GPU exceed the static budget {budget_gb:.2} GB ({flag} {fraction} × {memory_gb:.1} GB) by {shortfall_gb:.2} GB; use more GPUs per stage, a smaller format or a higher {flag}"
     )]
     DoesNotFit {
         model: String,
+        /// The engine's memory-share flag ([`crate::engine::ServingEngine::memory_fraction_flag`]).
+        flag: &'static str,
         layout: String,
         fraction: f64,
         weights_gb: f64,
@@ -54,10 +56,12 @@ pub enum SimError {
     },
     /// The weights fit but leave no room for a single token of KV cache.
     #[error(
-        "{model} on {layout}: the weights fit the static budget {budget_gb:.2} GB (--mem-fraction-static {fraction} of the {available_gb:.2} GB free before loading) but leave {pool_gb:.2} GB per GPU for the KV cache, not one token; raise --mem-fraction-static or use more GPUs per stage"
+        "{model} on {layout}: the weights fit the static budget {budget_gb:.2} GB ({flag} {fraction} of the {available_gb:.2} GB free before loading) but leave {pool_gb:.2} GB per GPU for the KV cache, not one token; raise {flag} or use more GPUs per stage"
     )]
     NoKvRoom {
         model: String,
+        /// The engine's memory-share flag.
+        flag: &'static str,
         layout: String,
         fraction: f64,
         budget_gb: f64,

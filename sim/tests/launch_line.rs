@@ -514,3 +514,37 @@ fn the_vm_preset_says_its_curves_are_synthesized() {
             .starts_with("synthesized")
     );
 }
+
+/// `--cuda-graph-bs` on a pasted SGLang line: its largest size is the graph limit, so a decode
+/// batch above it runs eagerly and pays its kernel launches; one within it costs the same as
+/// under SGLang's default capture (the flag's reading: `engine/sglang/args/tests.rs`).
+#[test]
+fn cuda_graph_bs_runs_larger_decodes_eagerly() {
+    use sim::engine::sglang::args::{DefaultsContext, from_launch_line};
+    let model = models::ModelSpec::preset("glm-4.7-fp8").unwrap();
+    let machine = sim::machine::Machine::resolve(BARE).unwrap();
+    let ctx = DefaultsContext {
+        gpu_memory_bytes: machine.memory_bytes(),
+        tp: 8,
+        pp: 1,
+        dp_attention_size: 1,
+    };
+    let base = "python -m sglang.launch_server --model-path zai-org/GLM-4.7-FP8 --tp 8";
+    let tok_s = |more: &str, streams: u32| {
+        let a = from_launch_line(&format!("{base} {more}")).unwrap();
+        let o = a.server_options(&ctx, &model).unwrap().options;
+        sim::cost::ServedModel::new(
+            &machine,
+            &model,
+            models::Layout::tp(8),
+            &o,
+            sim::cost::Knobs::default(),
+        )
+        .unwrap()
+        .steady_decode(streams, 1024)
+        .tok_per_s
+    };
+    let listed = "--cuda-graph-bs 1 2 4 8 16 32";
+    assert!(tok_s(listed, 64) < tok_s("", 64));
+    assert_eq!(tok_s(listed, 16), tok_s("", 16));
+}

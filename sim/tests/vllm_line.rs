@@ -275,8 +275,8 @@ fn block_size_is_read_alike_and_costs_whole_blocks() {
         let from_record =
             sim::engine::Engine::Vllm.record_knobs(&format!("{base}{more}"), "", &mut Vec::new());
         assert_eq!(
-            from_record.kv_block_tokens,
-            l.knobs().unwrap().kv_block_tokens
+            from_record.kv_page_tokens,
+            l.knobs().unwrap().kv_page_tokens
         );
         let plan = sim::cost::memory::plan(&spec, &fp, machine.memory_bytes(), &o);
         assert_eq!(plan.kv_tokens % u64::from(o.page_size), 0, "whole blocks");
@@ -297,4 +297,68 @@ fn block_size_is_read_alike_and_costs_whole_blocks() {
     assert!(n256 < n16, "{n256} vs {n16}");
     // at a whole number of blocks nothing is wasted
     assert_eq!(capacity(" --block-size 256", 1024).1, kv256 / 1024);
+}
+
+/// `--max-cudagraph-capture-size` and `--cudagraph-capture-sizes` (issue 33: a vLLM flag made
+/// modelled in vLLM's folder alone): the largest captured decode batch, the neutral CUDA-graph
+/// limit; a larger decode runs without a graph (`config/vllm.py` `_set_cudagraph_sizes`), so it
+/// pays every kernel launch. vLLM refuses the setting given both as a flag and in
+/// `--compilation-config`, and a maximum other than the largest size. A record reads it alike.
+#[test]
+fn cudagraph_capture_flags_bound_the_graphed_decode_batch() {
+    let with = |more: &str| format!("{BASE} {more}");
+    let graph_max = |more: &str| {
+        let l = VllmLine::parse(&with(more)).unwrap().unwrap();
+        let from_record = sim::engine::Engine::Vllm.record_knobs(&with(more), "", &mut Vec::new());
+        assert_eq!(
+            from_record.cuda_graph_max_bs,
+            l.knobs().unwrap().cuda_graph_max_bs
+        );
+        let machine = Machine::resolve(MACHINE).unwrap();
+        let (o, _) = l.server_options(&Layout::tp(8), &machine).unwrap();
+        assert!(
+            l.not_modelled_line()
+                .is_none_or(|w| !w.contains("cudagraph")),
+            "{more}"
+        );
+        o.cuda_graph_max_bs
+    };
+    assert_eq!(graph_max(""), 512);
+    assert_eq!(graph_max("--max-cudagraph-capture-size 64"), 64);
+    assert_eq!(
+        graph_max("--cudagraph-capture-sizes 1 2 4 8 16 32 64 --max-num-seqs 256"),
+        64
+    );
+    assert_eq!(
+        graph_max("--cudagraph-capture-sizes 1 2 4 64 --max-cudagraph-capture-size 64"),
+        64
+    );
+    // a decode above the limit pays its launches; one within it does not change
+    let capped = with("--max-cudagraph-capture-size 64");
+    assert!(tok_s(&capped, 128, 1024) < tok_s(BASE, 128, 1024));
+    assert_eq!(tok_s(&capped, 32, 1024), tok_s(BASE, 32, 1024));
+    let listed = with("--cudagraph-capture-sizes 1 2 4 8 16 32 64");
+    assert_eq!(tok_s(&listed, 128, 1024), tok_s(&capped, 128, 1024));
+    // what vLLM refuses
+    for (more, says) in [
+        (
+            r#"--max-cudagraph-capture-size 64 --compilation-config '{"max_cudagraph_capture_size": 64}'"#,
+            "mutually exclusive",
+        ),
+        (
+            "--cudagraph-capture-sizes 1 2 4 --max-cudagraph-capture-size 8",
+            "largest capture size (4)",
+        ),
+        (
+            "--cudagraph-capture-sizes 1 two 4",
+            "not a list of integers",
+        ),
+        ("--cudagraph-capture-sizes 0 4", "at least 1"),
+    ] {
+        let err = VllmLine::parse(&with(more))
+            .map_err(|e| e.to_string())
+            .and_then(|l| l.unwrap().knobs().map(|_| ()).map_err(|e| e.to_string()))
+            .unwrap_err();
+        assert!(err.contains(says), "{more}: {err}");
+    }
 }

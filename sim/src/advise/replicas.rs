@@ -217,7 +217,8 @@ pub fn replicas_question(
     let sentence = sentence(q, verdict, &one, two.as_ref(), &half, share, faster.len());
     let mut flags_to_try = vec![one.flags.clone()];
     if let Some(t) = &two {
-        flags_to_try.push(format!("{} --dp-size 2", t.flags));
+        let router = q.half_opts.engine.rules().replicas_flag(2);
+        flags_to_try.push(format!("{} {router}", t.flags));
         if verdict == ReplicasVerdict::TwoReplicas {
             flags_to_try.reverse();
         }

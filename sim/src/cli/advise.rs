@@ -160,7 +160,7 @@ pub fn run(args: Args) -> Result<()> {
         engine: setup.opts.engine,
         machine: setup.machine.name().to_string(),
         model: setup.spec.name.clone(),
-        provenance: setup.provenance(&args.workload),
+        provenance: setup.provenance(&args.workload.lengths_provenance()),
         workload,
         ranking,
         ep: answers.ep,

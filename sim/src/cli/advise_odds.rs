@@ -105,7 +105,14 @@ pub fn replicas(setup: &Setup, a: &mut ReplicasAnswer) {
     let half = regime(setup, "off", a.concurrency.div_ceil(2), a.context_tokens);
     let (m1, m2) = (
         measure(&a.one.flags, a.concurrency),
-        measure(&format!("{} --dp-size 2", two.flags), a.concurrency),
+        measure(
+            &format!(
+                "{} {}",
+                two.flags,
+                setup.opts.engine.rules().replicas_flag(2)
+            ),
+            a.concurrency,
+        ),
     );
     a.odds = Some(odds(
         ErrorModel::builtin(),

@@ -8,9 +8,7 @@ use super::setup::{CalibrationArg, Setup};
 use super::workload_args::BenchCompatArgs;
 use anyhow::{Result, bail};
 use comfy_table::Table;
-use sim::calibrate::{
-    CALIBRATION_SCHEMA_VERSION, Calibration, CalibrationFit, KnobParam, Observations, calibrate,
-};
+use sim::calibrate::{Calibration, CalibrationFit, KnobParam, Observations};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -53,15 +51,6 @@ pub fn run(args: Args) -> Result<()> {
     let measured = args.measured.load_all(&target)?;
     let mut setup = Setup::with_logged(&target, &args.start, measured.launch.as_ref())?;
     let layout = setup.one_layout(&target.server, "calibrate")?;
-    // Fail early, with the cost model's own message, on a layout that cannot run.
-    setup.model(layout, setup.knobs)?;
-    let opts = setup.opts_for(layout);
-    sim::bench_serving::read::checks::check_speed(
-        &measured.points,
-        &setup.machine,
-        &setup.spec,
-        &opts,
-    )?;
     let obs = Observations {
         rounds: measured.rounds.clone(),
         runs: measured.points.clone(),
@@ -74,31 +63,9 @@ pub fn run(args: Args) -> Result<()> {
         obs.runs.len()
     ));
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-    let result = calibrate(
-        |k| setup.model(layout, k),
-        &setup.opts,
-        &obs,
-        &args.fit,
-        setup.knobs,
-    );
+    let fitted = setup.calibrate_to(layout, &obs, &args.fit, measured.sources.clone());
     spinner.finish_and_clear();
-    let result = result?;
-    let cal = Calibration {
-        schema_version: CALIBRATION_SCHEMA_VERSION,
-        engine: setup.opts.engine,
-        knobs: result.outcome.knobs,
-        fitted: args.fit.clone(),
-        knob_reports: result.outcome.reports.clone(),
-        machine: setup.machine.name().to_string(),
-        model: setup.spec.name.clone(),
-        layout: layout.short_name(),
-        server: setup.opts.clone(),
-        measured: measured.sources.clone(),
-        observations: result.observations.clone(),
-        rms_log_error_before: result.rms_before,
-        rms_log_error_after: result.rms_after,
-        median_abs_error_pct: result.median_abs_error_pct,
-    };
+    let (cal, result) = fitted?;
     cal.save(&args.output)?;
     let server_log = match (&args.measured.server_log, args.format.format) {
         (Some(path), OutputFormat::Table) => {

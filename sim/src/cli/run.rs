@@ -6,11 +6,10 @@ use super::export::{Export, export};
 use super::layouts::idle_note;
 use super::setup::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use comfy_table::Table;
-use sim::cost::IterationModel;
-use sim::serving::{RunOutput, RunReport, simulate};
-use sim::uncertainty::{ErrorModel, FigureRange, run_figures, with_range};
+use sim::serving::{RunOutput, RunReport};
+use sim::uncertainty::{FigureRange, with_range};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -33,72 +32,37 @@ pub fn run(mut args: Args) -> Result<()> {
     let workload = args.workload.one(setup.max_context_tokens())?;
     setup.set_prompt_kind(args.workload.prompt_kind(&workload));
     let replicas = setup.layout_args.replicas();
-    let engines = if replicas > 1 {
-        (0..replicas)
-            .map(|r| setup.replica_model(layout, setup.knobs, r))
-            .collect::<Result<Vec<_>, _>>()
-            .context("building the engines behind the router")?
-    } else {
-        vec![setup.model(layout, setup.knobs)?]
-    };
-    let model = &engines[0];
-    let opts = setup.opts_for(layout);
-    let mut run = if replicas > 1 {
-        let refs: Vec<&dyn IterationModel> = engines.iter().map(|m| m as _).collect();
-        sim::serving::simulate_replicas(&refs, &opts, &workload)
-    } else {
-        simulate(model, &opts, &workload)
-    }
-    .with_context(|| format!("simulating {}", layout.short_name()))?;
-    run.flags = opts.engine.rules().launch_flags(
-        &layout,
-        opts.decode_context_parallel,
-        model.target().placement().nodes,
-    );
-    if replicas > 1 {
-        let router = opts.engine.rules().replicas_flag(replicas);
-        run.flags = format!("{} {router}", run.flags);
-    }
+    let bench = setup.run_bench(layout, &workload, replicas)?;
     if let Some(path) = &args.workload.bench.output_file {
-        write_bench_line(path, &setup, &args.workload, &run, &workload, layout)?;
+        write_bench_line(path, &setup, &args.workload, &bench.run, &workload, layout)?;
     }
     setup.print_notes_for(layout);
-    if let Some(plan) = model.spec_plan() {
-        eprintln!("note: {plan}");
+    for n in &bench.notes {
+        eprintln!("note: {n}");
     }
-    if let Some(w) = sim::memory_fit::workload_kv_warning(
-        &setup.spec.name,
-        model.memory(),
-        &layout,
-        &opts,
-        &workload,
-    ) {
+    for w in &bench.warnings {
         eprintln!("warning: {w}");
     }
     let bench_flags = args.workload.not_modelled();
     print_bench_flags(&bench_flags);
     let mut flags_not_modelled = setup.flags_not_modelled();
     flags_not_modelled.extend(bench_flags);
-    let regime = setup.regime(
-        &opts,
-        Some(layout),
-        sim::uncertainty::Load {
-            family: "bench_serving",
-            concurrency: workload.max_concurrency.unwrap_or(u32::MAX),
-            context_tokens: workload.random_input_len,
-        },
-    );
     let out = RunOutput {
         machine: setup.machine.name().to_string(),
         model: setup.spec.name.clone(),
         knobs: setup.knobs,
         flags_not_modelled,
-        provenance: setup.provenance(&args.workload),
-        idle_gpus: model.target().placement().idle_gpus,
-        run,
+        provenance: setup.provenance(&args.workload.lengths_provenance()),
+        idle_gpus: bench.idle_gpus,
+        run: bench.run,
     };
-    let ranges = ErrorModel::builtin().figure_ranges(&regime, &run_figures(&out.run));
-    export(args.format.format, &RunShown { out, ranges })
+    export(
+        args.format.format,
+        &RunShown {
+            out,
+            ranges: bench.ranges,
+        },
+    )
 }
 
 /// `sim run`'s output with an 80% interval on each throughput and latency figure.

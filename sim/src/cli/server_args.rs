@@ -64,7 +64,8 @@ fn table_arg(spec: &'static Spec, cli: &CliFlag) -> Arg {
             .value_name(cli.value_name)
             .allow_negative_numbers(true)
             .value_parser(number_text::<f64>),
-        Kind::Str => arg.value_name(cli.value_name),
+        // one word on `sim`'s own command line (`1,2,4,8`); a launch line takes several
+        Kind::Str | Kind::Ints => arg.value_name(cli.value_name),
     }
 }
 

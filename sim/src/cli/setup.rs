@@ -3,7 +3,6 @@
 //! need the command line (the layout flags, whether a launch line was given, stderr notes).
 
 use super::args::{LayoutArgs, LayoutSelection, ServerArgs, TargetArgs};
-use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
 use models::{Layout, ModelSpec};
 use sim::calibrate::{Calibration, KnobBounds};
@@ -115,24 +114,6 @@ pub fn server_machine(
 }
 
 impl Setup {
-    /// The error model's regime of a prediction of this setup under `opts` at `load`
-    /// ([`sim::uncertainty::Regime::of`]).
-    pub fn regime(
-        &self,
-        opts: &sim::options::ServerOptions,
-        layout: Option<Layout>,
-        load: sim::uncertainty::Load,
-    ) -> sim::uncertainty::Regime {
-        sim::uncertainty::Regime::of(
-            &self.machine,
-            &self.spec,
-            opts,
-            layout,
-            load,
-            &self.default_notes,
-        )
-    }
-
     /// Resolves the shared flags: the server the registry reads from them
     /// ([`super::server_args::ServerArgs::launch`]).
     pub fn new(target: &TargetArgs, cal: &CalibrationArg) -> Result<Setup> {
@@ -258,34 +239,6 @@ impl Setup {
         if let Some(line) = self.launch.not_modelled_line() {
             eprintln!("warning: {line}");
         }
-    }
-
-    /// What a prediction rests on: the machine's and the model's sources, the knobs, the
-    /// workload's lengths, the defaults SGLang filled in.
-    pub fn provenance(&self, w: &WorkloadArgs) -> Vec<String> {
-        let mut v = vec![sim::advise::machine_provenance(&self.machine)];
-        v.push(format!(
-            "model {}: {}",
-            self.spec.name,
-            if self.spec.source.is_empty() {
-                "a HF config"
-            } else {
-                &self.spec.source
-            }
-        ));
-        v.push(match &self.calibration {
-            Some(c) => format!(
-                "efficiency knobs fitted by `sim calibrate` to {} measured run(s) of {} on {} ({})",
-                c.measured.len(),
-                c.layout,
-                c.machine,
-                c.measured.first().cloned().unwrap_or_default()
-            ),
-            None => "efficiency knobs: defaults, not fitted to any measured run of this machine (`sim calibrate` fits them)".into(),
-        });
-        v.push(format!("workload: {}", w.lengths_provenance()));
-        v.extend(self.defaults_provenance());
-        v
     }
 }
 

@@ -11,10 +11,10 @@ use super::scoreboard;
 use super::setup::{CalibrationArg, Setup};
 use anyhow::{Result, bail};
 use comfy_table::Table;
-use sim::bench_serving::read;
-use sim::calibrate::{PointComparison, compare, rms_log_error};
+use sim::calibrate::PointComparison;
 use sim::engine::Engine;
 use sim::records::RecordSet;
+use sim::scenario::Validation;
 use sim::scoreboard::{ScoreOptions, Scoreboard, score_with};
 use std::path::PathBuf;
 
@@ -68,16 +68,6 @@ pub struct Args {
     pub format: ValidateFormat,
 }
 
-/// `sim validate --format json` output.
-#[derive(serde::Serialize)]
-struct ValidateOutput<'a> {
-    schema_version: u32,
-    layout: String,
-    knobs: sim::cost::Knobs,
-    rms_log_error: f64,
-    points: &'a [PointComparison],
-}
-
 pub fn run(args: Args) -> Result<()> {
     if let Some(path) = &args.records {
         if args.implied_accept_length {
@@ -125,23 +115,8 @@ pub fn run(args: Args) -> Result<()> {
     let setup = Setup::new(&target, &args.calibration)?;
     let layout = setup.one_layout(&target.server, "validate")?;
     let points = args.measured.load(setup.spec.max_context_tokens)?;
-    read::checks::check_speed(
-        &points,
-        &setup.machine,
-        &setup.spec,
-        &setup.opts_for(layout),
-    )?;
-    let model = setup.model(layout, setup.knobs)?;
-    let rows = compare(&model, &setup.opts, &points)?;
-    let rms = rms_log_error(&rows);
     let shown = ValidationShown {
-        out: ValidateOutput {
-            schema_version: 1,
-            layout: layout.short_name(),
-            knobs: setup.knobs,
-            rms_log_error: rms,
-            points: &rows,
-        },
+        out: setup.validate_against(layout, &points)?,
         model: &setup.spec.name,
         machine: setup.machine.name(),
     };
@@ -150,22 +125,22 @@ pub fn run(args: Args) -> Result<()> {
 
 /// The comparison with the names its summary line gives.
 struct ValidationShown<'a> {
-    out: ValidateOutput<'a>,
+    out: Validation,
     model: &'a str,
     machine: &'a str,
 }
 
 impl<'a> Export for ValidationShown<'a> {
-    type Json = ValidateOutput<'a>;
+    type Json = Validation;
     const WHAT: &'static str = "`sim validate --measured`";
 
-    fn json(&self) -> &ValidateOutput<'a> {
+    fn json(&self) -> &Validation {
         &self.out
     }
 
     fn print_table(&self) -> Result<()> {
         let o = &self.out;
-        println!("{}", comparison_table(o.points));
+        println!("{}", comparison_table(&o.points));
         println!(
             "{} on {}, {}: RMS of ln(predicted/measured) = {:.3} over {} values",
             self.model,

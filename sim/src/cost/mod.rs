@@ -292,20 +292,15 @@ pub struct MemoryPlan {
     /// Warnings, one line each.
     #[serde(default)]
     pub notes: Vec<String>,
-    /// Sized as vLLM sizes its cache: the fraction is `--gpu-memory-utilization`, not
-    /// `--mem-fraction-static` (messages name the engine's own flag).
+    /// The engine whose sizing this is (messages name its own memory flag).
     #[serde(skip)]
-    pub vllm: bool,
+    pub engine: crate::options::Engine,
 }
 
 impl MemoryPlan {
     /// The engine's flag for [`MemoryPlan::mem_fraction_static`].
     pub fn fraction_flag(&self) -> &'static str {
-        if self.vllm {
-            "--gpu-memory-utilization"
-        } else {
-            "--mem-fraction-static"
-        }
+        self.engine.rules().memory_fraction_flag()
     }
 }
 

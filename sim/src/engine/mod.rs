@@ -107,6 +107,10 @@ pub trait ServingEngine: Sync {
     /// The flag that caps the running batch (`--max-running-requests`, `--max-num-seqs`).
     fn max_requests_flag(&self) -> &'static str;
 
+    /// The flag whose share of each GPU's memory sizes the KV cache (`--mem-fraction-static`,
+    /// `--gpu-memory-utilization`), for messages that tell a user what to raise.
+    fn memory_fraction_flag(&self) -> &'static str;
+
     /// A TP × PP layout in the engine's own spelling (`--tp 4 --pp-size 2`, `-tp 4 -pp 2`).
     fn tp_pp_flags(&self, tp: u32, pp: u32) -> String;
 
@@ -267,7 +271,12 @@ pub struct PcieAllReduce {
     pub max_bytes: Option<u64>,
 }
 
-/// Launch settings of a measured run, engine-neutral; `None` = not stated (the engine's default).
+/// Launch settings of a measured run or a launch line, engine-neutral; `None` = not stated (the
+/// engine's default). These are the knobs an engine's flags map to (KV page tokens, the token
+/// and request budgets of a step, the CUDA-graph batch limit, the KV dtype and memory share, …):
+/// an engine's new flag is a row in its own table and its mapping onto one of these (or onto the
+/// [`ServerOptions`] its translation sets) in its own folder; a field is added here only for an
+/// effect none of these expresses.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LaunchKnobs {
     pub kv_cache_dtype: Option<KvDtype>,
@@ -296,9 +305,10 @@ pub struct LaunchKnobs {
     /// vLLM's `--decode-context-parallel-size` (the records' `parallel.dcp`).
     #[serde(default)]
     pub decode_context_parallel: Option<u32>,
-    /// vLLM's `--block-size`: tokens a KV block holds, the unit the cache is allocated in.
-    #[serde(default)]
-    pub kv_block_tokens: Option<u32>,
+    /// Tokens a KV page holds, the unit the cache is allocated in (a request holds whole
+    /// pages): vLLM's `--block-size`, SGLang's `--page-size`.
+    #[serde(default, alias = "kv_block_tokens")]
+    pub kv_page_tokens: Option<u32>,
     /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`.
     #[serde(default)]
     pub estimate_cudagraph_memory: bool,
@@ -386,6 +396,9 @@ impl Engine {
         }
         if let Some(n) = knobs.stream_interval.filter(|n| *n > 0) {
             o.stream_interval = n;
+        }
+        if let Some(n) = knobs.kv_page_tokens.filter(|n| *n > 0) {
+            o.page_size = n;
         }
         if let Some((owner, f)) = knobs.memory_fraction {
             o.mem_fraction_static = f;

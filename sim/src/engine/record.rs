@@ -59,6 +59,23 @@ pub fn launch_knobs(
     k
 }
 
+/// The value of an `nargs="+"` integer option `key` in a record's `text`, as written: its
+/// `=value` (`arg`), or every word after it that is a number or part of a list (the record
+/// reader hands each option one word; the text goes on with other settings). The engine's table
+/// reads it (`sglang::args::int_list`); `None` when the option is not there or has no list.
+pub fn ints_after(key: &str, arg: Option<&str>, text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let Some(at) = words.iter().position(|w| *w == key) else {
+        return arg.map(str::to_string);
+    };
+    let list: Vec<&str> = words[at + 1..]
+        .iter()
+        .take_while(|w| w.chars().all(|c| c.is_ascii_digit() || ",[]".contains(c)))
+        .copied()
+        .collect();
+    (!list.is_empty()).then(|| list.join(" "))
+}
+
 /// The speculative-decoding settings a record's flags state (each `None` where silent):
 /// SGLang's `--speculative-*` flags, or vLLM's `--speculative-config` JSON
 /// (`"method"`, `"num_speculative_tokens"`: a chain of that many drafts, one more verified).
@@ -142,6 +159,26 @@ pub(super) fn fraction(v: &str) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::engine::PcieAllReduce;
+
+    /// An `nargs="+"` option's words in a record's text, however the source wrote the list,
+    /// and no further than the list goes.
+    #[test]
+    fn ints_after_an_option_are_its_list_only() {
+        let key = "--cuda-graph-bs";
+        for (text, list) in [
+            (
+                "--tp 8 --cuda-graph-bs 1 2 4 8 --mem-fraction-static 0.8",
+                "1 2 4 8",
+            ),
+            ("--cuda-graph-bs 1,2,4,8, GPU_MEM=0.94", "1,2,4,8,"),
+            ("--cuda-graph-bs [1, 2, 4, 8] (graphs to 8)", "[1, 2, 4, 8]"),
+        ] {
+            assert_eq!(ints_after(key, Some("1"), text).as_deref(), Some(list));
+        }
+        let inline = ints_after(key, Some("1,2,4"), "--cuda-graph-bs=1,2,4");
+        assert_eq!(inline.as_deref(), Some("1,2,4"));
+        assert_eq!(ints_after(key, Some("x"), "--cuda-graph-bs x"), None);
+    }
 
     fn knobs(engine: Engine, flags: &str, quant: &str) -> LaunchKnobs {
         launch_knobs(engine, flags, quant, &mut Vec::new())

@@ -409,12 +409,16 @@ fn memory_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
         set.skip(title, "no layout of the model fits this machine");
         return;
     }
-    let names = [
-        "weights",
-        "KV cache pool",
-        "runtime reserve",
-        "free (outside --mem-fraction-static)",
-    ];
+    // the engine whose sizing the plans are, and its memory-share flag
+    let engine = m
+        .layouts
+        .iter()
+        .find_map(|l| l.memory.as_ref())
+        .map_or_else(Default::default, |p| p.engine)
+        .rules();
+    let flag = engine.memory_fraction_flag();
+    let free = format!("free (outside {flag})");
+    let names = ["weights", "KV cache pool", "runtime reserve", free.as_str()];
     let parts = names
         .iter()
         .enumerate()
@@ -439,10 +443,11 @@ fn memory_chart(m: &MachineResults, model: &str, set: &mut ChartSet) {
     set.push(
         &format!("{label}-memory"),
         format!(
-            "Fullest GPU of each layout: weights, the KV pool SGLang sizes from \
-             --mem-fraction-static, the runtime reserve held back before it, and what is left of \
+            "Fullest GPU of each layout: weights, the KV pool {} sizes from \
+             {flag}, the runtime reserve held back before it, and what is left of \
              the card (GB = 1e9 bytes). Layouts that do not fit are listed above with what they \
-             need, not drawn. {label}."
+             need, not drawn. {label}.",
+            engine.display_name()
         ),
         chart,
     );

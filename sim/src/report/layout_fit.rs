@@ -102,7 +102,7 @@ mod tests {
         let available = card - b(1.57);
         let budget = (0.848 * available as f64) as u64;
         MemoryPlan {
-            vllm: false,
+            engine: crate::options::Engine::Sglang,
             weight_bytes_per_gpu: b(weights_gb),
             reserve_bytes_per_gpu: b(reserve_gb),
             kv_pool_bytes_per_gpu: b(kv_gb),

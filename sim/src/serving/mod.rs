@@ -72,10 +72,12 @@ pub const DEFAULT_MAX_RUNNING_CAP: u32 = 4096;
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ServingError {
     #[error(
-        "layout {layout} does not fit: {shortfall_gb:.2} GB per GPU missing for weights + reserve in the static budget {budget_gb:.2} GB (--mem-fraction-static {fraction}); use more GPUs, a smaller checkpoint format, or raise --mem-fraction-static"
+        "layout {layout} does not fit: {shortfall_gb:.2} GB per GPU missing for weights + reserve in the static budget {budget_gb:.2} GB ({flag} {fraction}); use more GPUs, a smaller checkpoint format, or raise {flag}"
     )]
     DoesNotFit {
         layout: String,
+        /// The engine's memory-share flag.
+        flag: &'static str,
         shortfall_gb: f64,
         fraction: f64,
         budget_gb: f64,
@@ -166,6 +168,7 @@ fn check_fits(model: &dyn IterationModel) -> Result<(), ServingError> {
     }
     Err(ServingError::DoesNotFit {
         layout: model.layout().short_name(),
+        flag: mem.fraction_flag(),
         shortfall_gb: mem.shortfall_bytes as f64 / 1e9,
         fraction: crate::cost::memory::shown_fraction(mem.mem_fraction_static),
         budget_gb: mem.static_budget_bytes as f64 / 1e9,

@@ -429,7 +429,7 @@ pub fn plan_with_pre_load(
         ));
     }
     MemoryPlan {
-        vllm: false,
+        engine: opts.engine,
         weight_bytes_per_gpu: weights,
         reserve_bytes_per_gpu: reserves.total_bytes(),
         kv_pool_bytes_per_gpu: kv_pool,
@@ -500,6 +500,7 @@ pub fn checked_plan(
     if p.shortfall_bytes == 0 {
         return Err(SimError::NoKvRoom {
             model: spec.name.clone(),
+            flag: p.fraction_flag(),
             layout: footprint.layout.short_name(),
             fraction: shown_fraction(opts.mem_fraction_static),
             budget_gb: p.static_budget_bytes as f64 / 1e9,
@@ -511,6 +512,7 @@ pub fn checked_plan(
     let f = opts.mem_fraction_static;
     Err(SimError::DoesNotFit {
         model: spec.name.clone(),
+        flag: p.fraction_flag(),
         layout: footprint.layout.short_name(),
         fraction: shown_fraction(f),
         weights_gb: p.weight_bytes_per_gpu as f64 / 1e9,

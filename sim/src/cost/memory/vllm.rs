@@ -234,7 +234,7 @@ pub fn plan(
     let budget_need = weights + non_kv;
     notes.extend(hybrid_note(spec));
     MemoryPlan {
-        vllm: true,
+        engine: crate::options::Engine::Vllm,
         weight_bytes_per_gpu: weights,
         reserve_bytes_per_gpu: reserves.total_bytes(),
         kv_pool_bytes_per_gpu: kv_pool,

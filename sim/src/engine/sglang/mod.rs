@@ -147,6 +147,10 @@ impl ServingEngine for Sglang {
         "--max-running-requests"
     }
 
+    fn memory_fraction_flag(&self) -> &'static str {
+        args::flags::MEM_FRACTION_STATIC.canonical()
+    }
+
     fn tp_pp_flags(&self, tp: u32, pp: u32) -> String {
         format!("--tp {tp} --pp-size {pp}")
     }
@@ -166,10 +170,10 @@ impl ServingEngine for Sglang {
         &self,
         key: &str,
         arg: Option<&str>,
-        _text: &str,
+        text: &str,
         knobs: &mut LaunchKnobs,
     ) -> bool {
-        record::read_word(key, arg, knobs)
+        record::read_word(key, arg, text, knobs)
     }
 
     fn named_launch(&self, flags: &str) -> Option<(&'static str, String)> {

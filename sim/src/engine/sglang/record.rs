@@ -3,7 +3,7 @@
 //! `--enable-pcie-oneshot-allreduce`, and the InferenceX SGLang configs a record names by name.
 
 use super::args::flags as f;
-use crate::engine::record::fraction;
+use crate::engine::record::{fraction, ints_after};
 use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use models::KvDtype;
 
@@ -74,7 +74,7 @@ pub(super) fn named_launch(flags: &str) -> Option<(&'static str, String)> {
 
 /// Reads `key` (an option of SGLang's table, or its `dest` as a Python-style word) with its
 /// argument into `k`; `true` when the key is SGLang's (acted on or not).
-pub(super) fn read_word(key: &str, arg: Option<&str>, k: &mut LaunchKnobs) -> bool {
+pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut LaunchKnobs) -> bool {
     if key.starts_with("--enable-pcie-oneshot-allreduce") {
         k.pcie_all_reduce = Some(PcieAllReduce {
             engine: Engine::Sglang,
@@ -103,7 +103,19 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, k: &mut LaunchKnobs) -> bo
         d if d == f::CONTEXT_LENGTH.dest => k.context_length = number(),
         d if d == f::MOE_RUNNER_BACKEND.dest => k.moe_runner_backend = arg.map(str::to_string),
         d if d == f::ATTENTION_BACKEND.dest => k.attention_backend = arg.map(str::to_string),
-        d if d == f::CUDA_GRAPH_MAX_BS.dest => k.cuda_graph_max_bs = number(),
+        // a --cuda-graph-bs list's largest wins over it wherever either stands (as SGLang's does)
+        d if d == f::CUDA_GRAPH_MAX_BS.dest
+            && ints_after(f::CUDA_GRAPH_BS.canonical(), None, text).is_none() =>
+        {
+            k.cuda_graph_max_bs = number()
+        }
+        d if d == f::CUDA_GRAPH_BS.dest => {
+            k.cuda_graph_max_bs = ints_after(key, arg, text)
+                .as_deref()
+                .and_then(super::args::int_list)
+                .and_then(|l| l.into_iter().max())
+        }
+        d if d == f::PAGE_SIZE.dest => k.kv_page_tokens = number(),
         d if d == f::MAX_RUNNING_REQUESTS.dest => k.max_running_requests = number(),
         d if d == f::CHUNKED_PREFILL_SIZE.dest => k.chunked_prefill_size = number(),
         d if d == f::MAX_PREFILL_TOKENS.dest => k.max_prefill_tokens = number(),

@@ -144,9 +144,12 @@ impl ServingEngine for Vllm {
                 "vLLM: KV cache sharded over {d} ranks of the TP group (DCP {d})"
             ));
         }
-        // the cache is allocated in blocks: a request holds whole ones (the neutral page)
-        o.page_size = knobs.kv_block_tokens.unwrap_or(VLLM_BLOCK_SIZE);
-        if let Some(b) = knobs.kv_block_tokens {
+        // the cache is allocated in blocks: a request holds whole ones (the neutral page, set
+        // from the knob before; vLLM's default here)
+        if knobs.kv_page_tokens.is_none() {
+            o.page_size = VLLM_BLOCK_SIZE;
+        }
+        if let Some(b) = knobs.kv_page_tokens {
             notes.push(format!(
                 "vLLM: KV blocks of {b} tokens (--block-size; a request holds whole blocks)"
             ));
@@ -223,6 +226,10 @@ impl ServingEngine for Vllm {
 
     fn max_requests_flag(&self) -> &'static str {
         "--max-num-seqs"
+    }
+
+    fn memory_fraction_flag(&self) -> &'static str {
+        args::table::GPU_MEMORY_UTILIZATION.canonical()
     }
 
     fn tp_pp_flags(&self, tp: u32, pp: u32) -> String {

@@ -4,7 +4,7 @@
 //! environment its community builds read (`VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff)`).
 
 use super::args::table as t;
-use crate::engine::record::fraction;
+use crate::engine::record::{fraction, ints_after};
 use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use models::KvDtype;
 
@@ -60,7 +60,14 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == t::NO_ENABLE_PREFIX_CACHING.dest => k.prefix_caching = Some(false),
         d if d == t::DISABLE_CUSTOM_ALL_REDUCE.dest => k.disable_custom_all_reduce = true,
         d if d == t::ENFORCE_EAGER.dest => k.disable_cuda_graph = true,
-        d if d == t::BLOCK_SIZE.dest => k.kv_block_tokens = number(),
+        d if d == t::BLOCK_SIZE.dest => k.kv_page_tokens = number(),
+        d if d == t::MAX_CUDAGRAPH_CAPTURE_SIZE.dest => k.cuda_graph_max_bs = number(),
+        d if d == t::CUDAGRAPH_CAPTURE_SIZES.dest => {
+            k.cuda_graph_max_bs = ints_after(key, arg, text)
+                .as_deref()
+                .and_then(crate::engine::sglang::args::int_list)
+                .and_then(|l| l.into_iter().max())
+        }
         "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" => {
             k.estimate_cudagraph_memory = arg == Some("1")
         }

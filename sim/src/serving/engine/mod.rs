@@ -68,9 +68,14 @@ pub struct Trace {
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum EngineError {
     #[error(
-        "a request needs {needed} KV tokens but the pool holds {capacity}: shorten the workload, raise --mem-fraction-static, or use more GPUs"
+        "a request needs {needed} KV tokens but the pool holds {capacity}: shorten the workload, raise {flag}, or use more GPUs"
     )]
-    RequestTooLarge { needed: u64, capacity: u64 },
+    RequestTooLarge {
+        needed: u64,
+        capacity: u64,
+        /// The engine's memory-share flag.
+        flag: &'static str,
+    },
     #[error(
         "the scheduler cannot admit any request (max-running-requests or micro-batch cap is 0)"
     )]
@@ -189,6 +194,7 @@ pub fn run(
             return Err(EngineError::RequestTooLarge {
                 needed,
                 capacity: cfg.kv_tokens,
+                flag: cfg.engine.rules().memory_fraction_flag(),
             });
         }
     }

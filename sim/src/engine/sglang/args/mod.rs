@@ -36,7 +36,7 @@ pub(crate) mod tokenize;
 pub use choices::{KV_CACHE_DTYPES, MOE_A2A_BACKENDS};
 pub use defaults::{DefaultsContext, default_speculative_options, speculative_params};
 pub use parse::{from_launch_line, from_pairs, from_words};
-pub use table::{Bounds, CliFlag, Kind, SPECS, Spec, nearest_flag};
+pub use table::{Bounds, CliFlag, Kind, SPECS, Spec, int_list, nearest_flag};
 /// The row constructors both engines' tables use.
 pub(crate) use table::{m as modelled_row, r as recorded_row};
 /// The table's flags by name, for typed access ([`SglangArgs::int`] and the rest take them).
@@ -287,6 +287,11 @@ impl SglangArgs {
             Value::Str(s) => Some(s),
             _ => None,
         }
+    }
+
+    /// An `nargs="+"` integer flag's values ([`Kind::Ints`]).
+    pub fn ints(&self, flag: &Spec) -> Option<Vec<u32>> {
+        self.string(flag).and_then(table::int_list)
     }
 
     /// `--model-path`.

@@ -127,6 +127,7 @@ fn expected(kind: Kind) -> String {
         Kind::Flag => "True or False".into(),
         Kind::Str => "a string".into(),
         Kind::Choice(c) => format!("one of {}", c.join(", ")),
+        Kind::Ints => "one or more integers".into(),
     }
 }
 
@@ -142,6 +143,8 @@ fn typed_value(kind: Kind, word: &str) -> Option<Value> {
         Kind::Flag => Some(Value::Bool(true)),
         Kind::Str => Some(Value::Str(word.to_string())),
         Kind::Choice(c) => c.contains(&word).then(|| Value::Str(word.to_string())),
+        // kept as written, checked here: `SglangArgs::ints` reads it
+        Kind::Ints => table::int_list(word).map(|_| Value::Str(word.to_string())),
     }
 }
 
@@ -149,6 +152,12 @@ fn typed_value(kind: Kind, word: &str) -> Option<Value> {
 fn check(spec: &Spec, v: &Value, spelled: &str) -> Result<()> {
     let int = |min: i64, what: &str| match v {
         Value::Int(i) if *i < min => Err(bad(spelled, format!("must be at least {min}{what}"))),
+        Value::Str(s) if spec.kind == Kind::Ints => match table::int_list(s) {
+            Some(l) if l.iter().any(|i| i64::from(*i) < min) => {
+                Err(bad(spelled, format!("each must be at least {min}{what}")))
+            }
+            _ => Ok(()),
+        },
         Value::Int(i) if *i > u32::MAX as i64 => Err(bad(spelled, "is implausibly large")),
         _ => Ok(()),
     };
@@ -212,9 +221,10 @@ fn parse_words(words: &[String], origin: Origin) -> Result<SglangArgs> {
         let spec = dest.and_then(table::spec);
         let class = spec.map_or(FlagClass::Unknown, |s| s.class);
         // A flag without a value takes none of the following words, a typed flag one; an
-        // option shardwise does not know takes them all (SGLang has nargs="+" options).
+        // `nargs="+"` row and an option shardwise does not know take them all.
         let takes = match (&inline, spec.map(|s| s.kind)) {
             (Some(_), _) | (None, Some(Kind::Flag)) => 0,
+            (None, Some(Kind::Ints)) => following.len(),
             (None, Some(_)) => 1,
             (None, None) => following.len(),
         };

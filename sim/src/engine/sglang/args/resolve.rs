@@ -66,10 +66,14 @@ impl SglangArgs {
                 Some(chunk_default)
             }
         };
-        let cuda_graph_max_bs = self.uint(&flags::CUDA_GRAPH_MAX_BS).unwrap_or_else(|| {
-            defaulted.push(format!("--cuda-graph-max-bs {bs_default}"));
-            bs_default
-        });
+        let cuda_graph_max_bs = match self.ints(&flags::CUDA_GRAPH_BS) {
+            // SGLang takes the largest captured size as the limit, over --cuda-graph-max-bs
+            Some(sizes) => self.graph_bs_of_sizes(&sizes, &mut notes),
+            None => self.uint(&flags::CUDA_GRAPH_MAX_BS).unwrap_or_else(|| {
+                defaulted.push(format!("--cuda-graph-max-bs {bs_default}"));
+                bs_default
+            }),
+        };
         let algorithm = self.string(&flags::SPECULATIVE_ALGORITHM);
         let mem_fraction_static = self.float(&flags::MEM_FRACTION_STATIC).unwrap_or_else(|| {
             let f =
@@ -146,6 +150,21 @@ impl SglangArgs {
     }
 
     /// `--kv-cache-dtype` as a dtype (`None`: `auto` or absent, the checkpoint's).
+    /// The graph limit `--cuda-graph-bs` sets: its largest size, with a note where it overrides
+    /// a `--cuda-graph-max-bs` given beside it (as SGLang does, silently).
+    fn graph_bs_of_sizes(&self, sizes: &[u32], notes: &mut Vec<String>) -> u32 {
+        let largest = sizes.iter().copied().max().unwrap_or(1);
+        if let Some(given) = self
+            .uint(&flags::CUDA_GRAPH_MAX_BS)
+            .filter(|g| *g != largest)
+        {
+            notes.push(format!(
+                "--cuda-graph-max-bs {given} overridden by --cuda-graph-bs's largest size, {largest} (SGLang takes the list's)"
+            ));
+        }
+        largest
+    }
+
     fn kv_cache_dtype(&self) -> Result<Option<models::KvDtype>> {
         Ok(match self.get(&flags::KV_CACHE_DTYPE) {
             Some(g) => match &g.value {

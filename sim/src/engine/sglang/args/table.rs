@@ -22,6 +22,24 @@ pub enum Kind {
     Str,
     /// `type=str, choices=[…]`.
     Choice(&'static [&'static str]),
+    /// `nargs="+", type=int`: one or more integers (`--cuda-graph-bs 1 2 4 8`), read from a
+    /// launch line as the words up to the next option and from a dump as a Python list; the
+    /// value is kept as written and read by [`int_list`].
+    Ints,
+}
+
+/// The integers of an `nargs="+"` value as either engine's launch line or args dump writes them
+/// (`1 2 4 8`, `[1, 2, 4, 8]`, `1,2,4,8`); `None` when a word is not a non-negative integer
+/// that fits `u32`, or there is none.
+pub fn int_list(text: &str) -> Option<Vec<u32>> {
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == ']')
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.is_empty() {
+        return None;
+    }
+    words.iter().map(|w| w.parse::<u32>().ok()).collect()
 }
 
 /// The values of a modelled flag the simulator takes (SGLang may take more).
@@ -198,6 +216,13 @@ pub const MAX_TOTAL_TOKENS: Spec = m("max_total_tokens", &["--max-total-tokens"]
 pub const CONTEXT_LENGTH: Spec = m("context_length", &["--context-length"], Int)
     .bounds(AtLeast(1))
     .cli("TOKENS", "default: the model's");
+/// `--cuda-graph-bs 1 2 4 8 …` (`nargs="+"`): the decode batches SGLang captures. Given, its
+/// largest is `cuda_graph_max_bs` whatever `--cuda-graph-max-bs` says (`server_args.py`
+/// `_handle_gpu_memory_settings`: `self.cuda_graph_max_bs = max(self.cuda_graph_bs)`), so it
+/// sets the largest decode batch replayed as a graph and the graph memory the default
+/// `--mem-fraction-static` reserves (`cuda_graph_max_bs × 2` MB). A batch between two sizes is
+/// padded to the next one (`cuda_graph_runner.py`, `bisect`), which is not priced.
+pub const CUDA_GRAPH_BS: Spec = m("cuda_graph_bs", &["--cuda-graph-bs"], Ints).bounds(AtLeast(1));
 pub const CUDA_GRAPH_MAX_BS: Spec = m("cuda_graph_max_bs", &["--cuda-graph-max-bs"], Int)
     .bounds(AtLeast(1))
     .cli("N", "default: SGLang's for the GPU's memory and `--tp`");
@@ -350,6 +375,7 @@ pub const SPECS: &[Spec] = &[
     MAX_TOTAL_TOKENS,
     CONTEXT_LENGTH,
     CUDA_GRAPH_MAX_BS,
+    CUDA_GRAPH_BS,
     DISABLE_CUDA_GRAPH,
     DISABLE_CUSTOM_ALL_REDUCE,
     ENABLE_PCIE_ONESHOT_ALLREDUCE,

@@ -210,7 +210,11 @@ fn the_users_server_args_dump_is_read() {
     // The first set unknowns are named, the rest counted, so the warning stays readable.
     assert!(warn.contains("tokenizer_worker_num=1"), "{warn}");
     assert!(!warn.contains("nsa_decode_backend='fa3'"), "{warn}");
-    assert!(warn.contains("69 more set"), "{warn}");
+    // `cuda_graph_bs` (the list SGLang generated up to its `cuda_graph_max_bs`) is modelled
+    assert!(warn.contains("68 more set"), "{warn}");
+    let sizes = a.ints(&flags::CUDA_GRAPH_BS).unwrap();
+    assert_eq!(sizes.iter().max(), Some(&512));
+    assert_eq!(r.options.cuda_graph_max_bs, 512);
     assert!(!warn.contains("lora_paths=None"), "{warn}");
     assert!(warn.len() < 2_000, "{}", warn.len());
     assert!(
@@ -396,4 +400,76 @@ fn the_community_glm5_launch_line_is_read() {
     let off = from_launch_line(&format!("{line} --disable-custom-all-reduce")).unwrap();
     let r = off.server_options(&rtx_tp8(), &model).unwrap();
     assert_eq!(r.options.pcie_custom_all_reduce_max_bytes, None);
+}
+
+/// An `nargs="+"` value reads alike however either engine's line or dump writes it; a word that
+/// is no count makes it no list (the row's reader then refuses it).
+#[test]
+fn int_lists_read_alike_from_words_and_dumps() {
+    for text in ["1 2 4 8", "[1, 2, 4, 8]", "1,2,4,8", " [1,2, 4 ,8] "] {
+        assert_eq!(int_list(text), Some(vec![1, 2, 4, 8]), "{text}");
+    }
+    for text in ["", "[]", "1 two 4", "1 -2", "1.5", "4294967296"] {
+        assert_eq!(int_list(text), None, "{text}");
+    }
+}
+
+/// `--cuda-graph-bs` (issue 33: an SGLang flag made modelled in SGLang's folder alone): its
+/// largest size is the graph limit over `--cuda-graph-max-bs` (`server_args.py`), which sets the
+/// largest decode replayed as a graph and the graph memory the default
+/// `--mem-fraction-static` reserves (its cost: `tests/launch_line.rs`). Read alike from a
+/// launch line, a dump and a record.
+#[test]
+fn cuda_graph_bs_sets_the_graph_limit_as_sglang_does() {
+    let model = ModelSpec::preset("glm-4.7-fp8").unwrap();
+    let base = "python -m sglang.launch_server --model-path zai-org/GLM-4.7-FP8 --tp 8";
+    let opts = |more: &str| {
+        let a = from_launch_line(&format!("{base} {more}")).unwrap();
+        assert!(
+            a.not_modelled_line()
+                .is_none_or(|w| !w.contains("--cuda-graph-bs")),
+            "{more}"
+        );
+        a.server_options(&rtx_tp8(), &model).unwrap()
+    };
+    let default = opts("");
+    let listed =
+        opts("--cuda-graph-bs 1 2 4 8 16 32 --cuda-graph-max-bs 256 --disable-radix-cache");
+    assert_eq!(listed.options.cuda_graph_max_bs, 32);
+    assert!(
+        listed.options.disable_radix_cache,
+        "the list ends at the next option"
+    );
+    assert!(
+        listed
+            .notes
+            .iter()
+            .any(|n| n.contains("overridden by --cuda-graph-bs")),
+        "{:?}",
+        listed.notes
+    );
+    // less graph memory reserved: a larger static share
+    assert!(default.options.cuda_graph_max_bs > 32);
+    assert!(listed.options.mem_fraction_static > default.options.mem_fraction_static);
+    // the server's dump and a record's text say the same
+    let dump = from_pairs(&[("cuda_graph_bs".into(), "[1, 2, 4, 8, 16, 32]".into())]).unwrap();
+    assert_eq!(
+        dump.ints(&flags::CUDA_GRAPH_BS),
+        Some(vec![1, 2, 4, 8, 16, 32])
+    );
+    let record = crate::engine::Engine::Sglang.record_knobs(
+        "--cuda-graph-max-bs 256 --cuda-graph-bs 1 2 4 8 16 32 --tp 8",
+        "",
+        &mut Vec::new(),
+    );
+    assert_eq!(record.cuda_graph_max_bs, Some(32));
+    // what SGLang's argparse refuses
+    for (more, says) in [
+        ("--cuda-graph-bs 0 4", "at least 1"),
+        ("--cuda-graph-bs two", "integers"),
+        ("--cuda-graph-bs", "integers"),
+    ] {
+        let err = from_launch_line(&format!("{base} {more}")).unwrap_err();
+        assert!(err.to_string().contains(says), "{more}: {err}");
+    }
 }

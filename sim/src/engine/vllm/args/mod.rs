@@ -22,7 +22,9 @@ pub mod table;
 /// The vLLM whose defaults and memory sizing are modelled (the files cited in each module).
 pub const VLLM_VERSION: &str = "vLLM main of 2026";
 
-use crate::engine::sglang::args::{Bounds, FlagClass, Kind, LayoutSizes, SglangArgs, Spec};
+use crate::engine::sglang::args::{
+    Bounds, FlagClass, Kind, LayoutSizes, SglangArgs, Spec, int_list,
+};
 use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use crate::options::{ServerOptions, SpeculativeOptions};
 use std::collections::BTreeMap;
@@ -126,6 +128,15 @@ fn check(spec: &Spec, value: &str, spelled: &str) -> Result<(), VllmArgsError> {
             f.is_finite() && (spec.bounds != Bounds::Fraction || (f > 0.0 && f <= 1.0))
         }),
         Kind::Choice(c) => c.contains(&value),
+        Kind::Ints => match int_list(value) {
+            Some(l) => match spec.bounds {
+                Bounds::AtLeast(min) if l.iter().any(|i| i64::from(*i) < min) => {
+                    return Err(bad(spelled, format!("each must be at least {min}")));
+                }
+                _ => true,
+            },
+            None => false,
+        },
         Kind::Str | Kind::Flag => true,
     };
     if ok {
@@ -139,6 +150,7 @@ fn check(spec: &Spec, value: &str, spelled: &str) -> Result<(), VllmArgsError> {
                 "must be a fraction in (0, 1], e.g. 0.9".to_string()
             }
             Kind::Float => "is not a number".to_string(),
+            Kind::Ints => "is not a list of integers (`1 2 4 8`)".to_string(),
             _ => "is not an integer".to_string(),
         },
     ))
@@ -197,6 +209,15 @@ impl VllmLine {
             let takes_value = spec.is_none_or(|s| s.kind != Kind::Flag);
             let value = match inline {
                 Some(v) => Some(v),
+                // `nargs="+"`: every word up to the next option
+                None if spec.is_some_and(|s| s.kind == Kind::Ints) => {
+                    let from = i;
+                    while i < words.len() && !is_option(words[i]) {
+                        i += 1;
+                    }
+                    let taken: Vec<&str> = words[from..i].iter().map(|w| w.as_str()).collect();
+                    (!taken.is_empty()).then(|| taken.join(" "))
+                }
                 None if takes_value && i < words.len() && !is_option(words[i]) => {
                     i += 1;
                     Some(words[i - 1].clone())
@@ -296,13 +317,12 @@ impl VllmLine {
     pub fn knobs(&self) -> Result<LaunchKnobs, VllmArgsError> {
         let graphs = self.json(&COMPILATION_CONFIG)?;
         let field = |k: &str| graphs.as_ref().and_then(|g| g.get(k));
-        let capture_max = field("max_cudagraph_capture_size")
-            .and_then(serde_json::Value::as_u64)
-            .or_else(|| {
-                field("cudagraph_capture_sizes")
-                    .and_then(serde_json::Value::as_array)
-                    .and_then(|a| a.iter().filter_map(serde_json::Value::as_u64).max())
-            });
+        let capture_max = self.capture_max(
+            field("max_cudagraph_capture_size").and_then(serde_json::Value::as_u64),
+            field("cudagraph_capture_sizes")
+                .and_then(serde_json::Value::as_array)
+                .and_then(|a| a.iter().filter_map(serde_json::Value::as_u64).max()),
+        )?;
         let no_graphs = field("cudagraph_mode")
             .and_then(serde_json::Value::as_str)
             .is_some_and(|m| m.eq_ignore_ascii_case("none"));
@@ -332,13 +352,55 @@ impl VllmLine {
             } else {
                 self.on(&ENABLE_PREFIX_CACHING).then_some(true)
             },
-            kv_block_tokens: self.uint(&BLOCK_SIZE),
+            kv_page_tokens: self.uint(&BLOCK_SIZE),
             estimate_cudagraph_memory: self.env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
                 == Some("1"),
             moe_runner_backend: self.get(&MOE_BACKEND).map(str::to_string),
             attention_backend: self.get(&ATTENTION_BACKEND).map(str::to_string),
             ..LaunchKnobs::default()
         })
+    }
+
+    /// The largest decode batch captured in a CUDA graph, from the flags or the
+    /// `--compilation-config` fields (`json_max`, `json_sizes_max`: the largest of its sizes):
+    /// the capture sizes' largest where given, else the maximum. vLLM refuses a setting given
+    /// both as a flag and in the JSON (`EngineArgs.create_engine_config`: "mutually
+    /// exclusive"), and a maximum other than the largest size (`post_init_cudagraph_sizes`).
+    fn capture_max(
+        &self,
+        json_max: Option<u64>,
+        json_sizes_max: Option<u64>,
+    ) -> Result<Option<u64>, VllmArgsError> {
+        let flag_max = self.uint(&MAX_CUDAGRAPH_CAPTURE_SIZE).map(u64::from);
+        let flag_sizes_max = self
+            .get(&CUDAGRAPH_CAPTURE_SIZES)
+            .and_then(int_list)
+            .and_then(|l| l.into_iter().max())
+            .map(u64::from);
+        for (flag, json, name) in [
+            (flag_max, json_max, &MAX_CUDAGRAPH_CAPTURE_SIZE),
+            (flag_sizes_max, json_sizes_max, &CUDAGRAPH_CAPTURE_SIZES),
+        ] {
+            if flag.is_some() && json.is_some() {
+                return Err(bad(
+                    name.canonical(),
+                    format!(
+                        "and --compilation-config's {} are mutually exclusive (vLLM refuses the line): give one",
+                        name.dest
+                    ),
+                ));
+            }
+        }
+        let (max, sizes_max) = (flag_max.or(json_max), flag_sizes_max.or(json_sizes_max));
+        if let (Some(m), Some(s)) = (max, sizes_max)
+            && m != s
+        {
+            return Err(bad(
+                &format!("{} {m}", MAX_CUDAGRAPH_CAPTURE_SIZE.canonical()),
+                format!("is not the largest capture size ({s}); vLLM requires them equal"),
+            ));
+        }
+        Ok(sizes_max.or(max))
     }
 
     /// `--speculative-config`'s draft: a chain of `num_speculative_tokens` drafts (vLLM's

@@ -54,6 +54,27 @@ pub const KV_CACHE_DTYPE: Spec = m(
     Choice(KV_CACHE_DTYPES),
 );
 pub const ENFORCE_EAGER: Spec = m("enforce_eager", &["--enforce-eager"], Flag);
+/// `--max-cudagraph-capture-size` (`CompilationConfig`'s field as its own flag, vLLM main
+/// `engine/arg_utils.py` `add_cli_args`): the largest decode batch replayed as a CUDA graph;
+/// a larger one runs without (`config/vllm.py` `_set_cudagraph_sizes`: "If batch size >
+/// largest `cudagraph_capture_sizes`, cudagraph will not be used"). The neutral CUDA-graph
+/// batch limit; the same setting as `--compilation-config`'s field, and vLLM refuses both.
+pub const MAX_CUDAGRAPH_CAPTURE_SIZE: Spec = m(
+    "max_cudagraph_capture_size",
+    &["--max-cudagraph-capture-size"],
+    Int,
+)
+.bounds(AtLeast(1));
+/// `--cudagraph-capture-sizes 1 2 4 8 …` (`nargs="+"`): the decode batches captured; the largest
+/// is the CUDA-graph batch limit (`CompilationConfig.max_cudagraph_capture_size`: "set to the
+/// largest size in that list"). A batch between two sizes is padded to the next one, which is
+/// not priced (the step is costed at its own batch).
+pub const CUDAGRAPH_CAPTURE_SIZES: Spec = m(
+    "cudagraph_capture_sizes",
+    &["--cudagraph-capture-sizes"],
+    Ints,
+)
+.bounds(AtLeast(1));
 /// JSON: `cudagraph_mode`, `cudagraph_capture_sizes`, `max_cudagraph_capture_size` are read.
 pub const COMPILATION_CONFIG: Spec = m("compilation_config", &["--compilation-config", "-O"], Str);
 /// JSON: `method`, `num_speculative_tokens`, `model`.
@@ -105,6 +126,8 @@ pub const SPECS: &[Spec] = &[
     MAX_NUM_BATCHED_TOKENS,
     KV_CACHE_DTYPE,
     ENFORCE_EAGER,
+    MAX_CUDAGRAPH_CAPTURE_SIZE,
+    CUDAGRAPH_CAPTURE_SIZES,
     COMPILATION_CONFIG,
     SPECULATIVE_CONFIG,
     DISABLE_CUSTOM_ALL_REDUCE,

@@ -17,6 +17,13 @@ use crate::options::ServerOptions;
 use crate::options::a2a_where_applicable;
 use models::{Layout, ModelSpec};
 
+pub mod bench;
+pub mod calibrate;
+pub mod validate;
+pub use bench::{BenchRun, BenchRunError};
+pub use calibrate::MeasuredError;
+pub use validate::Validation;
+
 /// Machine, model, server flags and knobs of one prediction.
 pub struct Scenario {
     pub machine: Machine,
@@ -188,6 +195,53 @@ impl Scenario {
             .map_or_else(|_| self.default_notes.clone(), |(_, n)| n)
     }
 
+    /// The error model's regime of a prediction of this scenario under `opts` (on `layout`,
+    /// when one is simulated) at `load` ([`crate::uncertainty::Regime::of`]).
+    pub fn regime(
+        &self,
+        opts: &ServerOptions,
+        layout: Option<Layout>,
+        load: crate::uncertainty::Load,
+    ) -> crate::uncertainty::Regime {
+        crate::uncertainty::Regime::of(
+            &self.machine,
+            &self.spec,
+            opts,
+            layout,
+            load,
+            &self.default_notes,
+        )
+    }
+
+    /// What a prediction rests on: the machine's and the model's sources, the knobs, the
+    /// workload's lengths (`workload_lengths`: where they came from), the defaults the engine
+    /// filled in.
+    pub fn provenance(&self, workload_lengths: &str) -> Vec<String> {
+        let mut v = vec![crate::advise::machine_provenance(&self.machine)];
+        v.push(format!(
+            "model {}: {}",
+            self.spec.name,
+            if self.spec.source.is_empty() {
+                "a HF config"
+            } else {
+                &self.spec.source
+            }
+        ));
+        v.push(match &self.calibration {
+            Some(c) => format!(
+                "efficiency knobs fitted by `sim calibrate` to {} measured run(s) of {} on {} ({})",
+                c.measured.len(),
+                c.layout,
+                c.machine,
+                c.measured.first().cloned().unwrap_or_default()
+            ),
+            None => "efficiency knobs: defaults, not fitted to any measured run of this machine (`sim calibrate` fits them)".into(),
+        });
+        v.push(format!("workload: {workload_lengths}"));
+        v.extend(self.defaults_provenance());
+        v
+    }
+
     /// Provenance lines on the server options the engine's defaults filled in or adjusted.
     pub fn defaults_provenance(&self) -> Vec<String> {
         let version = self.launch.version();
@@ -229,6 +283,74 @@ mod tests {
     fn context_length_bounds_the_requests() {
         let s = scenario(&["--context-length", "4096"], Layout::tp(8));
         assert_eq!(s.max_context_tokens(), 4096);
+    }
+
+    fn closed(concurrency: u32, prompts: u32) -> crate::workload::Workload {
+        crate::workload::Workload {
+            num_prompts: prompts,
+            random_input_len: 512,
+            random_output_len: 64,
+            random_range_ratio: 1.0,
+            max_concurrency: Some(concurrency),
+            ..crate::workload::Workload::default()
+        }
+    }
+
+    /// `sim run`'s orchestration as a library call: the run, its engine's launch flags and
+    /// its intervals, a plain serializable value; replicas behind the router add the router's
+    /// flag and serve the same prompts with more engines.
+    #[test]
+    fn a_bench_run_is_one_library_call_with_a_serializable_result() {
+        let s = scenario(&[], Layout::tp(4));
+        let one = s.run_bench(Layout::tp(4), &closed(8, 32), 1).unwrap();
+        assert_eq!(one.run.completed, 32);
+        assert_eq!(one.run.flags, "--tp 4");
+        assert!(one.ranges.iter().any(|r| r.figure == "output_throughput"));
+        let json = serde_json::to_value(&one).unwrap();
+        assert!(json["run"]["output_throughput"].as_f64().unwrap() > 0.0);
+        let two = s.run_bench(Layout::tp(4), &closed(8, 32), 2).unwrap();
+        assert_eq!(two.run.flags, "--tp 4 --dp-size 2");
+        assert_eq!(two.run.completed, 32);
+        // a layout the machine cannot hold is the engine's error, not a panic
+        let err = s.run_bench(Layout::tp(16), &closed(8, 32), 1).unwrap_err();
+        assert!(matches!(err, BenchRunError::Engine(_)), "{err}");
+    }
+
+    /// `sim calibrate`'s orchestration as a library call refuses, with the cost model's or the
+    /// fit's own typed error, what it cannot fit (the fit itself: the calibrate command's tests).
+    #[test]
+    fn a_calibration_refuses_a_layout_and_an_empty_set_with_typed_errors() {
+        use crate::calibrate::{CalibrateError, KnobParam, Observations};
+        let s = scenario(&[], Layout::tp(4));
+        let none = Observations {
+            rounds: Vec::new(),
+            runs: Vec::new(),
+            hold_out_running: Vec::new(),
+        };
+        let fit = [KnobParam::Compute];
+        let err = s.calibrate_to(Layout::tp(16), &none, &fit, Vec::new());
+        assert!(matches!(err, Err(MeasuredError::Engine(_))));
+        let err = s.calibrate_to(Layout::tp(4), &none, &fit, Vec::new());
+        assert!(
+            matches!(err, Err(MeasuredError::Fit(CalibrateError::NothingToFit))),
+            "{err:?}"
+        );
+    }
+
+    /// `sim validate --measured`'s orchestration as a library call: its JSON keeps the command's
+    /// keys in the command's order; a layout the box cannot hold is the engine's typed error.
+    #[test]
+    fn a_validation_is_one_library_call_with_the_command_s_json() {
+        let s = scenario(&[], Layout::tp(4));
+        let v = s.validate_against(Layout::tp(4), &[]).unwrap();
+        let json = serde_json::to_string(&v).unwrap();
+        assert!(
+            json.starts_with(r#"{"schema_version":1,"layout":"TP4","knobs":"#),
+            "{json}"
+        );
+        assert!(json.contains(r#""rms_log_error":"#) && json.ends_with(r#""points":[]}"#));
+        let err = s.validate_against(Layout::tp(16), &[]);
+        assert!(matches!(err, Err(MeasuredError::Engine(_))));
     }
 
     #[test]
