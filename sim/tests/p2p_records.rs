@@ -7,10 +7,11 @@
 use sim::records::{RecordSet, express};
 use std::path::Path;
 
-const FILES: [&str; 3] = [
+const FILES: [&str; 4] = [
     "public-records.json",
     "further-records.json",
     "glm52-records.json",
+    "spec-records.json",
 ];
 
 fn disables_nccl_p2p(flags: &str) -> bool {
