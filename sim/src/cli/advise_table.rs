@@ -11,7 +11,7 @@ const TOP_LAYOUTS: usize = 5;
 
 pub fn print_advice(a: &Advice, all: bool, launcher: &str, try_tail: &str) {
     let w = &a.workload;
-    println!(
+    let head = format!(
         "{} on {}: {} prompts, {}, {}",
         a.model,
         a.machine,
@@ -31,6 +31,7 @@ pub fn print_advice(a: &Advice, all: bool, launcher: &str, try_tail: &str) {
                 "{c} concurrent"
             ))
     );
+    println!("{}", wrap("", &head));
     // The layouts the answer's sentence names are shown whatever their rank.
     let sentence = a.ep.as_ref().map_or("", |e| e.sentence.as_str());
     let vllm = launcher.starts_with("vllm ");

@@ -297,7 +297,7 @@ fn one_table(out: &PredictOutput) -> String {
     if !out.bf16_modules.is_empty() {
         s.push_str("kept BF16 by the checkpoint:\n");
         for l in &out.bf16_modules {
-            s.push_str(&format!("  {l}\n"));
+            s.push_str(&detail(l));
         }
     }
     for n in p.notes.iter().chain(&out.machine_notes) {
