@@ -223,7 +223,7 @@ impl Setup {
     pub fn print_notes(&self) {
         self.print_not_modelled();
         for n in &self.default_notes {
-            eprintln!("{}", wrap("note: ", &n));
+            eprintln!("{}", wrap("note: ", n));
         }
     }
 
