@@ -331,7 +331,9 @@ fn calibration(dir: &Path, knobs: sim::cost::Knobs) -> PathBuf {
 
 fn run_with(cal: &Path, machine: &str, model: &str, eager: bool) -> assert_cmd::assert::Assert {
     let mut c = sim();
-    c.args(["run", "--machine", machine, "--model", model, "--tp", "8"])
+    // the calibration warnings are matched whole
+    c.env("COLUMNS", common::UNWRAPPED)
+        .args(["run", "--machine", machine, "--model", model, "--tp", "8"])
         .args(["--num-prompts", "4", "--max-concurrency", "1"])
         .args(["--random-input-len", "100", "--random-output-len", "10"])
         .arg("--calibration")

@@ -117,6 +117,7 @@ fn the_cli_refuses_stock_tp6_and_prices_the_forks() {
     let run = |server: String| {
         assert_cmd::Command::cargo_bin("sim")
             .unwrap()
+            .env("COLUMNS", "1000") // notes matched whole, unwrapped
             .args([
                 "predict",
                 "--machine",

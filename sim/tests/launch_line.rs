@@ -458,6 +458,7 @@ fn a_calibration_puts_the_models_own_error_in_the_confidence_line() {
         .assert()
         .success();
     let out = sim()
+        .env("COLUMNS", common::UNWRAPPED) // the confidence line is read as one line
         .args([
             "advise",
             "--machine",

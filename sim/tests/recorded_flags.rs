@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::sim_output;
+use common::{UNWRAPPED, sim_output_at};
 
 const RUN: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -24,7 +24,8 @@ fn validate(extra: &[&str]) -> (i32, String, String) {
         "json",
     ];
     args.extend(extra);
-    sim_output(&args)
+    // the recorded-flags note is matched whole
+    sim_output_at(&args, Some(UNWRAPPED))
 }
 
 #[test]

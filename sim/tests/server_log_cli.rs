@@ -32,6 +32,7 @@ fn validate_json() -> Value {
 #[test]
 fn validate_prints_samples_memory_and_predictions() {
     sim()
+        .env("COLUMNS", common::UNWRAPPED) // the run's summary line is matched whole
         .args(["validate", "--server-log", LOG])
         .args(TARGET)
         .assert()

@@ -38,6 +38,54 @@ fn sim_stdout_default_width(args: &[&str]) -> String {
     out
 }
 
+/// Every line of `text` but a `try:` line (a command to copy whole) fits `columns`, unless it is
+/// one word after its prefix or indent (a path, a module list without spaces).
+fn assert_prose_fits(what: &str, text: &str, columns: usize) {
+    for line in text.lines().filter(|l| !l.starts_with("try:")) {
+        let words = line.split_whitespace().count();
+        assert!(
+            line.chars().count() <= columns || words <= 2,
+            "{what}: {} columns: {line}",
+            line.chars().count()
+        );
+    }
+}
+
+#[test]
+fn notes_and_verdicts_wrap_to_columns_like_the_tables() {
+    let (code, out, err) = sim_output_at(&VM_EP, Some("80"));
+    assert_eq!(code, 0, "{err}");
+    assert_prose_fits("advise --question ep at COLUMNS=80", &out, 80);
+    assert_prose_fits("advise --question ep stderr at COLUMNS=80", &err, 80);
+    // the verdict sentence went onto more than one line, none of its words lost
+    assert!(
+        out.lines().any(|l| l.starts_with("No: EP8 is slower")),
+        "{out}"
+    );
+    let args = [
+        "predict",
+        "--machine",
+        "rtx-pro-6000-x8-baremetal",
+        "--model",
+        "glm-5-nvfp4",
+        "--tp",
+        "8",
+        "--batch",
+        "8",
+        "--context",
+        "2000",
+    ];
+    let (code, out, err) = sim_output_at(&args, Some("80"));
+    assert_eq!(code, 0, "{err}");
+    assert_prose_fits("predict at COLUMNS=80", &out, 80);
+    assert_prose_fits("predict stderr at COLUMNS=80", &err, 80);
+    // a wrapped note's continuation sits under its text, not at the margin
+    assert!(
+        err.starts_with("note: ") && err.contains("\n      --"),
+        "{err}"
+    );
+}
+
 #[test]
 fn tables_follow_columns() {
     let args = VM_EP;

@@ -16,6 +16,7 @@ fn note(dcp: u32, dtype: &str) -> String {
          --decode-context-parallel-size {dcp} --kv-cache-dtype {dtype}"
     );
     let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .env("COLUMNS", "1000") // the note is read as one line, unwrapped
         .args([
             "predict",
             "--machine",
@@ -84,6 +85,7 @@ fn dcp_sets_the_head_blocks_and_the_shard() {
 fn a_bf16_cache_costs_more_than_fp8_and_sglang_keeps_the_curve() {
     assert!(us(&note(1, "auto")) > us(&note(1, "fp8")));
     let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .env("COLUMNS", "1000") // the note is read as one line, unwrapped
         .args([
             "predict",
             "--machine",

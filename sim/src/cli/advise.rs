@@ -11,6 +11,7 @@ use super::export::{Export, export};
 use super::layouts::{label_rows, layouts};
 use super::setup::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
+use crate::cli::tables::wrap;
 use anyhow::{Result, bail};
 use models::Layout;
 use sim::advise::verdict::DEFAULT_CONCURRENCY;
@@ -81,9 +82,10 @@ const DEFAULT_DRAWS: u32 = 300;
 fn check_question_flags(args: &Args) -> Result<()> {
     if let (Some(d), None) = (args.draws, args.question) {
         // said, not refused: scripts pass one --draws to every advise call
-        eprintln!(
-            "warning: --draws {d} is ignored without --question: the draws perturb a question's verdict (--question ep|mtp|scale|replicas)"
+        let w = format!(
+            "--draws {d} is ignored without --question: the draws perturb a question's verdict (--question ep|mtp|scale|replicas)"
         );
+        eprintln!("{}", wrap("warning: ", &w));
     }
     if !args.observed.is_empty() && !matches!(args.question, Some(Question::P2p)) {
         bail!(
@@ -172,14 +174,15 @@ pub fn run(args: Args) -> Result<()> {
         p2p: answers.p2p,
     };
     if default_concurrency {
-        eprintln!(
-            "note: no --max-concurrency given; advised for {DEFAULT_CONCURRENCY} concurrent requests"
+        let n = format!(
+            "no --max-concurrency given; advised for {DEFAULT_CONCURRENCY} concurrent requests"
         );
+        eprintln!("{}", wrap("note: ", &n));
     }
     setup.print_not_modelled();
     super::bench_out::print_bench_flags(&args.workload.not_modelled());
     if let Some(w) = kv_warning_for_best(&setup, &ls, &advice) {
-        eprintln!("warning: {w}");
+        eprintln!("{}", wrap("warning: ", &w));
     }
     let shown = AdviceShown {
         advice: &advice,

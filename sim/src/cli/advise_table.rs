@@ -2,6 +2,7 @@
 //! EP answer with the numbers behind it, the confidence line with the model's own error, what
 //! the answer rests on, and the flags to try.
 
+use crate::cli::tables::{wrap, wrap_hanging};
 use comfy_table::Table;
 use sim::advise::{Advice, EpAnswer, EpSide, RankedLayout};
 
@@ -10,7 +11,7 @@ const TOP_LAYOUTS: usize = 5;
 
 pub fn print_advice(a: &Advice, all: bool, launcher: &str, try_tail: &str) {
     let w = &a.workload;
-    println!(
+    let head = format!(
         "{} on {}: {} prompts, {}, {}",
         a.model,
         a.machine,
@@ -30,6 +31,7 @@ pub fn print_advice(a: &Advice, all: bool, launcher: &str, try_tail: &str) {
                 "{c} concurrent"
             ))
     );
+    println!("{}", wrap("", &head));
     // The layouts the answer's sentence names are shown whatever their rank.
     let sentence = a.ep.as_ref().map_or("", |e| e.sentence.as_str());
     let vllm = launcher.starts_with("vllm ");
@@ -37,10 +39,11 @@ pub fn print_advice(a: &Advice, all: bool, launcher: &str, try_tail: &str) {
     println!("{table}");
     print!("{}", notes.render());
     for r in a.ranking.iter().filter(|r| r.idle_gpus > 0) {
-        println!(
-            "note: {} runs as one replica: {} GPUs sit idle",
+        let n = format!(
+            "{} runs as one replica: {} GPUs sit idle",
             r.layout, r.idle_gpus
         );
+        println!("{}", wrap("note: ", &n));
     }
     if hidden > 0 {
         println!("{hidden} more layout(s) not shown (slower or rejected); --all lists every row");
@@ -70,18 +73,19 @@ pub fn print_advice(a: &Advice, all: bool, launcher: &str, try_tail: &str) {
     }
     println!("based on:");
     for p in &a.provenance {
-        println!("  {p}");
+        println!("{}", wrap_hanging("  ", "    ", p));
     }
     for n in &a.notes {
-        println!("note: {n}");
+        println!("{}", wrap("note: ", n));
     }
     if !a.flags_not_modelled.is_empty() {
-        println!("flags not modelled: {}", a.flags_not_modelled.join(", "));
+        let flags = a.flags_not_modelled.join(", ");
+        println!("{}", wrap("flags not modelled: ", &flags));
     }
 }
 
 fn print_ep(ep: &EpAnswer, launcher: &str) {
-    println!("\n{}", ep.sentence);
+    println!("\n{}", wrap("", &ep.sentence));
     println!("{}", ep_table(ep));
     let by: Vec<String> = ep
         .by_concurrency
@@ -96,12 +100,13 @@ fn print_ep(ep: &EpAnswer, launcher: &str) {
             )
         })
         .collect();
-    println!(
+    let by = format!(
         "steady decode tok/s, {} vs best other, by concurrency: {}",
         ep.ep.layout,
         by.join("; ")
     );
-    println!(
+    println!("{}", wrap("", &by));
+    let verdict = format!(
         "verdict `{}` holds in {:.0}% of {} draws (compute and memory ±20%, communication ±{:.0}%); {}",
         serde_json::to_value(ep.verdict)
             .unwrap_or_default()
@@ -112,6 +117,7 @@ fn print_ep(ep: &EpAnswer, launcher: &str) {
         ep.comm_spread * 100.0,
         model_error(ep)
     );
+    println!("{}", wrap("", &verdict));
     super::scale::print_odds(ep.odds.as_ref());
     for f in &ep.flags_to_try {
         println!("try: {launcher} {f}");
@@ -148,13 +154,13 @@ fn print_p2p(p: &sim::advise::p2p::P2pAnswer, launcher: &str) {
         ]);
     }
     println!("{t}");
-    println!("{}", p.sentence);
+    println!("{}", wrap("", &p.sentence));
     if let Some(sw) = &p.host_path_sweep {
         print_host_path_sweep(sw);
     }
     super::scale::print_odds(p.odds.as_ref());
     for c in &p.changes {
-        println!("change: {c}");
+        println!("{}", wrap("change: ", c));
     }
     // the row the changes lead to: the current one when nothing is to change
     let tok = |r: &&sim::advise::p2p::P2pRow| r.output_tok_s.unwrap_or(0.0);
@@ -233,15 +239,15 @@ fn print_host_path_sweep(sw: &sim::advise::host_path::HostPathSweep) {
     }
     println!("{t}");
     for b in &sw.brackets {
-        println!("brackets: {b}");
+        println!("{}", wrap("brackets: ", b));
     }
     for d in &sw.deciding {
-        println!("{d}");
+        println!("{}", wrap("", d));
     }
 }
 
 fn print_replicas(r: &sim::advise::replicas::ReplicasAnswer, launcher: &str) {
-    println!("\n{}", r.sentence);
+    println!("\n{}", wrap("", &r.sentence));
     let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "servers",
@@ -274,7 +280,7 @@ fn print_replicas(r: &sim::advise::replicas::ReplicasAnswer, launcher: &str) {
 }
 
 fn print_mtp(m: &sim::advise::mtp::MtpAnswer, launcher: &str) {
-    println!("\n{}", m.sentence);
+    println!("\n{}", wrap("", &m.sentence));
     let mut t = crate::cli::tables::table();
     t.set_header(vec![
         "concurrency",
@@ -294,18 +300,19 @@ fn print_mtp(m: &sim::advise::mtp::MtpAnswer, launcher: &str) {
         "decode throughput (prefill excluded) of {} at {} tokens of context:\n{t}",
         m.layout, m.context_tokens
     );
-    println!("acceptance assumed: {}", m.accept_from);
-    match (m.flip_accept_length, m.flip_accept_rate) {
-        (Some(l), Some(r)) => println!(
+    println!("{}", wrap("acceptance assumed: ", &m.accept_from));
+    let flip = match (m.flip_accept_length, m.flip_accept_rate) {
+        (Some(l), Some(r)) => format!(
             "the answer at {} concurrent flips at an accept length of {l:.2} tokens a step ({:.0}% of drafted tokens accepted)",
             m.concurrency,
             r * 100.0
         ),
-        _ => println!(
+        _ => format!(
             "the answer at {} concurrent holds from 1 token a step to every drafted token accepted",
             m.concurrency
         ),
-    }
+    };
+    println!("{}", wrap("", &flip));
     let mut d = crate::cli::tables::table();
     d.set_header(vec![
         "draft length",
@@ -326,7 +333,7 @@ fn print_mtp(m: &sim::advise::mtp::MtpAnswer, launcher: &str) {
         m.concurrency
     );
     if let Some(k) = &m.known_error {
-        println!(
+        let error = format!(
             "the model's own error: ±{:.0}% ({}); the gain's margin {} it",
             k.relative_error * 100.0,
             k.source,
@@ -336,6 +343,7 @@ fn print_mtp(m: &sim::advise::mtp::MtpAnswer, launcher: &str) {
                 "is inside"
             }
         );
+        println!("{}", wrap("", &error));
     }
     super::scale::print_odds(m.odds.as_ref());
     println!("try: {launcher} {}", m.flags_to_try);

@@ -10,10 +10,8 @@ use sim::serving::RunReport;
 /// Warns, on stderr, of bench_serving flags given that do not change the simulation.
 pub fn print_bench_flags(flags: &[String]) {
     if !flags.is_empty() {
-        eprintln!(
-            "warning: bench_serving flags not modelled: {}",
-            flags.join(", ")
-        );
+        let w = format!("bench_serving flags not modelled: {}", flags.join(", "));
+        eprintln!("{}", crate::cli::tables::wrap("warning: ", &w));
     }
 }
 

@@ -3,6 +3,7 @@
 //! recorded.
 
 use super::args::TargetArgs;
+use crate::cli::tables::wrap;
 use anyhow::{Context, Result, bail};
 use sim::bench_serving::read::{self, LengthHints, MeasuredPoint};
 
@@ -128,10 +129,11 @@ impl MeasuredArgs {
             } else {
                 format!(" (not flags, not read: {})", r.prose.join("; "))
             };
-            eprintln!(
-                "note: {spec}: the run's recorded flags apply: {}{prose}",
+            let n = format!(
+                "{spec}: the run's recorded flags apply: {}{prose}",
                 r.words.join(" ")
             );
+            eprintln!("{}", wrap("note: ", &n));
             out.server = out.server.with_recorded(r.words);
         }
         Ok(out)
@@ -146,7 +148,7 @@ impl MeasuredArgs {
         for spec in &self.measured {
             let set = read::load(spec, hints)?;
             for w in &set.warnings {
-                eprintln!("warning: {w}");
+                eprintln!("{}", wrap("warning: ", w));
             }
             if !set.skipped.is_empty() {
                 eprintln!(

@@ -5,6 +5,7 @@
 use super::args::{CsvFormatArg, LayoutSelection, TargetArgs};
 use super::export::{Export, export};
 use super::setup::server_machine;
+use crate::cli::tables::wrap;
 use anyhow::{Result, bail};
 use comfy_table::{Cell, presets::UTF8_FULL_CONDENSED};
 use sim::cost::Knobs;
@@ -99,7 +100,12 @@ pub fn run(args: Args) -> Result<()> {
     let ranges = layout_ranges(&out, &regime);
     export(args.format.format, &PredictShown { out, ranges })?;
     for n in notes {
-        eprintln!("{n}");
+        // the option notes come with their own `note: ` prefix
+        let w = match n.strip_prefix("note: ") {
+            Some(text) => wrap("note: ", text),
+            None => wrap("", &n),
+        };
+        eprintln!("{w}");
     }
     Ok(())
 }
@@ -210,17 +216,28 @@ fn range_line(ranges: &[FigureRange]) -> String {
     } else {
         format!("; widened for {}", first.widened_by.join(", "))
     };
-    format!(
-        "80% interval (validation/error-model.json): {}; width set by {}{widened}\n",
+    let text = format!(
+        "80% interval (validation/error-model.json): {}; width set by {}{widened}",
         figs.join(", "),
         first.set_by
-    )
+    );
+    line("", &text)
+}
+
+/// `text` after `prefix`, wrapped to the terminal as one line of the table output.
+fn line(prefix: &str, text: &str) -> String {
+    wrap(prefix, text) + "\n"
+}
+
+/// [`line`] for an indented detail (`  SGLang's sizing: …`): continuations sit deeper.
+fn detail(text: &str) -> String {
+    crate::cli::tables::wrap_hanging("  ", "    ", text) + "\n"
 }
 
 fn header(out: &PredictOutput) -> String {
     let q = &out.query;
-    format!(
-        "{} on {} ({}× {}): batch {} at context {}{}\n",
+    let text = format!(
+        "{} on {} ({}× {}): batch {} at context {}{}",
         out.model,
         out.machine,
         out.gpu_count,
@@ -232,7 +249,8 @@ fn header(out: &PredictOutput) -> String {
         } else {
             String::new()
         }
-    )
+    );
+    line("", &text)
 }
 
 /// Bytes in GB, or MB / kB when smaller (1e9 / 1e6 / 1e3 bytes).
@@ -279,11 +297,11 @@ fn one_table(out: &PredictOutput) -> String {
     if !out.bf16_modules.is_empty() {
         s.push_str("kept BF16 by the checkpoint:\n");
         for l in &out.bf16_modules {
-            s.push_str(&format!("  {l}\n"));
+            s.push_str(&detail(l));
         }
     }
     for n in p.notes.iter().chain(&out.machine_notes) {
-        s.push_str(&format!("note: {n}\n"));
+        s.push_str(&line("note: ", n));
     }
     s
 }
@@ -336,22 +354,22 @@ fn steady_lines(p: &LayoutPrediction, st: &SteadySummary) -> String {
         p.pp_hop_ms,
         p.cpu_ms
     ));
-    s.push_str(&format!(
-        "steady decode: {} of {} requests running{} in {} micro-batch(es): {:.1} output tok/s, {:.2} ms per token\n",
+    s.push_str(&line("", &format!(
+        "steady decode: {} of {} requests running{} in {} micro-batch(es): {:.1} output tok/s, {:.2} ms per token",
         st.running,
         st.concurrency,
         if st.limited_by_kv { " (KV-limited)" } else { "" },
         st.micro_batches,
         st.output_tok_per_s,
         st.cycle_ms
-    ));
+    )));
     s
 }
 
 /// A speculative step's parts and its acceptance length, with where the length came from.
 fn speculative_line(sp: &SpecSummary) -> String {
-    format!(
-        "speculative {} (steps {}, topk {}, draft tokens {}; draft: {}): a step is {:.2} ms (draft {:.2} + verify {:.2} + draft extend {:.2}) for {:.2} accepted tokens per request ({})\n",
+    let text = format!(
+        "speculative {} (steps {}, topk {}, draft tokens {}; draft: {}): a step is {:.2} ms (draft {:.2} + verify {:.2} + draft extend {:.2}) for {:.2} accepted tokens per request ({})",
         sp.plan.algorithm,
         sp.plan.num_steps,
         sp.plan.eagle_topk,
@@ -367,14 +385,15 @@ fn speculative_line(sp: &SpecSummary) -> String {
             sim::cost::spec::AcceptSource::Measured => "measured".to_string(),
             sim::cost::spec::AcceptSource::Prior => sp.plan.accept_from.clone(),
         }
-    )
+    );
+    line("", &text)
 }
 
 /// Bytes on the wire and expert reads per GPU per iteration.
 fn traffic_line(tr: &Traffic) -> String {
     let mut s = String::new();
-    s.push_str(&format!(
-        "per GPU per iteration: {} on the wire (all-reduce {}, all-to-all {}, DP-attention {}, PP hop {}); expert reads {} ({:.1} of {:.0} experts touched per layer, imbalance ×{:.2})\n",
+    s.push_str(&line("", &format!(
+        "per GPU per iteration: {} on the wire (all-reduce {}, all-to-all {}, DP-attention {}, PP hop {}); expert reads {} ({:.1} of {:.0} experts touched per layer, imbalance ×{:.2})",
         gb(tr.total_wire_bytes),
         gb(tr.all_reduce_wire_bytes),
         gb(tr.all_to_all_wire_bytes),
@@ -384,15 +403,15 @@ fn traffic_line(tr: &Traffic) -> String {
         tr.experts_touched_per_layer,
         tr.experts_held_per_layer,
         tr.expert_imbalance
-    ));
+    )));
     s
 }
 
 /// The memory plan per GPU as SGLang sizes it, and what it admits at `context_tokens`.
 fn memory_lines(m: &MemorySummary, context_tokens: u32) -> String {
     let mut s = String::new();
-    s.push_str(&format!(
-        "memory per GPU: weights {:.2} GB + reserve {:.2} GB, KV pool {:.2} GB of {:.1} GB → {} KV tokens, {} requests at context {}\n",
+    s.push_str(&line("", &format!(
+        "memory per GPU: weights {:.2} GB + reserve {:.2} GB, KV pool {:.2} GB of {:.1} GB → {} KV tokens, {} requests at context {}",
         m.weights_gb_per_gpu,
         m.reserve_gb_per_gpu,
         m.kv_pool_gb_per_gpu,
@@ -400,16 +419,16 @@ fn memory_lines(m: &MemorySummary, context_tokens: u32) -> String {
         m.kv_tokens,
         m.max_requests_at_context,
         context_tokens
-    ));
+    )));
     if m.state_slots > 0 {
-        s.push_str(&format!(
-            "  Gated-DeltaNet state pool {:.2} GB per GPU: {} request slots (SGLang's max_mamba_cache_size), max running requests {}\n",
+        s.push_str(&detail(&format!(
+            "Gated-DeltaNet state pool {:.2} GB per GPU: {} request slots (SGLang's max_mamba_cache_size), max running requests {}",
             m.state_pool_gb_per_gpu, m.state_slots, m.max_running_requests
-        ));
+        )));
     }
     let r = &m.reserves;
-    s.push_str(&format!(
-        "  SGLang's sizing: --mem-fraction-static {} of the {:.2} GB free before loading = static budget {:.2} GB; reserves: CUDA context/NCCL {}, req_to_token {} ({} requests × {} tokens), attention workspace {}, CUDA graphs {}, activations {}; {:.2} GB left\n",
+    s.push_str(&detail(&format!(
+        "SGLang's sizing: --mem-fraction-static {} of the {:.2} GB free before loading = static budget {:.2} GB; reserves: CUDA context/NCCL {}, req_to_token {} ({} requests × {} tokens), attention workspace {}, CUDA graphs {}, activations {}; {:.2} GB left",
         sim::cost::memory::shown_fraction(m.mem_fraction_static),
         m.available_before_load_gb,
         m.static_budget_gb,
@@ -421,7 +440,7 @@ fn memory_lines(m: &MemorySummary, context_tokens: u32) -> String {
         gb(r.cuda_graph_bytes as f64),
         gb(r.activation_bytes as f64),
         m.free_after_reserves_gb
-    ));
+    )));
     if r.draft_weight_bytes + r.draft_kv_bytes > 0 {
         s.push_str(&format!(
             "  MTP draft (from the same remainder): weights {}, KV {}\n",

@@ -5,6 +5,7 @@ use super::args::{FormatArg, MachineArg, ModelArg, ServerArgs};
 use super::export::{Export, export};
 use super::setup::CalibrationArg;
 use super::workload_args::WorkloadArgs;
+use crate::cli::tables::wrap;
 use anyhow::{Context, Result, bail};
 use sim::report::{
     MachineResults, MeasuredRuns, REPORT_SCHEMA_VERSION, ReportInputs, ReportOutput, ReportPlan,
@@ -194,9 +195,10 @@ impl Args {
             num_prompts: None,
         }
         .load(max_context_tokens)?;
-        eprintln!(
-            "note: --measured runs that do not record their lengths are simulated at --random-input-len {input} / --random-output-len {output}"
+        let n = format!(
+            "--measured runs that do not record their lengths are simulated at --random-input-len {input} / --random-output-len {output}"
         );
+        eprintln!("{}", wrap("note: ", &n));
         if !points.iter().any(|p| p.workload.max_concurrency.is_some()) {
             bail!(
                 "--measured {}: no run states its concurrency, so none can be drawn against \
@@ -306,7 +308,8 @@ fn print_summary(o: &ReportOutput) {
     }
     println!("{t}");
     for s in &o.skipped {
-        println!("not drawn: {}: {}", s.title, s.reason);
+        let n = format!("{}: {}", s.title, s.reason);
+        println!("{}", wrap("not drawn: ", &n));
     }
     println!(
         "{} charts and index.html written to {}",

@@ -6,6 +6,7 @@ use super::export::{Export, export};
 use super::layouts::idle_note;
 use super::setup::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
+use crate::cli::tables::wrap;
 use anyhow::Result;
 use comfy_table::Table;
 use sim::serving::{RunOutput, RunReport};
@@ -38,10 +39,10 @@ pub fn run(mut args: Args) -> Result<()> {
     }
     setup.print_notes_for(layout);
     for n in &bench.notes {
-        eprintln!("note: {n}");
+        eprintln!("{}", wrap("note: ", n));
     }
     for w in &bench.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("{}", wrap("warning: ", w));
     }
     let bench_flags = args.workload.not_modelled();
     print_bench_flags(&bench_flags);

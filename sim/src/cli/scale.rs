@@ -2,6 +2,7 @@
 //! a server per box) and prints the answer.
 
 use super::setup::Setup;
+use crate::cli::tables::wrap;
 use anyhow::{Result, bail};
 use models::Layout;
 use sim::cost::IterationModel;
@@ -84,7 +85,7 @@ pub fn answer(
 
 /// Prints the answer: the sentence, the three options side by side, the grid and what to try.
 pub fn print(a: &ScaleAnswer, launcher: &str) {
-    println!("\n{}", a.sentence);
+    println!("\n{}", wrap("", &a.sentence));
     let options: Vec<&ScaleOption> = [a.one_box.as_ref(), Some(&a.all_boxes), a.replicas.as_ref()]
         .into_iter()
         .flatten()
@@ -158,33 +159,36 @@ pub fn print(a: &ScaleAnswer, launcher: &str) {
             )
         })
         .collect();
-    println!(
+    let by = format!(
         "steady decode tok/s by concurrency, one box | all boxes | one server per box: {}",
         by.join("; ")
     );
-    println!(
+    println!("{}", wrap("", &by));
+    let wins = format!(
         "`{}` wins in {:.0}% of {} draws (compute and memory ±20%, communication ±{:.0}%)",
         a.best.describe(),
         a.confidence * 100.0,
         a.draws,
         a.comm_spread * 100.0
     );
+    println!("{}", wrap("", &wins));
     print_odds(a.odds.as_ref());
     for f in &a.flags_to_try {
         println!("try: {launcher} {f}");
     }
     for n in &a.notes {
-        println!("note: {n}");
+        println!("{}", wrap("note: ", n));
     }
 }
 
 /// The verdict from the intervals, and which error-model cells set them.
 pub(super) fn print_odds(o: Option<&sim::uncertainty::verdict::Odds>) {
     if let Some(o) = o {
-        println!("{}", o.sentence);
-        println!(
+        println!("{}", wrap("", &o.sentence));
+        let set_by = format!(
             "80% intervals set by the error model's {} / {} (validation/error-model.json)",
             o.set_by[0], o.set_by[1]
         );
+        println!("{}", wrap("", &set_by));
     }
 }

@@ -9,6 +9,7 @@
 use super::args::TargetArgs;
 use super::export::Export;
 use super::setup::{CalibrationArg, Setup};
+use crate::cli::tables::{wrap, wrap_hanging};
 use anyhow::{Context, Result, bail};
 use comfy_table::Table;
 pub use sim::log_check::{LoggedRunReport, ServerLogReport};
@@ -126,8 +127,8 @@ fn print_tables(r: &ServerLogReport) -> Result<()> {
 }
 
 fn print_run(run: &LoggedRunReport, r: &ServerLogReport) {
-    println!(
-        "\nrun {} (line {}): {} as {} on {} ({}); {} decode samples ({} steady, {} flagged), {} prefill ({:.0}% of prompt tokens from the prefix cache), {} memory lines",
+    let head = format!(
+        "run {} (line {}): {} as {} on {} ({}); {} decode samples ({} steady, {} flagged), {} prefill ({:.0}% of prompt tokens from the prefix cache), {} memory lines",
         run.index,
         run.first_line,
         run.model_path.as_deref().unwrap_or("model ?"),
@@ -141,19 +142,20 @@ fn print_run(run: &LoggedRunReport, r: &ServerLogReport) {
         run.prefix_cache_hit_fraction * 100.0,
         run.memory_lines
     );
+    println!("\n{}", wrap("", &head));
     if !run.memory.is_empty() {
         println!("{}", memory_table(run));
     }
     if let Some(notes) = run.memory_plan.as_ref().map(|p| &p.notes) {
         for n in notes {
-            println!("note: {n}");
+            println!("{}", wrap("note: ", n));
         }
     }
     for n in &run.notes {
-        println!("note: {n}");
+        println!("{}", wrap("note: ", n));
     }
     if let Some(e) = &run.error {
-        println!("cannot cost this run: {e}");
+        println!("{}", wrap("cannot cost this run: ", &e.to_string()));
     }
     println!("{}", samples_table(run));
     println!("{}", steady_summary(run));
@@ -165,18 +167,19 @@ fn print_run(run: &LoggedRunReport, r: &ServerLogReport) {
     }
     if let Some(a) = &run.acceptance {
         let per: Vec<String> = a.per_position.iter().map(|r| format!("{r:.3}")).collect();
-        println!(
+        let measured = format!(
             "speculative decoding measured over {} lines: mean acceptance length {:.2} (per draft position {})",
             a.lines,
             a.mean_acceptance_length,
             per.join(", ")
         );
+        println!("{}", wrap("", &measured));
     }
     if !run.limits.is_empty() {
         println!("what limits this server:");
     }
     for l in &run.limits {
-        println!("  {}", l.finding);
+        println!("{}", wrap_hanging("  ", "    ", &l.finding));
         for f in &l.try_flags {
             println!("    try {f}");
         }

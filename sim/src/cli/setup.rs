@@ -3,6 +3,7 @@
 //! need the command line (the layout flags, whether a launch line was given, stderr notes).
 
 use super::args::{LayoutArgs, LayoutSelection, ServerArgs, TargetArgs};
+use crate::cli::tables::wrap;
 use anyhow::{Context, Result, bail};
 use models::{Layout, ModelSpec};
 use sim::calibrate::{Calibration, KnobBounds};
@@ -43,7 +44,7 @@ impl CalibrationArg {
             .map(|m| KnobBounds::of(m.target()));
         cal.check_knobs(path, bounds.as_ref())?;
         if let Some(w) = cal.mismatch(machine.name(), &spec.name, opts) {
-            eprintln!("warning: {}: {w}", path.display());
+            eprintln!("{}", wrap("warning: ", &format!("{}: {w}", path.display())));
         }
         Ok(Some(cal))
     }
@@ -95,7 +96,7 @@ pub fn server_machine(
 ) -> Result<sim::machine::Machine> {
     let (machine, notes) = sim::machine::nccl_env::apply(machine, launch.env())?;
     for n in notes {
-        eprintln!("note: {n}");
+        eprintln!("{}", wrap("note: ", &n));
     }
     // `--dp-size N` without DP attention: N engines on consecutive GPU sets
     let needed = (layout.gpus() * replicas.max(1)) as usize;
@@ -222,7 +223,7 @@ impl Setup {
     pub fn print_notes(&self) {
         self.print_not_modelled();
         for n in &self.default_notes {
-            eprintln!("note: {n}");
+            eprintln!("{}", wrap("note: ", n));
         }
     }
 
@@ -230,14 +231,14 @@ impl Setup {
     pub fn print_notes_for(&self, layout: Layout) {
         self.print_not_modelled();
         for n in self.default_notes_for(layout) {
-            eprintln!("note: {n}");
+            eprintln!("{}", wrap("note: ", &n));
         }
     }
 
     /// Prints, on stderr, the flags that were not modelled.
     pub fn print_not_modelled(&self) {
         if let Some(line) = self.launch.not_modelled_line() {
-            eprintln!("warning: {line}");
+            eprintln!("{}", wrap("warning: ", &line));
         }
     }
 }

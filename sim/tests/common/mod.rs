@@ -16,6 +16,10 @@ pub fn sim_cmd() -> Command {
     cmd
 }
 
+/// A terminal width at which no note or verdict wraps: for tests that match a long phrase of
+/// one whole (`tables::wrap` breaks prose at the width; `terminal_output.rs` checks that).
+pub const UNWRAPPED: &str = "1000";
+
 /// As [`sim_output`] with `COLUMNS` set to `columns`, or unset for `None`.
 pub fn sim_output_at(args: &[&str], columns: Option<&str>) -> (i32, String, String) {
     let mut cmd = Command::cargo_bin("sim").unwrap();
