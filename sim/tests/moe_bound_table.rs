@@ -151,31 +151,22 @@ fn lines_price_sglang_kernels_of_the_same_card() {
 }
 
 fn qwen35_tp4(batch: u32) -> serde_json::Value {
-    let out = common::sim_cmd()
-        .args([
-            "predict",
-            "--format",
-            "json",
-            "--machine",
-            "rtx-pro-6000-x8-baremetal",
-        ])
-        .args([
-            "--model",
-            "qwen3.5-397b-a17b-nvfp4",
-            "--tp",
-            "4",
-            "--context",
-            "0",
-        ])
-        .args(["--batch", &batch.to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let batch = batch.to_string();
+    common::sim_json(&[
+        "predict",
+        "--format",
+        "json",
+        "--machine",
+        "rtx-pro-6000-x8-baremetal",
+        "--model",
+        "qwen3.5-397b-a17b-nvfp4",
+        "--tp",
+        "4",
+        "--context",
+        "0",
+        "--batch",
+        &batch,
+    ])
 }
 
 /// Qwen3.5-397B NVFP4 at TP4 (512 experts top-10, a 4096 × 256 slice per GPU, below the kernel

@@ -10,17 +10,9 @@ const VM: &str = "rtx-pro-6000-x8-vm-hostbounce";
 use common::sim_cmd as sim;
 
 fn predict_json(args: &[&str]) -> Value {
-    let out = sim()
-        .args(["predict", "--format", "json"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut all = vec!["predict", "--format", "json"];
+    all.extend_from_slice(args);
+    common::sim_json(&all)
 }
 
 /// Runs a bad command: exit 2, a one-line `error:` message containing `needle`, nothing on stdout.

@@ -42,6 +42,12 @@ pub fn sim_stdout(args: &[&str]) -> String {
     out
 }
 
+/// Stdout of `sim args…` (which must succeed) read as JSON: for `--format json` runs.
+pub fn sim_json(args: &[&str]) -> serde_json::Value {
+    let out = sim_stdout(args);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {out}"))
+}
+
 /// The rows of a carried kernel table `data/observations/FILE` (header skipped), each mapped by
 /// `row(fields, number)`, where `number(i)` is field `i` as a number (a test fails naming the
 /// file and line when it is not one).
