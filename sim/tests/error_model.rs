@@ -7,7 +7,7 @@
 
 use sim::scoreboard::{ScoreOptions, headline_residuals, score_with};
 use sim::uncertainty::ErrorModel;
-use sim::uncertainty::error_fit::fit;
+use sim::uncertainty::error_fit::{FirstContactSet, fit};
 use std::path::Path;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -19,9 +19,32 @@ const ACCEPTANCE: [&str; 2] = [
     "sim/tests/fixtures/acceptance/rtx6kpro-glm5.json",
 ];
 
+/// Records files the cost model was never tuned on, whose sources' spread the table's
+/// first-contact sigma is (`--first-contact`); further-records.json is not one: it checks them.
+const FIRST_CONTACT: [&str; 2] = [
+    "validation/glm52-records.json",
+    "validation/spec-records.json",
+];
+
 fn fitted_now() -> ErrorModel {
     let acc: Vec<String> = ACCEPTANCE.iter().map(|a| a.to_string()).collect();
-    fit(&dev_residuals(), DEV_SET, &acc)
+    fit(&dev_residuals(), DEV_SET, &acc, &first_contact())
+}
+
+/// The first-contact files' headline residuals as `sim validate --first-contact` scores them.
+fn first_contact() -> Vec<FirstContactSet> {
+    let root = Path::new(ROOT);
+    FIRST_CONTACT
+        .iter()
+        .map(|f| {
+            let set = sim::records::RecordSet::load(&root.join(f)).expect("file parses");
+            let board = score_with(&set, &ScoreOptions::default(), &Default::default());
+            FirstContactSet {
+                file: f.to_string(),
+                residuals: headline_residuals(&board),
+            }
+        })
+        .collect()
 }
 
 /// The dev set's headline residuals as the scoreboard ratchet scores them.
@@ -200,6 +223,45 @@ fn every_novelty_dimension_says_where_its_sigma_came_from() {
             other => panic!("{other}: {n:?}"),
         }
     }
+}
+
+/// A source the dev set lacks takes the first-contact sources' spread where it is the wider:
+/// the stored table has it, from the files named, and it widens a new source's interval beyond
+/// what the dev set's own sources (tuned on) would give.
+#[test]
+fn a_new_source_takes_the_first_contact_spread() {
+    let m = ErrorModel::builtin();
+    let fc = m
+        .first_contact
+        .as_ref()
+        .expect("the stored table has a first-contact spread");
+    assert_eq!(fc.files, FIRST_CONTACT.map(String::from).to_vec());
+    assert!(fc.between.sources.len() >= 3, "{fc:?}");
+    assert!(!m.provenance.command.contains("further-records"));
+    assert_eq!(
+        m.new_source_sigma_ln(),
+        m.between.sigma_ln.max(fc.between.sigma_ln)
+    );
+    let without = ErrorModel {
+        first_contact: None,
+        ..m.clone()
+    };
+    assert!(m.new_source_sigma_ln() >= without.new_source_sigma_ln());
+}
+
+#[test]
+fn the_held_out_check_is_never_first_contact() {
+    let out = std::env::temp_dir().join("shardwise-error-model-first-contact-refused.json");
+    assert_cmd::Command::cargo_bin("sim")
+        .unwrap()
+        .current_dir(ROOT)
+        .args(["validate", "--records", DEV_SET, "--fit-error-model"])
+        .arg(&out)
+        .args(["--first-contact", "validation/further-records.json"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("held-out check"));
+    assert!(!out.exists());
 }
 
 #[test]

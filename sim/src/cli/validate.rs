@@ -45,6 +45,12 @@ pub struct Args {
     /// validation/further-records.json).
     #[arg(long, value_name = "OUT.json", requires = "records")]
     pub fit_error_model: Option<PathBuf>,
+    /// With --fit-error-model: a records file the cost model was never tuned on, scored as it
+    /// is (no acceptance file); its sources' spread is what a new source's offset is taken to
+    /// be where it is wider than the dev set's own (`validation/glm52-records.json`,
+    /// `validation/spec-records.json`). Repeat for several. Never further-records.json.
+    #[arg(long, value_name = "FILE", requires = "fit_error_model")]
+    pub first_contact: Vec<PathBuf>,
     /// With --records: simulate every record as this engine would run it (default: each record's
     /// own engine).
     #[arg(long, value_enum, requires = "records")]
@@ -78,7 +84,9 @@ pub fn run(args: Args) -> Result<()> {
             &args.acceptance,
             args.engine.map(Engine::from),
             args.format,
-            args.fit_error_model.as_deref(),
+            args.fit_error_model
+                .as_deref()
+                .map(|out| (out, args.first_contact.as_slice())),
         );
     }
     let table_or_json = match args.format {
@@ -159,7 +167,7 @@ fn run_records(
     acceptance: &[PathBuf],
     engine: Option<Engine>,
     format: ValidateFormat,
-    fit_out: Option<&std::path::Path>,
+    fit_out: Option<(&std::path::Path, &[PathBuf])>,
 ) -> Result<()> {
     // the held-out files must never shape the intervals they are the check of
     let held_out = [
@@ -176,10 +184,35 @@ fn run_records(
     let set = RecordSet::load(path)?;
     let measured = sim::records::acceptance::MeasuredAcceptance::load_all(acceptance)?;
     let board = score_with(&set, &ScoreOptions { engine }, &measured);
-    if let Some(out) = fit_out {
-        write_error_model(path, acceptance, &board, out)?;
+    if let Some((out, first)) = fit_out {
+        if let Some(f) = first.iter().find(|f| f.ends_with("further-records.json")) {
+            bail!(
+                "--first-contact {}: that file is the held-out check of the intervals, never fitted; name files the cost model was not tuned on (glm52-records.json, spec-records.json)",
+                f.display()
+            );
+        }
+        let first = first_contact_sets(first)?;
+        write_error_model(path, acceptance, &board, out, &first)?;
     }
     export(format, &board)
+}
+
+/// `--first-contact FILE…`: each file's headline residuals as scored now (its MTP-on records at
+/// the prior: these sources published no acceptance file).
+fn first_contact_sets(
+    files: &[PathBuf],
+) -> Result<Vec<sim::uncertainty::error_fit::FirstContactSet>> {
+    files
+        .iter()
+        .map(|f| {
+            let set = RecordSet::load(f)?;
+            let board = score_with(&set, &ScoreOptions::default(), &Default::default());
+            Ok(sim::uncertainty::error_fit::FirstContactSet {
+                file: f.display().to_string(),
+                residuals: sim::scoreboard::headline_residuals(&board),
+            })
+        })
+        .collect()
 }
 
 /// `--fit-error-model OUT.json`: the error model of this file's headline residuals, paths as
@@ -189,6 +222,7 @@ fn write_error_model(
     acceptance: &[PathBuf],
     board: &Scoreboard,
     out: &std::path::Path,
+    first: &[sim::uncertainty::error_fit::FirstContactSet],
 ) -> Result<()> {
     let rs = sim::scoreboard::headline_residuals(board);
     if rs.is_empty() {
@@ -198,7 +232,7 @@ fn write_error_model(
         );
     }
     let acc: Vec<String> = acceptance.iter().map(|a| a.display().to_string()).collect();
-    let m = sim::uncertainty::error_fit::fit(&rs, &path.display().to_string(), &acc);
+    let m = sim::uncertainty::error_fit::fit(&rs, &path.display().to_string(), &acc, first);
     let text = serde_json::to_string_pretty(&m)? + "\n";
     std::fs::write(out, text)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;

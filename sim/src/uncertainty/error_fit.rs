@@ -21,8 +21,8 @@ use super::novelty;
 use super::verdict::{PairCheck, check_pairs, pairs};
 use super::{
     BETWEEN_HALF_BOUNDS_LN, BetweenSource, Cell, Coverage, ERROR_MODEL_SCHEMA_VERSION, ErrorModel,
-    FACTORS, FittedFigure, INTERVAL_LEVEL, MIN_CELL, PAIR_CLASSES, PairClass, Provenance,
-    QUANTILE_Z_BOUNDS, SourceOffset, Z_50, Z_80, quantile, same_class,
+    FACTORS, FirstContact, FittedFigure, INTERVAL_LEVEL, MIN_CELL, PAIR_CLASSES, PairClass,
+    Provenance, QUANTILE_Z_BOUNDS, SourceOffset, Z_50, Z_80, quantile, same_class,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -175,6 +175,7 @@ fn fit_spreads(rs: &[&Residual], provenance: Provenance) -> ErrorModel {
         base,
         cells,
         between: between_source(rs),
+        first_contact: None,
         unseen_sigma_ln: 0.0,
         unseen_n: 0,
         novelty: Vec::new(),
@@ -385,14 +386,42 @@ pub fn loso(rs: &[&Residual]) -> Coverage {
     loso_check(rs).0
 }
 
+/// Residuals of a records file the cost model was never tuned on (`--first-contact`).
+#[derive(Debug, Clone)]
+pub struct FirstContactSet {
+    pub file: String,
+    pub residuals: Vec<Residual>,
+}
+
+/// The first-contact spread of `sets` (`None` without any).
+fn first_contact(sets: &[FirstContactSet]) -> Option<FirstContact> {
+    let rs: Vec<&Residual> = sets.iter().flat_map(|s| s.residuals.iter()).collect();
+    (!rs.is_empty()).then(|| FirstContact {
+        files: sets.iter().map(|s| s.file.clone()).collect(),
+        residuals: rs.len(),
+        between: between_source(&rs),
+    })
+}
+
 /// The error model of `rs` (a records file's headline residuals), with its leave-one-source-out
-/// coverage. Fitted on the dev set only: never called on `validation/further-records.json` or
-/// `validation/glm52-records.json` (held out; `sim validate` refuses).
-pub fn fit(rs: &[Residual], records_file: &str, acceptance: &[String]) -> ErrorModel {
+/// coverage, and the first-contact spread of `first` (files the cost model was never tuned on).
+/// Fitted on the dev set only: never called on `validation/further-records.json` (held out: the
+/// check of these intervals; `sim validate` refuses it as the fitted file and as first contact).
+/// The leave-one-source-out check and its quantile use the dev set's own between-source spread:
+/// the first-contact one widens only predictions of sources outside the dev set.
+pub fn fit(
+    rs: &[Residual],
+    records_file: &str,
+    acceptance: &[String],
+    first: &[FirstContactSet],
+) -> ErrorModel {
     let refs: Vec<&Residual> = rs.iter().collect();
     let mut cmd = format!("sim validate --records {records_file}");
     for a in acceptance {
         cmd.push_str(&format!(" --acceptance {a}"));
+    }
+    for f in first {
+        cmd.push_str(&format!(" --first-contact {}", f.file));
     }
     cmd.push_str(" --fit-error-model validation/error-model.json");
     let provenance = Provenance {
@@ -406,6 +435,7 @@ pub fn fit(rs: &[Residual], records_file: &str, acceptance: &[String]) -> ErrorM
     let (got, _) = loso_folds(&refs);
     m.quantile_z = fit_quantile(&got);
     m.loso = coverage_at(&got, m.quantile_z);
+    m.first_contact = first_contact(first);
     m.figures = figures(&m, records_file);
     m
 }
@@ -444,6 +474,20 @@ fn figures(m: &ErrorModel, records_file: &str) -> Vec<FittedFigure> {
             pinned_by: format!("the smallest z at which {records_file}'s leave-one-source-out coverage reaches 80% ({} figures)", m.loso.n),
         },
     ];
+    if let Some(fc) = &m.first_contact {
+        out.push(FittedFigure {
+            name: "first_contact.sigma_ln".into(),
+            value: fc.between.sigma_ln,
+            meaning: "sigma of a new source's offset as sources the cost model was never tuned on spread (a new source takes the larger of this and between.sigma_ln)".into(),
+            bounds: BETWEEN_HALF_BOUNDS_LN.map(|x| r4(x / Z_80)),
+            pinned_by: format!(
+                "the spread of the {} first-contact sources' medians (tau {}) in {}",
+                fc.between.sources.len(),
+                fc.between.tau_ln,
+                fc.files.join(", ")
+            ),
+        });
+    }
     for n in &m.novelty {
         out.push(FittedFigure {
             name: format!("novelty, {}", n.dimension),

@@ -418,6 +418,21 @@ pub struct BetweenSource {
     pub method: String,
 }
 
+/// Sources the cost model was never tuned on, scored by the build that fitted the table: their
+/// offsets are what a source the dev set lacks really does (the dev set's own sources, left out
+/// one at a time, still had the cost model tuned on them, so their spread understates it). Only
+/// the between-source spread is taken from them; the regime table stays the dev set's. Never
+/// `further-records.json`, which checks the intervals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstContact {
+    /// The records files, as given to `--first-contact`.
+    pub files: Vec<String>,
+    /// Their headline figures.
+    pub residuals: usize,
+    /// Their sources' offsets and spread (the same random-effects estimate as the dev set's).
+    pub between: BetweenSource,
+}
+
 /// Bounds on a new source's 80% half-width at the nominal quantile ([`BetweenSource::sigma_ln`]
 /// · [`Z_80`]): no less than nothing, no more than ln 2 (a factor of two either way, the largest
 /// out-of-source error the issue reports for any kind of run); with fewer than three sources (too
@@ -472,8 +487,14 @@ pub struct ErrorModel {
     pub base: Cell,
     /// Every factor level and flag with at least `min_cell` residuals.
     pub cells: Vec<Cell>,
-    /// What a new source (a machine, model or page the dev set does not have) adds.
+    /// What a new source (a machine, model or page the dev set does not have) adds, as the dev
+    /// set's own sources spread (leaving one out: sources the cost model was tuned on).
     pub between: BetweenSource,
+    /// The same spread over first-contact sources: records files the cost model was never tuned
+    /// on, scored as they came ([`FirstContact`]). A user's box is such a source, so a new
+    /// source's sigma is the larger of the two ([`ErrorModel::new_source_sigma_ln`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_contact: Option<FirstContact>,
     /// Sigma (ln) added in quadrature for each other factor level or flag the table has not
     /// seen (speculation, bands, family, machine kind, P2P state, flags): measured leaving one
     /// source out, from the held-out source's figures whose level was unseen (their spread
@@ -642,6 +663,16 @@ impl ErrorModel {
         (!regime.source.is_empty() && !known).then(|| "a source the dev set lacks".to_string())
     }
 
+    /// The sigma (ln) a new source's offset adds: the dev set's between-source sigma, or the
+    /// first-contact sources' where they spread wider (they were never tuned on).
+    pub fn new_source_sigma_ln(&self) -> f64 {
+        let fc = self
+            .first_contact
+            .as_ref()
+            .map_or(0.0, |f| f.between.sigma_ln);
+        self.between.sigma_ln.max(fc)
+    }
+
     /// The interval of `ln(measured / predicted)` for a prediction in `regime`.
     pub fn ln_interval(&self, regime: &Regime) -> LnInterval {
         let new_source = self.new_source(regime);
@@ -654,7 +685,7 @@ impl ErrorModel {
             widened_by.extend(s.unseen.iter().cloned());
         }
         let source_sigma = if new_source.is_some() {
-            self.between.sigma_ln
+            self.new_source_sigma_ln()
         } else {
             0.0
         };

@@ -50,7 +50,7 @@ fn residuals(spread: f64) -> Vec<Residual> {
 
 #[test]
 fn an_extrapolating_prediction_gets_a_wider_interval_than_a_measured_one() {
-    let m = fit(&residuals(0.2), "dev.json", &[]);
+    let m = fit(&residuals(0.2), "dev.json", &[], &[]);
     let measured = m.range(100.0, true, &regime("kimi", &[]));
     let flagged = m.range(100.0, true, &regime("kimi", &["moe-slice-extrapolated"]));
     let unseen = m.range(100.0, true, &regime("qwen", &["moe-slice-extrapolated"]));
@@ -68,7 +68,7 @@ fn an_extrapolating_prediction_gets_a_wider_interval_than_a_measured_one() {
 #[test]
 fn the_interval_covers_about_80_percent_of_what_it_was_fitted_on() {
     let rs = residuals(0.3);
-    let m = fit(&rs, "dev.json", &[]);
+    let m = fit(&rs, "dev.json", &[], &[]);
     let refs: Vec<&Residual> = rs.iter().collect();
     let c = error_fit::coverage(&m, &refs);
     assert!((75.0..=90.0).contains(&c.coverage_pct), "{c:?}");
@@ -77,7 +77,7 @@ fn the_interval_covers_about_80_percent_of_what_it_was_fitted_on() {
 
 #[test]
 fn a_latency_interval_is_read_the_other_way_round() {
-    let m = fit(&residuals(0.2), "dev.json", &[]);
+    let m = fit(&residuals(0.2), "dev.json", &[], &[]);
     let r = regime("kimi", &[]);
     let tput = m.range(100.0, true, &r).range;
     let lat = m.range(100.0, false, &r).range;
@@ -112,7 +112,7 @@ proptest! {
     fn verdict_probability_is_symmetric_and_grows_with_the_gap(
         a in 1.0f64..1e4, gap in 0.0f64..1.0, rho in -0.5f64..0.99
     ) {
-        let m = fit(&residuals(0.2), "dev.json", &[]);
+        let m = fit(&residuals(0.2), "dev.json", &[], &[]);
         let r = regime("kimi", &[]);
         let b = a * (1.0 + gap);
         let p = probability_with(&m, Side { speed: b, regime: &r }, Side { speed: a, regime: &r }, rho);
@@ -125,7 +125,7 @@ proptest! {
 
     #[test]
     fn more_flags_never_narrow_an_interval(k in 0usize..3) {
-        let m = fit(&residuals(0.2), "dev.json", &[]);
+        let m = fit(&residuals(0.2), "dev.json", &[], &[]);
         let all = ["p2p-assumed", "moe-slice-extrapolated", "machine-figure-assumed"];
         let w = |n: usize| {
             let r = m.range(100.0, true, &regime("kimi", &all[..n])).range;
@@ -137,7 +137,7 @@ proptest! {
 
 #[test]
 fn a_big_gap_between_same_box_predictions_is_a_verdict() {
-    let m = fit(&residuals(0.2), "dev.json", &[]);
+    let m = fit(&residuals(0.2), "dev.json", &[], &[]);
     let r = regime("kimi", &[]);
     let p = probability_faster(
         &m,
@@ -210,7 +210,7 @@ fn two_sources_are_too_few_to_tell_a_spread_and_take_the_bound() {
 #[test]
 fn a_new_source_is_widened_once_by_the_between_source_spread() {
     let refs = offset_sources(&[0.0, 0.2, -0.1, 0.1, 0.05], &[100, 40, 30, 20, 10]);
-    let m = fit(&refs, "dev.json", &[]);
+    let m = fit(&refs, "dev.json", &[], &[]);
     assert!(m.between.sigma_ln > 0.05, "{:?}", m.between);
     let w = |r: &Regime| {
         let i = m.ln_interval(r);
@@ -238,7 +238,7 @@ fn a_new_source_is_widened_once_by_the_between_source_spread() {
 #[test]
 fn a_new_sources_offset_cancels_between_two_predictions_of_one_box() {
     let refs = offset_sources(&[0.0, 0.2, -0.1, 0.1, 0.05], &[100, 40, 30, 20, 10]);
-    let m = fit(&refs, "dev.json", &[]);
+    let m = fit(&refs, "dev.json", &[], &[]);
     let mut new_box = regime("kimi", &[]);
     new_box.machine = "another box".into();
     let seen = regime("kimi", &[]);
@@ -309,11 +309,11 @@ fn the_stored_model_widens_a_model_the_dev_set_lacks() {
     // spread inside one source, root-sum-square, at the quantile measured leaving one source
     // out, against the dev ground's own 80% band: wider (0.010 ln at sigma_between 0.089)
     assert!(b.half() > a.half(), "{a:?} vs {b:?}");
-    assert_eq!(b.source_sigma, m.between.sigma_ln);
-    let rss = (b.own_sigma.powi(2) + m.between.sigma_ln.powi(2)).sqrt();
+    assert_eq!(b.source_sigma, m.new_source_sigma_ln());
+    let rss = (b.own_sigma.powi(2) + m.new_source_sigma_ln().powi(2)).sqrt();
     assert!((b.sigma - rss).abs() < 1e-9, "{b:?}");
     assert!(
-        b.sigma > a.sigma + 0.2 * m.between.sigma_ln,
+        b.sigma > a.sigma + 0.2 * m.new_source_sigma_ln(),
         "{a:?} vs {b:?}"
     );
 }
@@ -321,7 +321,7 @@ fn the_stored_model_widens_a_model_the_dev_set_lacks() {
 #[test]
 fn independent_parts_combine_in_quadrature_not_as_stacked_widths() {
     let refs = offset_sources(&[0.0, 0.2, -0.1, 0.1, 0.05], &[100, 40, 30, 20, 10]);
-    let m = fit(&refs, "dev.json", &[]);
+    let m = fit(&refs, "dev.json", &[], &[]);
     let mut seen = regime("kimi", &[]);
     seen.source = "page0".into();
     let mut other_box = regime("kimi", &[]);
@@ -341,7 +341,7 @@ fn independent_parts_combine_in_quadrature_not_as_stacked_widths() {
 #[test]
 fn the_quantile_is_the_smallest_that_covers_80_percent_leaving_one_source_out() {
     let refs = offset_sources(&[0.0, 0.2, -0.1, 0.1, 0.05], &[100, 40, 30, 20, 10]);
-    let m = fit(&refs, "dev.json", &[]);
+    let m = fit(&refs, "dev.json", &[], &[]);
     let [lo, hi] = QUANTILE_Z_BOUNDS;
     assert!((lo..=hi).contains(&m.quantile_z), "{}", m.quantile_z);
     assert!(
@@ -383,7 +383,7 @@ fn paired(shared: f64) -> Vec<Residual> {
 
 #[test]
 fn pairs_that_share_their_error_measure_a_high_correlation() {
-    let m = fit(&paired(0.3), "dev.json", &[]);
+    let m = fit(&paired(0.3), "dev.json", &[], &[]);
     let same = &m.pair_classes[0];
     assert_eq!(same.class, PAIR_CLASSES[0]);
     assert_eq!(same.pairs, 120);
@@ -404,7 +404,7 @@ fn pairs_that_share_their_error_measure_a_high_correlation() {
 /// differences, which the tails do not set (0.95 -> 0.93 here; a variance match fell 0.98 -> 0.74).
 #[test]
 fn a_few_far_pairs_do_not_set_the_correlation() {
-    let body = fit(&paired(0.3), "dev.json", &[]).pair_classes[0].clone();
+    let body = fit(&paired(0.3), "dev.json", &[], &[]).pair_classes[0].clone();
     let mut rs = paired(0.3);
     for (i, r) in rs.iter_mut().enumerate() {
         let g: usize = r
@@ -420,7 +420,7 @@ fn a_few_far_pairs_do_not_set_the_correlation() {
             r.measured *= (if i % 4 == 1 { 0.4f64 } else { -0.4 }).exp();
         }
     }
-    let tailed = fit(&rs, "dev.json", &[]).pair_classes[0].clone();
+    let tailed = fit(&rs, "dev.json", &[], &[]).pair_classes[0].clone();
     assert!(
         (tailed.correlation - body.correlation).abs() < 0.05,
         "{body:?} -> {tailed:?}"
@@ -434,7 +434,7 @@ fn a_few_far_pairs_do_not_set_the_correlation() {
 #[test]
 fn a_tie_is_neither_right_nor_wrong() {
     let rs = paired(0.3);
-    let m = fit(&rs, "dev.json", &[]);
+    let m = fit(&rs, "dev.json", &[], &[]);
     let mut tied = rs.clone();
     for r in &mut tied {
         r.predicted = 100.0;
@@ -480,7 +480,7 @@ fn with_family(family: &str) -> Regime {
 
 #[test]
 fn a_model_family_the_dev_set_lacks_gets_a_wider_interval_measured_by_leaving_families_out() {
-    let m = fit(&families(0.4), "dev.json", &[]);
+    let m = fit(&families(0.4), "dev.json", &[], &[]);
     let fam = m
         .novelty
         .iter()
@@ -512,7 +512,7 @@ fn a_model_family_the_dev_set_lacks_gets_a_wider_interval_measured_by_leaving_fa
 #[test]
 fn a_dimension_no_dev_group_can_measure_takes_the_spread_of_the_families_medians() {
     let rs = families(0.4);
-    let m = fit(&rs, "dev.json", &[]);
+    let m = fit(&rs, "dev.json", &[], &[]);
     // every dev family runs on one engine: leaving a pair out leaves its family out too
     let pair = m
         .novelty
@@ -549,7 +549,7 @@ fn a_dimension_no_dev_group_can_measure_takes_the_spread_of_the_families_medians
 
 #[test]
 fn a_novelty_both_sides_share_widens_each_interval_but_cancels_in_the_verdict() {
-    let m = fit(&families(0.4), "dev.json", &[]);
+    let m = fit(&families(0.4), "dev.json", &[], &[]);
     let (seen, novel) = (with_family("fa"), with_family("fz"));
     let p = |a: &Regime, b: &Regime| {
         probability_faster(
@@ -618,7 +618,7 @@ fn choice<'a>(name: &'a str, tok_s: f64, regime: &'a Regime) -> verdict::Choice<
 
 #[test]
 fn a_verdict_names_the_novelties_and_whether_both_sides_share_them() {
-    let m = fit(&families(0.4), "dev.json", &[]);
+    let m = fit(&families(0.4), "dev.json", &[], &[]);
     let (novel, seen) = (with_family("fz"), with_family("fa"));
     let both = verdict::odds(&m, choice("a", 120.0, &novel), choice("b", 100.0, &novel));
     assert_eq!(both.novel, vec!["model family fz (both)".to_string()]);
@@ -631,4 +631,31 @@ fn a_verdict_names_the_novelties_and_whether_both_sides_share_them() {
     assert!(one.probability < both.probability, "{one:?} vs {both:?}");
     let none = verdict::odds(&m, choice("a", 120.0, &seen), choice("b", 100.0, &seen));
     assert!(none.novel.is_empty() && !none.sentence.contains("ground"));
+}
+
+/// First-contact sources (never tuned on) that spread wider than the dev set's own widen a new
+/// source's interval, and only a new source's: the dev set's own ground keeps its band, and a
+/// narrower first-contact spread never narrows anything.
+#[test]
+fn first_contact_spread_widens_new_sources_only() {
+    let dev = offset_sources(&[0.0, 0.05, -0.05, 0.02, -0.02], &[60, 40, 30, 20, 10]);
+    let far = offset_sources(&[0.3, -0.25, 0.2, -0.3], &[20, 20, 20, 20]);
+    let near = offset_sources(&[0.01, -0.01, 0.0, 0.02], &[20, 20, 20, 20]);
+    let set = |rs: &[Residual]| error_fit::FirstContactSet {
+        file: "fc.json".into(),
+        residuals: rs.to_vec(),
+    };
+    let plain = fit(&dev, "dev.json", &[], &[]);
+    let wide = fit(&dev, "dev.json", &[], &[set(&far)]);
+    let narrow = fit(&dev, "dev.json", &[], &[set(&near)]);
+    assert!(wide.first_contact.as_ref().unwrap().between.sigma_ln > plain.between.sigma_ln);
+    let mut seen = regime("kimi", &[]);
+    seen.source = "page0".into();
+    let mut other_box = regime("kimi", &[]);
+    other_box.machine = "another box".into();
+    assert_eq!(wide.ln_interval(&seen), plain.ln_interval(&seen));
+    assert!(wide.ln_interval(&other_box).half() > plain.ln_interval(&other_box).half() + 0.05);
+    assert_eq!(narrow.ln_interval(&other_box), plain.ln_interval(&other_box));
+    // the leave-one-source-out check is the dev set's own
+    assert_eq!(wide.loso, plain.loso);
 }
