@@ -1,9 +1,9 @@
 //! Issues 35–37: `validation/new-sources-records.json`, public records in regimes the dev set
-//! lacks (MiniMax-M2.5 and Kimi-K2.5 on H100/H200/B200, Qwen3.5-397B under SGLang, GLM-5.1 under
-//! vLLM with DCP and MTP). The file parses; every record cites a source the file was built from
-//! (an allowlist, as `spec_records.rs` does: the reserved pages are not named here) with its
-//! commit or issue; most records map onto presets, and every one that does not says why.
-
+//! lacks (MiniMax-M2.5 and Kimi-K2.5 on H100/H200/B200, Qwen3.5-397B and GLM-5 under SGLang,
+//! Qwen3-Next on B200, GLM-5.1 under vLLM with DCP and MTP). The file parses; every record cites
+//! a source the file was built from (an allowlist, as `spec_records.rs` does: the reserved pages
+//! are not named here) with its commit or issue; most records map onto presets, and every one
+//! that does not says why.
 use sim::records::{RecordSet, express};
 use std::path::{Path, PathBuf};
 
@@ -12,11 +12,13 @@ fn path() -> PathBuf {
 }
 
 /// The files and threads the records were read from (validation/README.md lists them).
-const SOURCES: [&str; 10] = [
+const SOURCES: [&str; 12] = [
     "SemiAnalysisAI/InferenceX-app:packages/app/content/blog/b200-minimax-m2-5-vllm-nvfp4-vs-h100-fp8-perf-per-dollar.mdx@",
     "SemiAnalysisAI/InferenceX-app:packages/app/content/blog/b200-nvfp4-vs-h200-int4-kimi-k2-vllm-perf-per-dollar.mdx@",
     "SemiAnalysisAI/InferenceX-app:packages/app/content/blog/best-gpu-for-kimik2.5-inference.mdx@",
     "SemiAnalysisAI/InferenceX-app:packages/app/content/blog/best-gpu-for-qwen3.5-inference.mdx@",
+    "SemiAnalysisAI/InferenceX-app:packages/app/content/blog/zh/b200-glm5-nvfp4-vs-h200-fp8-3-6x-perf-per-dollar.mdx@",
+    "vllm-project/recipes:Qwen/Qwen3-Next.md@",
     "local-inference-lab/rtx6kpro:models/glm5.1/glm51-vllm-dcp-nccl2127-noxml-2026-05-04.md@",
     "local-inference-lab/rtx6kpro:models/glm5.1/vllm-communicators-kimi-glm-2026-05-07.md@",
     "joninco/rtx6kpro:models/glm5.1_v5.md@",
@@ -89,7 +91,7 @@ fn most_new_source_records_express_and_the_rest_say_why() {
             ),
         }
     }
-    // 99 records: 7 name a checkpoint without a preset (Qwen3.5 FP8, GLM-5.1 FP8 and BF16); the
+    // 121 records: 7 name a checkpoint without a preset (Qwen3.5 FP8, GLM-5.1 FP8 and BF16); the
     // rest express (6 of them, MiniMax-M2.5 FP8 at TP8, are then refused by the simulation)
     assert!(
         expressed >= 80,
