@@ -4,6 +4,7 @@
 //! a source the file was built from (an allowlist, as `spec_records.rs` does: the reserved pages
 //! are not named here) with its commit or issue; most records map onto presets, and every one
 //! that does not says why.
+
 use sim::records::{RecordSet, express};
 use std::path::{Path, PathBuf};
 
