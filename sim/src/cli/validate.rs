@@ -48,7 +48,8 @@ pub struct Args {
     /// With --fit-error-model: a records file the cost model was never tuned on, scored as it
     /// is (no acceptance file); its sources' spread is what a new source's offset is taken to
     /// be where it is wider than the dev set's own (`validation/glm52-records.json`,
-    /// `validation/spec-records.json`). Repeat for several. Never further-records.json.
+    /// `validation/spec-records.json`, `validation/new-sources-records.json`). Repeat for
+    /// several. Never further-records.json.
     #[arg(long, value_name = "FILE", requires = "fit_error_model")]
     pub first_contact: Vec<PathBuf>,
     /// With --records: simulate every record as this engine would run it (default: each record's
@@ -174,6 +175,7 @@ fn run_records(
         "further-records.json",
         "glm52-records.json",
         "spec-records.json",
+        "new-sources-records.json",
     ];
     if fit_out.is_some() && held_out.iter().any(|h| path.ends_with(h)) {
         bail!(

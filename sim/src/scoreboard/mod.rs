@@ -174,6 +174,9 @@ pub struct Intervals {
     pub fitted_on: String,
     /// Whether this file is that file (then `coverage` is in sample; `loso` is the honest one).
     pub in_fit: bool,
+    /// Whether this file is one of the first-contact files whose sources' spread set a new
+    /// source's offset sigma (then `coverage` is not out of sample either).
+    pub first_contact: bool,
     /// Headline figures inside their interval, with the stored model.
     pub coverage: Coverage,
     /// Leave one source out on this file, refitted (only for the file the model is fitted on).
@@ -686,6 +689,10 @@ fn intervals(set: &RecordSet, rs: &[Residual]) -> Intervals {
     let refs: Vec<&Residual> = rs.iter().collect();
     let fitted_on = m.provenance.records_file.clone();
     let in_fit = set.path.ends_with(&fitted_on);
+    let first_contact = m
+        .first_contact
+        .as_ref()
+        .is_some_and(|f| f.files.iter().any(|file| set.path.ends_with(file)));
     let (loso, loso_verdicts) = in_fit.then(|| loso_check(&refs)).unzip();
     let ground_of = |r: &Residual| {
         if !m.novelties(&r.regime).is_empty() {
@@ -710,6 +717,7 @@ fn intervals(set: &RecordSet, rs: &[Residual]) -> Intervals {
         by_ground,
         fitted_on,
         in_fit,
+        first_contact,
         coverage: coverage(m, &refs),
         loso,
         verdicts: check_pairs(m, &refs),

@@ -51,6 +51,8 @@ pub fn interval_lines(s: &Scoreboard) -> Vec<String> {
         i.fitted_on,
         if i.in_fit {
             ", this file: in sample"
+        } else if i.first_contact {
+            "; this file's sources set its new-source spread (first contact): not out of sample"
         } else {
             ", not on this file: out of sample"
         }

@@ -21,8 +21,9 @@ use super::novelty;
 use super::verdict::{PairCheck, check_pairs, pairs};
 use super::{
     BETWEEN_HALF_BOUNDS_LN, BetweenSource, Cell, Coverage, ERROR_MODEL_SCHEMA_VERSION, ErrorModel,
-    FACTORS, FirstContact, FittedFigure, INTERVAL_LEVEL, MIN_CELL, PAIR_CLASSES, PairClass,
-    Provenance, QUANTILE_Z_BOUNDS, SourceOffset, Z_50, Z_80, quantile, same_class,
+    FACTORS, FIRST_CONTACT_STEP_LN, FirstContact, FittedFigure, INTERVAL_LEVEL, MIN_CELL,
+    PAIR_CLASSES, PairClass, Provenance, QUANTILE_Z_BOUNDS, SourceOffset, Z_50, Z_80, quantile,
+    same_class,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -393,14 +394,31 @@ pub struct FirstContactSet {
     pub residuals: Vec<Residual>,
 }
 
-/// The first-contact spread of `sets` (`None` without any).
-fn first_contact(sets: &[FirstContactSet]) -> Option<FirstContact> {
+/// The first-contact spread of `sets` for the dev set's model `m` (`None` without any): the
+/// smallest new-source sigma at which their figures are covered at the interval's level.
+fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContact> {
     let rs: Vec<&Residual> = sets.iter().flat_map(|s| s.residuals.iter()).collect();
-    (!rs.is_empty()).then(|| FirstContact {
+    if rs.is_empty() {
+        return None;
+    }
+    let mut trial = m.clone();
+    let top = BETWEEN_HALF_BOUNDS_LN[1] / Z_80;
+    let mut fc = FirstContact {
         files: sets.iter().map(|s| s.file.clone()).collect(),
         residuals: rs.len(),
         between: between_source(&rs),
-    })
+        sigma_ln: 0.0,
+        coverage: Coverage::default(),
+    };
+    for step in 0.. {
+        fc.sigma_ln = r4((step as f64 * FIRST_CONTACT_STEP_LN).min(top));
+        trial.first_contact = Some(fc.clone());
+        fc.coverage = coverage(&trial, &rs);
+        if fc.coverage.coverage_pct >= INTERVAL_LEVEL * 100.0 || fc.sigma_ln >= top {
+            break;
+        }
+    }
+    Some(fc)
 }
 
 /// The error model of `rs` (a records file's headline residuals), with its leave-one-source-out
@@ -435,7 +453,7 @@ pub fn fit(
     let (got, _) = loso_folds(&refs);
     m.quantile_z = fit_quantile(&got);
     m.loso = coverage_at(&got, m.quantile_z);
-    m.first_contact = first_contact(first);
+    m.first_contact = first_contact(&m, first);
     m.figures = figures(&m, records_file);
     m
 }
@@ -477,14 +495,17 @@ fn figures(m: &ErrorModel, records_file: &str) -> Vec<FittedFigure> {
     if let Some(fc) = &m.first_contact {
         out.push(FittedFigure {
             name: "first_contact.sigma_ln".into(),
-            value: fc.between.sigma_ln,
-            meaning: "sigma of a new source's offset as sources the cost model was never tuned on spread (a new source takes the larger of this and between.sigma_ln)".into(),
+            value: fc.sigma_ln,
+            meaning: "sigma of a new source's offset as sources the cost model was never tuned on need it (a new source takes the larger of this and between.sigma_ln)".into(),
             bounds: BETWEEN_HALF_BOUNDS_LN.map(|x| r4(x / Z_80)),
             pinned_by: format!(
-                "the spread of the {} first-contact sources' medians (tau {}) in {}",
+                "the smallest sigma at which the {} headline figures of {} first-contact sources in {} are {}% inside their intervals ({}%, median half-width {}%)",
+                fc.residuals,
                 fc.between.sources.len(),
-                fc.between.tau_ln,
-                fc.files.join(", ")
+                fc.files.join(", "),
+                INTERVAL_LEVEL * 100.0,
+                fc.coverage.coverage_pct,
+                fc.coverage.median_half_width_pct
             ),
         });
     }

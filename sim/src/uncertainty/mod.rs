@@ -429,9 +429,22 @@ pub struct FirstContact {
     pub files: Vec<String>,
     /// Their headline figures.
     pub residuals: usize,
-    /// Their sources' offsets and spread (the same random-effects estimate as the dev set's).
+    /// Their sources' offsets and spread (the same random-effects estimate as the dev set's;
+    /// shown, not used: a few sources of one or two figures far off set its sigma).
     pub between: BetweenSource,
+    /// The new-source sigma (ln) at which these figures, each a new source to the dev set's
+    /// table, are first covered at [`INTERVAL_LEVEL`]: the smallest in steps of
+    /// [`FIRST_CONTACT_STEP_LN`] within [`BETWEEN_HALF_BOUNDS_LN`] / [`Z_80`]. A quantile, like
+    /// [`ErrorModel::quantile_z`], so a source off by 2× widens it only as far as 80% needs.
+    #[serde(default)]
+    pub sigma_ln: f64,
+    /// Their coverage and median half-width at that sigma (in sample).
+    #[serde(default)]
+    pub coverage: Coverage,
 }
+
+/// Step of the first-contact sigma search (ln).
+pub const FIRST_CONTACT_STEP_LN: f64 = 0.005;
 
 /// Bounds on a new source's 80% half-width at the nominal quantile ([`BetweenSource::sigma_ln`]
 /// · [`Z_80`]): no less than nothing, no more than ln 2 (a factor of two either way, the largest
@@ -666,10 +679,7 @@ impl ErrorModel {
     /// The sigma (ln) a new source's offset adds: the dev set's between-source sigma, or the
     /// first-contact sources' where they spread wider (they were never tuned on).
     pub fn new_source_sigma_ln(&self) -> f64 {
-        let fc = self
-            .first_contact
-            .as_ref()
-            .map_or(0.0, |f| f.between.sigma_ln);
+        let fc = self.first_contact.as_ref().map_or(0.0, |f| f.sigma_ln);
         self.between.sigma_ln.max(fc)
     }
 

@@ -648,14 +648,17 @@ fn first_contact_spread_widens_new_sources_only() {
     let plain = fit(&dev, "dev.json", &[], &[]);
     let wide = fit(&dev, "dev.json", &[], &[set(&far)]);
     let narrow = fit(&dev, "dev.json", &[], &[set(&near)]);
-    assert!(wide.first_contact.as_ref().unwrap().between.sigma_ln > plain.between.sigma_ln);
+    assert!(wide.first_contact.as_ref().unwrap().sigma_ln > plain.between.sigma_ln);
     let mut seen = regime("kimi", &[]);
     seen.source = "page0".into();
     let mut other_box = regime("kimi", &[]);
     other_box.machine = "another box".into();
     assert_eq!(wide.ln_interval(&seen), plain.ln_interval(&seen));
     assert!(wide.ln_interval(&other_box).half() > plain.ln_interval(&other_box).half() + 0.05);
-    assert_eq!(narrow.ln_interval(&other_box), plain.ln_interval(&other_box));
+    assert_eq!(
+        narrow.ln_interval(&other_box),
+        plain.ln_interval(&other_box)
+    );
     // the leave-one-source-out check is the dev set's own
     assert_eq!(wide.loso, plain.loso);
 }
