@@ -28,6 +28,7 @@
 //!   `--mem-fraction-static` of the memory free after start-up.
 
 pub mod draft;
+pub mod knob;
 pub mod launch;
 pub mod log;
 pub mod record;
@@ -38,6 +39,7 @@ pub mod vllm;
 use crate::machine::Machine;
 pub use crate::options::Engine;
 use crate::options::{ServerOptions, SpeculativeOptions};
+pub use knob::Knob;
 pub use launch::LaunchWords;
 use log::{ServerLog, ServerRun};
 use models::{KvDtype, Layout};
@@ -110,6 +112,10 @@ pub trait ServingEngine: Sync {
     /// The flag whose share of each GPU's memory sizes the KV cache (`--mem-fraction-static`,
     /// `--gpu-memory-utilization`), for messages that tell a user what to raise.
     fn memory_fraction_flag(&self) -> &'static str;
+
+    /// Its own spelling of `knob`, from its flag table; `None` = it has no such flag (callers
+    /// ask [`Engine::flag`], which then names the engine that has one).
+    fn flag(&self, knob: Knob) -> Option<&'static str>;
 
     /// A TP × PP layout in the engine's own spelling (`--tp 4 --pp-size 2`, `-tp 4 -pp 2`).
     fn tp_pp_flags(&self, tp: u32, pp: u32) -> String;
