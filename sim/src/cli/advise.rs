@@ -483,7 +483,10 @@ fn answer_mtp(
         })
         .or_else(|| ls.iter().map(|l| l.layout).find(|l| l.pp == 1))
         .ok_or_else(|| {
-            anyhow::anyhow!("--question mtp: no layout without --pp-size runs this model")
+            anyhow::anyhow!(
+                "--question mtp: no layout without {} runs this model",
+                super::own_flags::sim_flag(sim::engine::Knob::PipelineParallel)
+            )
         })?;
     let base = setup.opts_ranking(layout);
     let without = sim::options::ServerOptions {

@@ -14,6 +14,7 @@ use sim::cost::report::{
     PredictQuery, SpecSummary, SteadySummary, predict_all, predict_layout,
 };
 use sim::cost::traffic::Traffic;
+use sim::engine::{Engine, Knob};
 use sim::uncertainty::{ErrorModel, FigureRange, Load, Regime, with_range};
 
 /// `sim predict` flags.
@@ -26,7 +27,7 @@ pub struct Args {
     #[arg(long, value_name = "REQUESTS", value_parser = super::args::bounded_u32(
         0,
         super::args::MAX_BATCH,
-        "no engine runs more requests at once (SGLang's --max-running-requests, vLLM's --max-num-seqs), and a 2M-token KV pool holds 65,536 requests of 32 tokens",
+        super::args::max_batch_why(),
     ))]
     pub batch: u32,
     /// Context tokens of each decode request.
@@ -134,8 +135,10 @@ fn check_query(
     // request, and its `req_to_token` table is sized for it
     if let Some(limit) = opts.context_length.filter(|l| args.context > *l) {
         bail!(
-            "--context {} is above the server's context length {limit} (--context-length / --max-model-len): the server refuses such a request; raise it or lower --context",
-            args.context
+            "--context {} is above the server's context length {limit} ({} / {}): the server refuses such a request; raise it or lower --context",
+            args.context,
+            Engine::Sglang.flag(Knob::ContextLength),
+            Engine::Vllm.flag(Knob::ContextLength)
         );
     }
     Ok(())
@@ -381,7 +384,9 @@ fn speculative_line(sp: &SpecSummary) -> String {
         sp.extend_ms,
         sp.plan.accept_length,
         match sp.plan.accept_source {
-            sim::cost::spec::AcceptSource::Given => "--speculative-accept-length".to_string(),
+            sim::cost::spec::AcceptSource::Given => {
+                super::own_flags::sim_flag(Knob::SpeculativeAcceptLength).to_string()
+            }
             sim::cost::spec::AcceptSource::Measured => "measured".to_string(),
             sim::cost::spec::AcceptSource::Prior => sp.plan.accept_from.clone(),
         }
@@ -428,7 +433,8 @@ fn memory_lines(m: &MemorySummary, context_tokens: u32) -> String {
     }
     let r = &m.reserves;
     s.push_str(&detail(&format!(
-        "SGLang's sizing: --mem-fraction-static {} of the {:.2} GB free before loading = static budget {:.2} GB; reserves: CUDA context/NCCL {}, req_to_token {} ({} requests × {} tokens), attention workspace {}, CUDA graphs {}, activations {}; {:.2} GB left",
+        "SGLang's sizing: {} {} of the {:.2} GB free before loading = static budget {:.2} GB; reserves: CUDA context/NCCL {}, req_to_token {} ({} requests × {} tokens), attention workspace {}, CUDA graphs {}, activations {}; {:.2} GB left",
+        Engine::Sglang.flag(Knob::MemoryShare),
         sim::cost::memory::shown_fraction(m.mem_fraction_static),
         m.available_before_load_gb,
         m.static_budget_gb,

@@ -18,6 +18,8 @@ pub enum Knob {
     MaxRunningRequests,
     /// A cap on the KV pool's tokens below what memory allows.
     MaxTotalTokens,
+    /// Tensor-parallel size.
+    TensorParallel,
     /// Pipeline stages.
     PipelineParallel,
     /// Expert-parallel size inside the TP group.
@@ -56,6 +58,8 @@ pub enum Knob {
     ModelPath,
     /// The first GPU the server's ranks take.
     BaseGpuId,
+    /// Nodes one server spans.
+    Nodes,
     /// This node's rank in a multi-node launch.
     NodeRank,
     /// The address the nodes of a multi-node launch meet at.
@@ -86,6 +90,7 @@ mod tests {
             Knob::PrefillChunk,
             Knob::MaxRunningRequests,
             Knob::MaxTotalTokens,
+            Knob::TensorParallel,
             Knob::PipelineParallel,
             Knob::ExpertParallelSize,
             Knob::DpAttention,
@@ -105,6 +110,7 @@ mod tests {
             Knob::DecodeContextParallel,
             Knob::ModelPath,
             Knob::BaseGpuId,
+            Knob::Nodes,
             Knob::NodeRank,
             Knob::DistInitAddr,
         ];

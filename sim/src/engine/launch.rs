@@ -248,15 +248,10 @@ impl Launch {
         }
     }
 
-    /// The command a `try:` line starts with, serving `model_path`: `vllm serve MODEL`,
-    /// SGLang's `python -m sglang.launch_server --model-path MODEL`.
+    /// The command a `try:` line starts with, serving `model_path`: the engine's
+    /// [`super::ServingEngine::launch_command`].
     pub fn try_command(&self, model_path: &str) -> String {
-        match self {
-            Launch::Vllm(_) => format!("vllm serve {model_path}"),
-            Launch::Sglang(_) => {
-                format!("python -m sglang.launch_server --model-path {model_path}")
-            }
-        }
+        self.engine().rules().launch_command(model_path)
     }
 
     /// The flags a `try:` line carries after a ranked layout's own, so that it launches what

@@ -113,6 +113,10 @@ pub trait ServingEngine: Sync {
     /// `--gpu-memory-utilization`), for messages that tell a user what to raise.
     fn memory_fraction_flag(&self) -> &'static str;
 
+    /// The command that starts it serving `model_path` (`python -m sglang.launch_server
+    /// --model-path MODEL`, `vllm serve MODEL`): the head of a `try:` line or a launch line.
+    fn launch_command(&self, model_path: &str) -> String;
+
     /// Its own spelling of `knob`, from its flag table; `None` = it has no such flag (callers
     /// ask [`Engine::flag`], which then names the engine that has one).
     fn flag(&self, knob: Knob) -> Option<&'static str>;

@@ -151,6 +151,13 @@ impl ServingEngine for Sglang {
         args::flags::MEM_FRACTION_STATIC.canonical()
     }
 
+    fn launch_command(&self, model_path: &str) -> String {
+        format!(
+            "python -m sglang.launch_server {} {model_path}",
+            args::flags::MODEL_PATH.canonical()
+        )
+    }
+
     fn flag(&self, knob: Knob) -> Option<&'static str> {
         use args::flags::*;
         let spec = match knob {
@@ -159,6 +166,7 @@ impl ServingEngine for Sglang {
             Knob::PrefillChunk => CHUNKED_PREFILL_SIZE,
             Knob::MaxRunningRequests => MAX_RUNNING_REQUESTS,
             Knob::MaxTotalTokens => MAX_TOTAL_TOKENS,
+            Knob::TensorParallel => TP_SIZE,
             Knob::PipelineParallel => PP_SIZE,
             Knob::ExpertParallelSize => EP_SIZE,
             Knob::DpAttention => ENABLE_DP_ATTENTION,
@@ -177,6 +185,7 @@ impl ServingEngine for Sglang {
             Knob::SpeculativeAcceptLength => SPECULATIVE_ACCEPT_LENGTH,
             Knob::ModelPath => MODEL_PATH,
             Knob::BaseGpuId => BASE_GPU_ID,
+            Knob::Nodes => NNODES,
             Knob::NodeRank => NODE_RANK,
             Knob::DistInitAddr => DIST_INIT_ADDR,
             Knob::DecodeContextParallel => return None,

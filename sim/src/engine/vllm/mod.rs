@@ -232,6 +232,10 @@ impl ServingEngine for Vllm {
         args::table::GPU_MEMORY_UTILIZATION.canonical()
     }
 
+    fn launch_command(&self, model_path: &str) -> String {
+        format!("vllm serve {model_path}")
+    }
+
     fn flag(&self, knob: Knob) -> Option<&'static str> {
         use args::table::*;
         let spec = match knob {
@@ -239,6 +243,7 @@ impl ServingEngine for Vllm {
             Knob::ContextLength => MAX_MODEL_LEN,
             Knob::PrefillChunk => MAX_NUM_BATCHED_TOKENS,
             Knob::MaxRunningRequests => MAX_NUM_SEQS,
+            Knob::TensorParallel => TENSOR_PARALLEL_SIZE,
             Knob::PipelineParallel => PIPELINE_PARALLEL_SIZE,
             Knob::DisableCudaGraph => ENFORCE_EAGER,
             Knob::CudaGraphMaxBatch => MAX_CUDAGRAPH_CAPTURE_SIZE,
@@ -261,6 +266,7 @@ impl ServingEngine for Vllm {
             | Knob::SpeculativeDraftModel
             | Knob::SpeculativeAcceptLength
             | Knob::BaseGpuId
+            | Knob::Nodes
             | Knob::NodeRank
             | Knob::DistInitAddr => return None,
         };
