@@ -118,6 +118,18 @@ impl Launch {
         }
     }
 
+    /// The DeepEP mode the launch gives (SGLang's `--deepep-mode`), for the all-to-all
+    /// backend's notes; `None` where it gives none (the engine's `auto`).
+    pub fn deepep_mode(&self) -> Option<&str> {
+        let given = self
+            .sglang_args()?
+            .get(&super::sglang::args::flags::DEEPEP_MODE)?;
+        match &given.value {
+            super::sglang::args::Value::Str(s) => Some(s.as_str()),
+            _ => None,
+        }
+    }
+
     /// The environment before the command (`NCCL_P2P_DISABLE=1 …`).
     pub fn env(&self) -> &[(String, String)] {
         match self {

@@ -113,6 +113,10 @@ pub trait ServingEngine: Sync {
     /// `--gpu-memory-utilization`), for messages that tell a user what to raise.
     fn memory_fraction_flag(&self) -> &'static str;
 
+    /// Whether `sim advise --question` (EP, MTP, scale, replicas, P2P) answers for its servers:
+    /// the questions build SGLang's flags and options so far.
+    fn answers_questions(&self) -> bool;
+
     /// The command that starts it serving `model_path` (`python -m sglang.launch_server
     /// --model-path MODEL`, `vllm serve MODEL`): the head of a `try:` line or a launch line.
     fn launch_command(&self, model_path: &str) -> String;

@@ -485,10 +485,7 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     if flags.trim().is_empty() {
         assumptions.push(format!(
             "server flags not stated: {} defaults",
-            match engine {
-                Engine::Sglang => "SGLang",
-                Engine::Vllm => "vLLM",
-            }
+            engine.rules().display_name()
         ));
     }
     let speculation = (r.parallel.mtp == Some(true)).then(|| {

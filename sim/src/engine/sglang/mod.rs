@@ -151,6 +151,10 @@ impl ServingEngine for Sglang {
         args::flags::MEM_FRACTION_STATIC.canonical()
     }
 
+    fn answers_questions(&self) -> bool {
+        true
+    }
+
     fn launch_command(&self, model_path: &str) -> String {
         format!(
             "python -m sglang.launch_server {} {model_path}",

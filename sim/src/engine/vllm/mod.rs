@@ -232,6 +232,10 @@ impl ServingEngine for Vllm {
         args::table::GPU_MEMORY_UTILIZATION.canonical()
     }
 
+    fn answers_questions(&self) -> bool {
+        false
+    }
+
     fn launch_command(&self, model_path: &str) -> String {
         format!("vllm serve {model_path}")
     }
