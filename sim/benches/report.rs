@@ -49,6 +49,7 @@ fn bench_report(c: &mut Criterion) {
         scoreboard: None,
         measured: None,
         model_path: "nvidia/GLM-5-NVFP4",
+        engine: sim::engine::Engine::Sglang,
     };
     let charts = build_report(&inputs)
         .expect("report renders")

@@ -7,6 +7,7 @@
 
 use crate::cost::steady::logged_step_s;
 use crate::cost::{IterationBatch, IterationCost, IterationModel};
+use crate::engine::{Engine, Knob};
 use crate::options::ServerOptions;
 use crate::server_log::{DecodeSample, PrefillSample};
 use serde::Serialize;
@@ -467,7 +468,10 @@ fn pp_imbalance(model: &dyn IterationModel, split: &PpSplit) -> Option<Limit> {
                 loss * 100.0
             ),
             vec![format!(
-                "--pp-max-micro-batch-size {share} (SGLang's default cap is --max-running-requests / --pp-size, so one micro-batch can take most of the requests): {:.2}× the decode throughput predicted",
+                "{} {share} (SGLang's default cap is {} / {}, so one micro-batch can take most of the requests): {:.2}× the decode throughput predicted",
+                Engine::Sglang.flag(Knob::PpMaxMicroBatch),
+                Engine::Sglang.flag(Knob::MaxRunningRequests),
+                Engine::Sglang.flag(Knob::PipelineParallel),
                 uneven / even
             )],
         )

@@ -21,6 +21,7 @@ pub mod verdict;
 
 use crate::cost::moe::Routing;
 use crate::cost::{IterationBatch, IterationModel, Knobs, TimeBreakdown};
+use crate::engine::Knob;
 use crate::options::ServerOptions;
 use crate::serving::RunReport;
 use crate::sweep::{SweepLayout, sweep};
@@ -376,7 +377,8 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
     let mut ep_side = side(q, ep.as_ref(), &wl, conc, context)?;
     if let Some(b) = &q.ep_a2a_backend {
         ep_side.layout = format!("{}+{b}", ep_side.layout);
-        ep_side.flags = format!("{} --moe-a2a-backend {b}", ep_side.flags);
+        let a2a = q.opts.engine.flag(Knob::AllToAllBackend);
+        ep_side.flags = format!("{} {a2a} {b}", ep_side.flags);
     }
     let other_side = side(q, other_model.as_ref(), &wl, conc, context)?;
 

@@ -16,6 +16,7 @@ use super::provenance::KnownModelError;
 use super::verdict::{perturbed_knobs, steady_tok_s};
 use crate::cost::spec::{AcceptSource, SpecPlan};
 use crate::cost::{IterationBatch, IterationModel, Knobs};
+use crate::engine::{Engine, Knob};
 use crate::options::ServerOptions;
 use models::Layout;
 use rand::RngExt;
@@ -440,9 +441,15 @@ fn flags_to_try(
         Some(b) if b.gain > at.gain => (b.num_steps, 1, b.num_draft_tokens),
         _ => (p.num_steps, p.eagle_topk, p.num_draft_tokens),
     };
+    // SGLang's spellings (the layout's flags below are SGLang's too)
+    let flag = |k| Engine::Sglang.flag(k);
     let spec_flags = format!(
-        "--speculative-algorithm {} --speculative-num-steps {steps} --speculative-eagle-topk {topk} --speculative-num-draft-tokens {tokens}",
-        p.algorithm
+        "{} {} {} {steps} {} {topk} {} {tokens}",
+        flag(Knob::SpeculativeAlgorithm),
+        p.algorithm,
+        flag(Knob::SpeculativeNumSteps),
+        flag(Knob::SpeculativeEagleTopk),
+        flag(Knob::SpeculativeNumDraftTokens),
     );
     let mut try_flags = vec![q.layout.sglang_flags()];
     if verdict != MtpVerdict::No {

@@ -6,6 +6,7 @@
 //! sees the order before choosing flags or fixing the hypervisor.
 
 use crate::cost::{CostModel, Knobs};
+use crate::engine::Knob;
 use crate::machine::Machine;
 use crate::options::ServerOptions;
 use crate::workload::Workload;
@@ -155,10 +156,14 @@ pub fn answer(q: &P2pQuestion<'_>) -> P2pAnswer {
         ..opts.clone()
     };
     let mut rows = Vec::new();
+    let custom_path = format!(
+        "custom all-reduce ({})",
+        opts.engine.flag(Knob::PcieOneshotAllReduce)
+    );
     for (state, m) in state_machines(machine, real_base) {
         for (custom, o) in [(false, &nccl_opts), (true, &custom_opts)] {
             let path = if custom {
-                "custom all-reduce (--enable-pcie-oneshot-allreduce)"
+                custom_path.as_str()
             } else {
                 "NCCL (--disable-custom-all-reduce)"
             };

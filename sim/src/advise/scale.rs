@@ -19,6 +19,7 @@ use super::verdict::{
     Build, DEFAULT_CONCURRENCY, VERDICT_CONCURRENCIES, perturbed_knobs, steady_tok_s,
 };
 use crate::cost::{IterationBatch, IterationModel, Knobs, TimeBreakdown};
+use crate::engine::{Engine, Knob};
 use crate::options::ServerOptions;
 use crate::workload::Workload;
 use models::{Layout, ModelSpec};
@@ -420,7 +421,7 @@ fn simulate_option(
                 .rules()
                 .launch_flags(&layout, o.decode_context_parallel, nnodes);
             match o.moe_a2a_backend {
-                Some(b) => format!("{f} --moe-a2a-backend {b}"),
+                Some(b) => format!("{f} {} {b}", o.engine.flag(Knob::AllToAllBackend)),
                 None => f,
             }
         },
@@ -451,8 +452,10 @@ fn flags_to_try(o: &ScaleOption, nodes: u32, extra: &str) -> Vec<String> {
         ScaleChoice::AllBoxes => (0..nodes)
             .map(|r| {
                 line(format!(
-                    "{} --node-rank {r} --dist-init-addr <node-0-address>:5000",
-                    o.flags
+                    "{} {} {r} {} <node-0-address>:5000",
+                    o.flags,
+                    Engine::Sglang.flag(Knob::NodeRank),
+                    Engine::Sglang.flag(Knob::DistInitAddr)
                 ))
             })
             .collect(),

@@ -6,15 +6,19 @@
 //! is said to be applied there.
 
 use super::{CalibrateError, Calibration, KnobBounds, KnobParam};
+use crate::engine::{Engine, Knob};
 use crate::options::ServerOptions;
 use std::path::Path;
 
 /// The graph mode of server options, in words.
-pub fn graph_mode(opts: &ServerOptions) -> &'static str {
+pub fn graph_mode(opts: &ServerOptions) -> String {
     if opts.disable_cuda_graph {
-        "eager mode (--disable-cuda-graph)"
+        format!(
+            "eager mode ({})",
+            Engine::Sglang.flag(Knob::DisableCudaGraph)
+        )
     } else {
-        "CUDA-graph mode"
+        "CUDA-graph mode".into()
     }
 }
 

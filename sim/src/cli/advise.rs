@@ -137,25 +137,19 @@ pub fn run(args: Args) -> Result<()> {
             setup.spec.name
         );
     }
-    if setup.launch.vllm_line().is_some() && args.question.is_some() {
+    let engine = setup.launch.engine().rules();
+    if !engine.answers_questions() && args.question.is_some() {
         spinner.finish_and_clear();
+        let name = engine.display_name();
         bail!(
-            "--question with a vLLM launch line: the EP, MTP and scale questions are answered for SGLang servers only so far; drop --question to rank the vLLM layouts"
+            "--question with a {name} launch line: the EP, MTP and scale questions are answered for SGLang servers only so far; drop --question to rank the {name} layouts"
         );
     }
     let answers = answer_question(&args, &setup, &ls, &ranking, &workload, &spinner)?;
     spinner.finish_and_clear();
     let mut notes = Vec::new();
     if let Some(b) = &setup.opts.moe_a2a_backend {
-        let deepep_mode = setup
-            .launch
-            .sglang_args()
-            .and_then(|a| a.get(&sim::engine::sglang::args::flags::DEEPEP_MODE))
-            .and_then(|g| match &g.value {
-                sim::engine::sglang::args::Value::Str(s) => Some(s.as_str()),
-                _ => None,
-            });
-        notes.extend(a2a_notes(&setup.machine, b, deepep_mode));
+        notes.extend(a2a_notes(&setup.machine, b, setup.launch.deepep_mode()));
     }
     let advice = Advice {
         schema_version: ADVICE_SCHEMA_VERSION,
@@ -483,7 +477,10 @@ fn answer_mtp(
         })
         .or_else(|| ls.iter().map(|l| l.layout).find(|l| l.pp == 1))
         .ok_or_else(|| {
-            anyhow::anyhow!("--question mtp: no layout without --pp-size runs this model")
+            anyhow::anyhow!(
+                "--question mtp: no layout without {} runs this model",
+                super::own_flags::sim_flag(sim::engine::Knob::PipelineParallel)
+            )
         })?;
     let base = setup.opts_ranking(layout);
     let without = sim::options::ServerOptions {

@@ -185,7 +185,7 @@ fn print_p2p(p: &sim::advise::p2p::P2pAnswer, launcher: &str) {
         let f = if b.current {
             "" // nothing to change: the line as it runs now
         } else if b.all_reduce.starts_with("custom") {
-            "--enable-pcie-oneshot-allreduce"
+            super::own_flags::sim_flag(sim::engine::Knob::PcieOneshotAllReduce)
         } else {
             "--disable-custom-all-reduce"
         };

@@ -1,10 +1,11 @@
 //! Shared clap argument groups (machine, model, server flags, layout, format), reused by every
 //! command. Raw flags here; `resolve`/`options`/`selection` turn them into validated values.
 
+use super::own_flags::sim_flag;
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use models::ModelSpec;
-use sim::engine::Engine;
+use sim::engine::{Engine, Knob};
 use sim::machine::Machine;
 
 pub use super::layout_args::{LayoutArgs, LayoutSelection};
@@ -53,28 +54,29 @@ pub struct ModelArg {
 }
 
 impl ModelArg {
-    /// Loads the model description: `--model`, else the launch line's `--model-path`.
+    /// Loads the model description: `--model`, else the launch line's model path.
     pub fn resolve_or(&self, launch_model_path: Option<&str>) -> Result<ModelSpec> {
+        let model_path = sim_flag(Knob::ModelPath);
         let (flag, name) = match (&self.model, launch_model_path) {
             (Some(m), Some(p)) if m != p => {
                 let spec = ModelSpec::resolve(m).with_context(|| format!("--model {m}"))?;
                 return match ModelSpec::resolve(p) {
                     Ok(other) if other.name == spec.name => Ok(spec),
                     Ok(other) => bail!(
-                        "--model {m} ({}) disagrees with the launch line's --model-path {p} ({}): give one model, or the same both ways",
+                        "--model {m} ({}) disagrees with the launch line's {model_path} {p} ({}): give one model, or the same both ways",
                         spec.name,
                         other.name
                     ),
                     Err(e) => bail!(
-                        "--model {m} ({}) and the launch line's --model-path {p}: cannot tell whether they are the same model ({e}); drop one of them",
+                        "--model {m} ({}) and the launch line's {model_path} {p}: cannot tell whether they are the same model ({e}); drop one of them",
                         spec.name
                     ),
                 };
             }
-            (Some(m), _) => ("--model", m.as_str()),
-            (None, Some(m)) => ("--server-args --model-path", m),
+            (Some(m), _) => ("--model".to_string(), m.as_str()),
+            (None, Some(m)) => (format!("--server-args {model_path}"), m),
             (None, None) => bail!(
-                "no model: give --model (a preset, e.g. glm-5-nvfp4, or a HF folder) or a --server-args line with --model-path"
+                "no model: give --model (a preset, e.g. glm-5-nvfp4, or a HF folder) or a --server-args line with {model_path}"
             ),
         };
         ModelSpec::resolve(name).with_context(|| format!("{flag} {name}"))
@@ -164,6 +166,22 @@ pub const MAX_NUM_PROMPTS: u32 = sim::workload::MAX_NUM_PROMPTS;
 /// thousand), and a 2M-token KV pool holds 65,536 requests of only 32 tokens each.
 pub const MAX_BATCH: u32 = 65_536;
 
+/// Why `--batch` stops at [`MAX_BATCH`], naming each engine's running-batch cap as it spells
+/// it ([`sim::engine::ServingEngine::max_requests_flag`]).
+pub fn max_batch_why() -> String {
+    let caps: Vec<String> = Engine::ALL
+        .iter()
+        .map(|e| {
+            let r = e.rules();
+            format!("{}'s {}", r.display_name(), r.max_requests_flag())
+        })
+        .collect();
+    format!(
+        "no engine runs more requests at once ({}), and a 2M-token KV pool holds 65,536 requests of 32 tokens",
+        caps.join(", ")
+    )
+}
+
 /// The most perturbed draws a verdict takes (`--draws`): 10,000 pin its share to ±0.5% (one
 /// standard error, 0.5/√n); more adds minutes, not certainty.
 pub const MAX_DRAWS: u32 = 10_000;
@@ -173,7 +191,7 @@ pub const MAX_DRAWS: u32 = 10_000;
 pub fn bounded_u32(
     min: u32,
     max: u32,
-    why: &'static str,
+    why: impl std::fmt::Display + Clone + Send + Sync + 'static,
 ) -> impl Fn(&str) -> std::result::Result<u32, String> + Clone + Send + Sync + 'static {
     move |s: &str| {
         let n: u64 = s

@@ -3,8 +3,10 @@
 //! flags ([`super::server_args`]) and the arguments every command shares ([`super::args`]) both
 //! hold them without importing each other.
 
+use super::own_flags::sim_flag;
 use anyhow::{Context, Result, bail};
 use models::{Layout, ModelSpec};
+use sim::engine::Knob;
 use sim::layout::enumerate_layouts;
 
 /// The parallel layout as asked for: `--layout all` / a short name, or the sizes SGLang's flags
@@ -63,9 +65,13 @@ impl LayoutArgs {
                     )
                 });
         }
+        let (pp_flag, dpa_flag) = (
+            sim_flag(Knob::PipelineParallel),
+            sim_flag(Knob::DpAttention),
+        );
         let pp = self.pp.unwrap_or(1);
         if pp == 0 {
-            bail!("--pp-size 0: must be at least 1");
+            bail!("{pp_flag} 0: must be at least 1");
         }
         let replicas = self.replicas();
         let tp = self.tp.unwrap_or(gpus / (pp * replicas).max(1));
@@ -74,24 +80,25 @@ impl LayoutArgs {
         }
         let ep = self.ep.unwrap_or(1);
         if ep == 0 {
-            bail!("--ep-size 0: must be at least 1 (1 = experts sliced by TP)");
+            bail!(
+                "{} 0: must be at least 1 (1 = experts sliced by TP)",
+                sim_flag(Knob::ExpertParallelSize)
+            );
         }
         if let Some(dp) = self.dp {
             if dp > 1 && !self.dp_attention && !self.replicas_allowed {
                 bail!(
-                    "--dp {dp} without --enable-dp-attention: {dp} engines behind SGLang's router; `sim run` replays them one by one, and `sim advise --question replicas` compares two servers of half the box with one of all of it (or add --enable-dp-attention with --dp equal to --tp)"
+                    "--dp {dp} without {dpa_flag}: {dp} engines behind SGLang's router; `sim run` replays them one by one, and `sim advise --question replicas` compares two servers of half the box with one of all of it (or add {dpa_flag} with --dp equal to --tp)"
                 );
             }
             if replicas > 1 && tp * pp * replicas > gpus {
                 bail!(
-                    "--dp {dp} engines of --tp {tp} × --pp-size {pp} need {} GPUs; the machine has {gpus}: lower --dp or --tp",
+                    "--dp {dp} engines of --tp {tp} × {pp_flag} {pp} need {} GPUs; the machine has {gpus}: lower --dp or --tp",
                     tp * pp * replicas
                 );
             }
             if self.dp_attention && dp != tp {
-                bail!(
-                    "--dp {dp} with --enable-dp-attention: only --dp equal to --tp ({tp}) is modelled"
-                );
+                bail!("--dp {dp} with {dpa_flag}: only --dp equal to --tp ({tp}) is modelled");
             }
         }
         Ok(LayoutSelection::One(Layout {

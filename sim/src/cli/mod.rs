@@ -46,6 +46,7 @@ mod layout_args;
 mod layouts;
 mod measured_args;
 pub mod models_cmd;
+mod own_flags;
 pub mod predict;
 pub mod report;
 pub mod run;

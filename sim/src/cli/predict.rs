@@ -6,15 +6,17 @@ use super::args::{CsvFormatArg, LayoutSelection, TargetArgs};
 use super::export::{Export, export};
 use super::setup::server_machine;
 use crate::cli::tables::wrap;
-use anyhow::{Result, bail};
+use anyhow::Result;
 use comfy_table::{Cell, presets::UTF8_FULL_CONDENSED};
 use sim::cost::Knobs;
 use sim::cost::report::{
-    BreakdownMs, LayoutPrediction, MemorySummary, PREDICT_SCHEMA_VERSION, PredictOutput,
-    PredictQuery, SpecSummary, SteadySummary, predict_all, predict_layout,
+    BreakdownMs, LayoutPrediction, MemorySummary, PredictOutput, PredictQuery, SpecSummary,
+    SteadySummary,
 };
 use sim::cost::traffic::Traffic;
-use sim::uncertainty::{ErrorModel, FigureRange, Load, Regime, with_range};
+use sim::engine::{Engine, Knob};
+use sim::scenario::predict::{PredictInputs, Prediction, check_query, predict};
+use sim::uncertainty::{FigureRange, with_range};
 
 /// `sim predict` flags.
 #[derive(clap::Args, Debug)]
@@ -26,7 +28,7 @@ pub struct Args {
     #[arg(long, value_name = "REQUESTS", value_parser = super::args::bounded_u32(
         0,
         super::args::MAX_BATCH,
-        "no engine runs more requests at once (SGLang's --max-running-requests, vLLM's --max-num-seqs), and a 2M-token KV pool holds 65,536 requests of 32 tokens",
+        super::args::max_batch_why(),
     ))]
     pub batch: u32,
     /// Context tokens of each decode request.
@@ -45,13 +47,12 @@ pub fn run(args: Args) -> Result<()> {
     let launch = args.target.server.launch(None)?;
     let model = args.target.model.resolve_or(launch.model_path())?;
     let (opts, notes) = args.target.server.options(&machine, &model)?;
-    check_query(&args, &model, &opts)?;
-    let q = PredictQuery {
+    let query = PredictQuery {
         batch: args.batch,
         context_tokens: args.context,
         prefill_tokens: args.prefill,
     };
-    let knobs = Knobs::default();
+    check_query(&query, &model, &opts)?;
     let selection = args
         .target
         .server
@@ -59,46 +60,24 @@ pub fn run(args: Args) -> Result<()> {
         .with_sizes(&launch.sizes()?)
         .selection(machine.gpu_count, &model)?;
     let launch_line = args.target.server.line_engine()? == Some(launch.engine());
-    let machine = match selection {
-        LayoutSelection::One(l) => server_machine(machine, &launch, l, 1, launch_line)?,
-        LayoutSelection::All => machine,
+    let (machine, layout) = match selection {
+        LayoutSelection::One(l) => (
+            server_machine(machine, &launch, l, 1, launch_line)?,
+            Some(l),
+        ),
+        LayoutSelection::All => (machine, None),
     };
-    let layouts = match selection {
-        LayoutSelection::All => {
-            // each layout with its engine's defaults for its own sizes (validated with the first)
-            let opts_for = |l: &models::Layout| {
-                launch
-                    .options(l, &machine, &model)
-                    .map_or_else(|_| opts.clone(), |(o, _)| o)
-            };
-            predict_all(&machine, &model, &opts_for, knobs, &q)
-        }
-        LayoutSelection::One(l) => vec![predict_layout(&machine, &model, l, &opts, knobs, &q)?],
-    };
-    let out = PredictOutput {
-        schema_version: PREDICT_SCHEMA_VERSION,
-        engine: opts.engine,
-        machine: machine.name().to_string(),
-        gpu: machine.gpu.display_name.clone(),
-        gpu_count: machine.gpu_count,
-        model: model.name.clone(),
-        query: q,
-        layouts,
-        machine_notes: machine.notes().to_vec(),
-        bf16_modules: models::spec::describe_bf16_modules(&model),
-    };
-    let one = match selection {
-        LayoutSelection::One(l) => Some(l),
-        LayoutSelection::All => None,
-    };
-    let load = Load {
-        family: "llm_decode_bench",
-        concurrency: args.batch,
-        context_tokens: args.context,
-    };
-    let regime = Regime::of(&machine, &model, &opts, one, load, &notes);
-    let ranges = layout_ranges(&out, &regime);
-    export(args.format.format, &PredictShown { out, ranges })?;
+    let prediction = predict(&PredictInputs {
+        machine: &machine,
+        model: &model,
+        launch: &launch,
+        opts: &opts,
+        notes: &notes,
+        layout,
+        query,
+        knobs: Knobs::default(),
+    })?;
+    export(args.format.format, &prediction)?;
     for n in notes {
         // the option notes come with their own `note: ` prefix
         let w = match n.strip_prefix("note: ") {
@@ -110,78 +89,11 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// A query the model and the server can answer: something to cost, a context within the model's
-/// and the server's limits.
-fn check_query(
-    args: &Args,
-    model: &models::ModelSpec,
-    opts: &sim::options::ServerOptions,
-) -> Result<()> {
-    if args.batch == 0 && args.prefill == 0 {
-        bail!(
-            "--batch 0 and --prefill 0: nothing to cost; give at least one decode request or prefill token"
-        );
-    }
-    if args.context as u64 > model.max_context_tokens {
-        bail!(
-            "--context {}: {} supports at most {} tokens (max_position_embeddings)",
-            args.context,
-            model.name,
-            model.max_context_tokens
-        );
-    }
-    // the server's own limit (`--context-length` / `--max-model-len`): it refuses a longer
-    // request, and its `req_to_token` table is sized for it
-    if let Some(limit) = opts.context_length.filter(|l| args.context > *l) {
-        bail!(
-            "--context {} is above the server's context length {limit} (--context-length / --max-model-len): the server refuses such a request; raise it or lower --context",
-            args.context
-        );
-    }
-    Ok(())
-}
-
-/// Each layout's steady-decode throughput and TPOT with its 80% interval.
-fn layout_ranges(out: &PredictOutput, regime: &Regime) -> Vec<LayoutRanges> {
-    out.layouts
-        .iter()
-        .filter_map(|p| {
-            let st = p.steady.as_ref()?;
-            Some(LayoutRanges {
-                layout: p.layout.clone(),
-                ranges: ErrorModel::builtin().figure_ranges(
-                    regime,
-                    &[
-                        ("output_tok_per_s", st.output_tok_per_s, true),
-                        ("tpot_ms", st.cycle_ms, false),
-                    ],
-                ),
-            })
-        })
-        .collect()
-}
-
-/// `sim predict`'s output with the 80% interval of each layout's steady figures.
-#[derive(serde::Serialize)]
-struct PredictShown {
-    #[serde(flatten)]
-    out: PredictOutput,
-    /// Per layout that runs: steady output tok/s and ms per token with their 80% intervals
-    /// (`validation/error-model.json`).
-    ranges: Vec<LayoutRanges>,
-}
-
-#[derive(serde::Serialize)]
-struct LayoutRanges {
-    layout: String,
-    ranges: Vec<FigureRange>,
-}
-
-impl Export for PredictShown {
-    type Json = PredictShown;
+impl Export for Prediction {
+    type Json = Prediction;
     const WHAT: &'static str = "`sim predict`";
 
-    fn json(&self) -> &PredictShown {
+    fn json(&self) -> &Prediction {
         self
     }
 
@@ -381,7 +293,9 @@ fn speculative_line(sp: &SpecSummary) -> String {
         sp.extend_ms,
         sp.plan.accept_length,
         match sp.plan.accept_source {
-            sim::cost::spec::AcceptSource::Given => "--speculative-accept-length".to_string(),
+            sim::cost::spec::AcceptSource::Given => {
+                super::own_flags::sim_flag(Knob::SpeculativeAcceptLength).to_string()
+            }
             sim::cost::spec::AcceptSource::Measured => "measured".to_string(),
             sim::cost::spec::AcceptSource::Prior => sp.plan.accept_from.clone(),
         }
@@ -428,7 +342,8 @@ fn memory_lines(m: &MemorySummary, context_tokens: u32) -> String {
     }
     let r = &m.reserves;
     s.push_str(&detail(&format!(
-        "SGLang's sizing: --mem-fraction-static {} of the {:.2} GB free before loading = static budget {:.2} GB; reserves: CUDA context/NCCL {}, req_to_token {} ({} requests × {} tokens), attention workspace {}, CUDA graphs {}, activations {}; {:.2} GB left",
+        "SGLang's sizing: {} {} of the {:.2} GB free before loading = static budget {:.2} GB; reserves: CUDA context/NCCL {}, req_to_token {} ({} requests × {} tokens), attention workspace {}, CUDA graphs {}, activations {}; {:.2} GB left",
+        Engine::Sglang.flag(Knob::MemoryShare),
         sim::cost::memory::shown_fraction(m.mem_fraction_static),
         m.available_before_load_gb,
         m.static_budget_gb,

@@ -100,8 +100,13 @@ impl Args {
             || l.ep.is_some()
             || l.dp_attention
         {
+            use sim::engine::Knob;
+            let flag = super::own_flags::sim_flag;
             bail!(
-                "`sim report` draws every layout: drop --tp/--pp-size/--ep-size/--layout/--enable-dp-attention"
+                "`sim report` draws every layout: drop --tp/{}/{}/--layout/{}",
+                flag(Knob::PipelineParallel),
+                flag(Knob::ExpertParallelSize),
+                flag(Knob::DpAttention)
             );
         }
         if self.at_concurrency == 0 {
@@ -257,6 +262,7 @@ pub fn run(args: Args) -> Result<()> {
         scoreboard: board.as_ref(),
         measured: cfg.measured.as_ref(),
         model_path: &cfg.model_path,
+        engine: sim::engine::Engine::Sglang,
     })
     .context("drawing the report")?;
     let files = write_report(&args.out, &report)?;

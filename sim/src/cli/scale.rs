@@ -21,9 +21,10 @@ pub fn answer(
     let m = &setup.machine;
     if m.node_count() < 2 {
         bail!(
-            "--question scale compares one box with several, but `{}` is one box of {} GPUs; use a multi-node preset (rtx-pro-6000-x8x2-400gbe, h200-x8x2-ib-ndr) or a profile that `probe run --nnodes N` wrote",
+            "--question scale compares one box with several, but `{}` is one box of {} GPUs; use a multi-node preset (rtx-pro-6000-x8x2-400gbe, h200-x8x2-ib-ndr) or a profile that `probe run {} N` wrote",
             m.name(),
-            m.gpu_count
+            m.gpu_count,
+            super::own_flags::sim_flag(sim::engine::Knob::Nodes)
         );
     }
     let feasible = |gpus: u32| -> Vec<Layout> {

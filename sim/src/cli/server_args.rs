@@ -84,7 +84,10 @@ impl clap::Args for ServerArgs {
                     .long("server-args")
                     .value_name("COMMAND")
                     .conflicts_with("server_args_file")
-                    .help("A whole SGLang launch command (`python -m sglang.launch_server --model-path … --tp 8 …`), read as SGLang reads it; flags shardwise does not model are listed, never refused"),
+                    .help(format!(
+                        "A whole SGLang launch command (`{} --tp 8 …`), read as SGLang reads it; flags shardwise does not model are listed, never refused",
+                        Engine::Sglang.rules().launch_command("…")
+                    )),
             )
             .arg(
                 Arg::new("server_args_file")
@@ -291,8 +294,9 @@ impl ServerArgs {
         lines.extend(r.notes.iter().map(|n| {
             if all {
                 format!(
-                    "note: {n} (for {}; every other layout gets SGLang's defaults for its own --tp, --pp-size and DP attention)",
-                    layout.short_name()
+                    "note: {n} (for {}; every other layout gets SGLang's defaults for its own --tp, {} and DP attention)",
+                    layout.short_name(),
+                    super::own_flags::sim_flag(sim::engine::Knob::PipelineParallel)
                 )
             } else {
                 format!("note: {n}")

@@ -204,9 +204,12 @@ impl Setup {
             .selection(self.machine.gpu_count, &self.spec)
             .with_context(|| {
                 if tp_defaulted {
-                    "the --server-args line gives no --tp-size, so SGLang's default 1"
+                    format!(
+                        "the --server-args line gives no {}, so SGLang's default 1",
+                        super::own_flags::sim_flag(sim::engine::Knob::TensorParallel)
+                    )
                 } else {
-                    "layout flags"
+                    "layout flags".to_string()
                 }
             })?;
         match selected {

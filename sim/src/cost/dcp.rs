@@ -35,6 +35,7 @@
 //!   (`v1/attention/ops/dcp_alltoall.py`, `dcp_a2a_lse_reduce`) replaces the LSE gather and the
 //!   reduce-scatter by one all-to-all and is not modelled (no record names it).
 
+use crate::engine::{Engine, Knob};
 use crate::machine::Machine;
 use crate::machine::curve::CommCurve;
 use crate::machine::placement::Placement;
@@ -53,15 +54,16 @@ pub fn refusal(spec: &ModelSpec, layout: &Layout, dcp: u32) -> Option<String> {
     if dcp <= 1 {
         return None;
     }
+    let flag = Engine::Vllm.flag(Knob::DecodeContextParallel);
     if layout.dp_attention {
         return Some(format!(
-            "--decode-context-parallel-size {dcp} with attention data parallelism: each attention \
+            "{flag} {dcp} with attention data parallelism: each attention \
              rank holds its own requests, there is no TP group to shard the KV cache over"
         ));
     }
     if !layout.tp.is_multiple_of(dcp) {
         return Some(format!(
-            "--decode-context-parallel-size {dcp} must divide the tensor-parallel size {} \
+            "{flag} {dcp} must divide the tensor-parallel size {} \
              (vLLM shards the KV cache inside the TP group)",
             layout.tp
         ));
@@ -69,7 +71,7 @@ pub fn refusal(spec: &ModelSpec, layout: &Layout, dcp: u32) -> Option<String> {
     match spec.attention {
         AttentionSpec::Gqa { num_kv_heads, .. } if layout.tp / num_kv_heads.max(1) < dcp => {
             Some(format!(
-                "--decode-context-parallel-size {dcp}: only tp / kv heads = {} copies of each KV \
+                "{flag} {dcp}: only tp / kv heads = {} copies of each KV \
                  head to shard (vLLM requires dcp ≤ tp / num_kv_heads)",
                 (layout.tp / num_kv_heads.max(1)).max(1)
             ))

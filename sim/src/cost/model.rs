@@ -17,6 +17,7 @@ use super::memory;
 use super::moe::Routing;
 use super::{Knobs, MemoryPlan};
 use crate::efficiency::KernelKind;
+use crate::engine::{Engine, Knob};
 use crate::error::{Result, SimError};
 use crate::machine::Machine;
 use crate::machine::placement::Placement;
@@ -158,10 +159,12 @@ impl CostModel {
         if opts.moe_a2a_backend.is_some() && (model.moe.is_none() || layout.ep != layout.tp) {
             return Err(SimError::ImpossibleLayout {
                 layout: layout.short_name(),
-                reason:
-                    "--moe-a2a-backend runs the experts expert-parallel over the whole TP group: \
-                         use a MoE model with --ep-size equal to --tp"
-                        .into(),
+                reason: format!(
+                    "{} runs the experts expert-parallel over the whole TP group: use a MoE \
+                     model with {} equal to --tp",
+                    Engine::Sglang.flag(Knob::AllToAllBackend),
+                    Engine::Sglang.flag(Knob::ExpertParallelSize)
+                ),
             });
         }
         if let Some(reason) = super::dcp::refusal(model, &layout, opts.decode_context_parallel) {
@@ -487,7 +490,7 @@ pub(super) fn moe_raw(e: &Experts, t: f64) -> super::kernel::OpTime {
 fn check_options(opts: &ServerOptions) -> Result<()> {
     if !(opts.mem_fraction_static > 0.0 && opts.mem_fraction_static <= 1.0) {
         return Err(SimError::InvalidOption {
-            flag: "--mem-fraction-static",
+            flag: Engine::Sglang.flag(Knob::MemoryShare),
             problem: format!(
                 "{} is not a fraction in (0, 1]; SGLang's default is about 0.85",
                 opts.mem_fraction_static
@@ -496,7 +499,7 @@ fn check_options(opts: &ServerOptions) -> Result<()> {
     }
     if opts.chunked_prefill_size == 0 {
         return Err(SimError::InvalidOption {
-            flag: "--chunked-prefill-size",
+            flag: Engine::Sglang.flag(Knob::PrefillChunk),
             problem: "must be at least 1 token (SGLang's default is 8192)".into(),
         });
     }

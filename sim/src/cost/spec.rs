@@ -4,6 +4,7 @@
 
 use crate::acceptance::prior::prior;
 use crate::acceptance::{DraftMethod, PromptKind};
+use crate::engine::{Engine, Knob};
 use crate::options::SpeculativeOptions;
 use models::spec::{ModelPart, PartFormats};
 use models::{ModelSpec, WeightFormat};
@@ -61,7 +62,11 @@ impl std::fmt::Display for SpecPlan {
             self.accept_from
         )?;
         if self.accept_source == AcceptSource::Prior {
-            f.write_str("; give --speculative-accept-length (your server log's `accept len`, vLLM's `Mean acceptance length`) to use yours")?;
+            write!(
+                f,
+                "; give {} (your server log's `accept len`, vLLM's `Mean acceptance length`) to use yours",
+                Engine::Sglang.flag(Knob::SpeculativeAcceptLength)
+            )?;
         }
         Ok(())
     }
@@ -88,8 +93,10 @@ pub fn check_draft(spec: &ModelSpec, s: &SpeculativeOptions) -> Result<(), Strin
         && draft_method(spec, s) != DraftMethod::Ngram
     {
         return Err(format!(
-            "{} has no MTP layers to draft with: give --speculative-algorithm EAGLE3 --speculative-draft-model-path DRAFT (an EAGLE-3 head for it) to model a separate draft",
-            spec.name
+            "{} has no MTP layers to draft with: give {} EAGLE3 {} DRAFT (an EAGLE-3 head for it) to model a separate draft",
+            spec.name,
+            Engine::Sglang.flag(Knob::SpeculativeAlgorithm),
+            Engine::Sglang.flag(Knob::SpeculativeDraftModel)
         ));
     }
     Ok(())

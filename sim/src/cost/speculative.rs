@@ -37,6 +37,7 @@ use super::inventory::{BlockKernels, GemmShape};
 use super::spec::{SpecPlan, SpecStep, check_draft, draft_spec};
 use super::steady::{ContextHolding, SteadyDecode, steady_decode_with};
 use super::{CostModel, IterationBatch, IterationCost, IterationModel, Knobs, MemoryPlan};
+use crate::engine::{Engine, Knob};
 use crate::error::{Result, SimError};
 use crate::machine::Machine;
 use crate::options::ServerOptions;
@@ -67,24 +68,27 @@ impl SpeculativeModel {
         knobs: Knobs,
     ) -> Result<SpeculativeModel> {
         let Some(s) = &opts.speculative else {
+            let flag = Engine::Sglang.flag(Knob::SpeculativeAlgorithm);
             return Err(SimError::InvalidOption {
-                flag: "--speculative-algorithm",
-                problem: "speculative decoding is off: give --speculative-algorithm to model it"
-                    .into(),
+                flag,
+                problem: format!("speculative decoding is off: give {flag} to model it"),
             });
         };
         // target and draft as the server holds them (the b12x fork's padded heads)
         let (model, padding_note) = super::model::served_spec(machine, model, &layout, opts)?;
         let model = model.as_ref();
         check_draft(model, s).map_err(|problem| SimError::InvalidOption {
-            flag: "--speculative-draft-model-path",
+            flag: Engine::Sglang.flag(Knob::SpeculativeDraftModel),
             problem,
         })?;
         CostModel::check(machine, model, layout, opts)?;
         if layout.pp > 1 {
             return Err(SimError::ImpossibleLayout {
                 layout: layout.short_name(),
-                reason: "SGLang runs no speculative decoding with --pp-size > 1: drop --pp-size or the --speculative-* flags".into(),
+                reason: format!(
+                    "SGLang runs no speculative decoding with {pp} > 1: drop {pp} or the --speculative-* flags",
+                    pp = Engine::Sglang.flag(Knob::PipelineParallel)
+                ),
             });
         }
         let mut target = CostModel::new(machine, model, layout, opts, knobs)?;

@@ -21,6 +21,7 @@
 //! (`CostModel::two_batch_layer` in [`super::iteration`]).
 
 use crate::engine::sglang::args::flags::ENABLE_TWO_BATCH_OVERLAP;
+use crate::engine::{Engine, Knob};
 use crate::options::ServerOptions;
 use models::ModelSpec;
 
@@ -34,7 +35,10 @@ pub fn applies(model: &ModelSpec, opts: &ServerOptions) -> (bool, Option<String>
         return (false, None);
     }
     let why_not = if opts.moe_a2a_backend.is_none() {
-        Some("SGLang needs --moe-a2a-backend with it (deepep)".to_string())
+        Some(format!(
+            "SGLang needs {} with it (deepep)",
+            Engine::Sglang.flag(Knob::AllToAllBackend)
+        ))
     } else if !SPLIT_LAYER_FAMILIES.contains(&model.model_type.as_str()) {
         Some(format!(
             "SGLang splits only DeepSeek-V2/V3-class and Qwen3-MoE layers, not {}",
@@ -47,7 +51,10 @@ pub fn applies(model: &ModelSpec, opts: &ServerOptions) -> (bool, Option<String>
         None => (true, None),
         Some(w) => (
             false,
-            Some(format!("--enable-two-batch-overlap: no effect: {w}")),
+            Some(format!(
+                "{}: no effect: {w}",
+                ENABLE_TWO_BATCH_OVERLAP.canonical()
+            )),
         ),
     }
 }

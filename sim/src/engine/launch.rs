@@ -118,6 +118,18 @@ impl Launch {
         }
     }
 
+    /// The DeepEP mode the launch gives (SGLang's `--deepep-mode`), for the all-to-all
+    /// backend's notes; `None` where it gives none (the engine's `auto`).
+    pub fn deepep_mode(&self) -> Option<&str> {
+        let given = self
+            .sglang_args()?
+            .get(&super::sglang::args::flags::DEEPEP_MODE)?;
+        match &given.value {
+            super::sglang::args::Value::Str(s) => Some(s.as_str()),
+            _ => None,
+        }
+    }
+
     /// The environment before the command (`NCCL_P2P_DISABLE=1 …`).
     pub fn env(&self) -> &[(String, String)] {
         match self {
@@ -248,15 +260,10 @@ impl Launch {
         }
     }
 
-    /// The command a `try:` line starts with, serving `model_path`: `vllm serve MODEL`,
-    /// SGLang's `python -m sglang.launch_server --model-path MODEL`.
+    /// The command a `try:` line starts with, serving `model_path`: the engine's
+    /// [`super::ServingEngine::launch_command`].
     pub fn try_command(&self, model_path: &str) -> String {
-        match self {
-            Launch::Vllm(_) => format!("vllm serve {model_path}"),
-            Launch::Sglang(_) => {
-                format!("python -m sglang.launch_server --model-path {model_path}")
-            }
-        }
+        self.engine().rules().launch_command(model_path)
     }
 
     /// The flags a `try:` line carries after a ranked layout's own, so that it launches what

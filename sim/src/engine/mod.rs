@@ -28,6 +28,7 @@
 //!   `--mem-fraction-static` of the memory free after start-up.
 
 pub mod draft;
+pub mod knob;
 pub mod launch;
 pub mod log;
 pub mod record;
@@ -38,6 +39,7 @@ pub mod vllm;
 use crate::machine::Machine;
 pub use crate::options::Engine;
 use crate::options::{ServerOptions, SpeculativeOptions};
+pub use knob::Knob;
 pub use launch::LaunchWords;
 use log::{ServerLog, ServerRun};
 use models::{KvDtype, Layout};
@@ -110,6 +112,18 @@ pub trait ServingEngine: Sync {
     /// The flag whose share of each GPU's memory sizes the KV cache (`--mem-fraction-static`,
     /// `--gpu-memory-utilization`), for messages that tell a user what to raise.
     fn memory_fraction_flag(&self) -> &'static str;
+
+    /// Whether `sim advise --question` (EP, MTP, scale, replicas, P2P) answers for its servers:
+    /// the questions build SGLang's flags and options so far.
+    fn answers_questions(&self) -> bool;
+
+    /// The command that starts it serving `model_path` (`python -m sglang.launch_server
+    /// --model-path MODEL`, `vllm serve MODEL`): the head of a `try:` line or a launch line.
+    fn launch_command(&self, model_path: &str) -> String;
+
+    /// Its own spelling of `knob`, from its flag table; `None` = it has no such flag (callers
+    /// ask [`Engine::flag`], which then names the engine that has one).
+    fn flag(&self, knob: Knob) -> Option<&'static str>;
 
     /// A TP × PP layout in the engine's own spelling (`--tp 4 --pp-size 2`, `-tp 4 -pp 2`).
     fn tp_pp_flags(&self, tp: u32, pp: u32) -> String;

@@ -14,6 +14,7 @@
 
 use crate::cost::MemoryPlan;
 use crate::engine::sglang::args::{DefaultsContext, ResolvedOptions, SglangArgs, SglangArgsError};
+use crate::engine::{Engine, Knob};
 use crate::options::ServerOptions;
 use crate::serving::kv_policy::CLIP_MAX_NEW_TOKENS;
 use crate::workload::Workload;
@@ -77,9 +78,13 @@ pub fn kv_bound_warning(
         plan.weight_bytes_per_gpu,
     )
     .map_or(String::new(), |n| format!("; {n}"));
+    // SGLang's admission and defaults, so SGLang's flags
+    let flag = |k| Engine::Sglang.flag(k);
+    let (mem_flag, graph_flag) = (flag(Knob::MemoryShare), flag(Knob::CudaGraphMaxBatch));
+    let chunk_flag = flag(Knob::PrefillChunk);
     (u64::from(concurrency) > admitted).then(|| {
         format!(
-            "KV-bound: {} on {}: the KV pool holds {} tokens per {} at --mem-fraction-static {} ({:.2} GB static budget per GPU, weights {:.2} GB); SGLang reserves each request's prompt and remaining output ({} + {} tokens) when it admits it, so about {admitted} of the {concurrency} requests run at once and the rest wait; a higher --mem-fraction-static, an fp8 KV cache (--kv-cache-dtype fp8_e4m3), a smaller --cuda-graph-max-bs / --chunked-prefill-size (SGLang's default fraction rises) or more GPUs per replica give more{fragile}",
+            "KV-bound: {} on {}: the KV pool holds {} tokens per {} at {mem_flag} {} ({:.2} GB static budget per GPU, weights {:.2} GB); SGLang reserves each request's prompt and remaining output ({} + {} tokens) when it admits it, so about {admitted} of the {concurrency} requests run at once and the rest wait; a higher {mem_flag}, an fp8 KV cache (--kv-cache-dtype fp8_e4m3), a smaller {graph_flag} / {chunk_flag} (SGLang's default fraction rises) or more GPUs per replica give more{fragile}",
             model,
             layout.short_name(),
             plan.kv_tokens,

@@ -25,7 +25,7 @@ use super::unexpressible::stated;
 pub use super::unexpressible::{Unexpressible, UnexpressibleKind};
 use super::{Parallel, Record, RecordWorkload, Whole, lower};
 use crate::engine::sglang::record::INFERENCEX_PROMPTS_PER_CONCURRENCY;
-use crate::engine::{Engine, LaunchKnobs};
+use crate::engine::{Engine, Knob, LaunchKnobs};
 use crate::workload::Workload;
 use models::Layout;
 use serde::Serialize;
@@ -433,9 +433,10 @@ fn part_of_box(l: Layout, n: u32, why: &mut Vec<Unexpressible>, assumptions: &mu
         ));
     } else if l.gpus() < n {
         assumptions.push(format!(
-            "{} on the box's first {} of {n} GPUs (the server's default --base-gpu-id 0)",
+            "{} on the box's first {} of {n} GPUs (the server's default {} 0)",
             l.short_name(),
-            l.gpus()
+            l.gpus(),
+            Engine::Sglang.flag(Knob::BaseGpuId)
         ));
     }
 }
@@ -484,10 +485,7 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     if flags.trim().is_empty() {
         assumptions.push(format!(
             "server flags not stated: {} defaults",
-            match engine {
-                Engine::Sglang => "SGLang",
-                Engine::Vllm => "vLLM",
-            }
+            engine.rules().display_name()
         ));
     }
     let speculation = (r.parallel.mtp == Some(true)).then(|| {

@@ -26,8 +26,10 @@ pub struct ReportInputs<'a> {
     pub scoreboard: Option<&'a Scoreboard>,
     /// The user's measured runs (`--measured`), drawn on their machine's charts.
     pub measured: Option<&'a MeasuredRuns>,
-    /// `--model-path` of the launch lines (the user's, else the checkpoint's HF repository).
+    /// The model path of the launch lines (the user's, else the checkpoint's HF repository).
     pub model_path: &'a str,
+    /// The engine every layout was simulated under, whose command the launch lines are.
+    pub engine: crate::engine::Engine,
 }
 
 /// A report rendered in memory: every SVG, the skipped charts and the page. Nothing is on disk yet.
@@ -75,7 +77,7 @@ pub fn build_report(inputs: &ReportInputs<'_>) -> Result<BuiltReport, ReportErro
             names.join(" vs ")
         )),
         &summary,
-        inputs.model_path,
+        &inputs.engine.rules().launch_command(inputs.model_path),
         plan.at_concurrency,
     )
     .paragraph(format!(
@@ -235,8 +237,9 @@ fn render_sections(
     Ok((page, rendered, skipped))
 }
 
-/// The command that starts the best layout of each machine, first on the page.
-fn launch_lines(mut page: Page, summary: &[MachineSummary], model_path: &str, at: u32) -> Page {
+/// The command that starts the best layout of each machine (`command`: the engine's, serving
+/// the model), first on the page.
+fn launch_lines(mut page: Page, summary: &[MachineSummary], command: &str, at: u32) -> Page {
     page = page.heading(format!(
         "Launch the best layout (at {at} concurrent requests)"
     ));
@@ -245,10 +248,7 @@ fn launch_lines(mut page: Page, summary: &[MachineSummary], model_path: &str, at
             Some(b) => {
                 page = page
                     .paragraph(format!("{}: {}", s.machine, b.layout))
-                    .code(format!(
-                        "python -m sglang.launch_server --model-path {model_path} {}",
-                        b.flags
-                    ));
+                    .code(format!("{command} {}", b.flags));
             }
             None => {
                 page = page.paragraph(format!(

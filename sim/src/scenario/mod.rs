@@ -19,6 +19,7 @@ use models::{Layout, ModelSpec};
 
 pub mod bench;
 pub mod calibrate;
+pub mod predict;
 pub mod validate;
 pub use bench::{BenchRun, BenchRunError};
 pub use calibrate::MeasuredError;

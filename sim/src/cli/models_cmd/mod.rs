@@ -101,7 +101,10 @@ pub fn run(cmd: ModelsCommand) -> Result<()> {
                 bail!("--gpus {gpus}: give the number of GPUs in the machine (1-1024)");
             }
             if let Some(f) = mem_fraction_static.filter(|f| !(*f > 0.0 && *f <= 1.0)) {
-                bail!("--mem-fraction-static {f}: must be in (0, 1]");
+                bail!(
+                    "{} {f}: must be in (0, 1]",
+                    super::own_flags::sim_flag(sim::engine::Knob::MemoryShare)
+                );
             }
             let kv_dtype = sim::engine::sglang::args::kv_dtype(&kv_cache_dtype)
                 .map_err(|p| anyhow::anyhow!("--kv-cache-dtype {kv_cache_dtype}: {p}"))?

@@ -159,10 +159,11 @@ fn footprint_section(s: &ModelShow) -> String {
     let mut out = String::new();
     let mc = &s.machine;
     out += &format!(
-        "Footprint on {} × {} ({:.1} GB each), --mem-fraction-static {}, KV {}{}:\n",
+        "Footprint on {} × {} ({:.1} GB each), {} {}, KV {}{}:\n",
         mc.gpus,
         mc.gpu,
         mc.memory_bytes_per_gpu as f64 / 1e9,
+        crate::cli::own_flags::sim_flag(sim::engine::Knob::MemoryShare),
         mc.mem_fraction_static.map_or_else(
             || "SGLang's default per layout".to_string(),
             |f| f.to_string()
@@ -227,7 +228,8 @@ fn footprint_section(s: &ModelShow) -> String {
                     sim::cost::memory::shown_fraction(l.mem_fraction_static)
                 ),
                 (false, _) => format!(
-                    "no: weights exceed the static budget at --mem-fraction-static {}",
+                    "no: weights exceed the static budget at {} {}",
+                    crate::cli::own_flags::sim_flag(sim::engine::Knob::MemoryShare),
                     sim::cost::memory::shown_fraction(l.mem_fraction_static)
                 ),
             }),

@@ -35,6 +35,7 @@
 //! engine holds `tp ×` that many. GB are 1e9 bytes; SGLang's "GB" are GiB.
 
 use super::MemoryPlan;
+use crate::engine::{Engine, Knob};
 use crate::error::{Result, SimError};
 use crate::options::ServerOptions;
 use models::footprint::Footprint;
@@ -355,6 +356,28 @@ fn stage_minimum(
     (by_memory, state_slots, fullest)
 }
 
+/// The warning that the `outside_bytes` per GPU left beside weights and KV pool are `short_bytes`
+/// short of SGLang's `reserves` for `(max_running, context_tokens, chunk_tokens)`; SGLang's
+/// sizing, so SGLang's flags.
+fn reserves_short_note(
+    outside_bytes: u64,
+    short_bytes: i64,
+    reserves: &MemoryReserves,
+    (max_running, ctx, chunk_tokens): (u32, u64, u32),
+) -> String {
+    let flag = |k| Engine::Sglang.flag(k);
+    let (mem_flag, ctx_flag) = (flag(Knob::MemoryShare), flag(Knob::ContextLength));
+    let chunk_flag = flag(Knob::PrefillChunk);
+    format!(
+        "the {:.2} GB per GPU left beside weights and KV pool (1 − {mem_flag} of the free memory) are {:.2} GB short of SGLang's reserves (req_to_token {:.2} GB for {max_running} requests × {ctx} tokens, CUDA graphs {:.2} GB, a {chunk_tokens}-token prefill chunk's activations {:.2} GB): it may run out of memory; lower {mem_flag}, {ctx_flag} or {chunk_flag}",
+        outside_bytes as f64 / 1e9,
+        short_bytes as f64 / 1e9,
+        reserves.req_to_token_bytes as f64 / 1e9,
+        reserves.cuda_graph_bytes as f64 / 1e9,
+        reserves.activation_bytes as f64 / 1e9,
+    )
+}
+
 /// [`plan`] with a known pre-load overhead (a server log's `Load weight begin. avail mem`).
 pub fn plan_with_pre_load(
     spec: &ModelSpec,
@@ -412,20 +435,20 @@ pub fn plan_with_pre_load(
         memory_bytes as i64 - (weights + kv_pool + state_pool + reserves.total_bytes()) as i64;
     let mut notes = Vec::new();
     if kv_tokens > 0 && free < 0 {
-        notes.push(format!(
-            "the {:.2} GB per GPU left beside weights and KV pool (1 − --mem-fraction-static of the free memory) are {:.2} GB short of SGLang's reserves (req_to_token {:.2} GB for {max_running} requests × {ctx} tokens, CUDA graphs {:.2} GB, a {}-token prefill chunk's activations {:.2} GB): it may run out of memory; lower --mem-fraction-static, --context-length or --chunked-prefill-size",
-            (available - budget.min(available)) as f64 / 1e9,
-            -free as f64 / 1e9,
-            reserves.req_to_token_bytes as f64 / 1e9,
-            reserves.cuda_graph_bytes as f64 / 1e9,
-            opts.chunked_prefill_size,
-            reserves.activation_bytes as f64 / 1e9,
+        let outside_bytes = available - budget.min(available);
+        let requests = (max_running, ctx, opts.chunked_prefill_size);
+        notes.push(reserves_short_note(
+            outside_bytes,
+            -free,
+            &reserves,
+            requests,
         ));
     }
     notes.extend(thin_pool_note(kv_tokens, kv_pool, budget, weights));
     if let Some(m) = opts.max_total_tokens.filter(|&m| m > by_memory) {
         notes.push(format!(
-            "--max-total-tokens {m} is more than the {by_memory} tokens memory allows; SGLang uses the smaller"
+            "{} {m} is more than the {by_memory} tokens memory allows; SGLang uses the smaller",
+            Engine::Sglang.flag(Knob::MaxTotalTokens)
         ));
     }
     MemoryPlan {

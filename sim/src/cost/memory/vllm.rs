@@ -26,7 +26,7 @@
 
 use super::{MemoryReserves, activation_bytes, context_len};
 use crate::cost::MemoryPlan;
-use crate::engine::batch_defaults;
+use crate::engine::{Engine, Knob, batch_defaults};
 use crate::options::ServerOptions;
 use crate::options::VllmMemory;
 use models::footprint::{Footprint, GpuFootprint};
@@ -160,6 +160,28 @@ fn cudagraph_bytes(opts: &ServerOptions) -> u64 {
     }
 }
 
+/// vLLM's refusal (a pool of `kv_tokens` holds no request of `ctx` tokens) and its
+/// out-of-memory warning (`free_bytes` < 0 left on the card, `outside_bytes` outside its memory
+/// share); vLLM's sizing, so vLLM's flags.
+fn sizing_notes(kv_tokens: u64, ctx: u64, free_bytes: i64, outside_bytes: u64) -> Vec<String> {
+    let mem_flag = Engine::Vllm.flag(Knob::MemoryShare);
+    let mut notes = Vec::new();
+    if kv_tokens > 0 && kv_tokens < ctx {
+        let ctx_flag = Engine::Vllm.flag(Knob::ContextLength);
+        notes.push(format!(
+            "vLLM refuses to start: {kv_tokens} KV tokens hold no request of {ctx_flag} {ctx}; lower {ctx_flag} or raise {mem_flag}"
+        ));
+    }
+    if kv_tokens > 0 && free_bytes < 0 {
+        notes.push(format!(
+            "the {:.2} GB per GPU outside {mem_flag} are {:.2} GB short of the CUDA context, NCCL and CUDA graphs: vLLM may run out of memory",
+            outside_bytes as f64 / 1e9,
+            -free_bytes as f64 / 1e9,
+        ));
+    }
+    notes
+}
+
 /// The memory plan vLLM makes for `spec` under `footprint`'s layout on GPUs of `memory_bytes`.
 pub fn plan(
     spec: &ModelSpec,
@@ -212,19 +234,8 @@ pub fn plan(
         draft_kv_bytes: 0,
     };
     let free = memory_bytes as i64 - (weights_on_card + kv_pool + reserves.total_bytes()) as i64;
-    let mut notes = Vec::new();
-    if kv_tokens > 0 && kv_tokens < ctx {
-        notes.push(format!(
-            "vLLM refuses to start: {kv_tokens} KV tokens hold no request of --max-model-len {ctx}; lower --max-model-len or raise --gpu-memory-utilization"
-        ));
-    }
-    if kv_tokens > 0 && free < 0 {
-        notes.push(format!(
-            "the {:.2} GB per GPU outside --gpu-memory-utilization are {:.2} GB short of the CUDA context, NCCL and CUDA graphs: vLLM may run out of memory",
-            memory_bytes.saturating_sub(requested) as f64 / 1e9,
-            -free as f64 / 1e9,
-        ));
-    }
+    let outside_bytes = memory_bytes.saturating_sub(requested);
+    let mut notes = sizing_notes(kv_tokens, ctx, free, outside_bytes);
     notes.extend(super::thin_pool_note(
         kv_tokens,
         kv_pool,

@@ -8,7 +8,7 @@ pub mod log;
 pub mod record;
 pub mod scheduler;
 
-use super::{AllReduceRules, Engine, LaunchKnobs, ServingEngine};
+use super::{AllReduceRules, Engine, Knob, LaunchKnobs, ServingEngine};
 use crate::options::{ServerOptions, SpeculativeOptions};
 use models::Layout;
 
@@ -149,6 +149,52 @@ impl ServingEngine for Sglang {
 
     fn memory_fraction_flag(&self) -> &'static str {
         args::flags::MEM_FRACTION_STATIC.canonical()
+    }
+
+    fn answers_questions(&self) -> bool {
+        true
+    }
+
+    fn launch_command(&self, model_path: &str) -> String {
+        format!(
+            "python -m sglang.launch_server {} {model_path}",
+            args::flags::MODEL_PATH.canonical()
+        )
+    }
+
+    fn flag(&self, knob: Knob) -> Option<&'static str> {
+        use args::flags::*;
+        let spec = match knob {
+            Knob::MemoryShare => MEM_FRACTION_STATIC,
+            Knob::ContextLength => CONTEXT_LENGTH,
+            Knob::PrefillChunk => CHUNKED_PREFILL_SIZE,
+            Knob::MaxRunningRequests => MAX_RUNNING_REQUESTS,
+            Knob::MaxTotalTokens => MAX_TOTAL_TOKENS,
+            Knob::TensorParallel => TP_SIZE,
+            Knob::PipelineParallel => PP_SIZE,
+            Knob::ExpertParallelSize => EP_SIZE,
+            Knob::DpAttention => ENABLE_DP_ATTENTION,
+            Knob::AllToAllBackend => MOE_A2A_BACKEND,
+            Knob::DeepEpMode => DEEPEP_MODE,
+            Knob::TwoBatchOverlap => ENABLE_TWO_BATCH_OVERLAP,
+            Knob::PcieOneshotAllReduce => ENABLE_PCIE_ONESHOT_ALLREDUCE,
+            Knob::DisableCudaGraph => DISABLE_CUDA_GRAPH,
+            Knob::CudaGraphMaxBatch => CUDA_GRAPH_MAX_BS,
+            Knob::PpMaxMicroBatch => PP_MAX_MICRO_BATCH_SIZE,
+            Knob::SpeculativeAlgorithm => SPECULATIVE_ALGORITHM,
+            Knob::SpeculativeNumSteps => SPECULATIVE_NUM_STEPS,
+            Knob::SpeculativeEagleTopk => SPECULATIVE_EAGLE_TOPK,
+            Knob::SpeculativeNumDraftTokens => SPECULATIVE_NUM_DRAFT_TOKENS,
+            Knob::SpeculativeDraftModel => SPECULATIVE_DRAFT_MODEL_PATH,
+            Knob::SpeculativeAcceptLength => SPECULATIVE_ACCEPT_LENGTH,
+            Knob::ModelPath => MODEL_PATH,
+            Knob::BaseGpuId => BASE_GPU_ID,
+            Knob::Nodes => NNODES,
+            Knob::NodeRank => NODE_RANK,
+            Knob::DistInitAddr => DIST_INIT_ADDR,
+            Knob::DecodeContextParallel => return None,
+        };
+        Some(spec.canonical())
     }
 
     fn tp_pp_flags(&self, tp: u32, pp: u32) -> String {

@@ -4,7 +4,7 @@
 //! allocated as requests grow, the newest preempted when none is free).
 
 use super::{
-    AllReduceRules, Engine, LaunchKnobs, ServingEngine, VLLM_GPU_MEMORY_UTILIZATION,
+    AllReduceRules, Engine, Knob, LaunchKnobs, ServingEngine, VLLM_GPU_MEMORY_UTILIZATION,
     VLLM_MAX_CAPTURE_SIZE,
 };
 pub mod args;
@@ -230,6 +230,51 @@ impl ServingEngine for Vllm {
 
     fn memory_fraction_flag(&self) -> &'static str {
         args::table::GPU_MEMORY_UTILIZATION.canonical()
+    }
+
+    fn answers_questions(&self) -> bool {
+        false
+    }
+
+    fn launch_command(&self, model_path: &str) -> String {
+        format!("vllm serve {model_path}")
+    }
+
+    fn flag(&self, knob: Knob) -> Option<&'static str> {
+        use args::table::*;
+        let spec = match knob {
+            Knob::MemoryShare => GPU_MEMORY_UTILIZATION,
+            Knob::ContextLength => MAX_MODEL_LEN,
+            Knob::PrefillChunk => MAX_NUM_BATCHED_TOKENS,
+            Knob::MaxRunningRequests => MAX_NUM_SEQS,
+            Knob::TensorParallel => TENSOR_PARALLEL_SIZE,
+            Knob::PipelineParallel => PIPELINE_PARALLEL_SIZE,
+            Knob::DisableCudaGraph => ENFORCE_EAGER,
+            Knob::CudaGraphMaxBatch => MAX_CUDAGRAPH_CAPTURE_SIZE,
+            Knob::DecodeContextParallel => DECODE_CONTEXT_PARALLEL_SIZE,
+            Knob::ModelPath => MODEL,
+            // its speculation is one `--speculative-config` JSON, its EP a switch, its
+            // all-to-all and PCIe all-reduce environment variables: no flag of its own
+            Knob::MaxTotalTokens
+            | Knob::ExpertParallelSize
+            | Knob::DpAttention
+            | Knob::AllToAllBackend
+            | Knob::DeepEpMode
+            | Knob::TwoBatchOverlap
+            | Knob::PcieOneshotAllReduce
+            | Knob::PpMaxMicroBatch
+            | Knob::SpeculativeAlgorithm
+            | Knob::SpeculativeNumSteps
+            | Knob::SpeculativeEagleTopk
+            | Knob::SpeculativeNumDraftTokens
+            | Knob::SpeculativeDraftModel
+            | Knob::SpeculativeAcceptLength
+            | Knob::BaseGpuId
+            | Knob::Nodes
+            | Knob::NodeRank
+            | Knob::DistInitAddr => return None,
+        };
+        Some(spec.canonical())
     }
 
     fn tp_pp_flags(&self, tp: u32, pp: u32) -> String {

@@ -358,6 +358,7 @@ pub const DEEPEP_MODE: Spec = r("deepep_mode", &["--deepep-mode"], Choice(DEEPEP
     "MODE",
     "`auto`, `normal`, `low_latency`: recorded, named in DeepEP notes",
 );
+pub const BASE_GPU_ID: Spec = r("base_gpu_id", &["--base-gpu-id"], Int);
 pub const DECODE_LOG_INTERVAL: Spec = r("decode_log_interval", &["--decode-log-interval"], Int);
 
 /// Every flag shardwise reads, in the order `sim --help` lists them.
@@ -420,7 +421,7 @@ pub const SPECS: &[Spec] = &[
     r("tool_call_parser", &["--tool-call-parser"], Str),
     r("reasoning_parser", &["--reasoning-parser"], Str),
     r("watchdog_timeout", &["--watchdog-timeout"], Float),
-    r("base_gpu_id", &["--base-gpu-id"], Int),
+    BASE_GPU_ID,
     r("enable_metrics", &["--enable-metrics"], Flag),
     r("skip_server_warmup", &["--skip-server-warmup"], Flag),
     r("enable_p2p_check", &["--enable-p2p-check"], Flag),
