@@ -29,6 +29,7 @@ pub mod memory;
 pub mod model;
 pub mod moe;
 pub mod moe_bound;
+pub mod moe_shape_table;
 pub mod moe_table;
 pub mod report;
 pub mod served;
