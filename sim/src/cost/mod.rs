@@ -21,6 +21,7 @@ mod curves;
 pub mod dcp;
 pub mod decode_table;
 pub mod floors;
+pub mod gdn_table;
 pub mod inventory;
 pub mod iteration;
 pub mod kernel;

@@ -227,6 +227,16 @@ impl CostModel {
             .decode_note(f64::from(requests), f64::from(context_tokens))
     }
 
+    /// What priced the linear (Gated DeltaNet) layers' decode at `requests` requests: the
+    /// engine's measured kernel ([`super::gdn_table`]); `None` where the efficiency curve did
+    /// (no linear layers, or no table for this engine, GPU and head split).
+    pub fn gdn_decode_note(&self, requests: u32) -> Option<String> {
+        self.core
+            .mix
+            .gdn_decode
+            .map(|g| g.note(f64::from(requests)))
+    }
+
     /// What prices the routed experts where it is not the measured curves: the model's own rows
     /// of the fused-MoE table ([`super::moe_shape_table`]), else the extrapolation note of
     /// [`super::moe::shape_note`]; `None` where the curves measured the slice.
