@@ -190,18 +190,23 @@ mod tests {
         .unwrap()
     }
 
-    /// Qwen3.5-397B's heads at TP4 (4 k / 16 v heads of 128): one request costs the row's 4 µs;
-    /// 64 requests' 128 MiB of state, which the collector served from L2 in 24 µs, cost their
-    /// DRAM traffic (92 µs); 256 requests (537 MB, cold in the table too) the row's 368 µs.
+    /// Qwen3.5-397B's heads at TP4 (4 k / 16 v heads of 128, as 122B-A10B's at TP4: the rows
+    /// of both are averaged): one request costs the rows' 4 µs; 64 requests' 128 MiB of state,
+    /// which the collector served from L2 in 24 µs, cost their DRAM traffic (92 µs); 256
+    /// requests (537 MB, cold in the table too) the rows' 368 µs.
     #[test]
     fn rows_above_the_dram_floor() {
         let f = qwen35_tp4("vllm");
         assert_eq!(f.state_bytes(), 1024.0 * 1024.0);
-        assert!((f.decode_s(1.0) - 3.9638e-6).abs() < 1e-9);
+        assert!(
+            (f.decode_s(1.0) / 3.9638e-6 - 1.0).abs() < 0.05,
+            "{}",
+            f.decode_s(1.0)
+        );
         let dram_64 = 2.0 * 64.0 * 1024.0 * 1024.0 / GDN_STATE_DRAM_BYTES_PER_S;
         assert!(f.table_s(64.0) < 0.3 * dram_64);
         assert!((f.decode_s(64.0) - dram_64).abs() < 1e-12);
-        assert!((f.decode_s(256.0) - 367.877e-6).abs() < 1e-9);
+        assert!((f.decode_s(256.0) / 367.877e-6 - 1.0).abs() < 0.02);
         assert!(qwen35_tp4("sglang").decode_s(256.0) > 360e-6);
         // the table's last row is 1,024 requests; past it the time scales with the state
         assert!((f.decode_s(2048.0) / f.decode_s(1024.0) - 2.0).abs() < 1e-9);
