@@ -80,3 +80,43 @@ fn the_state_pool_comes_out_of_the_static_budget() {
         }
     }
 }
+
+/// Issue 35: on the RTX PRO 6000 the linear layers' decode is the engine's measured recurrent
+/// kernel (`sim::cost::gdn_table`), never below its state's DRAM traffic: Qwen3.5-397B at TP4
+/// and 0 cached tokens, where the full layers read nothing, 256 requests cost 45 linear layers ×
+/// the vLLM row's 368 µs (1 MiB of fp32 state a request); the note says which table priced it.
+/// H200 (no table) keeps the curve and no such note.
+#[test]
+fn gdn_decode_reads_the_engine_s_kernel_table_on_sm120() {
+    let spec = ModelSpec::preset("qwen3.5-397b-a17b-nvfp4").unwrap();
+    let m = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+    let m = m.first_gpus(4).unwrap();
+    let opts = ServerOptions {
+        engine: sim::engine::Engine::Vllm,
+        ..ServerOptions::default()
+    };
+    let cm = CostModel::new(&m, &spec, Layout::tp(4), &opts, Knobs::default()).unwrap();
+    let batch = IterationBatch {
+        decode_context_tokens: vec![0; 256],
+        prefill: Vec::new(),
+    };
+    let kv = cm.iteration(&batch).breakdown.kv_read_s;
+    let want = 45.0 * 367.877e-6;
+    // the 15 full layers at 0 cached tokens add only their launch floors
+    assert!(kv >= want && kv < want * 1.05, "{kv} vs {want}");
+    let note = cm.gdn_decode_note(256).unwrap();
+    assert!(
+        note.contains("vllm fused recurrent") && note.contains("4 k / 16 v heads"),
+        "{note}"
+    );
+    let h200 = Machine::resolve("h200-x8").unwrap();
+    let cm = CostModel::new(
+        &h200,
+        &spec,
+        Layout::tp(8),
+        &ServerOptions::default(),
+        Knobs::default(),
+    )
+    .unwrap();
+    assert!(cm.gdn_decode_note(256).is_none());
+}

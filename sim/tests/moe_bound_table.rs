@@ -196,3 +196,43 @@ fn qwen35_decode_moe_stays_under_the_bound() {
         assert!(moe_ms <= bound_ms, "{batch}: {moe_ms} > {bound_ms}");
     }
 }
+
+/// Qwen3.5-397B NVFP4 at TP4 under FlashInfer CUTLASS: the vLLM 0.24 table measured this very
+/// shape (4096 × 1024, 512 experts top-10, moe_tp 4), so decode MoE is priced from its rows and
+/// the prediction says so instead of flagging an extrapolated slice; from one stream to 64 the
+/// routed experts add what the rows say for the touched experts (the other GEMMs grow a little
+/// with the batch: at most 10% more).
+#[test]
+fn qwen35_decode_moe_reads_its_own_table_rows() {
+    let one = qwen35_tp4(1);
+    let notes = one["layouts"][0]["notes"].to_string();
+    assert!(notes.contains("MoE decode: kernel table"), "{notes}");
+    assert!(notes.contains("512 experts top-10, moe_tp 4"), "{notes}");
+    assert!(!notes.contains("MoE efficiency extrapolated"), "{notes}");
+    let v = qwen35_tp4(64);
+    let wr = |v: &serde_json::Value| {
+        v["layouts"][0]["breakdown"]["weight_read_ms"]
+            .as_f64()
+            .unwrap()
+    };
+    let touched = v["layouts"][0]["traffic"]["experts_touched_per_layer"]
+        .as_f64()
+        .unwrap();
+    let table = sim::cost::moe_shape_table::ShapeTable::of(sim::cost::moe_shape_table::MoeShape {
+        backend: "cutlass",
+        dtype: "nvfp4",
+        hidden: 4096,
+        inter: 1024,
+        experts: 512,
+        topk: 10,
+        tp: 4,
+    })
+    .unwrap();
+    let rows_ms = 60.0 * (table.time_s(touched, 640.0) - table.time_s(10.0, 10.0)) * 1e3;
+    let grew_ms = wr(&v) - wr(&one);
+    println!("64 streams: {touched:.0} touched, weights +{grew_ms:.2} ms, rows +{rows_ms:.2} ms");
+    assert!(
+        grew_ms >= rows_ms && grew_ms <= 1.1 * rows_ms,
+        "{grew_ms} vs {rows_ms}"
+    );
+}

@@ -372,7 +372,8 @@ fn gqa_core(
         ),
         triton_mla: None,
         mla: false,
-        mix: LayerMix::of(model, layout),
+        mix: LayerMix::of(model, layout)
+            .with_gdn_table(super::gdn_table::for_model(machine, opts, model, layout)),
     }
 }
 

@@ -16,6 +16,7 @@
 //! window.
 
 use super::batch_stats::BatchStats;
+use super::gdn_table::GdnFamily;
 use super::kernel::{KernelCurve, OpTime};
 use models::spec::LayerAttention;
 use models::{Layout, ModelSpec};
@@ -36,6 +37,9 @@ pub struct LayerMix {
     /// Decode and prefill FLOPs per token in one linear layer on one GPU.
     pub linear_decode_flops_per_token: f64,
     pub linear_prefill_flops_per_token: f64,
+    /// The engine's measured recurrent decode kernel for this GPU's heads, where one exists
+    /// ([`super::gdn_table`]): linear layers' decode is priced from it, not from the curve.
+    pub gdn_decode: Option<&'static GdnFamily>,
 }
 
 impl LayerMix {
@@ -48,6 +52,7 @@ impl LayerMix {
         state_bytes_per_request: 0.0,
         linear_decode_flops_per_token: 0.0,
         linear_prefill_flops_per_token: 0.0,
+        gdn_decode: None,
     };
 
     /// The mix of `spec`'s main-model layers on one GPU of `layout`.
@@ -69,7 +74,16 @@ impl LayerMix {
                 .map_or(0.0, |l| l.decode_flops_per_token() / attn_tp as f64),
             linear_prefill_flops_per_token: la
                 .map_or(0.0, |l| l.prefill_flops_per_token() / attn_tp as f64),
+            gdn_decode: None,
         }
+    }
+
+    /// The mix with its linear layers' decode priced by `table` where one was measured.
+    pub fn with_gdn_table(mut self, table: Option<&'static GdnFamily>) -> LayerMix {
+        if self.linear > 0.0 {
+            self.gdn_decode = table;
+        }
+        self
     }
 
     /// Decode keys a sliding layer reads for `st`'s queries (see the module docs).
@@ -89,8 +103,16 @@ impl LayerMix {
     }
 
     /// A linear layer's decode of `requests` requests (`tokens` query tokens): the state read
-    /// and written once per request, the delta-rule FLOPs per token.
+    /// and written once per request, the delta-rule FLOPs per token; from the measured kernel
+    /// where there is one ([`super::gdn_table`]: its time per request count, above the state's
+    /// DRAM traffic).
     pub fn linear_decode(&self, curve: &KernelCurve, requests: f64, tokens: f64) -> OpTime {
+        if let Some(g) = self.gdn_decode {
+            return OpTime {
+                s: g.decode_s(requests),
+                memory_bound: true,
+            };
+        }
         curve.time_monotone(
             requests,
             tokens * self.linear_decode_flops_per_token,

@@ -65,6 +65,9 @@ pub(super) struct Experts {
     /// What the layer's time never exceeds ([`super::moe_bound`]); `None` for a format no line
     /// was fitted for.
     pub bound: Option<super::moe_bound::LayerBound>,
+    /// The measured rows of the model's own shape that price decode shapes where the curves
+    /// would extrapolate ([`super::moe_shape_table`]).
+    pub table: Option<super::moe_shape_table::ShapeTable>,
     pub envelope: Envelope,
 }
 
@@ -140,7 +143,7 @@ impl CostModel {
         let (tbo, tbo_note) = super::tbo::applies(model, opts);
         cm.two_batch_overlap = tbo;
         notes.extend(tbo_note);
-        notes.extend(super::moe::shape_note(&machine.gpu, model, &layout));
+        notes.extend(cm.moe_note(&machine.gpu, model));
         cm.memory_notes = notes;
         cm.padding_note = padding_note;
         Ok(cm)
@@ -225,6 +228,29 @@ impl CostModel {
     pub fn decode_attention_note(&self, requests: u32, context_tokens: u32) -> String {
         self.core
             .decode_note(f64::from(requests), f64::from(context_tokens))
+    }
+
+    /// What priced the linear (Gated DeltaNet) layers' decode at `requests` requests: the
+    /// engine's measured kernel ([`super::gdn_table`]); `None` where the efficiency curve did
+    /// (no linear layers, or no table for this engine, GPU and head split).
+    pub fn gdn_decode_note(&self, requests: u32) -> Option<String> {
+        self.core
+            .mix
+            .gdn_decode
+            .map(|g| g.note(f64::from(requests)))
+    }
+
+    /// What prices the routed experts where it is not the measured curves: the model's own rows
+    /// of the fused-MoE table ([`super::moe_shape_table`]), else the extrapolation note of
+    /// [`super::moe::shape_note`]; `None` where the curves measured the slice.
+    pub fn moe_note(&self, gpu: &models::GpuSpec, model: &ModelSpec) -> Option<String> {
+        match self.experts.as_ref().and_then(|e| e.table.as_ref()) {
+            Some(t) => Some(format!(
+                "MoE decode: kernel table, {}, at the touched experts of each batch; prefill chunks by the curves",
+                t.source
+            )),
+            None => super::moe::shape_note(gpu, model, &self.layout),
+        }
     }
 
     /// The model's name (preset or path), for tables.
@@ -417,6 +443,7 @@ fn experts_of(
             peak_bytes_per_s,
             super::moe::shape_note(&machine.gpu, model, layout).is_some(),
         ),
+        table: super::moe_shape_table::for_layout(machine, model, layout, opts),
         envelope: Envelope::EMPTY,
     };
     e.envelope = Envelope::of(&|t| moe_raw(&e, t));
@@ -456,6 +483,22 @@ pub(super) fn moe_raw(e: &Experts, t: f64) -> super::kernel::OpTime {
     // the efficiency is keyed by the rows each touched expert's GEMMs get, as the kernel
     // measurements were
     let per_expert = if touched > 0.0 { pairs / touched } else { 1.0 };
+    let decode = per_expert <= super::moe_bound::LINE_MAX_TOKENS_PER_EXPERT;
+    if let Some(t) = e.table.as_ref().filter(|_| decode) {
+        // the model's own measured rows, never below streaming the touched experts from DRAM
+        // nor the call's launch floor (module docs of `moe_shape_table`)
+        let cold_s = e
+            .bound
+            .map_or(0.0, |b| b.dram_floor_s(touched, e.bytes_per_expert));
+        let s = t
+            .time_s(touched, pairs)
+            .max(cold_s)
+            .max(e.curve.launch_floor_s());
+        return super::kernel::OpTime {
+            s,
+            memory_bound: true,
+        };
+    }
     let mut op = e.curve.time(
         per_expert.max(1.0),
         2.0 * pairs * e.params_per_expert,
@@ -464,10 +507,7 @@ pub(super) fn moe_raw(e: &Experts, t: f64) -> super::kernel::OpTime {
     // at decode shapes (the line's domain: ≤ 2 tokens per touched expert), never above streaming
     // the touched experts once plus the measured per-call and per-expert costs (and the flops at
     // the curve's best compute rate); prefill chunks keep the curve, whose compute side binds
-    if let Some(b) = e
-        .bound
-        .filter(|_| per_expert <= super::moe_bound::LINE_MAX_TOKENS_PER_EXPERT)
-    {
+    if let Some(b) = e.bound.filter(|_| decode) {
         if b.extrapolated {
             op.s = op.s.max(b.line_s(touched, e.bytes_per_expert));
         }

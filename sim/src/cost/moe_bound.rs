@@ -138,6 +138,15 @@ impl LayerBound {
             .line_s(touched, bytes_per_expert, self.hidden, self.peak_byte_s)
     }
 
+    /// The least time the layer can take with its touched experts in DRAM, seconds: the call's
+    /// fixed cost and the touched bytes at the line's achievable bandwidth, without the line's
+    /// per-expert cost (a measured row of the shape has its own). What a measured row whose
+    /// weights the collector's repeated call left in L2 is never taken below
+    /// ([`super::moe_shape_table`]).
+    pub fn dram_floor_s(&self, touched: f64, bytes_per_expert: f64) -> f64 {
+        self.line.t0_us * 1e-6 + touched * bytes_per_expert / (self.line.eta * self.peak_byte_s)
+    }
+
     /// Bound on the layer's streaming time, seconds, for `touched` experts of `bytes_per_expert`,
     /// on a machine whose launches of the call's kernels take at least `launch_floor_s`: the
     /// line's t0 was the table's bare-metal box's, so a machine with slower launches (a VM, a

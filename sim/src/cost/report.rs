@@ -356,6 +356,7 @@ pub fn describe(served: &ServedModel, q: &PredictQuery) -> LayoutPrediction {
             .chain([cm
                 .core
                 .decode_note(f64::from(q.batch), f64::from(q.context_tokens))])
+            .chain(cm.gdn_decode_note(q.batch))
             .collect(),
     }
 }

@@ -163,15 +163,17 @@ impl Regime {
         load: Load,
         notes: &[String],
     ) -> Regime {
-        let mut shape: Vec<String> = layout
-            .and_then(|l| crate::cost::moe::shape_note(&machine.gpu, spec, &l))
-            .into_iter()
-            .collect();
-        // what prices decode attention at this load (a kernel table or the efficiency curve)
+        let mut shape: Vec<String> = Vec::new();
+        // what prices the routed experts (their own table rows, or an extrapolated curve) and
+        // decode attention (a kernel table or the efficiency curve) at this load
         if let Some(l) = layout {
             let knobs = crate::cost::Knobs::default();
-            if let Ok(cm) = crate::cost::CostModel::new(machine, spec, l, opts, knobs) {
-                shape.push(cm.decode_attention_note(load.concurrency, load.context_tokens));
+            match crate::cost::CostModel::new(machine, spec, l, opts, knobs) {
+                Ok(cm) => {
+                    shape.extend(cm.moe_note(&machine.gpu, spec));
+                    shape.push(cm.decode_attention_note(load.concurrency, load.context_tokens));
+                }
+                Err(_) => shape.extend(crate::cost::moe::shape_note(&machine.gpu, spec, &l)),
             }
         }
         let speculation = match &opts.speculative {
