@@ -109,7 +109,11 @@ pub struct Routing {
 /// long context, with and without MTP, while the dev MAPE over all records is flat from 0.4 to
 /// 0.6 (8.50 / 8.45 / 8.54%; 8.67% uniform) and worse beyond (0.8: 9.44%): the Kimi DCP2–8
 /// records at ≥ 16k (DCP collectives, long-context attention) and the H200 DeepSeek-V3
-/// `bench_serving` records ask for less.
+/// `bench_serving` records ask for less. Those Kimi and GLM-5 records are `llm_decode_bench`
+/// cells, whose streams all continue one prompt: they are priced with
+/// [`SHARED_PROMPT_ROUTING_SKEW`] since issue 35, beyond the collector's `power_law_1.2` (a
+/// synthetic routing, not a batch of one text's continuations); this one stays for independent
+/// requests.
 pub const ROUTING_SKEW: f64 = 0.45;
 
 /// Zipf exponent of the experts' popularity within one decode batch whose streams all continue
