@@ -154,6 +154,12 @@ pub struct ServerOptions {
     /// (`ServerOptions::switch`, beside the table in `crate::engine::sglang::args`).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub switches: BTreeSet<String>,
+    /// The client sends every running stream the same prompt (`llm_decode_bench.py`'s shared
+    /// document and generation prompt): the streams continue one text, and a decode batch's
+    /// tokens route alike ([`crate::cost::moe::SHARED_PROMPT_ROUTING_SKEW`]). Not a server flag:
+    /// set from the workload by the records' scoring.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub streams_share_prompt: bool,
 }
 
 /// Whether an all-to-all backend (`--moe-a2a-backend`) can run `layout` of `spec`: the experts
@@ -248,6 +254,7 @@ impl Default for ServerOptions {
             decode_context_parallel: default_dcp(),
             vllm_memory: None,
             switches: BTreeSet::new(),
+            streams_share_prompt: false,
         }
     }
 }

@@ -18,7 +18,9 @@
 //! - Custom all-reduce: SGLang uses its own all-reduce for messages up to 8 MiB on 2, 4, 6 or 8
 //!   GPUs when they have P2P and either NVLink or only 2 GPUs (it disables it on >2 PCIe-only
 //!   GPUs), unless `--disable-custom-all-reduce`. Modelled as a one-shot kernel: 5 µs (NVLink) or
-//!   10 µs (PCIe) plus bytes at the NCCL curve's large-message bandwidth, used when faster. A
+//!   7.4 µs (PCIe, [`super::vllm_all_reduce::PCIE_LATENCY_S`]) plus bytes at the NCCL curve's large-message bandwidth (over PCIe on more than
+//!   two GPUs `n − 1` times the bytes: every rank loads its peers' messages through its one
+//!   link, [`super::vllm_all_reduce::real_one_shot_bytes_per_s`]), used when faster. A
 //!   PCIe one-shot all-reduce on more GPUs (`ServerOptions::pcie_custom_all_reduce_max_bytes`,
 //!   community builds) is the same kernel up to its own size cutoff. Where peer access is
 //!   reported but routed through the host (`P2pState::Routed`) the engines' P2P check still
@@ -191,8 +193,16 @@ fn custom_all_reduce(
     let eligible = !opts.disable_custom_all_reduce && matches!(n, 2 | 4 | 6 | 8) && max_bytes > 0.0;
     eligible.then(|| match path {
         PeerPath::Real => CustomAllReduce {
-            latency_s: if nvlink { 5e-6 } else { 10e-6 },
-            bytes_per_s: nccl.bandwidth_bytes_per_s(),
+            latency_s: if nvlink {
+                5e-6
+            } else {
+                super::vllm_all_reduce::PCIE_LATENCY_S
+            },
+            bytes_per_s: super::vllm_all_reduce::real_one_shot_bytes_per_s(
+                n,
+                nvlink,
+                nccl.bandwidth_bytes_per_s(),
+            ),
             max_bytes,
             routed: false,
         },

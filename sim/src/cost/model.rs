@@ -427,7 +427,12 @@ fn experts_of(
     let bytes = routed / per_rank.max(1.0);
     let f = model.format_of(ModelPart::RoutedExperts);
     let mut e = Experts {
-        routing: Routing::new(m.num_routed_experts, m.top_k, layout.ep),
+        routing: Routing::of_streams(
+            m.num_routed_experts,
+            m.top_k,
+            layout.ep,
+            opts.streams_share_prompt,
+        ),
         bytes_per_expert: bytes,
         params_per_expert: bytes / f.bytes_per_value(),
         runner: super::moe::MoeRunner::of(

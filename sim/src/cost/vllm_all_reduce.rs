@@ -15,9 +15,10 @@
 //! (`VLLM_ENABLE_PCIE_ALLREDUCE=1`, 56 KB cutoff in the rtx6kpro Kimi-K2.6 runs), carried as
 //! [`ServerOptions::pcie_custom_all_reduce_max_bytes`].
 //!
-//! Cost: one stage is one kernel (a launch-and-flag latency, 5 µs over NVLink, 10 µs over PCIe,
-//! as shardwise's SGLang model takes it) plus the message at the NCCL curve's large-message
-//! bandwidth; two stages pay the latency twice and move `2 (n − 1) / n` of the message.
+//! Cost: one stage is one kernel (a launch-and-flag latency, 5 µs over NVLink, 7.4 µs over PCIe,
+//! [`PCIE_LATENCY_S`]; SGLang's model takes the same) plus every rank loading its peers' messages
+//! ([`real_one_shot_bytes_per_s`]); two stages pay the latency twice and move `2 (n − 1) / n` of
+//! the message.
 
 use crate::machine::curve::CommCurve;
 use crate::machine::{Machine, PeerPath};
@@ -28,9 +29,35 @@ pub const VLLM_CUSTOM_AR_MAX_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
 /// `_SUPPORTED_WORLD_SIZES`.
 pub const VLLM_CUSTOM_AR_WORLD_SIZES: [usize; 4] = [2, 4, 6, 8];
 
-/// One custom all-reduce kernel's latency: over NVLink, over PCIe.
+/// One custom all-reduce kernel's latency over NVLink.
 const NVLINK_LATENCY_S: f64 = 5e-6;
-const PCIE_LATENCY_S: f64 = 10e-6;
+/// One custom all-reduce kernel's latency over PCIe (launch under the graph, the two flag
+/// barriers across the host bridges): 7.4 µs, the intercept of the one-stage PCIe kernel's times
+/// on the Kimi-K2.6 records' 8-GPU box (the three sizes of [`real_one_shot_bytes_per_s`], which
+/// a line of 7.4 µs + 0.305 µs per KB passes within 1%). Bounds: the 0.4 µs of one PCIe P2P
+/// access and the 10 µs shardwise assumed before (the GLM-5 SGLang one-shot vs NCCL A/B at
+/// one stream in the dev set implies 10–15 µs on another, PCIe-switch, box).
+pub const PCIE_LATENCY_S: f64 = 7.4e-6;
+
+/// The message rate of the one-stage kernel (`cross_device_reduce_1stage`: every rank loads the
+/// `n − 1` peers' whole messages) over real peer access, from `nccl_bytes_per_s`, the group's
+/// NCCL large-message bandwidth. Over NVLink each peer has its own link: the loads run side by
+/// side, at that bandwidth. Over PCIe with more than two GPUs the `n − 1` messages come in
+/// through the rank's one x16 link, one after another: that bandwidth / (n − 1). Pinned on the
+/// one-stage PCIe kernel the Kimi-K2.6 records' stack ran, timed alone on their 8-GPU box
+/// (local-inference-lab/rtx6kpro `models/glm5.1/vllm-communicators-kimi-glm-2026-05-07.md`
+/// @01037db, "Standalone microbench observations from the prototype README", graph replay:
+/// 14,336 B 11.8 µs, 172,032 B 59.4 µs, 458,752 B 147.3 µs): 0.305 µs per KB over that range,
+/// i.e. 7 × 3.28 GB/s = 23 GB/s of peer loads a rank, where the rtx6kpro NCCL preset's
+/// large-message all-reduce bandwidth is 22.0 GB/s (without the `n − 1` the model priced
+/// 172 KB at 18 µs). With [`PCIE_LATENCY_S`]: 12.0 / 62.1 / 153 µs at those sizes.
+pub fn real_one_shot_bytes_per_s(n: usize, nvlink: bool, nccl_bytes_per_s: f64) -> f64 {
+    if nvlink || n <= 2 {
+        nccl_bytes_per_s
+    } else {
+        nccl_bytes_per_s / (n - 1) as f64
+    }
+}
 
 /// The one-shot custom all-reduce over routed peer access (vLLM's (and SGLang's)
 /// `custom_all_reduce.cuh`, `cross_device_reduce_1stage`): two barriers, each a flag stored
@@ -81,7 +108,7 @@ impl VllmCustomAllReduce {
                 } else {
                     PCIE_LATENCY_S
                 },
-                nccl.bandwidth_bytes_per_s(),
+                real_one_shot_bytes_per_s(n, fully_connected, nccl.bandwidth_bytes_per_s()),
                 false,
             ),
             PeerPath::Routed {
@@ -193,6 +220,32 @@ mod tests {
         };
         assert!(VllmCustomAllReduce::why_not(&pcie, &all, &off).is_some());
         assert!(VllmCustomAllReduce::why_not(&pcie, &all[..3], &community).is_some());
+    }
+
+    /// The community one-stage PCIe kernel on 8 GPUs at the sizes it was timed alone on the
+    /// Kimi-K2.6 records' box (rtx6kpro `vllm-communicators-kimi-glm-2026-05-07.md`: 11.8 /
+    /// 59.4 / 147.3 µs): every rank loads its 7 peers' messages through its one link, so the time
+    /// grows 7× as fast with the message as NCCL's large-message rate alone would make it (the
+    /// model without that priced 172 KB at 18 µs). Over NVLink, and on two GPUs, no such factor.
+    #[test]
+    fn pcie_one_stage_loads_every_peers_message_through_one_link() {
+        let pcie = Machine::resolve("rtx-pro-6000-x8-baremetal-nccl-ll128").unwrap();
+        let all: Vec<u32> = (0..8).collect();
+        let community = ServerOptions {
+            pcie_custom_all_reduce_max_bytes: Some(1 << 20),
+            ..ServerOptions::default()
+        };
+        let nccl = pcie.collective(models::profile::CollectiveOp::AllReduce, &all);
+        let c = VllmCustomAllReduce::on(&pcie, &all, &community, &nccl).unwrap();
+        for (bytes, measured_us) in [(14_336.0, 11.8), (172_032.0, 59.4), (458_752.0, 147.3)] {
+            // NCCL's time passed as infinite: the kernel's own cost
+            let us = c.time_s(bytes, f64::INFINITY) * 1e6;
+            assert!((us / measured_us - 1.0).abs() < 0.1, "{bytes}: {us} µs");
+        }
+        let bw = 20e9;
+        assert_eq!(real_one_shot_bytes_per_s(8, true, bw), bw);
+        assert_eq!(real_one_shot_bytes_per_s(2, false, bw), bw);
+        assert_eq!(real_one_shot_bytes_per_s(8, false, bw), bw / 7.0);
     }
 
     #[test]

@@ -241,6 +241,7 @@ fn model_of(
         machine.memory_bytes(),
     );
     opts.speculative = spec;
+    opts.streams_share_prompt = e.shared_prompt.is_some();
     ServedModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
 }
 
@@ -383,6 +384,14 @@ fn predict(
     );
     notes.splice(0..0, e.assumptions.iter().cloned());
     server.speculative = e.speculation.as_ref().map(|s| s.options.clone());
+    server.streams_share_prompt = e.shared_prompt.is_some();
+    if server.streams_share_prompt {
+        notes.push(format!(
+            "MoE routing: every stream continues the same prompt, so a batch's tokens route alike (Zipf skew {} over the experts, {} for independent requests)",
+            crate::cost::moe::SHARED_PROMPT_ROUTING_SKEW,
+            crate::cost::moe::ROUTING_SKEW
+        ));
+    }
     let model = ServedModel::new(machine, spec, e.layout, &server, Knobs::default())
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
     notes.extend(model.target().padding_note().map(str::to_string));

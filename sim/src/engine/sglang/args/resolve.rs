@@ -139,6 +139,7 @@ impl SglangArgs {
             decode_context_parallel: 1,
             vllm_memory: None,
             switches: self.switches(),
+            streams_share_prompt: false,
         };
         if !defaulted.is_empty() {
             notes.insert(
