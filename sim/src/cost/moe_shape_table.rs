@@ -32,43 +32,47 @@ const TABLE: &str =
 
 /// One distilled row.
 #[derive(Debug, Clone, PartialEq)]
-struct Row {
-    backend: String,
-    dtype: String,
-    hidden: u64,
-    inter: u64,
-    experts: u32,
-    topk: u32,
-    tp: u32,
-    tokens: f64,
-    time_s: f64,
+pub(crate) struct Row {
+    pub(crate) backend: String,
+    pub(crate) dtype: String,
+    pub(crate) hidden: u64,
+    pub(crate) inter: u64,
+    pub(crate) experts: u32,
+    pub(crate) topk: u32,
+    pub(crate) tp: u32,
+    pub(crate) tokens: f64,
+    pub(crate) time_s: f64,
 }
 
 fn rows() -> &'static [Row] {
     static R: OnceLock<Vec<Row>> = OnceLock::new();
-    R.get_or_init(|| {
-        TABLE
-            .lines()
-            .skip(1)
-            .filter_map(|l| {
-                let f: Vec<&str> = l.split(',').collect();
-                let u = |i: usize| f.get(i)?.trim().parse::<u32>().ok();
-                let w = |i: usize| f.get(i)?.trim().parse::<u64>().ok();
-                let x = |i: usize| f.get(i)?.trim().parse::<f64>().ok();
-                Some(Row {
-                    backend: f.first()?.to_string(),
-                    dtype: f.get(1)?.to_string(),
-                    hidden: w(2)?,
-                    inter: w(3)?,
-                    experts: u(4)?,
-                    topk: u(5)?,
-                    tp: u(6)?,
-                    tokens: x(7)?,
-                    time_s: x(8)? * 1e-6,
-                })
+    R.get_or_init(|| parse_rows(TABLE))
+}
+
+/// The rows of a vLLM fused-MoE table in the distilled layout (`backend, dtype, hidden, inter,
+/// experts, topk, tp, num_tokens, time_us`); a line that does not parse is skipped (the carried
+/// files are checked whole by their tests).
+pub(crate) fn parse_rows(text: &str) -> Vec<Row> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let u = |i: usize| f.get(i)?.trim().parse::<u32>().ok();
+            let w = |i: usize| f.get(i)?.trim().parse::<u64>().ok();
+            let x = |i: usize| f.get(i)?.trim().parse::<f64>().ok();
+            Some(Row {
+                backend: f.first()?.to_string(),
+                dtype: f.get(1)?.to_string(),
+                hidden: w(2)?,
+                inter: w(3)?,
+                experts: u(4)?,
+                topk: u(5)?,
+                tp: u(6)?,
+                tokens: x(7)?,
+                time_s: x(8)? * 1e-6,
             })
-            .collect()
-    })
+        })
+        .collect()
 }
 
 /// The model shape a table is looked up by.

@@ -49,21 +49,16 @@ struct Row {
 fn rows() -> &'static [Row] {
     static R: OnceLock<Vec<Row>> = OnceLock::new();
     R.get_or_init(|| {
-        TABLE
-            .lines()
-            .skip(1)
-            .filter_map(|l| {
-                let f: Vec<&str> = l.split(',').collect();
-                let n = |i: usize| f.get(i)?.trim().parse::<f64>().ok();
-                Some(Row {
-                    backend: f.first()?.to_string(),
-                    dtype: f.get(1)?.to_string(),
-                    slice: n(2)? * n(3)? / n(6)?,
-                    experts: n(4)?,
-                    topk: n(5)?,
-                    tokens: n(7)?,
-                    time_s: n(8)? * 1e-6,
-                })
+        super::moe_shape_table::parse_rows(TABLE)
+            .into_iter()
+            .map(|r| Row {
+                slice: r.hidden as f64 * r.inter as f64 / r.tp as f64,
+                backend: r.backend,
+                dtype: r.dtype,
+                experts: r.experts as f64,
+                topk: r.topk as f64,
+                tokens: r.tokens,
+                time_s: r.time_s,
             })
             .collect()
     })
