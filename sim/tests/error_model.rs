@@ -32,18 +32,14 @@ fn fitted_now() -> ErrorModel {
     fit(&dev_residuals(), DEV_SET, &acc, &first_contact())
 }
 
-/// The first-contact files' headline residuals as `sim validate --first-contact` scores them.
+/// The first-contact files as `sim validate --first-contact` scores them.
 fn first_contact() -> Vec<FirstContactSet> {
     let root = Path::new(ROOT);
     FIRST_CONTACT
         .iter()
         .map(|f| {
             let set = sim::records::RecordSet::load(&root.join(f)).expect("file parses");
-            let board = score_with(&set, &ScoreOptions::default(), &Default::default());
-            FirstContactSet {
-                file: f.to_string(),
-                residuals: headline_residuals(&board),
-            }
+            sim::scoreboard::first_contact_set(&set, f)
         })
         .collect()
 }

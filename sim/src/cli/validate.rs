@@ -199,8 +199,7 @@ fn run_records(
     export(format, &board)
 }
 
-/// `--first-contact FILE…`: each file's headline residuals as scored now (its MTP-on records at
-/// the prior: these sources published no acceptance file).
+/// `--first-contact FILE…`: each file as the error model's first contact.
 fn first_contact_sets(
     files: &[PathBuf],
 ) -> Result<Vec<sim::uncertainty::error_fit::FirstContactSet>> {
@@ -208,11 +207,10 @@ fn first_contact_sets(
         .iter()
         .map(|f| {
             let set = RecordSet::load(f)?;
-            let board = score_with(&set, &ScoreOptions::default(), &Default::default());
-            Ok(sim::uncertainty::error_fit::FirstContactSet {
-                file: f.display().to_string(),
-                residuals: sim::scoreboard::headline_residuals(&board),
-            })
+            Ok(sim::scoreboard::first_contact_set(
+                &set,
+                &f.display().to_string(),
+            ))
         })
         .collect()
 }

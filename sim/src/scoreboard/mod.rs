@@ -681,6 +681,24 @@ pub fn residuals(primary: &[&RecordComparison]) -> Vec<Residual> {
         .collect()
 }
 
+/// A records file the cost model was never tuned on, as the error model's first contact
+/// (`sim validate --first-contact`): its headline residuals scored as the file is, its MTP-on
+/// records at the prior (these sources published no acceptance file).
+pub fn first_contact_set(
+    set: &RecordSet,
+    file: &str,
+) -> crate::uncertainty::error_fit::FirstContactSet {
+    let board = score_with(
+        set,
+        &ScoreOptions::default(),
+        &MeasuredAcceptance::default(),
+    );
+    crate::uncertainty::error_fit::FirstContactSet {
+        file: file.to_string(),
+        residuals: headline_residuals(&board),
+    }
+}
+
 /// The headline residuals of a scoreboard (one per record, flagged figures left out).
 pub fn headline_residuals(b: &Scoreboard) -> Vec<Residual> {
     let primary: Vec<&RecordComparison> = b
