@@ -83,3 +83,93 @@ fn dcp_collectives_are_nccl_on_the_dcp_group_at_vllms_sizes() {
     assert!(layer_s(tuned, 128.0) < layer_s(bare, 128.0));
     assert_eq!(layer_s(tuned, 0.0), 0.0);
 }
+
+/// The kernels vLLM's DCP path runs beside its collectives (`sim::cost::dcp` module docs), at
+/// hand-computed sizes for Kimi-K2 TP8 DCP8 (64 heads a rank, q 576 dims, output 512 dims,
+/// bf16; LSEs fp32 from 8 ranks): one row runs the LSE correction only (the layout copies of a
+/// size-1 axis are no-ops), more rows add the gathered queries' relayout and the reduce-scatter's
+/// input and output copies.
+#[test]
+fn dcp_kernels_follow_vllms_shapes() {
+    use sim::cost::dcp::DcpComm;
+    use sim::machine::placement::place;
+    let kimi = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
+    let opts = ServerOptions {
+        decode_context_parallel: 8,
+        ..ServerOptions::default()
+    };
+    let m = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+    let placement = place(&(0..8).collect::<Vec<u32>>(), 8, 1);
+    let d = DcpComm::new(&m, &kimi, &Layout::tp(8), &placement, &opts).unwrap();
+    let out = 64.0 * 512.0 * 2.0;
+    let lse = 8.0 * 64.0 * 4.0;
+    assert_eq!(d.kernel_bytes(1.0), vec![2.0 * out + lse]);
+    assert_eq!(
+        d.kernel_bytes(16.0),
+        vec![
+            16.0 * (2.0 * out + lse),
+            16.0 * 2.0 * 64.0 * 576.0 * 2.0,
+            16.0 * 2.0 * out,
+            16.0 * 2.0 * 8.0 * 512.0 * 2.0,
+        ]
+    );
+    assert!(d.kernel_bytes(0.0).is_empty());
+    // dense MLA has no top-k to merge
+    assert_eq!(d.topk_merge_s(0, 16.0), 0.0);
+    assert!(d.topk_merge_kernel_bytes(16.0).is_empty());
+    assert_eq!(DcpComm::LAUNCHES_PER_LAYER, 7.0);
+}
+
+/// DSA under DCP where vLLM's DeepGEMM indexer runs (datacenter parts): every rank takes a
+/// top-2048 of its own shard and the group all-gathers each row's (fp32 score, id) candidates,
+/// 8 ranks × 2048 × 8 B, then selects; on SM120 the B12X backend keeps each rank's local top-k
+/// and nothing is gathered.
+#[test]
+fn dsa_dcp_merges_the_top_k_candidates_over_the_group() {
+    use models::profile::CollectiveOp;
+    use sim::cost::dcp::DcpComm;
+    use sim::machine::placement::place;
+    let glm = ModelSpec::preset("glm-5-fp8").unwrap();
+    assert_eq!(glm.attention.indexer().unwrap().topk, 2048);
+    let opts = ServerOptions {
+        decode_context_parallel: 8,
+        ..ServerOptions::default()
+    };
+    let placement = place(&(0..8).collect::<Vec<u32>>(), 8, 1);
+    let h200 = Machine::resolve("h200-x8").unwrap();
+    let d = DcpComm::new(&h200, &glm, &Layout::tp(8), &placement, &opts).unwrap();
+    let ag = h200.collective(CollectiveOp::AllGather, &(0..8).collect::<Vec<u32>>());
+    let gathered = 4.0 * 8.0 * 2048.0 * 8.0;
+    assert!((d.topk_merge_s(0, 4.0) - ag.time_s(gathered)).abs() < 1e-15);
+    assert_eq!(
+        d.topk_merge_kernel_bytes(4.0),
+        vec![gathered / 8.0, gathered, 2.0 * gathered]
+    );
+    let rtx = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+    let local = DcpComm::new(&rtx, &glm, &Layout::tp(8), &placement, &opts).unwrap();
+    assert_eq!(local.topk_merge_s(0, 4.0), 0.0);
+}
+
+/// Under DCP vLLM's indexer scores each rank's own shard of the index keys: at 128k context
+/// on H200 (sparse attention, the indexer's key reads and logits dominate the cache traffic)
+/// DCP8 reads about an eighth of DCP1's per GPU, not the same indexer traffic plus 1/8 of the
+/// top-k attention.
+#[test]
+fn dsa_indexer_scores_only_the_ranks_shard_under_dcp() {
+    let machine = Machine::resolve("h200-x8").unwrap();
+    let glm = ModelSpec::preset("glm-5-fp8").unwrap();
+    let kv_read = |d: u32| {
+        let opts = ServerOptions {
+            decode_context_parallel: d,
+            ..ServerOptions::default()
+        };
+        let m = CostModel::new(&machine, &glm, Layout::tp(8), &opts, Knobs::default()).unwrap();
+        let batch = sim::cost::IterationBatch {
+            decode_context_tokens: vec![131_072; 8],
+            prefill: Vec::new(),
+        };
+        m.iteration(&batch).breakdown.kv_read_s
+    };
+    let ratio = kv_read(8) / kv_read(1);
+    assert!(ratio < 0.2, "DCP8 / DCP1 cache and index reads ×{ratio}");
+}

@@ -72,6 +72,9 @@ pub(crate) struct AttnCore {
     pub mla: bool,
     /// The layers' attention kinds (sliding window, Gated DeltaNet) beside full attention.
     pub mix: LayerMix,
+    /// DCP shards: each GPU holds 1/dcp of a request's keys, and its DSA indexer scores only
+    /// those ([`super::dcp`]).
+    pub dcp: f64,
 }
 
 /// SGLang's Triton MLA decode (`--attention-backend triton`;
@@ -328,6 +331,7 @@ fn mla_core(
         }),
         verify_rereads_cache: opts.verify_rows_per_draft_token && !fused_indexer_logits(machine),
         mix: LayerMix::of(model, layout),
+        dcp: k.dcp,
     }
 }
 
@@ -374,6 +378,7 @@ fn gqa_core(
         mla: false,
         mix: LayerMix::of(model, layout)
             .with_gdn_table(super::gdn_table::for_model(machine, opts, model, layout)),
+        dcp: k.dcp,
     }
 }
 

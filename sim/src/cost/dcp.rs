@@ -34,7 +34,43 @@
 //! - `--dcp-comm-backend` defaults to `ag_rs` (`config/parallel.py`), the path above; `a2a`
 //!   (`v1/attention/ops/dcp_alltoall.py`, `dcp_a2a_lse_reduce`) replaces the LSE gather and the
 //!   reduce-scatter by one all-to-all and is not modelled (no record names it).
+//!
+//! The kernels the DCP path adds around its collectives (each a small kernel at the machine's
+//! floor or its bytes, [`DcpComm::kernels_into`]), read from vLLM's `GroupCoordinator` path
+//! (`distributed/device_communicators/base_device_communicator.py` `all_gather`,
+//! `cuda_communicator.py` `reduce_scatter`, as read at main) and `cp_lse_ag_out_rs`:
+//! - the query all-gather runs NCCL into a `(d·rows, heads, 576)` buffer, then
+//!   `movedim(0, 1).reshape(...)` to `(rows, d·heads, 576)`: a copy of the gathered queries;
+//! - `correct_attn_out` (a Triton kernel) rescales the partial outputs by the gathered LSEs:
+//!   reads and rewrites `d·heads/tp × 512` bf16 per row and reads the `d × d·heads/tp` LSEs;
+//! - the reduce-scatter along the head axis makes its input contiguous first
+//!   (`input_.movedim(0, dim).contiguous()`) and its output after (`output.movedim(0,
+//!   dim).contiguous()`): two copies, of `d·heads/tp × 512` and `heads/tp × 512` bf16 per row.
+//!
+//! With one decode row the three layout copies are no-ops (a size-1 axis moved keeps the tensor
+//! contiguous, PyTorch makes no copy); from two rows on they run. So a DCP layer launches seven
+//! kernels beyond DCP1 (three NCCL, four of its own), not three.
+//!
+//! DSA (sparse MLA) under DCP, from vLLM's `model_executor/layers/sparse_attn_indexer.py`
+//! (@006475f) and `v1/attention/backends/mla/indexer.py`: the indexer's decode metadata carries
+//! each rank's local sequence lengths (`dcp_local_seq_lens`), so every rank scores only its own
+//! `1/d` of the index keys and takes a local top-k over them; then `_merge_dcp_topk_global` packs
+//! each row's `index_topk` local candidates as (fp32 score, global id) pairs, all-gathers them over
+//! the DCP group (`get_dcp_group().all_gather(packed, dim=1)`: `d × topk × 8` bytes a row) and a
+//! stable top-k selector picks the global top-k from the `d·topk` candidates: a fourth collective
+//! and three more kernels (pack, relayout, select) on every layer that runs its own indexer
+//! ([`DcpComm::topk_merge_s`], [`DcpComm::topk_merge_kernel_bytes`]). The sparse kernel then
+//! keeps only the selected tokens its rank owns (`_convert_req_index_to_global_index_kernel` in
+//! `v1/attention/backends/mla/sparse_utils.py` @02a26fa: `owning_rank = (tok // interleave) %
+//! d`, the rest masked), about `topk / d` of them. The SM120 B12X backend does not merge
+//! (`v1/attention/backends/mla/b12x_indexer.py` @284d714 requires "rank-local physical indexer
+//! output"; `b12x_mla_sparse.py` @0f1bad9 clamps each rank's selected length to
+//! `min(local length, topk)`): each rank attends its own local top-k; this model prices vLLM's
+//! DSA checkpoints on SM120 as dense MLA ([`super::attn_core`]), so that path has no merge here.
+//! The VMM top-k exchange (`VLLM_DCP_TOPK_VMM`, off by default) is not modelled.
 
+use super::TimeBreakdown;
+use super::block::SmallKernelRates;
 use crate::engine::{Engine, Knob};
 use crate::machine::Machine;
 use crate::machine::curve::CommCurve;
@@ -88,12 +124,18 @@ pub struct DcpComm {
     all_gather: Vec<CommCurve>,
     /// Reduce-scatter over the same group.
     reduce_scatter: Vec<CommCurve>,
+    /// KV shards of the group (`d`).
+    shards: f64,
     /// Gathered query bytes per token: `d·heads/tp × (kv_lora_rank + rope) × 2`.
     query_bytes_per_token: f64,
     /// Gathered LSE bytes per token: `d × d·heads/tp × 4`.
     lse_bytes_per_token: f64,
     /// Reduce-scatter input bytes per token: `d·heads/tp × kv_lora_rank × 2`.
     out_bytes_per_token: f64,
+    /// DSA's gathered top-k candidates per indexer row: `d × index_topk × 8` (fp32 score and
+    /// global id); 0 where the indexer does not merge over the group (no DSA, or a rank-local
+    /// backend).
+    topk_candidate_bytes_per_token: f64,
 }
 
 impl DcpComm {
@@ -128,6 +170,15 @@ impl DcpComm {
             .iter()
             .map(|g| &g[..(d as usize).min(g.len())])
             .collect();
+        // the global top-k merge runs where the indexer is vLLM's DeepGEMM one
+        // (`sparse_attn_indexer`); the module docs say which backends merge
+        let merges = super::attn_core::sparse_attention(machine, opts)
+            && super::attn_core::fused_indexer_logits(machine);
+        let topk = spec
+            .attention
+            .indexer()
+            .filter(|_| merges)
+            .map_or(0.0, |i| f64::from(i.topk));
         Some(DcpComm {
             all_gather: groups
                 .iter()
@@ -137,9 +188,11 @@ impl DcpComm {
                 .iter()
                 .map(|g| machine.collective(CollectiveOp::ReduceScatter, g))
                 .collect(),
+            shards: f64::from(d),
             query_bytes_per_token: group_heads * f64::from(q_dim) * 2.0,
             lse_bytes_per_token: f64::from(d) * group_heads * 4.0,
             out_bytes_per_token: group_heads * f64::from(v_dim) * 2.0,
+            topk_candidate_bytes_per_token: f64::from(d) * topk * 8.0,
         })
     }
 
@@ -154,8 +207,62 @@ impl DcpComm {
             + rs.time_s(decode * self.out_bytes_per_token)
     }
 
-    /// Collectives a decode step launches per layer (for the eager launch count).
-    pub const LAUNCHES_PER_LAYER: f64 = 3.0;
+    /// Bytes each of one layer's own DCP kernels moves for `decode` decode rows (read + written,
+    /// module docs): the LSE correction, then, from two rows on, the gathered queries' relayout
+    /// and the reduce-scatter's input and output copies.
+    pub fn kernel_bytes(&self, decode: f64) -> Vec<f64> {
+        if decode <= 0.0 {
+            return Vec::new();
+        }
+        let mut k = vec![decode * (2.0 * self.out_bytes_per_token + self.lse_bytes_per_token)];
+        if decode > 1.0 {
+            k.push(decode * 2.0 * self.query_bytes_per_token);
+            k.push(decode * 2.0 * self.out_bytes_per_token);
+            k.push(decode * 2.0 * self.out_bytes_per_token / self.shards);
+        }
+        k
+    }
+
+    /// DSA's global top-k merge of one indexer layer on stage `s` for `decode` indexer rows:
+    /// the candidates' all-gather (0 where the backend does not merge).
+    pub fn topk_merge_s(&self, s: usize, decode: f64) -> f64 {
+        if decode <= 0.0 || self.topk_candidate_bytes_per_token <= 0.0 {
+            return 0.0;
+        }
+        self.all_gather[s].time_s(decode * self.topk_candidate_bytes_per_token)
+    }
+
+    /// Bytes of the merge's own kernels for `decode` rows: the pack (writes this rank's
+    /// candidates), the gathered candidates' relayout (from two rows on) and the selector (reads
+    /// them all).
+    pub fn topk_merge_kernel_bytes(&self, decode: f64) -> Vec<f64> {
+        if decode <= 0.0 || self.topk_candidate_bytes_per_token <= 0.0 {
+            return Vec::new();
+        }
+        let gathered = decode * self.topk_candidate_bytes_per_token;
+        let mut k = vec![gathered / self.shards, gathered];
+        if decode > 1.0 {
+            k.push(2.0 * gathered);
+        }
+        k
+    }
+
+    /// Files kernels of `bytes` each into `b`, each at the small-kernel floor or its bytes at the
+    /// elementwise bandwidth, whichever is longer (as [`super::block::Block::cost`]).
+    pub fn kernels_into(bytes: &[f64], rates: SmallKernelRates, b: &mut TimeBreakdown) {
+        for &x in bytes {
+            let stream_s = x / rates.bytes_per_s;
+            if stream_s <= rates.floor_s {
+                b.kernel_floor_s += rates.floor_s;
+            } else {
+                b.activation_s += stream_s;
+            }
+        }
+    }
+
+    /// Kernels a decode step launches per layer beyond DCP1 (for the eager launch count): three
+    /// collectives, the LSE correction and three layout copies (module docs).
+    pub const LAUNCHES_PER_LAYER: f64 = 7.0;
 }
 
 #[cfg(test)]

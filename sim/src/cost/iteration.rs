@@ -176,7 +176,10 @@ impl CostModel {
     }
 
     /// One layer's DSA indexer on the busiest GPU (layers that run their own): its projections
-    /// and small kernels, then logits over the whole cached context and the top-k.
+    /// and small kernels, then logits over the cached context this GPU holds (1/dcp of it under
+    /// DCP: vLLM's indexer scores each rank's own shard) and the top-k, and under DCP the
+    /// global top-k merge over the group ([`super::dcp`]; stage 0's group: every stage's has
+    /// the same shape).
     fn indexer(&self, st: &BatchStats, b: &mut TimeBreakdown) {
         let c = &self.core;
         if c.indexer_flops_per_key <= 0.0 {
@@ -185,9 +188,14 @@ impl CostModel {
         let (dec_share, pre_share) = self.attention_shares(st);
         let tokens = st.decode * dec_share + st.prefill * pre_share;
         self.indexer.cost(tokens, self.small, b);
+        if let Some(d) = &self.dcp {
+            let rows = st.decode * dec_share;
+            b.dp_attention_comm_s += d.topk_merge_s(0, rows) * self.knobs.comm_time_scale;
+            super::dcp::DcpComm::kernels_into(&d.topk_merge_kernel_bytes(rows), self.small, b);
+        }
         let q = st.queries_per_request.max(1.0);
         if st.decode > 0.0 {
-            let scored = st.decode_context * dec_share;
+            let scored = st.decode_context * dec_share / c.dcp;
             let t = c.indexer_decode.time_monotone(
                 st.decode * dec_share / q,
                 scored * c.indexer_flops_per_key,
@@ -196,11 +204,11 @@ impl CostModel {
             Self::add_kv_op(b, t, c.indexer_decode.floor_s());
         }
         if st.prefill > 0.0 {
-            let pairs = st.prefill_index_pairs * pre_share;
+            let pairs = st.prefill_index_pairs * pre_share / c.dcp;
             let t = c.indexer_prefill.time_monotone(
                 st.prefill * pre_share,
                 pairs * c.indexer_flops_per_key,
-                st.prefill_cached * pre_share * c.indexer_bytes_per_key
+                st.prefill_cached * pre_share / c.dcp * c.indexer_bytes_per_key
                     + pairs * c.indexer_logit_bytes_per_pair,
             );
             Self::add_kv_op(b, t, c.indexer_prefill.floor_s());
@@ -231,6 +239,7 @@ impl CostModel {
         }
         if let Some(d) = &self.dcp {
             b.dp_attention_comm_s += d.layer_s(s, st.decode) * scale;
+            super::dcp::DcpComm::kernels_into(&d.kernel_bytes(st.decode), self.small, b);
         }
         let a2a = moe && self.opts.moe_a2a_backend.is_some() && self.experts.is_some();
         if a2a {
