@@ -122,8 +122,8 @@ fn dcp_kernels_follow_vllms_shapes() {
 
 /// DSA under DCP where vLLM's DeepGEMM indexer runs (datacenter parts): every rank takes a
 /// top-2048 of its own shard and the group all-gathers each row's (fp32 score, id) candidates,
-/// 8 ranks × 2048 × 8 B, then selects; on SM120 the B12X backend keeps each rank's local top-k
-/// and nothing is gathered.
+/// 8 ranks × 2048 × 8 B, then selects; without the merge (SM120's B12X keeps each rank's local
+/// top-k) nothing is gathered.
 #[test]
 fn dsa_dcp_merges_the_top_k_candidates_over_the_group() {
     use models::profile::CollectiveOp;
@@ -137,7 +137,9 @@ fn dsa_dcp_merges_the_top_k_candidates_over_the_group() {
     };
     let placement = place(&(0..8).collect::<Vec<u32>>(), 8, 1);
     let h200 = Machine::resolve("h200-x8").unwrap();
-    let d = DcpComm::new(&h200, &glm, &Layout::tp(8), &placement, &opts).unwrap();
+    let d = DcpComm::new(&h200, &glm, &Layout::tp(8), &placement, &opts)
+        .unwrap()
+        .merging_topk(2048);
     let ag = h200.collective(CollectiveOp::AllGather, &(0..8).collect::<Vec<u32>>());
     let gathered = 4.0 * 8.0 * 2048.0 * 8.0;
     assert!((d.topk_merge_s(0, 4.0) - ag.time_s(gathered)).abs() < 1e-15);
@@ -145,8 +147,7 @@ fn dsa_dcp_merges_the_top_k_candidates_over_the_group() {
         d.topk_merge_kernel_bytes(4.0),
         vec![gathered / 8.0, gathered, 2.0 * gathered]
     );
-    let rtx = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
-    let local = DcpComm::new(&rtx, &glm, &Layout::tp(8), &placement, &opts).unwrap();
+    let local = DcpComm::new(&h200, &glm, &Layout::tp(8), &placement, &opts).unwrap();
     assert_eq!(local.topk_merge_s(0, 4.0), 0.0);
 }
 

@@ -170,15 +170,6 @@ impl DcpComm {
             .iter()
             .map(|g| &g[..(d as usize).min(g.len())])
             .collect();
-        // the global top-k merge runs where the indexer is vLLM's DeepGEMM one
-        // (`sparse_attn_indexer`); the module docs say which backends merge
-        let merges = super::attn_core::sparse_attention(machine, opts)
-            && super::attn_core::fused_indexer_logits(machine);
-        let topk = spec
-            .attention
-            .indexer()
-            .filter(|_| merges)
-            .map_or(0.0, |i| f64::from(i.topk));
         Some(DcpComm {
             all_gather: groups
                 .iter()
@@ -192,8 +183,16 @@ impl DcpComm {
             query_bytes_per_token: group_heads * f64::from(q_dim) * 2.0,
             lse_bytes_per_token: f64::from(d) * group_heads * 4.0,
             out_bytes_per_token: group_heads * f64::from(v_dim) * 2.0,
-            topk_candidate_bytes_per_token: f64::from(d) * topk * 8.0,
+            topk_candidate_bytes_per_token: 0.0,
         })
+    }
+
+    /// With DSA's global top-k merge of `topk` candidates a row, where the indexer merges over
+    /// the group (vLLM's DeepGEMM `sparse_attn_indexer`; the caller knows which backend runs,
+    /// the module docs say which merge).
+    pub fn merging_topk(mut self, topk: u32) -> DcpComm {
+        self.topk_candidate_bytes_per_token = self.shards * f64::from(topk) * 8.0;
+        self
     }
 
     /// One layer's DCP collectives on stage `s` for `decode` decode tokens.

@@ -396,7 +396,12 @@ impl CostModel {
             experts,
             core: attn_core(model, &fp, opts, &curves, machine),
             comm: LayoutComm::new(machine, &layout, &placement, opts),
-            dcp: super::dcp::DcpComm::new(machine, model, &layout, &placement, opts),
+            dcp: super::dcp::DcpComm::new(machine, model, &layout, &placement, opts).map(|d| {
+                match dsa_topk_merge(machine, model, opts) {
+                    Some(topk) => d.merging_topk(topk),
+                    None => d,
+                }
+            }),
             placement,
             small: SmallKernelRates {
                 floor_s: floors.small_kernel_s,
@@ -598,4 +603,12 @@ fn stage_shapes(model: &ModelSpec, fp: &Footprint, pp: u32, dsa: bool) -> Vec<St
             }
         })
         .collect()
+}
+
+/// The top-k DSA's indexer merges over the DCP group, where it does: vLLM's DeepGEMM indexer
+/// (`sparse_attn_indexer`, datacenter parts running sparse attention) takes a local top-k on
+/// each rank and merges them; SM120's B12X keeps each rank's own ([`super::dcp`]).
+fn dsa_topk_merge(machine: &Machine, model: &ModelSpec, opts: &ServerOptions) -> Option<u32> {
+    let merges = sparse_attention(machine, opts) && super::attn_core::fused_indexer_logits(machine);
+    model.attention.indexer().filter(|_| merges).map(|i| i.topk)
 }
