@@ -414,7 +414,7 @@ fn table_decode(
 /// Whether decode attention is vLLM's TRITON_MLA, the MLA backend vLLM builds for SM120: dense
 /// MLA checkpoints (Kimi-K2, DeepSeek-V3); a DSA checkpoint (`dsa`: GLM-5, DeepSeek-V3.2) runs
 /// vLLM's sparse MLA kernels over its top-k keys and stays on the efficiency curve.
-fn vllm_triton_mla(machine: &Machine, opts: &ServerOptions, dsa: bool) -> bool {
+pub fn vllm_triton_mla(machine: &Machine, opts: &ServerOptions, dsa: bool) -> bool {
     opts.engine.rules().sm120_mla_decode_by_grid()
         && !dsa
         && super::attn_backend::sm_major(machine) == Some(12)

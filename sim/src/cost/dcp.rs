@@ -128,7 +128,8 @@ pub struct DcpComm {
     shards: f64,
     /// Gathered query bytes per token: `d·heads/tp × (kv_lora_rank + rope) × 2`.
     query_bytes_per_token: f64,
-    /// Gathered LSE bytes per token: `d × d·heads/tp × 4`.
+    /// Gathered LSE bytes per token: `d × d·heads/tp × 4` (fp32; × 2 where the backend returns
+    /// them in bf16, [`DcpComm::with_lse_bytes`]).
     lse_bytes_per_token: f64,
     /// Reduce-scatter input bytes per token: `d·heads/tp × kv_lora_rank × 2`.
     out_bytes_per_token: f64,
@@ -185,6 +186,13 @@ impl DcpComm {
             out_bytes_per_token: group_heads * f64::from(v_dim) * 2.0,
             topk_candidate_bytes_per_token: 0.0,
         })
+    }
+
+    /// With the partial outputs' log-sum-exps of `bytes` each (fp32 unless the backend returns
+    /// them in the query's dtype, as TRITON_MLA does).
+    pub fn with_lse_bytes(mut self, bytes: f64) -> DcpComm {
+        self.lse_bytes_per_token *= bytes / 4.0;
+        self
     }
 
     /// With DSA's global top-k merge of `topk` candidates a row, where the indexer merges over

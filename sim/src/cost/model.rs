@@ -396,12 +396,7 @@ impl CostModel {
             experts,
             core: attn_core(model, &fp, opts, &curves, machine),
             comm: LayoutComm::new(machine, &layout, &placement, opts),
-            dcp: super::dcp::DcpComm::new(machine, model, &layout, &placement, opts).map(|d| {
-                match dsa_topk_merge(machine, model, opts) {
-                    Some(topk) => d.merging_topk(topk),
-                    None => d,
-                }
-            }),
+            dcp: dcp_comm(machine, model, &layout, &placement, opts),
             placement,
             small: SmallKernelRates {
                 floor_s: floors.small_kernel_s,
@@ -605,10 +600,62 @@ fn stage_shapes(model: &ModelSpec, fp: &Footprint, pp: u32, dsa: bool) -> Vec<St
         .collect()
 }
 
+/// vLLM's DCP collectives for this model and machine ([`super::dcp`]), with what the attention
+/// backend changes in them: the log-sum-exps TRITON_MLA returns in the query's dtype (bf16:
+/// `lse = torch.zeros(B, heads, dtype=q.dtype)` in `TritonMLAImpl.forward_mqa`), fp32 elsewhere;
+/// DSA's top-k merged over the group where the indexer merges ([`dsa_topk_merge`]).
+fn dcp_comm(
+    machine: &Machine,
+    model: &ModelSpec,
+    layout: &Layout,
+    placement: &Placement,
+    opts: &ServerOptions,
+) -> Option<super::dcp::DcpComm> {
+    let d = super::dcp::DcpComm::new(machine, model, layout, placement, opts)?;
+    let dsa = model.attention.indexer().is_some();
+    let d = if super::attn_core::vllm_triton_mla(machine, opts, dsa) {
+        d.with_lse_bytes(2.0)
+    } else {
+        d
+    };
+    Some(match dsa_topk_merge(machine, model, opts) {
+        Some(topk) => d.merging_topk(topk),
+        None => d,
+    })
+}
+
 /// The top-k DSA's indexer merges over the DCP group, where it does: vLLM's DeepGEMM indexer
 /// (`sparse_attn_indexer`, datacenter parts running sparse attention) takes a local top-k on
 /// each rank and merges them; SM120's B12X keeps each rank's own ([`super::dcp`]).
 fn dsa_topk_merge(machine: &Machine, model: &ModelSpec, opts: &ServerOptions) -> Option<u32> {
     let merges = sparse_attention(machine, opts) && super::attn_core::fused_indexer_logits(machine);
     model.attention.indexer().filter(|_| merges).map(|i| i.topk)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::placement::place;
+
+    /// On SM120 vLLM's dense MLA is TRITON_MLA, whose log-sum-exps are bf16: one decode row's
+    /// LSE correction reads Kimi-K2 TP8 DCP8's 8 × 64 LSEs at 2 bytes; on H200 (another MLA
+    /// backend) at 4.
+    #[test]
+    fn triton_mla_gathers_bf16_log_sum_exps() {
+        let kimi = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
+        let opts = ServerOptions {
+            decode_context_parallel: 8,
+            engine: Engine::Vllm,
+            ..ServerOptions::default()
+        };
+        let placement = place(&(0..8).collect::<Vec<u32>>(), 8, 1);
+        let out = 2.0 * 64.0 * 512.0 * 2.0;
+        let lse = |preset: &str| {
+            let m = Machine::resolve(preset).unwrap();
+            let d = dcp_comm(&m, &kimi, &Layout::tp(8), &placement, &opts).unwrap();
+            d.kernel_bytes(1.0)[0] - out
+        };
+        assert_eq!(lse("rtx-pro-6000-x8-baremetal"), 8.0 * 64.0 * 2.0);
+        assert_eq!(lse("h200-x8"), 8.0 * 64.0 * 4.0);
+    }
 }
