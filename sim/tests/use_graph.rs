@@ -812,6 +812,74 @@ fn a_function_is_measured_from_fn_to_its_closing_brace() {
 /// The folders that own an engine's flags: the engines and their launch-line readers.
 const ENGINE_FOLDERS: [&str; 1] = ["engine/"];
 
+/// Every module of `sim/src` outside the engines' folder, as `(path under src/, its code)`:
+/// code and strings before its `#[cfg(test)]`, comment lines left out.
+fn code_outside_engines() -> Vec<(String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files
+        .iter()
+        .filter_map(|f| {
+            let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            if ENGINE_FOLDERS.iter().any(|d| rel.starts_with(d)) || rel.ends_with("tests.rs") {
+                return None;
+            }
+            let raw = std::fs::read_to_string(f).unwrap();
+            let code = raw
+                .split("#[cfg(test)]")
+                .next()
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            Some((rel, code))
+        })
+        .collect()
+}
+
+/// Ways of asking "which engine is this?" that issue 33 retired outside `engine/`: matching a
+/// launch's variant, testing an engine's optional field for presence, comparing an engine's
+/// name. A module above the engines asks the engine's rules (`opts.engine.rules()`,
+/// `launch.engine().rules()`) instead.
+const ENGINE_TESTS: [&str; 9] = [
+    "Launch::Vllm",
+    "Launch::Sglang",
+    "vllm_memory.is_some()",
+    "vllm_memory.is_none()",
+    "vllm_args.is_some()",
+    "vllm_args.is_none()",
+    "log.engine.is_some()",
+    "== \"vllm\"",
+    "== \"sglang\"",
+];
+
+/// Matches of [`ENGINE_TESTS`] that are not a question about the served engine: the TRITON_MLA
+/// kernel table's rows carry the build they were measured in (`engine` column), and the
+/// vLLM-module rows are picked by it — a filter on data, not a dispatch on the config.
+const ENGINE_TESTS_ON_DATA: [(&str, &str); 1] = [("cost/triton_mla.rs", "== \"vllm\"")];
+
+/// `grep` finds no engine test outside the engines' folder (issue 33's first acceptance bullet).
+#[test]
+fn no_module_outside_the_engines_asks_which_engine_it_is() {
+    let found: Vec<String> = code_outside_engines()
+        .iter()
+        .flat_map(|(rel, code)| {
+            ENGINE_TESTS
+                .iter()
+                .filter(|t| code.contains(**t))
+                .filter(|t| !ENGINE_TESTS_ON_DATA.contains(&(rel.as_str(), **t)))
+                .map(move |t| format!("{rel}: {t}"))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "engine tests outside engine/ (ask the engine's rules, sim::engine::ServingEngine):\n{}",
+        found.join("\n")
+    );
+}
+
 /// Option strings only one engine has (`--mem-fraction-static`, `--max-num-seqs`, `-tp`): every
 /// row of each engine's flag table less the spellings both tables share (`--kv-cache-dtype`).
 fn engine_specific_flags() -> BTreeSet<&'static str> {
@@ -865,24 +933,8 @@ fn no_module_outside_the_engines_names_more_engine_flags() {
         flags.contains("--mem-fraction-static") && flags.contains("--max-num-seqs"),
         "the engines' tables were not read: {flags:?}"
     );
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut found: Vec<(String, usize)> = Vec::new();
-    for f in files {
-        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
-        if ENGINE_FOLDERS.iter().any(|d| rel.starts_with(d)) || rel.ends_with("tests.rs") {
-            continue;
-        }
-        let raw = std::fs::read_to_string(&f).unwrap();
-        let code: String = raw
-            .split("#[cfg(test)]")
-            .next()
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| !l.trim_start().starts_with("//"))
-            .collect::<Vec<_>>()
-            .join("\n");
+    for (rel, code) in code_outside_engines() {
         let n = flag_mentions(&code, &flags);
         if n > 0 {
             found.push((rel, n));

@@ -182,6 +182,10 @@ pub trait ServingEngine: Sync {
     /// how to get one (the two halves of `sim::server_log::ServerLogError::NoSample`).
     fn log_without_samples(&self) -> (&'static str, &'static str);
 
+    /// Why a run of a log this engine wrote has no layout (no launch arguments before its
+    /// lines, or arguments it cannot read), for `validate --server-log`'s report.
+    fn run_layout_unknown(&self, run: &ServerRun) -> &'static str;
+
     /// The parallel layout a logged run's launch arguments state; `None` without them.
     fn run_layout(&self, run: &ServerRun) -> Option<Layout>;
 
