@@ -346,7 +346,7 @@ mod tests {
         let v = s.validate_against(Layout::tp(4), &[]).unwrap();
         let json = serde_json::to_string(&v).unwrap();
         assert!(
-            json.starts_with(r#"{"schema_version":1,"layout":"TP4","knobs":"#),
+            json.starts_with(r#"{"schema_version":1,"engine":"sglang","layout":"TP4","knobs":"#),
             "{json}"
         );
         assert!(json.contains(r#""rms_log_error":"#) && json.ends_with(r#""points":[]}"#));
