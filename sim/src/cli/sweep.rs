@@ -3,7 +3,7 @@
 use super::args::{CsvFormatArg, TargetArgs};
 use super::bench_out::{print_bench_flags, write_bench_line};
 use super::export::{Export, export};
-use super::layouts::{idle_note, label_rows, layouts};
+use super::layouts::{idle_note, layouts};
 use super::setup::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
@@ -95,11 +95,7 @@ pub fn run(args: Args) -> Result<()> {
             write_bench_line(path, &setup, &args.workload, run, &w, l.layout)?;
         }
     }
-    label_rows(
-        &setup,
-        &ls,
-        rows.iter_mut().map(|r| (&mut r.layout, &mut r.flags)),
-    );
+    setup.label_rows(&ls, rows.iter_mut().map(|r| (&mut r.layout, &mut r.flags)));
     if rows.iter().all(|r| r.run.is_none()) {
         let why = rows
             .first()
