@@ -843,13 +843,12 @@ fn code_outside_engines() -> Vec<(String, String)> {
 /// launch's variant, testing an engine's optional field for presence, comparing an engine's
 /// name. A module above the engines asks the engine's rules (`opts.engine.rules()`,
 /// `launch.engine().rules()`) instead.
-const ENGINE_TESTS: [&str; 9] = [
+const ENGINE_TESTS: [&str; 7] = [
     "Launch::Vllm",
     "Launch::Sglang",
-    "vllm_memory.is_some()",
-    "vllm_memory.is_none()",
-    "vllm_args.is_some()",
-    "vllm_args.is_none()",
+    // an engine's own fields read for their presence (`if let Some(v) = &opts.vllm_memory`)
+    ".vllm_memory",
+    ".vllm_args",
     "log.engine.is_some()",
     "== \"vllm\"",
     "== \"sglang\"",

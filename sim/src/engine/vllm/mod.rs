@@ -232,6 +232,11 @@ impl ServingEngine for Vllm {
         AllReduceRules::Vllm
     }
 
+    fn card_share_kv_sizing<'a>(&self, opts: &'a ServerOptions) -> Option<&'a VllmMemory> {
+        // set by this engine's translation (`apply_knobs`) on every vLLM server's options
+        opts.vllm_memory.as_ref()
+    }
+
     fn max_requests_flag(&self) -> &'static str {
         "--max-num-seqs"
     }
