@@ -19,7 +19,7 @@ pub enum SimError {
     Profile { path: PathBuf, problem: String },
     /// A layout that asks for more GPUs than the machine has.
     #[error(
-        "layout {layout} needs {needed} GPUs but machine `{machine}` has {available}; pick --tp × --pp-size ≤ {available}"
+        "layout {layout} needs {needed} GPUs but machine `{machine}` has {available}; pick a layout of TP × PP ≤ {available} GPUs"
     )]
     NotEnoughGpus {
         layout: String,

@@ -5,6 +5,7 @@
 //! vLLM run's measured acceptance. The orchestration beside [`Scenario`]; the CLI prints it.
 
 use crate::cost::{IterationModel, Knobs, MemoryPlan, ServedModel, memory};
+use crate::engine::Engine;
 use crate::options::ServerOptions;
 use crate::scenario::Scenario;
 use crate::server_log::batch::{MemoryCheck, check_memory, predicted_step_s};
@@ -114,7 +115,7 @@ pub struct SampleRow {
     pub error_pct: Option<f64>,
 }
 
-fn check_run(setup: &Scenario, run: &ServerRun, vllm_log: bool) -> LoggedRunReport {
+fn check_run(setup: &Scenario, run: &ServerRun, log_engine: Engine) -> LoggedRunReport {
     let mut report = empty_report(run);
     let rows = |predict: &dyn Fn(&DecodeSample) -> Option<f64>| {
         run.decode
@@ -131,13 +132,8 @@ fn check_run(setup: &Scenario, run: &ServerRun, vllm_log: bool) -> LoggedRunRepo
             .collect::<Vec<_>>()
     };
     let Some(layout) = run.layout() else {
-        report.error = Some(if run.vllm_args.is_some() {
-            "its non-default args cannot be read as a vLLM launch: layout unknown".into()
-        } else if vllm_log {
-            "no `non-default args` line before these lines: layout unknown (pass the log from the vLLM server's start)".into()
-        } else {
-            "no ServerArgs dump before these lines: layout unknown".into()
-        });
+        // the log's engine says why (a run with vLLM's arguments is in a vLLM log)
+        report.error = Some(log_engine.rules().run_layout_unknown(run).into());
         report.samples = rows(&|_| None);
         return report;
     };
@@ -262,11 +258,11 @@ pub fn logged_model(run: &ServerRun) -> Option<String> {
 
 /// Every run of `log` checked under `setup`; an error when no run can be costed.
 pub fn check_log(setup: &Scenario, log: &ServerLog) -> Result<ServerLogReport, LogCheckError> {
-    let vllm_log = log.engine.is_some();
+    let log_engine = log.engine.unwrap_or_default();
     let runs: Vec<LoggedRunReport> = log
         .runs
         .iter()
-        .map(|r| check_run(setup, r, vllm_log))
+        .map(|r| check_run(setup, r, log_engine))
         .collect();
     if let Some(first) = runs.iter().find_map(|r| r.error.as_ref())
         && runs.iter().all(|r| r.error.is_some())

@@ -48,6 +48,10 @@ impl SweepLayout {
 
 /// One row of a sweep: a layout, a workload at one concurrency, and what the simulation says (or
 /// why it could not run).
+/// The schema of `sim sweep --format json` (an object with `schema_version`, `engine` and
+/// `rows`; before it, a bare array of rows).
+pub const SWEEP_SCHEMA_VERSION: u32 = 1;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
     pub layout: String,

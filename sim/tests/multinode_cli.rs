@@ -141,7 +141,8 @@ fn tp4_on_eight_gpus_runs_and_says_four_sit_idle() {
         .args(["--format", "json"])
         .assert()
         .success();
-    let rows = json(&out.get_output().stdout);
+    let v = json(&out.get_output().stdout);
+    let rows = &v["rows"];
     assert_eq!(rows[0]["idle_gpus"], 4);
     assert_eq!(rows[0]["flags"], "--tp 2 --pp-size 2");
 }

@@ -99,7 +99,7 @@ fn predict_advise_sweep_and_report_agree_on_fit() {
     ]);
     let p = fit_by_layout(predict["layouts"].as_array().unwrap().iter());
     let a = fit_by_layout(advise["ranking"].as_array().unwrap().iter());
-    let s = fit_by_layout(sweep.as_array().unwrap().iter());
+    let s = fit_by_layout(sweep["rows"].as_array().unwrap().iter());
     let r = fit_by_layout(report["machines"][0]["layouts"].as_array().unwrap().iter());
     assert!(p.len() >= 15, "{p:?}");
     for (name, other) in [("advise --all", &a), ("sweep", &s), ("report", &r)] {

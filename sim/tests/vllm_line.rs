@@ -200,6 +200,28 @@ fn a_run_says_its_engine_and_the_flags_in_its_spelling() {
     assert_eq!(p["layouts"][0]["flags"], "-tp 8 -dcp 2");
 }
 
+/// `sim run --output-file` of a `vllm serve` line writes the line bench_serving would against
+/// that server: `--backend vllm` and the model the line serves, asked of the engine's launch (it
+/// wrote `sglang` and the model's preset name, read from SGLang's flags only).
+#[test]
+fn a_vllm_runs_bench_line_names_the_vllm_backend_and_the_served_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("runs.jsonl");
+    let file = file.to_str().unwrap();
+    let mut args = vec!["run", "--machine", MACHINE, "--server-args", BASE];
+    args.extend(WORKLOAD);
+    args.extend(["--output-file", file]);
+    let (code, _, err) = common::sim_output(&args);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(file).unwrap();
+    let line: serde_json::Value = serde_json::from_str(&text.replace("Infinity", "null")).unwrap();
+    assert_eq!(line["backend"], "vllm", "{line}");
+    assert_eq!(
+        line["server_info"]["model_path"], "moonshotai/Kimi-K2-Thinking",
+        "{line}"
+    );
+}
+
 #[test]
 fn advise_engine_vllm_ranks_vllm_layouts_without_a_line() {
     let mut args = vec![

@@ -3,5 +3,6 @@
 //! module per format; [`write`] appends a predicted run in the JSONL layout it writes, so that the
 //! same scripts read predicted and measured lines alike.
 
+pub mod flags;
 pub mod read;
 pub mod write;

@@ -26,15 +26,18 @@ pub fn write_bench_line(
 ) -> Result<()> {
     let opts = setup.opts_ranking(layout);
     let ctx = sim::bench_serving::write::BenchLineContext {
-        backend: w.bench.backend.as_deref().unwrap_or("sglang"),
+        // bench_serving's `--backend` names the server it talks to: the engine simulated
+        backend: w
+            .bench
+            .backend
+            .as_deref()
+            .unwrap_or_else(|| setup.opts.engine.name()),
         random_input_len: w.random_input_len,
         random_output_len: w.random_output_len,
         sharegpt_output_len: w.sharegpt_output_len,
-        model_path: setup
-            .launch
-            .sglang_args()
-            .and_then(|a| a.model_path())
-            .unwrap_or(&setup.spec.name),
+        // the model the launch names (`--model-path`, `vllm serve MODEL`), asked of the engine's
+        // launch, else the model's name
+        model_path: setup.launch.model_path().unwrap_or(&setup.spec.name),
         machine: setup.machine.name(),
         layout,
         opts: &opts,

@@ -46,21 +46,6 @@ pub fn layouts(setup: &Setup, _server: &ServerArgs) -> Result<Vec<SweepLayout>> 
         .collect())
 }
 
-/// Marks the rows whose layout runs the a2a backend (`EP8+deepep`, `… --moe-a2a-backend deepep`).
-pub fn label_rows<'a>(
-    setup: &Setup,
-    layouts: &[SweepLayout],
-    rows: impl Iterator<Item = (&'a mut String, &'a mut String)>,
-) {
-    for (name, flags) in rows {
-        if let Some(l) = layouts.iter().find(|l| l.layout.short_name() == *name) {
-            let (n, f) = setup.ranked_label_with(l.layout, l.sglang_flags());
-            *name = n;
-            *flags = f;
-        }
-    }
-}
-
 /// "N GPUs idle" for a layout that runs as one replica on part of the machine.
 pub fn idle_note(idle_gpus: u32) -> String {
     match idle_gpus {

@@ -36,7 +36,6 @@ pub enum Command {
 }
 
 pub mod advise;
-mod advise_odds;
 mod advise_table;
 pub mod args;
 mod bench_out;

@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use sim::engine::sglang::args::flags::{DP_SIZE, ENABLE_DP_ATTENTION, EP_SIZE, PP_SIZE, TP_SIZE};
-use sim::engine::sglang::args::{CliFlag, Kind, ResolvedOptions, SPECS, SglangArgs, Spec};
+use sim::engine::sglang::args::{CliFlag, Kind, SPECS, SglangArgs, Spec};
 use sim::engine::{Engine, Launch, LaunchWords};
 use std::path::PathBuf;
 
@@ -229,72 +229,37 @@ impl ServerArgs {
 
     /// The options of the layout these flags pick on `machine` (every GPU in TP when they pick
     /// none; commands that cost several layouts resolve each with
-    /// [`sim::scenario::Scenario::opts_for`]), and the lines to print once the command
-    /// succeeded (flags not modelled, SGLang's defaults).
+    /// [`sim::scenario::Scenario::opts_for`]), read by the launch's engine
+    /// ([`Launch::options`]), and the lines to print once the command succeeded (flags not
+    /// modelled, the engine's defaults).
     pub fn options(
         &self,
         machine: &sim::machine::Machine,
         spec: &models::ModelSpec,
     ) -> Result<(sim::options::ServerOptions, Vec<String>)> {
-        match self.launch(None)? {
-            Launch::Vllm(v) => self.vllm_options(&v, machine, spec),
-            Launch::Sglang(sg) => self.sglang_options(&sg, machine, spec),
-        }
-    }
-
-    /// [`Self::options`] of a vLLM launch line.
-    fn vllm_options(
-        &self,
-        v: &sim::engine::vllm::args::VllmLine,
-        machine: &sim::machine::Machine,
-        spec: &models::ModelSpec,
-    ) -> Result<(sim::options::ServerOptions, Vec<String>)> {
-        let layout = match self
-            .layout
-            .with_sizes(&v.sizes()?)
-            .selection(machine.gpu_count, spec)?
-        {
-            super::args::LayoutSelection::One(l) => l,
-            super::args::LayoutSelection::All => models::Layout::tp(machine.gpu_count),
-        };
-        let (o, notes) = v.server_options(&layout, machine)?;
-        let mut lines: Vec<String> = v
-            .not_modelled_line()
-            .map(|l| format!("warning: {l}"))
-            .into_iter()
-            .collect();
-        lines.push("note: engine: vLLM (the launch line is a vLLM command)".into());
-        lines.extend(notes.iter().map(|n| format!("note: {n}")));
-        Ok((o, lines))
-    }
-
-    /// [`Self::options`] of SGLang's flags.
-    fn sglang_options(
-        &self,
-        sg: &SglangArgs,
-        machine: &sim::machine::Machine,
-        spec: &models::ModelSpec,
-    ) -> Result<(sim::options::ServerOptions, Vec<String>)> {
+        let launch = self.launch(None)?;
         let (layout, all) = match self
             .layout
-            .with_sizes(&sg.sizes())
+            .with_sizes(&launch.sizes()?)
             .selection(machine.gpu_count, spec)?
         {
             super::args::LayoutSelection::One(l) => (l, false),
             super::args::LayoutSelection::All => (models::Layout::tp(machine.gpu_count), true),
         };
-        let r = options_for(sg, machine.memory_bytes(), &layout, spec)?;
-        // a backend SGLang would not run on this GPU is refused before anything is costed
-        let backend_note = sim::cost::attn_backend::check(machine, spec, &r.options)?;
-        let mut lines: Vec<String> = sg
+        let (o, notes) = launch.options(&layout, machine, spec)?;
+        // a backend the server would not run on this GPU is refused before anything is costed
+        // (the check knows SGLang's backend names; vLLM's upper-case ones pass it)
+        let backend_note = sim::cost::attn_backend::check(machine, spec, &o)?;
+        let mut lines: Vec<String> = launch
             .not_modelled_line()
             .map(|l| format!("warning: {l}"))
             .into_iter()
             .collect();
-        lines.extend(r.notes.iter().map(|n| {
+        let engine = launch.engine().rules().display_name();
+        lines.extend(notes.iter().map(|n| {
             if all {
                 format!(
-                    "note: {n} (for {}; every other layout gets SGLang's defaults for its own --tp, {} and DP attention)",
+                    "note: {n} (for {}; every other layout gets {engine}'s defaults for its own --tp, {} and DP attention)",
                     layout.short_name(),
                     super::own_flags::sim_flag(sim::engine::Knob::PipelineParallel)
                 )
@@ -303,29 +268,13 @@ impl ServerArgs {
             }
         }));
         lines.extend(backend_note.map(|n| format!("note: {n}")));
-        Ok((r.options, lines))
+        Ok((o, lines))
     }
 
     /// Whether a launch line was given (SGLang's defaults then apply to absent layout flags).
     pub fn has_launch_line(&self) -> bool {
         self.server_args.is_some() || self.server_args_file.is_some()
     }
-}
-
-/// The server options for `layout` of `machine`'s GPUs serving `spec`, SGLang's defaults filled
-/// in ([`sim::memory_fit::layout_options`], the one place that resolves them).
-pub fn options_for(
-    args: &SglangArgs,
-    gpu_memory_bytes: u64,
-    layout: &models::Layout,
-    spec: &models::ModelSpec,
-) -> Result<ResolvedOptions> {
-    Ok(sim::memory_fit::layout_options(
-        args,
-        gpu_memory_bytes,
-        layout,
-        spec,
-    )?)
 }
 
 /// The `--model-path` of a launch line: the user's own, else the checkpoint's HuggingFace

@@ -3,7 +3,7 @@
 use super::args::{CsvFormatArg, TargetArgs};
 use super::bench_out::{print_bench_flags, write_bench_line};
 use super::export::{Export, export};
-use super::layouts::{idle_note, label_rows, layouts};
+use super::layouts::{idle_note, layouts};
 use super::setup::{CalibrationArg, Setup};
 use super::workload_args::WorkloadArgs;
 use anyhow::{Context, Result, bail};
@@ -95,11 +95,7 @@ pub fn run(args: Args) -> Result<()> {
             write_bench_line(path, &setup, &args.workload, run, &w, l.layout)?;
         }
     }
-    label_rows(
-        &setup,
-        &ls,
-        rows.iter_mut().map(|r| (&mut r.layout, &mut r.flags)),
-    );
+    setup.label_rows(&ls, rows.iter_mut().map(|r| (&mut r.layout, &mut r.flags)));
     if rows.iter().all(|r| r.run.is_none()) {
         let why = rows
             .first()
@@ -132,7 +128,12 @@ pub fn run(args: Args) -> Result<()> {
             RangedRow { row, ranges }
         })
         .collect();
-    export(args.format.format, ranged.as_slice())
+    let out = SweepOutput {
+        schema_version: sim::sweep::SWEEP_SCHEMA_VERSION,
+        engine: setup.opts.engine,
+        rows: ranged,
+    };
+    export(args.format.format, &out)
 }
 
 /// A sweep row with an 80% interval on each throughput and latency figure.
@@ -154,23 +155,34 @@ impl RangedRow {
     }
 }
 
-impl Export for [RangedRow] {
-    type Json = [RangedRow];
+/// `sim sweep --format json`: the rows with the schema and the engine every layout was
+/// simulated as.
+#[derive(serde::Serialize)]
+pub struct SweepOutput {
+    /// Always [`sim::sweep::SWEEP_SCHEMA_VERSION`].
+    schema_version: u32,
+    /// The engine whose behaviour was simulated (the launch's, or `--engine`'s).
+    engine: sim::engine::Engine,
+    rows: Vec<RangedRow>,
+}
+
+impl Export for SweepOutput {
+    type Json = SweepOutput;
     const WHAT: &'static str = "`sim sweep`";
 
-    fn json(&self) -> &[RangedRow] {
+    fn json(&self) -> &SweepOutput {
         self
     }
 
     fn print_table(&self) -> Result<()> {
-        let (t, notes) = table(self);
+        let (t, notes) = table(&self.rows);
         println!("{t}");
         print!("{}", notes.render());
         Ok(())
     }
 
     fn csv(&self) -> Option<String> {
-        Some(csv(self))
+        Some(csv(&self.rows))
     }
 }
 

@@ -66,7 +66,7 @@ impl BenchExtras {
             "--warmup-requests",
             self.warmup_requests.map(|n| n.to_string()),
         );
-        opt("--tokenizer", self.tokenizer.clone());
+        opt(sim::bench_serving::flags::TOKENIZER, self.tokenizer.clone());
         opt("--base-url", self.base_url.clone());
         opt("--tag", self.tag.clone());
         opt("--extra-request-body", self.extra_request_body.clone());
@@ -320,7 +320,10 @@ impl BenchCompatArgs {
             "--random-range-ratio",
             self.random_range_ratio.map(|r| r.to_string()),
         );
-        opt("--seed", self.seed.map(|s| s.to_string()));
+        opt(
+            sim::bench_serving::flags::SEED,
+            self.seed.map(|s| s.to_string()),
+        );
         if let Some(p) = &self.bench.output_file {
             v.push(format!(
                 "--output-file {} (calibrate writes its fit to --output)",

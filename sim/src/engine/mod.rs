@@ -109,6 +109,17 @@ pub trait ServingEngine: Sync {
     /// The flag that caps the running batch (`--max-running-requests`, `--max-num-seqs`).
     fn max_requests_flag(&self) -> &'static str;
 
+    /// How this engine sizes its KV cache in `opts`: the inputs of vLLM's worker sizing (a
+    /// share of the whole card less weights, the profiling run's peak and non-torch memory,
+    /// [`crate::cost::memory::vllm`]) where it sizes that way, `None` where it sizes from a
+    /// share of the memory free after start-up (SGLang's `--mem-fraction-static`).
+    fn card_share_kv_sizing<'a>(
+        &self,
+        _opts: &'a ServerOptions,
+    ) -> Option<&'a crate::options::VllmMemory> {
+        None
+    }
+
     /// The flag whose share of each GPU's memory sizes the KV cache (`--mem-fraction-static`,
     /// `--gpu-memory-utilization`), for messages that tell a user what to raise.
     fn memory_fraction_flag(&self) -> &'static str;
@@ -181,6 +192,10 @@ pub trait ServingEngine: Sync {
     /// What a log of this engine without a usable step sample lacks, and the hint that says
     /// how to get one (the two halves of `sim::server_log::ServerLogError::NoSample`).
     fn log_without_samples(&self) -> (&'static str, &'static str);
+
+    /// Why a run of a log this engine wrote has no layout (no launch arguments before its
+    /// lines, or arguments it cannot read), for `validate --server-log`'s report.
+    fn run_layout_unknown(&self, run: &ServerRun) -> &'static str;
 
     /// The parallel layout a logged run's launch arguments state; `None` without them.
     fn run_layout(&self, run: &ServerRun) -> Option<Layout>;

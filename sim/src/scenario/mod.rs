@@ -17,6 +17,7 @@ use crate::options::ServerOptions;
 use crate::options::a2a_where_applicable;
 use models::{Layout, ModelSpec};
 
+pub mod advice;
 pub mod bench;
 pub mod calibrate;
 pub mod predict;
@@ -163,6 +164,21 @@ impl Scenario {
     pub fn ranked_label_with(&self, layout: Layout, flags: String) -> (String, String) {
         let a2a = self.opts_ranking(layout).moe_a2a_backend;
         self.launch.ranked_label(&layout, flags, a2a.as_deref())
+    }
+
+    /// Names each row of `layouts`' results as a ranking shows it (`EP8+deepep`, its flags with
+    /// `--moe-a2a-backend deepep`, where the a2a backend runs; the engine's own spelling):
+    /// `rows` are each row's `(layout name, flags)`.
+    pub fn label_rows<'a>(
+        &self,
+        layouts: &[crate::sweep::SweepLayout],
+        rows: impl Iterator<Item = (&'a mut String, &'a mut String)>,
+    ) {
+        for (name, flags) in rows {
+            if let Some(l) = layouts.iter().find(|l| l.layout.short_name() == *name) {
+                (*name, *flags) = self.ranked_label_with(l.layout, l.sglang_flags());
+            }
+        }
     }
 
     /// The model's own error, where known: the calibration's residual.
@@ -346,7 +362,7 @@ mod tests {
         let v = s.validate_against(Layout::tp(4), &[]).unwrap();
         let json = serde_json::to_string(&v).unwrap();
         assert!(
-            json.starts_with(r#"{"schema_version":1,"layout":"TP4","knobs":"#),
+            json.starts_with(r#"{"schema_version":1,"engine":"sglang","layout":"TP4","knobs":"#),
             "{json}"
         );
         assert!(json.contains(r#""rms_log_error":"#) && json.ends_with(r#""points":[]}"#));

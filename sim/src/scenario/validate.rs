@@ -8,12 +8,15 @@ use crate::calibrate::{PointComparison, compare, rms_log_error};
 use models::Layout;
 
 /// The schema of [`Validation`]'s JSON.
+/// (Bumped when a key changes meaning or disappears; `engine` was added under 1.)
 pub const VALIDATION_SCHEMA_VERSION: u32 = 1;
 
 /// Predicted vs measured, point by point, on one layout (`sim validate --format json`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Validation {
     pub schema_version: u32,
+    /// The engine whose behaviour was simulated (the launch's).
+    pub engine: crate::engine::Engine,
     pub layout: String,
     pub knobs: crate::cost::Knobs,
     /// RMS of ln(predicted / measured) over every compared value.
@@ -39,6 +42,7 @@ impl Scenario {
         let rows = compare(&model, &self.opts, points)?;
         Ok(Validation {
             schema_version: VALIDATION_SCHEMA_VERSION,
+            engine: self.launch.engine(),
             layout: layout.short_name(),
             knobs: self.knobs,
             rms_log_error: rms_log_error(&rows),

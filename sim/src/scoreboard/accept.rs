@@ -202,6 +202,8 @@ fn sweeps_of(
 pub struct Series {
     /// Model, machine, engine and its flags.
     pub key: String,
+    /// The engine its records ran, whose behaviour simulated them.
+    pub engine: crate::engine::Engine,
     pub draft: String,
     pub num_draft_tokens: u32,
     pub records: Vec<ImpliedRecord>,
@@ -229,6 +231,9 @@ pub struct Series {
 pub struct AcceptReport {
     pub schema_version: u32,
     pub records_file: String,
+    /// Always `each record's own`: every series is simulated as its records' engine ran them
+    /// (each series' `engine`); the analysis takes no `--engine` override.
+    pub engine: String,
     pub series: Vec<Series>,
     /// MTP-on records not analysed, with why (another reason besides MTP).
     pub skipped: Vec<(String, String)>,
@@ -311,6 +316,7 @@ pub fn implied_accept_lengths(set: &RecordSet, measured: &MeasuredAcceptance) ->
     AcceptReport {
         schema_version: ACCEPT_SCHEMA_VERSION,
         records_file: set.path.display().to_string(),
+        engine: "each record's own".to_string(),
         series,
         skipped,
     }
@@ -421,6 +427,8 @@ fn series_of(
         mape_with_measured_pct: at_measured.map(|st| st.mape_pct),
         bias_with_measured_pct: at_measured.map(|st| st.bias_pct),
         key: key.to_string(),
+        // the series key holds one engine's records (its name is part of the key)
+        engine: es.first()?.0.engine,
         draft: why.clone(),
         num_draft_tokens: cfg.num_draft_tokens,
         lengths: LengthStats::of(

@@ -36,7 +36,7 @@ use models::ModelSpec;
 use rayon::prelude::*;
 use serde::Serialize;
 use stats::{Group, GroupBy, SpecFamily, Stats, band, by_speculation, groups};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Schema version of [`Scoreboard`]; bump when a key changes meaning or disappears.
 pub const SCOREBOARD_SCHEMA_VERSION: u32 = 1;
@@ -141,8 +141,11 @@ pub struct Scoreboard {
     /// Always [`SCOREBOARD_SCHEMA_VERSION`].
     pub schema_version: u32,
     pub records_file: String,
-    /// `each record's own`, or the engine every record was simulated as.
+    /// The `--engine` override: the engine every record was simulated as; without one,
+    /// `each record's own` (each comparison's `engine` says which, and `engines` counts them).
     pub engine: String,
+    /// Records compared, by the engine whose behaviour simulated them.
+    pub engines: BTreeMap<String, usize>,
     /// Records in the file.
     pub records: usize,
     /// Records compared (at least one predicted figure).
@@ -610,6 +613,14 @@ fn finish(
     worst.truncate(WORST_SHOWN);
     let mut expressible: Vec<&str> = comparisons.iter().map(|c| c.id.as_str()).collect();
     expressible.dedup();
+    let simulated_as: BTreeSet<(&str, &str)> = comparisons
+        .iter()
+        .map(|c| (c.id.as_str(), c.engine.name()))
+        .collect();
+    let mut engines: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, e) in simulated_as {
+        *engines.entry(e.to_string()).or_default() += 1;
+    }
     let mut reasons: Vec<ReasonCount> = Vec::new();
     for u in &unexpressible {
         match reasons.iter_mut().find(|r| r.reason == u.reason) {
@@ -632,6 +643,7 @@ fn finish(
         engine: opts
             .engine
             .map_or("each record's own".to_string(), |e| e.name().to_string()),
+        engines,
         records: set.records.len() + set.unreadable.len(),
         expressible: expressible.len(),
         summary: Stats::of(&errs),

@@ -386,7 +386,8 @@ pub fn plan_with_pre_load(
     pre_load_bytes: u64,
     opts: &ServerOptions,
 ) -> MemoryPlan {
-    if let Some(v) = &opts.vllm_memory {
+    // the engine says how it sizes its cache (vLLM from a share of the whole card)
+    if let Some(v) = opts.engine.rules().card_share_kv_sizing(opts) {
         return vllm::plan(spec, footprint, memory_bytes, v, opts);
     }
     let layout = footprint.layout;

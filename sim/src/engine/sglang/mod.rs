@@ -31,6 +31,10 @@ impl ServingEngine for Sglang {
         )
     }
 
+    fn run_layout_unknown(&self, _run: &crate::engine::log::ServerRun) -> &'static str {
+        "no ServerArgs dump before these lines: layout unknown"
+    }
+
     fn run_layout(&self, run: &crate::engine::log::ServerRun) -> Option<Layout> {
         log::run_layout(run)
     }

@@ -81,6 +81,14 @@ impl ServingEngine for Vllm {
         )
     }
 
+    fn run_layout_unknown(&self, run: &crate::engine::log::ServerRun) -> &'static str {
+        if run.vllm_args.is_some() {
+            "its non-default args cannot be read as a vLLM launch: layout unknown"
+        } else {
+            "no `non-default args` line before these lines: layout unknown (pass the log from the vLLM server's start)"
+        }
+    }
+
     fn run_layout(&self, run: &crate::engine::log::ServerRun) -> Option<Layout> {
         log::run_layout(run)
     }
@@ -222,6 +230,11 @@ impl ServingEngine for Vllm {
 
     fn custom_all_reduce(&self) -> AllReduceRules {
         AllReduceRules::Vllm
+    }
+
+    fn card_share_kv_sizing<'a>(&self, opts: &'a ServerOptions) -> Option<&'a VllmMemory> {
+        // set by this engine's translation (`apply_knobs`) on every vLLM server's options
+        opts.vllm_memory.as_ref()
     }
 
     fn max_requests_flag(&self) -> &'static str {

@@ -1,18 +1,18 @@
 //! `sim advise`'s verdicts as odds: each question's two predictions with their 80% intervals
-//! from the stored error model ([`sim::uncertainty`]) and the chance the predicted-faster option
+//! from the stored error model ([`crate::uncertainty`]) and the chance the predicted-faster option
 //! is faster, or "Depends: measure both" with the measurement that decides.
 
-use super::setup::Setup;
-use sim::advise::EpAnswer;
-use sim::advise::mtp::MtpAnswer;
-use sim::advise::replicas::ReplicasAnswer;
-use sim::cost::spec::AcceptSource;
-use sim::uncertainty::verdict::{Choice, odds};
-use sim::uncertainty::{ErrorModel, Load, Regime};
+use crate::advise::EpAnswer;
+use crate::advise::mtp::MtpAnswer;
+use crate::advise::replicas::ReplicasAnswer;
+use crate::cost::spec::AcceptSource;
+use crate::scenario::Scenario;
+use crate::uncertainty::verdict::{Choice, odds};
+use crate::uncertainty::{ErrorModel, Load, Regime};
 
 /// The regime of a steady-decode prediction of this setup, `speculation` `off` or where the
 /// acceptance came from.
-fn regime(setup: &Setup, speculation: &str, concurrency: u32, context: u32) -> Regime {
+fn regime(setup: &Scenario, speculation: &str, concurrency: u32, context: u32) -> Regime {
     let mut r = setup.regime(
         &setup.opts,
         None,
@@ -32,7 +32,7 @@ fn measure(flags: &str, concurrency: u32) -> String {
 }
 
 /// The EP verdict's odds at the workload's concurrency.
-pub fn ep(setup: &Setup, workload: &sim::workload::Workload, a: &mut EpAnswer) {
+pub fn ep(setup: &Scenario, workload: &crate::workload::Workload, a: &mut EpAnswer) {
     let Some(at) = a
         .by_concurrency
         .iter()
@@ -66,7 +66,7 @@ pub fn ep(setup: &Setup, workload: &sim::workload::Workload, a: &mut EpAnswer) {
 
 /// The MTP verdict's odds at the workload's concurrency: the speculative side carries where its
 /// acceptance length came from.
-pub fn mtp(setup: &Setup, a: &mut MtpAnswer) {
+pub fn mtp(setup: &Scenario, a: &mut MtpAnswer) {
     let accept = match a.plan.accept_source {
         AcceptSource::Prior => "prior",
         AcceptSource::Given | AcceptSource::Measured => "measured",
@@ -97,7 +97,7 @@ pub fn mtp(setup: &Setup, a: &mut MtpAnswer) {
 }
 
 /// One server against two: the box's tokens/s of each.
-pub fn replicas(setup: &Setup, a: &mut ReplicasAnswer) {
+pub fn replicas(setup: &Scenario, a: &mut ReplicasAnswer) {
     let Some(two) = &a.two else {
         return;
     };
@@ -133,11 +133,11 @@ pub fn replicas(setup: &Setup, a: &mut ReplicasAnswer) {
 
 /// The scale answer's best option against the runner-up, each a full simulated run.
 pub fn scale(
-    setup: &Setup,
-    workload: &sim::workload::Workload,
-    a: &mut sim::advise::scale::ScaleAnswer,
+    setup: &Scenario,
+    workload: &crate::workload::Workload,
+    a: &mut crate::advise::scale::ScaleAnswer,
 ) {
-    let mut opts: Vec<&sim::advise::scale::ScaleOption> = a
+    let mut opts: Vec<&crate::advise::scale::ScaleOption> = a
         .one_box
         .iter()
         .chain(std::iter::once(&a.all_boxes))
@@ -147,7 +147,7 @@ pub fn scale(
     let [best, next, ..] = opts.as_slice() else {
         return;
     };
-    let regime_of = |o: &sim::advise::scale::ScaleOption| {
+    let regime_of = |o: &crate::advise::scale::ScaleOption| {
         let per_server = o.concurrency_per_server.iter().copied().max().unwrap_or(1);
         setup.regime(
             &setup.opts,
@@ -184,9 +184,13 @@ pub fn scale(
 
 /// The P2P verdict's odds: the row the machine runs now against the best other row, each with the
 /// P2P state it runs in and how that machine is known (the states the machine is not in are
-/// built by `sim::p2p_variant`: synthesized; `real` from the measured bare-metal preset). The box
+/// built by `crate::p2p_variant`: synthesized; `real` from the measured bare-metal preset). The box
 /// is one box: a source offset is shared whole.
-pub fn p2p(setup: &Setup, workload: &sim::workload::Workload, a: &mut sim::advise::p2p::P2pAnswer) {
+pub fn p2p(
+    setup: &Scenario,
+    workload: &crate::workload::Workload,
+    a: &mut crate::advise::p2p::P2pAnswer,
+) {
     let Some((cur, other)) = a.contenders() else {
         return;
     };
@@ -200,7 +204,7 @@ pub fn p2p(setup: &Setup, workload: &sim::workload::Workload, a: &mut sim::advis
             context_tokens: workload.random_input_len,
         },
     );
-    let regime_of = |r: &sim::advise::p2p::P2pRow| {
+    let regime_of = |r: &crate::advise::p2p::P2pRow| {
         let mut g = base.clone();
         if r.machine != setup.machine.name() {
             g.p2p = r.state.to_string();
@@ -214,7 +218,7 @@ pub fn p2p(setup: &Setup, workload: &sim::workload::Workload, a: &mut sim::advis
         g
     };
     let (rc, ro) = (regime_of(cur), regime_of(other));
-    let name = |r: &sim::advise::p2p::P2pRow| format!("P2P {} with {}", r.state, r.all_reduce);
+    let name = |r: &crate::advise::p2p::P2pRow| format!("P2P {} with {}", r.state, r.all_reduce);
     let (nc, no) = (name(cur), name(other));
     let (mc, mo) = (
         format!("bench_serving --max-concurrency {concurrency} as the machine runs now"),
