@@ -171,3 +171,34 @@ fn the_carried_table_is_the_dev_records() {
         assert_eq!(cutlass_measured, cutlass, "{}", id("cutlass"));
     }
 }
+
+/// Qwen3.5-397B NVFP4 at TP4, one token: b12x is priced from the same CUTLASS rows the cutlass
+/// runner reads (`cost::moe_shape_table`: 74.8 µs a layer for 10 touched experts), less 0.55 µs
+/// per touched expert, times 0.44 / 0.52 for the newest build's underfill tiles: (74.8 − 5.5) ×
+/// 0.846 ≈ 58.6 µs, 16 µs a layer under cutlass, ≈ 1.0 ms over the 60 MoE layers.
+#[test]
+fn b12x_reads_the_cutlass_rows_where_they_price_the_shape() {
+    let step_ms = |backend: &str| {
+        let v = common::sim_json(&[
+            "predict",
+            "--machine",
+            "rtx-pro-6000-x8-baremetal",
+            "--model",
+            "qwen3.5-397b-a17b-nvfp4",
+            "--tp",
+            "4",
+            "--batch",
+            "1",
+            "--context",
+            "0",
+            "--moe-runner-backend",
+            backend,
+            "--format",
+            "json",
+        ]);
+        v["layouts"][0]["iteration_ms"].as_f64().unwrap()
+    };
+    let saved_ms = step_ms("cutlass") - step_ms("b12x");
+    // priced from the fused-MoE curve instead (as before b12x read the CUTLASS rows): 1.19 ms
+    assert!((0.9..1.05).contains(&saved_ms), "{saved_ms:.3} ms");
+}
