@@ -257,11 +257,12 @@ pub const B12X_A_BYTES_PER_VALUE: f64 = 0.5 + 1.0 / 16.0;
 /// 0.8 µs +1.7% (2.5%), 1.0 µs +3.1% (3.5%). Taken: 0.55 µs, which centres them (0.6 µs, as
 /// close, puts the error model's leave-one-source-out coverage at 90.5%, above its 75–90% bar,
 /// `sim/tests/error_model.rs`; 89.5% here with the dynamic rate below). Cross-check against public kernel
-/// timings: b12x's own benchmark put its 0.7.x micro / static kernels at 0.52 of FlashInfer's
-/// CUTLASS fused MoE time (geomean over 1–8 tokens, Qwen3.5-397B TP4 shapes, b12x commit
-/// ba2b9679); there a touched expert's 1.8 MB slice streams in ≈ 1.0–1.5 µs, so this saving
-/// puts b12x at ≈ 0.6–0.65 of the tables' time: the same side, less of a gain than b12x's
-/// benchmark (which also saves the CUTLASS path's per-call launches, not modelled here).
+/// timings, which disagree where the shape differs: b12x's own benchmark put its 0.7.x micro /
+/// static kernels at 0.52 of FlashInfer's CUTLASS fused MoE time (geomean over 1–8 tokens,
+/// Qwen3.5-397B TP4 shapes, b12x commit ba2b9679), while this saving against the CUTLASS rows
+/// of that shape (`moe_shape_table`: 74.8 µs a layer at one token, 10 experts) leaves b12x at
+/// 0.93 of it: the CUTLASS path's fixed cost there is larger than GLM-5 TP8's, and a saving per
+/// touched expert pinned on GLM-5 does not carry it (left, not fitted).
 pub const B12X_STATIC_SAVING_PER_EXPERT_S: f64 = 0.55e-6;
 /// The least share of the tables' MoE time b12x's static kernels are priced at: the best
 /// geomean b12x's benchmark reports against FlashInfer's CUTLASS fused MoE at decode sizes
