@@ -23,6 +23,7 @@
 
 pub mod acceptance;
 pub mod advise;
+pub mod b12x_build;
 pub mod bench_serving;
 pub mod calibrate;
 pub mod cost;

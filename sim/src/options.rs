@@ -112,6 +112,14 @@ pub struct ServerOptions {
     /// `--moe-runner-backend` (`auto`, `triton`, `flashinfer_cutlass`, …); `None` = `auto`.
     #[serde(default)]
     pub moe_runner_backend: Option<String>,
+    /// The b12x build a record's engine words name, where its MoE runs b12x
+    /// ([`crate::b12x_build::B12xBuild`]); `None` = not stated (the newest modelled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b12x_build: Option<crate::b12x_build::B12xBuild>,
+    /// `B12X_MOE_FORCE_A16=1`: b12x runs its W4A16 MoE kernels (BF16 activations), which
+    /// [`crate::cost::moe::MoeRunner::B12x`] does not describe.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub b12x_moe_a16: bool,
     /// `--quantization` (`modelopt_fp4`, `fp8`, …); `None` = the checkpoint's own.
     #[serde(default)]
     pub quantization: Option<String>,
@@ -246,6 +254,8 @@ impl Default for ServerOptions {
             page_size: default_page_size(),
             attention_backend: None,
             moe_runner_backend: None,
+            b12x_build: None,
+            b12x_moe_a16: false,
             quantization: None,
             speculative: None,
             pcie_custom_all_reduce_max_bytes: None,

@@ -463,6 +463,7 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
             "p2p_variant",
             "presets",
             "options",
+            "b12x_build",
             "workload",
             "layout",
             "efficiency",

@@ -257,8 +257,10 @@ fn validate_reads_the_glm51_logs_with_todays_misses() {
                 // log's `--moe-backend b12x` is read: +15% before, +24% with it; +4% since the
                 // MoE reads its 1.2 tokens per touched expert where they lie instead of rounding
                 // them down to the 1-token compute fraction (`cost::kernel::KernelCurve::fractions`);
-                // the log's step only jumps at 32
-                (16, 0.0, 10.0),
+                // the log's step only jumps at 32; −4% since the log's `B12X_MOE_FORCE_A16=1`
+                // warning is read (b12x's W4A16 kernels, not the NVFP4 ones whose dynamic
+                // kernel was priced: costed as the tables, issue 35)
+                (16, -8.0, 2.0),
                 (32, -55.0, -35.0),
             ],
         ),
@@ -268,8 +270,10 @@ fn validate_reads_the_glm51_logs_with_todays_misses() {
             (23.0, 33.0),
             (20.0, 35.0),
             // 4 requests × 4 verified tokens reach b12x's dynamic kernel: +18–23% (5–20% before
-            // it), −1…+3% since tokens per touched expert are no longer rounded down
-            &[(4, -5.0, 8.0), (8, -52.0, -30.0), (32, -62.0, -40.0)],
+            // it), −1…+3% since tokens per touched expert are no longer rounded down, −8…−4%
+            // since the W4A16 kernels are costed as the tables (issue 35): the W4A16 MoE's cost
+            // from 32 routed pairs per expert-slice GPU is left unmodelled
+            &[(4, -12.0, 0.0), (8, -52.0, -30.0), (32, -62.0, -40.0)],
         ),
     ];
     for (path, weights, kv, median, bands) in cases {

@@ -435,12 +435,7 @@ fn experts_of(
         ),
         bytes_per_expert: bytes,
         params_per_expert: bytes / f.bytes_per_value(),
-        runner: super::moe::MoeRunner::of(
-            opts.moe_runner_backend.as_deref(),
-            &f.name(),
-            model,
-            layout,
-        ),
+        runner: super::moe::MoeRunner::of(opts, &f.name(), model, layout, peak_bytes_per_s),
         curve,
         bound: super::moe_bound::LayerBound::of(
             &f.name(),
@@ -480,11 +475,19 @@ fn moe_backend_rate(
     }
 }
 
-/// Routed experts of a MoE layer entered by `t` tokens, on the busiest GPU, without envelope.
+/// Routed experts of a MoE layer entered by `t` tokens, on the busiest GPU, without envelope:
+/// the tables' kernel's time, then the runner's ([`super::moe::MoeRunner::time_s`]).
 pub(super) fn moe_raw(e: &Experts, t: f64) -> super::kernel::OpTime {
     let r = &e.routing;
     let touched = r.max_touched_per_rank(t);
     let pairs = r.max_pairs_per_rank(t);
+    let mut op = moe_tables(e, touched, pairs);
+    op.s = e.runner.time_s(op.s, pairs, touched, e.bytes_per_expert);
+    op
+}
+
+/// The tables' MoE kernel for `pairs` routed pairs over `touched` experts on the busiest GPU.
+fn moe_tables(e: &Experts, touched: f64, pairs: f64) -> super::kernel::OpTime {
     // the efficiency is keyed by the rows each touched expert's GEMMs get, as the kernel
     // measurements were
     let per_expert = if touched > 0.0 { pairs / touched } else { 1.0 };
@@ -521,12 +524,6 @@ pub(super) fn moe_raw(e: &Experts, t: f64) -> super::kernel::OpTime {
             b.s(touched, e.bytes_per_expert, e.curve.launch_floor_s())
                 + e.curve.best_compute_s(flops),
         );
-    }
-    // a runner's reads beyond the tables' kernel stream on top of its time, at the same
-    // achieved bandwidth (the tables' roofline may sit on its compute side, which they do not use)
-    let extra_bytes = e.runner.extra_bytes(pairs, touched, e.bytes_per_expert);
-    if extra_bytes > 0.0 {
-        op.s += e.curve.stream_s(per_expert.max(1.0), extra_bytes);
     }
     op
 }

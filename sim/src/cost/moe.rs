@@ -231,77 +231,145 @@ impl Routing {
     }
 }
 
-/// Routed (token, expert) pairs from which b12x leaves its compact static kernel for the
-/// dynamic one: `_STATIC_COMPACT_CUTOVER_PAIRS_DEFAULT = _LEVEL_TILE_M` (128) in b12x's
-/// `integration/tp_moe.py::b12x_moe_fp4` of the March 2026 builds the records ran (16 tokens at
-/// top-8 routing).
-pub const B12X_DYNAMIC_MIN_PAIRS: f64 = 128.0;
-/// Rows of the dynamic kernel's M tile and columns of its N tile (`_LEVEL_TILE_M`, `_LEVEL_TILE_N`
-/// = 128, `MoEDynamicKernel(mma_tiler_mn=(128, 128))`).
+pub use crate::b12x_build::{B12X_MOE_FORCE_A16, B12xBuild};
+
+/// Rows of b12x's MoE M tile and columns of its N tile (`_LEVEL_TILE_M`, `_LEVEL_TILE_N` = 128,
+/// `MoEDynamicKernel(mma_tiler_mn=(128, 128))`).
 pub const B12X_TILE: f64 = 128.0;
-/// Intermediate N tiles one dynamic task covers (`_DYNAMIC_SLICE_CHUNK = 2` in that version).
+/// Intermediate N tiles one dynamic task covers (`_DYNAMIC_SLICE_CHUNK = 2`, every build here).
 pub const B12X_SLICE_CHUNK: f64 = 2.0;
 /// Bytes per activation value the dynamic kernel's A tile holds: NVFP4 (half a byte) plus one
 /// e4m3 block scale per 16 values (`_NVFP4_BLOCK_SIZE`).
 pub const B12X_A_BYTES_PER_VALUE: f64 = 0.5 + 1.0 / 16.0;
 
-/// The MoE runner, where its kernels stream other bytes than the kernel tables' (SGLang's
-/// fused MoE, which the efficiency curves were fitted to).
+/// What b12x's micro / compact static kernels save per touched expert and layer against the
+/// tables' (CUTLASS grouped-GEMM) MoE, seconds. Physical meaning: b12x runs route, pack, FP4
+/// quantize, FC1, SiLU, FC2 and the weighted scatter as one persistent launch over only the
+/// routed rows (`b12x/moe/fused/static.py`, `micro.py`), where the CUTLASS path runs separate
+/// quantize / expand / activation / reduce kernels around two grouped GEMMs whose every group
+/// (touched expert) gets its own tile set-up and 128-row tile: a cost per touched expert, as
+/// the measured gaps are. Bounds: 0 (no gain) up to the floor [`B12X_STATIC_FLOOR_RATIO`].
+/// Pinned on dev (`validation/public-records.json`): the 14 GLM-5-NVFP4 TP8 b12x vs cutlass
+/// decode pairs below 128 routed pairs (`models/glm5.md`, MTP off c1–c8 and MTP on c1–c2 at
+/// every context; `data/observations/b12x-glm5-moe-ab.csv`), March 2026 build, where b12x runs
+/// 0–11% more tokens/s. Predicted over measured b12x/cutlass ratio by the saving: 0 → bias
+/// −3.5% (mean |error| 3.5%), 0.4 µs −1.0% (2.4%), 0.55 µs 0.0% (2.0%), 0.6 µs +0.3% (2.0%),
+/// 0.8 µs +1.7% (2.5%), 1.0 µs +3.1% (3.5%). Taken: 0.55 µs, which centres them (0.6 µs, as
+/// close, puts the error model's leave-one-source-out coverage at 90.5%, above its 75–90% bar,
+/// `sim/tests/error_model.rs`; 89.5% here with the dynamic rate below). Cross-check against public kernel
+/// timings, which disagree where the shape differs: b12x's own benchmark put its 0.7.x micro /
+/// static kernels at 0.52 of FlashInfer's CUTLASS fused MoE time (geomean over 1–8 tokens,
+/// Qwen3.5-397B TP4 shapes, b12x commit ba2b9679), while this saving against the CUTLASS rows
+/// of that shape (`moe_shape_table`: 74.8 µs a layer at one token, 10 experts) leaves b12x at
+/// 0.93 of it: the CUTLASS path's fixed cost there is larger than GLM-5 TP8's, and a saving per
+/// touched expert pinned on GLM-5 does not carry it (left, not fitted).
+pub const B12X_STATIC_SAVING_PER_EXPERT_S: f64 = 0.55e-6;
+/// The least share of the tables' MoE time b12x's static kernels are priced at: the best
+/// geomean b12x's benchmark reports against FlashInfer's CUTLASS fused MoE at decode sizes
+/// (0.44, fast math, 1–8 tokens, Qwen3.5-397B TP4; b12x commit ba2b9679, 10 April 2026).
+pub const B12X_STATIC_FLOOR_RATIO: f64 = 0.44;
+/// The static / micro kernels' time with 64×128 underfill tiles against without them
+/// ([`B12xBuild::UnderfillTiles`]): 0.44 / 0.52, b12x's benchmark geomean against FlashInfer
+/// before and after (fast math; exact math 0.49 / 0.56 = 0.875), b12x commit ba2b9679.
+pub const B12X_UNDERFILL_TIME_RATIO: f64 = 0.44 / 0.52;
+
+/// The rate at which b12x's dynamic kernel gets through its tasks' bytes, as a fraction of the
+/// GPU's peak memory bandwidth. Physical meaning: the queue-driven persistent kernel
+/// (`b12x/moe/fused/dynamic.py::MoEDynamicKernel`, 128×128 tiles) runs each (expert, M tile,
+/// slice group) task's FC1 and FC2 over a full 128-row tile whatever rows are routed, while one
+/// warp streams that expert's weight slice and the tile's packed activations: a task is slow for
+/// the bytes it moves. Bounds: above 0, up to the tables' achieved 0.55–0.75 at these shapes
+/// (`moe-kernels-sglang-0.5.14.csv`), where b12x would cost what the tables do. Pinned on dev:
+/// the 7 GLM-5 b12x vs cutlass pairs from 128 routed pairs (MTP off c16–c64, MTP on c4–c32 at
+/// 4 verify tokens a stream; the March 2026 build, which ran the dynamic kernel there; the
+/// static saving above): predicted over measured b12x/cutlass ratio, bias (mean |error|) 0.28
+/// −11.4% (12.2%), 0.30 −7.2% (10.4%), 0.32 −3.2% (9.1%), 0.34 +0.6% (7.9%), 0.36 +4.2%
+/// (7.7%), 0.40 +11.1% (11.1%). Taken: 0.36 (0.64 TB/s of the 1.79 TB/s peak), the least mean
+/// |error|; 0.34 centres them but puts the error model's leave-one-source-out coverage at 90.5%,
+/// above its 75–90% bar (89.5% at 0.36). Left: MTP-off 64 streams and MTP-on 16 streams 17–22%
+/// too fast (the measured gap there is deeper than the touched experts explain), MTP-on 4 and
+/// 32 streams 5–6% too slow.
+pub const B12X_DYNAMIC_PEAK_FRACTION: f64 = 0.36;
+
+/// The MoE runner, where its kernels cost other than the kernel tables' (SGLang's fused MoE and
+/// FlashInfer CUTLASS, which the efficiency curves and shape tables were fitted to).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MoeRunner {
-    /// The tables' kernels (`cutlass`, `flashinfer_*`, `triton`, …): no extra term.
+    /// The tables' kernels (`cutlass`, `flashinfer_*`, `triton`, …): their time as it is.
     Tables,
-    /// `--moe-runner-backend b12x` with NVFP4 experts (lukealonso/b12x, SM120). Below
-    /// [`B12X_DYNAMIC_MIN_PAIRS`] its micro / compact static kernels pack only the routed rows,
-    /// costed as the tables'. From there the dynamic kernel
-    /// (`b12x/moe/fused/dynamic.py::MoEDynamicKernel`) queues one task per (expert, 128-row M
-    /// tile, 2 × 128 intermediate columns); each task TMA-loads its full 128-row FP4 activation
-    /// tile from the per-expert packed buffer (`packed_input [E, max_rows, hidden/2]`, rows past
-    /// the routed ones included) and streams its weight slice, so per touched expert it reads
-    /// `m_tiles × slice_groups` activation tiles and the weights once per M tile. Those reads
-    /// are taken from DRAM: the weights streamed meanwhile (hundreds of MB per layer) exceed the
-    /// 128 MB L2. An upper bound: a kernel that fetched only the routed rows would read less.
+    /// `--moe-runner-backend b12x` with NVFP4 experts (b12x `b12x_moe_fp4`, SM120). Below the
+    /// build's dynamic cutover ([`B12xBuild::dynamic_from_pairs`]) its micro / compact static
+    /// kernels pack only the routed rows in one launch: the tables' time less
+    /// [`B12X_STATIC_SAVING_PER_EXPERT_S`] per touched expert (times
+    /// [`B12X_UNDERFILL_TIME_RATIO`] from 0.8.2), never below [`B12X_STATIC_FLOOR_RATIO`] of it.
+    /// From the cutover the dynamic kernel queues one task per (touched expert, 128-row M tile,
+    /// 2 × 128 intermediate columns); each task TMA-loads its full 128-row FP4 activation tile
+    /// and its slice of the expert's weights (the weights once per M tile), and the tasks go
+    /// through at [`B12X_DYNAMIC_PEAK_FRACTION`] of peak bandwidth; never faster than the tables.
     B12x {
         /// Model hidden size (the GEMMs' K of FC1, N of FC2).
         hidden: f64,
         /// Expert intermediate size on this GPU (`moe_inter / moe_tp`).
         inter_per_gpu: f64,
+        /// The dynamic kernel's task rate, bytes/s ([`B12X_DYNAMIC_PEAK_FRACTION`] of peak).
+        dynamic_bytes_per_s: f64,
+        /// The build that ran.
+        build: B12xBuild,
     },
 }
 
 impl MoeRunner {
-    /// The runner `--moe-runner-backend` names, for experts in weight format `format`.
+    /// The runner `opts` name (`--moe-runner-backend`), for experts in weight format `format`
+    /// on a GPU of `peak_bytes_per_s`: b12x's NVFP4 kernels of the build `opts` name
+    /// ([`B12xBuild::NEWEST`] where none). Under `B12X_MOE_FORCE_A16=1` b12x runs its W4A16
+    /// kernels instead (BF16 activations, `b12x.moe.fused.w4a16.kernel`, chosen by
+    /// `default_moe_quant_mode` in `integration/tp_moe.py`, b12x 3dcd574e, May 2026), a kernel
+    /// family with neither this cutover nor public timings: priced as the tables.
     pub fn of(
-        backend: Option<&str>,
+        opts: &crate::options::ServerOptions,
         format: &str,
         model: &models::ModelSpec,
         layout: &models::Layout,
+        peak_bytes_per_s: f64,
     ) -> MoeRunner {
         let nvfp4 = crate::efficiency::normalize_dtype(format) == Some("nvfp4");
-        match (backend, model.moe) {
-            (Some("b12x"), Some(m)) if nvfp4 => {
+        match (opts.moe_runner_backend.as_deref(), model.moe) {
+            (Some("b12x"), Some(m)) if nvfp4 && !opts.b12x_moe_a16 => {
                 let moe_tp = (layout.tp / layout.ep.max(1)).max(1);
                 MoeRunner::B12x {
                     hidden: model.hidden_size as f64,
                     inter_per_gpu: m.expert_intermediate_size as f64 / moe_tp as f64,
+                    dynamic_bytes_per_s: peak_bytes_per_s * B12X_DYNAMIC_PEAK_FRACTION,
+                    build: opts.b12x_build.unwrap_or(B12xBuild::NEWEST),
                 }
             }
             _ => MoeRunner::Tables,
         }
     }
 
-    /// Bytes one GPU's MoE layer reads beyond the touched experts' weights, for `pairs` routed
-    /// pairs on it over `touched` experts of `bytes_per_expert` each.
-    pub fn extra_bytes(&self, pairs: f64, touched: f64, bytes_per_expert: f64) -> f64 {
+    /// One GPU's MoE layer under this runner, for `pairs` routed pairs on it over `touched`
+    /// experts of `bytes_per_expert` each, given `tables_s`, the tables' kernel's time for it.
+    pub fn time_s(&self, tables_s: f64, pairs: f64, touched: f64, bytes_per_expert: f64) -> f64 {
         let MoeRunner::B12x {
             hidden,
             inter_per_gpu,
+            dynamic_bytes_per_s,
+            build,
         } = *self
         else {
-            return 0.0;
+            return tables_s;
         };
-        if pairs < B12X_DYNAMIC_MIN_PAIRS || touched <= 0.0 {
-            return 0.0;
+        if pairs < build.dynamic_from_pairs() {
+            let underfill = if build >= B12xBuild::UnderfillTiles {
+                B12X_UNDERFILL_TIME_RATIO
+            } else {
+                1.0
+            };
+            return ((tables_s - touched * B12X_STATIC_SAVING_PER_EXPERT_S) * underfill)
+                .max(B12X_STATIC_FLOOR_RATIO * tables_s);
+        }
+        if touched <= 0.0 || dynamic_bytes_per_s <= 0.0 {
+            return tables_s;
         }
         let rows_per_expert = pairs / touched;
         let m_tiles = (rows_per_expert / B12X_TILE).ceil().max(1.0);
@@ -309,7 +377,9 @@ impl MoeRunner {
             .ceil()
             .max(1.0);
         let a_tile_bytes = B12X_TILE * hidden * B12X_A_BYTES_PER_VALUE;
-        touched * (m_tiles * slice_groups * a_tile_bytes + (m_tiles - 1.0) * bytes_per_expert)
+        let task_bytes = bytes_per_expert / slice_groups + a_tile_bytes;
+        let tasks = touched * m_tiles * slice_groups;
+        tables_s.max(tasks * task_bytes / dynamic_bytes_per_s)
     }
 }
 
@@ -386,21 +456,87 @@ mod tests {
         assert!((300.0..330.0).contains(&s128), "{s128}");
     }
 
-    /// GLM-5 NVFP4 at TP8 (hidden 6144, 2048 / 8 intermediate per GPU): under 128 pairs b12x
-    /// reads what the tables' kernel reads; from 16 tokens each touched expert adds one
-    /// 128-row activation tile (128 × 6144 × 0.5625 B ≈ 442 KB, two 128-column N tiles = one
-    /// slice group); with more than 128 rows per expert the weights are read once per M tile.
-    #[test]
-    fn b12x_dynamic_reads_padded_activation_tiles() {
-        let r = MoeRunner::B12x {
+    fn glm5_runner(build: B12xBuild) -> MoeRunner {
+        MoeRunner::B12x {
             hidden: 6144.0,
             inter_per_gpu: 256.0,
+            dynamic_bytes_per_s: 0.5e12,
+            build,
+        }
+    }
+
+    /// GLM-5 NVFP4 at TP8 (hidden 6144, 2048 / 8 intermediate per GPU, one slice group), March
+    /// build: under 128 pairs the tables' time less a fixed saving per touched expert, down to
+    /// its floor; from 16 tokens each touched expert is one task of its weights plus a 128-row
+    /// activation tile (128 × 6144 × 0.5625 B ≈ 442 KB) at the dynamic rate; more than 128 rows
+    /// per expert make two tasks each; the tables' time stays a floor.
+    #[test]
+    fn b12x_static_and_dynamic_kernels() {
+        let r = glm5_runner(B12xBuild::March2026);
+        let (tile, w, rate) = (128.0 * 6144.0 * 0.5625, 2.5e6, 0.5e12);
+        let saved = 1e-4 - 60.0 * B12X_STATIC_SAVING_PER_EXPERT_S;
+        assert!((r.time_s(1e-4, 120.0, 60.0, w) - saved).abs() < 1e-12);
+        let floor = 1e-5 * B12X_STATIC_FLOOR_RATIO;
+        assert!((r.time_s(1e-5, 120.0, 60.0, w) - floor).abs() < 1e-15);
+        let one = r.time_s(1e-6, 128.0, 100.0, w);
+        assert!((one - 100.0 * (w + tile) / rate).abs() < 1e-9, "{one}");
+        let two = r.time_s(1e-6, 256.0 * 200.0, 200.0, w);
+        assert!((two - 400.0 * (w + tile) / rate).abs() < 1e-9, "{two}");
+        assert_eq!(r.time_s(1.0, 128.0, 100.0, w), 1.0);
+        assert_eq!(MoeRunner::Tables.time_s(1e-4, 1e4, 100.0, w), 1e-4);
+    }
+
+    /// From 0.7.1 the static kernel runs up to 640 routed pairs (b12x df84035c): 16–80 tokens
+    /// at top-8 are priced as static, not as the March build's dynamic kernel; from 0.8.2 the
+    /// underfill tiles take a further 0.44 / 0.52 off.
+    #[test]
+    fn b12x_builds_move_the_dynamic_cutover() {
+        let w = 2.5e6;
+        let (march, april) = (
+            glm5_runner(B12xBuild::March2026),
+            glm5_runner(B12xBuild::Static640),
+        );
+        let t = 3e-4;
+        assert!(march.time_s(t, 512.0, 150.0, w) > t);
+        let static_s = t - 150.0 * B12X_STATIC_SAVING_PER_EXPERT_S;
+        assert!((april.time_s(t, 512.0, 150.0, w) - static_s).abs() < 1e-12);
+        assert!((april.time_s(t, 640.0, 150.0, w) - static_s).abs() < 1e-12);
+        assert!(april.time_s(t, 648.0, 150.0, w) > t);
+        let newest = glm5_runner(B12xBuild::UnderfillTiles).time_s(t, 512.0, 150.0, w);
+        assert!((newest - static_s * B12X_UNDERFILL_TIME_RATIO).abs() < 1e-12);
+    }
+
+    /// b12x on NVFP4 experts is its own runner, of the build the options name (the newest where
+    /// none); under `B12X_MOE_FORCE_A16=1` (its W4A16 kernels) and for other backends the
+    /// tables price the MoE.
+    #[test]
+    fn b12x_runner_follows_the_options() {
+        let glm = models::ModelSpec::preset("glm-5-nvfp4").unwrap();
+        let tp8 = models::Layout::tp(8);
+        let mut o = crate::options::ServerOptions {
+            moe_runner_backend: Some("b12x".into()),
+            ..Default::default()
         };
-        let tile = 128.0 * 6144.0 * 0.5625;
-        assert_eq!(r.extra_bytes(120.0, 100.0, 2.5e6), 0.0);
-        assert!((r.extra_bytes(128.0, 100.0, 2.5e6) - 100.0 * tile).abs() < 1.0);
-        let two_tiles = r.extra_bytes(256.0 * 200.0, 200.0, 2.5e6);
-        assert!((two_tiles - 200.0 * (2.0 * tile + 2.5e6)).abs() < 1.0);
-        assert_eq!(MoeRunner::Tables.extra_bytes(1e4, 100.0, 2.5e6), 0.0);
+        let of = |o: &crate::options::ServerOptions| MoeRunner::of(o, "nvfp4", &glm, &tp8, 1e12);
+        assert!(matches!(
+            of(&o),
+            MoeRunner::B12x {
+                build: B12xBuild::NEWEST,
+                ..
+            }
+        ));
+        o.b12x_build = Some(B12xBuild::March2026);
+        assert!(matches!(
+            of(&o),
+            MoeRunner::B12x {
+                build: B12xBuild::March2026,
+                ..
+            }
+        ));
+        o.b12x_moe_a16 = true;
+        assert_eq!(of(&o), MoeRunner::Tables);
+        o.b12x_moe_a16 = false;
+        o.moe_runner_backend = Some("cutlass".into());
+        assert_eq!(of(&o), MoeRunner::Tables);
     }
 }

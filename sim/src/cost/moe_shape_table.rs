@@ -174,8 +174,8 @@ impl ShapeTable {
 
 /// The table that prices `model`'s decode MoE under `layout` on `machine` with `opts`, where one
 /// applies: an SM120 GPU (the table's RTX PRO 6000 family), NVFP4 experts run by FlashInfer
-/// CUTLASS (both engines' NVFP4 MoE there unless another runner is asked for; b12x has its own
-/// kernels, [`super::moe::MoeRunner::B12x`]), experts sliced by TP (no EP), a slice the kernel
+/// CUTLASS (both engines' NVFP4 MoE there unless another runner is asked for; b12x's kernels are
+/// priced against it, [`super::moe::MoeRunner::B12x`]), experts sliced by TP (no EP), a slice the kernel
 /// curves did not measure ([`super::moe::shape_note`]: where they did, they stay), and the
 /// table's rows of that exact shape.
 pub fn for_layout(
@@ -188,9 +188,11 @@ pub fn for_layout(
     let format = model
         .format_of(models::spec::ModelPart::RoutedExperts)
         .name();
+    // b12x is priced against the CUTLASS kernel's time (`super::moe::MoeRunner::B12x`, its
+    // constants pinned on b12x/cutlass pairs that shared one baseline), so it reads the same rows
     let cutlass = matches!(
         opts.moe_runner_backend.as_deref(),
-        None | Some("auto" | "cutlass" | "flashinfer_cutlass")
+        None | Some("auto" | "cutlass" | "flashinfer_cutlass" | "b12x")
     );
     let applies = super::attn_backend::sm_major(machine) == Some(12)
         && crate::efficiency::normalize_dtype(&format) == Some("nvfp4")

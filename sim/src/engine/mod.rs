@@ -315,6 +315,12 @@ pub struct LaunchKnobs {
     pub context_length: Option<u32>,
     /// `--moe-runner-backend` as the source spells it (`b12x`, `flashinfer_trtllm`).
     pub moe_runner_backend: Option<String>,
+    /// The b12x build the record's engine words name ([`crate::b12x_build::B12xBuild::of_text`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b12x_build: Option<crate::b12x_build::B12xBuild>,
+    /// `B12X_MOE_FORCE_A16=1`: b12x runs its W4A16 MoE kernels, not its NVFP4 ones.
+    #[serde(default)]
+    pub b12x_moe_a16: bool,
     pub attention_backend: Option<String>,
     pub pcie_all_reduce: Option<PcieAllReduce>,
     /// Custom all-reduce off (`--disable-custom-all-reduce`, a cutoff of 0, "pure NCCL").
@@ -412,6 +418,8 @@ impl Engine {
         o.kv_cache_dtype = knobs.kv_cache_dtype;
         o.context_length = knobs.context_length;
         o.moe_runner_backend = knobs.moe_runner_backend.clone();
+        o.b12x_build = knobs.b12x_build;
+        o.b12x_moe_a16 = knobs.b12x_moe_a16;
         o.attention_backend = knobs.attention_backend.clone();
         o.disable_custom_all_reduce = knobs.disable_custom_all_reduce;
         o.disable_cuda_graph = knobs.disable_cuda_graph;

@@ -296,5 +296,13 @@ mod tests {
             "nvfp4",
         );
         assert_eq!(k.moe_runner_backend.as_deref(), Some("b12x"));
+        // and its W4A16 switch, which takes b12x off its NVFP4 kernels (`cost::moe::MoeRunner`)
+        assert!(k.b12x_moe_a16);
+        let off = knobs(
+            Engine::Vllm,
+            "MOE_BACKEND=b12x B12X_MOE_FORCE_A16=0",
+            "nvfp4",
+        );
+        assert!(!off.b12x_moe_a16);
     }
 }

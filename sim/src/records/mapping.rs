@@ -24,6 +24,7 @@ use super::speculation::{RecordSpeculation, record_prompt_kind, record_speculati
 use super::unexpressible::stated;
 pub use super::unexpressible::{Unexpressible, UnexpressibleKind};
 use super::{Parallel, Record, RecordWorkload, Whole, lower};
+use crate::b12x_build::B12xBuild;
 use crate::engine::sglang::record::INFERENCEX_PROMPTS_PER_CONCURRENCY;
 use crate::engine::{Engine, Knob, LaunchKnobs};
 use crate::workload::Workload;
@@ -441,6 +442,19 @@ fn part_of_box(l: Layout, n: u32, why: &mut Vec<Unexpressible>, assumptions: &mu
     }
 }
 
+/// The b12x build a record's engine words name (`None`: not stated), with the assumption said.
+fn b12x_build_of(words: &str, assumptions: &mut Vec<String>) -> Option<B12xBuild> {
+    let build = B12xBuild::of_text(words);
+    assumptions.push(match build {
+        Some(b) => format!("{}, from the record's engine words", b.describe()),
+        None => format!(
+            "b12x build not stated: taken as the newest modelled, {}",
+            B12xBuild::NEWEST.describe()
+        ),
+    });
+    build
+}
+
 /// Maps `r` onto what shardwise simulates, or says why it cannot.
 pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     let mut why: Vec<Unexpressible> = Vec::new();
@@ -482,6 +496,14 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     };
     let mut knobs = engine.record_knobs(&flags, &quant, &mut assumptions);
     knobs.decode_context_parallel = sizes.dcp.filter(|d| *d > 1);
+    if knobs.moe_runner_backend.as_deref() == Some("b12x") && knobs.b12x_moe_a16 {
+        assumptions.push(
+            "B12X_MOE_FORCE_A16=1: b12x's W4A16 MoE kernels, which no public timing prices: costed as the kernel tables' MoE".into(),
+        );
+    } else if knobs.moe_runner_backend.as_deref() == Some("b12x") {
+        let version = r.engine.version.as_deref().unwrap_or_default();
+        knobs.b12x_build = b12x_build_of(&format!("{version} {flags}"), &mut assumptions);
+    }
     if flags.trim().is_empty() {
         assumptions.push(format!(
             "server flags not stated: {} defaults",

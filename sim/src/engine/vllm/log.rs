@@ -362,6 +362,11 @@ fn proven_env(message: &str) -> Option<(&'static str, &'static str)> {
         let off = message.contains("profiling is disabled");
         return Some((ESTIMATE, if off { "0" } else { "1" }));
     }
+    // the fork's b12x MoE warns when it runs its W4A16 kernels (`b12x_moe.py`: "B12X_MOE_FORCE_A16=1
+    // changes B12X MoE activation numerics")
+    if message.contains("B12X_MOE_FORCE_A16=1 changes") {
+        return Some((crate::b12x_build::B12X_MOE_FORCE_A16, "1"));
+    }
     message
         .contains("PCIe custom allreduce enabled via VLLM_ENABLE_PCIE_ALLREDUCE=1")
         .then_some(("VLLM_ENABLE_PCIE_ALLREDUCE", "1"))

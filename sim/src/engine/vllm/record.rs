@@ -71,6 +71,11 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" => {
             k.estimate_cudagraph_memory = arg == Some("1")
         }
+        // b12x's W4A16 MoE (BF16 activations) in place of its NVFP4 kernels
+        // (`default_moe_quant_mode` in b12x `integration/tp_moe.py`)
+        crate::b12x_build::B12X_MOE_FORCE_A16 => {
+            k.b12x_moe_a16 = arg.is_some_and(crate::b12x_build::env_flag_on)
+        }
         "VLLM_ENABLE_PCIE_ALLREDUCE" if arg == Some("1") => {
             k.pcie_all_reduce = Some(PcieAllReduce {
                 engine: Engine::Vllm,

@@ -8,14 +8,13 @@ use super::{
 use crate::options::{ServerOptions, SpeculativeOptions};
 use models::ModelSpec;
 
-/// What `--moe-runner-backend b12x` means for a prediction. b12x switches kernels with the
-/// routed pairs per step (b12x `integration/tp_moe.py::b12x_moe_fp4`, March 2026: compact
-/// static kernel below `_STATIC_COMPACT_CUTOVER_PAIRS_DEFAULT` = 128 pairs, 16 tokens at top-8
-/// routing; the queue-driven dynamic kernel above). Below the cutover it is costed with the kernel
-/// tables' MoE; above it the cost model adds the dynamic kernel's padded 128-row activation tiles
-/// (`cost::moe::MoeRunner::B12x`). On the dev set that term explains part of the gap only: plain
-/// decode at 32–64 streams still runs 8–28% slower than predicted.
-pub const B12X_NOTE: &str = "--moe-runner-backend b12x: from 16 tokens per step (128 routed pairs) its dynamic kernel is costed with the 128-row activation tile it reads per expert and N slice beyond the weights; public GLM-5 runs at 32-64 streams were still slower than this predicts";
+/// What `--moe-runner-backend b12x` means for a prediction from a launch line, which names no
+/// b12x build: the newest modelled is taken ([`crate::b12x_build::B12xBuild::NEWEST`]). b12x
+/// switches kernels with the routed pairs per GPU (`select_tp_moe_backend` in b12x's
+/// `integration/tp_moe.py`): its compact static kernel up to 640 pairs since 0.7.1, the
+/// queue-driven dynamic kernel beyond; up to 0.7.0 (the March 2026 images) the dynamic kernel
+/// ran from 128 pairs. Costs: `cost::moe::MoeRunner::B12x`.
+pub const B12X_NOTE: &str = "--moe-runner-backend b12x: b12x build not stated, taken as the newest modelled (>= 0.8.2): its static MoE kernel up to 640 routed pairs per GPU (80 tokens at top-8) at the CUTLASS tables' time less 0.55 us per touched expert, times 0.85 for its 64x128 underfill tiles; its dynamic kernel beyond, at 0.36 of peak bandwidth per task (builds <= 0.7.0, March 2026, ran it from 128 pairs, and were slower than CUTLASS from 16 tokens per step)";
 
 /// Whose defaults the note lists: `SGLang's defaults for N MiB GPUs at TP4×PP2`.
 fn defaults_note(ctx: &DefaultsContext) -> String {
@@ -137,9 +136,9 @@ impl SglangArgs {
             // SGLang's verify kernels read a request's cache once for all its draft tokens
             verify_rows_per_draft_token: false,
             decode_context_parallel: 1,
-            vllm_memory: None,
             switches: self.switches(),
             streams_share_prompt: false,
+            ..ServerOptions::default()
         };
         if !defaulted.is_empty() {
             notes.insert(

@@ -386,7 +386,7 @@ fn the_community_glm5_launch_line_is_read() {
     assert!(
         r.notes
             .iter()
-            .any(|n| n.contains("b12x: from 16 tokens per step")),
+            .any(|n| n.contains("b12x build not stated, taken as the newest modelled")),
         "{:?}",
         r.notes
     );

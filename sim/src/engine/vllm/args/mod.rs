@@ -356,6 +356,9 @@ impl VllmLine {
             estimate_cudagraph_memory: self.env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
                 == Some("1"),
             moe_runner_backend: self.get(&MOE_BACKEND).map(str::to_string),
+            b12x_moe_a16: self
+                .env(crate::b12x_build::B12X_MOE_FORCE_A16)
+                .is_some_and(crate::b12x_build::env_flag_on),
             attention_backend: self.get(&ATTENTION_BACKEND).map(str::to_string),
             ..LaunchKnobs::default()
         })

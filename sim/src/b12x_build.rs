@@ -1,0 +1,204 @@
+//! The b12x build a run used (lukealonso/b12x, mirrored as local-inference-lab/b12x), read from
+//! a record's engine words, and the switch that takes b12x's MoE off its NVFP4 kernels: the
+//! vocabulary `crate::cost::moe::MoeRunner` prices b12x's MoE by.
+
+use serde::{Deserialize, Serialize};
+
+/// The environment variable that makes b12x run its W4A16 MoE kernels (BF16 activations;
+/// `default_moe_quant_mode` in b12x `integration/tp_moe.py`, 3dcd574e).
+pub const B12X_MOE_FORCE_A16: &str = "B12X_MOE_FORCE_A16";
+
+/// Whether an environment value switches a flag on, as b12x's `_env_flag` reads it (anything
+/// but empty, `0`, `false`, `False`).
+pub fn env_flag_on(value: &str) -> bool {
+    !matches!(value, "" | "0" | "false" | "False")
+}
+
+/// The b12x build that ran `b12x_moe_fp4` (lukealonso/b12x, mirrored as
+/// local-inference-lab/b12x): its MoE dispatch changed twice in April 2026, and a run's speed
+/// by batch depends on which side of those changes it ran. Read from a record's engine version
+/// or image words ([`B12xBuild::of_text`]); a run that names none is taken as the newest
+/// ([`B12xBuild::NEWEST`]), and its prediction says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum B12xBuild {
+    /// Up to 0.7.0 (18 March – 1 April 2026): micro / compact static kernel below 128 routed
+    /// pairs, the dynamic kernel from 128 (`_STATIC_COMPACT_CUTOVER_PAIRS_DEFAULT =
+    /// _LEVEL_TILE_M`, `select_tp_moe_backend` in `b12x/integration/tp_moe.py` at 8279ee6d,
+    /// 0.7.0): the build of the March 2026 SGLang images.
+    March2026,
+    /// 0.7.1 – 0.8.1 (2 – 10 April 2026): the static kernel up to 640 routed pairs
+    /// (`_STATIC_COMPACT_CUTOVER_PAIRS_DEFAULT = 640`, `routed_rows <= cutover`, b12x df84035c,
+    /// "Enhance decode graph tuning", with a per-batch cluster ladder tuned by timing both
+    /// kernels: `b12x/moe/tuning/decode.max_active_clusters.py`, "static: 20 < routed_rows <=
+    /// 640"), i.e. decode up to 80 tokens at top-8 stays on the static kernel.
+    Static640,
+    /// 0.8.2 on (10 April 2026 –): as [`Self::Static640`], and the micro / static kernels run
+    /// 64×128 tiles for experts with few routed rows (b12x ba2b9679, picked from the routed rows
+    /// under graph capture since de80e013, 0.8.2).
+    UnderfillTiles,
+}
+
+impl B12xBuild {
+    /// The build a run that names none is taken to have run: the newest modelled.
+    pub const NEWEST: B12xBuild = B12xBuild::UnderfillTiles;
+
+    /// The build of a version `(major, minor, patch)` of the `b12x` package.
+    pub fn of_version(v: (u32, u32, u32)) -> B12xBuild {
+        if v <= (0, 7, 0) {
+            B12xBuild::March2026
+        } else if v <= (0, 8, 1) {
+            B12xBuild::Static640
+        } else {
+            B12xBuild::UnderfillTiles
+        }
+    }
+
+    /// The newest build released by `(year, month, day)` (a month alone: its last day).
+    pub fn of_date(d: (u32, u32, u32)) -> B12xBuild {
+        if d <= (2026, 4, 1) {
+            B12xBuild::March2026
+        } else if d <= (2026, 4, 9) {
+            B12xBuild::Static640
+        } else {
+            B12xBuild::UnderfillTiles
+        }
+    }
+
+    /// The build a record's engine words name: a `b12x` version (`b12x==0.7.2`, `b12x 0.9.5`),
+    /// else the newest build by the date the words give (`March 2026`, `2026-04-20`, an image
+    /// tag's `20260514`); `None` when they give neither.
+    pub fn of_text(text: &str) -> Option<B12xBuild> {
+        b12x_version_in(text)
+            .map(B12xBuild::of_version)
+            .or_else(|| date_in(text).map(B12xBuild::of_date))
+    }
+
+    /// Routed pairs on a GPU from which this build runs the dynamic kernel.
+    pub fn dynamic_from_pairs(self) -> f64 {
+        match self {
+            B12xBuild::March2026 => 128.0,
+            B12xBuild::Static640 | B12xBuild::UnderfillTiles => 641.0,
+        }
+    }
+
+    /// How the build reads in a prediction's notes.
+    pub fn describe(self) -> &'static str {
+        match self {
+            B12xBuild::March2026 => "b12x <= 0.7.0 (dynamic MoE kernel from 128 routed pairs)",
+            B12xBuild::Static640 => "b12x 0.7.1-0.8.1 (static MoE kernel up to 640 routed pairs)",
+            B12xBuild::UnderfillTiles => {
+                "b12x >= 0.8.2 (static MoE kernel up to 640 routed pairs, 64x128 underfill tiles)"
+            }
+        }
+    }
+}
+
+/// The `(major, minor, patch)` written after a `b12x` word (`b12x==0.7.2`, `b12x-0.9.5`,
+/// `b12x v0.8.3`), if any.
+fn b12x_version_in(text: &str) -> Option<(u32, u32, u32)> {
+    let lower = text.to_ascii_lowercase();
+    lower.match_indices("b12x").find_map(|(at, _)| {
+        let rest = lower[at + 4..].trim_start_matches([' ', '=', '-', '_', ':', 'v']);
+        let word: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let mut parts = word.split('.').map(|p| p.parse::<u32>().ok());
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(Some(a)), Some(Some(b)), Some(Some(c))) => Some((a, b, c)),
+            (Some(Some(a)), Some(Some(b)), None) => Some((a, b, 0)),
+            _ => None,
+        }
+    })
+}
+
+/// Month names, January first (a record may write any prefix of three letters or more).
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// `(year, month, day)` when it is a plausible date of this century.
+fn plausible_date(d: (u32, u32, u32)) -> Option<(u32, u32, u32)> {
+    ((2020..2100).contains(&d.0) && (1..=12).contains(&d.1) && (1..=31).contains(&d.2)).then_some(d)
+}
+
+/// The date a word of `-`-joined parts gives: `2026-04-20`, or an eight-digit run `20260514`
+/// within one part (an image tag's `glmkimirebase20260514`).
+fn date_in_word(word: &str) -> Option<(u32, u32, u32)> {
+    let parts: Vec<&str> = word.split('-').collect();
+    let ymd = parts.windows(3).find_map(|w| {
+        let n: Vec<u32> = w.iter().filter_map(|p| p.parse().ok()).collect();
+        (w[0].len() == 4 && n.len() == 3)
+            .then(|| plausible_date((n[0], n[1], n[2])))
+            .flatten()
+    });
+    ymd.or_else(|| {
+        parts
+            .iter()
+            .flat_map(|p| p.split(|c: char| !c.is_ascii_digit()))
+            .filter(|run| run.len() == 8)
+            .find_map(|run| {
+                let n: u32 = run.parse().ok()?;
+                plausible_date((n / 10000, n / 100 % 100, n % 100))
+            })
+    })
+}
+
+/// The first date in `text`: `2026-04-20`, an eight-digit `20260514`, or a month and year
+/// `March 2026` (taken at its end: 31 stands for every month's last day).
+fn date_in(text: &str) -> Option<(u32, u32, u32)> {
+    let lower = text.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.iter().enumerate().find_map(|(i, w)| {
+        date_in_word(w).or_else(|| {
+            let month = MONTHS
+                .iter()
+                .position(|m| w.len() >= 3 && m.starts_with(w))?;
+            let year: u32 = words.get(i + 1)?.parse().ok()?;
+            plausible_date((year, month as u32 + 1, 31))
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The build from a record's engine words: a b12x version first, else the date.
+    #[test]
+    fn b12x_build_from_engine_words() {
+        use B12xBuild::*;
+        let of = B12xBuild::of_text;
+        assert_eq!(
+            of("community docker (voipmonitor/sglang, March 2026)"),
+            Some(March2026)
+        );
+        assert_eq!(of("sglang 0.5.9 with b12x==0.7.0"), Some(March2026));
+        assert_eq!(of("b12x 0.7.2, image built 2026-05-01"), Some(Static640));
+        assert_eq!(of("b12x-0.9.5"), Some(UnderfillTiles));
+        assert_eq!(of("image foo-20260514-bar"), Some(UnderfillTiles));
+        assert_eq!(of("built 2026-04-05"), Some(Static640));
+        assert_eq!(of("April 2026"), Some(UnderfillTiles));
+        assert_eq!(of("voipmonitor/sglang:cu130 community image"), None);
+        assert_eq!(of("b12xc929144"), None);
+        let kimi =
+            "image voipmonitor/vllm:glm-kimi-layered-vllm68b3569f-b12xc929144-cutedsl45-20260514";
+        assert_eq!(of(kimi), Some(UnderfillTiles));
+        assert_eq!(of("marlin 2026"), None);
+    }
+}
