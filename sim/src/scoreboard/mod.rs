@@ -395,6 +395,15 @@ fn predict(
     let model = ServedModel::new(machine, spec, e.layout, &server, Knobs::default())
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
     notes.extend(model.target().padding_note().map(str::to_string));
+    // a collective no curve was measured for (NCCL's ring model, `machine::nccl_model`) is said
+    notes.extend(
+        model
+            .target()
+            .comm_notes()
+            .iter()
+            .filter(|n| n.contains("modelled, not measured"))
+            .cloned(),
+    );
     let speculation = speculation_of(e, &model, &mut notes);
     let (breakdown, step_ms, value) = predicted_value(e, engine, spec, &model, &server, &mut notes)
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x))?;
