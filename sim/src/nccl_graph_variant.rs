@@ -39,7 +39,13 @@ pub const GRAPH_FILE_RANKS: usize = 8;
 pub fn with_graph_file(base: &MachineProfile, measured: &MachineProfile) -> MachineProfile {
     let mut p = base.clone();
     let group: Vec<u32> = (0..GRAPH_FILE_RANKS as u32).collect();
-    let class = worst_class(&p, &group);
+    // the class the base box gives that group (NODE: two switches through the CPU's root ports)
+    let class = p
+        .collectives
+        .iter()
+        .find(|c| c.devices == group)
+        .and_then(|c| c.link_class)
+        .unwrap_or(LinkClass::NODE);
     // the default-NCCL 8-GPU curves move to GPUs 8-15 (two other switches, the same class): a
     // group there runs without the file, and the 16-GPU ring model still reads them
     let rest: Vec<u32> = (GRAPH_FILE_RANKS as u32..2 * GRAPH_FILE_RANKS as u32).collect();
@@ -67,15 +73,4 @@ pub fn with_graph_file(base: &MachineProfile, measured: &MachineProfile) -> Mach
          the same rings here over one CPU's root ports; 16-GPU groups cannot use an 8-rank file"
     ));
     p
-}
-
-/// The slowest link class among `group`'s pairs in `p` (NODE for two switches of this box).
-fn worst_class(p: &MachineProfile, group: &[u32]) -> LinkClass {
-    let rank = |c: LinkClass| crate::machine::placement::link_rank(c);
-    p.links
-        .iter()
-        .filter(|l| group.contains(&l.src) && group.contains(&l.dst))
-        .map(|l| l.topology)
-        .max_by_key(|&c| rank(c))
-        .unwrap_or(LinkClass::Unknown)
 }
