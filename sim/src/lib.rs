@@ -35,6 +35,7 @@ pub mod layout;
 pub mod log_check;
 pub mod machine;
 pub mod memory_fit;
+pub mod nccl_graph_variant;
 pub mod numtext;
 pub mod options;
 pub mod p2p_variant;

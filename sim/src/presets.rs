@@ -17,7 +17,9 @@
 //!   all-reduce over the host-staged path). Built at load time from `rtx-pro-6000-x8-baremetal`.
 //! - `rtx-pro-6000-x16-pcie-switch`: 16 RTX PRO 6000 behind four PCIe Gen5 switches of four GPUs
 //!   on one socket, as the rtx6kpro wiki publishes its 16-GPU host; the 8-GPU box's NCCL curves on
-//!   its groups (no NCCL run of it is published).
+//!   its groups (no NCCL run of it is published); 16-GPU groups by NCCL's ring model
+//!   (`machine::nccl_model`). `-nccl-graph`: the same box with the community's 8-rank
+//!   `NCCL_GRAPH_FILE` ([`crate::nccl_graph_variant`]), built at load time.
 //! - `rtx-pro-6000-maxq-x8`: eight 300 W RTX PRO 6000 Blackwell Max-Q Workstation Edition cards
 //!   (the GPU preset `rtx-pro-6000-maxq`: the datasheet's memory, tensor peaks scaled by its AI
 //!   TOPS) on bare metal with P2P; the bare-metal box's links and NCCL curves stand in (no Max-Q
@@ -75,6 +77,11 @@ const PRESETS: [(&str, &str); 13] = [
     ),
 ];
 
+/// The 16-GPU switch box with the community's 8-rank NCCL graph file in force
+/// ([`crate::nccl_graph_variant`]): built at load time from `rtx-pro-6000-x16-pcie-switch` and the
+/// curves `rtx-pro-6000-x8-baremetal-nccl-tuned` measured with that file.
+pub const NCCL_GRAPH_VARIANT: &str = "rtx-pro-6000-x16-pcie-switch-nccl-graph";
+
 /// The P2P-state variants: (name, base preset, state, why).
 const P2P_VARIANTS: [(&str, &str, models::profile::P2pState, &str); 2] = [
     (
@@ -98,6 +105,7 @@ pub fn machine_preset_names() -> Vec<&'static str> {
         .iter()
         .map(|(n, _)| *n)
         .chain(P2P_VARIANTS.iter().map(|v| v.0))
+        .chain([NCCL_GRAPH_VARIANT])
         .collect()
 }
 
@@ -122,6 +130,12 @@ pub fn machine_preset(name: &str) -> Option<MachineProfile> {
             *state,
             &|_, _| true,
             why,
+        ));
+    }
+    if name == NCCL_GRAPH_VARIANT {
+        return Some(crate::nccl_graph_variant::with_graph_file(
+            &machine_preset("rtx-pro-6000-x16-pcie-switch")?,
+            &machine_preset("rtx-pro-6000-x8-baremetal-nccl-tuned")?,
         ));
     }
     let (key, text) = PRESETS.iter().find(|(n, _)| *n == name)?;

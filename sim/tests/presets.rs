@@ -48,7 +48,8 @@ fn every_preset_parses_with_provenance() {
             "rtx-pro-6000-x8x2-400gbe",
             "h200-x8x2-ib-ndr",
             "rtx-pro-6000-x8-baremetal-p2p-off",
-            "rtx-pro-6000-x8-baremetal-p2p-routed"
+            "rtx-pro-6000-x8-baremetal-p2p-routed",
+            "rtx-pro-6000-x16-pcie-switch-nccl-graph"
         ]
     );
     for (name, p) in all() {
@@ -426,6 +427,52 @@ fn the_16_gpu_switch_box_is_as_published_and_reads_as_a_profile() {
         assert_eq!(pp.stages[0], (0..8).collect::<Vec<u32>>());
         assert_eq!(pp.stages[1], (8..16).collect::<Vec<u32>>());
     }
+}
+
+/// Issue 36: the 16-GPU box with the community's 8-rank NCCL graph file runs its GPUs 0-7 in the
+/// layout the dual-Turin box's all-reduce was measured in (4 channels, LL for small messages):
+/// those measured curves on GPUs 0-7, nothing else changed; a 16-GPU group cannot use the file
+/// and keeps the base box's modelled curve.
+#[test]
+fn the_graph_file_variant_puts_the_measured_layout_on_gpus_0_to_7_only() {
+    let name = sim::presets::NCCL_GRAPH_VARIANT;
+    let v = sim::machine::Machine::resolve(name).unwrap();
+    let base = sim::machine::Machine::resolve("rtx-pro-6000-x16-pcie-switch").unwrap();
+    let tuned = machine_preset("rtx-pro-6000-x8-baremetal-nccl-tuned").unwrap();
+    let eight: Vec<u32> = (0..8).collect();
+    let all: Vec<u32> = (0..16).collect();
+    let want = curve(&tuned, CollectiveOp::AllReduce, &eight);
+    let got = v.collective(CollectiveOp::AllReduce, &eight);
+    for p in &want.points {
+        let b = p.bytes as f64;
+        assert!(
+            (got.time_s(b) / (p.time_us.median * 1e-6) - 1.0).abs() < 1e-9,
+            "{b} B"
+        );
+    }
+    assert!(got.source.contains("measured"), "{}", got.source);
+    // small messages: the file's 4-channel LL ring, not the default curve
+    let b = 32768.0;
+    assert!(got.time_s(b) < 0.85 * base.collective(CollectiveOp::AllReduce, &eight).time_s(b));
+    for (op, group) in [
+        (CollectiveOp::AllReduce, &all[..]),
+        (CollectiveOp::AllReduce, &eight[..4]),
+        (CollectiveOp::AllToAll, &eight[..]),
+    ] {
+        assert_eq!(
+            v.collective(op, group).time_s(b),
+            base.collective(op, group).time_s(b),
+            "{op:?} on {} GPUs",
+            group.len()
+        );
+    }
+    let p = machine_preset(name).unwrap();
+    assert!(
+        p.provenance
+            .notes
+            .iter()
+            .any(|n| n.contains("NCCL_GRAPH_FILE"))
+    );
 }
 
 /// Issue 35: the Max-Q box is the bare-metal box's links and NCCL curves with the 300 W card's

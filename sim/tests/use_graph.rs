@@ -460,6 +460,7 @@ const SIM_FLOORS: [(&str, &[&str]); 7] = [
         &[
             "error",
             "numtext",
+            "nccl_graph_variant",
             "p2p_variant",
             "presets",
             "options",

@@ -414,21 +414,28 @@ fn a_record_of_half_a_box_runs_on_the_presets_first_gpus() {
 
 #[test]
 fn a_record_of_sixteen_rtx_gpus_runs_on_the_sixteen_gpu_box() {
-    let record = |id: &str, count: u32, tp: u32, virtualized: bool| {
+    let record = |id: &str, count: u32, tp: u32, virtualized: bool, extra: &str| {
         format!(
             r#"{{"id": "{id}", "hardware": {{"gpu": "NVIDIA RTX PRO 6000 Blackwell",
              "count": {count}, "p2p": "unknown", "virtualized": {virtualized}}},
-             "engine": {{"name": "vllm", "flags": "TP={tp}"}}, "model": "moonshotai/Kimi-K2.6",
+             "engine": {{"name": "vllm", "flags": "TP={tp}{extra}"}}, "model": "moonshotai/Kimi-K2.6",
              "quant": "int4 native (W4A16)", "parallel": {{"tp": {tp}, "pp": 1}},
              "workload": {{"input_len": 0, "concurrency": 16, "dataset": "llm_decode_bench.py"}},
              "metrics": {{"output_tok_s": "780"}}}}"#
         )
     };
     let text = format!(
-        r#"{{"records": [{}, {}, {}]}}"#,
-        record("tp16", 16, 16, false),
-        record("tp8-of-12", 12, 8, false),
-        record("vm16", 16, 16, true)
+        r#"{{"records": [{}, {}, {}, {}]}}"#,
+        record("tp16", 16, 16, false, "; NCCL graph file not used"),
+        record("tp8-of-12", 12, 8, false, ""),
+        record("vm16", 16, 16, true, ""),
+        record(
+            "tp8-graph",
+            16,
+            8,
+            false,
+            "; NCCL_GRAPH_FILE=/mnt/nccl_graph_opt.xml (the 8-rank graph file)"
+        )
     );
     let set = RecordSet::parse(text.as_bytes(), Path::new("sixteen.json")).unwrap();
     let tp16 = express(&set.records[0]).unwrap();
@@ -452,6 +459,26 @@ fn a_record_of_sixteen_rtx_gpus_runs_on_the_sixteen_gpu_box() {
     // a VM of 16 has no preset: refused, saying so
     let why = express(&set.records[2]).unwrap_err();
     assert_eq!(why[0].kind, UnexpressibleKind::UnknownMachine);
+    // issue 36: the 8-rank graph file is the layout the dual-Turin curves were measured in
+    let graph = express(&set.records[3]).unwrap();
+    assert_eq!(graph.machine, sim::presets::NCCL_GRAPH_VARIANT);
+    assert!(
+        graph
+            .assumptions
+            .iter()
+            .any(|a| a.contains("NCCL_GRAPH_FILE")),
+        "{:?}",
+        graph.assumptions
+    );
     let b = score(&set, &ScoreOptions::default());
-    assert_eq!(b.expressible, 2, "{:?}", b.unexpressible);
+    assert_eq!(b.expressible, 3, "{:?}", b.unexpressible);
+    // TP16 has no curve of its own: its predictions say the all-reduce is modelled
+    let tp16 = b.comparisons.iter().find(|c| c.id == "tp16").unwrap();
+    assert!(
+        tp16.notes
+            .iter()
+            .any(|n| n.contains("modelled, not measured")),
+        "{:?}",
+        tp16.notes
+    );
 }

@@ -115,12 +115,23 @@ pub fn x16_switches(m: &Measured) -> MachineProfile {
             .to_string(),
         "No NCCL run of this box is published: the collectives are the 8-GPU bare-metal box's \
          measured curves (2 and 4 GPUs put on one switch, PIX; 8 GPUs on two switches, NODE). Its \
-         links reach what this box's do (53-56 GB/s one way), but NCCL's rings here cross the \
-         switches' x16 uplinks, which four GPUs share: large all-reduces over 8 or 16 GPUs may be \
-         slower than these curves."
+         links reach what this box's do (53-56 GB/s one way). NCCL's rings keep each switch's four \
+         GPUs contiguous, so a ring leaves and enters a switch once per direction per channel: the \
+         x16 uplink carries one ring edge, as a GPU's own x16 link does (two pairs through one \
+         uplink 56.4 GB/s, one pair 56.3 GB/s, the Turin host's page), and does not bound a ring \
+         all-reduce; it does bound all-to-all (204 GB/s of 4 x 56 over 16 GPUs)."
             .to_string(),
-        "16-GPU groups have no curve of their own: the simulator scales the 8-GPU one and says so; \
-         send/recv is the bare-metal box's (one NCCL step + bytes at the pair's bandwidth)."
+        "16-GPU groups have no curve of their own: modelled, not measured (said in predictions' \
+         notes), from the 8-GPU curve with the latency of NCCL's ring form (src/graph/tuning.cc: \
+         base + 2(n-1) x per-step latency) fitted on the 2- and 4-GPU curves (3.0 us + 1.67 us a \
+         step; the held-back 8-GPU curve within 10% up to 64 KiB) and the bandwidth part by NCCL's \
+         bus factor 2(n-1)/n; send/recv is the bare-metal box's (one NCCL step + bytes at the \
+         pair's bandwidth)."
+            .to_string(),
+        "NCCL's own default allows P2P only up to PXB on an AMD host of more than 2 GPUs \
+         (src/graph/paths.cc ncclTopoCheckP2p): cross-switch (PHB) pairs use P2P with \
+         NCCL_P2P_LEVEL=PHB or SYS, as the community's recipes set it; the preset assumes they do, \
+         since no run states it."
             .to_string(),
         "CUDA caps peer access at 8 peers per GPU per process (the wiki page): NCCL over 16 GPUs \
          uses its IPC/P2P transports, as modelled; a custom all-reduce over all 16 is not."

@@ -4,8 +4,9 @@
 //! 1. a curve measured on exactly those GPUs (default NCCL environment before tuned ones);
 //! 2. a curve measured on n GPUs whose worst link is C;
 //! 3. a curve measured on n GPUs with the nearest link class (slower classes preferred when tied);
-//! 4. the same op on another group size m, rescaled by the ring model: latency × (n−1)/(m−1) steps,
-//!    size-dependent part × busbw factor(n)/factor(m);
+//! 4. the same op on another group size m, rescaled by the ring model: size-dependent part × busbw
+//!    factor(n)/factor(m); latency by NCCL's ring form `base + nsteps · hop` fitted on the two
+//!    smallest sizes measured for the op ([`super::nccl_model`]), else × (n−1)/(m−1) steps;
 //! 5. another op on the group: all-gather or reduce-scatter ≈ half an all-reduce (ring all-reduce
 //!    = reduce-scatter + all-gather), all-reduce ≈ two all-gathers, all-to-all ≈ all-gather of the
 //!    same buffer (each rank moves (n−1)/n of it either way); send/recv from the pair's P2P or
@@ -18,6 +19,7 @@
 //! 7. nothing measured: an alpha–beta ring over the GPU's datasheet link (NVLink, else PCIe).
 
 use super::curve::CommCurve;
+use super::nccl_model::RingLatency;
 use super::placement::link_rank;
 use super::shm_figures;
 use models::GpuSpec;
@@ -295,8 +297,20 @@ impl Interconnect<'_> {
             })?;
         let m = best.devices.len() as u32;
         let raw = CommCurve::from_points(&curve_points(best), "")?;
-        let lat = ring_steps(op, n) / ring_steps(op, m);
         let bw = op.busbw_factor(n) / op.busbw_factor(m);
+        if let Some(fit) = self.ring_latency(op, best) {
+            return Some(raw.rescaled(
+                fit.time_s(op, n) / fit.time_s(op, m),
+                bw,
+                format!(
+                    "modelled, not measured: {} on {n} GPUs from the one measured on {m} GPUs ({}), latency by {}, bandwidth part by NCCL's bus factor",
+                    op_name(op),
+                    devices_label(&best.devices),
+                    fit.describe()
+                ),
+            ));
+        }
+        let lat = ring_steps(op, n) / ring_steps(op, m);
         Some(raw.rescaled(
             lat,
             bw,
@@ -308,6 +322,40 @@ impl Interconnect<'_> {
                 n
             ),
         ))
+    }
+
+    /// NCCL's ring latency for `op` ([`super::nccl_model`]) fitted on the two smallest group sizes
+    /// measured for it in `like`'s NCCL environment, each at the larger of their smallest measured
+    /// sizes (latency-bound there); `None` for a non-ring op, fewer than two sizes or an
+    /// unphysical fit (then the plain ring-step scaling stands).
+    fn ring_latency(&self, op: CollectiveOp, like: &CollectiveCurve) -> Option<RingLatency> {
+        if !matches!(
+            op,
+            CollectiveOp::AllReduce | CollectiveOp::AllGather | CollectiveOp::ReduceScatter
+        ) {
+            return None;
+        }
+        let mut sizes: Vec<(u32, CommCurve, f64)> = self
+            .collectives
+            .iter()
+            .filter(|c| c.op == op && c.nccl_env == like.nccl_env && c.devices.len() > 1)
+            .filter_map(|c| {
+                let pts = curve_points(c);
+                let first = pts.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+                Some((
+                    c.devices.len() as u32,
+                    CommCurve::from_points(&pts, "")?,
+                    first,
+                ))
+            })
+            .collect();
+        sizes.sort_by_key(|s| s.0);
+        sizes.dedup_by_key(|s| s.0);
+        let [a, b, ..] = sizes.as_slice() else {
+            return None;
+        };
+        let at_bytes = a.2.max(b.2);
+        RingLatency::fit(op, (a.0, a.1.time_s(at_bytes)), (b.0, b.1.time_s(at_bytes)))
     }
 
     /// Step 5: derived from another op on the same group.

@@ -12,6 +12,7 @@
 pub mod curve;
 pub mod interconnect;
 pub mod nccl_env;
+pub mod nccl_model;
 pub mod network;
 pub mod nodes;
 pub mod placement;

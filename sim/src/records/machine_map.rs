@@ -177,5 +177,16 @@ fn sixteen_gpu_box(r: &Record, n: u32, assumptions: &mut Vec<String>) -> String 
             .virtualized
             .map_or("unknown".to_string(), |v| v.to_string())
     ));
-    "rtx-pro-6000-x16-pcie-switch".into()
+    match NcclTuning::graph_file(r) {
+        Some(file) => {
+            assumptions.push(format!(
+                "NCCL_GRAPH_FILE={file}: the rtx6kpro 8-rank graph (2 rings duplicated to 4 \
+                 channels at 24 GB/s, LL for small messages) on GPUs 0-7, the layout the \
+                 dual-Turin box's all-reduce was measured in (`{}`)",
+                crate::presets::NCCL_GRAPH_VARIANT
+            ));
+            crate::presets::NCCL_GRAPH_VARIANT.into()
+        }
+        None => "rtx-pro-6000-x16-pcie-switch".into(),
+    }
 }

@@ -44,6 +44,13 @@ impl NcclTuning {
         Some(parts)
     }
 
+    /// The `NCCL_GRAPH_FILE` the record runs NCCL with: a ring/channel layout NCCL takes instead
+    /// of its own topology search (`crate::nccl_graph_variant` says what the community's file
+    /// changes). A text saying no file was used states no `NCCL_GRAPH_FILE=` and reads `None`.
+    pub(super) fn graph_file(r: &Record) -> Option<String> {
+        Self::stated(r, "NCCL_GRAPH_FILE").filter(|v| !v.is_empty())
+    }
+
     /// Whether the record runs NCCL with `NCCL_P2P_DISABLE` set to a non-zero integer.
     pub(super) fn p2p_disabled(r: &Record) -> bool {
         Self::stated(r, "NCCL_P2P_DISABLE")
@@ -60,6 +67,12 @@ impl NcclTuning {
         }
         if let Some(p) = Self::stated(r, "NCCL_PROTO") {
             return NcclTuning::Tuned(format!("NCCL_PROTO={p}"));
+        }
+        if let Some(f) = Self::graph_file(r) {
+            // the file's rings and channels are the layout the tuned curves were measured in
+            return NcclTuning::Tuned(format!(
+                "NCCL_GRAPH_FILE={f} (a ring/channel layout: 4 channels, LL for small messages)"
+            ));
         }
         match Self::stated(r, "NCCL_P2P_LEVEL") {
             Some(l) => NcclTuning::Tuned(format!("NCCL_P2P_LEVEL={l}")),
@@ -128,6 +141,20 @@ mod tests {
         assert_eq!(kind(&simple), "simple");
         assert_eq!(NcclTuning::unmodelled_proto(&simple), None);
         assert_eq!(kind(&record("NCCL_PROTO=LL,Simple", "")), "tuned");
+        let graph = record(
+            "PCIe custom allreduce: off; NCCL_GRAPH_FILE=/mnt/nccl_graph_opt.xml",
+            "",
+        );
+        assert_eq!(kind(&graph), "tuned");
+        assert_eq!(
+            NcclTuning::graph_file(&graph).as_deref(),
+            Some("/mnt/nccl_graph_opt.xml")
+        );
+        let none = record("TP=16; NCCL graph file not used", "");
+        assert_eq!(
+            (kind(&none), NcclTuning::graph_file(&none)),
+            ("default", None)
+        );
         assert_eq!(
             NcclTuning::unmodelled_proto(&record("NCCL_PROTO=Tree", "")).as_deref(),
             Some("tree")

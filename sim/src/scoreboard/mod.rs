@@ -398,6 +398,7 @@ fn predict(
     let model = ServedModel::new(machine, spec, e.layout, &server, Knobs::default())
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
     notes.extend(model.target().padding_note().map(str::to_string));
+    notes.extend(modelled_comm_notes(&model));
     let speculation = speculation_of(e, &model, &mut notes);
     let (breakdown, step_ms, value) = predicted_value(e, engine, spec, &model, &server, &mut notes)
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x))?;
@@ -450,6 +451,18 @@ fn predict(
             }
         })
         .collect())
+}
+
+/// The notes of the collectives no curve was measured for (NCCL's ring model,
+/// `machine::nccl_model`): a prediction says what it did not measure.
+fn modelled_comm_notes(model: &ServedModel) -> Vec<String> {
+    model
+        .target()
+        .comm_notes()
+        .iter()
+        .filter(|n| n.contains("modelled, not measured"))
+        .cloned()
+        .collect()
 }
 
 /// A predicted step's breakdown, its length in ms, and each quantity's predicted figure.
