@@ -479,8 +479,24 @@ fn moe_backend_rate(
 /// the tables' kernel's time, then the runner's ([`super::moe::MoeRunner::time_s`]).
 pub(super) fn moe_raw(e: &Experts, t: f64) -> super::kernel::OpTime {
     let r = &e.routing;
-    let touched = r.max_touched_per_rank(t);
-    let pairs = r.max_pairs_per_rank(t);
+    routed_experts(e, r.max_touched_per_rank(t), r.max_pairs_per_rank(t))
+}
+
+impl CostModel {
+    /// One GPU's routed experts of a MoE layer handed `touched` distinct experts and `pairs`
+    /// (token, expert) pairs, seconds, without the envelope; `None` for a dense model. Prices a
+    /// kernel table's row at its own routing (`sim/tests/marlin_moe_routing.rs`), where
+    /// [`super::IterationModel::iteration`] derives both from a batch's tokens.
+    pub fn routed_experts_s(&self, touched: f64, pairs: f64) -> Option<f64> {
+        self.experts
+            .as_ref()
+            .map(|e| routed_experts(e, touched, pairs).s)
+    }
+}
+
+/// Routed experts of a MoE layer handed `touched` experts and `pairs` pairs on one GPU: the
+/// tables' kernel's time, then the runner's ([`super::moe::MoeRunner::time_s`]).
+fn routed_experts(e: &Experts, touched: f64, pairs: f64) -> super::kernel::OpTime {
     let mut op = moe_tables(e, touched, pairs);
     op.s = e.runner.time_s(op.s, pairs, touched, e.bytes_per_expert);
     op
