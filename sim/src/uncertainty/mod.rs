@@ -454,9 +454,15 @@ pub const FIRST_CONTACT_STEP_LN: f64 = 0.005;
 /// few to tell a spread from one far page) the upper bound is taken.
 pub const BETWEEN_HALF_BOUNDS_LN: [f64; 2] = [0.0, std::f64::consts::LN_2];
 
-/// Bounds on [`ErrorModel::quantile_z`]: an 80% interval is at least ±1 sigma of the combined
-/// spread and at most ±2 (a normal's 68% and 95%).
-pub const QUANTILE_Z_BOUNDS: [f64; 2] = [1.0, 2.0];
+/// Bounds on [`ErrorModel::quantile_z`]: an 80% interval is at least ±0.8 sigma of the combined
+/// spread and at most ±2 (a normal's 58% and 95%). The lower bound was ±1 until the dev set's
+/// leave-one-source-out coverage sat at that bound above the 80% it is fitted to (90.1% at z = 1,
+/// seventh session, after the b12x, DCP and NCCL changes): below about 0.8 the dev set's own
+/// pooled band (the floor of every new-source interval) sets the coverage alone (85.7% at z = 0.5,
+/// 86.1% at 0.8), so the quantile is not identified there and the bound marks where the floor
+/// takes over. A new source's spread is fitted at this quantile (first contact), so its intervals
+/// keep their width (z·sigma 0.29 ln either way).
+pub const QUANTILE_Z_BOUNDS: [f64; 2] = [0.8, 2.0];
 
 /// How correlated two predictions' errors are, for one class of pair: `same source and model`
 /// (one page or box, one model and engine: the same kernels and collectives) or `different`.
