@@ -128,26 +128,7 @@ fn b12x_over_cutlass_follows_the_march_runs() {
 /// streams (128 pairs) it is ahead of cutlass, where the March runs fell behind.
 #[test]
 fn a_launch_line_is_priced_as_the_newest_build() {
-    let step_ms = |backend: &str| {
-        let v = common::sim_json(&[
-            "predict",
-            "--machine",
-            "rtx-pro-6000-x8-baremetal",
-            "--model",
-            "glm-5-nvfp4",
-            "--tp",
-            "8",
-            "--batch",
-            "16",
-            "--context",
-            "0",
-            "--moe-runner-backend",
-            backend,
-            "--format",
-            "json",
-        ]);
-        v["layouts"][0]["iteration_ms"].as_f64().unwrap()
-    };
+    let step_ms = |backend: &str| step_ms("glm-5-nvfp4", "8", "16", backend);
     assert!(step_ms("b12x") < step_ms("cutlass"));
 }
 
@@ -178,27 +159,31 @@ fn the_carried_table_is_the_dev_records() {
 /// 0.846 ≈ 58.6 µs, 16 µs a layer under cutlass, ≈ 1.0 ms over the 60 MoE layers.
 #[test]
 fn b12x_reads_the_cutlass_rows_where_they_price_the_shape() {
-    let step_ms = |backend: &str| {
-        let v = common::sim_json(&[
-            "predict",
-            "--machine",
-            "rtx-pro-6000-x8-baremetal",
-            "--model",
-            "qwen3.5-397b-a17b-nvfp4",
-            "--tp",
-            "4",
-            "--batch",
-            "1",
-            "--context",
-            "0",
-            "--moe-runner-backend",
-            backend,
-            "--format",
-            "json",
-        ]);
-        v["layouts"][0]["iteration_ms"].as_f64().unwrap()
-    };
+    let step_ms = |backend: &str| step_ms("qwen3.5-397b-a17b-nvfp4", "4", "1", backend);
     let saved_ms = step_ms("cutlass") - step_ms("b12x");
     // priced from the fused-MoE curve instead (as before b12x read the CUTLASS rows): 1.19 ms
     assert!((0.9..1.05).contains(&saved_ms), "{saved_ms:.3} ms");
+}
+
+/// One decode step's time (ms) of `model` at TP `tp`, `batch` streams at context 0 on the bare-metal
+/// 8-GPU box, with `backend` as SGLang's MoE runner.
+fn step_ms(model: &str, tp: &str, batch: &str, backend: &str) -> f64 {
+    let v = common::sim_json(&[
+        "predict",
+        "--machine",
+        "rtx-pro-6000-x8-baremetal",
+        "--model",
+        model,
+        "--tp",
+        tp,
+        "--batch",
+        batch,
+        "--context",
+        "0",
+        "--moe-runner-backend",
+        backend,
+        "--format",
+        "json",
+    ]);
+    v["layouts"][0]["iteration_ms"].as_f64().unwrap()
 }

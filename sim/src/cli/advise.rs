@@ -14,36 +14,7 @@ use sim::advise::Advice;
 use sim::advise::verdict::DEFAULT_CONCURRENCY;
 use sim::scenario::advice::{Answers, AskedOf};
 
-/// Questions `sim advise` answers beyond the ranking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Question {
-    /// Should we try expert parallelism (EP over all GPUs) instead of the best other layout?
-    Ep,
-    /// Should we turn on speculative decoding (MTP / EAGLE) at this load?
-    Mtp,
-    /// On a multi-node machine: what do the other boxes buy (best layout of all GPUs vs the best
-    /// of one box, and one server per box)?
-    Scale,
-    /// One server on every GPU of the box (TP8), or two servers of half the GPUs each (TP4 ×2,
-    /// SGLang's `--dp-size 2` without DP attention)?
-    Replicas,
-    /// What does the GPUs' P2P state (real / off / routed through the host) cost at this load,
-    /// with NCCL and with the custom all-reduce, and what to change?
-    P2p,
-}
-
-impl From<Question> for sim::scenario::advice::Question {
-    fn from(q: Question) -> Self {
-        use sim::scenario::advice::Question as Q;
-        match q {
-            Question::Ep => Q::Ep,
-            Question::Mtp => Q::Mtp,
-            Question::Scale => Q::Scale,
-            Question::Replicas => Q::Replicas,
-            Question::P2p => Q::P2p,
-        }
-    }
-}
+pub use sim::scenario::advice::Question;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -137,7 +108,7 @@ pub fn run(args: Args) -> Result<()> {
                     observed: &args.observed,
                 };
                 let _bar = DrawsBar::start(&spinner, q, asked.draws);
-                setup.answer_question(q.into(), &asked)?
+                setup.answer_question(q, &asked)?
             }
             None => Answers::default(),
         };

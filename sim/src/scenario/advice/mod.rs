@@ -34,18 +34,22 @@ use crate::sweep::SweepLayout;
 use crate::workload::Workload;
 use models::Layout;
 
-/// Questions `sim advise` answers beyond the ranking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Questions `sim advise` answers beyond the ranking (the CLI's `--question` values: their docs are
+/// its help).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Question {
-    /// Expert parallelism over all GPUs against the best other layout.
+    /// Should we try expert parallelism (EP over all GPUs) instead of the best other layout?
     Ep,
-    /// Speculative decoding (MTP / EAGLE) on or off at this load.
+    /// Should we turn on speculative decoding (MTP / EAGLE) at this load?
     Mtp,
-    /// On a multi-node machine: all boxes, one box, or a server per box.
+    /// On a multi-node machine: what do the other boxes buy (best layout of all GPUs vs the best
+    /// of one box, and one server per box)?
     Scale,
-    /// One server of the whole box, or two of half of it.
+    /// One server on every GPU of the box (TP8), or two servers of half the GPUs each (TP4 ×2,
+    /// SGLang's `--dp-size 2` without DP attention)?
     Replicas,
-    /// What the GPUs' P2P state costs at this load.
+    /// What does the GPUs' P2P state (real / off / routed through the host) cost at this load,
+    /// with NCCL and with the custom all-reduce, and what to change?
     P2p,
 }
 
