@@ -49,9 +49,11 @@ pub fn with_graph_file(base: &MachineProfile, measured: &MachineProfile) -> Mach
     // the default-NCCL 8-GPU curves move to GPUs 8-15 (two other switches, the same class): a
     // group there runs without the file, and the 16-GPU ring model still reads them
     let rest: Vec<u32> = (GRAPH_FILE_RANKS as u32..2 * GRAPH_FILE_RANKS as u32).collect();
-    for c in p.collectives.iter_mut().filter(|c| {
-        RING_OPS.contains(&c.op) && c.devices.len() == GRAPH_FILE_RANKS && c.devices == group
-    }) {
+    for c in p
+        .collectives
+        .iter_mut()
+        .filter(|c| RING_OPS.contains(&c.op) && c.devices == group)
+    {
         c.devices = rest.clone();
     }
     let mut added = 0;

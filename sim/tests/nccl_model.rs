@@ -4,7 +4,7 @@
 
 use models::profile::{CollectiveOp, MachineProfile};
 use sim::machine::Machine;
-use sim::machine::nccl_model::{MIN_HOP_S, nccl_steps};
+use sim::machine::nccl_model::{MIN_HOP_S, ring_steps};
 use sim::presets::machine_preset;
 
 const BOX16: &str = "rtx-pro-6000-x16-pcie-switch";
@@ -73,8 +73,8 @@ fn the_16_gpu_all_reduce_is_between_physical_bounds() {
         c16.source
     );
     let (s16, s8) = (
-        nccl_steps(CollectiveOp::AllReduce, 16),
-        nccl_steps(CollectiveOp::AllReduce, 8),
+        ring_steps(CollectiveOp::AllReduce, 16),
+        ring_steps(CollectiveOp::AllReduce, 8),
     );
     let link_bytes_per_s = 56.3e9;
     for (bytes, _) in measured_all_reduce(&p, 8) {

@@ -19,7 +19,7 @@
 //! 7. nothing measured: an alpha–beta ring over the GPU's datasheet link (NVLink, else PCIe).
 
 use super::curve::CommCurve;
-use super::nccl_model::RingLatency;
+use super::nccl_model::{RingLatency, ring_steps};
 use super::placement::link_rank;
 use super::shm_figures;
 use models::GpuSpec;
@@ -48,16 +48,6 @@ fn default_step_latency_s(gpu: &GpuSpec) -> f64 {
         3e-6
     } else {
         8e-6
-    }
-}
-
-/// Ring steps of a collective over `n` ranks (latency terms).
-pub(super) fn ring_steps(op: CollectiveOp, n: u32) -> f64 {
-    let n = n.max(1) as f64;
-    match op {
-        CollectiveOp::AllReduce => 2.0 * (n - 1.0),
-        CollectiveOp::SendRecv => 1.0,
-        _ => n - 1.0,
     }
 }
 

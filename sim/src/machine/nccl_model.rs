@@ -26,11 +26,6 @@
 
 use models::profile::CollectiveOp;
 
-/// NCCL's ring base latency per protocol (LL, LL128, Simple), µs (`baseLatencies`, ring row).
-pub const NCCL_RING_BASE_US: [f64; 3] = [6.6, 14.0, 8.4];
-/// NCCL's PCI per-hop ring latency per protocol (LL, LL128, Simple), µs (`hwLatencies[PCI]`).
-pub const NCCL_PCI_RING_HOP_US: [f64; 3] = [1.0, 2.5, 5.7];
-
 /// Lowest physical per-step latency, seconds: one PCIe posted write to a peer and the flag poll
 /// that sees it (CUDA P2P write latency 0.45–0.53 µs on the switched RTX PRO 6000 boxes, the
 /// presets' link figures). A fit below it is not a ring of this hardware.
@@ -42,13 +37,15 @@ const MAX_HOP_S: f64 = 15e-6;
 /// kernel launch adds a few).
 const MAX_BASE_S: f64 = 20e-6;
 
-/// Ring steps of `op` over `n` ranks, as NCCL counts them (`nsteps` in `ncclTopoTuneModel`).
-pub fn nccl_steps(op: CollectiveOp, n: u32) -> f64 {
+/// Ring steps of `op` over `n` ranks: NCCL's `nsteps` (`ncclTopoTuneModel`) for the ring ops,
+/// 2(n−1) for all-reduce and n−1 for all-gather / reduce-scatter (all-to-all too); one for a
+/// send/recv. Every ring latency the machine prices is this many steps.
+pub fn ring_steps(op: CollectiveOp, n: u32) -> f64 {
     let n = n.max(1) as f64;
     match op {
         CollectiveOp::AllReduce => 2.0 * (n - 1.0),
-        CollectiveOp::AllGather | CollectiveOp::ReduceScatter => n - 1.0,
-        CollectiveOp::AllToAll | CollectiveOp::SendRecv => n,
+        CollectiveOp::SendRecv => 1.0,
+        _ => n - 1.0,
     }
 }
 
@@ -68,7 +65,7 @@ impl RingLatency {
     /// (`(n, seconds)`, the curve's smallest measured size, where bytes cost nothing). `None` when
     /// the fit leaves the physical bounds ([`MIN_HOP_S`] … 15 µs a step, 0 … 20 µs fixed).
     pub fn fit(op: CollectiveOp, a: (u32, f64), b: (u32, f64)) -> Option<Self> {
-        let (sa, sb) = (nccl_steps(op, a.0), nccl_steps(op, b.0));
+        let (sa, sb) = (ring_steps(op, a.0), ring_steps(op, b.0));
         if (sb - sa).abs() < 0.5 {
             return None;
         }
@@ -85,7 +82,7 @@ impl RingLatency {
 
     /// Latency of `op` over `n` ranks, seconds.
     pub fn time_s(&self, op: CollectiveOp, n: u32) -> f64 {
-        self.base_s + nccl_steps(op, n) * self.hop_s
+        self.base_s + ring_steps(op, n) * self.hop_s
     }
 
     /// How the fit reads, for notes.
@@ -100,34 +97,39 @@ impl RingLatency {
     }
 }
 
-/// The protocol NCCL's own estimate picks for a ring all-reduce of `bytes` over `n` GPUs on PCIe
-/// with `channels` rings of `per_channel_gb_per_s` (its graph search's `bwIntra`), LL128 off as
-/// NCCL keeps it on PCIe: index 0 LL, 2 Simple (`ncclTopoGetAlgoTime`: `lat + bytes / algBw`).
-pub fn nccl_ring_protocol(n: u32, bytes: f64, per_channel_gb_per_s: f64, channels: u32) -> usize {
-    let steps = nccl_steps(CollectiveOp::AllReduce, n);
-    let bus_simple = channels as f64 * per_channel_gb_per_s;
-    // Blackwell single-node llMaxBw (tuning.cc `llMaxBws`): far above a PCIe ring's half rate
-    let bus_ll = (bus_simple * 0.5).min(2.0 * 141.0);
-    let estimate = |p: usize, bus_gb_per_s: f64| {
-        let lat_us = NCCL_RING_BASE_US[p] + steps * NCCL_PCI_RING_HOP_US[p];
-        let alg_bytes_per_us = bus_gb_per_s * 1e3 * n as f64 / steps;
-        lat_us + bytes / alg_bytes_per_us
-    };
-    if estimate(0, bus_ll) <= estimate(2, bus_simple) {
-        0
-    } else {
-        2
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// NCCL's ring base latency per protocol (LL, LL128, Simple), µs (`baseLatencies`, ring row).
+    const NCCL_RING_BASE_US: [f64; 3] = [6.6, 14.0, 8.4];
+    /// NCCL's PCI per-hop ring latency per protocol (LL, LL128, Simple), µs (`hwLatencies[PCI]`).
+    const NCCL_PCI_RING_HOP_US: [f64; 3] = [1.0, 2.5, 5.7];
+
+    /// The protocol NCCL's own estimate picks for a ring all-reduce of `bytes` over `n` GPUs on PCIe
+    /// with `channels` rings of `per_channel_gb_per_s` (its graph search's `bwIntra`), LL128 off as
+    /// NCCL keeps it on PCIe: index 0 LL, 2 Simple (`ncclTopoGetAlgoTime`: `lat + bytes / algBw`).
+    fn nccl_ring_protocol(n: u32, bytes: f64, per_channel_gb_per_s: f64, channels: u32) -> usize {
+        let steps = ring_steps(CollectiveOp::AllReduce, n);
+        let bus_simple = channels as f64 * per_channel_gb_per_s;
+        // Blackwell single-node llMaxBw (tuning.cc `llMaxBws`): far above a PCIe ring's half rate
+        let bus_ll = (bus_simple * 0.5).min(2.0 * 141.0);
+        let estimate = |p: usize, bus_gb_per_s: f64| {
+            let lat_us = NCCL_RING_BASE_US[p] + steps * NCCL_PCI_RING_HOP_US[p];
+            let alg_bytes_per_us = bus_gb_per_s * 1e3 * n as f64 / steps;
+            lat_us + bytes / alg_bytes_per_us
+        };
+        if estimate(0, bus_ll) <= estimate(2, bus_simple) {
+            0
+        } else {
+            2
+        }
+    }
+
     #[test]
     fn the_fit_recovers_base_and_hop_and_refuses_unphysical_points() {
         let ar = CollectiveOp::AllReduce;
-        let truth = |n: u32| 3e-6 + nccl_steps(ar, n) * 1.5e-6;
+        let truth = |n: u32| 3e-6 + ring_steps(ar, n) * 1.5e-6;
         let f = RingLatency::fit(ar, (2, truth(2)), (4, truth(4))).unwrap();
         assert!((f.hop_s - 1.5e-6).abs() < 1e-12 && (f.base_s - 3e-6).abs() < 1e-12);
         assert!((f.time_s(ar, 16) - truth(16)).abs() < 1e-12);

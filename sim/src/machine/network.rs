@@ -20,7 +20,8 @@
 //! NICs' link speed (assumed, and said so).
 
 use super::curve::CommCurve;
-use super::interconnect::{Interconnect, curve_points, devices_label, op_name, ring_steps};
+use super::interconnect::{Interconnect, curve_points, devices_label, op_name};
+use super::nccl_model::ring_steps;
 use super::nodes::Topology;
 use models::profile::{CollectiveCurve, CollectiveOp, LinkClass, MachineProfile};
 use std::collections::BTreeMap;
