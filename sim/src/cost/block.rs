@@ -104,6 +104,22 @@ pub struct SmallKernelRates {
     pub bytes_per_s: f64,
 }
 
+impl SmallKernelRates {
+    /// Files kernels of `bytes` each into `b`, each at the small-kernel floor or its bytes at the
+    /// elementwise bandwidth, whichever is longer (kernel by kernel; [`Block::cost`] takes its
+    /// small kernels together).
+    pub fn file_kernels(&self, bytes: &[f64], b: &mut TimeBreakdown) {
+        for &x in bytes {
+            let stream_s = x / self.bytes_per_s;
+            if stream_s <= self.floor_s {
+                b.kernel_floor_s += self.floor_s;
+            } else {
+                b.activation_s += stream_s;
+            }
+        }
+    }
+}
+
 impl Block {
     /// Adds the block's GEMMs and small kernels at `tokens` to `b`: floors under
     /// `kernel_floor_s`, the rest under weight reads / compute and activations.

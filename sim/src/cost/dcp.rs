@@ -36,7 +36,7 @@
 //!   reduce-scatter by one all-to-all and is not modelled (no record names it).
 //!
 //! The kernels the DCP path adds around its collectives (each a small kernel at the machine's
-//! floor or its bytes, [`DcpComm::kernels_into`]), read from vLLM's `GroupCoordinator` path
+//! floor or its bytes, [`super::block::SmallKernelRates::file_kernels`]), read from vLLM's `GroupCoordinator` path
 //! (`distributed/device_communicators/base_device_communicator.py` `all_gather`,
 //! `cuda_communicator.py` `reduce_scatter`, as read at main) and `cp_lse_ag_out_rs`:
 //! - the query all-gather runs NCCL into a `(d·rows, heads, 576)` buffer, then
@@ -69,8 +69,6 @@
 //! DSA checkpoints on SM120 as dense MLA ([`super::attn_core`]), so that path has no merge here.
 //! The VMM top-k exchange (`VLLM_DCP_TOPK_VMM`, off by default) is not modelled.
 
-use super::TimeBreakdown;
-use super::block::SmallKernelRates;
 use crate::engine::{Engine, Knob};
 use crate::machine::Machine;
 use crate::machine::curve::CommCurve;
@@ -252,19 +250,6 @@ impl DcpComm {
             k.push(2.0 * gathered);
         }
         k
-    }
-
-    /// Files kernels of `bytes` each into `b`, each at the small-kernel floor or its bytes at the
-    /// elementwise bandwidth, whichever is longer (as [`super::block::Block::cost`]).
-    pub fn kernels_into(bytes: &[f64], rates: SmallKernelRates, b: &mut TimeBreakdown) {
-        for &x in bytes {
-            let stream_s = x / rates.bytes_per_s;
-            if stream_s <= rates.floor_s {
-                b.kernel_floor_s += rates.floor_s;
-            } else {
-                b.activation_s += stream_s;
-            }
-        }
     }
 
     /// Kernels a decode step launches per layer beyond DCP1 (for the eager launch count): three

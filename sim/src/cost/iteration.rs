@@ -191,7 +191,7 @@ impl CostModel {
         if let Some(d) = &self.dcp {
             let rows = st.decode * dec_share;
             b.dp_attention_comm_s += d.topk_merge_s(0, rows) * self.knobs.comm_time_scale;
-            super::dcp::DcpComm::kernels_into(&d.topk_merge_kernel_bytes(rows), self.small, b);
+            self.small.file_kernels(&d.topk_merge_kernel_bytes(rows), b);
         }
         let q = st.queries_per_request.max(1.0);
         if st.decode > 0.0 {
@@ -239,7 +239,7 @@ impl CostModel {
         }
         if let Some(d) = &self.dcp {
             b.dp_attention_comm_s += d.layer_s(s, st.decode) * scale;
-            super::dcp::DcpComm::kernels_into(&d.kernel_bytes(st.decode), self.small, b);
+            self.small.file_kernels(&d.kernel_bytes(st.decode), b);
         }
         let a2a = moe && self.opts.moe_a2a_backend.is_some() && self.experts.is_some();
         if a2a {
