@@ -170,6 +170,12 @@ pub trait ServingEngine: Sync {
         knobs: &mut LaunchKnobs,
     ) -> bool;
 
+    /// Whether `name` is one of this engine's MoE runner backends (its flag table's choices;
+    /// `auto` names none), so a record's words `cutlass MoE` can be read as the runner.
+    fn is_moe_runner(&self, _name: &str) -> bool {
+        false
+    }
+
     /// The launch line a record's flag text names by a config's name (InferenceX's SGLang
     /// configs), and the assumption that says so; `None` = it names none of this engine's.
     fn named_launch(&self, _flags: &str) -> Option<(&'static str, String)> {

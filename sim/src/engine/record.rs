@@ -46,12 +46,8 @@ pub fn launch_knobs(
         k.disable_custom_all_reduce = true;
         k.pcie_all_reduce = None;
     }
-    if k.moe_runner_backend.is_none()
-        && let Some(i) = tokens
-            .windows(3)
-            .position(|w| w[0] == "moe" && w[1] == "backend")
-    {
-        k.moe_runner_backend = Some(tokens[i + 2].to_string());
+    if k.moe_runner_backend.is_none() {
+        k.moe_runner_backend = worded_moe_backend(&tokens);
     }
     if engine == Engine::Sglang && k.pcie_all_reduce.is_some_and(|p| p.engine == Engine::Vllm) {
         assumptions.push("a vLLM PCIe all-reduce knob on an SGLang record: ignored".into());
@@ -133,12 +129,43 @@ pub fn stated_speculation(flags: &str) -> StatedSpeculation {
     st
 }
 
+/// The MoE runner a record names in words: the rtx6kpro wiki's `moe backend b12x`, or a runner
+/// backend of either engine's table before `MoE` (`cutlass MoE`, `b12x MoE,`); a word before
+/// `MoE` that is no runner (`FP8 MoE`: a weight format) names none.
+fn worded_moe_backend(tokens: &[&str]) -> Option<String> {
+    fn bare(w: &str) -> &str {
+        w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+    }
+    if let Some(w) = tokens
+        .windows(3)
+        .find(|w| w[0] == "moe" && w[1] == "backend")
+    {
+        return Some(w[2].to_string());
+    }
+    tokens
+        .windows(2)
+        .filter(|w| bare(w[1]) == "MoE")
+        .map(|w| bare(w[0]).to_ascii_lowercase())
+        .find(|b| Engine::ALL.iter().any(|e| e.rules().is_moe_runner(b)))
+}
+
+/// Whether the token before `i` negates it: the sources write a flag they did not pass as
+/// `(no --enable-pcie-oneshot-allreduce)` or `without --flag`.
+fn negated(tokens: &[&str], i: usize) -> bool {
+    i > 0 && {
+        let before = tokens[i - 1].trim_start_matches('(').to_ascii_lowercase();
+        before == "no" || before == "without"
+    }
+}
+
 /// Every token as `(key, argument)`: `KEY=value` and `--flag=value` carry their own, otherwise the
-/// next token is the argument (trimmed of the `,` / `;` the sources write between settings).
+/// next token is the argument (trimmed of the `,` / `;` the sources write between settings). A
+/// flag the text says was not passed ([`negated`]) is no key.
 fn keyed<'a>(tokens: &'a [&'a str]) -> impl Iterator<Item = (&'a str, Option<&'a str>)> + 'a {
     tokens
         .iter()
         .enumerate()
+        .filter(|(i, _)| !negated(tokens, *i))
         .map(|(i, raw)| match raw.split_once('=') {
             Some((key, inline)) => (key, Some(inline)),
             None => (
@@ -286,6 +313,38 @@ mod tests {
         assert!(k.disable_radix_cache);
         assert_eq!(k.stream_interval, Some(10));
         assert!(notes[0].contains("dsr1-fp4-b200-sglang"), "{notes:?}");
+    }
+
+    /// The Qwen3.5 all-reduce A/B rows write their runner and the flag they did not pass in
+    /// words: `cutlass MoE, NCCL all-reduce only (no --enable-pcie-oneshot-allreduce)` was read
+    /// as the one-shot all-reduce on and the default runner, and `b12x MoE` as the default.
+    #[test]
+    fn a_runner_before_moe_and_a_flag_said_not_passed_are_read_as_written() {
+        let nccl = knobs(
+            Engine::Sglang,
+            "--tp 4, cutlass MoE, NCCL all-reduce only (no --enable-pcie-oneshot-allreduce)",
+            "nvfp4",
+        );
+        assert_eq!(nccl.moe_runner_backend.as_deref(), Some("cutlass"));
+        assert_eq!(nccl.pcie_all_reduce, None);
+        let oneshot = knobs(
+            Engine::Sglang,
+            "--tp 4, b12x MoE, --enable-pcie-oneshot-allreduce, no MTP",
+            "nvfp4",
+        );
+        assert_eq!(oneshot.moe_runner_backend.as_deref(), Some("b12x"));
+        assert_eq!(
+            oneshot.pcie_all_reduce.map(|p| p.engine),
+            Some(Engine::Sglang)
+        );
+        // a weight format before `MoE` is no runner; `without --flag` is not passed either
+        let fp8 = knobs(
+            Engine::Sglang,
+            "--tp 8, FP8 MoE without --disable-cuda-graph",
+            "fp8",
+        );
+        assert_eq!(fp8.moe_runner_backend, None);
+        assert!(!fp8.disable_cuda_graph);
     }
 
     #[test]

@@ -230,6 +230,10 @@ impl ServingEngine for Sglang {
         record::named_launch(flags)
     }
 
+    fn is_moe_runner(&self, name: &str) -> bool {
+        name != "auto" && args::MOE_RUNNER_BACKENDS.contains(&name)
+    }
+
     fn assumed_draft(&self, model: &str) -> (SpeculativeOptions, &'static str) {
         record::assumed_draft(model)
     }

@@ -59,7 +59,7 @@ pub(super) const ATTENTION_BACKENDS: &[&str] = &[
     "ascend",
     "intel_xpu",
 ];
-pub(super) const MOE_RUNNER_BACKENDS: &[&str] = &[
+pub const MOE_RUNNER_BACKENDS: &[&str] = &[
     "auto",
     "deep_gemm",
     "triton",

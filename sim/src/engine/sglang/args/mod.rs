@@ -33,7 +33,7 @@ mod table;
 mod tests;
 pub(crate) mod tokenize;
 
-pub use choices::{KV_CACHE_DTYPES, MOE_A2A_BACKENDS};
+pub use choices::{KV_CACHE_DTYPES, MOE_A2A_BACKENDS, MOE_RUNNER_BACKENDS};
 pub use defaults::{DefaultsContext, default_speculative_options, speculative_params};
 pub use parse::{from_launch_line, from_pairs, from_words};
 pub use table::{Bounds, CliFlag, Kind, SPECS, Spec, int_list, nearest_flag};
