@@ -83,8 +83,14 @@ pub fn switch_8gpu_all_reduce() -> anyhow::Result<Vec<(u64, f64)>> {
     {
         let mut f = line.split(',');
         let (b, t) = (f.next().unwrap_or(""), f.next().unwrap_or(""));
-        let bytes: u64 = b.trim().parse().with_context(|| format!("bytes in {line:?}"))?;
-        let us: f64 = t.trim().parse().with_context(|| format!("time_us in {line:?}"))?;
+        let bytes: u64 = b
+            .trim()
+            .parse()
+            .with_context(|| format!("bytes in {line:?}"))?;
+        let us: f64 = t
+            .trim()
+            .parse()
+            .with_context(|| format!("time_us in {line:?}"))?;
         pts.push((bytes, us));
     }
     anyhow::ensure!(
