@@ -16,7 +16,8 @@
 //! ring fits (each switch entered and left once, one edge on each x16 link), a second at 45 does
 //! not. The search then steps down while the next speed is above 0.49 of the found one and keeps
 //! the larger `nChannels × bw`: two rings at 24 (48) beat one at 45; 24 < 25 leaves
-//! `ncclTopoDupChannels` idle. So both ways NCCL runs two 24 GB/s PHB rings, and its tuner
+//! `ncclTopoDupChannels` idle (our reading of the source: no NCCL_DEBUG log of this box is
+//! published). So both ways NCCL runs two 24 GB/s PHB rings, and its tuner
 //! (`tuning.cc`, bus bandwidth `nChannels × bwIntra`) picks the same protocols: the file changes
 //! nothing NCCL does here. GPUs 0–7 keep the base preset's curves, measured without a file on a
 //! one-socket rig with the same two switches (`data/observations/nccl-rtx-pro-6000-cpayne-switch-8gpu.csv`).
