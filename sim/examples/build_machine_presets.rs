@@ -174,7 +174,7 @@ fn run() -> anyhow::Result<()> {
         ),
         (
             "rtx-pro-6000-x16-pcie-switch",
-            pcie_switch::x16_switches(&measured),
+            pcie_switch::x16_switches(&measured)?,
         ),
         ("h100-x8", nvlink::preset(&nvlink::H100)),
         ("h200-x8", h200),

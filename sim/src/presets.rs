@@ -16,10 +16,12 @@
 //!   peer access reported but every transfer crossing the host (NCCL's P2P ring and the custom
 //!   all-reduce over the host-staged path). Built at load time from `rtx-pro-6000-x8-baremetal`.
 //! - `rtx-pro-6000-x16-pcie-switch`: 16 RTX PRO 6000 behind four PCIe Gen5 switches of four GPUs
-//!   on one socket, as the rtx6kpro wiki publishes its 16-GPU host; the 8-GPU box's NCCL curves on
-//!   its groups (no NCCL run of it is published); 16-GPU groups by NCCL's ring model
-//!   (`machine::nccl_model`). `-nccl-graph`: the same box with the community's 8-rank
-//!   `NCCL_GRAPH_FILE` ([`crate::nccl_graph_variant`]), built at load time.
+//!   on one socket, as the rtx6kpro wiki publishes its 16-GPU host (no NCCL run of it is
+//!   published): 8 GPUs on two switches by the all-reduce the wiki measured on two of the same
+//!   switches under one socket, 2 and 4 by the 8-GPU bare-metal box's NCCL curves; 16-GPU groups by
+//!   NCCL's ring model (`machine::nccl_model`). `-nccl-graph`: the same box with the community's
+//!   8-rank `NCCL_GRAPH_FILE` ([`crate::nccl_graph_variant`]: NCCL finds that ring itself here),
+//!   built at load time.
 //! - `rtx-pro-6000-maxq-x8`: eight 300 W RTX PRO 6000 Blackwell Max-Q Workstation Edition cards
 //!   (the GPU preset `rtx-pro-6000-maxq`: the datasheet's memory, tensor peaks scaled by its AI
 //!   TOPS) on bare metal with P2P; the bare-metal box's links and NCCL curves stand in (no Max-Q
@@ -78,8 +80,8 @@ const PRESETS: [(&str, &str); 13] = [
 ];
 
 /// The 16-GPU switch box with the community's 8-rank NCCL graph file in force
-/// ([`crate::nccl_graph_variant`]): built at load time from `rtx-pro-6000-x16-pcie-switch` and the
-/// curves `rtx-pro-6000-x8-baremetal-nccl-tuned` measured with that file.
+/// ([`crate::nccl_graph_variant`]): built at load time from `rtx-pro-6000-x16-pcie-switch`, whose
+/// curves it keeps (on one socket the file is the ring NCCL's own search finds).
 pub const NCCL_GRAPH_VARIANT: &str = "rtx-pro-6000-x16-pcie-switch-nccl-graph";
 
 /// The P2P-state variants: (name, base preset, state, why).
@@ -133,10 +135,9 @@ pub fn machine_preset(name: &str) -> Option<MachineProfile> {
         ));
     }
     if name == NCCL_GRAPH_VARIANT {
-        return Some(crate::nccl_graph_variant::with_graph_file(
-            &machine_preset("rtx-pro-6000-x16-pcie-switch")?,
-            &machine_preset("rtx-pro-6000-x8-baremetal-nccl-tuned")?,
-        ));
+        return Some(crate::nccl_graph_variant::with_graph_file(&machine_preset(
+            "rtx-pro-6000-x16-pcie-switch",
+        )?));
     }
     let (key, text) = PRESETS.iter().find(|(n, _)| *n == name)?;
     let origin = Path::new("sim/presets/machines").join(format!("{key}.json"));

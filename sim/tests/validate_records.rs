@@ -459,7 +459,7 @@ fn a_record_of_sixteen_rtx_gpus_runs_on_the_sixteen_gpu_box() {
     // a VM of 16 has no preset: refused, saying so
     let why = express(&set.records[2]).unwrap_err();
     assert_eq!(why[0].kind, UnexpressibleKind::UnknownMachine);
-    // issue 36: the 8-rank graph file is the layout the dual-Turin curves were measured in
+    // issue 36: the 8-rank graph file: the rings NCCL finds itself on this one-socket box
     let graph = express(&set.records[3]).unwrap();
     assert_eq!(graph.machine, sim::presets::NCCL_GRAPH_VARIANT);
     assert!(

@@ -5,14 +5,19 @@
 //! GPUs on one switch PIX and GPUs on two switches NODE (the path crosses the CPU's root ports, as
 //! the wiki's flat two-switch WRX90 page shows for the same switches).
 //!
-//! No NCCL run of this box is published: its collectives are the 8-GPU bare-metal box's measured
-//! NCCL curves (same GPU, Gen5 x16 P2P at 53–56 GB/s per link, which this box's pairs also reach:
-//! 56.3 GB/s within and across switches) put on the groups SGLang's placement gives a layout here
-//! (2 and 4 GPUs on one switch, 8 on two); 16-GPU groups are left to the simulator, which scales
-//! the 8-GPU curve and says so.
+//! No NCCL run of this box is published. Its 8-GPU ring collectives (GPUs 0–7, two switches) are
+//! the all-reduce the same wiki measured on two of the same switches under one AMD socket (the
+//! WRX90 rig's "Group A": each switch on its own root complex, as GPUs 0–7 are here;
+//! `data/observations/nccl-rtx-pro-6000-cpayne-switch-8gpu.csv`), all-gather and reduce-scatter
+//! derived from it by NCCL's ring relation; its 2- and 4-GPU curves are the 8-GPU bare-metal box's
+//! measured NCCL curves (same GPU, Gen5 x16 P2P at 53–56 GB/s per link, which this box's pairs also
+//! reach: 56.3 GB/s within and across switches) put on one switch; 16-GPU groups are left to the
+//! simulator, which scales the 8-GPU curve and says so.
 
 use super::pcie::{GPU_MEMORY_MIB, GPU_NAME, GPU_PRESET, Measured, figure_curve};
+use super::pcie_tuned::ring_half_us;
 use super::{all_pairs, curve, devices, profile};
+use anyhow::Context;
 use models::MachineProfile;
 use models::profile::{
     CollectiveOp, Direction, LinkClass, PairClass, PairLink, Stat, TransferMode,
@@ -52,11 +57,66 @@ const SOURCES: [&str; 3] = [
      uplinks) and hardware/wrx90-cpayne-2switch-flat.md @3634b44 (the same switches: PIX within, \
      NODE across through the CPU's root ports; 100-102 GB/s both ways; CUDA P2P write latency \
      0.45-0.53 us)",
-    "collectives: data/observations/nccl-rtx-pro-6000-baremetal.json (NCCL 2.29.2 nccl-tests fp16 \
-     on a bare-metal 8x RTX PRO 6000 Blackwell Server, ai-dynamo/aiconfigurator @095f58a), the \
-     same curves as rtx-pro-6000-x8-baremetal, put on this box's groups",
+    "collectives on 8 GPUs (two switches): data/observations/nccl-rtx-pro-6000-cpayne-switch-8gpu.csv \
+     (voipmonitor/rtx6kpro hardware/wrx90-cpayne-8gpu-root-topology-comparison.md @e01f16b, \
+     tables 6 and 7, Group A: NCCL 2.27.5 ring all-reduce, NCCL_P2P_LEVEL=SYS, 8x RTX PRO 6000 on \
+     two c-payne Microchip Gen5 switches on separate root complexes of one Threadripper PRO 7955WX) \
+     | collectives on 2 and 4 GPUs: data/observations/nccl-rtx-pro-6000-baremetal.json (NCCL 2.29.2 \
+     nccl-tests fp16 on a bare-metal 8x RTX PRO 6000 Blackwell Server, ai-dynamo/aiconfigurator \
+     @095f58a), the same curves as rtx-pro-6000-x8-baremetal, put on one switch",
     "devices: 97887 MiB per GPU, compute capability 12.0 (as rtx-pro-6000-x8-baremetal)",
 ];
+
+/// The 8-GPU all-reduce measured on two of these switches under one AMD socket, as carried:
+/// `bytes,time_us,table,row` after `#` comment lines.
+const SWITCH_8GPU_ALL_REDUCE_CSV: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../data/observations/nccl-rtx-pro-6000-cpayne-switch-8gpu.csv"
+));
+
+/// The carried 8-GPU all-reduce as `(bytes, µs)`, sizes increasing.
+pub fn switch_8gpu_all_reduce() -> anyhow::Result<Vec<(u64, f64)>> {
+    let mut pts = Vec::new();
+    for line in SWITCH_8GPU_ALL_REDUCE_CSV
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("bytes,") && !l.trim().is_empty())
+    {
+        let mut f = line.split(',');
+        let (b, t) = (f.next().unwrap_or(""), f.next().unwrap_or(""));
+        let bytes: u64 = b
+            .trim()
+            .parse()
+            .with_context(|| format!("bytes in {line:?}"))?;
+        let us: f64 = t
+            .trim()
+            .parse()
+            .with_context(|| format!("time_us in {line:?}"))?;
+        pts.push((bytes, us));
+    }
+    anyhow::ensure!(
+        pts.windows(2).all(|w| w[0].0 < w[1].0) && !pts.is_empty(),
+        "switch all-reduce sizes must increase"
+    );
+    Ok(pts)
+}
+
+/// Log–log interpolation of `(bytes, µs)` points at `bytes`: the first point's time below the
+/// first size (latency-bound there), the last point's bandwidth above the last.
+fn interpolated_us(points: &[(u64, f64)], bytes: u64) -> f64 {
+    let x = bytes as f64;
+    let (b0, t0) = points[0];
+    let (bn, tn) = points[points.len() - 1];
+    if x <= b0 as f64 {
+        return t0;
+    }
+    if x >= bn as f64 {
+        return tn * x / bn as f64;
+    }
+    let i = points.partition_point(|p| (p.0 as f64) <= x);
+    let ((xa, ya), (xb, yb)) = (points[i - 1], points[i]);
+    let w = (x / xa as f64).ln() / (xb as f64 / xa as f64).ln();
+    (ya.ln() + w * (yb / ya).ln()).exp()
+}
 
 fn switch_of(d: u32) -> u32 {
     d / GPUS_PER_SWITCH
@@ -107,26 +167,38 @@ fn group(n: u32) -> (Vec<u32>, LinkClass) {
 }
 
 /// `rtx-pro-6000-x16-pcie-switch`.
-pub fn x16_switches(m: &Measured) -> MachineProfile {
+pub fn x16_switches(m: &Measured) -> anyhow::Result<MachineProfile> {
     let notes = vec![
         "Topology as published for the one 16-GPU community host: one socket, four switches of \
          four GPUs (GPUs 0-3, 4-7, 8-11, 12-15), PIX within a switch, NODE across; all GPUs on \
          NUMA node 0."
             .to_string(),
-        "No NCCL run of this box is published: the collectives are the 8-GPU bare-metal box's \
-         measured curves (2 and 4 GPUs put on one switch, PIX; 8 GPUs on two switches, NODE). Its \
-         links reach what this box's do (53-56 GB/s one way). NCCL's rings keep each switch's four \
+        "No NCCL run of this box is published. 8 GPUs on two switches (GPUs 0-7, NODE): the \
+         all-reduce measured on two of the same c-payne switches, each on its own root complex of \
+         one AMD socket (the wiki's WRX90 rig, Group A; NCCL 2.27.5, NCCL_P2P_LEVEL=SYS, \
+         torch.distributed timing; 18-25 us up to 256 KiB, 81 us at 1 MiB, 46 GB/s busbw at 1 GiB), \
+         log-log interpolated, its first point's time below 4 KiB; all_gather and reduce_scatter \
+         derived from it by NCCL's ring relation (t = (t_all_reduce + 6.6 us) / 2). Not the \
+         bare-metal aiconfigurator box's 8-GPU curve (26-85 us up to 256 KiB, 24 GB/s busbw): that \
+         box's layout was not recorded, and the switch rig's single-socket ring is measured 1.3-3x \
+         faster from 16 KiB to 4 MiB (1.4-3.4x). The host CPU differs (EPYC 9575F here): the Turin page measures \
+         the same 56.3 GB/s a pair and more aggregate bandwidth, not a slower hop. 2 and 4 GPUs (one \
+         switch, PIX): the 8-GPU bare-metal box's measured curves. Links reach 53-56 GB/s one way \
+         on both boxes. NCCL's rings keep each switch's four \
          GPUs contiguous, so a ring leaves and enters a switch once per direction per channel: the \
          x16 uplink carries one ring edge, as a GPU's own x16 link does (two pairs through one \
          uplink 56.4 GB/s, one pair 56.3 GB/s, the Turin host's page), and does not bound a ring \
          all-reduce; it does bound all-to-all (204 GB/s of 4 x 56 over 16 GPUs)."
             .to_string(),
         "16-GPU groups have no curve of their own: modelled, not measured (said in predictions' \
-         notes), from the 8-GPU curve with the latency of NCCL's ring form (src/graph/tuning.cc: \
-         base + 2(n-1) x per-step latency) fitted on the 2- and 4-GPU curves (3.0 us + 1.67 us a \
-         step; the held-back 8-GPU curve within 10% up to 64 KiB) and the bandwidth part by NCCL's \
-         bus factor 2(n-1)/n; send/recv is the bare-metal box's (one NCCL step + bytes at the \
-         pair's bandwidth)."
+         notes), from the switch rig's 8-GPU curve with the latency of NCCL's ring form \
+         (src/graph/tuning.cc: base + 2(n-1) x per-step latency) fitted on the 2- and 4-GPU curves \
+         (3.0 us + 1.67 us a step; on the bare-metal box the held-back 8-GPU curve within 10% up to \
+         64 KiB) and the bandwidth part by NCCL's bus factor 2(n-1)/n; send/recv is the bare-metal \
+         box's (one NCCL step + bytes at the pair's bandwidth). Without a graph file NCCL's search \
+         here (src/graph/search.cc, sm100 speeds, Gen5 x16 = 48 GB/s in topo.cc) settles on the \
+         rtx6kpro 8-rank file's own ring, 2 channels at 24 GB/s through each switch once, PHB: a \
+         16-GPU ring is the same rings, 30 steps instead of 14."
             .to_string(),
         "NCCL's own default allows P2P only up to PXB on an AMD host of more than 2 GPUs \
          (src/graph/paths.cc ncclTopoCheckP2p): cross-switch (PHB) pairs use P2P with \
@@ -144,13 +216,30 @@ pub fn x16_switches(m: &Measured) -> MachineProfile {
     }
     p.devices = devs;
     p.links = all_pairs(GPUS, link);
+    let switch_ar = switch_8gpu_all_reduce()?;
     for (&(op, n), pts) in &m.curves {
         let (devs, c) = group(n);
-        p.collectives.push(curve(op, devs, c, |b| {
-            pts.iter()
-                .find(|(pb, _)| *pb == b)
-                .map_or(f64::NAN, |(_, t)| *t)
-        }));
+        let ring = matches!(
+            op,
+            CollectiveOp::AllReduce | CollectiveOp::AllGather | CollectiveOp::ReduceScatter
+        );
+        p.collectives.push(if ring && n == 2 * GPUS_PER_SWITCH {
+            // two switches: the switch rig's measured all-reduce and its ring halves
+            curve(op, devs, c, |b| {
+                let ar = interpolated_us(&switch_ar, b);
+                if op == CollectiveOp::AllReduce {
+                    ar
+                } else {
+                    ring_half_us(ar)
+                }
+            })
+        } else {
+            curve(op, devs, c, |b| {
+                pts.iter()
+                    .find(|(pb, _)| *pb == b)
+                    .map_or(f64::NAN, |(_, t)| *t)
+            })
+        });
     }
     for (pair, c) in [([0u32, 1u32], LinkClass::PIX), ([3, 4], LinkClass::NODE)] {
         p.collectives
@@ -158,5 +247,5 @@ pub fn x16_switches(m: &Measured) -> MachineProfile {
                 super::pcie::baremetal_sendrecv_us(m, LinkClass::NODE, b)
             }));
     }
-    p
+    Ok(p)
 }

@@ -142,7 +142,7 @@ const RING_BASE_LL_US: f64 = 6.6;
 /// are measured (NCCL 2.29.2): at 8 GPUs the measured all-gather / reduce-scatter are 0.91–1.12×
 /// this from 512 B to 32 MiB, at 4 GPUs 0.92–1.08×. Only the all-reduce is published for the
 /// tuned state, so its halves are this.
-fn ring_half_us(all_reduce_us: f64) -> f64 {
+pub fn ring_half_us(all_reduce_us: f64) -> f64 {
     (all_reduce_us + RING_BASE_LL_US) / 2.0
 }
 

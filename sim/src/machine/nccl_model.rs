@@ -141,11 +141,25 @@ mod tests {
 
     #[test]
     fn nccl_keeps_decode_sized_all_reduces_on_ll_at_8_and_16_gpus() {
-        // the 8-rank graph file's rings: 2 channels at 24 GB/s, duplicated to 4
-        for n in [8, 16] {
-            assert_eq!(nccl_ring_protocol(n, 14.0 * 1024.0, 24.0, 4), 0);
-            assert_eq!(nccl_ring_protocol(n, 1024.0 * 1024.0, 24.0, 4), 0);
-            assert_eq!(nccl_ring_protocol(n, 64.0 * 1024.0 * 1024.0, 24.0, 4), 2);
+        // the 8-rank graph file's rings, 2 channels at 24 GB/s (the wiki's debug: duplicated to
+        // 4); on the one-socket switch box NCCL's own search ends on the same 2 × 24 (Gen5 x16 =
+        // 48 GB/s, `search.cc`), 8 or 16 ranks: LL to 1.77 MiB at 8, 3.49 MiB at 16 (7168 × 2 bytes
+        // × 129 and 255 tokens), Simple above
+        for channels in [2, 4] {
+            for n in [8, 16] {
+                assert_eq!(nccl_ring_protocol(n, 14.0 * 1024.0, 24.0, channels), 0);
+                assert_eq!(nccl_ring_protocol(n, 1024.0 * 1024.0, 24.0, channels), 0);
+                assert_eq!(
+                    nccl_ring_protocol(n, 64.0 * 1024.0 * 1024.0, 24.0, channels),
+                    2
+                );
+            }
         }
+        // the crossover at 2 × 24 GB/s: LL at 1.7 MiB, Simple at 2 MiB on 8 ranks; 16 ranks
+        // keep LL to about twice that (30 steps of latency to amortise instead of 14)
+        assert_eq!(nccl_ring_protocol(8, 1.7 * 1048576.0, 24.0, 2), 0);
+        assert_eq!(nccl_ring_protocol(8, 2.0 * 1048576.0, 24.0, 2), 2);
+        assert_eq!(nccl_ring_protocol(16, 3.4 * 1048576.0, 24.0, 2), 0);
+        assert_eq!(nccl_ring_protocol(16, 4.0 * 1048576.0, 24.0, 2), 2);
     }
 }

@@ -180,9 +180,9 @@ fn sixteen_gpu_box(r: &Record, n: u32, assumptions: &mut Vec<String>) -> String 
     match NcclTuning::graph_file(r) {
         Some(file) => {
             assumptions.push(format!(
-                "NCCL_GRAPH_FILE={file}: the rtx6kpro 8-rank graph (2 rings duplicated to 4 \
-                 channels at 24 GB/s, LL for small messages) on GPUs 0-7, the layout the \
-                 dual-Turin box's all-reduce was measured in (`{}`)",
+                "NCCL_GRAPH_FILE={file}: the rtx6kpro 8-rank graph (2 rings at 24 GB/s, \
+                 PHB/PIX) on GPUs 0-7, the rings NCCL's own search finds on this one-socket box: \
+                 its curves as measured without a file on two of the same switches (`{}`)",
                 crate::presets::NCCL_GRAPH_VARIANT
             ));
             crate::presets::NCCL_GRAPH_VARIANT.into()
