@@ -154,15 +154,73 @@ fn the_carried_table_is_the_dev_records() {
 }
 
 /// Qwen3.5-397B NVFP4 at TP4, one token: b12x is priced from the same CUTLASS rows the cutlass
-/// runner reads (`cost::moe_shape_table`: 74.8 µs a layer for 10 touched experts), less 0.55 µs
-/// per touched expert, times 0.44 / 0.52 for the newest build's underfill tiles: (74.8 − 5.5) ×
-/// 0.846 ≈ 58.6 µs, 16 µs a layer under cutlass, ≈ 1.0 ms over the 60 MoE layers.
+/// runner reads (`cost::moe_shape_table`: 74.8 µs a layer for 10 touched experts), at the newest
+/// build's published share of it (0.44): 41.9 µs a layer under cutlass, ≈ 2.5 ms over the 60
+/// MoE layers (1.0 ms when the March build's saving per touched expert priced every build).
 #[test]
 fn b12x_reads_the_cutlass_rows_where_they_price_the_shape() {
     let step_ms = |backend: &str| step_ms("qwen3.5-397b-a17b-nvfp4", "4", "1", backend);
     let saved_ms = step_ms("cutlass") - step_ms("b12x");
-    // priced from the fused-MoE curve instead (as before b12x read the CUTLASS rows): 1.19 ms
-    assert!((0.9..1.05).contains(&saved_ms), "{saved_ms:.3} ms");
+    assert!((2.3..2.6).contains(&saved_ms), "{saved_ms:.3} ms");
+}
+
+/// b12x's micro / static kernels at the shape and batches of its own benchmark (Qwen3.5-397B
+/// NVFP4 TP4, 1, 2, 4 and 8 tokens, balanced: 10 experts a token), against the CUTLASS rows of
+/// that shape: the geomean of the priced ratios is the published one
+/// (`b12x-public-kernel-geomeans.csv`, fast math: 0.52 before ba2b9679, 0.44 from 0.8.2) where
+/// the touched experts stream faster than that from DRAM, and above it only by the DRAM floor
+/// the benchmark's one replayed layer, partly in L2, does not meet (8 tokens: 80 experts, 142
+/// MB, 92 µs at 86% of the datasheet bandwidth where 0.44 of the row's 160 µs is 70 µs).
+#[test]
+fn b12x_static_kernel_meets_its_published_geomean() {
+    use sim::b12x_build::B12xBuild;
+    // the row's batch column is quoted ("1,2,4,8"): its ratios follow the quote's close
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../data/observations/b12x-public-kernel-geomeans.csv"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("moe micro/static (fast math),"))
+        .unwrap();
+    let after_quote: Vec<&str> = line.split('"').nth(2).unwrap().split(',').collect();
+    let ratio = |i: usize| after_quote[i].parse::<f64>().unwrap();
+    let (before, after) = (ratio(3), ratio(4));
+    let machine = sim::machine::Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+    let qwen = models::ModelSpec::preset("qwen3.5-397b-a17b-nvfp4").unwrap();
+    let model = |backend: &str, build| {
+        let opts = sim::options::ServerOptions {
+            moe_runner_backend: Some(backend.into()),
+            b12x_build: build,
+            ..Default::default()
+        };
+        let knobs = sim::cost::Knobs::default();
+        sim::cost::CostModel::new(&machine, &qwen, models::Layout::tp(4), &opts, knobs).unwrap()
+    };
+    let cutlass = model("cutlass", None);
+    let geomean = |build| {
+        let b12x = model("b12x", Some(build));
+        let logs: Vec<f64> = [1.0, 2.0, 4.0, 8.0]
+            .iter()
+            .map(|t: &f64| {
+                let (touched, pairs) = (10.0 * t, 10.0 * t);
+                let r = b12x.routed_experts_s(touched, pairs).unwrap()
+                    / cutlass.routed_experts_s(touched, pairs).unwrap();
+                println!("{build:?} {t} tokens: b12x / cutlass {r:.3}");
+                r.ln()
+            })
+            .collect();
+        (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+    };
+    let (g_before, g_after) = (
+        geomean(B12xBuild::Static640),
+        geomean(B12xBuild::UnderfillTiles),
+    );
+    assert!((before..before * 1.1).contains(&g_before), "{g_before:.3}");
+    assert!((after..after * 1.1).contains(&g_after), "{g_after:.3}");
+    // the March build's saving per touched expert leaves 0.82 of the rows (geomean)
+    assert!(geomean(B12xBuild::March2026) > 0.8);
 }
 
 /// One decode step's time (ms) of `model` at TP `tp`, `batch` streams at context 0 on the bare-metal

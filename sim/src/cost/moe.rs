@@ -242,36 +242,51 @@ pub const B12X_SLICE_CHUNK: f64 = 2.0;
 /// e4m3 block scale per 16 values (`_NVFP4_BLOCK_SIZE`).
 pub const B12X_A_BYTES_PER_VALUE: f64 = 0.5 + 1.0 / 16.0;
 
-/// What b12x's micro / compact static kernels save per touched expert and layer against the
-/// tables' (CUTLASS grouped-GEMM) MoE, seconds. Physical meaning: b12x runs route, pack, FP4
-/// quantize, FC1, SiLU, FC2 and the weighted scatter as one persistent launch over only the
-/// routed rows (`b12x/moe/fused/static.py`, `micro.py`), where the CUTLASS path runs separate
-/// quantize / expand / activation / reduce kernels around two grouped GEMMs whose every group
-/// (touched expert) gets its own tile set-up and 128-row tile: a cost per touched expert, as
-/// the measured gaps are. Bounds: 0 (no gain) up to the floor [`B12X_STATIC_FLOOR_RATIO`].
-/// Pinned on dev (`validation/public-records.json`): the 14 GLM-5-NVFP4 TP8 b12x vs cutlass
-/// decode pairs below 128 routed pairs (`models/glm5.md`, MTP off c1–c8 and MTP on c1–c2 at
-/// every context; `data/observations/b12x-glm5-moe-ab.csv`), March 2026 build, where b12x runs
-/// 0–11% more tokens/s. Predicted over measured b12x/cutlass ratio by the saving: 0 → bias
-/// −3.5% (mean |error| 3.5%), 0.4 µs −1.0% (2.4%), 0.55 µs 0.0% (2.0%), 0.6 µs +0.3% (2.0%),
-/// 0.8 µs +1.7% (2.5%), 1.0 µs +3.1% (3.5%). Taken: 0.55 µs, which centres them (0.6 µs, as
-/// close, puts the error model's leave-one-source-out coverage at 90.5%, above its 75–90% bar,
-/// `sim/tests/error_model.rs`; 89.5% here with the dynamic rate below). Cross-check against public kernel
-/// timings, which disagree where the shape differs: b12x's own benchmark put its 0.7.x micro /
-/// static kernels at 0.52 of FlashInfer's CUTLASS fused MoE time (geomean over 1–8 tokens,
-/// Qwen3.5-397B TP4 shapes, b12x commit ba2b9679), while this saving against the CUTLASS rows
-/// of that shape (`moe_shape_table`: 74.8 µs a layer at one token, 10 experts) leaves b12x at
-/// 0.93 of it: the CUTLASS path's fixed cost there is larger than GLM-5 TP8's, and a saving per
-/// touched expert pinned on GLM-5 does not carry it (left, not fitted).
+/// What the March 2026 build's ([`B12xBuild::March2026`]) micro / compact static kernels save
+/// per touched expert and layer against the tables' (CUTLASS grouped-GEMM) MoE, seconds.
+/// Physical meaning: b12x runs route, pack, FP4 quantize, FC1, SiLU, FC2 and the weighted
+/// scatter as one persistent launch over only the routed rows (`b12x/moe/fused/static.py`,
+/// `micro.py`), where the CUTLASS path runs separate quantize / expand / activation / reduce
+/// kernels around two grouped GEMMs whose every group (touched expert) gets its own tile set-up
+/// and 128-row tile: a cost per touched expert, as the measured gaps are. Bounds: 0 (no gain) up
+/// to the floor [`B12X_STATIC_FLOOR_RATIO`]. Pinned on dev (`validation/public-records.json`):
+/// the 14 GLM-5-NVFP4 TP8 b12x vs cutlass decode pairs below 128 routed pairs
+/// (`models/glm5.md`, MTP off c1–c8 and MTP on c1–c2 at every context;
+/// `data/observations/b12x-glm5-moe-ab.csv`), March 2026 build, where b12x runs 0–11% more
+/// tokens/s. Predicted over measured b12x/cutlass ratio by the saving: 0 → bias −3.5% (mean
+/// |error| 3.5%), 0.4 µs −1.0% (2.4%), 0.55 µs 0.0% (2.0%), 0.6 µs +0.3% (2.0%), 0.8 µs +1.7%
+/// (2.5%), 1.0 µs +3.1% (3.5%). Taken: 0.55 µs, which centres them (0.6 µs, as close, puts the
+/// error model's leave-one-source-out coverage at 90.5%, above its 75–90% bar,
+/// `sim/tests/error_model.rs`; 89.5% here with the dynamic rate below). Only that build: the
+/// later builds' static kernels have their own public timings ([`B12X_STATIC_RATIO_0_7`]), at
+/// about half FlashInfer's CUTLASS time where this saving leaves 0.93 of it (Qwen3.5-397B TP4,
+/// one token), i.e. the later builds removed most of the CUTLASS path's fixed cost, which the
+/// March build did not.
 pub const B12X_STATIC_SAVING_PER_EXPERT_S: f64 = 0.55e-6;
-/// The least share of the tables' MoE time b12x's static kernels are priced at: the best
-/// geomean b12x's benchmark reports against FlashInfer's CUTLASS fused MoE at decode sizes
+/// The least share of the tables' MoE time the March build's static kernels are priced at: the
+/// best geomean b12x's benchmark reports against FlashInfer's CUTLASS fused MoE at decode sizes
 /// (0.44, fast math, 1–8 tokens, Qwen3.5-397B TP4; b12x commit ba2b9679, 10 April 2026).
 pub const B12X_STATIC_FLOOR_RATIO: f64 = 0.44;
-/// The static / micro kernels' time with 64×128 underfill tiles against without them
-/// ([`B12xBuild::UnderfillTiles`]): 0.44 / 0.52, b12x's benchmark geomean against FlashInfer
-/// before and after (fast math; exact math 0.49 / 0.56 = 0.875), b12x commit ba2b9679.
-pub const B12X_UNDERFILL_TIME_RATIO: f64 = 0.44 / 0.52;
+/// The 0.7.1–0.8.1 builds' ([`B12xBuild::Static640`]) micro / static kernel time over
+/// FlashInfer's CUTLASS fused MoE (`cutlass_fused_moe`, the kernel of the tables' NVFP4 rows:
+/// aiconfigurator's vLLM 0.24 FlashInfer CUTLASS), at one to eight tokens: 0.52, the geomean
+/// b12x's `benchmarks/benchmark_moe.py` (CUDA-graph replay) printed before ba2b9679 at
+/// Qwen3.5-397B-A17B NVFP4 TP4 (commit message of local-inference-lab/b12x ba2b9679; carried in
+/// `data/observations/b12x-public-kernel-geomeans.csv`, row `moe micro/static (fast math)`).
+/// Physical meaning: one persistent launch does what the CUTLASS path spreads over about eight
+/// kernels (expand + FP4 quantize, stride set-up, two grouped GEMMs, activation, finalize),
+/// whose fixed cost is most of a decode-sized call (the tables' one-token rows: 49–78 µs at every
+/// NVFP4 shape, `moe-vllm-0.24-rtx-pro-6000-shapes.csv`, where streaming the touched experts
+/// takes 5–15 µs). Bounds: 0.52 (fast math) – 0.56 (exact math, the same commit). Not fitted:
+/// the public figure as printed; the benchmark's shape is the only one b12x published, so other
+/// shapes take the same share (the fixed cost it removes is shape-independent, as the tables'
+/// one-token rows are). Never faster than streaming the touched experts from DRAM
+/// ([`super::moe_bound::LayerBound::dram_floor_s`]'s bandwidth, without its t0): the
+/// benchmark replays one layer, whose experts the 128 MB L2 partly keeps.
+pub const B12X_STATIC_RATIO_0_7: f64 = 0.52;
+/// [`B12X_STATIC_RATIO_0_7`] from 0.8.2 ([`B12xBuild::UnderfillTiles`]: 64×128 underfill tiles
+/// for experts with few routed rows): 0.44, the same benchmark after ba2b9679 (exact math 0.49).
+pub const B12X_STATIC_RATIO_0_8_2: f64 = 0.44;
 
 /// The rate at which b12x's dynamic kernel gets through its tasks' bytes, as a fraction of the
 /// GPU's peak memory bandwidth. Physical meaning: the queue-driven persistent kernel
@@ -299,9 +314,10 @@ pub enum MoeRunner {
     Tables,
     /// `--moe-runner-backend b12x` with NVFP4 experts (b12x `b12x_moe_fp4`, SM120). Below the
     /// build's dynamic cutover ([`B12xBuild::dynamic_from_pairs`]) its micro / compact static
-    /// kernels pack only the routed rows in one launch: the tables' time less
-    /// [`B12X_STATIC_SAVING_PER_EXPERT_S`] per touched expert (times
-    /// [`B12X_UNDERFILL_TIME_RATIO`] from 0.8.2), never below [`B12X_STATIC_FLOOR_RATIO`] of it.
+    /// kernels pack only the routed rows in one launch ([`MoeRunner::static_s`]): the March
+    /// build at the tables' time less [`B12X_STATIC_SAVING_PER_EXPERT_S`] per touched expert,
+    /// later builds at their published share of it ([`B12X_STATIC_RATIO_0_7`],
+    /// [`B12X_STATIC_RATIO_0_8_2`]), never faster than streaming the touched experts from DRAM.
     /// From the cutover the dynamic kernel queues one task per (touched expert, 128-row M tile,
     /// 2 × 128 intermediate columns); each task TMA-loads its full 128-row FP4 activation tile
     /// and its slice of the expert's weights (the weights once per M tile), and the tasks go
@@ -313,6 +329,10 @@ pub enum MoeRunner {
         inter_per_gpu: f64,
         /// The dynamic kernel's task rate, bytes/s ([`B12X_DYNAMIC_PEAK_FRACTION`] of peak).
         dynamic_bytes_per_s: f64,
+        /// The rate the static kernels stream the touched experts at no faster than, bytes/s:
+        /// the NVFP4 line's achievable share of peak ([`super::moe_bound::line_of`], 0.86,
+        /// fitted on the vLLM 0.24 table's cold rows).
+        cold_bytes_per_s: f64,
         /// The build that ran.
         build: B12xBuild,
     },
@@ -340,11 +360,32 @@ impl MoeRunner {
                     hidden: model.hidden_size as f64,
                     inter_per_gpu: m.expert_intermediate_size as f64 / moe_tp as f64,
                     dynamic_bytes_per_s: peak_bytes_per_s * B12X_DYNAMIC_PEAK_FRACTION,
+                    cold_bytes_per_s: peak_bytes_per_s
+                        * super::moe_bound::line_of(format).map_or(1.0, |l| l.eta),
                     build: opts.b12x_build.unwrap_or(B12xBuild::NEWEST),
                 }
             }
             _ => MoeRunner::Tables,
         }
+    }
+
+    /// b12x's micro / compact static kernels of `build` for a layer the tables price at
+    /// `tables_s` over `touched` experts whose weights take `cold_s` to stream from DRAM. The
+    /// March build: the tables' time less [`B12X_STATIC_SAVING_PER_EXPERT_S`] per touched expert,
+    /// never below [`B12X_STATIC_FLOOR_RATIO`] of it (pinned on the dev set's GLM-5 pairs). Later
+    /// builds: their benchmark's share of FlashInfer's CUTLASS time ([`B12X_STATIC_RATIO_0_7`],
+    /// [`B12X_STATIC_RATIO_0_8_2`]), never below `cold_s` (the benchmark replays one layer from
+    /// L2), never above the tables'.
+    fn static_s(build: B12xBuild, tables_s: f64, touched: f64, cold_s: f64) -> f64 {
+        let ratio = match build {
+            B12xBuild::March2026 => {
+                return (tables_s - touched * B12X_STATIC_SAVING_PER_EXPERT_S)
+                    .max(B12X_STATIC_FLOOR_RATIO * tables_s);
+            }
+            B12xBuild::Static640 => B12X_STATIC_RATIO_0_7,
+            B12xBuild::UnderfillTiles => B12X_STATIC_RATIO_0_8_2,
+        };
+        (ratio * tables_s).max(cold_s).min(tables_s)
     }
 
     /// One GPU's MoE layer under this runner, for `pairs` routed pairs on it over `touched`
@@ -354,19 +395,15 @@ impl MoeRunner {
             hidden,
             inter_per_gpu,
             dynamic_bytes_per_s,
+            cold_bytes_per_s,
             build,
         } = *self
         else {
             return tables_s;
         };
         if pairs < build.dynamic_from_pairs() {
-            let underfill = if build >= B12xBuild::UnderfillTiles {
-                B12X_UNDERFILL_TIME_RATIO
-            } else {
-                1.0
-            };
-            return ((tables_s - touched * B12X_STATIC_SAVING_PER_EXPERT_S) * underfill)
-                .max(B12X_STATIC_FLOOR_RATIO * tables_s);
+            let cold_s = touched * bytes_per_expert / cold_bytes_per_s.max(1.0);
+            return Self::static_s(build, tables_s, touched, cold_s);
         }
         if touched <= 0.0 || dynamic_bytes_per_s <= 0.0 {
             return tables_s;
@@ -461,6 +498,7 @@ mod tests {
             hidden: 6144.0,
             inter_per_gpu: 256.0,
             dynamic_bytes_per_s: 0.5e12,
+            cold_bytes_per_s: 1.5e12,
             build,
         }
     }
@@ -487,8 +525,9 @@ mod tests {
     }
 
     /// From 0.7.1 the static kernel runs up to 640 routed pairs (b12x df84035c): 16–80 tokens
-    /// at top-8 are priced as static, not as the March build's dynamic kernel; from 0.8.2 the
-    /// underfill tiles take a further 0.44 / 0.52 off.
+    /// at top-8 are priced as static, not as the March build's dynamic kernel, at 0.52 of the
+    /// tables' time (b12x's benchmark against FlashInfer CUTLASS), from 0.8.2 at 0.44; never
+    /// faster than the touched experts stream from DRAM, never slower than the tables.
     #[test]
     fn b12x_builds_move_the_dynamic_cutover() {
         let w = 2.5e6;
@@ -498,12 +537,21 @@ mod tests {
         );
         let t = 3e-4;
         assert!(march.time_s(t, 512.0, 150.0, w) > t);
-        let static_s = t - 150.0 * B12X_STATIC_SAVING_PER_EXPERT_S;
-        assert!((april.time_s(t, 512.0, 150.0, w) - static_s).abs() < 1e-12);
-        assert!((april.time_s(t, 640.0, 150.0, w) - static_s).abs() < 1e-12);
+        // 150 experts of 2.5 MB stream in 250 µs at 1.5 TB/s: above 0.52 × 300 µs
+        let cold = 150.0 * w / 1.5e12;
+        assert!((april.time_s(t, 512.0, 150.0, w) - cold).abs() < 1e-12);
+        // 20 experts (one token's worth) stream in 33 µs: the benchmark's share binds
+        let few = april.time_s(t, 20.0, 20.0, w);
+        assert!((few - B12X_STATIC_RATIO_0_7 * t).abs() < 1e-12, "{few}");
+        assert!((april.time_s(t, 640.0, 20.0, w) - few).abs() < 1e-12);
         assert!(april.time_s(t, 648.0, 150.0, w) > t);
-        let newest = glm5_runner(B12xBuild::UnderfillTiles).time_s(t, 512.0, 150.0, w);
-        assert!((newest - static_s * B12X_UNDERFILL_TIME_RATIO).abs() < 1e-12);
+        let newest = glm5_runner(B12xBuild::UnderfillTiles).time_s(t, 20.0, 20.0, w);
+        assert!(
+            (newest - B12X_STATIC_RATIO_0_8_2 * t).abs() < 1e-12,
+            "{newest}"
+        );
+        // a layer the tables price faster than DRAM streaming (L2-warm rows) keeps the tables'
+        assert_eq!(april.time_s(1e-4, 512.0, 150.0, w), 1e-4);
     }
 
     /// b12x on NVFP4 experts is its own runner, of the build the options name (the newest where
