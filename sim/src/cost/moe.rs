@@ -316,6 +316,10 @@ pub enum MoeRunner {
         /// The build that ran.
         build: B12xBuild,
     },
+    /// vLLM's Marlin W4A16 MoE on SM120 ([`super::marlin_moe`]): a fixed cost, the touched
+    /// experts streamed once and a cost per routed row, at decode and verify sizes; the tables'
+    /// time for prefill chunks.
+    Marlin(super::marlin_moe::MarlinMoe),
 }
 
 impl MoeRunner {
@@ -350,14 +354,19 @@ impl MoeRunner {
     /// One GPU's MoE layer under this runner, for `pairs` routed pairs on it over `touched`
     /// experts of `bytes_per_expert` each, given `tables_s`, the tables' kernel's time for it.
     pub fn time_s(&self, tables_s: f64, pairs: f64, touched: f64, bytes_per_expert: f64) -> f64 {
-        let MoeRunner::B12x {
-            hidden,
-            inter_per_gpu,
-            dynamic_bytes_per_s,
-            build,
-        } = *self
-        else {
-            return tables_s;
+        let (hidden, inter_per_gpu, dynamic_bytes_per_s, build) = match *self {
+            MoeRunner::Tables => return tables_s,
+            MoeRunner::Marlin(m) => {
+                return m
+                    .time_s(touched, pairs, bytes_per_expert)
+                    .unwrap_or(tables_s);
+            }
+            MoeRunner::B12x {
+                hidden,
+                inter_per_gpu,
+                dynamic_bytes_per_s,
+                build,
+            } => (hidden, inter_per_gpu, dynamic_bytes_per_s, build),
         };
         if pairs < build.dynamic_from_pairs() {
             let underfill = if build >= B12xBuild::UnderfillTiles {
