@@ -26,6 +26,7 @@ pub mod inventory;
 pub mod iteration;
 pub mod kernel;
 pub mod layer_mix;
+pub mod marlin_moe;
 pub mod memory;
 pub mod model;
 pub mod moe;

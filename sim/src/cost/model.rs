@@ -435,7 +435,7 @@ fn experts_of(
         ),
         bytes_per_expert: bytes,
         params_per_expert: bytes / f.bytes_per_value(),
-        runner: super::moe::MoeRunner::of(opts, &f.name(), model, layout, peak_bytes_per_s),
+        runner: moe_runner(machine, opts, model, layout, peak_bytes_per_s),
         curve,
         bound: super::moe_bound::LayerBound::of(
             &f.name(),
@@ -450,6 +450,25 @@ fn experts_of(
     e
 }
 
+/// The MoE backend the engine runs on SM120 where a kernel table measured it and the fused-MoE
+/// curves did not (Marlin W4A16 under vLLM for INT4 experts), with one GPU's expert slice.
+fn sm120_moe_backend(
+    machine: &Machine,
+    opts: &ServerOptions,
+    model: &ModelSpec,
+    layout: &Layout,
+    format: &str,
+) -> Option<(&'static str, f64)> {
+    if super::attn_backend::sm_major(machine) != Some(12) {
+        return None;
+    }
+    let backend = opts
+        .engine
+        .rules()
+        .moe_table_backend(format, opts.moe_runner_backend.as_deref())?;
+    Some((backend, super::moe::expert_slice_elements(model, layout)?))
+}
+
 /// The bandwidth of the MoE backend the engine runs on SM120 against the fused-MoE curve
 /// ([`super::moe_table`]): Marlin W4A16 under vLLM; 1 where the curves price the backend.
 fn moe_backend_rate(
@@ -459,19 +478,26 @@ fn moe_backend_rate(
     layout: &Layout,
     format: &str,
 ) -> f64 {
-    if super::attn_backend::sm_major(machine) != Some(12) {
-        return 1.0;
-    }
-    let backend = opts
-        .engine
-        .rules()
-        .moe_table_backend(format, opts.moe_runner_backend.as_deref());
-    let slice = super::moe::expert_slice_elements(model, layout);
-    match (backend, slice) {
-        (Some(b), Some(s)) => {
-            super::moe_table::rate_against_curve(b, format, s).map_or(1.0, |r| r.0)
+    sm120_moe_backend(machine, opts, model, layout, format)
+        .and_then(|(b, s)| super::moe_table::rate_against_curve(b, format, s))
+        .map_or(1.0, |r| r.0)
+}
+
+/// The runner of the routed experts: Marlin's own price where vLLM runs it on SM120
+/// ([`super::marlin_moe`]), else as the options name ([`super::moe::MoeRunner::of`]).
+fn moe_runner(
+    machine: &Machine,
+    opts: &ServerOptions,
+    model: &ModelSpec,
+    layout: &Layout,
+    peak_bytes_per_s: f64,
+) -> super::moe::MoeRunner {
+    let f = model.format_of(ModelPart::RoutedExperts).name();
+    match sm120_moe_backend(machine, opts, model, layout, &f) {
+        Some(("marlin", slice)) => {
+            super::moe::MoeRunner::Marlin(super::marlin_moe::MarlinMoe::of(peak_bytes_per_s, slice))
         }
-        _ => 1.0,
+        _ => super::moe::MoeRunner::of(opts, &f, model, layout, peak_bytes_per_s),
     }
 }
 

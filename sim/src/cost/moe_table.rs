@@ -13,6 +13,10 @@
 //! more bandwidth. The rate is the median of curve ÷ table over those rows of the table's
 //! tensor slice nearest the model's. (`sim/tests/moe_backend_table.rs` compares the by-slice
 //! curve over all rows: +10% at TP8.)
+//!
+//! At decode and verify sizes Marlin now has its own price ([`super::marlin_moe`]: the curve's
+//! roofline is flat once the touched experts are streamed, Marlin's time keeps a cost per
+//! routed row); the scaled curve prices what is past that form's domain (prefill chunks).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;

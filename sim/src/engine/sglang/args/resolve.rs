@@ -14,7 +14,7 @@ use models::ModelSpec;
 /// `integration/tp_moe.py`): its compact static kernel up to 640 pairs since 0.7.1, the
 /// queue-driven dynamic kernel beyond; up to 0.7.0 (the March 2026 images) the dynamic kernel
 /// ran from 128 pairs. Costs: `cost::moe::MoeRunner::B12x`.
-pub const B12X_NOTE: &str = "--moe-runner-backend b12x: b12x build not stated, taken as the newest modelled (>= 0.8.2): its static MoE kernel up to 640 routed pairs per GPU (80 tokens at top-8) at the CUTLASS tables' time less 0.55 us per touched expert, times 0.85 for its 64x128 underfill tiles; its dynamic kernel beyond, at 0.36 of peak bandwidth per task (builds <= 0.7.0, March 2026, ran it from 128 pairs, and were slower than CUTLASS from 16 tokens per step)";
+pub const B12X_NOTE: &str = "--moe-runner-backend b12x: b12x build not stated, taken as the newest modelled (>= 0.8.2): its static MoE kernel up to 640 routed pairs per GPU (80 tokens at top-8) at the CUTLASS tables' time less 0.55 us per touched expert, times 0.85 for its 64x128 underfill tiles; its dynamic kernel beyond, at 0.34 of peak bandwidth per task (builds <= 0.7.0, March 2026, ran it from 128 pairs, and were slower than CUTLASS from 16 tokens per step)";
 
 /// Whose defaults the note lists: `SGLang's defaults for N MiB GPUs at TP4×PP2`.
 fn defaults_note(ctx: &DefaultsContext) -> String {
