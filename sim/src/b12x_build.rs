@@ -94,6 +94,48 @@ impl B12xBuild {
     }
 }
 
+/// b12x's W4A16 MoE kernels (`B12X_MOE_FORCE_A16=1`) by build: which kernel runs a batch changed
+/// when they were rewritten (local-inference-lab/b12x 5aa74cb3, "Rewrite W4A16 kernels", 15 May
+/// 2026 15:15 UTC). Read from a record's or log's engine words ([`B12xA16Build::of_text`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum B12xA16Build {
+    /// 0.13.0 (3917cb2f, 9 May 2026) up to the rewrite: `b12x/moe/fused/w4a16/`, the compact
+    /// static / direct-micro kernels up to 128 routed pairs and the queue-driven dynamic kernel
+    /// above (`_W4A16_STATIC_COMPACT_CUTOVER_PAIRS_DEFAULT = 128`, `select_tp_moe_backend`'s
+    /// `routed_rows <= cutover`; 32 × 64 tiles, `_W4A16_LEVEL_TILE_M/N`, `_DYNAMIC_SLICE_CHUNK =
+    /// 1`: `b12x/integration/tp_moe.py` at 32679922, 14 May 2026, 0.13.6).
+    Fused128,
+    /// Any other (before 9 May: a 1024-pair cutover; from the rewrite: other kernels): no public
+    /// timing, priced as the kernel tables.
+    Other,
+}
+
+impl B12xA16Build {
+    /// Routed pairs on a GPU above which the build runs its W4A16 dynamic kernel, if modelled.
+    pub const FUSED128_STATIC_MAX_PAIRS: f64 = 128.0;
+
+    /// The build the engine words name: a date from 9 to 14 May 2026 (an image tag's
+    /// `glmkimirebase20260514`; 15 May holds both sides of the rewrite) or a `b12x` version
+    /// 0.13.1–0.13.5 (0.13.0 and 0.13.6 straddle a change) is [`Self::Fused128`]; `None` when the
+    /// words give neither a version nor a date.
+    pub fn of_text(text: &str) -> Option<B12xA16Build> {
+        let fused = |ok: bool| {
+            if ok {
+                B12xA16Build::Fused128
+            } else {
+                B12xA16Build::Other
+            }
+        };
+        match (b12x_version_in(text), date_in(text)) {
+            (Some(v), _) if ((0, 13, 1)..=(0, 13, 5)).contains(&v) => Some(B12xA16Build::Fused128),
+            (_, Some(d)) => Some(fused(((2026, 5, 9)..=(2026, 5, 14)).contains(&d))),
+            (Some(_), None) => Some(B12xA16Build::Other),
+            (None, None) => None,
+        }
+    }
+}
+
 /// The `(major, minor, patch)` written after a `b12x` word (`b12x==0.7.2`, `b12x-0.9.5`,
 /// `b12x v0.8.3`), if any.
 fn b12x_version_in(text: &str) -> Option<(u32, u32, u32)> {
@@ -200,5 +242,21 @@ mod tests {
             "image voipmonitor/vllm:glm-kimi-layered-vllm68b3569f-b12xc929144-cutedsl45-20260514";
         assert_eq!(of(kimi), Some(UnderfillTiles));
         assert_eq!(of("marlin 2026"), None);
+    }
+
+    /// The W4A16 build: the 9–14 May 2026 window (or 0.13.1–0.13.5) ran the fused kernels with
+    /// the 128-pair cutover; other dates and versions are other kernels; no words, no build.
+    #[test]
+    fn b12x_a16_build_from_engine_words() {
+        use B12xA16Build::*;
+        let of = B12xA16Build::of_text;
+        assert_eq!(of("0.20.2rc1.dev249+glmkimirebase20260514"), Some(Fused128));
+        assert_eq!(of("b12x 0.13.3"), Some(Fused128));
+        assert_eq!(of("built 2026-05-09"), Some(Fused128));
+        assert_eq!(of("built 2026-05-15"), Some(Other));
+        assert_eq!(of("b12x 0.13.6"), Some(Other));
+        assert_eq!(of("b12x 0.13.6 built 2026-05-12"), Some(Fused128));
+        assert_eq!(of("image 20260601"), Some(Other));
+        assert_eq!(of("community image"), None);
     }
 }

@@ -120,6 +120,10 @@ pub struct ServerOptions {
     /// [`crate::cost::moe::MoeRunner::B12x`] does not describe.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub b12x_moe_a16: bool,
+    /// The b12x W4A16 build a record's or log's engine words name, under `b12x_moe_a16`
+    /// ([`crate::b12x_build::B12xA16Build`]); `None` = not stated (priced as the tables).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b12x_a16_build: Option<crate::b12x_build::B12xA16Build>,
     /// `--quantization` (`modelopt_fp4`, `fp8`, …); `None` = the checkpoint's own.
     #[serde(default)]
     pub quantization: Option<String>,
@@ -256,6 +260,7 @@ impl Default for ServerOptions {
             moe_runner_backend: None,
             b12x_build: None,
             b12x_moe_a16: false,
+            b12x_a16_build: None,
             quantization: None,
             speculative: None,
             pcie_custom_all_reduce_max_bytes: None,

@@ -238,7 +238,7 @@ impl Routing {
     }
 }
 
-pub use crate::b12x_build::{B12X_MOE_FORCE_A16, B12xBuild};
+pub use crate::b12x_build::{B12X_MOE_FORCE_A16, B12xA16Build, B12xBuild};
 
 /// Rows of b12x's MoE M tile and columns of its N tile (`_LEVEL_TILE_M`, `_LEVEL_TILE_N` = 128,
 /// `MoEDynamicKernel(mma_tiler_mn=(128, 128))`).
@@ -315,6 +315,14 @@ pub const B12X_STATIC_RATIO_0_8_2: f64 = 0.44;
 /// streams 4–7% too slow.
 pub const B12X_DYNAMIC_PEAK_FRACTION: f64 = 0.34;
 
+/// The W4A16 dynamic kernel's tile ([`B12xA16Build::Fused128`]): 32 routed rows × 64
+/// intermediate columns (`_W4A16_LEVEL_TILE_M = 32`, `_W4A16_LEVEL_TILE_N = 64`), one N tile a
+/// task (`_DYNAMIC_SLICE_CHUNK = 1`; b12x `integration/tp_moe.py` at 32679922).
+pub const B12X_A16_DYNAMIC_TILE_MN: (f64, f64) = (32.0, 64.0);
+/// Bytes per activation value of the W4A16 dynamic kernel's A tile: BF16
+/// (`a_scratch_dtype = cutlass.BFloat16`, `_get_dynamic_kernel` at 32679922).
+pub const B12X_A16_A_BYTES_PER_VALUE: f64 = 2.0;
+
 /// The MoE runner, where its kernels cost other than the kernel tables' (SGLang's fused MoE and
 /// FlashInfer CUTLASS, which the efficiency curves and shape tables were fitted to).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -349,15 +357,70 @@ pub enum MoeRunner {
     /// experts streamed once and a cost per routed row, at decode and verify sizes; the tables'
     /// time for prefill chunks.
     Marlin(super::marlin_moe::MarlinMoe),
+    /// b12x's W4A16 kernels of [`B12xA16Build::Fused128`] (`B12X_MOE_FORCE_A16=1`, b12x 0.13.x of
+    /// 9–14 May 2026, `b12x/moe/fused/w4a16/`). Up to 128 routed pairs the compact static /
+    /// direct-micro kernels: no public timing, the tables' time. Above, the dynamic kernel
+    /// (`w4a16/dynamic.py`, "keeps the queue-driven routing and task publication structure from
+    /// the NVFP4 path"): one task per (touched expert, 32-row M tile, 64-column intermediate
+    /// slice), each TMA-loading the full 32-row BF16 activation tile over all of `hidden`
+    /// (`tAgA_mk` for every FC1 K tile, whatever rows are valid) and its slice of the expert's
+    /// FP4 weights, dequantised into shared memory; the tasks go through at the NVFP4 dynamic
+    /// kernel's rate ([`B12X_DYNAMIC_PEAK_FRACTION`], the same persistent queue design: a
+    /// physical stand-in, pinned on the dev set's NVFP4 pairs, as b12x publishes no W4A16
+    /// timing); never faster than the tables. At GLM-5's TP8 slice (256 intermediate columns: 4
+    /// tasks an expert) a task moves a quarter of the expert's weights (≈ 0.66 MB) and a
+    /// 32 × 6144 BF16 tile (0.39 MB): 2.4× the NVFP4 build's 128-row, 2-slice task bytes per
+    /// weight byte, which is the step's jump from 128 to 256 routed pairs.
+    B12xA16 {
+        /// Model hidden size (FC1's K, the activation tile's width).
+        hidden: f64,
+        /// Expert intermediate size on this GPU (`moe_inter / moe_tp`).
+        inter_per_gpu: f64,
+        /// The dynamic kernel's task rate, bytes/s ([`B12X_DYNAMIC_PEAK_FRACTION`] of peak).
+        dynamic_bytes_per_s: f64,
+    },
+}
+
+/// The geometry of a b12x dynamic MoE kernel's tasks: tile rows, intermediate columns a task
+/// covers, activation bytes per value.
+#[derive(Debug, Clone, Copy)]
+struct DynamicTasks {
+    tile_m: f64,
+    slice_cols: f64,
+    a_bytes_per_value: f64,
+}
+
+impl DynamicTasks {
+    /// The kernel's time for `pairs` routed pairs over `touched` experts of `bytes_per_expert`
+    /// each: tasks × (the expert's weight slice + the full activation tile) over
+    /// `bytes_per_s`; `None` where there is nothing to price.
+    fn time_s(
+        self,
+        (hidden, inter_per_gpu): (f64, f64),
+        pairs: f64,
+        touched: f64,
+        bytes_per_expert: f64,
+        bytes_per_s: f64,
+    ) -> Option<f64> {
+        if touched <= 0.0 || bytes_per_s <= 0.0 {
+            return None;
+        }
+        let m_tiles = (pairs / touched / self.tile_m).ceil().max(1.0);
+        let slice_groups = (inter_per_gpu / self.slice_cols).ceil().max(1.0);
+        let a_tile_bytes = self.tile_m * hidden * self.a_bytes_per_value;
+        let task_bytes = bytes_per_expert / slice_groups + a_tile_bytes;
+        Some(touched * m_tiles * slice_groups * task_bytes / bytes_per_s)
+    }
 }
 
 impl MoeRunner {
     /// The runner `opts` name (`--moe-runner-backend`), for experts in weight format `format`
     /// on a GPU of `peak_bytes_per_s`: b12x's NVFP4 kernels of the build `opts` name
     /// ([`B12xBuild::NEWEST`] where none). Under `B12X_MOE_FORCE_A16=1` b12x runs its W4A16
-    /// kernels instead (BF16 activations, `b12x.moe.fused.w4a16.kernel`, chosen by
-    /// `default_moe_quant_mode` in `integration/tp_moe.py`, b12x 3dcd574e, May 2026), a kernel
-    /// family with neither this cutover nor public timings: priced as the tables.
+    /// kernels instead (BF16 activations, chosen by `default_moe_quant_mode` in
+    /// `integration/tp_moe.py`): the 9–14 May 2026 build's ([`B12xA16Build::Fused128`]) as
+    /// [`MoeRunner::B12xA16`]; any other W4A16 build (the rewritten `b12x.moe.fused.w4a16.kernel`
+    /// of 5aa74cb3 on, or none named) has no public timing: priced as the tables.
     pub fn of(
         opts: &crate::options::ServerOptions,
         format: &str,
@@ -376,6 +439,14 @@ impl MoeRunner {
                     cold_bytes_per_s: peak_bytes_per_s
                         * super::moe_bound::line_of(format).map_or(1.0, |l| l.eta),
                     build: opts.b12x_build.unwrap_or(B12xBuild::NEWEST),
+                }
+            }
+            (Some("b12x"), Some(m)) if nvfp4 && opts.b12x_a16_build == Some(B12xA16Build::Fused128) => {
+                let moe_tp = (layout.tp / layout.ep.max(1)).max(1);
+                MoeRunner::B12xA16 {
+                    hidden: model.hidden_size as f64,
+                    inter_per_gpu: m.expert_intermediate_size as f64 / moe_tp as f64,
+                    dynamic_bytes_per_s: peak_bytes_per_s * B12X_DYNAMIC_PEAK_FRACTION,
                 }
             }
             _ => MoeRunner::Tables,
@@ -411,6 +482,30 @@ impl MoeRunner {
                     .time_s(touched, pairs, bytes_per_expert)
                     .unwrap_or(tables_s);
             }
+            MoeRunner::B12xA16 {
+                hidden,
+                inter_per_gpu,
+                dynamic_bytes_per_s,
+            } => {
+                if pairs <= B12xA16Build::FUSED128_STATIC_MAX_PAIRS {
+                    return tables_s;
+                }
+                let (tile_m, slice_cols) = B12X_A16_DYNAMIC_TILE_MN;
+                let tasks = DynamicTasks {
+                    tile_m,
+                    slice_cols,
+                    a_bytes_per_value: B12X_A16_A_BYTES_PER_VALUE,
+                };
+                return tasks
+                    .time_s(
+                        (hidden, inter_per_gpu),
+                        pairs,
+                        touched,
+                        bytes_per_expert,
+                        dynamic_bytes_per_s,
+                    )
+                    .map_or(tables_s, |t| t.max(tables_s));
+            }
             MoeRunner::B12x {
                 hidden,
                 inter_per_gpu,
@@ -429,18 +524,20 @@ impl MoeRunner {
             let cold_s = touched * bytes_per_expert / cold_bytes_per_s.max(1.0);
             return Self::static_s(build, tables_s, touched, cold_s);
         }
-        if touched <= 0.0 || dynamic_bytes_per_s <= 0.0 {
-            return tables_s;
-        }
-        let rows_per_expert = pairs / touched;
-        let m_tiles = (rows_per_expert / B12X_TILE).ceil().max(1.0);
-        let slice_groups = ((inter_per_gpu / B12X_TILE).ceil() / B12X_SLICE_CHUNK)
-            .ceil()
-            .max(1.0);
-        let a_tile_bytes = B12X_TILE * hidden * B12X_A_BYTES_PER_VALUE;
-        let task_bytes = bytes_per_expert / slice_groups + a_tile_bytes;
-        let tasks = touched * m_tiles * slice_groups;
-        tables_s.max(tasks * task_bytes / dynamic_bytes_per_s)
+        let tasks = DynamicTasks {
+            tile_m: B12X_TILE,
+            slice_cols: B12X_TILE * B12X_SLICE_CHUNK,
+            a_bytes_per_value: B12X_A_BYTES_PER_VALUE,
+        };
+        tasks
+            .time_s(
+                (hidden, inter_per_gpu),
+                pairs,
+                touched,
+                bytes_per_expert,
+                dynamic_bytes_per_s,
+            )
+            .map_or(tables_s, |t| t.max(tables_s))
     }
 }
 

@@ -327,6 +327,9 @@ pub struct LaunchKnobs {
     /// `B12X_MOE_FORCE_A16=1`: b12x runs its W4A16 MoE kernels, not its NVFP4 ones.
     #[serde(default)]
     pub b12x_moe_a16: bool,
+    /// The b12x W4A16 build the engine words name ([`crate::b12x_build::B12xA16Build::of_text`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b12x_a16_build: Option<crate::b12x_build::B12xA16Build>,
     pub attention_backend: Option<String>,
     pub pcie_all_reduce: Option<PcieAllReduce>,
     /// Custom all-reduce off (`--disable-custom-all-reduce`, a cutoff of 0, "pure NCCL").
@@ -426,6 +429,7 @@ impl Engine {
         o.moe_runner_backend = knobs.moe_runner_backend.clone();
         o.b12x_build = knobs.b12x_build;
         o.b12x_moe_a16 = knobs.b12x_moe_a16;
+        o.b12x_a16_build = knobs.b12x_a16_build;
         o.attention_backend = knobs.attention_backend.clone();
         o.disable_custom_all_reduce = knobs.disable_custom_all_reduce;
         o.disable_cuda_graph = knobs.disable_cuda_graph;

@@ -24,7 +24,7 @@ use super::speculation::{RecordSpeculation, record_prompt_kind, record_speculati
 use super::unexpressible::stated;
 pub use super::unexpressible::{Unexpressible, UnexpressibleKind};
 use super::{Parallel, Record, RecordWorkload, Whole, lower};
-use crate::b12x_build::B12xBuild;
+use crate::b12x_build::{B12xA16Build, B12xBuild};
 use crate::engine::sglang::record::INFERENCEX_PROMPTS_PER_CONCURRENCY;
 use crate::engine::{Engine, Knob, LaunchKnobs};
 use crate::workload::Workload;
@@ -455,6 +455,18 @@ fn b12x_build_of(words: &str, assumptions: &mut Vec<String>) -> Option<B12xBuild
     build
 }
 
+/// How a `B12X_MOE_FORCE_A16=1` run's MoE is priced, for its assumptions.
+pub fn a16_assumption(build: Option<B12xA16Build>) -> &'static str {
+    match build {
+        Some(B12xA16Build::Fused128) => {
+            "B12X_MOE_FORCE_A16=1, b12x of 9-14 May 2026: its W4A16 MoE priced as the kernel tables up to 128 routed pairs, its dynamic kernel's tasks above"
+        }
+        _ => {
+            "B12X_MOE_FORCE_A16=1: b12x's W4A16 MoE kernels, which no public timing prices: costed as the kernel tables' MoE"
+        }
+    }
+}
+
 /// Maps `r` onto what shardwise simulates, or says why it cannot.
 pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     let mut why: Vec<Unexpressible> = Vec::new();
@@ -497,9 +509,9 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     let mut knobs = engine.record_knobs(&flags, &quant, &mut assumptions);
     knobs.decode_context_parallel = sizes.dcp.filter(|d| *d > 1);
     if knobs.moe_runner_backend.as_deref() == Some("b12x") && knobs.b12x_moe_a16 {
-        assumptions.push(
-            "B12X_MOE_FORCE_A16=1: b12x's W4A16 MoE kernels, which no public timing prices: costed as the kernel tables' MoE".into(),
-        );
+        let version = r.engine.version.as_deref().unwrap_or_default();
+        knobs.b12x_a16_build = B12xA16Build::of_text(&format!("{version} {flags}"));
+        assumptions.push(a16_assumption(knobs.b12x_a16_build).into());
     } else if knobs.moe_runner_backend.as_deref() == Some("b12x") {
         let version = r.engine.version.as_deref().unwrap_or_default();
         knobs.b12x_build = b12x_build_of(&format!("{version} {flags}"), &mut assumptions);

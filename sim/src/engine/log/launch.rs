@@ -27,4 +27,9 @@ pub struct VllmArgs {
     /// dict does not hold: prefixed to the launch line (`VllmArgs::line_with_env`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<(String, String)>,
+    /// The engine's version as its `Initializing a V1 LLM engine (v…)` line prints it (a
+    /// community image's `0.20.2rc1.dev249+glmkimirebase20260514`): the build date the b12x
+    /// W4A16 kernels are told apart by ([`crate::b12x_build::B12xA16Build::of_text`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_version: Option<String>,
 }

@@ -102,9 +102,14 @@ pub fn logged_options(
 
 /// A vLLM run's options with the acceptance length its `SpecDecoding metrics` lines measured
 /// where the launch states none (as `--records` takes a source's measured acceptance).
+/// Under `B12X_MOE_FORCE_A16=1`, also the b12x W4A16 build its engine version's date names.
 pub(crate) fn logged_vllm_options(mut o: ServerOptions, run: &ServerRun) -> ServerOptions {
     if let Some(s) = o.speculative.as_mut().filter(|s| s.accept_length.is_none()) {
         s.accept_length = mean_acceptance_length(&run.spec_decode);
+    }
+    let version = run.vllm_args.as_ref().and_then(|a| a.engine_version.as_deref());
+    if o.b12x_moe_a16 && o.b12x_a16_build.is_none() {
+        o.b12x_a16_build = version.and_then(crate::b12x_build::B12xA16Build::of_text);
     }
     o
 }
@@ -372,6 +377,13 @@ fn proven_env(message: &str) -> Option<(&'static str, &'static str)> {
         .then_some(("VLLM_ENABLE_PCIE_ALLREDUCE", "1"))
 }
 
+/// The version in V1's engine start line (`v1/engine/core.py`: `Initializing a V1 LLM engine
+/// (v0.20.2rc1.dev249+glmkimirebase20260514) with config: …`).
+fn engine_version(message: &str) -> Option<&str> {
+    let rest = message.split_once("Initializing a V1 LLM engine (v")?.1;
+    rest.split_once(')').map(|(v, _)| v).filter(|v| !v.is_empty())
+}
+
 /// Whether a run has anything worth keeping.
 fn has_content(run: &ServerRun) -> bool {
     run.vllm_args.is_some() || !run.decode.is_empty() || run.memory.lines > 0
@@ -491,6 +503,12 @@ fn read_message(
             last.step_s = last.step_s.map(|s| s * a);
         }
         run.spec_decode.push(sd);
+        return Ok(());
+    }
+    if let Some(version) = engine_version(msg) {
+        if let Some(a) = run.vllm_args.as_mut() {
+            a.engine_version.get_or_insert_with(|| version.to_string());
+        }
         return Ok(());
     }
     if let Some((name, value)) = proven_env(msg) {

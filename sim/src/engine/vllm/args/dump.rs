@@ -114,6 +114,7 @@ pub fn parse(text: &str) -> Option<VllmArgs> {
         truncated: !closed,
         launch_line,
         env: Vec::new(),
+        engine_version: None,
     })
 }
 
