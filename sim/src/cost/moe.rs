@@ -441,7 +441,9 @@ impl MoeRunner {
                     build: opts.b12x_build.unwrap_or(B12xBuild::NEWEST),
                 }
             }
-            (Some("b12x"), Some(m)) if nvfp4 && opts.b12x_a16_build == Some(B12xA16Build::Fused128) => {
+            (Some("b12x"), Some(m))
+                if nvfp4 && opts.b12x_a16_build == Some(B12xA16Build::Fused128) =>
+            {
                 let moe_tp = (layout.tp / layout.ep.max(1)).max(1);
                 MoeRunner::B12xA16 {
                     hidden: model.hidden_size as f64,
@@ -675,6 +677,32 @@ mod tests {
         assert_eq!(april.time_s(1e-4, 512.0, 150.0, w), 1e-4);
     }
 
+    /// The 9–14 May W4A16 build at GLM-5's TP8 slice: the tables' time up to 128 routed pairs;
+    /// above, 4 tasks a touched expert (256 / 64 columns), each a quarter of the expert's
+    /// weights plus a 32 × 6144 BF16 tile (393 KB); two M tiles an expert from 33 rows on; the
+    /// tables' time stays a floor.
+    #[test]
+    fn b12x_w4a16_dynamic_kernel_above_128_pairs() {
+        let r = MoeRunner::B12xA16 {
+            hidden: 6144.0,
+            inter_per_gpu: 256.0,
+            dynamic_bytes_per_s: 0.5e12,
+        };
+        let (w, tile, rate) = (2.5e6, 32.0 * 6144.0 * 2.0, 0.5e12);
+        assert_eq!(r.time_s(1e-4, 128.0, 100.0, w), 1e-4);
+        let one = r.time_s(1e-6, 256.0, 150.0, w);
+        assert!(
+            (one - 150.0 * 4.0 * (w / 4.0 + tile) / rate).abs() < 1e-12,
+            "{one}"
+        );
+        let two = r.time_s(1e-6, 40.0 * 100.0, 100.0, w);
+        assert!(
+            (two - 800.0 * (w / 4.0 + tile) / rate).abs() < 1e-12,
+            "{two}"
+        );
+        assert_eq!(r.time_s(1.0, 256.0, 150.0, w), 1.0);
+    }
+
     /// b12x on NVFP4 experts is its own runner, of the build the options name (the newest where
     /// none); under `B12X_MOE_FORCE_A16=1` (its W4A16 kernels) and for other backends the
     /// tables price the MoE.
@@ -704,6 +732,17 @@ mod tests {
         ));
         o.b12x_moe_a16 = true;
         assert_eq!(of(&o), MoeRunner::Tables);
+        o.b12x_a16_build = Some(B12xA16Build::Other);
+        assert_eq!(of(&o), MoeRunner::Tables);
+        o.b12x_a16_build = Some(B12xA16Build::Fused128);
+        assert_eq!(
+            of(&o),
+            MoeRunner::B12xA16 {
+                hidden: 6144.0,
+                inter_per_gpu: 256.0,
+                dynamic_bytes_per_s: B12X_DYNAMIC_PEAK_FRACTION * 1e12,
+            }
+        );
         o.b12x_moe_a16 = false;
         o.moe_runner_backend = Some("cutlass".into());
         assert_eq!(of(&o), MoeRunner::Tables);

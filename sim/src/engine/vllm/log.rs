@@ -107,7 +107,10 @@ pub(crate) fn logged_vllm_options(mut o: ServerOptions, run: &ServerRun) -> Serv
     if let Some(s) = o.speculative.as_mut().filter(|s| s.accept_length.is_none()) {
         s.accept_length = mean_acceptance_length(&run.spec_decode);
     }
-    let version = run.vllm_args.as_ref().and_then(|a| a.engine_version.as_deref());
+    let version = run
+        .vllm_args
+        .as_ref()
+        .and_then(|a| a.engine_version.as_deref());
     if o.b12x_moe_a16 && o.b12x_a16_build.is_none() {
         o.b12x_a16_build = version.and_then(crate::b12x_build::B12xA16Build::of_text);
     }
@@ -381,7 +384,9 @@ fn proven_env(message: &str) -> Option<(&'static str, &'static str)> {
 /// (v0.20.2rc1.dev249+glmkimirebase20260514) with config: …`).
 fn engine_version(message: &str) -> Option<&str> {
     let rest = message.split_once("Initializing a V1 LLM engine (v")?.1;
-    rest.split_once(')').map(|(v, _)| v).filter(|v| !v.is_empty())
+    rest.split_once(')')
+        .map(|(v, _)| v)
+        .filter(|v| !v.is_empty())
 }
 
 /// Whether a run has anything worth keeping.
