@@ -456,6 +456,30 @@ mod tests {
         build(Layout::tp(8), &eagle(accept)).unwrap()
     }
 
+    /// Under vLLM's DCP the proposer copies the DCP-local lengths to the host with a blocking
+    /// `.cpu()` after the verify pass: one stream's step gains the host time its draft passes do
+    /// not cover; without DCP, or under SGLang, it gains nothing.
+    #[test]
+    fn vllm_dcp_steps_wait_for_the_host_after_the_proposers_sync() {
+        let opts = |engine, dcp| ServerOptions {
+            engine,
+            decode_context_parallel: dcp,
+            ..eagle(Some(2.5))
+        };
+        let wait_s = |engine, dcp| {
+            let s = build(Layout::tp(8), &opts(engine, dcp))
+                .unwrap()
+                .spec_step(1, 2048);
+            (s.step_s - s.draft_s - s.verify_s - s.extend_s, s.draft_s + s.extend_s)
+        };
+        let (dcp2, draft_s) = wait_s(Engine::Vllm, 2);
+        let host_s = crate::engine::vllm::VLLM_SPEC_STEP_HOST_S;
+        assert!(draft_s < host_s, "draft {draft_s}");
+        assert!((dcp2 - (host_s - draft_s)).abs() < 1e-12, "{dcp2} {draft_s}");
+        assert!(wait_s(Engine::Vllm, 1).0.abs() < 1e-12);
+        assert!(wait_s(Engine::Sglang, 1).0.abs() < 1e-12);
+    }
+
     #[test]
     fn the_implied_acceptance_length_inverts_the_prediction() {
         let m = model(Some(2.3));
