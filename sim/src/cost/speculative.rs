@@ -229,7 +229,11 @@ impl SpeculativeModel {
         if super::dcp::shards(opts) <= 1 {
             return 0.0;
         }
-        let host_s = opts.engine.rules().spec_dcp_host_after_sync_s().unwrap_or(0.0);
+        let host_s = opts
+            .engine
+            .rules()
+            .spec_dcp_host_after_sync_s()
+            .unwrap_or(0.0);
         (host_s - draft_gpu_s).max(0.0)
     }
 
@@ -470,12 +474,18 @@ mod tests {
             let s = build(Layout::tp(8), &opts(engine, dcp))
                 .unwrap()
                 .spec_step(1, 2048);
-            (s.step_s - s.draft_s - s.verify_s - s.extend_s, s.draft_s + s.extend_s)
+            (
+                s.step_s - s.draft_s - s.verify_s - s.extend_s,
+                s.draft_s + s.extend_s,
+            )
         };
         let (dcp2, draft_s) = wait_s(Engine::Vllm, 2);
         let host_s = crate::engine::vllm::VLLM_SPEC_STEP_HOST_S;
         assert!(draft_s < host_s, "draft {draft_s}");
-        assert!((dcp2 - (host_s - draft_s)).abs() < 1e-12, "{dcp2} {draft_s}");
+        assert!(
+            (dcp2 - (host_s - draft_s)).abs() < 1e-12,
+            "{dcp2} {draft_s}"
+        );
         assert!(wait_s(Engine::Vllm, 1).0.abs() < 1e-12);
         assert!(wait_s(Engine::Sglang, 1).0.abs() < 1e-12);
     }
