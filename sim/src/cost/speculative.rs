@@ -183,12 +183,14 @@ impl SpeculativeModel {
             graph,
             false,
         );
-        let step_s = draft_s + verify.latency_s + extend.latency_s;
+        let host_wait_s = self.dcp_host_wait_s(draft_s + extend.latency_s);
+        let step_s = draft_s + verify.latency_s + extend.latency_s + host_wait_s;
         let l = plan.accept_length;
         let mut cost = verify.clone();
         let mut breakdown = verify.breakdown;
         breakdown.add_scaled(&rest.breakdown, passes);
         breakdown.add_scaled(&extend.breakdown, 1.0);
+        breakdown.overhead_s += host_wait_s;
         let mut per_token = TimeBreakdown::default();
         per_token.add_scaled(&breakdown, 1.0 / l);
         cost.breakdown = per_token;
@@ -215,6 +217,24 @@ impl SpeculativeModel {
             accept_length: l,
         };
         (step, cost)
+    }
+
+    /// The GPU's wait for the host in a step whose draft passes take `draft_gpu_s`: under DCP
+    /// vLLM's proposer blocks on a device-to-host copy after the verify pass, so the host's share
+    /// of the step ([`crate::engine::ServingEngine::spec_dcp_host_after_sync_s`]) runs beside the
+    /// draft's passes only, not ahead of the GPU as async scheduling otherwise keeps it; 0
+    /// without DCP or where the engine has no such wait.
+    fn dcp_host_wait_s(&self, draft_gpu_s: f64) -> f64 {
+        let opts = &self.target.opts;
+        if super::dcp::shards(opts) <= 1 {
+            return 0.0;
+        }
+        let host_s = opts
+            .engine
+            .rules()
+            .spec_dcp_host_after_sync_s()
+            .unwrap_or(0.0);
+        (host_s - draft_gpu_s).max(0.0)
     }
 
     /// Tokens a request runs through the draft extend when `l` were accepted: the step's whole
@@ -291,7 +311,8 @@ impl SpeculativeModel {
             let extend = draft
                 .cost_pass_with(&per(self.extend_tokens(l.max(0.05), graph)), graph, false)
                 .latency_s;
-            let next = measured_tok_s * (fixed + extend) / n;
+            let wait = self.dcp_host_wait_s(step.draft_s + extend);
+            let next = measured_tok_s * (fixed + extend + wait) / n;
             if (next - l).abs() < 1e-6 {
                 l = next;
                 break;
@@ -311,7 +332,8 @@ impl SpeculativeModel {
         verify_scale: f64,
     ) -> Option<f64> {
         let s = self.spec_step(running, context_tokens);
-        let step_s = s.draft_s + verify_scale * s.verify_s + s.extend_s;
+        let wait = self.dcp_host_wait_s(s.draft_s + s.extend_s);
+        let step_s = s.draft_s + verify_scale * s.verify_s + s.extend_s + wait;
         (step_s > 0.0).then(|| running.max(1) as f64 * s.accept_length / step_s)
     }
 
@@ -436,6 +458,36 @@ mod tests {
 
     fn model(accept: Option<f64>) -> SpeculativeModel {
         build(Layout::tp(8), &eagle(accept)).unwrap()
+    }
+
+    /// Under vLLM's DCP the proposer copies the DCP-local lengths to the host with a blocking
+    /// `.cpu()` after the verify pass: one stream's step gains the host time its draft passes do
+    /// not cover; without DCP, or under SGLang, it gains nothing.
+    #[test]
+    fn vllm_dcp_steps_wait_for_the_host_after_the_proposers_sync() {
+        let opts = |engine, dcp| ServerOptions {
+            engine,
+            decode_context_parallel: dcp,
+            ..eagle(Some(2.5))
+        };
+        let wait_s = |engine, dcp| {
+            let s = build(Layout::tp(8), &opts(engine, dcp))
+                .unwrap()
+                .spec_step(1, 2048);
+            (
+                s.step_s - s.draft_s - s.verify_s - s.extend_s,
+                s.draft_s + s.extend_s,
+            )
+        };
+        let (dcp2, draft_s) = wait_s(Engine::Vllm, 2);
+        let host_s = crate::engine::vllm::VLLM_SPEC_STEP_HOST_S;
+        assert!(draft_s < host_s, "draft {draft_s}");
+        assert!(
+            (dcp2 - (host_s - draft_s)).abs() < 1e-12,
+            "{dcp2} {draft_s}"
+        );
+        assert!(wait_s(Engine::Vllm, 1).0.abs() < 1e-12);
+        assert!(wait_s(Engine::Sglang, 1).0.abs() < 1e-12);
     }
 
     #[test]

@@ -81,6 +81,12 @@ pub trait ServingEngine: Sync {
     /// `num_input_tokens`; SGLang's eager extend runs only the accepted tokens.
     fn eager_extend_runs_whole_chain(&self) -> bool;
 
+    /// Host time a speculative step under DCP (`dcp > 1`) spends after a blocking device-to-host
+    /// copy that waits for the verify pass, before the next verify is launched (the draft's
+    /// metadata, its launches, the next step's input preparation): the GPU runs only the draft's
+    /// passes meanwhile. `None` where a step has no such wait (SGLang runs no DCP).
+    fn spec_dcp_host_after_sync_s(&self) -> Option<f64>;
+
     /// Whether its dense-MLA decode on SM120 is vLLM's TRITON_MLA, priced by that kernel's grid
     /// ([`crate::cost::decode_table`]) rather than by the efficiency curve.
     fn sm120_mla_decode_by_grid(&self) -> bool;

@@ -139,6 +139,10 @@ impl ServingEngine for Sglang {
         false
     }
 
+    fn spec_dcp_host_after_sync_s(&self) -> Option<f64> {
+        None
+    }
+
     fn sm120_mla_decode_by_grid(&self) -> bool {
         false
     }

@@ -30,6 +30,15 @@ pub const VLLM_BLOCK_SIZE: u32 = 16;
 /// `platforms/interface.py`, in the GLM-5.1 start-up log the KV-line test cites).
 pub const VLLM_SPARSE_MLA_BLOCK_SIZE: u32 = 64;
 
+/// Host time of one vLLM V1 decode step outside the model's forward passes: input preparation
+/// (2.6 ms, the lower end of 2.6–2.7) and output postprocessing (0.1 ms), as an nsys profile
+/// with NVTX phase scopes measured it per decode step (local-inference-lab/vllm issue #440, its
+/// table of `gpu_model_runner` phases: `preprocess` 2.6–2.7 ms, `postprocess` 0.1 ms; Qwen3.8-27B,
+/// MTP 6, one RTX 5090). Public, not fitted: it is the host work a speculative step under DCP
+/// serializes with its GPU work ([`ServingEngine::spec_dcp_host_after_sync_s`]); the draft's own
+/// metadata builds come on top and are left out, so this is a lower bound.
+pub const VLLM_SPEC_STEP_HOST_S: f64 = 2.7e-3;
+
 /// The largest-memory tier of vLLM's batch defaults: GPUs of at least 70 GiB that are no A100
 /// (`engine/arg_utils.py`, `EngineArgs.get_batch_defaults`, the OpenAI server's column).
 const LARGE_GPU_BYTES: u64 = 70 << 30;
@@ -221,6 +230,20 @@ impl ServingEngine for Vllm {
 
     fn eager_extend_runs_whole_chain(&self) -> bool {
         true
+    }
+
+    /// vLLM's proposer under DCP refreshes each rank's local sequence lengths from the GPU's
+    /// after rejection and, for the draft's first pass (`max_query_len > 1`: the pass over the
+    /// verified tokens), copies them to the host with a blocking `.cpu()`
+    /// (`LLMBaseProposer._refresh_dcp_local_seq_lens`, `v1/spec_decode/llm_base_proposer.py`,
+    /// local-inference-lab/vllm @9230570c8, 2026-05-14, the branch the rtx6kpro Kimi-K2.6 and
+    /// GLM-5.x DCP runs were built from; it returns at once without DCP). So the host waits for
+    /// the verify pass every step, and async scheduling no longer hides the host's share of the
+    /// step: the draft's metadata and launches, then the next step's input preparation, with
+    /// only the draft's passes on the GPU. Host time
+    /// [`VLLM_SPEC_STEP_HOST_S`].
+    fn spec_dcp_host_after_sync_s(&self) -> Option<f64> {
+        Some(VLLM_SPEC_STEP_HOST_S)
     }
 
     /// TRITON_MLA, the MLA backend vLLM builds for SM120.
