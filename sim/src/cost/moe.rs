@@ -411,6 +411,20 @@ impl DynamicTasks {
         let task_bytes = bytes_per_expert / slice_groups + a_tile_bytes;
         Some(touched * m_tiles * slice_groups * task_bytes / bytes_per_s)
     }
+
+    /// A layer under the dynamic kernel: its [`Self::time_s`], never faster than the tables'
+    /// `tables_s` (the dynamic kernel is taken only where the static one would be slower), and
+    /// the tables where there is nothing to price.
+    fn layer_s(
+        self,
+        shape: (f64, f64),
+        (pairs, touched, bytes_per_expert): (f64, f64, f64),
+        bytes_per_s: f64,
+        tables_s: f64,
+    ) -> f64 {
+        self.time_s(shape, pairs, touched, bytes_per_expert, bytes_per_s)
+            .map_or(tables_s, |t| t.max(tables_s))
+    }
 }
 
 impl MoeRunner {
@@ -498,15 +512,12 @@ impl MoeRunner {
                     slice_cols,
                     a_bytes_per_value: B12X_A16_A_BYTES_PER_VALUE,
                 };
-                return tasks
-                    .time_s(
-                        (hidden, inter_per_gpu),
-                        pairs,
-                        touched,
-                        bytes_per_expert,
-                        dynamic_bytes_per_s,
-                    )
-                    .map_or(tables_s, |t| t.max(tables_s));
+                return tasks.layer_s(
+                    (hidden, inter_per_gpu),
+                    (pairs, touched, bytes_per_expert),
+                    dynamic_bytes_per_s,
+                    tables_s,
+                );
             }
             MoeRunner::B12x {
                 hidden,
@@ -531,15 +542,12 @@ impl MoeRunner {
             slice_cols: B12X_TILE * B12X_SLICE_CHUNK,
             a_bytes_per_value: B12X_A_BYTES_PER_VALUE,
         };
-        tasks
-            .time_s(
-                (hidden, inter_per_gpu),
-                pairs,
-                touched,
-                bytes_per_expert,
-                dynamic_bytes_per_s,
-            )
-            .map_or(tables_s, |t| t.max(tables_s))
+        tasks.layer_s(
+            (hidden, inter_per_gpu),
+            (pairs, touched, bytes_per_expert),
+            dynamic_bytes_per_s,
+            tables_s,
+        )
     }
 }
 
