@@ -103,20 +103,30 @@ impl LayerMix {
     }
 
     /// A linear layer's decode of `requests` requests (`tokens` query tokens): the state read
-    /// and written once per request, the delta-rule FLOPs per token; from the measured kernel
-    /// where there is one ([`super::gdn_table`]: its time per request count, above the state's
-    /// DRAM traffic).
+    /// once per request and stored after every query token, the delta-rule FLOPs per token; from
+    /// the measured kernel where there is one ([`super::gdn_table`]: its time per request count,
+    /// above the state's DRAM traffic).
+    ///
+    /// A speculative verify pass (k + 1 tokens a request) keeps the state after each of its tokens
+    /// so that the one after the last accepted token can be resumed: vLLM's
+    /// `fused_recurrent_gated_delta_rule_fwd_kernel` stores the full fp32 state inside its token
+    /// loop (`vllm/model_executor/layers/fla/ops/fused_recurrent.py` @03c6dad, "keep the states for
+    /// multi-query tokens"), SGLang's verify writes each step's state to its
+    /// `intermediate_states_buffer`. So a verify pass streams k more states a request than a decode
+    /// step, which one token a request (the kernel tables' case) never shows. SGLang's commit copy
+    /// of the accepted state (one more read and write) is left out.
     pub fn linear_decode(&self, curve: &KernelCurve, requests: f64, tokens: f64) -> OpTime {
+        let extra_states = (tokens - requests).max(0.0);
         if let Some(g) = self.gdn_decode {
             return OpTime {
-                s: g.decode_s(requests),
+                s: g.decode_s(requests) + g.stores_s(extra_states),
                 memory_bound: true,
             };
         }
         curve.time_monotone(
             requests,
             tokens * self.linear_decode_flops_per_token,
-            2.0 * requests * self.state_bytes_per_request,
+            (2.0 * requests + extra_states) * self.state_bytes_per_request,
         )
     }
 
