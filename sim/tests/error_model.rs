@@ -235,12 +235,30 @@ fn a_new_source_takes_the_first_contact_spread() {
     assert_eq!(fc.files, FIRST_CONTACT.map(String::from).to_vec());
     assert!(fc.between.sources.len() >= 3, "{fc:?}");
     assert!(!m.provenance.command.contains("further-records"));
-    assert_eq!(m.new_source_sigma_ln(), m.between.sigma_ln.max(fc.sigma_ln));
     let without = ErrorModel {
         first_contact: None,
         ..m.clone()
     };
-    assert!(m.new_source_sigma_ln() >= without.new_source_sigma_ln());
+    // each kernel ground its own sigma where the files had enough of it, else the pooled one
+    for flags in [vec![], vec!["attention-without-kernel-data".to_string()]] {
+        let regime: sim::uncertainty::Regime = serde_json::from_value(serde_json::json!({
+            "engine": "vllm", "model": "a model", "speculation": "off", "context": "0",
+            "concurrency": "1", "machine": "a box", "family": "llm_decode_bench", "flags": flags,
+        }))
+        .unwrap();
+        let ground = sim::uncertainty::kernel_ground(&regime);
+        let sigma = fc
+            .grounds
+            .iter()
+            .find(|g| g.ground == ground)
+            .map_or(fc.sigma_ln, |g| g.sigma_ln);
+        assert_eq!(
+            m.new_source_sigma_ln(&regime),
+            m.between.sigma_ln.max(sigma)
+        );
+        assert!(m.new_source_sigma_ln(&regime) >= without.new_source_sigma_ln(&regime));
+    }
+    assert_eq!(fc.grounds.len(), 2, "{:?}", fc.grounds);
 }
 
 #[test]

@@ -195,6 +195,11 @@ pub struct Intervals {
     /// lacks, no novelty), `novel` (a model family, engine × family, attention kind, MoE shape,
     /// machine kind or family band it lacks; [`crate::uncertainty::novelty`]).
     pub by_ground: Vec<GroundCoverage>,
+    /// Coverage with the stored model split by kernel ground
+    /// ([`crate::uncertainty::KERNEL_GROUNDS`]: every kernel measured, or one extrapolated),
+    /// the split a new source's first-contact sigma is fitted on.
+    #[serde(default)]
+    pub by_kernels: Vec<GroundCoverage>,
 }
 
 /// Coverage of the figures at one distance from the dev set's ground.
@@ -755,18 +760,26 @@ fn intervals(set: &RecordSet, rs: &[Residual]) -> Intervals {
             "dev ground"
         }
     };
-    let by_ground = ["dev ground", "new source", "novel"]
-        .into_iter()
-        .filter_map(|g| {
-            let of: Vec<&Residual> = refs.iter().copied().filter(|r| ground_of(r) == g).collect();
-            (!of.is_empty()).then(|| GroundCoverage {
-                ground: g.to_string(),
-                coverage: coverage(m, &of),
+    let split = |grounds: &[&str], of_ground: &dyn Fn(&Residual) -> &'static str| {
+        grounds
+            .iter()
+            .filter_map(|&g| {
+                let of: Vec<&Residual> =
+                    refs.iter().copied().filter(|r| of_ground(r) == g).collect();
+                (!of.is_empty()).then(|| GroundCoverage {
+                    ground: g.to_string(),
+                    coverage: coverage(m, &of),
+                })
             })
-        })
-        .collect();
+            .collect::<Vec<_>>()
+    };
+    let by_ground = split(&["dev ground", "new source", "novel"], &ground_of);
+    let by_kernels = split(&crate::uncertainty::KERNEL_GROUNDS, &|r| {
+        crate::uncertainty::kernel_ground(&r.regime)
+    });
     Intervals {
         by_ground,
+        by_kernels,
         fitted_on,
         in_fit,
         first_contact,

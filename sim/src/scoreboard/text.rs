@@ -65,24 +65,25 @@ pub fn interval_lines(s: &Scoreboard) -> Vec<String> {
             pct(l.median_half_width_pct)
         ));
     }
-    if i.by_ground.len() > 1 {
-        let parts: Vec<String> = i
-            .by_ground
-            .iter()
-            .map(|g| {
-                format!(
-                    "{} {} of {} ({} wide)",
-                    g.ground,
-                    pct(g.coverage.coverage_pct),
-                    g.coverage.n,
-                    pct(g.coverage.median_half_width_pct)
-                )
-            })
-            .collect();
-        out.push(format!(
-            "80% interval by distance from the dev set's ground: {}",
-            parts.join(", ")
-        ));
+    for (lead, split) in [
+        ("by distance from the dev set's ground", &i.by_ground),
+        ("by kernel ground", &i.by_kernels),
+    ] {
+        if split.len() > 1 {
+            let parts: Vec<String> = split
+                .iter()
+                .map(|g| {
+                    format!(
+                        "{} {} of {} ({} wide)",
+                        g.ground,
+                        pct(g.coverage.coverage_pct),
+                        g.coverage.n,
+                        pct(g.coverage.median_half_width_pct)
+                    )
+                })
+                .collect();
+            out.push(format!("80% interval {lead}: {}", parts.join(", ")));
+        }
     }
     out.extend(verdict_line("verdicts on", &i.verdicts));
     if let Some(v) = &i.loso_verdicts {

@@ -21,9 +21,9 @@ use super::novelty;
 use super::verdict::{PairCheck, check_pairs, pairs};
 use super::{
     BETWEEN_HALF_BOUNDS_LN, BetweenSource, Cell, Coverage, ERROR_MODEL_SCHEMA_VERSION, ErrorModel,
-    FACTORS, FIRST_CONTACT_STEP_LN, FirstContact, FittedFigure, INTERVAL_LEVEL, MIN_CELL,
-    PAIR_CLASSES, PairClass, Provenance, QUANTILE_Z_BOUNDS, SourceOffset, Z_50, Z_80, quantile,
-    same_class,
+    FACTORS, FIRST_CONTACT_MIN_SOURCES, FIRST_CONTACT_STEP_LN, FirstContact, FirstContactGround,
+    FittedFigure, INTERVAL_LEVEL, KERNEL_GROUNDS, MIN_CELL, PAIR_CLASSES, PairClass, Provenance,
+    QUANTILE_Z_BOUNDS, SourceOffset, Z_50, Z_80, kernel_ground, quantile, same_class,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -402,23 +402,62 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
         return None;
     }
     let mut trial = m.clone();
-    let top = BETWEEN_HALF_BOUNDS_LN[1] / Z_80;
     let mut fc = FirstContact {
         files: sets.iter().map(|s| s.file.clone()).collect(),
         residuals: rs.len(),
         between: between_source(&rs),
         sigma_ln: 0.0,
         coverage: Coverage::default(),
+        grounds: Vec::new(),
+    };
+    (fc.sigma_ln, fc.coverage) = smallest_covering_sigma(&mut trial, &fc, &rs);
+    // each kernel ground with enough figures and sources its own (the pooled one stays for a
+    // ground without)
+    for ground in KERNEL_GROUNDS {
+        let of: Vec<&Residual> = rs
+            .iter()
+            .copied()
+            .filter(|r| kernel_ground(&r.regime) == ground)
+            .collect();
+        let n_sources = sources(&of).len();
+        if of.len() < MIN_CELL || n_sources < FIRST_CONTACT_MIN_SOURCES {
+            continue;
+        }
+        let (sigma_ln, coverage) = smallest_covering_sigma(&mut trial, &fc, &of);
+        fc.grounds.push(FirstContactGround {
+            ground: ground.to_string(),
+            residuals: of.len(),
+            sources: n_sources,
+            sigma_ln,
+            coverage,
+        });
+    }
+    Some(fc)
+}
+
+/// The smallest first-contact sigma (in steps of [`FIRST_CONTACT_STEP_LN`], within
+/// [`BETWEEN_HALF_BOUNDS_LN`] / [`Z_80`]) at which `rs`, each a new source to `trial`'s table, are
+/// covered at [`INTERVAL_LEVEL`], with their coverage there. `base`'s grounds are left out of the
+/// trial so the one sigma searched applies to every figure.
+fn smallest_covering_sigma(
+    trial: &mut ErrorModel,
+    base: &FirstContact,
+    rs: &[&Residual],
+) -> (f64, Coverage) {
+    let top = BETWEEN_HALF_BOUNDS_LN[1] / Z_80;
+    let mut fc = FirstContact {
+        grounds: Vec::new(),
+        ..base.clone()
     };
     for step in 0.. {
         fc.sigma_ln = r4((step as f64 * FIRST_CONTACT_STEP_LN).min(top));
         trial.first_contact = Some(fc.clone());
-        fc.coverage = coverage(&trial, &rs);
+        fc.coverage = coverage(trial, rs);
         if fc.coverage.coverage_pct >= INTERVAL_LEVEL * 100.0 || fc.sigma_ln >= top {
             break;
         }
     }
-    Some(fc)
+    (fc.sigma_ln, fc.coverage)
 }
 
 /// The error model of `rs` (a records file's headline residuals), with its leave-one-source-out
@@ -506,6 +545,30 @@ fn figures(m: &ErrorModel, records_file: &str) -> Vec<FittedFigure> {
                 INTERVAL_LEVEL * 100.0,
                 fc.coverage.coverage_pct,
                 fc.coverage.median_half_width_pct
+            ),
+        });
+    }
+    for g in m.first_contact.iter().flat_map(|fc| &fc.grounds) {
+        out.push(FittedFigure {
+            name: format!("first_contact.sigma_ln, {}", g.ground),
+            value: g.sigma_ln,
+            meaning: format!(
+                "first_contact.sigma_ln for a new source's prediction whose kernels are {} ({})",
+                g.ground.trim_start_matches("kernels "),
+                if g.ground == KERNEL_GROUNDS[0] {
+                    "no extrapolation flag on an MoE slice or on decode attention"
+                } else {
+                    "an MoE slice outside the measured ones, or decode attention without a kernel table"
+                }
+            ),
+            bounds: BETWEEN_HALF_BOUNDS_LN.map(|x| r4(x / Z_80)),
+            pinned_by: format!(
+                "the smallest sigma at which the {} first-contact headline figures of this ground ({} sources) are {}% inside their intervals ({}%, median half-width {}%)",
+                g.residuals,
+                g.sources,
+                INTERVAL_LEVEL * 100.0,
+                g.coverage.coverage_pct,
+                g.coverage.median_half_width_pct
             ),
         });
     }

@@ -294,6 +294,25 @@ impl Flag {
     }
 }
 
+/// The flags that mark a kernel priced outside its measured shapes (an MoE slice the tables lack,
+/// decode attention without a kernel table): a prediction carrying one stands on extrapolated
+/// kernels, whose error on sources never tuned on is measured apart ([`FirstContactGround`]).
+/// P2P and machine figures are the machine's, not a kernel's: they stay out.
+pub const KERNEL_FLAGS: [Flag; 2] = [Flag::MoeSliceExtrapolated, Flag::AttentionWithoutKernelData];
+
+/// The kernel grounds a first-contact spread is fitted on, in order: every kernel on a measured
+/// table or shape, or at least one extrapolated ([`KERNEL_FLAGS`]).
+pub const KERNEL_GROUNDS: [&str; 2] = ["kernels measured", "kernels extrapolated"];
+
+/// The kernel ground of `regime` (one of [`KERNEL_GROUNDS`]).
+pub fn kernel_ground(regime: &Regime) -> &'static str {
+    let extrapolated = regime
+        .flags
+        .iter()
+        .any(|f| KERNEL_FLAGS.iter().any(|k| k.name() == f));
+    KERNEL_GROUNDS[usize::from(extrapolated)]
+}
+
 /// Concurrency bands the scoreboard groups by and the error model splits residuals by: 1, 2,
 /// 3–8, 9–32, 33+.
 pub const BANDS: [(u32, u32, &str); 5] = [
@@ -443,7 +462,32 @@ pub struct FirstContact {
     /// Their coverage and median half-width at that sigma (in sample).
     #[serde(default)]
     pub coverage: Coverage,
+    /// The same sigma fitted apart on each kernel ground ([`KERNEL_GROUNDS`]) that has at least
+    /// [`MIN_CELL`] figures of [`FIRST_CONTACT_MIN_SOURCES`] sources: a new source whose kernels
+    /// were all measured (the tables' shapes, on their GPU) is off by less than one whose
+    /// attention or MoE kernel is extrapolated. A ground without enough data takes `sigma_ln`.
+    #[serde(default)]
+    pub grounds: Vec<FirstContactGround>,
 }
+
+/// The first-contact sigma of one kernel ground.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstContactGround {
+    /// One of [`KERNEL_GROUNDS`].
+    pub ground: String,
+    /// Its headline figures and the sources they came from.
+    pub residuals: usize,
+    pub sources: usize,
+    /// The smallest sigma (same search as [`FirstContact::sigma_ln`]) at which its figures are
+    /// covered at [`INTERVAL_LEVEL`].
+    pub sigma_ln: f64,
+    /// Their coverage and median half-width at that sigma (in sample).
+    pub coverage: Coverage,
+}
+
+/// Sources a kernel ground needs before its own first-contact sigma is fitted (fewer: one page
+/// far off would set it; the pooled sigma is used).
+pub const FIRST_CONTACT_MIN_SOURCES: usize = 3;
 
 /// Step of the first-contact sigma search (ln).
 pub const FIRST_CONTACT_STEP_LN: f64 = 0.005;
@@ -684,10 +728,17 @@ impl ErrorModel {
         (!regime.source.is_empty() && !known).then(|| "a source the dev set lacks".to_string())
     }
 
-    /// The sigma (ln) a new source's offset adds: the dev set's between-source sigma, or the
-    /// first-contact sources' where they spread wider (they were never tuned on).
-    pub fn new_source_sigma_ln(&self) -> f64 {
-        let fc = self.first_contact.as_ref().map_or(0.0, |f| f.sigma_ln);
+    /// The sigma (ln) a new source's offset adds to a prediction in `regime`: the dev set's
+    /// between-source sigma, or the first-contact sources' where they spread wider (they were
+    /// never tuned on) — that of the regime's kernel ground where one was fitted, else pooled.
+    pub fn new_source_sigma_ln(&self, regime: &Regime) -> f64 {
+        let fc = self.first_contact.as_ref().map_or(0.0, |f| {
+            let ground = kernel_ground(regime);
+            f.grounds
+                .iter()
+                .find(|g| g.ground == ground)
+                .map_or(f.sigma_ln, |g| g.sigma_ln)
+        });
         self.between.sigma_ln.max(fc)
     }
 
@@ -703,15 +754,16 @@ impl ErrorModel {
             widened_by.extend(s.unseen.iter().cloned());
         }
         let source_sigma = if new_source.is_some() {
-            self.new_source_sigma_ln()
+            self.new_source_sigma_ln(regime)
         } else {
             0.0
         };
         let mut centre = s.centre;
         if let Some(why) = new_source {
             widened_by.push(format!(
-                "{why}: new source ±{:.3} ln",
-                self.quantile_z * source_sigma
+                "{why}: new source ±{:.3} ln ({})",
+                self.quantile_z * source_sigma,
+                kernel_ground(regime)
             ));
             centre += self.between.centre_ln;
         }

@@ -309,13 +309,11 @@ fn the_stored_model_widens_a_model_the_dev_set_lacks() {
     // spread inside one source, root-sum-square, at the quantile measured leaving one source
     // out, against the dev ground's own 80% band: wider (0.010 ln at sigma_between 0.089)
     assert!(b.half() > a.half(), "{a:?} vs {b:?}");
-    assert_eq!(b.source_sigma, m.new_source_sigma_ln());
-    let rss = (b.own_sigma.powi(2) + m.new_source_sigma_ln().powi(2)).sqrt();
+    let new_sigma = m.new_source_sigma_ln(&other_model);
+    assert_eq!(b.source_sigma, new_sigma);
+    let rss = (b.own_sigma.powi(2) + new_sigma.powi(2)).sqrt();
     assert!((b.sigma - rss).abs() < 1e-9, "{b:?}");
-    assert!(
-        b.sigma > a.sigma + 0.2 * m.new_source_sigma_ln(),
-        "{a:?} vs {b:?}"
-    );
+    assert!(b.sigma > a.sigma + 0.2 * new_sigma, "{a:?} vs {b:?}");
 }
 
 #[test]
@@ -661,4 +659,64 @@ fn first_contact_spread_widens_new_sources_only() {
     );
     // the leave-one-source-out check is the dev set's own
     assert_eq!(wide.loso, plain.loso);
+}
+
+/// First-contact sources whose predictions stand on extrapolated kernels (decode attention
+/// without a kernel table) spread wider than those on measured kernels: each kernel ground's
+/// sigma is fitted apart, so a new source's prediction on measured kernels gets a narrower
+/// interval than the pooled one and one on extrapolated kernels a wider one; a ground with
+/// fewer than three sources takes the pooled sigma.
+#[test]
+fn first_contact_sigma_is_fitted_by_kernel_ground() {
+    let dev = offset_sources(&[0.0, 0.05, -0.05, 0.02, -0.02], &[60, 40, 30, 20, 10]);
+    // first-contact pages the dev set lacks, their predictions' kernels extrapolated or not
+    let pages = |offsets: &[f64], tag: &str, extrapolated: bool| {
+        let mut rs = offset_sources(offsets, &vec![20; offsets.len()]);
+        for r in &mut rs {
+            r.source = format!("{tag}-{}", r.source);
+            r.regime.source = r.source.clone();
+            if extrapolated {
+                r.regime.flags = vec![Flag::AttentionWithoutKernelData.name().to_string()];
+            }
+        }
+        rs
+    };
+    let measured = pages(&[0.08, -0.06, 0.04], "m", false);
+    let extrapolated = pages(&[0.4, -0.35, 0.3, -0.3], "x", true);
+    let set = |rs: Vec<Residual>| error_fit::FirstContactSet {
+        file: "fc.json".into(),
+        residuals: rs,
+    };
+    let both: Vec<Residual> = measured.iter().chain(&extrapolated).cloned().collect();
+    let m = fit(&dev, "dev.json", &[], &[set(both)]);
+    let fc = m.first_contact.as_ref().unwrap();
+    let ground = |g: &str| fc.grounds.iter().find(|x| x.ground == g).unwrap();
+    let (on, off) = (ground("kernels measured"), ground("kernels extrapolated"));
+    assert!(
+        on.sigma_ln < fc.sigma_ln && fc.sigma_ln < off.sigma_ln,
+        "{fc:?}"
+    );
+    assert_eq!((on.sources, off.sources), (3, 4));
+    let mut plain = regime("kimi", &[]);
+    plain.machine = "another box".into();
+    let mut extrapolating = plain.clone();
+    extrapolating.flags = vec![Flag::AttentionWithoutKernelData.name().to_string()];
+    let (a, b) = (m.ln_interval(&plain), m.ln_interval(&extrapolating));
+    assert_eq!(a.source_sigma, on.sigma_ln.max(m.between.sigma_ln));
+    assert_eq!(b.source_sigma, off.sigma_ln);
+    assert!(b.half() > a.half() + 0.1, "{a:?} vs {b:?}");
+    // two sources on measured kernels are too few for a ground of their own
+    let few = pages(&[0.08, -0.06], "m", false);
+    let thin = fit(
+        &dev,
+        "dev.json",
+        &[],
+        &[set(few.into_iter().chain(extrapolated).collect())],
+    );
+    let fc = thin.first_contact.as_ref().unwrap();
+    assert_eq!(fc.grounds.len(), 1, "{fc:?}");
+    assert_eq!(
+        thin.new_source_sigma_ln(&plain),
+        fc.sigma_ln.max(thin.between.sigma_ln)
+    );
 }

@@ -37,9 +37,13 @@ pub fn probability_with(m: &ErrorModel, a: Side<'_>, b: Side<'_>, rho: f64) -> f
         return if a.speed > b.speed { 1.0 } else { 0.0 };
     }
     let (ia, ib) = (m.ln_interval(a.regime), m.ln_interval(b.regime));
-    // a new source's offset is one draw for the whole box: both sides share it whole
+    // a new source's offset is one draw for the whole box: both sides share it whole; where
+    // one side's is wider (its kernels extrapolated, the other's measured) the wider one is
+    // that draw plus a part of its own, which does not cancel
     let (sa, sb) = (ia.own_sigma, ib.own_sigma);
-    let shared = ia.source_sigma - ib.source_sigma;
+    let shared = (ia.source_sigma.powi(2) - ib.source_sigma.powi(2))
+        .abs()
+        .sqrt();
     // a novelty both sides share (both Qwen3.5, both on an unmeasured kind of box) is one draw for
     // both and cancels; one only one side has adds
     let one_sided: f64 = ia
