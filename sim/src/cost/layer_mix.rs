@@ -145,3 +145,48 @@ pub fn weighted(mut t: OpTime, share: f64) -> OpTime {
     t.s *= share;
     t
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::gdn_table::{GDN_STATE_DRAM_BYTES_PER_S, GdnKey};
+    use crate::efficiency::{EfficiencyModel, KernelKind};
+
+    /// A verify pass of 4 tokens a request (3 drafts) keeps the state after each token: on 64
+    /// requests at TP4 that is 3 × 64 MiB stored more than a decode step, at the kernel's DRAM
+    /// rate, by the measured kernel and by the efficiency curve alike; one token a request is the
+    /// table's own time.
+    #[test]
+    fn a_verify_pass_stores_a_state_per_token() {
+        let f = GdnFamily::find(&GdnKey {
+            engine: "vllm".into(),
+            k_heads: 4,
+            v_heads: 16,
+            head_k_dim: 128,
+            head_v_dim: 128,
+        })
+        .unwrap();
+        let gpu = models::gpu::GpuSpec::preset("rtx-pro-6000-server").unwrap();
+        let curve = KernelCurve::new(
+            EfficiencyModel::builtin(),
+            &gpu,
+            KernelKind::GqaDecode,
+            "bf16",
+            gpu.memory_gb_per_s * 1e9,
+            1.0,
+        );
+        let mix = LayerMix {
+            linear: 0.75,
+            state_bytes_per_request: f.state_bytes(),
+            ..LayerMix::FULL
+        };
+        let tabled = mix.with_gdn_table(Some(f));
+        assert_eq!(tabled.linear_decode(&curve, 64.0, 64.0).s, f.decode_s(64.0));
+        let extra = tabled.linear_decode(&curve, 64.0, 256.0).s - f.decode_s(64.0);
+        let want = 3.0 * 64.0 * f.state_bytes() / GDN_STATE_DRAM_BYTES_PER_S;
+        assert!((extra / want - 1.0).abs() < 1e-9, "{extra} vs {want}");
+        let decode = mix.linear_decode(&curve, 64.0, 64.0).s;
+        let verify = mix.linear_decode(&curve, 64.0, 256.0).s;
+        assert!(verify > 1.5 * decode, "{verify} vs {decode}");
+    }
+}

@@ -497,6 +497,35 @@ pub fn fit(
     m
 }
 
+/// The first-contact sigma of each kernel ground, as fitted figures.
+fn ground_figures(m: &ErrorModel) -> impl Iterator<Item = FittedFigure> + '_ {
+    m.first_contact
+        .iter()
+        .flat_map(|fc| &fc.grounds)
+        .map(|g| FittedFigure {
+            name: format!("first_contact.sigma_ln, {}", g.ground),
+            value: g.sigma_ln,
+            meaning: format!(
+                "first_contact.sigma_ln for a new source's prediction whose kernels are {} ({})",
+                g.ground.trim_start_matches("kernels "),
+                if g.ground == KERNEL_GROUNDS[0] {
+                    "no extrapolation flag on an MoE slice or on decode attention"
+                } else {
+                    "an MoE slice outside the measured ones, or decode attention without a kernel table"
+                }
+            ),
+            bounds: BETWEEN_HALF_BOUNDS_LN.map(|x| r4(x / Z_80)),
+            pinned_by: format!(
+                "the smallest sigma at which the {} first-contact headline figures of this ground ({} sources) are {}% inside their intervals ({}%, median half-width {}%)",
+                g.residuals,
+                g.sources,
+                INTERVAL_LEVEL * 100.0,
+                g.coverage.coverage_pct,
+                g.coverage.median_half_width_pct
+            ),
+        })
+}
+
 /// Every fitted scalar of `m` with its meaning, bounds and what pinned it.
 fn figures(m: &ErrorModel, records_file: &str) -> Vec<FittedFigure> {
     let b = &m.between;
@@ -548,30 +577,7 @@ fn figures(m: &ErrorModel, records_file: &str) -> Vec<FittedFigure> {
             ),
         });
     }
-    for g in m.first_contact.iter().flat_map(|fc| &fc.grounds) {
-        out.push(FittedFigure {
-            name: format!("first_contact.sigma_ln, {}", g.ground),
-            value: g.sigma_ln,
-            meaning: format!(
-                "first_contact.sigma_ln for a new source's prediction whose kernels are {} ({})",
-                g.ground.trim_start_matches("kernels "),
-                if g.ground == KERNEL_GROUNDS[0] {
-                    "no extrapolation flag on an MoE slice or on decode attention"
-                } else {
-                    "an MoE slice outside the measured ones, or decode attention without a kernel table"
-                }
-            ),
-            bounds: BETWEEN_HALF_BOUNDS_LN.map(|x| r4(x / Z_80)),
-            pinned_by: format!(
-                "the smallest sigma at which the {} first-contact headline figures of this ground ({} sources) are {}% inside their intervals ({}%, median half-width {}%)",
-                g.residuals,
-                g.sources,
-                INTERVAL_LEVEL * 100.0,
-                g.coverage.coverage_pct,
-                g.coverage.median_half_width_pct
-            ),
-        });
-    }
+    out.extend(ground_figures(m));
     for n in &m.novelty {
         out.push(FittedFigure {
             name: format!("novelty, {}", n.dimension),
