@@ -317,6 +317,60 @@ fn bad_measurements_and_calibrations_exit_2() {
     assert!(!out.exists());
 }
 
+/// With no speculative flag, "should we turn on MTP?" is answered for the chain draft length
+/// that pays best where it beats the engine's default draft (for GLM-5 SGLang's EAGLE tree of 8
+/// draft tokens, which at 64 streams gains less than a chain of a few): the answer names the
+/// default it replaced and that default's gain, and its flags to try are the chain's.
+#[test]
+fn advise_mtp_without_speculative_flags_answers_for_the_draft_length_that_pays() {
+    let out = sim()
+        .args([
+            "advise",
+            "--machine",
+            "rtx-pro-6000-x8-vm-hostbounce",
+            "--model",
+            "glm-5-nvfp4",
+            "--question",
+            "mtp",
+            "--max-concurrency",
+            "64",
+            "--num-prompts",
+            "16",
+            "--draws",
+            "4",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success();
+    let v = json(&out.get_output().stdout);
+    let m = &v["mtp"];
+    let default = &m["instead_of_default"];
+    assert!(default.is_object(), "{m}");
+    let (gain, default_gain) = (
+        m["at"]["gain"].as_f64().unwrap(),
+        default["gain"].as_f64().unwrap(),
+    );
+    assert!(gain > default_gain, "{gain} vs {default_gain}");
+    assert_eq!(m["plan"]["eagle_topk"], 1);
+    let steps = m["plan"]["num_steps"].as_u64().unwrap();
+    assert_eq!(m["plan"]["num_draft_tokens"].as_u64().unwrap(), steps + 1);
+    assert!(
+        default["config"].as_str().unwrap().contains("topk 4"),
+        "{default}"
+    );
+    let sentence = m["sentence"].as_str().unwrap();
+    assert!(
+        sentence.contains("No speculative flag was given"),
+        "{sentence}"
+    );
+    let flags = m["flags_to_try"].as_str().unwrap();
+    assert!(
+        flags.contains(&format!("--speculative-num-steps {steps} ")),
+        "{flags}"
+    );
+}
+
 /// `sim advise --question mtp` for GLM-5-NVFP4 on bare metal with EAGLE drafting.
 const MTP_ON_GLM5: [&str; 9] = [
     "advise",

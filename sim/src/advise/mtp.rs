@@ -85,6 +85,30 @@ pub struct MtpAnswer {
     /// or "Depends: measure both" with the measurement that decides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub odds: Option<crate::uncertainty::verdict::Odds>,
+    /// Where no speculative flag was given and a chain draft length pays more than the engine's
+    /// default draft for the model at the workload's load, the answer is about that chain and this
+    /// is the default it replaced ([`better_chain`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instead_of_default: Option<DefaultDraft>,
+}
+
+/// The engine's default draft for the model, as the answer would have priced it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DefaultDraft {
+    /// `EAGLE (5 steps, topk 4, 8 draft tokens; accept length 2.43, …)`.
+    pub config: String,
+    /// Its gain at the workload's concurrency.
+    pub gain: f64,
+}
+
+impl DefaultDraft {
+    /// The words the answer's sentence ends with.
+    pub fn words(&self) -> String {
+        format!(
+            " No speculative flag was given: the engine's default draft for this model, {}, gives {:.2}× here, so the answer is about the chain that pays best.",
+            self.config, self.gain
+        )
+    }
 }
 
 /// The gain of one draft length (a chain: `k` draft passes, top-1, `k + 1` tokens verified) at
@@ -187,6 +211,26 @@ fn draft_lengths(
     }
     out.sort_by(|a, b| b.gain.total_cmp(&a.gain));
     Ok(out)
+}
+
+/// The chain draft length that pays more than `q`'s plan at the workload's concurrency (the best of
+/// [`DRAFT_LENGTHS`], at the plan's acceptance per drafted token), with the plan as priced there;
+/// `None` where the plan pays best. A user who gave no speculative flag asks whether speculation
+/// pays at all, not whether the engine's default draft does: a tree of 8 draft tokens can lose at
+/// 64 streams where a chain of 3 still gains.
+pub fn better_chain(
+    q: &MtpQuestion<'_>,
+    build: &BuildWith<'_>,
+) -> Result<Option<(DraftLengthPoint, DefaultDraft)>, String> {
+    let gain = grid(q, build, q.knobs, q.plan.accept_length, &[q.concurrency])?[0].gain;
+    let best = draft_lengths(q, build)?.into_iter().next();
+    Ok(best.filter(|b| b.gain > gain).map(|b| {
+        let default = DefaultDraft {
+            config: config_words(&q.plan),
+            gain,
+        };
+        (b, default)
+    }))
 }
 
 impl<'a> MtpQuestion<'a> {
@@ -404,6 +448,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
         by_draft_length,
         flags_to_try: try_flags.join(" "),
         odds: None,
+        instead_of_default: None,
     })
 }
 

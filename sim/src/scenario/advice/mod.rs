@@ -16,7 +16,7 @@ pub mod scale;
 use super::Scenario;
 use crate::acceptance::PromptKind;
 use crate::advise::host_path::Observed;
-use crate::advise::mtp::{MtpAnswer, MtpQuestion, mtp_question};
+use crate::advise::mtp::{MtpAnswer, MtpQuestion, better_chain, mtp_question};
 use crate::advise::p2p::{P2pAnswer, P2pQuestion};
 use crate::advise::replicas::{Replica, ReplicasAnswer, ReplicasQuestion, replicas_question};
 use crate::advise::scale::ScaleAnswer;
@@ -398,7 +398,36 @@ impl Scenario {
                 .map(|m| Box::new(m) as Box<dyn IterationModel>)
                 .map_err(|e| e.to_string())
         };
-        mtp_question(&q, &build).map_err(|e| AdviseError::failed("mtp", e))
+        let failed = |e| AdviseError::failed("mtp", e);
+        // no speculative flag given: the question is whether speculation pays at all, so the
+        // answer is about the chain draft length that pays best where it beats the default draft
+        let better = if self.opts.speculative.is_none() {
+            better_chain(&q, &build).map_err(failed)?
+        } else {
+            None
+        };
+        let Some((best, default)) = better else {
+            return mtp_question(&q, &build).map_err(failed);
+        };
+        let mut chain_opts = spec_opts;
+        (
+            chain_opts.num_steps,
+            chain_opts.eagle_topk,
+            chain_opts.num_draft_tokens,
+        ) = (best.num_steps, 1, best.num_draft_tokens);
+        let chain = ServerOptions {
+            speculative: Some(chain_opts.clone()),
+            ..with.clone()
+        };
+        let q = MtpQuestion {
+            with: &chain,
+            plan: crate::cost::spec::SpecPlan::resolve(&self.spec, &chain_opts),
+            ..q
+        };
+        let mut a = mtp_question(&q, &build).map_err(failed)?;
+        a.sentence.push_str(&default.words());
+        a.instead_of_default = Some(default);
+        Ok(a)
     }
 
     /// `--question p2p` on the top-ranked layout: the machine in each P2P state (`real` from the
