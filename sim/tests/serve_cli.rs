@@ -369,6 +369,36 @@ fn advise_mtp_without_speculative_flags_answers_for_the_draft_length_that_pays()
         flags.contains(&format!("--speculative-num-steps {steps} ")),
         "{flags}"
     );
+    // the verdict word is the intervals' odds: sure and faster with speculation here, so Yes;
+    // were the odds below the bar it would be Depends with the flags kept, were the other side
+    // faster No with the speculative flags taken out of the `try:` line (but kept for the
+    // measurement that decides)
+    let mut a: sim::advise::mtp::MtpAnswer = serde_json::from_value(m.clone()).unwrap();
+    let odds = a.odds.clone().expect("the answer carries its odds");
+    assert!(odds.sure && odds.faster == "with speculation", "{odds:?}");
+    assert_eq!(a.verdict, sim::advise::mtp::MtpVerdict::Yes);
+    let mut unsure = a.clone();
+    unsure.odds.as_mut().unwrap().sure = false;
+    unsure.follow_odds();
+    assert_eq!(unsure.verdict, sim::advise::mtp::MtpVerdict::Depends);
+    assert!(
+        unsure.sentence.starts_with("Depends (measure it): "),
+        "{}",
+        unsure.sentence
+    );
+    assert_eq!(unsure.flags_to_try, a.flags_to_try);
+    let o = a.odds.as_mut().unwrap();
+    o.faster = "without".into();
+    a.follow_odds();
+    assert_eq!(a.verdict, sim::advise::mtp::MtpVerdict::No);
+    assert!(a.sentence.starts_with("No: "), "{}", a.sentence);
+    assert!(
+        !a.flags_to_try.contains("--speculative"),
+        "{}",
+        a.flags_to_try
+    );
+    assert!(a.flags_with_speculation().contains(&a.speculative_flags));
+    assert_eq!(a.flags_with_speculation(), flags);
 }
 
 /// `sim advise --question mtp` for GLM-5-NVFP4 on bare metal with EAGLE drafting.

@@ -80,6 +80,10 @@ pub struct MtpAnswer {
     pub by_draft_length: Vec<DraftLengthPoint>,
     /// The flags to try next.
     pub flags_to_try: String,
+    /// The speculative flags of the configuration answered about (SGLang's spelling), in
+    /// `flags_to_try` unless the answer is No.
+    #[serde(default)]
+    pub speculative_flags: String,
     /// The verdict from the two predictions' 80% intervals and their error correlation
     /// ([`crate::uncertainty::verdict::odds`]): the chance the predicted-faster option is faster,
     /// or "Depends: measure both" with the measurement that decides.
@@ -409,11 +413,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
     let by_draft_length = draft_lengths(q, build)?;
     let config = config_words(p);
     let crossing = crossing_words(&points, &concs, at);
-    let head = match verdict {
-        MtpVerdict::Yes => "Yes",
-        MtpVerdict::No => "No",
-        MtpVerdict::Depends => "Depends (measure it)",
-    };
+    let head = head_word(verdict);
     let tail = flip_and_best(p, flip, &by_draft_length);
     let sentence = format!(
         "{head}: {config} gives {:.2}× decode throughput at {} concurrent on {} ({:.0} vs {:.0} tok/s){crossing}; faster in {:.0}% of {} draws over the efficiencies and accept lengths {:.2}–{:.2}{tail}.",
@@ -427,7 +427,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
         range.0,
         range.1,
     );
-    let try_flags = flags_to_try(q, verdict, &at, &by_draft_length);
+    let (try_flags, speculative_flags) = flags_to_try(q, verdict, &at, &by_draft_length);
     Ok(MtpAnswer {
         verdict,
         sentence,
@@ -447,6 +447,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
         flip_accept_rate: flip.map(|l| crate::acceptance::rate_from_length(l, p.num_steps)),
         by_draft_length,
         flags_to_try: try_flags.join(" "),
+        speculative_flags,
         odds: None,
         instead_of_default: None,
     })
@@ -472,14 +473,75 @@ fn config_words(p: &SpecPlan) -> String {
     )
 }
 
+/// The sentence's first word for a verdict.
+fn head_word(v: MtpVerdict) -> &'static str {
+    match v {
+        MtpVerdict::Yes => "Yes",
+        MtpVerdict::No => "No",
+        MtpVerdict::Depends => "Depends (measure it)",
+    }
+}
+
+impl MtpAnswer {
+    /// The verdict as the two predictions' intervals state it ([`MtpAnswer::odds`]): Yes or No
+    /// where the predicted-faster side is faster with at least the verdict bar's probability,
+    /// else Depends — the knob draws (`faster_share`) then say only how robust the prediction is
+    /// to the efficiencies and the acceptance. The sentence's first word and the flags to try
+    /// follow.
+    pub fn follow_odds(&mut self) {
+        let Some(o) = &self.odds else { return };
+        let v = if !o.sure {
+            MtpVerdict::Depends
+        } else if o.faster == WITH_SPECULATION {
+            MtpVerdict::Yes
+        } else {
+            MtpVerdict::No
+        };
+        if v == self.verdict {
+            return;
+        }
+        if let Some(rest) = self.sentence.strip_prefix(head_word(self.verdict)) {
+            self.sentence = format!("{}{rest}", head_word(v));
+        }
+        let spec = format!(" {}", self.speculative_flags);
+        if v == MtpVerdict::No {
+            self.flags_to_try = self.flags_to_try.replacen(&spec, "", 1);
+        } else if self.verdict == MtpVerdict::No {
+            let rest = self
+                .flags_to_try
+                .strip_prefix(self.layout.as_str())
+                .unwrap_or("");
+            self.flags_to_try = format!("{}{spec}{rest}", self.layout);
+        }
+        self.verdict = v;
+    }
+
+    /// The launch flags with speculation on (the layout, the speculative flags, the rest).
+    pub fn flags_with_speculation(&self) -> String {
+        if self.verdict == MtpVerdict::No {
+            let rest = self
+                .flags_to_try
+                .strip_prefix(self.layout.as_str())
+                .unwrap_or("");
+            format!("{} {}{rest}", self.layout, self.speculative_flags)
+        } else {
+            self.flags_to_try.clone()
+        }
+    }
+}
+
+/// The name the odds give the speculating side.
+pub const WITH_SPECULATION: &str = "with speculation";
+
 /// The launch flags to try: the layout, the speculative flags (at the draft length that pays best
-/// where it beats the one asked about) unless the answer is No, and the user's other flags.
+/// where it beats the one asked about) unless the answer is No, and the user's other flags; and
+/// the speculative flags alone.
 fn flags_to_try(
     q: &MtpQuestion<'_>,
     verdict: MtpVerdict,
     at: &MtpPoint,
     by_draft_length: &[DraftLengthPoint],
-) -> Vec<String> {
+) -> (Vec<String>, String) {
     let p = &q.plan;
     // the draft length that pays best where it beats the configuration asked about
     let (steps, topk, tokens) = match by_draft_length.first() {
@@ -498,7 +560,7 @@ fn flags_to_try(
     );
     let mut try_flags = vec![q.layout.sglang_flags()];
     if verdict != MtpVerdict::No {
-        try_flags.push(spec_flags);
+        try_flags.push(spec_flags.clone());
     }
     try_flags.extend(
         q.extra_flags
@@ -506,7 +568,7 @@ fn flags_to_try(
             .filter(|f| !f.starts_with("--speculative"))
             .cloned(),
     );
-    try_flags
+    (try_flags, spec_flags)
 }
 
 /// `; the answer flips at 1.62 tokens a step (21% of drafted tokens accepted); the best draft

@@ -192,6 +192,8 @@ impl Scenario {
             Question::Mtp => {
                 let mut mtp = self.answer_mtp(asked)?;
                 odds::mtp(self, &mut mtp);
+                // the verdict is the intervals' (issue 37); the draws say how robust it is
+                mtp.follow_odds();
                 a.mtp = Some(mtp);
             }
             Question::Scale => {

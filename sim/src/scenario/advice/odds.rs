@@ -76,13 +76,13 @@ pub fn mtp(setup: &Scenario, a: &mut MtpAnswer) {
         regime(setup, "off", a.concurrency, a.context_tokens),
     );
     let (mw, mo) = (
-        measure(&a.flags_to_try, a.concurrency),
+        measure(&a.flags_with_speculation(), a.concurrency),
         measure(&a.layout, a.concurrency),
     );
     a.odds = Some(odds(
         ErrorModel::builtin(),
         Choice {
-            name: "with speculation",
+            name: crate::advise::mtp::WITH_SPECULATION,
             tok_s: a.at.with_tok_s,
             regime: &on,
             measure: &mw,
