@@ -48,6 +48,29 @@ fn the_verdict_follows_the_box_and_says_its_numbers() {
     }
     // PCIe: every TP8 all-reduce crosses the sockets, two TP4 servers stay inside one each
     let pcie = answer("rtx-pro-6000-x8-baremetal", "qwen3-235b-a22b-nvfp4");
+    // the verdict is the intervals' odds: the side they find faster where sure, else Depends
+    for a in [&nv, &pcie] {
+        let odds = &a["odds"];
+        let want = match (odds["sure"].as_bool().unwrap(), odds["faster"].as_str()) {
+            (false, _) => "depends",
+            (true, Some("two servers")) => "two_replicas",
+            (true, _) => "one_server",
+        };
+        assert_eq!(a["verdict"], want, "{a:#}");
+    }
+    // odds below the bar make it Depends, one server's flags first again
+    let mut r: sim::advise::replicas::ReplicasAnswer =
+        serde_json::from_value(pcie.clone()).unwrap();
+    let first = r.flags_to_try.clone();
+    r.odds.as_mut().unwrap().sure = false;
+    r.follow_odds();
+    assert_eq!(r.verdict, sim::advise::replicas::ReplicasVerdict::Depends);
+    assert!(
+        r.sentence.starts_with("Depends (measure both): "),
+        "{}",
+        r.sentence
+    );
+    assert_eq!(r.flags_to_try, first.into_iter().rev().collect::<Vec<_>>());
     assert_eq!(pcie["verdict"], "two_replicas", "{pcie:#}");
     assert!(
         pcie["flags_to_try"][0]

@@ -239,6 +239,48 @@ pub fn replicas_question(
     })
 }
 
+/// The sentence's first words for a verdict.
+fn head_word(v: ReplicasVerdict) -> &'static str {
+    match v {
+        ReplicasVerdict::TwoReplicas => "Two servers",
+        ReplicasVerdict::OneServer => "One server",
+        ReplicasVerdict::Depends => "Depends (measure both)",
+    }
+}
+
+/// The names the odds give the two sides.
+pub const ONE_SERVER: &str = "one server";
+pub const TWO_SERVERS: &str = "two servers";
+
+impl ReplicasAnswer {
+    /// The verdict as the two predictions' intervals state it ([`ReplicasAnswer::odds`]): the
+    /// predicted-faster side where it is faster with at least the verdict bar's probability, else
+    /// Depends — the knob draws (`two_faster_share`) then say only how robust the prediction is.
+    /// The sentence's first words and the order of the flags to try follow. An answer without
+    /// odds (half the box cannot hold the model) keeps its verdict.
+    pub fn follow_odds(&mut self) {
+        let Some(o) = &self.odds else { return };
+        let v = if !o.sure {
+            ReplicasVerdict::Depends
+        } else if o.faster == TWO_SERVERS {
+            ReplicasVerdict::TwoReplicas
+        } else {
+            ReplicasVerdict::OneServer
+        };
+        if v == self.verdict {
+            return;
+        }
+        if let Some(rest) = self.sentence.strip_prefix(head_word(self.verdict)) {
+            self.sentence = format!("{}{rest}", head_word(v));
+        }
+        // two servers first only where they are the answer
+        if (v == ReplicasVerdict::TwoReplicas) != (self.verdict == ReplicasVerdict::TwoReplicas) {
+            self.flags_to_try.reverse();
+        }
+        self.verdict = v;
+    }
+}
+
 fn sentence(
     q: &ReplicasQuestion,
     verdict: ReplicasVerdict,
@@ -255,11 +297,7 @@ fn sentence(
             "One server: {h} on half the box cannot run the model ({why}); one {w} server it is."
         );
     };
-    let head = match verdict {
-        ReplicasVerdict::TwoReplicas => "Two servers",
-        ReplicasVerdict::OneServer => "One server",
-        ReplicasVerdict::Depends => "Depends (measure both)",
-    };
+    let head = head_word(verdict);
     format!(
         "{head}: two {h} servers give {:.0} tok/s per box at {} concurrent ({:.2}× one {w} server's {:.0}); per request {:.1} vs {:.1} ms per output token, a lone prompt's prefill {:.0} vs {:.0} ms; each {h} server holds {} KV tokens ({w}: {}); two servers faster in {:.0}% of {draws} draws over the efficiencies.",
         t.box_tok_s,

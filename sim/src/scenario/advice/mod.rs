@@ -205,6 +205,7 @@ impl Scenario {
             Question::Replicas => {
                 let mut r = self.answer_replicas(w, draws)?;
                 odds::replicas(self, &mut r);
+                r.follow_odds();
                 a.replicas = Some(r);
             }
             Question::P2p => {

@@ -117,13 +117,13 @@ pub fn replicas(setup: &Scenario, a: &mut ReplicasAnswer) {
     a.odds = Some(odds(
         ErrorModel::builtin(),
         Choice {
-            name: "one server",
+            name: crate::advise::replicas::ONE_SERVER,
             tok_s: a.one.box_tok_s,
             regime: &whole,
             measure: &m1,
         },
         Choice {
-            name: "two servers",
+            name: crate::advise::replicas::TWO_SERVERS,
             tok_s: two.box_tok_s,
             regime: &half,
             measure: &m2,
