@@ -21,10 +21,11 @@ const ACCEPTANCE: [&str; 2] = [
 
 /// Records files the cost model was never tuned on, whose sources' spread the table's
 /// first-contact sigma is (`--first-contact`); further-records.json is not one: it checks them.
-const FIRST_CONTACT: [&str; 3] = [
+const FIRST_CONTACT: [&str; 4] = [
     "validation/glm52-records.json",
     "validation/spec-records.json",
     "validation/new-sources-records.json",
+    "validation/first-contact-2-records.json",
 ];
 
 fn fitted_now() -> ErrorModel {
@@ -239,14 +240,15 @@ fn a_new_source_takes_the_first_contact_spread() {
         first_contact: None,
         ..m.clone()
     };
-    // each kernel ground its own sigma where the files had enough of it, else the pooled one
-    for flags in [vec![], vec!["attention-without-kernel-data".to_string()]] {
+    // each ground its own sigma where the files had enough of it, else the pooled one
+    let kernels = [vec![], vec!["attention-without-kernel-data".to_string()]];
+    for (flags, speculation) in kernels.iter().flat_map(|k| [(k, "off"), (k, "prior")]) {
         let regime: sim::uncertainty::Regime = serde_json::from_value(serde_json::json!({
-            "engine": "vllm", "model": "a model", "speculation": "off", "context": "0",
+            "engine": "vllm", "model": "a model", "speculation": speculation, "context": "0",
             "concurrency": "1", "machine": "a box", "family": "llm_decode_bench", "flags": flags,
         }))
         .unwrap();
-        let ground = sim::uncertainty::kernel_ground(&regime);
+        let ground = sim::uncertainty::first_contact_ground(&regime);
         let sigma = fc
             .grounds
             .iter()
@@ -258,7 +260,11 @@ fn a_new_source_takes_the_first_contact_spread() {
         );
         assert!(m.new_source_sigma_ln(&regime) >= without.new_source_sigma_ln(&regime));
     }
-    assert_eq!(fc.grounds.len(), 2, "{:?}", fc.grounds);
+    assert_eq!(fc.grounds.len(), 4, "{:?}", fc.grounds);
+    // on either kernel ground, an acceptance that is only the prior errs more
+    let sigma = |g: &str| fc.grounds.iter().find(|x| x.ground == g).unwrap().sigma_ln;
+    assert!(sigma("kernels measured, acceptance a prior") > sigma("kernels measured"));
+    assert!(sigma("kernels extrapolated, acceptance a prior") > sigma("kernels extrapolated"));
 }
 
 #[test]

@@ -195,11 +195,11 @@ pub struct Intervals {
     /// lacks, no novelty), `novel` (a model family, engine × family, attention kind, MoE shape,
     /// machine kind or family band it lacks; [`crate::uncertainty::novelty`]).
     pub by_ground: Vec<GroundCoverage>,
-    /// Coverage with the stored model split by kernel ground
-    /// ([`crate::uncertainty::KERNEL_GROUNDS`]: every kernel measured, or one extrapolated),
-    /// the split a new source's first-contact sigma is fitted on.
+    /// Coverage with the stored model split by first-contact ground
+    /// ([`crate::uncertainty::FIRST_CONTACT_GROUNDS`]: kernels measured or extrapolated, the
+    /// acceptance measured or a prior), the split a new source's first-contact sigma is fitted on.
     #[serde(default)]
-    pub by_kernels: Vec<GroundCoverage>,
+    pub by_first_contact_ground: Vec<GroundCoverage>,
 }
 
 /// Coverage of the figures at one distance from the dev set's ground.
@@ -774,12 +774,12 @@ fn intervals(set: &RecordSet, rs: &[Residual]) -> Intervals {
             .collect::<Vec<_>>()
     };
     let by_ground = split(&["dev ground", "new source", "novel"], &ground_of);
-    let by_kernels = split(&crate::uncertainty::KERNEL_GROUNDS, &|r| {
-        crate::uncertainty::kernel_ground(&r.regime)
+    let by_first_contact_ground = split(&crate::uncertainty::FIRST_CONTACT_GROUNDS, &|r| {
+        crate::uncertainty::first_contact_ground(&r.regime)
     });
     Intervals {
         by_ground,
-        by_kernels,
+        by_first_contact_ground,
         fitted_on,
         in_fit,
         first_contact,

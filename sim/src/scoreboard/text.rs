@@ -67,7 +67,7 @@ pub fn interval_lines(s: &Scoreboard) -> Vec<String> {
     }
     for (lead, split) in [
         ("by distance from the dev set's ground", &i.by_ground),
-        ("by kernel ground", &i.by_kernels),
+        ("by first-contact ground", &i.by_first_contact_ground),
     ] {
         if split.len() > 1 {
             let parts: Vec<String> = split

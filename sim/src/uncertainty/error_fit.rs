@@ -21,9 +21,10 @@ use super::novelty;
 use super::verdict::{PairCheck, check_pairs, pairs};
 use super::{
     BETWEEN_HALF_BOUNDS_LN, BetweenSource, Cell, Coverage, ERROR_MODEL_SCHEMA_VERSION, ErrorModel,
-    FACTORS, FIRST_CONTACT_MIN_SOURCES, FIRST_CONTACT_STEP_LN, FirstContact, FirstContactGround,
-    FittedFigure, INTERVAL_LEVEL, KERNEL_GROUNDS, MIN_CELL, PAIR_CLASSES, PairClass, Provenance,
-    QUANTILE_Z_BOUNDS, SourceOffset, Z_50, Z_80, kernel_ground, quantile, same_class,
+    FACTORS, FIRST_CONTACT_GROUNDS, FIRST_CONTACT_MIN_SOURCES, FIRST_CONTACT_STEP_LN, FirstContact,
+    FirstContactGround, FittedFigure, INTERVAL_LEVEL, MIN_CELL, PAIR_CLASSES, PairClass,
+    Provenance, QUANTILE_Z_BOUNDS, SourceOffset, Z_50, Z_80, first_contact_ground, quantile,
+    same_class,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -411,13 +412,13 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
         grounds: Vec::new(),
     };
     (fc.sigma_ln, fc.coverage) = smallest_covering_sigma(&mut trial, &fc, &rs);
-    // each kernel ground with enough figures and sources its own (the pooled one stays for a
-    // ground without)
-    for ground in KERNEL_GROUNDS {
+    // each ground with enough figures and sources its own (the pooled one stays for a ground
+    // without)
+    for ground in FIRST_CONTACT_GROUNDS {
         let of: Vec<&Residual> = rs
             .iter()
             .copied()
-            .filter(|r| kernel_ground(&r.regime) == ground)
+            .filter(|r| first_contact_ground(&r.regime) == ground)
             .collect();
         let n_sources = sources(&of).len();
         if of.len() < MIN_CELL || n_sources < FIRST_CONTACT_MIN_SOURCES {
@@ -497,7 +498,7 @@ pub fn fit(
     m
 }
 
-/// The first-contact sigma of each kernel ground, as fitted figures.
+/// The first-contact sigma of each ground, as fitted figures.
 fn ground_figures(m: &ErrorModel) -> impl Iterator<Item = FittedFigure> + '_ {
     m.first_contact
         .iter()
@@ -506,12 +507,16 @@ fn ground_figures(m: &ErrorModel) -> impl Iterator<Item = FittedFigure> + '_ {
             name: format!("first_contact.sigma_ln, {}", g.ground),
             value: g.sigma_ln,
             meaning: format!(
-                "first_contact.sigma_ln for a new source's prediction whose kernels are {} ({})",
-                g.ground.trim_start_matches("kernels "),
-                if g.ground == KERNEL_GROUNDS[0] {
-                    "no extrapolation flag on an MoE slice or on decode attention"
-                } else {
+                "first_contact.sigma_ln for a new source's prediction on this ground ({}; {})",
+                if g.ground.starts_with(FIRST_CONTACT_GROUNDS[2]) {
                     "an MoE slice outside the measured ones, or decode attention without a kernel table"
+                } else {
+                    "no extrapolation flag on an MoE slice or on decode attention"
+                },
+                if g.ground.ends_with("a prior") {
+                    "speculation on the published prior's acceptance"
+                } else {
+                    "no speculation, or its acceptance measured or published"
                 }
             ),
             bounds: BETWEEN_HALF_BOUNDS_LN.map(|x| r4(x / Z_80)),

@@ -297,20 +297,29 @@ impl Flag {
 /// The flags that mark a kernel priced outside its measured shapes (an MoE slice the tables lack,
 /// decode attention without a kernel table): a prediction carrying one stands on extrapolated
 /// kernels, whose error on sources never tuned on is measured apart ([`FirstContactGround`]).
-/// P2P and machine figures are the machine's, not a kernel's: they stay out.
+/// P2P and machine flags are the machine's, not a kernel's: they stay out.
 pub const KERNEL_FLAGS: [Flag; 2] = [Flag::MoeSliceExtrapolated, Flag::AttentionWithoutKernelData];
 
-/// The kernel grounds a first-contact spread is fitted on, in order: every kernel on a measured
-/// table or shape, or at least one extrapolated ([`KERNEL_FLAGS`]).
-pub const KERNEL_GROUNDS: [&str; 2] = ["kernels measured", "kernels extrapolated"];
+/// The grounds a first-contact spread is fitted on, in order: every kernel on a measured table or
+/// shape or at least one extrapolated ([`KERNEL_FLAGS`]), each with the speculative acceptance
+/// measured or published (or no speculation) or only the published prior for the draft method and
+/// prompt kind (the regime's speculation `prior`), which on a source never seen is a second
+/// unknown as large as the kernels'.
+pub const FIRST_CONTACT_GROUNDS: [&str; 4] = [
+    "kernels measured",
+    "kernels measured, acceptance a prior",
+    "kernels extrapolated",
+    "kernels extrapolated, acceptance a prior",
+];
 
-/// The kernel ground of `regime` (one of [`KERNEL_GROUNDS`]).
-pub fn kernel_ground(regime: &Regime) -> &'static str {
+/// The first-contact ground of `regime` (one of [`FIRST_CONTACT_GROUNDS`]).
+pub fn first_contact_ground(regime: &Regime) -> &'static str {
     let extrapolated = regime
         .flags
         .iter()
         .any(|f| KERNEL_FLAGS.iter().any(|k| k.name() == f));
-    KERNEL_GROUNDS[usize::from(extrapolated)]
+    let prior = regime.speculation == crate::records::speculation::AcceptOrigin::Assumed.name();
+    FIRST_CONTACT_GROUNDS[2 * usize::from(extrapolated) + usize::from(prior)]
 }
 
 /// Concurrency bands the scoreboard groups by and the error model splits residuals by: 1, 2,
@@ -462,18 +471,19 @@ pub struct FirstContact {
     /// Their coverage and median half-width at that sigma (in sample).
     #[serde(default)]
     pub coverage: Coverage,
-    /// The same sigma fitted apart on each kernel ground ([`KERNEL_GROUNDS`]) that has at least
+    /// The same sigma fitted apart on each ground ([`FIRST_CONTACT_GROUNDS`]) that has at least
     /// [`MIN_CELL`] figures of [`FIRST_CONTACT_MIN_SOURCES`] sources: a new source whose kernels
     /// were all measured (the tables' shapes, on their GPU) is off by less than one whose
-    /// attention or MoE kernel is extrapolated. A ground without enough data takes `sigma_ln`.
+    /// attention or MoE kernel is extrapolated, and one whose acceptance is measured by less than
+    /// one run on the prior. A ground without enough data takes `sigma_ln`.
     #[serde(default)]
     pub grounds: Vec<FirstContactGround>,
 }
 
-/// The first-contact sigma of one kernel ground.
+/// The first-contact sigma of one ground.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FirstContactGround {
-    /// One of [`KERNEL_GROUNDS`].
+    /// One of [`FIRST_CONTACT_GROUNDS`].
     pub ground: String,
     /// Its headline figures and the sources they came from.
     pub residuals: usize,
@@ -485,7 +495,7 @@ pub struct FirstContactGround {
     pub coverage: Coverage,
 }
 
-/// Sources a kernel ground needs before its own first-contact sigma is fitted (fewer: one page
+/// Sources a ground needs before its own first-contact sigma is fitted (fewer: one page
 /// far off would set it; the pooled sigma is used).
 pub const FIRST_CONTACT_MIN_SOURCES: usize = 3;
 
@@ -730,10 +740,10 @@ impl ErrorModel {
 
     /// The sigma (ln) a new source's offset adds to a prediction in `regime`: the dev set's
     /// between-source sigma, or the first-contact sources' where they spread wider (they were
-    /// never tuned on) — that of the regime's kernel ground where one was fitted, else pooled.
+    /// never tuned on) — that of the regime's ground where one was fitted, else pooled.
     pub fn new_source_sigma_ln(&self, regime: &Regime) -> f64 {
         let fc = self.first_contact.as_ref().map_or(0.0, |f| {
-            let ground = kernel_ground(regime);
+            let ground = first_contact_ground(regime);
             f.grounds
                 .iter()
                 .find(|g| g.ground == ground)
@@ -763,7 +773,7 @@ impl ErrorModel {
             widened_by.push(format!(
                 "{why}: new source ±{:.3} ln ({})",
                 self.quantile_z * source_sigma,
-                kernel_ground(regime)
+                first_contact_ground(regime)
             ));
             centre += self.between.centre_ln;
         }
