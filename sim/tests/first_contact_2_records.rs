@@ -5,6 +5,7 @@
 //! whose page states the engine's acceptance run on it while the other MTP-on records run on the
 //! prior.
 
+mod common;
 use sim::records::speculation::AcceptOrigin;
 use sim::records::{RecordSet, express};
 use sim::scoreboard::{ScoreOptions, score};
@@ -37,15 +38,7 @@ fn every_record_cites_one_of_the_pages_the_file_was_built_from() {
         "local-inference-lab/rtx6kpro:models/glm5.1/vllm-b12x-nsa-mtp-port-2026-05-02.md@e2c2b95",
         "local-inference-lab/rtx6kpro:models/glm5.1/compare-dense-mla-vs-nsa-benchmark-2026-04-20/README.md@e2c2b95",
     ];
-    let set = RecordSet::load(&path()).unwrap();
-    for r in &set.records {
-        let source = r.source.as_deref().unwrap_or("");
-        assert!(
-            pages.iter().any(|p| source.starts_with(p)),
-            "{}: cites {source:?}, not one of {pages:?}",
-            r.id
-        );
-    }
+    common::assert_every_record_cites_one_of(&path(), &pages);
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! `shared/HELD-OUT.md` reserves are not named in the repository), and the file is refused as a fitting
 //! set like the other held-out files.
 
+mod common;
 use sim::records::speculation::AcceptOrigin;
 use sim::records::{RecordSet, express};
 use sim::scoreboard::{ScoreOptions, score};
@@ -66,15 +67,7 @@ fn every_record_cites_one_of_the_three_pages_the_file_was_built_from() {
         "joninco/rtx6kpro:models/kimi-k26-v7.md@",
         "joninco/rtx6kpro:models/glm5.1_v3.md@",
     ];
-    let set = RecordSet::load(&path()).unwrap();
-    for r in &set.records {
-        let source = r.source.as_deref().unwrap_or("");
-        assert!(
-            pages.iter().any(|p| source.starts_with(p)),
-            "{}: cites {source:?}, not one of {pages:?}",
-            r.id
-        );
-    }
+    common::assert_every_record_cites_one_of(&path(), &pages);
 }
 
 #[test]

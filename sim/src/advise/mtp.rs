@@ -489,20 +489,17 @@ impl MtpAnswer {
     /// to the efficiencies and the acceptance. The sentence's first word and the flags to try
     /// follow.
     pub fn follow_odds(&mut self) {
-        let Some(o) = &self.odds else { return };
-        let v = if !o.sure {
-            MtpVerdict::Depends
-        } else if o.faster == WITH_SPECULATION {
-            MtpVerdict::Yes
-        } else {
-            MtpVerdict::No
+        use MtpVerdict::{Depends, No, Yes};
+        let odds = self.odds.as_ref();
+        let Some(v) = super::verdict::verdict_from_odds(odds, WITH_SPECULATION, [Yes, No, Depends])
+        else {
+            return;
         };
         if v == self.verdict {
             return;
         }
-        if let Some(rest) = self.sentence.strip_prefix(head_word(self.verdict)) {
-            self.sentence = format!("{}{rest}", head_word(v));
-        }
+        self.sentence =
+            super::verdict::reheaded(&self.sentence, head_word(self.verdict), head_word(v));
         let spec = format!(" {}", self.speculative_flags);
         if v == MtpVerdict::No {
             self.flags_to_try = self.flags_to_try.replacen(&spec, "", 1);

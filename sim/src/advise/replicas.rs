@@ -13,7 +13,7 @@
 //! perturbed draws as the EP question ([`super::verdict::perturbed_knobs`]).
 
 use super::provenance::KnownModelError;
-use super::verdict::{perturbed_knobs, steady_tok_s};
+use super::verdict::{perturbed_knobs, reheaded, steady_tok_s, verdict_from_odds};
 use crate::cost::{IterationBatch, IterationModel, Knobs, PrefillChunk};
 use crate::options::ServerOptions;
 use models::Layout;
@@ -259,20 +259,16 @@ impl ReplicasAnswer {
     /// The sentence's first words and the order of the flags to try follow. An answer without
     /// odds (half the box cannot hold the model) keeps its verdict.
     pub fn follow_odds(&mut self) {
-        let Some(o) = &self.odds else { return };
-        let v = if !o.sure {
-            ReplicasVerdict::Depends
-        } else if o.faster == TWO_SERVERS {
-            ReplicasVerdict::TwoReplicas
-        } else {
-            ReplicasVerdict::OneServer
+        use ReplicasVerdict::{Depends, OneServer, TwoReplicas};
+        let odds = self.odds.as_ref();
+        let Some(v) = verdict_from_odds(odds, TWO_SERVERS, [TwoReplicas, OneServer, Depends])
+        else {
+            return;
         };
         if v == self.verdict {
             return;
         }
-        if let Some(rest) = self.sentence.strip_prefix(head_word(self.verdict)) {
-            self.sentence = format!("{}{rest}", head_word(v));
-        }
+        self.sentence = reheaded(&self.sentence, head_word(self.verdict), head_word(v));
         // two servers first only where they are the answer
         if (v == ReplicasVerdict::TwoReplicas) != (self.verdict == ReplicasVerdict::TwoReplicas) {
             self.flags_to_try.reverse();

@@ -90,3 +90,69 @@ pub fn steady_tok_s(
 
 /// Builds a cost model for a layout with given knobs.
 pub type Build<'a> = dyn Fn(Layout, Knobs) -> Result<Box<dyn IterationModel>, String> + Sync + 'a;
+
+/// The verdict the intervals' odds state between a question's two sides: `for_named` where the
+/// side named `named` is the one found faster at or above the verdict bar, `for_other` where the
+/// other is, `depends` below the bar; `None` without odds. The questions' own verdicts come from
+/// knob draws, which say how robust a prediction is, not how often it is right.
+pub fn verdict_from_odds<V: Copy>(
+    odds: Option<&crate::uncertainty::verdict::Odds>,
+    named: &str,
+    [for_named, for_other, depends]: [V; 3],
+) -> Option<V> {
+    odds.map(|o| {
+        if !o.sure {
+            depends
+        } else if o.faster == named {
+            for_named
+        } else {
+            for_other
+        }
+    })
+}
+
+/// `sentence` with its leading verdict words `from` replaced by `to` (unchanged where it does not
+/// start with them).
+pub fn reheaded(sentence: &str, from: &str, to: &str) -> String {
+    match sentence.strip_prefix(from) {
+        Some(rest) => format!("{to}{rest}"),
+        None => sentence.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::uncertainty::verdict::Odds;
+
+    fn odds(faster: &str, sure: bool) -> Odds {
+        Odds {
+            faster: faster.into(),
+            slower: "b".into(),
+            probability: if sure { 0.95 } else { 0.7 },
+            sure,
+            ranges: [[1.0, 2.0]; 2],
+            set_by: [String::new(), String::new()],
+            correlation: 0.5,
+            decide_by: None,
+            novel: Vec::new(),
+            sentence: String::new(),
+        }
+    }
+
+    /// Sure and the named side faster: its verdict; sure and the other: the other's; below the
+    /// bar: depends; no odds: none.
+    #[test]
+    fn the_verdict_is_the_odds() {
+        let v = |o: Option<&Odds>| verdict_from_odds(o, "a", ['A', 'B', 'D']);
+        assert_eq!(v(Some(&odds("a", true))), Some('A'));
+        assert_eq!(v(Some(&odds("b", true))), Some('B'));
+        assert_eq!(v(Some(&odds("a", false))), Some('D'));
+        assert_eq!(v(None), None);
+        assert_eq!(
+            reheaded("Yes: it pays", "Yes", "Depends"),
+            "Depends: it pays"
+        );
+        assert_eq!(reheaded("No: it loses", "Yes", "Depends"), "No: it loses");
+    }
+}

@@ -66,3 +66,18 @@ pub fn data_csv_rows<T>(file: &str, row: impl Fn(&[&str], &dyn Fn(usize) -> f64)
         })
         .collect()
 }
+
+/// Every record of the records file at `path` cites one of `pages` (repository, path and commit
+/// prefixes): an allowlist, since `shared/HELD-OUT.md` (outside the repository) reserves other
+/// pages of the same wikis and naming them here would carry them in.
+pub fn assert_every_record_cites_one_of(path: &std::path::Path, pages: &[&str]) {
+    let set = sim::records::RecordSet::load(path).unwrap();
+    for r in &set.records {
+        let source = r.source.as_deref().unwrap_or("");
+        assert!(
+            pages.iter().any(|p| source.starts_with(p)),
+            "{}: cites {source:?}, not one of {pages:?}",
+            r.id
+        );
+    }
+}
