@@ -500,16 +500,13 @@ impl MtpAnswer {
         }
         self.sentence =
             super::verdict::reheaded(&self.sentence, head_word(self.verdict), head_word(v));
-        let spec = format!(" {}", self.speculative_flags);
-        if v == MtpVerdict::No {
-            self.flags_to_try = self.flags_to_try.replacen(&spec, "", 1);
-        } else if self.verdict == MtpVerdict::No {
-            let rest = self
-                .flags_to_try
-                .strip_prefix(self.layout.as_str())
-                .unwrap_or("");
-            self.flags_to_try = format!("{}{spec}{rest}", self.layout);
-        }
+        // the `try:` line carries the speculative flags unless the answer is No
+        let with = self.flags_with_speculation();
+        self.flags_to_try = if v == No {
+            with.replacen(&format!(" {}", self.speculative_flags), "", 1)
+        } else {
+            with
+        };
         self.verdict = v;
     }
 
