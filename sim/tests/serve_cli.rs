@@ -219,6 +219,31 @@ fn calibrate_then_validate_round_trip() {
         .success();
     let v = json(&out.get_output().stdout);
     assert_eq!(v["points"].as_array().unwrap().len(), 4);
+    // a calibrated run of the same machine and model takes the calibration's out-of-sample spread
+    // for the box's offset, not a new source's first-contact one: a narrower interval, and says so
+    let throughput_range = |cal: Option<&std::path::Path>| {
+        let mut cmd = sim();
+        cmd.arg("run").args(GLM47_FLAGS).arg(VM);
+        cmd.args(["--num-prompts", "16", "--format", "json"]);
+        if let Some(c) = cal {
+            cmd.arg("--calibration").arg(c);
+        }
+        let v = json(&cmd.assert().success().get_output().stdout);
+        let r = v["ranges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["figure"] == "output_throughput")
+            .unwrap()
+            .clone();
+        let [lo, hi] = [0, 1].map(|i| r["range"][i].as_f64().unwrap());
+        (hi / lo, r["widened_by"].to_string())
+    };
+    let (plain, plain_why) = throughput_range(None);
+    let (calibrated, why) = throughput_range(Some(&cal));
+    assert!(calibrated < plain, "{calibrated} vs {plain}");
+    assert!(why.contains("calibrated on this box"), "{why}");
+    assert!(!plain_why.contains("calibrated"), "{plain_why}");
 }
 
 #[test]

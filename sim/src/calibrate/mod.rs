@@ -82,6 +82,30 @@ pub struct Calibration {
     pub median_abs_error_pct: f64,
 }
 
+impl Calibration {
+    /// Root-mean-square ln(predicted / measured) of the calibration's out-of-sample errors: each
+    /// held-out observation's error and each fitted one's leave-one-out error; `None` without any
+    /// (a fit of one observation). What the calibrated cost model errs by on this box on a figure
+    /// it was not fitted to — the spread a calibrated prediction's interval takes in place of a new
+    /// source's ([`crate::uncertainty::Regime::calibrated_sigma_ln`]).
+    pub fn out_of_sample_rms_ln(&self) -> Option<f64> {
+        let ln: Vec<f64> = self
+            .observations
+            .iter()
+            .filter_map(|o| {
+                if o.held_out {
+                    Some(o.error_pct)
+                } else {
+                    o.leave_one_out_error_pct
+                }
+            })
+            .filter(|e| e.is_finite() && *e > -100.0)
+            .map(|e| (1.0 + e / 100.0).ln())
+            .collect();
+        (!ln.is_empty()).then(|| (ln.iter().map(|x| x * x).sum::<f64>() / ln.len() as f64).sqrt())
+    }
+}
+
 /// Calibration failures.
 #[derive(Debug, thiserror::Error)]
 pub enum CalibrateError {

@@ -220,14 +220,22 @@ impl Scenario {
         layout: Option<Layout>,
         load: crate::uncertainty::Load,
     ) -> crate::uncertainty::Regime {
-        crate::uncertainty::Regime::of(
+        let mut r = crate::uncertainty::Regime::of(
             &self.machine,
             &self.spec,
             opts,
             layout,
             load,
             &self.default_notes,
-        )
+        );
+        // a calibration of this machine and model measured its offset: its out-of-sample spread
+        // stands in for a new source's
+        r.calibrated_sigma_ln = self
+            .calibration
+            .as_ref()
+            .filter(|c| c.machine == self.machine.name() && c.model == self.spec.name)
+            .and_then(|c| c.out_of_sample_rms_ln());
+        r
     }
 
     /// What a prediction rests on: the machine's and the model's sources, the knobs, the

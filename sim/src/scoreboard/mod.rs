@@ -550,6 +550,7 @@ fn regime_of(
                     .decode_attention_note(e.concurrency, e.context_tokens)]),
         ),
         source: origin.source.clone(),
+        calibrated_sigma_ln: None,
     }
 }
 

@@ -114,6 +114,12 @@ pub struct Regime {
     /// model is not one the dev set has.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub source: String,
+    /// For a prediction on the machine and model a calibration was fitted on (`--calibration`):
+    /// that calibration's out-of-sample spread ([`crate::calibrate::Calibration::out_of_sample_rms_ln`]),
+    /// which replaces a new source's first-contact spread: the box's own offset is what the
+    /// calibration measured and fitted away, and what is left is what its held-out figures show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibrated_sigma_ln: Option<f64>,
 }
 
 /// How a machine is known: `probe profile` (measured on the box by `probe run`), `preset
@@ -196,6 +202,7 @@ impl Regime {
             family: load.family.into(),
             flags: Flag::from_notes(notes.iter().chain(machine.notes()).chain(&shape)),
             source: String::new(),
+            calibrated_sigma_ln: None,
         }
     }
 
@@ -763,19 +770,25 @@ impl ErrorModel {
         if self.unseen_sigma_ln > 0.0 {
             widened_by.extend(s.unseen.iter().cloned());
         }
-        let source_sigma = if new_source.is_some() {
-            self.new_source_sigma_ln(regime)
-        } else {
-            0.0
+        let source_sigma = match (&new_source, regime.calibrated_sigma_ln) {
+            (None, _) => 0.0,
+            (Some(_), Some(calibrated)) => calibrated,
+            (Some(_), None) => self.new_source_sigma_ln(regime),
         };
         let mut centre = s.centre;
         if let Some(why) = new_source {
+            let ground = match regime.calibrated_sigma_ln {
+                Some(_) => "calibrated on this box: its out-of-sample error".to_string(),
+                None => first_contact_ground(regime).to_string(),
+            };
             widened_by.push(format!(
-                "{why}: new source ±{:.3} ln ({})",
+                "{why}: new source ±{:.3} ln ({ground})",
                 self.quantile_z * source_sigma,
-                first_contact_ground(regime)
             ));
-            centre += self.between.centre_ln;
+            // a calibration fitted the box's own offset away
+            if regime.calibrated_sigma_ln.is_none() {
+                centre += self.between.centre_ln;
+            }
         }
         let novelties = self.novelties(regime);
         let novelty_var: f64 = novelties.iter().map(|n| n.1.powi(2)).sum();

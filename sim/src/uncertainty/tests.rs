@@ -19,6 +19,7 @@ fn regime(model: &str, flags: &[&str]) -> Regime {
         family: "llm_decode_bench".into(),
         flags: flags.iter().map(|s| s.to_string()).collect(),
         source: String::new(),
+        calibrated_sigma_ln: None,
     }
 }
 
