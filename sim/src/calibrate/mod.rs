@@ -102,7 +102,7 @@ impl Calibration {
             .filter(|e| e.is_finite() && *e > -100.0)
             .map(|e| (1.0 + e / 100.0).ln())
             .collect();
-        (!ln.is_empty()).then(|| (ln.iter().map(|x| x * x).sum::<f64>() / ln.len() as f64).sqrt())
+        (!ln.is_empty()).then(|| rms(&ln))
     }
 }
 

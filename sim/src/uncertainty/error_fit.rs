@@ -503,21 +503,25 @@ fn ground_figures(m: &ErrorModel) -> impl Iterator<Item = FittedFigure> + '_ {
     m.first_contact
         .iter()
         .flat_map(|fc| &fc.grounds)
-        .map(|g| FittedFigure {
+        .map(|g| {
+            // the grounds are kernels × acceptance, in FIRST_CONTACT_GROUNDS' order
+            let i = FIRST_CONTACT_GROUNDS
+                .iter()
+                .position(|x| *x == g.ground)
+                .unwrap_or(0);
+            let kernels = [
+                "no extrapolation flag on an MoE slice or on decode attention",
+                "an MoE slice outside the measured ones, or decode attention without a kernel table",
+            ][i / 2];
+            let acceptance = [
+                "no speculation, or its acceptance measured or published",
+                "speculation on the published prior's acceptance",
+            ][i % 2];
+            FittedFigure {
             name: format!("first_contact.sigma_ln, {}", g.ground),
             value: g.sigma_ln,
             meaning: format!(
-                "first_contact.sigma_ln for a new source's prediction on this ground ({}; {})",
-                if g.ground.starts_with(FIRST_CONTACT_GROUNDS[2]) {
-                    "an MoE slice outside the measured ones, or decode attention without a kernel table"
-                } else {
-                    "no extrapolation flag on an MoE slice or on decode attention"
-                },
-                if g.ground.ends_with("a prior") {
-                    "speculation on the published prior's acceptance"
-                } else {
-                    "no speculation, or its acceptance measured or published"
-                }
+                "first_contact.sigma_ln for a new source's prediction on this ground ({kernels}; {acceptance})"
             ),
             bounds: BETWEEN_HALF_BOUNDS_LN.map(|x| r4(x / Z_80)),
             pinned_by: format!(
@@ -528,6 +532,7 @@ fn ground_figures(m: &ErrorModel) -> impl Iterator<Item = FittedFigure> + '_ {
                 g.coverage.coverage_pct,
                 g.coverage.median_half_width_pct
             ),
+        }
         })
 }
 

@@ -770,26 +770,29 @@ impl ErrorModel {
         if self.unseen_sigma_ln > 0.0 {
             widened_by.extend(s.unseen.iter().cloned());
         }
-        let source_sigma = match (&new_source, regime.calibrated_sigma_ln) {
-            (None, _) => 0.0,
-            (Some(_), Some(calibrated)) => calibrated,
-            (Some(_), None) => self.new_source_sigma_ln(regime),
-        };
         let mut centre = s.centre;
-        if let Some(why) = new_source {
-            let ground = match regime.calibrated_sigma_ln {
-                Some(_) => "calibrated on this box: its out-of-sample error".to_string(),
-                None => first_contact_ground(regime).to_string(),
-            };
-            widened_by.push(format!(
-                "{why}: new source ±{:.3} ln ({ground})",
-                self.quantile_z * source_sigma,
-            ));
-            // a calibration fitted the box's own offset away
-            if regime.calibrated_sigma_ln.is_none() {
-                centre += self.between.centre_ln;
+        let source_sigma = match (new_source, regime.calibrated_sigma_ln) {
+            (None, _) => 0.0,
+            // a calibration measured the box's own offset and fitted it away: what is left is
+            // its out-of-sample spread, about no new-source centre
+            (Some(why), Some(calibrated)) => {
+                widened_by.push(format!(
+                    "{why}: new source ±{:.3} ln (calibrated on this box: its out-of-sample error)",
+                    self.quantile_z * calibrated
+                ));
+                calibrated
             }
-        }
+            (Some(why), None) => {
+                let sigma = self.new_source_sigma_ln(regime);
+                widened_by.push(format!(
+                    "{why}: new source ±{:.3} ln ({})",
+                    self.quantile_z * sigma,
+                    first_contact_ground(regime)
+                ));
+                centre += self.between.centre_ln;
+                sigma
+            }
+        };
         let novelties = self.novelties(regime);
         let novelty_var: f64 = novelties.iter().map(|n| n.1.powi(2)).sum();
         let sigma = (s.var + source_sigma.powi(2) + novelty_var).sqrt();
