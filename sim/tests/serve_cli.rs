@@ -240,6 +240,30 @@ fn calibrate_then_validate_round_trip() {
     assert!(calibrated < plain, "{calibrated} vs {plain}");
     assert!(why.contains("calibrated on this box"), "{why}");
     assert!(!plain_why.contains("calibrated"), "{plain_why}");
+    // the report's bands take it too, on the machine it was fitted on and no other
+    let out = dir.path().join("report");
+    sim()
+        .arg("report")
+        .args(&GLM47_FLAGS[..2])
+        .args(&GLM47_FLAGS[4..7])
+        .args(["--machine", VM, "--machine", "rtx-pro-6000-x8-baremetal"])
+        .args(["--num-prompts", "16", "--max-concurrency", "1,8"])
+        .args(["--at-concurrency", "8", "--draws", "4", "--out"])
+        .arg(&out)
+        .arg("--calibration")
+        .arg(&cal)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let caption_of = |chart: &str| {
+        let at = html.find(chart).unwrap_or_else(|| panic!("{chart} in the page"));
+        let start = html[..at].rfind("80% interval").expect("a band caption before it");
+        html[start..at].to_string()
+    };
+    let vm = caption_of(&format!("{VM}-output-throughput.svg"));
+    assert!(vm.contains("out-of-sample spread"), "{vm}");
+    let metal = caption_of("rtx-pro-6000-x8-baremetal-output-throughput.svg");
+    assert!(!metal.contains("out-of-sample spread"), "{metal}");
 }
 
 #[test]

@@ -71,7 +71,10 @@ struct Config {
     spec: models::ModelSpec,
     /// Every SGLang flag given: each machine and layout resolves its own defaults from them.
     sglang: sim::engine::sglang::args::SglangArgs,
-    knobs: sim::cost::Knobs,
+    /// `--calibration`, checked against the first machine (its knobs apply there and on any
+    /// machine of the name it was fitted on; its out-of-sample spread sets the bands where it
+    /// was fitted on that machine and model).
+    calibration: Option<sim::calibrate::Calibration>,
     plan: ReportPlan,
     records: Option<sim::records::RecordSet>,
     measured: Option<MeasuredRuns>,
@@ -149,7 +152,7 @@ impl Args {
             .as_deref()
             .map(sim::records::RecordSet::load)
             .transpose()?;
-        let knobs = self.calibration.knobs_for(
+        let calibration = self.calibration.load_for(
             &machines[0],
             &spec,
             models::Layout::tp(machines[0].gpu_count),
@@ -165,7 +168,7 @@ impl Args {
             machines,
             spec,
             sglang,
-            knobs,
+            calibration,
             plan: ReportPlan {
                 workload,
                 concurrencies,
@@ -229,21 +232,36 @@ pub fn run(args: Args) -> Result<()> {
             .expect("template"),
     );
     let mut results: Vec<MachineResults> = Vec::with_capacity(cfg.machines.len());
-    for m in &cfg.machines {
+    for (i, m) in cfg.machines.iter().enumerate() {
         bar.set_message(format!("on {}, then the EP verdict", m.name()));
+        // a calibration is a fit of one box: the other machines of a comparison keep the
+        // cost model's own knobs
+        let cal = cfg
+            .calibration
+            .as_ref()
+            .filter(|c| i == 0 || c.machine == m.name());
         let opts_for = |l: &models::Layout| {
             sim::memory_fit::layout_options(&cfg.sglang, m.memory_bytes(), l, &cfg.spec)
                 .map(|r| r.options)
                 .unwrap_or_default()
         };
-        results.push(simulate_machine(
+        let mut r = simulate_machine(
             m,
             &cfg.spec,
             &opts_for,
-            cfg.knobs,
+            cal.map_or_else(sim::cost::Knobs::default, |c| c.knobs),
             &cfg.plan,
             &|| bar.inc(1),
-        ));
+        );
+        // where it was fitted on this machine and model, its out-of-sample spread sets the
+        // bands in place of a new source's (as `run`, `sweep` and `advise` take it)
+        let sigma = cal
+            .filter(|c| c.machine == m.name() && c.model == cfg.spec.name)
+            .and_then(sim::calibrate::Calibration::out_of_sample_rms_ln);
+        for l in &mut r.layouts {
+            l.regime.calibrated_sigma_ln = sigma;
+        }
+        results.push(r);
     }
     let board = cfg.records.as_ref().map(|set| {
         bar.set_message("scoring the records");

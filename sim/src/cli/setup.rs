@@ -48,18 +48,6 @@ impl CalibrationArg {
         }
         Ok(Some(cal))
     }
-
-    /// The knobs to use: the file's ([`CalibrationArg::load_for`]), or the defaults.
-    pub fn knobs_for(
-        &self,
-        machine: &Machine,
-        spec: &ModelSpec,
-        layout: Layout,
-        opts: &ServerOptions,
-    ) -> Result<Knobs> {
-        let cal = self.load_for(machine, spec, layout, opts)?;
-        Ok(cal.map_or_else(Knobs::default, |c| c.knobs))
-    }
 }
 
 /// The command's [`Scenario`] (machine, model, server flags with a launch line's merged, knobs),

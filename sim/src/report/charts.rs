@@ -298,6 +298,16 @@ fn metric_lines(
             );
         }
     }
+    // a calibration fitted on this machine and model sets the box's part of the width
+    let calibrated = drawn
+        .iter()
+        .find_map(|&i| m.layouts[i].regime.calibrated_sigma_ln)
+        .map_or_else(String::new, |s| {
+            format!(
+                "; this box's part from the --calibration's out-of-sample spread, ±{:.1}% at one sigma",
+                s.exp_m1() * 100.0
+            )
+        });
     let chart = AnyChart::LineChart(LineChart {
         title,
         x_axis: concurrency_axis(),
@@ -308,7 +318,7 @@ fn metric_lines(
         &format!("{label}-{}", metric.key),
         format!(
             "Simulated bench_serving `{}` per layout at each --max-concurrency{}; shaded, each \
-             prediction's 80% interval (validation/error-model.json).{measured_note} \
+             prediction's 80% interval (validation/error-model.json{calibrated}).{measured_note} \
              Layouts that do not fit are listed above, not drawn. {label}.",
             metric.bench_key,
             if drawn.len() < ran {
