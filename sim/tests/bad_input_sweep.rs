@@ -279,6 +279,9 @@ fn records_keep_their_flags_and_their_own_source_s_conventions() {
             serving("prose", "random", "--tp 8 --trust-remote-code --disable-cuda-graph (per FINDINGS.md commands)"),
             serving("ix", "InferenceX random 1k/1k", "--tp 8"),
             serving("stated", "python3 -m sglang.bench_serving --dataset-name random --random-range-ratio 1", "--tp 8"),
+            serving("vllm-default", "vllm bench serve --dataset-name random --random-input 256 --random-output 32", "--tp 8"),
+            serving("vllm-half", "vllm bench serve --dataset-name random --random-range-ratio 0.5", "--tp 8"),
+            serving("vllm-one", "vllm bench serve --dataset-name random --random-range-ratio 1", "--tp 8"),
         ]})
         .to_string(),
     );
@@ -303,6 +306,24 @@ fn records_keep_their_flags_and_their_own_source_s_conventions() {
             .contains("--random-range-ratio 1 (as the record's bench_serving command states)"),
         "{}",
         notes("stated")
+    );
+    // vllm bench serve's ratio r spreads lengths over [len·(1 − r), len·(1 + r)], and its
+    // default 0 fixes them: read into bench_serving's terms, never as bench_serving's 0
+    let fixed = notes("vllm-default");
+    assert!(
+        fixed.contains("--random-input-len 256 --random-output-len 32 --random-range-ratio 1"),
+        "{fixed}"
+    );
+    assert!(fixed.contains("vllm bench serve's default"), "{fixed}");
+    let half = notes("vllm-half");
+    assert!(
+        half.contains("--random-input-len 384 --random-output-len 48 --random-range-ratio 0.333"),
+        "{half}"
+    );
+    let refused = board["unexpressible"].to_string();
+    assert!(
+        refused.contains("vllm-one") && refused.contains("vLLM takes a ratio in [0, 1)"),
+        "{refused}"
     );
 }
 

@@ -151,6 +151,27 @@ fn stated_range_ratio(w: &RecordWorkload) -> Option<f64> {
     })
 }
 
+/// Whether a record's benchmark client is vLLM's `vllm bench serve` (its dataset text names it),
+/// whose random lengths follow vLLM's convention, not SGLang bench_serving's.
+fn is_vllm_bench_serve(w: &RecordWorkload) -> bool {
+    lower(&w.dataset).contains("vllm bench serve")
+}
+
+/// `vllm bench serve`'s `--random-range-ratio` default: fixed lengths.
+const VLLM_BENCH_SERVE_RANGE_RATIO: f64 = 0.0;
+
+/// `vllm bench serve`'s random lengths `(input, output, ratio r)` as bench_serving's
+/// `(--random-input-len, --random-output-len, --random-range-ratio)`. vLLM draws each length
+/// uniform in `[⌊len·(1 − r)⌋, ⌈len·(1 + r)⌉]` with r in [0, 1) and 0 by default, i.e. fixed
+/// lengths (vllm-project/vllm `vllm/benchmarks/datasets.py` @f2e97dda,
+/// `RandomDataset.get_sampling_params`); SGLang's bench_serving draws `[⌊len·ratio⌋, len]`,
+/// where 0 means `[1, len]`. The same spread in SGLang's terms: longest `len·(1 + r)`, ratio
+/// `(1 − r)/(1 + r)`; for r = 0, the lengths as stated at ratio 1.
+fn vllm_bench_serve_lengths(input: u32, output: u32, r: f64) -> (u32, u32, f64) {
+    let longest = |len: u32| (f64::from(len) * (1.0 + r)).ceil() as u32;
+    (longest(input), longest(output), (1.0 - r) / (1.0 + r))
+}
+
 /// The bench_serving run a record describes, from its `(input_len, concurrency, num_prompts)`
 /// as read ([`stated`]) and its output length, or why not; the unstated prompt count and length
 /// spread are InferenceX's for its records, bench_serving's defaults for anyone else's.
@@ -192,6 +213,35 @@ fn bench_workload(
                     BENCH_SERVING_NUM_PROMPTS
                 }
             };
+            if is_vllm_bench_serve(w) {
+                let (r, said) = match stated_range_ratio(w) {
+                    Some(r) if r < 1.0 => (r, "as the record's command states"),
+                    Some(r) => {
+                        why.push(Unexpressible::new(
+                            K::UnreadableValue,
+                            format!(
+                                "vllm bench serve --random-range-ratio {r}: vLLM takes a ratio in [0, 1)"
+                            ),
+                        ));
+                        return None;
+                    }
+                    None => (VLLM_BENCH_SERVE_RANGE_RATIO, "not stated: vllm bench serve's default"),
+                };
+                let (i, o, ratio) = vllm_bench_serve_lengths(i, o, r);
+                assumptions.push(format!(
+                    "vllm bench serve --random-range-ratio {r} ({said}): lengths uniform in \
+                     [len·(1 − r), len·(1 + r)], read as bench_serving's --random-input-len {i} \
+                     --random-output-len {o} --random-range-ratio {ratio}"
+                ));
+                return Some(Workload {
+                    num_prompts: n,
+                    random_input_len: i,
+                    random_output_len: o,
+                    random_range_ratio: ratio,
+                    max_concurrency: Some(c),
+                    ..Workload::default()
+                });
+            }
             let ratio = if let Some(r) = stated_range_ratio(w) {
                 assumptions.push(format!(
                     "--random-range-ratio {r} (as the record's bench_serving command states)"
@@ -549,4 +599,29 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
             }
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::vllm_bench_serve_lengths;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// bench_serving's draw over the converted lengths spans what `vllm bench serve` draws:
+        /// the same longest length, the shortest within a token (rounding), at any ratio it takes.
+        #[test]
+        fn vllm_lengths_span_what_vllm_draws(len in 1u32..200_000, r in 0.0f64..0.999) {
+            let (longest, _, ratio) = vllm_bench_serve_lengths(len, 1, r);
+            let vllm = [(f64::from(len) * (1.0 - r)).floor(), (f64::from(len) * (1.0 + r)).ceil()];
+            let sglang = [(f64::from(longest) * ratio).floor().max(1.0), f64::from(longest)];
+            prop_assert_eq!(sglang[1], vllm[1]);
+            prop_assert!((sglang[0] - vllm[0].max(1.0)).abs() <= 1.0, "{:?} vs {:?}", sglang, vllm);
+            prop_assert!((0.0..=1.0).contains(&ratio));
+        }
+    }
+
+    #[test]
+    fn vllm_default_is_fixed_lengths() {
+        assert_eq!(vllm_bench_serve_lengths(2048, 1024, 0.0), (2048, 1024, 1.0));
+    }
 }
