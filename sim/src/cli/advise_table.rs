@@ -368,7 +368,9 @@ fn model_error(ep: &EpAnswer) -> String {
                 "beyond it"
             }
         ),
-        _ => "the model's own error on this machine is not known (no --calibration): uncalibrated predictions were 2.2–2.4× too fast on the VM preset (README: How far to trust it)".into(),
+        // no figure from one box stands in for this one: the odds line takes a new source's
+        // spread from the error model, fitted on first-contact files
+        _ => "the model's own error on this machine is not known (no --calibration): the odds below take a new source's spread from validation/error-model.json; `sim calibrate` on a few measured runs narrows it".into(),
     }
 }
 
