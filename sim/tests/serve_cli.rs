@@ -256,8 +256,12 @@ fn calibrate_then_validate_round_trip() {
         .success();
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     let caption_of = |chart: &str| {
-        let at = html.find(chart).unwrap_or_else(|| panic!("{chart} in the page"));
-        let start = html[..at].rfind("80% interval").expect("a band caption before it");
+        let at = html
+            .find(chart)
+            .unwrap_or_else(|| panic!("{chart} in the page"));
+        let start = html[..at]
+            .rfind("80% interval")
+            .expect("a band caption before it");
         html[start..at].to_string()
     };
     let vm = caption_of(&format!("{VM}-output-throughput.svg"));

@@ -225,7 +225,10 @@ fn bench_workload(
                         ));
                         return None;
                     }
-                    None => (VLLM_BENCH_SERVE_RANGE_RATIO, "not stated: vllm bench serve's default"),
+                    None => (
+                        VLLM_BENCH_SERVE_RANGE_RATIO,
+                        "not stated: vllm bench serve's default",
+                    ),
                 };
                 let (i, o, ratio) = vllm_bench_serve_lengths(i, o, r);
                 assumptions.push(format!(
