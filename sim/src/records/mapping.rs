@@ -172,6 +172,55 @@ fn vllm_bench_serve_lengths(input: u32, output: u32, r: f64) -> (u32, u32, f64) 
     (longest(input), longest(output), (1.0 - r) / (1.0 + r))
 }
 
+/// `--random-range-ratio` of a bench_serving (SGLang's, or InferenceX's fork) record: the one
+/// its command states, else InferenceX's for InferenceX's records, else bench_serving's default.
+fn bench_serving_ratio(w: &RecordWorkload, inferencex: bool, assumptions: &mut Vec<String>) -> f64 {
+    if let Some(r) = stated_range_ratio(w) {
+        assumptions.push(format!(
+            "--random-range-ratio {r} (as the record's bench_serving command states)"
+        ));
+        r
+    } else if inferencex {
+        INFERENCEX_RANGE_RATIO
+    } else {
+        assumptions.push(format!(
+            "--random-range-ratio {BENCH_SERVING_RANGE_RATIO} (not stated: bench_serving's default)"
+        ));
+        BENCH_SERVING_RANGE_RATIO
+    }
+}
+
+/// A `vllm bench serve` record's lengths `(input, output)` and ratio in bench_serving's terms
+/// ([`vllm_bench_serve_lengths`]), or `None` (said in `why`) for a ratio vLLM refuses.
+fn vllm_bench_serve_workload(
+    w: &RecordWorkload,
+    (input, output): (u32, u32),
+    why: &mut Vec<Unexpressible>,
+    assumptions: &mut Vec<String>,
+) -> Option<(u32, u32, f64)> {
+    let (r, said) = match stated_range_ratio(w) {
+        Some(r) if r < 1.0 => (r, "as the record's command states"),
+        Some(r) => {
+            why.push(Unexpressible::new(
+                UnexpressibleKind::UnreadableValue,
+                format!("vllm bench serve --random-range-ratio {r}: vLLM takes a ratio in [0, 1)"),
+            ));
+            return None;
+        }
+        None => (
+            VLLM_BENCH_SERVE_RANGE_RATIO,
+            "not stated: vllm bench serve's default",
+        ),
+    };
+    let (i, o, ratio) = vllm_bench_serve_lengths(input, output, r);
+    assumptions.push(format!(
+        "vllm bench serve --random-range-ratio {r} ({said}): lengths uniform in \
+         [len·(1 − r), len·(1 + r)], read as bench_serving's --random-input-len {i} \
+         --random-output-len {o} --random-range-ratio {ratio}"
+    ));
+    Some((i, o, ratio))
+}
+
 /// The bench_serving run a record describes, from its `(input_len, concurrency, num_prompts)`
 /// as read ([`stated`]) and its output length, or why not; the unstated prompt count and length
 /// spread are InferenceX's for its records, bench_serving's defaults for anyone else's.
@@ -213,50 +262,10 @@ fn bench_workload(
                     BENCH_SERVING_NUM_PROMPTS
                 }
             };
-            if is_vllm_bench_serve(w) {
-                let (r, said) = match stated_range_ratio(w) {
-                    Some(r) if r < 1.0 => (r, "as the record's command states"),
-                    Some(r) => {
-                        why.push(Unexpressible::new(
-                            K::UnreadableValue,
-                            format!(
-                                "vllm bench serve --random-range-ratio {r}: vLLM takes a ratio in [0, 1)"
-                            ),
-                        ));
-                        return None;
-                    }
-                    None => (
-                        VLLM_BENCH_SERVE_RANGE_RATIO,
-                        "not stated: vllm bench serve's default",
-                    ),
-                };
-                let (i, o, ratio) = vllm_bench_serve_lengths(i, o, r);
-                assumptions.push(format!(
-                    "vllm bench serve --random-range-ratio {r} ({said}): lengths uniform in \
-                     [len·(1 − r), len·(1 + r)], read as bench_serving's --random-input-len {i} \
-                     --random-output-len {o} --random-range-ratio {ratio}"
-                ));
-                return Some(Workload {
-                    num_prompts: n,
-                    random_input_len: i,
-                    random_output_len: o,
-                    random_range_ratio: ratio,
-                    max_concurrency: Some(c),
-                    ..Workload::default()
-                });
-            }
-            let ratio = if let Some(r) = stated_range_ratio(w) {
-                assumptions.push(format!(
-                    "--random-range-ratio {r} (as the record's bench_serving command states)"
-                ));
-                r
-            } else if inferencex {
-                INFERENCEX_RANGE_RATIO
+            let (i, o, ratio) = if is_vllm_bench_serve(w) {
+                vllm_bench_serve_workload(w, (i, o), why, assumptions)?
             } else {
-                assumptions.push(format!(
-                    "--random-range-ratio {BENCH_SERVING_RANGE_RATIO} (not stated: bench_serving's default)"
-                ));
-                BENCH_SERVING_RANGE_RATIO
+                (i, o, bench_serving_ratio(w, inferencex, assumptions))
             };
             Some(Workload {
                 num_prompts: n,
