@@ -203,3 +203,50 @@ fn bad_logs_exit_2_with_one_line_naming_the_file() {
         .code(2)
         .stderr(predicate::str::contains("cannot be used with"));
 }
+
+/// The engine's warning that its Triton fused MoE runs on the default config (SGLang writes it
+/// during CUDA-graph capture, behind a progress bar on the same line) is read and said beside
+/// the predictions, with the file that was missing; a log without it says nothing of the kind.
+#[test]
+fn a_default_moe_config_is_read_and_said() {
+    let text = std::fs::read_to_string(LOG).unwrap();
+    let at = text.find('\n').unwrap() + 1;
+    let at = at + text[at..].find('\n').unwrap() + 1; // after the server_args line
+    let warning = "Capturing batches (bs=4 avail_mem=47.76 GB):   0%|          | 0/3 [00:00<?, ?it/s]\
+        [2026-01-28 22:12:00 TP0] Using default MoE kernel config. Performance might be sub-optimal! \
+        Config file not found at /opt/sglang/python/sglang/srt/layers/moe/fused_moe_triton/configs/triton_3_5_1/\
+        E=160,N=192,device_name=NVIDIA_RTX_PRO_6000_Blackwell_Server_Edition,dtype=fp8_w8a8,block_shape=[128,128].json, \
+        you can create them with https://github.com/sgl-project/sglang/tree/main/benchmark/kernels/fused_moe_triton\n";
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    std::fs::write(&log, format!("{}{warning}{}", &text[..at], &text[at..])).unwrap();
+    let out = sim()
+        .args(["validate", "--server-log"])
+        .arg(&log)
+        .args(["--format", "json"])
+        .args(TARGET)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let notes = v["runs"][0]["notes"].to_string();
+    assert!(notes.contains("default Triton config"), "{notes}");
+    assert!(
+        notes.contains("E=160,N=192,device_name=NVIDIA_RTX_PRO_6000_Blackwell_Server_Edition,dtype=fp8_w8a8,block_shape=[128,128].json"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("fused_moe_triton writes the missing file"),
+        "{notes}"
+    );
+    // the samples read as before: the warning line is no foreign line
+    let plain = validate_json();
+    assert_eq!(
+        v["runs"][0]["decode_samples"],
+        plain["runs"][0]["decode_samples"]
+    );
+    assert!(
+        !plain["runs"][0]["notes"]
+            .to_string()
+            .contains("default Triton config")
+    );
+}

@@ -268,6 +268,10 @@ pub struct ServerRun {
     /// vLLM's `SpecDecoding metrics` lines.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spec_decode: Vec<SpecDecodeSample>,
+    /// The fused-MoE config files the engine looked for and did not find, so that its Triton MoE
+    /// ran on the default config ([`default_moe_config_file`]), each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moe_default_configs: Vec<String>,
 }
 
 /// Everything read from a server log.
@@ -418,6 +422,48 @@ pub(crate) struct Tracker {
     pub(crate) prefill_since: BTreeMap<Option<u32>, bool>,
 }
 
+/// The config file named by an engine's warning that its Triton fused MoE runs on the default
+/// config (none tuned for this expert count, shard width and GPU), or `None` for any other line.
+/// SGLang: `Using default MoE kernel config. Performance might be sub-optimal! Config file not
+/// found at …/E=60,N=1408,device_name=NVIDIA_H100_80GB_HBM3.json, you can create them with …`
+/// (`fused_moe_triton_config.py`); vLLM: `Using default MoE config. Performance might be
+/// sub-optimal! Config file not found at ['…/E=128,N=192,device_name=….json']`
+/// (`fused_moe.py`, `get_moe_configs`). The line is searched whole: SGLang writes it during CUDA
+/// graph capture, often behind a progress bar on the same line. The file's own name is kept
+/// (its folders are the user's), `unnamed` where the line names none.
+pub(crate) fn default_moe_config_file(line: &str) -> Option<String> {
+    let at = [
+        "Using default MoE kernel config",
+        "Using default MoE config",
+    ]
+    .iter()
+    .find_map(|w| line.find(w))?;
+    let rest = &line[at..];
+    let Some((_, path)) = rest.split_once("Config file not found at") else {
+        return Some("unnamed".into());
+    };
+    let path = path.split(", you can").next().unwrap_or(path);
+    let path = path
+        .trim()
+        .trim_matches(|c| matches!(c, '[' | ']' | '\'' | '"' | ' '));
+    let first = path.split("', '").next().unwrap_or(path);
+    let name = first.rsplit(['/', '\\']).next().unwrap_or(first).trim();
+    Some(if name.is_empty() {
+        "unnamed".into()
+    } else {
+        name.to_string()
+    })
+}
+
+impl ServerRun {
+    /// Keeps `file` ([`default_moe_config_file`]) once.
+    pub(crate) fn add_moe_default_config(&mut self, file: String) {
+        if !self.moe_default_configs.contains(&file) {
+            self.moe_default_configs.push(file);
+        }
+    }
+}
+
 /// uvicorn's access lines: `INFO:     127.0.0.1:42766 - "POST /v1/… HTTP/1.1" 200 OK`.
 pub(crate) fn is_http_access(msg: &str) -> bool {
     msg.contains(" HTTP/") && msg.contains(" - \"")
@@ -463,5 +509,33 @@ pub(crate) fn decode_sample(
         context_per_request: d.tokens as f64 / d.running.max(1) as f64,
         steady: not_steady.is_empty(),
         not_steady,
+    }
+}
+
+#[cfg(test)]
+mod default_moe_tests {
+    use super::default_moe_config_file as file;
+
+    /// Each engine's wording, a progress bar in front, a list of paths, and lines that are no
+    /// such warning.
+    #[test]
+    fn each_engine_s_default_moe_warning_names_its_file() {
+        assert_eq!(
+            file("[2026-02-04 11:30:00] Using default MoE kernel config. Performance might be sub-optimal! Config file not found at /x/configs/triton_3_5_1/E=60,N=1408,device_name=NVIDIA_H100_80GB_HBM3.json, you can create them with https://github.com/sgl-project/sglang").as_deref(),
+            Some("E=60,N=1408,device_name=NVIDIA_H100_80GB_HBM3.json")
+        );
+        assert_eq!(
+            file("(Worker_TP3 pid=41702) WARNING 10-06 15:57:52 [fused_moe.py:798] Using default MoE config. Performance might be sub-optimal! Config file not found at ['/v/configs/E=128,N=192,device_name=NVIDIA_GeForce_RTX_3090.json']").as_deref(),
+            Some("E=128,N=192,device_name=NVIDIA_GeForce_RTX_3090.json")
+        );
+        assert_eq!(
+            file("Capturing batches (bs=4):   0%| | 0/3 [00:00<?, ?it/s][2026-02-04 11:30:00] Using default MoE kernel config. Performance might be sub-optimal!").as_deref(),
+            Some("unnamed")
+        );
+        assert_eq!(
+            file("[2026-02-04 11:30:00] Decode batch, #running-req: 1"),
+            None
+        );
+        assert_eq!(file("Using default attention backend"), None);
     }
 }

@@ -400,6 +400,10 @@ pub fn parse(text: &str, source: &str) -> ServerLog {
     let mut tracker = Tracker::default();
     for (n, clean) in clean_lines(text) {
         let trimmed: &str = &clean;
+        if let Some(file) = crate::engine::log::default_moe_config_file(trimmed) {
+            run.add_moe_default_config(file);
+            continue;
+        }
         let Some(l) = parse_line(trimmed) else {
             // uvicorn's lines (`INFO:     127.0.0.1:… "POST …" 200 OK`), behind the process name
             let bare = trimmed.split_once(") ").map_or(trimmed, |(_, r)| r);
