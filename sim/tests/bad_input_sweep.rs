@@ -327,6 +327,59 @@ fn records_keep_their_flags_and_their_own_source_s_conventions() {
     );
 }
 
+/// The vLLM community fork's own environment words are read as the fork reads them: its
+/// `VLLM_B12X_FORCE_MOE_A16=1` runs b12x's W4A16 MoE even beside b12x's `B12X_MOE_FORCE_A16=0`
+/// (`fused_moe/b12x_moe.py`), and its `b12x` backend's `VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE` is
+/// the one-shot cutoff (`custom_all_reduce.py`), not SGLang's automatic 48 KiB; the `cpp`
+/// backend ignores that size. Before, both words were dropped.
+#[test]
+fn vllm_fork_records_keep_their_a16_switch_and_one_shot_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let decode = |id: &str, env: &str| {
+        json!({
+            "id": id,
+            "hardware": {"machine": "rtx-pro-6000-x8-baremetal", "count": 8},
+            "engine": {"name": "vllm", "flags": format!(
+                "{env} vllm serve lukealonso/GLM-5.1-NVFP4-MTP --tensor-parallel-size 8 --moe-backend b12x")},
+            "model": "glm-5-nvfp4",
+            "quant": "nvfp4 (modelopt_fp4)",
+            "parallel": {"tp": 8},
+            "workload": {"input_len": 0, "concurrency": 1, "dataset": "llm_decode_bench decode, ctx 0"},
+            "metrics": {"output_tok_s": "80"}
+        })
+    };
+    let path = write(
+        dir.path(),
+        "fork.json",
+        &json!({"records": [
+            decode("a16", "VLLM_B12X_FORCE_MOE_A16=1 B12X_MOE_FORCE_A16=0 VLLM_ENABLE_PCIE_ALLREDUCE=1 \
+                           VLLM_PCIE_ALLREDUCE_BACKEND=b12x VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=64KB"),
+            decode("nvfp4", "VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=64KB"),
+        ]})
+        .to_string(),
+    );
+    let board = json_of(&["validate", "--records", &path, "--format", "json"]);
+    let notes = |id: &str| {
+        board["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not compared: {board:#}"))["notes"]
+            .to_string()
+    };
+    let a16 = notes("a16");
+    assert!(a16.contains("W4A16 MoE"), "{a16}");
+    assert!(
+        a16.contains("custom all-reduce for messages ≤ 64 KiB"),
+        "{a16}"
+    );
+    // the cpp backend (the fork's default) has no one-shot pool to size
+    let nvfp4 = notes("nvfp4");
+    assert!(!nvfp4.contains("W4A16"), "{nvfp4}");
+    assert!(!nvfp4.contains("≤ 64 KiB"), "{nvfp4}");
+}
+
 #[test]
 fn a_cut_or_reordered_server_log_is_named() {
     let dir = tempfile::tempdir().unwrap();

@@ -521,10 +521,10 @@ fn b12x_build_of(words: &str, assumptions: &mut Vec<String>) -> Option<B12xBuild
 pub fn a16_assumption(build: Option<B12xA16Build>) -> &'static str {
     match build {
         Some(B12xA16Build::Fused128) => {
-            "B12X_MOE_FORCE_A16=1, b12x of 9-14 May 2026: its W4A16 MoE priced as the kernel tables up to 128 routed pairs, its dynamic kernel's tasks above"
+            "B12X_MOE_FORCE_A16=1 (or vLLM's VLLM_B12X_FORCE_MOE_A16=1), b12x of 9-14 May 2026: its W4A16 MoE priced as the kernel tables up to 128 routed pairs, its dynamic kernel's tasks above"
         }
         _ => {
-            "B12X_MOE_FORCE_A16=1: b12x's W4A16 MoE kernels, which no public timing prices: costed as the kernel tables' MoE"
+            "B12X_MOE_FORCE_A16=1 (or vLLM's VLLM_B12X_FORCE_MOE_A16=1): b12x's W4A16 MoE kernels, which no public timing prices: costed as the kernel tables' MoE"
         }
     }
 }

@@ -3,7 +3,7 @@
 //! argparse reads them), the rtx6kpro run scripts' own words (`GPU_MEM=0.94`) and the
 //! environment its community builds read (`VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff)`).
 
-use super::args::table as t;
+use super::args::{self, table as t};
 use crate::engine::record::{fraction, ints_after};
 use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use models::KvDtype;
@@ -72,14 +72,16 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
             k.estimate_cudagraph_memory = arg == Some("1")
         }
         // b12x's W4A16 MoE (BF16 activations) in place of its NVFP4 kernels
-        // (`default_moe_quant_mode` in b12x `integration/tp_moe.py`)
-        crate::b12x_build::B12X_MOE_FORCE_A16 => {
-            k.b12x_moe_a16 = arg.is_some_and(crate::b12x_build::env_flag_on)
+        // (`default_moe_quant_mode` in b12x `integration/tp_moe.py`), or the fork's own switch
+        // for it: either on runs W4A16, whichever the text names first
+        crate::b12x_build::B12X_MOE_FORCE_A16 | args::VLLM_B12X_FORCE_MOE_A16 => {
+            k.b12x_moe_a16 = args::b12x_moe_a16(|name| env_word(text, name))
         }
         "VLLM_ENABLE_PCIE_ALLREDUCE" if arg == Some("1") => {
             k.pcie_all_reduce = Some(PcieAllReduce {
                 engine: Engine::Vllm,
-                max_bytes: cutoff_bytes(text),
+                max_bytes: cutoff_bytes(text)
+                    .or_else(|| args::pcie_oneshot_cutoff_bytes(|name| env_word(text, name))),
             })
         }
         _ => return key.starts_with('-'),
@@ -94,6 +96,16 @@ pub(super) fn assumed_draft() -> (crate::options::SpeculativeOptions, &'static s
         crate::engine::draft::recipe_draft("EAGLE3", Some("EAGLE-3 draft (one decoder layer)")),
         "vLLM EAGLE-3 with 3 speculative tokens (a chain: 3 drafts, 4 verified), the common recipe",
     )
+}
+
+/// The value of an environment word `NAME=value` in a record's text (its last, as a shell
+/// takes the last assignment), trimmed of the quotes and separators the sources write.
+fn env_word<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    text.split_whitespace()
+        .filter_map(|w| w.trim_start_matches(['(', '\'', '"']).split_once('='))
+        .filter(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim_matches(['\'', '"', ',', ';', ')']))
+        .next_back()
 }
 
 /// A `NNKB cutoff` in the text (the rtx6kpro vLLM notes), bytes.
@@ -130,11 +142,83 @@ mod tests {
         assert_eq!(from_record.moe_runner_backend.as_deref(), Some("b12x"));
     }
 
+    /// The fork's `VLLM_B12X_FORCE_MOE_A16=1` runs the b12x MoE as W4A16 even beside b12x's own
+    /// `B12X_MOE_FORCE_A16=0` (the rtx6kpro GLM-5.1 composes set both so), in either order; and
+    /// the `b12x` backend's `VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE` is its one-shot cutoff, which
+    /// the `cpp` backend ignores. A record and a launch line read them alike.
+    #[test]
+    fn the_forks_a16_switch_and_one_shot_size_read_alike_from_a_line_and_a_record() {
+        let serve = "vllm serve lukealonso/GLM-5.1-NVFP4 -tp 8 --moe-backend b12x";
+        for (env, a16, cutoff) in [
+            ("VLLM_B12X_FORCE_MOE_A16=1 B12X_MOE_FORCE_A16=0", true, None),
+            ("B12X_MOE_FORCE_A16=0 VLLM_B12X_FORCE_MOE_A16=1", true, None),
+            ("VLLM_B12X_FORCE_MOE_A16=0", false, None),
+            (
+                "VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ALLREDUCE_BACKEND=b12x VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=64KB",
+                false,
+                Some(64 * 1024),
+            ),
+            (
+                "VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=96K VLLM_PCIE_ALLREDUCE_BACKEND=b12x VLLM_ENABLE_PCIE_ALLREDUCE=1",
+                false,
+                Some(96 * 1024),
+            ),
+        ] {
+            let text = format!("{env} {serve}");
+            let line = super::super::args::VllmLine::parse(&text).unwrap().unwrap();
+            let from_line = line.knobs().unwrap();
+            let from_record =
+                crate::engine::record::launch_knobs(Engine::Vllm, &text, "", &mut Vec::new());
+            for k in [&from_line, &from_record] {
+                assert_eq!(k.b12x_moe_a16, a16, "{text}");
+                if let Some(bytes) = cutoff {
+                    assert_eq!(k.pcie_all_reduce.unwrap().max_bytes, Some(bytes), "{text}");
+                }
+            }
+        }
+        // the cpp backend (stated, or the default) has no one-shot pool: the size is not its cutoff
+        for env in [
+            "VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=64KB",
+            "VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ALLREDUCE_BACKEND=cpp VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=64KB",
+        ] {
+            let text = format!("{env} {serve}");
+            let k = crate::engine::record::launch_knobs(Engine::Vllm, &text, "", &mut Vec::new());
+            assert_ne!(
+                k.pcie_all_reduce.unwrap().max_bytes,
+                Some(64 * 1024),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn byte_sizes_read_as_the_fork_reads_them_or_not_at_all() {
+        for (text, want) in [
+            ("64KB", Some(65_536)),
+            ("64kb", Some(65_536)),
+            ("84K", Some(86_016)),
+            ("131072", Some(131_072)),
+            ("1MB", Some(1 << 20)),
+            ("2MiB", Some(2 << 20)),
+            ("\"64KB\",", Some(65_536)),
+            ("64 KB", Some(65_536)),
+            ("sixty", None),
+            ("64GB", None),
+            ("KB", None),
+            ("", None),
+        ] {
+            assert_eq!(args::byte_size(text), want, "{text}");
+        }
+    }
+
     #[test]
     fn the_environment_this_reader_acts_on_is_in_vllm_s_table() {
         for name in [
             "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
             "VLLM_ENABLE_PCIE_ALLREDUCE",
+            args::VLLM_B12X_FORCE_MOE_A16,
+            args::VLLM_PCIE_ALLREDUCE_BACKEND,
+            args::VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE,
         ] {
             assert!(
                 t::VLLM_ENV_MODELLED.iter().any(|(n, _)| *n == name),

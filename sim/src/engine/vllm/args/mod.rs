@@ -335,12 +335,15 @@ impl VllmLine {
                 .map(|f| (Engine::Vllm, f)),
             context_length: self.uint(&MAX_MODEL_LEN),
             disable_custom_all_reduce: self.on(&DISABLE_CUSTOM_ALL_REDUCE),
-            pcie_all_reduce: (self.env("VLLM_ENABLE_PCIE_ALLREDUCE") == Some("1")).then_some(
+            pcie_all_reduce: (self.env("VLLM_ENABLE_PCIE_ALLREDUCE") == Some("1")).then(|| {
                 PcieAllReduce {
                     engine: Engine::Vllm,
-                    max_bytes: Some(VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES),
-                },
-            ),
+                    max_bytes: Some(
+                        pcie_oneshot_cutoff_bytes(|k| self.env(k))
+                            .unwrap_or(VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES),
+                    ),
+                }
+            }),
             cuda_graph_max_bs: capture_max.map(|n| n.min(u64::from(u32::MAX)) as u32),
             disable_cuda_graph: self.on(&ENFORCE_EAGER) || no_graphs,
             max_running_requests: self.uint(&MAX_NUM_SEQS),
@@ -356,9 +359,7 @@ impl VllmLine {
             estimate_cudagraph_memory: self.env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
                 == Some("1"),
             moe_runner_backend: self.get(&MOE_BACKEND).map(str::to_string),
-            b12x_moe_a16: self
-                .env(crate::b12x_build::B12X_MOE_FORCE_A16)
-                .is_some_and(crate::b12x_build::env_flag_on),
+            b12x_moe_a16: b12x_moe_a16(|k| self.env(k)),
             attention_backend: self.get(&ATTENTION_BACKEND).map(str::to_string),
             ..LaunchKnobs::default()
         })
@@ -538,6 +539,63 @@ impl VllmLine {
 /// The one-stage cutoff of the community build's PCIe custom all-reduce, as the rtx6kpro
 /// Kimi-K2.6 v4 runs state it ("VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff)").
 pub const VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES: u64 = 56 * 1024;
+
+/// The community fork's switch to b12x's W4A16 MoE (BF16 activations) in vLLM's b12x MoE
+/// runner: `=1` makes `B12xExperts` run quant mode `w4a16` whatever b12x's own
+/// `B12X_MOE_FORCE_A16` says (local-inference-lab/vllm @28be48fa9 `vllm/envs.py`
+/// `VLLM_B12X_FORCE_MOE_A16`, read by `_b12x_env_force_moe_a16` in
+/// `vllm/model_executor/layers/fused_moe/b12x_moe.py`).
+pub const VLLM_B12X_FORCE_MOE_A16: &str = "VLLM_B12X_FORCE_MOE_A16";
+
+/// The fork's PCIe all-reduce implementation: `cpp` (vLLM's C++ custom all-reduce, the
+/// default) or `b12x` (b12x's one-shot pool).
+pub const VLLM_PCIE_ALLREDUCE_BACKEND: &str = "VLLM_PCIE_ALLREDUCE_BACKEND";
+
+/// The largest message the `b12x` backend's one-shot all-reduce takes (bytes with a `K`/`KB`
+/// or `M`/`MB` suffix, binary); larger ones go to NCCL. The `cpp` backend ignores it
+/// (local-inference-lab/vllm @28be48fa9 `vllm/distributed/device_communicators/custom_all_reduce.py`:
+/// `pcie_max_size = min(max_size, _parse_byte_size(os.getenv("VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE", "64KB")))`
+/// on the `use_pcie_oneshot` path only).
+pub const VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE: &str = "VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE";
+
+/// A byte size as the fork's `_parse_byte_size` reads it: digits, then nothing (bytes), `K`/`KB`
+/// (× 1024) or `M`/`MB` (× 1024²), any case; `KiB`/`MiB` are read alike (the fork's later
+/// `b12x_pcie_all_reduce.py` takes them). Anything else is no size (`None`), never a guess.
+pub fn byte_size(value: &str) -> Option<u64> {
+    let v = value
+        .trim()
+        .trim_matches(['"', '\'', ',', ';'])
+        .to_ascii_uppercase();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (digits, suffix) = v.split_at(split);
+    let multiplier: u64 = match suffix.trim() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(multiplier)
+}
+
+/// The one-shot cutoff a launch's environment states for the fork's PCIe all-reduce: the
+/// `b12x` backend's `VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE` where given and readable; `None`
+/// where the backend is `cpp` (stated or the default) or the size is not stated.
+pub fn pcie_oneshot_cutoff_bytes<'a>(env: impl Fn(&str) -> Option<&'a str>) -> Option<u64> {
+    let b12x = env(VLLM_PCIE_ALLREDUCE_BACKEND).is_some_and(|b| b.eq_ignore_ascii_case("b12x"));
+    b12x.then(|| env(VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE).and_then(byte_size))
+        .flatten()
+}
+
+/// Whether a launch's environment runs vLLM's b12x MoE as W4A16: the fork's own switch
+/// ([`VLLM_B12X_FORCE_MOE_A16`]) or b12x's (`B12X_MOE_FORCE_A16`).
+pub fn b12x_moe_a16<'a>(env: impl Fn(&str) -> Option<&'a str>) -> bool {
+    [
+        VLLM_B12X_FORCE_MOE_A16,
+        crate::b12x_build::B12X_MOE_FORCE_A16,
+    ]
+    .iter()
+    .any(|name| env(name).is_some_and(crate::b12x_build::env_flag_on))
+}
 
 #[cfg(test)]
 mod tests;

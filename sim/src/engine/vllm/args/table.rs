@@ -200,4 +200,16 @@ pub const VLLM_ENV_MODELLED: &[(&str, &str)] = &[
         "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
         "CUDA-graph memory comes out of the KV cache budget (=1; vLLM's default 0, envs.py)",
     ),
+    (
+        "VLLM_B12X_FORCE_MOE_A16",
+        "the community fork's b12x MoE runs W4A16 (=1; fused_moe/b12x_moe.py)",
+    ),
+    (
+        "VLLM_PCIE_ALLREDUCE_BACKEND",
+        "the community fork's PCIe all-reduce: cpp (default) or b12x's one-shot pool",
+    ),
+    (
+        "VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE",
+        "the b12x one-shot all-reduce's largest message, NCCL above (custom_all_reduce.py)",
+    ),
 ];
