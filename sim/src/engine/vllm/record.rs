@@ -80,8 +80,12 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         "VLLM_ENABLE_PCIE_ALLREDUCE" if arg == Some("1") => {
             k.pcie_all_reduce = Some(PcieAllReduce {
                 engine: Engine::Vllm,
-                max_bytes: cutoff_bytes(text)
-                    .or_else(|| args::pcie_oneshot_cutoff_bytes(|name| env_word(text, name))),
+                // the notes' own `NNKB cutoff` first, else what the environment words give
+                // the fork (a launch line reads the same), never SGLang's automatic cutoff
+                max_bytes: Some(
+                    cutoff_bytes(text)
+                        .unwrap_or_else(|| args::pcie_cutoff_bytes(|name| env_word(text, name))),
+                ),
             })
         }
         _ => return key.starts_with('-'),
@@ -188,6 +192,32 @@ mod tests {
                 Some(64 * 1024),
                 "{text}"
             );
+        }
+    }
+
+    /// With no cutoff stated, a record takes the fork's own default for its backend (cpp 56 KiB,
+    /// b12x 64 KiB), as a launch line does, never SGLang's automatic 48 KiB.
+    #[test]
+    fn an_unstated_cutoff_is_the_forks_default_in_a_line_and_a_record() {
+        let serve = "vllm serve lukealonso/GLM-5.1-NVFP4 -tp 8";
+        for (env, bytes) in [
+            ("VLLM_ENABLE_PCIE_ALLREDUCE=1", 56 * 1024),
+            (
+                "VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ALLREDUCE_BACKEND=cpp",
+                56 * 1024,
+            ),
+            (
+                "VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ALLREDUCE_BACKEND=b12x",
+                64 * 1024,
+            ),
+        ] {
+            let text = format!("{env} {serve}");
+            let line = super::super::args::VllmLine::parse(&text).unwrap().unwrap();
+            let from_record =
+                crate::engine::record::launch_knobs(Engine::Vllm, &text, "", &mut Vec::new());
+            for k in [&line.knobs().unwrap(), &from_record] {
+                assert_eq!(k.pcie_all_reduce.unwrap().max_bytes, Some(bytes), "{text}");
+            }
         }
     }
 

@@ -338,10 +338,7 @@ impl VllmLine {
             pcie_all_reduce: (self.env("VLLM_ENABLE_PCIE_ALLREDUCE") == Some("1")).then(|| {
                 PcieAllReduce {
                     engine: Engine::Vllm,
-                    max_bytes: Some(
-                        pcie_oneshot_cutoff_bytes(|k| self.env(k))
-                            .unwrap_or(VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES),
-                    ),
+                    max_bytes: Some(pcie_cutoff_bytes(|k| self.env(k))),
                 }
             }),
             cuda_graph_max_bs: capture_max.map(|n| n.min(u64::from(u32::MAX)) as u32),
@@ -584,6 +581,24 @@ pub fn pcie_oneshot_cutoff_bytes<'a>(env: impl Fn(&str) -> Option<&'a str>) -> O
     let b12x = env(VLLM_PCIE_ALLREDUCE_BACKEND).is_some_and(|b| b.eq_ignore_ascii_case("b12x"));
     b12x.then(|| env(VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE).and_then(byte_size))
         .flatten()
+}
+
+/// The b12x backend's one-shot cutoff where the launch states none: the fork's default
+/// (`_parse_byte_size(os.getenv("VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE", "64KB"))`,
+/// `custom_all_reduce.py` @28be48fa9).
+pub const VLLM_B12X_ONESHOT_DEFAULT_BYTES: u64 = 64 * 1024;
+
+/// The one-shot cutoff of the fork's PCIe all-reduce for a launch's environment: the `b12x`
+/// backend's stated size or its default ([`VLLM_B12X_ONESHOT_DEFAULT_BYTES`]), else the `cpp`
+/// backend's ([`VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES`]). One reading for a launch line and a record,
+/// so a record that states no cutoff is not given SGLang's automatic one.
+pub fn pcie_cutoff_bytes<'a>(env: impl Fn(&str) -> Option<&'a str> + Copy) -> u64 {
+    let b12x = env(VLLM_PCIE_ALLREDUCE_BACKEND).is_some_and(|b| b.eq_ignore_ascii_case("b12x"));
+    match (b12x, pcie_oneshot_cutoff_bytes(env)) {
+        (_, Some(bytes)) => bytes,
+        (true, None) => VLLM_B12X_ONESHOT_DEFAULT_BYTES,
+        (false, None) => VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES,
+    }
 }
 
 /// Whether a launch's environment runs vLLM's b12x MoE as W4A16: the fork's own switch
