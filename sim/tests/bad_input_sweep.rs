@@ -257,6 +257,17 @@ fn figures_and_counts_are_read_for_sure_or_skipped_with_the_reason() {
     assert!(why("good0").contains("appears more than once"));
 }
 
+/// The notes of record `id`'s comparison in a `validate --records --format json` board.
+fn notes_of(board: &Value, id: &str) -> String {
+    board["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("{id} not compared: {board:#}"))["notes"]
+        .to_string()
+}
+
 #[test]
 fn records_keep_their_flags_and_their_own_source_s_conventions() {
     let dir = tempfile::tempdir().unwrap();
@@ -286,15 +297,7 @@ fn records_keep_their_flags_and_their_own_source_s_conventions() {
         .to_string(),
     );
     let board = json_of(&["validate", "--records", &path, "--format", "json"]);
-    let notes = |id: &str| {
-        board["comparisons"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["id"] == id)
-            .unwrap_or_else(|| panic!("{id} not compared: {board:#}"))["notes"]
-            .to_string()
-    };
+    let notes = |id: &str| notes_of(&board, id);
     let prose = notes("prose");
     assert!(!prose.contains("server flags not stated"), "{prose}");
     assert!(!prose.contains("InferenceX"), "{prose}");
@@ -359,15 +362,7 @@ fn vllm_fork_records_keep_their_a16_switch_and_one_shot_size() {
         .to_string(),
     );
     let board = json_of(&["validate", "--records", &path, "--format", "json"]);
-    let notes = |id: &str| {
-        board["comparisons"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["id"] == id)
-            .unwrap_or_else(|| panic!("{id} not compared: {board:#}"))["notes"]
-            .to_string()
-    };
+    let notes = |id: &str| notes_of(&board, id);
     let a16 = notes("a16");
     assert!(a16.contains("W4A16 MoE"), "{a16}");
     assert!(
