@@ -293,6 +293,8 @@ fn records_keep_their_flags_and_their_own_source_s_conventions() {
             serving("vllm-default", "vllm bench serve --dataset-name random --random-input 256 --random-output 32", "--tp 8"),
             serving("vllm-half", "vllm bench serve --dataset-name random --random-range-ratio 0.5", "--tp 8"),
             serving("vllm-one", "vllm bench serve --dataset-name random --random-range-ratio 1", "--tp 8"),
+            serving("sglang-wide", "python3 -m sglang.bench_serving --dataset-name random --random-range-ratio 1.5", "--tp 8"),
+            serving("sglang-word", "python3 -m sglang.bench_serving --dataset-name random --random-range-ratio half", "--tp 8"),
         ]})
         .to_string(),
     );
@@ -324,10 +326,26 @@ fn records_keep_their_flags_and_their_own_source_s_conventions() {
         "{half}"
     );
     let refused = board["unexpressible"].to_string();
-    assert!(
-        refused.contains("vllm-one") && refused.contains("vLLM takes a ratio in [0, 1)"),
-        "{refused}"
-    );
+    // a ratio the client refuses, or no number, is refused: never read as unstated
+    for (id, why) in [
+        (
+            "vllm-one",
+            "vllm bench serve --random-range-ratio 1: it takes a ratio in [0, 1)",
+        ),
+        (
+            "sglang-wide",
+            "bench_serving --random-range-ratio 1.5: it takes a ratio in [0, 1]",
+        ),
+        (
+            "sglang-word",
+            "bench_serving --random-range-ratio `half`: not a number",
+        ),
+    ] {
+        assert!(
+            refused.contains(id) && refused.contains(why),
+            "{id}: {refused}"
+        );
+    }
 }
 
 /// The vLLM community fork's own environment words are read as the fork reads them: its

@@ -133,22 +133,47 @@ fn is_inferencex(r: &Record) -> bool {
 }
 
 /// The `--random-range-ratio` a record's bench_serving command states in its `dataset` text
-/// (`python3 -m sglang.bench_serving … --random-range-ratio 1`), when it is a ratio in [0, 1].
-fn stated_range_ratio(w: &RecordWorkload) -> Option<f64> {
+/// (`python3 -m sglang.bench_serving … --random-range-ratio 1`): `Ok` with the number as
+/// written, `Err` with the word where the flag is followed by no number (never read as unstated).
+fn stated_range_ratio(w: &RecordWorkload) -> Option<Result<f64, String>> {
     let text = w.dataset.as_deref()?;
     let words: Vec<&str> = text.split_whitespace().collect();
     words.iter().enumerate().find_map(|(i, word)| {
         let value = match word.split_once('=') {
             Some(("--random-range-ratio", v)) => v,
-            _ if *word == "--random-range-ratio" => words.get(i + 1)?,
+            _ if *word == "--random-range-ratio" => words.get(i + 1).copied().unwrap_or(""),
             _ => return None,
         };
-        value
-            .trim_end_matches([',', ';'])
-            .parse::<f64>()
-            .ok()
-            .filter(|r| (0.0..=1.0).contains(r))
+        let value = value.trim_end_matches([',', ';']);
+        Some(
+            value
+                .parse::<f64>()
+                .ok()
+                .filter(|r| r.is_finite())
+                .ok_or_else(|| value.to_string()),
+        )
     })
+}
+
+/// A stated ratio inside `range` (the client's own bounds, `bounds` as its help says them), or
+/// `None` with why: a ratio the client refuses or no number is never read as unstated.
+fn ratio_within(
+    stated: Result<f64, String>,
+    client: &str,
+    range: impl std::ops::RangeBounds<f64>,
+    bounds: &str,
+    why: &mut Vec<Unexpressible>,
+) -> Option<f64> {
+    let detail = match stated {
+        Ok(r) if range.contains(&r) => return Some(r),
+        Ok(r) => format!("{client} --random-range-ratio {r}: it takes a ratio in {bounds}"),
+        Err(word) => format!("{client} --random-range-ratio `{word}`: not a number"),
+    };
+    why.push(Unexpressible::new(
+        UnexpressibleKind::UnreadableValue,
+        detail,
+    ));
+    None
 }
 
 /// Whether a record's benchmark client is vLLM's `vllm bench serve` (its dataset text names it),
@@ -173,20 +198,27 @@ fn vllm_bench_serve_lengths(input: u32, output: u32, r: f64) -> (u32, u32, f64) 
 }
 
 /// `--random-range-ratio` of a bench_serving (SGLang's, or InferenceX's fork) record: the one
-/// its command states, else InferenceX's for InferenceX's records, else bench_serving's default.
-fn bench_serving_ratio(w: &RecordWorkload, inferencex: bool, assumptions: &mut Vec<String>) -> f64 {
-    if let Some(r) = stated_range_ratio(w) {
+/// its command states, else InferenceX's for InferenceX's records, else bench_serving's default;
+/// `None` (said in `why`) for a stated ratio bench_serving refuses.
+fn bench_serving_ratio(
+    w: &RecordWorkload,
+    inferencex: bool,
+    why: &mut Vec<Unexpressible>,
+    assumptions: &mut Vec<String>,
+) -> Option<f64> {
+    if let Some(stated) = stated_range_ratio(w) {
+        let r = ratio_within(stated, "bench_serving", 0.0..=1.0, "[0, 1]", why)?;
         assumptions.push(format!(
             "--random-range-ratio {r} (as the record's bench_serving command states)"
         ));
-        r
+        Some(r)
     } else if inferencex {
-        INFERENCEX_RANGE_RATIO
+        Some(INFERENCEX_RANGE_RATIO)
     } else {
         assumptions.push(format!(
             "--random-range-ratio {BENCH_SERVING_RANGE_RATIO} (not stated: bench_serving's default)"
         ));
-        BENCH_SERVING_RANGE_RATIO
+        Some(BENCH_SERVING_RANGE_RATIO)
     }
 }
 
@@ -199,14 +231,10 @@ fn vllm_bench_serve_workload(
     assumptions: &mut Vec<String>,
 ) -> Option<(u32, u32, f64)> {
     let (r, said) = match stated_range_ratio(w) {
-        Some(r) if r < 1.0 => (r, "as the record's command states"),
-        Some(r) => {
-            why.push(Unexpressible::new(
-                UnexpressibleKind::UnreadableValue,
-                format!("vllm bench serve --random-range-ratio {r}: vLLM takes a ratio in [0, 1)"),
-            ));
-            return None;
-        }
+        Some(stated) => (
+            ratio_within(stated, "vllm bench serve", 0.0..1.0, "[0, 1)", why)?,
+            "as the record's command states",
+        ),
         None => (
             VLLM_BENCH_SERVE_RANGE_RATIO,
             "not stated: vllm bench serve's default",
@@ -265,7 +293,7 @@ fn bench_workload(
             let (i, o, ratio) = if is_vllm_bench_serve(w) {
                 vllm_bench_serve_workload(w, (i, o), why, assumptions)?
             } else {
-                (i, o, bench_serving_ratio(w, inferencex, assumptions))
+                (i, o, bench_serving_ratio(w, inferencex, why, assumptions)?)
             };
             Some(Workload {
                 num_prompts: n,
