@@ -83,6 +83,14 @@ pub struct Calibration {
 }
 
 impl Calibration {
+    /// [`Calibration::out_of_sample_rms_ln`] where this calibration was fitted on `machine` and
+    /// `model` (a prediction of that box and model takes it as its own spread); `None` elsewhere.
+    pub fn own_sigma_ln(&self, machine: &str, model: &str) -> Option<f64> {
+        (self.machine == machine && self.model == model)
+            .then(|| self.out_of_sample_rms_ln())
+            .flatten()
+    }
+
     /// Root-mean-square ln(predicted / measured) of the calibration's out-of-sample errors: each
     /// held-out observation's error and each fitted one's leave-one-out error; `None` without any
     /// (a fit of one observation). What the calibrated cost model errs by on this box on a figure

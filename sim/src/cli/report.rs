@@ -255,9 +255,7 @@ pub fn run(args: Args) -> Result<()> {
         );
         // where it was fitted on this machine and model, its out-of-sample spread sets the
         // bands in place of a new source's (as `run`, `sweep` and `advise` take it)
-        let sigma = cal
-            .filter(|c| c.machine == m.name() && c.model == cfg.spec.name)
-            .and_then(sim::calibrate::Calibration::out_of_sample_rms_ln);
+        let sigma = cal.and_then(|c| c.own_sigma_ln(m.name(), &cfg.spec.name));
         for l in &mut r.layouts {
             l.regime.calibrated_sigma_ln = sigma;
         }

@@ -233,8 +233,7 @@ impl Scenario {
         r.calibrated_sigma_ln = self
             .calibration
             .as_ref()
-            .filter(|c| c.machine == self.machine.name() && c.model == self.spec.name)
-            .and_then(|c| c.out_of_sample_rms_ln());
+            .and_then(|c| c.own_sigma_ln(self.machine.name(), &self.spec.name));
         r
     }
 

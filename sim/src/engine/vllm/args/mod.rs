@@ -574,15 +574,6 @@ pub fn byte_size(value: &str) -> Option<u64> {
     digits.parse::<u64>().ok()?.checked_mul(multiplier)
 }
 
-/// The one-shot cutoff a launch's environment states for the fork's PCIe all-reduce: the
-/// `b12x` backend's `VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE` where given and readable; `None`
-/// where the backend is `cpp` (stated or the default) or the size is not stated.
-pub fn pcie_oneshot_cutoff_bytes<'a>(env: impl Fn(&str) -> Option<&'a str>) -> Option<u64> {
-    let b12x = env(VLLM_PCIE_ALLREDUCE_BACKEND).is_some_and(|b| b.eq_ignore_ascii_case("b12x"));
-    b12x.then(|| env(VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE).and_then(byte_size))
-        .flatten()
-}
-
 /// The b12x backend's one-shot cutoff where the launch states none: the fork's default
 /// (`_parse_byte_size(os.getenv("VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE", "64KB"))`,
 /// `custom_all_reduce.py` @28be48fa9).
@@ -592,12 +583,15 @@ pub const VLLM_B12X_ONESHOT_DEFAULT_BYTES: u64 = 64 * 1024;
 /// backend's stated size or its default ([`VLLM_B12X_ONESHOT_DEFAULT_BYTES`]), else the `cpp`
 /// backend's ([`VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES`]). One reading for a launch line and a record,
 /// so a record that states no cutoff is not given SGLang's automatic one.
-pub fn pcie_cutoff_bytes<'a>(env: impl Fn(&str) -> Option<&'a str> + Copy) -> u64 {
-    let b12x = env(VLLM_PCIE_ALLREDUCE_BACKEND).is_some_and(|b| b.eq_ignore_ascii_case("b12x"));
-    match (b12x, pcie_oneshot_cutoff_bytes(env)) {
-        (_, Some(bytes)) => bytes,
-        (true, None) => VLLM_B12X_ONESHOT_DEFAULT_BYTES,
-        (false, None) => VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES,
+/// The `cpp` backend ignores `VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE`; a size [`byte_size`] cannot
+/// read takes the `b12x` default.
+pub fn pcie_cutoff_bytes<'a>(env: impl Fn(&str) -> Option<&'a str>) -> u64 {
+    if env(VLLM_PCIE_ALLREDUCE_BACKEND).is_some_and(|b| b.eq_ignore_ascii_case("b12x")) {
+        env(VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE)
+            .and_then(byte_size)
+            .unwrap_or(VLLM_B12X_ONESHOT_DEFAULT_BYTES)
+    } else {
+        VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES
     }
 }
 
