@@ -156,6 +156,11 @@ fn check_run(setup: &Scenario, run: &ServerRun, log_engine: Engine) -> LoggedRun
     }
     match ServedModel::new(&setup.machine, &setup.spec, layout, &opts, setup.knobs) {
         Ok(model) => {
+            report.notes.extend(model.target().default_config_note(
+                &setup.machine,
+                &setup.spec,
+                &opts,
+            ));
             report.samples = rows(&|s| (s.running > 0).then(|| predicted_step_s(&model, s)));
             let errors: Vec<f64> = report
                 .samples
@@ -208,32 +213,20 @@ fn empty_report(run: &ServerRun) -> LoggedRunReport {
     }
 }
 
-/// Published ratios of a Triton fused-MoE kernel's time on its engine's default config to its
-/// time on a tuned one, low and high, at decode sizes (tokens no more than experts) and above:
-/// vllm-project/vllm #40542 (A100, E=64 N=1408 bf16: 1.00 at 1–4 tokens, 1.03–1.10 at 64–1024),
-/// #44152 (H20, Mixtral bf16: 1.31 at 1 token, 1.60 at 32, 1.03 at 512), #35457 (H200, E=128
-/// N=96 bf16: 1.02–1.24 at 1–64), #45142 (H20-3e, Qwen3-Next FP8 block: 1.00 at 64, 1.45–1.51
-/// at 96–512), sgl-project/sglang #34150 (H200, E=256 N=512 bf16: 1.008 at 256, 1.38 at 512).
-/// They spread by shape, dtype, GPU and Triton version, and PRs commit a tuned file only where
-/// it wins, so no one ratio is priced: the note gives the range.
-const DEFAULT_MOE_CONFIG_RATIO: [f64; 2] = [1.0, 1.6];
-
-/// What a run's Triton fused MoE on its default config means for the prediction; `None` where
-/// the log shows no such warning.
+/// The files a run's Triton fused MoE found missing, and what writes them; `None` where the log
+/// shows no such warning. What it costs is the cost model's note
+/// ([`crate::cost::CostModel::default_config_note`]), added once the run is costed.
 fn moe_default_note(run: &ServerRun) -> Option<String> {
     if run.moe_default_configs.is_empty() {
         return None;
     }
-    let [lo, hi] = DEFAULT_MOE_CONFIG_RATIO;
     let tune = match run.engine() {
         Engine::Vllm => "vLLM's benchmarks/kernels/benchmark_moe.py --tune",
         Engine::Sglang => "SGLang's benchmark/kernels/fused_moe_triton",
     };
     Some(format!(
-        "the fused MoE ran on the engine's default Triton config (no tuned file: {}): not \
-         priced, the prediction takes the kernel tables' configs; published default-to-tuned \
-         kernel time ratios run {lo:.2}–{hi:.2}× by shape, batch and GPU, so this server's MoE \
-         may be that much slower than predicted; {tune} writes the missing file",
+        "the fused MoE ran on the engine's default Triton config (no tuned file: {}); {tune} \
+         writes the missing file",
         run.moe_default_configs.join(", ")
     ))
 }

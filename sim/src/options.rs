@@ -124,6 +124,12 @@ pub struct ServerOptions {
     /// ([`crate::b12x_build::B12xA16Build`]); `None` = not stated (priced as the tables).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub b12x_a16_build: Option<crate::b12x_build::B12xA16Build>,
+    /// The engine's Triton fused MoE found no tuned config file for this model, GPU and slice,
+    /// and runs its default launch config: from the server log's "Using default MoE kernel
+    /// config" line or a record's `engine.moe_kernel_config`; priced by
+    /// [`crate::cost::moe_config`] where measured. `false` = tuned, as the kernel tables ran.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub moe_default_config: bool,
     /// `--quantization` (`modelopt_fp4`, `fp8`, …); `None` = the checkpoint's own.
     #[serde(default)]
     pub quantization: Option<String>,
@@ -261,6 +267,7 @@ impl Default for ServerOptions {
             b12x_build: None,
             b12x_moe_a16: false,
             b12x_a16_build: None,
+            moe_default_config: false,
             quantization: None,
             speculative: None,
             pcie_custom_all_reduce_max_bytes: None,

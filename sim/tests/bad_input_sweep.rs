@@ -672,3 +672,61 @@ fn no_case_grows_past_one_gigabyte() {
     let peak_bytes = usage.ru_maxrss as u64 * 1024; // kilobytes on Linux
     assert!(peak_bytes < 1 << 30, "a child peaked at {peak_bytes} bytes");
 }
+
+/// A record's `engine.moe_kernel_config` (a tuning PR's before / after rows): `default` is
+/// priced where measured (bf16 experts on the H200) and said, `tuned` and unstated are the
+/// tables', and a word the field does not know skips that record with why, never read as
+/// unstated.
+#[test]
+fn a_record_s_moe_kernel_config_is_read_and_a_bad_one_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let qwen = |id: &str, config: Value| {
+        let mut engine = json!({"name": "sglang", "flags": "--tp-size 4"});
+        if !config.is_null() {
+            engine["moe_kernel_config"] = config;
+        }
+        json!({
+            "id": id,
+            "hardware": {"machine": MACHINE, "count": 4},
+            "engine": engine,
+            "model": "Qwen/Qwen3-Next-80B-A3B-Instruct",
+            "quant": "bf16",
+            "parallel": {"tp": 4},
+            "workload": {"input_len": 1000, "output_len": 2000, "concurrency": 8,
+                         "dataset": "python3 -m sglang.bench_serving --dataset-name random --random-range-ratio 1",
+                         "num_prompts": 100},
+            "metrics": {"output_tok_s": "1000"}
+        })
+    };
+    let path = write(
+        dir.path(),
+        "records.json",
+        &json!({"records": [
+            qwen("default", json!("default")),
+            qwen("tuned", json!("tuned")),
+            qwen("unstated", Value::Null),
+            qwen("word", json!("sometimes")),
+        ]})
+        .to_string(),
+    );
+    let board = json_of(&["validate", "--records", &path, "--format", "json"]);
+    let predicted = |id: &str| {
+        board["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not compared: {board:#}"))["predicted"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(predicted("default") < predicted("tuned"));
+    assert_eq!(predicted("tuned"), predicted("unstated"));
+    assert!(notes_of(&board, "default").contains("default Triton config"));
+    assert!(!notes_of(&board, "tuned").contains("default Triton config"));
+    let skipped = board.to_string();
+    assert!(
+        skipped.contains("sometimes"),
+        "the unknown word is named: {board:#}"
+    );
+}

@@ -238,6 +238,15 @@ fn a_default_moe_config_is_read_and_said() {
         notes.contains("fused_moe_triton writes the missing file"),
         "{notes}"
     );
+    // an fp8 model on the RTX PRO 6000: off the measured ground, said so and left unpriced
+    assert!(
+        notes.contains("not priced (measured for bf16 experts only"),
+        "{notes}"
+    );
+    assert_eq!(
+        v["runs"][0]["median_abs_error_pct"],
+        validate_json()["runs"][0]["median_abs_error_pct"]
+    );
     // the samples read as before: the warning line is no foreign line
     let plain = validate_json();
     assert_eq!(

@@ -31,6 +31,7 @@ pub mod memory;
 pub mod model;
 pub mod moe;
 pub mod moe_bound;
+pub mod moe_config;
 pub mod moe_shape_table;
 pub mod moe_table;
 pub mod report;

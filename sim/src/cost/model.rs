@@ -68,6 +68,9 @@ pub(super) struct Experts {
     /// The measured rows of the model's own shape that price decode shapes where the curves
     /// would extrapolate ([`super::moe_shape_table`]).
     pub table: Option<super::moe_shape_table::ShapeTable>,
+    /// The engine's Triton fused MoE runs its default launch config (no tuned file), priced
+    /// where measured ([`super::moe_config`]); `None` = tuned, as the tables ran.
+    pub default_config: Option<super::moe_config::DefaultConfig>,
     pub envelope: Envelope,
 }
 
@@ -144,6 +147,7 @@ impl CostModel {
         cm.two_batch_overlap = tbo;
         notes.extend(tbo_note);
         notes.extend(cm.moe_note(&machine.gpu, model));
+        notes.extend(cm.default_config_note(machine, model, opts));
         cm.memory_notes = notes;
         cm.padding_note = padding_note;
         Ok(cm)
@@ -251,6 +255,38 @@ impl CostModel {
             )),
             None => super::moe::shape_note(gpu, model, &self.layout),
         }
+    }
+
+    /// What the prediction says where the options say the engine's Triton fused MoE found no
+    /// tuned file ([`ServerOptions::moe_default_config`]): its price ([`super::moe_config`]), or
+    /// why it has none and the published range; `None` where they say tuned.
+    pub fn default_config_note(
+        &self,
+        machine: &Machine,
+        model: &ModelSpec,
+        opts: &ServerOptions,
+    ) -> Option<String> {
+        if !opts.moe_default_config {
+            return None;
+        }
+        if let Some(d) = self
+            .experts
+            .as_ref()
+            .and_then(|e| e.default_config.as_ref())
+        {
+            return Some(d.note());
+        }
+        let why = model.moe.map_or("a dense model", |m| {
+            default_config_of(machine, model, m, &self.layout, opts)
+                .err()
+                .unwrap_or_default()
+        });
+        let [lo, hi] = super::moe_config::PUBLISHED_RATIO_RANGE;
+        Some(format!(
+            "MoE on the engine's default Triton config (no tuned file): not priced ({why}); \
+             published default-to-tuned kernel time ratios run {lo:.2}–{hi:.2}× by shape, batch \
+             and GPU, so the MoE may be that much slower than predicted"
+        ))
     }
 
     /// The model's name (preset or path), for tables.
@@ -444,10 +480,40 @@ fn experts_of(
             super::moe::shape_note(&machine.gpu, model, layout).is_some(),
         ),
         table: super::moe_shape_table::for_layout(machine, model, layout, opts),
+        default_config: default_config_of(machine, model, m, layout, opts).ok(),
         envelope: Envelope::EMPTY,
     };
     e.envelope = Envelope::of(&|t| moe_raw(&e, t));
     e
+}
+
+/// The default-config slowdown of the routed experts where `opts` says the engine's Triton
+/// fused MoE found no tuned file ([`super::moe_config`]); `Err` with why it is not priced
+/// (`Err("")` where the options say tuned).
+fn default_config_of(
+    machine: &Machine,
+    model: &ModelSpec,
+    m: models::spec::MoeSpec,
+    layout: &Layout,
+    opts: &ServerOptions,
+) -> std::result::Result<super::moe_config::DefaultConfig, &'static str> {
+    if !opts.moe_default_config {
+        return Err("");
+    }
+    let moe_tp = (layout.tp / layout.ep.max(1)).max(1);
+    super::moe_config::DefaultConfig::of(
+        &model.format_of(ModelPart::RoutedExperts).name(),
+        opts.moe_runner_backend.as_deref(),
+        (
+            super::attn_backend::sm_major(machine),
+            &machine.gpu.display_name,
+        ),
+        (
+            f64::from(m.num_routed_experts) / f64::from(layout.ep.max(1)),
+            model.hidden_size as f64,
+            m.expert_intermediate_size as f64 / f64::from(moe_tp),
+        ),
+    )
 }
 
 /// The MoE backend the engine runs on SM120 where a kernel table measured it and the fused-MoE
@@ -525,6 +591,12 @@ impl CostModel {
 fn routed_experts(e: &Experts, touched: f64, pairs: f64) -> super::kernel::OpTime {
     let mut op = moe_tables(e, touched, pairs);
     op.s = e.runner.time_s(op.s, pairs, touched, e.bytes_per_expert);
+    if let Some(d) = &e.default_config {
+        // the engines pick a launch config by the layer's token count, which a rank's pairs
+        // give back: each token brings top-k pairs, 1/ep of them to this rank
+        let r = &e.routing;
+        op.s *= d.ratio(pairs * f64::from(r.ep) / r.top_k);
+    }
     op
 }
 

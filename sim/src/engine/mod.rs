@@ -336,6 +336,10 @@ pub struct LaunchKnobs {
     /// The b12x W4A16 build the engine words name ([`crate::b12x_build::B12xA16Build::of_text`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub b12x_a16_build: Option<crate::b12x_build::B12xA16Build>,
+    /// The Triton fused MoE ran its engine's default config (a record's
+    /// `engine.moe_kernel_config: "default"`; [`ServerOptions::moe_default_config`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub moe_default_config: bool,
     pub attention_backend: Option<String>,
     pub pcie_all_reduce: Option<PcieAllReduce>,
     /// Custom all-reduce off (`--disable-custom-all-reduce`, a cutoff of 0, "pure NCCL").
@@ -436,6 +440,7 @@ impl Engine {
         o.b12x_build = knobs.b12x_build;
         o.b12x_moe_a16 = knobs.b12x_moe_a16;
         o.b12x_a16_build = knobs.b12x_a16_build;
+        o.moe_default_config = knobs.moe_default_config;
         o.attention_backend = knobs.attention_backend.clone();
         o.disable_custom_all_reduce = knobs.disable_custom_all_reduce;
         o.disable_cuda_graph = knobs.disable_cuda_graph;

@@ -598,6 +598,7 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     };
     let mut knobs = engine.record_knobs(&flags, &quant, &mut assumptions);
     knobs.decode_context_parallel = sizes.dcp.filter(|d| *d > 1);
+    knobs.moe_default_config = r.engine.moe_kernel_config == Some(super::MoeKernelConfig::Default);
     if knobs.moe_runner_backend.as_deref() == Some("b12x") && knobs.b12x_moe_a16 {
         let version = r.engine.version.as_deref().unwrap_or_default();
         knobs.b12x_a16_build = B12xA16Build::of_text(&format!("{version} {flags}"));

@@ -130,6 +130,21 @@ pub struct EngineInfo {
     /// Launch flags and environment as the source lists them, free text.
     #[serde(default)]
     pub flags: Option<String>,
+    /// Whether the engine's Triton fused MoE ran a tuned config file or its default, where the
+    /// source says (a tuning PR's before / after rows); `None` = not stated (tuned, as the
+    /// kernel tables ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moe_kernel_config: Option<MoeKernelConfig>,
+}
+
+/// The launch config a Triton fused MoE ran ([`EngineInfo::moe_kernel_config`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MoeKernelConfig {
+    /// The engine's default (no tuned file for the shape and GPU).
+    Default,
+    /// A tuned file.
+    Tuned,
 }
 
 /// Parallel sizes; `null` = not stated.

@@ -328,9 +328,13 @@ impl ServerRun {
         layout: &Layout,
         machine: &Machine,
     ) -> Result<(ServerOptions, Vec<String>), String> {
-        self.engine()
+        let (mut opts, notes) = self
+            .engine()
             .rules()
-            .logged_options(base, self, layout, machine)
+            .logged_options(base, self, layout, machine)?;
+        // the engine said it found no tuned fused-MoE file: what it runs is its default config
+        opts.moe_default_config |= !self.moe_default_configs.is_empty();
+        Ok((opts, notes))
     }
 
     /// The launch the run's arguments state, read by its engine

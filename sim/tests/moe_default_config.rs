@@ -1,0 +1,95 @@
+//! The engine's default fused-MoE Triton config, priced where measured
+//! ([`sim::cost::moe_config`]): Qwen3-Next-80B-A3B (bf16, 512 experts) on the H200 preset at
+//! TP4, the routed experts of one layer with and without `moe_default_config`, against the
+//! carried measurement (`data/observations/fused-moe-default-config-h200.csv`), and the places
+//! where it is not priced.
+
+use models::{Layout, ModelSpec};
+use sim::cost::moe_config::measured_shapes;
+use sim::cost::{CostModel, Knobs};
+use sim::machine::Machine;
+use sim::options::{Engine, ServerOptions};
+
+fn qwen3_next(machine: &str, opts: &ServerOptions) -> CostModel {
+    let machine = Machine::resolve(machine).unwrap();
+    let model = ModelSpec::preset("qwen3-next-80b-a3b").unwrap();
+    CostModel::new(&machine, &model, Layout::tp(4), opts, Knobs::default()).unwrap()
+}
+
+/// Each measured token count's ratio comes back as the priced routed experts' ratio at that
+/// count (the pairs of `t` tokens at top-10 over one TP4 rank), and a tuned run is the tables'.
+#[test]
+fn the_default_config_prices_the_measured_ratio_at_each_token_count() {
+    let tuned = ServerOptions::default();
+    let default = ServerOptions {
+        moe_default_config: true,
+        ..ServerOptions::default()
+    };
+    let (a, b) = (
+        qwen3_next("h200-x8", &tuned),
+        qwen3_next("h200-x8", &default),
+    );
+    let shape = measured_shapes()
+        .into_iter()
+        .find(|s| s.name == "qwen3next-tp4")
+        .unwrap();
+    for &(tokens, ratio) in &shape.ratios {
+        let touched = (tokens * 10.0).min(512.0);
+        let priced = b.routed_experts_s(touched, tokens * 10.0).unwrap()
+            / a.routed_experts_s(touched, tokens * 10.0).unwrap();
+        assert!(
+            (priced / ratio - 1.0).abs() < 1e-9,
+            "{tokens}: {priced} vs {ratio}"
+        );
+    }
+    // said beside the prediction, with where it was measured
+    let machine = Machine::resolve("h200-x8").unwrap();
+    let model = ModelSpec::preset("qwen3-next-80b-a3b").unwrap();
+    let note = b.default_config_note(&machine, &model, &default).unwrap();
+    assert!(
+        note.contains("measured at this shape (qwen3next-tp4)"),
+        "{note}"
+    );
+    assert!(a.default_config_note(&machine, &model, &tuned).is_none());
+}
+
+/// Off the measured ground (an fp8 or NVFP4 model, another runner, a GPU of another
+/// architecture) the default config is not priced and the note says why.
+#[test]
+fn not_priced_off_the_measured_ground_and_the_note_says_why() {
+    let opts = ServerOptions {
+        moe_default_config: true,
+        engine: Engine::Sglang,
+        ..ServerOptions::default()
+    };
+    let tuned = ServerOptions {
+        engine: Engine::Sglang,
+        ..ServerOptions::default()
+    };
+    let machine = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+    let model = ModelSpec::preset("qwen3-next-80b-a3b").unwrap();
+    let (a, b) = (
+        qwen3_next("rtx-pro-6000-x8-baremetal", &tuned),
+        qwen3_next("rtx-pro-6000-x8-baremetal", &opts),
+    );
+    assert_eq!(
+        a.routed_experts_s(10.0, 10.0),
+        b.routed_experts_s(10.0, 10.0)
+    );
+    let note = b.default_config_note(&machine, &model, &opts).unwrap();
+    assert!(
+        note.contains("not priced (measured on Hopper (H200) only)"),
+        "{note}"
+    );
+    let cutlass = ServerOptions {
+        moe_runner_backend: Some("flashinfer_cutlass".into()),
+        ..opts.clone()
+    };
+    let h200 = Machine::resolve("h200-x8").unwrap();
+    let c = qwen3_next("h200-x8", &cutlass);
+    assert!(
+        c.default_config_note(&h200, &model, &cutlass)
+            .unwrap()
+            .contains("not the Triton fused MoE")
+    );
+}
