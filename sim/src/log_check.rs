@@ -213,6 +213,14 @@ fn empty_report(run: &ServerRun) -> LoggedRunReport {
     }
 }
 
+/// The engine's own script that tunes its fused MoE and writes the config file it missed.
+fn tuning_script(run: &ServerRun) -> &'static str {
+    match run.engine() {
+        Engine::Vllm => "vLLM's benchmarks/kernels/benchmark_moe.py --tune",
+        Engine::Sglang => "SGLang's benchmark/kernels/fused_moe_triton",
+    }
+}
+
 /// The files a run's Triton fused MoE found missing, and what writes them; `None` where the log
 /// shows no such warning. What it costs is the cost model's note
 /// ([`crate::cost::CostModel::default_config_note`]), added once the run is costed.
@@ -220,10 +228,7 @@ fn moe_default_note(run: &ServerRun) -> Option<String> {
     if run.moe_default_configs.is_empty() {
         return None;
     }
-    let tune = match run.engine() {
-        Engine::Vllm => "vLLM's benchmarks/kernels/benchmark_moe.py --tune",
-        Engine::Sglang => "SGLang's benchmark/kernels/fused_moe_triton",
-    };
+    let tune = tuning_script(run);
     Some(format!(
         "the fused MoE ran on the engine's default Triton config (no tuned file: {}); {tune} \
          writes the missing file",
@@ -266,12 +271,54 @@ fn diagnose_run(
         .filter(|s| run.is_reporting_rank(s))
         .collect();
     load.pp_split = crate::doctor::PpSplit::of(&lines, layout.pp);
-    crate::doctor::diagnose(
+    let (running, context) = (load.running, load.context_tokens);
+    let mut limits = crate::doctor::diagnose(
         model,
         opts,
         graph_model.as_ref().map(|g| g as &dyn IterationModel),
         load,
-    )
+    );
+    if let (Some(first), Some(t)) = (
+        limits.first_mut(),
+        tuned_moe_try(setup, run, layout, opts, model, (running, context)),
+    ) {
+        first.try_flags.push(t);
+    }
+    limits
+}
+
+/// What tuning the fused MoE would give where the run ran its default config and the cost model
+/// prices that ([`crate::cost::moe_config`]): the step at the diagnosed load with the tuned
+/// kernel, beside the run's.
+fn tuned_moe_try(
+    setup: &Scenario,
+    run: &ServerRun,
+    layout: models::Layout,
+    opts: &ServerOptions,
+    model: &ServedModel,
+    (running, context): (u32, u32),
+) -> Option<String> {
+    if !model.target().prices_default_config() {
+        return None;
+    }
+    let tuned_opts = ServerOptions {
+        moe_default_config: false,
+        ..opts.clone()
+    };
+    let tuned = ServedModel::new(&setup.machine, &setup.spec, layout, &tuned_opts, setup.knobs)
+        .ok()?;
+    let (now, then) = (
+        model.logged_step_s(running, context),
+        tuned.logged_step_s(running, context),
+    );
+    let script = tuning_script(run);
+    Some(format!(
+        "tune the fused MoE ({script} writes {}): {:.1} ms per step predicted, {:.2}× the decode \
+         throughput",
+        run.moe_default_configs.join(", "),
+        then * 1e3,
+        now / then
+    ))
 }
 
 /// The model a run's launch arguments name.

@@ -247,6 +247,19 @@ fn a_default_moe_config_is_read_and_said() {
         v["runs"][0]["median_abs_error_pct"],
         validate_json()["runs"][0]["median_abs_error_pct"]
     );
+    // a bf16 model on the H200 (the measured ground): priced, and the doctor says what tuning
+    // gives at the log's load (here 1.00×: the eager host is the bound, not the MoE kernel)
+    let out = sim()
+        .args(["validate", "--server-log"])
+        .arg(&log)
+        .args(["--format", "json", "--machine", "h200-x8", "--model", "qwen3-next-80b-a3b"])
+        .assert()
+        .success();
+    let h200: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let notes = h200["runs"][0]["notes"].to_string();
+    assert!(notes.contains("priced slower than tuned by"), "{notes}");
+    let tries = h200["runs"][0]["limits"][0]["try_flags"].to_string();
+    assert!(tries.contains("tune the fused MoE (SGLang's"), "{tries}");
     // the samples read as before: the warning line is no foreign line
     let plain = validate_json();
     assert_eq!(

@@ -257,6 +257,14 @@ impl CostModel {
         }
     }
 
+    /// Whether the routed experts are priced on the engine's default Triton config
+    /// ([`super::moe_config`]): the options say so and the measurement speaks for them.
+    pub fn prices_default_config(&self) -> bool {
+        self.experts
+            .as_ref()
+            .is_some_and(|e| e.default_config.is_some())
+    }
+
     /// What the prediction says where the options say the engine's Triton fused MoE found no
     /// tuned file ([`ServerOptions::moe_default_config`]): its price ([`super::moe_config`]), or
     /// why it has none and the published range; `None` where they say tuned.
