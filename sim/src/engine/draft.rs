@@ -21,12 +21,22 @@ pub fn draft_config(model: &str, engine: Engine, flags: &str) -> (SpeculativeOpt
     s.num_steps = st.num_steps.unwrap_or(s.num_steps);
     s.eagle_topk = st.eagle_topk.unwrap_or(s.eagle_topk);
     s.num_draft_tokens = st.num_draft_tokens.unwrap_or(s.num_draft_tokens);
-    (
-        s.clone(),
-        format!(
-            "{} ({} steps, topk {}, {} draft tokens) as the record's flags state, the rest as {assumed}",
+    // each engine's own words: vLLM's num_speculative_tokens counts the drafts, SGLang's
+    // --speculative-num-draft-tokens the tokens verified a step (the drafts and the root)
+    let stated = match engine {
+        Engine::Vllm => format!(
+            "{} with num_speculative_tokens {} ({} tokens verified a step)",
+            s.algorithm, s.num_steps, s.num_draft_tokens
+        ),
+        Engine::Sglang => format!(
+            "{} (--speculative-num-steps {}, --speculative-eagle-topk {}, \
+             --speculative-num-draft-tokens {})",
             s.algorithm, s.num_steps, s.eagle_topk, s.num_draft_tokens
         ),
+    };
+    (
+        s.clone(),
+        format!("{stated} as the record's flags state, the rest as {assumed}"),
     )
 }
 
@@ -67,6 +77,18 @@ mod tests {
             ("NEXTN", 4, 1, 6)
         );
         assert!(why.contains("as the record's flags state"), "{why}");
+        assert!(why.contains("--speculative-num-draft-tokens 6"), "{why}");
+        // vLLM's count is of drafts, said in its words (not SGLang's verified width)
+        let (s, why) = draft_config(
+            "qwen3-next-80b-a3b",
+            Engine::Vllm,
+            r#"--speculative-config '{"method": "qwen3_next_mtp", "num_speculative_tokens": 2}'"#,
+        );
+        assert_eq!((s.num_steps, s.num_draft_tokens), (2, 3));
+        assert!(
+            why.contains("num_speculative_tokens 2 (3 tokens verified a step)"),
+            "{why}"
+        );
         let (s, why) = draft_config(
             "glm-5-nvfp4",
             Engine::Sglang,
