@@ -25,6 +25,9 @@ import triton
 import triton.language as tl
 
 LAYERS = int(os.environ.get("LAYERS", "6"))
+# DTYPE=fp8: block-quantized fp8 experts and activations (128 x 128 weight blocks, 1 x 128
+# activation groups), as DeepSeek-V3, GLM-4.x-FP8 and Qwen3-FP8 ship
+FP8 = os.environ.get("DTYPE", "bf16") == "fp8"
 
 
 # the pair counts vary by call: one compile per config, not per count (sizes and strides stay
@@ -32,8 +35,9 @@ LAYERS = int(os.environ.get("LAYERS", "6"))
 @triton.jit(do_not_specialize=["valid", "EM"])
 def moe_gemm(a_ptr, b_ptr, c_ptr, sorted_ptr, block_expert_ptr, n_padded_ptr,
              N, K, valid, stride_am, stride_be, stride_bn, stride_bk, stride_cm,
+             a_scale_ptr, b_scale_ptr, stride_asm, stride_bse, stride_bsn,
              A_DIV: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-             GM: tl.constexpr, EM):
+             GM: tl.constexpr, EM, FP8: tl.constexpr):
     pid = tl.program_id(0)
     pid_m_count = tl.cdiv(EM, BM)
     pid_n_count = tl.cdiv(N, BN)
@@ -59,7 +63,15 @@ def moe_gemm(a_ptr, b_ptr, c_ptr, sorted_ptr, block_expert_ptr, n_padded_ptr,
         left = K - k * BK
         a = tl.load(a_rows, mask=row_ok[:, None] & (offs_k[None, :] < left), other=0.0)
         b = tl.load(b_tile, mask=offs_k[:, None] < left, other=0.0)
-        acc += tl.dot(a, b)
+        if FP8:
+            # block-quantized fp8: one scale per token and 128 K, per 128 N and 128 K
+            ks = (k * BK) // 128
+            a_s = tl.load(a_scale_ptr + (pair // A_DIV).to(tl.int64) * stride_asm + ks,
+                          mask=row_ok, other=0.0)
+            b_s = tl.load(b_scale_ptr + expert * stride_bse + (offs_n // 128) * stride_bsn + ks)
+            acc += tl.dot(a, b) * a_s[:, None] * b_s[None, :]
+        else:
+            acc += tl.dot(a, b)
         a_rows += BK
         b_tile += BK * stride_bk
     out_n = pid_n * BN + tl.arange(0, BN)
@@ -96,20 +108,25 @@ def align(topk_ids, experts, bm):
 
 
 def launch(a, w, c, al, topk_div, cfg):
+    """`a` and `w` are tensors (bf16) or (values, scales) pairs (fp8, block 128)."""
     sorted_ids, block_expert, n_padded, em, valid = al
+    fp8 = isinstance(w, tuple)
+    (a, a_s), (w, w_s) = (a, w) if fp8 else ((a, a), (w, w))
     e, n, k = w.shape
     bm, bn, bk, gm, warps, stages = cfg
     grid = (triton.cdiv(em, bm) * triton.cdiv(n, bn),)
     moe_gemm[grid](a, w, c, sorted_ids, block_expert, n_padded, n, k, valid,
                    a.stride(0), w.stride(0), w.stride(1), w.stride(2), c.stride(0),
-                   A_DIV=topk_div, BM=bm, BN=bn, BK=bk, GM=gm, EM=em,
+                   a_s, w_s, a_s.stride(0), w_s.stride(0), w_s.stride(1),
+                   A_DIV=topk_div, BM=bm, BN=bn, BK=bk, GM=gm, EM=em, FP8=fp8,
                    num_warps=warps, num_stages=stages)
 
 
 def time_layers(tokens, hidden, inter, topk, weights, cfg, routing):
     """Microseconds per layer: gate_up then down over LAYERS weight copies, CUDA-graph replay."""
     x, mid, act, out = buffers(tokens, hidden, inter, topk)
-    al = aligned(routing, weights[0][0].shape[0], cfg[0])
+    w13 = weights[0][0]
+    al = aligned(routing, (w13[0] if FP8 else w13).shape[0], cfg[0])
 
     def step():
         for w13, w2 in weights:
@@ -142,17 +159,42 @@ _BUFFERS = {}
 _ALIGNED = {}
 
 
+def quantized(rows, cols):
+    """A random fp8 activation with one scale per row and 128 columns."""
+    return (torch.randn(rows, cols, device="cuda").to(torch.float8_e4m3fn),
+            torch.rand(rows, triton.cdiv(cols, 128), device="cuda") * 0.01)
+
+
 def buffers(tokens, hidden, inter, topk):
-    key = (tokens, hidden, inter, topk)
+    key = (tokens, hidden, inter, topk, FP8)
     if key not in _BUFFERS:
         _BUFFERS.clear()
+        if FP8:
+            x, act = quantized(tokens, hidden), quantized(tokens * topk, inter)
+        else:
+            x = torch.randn(tokens, hidden, device="cuda", dtype=torch.bfloat16)
+            act = torch.randn(tokens * topk, inter, device="cuda", dtype=torch.bfloat16)
         _BUFFERS[key] = (
-            torch.randn(tokens, hidden, device="cuda", dtype=torch.bfloat16),
+            x,
             torch.empty(tokens * topk, 2 * inter, device="cuda", dtype=torch.bfloat16),
-            torch.randn(tokens * topk, inter, device="cuda", dtype=torch.bfloat16),
+            act,
             torch.empty(tokens * topk, hidden, device="cuda", dtype=torch.bfloat16),
         )
     return _BUFFERS[key]
+
+
+def weights_of(experts, hidden, inter):
+    """One layer's gate-up [E, 2N, K] and down [E, K, N] weights (fp8: with block scales)."""
+    w13 = torch.randn(experts, 2 * inter, hidden, device="cuda", dtype=torch.bfloat16) * 0.02
+    w2 = torch.randn(experts, hidden, inter, device="cuda", dtype=torch.bfloat16) * 0.02
+    if not FP8:
+        return w13, w2
+
+    def q(w):
+        e, n, k = w.shape
+        return (w.to(torch.float8_e4m3fn),
+                torch.rand(e, triton.cdiv(n, 128), triton.cdiv(k, 128), device="cuda") * 0.01)
+    return q(w13), q(w2)
 
 
 def aligned(routing, experts, bm):
@@ -176,6 +218,9 @@ SHIPPED = {
 
 
 def default_cfg(m, experts):
+    if FP8:
+        # SGLang get_default_config, fp8_w8a8 with block_shape [128, 128]
+        return (64, 128, 128, 32, 4, 3)
     # SGLang get_default_config, bf16 (num_warps / num_stages unset: Triton's 4 and 3)
     if m <= experts:
         return (16, 32, 64, 1, 4, 3)
@@ -183,7 +228,7 @@ def default_cfg(m, experts):
 
 
 def sweep(m):
-    bms = [16] if m <= 64 else [16, 64]
+    bms = [16, 64] if FP8 or m > 64 else [16]
     for bm, bn, bk, warps, stages in itertools.product(bms, [32, 64, 128, 256], [64, 128],
                                                        [4, 8], [3, 4, 5]):
         yield (bm, bn, bk, 1, warps, stages)
@@ -201,6 +246,16 @@ def check():
         ref = torch.stack([x[p // topk].float() @ w[routing.flatten()[p]].float().T for p in range(m * topk)])
         err = (out.float() - ref).abs().max().item()
         assert err < 0.5, f"kernel check failed: {err}"
+    # fp8 blocks: against the dequantized product (K 256 = two scale blocks, N 128 one)
+    wq = (w.to(torch.float8_e4m3fn), torch.rand(experts, 1, 2, device="cuda") + 0.5)
+    xq = (x.to(torch.float8_e4m3fn), torch.rand(m, 2, device="cuda") + 0.5)
+    wd = wq[0].float() * wq[1].repeat_interleave(128, 1).repeat_interleave(128, 2)[:, : 2 * inter]
+    xd = xq[0].float() * xq[1].repeat_interleave(128, 1)
+    for cfg in [(64, 128, 128, 32, 4, 3), (16, 64, 64, 1, 4, 3)]:
+        launch(xq, wq, out, align(routing, experts, cfg[0]), topk, cfg)
+        ref = torch.stack([xd[p // topk] @ wd[routing.flatten()[p]].T for p in range(m * topk)])
+        err = ((out.float() - ref).abs().max() / ref.abs().max()).item()
+        assert err < 0.02, f"fp8 kernel check failed: {err}"
     print("# kernel check ok", file=sys.stderr)
 
 
@@ -213,17 +268,19 @@ def main():
         ("qwen3next-tp8", 512, 2048, 64, 10),
         ("qwen3-30b-tp2", 128, 2048, 384, 8),
         ("qwen3-235b-tp8", 128, 4096, 192, 8),
+    ] if not FP8 else [
+        ("deepseek-v3-fp8-tp8", 256, 7168, 256, 8),
+        ("glm-4.7-fp8-tp8", 160, 5120, 192, 8),
+        ("qwen3-235b-fp8-tp4", 128, 4096, 384, 8),
     ]
     tokens_list = [int(t) for t in os.environ.get("TOKENS", "1,2,4,8,16,32,64,128,256").split(",")]
     only = os.environ.get("SHAPES")
-    print("shape,experts,hidden,inter,topk,tokens,kind,block_m,block_n,block_k,group_m,warps,stages,us_per_layer")
+    print("dtype,shape,experts,hidden,inter,topk,tokens,kind,block_m,block_n,block_k,group_m,warps,stages,us_per_layer")
     t0 = time.time()
     for name, experts, hidden, inter, topk in shapes:
         if only and name not in only.split(","):
             continue
-        weights = [(torch.randn(experts, 2 * inter, hidden, device="cuda", dtype=torch.bfloat16) * 0.02,
-                    torch.randn(experts, hidden, inter, device="cuda", dtype=torch.bfloat16) * 0.02)
-                   for _ in range(LAYERS)]
+        weights = [weights_of(experts, hidden, inter) for _ in range(LAYERS)]
         for m in tokens_list:
             scores = torch.rand(m, experts, device="cuda")
             routing = torch.topk(scores, topk, dim=1).indices.to(torch.int32)
@@ -244,13 +301,13 @@ def main():
             rows.append(best)
             rows.append(("default-again", d, time_layers(m, hidden, inter, topk, weights, d, routing)))
             rows.append(("best-again", best[1], time_layers(m, hidden, inter, topk, weights, best[1], routing)))
-            shipped = SHIPPED.get((experts, inter))
+            shipped = None if FP8 else SHIPPED.get((experts, inter))
             if shipped:
                 key = min(shipped, key=lambda x: abs(x - m))
                 cfg = shipped[key]
                 rows.append(("shipped", cfg, time_layers(m, hidden, inter, topk, weights, cfg, routing)))
             for kind, cfg, us in rows:
-                print(f"{name},{experts},{hidden},{inter},{topk},{m},{kind}," + ",".join(map(str, cfg)) + f",{us:.2f}")
+                print(f"{'fp8' if FP8 else 'bf16'},{name},{experts},{hidden},{inter},{topk},{m},{kind}," + ",".join(map(str, cfg)) + f",{us:.2f}")
             sys.stdout.flush()
             print(f"# {name} m={m} default/best={rows[2][2] / rows[3][2]:.3f} t={time.time() - t0:.0f}s", file=sys.stderr)
         del weights

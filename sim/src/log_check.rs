@@ -305,8 +305,14 @@ fn tuned_moe_try(
         moe_default_config: false,
         ..opts.clone()
     };
-    let tuned = ServedModel::new(&setup.machine, &setup.spec, layout, &tuned_opts, setup.knobs)
-        .ok()?;
+    let tuned = ServedModel::new(
+        &setup.machine,
+        &setup.spec,
+        layout,
+        &tuned_opts,
+        setup.knobs,
+    )
+    .ok()?;
     let (now, then) = (
         model.logged_step_s(running, context),
         tuned.logged_step_s(running, context),

@@ -47,10 +47,39 @@ fn the_default_config_prices_the_measured_ratio_at_each_token_count() {
     let model = ModelSpec::preset("qwen3-next-80b-a3b").unwrap();
     let note = b.default_config_note(&machine, &model, &default).unwrap();
     assert!(
-        note.contains("measured at this shape (qwen3next-tp4)"),
+        note.contains("measured in bf16 at this shape (qwen3next-tp4)"),
         "{note}"
     );
     assert!(a.default_config_note(&machine, &model, &tuned).is_none());
+}
+
+/// DeepSeek-V3 (fp8, 128 × 128 blocks) at TP8 on the H200: priced from the measured fp8 rows of
+/// its own shape, never the bf16 ones.
+#[test]
+fn fp8_experts_price_from_the_fp8_rows_of_their_shape() {
+    let machine = Machine::resolve("h200-x8").unwrap();
+    let model = ModelSpec::preset("deepseek-v3-fp8").unwrap();
+    let opts = |default| ServerOptions {
+        moe_default_config: default,
+        ..ServerOptions::default()
+    };
+    let cm = |o: &ServerOptions| {
+        CostModel::new(&machine, &model, Layout::tp(8), o, Knobs::default()).unwrap()
+    };
+    let (a, b) = (cm(&opts(false)), cm(&opts(true)));
+    let shape = measured_shapes()
+        .into_iter()
+        .find(|s| s.dtype == "fp8" && s.name == "deepseek-v3-fp8-tp8")
+        .unwrap();
+    let priced = b.routed_experts_s(8.0, 8.0).unwrap() / a.routed_experts_s(8.0, 8.0).unwrap();
+    assert!((priced / shape.ratio(1.0) - 1.0).abs() < 1e-9, "{priced}");
+    let note = b
+        .default_config_note(&machine, &model, &opts(true))
+        .unwrap();
+    assert!(
+        note.contains("measured in fp8, with 128 × 128 block scales at this shape"),
+        "{note}"
+    );
 }
 
 /// Off the measured ground (an fp8 or NVFP4 model, another runner, a GPU of another

@@ -238,9 +238,10 @@ fn a_default_moe_config_is_read_and_said() {
         notes.contains("fused_moe_triton writes the missing file"),
         "{notes}"
     );
-    // an fp8 model on the RTX PRO 6000: off the measured ground, said so and left unpriced
+    // an fp8 model on the RTX PRO 6000: off the measured ground (Hopper), said so and left
+    // unpriced
     assert!(
-        notes.contains("not priced (measured for bf16 experts only"),
+        notes.contains("not priced (measured on Hopper (H200) only)"),
         "{notes}"
     );
     assert_eq!(
@@ -252,7 +253,14 @@ fn a_default_moe_config_is_read_and_said() {
     let out = sim()
         .args(["validate", "--server-log"])
         .arg(&log)
-        .args(["--format", "json", "--machine", "h200-x8", "--model", "qwen3-next-80b-a3b"])
+        .args([
+            "--format",
+            "json",
+            "--machine",
+            "h200-x8",
+            "--model",
+            "qwen3-next-80b-a3b",
+        ])
         .assert()
         .success();
     let h200: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();

@@ -14,11 +14,13 @@
 //! config and under the best of a 48–96-config sweep (what the engines' tuning scripts search),
 //! two gate-up + down GEMM pairs over six layers of weights so that each layer's experts come
 //! from DRAM (`scripts/measure-fused-moe-configs.py`, one H200, Triton 3.6, bf16, uniform random
-//! top-k; `data/observations/fused-moe-default-config-h200.csv`). The ratio is 1.3–1.6 at one
-//! token, 1.0–1.2 at 4–8, and 1.02–1.40 above, by shape.
+//! top-k; `data/observations/fused-moe-default-config-h200.csv`). The bf16 ratio is 1.3–1.6 at
+//! one token, 1.0–1.2 at 4–8, and 1.02–1.40 above, by shape.
 //!
-//! Priced only where that measurement speaks: bf16 / fp16 experts (the fp8 default is another
-//! config), the Triton runner (not CUTLASS, FlashInfer, Marlin or b12x), on a Hopper GPU (the
+//! Block-quantized fp8 experts likewise (`DTYPE=fp8`: 128 × 128 weight blocks, SGLang's fp8
+//! block default 64 × 128 × 128, group 32, 4 warps, 3 stages): 1.5 at one token, 1.15–1.4 above.
+//!
+//! Priced only where that measurement speaks: bf16 / fp16 and fp8 experts, the Triton runner (not CUTLASS, FlashInfer, Marlin or b12x), on a Hopper GPU (the
 //! measurement's H200, or an H100 / H20 / H800 of the same architecture, said in the note);
 //! elsewhere the note says it is not priced. The nearest measured shape stands in for one not
 //! measured, and the note names it.
@@ -39,11 +41,13 @@ const TABLE: &str = include_str!("../../../data/observations/fused-moe-default-c
 pub const PUBLISHED_RATIO_RANGE: [f64; 2] = [1.0, 1.6];
 
 /// Where the table was measured.
-pub const MEASURED_ON: &str = "one H200, Triton 3.6, bf16 (data/observations/fused-moe-default-config-h200.csv, scripts/measure-fused-moe-configs.py)";
+pub const MEASURED_ON: &str = "one H200, Triton 3.6 (data/observations/fused-moe-default-config-h200.csv, scripts/measure-fused-moe-configs.py)";
 
 /// One measured shape: default-over-best kernel time ratio by tokens.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MeasuredShape {
+    /// `bf16` or `fp8` (128 × 128 weight blocks, 1 × 128 activation groups).
+    pub dtype: String,
     pub name: String,
     pub experts: f64,
     pub hidden: f64,
@@ -66,7 +70,8 @@ fn parse(text: &str) -> Result<Vec<MeasuredShape>, String> {
             .position(|h| *h == name)
             .ok_or(format!("no column {name}"))
     };
-    let (shape, experts, hidden, inter, tokens, default_us, best_us) = (
+    let (dtype, shape, experts, hidden, inter, tokens, default_us, best_us) = (
+        col("dtype")?,
         col("shape")?,
         col("experts")?,
         col("hidden")?,
@@ -89,10 +94,15 @@ fn parse(text: &str) -> Result<Vec<MeasuredShape>, String> {
                 ))
         };
         let name = f.get(shape).ok_or(format!("row {}: no shape", i + 2))?;
+        let kind = f
+            .get(dtype)
+            .filter(|d| matches!(**d, "bf16" | "fp8"))
+            .ok_or(format!("row {}: dtype is neither bf16 nor fp8", i + 2))?;
         let point = (num(tokens)?, num(default_us)? / num(best_us)?);
-        match out.iter_mut().find(|s| s.name == *name) {
+        match out.iter_mut().find(|s| s.name == *name && s.dtype == *kind) {
             Some(s) => s.ratios.push(point),
             None => out.push(MeasuredShape {
+                dtype: kind.to_string(),
                 name: name.to_string(),
                 experts: num(experts)?,
                 hidden: num(hidden)?,
@@ -160,9 +170,10 @@ impl DefaultConfig {
         (sm, gpu): (Option<u32>, &str),
         (experts, hidden, inter_per_gpu): (f64, f64, f64),
     ) -> Result<DefaultConfig, &'static str> {
-        if normalize_dtype(format) != Some("bf16") {
-            return Err("measured for bf16 experts only (the fp8 default is another config)");
-        }
+        let dtype = match normalize_dtype(format) {
+            Some(d @ ("bf16" | "fp8")) => d,
+            _ => return Err("measured for bf16 and fp8 experts only"),
+        };
         if !matches!(runner, None | Some("auto") | Some("triton")) {
             return Err("the MoE runner asked for is not the Triton fused MoE");
         }
@@ -172,6 +183,7 @@ impl DefaultConfig {
         let shapes = measured_shapes();
         let best = shapes
             .into_iter()
+            .filter(|s| s.dtype == dtype)
             .min_by(|a, b| {
                 a.distance(experts, hidden, inter_per_gpu)
                     .total_cmp(&b.distance(experts, hidden, inter_per_gpu))
@@ -208,12 +220,20 @@ impl DefaultConfig {
             .as_deref()
             .map(|g| format!("; {g} is priced from the H200's figures (same architecture)"))
             .unwrap_or_default();
+        // per-tensor fp8's default runs the same 64 × 128 × 128 tiles as the block one measured
+        let blocks = if s.dtype == "fp8" {
+            ", with 128 × 128 block scales"
+        } else {
+            ""
+        };
         format!(
             "MoE on the engine's default Triton config (no tuned file): the routed experts' kernel \
-             priced slower than tuned by {}, {}, {} tokens, measured at {shape} on {MEASURED_ON}{gpu}",
+             priced slower than tuned by {}, {}, {} tokens, measured in {}{blocks} at {shape} on \
+             {MEASURED_ON}{gpu}",
             at(1.0),
             at(8.0),
-            at(64.0)
+            at(64.0),
+            s.dtype
         )
     }
 }
@@ -241,6 +261,7 @@ mod tests {
     #[test]
     fn ratios_interpolate_between_measured_counts_and_hold_beyond_them() {
         let s = MeasuredShape {
+            dtype: "bf16".into(),
             name: "t".into(),
             experts: 8.0,
             hidden: 64.0,
@@ -256,11 +277,11 @@ mod tests {
 
     #[test]
     fn a_bad_row_is_refused_with_its_place() {
-        let e = parse(
-            "shape,experts,hidden,inter_per_gpu,tokens,default_us,best_us\na,8,64,16,1,x,2\n",
-        )
-        .unwrap_err();
+        let head = "dtype,shape,experts,hidden,inter_per_gpu,tokens,default_us,best_us\n";
+        let e = parse(&format!("{head}bf16,a,8,64,16,1,x,2\n")).unwrap_err();
         assert!(e.contains("row 2"), "{e}");
+        let e = parse(&format!("{head}int4,a,8,64,16,1,3,2\n")).unwrap_err();
+        assert!(e.contains("neither bf16 nor fp8"), "{e}");
     }
 
     #[test]
@@ -270,7 +291,15 @@ mod tests {
         let d = DefaultConfig::of("bf16", None, h200, shape).unwrap();
         assert!(d.exact && d.other_gpu.is_none());
         assert_eq!(d.shape.name, "qwen3next-tp4");
-        assert!(DefaultConfig::of("fp8", None, h200, shape).is_err());
+        // fp8 prices from the fp8 rows, never the bf16 ones
+        let fp8 = DefaultConfig::of("fp8", None, h200, shape).unwrap();
+        assert_eq!(fp8.shape.dtype, "fp8");
+        assert!(
+            fp8.note().contains("128 × 128 block scales"),
+            "{}",
+            fp8.note()
+        );
+        assert!(DefaultConfig::of("nvfp4", None, h200, shape).is_err());
         assert!(DefaultConfig::of("bf16", Some("flashinfer_cutlass"), h200, shape).is_err());
         assert!(DefaultConfig::of("bf16", None, (Some(12), "RTX PRO 6000"), shape).is_err());
         let h20 =
