@@ -376,6 +376,8 @@ fn vllm_fork_records_keep_their_a16_switch_and_one_shot_size() {
             decode("a16", "VLLM_B12X_FORCE_MOE_A16=1 B12X_MOE_FORCE_A16=0 VLLM_ENABLE_PCIE_ALLREDUCE=1 \
                            VLLM_PCIE_ALLREDUCE_BACKEND=b12x VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=64KB"),
             decode("nvfp4", "VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=64KB"),
+            decode("unreadable", "VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ALLREDUCE_BACKEND=b12x \
+                                  VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=64KBytes"),
         ]})
         .to_string(),
     );
@@ -391,6 +393,12 @@ fn vllm_fork_records_keep_their_a16_switch_and_one_shot_size() {
     let nvfp4 = notes("nvfp4");
     assert!(!nvfp4.contains("W4A16"), "{nvfp4}");
     assert!(!nvfp4.contains("≤ 64 KiB"), "{nvfp4}");
+    // a size the fork cannot read is refused, not read as its 64 KiB default
+    let refused = board["unexpressible"].to_string();
+    assert!(
+        refused.contains("VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=64KBytes is no size the fork reads"),
+        "{refused}"
+    );
 }
 
 #[test]

@@ -413,6 +413,15 @@ fn unmodelled_settings(r: &Record, sizes: &Sizes, why: &mut Vec<Unexpressible>) 
             "data-parallel replicas without DP attention",
         ));
     }
+    if r.engine.name.as_deref().and_then(Engine::from_name) == Some(Engine::Vllm)
+        && let Some(reason) = r
+            .engine
+            .flags
+            .as_deref()
+            .and_then(crate::engine::vllm::record::unreadable_words)
+    {
+        why.push(Unexpressible::new(K::UnreadableValue, reason));
+    }
     if let Some(proto) = NcclTuning::unmodelled_proto(r) {
         why.push(Unexpressible::new(
             K::KnobNotModelled,

@@ -82,15 +82,24 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
                 engine: Engine::Vllm,
                 // the notes' own `NNKB cutoff` first, else what the environment words give
                 // the fork (a launch line reads the same), never SGLang's automatic cutoff
-                max_bytes: Some(
-                    cutoff_bytes(text)
-                        .unwrap_or_else(|| args::pcie_cutoff_bytes(|name| env_word(text, name))),
-                ),
+                // an unreadable stated size leaves none: the record is refused for it
+                // ([`unreadable_words`])
+                max_bytes: cutoff_bytes(text)
+                    .or_else(|| args::pcie_cutoff_bytes(|name| env_word(text, name)).ok()),
             })
         }
         _ => return key.starts_with('-'),
     }
     true
+}
+
+/// Why a record's vLLM words cannot be read for sure, if they cannot: a stated size the fork
+/// would refuse ([`args::pcie_cutoff_bytes`]).
+pub fn unreadable_words(text: &str) -> Option<String> {
+    if env_word(text, "VLLM_ENABLE_PCIE_ALLREDUCE") != Some("1") || cutoff_bytes(text).is_some() {
+        return None;
+    }
+    args::pcie_cutoff_bytes(|name| env_word(text, name)).err()
 }
 
 /// vLLM's assumed draft for a speculative record whose flags are silent: the common EAGLE-3
@@ -193,6 +202,34 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    /// A b12x one-shot size the fork cannot read is refused, never read as the 64 KiB default:
+    /// the launch line with an error naming the variable, the record with why; under the cpp
+    /// backend (which ignores the size) nothing is refused.
+    #[test]
+    fn an_unreadable_one_shot_size_is_refused_in_a_line_and_a_record() {
+        let serve = "vllm serve lukealonso/GLM-5.1-NVFP4 -tp 8";
+        let env = "VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ALLREDUCE_BACKEND=b12x \
+                   VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=sixtyfour";
+        let text = format!("{env} {serve}");
+        let line = super::super::args::VllmLine::parse(&text).unwrap().unwrap();
+        let e = line.knobs().unwrap_err().to_string();
+        assert!(
+            e.contains("VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=sixtyfour is no size"),
+            "{e}"
+        );
+        let why = unreadable_words(&text).unwrap();
+        assert!(why.contains("give digits with K, KB, M or MB"), "{why}");
+        let cpp = text.replace("=b12x", "=cpp");
+        assert!(unreadable_words(&cpp).is_none());
+        assert!(
+            super::super::args::VllmLine::parse(&cpp)
+                .unwrap()
+                .unwrap()
+                .knobs()
+                .is_ok()
+        );
     }
 
     /// With no cutoff stated, a record takes the fork's own default for its backend (cpp 56 KiB,

@@ -335,12 +335,16 @@ impl VllmLine {
                 .map(|f| (Engine::Vllm, f)),
             context_length: self.uint(&MAX_MODEL_LEN),
             disable_custom_all_reduce: self.on(&DISABLE_CUSTOM_ALL_REDUCE),
-            pcie_all_reduce: (self.env("VLLM_ENABLE_PCIE_ALLREDUCE") == Some("1")).then(|| {
-                PcieAllReduce {
+            pcie_all_reduce: match self.env("VLLM_ENABLE_PCIE_ALLREDUCE") {
+                Some("1") => Some(PcieAllReduce {
                     engine: Engine::Vllm,
-                    max_bytes: Some(pcie_cutoff_bytes(|k| self.env(k))),
-                }
-            }),
+                    max_bytes: Some(
+                        pcie_cutoff_bytes(|k| self.env(k))
+                            .map_err(|why| bad(VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE, why))?,
+                    ),
+                }),
+                _ => None,
+            },
             cuda_graph_max_bs: capture_max.map(|n| n.min(u64::from(u32::MAX)) as u32),
             disable_cuda_graph: self.on(&ENFORCE_EAGER) || no_graphs,
             max_running_requests: self.uint(&MAX_NUM_SEQS),
@@ -583,15 +587,19 @@ pub const VLLM_B12X_ONESHOT_DEFAULT_BYTES: u64 = 64 * 1024;
 /// backend's stated size or its default ([`VLLM_B12X_ONESHOT_DEFAULT_BYTES`]), else the `cpp`
 /// backend's ([`VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES`]). One reading for a launch line and a record,
 /// so a record that states no cutoff is not given SGLang's automatic one.
-/// The `cpp` backend ignores `VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE`; a size [`byte_size`] cannot
-/// read takes the `b12x` default.
-pub fn pcie_cutoff_bytes<'a>(env: impl Fn(&str) -> Option<&'a str>) -> u64 {
-    if env(VLLM_PCIE_ALLREDUCE_BACKEND).is_some_and(|b| b.eq_ignore_ascii_case("b12x")) {
-        env(VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE)
-            .and_then(byte_size)
-            .unwrap_or(VLLM_B12X_ONESHOT_DEFAULT_BYTES)
-    } else {
-        VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES
+/// The `cpp` backend ignores `VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE`; under `b12x` a size
+/// [`byte_size`] cannot read is refused (`Err` says why and what to give), never taken as the
+/// default: the fork would fail on it, and a guessed cutoff moves every all-reduce's price.
+pub fn pcie_cutoff_bytes<'a>(env: impl Fn(&str) -> Option<&'a str>) -> Result<u64, String> {
+    if !env(VLLM_PCIE_ALLREDUCE_BACKEND).is_some_and(|b| b.eq_ignore_ascii_case("b12x")) {
+        return Ok(VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES);
+    }
+    match env(VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE) {
+        None => Ok(VLLM_B12X_ONESHOT_DEFAULT_BYTES),
+        Some(v) => byte_size(v).ok_or(format!(
+            "{VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE}={v} is no size the fork reads: give digits with \
+             K, KB, M or MB (64KB)"
+        )),
     }
 }
 
