@@ -460,11 +460,18 @@ pub(crate) fn default_moe_config_file(line: &str) -> Option<String> {
 }
 
 impl ServerRun {
-    /// Keeps `file` ([`default_moe_config_file`]) once.
-    pub(crate) fn add_moe_default_config(&mut self, file: String) {
+    /// Reads `line` as the engine's default fused-MoE config warning
+    /// ([`default_moe_config_file`]), keeping its file once; `true` when it was one. Each
+    /// engine's parser asks before its own line grammar: SGLang writes the warning behind a
+    /// CUDA-graph progress bar, with no line header of its own.
+    pub(crate) fn read_moe_default_warning(&mut self, line: &str) -> bool {
+        let Some(file) = default_moe_config_file(line) else {
+            return false;
+        };
         if !self.moe_default_configs.contains(&file) {
             self.moe_default_configs.push(file);
         }
+        true
     }
 }
 

@@ -400,8 +400,7 @@ pub fn parse(text: &str, source: &str) -> ServerLog {
     let mut tracker = Tracker::default();
     for (n, clean) in clean_lines(text) {
         let trimmed: &str = &clean;
-        if let Some(file) = crate::engine::log::default_moe_config_file(trimmed) {
-            run.add_moe_default_config(file);
+        if run.read_moe_default_warning(trimmed) {
             continue;
         }
         let Some(l) = parse_line(trimmed) else {

@@ -36,7 +36,7 @@ pub mod stats;
 
 use crate::engine::log::{
     PrefillSample, ServerLog, ServerRun, SkipReason, Tracker, clean_lines, decode_sample,
-    default_moe_config_file, is_http_access, start,
+    is_http_access, start,
 };
 use crate::engine::sglang::args::dump as args;
 use crate::engine::sglang::args::flags;
@@ -89,8 +89,7 @@ pub fn parse(text: &str, source: &str) -> ServerLog {
     let mut tracker = Tracker::default();
     for (n, clean) in clean_lines(text) {
         let trimmed: &str = &clean;
-        if let Some(file) = default_moe_config_file(trimmed) {
-            run.add_moe_default_config(file);
+        if run.read_moe_default_warning(trimmed) {
             continue;
         }
         let Some(l) = line::parse_line(trimmed) else {
