@@ -94,6 +94,10 @@ pub struct MtpAnswer {
     /// is the default it replaced ([`better_chain`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instead_of_default: Option<DefaultDraft>,
+    /// What the engine's public runs say of speculation on this model that the answer does not
+    /// price ([`crate::engine::ServingEngine::spec_caveat`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caveat: Option<String>,
 }
 
 /// The engine's default draft for the model, as the answer would have priced it.
@@ -450,6 +454,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
         speculative_flags,
         odds: None,
         instead_of_default: None,
+        caveat: None,
     })
 }
 

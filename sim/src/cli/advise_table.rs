@@ -301,6 +301,9 @@ fn print_mtp(m: &sim::advise::mtp::MtpAnswer, launcher: &str) {
         m.layout, m.context_tokens
     );
     println!("{}", wrap("acceptance assumed: ", &m.accept_from));
+    if let Some(c) = &m.caveat {
+        println!("{}", wrap("not priced: ", c));
+    }
     let flip = match (m.flip_accept_length, m.flip_accept_rate) {
         (Some(l), Some(r)) => format!(
             "the answer at {} concurrent flips at an accept length of {l:.2} tokens a step ({:.0}% of drafted tokens accepted)",

@@ -212,8 +212,13 @@ impl CostModel {
     /// Records that the engine padded the model to run this layout (the speculative model pads
     /// before it builds its target): [`Self::padding_note`] and a line of the memory notes.
     pub(super) fn set_padding_note(&mut self, note: String) {
-        self.memory_notes.push(note.clone());
+        self.add_note(note.clone());
         self.padding_note = Some(note);
+    }
+
+    /// A line said beside every prediction of this model ([`Self::memory_notes`]).
+    pub(super) fn add_note(&mut self, note: String) {
+        self.memory_notes.push(note);
     }
 
     /// What the engine padded to run this layout (the b12x vLLM fork's heads, expert columns and

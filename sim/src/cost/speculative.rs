@@ -95,6 +95,10 @@ impl SpeculativeModel {
         if let Some(n) = padding_note {
             target.set_padding_note(n);
         }
+        // what the engine's public runs say of speculation on this model and is not priced
+        if let Some(c) = opts.engine.rules().spec_caveat(model) {
+            target.add_note(c.to_string());
+        }
         // a dense draft (an EAGLE head) has no experts to spread: it runs TP over the GPUs
         let draft_layout = match draft_spec(model, s).moe {
             None => Layout { ep: 1, ..layout },
@@ -458,6 +462,35 @@ mod tests {
 
     fn model(accept: Option<f64>) -> SpeculativeModel {
         build(Layout::tp(8), &eagle(accept)).unwrap()
+    }
+
+    /// vLLM's speculative decoding on a Gated DeltaNet hybrid carries the engine's caveat (public
+    /// runs disagree in sign from version to version) beside its prediction; SGLang's, and
+    /// vLLM's on a model without linear attention, do not.
+    #[test]
+    fn vllm_speculation_on_a_gdn_hybrid_says_what_is_not_priced() {
+        let machine = Machine::resolve("h200-x8").unwrap();
+        let caveat = |engine, model: &str| {
+            let spec = ModelSpec::preset(model).unwrap();
+            // an EAGLE-3 head: the preset carries no MTP layer
+            let opts = ServerOptions {
+                engine,
+                speculative: Some(SpeculativeOptions {
+                    accept_length: Some(2.0),
+                    ..crate::engine::draft::recipe_draft("EAGLE3", Some("EAGLE-3 head"))
+                }),
+                ..ServerOptions::default()
+            };
+            SpeculativeModel::new(&machine, &spec, Layout::tp(4), &opts, Knobs::default())
+                .unwrap()
+                .target
+                .memory_notes()
+                .iter()
+                .any(|n| n == crate::engine::vllm::VLLM_HYBRID_SPEC_CAVEAT)
+        };
+        assert!(caveat(Engine::Vllm, "qwen3-next-80b-a3b"));
+        assert!(!caveat(Engine::Sglang, "qwen3-next-80b-a3b"));
+        assert!(!caveat(Engine::Vllm, "qwen3-30b-a3b"));
     }
 
     /// Under vLLM's DCP the proposer copies the DCP-local lengths to the host with a blocking

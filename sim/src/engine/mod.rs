@@ -87,6 +87,13 @@ pub trait ServingEngine: Sync {
     /// passes meanwhile. `None` where a step has no such wait (SGLang runs no DCP).
     fn spec_dcp_host_after_sync_s(&self) -> Option<f64>;
 
+    /// What public runs say of this engine's speculative decoding on `model` that the cost
+    /// model does not price, said beside every speculative prediction of it; `None` where
+    /// nothing is known.
+    fn spec_caveat(&self, _model: &models::ModelSpec) -> Option<&'static str> {
+        None
+    }
+
     /// Whether its dense-MLA decode on SM120 is vLLM's TRITON_MLA, priced by that kernel's grid
     /// ([`crate::cost::decode_table`]) rather than by the efficiency curve.
     fn sm120_mla_decode_by_grid(&self) -> bool;

@@ -30,6 +30,17 @@ pub const VLLM_BLOCK_SIZE: u32 = 16;
 /// `platforms/interface.py`, in the GLM-5.1 start-up log the KV-line test cites).
 pub const VLLM_SPARSE_MLA_BLOCK_SIZE: u32 = 64;
 
+/// What public runs say of vLLM's speculative decoding on Gated DeltaNet hybrids, which the cost
+/// model does not price: their per-step state bookkeeping (`mamba_postprocess`, a copy of
+/// `num_accepted_tokens` to the host in the versions vllm-project/vllm #35387 names) and CUDA
+/// graph coverage changed from version to version, and the reports disagree in sign: MTP 2 on
+/// Qwen3-Next-80B-FP8 TP4 +76.5% latency (#35387, main of February 2026, H100); MTP on
+/// Qwen3.8-Flash-Next FP8 TP4 −32% throughput at 64 streams, −8% at 8 (vllm-project/recipes #923,
+/// H100, acceptance 36.5%); MTP 1–3 on Qwen3.8-27B, one GA100, a 17.5 ms step becoming 46 ms
+/// (#35387, vLLM 0.27.1); MTP 2 / 4 on Qwen3.8-27B NVFP4, one RTX PRO 6000 Max-Q, +52% / +84% at
+/// one stream (sudoingX/qwen38-mtp #11, vLLM 0.27.1).
+pub const VLLM_HYBRID_SPEC_CAVEAT: &str = "vLLM's speculative decoding on a Gated DeltaNet hybrid: public runs disagree from version to version (+76% latency with MTP 2 on Qwen3-Next TP4, vllm #35387; −8…−32% throughput on H100, recipes #923; +52…+84% at one stream on an RTX PRO 6000, vLLM 0.27.1): the per-step state bookkeeping and CUDA-graph coverage behind it are not priced; measure MTP on and off on your version before trusting this gain";
+
 /// Host time of one vLLM V1 decode step outside the model's forward passes: input preparation
 /// (2.6 ms, the lower end of 2.6–2.7) and output postprocessing (0.1 ms), as an nsys profile
 /// with NVTX phase scopes measured it per decode step (local-inference-lab/vllm issue #440, its
@@ -244,6 +255,15 @@ impl ServingEngine for Vllm {
     /// [`VLLM_SPEC_STEP_HOST_S`].
     fn spec_dcp_host_after_sync_s(&self) -> Option<f64> {
         Some(VLLM_SPEC_STEP_HOST_S)
+    }
+
+    /// vLLM's MTP on Gated DeltaNet hybrids (Qwen3-Next, Qwen3.5 and later): public runs from
+    /// one vLLM version to the next disagree in sign ([`VLLM_HYBRID_SPEC_CAVEAT`]).
+    fn spec_caveat(&self, model: &models::ModelSpec) -> Option<&'static str> {
+        model
+            .layer_attention
+            .contains(&models::spec::LayerAttention::Linear)
+            .then_some(VLLM_HYBRID_SPEC_CAVEAT)
     }
 
     /// TRITON_MLA, the MLA backend vLLM builds for SM120.

@@ -409,8 +409,12 @@ impl Scenario {
         } else {
             None
         };
+        // what the engine's public runs say of speculation on this model, said with the answer
+        let caveat = self.opts.engine.rules().spec_caveat(&self.spec);
         let Some((best, default)) = better else {
-            return mtp_question(&q, &build).map_err(failed);
+            let mut a = mtp_question(&q, &build).map_err(failed)?;
+            a.caveat = caveat.map(str::to_string);
+            return Ok(a);
         };
         let mut chain_opts = spec_opts;
         (
@@ -430,6 +434,7 @@ impl Scenario {
         let mut a = mtp_question(&q, &build).map_err(failed)?;
         a.sentence.push_str(&default.words());
         a.instead_of_default = Some(default);
+        a.caveat = caveat.map(str::to_string);
         Ok(a)
     }
 
