@@ -226,10 +226,12 @@ impl DefaultConfig {
         } else {
             ""
         };
+        let last = s.ratios.last().map_or(0.0, |p| p.0);
         format!(
             "MoE on the engine's default Triton config (no tuned file): the routed experts' kernel \
-             priced slower than tuned by {}, {}, {} tokens, measured in {}{blocks} at {shape} on \
-             {MEASURED_ON}{gpu}",
+             priced slower than tuned by {}, {}, {} tokens (larger batches, prefill chunks among \
+             them, at the {last:.0}-token row's, beyond which nothing was measured), measured in \
+             {}{blocks} at {shape} on {MEASURED_ON}{gpu}",
             at(1.0),
             at(8.0),
             at(64.0),
