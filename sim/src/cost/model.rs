@@ -515,8 +515,11 @@ fn default_config_of(
     }
     let moe_tp = (layout.tp / layout.ep.max(1)).max(1);
     super::moe_config::DefaultConfig::of(
-        &model.format_of(ModelPart::RoutedExperts).name(),
-        opts.moe_runner_backend.as_deref(),
+        (
+            opts.engine,
+            &model.format_of(ModelPart::RoutedExperts).name(),
+            opts.moe_runner_backend.as_deref(),
+        ),
         (
             super::attn_backend::sm_major(machine),
             &machine.gpu.display_name,

@@ -40,6 +40,13 @@ const TABLE: &str = include_str!("../../../data/observations/fused-moe-default-c
 /// version, and PRs commit a tuned file only where it wins: a range, not a price.
 pub const PUBLISHED_RATIO_RANGE: [f64; 2] = [1.0, 1.6];
 
+/// Why a vLLM server's default config is not priced: the table measures SGLang's default, and
+/// vLLM's has been batch-aware since vllm-project/vllm #34846 (February 2026: block M 16 → 128
+/// with the batch, block K 64/128, warps and stages set, derived from its 298 tuned files), which
+/// public A/Bs put near a tuned file (#52192, GB10, E=512 N=2688: tuned +3.5% geomean over it at
+/// decode sizes, a wash end to end).
+pub const VLLM_DEFAULT_NOT_MEASURED: &str = "measured for SGLang's default config; vLLM's has been batch-aware since vllm #34846 and near a tuned file (#52192: +3.5% at decode sizes, a wash end to end)";
+
 /// Where the table was measured.
 pub const MEASURED_ON: &str = "one H200, Triton 3.6 (data/observations/fused-moe-default-config-h200.csv, scripts/measure-fused-moe-configs.py)";
 
@@ -165,11 +172,13 @@ impl DefaultConfig {
     /// `inter_per_gpu`, run by `runner` (`--moe-runner-backend`, `None` = auto) on a GPU of SM
     /// major `sm` named `gpu`; `Err` with why it is not priced.
     pub fn of(
-        format: &str,
-        runner: Option<&str>,
+        (engine, format, runner): (crate::engine::Engine, &str, Option<&str>),
         (sm, gpu): (Option<u32>, &str),
         (experts, hidden, inter_per_gpu): (f64, f64, f64),
     ) -> Result<DefaultConfig, &'static str> {
+        if engine == crate::engine::Engine::Vllm {
+            return Err(VLLM_DEFAULT_NOT_MEASURED);
+        }
         let dtype = match normalize_dtype(format) {
             Some(d @ ("bf16" | "fp8")) => d,
             _ => return Err("measured for bf16 and fp8 experts only"),
@@ -243,6 +252,7 @@ impl DefaultConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Engine;
 
     #[test]
     fn the_carried_table_parses_and_every_ratio_is_a_slowdown_or_none() {
@@ -290,24 +300,32 @@ mod tests {
     fn priced_only_where_measured() {
         let shape = (512.0, 2048.0, 128.0);
         let h200 = (Some(9), "NVIDIA H200");
-        let d = DefaultConfig::of("bf16", None, h200, shape).unwrap();
+        let sglang = |format, runner| (Engine::Sglang, format, runner);
+        let d = DefaultConfig::of(sglang("bf16", None), h200, shape).unwrap();
         assert!(d.exact && d.other_gpu.is_none());
         assert_eq!(d.shape.name, "qwen3next-tp4");
         // fp8 prices from the fp8 rows, never the bf16 ones
-        let fp8 = DefaultConfig::of("fp8", None, h200, shape).unwrap();
+        let fp8 = DefaultConfig::of(sglang("fp8", None), h200, shape).unwrap();
         assert_eq!(fp8.shape.dtype, "fp8");
         assert!(
             fp8.note().contains("128 × 128 block scales"),
             "{}",
             fp8.note()
         );
-        assert!(DefaultConfig::of("nvfp4", None, h200, shape).is_err());
-        assert!(DefaultConfig::of("bf16", Some("flashinfer_cutlass"), h200, shape).is_err());
-        assert!(DefaultConfig::of("bf16", None, (Some(12), "RTX PRO 6000"), shape).is_err());
-        let h20 =
-            DefaultConfig::of("bf16", Some("triton"), (Some(9), "NVIDIA H20"), shape).unwrap();
+        assert!(DefaultConfig::of(sglang("nvfp4", None), h200, shape).is_err());
+        let cutlass = sglang("bf16", Some("flashinfer_cutlass"));
+        assert!(DefaultConfig::of(cutlass, h200, shape).is_err());
+        let rtx = (Some(12), "RTX PRO 6000");
+        assert!(DefaultConfig::of(sglang("bf16", None), rtx, shape).is_err());
+        // vLLM's default is another (batch-aware) config: not priced from SGLang's
+        assert_eq!(
+            DefaultConfig::of((Engine::Vllm, "bf16", None), h200, shape),
+            Err(VLLM_DEFAULT_NOT_MEASURED)
+        );
+        let h20_gpu = (Some(9), "NVIDIA H20");
+        let h20 = DefaultConfig::of(sglang("bf16", Some("triton")), h20_gpu, shape).unwrap();
         assert_eq!(h20.other_gpu.as_deref(), Some("NVIDIA H20"));
-        let near = DefaultConfig::of("bf16", None, h200, (160.0, 5120.0, 192.0)).unwrap();
+        let near = DefaultConfig::of(sglang("bf16", None), h200, (160.0, 5120.0, 192.0)).unwrap();
         assert!(!near.exact);
         assert!(
             near.note().contains("nearest measured shape"),
