@@ -257,15 +257,19 @@ fn figures_and_counts_are_read_for_sure_or_skipped_with_the_reason() {
     assert!(why("good0").contains("appears more than once"));
 }
 
-/// The notes of record `id`'s comparison in a `validate --records --format json` board.
-fn notes_of(board: &Value, id: &str) -> String {
+/// Record `id`'s comparison in a `validate --records --format json` board.
+fn comparison_of<'a>(board: &'a Value, id: &str) -> &'a Value {
     board["comparisons"]
         .as_array()
         .unwrap()
         .iter()
         .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("{id} not compared: {board:#}"))["notes"]
-        .to_string()
+        .unwrap_or_else(|| panic!("{id} not compared: {board:#}"))
+}
+
+/// The notes of record `id`'s comparison in a `validate --records --format json` board.
+fn notes_of(board: &Value, id: &str) -> String {
+    comparison_of(board, id)["notes"].to_string()
 }
 
 #[test]
@@ -718,16 +722,7 @@ fn a_record_s_moe_kernel_config_is_read_and_a_bad_one_refused() {
         .to_string(),
     );
     let board = json_of(&["validate", "--records", &path, "--format", "json"]);
-    let predicted = |id: &str| {
-        board["comparisons"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["id"] == id)
-            .unwrap_or_else(|| panic!("{id} not compared: {board:#}"))["predicted"]
-            .as_f64()
-            .unwrap()
-    };
+    let predicted = |id: &str| comparison_of(&board, id)["predicted"].as_f64().unwrap();
     assert!(predicted("default") < predicted("tuned"));
     assert_eq!(predicted("tuned"), predicted("unstated"));
     assert!(notes_of(&board, "default").contains("default Triton config"));
