@@ -63,9 +63,11 @@ pub struct MeasuredShape {
     pub ratios: Vec<(f64, f64)>,
 }
 
-/// The measured shapes of [`TABLE`], in file order.
-pub fn measured_shapes() -> Vec<MeasuredShape> {
-    parse(TABLE).expect("the carried default-config table parses (unit test)")
+/// The measured shapes of [`TABLE`], in file order (parsed once).
+pub fn measured_shapes() -> &'static [MeasuredShape] {
+    static SHAPES: std::sync::OnceLock<Vec<MeasuredShape>> = std::sync::OnceLock::new();
+    SHAPES
+        .get_or_init(|| parse(TABLE).expect("the carried default-config table parses (unit test)"))
 }
 
 fn parse(text: &str) -> Result<Vec<MeasuredShape>, String> {
@@ -189,9 +191,8 @@ impl DefaultConfig {
         if sm != Some(9) {
             return Err("measured on Hopper (H200) only");
         }
-        let shapes = measured_shapes();
-        let best = shapes
-            .into_iter()
+        let best = measured_shapes()
+            .iter()
             .filter(|s| s.dtype == dtype)
             .min_by(|a, b| {
                 a.distance(experts, hidden, inter_per_gpu)
@@ -201,7 +202,7 @@ impl DefaultConfig {
         let exact = best.distance(experts, hidden, inter_per_gpu) < 1e-9;
         let h200 = gpu.to_ascii_lowercase().contains("h200");
         Ok(DefaultConfig {
-            shape: best,
+            shape: best.clone(),
             exact,
             other_gpu: (!h200).then(|| gpu.to_string()),
         })
@@ -258,7 +259,7 @@ mod tests {
     fn the_carried_table_parses_and_every_ratio_is_a_slowdown_or_none() {
         let shapes = measured_shapes();
         assert!(shapes.len() >= 5, "{shapes:?}");
-        for s in &shapes {
+        for s in shapes {
             assert!(s.ratios.len() >= 8, "{}", s.name);
             for (t, r) in &s.ratios {
                 // the best of a sweep that holds the default is never slower than it, up to
