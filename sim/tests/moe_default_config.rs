@@ -30,7 +30,7 @@ fn the_default_config_prices_the_measured_ratio_at_each_token_count() {
         qwen3_next("h200-x8", &default),
     );
     let shape = measured_shapes()
-        .into_iter()
+        .iter()
         .find(|s| s.name == "qwen3next-tp4")
         .unwrap();
     for &(tokens, ratio) in &shape.ratios {
@@ -68,7 +68,7 @@ fn fp8_experts_price_from_the_fp8_rows_of_their_shape() {
     };
     let (a, b) = (cm(&opts(false)), cm(&opts(true)));
     let shape = measured_shapes()
-        .into_iter()
+        .iter()
         .find(|s| s.dtype == "fp8" && s.name == "deepseek-v3-fp8-tp8")
         .unwrap();
     let priced = b.routed_experts_s(8.0, 8.0).unwrap() / a.routed_experts_s(8.0, 8.0).unwrap();
