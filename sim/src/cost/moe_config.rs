@@ -20,10 +20,12 @@
 //! Block-quantized fp8 experts likewise (`DTYPE=fp8`: 128 × 128 weight blocks, SGLang's fp8
 //! block default 64 × 128 × 128, group 32, 4 warps, 3 stages): 1.5 at one token, 1.15–1.4 above.
 //!
-//! Priced only where that measurement speaks: bf16 / fp16 and fp8 experts, the Triton runner (not CUTLASS, FlashInfer, Marlin or b12x), on a Hopper GPU (the
-//! measurement's H200, or an H100 / H20 / H800 of the same architecture, said in the note);
-//! elsewhere the note says it is not priced. The nearest measured shape stands in for one not
-//! measured, and the note names it.
+//! Priced only where that measurement speaks: an SGLang server (vLLM's default is another,
+//! batch-aware config: [`VLLM_DEFAULT_NOT_MEASURED`]), bf16 / fp16 and fp8 experts, the Triton
+//! runner (not CUTLASS, FlashInfer, Marlin or b12x), on a Hopper GPU (the measurement's H200, or
+//! an H100 / H20 / H800 of the same architecture, said in the note); elsewhere the note says it
+//! is not priced and why. The nearest measured shape stands in for one not measured, and the
+//! note names it.
 
 use crate::efficiency::normalize_dtype;
 
