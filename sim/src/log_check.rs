@@ -156,11 +156,9 @@ fn check_run(setup: &Scenario, run: &ServerRun, log_engine: Engine) -> LoggedRun
     }
     match ServedModel::new(&setup.machine, &setup.spec, layout, &opts, setup.knobs) {
         Ok(model) => {
-            report.notes.extend(model.target().default_config_note(
-                &setup.machine,
-                &setup.spec,
-                &opts,
-            ));
+            report
+                .notes
+                .extend(model.target().default_config_note().map(str::to_string));
             report.samples = rows(&|s| (s.running > 0).then(|| predicted_step_s(&model, s)));
             let errors: Vec<f64> = report
                 .samples

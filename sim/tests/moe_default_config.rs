@@ -43,14 +43,12 @@ fn the_default_config_prices_the_measured_ratio_at_each_token_count() {
         );
     }
     // said beside the prediction, with where it was measured
-    let machine = Machine::resolve("h200-x8").unwrap();
-    let model = ModelSpec::preset("qwen3-next-80b-a3b").unwrap();
-    let note = b.default_config_note(&machine, &model, &default).unwrap();
+    let note = b.default_config_note().unwrap();
     assert!(
         note.contains("measured in bf16 at this shape (qwen3next-tp4)"),
         "{note}"
     );
-    assert!(a.default_config_note(&machine, &model, &tuned).is_none());
+    assert!(a.default_config_note().is_none());
 }
 
 /// DeepSeek-V3 (fp8, 128 × 128 blocks) at TP8 on the H200: priced from the measured fp8 rows of
@@ -73,9 +71,7 @@ fn fp8_experts_price_from_the_fp8_rows_of_their_shape() {
         .unwrap();
     let priced = b.routed_experts_s(8.0, 8.0).unwrap() / a.routed_experts_s(8.0, 8.0).unwrap();
     assert!((priced / shape.ratio(1.0) - 1.0).abs() < 1e-9, "{priced}");
-    let note = b
-        .default_config_note(&machine, &model, &opts(true))
-        .unwrap();
+    let note = b.default_config_note().unwrap();
     assert!(
         note.contains("measured in fp8, with 128 × 128 block scales at this shape"),
         "{note}"
@@ -95,8 +91,6 @@ fn not_priced_off_the_measured_ground_and_the_note_says_why() {
         engine: Engine::Sglang,
         ..ServerOptions::default()
     };
-    let machine = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
-    let model = ModelSpec::preset("qwen3-next-80b-a3b").unwrap();
     let (a, b) = (
         qwen3_next("rtx-pro-6000-x8-baremetal", &tuned),
         qwen3_next("rtx-pro-6000-x8-baremetal", &opts),
@@ -105,7 +99,7 @@ fn not_priced_off_the_measured_ground_and_the_note_says_why() {
         a.routed_experts_s(10.0, 10.0),
         b.routed_experts_s(10.0, 10.0)
     );
-    let note = b.default_config_note(&machine, &model, &opts).unwrap();
+    let note = b.default_config_note().unwrap();
     assert!(
         note.contains("not priced (measured on Hopper (H200) only)"),
         "{note}"
@@ -114,10 +108,9 @@ fn not_priced_off_the_measured_ground_and_the_note_says_why() {
         moe_runner_backend: Some("flashinfer_cutlass".into()),
         ..opts.clone()
     };
-    let h200 = Machine::resolve("h200-x8").unwrap();
     let c = qwen3_next("h200-x8", &cutlass);
     assert!(
-        c.default_config_note(&h200, &model, &cutlass)
+        c.default_config_note()
             .unwrap()
             .contains("not the Triton fused MoE")
     );

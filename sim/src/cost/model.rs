@@ -116,6 +116,9 @@ pub struct CostModel {
     memory_notes: Vec<String>,
     /// What the engine padded to run this layout (the b12x fork's heads), when it did.
     padding_note: Option<String>,
+    /// What the prediction says of a default fused-MoE config (its price or why it has none),
+    /// where the options say the engine ran one ([`Self::default_config_note`]).
+    config_note: Option<String>,
 }
 
 impl CostModel {
@@ -147,7 +150,8 @@ impl CostModel {
         cm.two_batch_overlap = tbo;
         notes.extend(tbo_note);
         notes.extend(cm.moe_note(&machine.gpu, model));
-        notes.extend(cm.default_config_note(machine, model, opts));
+        cm.config_note = default_config_note(machine, model, &layout, opts);
+        notes.extend(cm.config_note.clone());
         cm.memory_notes = notes;
         cm.padding_note = padding_note;
         Ok(cm)
@@ -273,33 +277,8 @@ impl CostModel {
     /// What the prediction says where the options say the engine's Triton fused MoE found no
     /// tuned file ([`ServerOptions::moe_default_config`]): its price ([`super::moe_config`]), or
     /// why it has none and the published range; `None` where they say tuned.
-    pub fn default_config_note(
-        &self,
-        machine: &Machine,
-        model: &ModelSpec,
-        opts: &ServerOptions,
-    ) -> Option<String> {
-        if !opts.moe_default_config {
-            return None;
-        }
-        if let Some(d) = self
-            .experts
-            .as_ref()
-            .and_then(|e| e.default_config.as_ref())
-        {
-            return Some(d.note());
-        }
-        let why = model.moe.map_or("a dense model", |m| {
-            default_config_of(machine, model, m, &self.layout, opts)
-                .err()
-                .unwrap_or_default()
-        });
-        let [lo, hi] = super::moe_config::PUBLISHED_RATIO_RANGE;
-        Some(format!(
-            "MoE on the engine's default Triton config (no tuned file): not priced ({why}); \
-             published default-to-tuned kernel time ratios run {lo:.2}–{hi:.2}× by shape, batch \
-             and GPU, so the MoE may be that much slower than predicted"
-        ))
+    pub fn default_config_note(&self) -> Option<&str> {
+        self.config_note.as_deref()
     }
 
     /// The model's name (preset or path), for tables.
@@ -457,6 +436,7 @@ impl CostModel {
             model_name: model.name.clone(),
             memory_notes: Vec::new(),
             padding_note: None,
+            config_note: None,
         }
     }
 }
@@ -493,7 +473,8 @@ fn experts_of(
             super::moe::shape_note(&machine.gpu, model, layout).is_some(),
         ),
         table: super::moe_shape_table::for_layout(machine, model, layout, opts),
-        default_config: default_config_of(machine, model, m, layout, opts).ok(),
+        default_config: default_config_of(machine, model, m, layout, opts)
+            .and_then(std::result::Result::ok),
         envelope: Envelope::EMPTY,
     };
     e.envelope = Envelope::of(&|t| moe_raw(&e, t));
@@ -501,20 +482,20 @@ fn experts_of(
 }
 
 /// The default-config slowdown of the routed experts where `opts` says the engine's Triton
-/// fused MoE found no tuned file ([`super::moe_config`]); `Err` with why it is not priced
-/// (`Err("")` where the options say tuned).
+/// fused MoE found no tuned file ([`super::moe_config`]), or why it is not priced; `None` where
+/// the options say tuned.
 fn default_config_of(
     machine: &Machine,
     model: &ModelSpec,
     m: models::spec::MoeSpec,
     layout: &Layout,
     opts: &ServerOptions,
-) -> std::result::Result<super::moe_config::DefaultConfig, &'static str> {
+) -> Option<std::result::Result<super::moe_config::DefaultConfig, &'static str>> {
     if !opts.moe_default_config {
-        return Err("");
+        return None;
     }
     let moe_tp = (layout.tp / layout.ep.max(1)).max(1);
-    super::moe_config::DefaultConfig::of(
+    Some(super::moe_config::DefaultConfig::of(
         (
             opts.engine,
             &model.format_of(ModelPart::RoutedExperts).name(),
@@ -529,7 +510,31 @@ fn default_config_of(
             model.hidden_size as f64,
             m.expert_intermediate_size as f64 / f64::from(moe_tp),
         ),
-    )
+    ))
+}
+
+/// [`CostModel::default_config_note`] for `model` under `layout` and `opts`: the priced slowdown's
+/// note, or why it is not priced with the published range; `None` where the options say tuned.
+fn default_config_note(
+    machine: &Machine,
+    model: &ModelSpec,
+    layout: &Layout,
+    opts: &ServerOptions,
+) -> Option<String> {
+    let why = match model.moe {
+        None if opts.moe_default_config => "a dense model",
+        None => return None,
+        Some(m) => match default_config_of(machine, model, m, layout, opts)? {
+            Ok(d) => return Some(d.note()),
+            Err(why) => why,
+        },
+    };
+    let [lo, hi] = super::moe_config::PUBLISHED_RATIO_RANGE;
+    Some(format!(
+        "MoE on the engine's default Triton config (no tuned file): not priced ({why}); \
+         published default-to-tuned kernel time ratios run {lo:.2}–{hi:.2}× by shape, batch and \
+         GPU, so the MoE may be that much slower than predicted"
+    ))
 }
 
 /// The MoE backend the engine runs on SM120 where a kernel table measured it and the fused-MoE

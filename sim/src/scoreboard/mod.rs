@@ -403,7 +403,7 @@ fn predict(
     let model = ServedModel::new(machine, spec, e.layout, &server, Knobs::default())
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
     notes.extend(model.target().padding_note().map(str::to_string));
-    notes.extend(model.target().default_config_note(machine, spec, &server));
+    notes.extend(model.target().default_config_note().map(str::to_string));
     notes.extend(modelled_comm_notes(&model));
     let speculation = speculation_of(e, (spec, &model), &mut notes);
     let (breakdown, step_ms, value) = predicted_value(e, engine, spec, &model, &server, &mut notes)
