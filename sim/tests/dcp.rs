@@ -174,3 +174,39 @@ fn dsa_indexer_scores_only_the_ranks_shard_under_dcp() {
     let ratio = kv_read(8) / kv_read(1);
     assert!(ratio < 0.2, "DCP8 / DCP1 cache and index reads ×{ratio}");
 }
+
+/// vLLM admits only sparse backends for a DSA checkpoint, so GLM-5.1 on SM120 attends each
+/// query's top-k keys (B12X_MLA_SPARSE in the rtx6kpro recipes): one stream's decode barely
+/// slows from 1k to 64k cached tokens (the indexer scores the context, the attention reads 2048
+/// keys), where SGLang on SM120, which serves it as dense MLA, reads the whole cache. Under DCP
+/// the B12X indexer keeps each rank's own top-k of its shard, so DCP4 buys no cache reads back
+/// at 64k: it only adds its collectives (it did when the cache was costed dense).
+#[test]
+fn vllm_runs_dsa_sparse_on_sm120_and_dcp_keeps_each_rank_s_top_k() {
+    use sim::engine::Engine;
+    let machine = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+    let glm = ModelSpec::preset("glm-5.1-nvfp4").unwrap();
+    let model = |engine: Engine, d: u32| {
+        let opts = ServerOptions {
+            engine,
+            decode_context_parallel: d,
+            kv_cache_dtype: Some(models::KvDtype::Fp8),
+            ..ServerOptions::default()
+        };
+        CostModel::new(&machine, &glm, Layout::tp(8), &opts, Knobs::default()).unwrap()
+    };
+    let at = |m: &CostModel, ctx: u32| m.steady_decode(1, ctx).tok_per_s;
+    let vllm = model(Engine::Vllm, 1);
+    let kept = at(&vllm, 65_536) / at(&vllm, 1024);
+    assert!(kept > 0.93, "vLLM sparse keeps {kept:.3} of its speed at 64k");
+    let sglang = model(Engine::Sglang, 1);
+    let dense = at(&sglang, 65_536) / at(&sglang, 1024);
+    assert!(dense < kept - 0.05, "SGLang dense on SM120 keeps {dense:.3}");
+    let dcp4 = model(Engine::Vllm, 4);
+    assert!(
+        at(&dcp4, 65_536) < at(&vllm, 65_536),
+        "DCP4 {:.1} vs DCP1 {:.1} tok/s at 64k",
+        at(&dcp4, 65_536),
+        at(&vllm, 65_536)
+    );
+}

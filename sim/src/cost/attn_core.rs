@@ -7,7 +7,10 @@
 //! DeepSeek-V3.2) as dense MLA with FlashInfer's kernels and never invokes the indexer
 //! (local-inference-lab/rtx6kpro models/glm5.md @18af540, "SGLang bypasses all DSA backends …
 //! computing full attention", with `--attention-backend flashinfer`), unless an SM120 build is
-//! told `--attention-backend nsa`.
+//! told `--attention-backend nsa`. vLLM admits only sparse backends for a DSA checkpoint, so it
+//! runs sparse everywhere, scoring with B12X's sparse indexer on SM120
+//! ([`crate::engine::ServingEngine::dsa_always_sparse`]); no SM120 sparse-MLA kernel timing is
+//! carried, so its top-k keys are priced on the efficiency curve.
 
 use super::curves::Curves;
 use super::decode_table::{DecodeTables, Family, FamilyKey};
@@ -318,16 +321,22 @@ fn mla_core(
             max_splits: TRITON_MAX_KV_SPLITS,
         }),
         kv_bytes_per_key: k.kv_bytes_per_key,
-        topk_cap: indexer.map(|i| i.topk as u64),
+        // under DCP each rank keeps its own top-k of its shard where the indexer does not merge
+        // over the group (SM120's B12X, [`super::dcp`]): min(context / d, topk) keys a rank,
+        // the cap of `d × topk` over the 1/d bytes a key costs here; merged, topk in all
+        topk_cap: indexer.map(|i| {
+            let rank_local = k.dcp > 1.0 && !fused_indexer_logits(machine);
+            u64::from(i.topk) * if rank_local { k.dcp as u64 } else { 1 }
+        }),
         indexer_flops_per_key: indexer
             .map_or(0.0, |i| 2.0 * i.num_heads as f64 * i.head_dim as f64),
         // the index key read once per request, with its bf16 dequantization when unfused
         indexer_bytes_per_key: model.indexer_cache_bytes_per_token_per_layer() as f64
             + indexer.map_or(0.0, |i| {
-                indexer_key_dequant_bytes(i, fused_indexer_logits(machine))
+                indexer_key_dequant_bytes(i, fused_indexer(machine, opts))
             }),
         indexer_logit_bytes_per_pair: indexer.map_or(0.0, |i| {
-            indexer_logit_bytes_per_pair(i, fused_indexer_logits(machine))
+            indexer_logit_bytes_per_pair(i, fused_indexer(machine, opts))
         }),
         verify_rereads_cache: opts.verify_rows_per_draft_token && !fused_indexer_logits(machine),
         mix: LayerMix::of(model, layout),
@@ -420,11 +429,22 @@ pub fn vllm_triton_mla(machine: &Machine, opts: &ServerOptions, dsa: bool) -> bo
         && super::attn_backend::sm_major(machine) == Some(12)
 }
 
-/// Whether a DSA checkpoint runs sparse attention (indexer, top-k) on `machine`: SGLang's `nsa`
-/// backend on datacenter parts (SM90 / SM100); on workstation parts (SM120) only when asked for
-/// with `--attention-backend nsa`, else dense MLA (the module docs say why).
+/// Whether a DSA checkpoint runs sparse attention (indexer, top-k) on `machine`: always under an
+/// engine that admits only sparse backends for it (vLLM,
+/// [`crate::engine::ServingEngine::dsa_always_sparse`]); SGLang's `nsa` backend on datacenter
+/// parts (SM90 / SM100), on workstation parts (SM120) only when asked for with
+/// `--attention-backend nsa`, else dense MLA (the module docs say why).
 pub fn sparse_attention(machine: &Machine, opts: &ServerOptions) -> bool {
-    fused_indexer_logits(machine) || opts.attention_backend.as_deref() == Some("nsa")
+    opts.engine.rules().dsa_always_sparse()
+        || fused_indexer_logits(machine)
+        || opts.attention_backend.as_deref() == Some("nsa")
+}
+
+/// Whether the DSA indexer scores with a fused kernel (fp8 keys read as they are, one logit a
+/// pair): DeepGEMM's on datacenter parts, the engine's own where it always runs sparse (vLLM's
+/// B12X sparse indexer on SM120); else the unfused fallback.
+fn fused_indexer(machine: &Machine, opts: &ServerOptions) -> bool {
+    fused_indexer_logits(machine) || opts.engine.rules().dsa_always_sparse()
 }
 
 /// Whether the DSA indexer's logits run as DeepGEMM's fused paged-MQA-logits kernel: DeepGEMM

@@ -65,8 +65,11 @@
 //! d`, the rest masked), about `topk / d` of them. The SM120 B12X backend does not merge
 //! (`v1/attention/backends/mla/b12x_indexer.py` @284d714 requires "rank-local physical indexer
 //! output"; `b12x_mla_sparse.py` @0f1bad9 clamps each rank's selected length to
-//! `min(local length, topk)`): each rank attends its own local top-k; this model prices vLLM's
-//! DSA checkpoints on SM120 as dense MLA ([`super::attn_core`]), so that path has no merge here.
+//! `min(local length, topk)`): each rank attends its own local top-k, `min(context / d, topk)`
+//! keys ([`super::attn_core`] caps the keys at `d × topk` over the `1/d` bytes a key costs), and
+//! that path has no merge here. The GLM-5.2 v13 page (rtx6kpro `models/glm5.2_v13.md`) says
+//! its June build merges a global top-k by default (`VLLM_DCP_GLOBAL_TOPK`); that build's code is
+//! not public, so it is not modelled.
 //! The VMM top-k exchange (`VLLM_DCP_TOPK_VMM`, off by default) is not modelled.
 
 use crate::engine::{Engine, Knob};

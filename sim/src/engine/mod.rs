@@ -94,6 +94,14 @@ pub trait ServingEngine: Sync {
         None
     }
 
+    /// Whether it serves a DSA checkpoint (GLM-5.x, DeepSeek-V3.2) with sparse attention on every
+    /// GPU, its indexer scoring with a fused kernel (logits and top-k over the fp8 index keys)
+    /// where DeepGEMM's does not run. `false` where it falls back to dense MLA off the datacenter
+    /// parts unless told otherwise ([`crate::cost::attn_core::sparse_attention`]).
+    fn dsa_always_sparse(&self) -> bool {
+        false
+    }
+
     /// Whether its dense-MLA decode on SM120 is vLLM's TRITON_MLA, priced by that kernel's grid
     /// ([`crate::cost::decode_table`]) rather than by the efficiency curve.
     fn sm120_mla_decode_by_grid(&self) -> bool;

@@ -266,6 +266,18 @@ impl ServingEngine for Vllm {
             .then_some(VLLM_HYBRID_SPEC_CAVEAT)
     }
 
+    /// vLLM's attention selector admits only sparse backends for a DSA checkpoint
+    /// (`AttentionBackend.validate_configuration`: `use_sparse != cls.is_sparse()` → "sparse not
+    /// supported" / "non-sparse not supported"), so GLM-5.x runs sparse MLA on SM120 too
+    /// (`B12X_MLA_SPARSE`, `FLASHINFER_MLA_SPARSE_SM120` in the rtx6kpro recipes). There its
+    /// indexer is B12X's sparse indexer (`model_executor/layers/sparse_attn_indexer.py`,
+    /// `_use_b12x_sparse_indexer`, local-inference-lab/vllm @28be48fa9; the GLM-5.2 v13 page's
+    /// "B12X sparse indexer"): paged logits and top-k kernels over the fp8 index keys, priced as
+    /// DeepGEMM's fused path (no bf16 dequantization, one fp32 logit a pair).
+    fn dsa_always_sparse(&self) -> bool {
+        true
+    }
+
     /// TRITON_MLA, the MLA backend vLLM builds for SM120.
     fn sm120_mla_decode_by_grid(&self) -> bool {
         true
