@@ -198,10 +198,16 @@ fn vllm_runs_dsa_sparse_on_sm120_and_dcp_keeps_each_rank_s_top_k() {
     let at = |m: &CostModel, ctx: u32| m.steady_decode(1, ctx).tok_per_s;
     let vllm = model(Engine::Vllm, 1);
     let kept = at(&vllm, 65_536) / at(&vllm, 1024);
-    assert!(kept > 0.93, "vLLM sparse keeps {kept:.3} of its speed at 64k");
+    assert!(
+        kept > 0.93,
+        "vLLM sparse keeps {kept:.3} of its speed at 64k"
+    );
     let sglang = model(Engine::Sglang, 1);
     let dense = at(&sglang, 65_536) / at(&sglang, 1024);
-    assert!(dense < kept - 0.05, "SGLang dense on SM120 keeps {dense:.3}");
+    assert!(
+        dense < kept - 0.05,
+        "SGLang dense on SM120 keeps {dense:.3}"
+    );
     let dcp4 = model(Engine::Vllm, 4);
     assert!(
         at(&dcp4, 65_536) < at(&vllm, 65_536),
