@@ -117,10 +117,26 @@ impl AttnCore {
                     p.s * 1e6
                 )
             }
-            None if self.mla => "decode attention: efficiency curve (MLA other than vLLM's \
-                 TRITON_MLA on SM120: the carried SGLang MLA table is not the kernel the public \
-                 runs used, README 'Decode attention by shape')"
-                .to_string(),
+            None if self.mla => match self.topk_cap {
+                // the cap is d × topk under rank-local DCP: each rank's own top-k of its 1/d
+                // (the error model reads the note's start as an extrapolation: keep it)
+                Some(cap) => format!(
+                    "decode attention: efficiency curve, DSA sparse MLA: each query's top-k keys \
+                     ({:.0} of {:.0} cached{}) and the indexer scoring the context (no \
+                     sparse-MLA kernel timing carried for this GPU)",
+                    context.min(cap as f64) / self.dcp,
+                    context / self.dcp,
+                    if self.dcp > 1.0 {
+                        " on each DCP rank's shard"
+                    } else {
+                        ""
+                    }
+                ),
+                None => "decode attention: efficiency curve (MLA other than vLLM's TRITON_MLA on \
+                     SM120: the carried SGLang MLA table is not the kernel the public runs used, \
+                     README 'Decode attention by shape')"
+                    .to_string(),
+            },
             None => {
                 "decode attention: efficiency curve (KV bytes over the fitted bandwidth by batch; \
                      no measured table for this engine, backend, GPU and shape)"
