@@ -341,7 +341,7 @@ fn mla_core(
         // over the group (SM120's B12X, [`super::dcp`]): min(context / d, topk) keys a rank,
         // the cap of `d × topk` over the 1/d bytes a key costs here; merged, topk in all
         topk_cap: indexer.map(|i| {
-            let rank_local = k.dcp > 1.0 && !fused_indexer_logits(machine);
+            let rank_local = k.dcp > 1.0 && !indexer_merges_topk(machine);
             u64::from(i.topk) * if rank_local { k.dcp as u64 } else { 1 }
         }),
         indexer_flops_per_key: indexer
@@ -454,6 +454,13 @@ pub fn sparse_attention(machine: &Machine, opts: &ServerOptions) -> bool {
     opts.engine.rules().dsa_always_sparse()
         || fused_indexer_logits(machine)
         || opts.attention_backend.as_deref() == Some("nsa")
+}
+
+/// Whether the DSA indexer merges each rank's top-k into a global one over the DCP group:
+/// vLLM's DeepGEMM indexer on datacenter parts does; SM120's B12X keeps each rank's own
+/// ([`super::dcp`]).
+pub fn indexer_merges_topk(machine: &Machine) -> bool {
+    fused_indexer_logits(machine)
 }
 
 /// Whether the DSA indexer scores with a fused kernel (fp8 keys read as they are, one logit a

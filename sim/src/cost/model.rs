@@ -760,7 +760,7 @@ fn dcp_comm(
 /// (`sparse_attn_indexer`, datacenter parts running sparse attention) takes a local top-k on
 /// each rank and merges them; SM120's B12X keeps each rank's own ([`super::dcp`]).
 fn dsa_topk_merge(machine: &Machine, model: &ModelSpec, opts: &ServerOptions) -> Option<u32> {
-    let merges = sparse_attention(machine, opts) && super::attn_core::fused_indexer_logits(machine);
+    let merges = sparse_attention(machine, opts) && super::attn_core::indexer_merges_topk(machine);
     model.attention.indexer().filter(|_| merges).map(|i| i.topk)
 }
 
