@@ -16,7 +16,7 @@ a second kernel merges the splits). KV in fp8 (e4m3, per-tensor scale 1), querie
 accumulation (KV=bf16: bf16 KV). Layers rotate over LAYERS copies of the KV so a layer's distinct caches come from
 DRAM as in a served model. CUDA-graph replay, median of REPEATS x ITERS.
 
-Writes CSV rows to stdout: kv dtype, heads, kv_heads, head_dim, context, requests, layout (shared /
+Writes CSV rows to stdout: kv dtype, split order, heads, kv_heads, head_dim, context, requests, layout (shared /
 distinct), splits, us per layer, effective DRAM-equivalent GB/s (bytes one copy per request /
 time).
 """
@@ -31,14 +31,21 @@ LAYERS = int(os.environ.get("LAYERS", "3"))
 REPEATS = int(os.environ.get("REPEATS", "5"))
 # KV=bf16: no in-kernel conversion (fp8 KV spends the kernel's time converting on some GPUs)
 KV_DTYPE = torch.bfloat16 if os.environ.get("KV", "fp8") == "bf16" else torch.float8_e4m3fn
+# ORDER=rotated: request r's program s walks split (s + r) mod SPLITS, so the programs running
+# together (the grid's requests vary fastest) read different parts of a shared prefix: the reuse
+# then needs the prefix to stay in L2 between them, not only the split they share
+ROTATED = os.environ.get("ORDER", "aligned") == "rotated"
 ITERS = int(os.environ.get("ITERS", "10"))
 
 
 @triton.jit
 def _stage1(q_ptr, k_ptr, v_ptr, out_ptr, lse_ptr, base_ptr, ctx, chunk, scale,
-            H: tl.constexpr, D: tl.constexpr, BLOCK_N: tl.constexpr, SPLITS: tl.constexpr):
+            H: tl.constexpr, D: tl.constexpr, BLOCK_N: tl.constexpr, SPLITS: tl.constexpr,
+            ROTATE: tl.constexpr):
     r = tl.program_id(0)
     s = tl.program_id(1)
+    if ROTATE:
+        s = (s + r) % SPLITS
     offs_h = tl.arange(0, H)
     offs_d = tl.arange(0, D)
     q = tl.load(q_ptr + r * H * D + offs_h[:, None] * D + offs_d[None, :])
@@ -108,7 +115,8 @@ def run(q, k, v, base, ctx, splits, bufs=None):
                 torch.empty(b, h, d, device="cuda", dtype=torch.bfloat16))
     out, lse, final = bufs
     _stage1[(b, splits)](q, k, v, out, lse, base, ctx, chunk, d ** -0.5,
-                         H=h, D=d, BLOCK_N=64, SPLITS=splits, num_warps=8, num_stages=2)
+                         H=h, D=d, BLOCK_N=64, SPLITS=splits, ROTATE=ROTATED, num_warps=8,
+                         num_stages=2)
     _stage2[(b, h)](out, lse, final, H=h, D=d, SPLITS=splits)
     return final
 
@@ -156,7 +164,9 @@ def main():
     check()
     sm = torch.cuda.get_device_properties(0).multi_processor_count
     kv = "bf16" if KV_DTYPE == torch.bfloat16 else "fp8"
-    print("kv,heads,kv_heads,head_dim,context,requests,layout,splits,us_per_layer,gb_per_s_one_copy_each")
+    order = "rotated" if ROTATED else "aligned"
+    print("kv,order,heads,kv_heads,head_dim,context,requests,layout,splits,us_per_layer,"
+          "gb_per_s_one_copy_each")
     h, d = 16, 256
     for ctx in [int(x) for x in os.environ.get("CONTEXTS", "16384,65536").split(",")]:
         for b in [int(x) for x in os.environ.get("REQUESTS", "1,8,16,32,64,128").split(",")]:
@@ -170,7 +180,7 @@ def main():
                     continue
                 us = time_layer(h, d, ctx, b, shared, splits)
                 gbs = b * ctx * d * 2 * elt / (us * 1e-6) / 1e9
-                print(f"{kv},{h},1,{d},{ctx},{b},{'shared' if shared else 'distinct'},{splits},"
+                print(f"{kv},{order},{h},1,{d},{ctx},{b},{'shared' if shared else 'distinct'},{splits},"
                       f"{us:.1f},{gbs:.0f}", flush=True)
 
 
