@@ -52,6 +52,8 @@ pub(crate) struct AttnCore {
     pub indexer_logit_bytes_per_pair: f64,
     /// A verify pass reads each request's cache once per draft token (vLLM's Triton MLA on
     /// SM120, [`ServerOptions::verify_rows_per_draft_token`]) rather than once for all of them.
+    /// Under vLLM's sparse MLA on SM120 the same holds by another road: every verify row is a
+    /// decode row of B12X's kernel with a top-k of its own (the keys are capped per row).
     pub verify_rereads_cache: bool,
     /// FLOPs per (query, key) pair of a prefill chunk that extends a cached prefix (the
     /// backend's path for it; [`Self::prefill_flops_per_pair`] without a prefix).
