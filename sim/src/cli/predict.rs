@@ -205,7 +205,7 @@ fn one_table(out: &PredictOutput) -> String {
         s.push_str(&speculative_line(sp));
     }
     s.push_str(&traffic_line(&tr));
-    s.push_str(&memory_lines(&m, out.query.context_tokens));
+    s.push_str(&memory_lines(&m, out.query.context_tokens, out.engine));
     if !out.bf16_modules.is_empty() {
         s.push_str("kept BF16 by the checkpoint:\n");
         for l in &out.bf16_modules {
@@ -321,8 +321,8 @@ fn traffic_line(tr: &Traffic) -> String {
     s
 }
 
-/// The memory plan per GPU as SGLang sizes it, and what it admits at `context_tokens`.
-fn memory_lines(m: &MemorySummary, context_tokens: u32) -> String {
+/// The memory plan per GPU as `engine` sizes it, and what it admits at `context_tokens`.
+fn memory_lines(m: &MemorySummary, context_tokens: u32, engine: Engine) -> String {
     let mut s = String::new();
     s.push_str(&line("", &format!(
         "memory per GPU: weights {:.2} GB + reserve {:.2} GB, KV pool {:.2} GB of {:.1} GB → {} KV tokens, {} requests at context {}",
@@ -340,22 +340,8 @@ fn memory_lines(m: &MemorySummary, context_tokens: u32) -> String {
             m.state_pool_gb_per_gpu, m.state_slots, m.max_running_requests
         )));
     }
+    s.push_str(&detail(&sizing_text(m, engine)));
     let r = &m.reserves;
-    s.push_str(&detail(&format!(
-        "SGLang's sizing: {} {} of the {:.2} GB free before loading = static budget {:.2} GB; reserves: CUDA context/NCCL {}, req_to_token {} ({} requests × {} tokens), attention workspace {}, CUDA graphs {}, activations {}; {:.2} GB left",
-        Engine::Sglang.flag(Knob::MemoryShare),
-        sim::cost::memory::shown_fraction(m.mem_fraction_static),
-        m.available_before_load_gb,
-        m.static_budget_gb,
-        gb(r.pre_load_bytes as f64),
-        gb(r.req_to_token_bytes as f64),
-        m.max_running_requests,
-        m.context_len,
-        gb(r.attention_workspace_bytes as f64),
-        gb(r.cuda_graph_bytes as f64),
-        gb(r.activation_bytes as f64),
-        m.free_after_reserves_gb
-    )));
     if r.draft_weight_bytes + r.draft_kv_bytes > 0 {
         s.push_str(&format!(
             "  MTP draft (from the same remainder): weights {}, KV {}\n",
@@ -366,14 +352,53 @@ fn memory_lines(m: &MemorySummary, context_tokens: u32) -> String {
     s
 }
 
+/// How `engine` sized the plan, in its own terms: SGLang's `--mem-fraction-static` is a share
+/// of the memory free before the weights load and holds weights and KV pool, its reserves
+/// (`req_to_token`, graphs, activations) outside it; vLLM's `--gpu-memory-utilization` is a
+/// share of the whole card that holds weights, the profiling run's peak and the KV cache, with
+/// the CUDA context and NCCL outside it (`sim::cost::memory::vllm`).
+fn sizing_text(m: &MemorySummary, engine: Engine) -> String {
+    let r = &m.reserves;
+    let share = sim::cost::memory::shown_fraction(m.mem_fraction_static);
+    match engine {
+        Engine::Sglang => format!(
+            "SGLang's sizing: {} {share} of the {:.2} GB free before loading = static budget {:.2} GB; reserves: CUDA context/NCCL {}, req_to_token {} ({} requests × {} tokens), attention workspace {}, CUDA graphs {}, activations {}; {:.2} GB left",
+            Engine::Sglang.flag(Knob::MemoryShare),
+            m.available_before_load_gb,
+            m.static_budget_gb,
+            gb(r.pre_load_bytes as f64),
+            gb(r.req_to_token_bytes as f64),
+            m.max_running_requests,
+            m.context_len,
+            gb(r.attention_workspace_bytes as f64),
+            gb(r.cuda_graph_bytes as f64),
+            gb(r.activation_bytes as f64),
+            m.free_after_reserves_gb
+        ),
+        Engine::Vllm => format!(
+            "vLLM's sizing: {} {share} of the card's {:.2} GB = {:.2} GB requested for weights, the profiling run's peak {} (one forward of --max-num-batched-tokens tokens, the sampler over up to {} sequences), non-torch allocations {} and the KV cache; outside it: CUDA context/NCCL {}, CUDA graphs {}; {:.2} GB left",
+            Engine::Vllm.flag(Knob::MemoryShare),
+            m.available_before_load_gb,
+            m.static_budget_gb,
+            gb(r.activation_bytes as f64),
+            m.max_running_requests,
+            gb(r.attention_workspace_bytes as f64),
+            gb(r.pre_load_bytes as f64),
+            gb(r.cuda_graph_bytes as f64),
+            m.free_after_reserves_gb
+        ),
+    }
+}
+
 /// Every layout, best first, rejected ones with their reason.
 fn ranking_table(out: &PredictOutput) -> String {
     let mut s = header(out);
     let mut notes = crate::cli::tables::Notes::default();
     let mut t = crate::cli::tables::table();
+    let flags_header = format!("{} flags", out.engine.rules().display_name());
     t.load_style(UTF8_FULL_CONDENSED).set_header(vec![
         "layout",
-        "SGLang flags",
+        flags_header.as_str(),
         "iteration ms",
         "tok/s (steady)",
         "comm %",

@@ -387,7 +387,21 @@ pub fn predict_all(
         .into_iter()
         .map(|c| {
             let layout_opts = opts_for(&c.layout);
-            let mut p = match c.rejected {
+            let rules = layout_opts.engine.rules();
+            // a layout the engine has no flags for (vLLM's expert parallelism spans the whole
+            // TP group: no TP8+EP2) cannot be launched, so it is not ranked among those that can
+            let unlaunchable =
+                c.rejected.is_none() && rules.layout_flags(&c.layout, 1, 1).is_none();
+            let reason = c.rejected.or_else(|| {
+                unlaunchable.then(|| {
+                    format!(
+                        "{} has no flags that launch {}",
+                        rules.display_name(),
+                        c.layout.short_name()
+                    )
+                })
+            });
+            let mut p = match reason {
                 Some(r) => rejected(&c.layout, r),
                 // An all-to-all backend runs where it can (EP over the TP group), not elsewhere.
                 None => {
