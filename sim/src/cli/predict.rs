@@ -376,11 +376,12 @@ fn sizing_text(m: &MemorySummary, engine: Engine) -> String {
             m.free_after_reserves_gb
         ),
         Engine::Vllm => format!(
-            "vLLM's sizing: {} {share} of the card's {:.2} GB = {:.2} GB requested for weights, the profiling run's peak {} (one forward of --max-num-batched-tokens tokens, the sampler over up to {} sequences), non-torch allocations {} and the KV cache; outside it: CUDA context/NCCL {}, CUDA graphs {}; {:.2} GB left",
+            "vLLM's sizing: {} {share} of the card's {:.2} GB = {:.2} GB requested for weights, the profiling run's peak {} (one forward of {} tokens, the sampler over up to {} sequences), non-torch allocations {} and the KV cache; outside it: CUDA context/NCCL {}, CUDA graphs {}; {:.2} GB left",
             Engine::Vllm.flag(Knob::MemoryShare),
             m.available_before_load_gb,
             m.static_budget_gb,
             gb(r.activation_bytes as f64),
+            Engine::Vllm.flag(Knob::PrefillChunk),
             m.max_running_requests,
             gb(r.attention_workspace_bytes as f64),
             gb(r.pre_load_bytes as f64),

@@ -96,7 +96,7 @@ impl SpeculativeModel {
             target.set_padding_note(n);
         }
         // what the engine's public runs say of speculation on this model and is not priced
-        if let Some(c) = opts.engine.rules().spec_caveat(model) {
+        if let Some(c) = opts.engine.rules().spec_caveat(model, opts) {
             target.add_note(c.to_string());
         }
         // a dense draft (an EAGLE head) has no experts to spread: it runs TP over the GPUs
@@ -491,6 +491,33 @@ mod tests {
         assert!(caveat(Engine::Vllm, "qwen3-next-80b-a3b"));
         assert!(!caveat(Engine::Sglang, "qwen3-next-80b-a3b"));
         assert!(!caveat(Engine::Vllm, "qwen3-30b-a3b"));
+    }
+
+    /// vLLM's MTP on a DSA checkpoint under DCP carries the caveat that public runs measured its
+    /// speculative step far dearer than priced; the same without DCP, or under SGLang, does not.
+    #[test]
+    fn vllm_mtp_on_a_dsa_model_under_dcp_says_what_is_not_priced() {
+        let (machine, spec) = glm_on_baremetal();
+        let caveat = |engine, dcp| {
+            let opts = ServerOptions {
+                engine,
+                decode_context_parallel: dcp,
+                speculative: Some(SpeculativeOptions {
+                    accept_length: Some(3.0),
+                    ..crate::engine::draft::recipe_draft("EAGLE3", Some("EAGLE-3 head"))
+                }),
+                ..ServerOptions::default()
+            };
+            SpeculativeModel::new(&machine, &spec, Layout::tp(8), &opts, Knobs::default())
+                .unwrap()
+                .target
+                .memory_notes()
+                .iter()
+                .any(|n| n == crate::engine::vllm::VLLM_DSA_DCP_SPEC_CAVEAT)
+        };
+        assert!(caveat(Engine::Vllm, 4));
+        assert!(!caveat(Engine::Vllm, 1));
+        assert!(!caveat(Engine::Sglang, 1));
     }
 
     /// Under vLLM's DCP the proposer copies the DCP-local lengths to the host with a blocking

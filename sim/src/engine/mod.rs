@@ -87,10 +87,14 @@ pub trait ServingEngine: Sync {
     /// passes meanwhile. `None` where a step has no such wait (SGLang runs no DCP).
     fn spec_dcp_host_after_sync_s(&self) -> Option<f64>;
 
-    /// What public runs say of this engine's speculative decoding on `model` that the cost
-    /// model does not price, said beside every speculative prediction of it; `None` where
-    /// nothing is known.
-    fn spec_caveat(&self, _model: &models::ModelSpec) -> Option<&'static str> {
+    /// What public runs say of this engine's speculative decoding on `model` served with `opts`
+    /// that the cost model does not price, said beside every speculative prediction of it;
+    /// `None` where nothing is known.
+    fn spec_caveat(
+        &self,
+        _model: &models::ModelSpec,
+        _opts: &crate::options::ServerOptions,
+    ) -> Option<&'static str> {
         None
     }
 

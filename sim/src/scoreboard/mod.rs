@@ -405,7 +405,7 @@ fn predict(
     notes.extend(model.target().padding_note().map(str::to_string));
     notes.extend(model.target().default_config_note().map(str::to_string));
     notes.extend(modelled_comm_notes(&model));
-    let speculation = speculation_of(e, (spec, &model), &mut notes);
+    let speculation = speculation_of(e, (spec, &model, &server), &mut notes);
     let (breakdown, step_ms, value) = predicted_value(e, engine, spec, &model, &server, &mut notes)
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x))?;
     let regime = regime_of(
@@ -569,11 +569,21 @@ pub(crate) fn server_gpus(m: &Machine, layout: models::Layout) -> crate::error::
 /// The speculation `model` runs for record `e`, with a note saying how it was set.
 fn speculation_of(
     e: &Expressed,
-    (spec, model): (&models::ModelSpec, &ServedModel),
+    (spec, model, server): (
+        &models::ModelSpec,
+        &ServedModel,
+        &crate::options::ServerOptions,
+    ),
     notes: &mut Vec<String>,
 ) -> Option<SpecUsed> {
     let (s, plan) = (e.speculation.as_ref()?, model.spec_plan()?);
-    notes.extend(e.engine.rules().spec_caveat(spec).map(str::to_string));
+    notes.extend(
+        server
+            .engine
+            .rules()
+            .spec_caveat(spec, server)
+            .map(str::to_string),
+    );
     let (prior, pooled);
     notes.push(format!(
         "draft: {}; acceptance length {:.2} ({})",

@@ -39,6 +39,16 @@ pub const VLLM_SPARSE_MLA_BLOCK_SIZE: u32 = 64;
 /// H100, acceptance 36.5%); MTP 1–3 on Qwen3.8-27B, one GA100, a 17.5 ms step becoming 46 ms
 /// (#35387, vLLM 0.27.1); MTP 2 / 4 on Qwen3.8-27B NVFP4, one RTX PRO 6000 Max-Q, +52% / +84% at
 /// one stream (sudoingX/qwen38-mtp #11, vLLM 0.27.1).
+/// vLLM's MTP on a DSA checkpoint (GLM-5.x) under decode context parallelism, as the
+/// rtx6kpro community builds measured it on 8× RTX PRO 6000 and shardwise does not price it:
+/// the GLM-5.2 v13 page's one-stream runs (MTP 3, acceptance measured, TP8 DCP 2/4/8 and TP6
+/// DCP 2/3/6) took 1.6–2.6× a plain decode step per speculative step where the cost model
+/// prices 1.4–1.6× (DCP 1: 1.6–1.7× measured, 1.4–1.6× priced), and the GLM-5.1 DCP page's
+/// MTP 3 runs at 32 streams kept 245–357 tok/s at DCP 8 against 677–683 at DCP 1 (predicted
+/// 535 against 776). Those builds' draft passes under DCP (their attention collectives outside
+/// full CUDA graphs) are the likely cost; their code is not all public, so it is a caveat, not
+/// a price (docs/validation.md, twelfth and thirteenth sessions).
+pub const VLLM_DSA_DCP_SPEC_CAVEAT: &str = "vLLM's MTP on a DSA model (GLM-5.x) with decode context parallelism: the community builds' public runs on 8× RTX PRO 6000 measured each speculative step at 1.6–2.6× a plain decode step under DCP 2–8 where shardwise prices 1.4–1.6× (rtx6kpro models/glm5.2_v13.md, MTP 3, acceptance measured), and MTP 3 at 32 streams ran 245–357 tok/s at DCP 8 against 677–683 at DCP 1 (models/glm5.1/glm51-vllm-dcp-nccl2127-noxml-2026-05-04.md): expect MTP's gain under DCP to fall short of this prediction; measure DCP 1 with MTP against your DCP before trusting it";
 pub const VLLM_HYBRID_SPEC_CAVEAT: &str = "vLLM's speculative decoding on a Gated DeltaNet hybrid: public runs disagree from version to version (+76% latency with MTP 2 on Qwen3-Next TP4, vllm #35387; −8…−32% throughput on H100, recipes #923; +52…+84% at one stream on an RTX PRO 6000, vLLM 0.27.1): the per-step state bookkeeping and CUDA-graph coverage behind it are not priced; measure MTP on and off on your version before trusting this gain";
 
 /// Host time of one vLLM V1 decode step outside the model's forward passes: input preparation
@@ -258,12 +268,18 @@ impl ServingEngine for Vllm {
     }
 
     /// vLLM's MTP on Gated DeltaNet hybrids (Qwen3-Next, Qwen3.5 and later): public runs from
-    /// one vLLM version to the next disagree in sign ([`VLLM_HYBRID_SPEC_CAVEAT`]).
-    fn spec_caveat(&self, model: &models::ModelSpec) -> Option<&'static str> {
-        model
+    /// one vLLM version to the next disagree in sign ([`VLLM_HYBRID_SPEC_CAVEAT`]). On a DSA
+    /// checkpoint under DCP, the community builds' public runs measured the speculative step far
+    /// dearer than priced ([`VLLM_DSA_DCP_SPEC_CAVEAT`]).
+    fn spec_caveat(&self, model: &models::ModelSpec, opts: &ServerOptions) -> Option<&'static str> {
+        if model
             .layer_attention
             .contains(&models::spec::LayerAttention::Linear)
-            .then_some(VLLM_HYBRID_SPEC_CAVEAT)
+        {
+            return Some(VLLM_HYBRID_SPEC_CAVEAT);
+        }
+        (model.attention.indexer().is_some() && opts.decode_context_parallel > 1)
+            .then_some(VLLM_DSA_DCP_SPEC_CAVEAT)
     }
 
     /// vLLM's attention selector admits only sparse backends for a DSA checkpoint

@@ -410,7 +410,7 @@ impl Scenario {
             None
         };
         // what the engine's public runs say of speculation on this model, said with the answer
-        let caveat = self.opts.engine.rules().spec_caveat(&self.spec);
+        let caveat = self.opts.engine.rules().spec_caveat(&self.spec, &self.opts);
         let Some((best, default)) = better else {
             let mut a = mtp_question(&q, &build).map_err(failed)?;
             a.caveat = caveat.map(str::to_string);
