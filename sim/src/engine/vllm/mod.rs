@@ -43,7 +43,8 @@ pub const VLLM_SPARSE_MLA_BLOCK_SIZE: u32 = 64;
 /// rtx6kpro community builds measured it on 8× RTX PRO 6000 and shardwise does not price it:
 /// the GLM-5.2 v13 page's one-stream runs (MTP 3, acceptance measured, TP8 DCP 2/4/8 and TP6
 /// DCP 2/3/6) took 1.6–2.6× a plain decode step per speculative step where the cost model
-/// prices 1.4–1.6× (DCP 1: 1.6–1.7× measured, 1.4–1.6× priced), and the GLM-5.1 DCP page's
+/// prices 1.4–1.6× (DCP 1: 1.6–2.1× measured, 1.3–1.4× priced, but there the build's plain
+/// step is also faster than priced), and the GLM-5.1 DCP page's
 /// MTP 3 runs at 32 streams kept 245–357 tok/s at DCP 8 against 677–683 at DCP 1 (predicted
 /// 535 against 776). Those builds' draft passes under DCP (their attention collectives outside
 /// full CUDA graphs) are the likely cost; their code is not all public, so it is a caveat, not
