@@ -414,7 +414,7 @@ pub fn predict_all(
             // engine's spelling (`--nnodes` where it spans nodes).
             if p.rejected.is_some() {
                 let nodes = machine.place(&c.layout).map_or(1, |placed| placed.nodes);
-                p.flags = layout_opts.engine.rules().launch_flags(&c.layout, 1, nodes);
+                p.flags = rules.launch_flags(&c.layout, 1, nodes);
             }
             p
         })
