@@ -5,7 +5,9 @@
 //! - `off`: the pairs lose peer access; every collective measured over them with P2P is dropped,
 //!   so NCCL's SHM ring is costed from the host path (`machine::shm_ring`): the profile's
 //!   mapped-kernel host staging where `probe` measured it, else the lent H200 KVM guest's
-//!   (`probe/profiles/h200-x1.vm-fields.json`: 3.2 µs round trip, ~51 GB/s, a PCIe Gen5 x16
+//!   (`probe/profiles/h200-x1.vm-fields.json`: 3.18 µs one-shot latency, which
+//!   `machine::shm_ring` splits into the 2.24 µs store-to-poll hop and 1.24 µs dependent load
+//!   measured on the same guest; ~51 GB/s, a PCIe Gen5 x16
 //!   card like the RTX PRO 6000), said in a note.
 //! - `routed`: the pairs keep peer access but each peer copy is the host-staged copy (what probe
 //!   measures on such a pair: no faster than staging); collectives over them are dropped, so
@@ -257,7 +259,8 @@ fn assume_host_staging(p: &mut MachineProfile) {
     }
     p.provenance.notes.push(
         "assumed host path for NCCL's SHM ring: the lent H200 KVM guest's measured mapped-kernel \
-         host staging (probe/profiles/h200-x1.vm-fields.json: 3.2 µs round trip, ~51 GB/s; a \
+         host staging (probe/profiles/h200-x1.vm-fields.json: 3.18 µs one-shot, a 2.24 µs hop and \
+         a 1.24 µs load a ring step, ~51 GB/s; a \
          PCIe Gen5 x16 card), not measured on this machine"
             .into(),
     );

@@ -130,7 +130,7 @@ fn slower_collectives_would_close_the_gap_but_the_users_log_rejects_them() {
 #[test]
 fn healthy_host_staging_would_make_the_vm_faster_and_graphs_pay() {
     // the preset's GPUs with no collective measured and the host staging probe measured in a
-    // KVM guest (the lent H200: 3.2 µs round trip, ~51 GB/s), copied onto all eight GPUs: sim
+    // KVM guest (the lent H200: 3.18 µs one-shot, ~51 GB/s), copied onto all eight GPUs: sim
     // costs NCCL's SHM ring from them (`sim::machine::shm_ring`)
     let lent = models::MachineProfile::load(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -342,9 +342,12 @@ fn advise_answers_the_p2p_question_for_the_vm() {
 /// ring, the one-shot custom all-reduce) over host paths of 14–500 µs and 1–37 GB/s. Nothing is
 /// fitted: the figures are what `probe run --quick` prints on its `host path:` lines. Asserted:
 /// the direction of each effect, and which host paths bracket the user's numbers (when written:
-/// both at once at ≈38 µs and ≈3.3 GB/s for routed NCCL, ≈19 µs and ≈4.6 GB/s for the SHM ring,
-/// graph gain 1.02× for both; the custom all-reduce over a routed path cannot give both numbers
-/// at one host path).
+/// both at once at ≈38 µs and ≈3.1 GB/s for routed NCCL, graph gain 1.02×; neither the SHM ring
+/// nor the custom all-reduce over a routed path gives both numbers at one host path: since the
+/// thirteenth session a ring step over SHM costs the store-to-poll hop and the dependent load
+/// measured on the lent guest, not the whole one-shot latency, so one stream's ~11 needs ≈31–34
+/// µs, where NCCL's Simple protocol, 24.6 KB a channel per host round trip, holds 64 concurrent
+/// at ≤211; it was ≈19 µs and ≈4.1 GB/s before).
 #[test]
 fn the_host_path_sweep_brackets_the_users_numbers() {
     let dir = tempfile::tempdir().unwrap();
@@ -391,16 +394,27 @@ fn the_host_path_sweep_brackets_the_users_numbers() {
     let (lats, gbs) = ([14.0, 40.0, 150.0, 500.0], [1.0, 2.0, 4.0, 8.0, 37.0]);
     for path in ["off-shm", "routed-nccl", "routed-custom"] {
         for lat in lats {
-            // lower host bandwidth, slower; more at 64 streams than at one
+            // lower host bandwidth, never faster (slower while bandwidth, not the round trip,
+            // bounds the ring); more at 64 streams than at one
             for w in gbs.windows(2) {
                 let (lo, hi) = (
                     get(path, lat, w[0], "load_eager"),
                     get(path, lat, w[1], "load_eager"),
                 );
-                assert!(lo < hi, "{path} {lat} µs: {lo} at {} GB/s vs {hi}", w[0]);
+                assert!(
+                    lo <= hi * (1.0 + 1e-9),
+                    "{path} {lat} µs: {lo} at {} GB/s vs {hi}",
+                    w[0]
+                );
+            }
+            if lat <= 40.0 {
+                assert!(get(path, lat, 1.0, "load_eager") < get(path, lat, 2.0, "load_eager"));
             }
             let span = |col| get(path, lat, 37.0, col) / get(path, lat, 1.0, col);
-            assert!(span("load_eager") > span("one_graphs"), "{path} {lat} µs");
+            assert!(
+                span("load_eager") >= span("one_graphs") * (1.0 - 1e-9),
+                "{path} {lat} µs"
+            );
         }
         for gb in gbs {
             // a longer host path is slower at one stream with graphs (no CPU bound to hide it)
@@ -464,26 +478,29 @@ fn the_host_path_sweep_brackets_the_users_numbers() {
             j["graph_gain"].as_f64(),
         )
     };
-    for (p, gb_max) in [("routed-nccl", 4.0), ("off-shm", 8.0)] {
-        let (Some(l), Some(b), Some(g)) = joint(p) else {
-            panic!("{p}: {:?}", joint(p))
-        };
-        assert!(
-            (14.0..40.0).contains(&l) && (2.0..gb_max).contains(&b),
-            "{p}: {l} µs {b} GB/s"
-        );
-        assert!((g - USER_GRAPH_GAIN).abs() <= 0.10, "{p}: gain {g}");
-    }
+    let (Some(l), Some(b), Some(g)) = joint("routed-nccl") else {
+        panic!("routed-nccl: {:?}", joint("routed-nccl"))
+    };
+    assert!(
+        (14.0..40.0).contains(&l) && (2.0..4.0).contains(&b),
+        "routed-nccl: {l} µs {b} GB/s"
+    );
+    assert!((g - USER_GRAPH_GAIN).abs() <= 0.10, "routed-nccl: gain {g}");
+    // SHM: one stream's ~11 needs a host path whose round trip leaves NCCL's Simple protocol
+    // short of 64 concurrent's ~225 (a channel's packs once a round trip)
+    assert_eq!(joint("off-shm").0, None);
+    assert!(get("off-shm", 40.0, 37.0, "load_eager") < C64_TOK_S);
     assert_eq!(joint("routed-custom").0, None);
     let deciding = sw["deciding"].to_string();
     assert!(deciding.contains("host path: SHM") && deciding.contains("host path: peer copy"));
 }
 
 /// The acceptance bar at the host path the sweep inverts the user's numbers to (routed, NCCL's
-/// ring: ≈38 µs, ≈3.3 GB/s; SHM: ≈19 µs, ≈4.6 GB/s): a probe profile of the box carrying those
-/// two figures predicts ~11 tok/s at one stream (eager −16%, graphs −3% when written), ~225 at
-/// 64 eager and no graph gain. Conditional, not a hit: nothing measured the VM's host path; this
-/// is what `probe run --quick` would have to print for the interconnect to be the whole story.
+/// ring: ≈38 µs, ≈3.3 GB/s; the SHM ring has no such host path since the thirteenth session, see
+/// the sweep's test): a probe profile of the box carrying those two figures predicts ~11 tok/s
+/// at one stream (eager −16%, graphs −3% when written), ~225 at 64 eager and no graph gain.
+/// Conditional, not a hit: nothing measured the VM's host path; this is what `probe run --quick`
+/// would have to print for the interconnect to be the whole story.
 #[test]
 fn at_the_inverted_host_path_the_users_numbers_are_met() {
     use models::profile::P2pState;
@@ -491,8 +508,7 @@ fn at_the_inverted_host_path_the_users_numbers_are_met() {
     let dir = tempfile::tempdir().unwrap();
     let cal = calibrate(dir.path(), VM);
     let base = sim::presets::machine_preset("rtx-pro-6000-x8-baremetal").unwrap();
-    for (state, latency_us, gb_per_s) in [(P2pState::Routed, 38.0, 3.3), (P2pState::Off, 19.0, 4.6)]
-    {
+    for (state, latency_us, gb_per_s) in [(P2pState::Routed, 38.0, 3.3)] {
         let path = HostPathFigures {
             latency_us,
             gb_per_s,

@@ -29,11 +29,17 @@
 //!   lacks GPU P2P capability or P2P test failed"), so NCCL runs every all-reduce; `cost::comm`
 //!   does the same through `Machine::p2p_ok`.
 //!
-//! Each ring step is one hop: the receiver's round trip(s) plus its chunk at the protocol's rate;
-//! 2(n−1) steps for all-reduce, n−1 for all-gather and reduce-scatter. All-to-all and send/recv are
-//! one exchange of every peer's share at once. The round trip, the bandwidths and the channel count
-//! are inputs ([`ShmFigures`]): measured (a probe profile's mapped-kernel host staging and NCCL's
-//! own channel lines) or stated.
+//! Each ring step is one hop through host memory: the sender's store seen by the receiver's poll
+//! (LL's data travels in the polled lines themselves), for Simple then the data's first dependent
+//! load, plus the chunk at the protocol's rate; 2(n−1) steps for all-reduce, n−1 for all-gather
+//! and reduce-scatter. All-to-all and send/recv are one exchange of every peer's share at once. The
+//! hop, the round trip, the bandwidths and the channel count are inputs ([`ShmFigures`]): measured
+//! (a probe profile's mapped-kernel host staging and NCCL's own channel lines) or stated. On the
+//! lent H200 guest a store→poll hop through host memory takes 2.24 µs and a dependent 8-byte load
+//! 1.20–1.27 µs, warm or over 256 MiB (`scripts/measure-host-read-latency.py`,
+//! `data/observations/host-read-latency-h200.csv`): one NCCL step is about these, not the 3.18 µs a
+//! one-shot 4 KiB load kernel adds to an empty one there, which `probe` records as the host path's
+//! latency ([`HOP_PER_ONE_SHOT`], [`RTT_PER_ONE_SHOT`]).
 
 use super::curve::CommCurve;
 use models::profile::CollectiveOp;
@@ -49,6 +55,11 @@ const TUNER_HOP_SIMPLE_US: f64 = 5.7;
 const LL_BYTES_IN_FLIGHT: f64 = 512.0 * 8.0;
 /// Simple: bytes per step and channel (`NCCL_BUFFSIZE` 4 MiB / `NCCL_STEPS` 8).
 const SIMPLE_STEP_BYTES: f64 = (4u64 << 20) as f64 / 8.0;
+/// NCCL's rating of a PCIe link (`topo.h` PCI_BW), GB/s: a ring rated at or below it runs Simple
+/// with 256 threads a channel, else 512 (`tuning.cc` `simpleDefaultThreads`).
+const PCI_BW_GB_PER_S: f64 = 12.0;
+/// Bytes one thread keeps in flight a Simple iteration: a 16-byte pack × the collective unroll.
+const SIMPLE_PACK_BYTES: f64 = 16.0;
 /// The ring speed NCCL rates a fallback ("simple order") graph at, GB/s (`search.cc`).
 pub const FALLBACK_RING_GB_PER_S: f64 = 0.1;
 
@@ -59,10 +70,27 @@ pub enum Protocol {
     Simple,
 }
 
+/// A store into pinned host memory seen by another kernel polling it, over the one-shot latency
+/// `probe` records for the host path (a 4 KiB mapped-kernel load less an empty graph node), both
+/// measured on the lent H200 guest: 2.239 µs (`pingpong_hop,host`,
+/// `data/observations/host-read-latency-h200.csv`) over 3.18 µs (`probe/profiles/h200-x1.vm-fields.json`).
+/// Physical meaning: the part of a one-shot kernel's host-path time that one NCCL SHM step pays
+/// (the rest is the one-shot kernel's own start and finish). Not fitted: both are measurements on
+/// one machine; a profile's own latency scales both ratios, an assumption where the host path is
+/// slower (a VM's IOMMU, another socket). Bounds (0, 1].
+pub const HOP_PER_ONE_SHOT: f64 = 2.239 / 3.18;
+/// A dependent 8-byte load from pinned host memory over the same one-shot latency: 1.24 µs (the
+/// median of the three `chase,host` patterns, 1.199–1.272) over 3.18 µs. Bounds (0, 1].
+pub const RTT_PER_ONE_SHOT: f64 = 1.24 / 3.18;
+
 /// What the SHM path costs on one machine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShmFigures {
-    /// A kernel's load from mapped pinned host memory, round trip, seconds.
+    /// A store into mapped pinned host memory seen by a kernel polling it, seconds: one ring
+    /// step's latency under LL, whose data travels in the polled lines.
+    pub hop_s: f64,
+    /// A kernel's dependent load from mapped pinned host memory, round trip, seconds: LL's lines
+    /// in flight arrive once per round trip, and Simple reads its slice after seeing the tail.
     pub read_rtt_s: f64,
     /// Bytes per second one GPU stores into mapped host memory while it loads as much
     /// (the smaller of its device→host and host→device mapped-kernel bandwidths).
@@ -73,6 +101,8 @@ pub struct ShmFigures {
     /// ([`FALLBACK_RING_GB_PER_S`] when the search fell back), with its graph's channel count.
     pub tuner_ring_gb_per_s: f64,
     pub tuner_graph_channels: u32,
+    /// The GPUs' compute capability (major): NCCL's collective unroll depends on it.
+    pub cc_major: u32,
 }
 
 /// Ring steps of `op` on `n` ranks (`tuning.cc` nsteps); exchanges count as one step.
@@ -115,6 +145,26 @@ impl ShmFigures {
         }
     }
 
+    /// Bytes a channel's Simple threads keep in flight: `simpleDefaultThreads` (256 on a ring
+    /// NCCL rates at PCI_BW or less, as the fallback ring; else 512) × 16-byte packs × the
+    /// collective unroll (`ncclCollUnroll`, `include/device.h`: 6 on compute capability 12.x, 8
+    /// from 8.0, else 4). Loads from host memory return once a round trip, so a channel moves at
+    /// most this much per round trip, as LL's lines do.
+    fn simple_bytes_in_flight(&self) -> f64 {
+        let ring = self.tuner_ring_gb_per_s * f64::from(self.tuner_graph_channels.max(1));
+        let threads = if ring <= PCI_BW_GB_PER_S {
+            256.0
+        } else {
+            512.0
+        };
+        let unroll = match self.cc_major {
+            12 => 6.0,
+            c if c >= 8 => 8.0,
+            _ => 4.0,
+        };
+        threads * SIMPLE_PACK_BYTES * unroll
+    }
+
     /// Seconds of one ring step moving `chunk` bytes per rank with `proto`.
     fn step_s(&self, proto: Protocol, chunk: f64) -> f64 {
         let ch = self.channels.max(1) as f64;
@@ -124,11 +174,13 @@ impl ShmFigures {
             Protocol::Ll => {
                 // LL's lines are half flags: the link carries twice the data
                 let rate = (LL_BYTES_IN_FLIGHT / self.read_rtt_s).min(0.5 * share);
-                self.read_rtt_s + per_channel / rate
+                self.hop_s + per_channel / rate
             }
             Protocol::Simple => {
+                // each slice: the tail's store seen by the poll, then the slice's first load
                 let slices = (per_channel / SIMPLE_STEP_BYTES).ceil().max(1.0);
-                2.0 * self.read_rtt_s * slices + per_channel / share
+                let rate = (self.simple_bytes_in_flight() / self.read_rtt_s).min(share);
+                (self.hop_s + self.read_rtt_s) * slices + per_channel / rate
             }
         }
     }
@@ -158,7 +210,8 @@ impl ShmFigures {
     /// One line on how the curve was costed.
     pub fn describe(&self) -> String {
         format!(
-            "NCCL SHM ring: {:.1} µs host-read round trip, {:.1} GB/s staged per GPU, {} channels, tuner ring {:.1} GB/s × {}",
+            "NCCL SHM ring: {:.1} µs a store-to-poll hop, {:.1} µs host-read round trip, {:.1} GB/s staged per GPU, {} channels, tuner ring {:.1} GB/s × {}",
+            self.hop_s * 1e6,
             self.read_rtt_s * 1e6,
             self.staged_bytes_per_s / 1e9,
             self.channels,
@@ -185,14 +238,17 @@ pub fn ring_search_falls_back(
 mod tests {
     use super::*;
 
-    /// The VM's figures as the fallback ring sees them: 2 channels, tuner at 0.1 GB/s.
-    fn fallback(rtt_us: f64) -> ShmFigures {
+    /// The VM's figures as the fallback ring sees them: 2 channels, tuner at 0.1 GB/s; a hop of
+    /// `hop_us`, a round trip in the measured proportion to it.
+    fn fallback(hop_us: f64) -> ShmFigures {
         ShmFigures {
-            read_rtt_s: rtt_us * 1e-6,
+            hop_s: hop_us * 1e-6,
+            read_rtt_s: hop_us * 1e-6 * RTT_PER_ONE_SHOT / HOP_PER_ONE_SHOT,
             staged_bytes_per_s: 50e9,
             channels: 2,
             tuner_ring_gb_per_s: FALLBACK_RING_GB_PER_S,
             tuner_graph_channels: 1,
+            cc_major: 12,
         }
     }
 
@@ -215,7 +271,7 @@ mod tests {
     #[test]
     fn small_all_reduce_is_fourteen_round_trips() {
         // 8 GPUs over SHM on bare metal: 42 µs for 8 B (NVIDIA/nccl#1530, 8× RTX 4090 without
-        // P2P) is 6.6 µs + 14 hops of ~2.5 µs
+        // P2P) is 6.6 µs + 14 hops of ~2.5 µs (the lent H200 guest's store-to-poll hop: 2.24 µs)
         let ring = ShmFigures {
             tuner_ring_gb_per_s: 24.0,
             tuner_graph_channels: 2,
@@ -255,6 +311,37 @@ mod tests {
         // an all-gather is half the steps of an all-reduce of the same buffer
         let ag = f.time_s(CollectiveOp::AllGather, 8, b).0;
         assert!(ag < f.time_s(ar, 8, b).0);
+    }
+
+    #[test]
+    fn simple_moves_its_threads_packs_once_a_round_trip() {
+        // the fallback ring on SM120: 256 threads × 16 B × unroll 6 = 24,576 B a channel a
+        // round trip, below the staged 50 GB/s shared by 2 channels at the measured 1.24 µs
+        let f = fallback(2.239);
+        let b = 64e6;
+        let (t, p) = f.time_s(CollectiveOp::AllReduce, 8, b);
+        assert_eq!(p, Protocol::Simple);
+        let per_channel = b / 8.0 / 2.0;
+        let slices = (per_channel / SIMPLE_STEP_BYTES).ceil();
+        let rate = 24_576.0 / f.read_rtt_s;
+        assert!(rate < 25e9, "{rate}");
+        let step = (f.hop_s + f.read_rtt_s) * slices + per_channel / rate;
+        assert!(
+            (t - (BASE_SIMPLE_US * 1e-6 + 14.0 * step)).abs() < 1e-9,
+            "{t}"
+        );
+        // a healthy ring gets 512 threads; Hopper unrolls 8: both move more a round trip
+        let ring = ShmFigures {
+            tuner_ring_gb_per_s: 24.0,
+            tuner_graph_channels: 2,
+            ..f.clone()
+        };
+        assert!(ring.simple_bytes_in_flight() > f.simple_bytes_in_flight());
+        let hopper = ShmFigures {
+            cc_major: 9,
+            ..f.clone()
+        };
+        assert!(hopper.simple_bytes_in_flight() > f.simple_bytes_in_flight());
     }
 
     #[test]
