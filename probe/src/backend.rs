@@ -11,8 +11,9 @@ use crate::nccl::protocol::WorkerSpec;
 use crate::nccl::runner::NcclOutcome;
 use crate::plan::RunPlan;
 use models::profile::{
-    DeviceInfo, DeviceMemoryMeasurement, GemmMeasurement, HostDeviceMeasurement, HostStagedCurve,
-    LaunchMeasurement, LinkClass, NicInfo, PageableVariant, PairLink, Virtualization,
+    DeviceInfo, DeviceMemoryMeasurement, GemmMeasurement, HostDeviceMeasurement, HostRoundTrip,
+    HostStagedCurve, LaunchMeasurement, LinkClass, NicInfo, PageableVariant, PairLink,
+    Virtualization,
 };
 
 /// What the host-staging step measured: the no-P2P paths by size, and pageable copies by
@@ -21,6 +22,8 @@ use models::profile::{
 pub struct HostStaging {
     pub curves: Vec<HostStagedCurve>,
     pub pageable: Vec<PageableVariant>,
+    /// Each GPU's dependent host load and store-to-poll hop (empty without NVRTC).
+    pub round_trips: Vec<HostRoundTrip>,
 }
 
 /// Progress callback: a short message per unit of work.
@@ -175,6 +178,9 @@ impl Backend for RealBackend {
         let ptx = crate::cuda::kernels::copy_ptx()
             .map_err(|e| notes.push(format!("host staging: no copy kernel: {e}")))
             .ok();
+        let trips = crate::cuda::kernels::round_trip_ptx()
+            .map_err(|e| notes.push(format!("host round trips: no kernels: {e}")))
+            .ok();
         let mut out = HostStaging::default();
         for g in &self.gpus {
             tick(format!("host staging GPU {}", g.ordinal));
@@ -188,6 +194,15 @@ impl Backend for RealBackend {
                 plan,
                 notes,
             )?);
+            if let Some(p) = &trips {
+                match crate::cuda::staging::measure_round_trip(g, p, plan) {
+                    Ok(t) => out.round_trips.push(t),
+                    Err(e) => notes.push(format!("host round trips GPU {}: {e}", g.ordinal)),
+                }
+            }
+        }
+        if !out.round_trips.is_empty() {
+            notes.push("host_round_trips: one thread's dependent 8-byte ld.volatile loads around 16 lines of one 4 KiB page of mapped pinned host memory, and half a ping-pong of two blocks through two host flags (st.release.sys / ld.acquire.sys), 5000 of each a launch, CUDA events: what one step of NCCL's SHM ring pays".into());
         }
         if let Some(g) = self.gpus.first() {
             tick(format!("pageable buffer kinds GPU {}", g.ordinal));

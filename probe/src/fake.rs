@@ -126,6 +126,12 @@ impl Backend for FakeBackend {
                 .filter(|c| self.has(&[c.device]))
                 .cloned()
                 .collect(),
+            round_trips: m
+                .host_round_trips
+                .iter()
+                .filter(|c| self.has(&[c.device]))
+                .cloned()
+                .collect(),
         })
     }
 

@@ -44,6 +44,7 @@ pub fn run_probe(
         let staging = backend.host_staging(plan, &mut notes, progress)?;
         profile.host_staging = staging.curves;
         profile.pageable_variants = staging.pageable;
+        profile.host_round_trips = staging.round_trips;
         lap("host", &mut clock);
     }
     if plan.has(Step::Device) {

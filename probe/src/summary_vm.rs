@@ -85,6 +85,14 @@ pub fn render(p: &MachineProfile) -> String {
         out.push_str(&format!("NCCL transport per peer: {}\n", picks.join(", ")));
     }
     out.push_str(&host_path_lines(p));
+    for t in &p.host_round_trips {
+        out.push_str(&format!(
+            "host round trips GPU {}: dependent load {} µs, store-to-poll hop {} µs (one NCCL SHM ring step)\n",
+            t.device,
+            crate::stats::fmt_stat(&t.load_us),
+            crate::stats::fmt_stat(&t.hop_us)
+        ));
+    }
     for c in &p.host_staging {
         out.push_str(&format!(
             "host staging GPU {} {:?} {:?}: peak {:.1} GB/s\n",
@@ -113,7 +121,7 @@ fn host_path_lines(p: &MachineProfile) -> String {
     let mut out = String::new();
     if let Some(f) = shm_path(p, &[]) {
         out.push_str(&format!(
-            "host path: SHM (mapped host memory, NCCL without P2P) {:.1} µs read round trip, {:.1} GB/s\n",
+            "host path: SHM (mapped host memory, NCCL without P2P) {:.1} µs one-shot latency, {:.1} GB/s\n",
             f.latency_us, f.gb_per_s
         ));
     }

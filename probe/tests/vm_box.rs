@@ -191,7 +191,7 @@ fn each_p2p_state_is_classified_from_a_quick_run() {
     let (stdout, p) = quick_run("fake-4gpu-vm-nop2p.json", None);
     let shm = models::profile::host_path::shm_path(&p, &[]).unwrap();
     let line = format!(
-        "host path: SHM (mapped host memory, NCCL without P2P) {:.1} µs read round trip, {:.1} GB/s",
+        "host path: SHM (mapped host memory, NCCL without P2P) {:.1} µs one-shot latency, {:.1} GB/s",
         shm.latency_us, shm.gb_per_s
     );
     assert!(stdout.contains(&line), "{line}\n{stdout}");
@@ -225,7 +225,7 @@ fn the_lent_h200_says_why_its_p2p_state_is_absent() {
     let shm = models::profile::host_path::shm_path(&p, &[]).unwrap();
     assert!(
         stdout.contains(&format!(
-            "host path: SHM (mapped host memory, NCCL without P2P) {:.1} µs read round trip, {:.1} GB/s",
+            "host path: SHM (mapped host memory, NCCL without P2P) {:.1} µs one-shot latency, {:.1} GB/s",
             shm.latency_us, shm.gb_per_s
         )),
         "{stdout}"
@@ -236,4 +236,24 @@ fn the_lent_h200_says_why_its_p2p_state_is_absent() {
         log.contains("P2P state: not classified (no GPU pair measured"),
         "{log}"
     );
+}
+
+/// The host round trips (a dependent load and a store-to-poll hop through mapped host memory,
+/// what one step of NCCL's SHM ring pays) measured on a lent H200 replay through the fake backend
+/// into the profile and the summary's `host round trips` line.
+#[test]
+fn the_host_round_trips_reach_the_profile_and_the_summary() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles");
+    let measured = MachineProfile::load(&dir.join("h200-x1.round-trips.json")).unwrap();
+    let t = &measured.host_round_trips[0];
+    // a load from host memory is about a microsecond, a hop about two of them
+    assert!((0.5..3.0).contains(&t.load_us.median), "{t:?}");
+    assert!(t.hop_us.median > t.load_us.median, "{t:?}");
+    let (stdout, p) = quick_run("../../profiles/h200-x1.round-trips.json", None);
+    assert_eq!(p.host_round_trips, measured.host_round_trips);
+    assert!(
+        stdout.contains("host round trips GPU 0: dependent load 1.2"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("store-to-poll hop 2.6"), "{stdout}");
 }

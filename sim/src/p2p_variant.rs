@@ -112,6 +112,9 @@ pub fn with_host_path(
             let floor = graph_node_floor_us(&p);
             p.host_staging
                 .retain(|c| c.path != HostStagePath::MappedKernel);
+            // the swept one-shot latency stands for the whole host path: the measured round
+            // trips it replaces would otherwise set the SHM ring's steps
+            p.host_round_trips.clear();
             for d in p.devices.iter().map(|d| d.index).collect::<Vec<_>>() {
                 for direction in [HostDirection::HostToDevice, HostDirection::DeviceToHost] {
                     p.host_staging.push(HostStagedCurve {

@@ -20,7 +20,8 @@ use super::{
 /// A host path's latency and bandwidth.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HostPathFigures {
-    /// A small transfer's latency (SHM: one host-memory read round trip), µs.
+    /// A small transfer's latency (SHM: a one-shot 4 KiB mapped-kernel load less an empty graph
+    /// node, which holds the kernel's own start and finish besides the host round trip), µs.
     pub latency_us: f64,
     /// Bandwidth at size, one direction, GB/s (1e9 B/s).
     pub gb_per_s: f64,
@@ -46,7 +47,7 @@ pub fn graph_node_floor_us(p: &MachineProfile) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// NCCL's SHM path over `devices` (empty: every GPU): the slowest GPU's read round trip and the
+/// NCCL's SHM path over `devices` (empty: every GPU): the slowest GPU's one-shot latency and the
 /// smallest staged bandwidth. `None` without a mapped-kernel measurement in both directions.
 pub fn shm_path(p: &MachineProfile, devices: &[u32]) -> Option<HostPathFigures> {
     let mapped = |dir: HostDirection| {

@@ -25,8 +25,9 @@ pub mod host_path;
 pub mod vm_facts;
 
 pub use vm_facts::{
-    GpuIommu, HostStagePath, HostStagedCurve, HypervisorFacts, IommuFacts, IommuMode,
-    NcclPeerTransport, NcclTransport, P2pState, PageableVariant, PeerCheck, Virtualization,
+    GpuIommu, HostRoundTrip, HostStagePath, HostStagedCurve, HypervisorFacts, IommuFacts,
+    IommuMode, NcclPeerTransport, NcclTransport, P2pState, PageableVariant, PeerCheck,
+    Virtualization,
 };
 
 /// Everything known about one machine's GPUs and the paths between them.
@@ -77,6 +78,10 @@ pub struct MachineProfile {
     /// Pageable host → device bandwidth by kind of host buffer (schema 3).
     #[serde(default)]
     pub pageable_variants: Vec<PageableVariant>,
+    /// A kernel's dependent load and store-to-poll hop through host memory per GPU (schema 3,
+    /// written by probe since the thirteenth session; absent in older profiles).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_round_trips: Vec<HostRoundTrip>,
 }
 
 /// Provenance of a profile.
@@ -500,6 +505,7 @@ impl MachineProfile {
             nccl_transports: Vec::new(),
             host_staging: Vec::new(),
             pageable_variants: Vec::new(),
+            host_round_trips: Vec::new(),
         }
     }
 

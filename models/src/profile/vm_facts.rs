@@ -250,6 +250,19 @@ pub enum HostStagePath {
     CopyEngine,
 }
 
+/// A kernel's own round trips through mapped pinned host memory on one GPU: what one step of
+/// NCCL's SHM ring pays, which a one-shot copy kernel's time ([`HostStagedCurve`]) holds together
+/// with the kernel's own start and finish.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostRoundTrip {
+    pub device: u32,
+    /// One dependent 8-byte load from host memory (a pointer chase, thousands in one launch), µs.
+    pub load_us: Stat,
+    /// A store into host memory seen by another block polling it (half a ping-pong between two
+    /// blocks through two flags, `st.release.sys` / `ld.acquire.sys`), µs.
+    pub hop_us: Stat,
+}
+
 /// Host-staged bandwidth by size on one GPU, one path and direction.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostStagedCurve {

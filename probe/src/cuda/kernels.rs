@@ -20,6 +20,53 @@ extern "C" __global__ void copy_u4(const uint4* __restrict__ src, uint4* __restr
 }
 "#;
 
+/// A kernel's own round trips through host memory, as one step of NCCL's SHM ring pays them:
+/// `host_chase` follows a ring of pointers with `n` dependent 8-byte volatile loads (one thread);
+/// `host_pingpong` hands a counter between two blocks through two flags on separate lines
+/// (`st.release.sys` / `ld.acquire.sys`), `base + 1 … base + n`, giving up (flag in `out`) after
+/// 2e9 polls rather than hanging.
+const ROUND_TRIP_SRC: &str = r#"
+extern "C" __global__ void host_chase(const unsigned long long* buf, unsigned long long start,
+                                      int n, unsigned long long* out) {
+    unsigned long long i = start;
+    for (int k = 0; k < n; ++k) {
+        unsigned long long v;
+        asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(v) : "l"(buf + i));
+        i = v;
+    }
+    out[0] = i;
+}
+
+extern "C" __global__ void host_pingpong(unsigned long long* flags, unsigned long long base,
+                                         int n, unsigned long long* out) {
+    if (threadIdx.x != 0) return;
+    unsigned long long* a = flags;
+    unsigned long long* b = flags + 16;
+    long long guard = 0;
+    for (int k = 1; k <= n; ++k) {
+        unsigned long long want = base + (unsigned long long)k;
+        unsigned long long v;
+        if (blockIdx.x == 0) {
+            asm volatile("st.release.sys.global.u64 [%0], %1;" :: "l"(a), "l"(want) : "memory");
+            do {
+                asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(b) : "memory");
+                if (++guard > 2000000000LL) { out[1] = 1; return; }
+            } while (v != want);
+        } else {
+            do {
+                asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(a) : "memory");
+                if (++guard > 2000000000LL) { out[1] = 1; return; }
+            } while (v != want);
+            asm volatile("st.release.sys.global.u64 [%0], %1;" :: "l"(b), "l"(want) : "memory");
+        }
+    }
+}
+"#;
+
+/// Names of the round-trip kernels in [`round_trip_ptx`]'s module.
+pub const CHASE_KERNEL: &str = "host_chase";
+pub const PINGPONG_KERNEL: &str = "host_pingpong";
+
 /// A kernel that does nothing: what a CUDA graph node or a launch costs with no work in it.
 const EMPTY_SRC: &str = r#"
 extern "C" __global__ void probe_empty() {}
@@ -48,6 +95,11 @@ fn compile(src: &str, needed_for: &str) -> Result<CString> {
 /// Compiles the copy kernel to PTX once per process.
 pub fn copy_ptx() -> Result<CString> {
     compile(COPY_SRC, "SM-kernel P2P figures")
+}
+
+/// Compiles the host round-trip kernels to PTX.
+pub fn round_trip_ptx() -> Result<CString> {
+    compile(ROUND_TRIP_SRC, "the host round trips (SHM ring steps)")
 }
 
 /// Compiles the empty kernel to PTX.

@@ -4,13 +4,16 @@
 //! pageable host → device copy from several kinds of host buffer, to say why pageable copies
 //! read what they read.
 
-use super::kernels::CopyKernel;
+use super::kernels::{CHASE_KERNEL, CopyKernel, LoadedKernel, PINGPONG_KERNEL};
 use super::{Gpu, check, dtoh, htod, pattern, time_on_streams};
 use crate::error::{ProbeError, Result};
 use crate::plan::RunPlan;
 use crate::stats::{gb_per_s, summarize};
 use cudarc::driver::{result, sys};
-use models::profile::{HostDirection, HostStagePath, HostStagedCurve, PageableVariant, SizePoint};
+use models::profile::{
+    HostDirection, HostRoundTrip, HostStagePath, HostStagedCurve, PageableVariant, SizePoint,
+};
+use std::ffi::c_void;
 
 /// Pinned host memory mapped into the device's address space (`CU_MEMHOSTALLOC_PORTABLE |
 /// CU_MEMHOSTALLOC_DEVICEMAP`), what NCCL's SHM buffers are.
@@ -122,6 +125,82 @@ pub fn measure_staging(
     }
     notes.push("host staging: mapped-kernel = the NVRTC copy kernel loading/storing mapped pinned host memory (cuMemHostAlloc DEVICEMAP), as NCCL's SHM transport does; copy-engine = cuMemcpy{DtoH,HtoD}Async on the same pinned memory (NCCL_SHM_USE_CUDA_MEMCPY=1); CUDA events, small sizes batched per sample; one GPU at a time".into());
     Ok(out)
+}
+
+/// Dependent loads (and ping-pong round trips) one launch of the round-trip kernels times: enough
+/// that the launch is a small part of it (~1.2 µs a load, ~4.5 µs a round trip on a PCIe guest).
+const ROUND_TRIP_OPS: i32 = 5000;
+/// The pointer ring's lines: 16, 256 bytes apart, in one 4 KiB page (what NCCL's SHM ring polls
+/// over and over: its translations stay warm).
+const CHASE_LINES: usize = 16;
+const CHASE_STRIDE_WORDS: usize = 256 / 8;
+
+/// A kernel's own round trips through mapped pinned host memory on `gpu` ([`HostRoundTrip`]):
+/// a dependent load (a pointer chase) and a store seen by a poll (half a ping-pong between two
+/// blocks), each the median of the plan's samples of one launch of [`ROUND_TRIP_OPS`].
+pub fn measure_round_trip(
+    gpu: &Gpu,
+    ptx: &std::ffi::CString,
+    plan: &RunPlan,
+) -> Result<HostRoundTrip> {
+    gpu.bind()?;
+    let chase = LoadedKernel::load(gpu, ptx, CHASE_KERNEL)?;
+    let ping = LoadedKernel::load(gpu, ptx, PINGPONG_KERNEL)?;
+    let mut host = MappedBuf::new(4096)?;
+    {
+        let words = host.slice_mut();
+        let ring = |j: usize| ((j % CHASE_LINES) * CHASE_STRIDE_WORDS) as u64;
+        for j in 0..CHASE_LINES {
+            let at = ring(j) as usize * 8;
+            words[at..at + 8].copy_from_slice(&ring(j + 1).to_le_bytes());
+        }
+    }
+    let out = gpu.alloc(16)?;
+    let launch = |k: &LoadedKernel, grid: u32, params: &mut [*mut c_void], s| {
+        check(
+            unsafe { result::launch_kernel(k.func, (grid, 1, 1), (32, 1, 1), 0, s, params) },
+            || "launching the host round-trip kernels".into(),
+        )
+    };
+    let (mut buf, mut start, mut n, mut out_ptr) = (host.dev, 0u64, ROUND_TRIP_OPS, out.ptr);
+    let load_s = time_on_streams(gpu, 1, plan.repeats.samples, 1, |s, _| {
+        let mut params: [*mut c_void; 4] = [
+            &mut buf as *mut _ as *mut c_void,
+            &mut start as *mut _ as *mut c_void,
+            &mut n as *mut _ as *mut c_void,
+            &mut out_ptr as *mut _ as *mut c_void,
+        ];
+        launch(&chase, 1, &mut params, s)
+    })?;
+    // each launch counts on from where the last one stopped, so no flag holds a value it waits for
+    let mut base = 0u64;
+    let hop_s = time_on_streams(gpu, 1, plan.repeats.samples, 1, |s, _| {
+        let mut b = base;
+        base += ROUND_TRIP_OPS as u64;
+        let mut params: [*mut c_void; 4] = [
+            &mut buf as *mut _ as *mut c_void,
+            &mut b as *mut _ as *mut c_void,
+            &mut n as *mut _ as *mut c_void,
+            &mut out_ptr as *mut _ as *mut c_void,
+        ];
+        launch(&ping, 2, &mut params, s)
+    })?;
+    gpu.sync()?;
+    let mut flags = [0u64; 2];
+    dtoh(flags.as_mut_ptr() as *mut u8, out.ptr, 16, gpu.stream)?;
+    gpu.sync()?;
+    if flags[1] != 0 {
+        return Err(ProbeError::cuda(
+            "host round trips",
+            "a ping-pong block gave up waiting for the other's flag",
+        ));
+    }
+    let per = |secs: &[f64], ops: f64| -> Vec<f64> { secs.iter().map(|t| t * 1e6 / ops).collect() };
+    Ok(HostRoundTrip {
+        device: gpu.ordinal,
+        load_us: summarize(&per(&load_s, f64::from(ROUND_TRIP_OPS))),
+        hop_us: summarize(&per(&hop_s, 2.0 * f64::from(ROUND_TRIP_OPS))),
+    })
 }
 
 /// Fills the source with a fresh pattern, copies `n` bytes one way, and checks the destination.

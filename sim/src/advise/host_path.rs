@@ -80,7 +80,7 @@ impl SweptPath {
     pub fn probe_line(self) -> &'static str {
         match self {
             SweptPath::OffShm => {
-                "`host path: SHM` (mapped host memory: read round trip µs, GB/s at the largest size)"
+                "`host path: SHM` (mapped host memory: one-shot latency µs, GB/s at the largest size)"
             }
             _ => "`host path: peer copy` (slowest pair: small-copy µs, best GB/s)",
         }

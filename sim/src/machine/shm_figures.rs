@@ -23,6 +23,27 @@ pub fn from_profile(profile: &MachineProfile, devices: &[u32]) -> Option<ShmFigu
     // the same two figures `probe`'s summary prints as its `host path: SHM` line
     let path = models::profile::host_path::shm_path(profile, devices)?;
     let (one_shot_us, staged_gb) = (path.latency_us, path.gb_per_s);
+    // the hop and the load as probe measured them (the slowest GPU's), else the one-shot
+    // latency split by the lent guest's measured ratios (`shm_ring` module docs)
+    let trips: Vec<_> = profile
+        .host_round_trips
+        .iter()
+        .filter(|t| devices.is_empty() || devices.contains(&t.device))
+        .collect();
+    let slowest = |f: &dyn Fn(&models::profile::HostRoundTrip) -> f64| {
+        trips.iter().map(|t| f(t)).fold(0.0, f64::max) * 1e-6
+    };
+    let (hop_s, read_rtt_s) = if trips.is_empty() {
+        (
+            one_shot_us * 1e-6 * HOP_PER_ONE_SHOT,
+            one_shot_us * 1e-6 * RTT_PER_ONE_SHOT,
+        )
+    } else {
+        (
+            slowest(&|t| t.hop_us.median),
+            slowest(&|t| t.load_us.median),
+        )
+    };
     let cc_major = profile
         .devices
         .iter()
@@ -54,10 +75,8 @@ pub fn from_profile(profile: &MachineProfile, devices: &[u32]) -> Option<ShmFigu
         (ring, DEFAULT_CHANNELS / 2)
     };
     Some(ShmFigures {
-        // the one-shot latency the profile records, split into what one NCCL step pays
-        // (`shm_ring` module docs: measured on the lent guest)
-        hop_s: one_shot_us * 1e-6 * HOP_PER_ONE_SHOT,
-        read_rtt_s: one_shot_us * 1e-6 * RTT_PER_ONE_SHOT,
+        hop_s,
+        read_rtt_s,
         staged_bytes_per_s: staged_gb * 1e9,
         channels: shm_channels.unwrap_or(DEFAULT_CHANNELS).max(1),
         tuner_ring_gb_per_s,
@@ -118,6 +137,42 @@ mod tests {
         // one socket does not cross the inter-CPU link: NCCL's ring search succeeds there
         let socket = from_profile(&m.profile, &[0, 1, 2, 3]).unwrap();
         assert_eq!(socket.tuner_ring_gb_per_s, PCIE5_X16_GB_PER_S);
+    }
+
+    #[test]
+    fn measured_round_trips_set_the_steps_where_probe_timed_them() {
+        let mut p = lent_vm();
+        let stat = models::profile::Stat::exact;
+        p.host_round_trips = vec![models::profile::HostRoundTrip {
+            device: 0,
+            load_us: stat(1.1),
+            hop_us: stat(2.1),
+        }];
+        let f = from_profile(&p, &[0]).unwrap();
+        assert!((f.hop_s - 2.1e-6).abs() < 1e-12, "{f:?}");
+        assert!((f.read_rtt_s - 1.1e-6).abs() < 1e-12, "{f:?}");
+        // a GPU it did not time falls back to the one-shot latency's split
+        p.host_round_trips[0].device = 5;
+        let g = from_profile(&p, &[0]).unwrap();
+        assert!((g.hop_s * 1e6 - 2.24).abs() < 0.05, "{g:?}");
+    }
+
+    #[test]
+    fn probe_measures_the_round_trips_on_the_lent_guest() {
+        // `probe run --quick --only host,launch` on a fresh lent H200 (thirteenth session)
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../probe/profiles/h200-x1.round-trips.json"
+        );
+        let p = MachineProfile::load(std::path::Path::new(path)).expect("the committed profile");
+        let f = from_profile(&p, &[0]).expect("staging and round trips were measured");
+        // a dependent load 1.21 µs (the script's 1.10–1.27), a hop 2.64 µs (its 2.12–2.24)
+        assert!((f.read_rtt_s * 1e6 - 1.21).abs() < 0.05, "{f:?}");
+        assert!((f.hop_s * 1e6 - 2.64).abs() < 0.05, "{f:?}");
+        // its one-shot latency 3.69 µs (3.18 on the vm-fields run): the hop / one-shot ratio
+        // 0.72 here against the constants' 0.70
+        let one_shot = models::profile::host_path::shm_path(&p, &[0]).unwrap();
+        assert!((one_shot.latency_us - 3.69).abs() < 0.05, "{one_shot:?}");
     }
 
     #[test]
