@@ -11,7 +11,8 @@ each ring step from one host-read round trip (`sim/src/machine/shm_ring.rs`), wh
 a one-shot kernel pays besides the round trip; NCCL's kernels poll the same few lines over and
 over. This measures the round trip itself, warm and cold, and the store-to-poll hop.
 
-Kernels (CUDA C through CuPy's NVRTC), one thread each unless said:
+Kernels (probe's own, `probe/src/cuda/kernels.rs` ROUND_TRIP_SRC, through CuPy's NVRTC), one thread
+each unless said:
 - chase: N dependent 8-byte `ld.volatile` loads following a ring of pointers laid out in the
   buffer (host or device), the ring's stride and length set per pattern: `lines` (16 lines of one
   4 KiB page: the GPU's and the IOMMU's translations stay warm), `pages` (one line per 4 KiB page
@@ -33,51 +34,24 @@ REPEATS = int(os.environ.get("REPEATS", "7"))
 N_CHASE = int(os.environ.get("N_CHASE", "20000"))
 N_PING = int(os.environ.get("N_PING", "20000"))
 
-SRC = r"""
-extern "C" __global__ void chase(const unsigned long long* buf, unsigned long long start,
-                                 int n, unsigned long long* out) {
-    unsigned long long i = start;
-    for (int k = 0; k < n; ++k) {
-        unsigned long long v;
-        asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(v) : "l"(buf + i));
-        i = v;
-    }
-    out[0] = i;
-}
+def probe_kernels():
+    """The round-trip kernels `probe` compiles (`probe/src/cuda/kernels.rs`, `ROUND_TRIP_SRC`): one
+    source for both. The two CSVs of 2026-12-04 were measured with this script's first version
+    (commit 318f8fc), whose inline kernels did the same (its ping-pong reset the flags between
+    launches instead of counting on from a base)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "probe", "src", "cuda", "kernels.rs")) as f:
+        rust = f.read()
+    head = 'const ROUND_TRIP_SRC: &str = r#"'
+    start = rust.index(head) + len(head)
+    return rust[start : rust.index('"#;', start)]
 
-__device__ __forceinline__ void st_release(unsigned long long* p, unsigned long long v) {
-    asm volatile("st.release.sys.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ unsigned long long ld_acquire(const unsigned long long* p) {
-    unsigned long long v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
 
-// flags[0]: block 0 -> block 1; flags[16]: block 1 -> block 0 (separate 128-byte lines)
-extern "C" __global__ void pingpong(unsigned long long* flags, int n, unsigned long long* out) {
-    if (threadIdx.x != 0) return;
-    unsigned long long* a = flags;
-    unsigned long long* b = flags + 16;
-    long long guard = 0;
-    const long long limit = 2000000000LL;
-    if (blockIdx.x == 0) {
-        for (int k = 1; k <= n; ++k) {
-            st_release(a, (unsigned long long)k);
-            while (ld_acquire(b) != (unsigned long long)k) { if (++guard > limit) { out[0] = 1; return; } }
-        }
-    } else {
-        for (int k = 1; k <= n; ++k) {
-            while (ld_acquire(a) != (unsigned long long)k) { if (++guard > limit) { out[1] = 1; return; } }
-            st_release(b, (unsigned long long)k);
-        }
-    }
-}
-"""
+SRC = probe_kernels()
 
 mod = cp.RawModule(code=SRC, options=("-std=c++17",))
-chase_k = mod.get_function("chase")
-ping_k = mod.get_function("pingpong")
+chase_k = mod.get_function("host_chase")
+ping_k = mod.get_function("host_pingpong")
 
 
 class HostBuf:
@@ -184,7 +158,7 @@ def main():
                 buf.write(16, 0)
             else:
                 buf.arr[:] = 0
-            ping_k((2,), (32,), (cp.uint64(buf.ptr()), cp.int32(n), out))
+            ping_k((2,), (32,), (cp.uint64(buf.ptr()), cp.uint64(0), cp.int32(n), out))
 
         ts = timed(launch, REPEATS)
         if int(out[0]) or int(out[1]):
