@@ -146,9 +146,11 @@ pub fn measure_round_trip(
     gpu.bind()?;
     let chase = LoadedKernel::load(gpu, ptx, CHASE_KERNEL)?;
     let ping = LoadedKernel::load(gpu, ptx, PINGPONG_KERNEL)?;
-    let mut host = MappedBuf::new(4096)?;
+    // the pointer ring in the first 4 KiB page, the ping-pong's two flags in the second
+    let mut host = MappedBuf::new(8192)?;
     {
         let words = host.slice_mut();
+        words.fill(0);
         let ring = |j: usize| ((j % CHASE_LINES) * CHASE_STRIDE_WORDS) as u64;
         for j in 0..CHASE_LINES {
             let at = ring(j) as usize * 8;
@@ -156,34 +158,28 @@ pub fn measure_round_trip(
         }
     }
     let out = gpu.alloc(16)?;
-    let launch = |k: &LoadedKernel, grid: u32, params: &mut [*mut c_void], s| {
-        check(
-            unsafe { result::launch_kernel(k.func, (grid, 1, 1), (32, 1, 1), 0, s, params) },
-            || "launching the host round-trip kernels".into(),
-        )
-    };
-    let (mut buf, mut start, mut n, mut out_ptr) = (host.dev, 0u64, ROUND_TRIP_OPS, out.ptr);
-    let load_s = time_on_streams(gpu, 1, plan.repeats.samples, 1, |s, _| {
+    // both kernels take (host buffer, a 64-bit start, ops, out)
+    let launch = |k: &LoadedKernel, grid: u32, buf: sys::CUdeviceptr, first: u64, s| {
+        let (mut buf, mut first, mut n, mut out_ptr) = (buf, first, ROUND_TRIP_OPS, out.ptr);
         let mut params: [*mut c_void; 4] = [
             &mut buf as *mut _ as *mut c_void,
-            &mut start as *mut _ as *mut c_void,
+            &mut first as *mut _ as *mut c_void,
             &mut n as *mut _ as *mut c_void,
             &mut out_ptr as *mut _ as *mut c_void,
         ];
-        launch(&chase, 1, &mut params, s)
+        check(
+            unsafe { result::launch_kernel(k.func, (grid, 1, 1), (32, 1, 1), 0, s, &mut params) },
+            || "launching the host round-trip kernels".into(),
+        )
+    };
+    let load_s = time_on_streams(gpu, 1, plan.repeats.samples, 1, |s, _| {
+        launch(&chase, 1, host.dev, 0, s)
     })?;
     // each launch counts on from where the last one stopped, so no flag holds a value it waits for
     let mut base = 0u64;
     let hop_s = time_on_streams(gpu, 1, plan.repeats.samples, 1, |s, _| {
-        let mut b = base;
         base += ROUND_TRIP_OPS as u64;
-        let mut params: [*mut c_void; 4] = [
-            &mut buf as *mut _ as *mut c_void,
-            &mut b as *mut _ as *mut c_void,
-            &mut n as *mut _ as *mut c_void,
-            &mut out_ptr as *mut _ as *mut c_void,
-        ];
-        launch(&ping, 2, &mut params, s)
+        launch(&ping, 2, host.dev + 4096, base, s)
     })?;
     gpu.sync()?;
     let mut flags = [0u64; 2];
