@@ -464,6 +464,32 @@ mod tests {
         build(Layout::tp(8), &eagle(accept)).unwrap()
     }
 
+    /// Whether `caveat` is among the notes of a speculative server of `spec` on `machine` under
+    /// `layout`, its options `opts` with an EAGLE-3 head of acceptance `accept` (the presets carry
+    /// no MTP layer).
+    fn says(
+        machine: &Machine,
+        spec: &ModelSpec,
+        layout: Layout,
+        opts: ServerOptions,
+        accept: f64,
+        caveat: &str,
+    ) -> bool {
+        let opts = ServerOptions {
+            speculative: Some(SpeculativeOptions {
+                accept_length: Some(accept),
+                ..crate::engine::draft::recipe_draft("EAGLE3", Some("EAGLE-3 head"))
+            }),
+            ..opts
+        };
+        SpeculativeModel::new(machine, spec, layout, &opts, Knobs::default())
+            .unwrap()
+            .target
+            .memory_notes()
+            .iter()
+            .any(|n| n == caveat)
+    }
+
     /// vLLM's speculative decoding on a Gated DeltaNet hybrid carries the engine's caveat (public
     /// runs disagree in sign from version to version) beside its prediction; SGLang's, and
     /// vLLM's on a model without linear attention, do not.
@@ -472,21 +498,12 @@ mod tests {
         let machine = Machine::resolve("h200-x8").unwrap();
         let caveat = |engine, model: &str| {
             let spec = ModelSpec::preset(model).unwrap();
-            // an EAGLE-3 head: the preset carries no MTP layer
             let opts = ServerOptions {
                 engine,
-                speculative: Some(SpeculativeOptions {
-                    accept_length: Some(2.0),
-                    ..crate::engine::draft::recipe_draft("EAGLE3", Some("EAGLE-3 head"))
-                }),
                 ..ServerOptions::default()
             };
-            SpeculativeModel::new(&machine, &spec, Layout::tp(4), &opts, Knobs::default())
-                .unwrap()
-                .target
-                .memory_notes()
-                .iter()
-                .any(|n| n == crate::engine::vllm::VLLM_HYBRID_SPEC_CAVEAT)
+            let c = crate::engine::vllm::VLLM_HYBRID_SPEC_CAVEAT;
+            says(&machine, &spec, Layout::tp(4), opts, 2.0, c)
         };
         assert!(caveat(Engine::Vllm, "qwen3-next-80b-a3b"));
         assert!(!caveat(Engine::Sglang, "qwen3-next-80b-a3b"));
@@ -502,18 +519,10 @@ mod tests {
             let opts = ServerOptions {
                 engine,
                 decode_context_parallel: dcp,
-                speculative: Some(SpeculativeOptions {
-                    accept_length: Some(3.0),
-                    ..crate::engine::draft::recipe_draft("EAGLE3", Some("EAGLE-3 head"))
-                }),
                 ..ServerOptions::default()
             };
-            SpeculativeModel::new(&machine, &spec, Layout::tp(8), &opts, Knobs::default())
-                .unwrap()
-                .target
-                .memory_notes()
-                .iter()
-                .any(|n| n == crate::engine::vllm::VLLM_DSA_DCP_SPEC_CAVEAT)
+            let c = crate::engine::vllm::VLLM_DSA_DCP_SPEC_CAVEAT;
+            says(&machine, &spec, Layout::tp(8), opts, 3.0, c)
         };
         assert!(caveat(Engine::Vllm, 4));
         assert!(!caveat(Engine::Vllm, 1));

@@ -25,25 +25,17 @@ pub fn from_profile(profile: &MachineProfile, devices: &[u32]) -> Option<ShmFigu
     let (one_shot_us, staged_gb) = (path.latency_us, path.gb_per_s);
     // the hop and the load as probe measured them (the slowest GPU's), else the one-shot
     // latency split by the lent guest's measured ratios (`shm_ring` module docs)
-    let trips: Vec<_> = profile
+    let slowest = profile
         .host_round_trips
         .iter()
         .filter(|t| devices.is_empty() || devices.contains(&t.device))
-        .collect();
-    let slowest = |f: &dyn Fn(&models::profile::HostRoundTrip) -> f64| {
-        trips.iter().map(|t| f(t)).fold(0.0, f64::max) * 1e-6
-    };
-    let (hop_s, read_rtt_s) = if trips.is_empty() {
-        (
-            one_shot_us * 1e-6 * HOP_PER_ONE_SHOT,
-            one_shot_us * 1e-6 * RTT_PER_ONE_SHOT,
-        )
-    } else {
-        (
-            slowest(&|t| t.hop_us.median),
-            slowest(&|t| t.load_us.median),
-        )
-    };
+        .map(|t| (t.hop_us.median, t.load_us.median))
+        .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1)));
+    let (hop_us, load_us) = slowest.unwrap_or((
+        one_shot_us * HOP_PER_ONE_SHOT,
+        one_shot_us * RTT_PER_ONE_SHOT,
+    ));
+    let (hop_s, read_rtt_s) = (hop_us * 1e-6, load_us * 1e-6);
     let cc_major = profile
         .devices
         .iter()
