@@ -255,15 +255,23 @@ impl CostModel {
 
     /// What prices the routed experts where it is not the measured curves: the model's own rows
     /// of the fused-MoE table ([`super::moe_shape_table`]), else the extrapolation note of
-    /// [`super::moe::shape_note`]; `None` where the curves measured the slice.
-    pub fn moe_note(&self, gpu: &models::GpuSpec, model: &ModelSpec) -> Option<String> {
+    /// [`super::moe::shape_note`]; and a runner priced off its benchmark's shape
+    /// ([`super::moe::MoeRunner::benchmark_shape_note`]). Empty where the measurements cover it.
+    pub fn moe_note(&self, gpu: &models::GpuSpec, model: &ModelSpec) -> Vec<String> {
+        let mut notes: Vec<String> = Vec::new();
         match self.experts.as_ref().and_then(|e| e.table.as_ref()) {
-            Some(t) => Some(format!(
+            Some(t) => notes.push(format!(
                 "MoE decode: kernel table, {}, at the touched experts of each batch; prefill chunks by the curves",
                 t.source
             )),
-            None => super::moe::shape_note(gpu, model, &self.layout),
+            None => notes.extend(super::moe::shape_note(gpu, model, &self.layout)),
         }
+        notes.extend(
+            self.experts
+                .as_ref()
+                .and_then(|e| e.runner.benchmark_shape_note()),
+        );
+        notes
     }
 
     /// Whether the routed experts are priced on the engine's default Triton config

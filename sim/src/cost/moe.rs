@@ -294,6 +294,10 @@ pub const B12X_STATIC_RATIO_0_7: f64 = 0.52;
 /// [`B12X_STATIC_RATIO_0_7`] from 0.8.2 ([`B12xBuild::UnderfillTiles`]: 64×128 underfill tiles
 /// for experts with few routed rows): 0.44, the same benchmark after ba2b9679 (exact math 0.49).
 pub const B12X_STATIC_RATIO_0_8_2: f64 = 0.44;
+/// The expert slice on one GPU at which b12x published [`B12X_STATIC_RATIO_0_7`] and
+/// [`B12X_STATIC_RATIO_0_8_2`]: Qwen3.5-397B-A17B at TP4, `(hidden, moe_inter / tp)` =
+/// (4096, 1024 / 4), its only benchmark shape (`data/observations/b12x-public-kernel-geomeans.csv`).
+pub const B12X_BENCHMARK_SLICE: (f64, f64) = (4096.0, 256.0);
 
 /// The rate at which b12x's dynamic kernel gets through its tasks' bytes, as a fraction of the
 /// GPU's peak memory bandwidth. Physical meaning: the queue-driven persistent kernel
@@ -488,6 +492,38 @@ impl MoeRunner {
         (ratio * tables_s).max(cold_s).min(tables_s)
     }
 
+    /// The note saying that this runner's static kernels are priced at a share b12x published
+    /// for another expert slice ([`B12X_BENCHMARK_SLICE`]), if they are: the later builds'
+    /// ratios carry one shape's fixed-cost share to every shape, and no serving record of the
+    /// dev set ran those builds (its GLM-5 b12x runs are the March build, whose saving is pinned
+    /// on them). Worded as the extrapolated-MoE notes are ([`crate::uncertainty::Flag`]), so the
+    /// prediction's interval is the one of kernels off their measured shapes.
+    pub fn benchmark_shape_note(&self) -> Option<String> {
+        let MoeRunner::B12x {
+            hidden,
+            inter_per_gpu,
+            build,
+            ..
+        } = *self
+        else {
+            return None;
+        };
+        let (bench_hidden, bench_inter) = B12X_BENCHMARK_SLICE;
+        let ratio = match build {
+            B12xBuild::March2026 => return None,
+            B12xBuild::Static640 => B12X_STATIC_RATIO_0_7,
+            B12xBuild::UnderfillTiles => B12X_STATIC_RATIO_0_8_2,
+        };
+        let same = |a: f64, b: f64| (a - b).abs() < 0.5;
+        if same(hidden, bench_hidden) && same(inter_per_gpu, bench_inter) {
+            return None;
+        }
+        Some(format!(
+            "MoE efficiency extrapolated: {}'s static kernels priced at {ratio} of FlashInfer's CUTLASS time, the share b12x published for Qwen3.5-397B-A17B TP4's expert slice ({bench_hidden} x {bench_inter}) at 1-8 tokens; this slice is {hidden} x {inter_per_gpu}",
+            build.describe()
+        ))
+    }
+
     /// One GPU's MoE layer under this runner, for `pairs` routed pairs on it over `touched`
     /// experts of `bytes_per_expert` each, given `tables_s`, the tables' kernel's time for it.
     pub fn time_s(&self, tables_s: f64, pairs: f64, touched: f64, bytes_per_expert: f64) -> f64 {
@@ -622,6 +658,34 @@ mod tests {
         // where independent routing touches 339
         let s128 = shared.expected_touched(128.0);
         assert!((275.0..300.0).contains(&s128), "{s128}");
+    }
+
+    /// The later builds' static share was published at one expert slice: a prediction at any
+    /// other is flagged as extrapolated (the flag the interval widens for), the benchmark's own
+    /// slice and the March build (pinned on dev serving runs) are not.
+    #[test]
+    fn b12x_static_share_off_its_benchmark_slice_is_flagged() {
+        for build in [B12xBuild::Static640, B12xBuild::UnderfillTiles] {
+            let note = glm5_runner(build)
+                .benchmark_shape_note()
+                .expect("GLM-5 TP8 is not the benchmark's slice");
+            assert!(note.contains("6144 x 256"), "{note}");
+            assert_eq!(
+                crate::uncertainty::Flag::from_notes([&note]),
+                vec!["moe-slice-extrapolated".to_string()]
+            );
+            let (hidden, inter_per_gpu) = B12X_BENCHMARK_SLICE;
+            let qwen35_tp4 = MoeRunner::B12x {
+                hidden,
+                inter_per_gpu,
+                dynamic_bytes_per_s: 0.5e12,
+                cold_bytes_per_s: 1.5e12,
+                build,
+            };
+            assert_eq!(qwen35_tp4.benchmark_shape_note(), None);
+        }
+        assert_eq!(glm5_runner(B12xBuild::March2026).benchmark_shape_note(), None);
+        assert_eq!(MoeRunner::Tables.benchmark_shape_note(), None);
     }
 
     fn glm5_runner(build: B12xBuild) -> MoeRunner {
