@@ -37,10 +37,22 @@ pub enum B12xBuild {
     /// 64×128 tiles for experts with few routed rows (b12x ba2b9679, picked from the routed rows
     /// under graph capture since de80e013, 0.8.2).
     UnderfillTiles,
+    /// From 3 June 2026 (local-inference-lab/b12x 377083ec, "retire tensor-core static backend;
+    /// dynamic gains sub-128 M-tiles", after 0.15.3): no static kernel; the direct-micro kernel
+    /// for up to 8 tokens under 64 routed pairs, the dynamic kernel above with 16-row M tiles
+    /// (to 640 pairs, then 128; from 731ba9da, 30 June, a ladder of 16 / 32 / 64 / 128 rows by
+    /// routed rows per expert) and one 128-column slice a task (`_DYNAMIC_SLICE_CHUNK = 1`).
+    /// The micro kernel is the one b12x's `micro` benchmark profile timed up to 0.8.2 and keeps
+    /// that share ([`crate::cost::moe::B12X_STATIC_RATIO_0_8_2`]) under 64 pairs; the new
+    /// dynamic kernel has no public timing at any shape, and the rate pinned on the March
+    /// build's 128-row kernel is not its own: from 64 pairs it is priced as the kernel tables
+    /// (FlashInfer CUTLASS), as b12x builds without timing are. Flagged as extrapolated.
+    MicroDynamic,
 }
 
 impl B12xBuild {
-    /// The build a run that names none is taken to have run: the newest modelled.
+    /// The build a run that names none is taken to have run: the newest whose kernels have a
+    /// public timing ([`Self::MicroDynamic`] has none).
     pub const NEWEST: B12xBuild = B12xBuild::UnderfillTiles;
 
     /// The build of a version `(major, minor, patch)` of the `b12x` package.
@@ -49,8 +61,11 @@ impl B12xBuild {
             B12xBuild::March2026
         } else if v <= (0, 8, 1) {
             B12xBuild::Static640
-        } else {
+        } else if v <= (0, 15, 3) {
+            // 0.15.3 holds both sides of 377083ec: the older kernels
             B12xBuild::UnderfillTiles
+        } else {
+            B12xBuild::MicroDynamic
         }
     }
 
@@ -60,8 +75,10 @@ impl B12xBuild {
             B12xBuild::March2026
         } else if d <= (2026, 4, 9) {
             B12xBuild::Static640
-        } else {
+        } else if d <= (2026, 6, 2) {
             B12xBuild::UnderfillTiles
+        } else {
+            B12xBuild::MicroDynamic
         }
     }
 
@@ -79,6 +96,8 @@ impl B12xBuild {
         match self {
             B12xBuild::March2026 => 128.0,
             B12xBuild::Static640 | B12xBuild::UnderfillTiles => 641.0,
+            // no static kernel: the micro / dynamic split is not priced (the tables' time)
+            B12xBuild::MicroDynamic => 64.0,
         }
     }
 
@@ -88,7 +107,10 @@ impl B12xBuild {
             B12xBuild::March2026 => "b12x <= 0.7.0 (dynamic MoE kernel from 128 routed pairs)",
             B12xBuild::Static640 => "b12x 0.7.1-0.8.1 (static MoE kernel up to 640 routed pairs)",
             B12xBuild::UnderfillTiles => {
-                "b12x >= 0.8.2 (static MoE kernel up to 640 routed pairs, 64x128 underfill tiles)"
+                "b12x 0.8.2-0.15.3 (static MoE kernel up to 640 routed pairs, 64x128 underfill tiles)"
+            }
+            B12xBuild::MicroDynamic => {
+                "b12x from 3 June 2026 (no static kernel: micro under 64 routed pairs at its 0.8.2 benchmark share, dynamic with sub-128-row tiles above, which no public timing prices: the kernel tables' time)"
             }
         }
     }
@@ -242,6 +264,13 @@ mod tests {
             "image voipmonitor/vllm:glm-kimi-layered-vllm68b3569f-b12xc929144-cutedsl45-20260514";
         assert_eq!(of(kimi), Some(UnderfillTiles));
         assert_eq!(of("marlin 2026"), None);
+        // the static kernel retired on 3 June 2026 (377083ec, after 0.15.3)
+        assert_eq!(of("b12x 0.15.3"), Some(UnderfillTiles));
+        assert_eq!(of("b12x==0.30.0"), Some(MicroDynamic));
+        assert_eq!(of("built 2026-06-02"), Some(UnderfillTiles));
+        assert_eq!(of("built 2026-06-03"), Some(MicroDynamic));
+        let v14 = "image voipmonitor/vllm:eldritch-enlightenment-v56a5c3e-b12x7bfc945-glm52-dcp-fp8nvfp4fix-cu132-20260705";
+        assert_eq!(of(v14), Some(MicroDynamic));
     }
 
     /// The W4A16 build: the 9–14 May 2026 window (or 0.13.1–0.13.5) ran the fused kernels with

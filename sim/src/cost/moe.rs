@@ -488,6 +488,8 @@ impl MoeRunner {
             }
             B12xBuild::Static640 => B12X_STATIC_RATIO_0_7,
             B12xBuild::UnderfillTiles => B12X_STATIC_RATIO_0_8_2,
+            // the direct-micro kernel, the benchmark's own `micro` profile, kept from 0.8.2
+            B12xBuild::MicroDynamic => B12X_STATIC_RATIO_0_8_2,
         };
         (ratio * tables_s).max(cold_s).min(tables_s)
     }
@@ -513,6 +515,12 @@ impl MoeRunner {
             B12xBuild::March2026 => return None,
             B12xBuild::Static640 => B12X_STATIC_RATIO_0_7,
             B12xBuild::UnderfillTiles => B12X_STATIC_RATIO_0_8_2,
+            B12xBuild::MicroDynamic => {
+                return Some(format!(
+                    "MoE efficiency extrapolated: {}, at this expert slice ({hidden} x {inter_per_gpu})",
+                    build.describe()
+                ));
+            }
         };
         let same = |a: f64, b: f64| (a - b).abs() < 0.5;
         if same(hidden, bench_hidden) && same(inter_per_gpu, bench_inter) {
@@ -572,6 +580,11 @@ impl MoeRunner {
         if pairs < build.dynamic_from_pairs() {
             let cold_s = touched * bytes_per_expert / cold_bytes_per_s.max(1.0);
             return Self::static_s(build, tables_s, touched, cold_s);
+        }
+        if build == B12xBuild::MicroDynamic {
+            // the sub-128-row dynamic kernel has no public timing, and the rate pinned on the
+            // March build's 128-row kernel is not its own: the tables' time
+            return tables_s;
         }
         let tasks = DynamicTasks {
             tile_m: B12X_TILE,
@@ -660,6 +673,31 @@ mod tests {
         assert!((275.0..300.0).contains(&s128), "{s128}");
     }
 
+    /// The build that retired the static kernel (3 June 2026) keeps the micro kernel's share
+    /// under 64 routed pairs and prices its new dynamic kernel as the tables from 64 on: no
+    /// cliff at the April builds' 640-pair cutover onto the March build's 128-row dynamic rate.
+    #[test]
+    fn b12x_micro_dynamic_build_prices_micro_then_the_tables() {
+        let r = glm5_runner(B12xBuild::MicroDynamic);
+        let (touched, bytes_per_expert, tables_s) = (8.0, 2.6e6, 100e-6);
+        let micro = r.time_s(tables_s, 8.0, touched, bytes_per_expert);
+        assert!(
+            (micro - B12X_STATIC_RATIO_0_8_2 * tables_s).abs() < 1e-12,
+            "{micro}"
+        );
+        for pairs in [64.0, 200.0, 1024.0] {
+            assert_eq!(r.time_s(tables_s, pairs, 100.0, bytes_per_expert), tables_s);
+        }
+        // the April build at 1024 pairs runs the March-rate dynamic kernel, slower than the tables
+        let april = glm5_runner(B12xBuild::UnderfillTiles).time_s(
+            tables_s,
+            1024.0,
+            200.0,
+            bytes_per_expert,
+        );
+        assert!(april > tables_s, "{april}");
+    }
+
     /// The later builds' static share was published at one expert slice: a prediction at any
     /// other is flagged as extrapolated (the flag the interval widens for), the benchmark's own
     /// slice and the March build (pinned on dev serving runs) are not.
@@ -684,7 +722,24 @@ mod tests {
             };
             assert_eq!(qwen35_tp4.benchmark_shape_note(), None);
         }
-        assert_eq!(glm5_runner(B12xBuild::March2026).benchmark_shape_note(), None);
+        assert_eq!(
+            glm5_runner(B12xBuild::March2026).benchmark_shape_note(),
+            None
+        );
+        // from 3 June 2026 no shape has a public timing: flagged at every slice
+        let (hidden, inter_per_gpu) = B12X_BENCHMARK_SLICE;
+        let june = MoeRunner::B12x {
+            hidden,
+            inter_per_gpu,
+            dynamic_bytes_per_s: 0.5e12,
+            cold_bytes_per_s: 1.5e12,
+            build: B12xBuild::MicroDynamic,
+        };
+        let note = june.benchmark_shape_note().expect("no public timing");
+        assert_eq!(
+            crate::uncertainty::Flag::from_notes([&note]),
+            vec!["moe-slice-extrapolated".to_string()]
+        );
         assert_eq!(MoeRunner::Tables.benchmark_shape_note(), None);
     }
 

@@ -18,7 +18,7 @@
 use super::machine_map::machine_preset;
 use super::metrics::{LLM_DECODE_BENCH_MAX_TOKENS, family, targets};
 pub use super::metrics::{MeasuredFigure, MetricFamily, Quantity};
-use super::model_map::model_preset;
+use super::model_map::{format_without_preset, model_preset};
 use super::nccl::NcclTuning;
 use super::speculation::{RecordSpeculation, record_prompt_kind, record_speculation};
 use super::unexpressible::stated;
@@ -362,6 +362,16 @@ fn read_sizes(r: &Record, why: &mut Vec<Unexpressible>) -> Sizes {
 /// or a reason naming its checkpoint, its quantization and where the cache was looked in.
 fn model_of(r: &Record, quant: &str, why: &mut Vec<Unexpressible>) -> Option<String> {
     let named = r.model.as_deref().unwrap_or("");
+    if let Some(format) = format_without_preset(named, quant) {
+        why.push(Unexpressible::new(
+            UnexpressibleKind::UnknownModel,
+            format!(
+                "`{named}` ({quant}) has weights in {}, a format no model preset carries (their bytes and kernels are not the preset's); name a preset whose checkpoint ran, or a config.json with that quantization",
+                format.to_ascii_uppercase()
+            ),
+        ));
+        return None;
+    }
     if let Some(preset) = model_preset(named, quant) {
         return Some(preset.to_string());
     }

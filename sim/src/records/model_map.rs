@@ -1,8 +1,28 @@
 //! Which model preset a record's checkpoint name and quantization describe: the families the
 //! records carry, matched by name (community re-uploads of a preset's checkpoint included).
 
-/// The model preset of a checkpoint name and quantization words.
+/// Weight formats no preset carries, as a record's quantization words name them: OCP
+/// microscaling (MXFP4, MXFP8: 32-value blocks with a power-of-two scale, other kernels than
+/// NVFP4's 16-value e4m3-scaled blocks) and NF3 (3-bit lookup). A record whose checkpoint (or
+/// whose load-time conversion) has any of its weights in one of them is not the preset's bytes:
+/// "mxfp4" is not NVFP4 though it contains "fp4", and MXFP8 dense layers halve BF16 ones.
+pub const FORMATS_WITHOUT_PRESET: &[&str] = &["mxfp4", "mxfp8", "nf3"];
+
+/// The first of [`FORMATS_WITHOUT_PRESET`] the checkpoint name or quantization words name.
+pub fn format_without_preset(model: &str, quant: &str) -> Option<&'static str> {
+    let words = format!("{model} {quant}").to_ascii_lowercase();
+    FORMATS_WITHOUT_PRESET
+        .iter()
+        .copied()
+        .find(|f| words.contains(f))
+}
+
+/// The model preset of a checkpoint name and quantization words; `None` where the words name a
+/// format no preset carries ([`format_without_preset`]).
 pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
+    if format_without_preset(model, quant).is_some() {
+        return None;
+    }
     if let Ok(spec) = models::ModelSpec::preset(model) {
         return models::ModelSpec::preset_names()
             .into_iter()
@@ -96,6 +116,31 @@ mod tests {
 
     /// Issue 35: GLM-5.2's NVFP4 uploads resolve to GLM-5.2's own preset (its shared indexers),
     /// no longer to GLM-5.1's; no preset has another GLM-5.2 format.
+    /// MXFP4 experts are not NVFP4 though the words hold "fp4", and NVFP4 experts with dense
+    /// layers converted to MXFP8 at load are not the preset's bytes: no preset, never a misread.
+    #[test]
+    fn microscaling_and_nf3_checkpoints_match_no_preset() {
+        for (model, quant) in [
+            (
+                "festr2/GLM-5.2-BF16-AMDMXFP4experts",
+                "MXFP4 (OCP microscaling, not NVFP4) routed experts",
+            ),
+            (
+                "lukealonso/GLM-5.2-NVFP4",
+                "nvfp4 (modelopt_fp4) routed experts; BF16 dense linears converted to MXFP8 at load",
+            ),
+            ("madeby561/GLM-5.2-MXFP8-NVFP4-NF3-Hybrid", "mixed"),
+            ("some/GLM-5-NVFP4", "nvfp4 with NF3 experts"),
+        ] {
+            assert_eq!(model_preset(model, quant), None, "{model} / {quant}");
+            assert!(super::format_without_preset(model, quant).is_some());
+        }
+        assert_eq!(
+            model_preset("lukealonso/GLM-5.2-NVFP4", "nvfp4 (modelopt_fp4)"),
+            Some("glm-5.2-nvfp4")
+        );
+    }
+
     #[test]
     fn glm52_nvfp4_resolves_to_its_own_preset() {
         assert_eq!(
