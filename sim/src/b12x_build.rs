@@ -43,10 +43,12 @@ pub enum B12xBuild {
     /// (to 640 pairs, then 128; from 731ba9da, 30 June, a ladder of 16 / 32 / 64 / 128 rows by
     /// routed rows per expert) and one 128-column slice a task (`_DYNAMIC_SLICE_CHUNK = 1`).
     /// The micro kernel is the one b12x's `micro` benchmark profile timed up to 0.8.2 and keeps
-    /// that share ([`crate::cost::moe::B12X_STATIC_RATIO_0_8_2`]) under 64 pairs; the new
-    /// dynamic kernel has no public timing at any shape, and the rate pinned on the March
-    /// build's 128-row kernel is not its own: from 64 pairs it is priced as the kernel tables
-    /// (FlashInfer CUTLASS), as b12x builds without timing are. Flagged as extrapolated.
+    /// that share ([`crate::cost::moe::B12X_STATIC_RATIO_0_8_2`]) under 64 pairs. The new
+    /// dynamic kernel has no public timing at any shape; it replaced the static kernel because
+    /// it beat it (the commit's measured crossover), so from 64 pairs it is priced as the
+    /// retired build ([`Self::UnderfillTiles`]) would run, capped at the kernel tables
+    /// (FlashInfer CUTLASS) where that build fell onto the March build's slower 128-row rate
+    /// (above 640 pairs). Flagged as extrapolated.
     MicroDynamic,
 }
 
@@ -110,7 +112,7 @@ impl B12xBuild {
                 "b12x 0.8.2-0.15.3 (static MoE kernel up to 640 routed pairs, 64x128 underfill tiles)"
             }
             B12xBuild::MicroDynamic => {
-                "b12x from 3 June 2026 (no static kernel: micro under 64 routed pairs at its 0.8.2 benchmark share, dynamic with sub-128-row tiles above, which no public timing prices: the kernel tables' time)"
+                "b12x from 3 June 2026 (no static kernel: micro under 64 routed pairs at its 0.8.2 benchmark share; dynamic with sub-128-row tiles above, no public timing: no slower than the static kernel it retired, never slower than the kernel tables)"
             }
         }
     }

@@ -189,7 +189,7 @@ fn run_records(
     if let Some((out, first)) = fit_out {
         if let Some(f) = first.iter().find(|f| f.ends_with("further-records.json")) {
             bail!(
-                "--first-contact {}: that file is the held-out check of the intervals, never fitted; name files the cost model was not tuned on (glm52-records.json, spec-records.json, new-sources-records.json, first-contact-2-records.json)",
+                "--first-contact {}: that file is the held-out check of the intervals, never fitted; name files the cost model was not tuned on (glm52-records.json, spec-records.json, new-sources-records.json, first-contact-2-records.json, first-contact-3-records.json)",
                 f.display()
             );
         }

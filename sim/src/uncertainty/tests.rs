@@ -108,6 +108,33 @@ fn flags_read_from_the_cost_models_notes() {
     );
 }
 
+/// b12x's builds priced off their benchmark's slice, or without any public timing, raise the
+/// extrapolated-MoE flag as the tables' extrapolated slices do.
+#[test]
+fn b12x_builds_off_their_measured_ground_raise_the_moe_flag() {
+    use crate::b12x_build::B12xBuild;
+    use crate::cost::moe::MoeRunner;
+    for build in [
+        B12xBuild::Static640,
+        B12xBuild::UnderfillTiles,
+        B12xBuild::MicroDynamic,
+    ] {
+        let glm5_tp8 = MoeRunner::B12x {
+            hidden: 6144.0,
+            inter_per_gpu: 256.0,
+            dynamic_bytes_per_s: 0.5e12,
+            cold_bytes_per_s: 1.5e12,
+            build,
+        };
+        let notes: Vec<String> = glm5_tp8.benchmark_shape_note().into_iter().collect();
+        assert_eq!(
+            Flag::from_notes(&notes),
+            vec!["moe-slice-extrapolated"],
+            "{build:?}"
+        );
+    }
+}
+
 proptest! {
     #[test]
     fn verdict_probability_is_symmetric_and_grows_with_the_gap(

@@ -409,8 +409,8 @@ impl ServingEngine for Vllm {
         record::read_word(key, arg, text, knobs)
     }
 
-    fn assumed_draft(&self, _model: &str) -> (SpeculativeOptions, &'static str) {
-        record::assumed_draft()
+    fn assumed_draft(&self, model: &str) -> (SpeculativeOptions, &'static str) {
+        record::assumed_draft(model)
     }
 
     fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String {

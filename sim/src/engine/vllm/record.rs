@@ -102,13 +102,23 @@ pub fn unreadable_words(text: &str) -> Option<String> {
     args::pcie_cutoff_bytes(|name| env_word(text, name)).err()
 }
 
-/// vLLM's assumed draft for a speculative record whose flags are silent: the common EAGLE-3
-/// recipe (3 speculative tokens).
-pub(super) fn assumed_draft() -> (crate::options::SpeculativeOptions, &'static str) {
-    (
-        crate::engine::draft::recipe_draft("EAGLE3", Some("EAGLE-3 draft (one decoder layer)")),
-        "vLLM EAGLE-3 with 3 speculative tokens (a chain: 3 drafts, 4 verified), the common recipe",
-    )
+/// vLLM's assumed draft for a speculative record on `model` whose flags are silent: a checkpoint
+/// with MTP layers runs its own (`--speculative-config '{"method": "mtp", ...}'`, the GLM-5.x
+/// and DeepSeek recipes; an EAGLE-3 head would be a separate draft model the record names), any
+/// other the common EAGLE-3 recipe; 3 speculative tokens either way.
+pub(super) fn assumed_draft(model: &str) -> (crate::options::SpeculativeOptions, &'static str) {
+    use crate::engine::draft::recipe_draft;
+    if models::ModelSpec::preset(model).is_ok_and(|m| m.num_mtp_layers > 0) {
+        (
+            recipe_draft("MTP", None),
+            "the checkpoint's MTP layer, vLLM's method \"mtp\" with 3 speculative tokens (a chain: 3 drafts, 4 verified), the recipe for MTP checkpoints",
+        )
+    } else {
+        (
+            recipe_draft("EAGLE3", Some("EAGLE-3 draft (one decoder layer)")),
+            "vLLM EAGLE-3 with 3 speculative tokens (a chain: 3 drafts, 4 verified), the common recipe: the checkpoint has no MTP layers",
+        )
+    }
 }
 
 /// The value of an environment word `NAME=value` in a record's text (its last, as a shell
