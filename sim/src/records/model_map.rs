@@ -17,6 +17,20 @@ pub fn format_without_preset(model: &str, quant: &str) -> Option<&'static str> {
         .find(|f| words.contains(f))
 }
 
+/// The quantization words that describe the weights: every clause (between `,` `;` `(` `)`)
+/// naming the KV cache's dtype left out, so "bf16 weights, fp8 KV cache" does not read as an
+/// FP8 checkpoint.
+fn weight_words(quant: &str) -> String {
+    quant
+        .split([',', ';', '(', ')'])
+        .filter(|clause| {
+            let c = clause.trim();
+            !(c.contains("kv cache") || c.contains("kv-cache") || c.contains("kv dtype"))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The model preset of a checkpoint name and quantization words; `None` where the words name a
 /// format no preset carries ([`format_without_preset`]).
 pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
@@ -29,7 +43,7 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
             .find(|n| *n == spec.name);
     }
     let m = model.to_ascii_lowercase();
-    let q = format!("{m} {}", quant.to_ascii_lowercase());
+    let q = format!("{m} {}", weight_words(&quant.to_ascii_lowercase()));
     let fp4 = q.contains("nvfp4") || q.contains("fp4");
     if m.contains("glm-5") && !m.contains("glm-5.") {
         return if fp4 {
@@ -116,6 +130,31 @@ mod tests {
 
     /// Issue 35: GLM-5.2's NVFP4 uploads resolve to GLM-5.2's own preset (its shared indexers),
     /// no longer to GLM-5.1's; no preset has another GLM-5.2 format.
+    /// The KV cache's dtype is not the weights': a BF16 checkpoint with an FP8 cache is no FP8
+    /// checkpoint, and the weights' own words still count beside it.
+    #[test]
+    fn a_kv_cache_dtype_does_not_name_the_weights_format() {
+        assert_eq!(
+            model_preset("zai-org/GLM-5", "bf16 weights, fp8 KV cache"),
+            None
+        );
+        assert_eq!(
+            model_preset("zai-org/GLM-5-FP8", "fp8 block weights; bf16 KV cache"),
+            Some("glm-5-fp8")
+        );
+        assert_eq!(
+            model_preset("Qwen/Qwen3-Next-80B-A3B-Instruct", "bf16; fp8 KV cache"),
+            Some("qwen3-next-80b-a3b")
+        );
+        assert_eq!(
+            model_preset(
+                "nvidia/MiniMax-M2.5-NVFP4",
+                "nvfp4 (MoE GEMM weights NVFP4, FP8 KV cache)"
+            ),
+            Some("minimax-m2.5-nvfp4")
+        );
+    }
+
     /// MXFP4 experts are not NVFP4 though the words hold "fp4", and NVFP4 experts with dense
     /// layers converted to MXFP8 at load are not the preset's bytes: no preset, never a misread.
     #[test]
