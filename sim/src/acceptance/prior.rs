@@ -7,7 +7,8 @@
 //! Every row is a published measurement, none fitted to the records shardwise is scored on. The
 //! synthetic rows are the ranges the rtx6kpro wiki's model pages published beside their decode
 //! matrices (the dev set's own source: a prediction of those records "from the prior" is not
-//! independent of them; the held-out records are).
+//! independent of them; the held-out records are, except the GLM-5.1 and GLM-5.2 rows, from two
+//! pages of `validation/first-contact-3-records.json`, whose other records run on them).
 //!
 //! Lookup ([`prior`]): the row of this method and prompt kind measured on a model whose name
 //! starts like the served one, else that method and kind on any model, else the MTP row of that
@@ -46,6 +47,22 @@ const ROWS: &[Row] = &[
         // AL 2.19–2.80 at 3 drafts → p 0.604–0.765, middle 2.495 → 0.69
         p: (0.604, 0.69, 0.765),
         source: "local-inference-lab/rtx6kpro models/glm5.md @e2c2b95 'MTP / Speculative Decoding': 'Accept length: 2.19-2.80 tokens' (SGLang NEXTN 3 steps, 4 draft tokens, its decode matrix)",
+    },
+    Row {
+        method: DraftMethod::Mtp,
+        kind: PromptKind::Synthetic,
+        model: "glm-5.1",
+        // rates 0.351 / 0.422 / 0.494 of 3 drafts → AL 2.05 / 2.27 / 2.48 → p 0.561–0.687
+        p: (0.561, 0.627, 0.687),
+        source: "joninco/rtx6kpro models/glm5.1_v6.md @599426f '## NVFP4/MXFP8 A16 DCP/MTP Speed Sweep': the `acc` column read as vLLM's draft acceptance rate (MTP 3 from lukealonso/GLM-5.1-NVFP4-MTP, draft_sample_method probabilistic, llm_decode_bench 0.4.24 at context 0, DCP 1/4/8): 0.351–0.494, median 0.422",
+    },
+    Row {
+        method: DraftMethod::Mtp,
+        kind: PromptKind::Synthetic,
+        model: "glm-5.2",
+        // AL 2.75 / 2.83 / 3.03 at 3 drafts → p 0.754 / 0.772 / 0.817
+        p: (0.754, 0.772, 0.817),
+        source: "Visual-Synthesizer/rtx6kpro models/glm5.2_v18.md @f5676fd '## MTP3 And Acceptance': the server log's accepted length over its seven checkpoint and overlay rows (vLLM MTP 3, llm_decode_bench one stream at context 0): 2.75–3.03, median 2.83",
     },
     Row {
         method: DraftMethod::Eagle,
@@ -147,10 +164,12 @@ pub fn prior(model: &str, method: DraftMethod, kind: PromptKind) -> Prior {
         matched,
     };
     let same = |r: &&Row| r.method == method && r.kind == kind;
+    // the longest family name the model starts with: GLM-5.1's own row before GLM-5's
     if let Some(r) = ROWS
         .iter()
         .filter(same)
-        .find(|r| !r.model.is_empty() && model.starts_with(r.model))
+        .filter(|r| !r.model.is_empty() && model.starts_with(r.model))
+        .max_by_key(|r| r.model.len())
     {
         return of(r, format!("measured on {}", r.model));
     }
@@ -213,6 +232,22 @@ mod tests {
             (lo - 2.19).abs() < 0.01 && (hi - 2.80).abs() < 0.01,
             "{lo} {hi}"
         );
+        // GLM-5.1's rates (1 + 3r) and GLM-5.2's accepted lengths, each model on its own row
+        let lengths = |m| prior(m, DraftMethod::Mtp, PromptKind::Synthetic).lengths(3);
+        for (model, want) in [
+            (
+                "glm-5.1-nvfp4",
+                (1.0 + 3.0 * 0.351, 1.0 + 3.0 * 0.422, 1.0 + 3.0 * 0.494),
+            ),
+            ("glm-5.2-nvfp4", (2.75, 2.83, 3.03)),
+        ] {
+            let got = lengths(model);
+            for (g, w) in [(got.0, want.0), (got.1, want.1), (got.2, want.2)] {
+                assert!((g - w).abs() < 0.01, "{model}: {got:?} against {want:?}");
+            }
+            let p = prior(model, DraftMethod::Mtp, PromptKind::Synthetic);
+            assert_eq!(p.matched, format!("measured on {}", &model[..7]));
+        }
     }
 
     #[test]
