@@ -16,7 +16,7 @@ use super::provenance::KnownModelError;
 use super::verdict::{perturbed_knobs, steady_tok_s};
 use crate::cost::spec::{AcceptSource, SpecPlan};
 use crate::cost::{IterationBatch, IterationModel, Knobs};
-use crate::engine::{Engine, Knob};
+use crate::engine::Engine;
 use crate::options::ServerOptions;
 use models::Layout;
 use rand::RngExt;
@@ -53,7 +53,7 @@ pub struct MtpPoint {
 pub struct MtpAnswer {
     pub verdict: MtpVerdict,
     pub sentence: String,
-    /// The layout compared (SGLang flags).
+    /// The layout compared (the engine's flags).
     pub layout: String,
     pub plan: SpecPlan,
     pub concurrency: u32,
@@ -80,7 +80,7 @@ pub struct MtpAnswer {
     pub by_draft_length: Vec<DraftLengthPoint>,
     /// The flags to try next.
     pub flags_to_try: String,
-    /// The speculative flags of the configuration answered about (SGLang's spelling), in
+    /// The speculative flags of the configuration answered about (the engine's spelling), in
     /// `flags_to_try` unless the answer is No.
     #[serde(default)]
     pub speculative_flags: String,
@@ -154,6 +154,10 @@ pub struct MtpQuestion<'a> {
     pub known_error: Option<KnownModelError>,
     /// The user's other modelled flags, for the `try:` line.
     pub extra_flags: Vec<String>,
+    /// The layout's launch flags in the engine's spelling.
+    pub layout_flags: String,
+    /// The engine whose flags the answer speaks.
+    pub engine: Engine,
 }
 
 /// The acceptance-length range of the draws: the plan's (±10% around a given or measured
@@ -234,7 +238,7 @@ pub fn better_chain(
     let best = draft_lengths(q, build)?.into_iter().next();
     Ok(best.filter(|b| b.gain > gain).map(|b| {
         let default = DefaultDraft {
-            config: config_words(&q.plan),
+            config: config_words(&q.plan, q.engine),
             gain,
         };
         (b, default)
@@ -257,6 +261,8 @@ impl<'a> MtpQuestion<'a> {
             seed: self.seed,
             known_error: self.known_error.clone(),
             extra_flags: Vec::new(),
+            layout_flags: self.layout_flags.clone(),
+            engine: self.engine,
         }
     }
 }
@@ -415,7 +421,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
     let p = &q.plan;
     let flip = flip_length(q, build)?;
     let by_draft_length = draft_lengths(q, build)?;
-    let config = config_words(p);
+    let config = config_words(p, q.engine);
     let crossing = crossing_words(&points, &concs, at);
     let head = head_word(verdict);
     let tail = flip_and_best(p, flip, &by_draft_length);
@@ -435,7 +441,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
     Ok(MtpAnswer {
         verdict,
         sentence,
-        layout: q.layout.sglang_flags(),
+        layout: q.layout_flags.clone(),
         plan: q.plan.clone(),
         concurrency: q.concurrency,
         context_tokens: q.context_tokens,
@@ -459,13 +465,21 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
 }
 
 /// The speculative configuration in words, with where its acceptance came from.
-fn config_words(p: &SpecPlan) -> String {
+fn config_words(p: &SpecPlan, engine: Engine) -> String {
+    // each engine's own words: SGLang's steps / topk / draft tokens, vLLM's speculative tokens
+    let shape = match engine {
+        Engine::Sglang => format!(
+            "{} steps, topk {}, {} draft tokens",
+            p.num_steps, p.eagle_topk, p.num_draft_tokens
+        ),
+        Engine::Vllm => format!(
+            "num_speculative_tokens {}, {} tokens verified a step",
+            p.num_steps, p.num_draft_tokens
+        ),
+    };
     format!(
-        "{} ({} steps, topk {}, {} draft tokens; accept length {:.2}, {})",
+        "{} ({shape}; accept length {:.2}, {})",
         p.algorithm,
-        p.num_steps,
-        p.eagle_topk,
-        p.num_draft_tokens,
         p.accept_length,
         match p.accept_source {
             AcceptSource::Given => "given".to_string(),
@@ -547,17 +561,18 @@ fn flags_to_try(
         Some(b) if b.gain > at.gain => (b.num_steps, 1, b.num_draft_tokens),
         _ => (p.num_steps, p.eagle_topk, p.num_draft_tokens),
     };
-    // SGLang's spellings (the layout's flags below are SGLang's too)
-    let flag = |k| Engine::Sglang.flag(k);
-    let spec_flags = format!(
-        "{} {} {} {steps} {} {topk} {} {tokens}",
-        flag(Knob::SpeculativeAlgorithm),
-        p.algorithm,
-        flag(Knob::SpeculativeNumSteps),
-        flag(Knob::SpeculativeEagleTopk),
-        flag(Knob::SpeculativeNumDraftTokens),
-    );
-    let mut try_flags = vec![q.layout.sglang_flags()];
+    // the engine's spellings, as the layout's flags below
+    let tried = crate::options::SpeculativeOptions {
+        num_steps: steps,
+        eagle_topk: topk,
+        num_draft_tokens: tokens,
+        ..q.with
+            .speculative
+            .clone()
+            .unwrap_or_else(|| crate::engine::draft::recipe_draft(&p.algorithm, None))
+    };
+    let spec_flags = q.engine.rules().speculative_flags(&tried);
+    let mut try_flags = vec![q.layout_flags.clone()];
     if verdict != MtpVerdict::No {
         try_flags.push(spec_flags.clone());
     }

@@ -153,6 +153,20 @@ pub trait ServingEngine: Sync {
     /// the questions build SGLang's flags and options so far.
     fn answers_questions(&self) -> bool;
 
+    /// Whether `sim advise --question mtp` answers for its servers (speculation on against off
+    /// on one layout, in its own flags: [`ServingEngine::speculative_flags`]).
+    fn answers_mtp_question(&self) -> bool {
+        self.answers_questions()
+    }
+
+    /// Its flags that turn on the speculation `s` (a chain of `num_steps` drafts where the
+    /// engine drafts one token a step), for a `try:` line.
+    fn speculative_flags(&self, s: &SpeculativeOptions) -> String;
+
+    /// The speculation it runs on `spec` when asked to speculate with no draft named: the
+    /// checkpoint's MTP layers where it has them, the engine's recipe.
+    fn default_speculation(&self, spec: &models::ModelSpec) -> SpeculativeOptions;
+
     /// The command that starts it serving `model_path` (`python -m sglang.launch_server
     /// --model-path MODEL`, `vllm serve MODEL`): the head of a `try:` line or a launch line.
     fn launch_command(&self, model_path: &str) -> String;

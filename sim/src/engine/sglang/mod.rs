@@ -163,6 +163,25 @@ impl ServingEngine for Sglang {
         true
     }
 
+    fn speculative_flags(&self, s: &SpeculativeOptions) -> String {
+        let flag = |k| Engine::Sglang.flag(k);
+        format!(
+            "{} {} {} {} {} {} {} {}",
+            flag(Knob::SpeculativeAlgorithm),
+            s.algorithm,
+            flag(Knob::SpeculativeNumSteps),
+            s.num_steps,
+            flag(Knob::SpeculativeEagleTopk),
+            s.eagle_topk,
+            flag(Knob::SpeculativeNumDraftTokens),
+            s.num_draft_tokens,
+        )
+    }
+
+    fn default_speculation(&self, spec: &models::ModelSpec) -> SpeculativeOptions {
+        args::default_speculative_options(&spec.model_type)
+    }
+
     fn launch_command(&self, model_path: &str) -> String {
         format!(
             "python -m sglang.launch_server {} {model_path}",

@@ -321,6 +321,34 @@ impl ServingEngine for Vllm {
         false
     }
 
+    fn answers_mtp_question(&self) -> bool {
+        true
+    }
+
+    /// `--speculative-config '{"method": "mtp", "num_speculative_tokens": 3}'`: vLLM's proposers
+    /// draft a chain, one token a step; an EAGLE head names its draft model (a placeholder where
+    /// none was given: vLLM needs one).
+    fn speculative_flags(&self, s: &SpeculativeOptions) -> String {
+        let method = match s.algorithm.to_ascii_uppercase().as_str() {
+            "EAGLE3" => "eagle3",
+            "EAGLE" if s.draft_model_path.is_some() => "eagle",
+            _ => "mtp",
+        };
+        let model = match (method, s.draft_model_path.as_deref()) {
+            ("mtp", _) => String::new(),
+            (_, Some(p)) if !p.contains(' ') => format!(r#""model": "{p}", "#),
+            _ => r#""model": "YOUR/EAGLE-DRAFT", "#.to_string(),
+        };
+        format!(
+            r#"--speculative-config '{{"method": "{method}", {model}"num_speculative_tokens": {}}}'"#,
+            s.num_steps
+        )
+    }
+
+    fn default_speculation(&self, spec: &models::ModelSpec) -> SpeculativeOptions {
+        record::default_speculation(spec.num_mtp_layers > 0)
+    }
+
     fn launch_command(&self, model_path: &str) -> String {
         format!("vllm serve {model_path}")
     }

@@ -107,17 +107,25 @@ pub fn unreadable_words(text: &str) -> Option<String> {
 /// and DeepSeek recipes; an EAGLE-3 head would be a separate draft model the record names), any
 /// other the common EAGLE-3 recipe; 3 speculative tokens either way.
 pub(super) fn assumed_draft(model: &str) -> (crate::options::SpeculativeOptions, &'static str) {
+    let mtp = models::ModelSpec::preset(model).is_ok_and(|m| m.num_mtp_layers > 0);
+    (
+        default_speculation(mtp),
+        if mtp {
+            "the checkpoint's MTP layer, vLLM's method \"mtp\" with 3 speculative tokens (a chain: 3 drafts, 4 verified), the recipe for MTP checkpoints"
+        } else {
+            "vLLM EAGLE-3 with 3 speculative tokens (a chain: 3 drafts, 4 verified), the common recipe: the checkpoint has no MTP layers"
+        },
+    )
+}
+
+/// vLLM's recipe draft: the checkpoint's MTP layer where it has `mtp_layers`, else a separate
+/// EAGLE-3 head; 3 speculative tokens either way.
+pub(super) fn default_speculation(mtp_layers: bool) -> crate::options::SpeculativeOptions {
     use crate::engine::draft::recipe_draft;
-    if models::ModelSpec::preset(model).is_ok_and(|m| m.num_mtp_layers > 0) {
-        (
-            recipe_draft("MTP", None),
-            "the checkpoint's MTP layer, vLLM's method \"mtp\" with 3 speculative tokens (a chain: 3 drafts, 4 verified), the recipe for MTP checkpoints",
-        )
+    if mtp_layers {
+        recipe_draft("MTP", None)
     } else {
-        (
-            recipe_draft("EAGLE3", Some("EAGLE-3 draft (one decoder layer)")),
-            "vLLM EAGLE-3 with 3 speculative tokens (a chain: 3 drafts, 4 verified), the common recipe: the checkpoint has no MTP layers",
-        )
+        recipe_draft("EAGLE3", Some("EAGLE-3 draft (one decoder layer)"))
     }
 }
 

@@ -65,7 +65,7 @@ pub enum AdviseError {
     },
     /// A question asked of an engine whose servers the questions do not build yet.
     #[error(
-        "--question with a {engine} launch line: the EP, MTP and scale questions are answered for SGLang servers only so far; drop --question to rank the {engine} layouts"
+        "--question with a {engine} launch line: the EP, scale, replicas and P2P questions are answered for SGLang servers only so far (MTP for both); drop --question to rank the {engine} layouts"
     )]
     QuestionNotAnswered { engine: &'static str },
     /// `--question ep` of a dense model.
@@ -176,7 +176,11 @@ impl Scenario {
         asked: &AskedOf<'_>,
     ) -> Result<Answers, AdviseError> {
         let engine = self.launch.engine().rules();
-        if !engine.answers_questions() {
+        let answered = match question {
+            Question::Mtp => engine.answers_mtp_question(),
+            _ => engine.answers_questions(),
+        };
+        if !answered {
             return Err(AdviseError::QuestionNotAnswered {
                 engine: engine.display_name(),
             });
@@ -345,7 +349,7 @@ impl Scenario {
     fn spec_options(&self, kind: PromptKind) -> Result<SpeculativeOptions, AdviseError> {
         let mut s = match &self.opts.speculative {
             Some(s) => s.clone(),
-            None => crate::engine::sglang::args::default_speculative_options(&self.spec.model_type),
+            None => self.opts.engine.rules().default_speculation(&self.spec),
         };
         crate::cost::spec::check_draft(&self.spec, &s)
             .map_err(|e| AdviseError::failed("mtp", e))?;
@@ -356,7 +360,7 @@ impl Scenario {
     fn answer_mtp(&self, asked: &AskedOf<'_>) -> Result<MtpAnswer, AdviseError> {
         let (ls, workload) = (asked.layouts, asked.workload);
         let spec_opts = self.spec_options(asked.prompt_kind)?;
-        // the best-ranked layout SGLang can speculate on (no pipeline stages)
+        // the best-ranked layout the engine can speculate on (no pipeline stages)
         let layout = asked
             .ranking
             .iter()
@@ -368,7 +372,7 @@ impl Scenario {
             })
             .or_else(|| ls.iter().map(|l| l.layout).find(|l| l.pp == 1))
             .ok_or_else(|| AdviseError::NoLayoutWithoutPp {
-                pp_flag: crate::engine::Engine::Sglang.flag(Knob::PipelineParallel),
+                pp_flag: self.opts.engine.flag(Knob::PipelineParallel),
             })?;
         let base = self.opts_ranking(layout);
         let without = ServerOptions {
@@ -391,10 +395,13 @@ impl Scenario {
             draws: asked.draws,
             seed: workload.seed,
             known_error: self.known_error(),
-            extra_flags: self
-                .launch
-                .sglang_args()
-                .map_or_else(Vec::new, |a| a.modelled_flags()),
+            extra_flags: match (self.launch.sglang_args(), self.launch.vllm_line()) {
+                (Some(a), _) => a.modelled_flags(),
+                (None, Some(l)) => l.other_flags(),
+                (None, None) => Vec::new(),
+            },
+            layout_flags: self.ranked_label(layout).1,
+            engine: self.opts.engine,
         };
         let build = |l: Layout, k, o: &ServerOptions| {
             crate::cost::ServedModel::new(&self.machine, &self.spec, l, o, k)

@@ -132,6 +132,39 @@ fn an_mtp_method_drafts_with_the_checkpoints_own_layers() {
     assert_eq!(eagle.draft_model_path.as_deref(), Some("x/eagle3"));
 }
 
+/// The `try:` line's speculative flags (`ServingEngine::speculative_flags`) read back as the
+/// options they were written from: vLLM's spelling round-trips.
+#[test]
+fn speculative_flags_read_back_as_written() {
+    use crate::engine::ServingEngine;
+    use crate::engine::draft::recipe_draft;
+    let back = |s: &SpeculativeOptions| {
+        let flags = crate::engine::vllm::Vllm.speculative_flags(s);
+        let l = line(&format!("vllm serve zai-org/GLM-5.1 -tp 8 {flags}"));
+        l.speculative().unwrap().unwrap()
+    };
+    let mtp = SpeculativeOptions {
+        num_steps: 2,
+        num_draft_tokens: 3,
+        ..recipe_draft("MTP", None)
+    };
+    let got = back(&mtp);
+    assert_eq!(
+        (got.num_steps, got.num_draft_tokens, got.draft_model_path),
+        (2, 3, None)
+    );
+    let eagle = recipe_draft("EAGLE3", Some("lightseekorg/kimi-k2.5-eagle3-mla"));
+    let got = back(&eagle);
+    assert_eq!(
+        (
+            got.algorithm.as_str(),
+            got.num_steps,
+            got.draft_model_path.as_deref()
+        ),
+        ("EAGLE3", 3, Some("lightseekorg/kimi-k2.5-eagle3-mla"))
+    );
+}
+
 #[test]
 fn moe_backend_names_the_moe_runner() {
     let l = line("vllm serve lukealonso/GLM-5.1-NVFP4-MTP -tp 8 --moe-backend b12x");
