@@ -6,9 +6,7 @@
 //! prior.
 
 mod common;
-use sim::records::speculation::AcceptOrigin;
 use sim::records::{RecordSet, express};
-use sim::scoreboard::{ScoreOptions, score};
 use std::path::{Path, PathBuf};
 
 fn path() -> PathBuf {
@@ -44,23 +42,7 @@ fn every_record_cites_one_of_the_pages_the_file_was_built_from() {
 #[test]
 fn a_stated_acceptance_is_used_and_the_rest_run_on_the_prior() {
     // only the GLM-5.1 cc32 page prints the engines' acceptance (vLLM 2.71, SGLang about 3.4)
-    let set = RecordSet::load(&path()).unwrap();
-    let board = score(&set, &ScoreOptions { engine: None });
-    let mut measured = Vec::new();
-    for c in board.comparisons.iter().filter(|c| c.primary) {
-        let r = set.records.iter().find(|r| r.id == c.id).unwrap();
-        let Some(spec) = &c.speculation else {
-            assert!(!r.parallel.mtp.unwrap_or(false), "{}", c.id);
-            continue;
-        };
-        if r.metrics.contains_key("accept_length") {
-            assert_eq!(spec.accept, AcceptOrigin::Measured, "{}", c.id);
-            measured.push((c.id.clone(), spec.accept_length));
-        } else {
-            assert_eq!(spec.accept, AcceptOrigin::Assumed, "{}", c.id);
-        }
-    }
-    measured.sort_by(|a, b| a.0.cmp(&b.0));
+    let measured = common::records_on_their_own_acceptance(&path());
     assert_eq!(
         measured,
         [

@@ -730,14 +730,7 @@ mod tests {
             assert!(note.contains("6144 x 256"), "{note}");
             // worded as the extrapolated-MoE notes (`uncertainty::Flag::from_notes` reads it)
             assert!(note.starts_with("MoE efficiency extrapolated"), "{note}");
-            let (hidden, inter_per_gpu) = B12X_BENCHMARK_SLICE;
-            let qwen35_tp4 = MoeRunner::B12x {
-                hidden,
-                inter_per_gpu,
-                dynamic_bytes_per_s: 0.5e12,
-                cold_bytes_per_s: 1.5e12,
-                build,
-            };
+            let qwen35_tp4 = runner_at(B12X_BENCHMARK_SLICE, build);
             assert_eq!(qwen35_tp4.benchmark_shape_note(), None);
         }
         assert_eq!(
@@ -745,23 +738,21 @@ mod tests {
             None
         );
         // from 3 June 2026 no shape has a public timing: flagged at every slice
-        let (hidden, inter_per_gpu) = B12X_BENCHMARK_SLICE;
-        let june = MoeRunner::B12x {
-            hidden,
-            inter_per_gpu,
-            dynamic_bytes_per_s: 0.5e12,
-            cold_bytes_per_s: 1.5e12,
-            build: B12xBuild::MicroDynamic,
-        };
+        let june = runner_at(B12X_BENCHMARK_SLICE, B12xBuild::MicroDynamic);
         let note = june.benchmark_shape_note().expect("no public timing");
         assert!(note.starts_with("MoE efficiency extrapolated"), "{note}");
         assert_eq!(MoeRunner::Tables.benchmark_shape_note(), None);
     }
 
     fn glm5_runner(build: B12xBuild) -> MoeRunner {
+        runner_at((6144.0, 256.0), build)
+    }
+
+    /// b12x's NVFP4 runner of `build` at the expert slice `(hidden, inter_per_gpu)`.
+    fn runner_at((hidden, inter_per_gpu): (f64, f64), build: B12xBuild) -> MoeRunner {
         MoeRunner::B12x {
-            hidden: 6144.0,
-            inter_per_gpu: 256.0,
+            hidden,
+            inter_per_gpu,
             dynamic_bytes_per_s: 0.5e12,
             cold_bytes_per_s: 1.5e12,
             build,

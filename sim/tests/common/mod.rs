@@ -81,3 +81,29 @@ pub fn assert_every_record_cites_one_of(path: &std::path::Path, pages: &[&str]) 
         );
     }
 }
+
+/// The MTP-on records of the records file at `path` that run on an acceptance of their own
+/// (`accept_length` in their metrics), `(id, length)` sorted by id; every other MTP-on record is
+/// checked to run on the prior and every MTP-off one to run without speculation.
+pub fn records_on_their_own_acceptance(path: &std::path::Path) -> Vec<(String, f64)> {
+    use sim::records::speculation::AcceptOrigin;
+    use sim::scoreboard::{ScoreOptions, score};
+    let set = sim::records::RecordSet::load(path).unwrap();
+    let board = score(&set, &ScoreOptions { engine: None });
+    let mut measured = Vec::new();
+    for c in board.comparisons.iter().filter(|c| c.primary) {
+        let r = set.records.iter().find(|r| r.id == c.id).unwrap();
+        let Some(spec) = &c.speculation else {
+            assert!(!r.parallel.mtp.unwrap_or(false), "{}", c.id);
+            continue;
+        };
+        if r.metrics.contains_key("accept_length") {
+            assert_eq!(spec.accept, AcceptOrigin::Measured, "{}", c.id);
+            measured.push((c.id.clone(), spec.accept_length));
+        } else {
+            assert_eq!(spec.accept, AcceptOrigin::Assumed, "{}", c.id);
+        }
+    }
+    measured.sort_by(|a, b| a.0.cmp(&b.0));
+    measured
+}
