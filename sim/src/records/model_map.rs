@@ -8,9 +8,10 @@
 /// "mxfp4" is not NVFP4 though it contains "fp4", and MXFP8 dense layers halve BF16 ones.
 pub const FORMATS_WITHOUT_PRESET: &[&str] = &["mxfp4", "mxfp8", "nf3"];
 
-/// The first of [`FORMATS_WITHOUT_PRESET`] the checkpoint name or quantization words name.
+/// The first of [`FORMATS_WITHOUT_PRESET`] the checkpoint name or the quantization words of its
+/// weights name (a KV cache's dtype is not the weights': [`weight_words`]).
 pub fn format_without_preset(model: &str, quant: &str) -> Option<&'static str> {
-    let words = format!("{model} {quant}").to_ascii_lowercase();
+    let words = format!("{model} {}", weight_words(quant)).to_ascii_lowercase();
     FORMATS_WITHOUT_PRESET
         .iter()
         .copied()
@@ -22,6 +23,7 @@ pub fn format_without_preset(model: &str, quant: &str) -> Option<&'static str> {
 /// FP8 checkpoint.
 fn weight_words(quant: &str) -> String {
     quant
+        .to_ascii_lowercase()
         .split([',', ';', '(', ')'])
         .filter(|clause| {
             let c = clause.trim();
@@ -43,7 +45,7 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
             .find(|n| *n == spec.name);
     }
     let m = model.to_ascii_lowercase();
-    let q = format!("{m} {}", weight_words(&quant.to_ascii_lowercase()));
+    let q = format!("{m} {}", weight_words(quant));
     let fp4 = q.contains("nvfp4") || q.contains("fp4");
     if m.contains("glm-5") && !m.contains("glm-5.") {
         return if fp4 {
