@@ -48,8 +48,9 @@ pub struct Args {
     /// With --fit-error-model: a records file the cost model was never tuned on, scored as it
     /// is (no acceptance file); its sources' spread is what a new source's offset is taken to
     /// be where it is wider than the dev set's own (`validation/glm52-records.json`,
-    /// `validation/spec-records.json`, `validation/new-sources-records.json`). Repeat for
-    /// several. Never further-records.json.
+    /// `validation/spec-records.json`, `validation/new-sources-records.json`,
+    /// `validation/first-contact-2-records.json`, `validation/first-contact-3-records.json`).
+    /// Repeat for several. Never further-records.json.
     #[arg(long, value_name = "FILE", requires = "fit_error_model")]
     pub first_contact: Vec<PathBuf>,
     /// With --records: simulate every record as this engine would run it (default: each record's
