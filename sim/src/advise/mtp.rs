@@ -466,17 +466,9 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
 
 /// The speculative configuration in words, with where its acceptance came from.
 fn config_words(p: &SpecPlan, engine: Engine) -> String {
-    // each engine's own words: SGLang's steps / topk / draft tokens, vLLM's speculative tokens
-    let shape = match engine {
-        Engine::Sglang => format!(
-            "{} steps, topk {}, {} draft tokens",
-            p.num_steps, p.eagle_topk, p.num_draft_tokens
-        ),
-        Engine::Vllm => format!(
-            "num_speculative_tokens {}, {} tokens verified a step",
-            p.num_steps, p.num_draft_tokens
-        ),
-    };
+    let shape = engine
+        .rules()
+        .draft_shape_words(p.num_steps, p.eagle_topk, p.num_draft_tokens);
     format!(
         "{} ({shape}; accept length {:.2}, {})",
         p.algorithm,

@@ -163,6 +163,10 @@ pub trait ServingEngine: Sync {
     /// engine drafts one token a step), for a `try:` line.
     fn speculative_flags(&self, s: &SpeculativeOptions) -> String;
 
+    /// A draft configuration's shape in its own words, for an answer's sentence (SGLang's
+    /// steps / topk / draft tokens, vLLM's speculative tokens).
+    fn draft_shape_words(&self, num_steps: u32, eagle_topk: u32, num_draft_tokens: u32) -> String;
+
     /// The speculation it runs on `spec` when asked to speculate with no draft named: the
     /// checkpoint's MTP layers where it has them, the engine's recipe.
     fn default_speculation(&self, spec: &models::ModelSpec) -> SpeculativeOptions;

@@ -178,6 +178,10 @@ impl ServingEngine for Sglang {
         )
     }
 
+    fn draft_shape_words(&self, num_steps: u32, eagle_topk: u32, num_draft_tokens: u32) -> String {
+        format!("{num_steps} steps, topk {eagle_topk}, {num_draft_tokens} draft tokens")
+    }
+
     fn default_speculation(&self, spec: &models::ModelSpec) -> SpeculativeOptions {
         args::default_speculative_options(&spec.model_type)
     }

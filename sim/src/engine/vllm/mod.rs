@@ -345,6 +345,11 @@ impl ServingEngine for Vllm {
         )
     }
 
+    /// vLLM's proposers draft a chain: no topk.
+    fn draft_shape_words(&self, num_steps: u32, _eagle_topk: u32, num_draft_tokens: u32) -> String {
+        format!("num_speculative_tokens {num_steps}, {num_draft_tokens} tokens verified a step")
+    }
+
     fn default_speculation(&self, spec: &models::ModelSpec) -> SpeculativeOptions {
         record::default_speculation(spec.num_mtp_layers > 0)
     }
