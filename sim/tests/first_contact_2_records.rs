@@ -51,3 +51,22 @@ fn a_stated_acceptance_is_used_and_the_rest_run_on_the_prior() {
         ]
     );
 }
+
+/// The GLM-5.2 v11 page runs on GPUs 0-7 of the wiki's 16-GPU host: its records count the host's
+/// 16 GPUs and run on the 16-GPU switch preset (two of its switches under one socket), not on
+/// the dual-socket 8-GPU box.
+#[test]
+fn the_sixteen_gpu_host_page_runs_on_the_switch_box() {
+    let set = RecordSet::load(&path()).expect("validation/first-contact-2-records.json parses");
+    let v11: Vec<_> = set
+        .records
+        .iter()
+        .filter(|r| r.id.starts_with("rtx-glm52-v11-"))
+        .collect();
+    assert_eq!(v11.len(), 14);
+    for r in v11 {
+        assert_eq!(r.hardware.count.as_ref().and_then(|c| c.get()), Some(16));
+        let e = express(r).unwrap_or_else(|why| panic!("{}: {why:?}", r.id));
+        assert_eq!(e.machine, "rtx-pro-6000-x16-pcie-switch", "{}", r.id);
+    }
+}

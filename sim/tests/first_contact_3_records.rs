@@ -67,3 +67,28 @@ fn a_stated_acceptance_is_used_and_the_rest_run_on_the_prior() {
         ]
     );
 }
+
+/// The GLM-5.2 v14 / v18 pages run one instance per 8-GPU half of a 16-GPU host (GPUs 0-7 and
+/// 8-15): two of the wiki's 16-GPU host's four PCIe switches under one socket, not the
+/// dual-socket 8-GPU box. Their records count the host's 16 GPUs (as further-records.json does)
+/// and run on the 16-GPU switch preset; the GLM-5.1 v6 page's "local 8-GPU host" stays on the
+/// 8-GPU box.
+#[test]
+fn the_sixteen_gpu_host_pages_run_on_the_switch_box() {
+    let set = RecordSet::load(&path()).expect("validation/first-contact-3-records.json parses");
+    let mut on_the_host = 0;
+    for r in &set.records {
+        let on_sixteen = r.source.as_deref().unwrap_or("").contains("glm5.2_v1");
+        let count = r.hardware.count.as_ref().and_then(|c| c.get());
+        assert_eq!(count == Some(16), on_sixteen, "{}: count {count:?}", r.id);
+        let Ok(e) = express(r) else { continue };
+        if on_sixteen {
+            assert_eq!(e.machine, "rtx-pro-6000-x16-pcie-switch", "{}", r.id);
+            on_the_host += 1;
+        } else {
+            assert!(e.machine.starts_with("rtx-pro-6000-x8-"), "{}: {}", r.id, e.machine);
+        }
+    }
+    // every compared record of the file is a GLM-5.2 page's (the GLM-5.1 v6 rows are refused)
+    assert_eq!(on_the_host, 100);
+}
