@@ -69,7 +69,8 @@ pub struct ServerOptions {
     pub chunked_prefill_size: u32,
     /// `--max-prefill-tokens`.
     pub max_prefill_tokens: u32,
-    /// `--max-running-requests`; `None` = derived from KV capacity.
+    /// `--max-running-requests` as given; `None` = not given: derived from KV capacity, or the
+    /// engine's own cap under speculation ([`Self::max_running_requests_in_force`]).
     pub max_running_requests: Option<u32>,
     /// `--cuda-graph-max-bs`: decode batches up to this size run under a CUDA graph.
     pub cuda_graph_max_bs: u32,
@@ -178,6 +179,13 @@ pub struct ServerOptions {
     /// set from the workload by the records' scoring.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub streams_share_prompt: bool,
+    /// The launch is a public record's summary of its flags, which does not say whether
+    /// `--max-running-requests` was given: the engine's own cap under speculation is not applied
+    /// (public benchmark launches set the flag: the rtx6kpro GLM-5 page's launch line gives 64,
+    /// and InferenceX's SGLang MTP runs keep scaling past 48 streams). Not a server flag: set by
+    /// the records' scoring.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub running_cap_unstated: bool,
 }
 
 /// Whether an all-to-all backend (`--moe-a2a-backend`) can run `layout` of `spec`: the experts
@@ -239,6 +247,20 @@ fn default_dcp() -> u32 {
     1
 }
 
+impl ServerOptions {
+    /// The running-request cap the server starts with before its memory plan: the flag as given,
+    /// else the engine's own cap when it speculates (SGLang's 48,
+    /// [`crate::engine::ServingEngine::speculative_running_cap`]), else none.
+    pub fn max_running_requests_in_force(&self) -> Option<u32> {
+        self.max_running_requests.or_else(|| {
+            self.speculative
+                .as_ref()
+                .filter(|_| !self.running_cap_unstated)
+                .and_then(|_| self.engine.rules().speculative_running_cap())
+        })
+    }
+}
+
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
@@ -277,6 +299,7 @@ impl Default for ServerOptions {
             vllm_memory: None,
             switches: BTreeSet::new(),
             streams_share_prompt: false,
+            running_cap_unstated: false,
         }
     }
 }
@@ -292,4 +315,45 @@ pub struct VllmMemory {
     /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`: CUDA-graph memory comes out of the cache.
     #[serde(default)]
     pub estimate_cudagraphs: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn speculating(engine: Engine) -> ServerOptions {
+        ServerOptions {
+            engine,
+            speculative: Some(crate::engine::draft::recipe_draft("EAGLE", None)),
+            ..ServerOptions::default()
+        }
+    }
+
+    /// SGLang's own cap of 48 under speculation holds only where the flag is not given and the
+    /// launch is known not to give it; vLLM keeps its `--max-num-seqs`; no speculation, no cap.
+    #[test]
+    fn the_running_cap_in_force_is_the_flag_else_the_engines_under_speculation() {
+        assert_eq!(
+            speculating(Engine::Sglang).max_running_requests_in_force(),
+            Some(48)
+        );
+        let given = ServerOptions {
+            max_running_requests: Some(100),
+            ..speculating(Engine::Sglang)
+        };
+        assert_eq!(given.max_running_requests_in_force(), Some(100));
+        let summary = ServerOptions {
+            running_cap_unstated: true,
+            ..speculating(Engine::Sglang)
+        };
+        assert_eq!(summary.max_running_requests_in_force(), None);
+        assert_eq!(
+            speculating(Engine::Vllm).max_running_requests_in_force(),
+            None
+        );
+        assert_eq!(
+            ServerOptions::default().max_running_requests_in_force(),
+            None
+        );
+    }
 }

@@ -86,7 +86,12 @@ fn the_sixteen_gpu_host_pages_run_on_the_switch_box() {
             assert_eq!(e.machine, "rtx-pro-6000-x16-pcie-switch", "{}", r.id);
             on_the_host += 1;
         } else {
-            assert!(e.machine.starts_with("rtx-pro-6000-x8-"), "{}: {}", r.id, e.machine);
+            assert!(
+                e.machine.starts_with("rtx-pro-6000-x8-"),
+                "{}: {}",
+                r.id,
+                e.machine
+            );
         }
     }
     // every compared record of the file is a GLM-5.2 page's (the GLM-5.1 v6 rows are refused)

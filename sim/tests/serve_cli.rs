@@ -528,3 +528,47 @@ fn advise_answers_the_mtp_question_with_a_crossover_and_the_accept_length_used()
     let v = json(&out.get_output().stdout);
     assert_eq!(v["mtp"]["plan"]["accept_source"], "given");
 }
+
+/// SGLang resets `--max-running-requests` to 48 for a speculative server that does not give it:
+/// at 64 streams "should we turn on MTP?" is answered with the flag raised to the load (in the
+/// flags to try), and the answer says what the capped server gives, which is less; given on the
+/// command line, the user's value stands and nothing is lifted.
+#[test]
+fn advise_mtp_lifts_sglangs_own_running_cap_above_48_streams() {
+    let run = |extra: &str| {
+        let args = format!(
+            "advise --machine rtx-pro-6000-x8-baremetal --model glm-5-nvfp4 --question mtp \
+             --max-concurrency 64 --num-prompts 16 --draws 4 --format json {extra}"
+        );
+        let out = sim().args(args.split_whitespace()).assert().success();
+        json(&out.get_output().stdout)["mtp"].clone()
+    };
+    let m = run("");
+    let cap = &m["running_cap"];
+    assert_eq!(
+        (cap["cap"].as_u64(), cap["lifted_to"].as_u64()),
+        (Some(48), Some(64)),
+        "{m}"
+    );
+    let (capped, lifted) = (
+        cap["capped_tok_s"].as_f64().unwrap(),
+        m["at"]["with_tok_s"].as_f64().unwrap(),
+    );
+    assert!(capped < lifted * 0.95, "{capped} vs {lifted}");
+    let flags = m["flags_to_try"].as_str().unwrap();
+    assert!(flags.ends_with("--max-running-requests 64"), "{flags}");
+    assert!(
+        m["sentence"]
+            .as_str()
+            .unwrap()
+            .contains("at most 48 requests")
+    );
+    let given = run("--max-running-requests 32");
+    assert!(given["running_cap"].is_null(), "{given}");
+    assert!(
+        !given["flags_to_try"]
+            .as_str()
+            .unwrap()
+            .contains("--max-running-requests 64")
+    );
+}

@@ -98,6 +98,9 @@ pub struct MtpAnswer {
     /// price ([`crate::engine::ServingEngine::spec_caveat`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caveat: Option<String>,
+    /// The engine's own running-request cap under speculation, lifted in the flags to try.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_cap: Option<RunningCap>,
 }
 
 /// The engine's default draft for the model, as the answer would have priced it.
@@ -158,6 +161,62 @@ pub struct MtpQuestion<'a> {
     pub layout_flags: String,
     /// The engine whose flags the answer speaks.
     pub engine: Engine,
+    /// `--max-running-requests N` in the engine's spelling where the answer lifts the engine's
+    /// own cap under speculation to the workload's concurrency ([`RunningCap`]): part of the
+    /// speculative flags to try.
+    pub running_flag: Option<String>,
+}
+
+/// The engine's own running-request cap under speculation (SGLang's 48 when
+/// `--max-running-requests` is not given), where the workload keeps more requests open: the
+/// answer speculates with the flag raised to the workload's concurrency, and says what the
+/// capped server gives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunningCap {
+    /// The cap the engine sets itself.
+    pub cap: u32,
+    /// What the answer raises it to (the workload's concurrency).
+    pub lifted_to: u32,
+    /// Decode tok/s with speculation at the workload's concurrency under the engine's cap.
+    pub capped_tok_s: f64,
+    /// That ÷ without speculation.
+    pub capped_gain: f64,
+}
+
+impl RunningCap {
+    /// The words the answer's sentence ends with.
+    pub fn words(&self, engine: Engine) -> String {
+        format!(
+            " {} runs at most {} requests at once under speculation unless --max-running-requests is given, so the flags to try raise it to {}: left at {} it gives {:.0} tok/s here ({:.2}×).",
+            engine.rules().display_name(),
+            self.cap,
+            self.lifted_to,
+            self.cap,
+            self.capped_tok_s,
+            self.capped_gain
+        )
+    }
+}
+
+/// The engine's cap at the workload's concurrency: speculation with `capped` (the options as the
+/// user launched them) against `q`'s without.
+pub fn running_cap(
+    q: &MtpQuestion<'_>,
+    build: &BuildWith<'_>,
+    capped: &ServerOptions,
+    cap: u32,
+) -> Result<RunningCap, String> {
+    let q2 = MtpQuestion {
+        with: capped,
+        ..q.shallow()
+    };
+    let p = grid(&q2, build, q.knobs, q.plan.accept_length, &[q.concurrency])?[0];
+    Ok(RunningCap {
+        cap,
+        lifted_to: q.concurrency,
+        capped_tok_s: p.with_tok_s,
+        capped_gain: p.gain,
+    })
 }
 
 /// The acceptance-length range of the draws: the plan's (±10% around a given or measured
@@ -263,6 +322,7 @@ impl<'a> MtpQuestion<'a> {
             extra_flags: Vec::new(),
             layout_flags: self.layout_flags.clone(),
             engine: self.engine,
+            running_flag: self.running_flag.clone(),
         }
     }
 }
@@ -461,6 +521,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
         odds: None,
         instead_of_default: None,
         caveat: None,
+        running_cap: None,
     })
 }
 
@@ -563,7 +624,10 @@ fn flags_to_try(
             .clone()
             .unwrap_or_else(|| crate::engine::draft::recipe_draft(&p.algorithm, None))
     };
-    let spec_flags = q.engine.rules().speculative_flags(&tried);
+    let mut spec_flags = q.engine.rules().speculative_flags(&tried);
+    if let Some(f) = &q.running_flag {
+        spec_flags = format!("{spec_flags} {f}");
+    }
     let mut try_flags = vec![q.layout_flags.clone()];
     if verdict != MtpVerdict::No {
         try_flags.push(spec_flags.clone());

@@ -304,6 +304,7 @@ impl SpeculativeModel {
         measured_tok_s: f64,
         verify_scale: f64,
     ) -> f64 {
+        let running = self.running_in_force(running);
         let (plan, draft, n) = (&self.plan, &self.draft, running.max(1) as f64);
         let st = self.decode_stats(running, context_tokens);
         let graph = self.spec_uses_graph(&st);
@@ -335,10 +336,21 @@ impl SpeculativeModel {
         context_tokens: u32,
         verify_scale: f64,
     ) -> Option<f64> {
+        let running = self.running_in_force(running);
         let s = self.spec_step(running, context_tokens);
         let wait = self.dcp_host_wait_s(s.draft_s + s.extend_s);
         let step_s = s.draft_s + verify_scale * s.verify_s + s.extend_s + wait;
         (step_s > 0.0).then(|| running.max(1) as f64 * s.accept_length / step_s)
+    }
+
+    /// Of `running` open requests, those the server runs at once: the running-request cap in
+    /// force ([`ServerOptions::max_running_requests_in_force`], SGLang's 48 under speculation),
+    /// as [`Self::steady_decode`] caps them.
+    fn running_in_force(&self, running: u32) -> u32 {
+        self.target
+            .opts
+            .max_running_requests_in_force()
+            .map_or(running, |cap| running.min(cap))
     }
 
     /// A decode batch of `running` requests, each at `context_tokens` (the index's top-k caps

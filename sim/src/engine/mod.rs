@@ -87,6 +87,11 @@ pub trait ServingEngine: Sync {
     /// passes meanwhile. `None` where a step has no such wait (SGLang runs no DCP).
     fn spec_dcp_host_after_sync_s(&self) -> Option<f64>;
 
+    /// The running-request cap the engine sets itself when speculative decoding is on and
+    /// `--max-running-requests` is not given; `None` where it sets none (the memory plan's cap
+    /// stands).
+    fn speculative_running_cap(&self) -> Option<u32>;
+
     /// What public runs say of this engine's speculative decoding on `model` served with `opts`
     /// that the cost model does not price, said beside every speculative prediction of it;
     /// `None` where nothing is known.

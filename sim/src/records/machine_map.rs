@@ -35,13 +35,23 @@ pub(super) fn machine_preset(
         ));
     }
     let count = stated(&r.id, "hardware.count", &hw.count)?;
-    if family == "rtx-pro-6000-x8"
-        && count.is_some_and(|n| (9..=16).contains(&n))
-        && hw.virtualized != Some(true)
+    let on_bare_metal_with_p2p = hw.virtualized != Some(true)
         && lower(&hw.p2p) != "disabled"
-        && !NcclTuning::p2p_disabled(r)
-    {
-        return Ok(sixteen_gpu_box(r, count.unwrap_or(16), assumptions));
+        && !NcclTuning::p2p_disabled(r);
+    if family == "rtx-pro-6000-x8" && on_bare_metal_with_p2p {
+        if count.is_some_and(|n| (9..=16).contains(&n)) {
+            return Ok(sixteen_gpu_box(r, count.unwrap_or(16), assumptions));
+        }
+        // a server on part of a 16-GPU host, counted by its own GPUs: the host is the 16-GPU
+        // box, not the dual-socket 8-GPU one the count alone would pick
+        if count.is_some_and(|n| n <= 8) && names_a_sixteen_gpu_host(hw) {
+            assumptions.push(format!(
+                "{}× of a 16-GPU host (the record's words: {}): the server on the host's first GPUs",
+                count.unwrap_or(8),
+                hw.interconnect.as_deref().unwrap_or("")
+            ));
+            return Ok(sixteen_gpu_box(r, 16, assumptions));
+        }
     }
     match count {
         Some(8) => {}
@@ -125,6 +135,27 @@ fn rtx_box(r: &Record, assumptions: &mut Vec<String>) -> String {
     }
 }
 
+/// Whether a record's interconnect or host words name a host of 16 GPUs ("a 16-GPU RTX PRO 6000
+/// host", "the wiki's 'local 16x RTX PRO 6000 Blackwell host'", "GPUs 0-7 and 8-15"), not a
+/// range of box sizes ("8-16x RTX PRO 6000": a `16x` after a dash or a digit is the top of a
+/// range).
+fn names_a_sixteen_gpu_host(hw: &Hardware) -> bool {
+    let text = format!("{} {}", lower(&hw.interconnect), lower(&hw.host));
+    let sixteen_of = |word: &str| {
+        text.match_indices(word).any(|(i, _)| {
+            !text[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c == '-' || c.is_ascii_digit())
+        })
+    };
+    ["16-gpu", "16 gpus", "16x rtx", "16× rtx", "16 x rtx"]
+        .iter()
+        .any(|w| sixteen_of(w))
+        || text.contains("gpus 8-15")
+        || text.contains("and 8-15")
+}
+
 /// The 8-GPU box of 300 W RTX PRO 6000 Max-Q cards, bare metal with P2P.
 const MAXQ_X8: &str = "rtx-pro-6000-maxq-x8";
 
@@ -188,5 +219,56 @@ fn sixteen_gpu_box(r: &Record, n: u32, assumptions: &mut Vec<String>) -> String 
             crate::presets::NCCL_GRAPH_VARIANT.into()
         }
         None => "rtx-pro-6000-x16-pcie-switch".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hardware(interconnect: &str, host: &str) -> Hardware {
+        Hardware {
+            interconnect: Some(interconnect.into()),
+            host: Some(host.into()),
+            ..Hardware::default()
+        }
+    }
+
+    /// A 16-GPU host is read from the words the rtx6kpro pages use for it; a range of box sizes
+    /// and an 8-GPU host are not one.
+    #[test]
+    fn a_sixteen_gpu_host_is_read_from_its_words_not_from_a_range() {
+        for (ic, host) in [
+            (
+                "PCIe, no NVLink; a 16-GPU RTX PRO 6000 host run as two isolated 8-GPU instances (GPUs 0-7 and 8-15)",
+                "",
+            ),
+            (
+                "PCIe, no NVLink: GPUs 0-7 of the wiki's 'local 16x RTX PRO 6000 Blackwell host'",
+                "",
+            ),
+            ("PCIe", "the local 16 GPUs box"),
+        ] {
+            assert!(
+                names_a_sixteen_gpu_host(&hardware(ic, host)),
+                "{ic} | {host}"
+            );
+        }
+        for (ic, host) in [
+            (
+                "single-socket AMD Turin with c-payne PCIe Gen5 switches",
+                "'Grimulkan' (page 'Tested systems': AMD Turin single, PCIe switches, 8-16x RTX PRO 6000)",
+            ),
+            (
+                "PCIe, no NVLink: the wiki's 'local 8-GPU RTX PRO 6000 Blackwell PCIe' host",
+                "",
+            ),
+            ("PCIe Gen5 x16 per GPU, no NVLink", "budgetserver"),
+        ] {
+            assert!(
+                !names_a_sixteen_gpu_host(&hardware(ic, host)),
+                "{ic} | {host}"
+            );
+        }
     }
 }

@@ -6,6 +6,7 @@ use super::layout_fit::{self, Fit};
 use crate::advise::{EpAnswer, EpQuestion, ep_question};
 use crate::cost::report::{BreakdownMs, PredictQuery, describe};
 use crate::cost::{IterationModel, Knobs, MemoryPlan, ServedModel, memory};
+use crate::engine::Knob;
 use crate::layout::{LayoutCandidate, enumerate_layouts};
 use crate::machine::Machine;
 use crate::memory_fit::OptionsFor;
@@ -268,8 +269,20 @@ fn speculation_curve(
             ));
         }
     };
+    // the engine's own cap under speculation (SGLang's 48 without --max-running-requests) would
+    // flatten the curve above it: the chart is of speculation's gain, so the flag is raised to
+    // the largest concurrency drawn and the caption says so, as `advise --question mtp` does
+    let top = plan.concurrencies.iter().copied().max().unwrap_or(0);
+    let lifted = opts
+        .max_running_requests
+        .is_none()
+        .then(|| opts.engine.rules().speculative_running_cap())
+        .flatten()
+        .filter(|cap| top > *cap)
+        .map(|_| top);
     let with = ServerOptions {
         speculative: Some(s.clone()),
+        max_running_requests: lifted.or(opts.max_running_requests),
         ..opts.clone()
     };
     let without = ServerOptions {
@@ -294,8 +307,11 @@ fn speculation_curve(
             }
         })
         .collect();
+    let running_flag = lifted
+        .map(|n| format!(" {} {n}", opts.engine.flag(Knob::MaxRunningRequests)))
+        .unwrap_or_default();
     Ok(SpeculationCurve {
-        layout: layout.sglang_flags(),
+        layout: format!("{}{running_flag}", layout.sglang_flags()),
         plan: crate::cost::spec::SpecPlan::resolve(spec, &s),
         context_tokens: context,
         points,

@@ -20,7 +20,7 @@ pub mod text;
 use crate::cost::{Knobs, ServedModel, TimeBreakdown};
 use crate::engine::Engine;
 use crate::machine::Machine;
-use crate::options::SpeculativeOptions;
+use crate::options::{ServerOptions, SpeculativeOptions};
 use crate::records::acceptance::MeasuredAcceptance;
 use crate::records::speculation::AcceptOrigin;
 use crate::records::{
@@ -250,7 +250,23 @@ fn model_of(
     );
     opts.speculative = spec;
     opts.streams_share_prompt = e.shared_prompt.is_some();
+    waive_unstated_running_cap(&mut opts);
     ServedModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
+}
+
+/// A record's flags are its source's summary: where they do not give `--max-running-requests`
+/// to a speculative server whose engine caps it by default, the cap is not applied (the record
+/// cannot say the launch left it out) and the note says so.
+fn waive_unstated_running_cap(opts: &mut ServerOptions) -> Option<String> {
+    if opts.speculative.is_none() || opts.max_running_requests.is_some() {
+        return None;
+    }
+    let n = opts.engine.rules().speculative_running_cap()?;
+    opts.running_cap_unstated = true;
+    Some(format!(
+        "{}'s own cap of {n} running requests under speculation not applied: the record does not say whether --max-running-requests was given (public benchmark launches give it)",
+        opts.engine.rules().display_name()
+    ))
 }
 
 /// The decode tok/s measured for `e`.
@@ -393,6 +409,7 @@ fn predict(
     notes.splice(0..0, e.assumptions.iter().cloned());
     server.speculative = e.speculation.as_ref().map(|s| s.options.clone());
     server.streams_share_prompt = e.shared_prompt.is_some();
+    notes.extend(waive_unstated_running_cap(&mut server));
     if server.streams_share_prompt {
         notes.push(format!(
             "MoE routing: every stream continues the same prompt, so a batch's tokens route alike (Zipf skew {} over the experts, {} for independent requests)",

@@ -303,7 +303,7 @@ pub fn plan(
 /// max_running_requests × speculative_num_draft_tokens` (per DP worker). SGLang asserts that
 /// `--max-running-requests` is given then; without it nothing is set aside here.
 fn speculative_state_bytes(cell: &StageCell, layout: &Layout, opts: &ServerOptions) -> u64 {
-    let (Some(s), Some(running)) = (&opts.speculative, opts.max_running_requests) else {
+    let (Some(s), Some(running)) = (&opts.speculative, opts.max_running_requests_in_force()) else {
         return 0;
     };
     let dp = if layout.dp_attention { layout.tp } else { 1 };
@@ -414,7 +414,8 @@ pub fn plan_with_pre_load(
         + speculative_state_bytes(&fullest, &layout, opts);
     let ctx = context_len(spec, opts);
     let dp = if layout.dp_attention { layout.tp } else { 1 };
-    let mut max_running = max_running_requests(kv_tokens, ctx, opts.max_running_requests, dp);
+    let mut max_running =
+        max_running_requests(kv_tokens, ctx, opts.max_running_requests_in_force(), dp);
     if fullest.state_bytes_per_request > 0 {
         // every running request holds a state slot (three with the radix cache, which keeps
         // states of cached prefixes: MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO)

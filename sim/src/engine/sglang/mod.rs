@@ -15,6 +15,10 @@ use models::Layout;
 /// The SGLang engine.
 pub struct Sglang;
 
+/// What SGLang sets `--max-running-requests` to for a speculative server that does not give it
+/// ([`ServingEngine::speculative_running_cap`]).
+pub const SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS: u32 = 48;
+
 impl ServingEngine for Sglang {
     fn claims_log(&self, text: &str) -> bool {
         log::claims(text)
@@ -141,6 +145,17 @@ impl ServingEngine for Sglang {
 
     fn spec_dcp_host_after_sync_s(&self) -> Option<f64> {
         None
+    }
+
+    /// SGLang resets `max_running_requests` to 48 for every speculative algorithm when the flag
+    /// is not given (`ServerArgs._handle_speculative_decoding`, `python/sglang/srt/server_args.py`:
+    /// EAGLE / EAGLE3 / STANDALONE, NEXTN read as EAGLE, and NGRAM; it logs "Max running requests
+    /// is reset to 48 for speculative decoding. You can override this by explicitly setting
+    /// --max-running-requests."), from the EAGLE path of 0.4 through the 0.5 releases. So a
+    /// speculative server runs at most 48 requests at once (per the DP group: the memory plan
+    /// divides it by `--dp`) however many the client keeps open.
+    fn speculative_running_cap(&self) -> Option<u32> {
+        Some(SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS)
     }
 
     fn sm120_mla_decode_by_grid(&self) -> bool {

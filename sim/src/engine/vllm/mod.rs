@@ -268,6 +268,12 @@ impl ServingEngine for Vllm {
         Some(VLLM_SPEC_STEP_HOST_S)
     }
 
+    /// vLLM keeps `--max-num-seqs` (its default or the user's) with speculation on: no cap of
+    /// its own.
+    fn speculative_running_cap(&self) -> Option<u32> {
+        None
+    }
+
     /// vLLM's MTP on Gated DeltaNet hybrids (Qwen3-Next, Qwen3.5 and later): public runs from
     /// one vLLM version to the next disagree in sign ([`VLLM_HYBRID_SPEC_CAVEAT`]). On a DSA
     /// checkpoint under DCP, the community builds' public runs measured the speculative step far

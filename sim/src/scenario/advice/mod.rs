@@ -379,16 +379,29 @@ impl Scenario {
             speculative: None,
             ..base.clone()
         };
-        let with = ServerOptions {
+        let capped = ServerOptions {
             speculative: Some(spec_opts.clone()),
             ..base
+        };
+        let concurrency = workload.max_concurrency.unwrap_or(DEFAULT_CONCURRENCY);
+        // the engine's own cap under speculation (SGLang's 48 without --max-running-requests)
+        // would hold back a load above it: the answer speculates with the flag raised to the load
+        let lift = capped
+            .max_running_requests
+            .is_none()
+            .then(|| self.opts.engine.rules().speculative_running_cap())
+            .flatten()
+            .filter(|cap| concurrency > *cap);
+        let with = ServerOptions {
+            max_running_requests: lift.map(|_| concurrency).or(capped.max_running_requests),
+            ..capped.clone()
         };
         let q = MtpQuestion {
             layout,
             with: &with,
             without: &without,
             plan: crate::cost::spec::SpecPlan::resolve(&self.spec, &spec_opts),
-            concurrency: workload.max_concurrency.unwrap_or(DEFAULT_CONCURRENCY),
+            concurrency,
             context_tokens: workload.random_input_len + workload.random_output_len / 2,
             knobs: self.knobs,
             comm_spread: crate::advise::comm_spread(&self.machine.profile),
@@ -402,6 +415,12 @@ impl Scenario {
             },
             layout_flags: self.ranked_label(layout).1,
             engine: self.opts.engine,
+            running_flag: lift.map(|_| {
+                format!(
+                    "{} {concurrency}",
+                    self.opts.engine.flag(Knob::MaxRunningRequests)
+                )
+            }),
         };
         let build = |l: Layout, k, o: &ServerOptions| {
             crate::cost::ServedModel::new(&self.machine, &self.spec, l, o, k)
@@ -421,6 +440,7 @@ impl Scenario {
         let Some((best, default)) = better else {
             let mut a = mtp_question(&q, &build).map_err(failed)?;
             a.caveat = caveat.map(str::to_string);
+            self.say_running_cap(&mut a, &q, &capped, lift, &build)?;
             return Ok(a);
         };
         let mut chain_opts = spec_opts;
@@ -433,6 +453,10 @@ impl Scenario {
             speculative: Some(chain_opts.clone()),
             ..with.clone()
         };
+        let chain_capped = ServerOptions {
+            speculative: Some(chain_opts.clone()),
+            ..capped
+        };
         let q = MtpQuestion {
             with: &chain,
             plan: crate::cost::spec::SpecPlan::resolve(&self.spec, &chain_opts),
@@ -442,7 +466,28 @@ impl Scenario {
         a.sentence.push_str(&default.words());
         a.instead_of_default = Some(default);
         a.caveat = caveat.map(str::to_string);
+        self.say_running_cap(&mut a, &q, &chain_capped, lift, &build)?;
         Ok(a)
+    }
+
+    /// Where the answer lifted the engine's own cap under speculation (`lift`), what the capped
+    /// server (`capped`: the options as launched) gives at the load, in the answer and its words.
+    fn say_running_cap(
+        &self,
+        a: &mut MtpAnswer,
+        q: &MtpQuestion<'_>,
+        capped: &ServerOptions,
+        lift: Option<u32>,
+        build: &crate::advise::mtp::BuildWith<'_>,
+    ) -> Result<(), AdviseError> {
+        let Some(cap) = lift else {
+            return Ok(());
+        };
+        let c = crate::advise::mtp::running_cap(q, build, capped, cap)
+            .map_err(|e| AdviseError::failed("mtp", e))?;
+        a.sentence.push_str(&c.words(self.opts.engine));
+        a.running_cap = Some(c);
+        Ok(())
     }
 
     /// `--question p2p` on the top-ranked layout: the machine in each P2P state (`real` from the

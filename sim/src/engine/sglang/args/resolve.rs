@@ -95,6 +95,12 @@ impl SglangArgs {
         let attention_backend = self.string(&flags::ATTENTION_BACKEND).map(str::to_string);
         let page_size = self.page_size(attention_backend.as_deref());
         let speculative = self.speculative(model, &mut notes)?;
+        if speculative.is_some() && self.uint(&flags::MAX_RUNNING_REQUESTS).is_none() {
+            notes.push(format!(
+                "--max-running-requests {}: SGLang's reset for speculative decoding when the flag is not given (\"Max running requests is reset to 48 for speculative decoding\"): at most that many requests run at once",
+                crate::engine::sglang::SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS
+            ));
+        }
         if self.string(&flags::MOE_RUNNER_BACKEND) == Some("b12x") {
             notes.push(B12X_NOTE.into());
         }
