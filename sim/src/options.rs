@@ -70,7 +70,7 @@ pub struct ServerOptions {
     /// `--max-prefill-tokens`.
     pub max_prefill_tokens: u32,
     /// `--max-running-requests` as given; `None` = not given: derived from KV capacity, or the
-    /// engine's own cap under speculation ([`Self::max_running_requests_in_force`]).
+    /// engine's own cap under speculation ([`crate::engine::running_cap_in_force`]).
     pub max_running_requests: Option<u32>,
     /// `--cuda-graph-max-bs`: decode batches up to this size run under a CUDA graph.
     pub cuda_graph_max_bs: u32,
@@ -247,20 +247,6 @@ fn default_dcp() -> u32 {
     1
 }
 
-impl ServerOptions {
-    /// The running-request cap the server starts with before its memory plan: the flag as given,
-    /// else the engine's own cap when it speculates (SGLang's 48,
-    /// [`crate::engine::ServingEngine::speculative_running_cap`]), else none.
-    pub fn max_running_requests_in_force(&self) -> Option<u32> {
-        self.max_running_requests.or_else(|| {
-            self.speculative
-                .as_ref()
-                .filter(|_| !self.running_cap_unstated)
-                .and_then(|_| self.engine.rules().speculative_running_cap())
-        })
-    }
-}
-
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
@@ -315,45 +301,4 @@ pub struct VllmMemory {
     /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`: CUDA-graph memory comes out of the cache.
     #[serde(default)]
     pub estimate_cudagraphs: bool,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn speculating(engine: Engine) -> ServerOptions {
-        ServerOptions {
-            engine,
-            speculative: Some(crate::engine::draft::recipe_draft("EAGLE", None)),
-            ..ServerOptions::default()
-        }
-    }
-
-    /// SGLang's own cap of 48 under speculation holds only where the flag is not given and the
-    /// launch is known not to give it; vLLM keeps its `--max-num-seqs`; no speculation, no cap.
-    #[test]
-    fn the_running_cap_in_force_is_the_flag_else_the_engines_under_speculation() {
-        assert_eq!(
-            speculating(Engine::Sglang).max_running_requests_in_force(),
-            Some(48)
-        );
-        let given = ServerOptions {
-            max_running_requests: Some(100),
-            ..speculating(Engine::Sglang)
-        };
-        assert_eq!(given.max_running_requests_in_force(), Some(100));
-        let summary = ServerOptions {
-            running_cap_unstated: true,
-            ..speculating(Engine::Sglang)
-        };
-        assert_eq!(summary.max_running_requests_in_force(), None);
-        assert_eq!(
-            speculating(Engine::Vllm).max_running_requests_in_force(),
-            None
-        );
-        assert_eq!(
-            ServerOptions::default().max_running_requests_in_force(),
-            None
-        );
-    }
 }

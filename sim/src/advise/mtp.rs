@@ -187,9 +187,10 @@ impl RunningCap {
     /// The words the answer's sentence ends with.
     pub fn words(&self, engine: Engine) -> String {
         format!(
-            " {} runs at most {} requests at once under speculation unless --max-running-requests is given, so the flags to try raise it to {}: left at {} it gives {:.0} tok/s here ({:.2}×).",
+            " {} runs at most {} requests at once under speculation unless {} is given, so the flags to try raise it to {}: left at {} it gives {:.0} tok/s here ({:.2}×).",
             engine.rules().display_name(),
             self.cap,
+            engine.flag(crate::engine::Knob::MaxRunningRequests),
             self.lifted_to,
             self.cap,
             self.capped_tok_s,

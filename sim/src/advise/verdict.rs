@@ -65,7 +65,7 @@ pub fn steady_tok_s(
     };
     let kv_cap = m.memory().kv_tokens * replicas as u64 / context.max(1) as u64;
     let mut running = (concurrency as u64).min(kv_cap);
-    if let Some(r) = opts.max_running_requests_in_force() {
+    if let Some(r) = crate::engine::running_cap_in_force(opts) {
         running = running.min(r as u64);
     }
     if running == 0 {

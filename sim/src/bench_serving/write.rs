@@ -121,7 +121,7 @@ fn server_info(run: &RunReport, ctx: &BenchLineContext<'_>) -> Value {
         "chunked_prefill_size": ctx.opts.chunked_prefill_size,
         "max_prefill_tokens": ctx.opts.max_prefill_tokens,
         "mem_fraction_static": ctx.opts.mem_fraction_static,
-        "max_running_requests": ctx.opts.max_running_requests_in_force(),
+        "max_running_requests": crate::engine::running_cap_in_force(ctx.opts),
         "max_total_num_tokens": run.kv_capacity_tokens,
         "moe_a2a_backend": ctx.opts.moe_a2a_backend.as_deref().unwrap_or("none"),
     })

@@ -344,12 +344,10 @@ impl SpeculativeModel {
     }
 
     /// Of `running` open requests, those the server runs at once: the running-request cap in
-    /// force ([`ServerOptions::max_running_requests_in_force`], SGLang's 48 under speculation),
+    /// force ([`crate::engine::running_cap_in_force`], SGLang's 48 under speculation),
     /// as [`Self::steady_decode`] caps them.
     fn running_in_force(&self, running: u32) -> u32 {
-        self.target
-            .opts
-            .max_running_requests_in_force()
+        crate::engine::running_cap_in_force(&self.target.opts)
             .map_or(running, |cap| running.min(cap))
     }
 

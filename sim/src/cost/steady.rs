@@ -84,7 +84,7 @@ pub(super) fn steady_decode_with(
 ) -> SteadyDecode {
     let kv_cap = model.kv_capacity(context_tokens, holding);
     let mut running = (concurrency as u64).min(kv_cap);
-    if let Some(m) = model.opts.max_running_requests_in_force() {
+    if let Some(m) = crate::engine::running_cap_in_force(&model.opts) {
         running = running.min(m as u64);
     }
     let pp = model.stages.len() as u32;

@@ -410,6 +410,19 @@ pub struct LaunchKnobs {
     pub estimate_cudagraph_memory: bool,
 }
 
+/// The running-request cap a server launched with `opts` starts with before its memory plan: the
+/// flag as given, else its engine's own cap when it speculates (SGLang's 48,
+/// [`ServingEngine::speculative_running_cap`]) unless the launch is a record's summary that cannot
+/// say ([`ServerOptions::running_cap_unstated`]), else none.
+pub fn running_cap_in_force(opts: &ServerOptions) -> Option<u32> {
+    opts.max_running_requests.or_else(|| {
+        opts.speculative
+            .as_ref()
+            .filter(|_| !opts.running_cap_unstated)
+            .and_then(|_| opts.engine.rules().speculative_running_cap())
+    })
+}
+
 impl Engine {
     /// The registry: the rules of this engine.
     pub fn rules(self) -> &'static dyn ServingEngine {
@@ -560,6 +573,33 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn speculating(engine: Engine) -> ServerOptions {
+        ServerOptions {
+            engine,
+            speculative: Some(draft::recipe_draft("EAGLE", None)),
+            ..ServerOptions::default()
+        }
+    }
+
+    /// SGLang's own cap of 48 under speculation holds only where the flag is not given and the
+    /// launch is known not to give it; vLLM keeps its `--max-num-seqs`; no speculation, no cap.
+    #[test]
+    fn the_running_cap_in_force_is_the_flag_else_the_engines_under_speculation() {
+        assert_eq!(running_cap_in_force(&speculating(Engine::Sglang)), Some(48));
+        let given = ServerOptions {
+            max_running_requests: Some(100),
+            ..speculating(Engine::Sglang)
+        };
+        assert_eq!(running_cap_in_force(&given), Some(100));
+        let summary = ServerOptions {
+            running_cap_unstated: true,
+            ..speculating(Engine::Sglang)
+        };
+        assert_eq!(running_cap_in_force(&summary), None);
+        assert_eq!(running_cap_in_force(&speculating(Engine::Vllm)), None);
+        assert_eq!(running_cap_in_force(&ServerOptions::default()), None);
+    }
 
     /// The user's RTX PRO 6000: 97,887 MiB.
     const CARD: u64 = 97_887 << 20;

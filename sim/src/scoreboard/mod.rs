@@ -264,8 +264,9 @@ fn waive_unstated_running_cap(opts: &mut ServerOptions) -> Option<String> {
     let n = opts.engine.rules().speculative_running_cap()?;
     opts.running_cap_unstated = true;
     Some(format!(
-        "{}'s own cap of {n} running requests under speculation not applied: the record does not say whether --max-running-requests was given (public benchmark launches give it)",
-        opts.engine.rules().display_name()
+        "{}'s own cap of {n} running requests under speculation not applied: the record does not say whether {} was given (public benchmark launches give it)",
+        opts.engine.rules().display_name(),
+        opts.engine.flag(crate::engine::Knob::MaxRunningRequests)
     ))
 }
 

@@ -104,7 +104,7 @@ impl EngineConfig {
             0 => (per_replica / 2).clamp(1, DEFAULT_MAX_RUNNING_CAP as u64) as u32,
             n => n,
         } * replicas;
-        let max_running_requests = opts.max_running_requests_in_force().unwrap_or(derived);
+        let max_running_requests = crate::engine::running_cap_in_force(opts).unwrap_or(derived);
         let pp = layout.pp.max(1);
         let micro_batches = if pp > 1 {
             pp + opts.pp_async_batch_depth

@@ -35,7 +35,7 @@
 //! engine holds `tp ×` that many. GB are 1e9 bytes; SGLang's "GB" are GiB.
 
 use super::MemoryPlan;
-use crate::engine::{Engine, Knob};
+use crate::engine::{Engine, Knob, running_cap_in_force};
 use crate::error::{Result, SimError};
 use crate::options::ServerOptions;
 use models::footprint::Footprint;
@@ -303,7 +303,7 @@ pub fn plan(
 /// max_running_requests × speculative_num_draft_tokens` (per DP worker). SGLang asserts that
 /// `--max-running-requests` is given then; without it nothing is set aside here.
 fn speculative_state_bytes(cell: &StageCell, layout: &Layout, opts: &ServerOptions) -> u64 {
-    let (Some(s), Some(running)) = (&opts.speculative, opts.max_running_requests_in_force()) else {
+    let (Some(s), Some(running)) = (&opts.speculative, running_cap_in_force(opts)) else {
         return 0;
     };
     let dp = if layout.dp_attention { layout.tp } else { 1 };
@@ -414,8 +414,7 @@ pub fn plan_with_pre_load(
         + speculative_state_bytes(&fullest, &layout, opts);
     let ctx = context_len(spec, opts);
     let dp = if layout.dp_attention { layout.tp } else { 1 };
-    let mut max_running =
-        max_running_requests(kv_tokens, ctx, opts.max_running_requests_in_force(), dp);
+    let mut max_running = max_running_requests(kv_tokens, ctx, running_cap_in_force(opts), dp);
     if fullest.state_bytes_per_request > 0 {
         // every running request holds a state slot (three with the radix cache, which keeps
         // states of cached prefixes: MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO)

@@ -379,23 +379,8 @@ impl Scenario {
             speculative: None,
             ..base.clone()
         };
-        let capped = ServerOptions {
-            speculative: Some(spec_opts.clone()),
-            ..base
-        };
         let concurrency = workload.max_concurrency.unwrap_or(DEFAULT_CONCURRENCY);
-        // the engine's own cap under speculation (SGLang's 48 without --max-running-requests)
-        // would hold back a load above it: the answer speculates with the flag raised to the load
-        let lift = capped
-            .max_running_requests
-            .is_none()
-            .then(|| self.opts.engine.rules().speculative_running_cap())
-            .flatten()
-            .filter(|cap| concurrency > *cap);
-        let with = ServerOptions {
-            max_running_requests: lift.map(|_| concurrency).or(capped.max_running_requests),
-            ..capped.clone()
-        };
+        let (capped, with, lift) = self.speculating(base, &spec_opts, concurrency);
         let q = MtpQuestion {
             layout,
             with: &with,
@@ -468,6 +453,34 @@ impl Scenario {
         a.caveat = caveat.map(str::to_string);
         self.say_running_cap(&mut a, &q, &chain_capped, lift, &build)?;
         Ok(a)
+    }
+
+    /// The engine's own cap under speculation (SGLang's 48 without its flag)
+    /// where it would hold back a load of `concurrency`: the answer then speculates with the flag
+    /// raised to the load; `None` where the flag is given or the engine sets no cap.
+    /// Returns the options speculating as launched (`capped`), as the answer speculates, and
+    /// the cap lifted.
+    fn speculating(
+        &self,
+        base: ServerOptions,
+        spec_opts: &crate::options::SpeculativeOptions,
+        concurrency: u32,
+    ) -> (ServerOptions, ServerOptions, Option<u32>) {
+        let capped = ServerOptions {
+            speculative: Some(spec_opts.clone()),
+            ..base
+        };
+        let lift = capped
+            .max_running_requests
+            .is_none()
+            .then(|| self.opts.engine.rules().speculative_running_cap())
+            .flatten()
+            .filter(|cap| concurrency > *cap);
+        let with = ServerOptions {
+            max_running_requests: lift.map(|_| concurrency).or(capped.max_running_requests),
+            ..capped.clone()
+        };
+        (capped, with, lift)
     }
 
     /// Where the answer lifted the engine's own cap under speculation (`lift`), what the capped

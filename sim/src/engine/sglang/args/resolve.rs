@@ -95,12 +95,6 @@ impl SglangArgs {
         let attention_backend = self.string(&flags::ATTENTION_BACKEND).map(str::to_string);
         let page_size = self.page_size(attention_backend.as_deref());
         let speculative = self.speculative(model, &mut notes)?;
-        if speculative.is_some() && self.uint(&flags::MAX_RUNNING_REQUESTS).is_none() {
-            notes.push(format!(
-                "--max-running-requests {}: SGLang's reset for speculative decoding when the flag is not given (\"Max running requests is reset to 48 for speculative decoding\"): at most that many requests run at once",
-                crate::engine::sglang::SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS
-            ));
-        }
         if self.string(&flags::MOE_RUNNER_BACKEND) == Some("b12x") {
             notes.push(B12X_NOTE.into());
         }
@@ -212,6 +206,17 @@ impl SglangArgs {
             .collect()
     }
 
+    /// What SGLang does to `--max-running-requests` for a speculative server that does not give
+    /// it ([`crate::engine::ServingEngine::speculative_running_cap`]).
+    fn speculative_running_note(&self) -> Option<String> {
+        self.uint(&flags::MAX_RUNNING_REQUESTS).is_none().then(|| {
+            format!(
+                "--max-running-requests {}: SGLang's reset for speculative decoding when the flag is not given (\"Max running requests is reset to 48 for speculative decoding\"): at most that many requests run at once",
+                crate::engine::sglang::SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS
+            )
+        })
+    }
+
     /// The speculative-decoding options SGLang would run with.
     fn speculative(
         &self,
@@ -277,6 +282,7 @@ impl SglangArgs {
         if algorithm == "NEXTN" {
             notes.push("--speculative-algorithm NEXTN: SGLang runs it as EAGLE with the checkpoint's MTP layers".into());
         }
+        notes.extend(self.speculative_running_note());
         Ok(Some(SpeculativeOptions {
             algorithm: algorithm.to_string(),
             num_steps: steps,
