@@ -229,6 +229,11 @@ pub struct SpeculativeOptions {
     /// ([`crate::acceptance::prior`]); `None` = random, what `bench_serving`'s default sends.
     #[serde(default)]
     pub prompt_kind: Option<crate::acceptance::PromptKind>,
+    /// The words that force `accept_length` (synthetic acceptance:
+    /// `SGLANG_SIMULATE_ACC_LEN=3.24`, vLLM's `"synthetic_acceptance_length": 3.24`,
+    /// [`crate::engine::forced_acceptance`]): the run accepts exactly that, whatever the draft.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forced_by: Option<String>,
 }
 
 fn default_schedule_policy() -> String {

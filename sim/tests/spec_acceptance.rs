@@ -174,3 +174,60 @@ fn run_says_which_prior_it_used_for_its_prompts() {
         "{code}"
     );
 }
+
+/// A launch line that forces its acceptance (synthetic acceptance, as InferenceX's runs set it)
+/// is predicted at that length in each engine's spelling: SGLang's `SGLANG_SIMULATE_ACC_LEN` in
+/// the server's environment, vLLM's `"rejection_sample_method": "synthetic"` with
+/// `"synthetic_acceptance_length"`; a length no step of the draft can accept is refused in one
+/// line, exit 2.
+#[test]
+fn a_launch_lines_forced_acceptance_is_the_length_predicted() {
+    let predict = |server_args: &str| {
+        common::sim_output_at(
+            &[
+                "predict",
+                "--machine",
+                "rtx-pro-6000-x8-baremetal",
+                "--batch",
+                "4",
+                "--context",
+                "1000",
+                "--server-args",
+                server_args,
+            ],
+            Some(common::UNWRAPPED),
+        )
+    };
+    let sglang = "SGLANG_SIMULATE_ACC_LEN=3.24 python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8 \
+                  --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4";
+    let (code, out, err) = predict(sglang);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(
+            "for 3.24 accepted tokens per request (forced by SGLANG_SIMULATE_ACC_LEN=3.24)"
+        ),
+        "{out}"
+    );
+    assert!(
+        err.contains("forced by the server's SGLANG_SIMULATE_ACC_LEN"),
+        "{err}"
+    );
+    let vllm = |length: &str| {
+        format!(
+            "vllm serve nvidia/GLM-5-NVFP4 -tp 8 --speculative-config \
+             '{{\"method\": \"mtp\", \"num_speculative_tokens\": 3, \"rejection_sample_method\": \"synthetic\", \"synthetic_acceptance_length\": {length}}}'"
+        )
+    };
+    let (code, out, err) = predict(&vllm("2.99"));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(
+            "for 2.99 accepted tokens per request (forced by \"synthetic_acceptance_length\": 2.99)"
+        ),
+        "{out}"
+    );
+    let (code, _, err) = predict(&vllm("4.5"));
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("between 1 and 4"), "{err}");
+}

@@ -538,6 +538,7 @@ fn config_words(p: &SpecPlan, engine: Engine) -> String {
         match p.accept_source {
             AcceptSource::Given => "given".to_string(),
             AcceptSource::Measured => "measured".to_string(),
+            AcceptSource::Forced => p.accept_from.clone(),
             AcceptSource::Prior => format!(
                 "not measured: the published prior for {} prompts",
                 p.prompt_kind.name()

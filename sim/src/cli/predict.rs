@@ -297,7 +297,9 @@ fn speculative_line(sp: &SpecSummary) -> String {
                 super::own_flags::sim_flag(Knob::SpeculativeAcceptLength).to_string()
             }
             sim::cost::spec::AcceptSource::Measured => "measured".to_string(),
-            sim::cost::spec::AcceptSource::Prior => sp.plan.accept_from.clone(),
+            sim::cost::spec::AcceptSource::Prior | sim::cost::spec::AcceptSource::Forced => {
+                sp.plan.accept_from.clone()
+            }
         }
     );
     line("", &text)

@@ -18,6 +18,9 @@ pub enum AcceptSource {
     Given,
     /// A server log's `accept len` or a bench_serving JSONL's `accept_length`.
     Measured,
+    /// Forced by the launch (synthetic acceptance, [`crate::engine::forced_acceptance`]): the
+    /// run accepts exactly that.
+    Forced,
     /// The published prior for the draft method and prompt kind
     /// ([`crate::acceptance::prior`]): nothing was measured.
     Prior,
@@ -118,6 +121,11 @@ impl SpecPlan {
         let nd = num_draft_tokens.max(1) as f64;
         let kind = s.prompt_kind.unwrap_or(PromptKind::Random);
         let (accept_length, accept_source, accept_range, accept_from) = match s.accept_length {
+            Some(l) if s.forced_by.is_some() => {
+                let l = l.clamp(1.0, nd);
+                let by = s.forced_by.as_deref().unwrap_or_default();
+                (l, AcceptSource::Forced, (l, l), format!("forced by {by}"))
+            }
             Some(l) => {
                 let l = l.clamp(1.0, nd);
                 let range = ((l * 0.9).clamp(1.0, nd), (l * 1.1).clamp(1.0, nd));

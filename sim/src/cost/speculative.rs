@@ -448,6 +448,7 @@ mod tests {
                 draft_model_path: None,
                 accept_length: accept,
                 prompt_kind: None,
+                forced_by: None,
             }),
             ..ServerOptions::default()
         }

@@ -53,6 +53,7 @@ pub(crate) fn recipe_draft(
         draft_model_path: draft.map(str::to_string),
         accept_length: None,
         prompt_kind: None,
+        forced_by: None,
     }
 }
 

@@ -28,6 +28,7 @@
 //!   `--mem-fraction-static` of the memory free after start-up.
 
 pub mod draft;
+pub mod forced_acceptance;
 pub mod knob;
 pub mod launch;
 pub mod log;
@@ -86,6 +87,12 @@ pub trait ServingEngine: Sync {
     /// metadata, its launches, the next step's input preparation): the GPU runs only the draft's
     /// passes meanwhile. `None` where a step has no such wait (SGLang runs no DCP).
     fn spec_dcp_host_after_sync_s(&self) -> Option<f64>;
+
+    /// The acceptance length a launch forces in this engine's words within `text` (a record's
+    /// flags, a launch line's environment and flags: [`forced_acceptance`]), checked against the
+    /// step's `drafts`: `None` where nothing forces it, `Some(Err)` with why a forcing is not
+    /// read.
+    fn forced_accept_length(&self, text: &str, drafts: u32) -> Option<Result<f64, String>>;
 
     /// The running-request cap the engine sets itself when speculative decoding is on and
     /// `--max-running-requests` is not given; `None` where it sets none (the memory plan's cap

@@ -80,9 +80,26 @@ pub fn record_speculation(
     kind: PromptKind,
 ) -> RecordSpeculation {
     let flags = r.engine.flags.as_deref().unwrap_or("");
-    let (mut options, draft) = draft_config(model, engine, flags);
+    let (mut options, mut draft) = draft_config(model, engine, flags);
     let drafted = options.num_draft_tokens.saturating_sub(1);
-    let measured = MeasuredAcceptance::default().of(r, drafted);
+    let mut measured = MeasuredAcceptance::default().of(r, drafted);
+    // a launch that forces its acceptance (synthetic acceptance) accepts exactly that
+    if measured.is_none() {
+        match engine
+            .rules()
+            .forced_accept_length(flags, options.num_steps)
+        {
+            Some(Ok(l)) => {
+                measured = Some(l);
+                draft.push_str(&format!(
+                    "; acceptance length {l} forced by the launch's synthetic acceptance"
+                ));
+                options.forced_by = Some(format!("the record's flags ({l})"));
+            }
+            Some(Err(why)) => draft.push_str(&format!("; {why}: the prior stands")),
+            None => {}
+        }
+    }
     options.accept_length = measured;
     options.prompt_kind = Some(kind);
     RecordSpeculation {
@@ -154,5 +171,47 @@ mod tests {
         assert_eq!(pct.options.accept_length, s.options.accept_length);
         let bad = spec(r#""output_tok_s": "100", "spec_accept_rate": "135""#);
         assert_eq!(bad.accept, AcceptOrigin::Assumed);
+    }
+
+    /// A launch that forces its acceptance (SGLang's `SGLANG_SIMULATE_ACC_LEN`, vLLM's synthetic
+    /// rejection sampling) runs at that length, measured-grade, before any prior; a forced length
+    /// no step can accept is said and the prior stands.
+    #[test]
+    fn a_forced_acceptance_is_the_records_own() {
+        let forced = |engine: Engine, flags: &str| {
+            let mut r = record("");
+            r.engine.flags = Some(flags.into());
+            record_speculation(&r, "glm-5-nvfp4", engine, PromptKind::Random)
+        };
+        let s = forced(
+            Engine::Sglang,
+            "SGLANG_SIMULATE_ACC_LEN=3.24 --tp 8 --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4",
+        );
+        assert_eq!(
+            (s.accept, s.options.accept_length),
+            (AcceptOrigin::Measured, Some(3.24))
+        );
+        assert!(s.draft.contains("forced"), "{}", s.draft);
+        let v = forced(
+            Engine::Vllm,
+            r#"--speculative-config '{"method": "mtp", "num_speculative_tokens": 3, "rejection_sample_method": "synthetic", "synthetic_acceptance_length": 2.99}'"#,
+        );
+        assert_eq!(
+            (v.accept, v.options.accept_length),
+            (AcceptOrigin::Measured, Some(2.99))
+        );
+        let too_long = forced(
+            Engine::Vllm,
+            r#"--speculative-config '{"method": "mtp", "num_speculative_tokens": 3, "rejection_sample_method": "synthetic", "synthetic_acceptance_length": 4.5}'"#,
+        );
+        assert_eq!(too_long.accept, AcceptOrigin::Assumed);
+        assert!(
+            too_long.draft.contains("the prior stands"),
+            "{}",
+            too_long.draft
+        );
+        // another engine's spelling forces nothing
+        let other = forced(Engine::Vllm, "SGLANG_SIMULATE_ACC_LEN=3.24");
+        assert_eq!(other.accept, AcceptOrigin::Assumed);
     }
 }

@@ -250,6 +250,7 @@ fn glm5_mtp_draft_takes_its_weights_and_kv_from_the_headroom() {
             draft_model_path: None,
             accept_length: None,
             prompt_kind: None,
+            forced_by: None,
         }),
         ..ServerOptions::default()
     };

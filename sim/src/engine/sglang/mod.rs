@@ -158,6 +158,18 @@ impl ServingEngine for Sglang {
         Some(SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS)
     }
 
+    /// `SGLANG_SIMULATE_ACC_LEN=3.24` in the server's environment.
+    fn forced_accept_length(&self, text: &str, drafts: u32) -> Option<Result<f64, String>> {
+        use crate::engine::forced_acceptance::{SGLANG_SIMULATE_ACC_LEN, checked, env_value};
+        let v = env_value(text, SGLANG_SIMULATE_ACC_LEN)?;
+        let spelled = format!("{SGLANG_SIMULATE_ACC_LEN}={v}");
+        Some(
+            v.parse::<f64>()
+                .map_err(|_| format!("{spelled}: not a number"))
+                .and_then(|l| checked(l, drafts, &spelled)),
+        )
+    }
+
     fn sm120_mla_decode_by_grid(&self) -> bool {
         false
     }

@@ -274,6 +274,40 @@ impl ServingEngine for Vllm {
         None
     }
 
+    /// `"rejection_sample_method": "synthetic", "synthetic_acceptance_length": 3.24` in the
+    /// `--speculative-config` the text quotes; the per-position `synthetic_acceptance_rates` is
+    /// not read (refused with what to give instead).
+    fn forced_accept_length(&self, text: &str, drafts: u32) -> Option<Result<f64, String>> {
+        use crate::engine::forced_acceptance as f;
+        if f::json_string(text, f::VLLM_REJECTION_SAMPLE_METHOD) != Some(f::VLLM_SYNTHETIC) {
+            return None;
+        }
+        let spelled = format!(
+            "\"{}\": \"{}\"",
+            f::VLLM_REJECTION_SAMPLE_METHOD,
+            f::VLLM_SYNTHETIC
+        );
+        Some(
+            match f::json_number(text, f::VLLM_SYNTHETIC_ACCEPTANCE_LENGTH) {
+                Some(Ok(l)) => f::checked(
+                    l,
+                    drafts,
+                    &format!("\"{}\": {l}", f::VLLM_SYNTHETIC_ACCEPTANCE_LENGTH),
+                ),
+                Some(Err(e)) => Err(e),
+                None if text.contains(f::VLLM_SYNTHETIC_ACCEPTANCE_RATES) => Err(format!(
+                    "{spelled} with \"{}\": per-position rates are not read; give \"{}\" (the mean accepted length, the bonus token counted)",
+                    f::VLLM_SYNTHETIC_ACCEPTANCE_RATES,
+                    f::VLLM_SYNTHETIC_ACCEPTANCE_LENGTH
+                )),
+                None => Err(format!(
+                    "{spelled} without \"{}\"",
+                    f::VLLM_SYNTHETIC_ACCEPTANCE_LENGTH
+                )),
+            },
+        )
+    }
+
     /// vLLM's MTP on Gated DeltaNet hybrids (Qwen3-Next, Qwen3.5 and later): public runs from
     /// one vLLM version to the next disagree in sign ([`VLLM_HYBRID_SPEC_CAVEAT`]). On a DSA
     /// checkpoint under DCP, the community builds' public runs measured the speculative step far

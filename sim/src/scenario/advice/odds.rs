@@ -69,7 +69,7 @@ pub fn ep(setup: &Scenario, workload: &crate::workload::Workload, a: &mut EpAnsw
 pub fn mtp(setup: &Scenario, a: &mut MtpAnswer) {
     let accept = match a.plan.accept_source {
         AcceptSource::Prior => "prior",
-        AcceptSource::Given | AcceptSource::Measured => "measured",
+        AcceptSource::Given | AcceptSource::Measured | AcceptSource::Forced => "measured",
     };
     let (on, off) = (
         regime(setup, accept, a.concurrency, a.context_tokens),

@@ -146,6 +146,7 @@ pub fn default_speculative_options(model_type: &str) -> crate::options::Speculat
         draft_model_path: None,
         accept_length: None,
         prompt_kind: None,
+        forced_by: None,
     }
 }
 

@@ -206,6 +206,24 @@ impl SglangArgs {
             .collect()
     }
 
+    /// The acceptance length the server's environment forces (`SGLANG_SIMULATE_ACC_LEN`,
+    /// [`crate::engine::forced_acceptance`]) for `steps` drafts, refused where it is no length
+    /// such a step can accept.
+    fn forced_accept_length(&self, steps: u32) -> Result<Option<f64>> {
+        let env: Vec<String> = self.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        match crate::engine::Engine::Sglang
+            .rules()
+            .forced_accept_length(&env.join(" "), steps)
+        {
+            Some(Ok(l)) => Ok(Some(l)),
+            Some(Err(why)) => Err(bad(
+                crate::engine::forced_acceptance::SGLANG_SIMULATE_ACC_LEN,
+                why,
+            )),
+            None => Ok(None),
+        }
+    }
+
     /// What SGLang does to `--max-running-requests` for a speculative server that does not give
     /// it ([`crate::engine::ServingEngine::speculative_running_cap`]).
     fn speculative_running_note(&self) -> Option<String> {
@@ -270,13 +288,24 @@ impl SglangArgs {
         } else {
             draft
         };
-        let accept_length = self.float(&flags::SPECULATIVE_ACCEPT_LENGTH);
+        let mut accept_length = self.float(&flags::SPECULATIVE_ACCEPT_LENGTH);
         if let Some(a) = accept_length
             && a > draft as f64
         {
             return Err(bad(
                 &given(&flags::SPECULATIVE_ACCEPT_LENGTH).unwrap_or_default(),
                 format!("more than the {draft} draft tokens verified per step"),
+            ));
+        }
+        let mut forced_by = None;
+        if let Some(forced) = self.forced_accept_length(steps)? {
+            notes.push(format!(
+                "acceptance length {forced}: forced by the server's SGLANG_SIMULATE_ACC_LEN (synthetic acceptance), whatever the draft proposes"
+            ));
+            accept_length = Some(forced);
+            forced_by = Some(format!(
+                "{}={forced}",
+                crate::engine::forced_acceptance::SGLANG_SIMULATE_ACC_LEN
             ));
         }
         if algorithm == "NEXTN" {
@@ -293,6 +322,7 @@ impl SglangArgs {
                 .map(str::to_string),
             accept_length,
             prompt_kind: None,
+            forced_by,
         }))
     }
 

@@ -443,14 +443,30 @@ impl VllmLine {
             .get("model")
             .and_then(serde_json::Value::as_str)
             .filter(|m| !own_layers && self.model.as_deref() != Some(*m));
+        // synthetic acceptance forces the length the run accepts (`rejection_sample_method`)
+        let accept_length = match Engine::Vllm
+            .rules()
+            .forced_accept_length(&cfg.to_string(), k)
+        {
+            Some(Ok(l)) => Some(l),
+            Some(Err(why)) => return Err(bad("--speculative-config", &why)),
+            None => None,
+        };
+        let forced_by = accept_length.map(|l| {
+            format!(
+                "\"{}\": {l}",
+                crate::engine::forced_acceptance::VLLM_SYNTHETIC_ACCEPTANCE_LENGTH
+            )
+        });
         Ok(Some(SpeculativeOptions {
             algorithm: algorithm.to_string(),
             num_steps: k,
             eagle_topk: 1,
             num_draft_tokens: k + 1,
             draft_model_path: draft.map(str::to_string),
-            accept_length: None,
+            accept_length,
             prompt_kind: None,
+            forced_by,
         }))
     }
 
