@@ -231,3 +231,52 @@ fn a_launch_lines_forced_acceptance_is_the_length_predicted() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("between 1 and 4"), "{err}");
 }
+
+/// A GLM-5 SGLang MTP record at 64 streams, its flags `flags`.
+fn glm5_sglang_mtp_at_64(flags: &str) -> RecordSet {
+    let text = format!(
+        r#"{{"records": [{{"id": "g", "source": "test",
+        "hardware": {{"gpu": "NVIDIA H200", "count": 8, "interconnect": "NVLink", "p2p": "enabled", "virtualized": false}},
+        "engine": {{"name": "sglang", "flags": "{flags}"}},
+        "model": "zai-org/GLM-5-FP8", "quant": "fp8",
+        "parallel": {{"tp": 8, "pp": 1, "ep": 1, "dp": 1, "attn_dp": false, "mtp": true}},
+        "workload": {{"input_len": 1024, "output_len": 1024, "concurrency": 64, "num_prompts": 640, "dataset": "random"}},
+        "metrics": {{"output_tok_s": "4000"}}}}]}}"#
+    );
+    RecordSet::parse(text.as_bytes(), Path::new("g.json")).expect("the record parses")
+}
+
+/// SGLang runs a speculative server at most 48 requests at once unless `--max-running-requests`
+/// is given. A record whose flags are the whole launch (a literal `sglang.launch_server` line)
+/// is held to that; one whose flags are a summary cannot say the flag was left out, so it is not,
+/// and its note says why.
+#[test]
+fn sglangs_speculative_cap_holds_a_literal_launch_line_not_a_summary() {
+    let spec = "--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4";
+    let predicted = |flags: &str| {
+        let board = score(&glm5_sglang_mtp_at_64(flags), &ScoreOptions::default());
+        let c = board
+            .comparisons
+            .into_iter()
+            .find(|c| c.primary)
+            .expect("the record is compared");
+        (c.predicted, c.notes.join(" | "))
+    };
+    let (summary, notes) = predicted(&format!("--tp 8 {spec}"));
+    assert!(
+        notes.contains("own cap of 48 running requests under speculation not applied"),
+        "{notes}"
+    );
+    let (literal, notes) = predicted(&format!(
+        "python3 -m sglang.launch_server --model-path zai-org/GLM-5-FP8 --tp 8 {spec}"
+    ));
+    assert!(!notes.contains("not applied"), "{notes}");
+    assert!(literal < summary * 0.95, "{literal} vs {summary}");
+    let (given, _) = predicted(&format!(
+        "python3 -m sglang.launch_server --model-path zai-org/GLM-5-FP8 --tp 8 --max-running-requests 64 {spec}"
+    ));
+    assert!(
+        (given - summary).abs() < 1e-6 * summary,
+        "{given} vs {summary}"
+    );
+}

@@ -396,6 +396,12 @@ pub struct LaunchKnobs {
     pub cuda_graph_max_bs: Option<u32>,
     pub disable_cuda_graph: bool,
     pub max_running_requests: Option<u32>,
+    /// The record's flags are the whole launch (a literal `sglang.launch_server` / `vllm serve`
+    /// command, or a benchmark config read by name, [`ServingEngine::named_launch`]), not a
+    /// summary: a flag they leave out was left out, so the engine's defaults hold (SGLang's cap
+    /// of 48 running requests under speculation among them).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub launch_complete: bool,
     pub chunked_prefill_size: Option<u32>,
     pub max_prefill_tokens: Option<u32>,
     pub disable_radix_cache: bool,

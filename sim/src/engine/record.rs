@@ -27,10 +27,12 @@ pub fn launch_knobs(
         k.kv_cache_dtype = Some(KvDtype::Bf16);
     }
     let mut text = flags.to_string();
+    k.launch_complete = flags.contains("launch_server") || flags.contains("vllm serve");
     for e in Engine::ALL {
         if let Some((line, assumption)) = e.rules().named_launch(flags) {
             assumptions.push(assumption);
             text = format!("{line} {text}");
+            k.launch_complete = true;
         }
     }
     let tokens: Vec<&str> = text.split_whitespace().collect();

@@ -250,13 +250,16 @@ fn model_of(
     );
     opts.speculative = spec;
     opts.streams_share_prompt = e.shared_prompt.is_some();
-    waive_unstated_running_cap(&mut opts);
+    if !e.knobs.launch_complete {
+        waive_unstated_running_cap(&mut opts);
+    }
     ServedModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
 }
 
-/// A record's flags are its source's summary: where they do not give `--max-running-requests`
-/// to a speculative server whose engine caps it by default, the cap is not applied (the record
-/// cannot say the launch left it out) and the note says so.
+/// A record's flags that are its source's summary (not the whole launch,
+/// [`crate::engine::LaunchKnobs::launch_complete`]): where they do not give
+/// `--max-running-requests` to a speculative server whose engine caps it by default, the cap is
+/// not applied (the record cannot say the launch left it out) and the note says so.
 fn waive_unstated_running_cap(opts: &mut ServerOptions) -> Option<String> {
     if opts.speculative.is_none() || opts.max_running_requests.is_some() {
         return None;
@@ -410,7 +413,9 @@ fn predict(
     notes.splice(0..0, e.assumptions.iter().cloned());
     server.speculative = e.speculation.as_ref().map(|s| s.options.clone());
     server.streams_share_prompt = e.shared_prompt.is_some();
-    notes.extend(waive_unstated_running_cap(&mut server));
+    if !e.knobs.launch_complete {
+        notes.extend(waive_unstated_running_cap(&mut server));
+    }
     if server.streams_share_prompt {
         notes.push(format!(
             "MoE routing: every stream continues the same prompt, so a batch's tokens route alike (Zipf skew {} over the experts, {} for independent requests)",
