@@ -88,6 +88,24 @@ const ROWS: &[Row] = &[
         source: "SemiAnalysisAI/InferenceX golden_al_distribution/glm5.2_mtp.yaml (vLLM MTP on B300, SPEED-Bench coding, run 28058352479): 1.84 / 2.50 / 2.99 / 3.33 at 1–4 drafts; the DeepSeek-V3 report's 85–90% first-token acceptance (arXiv:2412.19437 §5.4.3) the top",
     },
     Row {
+        method: DraftMethod::Mtp,
+        kind: PromptKind::Code,
+        model: "qwen3.5",
+        // thinking off / on, 1–4 drafts: AL 1.92–1.93 / 2.70–2.73 / 3.33–3.39 / 3.83–3.97 → p
+        // 0.866 (4 drafts, off) … 0.93 (1 draft, on), the middle 0.89 (3 drafts, on)
+        p: (0.866, 0.89, 0.93),
+        source: "SemiAnalysisAI/InferenceX golden_al_distribution/qwen3.5_mtp.yaml @ab51b06 (vLLM MTP on B300, qwen3.5-397b-a17b-nvfp4, SPEED-Bench coding, run 27317114007): thinking off 1.92 / 2.70 / 3.33 / 3.83, on 1.93 / 2.73 / 3.39 / 3.97 at 1–4 drafts",
+    },
+    Row {
+        method: DraftMethod::Mtp,
+        kind: PromptKind::Code,
+        model: "deepseek",
+        // thinking on / off, 1–4 drafts: AL 1.79–1.92 / 2.27–2.61 / 2.49–2.97 / 2.54–3.00 → p
+        // 0.653 (4 drafts, on) … 0.92 (1 draft, off), the middle 0.76
+        p: (0.653, 0.76, 0.92),
+        source: "SemiAnalysisAI/InferenceX golden_al_distribution/dsv4_mtp.yaml @ab51b06 (vLLM MTP on B300, deepseek-v4-pro, SPEED-Bench coding, run 27180633016): thinking on 1.79 / 2.27 / 2.49 / 2.54, off 1.92 / 2.61 / 2.97 / 3.00 at 1–4 drafts (the curve flattens past 3 drafts, which a chain's single p does not follow)",
+    },
+    Row {
         method: DraftMethod::Eagle,
         kind: PromptKind::Code,
         model: "kimi-k2",
@@ -247,6 +265,22 @@ mod tests {
             }
             let p = prior(model, DraftMethod::Mtp, PromptKind::Synthetic);
             assert_eq!(p.matched, format!("measured on {}", &model[..7]));
+        }
+        // InferenceX's golden coding curves: Qwen3.5's 3.33–3.39 at 3 drafts inside its row's
+        // range, DeepSeek-V4's 2.49–2.97 too; other MTP models keep GLM's coding row
+        let code = |m| prior(m, DraftMethod::Mtp, PromptKind::Code);
+        for (model, al3) in [
+            ("qwen3.5-397b-a17b-nvfp4", [3.33, 3.39]),
+            ("deepseek-v3-fp8", [2.49, 2.97]),
+        ] {
+            let (lo, _, hi) = code(model).lengths(3);
+            assert!(
+                al3.iter().all(|l| (lo..=hi).contains(l)),
+                "{model}: {lo}–{hi}"
+            );
+        }
+        for other in ["kimi-k2.5", "minimax-m2.5", "glm-5-nvfp4"] {
+            assert!(code(other).source.contains("glm5.2_mtp"), "{other}");
         }
     }
 
