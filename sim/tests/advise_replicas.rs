@@ -118,17 +118,7 @@ fn a_model_half_the_box_cannot_hold_keeps_one_server_and_says_why() {
 
 /// `sim predict` of one batch of 4 at 1000 tokens for a launch line on the PCIe box.
 fn predict_line(line: &str) -> (i32, String, String) {
-    sim_output(&[
-        "predict",
-        "--machine",
-        "rtx-pro-6000-x8-baremetal",
-        "--batch",
-        "4",
-        "--context",
-        "1000",
-        "--server-args",
-        line,
-    ])
+    common::predict_line_at(line, Some("120"))
 }
 
 #[test]

@@ -19,16 +19,20 @@ const DEV_SET: &str = concat!(
 /// One Kimi-K2.6 vLLM MTP record (the dev set's recipe: EAGLE-3, 3 speculative tokens), with
 /// `metrics` as given.
 fn kimi_record(metrics: &str) -> RecordSet {
-    let text = format!(
-        r#"{{"records": [{{"id": "k", "source": "test",
-        "hardware": {{"gpu": "NVIDIA RTX PRO 6000 Blackwell", "count": 8, "interconnect": "PCIe Gen5", "p2p": "enabled", "virtualized": false}},
+    one_record(&format!(
+        r#""hardware": {{"gpu": "NVIDIA RTX PRO 6000 Blackwell", "count": 8, "interconnect": "PCIe Gen5", "p2p": "enabled", "virtualized": false}},
         "engine": {{"name": "vllm", "flags": "vllm serve moonshotai/Kimi-K2.6 -tp 8 --kv-cache-dtype fp8"}},
         "model": "moonshotai/Kimi-K2.6", "quant": "int4 (native)",
         "parallel": {{"tp": 8, "pp": 1, "ep": 1, "dp": 1, "attn_dp": false, "dcp": 1, "mtp": true}},
         "workload": {{"input_len": 0, "output_len": null, "concurrency": 8, "num_prompts": null, "dataset": "llm_decode_bench (ctx0, c8)"}},
-        "metrics": {{{metrics}}}}}]}}"#
-    );
-    RecordSet::parse(text.as_bytes(), Path::new("k.json")).expect("the record parses")
+        "metrics": {{{metrics}}}"#
+    ))
+}
+
+/// A records file of one record whose fields after its id and source are `fields`.
+fn one_record(fields: &str) -> RecordSet {
+    let text = format!(r#"{{"records": [{{"id": "r", "source": "test", {fields}}}]}}"#);
+    RecordSet::parse(text.as_bytes(), Path::new("r.json")).expect("the record parses")
 }
 
 /// The acceptance length and its origin the record was predicted with.
@@ -182,22 +186,7 @@ fn run_says_which_prior_it_used_for_its_prompts() {
 /// line, exit 2.
 #[test]
 fn a_launch_lines_forced_acceptance_is_the_length_predicted() {
-    let predict = |server_args: &str| {
-        common::sim_output_at(
-            &[
-                "predict",
-                "--machine",
-                "rtx-pro-6000-x8-baremetal",
-                "--batch",
-                "4",
-                "--context",
-                "1000",
-                "--server-args",
-                server_args,
-            ],
-            Some(common::UNWRAPPED),
-        )
-    };
+    let predict = |server_args: &str| common::predict_line_at(server_args, Some(common::UNWRAPPED));
     let sglang = "SGLANG_SIMULATE_ACC_LEN=3.24 python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8 \
                   --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4";
     let (code, out, err) = predict(sglang);
@@ -234,16 +223,14 @@ fn a_launch_lines_forced_acceptance_is_the_length_predicted() {
 
 /// A GLM-5 SGLang MTP record at 64 streams, its flags `flags`.
 fn glm5_sglang_mtp_at_64(flags: &str) -> RecordSet {
-    let text = format!(
-        r#"{{"records": [{{"id": "g", "source": "test",
-        "hardware": {{"gpu": "NVIDIA H200", "count": 8, "interconnect": "NVLink", "p2p": "enabled", "virtualized": false}},
+    one_record(&format!(
+        r#""hardware": {{"gpu": "NVIDIA H200", "count": 8, "interconnect": "NVLink", "p2p": "enabled", "virtualized": false}},
         "engine": {{"name": "sglang", "flags": "{flags}"}},
         "model": "zai-org/GLM-5-FP8", "quant": "fp8",
         "parallel": {{"tp": 8, "pp": 1, "ep": 1, "dp": 1, "attn_dp": false, "mtp": true}},
         "workload": {{"input_len": 1024, "output_len": 1024, "concurrency": 64, "num_prompts": 640, "dataset": "random"}},
-        "metrics": {{"output_tok_s": "4000"}}}}]}}"#
-    );
-    RecordSet::parse(text.as_bytes(), Path::new("g.json")).expect("the record parses")
+        "metrics": {{"output_tok_s": "4000"}}"#
+    ))
 }
 
 /// SGLang runs a speculative server at most 48 requests at once unless `--max-running-requests`

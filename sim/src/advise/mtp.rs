@@ -207,11 +207,7 @@ pub fn running_cap(
     capped: &ServerOptions,
     cap: u32,
 ) -> Result<RunningCap, String> {
-    let q2 = MtpQuestion {
-        with: capped,
-        ..q.shallow()
-    };
-    let p = grid(&q2, build, q.knobs, q.plan.accept_length, &[q.concurrency])?[0];
+    let p = point_with(q, build, capped, q.plan.accept_length)?;
     Ok(RunningCap {
         cap,
         lifted_to: q.concurrency,
@@ -226,6 +222,21 @@ pub fn accept_range(plan: &SpecPlan) -> (f64, f64) {
     plan.accept_range
 }
 
+/// The point at the workload's concurrency with options `with` (speculating) and acceptance
+/// `accept`.
+fn point_with(
+    q: &MtpQuestion<'_>,
+    build: &BuildWith<'_>,
+    with: &ServerOptions,
+    accept: f64,
+) -> Result<MtpPoint, String> {
+    let q2 = MtpQuestion {
+        with,
+        ..q.shallow()
+    };
+    Ok(grid(&q2, build, q.knobs, accept, &[q.concurrency])?[0])
+}
+
 /// The gain at one concurrency with options `with` (speculating) and acceptance `accept`.
 fn gain_at(
     q: &MtpQuestion<'_>,
@@ -233,11 +244,7 @@ fn gain_at(
     with: &ServerOptions,
     accept: f64,
 ) -> Result<f64, String> {
-    let q2 = MtpQuestion {
-        with,
-        ..q.shallow()
-    };
-    Ok(grid(&q2, build, q.knobs, accept, &[q.concurrency])?[0].gain)
+    Ok(point_with(q, build, with, accept)?.gain)
 }
 
 /// The acceptance length where the gain at the workload's concurrency crosses 1, by bisection

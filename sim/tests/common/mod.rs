@@ -107,3 +107,22 @@ pub fn records_on_their_own_acceptance(path: &std::path::Path) -> Vec<(String, f
     measured.sort_by(|a, b| a.0.cmp(&b.0));
     measured
 }
+
+/// `sim predict` of one batch of 4 at 1000 tokens for launch line `line` on the PCIe box, its
+/// tables laid out for `columns` (as [`sim_output_at`]).
+pub fn predict_line_at(line: &str, columns: Option<&str>) -> (i32, String, String) {
+    sim_output_at(
+        &[
+            "predict",
+            "--machine",
+            "rtx-pro-6000-x8-baremetal",
+            "--batch",
+            "4",
+            "--context",
+            "1000",
+            "--server-args",
+            line,
+        ],
+        columns,
+    )
+}
