@@ -237,21 +237,11 @@ fn point_with(
     Ok(grid(&q2, build, q.knobs, accept, &[q.concurrency])?[0])
 }
 
-/// The gain at one concurrency with options `with` (speculating) and acceptance `accept`.
-fn gain_at(
-    q: &MtpQuestion<'_>,
-    build: &BuildWith<'_>,
-    with: &ServerOptions,
-    accept: f64,
-) -> Result<f64, String> {
-    Ok(point_with(q, build, with, accept)?.gain)
-}
-
 /// The acceptance length where the gain at the workload's concurrency crosses 1, by bisection
 /// between one token a step and every drafted token accepted (the gain grows with the length).
 fn flip_length(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<Option<f64>, String> {
     let (mut lo, mut hi) = (1.0, q.plan.num_draft_tokens.max(1) as f64);
-    let g = |l: f64| gain_at(q, build, q.with, l);
+    let g = |l: f64| point_with(q, build, q.with, l).map(|p| p.gain);
     if (g(lo)? - 1.0) * (g(hi)? - 1.0) > 0.0 {
         return Ok(None);
     }
@@ -285,7 +275,7 @@ fn draft_lengths(
             num_steps: k,
             num_draft_tokens: k + 1,
             accept_length: l,
-            gain: gain_at(q, build, &with, l)?,
+            gain: point_with(q, build, &with, l)?.gain,
         });
     }
     out.sort_by(|a, b| b.gain.total_cmp(&a.gain));

@@ -11,6 +11,8 @@
 //! Such a length is the run's acceptance, read before any prior; one outside `[1, drafts + 1]`
 //! is refused, never clamped.
 
+pub use super::record::env_value;
+
 /// SGLang's environment variable.
 pub const SGLANG_SIMULATE_ACC_LEN: &str = "SGLANG_SIMULATE_ACC_LEN";
 
@@ -35,16 +37,6 @@ pub fn checked(length: f64, drafts: u32, spelled: &str) -> Result<f64, String> {
             "{spelled}: a forced acceptance length must lie between 1 and {most} (the {drafts} drafts and the bonus token)"
         ))
     }
-}
-
-/// The value of `NAME=value` in free text (a record's flags, an environment list), quotes and
-/// trailing punctuation trimmed; the last one where it is set twice.
-pub fn env_value<'a>(text: &'a str, name: &str) -> Option<&'a str> {
-    text.split_whitespace()
-        .filter_map(|w| w.trim_start_matches(['(', '\'', '"']).split_once('='))
-        .filter(|(k, _)| *k == name)
-        .map(|(_, v)| v.trim_matches(['\'', '"', ',', ';', ')']))
-        .next_back()
 }
 
 /// The number after `"key":` in free text holding a JSON object (a record's flags quoting

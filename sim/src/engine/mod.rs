@@ -423,6 +423,20 @@ pub struct LaunchKnobs {
     pub estimate_cudagraph_memory: bool,
 }
 
+/// The engine's own cap under speculation where it would hold back `concurrency` open requests
+/// of a launch that does not give the flag (`opts.max_running_requests` unset): the cap to lift
+/// (`advise --question mtp`'s `try:` line and the report's speculation curve raise the flag to
+/// the load); `None` where the flag is given, the engine sets no cap or the load is within it.
+pub fn running_cap_to_lift(opts: &ServerOptions, concurrency: u32) -> Option<u32> {
+    if opts.max_running_requests.is_some() {
+        return None;
+    }
+    opts.engine
+        .rules()
+        .speculative_running_cap()
+        .filter(|cap| concurrency > *cap)
+}
+
 /// The running-request cap a server launched with `opts` starts with before its memory plan: the
 /// flag as given, else its engine's own cap when it speculates (SGLang's 48,
 /// [`ServingEngine::speculative_running_cap`]) unless the launch is a record's summary that cannot

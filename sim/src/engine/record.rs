@@ -179,6 +179,16 @@ fn keyed<'a>(tokens: &'a [&'a str]) -> impl Iterator<Item = (&'a str, Option<&'a
         })
 }
 
+/// The value of `NAME=value` in free text (a record's flags, an environment list), quotes and
+/// trailing punctuation trimmed; the last one where it is set twice.
+pub fn env_value<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    text.split_whitespace()
+        .filter_map(|w| w.trim_start_matches(['(', '\'', '"']).split_once('='))
+        .filter(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim_matches(['\'', '"', ',', ';', ')']))
+        .next_back()
+}
+
 /// A fraction in (0, 1] (`--mem-fraction-static`, `GPU_MEM`).
 pub(super) fn fraction(v: &str) -> Option<f64> {
     v.parse::<f64>().ok().filter(|f| *f > 0.0 && *f <= 1.0)

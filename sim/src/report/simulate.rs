@@ -273,13 +273,7 @@ fn speculation_curve(
     // flatten the curve above it: the chart is of speculation's gain, so the flag is raised to
     // the largest concurrency drawn and the caption says so, as `advise --question mtp` does
     let top = plan.concurrencies.iter().copied().max().unwrap_or(0);
-    let lifted = opts
-        .max_running_requests
-        .is_none()
-        .then(|| opts.engine.rules().speculative_running_cap())
-        .flatten()
-        .filter(|cap| top > *cap)
-        .map(|_| top);
+    let lifted = crate::engine::running_cap_to_lift(opts, top).map(|_| top);
     let with = ServerOptions {
         speculative: Some(s.clone()),
         max_running_requests: lifted.or(opts.max_running_requests),

@@ -250,9 +250,7 @@ fn model_of(
     );
     opts.speculative = spec;
     opts.streams_share_prompt = e.shared_prompt.is_some();
-    if !e.knobs.launch_complete {
-        waive_unstated_running_cap(&mut opts);
-    }
+    waive_unstated_running_cap(&mut opts, &e.knobs);
     ServedModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
 }
 
@@ -260,8 +258,11 @@ fn model_of(
 /// [`crate::engine::LaunchKnobs::launch_complete`]): where they do not give
 /// `--max-running-requests` to a speculative server whose engine caps it by default, the cap is
 /// not applied (the record cannot say the launch left it out) and the note says so.
-fn waive_unstated_running_cap(opts: &mut ServerOptions) -> Option<String> {
-    if opts.speculative.is_none() || opts.max_running_requests.is_some() {
+fn waive_unstated_running_cap(
+    opts: &mut ServerOptions,
+    knobs: &crate::engine::LaunchKnobs,
+) -> Option<String> {
+    if knobs.launch_complete || opts.speculative.is_none() || opts.max_running_requests.is_some() {
         return None;
     }
     let n = opts.engine.rules().speculative_running_cap()?;
@@ -413,9 +414,7 @@ fn predict(
     notes.splice(0..0, e.assumptions.iter().cloned());
     server.speculative = e.speculation.as_ref().map(|s| s.options.clone());
     server.streams_share_prompt = e.shared_prompt.is_some();
-    if !e.knobs.launch_complete {
-        notes.extend(waive_unstated_running_cap(&mut server));
-    }
+    notes.extend(waive_unstated_running_cap(&mut server, &e.knobs));
     if server.streams_share_prompt {
         notes.push(format!(
             "MoE routing: every stream continues the same prompt, so a batch's tokens route alike (Zipf skew {} over the experts, {} for independent requests)",

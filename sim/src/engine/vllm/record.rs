@@ -4,7 +4,7 @@
 //! environment its community builds read (`VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff)`).
 
 use super::args::{self, table as t};
-use crate::engine::record::{fraction, ints_after};
+use crate::engine::record::{env_value, fraction, ints_after};
 use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use models::KvDtype;
 
@@ -75,7 +75,7 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         // (`default_moe_quant_mode` in b12x `integration/tp_moe.py`), or the fork's own switch
         // for it: either on runs W4A16, whichever the text names first
         crate::b12x_build::B12X_MOE_FORCE_A16 | args::VLLM_B12X_FORCE_MOE_A16 => {
-            k.b12x_moe_a16 = args::b12x_moe_a16(|name| env_word(text, name))
+            k.b12x_moe_a16 = args::b12x_moe_a16(|name| env_value(text, name))
         }
         "VLLM_ENABLE_PCIE_ALLREDUCE" if arg == Some("1") => {
             k.pcie_all_reduce = Some(PcieAllReduce {
@@ -85,7 +85,7 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
                 // an unreadable stated size leaves none: the record is refused for it
                 // ([`unreadable_words`])
                 max_bytes: cutoff_bytes(text)
-                    .or_else(|| args::pcie_cutoff_bytes(|name| env_word(text, name)).ok()),
+                    .or_else(|| args::pcie_cutoff_bytes(|name| env_value(text, name)).ok()),
             })
         }
         _ => return key.starts_with('-'),
@@ -96,10 +96,10 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
 /// Why a record's vLLM words cannot be read for sure, if they cannot: a stated size the fork
 /// would refuse ([`args::pcie_cutoff_bytes`]).
 pub fn unreadable_words(text: &str) -> Option<String> {
-    if env_word(text, "VLLM_ENABLE_PCIE_ALLREDUCE") != Some("1") || cutoff_bytes(text).is_some() {
+    if env_value(text, "VLLM_ENABLE_PCIE_ALLREDUCE") != Some("1") || cutoff_bytes(text).is_some() {
         return None;
     }
-    args::pcie_cutoff_bytes(|name| env_word(text, name)).err()
+    args::pcie_cutoff_bytes(|name| env_value(text, name)).err()
 }
 
 /// vLLM's assumed draft for a speculative record on `model` whose flags are silent: a checkpoint
@@ -127,16 +127,6 @@ pub(super) fn default_speculation(mtp_layers: bool) -> crate::options::Speculati
     } else {
         recipe_draft("EAGLE3", Some("EAGLE-3 draft (one decoder layer)"))
     }
-}
-
-/// The value of an environment word `NAME=value` in a record's text (its last, as a shell
-/// takes the last assignment), trimmed of the quotes and separators the sources write.
-fn env_word<'a>(text: &'a str, name: &str) -> Option<&'a str> {
-    text.split_whitespace()
-        .filter_map(|w| w.trim_start_matches(['(', '\'', '"']).split_once('='))
-        .filter(|(k, _)| *k == name)
-        .map(|(_, v)| v.trim_matches(['\'', '"', ',', ';', ')']))
-        .next_back()
 }
 
 /// A `NNKB cutoff` in the text (the rtx6kpro vLLM notes), bytes.

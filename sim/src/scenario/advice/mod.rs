@@ -470,12 +470,7 @@ impl Scenario {
             speculative: Some(spec_opts.clone()),
             ..base
         };
-        let lift = capped
-            .max_running_requests
-            .is_none()
-            .then(|| self.opts.engine.rules().speculative_running_cap())
-            .flatten()
-            .filter(|cap| concurrency > *cap);
+        let lift = crate::engine::running_cap_to_lift(&capped, concurrency);
         let with = ServerOptions {
             max_running_requests: lift.map(|_| concurrency).or(capped.max_running_requests),
             ..capped.clone()
