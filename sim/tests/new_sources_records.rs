@@ -100,3 +100,41 @@ fn most_new_source_records_express_and_the_rest_say_why() {
         set.records.len()
     );
 }
+
+/// The InferenceX GLM-5 SGLang MTP rows carry their scripts' whole launch (sixteenth session):
+/// the B200 scripts give `--max-running-requests $CONC` and an fp8 KV cache, the H200 script
+/// neither, so SGLang's own cap of 48 under speculation holds there and its cache is the
+/// checkpoint's dtype.
+#[test]
+fn the_inferencex_glm5_mtp_rows_are_their_scripts_whole_launch() {
+    let set = RecordSet::load(&path()).unwrap();
+    let rows: Vec<_> = set
+        .records
+        .iter()
+        .filter(|r| r.id.starts_with("ix-glm5-") && r.id.contains("-mtp"))
+        .collect();
+    assert_eq!(rows.len(), 20);
+    for r in rows {
+        assert!(
+            r.notes
+                .as_deref()
+                .is_some_and(|n| n.contains("SemiAnalysisAI/InferenceX benchmarks/single_node/glm5_")),
+            "{}: the script is cited",
+            r.id
+        );
+        let e = express(r).unwrap_or_else(|why| panic!("{}: {why:?}", r.id));
+        assert!(e.knobs.launch_complete, "{}", r.id);
+        if r.id.contains("-h200-") {
+            assert_eq!(e.knobs.max_running_requests, None, "{}", r.id);
+            assert_eq!(e.knobs.kv_cache_dtype, None, "{}", r.id);
+        } else {
+            assert_eq!(
+                e.knobs.max_running_requests,
+                Some(e.concurrency),
+                "{}",
+                r.id
+            );
+            assert_eq!(e.knobs.kv_cache_dtype, Some(models::KvDtype::Fp8), "{}", r.id);
+        }
+    }
+}
