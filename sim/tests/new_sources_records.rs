@@ -116,9 +116,9 @@ fn the_inferencex_glm5_mtp_rows_are_their_scripts_whole_launch() {
     assert_eq!(rows.len(), 20);
     for r in rows {
         assert!(
-            r.notes
-                .as_deref()
-                .is_some_and(|n| n.contains("SemiAnalysisAI/InferenceX benchmarks/single_node/glm5_")),
+            r.notes.as_deref().is_some_and(
+                |n| n.contains("SemiAnalysisAI/InferenceX benchmarks/single_node/glm5_")
+            ),
             "{}: the script is cited",
             r.id
         );
@@ -134,7 +134,12 @@ fn the_inferencex_glm5_mtp_rows_are_their_scripts_whole_launch() {
                 "{}",
                 r.id
             );
-            assert_eq!(e.knobs.kv_cache_dtype, Some(models::KvDtype::Fp8), "{}", r.id);
+            assert_eq!(
+                e.knobs.kv_cache_dtype,
+                Some(models::KvDtype::Fp8),
+                "{}",
+                r.id
+            );
         }
     }
 }
