@@ -262,10 +262,17 @@ fn a_new_source_takes_the_first_contact_spread() {
         assert!(m.new_source_sigma_ln(&regime) >= without.new_source_sigma_ln(&regime));
     }
     assert_eq!(fc.grounds.len(), 4, "{:?}", fc.grounds);
-    // on either kernel ground, an acceptance that is only the prior errs more
+    // flags stack: a ground is never narrower than one it adds a flag to (the fit floors it
+    // there); on measured kernels the files make an acceptance that is only the prior strictly
+    // wider, on extrapolated kernels the floor holds it (0.315 ln alone, sixteenth session)
     let sigma = |g: &str| fc.grounds.iter().find(|x| x.ground == g).unwrap().sigma_ln;
     assert!(sigma("kernels measured, acceptance a prior") > sigma("kernels measured"));
-    assert!(sigma("kernels extrapolated, acceptance a prior") > sigma("kernels extrapolated"));
+    assert!(sigma("kernels extrapolated") > sigma("kernels measured"));
+    assert!(sigma("kernels extrapolated, acceptance a prior") >= sigma("kernels extrapolated"));
+    assert!(
+        sigma("kernels extrapolated, acceptance a prior")
+            >= sigma("kernels measured, acceptance a prior")
+    );
 }
 
 #[test]

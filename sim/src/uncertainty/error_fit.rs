@@ -411,20 +411,34 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
         coverage: Coverage::default(),
         grounds: Vec::new(),
     };
-    (fc.sigma_ln, fc.coverage) = smallest_covering_sigma(&mut trial, &fc, &rs);
+    (fc.sigma_ln, fc.coverage) = smallest_covering_sigma(&mut trial, &fc, &rs, 0.0);
     // each ground with enough figures and sources its own (the pooled one stays for a ground
-    // without)
-    for ground in FIRST_CONTACT_GROUNDS {
+    // without), no narrower than a fitted ground it adds a flag to: an extrapolated kernel or a
+    // prior acceptance on top of another ground's can only add error, so flags stack and never
+    // narrow an interval (the grounds' bits: 2 = kernels extrapolated, 1 = acceptance a prior;
+    // FIRST_CONTACT_GROUNDS lists every ground after those it adds to)
+    for (i, ground) in FIRST_CONTACT_GROUNDS.iter().enumerate() {
         let of: Vec<&Residual> = rs
             .iter()
             .copied()
-            .filter(|r| first_contact_ground(&r.regime) == ground)
+            .filter(|r| first_contact_ground(&r.regime) == *ground)
             .collect();
         let n_sources = sources(&of).len();
         if of.len() < MIN_CELL || n_sources < FIRST_CONTACT_MIN_SOURCES {
             continue;
         }
-        let (sigma_ln, coverage) = smallest_covering_sigma(&mut trial, &fc, &of);
+        let floor = fc
+            .grounds
+            .iter()
+            .filter(|g| {
+                FIRST_CONTACT_GROUNDS
+                    .iter()
+                    .position(|x| *x == g.ground)
+                    .is_some_and(|j| j != i && j & i == j)
+            })
+            .map(|g| g.sigma_ln)
+            .fold(0.0, f64::max);
+        let (sigma_ln, coverage) = smallest_covering_sigma(&mut trial, &fc, &of, floor);
         fc.grounds.push(FirstContactGround {
             ground: ground.to_string(),
             residuals: of.len(),
@@ -437,20 +451,22 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
 }
 
 /// The smallest first-contact sigma (in steps of [`FIRST_CONTACT_STEP_LN`], within
-/// [`BETWEEN_HALF_BOUNDS_LN`] / [`Z_80`]) at which `rs`, each a new source to `trial`'s table, are
-/// covered at [`INTERVAL_LEVEL`], with their coverage there. `base`'s grounds are left out of the
-/// trial so the one sigma searched applies to every figure.
+/// [`BETWEEN_HALF_BOUNDS_LN`] / [`Z_80`], from `floor_ln` up) at which `rs`, each a new source to
+/// `trial`'s table, are covered at [`INTERVAL_LEVEL`], with their coverage there. `base`'s grounds
+/// are left out of the trial so the one sigma searched applies to every figure.
 fn smallest_covering_sigma(
     trial: &mut ErrorModel,
     base: &FirstContact,
     rs: &[&Residual],
+    floor_ln: f64,
 ) -> (f64, Coverage) {
     let top = BETWEEN_HALF_BOUNDS_LN[1] / Z_80;
     let mut fc = FirstContact {
         grounds: Vec::new(),
         ..base.clone()
     };
-    for step in 0.. {
+    let first = (floor_ln / FIRST_CONTACT_STEP_LN - 1e-9).ceil().max(0.0) as usize;
+    for step in first.. {
         fc.sigma_ln = r4((step as f64 * FIRST_CONTACT_STEP_LN).min(top));
         trial.first_contact = Some(fc.clone());
         fc.coverage = coverage(trial, rs);
@@ -525,7 +541,7 @@ fn ground_figures(m: &ErrorModel) -> impl Iterator<Item = FittedFigure> + '_ {
             ),
             bounds: BETWEEN_HALF_BOUNDS_LN.map(|x| r4(x / Z_80)),
             pinned_by: format!(
-                "the smallest sigma at which the {} first-contact headline figures of this ground ({} sources) are {}% inside their intervals ({}%, median half-width {}%)",
+                "the smallest sigma, no smaller than a ground's with fewer flags (flags stack), at which the {} first-contact headline figures of this ground ({} sources) are {}% inside their intervals ({}%, median half-width {}%)",
                 g.residuals,
                 g.sources,
                 INTERVAL_LEVEL * 100.0,
