@@ -97,3 +97,39 @@ fn the_sixteen_gpu_host_pages_run_on_the_switch_box() {
     // every compared record of the file is a GLM-5.2 page's (the GLM-5.1 v6 rows are refused)
     assert_eq!(on_the_host, 100);
 }
+
+/// The GLM-5.2 v14 sweep's records carry the launch of the runner the page names as its
+/// reproduction (`scripts/bench-glm52-v14-todo-and-sweep.sh` at the page's commit, sixteenth
+/// session): vLLM's PCIe one-shot all-reduce up to 64 KB and NCCL tuned as the wiki runs it, not
+/// NCCL alone as the page's table left it.
+#[test]
+fn the_v14_sweep_runs_its_runners_pcie_all_reduce() {
+    let set = RecordSet::load(&path()).unwrap();
+    let v14: Vec<_> = set
+        .records
+        .iter()
+        .filter(|r| {
+            r.source
+                .as_deref()
+                .is_some_and(|s| s.contains("models/glm5.2_v14.md"))
+        })
+        .collect();
+    assert_eq!(v14.len(), 96);
+    for r in v14 {
+        assert!(
+            r.notes
+                .as_deref()
+                .is_some_and(|n| n.contains("scripts/bench-glm52-v14-todo-and-sweep.sh")),
+            "{}: the runner is cited",
+            r.id
+        );
+        let e = express(r).unwrap_or_else(|why| panic!("{}: {why:?}", r.id));
+        assert!(e.knobs.launch_complete, "{}", r.id);
+        let ar = e
+            .knobs
+            .pcie_all_reduce
+            .expect("the runner's PCIe all-reduce");
+        assert_eq!(ar.engine, sim::engine::Engine::Vllm, "{}", r.id);
+        assert_eq!(ar.max_bytes, Some(64 * 1024), "{}", r.id);
+    }
+}
