@@ -70,3 +70,26 @@ fn the_sixteen_gpu_host_page_runs_on_the_switch_box() {
         assert_eq!(e.machine, "rtx-pro-6000-x16-pcie-switch", "{}", r.id);
     }
 }
+
+/// The GLM-5.2 v11 rows carry the page's Docker Compose environment, which it calls equivalent
+/// to its launch helper (sixteenth session): vLLM's PCIe one-shot all-reduce up to 64 KB, as its
+/// startup log says ("Using b12x PCIe oneshot allreduce backend"), not NCCL alone.
+#[test]
+fn the_v11_rows_run_the_pages_pcie_all_reduce() {
+    let set = RecordSet::load(&path()).unwrap();
+    let v11: Vec<_> = set
+        .records
+        .iter()
+        .filter(|r| r.id.starts_with("rtx-glm52-v11-"))
+        .collect();
+    assert_eq!(v11.len(), 14);
+    for r in v11 {
+        let e = express(r).unwrap_or_else(|why| panic!("{}: {why:?}", r.id));
+        let ar = e
+            .knobs
+            .pcie_all_reduce
+            .expect("the compose's PCIe all-reduce");
+        assert_eq!(ar.engine, sim::engine::Engine::Vllm, "{}", r.id);
+        assert_eq!(ar.max_bytes, Some(64 * 1024), "{}", r.id);
+    }
+}

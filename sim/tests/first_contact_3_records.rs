@@ -133,3 +133,36 @@ fn the_v14_sweep_runs_its_runners_pcie_all_reduce() {
         assert_eq!(ar.max_bytes, Some(64 * 1024), "{}", r.id);
     }
 }
+
+/// The GLM-5.2 v18 rows carry the environment their image's helper exports (the page's build
+/// repository, local-inference-lab/blackwell-llm-docker @7f3cbc6: serve-gilded-gnosis.sh →
+/// serve-glm52-v18.sh → serve-glm52-v16.sh), the PCIe one-shot all-reduce among it.
+#[test]
+fn the_v18_rows_run_their_helpers_pcie_all_reduce() {
+    let set = RecordSet::load(&path()).unwrap();
+    let v18: Vec<_> = set
+        .records
+        .iter()
+        .filter(|r| {
+            r.source
+                .as_deref()
+                .is_some_and(|s| s.contains("models/glm5.2_v18.md"))
+        })
+        .collect();
+    assert_eq!(v18.len(), 15);
+    for r in v18 {
+        assert!(
+            r.notes
+                .as_deref()
+                .is_some_and(|n| n.contains("7f3cbc6100fccdce662bd22a469ef0b68c9d8f93")),
+            "{}: the helper's commit is cited",
+            r.id
+        );
+        let Ok(e) = express(r) else { continue };
+        let ar = e
+            .knobs
+            .pcie_all_reduce
+            .expect("the helper's PCIe all-reduce");
+        assert_eq!(ar.max_bytes, Some(64 * 1024), "{}", r.id);
+    }
+}
