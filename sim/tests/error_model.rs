@@ -261,7 +261,7 @@ fn a_new_source_takes_the_first_contact_spread() {
         );
         assert!(m.new_source_sigma_ln(&regime) >= without.new_source_sigma_ln(&regime));
     }
-    assert_eq!(fc.grounds.len(), 4, "{:?}", fc.grounds);
+    assert_eq!(fc.grounds.len(), 5, "{:?}", fc.grounds);
     // flags stack: a ground is never narrower than one it adds a flag to (the fit floors it
     // there); on measured kernels the files make an acceptance that is only the prior strictly
     // wider, on extrapolated kernels the floor holds it (0.315 ln alone, sixteenth session)
@@ -273,6 +273,14 @@ fn a_new_source_takes_the_first_contact_spread() {
         sigma("kernels extrapolated, acceptance a prior")
             >= sigma("kernels measured, acceptance a prior")
     );
+    // a speculative step the engine says is not priced stacks on every other ground
+    for g in &fc.grounds {
+        assert!(
+            sigma("speculative step unpriced") >= g.sigma_ln,
+            "{}",
+            g.ground
+        );
+    }
 }
 
 #[test]

@@ -437,6 +437,16 @@ pub fn running_cap_to_lift(opts: &ServerOptions, concurrency: u32) -> Option<u32
         .filter(|cap| concurrency > *cap)
 }
 
+/// Whether `note` is one of the engines' speculative-step caveats
+/// ([`ServingEngine::spec_caveat`]): what public runs measured that the cost model does not price.
+pub fn is_spec_caveat(note: &str) -> bool {
+    [
+        vllm::VLLM_DSA_DCP_SPEC_CAVEAT,
+        vllm::VLLM_HYBRID_SPEC_CAVEAT,
+    ]
+    .contains(&note)
+}
+
 /// The running-request cap a server launched with `opts` starts with before its memory plan: the
 /// flag as given, else its engine's own cap when it speculates (SGLang's 48,
 /// [`ServingEngine::speculative_running_cap`]) unless the launch is a record's summary that cannot

@@ -414,8 +414,8 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
     (fc.sigma_ln, fc.coverage) = smallest_covering_sigma(&mut trial, &fc, &rs, 0.0);
     // each ground with enough figures and sources its own (the pooled one stays for a ground
     // without), no narrower than a fitted ground it adds a flag to: an extrapolated kernel or a
-    // prior acceptance on top of another ground's can only add error, so flags stack and never
-    // narrow an interval (the grounds' bits: 2 = kernels extrapolated, 1 = acceptance a prior;
+    // prior acceptance (or an unpriced speculative step) on top of another ground's can only add
+    // error, so flags stack and never narrow an interval (`ground_stacks_on`;
     // FIRST_CONTACT_GROUNDS lists every ground after those it adds to)
     for (i, ground) in FIRST_CONTACT_GROUNDS.iter().enumerate() {
         let of: Vec<&Residual> = rs
@@ -434,7 +434,7 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
                 FIRST_CONTACT_GROUNDS
                     .iter()
                     .position(|x| *x == g.ground)
-                    .is_some_and(|j| j != i && j & i == j)
+                    .is_some_and(|j| super::ground_stacks_on(i, j))
             })
             .map(|g| g.sigma_ln)
             .fold(0.0, f64::max);
@@ -520,19 +520,29 @@ fn ground_figures(m: &ErrorModel) -> impl Iterator<Item = FittedFigure> + '_ {
         .iter()
         .flat_map(|fc| &fc.grounds)
         .map(|g| {
-            // the grounds are kernels × acceptance, in FIRST_CONTACT_GROUNDS' order
+            // the grounds are kernels × acceptance, in FIRST_CONTACT_GROUNDS' order, then the
+            // unpriced speculative step on any of them
             let i = FIRST_CONTACT_GROUNDS
                 .iter()
                 .position(|x| *x == g.ground)
                 .unwrap_or(0);
-            let kernels = [
-                "no extrapolation flag on an MoE slice or on decode attention",
-                "an MoE slice outside the measured ones, or decode attention without a kernel table",
-            ][i / 2];
-            let acceptance = [
-                "no speculation, or its acceptance measured or published",
-                "speculation on the published prior's acceptance",
-            ][i % 2];
+            let (kernels, acceptance) = if i >= 4 {
+                (
+                    "any kernels",
+                    "speculation whose step the engine's own caveat says is not priced",
+                )
+            } else {
+                (
+                    [
+                        "no extrapolation flag on an MoE slice or on decode attention",
+                        "an MoE slice outside the measured ones, or decode attention without a kernel table",
+                    ][i / 2],
+                    [
+                        "no speculation, or its acceptance measured or published",
+                        "speculation on the published prior's acceptance",
+                    ][i % 2],
+                )
+            };
             FittedFigure {
             name: format!("first_contact.sigma_ln, {}", g.ground),
             value: g.sigma_ln,

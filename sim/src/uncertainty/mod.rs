@@ -265,6 +265,9 @@ pub enum Flag {
     /// Decode attention priced by the efficiency curve: no measured kernel table for the
     /// engine's backend, GPU and shape (the cost model's decode-attention note).
     AttentionWithoutKernelData,
+    /// The engine's speculative step is known from public runs to cost what the cost model does
+    /// not price (the engine's own caveat, [`crate::engine::ServingEngine::spec_caveat`]).
+    SpeculativeStepUnpriced,
 }
 
 impl Flag {
@@ -274,6 +277,7 @@ impl Flag {
             Flag::P2pAssumed => "p2p-assumed",
             Flag::MachineFigureAssumed => "machine-figure-assumed",
             Flag::AttentionWithoutKernelData => "attention-without-kernel-data",
+            Flag::SpeculativeStepUnpriced => "speculative-step-unpriced",
         }
     }
 
@@ -290,6 +294,8 @@ impl Flag {
                 Flag::MachineFigureAssumed
             } else if n.starts_with("decode attention: efficiency curve") {
                 Flag::AttentionWithoutKernelData
+            } else if crate::engine::is_spec_caveat(n) {
+                Flag::SpeculativeStepUnpriced
             } else {
                 continue;
             };
@@ -311,22 +317,36 @@ pub const KERNEL_FLAGS: [Flag; 2] = [Flag::MoeSliceExtrapolated, Flag::Attention
 /// shape or at least one extrapolated ([`KERNEL_FLAGS`]), each with the speculative acceptance
 /// measured or published (or no speculation) or only the published prior for the draft method and
 /// prompt kind (the regime's speculation `prior`), which on a source never seen is a second
-/// unknown as large as the kernels'.
-pub const FIRST_CONTACT_GROUNDS: [&str; 4] = [
+/// unknown as large as the kernels'. Last, a speculative step the engine says is not priced
+/// ([`Flag::SpeculativeStepUnpriced`]), on whichever of the others: its error is measured apart
+/// and it stacks on all of them ([`ground_stacks_on`]).
+pub const FIRST_CONTACT_GROUNDS: [&str; 5] = [
     "kernels measured",
     "kernels measured, acceptance a prior",
     "kernels extrapolated",
     "kernels extrapolated, acceptance a prior",
+    "speculative step unpriced",
 ];
+
+/// Index in [`FIRST_CONTACT_GROUNDS`] of the unpriced speculative step.
+const SPEC_UNPRICED_GROUND: usize = 4;
 
 /// The first-contact ground of `regime` (one of [`FIRST_CONTACT_GROUNDS`]).
 pub fn first_contact_ground(regime: &Regime) -> &'static str {
-    let extrapolated = regime
-        .flags
-        .iter()
-        .any(|f| KERNEL_FLAGS.iter().any(|k| k.name() == f));
+    let has = |f: Flag| regime.flags.iter().any(|x| x == f.name());
+    if has(Flag::SpeculativeStepUnpriced) {
+        return FIRST_CONTACT_GROUNDS[SPEC_UNPRICED_GROUND];
+    }
+    let extrapolated = KERNEL_FLAGS.iter().any(|&k| has(k));
     let prior = regime.speculation == crate::records::speculation::AcceptOrigin::Assumed.name();
     FIRST_CONTACT_GROUNDS[2 * usize::from(extrapolated) + usize::from(prior)]
+}
+
+/// Whether ground `i` of [`FIRST_CONTACT_GROUNDS`] adds a flag to ground `j` (so its interval is
+/// never narrower): the four kernels × acceptance grounds by their bits (2 = kernels
+/// extrapolated, 1 = acceptance a prior), the unpriced speculative step on top of every other.
+pub fn ground_stacks_on(i: usize, j: usize) -> bool {
+    i != j && (i == SPEC_UNPRICED_GROUND || (j != SPEC_UNPRICED_GROUND && j & i == j))
 }
 
 /// Concurrency bands the scoreboard groups by and the error model splits residuals by: 1, 2,

@@ -108,6 +108,38 @@ fn flags_read_from_the_cost_models_notes() {
     );
 }
 
+/// The engines' speculative-step caveats raise their own flag, and a prediction carrying it
+/// stands on the unpriced-step ground whatever its kernels and acceptance; that ground stacks on
+/// every other one, and the four kernels × acceptance grounds stack by their flags.
+#[test]
+fn an_unpriced_speculative_step_is_its_own_ground_on_top_of_the_others() {
+    let notes = [
+        crate::engine::vllm::VLLM_DSA_DCP_SPEC_CAVEAT.to_string(),
+        "decode attention: efficiency curve, DSA sparse MLA".to_string(),
+    ];
+    let flags = Flag::from_notes(&notes);
+    assert_eq!(
+        flags,
+        vec!["speculative-step-unpriced", "attention-without-kernel-data"]
+    );
+    let names: Vec<&str> = flags.iter().map(String::as_str).collect();
+    assert_eq!(
+        first_contact_ground(&regime("glm-5.2-nvfp4", &names)),
+        "speculative step unpriced"
+    );
+    assert_eq!(
+        first_contact_ground(&regime("glm-5.2-nvfp4", &names[1..])),
+        "kernels extrapolated"
+    );
+    let n = FIRST_CONTACT_GROUNDS.len();
+    for j in 0..n - 1 {
+        assert!(ground_stacks_on(n - 1, j), "{j}");
+        assert!(!ground_stacks_on(j, n - 1), "{j}");
+    }
+    assert!(ground_stacks_on(3, 1) && ground_stacks_on(3, 2) && ground_stacks_on(1, 0));
+    assert!(!ground_stacks_on(1, 2) && !ground_stacks_on(2, 1) && !ground_stacks_on(0, 0));
+}
+
 /// b12x's builds priced off their benchmark's slice, or without any public timing, raise the
 /// extrapolated-MoE flag as the tables' extrapolated slices do.
 #[test]
