@@ -143,3 +143,35 @@ fn the_inferencex_glm5_mtp_rows_are_their_scripts_whole_launch() {
         }
     }
 }
+
+/// The InferenceX Kimi-K2.5 (run 2026-05-19) and MiniMax-M2.5 B200 (run 2026-05-22) vLLM rows
+/// carry their scripts' launch too (sixteenth session): each cites its script, and where the
+/// script gives `--kv-cache-dtype fp8` (Kimi NVFP4, MiniMax on B200) the row's cache is fp8.
+#[test]
+fn the_inferencex_vllm_rows_are_their_scripts_launch() {
+    let set = RecordSet::load(&path()).unwrap();
+    let rows: Vec<_> = set
+        .records
+        .iter()
+        .filter(|r| {
+            r.notes.as_deref().is_some_and(|n| {
+                n.contains("SemiAnalysisAI/InferenceX benchmarks/single_node/kimik2.5_")
+                    || n.contains("SemiAnalysisAI/InferenceX benchmarks/single_node/minimaxm2.5_")
+            })
+        })
+        .collect();
+    assert_eq!(rows.len(), 37);
+    for r in rows {
+        let e = express(r).unwrap_or_else(|why| panic!("{}: {why:?}", r.id));
+        assert!(e.knobs.launch_complete, "{}", r.id);
+        let fp8_script = r.id.contains("minimax") || r.id.contains("nvfp4");
+        if fp8_script {
+            assert_eq!(
+                e.knobs.kv_cache_dtype,
+                Some(models::KvDtype::Fp8),
+                "{}",
+                r.id
+            );
+        }
+    }
+}
