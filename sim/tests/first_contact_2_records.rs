@@ -54,42 +54,15 @@ fn a_stated_acceptance_is_used_and_the_rest_run_on_the_prior() {
 
 /// The GLM-5.2 v11 page runs on GPUs 0-7 of the wiki's 16-GPU host: its records count the host's
 /// 16 GPUs and run on the 16-GPU switch preset (two of its switches under one socket), not on
-/// the dual-socket 8-GPU box.
+/// the dual-socket 8-GPU box; and they carry the page's Docker Compose environment, which it
+/// calls equivalent to its launch helper (sixteenth session): vLLM's PCIe one-shot all-reduce up
+/// to 64 KB, as its startup log says ("Using b12x PCIe oneshot allreduce backend"), not NCCL alone.
 #[test]
-fn the_sixteen_gpu_host_page_runs_on_the_switch_box() {
-    let set = RecordSet::load(&path()).expect("validation/first-contact-2-records.json parses");
-    let v11: Vec<_> = set
-        .records
-        .iter()
-        .filter(|r| r.id.starts_with("rtx-glm52-v11-"))
-        .collect();
-    assert_eq!(v11.len(), 14);
-    for r in v11 {
+fn the_v11_rows_run_on_the_switch_box_with_the_pages_pcie_all_reduce() {
+    let v11 = common::expressed_records(&path(), |r| r.id.starts_with("rtx-glm52-v11-"), 14, true);
+    for (r, e) in v11 {
         assert_eq!(r.hardware.count.as_ref().and_then(|c| c.get()), Some(16));
-        let e = express(r).unwrap_or_else(|why| panic!("{}: {why:?}", r.id));
         assert_eq!(e.machine, "rtx-pro-6000-x16-pcie-switch", "{}", r.id);
-    }
-}
-
-/// The GLM-5.2 v11 rows carry the page's Docker Compose environment, which it calls equivalent
-/// to its launch helper (sixteenth session): vLLM's PCIe one-shot all-reduce up to 64 KB, as its
-/// startup log says ("Using b12x PCIe oneshot allreduce backend"), not NCCL alone.
-#[test]
-fn the_v11_rows_run_the_pages_pcie_all_reduce() {
-    let set = RecordSet::load(&path()).unwrap();
-    let v11: Vec<_> = set
-        .records
-        .iter()
-        .filter(|r| r.id.starts_with("rtx-glm52-v11-"))
-        .collect();
-    assert_eq!(v11.len(), 14);
-    for r in v11 {
-        let e = express(r).unwrap_or_else(|why| panic!("{}: {why:?}", r.id));
-        let ar = e
-            .knobs
-            .pcie_all_reduce
-            .expect("the compose's PCIe all-reduce");
-        assert_eq!(ar.engine, sim::engine::Engine::Vllm, "{}", r.id);
-        assert_eq!(ar.max_bytes, Some(64 * 1024), "{}", r.id);
+        common::assert_vllm_one_shot_up_to_64k(&r.id, &e.knobs);
     }
 }

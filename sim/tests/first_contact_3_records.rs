@@ -99,70 +99,35 @@ fn the_sixteen_gpu_host_pages_run_on_the_switch_box() {
 }
 
 /// The GLM-5.2 v14 sweep's records carry the launch of the runner the page names as its
-/// reproduction (`scripts/bench-glm52-v14-todo-and-sweep.sh` at the page's commit, sixteenth
-/// session): vLLM's PCIe one-shot all-reduce up to 64 KB and NCCL tuned as the wiki runs it, not
-/// NCCL alone as the page's table left it.
+/// reproduction (`scripts/bench-glm52-v14-todo-and-sweep.sh` at the page's commit), and the v18
+/// rows the environment their image's helper exports (the page's build repository,
+/// local-inference-lab/blackwell-llm-docker @7f3cbc6: serve-gilded-gnosis.sh → serve-glm52-v18.sh
+/// → serve-glm52-v16.sh), sixteenth session: vLLM's PCIe one-shot all-reduce up to 64 KB and NCCL
+/// tuned as the wiki runs it, not NCCL alone as the pages' tables left it.
 #[test]
-fn the_v14_sweep_runs_its_runners_pcie_all_reduce() {
-    let set = RecordSet::load(&path()).unwrap();
-    let v14: Vec<_> = set
-        .records
-        .iter()
-        .filter(|r| {
-            r.source
-                .as_deref()
-                .is_some_and(|s| s.contains("models/glm5.2_v14.md"))
-        })
-        .collect();
-    assert_eq!(v14.len(), 96);
-    for r in v14 {
-        assert!(
-            r.notes
-                .as_deref()
-                .is_some_and(|n| n.contains("scripts/bench-glm52-v14-todo-and-sweep.sh")),
-            "{}: the runner is cited",
-            r.id
-        );
-        let e = express(r).unwrap_or_else(|why| panic!("{}: {why:?}", r.id));
-        assert!(e.knobs.launch_complete, "{}", r.id);
-        let ar = e
-            .knobs
-            .pcie_all_reduce
-            .expect("the runner's PCIe all-reduce");
-        assert_eq!(ar.engine, sim::engine::Engine::Vllm, "{}", r.id);
-        assert_eq!(ar.max_bytes, Some(64 * 1024), "{}", r.id);
-    }
-}
-
-/// The GLM-5.2 v18 rows carry the environment their image's helper exports (the page's build
-/// repository, local-inference-lab/blackwell-llm-docker @7f3cbc6: serve-gilded-gnosis.sh →
-/// serve-glm52-v18.sh → serve-glm52-v16.sh), the PCIe one-shot all-reduce among it.
-#[test]
-fn the_v18_rows_run_their_helpers_pcie_all_reduce() {
-    let set = RecordSet::load(&path()).unwrap();
-    let v18: Vec<_> = set
-        .records
-        .iter()
-        .filter(|r| {
-            r.source
-                .as_deref()
-                .is_some_and(|s| s.contains("models/glm5.2_v18.md"))
-        })
-        .collect();
-    assert_eq!(v18.len(), 15);
-    for r in v18 {
-        assert!(
-            r.notes
-                .as_deref()
-                .is_some_and(|n| n.contains("7f3cbc6100fccdce662bd22a469ef0b68c9d8f93")),
-            "{}: the helper's commit is cited",
-            r.id
-        );
-        let Ok(e) = express(r) else { continue };
-        let ar = e
-            .knobs
-            .pcie_all_reduce
-            .expect("the helper's PCIe all-reduce");
-        assert_eq!(ar.max_bytes, Some(64 * 1024), "{}", r.id);
+fn the_v14_and_v18_rows_run_their_launchers_pcie_all_reduce() {
+    for (page, cited, count, whole_launch) in [
+        (
+            "models/glm5.2_v14.md",
+            "scripts/bench-glm52-v14-todo-and-sweep.sh",
+            96,
+            true,
+        ),
+        (
+            "models/glm5.2_v18.md",
+            "7f3cbc6100fccdce662bd22a469ef0b68c9d8f93",
+            15,
+            false,
+        ),
+    ] {
+        let of_page =
+            |r: &sim::records::Record| r.source.as_deref().is_some_and(|s| s.contains(page));
+        let rows = common::expressed_records(&path(), of_page, count, whole_launch);
+        assert!(!rows.is_empty(), "{page}");
+        for (r, e) in rows {
+            assert!(common::notes_hold(&r, cited), "{}: cites {cited}", r.id);
+            assert_eq!(e.knobs.launch_complete, whole_launch, "{}", r.id);
+            common::assert_vllm_one_shot_up_to_64k(&r.id, &e.knobs);
+        }
     }
 }

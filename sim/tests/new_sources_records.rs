@@ -5,6 +5,7 @@
 //! are not named here) with its commit or issue; most records map onto presets, and every one
 //! that does not says why.
 
+mod common;
 use sim::records::{RecordSet, express};
 use std::path::{Path, PathBuf};
 
@@ -107,40 +108,22 @@ fn most_new_source_records_express_and_the_rest_say_why() {
 /// checkpoint's dtype.
 #[test]
 fn the_inferencex_glm5_mtp_rows_are_their_scripts_whole_launch() {
-    let set = RecordSet::load(&path()).unwrap();
-    let rows: Vec<_> = set
-        .records
-        .iter()
-        .filter(|r| r.id.starts_with("ix-glm5-") && r.id.contains("-mtp"))
-        .collect();
-    assert_eq!(rows.len(), 20);
-    for r in rows {
+    let glm5_mtp = |r: &sim::records::Record| r.id.starts_with("ix-glm5-") && r.id.contains("-mtp");
+    for (r, e) in common::expressed_records(&path(), glm5_mtp, 20, true) {
+        let script = "SemiAnalysisAI/InferenceX benchmarks/single_node/glm5_";
         assert!(
-            r.notes.as_deref().is_some_and(
-                |n| n.contains("SemiAnalysisAI/InferenceX benchmarks/single_node/glm5_")
-            ),
+            common::notes_hold(&r, script),
             "{}: the script is cited",
             r.id
         );
-        let e = express(r).unwrap_or_else(|why| panic!("{}: {why:?}", r.id));
         assert!(e.knobs.launch_complete, "{}", r.id);
-        if r.id.contains("-h200-") {
-            assert_eq!(e.knobs.max_running_requests, None, "{}", r.id);
-            assert_eq!(e.knobs.kv_cache_dtype, None, "{}", r.id);
-        } else {
-            assert_eq!(
-                e.knobs.max_running_requests,
-                Some(e.concurrency),
-                "{}",
-                r.id
-            );
-            assert_eq!(
-                e.knobs.kv_cache_dtype,
-                Some(models::KvDtype::Fp8),
-                "{}",
-                r.id
-            );
-        }
+        let b200 = !r.id.contains("-h200-");
+        let expected = (
+            b200.then_some(e.concurrency),
+            b200.then_some(models::KvDtype::Fp8),
+        );
+        let read = (e.knobs.max_running_requests, e.knobs.kv_cache_dtype);
+        assert_eq!(read, expected, "{}", r.id);
     }
 }
 
@@ -149,23 +132,12 @@ fn the_inferencex_glm5_mtp_rows_are_their_scripts_whole_launch() {
 /// script gives `--kv-cache-dtype fp8` (Kimi NVFP4, MiniMax on B200) the row's cache is fp8.
 #[test]
 fn the_inferencex_vllm_rows_are_their_scripts_launch() {
-    let set = RecordSet::load(&path()).unwrap();
-    let rows: Vec<_> = set
-        .records
-        .iter()
-        .filter(|r| {
-            r.notes.as_deref().is_some_and(|n| {
-                n.contains("SemiAnalysisAI/InferenceX benchmarks/single_node/kimik2.5_")
-                    || n.contains("SemiAnalysisAI/InferenceX benchmarks/single_node/minimaxm2.5_")
-            })
-        })
-        .collect();
-    assert_eq!(rows.len(), 37);
-    for r in rows {
-        let e = express(r).unwrap_or_else(|why| panic!("{}: {why:?}", r.id));
+    let scripts = ["kimik2.5_", "minimaxm2.5_"]
+        .map(|s| format!("SemiAnalysisAI/InferenceX benchmarks/single_node/{s}"));
+    let cites = |r: &sim::records::Record| scripts.iter().any(|s| common::notes_hold(r, s));
+    for (r, e) in common::expressed_records(&path(), cites, 37, true) {
         assert!(e.knobs.launch_complete, "{}", r.id);
-        let fp8_script = r.id.contains("minimax") || r.id.contains("nvfp4");
-        if fp8_script {
+        if r.id.contains("minimax") || r.id.contains("nvfp4") {
             assert_eq!(
                 e.knobs.kv_cache_dtype,
                 Some(models::KvDtype::Fp8),

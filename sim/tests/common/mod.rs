@@ -82,6 +82,44 @@ pub fn assert_every_record_cites_one_of(path: &std::path::Path, pages: &[&str]) 
     }
 }
 
+/// The records of the file at `path` that `keep` selects (there must be `count`), each expressed
+/// (it must express where `must_express`, else it is skipped): for the tests that check how a
+/// batch of one source's records was read.
+pub fn expressed_records(
+    path: &std::path::Path,
+    keep: impl Fn(&sim::records::Record) -> bool,
+    count: usize,
+    must_express: bool,
+) -> Vec<(sim::records::Record, sim::records::Expressed)> {
+    let set = sim::records::RecordSet::load(path).unwrap();
+    let kept: Vec<_> = set.records.into_iter().filter(|r| keep(r)).collect();
+    assert_eq!(kept.len(), count, "records kept");
+    kept.into_iter()
+        .filter_map(|r| match sim::records::express(&r) {
+            Ok(e) => Some((r, e)),
+            Err(why) => {
+                assert!(!must_express, "{}: {why:?}", r.id);
+                None
+            }
+        })
+        .collect()
+}
+
+/// Whether a record's notes hold `needle` (the citation of what its launch was read from).
+pub fn notes_hold(r: &sim::records::Record, needle: &str) -> bool {
+    r.notes.as_deref().is_some_and(|n| n.contains(needle))
+}
+
+/// The launch runs vLLM's PCIe one-shot all-reduce up to 64 KB (`VLLM_ENABLE_PCIE_ALLREDUCE=1`,
+/// `VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=64KB`), as the community launches state it.
+pub fn assert_vllm_one_shot_up_to_64k(id: &str, knobs: &sim::engine::LaunchKnobs) {
+    let ar = knobs
+        .pcie_all_reduce
+        .unwrap_or_else(|| panic!("{id}: no PCIe all-reduce read"));
+    assert_eq!(ar.engine, sim::engine::Engine::Vllm, "{id}");
+    assert_eq!(ar.max_bytes, Some(64 * 1024), "{id}");
+}
+
 /// The MTP-on records of the records file at `path` that run on an acceptance of their own
 /// (`accept_length` in their metrics), `(id, length)` sorted by id; every other MTP-on record is
 /// checked to run on the prior and every MTP-off one to run without speculation.
