@@ -6,7 +6,7 @@
 //! prints the server's acceptance run on it, the other MTP-on records on the prior.
 
 mod common;
-use sim::records::{RecordSet, UnexpressibleKind, express};
+use sim::records::{RecordSet, express};
 use std::path::{Path, PathBuf};
 
 fn path() -> PathBuf {
@@ -17,27 +17,9 @@ fn path() -> PathBuf {
 fn the_records_express_unless_their_weights_match_no_preset() {
     let set = RecordSet::load(&path()).expect("validation/first-contact-3-records.json parses");
     assert!(set.records.len() >= 140, "{} records", set.records.len());
-    let mut refused = 0;
-    for r in &set.records {
-        let words = format!(
-            "{} {}",
-            r.model.as_deref().unwrap_or(""),
-            r.quant.as_deref().unwrap_or("")
-        )
-        .to_ascii_lowercase();
-        let foreign = ["mxfp4", "mxfp8", "nf3", "awq"]
-            .iter()
-            .any(|f| words.contains(f));
-        match express(r) {
-            Ok(_) => assert!(!foreign, "{} expressed despite {words}", r.id),
-            Err(why) => {
-                assert!(foreign, "{} does not express: {why:?}", r.id);
-                assert_eq!(why[0].kind, UnexpressibleKind::UnknownModel, "{}", r.id);
-                refused += 1;
-            }
-        }
-    }
-    assert_eq!(refused, 42);
+    let foreign = ["mxfp4", "mxfp8", "nf3", "awq"];
+    let expressed = common::express_unless_foreign_weights(&path(), &foreign);
+    assert_eq!(set.records.len() - expressed.len(), 42);
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! figures are out of sample.
 
 mod common;
-use sim::records::{RecordSet, UnexpressibleKind, express};
+use sim::records::RecordSet;
 use std::path::{Path, PathBuf};
 
 fn path() -> PathBuf {
@@ -30,28 +30,11 @@ fn every_record_cites_one_of_the_five_pages() {
 fn the_luke_nvfp4_rows_express_and_the_other_checkpoints_are_refused_by_name() {
     let set = RecordSet::load(&path()).expect("validation/first-contact-4-records.json parses");
     assert_eq!(set.records.len(), 58);
-    let mut expressed = 0;
-    for r in &set.records {
-        let words = format!(
-            "{} {}",
-            r.model.as_deref().unwrap_or(""),
-            r.quant.as_deref().unwrap_or("")
-        )
-        .to_ascii_lowercase();
-        let foreign = ["mxfp4", "mxfp8", "nf3"].iter().any(|f| words.contains(f));
-        match express(r) {
-            Ok(e) => {
-                assert!(!foreign, "{} expressed despite {words}", r.id);
-                assert_eq!(e.model, "glm-5.2-nvfp4", "{}", r.id);
-                expressed += 1;
-            }
-            Err(why) => {
-                assert!(foreign, "{} does not express: {why:?}", r.id);
-                assert_eq!(why[0].kind, UnexpressibleKind::UnknownModel, "{}", r.id);
-            }
-        }
+    let expressed = common::express_unless_foreign_weights(&path(), &["mxfp4", "mxfp8", "nf3"]);
+    assert_eq!(expressed.len(), 21);
+    for (id, model) in expressed {
+        assert_eq!(model, "glm-5.2-nvfp4", "{id}");
     }
-    assert_eq!(expressed, 21);
 }
 
 #[test]

@@ -105,6 +105,38 @@ pub fn expressed_records(
         .collect()
 }
 
+/// Every record of the file at `path` expresses unless its model or quantization words name one
+/// of `foreign` weight formats (no preset describes them), and those are refused as unknown
+/// models rather than read as another format; returns the expressed ones' (id, model preset).
+pub fn express_unless_foreign_weights(
+    path: &std::path::Path,
+    foreign: &[&str],
+) -> Vec<(String, String)> {
+    let set = sim::records::RecordSet::load(path).unwrap();
+    let mut expressed = Vec::new();
+    for r in &set.records {
+        let words = format!(
+            "{} {}",
+            r.model.as_deref().unwrap_or(""),
+            r.quant.as_deref().unwrap_or("")
+        )
+        .to_ascii_lowercase();
+        let named = foreign.iter().any(|f| words.contains(f));
+        match sim::records::express(r) {
+            Ok(e) => {
+                assert!(!named, "{} expressed despite {words}", r.id);
+                expressed.push((r.id.clone(), e.model));
+            }
+            Err(why) => {
+                assert!(named, "{} does not express: {why:?}", r.id);
+                let unknown = sim::records::UnexpressibleKind::UnknownModel;
+                assert_eq!(why[0].kind, unknown, "{}", r.id);
+            }
+        }
+    }
+    expressed
+}
+
 /// Whether a record's notes hold `needle` (the citation of what its launch was read from).
 pub fn notes_hold(r: &sim::records::Record, needle: &str) -> bool {
     r.notes.as_deref().is_some_and(|n| n.contains(needle))
