@@ -526,7 +526,7 @@ fn ground_figures(m: &ErrorModel) -> impl Iterator<Item = FittedFigure> + '_ {
                 .iter()
                 .position(|x| *x == g.ground)
                 .unwrap_or(0);
-            let (kernels, acceptance) = if i >= 4 {
+            let (kernels, acceptance) = if i == super::SPEC_UNPRICED_GROUND {
                 (
                     "any kernels",
                     "speculation whose step the engine's own caveat says is not priced",

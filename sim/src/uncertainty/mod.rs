@@ -329,7 +329,7 @@ pub const FIRST_CONTACT_GROUNDS: [&str; 5] = [
 ];
 
 /// Index in [`FIRST_CONTACT_GROUNDS`] of the unpriced speculative step.
-const SPEC_UNPRICED_GROUND: usize = 4;
+pub(crate) const SPEC_UNPRICED_GROUND: usize = 4;
 
 /// The first-contact ground of `regime` (one of [`FIRST_CONTACT_GROUNDS`]).
 pub fn first_contact_ground(regime: &Regime) -> &'static str {
