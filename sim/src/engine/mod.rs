@@ -27,6 +27,7 @@
 //!   the profiling run's peak and non-torch memory ([`crate::cost::memory::vllm`]); SGLang from
 //!   `--mem-fraction-static` of the memory free after start-up.
 
+pub mod command;
 pub mod draft;
 pub mod forced_acceptance;
 pub mod knob;
@@ -108,6 +109,12 @@ pub trait ServingEngine: Sync {
         _opts: &crate::options::ServerOptions,
     ) -> Option<&'static str> {
         None
+    }
+
+    /// Every caveat [`Self::spec_caveat`] can say (the error model reads a prediction's notes for
+    /// them: [`is_spec_caveat`]).
+    fn spec_caveats(&self) -> &'static [&'static str] {
+        &[]
     }
 
     /// Whether it serves a DSA checkpoint (GLM-5.x, DeepSeek-V3.2) with sparse attention on every
@@ -440,11 +447,9 @@ pub fn running_cap_to_lift(opts: &ServerOptions, concurrency: u32) -> Option<u32
 /// Whether `note` is one of the engines' speculative-step caveats
 /// ([`ServingEngine::spec_caveat`]): what public runs measured that the cost model does not price.
 pub fn is_spec_caveat(note: &str) -> bool {
-    [
-        vllm::VLLM_DSA_DCP_SPEC_CAVEAT,
-        vllm::VLLM_HYBRID_SPEC_CAVEAT,
-    ]
-    .contains(&note)
+    Engine::ALL
+        .iter()
+        .any(|e| e.rules().spec_caveats().contains(&note))
 }
 
 /// The running-request cap a server launched with `opts` starts with before its memory plan: the

@@ -27,7 +27,10 @@ pub fn launch_knobs(
         k.kv_cache_dtype = Some(KvDtype::Bf16);
     }
     let mut text = flags.to_string();
-    k.launch_complete = flags.contains("launch_server") || flags.contains("vllm serve");
+    // a server command in the words (`python -m sglang.launch_server`, `vllm serve`, vLLM's
+    // OpenAI server module): the launch line's own recognizer, so the two readers agree
+    let words: Vec<String> = flags.split_whitespace().map(str::to_string).collect();
+    k.launch_complete = super::command::launch_engine(&words).is_some();
     for e in Engine::ALL {
         if let Some((line, assumption)) = e.rules().named_launch(flags) {
             assumptions.push(assumption);

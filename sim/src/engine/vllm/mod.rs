@@ -323,6 +323,11 @@ impl ServingEngine for Vllm {
             .then_some(VLLM_DSA_DCP_SPEC_CAVEAT)
     }
 
+    /// The two caveats [`Self::spec_caveat`] says.
+    fn spec_caveats(&self) -> &'static [&'static str] {
+        &[VLLM_HYBRID_SPEC_CAVEAT, VLLM_DSA_DCP_SPEC_CAVEAT]
+    }
+
     /// vLLM's attention selector admits only sparse backends for a DSA checkpoint
     /// (`AttentionBackend.validate_configuration`: `use_sparse != cls.is_sparse()` → "sparse not
     /// supported" / "non-sparse not supported"), so GLM-5.x runs sparse MLA on SM120 too

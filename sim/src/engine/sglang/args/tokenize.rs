@@ -94,39 +94,15 @@ pub fn commands(text: &str) -> Vec<Vec<String>> {
     cmds
 }
 
-/// The server a command launches, by the engine's name: `SGLang` (`python -m
-/// sglang.launch_server`, `sglang serve`), `vLLM` (`vllm serve`, its OpenAI server module),
-/// `TensorRT-LLM` (`trtllm-serve`); `None` for any other command (`export`, `cd`, `echo`).
-pub fn launch_engine(words: &[String]) -> Option<&'static str> {
-    let pair = |a: &str, b: &str| {
-        words
-            .windows(2)
-            .any(|p| (p[0] == a || p[0].ends_with(&format!("/{a}"))) && p[1] == b)
-    };
-    if words.iter().any(|w| w.ends_with("sglang.launch_server")) || pair("sglang", "serve") {
-        Some("SGLang")
-    } else if words
-        .iter()
-        .any(|w| w.ends_with("vllm.entrypoints.openai.api_server"))
-        || pair("vllm", "serve")
-    {
-        Some("vLLM")
-    } else if words
-        .iter()
-        .any(|w| w == "trtllm-serve" || w.ends_with("/trtllm-serve"))
-    {
-        Some("TensorRT-LLM")
-    } else {
-        None
-    }
-}
-
 /// Refuses what a launch text cannot mean for sure, each in one line: more than one server
 /// command (`… && vllm serve …`: which one ran?), TensorRT-LLM's `trtllm-serve` (not simulated),
 /// and a typographic dash where `--` belongs (`—tp 8`, a word processor's autocorrect: the
 /// engine's argparse would take it as a positional word).
 pub fn check_launch_text(cmds: &[Vec<String>]) -> Result<(), String> {
-    let servers: Vec<&str> = cmds.iter().filter_map(|c| launch_engine(c)).collect();
+    let servers: Vec<&str> = cmds
+        .iter()
+        .filter_map(|c| crate::engine::command::launch_engine(c))
+        .collect();
     if servers.len() > 1 {
         return Err(format!(
             "--server-args holds {} server commands ({}) joined by `&&`, `;` or `|`: shardwise reads one launch; give the one that ran",
