@@ -8,6 +8,19 @@ use serde::{Deserialize, Serialize};
 /// `default_moe_quant_mode` in b12x `integration/tp_moe.py`, 3dcd574e).
 pub const B12X_MOE_FORCE_A16: &str = "B12X_MOE_FORCE_A16";
 
+/// The environment variable that runs b12x's W4A16 MoE at decode sizes (up to 8 tokens) on its
+/// tensor-core decode kernel: a small-M specialisation on the packed W4A16 weights (the prefill
+/// GEMM's), the packed tensor-core MMA inner loop with the routed top-k sum folded into FC2's
+/// store epilogue, fed by direct top-k routes (b12x `b12x/moe/_shared/kernels/w4a16/kernel.py`
+/// @36bce2c1, `_TC_DECODE_MAX_M = _W4A16_SMALL_M_DIRECT_MAX_M = 8`; opt-in by this variable in
+/// the June–July 2026 builds, always on in later ones). The GLM-5.2 launches of those months set
+/// it; the May builds' W4A16 runs do not.
+pub const B12X_W4A16_TC_DECODE: &str = "B12X_W4A16_TC_DECODE";
+
+/// The most tokens one MoE call runs on b12x's W4A16 tensor-core decode kernel
+/// (`_TC_DECODE_MAX_M`, the direct-top-k route cap; above it expert route-packing runs).
+pub const B12X_W4A16_TC_DECODE_MAX_TOKENS: f64 = 8.0;
+
 /// Whether an environment value switches a flag on, as b12x's `_env_flag` reads it (anything
 /// but empty, `0`, `false`, `False`).
 pub fn env_flag_on(value: &str) -> bool {

@@ -121,6 +121,10 @@ pub struct ServerOptions {
     /// [`crate::cost::moe::MoeRunner::B12x`] does not describe.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub b12x_moe_a16: bool,
+    /// `B12X_W4A16_TC_DECODE=1`: under `b12x_moe_a16`, decode sizes run b12x's W4A16
+    /// tensor-core decode kernel ([`crate::b12x_build::B12X_W4A16_TC_DECODE`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub b12x_w4a16_tc_decode: bool,
     /// The b12x W4A16 build a record's or log's engine words name, under `b12x_moe_a16`
     /// ([`crate::b12x_build::B12xA16Build`]); `None` = not stated (priced as the tables).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -279,6 +283,7 @@ impl Default for ServerOptions {
             moe_runner_backend: None,
             b12x_build: None,
             b12x_moe_a16: false,
+            b12x_w4a16_tc_decode: false,
             b12x_a16_build: None,
             moe_default_config: false,
             quantization: None,

@@ -245,3 +245,53 @@ fn step_ms(model: &str, tp: &str, batch: &str, backend: &str) -> f64 {
     ]);
     v["layouts"][0]["iteration_ms"].as_f64().unwrap()
 }
+
+/// One decode step's time (ms) of GLM-5.2 NVFP4 at TP8, `batch` streams at context 0 on the
+/// bare-metal 8-GPU box, under a vLLM launch with `env` before `vllm serve` and b12x's MoE.
+fn vllm_step_ms(env: &str, batch: &str) -> f64 {
+    let line = format!(
+        "{env} vllm serve lukealonso/GLM-5.2-NVFP4 --tensor-parallel-size 8 \
+         --quantization modelopt_fp4 --kv-cache-dtype fp8 --moe-backend b12x"
+    );
+    let v = common::sim_json(&[
+        "predict",
+        "--machine",
+        "rtx-pro-6000-x8-baremetal",
+        "--server-args",
+        &line,
+        "--batch",
+        batch,
+        "--context",
+        "0",
+        "--format",
+        "json",
+    ]);
+    v["layouts"][0]["iteration_ms"].as_f64().unwrap()
+}
+
+/// b12x's W4A16 MoE (`B12X_MOE_FORCE_A16=1`) with its tensor-core decode kernel
+/// (`B12X_W4A16_TC_DECODE=1`, the June–July 2026 GLM-5.2 launches) streams the same 4-bit
+/// weights as the W4A4 kernels: up to 8 tokens a call it is priced as them, never as the tables
+/// (without the kernel, the May builds' W4A16 runs); past 8 tokens both W4A16 runs take the
+/// tables again.
+#[test]
+fn the_w4a16_tensor_core_decode_kernel_is_priced_as_the_w4a4_kernels() {
+    let (a4, tc, no_tc) = (
+        "",
+        "B12X_MOE_FORCE_A16=1 B12X_W4A16_TC_DECODE=1",
+        "B12X_MOE_FORCE_A16=1",
+    );
+    for batch in ["1", "8"] {
+        let (w4a4, w4a16_tc) = (vllm_step_ms(a4, batch), vllm_step_ms(tc, batch));
+        assert!(
+            (w4a16_tc / w4a4 - 1.0).abs() < 1e-9,
+            "{batch}: {w4a16_tc} vs {w4a4}"
+        );
+        assert!(vllm_step_ms(no_tc, batch) > 1.05 * w4a4, "{batch}");
+    }
+    let (w4a16_tc, w4a16) = (vllm_step_ms(tc, "16"), vllm_step_ms(no_tc, "16"));
+    assert!(
+        (w4a16_tc / w4a16 - 1.0).abs() < 1e-9,
+        "{w4a16_tc} vs {w4a16}"
+    );
+}

@@ -361,9 +361,17 @@ pub enum MoeRunner {
     /// experts streamed once and a cost per routed row, at decode and verify sizes; the tables'
     /// time for prefill chunks.
     Marlin(super::marlin_moe::MarlinMoe),
-    /// b12x's W4A16 kernels of [`B12xA16Build::Fused128`] (`B12X_MOE_FORCE_A16=1`, b12x 0.13.x of
-    /// 9–14 May 2026, `b12x/moe/fused/w4a16/`). Up to 128 routed pairs the compact static /
-    /// direct-micro kernels: no public timing, the tables' time. Above, the dynamic kernel
+    /// b12x's W4A16 kernels (`B12X_MOE_FORCE_A16=1`: BF16 activations, the NVFP4 weights
+    /// dequantised inline). With `B12X_W4A16_TC_DECODE=1`
+    /// ([`crate::b12x_build::B12X_W4A16_TC_DECODE`]) a call of up to 8 tokens runs its
+    /// tensor-core decode kernel, which streams the touched experts' 4-bit weights, the same
+    /// bytes as b12x's W4A4 kernels of the same build, its BF16 activation rows adding 2 bytes ×
+    /// `hidden` per routed pair (12 KB at GLM-5's 6144, under 1% of one expert's 2.65 MB TP8
+    /// slice): priced as those W4A4 kernels ([`MoeRunner::B12x`] of `statics`), as no public
+    /// timing prices it. The other static sizes, up to [`B12xA16Build::FUSED128_STATIC_MAX_PAIRS`]
+    /// routed pairs (route-packed, or the May builds' compact static / direct-micro kernels): no
+    /// public timing, the tables' time. Above, for [`B12xA16Build::Fused128`] (b12x 0.13.x of
+    /// 9–14 May 2026, `b12x/moe/fused/w4a16/`) the dynamic kernel
     /// (`w4a16/dynamic.py`, "keeps the queue-driven routing and task publication structure from
     /// the NVFP4 path"): one task per (touched expert, 32-row M tile, 64-column intermediate
     /// slice), each TMA-loading the full 32-row BF16 activation tile over all of `hidden`
@@ -375,6 +383,8 @@ pub enum MoeRunner {
     /// tasks an expert) a task moves a quarter of the expert's weights (≈ 0.66 MB) and a
     /// 32 × 6144 BF16 tile (0.39 MB): 2.4× the NVFP4 build's 128-row, 2-slice task bytes per
     /// weight byte, which is the step's jump from 128 to 256 routed pairs.
+    /// Any other W4A16 build above 128 pairs (the rewritten kernels of 5aa74cb3 on, or none
+    /// named): no public timing, the tables' time.
     B12xA16 {
         /// Model hidden size (FC1's K, the activation tile's width).
         hidden: f64,
@@ -382,6 +392,15 @@ pub enum MoeRunner {
         inter_per_gpu: f64,
         /// The dynamic kernel's task rate, bytes/s ([`B12X_DYNAMIC_PEAK_FRACTION`] of peak).
         dynamic_bytes_per_s: f64,
+        /// The W4A4 kernels' DRAM streaming rate ([`MoeRunner::B12x`]'s `cold_bytes_per_s`).
+        cold_bytes_per_s: f64,
+        /// The b12x build whose W4A4 kernels price the tensor-core decode sizes.
+        statics: B12xBuild,
+        /// Routed pairs on this GPU up to which a call runs the tensor-core decode kernel
+        /// (`B12X_W4A16_TC_DECODE=1`: its 8 tokens × top-k, over the EP ranks); 0 without it.
+        tc_decode_max_pairs: f64,
+        /// Whether the build's dynamic kernel is modelled ([`B12xA16Build::Fused128`]).
+        dynamic: bool,
     },
 }
 
@@ -436,9 +455,10 @@ impl MoeRunner {
     /// on a GPU of `peak_bytes_per_s`: b12x's NVFP4 kernels of the build `opts` name
     /// ([`B12xBuild::NEWEST`] where none). Under `B12X_MOE_FORCE_A16=1` b12x runs its W4A16
     /// kernels instead (BF16 activations, chosen by `default_moe_quant_mode` in
-    /// `integration/tp_moe.py`): the 9–14 May 2026 build's ([`B12xA16Build::Fused128`]) as
-    /// [`MoeRunner::B12xA16`]; any other W4A16 build (the rewritten `b12x.moe.fused.w4a16.kernel`
-    /// of 5aa74cb3 on, or none named) has no public timing: priced as the tables.
+    /// `integration/tp_moe.py`): [`MoeRunner::B12xA16`] for the 9–14 May 2026 build
+    /// ([`B12xA16Build::Fused128`]) or under `B12X_W4A16_TC_DECODE=1`; any other W4A16 build (the
+    /// rewritten `b12x.moe.fused.w4a16.kernel` of 5aa74cb3 on, or none named) without the
+    /// tensor-core decode kernel has no public timing: priced as the tables.
     pub fn of(
         opts: &crate::options::ServerOptions,
         format: &str,
@@ -460,13 +480,25 @@ impl MoeRunner {
                 }
             }
             (Some("b12x"), Some(m))
-                if nvfp4 && opts.b12x_a16_build == Some(B12xA16Build::Fused128) =>
+                if nvfp4
+                    && (opts.b12x_a16_build == Some(B12xA16Build::Fused128)
+                        || opts.b12x_w4a16_tc_decode) =>
             {
                 let moe_tp = (layout.tp / layout.ep.max(1)).max(1);
                 MoeRunner::B12xA16 {
                     hidden: model.hidden_size as f64,
                     inter_per_gpu: m.expert_intermediate_size as f64 / moe_tp as f64,
                     dynamic_bytes_per_s: peak_bytes_per_s * B12X_DYNAMIC_PEAK_FRACTION,
+                    cold_bytes_per_s: peak_bytes_per_s
+                        * super::moe_bound::line_of(format).map_or(1.0, |l| l.eta),
+                    statics: opts.b12x_build.unwrap_or(B12xBuild::NEWEST),
+                    tc_decode_max_pairs: if opts.b12x_w4a16_tc_decode {
+                        crate::b12x_build::B12X_W4A16_TC_DECODE_MAX_TOKENS * f64::from(m.top_k)
+                            / f64::from(layout.ep.max(1))
+                    } else {
+                        0.0
+                    },
+                    dynamic: opts.b12x_a16_build == Some(B12xA16Build::Fused128),
                 }
             }
             _ => MoeRunner::Tables,
@@ -546,8 +578,22 @@ impl MoeRunner {
                 hidden,
                 inter_per_gpu,
                 dynamic_bytes_per_s,
+                cold_bytes_per_s,
+                statics,
+                tc_decode_max_pairs,
+                dynamic,
             } => {
-                if pairs <= B12xA16Build::FUSED128_STATIC_MAX_PAIRS {
+                if pairs <= tc_decode_max_pairs {
+                    let w4a4 = MoeRunner::B12x {
+                        hidden,
+                        inter_per_gpu,
+                        dynamic_bytes_per_s,
+                        cold_bytes_per_s,
+                        build: statics,
+                    };
+                    return w4a4.time_s(tables_s, pairs, touched, bytes_per_expert);
+                }
+                if pairs <= B12xA16Build::FUSED128_STATIC_MAX_PAIRS || !dynamic {
                     return tables_s;
                 }
                 let (tile_m, slice_cols) = B12X_A16_DYNAMIC_TILE_MN;
@@ -820,6 +866,10 @@ mod tests {
             hidden: 6144.0,
             inter_per_gpu: 256.0,
             dynamic_bytes_per_s: 0.5e12,
+            cold_bytes_per_s: 1.5e12,
+            statics: B12xBuild::NEWEST,
+            tc_decode_max_pairs: 0.0,
+            dynamic: true,
         };
         let (w, tile, rate) = (2.5e6, 32.0 * 6144.0 * 2.0, 0.5e12);
         assert_eq!(r.time_s(1e-4, 128.0, 100.0, w), 1e-4);
@@ -836,8 +886,49 @@ mod tests {
         assert_eq!(r.time_s(1.0, 256.0, 150.0, w), 1.0);
     }
 
+    /// Under `B12X_W4A16_TC_DECODE=1` a call of up to 8 tokens (GLM-5's 64 routed pairs at TP8)
+    /// is priced as the W4A4 kernels of the build it ships with (the same 4-bit weight bytes
+    /// streamed), never as the tables; without it, and above 8 tokens up to 128 pairs, the
+    /// tables; above, a build without a modelled dynamic kernel takes the tables.
+    #[test]
+    fn b12x_w4a16_tensor_core_decode_is_the_w4a4_kernels() {
+        let (hidden, inter, dynamic_rate, cold) = (6144.0, 256.0, 0.5e12, 1.5e12);
+        let a4 = MoeRunner::B12x {
+            hidden,
+            inter_per_gpu: inter,
+            dynamic_bytes_per_s: dynamic_rate,
+            cold_bytes_per_s: cold,
+            build: B12xBuild::MicroDynamic,
+        };
+        let a16 = |tc_decode: bool, dynamic| MoeRunner::B12xA16 {
+            hidden,
+            inter_per_gpu: inter,
+            dynamic_bytes_per_s: dynamic_rate,
+            cold_bytes_per_s: cold,
+            statics: B12xBuild::MicroDynamic,
+            tc_decode_max_pairs: if tc_decode { 64.0 } else { 0.0 },
+            dynamic,
+        };
+        let (t, w) = (80e-6, 2.65e6);
+        for dynamic in [true, false] {
+            for (pairs, touched) in [(8.0, 8.0), (32.0, 30.0), (64.0, 50.0)] {
+                let got = a16(true, dynamic).time_s(t, pairs, touched, w);
+                assert_eq!(got, a4.time_s(t, pairs, touched, w));
+                assert!(got <= t, "{pairs} pairs: {got} vs the tables' {t}");
+                assert_eq!(a16(false, dynamic).time_s(t, pairs, touched, w), t);
+            }
+            // past 8 tokens, up to 128 pairs: the tables
+            assert_eq!(a16(true, dynamic).time_s(t, 72.0, 55.0, w), t);
+            // one token's 8 pairs on the micro kernel: the tables' intercept is not paid
+            assert!(a16(true, dynamic).time_s(t, 8.0, 8.0, w) < 0.5 * t);
+            let above = a16(true, dynamic).time_s(1e-6, 256.0, 150.0, w);
+            assert_eq!(above == 1e-6, !dynamic);
+        }
+    }
+
     /// b12x on NVFP4 experts is its own runner, of the build the options name (the newest where
-    /// none); under `B12X_MOE_FORCE_A16=1` (its W4A16 kernels) and for other backends the
+    /// none); under `B12X_MOE_FORCE_A16=1` (its W4A16 kernels) the tables unless the build's
+    /// dynamic kernel or its tensor-core decode kernel is modelled; for other backends the
     /// tables price the MoE.
     #[test]
     fn b12x_runner_follows_the_options() {
@@ -867,15 +958,22 @@ mod tests {
         assert_eq!(of(&o), MoeRunner::Tables);
         o.b12x_a16_build = Some(B12xA16Build::Other);
         assert_eq!(of(&o), MoeRunner::Tables);
+        let cold = super::super::moe_bound::line_of("nvfp4").map_or(1.0, |l| l.eta) * 1e12;
+        let a16 = |tc_decode_max_pairs, dynamic| MoeRunner::B12xA16 {
+            hidden: 6144.0,
+            inter_per_gpu: 256.0,
+            dynamic_bytes_per_s: B12X_DYNAMIC_PEAK_FRACTION * 1e12,
+            cold_bytes_per_s: cold,
+            statics: B12xBuild::March2026,
+            tc_decode_max_pairs,
+            dynamic,
+        };
+        // GLM-5's top-8 at TP8: 8 tokens are 64 routed pairs on every GPU
+        o.b12x_w4a16_tc_decode = true;
+        assert_eq!(of(&o), a16(64.0, false));
+        o.b12x_w4a16_tc_decode = false;
         o.b12x_a16_build = Some(B12xA16Build::Fused128);
-        assert_eq!(
-            of(&o),
-            MoeRunner::B12xA16 {
-                hidden: 6144.0,
-                inter_per_gpu: 256.0,
-                dynamic_bytes_per_s: B12X_DYNAMIC_PEAK_FRACTION * 1e12,
-            }
-        );
+        assert_eq!(of(&o), a16(0.0, true));
         o.b12x_moe_a16 = false;
         o.moe_runner_backend = Some("cutlass".into());
         assert_eq!(of(&o), MoeRunner::Tables);

@@ -389,6 +389,9 @@ pub struct LaunchKnobs {
     /// `B12X_MOE_FORCE_A16=1`: b12x runs its W4A16 MoE kernels, not its NVFP4 ones.
     #[serde(default)]
     pub b12x_moe_a16: bool,
+    /// `B12X_W4A16_TC_DECODE=1`: b12x's W4A16 tensor-core decode kernel at decode sizes.
+    #[serde(default)]
+    pub b12x_w4a16_tc_decode: bool,
     /// The b12x W4A16 build the engine words name ([`crate::b12x_build::B12xA16Build::of_text`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub b12x_a16_build: Option<crate::b12x_build::B12xA16Build>,
@@ -537,6 +540,7 @@ impl Engine {
         o.b12x_build = knobs.b12x_build;
         o.b12x_moe_a16 = knobs.b12x_moe_a16;
         o.b12x_a16_build = knobs.b12x_a16_build;
+        o.b12x_w4a16_tc_decode = knobs.b12x_w4a16_tc_decode;
         o.moe_default_config = knobs.moe_default_config;
         o.attention_backend = knobs.attention_backend.clone();
         o.disable_custom_all_reduce = knobs.disable_custom_all_reduce;

@@ -564,16 +564,21 @@ fn b12x_build_of(words: &str, assumptions: &mut Vec<String>) -> Option<B12xBuild
     build
 }
 
-/// How a `B12X_MOE_FORCE_A16=1` run's MoE is priced, for its assumptions.
-pub fn a16_assumption(build: Option<B12xA16Build>) -> &'static str {
-    match build {
-        Some(B12xA16Build::Fused128) => {
-            "B12X_MOE_FORCE_A16=1 (or vLLM's VLLM_B12X_FORCE_MOE_A16=1), b12x of 9-14 May 2026: its W4A16 MoE priced as the kernel tables up to 128 routed pairs, its dynamic kernel's tasks above"
-        }
-        _ => {
-            "B12X_MOE_FORCE_A16=1 (or vLLM's VLLM_B12X_FORCE_MOE_A16=1): b12x's W4A16 MoE kernels, which no public timing prices: costed as the kernel tables' MoE"
-        }
-    }
+/// How a `B12X_MOE_FORCE_A16=1` run's MoE is priced, for its assumptions (`tc_decode`:
+/// `B12X_W4A16_TC_DECODE=1` too).
+pub fn a16_assumption(build: Option<B12xA16Build>, tc_decode: bool) -> String {
+    let small = if tc_decode {
+        "B12X_W4A16_TC_DECODE=1: a call of up to 8 tokens as b12x's W4A4 kernels of the same build (its tensor-core decode kernel streams the same 4-bit weights; no public timing of its own), more up to 128 routed pairs as the kernel tables"
+    } else {
+        "up to 128 routed pairs as the kernel tables (no public timing)"
+    };
+    let large = match build {
+        Some(B12xA16Build::Fused128) => "b12x of 9-14 May 2026: its dynamic kernel's tasks above",
+        _ => "above, as the kernel tables (no public timing)",
+    };
+    format!(
+        "B12X_MOE_FORCE_A16=1 (or vLLM's VLLM_B12X_FORCE_MOE_A16=1): b12x's W4A16 MoE kernels, {small}; {large}"
+    )
 }
 
 /// Maps `r` onto what shardwise simulates, or says why it cannot.
@@ -620,8 +625,16 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     knobs.moe_default_config = r.engine.moe_kernel_config == Some(super::MoeKernelConfig::Default);
     if knobs.moe_runner_backend.as_deref() == Some("b12x") && knobs.b12x_moe_a16 {
         let version = r.engine.version.as_deref().unwrap_or_default();
-        knobs.b12x_a16_build = B12xA16Build::of_text(&format!("{version} {flags}"));
-        assumptions.push(a16_assumption(knobs.b12x_a16_build).into());
+        let words = format!("{version} {flags}");
+        knobs.b12x_a16_build = B12xA16Build::of_text(&words);
+        if knobs.b12x_w4a16_tc_decode {
+            // its decode sizes are priced as the W4A4 kernels of the build the words name
+            knobs.b12x_build = b12x_build_of(&words, &mut assumptions);
+        }
+        assumptions.push(a16_assumption(
+            knobs.b12x_a16_build,
+            knobs.b12x_w4a16_tc_decode,
+        ));
     } else if knobs.moe_runner_backend.as_deref() == Some("b12x") {
         let version = r.engine.version.as_deref().unwrap_or_default();
         knobs.b12x_build = b12x_build_of(&format!("{version} {flags}"), &mut assumptions);

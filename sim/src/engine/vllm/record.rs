@@ -77,6 +77,9 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         crate::b12x_build::B12X_MOE_FORCE_A16 | args::VLLM_B12X_FORCE_MOE_A16 => {
             k.b12x_moe_a16 = args::b12x_moe_a16(|name| env_value(text, name))
         }
+        crate::b12x_build::B12X_W4A16_TC_DECODE => {
+            k.b12x_w4a16_tc_decode = arg.is_some_and(crate::b12x_build::env_flag_on)
+        }
         "VLLM_ENABLE_PCIE_ALLREDUCE" if arg == Some("1") => {
             k.pcie_all_reduce = Some(PcieAllReduce {
                 engine: Engine::Vllm,
@@ -166,7 +169,8 @@ mod tests {
     /// The fork's `VLLM_B12X_FORCE_MOE_A16=1` runs the b12x MoE as W4A16 even beside b12x's own
     /// `B12X_MOE_FORCE_A16=0` (the rtx6kpro GLM-5.1 composes set both so), in either order; and
     /// the `b12x` backend's `VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE` is its one-shot cutoff, which
-    /// the `cpp` backend ignores. A record and a launch line read them alike.
+    /// the `cpp` backend ignores; `B12X_W4A16_TC_DECODE=1` runs its W4A16 tensor-core decode
+    /// kernel. A record and a launch line read them alike.
     #[test]
     fn the_forks_a16_switch_and_one_shot_size_read_alike_from_a_line_and_a_record() {
         let serve = "vllm serve lukealonso/GLM-5.1-NVFP4 -tp 8 --moe-backend b12x";
@@ -174,6 +178,8 @@ mod tests {
             ("VLLM_B12X_FORCE_MOE_A16=1 B12X_MOE_FORCE_A16=0", true, None),
             ("B12X_MOE_FORCE_A16=0 VLLM_B12X_FORCE_MOE_A16=1", true, None),
             ("VLLM_B12X_FORCE_MOE_A16=0", false, None),
+            ("B12X_MOE_FORCE_A16=1 B12X_W4A16_TC_DECODE=1", true, None),
+            ("B12X_MOE_FORCE_A16=1 B12X_W4A16_TC_DECODE=0", true, None),
             (
                 "VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ALLREDUCE_BACKEND=b12x VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE=64KB",
                 false,
@@ -190,8 +196,11 @@ mod tests {
             let from_line = line.knobs().unwrap();
             let from_record =
                 crate::engine::record::launch_knobs(Engine::Vllm, &text, "", &mut Vec::new());
+            // b12x's W4A16 tensor-core decode kernel, read alike from a launch and a record
+            let tc_decode = env.contains("B12X_W4A16_TC_DECODE=1");
             for k in [&from_line, &from_record] {
                 assert_eq!(k.b12x_moe_a16, a16, "{text}");
+                assert_eq!(k.b12x_w4a16_tc_decode, tc_decode, "{text}");
                 if let Some(bytes) = cutoff {
                     assert_eq!(k.pcie_all_reduce.unwrap().max_bytes, Some(bytes), "{text}");
                 }

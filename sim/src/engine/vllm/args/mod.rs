@@ -361,6 +361,9 @@ impl VllmLine {
                 == Some("1"),
             moe_runner_backend: self.get(&MOE_BACKEND).map(str::to_string),
             b12x_moe_a16: b12x_moe_a16(|k| self.env(k)),
+            b12x_w4a16_tc_decode: self
+                .env(crate::b12x_build::B12X_W4A16_TC_DECODE)
+                .is_some_and(crate::b12x_build::env_flag_on),
             attention_backend: self.get(&ATTENTION_BACKEND).map(str::to_string),
             ..LaunchKnobs::default()
         })
