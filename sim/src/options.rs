@@ -121,6 +121,12 @@ pub struct ServerOptions {
     /// [`crate::cost::moe::MoeRunner::B12x`] does not describe.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub b12x_moe_a16: bool,
+    /// The b12x vLLM fork's all-reduce + residual add + RMSNorm kernel on its PCIe one-shot
+    /// channel, for messages up to this many bytes, on one-token steps
+    /// ([`crate::engine::LaunchKnobs::fused_add_rms_norm_max_bytes`]); `None` = each all-reduce
+    /// is followed by its own add + RMSNorm kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fused_add_rms_norm_max_bytes: Option<u64>,
     /// `B12X_W4A16_TC_DECODE=1`: under `b12x_moe_a16`, decode sizes run b12x's W4A16
     /// tensor-core decode kernel ([`crate::b12x_build::B12X_W4A16_TC_DECODE`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -284,6 +290,7 @@ impl Default for ServerOptions {
             b12x_build: None,
             b12x_moe_a16: false,
             b12x_w4a16_tc_decode: false,
+            fused_add_rms_norm_max_bytes: None,
             b12x_a16_build: None,
             moe_default_config: false,
             quantization: None,

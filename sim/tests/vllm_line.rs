@@ -384,3 +384,64 @@ fn cudagraph_capture_flags_bound_the_graphed_decode_batch() {
         assert!(err.contains(says), "{more}: {err}");
     }
 }
+
+/// The b12x fork's all-reduce + residual add + RMSNorm kernel: with the `b12x` PCIe backend,
+/// the fusion pass on and a stated cap, a one-token decode step drops each block's own add +
+/// RMSNorm kernel (two a layer); two streams (two tokens) keep them, and so does a line without
+/// the pass, the cap or the `b12x` backend. An unreadable cap is refused.
+#[test]
+fn the_forks_fused_all_reduce_rms_norm_saves_two_kernels_a_layer_at_one_token() {
+    let pcie = "VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ALLREDUCE_BACKEND=b12x";
+    let cap = "VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE=84KB";
+    let pass = "-cc.pass_config.fuse_allreduce_rms=True";
+    let fused = format!("{pcie} {cap} {BASE} {pass}");
+    let l = VllmLine::parse(&fused).unwrap().unwrap();
+    assert_eq!(
+        l.knobs().unwrap().fused_add_rms_norm_max_bytes,
+        Some(84 * 1024)
+    );
+    let json = format!(
+        r#"{pcie} {cap} {BASE} --compilation-config '{{"pass_config": {{"fuse_allreduce_rms": true}}}}'"#
+    );
+    let l = VllmLine::parse(&json).unwrap().unwrap();
+    assert_eq!(
+        l.knobs().unwrap().fused_add_rms_norm_max_bytes,
+        Some(84 * 1024)
+    );
+    for unfused in [
+        format!("{pcie} {BASE} {pass}"),
+        format!("{pcie} {cap} {BASE}"),
+        format!("VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ALLREDUCE_BACKEND=cpp {cap} {BASE} {pass}"),
+    ] {
+        let l = VllmLine::parse(&unfused).unwrap().unwrap();
+        assert_eq!(
+            l.knobs().unwrap().fused_add_rms_norm_max_bytes,
+            None,
+            "{unfused}"
+        );
+        assert!(
+            (tok_s(&unfused, 1, 0) / tok_s(&format!("{pcie} {BASE}"), 1, 0) - 1.0).abs() < 1e-9
+        );
+    }
+    let plain = format!("{pcie} {BASE} {pass}");
+    let spec = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
+    let saved_s = 1.0 / tok_s(&plain, 1, 0) - 1.0 / tok_s(&fused, 1, 0);
+    // two small kernels (≈ 3.4 µs each, the assumed floor) on each of the model's layers
+    let want_s = 2.0 * 3.4e-6 * spec.num_layers as f64;
+    assert!(
+        (saved_s / want_s - 1.0).abs() < 0.05,
+        "{saved_s} vs {want_s}"
+    );
+    assert!((tok_s(&fused, 2, 0) / tok_s(&plain, 2, 0) - 1.0).abs() < 1e-9);
+    let bad = format!("{pcie} VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE=84QB {BASE} {pass}");
+    let err = VllmLine::parse(&bad)
+        .unwrap()
+        .unwrap()
+        .knobs()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE"),
+        "{err}"
+    );
+}

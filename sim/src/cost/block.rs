@@ -124,6 +124,18 @@ impl Block {
     /// Adds the block's GEMMs and small kernels at `tokens` to `b`: floors under
     /// `kernel_floor_s`, the rest under weight reads / compute and activations.
     pub fn cost(&self, tokens: f64, rates: SmallKernelRates, b: &mut TimeBreakdown) {
+        self.cost_fewer_small(tokens, rates, 0.0, b);
+    }
+
+    /// [`Self::cost`] with `fewer` of the block's small kernels run inside another kernel (the
+    /// add + RMSNorm after an all-reduce, inside a fused all-reduce kernel).
+    pub fn cost_fewer_small(
+        &self,
+        tokens: f64,
+        rates: SmallKernelRates,
+        fewer: f64,
+        b: &mut TimeBreakdown,
+    ) {
         if tokens <= 0.0 {
             return;
         }
@@ -132,7 +144,7 @@ impl Block {
         }
         // each small kernel costs max(floor, its bytes): the floor binds in decode, the
         // activation bytes in a long prefill
-        let floors = self.small * rates.floor_s;
+        let floors = (self.small - fewer).max(0.0) * rates.floor_s;
         let bytes_s = tokens * self.small_bytes_per_token / rates.bytes_per_s;
         if floors >= bytes_s {
             b.kernel_floor_s += floors;

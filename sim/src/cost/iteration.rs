@@ -69,7 +69,9 @@ impl CostModel {
     pub(super) fn attention(&self, st: &BatchStats, b: &mut TimeBreakdown) {
         let (dec_share, pre_share) = self.attention_shares(st);
         let tokens = st.decode * dec_share + st.prefill * pre_share;
-        self.attention.cost(tokens, self.small, b);
+        let fused = self.fused_norm_kernels(st);
+        self.attention
+            .cost_fewer_small(tokens, self.small, fused, b);
         let c = &self.core;
         let mix = c.mix;
         let q = st.queries_per_request.max(1.0);
@@ -218,13 +220,32 @@ impl CostModel {
     /// One layer's MLP on the busiest GPU (dense MLP, or shared experts + router + routed experts).
     pub(super) fn mlp(&self, st: &BatchStats, moe: bool, b: &mut TimeBreakdown) {
         let t = st.tokens();
+        let fused = self.fused_norm_kernels(st);
         if !moe {
-            self.dense_mlp.cost(t, self.small, b);
+            self.dense_mlp.cost_fewer_small(t, self.small, fused, b);
             return;
         }
-        self.moe.cost(t, self.small, b);
+        self.moe.cost_fewer_small(t, self.small, fused, b);
         if let Some(e) = &self.experts {
             add_weight_op(b, e.envelope.at(t), e.curve.floor_s());
+        }
+    }
+
+    /// The small kernels a block (attention, or the MLP) does not run on its own under the b12x
+    /// fork's fused all-reduce ([`crate::options::ServerOptions::fused_add_rms_norm_max_bytes`]):
+    /// the residual add + RMSNorm that opens it follows the previous block's all-reduce and runs
+    /// inside that kernel, on a one-token decode step whose BF16 hidden state fits the cap.
+    fn fused_norm_kernels(&self, st: &BatchStats) -> f64 {
+        match self.opts.fused_add_rms_norm_max_bytes {
+            Some(cap)
+                if self.layout.tp > 1
+                    && st.prefill <= 0.0
+                    && st.tokens() <= 1.0
+                    && 2.0 * self.hidden <= cap as f64 =>
+            {
+                1.0
+            }
+            _ => 0.0,
         }
     }
 

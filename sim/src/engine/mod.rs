@@ -401,6 +401,11 @@ pub struct LaunchKnobs {
     pub moe_default_config: bool,
     pub attention_backend: Option<String>,
     pub pcie_all_reduce: Option<PcieAllReduce>,
+    /// The b12x vLLM fork's all-reduce fused with the residual add and RMSNorm after it, on its
+    /// PCIe one-shot channel, for messages up to this many bytes
+    /// ([`crate::engine::vllm::args::fused_add_rms_norm_max_bytes`]); `None` = not in force.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fused_add_rms_norm_max_bytes: Option<u64>,
     /// Custom all-reduce off (`--disable-custom-all-reduce`, a cutoff of 0, "pure NCCL").
     pub disable_custom_all_reduce: bool,
     pub cuda_graph_max_bs: Option<u32>,
@@ -594,6 +599,14 @@ impl Engine {
                 };
                 let cutoff = p.max_bytes.unwrap_or(auto);
                 o.pcie_custom_all_reduce_max_bytes = Some(cutoff);
+                o.fused_add_rms_norm_max_bytes = knobs.fused_add_rms_norm_max_bytes;
+                if let (Some(fused), true) = (knobs.fused_add_rms_norm_max_bytes, pcie_group) {
+                    notes.push(format!(
+                        "{}: all-reduce, residual add and RMSNorm as one kernel on one-token steps (messages ≤ {} KiB)",
+                        self.name(),
+                        fused / 1024
+                    ));
+                }
                 if pcie_group {
                     notes.push(format!(
                         "{}'s PCIe one-shot custom all-reduce for messages ≤ {} KiB",

@@ -77,6 +77,15 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         crate::b12x_build::B12X_MOE_FORCE_A16 | args::VLLM_B12X_FORCE_MOE_A16 => {
             k.b12x_moe_a16 = args::b12x_moe_a16(|name| env_value(text, name))
         }
+        args::VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE => {
+            // an unreadable size leaves none: the record is refused for it ([`unreadable_words`])
+            k.fused_add_rms_norm_max_bytes = args::fused_add_rms_norm_max_bytes(
+                |name| env_value(text, name),
+                args::fusion_pass_in(text),
+            )
+            .ok()
+            .flatten()
+        }
         crate::b12x_build::B12X_W4A16_TC_DECODE => {
             k.b12x_w4a16_tc_decode = arg.is_some_and(crate::b12x_build::env_flag_on)
         }
@@ -99,10 +108,19 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
 /// Why a record's vLLM words cannot be read for sure, if they cannot: a stated size the fork
 /// would refuse ([`args::pcie_cutoff_bytes`]).
 pub fn unreadable_words(text: &str) -> Option<String> {
-    if env_value(text, "VLLM_ENABLE_PCIE_ALLREDUCE") != Some("1") || cutoff_bytes(text).is_some() {
+    if env_value(text, "VLLM_ENABLE_PCIE_ALLREDUCE") != Some("1") {
         return None;
     }
-    args::pcie_cutoff_bytes(|name| env_value(text, name)).err()
+    let fused = args::fused_add_rms_norm_max_bytes(
+        |name| env_value(text, name),
+        args::fusion_pass_in(text),
+    );
+    if cutoff_bytes(text).is_some() {
+        return fused.err();
+    }
+    args::pcie_cutoff_bytes(|name| env_value(text, name))
+        .err()
+        .or(fused.err())
 }
 
 /// vLLM's assumed draft for a speculative record on `model` whose flags are silent: a checkpoint
@@ -164,6 +182,50 @@ mod tests {
             Some("b12x")
         );
         assert_eq!(from_record.moe_runner_backend.as_deref(), Some("b12x"));
+    }
+
+    /// A record reads the fork's fused all-reduce + add + RMSNorm cap as a launch line does:
+    /// only with the `b12x` PCIe backend and the fusion pass on; an unreadable cap refuses the
+    /// record ([`unreadable_words`]).
+    #[test]
+    fn the_fused_all_reduce_cap_reads_alike_from_a_line_and_a_record() {
+        let serve = "vllm serve lukealonso/GLM-5.2-NVFP4 -tp 8 --moe-backend b12x";
+        let pcie = "VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ALLREDUCE_BACKEND=b12x";
+        for (words, want) in [
+            (
+                format!(
+                    "{pcie} VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE=84KB {serve} -cc.pass_config.fuse_allreduce_rms=True"
+                ),
+                Some(84 * 1024),
+            ),
+            (
+                format!("{pcie} VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE=84KB {serve}"),
+                None,
+            ),
+            (
+                format!(
+                    "VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE=84KB {serve} -cc.pass_config.fuse_allreduce_rms=True"
+                ),
+                None,
+            ),
+        ] {
+            let line = super::super::args::VllmLine::parse(&words)
+                .unwrap()
+                .unwrap();
+            let record =
+                crate::engine::record::launch_knobs(Engine::Vllm, &words, "", &mut Vec::new());
+            assert_eq!(
+                line.knobs().unwrap().fused_add_rms_norm_max_bytes,
+                want,
+                "{words}"
+            );
+            assert_eq!(record.fused_add_rms_norm_max_bytes, want, "{words}");
+            assert_eq!(unreadable_words(&words), None, "{words}");
+        }
+        let bad = format!(
+            "{pcie} VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE=84QB {serve} -cc.pass_config.fuse_allreduce_rms=True"
+        );
+        assert!(unreadable_words(&bad).is_some_and(|w| w.contains("84QB")));
     }
 
     /// The fork's `VLLM_B12X_FORCE_MOE_A16=1` runs the b12x MoE as W4A16 even beside b12x's own

@@ -364,9 +364,32 @@ impl VllmLine {
             b12x_w4a16_tc_decode: self
                 .env(crate::b12x_build::B12X_W4A16_TC_DECODE)
                 .is_some_and(crate::b12x_build::env_flag_on),
+            fused_add_rms_norm_max_bytes: fused_add_rms_norm_max_bytes(
+                |k| self.env(k),
+                self.fusion_pass(graphs.as_ref()),
+            )
+            .map_err(|why| bad(VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE, why))?,
             attention_backend: self.get(&ATTENTION_BACKEND).map(str::to_string),
             ..LaunchKnobs::default()
         })
+    }
+
+    /// Whether the line turns on the all-reduce + RMSNorm fusion pass: a dotted
+    /// `-cc.pass_config.fuse_allreduce_rms=True` (or `--compilation-config.pass_config.…`) or
+    /// the `--compilation-config` JSON's `pass_config.fuse_allreduce_rms`.
+    fn fusion_pass(&self, compilation: Option<&serde_json::Value>) -> bool {
+        let dotted = self.entries.iter().any(|e| {
+            e.given.ends_with("pass_config.fuse_allreduce_rms")
+                && e.value
+                    .as_deref()
+                    .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        });
+        let json = compilation
+            .and_then(|c| c.get("pass_config"))
+            .and_then(|p| p.get("fuse_allreduce_rms"))
+            .and_then(serde_json::Value::as_bool)
+            == Some(true);
+        dotted || json
     }
 
     /// The largest decode batch captured in a CUDA graph, from the flags or the
@@ -595,6 +618,44 @@ pub fn byte_size(value: &str) -> Option<u64> {
         _ => return None,
     };
     digits.parse::<u64>().ok()?.checked_mul(multiplier)
+}
+
+/// The largest message the `b12x` backend's one-shot channel reduces together with the residual
+/// add and the RMSNorm that follow it, as one kernel (`_oneshot_limits` in the fork's
+/// `vllm/distributed/device_communicators/b12x_pcie_all_reduce.py`; the July 2026 GLM-5.2
+/// launchers give `84KB`).
+pub const VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE: &str =
+    "VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE";
+
+/// Whether a launch's words turn on vLLM's all-reduce + RMSNorm fusion pass
+/// (`-cc.pass_config.fuse_allreduce_rms=True`, or `"fuse_allreduce_rms": true` in a
+/// `--compilation-config` JSON).
+pub fn fusion_pass_in(text: &str) -> bool {
+    let t = text.to_ascii_lowercase().replace(' ', "");
+    t.contains("fuse_allreduce_rms=true") || t.contains("\"fuse_allreduce_rms\":true")
+}
+
+/// The message size up to which the b12x fork runs the all-reduce, the residual add and the
+/// RMSNorm after it as one kernel (its compiled one-token step: the fork's
+/// `B12xAllReduceRMSFusionPass` replaces `all_reduce → fused_add_rms_norm` in the `[1, 1]` token
+/// range; `vllm/model_executor/layers/pcie_fused_ar_rms.py` of the local-inference-lab fork, a
+/// September 2026 version, says so): `Ok(None)` unless the `b12x` PCIe backend is on
+/// (`VLLM_ENABLE_PCIE_ALLREDUCE=1`), the launch turns the fusion pass on (`fusion_pass`) and
+/// states [`VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE`]; a size [`byte_size`] cannot read is
+/// refused, never guessed.
+pub fn fused_add_rms_norm_max_bytes<'a>(
+    env: impl Fn(&str) -> Option<&'a str>,
+    fusion_pass: bool,
+) -> Result<Option<u64>, String> {
+    let b12x = env("VLLM_ENABLE_PCIE_ALLREDUCE") == Some("1")
+        && env(VLLM_PCIE_ALLREDUCE_BACKEND).is_some_and(|b| b.eq_ignore_ascii_case("b12x"));
+    match env(VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE) {
+        Some(v) if b12x && fusion_pass => byte_size(v).map(Some).ok_or(format!(
+            "{VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE}={v} is no size the fork reads: give \
+             digits with K, KB, M or MB (84KB)"
+        )),
+        _ => Ok(None),
+    }
 }
 
 /// The b12x backend's one-shot cutoff where the launch states none: the fork's default
