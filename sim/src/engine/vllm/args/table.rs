@@ -212,4 +212,12 @@ pub const VLLM_ENV_MODELLED: &[(&str, &str)] = &[
         "VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE",
         "the b12x one-shot all-reduce's largest message, NCCL above (custom_all_reduce.py)",
     ),
+    (
+        "VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE",
+        "with -cc.pass_config.fuse_allreduce_rms=True: the b12x one-shot all-reduce, residual add and RMSNorm as one kernel on one-token steps, up to this message (b12x_pcie_all_reduce.py)",
+    ),
+    (
+        "B12X_W4A16_TC_DECODE",
+        "b12x's W4A16 MoE runs its tensor-core decode kernel up to 8 tokens a call (=1; w4a16/kernel.py), priced as its W4A4 kernels",
+    ),
 ];
