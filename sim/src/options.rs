@@ -121,6 +121,11 @@ pub struct ServerOptions {
     /// [`crate::cost::moe::MoeRunner::B12x`] does not describe.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub b12x_moe_a16: bool,
+    /// The engine's overlap scheduler stays on under speculative decoding: SGLang's
+    /// `SGLANG_ENABLE_SPEC_V2` (its speculative worker v2); without it SGLang turns the overlap
+    /// scheduler off for EAGLE / NEXTN / EAGLE3 ([`crate::engine::ServingEngine::overlap_scheduled`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub speculative_overlap: bool,
     /// The b12x vLLM fork's all-reduce + residual add + RMSNorm kernel on its PCIe one-shot
     /// channel, for messages up to this many bytes, on one-token steps
     /// ([`crate::engine::LaunchKnobs::fused_add_rms_norm_max_bytes`]); `None` = each all-reduce
@@ -291,6 +296,7 @@ impl Default for ServerOptions {
             b12x_moe_a16: false,
             b12x_w4a16_tc_decode: false,
             fused_add_rms_norm_max_bytes: None,
+            speculative_overlap: false,
             b12x_a16_build: None,
             moe_default_config: false,
             quantization: None,

@@ -549,3 +549,41 @@ fn cuda_graph_bs_runs_larger_decodes_eagerly() {
     assert!(tok_s(listed, 64) < tok_s("", 64));
     assert_eq!(tok_s(listed, 16), tok_s("", 16));
 }
+
+/// SGLang's speculative decoding without `SGLANG_ENABLE_SPEC_V2` runs without the overlap
+/// scheduler, so each step pays its scheduler turn after the GPU's passes: the same launch is
+/// slower per token than with the v2 worker, which keeps the overlap; with speculation off the
+/// switch changes nothing.
+#[test]
+fn sglang_speculation_pays_its_scheduler_turn_unless_spec_v2() {
+    let step_ms = |line: &str| {
+        let v = common::sim_json(&[
+            "predict",
+            "--machine",
+            "rtx-pro-6000-x8-baremetal",
+            "--server-args",
+            line,
+            "--batch",
+            "1",
+            "--context",
+            "1000",
+            "--format",
+            "json",
+        ]);
+        let l = &v["layouts"][0];
+        l["speculative"]["step_ms"]
+            .as_f64()
+            .unwrap_or_else(|| l["iteration_ms"].as_f64().unwrap())
+    };
+    let serve = "python3 -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8";
+    let spec = "--speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4";
+    let v1 = step_ms(&format!("{serve} {spec}"));
+    let v2 = step_ms(&format!("SGLANG_ENABLE_SPEC_V2=True {serve} {spec}"));
+    // SGLang's scheduler turn, at least: one turn (≈ 1 ms) a step
+    assert!(v1 > v2 + 0.9, "{v1} vs {v2}");
+    let plain = step_ms(serve);
+    assert_eq!(
+        plain,
+        step_ms(&format!("SGLANG_ENABLE_SPEC_V2=True {serve}"))
+    );
+}

@@ -372,7 +372,7 @@ impl CostModel {
                 ..IterationCost::default()
             };
         }
-        let overlap = !self.opts.disable_overlap_schedule;
+        let overlap = self.opts.engine.rules().overlap_scheduled(&self.opts);
         let mut dense = TimeBreakdown::default();
         self.attention(st, &mut dense);
         let mut moe = dense;

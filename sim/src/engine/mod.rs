@@ -95,6 +95,12 @@ pub trait ServingEngine: Sync {
     /// read.
     fn forced_accept_length(&self, text: &str, drafts: u32) -> Option<Result<f64, String>>;
 
+    /// Whether the engine's scheduler overlaps its CPU turn with the GPU's step under `opts`
+    /// (the step then costs the larger of the two, not their sum).
+    fn overlap_scheduled(&self, opts: &crate::options::ServerOptions) -> bool {
+        !opts.disable_overlap_schedule
+    }
+
     /// The running-request cap the engine sets itself when speculative decoding is on and
     /// `--max-running-requests` is not given; `None` where it sets none (the memory plan's cap
     /// stands).
@@ -401,6 +407,10 @@ pub struct LaunchKnobs {
     pub moe_default_config: bool,
     pub attention_backend: Option<String>,
     pub pcie_all_reduce: Option<PcieAllReduce>,
+    /// The overlap scheduler stays on under speculative decoding (SGLang's
+    /// `SGLANG_ENABLE_SPEC_V2`; [`ServerOptions::speculative_overlap`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub speculative_overlap: bool,
     /// The b12x vLLM fork's all-reduce fused with the residual add and RMSNorm after it, on its
     /// PCIe one-shot channel, for messages up to this many bytes
     /// ([`crate::engine::vllm::args::fused_add_rms_norm_max_bytes`]); `None` = not in force.
@@ -546,6 +556,7 @@ impl Engine {
         o.b12x_moe_a16 = knobs.b12x_moe_a16;
         o.b12x_a16_build = knobs.b12x_a16_build;
         o.b12x_w4a16_tc_decode = knobs.b12x_w4a16_tc_decode;
+        o.speculative_overlap = knobs.speculative_overlap;
         o.moe_default_config = knobs.moe_default_config;
         o.attention_backend = knobs.attention_backend.clone();
         o.disable_custom_all_reduce = knobs.disable_custom_all_reduce;
@@ -658,6 +669,38 @@ mod tests {
         assert_eq!(running_cap_in_force(&summary), None);
         assert_eq!(running_cap_in_force(&speculating(Engine::Vllm)), None);
         assert_eq!(running_cap_in_force(&ServerOptions::default()), None);
+    }
+
+    /// SGLang runs speculative decoding without its overlap scheduler unless
+    /// `SGLANG_ENABLE_SPEC_V2` keeps it on; vLLM's stays as its flags say; a record's words and
+    /// a launch line read the switch alike.
+    #[test]
+    fn sglang_speculation_turns_the_overlap_scheduler_off_unless_spec_v2() {
+        let rules = Engine::Sglang.rules();
+        assert!(rules.overlap_scheduled(&ServerOptions::default()));
+        assert!(!rules.overlap_scheduled(&speculating(Engine::Sglang)));
+        let v2 = ServerOptions {
+            speculative_overlap: true,
+            ..speculating(Engine::Sglang)
+        };
+        assert!(rules.overlap_scheduled(&v2));
+        assert!(
+            Engine::Vllm
+                .rules()
+                .overlap_scheduled(&speculating(Engine::Vllm))
+        );
+        let serve =
+            "python3 -m sglang.launch_server --model-path m --tp 8 --speculative-algorithm NEXTN";
+        for (env, on) in [
+            ("SGLANG_ENABLE_SPEC_V2=True", true),
+            ("SGLANG_ENABLE_SPEC_V2=1", true),
+            ("SGLANG_ENABLE_SPEC_V2=0", false),
+            ("", false),
+        ] {
+            let text = format!("{env} {serve}");
+            let k = record::launch_knobs(Engine::Sglang, &text, "", &mut Vec::new());
+            assert_eq!(k.speculative_overlap, on, "{text}");
+        }
     }
 
     /// The user's RTX PRO 6000: 97,887 MiB.

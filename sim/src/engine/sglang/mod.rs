@@ -158,6 +158,17 @@ impl ServingEngine for Sglang {
         Some(SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS)
     }
 
+    /// SGLang turns its overlap scheduler off for EAGLE / EAGLE3 / NEXTN speculative decoding
+    /// ("Overlap scheduler is disabled because of using eagle speculative decoding",
+    /// `ServerArgs._handle_speculative_decoding` in `python/sglang/srt/server_args.py`, 0.4
+    /// through 0.5), unless `SGLANG_ENABLE_SPEC_V2` runs the v2 worker, which keeps it on
+    /// ("Beta spec is enabled for eagle speculative decoding and overlap schedule is turned
+    /// on"; EAGLE with top-k 1). Without overlap each step's scheduler turn and the GPU's
+    /// forward passes follow one another.
+    fn overlap_scheduled(&self, opts: &crate::options::ServerOptions) -> bool {
+        !opts.disable_overlap_schedule && (opts.speculative.is_none() || opts.speculative_overlap)
+    }
+
     /// `SGLANG_SIMULATE_ACC_LEN=3.24` in the server's environment.
     fn forced_accept_length(&self, text: &str, drafts: u32) -> Option<Result<f64, String>> {
         use crate::engine::forced_acceptance::{SGLANG_SIMULATE_ACC_LEN, checked, env_value};

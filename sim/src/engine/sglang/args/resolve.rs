@@ -126,6 +126,10 @@ impl SglangArgs {
                 .unwrap_or("fcfs")
                 .to_string(),
             disable_overlap_schedule: self.flag(&flags::DISABLE_OVERLAP_SCHEDULE).unwrap_or(false),
+            speculative_overlap: self.env.iter().any(|(k, v)| {
+                k == crate::engine::sglang::record::SGLANG_ENABLE_SPEC_V2
+                    && crate::engine::sglang::record::env_true(v)
+            }),
             page_size,
             attention_backend,
             moe_runner_backend: self.string(&flags::MOE_RUNNER_BACKEND).map(str::to_string),
