@@ -126,13 +126,19 @@ fn interpolate(row: &[(u32, f64)], c: f64) -> Option<(f64, String)> {
 pub(super) fn server_key(r: &Record, e: &Expressed) -> String {
     let page = r.source.as_deref().unwrap_or("");
     let page = page.split(" (").next().unwrap_or(page);
+    // a switch that acts only under speculation (SGLang's SGLANG_ENABLE_SPEC_V2) is the
+    // speculative run's, not the server's: its off runs are the same server's
+    let knobs = crate::engine::LaunchKnobs {
+        speculative_overlap: false,
+        ..e.knobs.clone()
+    };
     format!(
         "{page}|{}|{}|{}|{}|{:?}",
         e.model,
         e.machine,
         e.engine.name(),
         e.layout.short_name(),
-        e.knobs
+        knobs
     )
 }
 
