@@ -74,16 +74,6 @@ pub(super) fn named_launch(flags: &str) -> Option<(&'static str, String)> {
 
 /// Reads `key` (an option of SGLang's table, or its `dest` as a Python-style word) with its
 /// argument into `k`; `true` when the key is SGLang's (acted on or not).
-/// SGLang's switch to its v2 speculative worker, which keeps the overlap scheduler on
-/// ([`crate::engine::ServingEngine::overlap_scheduled`]).
-pub const SGLANG_ENABLE_SPEC_V2: &str = "SGLANG_ENABLE_SPEC_V2";
-
-/// Whether an environment value is true as SGLang's `get_bool_env_var` reads it (`true` or
-/// `1`, any case).
-pub fn env_true(v: &str) -> bool {
-    matches!(v.to_ascii_lowercase().as_str(), "1" | "true")
-}
-
 pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut LaunchKnobs) -> bool {
     if key.starts_with("--enable-pcie-oneshot-allreduce") {
         k.pcie_all_reduce = Some(PcieAllReduce {
@@ -102,7 +92,9 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
     };
     let number = || arg.and_then(|a| a.parse().ok());
     match dest {
-        SGLANG_ENABLE_SPEC_V2 => k.speculative_overlap = arg.is_some_and(env_true),
+        super::args::SGLANG_ENABLE_SPEC_V2 => {
+            k.speculative_overlap = arg.is_some_and(super::args::env_true)
+        }
         d if d == f::KV_CACHE_DTYPE.dest => {
             if let Some(d) = arg.and_then(KvDtype::from_name) {
                 k.kv_cache_dtype = Some(d);

@@ -7,6 +7,16 @@
 use super::parse::bad;
 use super::{Result, SglangArgs};
 
+/// SGLang's switch to its v2 speculative worker, which keeps the overlap scheduler on
+/// ([`crate::engine::ServingEngine::overlap_scheduled`]).
+pub const SGLANG_ENABLE_SPEC_V2: &str = "SGLANG_ENABLE_SPEC_V2";
+
+/// Whether an environment value is true as SGLang's `get_bool_env_var` reads it (`true` or
+/// `1`, any case).
+pub fn env_true(v: &str) -> bool {
+    matches!(v.to_ascii_lowercase().as_str(), "1" | "true")
+}
+
 /// NCCL settings that change the transport or the collectives' curves, and what to do instead.
 const NCCL_MACHINE: &[(&str, &str)] = &[
     (
@@ -24,6 +34,14 @@ const NCCL_MACHINE: &[(&str, &str)] = &[
 ];
 
 impl SglangArgs {
+    /// Whether the server's environment runs SGLang's v2 speculative worker
+    /// ([`SGLANG_ENABLE_SPEC_V2`]), which keeps the overlap scheduler on.
+    pub(crate) fn spec_v2(&self) -> bool {
+        self.env
+            .iter()
+            .any(|(k, v)| k == SGLANG_ENABLE_SPEC_V2 && env_true(v))
+    }
+
     /// Checks the launch line's environment against a layout of `gpus` GPUs: refuses what
     /// changes the machine (naming what to do instead); returns the notes of what was read.
     pub(crate) fn check_environment(&self, gpus: u32) -> Result<Vec<String>> {

@@ -110,10 +110,7 @@ impl SglangArgs {
             disable_custom_all_reduce: self
                 .flag(&flags::DISABLE_CUSTOM_ALL_REDUCE)
                 .unwrap_or(false),
-            moe_a2a_backend: self
-                .string(&flags::MOE_A2A_BACKEND)
-                .filter(|b| *b != "none")
-                .map(str::to_string),
+            moe_a2a_backend: self.moe_a2a_backend(),
             pp_max_micro_batch_size: self.uint(&flags::PP_MAX_MICRO_BATCH_SIZE),
             pp_async_batch_depth: self.uint(&flags::PP_ASYNC_BATCH_DEPTH).unwrap_or(0),
             overlap_comm: self.flag(&flags::OVERLAP_COMM).unwrap_or(false),
@@ -126,10 +123,7 @@ impl SglangArgs {
                 .unwrap_or("fcfs")
                 .to_string(),
             disable_overlap_schedule: self.flag(&flags::DISABLE_OVERLAP_SCHEDULE).unwrap_or(false),
-            speculative_overlap: self.env.iter().any(|(k, v)| {
-                k == crate::engine::sglang::record::SGLANG_ENABLE_SPEC_V2
-                    && crate::engine::sglang::record::env_true(v)
-            }),
+            speculative_overlap: self.spec_v2(),
             page_size,
             attention_backend,
             moe_runner_backend: self.string(&flags::MOE_RUNNER_BACKEND).map(str::to_string),
@@ -208,6 +202,13 @@ impl SglangArgs {
             .filter(|s| s.class == FlagClass::Modelled && s.kind == Kind::Flag && self.on(s))
             .map(|s| s.dest.to_string())
             .collect()
+    }
+
+    /// `--moe-a2a-backend`, `none` read as no all-to-all backend.
+    fn moe_a2a_backend(&self) -> Option<String> {
+        self.string(&flags::MOE_A2A_BACKEND)
+            .filter(|b| *b != "none")
+            .map(str::to_string)
     }
 
     /// The acceptance length the server's environment forces (`SGLANG_SIMULATE_ACC_LEN`,
