@@ -253,19 +253,7 @@ fn vllm_step_ms(env: &str, batch: &str) -> f64 {
         "{env} vllm serve lukealonso/GLM-5.2-NVFP4 --tensor-parallel-size 8 \
          --quantization modelopt_fp4 --kv-cache-dtype fp8 --moe-backend b12x"
     );
-    let v = common::sim_json(&[
-        "predict",
-        "--machine",
-        "rtx-pro-6000-x8-baremetal",
-        "--server-args",
-        &line,
-        "--batch",
-        batch,
-        "--context",
-        "0",
-        "--format",
-        "json",
-    ]);
+    let v = common::predict_line_json(&line, batch, "0", &[]);
     v["layouts"][0]["iteration_ms"].as_f64().unwrap()
 }
 

@@ -557,19 +557,7 @@ fn cuda_graph_bs_runs_larger_decodes_eagerly() {
 #[test]
 fn sglang_speculation_pays_its_scheduler_turn_unless_spec_v2() {
     let step_ms = |line: &str| {
-        let v = common::sim_json(&[
-            "predict",
-            "--machine",
-            "rtx-pro-6000-x8-baremetal",
-            "--server-args",
-            line,
-            "--batch",
-            "1",
-            "--context",
-            "1000",
-            "--format",
-            "json",
-        ]);
+        let v = common::predict_line_json(line, "1", "1000", &[]);
         let l = &v["layouts"][0];
         l["speculative"]["step_ms"]
             .as_f64()

@@ -13,7 +13,6 @@
 
 mod common;
 
-use common::sim_stdout;
 use serde_json::Value;
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -26,22 +25,7 @@ fn plan(fraction: &str) -> Value {
          --speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-num-draft-tokens 4 \
          --speculative-eagle-topk 1"
     );
-    let out = sim_stdout(&[
-        "predict",
-        "--machine",
-        "rtx-pro-6000-x8-baremetal",
-        "--model",
-        "glm-5-nvfp4",
-        "--batch",
-        "1",
-        "--context",
-        "1000",
-        "--format",
-        "json",
-        "--server-args",
-        &line,
-    ]);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = common::predict_line_json(&line, "1", "1000", &["--model", "glm-5-nvfp4"]);
     v["layouts"][0]["memory"].clone()
 }
 

@@ -178,6 +178,31 @@ pub fn records_on_their_own_acceptance(path: &std::path::Path) -> Vec<(String, f
     measured
 }
 
+/// `sim predict --format json` of a batch of `batch` at `context` tokens for launch line `line` on
+/// the bare-metal RTX PRO 6000 box, with `extra` arguments.
+pub fn predict_line_json(
+    line: &str,
+    batch: &str,
+    context: &str,
+    extra: &[&str],
+) -> serde_json::Value {
+    let mut args = vec![
+        "predict",
+        "--machine",
+        "rtx-pro-6000-x8-baremetal",
+        "--server-args",
+        line,
+        "--batch",
+        batch,
+        "--context",
+        context,
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    sim_json(&args)
+}
+
 /// `sim predict` of one batch of 4 at 1000 tokens for launch line `line` on the PCIe box, its
 /// tables laid out for `columns` (as [`sim_output_at`]).
 pub fn predict_line_at(line: &str, columns: Option<&str>) -> (i32, String, String) {
