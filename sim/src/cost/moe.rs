@@ -467,41 +467,43 @@ impl MoeRunner {
         peak_bytes_per_s: f64,
     ) -> MoeRunner {
         let nvfp4 = crate::efficiency::normalize_dtype(format) == Some("nvfp4");
-        match (opts.moe_runner_backend.as_deref(), model.moe) {
-            (Some("b12x"), Some(m)) if nvfp4 && !opts.b12x_moe_a16 => {
-                let moe_tp = (layout.tp / layout.ep.max(1)).max(1);
-                MoeRunner::B12x {
-                    hidden: model.hidden_size as f64,
-                    inter_per_gpu: m.expert_intermediate_size as f64 / moe_tp as f64,
-                    dynamic_bytes_per_s: peak_bytes_per_s * B12X_DYNAMIC_PEAK_FRACTION,
-                    cold_bytes_per_s: peak_bytes_per_s
-                        * super::moe_bound::line_of(format).map_or(1.0, |l| l.eta),
-                    build: opts.b12x_build.unwrap_or(B12xBuild::NEWEST),
-                }
+        let (Some("b12x"), Some(m), true) = (opts.moe_runner_backend.as_deref(), model.moe, nvfp4)
+        else {
+            return MoeRunner::Tables;
+        };
+        let moe_tp = (layout.tp / layout.ep.max(1)).max(1);
+        let hidden = model.hidden_size as f64;
+        let inter_per_gpu = m.expert_intermediate_size as f64 / moe_tp as f64;
+        let dynamic_bytes_per_s = peak_bytes_per_s * B12X_DYNAMIC_PEAK_FRACTION;
+        let cold_bytes_per_s =
+            peak_bytes_per_s * super::moe_bound::line_of(format).map_or(1.0, |l| l.eta);
+        let build = opts.b12x_build.unwrap_or(B12xBuild::NEWEST);
+        let fused128 = opts.b12x_a16_build == Some(B12xA16Build::Fused128);
+        if !opts.b12x_moe_a16 {
+            MoeRunner::B12x {
+                hidden,
+                inter_per_gpu,
+                dynamic_bytes_per_s,
+                cold_bytes_per_s,
+                build,
             }
-            (Some("b12x"), Some(m))
-                if nvfp4
-                    && (opts.b12x_a16_build == Some(B12xA16Build::Fused128)
-                        || opts.b12x_w4a16_tc_decode) =>
-            {
-                let moe_tp = (layout.tp / layout.ep.max(1)).max(1);
-                MoeRunner::B12xA16 {
-                    hidden: model.hidden_size as f64,
-                    inter_per_gpu: m.expert_intermediate_size as f64 / moe_tp as f64,
-                    dynamic_bytes_per_s: peak_bytes_per_s * B12X_DYNAMIC_PEAK_FRACTION,
-                    cold_bytes_per_s: peak_bytes_per_s
-                        * super::moe_bound::line_of(format).map_or(1.0, |l| l.eta),
-                    statics: opts.b12x_build.unwrap_or(B12xBuild::NEWEST),
-                    tc_decode_max_pairs: if opts.b12x_w4a16_tc_decode {
-                        crate::b12x_build::B12X_W4A16_TC_DECODE_MAX_TOKENS * f64::from(m.top_k)
-                            / f64::from(layout.ep.max(1))
-                    } else {
-                        0.0
-                    },
-                    dynamic: opts.b12x_a16_build == Some(B12xA16Build::Fused128),
-                }
+        } else if fused128 || opts.b12x_w4a16_tc_decode {
+            MoeRunner::B12xA16 {
+                hidden,
+                inter_per_gpu,
+                dynamic_bytes_per_s,
+                cold_bytes_per_s,
+                statics: build,
+                tc_decode_max_pairs: if opts.b12x_w4a16_tc_decode {
+                    crate::b12x_build::B12X_W4A16_TC_DECODE_MAX_TOKENS * f64::from(m.top_k)
+                        / f64::from(layout.ep.max(1))
+                } else {
+                    0.0
+                },
+                dynamic: fused128,
             }
-            _ => MoeRunner::Tables,
+        } else {
+            MoeRunner::Tables
         }
     }
 
