@@ -327,6 +327,24 @@ pub const B12X_A16_DYNAMIC_TILE_MN: (f64, f64) = (32.0, 64.0);
 /// (`a_scratch_dtype = cutlass.BFloat16`, `_get_dynamic_kernel` at 32679922).
 pub const B12X_A16_A_BYTES_PER_VALUE: f64 = 2.0;
 
+/// b12x's NVFP4 (W4A4) MoE kernels at one GPU's expert slice: what [`MoeRunner::B12x`] prices,
+/// and the kernels [`MoeRunner::B12xA16`]'s tensor-core decode sizes are priced as.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct B12xKernels {
+    /// Model hidden size (the GEMMs' K of FC1, N of FC2).
+    pub hidden: f64,
+    /// Expert intermediate size on this GPU (`moe_inter / moe_tp`).
+    pub inter_per_gpu: f64,
+    /// The dynamic kernel's task rate, bytes/s ([`B12X_DYNAMIC_PEAK_FRACTION`] of peak).
+    pub dynamic_bytes_per_s: f64,
+    /// The rate the static kernels stream the touched experts at no faster than, bytes/s:
+    /// the NVFP4 line's achievable share of peak ([`super::moe_bound::line_of`], 0.86,
+    /// fitted on the vLLM 0.24 table's cold rows).
+    pub cold_bytes_per_s: f64,
+    /// The build that ran.
+    pub build: B12xBuild,
+}
+
 /// The MoE runner, where its kernels cost other than the kernel tables' (SGLang's fused MoE and
 /// FlashInfer CUTLASS, which the efficiency curves and shape tables were fitted to).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -343,20 +361,7 @@ pub enum MoeRunner {
     /// 2 × 128 intermediate columns); each task TMA-loads its full 128-row FP4 activation tile
     /// and its slice of the expert's weights (the weights once per M tile), and the tasks go
     /// through at [`B12X_DYNAMIC_PEAK_FRACTION`] of peak bandwidth; never faster than the tables.
-    B12x {
-        /// Model hidden size (the GEMMs' K of FC1, N of FC2).
-        hidden: f64,
-        /// Expert intermediate size on this GPU (`moe_inter / moe_tp`).
-        inter_per_gpu: f64,
-        /// The dynamic kernel's task rate, bytes/s ([`B12X_DYNAMIC_PEAK_FRACTION`] of peak).
-        dynamic_bytes_per_s: f64,
-        /// The rate the static kernels stream the touched experts at no faster than, bytes/s:
-        /// the NVFP4 line's achievable share of peak ([`super::moe_bound::line_of`], 0.86,
-        /// fitted on the vLLM 0.24 table's cold rows).
-        cold_bytes_per_s: f64,
-        /// The build that ran.
-        build: B12xBuild,
-    },
+    B12x(B12xKernels),
     /// vLLM's Marlin W4A16 MoE on SM120 ([`super::marlin_moe`]): a fixed cost, the touched
     /// experts streamed once and a cost per routed row, at decode and verify sizes; the tables'
     /// time for prefill chunks.
@@ -367,7 +372,7 @@ pub enum MoeRunner {
     /// tensor-core decode kernel, which streams the touched experts' 4-bit weights, the same
     /// bytes as b12x's W4A4 kernels of the same build, its BF16 activation rows adding 2 bytes ×
     /// `hidden` per routed pair (12 KB at GLM-5's 6144, under 1% of one expert's 2.65 MB TP8
-    /// slice): priced as those W4A4 kernels ([`MoeRunner::B12x`] of `statics`), as no public
+    /// slice): priced as those W4A4 kernels ([`MoeRunner::B12x`] of its `kernels`), as no public
     /// timing prices it. The other static sizes, up to [`B12xA16Build::FUSED128_STATIC_MAX_PAIRS`]
     /// routed pairs (route-packed, or the May builds' compact static / direct-micro kernels): no
     /// public timing, the tables' time. Above, for [`B12xA16Build::Fused128`] (b12x 0.13.x of
@@ -386,16 +391,10 @@ pub enum MoeRunner {
     /// Any other W4A16 build above 128 pairs (the rewritten kernels of 5aa74cb3 on, or none
     /// named): no public timing, the tables' time.
     B12xA16 {
-        /// Model hidden size (FC1's K, the activation tile's width).
-        hidden: f64,
-        /// Expert intermediate size on this GPU (`moe_inter / moe_tp`).
-        inter_per_gpu: f64,
-        /// The dynamic kernel's task rate, bytes/s ([`B12X_DYNAMIC_PEAK_FRACTION`] of peak).
-        dynamic_bytes_per_s: f64,
-        /// The W4A4 kernels' DRAM streaming rate ([`MoeRunner::B12x`]'s `cold_bytes_per_s`).
-        cold_bytes_per_s: f64,
-        /// The b12x build whose W4A4 kernels price the tensor-core decode sizes.
-        statics: B12xBuild,
+        /// The slice and rates (FC1's K is the activation tile's width; the dynamic kernel's
+        /// task rate is the NVFP4 one's), and the b12x build whose W4A4 kernels price the
+        /// tensor-core decode sizes.
+        kernels: B12xKernels,
         /// Routed pairs on this GPU up to which a call runs the tensor-core decode kernel
         /// (`B12X_W4A16_TC_DECODE=1`: its 8 tokens × top-k, over the EP ranks); 0 without it.
         tc_decode_max_pairs: f64,
@@ -472,28 +471,20 @@ impl MoeRunner {
             return MoeRunner::Tables;
         };
         let moe_tp = (layout.tp / layout.ep.max(1)).max(1);
-        let hidden = model.hidden_size as f64;
-        let inter_per_gpu = m.expert_intermediate_size as f64 / moe_tp as f64;
-        let dynamic_bytes_per_s = peak_bytes_per_s * B12X_DYNAMIC_PEAK_FRACTION;
-        let cold_bytes_per_s =
-            peak_bytes_per_s * super::moe_bound::line_of(format).map_or(1.0, |l| l.eta);
-        let build = opts.b12x_build.unwrap_or(B12xBuild::NEWEST);
+        let kernels = B12xKernels {
+            hidden: model.hidden_size as f64,
+            inter_per_gpu: m.expert_intermediate_size as f64 / moe_tp as f64,
+            dynamic_bytes_per_s: peak_bytes_per_s * B12X_DYNAMIC_PEAK_FRACTION,
+            cold_bytes_per_s: peak_bytes_per_s
+                * super::moe_bound::line_of(format).map_or(1.0, |l| l.eta),
+            build: opts.b12x_build.unwrap_or(B12xBuild::NEWEST),
+        };
         let fused128 = opts.b12x_a16_build == Some(B12xA16Build::Fused128);
         if !opts.b12x_moe_a16 {
-            MoeRunner::B12x {
-                hidden,
-                inter_per_gpu,
-                dynamic_bytes_per_s,
-                cold_bytes_per_s,
-                build,
-            }
+            MoeRunner::B12x(kernels)
         } else if fused128 || opts.b12x_w4a16_tc_decode {
             MoeRunner::B12xA16 {
-                hidden,
-                inter_per_gpu,
-                dynamic_bytes_per_s,
-                cold_bytes_per_s,
-                statics: build,
+                kernels,
                 tc_decode_max_pairs: if opts.b12x_w4a16_tc_decode {
                     crate::b12x_build::B12X_W4A16_TC_DECODE_MAX_TOKENS * f64::from(m.top_k)
                         / f64::from(layout.ep.max(1))
@@ -535,12 +526,12 @@ impl MoeRunner {
     /// on them). Worded as the extrapolated-MoE notes are ([`crate::uncertainty::Flag`]), so the
     /// prediction's interval is the one of kernels off their measured shapes.
     pub fn benchmark_shape_note(&self) -> Option<String> {
-        let MoeRunner::B12x {
+        let MoeRunner::B12x(B12xKernels {
             hidden,
             inter_per_gpu,
             build,
             ..
-        } = *self
+        }) = *self
         else {
             return None;
         };
@@ -569,7 +560,7 @@ impl MoeRunner {
     /// One GPU's MoE layer under this runner, for `pairs` routed pairs on it over `touched`
     /// experts of `bytes_per_expert` each, given `tables_s`, the tables' kernel's time for it.
     pub fn time_s(&self, tables_s: f64, pairs: f64, touched: f64, bytes_per_expert: f64) -> f64 {
-        let (hidden, inter_per_gpu, dynamic_bytes_per_s, cold_bytes_per_s, build) = match *self {
+        let k = match *self {
             MoeRunner::Tables => return tables_s,
             MoeRunner::Marlin(m) => {
                 return m
@@ -577,23 +568,17 @@ impl MoeRunner {
                     .unwrap_or(tables_s);
             }
             MoeRunner::B12xA16 {
-                hidden,
-                inter_per_gpu,
-                dynamic_bytes_per_s,
-                cold_bytes_per_s,
-                statics,
+                kernels,
                 tc_decode_max_pairs,
                 dynamic,
             } => {
                 if pairs <= tc_decode_max_pairs {
-                    let w4a4 = MoeRunner::B12x {
-                        hidden,
-                        inter_per_gpu,
-                        dynamic_bytes_per_s,
-                        cold_bytes_per_s,
-                        build: statics,
-                    };
-                    return w4a4.time_s(tables_s, pairs, touched, bytes_per_expert);
+                    return MoeRunner::B12x(kernels).time_s(
+                        tables_s,
+                        pairs,
+                        touched,
+                        bytes_per_expert,
+                    );
                 }
                 if pairs <= B12xA16Build::FUSED128_STATIC_MAX_PAIRS || !dynamic {
                     return tables_s;
@@ -605,43 +590,28 @@ impl MoeRunner {
                     a_bytes_per_value: B12X_A16_A_BYTES_PER_VALUE,
                 };
                 return tasks.layer_s(
-                    (hidden, inter_per_gpu),
+                    (kernels.hidden, kernels.inter_per_gpu),
                     (pairs, touched, bytes_per_expert),
-                    dynamic_bytes_per_s,
+                    kernels.dynamic_bytes_per_s,
                     tables_s,
                 );
             }
-            MoeRunner::B12x {
-                hidden,
-                inter_per_gpu,
-                dynamic_bytes_per_s,
-                cold_bytes_per_s,
-                build,
-            } => (
-                hidden,
-                inter_per_gpu,
-                dynamic_bytes_per_s,
-                cold_bytes_per_s,
-                build,
-            ),
+            MoeRunner::B12x(k) => k,
         };
-        if pairs < build.dynamic_from_pairs() {
-            let cold_s = touched * bytes_per_expert / cold_bytes_per_s.max(1.0);
-            return Self::static_s(build, tables_s, touched, cold_s);
+        if pairs < k.build.dynamic_from_pairs() {
+            let cold_s = touched * bytes_per_expert / k.cold_bytes_per_s.max(1.0);
+            return Self::static_s(k.build, tables_s, touched, cold_s);
         }
-        if build == B12xBuild::MicroDynamic {
+        if k.build == B12xBuild::MicroDynamic {
             // the sub-128-row dynamic kernel has no public timing. It replaced the static kernel
             // because it beat it (377083ec: "micro wins below 64, dynamic at/above", the 16-row
             // tile "~0.88-0.92x of the 128 tile up to ~640 routed rows"), so it is no slower
             // than the build it retired; and the rate pinned on the March build's 128-row
             // kernel, slower than the tables above 640 pairs, is not its own: capped there
-            let retired = MoeRunner::B12x {
-                hidden,
-                inter_per_gpu,
-                dynamic_bytes_per_s,
-                cold_bytes_per_s,
+            let retired = MoeRunner::B12x(B12xKernels {
                 build: B12xBuild::UnderfillTiles,
-            };
+                ..k
+            });
             return retired
                 .time_s(tables_s, pairs, touched, bytes_per_expert)
                 .min(tables_s);
@@ -652,9 +622,9 @@ impl MoeRunner {
             a_bytes_per_value: B12X_A_BYTES_PER_VALUE,
         };
         tasks.layer_s(
-            (hidden, inter_per_gpu),
+            (k.hidden, k.inter_per_gpu),
             (pairs, touched, bytes_per_expert),
-            dynamic_bytes_per_s,
+            k.dynamic_bytes_per_s,
             tables_s,
         )
     }
@@ -798,7 +768,12 @@ mod tests {
 
     /// b12x's NVFP4 runner of `build` at the expert slice `(hidden, inter_per_gpu)`.
     fn runner_at((hidden, inter_per_gpu): (f64, f64), build: B12xBuild) -> MoeRunner {
-        MoeRunner::B12x {
+        MoeRunner::B12x(kernels_at((hidden, inter_per_gpu), build))
+    }
+
+    /// b12x's NVFP4 kernels of `build` at the expert slice `(hidden, inter_per_gpu)`.
+    fn kernels_at((hidden, inter_per_gpu): (f64, f64), build: B12xBuild) -> B12xKernels {
+        B12xKernels {
             hidden,
             inter_per_gpu,
             dynamic_bytes_per_s: 0.5e12,
@@ -865,11 +840,7 @@ mod tests {
     #[test]
     fn b12x_w4a16_dynamic_kernel_above_128_pairs() {
         let r = MoeRunner::B12xA16 {
-            hidden: 6144.0,
-            inter_per_gpu: 256.0,
-            dynamic_bytes_per_s: 0.5e12,
-            cold_bytes_per_s: 1.5e12,
-            statics: B12xBuild::NEWEST,
+            kernels: kernels_at((6144.0, 256.0), B12xBuild::NEWEST),
             tc_decode_max_pairs: 0.0,
             dynamic: true,
         };
@@ -894,20 +865,10 @@ mod tests {
     /// tables; above, a build without a modelled dynamic kernel takes the tables.
     #[test]
     fn b12x_w4a16_tensor_core_decode_is_the_w4a4_kernels() {
-        let (hidden, inter, dynamic_rate, cold) = (6144.0, 256.0, 0.5e12, 1.5e12);
-        let a4 = MoeRunner::B12x {
-            hidden,
-            inter_per_gpu: inter,
-            dynamic_bytes_per_s: dynamic_rate,
-            cold_bytes_per_s: cold,
-            build: B12xBuild::MicroDynamic,
-        };
+        let kernels = kernels_at((6144.0, 256.0), B12xBuild::MicroDynamic);
+        let a4 = MoeRunner::B12x(kernels);
         let a16 = |tc_decode: bool, dynamic| MoeRunner::B12xA16 {
-            hidden,
-            inter_per_gpu: inter,
-            dynamic_bytes_per_s: dynamic_rate,
-            cold_bytes_per_s: cold,
-            statics: B12xBuild::MicroDynamic,
+            kernels,
             tc_decode_max_pairs: if tc_decode { 64.0 } else { 0.0 },
             dynamic,
         };
@@ -943,18 +904,18 @@ mod tests {
         let of = |o: &crate::options::ServerOptions| MoeRunner::of(o, "nvfp4", &glm, &tp8, 1e12);
         assert!(matches!(
             of(&o),
-            MoeRunner::B12x {
+            MoeRunner::B12x(B12xKernels {
                 build: B12xBuild::NEWEST,
                 ..
-            }
+            })
         ));
         o.b12x_build = Some(B12xBuild::March2026);
         assert!(matches!(
             of(&o),
-            MoeRunner::B12x {
+            MoeRunner::B12x(B12xKernels {
                 build: B12xBuild::March2026,
                 ..
-            }
+            })
         ));
         o.b12x_moe_a16 = true;
         assert_eq!(of(&o), MoeRunner::Tables);
@@ -962,11 +923,13 @@ mod tests {
         assert_eq!(of(&o), MoeRunner::Tables);
         let cold = super::super::moe_bound::line_of("nvfp4").map_or(1.0, |l| l.eta) * 1e12;
         let a16 = |tc_decode_max_pairs, dynamic| MoeRunner::B12xA16 {
-            hidden: 6144.0,
-            inter_per_gpu: 256.0,
-            dynamic_bytes_per_s: B12X_DYNAMIC_PEAK_FRACTION * 1e12,
-            cold_bytes_per_s: cold,
-            statics: B12xBuild::March2026,
+            kernels: B12xKernels {
+                hidden: 6144.0,
+                inter_per_gpu: 256.0,
+                dynamic_bytes_per_s: B12X_DYNAMIC_PEAK_FRACTION * 1e12,
+                cold_bytes_per_s: cold,
+                build: B12xBuild::March2026,
+            },
             tc_decode_max_pairs,
             dynamic,
         };

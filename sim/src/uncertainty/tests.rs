@@ -145,19 +145,19 @@ fn an_unpriced_speculative_step_is_its_own_ground_on_top_of_the_others() {
 #[test]
 fn b12x_builds_off_their_measured_ground_raise_the_moe_flag() {
     use crate::b12x_build::B12xBuild;
-    use crate::cost::moe::MoeRunner;
+    use crate::cost::moe::{B12xKernels, MoeRunner};
     for build in [
         B12xBuild::Static640,
         B12xBuild::UnderfillTiles,
         B12xBuild::MicroDynamic,
     ] {
-        let glm5_tp8 = MoeRunner::B12x {
+        let glm5_tp8 = MoeRunner::B12x(B12xKernels {
             hidden: 6144.0,
             inter_per_gpu: 256.0,
             dynamic_bytes_per_s: 0.5e12,
             cold_bytes_per_s: 1.5e12,
             build,
-        };
+        });
         let notes: Vec<String> = glm5_tp8.benchmark_shape_note().into_iter().collect();
         assert_eq!(
             Flag::from_notes(&notes),
