@@ -572,3 +572,62 @@ fn advise_mtp_lifts_sglangs_own_running_cap_above_48_streams() {
             .contains("--max-running-requests 64")
     );
 }
+
+/// SGLang runs a top-1 EAGLE chain without its overlap scheduler unless `SGLANG_ENABLE_SPEC_V2`
+/// keeps it on: "should we turn on MTP?" then says what the switch gives at the load (in the
+/// answer's JSON and a second `try` line), and that is the answer a launch with the switch gets;
+/// a launch with the switch, or a tree draft (which the v2 worker cannot run), gets no such line.
+#[test]
+fn advise_mtp_says_what_sglangs_spec_v2_overlap_gives_a_top1_chain() {
+    let draft = |topk: u32, tokens: u32| {
+        format!(
+            "python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 8 \
+             --speculative-algorithm EAGLE --speculative-num-steps 3 \
+             --speculative-eagle-topk {topk} --speculative-num-draft-tokens {tokens}"
+        )
+    };
+    let run = |line: &str| {
+        let out = sim()
+            .args([
+                "advise",
+                "--machine",
+                "rtx-pro-6000-x8-baremetal",
+                "--question",
+                "mtp",
+                "--max-concurrency",
+                "8",
+                "--num-prompts",
+                "16",
+                "--draws",
+                "4",
+                "--format",
+                "json",
+                "--server-args",
+                line,
+            ])
+            .assert()
+            .success();
+        json(&out.get_output().stdout)["mtp"].clone()
+    };
+    let off = run(&draft(1, 4));
+    let hint = &off["spec_overlap"];
+    assert_eq!(hint["env"], "SGLANG_ENABLE_SPEC_V2=True", "{off}");
+    let over = hint["over_answer"].as_f64().unwrap();
+    // the scheduler turn comes off the step: a gain, and not a large one
+    assert!(over > 1.001 && over < 1.2, "{over}");
+    assert!(
+        off["sentence"]
+            .as_str()
+            .unwrap()
+            .contains("without its overlap scheduler")
+    );
+    let on = run(&format!("SGLANG_ENABLE_SPEC_V2=True {}", draft(1, 4)));
+    assert!(on["spec_overlap"].is_null(), "{on}");
+    let (hinted, answered) = (
+        hint["gain"].as_f64().unwrap(),
+        on["at"]["gain"].as_f64().unwrap(),
+    );
+    assert!((hinted - answered).abs() < 1e-9, "{hinted} vs {answered}");
+    let tree = run(&draft(4, 8));
+    assert!(tree["spec_overlap"].is_null(), "{tree}");
+}

@@ -101,6 +101,60 @@ pub struct MtpAnswer {
     /// The engine's own running-request cap under speculation, lifted in the flags to try.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub running_cap: Option<RunningCap>,
+    /// Where the engine runs this speculation without its overlap scheduler and a switch keeps
+    /// it on, what the switch gives at the load ([`SpecOverlap`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_overlap: Option<SpecOverlap>,
+}
+
+/// The engine's overlap scheduler kept on under the answer's speculation by a server-environment
+/// switch (`SGLANG_ENABLE_SPEC_V2=True`): SGLang turns overlap off for EAGLE speculation unless
+/// its v2 worker runs, so each step then pays its scheduler turn after the GPU's passes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecOverlap {
+    /// The assignment, as the engine's docs spell it.
+    pub env: String,
+    /// Decode tok/s with speculation and the switch at the workload's concurrency.
+    pub tok_s: f64,
+    /// That ÷ without speculation.
+    pub gain: f64,
+    /// That ÷ speculation as the answer prices it (overlap off).
+    pub over_answer: f64,
+}
+
+impl SpecOverlap {
+    /// The words the answer's sentence ends with.
+    pub fn words(&self, engine: Engine) -> String {
+        format!(
+            " {} runs this speculation without its overlap scheduler; {} in the server's environment keeps it on for a top-1 chain (experimental in its docs): {:.0} tok/s here ({:.2}× without speculation, {:.2}× the answer's).",
+            engine.rules().display_name(),
+            self.env,
+            self.tok_s,
+            self.gain,
+            self.over_answer
+        )
+    }
+}
+
+/// What `env` (the engine's switch, [`crate::engine::ServingEngine::speculative_overlap_switch`])
+/// gives at the workload's concurrency: `q`'s speculation with the overlap scheduler kept on.
+pub fn spec_overlap(
+    q: &MtpQuestion<'_>,
+    build: &BuildWith<'_>,
+    env: &str,
+) -> Result<SpecOverlap, String> {
+    let on = ServerOptions {
+        speculative_overlap: true,
+        ..q.with.clone()
+    };
+    let off = point_with(q, build, q.with, q.plan.accept_length)?;
+    let p = point_with(q, build, &on, q.plan.accept_length)?;
+    Ok(SpecOverlap {
+        env: env.to_string(),
+        tok_s: p.with_tok_s,
+        gain: p.gain,
+        over_answer: p.with_tok_s / off.with_tok_s.max(f64::MIN_POSITIVE),
+    })
 }
 
 /// The engine's default draft for the model, as the answer would have priced it.
@@ -520,6 +574,7 @@ pub fn mtp_question(q: &MtpQuestion<'_>, build: &BuildWith<'_>) -> Result<MtpAns
         instead_of_default: None,
         caveat: None,
         running_cap: None,
+        spec_overlap: None,
     })
 }
 

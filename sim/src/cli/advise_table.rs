@@ -350,6 +350,14 @@ fn print_mtp(m: &sim::advise::mtp::MtpAnswer, launcher: &str) {
     }
     super::scale::print_odds(m.odds.as_ref());
     println!("try: {launcher} {}", m.flags_to_try);
+    if let Some(o) = &m.spec_overlap {
+        println!(
+            "with the overlap scheduler ({:.2}× the answer's): {} {launcher} {}",
+            o.over_answer,
+            o.env,
+            m.flags_with_speculation()
+        );
+    }
 }
 
 /// The model's own error, and whether EP's margin clears it.

@@ -101,6 +101,17 @@ pub trait ServingEngine: Sync {
         !opts.disable_overlap_schedule
     }
 
+    /// The server-environment setting, in the engine's spelling, that keeps the overlap
+    /// scheduler on under the speculation `opts` runs where the engine turns it off and that
+    /// draft can keep it; `None` where there is no such switch, it is already on, or the
+    /// draft cannot take it.
+    fn speculative_overlap_switch(
+        &self,
+        _opts: &crate::options::ServerOptions,
+    ) -> Option<&'static str> {
+        None
+    }
+
     /// The running-request cap the engine sets itself when speculative decoding is on and
     /// `--max-running-requests` is not given; `None` where it sets none (the memory plan's cap
     /// stands).

@@ -169,6 +169,22 @@ impl ServingEngine for Sglang {
         !opts.disable_overlap_schedule && (opts.speculative.is_none() || opts.speculative_overlap)
     }
 
+    /// `SGLANG_ENABLE_SPEC_V2=True` for a top-1 EAGLE / EAGLE3 / NEXTN chain run without it:
+    /// SGLang's speculative-decoding guide lists the v2 worker as the way to keep the overlap
+    /// scheduler under speculation, experimental and requiring `--speculative-eagle-topk 1`
+    /// (sgl-project/sglang `docs/advanced_features/speculative_decoding.md`, "Speculative
+    /// Decoding V2 (Overlap Scheduler)"). Not for a tree draft, NGRAM or a launch that turns
+    /// overlap off altogether (`--disable-overlap-schedule`).
+    fn speculative_overlap_switch(
+        &self,
+        opts: &crate::options::ServerOptions,
+    ) -> Option<&'static str> {
+        let s = opts.speculative.as_ref()?;
+        let chain = s.eagle_topk <= 1 && !s.algorithm.eq_ignore_ascii_case("NGRAM");
+        (chain && !opts.speculative_overlap && !opts.disable_overlap_schedule)
+            .then_some(args::SPEC_V2_ON)
+    }
+
     /// `SGLANG_SIMULATE_ACC_LEN=3.24` in the server's environment.
     fn forced_accept_length(&self, text: &str, drafts: u32) -> Option<Result<f64, String>> {
         use crate::engine::forced_acceptance::{SGLANG_SIMULATE_ACC_LEN, checked, env_value};

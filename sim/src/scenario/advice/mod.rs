@@ -426,6 +426,7 @@ impl Scenario {
             let mut a = mtp_question(&q, &build).map_err(failed)?;
             a.caveat = caveat.map(str::to_string);
             self.say_running_cap(&mut a, &q, &capped, lift, &build)?;
+            self.say_spec_overlap(&mut a, &q, &build)?;
             return Ok(a);
         };
         let mut chain_opts = spec_opts;
@@ -452,7 +453,27 @@ impl Scenario {
         a.instead_of_default = Some(default);
         a.caveat = caveat.map(str::to_string);
         self.say_running_cap(&mut a, &q, &chain_capped, lift, &build)?;
+        self.say_spec_overlap(&mut a, &q, &build)?;
         Ok(a)
+    }
+
+    /// Where the engine runs the answer's speculation without its overlap scheduler and a
+    /// switch keeps it on (SGLang's `SGLANG_ENABLE_SPEC_V2=True` for a top-1 chain), what the
+    /// switch gives at the load, in the answer and its words.
+    fn say_spec_overlap(
+        &self,
+        a: &mut MtpAnswer,
+        q: &MtpQuestion<'_>,
+        build: &crate::advise::mtp::BuildWith<'_>,
+    ) -> Result<(), AdviseError> {
+        let Some(env) = self.opts.engine.rules().speculative_overlap_switch(q.with) else {
+            return Ok(());
+        };
+        let o = crate::advise::mtp::spec_overlap(q, build, env)
+            .map_err(|e| AdviseError::failed("mtp", e))?;
+        a.sentence.push_str(&o.words(self.opts.engine));
+        a.spec_overlap = Some(o);
+        Ok(())
     }
 
     /// The engine's own cap under speculation (SGLang's 48 without its flag)

@@ -11,6 +11,9 @@ use super::{Result, SglangArgs};
 /// ([`crate::engine::ServingEngine::overlap_scheduled`]).
 pub const SGLANG_ENABLE_SPEC_V2: &str = "SGLANG_ENABLE_SPEC_V2";
 
+/// The assignment that turns it on, as SGLang's guide spells it.
+pub const SPEC_V2_ON: &str = "SGLANG_ENABLE_SPEC_V2=True";
+
 /// Whether an environment value is true as SGLang's `get_bool_env_var` reads it (`true` or
 /// `1`, any case).
 pub fn env_true(v: &str) -> bool {

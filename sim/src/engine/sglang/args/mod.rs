@@ -35,7 +35,7 @@ pub(crate) mod tokenize;
 
 pub use choices::{KV_CACHE_DTYPES, MOE_A2A_BACKENDS, MOE_RUNNER_BACKENDS};
 pub use defaults::{DefaultsContext, default_speculative_options, speculative_params};
-pub use environment::{SGLANG_ENABLE_SPEC_V2, env_true};
+pub use environment::{SGLANG_ENABLE_SPEC_V2, SPEC_V2_ON, env_true};
 pub use parse::{from_launch_line, from_pairs, from_words};
 pub use table::{Bounds, CliFlag, Kind, SPECS, Spec, int_list, nearest_flag};
 /// The row constructors both engines' tables use.
