@@ -223,7 +223,12 @@ pub(super) fn attn_core(
     // decode attention and the indexer core run two kernels each (split-KV + combine; logits +
     // top-k), a prefill core one: each at least the small-kernel floor
     let f = curves.floor_s;
-    let decode = curves.of(decode_kind, kv_name).with_floor(2.0 * f);
+    let decode = curves
+        .of(
+            decode_kind,
+            decode_curve_dtype(model, opts, machine, kv_name),
+        )
+        .with_floor(2.0 * f);
     let indexer_decode = curves.of(KernelKind::GqaDecode, "fp8").with_floor(2.0 * f);
     let prefill = curves.of(KernelKind::Prefill, "bf16").with_floor(f);
     let indexer_prefill = curves.of(KernelKind::Prefill, "fp8").with_floor(2.0 * f);
@@ -278,6 +283,32 @@ struct Kernels {
     kv_name: &'static str,
     dcp: f64,
     kv_bytes_per_key: f64,
+}
+
+/// The KV dtype whose measured decode curve prices a step's decode attention. The only fp8-cache
+/// MLA decode measured (SGLang 0.5.14 on an H200, `data/observations/mla-decode-kernels-sglang-0.5.14.csv`)
+/// streams at ~6% of bandwidth, a quirk of the kernel SGLang ran there, kept for SGLang on SM90.
+/// The other engines' and GPUs' MLA kernels read an fp8 cache as they read a bf16 one, at the
+/// bf16 kernel's bandwidth share over half the bytes: vLLM's SM100 default, FlashInfer's
+/// trtllm-gen MLA (`trtllm_batch_decode_with_kv_cache_mla`, e4m3 KV), SGLang's `trtllm_mla`
+/// and DSA `trtllm` / `flashmla_kv` decode on SM100, FlashMLA's fp8 sparse kernels
+/// (deepseek-ai/FlashMLA @9241ae3, `csrc/sm100/decode/head64`: a dequantising warp group
+/// pipelined with the MMAs). GQA decode takes the bf16 curve whatever its cache (its own
+/// kernels, none measured in fp8).
+fn decode_curve_dtype(
+    model: &ModelSpec,
+    opts: &ServerOptions,
+    machine: &Machine,
+    kv_name: &'static str,
+) -> &'static str {
+    let measured_quirk = model.attention.is_mla()
+        && opts.engine == crate::engine::Engine::Sglang
+        && super::attn_backend::sm_major(machine) == Some(9);
+    if kv_name == "fp8" && !measured_quirk {
+        "bf16"
+    } else {
+        kv_name
+    }
 }
 
 /// MLA (and DSA): absorbed decode, Triton's padded head blocks, vLLM's TRITON_MLA grid on SM120,
