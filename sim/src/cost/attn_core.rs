@@ -35,8 +35,11 @@ pub(crate) struct AttnCore {
     /// Prefill attention core (bf16 tensor cores) and the indexer's fp8 scoring.
     pub prefill: KernelCurve,
     pub indexer_prefill: KernelCurve,
-    /// FLOPs per (query, attended key) pair in decode.
+    /// FLOPs per (query, attended key) pair in decode, for the rows the GPU holds.
     pub decode_flops_per_pair: f64,
+    /// How the decode kernel lays (query token × head) rows on its MMA tiles: the padded rows
+    /// are computed too ([`DecodeRows::factor`] scales [`Self::decode_flops_per_pair`]).
+    pub decode_rows: DecodeRows,
     /// FLOPs per (query, attended key) pair in prefill.
     pub prefill_flops_per_pair: f64,
     /// KV bytes read per attended key.
@@ -154,6 +157,60 @@ pub(crate) struct TableDecode {
     pub family: &'static Family,
     /// DCP shards: each GPU reads 1/dcp of a request's keys.
     pub dcp: f64,
+}
+
+/// How an MLA decode kernel lays a request's (query token × head) rows on its MMA tiles. MLA has
+/// one latent KV head, so the rows are the query heads a GPU holds times the query tokens of a
+/// request (1, or 1 + draft tokens in a verify pass); a tile computes all its rows whether or
+/// not the GPU has heads for them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum DecodeRows {
+    /// The rows the GPU holds, no padding modelled (SM120's kernels, Triton's own grid, SM100's
+    /// trtllm-gen MLA, whose heads are the MMA's N side in tiles of 8 or 16).
+    Exact,
+    /// A request's query tokens × heads packed into tiles of `rows` (SM90: FlashMLA's dense
+    /// decode, `Config::BLOCK_SIZE_M = 64` over `s_q · h_q`, deepseek-ai/FlashMLA @9241ae3
+    /// `csrc/sm90/decode/dense/config.h`; FA3's MLA path, `tile_size_fwd_sm90` 64 rows for a
+    /// 512-wide V with PackGQA, vllm-project/flash-attention `hopper/tile_size.h`; FlashInfer's
+    /// SM90 MLA, `CTA_TILE_Q = 64` over packed `qo_len × num_heads`, `mla_hopper.cuh`).
+    Packed { heads: f64, rows: f64 },
+    /// Each query token's heads padded to a multiple of `rows`, tokens not packed (SM90 DSA
+    /// decode: FlashMLA's sparse kernels take 64 or 128 heads only, `sparse_decode.h`, and vLLM
+    /// pads to them, `flashmla_sparse.py` `_compute_fp8_decode_padded_heads`; SGLang's `fa3` DSA
+    /// decode runs each query token as its own sequence over the same 64-row tiles).
+    PerToken { heads: f64, rows: f64 },
+}
+
+impl DecodeRows {
+    /// Rows computed ÷ rows held, at `queries` query tokens a request (≥ 1).
+    pub fn factor(self, queries: f64) -> f64 {
+        let q = queries.max(1.0);
+        match self {
+            DecodeRows::Exact => 1.0,
+            DecodeRows::Packed { heads, rows } => {
+                let held = q * heads;
+                (held / rows).ceil() * rows / held
+            }
+            DecodeRows::PerToken { heads, rows } => (heads / rows).ceil() * rows / heads,
+        }
+    }
+
+    /// The rows of an MLA decode kernel on `machine` for `heads` query heads a GPU computes
+    /// (DCP's gathered heads included), DSA's sparse decode or dense: SM90's kernels pad (see
+    /// the variants); elsewhere none is modelled.
+    fn of(machine: &Machine, heads: f64, sparse: bool) -> DecodeRows {
+        if super::attn_backend::sm_major(machine) != Some(9) || heads <= 0.0 {
+            return DecodeRows::Exact;
+        }
+        if sparse {
+            DecodeRows::PerToken {
+                heads,
+                rows: if heads <= 64.0 { 64.0 } else { 128.0 },
+            }
+        } else {
+            DecodeRows::Packed { heads, rows: 64.0 }
+        }
+    }
 }
 
 /// Heads one stage-1 program computes (`BLOCK_H`): the MMA's rows, padded when a GPU has fewer.
@@ -343,6 +400,12 @@ fn mla_core(
         prefill: k.prefill,
         indexer_prefill: k.indexer_prefill,
         decode_flops_per_pair: absorbed * padded,
+        // Triton's own head blocks are in `padded`; the other kernels' tiles by arch
+        decode_rows: if triton || triton_mla {
+            DecodeRows::Exact
+        } else {
+            DecodeRows::of(machine, heads * k.dcp, indexer.is_some())
+        },
         prefill_flops_per_pair: if indexer.is_some() { absorbed } else { mha },
         // with a cached prefix, deepseek_v2.py's `dispatch_attn_forward_method` sends a
         // Triton-backend extend to the absorbed MLA path (MHA only without a prefix)
@@ -409,6 +472,7 @@ fn gqa_core(
         prefill: k.prefill,
         indexer_prefill: k.indexer_prefill,
         decode_flops_per_pair: model.attention_flops_per_pair(true) / k.attn_tp,
+        decode_rows: DecodeRows::Exact,
         prefill_flops_per_pair: model.attention_flops_per_pair(false) / k.attn_tp,
         kv_bytes_per_key: k.kv_bytes_per_key,
         topk_cap: None,
@@ -533,6 +597,29 @@ pub fn indexer_logit_bytes_per_pair(ix: models::spec::DsaIndexer, fused: bool) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// SM90's MLA decode tiles: 8 heads a GPU pack 1 query token into a 64-row tile (8× the
+    /// held rows), a 4-token verify into half of one (2×), 8 tokens fill it; DSA's sparse decode
+    /// pads each token's heads to 64 (8× whatever the tokens), 96 heads to 128. SM100 and SM120
+    /// pad nothing that is modelled.
+    #[test]
+    fn hopper_mla_decode_computes_its_padded_rows() {
+        let h200 = Machine::resolve("h200-x8").unwrap();
+        let dense = DecodeRows::of(&h200, 8.0, false);
+        assert_eq!(
+            [dense.factor(1.0), dense.factor(4.0), dense.factor(8.0)],
+            [8.0, 2.0, 1.0]
+        );
+        let sparse = DecodeRows::of(&h200, 8.0, true);
+        assert_eq!([sparse.factor(1.0), sparse.factor(4.0)], [8.0, 8.0]);
+        let wide = DecodeRows::of(&h200, 96.0, true);
+        assert!((wide.factor(1.0) - 128.0 / 96.0).abs() < 1e-12);
+        for other in ["b200-x8", "rtx-pro-6000-x8-baremetal"] {
+            let m = Machine::resolve(other).unwrap();
+            assert_eq!(DecodeRows::of(&m, 8.0, true), DecodeRows::Exact, "{other}");
+            assert_eq!(DecodeRows::of(&m, 8.0, false), DecodeRows::Exact, "{other}");
+        }
+    }
 
     /// `get_num_kv_splits_triton` for equal lengths on 188 SMs, 8 heads per GPU (one program
     /// per request): 8 splits at 32 requests of 356 tokens, ⌈465 / 128⌉ = 4 at 128, 1 at 1024.

@@ -85,7 +85,7 @@ impl CostModel {
                 let keys = keys * dec_share;
                 c.decode.time_monotone(
                     requests,
-                    keys * c.decode_flops_per_pair,
+                    keys * c.decode_flops_per_pair * c.decode_rows.factor(q),
                     keys / q * c.kv_bytes_per_key + extra_bytes,
                 )
             };
@@ -152,7 +152,10 @@ impl CostModel {
         if td.family.key.context_part_only() {
             s += floor;
         }
-        let flops = st.decode_keys * dec_share * c.decode_flops_per_pair;
+        let flops = st.decode_keys
+            * dec_share
+            * c.decode_flops_per_pair
+            * c.decode_rows.factor(st.queries_per_request);
         let compute = c.decode.time_monotone(requests, flops, 0.0);
         OpTime {
             s: s.max(compute.s),
