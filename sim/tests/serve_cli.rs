@@ -588,23 +588,12 @@ fn advise_mtp_says_what_sglangs_spec_v2_overlap_gives_a_top1_chain() {
     };
     let run = |line: &str| {
         let out = sim()
-            .args([
-                "advise",
-                "--machine",
-                "rtx-pro-6000-x8-baremetal",
-                "--question",
-                "mtp",
-                "--max-concurrency",
-                "8",
-                "--num-prompts",
-                "16",
-                "--draws",
-                "4",
-                "--format",
-                "json",
-                "--server-args",
-                line,
-            ])
+            .args(
+                "advise --machine rtx-pro-6000-x8-baremetal --question mtp --max-concurrency 8 \
+                 --num-prompts 16 --draws 4 --format json --server-args"
+                    .split_whitespace(),
+            )
+            .arg(line)
             .assert()
             .success();
         json(&out.get_output().stdout)["mtp"].clone()
