@@ -14,8 +14,12 @@ use sim::options::ServerOptions;
 /// KV reads, or its compute where the kernel's (padded) FLOPs outweigh them (nothing else in a
 /// decode step of this size is compute-bound).
 fn kv_read_ms(machine: &str, engine: Engine, kv: KvDtype) -> f64 {
+    attention_ms("kimi-k2.5", machine, engine, kv)
+}
+
+fn attention_ms(model: &str, machine: &str, engine: Engine, kv: KvDtype) -> f64 {
     let machine = Machine::resolve(machine).unwrap();
-    let kimi = ModelSpec::preset("kimi-k2.5").unwrap();
+    let spec = ModelSpec::preset(model).unwrap();
     let opts = ServerOptions {
         engine,
         kv_cache_dtype: Some(kv),
@@ -26,7 +30,7 @@ fn kv_read_ms(machine: &str, engine: Engine, kv: KvDtype) -> f64 {
         context_tokens: 8_700,
         prefill_tokens: 0,
     };
-    let p = predict_layout(&machine, &kimi, Layout::tp(8), &opts, Knobs::default(), &q).unwrap();
+    let p = predict_layout(&machine, &spec, Layout::tp(8), &opts, Knobs::default(), &q).unwrap();
     let b = p.breakdown.expect("the layout runs");
     b.kv_read_ms + b.compute_ms
 }
@@ -50,4 +54,13 @@ fn sglangs_measured_fp8_mla_kernel_on_hopper_stays_what_it_measured() {
     // vLLM's Hopper kernels are not that one
     let vllm = kv_read_ms("h200-x8", Engine::Vllm, KvDtype::Fp8);
     assert!(vllm < bf16, "{vllm} vs {bf16}");
+}
+
+/// SGLang's DSA decode on SM90 with an fp8 cache is FlashMLA's fp8 sparse kernel, not the dense
+/// kernel measured at ~6%: no dearer than the bf16 cache's.
+#[test]
+fn sglangs_fp8_dsa_decode_on_hopper_is_not_the_measured_dense_kernel() {
+    let bf16 = attention_ms("glm-5-fp8", "h200-x8", Engine::Sglang, KvDtype::Bf16);
+    let fp8 = attention_ms("glm-5-fp8", "h200-x8", Engine::Sglang, KvDtype::Fp8);
+    assert!(fp8 <= bf16 * 1.001, "{fp8} vs {bf16}");
 }

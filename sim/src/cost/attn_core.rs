@@ -344,7 +344,8 @@ struct Kernels {
 
 /// The KV dtype whose measured decode curve prices a step's decode attention. The only fp8-cache
 /// MLA decode measured (SGLang 0.5.14 on an H200, `data/observations/mla-decode-kernels-sglang-0.5.14.csv`)
-/// streams at ~6% of bandwidth, a quirk of the kernel SGLang ran there, kept for SGLang on SM90.
+/// streams at ~6% of bandwidth, a quirk of the kernel SGLang ran there, kept for SGLang's dense
+/// MLA on SM90 (its DSA decode there is FlashMLA's fp8 sparse kernel, `flashmla_kv`).
 /// The other engines' and GPUs' MLA kernels read an fp8 cache as they read a bf16 one, at the
 /// bf16 kernel's bandwidth share over half the bytes: vLLM's SM100 default, FlashInfer's
 /// trtllm-gen MLA (`trtllm_batch_decode_with_kv_cache_mla`, e4m3 KV), SGLang's `trtllm_mla`
@@ -359,6 +360,7 @@ fn decode_curve_dtype(
     kv_name: &'static str,
 ) -> &'static str {
     let measured_quirk = model.attention.is_mla()
+        && model.attention.indexer().is_none()
         && opts.engine == crate::engine::Engine::Sglang
         && super::attn_backend::sm_major(machine) == Some(9);
     if kv_name == "fp8" && !measured_quirk {
