@@ -137,23 +137,24 @@ impl SpecOverlap {
 }
 
 /// What `env` (the engine's switch, [`crate::engine::ServingEngine::speculative_overlap_switch`])
-/// gives at the workload's concurrency: `q`'s speculation with the overlap scheduler kept on.
+/// gives at the workload's concurrency: `q`'s speculation with the overlap scheduler kept on,
+/// against `answered`, the answer's own point there (`q`'s options as they are).
 pub fn spec_overlap(
     q: &MtpQuestion<'_>,
     build: &BuildWith<'_>,
     env: &str,
+    answered: &MtpPoint,
 ) -> Result<SpecOverlap, String> {
     let on = ServerOptions {
         speculative_overlap: true,
         ..q.with.clone()
     };
-    let off = point_with(q, build, q.with, q.plan.accept_length)?;
     let p = point_with(q, build, &on, q.plan.accept_length)?;
     Ok(SpecOverlap {
         env: env.to_string(),
         tok_s: p.with_tok_s,
         gain: p.gain,
-        over_answer: p.with_tok_s / off.with_tok_s.max(f64::MIN_POSITIVE),
+        over_answer: p.with_tok_s / answered.with_tok_s.max(f64::MIN_POSITIVE),
     })
 }
 

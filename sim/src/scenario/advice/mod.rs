@@ -469,7 +469,7 @@ impl Scenario {
         let Some(env) = self.opts.engine.rules().speculative_overlap_switch(q.with) else {
             return Ok(());
         };
-        let o = crate::advise::mtp::spec_overlap(q, build, env)
+        let o = crate::advise::mtp::spec_overlap(q, build, env, &a.at)
             .map_err(|e| AdviseError::failed("mtp", e))?;
         a.sentence.push_str(&o.words(self.opts.engine));
         a.spec_overlap = Some(o);
