@@ -173,6 +173,70 @@ impl B12xA16Build {
     }
 }
 
+/// The community vLLM fork's switch (`B12xMLASparseImpl`, `v1/attention/backends/mla/
+/// b12x_mla_sparse.py`) that routes a speculative verify batch under `--attention-backend
+/// B12X_MLA_SPARSE` through b12x's split-K decode kernel (`1`) or its single-pass extend kernel
+/// (`0`); the fork's default for it changed with the build ([`B12xMlaVerify::of`]).
+pub const VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE: &str = "VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE";
+
+/// Which of b12x's SM120 sparse-MLA kernels runs vLLM's speculative verify (every request's
+/// `k + 1` query tokens) under `--attention-backend B12X_MLA_SPARSE`. The decode kernel splits
+/// each row's selected keys over up to 32 CTAs of one 64-key tile each and merges them
+/// (`run_unified_decode`, b12x `attention/mla/kernel.py`); the extend kernel does not split over
+/// keys: one CTA a (token row, head block) walks all of the row's selected keys, tile after tile
+/// (`run_unified_prefill` → `prefill_mg.py`: "prefill is single-pass; no split/merge workspace",
+/// local-inference-lab/b12x @afac9d27), so a four-row verify keeps four of the GPU's 188 SMs
+/// busy for 32 serial tiles at 2,048 keys. Research note: `/work/notes/b12x-verify-path.md` of
+/// the nineteenth session, summarised in docs/validation.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum B12xMlaVerify {
+    /// The decode kernel: the May 2026 builds' default (`VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE`
+    /// defaulting to "1", local-inference-lab/vllm @28be48fa9, 2026-05-24) and the `auto`
+    /// default of local-inference-lab/vllm PR #164 (merged 2026-07-22, "restore B12X MTP decode
+    /// fast path").
+    Decode,
+    /// The extend kernel: the builds between the fork's unified SM120 backend (@779e0acaa,
+    /// 2026-05-29: `is_decode = max_query_len <= 1`) and PR #164, whose switch defaulted to "0";
+    /// PR #164 says MTP verification "unnecessarily used the substantially slower sparse extend
+    /// kernel", the cause of the B12X-versus-FlashInfer MTP gap its authors observed. Not priced.
+    Extend,
+}
+
+/// The community vLLM fork's `--attention-backend` name for b12x's SM120 sparse MLA.
+pub const B12X_MLA_SPARSE: &str = "B12X_MLA_SPARSE";
+
+/// Whether an `--attention-backend` value names b12x's sparse MLA (in any case).
+pub fn is_b12x_sparse_mla(backend: Option<&str>) -> bool {
+    backend.is_some_and(|b| b.trim().eq_ignore_ascii_case(B12X_MLA_SPARSE))
+}
+
+impl B12xMlaVerify {
+    /// The route a run took: the switch where it was set (`1` decode, `0` extend: the legacy
+    /// force and the kill switch in every build that has it), else by the build's date (`None`
+    /// when neither is known).
+    pub fn of(switch: Option<&str>, date: Option<(u32, u32, u32)>) -> Option<B12xMlaVerify> {
+        match switch.map(str::trim) {
+            Some("1") => return Some(B12xMlaVerify::Decode),
+            Some("0") => return Some(B12xMlaVerify::Extend),
+            _ => {}
+        }
+        let extend = (2026, 5, 29)..(2026, 7, 22);
+        date.map(|d| {
+            if extend.contains(&d) {
+                B12xMlaVerify::Extend
+            } else {
+                B12xMlaVerify::Decode
+            }
+        })
+    }
+
+    /// [`Self::of`] with the build's date read from a record's engine words.
+    pub fn of_text(switch: Option<&str>, text: &str) -> Option<B12xMlaVerify> {
+        Self::of(switch, date_in(text))
+    }
+}
+
 /// The `(major, minor, patch)` written after a `b12x` word (`b12x==0.7.2`, `b12x-0.9.5`,
 /// `b12x v0.8.3`), if any.
 fn b12x_version_in(text: &str) -> Option<(u32, u32, u32)> {
@@ -257,6 +321,25 @@ fn date_in(text: &str) -> Option<(u32, u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fork's verify route by build: the switch wins; unset, the builds from 29 May to 21
+    /// July 2026 ran the extend kernel, the others the decode kernel; no date, no answer.
+    #[test]
+    fn b12x_verify_runs_the_extend_kernel_only_in_the_june_builds() {
+        use B12xMlaVerify::{Decode, Extend};
+        let of = |switch, text| B12xMlaVerify::of_text(switch, text);
+        let june = "image voipmonitor/vllm:eldritch-20260626";
+        assert_eq!(of(None, june), Some(Extend));
+        assert_eq!(of(Some("1"), june), Some(Decode));
+        assert_eq!(of(Some("0"), "gilded-gnosis 2026-07-27"), Some(Extend));
+        assert_eq!(of(None, "2026-07-27 candidate"), Some(Decode));
+        assert_eq!(of(None, "2026-07-22"), Some(Decode));
+        assert_eq!(of(None, "2026-05-28"), Some(Decode));
+        assert_eq!(of(None, "20260529"), Some(Extend));
+        assert_eq!(of(Some("auto"), "2026-06-05"), Some(Extend));
+        assert_eq!(of(None, "no date here"), None);
+        assert_eq!(of(Some("1"), "no date here"), Some(Decode));
+    }
 
     /// The build from a record's engine words: a b12x version first, else the date.
     #[test]

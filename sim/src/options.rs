@@ -140,6 +140,11 @@ pub struct ServerOptions {
     /// ([`crate::b12x_build::B12xA16Build`]); `None` = not stated (priced as the tables).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub b12x_a16_build: Option<crate::b12x_build::B12xA16Build>,
+    /// Which b12x sparse-MLA kernel runs a speculative verify under vLLM's `--attention-backend
+    /// B12X_MLA_SPARSE` ([`crate::b12x_build::B12xMlaVerify`]): the extend kernel is not priced
+    /// (the engine's caveat says so); `None` = not known (the decode kernel's price).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b12x_mla_verify: Option<crate::b12x_build::B12xMlaVerify>,
     /// The engine's Triton fused MoE found no tuned config file for this model, GPU and slice,
     /// and runs its default launch config: from the server log's "Using default MoE kernel
     /// config" line or a record's `engine.moe_kernel_config`; priced by
@@ -298,6 +303,7 @@ impl Default for ServerOptions {
             fused_add_rms_norm_max_bytes: None,
             speculative_overlap: false,
             b12x_a16_build: None,
+            b12x_mla_verify: None,
             moe_default_config: false,
             quantization: None,
             speculative: None,

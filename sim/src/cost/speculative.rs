@@ -540,6 +540,34 @@ mod tests {
         assert!(!caveat(Engine::Sglang, 1));
     }
 
+    /// vLLM's MTP on a DSA model whose verify runs b12x's extend kernel (a June 2026 build of
+    /// `B12X_MLA_SPARSE`) carries the caveat that it is not priced; the decode route, another
+    /// attention backend, an unknown build, or SGLang do not.
+    #[test]
+    fn vllm_mtp_verified_on_b12xs_extend_kernel_says_it_is_not_priced() {
+        use crate::b12x_build::B12xMlaVerify::{Decode, Extend};
+        let (machine, spec) = glm_on_baremetal();
+        let caveat = |engine, backend: &str, verify| {
+            let opts = ServerOptions {
+                engine,
+                attention_backend: Some(backend.to_string()),
+                b12x_mla_verify: verify,
+                ..ServerOptions::default()
+            };
+            let c = crate::engine::vllm::VLLM_B12X_EXTEND_VERIFY_CAVEAT;
+            says(&machine, &spec, Layout::tp(8), opts, 3.0, c)
+        };
+        assert!(caveat(Engine::Vllm, "B12X_MLA_SPARSE", Some(Extend)));
+        assert!(!caveat(Engine::Vllm, "B12X_MLA_SPARSE", Some(Decode)));
+        assert!(!caveat(Engine::Vllm, "B12X_MLA_SPARSE", None));
+        assert!(!caveat(
+            Engine::Vllm,
+            "FLASHINFER_MLA_SPARSE_SM120",
+            Some(Extend)
+        ));
+        assert!(!caveat(Engine::Sglang, "B12X_MLA_SPARSE", Some(Extend)));
+    }
+
     /// Under vLLM's DCP the proposer copies the DCP-local lengths to the host with a blocking
     /// `.cpu()` after the verify pass: one stream's step gains the host time its draft passes do
     /// not cover; without DCP, or under SGLang, it gains nothing.

@@ -412,6 +412,10 @@ pub struct LaunchKnobs {
     /// The b12x W4A16 build the engine words name ([`crate::b12x_build::B12xA16Build::of_text`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub b12x_a16_build: Option<crate::b12x_build::B12xA16Build>,
+    /// Which b12x sparse-MLA kernel runs a speculative verify under `--attention-backend
+    /// B12X_MLA_SPARSE` ([`crate::b12x_build::B12xMlaVerify`]); `None` = not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b12x_mla_verify: Option<crate::b12x_build::B12xMlaVerify>,
     /// The Triton fused MoE ran its engine's default config (a record's
     /// `engine.moe_kernel_config: "default"`; [`ServerOptions::moe_default_config`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -566,6 +570,7 @@ impl Engine {
         o.b12x_build = knobs.b12x_build;
         o.b12x_moe_a16 = knobs.b12x_moe_a16;
         o.b12x_a16_build = knobs.b12x_a16_build;
+        o.b12x_mla_verify = knobs.b12x_mla_verify;
         o.b12x_w4a16_tc_decode = knobs.b12x_w4a16_tc_decode;
         o.speculative_overlap = knobs.speculative_overlap;
         o.moe_default_config = knobs.moe_default_config;

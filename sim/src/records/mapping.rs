@@ -24,7 +24,9 @@ use super::speculation::{RecordSpeculation, record_prompt_kind, record_speculati
 use super::unexpressible::stated;
 pub use super::unexpressible::{Unexpressible, UnexpressibleKind};
 use super::{Parallel, Record, RecordWorkload, Whole, lower};
-use crate::b12x_build::{B12xA16Build, B12xBuild};
+use crate::b12x_build::{
+    B12xA16Build, B12xBuild, B12xMlaVerify, VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE, is_b12x_sparse_mla,
+};
 use crate::engine::sglang::record::INFERENCEX_PROMPTS_PER_CONCURRENCY;
 use crate::engine::{Engine, Knob, LaunchKnobs};
 use crate::workload::Workload;
@@ -622,6 +624,13 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     };
     let mut knobs = engine.record_knobs(&flags, &quant, &mut assumptions);
     knobs.decode_context_parallel = sizes.dcp.filter(|d| *d > 1);
+    if is_b12x_sparse_mla(knobs.attention_backend.as_deref()) {
+        let version = r.engine.version.as_deref().unwrap_or_default();
+        knobs.b12x_mla_verify = B12xMlaVerify::of_text(
+            crate::engine::record::env_value(&flags, VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE),
+            &format!("{version} {flags}"),
+        );
+    }
     knobs.moe_default_config = r.engine.moe_kernel_config == Some(super::MoeKernelConfig::Default);
     if knobs.moe_runner_backend.as_deref() == Some("b12x") && knobs.b12x_moe_a16 {
         let version = r.engine.version.as_deref().unwrap_or_default();

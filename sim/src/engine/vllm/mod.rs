@@ -50,6 +50,16 @@ pub const VLLM_SPARSE_MLA_BLOCK_SIZE: u32 = 64;
 /// full CUDA graphs) are the likely cost; their code is not all public, so it is a caveat, not
 /// a price (docs/validation.md, twelfth and thirteenth sessions).
 pub const VLLM_DSA_DCP_SPEC_CAVEAT: &str = "vLLM's MTP on a DSA model (GLM-5.x) with decode context parallelism: the community builds' public runs on 8× RTX PRO 6000 measured each speculative step at 1.6–2.6× a plain decode step under DCP 2–8 where shardwise prices 1.4–1.6× (rtx6kpro models/glm5.2_v13.md, MTP 3, acceptance measured), and MTP 3 at 32 streams ran 245–357 tok/s at DCP 8 against 677–683 at DCP 1 (models/glm5.1/glm51-vllm-dcp-nccl2127-noxml-2026-05-04.md): expect MTP's gain under DCP to fall short of this prediction; measure DCP 1 with MTP against your DCP before trusting it";
+/// vLLM's MTP verify under `--attention-backend B12X_MLA_SPARSE` on b12x's single-pass extend
+/// kernel ([`crate::b12x_build::B12xMlaVerify::Extend`]: the community fork's builds from 29 May
+/// to 21 July 2026 unless `VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=1`), which does not split a row's
+/// selected keys over CTAs: the fork's PR #164 names it the cause of the B12X-versus-FlashInfer
+/// MTP gap. Its time per 64-key tile has no public measurement, so it is a caveat, not a price;
+/// the GLM-5.2 v13 page's TP6 DCP 1 runs (MTP 3, acceptance measured; June 2026 build) took 27.8
+/// and 38.0 ms a speculative step at short and 30k cached tokens where shardwise prices 23.1 and
+/// 24.0, while the same page's TP8 DCP 1 runs on FlashInfer's SM120 sparse MLA are priced within
+/// 5%.
+pub const VLLM_B12X_EXTEND_VERIFY_CAVEAT: &str = "vLLM's MTP verify on b12x's sparse-MLA extend kernel (--attention-backend B12X_MLA_SPARSE in the community fork's builds of 29 May–21 July 2026, before local-inference-lab/vllm PR #164, unless VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=1): one CTA walks each query row's selected keys with no split, which the fork's maintainers found substantially slower than the decode kernel; not priced (GLM-5.2 TP6 DCP 1, MTP 3: 27.8 / 38.0 ms a step measured at short / 30k context against 23.1 / 24.0 priced, rtx6kpro models/glm5.2_v13.md): set VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=1 or run a build with PR #164, and measure";
 pub const VLLM_HYBRID_SPEC_CAVEAT: &str = "vLLM's speculative decoding on a Gated DeltaNet hybrid: public runs disagree from version to version (+76% latency with MTP 2 on Qwen3-Next TP4, vllm #35387; −8…−32% throughput on H100, recipes #923; +52…+84% at one stream on an RTX PRO 6000, vLLM 0.27.1): the per-step state bookkeeping and CUDA-graph coverage behind it are not priced; measure MTP on and off on your version before trusting this gain";
 
 /// Host time of one vLLM V1 decode step outside the model's forward passes: input preparation
@@ -311,7 +321,8 @@ impl ServingEngine for Vllm {
     /// vLLM's MTP on Gated DeltaNet hybrids (Qwen3-Next, Qwen3.5 and later): public runs from
     /// one vLLM version to the next disagree in sign ([`VLLM_HYBRID_SPEC_CAVEAT`]). On a DSA
     /// checkpoint under DCP, the community builds' public runs measured the speculative step far
-    /// dearer than priced ([`VLLM_DSA_DCP_SPEC_CAVEAT`]).
+    /// dearer than priced ([`VLLM_DSA_DCP_SPEC_CAVEAT`]); without DCP, a verify on b12x's
+    /// extend kernel is not priced either ([`VLLM_B12X_EXTEND_VERIFY_CAVEAT`]).
     fn spec_caveat(&self, model: &models::ModelSpec, opts: &ServerOptions) -> Option<&'static str> {
         if model
             .layer_attention
@@ -319,13 +330,23 @@ impl ServingEngine for Vllm {
         {
             return Some(VLLM_HYBRID_SPEC_CAVEAT);
         }
-        (model.attention.indexer().is_some() && opts.decode_context_parallel > 1)
-            .then_some(VLLM_DSA_DCP_SPEC_CAVEAT)
+        // the rest are DSA checkpoints' (GLM-5.x)
+        model.attention.indexer()?;
+        if opts.decode_context_parallel > 1 {
+            return Some(VLLM_DSA_DCP_SPEC_CAVEAT);
+        }
+        let extend = crate::b12x_build::is_b12x_sparse_mla(opts.attention_backend.as_deref())
+            && opts.b12x_mla_verify == Some(crate::b12x_build::B12xMlaVerify::Extend);
+        extend.then_some(VLLM_B12X_EXTEND_VERIFY_CAVEAT)
     }
 
-    /// The two caveats [`Self::spec_caveat`] says.
+    /// The three caveats [`Self::spec_caveat`] says.
     fn spec_caveats(&self) -> &'static [&'static str] {
-        &[VLLM_HYBRID_SPEC_CAVEAT, VLLM_DSA_DCP_SPEC_CAVEAT]
+        &[
+            VLLM_HYBRID_SPEC_CAVEAT,
+            VLLM_DSA_DCP_SPEC_CAVEAT,
+            VLLM_B12X_EXTEND_VERIFY_CAVEAT,
+        ]
     }
 
     /// vLLM's attention selector admits only sparse backends for a DSA checkpoint

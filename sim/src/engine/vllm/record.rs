@@ -89,6 +89,8 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         crate::b12x_build::B12X_W4A16_TC_DECODE => {
             k.b12x_w4a16_tc_decode = arg.is_some_and(crate::b12x_build::env_flag_on)
         }
+        // read with the build's date by the record mapping (`records::mapping::express`)
+        crate::b12x_build::VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE => {}
         "VLLM_ENABLE_PCIE_ALLREDUCE" if arg == Some("1") => {
             k.pcie_all_reduce = Some(PcieAllReduce {
                 engine: Engine::Vllm,

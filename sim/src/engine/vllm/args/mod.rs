@@ -364,6 +364,11 @@ impl VllmLine {
             b12x_w4a16_tc_decode: self
                 .env(crate::b12x_build::B12X_W4A16_TC_DECODE)
                 .is_some_and(crate::b12x_build::env_flag_on),
+            // a launch line names no build date: only the switch, where set, says the route
+            b12x_mla_verify: crate::b12x_build::B12xMlaVerify::of(
+                self.env(crate::b12x_build::VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE),
+                None,
+            ),
             fused_add_rms_norm_max_bytes: fused_add_rms_norm_max_bytes(
                 |k| self.env(k),
                 self.fusion_pass(graphs.as_ref()),

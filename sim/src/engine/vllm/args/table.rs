@@ -220,4 +220,8 @@ pub const VLLM_ENV_MODELLED: &[(&str, &str)] = &[
         "B12X_W4A16_TC_DECODE",
         "b12x's W4A16 MoE runs its tensor-core decode kernel up to 8 tokens a call (=1; w4a16/kernel.py), priced as its W4A4 kernels",
     ),
+    (
+        "VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE",
+        "B12X_MLA_SPARSE verifies speculative tokens on b12x's decode kernel (=1) or its single-pass extend kernel (=0, not priced: the engine's caveat); unset, the build decides (b12x_mla_sparse.py)",
+    ),
 ];

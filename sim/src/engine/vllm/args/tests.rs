@@ -174,3 +174,19 @@ fn moe_backend_names_the_moe_runner() {
     );
     assert!(!l.not_modelled().iter().any(|f| f.contains("moe-backend")));
 }
+
+/// The fork's B12X verify switch on a launch line: `0` the extend kernel, `1` the decode kernel;
+/// unset, a launch line names no build, so the route is not known.
+#[test]
+fn the_b12x_verify_switch_is_read_from_the_environment() {
+    let glm = |env: &str| {
+        let text = format!(
+            "{env} vllm serve lukealonso/GLM-5.2-NVFP4 -tp 8 --attention-backend B12X_MLA_SPARSE"
+        );
+        line(&text).knobs().unwrap().b12x_mla_verify
+    };
+    use crate::b12x_build::B12xMlaVerify::{Decode, Extend};
+    assert_eq!(glm("VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=0"), Some(Extend));
+    assert_eq!(glm("VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=1"), Some(Decode));
+    assert_eq!(glm("NCCL_DEBUG=WARN"), None);
+}
