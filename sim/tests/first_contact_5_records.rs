@@ -1,0 +1,84 @@
+//! The fifth batch of public records (`validation/first-contact-5-records.json`): GLM-5 under
+//! SGLang from two InferenceX blog posts, gathered blind from the sources (no prediction of
+//! shardwise was run on it while it was gathered, and nothing was fitted on it). The 2026-05-20
+//! post (`mi355x-glm5-fp8-sglang-40-cheaper-than-b200.mdx`) gives B200 FP8 TP8 at 8k/1k with EAGLE
+//! MTP off and on at 4–256 streams, each on/off pair in one comparison group; the April
+//! `best-gpu-for-glm5-inference.mdx` gives the March MTP-off best-throughput rows of 8× H200 FP8
+//! and 8× B200 FP8 at 8k/1k and 1k/1k, and B200 NVFP4 at 8k/1k, with median TTFT. Each record's
+//! flags are InferenceX's launch script at the last commit before its run.
+//! The file parses; every record cites one of the two posts at its commit; every record expresses;
+//! every MTP-on record has its MTP-off twin at the same load in its comparison group. It is not a
+//! first-contact file of the error model: nothing was fitted on it, so its interval figures are
+//! out of sample.
+
+mod common;
+use sim::records::RecordSet;
+use std::path::{Path, PathBuf};
+
+fn path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../validation/first-contact-5-records.json")
+}
+
+#[test]
+fn every_record_cites_one_of_the_two_posts() {
+    let pages = [
+        "SemiAnalysisAI/InferenceX-app:packages/app/content/blog/mi355x-glm5-fp8-sglang-40-cheaper-than-b200.mdx@966d630636241f9289b0028c17f06ce22cdb34e7",
+        "SemiAnalysisAI/InferenceX-app:packages/app/content/blog/best-gpu-for-glm5-inference.mdx@2d1d3d65df4d6cb7773de89d548becc15dafab44",
+    ];
+    common::assert_every_record_cites_one_of(&path(), &pages);
+}
+
+#[test]
+fn the_file_parses_and_every_record_expresses() {
+    let set = RecordSet::load(&path()).expect("validation/first-contact-5-records.json parses");
+    assert!(set.unreadable.is_empty(), "{:?}", set.unreadable);
+    // 14 from the 2026-05-20 post (7 concurrencies × MTP off/on), 5 from the best-GPU post.
+    assert_eq!(set.records.len(), 19);
+    let expressed = common::express_unless_foreign_weights(&path(), &[]);
+    assert_eq!(expressed.len(), 19);
+}
+
+#[test]
+fn the_file_is_not_a_first_contact_file_of_the_error_model() {
+    let model = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../validation/error-model.json"),
+    )
+    .unwrap();
+    assert!(!model.contains("first-contact-5-records.json"));
+}
+
+#[test]
+fn every_mtp_on_record_has_its_off_twin_at_the_same_load_in_its_group() {
+    let set = RecordSet::load(&path()).unwrap();
+    let mut on_records = 0;
+    for on in set.records.iter().filter(|r| r.parallel.mtp == Some(true)) {
+        on_records += 1;
+        let group = on
+            .comparison_group
+            .as_deref()
+            .unwrap_or_else(|| panic!("{}: MTP on without a comparison group", on.id));
+        let twins: Vec<_> = set
+            .records
+            .iter()
+            .filter(|r| r.comparison_group.as_deref() == Some(group))
+            .filter(|r| r.parallel.mtp == Some(false))
+            .filter(|r| r.workload == on.workload)
+            .filter(|r| r.hardware == on.hardware && r.model == on.model && r.quant == on.quant)
+            .collect();
+        assert_eq!(
+            twins.len(),
+            1,
+            "{}: {} MTP-off twins at its load in {group}",
+            on.id,
+            twins.len()
+        );
+        assert_eq!(twins[0].workload.concurrency, on.workload.concurrency);
+        let members = set
+            .records
+            .iter()
+            .filter(|r| r.comparison_group.as_deref() == Some(group))
+            .count();
+        assert_eq!(members, 2, "{group}: one on/off pair per group");
+    }
+    assert_eq!(on_records, 7, "the 2026-05-20 MTP table's seven rows");
+}
