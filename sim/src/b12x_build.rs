@@ -186,8 +186,7 @@ pub const VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE: &str = "VLLM_B12X_MLA_SPEC_EXTEND
 /// keys: one CTA a (token row, head block) walks all of the row's selected keys, tile after tile
 /// (`run_unified_prefill` → `prefill_mg.py`: "prefill is single-pass; no split/merge workspace",
 /// local-inference-lab/b12x @afac9d27), so a four-row verify keeps four of the GPU's 188 SMs
-/// busy for 32 serial tiles at 2,048 keys. Research note: `/work/notes/b12x-verify-path.md` of
-/// the nineteenth session, summarised in docs/validation.md.
+/// busy for 32 serial tiles at 2,048 keys (docs/validation.md, nineteenth session).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum B12xMlaVerify {
