@@ -2,7 +2,7 @@
 //! `--attention-backend B12X_MLA_SPARSE`, read from its build's date and the fork's switch
 //! (`sim::b12x_build::B12xMlaVerify`): the GLM-5.2 v13 page's June 2026 build verified on the
 //! extend kernel (not priced: the engine's caveat flags the prediction), the v20 page's builds of
-//! late July on the decode kernel (the May builds' route is `B12xMlaVerify`'s unit test's); a
+//! late July and the GLM-5.1 v5 page's of 26 May on the decode kernel; a
 //! FlashInfer-attention run has no b12x route at all.
 
 mod common;
@@ -41,11 +41,16 @@ fn the_june_build_verifies_on_the_extend_kernel_and_flashinfer_on_none() {
 }
 
 #[test]
-fn the_late_july_builds_verify_on_the_decode_kernel() {
+fn the_late_july_and_late_may_builds_verify_on_the_decode_kernel() {
     let v20 = |id: &str| {
         id.starts_with("rtx-glm52-v20-") && id.contains("-mtp3-") && !id.contains("mxfp8")
     };
     for (id, route) in routes("first-contact-4-records.json", v20, 2) {
+        assert_eq!(route, Some(B12xMlaVerify::Decode), "{id}");
+    }
+    // the GLM-5.1 v5 page's run script names the backend as `ATTENTION_BACKEND=` (26 May build)
+    let v5 = |id: &str| id.starts_with("rtx-glm51-v5-") && id.contains("-mtp3-");
+    for (id, route) in routes("new-sources-records.json", v5, 6) {
         assert_eq!(route, Some(B12xMlaVerify::Decode), "{id}");
     }
 }

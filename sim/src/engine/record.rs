@@ -363,13 +363,15 @@ mod tests {
     }
 
     #[test]
-    fn the_vllm_run_scripts_moe_backend_word_names_the_runner() {
+    fn the_vllm_run_scripts_backend_words_name_the_runner_and_the_attention() {
         let k = knobs(
             Engine::Vllm,
-            "TP_SIZE=8 KV_CACHE_DTYPE=fp8 MOE_BACKEND=b12x B12X_MOE_FORCE_A16=1",
+            "TP_SIZE=8 KV_CACHE_DTYPE=fp8 ATTENTION_BACKEND=B12X_MLA_SPARSE MOE_BACKEND=b12x B12X_MOE_FORCE_A16=1",
             "nvfp4",
         );
         assert_eq!(k.moe_runner_backend.as_deref(), Some("b12x"));
+        // its attention word too (it went unread until the nineteenth session)
+        assert_eq!(k.attention_backend.as_deref(), Some("B12X_MLA_SPARSE"));
         // and its W4A16 switch, which takes b12x off its NVFP4 kernels (`cost::moe::MoeRunner`)
         assert!(k.b12x_moe_a16);
         let off = knobs(

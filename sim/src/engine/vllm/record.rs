@@ -16,6 +16,8 @@ const WIKI_WORDS: &[(&str, &str)] = &[
     ("MAX_MODEL_LEN", t::MAX_MODEL_LEN.dest),
     // the vLLM GLM-5.1 / Kimi pages' run scripts: `MOE_BACKEND=b12x` (vLLM's `--moe-backend`)
     ("MOE_BACKEND", MOE_BACKEND_WORD),
+    // and `ATTENTION_BACKEND=B12X_MLA_SPARSE` (vLLM's `--attention-backend`)
+    ("ATTENTION_BACKEND", t::ATTENTION_BACKEND.dest),
 ];
 
 /// What the run scripts' `MOE_BACKEND` word sets: the MoE runner, as vLLM's `--moe-backend`
