@@ -211,14 +211,15 @@ pub fn is_b12x_sparse_mla(backend: Option<&str>) -> bool {
 }
 
 impl B12xMlaVerify {
-    /// The route a run took: the switch where it was set (`1` decode, `0` extend: the legacy
-    /// force and the kill switch in every build that has it), else by the build's date (`None`
-    /// when neither is known).
+    /// The route a run took: the switch where it was set (`0` the extend kernel, any other value
+    /// the decode kernel: the fork reads it as `os.getenv(…) != "0"`, and after PR #164 `0` is
+    /// its kill switch, `1` the legacy force, `auto` the decode route for a real verify batch),
+    /// else by the build's date (`None` when neither is known).
     pub fn of(switch: Option<&str>, date: Option<(u32, u32, u32)>) -> Option<B12xMlaVerify> {
         match switch.map(str::trim) {
-            Some("1") => return Some(B12xMlaVerify::Decode),
             Some("0") => return Some(B12xMlaVerify::Extend),
-            _ => {}
+            Some(_) => return Some(B12xMlaVerify::Decode),
+            None => {}
         }
         let extend = (2026, 5, 29)..(2026, 7, 22);
         date.map(|d| {
@@ -321,8 +322,9 @@ fn date_in(text: &str) -> Option<(u32, u32, u32)> {
 mod tests {
     use super::*;
 
-    /// The fork's verify route by build: the switch wins; unset, the builds from 29 May to 21
-    /// July 2026 ran the extend kernel, the others the decode kernel; no date, no answer.
+    /// The fork's verify route by build: the switch wins (only `0` is the extend kernel); unset,
+    /// the builds from 29 May to 21 July 2026 ran the extend kernel, the others the decode
+    /// kernel; no date, no answer.
     #[test]
     fn b12x_verify_runs_the_extend_kernel_only_in_the_june_builds() {
         use B12xMlaVerify::{Decode, Extend};
@@ -335,7 +337,7 @@ mod tests {
         assert_eq!(of(None, "2026-07-22"), Some(Decode));
         assert_eq!(of(None, "2026-05-28"), Some(Decode));
         assert_eq!(of(None, "20260529"), Some(Extend));
-        assert_eq!(of(Some("auto"), "2026-06-05"), Some(Extend));
+        assert_eq!(of(Some("auto"), "2026-06-05"), Some(Decode));
         assert_eq!(of(None, "no date here"), None);
         assert_eq!(of(Some("1"), "no date here"), Some(Decode));
     }
