@@ -7,13 +7,6 @@
 
 mod common;
 use sim::b12x_build::B12xMlaVerify;
-use std::path::{Path, PathBuf};
-
-fn file(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../validation")
-        .join(name)
-}
 
 /// The route each kept record's knobs carry.
 fn routes(
@@ -21,7 +14,7 @@ fn routes(
     keep: impl Fn(&str) -> bool,
     count: usize,
 ) -> Vec<(String, Option<B12xMlaVerify>)> {
-    common::expressed_records(&file(name), |r| keep(&r.id), count, true)
+    common::expressed_records(&common::validation_file(name), |r| keep(&r.id), count, true)
         .into_iter()
         .map(|(r, e)| (r.id, e.knobs.b12x_mla_verify))
         .collect()
@@ -59,7 +52,7 @@ fn the_late_july_and_late_may_builds_verify_on_the_decode_kernel() {
 /// interval is the widest first-contact one); the same page's FlashInfer run does not.
 #[test]
 fn an_extend_kernel_verify_is_flagged_unpriced_in_validate() {
-    let path = file("glm52-records.json");
+    let path = common::validation_file("glm52-records.json");
     let out = common::sim_json(&[
         "validate",
         "--records",

@@ -8,10 +8,10 @@
 
 mod common;
 use sim::records::RecordSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../validation/first-contact-4-records.json")
+    common::validation_file("first-contact-4-records.json")
 }
 
 #[test]
@@ -39,9 +39,5 @@ fn the_luke_nvfp4_rows_express_and_the_other_checkpoints_are_refused_by_name() {
 
 #[test]
 fn the_file_is_not_a_first_contact_file_of_the_error_model() {
-    let model = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../validation/error-model.json"),
-    )
-    .unwrap();
-    assert!(!model.contains("first-contact-4-records.json"));
+    common::assert_not_in_the_error_model("first-contact-4-records.json");
 }

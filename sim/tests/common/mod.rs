@@ -221,3 +221,17 @@ pub fn predict_line_at(line: &str, columns: Option<&str>) -> (i32, String, Strin
         columns,
     )
 }
+
+/// A records file of `validation/` by name.
+pub fn validation_file(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../validation")
+        .join(name)
+}
+
+/// The stored error model (`validation/error-model.json`) names no `validation/` file `name`:
+/// nothing was fitted on it, so its interval figures are out of sample.
+pub fn assert_not_in_the_error_model(name: &str) {
+    let model = std::fs::read_to_string(validation_file("error-model.json")).unwrap();
+    assert!(!model.contains(name), "{name} is in the error model's fit");
+}
