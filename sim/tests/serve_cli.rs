@@ -620,3 +620,39 @@ fn advise_mtp_says_what_sglangs_spec_v2_overlap_gives_a_top1_chain() {
     let tree = run(&draft(4, 8));
     assert!(tree["spec_overlap"].is_null(), "{tree}");
 }
+
+/// vLLM's MTP on a GLM-5.2 launch under B12X_MLA_SPARSE: with the fork's switch at `0` the
+/// verify runs b12x's extend kernel, a caveat the answer says and the prediction is flagged for;
+/// with the switch unset the launch names no build, so the answer says what the June builds do
+/// (not flagged); at `1` it is the priced decode kernel and nothing is said.
+#[test]
+fn advise_mtp_says_what_a_b12x_verify_may_cost_by_build() {
+    let run = |env: &str| {
+        let line = format!(
+            "{env} vllm serve lukealonso/GLM-5.2-NVFP4 --tensor-parallel-size 8 \
+             --attention-backend B12X_MLA_SPARSE --moe-backend b12x --kv-cache-dtype fp8 \
+             --speculative-config '{{\"method\":\"mtp\",\"num_speculative_tokens\":3}}'"
+        );
+        let out = sim()
+            .args(
+                "advise --machine rtx-pro-6000-x8-baremetal --model glm-5.2-nvfp4 --question mtp \
+                 --max-concurrency 1 --num-prompts 8 --draws 4 --format json --server-args"
+                    .split_whitespace(),
+            )
+            .arg(line)
+            .assert()
+            .success();
+        json(&out.get_output().stdout)["mtp"]["caveat"].clone()
+    };
+    let extend = run("VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=0");
+    assert!(extend.as_str().unwrap().contains("not priced"), "{extend}");
+    let unknown = run("NCCL_P2P_LEVEL=SYS");
+    assert!(
+        unknown
+            .as_str()
+            .unwrap()
+            .contains("the launch names no build"),
+        "{unknown}"
+    );
+    assert!(run("VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=1").is_null());
+}

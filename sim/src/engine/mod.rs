@@ -134,6 +134,17 @@ pub trait ServingEngine: Sync {
         &[]
     }
 
+    /// What a build the launch does not name may cost a speculative step beyond this price, said
+    /// with `advise --question mtp`'s answer where [`Self::spec_caveat`] says nothing: the build
+    /// is not known, so no prediction is flagged for it. `None` where nothing is known.
+    fn spec_build_caveat(
+        &self,
+        _model: &models::ModelSpec,
+        _opts: &crate::options::ServerOptions,
+    ) -> Option<&'static str> {
+        None
+    }
+
     /// Whether it serves a DSA checkpoint (GLM-5.x, DeepSeek-V3.2) with sparse attention on every
     /// GPU, its indexer scoring with a fused kernel (logits and top-k over the fp8 index keys)
     /// where DeepGEMM's does not run. `false` where it falls back to dense MLA off the datacenter

@@ -60,6 +60,9 @@ pub const VLLM_DSA_DCP_SPEC_CAVEAT: &str = "vLLM's MTP on a DSA model (GLM-5.x) 
 /// 24.0, while the same page's TP8 DCP 1 runs on FlashInfer's SM120 sparse MLA are priced within
 /// 5%.
 pub const VLLM_B12X_EXTEND_VERIFY_CAVEAT: &str = "vLLM's MTP verify on b12x's sparse-MLA extend kernel (--attention-backend B12X_MLA_SPARSE in the community fork's builds of 29 May–21 July 2026, before local-inference-lab/vllm PR #164, unless VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=1): one CTA walks each query row's selected keys with no split, which the fork's maintainers found substantially slower than the decode kernel; not priced (GLM-5.2 TP6 DCP 1, MTP 3: 27.8 / 38.0 ms a step measured at short / 30k context against 23.1 / 24.0 priced, rtx6kpro models/glm5.2_v13.md): set VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=1 or run a build with PR #164, and measure";
+/// The same route where the launch names no build (a launch line: its date is not known) and no
+/// `VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE`: said with the MTP answer, not flagged on predictions.
+pub const VLLM_B12X_VERIFY_BUILD_CAVEAT: &str = "the community vLLM fork's builds of 29 May–21 July 2026 (before local-inference-lab/vllm PR #164) verify MTP under --attention-backend B12X_MLA_SPARSE on b12x's sparse-MLA extend kernel, which its maintainers found substantially slower than the decode kernel priced here, unless VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=1; the launch names no build: on such a build, set that switch or measure";
 pub const VLLM_HYBRID_SPEC_CAVEAT: &str = "vLLM's speculative decoding on a Gated DeltaNet hybrid: public runs disagree from version to version (+76% latency with MTP 2 on Qwen3-Next TP4, vllm #35387; −8…−32% throughput on H100, recipes #923; +52…+84% at one stream on an RTX PRO 6000, vLLM 0.27.1): the per-step state bookkeeping and CUDA-graph coverage behind it are not priced; measure MTP on and off on your version before trusting this gain";
 
 /// Host time of one vLLM V1 decode step outside the model's forward passes: input preparation
@@ -338,6 +341,20 @@ impl ServingEngine for Vllm {
         let extend = crate::b12x_build::is_b12x_sparse_mla(opts.attention_backend.as_deref())
             && opts.b12x_mla_verify == Some(crate::b12x_build::B12xMlaVerify::Extend);
         extend.then_some(VLLM_B12X_EXTEND_VERIFY_CAVEAT)
+    }
+
+    /// A DSA checkpoint on B12X's sparse MLA without DCP whose build (so its verify route) the
+    /// launch does not say ([`VLLM_B12X_VERIFY_BUILD_CAVEAT`]).
+    fn spec_build_caveat(
+        &self,
+        model: &models::ModelSpec,
+        opts: &ServerOptions,
+    ) -> Option<&'static str> {
+        let unknown = model.attention.indexer().is_some()
+            && opts.decode_context_parallel <= 1
+            && crate::b12x_build::is_b12x_sparse_mla(opts.attention_backend.as_deref())
+            && opts.b12x_mla_verify.is_none();
+        unknown.then_some(VLLM_B12X_VERIFY_BUILD_CAVEAT)
     }
 
     /// The three caveats [`Self::spec_caveat`] says.

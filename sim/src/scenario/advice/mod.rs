@@ -420,8 +420,12 @@ impl Scenario {
         } else {
             None
         };
-        // what the engine's public runs say of speculation on this model, said with the answer
-        let caveat = self.opts.engine.rules().spec_caveat(&self.spec, &self.opts);
+        // what the engine's public runs say of speculation on this model, said with the answer;
+        // else what a build the launch does not name may cost (no prediction is flagged for it)
+        let rules = self.opts.engine.rules();
+        let caveat = rules
+            .spec_caveat(&self.spec, &self.opts)
+            .or_else(|| rules.spec_build_caveat(&self.spec, &self.opts));
         let Some((best, default)) = better else {
             let mut a = mtp_question(&q, &build).map_err(failed)?;
             a.caveat = caveat.map(str::to_string);
