@@ -357,6 +357,15 @@ impl Scenario {
         Ok(s)
     }
 
+    /// What the engine's public runs say of speculation on this model, said with the MTP answer;
+    /// else what a build the launch does not name may cost (no prediction is flagged for it).
+    fn mtp_caveat(&self) -> Option<&'static str> {
+        let rules = self.opts.engine.rules();
+        rules
+            .spec_caveat(&self.spec, &self.opts)
+            .or_else(|| rules.spec_build_caveat(&self.spec, &self.opts))
+    }
+
     fn answer_mtp(&self, asked: &AskedOf<'_>) -> Result<MtpAnswer, AdviseError> {
         let (ls, workload) = (asked.layouts, asked.workload);
         let spec_opts = self.spec_options(asked.prompt_kind)?;
@@ -420,12 +429,7 @@ impl Scenario {
         } else {
             None
         };
-        // what the engine's public runs say of speculation on this model, said with the answer;
-        // else what a build the launch does not name may cost (no prediction is flagged for it)
-        let rules = self.opts.engine.rules();
-        let caveat = rules
-            .spec_caveat(&self.spec, &self.opts)
-            .or_else(|| rules.spec_build_caveat(&self.spec, &self.opts));
+        let caveat = self.mtp_caveat();
         let Some((best, default)) = better else {
             let mut a = mtp_question(&q, &build).map_err(failed)?;
             a.caveat = caveat.map(str::to_string);
