@@ -74,6 +74,19 @@ pub const VLLM_HYBRID_SPEC_CAVEAT: &str = "vLLM's speculative decoding on a Gate
 /// metadata builds come on top and are left out, so this is a lower bound.
 pub const VLLM_SPEC_STEP_HOST_S: f64 = 2.7e-3;
 
+/// The route of a speculative verify on b12x's sparse MLA for a DSA checkpoint without DCP
+/// (`Some(None)`: the launch does not say it); `None` where no such verify runs (another model,
+/// attention backend, or DCP, whose own caveat speaks).
+fn b12x_verify_route(
+    model: &models::ModelSpec,
+    opts: &ServerOptions,
+) -> Option<Option<crate::b12x_build::B12xMlaVerify>> {
+    let b12x = model.attention.indexer().is_some()
+        && opts.decode_context_parallel <= 1
+        && crate::b12x_build::is_b12x_sparse_mla(opts.attention_backend.as_deref());
+    b12x.then_some(opts.b12x_mla_verify)
+}
+
 /// The largest-memory tier of vLLM's batch defaults: GPUs of at least 70 GiB that are no A100
 /// (`engine/arg_utils.py`, `EngineArgs.get_batch_defaults`, the OpenAI server's column).
 const LARGE_GPU_BYTES: u64 = 70 << 30;
@@ -338,8 +351,8 @@ impl ServingEngine for Vllm {
         if opts.decode_context_parallel > 1 {
             return Some(VLLM_DSA_DCP_SPEC_CAVEAT);
         }
-        let extend = crate::b12x_build::is_b12x_sparse_mla(opts.attention_backend.as_deref())
-            && opts.b12x_mla_verify == Some(crate::b12x_build::B12xMlaVerify::Extend);
+        let extend =
+            b12x_verify_route(model, opts) == Some(Some(crate::b12x_build::B12xMlaVerify::Extend));
         extend.then_some(VLLM_B12X_EXTEND_VERIFY_CAVEAT)
     }
 
@@ -350,11 +363,7 @@ impl ServingEngine for Vllm {
         model: &models::ModelSpec,
         opts: &ServerOptions,
     ) -> Option<&'static str> {
-        let unknown = model.attention.indexer().is_some()
-            && opts.decode_context_parallel <= 1
-            && crate::b12x_build::is_b12x_sparse_mla(opts.attention_backend.as_deref())
-            && opts.b12x_mla_verify.is_none();
-        unknown.then_some(VLLM_B12X_VERIFY_BUILD_CAVEAT)
+        (b12x_verify_route(model, opts) == Some(None)).then_some(VLLM_B12X_VERIFY_BUILD_CAVEAT)
     }
 
     /// The three caveats [`Self::spec_caveat`] says.
