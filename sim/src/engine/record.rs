@@ -381,4 +381,24 @@ mod tests {
         );
         assert!(!off.b12x_moe_a16);
     }
+
+    /// `run-kimi26-vllm`'s variables passed to the flags of the same name are read as them
+    /// (they went unread until the twentieth session: the Kimi-K2.6 v3 page's 0.94 planned as
+    /// vLLM's default 0.9).
+    #[test]
+    fn the_run_scripts_flag_variables_are_read_as_their_flags() {
+        let k = knobs(
+            Engine::Vllm,
+            "run-kimi26-vllm: TP_SIZE=8 DCP_SIZE=8 KIMI_DISABLE_MTP=1 GPU_MEMORY_UTILIZATION=0.94 MAX_MODEL_LEN=262144 MAX_NUM_BATCHED_TOKENS=8192 MAX_NUM_SEQS=128 MAX_CUDAGRAPH_CAPTURE_SIZE=512",
+            "int4 native",
+        );
+        assert_eq!(k.memory_fraction, Some((Engine::Vllm, 0.94)));
+        assert_eq!(k.chunked_prefill_size, Some(8192));
+        assert_eq!(k.max_running_requests, Some(128));
+        assert_eq!(k.cuda_graph_max_bs, Some(512));
+        assert_eq!(
+            k.kv_cache_dtype, None,
+            "the script's default is not a stated dtype"
+        );
+    }
 }

@@ -65,6 +65,8 @@ pub struct Expressed {
     /// ([`MetricFamily::streams_share_prompt`]); `None` = each stream its own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shared_prompt: Option<SharedPrompt>,
+    /// The KV pool, in tokens, the server reported at start-up ([`super::EngineInfo::kv_cache_tokens`]).
+    pub stated_kv_tokens: Option<u64>,
 }
 
 /// The prompt all streams of a decode bench share, as the pool sees it.
@@ -654,6 +656,11 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
             engine.rules().display_name()
         ));
     }
+    if let Some(super::Whole::Unreadable(raw)) = &r.engine.kv_cache_tokens {
+        assumptions.push(format!(
+            "engine.kv_cache_tokens '{raw}' is no whole number of tokens: not used"
+        ));
+    }
     let speculation = (r.parallel.mtp == Some(true)).then(|| {
         let kind = record_prompt_kind(r, family.streams_share_prompt());
         record_speculation(r, &model, engine, kind)
@@ -680,6 +687,12 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
                 output_stated: stated.is_some(),
             }
         }),
+        stated_kv_tokens: r
+            .engine
+            .kv_cache_tokens
+            .as_ref()
+            .and_then(super::Whole::get)
+            .map(u64::from),
     })
 }
 

@@ -135,6 +135,13 @@ pub struct EngineInfo {
     /// kernel tables ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moe_kernel_config: Option<MoeKernelConfig>,
+    /// The KV cache size, in tokens, the server reported at start-up, as the source prints it:
+    /// vLLM's `GPU KV cache size: N tokens` (counted over the DCP group, as vLLM prints it),
+    /// SGLang's `max_total_num_tokens` (per DP worker). Where the launch names no
+    /// `--kv-cache-dtype` it says which dtype the run cached in ([`crate::scoreboard`]'s
+    /// `kv_pool`); `None` = not stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_tokens: Option<Whole>,
 }
 
 /// The launch config a Triton fused MoE ran ([`EngineInfo::moe_kernel_config`]).

@@ -18,6 +18,16 @@ const WIKI_WORDS: &[(&str, &str)] = &[
     ("MOE_BACKEND", MOE_BACKEND_WORD),
     // and `ATTENTION_BACKEND=B12X_MLA_SPARSE` (vLLM's `--attention-backend`)
     ("ATTENTION_BACKEND", t::ATTENTION_BACKEND.dest),
+    // the run scripts' variables passed to the flag of the same name (local-inference-lab/vllm
+    // `scripts/run-kimi26-vllm` @3ff722e55: `--gpu-memory-utilization "${GPU_MEMORY_UTILIZATION}"`
+    // and so on); boolean flags are left out, whose variables a script may set to 0
+    ("GPU_MEMORY_UTILIZATION", t::GPU_MEMORY_UTILIZATION.dest),
+    ("MAX_NUM_BATCHED_TOKENS", t::MAX_NUM_BATCHED_TOKENS.dest),
+    ("MAX_NUM_SEQS", t::MAX_NUM_SEQS.dest),
+    (
+        "MAX_CUDAGRAPH_CAPTURE_SIZE",
+        t::MAX_CUDAGRAPH_CAPTURE_SIZE.dest,
+    ),
 ];
 
 /// What the run scripts' `MOE_BACKEND` word sets: the MoE runner, as vLLM's `--moe-backend`

@@ -1,0 +1,91 @@
+//! A record's stated KV pool (`engine.kv_cache_tokens`, the server's `GPU KV cache size: N
+//! tokens`) names the KV dtype its launch leaves out, and checks the memory plan where the
+//! launch names it; the rtx6kpro run scripts' upper-case variables are read as the flags they
+//! pass (`GPU_MEMORY_UTILIZATION=0.94`).
+
+mod common;
+use sim::records::{RecordSet, express};
+use sim::scoreboard::{ScoreOptions, score};
+
+fn comparisons(file: &str) -> Vec<sim::scoreboard::RecordComparison> {
+    let set = RecordSet::load(&common::validation_file(file)).expect("the file parses");
+    score(&set, &ScoreOptions::default()).comparisons
+}
+
+/// The Kimi-K2.6 v3 page launches through `run-kimi26-vllm` and names no cache dtype; its KV
+/// table (3,929,600 tokens at DCP 8, 0.94 of the card) is what an fp8 cache holds, not the
+/// engine's bf16 default (half of it): the prediction caches in fp8 and says why.
+#[test]
+fn a_pool_twice_the_bf16_plan_names_an_fp8_cache() {
+    let set = RecordSet::load(&common::validation_file("spec-records.json")).unwrap();
+    let r = set
+        .records
+        .iter()
+        .find(|r| r.id == "rtx-kimik26-v3-tp8-dcp8-mtp0-ctx64k-c32")
+        .unwrap();
+    assert_eq!(
+        r.engine.kv_cache_tokens.as_ref().and_then(|w| w.get()),
+        Some(3_929_600)
+    );
+    let e = express(r).unwrap();
+    assert_eq!(e.knobs.kv_cache_dtype, None, "the launch names none");
+    assert_eq!(
+        e.knobs.memory_fraction.map(|m| m.1),
+        Some(0.94),
+        "GPU_MEMORY_UTILIZATION=0.94 is read"
+    );
+    assert_eq!(e.knobs.max_running_requests, Some(128));
+    assert_eq!(e.knobs.chunked_prefill_size, Some(8192));
+    let c = comparisons("spec-records.json")
+        .into_iter()
+        .find(|c| c.id == r.id && c.primary)
+        .unwrap();
+    assert!(
+        c.notes.iter().any(|n| n.starts_with("KV cache fp8")),
+        "{:?}",
+        c.notes
+    );
+}
+
+/// Where the launch names its dtype and the source states its pool, the plan is within the
+/// match band (no "not corrected" note): the dev set's Kimi-K2.6 v4 runs, the further file's
+/// Kimi-K2.6 TP16 and GLM-5.1 v2 runs.
+#[test]
+fn stated_pools_check_the_memory_plan() {
+    for file in ["public-records.json", "further-records.json"] {
+        let cs = comparisons(file);
+        let stated = RecordSet::load(&common::validation_file(file))
+            .unwrap()
+            .records
+            .iter()
+            .filter(|r| r.engine.kv_cache_tokens.is_some())
+            .count();
+        assert!(stated >= 18, "{file}: {stated} records state a pool");
+        for c in cs.iter().filter(|c| c.primary) {
+            assert!(
+                !c.notes.iter().any(|n| n.contains("not corrected")),
+                "{}: {:?}",
+                c.id,
+                c.notes
+            );
+        }
+    }
+}
+
+/// A pool between the two plans is no evidence: the engine's default stays and the prediction
+/// says the pool matched neither (the crash-fix smoke's launch shows neither the dtype nor the
+/// memory fraction).
+#[test]
+fn a_pool_that_matches_neither_plan_guesses_nothing() {
+    let c = comparisons("first-contact-2-records.json")
+        .into_iter()
+        .find(|c| c.id == "rtx-kimik26-fp8draft-crashfix-tp8-dcp8-mtp3-ctx0-c1" && c.primary)
+        .unwrap();
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("matches no KV dtype's plan")),
+        "{:?}",
+        c.notes
+    );
+}
