@@ -502,7 +502,8 @@ pub struct FirstContact {
     /// [`MIN_CELL`] figures of [`FIRST_CONTACT_MIN_SOURCES`] sources: a new source whose kernels
     /// were all measured (the tables' shapes, on their GPU) is off by less than one whose
     /// attention or MoE kernel is extrapolated, and one whose acceptance is measured by less than
-    /// one run on the prior. A ground without enough data takes `sigma_ln`.
+    /// one run on the prior. A ground without enough data takes `sigma_ln`; one narrower than it
+    /// is pulled toward it by how few sources it has (`error_fit::shrunk_toward_pooled`).
     #[serde(default)]
     pub grounds: Vec<FirstContactGround>,
 }

@@ -780,3 +780,15 @@ fn first_contact_sigma_is_fitted_by_kernel_ground() {
         fc.sigma_ln.max(thin.between.sigma_ln)
     );
 }
+
+/// A ground narrower than the pooled first-contact sigma is pulled toward it by its sources (the
+/// pooled sigma counting as FIRST_CONTACT_MIN_SOURCES more); a wider one is kept.
+#[test]
+fn a_narrow_ground_of_few_sources_is_pulled_toward_the_pooled_sigma() {
+    let shrunk = error_fit::shrunk_toward_pooled(0.07, 3, 0.2);
+    assert!((shrunk - ((3.0 * 0.0049 + 3.0 * 0.04) / 6.0f64).sqrt()).abs() < 1e-12);
+    assert!(shrunk > 0.07 && shrunk < 0.2);
+    // more sources, less pull
+    assert!(error_fit::shrunk_toward_pooled(0.07, 30, 0.2) < shrunk);
+    assert_eq!(error_fit::shrunk_toward_pooled(0.355, 6, 0.2), 0.355);
+}
