@@ -12,11 +12,12 @@ fn comparisons(file: &str) -> Vec<sim::scoreboard::RecordComparison> {
     score(&set, &ScoreOptions::default()).comparisons
 }
 
-/// The Kimi-K2.6 v3 page launches through `run-kimi26-vllm` and names no cache dtype; its KV
-/// table (3,929,600 tokens at DCP 8, 0.94 of the card) is what an fp8 cache holds, not the
-/// engine's bf16 default (half of it): the prediction caches in fp8 and says why.
+/// The Kimi-K2.6 v3 page's records launch through `run-kimi26-vllm` (whose `KV_CACHE_DTYPE`
+/// default is fp8) and name no dtype themselves; the page's KV table (3,929,600 tokens at DCP 8,
+/// 0.94 of the card) is what an fp8 cache plans: the script's default and the pool agree, so no
+/// note.
 #[test]
-fn a_pool_twice_the_bf16_plan_names_an_fp8_cache() {
+fn the_run_scripts_fp8_default_and_the_stated_pool_agree() {
     let set = RecordSet::load(&common::validation_file("spec-records.json")).unwrap();
     let r = set
         .records
@@ -28,22 +29,64 @@ fn a_pool_twice_the_bf16_plan_names_an_fp8_cache() {
         Some(3_929_600)
     );
     let e = express(r).unwrap();
-    assert_eq!(e.knobs.kv_cache_dtype, None, "the launch names none");
+    assert_eq!(e.knobs.kv_cache_dtype, Some(models::KvDtype::Fp8));
     assert_eq!(
         e.knobs.memory_fraction.map(|m| m.1),
         Some(0.94),
         "GPU_MEMORY_UTILIZATION=0.94 is read"
     );
-    assert_eq!(e.knobs.max_running_requests, Some(128));
-    assert_eq!(e.knobs.chunked_prefill_size, Some(8192));
     let c = comparisons("spec-records.json")
         .into_iter()
         .find(|c| c.id == r.id && c.primary)
         .unwrap();
     assert!(
+        !c.notes.iter().any(|n| n.contains("KV pool")),
+        "{:?}",
+        c.notes
+    );
+}
+
+/// The same run written as a bare `vllm serve` line without `--kv-cache-dtype`: the stated
+/// pool, twice what vLLM's bf16 default plans, names an fp8 cache, and the prediction says why
+/// (and is the script-launched record's).
+#[test]
+fn a_pool_twice_the_bf16_plan_names_an_fp8_cache() {
+    let path = common::validation_file("spec-records.json");
+    let set = RecordSet::load(&path).unwrap();
+    let mut r = set
+        .records
+        .iter()
+        .find(|r| r.id == "rtx-kimik26-v3-tp8-dcp8-mtp0-ctx64k-c32")
+        .unwrap()
+        .clone();
+    r.engine.flags = Some(
+        "vllm serve moonshotai/Kimi-K2.6 --tensor-parallel-size 8 --decode-context-parallel-size 8 \
+         --gpu-memory-utilization 0.94 --max-model-len 262144 --max-num-batched-tokens 8192 \
+         --max-num-seqs 128 --enable-prefix-caching VLLM_ENABLE_PCIE_ALLREDUCE=1 \
+         VLLM_PCIE_ALLREDUCE_BACKEND=cpp"
+            .into(),
+    );
+    assert_eq!(express(&r).unwrap().knobs.kv_cache_dtype, None);
+    let bare = RecordSet {
+        records: vec![r],
+        ..set.clone()
+    };
+    let c = score(&bare, &ScoreOptions::default()).comparisons;
+    let c = c.iter().find(|c| c.primary).unwrap();
+    assert!(
         c.notes.iter().any(|n| n.starts_with("KV cache fp8")),
         "{:?}",
         c.notes
+    );
+    let scripted = comparisons("spec-records.json")
+        .into_iter()
+        .find(|x| x.id == c.id && x.primary)
+        .unwrap();
+    assert!(
+        (c.predicted / scripted.predicted - 1.0).abs() < 0.02,
+        "{} vs {}",
+        c.predicted,
+        scripted.predicted
     );
 }
 

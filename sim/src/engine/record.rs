@@ -389,16 +389,51 @@ mod tests {
     fn the_run_scripts_flag_variables_are_read_as_their_flags() {
         let k = knobs(
             Engine::Vllm,
-            "run-kimi26-vllm: TP_SIZE=8 DCP_SIZE=8 KIMI_DISABLE_MTP=1 GPU_MEMORY_UTILIZATION=0.94 MAX_MODEL_LEN=262144 MAX_NUM_BATCHED_TOKENS=8192 MAX_NUM_SEQS=128 MAX_CUDAGRAPH_CAPTURE_SIZE=512",
+            "TP_SIZE=8 DCP_SIZE=8 KIMI_DISABLE_MTP=1 GPU_MEMORY_UTILIZATION=0.90 MAX_MODEL_LEN=262144 MAX_NUM_BATCHED_TOKENS=4096 MAX_NUM_SEQS=32 MAX_CUDAGRAPH_CAPTURE_SIZE=512",
             "int4 native",
         );
-        assert_eq!(k.memory_fraction, Some((Engine::Vllm, 0.94)));
-        assert_eq!(k.chunked_prefill_size, Some(8192));
-        assert_eq!(k.max_running_requests, Some(128));
+        assert_eq!(k.memory_fraction, Some((Engine::Vllm, 0.90)));
+        assert_eq!(k.chunked_prefill_size, Some(4096));
+        assert_eq!(k.max_running_requests, Some(32));
         assert_eq!(k.cuda_graph_max_bs, Some(512));
+        assert_eq!(k.kv_cache_dtype, None, "no script named, no dtype stated");
+    }
+
+    /// A record launched through `run-kimi26-vllm` (or `run-glm51-vllm`) ran every variable it
+    /// does not set at the script's default, fp8 KV among them; its own words win.
+    #[test]
+    fn a_run_scripts_defaults_fill_what_the_record_leaves_out() {
+        let mut said = Vec::new();
+        let k = launch_knobs(
+            Engine::Vllm,
+            "run-kimi26-vllm: TP_SIZE=8 DCP_SIZE=8 MAX_NUM_SEQS=64",
+            "int4 native",
+            &mut said,
+        );
+        assert_eq!(k.kv_cache_dtype, Some(KvDtype::Fp8));
+        assert_eq!(k.memory_fraction, Some((Engine::Vllm, 0.94)));
+        assert_eq!(k.attention_backend.as_deref(), Some("TRITON_MLA"));
         assert_eq!(
-            k.kv_cache_dtype, None,
-            "the script's default is not a stated dtype"
+            k.max_running_requests,
+            Some(64),
+            "the record's own word wins"
+        );
+        assert!(
+            said.iter().any(|a| a.contains("run-kimi26-vllm")),
+            "{said:?}"
+        );
+        let glm = knobs(
+            Engine::Vllm,
+            "/opt/vllm/scripts/run-glm51-vllm: TP_SIZE=8 KV_CACHE_DTYPE=bf16",
+            "nvfp4",
+        );
+        assert_eq!(glm.kv_cache_dtype, Some(KvDtype::Bf16));
+        assert_eq!(glm.moe_runner_backend.as_deref(), Some("b12x"));
+        assert_eq!(glm.memory_fraction, Some((Engine::Vllm, 0.865)));
+        // a name that only contains the script's is not it
+        assert_eq!(
+            knobs(Engine::Vllm, "my-run-kimi26-vllm-fork TP_SIZE=8", "int4").kv_cache_dtype,
+            None
         );
     }
 }

@@ -524,6 +524,10 @@ impl ServingEngine for Vllm {
         format!("-dp {n}")
     }
 
+    fn named_launch(&self, flags: &str) -> Option<(&'static str, String)> {
+        record::named_launch(flags)
+    }
+
     fn read_record_word(
         &self,
         key: &str,

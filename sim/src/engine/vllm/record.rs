@@ -30,6 +30,43 @@ const WIKI_WORDS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The rtx6kpro community's vLLM run scripts and the flags they pass where the caller sets no
+/// variable (local-inference-lab/vllm @3ff722e55, 2026-05-14, `scripts/run-kimi26-vllm` lines
+/// 24–25 and 36–43, `scripts/run-glm51-vllm` lines 35–42; the same defaults through @4ee263c70,
+/// 2026-05-21): a record that launches through one and names only some variables ran the rest at
+/// these. The record's own words come after them and win.
+const RUN_SCRIPTS: &[(&str, &str)] = &[
+    (
+        "run-kimi26-vllm",
+        "--gpu-memory-utilization 0.94 --max-model-len 262144 --max-num-batched-tokens 8192 \
+         --max-num-seqs 128 --enable-prefix-caching --attention-backend TRITON_MLA \
+         --kv-cache-dtype fp8 VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ALLREDUCE_BACKEND=cpp",
+    ),
+    (
+        "run-glm51-vllm",
+        "--gpu-memory-utilization 0.865 --max-model-len 202752 --max-num-batched-tokens 8192 \
+         --max-num-seqs 64 --max-cudagraph-capture-size 256 --enable-prefix-caching \
+         --moe-backend b12x --attention-backend B12X_MLA_SPARSE --kv-cache-dtype fp8",
+    ),
+];
+
+/// The defaults of the run script a record's flags name ([`RUN_SCRIPTS`]), and the assumption
+/// that says so.
+pub(super) fn named_launch(flags: &str) -> Option<(&'static str, String)> {
+    let (name, line) = RUN_SCRIPTS.iter().find(|(name, _)| {
+        flags
+            .split(|c: char| c.is_whitespace() || c == ':' || c == '`' || c == '/')
+            .any(|w| w == *name)
+    })?;
+    let shown = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some((
+        line,
+        format!(
+            "launched through the rtx6kpro run script `{name}`: the flags it passes where the record sets no variable (local-inference-lab/vllm @3ff722e55 scripts/{name}): {shown}"
+        ),
+    ))
+}
+
 /// What the run scripts' `MOE_BACKEND` word sets: the MoE runner, as vLLM's `--moe-backend`
 /// (and SGLang's `--moe-runner-backend`) does.
 const MOE_BACKEND_WORD: &str = "moe_runner_backend";
