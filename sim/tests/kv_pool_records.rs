@@ -132,3 +132,28 @@ fn a_pool_that_matches_neither_plan_guesses_nothing() {
         c.notes
     );
 }
+
+/// A pool that is no whole number, or an empty one, is said and not used.
+#[test]
+fn an_unreadable_or_empty_pool_is_said_and_not_used() {
+    let set = RecordSet::load(&common::validation_file("spec-records.json")).unwrap();
+    let base = set
+        .records
+        .iter()
+        .find(|r| r.id == "rtx-kimik26-v7-tp8-dcp1-mtp0-ctx0-c1")
+        .unwrap();
+    for (value, said) in [
+        (sim::records::Whole::Unreadable("abc".into()), "'abc'"),
+        (sim::records::Whole::Stated(0), "empty pool"),
+    ] {
+        let mut r = base.clone();
+        r.engine.kv_cache_tokens = Some(value);
+        let e = express(&r).unwrap();
+        assert_eq!(e.stated_kv_tokens, None);
+        assert!(
+            e.assumptions.iter().any(|a| a.contains(said)),
+            "{:?}",
+            e.assumptions
+        );
+    }
+}

@@ -656,10 +656,14 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
             engine.rules().display_name()
         ));
     }
-    if let Some(super::Whole::Unreadable(raw)) = &r.engine.kv_cache_tokens {
-        assumptions.push(format!(
+    match &r.engine.kv_cache_tokens {
+        Some(super::Whole::Unreadable(raw)) => assumptions.push(format!(
             "engine.kv_cache_tokens '{raw}' is no whole number of tokens: not used"
-        ));
+        )),
+        // a server that printed an empty pool did not serve
+        Some(super::Whole::Stated(0)) => assumptions
+            .push("engine.kv_cache_tokens 0: no server runs on an empty pool; not used".into()),
+        _ => {}
     }
     let speculation = (r.parallel.mtp == Some(true)).then(|| {
         let kind = record_prompt_kind(r, family.streams_share_prompt());
@@ -692,6 +696,7 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
             .kv_cache_tokens
             .as_ref()
             .and_then(super::Whole::get)
+            .filter(|n| *n > 0)
             .map(u64::from),
     })
 }
