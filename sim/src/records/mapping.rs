@@ -656,15 +656,7 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
             engine.rules().display_name()
         ));
     }
-    match &r.engine.kv_cache_tokens {
-        Some(super::Whole::Unreadable(raw)) => assumptions.push(format!(
-            "engine.kv_cache_tokens '{raw}' is no whole number of tokens: not used"
-        )),
-        // a server that printed an empty pool did not serve
-        Some(super::Whole::Stated(0)) => assumptions
-            .push("engine.kv_cache_tokens 0: no server runs on an empty pool; not used".into()),
-        _ => {}
-    }
+    let stated_kv_tokens = stated_kv_tokens(r, &mut assumptions);
     let speculation = (r.parallel.mtp == Some(true)).then(|| {
         let kind = record_prompt_kind(r, family.streams_share_prompt());
         record_speculation(r, &model, engine, kind)
@@ -691,14 +683,28 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
                 output_stated: stated.is_some(),
             }
         }),
-        stated_kv_tokens: r
-            .engine
-            .kv_cache_tokens
-            .as_ref()
-            .and_then(super::Whole::get)
-            .filter(|n| *n > 0)
-            .map(u64::from),
+        stated_kv_tokens,
     })
+}
+
+/// The KV pool `r` states (`engine.kv_cache_tokens`), with an assumption where it is unreadable
+/// or empty (then not used).
+fn stated_kv_tokens(r: &super::Record, assumptions: &mut Vec<String>) -> Option<u64> {
+    match &r.engine.kv_cache_tokens {
+        Some(super::Whole::Unreadable(raw)) => assumptions.push(format!(
+            "engine.kv_cache_tokens '{raw}' is no whole number of tokens: not used"
+        )),
+        // a server that printed an empty pool did not serve
+        Some(super::Whole::Stated(0)) => assumptions
+            .push("engine.kv_cache_tokens 0: no server runs on an empty pool; not used".into()),
+        _ => {}
+    }
+    r.engine
+        .kv_cache_tokens
+        .as_ref()
+        .and_then(super::Whole::get)
+        .filter(|n| *n > 0)
+        .map(u64::from)
 }
 
 #[cfg(test)]

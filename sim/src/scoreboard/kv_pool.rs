@@ -43,6 +43,23 @@ fn distance(plan: u64, stated: u64) -> f64 {
     (plan.max(1) as f64 / stated.max(1) as f64).ln().abs()
 }
 
+/// [`pin_kv_dtype`] for record `e` on `machine` of `spec`, where it states a pool; the note.
+pub(super) fn from_record(
+    e: &crate::records::Expressed,
+    machine: &crate::machine::Machine,
+    spec: &models::ModelSpec,
+    server: &mut ServerOptions,
+) -> Option<String> {
+    let stated = e.stated_kv_tokens?;
+    let plan_tokens = |o: &ServerOptions| {
+        use crate::cost::IterationModel;
+        crate::cost::ServedModel::new(machine, spec, e.layout, o, crate::cost::Knobs::default())
+            .ok()
+            .map(|m| m.memory().kv_tokens)
+    };
+    pin_kv_dtype(stated, server, plan_tokens)
+}
+
 /// Set `server`'s KV dtype from a `stated` pool where the launch names none, by the pools
 /// `plan_tokens` gives for each dtype (the memory plan's `kv_tokens`, counted as the engine
 /// prints it); the note to say, if any.

@@ -416,15 +416,7 @@ fn predict(
     server.speculative = e.speculation.as_ref().map(|s| s.options.clone());
     server.streams_share_prompt = e.shared_prompt.is_some();
     notes.extend(waive_unstated_running_cap(&mut server, &e.knobs));
-    if let Some(stated) = e.stated_kv_tokens {
-        let plan_tokens = |o: &crate::options::ServerOptions| {
-            use crate::cost::IterationModel;
-            ServedModel::new(machine, spec, e.layout, o, Knobs::default())
-                .ok()
-                .map(|m| m.memory().kv_tokens)
-        };
-        notes.extend(kv_pool::pin_kv_dtype(stated, &mut server, plan_tokens));
-    }
+    notes.extend(kv_pool::from_record(e, machine, spec, &mut server));
     if server.streams_share_prompt {
         notes.push(format!(
             "MoE routing: every stream continues the same prompt, so a batch's tokens route alike (Zipf skew {} over the experts, {} for independent requests)",
