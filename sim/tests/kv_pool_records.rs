@@ -7,6 +7,12 @@ mod common;
 use sim::records::{RecordSet, express};
 use sim::scoreboard::{ScoreOptions, score};
 
+/// The spec file's record `id`.
+fn spec_record(id: &str) -> sim::records::Record {
+    let set = RecordSet::load(&common::validation_file("spec-records.json")).unwrap();
+    set.records.into_iter().find(|r| r.id == id).unwrap()
+}
+
 fn comparisons(file: &str) -> Vec<sim::scoreboard::RecordComparison> {
     let set = RecordSet::load(&common::validation_file(file)).expect("the file parses");
     score(&set, &ScoreOptions::default()).comparisons
@@ -18,17 +24,12 @@ fn comparisons(file: &str) -> Vec<sim::scoreboard::RecordComparison> {
 /// note.
 #[test]
 fn the_run_scripts_fp8_default_and_the_stated_pool_agree() {
-    let set = RecordSet::load(&common::validation_file("spec-records.json")).unwrap();
-    let r = set
-        .records
-        .iter()
-        .find(|r| r.id == "rtx-kimik26-v3-tp8-dcp8-mtp0-ctx64k-c32")
-        .unwrap();
+    let r = spec_record("rtx-kimik26-v3-tp8-dcp8-mtp0-ctx64k-c32");
     assert_eq!(
         r.engine.kv_cache_tokens.as_ref().and_then(|w| w.get()),
         Some(3_929_600)
     );
-    let e = express(r).unwrap();
+    let e = express(&r).unwrap();
     assert_eq!(e.knobs.kv_cache_dtype, Some(models::KvDtype::Fp8));
     assert_eq!(
         e.knobs.memory_fraction.map(|m| m.1),
@@ -51,14 +52,7 @@ fn the_run_scripts_fp8_default_and_the_stated_pool_agree() {
 /// (and is the script-launched record's).
 #[test]
 fn a_pool_twice_the_bf16_plan_names_an_fp8_cache() {
-    let path = common::validation_file("spec-records.json");
-    let set = RecordSet::load(&path).unwrap();
-    let mut r = set
-        .records
-        .iter()
-        .find(|r| r.id == "rtx-kimik26-v3-tp8-dcp8-mtp0-ctx64k-c32")
-        .unwrap()
-        .clone();
+    let mut r = spec_record("rtx-kimik26-v3-tp8-dcp8-mtp0-ctx64k-c32");
     r.engine.flags = Some(
         "vllm serve moonshotai/Kimi-K2.6 --tensor-parallel-size 8 --decode-context-parallel-size 8 \
          --gpu-memory-utilization 0.94 --max-model-len 262144 --max-num-batched-tokens 8192 \
@@ -69,7 +63,7 @@ fn a_pool_twice_the_bf16_plan_names_an_fp8_cache() {
     assert_eq!(express(&r).unwrap().knobs.kv_cache_dtype, None);
     let bare = RecordSet {
         records: vec![r],
-        ..set.clone()
+        ..RecordSet::load(&common::validation_file("spec-records.json")).unwrap()
     };
     let c = score(&bare, &ScoreOptions::default()).comparisons;
     let c = c.iter().find(|c| c.primary).unwrap();
@@ -136,12 +130,7 @@ fn a_pool_that_matches_neither_plan_guesses_nothing() {
 /// A pool that is no whole number, or an empty one, is said and not used.
 #[test]
 fn an_unreadable_or_empty_pool_is_said_and_not_used() {
-    let set = RecordSet::load(&common::validation_file("spec-records.json")).unwrap();
-    let base = set
-        .records
-        .iter()
-        .find(|r| r.id == "rtx-kimik26-v7-tp8-dcp1-mtp0-ctx0-c1")
-        .unwrap();
+    let base = spec_record("rtx-kimik26-v7-tp8-dcp1-mtp0-ctx0-c1");
     for (value, said) in [
         (sim::records::Whole::Unreadable("abc".into()), "'abc'"),
         (sim::records::Whole::Stated(0), "empty pool"),
