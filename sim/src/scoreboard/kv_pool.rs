@@ -57,15 +57,17 @@ pub(super) fn from_record(
             .ok()
             .map(|m| m.memory().kv_tokens)
     };
-    pin_kv_dtype(stated, server, plan_tokens)
+    let default = crate::cost::memory::kv_dtype(spec, server);
+    pin_kv_dtype(stated, server, default, plan_tokens)
 }
 
-/// Set `server`'s KV dtype from a `stated` pool where the launch names none, by the pools
-/// `plan_tokens` gives for each dtype (the memory plan's `kv_tokens`, counted as the engine
-/// prints it); the note to say, if any.
+/// Set `server`'s KV dtype from a `stated` pool where the launch names none (the engine then
+/// caches in `default`, the checkpoint's), by the pools `plan_tokens` gives for each dtype (the
+/// memory plan's `kv_tokens`, counted as the engine prints it); the note to say, if any.
 pub(super) fn pin_kv_dtype(
     stated: u64,
     server: &mut ServerOptions,
+    default: KvDtype,
     plan_tokens: impl Fn(&ServerOptions) -> Option<u64>,
 ) -> Option<String> {
     if let Some(d) = server.kv_cache_dtype {
@@ -78,7 +80,6 @@ pub(super) fn pin_kv_dtype(
             )
         });
     }
-    let default_plan = plan_tokens(server)?;
     let plans: Vec<(KvDtype, u64)> = DTYPES
         .iter()
         .filter_map(|&d| {
@@ -105,7 +106,7 @@ pub(super) fn pin_kv_dtype(
             "the source's KV pool, {stated} tokens, matches no KV dtype's plan ({listed}): the engine's default dtype kept"
         ));
     }
-    if best.1 == default_plan {
+    if best.0 == default {
         // the engine's default already caches in it
         return None;
     }
@@ -133,7 +134,7 @@ mod tests {
     #[test]
     fn a_pool_twice_the_default_plan_names_fp8() {
         let mut o = ServerOptions::default();
-        let note = pin_kv_dtype(3_929_600, &mut o, plan(1_900_000)).unwrap();
+        let note = pin_kv_dtype(3_929_600, &mut o, KvDtype::Bf16, plan(1_900_000)).unwrap();
         assert_eq!(o.kv_cache_dtype, Some(KvDtype::Fp8));
         assert!(note.contains("KV cache fp8"), "{note}");
     }
@@ -141,14 +142,17 @@ mod tests {
     #[test]
     fn a_pool_the_default_plans_changes_nothing() {
         let mut o = ServerOptions::default();
-        assert_eq!(pin_kv_dtype(1_950_000, &mut o, plan(1_900_000)), None);
+        assert_eq!(
+            pin_kv_dtype(1_950_000, &mut o, KvDtype::Bf16, plan(1_900_000)),
+            None
+        );
         assert_eq!(o.kv_cache_dtype, None);
     }
 
     #[test]
     fn a_pool_between_the_plans_guesses_nothing() {
         let mut o = ServerOptions::default();
-        let note = pin_kv_dtype(2_700_000, &mut o, plan(1_900_000)).unwrap();
+        let note = pin_kv_dtype(2_700_000, &mut o, KvDtype::Bf16, plan(1_900_000)).unwrap();
         assert_eq!(o.kv_cache_dtype, None);
         assert!(note.contains("matches no KV dtype"), "{note}");
     }
@@ -159,9 +163,12 @@ mod tests {
             kv_cache_dtype: Some(KvDtype::Bf16),
             ..ServerOptions::default()
         };
-        let note = pin_kv_dtype(3_929_600, &mut o, plan(1_900_000)).unwrap();
+        let note = pin_kv_dtype(3_929_600, &mut o, KvDtype::Bf16, plan(1_900_000)).unwrap();
         assert_eq!(o.kv_cache_dtype, Some(KvDtype::Bf16));
         assert!(note.contains("not corrected"), "{note}");
-        assert_eq!(pin_kv_dtype(2_000_000, &mut o, plan(1_900_000)), None);
+        assert_eq!(
+            pin_kv_dtype(2_000_000, &mut o, KvDtype::Bf16, plan(1_900_000)),
+            None
+        );
     }
 }
