@@ -121,13 +121,39 @@ pub(super) fn pin_kv_dtype(
 mod tests {
     use super::*;
 
-    /// A plan of `tokens_per_byte` × the cache's bytes: fp8 holds twice bf16's tokens.
+    /// A plan holding `bf16_tokens` in a bf16 cache and twice that in fp8.
     fn plan(bf16_tokens: u64) -> impl Fn(&ServerOptions) -> Option<u64> {
         move |o: &ServerOptions| {
             Some(match o.kv_cache_dtype {
                 Some(KvDtype::Fp8) => 2 * bf16_tokens,
                 _ => bf16_tokens,
             })
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the pool, a dtype is only ever taken where its plan is within MATCH of it
+        /// and the other's is MISS off; a named dtype is never changed.
+        #[test]
+        fn a_dtype_is_taken_only_where_its_plan_holds_the_pool(
+            bf16 in 1_000u64..10_000_000,
+            stated in 1u64..40_000_000,
+            named in proptest::bool::ANY,
+        ) {
+            let mut o = ServerOptions {
+                kv_cache_dtype: named.then_some(KvDtype::Bf16),
+                ..ServerOptions::default()
+            };
+            let _ = pin_kv_dtype(stated, &mut o, KvDtype::Bf16, plan(bf16));
+            match o.kv_cache_dtype {
+                Some(KvDtype::Fp8) => {
+                    proptest::prop_assert!(!named);
+                    proptest::prop_assert!(distance(2 * bf16, stated) <= MATCH.ln());
+                    proptest::prop_assert!(distance(bf16, stated) >= MISS.ln());
+                }
+                Some(KvDtype::Bf16) => proptest::prop_assert!(named),
+                None => proptest::prop_assert!(!named),
+            }
         }
     }
 
