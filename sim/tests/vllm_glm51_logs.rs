@@ -276,7 +276,11 @@ fn validate_reads_the_glm51_logs_with_todays_misses() {
         (
             DCP1_MTP1,
             -1.8,
-            (23.0, 33.0),
+            // +28% while vLLM's plan left the drafter out; since the twentieth session its
+            // weights come out of the budget and its layer caches in the pool, at the preset's
+            // bytes (the MTP layer's routed experts bf16, nvidia's exclusion list: 2.3 GiB a
+            // GPU) where this checkpoint's drafter loaded 0.95 GiB (56.62 − 55.67 logged)
+            (8.0, 18.0),
             (3.0, 10.0),
             // 4 requests × 4 verified tokens reach b12x's dynamic kernel: +18–23% (5–20% before
             // it), −1…+3% since tokens per touched expert are no longer rounded down, −8…−4%
@@ -293,7 +297,8 @@ fn validate_reads_the_glm51_logs_with_todays_misses() {
         assert_eq!(v["model"], "glm-5.1-nvfp4", "the log's model");
         let run = &v["runs"][0];
         assert_eq!(run["layout"], "TP8");
-        // the MTP run's weights hold the drafter's layer, which vLLM's plan leaves out today
+        // the MTP run's logged weights hold the drafter's layer; the plan's weights are the
+        // target's (the drafter's are a reserve beside them)
         assert!((memory_error(run, "weights / GPU") - weights).abs() < 0.3);
         let kv_err = memory_error(run, "KV tokens");
         assert!(

@@ -234,7 +234,11 @@ fn stage_cell(
 
 /// The MTP draft's weight bytes on the fullest GPU and its KV bytes per token, when `opts` runs
 /// speculative decoding on the checkpoint's own MTP layers.
-fn mtp_draft(spec: &ModelSpec, footprint: &Footprint, opts: &ServerOptions) -> Option<(u64, u64)> {
+pub(super) fn mtp_draft(
+    spec: &ModelSpec,
+    footprint: &Footprint,
+    opts: &ServerOptions,
+) -> Option<(u64, u64)> {
     let s = opts.speculative.as_ref()?;
     if s.draft_model_path.is_some() || spec.num_mtp_layers == 0 {
         return None;

@@ -215,12 +215,20 @@ pub fn plan(
     let weights_on_card = footprint.max_weight_bytes_per_gpu();
     let non_kv = peak + VLLM_NON_TORCH_INCREASE_BYTES + graphs_in_budget;
     let block = kv_block_tokens(spec, opts);
+    // the checkpoint's MTP layers: vLLM loads the drafter before it profiles, so its weights
+    // come out of the budget, and sizes one cache over every attention layer, the drafter's
+    // too (`determine_available_memory`, then `get_kv_cache_config` over the layers of both)
+    let (draft_weights, draft_cell) = super::mtp_draft(spec, footprint, opts)
+        .map_or((0, 0), |(w, _)| {
+            (w, per_layer * u64::from(spec.num_mtp_layers))
+        });
     let by_memory = tokens_by_memory(
         spec,
         footprint,
-        requested.saturating_sub(non_kv),
+        requested.saturating_sub(non_kv + draft_weights),
         per_layer,
         block,
+        draft_cell,
     );
     let kv_tokens = by_memory;
     let kv_pool = kv_tokens * per_layer * u64::from(footprint.max_layers_per_stage());
@@ -230,8 +238,8 @@ pub fn plan(
         attention_workspace_bytes: VLLM_NON_TORCH_INCREASE_BYTES,
         cuda_graph_bytes: graphs,
         activation_bytes: peak,
-        draft_weight_bytes: 0,
-        draft_kv_bytes: 0,
+        draft_weight_bytes: draft_weights,
+        draft_kv_bytes: kv_tokens * draft_cell,
     };
     let free = memory_bytes as i64 - (weights_on_card + kv_pool + reserves.total_bytes()) as i64;
     let outside_bytes = memory_bytes.saturating_sub(requested);
@@ -291,13 +299,15 @@ fn kv_block_tokens(spec: &ModelSpec, opts: &ServerOptions) -> u64 {
 
 /// Whole blocks of KV the tightest pipeline stage's first TP rank has room for: what is left of
 /// the `--gpu-memory-utilization` budget after its weights and `non_kv_budget`, over one token's
-/// cells on that stage's layers; 0 when no rank is listed.
+/// cells on that stage's layers (and the MTP drafter's, `draft_cell`, on the last stage); 0 when
+/// no rank is listed.
 fn tokens_by_memory(
     spec: &ModelSpec,
     footprint: &Footprint,
     budget_after_non_kv: u64,
     per_layer: u64,
     block: u64,
+    draft_cell: u64,
 ) -> u64 {
     footprint
         .per_gpu
@@ -305,7 +315,13 @@ fn tokens_by_memory(
         .filter(|g| g.tp_rank == 0)
         .map(|g| {
             let available = budget_after_non_kv.saturating_sub(weight_bytes(spec, footprint, g));
-            let cell = per_layer * u64::from(g.layers.end - g.layers.start);
+            // the drafter's layers sit on the last stage
+            let draft = if g.layers.end >= spec.num_layers {
+                draft_cell
+            } else {
+                0
+            };
+            let cell = per_layer * u64::from(g.layers.end - g.layers.start) + draft;
             available.checked_div(cell * block).unwrap_or(0) * block
         })
         .min()
@@ -364,6 +380,52 @@ mod tests {
     /// Kimi-K2.6 at TP8, fp8 KV, 0.94 on the user's card: the KV tokens vLLM would print,
     /// beside the 478,992 the rtx6kpro Kimi-K2.6 v4 page reports for that launch (DCP 1, MTP
     /// off); DCP d multiplies them by d.
+    #[test]
+    fn the_checkpoints_mtp_drafter_takes_its_weights_and_a_layer_of_cache() {
+        // GLM-5.1's MTP layer keeps its routed experts in bf16 (the checkpoint's exclusion
+        // list): at TP8 about 2.5 GB a GPU that vLLM loads before it sizes the cache
+        let spec = ModelSpec::preset("glm-5.1-nvfp4").unwrap();
+        let fp = models::footprint::footprint(&spec, &Layout::tp(8)).unwrap();
+        let v = VllmMemory {
+            gpu_memory_utilization: 0.865,
+            max_num_batched_tokens: None,
+            max_num_seqs: None,
+            estimate_cudagraphs: false,
+        };
+        let off = ServerOptions {
+            kv_cache_dtype: Some(models::KvDtype::Fp8),
+            cuda_graph_max_bs: 256,
+            context_length: Some(202_752),
+            ..ServerOptions::default()
+        };
+        let on = ServerOptions {
+            speculative: Some(crate::engine::draft::recipe_draft("EAGLE", None)),
+            ..off.clone()
+        };
+        let card = 97_887u64 << 20;
+        let (a, b) = (
+            plan(&spec, &fp, card, &v, &off),
+            plan(&spec, &fp, card, &v, &on),
+        );
+        let w = b.reserves.draft_weight_bytes;
+        assert!((2.0e9..3.0e9).contains(&(w as f64)), "{w} draft bytes");
+        assert_eq!(a.reserves.draft_weight_bytes, 0);
+        // the drafter's weights and its one layer of cache come out of the same pool
+        let cell = |p: &MemoryPlan| p.kv_pool_bytes_per_gpu as f64 / p.kv_tokens as f64;
+        let lost = (a.kv_tokens - b.kv_tokens) as f64 * cell(&a);
+        let draft_cache = b.reserves.draft_kv_bytes as f64;
+        assert!(
+            (lost - (w as f64 + draft_cache)).abs() < 64.0 * cell(&a) + 1e6,
+            "{lost} lost vs {w} + {draft_cache}"
+        );
+        // a separate draft model (EAGLE-3) is not planned: its size is not known here
+        let eagle = ServerOptions {
+            speculative: Some(crate::engine::draft::recipe_draft("EAGLE3", Some("head"))),
+            ..off.clone()
+        };
+        assert_eq!(plan(&spec, &fp, card, &v, &eagle).kv_tokens, a.kv_tokens);
+    }
+
     #[test]
     fn kimi_k26_tp8_kv_tokens_beside_the_published_line() {
         let spec = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
