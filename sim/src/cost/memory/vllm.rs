@@ -377,21 +377,24 @@ mod tests {
         assert!((0.0..0.003).contains(&lost), "{lost:.5}");
     }
 
-    /// Kimi-K2.6 at TP8, fp8 KV, 0.94 on the user's card: the KV tokens vLLM would print,
-    /// beside the 478,992 the rtx6kpro Kimi-K2.6 v4 page reports for that launch (DCP 1, MTP
-    /// off); DCP d multiplies them by d.
-    #[test]
-    fn the_checkpoints_mtp_drafter_takes_its_weights_and_a_layer_of_cache() {
-        // GLM-5.1's MTP layer keeps its routed experts in bf16 (the checkpoint's exclusion
-        // list): at TP8 about 2.5 GB a GPU that vLLM loads before it sizes the cache
-        let spec = ModelSpec::preset("glm-5.1-nvfp4").unwrap();
+    /// A preset at TP8 with vLLM at `utilization` of the card, batch defaults, no graph estimate.
+    fn tp8_at(preset: &str, utilization: f64) -> (ModelSpec, Footprint, VllmMemory) {
+        let spec = ModelSpec::preset(preset).unwrap();
         let fp = models::footprint::footprint(&spec, &Layout::tp(8)).unwrap();
         let v = VllmMemory {
-            gpu_memory_utilization: 0.865,
+            gpu_memory_utilization: utilization,
             max_num_batched_tokens: None,
             max_num_seqs: None,
             estimate_cudagraphs: false,
         };
+        (spec, fp, v)
+    }
+
+    #[test]
+    fn the_checkpoints_mtp_drafter_takes_its_weights_and_a_layer_of_cache() {
+        // GLM-5.1's MTP layer keeps its routed experts in bf16 (the checkpoint's exclusion
+        // list): at TP8 about 2.5 GB a GPU that vLLM loads before it sizes the cache
+        let (spec, fp, v) = tp8_at("glm-5.1-nvfp4", 0.865);
         let off = ServerOptions {
             kv_cache_dtype: Some(models::KvDtype::Fp8),
             cuda_graph_max_bs: 256,
@@ -426,16 +429,12 @@ mod tests {
         assert_eq!(plan(&spec, &fp, card, &v, &eagle).kv_tokens, a.kv_tokens);
     }
 
+    /// Kimi-K2.6 at TP8, fp8 KV, 0.94 on the user's card: the KV tokens vLLM would print,
+    /// beside the 478,992 the rtx6kpro Kimi-K2.6 v4 page reports for that launch (DCP 1, MTP
+    /// off); DCP d multiplies them by d.
     #[test]
     fn kimi_k26_tp8_kv_tokens_beside_the_published_line() {
-        let spec = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
-        let fp = models::footprint::footprint(&spec, &Layout::tp(8)).unwrap();
-        let v = VllmMemory {
-            gpu_memory_utilization: 0.94,
-            max_num_batched_tokens: None,
-            max_num_seqs: None,
-            estimate_cudagraphs: false,
-        };
+        let (spec, fp, v) = tp8_at("kimi-k2-thinking-int4", 0.94);
         let opts = |dcp: u32| ServerOptions {
             kv_cache_dtype: Some(models::KvDtype::Fp8),
             cuda_graph_max_bs: 512,
