@@ -482,3 +482,74 @@ fn a_record_of_sixteen_rtx_gpus_runs_on_the_sixteen_gpu_box() {
         tp16.notes
     );
 }
+
+/// A records file with one InferenceX-style record (DeepSeek-R1 FP4 on 8× B200, 1k/1k at 8
+/// streams) whose metrics are `metrics` (a JSON object).
+fn one_bench_serving_record(metrics: &str) -> RecordSet {
+    let text = format!(
+        r#"{{"about": "medians", "records": [{{"id": "med", "source": "synthetic",
+        "hardware": {{"gpu": "NVIDIA B200", "count": 8, "interconnect": "NVLink/NVSwitch",
+        "p2p": "enabled", "virtualized": "unknown"}},
+        "engine": {{"name": "sglang", "version": "v0.5.6", "flags": "TP=8 EP=8"}},
+        "model": "nvidia/DeepSeek-R1-0528-FP4-V2", "quant": "nvfp4",
+        "parallel": {{"tp": 8, "pp": 1, "ep": 8, "dp": 1, "attn_dp": null}},
+        "workload": {{"input_len": 1024, "output_len": 1024, "concurrency": 8,
+        "num_prompts": null, "dataset": "InferenceX random 1k/1k"}},
+        "metrics": {metrics}}}]}}"#
+    );
+    RecordSet::parse(text.as_bytes(), Path::new("medians.json")).expect("parses")
+}
+
+/// The medians bench_serving prints (`median_tpot_ms`, `median_ttft_ms`) and InferenceX carries
+/// (`tpot_ms_median`, `ttft_ms_median`) are compared with the simulated run's medians, under
+/// their own names; a record's throughput stays its headline, and a record of medians alone is
+/// headed by its TPOT.
+#[test]
+fn medians_are_compared_as_medians_and_never_displace_a_mean_or_a_throughput() {
+    let opts = ScoreOptions { engine: None };
+    let with_tput = score(
+        &one_bench_serving_record(
+            r#"{"output_tok_s_per_gpu": "100.0", "tpot_ms_median": "9.5", "ttft_ms_median": "120"}"#,
+        ),
+        &opts,
+    );
+    let fig = |b: &Scoreboard, q: Quantity| {
+        b.comparisons
+            .iter()
+            .find(|c| c.quantity == q)
+            .unwrap_or_else(|| panic!("{} not compared: {:#?}", q.name(), b.unexpressible))
+            .clone()
+    };
+    let tpot = fig(&with_tput, Quantity::TpotMedianMs);
+    let ttft = fig(&with_tput, Quantity::TtftMedianMs);
+    assert_eq!((tpot.key.as_str(), tpot.measured), ("tpot_ms_median", 9.5));
+    assert_eq!(
+        (ttft.key.as_str(), ttft.measured),
+        ("ttft_ms_median", 120.0)
+    );
+    assert!(!tpot.primary && !ttft.primary);
+    assert!(fig(&with_tput, Quantity::OutputTokPerS).primary);
+    assert!(tpot.predicted.is_finite() && tpot.predicted > 0.0);
+    assert!(ttft.predicted.is_finite() && ttft.predicted > 0.0);
+
+    // bench_serving's own spellings, and no throughput: the median TPOT heads the record
+    let alone = score(
+        &one_bench_serving_record(r#"{"median_ttft_ms": 120, "median_tpot_ms": 9.5}"#),
+        &opts,
+    );
+    let head: Vec<_> = alone.comparisons.iter().filter(|c| c.primary).collect();
+    assert_eq!(head.len(), 1);
+    assert_eq!(head[0].quantity, Quantity::TpotMedianMs);
+    assert_eq!(head[0].key, "median_tpot_ms");
+    // the same run's mean and median TPOT come from one simulation: with a mean beside it the
+    // mean heads the record, and the two predictions are of one run (close, not equal by rule)
+    let both = score(
+        &one_bench_serving_record(r#"{"tpot_ms_mean": "10.0", "tpot_ms_median": "9.5"}"#),
+        &opts,
+    );
+    let mean = fig(&both, Quantity::TpotMeanMs);
+    let median = fig(&both, Quantity::TpotMedianMs);
+    assert!(mean.primary && !median.primary);
+    let r = median.predicted / mean.predicted;
+    assert!((0.5..=1.5).contains(&r), "median/mean TPOT {r}");
+}

@@ -50,6 +50,12 @@ pub enum Quantity {
     TpotMeanMs,
     /// Mean time to first token, ms.
     TtftMeanMs,
+    /// Median time per output token, ms (bench_serving's `median_tpot_ms`, InferenceX's
+    /// `tpot_ms_median`): the middle request's, where a few requests that waited long for their
+    /// prefill pull the mean up.
+    TpotMedianMs,
+    /// Median time to first token, ms (`median_ttft_ms`, `ttft_ms_median`).
+    TtftMedianMs,
 }
 
 impl Quantity {
@@ -65,6 +71,8 @@ impl Quantity {
             Quantity::ItlMeanMs => "mean ITL ms",
             Quantity::TpotMeanMs => "mean TPOT ms",
             Quantity::TtftMeanMs => "mean TTFT ms",
+            Quantity::TpotMedianMs => "median TPOT ms",
+            Quantity::TtftMedianMs => "median TTFT ms",
         }
     }
 }
@@ -156,6 +164,12 @@ pub(super) fn targets(
             (MetricFamily::BenchServing, "ttft_ms_mean" | "mean_ttft_ms") => {
                 (Quantity::TtftMeanMs, 1.0)
             }
+            (MetricFamily::BenchServing, "tpot_ms_median" | "median_tpot_ms") => {
+                (Quantity::TpotMedianMs, 1.0)
+            }
+            (MetricFamily::BenchServing, "ttft_ms_median" | "median_ttft_ms") => {
+                (Quantity::TtftMedianMs, 1.0)
+            }
             _ => {
                 skipped.push(key.clone());
                 continue;
@@ -178,13 +192,16 @@ pub(super) fn targets(
             None => skipped.push(key.clone()),
         }
     }
-    // the headline: throughput first, then ITL, TPOT, TTFT; the first unflagged one
+    // the headline: throughput first, then ITL, TPOT, TTFT, the medians last (a record that
+    // carries a mean keeps it as its headline, as before medians were read); the first unflagged
     let order = [
         Quantity::OutputTokPerS,
         Quantity::ItlMeanMs,
         Quantity::TpotMeanMs,
         Quantity::TotalTokPerS,
         Quantity::TtftMeanMs,
+        Quantity::TpotMedianMs,
+        Quantity::TtftMedianMs,
     ];
     let head = order
         .iter()

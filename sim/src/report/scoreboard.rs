@@ -30,7 +30,11 @@ pub struct ScoreboardSection {
 fn unit(q: Quantity) -> &'static str {
     match q {
         Quantity::OutputTokPerS | Quantity::TotalTokPerS => "tok/s",
-        Quantity::ItlMeanMs | Quantity::TpotMeanMs | Quantity::TtftMeanMs => "ms",
+        Quantity::ItlMeanMs
+        | Quantity::TpotMeanMs
+        | Quantity::TtftMeanMs
+        | Quantity::TpotMedianMs
+        | Quantity::TtftMedianMs => "ms",
     }
 }
 
@@ -42,6 +46,8 @@ fn what(q: Quantity) -> &'static str {
         Quantity::ItlMeanMs => "mean ITL",
         Quantity::TpotMeanMs => "mean TPOT",
         Quantity::TtftMeanMs => "mean TTFT",
+        Quantity::TpotMedianMs => "median TPOT",
+        Quantity::TtftMedianMs => "median TTFT",
     }
 }
 

@@ -644,6 +644,8 @@ fn serving_value(r: &RunReport, q: Quantity) -> f64 {
         Quantity::ItlMeanMs => r.mean_itl_ms,
         Quantity::TpotMeanMs => r.mean_tpot_ms,
         Quantity::TtftMeanMs => r.mean_ttft_ms,
+        Quantity::TpotMedianMs => r.median_tpot_ms,
+        Quantity::TtftMedianMs => r.median_ttft_ms,
     }
 }
 
