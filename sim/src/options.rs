@@ -110,6 +110,11 @@ pub struct ServerOptions {
     /// `--attention-backend` (`flashinfer`, `fa3`, `triton`, `trtllm_mla`, …); `None` = SGLang picks.
     #[serde(default)]
     pub attention_backend: Option<String>,
+    /// SGLang's `--nsa-prefill-backend` (the DSA backend's prefill kernel: `flashmla_auto`,
+    /// `flashmla_sparse`, `flashmla_kv`, `fa3`, `trtllm`, …); `None` = SGLang's default for
+    /// the KV dtype ([`crate::cost::attn_core::SparsePrefill`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nsa_prefill_backend: Option<String>,
     /// `--moe-runner-backend` (`auto`, `triton`, `flashinfer_cutlass`, …); `None` = `auto`.
     #[serde(default)]
     pub moe_runner_backend: Option<String>,
@@ -296,6 +301,7 @@ impl Default for ServerOptions {
             disable_overlap_schedule: false,
             page_size: default_page_size(),
             attention_backend: None,
+            nsa_prefill_backend: None,
             moe_runner_backend: None,
             b12x_build: None,
             b12x_moe_a16: false,

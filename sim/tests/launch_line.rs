@@ -101,7 +101,12 @@ fn sim_run_takes_the_launch_line_and_the_bench_line() {
         .filter_map(Value::as_str)
         .collect();
     assert!(
-        listed.contains(&"--nsa-prefill-backend trtllm"),
+        listed.contains(&"--nsa-decode-backend trtllm"),
+        "{listed:?}"
+    );
+    // the DSA prefill kernel is modelled (`SparsePrefill`): not listed
+    assert!(
+        !listed.contains(&"--nsa-prefill-backend trtllm"),
         "{listed:?}"
     );
     // The predicted run is a bench_serving JSONL line that the measured-run reader reads back.

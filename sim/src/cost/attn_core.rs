@@ -42,6 +42,10 @@ pub(crate) struct AttnCore {
     pub decode_rows: DecodeRows,
     /// FLOPs per (query, attended key) pair in prefill.
     pub prefill_flops_per_pair: f64,
+    /// How SGLang's DSA backend runs a sparse checkpoint's prefill on this GPU (dense for a
+    /// batch that fits the top-k, else a head-padded sparse kernel); `None` where the absorbed
+    /// FLOPs above price it as they are.
+    pub sparse_prefill: Option<SparsePrefill>,
     /// KV bytes read per attended key.
     pub kv_bytes_per_key: f64,
     /// DSA: keys a query attends at most (`index_topk`).
@@ -210,6 +214,88 @@ impl DecodeRows {
         } else {
             DecodeRows::Packed { heads, rows: 64.0 }
         }
+    }
+}
+
+/// SGLang's DSA (NSA) backend's prefill on datacenter parts (sgl-project/sglang
+/// `python/sglang/srt/layers/attention/nsa_backend.py` @46ee4423, `set_nsa_prefill_impl`,
+/// `_forward_flashmla_sparse`, `_forward_standard_mha`):
+/// - a prefill batch whose longest sequence (cached + new tokens) is at most the index's top-k,
+///   on SM90 or SM100, runs `MHA_ONE_SHOT`: dense multi-head attention over the up-projected K
+///   and V (every key is in the top-k), FA3 on SM90, trtllm-gen's ragged kernel on SM100; no
+///   padding;
+/// - a longer one runs the sparse kernel `--nsa-prefill-backend` names, by default
+///   `flashmla_auto` for an fp8 cache (FlashMLA's `flashmla_sparse` or `flashmla_kv`) and
+///   `flashmla_sparse` for bf16 (`server_args.py` `_set_default_nsa_backends`). FlashMLA's
+///   sparse kernels take 64 or 128 query heads only (deepseek-ai/FlashMLA @9241ae3,
+///   `csrc/api/sparse_fwd.h`, `sparse_decode.h`: "Unsupported h_q"), and SGLang pads the heads
+///   a GPU holds with zeros to 64 on SM90 and 128 on SM100 (`required_padding = 128 if
+///   device_sm_major >= 10 else 64`): GLM-5's 64 heads at TP8 are 8 a GPU, computed as 64
+///   (8×) on an H200 and 128 (16×) on a B200. `fa3` on SM90 lays each token's heads on FA3's
+///   64-row tiles alike. `trtllm` (trtllm-gen's sparse MLA, heads on the MMA's N side in tiles
+///   of 8 or 16) and `tilelang` pad nothing that is modelled.
+///
+/// Physical meaning: the padded rows' FLOPs are computed and thrown away. Not fitted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct SparsePrefill {
+    /// Rows computed ÷ heads held, for a query token of the sparse kernel.
+    pub rows_factor: f64,
+    /// `MHA_ONE_SHOT`'s bound: a batch whose longest sequence is at most this runs dense.
+    pub dense_up_to: f64,
+    /// The dense path's FLOPs per (query, key) pair (non-absorbed MHA).
+    pub dense_flops_per_pair: f64,
+}
+
+impl SparsePrefill {
+    /// SGLang's DSA prefill on `machine` for `heads` query heads a GPU holds, a top-k of `topk`
+    /// keys and a dense path of `mha` FLOPs a pair; `None` where it is not SGLang's sparse
+    /// backend on SM90 / SM100 (vLLM's sparse prefill and SM120's kernels keep the absorbed
+    /// FLOPs as they are).
+    fn of(
+        machine: &Machine,
+        opts: &ServerOptions,
+        heads: f64,
+        topk: u32,
+        mha: f64,
+    ) -> Option<Self> {
+        let sm = super::attn_backend::sm_major(machine)?;
+        if opts.engine != crate::engine::Engine::Sglang || !(sm == 9 || sm == 10) || heads <= 0.0 {
+            return None;
+        }
+        let pad_to = |rows: f64| (heads / rows).ceil() * rows / heads;
+        let rows_factor = match (opts.nsa_prefill_backend.as_deref(), sm) {
+            (None | Some("flashmla_auto" | "flashmla_sparse" | "flashmla_kv"), 9) => pad_to(64.0),
+            (None | Some("flashmla_auto" | "flashmla_sparse" | "flashmla_kv"), _) => pad_to(128.0),
+            (Some("fa3"), 9) => pad_to(64.0),
+            _ => 1.0,
+        };
+        Some(SparsePrefill {
+            rows_factor,
+            dense_up_to: f64::from(topk),
+            dense_flops_per_pair: mha,
+        })
+    }
+
+    /// FLOPs per (query, key) pair of a prefill batch whose longest sequence is `max_kv`
+    /// tokens, where the sparse kernel's own (unpadded) is `absorbed`.
+    pub fn flops_per_pair(&self, max_kv: f64, absorbed: f64) -> f64 {
+        if max_kv <= self.dense_up_to {
+            self.dense_flops_per_pair
+        } else {
+            absorbed * self.rows_factor
+        }
+    }
+
+    /// What prices the prefill, where it is not the absorbed FLOPs as they are.
+    pub fn note(&self) -> Option<String> {
+        (self.rows_factor > 1.0).then(|| {
+            format!(
+                "DSA prefill: sequences of at most {:.0} tokens as dense attention, longer ones on \
+                 SGLang's FlashMLA sparse kernel with the heads a GPU holds padded {:.0}× (it \
+                 takes 64 or 128 heads only)",
+                self.dense_up_to, self.rows_factor
+            )
+        })
     }
 }
 
@@ -409,6 +495,7 @@ fn mla_core(
             DecodeRows::of(machine, heads * k.dcp, indexer.is_some())
         },
         prefill_flops_per_pair: if indexer.is_some() { absorbed } else { mha },
+        sparse_prefill: indexer.and_then(|i| SparsePrefill::of(machine, opts, heads, i.topk, mha)),
         // with a cached prefix, deepseek_v2.py's `dispatch_attn_forward_method` sends a
         // Triton-backend extend to the absorbed MLA path (MHA only without a prefix)
         prefill_flops_per_pair_cached: if indexer.is_some() || triton {
@@ -476,6 +563,7 @@ fn gqa_core(
         decode_flops_per_pair: model.attention_flops_per_pair(true) / k.attn_tp,
         decode_rows: DecodeRows::Exact,
         prefill_flops_per_pair: model.attention_flops_per_pair(false) / k.attn_tp,
+        sparse_prefill: None,
         kv_bytes_per_key: k.kv_bytes_per_key,
         topk_cap: None,
         indexer_flops_per_key: 0.0,
@@ -621,6 +709,50 @@ mod tests {
             assert_eq!(DecodeRows::of(&m, 8.0, true), DecodeRows::Exact, "{other}");
             assert_eq!(DecodeRows::of(&m, 8.0, false), DecodeRows::Exact, "{other}");
         }
+    }
+
+    /// SGLang's DSA prefill: GLM-5's 8 heads a GPU at TP8 padded to FlashMLA's 64 on an H200
+    /// (8×) and 128 on a B200 (16×) by default and under `flashmla_sparse` / `flashmla_kv`,
+    /// `fa3` on SM90 alike; `trtllm` pads nothing; 64 heads a GPU (DP attention) fill SM90's
+    /// tiles and half SM100's; a batch whose longest sequence fits the top-k runs dense at the
+    /// MHA FLOPs; vLLM and SM120 have no such path.
+    #[test]
+    fn sglang_dsa_prefill_pads_flashmla_heads_and_runs_short_batches_dense() {
+        let h200 = Machine::resolve("h200-x8").unwrap();
+        let b200 = Machine::resolve("b200-x8").unwrap();
+        let sglang = |backend: Option<&str>| ServerOptions {
+            engine: crate::engine::Engine::Sglang,
+            nsa_prefill_backend: backend.map(str::to_string),
+            ..ServerOptions::default()
+        };
+        let rows = |m: &Machine, o: &ServerOptions, heads: f64| {
+            SparsePrefill::of(m, o, heads, 2048, 1.0).map(|s| s.rows_factor)
+        };
+        assert_eq!(rows(&h200, &sglang(None), 8.0), Some(8.0));
+        assert_eq!(rows(&b200, &sglang(None), 8.0), Some(16.0));
+        for b in ["flashmla_sparse", "flashmla_kv", "flashmla_auto"] {
+            assert_eq!(rows(&h200, &sglang(Some(b)), 8.0), Some(8.0), "{b}");
+            assert_eq!(rows(&b200, &sglang(Some(b)), 8.0), Some(16.0), "{b}");
+        }
+        assert_eq!(rows(&h200, &sglang(Some("fa3")), 8.0), Some(8.0));
+        assert_eq!(rows(&b200, &sglang(Some("trtllm")), 8.0), Some(1.0));
+        assert_eq!(rows(&h200, &sglang(Some("tilelang")), 8.0), Some(1.0));
+        assert_eq!(rows(&h200, &sglang(None), 64.0), Some(1.0));
+        assert_eq!(rows(&b200, &sglang(None), 64.0), Some(2.0));
+        let vllm = ServerOptions {
+            engine: crate::engine::Engine::Vllm,
+            ..ServerOptions::default()
+        };
+        assert_eq!(rows(&h200, &vllm, 8.0), None);
+        let rtx = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+        assert_eq!(rows(&rtx, &sglang(None), 8.0), None);
+        let sp = SparsePrefill::of(&b200, &sglang(None), 8.0, 2048, 3.0).unwrap();
+        assert_eq!(sp.flops_per_pair(2048.0, 5.0), 3.0);
+        assert_eq!(sp.flops_per_pair(2049.0, 5.0), 80.0);
+        assert!(sp.note().unwrap().contains("16×"));
+        let trt = SparsePrefill::of(&b200, &sglang(Some("trtllm")), 8.0, 2048, 3.0).unwrap();
+        assert_eq!(trt.flops_per_pair(8192.0, 5.0), 5.0);
+        assert_eq!(trt.note(), None);
     }
 
     /// `get_num_kv_splits_triton` for equal lengths on 188 SMs, 8 heads per GPU (one program

@@ -24,6 +24,10 @@ pub struct BatchStats {
     pub prefill_index_pairs: f64,
     /// Cached keys prefill chunks read from the KV cache.
     pub prefill_cached: f64,
+    /// The longest sequence a prefill chunk ends at (cached + new tokens): SGLang's DSA
+    /// backend runs a whole prefill batch as dense attention when it fits the index's top-k
+    /// ([`super::attn_core::SparsePrefill`]).
+    pub prefill_max_kv: f64,
     /// Decode query tokens per request (a speculative verify pass scores several draft tokens
     /// per request and reads each request's cache once for all of them); 0 or 1 = plain decode.
     pub queries_per_request: f64,
@@ -68,6 +72,7 @@ impl BatchStats {
             s.prefill_pairs += capped_sum(k + 1, k + n, cap);
             s.prefill_index_pairs += capped_sum(k + 1, k + n, None);
             s.prefill_cached += k as f64;
+            s.prefill_max_kv = s.prefill_max_kv.max((k + n) as f64);
         }
         s
     }

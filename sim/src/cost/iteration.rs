@@ -112,6 +112,9 @@ impl CostModel {
             } else {
                 c.prefill_flops_per_pair
             };
+            let per_pair = c.sparse_prefill.map_or(per_pair, |sp| {
+                sp.flops_per_pair(st.prefill_max_kv, per_pair)
+            });
             let softmax = |pairs: f64, cached: f64| {
                 c.prefill.time_monotone(
                     st.prefill * pre_share,
@@ -479,6 +482,7 @@ impl BatchStats {
             prefill_pairs: self.prefill_pairs / 2.0,
             prefill_index_pairs: self.prefill_index_pairs / 2.0,
             prefill_cached: self.prefill_cached / 2.0,
+            prefill_max_kv: self.prefill_max_kv,
             queries_per_request: self.queries_per_request,
             rows_per_request: self.rows_per_request,
         }

@@ -243,6 +243,12 @@ impl CostModel {
             .decode_note(f64::from(requests), f64::from(context_tokens))
     }
 
+    /// What prices a DSA checkpoint's prefill attention where SGLang pads its sparse kernel's
+    /// heads ([`super::attn_core::SparsePrefill`]); `None` elsewhere.
+    pub fn prefill_attention_note(&self) -> Option<String> {
+        self.core.sparse_prefill.and_then(|sp| sp.note())
+    }
+
     /// What priced the linear (Gated DeltaNet) layers' decode at `requests` requests: the
     /// engine's measured kernel ([`super::gdn_table`]); `None` where the efficiency curve did
     /// (no linear layers, or no table for this engine, GPU and head split).

@@ -357,6 +357,7 @@ pub fn describe(served: &ServedModel, q: &PredictQuery) -> LayoutPrediction {
                 .core
                 .decode_note(f64::from(q.batch), f64::from(q.context_tokens))])
             .chain(cm.gdn_decode_note(q.batch))
+            .chain(cm.prefill_attention_note())
             .collect(),
     }
 }

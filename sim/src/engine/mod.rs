@@ -432,6 +432,9 @@ pub struct LaunchKnobs {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub moe_default_config: bool,
     pub attention_backend: Option<String>,
+    /// SGLang's `--nsa-prefill-backend` ([`ServerOptions::nsa_prefill_backend`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nsa_prefill_backend: Option<String>,
     pub pcie_all_reduce: Option<PcieAllReduce>,
     /// The overlap scheduler stays on under speculative decoding (SGLang's
     /// `SGLANG_ENABLE_SPEC_V2`; [`ServerOptions::speculative_overlap`]).
@@ -586,6 +589,7 @@ impl Engine {
         o.speculative_overlap = knobs.speculative_overlap;
         o.moe_default_config = knobs.moe_default_config;
         o.attention_backend = knobs.attention_backend.clone();
+        o.nsa_prefill_backend = knobs.nsa_prefill_backend.clone();
         o.disable_custom_all_reduce = knobs.disable_custom_all_reduce;
         o.disable_cuda_graph = knobs.disable_cuda_graph;
         o.max_running_requests = knobs.max_running_requests;

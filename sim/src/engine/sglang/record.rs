@@ -106,6 +106,7 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == f::CONTEXT_LENGTH.dest => k.context_length = number(),
         d if d == f::MOE_RUNNER_BACKEND.dest => k.moe_runner_backend = arg.map(str::to_string),
         d if d == f::ATTENTION_BACKEND.dest => k.attention_backend = arg.map(str::to_string),
+        d if d == f::NSA_PREFILL_BACKEND.dest => k.nsa_prefill_backend = arg.map(str::to_string),
         // a --cuda-graph-bs list's largest wins over it wherever either stands (as SGLang's does)
         d if d == f::CUDA_GRAPH_MAX_BS.dest
             && ints_after(f::CUDA_GRAPH_BS.canonical(), None, text).is_none() =>

@@ -32,6 +32,17 @@ pub const MOE_A2A_BACKENDS: &[&str] = &[
 pub(super) const DEEPEP_MODES: &[&str] = &["auto", "normal", "low_latency"];
 pub(super) const SPECULATIVE_ALGORITHMS: &[&str] =
     &["EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"];
+/// `--nsa-prefill-backend` / `--nsa-decode-backend`: the DSA (NSA) backend's kernels
+/// (`server_args.py`, `NSA_CHOICES`).
+pub(super) const NSA_BACKENDS: &[&str] = &[
+    "flashmla_sparse",
+    "flashmla_kv",
+    "flashmla_auto",
+    "fa3",
+    "tilelang",
+    "aiter",
+    "trtllm",
+];
 pub(super) const ATTENTION_BACKENDS: &[&str] = &[
     "triton",
     "torch_native",

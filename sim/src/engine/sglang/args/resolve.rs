@@ -126,6 +126,7 @@ impl SglangArgs {
             speculative_overlap: self.spec_v2(),
             page_size,
             attention_backend,
+            nsa_prefill_backend: self.string(&flags::NSA_PREFILL_BACKEND).map(str::to_string),
             moe_runner_backend: self.string(&flags::MOE_RUNNER_BACKEND).map(str::to_string),
             quantization: self.string(&flags::QUANTIZATION).map(str::to_string),
             speculative,

@@ -282,6 +282,15 @@ pub const ATTENTION_BACKEND: Spec = m(
     Choice(ATTENTION_BACKENDS),
 )
 .cli("BACKEND", "SGLang's attention kernels");
+pub const NSA_PREFILL_BACKEND: Spec = m(
+    "nsa_prefill_backend",
+    &["--nsa-prefill-backend"],
+    Choice(NSA_BACKENDS),
+)
+.cli(
+    "BACKEND",
+    "the DSA backend's prefill kernel (`flashmla_auto` for an fp8 cache, else `flashmla_sparse`)",
+);
 pub const MOE_RUNNER_BACKEND: Spec = m(
     "moe_runner_backend",
     &["--moe-runner-backend"],
@@ -393,6 +402,7 @@ pub const SPECS: &[Spec] = &[
     DISABLE_OVERLAP_SCHEDULE,
     PAGE_SIZE,
     ATTENTION_BACKEND,
+    NSA_PREFILL_BACKEND,
     MOE_RUNNER_BACKEND,
     QUANTIZATION,
     SPECULATIVE_ALGORITHM,

@@ -210,8 +210,9 @@ fn the_users_server_args_dump_is_read() {
     // The first set unknowns are named, the rest counted, so the warning stays readable.
     assert!(warn.contains("tokenizer_worker_num=1"), "{warn}");
     assert!(!warn.contains("nsa_decode_backend='fa3'"), "{warn}");
-    // `cuda_graph_bs` (the list SGLang generated up to its `cuda_graph_max_bs`) is modelled
-    assert!(warn.contains("68 more set"), "{warn}");
+    // `cuda_graph_bs` (the list SGLang generated up to its `cuda_graph_max_bs`) and
+    // `nsa_prefill_backend` are modelled
+    assert!(warn.contains("67 more set"), "{warn}");
     let sizes = a.ints(&flags::CUDA_GRAPH_BS).unwrap();
     assert_eq!(sizes.iter().max(), Some(&512));
     assert_eq!(r.options.cuda_graph_max_bs, 512);
@@ -240,6 +241,10 @@ fn bad_modelled_values_are_one_line_errors_naming_the_flag() {
         ("--disable-radix-cache=true", "takes no value"),
         ("--moe-a2a-backend deepepp", "one of none, deepep"),
         ("--context-length", "expects an integer"),
+        (
+            "--nsa-prefill-backend flashmla",
+            "--nsa-prefill-backend flashmla: is not one of flashmla_sparse",
+        ),
     ] {
         let e = from_launch_line(line).unwrap_err().to_string();
         assert!(e.contains(want), "{line}: {e}");
@@ -247,7 +252,7 @@ fn bad_modelled_values_are_one_line_errors_naming_the_flag() {
     }
     // A flag shardwise does not know is never an error, whatever its value.
     let a =
-        from_launch_line("--tp 2 --nsa-prefill-backend whatever --cuda-graph-bs 1 2 4 8").unwrap();
+        from_launch_line("--tp 2 --nsa-decode-backend whatever --cuda-graph-bs 1 2 4 8").unwrap();
     assert_eq!(
         entry(&a, "--cuda-graph-bs").value.as_deref(),
         Some("1 2 4 8")
