@@ -263,10 +263,21 @@ impl SparsePrefill {
             return None;
         }
         let pad_to = |rows: f64| (heads / rows).ceil() * rows / heads;
-        let rows_factor = match (opts.nsa_prefill_backend.as_deref(), sm) {
-            (None | Some("flashmla_auto" | "flashmla_sparse" | "flashmla_kv"), 9) => pad_to(64.0),
-            (None | Some("flashmla_auto" | "flashmla_sparse" | "flashmla_kv"), _) => pad_to(128.0),
-            (Some("fa3"), 9) => pad_to(64.0),
+        // FlashMLA's sparse kernels, by their names old and new, pad; FA3's tiles on SM90 too
+        let flashmla = matches!(
+            opts.nsa_prefill_backend.as_deref(),
+            None | Some(
+                "flashmla_auto"
+                    | "flashmla_sparse"
+                    | "flashmla_kv"
+                    | "flashmla_prefill"
+                    | "flashmla_decode"
+            )
+        );
+        let fa3 = opts.nsa_prefill_backend.as_deref() == Some("fa3");
+        let rows_factor = match sm {
+            9 if flashmla || fa3 => pad_to(64.0),
+            10 if flashmla => pad_to(128.0),
             _ => 1.0,
         };
         Some(SparsePrefill {
@@ -730,11 +741,17 @@ mod tests {
         };
         assert_eq!(rows(&h200, &sglang(None), 8.0), Some(8.0));
         assert_eq!(rows(&b200, &sglang(None), 8.0), Some(16.0));
-        for b in ["flashmla_sparse", "flashmla_kv", "flashmla_auto"] {
+        for b in [
+            "flashmla_sparse",
+            "flashmla_kv",
+            "flashmla_auto",
+            "flashmla_prefill",
+        ] {
             assert_eq!(rows(&h200, &sglang(Some(b)), 8.0), Some(8.0), "{b}");
             assert_eq!(rows(&b200, &sglang(Some(b)), 8.0), Some(16.0), "{b}");
         }
         assert_eq!(rows(&h200, &sglang(Some("fa3")), 8.0), Some(8.0));
+        assert_eq!(rows(&b200, &sglang(Some("fa3")), 8.0), Some(1.0));
         assert_eq!(rows(&b200, &sglang(Some("trtllm")), 8.0), Some(1.0));
         assert_eq!(rows(&h200, &sglang(Some("tilelang")), 8.0), Some(1.0));
         assert_eq!(rows(&h200, &sglang(None), 64.0), Some(1.0));

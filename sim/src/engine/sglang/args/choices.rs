@@ -33,7 +33,8 @@ pub(super) const DEEPEP_MODES: &[&str] = &["auto", "normal", "low_latency"];
 pub(super) const SPECULATIVE_ALGORITHMS: &[&str] =
     &["EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"];
 /// `--nsa-prefill-backend` / `--nsa-decode-backend`: the DSA (NSA) backend's kernels
-/// (`server_args.py`, `NSA_CHOICES`).
+/// (`server_args.py`, `NSA_CHOICES`), and the first DeepSeek-V3.2 releases' names for the two
+/// FlashMLA ones (`flashmla_prefill`, `flashmla_decode`), which older launch lines still give.
 pub(super) const NSA_BACKENDS: &[&str] = &[
     "flashmla_sparse",
     "flashmla_kv",
@@ -42,6 +43,8 @@ pub(super) const NSA_BACKENDS: &[&str] = &[
     "tilelang",
     "aiter",
     "trtllm",
+    "flashmla_prefill",
+    "flashmla_decode",
 ];
 pub(super) const ATTENTION_BACKENDS: &[&str] = &[
     "triton",
