@@ -172,6 +172,11 @@ pub struct ServerOptions {
     /// first token at once), so a client's inter-token latency is the gap between such chunks.
     #[serde(default = "default_stream_interval")]
     pub stream_interval: u32,
+    /// SGLang's `--scheduler-recv-interval`: during decode the scheduler reads new requests
+    /// only every this many decode steps (and right after a prefill), so a request that arrives
+    /// between two reads waits for the next ([`crate::serving`]); 1 = every step, vLLM's way.
+    #[serde(default = "default_stream_interval")]
+    pub scheduler_recv_interval: u32,
     /// A speculative verify pass runs every draft token as a decode row of its own, each scoring
     /// its request's whole cache (priced as re-reads of it: [`crate::cost::triton_mla`]): vLLM's
     /// Triton MLA, the MLA kernel vLLM runs on workstation
@@ -315,6 +320,7 @@ impl Default for ServerOptions {
             speculative: None,
             pcie_custom_all_reduce_max_bytes: None,
             stream_interval: default_stream_interval(),
+            scheduler_recv_interval: default_stream_interval(),
             verify_rows_per_draft_token: false,
             decode_context_parallel: default_dcp(),
             vllm_memory: None,

@@ -272,6 +272,13 @@ pub trait ServingEngine: Sync {
         None
     }
 
+    /// The scheduler's read interval a named config sets by the run's concurrency (InferenceX's
+    /// SGLang scripts pick `--scheduler-recv-interval` by `CONC`), and the assumption that says
+    /// so; `None` = the config sets none, or names none of this engine's.
+    fn named_recv_interval(&self, _flags: &str, _concurrency: u32) -> Option<(u32, String)> {
+        None
+    }
+
     /// The draft configuration a speculative record of `model` under this engine is assumed to
     /// have run where its flags are silent (the engine's and the model card's common recipe),
     /// and the sentence that says so ([`draft::draft_config`]).
@@ -465,6 +472,9 @@ pub struct LaunchKnobs {
     pub prefix_caching: Option<bool>,
     /// `--stream-interval`.
     pub stream_interval: Option<u32>,
+    /// SGLang's `--scheduler-recv-interval` ([`ServerOptions::scheduler_recv_interval`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler_recv_interval: Option<u32>,
     /// vLLM's `--decode-context-parallel-size` (the records' `parallel.dcp`).
     #[serde(default)]
     pub decode_context_parallel: Option<u32>,
@@ -599,6 +609,9 @@ impl Engine {
         }
         if let Some(n) = knobs.max_prefill_tokens {
             o.max_prefill_tokens = n;
+        }
+        if let Some(n) = knobs.scheduler_recv_interval.filter(|n| *n > 0) {
+            o.scheduler_recv_interval = n;
         }
         if let Some(n) = knobs.stream_interval.filter(|n| *n > 0) {
             o.stream_interval = n;

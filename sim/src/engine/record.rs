@@ -382,6 +382,38 @@ mod tests {
         assert!(!off.b12x_moe_a16);
     }
 
+    /// InferenceX's `dsr1-fp4-b200-sglang` script polls for new requests every 10 decode steps
+    /// below 16 streams and every 30 from 16 (`--scheduler-recv-interval`); a record's own flag
+    /// is read as SGLang's and the config names it only where the record does not; other
+    /// engines and configs set none.
+    #[test]
+    fn inferencex_configs_set_the_scheduler_read_interval_by_concurrency() {
+        let cfg = "InferenceX config dsr1-fp4-b200-sglang, TP=8 EP=8";
+        let rules = Engine::Sglang.rules();
+        assert_eq!(rules.named_recv_interval(cfg, 4).map(|r| r.0), Some(10));
+        assert_eq!(rules.named_recv_interval(cfg, 15).map(|r| r.0), Some(10));
+        assert_eq!(rules.named_recv_interval(cfg, 16).map(|r| r.0), Some(30));
+        assert!(
+            rules
+                .named_recv_interval(cfg, 64)
+                .unwrap()
+                .1
+                .contains("30 from 16")
+        );
+        let h200 = "InferenceX config dsr1-fp8-h200-sglang";
+        assert_eq!(rules.named_recv_interval(h200, 4), None);
+        assert_eq!(Engine::Vllm.rules().named_recv_interval(cfg, 4), None);
+        let own = launch_knobs(
+            Engine::Sglang,
+            "--tp 8 --scheduler-recv-interval 5",
+            "nvfp4",
+            &mut Vec::new(),
+        );
+        assert_eq!(own.scheduler_recv_interval, Some(5));
+        let (o, _) = Engine::Sglang.server_options(&own, 8, false, 97_887 << 20);
+        assert_eq!(o.scheduler_recv_interval, 5);
+    }
+
     /// `run-kimi26-vllm`'s variables passed to the flags of the same name are read as them
     /// (they went unread until the twentieth session: the Kimi-K2.6 v3 page's 0.94 planned as
     /// vLLM's default 0.9).

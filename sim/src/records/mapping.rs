@@ -624,8 +624,7 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         why.sort_by_key(|u| u.kind);
         return Err(why);
     };
-    let mut knobs = engine.record_knobs(&flags, &quant, &mut assumptions);
-    knobs.decode_context_parallel = sizes.dcp.filter(|d| *d > 1);
+    let mut knobs = record_knobs(engine, &flags, &quant, (sizes.dcp, conc), &mut assumptions);
     if is_b12x_sparse_mla(knobs.attention_backend.as_deref()) {
         let version = r.engine.version.as_deref().unwrap_or_default();
         knobs.b12x_mla_verify = B12xMlaVerify::of_text(
@@ -685,6 +684,27 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         }),
         stated_kv_tokens,
     })
+}
+
+/// The launch knobs `flags` give `engine` (quantization `quant`), with the record's DCP size
+/// and the scheduler read interval a named config sets at the record's concurrency
+/// ([`crate::engine::ServingEngine::named_recv_interval`]) where the flags give none.
+fn record_knobs(
+    engine: Engine,
+    flags: &str,
+    quant: &str,
+    (dcp, concurrency): (Option<u32>, u32),
+    assumptions: &mut Vec<String>,
+) -> LaunchKnobs {
+    let mut knobs = engine.record_knobs(flags, quant, assumptions);
+    knobs.decode_context_parallel = dcp.filter(|d| *d > 1);
+    if knobs.scheduler_recv_interval.is_none()
+        && let Some((n, said)) = engine.rules().named_recv_interval(flags, concurrency)
+    {
+        knobs.scheduler_recv_interval = Some(n);
+        assumptions.push(said);
+    }
+    knobs
 }
 
 /// The KV pool `r` states (`engine.kv_cache_tokens`), with an assumption where it is unreadable

@@ -123,6 +123,12 @@ impl EngineConfig {
             cached_prefix_tokens: workload.cached_prefix_tokens,
             mixed_chunk: opts.enable_mixed_chunk,
             engine: opts.engine,
+            // SGLang's skipper, without PP (its pipelined event loop is not modelled with it)
+            recv_interval: if opts.engine == crate::engine::Engine::Sglang && pp == 1 {
+                opts.scheduler_recv_interval.max(1)
+            } else {
+                1
+            },
         }
     }
 }

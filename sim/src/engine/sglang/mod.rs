@@ -311,6 +311,10 @@ impl ServingEngine for Sglang {
         record::named_launch(flags)
     }
 
+    fn named_recv_interval(&self, flags: &str, concurrency: u32) -> Option<(u32, String)> {
+        record::named_recv_interval(flags, concurrency)
+    }
+
     fn is_moe_runner(&self, name: &str) -> bool {
         name != "auto" && args::MOE_RUNNER_BACKENDS.contains(&name)
     }

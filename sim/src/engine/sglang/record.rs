@@ -26,6 +26,12 @@ pub const INFERENCEX_SGLANG: [(&str, &str); 2] = [
     ),
 ];
 
+/// `--scheduler-recv-interval` of the InferenceX SGLang configs that set it, by the run's
+/// concurrency: `(config, below 16 streams, from 16)`. `benchmarks/dsr1_fp4_b200.sh` @1fc5d73c:
+/// "recv every ~10 requests; if CONC ≥ 16, relax to ~30" (`SCHEDULER_RECV_INTERVAL`, passed to
+/// the launch; in SGLang it counts decode steps, not requests: `scheduler_recv_skipper.py`).
+pub const INFERENCEX_RECV_INTERVAL: [(&str, u32, u32); 1] = [("dsr1-fp4-b200-sglang", 10, 30)];
+
 /// Prompts per concurrency InferenceX's bench_serving call sends.
 pub const INFERENCEX_PROMPTS_PER_CONCURRENCY: u32 = 10;
 
@@ -69,6 +75,20 @@ pub(super) fn named_launch(flags: &str) -> Option<(&'static str, String)> {
     Some((
         line,
         format!("launch flags of InferenceX `{cfg}` (@1fc5d73c): {line}"),
+    ))
+}
+
+/// The read interval the InferenceX config `flags` names sets at `concurrency` streams, and
+/// the assumption that says so.
+pub(super) fn named_recv_interval(flags: &str, concurrency: u32) -> Option<(u32, String)> {
+    let cfg = inferencex_config(flags)?;
+    let &(_, below, from_16) = INFERENCEX_RECV_INTERVAL.iter().find(|(n, ..)| *n == cfg)?;
+    let n = if concurrency >= 16 { from_16 } else { below };
+    Some((
+        n,
+        format!(
+            "InferenceX `{cfg}` (@1fc5d73c) launches with --scheduler-recv-interval {n} at {concurrency} streams ({below} below 16, {from_16} from 16): new requests are read every {n} decode steps"
+        ),
     ))
 }
 
@@ -125,6 +145,7 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == f::MAX_PREFILL_TOKENS.dest => k.max_prefill_tokens = number(),
         d if d == f::DISABLE_RADIX_CACHE.dest => k.disable_radix_cache = true,
         d if d == f::STREAM_INTERVAL.dest => k.stream_interval = number(),
+        d if d == f::SCHEDULER_RECV_INTERVAL.dest => k.scheduler_recv_interval = number(),
         d if d == f::DISABLE_CUSTOM_ALL_REDUCE.dest => k.disable_custom_all_reduce = true,
         d if d == f::DISABLE_CUDA_GRAPH.dest => k.disable_cuda_graph = true,
         // a Python-style word that is no dest of SGLang's: not SGLang's

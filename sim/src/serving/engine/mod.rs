@@ -22,6 +22,7 @@ use std::collections::VecDeque;
 
 mod client;
 mod kv;
+mod recv;
 mod repeat;
 
 pub use client::Client;
@@ -48,6 +49,9 @@ pub struct EngineConfig {
     pub mixed_chunk: bool,
     /// The engine whose scheduler policy runs ([`crate::engine::ServingEngine::scheduler`]).
     pub engine: crate::engine::Engine,
+    /// Decode steps between the scheduler's reads of new requests (SGLang's
+    /// `--scheduler-recv-interval`, [`recv`]); 1 = every step.
+    pub recv_interval: u32,
 }
 
 /// Per-request results the caller summarises.
@@ -148,6 +152,11 @@ struct Engine<'a, 'm> {
     /// is what makes the first micro-batch small and the next take the rest of the round.
     round_first_only: bool,
     waiting: VecDeque<u32>,
+    /// Requests the client sent that the scheduler has not read yet (`--scheduler-recv-interval`).
+    inbox: VecDeque<u32>,
+    skipper: recv::RecvSkipper,
+    /// The weight of the batch the last iteration ran, for the skipper.
+    last_weight: u32,
     /// SGLang's `Scheduler.chunked_req`: one per scheduler, not per micro-batch, so under PP
     /// its next chunk runs in the very next turn's micro-batch.
     chunked: Option<u32>,
@@ -211,6 +220,9 @@ pub fn run(
         round_left: slot_count,
         round_first_only: client.closed_rounds,
         waiting: VecDeque::new(),
+        inbox: VecDeque::new(),
+        skipper: recv::RecvSkipper::new(cfg.recv_interval),
+        last_weight: recv::DECODE_WEIGHT,
         chunked: None,
         mbs: (0..cfg.micro_batches.max(1))
             .map(|_| MicroBatch::default())
@@ -252,13 +264,19 @@ impl Engine<'_, '_> {
                 (cycle_s, cycle_clean, cycle_events) = (0.0, true, self.events);
             }
             self.client_send();
+            self.receive();
             let m = (t % l) as usize;
             self.schedule(m, t);
             let (dur, any, prefill_in_flight) = self.turn_duration(t, pp, l);
+            self.last_weight = if any && self.mbs[m].is_prefill {
+                recv::PREFILL_WEIGHT
+            } else {
+                recv::DECODE_WEIGHT
+            };
             if !any {
                 // SGLang's `on_idle` when no batch runs.
                 self.new_token_ratio = NewTokenRatio::default();
-                if self.waiting.is_empty() && self.running_total == 0 {
+                if self.waiting.is_empty() && self.inbox.is_empty() && self.running_total == 0 {
                     // Nothing on the server: jump to the next send.
                     let next = self.next_send_time();
                     self.trace.breakdown.idle_s += next - self.now;
@@ -283,6 +301,8 @@ impl Engine<'_, '_> {
             } else {
                 1
             };
+            // the reads that fell inside the steps taken at once found nothing to read
+            self.skipper.advance(steps - 1);
             let span = dur * steps as f64;
             self.now += span;
             cycle_s += span;

@@ -30,6 +30,10 @@ impl Engine<'_, '_> {
             let next = self.reqs[self.next_send].arrival_s.max(free);
             k = k.min((((next - self.now) / dur).floor() as u32).max(1));
         }
+        // a request in the inbox is read at the skipper's next read: stop there
+        if !self.inbox.is_empty() {
+            k = k.min(self.skipper.steps_to_read());
+        }
         k.max(1)
     }
 

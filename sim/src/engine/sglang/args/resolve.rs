@@ -130,7 +130,8 @@ impl SglangArgs {
             moe_runner_backend: self.string(&flags::MOE_RUNNER_BACKEND).map(str::to_string),
             quantization: self.string(&flags::QUANTIZATION).map(str::to_string),
             speculative,
-            stream_interval: self.uint(&flags::STREAM_INTERVAL).unwrap_or(1).max(1),
+            stream_interval: self.steps(&flags::STREAM_INTERVAL),
+            scheduler_recv_interval: self.steps(&flags::SCHEDULER_RECV_INTERVAL),
             pcie_custom_all_reduce_max_bytes: self.pcie_custom_all_reduce_max_bytes(ctx.tp),
             // SGLang's verify kernels read a request's cache once for all its draft tokens
             verify_rows_per_draft_token: false,
@@ -172,6 +173,12 @@ impl SglangArgs {
             },
             None => None,
         })
+    }
+
+    /// A count of decode steps a flag gives (`--stream-interval`, `--scheduler-recv-interval`):
+    /// at least 1, and 1 where the flag is absent (SGLang's default for both).
+    fn steps(&self, flag: &Spec) -> u32 {
+        self.uint(flag).unwrap_or(1).max(1)
     }
 
     /// `--page-size`, else the one SGLang fixes for the MLA kernels that need one.

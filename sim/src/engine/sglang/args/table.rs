@@ -254,6 +254,16 @@ pub const PP_ASYNC_BATCH_DEPTH: Spec = m("pp_async_batch_depth", &["--pp-async-b
 pub const STREAM_INTERVAL: Spec = m("stream_interval", &["--stream-interval"], Int)
     .bounds(AtLeast(1))
     .cli("STEPS", "decode steps between streamed chunks (the gaps bench_serving's ITL sees are this many steps long)");
+pub const SCHEDULER_RECV_INTERVAL: Spec = m(
+    "scheduler_recv_interval",
+    &["--scheduler-recv-interval"],
+    Int,
+)
+.bounds(AtLeast(1))
+.cli(
+    "STEPS",
+    "decode steps between the scheduler's reads of new requests (a request arriving between them waits)",
+);
 pub const DISABLE_RADIX_CACHE: Spec = m("disable_radix_cache", &["--disable-radix-cache"], Flag)
     .cli("", "no prefix cache: every prompt is prefilled whole");
 pub const ENABLE_MIXED_CHUNK: Spec = m("enable_mixed_chunk", &["--enable-mixed-chunk"], Flag)
@@ -394,6 +404,7 @@ pub const SPECS: &[Spec] = &[
     PP_MAX_MICRO_BATCH_SIZE,
     PP_ASYNC_BATCH_DEPTH,
     STREAM_INTERVAL,
+    SCHEDULER_RECV_INTERVAL,
     OVERLAP_COMM,
     ENABLE_TWO_BATCH_OVERLAP,
     DISABLE_RADIX_CACHE,

@@ -210,9 +210,9 @@ fn the_users_server_args_dump_is_read() {
     // The first set unknowns are named, the rest counted, so the warning stays readable.
     assert!(warn.contains("tokenizer_worker_num=1"), "{warn}");
     assert!(!warn.contains("nsa_decode_backend='fa3'"), "{warn}");
-    // `cuda_graph_bs` (the list SGLang generated up to its `cuda_graph_max_bs`) and
-    // `nsa_prefill_backend` are modelled
-    assert!(warn.contains("67 more set"), "{warn}");
+    // `cuda_graph_bs` (the list SGLang generated up to its `cuda_graph_max_bs`),
+    // `nsa_prefill_backend` and `scheduler_recv_interval` are modelled
+    assert!(warn.contains("66 more set"), "{warn}");
     let sizes = a.ints(&flags::CUDA_GRAPH_BS).unwrap();
     assert_eq!(sizes.iter().max(), Some(&512));
     assert_eq!(r.options.cuda_graph_max_bs, 512);
@@ -244,6 +244,10 @@ fn bad_modelled_values_are_one_line_errors_naming_the_flag() {
         (
             "--nsa-prefill-backend flashmla",
             "--nsa-prefill-backend flashmla: is not one of flashmla_sparse",
+        ),
+        (
+            "--scheduler-recv-interval 0",
+            "--scheduler-recv-interval 0: must be at least 1",
         ),
     ] {
         let e = from_launch_line(line).unwrap_err().to_string();
