@@ -792,3 +792,53 @@ fn a_narrow_ground_of_few_sources_is_pulled_toward_the_pooled_sigma() {
     assert!(error_fit::shrunk_toward_pooled(0.07, 30, 0.2) < shrunk);
     assert_eq!(error_fit::shrunk_toward_pooled(0.355, 6, 0.2), 0.355);
 }
+
+/// A verdict between two predictions on new ground reads their sigmas at the scale their
+/// intervals are calibrated at (`quantile_z / Z_80`): a fit that puts the same interval as a
+/// smaller z and a larger sigma states the same confidence, and on the dev set's own ground
+/// (no new source) z plays no part.
+#[test]
+fn a_verdict_is_as_sure_however_the_fit_splits_an_interval_between_z_and_sigma() {
+    let refs = offset_sources(&[0.0, 0.2, -0.1, 0.1, 0.05], &[100, 40, 30, 20, 10]);
+    let base = fit(&refs, "dev.json", &[], &[]);
+    let mut new_box = regime("kimi", &[]);
+    new_box.machine = "another box".into();
+    new_box.model = "qwen".into();
+    let split = |z: f64| {
+        let mut m = base.clone();
+        // the same new-source interval, z · sigma, split another way
+        let k = base.quantile_z / z;
+        m.quantile_z = z;
+        m.between.sigma_ln = base.between.sigma_ln * k;
+        m
+    };
+    let p = |m: &ErrorModel, a: &Regime, b: &Regime| {
+        let rho = m.correlation(a, b);
+        probability_with(
+            m,
+            Side {
+                speed: 115.0,
+                regime: a,
+            },
+            Side {
+                speed: 100.0,
+                regime: b,
+            },
+            rho,
+        )
+    };
+    let seen = regime("kimi", &[]);
+    for z in [0.8, 1.0, 1.6] {
+        let m = split(z);
+        let (wide, narrow) = (
+            m.ln_interval(&new_box).half(),
+            base.ln_interval(&new_box).half(),
+        );
+        let (pm, pb) = (p(&m, &new_box, &seen), p(&base, &new_box, &seen));
+        assert!(
+            (pm - pb).abs() < 0.02,
+            "z {z}: {pm} vs {pb} (half-widths {wide} vs {narrow})"
+        );
+        assert_eq!(p(&m, &seen, &seen), p(&base, &seen, &seen));
+    }
+}

@@ -12,7 +12,7 @@
 //! speed ratio with each centre's bias applied. Below [`VERDICT_BAR`] the verdict is "Depends:
 //! measure both".
 
-use super::{ErrorModel, Regime, Residual, normal_cdf};
+use super::{ErrorModel, Regime, Residual, Z_80, normal_cdf};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -44,16 +44,34 @@ pub fn probability_with(m: &ErrorModel, a: Side<'_>, b: Side<'_>, rho: f64) -> f
     // verdicts stated at >= 90% that way are right 20 of 20 (15 of 35 "Depends"), while an
     // independent extra (sqrt(sa^2 - sb^2)) left 26 of the 35 at "Depends" with every stated
     // bin right: under-confident.
-    let (sa, sb) = (ia.own_sigma, ib.own_sigma);
-    let shared = ia.source_sigma - ib.source_sigma;
+    // On new ground an interval is `quantile_z` sigmas wide, fitted so that 80% of a new
+    // source's figures fall inside: the error's spread as a normal is then `quantile_z / Z_80`
+    // sigmas (on the dev set's own ground the cells' percentiles are read at Z_80 itself). The
+    // verdict reads each side's sigmas at the scale its interval is calibrated at, so that how
+    // the fit splits an interval between z and sigma does not change how sure a verdict is.
+    let scale = |i: &super::LnInterval| {
+        if i.source_sigma > 0.0 {
+            m.quantile_z / Z_80
+        } else {
+            1.0
+        }
+    };
+    let (ka, kb) = (scale(&ia), scale(&ib));
+    let (sa, sb) = (ka * ia.own_sigma, kb * ib.own_sigma);
+    let shared = ka * ia.source_sigma - kb * ib.source_sigma;
     // a novelty both sides share (both Qwen3.5, both on an unmeasured kind of box) is one draw for
     // both and cancels; one only one side has adds
     let one_sided: f64 = ia
         .novelties
         .iter()
         .filter(|n| !ib.novelties.contains(n))
-        .chain(ib.novelties.iter().filter(|n| !ia.novelties.contains(n)))
-        .map(|n| n.1.powi(2))
+        .map(|n| (ka * n.1).powi(2))
+        .chain(
+            ib.novelties
+                .iter()
+                .filter(|n| !ia.novelties.contains(n))
+                .map(|n| (kb * n.1).powi(2)),
+        )
         .sum();
     let d = a.speed.ln() + ia.own_centre - b.speed.ln() - ib.own_centre;
     let sd = (sa * sa + sb * sb - 2.0 * rho * sa * sb + shared * shared + one_sided)
