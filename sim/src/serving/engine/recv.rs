@@ -17,7 +17,7 @@ pub(super) const DECODE_WEIGHT: u32 = 1;
 pub(super) const PREFILL_WEIGHT: u32 = 1000;
 
 /// SGLang's `SchedulerRecvSkipper`: `interval` is `--scheduler-recv-interval`.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct RecvSkipper {
     pub interval: u32,
     counter: u32,
