@@ -25,12 +25,8 @@ impl Engine<'_, '_> {
             }
             self.slots.pop_front();
             self.reqs[self.next_send].send_s = a.max(free);
-            // under --scheduler-recv-interval it waits for the scheduler's next read
-            if self.skipper.interval > 1 {
-                self.inbox.push_back(self.next_send as u32);
-            } else {
-                self.waiting.push_back(self.next_send as u32);
-            }
+            // it reaches the waiting queue at the scheduler's next read ([`Engine::receive`])
+            self.inbox.push_back(self.next_send as u32);
             self.next_send += 1;
             if std::mem::take(&mut self.round_first_only) {
                 break;

@@ -61,10 +61,10 @@ impl RecvSkipper {
 
 impl Engine<'_, '_> {
     /// The start of a scheduler iteration: the requests in the inbox reach the waiting queue if
-    /// this iteration reads (always without `--scheduler-recv-interval`, whose requests go to
-    /// the waiting queue as they are sent).
+    /// this iteration reads (every iteration without `--scheduler-recv-interval`).
     pub(super) fn receive(&mut self) {
         if self.skipper.interval <= 1 {
+            self.waiting.extend(self.inbox.drain(..));
             return;
         }
         let idle = self.waiting.is_empty() && self.running_total == 0 && self.chunked.is_none();
