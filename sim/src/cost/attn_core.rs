@@ -234,8 +234,17 @@ impl DecodeRows {
 ///   (8×) on an H200 and 128 (16×) on a B200. `fa3` on SM90 lays each token's heads on FA3's
 ///   64-row tiles alike. `trtllm` (trtllm-gen's sparse MLA, heads on the MMA's N side in tiles
 ///   of 8 or 16) and `tilelang` pad nothing that is modelled.
+/// - `trtllm` on SM100 is a decode kernel run over the prefill: `_forward_trtllm` views every
+///   new token as a batch row of one query (`q_all.view(batch_size, 1, heads, dim)`, the page
+///   table's rows the token's own top-k) and calls FlashInfer's
+///   `trtllm_batch_decode_with_kv_cache_mla` with `sparse_mla_top_k`. Each token gathers its
+///   top-k cached keys as a decode query does, whatever the heads a GPU holds, so the pass is
+///   priced as the decode kernel's: the token's keys' bytes at the decode curve's bandwidth,
+///   its (unpadded) FLOPs as a floor. Tokens of one sequence pick overlapping keys, which an L2
+///   may serve; no such reuse is priced (an upper bound on the reads; not measured on SM100).
 ///
-/// Physical meaning: the padded rows' FLOPs are computed and thrown away. Not fitted.
+/// Physical meaning: the padded rows' FLOPs are computed and thrown away; a gathered key is read
+/// once per query token that attends it. Not fitted.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct SparsePrefill {
     /// Rows computed ÷ heads held, for a query token of the sparse kernel.
@@ -244,6 +253,9 @@ pub(crate) struct SparsePrefill {
     pub dense_up_to: f64,
     /// The dense path's FLOPs per (query, key) pair (non-absorbed MHA).
     pub dense_flops_per_pair: f64,
+    /// The sparse kernel is a decode kernel over one-query rows (`trtllm` on SM100): every
+    /// (query, key) pair reads the key's bytes ([`Self::gathers`]).
+    pub decode_gather: bool,
 }
 
 impl SparsePrefill {
@@ -284,7 +296,14 @@ impl SparsePrefill {
             rows_factor,
             dense_up_to: f64::from(topk),
             dense_flops_per_pair: mha,
+            decode_gather: sm == 10 && opts.nsa_prefill_backend.as_deref() == Some("trtllm"),
         })
+    }
+
+    /// A prefill batch whose longest sequence is `max_kv` tokens runs the sparse kernel as
+    /// decode rows that gather their keys (`trtllm` on SM100, past the dense bound).
+    pub fn gathers(&self, max_kv: f64) -> bool {
+        self.decode_gather && max_kv > self.dense_up_to
     }
 
     /// FLOPs per (query, key) pair of a prefill batch whose longest sequence is `max_kv`
@@ -299,6 +318,14 @@ impl SparsePrefill {
 
     /// What prices the prefill, where it is not the absorbed FLOPs as they are.
     pub fn note(&self) -> Option<String> {
+        if self.decode_gather {
+            return Some(format!(
+                "DSA prefill: sequences of at most {:.0} tokens as dense attention, longer ones on \
+                 trtllm-gen's sparse MLA decode kernel, one row a token, each reading its top-k \
+                 keys (priced as decode reads, no L2 reuse)",
+                self.dense_up_to
+            ));
+        }
         (self.rows_factor > 1.0).then(|| {
             format!(
                 "DSA prefill: sequences of at most {:.0} tokens as dense attention, longer ones on \
@@ -769,7 +796,11 @@ mod tests {
         assert!(sp.note().unwrap().contains("16×"));
         let trt = SparsePrefill::of(&b200, &sglang(Some("trtllm")), 8.0, 2048, 3.0).unwrap();
         assert_eq!(trt.flops_per_pair(8192.0, 5.0), 5.0);
-        assert_eq!(trt.note(), None);
+        assert!(trt.gathers(2049.0) && !trt.gathers(2048.0));
+        assert!(trt.note().unwrap().contains("decode kernel"));
+        assert!(!sp.gathers(8192.0));
+        let hopper_trt = SparsePrefill::of(&h200, &sglang(Some("trtllm")), 8.0, 2048, 3.0);
+        assert!(!hopper_trt.unwrap().gathers(8192.0));
     }
 
     /// `get_num_kv_splits_triton` for equal lengths on 188 SMs, 8 heads per GPU (one program

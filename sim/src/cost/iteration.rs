@@ -122,7 +122,16 @@ impl CostModel {
                     cached * pre_share * c.kv_bytes_per_key,
                 )
             };
-            let mut ops = vec![(softmax(st.prefill_pairs, st.prefill_cached), mix.full)];
+            let full = match c.sparse_prefill {
+                // trtllm's sparse prefill: every token a decode row gathering its top-k keys
+                Some(sp) if sp.gathers(st.prefill_max_kv) => c.decode.time_monotone(
+                    st.prefill * pre_share,
+                    st.prefill_pairs * pre_share * per_pair,
+                    st.prefill_pairs * pre_share * c.kv_bytes_per_key,
+                ),
+                _ => softmax(st.prefill_pairs, st.prefill_cached),
+            };
+            let mut ops = vec![(full, mix.full)];
             if mix.sliding > 0.0 {
                 let (pairs, cached) = mix.sliding_prefill(st);
                 ops.push((softmax(pairs, cached), mix.sliding));
