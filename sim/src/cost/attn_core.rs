@@ -234,14 +234,21 @@ impl DecodeRows {
 ///   (8×) on an H200 and 128 (16×) on a B200. `fa3` on SM90 lays each token's heads on FA3's
 ///   64-row tiles alike. `trtllm` (trtllm-gen's sparse MLA, heads on the MMA's N side in tiles
 ///   of 8 or 16) and `tilelang` pad nothing that is modelled.
-/// - `trtllm` on SM100 is a decode kernel run over the prefill: `_forward_trtllm` views every
-///   new token as a batch row of one query (`q_all.view(batch_size, 1, heads, dim)`, the page
-///   table's rows the token's own top-k) and calls FlashInfer's
-///   `trtllm_batch_decode_with_kv_cache_mla` with `sparse_mla_top_k`. Each token gathers its
-///   top-k cached keys as a decode query does, whatever the heads a GPU holds, so the pass is
-///   priced as the decode kernel's: the token's keys' bytes at the decode curve's bandwidth,
-///   its (unpadded) FLOPs as a floor. Tokens of one sequence pick overlapping keys, which an L2
-///   may serve; no such reuse is priced (an upper bound on the reads; not measured on SM100).
+/// - `trtllm` on SM100 is a decode kernel run over the prefill: `_forward_trtllm(…, is_prefill)`
+///   views every new token as a batch row of one query (the page table's rows the token's own
+///   top-k, `transform_index_page_table_prefill`) and calls FlashInfer's
+///   `trtllm_batch_decode_with_kv_cache_mla` with `sparse_mla_top_k` (sgl-project/sglang #21783,
+///   5e12c4e08, 2026-04-01, in v0.5.11 and v0.5.12; from #18389, 2026-02-15, GLM-5's forced
+///   sparse prefill took the same kernel). Each token gathers its top-k cached keys (576 B each
+///   in this layout, fp8 latent and rope) as a decode query does, whatever the heads a GPU
+///   holds, so the pass is priced as the decode kernel's: the token's keys' bytes at the decode
+///   curve's bandwidth, its (unpadded) FLOPs as a floor. Tokens of one sequence pick
+///   overlapping keys, which an L2 may serve; no such reuse is priced (an upper bound on the
+///   reads; not measured on SM100).
+/// - GLM-5 (`glm_moe_dsa`) on SM100 never runs the dense path: SGLang's server arguments set the
+///   dense bound (`SGLANG_NSA_PREFILL_DENSE_ATTN_KV_LEN_THRESHOLD`) to 0 for it on Blackwell,
+///   over a user's value (#18521, 2026-02-10, as `SGLANG_NSA_FORCE_MLA`; #20062, be63f982b,
+///   2026-03-09, as the threshold); elsewhere the bound is the index top-k.
 ///
 /// Physical meaning: the padded rows' FLOPs are computed and thrown away; a gathered key is read
 /// once per query token that attends it. Not fitted.
@@ -264,8 +271,8 @@ impl SparsePrefill {
     /// backend on SM90 / SM100 (vLLM's sparse prefill and SM120's kernels keep the absorbed
     /// FLOPs as they are).
     fn of(
-        machine: &Machine,
-        opts: &ServerOptions,
+        (machine, opts): (&Machine, &ServerOptions),
+        model_type: &str,
         heads: f64,
         topk: u32,
         mha: f64,
@@ -294,7 +301,11 @@ impl SparsePrefill {
         };
         Some(SparsePrefill {
             rows_factor,
-            dense_up_to: f64::from(topk),
+            dense_up_to: if sm == 10 && model_type == GLM_DSA_MODEL_TYPE {
+                0.0
+            } else {
+                f64::from(topk)
+            },
             dense_flops_per_pair: mha,
             decode_gather: sm == 10 && opts.nsa_prefill_backend.as_deref() == Some("trtllm"),
         })
@@ -318,24 +329,34 @@ impl SparsePrefill {
 
     /// What prices the prefill, where it is not the absorbed FLOPs as they are.
     pub fn note(&self) -> Option<String> {
-        if self.decode_gather {
-            return Some(format!(
-                "DSA prefill: sequences of at most {:.0} tokens as dense attention, longer ones on \
-                 trtllm-gen's sparse MLA decode kernel, one row a token, each reading its top-k \
-                 keys (priced as decode reads, no L2 reuse)",
-                self.dense_up_to
-            ));
-        }
-        (self.rows_factor > 1.0).then(|| {
+        let kernel = if self.decode_gather {
+            "trtllm-gen's sparse MLA decode kernel, one row a token, each reading its top-k keys \
+             (priced as decode reads, no L2 reuse)"
+                .to_string()
+        } else if self.rows_factor > 1.0 {
+            format!(
+                "SGLang's FlashMLA sparse kernel with the heads a GPU holds padded {:.0}× (it \
+                 takes 64 or 128 heads only)",
+                self.rows_factor
+            )
+        } else {
+            return None;
+        };
+        Some(if self.dense_up_to > 0.0 {
             format!(
                 "DSA prefill: sequences of at most {:.0} tokens as dense attention, longer ones on \
-                 SGLang's FlashMLA sparse kernel with the heads a GPU holds padded {:.0}× (it \
-                 takes 64 or 128 heads only)",
-                self.dense_up_to, self.rows_factor
+                 {kernel}",
+                self.dense_up_to
             )
+        } else {
+            format!("DSA prefill: every sequence sparse (GLM-5 on Blackwell), on {kernel}")
         })
     }
 }
+
+/// GLM-5's HF `model_type` (`GlmMoeDsaForCausalLM`), whose prefill SGLang keeps sparse on
+/// Blackwell ([`SparsePrefill`]).
+const GLM_DSA_MODEL_TYPE: &str = "glm_moe_dsa";
 
 /// Heads one stage-1 program computes (`BLOCK_H`): the MMA's rows, padded when a GPU has fewer.
 const TRITON_BLOCK_H: f64 = 16.0;
@@ -533,7 +554,9 @@ fn mla_core(
             DecodeRows::of(machine, heads * k.dcp, indexer.is_some())
         },
         prefill_flops_per_pair: if indexer.is_some() { absorbed } else { mha },
-        sparse_prefill: indexer.and_then(|i| SparsePrefill::of(machine, opts, heads, i.topk, mha)),
+        sparse_prefill: indexer.and_then(|i| {
+            SparsePrefill::of((machine, opts), &model.model_type, heads, i.topk, mha)
+        }),
         // with a cached prefix, deepseek_v2.py's `dispatch_attn_forward_method` sends a
         // Triton-backend extend to the absorbed MLA path (MHA only without a prefix)
         prefill_flops_per_pair_cached: if indexer.is_some() || triton {
@@ -753,7 +776,8 @@ mod tests {
     /// (8×) and 128 on a B200 (16×) by default and under `flashmla_sparse` / `flashmla_kv`,
     /// `fa3` on SM90 alike; `trtllm` pads nothing; 64 heads a GPU (DP attention) fill SM90's
     /// tiles and half SM100's; a batch whose longest sequence fits the top-k runs dense at the
-    /// MHA FLOPs; vLLM and SM120 have no such path.
+    /// MHA FLOPs, except GLM-5's on Blackwell; `trtllm` on SM100 gathers each token's keys as a
+    /// decode row does; vLLM and SM120 have no such path.
     #[test]
     fn sglang_dsa_prefill_pads_flashmla_heads_and_runs_short_batches_dense() {
         let h200 = Machine::resolve("h200-x8").unwrap();
@@ -764,7 +788,7 @@ mod tests {
             ..ServerOptions::default()
         };
         let rows = |m: &Machine, o: &ServerOptions, heads: f64| {
-            SparsePrefill::of(m, o, heads, 2048, 1.0).map(|s| s.rows_factor)
+            SparsePrefill::of((m, o), "deepseek_v32", heads, 2048, 1.0).map(|s| s.rows_factor)
         };
         assert_eq!(rows(&h200, &sglang(None), 8.0), Some(8.0));
         assert_eq!(rows(&b200, &sglang(None), 8.0), Some(16.0));
@@ -790,17 +814,30 @@ mod tests {
         assert_eq!(rows(&h200, &vllm, 8.0), None);
         let rtx = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
         assert_eq!(rows(&rtx, &sglang(None), 8.0), None);
-        let sp = SparsePrefill::of(&b200, &sglang(None), 8.0, 2048, 3.0).unwrap();
+        let of = |m: &Machine, o: ServerOptions, model: &str| {
+            SparsePrefill::of((m, &o), model, 8.0, 2048, 3.0).unwrap()
+        };
+        let sp = of(&b200, sglang(None), "deepseek_v32");
         assert_eq!(sp.flops_per_pair(2048.0, 5.0), 3.0);
         assert_eq!(sp.flops_per_pair(2049.0, 5.0), 80.0);
         assert!(sp.note().unwrap().contains("16×"));
-        let trt = SparsePrefill::of(&b200, &sglang(Some("trtllm")), 8.0, 2048, 3.0).unwrap();
+        let trt = of(&b200, sglang(Some("trtllm")), "deepseek_v32");
         assert_eq!(trt.flops_per_pair(8192.0, 5.0), 5.0);
         assert!(trt.gathers(2049.0) && !trt.gathers(2048.0));
         assert!(trt.note().unwrap().contains("decode kernel"));
         assert!(!sp.gathers(8192.0));
-        let hopper_trt = SparsePrefill::of(&h200, &sglang(Some("trtllm")), 8.0, 2048, 3.0);
-        assert!(!hopper_trt.unwrap().gathers(8192.0));
+        assert!(!of(&h200, sglang(Some("trtllm")), "deepseek_v32").gathers(8192.0));
+        // GLM-5 on Blackwell: sparse however short the prompt; on Hopper the top-k bound holds
+        let glm = of(&b200, sglang(Some("trtllm")), "glm_moe_dsa");
+        assert!(glm.gathers(100.0));
+        assert_eq!(
+            of(&b200, sglang(None), "glm_moe_dsa").flops_per_pair(100.0, 5.0),
+            80.0
+        );
+        assert_eq!(
+            of(&h200, sglang(None), "glm_moe_dsa").flops_per_pair(100.0, 5.0),
+            3.0
+        );
     }
 
     /// `get_num_kv_splits_triton` for equal lengths on 188 SMs, 8 heads per GPU (one program
