@@ -301,7 +301,7 @@ fn date_in_word(word: &str) -> Option<(u32, u32, u32)> {
 
 /// The first date in `text`: `2026-04-20`, an eight-digit `20260514`, or a month and year
 /// `March 2026` (taken at its end: 31 stands for every month's last day).
-fn date_in(text: &str) -> Option<(u32, u32, u32)> {
+pub(crate) fn date_in(text: &str) -> Option<(u32, u32, u32)> {
     let lower = text.to_ascii_lowercase();
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')

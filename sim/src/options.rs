@@ -115,6 +115,12 @@ pub struct ServerOptions {
     /// the KV dtype ([`crate::cost::attn_core::SparsePrefill`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nsa_prefill_backend: Option<String>,
+    /// The SGLang build predates its `trtllm` DSA default on Blackwell (sgl-project/sglang
+    /// #21914, 2026-04-02): with no `--nsa-prefill-backend` it ran a FlashMLA prefill there, as
+    /// every build does on Hopper ([`crate::cost::attn_core::SparsePrefill`]). `false` = a
+    /// build from that day on (a launch line names none: today's).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dsa_flashmla_default: bool,
     /// `--moe-runner-backend` (`auto`, `triton`, `flashinfer_cutlass`, …); `None` = `auto`.
     #[serde(default)]
     pub moe_runner_backend: Option<String>,
@@ -307,6 +313,7 @@ impl Default for ServerOptions {
             page_size: default_page_size(),
             attention_backend: None,
             nsa_prefill_backend: None,
+            dsa_flashmla_default: false,
             moe_runner_backend: None,
             b12x_build: None,
             b12x_moe_a16: false,

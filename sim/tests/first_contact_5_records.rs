@@ -78,3 +78,25 @@ fn every_mtp_on_record_has_its_off_twin_at_the_same_load_in_its_group() {
     }
     assert_eq!(on_records, 7, "the 2026-05-20 MTP table's seven rows");
 }
+
+/// The March runs name no `--nsa-prefill-backend` (the B200 NVFP4 one on a 2026-03-28 nightly,
+/// the H200 ones of 2026-03-19) and predate SGLang's `trtllm` DSA default on Blackwell (#21914,
+/// 2026-04-02): they ran FlashMLA. The May runs and the March B200 FP8 ones name `trtllm`.
+#[test]
+fn a_build_before_sglangs_trtllm_default_keeps_flashmla() {
+    let set = RecordSet::load(&path()).unwrap();
+    let mut older = 0;
+    for r in &set.records {
+        let e = sim::records::express(r).unwrap_or_else(|_| panic!("{} expresses", r.id));
+        let named = e.knobs.nsa_prefill_backend.is_some();
+        assert_eq!(e.knobs.dsa_flashmla_default, !named, "{}", r.id);
+        older += usize::from(!named);
+        if !named {
+            assert!(r.id.contains("2026-03"), "{}", r.id);
+        }
+    }
+    assert_eq!(
+        older, 3,
+        "the 2026-03-28 B200 NVFP4 run and the two 2026-03-19 H200 runs"
+    );
+}

@@ -226,7 +226,8 @@ impl DecodeRows {
 ///   padding;
 /// - a longer one runs the sparse kernel `--nsa-prefill-backend` names, by default
 ///   `flashmla_auto` for an fp8 cache (FlashMLA's `flashmla_sparse` or `flashmla_kv`) and
-///   `flashmla_sparse` for bf16 (`server_args.py` `_set_default_nsa_backends`). FlashMLA's
+///   `flashmla_sparse` for bf16 (`server_args.py` `_set_default_nsa_backends`), `trtllm` on
+///   SM100 with an fp8 cache since 2026-04-02 ([`default_prefill_backend`]). FlashMLA's
 ///   sparse kernels take 64 or 128 query heads only (deepseek-ai/FlashMLA @9241ae3,
 ///   `csrc/api/sparse_fwd.h`, `sparse_decode.h`: "Unsupported h_q"), and SGLang pads the heads
 ///   a GPU holds with zeros to 64 on SM90 and 128 on SM100 (`required_padding = 128 if
@@ -272,7 +273,7 @@ impl SparsePrefill {
     /// FLOPs as they are).
     fn of(
         (machine, opts): (&Machine, &ServerOptions),
-        model_type: &str,
+        (model_type, kv_name): (&str, &str),
         heads: f64,
         topk: u32,
         mha: f64,
@@ -281,10 +282,14 @@ impl SparsePrefill {
         if opts.engine != crate::engine::Engine::Sglang || !(sm == 9 || sm == 10) || heads <= 0.0 {
             return None;
         }
+        let backend = opts
+            .nsa_prefill_backend
+            .as_deref()
+            .or_else(|| default_prefill_backend(sm, kv_name, opts.dsa_flashmla_default));
         let pad_to = |rows: f64| (heads / rows).ceil() * rows / heads;
         // FlashMLA's sparse kernels, by their names old and new, pad; FA3's tiles on SM90 too
         let flashmla = matches!(
-            opts.nsa_prefill_backend.as_deref(),
+            backend,
             None | Some(
                 "flashmla_auto"
                     | "flashmla_sparse"
@@ -293,7 +298,7 @@ impl SparsePrefill {
                     | "flashmla_decode"
             )
         );
-        let fa3 = opts.nsa_prefill_backend.as_deref() == Some("fa3");
+        let fa3 = backend == Some("fa3");
         let rows_factor = match sm {
             9 if flashmla || fa3 => pad_to(64.0),
             10 if flashmla => pad_to(128.0),
@@ -307,7 +312,7 @@ impl SparsePrefill {
                 f64::from(topk)
             },
             dense_flops_per_pair: mha,
-            decode_gather: sm == 10 && opts.nsa_prefill_backend.as_deref() == Some("trtllm"),
+            decode_gather: sm == 10 && backend == Some("trtllm"),
         })
     }
 
@@ -352,6 +357,16 @@ impl SparsePrefill {
             format!("DSA prefill: every sequence sparse (GLM-5 on Blackwell), on {kernel}")
         })
     }
+}
+
+/// SGLang's DSA prefill backend when `--nsa-prefill-backend` names none, for the backends this
+/// module tells apart (`server_args.py` `_set_default_nsa_backends`): `trtllm` on SM100 with an
+/// fp8 cache since #21914 (2026-04-02; #22430 lets a named backend win), FlashMLA otherwise
+/// (`flashmla_auto` / `flashmla_sparse`; `None` here, as every FlashMLA name prices alike) and
+/// on builds before that day (`flashmla_default`). The window from #20086 (2026-03-07) in which
+/// a one-replica server with a named fp8 cache was moved to `trtllm` is not modelled.
+fn default_prefill_backend(sm: u32, kv_name: &str, flashmla_default: bool) -> Option<&'static str> {
+    (sm == 10 && kv_name == "fp8" && !flashmla_default).then_some("trtllm")
 }
 
 /// GLM-5's HF `model_type` (`GlmMoeDsaForCausalLM`), whose prefill SGLang keeps sparse on
@@ -555,7 +570,8 @@ fn mla_core(
         },
         prefill_flops_per_pair: if indexer.is_some() { absorbed } else { mha },
         sparse_prefill: indexer.and_then(|i| {
-            SparsePrefill::of((machine, opts), &model.model_type, heads, i.topk, mha)
+            let kinds = (model.model_type.as_str(), k.kv_name);
+            SparsePrefill::of((machine, opts), kinds, heads, i.topk, mha)
         }),
         // with a cached prefix, deepseek_v2.py's `dispatch_attn_forward_method` sends a
         // Triton-backend extend to the absorbed MLA path (MHA only without a prefix)
@@ -788,7 +804,8 @@ mod tests {
             ..ServerOptions::default()
         };
         let rows = |m: &Machine, o: &ServerOptions, heads: f64| {
-            SparsePrefill::of((m, o), "deepseek_v32", heads, 2048, 1.0).map(|s| s.rows_factor)
+            SparsePrefill::of((m, o), ("deepseek_v32", "bf16"), heads, 2048, 1.0)
+                .map(|s| s.rows_factor)
         };
         assert_eq!(rows(&h200, &sglang(None), 8.0), Some(8.0));
         assert_eq!(rows(&b200, &sglang(None), 8.0), Some(16.0));
@@ -815,7 +832,7 @@ mod tests {
         let rtx = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
         assert_eq!(rows(&rtx, &sglang(None), 8.0), None);
         let of = |m: &Machine, o: ServerOptions, model: &str| {
-            SparsePrefill::of((m, &o), model, 8.0, 2048, 3.0).unwrap()
+            SparsePrefill::of((m, &o), (model, "bf16"), 8.0, 2048, 3.0).unwrap()
         };
         let sp = of(&b200, sglang(None), "deepseek_v32");
         assert_eq!(sp.flops_per_pair(2048.0, 5.0), 3.0);
@@ -838,6 +855,19 @@ mod tests {
             of(&h200, sglang(None), "glm_moe_dsa").flops_per_pair(100.0, 5.0),
             3.0
         );
+        // no backend named: today's SGLang runs trtllm on SM100 with an fp8 cache; a build
+        // before 2026-04-02, a bf16 cache or SM90 runs FlashMLA
+        let fp8 = |m: &Machine, o: ServerOptions| {
+            SparsePrefill::of((m, &o), ("deepseek_v32", "fp8"), 8.0, 2048, 3.0).unwrap()
+        };
+        assert!(fp8(&b200, sglang(None)).gathers(8192.0));
+        let older = ServerOptions {
+            dsa_flashmla_default: true,
+            ..sglang(None)
+        };
+        assert_eq!(fp8(&b200, older).rows_factor, 16.0);
+        assert_eq!(of(&b200, sglang(None), "deepseek_v32").rows_factor, 16.0);
+        assert_eq!(fp8(&h200, sglang(None)).rows_factor, 8.0);
     }
 
     /// `get_num_kv_splits_triton` for equal lengths on 188 SMs, 8 heads per GPU (one program

@@ -555,6 +555,11 @@ fn part_of_box(l: Layout, n: u32, why: &mut Vec<Unexpressible>, assumptions: &mu
     }
 }
 
+/// The day SGLang made `trtllm` its DSA prefill and decode default on Blackwell for an fp8 cache
+/// (sgl-project/sglang #21914, fbc1f9245): a record's build dated before it ran FlashMLA there
+/// with no `--nsa-prefill-backend` ([`crate::options::ServerOptions::dsa_flashmla_default`]).
+const SGLANG_DSA_TRTLLM_DEFAULT_SINCE: (u32, u32, u32) = (2026, 4, 2);
+
 /// The b12x build a record's engine words name (`None`: not stated), with the assumption said.
 fn b12x_build_of(words: &str, assumptions: &mut Vec<String>) -> Option<B12xBuild> {
     let build = B12xBuild::of_text(words);
@@ -633,6 +638,11 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         );
     }
     knobs.moe_default_config = r.engine.moe_kernel_config == Some(super::MoeKernelConfig::Default);
+    if engine == Engine::Sglang && knobs.nsa_prefill_backend.is_none() {
+        let version = r.engine.version.as_deref().unwrap_or_default();
+        knobs.dsa_flashmla_default = crate::b12x_build::date_in(&format!("{version} {flags}"))
+            .is_some_and(|d| d < SGLANG_DSA_TRTLLM_DEFAULT_SINCE);
+    }
     if knobs.moe_runner_backend.as_deref() == Some("b12x") && knobs.b12x_moe_a16 {
         let version = r.engine.version.as_deref().unwrap_or_default();
         let words = format!("{version} {flags}");

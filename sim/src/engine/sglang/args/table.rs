@@ -299,7 +299,7 @@ pub const NSA_PREFILL_BACKEND: Spec = m(
 )
 .cli(
     "BACKEND",
-    "the DSA backend's prefill kernel (`flashmla_auto` for an fp8 cache, else `flashmla_sparse`)",
+    "the DSA backend's prefill kernel (default: `trtllm` on Blackwell with an fp8 cache, `flashmla_auto` elsewhere for fp8, `flashmla_sparse` for bf16)",
 );
 pub const MOE_RUNNER_BACKEND: Spec = m(
     "moe_runner_backend",
