@@ -121,6 +121,11 @@ pub struct ServerOptions {
     /// build from that day on (a launch line names none: today's).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dsa_flashmla_default: bool,
+    /// A prompt may be split over steps (SGLang always; vLLM unless
+    /// `--no-enable-chunked-prefill`): without it a waiting prompt larger than the step's budget
+    /// left waits for a later step ([`crate::serving::engine`]).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub prefill_chunking: bool,
     /// `--moe-runner-backend` (`auto`, `triton`, `flashinfer_cutlass`, …); `None` = `auto`.
     #[serde(default)]
     pub moe_runner_backend: Option<String>,
@@ -280,6 +285,14 @@ fn default_page_size() -> u32 {
     1
 }
 
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 fn default_stream_interval() -> u32 {
     1
 }
@@ -314,6 +327,7 @@ impl Default for ServerOptions {
             attention_backend: None,
             nsa_prefill_backend: None,
             dsa_flashmla_default: false,
+            prefill_chunking: true,
             moe_runner_backend: None,
             b12x_build: None,
             b12x_moe_a16: false,
@@ -342,8 +356,13 @@ impl Default for ServerOptions {
 pub struct VllmMemory {
     /// `--gpu-memory-utilization` (default 0.9).
     pub gpu_memory_utilization: f64,
-    /// `--max-num-batched-tokens`: the profiling run's token count.
+    /// `--max-num-batched-tokens`: the profiling run's token count (and the scheduler's budget).
     pub max_num_batched_tokens: Option<u32>,
+    /// `--no-enable-chunked-prefill` with no `--max-num-batched-tokens`: the budget is
+    /// `max(max_model_len, the default)`, at most `max_num_seqs × max_model_len`
+    /// ([`crate::cost::memory::vllm::plan`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unchunked_default_budget: bool,
     /// `--max-num-seqs`: the sampler rows of the profiling run.
     pub max_num_seqs: Option<u32>,
     /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`: CUDA-graph memory comes out of the cache.

@@ -566,3 +566,38 @@ fn scheduler_recv_interval_holds_arrivals_until_the_next_read() {
     );
     assert_eq!(a.mean_ttft_ms, b.mean_ttft_ms);
 }
+
+/// vLLM's `--no-enable-chunked-prefill`: a waiting prompt larger than the step's budget left
+/// waits for a later step instead of being split, so prompts that would share a step as chunks
+/// go one after another (the mean TTFT grows); a prompt no step could hold is still served.
+#[test]
+fn unchunked_prefill_waits_for_a_step_with_room_for_the_whole_prompt() {
+    let m = Fake::new(1, 1 << 20);
+    let w = Workload {
+        num_prompts: 8,
+        random_input_len: 600,
+        random_output_len: 20,
+        random_range_ratio: 1.0,
+        max_concurrency: Some(8),
+        ..Workload::default()
+    };
+    let vllm = |chunking: bool, budget: u32| ServerOptions {
+        engine: sim::engine::Engine::Vllm,
+        chunked_prefill_size: budget,
+        max_prefill_tokens: budget,
+        prefill_chunking: chunking,
+        ..ServerOptions::default()
+    };
+    let chunked = simulate(&m, &vllm(true, 1000), &w).unwrap();
+    let whole = simulate(&m, &vllm(false, 1000), &w).unwrap();
+    assert_eq!(whole.completed, 8);
+    assert!(
+        whole.mean_ttft_ms > chunked.mean_ttft_ms,
+        "{} vs {}",
+        whole.mean_ttft_ms,
+        chunked.mean_ttft_ms
+    );
+    // every prompt larger than the whole budget: served as chunks, not held forever
+    let tight = simulate(&m, &vllm(false, 500), &w).unwrap();
+    assert_eq!(tight.completed, 8);
+}

@@ -54,6 +54,7 @@ impl Line {
             max_num_batched_tokens: None,
             max_num_seqs: self.max_num_seqs,
             estimate_cudagraphs: false,
+            unchunked_default_budget: false,
         };
         let opts = ServerOptions {
             kv_cache_dtype: self.kv,

@@ -290,6 +290,11 @@ pub struct MemoryPlan {
     /// Context length the server runs with.
     #[serde(default)]
     pub context_len: u64,
+    /// Prompt tokens the scheduler may compute a step where the plan sets it (vLLM's
+    /// `max_num_batched_tokens`, also its profiling run's size: [`memory::vllm::plan`]); 0 =
+    /// the options' `min(max_prefill_tokens, chunked_prefill_size)`.
+    #[serde(skip)]
+    pub prefill_budget_tokens: u64,
     /// Card − weights − KV pool − reserves; negative: SGLang is likely to run out of memory.
     #[serde(default)]
     pub free_after_reserves_bytes: i64,

@@ -696,6 +696,7 @@ mod tests {
             max_num_batched_tokens: None,
             max_num_seqs: None,
             estimate_cudagraphs: false,
+            unchunked_default_budget: false,
         });
         let vllm = model_with(&o);
         let st = |n: f64| BatchStats {

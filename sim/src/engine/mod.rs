@@ -474,6 +474,10 @@ pub struct LaunchKnobs {
     /// (`Some(false)`); `None` = vLLM's default for the model ([`Engine::prefix_cache`]).
     #[serde(default)]
     pub prefix_caching: Option<bool>,
+    /// vLLM's `--enable-chunked-prefill` (`Some(true)`) / `--no-enable-chunked-prefill`
+    /// (`Some(false)`); `None` = chunked (V1's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunked_prefill: Option<bool>,
     /// `--stream-interval`.
     pub stream_interval: Option<u32>,
     /// SGLang's `--scheduler-recv-interval` ([`ServerOptions::scheduler_recv_interval`]).

@@ -116,7 +116,11 @@ impl EngineConfig {
             micro_batch_cap: opts
                 .pp_max_micro_batch_size
                 .unwrap_or((max_running_requests / pp).max(1)),
-            prefill_budget_tokens: opts.max_prefill_tokens.min(opts.chunked_prefill_size),
+            prefill_budget_tokens: match model.memory().prefill_budget_tokens {
+                0 => opts.max_prefill_tokens.min(opts.chunked_prefill_size),
+                n => u32::try_from(n).unwrap_or(u32::MAX),
+            },
+            chunking: opts.prefill_chunking,
             micro_batches,
             pp_size: pp,
             kv_tokens,

@@ -476,6 +476,7 @@ pub fn plan_with_pre_load(
         kv_tokens_by_memory: by_memory,
         max_running_requests: max_running,
         context_len: ctx,
+        prefill_budget_tokens: 0,
         free_after_reserves_bytes: free,
         notes,
     }

@@ -192,10 +192,15 @@ pub fn plan(
 ) -> MemoryPlan {
     let layout = footprint.layout;
     let (tokens_default, seqs_default) = batch_defaults(memory_bytes);
-    let tokens = v.max_num_batched_tokens.unwrap_or(tokens_default);
     let seqs = v.max_num_seqs.unwrap_or(seqs_default);
     let requested = (v.gpu_memory_utilization * memory_bytes as f64) as u64;
     let ctx = context_len(spec, opts);
+    let mut tokens = v.max_num_batched_tokens.unwrap_or(tokens_default);
+    if v.unchunked_default_budget {
+        // unchunked, the budget must hold the longest prompt
+        let ctx32 = u32::try_from(ctx).unwrap_or(u32::MAX);
+        tokens = tokens.max(ctx32).min(seqs.saturating_mul(ctx32));
+    }
     let peak = profile_peak_bytes(spec, &layout, tokens, seqs.min(tokens), ctx);
     let graphs = cudagraph_bytes(opts);
     let graphs_in_budget = if v.estimate_cudagraphs { graphs } else { 0 };
@@ -274,6 +279,7 @@ pub fn plan(
         kv_tokens_by_memory: by_memory,
         max_running_requests: seqs,
         context_len: ctx,
+        prefill_budget_tokens: u64::from(tokens),
         free_after_reserves_bytes: free,
         notes,
     }
@@ -386,6 +392,7 @@ mod tests {
             max_num_batched_tokens: None,
             max_num_seqs: None,
             estimate_cudagraphs: false,
+            unchunked_default_budget: false,
         };
         (spec, fp, v)
     }

@@ -114,11 +114,13 @@ fn memory(knobs: &LaunchKnobs, gpu_memory_bytes: u64, o: &mut ServerOptions) {
     o.chunked_prefill_size = knobs.chunked_prefill_size.unwrap_or(tokens);
     o.max_prefill_tokens = o.chunked_prefill_size;
     o.max_running_requests = Some(knobs.max_running_requests.unwrap_or(seqs));
+    o.prefill_chunking = knobs.chunked_prefill != Some(false);
     o.vllm_memory = Some(VllmMemory {
         gpu_memory_utilization: utilization,
         max_num_batched_tokens: Some(o.chunked_prefill_size),
         max_num_seqs: o.max_running_requests,
         estimate_cudagraphs: knobs.estimate_cudagraph_memory,
+        unchunked_default_budget: !o.prefill_chunking && knobs.chunked_prefill_size.is_none(),
     });
 }
 

@@ -107,6 +107,8 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         // vLLM's boolean flag and its argparse negation, the rows a launch line reads too
         d if d == t::ENABLE_PREFIX_CACHING.dest => k.prefix_caching = Some(true),
         d if d == t::NO_ENABLE_PREFIX_CACHING.dest => k.prefix_caching = Some(false),
+        d if d == t::ENABLE_CHUNKED_PREFILL.dest => k.chunked_prefill = Some(true),
+        d if d == t::NO_ENABLE_CHUNKED_PREFILL.dest => k.chunked_prefill = Some(false),
         d if d == t::DISABLE_CUSTOM_ALL_REDUCE.dest => k.disable_custom_all_reduce = true,
         d if d == t::ENFORCE_EAGER.dest => k.disable_cuda_graph = true,
         d if d == t::BLOCK_SIZE.dest => k.kv_page_tokens = number(),
@@ -427,6 +429,53 @@ mod tests {
     /// Issue 33: `--enable-prefix-caching` was a no-effect row on a `vllm serve` line while a record
     /// naming it changed the prediction. Both now read the same table rows into the same knob, and
     /// the engine's one rule (`prefix_cache`) decides what it does.
+    /// `--no-enable-chunked-prefill` reads alike from a launch line and a record, and is
+    /// modelled: the scheduler splits no prompt, and with no `--max-num-batched-tokens` the step
+    /// budget (and profiling run) becomes `max(max_model_len, 8192)`, at most `max_num_seqs ×
+    /// max_model_len` (vLLM's `_set_default_max_num_seqs_and_batched_tokens_args`), which the
+    /// memory plan hands the scheduler.
+    #[test]
+    fn unchunked_prefill_reads_alike_and_sizes_the_budget_to_the_model_length() {
+        let base = "vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct -tp 4";
+        let machine = crate::machine::Machine::resolve("b200-x8").unwrap();
+        let spec = models::ModelSpec::preset("qwen3-next-80b-a3b").unwrap();
+        for (more, want) in [
+            ("", None),
+            (" --enable-chunked-prefill", Some(true)),
+            (" --no-enable-chunked-prefill", Some(false)),
+        ] {
+            let text = format!("{base}{more}");
+            let l = super::super::args::VllmLine::parse(&text).unwrap().unwrap();
+            let from_record =
+                crate::engine::record::launch_knobs(Engine::Vllm, &text, "", &mut Vec::new());
+            assert_eq!(l.knobs().unwrap().chunked_prefill, want, "{text}");
+            assert_eq!(from_record.chunked_prefill, want, "{text}");
+            assert!(
+                l.not_modelled_line()
+                    .is_none_or(|w| !w.contains("chunked-prefill")),
+                "{text}"
+            );
+            let (o, _) = l.server_options(&models::Layout::tp(4), &machine).unwrap();
+            assert_eq!(o.prefill_chunking, want != Some(false), "{text}");
+            let fp = models::footprint::footprint(&spec, &models::Layout::tp(4)).unwrap();
+            let v = o.vllm_memory.clone().unwrap();
+            let plan = crate::cost::memory::vllm::plan(&spec, &fp, 192 << 30, &v, &o);
+            let budget = if want == Some(false) {
+                plan.context_len.max(8192)
+            } else {
+                8192
+            };
+            assert_eq!(plan.prefill_budget_tokens, budget, "{text}");
+        }
+        // a budget given stays as given
+        let given = format!("{base} --no-enable-chunked-prefill --max-num-batched-tokens 16384");
+        let l = super::super::args::VllmLine::parse(&given)
+            .unwrap()
+            .unwrap();
+        let (o, _) = l.server_options(&models::Layout::tp(4), &machine).unwrap();
+        assert!(!o.prefill_chunking && !o.vllm_memory.unwrap().unchunked_default_budget);
+    }
+
     #[test]
     fn prefix_caching_reads_alike_from_a_launch_line_and_a_record() {
         let base = "vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct -tp 4";

@@ -47,6 +47,9 @@ pub struct EngineConfig {
     /// Prefill chunks run in the same batch as the micro-batch's decodes, the decodes taking
     /// their tokens from the budget first (SGLang's `--enable-mixed-chunk`, vLLM V1 always).
     pub mixed_chunk: bool,
+    /// A prompt may be split over steps; without it a waiting prompt larger than the budget
+    /// left waits (vLLM's `--no-enable-chunked-prefill`: the scheduler stops admitting there).
+    pub chunking: bool,
     /// The engine whose scheduler policy runs ([`crate::engine::ServingEngine::scheduler`]).
     pub engine: crate::engine::Engine,
     /// Decode steps between the scheduler's reads of new requests (SGLang's
@@ -436,7 +439,13 @@ impl Engine<'_, '_> {
             }
             let q = &mut self.reqs[r as usize];
             let left = q.output - q.generated;
-            if self.policy.admission_tokens(q.to_compute, true, left) > a.rem_total {
+            // unchunked, a prompt waits for a step with room for all of it (one larger than
+            // any step's budget is chunked instead: vLLM refuses such a launch at start,
+            // `verify_max_model_len`, and waiting would never end)
+            let whole_waits = !self.cfg.chunking
+                && q.to_compute > a.budget
+                && q.to_compute <= self.cfg.prefill_budget_tokens;
+            if self.policy.admission_tokens(q.to_compute, true, left) > a.rem_total || whole_waits {
                 break;
             }
             self.waiting.pop_front();

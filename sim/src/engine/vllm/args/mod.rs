@@ -356,6 +356,11 @@ impl VllmLine {
             } else {
                 self.on(&ENABLE_PREFIX_CACHING).then_some(true)
             },
+            chunked_prefill: if self.on(&NO_ENABLE_CHUNKED_PREFILL) {
+                Some(false)
+            } else {
+                self.on(&ENABLE_CHUNKED_PREFILL).then_some(true)
+            },
             kv_page_tokens: self.uint(&BLOCK_SIZE),
             estimate_cudagraph_memory: self.env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
                 == Some("1"),

@@ -110,6 +110,23 @@ pub const NO_ENABLE_PREFIX_CACHING: Spec = m(
     &["--no-enable-prefix-caching"],
     Flag,
 );
+/// `--enable-chunked-prefill` and its negation (`BooleanOptionalAction`): V1 chunks prompts by
+/// default. Without chunking (local-inference-lab/vllm @28be48fa9, 2026-05-24,
+/// `engine/arg_utils.py` `_set_default_max_num_seqs_and_batched_tokens_args`) an unset
+/// `--max-num-batched-tokens` becomes `max(max_model_len, the default)`, at most
+/// `max_num_seqs × max_model_len`, the profiling run's size too, and the scheduler stops
+/// admitting at the first waiting prompt larger than the budget left (`v1/core/sched/
+/// scheduler.py`: "If chunked_prefill is disabled, we can stop the scheduling here").
+pub const ENABLE_CHUNKED_PREFILL: Spec = m(
+    "enable_chunked_prefill",
+    &["--enable-chunked-prefill"],
+    Flag,
+);
+pub const NO_ENABLE_CHUNKED_PREFILL: Spec = m(
+    "no_enable_chunked_prefill",
+    &["--no-enable-chunked-prefill"],
+    Flag,
+);
 /// The checkpoint, when not given as `vllm serve`'s positional argument.
 pub const MODEL: Spec = r("model", &["--model"], Str);
 
@@ -137,6 +154,8 @@ pub const SPECS: &[Spec] = &[
     BLOCK_SIZE,
     ENABLE_PREFIX_CACHING,
     NO_ENABLE_PREFIX_CACHING,
+    ENABLE_CHUNKED_PREFILL,
+    NO_ENABLE_CHUNKED_PREFILL,
     MODEL,
     r("served_model_name", &["--served-model-name"], Str),
     r("host", &["--host"], Str),
@@ -149,11 +168,6 @@ pub const SPECS: &[Spec] = &[
     r("load_format", &["--load-format"], Str),
     r("revision", &["--revision"], Str),
     r("seed", &["--seed"], Int),
-    r(
-        "enable_chunked_prefill",
-        &["--enable-chunked-prefill"],
-        Flag,
-    ),
     r("async_scheduling", &["--async-scheduling"], Flag),
     r("tool_call_parser", &["--tool-call-parser"], Str),
     r("reasoning_parser", &["--reasoning-parser"], Str),
