@@ -458,7 +458,7 @@ mod tests {
             let (o, _) = l.server_options(&models::Layout::tp(4), &machine).unwrap();
             assert_eq!(o.prefill_chunking, want != Some(false), "{text}");
             let fp = models::footprint::footprint(&spec, &models::Layout::tp(4)).unwrap();
-            let v = o.vllm_memory.clone().unwrap();
+            let v = o.vllm_memory.unwrap();
             let plan = crate::cost::memory::vllm::plan(&spec, &fp, 192 << 30, &v, &o);
             let budget = if want == Some(false) {
                 plan.context_len.max(8192)
