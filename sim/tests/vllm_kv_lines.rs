@@ -256,3 +256,33 @@ fn dcp_scales_the_tokens_as_the_published_lines() {
     let k8 = kimi_k2_thinking_h200(8, 5_721_088, None).plan().kv_tokens as f64;
     assert!((k8 / k1 / (5_721_088.0 / 715_072.0) - 1.0).abs() < 0.01);
 }
+
+/// `--no-enable-chunked-prefill` with no `--max-num-batched-tokens`: vLLM sizes the step budget,
+/// and its profiling run, to `max(max_model_len, 8192)` (Qwen3-Next's 262,144), at most
+/// `max_num_seqs × max_model_len`, and hands the scheduler that budget; chunked, the default 8192.
+#[test]
+fn an_unchunked_server_budgets_a_step_to_the_longest_prompt() {
+    let spec = ModelSpec::preset("qwen3-next-80b-a3b").unwrap();
+    let fp = models::footprint::footprint(&spec, &Layout::tp(4)).unwrap();
+    let plan = |unchunked: bool, seqs: Option<u32>| {
+        let v = VllmMemory {
+            gpu_memory_utilization: 0.9,
+            max_num_batched_tokens: None,
+            max_num_seqs: seqs,
+            estimate_cudagraphs: false,
+            unchunked_default_budget: unchunked,
+        };
+        let opts = ServerOptions {
+            engine: sim::engine::Engine::Vllm,
+            ..ServerOptions::default()
+        };
+        sim::cost::memory::vllm::plan(&spec, &fp, 192 << 30, &v, &opts)
+    };
+    let (chunked, unchunked) = (plan(false, None), plan(true, None));
+    assert_eq!(chunked.prefill_budget_tokens, 8192);
+    assert_eq!(unchunked.prefill_budget_tokens, 262_144);
+    // the profiling run at 262,144 tokens reserves more activations: fewer KV tokens
+    assert!(unchunked.kv_tokens < chunked.kv_tokens);
+    // at most max_num_seqs × max_model_len
+    assert_eq!(plan(true, Some(1)).prefill_budget_tokens, 262_144);
+}

@@ -555,6 +555,40 @@ fn part_of_box(l: Layout, n: u32, why: &mut Vec<Unexpressible>, assumptions: &mu
     }
 }
 
+/// The knobs a record's engine words set by the build they name (its version and flags,
+/// `words`): the b12x fork's verify route, MoE build and W4A16 build, and whether an SGLang
+/// build predates the `trtllm` DSA default on Blackwell.
+fn build_knobs(
+    knobs: &mut LaunchKnobs,
+    engine: Engine,
+    (words, flags): (&str, &str),
+    assumptions: &mut Vec<String>,
+) {
+    if is_b12x_sparse_mla(knobs.attention_backend.as_deref()) {
+        knobs.b12x_mla_verify = B12xMlaVerify::of_text(
+            crate::engine::record::env_value(flags, VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE),
+            words,
+        );
+    }
+    if engine == Engine::Sglang && knobs.nsa_prefill_backend.is_none() {
+        knobs.dsa_flashmla_default =
+            crate::b12x_build::date_in(words).is_some_and(|d| d < SGLANG_DSA_TRTLLM_DEFAULT_SINCE);
+    }
+    if knobs.moe_runner_backend.as_deref() == Some("b12x") && knobs.b12x_moe_a16 {
+        knobs.b12x_a16_build = B12xA16Build::of_text(words);
+        if knobs.b12x_w4a16_tc_decode {
+            // its decode sizes are priced as the W4A4 kernels of the build the words name
+            knobs.b12x_build = b12x_build_of(words, assumptions);
+        }
+        assumptions.push(a16_assumption(
+            knobs.b12x_a16_build,
+            knobs.b12x_w4a16_tc_decode,
+        ));
+    } else if knobs.moe_runner_backend.as_deref() == Some("b12x") {
+        knobs.b12x_build = b12x_build_of(words, assumptions);
+    }
+}
+
 /// The day SGLang made `trtllm` its DSA prefill and decode default on Blackwell for an fp8 cache
 /// (sgl-project/sglang #21914, fbc1f9245): a record's build dated before it ran FlashMLA there
 /// with no `--nsa-prefill-backend` ([`crate::options::ServerOptions::dsa_flashmla_default`]).
@@ -630,35 +664,14 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         return Err(why);
     };
     let mut knobs = record_knobs(engine, &flags, &quant, (sizes.dcp, conc), &mut assumptions);
-    if is_b12x_sparse_mla(knobs.attention_backend.as_deref()) {
-        let version = r.engine.version.as_deref().unwrap_or_default();
-        knobs.b12x_mla_verify = B12xMlaVerify::of_text(
-            crate::engine::record::env_value(&flags, VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE),
-            &format!("{version} {flags}"),
-        );
-    }
     knobs.moe_default_config = r.engine.moe_kernel_config == Some(super::MoeKernelConfig::Default);
-    if engine == Engine::Sglang && knobs.nsa_prefill_backend.is_none() {
-        let version = r.engine.version.as_deref().unwrap_or_default();
-        knobs.dsa_flashmla_default = crate::b12x_build::date_in(&format!("{version} {flags}"))
-            .is_some_and(|d| d < SGLANG_DSA_TRTLLM_DEFAULT_SINCE);
-    }
-    if knobs.moe_runner_backend.as_deref() == Some("b12x") && knobs.b12x_moe_a16 {
-        let version = r.engine.version.as_deref().unwrap_or_default();
-        let words = format!("{version} {flags}");
-        knobs.b12x_a16_build = B12xA16Build::of_text(&words);
-        if knobs.b12x_w4a16_tc_decode {
-            // its decode sizes are priced as the W4A4 kernels of the build the words name
-            knobs.b12x_build = b12x_build_of(&words, &mut assumptions);
-        }
-        assumptions.push(a16_assumption(
-            knobs.b12x_a16_build,
-            knobs.b12x_w4a16_tc_decode,
-        ));
-    } else if knobs.moe_runner_backend.as_deref() == Some("b12x") {
-        let version = r.engine.version.as_deref().unwrap_or_default();
-        knobs.b12x_build = b12x_build_of(&format!("{version} {flags}"), &mut assumptions);
-    }
+    let version = r.engine.version.as_deref().unwrap_or_default();
+    build_knobs(
+        &mut knobs,
+        engine,
+        (&format!("{version} {flags}"), &flags),
+        &mut assumptions,
+    );
     if flags.trim().is_empty() {
         assumptions.push(format!(
             "server flags not stated: {} defaults",

@@ -195,12 +195,7 @@ pub fn plan(
     let seqs = v.max_num_seqs.unwrap_or(seqs_default);
     let requested = (v.gpu_memory_utilization * memory_bytes as f64) as u64;
     let ctx = context_len(spec, opts);
-    let mut tokens = v.max_num_batched_tokens.unwrap_or(tokens_default);
-    if v.unchunked_default_budget {
-        // unchunked, the budget must hold the longest prompt
-        let ctx32 = u32::try_from(ctx).unwrap_or(u32::MAX);
-        tokens = tokens.max(ctx32).min(seqs.saturating_mul(ctx32));
-    }
+    let tokens = step_budget_tokens(v, tokens_default, seqs, ctx);
     let peak = profile_peak_bytes(spec, &layout, tokens, seqs.min(tokens), ctx);
     let graphs = cudagraph_bytes(opts);
     let graphs_in_budget = if v.estimate_cudagraphs { graphs } else { 0 };
@@ -283,6 +278,18 @@ pub fn plan(
         free_after_reserves_bytes: free,
         notes,
     }
+}
+
+/// `max_num_batched_tokens`: given, or the default for the card; unchunked with none given,
+/// `max(max_model_len, the default)`, at most `max_num_seqs × max_model_len` (the budget must
+/// hold the longest prompt: `EngineArgs._set_default_max_num_seqs_and_batched_tokens_args`).
+fn step_budget_tokens(v: &VllmMemory, tokens_default: u32, seqs: u32, ctx: u64) -> u32 {
+    let tokens = v.max_num_batched_tokens.unwrap_or(tokens_default);
+    if !v.unchunked_default_budget {
+        return tokens;
+    }
+    let ctx = u32::try_from(ctx).unwrap_or(u32::MAX);
+    tokens.max(ctx).min(seqs.saturating_mul(ctx))
 }
 
 /// vLLM's hybrid KV-cache manager (sliding-window and linear-attention layers) is not modelled:

@@ -430,15 +430,12 @@ mod tests {
     /// naming it changed the prediction. Both now read the same table rows into the same knob, and
     /// the engine's one rule (`prefix_cache`) decides what it does.
     /// `--no-enable-chunked-prefill` reads alike from a launch line and a record, and is
-    /// modelled: the scheduler splits no prompt, and with no `--max-num-batched-tokens` the step
-    /// budget (and profiling run) becomes `max(max_model_len, 8192)`, at most `max_num_seqs ×
-    /// max_model_len` (vLLM's `_set_default_max_num_seqs_and_batched_tokens_args`), which the
-    /// memory plan hands the scheduler.
+    /// modelled: the scheduler splits no prompt, and with no `--max-num-batched-tokens` the memory
+    /// plan sizes the budget (`sim/tests/vllm_kv_lines.rs`).
     #[test]
-    fn unchunked_prefill_reads_alike_and_sizes_the_budget_to_the_model_length() {
+    fn unchunked_prefill_reads_alike_from_a_launch_line_and_a_record() {
         let base = "vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct -tp 4";
         let machine = crate::machine::Machine::resolve("b200-x8").unwrap();
-        let spec = models::ModelSpec::preset("qwen3-next-80b-a3b").unwrap();
         for (more, want) in [
             ("", None),
             (" --enable-chunked-prefill", Some(true)),
@@ -457,15 +454,8 @@ mod tests {
             );
             let (o, _) = l.server_options(&models::Layout::tp(4), &machine).unwrap();
             assert_eq!(o.prefill_chunking, want != Some(false), "{text}");
-            let fp = models::footprint::footprint(&spec, &models::Layout::tp(4)).unwrap();
-            let v = o.vllm_memory.unwrap();
-            let plan = crate::cost::memory::vllm::plan(&spec, &fp, 192 << 30, &v, &o);
-            let budget = if want == Some(false) {
-                plan.context_len.max(8192)
-            } else {
-                8192
-            };
-            assert_eq!(plan.prefill_budget_tokens, budget, "{text}");
+            let unchunked_default = o.vllm_memory.unwrap().unchunked_default_budget;
+            assert_eq!(unchunked_default, want == Some(false), "{text}");
         }
         // a budget given stays as given
         let given = format!("{base} --no-enable-chunked-prefill --max-num-batched-tokens 16384");
