@@ -147,3 +147,28 @@ fn the_inferencex_vllm_rows_are_their_scripts_launch() {
         }
     }
 }
+
+/// The Qwen3-Next recipe's MTP run passes `--no-enable-chunked-prefill` on a 2025-09-15 nightly,
+/// which ignored it (vLLM forced chunked prefill until #28665, 2025-11-14): read as chunked,
+/// with the assumption said; the same flags undated are read as today's vLLM reads them.
+#[test]
+fn a_vllm_build_before_the_unchunked_flag_took_effect_runs_chunked() {
+    let set = sim::records::RecordSet::load(&common::validation_file("new-sources-records.json"))
+        .unwrap();
+    let r = set
+        .records
+        .iter()
+        .find(|r| r.id == "recipes-qwen3next-80b-b200-tp4-mtp2-2k1k-c256")
+        .unwrap();
+    let e = sim::records::express(r).unwrap();
+    assert_eq!(e.knobs.chunked_prefill, None);
+    assert!(
+        e.assumptions.iter().any(|a| a.contains("#28665")),
+        "{:?}",
+        e.assumptions
+    );
+    let mut undated = r.clone();
+    undated.engine.version = Some("vLLM nightly (not pinned)".into());
+    let e = sim::records::express(&undated).unwrap();
+    assert_eq!(e.knobs.chunked_prefill, Some(false));
+}

@@ -279,6 +279,17 @@ pub trait ServingEngine: Sync {
         None
     }
 
+    /// What a record's build date `built` (year, month, day, from its engine words) changes in
+    /// `knobs`: a default or a flag's effect that moved on a known day, with the assumption said;
+    /// nothing by default.
+    fn dated_knobs(
+        &self,
+        _knobs: &mut LaunchKnobs,
+        _built: (u32, u32, u32),
+        _assumptions: &mut Vec<String>,
+    ) {
+    }
+
     /// The draft configuration a speculative record of `model` under this engine is assumed to
     /// have run where its flags are silent (the engine's and the model card's common recipe),
     /// and the sentence that says so ([`draft::draft_config`]).

@@ -556,8 +556,8 @@ fn part_of_box(l: Layout, n: u32, why: &mut Vec<Unexpressible>, assumptions: &mu
 }
 
 /// The knobs a record's engine words set by the build they name (its version and flags,
-/// `words`): the b12x fork's verify route, MoE build and W4A16 build, and whether an SGLang
-/// build predates the `trtllm` DSA default on Blackwell.
+/// `words`): the b12x fork's verify route, MoE build and W4A16 build, and what the engine says
+/// its build date changes ([`crate::engine::ServingEngine::dated_knobs`]).
 fn build_knobs(
     knobs: &mut LaunchKnobs,
     engine: Engine,
@@ -570,9 +570,8 @@ fn build_knobs(
             words,
         );
     }
-    if engine == Engine::Sglang && knobs.nsa_prefill_backend.is_none() {
-        knobs.dsa_flashmla_default =
-            crate::b12x_build::date_in(words).is_some_and(|d| d < SGLANG_DSA_TRTLLM_DEFAULT_SINCE);
+    if let Some(built) = crate::b12x_build::date_in(words) {
+        engine.rules().dated_knobs(knobs, built, assumptions);
     }
     if knobs.moe_runner_backend.as_deref() == Some("b12x") && knobs.b12x_moe_a16 {
         knobs.b12x_a16_build = B12xA16Build::of_text(words);
@@ -588,11 +587,6 @@ fn build_knobs(
         knobs.b12x_build = b12x_build_of(words, assumptions);
     }
 }
-
-/// The day SGLang made `trtllm` its DSA prefill and decode default on Blackwell for an fp8 cache
-/// (sgl-project/sglang #21914, fbc1f9245): a record's build dated before it ran FlashMLA there
-/// with no `--nsa-prefill-backend` ([`crate::options::ServerOptions::dsa_flashmla_default`]).
-const SGLANG_DSA_TRTLLM_DEFAULT_SINCE: (u32, u32, u32) = (2026, 4, 2);
 
 /// The b12x build a record's engine words name (`None`: not stated), with the assumption said.
 fn b12x_build_of(words: &str, assumptions: &mut Vec<String>) -> Option<B12xBuild> {

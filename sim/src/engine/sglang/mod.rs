@@ -315,6 +315,18 @@ impl ServingEngine for Sglang {
         record::named_recv_interval(flags, concurrency)
     }
 
+    /// A build before SGLang made `trtllm` its DSA default on Blackwell for an fp8 cache
+    /// (sgl-project/sglang #21914, fbc1f9245, 2026-04-02) ran FlashMLA there when no
+    /// `--nsa-prefill-backend` was named ([`ServerOptions::dsa_flashmla_default`]).
+    fn dated_knobs(
+        &self,
+        knobs: &mut LaunchKnobs,
+        built: (u32, u32, u32),
+        _assumptions: &mut Vec<String>,
+    ) {
+        knobs.dsa_flashmla_default = knobs.nsa_prefill_backend.is_none() && built < (2026, 4, 2);
+    }
+
     fn is_moe_runner(&self, name: &str) -> bool {
         name != "auto" && args::MOE_RUNNER_BACKENDS.contains(&name)
     }

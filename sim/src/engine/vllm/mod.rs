@@ -249,6 +249,24 @@ impl ServingEngine for Vllm {
         }
     }
 
+    /// `--no-enable-chunked-prefill` took effect with vllm-project/vllm #28665 (511a6b611,
+    /// 2025-11-14, first in v0.11.1): before it `_set_default_args_v1` turned chunked prefill
+    /// on for every generative model whatever the flag said.
+    fn dated_knobs(
+        &self,
+        knobs: &mut LaunchKnobs,
+        built: (u32, u32, u32),
+        assumptions: &mut Vec<String>,
+    ) {
+        if knobs.chunked_prefill == Some(false) && built < (2025, 11, 14) {
+            knobs.chunked_prefill = None;
+            assumptions.push(format!(
+                "{} had no effect on this build: vLLM forced chunked prefill on every generative model until #28665 (2025-11-14, v0.11.1)",
+                args::table::NO_ENABLE_CHUNKED_PREFILL.flags[0]
+            ));
+        }
+    }
+
     /// vLLM captures by tokens (`max_cudagraph_capture_size`, 512 by default,
     /// `CompilationConfig`): a verify pass is `B × (k + 1)` tokens.
     fn verify_graphs_by_tokens(&self) -> bool {
