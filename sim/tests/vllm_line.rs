@@ -445,3 +445,25 @@ fn the_forks_fused_all_reduce_rms_norm_saves_two_kernels_a_layer_at_one_token() 
         "{err}"
     );
 }
+
+/// A vLLM log's `non-default args` list a negated switch as `False` (argparse's
+/// `BooleanOptionalAction` defaults to `None`): `'enable_prefix_caching': False` and
+/// `'enable_chunked_prefill': False` are the negations a launch gave, read back as
+/// `--no-enable-prefix-caching` / `--no-enable-chunked-prefill`, not dropped as defaults; a
+/// plain switch's `False` is still its default and left out.
+#[test]
+fn a_logged_false_of_a_negatable_switch_is_its_negation() {
+    use sim::engine::vllm::args::{VllmLine, dump};
+    let args = dump::parse(
+        "{'model': 'x/y', 'tensor_parallel_size': 4, 'enable_prefix_caching': False, \
+         'enable_chunked_prefill': False, 'enforce_eager': False}",
+    )
+    .unwrap();
+    let line = &args.launch_line;
+    assert!(line.contains("--no-enable-prefix-caching"), "{line}");
+    assert!(line.contains("--no-enable-chunked-prefill"), "{line}");
+    assert!(!line.contains("enforce-eager"), "{line}");
+    let knobs = VllmLine::parse(line).unwrap().unwrap().knobs().unwrap();
+    assert_eq!(knobs.prefix_caching, Some(false));
+    assert_eq!(knobs.chunked_prefill, Some(false));
+}

@@ -118,8 +118,10 @@ pub fn parse(text: &str) -> Option<VllmArgs> {
     })
 }
 
-/// The `vllm serve` line of `pairs`: `True` as a switch, `False` / `None` left out (the defaults
-/// of switches), strings unquoted, dicts and lists as JSON.
+/// The `vllm serve` line of `pairs`: `True` as a switch, `False` as the negation of a switch
+/// that has one (`--no-enable-prefix-caching`: argparse's `BooleanOptionalAction`, whose
+/// default is `None`, so `False` among the non-default args is a negation given), else `False` /
+/// `None` left out (the defaults of switches), strings unquoted, dicts and lists as JSON.
 fn launch_line(pairs: &[(String, String)]) -> String {
     let compilation = compilation_json(pairs);
     let model = pairs
@@ -129,6 +131,11 @@ fn launch_line(pairs: &[(String, String)]) -> String {
     let mut words = vec!["vllm".to_string(), "serve".to_string()];
     words.extend(model.as_deref().map(shell_quote));
     for (k, v) in pairs {
+        let negation = format!("no_{k}");
+        if v == "False" && super::table::SPECS.iter().any(|s| s.dest == negation) {
+            words.push(format!("--{}", negation.replace('_', "-")));
+            continue;
+        }
         if k == "model_tag"
             || k == "model"
             || k == "max_cudagraph_capture_size"
