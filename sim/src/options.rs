@@ -121,6 +121,11 @@ pub struct ServerOptions {
     /// build from that day on (a launch line names none: today's).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dsa_flashmla_default: bool,
+    /// The SGLang build is from the window (#20086, 2026-03-07, to #21914, 2026-04-02) in which
+    /// a DSA model's `auto` cache was bf16 on Blackwell too for a server without DP attention
+    /// ([`crate::cost::model`]'s `sglang_dsa_auto_kv`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dsa_kv_auto_dp_window: bool,
     /// A prompt may be split over steps (SGLang always; vLLM unless
     /// `--no-enable-chunked-prefill`): without it a waiting prompt larger than the step's budget
     /// left waits for a later step ([`crate::serving::engine`]).
@@ -327,6 +332,7 @@ impl Default for ServerOptions {
             attention_backend: None,
             nsa_prefill_backend: None,
             dsa_flashmla_default: false,
+            dsa_kv_auto_dp_window: false,
             prefill_chunking: true,
             moe_runner_backend: None,
             b12x_build: None,

@@ -46,3 +46,42 @@ fn trtllm_prefill_reads_every_tokens_top_k_keys_whatever_the_tp() {
         "the gather shrank with TP: TP4 {tp4} s, TP8 {tp8} s"
     );
 }
+
+/// SGLang's `auto` cache for a DSA model follows the GPU, not the checkpoint: fp8 on SM100
+/// (so GLM-5-FP8's bf16 checkpoint default holds ~2× the tokens there), bf16 on SM90; a build of
+/// the 2026-03-07 – 04-02 window gave a server without DP attention bf16 on SM100 too. A named
+/// cache and vLLM are untouched.
+#[test]
+fn sglangs_auto_dsa_cache_follows_the_gpu_and_the_build() {
+    let spec = ModelSpec::preset("glm-5-fp8").unwrap();
+    let tokens = |machine: &str, o: &ServerOptions| {
+        let m = Machine::resolve(machine).unwrap();
+        let cm = CostModel::new(&m, &spec, Layout::tp(8), o, Knobs::default()).unwrap();
+        cm.memory().kv_tokens as f64
+    };
+    let sglang = ServerOptions {
+        engine: sim::engine::Engine::Sglang,
+        ..ServerOptions::default()
+    };
+    let named_bf16 = ServerOptions {
+        kv_cache_dtype: Some(models::KvDtype::Bf16),
+        ..sglang.clone()
+    };
+    let window = ServerOptions {
+        dsa_kv_auto_dp_window: true,
+        ..sglang.clone()
+    };
+    let b200 = tokens("b200-x8", &sglang) / tokens("b200-x8", &named_bf16);
+    assert!(b200 > 1.5, "{b200}");
+    assert_eq!(tokens("b200-x8", &window), tokens("b200-x8", &named_bf16));
+    assert_eq!(tokens("h200-x8", &sglang), tokens("h200-x8", &named_bf16));
+    let vllm = ServerOptions {
+        engine: sim::engine::Engine::Vllm,
+        ..ServerOptions::default()
+    };
+    let vllm_bf16 = ServerOptions {
+        kv_cache_dtype: Some(models::KvDtype::Bf16),
+        ..vllm.clone()
+    };
+    assert_eq!(tokens("b200-x8", &vllm), tokens("b200-x8", &vllm_bf16));
+}

@@ -42,13 +42,46 @@ pub(super) fn served_spec<'a>(
     layout: &Layout,
     opts: &ServerOptions,
 ) -> Result<(std::borrow::Cow<'a, ModelSpec>, Option<String>)> {
-    let sm120 = super::attn_backend::sm_major(machine) == Some(12);
-    crate::engine::vllm::virtual_tp::served_spec(model, layout, opts, sm120).map_err(|reason| {
-        SimError::ImpossibleLayout {
-            layout: layout.short_name(),
-            reason,
-        }
-    })
+    let sm = super::attn_backend::sm_major(machine);
+    let (spec, note) =
+        crate::engine::vllm::virtual_tp::served_spec(model, layout, opts, sm == Some(12)).map_err(
+            |reason| SimError::ImpossibleLayout {
+                layout: layout.short_name(),
+                reason,
+            },
+        )?;
+    Ok((sglang_dsa_auto_kv(spec, sm, layout, opts), note))
+}
+
+/// SGLang's cache dtype for a DSA model when `--kv-cache-dtype` is `auto` (none given): not the
+/// checkpoint's but the GPU's, fp8 from SM100 on and bf16 below (`server_args.py`, the DSA
+/// adjustments: "Setting KV cache dtype to … for DeepSeek DSA"); between #20086 (2026-03-07)
+/// and #21914 (2026-04-02) bf16 on SM100 too for a one-replica server (no DP attention),
+/// which a record dated then says ([`ServerOptions::dsa_kv_auto_dp_window`]).
+fn sglang_dsa_auto_kv<'a>(
+    spec: std::borrow::Cow<'a, ModelSpec>,
+    sm: Option<u32>,
+    layout: &Layout,
+    opts: &ServerOptions,
+) -> std::borrow::Cow<'a, ModelSpec> {
+    if opts.engine != crate::engine::Engine::Sglang
+        || opts.kv_cache_dtype.is_some()
+        || spec.attention.indexer().is_none()
+    {
+        return spec;
+    }
+    let one_replica_window = opts.dsa_kv_auto_dp_window && !layout.dp_attention;
+    let auto = if sm.is_some_and(|m| m >= 10) && !one_replica_window {
+        models::KvDtype::Fp8
+    } else {
+        models::KvDtype::Bf16
+    };
+    if spec.default_kv_dtype == auto {
+        return spec;
+    }
+    let mut owned = spec.into_owned();
+    owned.default_kv_dtype = auto;
+    std::borrow::Cow::Owned(owned)
 }
 
 /// Routed experts as one GPU sees them.

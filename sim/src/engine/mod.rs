@@ -457,6 +457,10 @@ pub struct LaunchKnobs {
     /// Blackwell ([`ServerOptions::dsa_flashmla_default`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dsa_flashmla_default: bool,
+    /// The record's engine words date the build in SGLang's window of a bf16 `auto` DSA cache
+    /// on Blackwell ([`ServerOptions::dsa_kv_auto_dp_window`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dsa_kv_auto_dp_window: bool,
     pub pcie_all_reduce: Option<PcieAllReduce>,
     /// The overlap scheduler stays on under speculative decoding (SGLang's
     /// `SGLANG_ENABLE_SPEC_V2`; [`ServerOptions::speculative_overlap`]).
@@ -620,6 +624,7 @@ impl Engine {
         o.attention_backend = knobs.attention_backend.clone();
         o.nsa_prefill_backend = knobs.nsa_prefill_backend.clone();
         o.dsa_flashmla_default = knobs.dsa_flashmla_default;
+        o.dsa_kv_auto_dp_window = knobs.dsa_kv_auto_dp_window;
         o.disable_custom_all_reduce = knobs.disable_custom_all_reduce;
         o.disable_cuda_graph = knobs.disable_cuda_graph;
         o.max_running_requests = knobs.max_running_requests;
