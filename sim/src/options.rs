@@ -115,17 +115,10 @@ pub struct ServerOptions {
     /// the KV dtype ([`crate::cost::attn_core::SparsePrefill`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nsa_prefill_backend: Option<String>,
-    /// The SGLang build predates its `trtllm` DSA default on Blackwell (sgl-project/sglang
-    /// #21914, 2026-04-02): with no `--nsa-prefill-backend` it ran a FlashMLA prefill there, as
-    /// every build does on Hopper ([`crate::cost::attn_core::SparsePrefill`]). `false` = a
-    /// build from that day on (a launch line names none: today's).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub dsa_flashmla_default: bool,
-    /// The SGLang build is from the window (#20086, 2026-03-07, to #21914, 2026-04-02) in which
-    /// a DSA model's `auto` cache was bf16 on Blackwell too for a server without DP attention
-    /// ([`crate::cost::model`]'s `sglang_dsa_auto_kv`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub dsa_kv_auto_dp_window: bool,
+    /// What the SGLang build's date says of its DSA defaults on Blackwell ([`DsaBuild`]); the
+    /// default is today's build (a launch line names none).
+    #[serde(default, skip_serializing_if = "DsaBuild::is_today")]
+    pub dsa_build: DsaBuild,
     /// A prompt may be split over steps (SGLang always; vLLM unless
     /// `--no-enable-chunked-prefill`): without it a waiting prompt larger than the step's budget
     /// left waits for a later step ([`crate::serving::engine`]).
@@ -290,6 +283,28 @@ fn default_page_size() -> u32 {
     1
 }
 
+/// What an SGLang build's date (a record's engine words) says of its DSA defaults on Blackwell,
+/// set by [`crate::engine::ServingEngine::dated_knobs`]; both `false` for today's build.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DsaBuild {
+    /// The build predates the `trtllm` DSA default on Blackwell (sgl-project/sglang #21914,
+    /// 2026-04-02): with no `--nsa-prefill-backend` it ran a FlashMLA prefill there, as every
+    /// build does on Hopper ([`crate::cost::attn_core::SparsePrefill`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flashmla_default: bool,
+    /// The build is from the window (#20086, 2026-03-07, to #21914) in which a DSA model's
+    /// `auto` cache was bf16 on Blackwell too for a server without DP attention
+    /// ([`crate::cost::model`]'s `sglang_dsa_auto_kv`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kv_auto_dp_window: bool,
+}
+
+impl DsaBuild {
+    fn is_today(&self) -> bool {
+        *self == DsaBuild::default()
+    }
+}
+
 fn yes() -> bool {
     true
 }
@@ -331,8 +346,7 @@ impl Default for ServerOptions {
             page_size: default_page_size(),
             attention_backend: None,
             nsa_prefill_backend: None,
-            dsa_flashmla_default: false,
-            dsa_kv_auto_dp_window: false,
+            dsa_build: DsaBuild::default(),
             prefill_chunking: true,
             moe_runner_backend: None,
             b12x_build: None,

@@ -68,7 +68,10 @@ fn sglangs_auto_dsa_cache_follows_the_gpu_and_the_build() {
         ..sglang.clone()
     };
     let window = ServerOptions {
-        dsa_kv_auto_dp_window: true,
+        dsa_build: sim::options::DsaBuild {
+            kv_auto_dp_window: true,
+            ..Default::default()
+        },
         ..sglang.clone()
     };
     let b200 = tokens("b200-x8", &sglang) / tokens("b200-x8", &named_bf16);

@@ -285,7 +285,7 @@ impl SparsePrefill {
         let backend = opts
             .nsa_prefill_backend
             .as_deref()
-            .or_else(|| default_prefill_backend(sm, kv_name, opts.dsa_flashmla_default));
+            .or_else(|| default_prefill_backend(sm, kv_name, opts.dsa_build.flashmla_default));
         let pad_to = |rows: f64| (heads / rows).ceil() * rows / heads;
         // FlashMLA's sparse kernels, by their names old and new, pad; FA3's tiles on SM90 too
         let flashmla = matches!(
@@ -862,7 +862,10 @@ mod tests {
         };
         assert!(fp8(&b200, sglang(None)).gathers(8192.0));
         let older = ServerOptions {
-            dsa_flashmla_default: true,
+            dsa_build: crate::options::DsaBuild {
+                flashmla_default: true,
+                ..Default::default()
+            },
             ..sglang(None)
         };
         assert_eq!(fp8(&b200, older).rows_factor, 16.0);

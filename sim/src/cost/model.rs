@@ -57,7 +57,7 @@ pub(super) fn served_spec<'a>(
 /// checkpoint's but the GPU's, fp8 from SM100 on and bf16 below (`server_args.py`, the DSA
 /// adjustments: "Setting KV cache dtype to … for DeepSeek DSA"); between #20086 (2026-03-07)
 /// and #21914 (2026-04-02) bf16 on SM100 too for a one-replica server (no DP attention),
-/// which a record dated then says ([`ServerOptions::dsa_kv_auto_dp_window`]).
+/// which a record dated then says ([`crate::options::DsaBuild`]).
 fn sglang_dsa_auto_kv<'a>(
     spec: std::borrow::Cow<'a, ModelSpec>,
     sm: Option<u32>,
@@ -70,7 +70,7 @@ fn sglang_dsa_auto_kv<'a>(
     {
         return spec;
     }
-    let one_replica_window = opts.dsa_kv_auto_dp_window && !layout.dp_attention;
+    let one_replica_window = opts.dsa_build.kv_auto_dp_window && !layout.dp_attention;
     let auto = if sm.is_some_and(|m| m >= 10) && !one_replica_window {
         models::KvDtype::Fp8
     } else {

@@ -453,14 +453,9 @@ pub struct LaunchKnobs {
     /// SGLang's `--nsa-prefill-backend` ([`ServerOptions::nsa_prefill_backend`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nsa_prefill_backend: Option<String>,
-    /// The record's engine words date the build before SGLang's `trtllm` DSA default on
-    /// Blackwell ([`ServerOptions::dsa_flashmla_default`]).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub dsa_flashmla_default: bool,
-    /// The record's engine words date the build in SGLang's window of a bf16 `auto` DSA cache
-    /// on Blackwell ([`ServerOptions::dsa_kv_auto_dp_window`]).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub dsa_kv_auto_dp_window: bool,
+    /// What the record's build date says of SGLang's DSA defaults ([`ServerOptions::dsa_build`]).
+    #[serde(default)]
+    pub dsa_build: crate::options::DsaBuild,
     pub pcie_all_reduce: Option<PcieAllReduce>,
     /// The overlap scheduler stays on under speculative decoding (SGLang's
     /// `SGLANG_ENABLE_SPEC_V2`; [`ServerOptions::speculative_overlap`]).
@@ -623,8 +618,7 @@ impl Engine {
         o.moe_default_config = knobs.moe_default_config;
         o.attention_backend = knobs.attention_backend.clone();
         o.nsa_prefill_backend = knobs.nsa_prefill_backend.clone();
-        o.dsa_flashmla_default = knobs.dsa_flashmla_default;
-        o.dsa_kv_auto_dp_window = knobs.dsa_kv_auto_dp_window;
+        o.dsa_build = knobs.dsa_build;
         o.disable_custom_all_reduce = knobs.disable_custom_all_reduce;
         o.disable_cuda_graph = knobs.disable_cuda_graph;
         o.max_running_requests = knobs.max_running_requests;

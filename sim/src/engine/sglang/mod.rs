@@ -317,19 +317,21 @@ impl ServingEngine for Sglang {
 
     /// A build before SGLang made `trtllm` its DSA default on Blackwell for an fp8 cache
     /// (sgl-project/sglang #21914, fbc1f9245, 2026-04-02) ran FlashMLA there when no
-    /// `--nsa-prefill-backend` was named ([`ServerOptions::dsa_flashmla_default`]); one from
+    /// `--nsa-prefill-backend` was named ([`crate::options::DsaBuild`]); one from
     /// #20086 (d28f35240, 2026-03-07) to that day gave a server without DP attention a bf16
-    /// `auto` cache there ([`ServerOptions::dsa_kv_auto_dp_window`]).
+    /// `auto` cache there ([`crate::options::DsaBuild`]).
     fn dated_knobs(
         &self,
         knobs: &mut LaunchKnobs,
         built: (u32, u32, u32),
         _assumptions: &mut Vec<String>,
     ) {
-        knobs.dsa_flashmla_default = knobs.nsa_prefill_backend.is_none() && built < (2026, 4, 2);
-        // #20086 made a one-replica server's `auto` DSA cache bf16 on Blackwell until #21914
-        knobs.dsa_kv_auto_dp_window =
-            knobs.kv_cache_dtype.is_none() && ((2026, 3, 7)..(2026, 4, 2)).contains(&built);
+        knobs.dsa_build = crate::options::DsaBuild {
+            flashmla_default: knobs.nsa_prefill_backend.is_none() && built < (2026, 4, 2),
+            // #20086 made a one-replica server's `auto` DSA cache bf16 on Blackwell until #21914
+            kv_auto_dp_window: knobs.kv_cache_dtype.is_none()
+                && ((2026, 3, 7)..(2026, 4, 2)).contains(&built),
+        };
     }
 
     fn is_moe_runner(&self, name: &str) -> bool {
