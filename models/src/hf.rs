@@ -42,6 +42,17 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "qwen3_5_moe_text",
 ];
 
+/// MTP layers a checkpoint carries that its config does not name. Qwen3-Next's config has no MTP
+/// key, yet its checkpoint holds one MTP layer (`mtp.*`) and both engines build it when asked to
+/// speculate: vLLM's `Qwen3NextMultiTokenPredictor` takes `num_nextn_predict_layers` with a
+/// default of 1 (vllm-project/vllm @055e47c2 `vllm/model_executor/models/qwen3_next_mtp.py`),
+/// SGLang's `Qwen3NextForCausalLMMTP` sets `num_hidden_layers = 1` (sgl-project/sglang @00534216
+/// `python/sglang/srt/models/qwen3_next_mtp.py`). Read as none, its `qwen3_next_mtp` runs were
+/// priced as a one-layer dense EAGLE head instead of that MoE layer.
+fn unannounced_mtp_layers(model_type: &str) -> u64 {
+    u64::from(model_type == "qwen3_next")
+}
+
 fn read_text(path: &Path) -> Result<String> {
     crate::io::read_text_limited(path, crate::io::CONFIG_LIMIT_BYTES)
 }
@@ -227,7 +238,9 @@ fn build(
     // what the main model alone counts to), so it gets none.
     let num_mtp = match f.opt_int("num_nextn_predict_layers", 0, 16)? {
         Some(n) => n,
-        None => f.opt_int("mtp_num_hidden_layers", 0, 16)?.unwrap_or(0),
+        None => f
+            .opt_int("mtp_num_hidden_layers", 0, 16)?
+            .unwrap_or_else(|| unannounced_mtp_layers(&model_type)),
     };
     let attention = attention(f, &model_type, hidden)?;
     let indexer_layers = match attention.indexer() {

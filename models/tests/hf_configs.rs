@@ -363,3 +363,19 @@ fn new_families_quantization() {
     assert_eq!(q.formats.shared_experts, WeightFormat::Bf16);
     assert_eq!(q.formats.mtp, WeightFormat::Bf16);
 }
+
+/// Qwen3-Next's config has no MTP key, but its checkpoint holds one MTP layer that vLLM and
+/// SGLang both build (`num_nextn_predict_layers` defaulting to 1; `num_hidden_layers = 1`): read
+/// as none, `qwen3_next_mtp` had no layer to draft with. The main model still counts to the
+/// published 80B; the layer is one full-attention MoE layer (~1.6B, its 512 experts).
+#[test]
+fn qwen3_next_carries_one_unannounced_mtp_layer() {
+    let s = load("Qwen3-Next-80B-A3B.json");
+    assert_eq!(s.num_mtp_layers, 1);
+    assert_eq!(s.layer_attention(s.num_layers), LayerAttention::Full);
+    let mtp_b = s.mtp_params() as f64 / B;
+    assert!((1.5..1.8).contains(&mtp_b), "{mtp_b}");
+    // a config that names its depth keeps it
+    let q35 = load("Qwen3.5-397B-A17B.json");
+    assert_eq!(q35.num_mtp_layers, 1);
+}

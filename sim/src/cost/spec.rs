@@ -178,6 +178,11 @@ pub fn draft_spec(spec: &ModelSpec, s: &SpeculativeOptions) -> ModelSpec {
     d.name = format!("{} (draft)", spec.name);
     d.num_mtp_layers = 0;
     d.indexer_layers = Vec::new();
+    // every draft layer is full attention, whatever the target's hybrid pattern: an MTP layer of
+    // a Gated-DeltaNet hybrid is built as one (vLLM's Qwen3-Next / Qwen3.5 MTP layers,
+    // `layer_type="full_attention"`; SGLang's `full_attention_interval = 1`), and an EAGLE head
+    // is a Llama layer. Cloned, the draft's one layer took the target's layer 0, a linear one.
+    d.layer_attention = Vec::new();
     d.module_formats = Default::default();
     if s.draft_model_path.is_none() && spec.num_mtp_layers > 0 {
         let n = spec.num_mtp_layers;
@@ -215,4 +220,41 @@ pub struct SpecStep {
     pub step_s: f64,
     /// Tokens each request gains.
     pub accept_length: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use models::spec::LayerAttention;
+
+    fn mtp() -> SpeculativeOptions {
+        SpeculativeOptions {
+            algorithm: "EAGLE".into(),
+            num_steps: 2,
+            eagle_topk: 1,
+            num_draft_tokens: 3,
+            draft_model_path: None,
+            accept_length: None,
+            prompt_kind: None,
+            forced_by: None,
+        }
+    }
+
+    /// Qwen3-Next's config names no MTP layer; its checkpoint's one is a full-attention MoE layer
+    /// (the draft's layer 0 was the target's, a Gated-DeltaNet one, and with no MTP layer read
+    /// the draft was a dense EAGLE head).
+    #[test]
+    fn a_hybrid_models_mtp_draft_is_a_full_attention_moe_layer() {
+        for name in ["qwen3-next-80b-a3b", "qwen3.5-397b-a17b-nvfp4"] {
+            let spec = ModelSpec::preset(name).unwrap();
+            assert_eq!(spec.layer_attention(0), LayerAttention::Linear, "{name}");
+            assert_eq!(draft_method(&spec, &mtp()), DraftMethod::Mtp, "{name}");
+            let d = draft_spec(&spec, &mtp());
+            assert_eq!(d.num_layers, 1, "{name}");
+            assert_eq!(d.layer_attention(0), LayerAttention::Full, "{name}");
+            assert!(!d.is_hybrid_attention(), "{name}");
+            assert_eq!(d.linear_state_bytes_per_request_in(1, 0..1), 0, "{name}");
+            assert_eq!(d.moe_layers, vec![true], "{name}");
+        }
+    }
 }
