@@ -244,13 +244,7 @@ fn build(
     };
     let attention = attention(f, &model_type, hidden)?;
     let indexer_layers = match attention.indexer() {
-        Some(_) => per_layer_kinds(
-            f,
-            "indexer_types",
-            num_layers,
-            &[("full", true), ("shared", false)],
-        )?
-        .unwrap_or_default(),
+        Some(_) => crate::hf_layers::indexer_layers(f, num_layers)?,
         None => Vec::new(),
     };
     let (moe, moe_layers, dense_inter) = mlp(f, &model_type, hidden, num_layers)?;

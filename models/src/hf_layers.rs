@@ -55,6 +55,37 @@ pub(crate) fn layer_kinds(
         .collect())
 }
 
+/// Which layers run their own DSA indexer (the rest reuse the previous layer's top-k), read in
+/// the order transformers' `GlmMoeDsaConfig.__post_init__` and SGLang's `model_config.py` read
+/// them: `indexer_types` (`full` / `shared`), else `index_topk_pattern` (`F` / `S` a layer,
+/// as a string or a list), else every `index_topk_freq`-th layer from
+/// `index_skip_topk_offset` (default 2; a frequency of 1, or none, is every layer). Empty
+/// means every layer.
+pub(crate) fn indexer_layers(f: &Fields, num_layers: u64) -> Result<Vec<bool>> {
+    let types = [("full", true), ("shared", false)];
+    if let Some(v) = per_layer_kinds(f, "indexer_types", num_layers, &types)? {
+        return Ok(v);
+    }
+    if let Some(Value::String(p)) = f.present("index_topk_pattern") {
+        return crate::spec::indexer_pattern(p, num_layers)
+            .map_err(|e| f.err("index_topk_pattern", e));
+    }
+    let letters = [("F", true), ("S", false)];
+    if let Some(v) = per_layer_kinds(f, "index_topk_pattern", num_layers, &letters)? {
+        return Ok(v);
+    }
+    let freq = f.opt_int("index_topk_freq", 1, MAX_LAYERS)?.unwrap_or(1);
+    if freq <= 1 {
+        return Ok(Vec::new());
+    }
+    let offset = f
+        .opt_int("index_skip_topk_offset", 0, MAX_LAYERS)?
+        .unwrap_or(2);
+    Ok((0..num_layers)
+        .map(|i| (i + 1).saturating_sub(offset).is_multiple_of(freq))
+        .collect())
+}
+
 /// The Gated-DeltaNet block (`linear_*`), its state dtype from `mamba_ssm_dtype` (SGLang's
 /// default float32 when absent).
 pub(crate) fn linear_attention(f: &Fields) -> Result<LinearAttentionSpec> {

@@ -379,3 +379,62 @@ fn qwen3_next_carries_one_unannounced_mtp_layer() {
     let q35 = load("Qwen3.5-397B-A17B.json");
     assert_eq!(q35.num_mtp_layers, 1);
 }
+
+/// A DSA config's indexer layers as transformers' `GlmMoeDsaConfig` reads them: `indexer_types`,
+/// else `index_topk_pattern`, else `index_topk_freq` from `index_skip_topk_offset`. GLM-5.2's
+/// frequency and offset give the same 40 own-indexer layers its explicit list names; a pattern
+/// (what `--hf-overrides` gives GLM-5.1) is read letter by letter; a wrong one is refused.
+#[test]
+fn dsa_indexer_layers_follow_types_then_pattern_then_frequency() {
+    let text = std::fs::read_to_string(configs_dir().join("GLM-5.2.json")).unwrap();
+    let explicit = load("GLM-5.2.json");
+    assert_eq!(explicit.num_indexer_layers(), 21);
+    let read = |edit: &dyn Fn(&mut serde_json::Map<String, serde_json::Value>)| {
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        edit(v.as_object_mut().unwrap());
+        models::ModelSpec::from_hf_json(
+            &v.to_string(),
+            std::path::Path::new("c/config.json"),
+            None,
+            "t",
+        )
+    };
+    let by_freq = read(&|o| {
+        o.remove("indexer_types");
+    })
+    .unwrap();
+    assert_eq!(by_freq.indexer_layers, explicit.indexer_layers);
+    let pattern = "FFSFSSSFSSFFFSSSFFFSFSSSSSSFFSFFSFFSSFFFFFFSFFFFFSFFSSSSSSFSFFFSFSSSFSFFSFFSSS";
+    let by_pattern = read(&|o| {
+        o.remove("indexer_types");
+        o.insert("index_topk_pattern".into(), pattern.into());
+    })
+    .unwrap();
+    assert_eq!(by_pattern.num_indexer_layers(), 40);
+    assert!(by_pattern.layer_has_indexer(0) && !by_pattern.layer_has_indexer(2));
+    let every = read(&|o| {
+        o.remove("indexer_types");
+        o.remove("index_topk_freq");
+    })
+    .unwrap();
+    assert_eq!(every.num_indexer_layers(), 78);
+    let short = read(&|o| {
+        o.remove("indexer_types");
+        o.insert("index_topk_pattern".into(), "FFS".into());
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        short.contains("index_topk_pattern has 3 letters"),
+        "{short}"
+    );
+    assert_eq!(
+        explicit.indexer_layers_from_pattern(pattern).unwrap(),
+        by_pattern.indexer_layers
+    );
+    assert!(
+        explicit
+            .indexer_layers_from_pattern(&"X".repeat(78))
+            .is_err()
+    );
+}

@@ -119,6 +119,9 @@ pub struct ServerOptions {
     /// default is today's build (a launch line names none).
     #[serde(default, skip_serializing_if = "DsaBuild::is_today")]
     pub dsa_build: DsaBuild,
+    /// Model-config fields the launch line overrides ([`ModelOverrides`]).
+    #[serde(default, skip_serializing_if = "ModelOverrides::is_empty")]
+    pub model_overrides: ModelOverrides,
     /// A prompt may be split over steps (SGLang always; vLLM unless
     /// `--no-enable-chunked-prefill`): without it a waiting prompt larger than the step's budget
     /// left waits for a later step ([`crate::serving::engine`]).
@@ -305,6 +308,68 @@ impl DsaBuild {
     }
 }
 
+/// Fields of the model's config a launch line overrides at load (vLLM's `--hf-overrides`, a JSON
+/// object merged into the HF config before the model is built), applied where the served spec
+/// is made ([`crate::cost::model`]'s `served_spec`), so memory and every pass read them alike.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelOverrides {
+    /// `index_topk_pattern` (`F` a layer scoring its own DSA top-k, `S` one reusing the previous
+    /// layer's; the GLM-5.x "index cache"), one letter a main-model layer; `indexer_types`
+    /// given as a list is carried here in the same letters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_topk_pattern: Option<String>,
+    /// The override's other keys, which change nothing priced (said beside the prediction).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_modelled: Vec<String>,
+}
+
+impl ModelOverrides {
+    fn is_empty(&self) -> bool {
+        *self == ModelOverrides::default()
+    }
+
+    /// The overrides of a JSON object (`--hf-overrides '{"index_topk_pattern": "FFS…"}'`); a
+    /// pattern that is not F / S letters (or `full` / `shared` entries) is refused.
+    pub fn of_json(v: &serde_json::Value) -> Result<ModelOverrides, String> {
+        let mut o = ModelOverrides::default();
+        let Some(map) = v.as_object() else {
+            return Err("is not a JSON object".into());
+        };
+        for (key, value) in map {
+            match key.as_str() {
+                "index_topk_pattern" | "indexer_types" => {
+                    o.index_topk_pattern = Some(index_letters(key, value)?);
+                }
+                _ => o.not_modelled.push(format!("{key}={value}")),
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// `index_topk_pattern` (a string, or a list of letters) or `indexer_types` (`full` / `shared`)
+/// as one letter a layer.
+fn index_letters(key: &str, value: &serde_json::Value) -> Result<String, String> {
+    let letter = |x: &str| match x {
+        "F" | "full" => Ok('F'),
+        "S" | "shared" => Ok('S'),
+        other => Err(format!(
+            "{key} entry `{other}` is neither F / full (a layer with its own indexer) nor S / shared"
+        )),
+    };
+    match value {
+        serde_json::Value::String(p) => p.chars().map(|c| letter(&c.to_string())).collect(),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(|i| {
+                i.as_str()
+                    .map_or_else(|| Err(format!("{key} entries must be strings")), letter)
+            })
+            .collect(),
+        _ => Err(format!("{key} must be a string of F / S letters or a list")),
+    }
+}
+
 fn yes() -> bool {
     true
 }
@@ -347,6 +412,7 @@ impl Default for ServerOptions {
             attention_backend: None,
             nsa_prefill_backend: None,
             dsa_build: DsaBuild::default(),
+            model_overrides: ModelOverrides::default(),
             prefill_chunking: true,
             moe_runner_backend: None,
             b12x_build: None,

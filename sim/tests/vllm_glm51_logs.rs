@@ -254,9 +254,12 @@ fn validate_reads_the_glm51_logs_with_todays_misses() {
                 // vLLM runs GLM-5.1's DSA sparse (twelfth session; it was costed as dense MLA):
                 // the indexer's three GEMMs (its bf16 wq_b, replicated) and seven kernels on 78
                 // layers add 3.8 ms to one request's step, 20.2 ms predicted against 17.0 logged
-                // (−5…+4% before), while two requests' 21.5 ms step is met (−17…−14% before)
-                (1, 10.0, 22.0),
-                (2, -8.0, 6.0),
+                // (−5…+4% before), while two requests' 21.5 ms step is met (−17…−14% before);
+                // +10…+22% → +1…+7% since the log's `hf_overrides` index_topk_pattern is read
+                // (40 of 78 layers run their own indexer: the 38 others reuse the top-k)
+                (1, 0.0, 9.0),
+                // −8…+6% → −13…−6% with the log's index_topk_pattern read (too fast now)
+                (2, -14.0, 6.0),
                 // b12x's dynamic kernel from 128 routed pairs (16 requests at top-8) since the
                 // log's `--moe-backend b12x` is read: +15% before, +24% with it; +4% since the
                 // MoE reads its 1.2 tokens per touched expert where they lie instead of rounding
@@ -289,7 +292,8 @@ fn validate_reads_the_glm51_logs_with_todays_misses() {
             // −1…+5% / −18…−11% since the 9–14 May W4A16 build's dynamic kernel is priced
             // (32 tokens a step and up: above its 128-pair cutover)
             // −8…−4% → +1…+6% at 4 since DSA's indexer is priced (twelfth session)
-            &[(4, -2.0, 8.0), (8, -6.0, 10.0), (32, -24.0, -6.0)],
+            // at 4: −4…+1% since the log's index_topk_pattern is read (38 layers reuse the top-k)
+            &[(4, -5.0, 8.0), (8, -6.0, 10.0), (32, -24.0, -6.0)],
         ),
     ];
     for (path, weights, kv, median, bands) in cases {

@@ -266,6 +266,33 @@ impl ModelSpec {
                 .unwrap_or(self.indexer_layers.is_empty())
     }
 
+    /// The layers that run their own DSA indexer by an `index_topk_pattern` (`F` a layer that
+    /// scores its own top-k, `S` one that reuses the previous layer's), as transformers'
+    /// `GlmMoeDsaConfig` and both engines read it: one letter a main-model layer, optionally
+    /// followed by one a MTP layer (the rtx6kpro GLM-5.1 vLLM port's pattern has 79 letters for
+    /// 78 + 1 layers; the MTP layer's letter is not priced: the draft's indexer is not modelled).
+    /// The engines read a shorter pattern's missing layers as `F`; shardwise refuses any other
+    /// length rather than guess. The error says what is wrong with the pattern.
+    pub fn indexer_layers_from_pattern(&self, pattern: &str) -> Result<Vec<bool>, String> {
+        let n = u64::from(self.num_layers);
+        let letters = pattern.chars().count() as u64;
+        let mtp = u64::from(self.num_mtp_layers);
+        if mtp > 0 && letters == n + mtp {
+            // the MTP layers' letters must be F / S too, though they price nothing
+            let rest: String = pattern.chars().skip(n as usize).collect();
+            indexer_pattern(&rest, mtp)?;
+            let main: String = pattern.chars().take(n as usize).collect();
+            return indexer_pattern(&main, n);
+        }
+        indexer_pattern(pattern, n).map_err(|e| {
+            if mtp > 0 {
+                format!("{e} (or {} with its MTP layers)", n + mtp)
+            } else {
+                e
+            }
+        })
+    }
+
     /// Main-model layers in `layers` that run their own DSA indexer.
     pub fn num_indexer_layers_in(&self, layers: std::ops::Range<u32>) -> u32 {
         layers.filter(|&l| self.layer_has_indexer(l)).count() as u32
@@ -578,4 +605,24 @@ impl ModelSpec {
                     + self.router_params_per_layer())
             + self.lm_head_params()
     }
+}
+
+/// [`ModelSpec::indexer_layers_from_pattern`] for `num_layers` layers.
+pub(crate) fn indexer_pattern(pattern: &str, num_layers: u64) -> Result<Vec<bool>, String> {
+    if pattern.chars().count() as u64 != num_layers {
+        return Err(format!(
+            "index_topk_pattern has {} letters but the model has {num_layers} layers",
+            pattern.chars().count()
+        ));
+    }
+    pattern
+        .chars()
+        .map(|c| match c {
+            'F' => Ok(true),
+            'S' => Ok(false),
+            other => Err(format!(
+                "index_topk_pattern letter `{other}` is neither F (a layer with its own indexer) nor S (one reusing the previous top-k)"
+            )),
+        })
+        .collect()
 }

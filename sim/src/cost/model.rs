@@ -50,7 +50,53 @@ pub(super) fn served_spec<'a>(
                 reason,
             },
         )?;
+    let (spec, override_note) = overridden(spec, opts)?;
+    let note = match (note, override_note) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
     Ok((sglang_dsa_auto_kv(spec, sm, layout, opts), note))
+}
+
+/// `spec` with the launch line's model-config overrides ([`ServerOptions::model_overrides`]):
+/// an `index_topk_pattern` decides which layers score their own DSA top-k (the rest reuse the
+/// previous layer's, so they hold no index keys and run no indexer), as the server builds the
+/// model from the overridden config. The note says what was applied and what was not.
+fn overridden<'a>(
+    spec: std::borrow::Cow<'a, ModelSpec>,
+    opts: &ServerOptions,
+) -> Result<(std::borrow::Cow<'a, ModelSpec>, Option<String>)> {
+    let o = &opts.model_overrides;
+    let mut said = Vec::new();
+    let mut spec = spec;
+    if let Some(p) = &o.index_topk_pattern {
+        if spec.attention.indexer().is_none() {
+            said.push(format!(
+                "index_topk_pattern ignored: {} has no DSA indexer",
+                spec.name
+            ));
+        } else {
+            let layers =
+                spec.indexer_layers_from_pattern(p)
+                    .map_err(|problem| SimError::InvalidOption {
+                        flag: opts.engine.flag(crate::engine::Knob::ModelConfigOverrides),
+                        problem,
+                    })?;
+            let own = layers.iter().filter(|x| **x).count();
+            said.push(format!(
+                "index_topk_pattern: {own} of {} layers score their own top-k, the rest reuse the previous layer's",
+                layers.len()
+            ));
+            spec.to_mut().indexer_layers = layers;
+        }
+    }
+    if !o.not_modelled.is_empty() {
+        said.push(format!(
+            "model-config overrides not modelled: {}",
+            o.not_modelled.join(", ")
+        ));
+    }
+    Ok((spec, (!said.is_empty()).then(|| said.join("; "))))
 }
 
 /// SGLang's cache dtype for a DSA model when `--kv-cache-dtype` is `auto` (none given): not the

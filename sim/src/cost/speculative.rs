@@ -74,9 +74,14 @@ impl SpeculativeModel {
                 problem: format!("speculative decoding is off: give {flag} to model it"),
             });
         };
-        // target and draft as the server holds them (the b12x fork's padded heads)
+        // target and draft as the server holds them (the b12x fork's padded heads, the launch
+        // line's model-config overrides): made once here, so the overrides are applied (and
+        // said) once, to the target's own layers, not again to the draft's
         let (model, padding_note) = super::model::served_spec(machine, model, &layout, opts)?;
         let model = model.as_ref();
+        let mut served_opts = opts.clone();
+        served_opts.model_overrides = Default::default();
+        let opts = &served_opts;
         check_draft(model, s).map_err(|problem| SimError::InvalidOption {
             flag: Engine::Sglang.flag(Knob::SpeculativeDraftModel),
             problem,

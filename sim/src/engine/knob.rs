@@ -64,6 +64,8 @@ pub enum Knob {
     NodeRank,
     /// The address the nodes of a multi-node launch meet at.
     DistInitAddr,
+    /// JSON merged into the model's HF config at load.
+    ModelConfigOverrides,
 }
 
 impl Engine {
@@ -113,6 +115,7 @@ mod tests {
             Knob::Nodes,
             Knob::NodeRank,
             Knob::DistInitAddr,
+            Knob::ModelConfigOverrides,
         ];
         for k in knobs {
             assert!(Engine::Sglang.flag(k).starts_with('-'), "{k:?}");
@@ -130,6 +133,14 @@ mod tests {
         assert_eq!(
             Engine::Vllm.flag(Knob::AllToAllBackend),
             "--moe-a2a-backend"
+        );
+        assert_eq!(
+            Engine::Vllm.flag(Knob::ModelConfigOverrides),
+            "--hf-overrides"
+        );
+        assert_eq!(
+            Engine::Sglang.flag(Knob::ModelConfigOverrides),
+            "--json-model-override-args"
         );
         // SGLang has no DCP flag: vLLM's is named
         assert_eq!(

@@ -456,6 +456,9 @@ pub struct LaunchKnobs {
     /// What the record's build date says of SGLang's DSA defaults ([`ServerOptions::dsa_build`]).
     #[serde(default)]
     pub dsa_build: crate::options::DsaBuild,
+    /// Model-config fields overridden at load ([`ServerOptions::model_overrides`]).
+    #[serde(default)]
+    pub model_overrides: crate::options::ModelOverrides,
     pub pcie_all_reduce: Option<PcieAllReduce>,
     /// The overlap scheduler stays on under speculative decoding (SGLang's
     /// `SGLANG_ENABLE_SPEC_V2`; [`ServerOptions::speculative_overlap`]).
@@ -619,6 +622,7 @@ impl Engine {
         o.attention_backend = knobs.attention_backend.clone();
         o.nsa_prefill_backend = knobs.nsa_prefill_backend.clone();
         o.dsa_build = knobs.dsa_build;
+        o.model_overrides = knobs.model_overrides.clone();
         o.disable_custom_all_reduce = knobs.disable_custom_all_reduce;
         o.disable_cuda_graph = knobs.disable_cuda_graph;
         o.max_running_requests = knobs.max_running_requests;

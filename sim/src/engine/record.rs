@@ -77,6 +77,55 @@ pub fn ints_after(key: &str, arg: Option<&str>, text: &str) -> Option<String> {
     (!list.is_empty()).then(|| list.join(" "))
 }
 
+/// The model-config overrides of a record's text after `key` (vLLM's `--hf-overrides`, SGLang's
+/// `--json-model-override-args`), however the source quoted the JSON object (one word or
+/// several): `None` where the key is absent or followed by words, not an object (a record's
+/// prose about the launch, "(--hf-overrides index-cache pattern FFFSSS... 78 chars)", which names
+/// the config's own pattern); an error where the object cannot be read for sure (the record is
+/// refused for it rather than priced without).
+pub fn model_overrides_after(
+    key: &str,
+    text: &str,
+) -> Option<Result<crate::options::ModelOverrides, String>> {
+    let at = text.find(key)? + key.len();
+    let rest = text[at..].trim_start_matches([' ', '=', '\'', '"']);
+    if !rest.starts_with('{') {
+        return None;
+    }
+    let read = || -> Result<crate::options::ModelOverrides, String> {
+        let object = json_object_prefix(rest)
+            .ok_or_else(|| format!("{key}: its JSON object is not closed"))?;
+        let v: serde_json::Value =
+            serde_json::from_str(object).map_err(|e| format!("{key}: {e}"))?;
+        crate::options::ModelOverrides::of_json(&v).map_err(|e| format!("{key}: {e}"))
+    };
+    Some(read())
+}
+
+/// The JSON object `text` starts with (to its matching brace, strings respected).
+fn json_object_prefix(text: &str) -> Option<&str> {
+    if !text.starts_with('{') {
+        return None;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            '{' if !in_string => depth += 1,
+            '}' if !in_string => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&text[..=i]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The speculative-decoding settings a record's flags state (each `None` where silent):
 /// SGLang's `--speculative-*` flags, or vLLM's `--speculative-config` JSON
 /// (`"method"`, `"num_speculative_tokens"`: a chain of that many drafts, one more verified).

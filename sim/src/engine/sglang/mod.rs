@@ -277,6 +277,7 @@ impl ServingEngine for Sglang {
             Knob::Nodes => NNODES,
             Knob::NodeRank => NODE_RANK,
             Knob::DistInitAddr => DIST_INIT_ADDR,
+            Knob::ModelConfigOverrides => JSON_MODEL_OVERRIDE_ARGS,
             Knob::DecodeContextParallel => return None,
         };
         Some(spec.canonical())

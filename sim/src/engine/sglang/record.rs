@@ -127,6 +127,11 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == f::MOE_RUNNER_BACKEND.dest => k.moe_runner_backend = arg.map(str::to_string),
         d if d == f::ATTENTION_BACKEND.dest => k.attention_backend = arg.map(str::to_string),
         d if d == f::NSA_PREFILL_BACKEND.dest => k.nsa_prefill_backend = arg.map(str::to_string),
+        d if d == f::JSON_MODEL_OVERRIDE_ARGS.dest => {
+            if let Some(Ok(o)) = crate::engine::record::model_overrides_after(key, text) {
+                k.model_overrides = o;
+            }
+        }
         // a --cuda-graph-bs list's largest wins over it wherever either stands (as SGLang's does)
         d if d == f::CUDA_GRAPH_MAX_BS.dest
             && ints_after(f::CUDA_GRAPH_BS.canonical(), None, text).is_none() =>

@@ -483,6 +483,7 @@ impl ServingEngine for Vllm {
             Knob::CudaGraphMaxBatch => MAX_CUDAGRAPH_CAPTURE_SIZE,
             Knob::DecodeContextParallel => DECODE_CONTEXT_PARALLEL_SIZE,
             Knob::ModelPath => MODEL,
+            Knob::ModelConfigOverrides => HF_OVERRIDES,
             // its speculation is one `--speculative-config` JSON, its EP a switch, its
             // all-to-all and PCIe all-reduce environment variables: no flag of its own
             Knob::MaxTotalTokens

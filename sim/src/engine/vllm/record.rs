@@ -113,6 +113,12 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == t::ENFORCE_EAGER.dest => k.disable_cuda_graph = true,
         d if d == t::BLOCK_SIZE.dest => k.kv_page_tokens = number(),
         d if d == t::MAX_CUDAGRAPH_CAPTURE_SIZE.dest => k.cuda_graph_max_bs = number(),
+        // an unreadable object leaves none: the record is refused for it ([`unreadable_words`])
+        d if d == t::HF_OVERRIDES.dest => {
+            if let Some(Ok(o)) = crate::engine::record::model_overrides_after(key, text) {
+                k.model_overrides = o;
+            }
+        }
         d if d == t::CUDAGRAPH_CAPTURE_SIZES.dest => {
             k.cuda_graph_max_bs = ints_after(key, arg, text)
                 .as_deref()
@@ -158,9 +164,13 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
     true
 }
 
-/// Why a record's vLLM words cannot be read for sure, if they cannot: a stated size the fork
-/// would refuse ([`args::pcie_cutoff_bytes`]).
+/// Why a record's vLLM words cannot be read for sure, if they cannot: an `--hf-overrides` object
+/// that does not parse, or a stated size the fork would refuse ([`args::pcie_cutoff_bytes`]).
 pub fn unreadable_words(text: &str) -> Option<String> {
+    let overrides = t::HF_OVERRIDES.canonical();
+    if let Some(Err(why)) = crate::engine::record::model_overrides_after(overrides, text) {
+        return Some(why);
+    }
     if env_value(text, "VLLM_ENABLE_PCIE_ALLREDUCE") != Some("1") {
         return None;
     }
@@ -423,6 +433,42 @@ mod tests {
                 t::VLLM_ENV_MODELLED.iter().any(|(n, _)| *n == name),
                 "{name}"
             );
+        }
+    }
+
+    /// `--hf-overrides` reads alike from a launch line and a record (one quoted word or a JSON
+    /// object over several words); a record's prose after the flag names no override; an object
+    /// that does not parse, or whose pattern is not F / S letters, makes the record unreadable.
+    #[test]
+    fn hf_overrides_read_alike_from_a_launch_line_and_a_record() {
+        let base = "vllm serve lukealonso/GLM-5.1-NVFP4-MTP -tp 8";
+        for json in [
+            r#"'{"index_topk_pattern":"FSF"}'"#,
+            r#"'{"index_topk_pattern": "FSF"}'"#,
+        ] {
+            let text = format!("{base} --hf-overrides {json} --max-num-seqs 32");
+            let l = super::super::args::VllmLine::parse(&text).unwrap().unwrap();
+            let from_record =
+                crate::engine::record::launch_knobs(Engine::Vllm, &text, "", &mut Vec::new());
+            let want = Some("FSF".to_string());
+            assert_eq!(l.knobs().unwrap().model_overrides.index_topk_pattern, want);
+            assert_eq!(
+                from_record.model_overrides.index_topk_pattern, want,
+                "{text}"
+            );
+            assert_eq!(from_record.max_running_requests, Some(32));
+            assert_eq!(unreadable_words(&text), None);
+        }
+        let prose = format!("{base} (--hf-overrides index-cache pattern FFFSSS... 78 chars)");
+        assert_eq!(unreadable_words(&prose), None);
+        let k = crate::engine::record::launch_knobs(Engine::Vllm, &prose, "", &mut Vec::new());
+        assert_eq!(k.model_overrides, Default::default());
+        for bad in [
+            r#"'{"index_topk_pattern": "FSF"'"#,
+            r#"'{"index_topk_pattern": "FXF"}'"#,
+        ] {
+            let text = format!("{base} --hf-overrides {bad}");
+            assert!(unreadable_words(&text).is_some(), "{text}");
         }
     }
 

@@ -416,3 +416,13 @@ fn same(a: &Value, b: &Value) -> bool {
         _ => a == b,
     }
 }
+
+/// The model-config overrides of a JSON text (SGLang's `--json-model-override-args`, a record's
+/// flag text alike); the error says what is wrong with it.
+pub fn model_overrides_of(
+    text: &str,
+) -> std::result::Result<crate::options::ModelOverrides, String> {
+    let v: serde_json::Value = serde_json::from_str(text)
+        .map_err(|_| "is not JSON (quote it for the shell: '{\"key\": value}')".to_string())?;
+    crate::options::ModelOverrides::of_json(&v)
+}

@@ -107,9 +107,7 @@ impl SglangArgs {
             max_running_requests: self.uint(&flags::MAX_RUNNING_REQUESTS),
             cuda_graph_max_bs,
             disable_cuda_graph: self.flag(&flags::DISABLE_CUDA_GRAPH).unwrap_or(false),
-            disable_custom_all_reduce: self
-                .flag(&flags::DISABLE_CUSTOM_ALL_REDUCE)
-                .unwrap_or(false),
+            disable_custom_all_reduce: self.on(&flags::DISABLE_CUSTOM_ALL_REDUCE),
             moe_a2a_backend: self.moe_a2a_backend(),
             pp_max_micro_batch_size: self.uint(&flags::PP_MAX_MICRO_BATCH_SIZE),
             pp_async_batch_depth: self.uint(&flags::PP_ASYNC_BATCH_DEPTH).unwrap_or(0),
@@ -127,6 +125,7 @@ impl SglangArgs {
             page_size,
             attention_backend,
             nsa_prefill_backend: self.string(&flags::NSA_PREFILL_BACKEND).map(str::to_string),
+            model_overrides: self.model_overrides()?,
             moe_runner_backend: self.string(&flags::MOE_RUNNER_BACKEND).map(str::to_string),
             quantization: self.string(&flags::QUANTIZATION).map(str::to_string),
             speculative,
@@ -173,6 +172,18 @@ impl SglangArgs {
             },
             None => None,
         })
+    }
+
+    /// `--json-model-override-args`' model-config fields ([`crate::options::ModelOverrides`]);
+    /// SGLang's default `{}` overrides nothing.
+    fn model_overrides(&self) -> Result<crate::options::ModelOverrides> {
+        let Some(g) = self.get(&flags::JSON_MODEL_OVERRIDE_ARGS) else {
+            return Ok(crate::options::ModelOverrides::default());
+        };
+        let Value::Str(text) = &g.value else {
+            return Ok(crate::options::ModelOverrides::default());
+        };
+        super::model_overrides_of(text).map_err(|p| bad(&g.spelled, p))
     }
 
     /// A count of decode steps a flag gives (`--stream-interval`, `--scheduler-recv-interval`):

@@ -301,6 +301,14 @@ pub const NSA_PREFILL_BACKEND: Spec = m(
     "BACKEND",
     "the DSA backend's prefill kernel (default: `trtllm` on Blackwell with an fp8 cache, `flashmla_auto` elsewhere for fp8, `flashmla_sparse` for bf16)",
 );
+/// JSON merged into the model's HF config at load (`ModelConfig`'s `json_model_override_args`):
+/// `index_topk_pattern` / `indexer_types` are read ([`crate::options::ModelOverrides`]), other
+/// keys said as not modelled.
+pub const JSON_MODEL_OVERRIDE_ARGS: Spec = m(
+    "json_model_override_args",
+    &["--json-model-override-args"],
+    Str,
+);
 pub const MOE_RUNNER_BACKEND: Spec = m(
     "moe_runner_backend",
     &["--moe-runner-backend"],
@@ -414,6 +422,7 @@ pub const SPECS: &[Spec] = &[
     PAGE_SIZE,
     ATTENTION_BACKEND,
     NSA_PREFILL_BACKEND,
+    JSON_MODEL_OVERRIDE_ARGS,
     MOE_RUNNER_BACKEND,
     QUANTIZATION,
     SPECULATIVE_ALGORITHM,

@@ -248,6 +248,7 @@ impl VllmLine {
         }
         line.json(&COMPILATION_CONFIG)?;
         line.json(&SPECULATIVE_CONFIG)?;
+        line.model_overrides()?;
         Ok(Some(line))
     }
 
@@ -380,8 +381,18 @@ impl VllmLine {
             )
             .map_err(|why| bad(VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE, why))?,
             attention_backend: self.get(&ATTENTION_BACKEND).map(str::to_string),
+            model_overrides: self.model_overrides()?,
             ..LaunchKnobs::default()
         })
+    }
+
+    /// `--hf-overrides`' model-config fields ([`crate::options::ModelOverrides`]).
+    fn model_overrides(&self) -> Result<crate::options::ModelOverrides, VllmArgsError> {
+        let Some(v) = self.json(&HF_OVERRIDES)? else {
+            return Ok(crate::options::ModelOverrides::default());
+        };
+        crate::options::ModelOverrides::of_json(&v)
+            .map_err(|why| bad(&format!("{} {v}", HF_OVERRIDES.canonical()), why))
     }
 
     /// Whether the line turns on the all-reduce + RMSNorm fusion pass: a dotted

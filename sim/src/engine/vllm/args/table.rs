@@ -79,6 +79,9 @@ pub const CUDAGRAPH_CAPTURE_SIZES: Spec = m(
 pub const COMPILATION_CONFIG: Spec = m("compilation_config", &["--compilation-config", "-O"], Str);
 /// JSON: `method`, `num_speculative_tokens`, `model`.
 pub const SPECULATIVE_CONFIG: Spec = m("speculative_config", &["--speculative-config"], Str);
+/// JSON merged into the HF config at load (`ModelConfig.hf_overrides`): `index_topk_pattern` /
+/// `indexer_types` are read ([`crate::options::ModelOverrides`]), other keys said as not modelled.
+pub const HF_OVERRIDES: Spec = m("hf_overrides", &["--hf-overrides"], Str);
 pub const DISABLE_CUSTOM_ALL_REDUCE: Spec = m(
     "disable_custom_all_reduce",
     &["--disable-custom-all-reduce"],
@@ -147,6 +150,7 @@ pub const SPECS: &[Spec] = &[
     CUDAGRAPH_CAPTURE_SIZES,
     COMPILATION_CONFIG,
     SPECULATIVE_CONFIG,
+    HF_OVERRIDES,
     DISABLE_CUSTOM_ALL_REDUCE,
     QUANTIZATION,
     MOE_BACKEND,
