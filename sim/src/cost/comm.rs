@@ -17,7 +17,8 @@
 //!   rank sends its `1/tp` slice to its peer and the receiving stage all-gathers them.
 //! - Custom all-reduce: SGLang uses its own all-reduce for messages up to 8 MiB on 2, 4, 6 or 8
 //!   GPUs when they have P2P and either NVLink or only 2 GPUs (it disables it on >2 PCIe-only
-//!   GPUs), unless `--disable-custom-all-reduce`. Modelled as a one-shot kernel: 5 µs (NVLink) or
+//!   GPUs), unless `--disable-custom-all-reduce`. On the HGX B200 / H200 / H100 boxes it is the
+//!   kernel as measured ([`super::custom_ar_table`]); elsewhere modelled as a one-shot kernel: 5 µs (NVLink) or
 //!   7.4 µs (PCIe, [`super::vllm_all_reduce::PCIE_LATENCY_S`]) plus bytes at the NCCL curve's large-message bandwidth (over PCIe on more than
 //!   two GPUs `n − 1` times the bytes: every rank loads its peers' messages through its one
 //!   link, [`super::vllm_all_reduce::real_one_shot_bytes_per_s`]), used when faster. A
@@ -46,6 +47,9 @@ struct CustomAllReduce {
     max_bytes: f64,
     /// Over routed peer access: SGLang runs it whatever it costs (its P2P check passes).
     routed: bool,
+    /// The kernel as measured on this GPU kind and group size over NVLink, in place of
+    /// `latency_s` and `bytes_per_s` ([`super::custom_ar_table`]).
+    measured: Option<&'static super::custom_ar_table::CustomArCurve>,
 }
 
 /// The collectives of one pipeline stage's TP group.
@@ -75,7 +79,10 @@ impl StageComm {
         }
         match self.custom {
             Some(c) if bytes > 0.0 && bytes <= c.max_bytes => {
-                let custom = c.latency_s + bytes / c.bytes_per_s;
+                let custom = match c.measured {
+                    Some(t) => t.time_s(bytes),
+                    None => c.latency_s + bytes / c.bytes_per_s,
+                };
                 if c.routed { custom } else { nccl.min(custom) }
             }
             _ => nccl,
@@ -171,6 +178,12 @@ impl LayoutComm {
                     .into()
             });
         }
+        if let Some(t) = stages
+            .iter()
+            .find_map(|s| s.custom.and_then(|c| c.measured))
+        {
+            notes.push(t.note());
+        }
         LayoutComm { stages, notes }
     }
 }
@@ -205,6 +218,9 @@ fn custom_all_reduce(
             ),
             max_bytes,
             routed: false,
+            measured: nvlink
+                .then(|| super::custom_ar_table::CustomArCurve::find(&machine.gpu.name, n))
+                .flatten(),
         },
         PeerPath::Routed {
             latency_s,
@@ -217,7 +233,36 @@ fn custom_all_reduce(
                 bytes_per_s,
                 max_bytes,
                 routed: true,
+                measured: None,
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_reduce_us(machine: &str, engine: crate::engine::Engine, bytes: f64) -> f64 {
+        let m = Machine::resolve(machine).unwrap();
+        let layout = Layout::tp(8);
+        let opts = ServerOptions {
+            engine,
+            ..ServerOptions::default()
+        };
+        let c = LayoutComm::new(&m, &layout, &m.place(&layout).unwrap(), &opts);
+        c.stages[0].all_reduce_s(bytes) * 1e6
+    }
+
+    /// SGLang's custom all-reduce on an HGX box is the kernel as measured: on 8 B200s a 64-token
+    /// step's 786 KiB (hidden 6,144) takes 11.6–15 µs where the one-shot model gave ~6.7, and a
+    /// one-token step's 12 KiB on 8 H200s ~3.7 µs where it gave 5.
+    #[test]
+    fn sglangs_custom_all_reduce_on_hgx_boxes_is_the_measured_kernel() {
+        use crate::engine::Engine;
+        let b200 = all_reduce_us("b200-x8", Engine::Sglang, 786_432.0);
+        assert!((11.6..15.0).contains(&b200), "{b200}");
+        let h200 = all_reduce_us("h200-x8", Engine::Sglang, 12_288.0);
+        assert!((3.0..4.5).contains(&h200), "{h200}");
+    }
 }

@@ -18,6 +18,7 @@ pub mod batch_stats;
 pub mod block;
 pub mod comm;
 mod curves;
+pub mod custom_ar_table;
 pub mod dcp;
 pub mod decode_table;
 pub mod floors;
