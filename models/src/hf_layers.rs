@@ -108,5 +108,6 @@ pub(crate) fn linear_attention(f: &Fields) -> Result<LinearAttentionSpec> {
         value_head_dim: u(f.dim("linear_value_head_dim", MAX_HEAD_DIM)?),
         conv_kernel: u(f.dim("linear_conv_kernel_dim", 64)?),
         state_dtype_bytes,
+        state_dtype_stated: f.present("mamba_ssm_dtype").is_some(),
     })
 }

@@ -119,6 +119,11 @@ pub struct ServerOptions {
     /// default is today's build (a launch line names none).
     #[serde(default, skip_serializing_if = "DsaBuild::is_today")]
     pub dsa_build: DsaBuild,
+    /// Bytes a Gated-DeltaNet state value takes as the launch sets it (vLLM's
+    /// `--mamba-ssm-cache-dtype`); `None` = the engine's rule for the model
+    /// ([`crate::engine::ServingEngine::linear_state_dtype_bytes`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_state_dtype_bytes: Option<u32>,
     /// Model-config fields the launch line overrides ([`ModelOverrides`]).
     #[serde(default, skip_serializing_if = "ModelOverrides::is_empty")]
     pub model_overrides: ModelOverrides,
@@ -412,6 +417,7 @@ impl Default for ServerOptions {
             attention_backend: None,
             nsa_prefill_backend: None,
             dsa_build: DsaBuild::default(),
+            linear_state_dtype_bytes: None,
             model_overrides: ModelOverrides::default(),
             prefill_chunking: true,
             moe_runner_backend: None,

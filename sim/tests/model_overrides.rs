@@ -176,3 +176,41 @@ fn a_pattern_with_the_mtp_layers_letter_reads_the_main_layers() {
         "{err}"
     );
 }
+
+/// vLLM holds a Gated-DeltaNet state in the model's dtype unless the config names
+/// `mamba_ssm_dtype` (Qwen3.5: float32) or the launch gives `--mamba-ssm-cache-dtype`; SGLang
+/// keeps float32. So Qwen3-Next's 256-request decode step under vLLM streams half the state
+/// bytes of the same launch with `--mamba-ssm-cache-dtype float32`, and Qwen3.5's does not move.
+#[test]
+fn vllm_holds_an_unstated_gated_deltanet_state_in_the_models_dtype() {
+    let step = |line: &str, preset: &str| {
+        let machine = Machine::resolve("b200-x8").unwrap();
+        let spec = ModelSpec::preset(preset).unwrap();
+        let l = VllmLine::parse(line).unwrap().unwrap();
+        let (opts, _) = l.server_options(&Layout::tp(4), &machine).unwrap();
+        let cm = CostModel::new(&machine, &spec, Layout::tp(4), &opts, Knobs::default()).unwrap();
+        let notes = cm.memory_notes().join(" ");
+        let s = cm
+            .iteration(&IterationBatch {
+                decode_context_tokens: vec![2560; 256],
+                prefill: Vec::new(),
+            })
+            .latency_s;
+        (s, notes)
+    };
+    let next = "vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct --tensor-parallel-size 4";
+    let (bf16, said) = step(next, "qwen3-next-80b-a3b");
+    let (fp32, _) = step(
+        &format!("{next} --mamba-ssm-cache-dtype float32"),
+        "qwen3-next-80b-a3b",
+    );
+    assert!(bf16 < 0.97 * fp32, "{bf16} vs {fp32}");
+    assert!(said.contains("2-byte values"), "{said}");
+    let q35 = "vllm serve nvidia/Qwen3.5-397B-A17B-NVFP4 --tensor-parallel-size 4";
+    let (stated, _) = step(q35, "qwen3.5-397b-a17b-nvfp4");
+    let (given, _) = step(
+        &format!("{q35} --mamba-ssm-cache-dtype float32"),
+        "qwen3.5-397b-a17b-nvfp4",
+    );
+    assert_eq!(stated, given);
+}

@@ -44,11 +44,22 @@ pub struct LinearAttentionSpec {
     pub value_head_dim: u32,
     /// `linear_conv_kernel_dim`: the short causal convolution's width.
     pub conv_kernel: u32,
-    /// Bytes per recurrent-state value: SGLang's `--mamba-ssm-dtype` (float32 by default, 4 B).
+    /// Bytes per recurrent-state value: the config's `mamba_ssm_dtype`, else SGLang's
+    /// `--mamba-ssm-dtype` default (float32, 4 B).
     pub state_dtype_bytes: u32,
+    /// The config names `mamba_ssm_dtype` (Qwen3.5: float32). Where it does not (Qwen3-Next),
+    /// vLLM keeps the state in the model's dtype ([`Self::with_state_dtype_bytes`] by the engine).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub state_dtype_stated: bool,
 }
 
 impl LinearAttentionSpec {
+    /// This block with its recurrent state held at `bytes` a value.
+    pub fn with_state_dtype_bytes(mut self, bytes: u32) -> LinearAttentionSpec {
+        self.state_dtype_bytes = bytes;
+        self
+    }
+
     /// Channels of the short convolution: q, k and v together.
     pub fn conv_dim(&self) -> u64 {
         2 * self.num_key_heads as u64 * self.key_head_dim as u64

@@ -58,10 +58,12 @@ pub(super) fn served_spec<'a>(
     Ok((sglang_dsa_auto_kv(spec, sm, layout, opts), note))
 }
 
-/// `spec` with the launch line's model-config overrides ([`ServerOptions::model_overrides`]):
-/// an `index_topk_pattern` decides which layers score their own DSA top-k (the rest reuse the
-/// previous layer's, so they hold no index keys and run no indexer), as the server builds the
-/// model from the overridden config. The note says what was applied and what was not.
+/// `spec` as the engine loads it under the launch line: the model-config overrides
+/// ([`ServerOptions::model_overrides`]: an `index_topk_pattern` decides which layers score their
+/// own DSA top-k, the rest reuse the previous layer's, so they hold no index keys and run no
+/// indexer), and the engine's dtype for a Gated-DeltaNet state the config leaves unsaid
+/// ([`crate::engine::ServingEngine::linear_state_dtype_bytes`]). The note says what was applied
+/// and what was not.
 fn overridden<'a>(
     spec: std::borrow::Cow<'a, ModelSpec>,
     opts: &ServerOptions,
@@ -88,6 +90,20 @@ fn overridden<'a>(
                 layers.len()
             ));
             spec.to_mut().indexer_layers = layers;
+        }
+    }
+    if let Some(la) = spec.linear_attention {
+        let rule = opts.engine.rules();
+        if let Some(b) =
+            rule.linear_state_dtype_bytes(la.state_dtype_stated, opts.linear_state_dtype_bytes)
+            && b != la.state_dtype_bytes
+        {
+            said.push(format!(
+                "Gated-DeltaNet state held in {b}-byte values ({}'s cache dtype for it; the model's figure is {})",
+                opts.engine.name(),
+                la.state_dtype_bytes
+            ));
+            spec.to_mut().linear_attention = Some(la.with_state_dtype_bytes(b));
         }
     }
     if !o.not_modelled.is_empty() {

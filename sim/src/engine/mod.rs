@@ -153,6 +153,13 @@ pub trait ServingEngine: Sync {
         false
     }
 
+    /// Bytes a value of a Gated-DeltaNet recurrent state takes in this engine's cache when the
+    /// model's config names no `mamba_ssm_dtype` (`stated` false) or when the launch sets one
+    /// (`given`); `None` = the model's own figure (SGLang's `--mamba-ssm-dtype` default, float32).
+    fn linear_state_dtype_bytes(&self, _stated: bool, _given: Option<u32>) -> Option<u32> {
+        None
+    }
+
     /// Whether its dense-MLA decode on SM120 is vLLM's TRITON_MLA, priced by that kernel's grid
     /// ([`crate::cost::decode_table`]) rather than by the efficiency curve.
     fn sm120_mla_decode_by_grid(&self) -> bool;
@@ -456,6 +463,10 @@ pub struct LaunchKnobs {
     /// What the record's build date says of SGLang's DSA defaults ([`ServerOptions::dsa_build`]).
     #[serde(default)]
     pub dsa_build: crate::options::DsaBuild,
+    /// A Gated-DeltaNet state value's bytes as the launch sets them
+    /// ([`ServerOptions::linear_state_dtype_bytes`]).
+    #[serde(default)]
+    pub linear_state_dtype_bytes: Option<u32>,
     /// Model-config fields overridden at load ([`ServerOptions::model_overrides`]).
     #[serde(default)]
     pub model_overrides: crate::options::ModelOverrides,
@@ -623,6 +634,7 @@ impl Engine {
         o.nsa_prefill_backend = knobs.nsa_prefill_backend.clone();
         o.dsa_build = knobs.dsa_build;
         o.model_overrides = knobs.model_overrides.clone();
+        o.linear_state_dtype_bytes = knobs.linear_state_dtype_bytes;
         o.disable_custom_all_reduce = knobs.disable_custom_all_reduce;
         o.disable_cuda_graph = knobs.disable_cuda_graph;
         o.max_running_requests = knobs.max_running_requests;

@@ -407,6 +407,15 @@ impl ServingEngine for Vllm {
         true
     }
 
+    /// vLLM's temporal state dtype is `--mamba-ssm-cache-dtype`, `auto` = the conv state's, the
+    /// model's dtype (bf16) (`MambaStateDtypeCalculator._mamba_state_dtype`,
+    /// `layers/mamba/mamba_utils.py`); Qwen3.5's config sets it from its `mamba_ssm_dtype`
+    /// (float32, `models/config.py` `Qwen3_5ForConditionalGenerationConfig`), Qwen3-Next's names
+    /// none, so vLLM holds Qwen3-Next's state in bf16 where SGLang holds float32.
+    fn linear_state_dtype_bytes(&self, stated: bool, given: Option<u32>) -> Option<u32> {
+        given.or((!stated).then_some(2))
+    }
+
     /// TRITON_MLA, the MLA backend vLLM builds for SM120.
     fn sm120_mla_decode_by_grid(&self) -> bool {
         true

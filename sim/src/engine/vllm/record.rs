@@ -113,6 +113,13 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == t::ENFORCE_EAGER.dest => k.disable_cuda_graph = true,
         d if d == t::BLOCK_SIZE.dest => k.kv_page_tokens = number(),
         d if d == t::MAX_CUDAGRAPH_CAPTURE_SIZE.dest => k.cuda_graph_max_bs = number(),
+        d if d == t::MAMBA_SSM_CACHE_DTYPE.dest => {
+            k.linear_state_dtype_bytes = match arg.map(|a| a.trim_matches(['\'', '"'])) {
+                Some("float32") => Some(4),
+                Some("float16" | "bfloat16") => Some(2),
+                _ => None,
+            }
+        }
         // an unreadable object leaves none: the record is refused for it ([`unreadable_words`])
         d if d == t::HF_OVERRIDES.dest => {
             if let Some(Ok(o)) = crate::engine::record::model_overrides_after(key, text) {

@@ -382,6 +382,11 @@ impl VllmLine {
             .map_err(|why| bad(VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE, why))?,
             attention_backend: self.get(&ATTENTION_BACKEND).map(str::to_string),
             model_overrides: self.model_overrides()?,
+            linear_state_dtype_bytes: match self.get(&MAMBA_SSM_CACHE_DTYPE) {
+                Some("float32") => Some(4),
+                Some("float16" | "bfloat16") => Some(2),
+                _ => None,
+            },
             ..LaunchKnobs::default()
         })
     }

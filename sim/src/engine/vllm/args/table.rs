@@ -79,6 +79,13 @@ pub const CUDAGRAPH_CAPTURE_SIZES: Spec = m(
 pub const COMPILATION_CONFIG: Spec = m("compilation_config", &["--compilation-config", "-O"], Str);
 /// JSON: `method`, `num_speculative_tokens`, `model`.
 pub const SPECULATIVE_CONFIG: Spec = m("speculative_config", &["--speculative-config"], Str);
+/// The Gated-DeltaNet temporal state's dtype (`CacheConfig.mamba_ssm_cache_dtype`): `auto` (the
+/// model's dtype, or the dtype the model's config names), `float32`, `float16`.
+pub const MAMBA_SSM_CACHE_DTYPE: Spec = m(
+    "mamba_ssm_cache_dtype",
+    &["--mamba-ssm-cache-dtype"],
+    Choice(&["auto", "float32", "float16", "bfloat16"]),
+);
 /// JSON merged into the HF config at load (`ModelConfig.hf_overrides`): `index_topk_pattern` /
 /// `indexer_types` are read ([`crate::options::ModelOverrides`]), other keys said as not modelled.
 pub const HF_OVERRIDES: Spec = m("hf_overrides", &["--hf-overrides"], Str);
@@ -151,6 +158,7 @@ pub const SPECS: &[Spec] = &[
     COMPILATION_CONFIG,
     SPECULATIVE_CONFIG,
     HF_OVERRIDES,
+    MAMBA_SSM_CACHE_DTYPE,
     DISABLE_CUSTOM_ALL_REDUCE,
     QUANTIZATION,
     MOE_BACKEND,
