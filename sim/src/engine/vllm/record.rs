@@ -114,11 +114,7 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == t::BLOCK_SIZE.dest => k.kv_page_tokens = number(),
         d if d == t::MAX_CUDAGRAPH_CAPTURE_SIZE.dest => k.cuda_graph_max_bs = number(),
         d if d == t::MAMBA_SSM_CACHE_DTYPE.dest => {
-            k.linear_state_dtype_bytes = match arg.map(|a| a.trim_matches(['\'', '"'])) {
-                Some("float32") => Some(4),
-                Some("float16" | "bfloat16") => Some(2),
-                _ => None,
-            }
+            k.linear_state_dtype_bytes = arg.and_then(args::state_dtype_bytes)
         }
         // an unreadable object leaves none: the record is refused for it ([`unreadable_words`])
         d if d == t::HF_OVERRIDES.dest => {
@@ -440,6 +436,20 @@ mod tests {
                 t::VLLM_ENV_MODELLED.iter().any(|(n, _)| *n == name),
                 "{name}"
             );
+        }
+    }
+
+    /// `--mamba-ssm-cache-dtype` reads alike from a launch line and a record; `auto` leaves the
+    /// engine's rule.
+    #[test]
+    fn mamba_ssm_cache_dtype_reads_alike_from_a_launch_line_and_a_record() {
+        let base = "vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct -tp 4";
+        for (word, want) in [("float32", Some(4)), ("bfloat16", Some(2)), ("auto", None)] {
+            let text = format!("{base} --mamba-ssm-cache-dtype {word}");
+            let l = super::super::args::VllmLine::parse(&text).unwrap().unwrap();
+            let k = crate::engine::record::launch_knobs(Engine::Vllm, &text, "", &mut Vec::new());
+            assert_eq!(l.knobs().unwrap().linear_state_dtype_bytes, want, "{text}");
+            assert_eq!(k.linear_state_dtype_bytes, want, "{text}");
         }
     }
 

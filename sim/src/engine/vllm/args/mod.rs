@@ -382,11 +382,7 @@ impl VllmLine {
             .map_err(|why| bad(VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE, why))?,
             attention_backend: self.get(&ATTENTION_BACKEND).map(str::to_string),
             model_overrides: self.model_overrides()?,
-            linear_state_dtype_bytes: match self.get(&MAMBA_SSM_CACHE_DTYPE) {
-                Some("float32") => Some(4),
-                Some("float16" | "bfloat16") => Some(2),
-                _ => None,
-            },
+            linear_state_dtype_bytes: self.get(&MAMBA_SSM_CACHE_DTYPE).and_then(state_dtype_bytes),
             ..LaunchKnobs::default()
         })
     }
@@ -762,5 +758,15 @@ fn shell_word(w: &str) -> String {
         w.to_string()
     } else {
         format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
+/// Bytes a value of `--mamba-ssm-cache-dtype`'s dtype takes; `None` for `auto` (the engine's rule
+/// for the model) or a word that names no dtype.
+pub fn state_dtype_bytes(value: &str) -> Option<u32> {
+    match value.trim_matches(['\'', '"']) {
+        "float32" => Some(4),
+        "float16" | "bfloat16" => Some(2),
+        _ => None,
     }
 }
