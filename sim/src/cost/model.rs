@@ -33,9 +33,11 @@ pub const GPU_GAP_PER_KERNEL_S: f64 = 2e-6;
 /// stream at: ≈ 80%, a device copy's rate less their reductions and index math.
 pub const ELEMENTWISE_FRACTION: f64 = 0.8;
 
-/// `model` as the server holds it under `layout` on `machine` ([`crate::engine::vllm::virtual_tp`]):
-/// the b12x vLLM fork pads the heads a TP size does not divide, and the padded model is the one
-/// stored, read and computed; the note says so. The fork's refusals are impossible layouts.
+/// `model` as the server holds it under `layout` on `machine`: the b12x vLLM fork pads the heads a
+/// TP size does not divide, and the padded model is the one stored, read and computed
+/// ([`crate::engine::vllm::virtual_tp`]; the fork's refusals are impossible layouts); the
+/// launch's model-config overrides and the engine's Gated-DeltaNet state dtype ([`overridden`]);
+/// SGLang's `auto` cache for a DSA model. The note says what changed.
 pub(super) fn served_spec<'a>(
     machine: &Machine,
     model: &'a ModelSpec,
@@ -209,8 +211,9 @@ pub struct CostModel {
     pub(super) two_batch_overlap: bool,
     model_name: String,
     memory_notes: Vec<String>,
-    /// What the engine padded to run this layout (the b12x fork's heads), when it did.
-    padding_note: Option<String>,
+    /// What the engine changed in the model to serve it so: the b12x fork's padded heads, the
+    /// launch's model-config overrides, its Gated-DeltaNet state dtype ([`served_spec`]).
+    served_note: Option<String>,
     /// What the prediction says of a default fused-MoE config (its price or why it has none),
     /// where the options say the engine ran one ([`Self::default_config_note`]).
     config_note: Option<String>,
@@ -232,14 +235,14 @@ impl CostModel {
         opts: &ServerOptions,
         knobs: Knobs,
     ) -> Result<CostModel> {
-        let (model, padding_note) = served_spec(machine, model, &layout, opts)?;
+        let (model, served_note) = served_spec(machine, model, &layout, opts)?;
         let model = model.as_ref();
         Self::check(machine, model, layout, opts)?;
         let placement = machine.place(&layout)?;
         let fp = models::footprint::footprint(model, &layout)?;
         let memory = memory::checked_plan(model, &fp, machine.memory_bytes(), opts)?;
         let mut notes = memory.notes.clone();
-        notes.extend(padding_note.clone());
+        notes.extend(served_note.clone());
         let mut cm = Self::build(machine, model, layout, opts, knobs, fp, memory, placement);
         let (tbo, tbo_note) = super::tbo::applies(model, opts);
         cm.two_batch_overlap = tbo;
@@ -248,7 +251,7 @@ impl CostModel {
         cm.config_note = default_config_note(machine, model, &layout, opts);
         notes.extend(cm.config_note.clone());
         cm.memory_notes = notes;
-        cm.padding_note = padding_note;
+        cm.served_note = served_note;
         Ok(cm)
     }
 
@@ -308,11 +311,11 @@ impl CostModel {
         ))
     }
 
-    /// Records that the engine padded the model to run this layout (the speculative model pads
-    /// before it builds its target): [`Self::padding_note`] and a line of the memory notes.
-    pub(super) fn set_padding_note(&mut self, note: String) {
+    /// Records what the engine changed in the model to serve it (the speculative model makes its
+    /// served target before it builds it): [`Self::served_note`] and a line of the memory notes.
+    pub(super) fn set_served_note(&mut self, note: String) {
         self.add_note(note.clone());
-        self.padding_note = Some(note);
+        self.served_note = Some(note);
     }
 
     /// A line said beside every prediction of this model ([`Self::memory_notes`]).
@@ -320,10 +323,12 @@ impl CostModel {
         self.memory_notes.push(note);
     }
 
-    /// What the engine padded to run this layout (the b12x vLLM fork's heads, expert columns and
-    /// vocabulary where the TP size does not divide the heads), `None` where nothing was.
-    pub fn padding_note(&self) -> Option<&str> {
-        self.padding_note.as_deref()
+    /// What the engine changed in the model to serve it so ([`served_spec`]): the b12x vLLM
+    /// fork's padded heads, expert columns and vocabulary where the TP size does not divide the
+    /// heads, the launch's model-config overrides, the Gated-DeltaNet state dtype; `None` where
+    /// nothing was.
+    pub fn served_note(&self) -> Option<&str> {
+        self.served_note.as_deref()
     }
 
     /// Warnings about the memory plan (reserves beyond the headroom, …), one line each.
@@ -544,7 +549,7 @@ impl CostModel {
             two_batch_overlap: false,
             model_name: model.name.clone(),
             memory_notes: Vec::new(),
-            padding_note: None,
+            served_note: None,
             config_note: None,
         }
     }

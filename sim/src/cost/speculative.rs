@@ -77,7 +77,7 @@ impl SpeculativeModel {
         // target and draft as the server holds them (the b12x fork's padded heads, the launch
         // line's model-config overrides): made once here, so the overrides are applied (and
         // said) once, to the target's own layers, not again to the draft's
-        let (model, padding_note) = super::model::served_spec(machine, model, &layout, opts)?;
+        let (model, served_note) = super::model::served_spec(machine, model, &layout, opts)?;
         let model = model.as_ref();
         let mut served_opts = opts.clone();
         served_opts.model_overrides = Default::default();
@@ -97,8 +97,8 @@ impl SpeculativeModel {
             });
         }
         let mut target = CostModel::new(machine, model, layout, opts, knobs)?;
-        if let Some(n) = padding_note {
-            target.set_padding_note(n);
+        if let Some(n) = served_note {
+            target.set_served_note(n);
         }
         // what the engine's public runs say of speculation on this model and is not priced
         if let Some(c) = opts.engine.rules().spec_caveat(model, opts) {

@@ -426,7 +426,7 @@ fn predict(
     }
     let model = ServedModel::new(machine, spec, e.layout, &server, Knobs::default())
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
-    notes.extend(model.target().padding_note().map(str::to_string));
+    notes.extend(model.target().served_note().map(str::to_string));
     notes.extend(model.target().default_config_note().map(str::to_string));
     notes.extend(modelled_comm_notes(&model));
     let speculation = speculation_of(e, (spec, &model, &server), &mut notes);
