@@ -110,11 +110,9 @@ pub struct ServerOptions {
     /// `--attention-backend` (`flashinfer`, `fa3`, `triton`, `trtllm_mla`, …); `None` = SGLang picks.
     #[serde(default)]
     pub attention_backend: Option<String>,
-    /// SGLang's `--nsa-prefill-backend` (the DSA backend's prefill kernel: `flashmla_auto`,
-    /// `flashmla_sparse`, `flashmla_kv`, `fa3`, `trtllm`, …); `None` = SGLang's default for
-    /// the KV dtype ([`crate::cost::attn_core::SparsePrefill`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nsa_prefill_backend: Option<String>,
+    /// SGLang's DSA (NSA) kernels, prefill and decode ([`NsaBackends`]).
+    #[serde(flatten)]
+    pub nsa: NsaBackends,
     /// What the SGLang build's date says of its DSA defaults on Blackwell ([`DsaBuild`]); the
     /// default is today's build (a launch line names none).
     #[serde(default, skip_serializing_if = "DsaBuild::is_today")]
@@ -291,6 +289,28 @@ fn default_page_size() -> u32 {
     1
 }
 
+/// SGLang's DSA (NSA) backend's kernels as the launch names them; `None` = SGLang's default for
+/// the KV dtype and GPU.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NsaBackends {
+    /// `--nsa-prefill-backend` (`flashmla_auto`, `flashmla_sparse`, `flashmla_kv`, `fa3`,
+    /// `trtllm`, …; [`crate::cost::attn_core::SparsePrefill`]).
+    #[serde(
+        rename = "nsa_prefill_backend",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub prefill: Option<String>,
+    /// `--nsa-decode-backend` (`flashmla_kv`, `fa3`, `trtllm`, …; which measured decode module
+    /// prices it, [`crate::cost::dsa_module_table`]).
+    #[serde(
+        rename = "nsa_decode_backend",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub decode: Option<String>,
+}
+
 /// What an SGLang build's date (a record's engine words) says of its DSA defaults on Blackwell,
 /// set by [`crate::engine::ServingEngine::dated_knobs`]; both `false` for today's build.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -415,7 +435,7 @@ impl Default for ServerOptions {
             disable_overlap_schedule: false,
             page_size: default_page_size(),
             attention_backend: None,
-            nsa_prefill_backend: None,
+            nsa: NsaBackends::default(),
             dsa_build: DsaBuild::default(),
             linear_state_dtype_bytes: None,
             model_overrides: ModelOverrides::default(),

@@ -14,7 +14,10 @@ fn prefill_s(tp: u32, backend: &str) -> f64 {
     let spec = ModelSpec::preset("glm-5-nvfp4").unwrap();
     let opts = ServerOptions {
         engine: sim::engine::Engine::Sglang,
-        nsa_prefill_backend: Some(backend.to_string()),
+        nsa: sim::options::NsaBackends {
+            prefill: Some(backend.to_string()),
+            decode: None,
+        },
         ..ServerOptions::default()
     };
     let cm = CostModel::new(&m, &spec, Layout::tp(tp), &opts, Knobs::default()).unwrap();

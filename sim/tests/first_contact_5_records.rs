@@ -88,7 +88,7 @@ fn a_build_before_sglangs_trtllm_default_keeps_flashmla() {
     let mut older = 0;
     for r in &set.records {
         let e = sim::records::express(r).unwrap_or_else(|_| panic!("{} expresses", r.id));
-        let named = e.knobs.nsa_prefill_backend.is_some();
+        let named = e.knobs.nsa.prefill.is_some();
         assert_eq!(e.knobs.dsa_build.flashmla_default, !named, "{}", r.id);
         older += usize::from(!named);
         if !named {

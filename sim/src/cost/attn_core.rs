@@ -14,6 +14,7 @@
 
 use super::curves::Curves;
 use super::decode_table::{DecodeTables, Family, FamilyKey};
+use super::dsa_module_table::{DsaModule, DsaShape, ModuleKey};
 use super::kernel::KernelCurve;
 use super::layer_mix::LayerMix;
 use super::memory;
@@ -80,6 +81,10 @@ pub(crate) struct AttnCore {
     pub decode_table: Option<TableDecode>,
     /// vLLM's TRITON_MLA on SM120, priced by its grid ([`super::triton_mla`]).
     pub triton_mla: Option<TritonMlaDecode>,
+    /// SGLang's DSA decode attention as the module it measures on HGX boxes
+    /// ([`super::dsa_module_table`]): a pure decode step's attention block and indexer are
+    /// priced from it instead of their kernels.
+    pub dsa_module: Option<DsaModule>,
     /// Whether the attention is MLA (what [`Self::decode_note`] says priced it).
     pub mla: bool,
     /// The layers' attention kinds (sliding window, Gated DeltaNet) beside full attention.
@@ -110,6 +115,9 @@ impl AttnCore {
     /// cached tokens: the table row or the extrapolation ([`super::decode_table::Basis`]), or the
     /// efficiency curve where no table was measured for the engine's backend and shape.
     pub fn decode_note(&self, requests: f64, context: f64) -> String {
+        if let Some(m) = self.dsa_module {
+            return m.note(requests, context, true);
+        }
         if let Some(tm) = self.triton_mla {
             return tm.note(requests, context / tm.dcp, self.decode.floor_s());
         }
@@ -283,7 +291,8 @@ impl SparsePrefill {
             return None;
         }
         let backend = opts
-            .nsa_prefill_backend
+            .nsa
+            .prefill
             .as_deref()
             .or_else(|| default_prefill_backend(sm, kv_name, opts.dsa_build.flashmla_default));
         let pad_to = |rows: f64| (heads / rows).ceil() * rows / heads;
@@ -556,6 +565,7 @@ fn mla_core(
     // without DSA runs MLA as multi-head attention over up-projected K and V
     let absorbed = model.attention_flops_per_pair(true) / k.attn_tp;
     let mha = model.attention_flops_per_pair(false) / k.attn_tp;
+    let dsa_module = indexer.and_then(|ix| dsa_module(model, fp, opts, machine, (&k, ix)));
     AttnCore {
         decode: k.decode,
         indexer_decode: k.indexer_decode,
@@ -591,6 +601,7 @@ fn mla_core(
                 .context_length
                 .map_or(model.max_context_tokens as f64, f64::from),
         }),
+        dsa_module,
         mla: true,
         triton_split_kv: triton.then(|| TritonSplitKv {
             heads,
@@ -620,6 +631,60 @@ fn mla_core(
         mix: LayerMix::of(model, layout),
         dcp: k.dcp,
     }
+}
+
+/// SGLang's measured DSA decode module for this layer ([`super::dsa_module_table`]), where the
+/// tables hold its GPU, attention weights (fp8 block-scaled or bf16), cache, the decode kernel
+/// the engine runs ([`crate::engine::ServingEngine::dsa_decode_backend`]) and the heads a GPU
+/// holds, for GLM-5's shape; not under DCP (the module gathers no heads and merges no top-k) and
+/// not for a layer mix other than all full attention.
+fn dsa_module(
+    model: &ModelSpec,
+    fp: &Footprint,
+    opts: &ServerOptions,
+    machine: &Machine,
+    (k, ix): (&Kernels, models::spec::DsaIndexer),
+) -> Option<DsaModule> {
+    let d = model.attention.mla_dims()?;
+    let full_only = LayerMix::of(model, &fp.layout);
+    if k.dcp > 1.0 || full_only.sliding > 0.0 || full_only.linear > 0.0 {
+        return None;
+    }
+    let sm = super::attn_backend::sm_major(machine)?;
+    let backend =
+        opts.engine
+            .rules()
+            .dsa_decode_backend(sm, k.kv_name, opts.nsa.decode.as_deref())?;
+    let weights = match model
+        .format_of(models::ModelPart::Attention)
+        .name()
+        .as_str()
+    {
+        n if n.starts_with("fp8") => "fp8",
+        "bf16" => "bf16",
+        _ => return None,
+    };
+    let heads = f64::from(d.heads as u32) / k.attn_tp;
+    let narrow = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
+    let shape = DsaShape {
+        heads: narrow(d.heads),
+        q_lora_rank: d.q_lora_rank.map_or(0, narrow),
+        kv_lora_rank: narrow(d.kv_lora_rank),
+        qk_nope: narrow(d.nope),
+        qk_rope: narrow(d.rope),
+        v_head_dim: narrow(d.v),
+        index_heads: ix.num_heads,
+        index_head_dim: ix.head_dim,
+        index_topk: ix.topk,
+    };
+    let key = ModuleKey {
+        gpu: &machine.gpu.name,
+        weights,
+        kv_dtype: k.kv_name,
+        backend,
+        heads_per_gpu: (heads.fract() == 0.0).then_some(heads as u32)?,
+    };
+    DsaModule::find(&key, shape)
 }
 
 /// GQA: heads split by TP, decode priced by the kernel tables where they hold the shape.
@@ -664,6 +729,7 @@ fn gqa_core(
             k.dcp,
         ),
         triton_mla: None,
+        dsa_module: None,
         mla: false,
         mix: LayerMix::of(model, layout)
             .with_gdn_table(super::gdn_table::for_model(machine, opts, model, layout)),
@@ -800,7 +866,10 @@ mod tests {
         let b200 = Machine::resolve("b200-x8").unwrap();
         let sglang = |backend: Option<&str>| ServerOptions {
             engine: crate::engine::Engine::Sglang,
-            nsa_prefill_backend: backend.map(str::to_string),
+            nsa: crate::options::NsaBackends {
+                prefill: backend.map(str::to_string),
+                decode: None,
+            },
             ..ServerOptions::default()
         };
         let rows = |m: &Machine, o: &ServerOptions, heads: f64| {

@@ -281,7 +281,7 @@ impl Family {
 }
 
 /// The later (less measured) of two bases.
-fn worst(a: Basis, b: Basis) -> Basis {
+pub(super) fn worst(a: Basis, b: Basis) -> Basis {
     let rank = |x: Basis| match x {
         Basis::Row => 0,
         Basis::Interpolated => 1,
@@ -294,7 +294,7 @@ fn worst(a: Basis, b: Basis) -> Basis {
 
 /// Time along one batch's row of contexts (sorted): linear between points, down to `launch` at
 /// zero tokens, and past the last point at the last segment's cost per token.
-fn along_context(pts: &[(u32, f64)], cached: f64, launch: f64) -> (f64, Basis) {
+pub(super) fn along_context(pts: &[(u32, f64)], cached: f64, launch: f64) -> (f64, Basis) {
     let first = pts[0];
     if cached <= f64::from(first.0) {
         if (cached - f64::from(first.0)).abs() < 0.5 {

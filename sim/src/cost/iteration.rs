@@ -70,6 +70,18 @@ impl CostModel {
         let (dec_share, pre_share) = self.attention_shares(st);
         let tokens = st.decode * dec_share + st.prefill * pre_share;
         let fused = self.fused_norm_kernels(st);
+        if let Some((m, rows, cached)) = self.measured_dsa_module(st) {
+            // the module is the block less its input add + RMSNorm
+            if fused < 1.0 {
+                self.small.file_kernels(&[8.0 * self.hidden * rows], b);
+            }
+            Self::add_module_part(
+                b,
+                m.attention(rows, cached).s,
+                m.attention_at_no_context(rows),
+            );
+            return;
+        }
         self.attention
             .cost_fewer_small(tokens, self.small, fused, b);
         let c = &self.core;
@@ -146,6 +158,31 @@ impl CostModel {
         }
     }
 
+    /// A pure decode step's DSA attention as SGLang's measured module prices it
+    /// ([`super::dsa_module_table`]): the module, the decode rows on the busiest GPU (requests ×
+    /// query tokens; a verify pass's every token scores and attends its own top-k) and their
+    /// mean cached tokens. `None` for a step with a prefill (the module measures decode rows) or
+    /// where no module was measured.
+    fn measured_dsa_module(
+        &self,
+        st: &BatchStats,
+    ) -> Option<(super::dsa_module_table::DsaModule, f64, f64)> {
+        let m = self.core.dsa_module?;
+        if st.prefill > 0.0 || st.decode <= 0.0 {
+            return None;
+        }
+        let (dec_share, _) = self.attention_shares(st);
+        Some((m, st.decode * dec_share, st.decode_context / st.decode))
+    }
+
+    /// Files a measured module part: what it costs at no cached context (projections, kernel
+    /// floors) under `kernel_floor_s`, its growth with the cache under `kv_read_s`.
+    fn add_module_part(b: &mut TimeBreakdown, total_s: f64, no_context_s: f64) {
+        let base = no_context_s.min(total_s);
+        b.kernel_floor_s += base;
+        b.kv_read_s += total_s - base;
+    }
+
     /// One full-attention layer's decode core from its measured table
     /// ([`super::decode_table`]): `requests` decode rows (a verify pass that re-reads the cache
     /// per draft token arrives with one row per token) at the batch's mean context on this GPU,
@@ -200,6 +237,11 @@ impl CostModel {
     fn indexer(&self, st: &BatchStats, b: &mut TimeBreakdown) {
         let c = &self.core;
         if c.indexer_flops_per_key <= 0.0 {
+            return;
+        }
+        if let Some((m, rows, cached)) = self.measured_dsa_module(st) {
+            let t = m.indexer(rows, cached).s;
+            Self::add_module_part(b, t, m.indexer(rows, 1.0).s);
             return;
         }
         let (dec_share, pre_share) = self.attention_shares(st);

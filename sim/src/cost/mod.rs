@@ -21,6 +21,7 @@ mod curves;
 pub mod custom_ar_table;
 pub mod dcp;
 pub mod decode_table;
+pub mod dsa_module_table;
 pub mod floors;
 pub mod gdn_table;
 pub mod inventory;

@@ -174,6 +174,18 @@ pub trait ServingEngine: Sync {
         attention_backend: Option<&str>,
     ) -> Option<&'static str>;
 
+    /// The DSA decode kernel this engine runs on a GPU of SM major `sm` for a `kv_dtype`
+    /// (`fp8` / `bf16`) cache, under its DSA decode flag `named`, where a measured decode module
+    /// ([`crate::cost::dsa_module_table`]) can price it; `None` = not known here, or none.
+    fn dsa_decode_backend(
+        &self,
+        _sm: u32,
+        _kv_dtype: &str,
+        _named: Option<&str>,
+    ) -> Option<&'static str> {
+        None
+    }
+
     /// The backend of the MoE kernel table ([`crate::cost::moe_table`]) this engine runs on
     /// SM120 for routed experts in weight format `format` under its MoE-backend flag
     /// (`moe_backend`, `None` = the engine's choice) where the fused-MoE curves were fitted to
@@ -457,9 +469,9 @@ pub struct LaunchKnobs {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub moe_default_config: bool,
     pub attention_backend: Option<String>,
-    /// SGLang's `--nsa-prefill-backend` ([`ServerOptions::nsa_prefill_backend`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nsa_prefill_backend: Option<String>,
+    /// SGLang's `--nsa-prefill-backend` / `--nsa-decode-backend` ([`ServerOptions::nsa`]).
+    #[serde(flatten)]
+    pub nsa: crate::options::NsaBackends,
     /// What the record's build date says of SGLang's DSA defaults ([`ServerOptions::dsa_build`]).
     #[serde(default)]
     pub dsa_build: crate::options::DsaBuild,
@@ -631,7 +643,7 @@ impl Engine {
         o.speculative_overlap = knobs.speculative_overlap;
         o.moe_default_config = knobs.moe_default_config;
         o.attention_backend = knobs.attention_backend.clone();
-        o.nsa_prefill_backend = knobs.nsa_prefill_backend.clone();
+        o.nsa = knobs.nsa.clone();
         o.dsa_build = knobs.dsa_build;
         o.model_overrides = knobs.model_overrides.clone();
         o.linear_state_dtype_bytes = knobs.linear_state_dtype_bytes;

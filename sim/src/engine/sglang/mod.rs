@@ -139,6 +139,27 @@ impl ServingEngine for Sglang {
         }
     }
 
+    /// `--nsa-decode-backend` as named, else SGLang's default (`server_args.py`
+    /// `_set_default_nsa_backends`): `flashmla_kv` for an fp8 cache on Hopper, `fa3` for bf16
+    /// there, `trtllm` for bf16 on Blackwell. An fp8 cache on Blackwell with none named is left
+    /// unknown: its default moved from `flashmla_kv` with the builds (sgl-project/sglang #21914
+    /// moved the prefill's to `trtllm`), and no table measured `flashmla_kv` on a B200.
+    fn dsa_decode_backend(
+        &self,
+        sm: u32,
+        kv_dtype: &str,
+        named: Option<&str>,
+    ) -> Option<&'static str> {
+        const MEASURED: [&str; 3] = ["trtllm", "flashmla_kv", "fa3"];
+        match (named, sm, kv_dtype) {
+            (Some(n), _, _) => MEASURED.into_iter().find(|b| *b == n),
+            (None, 9, "fp8") => Some("flashmla_kv"),
+            (None, 9, _) => Some("fa3"),
+            (None, 10, "bf16") => Some("trtllm"),
+            _ => None,
+        }
+    }
+
     fn eager_extend_runs_whole_chain(&self) -> bool {
         false
     }
@@ -328,7 +349,7 @@ impl ServingEngine for Sglang {
         _assumptions: &mut Vec<String>,
     ) {
         knobs.dsa_build = crate::options::DsaBuild {
-            flashmla_default: knobs.nsa_prefill_backend.is_none() && built < (2026, 4, 2),
+            flashmla_default: knobs.nsa.prefill.is_none() && built < (2026, 4, 2),
             // #20086 made a one-replica server's `auto` DSA cache bf16 on Blackwell until #21914
             kv_auto_dp_window: knobs.kv_cache_dtype.is_none()
                 && ((2026, 3, 7)..(2026, 4, 2)).contains(&built),

@@ -126,7 +126,8 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == f::CONTEXT_LENGTH.dest => k.context_length = number(),
         d if d == f::MOE_RUNNER_BACKEND.dest => k.moe_runner_backend = arg.map(str::to_string),
         d if d == f::ATTENTION_BACKEND.dest => k.attention_backend = arg.map(str::to_string),
-        d if d == f::NSA_PREFILL_BACKEND.dest => k.nsa_prefill_backend = arg.map(str::to_string),
+        d if d == f::NSA_PREFILL_BACKEND.dest => k.nsa.prefill = arg.map(str::to_string),
+        d if d == f::NSA_DECODE_BACKEND.dest => k.nsa.decode = arg.map(str::to_string),
         d if d == f::JSON_MODEL_OVERRIDE_ARGS.dest => {
             if let Some(Ok(o)) = crate::engine::record::model_overrides_after(key, text) {
                 k.model_overrides = o;

@@ -124,7 +124,7 @@ impl SglangArgs {
             speculative_overlap: self.spec_v2(),
             page_size,
             attention_backend,
-            nsa_prefill_backend: self.string(&flags::NSA_PREFILL_BACKEND).map(str::to_string),
+            nsa: self.nsa_backends(),
             model_overrides: self.model_overrides()?,
             moe_runner_backend: self.string(&flags::MOE_RUNNER_BACKEND).map(str::to_string),
             quantization: self.string(&flags::QUANTIZATION).map(str::to_string),
@@ -172,6 +172,15 @@ impl SglangArgs {
             },
             None => None,
         })
+    }
+
+    /// `--nsa-prefill-backend` and `--nsa-decode-backend` as given (`None`: SGLang's default).
+    fn nsa_backends(&self) -> crate::options::NsaBackends {
+        let named = |f: &Spec| self.string(f).map(str::to_string);
+        crate::options::NsaBackends {
+            prefill: named(&flags::NSA_PREFILL_BACKEND),
+            decode: named(&flags::NSA_DECODE_BACKEND),
+        }
     }
 
     /// `--json-model-override-args`' model-config fields ([`crate::options::ModelOverrides`]);

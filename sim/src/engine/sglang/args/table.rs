@@ -301,6 +301,15 @@ pub const NSA_PREFILL_BACKEND: Spec = m(
     "BACKEND",
     "the DSA backend's prefill kernel (default: `trtllm` on Blackwell with an fp8 cache, `flashmla_auto` elsewhere for fp8, `flashmla_sparse` for bf16)",
 );
+pub const NSA_DECODE_BACKEND: Spec = m(
+    "nsa_decode_backend",
+    &["--nsa-decode-backend"],
+    Choice(NSA_BACKENDS),
+)
+.cli(
+    "BACKEND",
+    "the DSA backend's decode kernel (default: `flashmla_kv` for an fp8 cache, `trtllm` on Blackwell and `fa3` on Hopper for bf16)",
+);
 /// JSON merged into the model's HF config at load (`ModelConfig`'s `json_model_override_args`):
 /// `index_topk_pattern` / `indexer_types` are read ([`crate::options::ModelOverrides`]), other
 /// keys said as not modelled.
@@ -422,6 +431,7 @@ pub const SPECS: &[Spec] = &[
     PAGE_SIZE,
     ATTENTION_BACKEND,
     NSA_PREFILL_BACKEND,
+    NSA_DECODE_BACKEND,
     JSON_MODEL_OVERRIDE_ARGS,
     MOE_RUNNER_BACKEND,
     QUANTIZATION,

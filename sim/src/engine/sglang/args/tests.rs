@@ -65,8 +65,9 @@ fn a_real_launch_line_is_read_as_argparse_reads_it() {
     assert_eq!(entry(&a, "--host").class, FlagClass::Recorded);
     assert_eq!(entry(&a, "--trust-remote-code").value, None);
     let nsa = entry(&a, "--nsa-decode-backend");
-    assert_eq!(nsa.class, FlagClass::Unknown);
+    assert_eq!(nsa.class, FlagClass::Modelled);
     assert_eq!(nsa.dest.as_deref(), Some("nsa_decode_backend"));
+    assert_eq!(entry(&a, "--fp8-gemm-backend").class, FlagClass::Unknown);
     assert_eq!(
         entry(&a, "--fp8-gemm-backend").dest.as_deref(),
         Some("fp8_gemm_runner_backend")
@@ -75,12 +76,13 @@ fn a_real_launch_line_is_read_as_argparse_reads_it() {
     for f in [
         "--host 0.0.0.0",
         "--port 30000",
-        "--nsa-decode-backend trtllm",
+        "--fp8-gemm-backend cutlass",
         "--reasoning-parser glm45",
     ] {
         assert!(line.contains(f), "{f} missing from: {line}");
     }
     assert!(!line.contains("--kv-cache-dtype"), "{line}");
+    assert!(!line.contains("--nsa-decode-backend"), "{line}");
 
     let r = a.server_options(&rtx_tp8(), &glm5()).unwrap();
     let o = &r.options;
@@ -211,18 +213,19 @@ fn the_users_server_args_dump_is_read() {
     assert!(warn.contains("tokenizer_worker_num=1"), "{warn}");
     assert!(!warn.contains("nsa_decode_backend='fa3'"), "{warn}");
     // `cuda_graph_bs` (the list SGLang generated up to its `cuda_graph_max_bs`),
-    // `nsa_prefill_backend` and `scheduler_recv_interval` are modelled
-    assert!(warn.contains("66 more set"), "{warn}");
+    // `nsa_prefill_backend`, `nsa_decode_backend` and `scheduler_recv_interval` are modelled
+    assert!(warn.contains("65 more set"), "{warn}");
     let sizes = a.ints(&flags::CUDA_GRAPH_BS).unwrap();
     assert_eq!(sizes.iter().max(), Some(&512));
     assert_eq!(r.options.cuda_graph_max_bs, 512);
     assert!(!warn.contains("lora_paths=None"), "{warn}");
     assert!(warn.len() < 2_000, "{}", warn.len());
     assert!(
-        a.not_modelled()
+        !a.not_modelled()
             .iter()
             .any(|e| e.spelled() == "nsa_decode_backend='fa3'")
     );
+    assert_eq!(r.options.nsa.decode.as_deref(), Some("fa3"));
 }
 
 #[test]
@@ -246,6 +249,10 @@ fn bad_modelled_values_are_one_line_errors_naming_the_flag() {
             "--nsa-prefill-backend flashmla: is not one of flashmla_sparse",
         ),
         (
+            "--nsa-decode-backend flashmla",
+            "--nsa-decode-backend flashmla: is not one of flashmla_sparse",
+        ),
+        (
             "--scheduler-recv-interval 0",
             "--scheduler-recv-interval 0: must be at least 1",
         ),
@@ -255,8 +262,7 @@ fn bad_modelled_values_are_one_line_errors_naming_the_flag() {
         assert!(!e.contains('\n'));
     }
     // A flag shardwise does not know is never an error, whatever its value.
-    let a =
-        from_launch_line("--tp 2 --nsa-decode-backend whatever --cuda-graph-bs 1 2 4 8").unwrap();
+    let a = from_launch_line("--tp 2 --fp8-gemm-backend whatever --cuda-graph-bs 1 2 4 8").unwrap();
     assert_eq!(
         entry(&a, "--cuda-graph-bs").value.as_deref(),
         Some("1 2 4 8")
