@@ -265,6 +265,10 @@ pub enum Flag {
     /// Decode attention priced by the efficiency curve: no measured kernel table for the
     /// engine's backend, GPU and shape (the cost model's decode-attention note).
     AttentionWithoutKernelData,
+    /// Decode attention priced from a measured table past its rows: beyond the longest context
+    /// or the largest batch it measured (the table's note says which), where the kernel's
+    /// growth is the last segment's carried on, not a measurement.
+    AttentionExtrapolated,
     /// The engine's speculative step is known from public runs to cost what the cost model does
     /// not price (the engine's own caveat, [`crate::engine::ServingEngine::spec_caveat`]).
     SpeculativeStepUnpriced,
@@ -277,6 +281,7 @@ impl Flag {
             Flag::P2pAssumed => "p2p-assumed",
             Flag::MachineFigureAssumed => "machine-figure-assumed",
             Flag::AttentionWithoutKernelData => "attention-without-kernel-data",
+            Flag::AttentionExtrapolated => "attention-extrapolated",
             Flag::SpeculativeStepUnpriced => "speculative-step-unpriced",
         }
     }
@@ -294,6 +299,11 @@ impl Flag {
                 Flag::MachineFigureAssumed
             } else if n.starts_with("decode attention: efficiency curve") {
                 Flag::AttentionWithoutKernelData
+            } else if n.starts_with("decode attention:")
+                && (n.contains(super::cost::decode_table::Basis::ContextExtrapolated.describe())
+                    || n.contains(super::cost::decode_table::Basis::BatchExtrapolated.describe()))
+            {
+                Flag::AttentionExtrapolated
             } else if crate::engine::is_spec_caveat(n) {
                 Flag::SpeculativeStepUnpriced
             } else {
@@ -311,7 +321,11 @@ impl Flag {
 /// decode attention without a kernel table): a prediction carrying one stands on extrapolated
 /// kernels, whose error on sources never tuned on is measured apart ([`FirstContactGround`]).
 /// P2P and machine flags are the machine's, not a kernel's: they stay out.
-pub const KERNEL_FLAGS: [Flag; 2] = [Flag::MoeSliceExtrapolated, Flag::AttentionWithoutKernelData];
+pub const KERNEL_FLAGS: [Flag; 3] = [
+    Flag::MoeSliceExtrapolated,
+    Flag::AttentionWithoutKernelData,
+    Flag::AttentionExtrapolated,
+];
 
 /// The grounds a first-contact spread is fitted on, in order: every kernel on a measured table or
 /// shape or at least one extrapolated ([`KERNEL_FLAGS`]), each with the speculative acceptance

@@ -842,3 +842,27 @@ fn a_verdict_is_as_sure_however_the_fit_splits_an_interval_between_z_and_sigma()
         assert_eq!(p(&m, &seen, &seen), p(&base, &seen, &seen));
     }
 }
+
+/// A decode-attention table read past its rows (beyond its longest context or largest batch)
+/// raises its own kernel flag, and a prediction carrying it stands on the extrapolated-kernels
+/// ground; a point between measured rows raises none.
+#[test]
+fn attention_priced_past_its_tables_rows_is_an_extrapolated_kernel() {
+    use crate::cost::decode_table::Basis;
+    let past = format!(
+        "decode attention: SGLang's measured DSA module (b200 trtllm) at 64 rows × 8704 cached tokens: 58.0 µs a layer + 72.5 µs of indexer, {}",
+        Basis::ContextExtrapolated.describe()
+    );
+    let between = format!(
+        "decode attention: kernel table (vllm flash_attn gqa) at 4 requests × 1000 cached tokens: {}, 9.1 µs a layer",
+        Basis::Interpolated.describe()
+    );
+    let flags = Flag::from_notes(&[past, between.clone()]);
+    assert_eq!(flags, vec!["attention-extrapolated"]);
+    let names: Vec<&str> = flags.iter().map(String::as_str).collect();
+    assert_eq!(
+        first_contact_ground(&regime("glm-5-fp8", &names)),
+        "kernels extrapolated"
+    );
+    assert!(Flag::from_notes(&[between]).is_empty());
+}
