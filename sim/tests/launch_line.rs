@@ -99,13 +99,13 @@ fn sim_run_takes_the_launch_line_and_the_bench_line() {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    assert!(
-        listed.contains(&"--fp8-gemm-backend cutlass"),
-        "{listed:?}"
-    );
+    assert!(listed.contains(&"--fp8-gemm-backend cutlass"), "{listed:?}");
     // the DSA prefill and decode kernels are modelled (`SparsePrefill`, the measured decode
     // module on HGX boxes): not listed
-    for f in ["--nsa-prefill-backend trtllm", "--nsa-decode-backend trtllm"] {
+    for f in [
+        "--nsa-prefill-backend trtllm",
+        "--nsa-decode-backend trtllm",
+    ] {
         assert!(!listed.contains(&f), "{listed:?}");
     }
     // The predicted run is a bench_serving JSONL line that the measured-run reader reads back.
