@@ -233,12 +233,6 @@ impl DsaModule {
         self.indexer.price(rows, cached.max(1.0))
     }
 
-    /// The part of [`Self::attention`] that does not grow with the cache (the module at one
-    /// cached token: its projections and kernel floors).
-    pub fn attention_at_no_context(&self, rows: f64) -> f64 {
-        self.skip.price(rows, 1.0).s
-    }
-
     /// What priced a decode step's attention at `rows` rows of `cached` tokens.
     pub fn note(&self, rows: f64, cached: f64, indexer: bool) -> String {
         let a = self.attention(rows, cached);

@@ -75,11 +75,8 @@ impl CostModel {
             if fused < 1.0 {
                 self.small.file_kernels(&[8.0 * self.hidden * rows], b);
             }
-            Self::add_module_part(
-                b,
-                m.attention(rows, cached).s,
-                m.attention_at_no_context(rows),
-            );
+            let t = m.attention(rows, cached).s;
+            Self::add_module_part(b, t, m.attention(rows, 1.0).s);
             return;
         }
         self.attention
