@@ -366,6 +366,10 @@ impl CostModel {
     pub fn moe_note(&self, gpu: &models::GpuSpec, model: &ModelSpec) -> Vec<String> {
         let mut notes: Vec<String> = Vec::new();
         match self.experts.as_ref().and_then(|e| e.table.as_ref()) {
+            Some(t) if t.prices_prefill => notes.push(format!(
+                "MoE: kernel table, {}, at the touched experts of each batch, prefill chunks too",
+                t.source
+            )),
             Some(t) => notes.push(format!(
                 "MoE decode: kernel table, {}, at the touched experts of each batch; prefill chunks by the curves",
                 t.source
@@ -741,7 +745,7 @@ fn moe_tables(e: &Experts, touched: f64, pairs: f64) -> super::kernel::OpTime {
     // measurements were
     let per_expert = if touched > 0.0 { pairs / touched } else { 1.0 };
     let decode = per_expert <= super::moe_bound::LINE_MAX_TOKENS_PER_EXPERT;
-    if let Some(t) = e.table.as_ref().filter(|_| decode) {
+    if let Some(t) = e.table.as_ref().filter(|t| decode || t.prices_prefill) {
         // the model's own measured rows, never below streaming the touched experts from DRAM
         // nor the call's launch floor (module docs of `moe_shape_table`)
         let cold_s = e

@@ -25,10 +25,22 @@
 //! its per-expert cost is a cross-shape mean that this shape's own cold rows sit below (TP4: 483
 //! µs at 32 balanced tokens where the line says 550).
 
+//!
+//! SGLang's FlashInfer TRT-LLM fused MoE (`--moe-runner-backend flashinfer_trtllm`) on a B200
+//! is read the same way from its own rows (`data/observations/moe-sglang-0.5.14-b200-flashinfer-trtllm.csv`:
+//! aiconfigurator's SGLang 0.5.14 table, the `FusedMoE` layer with its top-k in a CUDA graph,
+//! balanced routing, TP slices, 1–16,384 tokens), at every batch: decode, verify and prefill
+//! chunks alike, for the curves (fitted on Hopper's and SM120's kernels) price that runner's
+//! prefill 12–37% fast on a B200 (GLM-5 at TP8, 8,192 tokens: 769 µs where it measures 1,057)
+//! and a 1,024-token verify pass 24% fast (265 vs 349). Past its last row (16,384 tokens) the
+//! time grows at the last segment's cost per token (the kernel is compute-bound there).
+
 use std::sync::OnceLock;
 
 const TABLE: &str =
     include_str!("../../../data/observations/moe-vllm-0.24-rtx-pro-6000-shapes.csv");
+const B200_TABLE: &str =
+    include_str!("../../../data/observations/moe-sglang-0.5.14-b200-flashinfer-trtllm.csv");
 
 /// One distilled row.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +59,11 @@ pub(crate) struct Row {
 fn rows() -> &'static [Row] {
     static R: OnceLock<Vec<Row>> = OnceLock::new();
     R.get_or_init(|| parse_rows(TABLE))
+}
+
+fn b200_rows() -> &'static [Row] {
+    static R: OnceLock<Vec<Row>> = OnceLock::new();
+    R.get_or_init(|| parse_rows(B200_TABLE))
 }
 
 /// The rows of a vLLM fused-MoE table in the distilled layout (`backend, dtype, hidden, inter,
@@ -97,6 +114,10 @@ pub struct ShapeTable {
     points: Vec<(f64, f64)>,
     experts: f64,
     topk: f64,
+    /// The rows reach prefill chunks (the B200 runner's table): they price every batch, and past
+    /// the last row the time grows at the last segment's rate; otherwise (decode rows only) the
+    /// curves price prefill and the last row stands beyond it.
+    pub prices_prefill: bool,
     /// Where the rows came from, for the cost model's notes.
     pub source: String,
 }
@@ -104,8 +125,24 @@ pub struct ShapeTable {
 impl ShapeTable {
     /// The rows of `shape`; `None` when the table did not measure it (at least two rows needed).
     pub fn of(shape: MoeShape) -> Option<ShapeTable> {
+        let t = Self::of_rows(rows(), shape, false)?;
+        let source = format!("vLLM 0.24 fused MoE table ({})", t.source);
+        Some(ShapeTable { source, ..t })
+    }
+
+    /// The B200 rows of `shape` (SGLang 0.5.14's FlashInfer TRT-LLM runner, module docs).
+    pub fn b200_flashinfer_trtllm(shape: MoeShape) -> Option<ShapeTable> {
+        let t = Self::of_rows(b200_rows(), shape, true)?;
+        let source = format!(
+            "SGLang 0.5.14 FlashInfer TRT-LLM MoE on a B200 ({})",
+            t.source
+        );
+        Some(ShapeTable { source, ..t })
+    }
+
+    fn of_rows(rows: &[Row], shape: MoeShape, prices_prefill: bool) -> Option<ShapeTable> {
         let dtype = crate::efficiency::normalize_dtype(shape.dtype)?;
-        let mut points: Vec<(f64, f64)> = rows()
+        let mut points: Vec<(f64, f64)> = rows
             .iter()
             .filter(|r| {
                 r.backend == shape.backend
@@ -126,7 +163,7 @@ impl ShapeTable {
         }
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let source = format!(
-            "vLLM 0.24 fused MoE table ({} {dtype}, {} x {}, {} experts top-{}, moe_tp {}, {}-{} tokens)",
+            "{} {dtype}, {} x {}, {} experts top-{}, moe_tp {}, {}-{} tokens",
             shape.backend,
             shape.hidden,
             shape.inter,
@@ -140,6 +177,7 @@ impl ShapeTable {
             points,
             experts: f64::from(shape.experts),
             topk: f64::from(shape.topk),
+            prices_prefill,
             source,
         })
     }
@@ -165,7 +203,13 @@ impl ShapeTable {
             return p[0].1;
         }
         if i == p.len() {
-            return p[p.len() - 1].1;
+            let ((x0, y0), (x1, y1)) = (p[p.len() - 2], p[p.len() - 1]);
+            let rate = if self.prices_prefill {
+                ((y1 - y0) / (x1 - x0)).max(0.0)
+            } else {
+                0.0
+            };
+            return y1 + rate * (t - x1);
         }
         let ((x0, y0), (x1, y1)) = (p[i - 1], p[i]);
         y0 + (y1 - y0) * (t - x0) / (x1 - x0)
@@ -194,6 +238,22 @@ pub fn for_layout(
         opts.moe_runner_backend.as_deref(),
         None | Some("auto" | "cutlass" | "flashinfer_cutlass" | "b12x")
     );
+    let shape = |backend| MoeShape {
+        backend,
+        dtype: &format,
+        hidden: model.hidden_size,
+        inter: m.expert_intermediate_size,
+        experts: m.num_routed_experts,
+        topk: m.top_k,
+        tp: layout.tp,
+    };
+    // SGLang's FlashInfer TRT-LLM runner on a B200, as its flag names it (its default there
+    // depends on the architecture and quantization: not guessed)
+    let trtllm = opts.engine == crate::engine::Engine::Sglang
+        && opts.moe_runner_backend.as_deref() == Some("flashinfer_trtllm");
+    if trtllm && machine.gpu.name == "b200" && layout.ep <= 1 {
+        return ShapeTable::b200_flashinfer_trtllm(shape("flashinfer_trtllm"));
+    }
     let applies = super::attn_backend::sm_major(machine) == Some(12)
         && crate::efficiency::normalize_dtype(&format) == Some("nvfp4")
         && cutlass
@@ -202,15 +262,7 @@ pub fn for_layout(
     if !applies {
         return None;
     }
-    ShapeTable::of(MoeShape {
-        backend: "cutlass",
-        dtype: &format,
-        hidden: model.hidden_size,
-        inter: m.expert_intermediate_size,
-        experts: m.num_routed_experts,
-        topk: m.top_k,
-        tp: layout.tp,
-    })
+    ShapeTable::of(shape("cutlass"))
 }
 
 #[cfg(test)]
@@ -249,5 +301,49 @@ mod tests {
         assert!((t.time_s(512.0, 1000.0) - 798.827e-6).abs() < 1e-9);
         assert!(ShapeTable::of(qwen35(3)).is_none());
         assert!(t.source.contains("moe_tp 4"));
+    }
+
+    /// SGLang's FlashInfer TRT-LLM runner on a B200, GLM-5-FP8's shape at TP8: the rows as
+    /// measured at decode, verify and prefill sizes (1 token 32.5 µs, 1,024 tokens 349.0, 8,192
+    /// tokens 1,056.9), and past the last row (16,384 tokens, 2,068.1 µs) the last segment's
+    /// rate carried on; the table is picked only for that runner on that GPU.
+    #[test]
+    fn the_b200_runner_rows_price_every_batch() {
+        let glm5 = MoeShape {
+            backend: "flashinfer_trtllm",
+            dtype: "fp8",
+            hidden: 6144,
+            inter: 2048,
+            experts: 256,
+            topk: 8,
+            tp: 8,
+        };
+        let t = ShapeTable::b200_flashinfer_trtllm(glm5).unwrap();
+        assert!(t.prices_prefill);
+        let at = |tokens: f64| t.time_s((tokens * 8.0).min(256.0), tokens * 8.0) * 1e6;
+        assert!((at(1.0) - 32.488).abs() < 1e-6, "{}", at(1.0));
+        assert!((at(1024.0) - 348.996).abs() < 1e-6, "{}", at(1024.0));
+        assert!((at(8192.0) - 1056.878).abs() < 1e-6, "{}", at(8192.0));
+        let rate = (2068.099 - 1564.198) / 4096.0;
+        let past = 2068.099 + rate * 8192.0;
+        assert!((at(24576.0) - past).abs() < 1e-6, "{}", at(24576.0));
+        assert!(
+            t.source
+                .starts_with("SGLang 0.5.14 FlashInfer TRT-LLM MoE on a B200")
+        );
+
+        let spec = models::ModelSpec::preset("glm-5-fp8").unwrap();
+        let opts = |runner: Option<&str>| crate::options::ServerOptions {
+            engine: crate::engine::Engine::Sglang,
+            moe_runner_backend: runner.map(str::to_string),
+            ..crate::options::ServerOptions::default()
+        };
+        let table = |machine: &str, o: &crate::options::ServerOptions| {
+            let m = crate::machine::Machine::resolve(machine).unwrap();
+            for_layout(&m, &spec, &models::Layout::tp(8), o)
+        };
+        assert!(table("b200-x8", &opts(Some("flashinfer_trtllm"))).is_some());
+        assert!(table("b200-x8", &opts(None)).is_none());
+        assert!(table("h200-x8", &opts(Some("flashinfer_trtllm"))).is_none());
     }
 }
