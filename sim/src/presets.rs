@@ -26,8 +26,11 @@
 //!   (the GPU preset `rtx-pro-6000-maxq`: the datasheet's memory, tensor peaks scaled by its AI
 //!   TOPS) on bare metal with P2P; the bare-metal box's links and NCCL curves stand in (no Max-Q
 //!   box's are published).
-//! - `h100-x8`, `h200-x8`, `b200-x8`: NVSwitch boxes from published NCCL figures; `h20-x8`: the
-//!   HGX H20 (the `h20` GPU preset), the H200 box's NVLink figures at the same stated link rate.
+//! - `h100-x8`, `h200-x8`, `b200-x8`: NVSwitch boxes; their all-reduce, all-gather,
+//!   reduce-scatter and all-to-all curves are nccl-tests measured on such boxes (NCCL 2.29.2,
+//!   NVIDIA aiconfigurator's database, `scripts/preset-hgx-nccl.py`), send/recv a model of
+//!   published figures; `h20-x8`: the HGX H20 (the `h20` GPU preset), the H200 box's NVLink
+//!   figures at the same stated link rate.
 //! - `rtx-pro-6000-x8x2-400gbe`: two bare-metal RTX PRO 6000 boxes, one ConnectX-7 400GbE (RoCE)
 //!   port each; `h200-x8x2-ib-ndr`: two HGX H200 boxes, 8× ConnectX-7 NDR 400 InfiniBand each.
 //!   The network is modelled from published NIC and NCCL figures, not measured.

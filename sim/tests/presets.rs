@@ -249,9 +249,14 @@ fn nvlink_boxes_are_much_faster_than_pcie() {
     };
     for name in ["h100-x8", "h200-x8", "h20-x8", "b200-x8"] {
         let p = machine_preset(name).unwrap();
-        // Modelled curves (unlike the measured bare-metal ones, where NCCL's protocol switches make
-        // e.g. 8-GPU all-reduce at 1 MiB faster than at 512 KiB) never get faster with size.
-        for c in &p.collectives {
+        // Modelled curves (send/recv here; the others are nccl-tests measured, where NCCL's
+        // protocol switches make e.g. an 8-GPU all-to-all at 128 KiB faster than at 64 KiB, as on
+        // the measured bare-metal box) never get faster with size.
+        for c in p
+            .collectives
+            .iter()
+            .filter(|c| c.op == CollectiveOp::SendRecv)
+        {
             for w in c.points.windows(2) {
                 assert!(
                     w[1].time_us.median >= w[0].time_us.median,
@@ -268,8 +273,9 @@ fn nvlink_boxes_are_much_faster_than_pcie() {
         let small = curve(&p, CollectiveOp::AllReduce, &all8).points[0]
             .time_us
             .median;
+        // nccl-tests outside a CUDA graph: 8 H200s 16 µs, 8 B200s 25 µs (NCCL 2.29.2)
         assert!(
-            (5.0..25.0).contains(&small),
+            (5.0..30.0).contains(&small),
             "{name}: small all-reduce {small} us"
         );
     }
@@ -505,7 +511,8 @@ fn the_maxq_box_is_the_baremetal_box_with_the_maxq_card() {
 }
 
 /// Issue 35: the HGX H20 is the H200 box's NVLink fabric (the same stated 900 GB/s, so the same
-/// modelled NCCL curves) with the H20 card: 96 GB at 4.0 TB/s, a sixth of the tensor peak.
+/// NCCL curves, measured on the H200 box) with the H20 card: 96 GB at 4.0 TB/s, a sixth of the
+/// tensor peak.
 #[test]
 fn the_h20_box_is_the_h200_fabric_with_the_h20_card() {
     let h20 = machine_preset("h20-x8").unwrap();
