@@ -257,15 +257,17 @@ impl DsaModule {
 mod tests {
     use super::*;
 
+    /// GLM-5-FP8 at TP8 on a B200 with an fp8 cache and trtllm-gen's sparse decode.
+    const B200_FP8_TP8: ModuleKey<'static> = ModuleKey {
+        gpu: "b200",
+        weights: "fp8",
+        kv_dtype: "fp8",
+        backend: "trtllm",
+        heads_per_gpu: 8,
+    };
+
     fn b200_fp8() -> DsaModule {
-        let key = ModuleKey {
-            gpu: "b200",
-            weights: "fp8",
-            kv_dtype: "fp8",
-            backend: "trtllm",
-            heads_per_gpu: 8,
-        };
-        DsaModule::find(&key, GLM5_SHAPE).expect("B200 fp8 TP8 module carried")
+        DsaModule::find(&B200_FP8_TP8, GLM5_SHAPE).expect("B200 fp8 TP8 module carried")
     }
 
     /// Every carried line parses, and each part of each module is there.
@@ -341,13 +343,7 @@ mod tests {
     fn other_shapes_and_kernels_are_not_priced_from_the_tables() {
         let mut shape = GLM5_SHAPE;
         shape.heads = 128;
-        let key = ModuleKey {
-            gpu: "b200",
-            weights: "fp8",
-            kv_dtype: "fp8",
-            backend: "trtllm",
-            heads_per_gpu: 8,
-        };
+        let key = B200_FP8_TP8;
         assert!(DsaModule::find(&key, shape).is_none());
         let flashmla_on_b200 = ModuleKey {
             backend: "flashmla_kv",
