@@ -62,7 +62,10 @@ fn a_b200s_indexer_is_the_measured_module_less_the_module_without_it() {
 #[test]
 fn the_module_prices_only_the_kernels_the_tables_ran() {
     let (_, h200) = step_s("h200-x8", &opts(None, None), 16, 8192);
-    assert!(h200.contains("h200 flashmla_kv, fp8 weights"), "{h200}");
+    assert!(
+        h200.contains("h200 flashmla_kv, glm5, fp8 weights"),
+        "{h200}"
+    );
     let (_, tilelang) = step_s("b200-x8", &opts(Some("tilelang"), None), 16, 8192);
     assert!(
         tilelang.starts_with("decode attention: efficiency curve"),
@@ -74,4 +77,37 @@ fn the_module_prices_only_the_kernels_the_tables_ran() {
     };
     let (_, v) = step_s("b200-x8", &vllm, 16, 8192);
     assert!(!v.contains("measured DSA module"), "{v}");
+}
+
+/// DeepSeek-V3.2 (its HF config, fp8 blocks) on an H200 at TP8 with SGLang's default decode
+/// kernel for an fp8 cache: the whole module measured for its shape (16 heads a GPU, the indexer
+/// inside) prices every one of its 61 layers, so a decode step at 4 requests grows from 1 to
+/// 32,768 cached tokens by 61 × (117.0 − 89.2) µs, the rows' own growth.
+#[test]
+fn deepseek_v32_on_an_h200_reads_its_whole_module() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../data/hf-configs/DeepSeek-V3.2.json");
+    let spec = ModelSpec::from_hf_config(&path).unwrap();
+    let m = Machine::resolve("h200-x8").unwrap();
+    let o = opts(None, None);
+    let cm = CostModel::new(&m, &spec, Layout::tp(8), &o, Knobs::default()).unwrap();
+    let note = cm.decode_attention_note(4, 32768);
+    assert!(
+        note.contains("deepseek-v3.2") && note.contains("16 heads a GPU"),
+        "{note}"
+    );
+    assert!(!note.contains("of indexer"), "{note}");
+    let step = |cached: u32| {
+        let batch = IterationBatch {
+            decode_context_tokens: vec![cached; 4],
+            prefill: Vec::new(),
+        };
+        cm.iteration(&batch).latency_s
+    };
+    let grown_us = (step(32768) - step(1)) * 1e6;
+    let rows_us = 61.0 * (117.0 - 89.2);
+    assert!(
+        (grown_us - rows_us).abs() < 0.01 * rows_us,
+        "{grown_us} µs against {rows_us}"
+    );
 }

@@ -636,8 +636,9 @@ fn mla_core(
 /// SGLang's measured DSA decode module for this layer ([`super::dsa_module_table`]), where the
 /// tables hold its GPU, attention weights (fp8 block-scaled or bf16), cache, the decode kernel
 /// the engine runs ([`crate::engine::ServingEngine::dsa_decode_backend`]) and the heads a GPU
-/// holds, for GLM-5's shape; not under DCP (the module gathers no heads and merges no top-k) and
-/// not for a layer mix other than all full attention.
+/// holds, for GLM-5's shape or DeepSeek-V3.2's (measured whole: only where every layer runs its
+/// own indexer); not under DCP (the module gathers no heads and merges no top-k) and not for a
+/// layer mix other than all full attention.
 fn dsa_module(
     model: &ModelSpec,
     fp: &Footprint,
@@ -684,7 +685,9 @@ fn dsa_module(
         backend,
         heads_per_gpu: (heads.fract() == 0.0).then_some(heads as u32)?,
     };
+    // a module measured only whole carries its indexer in every layer it prices
     DsaModule::find(&key, shape)
+        .filter(|m| !m.whole() || model.num_indexer_layers() == model.num_layers)
 }
 
 /// GQA: heads split by TP, decode priced by the kernel tables where they hold the shape.

@@ -45,6 +45,22 @@ pub const GLM5_SHAPE: DsaShape = DsaShape {
     index_topk: 2048,
 };
 
+/// DeepSeek-V3.2's DSA attention shape (measured whole only: no skip-indexer rows).
+pub const DEEPSEEK_V32_SHAPE: DsaShape = DsaShape {
+    heads: 128,
+    q_lora_rank: 1536,
+    kv_lora_rank: 512,
+    qk_nope: 128,
+    qk_rope: 64,
+    v_head_dim: 128,
+    index_heads: 64,
+    index_head_dim: 128,
+    index_topk: 2048,
+};
+
+/// The shapes the table measured, by its `model` column.
+const SHAPES: [(&str, DsaShape); 2] = [("glm5", GLM5_SHAPE), ("deepseek-v3.2", DEEPSEEK_V32_SHAPE)];
+
 /// A DSA attention layer's dimensions (what decides the module's kernels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DsaShape {
@@ -127,47 +143,61 @@ impl Grid {
     }
 }
 
-/// The two measured parts of one module.
+/// The measured parts of one module.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DsaModule {
+    /// The module without its indexer, or, for a `whole` module, the module itself.
     skip: &'static Grid,
     indexer: &'static Grid,
+    /// Only the whole module was measured (DeepSeek-V3.2: no skip-indexer rows): it prices a
+    /// layer's attention with its indexer, every layer running its own.
+    whole: bool,
     topk: f64,
     label: &'static str,
 }
 
-/// One module's fields as its [`ModuleKey`] names them (GPU, weights, KV dtype, kernel, heads).
-type Key = (String, String, String, String, u32);
-/// Each module's parts (without the indexer, the indexer) and the label notes print.
-type Modules = BTreeMap<Key, (Grid, Grid, String)>;
+/// One module's fields as its [`ModuleKey`] and shape name them (GPU, model shape, weights, KV
+/// dtype, kernel, heads).
+type Key = (String, String, String, String, String, u32);
+/// Each module's parts (without the indexer or whole, the indexer), its label, and whether it is
+/// whole.
+type Modules = BTreeMap<Key, (Grid, Grid, String, bool)>;
 
 /// The carried rows, parsed once: the `skip` rows as measured, the indexer as full − skip where
-/// both were measured (at least 0: a point where the two agree within noise costs nothing).
+/// both were measured (at least 0: a point where the two agree within noise costs nothing); a
+/// module measured only whole keeps its `full` rows.
 fn modules() -> &'static Modules {
     static M: OnceLock<Modules> = OnceLock::new();
     M.get_or_init(|| parse(TABLE))
 }
 
-/// The distilled CSV (header: gpu, weights, kv_dtype, backend, part, heads_per_gpu, batch,
-/// cached_tokens, time_us); malformed lines are skipped (the file is carried and checked by a
-/// test).
+/// The distilled CSV (header: gpu, model, weights, kv_dtype, backend, part, heads_per_gpu,
+/// batch, cached_tokens, time_us); malformed lines are skipped (the file is carried and checked
+/// by a test).
 fn parse(text: &str) -> Modules {
     let mut full: BTreeMap<(Key, u32, u32), f64> = BTreeMap::new();
     let mut skip = Vec::new();
     for l in text.lines().skip(1) {
         let f: Vec<&str> = l.split(',').collect();
         let num = |i: usize| f.get(i).and_then(|x| x.parse::<u32>().ok());
-        let (9, Some(heads), Some(batch), Some(cached), Some(Ok(us))) = (
+        let (10, Some(heads), Some(batch), Some(cached), Some(Ok(us))) = (
             f.len(),
-            num(5),
             num(6),
             num(7),
-            f.get(8).map(|x| x.parse::<f64>()),
+            num(8),
+            f.get(9).map(|x| x.parse::<f64>()),
         ) else {
             continue;
         };
-        let key: Key = (f[0].into(), f[1].into(), f[2].into(), f[3].into(), heads);
-        match f[4] {
+        let key: Key = (
+            f[0].into(),
+            f[1].into(),
+            f[2].into(),
+            f[3].into(),
+            f[4].into(),
+            heads,
+        );
+        match f[5] {
             "full" => {
                 full.insert((key, batch, cached), us * 1e-6);
             }
@@ -175,13 +205,15 @@ fn parse(text: &str) -> Modules {
             _ => {}
         }
     }
+    let label = |(g, m, w, kv, be, h): &Key| {
+        format!("{g} {be}, {m}, {w} weights, {kv} KV, {h} heads a GPU")
+    };
     let mut out = Modules::new();
     for (key, batch, cached, s) in skip {
         let whole = full.get(&(key.clone(), batch, cached)).copied();
-        let m = out.entry(key).or_insert_with_key(|(g, w, kv, be, h)| {
-            let label = format!("{g} {be}, {w} weights, {kv} KV, {h} heads a GPU");
-            (Grid::default(), Grid::default(), label)
-        });
+        let m = out
+            .entry(key)
+            .or_insert_with_key(|k| (Grid::default(), Grid::default(), label(k), false));
         m.0.0.entry(batch).or_default().push((cached, s));
         if let Some(f) = whole {
             m.1.0
@@ -190,7 +222,16 @@ fn parse(text: &str) -> Modules {
                 .push((cached, (f - s).max(0.0)));
         }
     }
-    for (a, b, _) in out.values_mut() {
+    for ((key, batch, cached), s) in full {
+        if out.get(&key).is_some_and(|m| !m.3) {
+            continue;
+        }
+        let m = out
+            .entry(key)
+            .or_insert_with_key(|k| (Grid::default(), Grid::default(), label(k), true));
+        m.0.0.entry(batch).or_default().push((cached, s));
+    }
+    for (a, b, _, _) in out.values_mut() {
         for v in a.0.values_mut().chain(b.0.values_mut()) {
             v.sort_by_key(|p| p.0);
             v.dedup_by_key(|p| p.0);
@@ -201,42 +242,62 @@ fn parse(text: &str) -> Modules {
 
 impl DsaModule {
     /// The module measured for `key` and a layer of `shape`; `None` where the tables hold no
-    /// such GPU, weights, cache, kernel or heads, or the shape is not GLM-5's.
+    /// such GPU, weights, cache, kernel or heads, or the shape is neither GLM-5's nor
+    /// DeepSeek-V3.2's.
     pub fn find(key: &ModuleKey<'_>, shape: DsaShape) -> Option<DsaModule> {
-        if shape != GLM5_SHAPE {
-            return None;
-        }
+        let model = SHAPES.iter().find(|(_, s)| *s == shape)?.0;
         let k: Key = (
             key.gpu.into(),
+            model.into(),
             key.weights.into(),
             key.kv_dtype.into(),
             key.backend.into(),
             key.heads_per_gpu,
         );
-        let (skip, indexer, label) = modules().get(&k)?;
-        (!skip.0.is_empty() && !indexer.0.is_empty()).then_some(DsaModule {
+        let (skip, indexer, label, whole) = modules().get(&k)?;
+        (!skip.0.is_empty() && (*whole || !indexer.0.is_empty())).then_some(DsaModule {
             skip,
             indexer,
+            whole: *whole,
             topk: f64::from(shape.index_topk),
             label,
         })
     }
 
-    /// One layer's module without its indexer at `rows` decode rows (requests × query tokens a
-    /// request) of `cached` tokens each: the sparse kernel reads at most the top-k keys a row.
-    pub fn attention(&self, rows: f64, cached: f64) -> Price {
-        self.skip.price(rows, cached.min(self.topk).max(1.0))
+    /// Only the whole module was measured: it prices the attention block with its indexer, so
+    /// it holds only where every layer runs its own ([`Self::indexer`] is then 0).
+    pub fn whole(&self) -> bool {
+        self.whole
     }
 
-    /// What the layer's indexer adds to it at `rows` rows of `cached` tokens.
+    /// One layer's module without its indexer at `rows` decode rows (requests × query tokens a
+    /// request) of `cached` tokens each: the sparse kernel reads at most the top-k keys a row.
+    /// A whole module is read at the full context (its indexer scores every key).
+    pub fn attention(&self, rows: f64, cached: f64) -> Price {
+        let keys = if self.whole {
+            cached
+        } else {
+            cached.min(self.topk)
+        };
+        self.skip.price(rows, keys.max(1.0))
+    }
+
+    /// What the layer's indexer adds to it at `rows` rows of `cached` tokens (0 for a whole
+    /// module: [`Self::attention`] holds it).
     pub fn indexer(&self, rows: f64, cached: f64) -> Price {
+        if self.whole {
+            return Price {
+                s: 0.0,
+                basis: Basis::Row,
+            };
+        }
         self.indexer.price(rows, cached.max(1.0))
     }
 
     /// What priced a decode step's attention at `rows` rows of `cached` tokens.
     pub fn note(&self, rows: f64, cached: f64, indexer: bool) -> String {
         let a = self.attention(rows, cached);
-        let ix = indexer.then(|| self.indexer(rows, cached));
+        let ix = (indexer && !self.whole).then(|| self.indexer(rows, cached));
         let worst = ix.map_or(a.basis, |i| worst(a.basis, i.basis));
         format!(
             "decode attention: SGLang's measured DSA module ({}) at {} rows × {:.0} cached tokens: {:.1} µs a layer{}, {}",
@@ -277,11 +338,18 @@ mod tests {
         assert!(lines > 13_000, "{lines}");
         let m = parse(TABLE);
         let points = |g: &Grid| g.0.values().map(Vec::len).sum::<usize>();
-        let skip: usize = m.values().map(|v| points(&v.0)).sum();
-        let ix: usize = m.values().map(|v| points(&v.1)).sum();
-        // the skip rows are half the file; nearly every one has a full row beside it
-        assert!(skip * 2 >= lines - 10, "{skip} of {lines}");
+        let split = m.values().filter(|v| !v.3);
+        let skip: usize = split.clone().map(|v| points(&v.0)).sum();
+        let ix: usize = split.map(|v| points(&v.1)).sum();
+        let whole: usize = m.values().filter(|v| v.3).map(|v| points(&v.0)).sum();
+        // GLM-5's skip rows are half its rows, nearly every one with a full row beside it;
+        // DeepSeek-V3.2's rows are whole modules
+        assert!(
+            2 * skip + whole >= lines - 10,
+            "{skip} + {whole} of {lines}"
+        );
         assert!(ix * 100 >= skip * 95, "{ix} of {skip}");
+        assert!(whole > 3_000, "{whole}");
         for gpu in ["b200", "h200", "h100-sxm"] {
             for heads in [8, 16, 32, 64] {
                 let backend = if gpu == "b200" {
