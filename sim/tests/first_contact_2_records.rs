@@ -66,3 +66,29 @@ fn the_v11_rows_run_on_the_switch_box_with_the_pages_pcie_all_reduce() {
         common::assert_vllm_one_shot_up_to_64k(&r.id, &e.knobs);
     }
 }
+
+/// The ASUS page's PCIe one-shot benchmark rows run as the guide it links launches them (twenty-
+/// fifth session): its 'Server Launch Commands' name no speculative flag, so no draft, FlashInfer
+/// CUTLASS MoE and the one-shot or NCCL-only all-reduce its two lines choose.
+#[test]
+fn the_asus_one_shot_rows_run_their_guides_launch_line_without_a_draft() {
+    let rows =
+        common::expressed_records(&path(), |r| r.id.starts_with("rtx-asus-qwen35"), 14, true);
+    for (r, e) in rows {
+        assert_eq!(r.parallel.mtp, Some(false), "{}", r.id);
+        assert!(e.speculation.is_none(), "{}", r.id);
+        let flags = r.engine.flags.as_deref().unwrap_or_default();
+        assert!(
+            flags.contains("--moe-runner-backend flashinfer_cutlass"),
+            "{}",
+            r.id
+        );
+        assert!(!flags.contains("--speculative"), "{}", r.id);
+        assert_eq!(
+            flags.contains("--enable-pcie-oneshot-allreduce"),
+            !flags.contains("--disable-custom-all-reduce"),
+            "{}",
+            r.id
+        );
+    }
+}

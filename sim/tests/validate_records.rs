@@ -163,6 +163,17 @@ fn mtp_on_records_are_predicted_with_the_measured_or_an_assumed_acceptance() {
     // the MTP default chain at 3 draft steps, inside [1, draft tokens]
     assert!(a.accept_length > 2.0 && a.accept_length <= 4.0, "{a:?}");
     assert!(plain.speculation.is_none());
+    // a record that does not say whether a draft ran is predicted without one, and says so; one
+    // that says MTP off does not carry the note
+    let unstated = row("syn-dsr1-fp4-b200-inferencex-c8");
+    assert!(unstated.speculation.is_none());
+    let said = |c: &sim::scoreboard::RecordComparison| {
+        c.notes
+            .iter()
+            .any(|n| n == sim::records::mapping::SPECULATION_NOT_STATED)
+    };
+    assert!(said(&unstated), "{:?}", unstated.notes);
+    assert!(!said(&plain), "{:?}", plain.notes);
     // the same server: more accepted tokens per step decode faster, both beat MTP off at 1 stream
     assert!(assumed.predicted > measured.predicted && measured.predicted > plain.predicted);
     assert!(

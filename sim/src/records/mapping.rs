@@ -619,6 +619,10 @@ pub fn a16_assumption(build: Option<B12xA16Build>, tc_decode: bool) -> String {
 }
 
 /// Maps `r` onto what shardwise simulates, or says why it cannot.
+/// The assumption a record that does not say whether speculative decoding ran
+/// (`parallel.mtp` unknown) carries: it is predicted without a draft.
+pub const SPECULATION_NOT_STATED: &str = "speculative decoding not stated (parallel.mtp unknown): predicted without a draft, as a launch line naming none runs";
+
 pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     let mut why: Vec<Unexpressible> = Vec::new();
     let mut assumptions = Vec::new();
@@ -673,6 +677,10 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         ));
     }
     let stated_kv_tokens = stated_kv_tokens(r, &mut assumptions);
+    if r.parallel.mtp.is_none() {
+        // an unknown state is run as the launch line states it, and said, never silently
+        assumptions.push(SPECULATION_NOT_STATED.to_string());
+    }
     let speculation = (r.parallel.mtp == Some(true)).then(|| {
         let kind = record_prompt_kind(r, family.streams_share_prompt());
         record_speculation(r, &model, engine, kind)
