@@ -546,22 +546,48 @@ mod tests {
     }
 
     /// vLLM's MTP on a DSA model whose verify runs b12x's extend kernel (a June 2026 build of
-    /// `B12X_MLA_SPARSE`) carries the caveat that it is not priced; the decode route, another
-    /// attention backend, an unknown build, or SGLang do not.
+    /// `B12X_MLA_SPARSE`) carries the caveat that it is not priced, under DCP too (where it is
+    /// said instead of DCP's own); the decode route, another attention backend, an unknown build,
+    /// or SGLang do not.
     #[test]
     fn vllm_mtp_verified_on_b12xs_extend_kernel_says_it_is_not_priced() {
         use crate::b12x_build::B12xMlaVerify::{Decode, Extend};
         let (machine, spec) = glm_on_baremetal();
-        let caveat = |engine, backend: &str, verify| {
+        let says_under = |engine, backend: &str, verify, dcp, c| {
             let opts = ServerOptions {
                 engine,
                 attention_backend: Some(backend.to_string()),
                 b12x_mla_verify: verify,
+                decode_context_parallel: dcp,
                 ..ServerOptions::default()
             };
-            let c = crate::engine::vllm::VLLM_B12X_EXTEND_VERIFY_CAVEAT;
             says(&machine, &spec, Layout::tp(8), opts, 3.0, c)
         };
+        let extend_caveat = crate::engine::vllm::VLLM_B12X_EXTEND_VERIFY_CAVEAT;
+        let caveat =
+            |engine, backend: &str, verify| says_under(engine, backend, verify, 1, extend_caveat);
+        let dcp_caveat = crate::engine::vllm::VLLM_DSA_DCP_SPEC_CAVEAT;
+        assert!(says_under(
+            Engine::Vllm,
+            "B12X_MLA_SPARSE",
+            Some(Extend),
+            4,
+            extend_caveat
+        ));
+        assert!(!says_under(
+            Engine::Vllm,
+            "B12X_MLA_SPARSE",
+            Some(Extend),
+            4,
+            dcp_caveat
+        ));
+        assert!(says_under(
+            Engine::Vllm,
+            "B12X_MLA_SPARSE",
+            Some(Decode),
+            4,
+            dcp_caveat
+        ));
         assert!(caveat(Engine::Vllm, "B12X_MLA_SPARSE", Some(Extend)));
         assert!(!caveat(Engine::Vllm, "B12X_MLA_SPARSE", Some(Decode)));
         assert!(!caveat(Engine::Vllm, "B12X_MLA_SPARSE", None));

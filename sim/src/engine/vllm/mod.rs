@@ -74,15 +74,16 @@ pub const VLLM_HYBRID_SPEC_CAVEAT: &str = "vLLM's speculative decoding on a Gate
 /// metadata builds come on top and are left out, so this is a lower bound.
 pub const VLLM_SPEC_STEP_HOST_S: f64 = 2.7e-3;
 
-/// The route of a speculative verify on b12x's sparse MLA for a DSA checkpoint without DCP
-/// (`Some(None)`: the launch does not say it); `None` where no such verify runs (another model,
-/// attention backend, or DCP, whose own caveat speaks).
+/// The route of a speculative verify on b12x's sparse MLA for a DSA checkpoint (`Some(None)`:
+/// the launch does not say it); `None` where no such verify runs (another model or attention
+/// backend). DCP does not change the route: the fork's backend picks the decode kernel from the
+/// query length and its switch alone (`use_decode_kernel`, `b12x_mla_sparse.py` @28be48fa
+/// l. 1751–1756), a DCP rank's query heads gathered before it.
 fn b12x_verify_route(
     model: &models::ModelSpec,
     opts: &ServerOptions,
 ) -> Option<Option<crate::b12x_build::B12xMlaVerify>> {
     let b12x = model.attention.indexer().is_some()
-        && opts.decode_context_parallel <= 1
         && crate::b12x_build::is_b12x_sparse_mla(opts.attention_backend.as_deref());
     b12x.then_some(opts.b12x_mla_verify)
 }
@@ -356,9 +357,12 @@ impl ServingEngine for Vllm {
 
     /// vLLM's MTP on Gated DeltaNet hybrids (Qwen3-Next, Qwen3.5 and later): public runs from
     /// one vLLM version to the next disagree in sign ([`VLLM_HYBRID_SPEC_CAVEAT`]). On a DSA
-    /// checkpoint under DCP, the community builds' public runs measured the speculative step far
-    /// dearer than priced ([`VLLM_DSA_DCP_SPEC_CAVEAT`]); without DCP, a verify on b12x's
-    /// extend kernel is not priced either ([`VLLM_B12X_EXTEND_VERIFY_CAVEAT`]).
+    /// checkpoint, a verify on b12x's extend kernel is not priced
+    /// ([`VLLM_B12X_EXTEND_VERIFY_CAVEAT`]), with or without DCP: said first, because it names
+    /// the switch that avoids it (the June build's DCP 2–8 launches of rtx6kpro
+    /// `models/glm5.2_v13.md`, whose steps are dearest, name `B12X_MLA_SPARSE` where its DCP 1
+    /// launch names FlashInfer's sparse MLA); otherwise, under DCP the community builds' public
+    /// runs measured the speculative step dearer than priced ([`VLLM_DSA_DCP_SPEC_CAVEAT`]).
     fn spec_caveat(&self, model: &models::ModelSpec, opts: &ServerOptions) -> Option<&'static str> {
         if model
             .layer_attention
@@ -368,12 +372,13 @@ impl ServingEngine for Vllm {
         }
         // the rest are DSA checkpoints' (GLM-5.x)
         model.attention.indexer()?;
-        if opts.decode_context_parallel > 1 {
-            return Some(VLLM_DSA_DCP_SPEC_CAVEAT);
-        }
         let extend =
             b12x_verify_route(model, opts) == Some(Some(crate::b12x_build::B12xMlaVerify::Extend));
-        extend.then_some(VLLM_B12X_EXTEND_VERIFY_CAVEAT)
+        if extend {
+            Some(VLLM_B12X_EXTEND_VERIFY_CAVEAT)
+        } else {
+            (opts.decode_context_parallel > 1).then_some(VLLM_DSA_DCP_SPEC_CAVEAT)
+        }
     }
 
     /// A DSA checkpoint on B12X's sparse MLA without DCP whose build (so its verify route) the
