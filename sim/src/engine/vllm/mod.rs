@@ -40,16 +40,17 @@ pub const VLLM_SPARSE_MLA_BLOCK_SIZE: u32 = 64;
 /// (#35387, vLLM 0.27.1); MTP 2 / 4 on Qwen3.8-27B NVFP4, one RTX PRO 6000 Max-Q, +52% / +84% at
 /// one stream (sudoingX/qwen38-mtp #11, vLLM 0.27.1).
 /// vLLM's MTP on a DSA checkpoint (GLM-5.x) under decode context parallelism, as the
-/// rtx6kpro community builds measured it on 8× RTX PRO 6000 and shardwise does not price it:
-/// the GLM-5.2 v13 page's one-stream runs (MTP 3, acceptance measured, TP8 DCP 2/4/8 and TP6
-/// DCP 2/3/6) took 1.6–2.6× a plain decode step per speculative step where the cost model
-/// prices 1.4–1.6× (DCP 1: 1.6–2.1× measured, 1.3–1.4× priced, but there the build's plain
-/// step is also faster than priced), and the GLM-5.1 DCP page's
-/// MTP 3 runs at 32 streams kept 245–357 tok/s at DCP 8 against 677–683 at DCP 1 (predicted
-/// 535 against 776). Those builds' draft passes under DCP (their attention collectives outside
-/// full CUDA graphs) are the likely cost; their code is not all public, so it is a caveat, not
-/// a price (docs/validation.md, twelfth and thirteenth sessions).
-pub const VLLM_DSA_DCP_SPEC_CAVEAT: &str = "vLLM's MTP on a DSA model (GLM-5.x) with decode context parallelism: the community builds' public runs on 8× RTX PRO 6000 measured each speculative step at 1.6–2.6× a plain decode step under DCP 2–8 where shardwise prices 1.4–1.6× (rtx6kpro models/glm5.2_v13.md, MTP 3, acceptance measured), and MTP 3 at 32 streams ran 245–357 tok/s at DCP 8 against 677–683 at DCP 1 (models/glm5.1/glm51-vllm-dcp-nccl2127-noxml-2026-05-04.md): expect MTP's gain under DCP to fall short of this prediction; measure DCP 1 with MTP against your DCP before trusting it";
+/// rtx6kpro community builds measured it on 8× RTX PRO 6000 and shardwise does not price it.
+/// The May 2026 builds, whose B12X sparse MLA verifies on its decode kernel: the GLM-5.1 DCP
+/// page's MTP 3 runs at 32 streams kept 245–357 tok/s at DCP 8 against 677–683 at DCP 1
+/// (predicted 552 against 800), and the GLM-5.1 v5 page's one-stream MTP 3 runs are 10–13%
+/// slower than priced at DCP 2 and 4 where DCP 1 is within 1%. The June build's DCP 2–8 runs of
+/// the GLM-5.2 v13 page (1.6–2.6× a plain step per speculative step where 1.4–1.6× is priced)
+/// verified on b12x's extend kernel ([`VLLM_B12X_EXTEND_VERIFY_CAVEAT`], said for them instead).
+/// The draft passes under DCP (their attention collectives outside full CUDA graphs) are the
+/// likely cost; their code is not all public, so it is a caveat, not a price (docs/validation.md,
+/// twelfth, thirteenth and twenty-fifth sessions).
+pub const VLLM_DSA_DCP_SPEC_CAVEAT: &str = "vLLM's MTP on a DSA model (GLM-5.x) with decode context parallelism: the community builds of May 2026 on 8× RTX PRO 6000 ran MTP 3 at 32 streams at 245–357 tok/s under DCP 8 against 677–683 at DCP 1 (rtx6kpro models/glm5.1/glm51-vllm-dcp-nccl2127-noxml-2026-05-04.md; shardwise 552 against 800), and one stream 10–13% slower than priced at DCP 2 and 4 where DCP 1 is within 1% (models/glm5.1_v5.md): expect MTP's gain under DCP to fall short of this prediction; measure DCP 1 with MTP against your DCP before trusting it";
 /// vLLM's MTP verify under `--attention-backend B12X_MLA_SPARSE` on b12x's single-pass extend
 /// kernel ([`crate::b12x_build::B12xMlaVerify::Extend`]: the community fork's builds from 29 May
 /// to 21 July 2026 unless `VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=1`), which does not split a row's
