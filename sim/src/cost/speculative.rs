@@ -567,27 +567,15 @@ mod tests {
         let caveat =
             |engine, backend: &str, verify| says_under(engine, backend, verify, 1, extend_caveat);
         let dcp_caveat = crate::engine::vllm::VLLM_DSA_DCP_SPEC_CAVEAT;
-        assert!(says_under(
-            Engine::Vllm,
-            "B12X_MLA_SPARSE",
-            Some(Extend),
-            4,
-            extend_caveat
-        ));
-        assert!(!says_under(
-            Engine::Vllm,
-            "B12X_MLA_SPARSE",
-            Some(Extend),
-            4,
-            dcp_caveat
-        ));
-        assert!(says_under(
-            Engine::Vllm,
-            "B12X_MLA_SPARSE",
-            Some(Decode),
-            4,
-            dcp_caveat
-        ));
+        // under DCP 4: the extend route says its own caveat, not DCP's; the decode route DCP's
+        for (verify, c, said) in [
+            (Some(Extend), extend_caveat, true),
+            (Some(Extend), dcp_caveat, false),
+            (Some(Decode), dcp_caveat, true),
+        ] {
+            let got = says_under(Engine::Vllm, "B12X_MLA_SPARSE", verify, 4, c);
+            assert_eq!(got, said, "{verify:?} under DCP 4");
+        }
         assert!(caveat(Engine::Vllm, "B12X_MLA_SPARSE", Some(Extend)));
         assert!(!caveat(Engine::Vllm, "B12X_MLA_SPARSE", Some(Decode)));
         assert!(!caveat(Engine::Vllm, "B12X_MLA_SPARSE", None));

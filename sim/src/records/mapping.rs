@@ -618,11 +618,11 @@ pub fn a16_assumption(build: Option<B12xA16Build>, tc_decode: bool) -> String {
     )
 }
 
-/// Maps `r` onto what shardwise simulates, or says why it cannot.
 /// The assumption a record that does not say whether speculative decoding ran
 /// (`parallel.mtp` unknown) carries: it is predicted without a draft.
 pub const SPECULATION_NOT_STATED: &str = "speculative decoding not stated (parallel.mtp unknown): predicted without a draft, as a launch line naming none runs";
 
+/// Maps `r` onto what shardwise simulates, or says why it cannot.
 pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     let mut why: Vec<Unexpressible> = Vec::new();
     let mut assumptions = Vec::new();

@@ -382,8 +382,8 @@ impl ServingEngine for Vllm {
         }
     }
 
-    /// A DSA checkpoint on B12X's sparse MLA without DCP whose build (so its verify route) the
-    /// launch does not say ([`VLLM_B12X_VERIFY_BUILD_CAVEAT`]).
+    /// A DSA checkpoint on B12X's sparse MLA, with or without DCP, whose build (so its verify
+    /// route) the launch does not say ([`VLLM_B12X_VERIFY_BUILD_CAVEAT`]).
     fn spec_build_caveat(
         &self,
         model: &models::ModelSpec,
