@@ -713,12 +713,65 @@ fn first_contact_spread_widens_new_sources_only() {
     other_box.machine = "another box".into();
     assert_eq!(wide.ln_interval(&seen), plain.ln_interval(&seen));
     assert!(wide.ln_interval(&other_box).half() > plain.ln_interval(&other_box).half() + 0.05);
-    assert_eq!(
+    // a narrower spread never narrows (the centre is the first-contact sources' own: next test)
+    let (n, p) = (
         narrow.ln_interval(&other_box),
-        plain.ln_interval(&other_box)
+        plain.ln_interval(&other_box),
     );
+    assert!((n.half() - p.half()).abs() < 1e-12, "{n:?} vs {p:?}");
     // the leave-one-source-out check is the dev set's own
     assert_eq!(wide.loso, plain.loso);
+}
+
+/// A new source's interval is centred where the first-contact sources (never tuned on) sit, the
+/// median of their medians, not where the dev set's own sources do: first-contact pages that all
+/// measure below their predictions move a new source's interval down by their centre, leave the
+/// dev set's own ground alone, and cancel in a verdict between two predictions of one new box.
+#[test]
+fn a_new_sources_interval_is_centred_on_the_first_contact_sources() {
+    let dev = offset_sources(&[0.0, 0.05, -0.05, 0.02, -0.02], &[60, 40, 30, 20, 10]);
+    let low = offset_sources(&[-0.1, -0.15, -0.05, -0.12, -0.2], &[20; 5]);
+    let set = error_fit::FirstContactSet {
+        file: "fc.json".into(),
+        residuals: low,
+    };
+    let plain = fit(&dev, "dev.json", &[], &[]);
+    let m = fit(&dev, "dev.json", &[], &[set]);
+    let fc = m.first_contact.as_ref().unwrap();
+    assert!(
+        (fc.between.centre_ln + 0.12).abs() < 0.02,
+        "{:?}",
+        fc.between
+    );
+    assert_eq!(m.new_source_centre_ln(), fc.between.centre_ln);
+    assert_eq!(plain.new_source_centre_ln(), plain.between.centre_ln);
+    let mut other_box = regime("kimi", &[]);
+    other_box.machine = "another box".into();
+    let (a, b) = (m.ln_interval(&other_box), plain.ln_interval(&other_box));
+    let mid = |i: &LnInterval| (i.lo + i.hi) / 2.0;
+    let moved = mid(&a) - mid(&b);
+    assert!(
+        (moved - (fc.between.centre_ln - plain.between.centre_ln)).abs() < 1e-9,
+        "{a:?} vs {b:?}"
+    );
+    assert!(
+        a.widened_by.iter().any(|w| w.contains("new source -0.1")),
+        "{a:?}"
+    );
+    let mut seen = regime("kimi", &[]);
+    seen.source = "page0".into();
+    assert_eq!(m.ln_interval(&seen), plain.ln_interval(&seen));
+    let faster = verdict::odds(
+        &m,
+        choice("a", 115.0, &other_box),
+        choice("b", 100.0, &other_box),
+    );
+    let before = verdict::odds(
+        &plain,
+        choice("a", 115.0, &other_box),
+        choice("b", 100.0, &other_box),
+    );
+    assert!(faster.probability > 0.5 && faster.probability <= before.probability + 1e-9);
 }
 
 /// First-contact sources whose predictions stand on extrapolated kernels (decode attention
