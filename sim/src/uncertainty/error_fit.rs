@@ -634,7 +634,7 @@ fn figures(m: &ErrorModel, records_file: &str) -> Vec<FittedFigure> {
             name: "first_contact.between.centre_ln".into(),
             value: fc.between.centre_ln,
             meaning: "expected ln(measured/predicted) offset of a source the dev set lacks, where its interval is centred (the point prediction stays the cost model's)".into(),
-            bounds: [-std::f64::consts::LN_2, std::f64::consts::LN_2],
+            bounds: [-ln2, ln2],
             pinned_by: format!(
                 "the median of the {} first-contact sources' medians (the dev set's sources, tuned on, sit at {:+.4})",
                 fc.between.sources.len(),
