@@ -1,0 +1,79 @@
+//! The sixth batch of public records (`validation/first-contact-6-records.json`): Kimi-K2.6 (INT4)
+//! under vLLM with its EAGLE3 draft ("MTP=3") on and off, on the rtx6kpro wiki's local 8× RTX PRO
+//! 6000 Blackwell host, gathered blind from the source (no prediction of shardwise was run on it
+//! while it was gathered, and nothing was fitted on it). The page (`models/kimi-k26-v2.md`,
+//! measured 2026-05-07) gives llm_decode_bench's aggregate decode tok/s with MTP on and off at each
+//! context and concurrency; the file holds the DCP=1 matrix wherever both cells were measured and
+//! the DCP=8 ctx=0 row, less the ctx=0 c1/c32 cells another page already brought into the project.
+//! Each record's flags are the page's start command with its profile's values.
+//! The file parses; every record cites the page at its commit; every record expresses; every
+//! MTP-on record has its MTP-off twin at the same load in its comparison group. It is not a
+//! first-contact file of the error model: nothing was fitted on it, so its interval figures are
+//! out of sample.
+
+mod common;
+use sim::records::RecordSet;
+use std::path::PathBuf;
+
+fn path() -> PathBuf {
+    common::validation_file("first-contact-6-records.json")
+}
+
+#[test]
+fn every_record_cites_the_page() {
+    let pages = [
+        "local-inference-lab/rtx6kpro:models/kimi-k26-v2.md@e2c2b9577c938525d99a4ff62ba4a8ecc47a9990",
+    ];
+    common::assert_every_record_cites_one_of(&path(), &pages);
+}
+
+#[test]
+fn the_file_parses_and_every_record_expresses() {
+    let set = RecordSet::load(&path()).expect("validation/first-contact-6-records.json parses");
+    assert!(set.unreadable.is_empty(), "{:?}", set.unreadable);
+    // 20 DCP=1 pairs (ctx 0: 6, 16k: 5, 32k: 4, 64k: 3, 128k: 2) and 6 DCP=8 ctx=0 pairs.
+    assert_eq!(set.records.len(), 52);
+    let expressed = common::express_unless_foreign_weights(&path(), &[]);
+    assert_eq!(expressed.len(), 52);
+}
+
+#[test]
+fn the_file_is_not_a_first_contact_file_of_the_error_model() {
+    common::assert_not_in_the_error_model("first-contact-6-records.json");
+}
+
+#[test]
+fn every_mtp_on_record_has_its_off_twin_at_the_same_load_in_its_group() {
+    let set = RecordSet::load(&path()).unwrap();
+    let mut on_records = 0;
+    for on in set.records.iter().filter(|r| r.parallel.mtp == Some(true)) {
+        on_records += 1;
+        let group = on
+            .comparison_group
+            .as_deref()
+            .unwrap_or_else(|| panic!("{}: MTP on without a comparison group", on.id));
+        let twins: Vec<_> = set
+            .records
+            .iter()
+            .filter(|r| r.comparison_group.as_deref() == Some(group))
+            .filter(|r| r.parallel.mtp == Some(false))
+            .filter(|r| r.workload == on.workload)
+            .filter(|r| r.hardware == on.hardware && r.model == on.model && r.quant == on.quant)
+            .collect();
+        assert_eq!(
+            twins.len(),
+            1,
+            "{}: {} MTP-off twins at its load in {group}",
+            on.id,
+            twins.len()
+        );
+        assert_eq!(twins[0].workload.concurrency, on.workload.concurrency);
+        let members = set
+            .records
+            .iter()
+            .filter(|r| r.comparison_group.as_deref() == Some(group))
+            .count();
+        assert_eq!(members, 2, "{group}: one on/off pair per group");
+    }
+    assert_eq!(on_records, 26, "20 DCP=1 cells and 6 DCP=8 cells");
+}
