@@ -410,6 +410,8 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
         sigma_ln: 0.0,
         coverage: Coverage::default(),
         grounds: Vec::new(),
+        acceptance_gain_sigma_ln: 0.0,
+        acceptance_gain_pairs: 0,
     };
     (fc.sigma_ln, fc.coverage) = smallest_covering_sigma(&mut trial, &fc, &rs, 0.0);
     // each ground with enough figures and sources its own (the pooled one stays for a ground
@@ -449,8 +451,67 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
             coverage,
         });
     }
+    let mut with = m.clone();
+    with.first_contact = Some(fc.clone());
+    (fc.acceptance_gain_sigma_ln, fc.acceptance_gain_pairs) = acceptance_gain_sigma(&with, &rs);
     Some(fc)
 }
+
+/// The spread a prior acceptance adds to a verdict against a prediction not on it, from the
+/// equal-load pairs of `rs` whose one side only runs on the prior
+/// ([`super::FirstContact::acceptance_gain_sigma_ln`]), and how many pairs measured it.
+fn acceptance_gain_sigma(m: &ErrorModel, rs: &[&Residual]) -> (f64, usize) {
+    let mut misses = Vec::new();
+    let mut model_var = Vec::new();
+    for (a, b) in super::verdict::pairs(rs) {
+        if super::verdict::prior_acceptance(&a.regime)
+            == super::verdict::prior_acceptance(&b.regime)
+        {
+            continue;
+        }
+        use super::verdict::{Side, speed};
+        let (pa, pb) = (speed(a, a.predicted), speed(b, b.predicted));
+        let (ma, mb) = (speed(a, a.measured), speed(b, b.measured));
+        if !(pa > 0.0 && pb > 0.0 && ma > 0.0 && mb > 0.0) {
+            continue;
+        }
+        let (sa, sb) = (
+            Side {
+                speed: pa,
+                regime: &a.regime,
+            },
+            Side {
+                speed: pb,
+                regime: &b.regime,
+            },
+        );
+        let (_, sd) = super::verdict::difference(m, sa, sb, m.correlation(&a.regime, &b.regime));
+        misses.push(((ma / mb).ln() - (pa / pb).ln()).abs());
+        model_var.push(sd * sd);
+    }
+    if misses.len() < MIN_CELL {
+        return (0.0, misses.len());
+    }
+    // the smallest sigma at which the misses, each over its pair's own spread with it added,
+    // have the normal's median |z| (0.6745): pairs whose intervals already spread wide ask
+    // for nothing more
+    let top = BETWEEN_HALF_BOUNDS_LN[1] / Z_80;
+    let median_z = |acc: f64| {
+        let z = misses
+            .iter()
+            .zip(&model_var)
+            .map(|(e, v)| e / (v + acc * acc).max(1e-12).sqrt());
+        quantile(&sorted(z), 0.5)
+    };
+    let mut acc = 0.0;
+    while median_z(acc) > MEDIAN_ABS_Z && acc < top {
+        acc = r4((acc + FIRST_CONTACT_STEP_LN).min(top));
+    }
+    (acc, misses.len())
+}
+
+/// The median of |z| for a standard normal.
+const MEDIAN_ABS_Z: f64 = 0.6745;
 
 /// A ground's own sigma where it is narrower than the pooled one, pulled toward it as if the
 /// pooled sigma were [`FIRST_CONTACT_MIN_SOURCES`] more sources (their variances averaged by
@@ -639,6 +700,18 @@ fn figures(m: &ErrorModel, records_file: &str) -> Vec<FittedFigure> {
                 "the median of the {} first-contact sources' medians (the dev set's sources, tuned on, sit at {:+.4})",
                 fc.between.sources.len(),
                 m.between.centre_ln
+            ),
+        });
+    }
+    if let Some(fc) = &m.first_contact {
+        out.push(FittedFigure {
+            name: "first_contact.acceptance_gain_sigma_ln".into(),
+            value: fc.acceptance_gain_sigma_ln,
+            meaning: "sigma a prior acceptance adds to a verdict between a prediction on it and one not on it (MTP on against off), in quadrature".into(),
+            bounds: [0.0, r4(ln2 / Z_80)],
+            pinned_by: format!(
+                "{} equal-load pairs of the first-contact files with one side on the prior: the smallest sigma at which their gain misses, ln(measured gain / predicted gain), each over its pair's own spread with it added, have a normal's median |z| (0.6745)",
+                fc.acceptance_gain_pairs
             ),
         });
     }

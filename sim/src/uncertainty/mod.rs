@@ -522,6 +522,18 @@ pub struct FirstContact {
     /// is pulled toward it by how few sources it has (`error_fit::shrunk_toward_pooled`).
     #[serde(default)]
     pub grounds: Vec<FirstContactGround>,
+    /// The spread (ln) a prior acceptance adds to a verdict between a prediction on it and one
+    /// not on it (MTP on against off at equal load), from these files' such pairs: the smallest
+    /// (in steps of [`FIRST_CONTACT_STEP_LN`]) at which their gain misses, ln(measured gain /
+    /// predicted gain) (a gain missed one way on average is a miss too), each over its pair's
+    /// own spread with it added, have a standard normal's median |z|; 0 with fewer than
+    /// [`MIN_CELL`] pairs. The dev set's MTP runs state their acceptance, so its spreads never
+    /// saw this: on the prior, the draft's acceptance on a source is that side's own error.
+    #[serde(default)]
+    pub acceptance_gain_sigma_ln: f64,
+    /// The equal-load pairs that measured it.
+    #[serde(default)]
+    pub acceptance_gain_pairs: usize,
 }
 
 /// The first-contact sigma of one ground.
@@ -807,6 +819,14 @@ impl ErrorModel {
         self.first_contact
             .as_ref()
             .map_or(self.between.centre_ln, |f| f.between.centre_ln)
+    }
+
+    /// The spread a prior acceptance adds to a verdict against a prediction not on it
+    /// ([`FirstContact::acceptance_gain_sigma_ln`]; 0 without first-contact files).
+    pub fn acceptance_gain_sigma_ln(&self) -> f64 {
+        self.first_contact
+            .as_ref()
+            .map_or(0.0, |f| f.acceptance_gain_sigma_ln)
     }
 
     /// The interval of `ln(measured / predicted)` for a prediction in `regime`.

@@ -919,3 +919,81 @@ fn attention_priced_past_its_tables_rows_is_an_extrapolated_kernel() {
     );
     assert!(Flag::from_notes(&[between]).is_empty());
 }
+
+/// First-contact MTP on/off pairs of new pages, the on side on the prior acceptance: each
+/// pair's measured gain misses its predicted one (×1.2) by `miss` ln, alternately up and down.
+fn prior_pairs(miss: f64, n: usize) -> Vec<Residual> {
+    let mut out = Vec::new();
+    for g in 0..n {
+        let sign = if g % 2 == 0 { 1.0 } else { -1.0 };
+        for (on, gain) in [(false, 1.0), (true, 1.2)] {
+            let mut r = regime("kimi", &[]);
+            r.source = format!("fc{}", g % 4);
+            r.machine = "another box".into();
+            if on {
+                r.speculation = crate::records::speculation::AcceptOrigin::Assumed
+                    .name()
+                    .into();
+            }
+            let measured = 100.0 * gain * if on { (sign * miss).exp() } else { 1.0 };
+            out.push(Residual {
+                id: format!("p{g}-{on}"),
+                source: r.source.clone(),
+                regime: r,
+                predicted: 100.0 * gain,
+                measured,
+                higher_is_faster: true,
+                group: Some(format!("pair{g}")),
+            });
+        }
+    }
+    out
+}
+
+/// A prior acceptance on one side only widens a verdict by the spread first-contact MTP on/off
+/// pairs measure in the gain: pairs whose gains miss by ±0.25 ln fit a spread that takes a
+/// 20% predicted gain below the bar; pairs measured as predicted fit none; too few pairs fit
+/// none; and a verdict whose two sides both run on the prior (or neither) is not widened.
+#[test]
+fn a_prior_acceptance_on_one_side_widens_the_verdict_by_the_gain_misses_measured() {
+    let dev = offset_sources(&[0.0, 0.05, -0.05, 0.02, -0.02], &[60, 40, 30, 20, 10]);
+    let set = |rs: Vec<Residual>| error_fit::FirstContactSet {
+        file: "fc.json".into(),
+        residuals: rs,
+    };
+    let wide = fit(&dev, "dev.json", &[], &[set(prior_pairs(0.25, 20))]);
+    let exact = fit(&dev, "dev.json", &[], &[set(prior_pairs(0.0, 20))]);
+    let few = fit(&dev, "dev.json", &[], &[set(prior_pairs(0.25, 3))]);
+    let fc = wide.first_contact.as_ref().unwrap();
+    assert_eq!(fc.acceptance_gain_pairs, 20);
+    assert!(fc.acceptance_gain_sigma_ln > 0.15, "{fc:?}");
+    assert_eq!(exact.acceptance_gain_sigma_ln(), 0.0);
+    assert_eq!(few.acceptance_gain_sigma_ln(), 0.0);
+    let mut off = regime("kimi", &[]);
+    off.machine = "another box".into();
+    let mut on = off.clone();
+    on.speculation = crate::records::speculation::AcceptOrigin::Assumed
+        .name()
+        .into();
+    let p = |m: &ErrorModel, a: &Regime, b: &Regime| {
+        probability_faster(
+            m,
+            Side {
+                speed: 120.0,
+                regime: a,
+            },
+            Side {
+                speed: 100.0,
+                regime: b,
+            },
+        )
+    };
+    assert!(
+        p(&exact, &on, &off) >= VERDICT_BAR,
+        "{}",
+        p(&exact, &on, &off)
+    );
+    assert!(p(&wide, &on, &off) < VERDICT_BAR, "{}", p(&wide, &on, &off));
+    assert_eq!(p(&wide, &on, &on), p(&exact, &on, &on));
+    assert_eq!(p(&wide, &off, &off), p(&exact, &off, &off));
+}

@@ -36,6 +36,26 @@ pub fn probability_with(m: &ErrorModel, a: Side<'_>, b: Side<'_>, rho: f64) -> f
     if !(a.speed > 0.0 && b.speed > 0.0) {
         return if a.speed > b.speed { 1.0 } else { 0.0 };
     }
+    let (d, sd) = difference(m, a, b, rho);
+    // a prior acceptance on one side only is that side's own error: the draft's acceptance on
+    // this source is not the other side's, and the dev set's spreads (acceptance measured) never
+    // saw it ([`super::FirstContact::acceptance_gain_sigma_ln`])
+    let acc = if prior_acceptance(a.regime) != prior_acceptance(b.regime) {
+        m.acceptance_gain_sigma_ln()
+    } else {
+        0.0
+    };
+    normal_cdf(d / (sd * sd + acc * acc).max(1e-12).sqrt())
+}
+
+/// Whether a prediction's speculative acceptance is only the published prior.
+pub(super) fn prior_acceptance(r: &Regime) -> bool {
+    r.speculation == crate::records::speculation::AcceptOrigin::Assumed.name()
+}
+
+/// The predicted log speed ratio of `a` over `b` with each centre's bias applied, and the
+/// spread of its error from the two sides' intervals (without a prior acceptance's own).
+pub(super) fn difference(m: &ErrorModel, a: Side<'_>, b: Side<'_>, rho: f64) -> (f64, f64) {
     let (ia, ib) = (m.ln_interval(a.regime), m.ln_interval(b.regime));
     // a new source's offset is one draw for the whole box, scaled by each side's spread: where
     // one side's ground spreads wider (its acceptance only the prior, its kernels extrapolated)
@@ -75,9 +95,9 @@ pub fn probability_with(m: &ErrorModel, a: Side<'_>, b: Side<'_>, rho: f64) -> f
         .sum();
     let d = a.speed.ln() + ia.own_centre - b.speed.ln() - ib.own_centre;
     let sd = (sa * sa + sb * sb - 2.0 * rho * sa * sb + shared * shared + one_sided)
-        .max(1e-12)
+        .max(0.0)
         .sqrt();
-    normal_cdf(d / sd)
+    (d, sd)
 }
 
 /// Every pair of residuals that share a comparison group (one box, model and load; one choice
@@ -151,7 +171,7 @@ impl PairCheck {
     }
 }
 
-fn speed(r: &Residual, v: f64) -> f64 {
+pub(super) fn speed(r: &Residual, v: f64) -> f64 {
     if r.higher_is_faster { v } else { 1.0 / v }
 }
 
