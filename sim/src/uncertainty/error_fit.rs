@@ -591,6 +591,53 @@ pub fn fit(
     m
 }
 
+/// The figures fitted on the first-contact files: a new source's sigma and centre, and the
+/// spread a prior acceptance adds to a verdict (none without first-contact files).
+fn first_contact_figures(m: &ErrorModel) -> Vec<FittedFigure> {
+    let ln2 = std::f64::consts::LN_2;
+    let Some(fc) = &m.first_contact else {
+        return Vec::new();
+    };
+    vec![
+        FittedFigure {
+            name: "first_contact.sigma_ln".into(),
+            value: fc.sigma_ln,
+            meaning: "sigma of a new source's offset as sources the cost model was never tuned on need it (a new source takes the larger of this and between.sigma_ln)".into(),
+            bounds: BETWEEN_HALF_BOUNDS_LN.map(|x| r4(x / Z_80)),
+            pinned_by: format!(
+                "the smallest sigma at which the {} headline figures of {} first-contact sources in {} are {}% inside their intervals ({}%, median half-width {}%)",
+                fc.residuals,
+                fc.between.sources.len(),
+                fc.files.join(", "),
+                INTERVAL_LEVEL * 100.0,
+                fc.coverage.coverage_pct,
+                fc.coverage.median_half_width_pct
+            ),
+        },
+        FittedFigure {
+            name: "first_contact.between.centre_ln".into(),
+            value: fc.between.centre_ln,
+            meaning: "expected ln(measured/predicted) offset of a source the dev set lacks, where its interval is centred (the point prediction stays the cost model's)".into(),
+            bounds: [-ln2, ln2],
+            pinned_by: format!(
+                "the median of the {} first-contact sources' medians (the dev set's sources, tuned on, sit at {:+.4})",
+                fc.between.sources.len(),
+                m.between.centre_ln
+            ),
+        },
+        FittedFigure {
+            name: "first_contact.acceptance_gain_sigma_ln".into(),
+            value: fc.acceptance_gain_sigma_ln,
+            meaning: "sigma a prior acceptance adds to a verdict between a prediction on it and one not on it (MTP on against off), in quadrature".into(),
+            bounds: [0.0, r4(ln2 / Z_80)],
+            pinned_by: format!(
+                "{} equal-load pairs of the first-contact files with one side on the prior: the smallest sigma at which their gain misses, ln(measured gain / predicted gain), each over its pair's own spread with it added, have a normal's median |z| (0.6745)",
+                fc.acceptance_gain_pairs
+            ),
+        },
+    ]
+}
+
 /// The first-contact sigma of each ground, as fitted figures.
 fn ground_figures(m: &ErrorModel) -> impl Iterator<Item = FittedFigure> + '_ {
     m.first_contact
@@ -673,48 +720,7 @@ fn figures(m: &ErrorModel, records_file: &str) -> Vec<FittedFigure> {
             pinned_by: format!("the smallest z at which {records_file}'s leave-one-source-out coverage reaches 80% ({} figures)", m.loso.n),
         },
     ];
-    if let Some(fc) = &m.first_contact {
-        out.push(FittedFigure {
-            name: "first_contact.sigma_ln".into(),
-            value: fc.sigma_ln,
-            meaning: "sigma of a new source's offset as sources the cost model was never tuned on need it (a new source takes the larger of this and between.sigma_ln)".into(),
-            bounds: BETWEEN_HALF_BOUNDS_LN.map(|x| r4(x / Z_80)),
-            pinned_by: format!(
-                "the smallest sigma at which the {} headline figures of {} first-contact sources in {} are {}% inside their intervals ({}%, median half-width {}%)",
-                fc.residuals,
-                fc.between.sources.len(),
-                fc.files.join(", "),
-                INTERVAL_LEVEL * 100.0,
-                fc.coverage.coverage_pct,
-                fc.coverage.median_half_width_pct
-            ),
-        });
-    }
-    if let Some(fc) = &m.first_contact {
-        out.push(FittedFigure {
-            name: "first_contact.between.centre_ln".into(),
-            value: fc.between.centre_ln,
-            meaning: "expected ln(measured/predicted) offset of a source the dev set lacks, where its interval is centred (the point prediction stays the cost model's)".into(),
-            bounds: [-ln2, ln2],
-            pinned_by: format!(
-                "the median of the {} first-contact sources' medians (the dev set's sources, tuned on, sit at {:+.4})",
-                fc.between.sources.len(),
-                m.between.centre_ln
-            ),
-        });
-    }
-    if let Some(fc) = &m.first_contact {
-        out.push(FittedFigure {
-            name: "first_contact.acceptance_gain_sigma_ln".into(),
-            value: fc.acceptance_gain_sigma_ln,
-            meaning: "sigma a prior acceptance adds to a verdict between a prediction on it and one not on it (MTP on against off), in quadrature".into(),
-            bounds: [0.0, r4(ln2 / Z_80)],
-            pinned_by: format!(
-                "{} equal-load pairs of the first-contact files with one side on the prior: the smallest sigma at which their gain misses, ln(measured gain / predicted gain), each over its pair's own spread with it added, have a normal's median |z| (0.6745)",
-                fc.acceptance_gain_pairs
-            ),
-        });
-    }
+    out.extend(first_contact_figures(m));
     out.extend(ground_figures(m));
     for n in &m.novelty {
         out.push(FittedFigure {
