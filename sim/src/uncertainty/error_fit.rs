@@ -461,15 +461,13 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
 /// equal-load pairs of `rs` whose one side only runs on the prior
 /// ([`super::FirstContact::acceptance_gain_sigma_ln`]), and how many pairs measured it.
 fn acceptance_gain_sigma(m: &ErrorModel, rs: &[&Residual]) -> (f64, usize) {
+    use super::verdict::{Side, difference, prior_acceptance, speed};
     let mut misses = Vec::new();
     let mut model_var = Vec::new();
-    for (a, b) in super::verdict::pairs(rs) {
-        if super::verdict::prior_acceptance(&a.regime)
-            == super::verdict::prior_acceptance(&b.regime)
-        {
+    for (a, b) in pairs(rs) {
+        if prior_acceptance(&a.regime) == prior_acceptance(&b.regime) {
             continue;
         }
-        use super::verdict::{Side, speed};
         let (pa, pb) = (speed(a, a.predicted), speed(b, b.predicted));
         let (ma, mb) = (speed(a, a.measured), speed(b, b.measured));
         if !(pa > 0.0 && pb > 0.0 && ma > 0.0 && mb > 0.0) {
@@ -485,7 +483,7 @@ fn acceptance_gain_sigma(m: &ErrorModel, rs: &[&Residual]) -> (f64, usize) {
                 regime: &b.regime,
             },
         );
-        let (_, sd) = super::verdict::difference(m, sa, sb, m.correlation(&a.regime, &b.regime));
+        let (_, sd) = difference(m, sa, sb, m.correlation(&a.regime, &b.regime));
         misses.push(((ma / mb).ln() - (pa / pb).ln()).abs());
         model_var.push(sd * sd);
     }
