@@ -45,37 +45,7 @@ fn the_file_is_not_a_first_contact_file_of_the_error_model() {
 
 #[test]
 fn every_mtp_on_record_has_its_off_twin_at_the_same_load_in_its_group() {
-    let set = RecordSet::load(&path()).unwrap();
-    let mut on_records = 0;
-    for on in set.records.iter().filter(|r| r.parallel.mtp == Some(true)) {
-        on_records += 1;
-        let group = on
-            .comparison_group
-            .as_deref()
-            .unwrap_or_else(|| panic!("{}: MTP on without a comparison group", on.id));
-        let twins: Vec<_> = set
-            .records
-            .iter()
-            .filter(|r| r.comparison_group.as_deref() == Some(group))
-            .filter(|r| r.parallel.mtp == Some(false))
-            .filter(|r| r.workload == on.workload)
-            .filter(|r| r.hardware == on.hardware && r.model == on.model && r.quant == on.quant)
-            .collect();
-        assert_eq!(
-            twins.len(),
-            1,
-            "{}: {} MTP-off twins at its load in {group}",
-            on.id,
-            twins.len()
-        );
-        assert_eq!(twins[0].workload.concurrency, on.workload.concurrency);
-        let members = set
-            .records
-            .iter()
-            .filter(|r| r.comparison_group.as_deref() == Some(group))
-            .count();
-        assert_eq!(members, 2, "{group}: one on/off pair per group");
-    }
+    let on_records = common::assert_mtp_on_records_have_one_off_twin_each(&path());
     assert_eq!(on_records, 7, "the 2026-05-20 MTP table's seven rows");
 }
 

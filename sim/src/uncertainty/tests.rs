@@ -221,6 +221,20 @@ fn normal_cdf_matches_known_values() {
 }
 
 /// Residuals of `k` sources, source `s` offset by `offsets[s]` and `n[s]` figures spread ±0.1.
+/// A verdict's two sides, `a` predicted at 120 tok/s against `b` at 100 (a 20% gap).
+fn sides_120_100<'a>(a: &'a Regime, b: &'a Regime) -> (Side<'a>, Side<'a>) {
+    (
+        Side {
+            speed: 120.0,
+            regime: a,
+        },
+        Side {
+            speed: 100.0,
+            regime: b,
+        },
+    )
+}
+
 fn offset_sources(offsets: &[f64], n: &[usize]) -> Vec<Residual> {
     let mut out = Vec::new();
     for (s, (&o, &count)) in offsets.iter().zip(n).enumerate() {
@@ -303,18 +317,8 @@ fn a_new_sources_offset_cancels_between_two_predictions_of_one_box() {
     new_box.machine = "another box".into();
     let seen = regime("kimi", &[]);
     let p = |a: &Regime, b: &Regime| {
-        probability_with(
-            &m,
-            Side {
-                speed: 120.0,
-                regime: a,
-            },
-            Side {
-                speed: 100.0,
-                regime: b,
-            },
-            0.0,
-        )
+        let (a, b) = sides_120_100(a, b);
+        probability_with(&m, a, b, 0.0)
     };
     // both on the new box: the offset is shared; one side only: it is not, so less sure
     assert!(
@@ -976,17 +980,8 @@ fn a_prior_acceptance_on_one_side_widens_the_verdict_by_the_gain_misses_measured
         .name()
         .into();
     let p = |m: &ErrorModel, a: &Regime, b: &Regime| {
-        probability_faster(
-            m,
-            Side {
-                speed: 120.0,
-                regime: a,
-            },
-            Side {
-                speed: 100.0,
-                regime: b,
-            },
-        )
+        let (a, b) = sides_120_100(a, b);
+        probability_faster(m, a, b)
     };
     assert!(
         p(&exact, &on, &off) >= VERDICT_BAR,

@@ -235,3 +235,38 @@ pub fn assert_not_in_the_error_model(name: &str) {
     let model = std::fs::read_to_string(validation_file("error-model.json")).unwrap();
     assert!(!model.contains(name), "{name} is in the error model's fit");
 }
+
+/// Every MTP-on record of the file at `path` has exactly one MTP-off twin at its load (same
+/// workload, hardware, model and quant) in its `comparison_group`, and each such group holds
+/// just that pair; returns how many MTP-on records there are.
+pub fn assert_mtp_on_records_have_one_off_twin_each(path: &std::path::Path) -> usize {
+    let set = sim::records::RecordSet::load(path).unwrap();
+    let mut on_records = 0;
+    for on in set.records.iter().filter(|r| r.parallel.mtp == Some(true)) {
+        on_records += 1;
+        let group = on
+            .comparison_group
+            .as_deref()
+            .unwrap_or_else(|| panic!("{}: MTP on without a comparison group", on.id));
+        let in_group = || {
+            set.records
+                .iter()
+                .filter(move |r| r.comparison_group.as_deref() == Some(group))
+        };
+        let twins: Vec<_> = in_group()
+            .filter(|r| r.parallel.mtp == Some(false))
+            .filter(|r| r.workload == on.workload)
+            .filter(|r| r.hardware == on.hardware && r.model == on.model && r.quant == on.quant)
+            .collect();
+        assert_eq!(
+            twins.len(),
+            1,
+            "{}: {} MTP-off twins at its load in {group}",
+            on.id,
+            twins.len()
+        );
+        assert_eq!(twins[0].workload.concurrency, on.workload.concurrency);
+        assert_eq!(in_group().count(), 2, "{group}: one on/off pair per group");
+    }
+    on_records
+}
