@@ -75,6 +75,8 @@ const GPU_PRESETS: &[GpuPreset] = &[
     gpu_preset!("h20", &["h20"], &[]),
     gpu_preset!("b200", &["b200"], &[]),
     gpu_preset!("l40s", &["l40s"], &[]),
+    // the 3090 Ti is another card (1008 GB/s, higher clocks)
+    gpu_preset!("rtx-3090", &["3090"], &["laptop", "ti"]),
     gpu_preset!("rtx-4090", &["4090"], &["laptop", "d"]),
     gpu_preset!("rtx-5090", &["5090"], &["laptop", "d"]),
 ];

@@ -256,7 +256,8 @@ fn gpu_presets_are_complete() {
             g.memory_bytes > 20 << 30 && g.memory_gb_per_s > 500.0,
             "{key}"
         );
-        assert!(g.bf16_tflops > 100.0, "{key}");
+        // the RTX 3090 (Ampere, 71 dense) is the slowest card a preset carries
+        assert!(g.bf16_tflops > 70.0, "{key}");
         if let Some(fp8) = g.fp8_tflops {
             assert!(fp8 >= 1.9 * g.bf16_tflops, "{key}: fp8 should double bf16");
         }
@@ -296,6 +297,8 @@ fn gpu_names_match_loosely() {
     assert_eq!(maxq.memory_gb_per_s, ws.memory_gb_per_s);
     assert_eq!(maxq.memory_bytes, ws.memory_bytes);
     assert!(maxq.bf16_tflops < ws.bf16_tflops && maxq.fp4_tflops < ws.fp4_tflops);
+    assert_eq!(find("NVIDIA GeForce RTX 3090").as_deref(), Some("rtx-3090"));
+    assert_eq!(find("NVIDIA GeForce RTX 3090 Ti"), None);
     assert_eq!(find("NVIDIA H100 80GB HBM3").as_deref(), Some("h100-sxm"));
     assert_eq!(find("NVIDIA H100 PCIe").as_deref(), Some("h100-pcie"));
     assert_eq!(find("NVIDIA H200").as_deref(), Some("h200"));

@@ -7,6 +7,8 @@
 //! (defaults: `data/observations/nccl-rtx-pro-6000-baremetal.json`, `sim/presets/machines`).
 //! Exit 2 on bad input.
 
+#[path = "machine_presets/consumer.rs"]
+mod consumer;
 #[path = "machine_presets/maxq.rs"]
 mod maxq;
 #[path = "machine_presets/multinode.rs"]
@@ -145,42 +147,50 @@ fn run() -> anyhow::Result<()> {
         .with_context(|| format!("reading bare-metal NCCL measurements {}", nccl.display()))?;
     let baremetal = pcie::baremetal(&measured);
     let h200 = nvlink::preset(&nvlink::H200);
-    let presets = [
+    let mut presets = vec![
         (
-            "rtx-pro-6000-x8x2-400gbe",
+            "rtx-pro-6000-x8x2-400gbe".to_string(),
             multinode::two_boxes(&baremetal, &multinode::ROCE_400GBE_X1),
         ),
         (
-            "h200-x8x2-ib-ndr",
+            "h200-x8x2-ib-ndr".to_string(),
             multinode::two_boxes(&h200, &multinode::IB_NDR_X8),
         ),
-        ("rtx-pro-6000-maxq-x8", maxq::preset(&baremetal)),
-        ("rtx-pro-6000-x8-baremetal", baremetal),
+        ("rtx-pro-6000-maxq-x8".to_string(), maxq::preset(&baremetal)),
+        ("rtx-pro-6000-x8-baremetal".to_string(), baremetal),
         (
-            "rtx-pro-6000-x8-baremetal-nccl-tuned",
+            "rtx-pro-6000-x8-baremetal-nccl-tuned".to_string(),
             pcie_tuned::preset(&measured, pcie_tuned::Protocols::NcclChoice),
         ),
         (
-            "rtx-pro-6000-x8-baremetal-nccl-ll128",
+            "rtx-pro-6000-x8-baremetal-nccl-ll128".to_string(),
             pcie_tuned::preset(&measured, pcie_tuned::Protocols::Ll128),
         ),
         (
-            "rtx-pro-6000-x8-baremetal-nccl-simple",
+            "rtx-pro-6000-x8-baremetal-nccl-simple".to_string(),
             pcie_tuned::preset(&measured, pcie_tuned::Protocols::Simple),
         ),
         (
-            "rtx-pro-6000-x8-vm-hostbounce",
+            "rtx-pro-6000-x8-vm-hostbounce".to_string(),
             pcie::vm_hostbounce(&measured),
         ),
         (
-            "rtx-pro-6000-x16-pcie-switch",
+            "rtx-pro-6000-x16-pcie-switch".to_string(),
             pcie_switch::x16_switches(&measured)?,
         ),
-        ("h100-x8", nvlink::preset(&nvlink::H100)),
-        ("h200-x8", h200),
-        ("h20-x8", nvlink::preset(&nvlink::H20)),
-        ("b200-x8", nvlink::preset(&nvlink::B200)),
+        ("h100-x8".to_string(), nvlink::preset(&nvlink::H100)),
+        ("h200-x8".to_string(), h200),
+        ("h20-x8".to_string(), nvlink::preset(&nvlink::H20)),
+        ("b200-x8".to_string(), nvlink::preset(&nvlink::B200)),
     ];
+    for card in &consumer::CARDS {
+        for (suffix, p2p) in [("", false), ("-p2p", true)] {
+            presets.push((
+                format!("{}-x8-pcie{suffix}", card.key),
+                consumer::preset(card, p2p),
+            ));
+        }
+    }
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     for (name, p) in presets {
         let path = out.join(format!("{name}.json"));

@@ -34,12 +34,17 @@
 //! - `rtx-pro-6000-x8x2-400gbe`: two bare-metal RTX PRO 6000 boxes, one ConnectX-7 400GbE (RoCE)
 //!   port each; `h200-x8x2-ib-ndr`: two HGX H200 boxes, 8× ConnectX-7 NDR 400 InfiniBand each.
 //!   The network is modelled from published NIC and NCCL figures, not measured.
+//! - `rtx-3090-x8-pcie`, `rtx-4090-x8-pcie`, `rtx-5090-x8-pcie`: eight GeForce cards on one
+//!   socket's PCIe root ports with the stock driver, which gives them no peer access (NCCL's SHM
+//!   ring through host memory); `…-p2p`: the same with the P2P-patched open kernel module (every
+//!   pair real peer access over PCIe). Links from public `p2pBandwidthLatencyTest` figures
+//!   (`examples/machine_presets/consumer.rs`), collectives costed from them at load time.
 
 use models::MachineProfile;
 use std::path::Path;
 
 /// (name, embedded JSON) of every built-in preset, in the order `sim` lists them.
-const PRESETS: [(&str, &str); 13] = [
+const PRESETS: [(&str, &str); 19] = [
     (
         "rtx-pro-6000-x8-baremetal",
         include_str!("../presets/machines/rtx-pro-6000-x8-baremetal.json"),
@@ -79,6 +84,30 @@ const PRESETS: [(&str, &str); 13] = [
     (
         "h200-x8x2-ib-ndr",
         include_str!("../presets/machines/h200-x8x2-ib-ndr.json"),
+    ),
+    (
+        "rtx-3090-x8-pcie",
+        include_str!("../presets/machines/rtx-3090-x8-pcie.json"),
+    ),
+    (
+        "rtx-3090-x8-pcie-p2p",
+        include_str!("../presets/machines/rtx-3090-x8-pcie-p2p.json"),
+    ),
+    (
+        "rtx-4090-x8-pcie",
+        include_str!("../presets/machines/rtx-4090-x8-pcie.json"),
+    ),
+    (
+        "rtx-4090-x8-pcie-p2p",
+        include_str!("../presets/machines/rtx-4090-x8-pcie-p2p.json"),
+    ),
+    (
+        "rtx-5090-x8-pcie",
+        include_str!("../presets/machines/rtx-5090-x8-pcie.json"),
+    ),
+    (
+        "rtx-5090-x8-pcie-p2p",
+        include_str!("../presets/machines/rtx-5090-x8-pcie-p2p.json"),
     ),
 ];
 
@@ -123,6 +152,19 @@ pub fn p2p_variant_name(base: &str, state: models::profile::P2pState) -> Option<
         .iter()
         .find(|v| v.1 == base && v.2 == state)
         .map(|v| v.0)
+}
+
+/// The built-in 8-GPU preset of a GPU preset's box with working P2P: what `advise --question p2p`
+/// simulates the `real` state on where the machine lacks it (the bare-metal RTX PRO 6000 box; a
+/// GeForce box with the P2P-patched open kernel module).
+pub fn real_p2p_preset_of(gpu_preset: &str) -> Option<&'static str> {
+    Some(match gpu_preset {
+        "rtx-pro-6000-server" => "rtx-pro-6000-x8-baremetal",
+        "rtx-3090" => "rtx-3090-x8-pcie-p2p",
+        "rtx-4090" => "rtx-4090-x8-pcie-p2p",
+        "rtx-5090" => "rtx-5090-x8-pcie-p2p",
+        _ => return None,
+    })
 }
 
 /// A built-in machine preset by name (`None` if there is no such preset). The embedded JSON is

@@ -47,6 +47,12 @@ fn every_preset_parses_with_provenance() {
             "b200-x8",
             "rtx-pro-6000-x8x2-400gbe",
             "h200-x8x2-ib-ndr",
+            "rtx-3090-x8-pcie",
+            "rtx-3090-x8-pcie-p2p",
+            "rtx-4090-x8-pcie",
+            "rtx-4090-x8-pcie-p2p",
+            "rtx-5090-x8-pcie",
+            "rtx-5090-x8-pcie-p2p",
             "rtx-pro-6000-x8-baremetal-p2p-off",
             "rtx-pro-6000-x8-baremetal-p2p-routed",
             "rtx-pro-6000-x16-pcie-switch-nccl-graph"
@@ -72,6 +78,18 @@ fn every_preset_parses_with_provenance() {
             per_box * (per_box - 1) * boxes,
             "{name}: every ordered pair inside a box"
         );
+        if name.contains("-x8-pcie") {
+            // the GeForce boxes: no NCCL run of one is cited, so no curve; the stock driver's
+            // box has no peer access, the patched driver's every pair
+            let want = if name.ends_with("-p2p") {
+                models::profile::P2pState::Real
+            } else {
+                models::profile::P2pState::Off
+            };
+            assert_eq!(p.p2p_state(), Some(want), "{name}");
+            assert!(p.collectives.is_empty(), "{name}");
+            continue;
+        }
         if name.contains("-p2p-") {
             // the P2P-state variants drop every curve timed with P2P: their collectives are
             // costed from their links (sim::p2p_variant), and they say which state they are
@@ -525,4 +543,30 @@ fn the_h20_box_is_the_h200_fabric_with_the_h20_card() {
     let m = sim::machine::Machine::resolve("h20-x8").unwrap();
     assert_eq!(m.gpu.memory_gb_per_s, 4000.0);
     assert_eq!(m.gpu.bf16_tflops, 148.0);
+}
+
+/// The GeForce boxes' collectives come from their links: with peer access (the patched driver)
+/// a 4-GPU all-reduce and a pipeline hop beat the stock driver's SHM path through host memory at
+/// every size, a small send costs its latency, not the published large-copy figure's time, and
+/// Gen5 cards outrun Gen4 ones.
+#[test]
+fn geforce_boxes_cost_their_collectives_from_the_links_they_state() {
+    let m = |n: &str| sim::machine::Machine::resolve(n).unwrap_or_else(|e| panic!("{n}: {e}"));
+    let t = |n: &str, op: CollectiveOp, devs: &[u32], bytes: f64| {
+        m(n).collective(op, devs).time_s(bytes)
+    };
+    for card in ["rtx-3090", "rtx-4090", "rtx-5090"] {
+        let (off, on) = (format!("{card}-x8-pcie"), format!("{card}-x8-pcie-p2p"));
+        for bytes in [16e3, 256e3, 4e6, 64e6] {
+            let ar = |n: &str| t(n, CollectiveOp::AllReduce, &[0, 1, 2, 3], bytes);
+            assert!(ar(&on) < ar(&off), "{card} all-reduce at {bytes} B");
+            let hop = |n: &str| t(n, CollectiveOp::SendRecv, &[3, 4], bytes);
+            assert!(hop(&on) < hop(&off), "{card} send at {bytes} B");
+        }
+        // 64 KiB at 20-54 GB/s: a few µs, not the 256 MiB figure's milliseconds
+        let small = t(&on, CollectiveOp::SendRecv, &[3, 4], 65536.0);
+        assert!(small < 20e-6, "{card}: 64 KiB send {small} s");
+    }
+    let big = |n: &str| t(n, CollectiveOp::AllReduce, &[0, 1, 2, 3, 4, 5, 6, 7], 64e6);
+    assert!(big("rtx-5090-x8-pcie-p2p") < 0.6 * big("rtx-4090-x8-pcie-p2p"));
 }

@@ -337,6 +337,52 @@ fn advise_answers_the_p2p_question_for_the_vm() {
     );
 }
 
+/// `sim advise --question p2p` on a stock-driver GeForce box: its `real` rows run on the same
+/// box with the P2P-patched driver (`rtx-3090-x8-pcie-p2p`), which is faster there, and the
+/// change named is that driver's peer access.
+#[test]
+fn advise_weighs_the_patched_driver_on_a_geforce_box() {
+    let v: serde_json::Value = serde_json::from_str(&sim_stdout(&[
+        "advise",
+        "--machine",
+        "rtx-3090-x8-pcie",
+        "--model",
+        "minimax-m2.5-int4-awq",
+        "--tp",
+        "8",
+        "--question",
+        "p2p",
+        "--max-concurrency",
+        "16",
+        "--num-prompts",
+        "32",
+        "--random-input-len",
+        "1024",
+        "--random-output-len",
+        "256",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let p = &v["p2p"];
+    assert_eq!(p["machine_state"], "off");
+    let rows = p["rows"].as_array().unwrap();
+    let tok = |r: &serde_json::Value| r["output_tok_s"].as_f64();
+    let best = |state: &str| {
+        rows.iter()
+            .filter(|r| r["state"] == state)
+            .filter_map(tok)
+            .fold(0.0, f64::max)
+    };
+    assert!(
+        rows.iter()
+            .filter(|r| r["state"] == "real")
+            .all(|r| r["machine"] == "rtx-3090-x8-pcie-p2p"),
+        "{p}"
+    );
+    assert!(best("real") > best("off"), "{p}");
+}
+
 /// Issue 34, the user's VM by host path: `sim advise --question p2p --observed 1:11 --observed
 /// 64:225` at the user's load sweeps each state and path (off: NCCL's SHM ring; routed: NCCL's P2P
 /// ring, the one-shot custom all-reduce) over host paths of 14–500 µs and 1–37 GB/s. Nothing is

@@ -28,6 +28,9 @@ use models::profile::{
     PairClass, PairLink, TransferMode,
 };
 
+/// The size a one-figure link curve's latency point is put at (a small copy, latency-bound).
+const SMALL_COPY_BYTES: f64 = 4096.0;
+
 /// Bytes per second one direction of a PCIe link of `gen` × `lanes` carries in practice
 /// (≈ 80% of the raw rate after encoding and protocol overhead; Gen5 x16 ≈ 50 GB/s, in line with
 /// the 53–56 GB/s P2P figures in data/observations/README.md).
@@ -383,7 +386,8 @@ impl Interconnect<'_> {
     }
 
     /// Send/recv of one GPU pair from its measured one-way link curve (P2P copy engine when the
-    /// pair does P2P, host-staged copies otherwise), with the measured small-copy latency.
+    /// pair does P2P, host-staged copies otherwise), with the measured small-copy latency where
+    /// the curve is a single published figure.
     fn link_send_recv(&self, src: u32, dst: u32) -> Option<CommCurve> {
         let link = self
             .links
@@ -402,11 +406,25 @@ impl Interconnect<'_> {
             .iter()
             .filter(|c| c.direction == Direction::Unidirectional)
             .min_by_key(|c| c.mode != want_mode)?;
-        let pts: Vec<(f64, f64)> = curve
+        let mut pts: Vec<(f64, f64)> = curve
             .points
             .iter()
             .map(|p| (p.bytes as f64, p.time_us.median * 1e-6))
             .collect();
+        // a published figure is one bandwidth point at a large size: alone it would price every
+        // smaller message at that size's time; the pair's small-copy latency for the same path
+        // is the other end of the line (a probe's curve has its own small sizes)
+        let latency_key = if curve.mode == TransferMode::CopyEngine {
+            "copy-engine"
+        } else {
+            "host-staged"
+        };
+        if let ([(bytes, t)], Some(lat)) = (pts.as_slice(), link.latency_us.get(latency_key)) {
+            let (bytes, t, lat_s) = (*bytes, *t, lat.median * 1e-6);
+            if lat_s > 0.0 && lat_s < t && bytes > SMALL_COPY_BYTES {
+                pts.insert(0, (SMALL_COPY_BYTES, lat_s + SMALL_COPY_BYTES * t / bytes));
+            }
+        }
         CommCurve::from_points(
             &pts,
             format!(

@@ -70,6 +70,9 @@ pub(super) fn machine_preset(
             ));
         }
     }
+    if GEFORCE_X8.contains(&family) {
+        return Ok(geforce_box(r, family, assumptions));
+    }
     if family != "rtx-pro-6000-x8" {
         return Ok(family.to_string());
     }
@@ -156,6 +159,32 @@ fn names_a_sixteen_gpu_host(hw: &Hardware) -> bool {
         || text.contains("and 8-15")
 }
 
+/// The GeForce boxes (eight cards on one socket's PCIe root ports), named by their stock-driver
+/// preset (no peer access); `…-p2p` is the same box with the P2P-patched open kernel module.
+const GEFORCE_X8: [&str; 3] = ["rtx-3090-x8-pcie", "rtx-4090-x8-pcie", "rtx-5090-x8-pcie"];
+
+/// A GeForce box in the P2P state the record states: peer access only where the record says P2P
+/// is enabled (the stock driver gives GeForce cards none over PCIe; the patched open kernel
+/// module does), never where NCCL's P2P is turned off.
+fn geforce_box(r: &Record, family: &str, assumptions: &mut Vec<String>) -> String {
+    let hw = &r.hardware;
+    let p2p = lower(&hw.p2p);
+    if p2p == "enabled" && !NcclTuning::p2p_disabled(r) {
+        assumptions.push(format!(
+            "P2P enabled as the record states (the P2P-patched open kernel module): `{family}-p2p`"
+        ));
+        return format!("{family}-p2p");
+    }
+    if p2p != "disabled" {
+        assumptions.push(format!(
+            "P2P {}: the stock driver gives GeForce cards no peer access over PCIe, NCCL's SHM \
+             ring through host memory (`{family}`; a record of the patched driver says p2p enabled)",
+            hw.p2p.as_deref().unwrap_or("not stated")
+        ));
+    }
+    family.into()
+}
+
 /// The 8-GPU box of 300 W RTX PRO 6000 Max-Q cards, bare metal with P2P.
 const MAXQ_X8: &str = "rtx-pro-6000-maxq-x8";
 
@@ -169,6 +198,8 @@ fn gpu_family(hw: &Hardware) -> Result<&'static str, Unexpressible> {
             MAXQ_X8
         } else if gpu.contains("rtx pro 6000") {
             "rtx-pro-6000-x8"
+        } else if let Some(family) = geforce_family(&gpu) {
+            family
         } else if gpu.contains("b200") {
             "b200-x8"
         } else if gpu.contains("h200") {
@@ -191,6 +222,30 @@ fn gpu_family(hw: &Hardware) -> Result<&'static str, Unexpressible> {
             ));
         },
     )
+}
+
+/// The GeForce box of a card named by its number as a word ("NVIDIA GeForce RTX 4090", "8x
+/// 3090"), not its Ti, D or laptop variants (other memory, clocks or bandwidth).
+fn geforce_family(gpu: &str) -> Option<&'static str> {
+    let words: Vec<&str> = gpu
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words
+        .iter()
+        .any(|w| matches!(*w, "ti" | "d" | "laptop" | "mobile"))
+    {
+        return None;
+    }
+    GEFORCE_X8
+        .iter()
+        .zip(["3090", "4090", "5090"])
+        .find(|(_, n)| {
+            words
+                .iter()
+                .any(|w| w == n || *w == format!("{n}x") || w.ends_with(&format!("x{n}")))
+        })
+        .map(|(f, _)| *f)
 }
 
 /// The 16-GPU RTX PRO 6000 box the community published (four PCIe switches of four GPUs,
@@ -269,6 +324,39 @@ mod tests {
                 !names_a_sixteen_gpu_host(&hardware(ic, host)),
                 "{ic} | {host}"
             );
+        }
+    }
+
+    fn geforce_record(gpu: &str, count: u32, p2p: &str, env: &str) -> Record {
+        serde_json::from_value(serde_json::json!({
+            "id": "geforce",
+            "hardware": {"gpu": gpu, "count": count, "interconnect": "PCIe Gen4", "p2p": p2p},
+            "engine": {"name": "vllm", "flags": format!("{env} vllm serve m --tensor-parallel-size {count}")},
+        }))
+        .expect("a record")
+    }
+
+    /// A GeForce card's record runs on its 8-GPU box in the P2P state it states: peer access
+    /// only where it says P2P is enabled (the patched driver) and NCCL's P2P is not turned off;
+    /// not stated, the stock driver's none, said in the assumptions. Ti and D cards are other
+    /// cards: no preset.
+    #[test]
+    fn a_geforce_record_runs_on_its_box_in_the_p2p_state_it_states() {
+        let preset = |gpu: &str, p2p: &str, env: &str| {
+            let mut why = Vec::new();
+            machine_preset(&geforce_record(gpu, 4, p2p, env), &mut why).map(|m| (m, why))
+        };
+        let (m, why) = preset("NVIDIA GeForce RTX 3090", "unknown", "").expect("a 3090 box");
+        assert_eq!(m, "rtx-3090-x8-pcie");
+        assert!(why.iter().any(|w| w.contains("stock driver")), "{why:?}");
+        let (m, _) = preset("NVIDIA GeForce RTX 4090", "enabled", "").expect("a 4090 box");
+        assert_eq!(m, "rtx-4090-x8-pcie-p2p");
+        let (m, _) = preset("8x RTX 5090", "enabled", "NCCL_P2P_DISABLE=1").expect("a 5090 box");
+        assert_eq!(m, "rtx-5090-x8-pcie");
+        let (m, _) = preset("RTX4090", "disabled", "").expect("a 4090 box");
+        assert_eq!(m, "rtx-4090-x8-pcie");
+        for other in ["NVIDIA GeForce RTX 3090 Ti", "NVIDIA GeForce RTX 4090 D"] {
+            assert!(preset(other, "enabled", "").is_err(), "{other}");
         }
     }
 }

@@ -528,8 +528,8 @@ impl Scenario {
     }
 
     /// `--question p2p` on the top-ranked layout: the machine in each P2P state (`real` from the
-    /// bare-metal preset of the same box where the machine lacks it), NCCL and the custom
-    /// all-reduce.
+    /// preset of the same box with working P2P where the machine lacks it,
+    /// [`crate::presets::real_p2p_preset_of`]), NCCL and the custom all-reduce.
     fn answer_p2p(&self, asked: &AskedOf<'_>) -> Result<P2pAnswer, AdviseError> {
         let Some(top) = self
             .top_ranked(asked.layouts, asked.ranking)
@@ -538,12 +538,13 @@ impl Scenario {
             return Err(AdviseError::NoLayoutRan);
         };
         let m = &self.machine;
-        let same_box = m.profile.gpu_preset.as_deref() == Some("rtx-pro-6000-server")
-            && m.gpu_count == 8
-            && m.node_count() == 1;
-        let real_base = same_box
-            .then(|| crate::machine::Machine::resolve("rtx-pro-6000-x8-baremetal").ok())
-            .flatten();
+        let real_base = m
+            .profile
+            .gpu_preset
+            .as_deref()
+            .and_then(crate::presets::real_p2p_preset_of)
+            .filter(|_| m.gpu_count == 8 && m.node_count() == 1)
+            .and_then(|name| crate::machine::Machine::resolve(name).ok());
         let oneshot = if top.tp <= 4 {
             crate::engine::SGLANG_PCIE_ONESHOT_4GPU_BYTES
         } else {
