@@ -24,6 +24,10 @@ pub enum WeightFormat {
     /// MXFP4 (OCP microscaling): 4-bit e2m1 values, one e8m0 (1-byte) scale per 32 values
     /// (gpt-oss's experts, `quant_method: mxfp4`).
     Mxfp4,
+    /// MXFP8 (OCP microscaling): e4m3 values, one e8m0 (1-byte) scale per 32 values along the
+    /// reduction dimension (vLLM's online `mxfp8`: `MXFP8_BLOCK_SIZE = 32`,
+    /// `online/mxfp8.py`).
+    Mxfp8,
 }
 
 impl WeightFormat {
@@ -36,10 +40,11 @@ impl WeightFormat {
             WeightFormat::Nvfp4 => 0.5 + 1.0 / 16.0,
             WeightFormat::Int4 { group_size } => 0.5 + 2.0 / group_size.max(1) as f64,
             WeightFormat::Mxfp4 => 0.5 + 1.0 / 32.0,
+            WeightFormat::Mxfp8 => 1.0 + 1.0 / 32.0,
         }
     }
 
-    /// A short human name: `bf16`, `fp8`, `nvfp4`, `int4-g32`, `mxfp4`.
+    /// A short human name: `bf16`, `fp8`, `nvfp4`, `int4-g32`, `mxfp4`, `mxfp8`.
     pub fn name(&self) -> String {
         match *self {
             WeightFormat::Bf16 => "bf16".into(),
@@ -47,6 +52,7 @@ impl WeightFormat {
             WeightFormat::Nvfp4 => "nvfp4".into(),
             WeightFormat::Int4 { group_size } => format!("int4-g{group_size}"),
             WeightFormat::Mxfp4 => "mxfp4".into(),
+            WeightFormat::Mxfp8 => "mxfp8".into(),
         }
     }
 }

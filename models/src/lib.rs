@@ -32,6 +32,7 @@ pub mod io;
 pub mod layout;
 pub mod load_replay;
 mod minire;
+mod online_quant;
 pub mod presets;
 pub mod profile;
 pub mod profile_check;

@@ -125,6 +125,10 @@ pub struct ServerOptions {
     /// Model-config fields the launch line overrides ([`ModelOverrides`]).
     #[serde(default, skip_serializing_if = "ModelOverrides::is_empty")]
     pub model_overrides: ModelOverrides,
+    /// The checkpoint's BF16 linears quantized at load ([`OnlineQuant`]: vLLM's
+    /// `--quantization-config`), applied where the served spec is made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub online_quant: Option<OnlineQuant>,
     /// A prompt may be split over steps (SGLang always; vLLM unless
     /// `--no-enable-chunked-prefill`): without it a waiting prompt larger than the step's budget
     /// left waits for a later step ([`crate::serving::engine`]).
@@ -372,6 +376,85 @@ impl ModelOverrides {
     }
 }
 
+/// vLLM's online quantization of the linears a checkpoint leaves in BF16
+/// (`--quantization-config '{"linear": {"weight": "mxfp8"}, "ignore": ["re:.*kv_b_proj"]}'`,
+/// `QuantizationConfigArgs` in vLLM's `config/quantization.py`): the weight format they are
+/// quantized to at load and the modules left out. Applied by
+/// [`models::ModelSpec::with_online_linear_quant`] where the served spec is made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OnlineQuant {
+    /// The linears' weight format after loading.
+    pub linear: models::WeightFormat,
+    /// `ignore` entries (`re:` regexes or globs over module names).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore: Vec<String>,
+}
+
+impl OnlineQuant {
+    /// The object vLLM's `--quantization-config` takes: `linear` as a spec (`{"weight": NAME}`)
+    /// or a name, `ignore` a list of strings. `None` for an object without a `linear` spec;
+    /// an error for what shardwise cannot price for sure: a `moe` spec (the routed experts
+    /// re-quantized), an activation key, a weight name vLLM does not know or a key it does not
+    /// take.
+    pub fn of_json(v: &serde_json::Value) -> Result<Option<OnlineQuant>, String> {
+        let Some(map) = v.as_object() else {
+            return Err("is not a JSON object".into());
+        };
+        let mut linear = None;
+        let mut ignore = Vec::new();
+        for (key, value) in map {
+            match key.as_str() {
+                "linear" => linear = Some(online_weight(value)?),
+                "ignore" => {
+                    ignore = value
+                        .as_array()
+                        .and_then(|a| a.iter().map(|x| x.as_str().map(str::to_string)).collect())
+                        .ok_or("`ignore` is not a list of strings")?
+                }
+                "moe" if value.is_null() => {}
+                "moe" => {
+                    return Err(
+                        "a `moe` spec (routed experts quantized at load) is not modelled".into(),
+                    );
+                }
+                other => return Err(format!("unknown key `{other}`")),
+            }
+        }
+        Ok(linear.map(|linear| OnlineQuant { linear, ignore }))
+    }
+}
+
+/// A `linear` spec's weight format: vLLM's `QUANT_KEY_NAMES` (`mxfp8`, `fp8_per_block_*`,
+/// `fp8_per_tensor_*`, `fp8_per_token`), as a name or `{"weight": NAME}`.
+fn online_weight(value: &serde_json::Value) -> Result<models::WeightFormat, String> {
+    let name = match value {
+        serde_json::Value::String(s) => s.as_str(),
+        serde_json::Value::Object(o) => {
+            if o.get("activation").is_some_and(|a| !a.is_null()) {
+                return Err("an `activation` key is not modelled".into());
+            }
+            o.get("weight")
+                .and_then(|w| w.as_str())
+                .ok_or("`linear` has no `weight` name")?
+        }
+        _ => return Err("`linear` is neither a name nor an object".into()),
+    };
+    Ok(match name {
+        "mxfp8" => models::WeightFormat::Mxfp8,
+        "fp8_per_block_static" | "fp8_per_block_dynamic" => {
+            models::WeightFormat::Fp8 { block: 128 }
+        }
+        "fp8_per_tensor_static" | "fp8_per_tensor_dynamic" | "fp8_per_token" => {
+            models::WeightFormat::Fp8 { block: 0 }
+        }
+        other => {
+            return Err(format!(
+                "`linear` weight `{other}` is not one shardwise prices (mxfp8, fp8_per_block_static, fp8_per_block_dynamic, fp8_per_tensor_static, fp8_per_tensor_dynamic, fp8_per_token)"
+            ));
+        }
+    })
+}
+
 /// `index_topk_pattern` (a string, or a list of letters) or `indexer_types` (`full` / `shared`)
 /// as one letter a layer.
 fn index_letters(key: &str, value: &serde_json::Value) -> Result<String, String> {
@@ -439,6 +522,7 @@ impl Default for ServerOptions {
             dsa_build: DsaBuild::default(),
             linear_state_dtype_bytes: None,
             model_overrides: ModelOverrides::default(),
+            online_quant: None,
             prefill_chunking: true,
             moe_runner_backend: None,
             b12x_build: None,

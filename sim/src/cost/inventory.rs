@@ -239,7 +239,7 @@ fn gqa_kernels(spec: &ModelSpec, layout: &Layout, a: &mut BlockKernels, qa: bool
 /// Whether a part's format runs its GEMMs on quantized activations.
 fn quantized(spec: &ModelSpec, part: ModelPart) -> bool {
     let name = spec.format_of(part).name();
-    name.starts_with("fp8") || name.starts_with("nvfp4") || name.starts_with("mxfp4")
+    name.starts_with("fp8") || name.starts_with("nvfp4") || name.starts_with("mxfp")
 }
 
 impl LayerInventory {

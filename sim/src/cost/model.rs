@@ -63,7 +63,8 @@ pub(super) fn served_spec<'a>(
 /// `spec` as the engine loads it under the launch line: the model-config overrides
 /// ([`ServerOptions::model_overrides`]: an `index_topk_pattern` decides which layers score their
 /// own DSA top-k, the rest reuse the previous layer's, so they hold no index keys and run no
-/// indexer), and the engine's dtype for a Gated-DeltaNet state the config leaves unsaid
+/// indexer), the BF16 linears quantized at load ([`ServerOptions::online_quant`]), and the
+/// engine's dtype for a Gated-DeltaNet state the config leaves unsaid
 /// ([`crate::engine::ServingEngine::linear_state_dtype_bytes`]). The note says what was applied
 /// and what was not.
 fn overridden<'a>(
@@ -94,6 +95,9 @@ fn overridden<'a>(
             spec.to_mut().indexer_layers = layers;
         }
     }
+    if let Some(q) = &opts.online_quant {
+        spec = online_quantized(spec, q, &mut said);
+    }
     if let Some(la) = spec.linear_attention {
         let rule = opts.engine.rules();
         if let Some(b) =
@@ -115,6 +119,44 @@ fn overridden<'a>(
         ));
     }
     Ok((spec, (!said.is_empty()).then(|| said.join("; "))))
+}
+
+/// `spec` with its BF16 linears quantized at load as `q` says
+/// ([`models::ModelSpec::with_online_linear_quant`]), and a line saying what was converted.
+fn online_quantized<'a>(
+    spec: std::borrow::Cow<'a, ModelSpec>,
+    q: &crate::options::OnlineQuant,
+    said: &mut Vec<String>,
+) -> std::borrow::Cow<'a, ModelSpec> {
+    let (quantized, parts) = spec.with_online_linear_quant(q.linear, &q.ignore);
+    if parts.is_empty() {
+        said.push(format!(
+            "online {} linears: {} stores none of its linears in BF16, nothing converted",
+            q.linear.name(),
+            spec.name
+        ));
+        return spec;
+    }
+    said.push(format!(
+        "online {}: the BF16 {} converted at load{}",
+        q.linear.name(),
+        parts
+            .iter()
+            .map(|p| match p {
+                models::ModelPart::Attention => "attention (indexer too)",
+                models::ModelPart::DenseMlp => "dense MLPs",
+                models::ModelPart::SharedExperts => "shared experts",
+                _ => "linears",
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        if q.ignore.is_empty() {
+            String::new()
+        } else {
+            format!(" (kept BF16: {})", q.ignore.join(", "))
+        }
+    ));
+    std::borrow::Cow::Owned(quantized)
 }
 
 /// SGLang's cache dtype for a DSA model when `--kv-cache-dtype` is `auto` (none given): not the

@@ -176,6 +176,6 @@ mod tests {
         let t = l.line_s(320.0, bytes, 4096.0, 1792e9);
         assert!((t / 483.0e-6 - 1.0).abs() < 0.15, "{t}");
         assert!(l.bound_s(320.0, bytes, 4096.0, 1792e9) > 483.0e-6);
-        assert!(line_of("mxfp8-unknown").is_none());
+        assert!(line_of("nf3-unknown").is_none());
     }
 }

@@ -233,7 +233,7 @@ pub fn normalize_dtype(dtype: &str) -> Option<&'static str> {
     let starts = |p: &[&str]| p.iter().any(|p| starts_ignore_case(d, p));
     if starts(&["bf16", "bfloat16", "fp16", "float16", "half", "auto"]) {
         Some("bf16")
-    } else if starts(&["fp8", "float8", "e4m3", "e5m2", "w8a8"]) {
+    } else if starts(&["fp8", "float8", "e4m3", "e5m2", "w8a8", "mxfp8"]) {
         Some("fp8")
     } else if starts(&["nvfp4", "fp4", "mxfp4"]) {
         Some("nvfp4")

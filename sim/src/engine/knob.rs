@@ -66,6 +66,9 @@ pub enum Knob {
     DistInitAddr,
     /// JSON merged into the model's HF config at load.
     ModelConfigOverrides,
+    /// The quantization of the checkpoint's BF16 linears at load (vLLM's
+    /// `--quantization-config`; SGLang has no such flag).
+    OnlineQuantization,
 }
 
 impl Engine {
@@ -116,6 +119,7 @@ mod tests {
             Knob::NodeRank,
             Knob::DistInitAddr,
             Knob::ModelConfigOverrides,
+            Knob::OnlineQuantization,
         ];
         for k in knobs {
             assert!(Engine::Sglang.flag(k).starts_with('-'), "{k:?}");
@@ -141,6 +145,10 @@ mod tests {
         assert_eq!(
             Engine::Sglang.flag(Knob::ModelConfigOverrides),
             "--json-model-override-args"
+        );
+        assert_eq!(
+            Engine::Vllm.flag(Knob::OnlineQuantization),
+            "--quantization-config"
         );
         // SGLang has no DCP flag: vLLM's is named
         assert_eq!(

@@ -482,6 +482,9 @@ pub struct LaunchKnobs {
     /// Model-config fields overridden at load ([`ServerOptions::model_overrides`]).
     #[serde(default)]
     pub model_overrides: crate::options::ModelOverrides,
+    /// BF16 linears quantized at load ([`ServerOptions::online_quant`]).
+    #[serde(default)]
+    pub online_quant: Option<crate::options::OnlineQuant>,
     pub pcie_all_reduce: Option<PcieAllReduce>,
     /// The overlap scheduler stays on under speculative decoding (SGLang's
     /// `SGLANG_ENABLE_SPEC_V2`; [`ServerOptions::speculative_overlap`]).
@@ -646,6 +649,7 @@ impl Engine {
         o.nsa = knobs.nsa.clone();
         o.dsa_build = knobs.dsa_build;
         o.model_overrides = knobs.model_overrides.clone();
+        o.online_quant = knobs.online_quant.clone();
         o.linear_state_dtype_bytes = knobs.linear_state_dtype_bytes;
         o.disable_custom_all_reduce = knobs.disable_custom_all_reduce;
         o.disable_cuda_graph = knobs.disable_cuda_graph;

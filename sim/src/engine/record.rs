@@ -87,19 +87,40 @@ pub fn model_overrides_after(
     key: &str,
     text: &str,
 ) -> Option<Result<crate::options::ModelOverrides, String>> {
+    let v = json_object_after(key, text)?;
+    Some(v.and_then(|v| {
+        crate::options::ModelOverrides::of_json(&v).map_err(|e| format!("{key}: {e}"))
+    }))
+}
+
+/// The online quantization of a record's text after `key` (vLLM's `--quantization-config`),
+/// as [`model_overrides_after`] reads its object: `None` where the key is absent or not followed
+/// by an object, `Some(Ok(None))` for an object without a `linear` spec, an error where it
+/// cannot be read or priced for sure ([`crate::options::OnlineQuant::of_json`]).
+pub fn online_quant_after(
+    key: &str,
+    text: &str,
+) -> Option<Result<Option<crate::options::OnlineQuant>, String>> {
+    let v = json_object_after(key, text)?;
+    Some(
+        v.and_then(|v| crate::options::OnlineQuant::of_json(&v).map_err(|e| format!("{key}: {e}"))),
+    )
+}
+
+/// The JSON object a record's text holds after `key`, however the source quoted it: `None`
+/// where the key is absent or followed by words, an error where the object does not close or
+/// parse.
+fn json_object_after(key: &str, text: &str) -> Option<Result<serde_json::Value, String>> {
     let at = text.find(key)? + key.len();
     let rest = text[at..].trim_start_matches([' ', '=', '\'', '"']);
     if !rest.starts_with('{') {
         return None;
     }
-    let read = || -> Result<crate::options::ModelOverrides, String> {
-        let object = json_object_prefix(rest)
-            .ok_or_else(|| format!("{key}: its JSON object is not closed"))?;
-        let v: serde_json::Value =
-            serde_json::from_str(object).map_err(|e| format!("{key}: {e}"))?;
-        crate::options::ModelOverrides::of_json(&v).map_err(|e| format!("{key}: {e}"))
+    let object = match json_object_prefix(rest) {
+        Some(o) => o,
+        None => return Some(Err(format!("{key}: its JSON object is not closed"))),
     };
-    Some(read())
+    Some(serde_json::from_str(object).map_err(|e| format!("{key}: {e}")))
 }
 
 /// The JSON object `text` starts with (to its matching brace, strings respected).

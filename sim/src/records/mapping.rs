@@ -18,7 +18,7 @@
 use super::machine_map::machine_preset;
 use super::metrics::{LLM_DECODE_BENCH_MAX_TOKENS, family, targets};
 pub use super::metrics::{MeasuredFigure, MetricFamily, Quantity};
-use super::model_map::{format_without_preset, model_preset};
+use super::model_map::{converted_to_mxfp8_at_load, format_without_preset, model_preset};
 use super::nccl::NcclTuning;
 use super::speculation::{RecordSpeculation, record_prompt_kind, record_speculation};
 use super::unexpressible::stated;
@@ -662,6 +662,17 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         return Err(why);
     };
     let mut knobs = record_knobs(engine, &flags, &quant, (sizes.dcp, conc), &mut assumptions);
+    if converted_to_mxfp8_at_load(&quant)
+        && knobs.online_quant.as_ref().map(|q| q.linear) != Some(models::WeightFormat::Mxfp8)
+    {
+        return Err(vec![Unexpressible::new(
+            UnexpressibleKind::UnknownModel,
+            format!(
+                "`{model}` with BF16 linears converted to MXFP8 at load ({quant}), but the flags carry no {flag} with a linear `mxfp8` spec to read which were: state the launch line's {flag}",
+                flag = engine.flag(crate::engine::Knob::OnlineQuantization)
+            ),
+        )]);
+    }
     knobs.moe_default_config = r.engine.moe_kernel_config == Some(super::MoeKernelConfig::Default);
     let version = r.engine.version.as_deref().unwrap_or_default();
     build_knobs(

@@ -12,10 +12,23 @@ pub const FORMATS_WITHOUT_PRESET: &[&str] = &["mxfp4", "mxfp8", "nf3"];
 /// weights name (a KV cache's dtype is not the weights': [`weight_words`]).
 pub fn format_without_preset(model: &str, quant: &str) -> Option<&'static str> {
     let words = format!("{model} {}", weight_words(quant)).to_ascii_lowercase();
+    // linears converted to MXFP8 as the engine loads them are the launch line's doing, read
+    // from its `--quantization-config` (`records::mapping` refuses the record without one), not
+    // a format of the checkpoint's
+    let online = converted_to_mxfp8_at_load(quant) && !model.to_ascii_lowercase().contains("mxfp8");
     FORMATS_WITHOUT_PRESET
         .iter()
         .copied()
+        .filter(|f| !(online && *f == "mxfp8"))
         .find(|f| words.contains(f))
+}
+
+/// Whether a record's quantization words say the checkpoint's BF16 linears were quantized to
+/// MXFP8 as the engine loaded them ("online mxfp8", "converted to MXFP8 at load"), which a
+/// `--quantization-config` with a linear `mxfp8` spec does.
+pub fn converted_to_mxfp8_at_load(quant: &str) -> bool {
+    let q = quant.to_ascii_lowercase();
+    q.contains("online mxfp8") || q.contains("converted to mxfp8 at load")
 }
 
 /// The quantization words that describe the weights: every clause (between `,` `;` `(` `)`)
@@ -157,18 +170,16 @@ mod tests {
         );
     }
 
-    /// MXFP4 experts are not NVFP4 though the words hold "fp4", and NVFP4 experts with dense
-    /// layers converted to MXFP8 at load are not the preset's bytes: no preset, never a misread.
+    /// MXFP4 experts are not NVFP4 though the words hold "fp4", and an MXFP8 checkpoint is not
+    /// the preset's bytes: no preset, never a misread. NVFP4 experts whose BF16 linears were
+    /// converted to MXFP8 at load are the preset's checkpoint (the launch line's
+    /// `--quantization-config` converts them, `records::mapping`).
     #[test]
     fn microscaling_and_nf3_checkpoints_match_no_preset() {
         for (model, quant) in [
             (
                 "festr2/GLM-5.2-BF16-AMDMXFP4experts",
                 "MXFP4 (OCP microscaling, not NVFP4) routed experts",
-            ),
-            (
-                "lukealonso/GLM-5.2-NVFP4",
-                "nvfp4 (modelopt_fp4) routed experts; BF16 dense linears converted to MXFP8 at load",
             ),
             ("madeby561/GLM-5.2-MXFP8-NVFP4-NF3-Hybrid", "mixed"),
             ("some/GLM-5-NVFP4", "nvfp4 with NF3 experts"),
@@ -180,6 +191,20 @@ mod tests {
             model_preset("lukealonso/GLM-5.2-NVFP4", "nvfp4 (modelopt_fp4)"),
             Some("glm-5.2-nvfp4")
         );
+        let online = "nvfp4 (modelopt_fp4) routed experts; online mxfp8: eligible BF16 dense linears converted to MXFP8 at load";
+        assert_eq!(
+            model_preset("lukealonso/GLM-5.2-NVFP4", online),
+            Some("glm-5.2-nvfp4")
+        );
+        // an MXFP4-expert checkpoint stays refused whatever was converted at load
+        assert!(
+            super::format_without_preset(
+                "festr2/GLM-5.2-BF16-AMDMXFP4experts",
+                &format!("MXFP4 routed experts; {online}")
+            )
+            .is_some()
+        );
+        assert!(super::format_without_preset("someone/GLM-5.2-MXFP8", online).is_some());
     }
 
     #[test]

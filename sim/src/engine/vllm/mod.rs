@@ -499,6 +499,7 @@ impl ServingEngine for Vllm {
             Knob::DecodeContextParallel => DECODE_CONTEXT_PARALLEL_SIZE,
             Knob::ModelPath => MODEL,
             Knob::ModelConfigOverrides => HF_OVERRIDES,
+            Knob::OnlineQuantization => QUANTIZATION_CONFIG,
             // its speculation is one `--speculative-config` JSON, its EP a switch, its
             // all-to-all and PCIe all-reduce environment variables: no flag of its own
             Knob::MaxTotalTokens

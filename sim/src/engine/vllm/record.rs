@@ -122,6 +122,13 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
                 k.model_overrides = o;
             }
         }
+        // an unreadable or unpriceable object leaves none: the record is refused for it
+        // ([`unreadable_words`])
+        d if d == t::QUANTIZATION_CONFIG.dest => {
+            if let Some(Ok(q)) = crate::engine::record::online_quant_after(key, text) {
+                k.online_quant = q;
+            }
+        }
         d if d == t::CUDAGRAPH_CAPTURE_SIZES.dest => {
             k.cuda_graph_max_bs = ints_after(key, arg, text)
                 .as_deref()
@@ -167,11 +174,16 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
     true
 }
 
-/// Why a record's vLLM words cannot be read for sure, if they cannot: an `--hf-overrides` object
-/// that does not parse, or a stated size the fork would refuse ([`args::pcie_cutoff_bytes`]).
+/// Why a record's vLLM words cannot be read for sure, if they cannot: an `--hf-overrides` or
+/// `--quantization-config` object that does not parse (or, for the latter, asks what shardwise
+/// does not price), or a stated size the fork would refuse ([`args::pcie_cutoff_bytes`]).
 pub fn unreadable_words(text: &str) -> Option<String> {
     let overrides = t::HF_OVERRIDES.canonical();
     if let Some(Err(why)) = crate::engine::record::model_overrides_after(overrides, text) {
+        return Some(why);
+    }
+    let online = t::QUANTIZATION_CONFIG.canonical();
+    if let Some(Err(why)) = crate::engine::record::online_quant_after(online, text) {
         return Some(why);
     }
     if env_value(text, "VLLM_ENABLE_PCIE_ALLREDUCE") != Some("1") {

@@ -249,6 +249,7 @@ impl VllmLine {
         line.json(&COMPILATION_CONFIG)?;
         line.json(&SPECULATIVE_CONFIG)?;
         line.model_overrides()?;
+        line.online_quant()?;
         Ok(Some(line))
     }
 
@@ -382,6 +383,7 @@ impl VllmLine {
             .map_err(|why| bad(VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE, why))?,
             attention_backend: self.get(&ATTENTION_BACKEND).map(str::to_string),
             model_overrides: self.model_overrides()?,
+            online_quant: self.online_quant()?,
             linear_state_dtype_bytes: self.get(&MAMBA_SSM_CACHE_DTYPE).and_then(state_dtype_bytes),
             ..LaunchKnobs::default()
         })
@@ -394,6 +396,16 @@ impl VllmLine {
         };
         crate::options::ModelOverrides::of_json(&v)
             .map_err(|why| bad(&format!("{} {v}", HF_OVERRIDES.canonical()), why))
+    }
+
+    /// `--quantization-config`'s online quantization of the BF16 linears
+    /// ([`crate::options::OnlineQuant`]); what it cannot price for sure is refused.
+    fn online_quant(&self) -> Result<Option<crate::options::OnlineQuant>, VllmArgsError> {
+        let Some(v) = self.json(&QUANTIZATION_CONFIG)? else {
+            return Ok(None);
+        };
+        crate::options::OnlineQuant::of_json(&v)
+            .map_err(|why| bad(&format!("{} {v}", QUANTIZATION_CONFIG.canonical()), why))
     }
 
     /// Whether the line turns on the all-reduce + RMSNorm fusion pass: a dotted

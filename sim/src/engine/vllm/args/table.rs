@@ -95,6 +95,12 @@ pub const DISABLE_CUSTOM_ALL_REDUCE: Spec = m(
     Flag,
 );
 pub const QUANTIZATION: Spec = m("quantization", &["--quantization", "-q"], Str);
+/// Online quantization at load (`QuantizationConfigArgs`, vLLM's `config/quantization.py`):
+/// a `linear` spec quantizes the linears the checkpoint leaves in BF16, `ignore` names the
+/// modules left out ([`crate::options::OnlineQuant`]); the community builds take it beside a
+/// quantized checkpoint's own `--quantization` (`modelopt_fp4` with `{"linear": {"weight":
+/// "mxfp8"}}`).
+pub const QUANTIZATION_CONFIG: Spec = m("quantization_config", &["--quantization-config"], Str);
 /// The routed experts' kernels (`KernelConfig.moe_backend` of the community builds the rtx6kpro
 /// GLM-5.1 / Kimi runs use: `'moe_backend': 'b12x'` in their start-up logs' non-default args).
 pub const MOE_BACKEND: Spec = m("moe_backend", &["--moe-backend"], Str);
@@ -161,6 +167,7 @@ pub const SPECS: &[Spec] = &[
     MAMBA_SSM_CACHE_DTYPE,
     DISABLE_CUSTOM_ALL_REDUCE,
     QUANTIZATION,
+    QUANTIZATION_CONFIG,
     MOE_BACKEND,
     ATTENTION_BACKEND,
     BLOCK_SIZE,

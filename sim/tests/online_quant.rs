@@ -1,0 +1,113 @@
+//! vLLM's online quantization (`--quantization-config '{"linear": {"weight": "mxfp8"}, …}'`):
+//! read from a launch line and a record's words alike, applied to the BF16 linears of the served
+//! model (less weight to hold and stream, more KV, a faster one-stream step), and refused where
+//! it asks what shardwise does not price.
+
+use models::{Layout, ModelSpec, WeightFormat};
+use sim::cost::{IterationModel, Knobs, ServedModel};
+use sim::engine::vllm::args::VllmLine;
+use sim::machine::Machine;
+
+const BASE: &str = "vllm serve lukealonso/GLM-5.2-NVFP4 --tensor-parallel-size 8 --kv-cache-dtype fp8 --quantization modelopt_fp4 --gpu-memory-utilization 0.9 --max-model-len 131072 --max-num-seqs 32";
+const MXFP8: &str =
+    r#"--quantization-config '{"linear":{"weight":"mxfp8"},"ignore":["re:.*kv_b_proj"]}'"#;
+
+fn served(line: &str) -> ServedModel {
+    let machine = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+    let spec = ModelSpec::preset("glm-5.2-nvfp4").unwrap();
+    let l = VllmLine::parse(line).unwrap().unwrap();
+    let layout = Layout {
+        tp: 8,
+        pp: 1,
+        ep: 1,
+        dp_attention: false,
+    };
+    let (opts, _) = l.server_options(&layout, &machine).unwrap();
+    ServedModel::new(&machine, &spec, layout, &opts, Knobs::default()).unwrap()
+}
+
+/// The online MXFP8 linears hold about half the BF16 ones' bytes (1 + 1/32 a value against 2):
+/// the weights shrink, the KV pool grows by what they freed, and a one-stream step, which
+/// streams them, is faster; by less than the whole step, which the NVFP4 experts, the
+/// all-reduces and the kernels' floors keep.
+#[test]
+fn online_mxfp8_shrinks_the_bf16_linears_and_speeds_the_step() {
+    let (bf16, mx) = (served(BASE), served(&format!("{BASE} {MXFP8}")));
+    let (w0, w1) = (
+        bf16.memory().weight_bytes_per_gpu,
+        mx.memory().weight_bytes_per_gpu,
+    );
+    assert!(w1 < w0, "{w1} < {w0}");
+    assert!(mx.memory().kv_tokens > bf16.memory().kv_tokens);
+    let (t0, t1) = (
+        bf16.steady_decode(1, 0).tok_per_s,
+        mx.steady_decode(1, 0).tok_per_s,
+    );
+    assert!(t1 > 1.02 * t0 && t1 < 1.3 * t0, "{t1} vs {t0}");
+}
+
+/// The object is read as vLLM's `QuantizationConfigArgs`: a name or a `{"weight": …}` spec,
+/// `ignore` kept; what shardwise cannot price for sure (a `moe` spec re-quantizing the
+/// experts, an activation key, an unknown name or key) is refused with the flag named.
+#[test]
+fn the_quantization_config_is_read_as_vllm_takes_it_and_refused_where_unpriced() {
+    let knobs = |json: &str| {
+        VllmLine::parse(&format!("{BASE} --quantization-config '{json}'"))
+            .and_then(|l| l.unwrap().knobs())
+            .map(|k| k.online_quant)
+    };
+    let q = knobs(r#"{"linear":{"weight":"mxfp8"},"ignore":["re:.*kv_b_proj"]}"#)
+        .unwrap()
+        .unwrap();
+    assert_eq!(q.linear, WeightFormat::Mxfp8);
+    assert_eq!(q.ignore, ["re:.*kv_b_proj"]);
+    let fp8 = knobs(r#"{"linear":"fp8_per_block_dynamic"}"#)
+        .unwrap()
+        .unwrap();
+    assert_eq!(fp8.linear, WeightFormat::Fp8 { block: 128 });
+    assert_eq!(knobs(r#"{"ignore":[]}"#).unwrap(), None);
+    for bad in [
+        r#"{"linear":{"weight":"mxfp8"},"moe":{"weight":"mxfp8"}}"#,
+        r#"{"linear":{"weight":"mxfp8","activation":"mxfp8"}}"#,
+        r#"{"linear":{"weight":"int3"}}"#,
+        r#"{"linaer":{"weight":"mxfp8"}}"#,
+        r#"{"linear":{"weight":"mxfp8"},"ignore":"kv_b_proj"}"#,
+    ] {
+        let e = knobs(bad).expect_err(bad).to_string();
+        assert!(e.contains("--quantization-config"), "{bad}: {e}");
+    }
+}
+
+/// A record that says its BF16 linears were converted to MXFP8 at load expresses on the
+/// preset's checkpoint with its flags' spec, and is refused where its flags carry none (never
+/// priced as BF16).
+#[test]
+fn a_record_of_online_mxfp8_runs_with_its_flags_spec_or_is_refused() {
+    let record = |flags: &str| -> sim::records::Record {
+        serde_json::from_value(serde_json::json!({
+            "id": "online",
+            "hardware": {"gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "count": 8,
+                         "p2p": "enabled", "virtualized": false},
+            "engine": {"name": "vllm", "flags": flags},
+            "model": "lukealonso/GLM-5.2-NVFP4",
+            "quant": "nvfp4 (modelopt_fp4) routed experts; online mxfp8: eligible BF16 dense linears converted to MXFP8 at load; fp8 KV cache",
+            "parallel": {"tp": 8, "pp": 1, "ep": 1, "dp": 1, "mtp": false},
+            "workload": {"input_len": 0, "output_len": 256, "concurrency": 1,
+                         "dataset": "llm_decode_bench decode"},
+            "metrics": {"output_tok_s": "90.0"}
+        }))
+        .unwrap()
+    };
+    let e = sim::records::express(&record(&format!("{BASE} {MXFP8}"))).unwrap();
+    assert_eq!(e.model, "glm-5.2-nvfp4");
+    assert_eq!(
+        e.knobs.online_quant.map(|q| q.linear),
+        Some(WeightFormat::Mxfp8)
+    );
+    let why = sim::records::express(&record(BASE)).unwrap_err();
+    assert!(
+        why[0].detail.contains("--quantization-config"),
+        "{:?}",
+        why[0]
+    );
+}
