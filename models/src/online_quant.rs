@@ -1,6 +1,7 @@
-//! A checkpoint's BF16 linears quantized as the engine loads them (vLLM's online quantization,
-//! `--quantization-config '{"linear": {"weight": "mxfp8"}, "ignore": […]}'`): the bytes and
-//! kernels the served model has, not the checkpoint's.
+//! A checkpoint's BF16 weights quantized as the engine loads them (vLLM's online quantization,
+//! `--quantization-config '{"linear": {"weight": "mxfp8"}, "ignore": […]}'` or a `--quantization`
+//! shorthand; either engine's `--quantization fp8` on a BF16 checkpoint): the bytes and kernels
+//! the served model has, not the checkpoint's.
 
 use crate::format::WeightFormat;
 use crate::quant::pattern_matches;
@@ -21,23 +22,32 @@ const LINEAR_PARTS: [ModelPart; 3] = [
 ];
 
 impl ModelSpec {
-    /// This spec with its BF16 linears in `format`, as an online linear quantization loads them:
-    /// each of [`LINEAR_PARTS`] stored in BF16 takes `format`, and a module of such a part whose
-    /// name an `ignore` entry matches (`re:` regex or glob, as vLLM and compressed-tensors
-    /// write them: `re:.*kv_b_proj`) stays BF16 in every main-model layer. Parts the
-    /// checkpoint quantized keep their format. Returns the spec and the parts converted.
-    pub fn with_online_linear_quant(
+    /// This spec as an online quantization loads it: each of [`LINEAR_PARTS`] stored in BF16
+    /// takes `linear`, BF16 routed experts take `moe` (the experts of the MTP layers too being
+    /// beyond what is stated, they keep the checkpoint's), and a linear module whose name an
+    /// `ignore` entry matches (`re:` regex or glob, as vLLM and compressed-tensors write them:
+    /// `re:.*kv_b_proj`) stays BF16 in every main-model layer. Parts the checkpoint quantized keep
+    /// their format. Returns the spec and the parts converted.
+    pub fn with_online_quant(
         &self,
-        format: WeightFormat,
+        linear: Option<WeightFormat>,
+        moe: Option<WeightFormat>,
         ignore: &[String],
     ) -> (ModelSpec, Vec<ModelPart>) {
         let mut s = self.clone();
         let mut converted = Vec::new();
-        for part in LINEAR_PARTS {
+        let sides = LINEAR_PARTS
+            .iter()
+            .map(|p| (*p, linear))
+            .chain([(ModelPart::RoutedExperts, moe)]);
+        for (part, format) in sides {
+            let Some(format) = format else { continue };
             let f = match part {
                 ModelPart::Attention => &mut s.formats.attention,
                 ModelPart::DenseMlp => &mut s.formats.dense_mlp,
-                _ => &mut s.formats.shared_experts,
+                ModelPart::SharedExperts => &mut s.formats.shared_experts,
+                _ if self.moe.is_some() => &mut s.formats.routed_experts,
+                _ => continue,
             };
             if *f == WeightFormat::Bf16 {
                 *f = format;
@@ -84,7 +94,7 @@ mod tests {
     fn online_mxfp8_converts_the_bf16_linears_but_the_ignored_ones() {
         let spec = ModelSpec::preset("glm-5.2-nvfp4").unwrap();
         let ignore = vec!["re:.*kv_b_proj".to_string()];
-        let (q, parts) = spec.with_online_linear_quant(WeightFormat::Mxfp8, &ignore);
+        let (q, parts) = spec.with_online_quant(Some(WeightFormat::Mxfp8), None, &ignore);
         assert_eq!(
             parts,
             [
@@ -113,15 +123,33 @@ mod tests {
         );
         assert!(after < before, "{after} < {before}");
         // nothing ignored: kv_b_proj converts too, so the model is smaller still
-        let (all, _) = spec.with_online_linear_quant(WeightFormat::Mxfp8, &[]);
+        let (all, _) = spec.with_online_quant(Some(WeightFormat::Mxfp8), None, &[]);
         assert!(all.total_weight_bytes_without_mtp() < after);
         // a checkpoint with no BF16 linear part converts nothing
         let fp8 = ModelSpec::preset("glm-5-fp8").unwrap();
-        let (same, none) = fp8.with_online_linear_quant(WeightFormat::Mxfp8, &ignore);
+        let (same, none) = fp8.with_online_quant(Some(WeightFormat::Mxfp8), None, &ignore);
         assert!(none.is_empty());
         assert_eq!(
             same.total_weight_bytes_without_mtp(),
             fp8.total_weight_bytes_without_mtp()
         );
+    }
+
+    /// `--quantization fp8` on a BF16 MoE checkpoint: linears and routed experts alike take FP8
+    /// (one byte a value), about halving the weights; the same on an FP8 checkpoint changes
+    /// nothing.
+    #[test]
+    fn online_fp8_halves_a_bf16_moe_checkpoint() {
+        let bf16 = ModelSpec::preset("qwen3-30b-a3b").unwrap();
+        let fp8 = WeightFormat::Fp8 { block: 0 };
+        let (q, parts) = bf16.with_online_quant(Some(fp8), Some(fp8), &[]);
+        assert!(parts.contains(&ModelPart::RoutedExperts), "{parts:?}");
+        assert_eq!(q.formats.routed_experts, fp8);
+        let ratio = q.total_weight_bytes_without_mtp() as f64
+            / bf16.total_weight_bytes_without_mtp() as f64;
+        assert!((0.5..0.6).contains(&ratio), "{ratio}");
+        let glm = ModelSpec::preset("glm-5-fp8").unwrap();
+        let (same, _) = glm.with_online_quant(Some(fp8), Some(fp8), &[]);
+        assert_eq!(same.total_weight_bytes(), glm.total_weight_bytes());
     }
 }

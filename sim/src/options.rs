@@ -125,8 +125,9 @@ pub struct ServerOptions {
     /// Model-config fields the launch line overrides ([`ModelOverrides`]).
     #[serde(default, skip_serializing_if = "ModelOverrides::is_empty")]
     pub model_overrides: ModelOverrides,
-    /// The checkpoint's BF16 linears quantized at load ([`OnlineQuant`]: vLLM's
-    /// `--quantization-config`), applied where the served spec is made.
+    /// The checkpoint's BF16 weights quantized at load ([`OnlineQuant`]: vLLM's
+    /// `--quantization-config` and `--quantization` shorthands, either engine's `--quantization
+    /// fp8`), applied where the served spec is made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub online_quant: Option<OnlineQuant>,
     /// A prompt may be split over steps (SGLang always; vLLM unless
@@ -376,68 +377,96 @@ impl ModelOverrides {
     }
 }
 
-/// vLLM's online quantization of the linears a checkpoint leaves in BF16
-/// (`--quantization-config '{"linear": {"weight": "mxfp8"}, "ignore": ["re:.*kv_b_proj"]}'`,
-/// `QuantizationConfigArgs` in vLLM's `config/quantization.py`): the weight format they are
-/// quantized to at load and the modules left out. Applied by
-/// [`models::ModelSpec::with_online_linear_quant`] where the served spec is made.
+/// Weights a checkpoint leaves in BF16, quantized as the engine loads them: vLLM's
+/// `--quantization-config '{"linear": {"weight": "mxfp8"}, "moe": …, "ignore": ["re:.*kv_b_proj"]}'`
+/// (`QuantizationConfigArgs`, vLLM's `config/quantization.py`) over its `--quantization`
+/// shorthand, or either engine's `--quantization fp8` on a BF16 checkpoint: the format the
+/// linears and the routed experts take and the modules left out. Applied by
+/// [`models::ModelSpec::with_online_quant`] where the served spec is made; parts the checkpoint
+/// quantized keep their format.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OnlineQuant {
-    /// The linears' weight format after loading.
-    pub linear: models::WeightFormat,
+    /// The BF16 linears' weight format after loading (`None`: left as stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear: Option<models::WeightFormat>,
+    /// The BF16 routed experts' weight format after loading (`None`: left as stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moe: Option<models::WeightFormat>,
     /// `ignore` entries (`re:` regexes or globs over module names).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignore: Vec<String>,
+    /// Only a checkpoint stored in BF16 throughout is converted: a `--quantization` method
+    /// (`fp8`, an online shorthand) on a quantized checkpoint names that checkpoint's own
+    /// scheme, whose BF16 leftovers it keeps (`Fp8Config` with an FP8-serialized checkpoint).
+    /// `false` for a `--quantization-config` beside a quantized checkpoint's method, which
+    /// converts what that checkpoint leaves in BF16.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only_unquantized: bool,
 }
 
 impl OnlineQuant {
-    /// The object vLLM's `--quantization-config` takes: `linear` as a spec (`{"weight": NAME}`)
-    /// or a name, `ignore` a list of strings. `None` for an object without a `linear` spec;
-    /// an error for what shardwise cannot price for sure: a `moe` spec (the routed experts
-    /// re-quantized), an activation key, a weight name vLLM does not know or a key it does not
-    /// take.
-    pub fn of_json(v: &serde_json::Value) -> Result<Option<OnlineQuant>, String> {
+    /// Both sides in `format`, on a BF16 checkpoint only (a `--quantization` method's linear
+    /// and MoE specs).
+    pub fn both(format: models::WeightFormat) -> OnlineQuant {
+        OnlineQuant {
+            linear: Some(format),
+            moe: Some(format),
+            ignore: Vec::new(),
+            only_unquantized: true,
+        }
+    }
+
+    /// The object vLLM's `--quantization-config` takes, over `base` (its `--quantization`
+    /// shorthand's specs, where it names one): `linear` and `moe` each a spec (`{"weight":
+    /// NAME}`) or a name, `ignore` a list of strings; a field the object sets replaces the
+    /// base's, as vLLM's `resolve_quantization_config` does. `None` where neither side is set;
+    /// an error for what shardwise cannot price for sure: an activation key, a weight name it
+    /// does not price or a key vLLM does not take.
+    pub fn of_json(
+        v: &serde_json::Value,
+        base: Option<OnlineQuant>,
+    ) -> Result<Option<OnlineQuant>, String> {
         let Some(map) = v.as_object() else {
             return Err("is not a JSON object".into());
         };
-        let mut linear = None;
-        let mut ignore = Vec::new();
+        let mut q = base.unwrap_or(OnlineQuant {
+            linear: None,
+            moe: None,
+            ignore: Vec::new(),
+            only_unquantized: false,
+        });
         for (key, value) in map {
             match key.as_str() {
-                "linear" => linear = Some(online_weight(value)?),
+                "linear" if !value.is_null() => q.linear = Some(online_weight(key, value)?),
+                "moe" if !value.is_null() => q.moe = Some(online_weight(key, value)?),
+                "linear" | "moe" => {}
                 "ignore" => {
-                    ignore = value
+                    q.ignore = value
                         .as_array()
                         .and_then(|a| a.iter().map(|x| x.as_str().map(str::to_string)).collect())
                         .ok_or("`ignore` is not a list of strings")?
                 }
-                "moe" if value.is_null() => {}
-                "moe" => {
-                    return Err(
-                        "a `moe` spec (routed experts quantized at load) is not modelled".into(),
-                    );
-                }
                 other => return Err(format!("unknown key `{other}`")),
             }
         }
-        Ok(linear.map(|linear| OnlineQuant { linear, ignore }))
+        Ok((q.linear.is_some() || q.moe.is_some()).then_some(q))
     }
 }
 
-/// A `linear` spec's weight format: vLLM's `QUANT_KEY_NAMES` (`mxfp8`, `fp8_per_block_*`,
-/// `fp8_per_tensor_*`, `fp8_per_token`), as a name or `{"weight": NAME}`.
-fn online_weight(value: &serde_json::Value) -> Result<models::WeightFormat, String> {
+/// A `linear` / `moe` spec's weight format: vLLM's `QUANT_KEY_NAMES` (`mxfp8`,
+/// `fp8_per_block_*`, `fp8_per_tensor_*`, `fp8_per_token`), as a name or `{"weight": NAME}`.
+fn online_weight(side: &str, value: &serde_json::Value) -> Result<models::WeightFormat, String> {
     let name = match value {
         serde_json::Value::String(s) => s.as_str(),
         serde_json::Value::Object(o) => {
             if o.get("activation").is_some_and(|a| !a.is_null()) {
-                return Err("an `activation` key is not modelled".into());
+                return Err(format!("`{side}`: an `activation` key is not modelled"));
             }
             o.get("weight")
                 .and_then(|w| w.as_str())
-                .ok_or("`linear` has no `weight` name")?
+                .ok_or_else(|| format!("`{side}` has no `weight` name"))?
         }
-        _ => return Err("`linear` is neither a name nor an object".into()),
+        _ => return Err(format!("`{side}` is neither a name nor an object")),
     };
     Ok(match name {
         "mxfp8" => models::WeightFormat::Mxfp8,
@@ -449,7 +478,7 @@ fn online_weight(value: &serde_json::Value) -> Result<models::WeightFormat, Stri
         }
         other => {
             return Err(format!(
-                "`linear` weight `{other}` is not one shardwise prices (mxfp8, fp8_per_block_static, fp8_per_block_dynamic, fp8_per_tensor_static, fp8_per_tensor_dynamic, fp8_per_token)"
+                "`{side}` weight `{other}` is not one shardwise prices (mxfp8, fp8_per_block_static, fp8_per_block_dynamic, fp8_per_tensor_static, fp8_per_tensor_dynamic, fp8_per_token)"
             ));
         }
     })

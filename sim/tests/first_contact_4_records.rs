@@ -42,7 +42,7 @@ fn the_luke_nvfp4_rows_express_and_the_other_checkpoints_are_refused_by_name() {
         let Ok(e) = sim::records::express(r) else {
             continue;
         };
-        let online = e.knobs.online_quant.as_ref().map(|q| q.linear);
+        let online = e.knobs.online_quant.as_ref().and_then(|q| q.linear);
         let want =
             r.id.contains("onlinemxfp8")
                 .then_some(models::WeightFormat::Mxfp8);

@@ -3,6 +3,8 @@
 //! model (less weight to hold and stream, more KV, a faster one-stream step), and refused where
 //! it asks what shardwise does not price.
 
+mod common;
+
 use models::{Layout, ModelSpec, WeightFormat};
 use sim::cost::{IterationModel, Knobs, ServedModel};
 use sim::engine::vllm::args::VllmLine;
@@ -59,15 +61,14 @@ fn the_quantization_config_is_read_as_vllm_takes_it_and_refused_where_unpriced()
     let q = knobs(r#"{"linear":{"weight":"mxfp8"},"ignore":["re:.*kv_b_proj"]}"#)
         .unwrap()
         .unwrap();
-    assert_eq!(q.linear, WeightFormat::Mxfp8);
+    assert_eq!(q.linear, Some(WeightFormat::Mxfp8));
     assert_eq!(q.ignore, ["re:.*kv_b_proj"]);
     let fp8 = knobs(r#"{"linear":"fp8_per_block_dynamic"}"#)
         .unwrap()
         .unwrap();
-    assert_eq!(fp8.linear, WeightFormat::Fp8 { block: 128 });
+    assert_eq!(fp8.linear, Some(WeightFormat::Fp8 { block: 128 }));
     assert_eq!(knobs(r#"{"ignore":[]}"#).unwrap(), None);
     for bad in [
-        r#"{"linear":{"weight":"mxfp8"},"moe":{"weight":"mxfp8"}}"#,
         r#"{"linear":{"weight":"mxfp8","activation":"mxfp8"}}"#,
         r#"{"linear":{"weight":"int3"}}"#,
         r#"{"linaer":{"weight":"mxfp8"}}"#,
@@ -101,7 +102,7 @@ fn a_record_of_online_mxfp8_runs_with_its_flags_spec_or_is_refused() {
     let e = sim::records::express(&record(&format!("{BASE} {MXFP8}"))).unwrap();
     assert_eq!(e.model, "glm-5.2-nvfp4");
     assert_eq!(
-        e.knobs.online_quant.map(|q| q.linear),
+        e.knobs.online_quant.and_then(|q| q.linear),
         Some(WeightFormat::Mxfp8)
     );
     let why = sim::records::express(&record(BASE)).unwrap_err();
@@ -110,4 +111,57 @@ fn a_record_of_online_mxfp8_runs_with_its_flags_spec_or_is_refused() {
         "{:?}",
         why[0]
     );
+}
+
+/// `--quantization fp8` on a BF16 checkpoint quantizes its linears and experts as either engine
+/// loads it (vLLM's and SGLang's `Fp8Config` without an FP8-serialized checkpoint; vLLM's
+/// `fp8_per_block` / `mxfp8` shorthands likewise): the weights about halve and a decode step
+/// gets faster, through `sim predict` as a user runs it. Until the twenty-seventh session the
+/// flag was kept and changed nothing: a BF16 prediction for an FP8 server.
+#[test]
+fn quantization_fp8_on_a_bf16_checkpoint_halves_its_weights_in_both_engines() {
+    let predict_on = |line: &str, layout: &str| {
+        let v = common::predict_line_json(line, "8", "1024", &["--layout", layout]);
+        let l = &v["layouts"][0];
+        (
+            l["memory"]["weights_gb_per_gpu"].as_f64().unwrap(),
+            8.0 / (l["iteration_ms"].as_f64().unwrap() * 1e-3),
+        )
+    };
+    let predict = |line: &str| predict_on(line, "TP2");
+    // TP 2: a 384-column expert slice, whole 128-blocks for the per-block shorthand (at TP 4 its
+    // 192 columns are refused, as vLLM refuses them)
+    let vllm = "vllm serve Qwen/Qwen3-30B-A3B -tp 2";
+    let sglang = "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --tp 2";
+    for (base, more) in [
+        (vllm, "--quantization fp8"),
+        (vllm, "--quantization fp8_per_block"),
+        (vllm, "--quantization mxfp8"),
+        (sglang, "--quantization fp8"),
+    ] {
+        let (w0, t0) = predict(base);
+        let (w1, t1) = predict(&format!("{base} {more}"));
+        assert!((0.5..0.6).contains(&(w1 / w0)), "{more}: {w1} / {w0}");
+        assert!(t1 > 1.1 * t0, "{more}: {t1} vs {t0}");
+    }
+    // on a quantized checkpoint the method names the checkpoint's own scheme: nothing
+    // converts, its BF16 attention and shared experts included
+    let mm = "vllm serve nvidia/Qwen3.5-397B-A17B-NVFP4 -tp 4";
+    let (w0, t0) = predict_on(mm, "TP4");
+    let (w1, t1) = predict_on(&format!("{mm} --quantization fp8"), "TP4");
+    assert_eq!((w0, t0), (w1, t1));
+    // the weight-only INT8 shorthand is not priced: refused, the flag named
+    let (code, _, err) = common::sim_output(&[
+        "predict",
+        "--machine",
+        "rtx-pro-6000-x8-baremetal",
+        "--server-args",
+        "vllm serve Qwen/Qwen3-30B-A3B -tp 4 --quantization int8_per_channel_weight_only",
+        "--batch",
+        "1",
+        "--context",
+        "0",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--quantization"), "{err}");
 }

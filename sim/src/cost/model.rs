@@ -121,31 +121,48 @@ fn overridden<'a>(
     Ok((spec, (!said.is_empty()).then(|| said.join("; "))))
 }
 
-/// `spec` with its BF16 linears quantized at load as `q` says
-/// ([`models::ModelSpec::with_online_linear_quant`]), and a line saying what was converted.
+/// `spec` with its BF16 weights quantized at load as `q` says
+/// ([`models::ModelSpec::with_online_quant`]), and a line saying what was converted.
 fn online_quantized<'a>(
     spec: std::borrow::Cow<'a, ModelSpec>,
     q: &crate::options::OnlineQuant,
     said: &mut Vec<String>,
 ) -> std::borrow::Cow<'a, ModelSpec> {
-    let (quantized, parts) = spec.with_online_linear_quant(q.linear, &q.ignore);
+    let name = q.linear.or(q.moe).map_or_else(String::new, |f| f.name());
+    let f = &spec.formats;
+    let all_bf16 = [
+        f.attention,
+        f.dense_mlp,
+        f.shared_experts,
+        f.routed_experts,
+        f.lm_head,
+    ]
+    .iter()
+    .all(|x| *x == models::WeightFormat::Bf16);
+    if q.only_unquantized && !all_bf16 {
+        said.push(format!(
+            "{name} at load: {} is a quantized checkpoint, whose own scheme the method names; nothing converted",
+            spec.name
+        ));
+        return spec;
+    }
+    let (quantized, parts) = spec.with_online_quant(q.linear, q.moe, &q.ignore);
     if parts.is_empty() {
         said.push(format!(
-            "online {} linears: {} stores none of its linears in BF16, nothing converted",
-            q.linear.name(),
+            "online {name}: {} stores none of those weights in BF16, nothing converted",
             spec.name
         ));
         return spec;
     }
     said.push(format!(
-        "online {}: the BF16 {} converted at load{}",
-        q.linear.name(),
+        "online {name}: the BF16 {} converted at load{}",
         parts
             .iter()
             .map(|p| match p {
                 models::ModelPart::Attention => "attention (indexer too)",
                 models::ModelPart::DenseMlp => "dense MLPs",
                 models::ModelPart::SharedExperts => "shared experts",
+                models::ModelPart::RoutedExperts => "routed experts",
                 _ => "linears",
             })
             .collect::<Vec<_>>()

@@ -93,18 +93,20 @@ pub fn model_overrides_after(
     }))
 }
 
-/// The online quantization of a record's text after `key` (vLLM's `--quantization-config`),
-/// as [`model_overrides_after`] reads its object: `None` where the key is absent or not followed
-/// by an object, `Some(Ok(None))` for an object without a `linear` spec, an error where it
+/// The online quantization of a record's text after `key` (vLLM's `--quantization-config`) over
+/// `base` (its `--quantization` shorthand's), as [`model_overrides_after`] reads its object:
+/// `None` where the key is absent or not followed by an object, `Some(Ok(None))` for an object
+/// that sets neither side, an error where it
 /// cannot be read or priced for sure ([`crate::options::OnlineQuant::of_json`]).
 pub fn online_quant_after(
     key: &str,
     text: &str,
+    base: Option<crate::options::OnlineQuant>,
 ) -> Option<Result<Option<crate::options::OnlineQuant>, String>> {
     let v = json_object_after(key, text)?;
-    Some(
-        v.and_then(|v| crate::options::OnlineQuant::of_json(&v).map_err(|e| format!("{key}: {e}"))),
-    )
+    Some(v.and_then(|v| {
+        crate::options::OnlineQuant::of_json(&v, base).map_err(|e| format!("{key}: {e}"))
+    }))
 }
 
 /// The JSON object a record's text holds after `key`, however the source quoted it: `None`

@@ -663,7 +663,7 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     };
     let mut knobs = record_knobs(engine, &flags, &quant, (sizes.dcp, conc), &mut assumptions);
     if converted_to_mxfp8_at_load(&quant)
-        && knobs.online_quant.as_ref().map(|q| q.linear) != Some(models::WeightFormat::Mxfp8)
+        && knobs.online_quant.as_ref().and_then(|q| q.linear) != Some(models::WeightFormat::Mxfp8)
     {
         return Err(vec![Unexpressible::new(
             UnexpressibleKind::UnknownModel,

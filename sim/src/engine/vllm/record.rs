@@ -122,12 +122,8 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
                 k.model_overrides = o;
             }
         }
-        // an unreadable or unpriceable object leaves none: the record is refused for it
-        // ([`unreadable_words`])
-        d if d == t::QUANTIZATION_CONFIG.dest => {
-            if let Some(Ok(q)) = crate::engine::record::online_quant_after(key, text) {
-                k.online_quant = q;
-            }
+        d if d == t::QUANTIZATION_CONFIG.dest || d == t::QUANTIZATION.dest => {
+            read_online_quant(d, key, arg, text, k)
         }
         d if d == t::CUDAGRAPH_CAPTURE_SIZES.dest => {
             k.cuda_graph_max_bs = ints_after(key, arg, text)
@@ -183,7 +179,7 @@ pub fn unreadable_words(text: &str) -> Option<String> {
         return Some(why);
     }
     let online = t::QUANTIZATION_CONFIG.canonical();
-    if let Some(Err(why)) = crate::engine::record::online_quant_after(online, text) {
+    if let Some(Err(why)) = crate::engine::record::online_quant_after(online, text, None) {
         return Some(why);
     }
     if env_value(text, "VLLM_ENABLE_PCIE_ALLREDUCE") != Some("1") {
@@ -241,6 +237,35 @@ fn cutoff_bytes(text: &str) -> Option<u64> {
         .rev()
         .collect();
     digits.parse::<u64>().ok().map(|kb| kb * 1024)
+}
+
+/// The online quantization a record's `--quantization-config` (over its `--quantization`
+/// shorthand's specs) or, where none set them, its shorthand gives; an unreadable or unpriceable
+/// object leaves none: the record is refused for it ([`unreadable_words`]).
+fn read_online_quant(dest: &str, key: &str, arg: Option<&str>, text: &str, k: &mut LaunchKnobs) {
+    if dest == t::QUANTIZATION_CONFIG.dest {
+        let base = args::online_shorthand(flag_value(text, t::QUANTIZATION.canonical()))
+            .ok()
+            .flatten();
+        if let Some(Ok(q)) = crate::engine::record::online_quant_after(key, text, base) {
+            k.online_quant = q;
+        }
+    } else if k.online_quant.is_none() {
+        k.online_quant = args::online_shorthand(arg).ok().flatten();
+    }
+}
+
+/// The word a record's text gives `flag` (`--quantization modelopt_fp4`, `--quantization=fp8`),
+/// quotes stripped: the first occurrence of the flag followed by a space or `=`, never a longer
+/// flag it begins (`--quantization-config`).
+fn flag_value<'a>(text: &'a str, flag: &str) -> Option<&'a str> {
+    text.match_indices(flag).find_map(|(i, _)| {
+        let rest = &text[i + flag.len()..];
+        let rest = rest.strip_prefix('=').or_else(|| rest.strip_prefix(' '))?;
+        rest.split_whitespace()
+            .next()
+            .map(|w| w.trim_matches(['\'', '"']))
+    })
 }
 
 #[cfg(test)]

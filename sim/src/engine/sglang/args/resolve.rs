@@ -46,6 +46,15 @@ fn default_mem_fraction_static(f: f64, model: &ModelSpec) -> (f64, String) {
 }
 
 impl SglangArgs {
+    /// `--quantization fp8` on a BF16 checkpoint: SGLang's `Fp8Config` quantizes the linears
+    /// and the MoE weights per tensor as it loads them (`fp8.py`, not serialized in FP8); on a
+    /// quantized checkpoint the flag names its own method and nothing converts
+    /// ([`crate::options::OnlineQuant::only_unquantized`]).
+    fn online_quant(&self) -> Option<crate::options::OnlineQuant> {
+        (self.string(&flags::QUANTIZATION) == Some("fp8"))
+            .then(|| crate::options::OnlineQuant::both(models::WeightFormat::Fp8 { block: 0 }))
+    }
+
     /// The server options with SGLang's defaults for everything absent, for a layout of
     /// `ctx.tp × ctx.pp` GPUs of `ctx.gpu_memory_bytes` each serving `model`.
     pub fn server_options(
@@ -128,6 +137,7 @@ impl SglangArgs {
             model_overrides: self.model_overrides()?,
             moe_runner_backend: self.string(&flags::MOE_RUNNER_BACKEND).map(str::to_string),
             quantization: self.string(&flags::QUANTIZATION).map(str::to_string),
+            online_quant: self.online_quant(),
             speculative,
             stream_interval: self.steps(&flags::STREAM_INTERVAL),
             scheduler_recv_interval: self.steps(&flags::SCHEDULER_RECV_INTERVAL),

@@ -398,13 +398,21 @@ impl VllmLine {
             .map_err(|why| bad(&format!("{} {v}", HF_OVERRIDES.canonical()), why))
     }
 
-    /// `--quantization-config`'s online quantization of the BF16 linears
-    /// ([`crate::options::OnlineQuant`]); what it cannot price for sure is refused.
+    /// The online quantization of the BF16 weights ([`crate::options::OnlineQuant`]): the
+    /// `--quantization` shorthand's specs ([`online_shorthand`]) with `--quantization-config`'s
+    /// over them; what it cannot price for sure is refused.
     fn online_quant(&self) -> Result<Option<crate::options::OnlineQuant>, VllmArgsError> {
+        let method = self.get(&QUANTIZATION);
+        let base = online_shorthand(method).map_err(|why| {
+            bad(
+                &format!("{} {}", QUANTIZATION.canonical(), method.unwrap_or("")),
+                why,
+            )
+        })?;
         let Some(v) = self.json(&QUANTIZATION_CONFIG)? else {
-            return Ok(None);
+            return Ok(base);
         };
-        crate::options::OnlineQuant::of_json(&v)
+        crate::options::OnlineQuant::of_json(&v, base)
             .map_err(|why| bad(&format!("{} {v}", QUANTIZATION_CONFIG.canonical()), why))
     }
 
@@ -771,6 +779,28 @@ fn shell_word(w: &str) -> String {
     } else {
         format!("'{}'", w.replace('\'', "'\\''"))
     }
+}
+
+/// The linear and MoE specs a `--quantization` value gives a BF16 checkpoint as vLLM loads it:
+/// the online shorthands of `config/quantization.py` (`fp8_per_tensor`, `fp8_per_block`,
+/// `mxfp8`; `online` takes `--quantization-config` alone) and `fp8`, whose `Fp8Config`
+/// quantizes an unserialized checkpoint's linears and experts per tensor at load. Another
+/// method names the checkpoint's own quantization: nothing to convert. The weight-only INT8
+/// shorthand is refused (no INT8 weight format is priced).
+pub fn online_shorthand(
+    method: Option<&str>,
+) -> Result<Option<crate::options::OnlineQuant>, String> {
+    use crate::options::OnlineQuant;
+    use models::WeightFormat;
+    Ok(match method {
+        Some("fp8" | "fp8_per_tensor") => Some(OnlineQuant::both(WeightFormat::Fp8 { block: 0 })),
+        Some("fp8_per_block") => Some(OnlineQuant::both(WeightFormat::Fp8 { block: 128 })),
+        Some("mxfp8") => Some(OnlineQuant::both(WeightFormat::Mxfp8)),
+        Some("int8_per_channel_weight_only") => {
+            return Err("INT8 weight-only experts are not priced".into());
+        }
+        _ => None,
+    })
 }
 
 /// Bytes a value of `--mamba-ssm-cache-dtype`'s dtype takes; `None` for `auto` (the engine's rule
