@@ -78,26 +78,21 @@ fn every_preset_parses_with_provenance() {
             per_box * (per_box - 1) * boxes,
             "{name}: every ordered pair inside a box"
         );
-        if name.contains("-x8-pcie") {
-            // the GeForce boxes: no NCCL run of one is cited, so no curve; the stock driver's
-            // box has no peer access, the patched driver's every pair
-            let want = if name.ends_with("-p2p") {
-                models::profile::P2pState::Real
-            } else {
-                models::profile::P2pState::Off
-            };
-            assert_eq!(p.p2p_state(), Some(want), "{name}");
-            assert!(p.collectives.is_empty(), "{name}");
-            continue;
-        }
-        if name.contains("-p2p-") {
-            // the P2P-state variants drop every curve timed with P2P: their collectives are
-            // costed from their links (sim::p2p_variant), and they say which state they are
-            let want = if name.ends_with("-off") {
-                models::profile::P2pState::Off
-            } else {
-                models::profile::P2pState::Routed
-            };
+        // the P2P-state variants drop every curve timed with P2P, and the GeForce boxes have none
+        // cited (the stock driver's box has no peer access, the patched driver's every pair):
+        // their collectives are costed from their links (sim::p2p_variant), and they say which
+        // state they are
+        use models::profile::P2pState::{Off, Real, Routed};
+        let state = if name.ends_with("-x8-pcie-p2p") {
+            Some(Real)
+        } else if name.ends_with("-x8-pcie") || name.ends_with("-p2p-off") {
+            Some(Off)
+        } else if name.ends_with("-p2p-routed") {
+            Some(Routed)
+        } else {
+            None
+        };
+        if let Some(want) = state {
             assert_eq!(p.p2p_state(), Some(want), "{name}");
             assert!(p.collectives.is_empty(), "{name}");
             continue;

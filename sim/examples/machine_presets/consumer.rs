@@ -7,7 +7,9 @@
 //! load time (the ring over the links, `machine::interconnect`; without P2P the SHM ring over
 //! the host path, `machine::shm_ring`), as for any profile without collective curves.
 
-use super::pcie::figure_curve;
+// P2P write latency: the bare-metal RTX PRO 6000 box's published 0.36–0.45 µs stands in (no
+// consumer card's is cited here); a ring step's fixed cost is NCCL's, not this
+use super::pcie::{P2P_LATENCY_US, figure_curve};
 use super::{all_pairs, devices, profile};
 use models::MachineProfile;
 use models::profile::host_path::HostPathFigures;
@@ -51,14 +53,6 @@ const GEN4_STAGED_BIDIR_GB_PER_S: f64 = 25.8;
 /// P2P whose host path was not measured). A PCIe round trip, which the link generation does not
 /// set.
 const SHM_LATENCY_US: f64 = 3.18;
-/// P2P write latency: the bare-metal RTX PRO 6000 box's published 0.36–0.45 µs stands in (no
-/// consumer card's is cited here); a ring step's fixed cost is NCCL's, not this.
-const P2P_LATENCY_US: Stat = Stat {
-    median: 0.40,
-    p10: 0.36,
-    p90: 0.45,
-    samples: 1,
-};
 
 pub const RTX_3090: Card = Card {
     key: "rtx-3090",

@@ -38,7 +38,7 @@ const P2P_NODE_BIDIR_GB_PER_S: Stat = Stat {
     samples: 1,
 };
 /// P2P latency 0.36–0.45 µs with P2P.
-const P2P_LATENCY_US: Stat = Stat {
+pub const P2P_LATENCY_US: Stat = Stat {
     median: 0.40,
     p10: 0.36,
     p90: 0.45,
