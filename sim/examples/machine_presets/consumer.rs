@@ -9,12 +9,11 @@
 
 // P2P write latency: the bare-metal RTX PRO 6000 box's published 0.36–0.45 µs stands in (no
 // consumer card's is cited here); a ring step's fixed cost is NCCL's, not this
-use super::pcie::{P2P_LATENCY_US, figure_curve};
+use super::pcie::{P2P_LATENCY_US, figure_curve, published_p2p_link};
 use super::{all_pairs, devices, profile};
 use models::MachineProfile;
 use models::profile::host_path::HostPathFigures;
-use models::profile::{Direction, LinkClass, P2pState, PairClass, PairLink, Stat, TransferMode};
-use std::collections::BTreeMap;
+use models::profile::{Direction, LinkClass, P2pState, PairLink, Stat, TransferMode};
 
 /// One GeForce card and its PCIe figures.
 pub struct Card {
@@ -105,29 +104,16 @@ pub const CARDS: [Card; 3] = [RTX_3090, RTX_4090, RTX_5090];
 
 fn link(card: &Card) -> impl Fn(u32, u32) -> PairLink + '_ {
     move |s, d| {
-        let stat = |g: f64| Stat::exact(g);
-        PairLink {
-            src: s,
-            dst: d,
-            topology: LinkClass::NODE,
-            nvml_p2p_status: Some("OK".into()),
-            can_access_peer: Some(true),
-            classification: Some(PairClass::P2p),
-            evidence: vec!["preset: published P2P figures, not measured on this box".into()],
-            latency_us: BTreeMap::from([("copy-engine".to_string(), P2P_LATENCY_US)]),
-            curves: vec![
-                figure_curve(
-                    TransferMode::CopyEngine,
-                    Direction::Unidirectional,
-                    stat(card.p2p_gb_per_s),
-                ),
-                figure_curve(
-                    TransferMode::CopyEngine,
-                    Direction::Bidirectional,
-                    stat(card.p2p_bidir_gb_per_s),
-                ),
+        let curve =
+            |direction, g: f64| figure_curve(TransferMode::CopyEngine, direction, Stat::exact(g));
+        published_p2p_link(
+            (s, d, LinkClass::NODE),
+            P2P_LATENCY_US,
+            vec![
+                curve(Direction::Unidirectional, card.p2p_gb_per_s),
+                curve(Direction::Bidirectional, card.p2p_bidir_gb_per_s),
             ],
-        }
+        )
     }
 }
 

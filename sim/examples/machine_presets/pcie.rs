@@ -186,15 +186,25 @@ fn baremetal_link(s: u32, d: u32) -> PairLink {
             P2P_NODE_BIDIR_GB_PER_S,
         ));
     }
+    published_p2p_link((s, d, class), P2P_LATENCY_US, curves)
+}
+
+/// A pair with real peer access whose figures are published, not measured on the box: its
+/// copy-engine latency and curves.
+pub fn published_p2p_link(
+    (src, dst, topology): (u32, u32, LinkClass),
+    latency_us: Stat,
+    curves: Vec<TransferCurve>,
+) -> PairLink {
     PairLink {
-        src: s,
-        dst: d,
-        topology: class,
+        src,
+        dst,
+        topology,
         nvml_p2p_status: Some("OK".into()),
         can_access_peer: Some(true),
         classification: Some(PairClass::P2p),
         evidence: vec!["preset: published P2P figures, not measured on this box".into()],
-        latency_us: BTreeMap::from([("copy-engine".to_string(), P2P_LATENCY_US)]),
+        latency_us: BTreeMap::from([("copy-engine".to_string(), latency_us)]),
         curves,
     }
 }

@@ -19,10 +19,7 @@ use super::pcie_tuned::ring_half_us;
 use super::{all_pairs, curve, devices, profile};
 use anyhow::Context;
 use models::MachineProfile;
-use models::profile::{
-    CollectiveOp, Direction, LinkClass, PairClass, PairLink, Stat, TransferMode,
-};
-use std::collections::BTreeMap;
+use models::profile::{CollectiveOp, Direction, LinkClass, PairLink, Stat, TransferMode};
 
 /// GPUs per switch on the published host.
 const GPUS_PER_SWITCH: u32 = 4;
@@ -131,16 +128,10 @@ fn class(a: u32, b: u32) -> LinkClass {
 }
 
 fn link(s: u32, d: u32) -> PairLink {
-    PairLink {
-        src: s,
-        dst: d,
-        topology: class(s, d),
-        nvml_p2p_status: Some("OK".into()),
-        can_access_peer: Some(true),
-        classification: Some(PairClass::P2p),
-        evidence: vec!["preset: published P2P figures, not measured on this box".into()],
-        latency_us: BTreeMap::from([("copy-engine".to_string(), P2P_LATENCY_US)]),
-        curves: vec![
+    super::pcie::published_p2p_link(
+        (s, d, class(s, d)),
+        P2P_LATENCY_US,
+        vec![
             figure_curve(
                 TransferMode::CopyEngine,
                 Direction::Unidirectional,
@@ -152,7 +143,7 @@ fn link(s: u32, d: u32) -> PairLink {
                 P2P_BIDIR_GB_PER_S,
             ),
         ],
-    }
+    )
 }
 
 /// The group of the first `n` GPUs and its worst link class.
