@@ -22,6 +22,23 @@ const LINEAR_PARTS: [ModelPart; 3] = [
 ];
 
 impl ModelSpec {
+    /// Whether the checkpoint stores every part in BF16 (what a `--quantization` method
+    /// quantizes at load; on a quantized checkpoint the method names that checkpoint's scheme).
+    pub fn stored_in_bf16(&self) -> bool {
+        let f = &self.formats;
+        [
+            f.attention,
+            f.dense_mlp,
+            f.shared_experts,
+            f.routed_experts,
+            f.lm_head,
+            f.mtp,
+        ]
+        .iter()
+        .chain(self.module_formats.overrides.iter().map(|o| &o.format))
+        .all(|x| *x == WeightFormat::Bf16)
+    }
+
     /// This spec as an online quantization loads it: each of [`LINEAR_PARTS`] stored in BF16
     /// takes `linear`, BF16 routed experts take `moe` (the experts of the MTP layers too being
     /// beyond what is stated, they keep the checkpoint's), and a linear module whose name an
@@ -105,18 +122,15 @@ mod tests {
         );
         assert_eq!(q.formats.routed_experts, WeightFormat::Nvfp4);
         assert_eq!(q.formats.mtp, spec.formats.mtp);
-        let kv_b = q
-            .layer_modules(5)
-            .into_iter()
-            .find(|m| m.name.ends_with("kv_b_proj"))
-            .unwrap();
-        assert_eq!(q.module_format(5, &kv_b), WeightFormat::Bf16);
-        let q_b = q
-            .layer_modules(5)
-            .into_iter()
-            .find(|m| m.name.ends_with("q_b_proj"))
-            .unwrap();
-        assert_eq!(q.module_format(5, &q_b), WeightFormat::Mxfp8);
+        let format_of = |name: &str| {
+            let m = q
+                .layer_modules(5)
+                .into_iter()
+                .find(|m| m.name.ends_with(name));
+            q.module_format(5, &m.unwrap())
+        };
+        assert_eq!(format_of("kv_b_proj"), WeightFormat::Bf16);
+        assert_eq!(format_of("q_b_proj"), WeightFormat::Mxfp8);
         let (before, after) = (
             spec.total_weight_bytes_without_mtp(),
             q.total_weight_bytes_without_mtp(),
@@ -151,5 +165,6 @@ mod tests {
         let glm = ModelSpec::preset("glm-5-fp8").unwrap();
         let (same, _) = glm.with_online_quant(Some(fp8), Some(fp8), &[]);
         assert_eq!(same.total_weight_bytes(), glm.total_weight_bytes());
+        assert!(bf16.stored_in_bf16() && !glm.stored_in_bf16());
     }
 }

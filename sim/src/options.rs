@@ -384,7 +384,7 @@ impl ModelOverrides {
 /// linears and the routed experts take and the modules left out. Applied by
 /// [`models::ModelSpec::with_online_quant`] where the served spec is made; parts the checkpoint
 /// quantized keep their format.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OnlineQuant {
     /// The BF16 linears' weight format after loading (`None`: left as stored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -429,12 +429,7 @@ impl OnlineQuant {
         let Some(map) = v.as_object() else {
             return Err("is not a JSON object".into());
         };
-        let mut q = base.unwrap_or(OnlineQuant {
-            linear: None,
-            moe: None,
-            ignore: Vec::new(),
-            only_unquantized: false,
-        });
+        let mut q = base.unwrap_or_default();
         for (key, value) in map {
             match key.as_str() {
                 "linear" if !value.is_null() => q.linear = Some(online_weight(key, value)?),

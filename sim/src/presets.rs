@@ -158,13 +158,11 @@ pub fn p2p_variant_name(base: &str, state: models::profile::P2pState) -> Option<
 /// simulates the `real` state on where the machine lacks it (the bare-metal RTX PRO 6000 box; a
 /// GeForce box with the P2P-patched open kernel module).
 pub fn real_p2p_preset_of(gpu_preset: &str) -> Option<&'static str> {
-    Some(match gpu_preset {
-        "rtx-pro-6000-server" => "rtx-pro-6000-x8-baremetal",
-        "rtx-3090" => "rtx-3090-x8-pcie-p2p",
-        "rtx-4090" => "rtx-4090-x8-pcie-p2p",
-        "rtx-5090" => "rtx-5090-x8-pcie-p2p",
-        _ => return None,
-    })
+    if gpu_preset == "rtx-pro-6000-server" {
+        return Some("rtx-pro-6000-x8-baremetal");
+    }
+    let twin = format!("{gpu_preset}-x8-pcie-p2p");
+    PRESETS.iter().map(|(n, _)| *n).find(|n| *n == twin)
 }
 
 /// A built-in machine preset by name (`None` if there is no such preset). The embedded JSON is

@@ -129,17 +129,7 @@ fn online_quantized<'a>(
     said: &mut Vec<String>,
 ) -> std::borrow::Cow<'a, ModelSpec> {
     let name = q.linear.or(q.moe).map_or_else(String::new, |f| f.name());
-    let f = &spec.formats;
-    let all_bf16 = [
-        f.attention,
-        f.dense_mlp,
-        f.shared_experts,
-        f.routed_experts,
-        f.lm_head,
-    ]
-    .iter()
-    .all(|x| *x == models::WeightFormat::Bf16);
-    if q.only_unquantized && !all_bf16 {
+    if q.only_unquantized && !spec.stored_in_bf16() {
         said.push(format!(
             "{name} at load: {} is a quantized checkpoint, whose own scheme the method names; nothing converted",
             spec.name
