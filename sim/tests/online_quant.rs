@@ -111,6 +111,11 @@ fn a_record_of_online_mxfp8_runs_with_its_flags_spec_or_is_refused() {
         "{:?}",
         why[0]
     );
+    // a shorthand the launch line refuses is refused in a record too, not priced as BF16
+    let int8 =
+        "vllm serve lukealonso/GLM-5.2-NVFP4 -tp 8 --quantization int8_per_channel_weight_only";
+    let why = sim::records::express(&record(int8)).unwrap_err();
+    assert!(why.iter().any(|u| u.detail.contains("INT8")), "{why:?}");
 }
 
 /// `--quantization fp8` on a BF16 checkpoint quantizes its linears and experts as either engine

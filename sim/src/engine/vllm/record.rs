@@ -172,7 +172,7 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
 
 /// Why a record's vLLM words cannot be read for sure, if they cannot: an `--hf-overrides` or
 /// `--quantization-config` object that does not parse (or, for the latter, asks what shardwise
-/// does not price), or a stated size the fork would refuse ([`args::pcie_cutoff_bytes`]).
+/// does not price), a `--quantization` shorthand it does not price, or a stated size the fork would refuse ([`args::pcie_cutoff_bytes`]).
 pub fn unreadable_words(text: &str) -> Option<String> {
     let overrides = t::HF_OVERRIDES.canonical();
     if let Some(Err(why)) = crate::engine::record::model_overrides_after(overrides, text) {
@@ -181,6 +181,11 @@ pub fn unreadable_words(text: &str) -> Option<String> {
     let online = t::QUANTIZATION_CONFIG.canonical();
     if let Some(Err(why)) = crate::engine::record::online_quant_after(online, text, None) {
         return Some(why);
+    }
+    // a shorthand the launch line refuses is refused here too, never read as no conversion
+    let method = t::QUANTIZATION.canonical();
+    if let Err(why) = args::online_shorthand(flag_value(text, method)) {
+        return Some(format!("{method}: {why}"));
     }
     if env_value(text, "VLLM_ENABLE_PCIE_ALLREDUCE") != Some("1") {
         return None;
