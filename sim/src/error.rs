@@ -40,12 +40,15 @@ pub enum SimError {
     ImpossibleLayout { layout: String, reason: String },
     /// The weights (plus the runtime reserve) do not fit the static memory budget.
     #[error(
-        "{model} does not fit on {layout}: weights {weights_gb:.2} GB + reserve {reserve_gb:.2} GB per GPU exceed the static budget {budget_gb:.2} GB ({flag} {fraction} × {memory_gb:.1} GB) by {shortfall_gb:.2} GB; use more GPUs per stage, a smaller format or a higher {flag}"
+        "{model} does not fit on {layout}: weights {weights_gb:.2} GB + reserve {reserve_gb:.2} GB per GPU exceed the static budget {budget_gb:.2} GB ({flag} {fraction} × {memory_gb:.1} GB) by {shortfall_gb:.2} GB; use more GPUs per stage, a smaller format, a higher {flag}, or hold {offload_gib} GiB{more} a GPU in host memory ({offload} {offload_gib}; those weights then cross PCIe every forward pass)",
+        flag = .engine.rules().memory_fraction_flag(),
+        offload = .engine.flag(crate::engine::Knob::CpuOffload),
+        more = if *.offload_more { " more" } else { "" }
     )]
     DoesNotFit {
         model: String,
-        /// The engine's memory-share flag ([`crate::engine::ServingEngine::memory_fraction_flag`]).
-        flag: &'static str,
+        /// The engine whose memory sizing and flags the sentence speaks in.
+        engine: crate::options::Engine,
         layout: String,
         fraction: f64,
         weights_gb: f64,
@@ -53,6 +56,10 @@ pub enum SimError {
         budget_gb: f64,
         memory_gb: f64,
         shortfall_gb: f64,
+        /// The whole GiB a GPU CPU weight offload would have to hold to make the shortfall up.
+        offload_gib: u32,
+        /// Some weights are held on the host already: the GiB are more of them.
+        offload_more: bool,
     },
     /// The weights fit but leave no room for a single token of KV cache.
     #[error(

@@ -150,6 +150,11 @@ fn check_run(setup: &Scenario, run: &ServerRun, log_engine: Engine) -> LoggedRun
     };
     report.acceptance = vllm_acceptance(run);
     if let Ok(fp) = footprint(&setup.spec, &layout) {
+        // the weights the server held on the GPU: less what it offloaded to the host
+        let fp = match &opts.weight_offload {
+            Some(o) => crate::cost::offload::footprint_on_gpu(&setup.spec, &fp, o),
+            None => fp,
+        };
         let plan = memory::plan(&setup.spec, &fp, setup.machine.memory_bytes(), &opts);
         report.memory = check_memory(&plan, &run.memory);
         report.memory_plan = Some(plan);

@@ -130,6 +130,10 @@ pub struct ServerOptions {
     /// fp8`), applied where the served spec is made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub online_quant: Option<OnlineQuant>,
+    /// Weights held in host memory and brought to the GPU every forward pass (either engine's
+    /// `--cpu-offload-gb` and group offload: [`WeightOffload`]); `None` = all on the GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_offload: Option<WeightOffload>,
     /// A prompt may be split over steps (SGLang always; vLLM unless
     /// `--no-enable-chunked-prefill`): without it a waiting prompt larger than the step's budget
     /// left waits for a later step ([`crate::serving::engine`]).
@@ -377,6 +381,118 @@ impl ModelOverrides {
     }
 }
 
+/// Weights kept in host memory and brought to the GPU every forward pass, as each engine's
+/// source does it (vLLM `config/offload.py`, `model_executor/offloader/{uva,prefetch}.py` @
+/// 28ee78af; SGLang `srt/utils/offloader.py` @ 046a9e40; docs/what-rests-on-what.md, "Weight
+/// offload"). Both wrap only the decoder layers `make_layers` builds (never the embedding, the
+/// LM head or an MTP layer), rank-local under pipeline parallelism.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WeightOffload {
+    /// Which decoder layers' parameters live on the host.
+    pub layers: OffloadLayers,
+    /// How the GPU gets them each forward pass.
+    pub transfer: OffloadTransfer,
+    /// Which parameters of a chosen layer move.
+    pub params: OffloadParams,
+}
+
+/// Which decoder layers a [`WeightOffload`] holds on the host.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OffloadLayers {
+    /// A budget per GPU filled parameter by parameter from the first decoder layer, the budget
+    /// checked before each parameter (so it overshoots by at most one): `--cpu-offload-gb`
+    /// (GiB) in both engines.
+    Budget { bytes_per_gpu: u64 },
+    /// Of every `group_size` decoder layers the last `num_in_group` (`index % group_size >=
+    /// group_size − num_in_group`), each copied `prefetch_step` offloaded layers ahead:
+    /// `--offload-group-size`, `--offload-num-in-group`, `--offload-prefetch-step`.
+    Groups {
+        group_size: u32,
+        num_in_group: u32,
+        prefetch_step: u32,
+    },
+}
+
+/// How the GPU gets the offloaded weights each forward pass.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OffloadTransfer {
+    /// The kernels read pinned host memory in place through a device view of it (UVA): every
+    /// byte they touch crosses the link each pass, routed experts only where tokens go (vLLM's
+    /// default `--cpu-offload-gb`, `UVAOffloader`).
+    ZeroCopy,
+    /// Each offloaded layer's parameters copied whole to the GPU on the compute stream before
+    /// it runs, nothing overlapped (SGLang's `--cpu-offload-gb`, `OffloaderV1`; vLLM's with
+    /// `VLLM_WEIGHT_OFFLOADING_DISABLE_UVA=1`).
+    CopyInLine,
+    /// Each offloaded layer copied whole on a side stream while the layers before it compute
+    /// (vLLM's `prefetch` backend; SGLang's group offload, `OffloaderV2`).
+    CopyAhead {
+        /// SGLang: inside a CUDA graph the copies are captured in line on the capture stream
+        /// (PR #29166), so a replayed decode step overlaps nothing.
+        in_line_under_graphs: bool,
+        /// GPU buffers held for the copies, in offloaded layers (vLLM's static pool:
+        /// `prefetch_step`; SGLang allocates them per copy from the cache, so 0 here).
+        static_buffer_layers: u32,
+    },
+}
+
+/// Which parameters of an offloaded layer move to the host.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OffloadParams {
+    /// Everything but the routed experts (attention, router, shared experts, dense MLP).
+    pub dense: bool,
+    /// The share of the routed experts' bytes: 1 for both `w13` and `w2`, ⅔ for `w13` (gate
+    /// and up) alone, ⅓ for `w2` (down) alone.
+    pub expert_share: f64,
+}
+
+impl OffloadParams {
+    /// Every parameter of the layer.
+    pub const ALL: OffloadParams = OffloadParams {
+        dense: true,
+        expert_share: 1.0,
+    };
+    /// The routed experts' weights only (SGLang's group offload on DeepSeek-family models:
+    /// `w13_weight`, `w2_weight`).
+    pub const EXPERTS: OffloadParams = OffloadParams {
+        dense: false,
+        expert_share: 1.0,
+    };
+
+    /// The parameters vLLM's `--cpu-offload-params` / `--offload-params` name, by exact name
+    /// segment ("experts" matches `mlp.experts.w13_weight`, "expert" does not; an empty set is
+    /// every parameter); `Err` names a segment shardwise cannot place among its parts.
+    pub fn of_segments(segments: &[&str]) -> Result<OffloadParams, String> {
+        if segments.is_empty() {
+            return Ok(OffloadParams::ALL);
+        }
+        let (mut w13, mut w2) = (false, false);
+        for s in segments {
+            let parts: Vec<&str> = s.split('.').collect();
+            match parts.as_slice() {
+                ["experts"] | ["mlp", "experts"] => (w13, w2) = (true, true),
+                ["w13_weight"] | ["experts", "w13_weight"] | ["mlp", "experts", "w13_weight"] => {
+                    w13 = true
+                }
+                ["w2_weight"] | ["experts", "w2_weight"] | ["mlp", "experts", "w2_weight"] => {
+                    w2 = true
+                }
+                _ => {
+                    return Err(format!(
+                        "`{s}` is not a parameter name segment shardwise can place (it reads `experts`, `w13_weight`, `w2_weight`, as vLLM's fused MoE names the routed experts; leave the flag out to offload every parameter)"
+                    ));
+                }
+            }
+        }
+        Ok(OffloadParams {
+            dense: false,
+            expert_share: f64::from(u8::from(w13)) * 2.0 / 3.0 + f64::from(u8::from(w2)) / 3.0,
+        })
+    }
+}
+
 /// Weights a checkpoint leaves in BF16, quantized as the engine loads them: vLLM's
 /// `--quantization-config '{"linear": {"weight": "mxfp8"}, "moe": …, "ignore": ["re:.*kv_b_proj"]}'`
 /// (`QuantizationConfigArgs`, vLLM's `config/quantization.py`) over its `--quantization`
@@ -547,6 +663,7 @@ impl Default for ServerOptions {
             linear_state_dtype_bytes: None,
             model_overrides: ModelOverrides::default(),
             online_quant: None,
+            weight_offload: None,
             prefill_chunking: true,
             moe_runner_backend: None,
             b12x_build: None,

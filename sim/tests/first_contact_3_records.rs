@@ -2,8 +2,9 @@
 //! gathered in the fourteenth session): the file parses; every record expresses except those
 //! whose checkpoint no preset describes (MXFP4 / MXFP8 / NF3 weights, named as such, and the
 //! AWQ GLM-5.1 checkpoint), which are refused rather than read as NVFP4; every record cites one
-//! of the three pages the file was built from; the two GLM-5.2 v18 MTP 3 records whose page
-//! prints the server's acceptance run on it, the other MTP-on records on the prior.
+//! of the three pages the file was built from; the four GLM-5.2 v18 MTP 3 records whose page
+//! prints the server's acceptance run on it (two of them since the twenty-eighth session read
+//! their helper's online-MXFP8 config), the other MTP-on records on the prior.
 
 mod common;
 use sim::records::{RecordSet, express};
@@ -17,9 +18,22 @@ fn path() -> PathBuf {
 fn the_records_express_unless_their_weights_match_no_preset() {
     let set = RecordSet::load(&path()).expect("validation/first-contact-3-records.json parses");
     assert!(set.records.len() >= 140, "{} records", set.records.len());
-    let foreign = ["mxfp4", "mxfp8", "nf3", "awq"];
+    // the MXFP8 checkpoints by name (GLM-5.1 v6's NVFP4-MXFP8 mix, the NF3 hybrid): the luke
+    // NVFP4 rows whose linears the helper converts to MXFP8 at load express (twenty-eighth
+    // session: their flags carry the helper's `--quantization-config`)
+    let foreign = ["mxfp4", "nvfp4-mxfp8", "nf3", "awq"];
     let expressed = common::express_unless_foreign_weights(&path(), &foreign);
-    assert_eq!(set.records.len() - expressed.len(), 42);
+    assert_eq!(set.records.len() - expressed.len(), 38);
+    for r in &set.records {
+        let Ok(e) = sim::records::express(r) else {
+            continue;
+        };
+        let online = e.knobs.online_quant.as_ref().and_then(|q| q.linear);
+        let want =
+            r.id.contains("onlinemxfp8")
+                .then_some(models::WeightFormat::Mxfp8);
+        assert_eq!(online, want, "{}", r.id);
+    }
 }
 
 #[test]
@@ -43,8 +57,16 @@ fn a_stated_acceptance_is_used_and_the_rest_run_on_the_prior() {
                 2.8
             ),
             (
+                "rtx-glm52-v18-vllm-tp8-dcp1-luke-a16-onlinemxfp8-mtp3-ctx0-c1".to_string(),
+                2.88
+            ),
+            (
                 "rtx-glm52-v18-vllm-tp8-dcp1-luke-a4-mtp3-ctx0-c1".to_string(),
                 3.03
+            ),
+            (
+                "rtx-glm52-v18-vllm-tp8-dcp1-luke-a4-onlinemxfp8-mtp3-ctx0-c1".to_string(),
+                2.77
             ),
         ]
     );
@@ -77,7 +99,7 @@ fn the_sixteen_gpu_host_pages_run_on_the_switch_box() {
         }
     }
     // every compared record of the file is a GLM-5.2 page's (the GLM-5.1 v6 rows are refused)
-    assert_eq!(on_the_host, 100);
+    assert_eq!(on_the_host, 104);
 }
 
 /// The GLM-5.2 v14 sweep's records carry the launch of the runner the page names as its

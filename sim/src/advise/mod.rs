@@ -499,6 +499,10 @@ fn sentence(
     let mut deltas = [
         ("communication", comm(ep) - comm(other)),
         ("expert and weight reads", a.weight_read_s - b.weight_read_s),
+        (
+            "weights from host memory",
+            a.host_weight_s - b.host_weight_s,
+        ),
         ("KV reads", a.kv_read_s - b.kv_read_s),
         ("compute", a.compute_s - b.compute_s),
         ("kernel latency floors", a.kernel_floor_s - b.kernel_floor_s),

@@ -229,6 +229,7 @@ fn breakdown_table(b: &BreakdownMs) -> String {
         ("kernel latency floors", b.kernel_floor_ms),
         ("activations (norms, rotary, …)", b.activation_ms),
         ("weight reads", b.weight_read_ms),
+        ("weights from host memory (CPU offload)", b.host_weight_ms),
         ("KV reads", b.kv_read_ms),
         ("all-reduce (TP)", b.all_reduce_ms),
         ("all-to-all (EP)", b.all_to_all_ms),
@@ -456,7 +457,7 @@ fn ranking_table(out: &PredictOutput) -> String {
 /// One CSV row per layout.
 fn csv(out: &PredictOutput) -> String {
     let mut s = String::from(
-        "layout,flags,iteration_ms,output_tok_per_s,compute_ms,kernel_floor_ms,activation_ms,weight_read_ms,kv_read_ms,all_reduce_ms,all_to_all_ms,dp_attention_comm_ms,pp_send_ms,overhead_ms,bubble_ms,wire_bytes_per_gpu,expert_read_bytes_per_gpu,expert_imbalance,weights_gb_per_gpu,kv_tokens,rejected\n",
+        "layout,flags,iteration_ms,output_tok_per_s,compute_ms,kernel_floor_ms,activation_ms,weight_read_ms,host_weight_ms,kv_read_ms,all_reduce_ms,all_to_all_ms,dp_attention_comm_ms,pp_send_ms,overhead_ms,bubble_ms,wire_bytes_per_gpu,expert_read_bytes_per_gpu,expert_imbalance,weights_gb_per_gpu,kv_tokens,rejected\n",
     );
     for p in &out.layouts {
         s.push_str(&csv_row(p));
@@ -468,7 +469,7 @@ fn csv_row(p: &LayoutPrediction) -> String {
     let q = |v: &str| format!("\"{}\"", v.replace('"', "\"\""));
     match (p.breakdown, p.steady, p.traffic, p.memory) {
         (Some(b), Some(st), Some(tr), Some(m)) => format!(
-            "{},{},{:.4},{:.2},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.0},{:.0},{:.3},{:.3},{},\n",
+            "{},{},{:.4},{:.2},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.0},{:.0},{:.3},{:.3},{},\n",
             p.layout,
             q(&p.flags),
             p.iteration_ms,
@@ -477,6 +478,7 @@ fn csv_row(p: &LayoutPrediction) -> String {
             b.kernel_floor_ms,
             b.activation_ms,
             b.weight_read_ms,
+            b.host_weight_ms,
             b.kv_read_ms,
             b.all_reduce_ms,
             b.all_to_all_ms,
@@ -491,7 +493,7 @@ fn csv_row(p: &LayoutPrediction) -> String {
             m.kv_tokens
         ),
         _ => format!(
-            "{},{},,,,,,,,,,,,,,,,,,,{}\n",
+            "{},{},,,,,,,,,,,,,,,,,,,,{}\n",
             p.layout,
             q(&p.flags),
             q(p.rejected.as_deref().unwrap_or(""))

@@ -465,6 +465,14 @@ impl CostModel {
             if self.opts.overlap_comm {
                 b.overlap_comm();
             }
+            if let Some(plan) = &self.offload {
+                // the share of a MoE layer's routed experts this pass's tokens reach
+                let touched = self.experts.as_ref().map_or(1.0, |e| {
+                    let held = e.routing.experts_per_rank().max(1.0);
+                    (e.routing.max_touched_per_rank(st.tokens()) / held).clamp(0.0, 1.0)
+                });
+                plan.add_pass_time(s as u32, touched, graph, &mut b);
+            }
             let gpu = b.total_s();
             let (launch, sched) = self.stage_cpu(s, st, graph);
             let sched = if scheduler { sched } else { 0.0 };

@@ -36,6 +36,7 @@ pub mod moe_bound;
 pub mod moe_config;
 pub mod moe_shape_table;
 pub mod moe_table;
+pub mod offload;
 pub mod report;
 pub mod served;
 pub mod spec;
@@ -90,6 +91,11 @@ pub struct TimeBreakdown {
     pub activation_s: f64,
     /// Memory-bound time reading weights.
     pub weight_read_s: f64,
+    /// Weights brought from host memory: read across the link in place or copied in ahead of
+    /// their layer and not hidden behind the GPU's work (CPU weight offload,
+    /// [`super::offload`]).
+    #[serde(default, skip_serializing_if = "is_zero_s")]
+    pub host_weight_s: f64,
     /// Memory-bound time reading the KV cache.
     pub kv_read_s: f64,
     /// Tensor-parallel all-reduces (and EP's closing all-reduce without an a2a backend).
@@ -109,11 +115,12 @@ pub struct TimeBreakdown {
 /// Names of a breakdown's parts in [`TimeBreakdown::parts_s`] order (stacking order, bottom
 /// first): a short one for tables and a long one for chart legends. One list, so a part added to
 /// the breakdown cannot be left out of a table or a chart.
-pub const BREAKDOWN_PARTS: [(&str, &str); 11] = [
+pub const BREAKDOWN_PARTS: [(&str, &str); 12] = [
     ("compute", "compute"),
     ("kernel floors", "kernel latency floors"),
     ("activations", "activation reads (small kernels)"),
     ("weights", "weight reads"),
+    ("host weights", "weights from host memory (CPU offload)"),
     ("kv", "KV reads"),
     ("all-reduce", "all-reduce"),
     ("all-to-all", "all-to-all"),
@@ -125,12 +132,13 @@ pub const BREAKDOWN_PARTS: [(&str, &str); 11] = [
 
 impl TimeBreakdown {
     /// Every part, seconds, in [`BREAKDOWN_PARTS`] order.
-    pub fn parts_s(&self) -> [f64; 11] {
+    pub fn parts_s(&self) -> [f64; 12] {
         [
             self.compute_s,
             self.kernel_floor_s,
             self.activation_s,
             self.weight_read_s,
+            self.host_weight_s,
             self.kv_read_s,
             self.all_reduce_s,
             self.all_to_all_s,
@@ -165,6 +173,7 @@ impl TimeBreakdown {
         self.kernel_floor_s += other.kernel_floor_s * k;
         self.activation_s += other.activation_s * k;
         self.weight_read_s += other.weight_read_s * k;
+        self.host_weight_s += other.host_weight_s * k;
         self.kv_read_s += other.kv_read_s * k;
         self.all_reduce_s += other.all_reduce_s * k;
         self.all_to_all_s += other.all_to_all_s * k;
@@ -313,6 +322,10 @@ impl MemoryPlan {
     pub fn fraction_flag(&self) -> &'static str {
         self.engine.rules().memory_fraction_flag()
     }
+}
+
+fn is_zero_s(x: &f64) -> bool {
+    *x == 0.0
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -258,6 +258,8 @@ pub struct CostModel {
     pub(super) cpu: CpuCosts,
     /// `--enable-two-batch-overlap` runs for this model and layout ([`super::tbo`]).
     pub(super) two_batch_overlap: bool,
+    /// Weights held in host memory ([`super::offload`]); `None` = all on the GPU.
+    pub(super) offload: Option<super::offload::OffloadPlan>,
     model_name: String,
     memory_notes: Vec<String>,
     /// What the engine changed in the model to serve it so: the b12x fork's padded heads, the
@@ -289,10 +291,19 @@ impl CostModel {
         Self::check(machine, model, layout, opts)?;
         let placement = machine.place(&layout)?;
         let fp = models::footprint::footprint(model, &layout)?;
-        let memory = memory::checked_plan(model, &fp, machine.memory_bytes(), opts)?;
+        let offload = offload_plan(machine, model, &fp, opts)?;
+        let on_gpu = offload.as_ref().map(|p| p.on_gpu(&fp));
+        let memory = memory::checked_plan(
+            model,
+            on_gpu.as_ref().unwrap_or(&fp),
+            machine.memory_bytes(),
+            opts,
+        )?;
         let mut notes = memory.notes.clone();
         notes.extend(served_note.clone());
+        notes.extend(offload.iter().flat_map(|p| p.notes()));
         let mut cm = Self::build(machine, model, layout, opts, knobs, fp, memory, placement);
+        cm.offload = offload;
         let (tbo, tbo_note) = super::tbo::applies(model, opts);
         cm.two_batch_overlap = tbo;
         notes.extend(tbo_note);
@@ -376,6 +387,11 @@ impl CostModel {
     /// fork's padded heads, expert columns and vocabulary where the TP size does not divide the
     /// heads, the launch's model-config overrides, the Gated-DeltaNet state dtype; `None` where
     /// nothing was.
+    /// The weights held in host memory ([`super::offload`]); `None` = all on the GPU.
+    pub fn offload(&self) -> Option<&super::offload::OffloadPlan> {
+        self.offload.as_ref()
+    }
+
     pub fn served_note(&self) -> Option<&str> {
         self.served_note.as_deref()
     }
@@ -600,6 +616,7 @@ impl CostModel {
             floors,
             cpu: CpuCosts::of(machine),
             two_batch_overlap: false,
+            offload: None,
             model_name: model.name.clone(),
             memory_notes: Vec::new(),
             served_note: None,
@@ -848,6 +865,27 @@ fn check_options(opts: &ServerOptions) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// The weights `opts` holds in host memory ([`super::offload::OffloadPlan`]); an error where
+/// the machine states no host link to price them with.
+fn offload_plan(
+    machine: &Machine,
+    model: &ModelSpec,
+    fp: &Footprint,
+    opts: &ServerOptions,
+) -> Result<Option<super::offload::OffloadPlan>> {
+    let Some(o) = &opts.weight_offload else {
+        return Ok(None);
+    };
+    let link = super::offload::HostLink::of(machine).ok_or_else(|| SimError::InvalidOption {
+        flag: opts.engine.flag(Knob::CpuOffload),
+        problem: format!(
+            "machine `{}` states neither a host↔device measurement nor its GPUs' PCIe link, so the weights held on the host cannot be priced: give a profile from `probe run` (it measures host↔device copies)",
+            machine.name()
+        ),
+    })?;
+    Ok(Some(super::offload::OffloadPlan::new(model, fp, o, link)))
 }
 
 /// Bytes of `part` per layer on one GPU: the footprint's bytes of a stage holding such layers,

@@ -55,6 +55,9 @@ pub struct BreakdownMs {
     pub activation_ms: f64,
     /// Memory-bound weight reads (GEMMs, experts).
     pub weight_read_ms: f64,
+    /// Weights brought from host memory (CPU offload), not hidden.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub host_weight_ms: f64,
     /// Memory-bound KV-cache (and DSA index-cache) reads.
     pub kv_read_ms: f64,
     /// TP all-reduces (and TP all-gathers of logits / combined tokens).
@@ -75,12 +78,13 @@ pub struct BreakdownMs {
 
 impl BreakdownMs {
     /// Every part, ms, in [`super::BREAKDOWN_PARTS`] order.
-    pub fn parts_ms(&self) -> [f64; 11] {
+    pub fn parts_ms(&self) -> [f64; 12] {
         [
             self.compute_ms,
             self.kernel_floor_ms,
             self.activation_ms,
             self.weight_read_ms,
+            self.host_weight_ms,
             self.kv_read_ms,
             self.all_reduce_ms,
             self.all_to_all_ms,
@@ -99,6 +103,7 @@ impl From<&TimeBreakdown> for BreakdownMs {
             kernel_floor_ms: b.kernel_floor_s * 1e3,
             activation_ms: b.activation_s * 1e3,
             weight_read_ms: b.weight_read_s * 1e3,
+            host_weight_ms: b.host_weight_s * 1e3,
             kv_read_ms: b.kv_read_s * 1e3,
             all_reduce_ms: b.all_reduce_s * 1e3,
             all_to_all_ms: b.all_to_all_s * 1e3,

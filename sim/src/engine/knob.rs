@@ -69,6 +69,8 @@ pub enum Knob {
     /// The quantization of the checkpoint's BF16 linears at load (vLLM's
     /// `--quantization-config`; SGLang has no such flag).
     OnlineQuantization,
+    /// The weights each GPU holds in host memory, read or copied in every forward pass.
+    CpuOffload,
 }
 
 impl Engine {
@@ -120,6 +122,7 @@ mod tests {
             Knob::DistInitAddr,
             Knob::ModelConfigOverrides,
             Knob::OnlineQuantization,
+            Knob::CpuOffload,
         ];
         for k in knobs {
             assert!(Engine::Sglang.flag(k).starts_with('-'), "{k:?}");
@@ -150,6 +153,8 @@ mod tests {
             Engine::Vllm.flag(Knob::OnlineQuantization),
             "--quantization-config"
         );
+        assert_eq!(Engine::Vllm.flag(Knob::CpuOffload), "--cpu-offload-gb");
+        assert_eq!(Engine::Sglang.flag(Knob::CpuOffload), "--cpu-offload-gb");
         // SGLang has no DCP flag: vLLM's is named
         assert_eq!(
             Engine::Sglang.flag(Knob::DecodeContextParallel),

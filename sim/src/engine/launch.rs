@@ -310,3 +310,34 @@ impl Launch {
         })
     }
 }
+
+/// The words of `flags` that turn CPU weight offload on in either engine (a budget or a group
+/// size above 0), as written; `None` where none does.
+pub fn offload_words(flags: &str) -> Option<String> {
+    let words: Vec<&str> = flags.split_whitespace().collect();
+    let on: Vec<String> = words
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| {
+            let (key, inline) = match w.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (*w, None),
+            };
+            let value = inline.or_else(|| words.get(i + 1).copied())?;
+            let positive = value
+                .trim_matches(['\'', '"'])
+                .parse::<f64>()
+                .is_ok_and(|v| v > 0.0);
+            let offload = [
+                crate::engine::vllm::args::table::CPU_OFFLOAD_GB,
+                crate::engine::vllm::args::table::OFFLOAD_GROUP_SIZE,
+                crate::engine::sglang::args::flags::CPU_OFFLOAD_GB,
+                crate::engine::sglang::args::flags::OFFLOAD_GROUP_SIZE,
+            ]
+            .iter()
+            .any(|s| s.flags.contains(&key));
+            (offload && positive).then(|| format!("{key} {value}"))
+        })
+        .collect();
+    (!on.is_empty()).then(|| on.join(" "))
+}

@@ -485,6 +485,9 @@ pub struct LaunchKnobs {
     /// BF16 linears quantized at load ([`ServerOptions::online_quant`]).
     #[serde(default)]
     pub online_quant: Option<crate::options::OnlineQuant>,
+    /// Weights held in host memory ([`ServerOptions::weight_offload`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_offload: Option<crate::options::WeightOffload>,
     pub pcie_all_reduce: Option<PcieAllReduce>,
     /// The overlap scheduler stays on under speculative decoding (SGLang's
     /// `SGLANG_ENABLE_SPEC_V2`; [`ServerOptions::speculative_overlap`]).
@@ -650,6 +653,7 @@ impl Engine {
         o.dsa_build = knobs.dsa_build;
         o.model_overrides = knobs.model_overrides.clone();
         o.online_quant = knobs.online_quant.clone();
+        o.weight_offload = knobs.weight_offload.clone();
         o.linear_state_dtype_bytes = knobs.linear_state_dtype_bytes;
         o.disable_custom_all_reduce = knobs.disable_custom_all_reduce;
         o.disable_cuda_graph = knobs.disable_cuda_graph;

@@ -436,6 +436,19 @@ fn unmodelled_settings(r: &Record, sizes: &Sizes, why: &mut Vec<Unexpressible>) 
     {
         why.push(Unexpressible::new(K::UnreadableValue, reason));
     }
+    if let Some(words) = r
+        .engine
+        .flags
+        .as_deref()
+        .and_then(crate::engine::launch::offload_words)
+    {
+        why.push(Unexpressible::new(
+            K::KnobNotModelled,
+            format!(
+                "{words}: CPU weight offload in a record's words is not read (a launch line's is: give it to `sim run --server-args`)"
+            ),
+        ));
+    }
     if let Some(proto) = NcclTuning::unmodelled_proto(r) {
         why.push(Unexpressible::new(
             K::KnobNotModelled,

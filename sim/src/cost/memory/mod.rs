@@ -541,7 +541,7 @@ pub fn checked_plan(
     let f = opts.mem_fraction_static;
     Err(SimError::DoesNotFit {
         model: spec.name.clone(),
-        flag: p.fraction_flag(),
+        engine: p.engine,
         layout: footprint.layout.short_name(),
         fraction: shown_fraction(f),
         weights_gb: p.weight_bytes_per_gpu as f64 / 1e9,
@@ -549,6 +549,11 @@ pub fn checked_plan(
         budget_gb: f * memory_bytes as f64 / 1e9,
         memory_gb: memory_bytes as f64 / 1e9,
         shortfall_gb: p.shortfall_bytes as f64 / 1e9,
+        offload_gib: p
+            .shortfall_bytes
+            .div_ceil(1 << 30)
+            .clamp(1, u64::from(u32::MAX)) as u32,
+        offload_more: opts.weight_offload.is_some(),
     })
 }
 

@@ -299,6 +299,7 @@ impl ServingEngine for Sglang {
             Knob::NodeRank => NODE_RANK,
             Knob::DistInitAddr => DIST_INIT_ADDR,
             Knob::ModelConfigOverrides => JSON_MODEL_OVERRIDE_ARGS,
+            Knob::CpuOffload => CPU_OFFLOAD_GB,
             Knob::DecodeContextParallel | Knob::OnlineQuantization => return None,
         };
         Some(spec.canonical())

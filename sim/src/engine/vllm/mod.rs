@@ -500,6 +500,7 @@ impl ServingEngine for Vllm {
             Knob::ModelPath => MODEL,
             Knob::ModelConfigOverrides => HF_OVERRIDES,
             Knob::OnlineQuantization => QUANTIZATION_CONFIG,
+            Knob::CpuOffload => CPU_OFFLOAD_GB,
             // its speculation is one `--speculative-config` JSON, its EP a switch, its
             // all-to-all and PCIe all-reduce environment variables: no flag of its own
             Knob::MaxTotalTokens

@@ -128,6 +128,7 @@ fn expected(kind: Kind) -> String {
         Kind::Str => "a string".into(),
         Kind::Choice(c) => format!("one of {}", c.join(", ")),
         Kind::Ints => "one or more integers".into(),
+        Kind::Strs => "one or more words".into(),
     }
 }
 
@@ -145,6 +146,7 @@ fn typed_value(kind: Kind, word: &str) -> Option<Value> {
         Kind::Choice(c) => c.contains(&word).then(|| Value::Str(word.to_string())),
         // kept as written, checked here: `SglangArgs::ints` reads it
         Kind::Ints => table::int_list(word).map(|_| Value::Str(word.to_string())),
+        Kind::Strs => Some(Value::Str(word.to_string())),
     }
 }
 
@@ -224,7 +226,7 @@ fn parse_words(words: &[String], origin: Origin) -> Result<SglangArgs> {
         // `nargs="+"` row and an option shardwise does not know take them all.
         let takes = match (&inline, spec.map(|s| s.kind)) {
             (Some(_), _) | (None, Some(Kind::Flag)) => 0,
-            (None, Some(Kind::Ints)) => following.len(),
+            (None, Some(Kind::Ints | Kind::Strs)) => following.len(),
             (None, Some(_)) => 1,
             (None, None) => following.len(),
         };

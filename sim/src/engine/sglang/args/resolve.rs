@@ -55,6 +55,70 @@ impl SglangArgs {
             .then(|| crate::options::OnlineQuant::both(models::WeightFormat::Fp8 { block: 0 }))
     }
 
+    /// What `--moe-runner-backend b12x` from a launch line means ([`B12X_NOTE`]).
+    fn b12x_note(&self) -> Option<String> {
+        (self.string(&flags::MOE_RUNNER_BACKEND) == Some("b12x")).then(|| B12X_NOTE.into())
+    }
+
+    /// The weight offload the line asks for ([`crate::options::WeightOffload`]), as SGLang's
+    /// `create_offloader` picks it (`srt/utils/offloader.py` @ 046a9e40): `--cpu-offload-gb` > 0
+    /// first (`OffloaderV1`: a budget from the first decoder layer, each offloaded layer copied
+    /// whole in line every forward), else `--offload-group-size` > 0 (`OffloaderV2`: the routed
+    /// experts' `w13` / `w2` the DeepSeek-family model code declares, copied ahead on the
+    /// offload stream, in line inside a CUDA graph since PR #29166). What it cannot price for
+    /// sure is refused.
+    fn weight_offload(
+        &self,
+        model: &ModelSpec,
+        tp: u32,
+    ) -> Result<Option<crate::options::WeightOffload>> {
+        use crate::options::{OffloadLayers, OffloadParams, OffloadTransfer, WeightOffload};
+        if let Some(gib) = self.uint(&flags::CPU_OFFLOAD_GB).filter(|g| *g > 0) {
+            return Ok(Some(WeightOffload {
+                layers: OffloadLayers::Budget {
+                    bytes_per_gpu: u64::from(gib) << 30,
+                },
+                transfer: OffloadTransfer::CopyInLine,
+                params: OffloadParams::ALL,
+            }));
+        }
+        let Some(group) = self.uint(&flags::OFFLOAD_GROUP_SIZE).filter(|g| *g > 0) else {
+            return Ok(None);
+        };
+        let spelled = format!("{} {group}", flags::OFFLOAD_GROUP_SIZE.canonical());
+        if model.moe.is_none() || model.attention.mla_dims().is_none() {
+            return Err(bad(
+                &spelled,
+                "SGLang's group offload moves the parameters a model's code declares; shardwise knows them only for the DeepSeek-family MoE models (the routed experts' w13 and w2): use --cpu-offload-gb, or a DeepSeek, Kimi-K2 or GLM-5 model",
+            ));
+        }
+        let in_group = self.uint(&flags::OFFLOAD_NUM_IN_GROUP).unwrap_or(1);
+        if in_group > group {
+            return Err(bad(
+                &format!("{} {in_group}", flags::OFFLOAD_NUM_IN_GROUP.canonical()),
+                format!("must be at most {spelled}"),
+            ));
+        }
+        if self.string(&flags::OFFLOAD_MODE) == Some("shm_cpu") && tp > 1 {
+            return Err(bad(
+                &format!("{} shm_cpu", flags::OFFLOAD_MODE.canonical()),
+                "SGLang's shared-memory offload runs at --tp 1 only",
+            ));
+        }
+        Ok(Some(WeightOffload {
+            layers: OffloadLayers::Groups {
+                group_size: group,
+                num_in_group: in_group,
+                prefetch_step: self.uint(&flags::OFFLOAD_PREFETCH_STEP).unwrap_or(1),
+            },
+            transfer: OffloadTransfer::CopyAhead {
+                in_line_under_graphs: true,
+                static_buffer_layers: 0,
+            },
+            params: OffloadParams::EXPERTS,
+        }))
+    }
+
     /// The server options with SGLang's defaults for everything absent, for a layout of
     /// `ctx.tp × ctx.pp` GPUs of `ctx.gpu_memory_bytes` each serving `model`.
     pub fn server_options(
@@ -104,9 +168,7 @@ impl SglangArgs {
         let attention_backend = self.string(&flags::ATTENTION_BACKEND).map(str::to_string);
         let page_size = self.page_size(attention_backend.as_deref());
         let speculative = self.speculative(model, &mut notes)?;
-        if self.string(&flags::MOE_RUNNER_BACKEND) == Some("b12x") {
-            notes.push(B12X_NOTE.into());
-        }
+        notes.extend(self.b12x_note());
         let options = ServerOptions {
             engine: crate::options::Engine::Sglang,
             mem_fraction_static,
@@ -138,6 +200,7 @@ impl SglangArgs {
             moe_runner_backend: self.string(&flags::MOE_RUNNER_BACKEND).map(str::to_string),
             quantization: self.string(&flags::QUANTIZATION).map(str::to_string),
             online_quant: self.online_quant(),
+            weight_offload: self.weight_offload(model, ctx.tp)?,
             speculative,
             stream_interval: self.steps(&flags::STREAM_INTERVAL),
             scheduler_recv_interval: self.steps(&flags::SCHEDULER_RECV_INTERVAL),

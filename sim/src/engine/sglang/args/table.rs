@@ -26,6 +26,18 @@ pub enum Kind {
     /// launch line as the words up to the next option and from a dump as a Python list; the
     /// value is kept as written and read by [`int_list`].
     Ints,
+    /// `nargs="+", type=str`: one or more words (vLLM's `set[str]` fields, `--cpu-offload-params
+    /// experts`), read as [`Kind::Ints`] is and kept as written ([`str_list`] reads it).
+    Strs,
+}
+
+/// The words of an `nargs="+"` string value as a launch line (`a b`) or a dump (`['a', 'b']`,
+/// `{'a'}`) writes them.
+pub fn str_list(text: &str) -> Vec<&str> {
+    text.split(|c: char| c.is_whitespace() || matches!(c, ',' | '[' | ']' | '{' | '}'))
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '"'))
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 /// The integers of an `nargs="+"` value as either engine's launch line or args dump writes them
@@ -326,6 +338,40 @@ pub const MOE_RUNNER_BACKEND: Spec = m(
 .cli("BACKEND", "SGLang's MoE kernels");
 pub const QUANTIZATION: Spec = m("quantization", &["--quantization"], Choice(QUANTIZATIONS))
     .cli("METHOD", "weight quantization method");
+/// Weight offload (`ServerArgs`' `ExecOffload` group, `srt/utils/offloader.py` @ 046a9e40;
+/// [`crate::options::WeightOffload`]): GiB a GPU (an integer) held in pinned host memory and
+/// copied in line before each layer (`OffloaderV1`).
+pub const CPU_OFFLOAD_GB: Spec = m("cpu_offload_gb", &["--cpu-offload-gb"], Int)
+    .bounds(AtLeast(0))
+    .cli(
+        "GIB",
+        "GiB of weights per GPU held in host memory, from the first decoder layer, copied to the GPU every forward pass (SGLang's OffloaderV1)",
+    );
+/// Group offload (`OffloaderV2`): every this many decoder layers (-1 = off), the last
+/// `--offload-num-in-group`, copied `--offload-prefetch-step` ahead.
+pub const OFFLOAD_GROUP_SIZE: Spec =
+    m("offload_group_size", &["--offload-group-size"], Int).bounds(AtLeastOr(1, -1, "off"));
+pub const OFFLOAD_NUM_IN_GROUP: Spec =
+    m("offload_num_in_group", &["--offload-num-in-group"], Int).bounds(AtLeast(1));
+pub const OFFLOAD_PREFETCH_STEP: Spec =
+    m("offload_prefetch_step", &["--offload-prefetch-step"], Int).bounds(AtLeast(1));
+/// Where group offload keeps the weights: `cpu` (pinned host memory), `shm_cpu` (one shared
+/// host copy, TP 1 only), `sharded_gpu` (gathered from peer GPUs), `meta` (debugging).
+pub const OFFLOAD_MODE: Spec = m(
+    "offload_mode",
+    &["--offload-mode"],
+    Choice(&["cpu", "shm_cpu", "sharded_gpu", "meta"]),
+)
+.bounds(Refuse(&[
+    (
+        "sharded_gpu",
+        "gathers each offloaded weight from the peer GPUs over CUDA IPC every pass, which shardwise does not price",
+    ),
+    (
+        "meta",
+        "is SGLang's debugging mode (the weights are never loaded)",
+    ),
+]));
 pub const SPECULATIVE_ALGORITHM: Spec = m(
     "speculative_algorithm",
     &["--speculative-algorithm"],
@@ -435,6 +481,11 @@ pub const SPECS: &[Spec] = &[
     JSON_MODEL_OVERRIDE_ARGS,
     MOE_RUNNER_BACKEND,
     QUANTIZATION,
+    CPU_OFFLOAD_GB,
+    OFFLOAD_GROUP_SIZE,
+    OFFLOAD_NUM_IN_GROUP,
+    OFFLOAD_PREFETCH_STEP,
+    OFFLOAD_MODE,
     SPECULATIVE_ALGORITHM,
     SPECULATIVE_NUM_STEPS,
     SPECULATIVE_EAGLE_TOPK,

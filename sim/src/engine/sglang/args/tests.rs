@@ -213,8 +213,9 @@ fn the_users_server_args_dump_is_read() {
     assert!(warn.contains("tokenizer_worker_num=1"), "{warn}");
     assert!(!warn.contains("nsa_decode_backend='fa3'"), "{warn}");
     // `cuda_graph_bs` (the list SGLang generated up to its `cuda_graph_max_bs`),
-    // `nsa_prefill_backend`, `nsa_decode_backend` and `scheduler_recv_interval` are modelled
-    assert!(warn.contains("65 more set"), "{warn}");
+    // `nsa_prefill_backend`, `nsa_decode_backend` and `scheduler_recv_interval` are modelled,
+    // and the five offload fields (`cpu_offload_gb=0`, `offload_group_size=-1`, …: off)
+    assert!(warn.contains("60 more set"), "{warn}");
     let sizes = a.ints(&flags::CUDA_GRAPH_BS).unwrap();
     assert_eq!(sizes.iter().max(), Some(&512));
     assert_eq!(r.options.cuda_graph_max_bs, 512);

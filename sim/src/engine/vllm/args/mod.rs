@@ -125,7 +125,12 @@ fn check(spec: &Spec, value: &str, spelled: &str) -> Result<(), VllmArgsError> {
             Err(_) => false,
         },
         Kind::Float => value.parse::<f64>().is_ok_and(|f| {
-            f.is_finite() && (spec.bounds != Bounds::Fraction || (f > 0.0 && f <= 1.0))
+            f.is_finite()
+                && match spec.bounds {
+                    Bounds::Fraction => f > 0.0 && f <= 1.0,
+                    Bounds::AtLeastFloat(min, _) => f >= min,
+                    _ => true,
+                }
         }),
         Kind::Choice(c) => c.contains(&value),
         Kind::Ints => match int_list(value) {
@@ -137,7 +142,7 @@ fn check(spec: &Spec, value: &str, spelled: &str) -> Result<(), VllmArgsError> {
             },
             None => false,
         },
-        Kind::Str | Kind::Flag => true,
+        Kind::Str | Kind::Strs | Kind::Flag => true,
     };
     if ok {
         return Ok(());
@@ -149,7 +154,12 @@ fn check(spec: &Spec, value: &str, spelled: &str) -> Result<(), VllmArgsError> {
             Kind::Float if spec.bounds == Bounds::Fraction => {
                 "must be a fraction in (0, 1], e.g. 0.9".to_string()
             }
-            Kind::Float => "is not a number".to_string(),
+            Kind::Float => match spec.bounds {
+                Bounds::AtLeastFloat(min, why) => {
+                    format!("must be a number of at least {min} ({why})")
+                }
+                _ => "is not a number".to_string(),
+            },
             Kind::Ints => "is not a list of integers (`1 2 4 8`)".to_string(),
             _ => "is not an integer".to_string(),
         },
@@ -210,7 +220,7 @@ impl VllmLine {
             let value = match inline {
                 Some(v) => Some(v),
                 // `nargs="+"`: every word up to the next option
-                None if spec.is_some_and(|s| s.kind == Kind::Ints) => {
+                None if spec.is_some_and(|s| matches!(s.kind, Kind::Ints | Kind::Strs)) => {
                     let from = i;
                     while i < words.len() && !is_option(words[i]) {
                         i += 1;
@@ -250,6 +260,7 @@ impl VllmLine {
         line.json(&SPECULATIVE_CONFIG)?;
         line.model_overrides()?;
         line.online_quant()?;
+        line.weight_offload()?;
         Ok(Some(line))
     }
 
@@ -384,6 +395,7 @@ impl VllmLine {
             attention_backend: self.get(&ATTENTION_BACKEND).map(str::to_string),
             model_overrides: self.model_overrides()?,
             online_quant: self.online_quant()?,
+            weight_offload: self.weight_offload()?,
             linear_state_dtype_bytes: self.get(&MAMBA_SSM_CACHE_DTYPE).and_then(state_dtype_bytes),
             ..LaunchKnobs::default()
         })
@@ -414,6 +426,76 @@ impl VllmLine {
         };
         crate::options::OnlineQuant::of_json(&v, base)
             .map_err(|why| bad(&format!("{} {v}", QUANTIZATION_CONFIG.canonical()), why))
+    }
+
+    /// The weight offload the line asks for ([`crate::options::WeightOffload`]), the backend
+    /// as vLLM's `create_offloader` picks it (`offloader/base.py` @ 28ee78af): `prefetch` where
+    /// named or where `auto` sees `--offload-group-size` > 0, else `uva` where `--cpu-offload-gb`
+    /// > 0; what vLLM's `OffloadConfig` refuses is refused here with its reason.
+    fn weight_offload(&self) -> Result<Option<crate::options::WeightOffload>, VllmArgsError> {
+        use crate::options::{OffloadLayers, OffloadParams, OffloadTransfer, WeightOffload};
+        let params = |spec: &Spec| {
+            let given = self.get(spec).unwrap_or("");
+            OffloadParams::of_segments(&crate::engine::sglang::args::str_list(given))
+                .map_err(|why| bad(&format!("{} {given}", spec.canonical()), why))
+        };
+        let backend = self.get(&OFFLOAD_BACKEND).unwrap_or("auto");
+        let group = self.uint(&OFFLOAD_GROUP_SIZE).unwrap_or(0);
+        if backend == "prefetch" || (backend == "auto" && group > 0) {
+            let in_group = self.uint(&OFFLOAD_NUM_IN_GROUP).unwrap_or(1);
+            if in_group > group {
+                return Err(bad(
+                    &format!("{} {in_group}", OFFLOAD_NUM_IN_GROUP.canonical()),
+                    format!(
+                        "must be at most {} ({group}), as vLLM's OffloadConfig requires",
+                        OFFLOAD_GROUP_SIZE.canonical()
+                    ),
+                ));
+            }
+            let step = self.uint(&OFFLOAD_PREFETCH_STEP).unwrap_or(1);
+            if step < 1 {
+                return Err(bad(
+                    &format!("{} {step}", OFFLOAD_PREFETCH_STEP.canonical()),
+                    "must be at least 1 with prefetch offloading, as vLLM's OffloadConfig requires",
+                ));
+            }
+            return Ok(Some(WeightOffload {
+                layers: OffloadLayers::Groups {
+                    group_size: group,
+                    num_in_group: in_group,
+                    prefetch_step: step,
+                },
+                // a static pool of `prefetch_step` slots (`prefetch.py` StaticBufferPool)
+                transfer: OffloadTransfer::CopyAhead {
+                    in_line_under_graphs: false,
+                    static_buffer_layers: step,
+                },
+                params: params(&OFFLOAD_PARAMS)?,
+            }));
+        }
+        let gib = self
+            .get(&CPU_OFFLOAD_GB)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        if gib <= 0.0 {
+            return Ok(None);
+        }
+        // `VLLM_WEIGHT_OFFLOADING_DISABLE_UVA=1`: each offloaded layer copied whole every
+        // forward (`uva.py`'s functional_call fallback)
+        let copy = self
+            .env("VLLM_WEIGHT_OFFLOADING_DISABLE_UVA")
+            .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+        Ok(Some(WeightOffload {
+            layers: OffloadLayers::Budget {
+                bytes_per_gpu: (gib * (1u64 << 30) as f64) as u64,
+            },
+            transfer: if copy {
+                OffloadTransfer::CopyInLine
+            } else {
+                OffloadTransfer::ZeroCopy
+            },
+            params: params(&CPU_OFFLOAD_PARAMS)?,
+        }))
     }
 
     /// Whether the line turns on the all-reduce + RMSNorm fusion pass: a dotted

@@ -143,6 +143,30 @@ pub const NO_ENABLE_CHUNKED_PREFILL: Spec = m(
     &["--no-enable-chunked-prefill"],
     Flag,
 );
+/// Weight offload (`OffloadConfig`, `config/offload.py` @ 28ee78af, `engine/arg_utils.py`'s
+/// "OffloadConfig" group; [`crate::options::WeightOffload`]): the backend, `auto` picking
+/// `prefetch` where `--offload-group-size` > 0, else `uva` where `--cpu-offload-gb` > 0
+/// (`offloader/base.py`), since v0.17 (before, `--cpu-offload-gb` alone, zero-copy from v0.8.3).
+pub const OFFLOAD_BACKEND: Spec = m(
+    "offload_backend",
+    &["--offload-backend"],
+    Choice(&["auto", "uva", "prefetch"]),
+);
+/// GiB of weights per GPU held in pinned host memory, read in place (UVA).
+pub const CPU_OFFLOAD_GB: Spec = m("cpu_offload_gb", &["--cpu-offload-gb"], Float)
+    .bounds(AtLeastFloat(0.0, "GiB per GPU held on the host"));
+/// Parameter-name segments the UVA budget is limited to (`set[str]`, `nargs="+"`).
+pub const CPU_OFFLOAD_PARAMS: Spec = m("cpu_offload_params", &["--cpu-offload-params"], Strs);
+/// Prefetch backend: every this many decoder layers, the last `--offload-num-in-group`.
+pub const OFFLOAD_GROUP_SIZE: Spec =
+    m("offload_group_size", &["--offload-group-size"], Int).bounds(AtLeast(0));
+pub const OFFLOAD_NUM_IN_GROUP: Spec =
+    m("offload_num_in_group", &["--offload-num-in-group"], Int).bounds(AtLeast(1));
+/// Offloaded layers copied ahead, and the static GPU buffers held for them.
+pub const OFFLOAD_PREFETCH_STEP: Spec =
+    m("offload_prefetch_step", &["--offload-prefetch-step"], Int).bounds(AtLeast(0));
+/// Parameter-name segments the prefetch backend moves (`set[str]`; empty = every parameter).
+pub const OFFLOAD_PARAMS: Spec = m("offload_params", &["--offload-params"], Strs);
 /// The checkpoint, when not given as `vllm serve`'s positional argument.
 pub const MODEL: Spec = r("model", &["--model"], Str);
 
@@ -168,6 +192,13 @@ pub const SPECS: &[Spec] = &[
     DISABLE_CUSTOM_ALL_REDUCE,
     QUANTIZATION,
     QUANTIZATION_CONFIG,
+    OFFLOAD_BACKEND,
+    CPU_OFFLOAD_GB,
+    CPU_OFFLOAD_PARAMS,
+    OFFLOAD_GROUP_SIZE,
+    OFFLOAD_NUM_IN_GROUP,
+    OFFLOAD_PREFETCH_STEP,
+    OFFLOAD_PARAMS,
     MOE_BACKEND,
     ATTENTION_BACKEND,
     BLOCK_SIZE,
