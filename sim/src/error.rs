@@ -40,15 +40,13 @@ pub enum SimError {
     ImpossibleLayout { layout: String, reason: String },
     /// The weights (plus the runtime reserve) do not fit the static memory budget.
     #[error(
-        "{model} does not fit on {layout}: weights {weights_gb:.2} GB + reserve {reserve_gb:.2} GB per GPU exceed the static budget {budget_gb:.2} GB ({flag} {fraction} × {memory_gb:.1} GB) by {shortfall_gb:.2} GB; use more GPUs per stage, a smaller format, a higher {flag}, or hold {offload_gib} GiB{more} a GPU in host memory ({offload} {offload_gib}; those weights then cross PCIe every forward pass)",
-        flag = .engine.rules().memory_fraction_flag(),
-        offload = .engine.flag(crate::engine::Knob::CpuOffload),
+        "{model} does not fit on {layout}: weights {weights_gb:.2} GB + reserve {reserve_gb:.2} GB per GPU exceed the static budget {budget_gb:.2} GB ({flag} {fraction} × {memory_gb:.1} GB) by {shortfall_gb:.2} GB; use more GPUs per stage, a smaller format, a higher {flag}, or hold {offload_gib} GiB{more} a GPU in host memory (CPU weight offload: those weights then cross PCIe every forward pass)",
         more = if *.offload_more { " more" } else { "" }
     )]
     DoesNotFit {
         model: String,
-        /// The engine whose memory sizing and flags the sentence speaks in.
-        engine: crate::options::Engine,
+        /// The engine's memory-share flag ([`crate::engine::ServingEngine::memory_fraction_flag`]).
+        flag: &'static str,
         layout: String,
         fraction: f64,
         weights_gb: f64,

@@ -353,9 +353,9 @@ fn a_model_that_does_not_fit_is_told_the_offload_that_makes_it_fit() {
         .expect_err("GLM-5 NVFP4 at TP8 with DP attention does not fit this box");
     let text = err.to_string();
     let gib: u32 = text
-        .split("--cpu-offload-gb ")
+        .split("or hold ")
         .nth(1)
-        .and_then(|rest| rest.split(';').next())
+        .and_then(|rest| rest.split(" GiB").next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no offload hint: {text}"));
     let fits = sim::cost::CostModel::new(

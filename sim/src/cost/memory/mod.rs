@@ -541,7 +541,7 @@ pub fn checked_plan(
     let f = opts.mem_fraction_static;
     Err(SimError::DoesNotFit {
         model: spec.name.clone(),
-        engine: p.engine,
+        flag: p.fraction_flag(),
         layout: footprint.layout.short_name(),
         fraction: shown_fraction(f),
         weights_gb: p.weight_bytes_per_gpu as f64 / 1e9,
