@@ -24,16 +24,7 @@ fn the_records_express_unless_their_weights_match_no_preset() {
     let foreign = ["mxfp4", "nvfp4-mxfp8", "nf3", "awq"];
     let expressed = common::express_unless_foreign_weights(&path(), &foreign);
     assert_eq!(set.records.len() - expressed.len(), 38);
-    for r in &set.records {
-        let Ok(e) = sim::records::express(r) else {
-            continue;
-        };
-        let online = e.knobs.online_quant.as_ref().and_then(|q| q.linear);
-        let want =
-            r.id.contains("onlinemxfp8")
-                .then_some(models::WeightFormat::Mxfp8);
-        assert_eq!(online, want, "{}", r.id);
-    }
+    common::assert_online_mxfp8_rows_carry_their_spec(&set);
 }
 
 #[test]

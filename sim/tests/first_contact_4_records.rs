@@ -37,17 +37,7 @@ fn the_luke_nvfp4_rows_express_and_the_other_checkpoints_are_refused_by_name() {
     for (id, model) in &expressed {
         assert_eq!(model, "glm-5.2-nvfp4", "{id}");
     }
-    // the online MXFP8 rows run with their flags' linear spec, the others without one
-    for r in &set.records {
-        let Ok(e) = sim::records::express(r) else {
-            continue;
-        };
-        let online = e.knobs.online_quant.as_ref().and_then(|q| q.linear);
-        let want =
-            r.id.contains("onlinemxfp8")
-                .then_some(models::WeightFormat::Mxfp8);
-        assert_eq!(online, want, "{}", r.id);
-    }
+    common::assert_online_mxfp8_rows_carry_their_spec(&set);
 }
 
 #[test]

@@ -137,6 +137,21 @@ pub fn express_unless_foreign_weights(
     expressed
 }
 
+/// Every expressed record of `set` whose id says its BF16 linears were converted to MXFP8 at
+/// load (`onlinemxfp8`) runs with its flags' linear MXFP8 spec, and every other without one.
+pub fn assert_online_mxfp8_rows_carry_their_spec(set: &sim::records::RecordSet) {
+    for r in &set.records {
+        let Ok(e) = sim::records::express(r) else {
+            continue;
+        };
+        let online = e.knobs.online_quant.as_ref().and_then(|q| q.linear);
+        let want =
+            r.id.contains("onlinemxfp8")
+                .then_some(models::WeightFormat::Mxfp8);
+        assert_eq!(online, want, "{}", r.id);
+    }
+}
+
 /// Whether a record's notes hold `needle` (the citation of what its launch was read from).
 pub fn notes_hold(r: &sim::records::Record, needle: &str) -> bool {
     r.notes.as_deref().is_some_and(|n| n.contains(needle))
