@@ -20,6 +20,10 @@ Measures, on this GPU:
 Times with CUDA events, median of several trials after warm-up. Writes JSON.
 
 Usage: python3 host_weight_reads.py OUT.json
+       python3 host_weight_reads.py --prefill OUT.json   (prefill-sized GEMMs only: M = 256 …
+       8192 rows over 32 – 512 MB weights in mapped pinned memory and in device memory, with
+       the bytes crossing the link per weight byte the time implies at the copy rate: whether a
+       GEMM tiled over many rows reads a host weight more than once)
 """
 import json
 import statistics
@@ -156,5 +160,50 @@ def main(out_path):
     print(json.dumps(res, indent=1))
 
 
+def prefill(out_path):
+    """Prefill-sized zero-copy GEMMs: time against M, and the link bytes a weight byte costs."""
+    n = 512 * 1024 * 1024
+    h = torch.empty(n, dtype=torch.uint8, pin_memory=True)
+    d = torch.empty(n, dtype=torch.uint8, device="cuda")
+    dma_ms = median_ms(lambda: d.copy_(h, non_blocking=True))
+    dma = n / dma_ms / 1e6
+    del h, d
+    res = {
+        "about": "prefill-sized GEMMs over weights in mapped pinned host memory",
+        "device": torch.cuda.get_device_properties(0).name,
+        "torch": torch.__version__,
+        "dma_gb_per_s": dma,
+        "rows": [],
+    }
+    keep = []
+    for mb in (32, 128, 512):
+        k = int((mb * 1024 * 1024 / 2) ** 0.5) // 64 * 64
+        numel = k * k
+        wh, ptr = mapped_host_bf16(numel)
+        keep.append(ptr)
+        wh.copy_(torch.randn(numel, dtype=torch.bfloat16, device="cuda") * 0.01)
+        torch.cuda.synchronize()
+        w = wh.view(k, k)
+        wd = w.clone()
+        for m in (256, 1024, 4096, 8192):
+            x = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
+            host_ms = median_ms(lambda: torch.matmul(x, w.t()), trials=3, warmup=1)
+            dev_ms = median_ms(lambda: torch.matmul(x, wd.t()), trials=5)
+            nbytes = numel * 2
+            res["rows"].append({
+                "m": m, "n_eq_k": k, "bytes": nbytes,
+                "host_ms": host_ms, "device_ms": dev_ms,
+                # link bytes per weight byte, were the GEMM bound by the link at the copy rate
+                "link_bytes_per_weight_byte": host_ms * dma * 1e6 / nbytes,
+            })
+        del wd
+    with open(out_path, "w") as f:
+        json.dump(res, f, indent=1)
+    print(json.dumps(res, indent=1))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--prefill":
+        prefill(sys.argv[2])
+    else:
+        main(sys.argv[1])

@@ -367,3 +367,35 @@ fn a_model_that_does_not_fit_is_told_the_offload_that_makes_it_fit() {
     );
     assert!(fits.is_ok(), "{gib} GiB: {:?}", fits.err());
 }
+
+/// A prefill pass's GEMMs read a host weight once per block of rows (measured on a lent H100:
+/// `cost::offload::ZERO_COPY_ROWS_PER_READ`): a 4096-token pass of a dense model pays its
+/// offloaded bytes that many times over, a one-token step once.
+#[test]
+fn a_prefill_pass_reads_its_host_weights_once_per_block_of_rows() {
+    use sim::cost::IterationBatch;
+    use sim::cost::PrefillChunk;
+    use sim::cost::offload::zero_copy_reads;
+    let off = served(
+        "h100-x8",
+        "llama-3.1-70b",
+        &format!("{LLAMA} --cpu-offload-gb 1.5"),
+    );
+    let plan = off.target().offload().unwrap();
+    let once = plan.per_gpu[0].total_bytes() / plan.link.zero_copy_bytes_per_s;
+    let pass = |tokens: u32| {
+        let batch = IterationBatch {
+            decode_context_tokens: Vec::new(),
+            prefill: vec![PrefillChunk {
+                new_tokens: tokens,
+                cached_tokens: 0,
+            }],
+        };
+        off.iteration(&batch).breakdown.host_weight_s
+    };
+    assert!((pass(1) - once).abs() < 1e-9 * once);
+    let h = pass(4096);
+    let want = once * zero_copy_reads(4096.0);
+    assert!((h - want).abs() < 1e-9 * want, "{h} vs {want}");
+    assert!(h > 15.0 * once);
+}

@@ -303,6 +303,27 @@ impl CostModel {
         }
     }
 
+    /// The rows this pass's GEMMs run, for the weights held on the host
+    /// ([`super::offload::PassRows`]): the tokens; the share of a MoE layer's routed experts
+    /// they reach on the busiest GPU, and the tokens each of those takes.
+    fn offload_rows(&self, st: &BatchStats) -> super::offload::PassRows {
+        let tokens = st.tokens();
+        let (touched, expert_rows) = self.experts.as_ref().map_or((1.0, tokens), |e| {
+            let r = &e.routing;
+            let held = r.experts_per_rank().max(1.0);
+            let touched = r.max_touched_per_rank(tokens).clamp(1.0, held);
+            (
+                touched / held,
+                tokens * r.top_k / f64::from(self.layout.ep.max(1)) / touched,
+            )
+        });
+        super::offload::PassRows {
+            tokens,
+            touched,
+            expert_rows,
+        }
+    }
+
     /// One layer's collectives on stage `s`.
     pub(super) fn layer_comm(&self, s: usize, st: &BatchStats, moe: bool, b: &mut TimeBreakdown) {
         let c = &self.comm.stages[s];
@@ -466,12 +487,7 @@ impl CostModel {
                 b.overlap_comm();
             }
             if let Some(plan) = &self.offload {
-                // the share of a MoE layer's routed experts this pass's tokens reach
-                let touched = self.experts.as_ref().map_or(1.0, |e| {
-                    let held = e.routing.experts_per_rank().max(1.0);
-                    (e.routing.max_touched_per_rank(st.tokens()) / held).clamp(0.0, 1.0)
-                });
-                plan.add_pass_time(s as u32, touched, graph, &mut b);
+                plan.add_pass_time(s as u32, self.offload_rows(st), graph, &mut b);
             }
             let gpu = b.total_s();
             let (launch, sched) = self.stage_cpu(s, st, graph);

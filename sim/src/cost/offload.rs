@@ -8,9 +8,8 @@
 //! - zero copy (vLLM's UVA default): the GEMMs read the offloaded weights across the link in
 //!   place, at [`HostLink::zero_copy_bytes_per_s`], instead of from the GPU's memory; of the
 //!   routed experts only those the pass's tokens touch, as from the GPU's memory
-//!   ([`super::moe::Routing::max_touched_per_rank`]). One read of each weight a pass: a prefill
-//!   GEMM tiled over many rows may read a weight more than once, which this leaves out (said in
-//!   the notes: a lower bound there);
+//!   ([`super::moe::Routing::max_touched_per_rank`]); a GEMM over many rows reads its weight once
+//!   per [`ZERO_COPY_ROWS_PER_READ`] rows (measured), so a prefill chunk reads it many times;
 //! - copy in line (SGLang's `--cpu-offload-gb`, vLLM without UVA): every offloaded byte of the
 //!   layer, routed experts whole, at the copy engine's [`HostLink::dma_bytes_per_s`], before the
 //!   layer runs: added to the pass;
@@ -49,6 +48,21 @@ pub const DMA_LINK_EFFICIENCY: f64 = 55.41 / 63.015;
 /// (an 8 MB weight 43.5 GB/s, 0.79; eight 8 MB slices in eight GEMMs 36.9 GB/s): a layer's
 /// offloaded bytes are read by one kernel each, most of them tens of MB, so the median stands.
 pub const ZERO_COPY_OF_DMA: f64 = 48.84 / 55.33;
+
+/// Rows of activations per pass a GEMM makes over a weight it reads in place from host memory:
+/// a GEMM tiled over many rows reads the weight once per block of rows, none of it kept on the
+/// GPU between blocks. Measured on a lent H100 (`probe/bench/host_weight_reads.py --prefill`,
+/// `probe/profiles/h100-x1.host-weight-reads.prefill.json`): bf16 GEMMs of 256–8192 rows over
+/// 32–512 MB weights in mapped pinned memory took 1.1–40 times a single read's time at the copy
+/// rate, growing with the rows; over the rows ≥ 1024, rows ÷ reads has a median of 233.6
+/// (167–272). Physical meaning: the row tile's footprint (two 128-row tiles); bounds 64–512.
+pub const ZERO_COPY_ROWS_PER_READ: f64 = 233.6;
+
+/// Times a GEMM of `rows` rows reads a weight held in host memory in place: once for up to
+/// [`ZERO_COPY_ROWS_PER_READ`] rows, then once per that many more.
+pub fn zero_copy_reads(rows: f64) -> f64 {
+    (rows / ZERO_COPY_ROWS_PER_READ).max(1.0)
+}
 
 /// PCIe's usable rate per lane and direction after line encoding, bytes/s, by generation
 /// (PCI-SIG: 8b/10b to Gen2, 128b/130b from Gen3).
@@ -306,8 +320,9 @@ impl OffloadPlan {
             .unwrap_or_default();
         let how = match self.offload.transfer {
             OffloadTransfer::ZeroCopy => format!(
-                "read in place across the link every pass (UVA) at {:.1} GB/s a GPU, routed experts only where tokens go; a prefill GEMM's re-reads of a weight are not priced (a lower bound there)",
-                self.link.zero_copy_bytes_per_s / 1e9
+                "read in place across the link every pass (UVA) at {:.1} GB/s a GPU, routed experts only where tokens go, a GEMM reading each weight once per {:.0} of its rows (prefill reads it many times)",
+                self.link.zero_copy_bytes_per_s / 1e9,
+                ZERO_COPY_ROWS_PER_READ
             ),
             OffloadTransfer::CopyInLine => format!(
                 "copied whole to the GPU before each offloaded layer runs, every pass, at {:.1} GB/s a GPU, nothing overlapped",
@@ -458,12 +473,24 @@ fn out_stage_bytes(out: &mut GpuOffload, c: &Chunk) {
     }
 }
 
+/// The rows a pass's GEMMs run, as the host weights' reads depend on them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PassRows {
+    /// Tokens of the pass (a dense GEMM's rows).
+    pub tokens: f64,
+    /// The share of a MoE layer's routed experts the tokens reach (1 without experts).
+    pub touched: f64,
+    /// Tokens each touched expert takes (an expert GEMM's rows).
+    pub expert_rows: f64,
+}
+
 impl OffloadPlan {
     /// Adds to `b` (stage `stage`'s pass, its GPU work so far) what bringing in the weights
-    /// the stage holds on the host costs (see the module docs): `touched`, the share of a MoE
-    /// layer's routed experts the pass's tokens reach on the busiest GPU; `graph`, the pass
-    /// replays a CUDA graph.
-    pub fn add_pass_time(&self, stage: u32, touched: f64, graph: bool, b: &mut TimeBreakdown) {
+    /// the stage holds on the host costs (see the module docs): `rows`, the pass's tokens (a
+    /// dense GEMM's rows); `touched`, the share of a MoE layer's routed experts the pass's tokens
+    /// reach on the busiest GPU, and `expert_rows`, the tokens each of them takes; `graph`, the
+    /// pass replays a CUDA graph.
+    pub fn add_pass_time(&self, stage: u32, rows: PassRows, graph: bool, b: &mut TimeBreakdown) {
         let Some(o) = self.stage(stage) else {
             return;
         };
@@ -473,11 +500,14 @@ impl OffloadPlan {
         let link = &self.link;
         let host_s = match self.offload.transfer {
             OffloadTransfer::ZeroCopy => {
-                let read = o.dense_bytes + o.expert_bytes * touched;
-                let from_gpu = o.gpu_dense_bytes + o.gpu_expert_bytes * touched;
+                let once = o.dense_bytes + o.expert_bytes * rows.touched;
+                let from_gpu = o.gpu_dense_bytes + o.gpu_expert_bytes * rows.touched;
                 if from_gpu > 0.0 {
-                    b.weight_read_s -= b.weight_read_s * (read / from_gpu).min(1.0);
+                    b.weight_read_s -= b.weight_read_s * (once / from_gpu).min(1.0);
                 }
+                // a GEMM over many rows reads its host weight once per block of rows
+                let read = o.dense_bytes * zero_copy_reads(rows.tokens)
+                    + o.expert_bytes * rows.touched * zero_copy_reads(rows.expert_rows);
                 read / link.zero_copy_bytes_per_s
             }
             OffloadTransfer::CopyInLine => o.total_bytes() / link.dma_bytes_per_s,
@@ -530,6 +560,27 @@ mod tests {
         const { assert!(ZERO_COPY_OF_DMA > 0.0 && ZERO_COPY_OF_DMA <= 1.0) };
         // the copy on a side stream hid behind GPU work: what copy-ahead pricing assumes
         assert!(v["overlap"]["hidden_share_of_copy"].as_f64().unwrap() > 0.9);
+    }
+
+    /// The rows a host weight's pass covers are the carried prefill measurement's: the median
+    /// of rows ÷ link reads over its GEMMs of 1024 rows and more.
+    #[test]
+    fn the_rows_per_host_read_are_the_measured_ones() {
+        let text = include_str!("../../../probe/profiles/h100-x1.host-weight-reads.prefill.json");
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let mut per_read: Vec<f64> = v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["m"].as_f64().unwrap() >= 1024.0)
+            .map(|r| r["m"].as_f64().unwrap() / r["link_bytes_per_weight_byte"].as_f64().unwrap())
+            .collect();
+        per_read.sort_by(f64::total_cmp);
+        let median = per_read[per_read.len() / 2];
+        assert!((median - ZERO_COPY_ROWS_PER_READ).abs() < 0.1, "{median}");
+        const { assert!(ZERO_COPY_ROWS_PER_READ >= 64.0 && ZERO_COPY_ROWS_PER_READ <= 512.0) };
+        assert_eq!(zero_copy_reads(1.0), 1.0);
+        assert!((zero_copy_reads(8192.0) - 8192.0 / ZERO_COPY_ROWS_PER_READ).abs() < 1e-9);
     }
 
     /// PCIe generations' usable lane rates: Gen5 x16 is 63.0 GB/s a direction.
