@@ -63,6 +63,18 @@ def mapped_host_bf16(numel):
     return t, ptr
 
 
+def square_weights(mb, keep):
+    """An N = K bf16 weight of about `mb` MB in mapped pinned host memory, and its copy in
+    device memory; the host allocation's pointer goes to `keep` (freed with the process)."""
+    k = int((mb * 1024 * 1024 / 2) ** 0.5) // 64 * 64
+    wh, ptr = mapped_host_bf16(k * k)
+    keep.append(ptr)
+    wh.copy_(torch.randn(k * k, dtype=torch.bfloat16, device="cuda") * 0.01)
+    torch.cuda.synchronize()
+    w = wh.view(k, k)
+    return k, w, w.clone()
+
+
 def main(out_path):
     dev = torch.cuda.get_device_properties(0)
     res = {
@@ -86,14 +98,8 @@ def main(out_path):
     # 2. zero-copy GEMMs against device-memory GEMMs
     keep = []
     for mb in (8, 32, 128, 512, 1024):
-        k = int((mb * 1024 * 1024 / 2) ** 0.5) // 64 * 64
+        k, wh2, wd = square_weights(mb, keep)
         numel = k * k
-        wh, ptr = mapped_host_bf16(numel)
-        keep.append(ptr)
-        wh.copy_(torch.randn(numel, dtype=torch.bfloat16, device="cuda") * 0.01)
-        torch.cuda.synchronize()
-        wh2 = wh.view(k, k)
-        wd = wh2.clone()
         for m in (1, 8, 64):
             x = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
             host_ms = median_ms(lambda: torch.matmul(x, wh2.t()))
@@ -177,14 +183,8 @@ def prefill(out_path):
     }
     keep = []
     for mb in (32, 128, 512):
-        k = int((mb * 1024 * 1024 / 2) ** 0.5) // 64 * 64
+        k, w, wd = square_weights(mb, keep)
         numel = k * k
-        wh, ptr = mapped_host_bf16(numel)
-        keep.append(ptr)
-        wh.copy_(torch.randn(numel, dtype=torch.bfloat16, device="cuda") * 0.01)
-        torch.cuda.synchronize()
-        w = wh.view(k, k)
-        wd = w.clone()
         for m in (256, 1024, 4096, 8192):
             x = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
             host_ms = median_ms(lambda: torch.matmul(x, w.t()), trials=3, warmup=1)

@@ -271,11 +271,7 @@ fn taken_share(o: &WeightOffload, chunk: &Chunk, expert_index: usize) -> f64 {
 impl OffloadPlan {
     /// Which bytes of every GPU of `fp` `offload` holds on the host.
     pub fn new(spec: &ModelSpec, fp: &Footprint, offload: &WeightOffload, link: HostLink) -> Self {
-        let per_gpu = fp
-            .per_gpu
-            .iter()
-            .map(|g| gpu_plan(spec, g, offload))
-            .collect();
+        let per_gpu = per_gpu_plans(spec, fp, offload);
         OffloadPlan {
             offload: offload.clone(),
             link,
@@ -378,11 +374,7 @@ impl OffloadPlan {
 /// What every GPU of `fp` holds once `offload` has moved its share to the host (the memory
 /// plans read it: [`OffloadPlan::on_gpu`], and a server log's check, which needs no link).
 pub fn footprint_on_gpu(spec: &ModelSpec, fp: &Footprint, offload: &WeightOffload) -> Footprint {
-    let per_gpu: Vec<GpuOffload> = fp
-        .per_gpu
-        .iter()
-        .map(|g| gpu_plan(spec, g, offload))
-        .collect();
+    let per_gpu = per_gpu_plans(spec, fp, offload);
     held_on_gpu(fp, &per_gpu)
 }
 
@@ -401,6 +393,14 @@ fn held_on_gpu(fp: &Footprint, per_gpu: &[GpuOffload]) -> Footprint {
         g.total_weight_bytes = g.weight_bytes_by_part.values().sum();
     }
     out
+}
+
+/// What every GPU of `fp` holds on the host under `offload`, stage-major as the footprint.
+fn per_gpu_plans(spec: &ModelSpec, fp: &Footprint, offload: &WeightOffload) -> Vec<GpuOffload> {
+    fp.per_gpu
+        .iter()
+        .map(|g| gpu_plan(spec, g, offload))
+        .collect()
 }
 
 /// What GPU `g` holds on the host under `o`.
