@@ -89,6 +89,11 @@ pub struct ServerOptions {
     /// `--context-length`; `None` = the model's `max_position_embeddings`.
     #[serde(default)]
     pub context_length: Option<u32>,
+    /// vLLM's `--max-model-len auto` (or `-1`): the config's length, which vLLM cuts at startup to
+    /// what the KV cache holds for one request rather than refusing to start
+    /// (`_auto_fit_max_model_len`, `v1/core/kv_cache_utils.py`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub context_length_auto_fit: bool,
     /// `--max-total-tokens`: caps the KV pool's tokens; `None` = what memory allows.
     #[serde(default)]
     pub max_total_tokens: Option<u64>,
@@ -651,6 +656,7 @@ impl Default for ServerOptions {
             pp_async_batch_depth: 0,
             overlap_comm: false,
             context_length: None,
+            context_length_auto_fit: false,
             max_total_tokens: None,
             disable_radix_cache: false,
             enable_mixed_chunk: false,

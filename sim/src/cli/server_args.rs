@@ -65,7 +65,9 @@ fn table_arg(spec: &'static Spec, cli: &CliFlag) -> Arg {
             .allow_negative_numbers(true)
             .value_parser(number_text::<f64>),
         // one word on `sim`'s own command line (`1,2,4,8`); a launch line takes several
-        Kind::Str | Kind::Ints | Kind::Strs => arg.value_name(cli.value_name),
+        Kind::Str | Kind::Ints | Kind::Strs | Kind::HumanInt { .. } => {
+            arg.value_name(cli.value_name)
+        }
     }
 }
 

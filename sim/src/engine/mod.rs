@@ -446,6 +446,9 @@ pub struct LaunchKnobs {
     pub memory_fraction: Option<(Engine, f64)>,
     /// `--context-length` / `--max-model-len`.
     pub context_length: Option<u32>,
+    /// `--max-model-len auto` / `-1` ([`crate::options::ServerOptions::context_length_auto_fit`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub context_length_auto_fit: bool,
     /// `--moe-runner-backend` as the source spells it (`b12x`, `flashinfer_trtllm`).
     pub moe_runner_backend: Option<String>,
     /// The b12x build the record's engine words name ([`crate::b12x_build::B12xBuild::of_text`]).
@@ -640,6 +643,7 @@ impl Engine {
         let mut notes = Vec::new();
         o.kv_cache_dtype = knobs.kv_cache_dtype;
         o.context_length = knobs.context_length;
+        o.context_length_auto_fit = knobs.context_length_auto_fit;
         o.moe_runner_backend = knobs.moe_runner_backend.clone();
         o.b12x_build = knobs.b12x_build;
         o.b12x_moe_a16 = knobs.b12x_moe_a16;

@@ -160,17 +160,31 @@ fn cudagraph_bytes(opts: &ServerOptions) -> u64 {
     }
 }
 
-/// vLLM's refusal (a pool of `kv_tokens` holds no request of `ctx` tokens) and its
-/// out-of-memory warning (`free_bytes` < 0 left on the card, `outside_bytes` outside its memory
-/// share); vLLM's sizing, so vLLM's flags.
-fn sizing_notes(kv_tokens: u64, ctx: u64, free_bytes: i64, outside_bytes: u64) -> Vec<String> {
+/// vLLM's refusal (a pool of `kv_tokens` holds no request of `ctx` tokens), or under
+/// `--max-model-len auto` (`auto_fit`) the length it cuts to instead, and its out-of-memory
+/// warning (`free_bytes` < 0 left on the card, `outside_bytes` outside its memory share); vLLM's
+/// sizing, so vLLM's flags.
+fn sizing_notes(
+    kv_tokens: u64,
+    ctx: u64,
+    auto_fit: bool,
+    free_bytes: i64,
+    outside_bytes: u64,
+) -> Vec<String> {
     let mem_flag = Engine::Vllm.flag(Knob::MemoryShare);
     let mut notes = Vec::new();
     if kv_tokens > 0 && kv_tokens < ctx {
         let ctx_flag = Engine::Vllm.flag(Knob::ContextLength);
-        notes.push(format!(
-            "vLLM refuses to start: {kv_tokens} KV tokens hold no request of {ctx_flag} {ctx}; lower {ctx_flag} or raise {mem_flag}"
-        ));
+        notes.push(if auto_fit {
+            // `_auto_fit_max_model_len`: the longest request one worker's KV cache holds
+            format!(
+                "vLLM cuts {ctx_flag} auto to about {kv_tokens} tokens (the model's {ctx} do not fit its KV cache); a request longer than that is refused"
+            )
+        } else {
+            format!(
+                "vLLM refuses to start: {kv_tokens} KV tokens hold no request of {ctx_flag} {ctx}; lower {ctx_flag} or raise {mem_flag}"
+            )
+        });
     }
     if kv_tokens > 0 && free_bytes < 0 {
         notes.push(format!(
@@ -243,7 +257,8 @@ pub fn plan(
     };
     let free = memory_bytes as i64 - (weights_on_card + kv_pool + reserves.total_bytes()) as i64;
     let outside_bytes = memory_bytes.saturating_sub(requested);
-    let mut notes = sizing_notes(kv_tokens, ctx, free, outside_bytes);
+    let auto_fit = opts.context_length_auto_fit;
+    let mut notes = sizing_notes(kv_tokens, ctx, auto_fit, free, outside_bytes);
     notes.extend(super::thin_pool_note(
         kv_tokens,
         kv_pool,
@@ -343,6 +358,21 @@ fn tokens_by_memory(
 
 #[cfg(test)]
 mod tests {
+
+    /// A KV cache that holds no request of the model's length: vLLM refuses to start, unless
+    /// `--max-model-len auto` lets it cut the length to what the cache holds.
+    #[test]
+    fn a_short_cache_refuses_the_length_or_cuts_it_under_auto() {
+        let refused = sizing_notes(6_752, 262_144, false, 0, 0).join(" ");
+        assert!(refused.contains("vLLM refuses to start"), "{refused}");
+        let cut = sizing_notes(6_752, 262_144, true, 0, 0).join(" ");
+        assert!(
+            cut.contains("cuts --max-model-len auto to about 6752 tokens")
+                && !cut.contains("refuses"),
+            "{cut}"
+        );
+        assert!(sizing_notes(300_000, 262_144, true, 0, 0).is_empty());
+    }
     use super::*;
 
     /// The user's card (97,887 MiB RTX PRO 6000) is in vLLM's large tier.

@@ -5,6 +5,7 @@
 
 use super::args::{self, table as t};
 use crate::engine::record::{env_value, fraction, ints_after};
+use crate::engine::sglang::args::{HumanInt, human_int};
 use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use models::KvDtype;
 
@@ -67,6 +68,17 @@ pub(super) fn named_launch(flags: &str) -> Option<(&'static str, String)> {
     ))
 }
 
+/// `--max-model-len 128k` / `auto`, `--max-num-batched-tokens 8K` as vLLM reads them
+/// ([`human_int`]): the integer (unset where vLLM would not read one, as a plain number that
+/// does not parse is) and whether it is `auto` / `-1`.
+fn human_u32(arg: Option<&str>, auto: bool) -> (Option<u32>, bool) {
+    match arg.map(|a| human_int(a, auto)) {
+        Some(Ok(HumanInt::Value(n))) => (u32::try_from(n).ok(), false),
+        Some(Ok(HumanInt::Auto)) => (None, true),
+        _ => (None, false),
+    }
+}
+
 /// What the run scripts' `MOE_BACKEND` word sets: the MoE runner, as vLLM's `--moe-backend`
 /// (and SGLang's `--moe-runner-backend`) does.
 const MOE_BACKEND_WORD: &str = "moe_runner_backend";
@@ -95,7 +107,9 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         d if d == t::GPU_MEMORY_UTILIZATION.dest => {
             k.memory_fraction = arg.and_then(fraction).map(|f| (Engine::Vllm, f))
         }
-        d if d == t::MAX_MODEL_LEN.dest => k.context_length = number(),
+        d if d == t::MAX_MODEL_LEN.dest => {
+            (k.context_length, k.context_length_auto_fit) = human_u32(arg, true)
+        }
         // the launch line reads `--moe-backend` into the same knob (it was left unread here)
         d if d == MOE_BACKEND_WORD || d == t::MOE_BACKEND.dest => {
             k.moe_runner_backend = arg.map(str::to_string)
@@ -103,7 +117,9 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         // the b12x fork's B12X_MLA_SPARSE pads heads (`virtual_tp`); kept as stated
         d if d == t::ATTENTION_BACKEND.dest => k.attention_backend = arg.map(str::to_string),
         d if d == t::MAX_NUM_SEQS.dest => k.max_running_requests = number(),
-        d if d == t::MAX_NUM_BATCHED_TOKENS.dest => k.chunked_prefill_size = number(),
+        d if d == t::MAX_NUM_BATCHED_TOKENS.dest => {
+            k.chunked_prefill_size = human_u32(arg, false).0
+        }
         // vLLM's boolean flag and its argparse negation, the rows a launch line reads too
         d if d == t::ENABLE_PREFIX_CACHING.dest => k.prefix_caching = Some(true),
         d if d == t::NO_ENABLE_PREFIX_CACHING.dest => k.prefix_caching = Some(false),
@@ -492,6 +508,33 @@ mod tests {
             let k = crate::engine::record::launch_knobs(Engine::Vllm, &text, "", &mut Vec::new());
             assert_eq!(l.knobs().unwrap().linear_state_dtype_bytes, want, "{text}");
             assert_eq!(k.linear_state_dtype_bytes, want, "{text}");
+        }
+    }
+
+    /// vLLM's human-readable integers (`--max-model-len 128k` / `128K` / `auto`,
+    /// `--max-num-batched-tokens 8K`) read alike from a launch line and a record, as vLLM's
+    /// `human_readable_int(_or_auto)` reads them; `auto` and `-1` leave the config's length and
+    /// say that vLLM fits it to the KV cache.
+    #[test]
+    fn human_readable_lengths_read_alike_from_a_launch_line_and_a_record() {
+        let base = "vllm serve moonshotai/Kimi-K2.6 -tp 8";
+        for (len, tokens, want_len, want_auto, want_tokens) in [
+            ("128k", "8k", Some(128_000), false, Some(8_000)),
+            ("128K", "8K", Some(131_072), false, Some(8_192)),
+            ("25.6k", "1_024", Some(25_600), false, Some(1_024)),
+            ("262144", "4096", Some(262_144), false, Some(4_096)),
+            ("auto", "2M", None, true, Some(2 << 20)),
+            ("AUTO", "0.5k", None, true, Some(500)),
+            ("-1", "16384", None, true, Some(16_384)),
+        ] {
+            let text = format!("{base} --max-model-len {len} --max-num-batched-tokens {tokens}");
+            let l = super::super::args::VllmLine::parse(&text).unwrap().unwrap();
+            let k = crate::engine::record::launch_knobs(Engine::Vllm, &text, "", &mut Vec::new());
+            for (from, k) in [("line", l.knobs().unwrap()), ("record", k)] {
+                assert_eq!(k.context_length, want_len, "{from}: {text}");
+                assert_eq!(k.context_length_auto_fit, want_auto, "{from}: {text}");
+                assert_eq!(k.chunked_prefill_size, want_tokens, "{from}: {text}");
+            }
         }
     }
 

@@ -37,7 +37,9 @@ pub use choices::{KV_CACHE_DTYPES, MOE_A2A_BACKENDS, MOE_RUNNER_BACKENDS};
 pub use defaults::{DefaultsContext, default_speculative_options, speculative_params};
 pub use environment::{SGLANG_ENABLE_SPEC_V2, SPEC_V2_ON, env_true};
 pub use parse::{from_launch_line, from_pairs, from_words};
-pub use table::{Bounds, CliFlag, Kind, SPECS, Spec, int_list, nearest_flag, str_list};
+pub use table::{
+    Bounds, CliFlag, HumanInt, Kind, SPECS, Spec, human_int, int_list, nearest_flag, str_list,
+};
 /// The row constructors both engines' tables use.
 pub(crate) use table::{m as modelled_row, r as recorded_row};
 /// The table's flags by name, for typed access ([`SglangArgs::int`] and the rest take them).

@@ -129,6 +129,7 @@ fn expected(kind: Kind) -> String {
         Kind::Choice(c) => format!("one of {}", c.join(", ")),
         Kind::Ints => "one or more integers".into(),
         Kind::Strs => "one or more words".into(),
+        Kind::HumanInt { .. } => "an integer (or 8k, 8K)".into(),
     }
 }
 
@@ -147,6 +148,11 @@ fn typed_value(kind: Kind, word: &str) -> Option<Value> {
         // kept as written, checked here: `SglangArgs::ints` reads it
         Kind::Ints => table::int_list(word).map(|_| Value::Str(word.to_string())),
         Kind::Strs => Some(Value::Str(word.to_string())),
+        // vLLM's flags only; read as vLLM reads them should a table ever give one to SGLang
+        Kind::HumanInt { auto } => match table::human_int(word, auto) {
+            Ok(table::HumanInt::Value(n)) => Some(Value::Int(n)),
+            Ok(table::HumanInt::Auto) | Err(_) => None,
+        },
     }
 }
 

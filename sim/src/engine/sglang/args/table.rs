@@ -29,6 +29,99 @@ pub enum Kind {
     /// `nargs="+", type=str`: one or more words (vLLM's `set[str]` fields, `--cpu-offload-params
     /// experts`), read as [`Kind::Ints`] is and kept as written ([`str_list`] reads it).
     Strs,
+    /// vLLM's `type=human_readable_int` (`--max-num-batched-tokens 8k`) and, with `auto`,
+    /// `human_readable_int_or_auto` (`--max-model-len 128K`, `-1`, `auto`): an integer or a
+    /// number with a suffix, read by [`human_int`]; the reader keeps the integer it stands for.
+    HumanInt { auto: bool },
+}
+
+/// A [`Kind::HumanInt`] value as vLLM reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HumanInt {
+    Value(i64),
+    /// `-1` or `auto` where the flag takes it: the length derived from the model's config, cut
+    /// at startup to what the KV cache holds.
+    Auto,
+}
+
+/// Reads `text` as vLLM's `human_readable_int` does (`vllm/utils/argparse_utils.py`,
+/// local-inference-lab/vllm @28be48fa): a plain integer (Python's `int()`: a sign, `_` between
+/// digits), or a number with one suffix: `k m g t` decimal (×10³, 10⁶, 10⁹, 10¹²; a decimal point
+/// allowed, the product truncated as `int(float(n) × mult)`: `25.6k` = 25,600) or `K M G T`
+/// binary (×2¹⁰, 2²⁰, 2³⁰, 2⁴⁰; whole numbers only). With `auto` (`human_readable_int_or_auto`)
+/// also `-1` and `auto` (any case). The error says what vLLM's argparse would refuse.
+pub fn human_int(text: &str, auto: bool) -> Result<HumanInt, String> {
+    let t = text.trim();
+    if auto && (t == "-1" || t.eq_ignore_ascii_case("auto")) {
+        return Ok(HumanInt::Auto);
+    }
+    let plain = |s: &str| -> Option<i64> {
+        let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+        let well_formed = !digits.is_empty()
+            && !digits.starts_with('_')
+            && !digits.ends_with('_')
+            && !digits.contains("__")
+            && digits.chars().all(|c| c.is_ascii_digit() || c == '_');
+        well_formed
+            .then(|| s.replace('_', "").parse::<i64>().ok())
+            .flatten()
+    };
+    if let Some(n) = plain(t) {
+        return Ok(HumanInt::Value(n));
+    }
+    let refuse = || {
+        let plain = if auto {
+            "an integer, -1 or auto"
+        } else {
+            "an integer"
+        };
+        format!("is not {plain} or a number with a k/m/g/t (×1000) or K/M/G/T (×1024) suffix")
+    };
+    let Some(suffix) = t.chars().last() else {
+        return Err(refuse());
+    };
+    let number = &t[..t.len() - suffix.len_utf8()];
+    let is_number = !number.is_empty()
+        && !number.starts_with('.')
+        && !number.ends_with('.')
+        && number.matches('.').count() <= 1
+        && number.chars().all(|c| c.is_ascii_digit() || c == '.');
+    if !is_number {
+        return Err(refuse());
+    }
+    let value = match suffix {
+        'k' | 'm' | 'g' | 't' => {
+            let exp = match suffix {
+                'k' => 3,
+                'm' => 6,
+                'g' => 9,
+                _ => 12,
+            };
+            let v = number.parse::<f64>().map_err(|_| refuse())? * 10f64.powi(exp);
+            // Python's int() of the float: truncated toward zero
+            (v < i64::MAX as f64).then_some(v as i64)
+        }
+        'K' | 'M' | 'G' | 'T' => {
+            let shift = match suffix {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                _ => 40,
+            };
+            let whole = number.parse::<i64>().map_err(|_| {
+                format!(
+                    "decimals are not allowed with binary suffixes like {suffix} (vLLM refuses it): \
+                     did you mean {number}{}?",
+                    suffix.to_ascii_lowercase()
+                )
+            })?;
+            whole.checked_mul(1i64 << shift)
+        }
+        _ => return Err(refuse()),
+    };
+    value
+        .map(HumanInt::Value)
+        .ok_or_else(|| "is implausibly large".to_string())
 }
 
 /// The words of an `nargs="+"` string value as a launch line (`a b`) or a dump (`['a', 'b']`,

@@ -23,7 +23,7 @@ pub mod table;
 pub const VLLM_VERSION: &str = "vLLM main of 2026";
 
 use crate::engine::sglang::args::{
-    Bounds, FlagClass, Kind, LayoutSizes, SglangArgs, Spec, int_list,
+    Bounds, FlagClass, HumanInt, Kind, LayoutSizes, SglangArgs, Spec, human_int, int_list,
 };
 use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use crate::options::{ServerOptions, SpeculativeOptions};
@@ -112,17 +112,46 @@ fn is_option(w: &str) -> bool {
     w.starts_with('-') && w.len() > 1 && w.parse::<f64>().is_err()
 }
 
+/// An integer value against `spec`'s bounds and `u32`'s range (`Ok(true)` when within).
+fn int_in_bounds(spec: &Spec, n: i64, spelled: &str) -> Result<bool, VllmArgsError> {
+    match spec.bounds {
+        Bounds::AtLeast(min) if n < min => Err(bad(spelled, format!("must be at least {min}"))),
+        _ if n > i64::from(u32::MAX) => Err(bad(spelled, "is implausibly large")),
+        _ => Ok(true),
+    }
+}
+
+/// What `--max-model-len auto` and `-1` are kept as ([`kept_value`]).
+const AUTO: &str = "auto";
+
+/// The value a flag keeps once read: a [`Kind::HumanInt`] as the integer it stands for (`8k` →
+/// `8000`, `8K` → `8192`), so that every reader downstream sees a plain integer, and `-1` as
+/// [`AUTO`], which no integer reader takes: the length is the model config's, as when the flag is
+/// not given, and vLLM cuts it at startup to what the KV cache holds
+/// ([`LaunchKnobs::context_length_auto_fit`]). Other kinds are kept as written. `value` has
+/// passed [`check`].
+fn kept_value(spec: &Spec, value: String) -> String {
+    match spec.kind {
+        Kind::HumanInt { auto } => match human_int(&value, auto) {
+            Ok(HumanInt::Value(n)) => n.to_string(),
+            Ok(HumanInt::Auto) => AUTO.to_string(),
+            Err(_) => value,
+        },
+        _ => value,
+    }
+}
+
 /// Checks `value` of `spec` against its kind and bounds.
 fn check(spec: &Spec, value: &str, spelled: &str) -> Result<(), VllmArgsError> {
     let ok = match spec.kind {
         Kind::Int => match value.parse::<i64>() {
-            Ok(n) => match spec.bounds {
-                Bounds::AtLeast(min) if n < min => {
-                    return Err(bad(spelled, format!("must be at least {min}")));
-                }
-                _ => n <= i64::from(u32::MAX),
-            },
+            Ok(n) => int_in_bounds(spec, n, spelled)?,
             Err(_) => false,
+        },
+        Kind::HumanInt { auto } => match human_int(value, auto) {
+            Ok(HumanInt::Value(n)) => int_in_bounds(spec, n, spelled)?,
+            Ok(HumanInt::Auto) => true,
+            Err(problem) => return Err(bad(spelled, problem)),
         },
         Kind::Float => value.parse::<f64>().is_ok_and(|f| {
             f.is_finite()
@@ -248,7 +277,7 @@ impl VllmLine {
                 if spec.dest == MODEL.dest {
                     line.model = Some(v.clone());
                 }
-                line.values.insert(spec.dest, v);
+                line.values.insert(spec.dest, kept_value(spec, v));
             }
             line.entries.push(VllmEntry {
                 given: opt,
@@ -347,6 +376,7 @@ impl VllmLine {
                 .and_then(|v| v.parse().ok())
                 .map(|f| (Engine::Vllm, f)),
             context_length: self.uint(&MAX_MODEL_LEN),
+            context_length_auto_fit: self.get(&MAX_MODEL_LEN) == Some(AUTO),
             disable_custom_all_reduce: self.on(&DISABLE_CUSTOM_ALL_REDUCE),
             pcie_all_reduce: match self.env("VLLM_ENABLE_PCIE_ALLREDUCE") {
                 Some("1") => Some(PcieAllReduce {

@@ -44,10 +44,23 @@ pub const GPU_MEMORY_UTILIZATION: Spec = m(
     Float,
 )
 .bounds(Fraction);
-pub const MAX_MODEL_LEN: Spec = m("max_model_len", &["--max-model-len"], Int).bounds(AtLeast(1));
+/// `--max-model-len` (`human_readable_int_or_auto`, `engine/arg_utils.py` `_compute_kwargs`):
+/// `131072`, `128k` (128,000), `128K` (131,072), or `-1` / `auto` (the config's length, cut to
+/// what the KV cache holds).
+pub const MAX_MODEL_LEN: Spec = m(
+    "max_model_len",
+    &["--max-model-len"],
+    HumanInt { auto: true },
+)
+.bounds(AtLeast(1));
 pub const MAX_NUM_SEQS: Spec = m("max_num_seqs", &["--max-num-seqs"], Int).bounds(AtLeast(1));
-pub const MAX_NUM_BATCHED_TOKENS: Spec =
-    m("max_num_batched_tokens", &["--max-num-batched-tokens"], Int).bounds(AtLeast(1));
+/// `--max-num-batched-tokens` (`human_readable_int`: `8192`, `8k`, `8K`).
+pub const MAX_NUM_BATCHED_TOKENS: Spec = m(
+    "max_num_batched_tokens",
+    &["--max-num-batched-tokens"],
+    HumanInt { auto: false },
+)
+.bounds(AtLeast(1));
 pub const KV_CACHE_DTYPE: Spec = m(
     "kv_cache_dtype",
     &["--kv-cache-dtype"],

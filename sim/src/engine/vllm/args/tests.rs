@@ -190,3 +190,85 @@ fn the_b12x_verify_switch_is_read_from_the_environment() {
     assert_eq!(glm("VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=1"), Some(Decode));
     assert_eq!(glm("NCCL_DEBUG=WARN"), None);
 }
+
+/// What vLLM's argparse refuses in a human-readable integer is refused with its reason (a
+/// decimal with a binary suffix names the decimal spelling), never read as something else.
+#[test]
+fn human_readable_integers_vllm_refuses_are_refused_with_the_reason() {
+    for (value, says) in [
+        ("1.5K", "did you mean 1.5k"),
+        ("1k5", "K/M/G/T (×1024) suffix"),
+        ("-2", "must be at least 1"),
+        ("0", "must be at least 1"),
+        ("128 k", "suffix"),
+        ("1e5", "suffix"),
+        (".5k", "suffix"),
+        ("5.k", "suffix"),
+        ("99999999999999999999", "suffix"),
+        ("5000000000", "implausibly large"),
+        ("4.3g", "implausibly large"),
+        ("9999999T", "implausibly large"),
+    ] {
+        let text = format!("vllm serve x -tp 8 --max-model-len '{value}'");
+        let e = VllmLine::parse(&text).unwrap_err().to_string();
+        assert!(
+            e.contains("--max-model-len") && e.contains(says),
+            "{value}: {e}"
+        );
+    }
+    // `auto` only where vLLM takes it
+    let e = VllmLine::parse("vllm serve x --max-num-batched-tokens auto")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("is not an integer or"), "{e}");
+}
+
+mod human_int {
+    use crate::engine::sglang::args::{HumanInt, human_int};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Plain integers, with Python's `_` separators, read as themselves.
+        #[test]
+        fn plain_integers_read_as_themselves(n in any::<u32>(), sep in any::<bool>()) {
+            let mut text = n.to_string();
+            if sep && text.len() > 1 {
+                text.insert(1, '_');
+            }
+            prop_assert_eq!(human_int(&text, false), Ok(HumanInt::Value(i64::from(n))));
+            prop_assert_eq!(human_int(&format!(" {text} "), true), Ok(HumanInt::Value(i64::from(n))));
+        }
+
+        /// `k m g t` multiply by powers of 1000 (a decimal truncated as Python's `int(float)`),
+        /// `K M G T` by powers of 1024.
+        #[test]
+        fn suffixes_multiply_as_vllm_s(n in 0u32..100_000, frac in 0u32..10, i in 0usize..4) {
+            let (dec, bin) = (["k", "m", "g", "t"][i], ["K", "M", "G", "T"][i]);
+            let whole = i64::from(n);
+            prop_assert_eq!(
+                human_int(&format!("{n}{bin}"), false),
+                Ok(HumanInt::Value(whole << (10 * (i + 1))))
+            );
+            prop_assert_eq!(
+                human_int(&format!("{n}{dec}"), false),
+                Ok(HumanInt::Value(whole * 1000i64.pow(i as u32 + 1)))
+            );
+            let decimal = format!("{n}.{frac}");
+            let want = (decimal.parse::<f64>().unwrap() * 1000f64.powi(i as i32 + 1)) as i64;
+            prop_assert_eq!(human_int(&format!("{decimal}{dec}"), false), Ok(HumanInt::Value(want)));
+            let binary_decimal = format!("{decimal}{bin}");
+            prop_assert!(human_int(&binary_decimal, false).is_err());
+        }
+
+        /// Any text is read or refused, never a panic; what is read is an integer vLLM would
+        /// read too (here: the text holds a digit), and `auto` comes back only where it is taken.
+        #[test]
+        fn any_text_is_read_or_refused(text in "\\PC{0,12}", auto in any::<bool>()) {
+            match human_int(&text, auto) {
+                Ok(HumanInt::Value(_)) => prop_assert!(text.chars().any(|c| c.is_ascii_digit())),
+                Ok(HumanInt::Auto) => prop_assert!(auto),
+                Err(e) => prop_assert!(!e.is_empty()),
+            }
+        }
+    }
+}
