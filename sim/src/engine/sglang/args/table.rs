@@ -89,35 +89,24 @@ pub fn human_int(text: &str, auto: bool) -> Result<HumanInt, String> {
     if !is_number {
         return Err(refuse());
     }
-    let value = match suffix {
-        'k' | 'm' | 'g' | 't' => {
-            let exp = match suffix {
-                'k' => 3,
-                'm' => 6,
-                'g' => 9,
-                _ => 12,
-            };
-            let v = number.parse::<f64>().map_err(|_| refuse())? * 10f64.powi(exp);
-            // Python's int() of the float: truncated toward zero
-            (v < i64::MAX as f64).then_some(v as i64)
-        }
-        'K' | 'M' | 'G' | 'T' => {
-            let shift = match suffix {
-                'K' => 10,
-                'M' => 20,
-                'G' => 30,
-                _ => 40,
-            };
-            let whole = number.parse::<i64>().map_err(|_| {
-                format!(
-                    "decimals are not allowed with binary suffixes like {suffix} (vLLM refuses it): \
-                     did you mean {number}{}?",
-                    suffix.to_ascii_lowercase()
-                )
-            })?;
-            whole.checked_mul(1i64 << shift)
-        }
-        _ => return Err(refuse()),
+    // the suffix's power of 1000 (lower case) or of 1024 (upper case)
+    let Some(power) = "kmgt".find(suffix.to_ascii_lowercase()) else {
+        return Err(refuse());
+    };
+    let power = power as u32 + 1;
+    let value = if suffix.is_ascii_lowercase() {
+        let v = number.parse::<f64>().map_err(|_| refuse())? * 1000f64.powi(power as i32);
+        // Python's int() of the float: truncated toward zero
+        (v < i64::MAX as f64).then_some(v as i64)
+    } else {
+        let whole = number.parse::<i64>().map_err(|_| {
+            format!(
+                "decimals are not allowed with binary suffixes like {suffix} (vLLM refuses it): \
+                 did you mean {number}{}?",
+                suffix.to_ascii_lowercase()
+            )
+        })?;
+        whole.checked_mul(1i64 << (10 * power))
     };
     value
         .map(HumanInt::Value)
