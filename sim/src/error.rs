@@ -73,6 +73,24 @@ pub enum SimError {
         available_gb: f64,
         pool_gb: f64,
     },
+    /// A KV cache given outright (vLLM's `--kv-cache-memory-bytes`) that, with the weights and the
+    /// runtime's reserves, is more than the card holds: the server runs out of memory.
+    #[error(
+        "{model} on {layout}: {flag} {cache_gib:.2} GiB: that cache ({cache_gb:.2} GB), the weights ({weights_gb:.2} GB) and the reserves ({reserve_gb:.2} GB) per GPU are {shortfall_gb:.2} GB more than the {memory_gb:.1} GB card holds (the engine runs out of memory allocating it); lower {flag} or use more GPUs per stage"
+    )]
+    KvCacheDoesNotFit {
+        model: String,
+        /// The engine's flag for the cache's bytes.
+        flag: &'static str,
+        layout: String,
+        cache_gib: f64,
+        /// What the cache takes as allocated (whole blocks, the draft's layers too).
+        cache_gb: f64,
+        weights_gb: f64,
+        reserve_gb: f64,
+        memory_gb: f64,
+        shortfall_gb: f64,
+    },
     /// A server option out of range (`--mem-fraction-static 1.5`, `--cuda-graph-max-bs 0`, …).
     #[error("invalid {flag}: {problem}")]
     InvalidOption { flag: &'static str, problem: String },

@@ -711,4 +711,9 @@ pub struct VllmMemory {
     /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`: CUDA-graph memory comes out of the cache.
     #[serde(default)]
     pub estimate_cudagraphs: bool,
+    /// `--kv-cache-memory-bytes`: the KV cache each GPU holds, in bytes; `gpu_memory_utilization`
+    /// then sizes nothing (`Worker.determine_available_memory` returns this without profiling
+    /// the budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_memory_bytes: Option<u64>,
 }

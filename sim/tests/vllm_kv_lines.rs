@@ -55,6 +55,7 @@ impl Line {
             max_num_seqs: self.max_num_seqs,
             estimate_cudagraphs: false,
             unchunked_default_budget: false,
+            kv_cache_memory_bytes: None,
         };
         let opts = ServerOptions {
             kv_cache_dtype: self.kv,
@@ -271,6 +272,7 @@ fn an_unchunked_server_budgets_a_step_to_the_longest_prompt() {
             max_num_seqs: seqs,
             estimate_cudagraphs: false,
             unchunked_default_budget: unchunked,
+            kv_cache_memory_bytes: None,
         };
         let opts = ServerOptions {
             engine: sim::engine::Engine::Vllm,

@@ -312,6 +312,10 @@ pub struct MemoryPlan {
     /// Warnings, one line each.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// A KV cache given outright in bytes per GPU (vLLM's `--kv-cache-memory-bytes`) rather than
+    /// sized from a memory share: a plan that does not fit then overruns the card, not a share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_given_bytes: Option<u64>,
     /// The engine whose sizing this is (messages name its own memory flag).
     #[serde(skip)]
     pub engine: crate::options::Engine,

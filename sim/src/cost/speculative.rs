@@ -716,6 +716,7 @@ mod tests {
             max_num_seqs: None,
             estimate_cudagraphs: false,
             unchunked_default_budget: false,
+            kv_cache_memory_bytes: None,
         });
         let vllm = model_with(&o);
         let st = |n: f64| BatchStats {

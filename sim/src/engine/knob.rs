@@ -71,6 +71,9 @@ pub enum Knob {
     OnlineQuantization,
     /// The weights each GPU holds in host memory, read or copied in every forward pass.
     CpuOffload,
+    /// The KV cache's bytes on each GPU, given outright instead of a memory share (vLLM's
+    /// `--kv-cache-memory-bytes`; SGLang has no such flag).
+    KvCacheBytes,
 }
 
 impl Engine {

@@ -449,6 +449,9 @@ pub struct LaunchKnobs {
     /// `--max-model-len auto` / `-1` ([`crate::options::ServerOptions::context_length_auto_fit`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub context_length_auto_fit: bool,
+    /// vLLM's `--kv-cache-memory-bytes` ([`crate::options::VllmMemory::kv_cache_memory_bytes`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_memory_bytes: Option<u64>,
     /// `--moe-runner-backend` as the source spells it (`b12x`, `flashinfer_trtllm`).
     pub moe_runner_backend: Option<String>,
     /// The b12x build the record's engine words name ([`crate::b12x_build::B12xBuild::of_text`]).

@@ -120,6 +120,7 @@ mod tests {
             context_len: 0,
             free_after_reserves_bytes: card as i64 - b(weights_gb + kv_gb + reserve_gb) as i64,
             notes: Vec::new(),
+            kv_cache_given_bytes: None,
             ..MemoryPlan::default()
         }
     }

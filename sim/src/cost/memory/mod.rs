@@ -479,6 +479,7 @@ pub fn plan_with_pre_load(
         prefill_budget_tokens: 0,
         free_after_reserves_bytes: free,
         notes,
+        kv_cache_given_bytes: None,
     }
 }
 
@@ -535,6 +536,24 @@ pub fn checked_plan(
             budget_gb: p.static_budget_bytes as f64 / 1e9,
             available_gb: p.available_before_load_bytes as f64 / 1e9,
             pool_gb: p.static_budget_bytes.saturating_sub(p.weight_bytes_per_gpu) as f64 / 1e9,
+        });
+    }
+    if let Some(bytes) = p.kv_cache_given_bytes {
+        return Err(SimError::KvCacheDoesNotFit {
+            model: spec.name.clone(),
+            flag: p.engine.flag(crate::engine::Knob::KvCacheBytes),
+            layout: footprint.layout.short_name(),
+            cache_gib: bytes as f64 / (1u64 << 30) as f64,
+            cache_gb: (p.kv_pool_bytes_per_gpu + p.reserves.draft_kv_bytes) as f64 / 1e9,
+            // on the card: the caching allocator's holes too
+            weights_gb: footprint.max_weight_bytes_per_gpu() as f64 / 1e9,
+            reserve_gb: p
+                .reserves
+                .total_bytes()
+                .saturating_sub(p.reserves.draft_kv_bytes) as f64
+                / 1e9,
+            memory_gb: memory_bytes as f64 / 1e9,
+            shortfall_gb: p.shortfall_bytes as f64 / 1e9,
         });
     }
     // weights + f × pre-load overhead > f × memory  ⇔  weights > f × (memory − overhead)

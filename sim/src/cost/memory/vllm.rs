@@ -162,14 +162,16 @@ fn cudagraph_bytes(opts: &ServerOptions) -> u64 {
 
 /// vLLM's refusal (a pool of `kv_tokens` holds no request of `ctx` tokens), or under
 /// `--max-model-len auto` (`auto_fit`) the length it cuts to instead, and its out-of-memory
-/// warning (`free_bytes` < 0 left on the card, `outside_bytes` outside its memory share); vLLM's
-/// sizing, so vLLM's flags.
+/// warning (`free_bytes` < 0 left on the card: short of the `outside_bytes` its memory share
+/// leaves, or, with `--kv-cache-memory-bytes`, of the card itself); vLLM's sizing, so vLLM's
+/// flags.
 fn sizing_notes(
     kv_tokens: u64,
     ctx: u64,
     auto_fit: bool,
     free_bytes: i64,
     outside_bytes: u64,
+    budget: KvBudget,
 ) -> Vec<String> {
     let mem_flag = Engine::Vllm.flag(Knob::MemoryShare);
     let mut notes = Vec::new();
@@ -186,14 +188,77 @@ fn sizing_notes(
             )
         });
     }
-    if kv_tokens > 0 && free_bytes < 0 {
-        notes.push(format!(
-            "the {:.2} GB per GPU outside {mem_flag} are {:.2} GB short of the CUDA context, NCCL and CUDA graphs: vLLM may run out of memory",
-            outside_bytes as f64 / 1e9,
-            -free_bytes as f64 / 1e9,
-        ));
+    let short_gb = -free_bytes as f64 / 1e9;
+    match budget {
+        KvBudget::AfterWeights(_) if kv_tokens > 0 && free_bytes < 0 => {
+            notes.push(format!(
+                "the {:.2} GB per GPU outside {mem_flag} are {short_gb:.2} GB short of the CUDA context, NCCL and CUDA graphs: vLLM may run out of memory",
+                outside_bytes as f64 / 1e9,
+            ))
+        }
+        KvBudget::Given(bytes) => {
+            let flag = Engine::Vllm.flag(Knob::KvCacheBytes);
+            notes.push(format!(
+                "{flag} {:.2} GiB: vLLM reserves this cache on each GPU and ignores {mem_flag}",
+                bytes as f64 / (1u64 << 30) as f64
+            ));
+            if free_bytes < 0 {
+                notes.push(format!(
+                    "the weights, that cache and the reserves are {short_gb:.2} GB more than the card holds: vLLM runs out of memory; lower {flag}"
+                ));
+            }
+        }
+        KvBudget::AfterWeights(_) => {}
     }
     notes
+}
+
+/// Where the bytes of vLLM's KV cache on one GPU come from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum KvBudget {
+    /// `gpu_memory_utilization × memory − non_kv_cache` (less each GPU's weights): the
+    /// profiled budget.
+    AfterWeights(u64),
+    /// `--kv-cache-memory-bytes`: given outright.
+    Given(u64),
+}
+
+impl KvBudget {
+    /// The static budget the plan reports, whether the server starts and the bytes it falls
+    /// short by. Profiled: `weights` and `non_kv` (the forward pass's peak and vLLM's own
+    /// allocations) within `requested`, else short by what the weights overrun (as SGLang's
+    /// check words it). Given: the server takes weights, `non_kv`, the drafter's weights and the
+    /// cache, `requested` sizes nothing, and it starts if the card holds them and the reserves
+    /// (`free_bytes` ≥ 0).
+    fn verdict(
+        self,
+        requested: u64,
+        weights: u64,
+        non_kv: u64,
+        draft_weights: u64,
+        free_bytes: i64,
+    ) -> (u64, bool, u64) {
+        match self {
+            KvBudget::AfterWeights(_) => (
+                requested,
+                weights + non_kv < requested,
+                weights.saturating_sub(requested.saturating_sub(non_kv)),
+            ),
+            KvBudget::Given(bytes) => (
+                weights + non_kv + draft_weights + bytes,
+                free_bytes >= 0,
+                free_bytes.min(0).unsigned_abs(),
+            ),
+        }
+    }
+
+    /// Bytes a GPU's cache has once its `weights` are placed.
+    fn for_gpu(self, weights: u64) -> u64 {
+        match self {
+            KvBudget::AfterWeights(b) => b.saturating_sub(weights),
+            KvBudget::Given(b) => b,
+        }
+    }
 }
 
 /// The memory plan vLLM makes for `spec` under `footprint`'s layout on GPUs of `memory_bytes`.
@@ -236,14 +301,11 @@ pub fn plan(
         .map_or((0, 0), |(w, _)| {
             (w, per_layer * u64::from(spec.num_mtp_layers))
         });
-    let by_memory = tokens_by_memory(
-        spec,
-        footprint,
-        requested.saturating_sub(non_kv + draft_weights),
-        per_layer,
-        block,
-        draft_cell,
-    );
+    let kv_budget = match v.kv_cache_memory_bytes {
+        Some(bytes) => KvBudget::Given(bytes),
+        None => KvBudget::AfterWeights(requested.saturating_sub(non_kv + draft_weights)),
+    };
+    let by_memory = tokens_by_memory(spec, footprint, kv_budget, per_layer, block, draft_cell);
     let kv_tokens = by_memory;
     let kv_pool = kv_tokens * per_layer * u64::from(footprint.max_layers_per_stage());
     let reserves = MemoryReserves {
@@ -256,16 +318,15 @@ pub fn plan(
         draft_kv_bytes: kv_tokens * draft_cell,
     };
     let free = memory_bytes as i64 - (weights_on_card + kv_pool + reserves.total_bytes()) as i64;
-    let outside_bytes = memory_bytes.saturating_sub(requested);
     let auto_fit = opts.context_length_auto_fit;
-    let mut notes = sizing_notes(kv_tokens, ctx, auto_fit, free, outside_bytes);
-    notes.extend(super::thin_pool_note(
-        kv_tokens,
-        kv_pool,
-        requested.saturating_sub(non_kv),
-        weights,
-    ));
-    let budget_need = weights + non_kv;
+    let outside_bytes = memory_bytes.saturating_sub(requested);
+    let mut notes = sizing_notes(kv_tokens, ctx, auto_fit, free, outside_bytes, kv_budget);
+    if let KvBudget::AfterWeights(_) = kv_budget {
+        let budget = requested.saturating_sub(non_kv);
+        notes.extend(super::thin_pool_note(kv_tokens, kv_pool, budget, weights));
+    }
+    let (requested, fits, shortfall) =
+        kv_budget.verdict(requested, weights, non_kv, draft_weights, free);
     notes.extend(hybrid_note(spec));
     MemoryPlan {
         engine: crate::options::Engine::Vllm,
@@ -280,8 +341,12 @@ pub fn plan(
         state_pool_bytes_per_gpu: 0,
         state_slots: 0,
         gpu_memory_bytes: memory_bytes,
-        fits: budget_need < requested && kv_tokens > 0,
-        shortfall_bytes: weights.saturating_sub(requested.saturating_sub(non_kv)),
+        fits: fits && kv_tokens > 0,
+        shortfall_bytes: shortfall,
+        kv_cache_given_bytes: match kv_budget {
+            KvBudget::Given(bytes) => Some(bytes),
+            KvBudget::AfterWeights(_) => None,
+        },
         available_before_load_bytes: memory_bytes,
         static_budget_bytes: requested,
         mem_fraction_static: v.gpu_memory_utilization,
@@ -332,7 +397,7 @@ fn kv_block_tokens(spec: &ModelSpec, opts: &ServerOptions) -> u64 {
 fn tokens_by_memory(
     spec: &ModelSpec,
     footprint: &Footprint,
-    budget_after_non_kv: u64,
+    budget: KvBudget,
     per_layer: u64,
     block: u64,
     draft_cell: u64,
@@ -342,7 +407,7 @@ fn tokens_by_memory(
         .iter()
         .filter(|g| g.tp_rank == 0)
         .map(|g| {
-            let available = budget_after_non_kv.saturating_sub(weight_bytes(spec, footprint, g));
+            let available = budget.for_gpu(weight_bytes(spec, footprint, g));
             // the drafter's layers sit on the last stage
             let draft = if g.layers.end >= spec.num_layers {
                 draft_cell
@@ -363,15 +428,16 @@ mod tests {
     /// `--max-model-len auto` lets it cut the length to what the cache holds.
     #[test]
     fn a_short_cache_refuses_the_length_or_cuts_it_under_auto() {
-        let refused = sizing_notes(6_752, 262_144, false, 0, 0).join(" ");
+        let refused =
+            sizing_notes(6_752, 262_144, false, 0, 0, KvBudget::AfterWeights(0)).join(" ");
         assert!(refused.contains("vLLM refuses to start"), "{refused}");
-        let cut = sizing_notes(6_752, 262_144, true, 0, 0).join(" ");
+        let cut = sizing_notes(6_752, 262_144, true, 0, 0, KvBudget::AfterWeights(0)).join(" ");
         assert!(
             cut.contains("cuts --max-model-len auto to about 6752 tokens")
                 && !cut.contains("refuses"),
             "{cut}"
         );
-        assert!(sizing_notes(300_000, 262_144, true, 0, 0).is_empty());
+        assert!(sizing_notes(300_000, 262_144, true, 0, 0, KvBudget::AfterWeights(0)).is_empty());
     }
     use super::*;
 
@@ -430,6 +496,7 @@ mod tests {
             max_num_seqs: None,
             estimate_cudagraphs: false,
             unchunked_default_budget: false,
+            kv_cache_memory_bytes: None,
         };
         (spec, fp, v)
     }
@@ -471,6 +538,77 @@ mod tests {
             ..off.clone()
         };
         assert_eq!(plan(&spec, &fp, card, &v, &eagle).kv_tokens, a.kv_tokens);
+    }
+
+    /// `--kv-cache-memory-bytes`: the cache holds those bytes on each GPU (whole blocks, never
+    /// more) whatever `--gpu-memory-utilization` says, the plan says so, and a cache the card
+    /// cannot hold beside the weights does not fit (`checked_plan` names the flag).
+    #[test]
+    fn a_given_kv_cache_size_sets_the_pool_and_the_memory_share_sizes_nothing() {
+        let card = 97_887u64 << 20;
+        let opts = ServerOptions {
+            kv_cache_dtype: Some(models::KvDtype::Fp8),
+            cuda_graph_max_bs: 256,
+            context_length: Some(202_752),
+            ..ServerOptions::default()
+        };
+        let given = 20u64 << 30;
+        let pools: Vec<MemoryPlan> = [0.5, 0.9, 0.95]
+            .iter()
+            .map(|&u| {
+                let (spec, fp, v) = tp8_at("glm-5.1-nvfp4", u);
+                let v = VllmMemory {
+                    kv_cache_memory_bytes: Some(given),
+                    ..v
+                };
+                plan(&spec, &fp, card, &v, &opts)
+            })
+            .collect();
+        for p in &pools {
+            assert_eq!(p.kv_tokens, pools[0].kv_tokens);
+            assert!(p.fits, "{:?}", p.notes);
+            let cell = p.kv_pool_bytes_per_gpu as f64 / p.kv_tokens as f64;
+            let left = given as f64 - p.kv_pool_bytes_per_gpu as f64;
+            // whole blocks of the pool's block size, never more than given
+            assert!(
+                (0.0..cell * p.kv_block_tokens as f64).contains(&left),
+                "{left}"
+            );
+            assert!(
+                p.notes
+                    .iter()
+                    .any(|n| n.contains("--kv-cache-memory-bytes 20.00 GiB"))
+            );
+        }
+        // the profiled pool at 0.9 differs: the share no longer sizes it
+        let (spec, fp, v) = tp8_at("glm-5.1-nvfp4", 0.9);
+        assert_ne!(
+            plan(&spec, &fp, card, &v, &opts).kv_tokens,
+            pools[0].kv_tokens
+        );
+        // 45 GiB beside ~56 GiB of weights: more than the card
+        let big = ServerOptions {
+            vllm_memory: Some(VllmMemory {
+                kv_cache_memory_bytes: Some(45u64 << 30),
+                ..v
+            }),
+            engine: crate::options::Engine::Vllm,
+            ..opts.clone()
+        };
+        let p = plan(&spec, &fp, card, big.vllm_memory.as_ref().unwrap(), &big);
+        assert!(!p.fits && p.shortfall_bytes > 0, "{:?}", p.notes);
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.contains("more than the card holds"))
+        );
+        let e = super::super::checked_plan(&spec, &fp, card, &big)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--kv-cache-memory-bytes 45.00 GiB") && e.contains("more than the"),
+            "{e}"
+        );
     }
 
     /// Kimi-K2.6 at TP8, fp8 KV, 0.94 on the user's card: the KV tokens vLLM would print,

@@ -300,7 +300,9 @@ impl ServingEngine for Sglang {
             Knob::DistInitAddr => DIST_INIT_ADDR,
             Knob::ModelConfigOverrides => JSON_MODEL_OVERRIDE_ARGS,
             Knob::CpuOffload => CPU_OFFLOAD_GB,
-            Knob::DecodeContextParallel | Knob::OnlineQuantization => return None,
+            Knob::DecodeContextParallel | Knob::OnlineQuantization | Knob::KvCacheBytes => {
+                return None;
+            }
         };
         Some(spec.canonical())
     }

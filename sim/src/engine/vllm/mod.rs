@@ -123,6 +123,7 @@ fn memory(knobs: &LaunchKnobs, gpu_memory_bytes: u64, o: &mut ServerOptions) {
         max_num_seqs: o.max_running_requests,
         estimate_cudagraphs: knobs.estimate_cudagraph_memory,
         unchunked_default_budget: !o.prefill_chunking && knobs.chunked_prefill_size.is_none(),
+        kv_cache_memory_bytes: knobs.kv_cache_memory_bytes,
     });
 }
 
@@ -501,6 +502,7 @@ impl ServingEngine for Vllm {
             Knob::ModelConfigOverrides => HF_OVERRIDES,
             Knob::OnlineQuantization => QUANTIZATION_CONFIG,
             Knob::CpuOffload => CPU_OFFLOAD_GB,
+            Knob::KvCacheBytes => KV_CACHE_MEMORY_BYTES,
             // its speculation is one `--speculative-config` JSON, its EP a switch, its
             // all-to-all and PCIe all-reduce environment variables: no flag of its own
             Knob::MaxTotalTokens

@@ -68,12 +68,13 @@ pub(super) fn named_launch(flags: &str) -> Option<(&'static str, String)> {
     ))
 }
 
-/// `--max-model-len 128k` / `auto`, `--max-num-batched-tokens 8K` as vLLM reads them
-/// ([`human_int`]): the integer (unset where vLLM would not read one, as a plain number that
-/// does not parse is) and whether it is `auto` / `-1`.
-fn human_u32(arg: Option<&str>, auto: bool) -> (Option<u32>, bool) {
+/// `--max-model-len 128k` / `auto`, `--max-num-batched-tokens 8K`, `--kv-cache-memory-bytes
+/// 20G` as vLLM reads them ([`human_int`]): the integer, unset where vLLM would not read one or
+/// it does not fit `T` (as a plain number that does not parse is), and whether it is `auto` /
+/// `-1`.
+fn human<T: TryFrom<i64>>(arg: Option<&str>, auto: bool) -> (Option<T>, bool) {
     match arg.map(|a| human_int(a, auto)) {
-        Some(Ok(HumanInt::Value(n))) => (u32::try_from(n).ok(), false),
+        Some(Ok(HumanInt::Value(n))) => (T::try_from(n).ok(), false),
         Some(Ok(HumanInt::Auto)) => (None, true),
         _ => (None, false),
     }
@@ -108,7 +109,7 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
             k.memory_fraction = arg.and_then(fraction).map(|f| (Engine::Vllm, f))
         }
         d if d == t::MAX_MODEL_LEN.dest => {
-            (k.context_length, k.context_length_auto_fit) = human_u32(arg, true)
+            (k.context_length, k.context_length_auto_fit) = human(arg, true)
         }
         // the launch line reads `--moe-backend` into the same knob (it was left unread here)
         d if d == MOE_BACKEND_WORD || d == t::MOE_BACKEND.dest => {
@@ -117,9 +118,8 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         // the b12x fork's B12X_MLA_SPARSE pads heads (`virtual_tp`); kept as stated
         d if d == t::ATTENTION_BACKEND.dest => k.attention_backend = arg.map(str::to_string),
         d if d == t::MAX_NUM_SEQS.dest => k.max_running_requests = number(),
-        d if d == t::MAX_NUM_BATCHED_TOKENS.dest => {
-            k.chunked_prefill_size = human_u32(arg, false).0
-        }
+        d if d == t::KV_CACHE_MEMORY_BYTES.dest => k.kv_cache_memory_bytes = human(arg, false).0,
+        d if d == t::MAX_NUM_BATCHED_TOKENS.dest => k.chunked_prefill_size = human(arg, false).0,
         // vLLM's boolean flag and its argparse negation, the rows a launch line reads too
         d if d == t::ENABLE_PREFIX_CACHING.dest => k.prefix_caching = Some(true),
         d if d == t::NO_ENABLE_PREFIX_CACHING.dest => k.prefix_caching = Some(false),
@@ -527,13 +527,17 @@ mod tests {
             ("AUTO", "0.5k", None, true, Some(500)),
             ("-1", "16384", None, true, Some(16_384)),
         ] {
-            let text = format!("{base} --max-model-len {len} --max-num-batched-tokens {tokens}");
+            let text = format!(
+                "{base} --max-model-len {len} --max-num-batched-tokens {tokens} \
+                 --kv-cache-memory-bytes 20G"
+            );
             let l = super::super::args::VllmLine::parse(&text).unwrap().unwrap();
             let k = crate::engine::record::launch_knobs(Engine::Vllm, &text, "", &mut Vec::new());
             for (from, k) in [("line", l.knobs().unwrap()), ("record", k)] {
                 assert_eq!(k.context_length, want_len, "{from}: {text}");
                 assert_eq!(k.context_length_auto_fit, want_auto, "{from}: {text}");
                 assert_eq!(k.chunked_prefill_size, want_tokens, "{from}: {text}");
+                assert_eq!(k.kv_cache_memory_bytes, Some(20 << 30), "{from}: {text}");
             }
         }
     }

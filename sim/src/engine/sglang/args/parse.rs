@@ -191,6 +191,10 @@ fn check(spec: &Spec, v: &Value, spelled: &str) -> Result<()> {
             },
             _ => Ok(()),
         },
+        Bounds::Bytes => match v {
+            Value::Int(i) if *i < 1 => Err(bad(spelled, "must be at least 1 byte")),
+            _ => Ok(()),
+        },
     }
 }
 

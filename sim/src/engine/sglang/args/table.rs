@@ -152,6 +152,8 @@ pub enum Bounds {
     AtLeastFloat(f64, &'static str),
     /// Values SGLang takes that the simulator refuses, each with why.
     Refuse(&'static [(&'static str, &'static str)]),
+    /// A count of bytes: at least 1, past `u32`'s range (vLLM's `--kv-cache-memory-bytes 20G`).
+    Bytes,
 }
 
 /// How `sim`'s own command line offers a flag.

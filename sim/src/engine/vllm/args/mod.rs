@@ -116,9 +116,60 @@ fn is_option(w: &str) -> bool {
 fn int_in_bounds(spec: &Spec, n: i64, spelled: &str) -> Result<bool, VllmArgsError> {
     match spec.bounds {
         Bounds::AtLeast(min) if n < min => Err(bad(spelled, format!("must be at least {min}"))),
+        Bounds::Bytes if n < 1 => Err(bad(spelled, "must be at least 1 byte")),
+        Bounds::Bytes => Ok(true),
         _ if n > i64::from(u32::MAX) => Err(bad(spelled, "is implausibly large")),
         _ => Ok(true),
     }
+}
+
+/// `text` with every bare human-readable number outside its quoted strings written out as the
+/// integer it stands for, as vLLM's `_expand_json_human_readable_numbers` does before it
+/// validates a config dataclass's JSON (`engine/arg_utils.py`, local-inference-lab/vllm
+/// @28be48fa): a word of digits, an optional decimal part and one of `kKmMgGtT`, standing alone
+/// (`\b…\b`), through [`human_int`]; what it refuses (`1.5K`) is refused here too.
+fn expand_human_numbers(text: &str) -> Result<String, String> {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let chars: Vec<char> = text.chars().collect();
+    let (mut out, mut i, mut in_string) = (String::with_capacity(text.len()), 0, false);
+    while i < chars.len() {
+        let c = chars[i];
+        if in_string || c == '"' {
+            // a quoted string, escapes and all, is kept as written
+            if c == '\\' && in_string {
+                out.extend(chars.get(i..i + 2).unwrap_or(&chars[i..]));
+                i += 2;
+                continue;
+            }
+            in_string = if c == '"' { !in_string } else { in_string };
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let starts = c.is_ascii_digit() && !word(i.checked_sub(1).map(|p| chars[p]));
+        let mut end = i;
+        while starts && end < chars.len() && (chars[end].is_ascii_digit() || chars[end] == '.') {
+            end += 1;
+        }
+        let token: String = chars[i..end.min(chars.len())].iter().collect();
+        let suffixed = starts
+            && chars.get(end).is_some_and(|s| "kKmMgGtT".contains(*s))
+            && !word(chars.get(end + 1).copied())
+            && !token.ends_with('.')
+            && token.matches('.').count() <= 1;
+        if suffixed {
+            let spelled = format!("{token}{}", chars[end]);
+            match human_int(&spelled, false)? {
+                HumanInt::Value(n) => out.push_str(&n.to_string()),
+                HumanInt::Auto => out.push_str(&spelled),
+            }
+            i = end + 1;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    Ok(out)
 }
 
 /// What `--max-model-len auto` and `-1` are kept as ([`kept_value`]).
@@ -322,6 +373,16 @@ impl VllmLine {
         if spec.dest == COMPILATION_CONFIG.dest && text.parse::<u32>().is_ok() {
             return Ok(None);
         }
+        // a config dataclass's JSON takes vLLM's human-readable numbers (`"max_cudagraph_capture_size":
+        // 1k`); `--speculative-config` and the dict flags are plain `json.loads`
+        let expanded;
+        let text = if spec.dest == COMPILATION_CONFIG.dest {
+            expanded = expand_human_numbers(text)
+                .map_err(|why| bad(&format!("{} {text}", spec.canonical()), why))?;
+            expanded.as_str()
+        } else {
+            text
+        };
         match serde_json::from_str::<serde_json::Value>(text) {
             Ok(v @ serde_json::Value::Object(_)) => Ok(Some(v)),
             _ => Err(bad(
@@ -377,6 +438,9 @@ impl VllmLine {
                 .map(|f| (Engine::Vllm, f)),
             context_length: self.uint(&MAX_MODEL_LEN),
             context_length_auto_fit: self.get(&MAX_MODEL_LEN) == Some(AUTO),
+            kv_cache_memory_bytes: self
+                .get(&KV_CACHE_MEMORY_BYTES)
+                .and_then(|v| v.parse().ok()),
             disable_custom_all_reduce: self.on(&DISABLE_CUSTOM_ALL_REDUCE),
             pcie_all_reduce: match self.env("VLLM_ENABLE_PCIE_ALLREDUCE") {
                 Some("1") => Some(PcieAllReduce {

@@ -54,6 +54,15 @@ pub const MAX_MODEL_LEN: Spec = m(
 )
 .bounds(AtLeast(1));
 pub const MAX_NUM_SEQS: Spec = m("max_num_seqs", &["--max-num-seqs"], Int).bounds(AtLeast(1));
+/// `--kv-cache-memory-bytes` (`CacheConfig.kv_cache_memory_bytes`, `human_readable_int`:
+/// `20G` = 20 GiB, `20g` = 20 GB): the KV cache each GPU holds; `--gpu-memory-utilization` is then
+/// ignored (`Worker.determine_available_memory` returns it as the memory for the cache).
+pub const KV_CACHE_MEMORY_BYTES: Spec = m(
+    "kv_cache_memory_bytes",
+    &["--kv-cache-memory-bytes"],
+    HumanInt { auto: false },
+)
+.bounds(Bytes);
 /// `--max-num-batched-tokens` (`human_readable_int`: `8192`, `8k`, `8K`).
 pub const MAX_NUM_BATCHED_TOKENS: Spec = m(
     "max_num_batched_tokens",
@@ -193,6 +202,7 @@ pub const SPECS: &[Spec] = &[
     GPU_MEMORY_UTILIZATION,
     MAX_MODEL_LEN,
     MAX_NUM_SEQS,
+    KV_CACHE_MEMORY_BYTES,
     MAX_NUM_BATCHED_TOKENS,
     KV_CACHE_DTYPE,
     ENFORCE_EAGER,

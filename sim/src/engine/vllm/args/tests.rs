@@ -223,6 +223,53 @@ fn human_readable_integers_vllm_refuses_are_refused_with_the_reason() {
     assert!(e.contains("is not an integer or"), "{e}");
 }
 
+/// A config dataclass's JSON takes vLLM's human-readable numbers outside its strings
+/// (`--compilation-config '{"max_cudagraph_capture_size": 1K}'` is 1,024); inside a string, or in
+/// `--speculative-config` (plain `json.loads`), they stay text and are not numbers.
+#[test]
+fn compilation_config_json_takes_human_readable_numbers() {
+    let cc = |json: &str| {
+        line(&format!("vllm serve x -tp 8 --compilation-config '{json}'"))
+            .knobs()
+            .map(|k| k.cuda_graph_max_bs)
+    };
+    assert_eq!(
+        cc(r#"{"max_cudagraph_capture_size": 1K}"#).unwrap(),
+        Some(1024)
+    );
+    assert_eq!(
+        cc(r#"{"max_cudagraph_capture_size":0.5k}"#).unwrap(),
+        Some(500)
+    );
+    assert_eq!(
+        cc(r#"{"max_cudagraph_capture_size": 256}"#).unwrap(),
+        Some(256)
+    );
+    for refused in [
+        r#"{"max_cudagraph_capture_size": 1.5K}"#,
+        r#"{"max_cudagraph_capture_size": 1kb}"#,
+    ] {
+        let e = VllmLine::parse(&format!("vllm serve x --compilation-config '{refused}'"))
+            .and_then(|l| l.map(|l| l.knobs()).transpose())
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            e.is_some_and(|e| e.contains("--compilation-config")),
+            "{refused}"
+        );
+    }
+    let expand = |t: &str| super::expand_human_numbers(t).unwrap();
+    assert_eq!(
+        expand(r#"{"a": "8k", "b": 8k, "c8k": -2M}"#),
+        r#"{"a": "8k", "b": 8000, "c8k": -2097152}"#
+    );
+    assert_eq!(
+        expand(r#"{"e": "x\"1k", "f": 1t}"#),
+        r#"{"e": "x\"1k", "f": 1000000000000}"#
+    );
+    assert_eq!(expand("x1k 1k_ 12"), "x1k 1k_ 12");
+}
+
 mod human_int {
     use crate::engine::sglang::args::{HumanInt, human_int};
     use proptest::prelude::*;
