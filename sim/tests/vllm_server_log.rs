@@ -236,6 +236,26 @@ const GLM51_STARTUP: &str = r#"(APIServer pid=1) INFO 05-15 03:30:49 [utils.py:2
 (APIServer pid=1) INFO:     127.0.0.1:37526 - "GET /v1/models HTTP/1.1" 200 OK
 "#;
 
+/// With `--kv-cache-memory-bytes` vLLM prints the cache it reserved instead of an "Available KV
+/// cache memory" line (`Worker.determine_available_memory`, local-inference-lab/vllm
+/// @28be48fa, its f-string as printed with `format_gib`'s two decimals); the launch's flag and the
+/// line read alike.
+#[test]
+fn a_given_kv_cache_reads_from_its_reserved_line() {
+    let log = GLM51_STARTUP
+        .replace("'max_num_seqs': 64,", "'max_num_seqs': 64, 'kv_cache_memory_bytes': 21474836480,")
+        .replace(
+            "Available KV cache memory: 19.55 GiB",
+            "Initial free memory 94.12 GiB, reserved 20.0 GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling. This does not respect the gpu_memory_utilization config. Only use kv_cache_memory_bytes config when you want manual control of KV cache memory size. If OOM'ed, check the difference of initial free memory between the current run and the previous run where kv_cache_memory_bytes is suggested and update it correspondingly.",
+        );
+    let log = server_log::parse_any(&log, "startup.log");
+    let run = &log.runs[0];
+    let k = run.vllm_line().unwrap().knobs().unwrap();
+    assert_eq!(k.kv_cache_memory_bytes, Some(20 << 30));
+    assert_eq!(run.memory.kv_pool_bytes(), Some(20 << 30));
+    assert_eq!(log.skipped.count_of("malformed"), 0, "{:?}", log.skipped);
+}
+
 #[test]
 fn a_real_startup_log_reads_its_launch_and_memory() {
     let log = server_log::parse_any(GLM51_STARTUP, "startup.log");

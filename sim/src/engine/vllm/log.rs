@@ -11,7 +11,8 @@
 //!   `log_non_default_args`); each one starts a run, as SGLang's `server_args=` does;
 //! - `Model loading took X GiB [memory] and Y seconds` (`v1/worker/gpu_model_runner.py`,
 //!   `load_model`), `Available KV cache memory: X GiB` (`v1/worker/gpu_worker.py`,
-//!   `determine_available_memory`), `GPU KV cache size: N tokens` and `Maximum concurrency for
+//!   `determine_available_memory`; `reserved X GiB memory for KV Cache as specified by
+//!   kv_cache_memory_bytes` where `--kv-cache-memory-bytes` is given), `GPU KV cache size: N tokens` and `Maximum concurrency for
 //!   N tokens per request: X.XXx` (`v1/core/kv_cache_utils.py`, `_report_kv_cache_config`, with
 //!   thousands separators), `Graph capturing finished in N secs, took X GiB`
 //!   (`gpu_model_runner.py`, `capture_model`); vLLM ≥ 0.19's graph estimate, `Estimated CUDA
@@ -282,7 +283,14 @@ fn memory(message: &str, pool: &mut PoolSummary) -> Option<Result<Option<MemoryL
             })
         }));
     }
-    if let Some(kv) = gib_after(message, "Available KV cache memory:") {
+    // with `--kv-cache-memory-bytes` the worker prints no "Available" line but "Initial free
+    // memory X GiB, reserved Y GiB memory for KV Cache as specified by kv_cache_memory_bytes
+    // config and skipped memory profiling…" (`determine_available_memory`, @28be48fa)
+    let given = message
+        .contains("as specified by kv_cache_memory_bytes")
+        .then(|| gib_after(message, ", reserved"))
+        .flatten();
+    if let Some(kv) = given.or_else(|| gib_after(message, "Available KV cache memory:")) {
         return Some(kv.map(|b| {
             Some(MemoryLine::KvAllocated {
                 tokens: 0,
