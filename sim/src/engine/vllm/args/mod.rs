@@ -16,6 +16,7 @@
 //! up to 512 (`config/compilation.py`, `max_cudagraph_capture_size`), `--block-size` 16
 //! (`config/cache.py`), `-tp`/`-pp`/`-dp`/`-dcp` 1 (`config/parallel.py`).
 
+mod dotted;
 pub mod dump;
 pub mod table;
 
@@ -271,6 +272,8 @@ impl VllmLine {
             line.model = words.next().cloned();
         }
         let words: Vec<&String> = words.collect();
+        let (words, dotted) =
+            dotted::split(&words).map_err(|name| bad(&name, "expects a value"))?;
         let mut i = 0;
         while i < words.len() {
             let w = words[i].as_str();
@@ -336,12 +339,45 @@ impl VllmLine {
                 class: spec.map_or(FlagClass::Unknown, |s| s.class),
             });
         }
+        line.dotted(dotted)?;
         line.json(&COMPILATION_CONFIG)?;
         line.json(&SPECULATIVE_CONFIG)?;
         line.model_overrides()?;
         line.online_quant()?;
         line.weight_offload()?;
         Ok(Some(line))
+    }
+
+    /// The dotted config arguments ([`dotted`]): each option's merged object as that option's
+    /// JSON, after (and so instead of) a JSON value the line gave it; the arguments are kept as
+    /// given. A dotted argument of an option that takes no JSON is refused, as vLLM's argparse
+    /// refuses the object it builds for it; one of an option shardwise does not know is kept as
+    /// unknown.
+    fn dotted(&mut self, merged: Vec<dotted::Dotted>) -> Result<(), VllmArgsError> {
+        for d in merged {
+            let spec = spec_of(&d.option);
+            if let Some(spec) = spec {
+                if spec.kind != Kind::Str {
+                    let (name, value) = &d.given[0];
+                    return Err(bad(
+                        &format!("{name} {value}"),
+                        format!(
+                            "{} takes no JSON config (vLLM refuses the line)",
+                            spec.canonical()
+                        ),
+                    ));
+                }
+                self.values.insert(spec.dest, d.json.to_string());
+            }
+            for (given, value) in d.given {
+                self.entries.push(VllmEntry {
+                    given,
+                    value: Some(value),
+                    class: spec.map_or(FlagClass::Unknown, |s| s.class),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn get(&self, spec: &Spec) -> Option<&str> {

@@ -98,9 +98,13 @@ pub const CUDAGRAPH_CAPTURE_SIZES: Spec = m(
 )
 .bounds(AtLeast(1));
 /// JSON: `cudagraph_mode`, `cudagraph_capture_sizes`, `max_cudagraph_capture_size` are read.
-pub const COMPILATION_CONFIG: Spec = m("compilation_config", &["--compilation-config", "-O"], Str);
+pub const COMPILATION_CONFIG: Spec = m(
+    "compilation_config",
+    &["--compilation-config", "-cc", "-O"],
+    Str,
+);
 /// JSON: `method`, `num_speculative_tokens`, `model`.
-pub const SPECULATIVE_CONFIG: Spec = m("speculative_config", &["--speculative-config"], Str);
+pub const SPECULATIVE_CONFIG: Spec = m("speculative_config", &["--speculative-config", "-sc"], Str);
 /// The Gated-DeltaNet temporal state's dtype (`CacheConfig.mamba_ssm_cache_dtype`): `auto` (the
 /// model's dtype, or the dtype the model's config names), `float32`, `float16`.
 pub const MAMBA_SSM_CACHE_DTYPE: Spec = m(

@@ -319,3 +319,36 @@ mod human_int {
         }
     }
 }
+
+/// vLLM's dotted config arguments read as vLLM reads them: `--speculative-config.method mtp
+/// --speculative-config.num_speculative_tokens 3` turns MTP 3 on (before, "unknown, ignored":
+/// the server was priced without speculation), `-cc.max_cudagraph_capture_size=64` sets the
+/// graph limit, a dotted value replaces a JSON value given earlier, the `-sc` / `-cc` aliases
+/// name the flags, and a dotted argument of a flag that takes no JSON is refused.
+#[test]
+fn dotted_config_arguments_read_as_vllm_merges_them() {
+    let l = line(
+        "vllm serve zai-org/GLM-5 -tp 8 --speculative-config.method mtp \
+         --speculative-config.num_speculative_tokens 3 -cc.max_cudagraph_capture_size=64",
+    );
+    let spec = l.speculative().unwrap().expect("MTP is on");
+    assert_eq!(spec.num_draft_tokens, 4);
+    assert_eq!(l.knobs().unwrap().cuda_graph_max_bs, Some(64));
+    let warn = l.not_modelled_line().unwrap_or_default();
+    assert!(!warn.contains("speculative"), "{warn}");
+    // the dotted object comes after the JSON and replaces it
+    let l = line(
+        "vllm serve zai-org/GLM-5 -tp 8 -sc '{\"method\": \"mtp\", \"num_speculative_tokens\": 1}' \
+         -sc.num_speculative_tokens=2",
+    );
+    assert_eq!(l.speculative().unwrap().unwrap().num_draft_tokens, 3);
+    let l = line("vllm serve x -tp 8 -sc '{\"method\": \"mtp\", \"num_speculative_tokens\": 1}'");
+    assert_eq!(l.speculative().unwrap().unwrap().num_draft_tokens, 2);
+    for (text, says) in [
+        ("vllm serve x --max-model-len.x 3", "takes no JSON config"),
+        ("vllm serve x -tp 8 -cc.mode", "expects a value"),
+    ] {
+        let e = VllmLine::parse(text).unwrap_err().to_string();
+        assert!(e.contains(says), "{text}: {e}");
+    }
+}
