@@ -352,3 +352,39 @@ fn dotted_config_arguments_read_as_vllm_merges_them() {
         assert!(e.contains(says), "{text}: {e}");
     }
 }
+
+mod launch_words {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any line of vLLM-like words, dotted config arguments and human-readable numbers
+        /// among them, is read or refused with a one-line error, never a panic; what is read
+        /// answers every reader without one.
+        #[test]
+        fn any_launch_words_are_read_or_refused(
+            words in proptest::collection::vec(
+                prop_oneof![
+                    Just("-tp".to_string()),
+                    Just("8".to_string()),
+                    Just("--max-model-len".to_string()),
+                    Just("--kv-cache-memory-bytes".to_string()),
+                    Just("--speculative-config".to_string()),
+                    "(-sc|-cc|--speculative-config|--compilation-config|--max-model-len)\\.[a-z_]{1,8}(\\.[a-z_]{1,6})?\\+?(=[0-9a-zA-Z.,\"{}:]{0,8})?",
+                    "[0-9]{1,4}(\\.[0-9])?[kKmMgGtT]?",
+                    "\\{\"[a-z_]{1,8}\": ?[0-9a-z\"]{1,5}\\}",
+                    "auto|-1|mtp|True",
+                ],
+                0..14,
+            )
+        ) {
+            let text = format!("vllm serve m {}", words.join(" "));
+            if let Ok(Some(l)) = VllmLine::parse(&text) {
+                let _ = l.knobs();
+                let _ = l.speculative();
+                let _ = l.sizes();
+                let _ = l.not_modelled_line();
+            }
+        }
+    }
+}
