@@ -38,7 +38,8 @@ pub use defaults::{DefaultsContext, default_speculative_options, speculative_par
 pub use environment::{SGLANG_ENABLE_SPEC_V2, SPEC_V2_ON, env_true};
 pub use parse::{from_launch_line, from_pairs, from_words};
 pub use table::{
-    Bounds, CliFlag, HumanInt, Kind, SPECS, Spec, human_int, int_list, nearest_flag, str_list,
+    Bounds, CONFIG_FILE_REFUSED, CliFlag, HumanInt, Kind, SPECS, Spec, human_int, int_list,
+    nearest_flag, str_list,
 };
 /// The row constructors both engines' tables use.
 pub(crate) use table::{m as modelled_row, r as recorded_row};

@@ -229,6 +229,13 @@ fn parse_words(words: &[String], origin: Origin) -> Result<SglangArgs> {
             following.push(words[i].clone());
             i += 1;
         }
+        if opt == "--config" {
+            let file = inline.as_deref().or(following.first().map(String::as_str));
+            return Err(bad(
+                &format!("--config {}", file.unwrap_or("")),
+                table::CONFIG_FILE_REFUSED,
+            ));
+        }
         let (dest, mut note) = resolve_option(&opt)?;
         let spec = dest.and_then(table::spec);
         let class = spec.map_or(FlagClass::Unknown, |s| s.class);

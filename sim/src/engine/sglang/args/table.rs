@@ -136,6 +136,12 @@ pub fn int_list(text: &str) -> Option<Vec<u32>> {
     words.iter().map(|w| w.parse::<u32>().ok()).collect()
 }
 
+/// Why a launch line's `--config FILE` is refused: both engines read a YAML file of flags there
+/// (vLLM's `FlexibleArgumentParser._pull_args_from_config`, SGLang's `--config` merger), which a
+/// launch line does not carry; priced without it, a server would be read on defaults it does not
+/// run.
+pub const CONFIG_FILE_REFUSED: &str = "a YAML file of flags, which shardwise does not read (the flags in it would be missed): put them on the launch line";
+
 /// The values of a modelled flag the simulator takes (SGLang may take more).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Bounds {

@@ -24,7 +24,8 @@ pub mod table;
 pub const VLLM_VERSION: &str = "vLLM main of 2026";
 
 use crate::engine::sglang::args::{
-    Bounds, FlagClass, HumanInt, Kind, LayoutSizes, SglangArgs, Spec, human_int, int_list,
+    Bounds, CONFIG_FILE_REFUSED, FlagClass, HumanInt, Kind, LayoutSizes, SglangArgs, Spec,
+    human_int, int_list,
 };
 use crate::engine::{Engine, LaunchKnobs, PcieAllReduce};
 use crate::options::{ServerOptions, SpeculativeOptions};
@@ -290,6 +291,13 @@ impl VllmLine {
                 Some((o, v)) => (o.to_string(), Some(v.to_string())),
                 None => (w.to_string(), None),
             };
+            if opt == "--config" {
+                let file = inline.as_deref().or(words.get(i).map(|w| w.as_str()));
+                return Err(bad(
+                    &format!("--config {}", file.unwrap_or("")),
+                    CONFIG_FILE_REFUSED,
+                ));
+            }
             let spec = spec_of(&opt);
             if spec.is_none()
                 && let Some(meant) = misspelled_modelled(&opt)

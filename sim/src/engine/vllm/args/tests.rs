@@ -388,3 +388,25 @@ mod launch_words {
         }
     }
 }
+
+/// `--config FILE` (a YAML file of flags both engines read) is refused on either engine's line:
+/// its flags are not on the line, and a server priced without them would run on defaults it
+/// does not use.
+#[test]
+fn a_yaml_config_file_of_flags_is_refused_not_ignored() {
+    for text in [
+        "vllm serve m -tp 8 --config serve.yaml",
+        "python -m sglang.launch_server --model-path m --tp 8 --config=serve.yaml",
+    ] {
+        let e = match VllmLine::parse(text) {
+            Err(e) => e.to_string(),
+            Ok(_) => crate::engine::sglang::args::from_launch_line(text)
+                .unwrap_err()
+                .to_string(),
+        };
+        assert!(
+            e.contains("--config serve.yaml") && e.contains("put them on the launch line"),
+            "{text}: {e}"
+        );
+    }
+}
