@@ -174,6 +174,22 @@ fn expand_human_numbers(text: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// `--config FILE` / `--config=FILE` among `words`: refused ([`CONFIG_FILE_REFUSED`]).
+fn refuse_config_file(words: &[&String]) -> Result<(), VllmArgsError> {
+    for (i, w) in words.iter().enumerate() {
+        let file = match w.split_once('=') {
+            Some(("--config", f)) => Some(f),
+            _ if w.as_str() == "--config" => words.get(i + 1).map(|f| f.as_str()),
+            _ => continue,
+        };
+        return Err(bad(
+            &format!("--config {}", file.unwrap_or("")),
+            CONFIG_FILE_REFUSED,
+        ));
+    }
+    Ok(())
+}
+
 /// What `--max-model-len auto` and `-1` are kept as ([`kept_value`]).
 const AUTO: &str = "auto";
 
@@ -273,6 +289,7 @@ impl VllmLine {
             line.model = words.next().cloned();
         }
         let words: Vec<&String> = words.collect();
+        refuse_config_file(&words)?;
         let (words, dotted) =
             dotted::split(&words).map_err(|name| bad(&name, "expects a value"))?;
         let mut i = 0;
@@ -291,13 +308,6 @@ impl VllmLine {
                 Some((o, v)) => (o.to_string(), Some(v.to_string())),
                 None => (w.to_string(), None),
             };
-            if opt == "--config" {
-                let file = inline.as_deref().or(words.get(i).map(|w| w.as_str()));
-                return Err(bad(
-                    &format!("--config {}", file.unwrap_or("")),
-                    CONFIG_FILE_REFUSED,
-                ));
-            }
             let spec = spec_of(&opt);
             if spec.is_none()
                 && let Some(meant) = misspelled_modelled(&opt)
