@@ -174,6 +174,44 @@ fn expand_human_numbers(text: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// The words after the model as vLLM's parser takes them before argparse does: the short
+/// `--optimization-level` spellings written out ([`optimization_level_words`]), `--config FILE`
+/// refused ([`refuse_config_file`]), and the dotted config arguments taken out and merged per
+/// flag ([`dotted`]).
+fn prepared(words: &[&String]) -> Result<(Vec<String>, Vec<dotted::Dotted>), VllmArgsError> {
+    let owned = optimization_level_words(words);
+    let words: Vec<&String> = owned.iter().collect();
+    refuse_config_file(&words)?;
+    let (rest, merged) = dotted::split(&words).map_err(|name| bad(&name, "expects a value"))?;
+    Ok((rest.into_iter().cloned().collect(), merged))
+}
+
+/// `words` with vLLM's short spellings of `--optimization-level` written out as its parser
+/// rewrites them (`FlexibleArgumentParser.parse_args`): `-O3` and `-O=3` (any value), and `-O`
+/// followed by `0`–`3`. `-O` before anything else stays as written (older vLLM's compilation
+/// config).
+fn optimization_level_words(words: &[&String]) -> Vec<String> {
+    let long = OPTIMIZATION_LEVEL.canonical().to_string();
+    let mut out = Vec::with_capacity(words.len());
+    for (i, w) in words.iter().enumerate() {
+        match w.strip_prefix("-O") {
+            Some(level) if !level.is_empty() => {
+                out.push(long.clone());
+                out.push(level.strip_prefix('=').unwrap_or(level).to_string());
+            }
+            Some(_)
+                if words
+                    .get(i + 1)
+                    .is_some_and(|n| matches!(n.as_str(), "0" | "1" | "2" | "3")) =>
+            {
+                out.push(long.clone())
+            }
+            _ => out.push(w.to_string()),
+        }
+    }
+    out
+}
+
 /// `--config FILE` / `--config=FILE` among `words`: refused ([`CONFIG_FILE_REFUSED`]).
 fn refuse_config_file(words: &[&String]) -> Result<(), VllmArgsError> {
     for (i, w) in words.iter().enumerate() {
@@ -289,9 +327,8 @@ impl VllmLine {
             line.model = words.next().cloned();
         }
         let words: Vec<&String> = words.collect();
-        refuse_config_file(&words)?;
-        let (words, dotted) =
-            dotted::split(&words).map_err(|name| bad(&name, "expects a value"))?;
+        let (owned, dotted) = prepared(&words)?;
+        let words: Vec<&String> = owned.iter().collect();
         let mut i = 0;
         while i < words.len() {
             let w = words[i].as_str();
@@ -480,9 +517,12 @@ impl VllmLine {
                 .and_then(serde_json::Value::as_array)
                 .and_then(|a| a.iter().filter_map(serde_json::Value::as_u64).max()),
         )?;
-        let no_graphs = field("cudagraph_mode")
-            .and_then(serde_json::Value::as_str)
-            .is_some_and(|m| m.eq_ignore_ascii_case("none"));
+        // an unset cudagraph_mode takes `--optimization-level`'s default: NONE at 0
+        // (`OPTIMIZATION_LEVEL_00`, `config/vllm.py`)
+        let no_graphs = match field("cudagraph_mode").and_then(serde_json::Value::as_str) {
+            Some(m) => m.eq_ignore_ascii_case("none"),
+            None => self.get(&OPTIMIZATION_LEVEL) == Some("0"),
+        };
         let kv = self.get(&KV_CACHE_DTYPE).filter(|d| *d != "auto");
         Ok(LaunchKnobs {
             kv_cache_dtype: kv.and_then(models::KvDtype::from_name),
@@ -845,6 +885,18 @@ impl VllmLine {
             parts.push(format!(
                 "unknown to shardwise, ignored: {}",
                 unknown.join(", ")
+            ));
+        }
+        let graphs = self.json(&COMPILATION_CONFIG).ok().flatten();
+        if self.get(&OPTIMIZATION_LEVEL) == Some("1")
+            && graphs
+                .as_ref()
+                .and_then(|g| g.get("cudagraph_mode"))
+                .is_none()
+        {
+            parts.push(format!(
+                "{} 1: piecewise CUDA graphs (attention runs eagerly between the graph pieces), priced as full graphs",
+                OPTIMIZATION_LEVEL.canonical()
             ));
         }
         (!parts.is_empty()).then(|| format!("vLLM flags not modelled — {}", parts.join("; ")))

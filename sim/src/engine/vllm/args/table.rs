@@ -104,6 +104,16 @@ pub const COMPILATION_CONFIG: Spec = m(
     Str,
 );
 /// JSON: `method`, `num_speculative_tokens`, `model`.
+/// `--optimization-level` (`VllmConfig.optimization_level`, default 2; `config/vllm.py`
+/// `OptimizationLevel`): 0 = no compilation and no CUDA graphs, 1 = piecewise CUDA graphs,
+/// 2 and 3 = full and piecewise, each a default for the compilation fields the line leaves unset
+/// (`_apply_optimization_level_defaults`). The parser reads `-O3`, `-O=3` and `-O 3` as it
+/// (`FlexibleArgumentParser.parse_args`).
+pub const OPTIMIZATION_LEVEL: Spec = m(
+    "optimization_level",
+    &["--optimization-level"],
+    Choice(&["0", "1", "2", "3"]),
+);
 pub const SPECULATIVE_CONFIG: Spec = m("speculative_config", &["--speculative-config", "-sc"], Str);
 /// The Gated-DeltaNet temporal state's dtype (`CacheConfig.mamba_ssm_cache_dtype`): `auto` (the
 /// model's dtype, or the dtype the model's config names), `float32`, `float16`.
@@ -198,6 +208,7 @@ pub const MODEL: Spec = r("model", &["--model"], Str);
 
 /// Every vLLM flag shardwise reads.
 pub const SPECS: &[Spec] = &[
+    OPTIMIZATION_LEVEL,
     TENSOR_PARALLEL_SIZE,
     PIPELINE_PARALLEL_SIZE,
     DATA_PARALLEL_SIZE,

@@ -410,3 +410,45 @@ fn a_yaml_config_file_of_flags_is_refused_not_ignored() {
         );
     }
 }
+
+/// `--optimization-level` in every spelling vLLM's parser takes (`-O0`, `-O=0`, `-O 0`): level 0
+/// runs without CUDA graphs unless the compilation config names a mode (the level only fills
+/// unset fields), level 1's piecewise graphs are said not to be priced as such, and a level
+/// vLLM does not have is refused. Before, `-O0` was "unknown, ignored" and priced with graphs.
+#[test]
+fn optimization_levels_read_in_every_spelling() {
+    for o in [
+        "-O0",
+        "-O=0",
+        "-O 0",
+        "--optimization-level 0",
+        "--optimization-level=0",
+    ] {
+        let l = line(&format!("vllm serve x -tp 8 {o}"));
+        assert!(l.knobs().unwrap().disable_cuda_graph, "{o}");
+        assert!(
+            l.not_modelled_line().is_none(),
+            "{o}: {:?}",
+            l.not_modelled_line()
+        );
+    }
+    for o in ["-O2", "-O3", "-O 3"] {
+        assert!(
+            !line(&format!("vllm serve x {o}"))
+                .knobs()
+                .unwrap()
+                .disable_cuda_graph,
+            "{o}"
+        );
+    }
+    let full = line(r#"vllm serve x -O0 -cc '{"cudagraph_mode": "FULL"}'"#);
+    assert!(!full.knobs().unwrap().disable_cuda_graph);
+    let piecewise = line("vllm serve x -O1");
+    assert!(!piecewise.knobs().unwrap().disable_cuda_graph);
+    assert!(piecewise.not_modelled_line().unwrap().contains("piecewise"));
+    let e = VllmLine::parse("vllm serve x -O9").unwrap_err().to_string();
+    assert!(
+        e.contains("--optimization-level 9") && e.contains("0, 1, 2, 3"),
+        "{e}"
+    );
+}
