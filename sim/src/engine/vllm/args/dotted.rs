@@ -28,8 +28,8 @@ pub(super) struct Dotted {
 /// `words` without the dotted arguments (and the values they took), and those arguments merged
 /// per option, in the order each option first appears; `Err(name)` for a dotted name with no
 /// value after it (vLLM's parser fails on it).
-pub(super) fn split<'a>(words: &[&'a String]) -> Result<(Vec<&'a String>, Vec<Dotted>), String> {
-    let (mut rest, mut merged): (Vec<&String>, Vec<Dotted>) = (Vec::new(), Vec::new());
+pub(super) fn split(words: Vec<String>) -> Result<(Vec<String>, Vec<Dotted>), String> {
+    let (mut rest, mut merged): (Vec<String>, Vec<Dotted>) = (Vec::new(), Vec::new());
     let mut i = 0;
     while i < words.len() {
         let w = words[i].as_str();
@@ -40,7 +40,7 @@ pub(super) fn split<'a>(words: &[&'a String]) -> Result<(Vec<&'a String>, Vec<Do
         };
         let dotted = w.starts_with('-') && w.parse::<f64>().is_err() && name.contains('.');
         if !dotted {
-            rest.push(words[i - 1]);
+            rest.push(words[i - 1].clone());
             continue;
         }
         let value = match inline {
@@ -143,9 +143,7 @@ mod tests {
              -cc.pass_config.fuse_allreduce_rms=True -cc.max_cudagraph_capture_size 1k \
              -cc.cudagraph_capture_sizes+ 1,2,4 -cc.cudagraph_capture_sizes+=8 --port 8000",
         );
-        let refs: Vec<&String> = w.iter().collect();
-        let (rest, d) = split(&refs).unwrap();
-        let rest: Vec<&str> = rest.iter().map(|s| s.as_str()).collect();
+        let (rest, d) = split(w).unwrap();
         assert_eq!(rest, ["-tp", "8", "--port", "8000"]);
         assert_eq!(d.len(), 2);
         assert_eq!(d[0].option, "--speculative-config");
@@ -171,13 +169,11 @@ mod tests {
     #[test]
     fn negative_numbers_and_plain_options_are_not_dotted() {
         let w = words("--x -0.5 --y.z 1");
-        let refs: Vec<&String> = w.iter().collect();
-        let (rest, d) = split(&refs).unwrap();
+        let (rest, d) = split(w).unwrap();
         assert_eq!(rest.len(), 2);
         assert_eq!(d[0].json, serde_json::json!({"z": 1}));
         // a dotted name with nothing after it: vLLM's parser fails on the line
         let w = words("-tp 8 -cc.mode");
-        let refs: Vec<&String> = w.iter().collect();
-        assert_eq!(split(&refs).unwrap_err(), "-cc.mode");
+        assert_eq!(split(w).unwrap_err(), "-cc.mode");
     }
 }

@@ -179,11 +179,9 @@ fn expand_human_numbers(text: &str) -> Result<String, String> {
 /// refused ([`refuse_config_file`]), and the dotted config arguments taken out and merged per
 /// flag ([`dotted`]).
 fn prepared(words: &[&String]) -> Result<(Vec<String>, Vec<dotted::Dotted>), VllmArgsError> {
-    let owned = optimization_level_words(words);
-    let words: Vec<&String> = owned.iter().collect();
+    let words = optimization_level_words(words);
     refuse_config_file(&words)?;
-    let (rest, merged) = dotted::split(&words).map_err(|name| bad(&name, "expects a value"))?;
-    Ok((rest.into_iter().cloned().collect(), merged))
+    dotted::split(words).map_err(|name| bad(&name, "expects a value"))
 }
 
 /// `words` with vLLM's short spellings of `--optimization-level` written out as its parser
@@ -213,7 +211,7 @@ fn optimization_level_words(words: &[&String]) -> Vec<String> {
 }
 
 /// `--config FILE` / `--config=FILE` among `words`: refused ([`CONFIG_FILE_REFUSED`]).
-fn refuse_config_file(words: &[&String]) -> Result<(), VllmArgsError> {
+fn refuse_config_file(words: &[String]) -> Result<(), VllmArgsError> {
     for (i, w) in words.iter().enumerate() {
         let file = match w.split_once('=') {
             Some(("--config", f)) => Some(f),
@@ -460,7 +458,8 @@ impl VllmLine {
         let Some(text) = self.get(spec) else {
             return Ok(None);
         };
-        // `-O3` / `-O 3`: a compilation level, not JSON
+        // older vLLM's `-O N`, a compilation level, not JSON (`-O0`…`-O3` and `-O 0`…`-O 3` are
+        // `--optimization-level` by now: `optimization_level_words`)
         if spec.dest == COMPILATION_CONFIG.dest && text.parse::<u32>().is_ok() {
             return Ok(None);
         }
@@ -686,22 +685,19 @@ impl VllmLine {
         }))
     }
 
-    /// Whether the line turns on the all-reduce + RMSNorm fusion pass: a dotted
-    /// `-cc.pass_config.fuse_allreduce_rms=True` (or `--compilation-config.pass_config.…`) or
-    /// the `--compilation-config` JSON's `pass_config.fuse_allreduce_rms`.
+    /// Whether the line turns on the all-reduce + RMSNorm fusion pass: the `--compilation-config`
+    /// JSON's `pass_config.fuse_allreduce_rms`, a dotted `-cc.pass_config.fuse_allreduce_rms=True`
+    /// merged into it ([`dotted`]: a value that is no JSON, `True`, stays text, which the config's
+    /// validation reads as the boolean).
     fn fusion_pass(&self, compilation: Option<&serde_json::Value>) -> bool {
-        let dotted = self.entries.iter().any(|e| {
-            e.given.ends_with("pass_config.fuse_allreduce_rms")
-                && e.value
-                    .as_deref()
-                    .is_some_and(|v| v.eq_ignore_ascii_case("true"))
-        });
-        let json = compilation
+        match compilation
             .and_then(|c| c.get("pass_config"))
             .and_then(|p| p.get("fuse_allreduce_rms"))
-            .and_then(serde_json::Value::as_bool)
-            == Some(true);
-        dotted || json
+        {
+            Some(serde_json::Value::Bool(on)) => *on,
+            Some(serde_json::Value::String(s)) => s.eq_ignore_ascii_case("true"),
+            _ => false,
+        }
     }
 
     /// The largest decode batch captured in a CUDA graph, from the flags or the
