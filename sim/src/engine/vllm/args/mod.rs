@@ -114,14 +114,14 @@ fn is_option(w: &str) -> bool {
     w.starts_with('-') && w.len() > 1 && w.parse::<f64>().is_err()
 }
 
-/// An integer value against `spec`'s bounds and `u32`'s range (`Ok(true)` when within).
-fn int_in_bounds(spec: &Spec, n: i64, spelled: &str) -> Result<bool, VllmArgsError> {
+/// An integer value against `spec`'s bounds and (but for a byte count) `u32`'s range.
+fn int_in_bounds(spec: &Spec, n: i64, spelled: &str) -> Result<(), VllmArgsError> {
     match spec.bounds {
         Bounds::AtLeast(min) if n < min => Err(bad(spelled, format!("must be at least {min}"))),
         Bounds::Bytes if n < 1 => Err(bad(spelled, "must be at least 1 byte")),
-        Bounds::Bytes => Ok(true),
+        Bounds::Bytes => Ok(()),
         _ if n > i64::from(u32::MAX) => Err(bad(spelled, "is implausibly large")),
-        _ => Ok(true),
+        _ => Ok(()),
     }
 }
 
@@ -250,11 +250,17 @@ fn kept_value(spec: &Spec, value: String) -> String {
 fn check(spec: &Spec, value: &str, spelled: &str) -> Result<(), VllmArgsError> {
     let ok = match spec.kind {
         Kind::Int => match value.parse::<i64>() {
-            Ok(n) => int_in_bounds(spec, n, spelled)?,
+            Ok(n) => {
+                int_in_bounds(spec, n, spelled)?;
+                true
+            }
             Err(_) => false,
         },
         Kind::HumanInt { auto } => match human_int(value, auto) {
-            Ok(HumanInt::Value(n)) => int_in_bounds(spec, n, spelled)?,
+            Ok(HumanInt::Value(n)) => {
+                int_in_bounds(spec, n, spelled)?;
+                true
+            }
             Ok(HumanInt::Auto) => true,
             Err(problem) => return Err(bad(spelled, problem)),
         },
