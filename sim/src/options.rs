@@ -253,16 +253,32 @@ pub fn a2a_applies(spec: &ModelSpec, layout: &Layout) -> bool {
     spec.moe.is_some() && layout.ep > 1 && layout.ep == layout.tp
 }
 
+/// The MoE runner both engines name b12x: its integration runs the routed experts sliced by
+/// TP only.
+pub const B12X_RUNNER: &str = "b12x";
+
+/// Whether `opts`'s MoE runner can run `layout` of `spec`: all can but b12x with the experts
+/// expert-parallel, which both engines refuse to start (SGLang with `--ep-size` > 1 or an
+/// all-to-all backend, `ServerArgs._handle_b12x_moe_support`, lukealonso/sglang main c70c22a1,
+/// 2026-03-20; vLLM with expert parallelism, EPLB or all-to-all kernels,
+/// `B12xExperts._supports_parallel_config` in `fused_moe/b12x_moe.py`, local-inference-lab/vllm
+/// 28be48fa, 2026-05-24, raising "does not support the deployment configuration" for an
+/// explicit `--moe-backend b12x`).
+pub fn runner_applies(opts: &ServerOptions, spec: &ModelSpec, layout: &Layout) -> bool {
+    opts.moe_runner_backend.as_deref() != Some(B12X_RUNNER) || spec.moe.is_none() || layout.ep <= 1
+}
+
 /// `opts` for `layout` among several ranked: the all-to-all backend where it can run, none
-/// elsewhere (SGLang would refuse it there).
-pub fn a2a_where_applicable(
-    opts: &ServerOptions,
-    spec: &ModelSpec,
-    layout: &Layout,
-) -> ServerOptions {
+/// elsewhere (SGLang would refuse it there); a MoE runner that cannot run the layout's experts
+/// ([`runner_applies`]) left to the engine's own choice, priced on the kernel tables, as a
+/// launch without it would run.
+pub fn runnable_on(opts: &ServerOptions, spec: &ModelSpec, layout: &Layout) -> ServerOptions {
     let mut o = opts.clone();
     if !a2a_applies(spec, layout) {
         o.moe_a2a_backend = None;
+    }
+    if !runner_applies(&o, spec, layout) {
+        o.moe_runner_backend = None;
     }
     o
 }

@@ -32,7 +32,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use verdict::DEFAULT_CONCURRENCY;
 
-pub use crate::options::{a2a_applies, a2a_where_applicable};
+pub use crate::options::{a2a_applies, runnable_on};
 
 /// Perturbed draws begun since the last [`reset_draws`], over every question: what a progress
 /// bar shows (a verdict of 10,000 draws takes minutes).
@@ -328,8 +328,11 @@ pub struct EpQuestion<'a> {
     pub known_error: Option<KnownModelError>,
     /// `--moe-a2a-backend` of the EP side (the other layouts run without it).
     pub ep_a2a_backend: Option<String>,
-    /// The user's other modelled SGLang flags, for the `try:` lines.
+    /// The user's other modelled flags, for the other layout's `try:` line.
     pub extra_flags: Vec<String>,
+    /// The same for the EP layout's, less a MoE runner that cannot run EP
+    /// ([`crate::engine::Launch::other_flags_on`]).
+    pub ep_extra_flags: Vec<String>,
 }
 
 /// Answers "should we try EP?".
@@ -407,7 +410,11 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
         (ep_slower_share, ok.len()),
         ratio_vs_plain_tp.map(|r| (plain_tp.short_name(), r)),
     );
-    let flags_to_try = flags_to_try(verdict, &ep_side, &other_side, &q.extra_flags);
+    let flags_to_try = flags_to_try(
+        verdict,
+        (&ep_side, &q.ep_extra_flags),
+        (&other_side, &q.extra_flags),
+    );
     let margin = (at.ep_tok_s / at.other_tok_s.max(1e-12) - 1.0).abs();
     let margin_within_known_error = q.known_error.as_ref().map(|k| margin < k.relative_error);
     Ok(EpAnswer {
@@ -431,17 +438,24 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
 
 /// The winner's full flags: its layout, the a2a backend where it runs one, the user's others;
 /// both sides' where the answer depends on concurrency.
-fn flags_to_try(verdict: Verdict, ep: &EpSide, other: &EpSide, extra: &[String]) -> Vec<String> {
-    let full = |layout_flags: &str| {
+/// The `try:` lines of `verdict`: each side's layout flags and the user's other flags for it.
+fn flags_to_try(
+    verdict: Verdict,
+    (ep, ep_extra): (&EpSide, &[String]),
+    (other, other_extra): (&EpSide, &[String]),
+) -> Vec<String> {
+    let full = |layout_flags: &str, extra: &[String]| {
         std::iter::once(layout_flags.to_string())
             .chain(extra.iter().cloned())
             .collect::<Vec<_>>()
             .join(" ")
     };
     match verdict {
-        Verdict::Yes => vec![full(&ep.flags)],
-        Verdict::No => vec![full(&other.flags)],
-        Verdict::DependsOnConcurrency => vec![full(&ep.flags), full(&other.flags)],
+        Verdict::Yes => vec![full(&ep.flags, ep_extra)],
+        Verdict::No => vec![full(&other.flags, other_extra)],
+        Verdict::DependsOnConcurrency => {
+            vec![full(&ep.flags, ep_extra), full(&other.flags, other_extra)]
+        }
     }
 }
 

@@ -138,8 +138,9 @@ pub struct ScaleQuestion<'a> {
     pub seed: u64,
     /// Machine notes to pass on (network provenance).
     pub notes: Vec<String>,
-    /// The user's other modelled server flags, appended to the flags to try.
-    pub extra_flags: Vec<String>,
+    /// The user's other modelled server flags for a layout, appended to its flags to try
+    /// ([`crate::engine::Launch::other_flags_on`]).
+    pub extra_flags: &'a (dyn Fn(&Layout) -> Vec<String> + Sync),
 }
 
 type Models = Vec<Box<dyn IterationModel>>;
@@ -305,11 +306,11 @@ pub fn scale_question(q: &ScaleQuestion<'_>, build: &Build<'_>) -> Result<ScaleA
         })
         .collect();
     let (confidence, draws) = confidence(q, &grid, build, &picked, best);
-    let chosen = options
+    let (chosen, chosen_layout, _) = picked
         .iter()
-        .find(|o| o.choice == best)
+        .find(|(o, _, _)| o.choice == best)
         .expect("best is an option");
-    let flags_to_try = flags_to_try(chosen, q.nodes, &q.extra_flags.join(" "));
+    let flags_to_try = flags_to_try(chosen, q.nodes, &(q.extra_flags)(chosen_layout).join(" "));
     let sentence = sentence(
         q,
         best,

@@ -138,7 +138,7 @@ pub fn run(args: Args) -> Result<()> {
         advice: &advice,
         all: args.all,
         model_path: try_model(&setup),
-        try_tail: try_tail(&setup),
+        try_tail: try_tail(&setup.other_flags_for_best(&ls, &advice)),
     };
     export(args.format.format, &shown)
 }
@@ -179,9 +179,8 @@ fn try_model(setup: &Setup) -> String {
 }
 
 /// What the ranking's `try:` line carries after the best layout's flags, so that it launches
-/// what was ranked ([`sim::engine::Launch::other_flags`]).
-fn try_tail(setup: &Setup) -> String {
-    let flags = setup.launch.other_flags();
+/// what was ranked (`flags`: [`sim::scenario::Scenario::other_flags_for_best`]).
+fn try_tail(flags: &[String]) -> String {
     flags.iter().map(|f| format!(" {f}")).collect()
 }
 

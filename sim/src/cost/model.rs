@@ -316,7 +316,8 @@ impl CostModel {
     }
 
     /// The checks [`CostModel::new`] makes before placing the layout: options in range, the
-    /// layout possible for the model and the machine's GPUs, an all-to-all backend where it runs.
+    /// layout possible for the model and the machine's GPUs, an all-to-all backend and a MoE
+    /// runner where they run.
     pub(super) fn check(
         machine: &Machine,
         model: &ModelSpec,
@@ -334,6 +335,12 @@ impl CostModel {
                     Engine::Sglang.flag(Knob::AllToAllBackend),
                     Engine::Sglang.flag(Knob::ExpertParallelSize)
                 ),
+            });
+        }
+        if let Some(reason) = super::moe::runner_refusal(opts, model, &layout) {
+            return Err(SimError::ImpossibleLayout {
+                layout: layout.short_name(),
+                reason,
             });
         }
         if let Some(reason) = super::dcp::refusal(model, &layout, opts.decode_context_parallel) {

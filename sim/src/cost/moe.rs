@@ -449,6 +449,24 @@ impl DynamicTasks {
     }
 }
 
+/// Why `opts`'s MoE runner cannot run `layout` of `model`, where it cannot
+/// ([`crate::options::runner_applies`]: b12x with the experts expert-parallel).
+pub fn runner_refusal(
+    opts: &crate::options::ServerOptions,
+    model: &models::ModelSpec,
+    layout: &models::Layout,
+) -> Option<String> {
+    (!crate::options::runner_applies(opts, model, layout)).then(|| {
+        let flag = opts.engine.flag(crate::engine::Knob::MoeRunner);
+        format!(
+            "{flag} {} runs the routed experts sliced by TP only (the engine refuses to start \
+             with expert parallelism): slice the experts by TP, or name another {flag} for EP {}",
+            crate::options::B12X_RUNNER,
+            layout.ep
+        )
+    })
+}
+
 impl MoeRunner {
     /// The runner `opts` name (`--moe-runner-backend`), for experts in weight format `format`
     /// on a GPU of `peak_bytes_per_s`: b12x's NVFP4 kernels of the build `opts` name

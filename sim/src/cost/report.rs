@@ -411,7 +411,7 @@ pub fn predict_all(
                 Some(r) => rejected(&c.layout, r),
                 // An all-to-all backend runs where it can (EP over the TP group), not elsewhere.
                 None => {
-                    let o = crate::options::a2a_where_applicable(&layout_opts, model, &c.layout);
+                    let o = crate::options::runnable_on(&layout_opts, model, &c.layout);
                     predict_layout(machine, model, c.layout, &o, knobs, q)
                         .unwrap_or_else(|e| rejected(&c.layout, e.to_string()))
                 }

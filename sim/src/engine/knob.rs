@@ -74,6 +74,9 @@ pub enum Knob {
     /// The KV cache's bytes on each GPU, given outright instead of a memory share (vLLM's
     /// `--kv-cache-memory-bytes`; SGLang has no such flag).
     KvCacheBytes,
+    /// The kernels that run the routed experts (SGLang's `--moe-runner-backend`, vLLM's
+    /// `--moe-backend`).
+    MoeRunner,
 }
 
 impl Engine {
@@ -126,6 +129,7 @@ mod tests {
             Knob::ModelConfigOverrides,
             Knob::OnlineQuantization,
             Knob::CpuOffload,
+            Knob::MoeRunner,
         ];
         for k in knobs {
             assert!(Engine::Sglang.flag(k).starts_with('-'), "{k:?}");

@@ -282,6 +282,22 @@ impl Launch {
         }
     }
 
+    /// [`Launch::other_flags`] on a `try:` line for `layout`: without a MoE runner that cannot
+    /// run it (b12x where the experts are expert-parallel, [`crate::options::runner_applies`]),
+    /// so that the engine picks its own kernels, as the ranking priced them.
+    pub fn other_flags_on(&self, layout: &Layout) -> Vec<String> {
+        let runner = self.engine().flag(super::Knob::MoeRunner);
+        let b12x = crate::options::B12X_RUNNER;
+        let drops = |f: &String| {
+            let mut words = f.splitn(2, [' ', '=']);
+            layout.ep > 1 && words.next() == Some(runner) && words.next() == Some(b12x)
+        };
+        self.other_flags()
+            .into_iter()
+            .filter(|f| !drops(f))
+            .collect()
+    }
+
     /// The engine version whose defaults fill in what the launch leaves unsaid.
     pub fn version(&self) -> &'static str {
         match self {

@@ -185,7 +185,7 @@ fn build_layout(
             machine,
             spec,
             c.layout,
-            &crate::options::a2a_where_applicable(&layout_opts, spec, &c.layout),
+            &crate::options::runnable_on(&layout_opts, spec, &c.layout),
             knobs,
         )
         .map_err(|e| e.to_string()),
@@ -364,13 +364,14 @@ fn answer_ep(
         known_error: None,
         ep_a2a_backend: None,
         extra_flags: Vec::new(),
+        ep_extra_flags: Vec::new(),
     };
     let build = |l: Layout, k| {
         ServedModel::new(
             machine,
             spec,
             l,
-            &crate::options::a2a_where_applicable(&opts_for(&l), spec, &l),
+            &crate::options::runnable_on(&opts_for(&l), spec, &l),
             k,
         )
         .map(|m| Box::new(m) as Box<dyn IterationModel>)

@@ -14,7 +14,7 @@ use crate::cost::{Knobs, ServedModel};
 use crate::engine::{Launch, LaunchError};
 use crate::machine::Machine;
 use crate::options::ServerOptions;
-use crate::options::a2a_where_applicable;
+use crate::options::runnable_on;
 use models::{Layout, ModelSpec};
 
 pub mod advice;
@@ -140,7 +140,7 @@ impl Scenario {
     /// layouts it can run (experts EP over the whole TP group of a MoE model); the others run
     /// without it, as SGLang would have to.
     pub fn opts_ranking(&self, layout: Layout) -> ServerOptions {
-        a2a_where_applicable(&self.opts_for(layout), &self.spec, &layout)
+        runnable_on(&self.opts_for(layout), &self.spec, &layout)
     }
 
     /// The cost model of `layout` among several ranked ([`Scenario::opts_ranking`]).

@@ -300,6 +300,7 @@ impl ServingEngine for Sglang {
             Knob::DistInitAddr => DIST_INIT_ADDR,
             Knob::ModelConfigOverrides => JSON_MODEL_OVERRIDE_ARGS,
             Knob::CpuOffload => CPU_OFFLOAD_GB,
+            Knob::MoeRunner => MOE_RUNNER_BACKEND,
             Knob::DecodeContextParallel | Knob::OnlineQuantization | Knob::KvCacheBytes => {
                 return None;
             }

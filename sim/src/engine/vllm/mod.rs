@@ -503,6 +503,7 @@ impl ServingEngine for Vllm {
             Knob::OnlineQuantization => QUANTIZATION_CONFIG,
             Knob::CpuOffload => CPU_OFFLOAD_GB,
             Knob::KvCacheBytes => KV_CACHE_MEMORY_BYTES,
+            Knob::MoeRunner => MOE_BACKEND,
             // its speculation is one `--speculative-config` JSON, its EP a switch, its
             // all-to-all and PCIe all-reduce environment variables: no flag of its own
             Knob::MaxTotalTokens

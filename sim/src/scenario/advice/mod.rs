@@ -269,6 +269,15 @@ impl Scenario {
         )
     }
 
+    /// The user's other flags on the `try:` line of the layout the ranking puts first
+    /// ([`crate::engine::Launch::other_flags_on`]).
+    pub fn other_flags_for_best(&self, layouts: &[SweepLayout], advice: &Advice) -> Vec<String> {
+        match self.top_ranked(layouts, &advice.ranking) {
+            Some(l) => self.launch.other_flags_on(&l.layout),
+            None => self.launch.other_flags(),
+        }
+    }
+
     /// The layout the ranking puts first (among those that ran), so that a question compares the
     /// layout the table above it recommends.
     fn top_ranked<'a>(
@@ -332,6 +341,7 @@ impl Scenario {
             known_error: self.known_error(),
             ep_a2a_backend,
             extra_flags: self.launch.other_flags(),
+            ep_extra_flags: self.launch.other_flags_on(&ep_layout),
         };
         let build = |l: Layout, k| {
             self.model_ranking(l, k)

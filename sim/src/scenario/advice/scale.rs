@@ -38,7 +38,7 @@ pub fn answer(
         .filter(|n| n.contains("nodes") || n.contains("NIC"))
         .cloned()
         .collect();
-    let extra_flags: Vec<String> = setup.launch.other_flags();
+    let extra_flags = |l: &Layout| setup.launch.other_flags_on(l);
     let opts_for = |l: Layout| setup.opts_ranking(l);
     let q = ScaleQuestion {
         spec: &setup.spec,
@@ -55,7 +55,7 @@ pub fn answer(
         draws,
         seed: workload.seed,
         notes: network_notes,
-        extra_flags,
+        extra_flags: &extra_flags,
     };
     let build = |l: Layout, k| {
         setup

@@ -501,6 +501,19 @@ impl VllmLine {
                 "DP replicas without --enable-expert-parallel are independent servers: simulate one replica (drop -dp, a machine of tp × pp GPUs)",
             ));
         }
+        if dp > 1 && tp > 1 {
+            // vLLM's attention is TP inside each DP rank, the experts EP over dp × tp GPUs;
+            // shardwise's DP attention is one GPU a rank (SGLang's `--dp` equal to `--tp`)
+            return Err(bad(
+                &format!("--data-parallel-size {dp} with --tensor-parallel-size {tp}"),
+                &format!(
+                    "attention tensor-parallel inside each of the {dp} DP ranks is not modelled: \
+                     try -dp {n} --enable-expert-parallel (attention one GPU a rank) or -tp {n} \
+                     --enable-expert-parallel (attention over all {n})",
+                    n = dp * tp
+                ),
+            ));
+        }
         Ok(LayoutSizes {
             tp: Some(tp * dp),
             pp: Some(self.uint(&PIPELINE_PARALLEL_SIZE).unwrap_or(1)),

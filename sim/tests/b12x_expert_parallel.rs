@@ -1,0 +1,147 @@
+//! b12x runs the routed experts sliced by TP only: SGLang refuses `--moe-runner-backend b12x`
+//! with `--ep-size` > 1 (`ServerArgs._handle_b12x_moe_support`), vLLM `--moe-backend b12x` with
+//! `--enable-expert-parallel` (`B12xExperts._supports_parallel_config`). A launch line that asks
+//! for both is refused as the engine refuses it (one line, exit 2) rather than priced on b12x's
+//! kernels; `advise --question ep` prices the EP side on the engine's own kernels and its
+//! `try:` line drops the b12x flag, so that the line starts and reproduces what was priced.
+//! Also: vLLM's DP ranks with TP inside each are refused in vLLM's words.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const MACHINE: &str = "rtx-pro-6000-x8-baremetal";
+const WORKLOAD: [&str; 8] = [
+    "--num-prompts",
+    "48",
+    "--random-input-len",
+    "512",
+    "--random-output-len",
+    "64",
+    "--max-concurrency",
+    "16",
+];
+const SGLANG: &str = "python -m sglang.launch_server --model-path lukealonso/GLM-5-NVFP4";
+
+fn sim(args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("sim")
+        .unwrap()
+        .args(args)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap()
+}
+
+/// `sim predict` of `line`: (exit code, stderr).
+fn predict(line: &str) -> (Option<i32>, String) {
+    let out = sim(&[
+        "predict",
+        "--machine",
+        MACHINE,
+        "--server-args",
+        line,
+        "--batch",
+        "8",
+        "--context",
+        "4096",
+    ]);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn b12x_with_expert_parallelism_is_refused_in_each_engines_words() {
+    for (line, flag) in [
+        (
+            format!("{SGLANG} --tp 8 --ep-size 8 --moe-runner-backend b12x"),
+            "--moe-runner-backend b12x runs the routed experts sliced by TP only",
+        ),
+        (
+            "vllm serve lukealonso/GLM-5-NVFP4 -tp 8 --enable-expert-parallel --moe-backend b12x"
+                .to_string(),
+            "--moe-backend b12x runs the routed experts sliced by TP only",
+        ),
+    ] {
+        let (code, err) = predict(&line);
+        assert_eq!(code, Some(2), "{line}: {err}");
+        assert!(err.contains(flag), "{line}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    }
+    // the same runner without EP, and EP without it, are priced
+    for line in [
+        format!("{SGLANG} --tp 8 --moe-runner-backend b12x"),
+        format!("{SGLANG} --tp 8 --ep-size 8"),
+        "vllm serve lukealonso/GLM-5-NVFP4 -tp 8 --moe-backend b12x".to_string(),
+        "vllm serve lukealonso/GLM-5-NVFP4 -tp 8 --enable-expert-parallel".to_string(),
+    ] {
+        let (code, err) = predict(&line);
+        assert_eq!(code, Some(0), "{line}: {err}");
+    }
+}
+
+#[test]
+fn the_ep_question_prices_and_tries_ep_without_b12x() {
+    let line = format!("{SGLANG} --tp 8 --moe-runner-backend b12x --mem-fraction-static 0.9");
+    let base = [
+        "advise",
+        "--machine",
+        MACHINE,
+        "--question",
+        "ep",
+        "--server-args",
+        &line,
+        "--format",
+        "json",
+    ];
+    let out = sim(&[&base[..], &WORKLOAD[..]].concat());
+    assert!(out.status.success(), "{out:?}");
+    let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tries: Vec<&str> = a["ep"]["flags_to_try"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    let ep_try = tries
+        .iter()
+        .find(|f| f.contains("--ep-size 8"))
+        .unwrap_or_else(|| panic!("an EP try line among {tries:?}"));
+    assert!(!ep_try.contains("b12x"), "{ep_try}");
+    // a non-EP layout keeps the user's runner
+    for t in tries.iter().filter(|f| !f.contains("--ep-size")) {
+        assert!(t.contains("--moe-runner-backend b12x"), "{t}");
+    }
+    // the EP line, run, reproduces the EP side's figure: it was priced without b12x
+    let run_line =
+        format!("python -m sglang.launch_server --model-path lukealonso/GLM-5-NVFP4 {ep_try}");
+    let run = sim(&[
+        &["run", "--machine", MACHINE, "--server-args", &run_line][..],
+        &WORKLOAD[..],
+        &["--format", "json"][..],
+    ]
+    .concat());
+    assert!(run.status.success(), "{run:?}");
+    let r: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let (ep, tried) = (
+        a["ep"]["ep"]["output_throughput"].as_f64().unwrap(),
+        r["output_throughput"].as_f64().unwrap(),
+    );
+    assert!(
+        (ep - tried).abs() <= 1e-9 * ep,
+        "EP side {ep} vs its try line {tried}"
+    );
+}
+
+#[test]
+fn vllm_dp_ranks_with_tp_inside_are_refused_in_vllms_words() {
+    let (code, err) =
+        predict("vllm serve lukealonso/GLM-5-NVFP4 -tp 2 -dp 4 --enable-expert-parallel");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--data-parallel-size 4 with --tensor-parallel-size 2")
+            && err.contains("-dp 8 --enable-expert-parallel")
+            && !err.contains("--enable-dp-attention"),
+        "{err}"
+    );
+}
