@@ -506,7 +506,7 @@ impl VllmLine {
             // shardwise's DP attention is one GPU a rank (SGLang's `--dp` equal to `--tp`)
             return Err(bad(
                 &format!("--data-parallel-size {dp} with --tensor-parallel-size {tp}"),
-                &format!(
+                format!(
                     "attention tensor-parallel inside each of the {dp} DP ranks is not modelled: \
                      try -dp {n} --enable-expert-parallel (attention one GPU a rank) or -tp {n} \
                      --enable-expert-parallel (attention over all {n})",
