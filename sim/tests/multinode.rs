@@ -305,7 +305,7 @@ fn the_scale_question_answers_on_a_two_box_preset() {
         draws: 6,
         seed: 7,
         notes: Vec::new(),
-        extra_flags: Vec::new(),
+        extra_flags: &|_: &Layout| Vec::new(),
     };
     let build = |l: Layout, k: Knobs| {
         CostModel::new(&m, &spec, l, &opts, k)
