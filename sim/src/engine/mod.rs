@@ -225,6 +225,12 @@ pub trait ServingEngine: Sync {
         self.answers_questions()
     }
 
+    /// Whether `sim advise --question ep` answers for its servers (EP over every GPU against the
+    /// best layout without EP, each in its own flags: [`ServingEngine::layout_flags`]).
+    fn answers_ep_question(&self) -> bool {
+        self.answers_questions()
+    }
+
     /// Its flags that turn on the speculation `s` (a chain of `num_steps` drafts where the
     /// engine drafts one token a step), for a `try:` line.
     fn speculative_flags(&self, s: &SpeculativeOptions) -> String;

@@ -453,6 +453,10 @@ impl ServingEngine for Vllm {
         true
     }
 
+    fn answers_ep_question(&self) -> bool {
+        true
+    }
+
     /// `--speculative-config '{"method": "mtp", "num_speculative_tokens": 3}'`: vLLM's proposers
     /// draft a chain, one token a step; an EAGLE head names its draft model (a placeholder where
     /// none was given: vLLM needs one).

@@ -65,7 +65,7 @@ pub enum AdviseError {
     },
     /// A question asked of an engine whose servers the questions do not build yet.
     #[error(
-        "--question with a {engine} launch line: the EP, scale, replicas and P2P questions are answered for SGLang servers only so far (MTP for both); drop --question to rank the {engine} layouts"
+        "--question with a {engine} launch line: the scale, replicas and P2P questions are answered for SGLang servers only so far (EP and MTP for both); drop --question to rank the {engine} layouts"
     )]
     QuestionNotAnswered { engine: &'static str },
     /// `--question ep` of a dense model.
@@ -178,6 +178,7 @@ impl Scenario {
         let engine = self.launch.engine().rules();
         let answered = match question {
             Question::Mtp => engine.answers_mtp_question(),
+            Question::Ep => engine.answers_ep_question(),
             _ => engine.answers_questions(),
         };
         if !answered {
@@ -320,7 +321,9 @@ impl Scenario {
         // The best layout without EP, run without the a2a backend (it needs EP).
         let others: Vec<Layout> = candidates
             .iter()
-            .filter(|c| c.rejected.is_none() && c.layout.ep == 1)
+            .filter(|c| {
+                c.rejected.is_none() && c.layout.ep == 1 && self.launch.can_launch(&c.layout)
+            })
             .map(|c| c.layout)
             .collect();
         let ep_opts = self.opts_ranking(ep_layout);

@@ -4,7 +4,9 @@
 //! for both is refused as the engine refuses it (one line, exit 2) rather than priced on b12x's
 //! kernels; `advise --question ep` prices the EP side on the engine's own kernels and its
 //! `try:` line drops the b12x flag, so that the line starts and reproduces what was priced.
-//! Also: vLLM's DP ranks with TP inside each are refused in vLLM's words.
+//! `advise --question ep` answers for a vLLM line too (EP over the TP group,
+//! `--enable-expert-parallel`), each `try:` line reproducing its side's figure. Also: vLLM's DP
+//! ranks with TP inside each are refused in vLLM's words.
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -80,9 +82,22 @@ fn b12x_with_expert_parallelism_is_refused_in_each_engines_words() {
     }
 }
 
-#[test]
-fn the_ep_question_prices_and_tries_ep_without_b12x() {
-    let line = format!("{SGLANG} --tp 8 --moe-runner-backend b12x --mem-fraction-static 0.9");
+/// `sim run` of `launcher flags` with the test's workload: its output tok/s.
+fn run_tok_s(launcher: &str, flags: &str) -> f64 {
+    let line = format!("{launcher} {flags}");
+    let run = sim(&[
+        &["run", "--machine", MACHINE, "--server-args", &line][..],
+        &WORKLOAD[..],
+        &["--format", "json"][..],
+    ]
+    .concat());
+    assert!(run.status.success(), "{run:?}");
+    let r: Value = serde_json::from_slice(&run.stdout).unwrap();
+    r["output_throughput"].as_f64().unwrap()
+}
+
+/// `sim advise --question ep` of `line` with the test's workload (JSON).
+fn ep_advice(line: &str) -> Value {
     let base = [
         "advise",
         "--machine",
@@ -90,13 +105,45 @@ fn the_ep_question_prices_and_tries_ep_without_b12x() {
         "--question",
         "ep",
         "--server-args",
-        &line,
+        line,
         "--format",
         "json",
     ];
     let out = sim(&[&base[..], &WORKLOAD[..]].concat());
     assert!(out.status.success(), "{out:?}");
-    let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_ep_question_answers_for_a_vllm_line_in_vllms_flags() {
+    let launcher = "vllm serve lukealonso/GLM-5-NVFP4";
+    let a = ep_advice(&format!(
+        "{launcher} -tp 8 --gpu-memory-utilization 0.9 --kv-cache-dtype fp8"
+    ));
+    let ep = &a["ep"];
+    assert_eq!(ep["ep"]["flags"], "-tp 8 --enable-expert-parallel", "{ep}");
+    for side in ["ep", "other"] {
+        let flags = format!(
+            "{} --gpu-memory-utilization 0.9 --kv-cache-dtype fp8",
+            ep[side]["flags"].as_str().unwrap()
+        );
+        assert!(
+            !flags.contains("--ep-size") && !flags.contains("--pp-size"),
+            "{flags}"
+        );
+        let priced = ep[side]["output_throughput"].as_f64().unwrap();
+        let tried = run_tok_s(launcher, &flags);
+        assert!(
+            (priced - tried).abs() <= 1e-9 * priced,
+            "{side}: {priced} vs {tried}"
+        );
+    }
+}
+
+#[test]
+fn the_ep_question_prices_and_tries_ep_without_b12x() {
+    let line = format!("{SGLANG} --tp 8 --moe-runner-backend b12x --mem-fraction-static 0.9");
+    let a = ep_advice(&line);
     let tries: Vec<&str> = a["ep"]["flags_to_try"]
         .as_array()
         .unwrap()
@@ -113,19 +160,10 @@ fn the_ep_question_prices_and_tries_ep_without_b12x() {
         assert!(t.contains("--moe-runner-backend b12x"), "{t}");
     }
     // the EP line, run, reproduces the EP side's figure: it was priced without b12x
-    let run_line =
-        format!("python -m sglang.launch_server --model-path lukealonso/GLM-5-NVFP4 {ep_try}");
-    let run = sim(&[
-        &["run", "--machine", MACHINE, "--server-args", &run_line][..],
-        &WORKLOAD[..],
-        &["--format", "json"][..],
-    ]
-    .concat());
-    assert!(run.status.success(), "{run:?}");
-    let r: Value = serde_json::from_slice(&run.stdout).unwrap();
-    let (ep, tried) = (
-        a["ep"]["ep"]["output_throughput"].as_f64().unwrap(),
-        r["output_throughput"].as_f64().unwrap(),
+    let ep = a["ep"]["ep"]["output_throughput"].as_f64().unwrap();
+    let tried = run_tok_s(
+        "python -m sglang.launch_server --model-path lukealonso/GLM-5-NVFP4",
+        ep_try,
     );
     assert!(
         (ep - tried).abs() <= 1e-9 * ep,
