@@ -19,7 +19,7 @@ fn cost(line: &str) -> ServedModel {
     let machine = Machine::resolve(MACHINE).unwrap();
     let spec = ModelSpec::preset("kimi-k2-thinking-int4").unwrap();
     let l = VllmLine::parse(line).unwrap().unwrap();
-    let s = l.sizes().unwrap();
+    let s = l.sizes(true).unwrap();
     let layout = Layout {
         tp: s.tp.unwrap(),
         pp: s.pp.unwrap(),

@@ -57,7 +57,7 @@ pub fn run(args: Args) -> Result<()> {
         .target
         .server
         .layout
-        .with_sizes(&launch.sizes()?)
+        .with_sizes(&launch.sizes(model.moe.is_some())?)
         .selection(machine.gpu_count, &model)?;
     let launch_line = args.target.server.line_engine()? == Some(launch.engine());
     let (machine, layout) = match selection {

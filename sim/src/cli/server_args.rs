@@ -242,7 +242,7 @@ impl ServerArgs {
         let launch = self.launch(None)?;
         let (layout, all) = match self
             .layout
-            .with_sizes(&launch.sizes()?)
+            .with_sizes(&launch.sizes(spec.moe.is_some())?)
             .selection(machine.gpu_count, spec)?
         {
             super::args::LayoutSelection::One(l) => (l, false),

@@ -137,7 +137,7 @@ impl Setup {
         let layout_args = target
             .server
             .layout
-            .with_sizes(&launch.stated_sizes(launch_line)?);
+            .with_sizes(&launch.stated_sizes(launch_line, spec.moe.is_some())?);
         let primary = primary_layout(&layout_args, &machine, &spec)?;
         let machine = server_machine(
             machine,

@@ -138,11 +138,12 @@ impl Launch {
         }
     }
 
-    /// The layout sizes the launch states.
-    pub fn sizes(&self) -> Result<LayoutSizes, LaunchError> {
+    /// The layout sizes the launch states for a model with routed experts (`moe`) or not (vLLM's
+    /// DP ranks mean attention DP for the one, independent servers for the other).
+    pub fn sizes(&self, moe: bool) -> Result<LayoutSizes, LaunchError> {
         Ok(match self {
             Launch::Sglang(a) => a.sizes(),
-            Launch::Vllm(l) => l.sizes()?,
+            Launch::Vllm(l) => l.sizes(moe)?,
         })
     }
 
@@ -150,10 +151,10 @@ impl Launch {
     /// line's (vLLM's defaults where the line is silent) when it came from a line or a log
     /// (`from_line`), none for the bare `vllm serve` run when no line was given (the command's
     /// layout flags pick then).
-    pub fn stated_sizes(&self, from_line: bool) -> Result<LayoutSizes, LaunchError> {
+    pub fn stated_sizes(&self, from_line: bool, moe: bool) -> Result<LayoutSizes, LaunchError> {
         match self {
             Launch::Vllm(_) if !from_line => Ok(LayoutSizes::default()),
-            _ => self.sizes(),
+            _ => self.sizes(moe),
         }
     }
 

@@ -68,9 +68,15 @@ impl ServerRun {
     }
 }
 
-/// The layout a vLLM run's launch arguments state.
+/// The layout a vLLM run's launch arguments state; `None` where it hangs on whether the model
+/// has routed experts (`-dp` without `--enable-expert-parallel`: attention DP for a MoE model,
+/// independent servers for a dense one), which the log's arguments do not say.
 pub fn run_layout(run: &ServerRun) -> Option<Layout> {
-    let s = run.vllm_line()?.sizes().ok()?;
+    let line = run.vllm_line()?;
+    if line.dp_without_ep() {
+        return None;
+    }
+    let s = line.sizes(true).ok()?;
     Some(Layout {
         tp: s.tp.unwrap_or(1),
         pp: s.pp.unwrap_or(1),

@@ -536,16 +536,19 @@ impl ServingEngine for Vllm {
         format!("-tp {tp} -pp {pp}")
     }
 
-    /// `-tp N` (`--enable-expert-parallel` when the experts span the TP group), `-dp N
-    /// --enable-expert-parallel` for DP attention, `-pp P`, `-dcp D` where D divides the TP
-    /// size, `--nnodes K`; `None` for experts EP over part of the TP group (vLLM's EP is the
-    /// whole TP × DP group).
+    /// `-tp N` (`--enable-expert-parallel` when the experts span the TP group), `-dp N` for DP
+    /// attention (with `--enable-expert-parallel` where the experts are EP), `-pp P`, `-dcp D`
+    /// where D divides the TP size, `--nnodes K`; `None` for experts EP over part of the TP
+    /// group (vLLM's EP is the whole TP × DP group).
     fn layout_flags(&self, layout: &Layout, dcp: u32, nnodes: u32) -> Option<String> {
         let mut f = Vec::new();
         match (layout.dp_attention, layout.ep) {
             (true, ep) if ep == layout.tp => {
                 f.push(format!("-dp {} --enable-expert-parallel", layout.tp));
             }
+            // DP ranks of a MoE model (DP attention is laid out for MoE models only) with the
+            // experts sliced by TP over all of them
+            (true, 1) => f.push(format!("-dp {}", layout.tp)),
             (false, 1) => f.push(format!("-tp {}", layout.tp)),
             (false, ep) if ep == layout.tp => {
                 f.push(format!("-tp {} --enable-expert-parallel", layout.tp))

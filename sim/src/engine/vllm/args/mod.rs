@@ -488,29 +488,34 @@ impl VllmLine {
         }
     }
 
-    /// The parallel sizes in shardwise's terms: DP with expert parallelism is attention-DP over
-    /// `dp × tp` GPUs with the experts EP over all of them (SGLang's `--dp N --enable-dp-attention
-    /// --ep N`); the TP group of a layout holds `tp × dp` GPUs per stage.
-    pub fn sizes(&self) -> Result<LayoutSizes, VllmArgsError> {
+    /// The parallel sizes in shardwise's terms for a model that has routed experts (`moe`) or
+    /// not. DP ranks of a MoE model run in lockstep with the experts over all `dp × tp` GPUs:
+    /// EP with `--enable-expert-parallel`, else sliced by TP over all of them
+    /// (`FusedMoEParallelConfig.make` flattens TP across DP) — attention DP with the TP group
+    /// holding `tp × dp` GPUs per stage (SGLang's `--dp N --enable-dp-attention`, `--ep N` with
+    /// EP). A dense model's DP ranks are independent servers, refused here (one replica is
+    /// simulated without `-dp`).
+    pub fn sizes(&self, moe: bool) -> Result<LayoutSizes, VllmArgsError> {
         let tp = self.uint(&TENSOR_PARALLEL_SIZE).unwrap_or(1);
         let dp = self.uint(&DATA_PARALLEL_SIZE).unwrap_or(1);
         let ep = self.on(&ENABLE_EXPERT_PARALLEL);
-        if dp > 1 && !ep {
+        if dp > 1 && !moe {
             return Err(bad(
                 &format!("--data-parallel-size {dp}"),
-                "DP replicas without --enable-expert-parallel are independent servers: simulate one replica (drop -dp, a machine of tp × pp GPUs)",
+                "a dense model's DP ranks are independent servers: simulate one replica (drop -dp, a machine of tp × pp GPUs)",
             ));
         }
         if dp > 1 && tp > 1 {
-            // vLLM's attention is TP inside each DP rank, the experts EP over dp × tp GPUs;
+            // vLLM's attention is TP inside each DP rank, the experts over dp × tp GPUs;
             // shardwise's DP attention is one GPU a rank (SGLang's `--dp` equal to `--tp`)
             return Err(bad(
                 &format!("--data-parallel-size {dp} with --tensor-parallel-size {tp}"),
                 format!(
                     "attention tensor-parallel inside each of the {dp} DP ranks is not modelled: \
-                     try -dp {n} --enable-expert-parallel (attention one GPU a rank) or -tp {n} \
-                     --enable-expert-parallel (attention over all {n})",
-                    n = dp * tp
+                     try -dp {n}{e} (attention one GPU a rank) or -tp {n}{e} (attention over \
+                     all {n})",
+                    n = dp * tp,
+                    e = if ep { " --enable-expert-parallel" } else { "" }
                 ),
             ));
         }
@@ -522,6 +527,12 @@ impl VllmLine {
             enable_dp_attention: dp > 1,
             ..LayoutSizes::default()
         })
+    }
+
+    /// Whether the line runs DP ranks without `--enable-expert-parallel`, which mean attention DP
+    /// for a MoE model and independent servers for a dense one ([`VllmLine::sizes`]).
+    pub fn dp_without_ep(&self) -> bool {
+        self.uint(&DATA_PARALLEL_SIZE).unwrap_or(1) > 1 && !self.on(&ENABLE_EXPERT_PARALLEL)
     }
 
     /// The launch settings the line states, engine-neutral ([`Engine::server_options`] turns

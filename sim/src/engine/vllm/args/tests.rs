@@ -17,7 +17,7 @@ fn line(text: &str) -> VllmLine {
 fn reads_a_vllm_serve_line_as_vllm_reads_it() {
     let l = line(KIMI);
     assert_eq!(l.model.as_deref(), Some("moonshotai/Kimi-K2.6"));
-    let s = l.sizes().unwrap();
+    let s = l.sizes(true).unwrap();
     assert_eq!((s.tp, s.pp, s.ep), (Some(8), Some(1), Some(1)));
     let k = l.knobs().unwrap();
     assert_eq!(k.decode_context_parallel, Some(4));
@@ -62,13 +62,47 @@ fn the_openai_server_module_takes_model_and_expert_parallel_dp() {
         "python -m vllm.entrypoints.openai.api_server --model zai-org/GLM-4.7-FP8 -dp 8 --enable-expert-parallel --enforce-eager",
     );
     assert_eq!(l.model.as_deref(), Some("zai-org/GLM-4.7-FP8"));
-    let s = l.sizes().unwrap();
+    let s = l.sizes(true).unwrap();
     assert_eq!(
         (s.tp, s.ep, s.enable_dp_attention),
         (Some(8), Some(8), true)
     );
     assert!(l.knobs().unwrap().disable_cuda_graph);
-    assert!(line("vllm serve m -dp 2").sizes().is_err());
+}
+
+/// DP ranks without `--enable-expert-parallel`: a MoE model's run in lockstep with the experts
+/// sliced by TP over all of them (`FusedMoEParallelConfig.make` flattens TP across DP), which is
+/// attention DP with TP-sliced experts; a dense model's are independent servers, refused; TP
+/// inside each DP rank is refused in vLLM's words, with or without EP.
+#[test]
+fn dp_ranks_are_attention_dp_for_a_moe_model_and_servers_for_a_dense_one() {
+    let s = line("vllm serve m -dp 8").sizes(true).unwrap();
+    assert_eq!(
+        (s.tp, s.ep, s.dp, s.enable_dp_attention),
+        (Some(8), Some(1), Some(8), true)
+    );
+    let pp = line("vllm serve m -dp 4 -pp 2").sizes(true).unwrap();
+    assert_eq!((pp.tp, pp.pp, pp.ep), (Some(4), Some(2), Some(1)));
+    let dense = line("vllm serve m -dp 2")
+        .sizes(false)
+        .unwrap_err()
+        .to_string();
+    assert!(dense.contains("independent servers"), "{dense}");
+    for (text, tries) in [
+        ("vllm serve m -dp 4 -tp 2", "try -dp 8 (attention"),
+        (
+            "vllm serve m -dp 4 -tp 2 --enable-expert-parallel",
+            "try -dp 8 --enable-expert-parallel (attention",
+        ),
+    ] {
+        let e = line(text).sizes(true).unwrap_err().to_string();
+        assert!(
+            e.contains(tries) && !e.contains("dp-attention"),
+            "{text}: {e}"
+        );
+    }
+    assert!(line("vllm serve m -dp 2").dp_without_ep());
+    assert!(!line("vllm serve m -dp 2 --enable-expert-parallel").dp_without_ep());
 }
 
 #[test]
@@ -382,7 +416,7 @@ mod launch_words {
             if let Ok(Some(l)) = VllmLine::parse(&text) {
                 let _ = l.knobs();
                 let _ = l.speculative();
-                let _ = l.sizes();
+                let _ = (l.sizes(true), l.sizes(false));
                 let _ = l.not_modelled_line();
             }
         }
