@@ -337,6 +337,73 @@ fn advise_answers_the_p2p_question_for_the_vm() {
     );
 }
 
+/// `sim advise --question p2p` for a vLLM line on the VM: the same states and paths in vLLM's
+/// words (the community build's `VLLM_ENABLE_PCIE_ALLREDUCE=1`, an environment assignment, for
+/// the custom all-reduce; stock vLLM runs NCCL on more than two PCIe GPUs, the row marked now),
+/// and a `try:` line that keeps the user's other flags and puts the assignment before `vllm`.
+#[test]
+fn advise_answers_the_p2p_question_for_a_vllm_line_in_vllms_words() {
+    let line = "vllm serve lukealonso/GLM-5-NVFP4 -tp 8 --gpu-memory-utilization 0.9";
+    let args = |format: &'static str| {
+        [
+            "advise",
+            "--machine",
+            VM,
+            "--server-args",
+            line,
+            "--question",
+            "p2p",
+            "--max-concurrency",
+            "1",
+            "--num-prompts",
+            "2",
+            "--random-input-len",
+            "256",
+            "--random-output-len",
+            "64",
+            "--format",
+            format,
+        ]
+    };
+    let v: serde_json::Value = serde_json::from_str(&sim_stdout(&args("json"))).unwrap();
+    let p = &v["p2p"];
+    assert_eq!(p["machine_state"], "off");
+    assert_eq!(p["oneshot_env"], "VLLM_ENABLE_PCIE_ALLREDUCE=1");
+    assert_eq!(p["oneshot_flag"], "");
+    let rows = p["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    let now: Vec<_> = rows.iter().filter(|r| r["current"] == true).collect();
+    assert_eq!(now.len(), 1);
+    assert!(now[0]["all_reduce"].as_str().unwrap().starts_with("NCCL"));
+    for r in rows {
+        let path = r["all_reduce"].as_str().unwrap();
+        assert!(!path.contains("--enable-pcie-oneshot-allreduce"), "{path}");
+    }
+    let out = sim_stdout(&args("table"));
+    let tries: Vec<&str> = out.lines().filter(|l| l.starts_with("try: ")).collect();
+    let p2p_try = tries.last().unwrap();
+    assert!(
+        p2p_try.starts_with(
+            "try: VLLM_ENABLE_PCIE_ALLREDUCE=1 vllm serve lukealonso/GLM-5-NVFP4 -tp 8"
+        ) && p2p_try.contains("--gpu-memory-utilization 0.9"),
+        "{out}"
+    );
+    // an SGLang line's own flags are kept too, less the all-reduce choice the row replaces
+    let sglang = "python -m sglang.launch_server --model-path lukealonso/GLM-5-NVFP4 --tp 8 \
+                  --mem-fraction-static 0.9 --disable-custom-all-reduce";
+    let mut a = args("table");
+    a[4] = sglang;
+    let out = sim_stdout(&a);
+    let p2p_try = out.lines().rfind(|l| l.starts_with("try: ")).unwrap();
+    if p2p_try.contains("--enable-pcie-oneshot-allreduce") {
+        assert!(
+            !p2p_try.contains("--disable-custom-all-reduce"),
+            "{p2p_try}"
+        );
+    }
+    assert!(p2p_try.contains("--mem-fraction-static 0.9"), "{p2p_try}");
+}
+
 /// `sim advise --question p2p` on a stock-driver GeForce box: its `real` rows run on the same
 /// box with the P2P-patched driver (`rtx-3090-x8-pcie-p2p`), which is faster there, and the
 /// change named is that driver's peer access.

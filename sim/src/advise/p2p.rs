@@ -6,7 +6,6 @@
 //! sees the order before choosing flags or fixing the hypervisor.
 
 use crate::cost::{CostModel, Knobs};
-use crate::engine::Knob;
 use crate::machine::Machine;
 use crate::options::ServerOptions;
 use crate::workload::Workload;
@@ -40,9 +39,16 @@ pub struct P2pAnswer {
     pub sentence: String,
     /// What to change to reach the best row (driver / hypervisor, flags), one line each.
     pub changes: Vec<String>,
-    /// The layout's SGLang flags, for the `try:` line.
+    /// The layout's flags in the engine's spelling, for the `try:` line.
     #[serde(default)]
     pub launch_flags: String,
+    /// What turns the custom all-reduce's one-shot PCIe kernel on, in the engine's words: an
+    /// environment assignment before the command (vLLM's `VLLM_ENABLE_PCIE_ALLREDUCE=1`) or a
+    /// flag (SGLang's `--enable-pcie-oneshot-allreduce`); the other empty.
+    #[serde(default)]
+    pub oneshot_env: String,
+    #[serde(default)]
+    pub oneshot_flag: String,
     /// The verdict as odds from the two rows' 80% intervals
     /// ([`crate::uncertainty::verdict::odds`]): the row the changes lead to against the one the
     /// machine runs now (or, with nothing to change, the fastest other row); "Depends: measure
@@ -120,8 +126,9 @@ pub struct P2pQuestion<'a> {
     pub opts: &'a ServerOptions,
     pub knobs: Knobs,
     pub workload: &'a Workload,
-    /// The one-shot kernel's cutoff for a PCIe group of more than two GPUs, bytes.
-    pub oneshot_bytes: u64,
+    /// How the engine turns on the one-shot kernel for a PCIe group of more than two GPUs, and
+    /// its cutoff.
+    pub oneshot: crate::engine::PcieOneshotSwitch,
     /// Throughputs the user measured (`--observed`), for the host-path sweep's brackets.
     pub observed: &'a [super::host_path::Observed],
 }
@@ -137,9 +144,10 @@ pub fn answer(q: &P2pQuestion<'_>) -> P2pAnswer {
         opts,
         knobs,
         workload,
-        oneshot_bytes,
+        oneshot,
         observed,
     } = *q;
+    let oneshot_bytes = oneshot.max_bytes;
     let own = machine.profile.p2p_state();
     let custom_now = !opts.disable_custom_all_reduce
         && (machine.has_nvlink()
@@ -156,10 +164,7 @@ pub fn answer(q: &P2pQuestion<'_>) -> P2pAnswer {
         ..opts.clone()
     };
     let mut rows = Vec::new();
-    let custom_path = format!(
-        "custom all-reduce ({})",
-        opts.engine.flag(Knob::PcieOneshotAllReduce)
-    );
+    let custom_path = format!("custom all-reduce ({})", oneshot.words());
     for (state, m) in state_machines(machine, real_base) {
         for (custom, o) in [(false, &nccl_opts), (true, &custom_opts)] {
             let path = if custom {
@@ -212,6 +217,8 @@ pub fn answer(q: &P2pQuestion<'_>) -> P2pAnswer {
         sentence,
         changes,
         launch_flags: String::new(),
+        oneshot_env: oneshot.env.to_string(),
+        oneshot_flag: oneshot.flag.to_string(),
         odds: None,
         host_path_sweep,
     }

@@ -175,26 +175,38 @@ fn print_p2p(p: &sim::advise::p2p::P2pAnswer, launcher: &str) {
         (_, b) => b,
     }
     .map(|b| {
-        let env = if b.state == models::profile::P2pState::Off
+        let mut env: Vec<&str> = Vec::new();
+        if b.state == models::profile::P2pState::Off
             && p.machine_state != Some(models::profile::P2pState::Off)
         {
-            "NCCL_P2P_DISABLE=1 "
-        } else {
-            ""
-        };
+            env.push("NCCL_P2P_DISABLE=1");
+        }
         let f = if b.current {
             "" // nothing to change: the line as it runs now
         } else if b.all_reduce.starts_with("custom") {
-            super::own_flags::sim_flag(sim::engine::Knob::PcieOneshotAllReduce)
+            // the engine's own words: a flag (SGLang) or an environment assignment (vLLM)
+            env.push(&p.oneshot_env);
+            p.oneshot_flag.as_str()
         } else {
             "--disable-custom-all-reduce"
         };
         (env, f)
     });
     if let Some((env, f)) = flag {
-        let flags: Vec<&str> = [p.launch_flags.as_str(), f]
-            .into_iter()
+        // the all-reduce the row runs replaces the one the user's flags chose
+        let all_reduce_flags = ["--disable-custom-all-reduce", p.oneshot_flag.as_str()];
+        let kept = p
+            .launch_flags
+            .split(' ')
+            .filter(|w| f.is_empty() || !all_reduce_flags.contains(w));
+        let flags: Vec<&str> = kept
+            .chain(std::iter::once(f))
             .filter(|x| !x.is_empty())
+            .collect();
+        let env: String = env
+            .iter()
+            .filter(|e| !e.is_empty())
+            .map(|e| format!("{e} "))
             .collect();
         println!("try: {env}{launcher} {}", flags.join(" "));
     }

@@ -225,6 +225,16 @@ pub trait ServingEngine: Sync {
         self.answers_questions()
     }
 
+    /// How its servers turn on the one-shot PCIe custom all-reduce on more than two GPUs, and
+    /// its cutoff for a group of `tp` GPUs where the launch states none.
+    fn pcie_oneshot(&self, tp: u32) -> PcieOneshotSwitch;
+
+    /// Whether `sim advise --question p2p` answers for its servers (every P2P state with NCCL and
+    /// with the custom all-reduce, in its own words: [`ServingEngine::pcie_oneshot`]).
+    fn answers_p2p_question(&self) -> bool {
+        self.answers_questions()
+    }
+
     /// Whether `sim advise --question ep` answers for its servers (EP over every GPU against the
     /// best layout without EP, each in its own flags: [`ServingEngine::layout_flags`]).
     fn answers_ep_question(&self) -> bool {
@@ -420,6 +430,31 @@ pub enum AllReduceRules {
     /// vLLM's (`custom_all_reduce.py`), with the community `VLLM_ENABLE_PCIE_ALLREDUCE` build
     /// ([`crate::cost::vllm_all_reduce`]).
     Vllm,
+}
+
+/// How an engine turns on the community builds' one-shot PCIe custom all-reduce (more than two
+/// PCIe GPUs), in its own words, and the cutoff it runs with where the launch states none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PcieOneshotSwitch {
+    /// The environment assignment before the command (`VLLM_ENABLE_PCIE_ALLREDUCE=1`); empty
+    /// where a flag does it.
+    pub env: &'static str,
+    /// The flag on the line (`--enable-pcie-oneshot-allreduce`); empty where the environment
+    /// does it.
+    pub flag: &'static str,
+    /// The one-stage cutoff, bytes.
+    pub max_bytes: u64,
+}
+
+impl PcieOneshotSwitch {
+    /// The words that turn it on, as a user writes them.
+    pub fn words(&self) -> &'static str {
+        if self.flag.is_empty() {
+            self.env
+        } else {
+            self.flag
+        }
+    }
 }
 
 /// vLLM's default largest CUDA-graph capture size (V1 `CompilationConfig`).

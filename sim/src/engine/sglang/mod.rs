@@ -238,6 +238,20 @@ impl ServingEngine for Sglang {
         true
     }
 
+    /// `--enable-pcie-oneshot-allreduce`, with the community build's automatic cutoff (48 KiB on
+    /// 8 GPUs, 120 KiB on 4).
+    fn pcie_oneshot(&self, tp: u32) -> super::PcieOneshotSwitch {
+        super::PcieOneshotSwitch {
+            env: "",
+            flag: args::flags::ENABLE_PCIE_ONESHOT_ALLREDUCE.canonical(),
+            max_bytes: if tp <= 4 {
+                super::SGLANG_PCIE_ONESHOT_4GPU_BYTES
+            } else {
+                super::SGLANG_PCIE_ONESHOT_8GPU_BYTES
+            },
+        }
+    }
+
     fn speculative_flags(&self, s: &SpeculativeOptions) -> String {
         let flag = |k| Engine::Sglang.flag(k);
         format!(

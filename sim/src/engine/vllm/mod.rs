@@ -457,6 +457,21 @@ impl ServingEngine for Vllm {
         true
     }
 
+    fn answers_p2p_question(&self) -> bool {
+        true
+    }
+
+    /// The community build's `VLLM_ENABLE_PCIE_ALLREDUCE=1` (its `cpp` backend, 56 KB cutoff:
+    /// [`args::VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES`]); stock vLLM runs no custom all-reduce on more
+    /// than two PCIe GPUs.
+    fn pcie_oneshot(&self, _tp: u32) -> super::PcieOneshotSwitch {
+        super::PcieOneshotSwitch {
+            env: "VLLM_ENABLE_PCIE_ALLREDUCE=1",
+            flag: "",
+            max_bytes: args::VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES,
+        }
+    }
+
     /// `--speculative-config '{"method": "mtp", "num_speculative_tokens": 3}'`: vLLM's proposers
     /// draft a chain, one token a step; an EAGLE head names its draft model (a placeholder where
     /// none was given: vLLM needs one).

@@ -65,7 +65,7 @@ pub enum AdviseError {
     },
     /// A question asked of an engine whose servers the questions do not build yet.
     #[error(
-        "--question with a {engine} launch line: the scale, replicas and P2P questions are answered for SGLang servers only so far (EP and MTP for both); drop --question to rank the {engine} layouts"
+        "--question with a {engine} launch line: the scale and replicas questions are answered for SGLang servers only so far (EP, MTP and P2P for both); drop --question to rank the {engine} layouts"
     )]
     QuestionNotAnswered { engine: &'static str },
     /// `--question ep` of a dense model.
@@ -179,6 +179,7 @@ impl Scenario {
         let answered = match question {
             Question::Mtp => engine.answers_mtp_question(),
             Question::Ep => engine.answers_ep_question(),
+            Question::P2p => engine.answers_p2p_question(),
             _ => engine.answers_questions(),
         };
         if !answered {
@@ -558,11 +559,7 @@ impl Scenario {
             .and_then(crate::presets::real_p2p_preset_of)
             .filter(|_| m.gpu_count == 8 && m.node_count() == 1)
             .and_then(|name| crate::machine::Machine::resolve(name).ok());
-        let oneshot = if top.tp <= 4 {
-            crate::engine::SGLANG_PCIE_ONESHOT_4GPU_BYTES
-        } else {
-            crate::engine::SGLANG_PCIE_ONESHOT_8GPU_BYTES
-        };
+        let oneshot = self.launch.engine().rules().pcie_oneshot(top.tp);
         let opts = self.opts_ranking(top);
         let mut a = crate::advise::p2p::answer(&P2pQuestion {
             machine: m,
@@ -572,15 +569,21 @@ impl Scenario {
             opts: &opts,
             knobs: self.knobs,
             workload: asked.workload,
-            oneshot_bytes: oneshot,
+            oneshot,
             observed: asked.observed,
         });
-        a.launch_flags = asked
+        // the layout's flags and the user's others, as the ranking's `try:` line has them
+        let ranked = asked
             .ranking
             .iter()
             .find(|r| r.run.is_some())
             .map(|r| r.flags.clone())
             .unwrap_or_default();
+        a.launch_flags = std::iter::once(ranked)
+            .chain(self.launch.other_flags_on(&top))
+            .filter(|f| !f.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
         Ok(a)
     }
 
