@@ -206,3 +206,67 @@ fn dp_size_two_runs_two_engines_on_disjoint_halves() {
     assert_eq!(code, 2);
     assert!(err.contains("`sim run` replays them"), "{err}");
 }
+
+/// The question answers for a vLLM line in vLLM's words: each server's `-tp`, the user's other
+/// flags kept, and two servers said as two servers behind a router (vLLM's `-dp 2` runs a MoE
+/// model's ranks in lockstep with the experts over all of them, which is not two replicas);
+/// SGLang's line keeps its flags too, with its `--dp-size 2`.
+#[test]
+fn a_vllm_line_is_answered_in_vllms_words_with_its_flags() {
+    let ask = |line: &str| {
+        let out = sim_stdout(&[
+            "advise",
+            "--machine",
+            "rtx-pro-6000-x8-baremetal",
+            "--model",
+            "qwen3-235b-a22b-nvfp4",
+            "--server-args",
+            line,
+            "--question",
+            "replicas",
+            "--draws",
+            "8",
+            "--max-concurrency",
+            "64",
+            "--format",
+            "json",
+        ]);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        v["replicas"].clone()
+    };
+    let v = ask("vllm serve nvidia/Qwen3-235B-A22B-NVFP4 -tp 8 --gpu-memory-utilization 0.9");
+    assert_eq!(v["one"]["flags"], "-tp 8", "{v:#}");
+    assert_eq!(v["two"]["flags"], "-tp 4", "{v:#}");
+    let tries: Vec<&str> = v["flags_to_try"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(tries.len(), 2, "{tries:?}");
+    assert!(
+        tries.contains(&"-tp 8 --gpu-memory-utilization 0.9"),
+        "{tries:?}"
+    );
+    let two = tries.iter().find(|f| f.starts_with("-tp 4")).unwrap();
+    assert!(
+        two.contains("--gpu-memory-utilization 0.9")
+            && two.contains("2 servers")
+            && two.contains("router")
+            && !two.contains("-dp"),
+        "{two}"
+    );
+    let s = ask(
+        "python -m sglang.launch_server --model-path nvidia/Qwen3-235B-A22B-NVFP4 --tp 8 --mem-fraction-static 0.85",
+    );
+    let tries: Vec<&str> = s["flags_to_try"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert!(
+        tries.contains(&"--tp 4 --mem-fraction-static 0.85 --dp-size 2"),
+        "{tries:?}"
+    );
+}

@@ -51,7 +51,7 @@ pub enum ReplicasVerdict {
 /// One side of the comparison at the workload's load.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplicasSide {
-    /// SGLang flags of one server.
+    /// The flags of one server, in the engine's spelling.
     pub flags: String,
     pub servers: u32,
     /// Decode tokens/s of the whole box (all servers).
@@ -106,6 +106,8 @@ pub struct ReplicasQuestion<'a> {
     pub draws: u32,
     pub seed: u64,
     pub known_error: Option<KnownModelError>,
+    /// The user's other flags, after each server's own on the `try:` lines.
+    pub extra_flags: Vec<String>,
 }
 
 /// One server's throughput, per-request decode time and lone-prompt prefill at `c` requests.
@@ -166,7 +168,10 @@ fn side(
     let per_server = q.concurrency.div_ceil(servers);
     let (tok_s, tpot_ms, ttft_ms) = serve(m, o, per_server, q);
     ReplicasSide {
-        flags: layout.sglang_flags(),
+        flags: o
+            .engine
+            .rules()
+            .launch_flags(&layout, o.decode_context_parallel, 1),
         servers,
         box_tok_s: 0.0_f64.max(tok_s),
         tpot_ms,
@@ -215,10 +220,16 @@ pub fn replicas_question(
         Some(_) => ReplicasVerdict::Depends,
     };
     let sentence = sentence(q, verdict, &one, two.as_ref(), &half, share, faster.len());
-    let mut flags_to_try = vec![one.flags.clone()];
+    let with_extra = |flags: &str| {
+        std::iter::once(flags.to_string())
+            .chain(q.extra_flags.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut flags_to_try = vec![with_extra(&one.flags)];
     if let Some(t) = &two {
         let router = q.half_opts.engine.rules().replicas_flag(2);
-        flags_to_try.push(format!("{} {router}", t.flags));
+        flags_to_try.push(format!("{} {router}", with_extra(&t.flags)));
         if verdict == ReplicasVerdict::TwoReplicas {
             flags_to_try.reverse();
         }

@@ -235,6 +235,12 @@ pub trait ServingEngine: Sync {
         self.answers_questions()
     }
 
+    /// Whether `sim advise --question replicas` answers for its servers (one server of the box
+    /// against two of half of it, in its own flags: [`ServingEngine::replicas_flag`]).
+    fn answers_replicas_question(&self) -> bool {
+        self.answers_questions()
+    }
+
     /// Whether `sim advise --question ep` answers for its servers (EP over every GPU against the
     /// best layout without EP, each in its own flags: [`ServingEngine::layout_flags`]).
     fn answers_ep_question(&self) -> bool {
@@ -280,7 +286,8 @@ pub trait ServingEngine: Sync {
         })
     }
 
-    /// The flag that runs `n` replicas of a layout behind the engine's own load balancer.
+    /// The words that run `n` replicas of a layout behind a load balancer: the engine's own flag
+    /// where it has one (SGLang's `--dp-size n`), else how to start them.
     fn replicas_flag(&self, n: u32) -> String;
 
     /// Reads one word of a record's free-text flags (`--flag` or `KEY`, with the argument that

@@ -582,9 +582,17 @@ impl ServingEngine for Vllm {
         Some(f.join(" "))
     }
 
-    /// vLLM's data parallelism (`-dp N`) over whole copies of the layout.
+    /// `n` servers of the layout, each on its own GPUs behind a router: vLLM's `-dp n` is no
+    /// such thing for a MoE model (its ranks run in lockstep with the experts over all of them,
+    /// [`args::VllmLine::sizes`]), so the words say how to start them.
     fn replicas_flag(&self, n: u32) -> String {
-        format!("-dp {n}")
+        format!(
+            "(as {n} servers, one per group of GPUs: CUDA_VISIBLE_DEVICES and --port apiece, a round-robin router in front)"
+        )
+    }
+
+    fn answers_replicas_question(&self) -> bool {
+        true
     }
 
     fn named_launch(&self, flags: &str) -> Option<(&'static str, String)> {

@@ -65,7 +65,7 @@ pub enum AdviseError {
     },
     /// A question asked of an engine whose servers the questions do not build yet.
     #[error(
-        "--question with a {engine} launch line: the scale and replicas questions are answered for SGLang servers only so far (EP, MTP and P2P for both); drop --question to rank the {engine} layouts"
+        "--question with a {engine} launch line: the scale question is answered for SGLang servers only so far (EP, MTP, replicas and P2P for both); drop --question to rank the {engine} layouts"
     )]
     QuestionNotAnswered { engine: &'static str },
     /// `--question ep` of a dense model.
@@ -180,6 +180,7 @@ impl Scenario {
             Question::Mtp => engine.answers_mtp_question(),
             Question::Ep => engine.answers_ep_question(),
             Question::P2p => engine.answers_p2p_question(),
+            Question::Replicas => engine.answers_replicas_question(),
             _ => engine.answers_questions(),
         };
         if !answered {
@@ -621,6 +622,7 @@ impl Scenario {
             draws,
             seed: workload.seed,
             known_error: self.known_error(),
+            extra_flags: self.launch.other_flags(),
         };
         let build = |l: Layout, k, r: Replica| {
             let (m, o) = match r {
