@@ -83,6 +83,83 @@ fn advise_scale_answers_on_the_two_box_rtx_preset() {
         ));
 }
 
+/// The scale question for a vLLM line: every option in vLLM's flags (layouts vLLM cannot launch
+/// left out), the server over both boxes joined with vLLM's `--node-rank` / `--master-addr`,
+/// one server per box behind an HTTP router, the line's other flags kept.
+#[test]
+fn advise_scale_answers_a_vllm_line_in_vllms_words() {
+    let out = sim()
+        .args([
+            "advise",
+            "--machine",
+            "rtx-pro-6000-x8x2-400gbe",
+            "--question",
+            "scale",
+        ])
+        .args([
+            "--server-args",
+            "vllm serve nvidia/GLM-5-NVFP4 -tp 8 --gpu-memory-utilization 0.9",
+        ])
+        .args(SMALL)
+        .args(["--draws", "4", "--format", "json"])
+        .assert()
+        .success();
+    let v = json(&out.get_output().stdout);
+    let s = &v["scale"];
+    let sglang_words = [
+        "--tp ",
+        "--pp-size",
+        "--ep-size",
+        "--dist-init-addr",
+        "--dp-size",
+    ];
+    for k in ["one_box", "all_boxes", "replicas"] {
+        let flags = s[k]["flags"].as_str().unwrap();
+        assert!(
+            flags.starts_with("-tp ") || flags.starts_with("-dp "),
+            "{k}: {flags}"
+        );
+        assert!(
+            !sglang_words.iter().any(|w| flags.contains(w)),
+            "{k}: {flags}"
+        );
+    }
+    assert!(
+        s["all_boxes"]["flags"]
+            .as_str()
+            .unwrap()
+            .ends_with("--nnodes 2")
+    );
+    let tries: Vec<&str> = s["flags_to_try"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    for (r, t) in tries.iter().enumerate() {
+        assert!(t.contains("--gpu-memory-utilization 0.9"), "{t}");
+        assert!(!sglang_words.iter().any(|w| t.contains(w)), "{t}");
+        match s["best"].as_str().unwrap() {
+            "all-boxes" => assert!(
+                t.contains(&format!("--node-rank {r} --master-addr <node-0-address>")),
+                "{t}"
+            ),
+            "replicas" => assert!(t.contains("router in front of http://<box-0>:8000"), "{t}"),
+            _ => {}
+        }
+    }
+    // the join words of each engine, which the all-boxes lines carry
+    use sim::engine::Engine;
+    assert_eq!(
+        Engine::Vllm.rules().node_join_flags(1),
+        "--node-rank 1 --master-addr <node-0-address>"
+    );
+    assert_eq!(
+        Engine::Sglang.rules().node_join_flags(1),
+        "--node-rank 1 --dist-init-addr <node-0-address>:5000"
+    );
+}
+
 #[test]
 fn advise_scale_on_one_box_is_refused() {
     sim()

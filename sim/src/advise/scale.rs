@@ -310,7 +310,12 @@ pub fn scale_question(q: &ScaleQuestion<'_>, build: &Build<'_>) -> Result<ScaleA
         .iter()
         .find(|(o, _, _)| o.choice == best)
         .expect("best is an option");
-    let flags_to_try = flags_to_try(chosen, q.nodes, &(q.extra_flags)(chosen_layout).join(" "));
+    let flags_to_try = flags_to_try(
+        chosen,
+        (q.opts_for)(*chosen_layout).engine,
+        q.nodes,
+        &(q.extra_flags)(chosen_layout).join(" "),
+    );
     let sentence = sentence(
         q,
         best,
@@ -440,7 +445,7 @@ fn simulate_option(
 
 /// One launch line per server (or per node of a server over all boxes), the user's other
 /// modelled flags (`extra`) appended.
-fn flags_to_try(o: &ScaleOption, nodes: u32, extra: &str) -> Vec<String> {
+fn flags_to_try(o: &ScaleOption, engine: Engine, nodes: u32, extra: &str) -> Vec<String> {
     let line = |f: String| {
         if extra.is_empty() {
             f
@@ -448,22 +453,16 @@ fn flags_to_try(o: &ScaleOption, nodes: u32, extra: &str) -> Vec<String> {
             format!("{f} {extra}")
         }
     };
+    let rules = engine.rules();
     match o.choice {
         ScaleChoice::OneBox => vec![line(o.flags.clone())],
         ScaleChoice::AllBoxes => (0..nodes)
-            .map(|r| {
-                line(format!(
-                    "{} {} {r} {} <node-0-address>:5000",
-                    o.flags,
-                    Engine::Sglang.flag(Knob::NodeRank),
-                    Engine::Sglang.flag(Knob::DistInitAddr)
-                ))
-            })
+            .map(|r| line(format!("{} {}", o.flags, rules.node_join_flags(r))))
             .collect(),
         ScaleChoice::Replicas => vec![format!(
-            "{}  (on each of the {nodes} boxes; put a router in front, e.g. python -m sglang_router.launch_router --worker-urls http://<box-0>:30000 … http://<box-{}>:30000)",
+            "{}  (on each of the {nodes} boxes; {})",
             line(o.flags.clone()),
-            nodes - 1
+            rules.router_hint(nodes)
         )],
     }
 }

@@ -19,7 +19,7 @@ pub fn print(a: &ScaleAnswer, launcher: &str) {
     type Cell = fn(&ScaleOption) -> String;
     let rows: [(&str, Cell); 11] = [
         ("layout", |o| o.layout.clone()),
-        ("SGLang flags (each server)", |o| o.flags.clone()),
+        ("flags (each server)", |o| o.flags.clone()),
         ("GPUs in use / servers", |o| {
             format!("{} / {}", o.gpus, o.servers)
         }),

@@ -216,36 +216,22 @@ pub trait ServingEngine: Sync {
     fn memory_fraction_flag(&self) -> &'static str;
 
     /// Whether `sim advise --question` (EP, MTP, scale, replicas, P2P) answers for its servers:
-    /// the questions build SGLang's flags and options so far.
+    /// each question builds its layouts' flags and options through the engine's rules
+    /// ([`ServingEngine::launch_flags`], [`ServingEngine::speculative_flags`],
+    /// [`ServingEngine::pcie_oneshot`], [`ServingEngine::replicas_flag`],
+    /// [`ServingEngine::node_join_flags`]).
     fn answers_questions(&self) -> bool;
-
-    /// Whether `sim advise --question mtp` answers for its servers (speculation on against off
-    /// on one layout, in its own flags: [`ServingEngine::speculative_flags`]).
-    fn answers_mtp_question(&self) -> bool {
-        self.answers_questions()
-    }
 
     /// How its servers turn on the one-shot PCIe custom all-reduce on more than two GPUs, and
     /// its cutoff for a group of `tp` GPUs where the launch states none.
     fn pcie_oneshot(&self, tp: u32) -> PcieOneshotSwitch;
 
-    /// Whether `sim advise --question p2p` answers for its servers (every P2P state with NCCL and
-    /// with the custom all-reduce, in its own words: [`ServingEngine::pcie_oneshot`]).
-    fn answers_p2p_question(&self) -> bool {
-        self.answers_questions()
-    }
+    /// The flags that join node `rank` to a server over several boxes, node 0's address a
+    /// placeholder.
+    fn node_join_flags(&self, rank: u32) -> String;
 
-    /// Whether `sim advise --question replicas` answers for its servers (one server of the box
-    /// against two of half of it, in its own flags: [`ServingEngine::replicas_flag`]).
-    fn answers_replicas_question(&self) -> bool {
-        self.answers_questions()
-    }
-
-    /// Whether `sim advise --question ep` answers for its servers (EP over every GPU against the
-    /// best layout without EP, each in its own flags: [`ServingEngine::layout_flags`]).
-    fn answers_ep_question(&self) -> bool {
-        self.answers_questions()
-    }
+    /// How to put one server per box behind a router, for `nodes` boxes.
+    fn router_hint(&self, nodes: u32) -> String;
 
     /// Its flags that turn on the speculation `s` (a chain of `num_steps` drafts where the
     /// engine drafts one token a step), for a `try:` line.

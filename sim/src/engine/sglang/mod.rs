@@ -332,6 +332,23 @@ impl ServingEngine for Sglang {
         Some(layout.sglang_flags_on_nodes(nnodes))
     }
 
+    /// `--node-rank R --dist-init-addr ADDR:5000`.
+    fn node_join_flags(&self, rank: u32) -> String {
+        format!(
+            "{} {rank} {} <node-0-address>:5000",
+            args::flags::NODE_RANK.canonical(),
+            args::flags::DIST_INIT_ADDR.canonical()
+        )
+    }
+
+    /// SGLang's own router over one server per box (its default port 30000).
+    fn router_hint(&self, nodes: u32) -> String {
+        format!(
+            "put a router in front, e.g. python -m sglang_router.launch_router --worker-urls http://<box-0>:30000 … http://<box-{}>:30000",
+            nodes - 1
+        )
+    }
+
     /// Engines behind SGLang's router (`--dp-size` without DP attention).
     fn replicas_flag(&self, n: u32) -> String {
         format!("--dp-size {n}")

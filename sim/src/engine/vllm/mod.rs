@@ -446,18 +446,6 @@ impl ServingEngine for Vllm {
     }
 
     fn answers_questions(&self) -> bool {
-        false
-    }
-
-    fn answers_mtp_question(&self) -> bool {
-        true
-    }
-
-    fn answers_ep_question(&self) -> bool {
-        true
-    }
-
-    fn answers_p2p_question(&self) -> bool {
         true
     }
 
@@ -523,6 +511,9 @@ impl ServingEngine for Vllm {
             Knob::CpuOffload => CPU_OFFLOAD_GB,
             Knob::KvCacheBytes => KV_CACHE_MEMORY_BYTES,
             Knob::MoeRunner => MOE_BACKEND,
+            Knob::Nodes => NNODES,
+            Knob::NodeRank => NODE_RANK,
+            Knob::DistInitAddr => MASTER_ADDR,
             // its speculation is one `--speculative-config` JSON, its EP a switch, its
             // all-to-all and PCIe all-reduce environment variables: no flag of its own
             Knob::MaxTotalTokens
@@ -539,10 +530,7 @@ impl ServingEngine for Vllm {
             | Knob::SpeculativeNumDraftTokens
             | Knob::SpeculativeDraftModel
             | Knob::SpeculativeAcceptLength
-            | Knob::BaseGpuId
-            | Knob::Nodes
-            | Knob::NodeRank
-            | Knob::DistInitAddr => return None,
+            | Knob::BaseGpuId => return None,
         };
         Some(spec.canonical())
     }
@@ -591,8 +579,18 @@ impl ServingEngine for Vllm {
         )
     }
 
-    fn answers_replicas_question(&self) -> bool {
-        true
+    /// `--node-rank R --master-addr ADDR` (vLLM's multiprocessing over several nodes; its
+    /// `master_port` default 29501 left).
+    fn node_join_flags(&self, rank: u32) -> String {
+        format!("--node-rank {rank} --master-addr <node-0-address>")
+    }
+
+    /// One `vllm serve` per box on its default port 8000.
+    fn router_hint(&self, nodes: u32) -> String {
+        format!(
+            "put a round-robin HTTP router in front of http://<box-0>:8000 … http://<box-{}>:8000",
+            nodes - 1
+        )
     }
 
     fn named_launch(&self, flags: &str) -> Option<(&'static str, String)> {

@@ -65,7 +65,7 @@ pub enum AdviseError {
     },
     /// A question asked of an engine whose servers the questions do not build yet.
     #[error(
-        "--question with a {engine} launch line: the scale question is answered for SGLang servers only so far (EP, MTP, replicas and P2P for both); drop --question to rank the {engine} layouts"
+        "--question with a {engine} launch line: not answered for {engine} servers yet; drop --question to rank the {engine} layouts"
     )]
     QuestionNotAnswered { engine: &'static str },
     /// `--question ep` of a dense model.
@@ -176,13 +176,7 @@ impl Scenario {
         asked: &AskedOf<'_>,
     ) -> Result<Answers, AdviseError> {
         let engine = self.launch.engine().rules();
-        let answered = match question {
-            Question::Mtp => engine.answers_mtp_question(),
-            Question::Ep => engine.answers_ep_question(),
-            Question::P2p => engine.answers_p2p_question(),
-            Question::Replicas => engine.answers_replicas_question(),
-            _ => engine.answers_questions(),
-        };
+        let answered = engine.answers_questions();
         if !answered {
             return Err(AdviseError::QuestionNotAnswered {
                 engine: engine.display_name(),

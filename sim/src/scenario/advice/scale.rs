@@ -28,7 +28,7 @@ pub fn answer(
     let feasible = |gpus: u32| -> Vec<Layout> {
         enumerate_layouts(gpus, &setup.spec)
             .into_iter()
-            .filter(|c| c.is_feasible())
+            .filter(|c| c.is_feasible() && setup.launch.can_launch(&c.layout))
             .map(|c| c.layout)
             .collect()
     };

@@ -205,10 +205,21 @@ pub const OFFLOAD_PREFETCH_STEP: Spec =
 pub const OFFLOAD_PARAMS: Spec = m("offload_params", &["--offload-params"], Strs);
 /// The checkpoint, when not given as `vllm serve`'s positional argument.
 pub const MODEL: Spec = r("model", &["--model"], Str);
+/// A server over several boxes with vLLM's own multiprocessing (`ParallelConfig.nnodes`,
+/// `node_rank`, `master_addr`, `master_port`): recorded; the layout spans the machine's nodes
+/// as its sizes say.
+pub const NNODES: Spec = r("nnodes", &["--nnodes", "-n"], Int).bounds(AtLeast(1));
+pub const NODE_RANK: Spec = r("node_rank", &["--node-rank", "-r"], Int).bounds(AtLeast(0));
+pub const MASTER_ADDR: Spec = r("master_addr", &["--master-addr"], Str);
+pub const MASTER_PORT: Spec = r("master_port", &["--master-port"], Int);
 
 /// Every vLLM flag shardwise reads.
 pub const SPECS: &[Spec] = &[
     OPTIMIZATION_LEVEL,
+    NNODES,
+    NODE_RANK,
+    MASTER_ADDR,
+    MASTER_PORT,
     TENSOR_PARALLEL_SIZE,
     PIPELINE_PARALLEL_SIZE,
     DATA_PARALLEL_SIZE,
