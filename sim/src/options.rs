@@ -78,8 +78,14 @@ pub struct ServerOptions {
     pub disable_cuda_graph: bool,
     /// `--disable-custom-all-reduce`.
     pub disable_custom_all_reduce: bool,
-    /// `--moe-a2a-backend` (`deepep`, `mooncake`, …); `None` = no all-to-all backend.
+    /// `--moe-a2a-backend` (`deepep`, `mooncake`, …; vLLM's `--all2all-backend`
+    /// `deepep_low_latency`, …); `None` = no all-to-all backend.
     pub moe_a2a_backend: Option<String>,
+    /// The engine runs its all-to-all backend only with DP attention (vLLM's
+    /// `FusedMoEParallelConfig.use_all2all_kernels`: DP ranks and EP); SGLang's runs wherever the
+    /// experts are EP over the TP group. Set by the engine ([`a2a_applies`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub a2a_needs_dp_attention: bool,
     /// `--pp-max-micro-batch-size`; `None` = `max_running_requests / pp_size`.
     pub pp_max_micro_batch_size: Option<u32>,
     /// `--pp-async-batch-depth`: extra micro-batches in flight beyond `pp_size`.
@@ -247,10 +253,14 @@ pub struct ServerOptions {
     pub running_cap_unstated: bool,
 }
 
-/// Whether an all-to-all backend (`--moe-a2a-backend`) can run `layout` of `spec`: the experts
-/// expert-parallel over the whole TP group of a MoE model (what SGLang requires).
-pub fn a2a_applies(spec: &ModelSpec, layout: &Layout) -> bool {
-    spec.moe.is_some() && layout.ep > 1 && layout.ep == layout.tp
+/// Whether the all-to-all backend of `opts` can run `layout` of `spec`: the experts
+/// expert-parallel over the whole TP group of a MoE model (what SGLang requires), with DP
+/// attention where the engine needs it ([`ServerOptions::a2a_needs_dp_attention`]).
+pub fn a2a_applies(opts: &ServerOptions, spec: &ModelSpec, layout: &Layout) -> bool {
+    spec.moe.is_some()
+        && layout.ep > 1
+        && layout.ep == layout.tp
+        && (layout.dp_attention || !opts.a2a_needs_dp_attention)
 }
 
 /// The MoE runner both engines name b12x: its integration runs the routed experts sliced by
@@ -274,7 +284,7 @@ pub fn runner_applies(opts: &ServerOptions, spec: &ModelSpec, layout: &Layout) -
 /// launch without it would run.
 pub fn runnable_on(opts: &ServerOptions, spec: &ModelSpec, layout: &Layout) -> ServerOptions {
     let mut o = opts.clone();
-    if !a2a_applies(spec, layout) {
+    if !a2a_applies(&o, spec, layout) {
         o.moe_a2a_backend = None;
     }
     if !runner_applies(&o, spec, layout) {
@@ -668,6 +678,7 @@ impl Default for ServerOptions {
             disable_cuda_graph: false,
             disable_custom_all_reduce: false,
             moe_a2a_backend: None,
+            a2a_needs_dp_attention: false,
             pp_max_micro_batch_size: None,
             pp_async_batch_depth: 0,
             overlap_comm: false,

@@ -183,3 +183,87 @@ fn vllm_dp_ranks_with_tp_inside_are_refused_in_vllms_words() {
         "{err}"
     );
 }
+
+/// `sim predict --format json` of a vLLM line on an NVLink box: (all-to-all wire bytes per GPU
+/// and step, stderr with its lines' wrapping undone).
+fn vllm_a2a(flags: &str) -> (f64, String) {
+    let line = format!("vllm serve deepseek-ai/DeepSeek-V3 {flags}");
+    let out = sim(&[
+        "predict",
+        "--machine",
+        "h200-x8",
+        "--server-args",
+        &line,
+        "--batch",
+        "64",
+        "--context",
+        "4096",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{flags}: {out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let l = &v["layouts"][0];
+    let err = String::from_utf8_lossy(&out.stderr);
+    (
+        l["traffic"]["all_to_all_wire_bytes"].as_f64().unwrap(),
+        err.split_whitespace().collect::<Vec<_>>().join(" "),
+    )
+}
+
+/// vLLM's `--all2all-backend` as vLLM runs it (`use_all2all_kernels`: DP ranks and EP): a DeepEP
+/// backend sends the experts' tokens by all-to-all where the default all-gathers them; without
+/// DP ranks it does nothing and says so; the removed `pplx` falls back to the default and says
+/// so; a value vLLM's argparse refuses is refused; `--enable-eplb` is recorded.
+#[test]
+fn vllm_all2all_backend_runs_only_with_dp_ranks_and_ep() {
+    let dp_ep = "-dp 8 --enable-expert-parallel";
+    let (default, _) = vllm_a2a(dp_ep);
+    let (deepep, _) = vllm_a2a(&format!("{dp_ep} --all2all-backend deepep_low_latency"));
+    assert_eq!(default, 0.0);
+    assert!(deepep > 0.0, "{deepep}");
+    let (tp_ep, err) =
+        vllm_a2a("-tp 8 --enable-expert-parallel --all2all-backend deepep_low_latency");
+    assert_eq!(tp_ep, 0.0);
+    assert!(err.contains("no effect without -dp > 1"), "{err}");
+    let (pplx, err) = vllm_a2a(&format!("{dp_ep} --all2all-backend pplx"));
+    assert_eq!(pplx, default);
+    assert!(
+        err.contains("falls back to allgather_reducescatter"),
+        "{err}"
+    );
+    let (_, err) = vllm_a2a(&format!("{dp_ep} --enable-eplb"));
+    assert!(
+        err.contains("recorded, no effect on cost: --enable-eplb"),
+        "{err}"
+    );
+    // the ranking's try: line says the backend once, after the layout it runs with
+    let out = sim(&[
+        "advise",
+        "--machine",
+        "h200-x8",
+        "--server-args",
+        "vllm serve deepseek-ai/DeepSeek-V3 -dp 8 --enable-expert-parallel --all2all-backend deepep_low_latency --gpu-memory-utilization 0.9",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let try_line = text.lines().find(|l| l.starts_with("try: ")).unwrap();
+    assert_eq!(
+        try_line
+            .matches("--all2all-backend deepep_low_latency")
+            .count(),
+        1,
+        "{try_line}"
+    );
+    assert!(
+        try_line.contains("--gpu-memory-utilization 0.9"),
+        "{try_line}"
+    );
+    let (code, err) = predict(
+        "vllm serve lukealonso/GLM-5-NVFP4 -dp 8 --enable-expert-parallel --all2all-backend deepep",
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--all2all-backend deepep: is not one of"),
+        "{err}"
+    );
+}

@@ -68,26 +68,43 @@ pub fn machine_provenance(m: &Machine) -> String {
 }
 
 /// What the all-to-all backend needs and whether this machine has it, one line each; empty when
-/// there is nothing to say.
-pub fn a2a_notes(m: &Machine, backend: &str, deepep_mode: Option<&str>) -> Vec<String> {
-    // SGLang's all-to-all backends and DeepEP modes (vLLM has no such flags)
-    let a2a = Engine::Sglang.flag(Knob::AllToAllBackend);
-    let mode_flag = Engine::Sglang.flag(Knob::DeepEpMode);
+/// there is nothing to say. In `engine`'s words: SGLang's `--moe-a2a-backend` with its
+/// `--deepep-mode`, vLLM's `--all2all-backend` whose value names the DeepEP mode.
+pub fn a2a_notes(
+    m: &Machine,
+    engine: Engine,
+    backend: &str,
+    deepep_mode: Option<&str>,
+) -> Vec<String> {
+    let a2a = engine.flag(Knob::AllToAllBackend);
     if !backend.starts_with("deepep") {
         return vec![format!(
             "{a2a} {backend}: its dispatch/combine are costed from this machine's all-to-all curve; its own transport requirements are not checked"
         )];
     }
+    let (given, low_latency) = match engine.rules().flag(Knob::DeepEpMode) {
+        Some(mode_flag) => {
+            let mode = deepep_mode.unwrap_or("auto");
+            (
+                format!("{a2a} {backend} ({mode_flag} {mode})"),
+                format!(
+                    "its low-latency mode (decode batches under `{mode_flag} auto`) needs an \
+                     InfiniBand or RoCE NIC with GPUDirect RDMA (NVSHMEM IBGDA) for every GPU"
+                ),
+            )
+        }
+        None => (
+            format!("{a2a} {backend}"),
+            "its low-latency kernels need an InfiniBand or RoCE NIC with GPUDirect RDMA \
+             (NVSHMEM IBGDA) for every GPU"
+                .to_string(),
+        ),
+    };
     let devices: Vec<u32> = m.profile.devices.iter().map(|d| d.index).collect();
-    let mode = deepep_mode.unwrap_or("auto");
-    let low_latency = format!(
-        "its low-latency mode (decode batches under `{mode_flag} auto`) needs an InfiniBand or \
-         RoCE NIC with GPUDirect RDMA (NVSHMEM IBGDA) for every GPU"
-    );
     if !m.p2p_ok(&devices) {
         vec![
             format!(
-                "{a2a} {backend} ({mode_flag} {mode}) needs P2P: on {} GPU pairs bounce through host memory. DeepEP's normal mode (prefill batches under `auto`) moves tokens between a node's GPUs over NVLink/P2P and will not run; {low_latency}, and GPUDirect RDMA needs the PCIe peer-to-peer this machine lacks",
+                "{given} needs P2P: on {} GPU pairs bounce through host memory. DeepEP's normal mode (prefill batches under `auto`) moves tokens between a node's GPUs over NVLink/P2P and will not run; {low_latency}, and GPUDirect RDMA needs the PCIe peer-to-peer this machine lacks",
                 m.name()
             ),
             "the DeepEP rows are costed with this machine's all-to-all curve as if DeepEP ran; fix P2P (bare metal, or a VM with P2P passthrough) before trying it".into(),
@@ -95,7 +112,7 @@ pub fn a2a_notes(m: &Machine, backend: &str, deepep_mode: Option<&str>) -> Vec<S
     } else if !m.has_nvlink() {
         vec![
             format!(
-                "{a2a} {backend} ({mode_flag} {mode}): {} has PCIe P2P but no NVLink; DeepEP's normal mode (prefill batches under `auto`) needs NVLink between a node's GPUs, and {low_latency}",
+                "{given}: {} has PCIe P2P but no NVLink; DeepEP's normal mode (prefill batches under `auto`) needs NVLink between a node's GPUs, and {low_latency}",
                 m.name()
             ),
             "the DeepEP rows are costed with this machine's all-to-all curve as if DeepEP ran; check that the box has an RDMA NIC per GPU before trying it".into(),

@@ -19,7 +19,7 @@ use super::verdict::{
     Build, DEFAULT_CONCURRENCY, VERDICT_CONCURRENCIES, perturbed_knobs, steady_tok_s,
 };
 use crate::cost::{IterationBatch, IterationModel, Knobs, TimeBreakdown};
-use crate::engine::{Engine, Knob};
+use crate::engine::Knob;
 use crate::options::ServerOptions;
 use crate::workload::Workload;
 use models::{Layout, ModelSpec};
@@ -310,12 +310,7 @@ pub fn scale_question(q: &ScaleQuestion<'_>, build: &Build<'_>) -> Result<ScaleA
         .iter()
         .find(|(o, _, _)| o.choice == best)
         .expect("best is an option");
-    let flags_to_try = flags_to_try(
-        chosen,
-        (q.opts_for)(*chosen_layout).engine,
-        q.nodes,
-        &(q.extra_flags)(chosen_layout).join(" "),
-    );
+    let flags_to_try = flags_to_try(q, chosen, chosen_layout);
     let sentence = sentence(
         q,
         best,
@@ -445,7 +440,9 @@ fn simulate_option(
 
 /// One launch line per server (or per node of a server over all boxes), the user's other
 /// modelled flags (`extra`) appended.
-fn flags_to_try(o: &ScaleOption, engine: Engine, nodes: u32, extra: &str) -> Vec<String> {
+fn flags_to_try(q: &ScaleQuestion<'_>, o: &ScaleOption, layout: &Layout) -> Vec<String> {
+    let (nodes, extra) = (q.nodes, (q.extra_flags)(layout).join(" "));
+    let rules = (q.opts_for)(*layout).engine.rules();
     let line = |f: String| {
         if extra.is_empty() {
             f
@@ -453,7 +450,6 @@ fn flags_to_try(o: &ScaleOption, engine: Engine, nodes: u32, extra: &str) -> Vec
             format!("{f} {extra}")
         }
     };
-    let rules = engine.rules();
     match o.choice {
         ScaleChoice::OneBox => vec![line(o.flags.clone())],
         ScaleChoice::AllBoxes => (0..nodes)

@@ -143,11 +143,12 @@ mod tests {
             "--gpu-memory-utilization"
         );
         assert_eq!(Engine::Vllm.flag(Knob::ContextLength), "--max-model-len");
-        // vLLM has no --moe-a2a-backend: SGLang's is named
         assert_eq!(
             Engine::Vllm.flag(Knob::AllToAllBackend),
-            "--moe-a2a-backend"
+            "--all2all-backend"
         );
+        // vLLM has no --deepep-mode (its backend's value names the mode): SGLang's is named
+        assert_eq!(Engine::Vllm.flag(Knob::DeepEpMode), "--deepep-mode");
         assert_eq!(
             Engine::Vllm.flag(Knob::ModelConfigOverrides),
             "--hf-overrides"

@@ -215,10 +215,18 @@ impl Launch {
         a2a: Option<&str>,
     ) -> (String, String) {
         match (self, a2a) {
-            (Launch::Vllm(v), _) => (
+            (Launch::Vllm(v), a2a) => (
                 layout.short_name(),
-                v.layout_flags(layout)
-                    .unwrap_or_else(|| "(no vLLM flags: EP over part of the TP group)".into()),
+                v.layout_flags(layout).map_or_else(
+                    || "(no vLLM flags: EP over part of the TP group)".into(),
+                    |f| match a2a {
+                        Some(b) => format!(
+                            "{f} {} {b}",
+                            self.engine().flag(super::Knob::AllToAllBackend)
+                        ),
+                        None => f,
+                    },
+                ),
             ),
             (Launch::Sglang(_), Some(b)) => (
                 format!("{}+{b}", layout.short_name()),
@@ -270,8 +278,8 @@ impl Launch {
     /// The flags a `try:` line carries after a ranked layout's own, so that it launches what
     /// was ranked: a vLLM line's other flags as given (`--gpu-memory-utilization 0.94
     /// --kv-cache-dtype fp8 …`); SGLang's known flags given (`SglangArgs::modelled_flags`:
-    /// `--trust-remote-code`, the backends …) but the a2a backend, which the ranked layout's own
-    /// flags carry where it ran.
+    /// `--trust-remote-code`, the backends …); on both, not the a2a backend, which the ranked
+    /// layout's own flags carry where it ran.
     pub fn other_flags(&self) -> Vec<String> {
         match self {
             Launch::Vllm(v) => v.other_flags(),

@@ -488,6 +488,10 @@ pub struct LaunchKnobs {
     pub kv_cache_memory_bytes: Option<u64>,
     /// `--moe-runner-backend` as the source spells it (`b12x`, `flashinfer_trtllm`).
     pub moe_runner_backend: Option<String>,
+    /// The all-to-all backend EP's tokens travel by, where it runs (vLLM's `--all2all-backend`
+    /// other than its all-gather default, with DP ranks and EP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moe_a2a_backend: Option<String>,
     /// The b12x build the record's engine words name ([`crate::b12x_build::B12xBuild::of_text`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub b12x_build: Option<crate::b12x_build::B12xBuild>,

@@ -226,6 +226,9 @@ impl ServingEngine for Vllm {
         }
         o.cuda_graph_max_bs = knobs.cuda_graph_max_bs.unwrap_or(VLLM_MAX_CAPTURE_SIZE);
         o.verify_rows_per_draft_token = true;
+        // its all-to-all kernels run with DP ranks only (`use_all2all_kernels`)
+        o.moe_a2a_backend = knobs.moe_a2a_backend.clone();
+        o.a2a_needs_dp_attention = true;
         o.enable_mixed_chunk = true;
         notes.push(format!(
             "vLLM: CUDA graphs up to batch {}, one --max-num-batched-tokens budget a step, the running decodes first and prefill chunks in the rest of the same batch (V1)",
@@ -511,15 +514,16 @@ impl ServingEngine for Vllm {
             Knob::CpuOffload => CPU_OFFLOAD_GB,
             Knob::KvCacheBytes => KV_CACHE_MEMORY_BYTES,
             Knob::MoeRunner => MOE_BACKEND,
+            Knob::AllToAllBackend => ALL2ALL_BACKEND,
             Knob::Nodes => NNODES,
             Knob::NodeRank => NODE_RANK,
             Knob::DistInitAddr => MASTER_ADDR,
-            // its speculation is one `--speculative-config` JSON, its EP a switch, its
-            // all-to-all and PCIe all-reduce environment variables: no flag of its own
+            // its speculation is one `--speculative-config` JSON, its EP a switch, its DeepEP
+            // mode the all-to-all backend's value, its PCIe all-reduce an environment variable:
+            // no flag of its own
             Knob::MaxTotalTokens
             | Knob::ExpertParallelSize
             | Knob::DpAttention
-            | Knob::AllToAllBackend
             | Knob::DeepEpMode
             | Knob::TwoBatchOverlap
             | Knob::PcieOneshotAllReduce

@@ -232,7 +232,14 @@ impl Scenario {
             .opts
             .moe_a2a_backend
             .as_ref()
-            .map(|b| a2a_notes(&self.machine, b, self.launch.deepep_mode()))
+            .map(|b| {
+                a2a_notes(
+                    &self.machine,
+                    self.opts.engine,
+                    b,
+                    self.launch.deepep_mode(),
+                )
+            })
             .unwrap_or_default();
         Advice {
             schema_version: ADVICE_SCHEMA_VERSION,
@@ -326,7 +333,7 @@ impl Scenario {
         let ep_a2a_backend = ep_opts
             .moe_a2a_backend
             .clone()
-            .filter(|_| a2a_applies(&self.spec, &ep_layout));
+            .filter(|_| a2a_applies(&ep_opts, &self.spec, &ep_layout));
         let q = EpQuestion {
             spec: &self.spec,
             opts: &ep_opts,

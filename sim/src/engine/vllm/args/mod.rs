@@ -529,6 +529,36 @@ impl VllmLine {
         })
     }
 
+    /// The `--all2all-backend` the line runs: only with DP ranks and EP (`use_all2all_kernels`),
+    /// and not the all-gather default or a removed value that falls back to it.
+    fn all2all_kernels(&self) -> Option<String> {
+        let dp_ep =
+            self.uint(&DATA_PARALLEL_SIZE).unwrap_or(1) > 1 && self.on(&ENABLE_EXPERT_PARALLEL);
+        self.get(&ALL2ALL_BACKEND)
+            .filter(|b| dp_ep && !VLLM_GATHER_ALL2ALL.contains(b))
+            .map(str::to_string)
+    }
+
+    /// What the line's `--all2all-backend` does not do, for the warning line: nothing without DP
+    /// ranks and EP; the removed `naive` / `pplx` fall back to the all-gather default.
+    fn all2all_unused(&self) -> Option<String> {
+        let b = self.get(&ALL2ALL_BACKEND)?;
+        let flag = ALL2ALL_BACKEND.canonical();
+        if self.all2all_kernels().is_some() || b == "allgather_reducescatter" {
+            None
+        } else if self.uint(&DATA_PARALLEL_SIZE).unwrap_or(1) <= 1
+            || !self.on(&ENABLE_EXPERT_PARALLEL)
+        {
+            Some(format!(
+                "{flag} {b}: no effect without -dp > 1 and --enable-expert-parallel (vLLM runs its all-to-all kernels only there)"
+            ))
+        } else {
+            Some(format!(
+                "{flag} {b}: removed from vLLM, which falls back to allgather_reducescatter"
+            ))
+        }
+    }
+
     /// Whether the line runs DP ranks without `--enable-expert-parallel`, which mean attention DP
     /// for a MoE model and independent servers for a dense one ([`VllmLine::sizes`]).
     pub fn dp_without_ep(&self) -> bool {
@@ -565,6 +595,7 @@ impl VllmLine {
                 .get(&KV_CACHE_MEMORY_BYTES)
                 .and_then(|v| v.parse().ok()),
             disable_custom_all_reduce: self.on(&DISABLE_CUSTOM_ALL_REDUCE),
+            moe_a2a_backend: self.all2all_kernels(),
             pcie_all_reduce: match self.env("VLLM_ENABLE_PCIE_ALLREDUCE") {
                 Some("1") => Some(PcieAllReduce {
                     engine: Engine::Vllm,
@@ -925,6 +956,7 @@ impl VllmLine {
                 OPTIMIZATION_LEVEL.canonical()
             ));
         }
+        parts.extend(self.all2all_unused());
         (!parts.is_empty()).then(|| format!("vLLM flags not modelled — {}", parts.join("; ")))
     }
 }
@@ -1067,6 +1099,8 @@ impl VllmLine {
             &DECODE_CONTEXT_PARALLEL_SIZE,
             &ENABLE_EXPERT_PARALLEL,
             &MODEL,
+            // said by the ranked layout's own flags where it runs ([`Launch::ranked_label`])
+            &ALL2ALL_BACKEND,
         ];
         self.entries
             .iter()

@@ -205,17 +205,49 @@ pub const OFFLOAD_PREFETCH_STEP: Spec =
 pub const OFFLOAD_PARAMS: Spec = m("offload_params", &["--offload-params"], Strs);
 /// The checkpoint, when not given as `vllm serve`'s positional argument.
 pub const MODEL: Spec = r("model", &["--model"], Str);
+/// `--all2all-backend`'s values (`All2AllBackend`, `config/parallel.py`, local-inference-lab/vllm
+/// 28be48fa, 2026-05-24).
+pub const VLLM_ALL2ALL_BACKENDS: &[&str] = &[
+    "naive",
+    "pplx",
+    "deepep_high_throughput",
+    "deepep_low_latency",
+    "mori",
+    "nixl_ep",
+    "allgather_reducescatter",
+    "flashinfer_all2allv",
+    "flashinfer_nvlink_two_sided",
+    "flashinfer_nvlink_one_sided",
+];
+/// The backend EP's tokens travel by between DP ranks (`ParallelConfig.all2all_backend`, default
+/// `allgather_reducescatter`): run only with DP ranks and EP (`use_all2all_kernels`); the default
+/// is the all-gather and reduce-scatter DP attention is priced with, the others an all-to-all
+/// dispatch and combine (SGLang's `--moe-a2a-backend`); `naive` and `pplx` were removed and fall
+/// back to the default (`_validate_parallel_config`).
+pub const ALL2ALL_BACKEND: Spec = m(
+    "all2all_backend",
+    &["--all2all-backend"],
+    Choice(VLLM_ALL2ALL_BACKENDS),
+);
+/// The default and the removed values that fall back to it: no all-to-all dispatch.
+pub const VLLM_GATHER_ALL2ALL: &[&str] = &["allgather_reducescatter", "naive", "pplx"];
+/// Expert-parallel load balancing (`--enable-eplb`): recorded. It replicates and moves experts by
+/// their load over a window of steps; the imbalance priced here is one step's chance spread of
+/// the routing over the ranks, which a long-run rebalance does not remove.
+pub const ENABLE_EPLB: Spec = r("enable_eplb", &["--enable-eplb"], Flag);
 /// A server over several boxes with vLLM's own multiprocessing (`ParallelConfig.nnodes`,
 /// `node_rank`, `master_addr`, `master_port`): recorded; the layout spans the machine's nodes
-/// as its sizes say.
-pub const NNODES: Spec = r("nnodes", &["--nnodes", "-n"], Int).bounds(AtLeast(1));
-pub const NODE_RANK: Spec = r("node_rank", &["--node-rank", "-r"], Int).bounds(AtLeast(0));
+/// as its sizes say. (vLLM's one-letter `-n` / `-r` are not read: unknown, ignored.)
+pub const NNODES: Spec = r("nnodes", &["--nnodes"], Int).bounds(AtLeast(1));
+pub const NODE_RANK: Spec = r("node_rank", &["--node-rank"], Int).bounds(AtLeast(0));
 pub const MASTER_ADDR: Spec = r("master_addr", &["--master-addr"], Str);
 pub const MASTER_PORT: Spec = r("master_port", &["--master-port"], Int);
 
 /// Every vLLM flag shardwise reads.
 pub const SPECS: &[Spec] = &[
     OPTIMIZATION_LEVEL,
+    ALL2ALL_BACKEND,
+    ENABLE_EPLB,
     NNODES,
     NODE_RANK,
     MASTER_ADDR,
