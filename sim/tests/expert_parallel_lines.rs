@@ -266,4 +266,22 @@ fn vllm_all2all_backend_runs_only_with_dp_ranks_and_ep() {
         err.contains("--all2all-backend deepep: is not one of"),
         "{err}"
     );
+    // dual batch overlap: refused as vLLM refuses it without a DeepEP backend; read and said
+    // as not priced with one
+    let (code, err) =
+        predict("vllm serve lukealonso/GLM-5-NVFP4 -dp 8 --enable-expert-parallel --enable-dbo");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("deepep_low_latency or deepep_high_throughput"),
+        "{err}"
+    );
+    let (with_deepep, err) = vllm_a2a(&format!(
+        "{dp_ep} --all2all-backend deepep_low_latency --enable-dbo"
+    ));
+    assert_eq!(with_deepep, deepep);
+    assert!(
+        err.contains("--enable-dbo: two micro-batches")
+            && !err.contains("no effect on cost: --enable-dbo"),
+        "{err}"
+    );
 }

@@ -539,6 +539,24 @@ impl VllmLine {
             .map(str::to_string)
     }
 
+    /// `--enable-dbo` refused as vLLM refuses it: with an all-to-all backend other than DeepEP's.
+    fn check_dbo(&self) -> Result<(), VllmArgsError> {
+        let backend = self
+            .get(&ALL2ALL_BACKEND)
+            .unwrap_or("allgather_reducescatter");
+        if self.on(&ENABLE_DBO) && !VLLM_DBO_ALL2ALL.contains(&backend) {
+            return Err(bad(
+                ENABLE_DBO.canonical(),
+                format!(
+                    "vLLM's micro-batching runs only with --all2all-backend deepep_low_latency or \
+                     deepep_high_throughput and refuses to start with {backend}: add one (with -dp \
+                     N --enable-expert-parallel) or drop --enable-dbo"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// What the line's `--all2all-backend` does not do, for the warning line: nothing without DP
     /// ranks and EP; the removed `naive` / `pplx` fall back to the all-gather default.
     fn all2all_unused(&self) -> Option<String> {
@@ -568,6 +586,7 @@ impl VllmLine {
     /// The launch settings the line states, engine-neutral ([`Engine::server_options`] turns
     /// them into vLLM's server options).
     pub fn knobs(&self) -> Result<LaunchKnobs, VllmArgsError> {
+        self.check_dbo()?;
         let graphs = self.json(&COMPILATION_CONFIG)?;
         let field = |k: &str| graphs.as_ref().and_then(|g| g.get(k));
         let capture_max = self.capture_max(
@@ -921,7 +940,9 @@ impl VllmLine {
                 })
                 .collect::<Vec<_>>()
         };
-        let (recorded, unknown) = (list(FlagClass::Recorded), list(FlagClass::Unknown));
+        let (mut recorded, unknown) = (list(FlagClass::Recorded), list(FlagClass::Unknown));
+        // read, and it changes a step's cost: said below as not priced, not as without effect
+        recorded.retain(|f| f != ENABLE_DBO.canonical());
         let env: Vec<String> = self
             .env
             .iter()
@@ -957,6 +978,12 @@ impl VllmLine {
             ));
         }
         parts.extend(self.all2all_unused());
+        if self.on(&ENABLE_DBO) {
+            parts.push(format!(
+                "{}: two micro-batches a step above 32 decode tokens, one's all-to-all under the other's compute, not priced",
+                ENABLE_DBO.canonical()
+            ));
+        }
         (!parts.is_empty()).then(|| format!("vLLM flags not modelled — {}", parts.join("; ")))
     }
 }

@@ -235,6 +235,14 @@ pub const VLLM_GATHER_ALL2ALL: &[&str] = &["allgather_reducescatter", "naive", "
 /// their load over a window of steps; the imbalance priced here is one step's chance spread of
 /// the routing over the ranks, which a long-run rebalance does not remove.
 pub const ENABLE_EPLB: Spec = r("enable_eplb", &["--enable-eplb"], Flag);
+/// Dual batch overlap (`--enable-dbo`): each step in two micro-batches, one's all-to-all under
+/// the other's compute, at 32 decode tokens or 512 with a prefill and above
+/// (`dbo_decode_token_threshold`, `dbo_prefill_token_threshold`). vLLM refuses to start it with an
+/// all-to-all backend other than DeepEP's (`VllmConfig.__post_init__`); with one it is read but
+/// not priced (said on the warning line).
+pub const ENABLE_DBO: Spec = r("enable_dbo", &["--enable-dbo"], Flag);
+/// The all-to-all backends vLLM's micro-batching runs with.
+pub const VLLM_DBO_ALL2ALL: &[&str] = &["deepep_low_latency", "deepep_high_throughput"];
 /// A server over several boxes with vLLM's own multiprocessing (`ParallelConfig.nnodes`,
 /// `node_rank`, `master_addr`, `master_port`): recorded; the layout spans the machine's nodes
 /// as its sizes say. (vLLM's one-letter `-n` / `-r` are not read: unknown, ignored.)
@@ -248,6 +256,7 @@ pub const SPECS: &[Spec] = &[
     OPTIMIZATION_LEVEL,
     ALL2ALL_BACKEND,
     ENABLE_EPLB,
+    ENABLE_DBO,
     NNODES,
     NODE_RANK,
     MASTER_ADDR,
