@@ -7,7 +7,12 @@ use common::{sim_output, sim_stdout};
 use serde_json::Value;
 
 fn answer(machine: &str, model: &str) -> Value {
-    let out = sim_stdout(&[
+    ask(machine, model, &[])
+}
+
+/// The replicas answer (JSON) at 64 concurrent with `extra` arguments (a launch line).
+fn ask(machine: &str, model: &str, extra: &[&str]) -> Value {
+    let base = [
         "advise",
         "--machine",
         machine,
@@ -21,9 +26,20 @@ fn answer(machine: &str, model: &str) -> Value {
         "64",
         "--format",
         "json",
-    ]);
+    ];
+    let out = sim_stdout(&[&base[..], extra].concat());
     let v: Value = serde_json::from_str(&out).unwrap();
     v["replicas"].clone()
+}
+
+/// An answer's `try:` flags.
+fn tries_of(v: &Value) -> Vec<&str> {
+    v["flags_to_try"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect()
 }
 
 #[test]
@@ -214,35 +230,16 @@ fn dp_size_two_runs_two_engines_on_disjoint_halves() {
 #[test]
 fn a_vllm_line_is_answered_in_vllms_words_with_its_flags() {
     let ask = |line: &str| {
-        let out = sim_stdout(&[
-            "advise",
-            "--machine",
+        ask(
             "rtx-pro-6000-x8-baremetal",
-            "--model",
             "qwen3-235b-a22b-nvfp4",
-            "--server-args",
-            line,
-            "--question",
-            "replicas",
-            "--draws",
-            "8",
-            "--max-concurrency",
-            "64",
-            "--format",
-            "json",
-        ]);
-        let v: Value = serde_json::from_str(&out).unwrap();
-        v["replicas"].clone()
+            &["--server-args", line],
+        )
     };
     let v = ask("vllm serve nvidia/Qwen3-235B-A22B-NVFP4 -tp 8 --gpu-memory-utilization 0.9");
     assert_eq!(v["one"]["flags"], "-tp 8", "{v:#}");
     assert_eq!(v["two"]["flags"], "-tp 4", "{v:#}");
-    let tries: Vec<&str> = v["flags_to_try"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_str().unwrap())
-        .collect();
+    let tries = tries_of(&v);
     assert_eq!(tries.len(), 2, "{tries:?}");
     assert!(
         tries.contains(&"-tp 8 --gpu-memory-utilization 0.9"),
@@ -259,14 +256,8 @@ fn a_vllm_line_is_answered_in_vllms_words_with_its_flags() {
     let s = ask(
         "python -m sglang.launch_server --model-path nvidia/Qwen3-235B-A22B-NVFP4 --tp 8 --mem-fraction-static 0.85",
     );
-    let tries: Vec<&str> = s["flags_to_try"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_str().unwrap())
-        .collect();
     assert!(
-        tries.contains(&"--tp 4 --mem-fraction-static 0.85 --dp-size 2"),
+        tries_of(&s).contains(&"--tp 4 --mem-fraction-static 0.85 --dp-size 2"),
         "{tries:?}"
     );
 }

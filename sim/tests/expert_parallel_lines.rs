@@ -8,7 +8,8 @@
 //! `--enable-expert-parallel`), each `try:` line reproducing its side's figure. Also: vLLM's DP
 //! ranks with TP inside each are refused in vLLM's words.
 
-use assert_cmd::Command;
+mod common;
+use common::sim_output;
 use serde_json::Value;
 
 const MACHINE: &str = "rtx-pro-6000-x8-baremetal";
@@ -24,18 +25,9 @@ const WORKLOAD: [&str; 8] = [
 ];
 const SGLANG: &str = "python -m sglang.launch_server --model-path lukealonso/GLM-5-NVFP4";
 
-fn sim(args: &[&str]) -> std::process::Output {
-    Command::cargo_bin("sim")
-        .unwrap()
-        .args(args)
-        .timeout(std::time::Duration::from_secs(120))
-        .output()
-        .unwrap()
-}
-
 /// `sim predict` of `line`: (exit code, stderr).
 fn predict(line: &str) -> (Option<i32>, String) {
-    let out = sim(&[
+    let (code, _, err) = sim_output(&[
         "predict",
         "--machine",
         MACHINE,
@@ -46,10 +38,7 @@ fn predict(line: &str) -> (Option<i32>, String) {
         "--context",
         "4096",
     ]);
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    (Some(code), err)
 }
 
 #[test]
@@ -85,14 +74,16 @@ fn b12x_with_expert_parallelism_is_refused_in_each_engines_words() {
 /// `sim run` of `launcher flags` with the test's workload: its output tok/s.
 fn run_tok_s(launcher: &str, flags: &str) -> f64 {
     let line = format!("{launcher} {flags}");
-    let run = sim(&[
-        &["run", "--machine", MACHINE, "--server-args", &line][..],
-        &WORKLOAD[..],
-        &["--format", "json"][..],
-    ]
-    .concat());
-    assert!(run.status.success(), "{run:?}");
-    let r: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let (code, out, err) = sim_output(
+        &[
+            &["run", "--machine", MACHINE, "--server-args", &line][..],
+            &WORKLOAD[..],
+            &["--format", "json"][..],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
     r["output_throughput"].as_f64().unwrap()
 }
 
@@ -109,9 +100,9 @@ fn ep_advice(line: &str) -> Value {
         "--format",
         "json",
     ];
-    let out = sim(&[&base[..], &WORKLOAD[..]].concat());
-    assert!(out.status.success(), "{out:?}");
-    serde_json::from_slice(&out.stdout).unwrap()
+    let (code, out, err) = sim_output(&[&base[..], &WORKLOAD[..]].concat());
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
 }
 
 #[test]
@@ -188,7 +179,7 @@ fn vllm_dp_ranks_with_tp_inside_are_refused_in_vllms_words() {
 /// and step, stderr with its lines' wrapping undone).
 fn vllm_a2a(flags: &str) -> (f64, String) {
     let line = format!("vllm serve deepseek-ai/DeepSeek-V3 {flags}");
-    let out = sim(&[
+    let (code, out, err) = sim_output(&[
         "predict",
         "--machine",
         "h200-x8",
@@ -201,10 +192,9 @@ fn vllm_a2a(flags: &str) -> (f64, String) {
         "--format",
         "json",
     ]);
-    assert!(out.status.success(), "{flags}: {out:?}");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(code, 0, "{flags}: {err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
     let l = &v["layouts"][0];
-    let err = String::from_utf8_lossy(&out.stderr);
     (
         l["traffic"]["all_to_all_wire_bytes"].as_f64().unwrap(),
         err.split_whitespace().collect::<Vec<_>>().join(" "),
@@ -238,14 +228,13 @@ fn vllm_all2all_backend_runs_only_with_dp_ranks_and_ep() {
         "{err}"
     );
     // the ranking's try: line says the backend once, after the layout it runs with
-    let out = sim(&[
+    let (_, text, _) = sim_output(&[
         "advise",
         "--machine",
         "h200-x8",
         "--server-args",
         "vllm serve deepseek-ai/DeepSeek-V3 -dp 8 --enable-expert-parallel --all2all-backend deepep_low_latency --gpu-memory-utilization 0.9",
     ]);
-    let text = String::from_utf8_lossy(&out.stdout);
     let try_line = text.lines().find(|l| l.starts_with("try: ")).unwrap();
     assert_eq!(
         try_line

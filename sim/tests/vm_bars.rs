@@ -268,35 +268,40 @@ fn each_p2p_state_at_the_users_load() {
     assert!(c1_graphs[4] > c1_graphs[3], "{c1_graphs:?}");
 }
 
+/// `sim advise --question p2p` on the VM at one stream of a short request, the server given by
+/// `server` (a model and layout, or a launch line), printed as `format`.
+fn p2p_args<'a>(server: &[&'a str], format: &'a str) -> Vec<&'a str> {
+    let small = [
+        "--question",
+        "p2p",
+        "--max-concurrency",
+        "1",
+        "--num-prompts",
+        "2",
+        "--random-input-len",
+        "256",
+        "--random-output-len",
+        "64",
+        "--format",
+    ];
+    [
+        &["advise", "--machine", VM][..],
+        server,
+        &small[..],
+        &[format][..],
+    ]
+    .concat()
+}
+
 /// `sim advise --question p2p` on the VM preset: every state and path, the VM's own row marked,
 /// what to change, and the `try:` line.
 #[test]
 fn advise_answers_the_p2p_question_for_the_vm() {
     let args = |format: &str| {
-        vec![
-            "advise",
-            "--machine",
-            VM,
-            "--model",
-            "glm-5-nvfp4",
-            "--tp",
-            "8",
-            "--question",
-            "p2p",
-            "--max-concurrency",
-            "1",
-            "--num-prompts",
-            "2",
-            "--random-input-len",
-            "256",
-            "--random-output-len",
-            "64",
-            "--format",
-        ]
-        .into_iter()
-        .chain([format])
-        .map(str::to_string)
-        .collect::<Vec<_>>()
+        p2p_args(&["--model", "glm-5-nvfp4", "--tp", "8"], format)
+            .into_iter()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
     };
     let a: Vec<String> = args("json");
     let v: serde_json::Value = serde_json::from_str(&sim_stdout(
@@ -344,27 +349,7 @@ fn advise_answers_the_p2p_question_for_the_vm() {
 #[test]
 fn advise_answers_the_p2p_question_for_a_vllm_line_in_vllms_words() {
     let line = "vllm serve lukealonso/GLM-5-NVFP4 -tp 8 --gpu-memory-utilization 0.9";
-    let args = |format: &'static str| {
-        [
-            "advise",
-            "--machine",
-            VM,
-            "--server-args",
-            line,
-            "--question",
-            "p2p",
-            "--max-concurrency",
-            "1",
-            "--num-prompts",
-            "2",
-            "--random-input-len",
-            "256",
-            "--random-output-len",
-            "64",
-            "--format",
-            format,
-        ]
-    };
+    let args = |format: &'static str| p2p_args(&["--server-args", line], format);
     let v: serde_json::Value = serde_json::from_str(&sim_stdout(&args("json"))).unwrap();
     let p = &v["p2p"];
     assert_eq!(p["machine_state"], "off");
@@ -391,9 +376,7 @@ fn advise_answers_the_p2p_question_for_a_vllm_line_in_vllms_words() {
     // an SGLang line's own flags are kept too, less the all-reduce choice the row replaces
     let sglang = "python -m sglang.launch_server --model-path lukealonso/GLM-5-NVFP4 --tp 8 \
                   --mem-fraction-static 0.9 --disable-custom-all-reduce";
-    let mut a = args("table");
-    a[4] = sglang;
-    let out = sim_stdout(&a);
+    let out = sim_stdout(&p2p_args(&["--server-args", sglang], "table"));
     let p2p_try = out.lines().rfind(|l| l.starts_with("try: ")).unwrap();
     if p2p_try.contains("--enable-pcie-oneshot-allreduce") {
         assert!(

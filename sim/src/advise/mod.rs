@@ -436,9 +436,8 @@ pub fn ep_question(q: &EpQuestion<'_>, build: &Build<'_>) -> Result<EpAnswer, St
     })
 }
 
-/// The winner's full flags: its layout, the a2a backend where it runs one, the user's others;
-/// both sides' where the answer depends on concurrency.
-/// The `try:` lines of `verdict`: each side's layout flags and the user's other flags for it.
+/// The winner's full flags: its layout, the a2a backend where it runs one, the user's other
+/// flags for that side; both sides' where the answer depends on concurrency.
 fn flags_to_try(
     verdict: Verdict,
     (ep, ep_extra): (&EpSide, &[String]),

@@ -438,8 +438,8 @@ fn simulate_option(
     })
 }
 
-/// One launch line per server (or per node of a server over all boxes), the user's other
-/// modelled flags (`extra`) appended.
+/// One launch line per server (or per node of a server over all boxes) of `o`, run as `layout`,
+/// the user's other modelled flags for it appended, in the engine's words.
 fn flags_to_try(q: &ScaleQuestion<'_>, o: &ScaleOption, layout: &Layout) -> Vec<String> {
     let (nodes, extra) = (q.nodes, (q.extra_flags)(layout).join(" "));
     let rules = (q.opts_for)(*layout).engine.rules();

@@ -497,7 +497,7 @@ impl VllmLine {
     /// simulated without `-dp`).
     pub fn sizes(&self, moe: bool) -> Result<LayoutSizes, VllmArgsError> {
         let tp = self.uint(&TENSOR_PARALLEL_SIZE).unwrap_or(1);
-        let dp = self.uint(&DATA_PARALLEL_SIZE).unwrap_or(1);
+        let dp = self.dp_ranks();
         let ep = self.on(&ENABLE_EXPERT_PARALLEL);
         if dp > 1 && !moe {
             return Err(bad(
@@ -532,11 +532,20 @@ impl VllmLine {
     /// The `--all2all-backend` the line runs: only with DP ranks and EP (`use_all2all_kernels`),
     /// and not the all-gather default or a removed value that falls back to it.
     fn all2all_kernels(&self) -> Option<String> {
-        let dp_ep =
-            self.uint(&DATA_PARALLEL_SIZE).unwrap_or(1) > 1 && self.on(&ENABLE_EXPERT_PARALLEL);
         self.get(&ALL2ALL_BACKEND)
-            .filter(|b| dp_ep && !VLLM_GATHER_ALL2ALL.contains(b))
+            .filter(|b| self.dp_ranks_with_ep() && !VLLM_GATHER_ALL2ALL.contains(b))
             .map(str::to_string)
+    }
+
+    /// Whether the line runs DP ranks with `--enable-expert-parallel`
+    /// (`FusedMoEParallelConfig.use_all2all_kernels`).
+    fn dp_ranks_with_ep(&self) -> bool {
+        self.dp_ranks() > 1 && self.on(&ENABLE_EXPERT_PARALLEL)
+    }
+
+    /// `-dp`, 1 where not given.
+    fn dp_ranks(&self) -> u32 {
+        self.uint(&DATA_PARALLEL_SIZE).unwrap_or(1)
     }
 
     /// `--enable-dbo` refused as vLLM refuses it: with an all-to-all backend other than DeepEP's.
@@ -564,9 +573,7 @@ impl VllmLine {
         let flag = ALL2ALL_BACKEND.canonical();
         if self.all2all_kernels().is_some() || b == "allgather_reducescatter" {
             None
-        } else if self.uint(&DATA_PARALLEL_SIZE).unwrap_or(1) <= 1
-            || !self.on(&ENABLE_EXPERT_PARALLEL)
-        {
+        } else if !self.dp_ranks_with_ep() {
             Some(format!(
                 "{flag} {b}: no effect without -dp > 1 and --enable-expert-parallel (vLLM runs its all-to-all kernels only there)"
             ))
@@ -580,7 +587,7 @@ impl VllmLine {
     /// Whether the line runs DP ranks without `--enable-expert-parallel`, which mean attention DP
     /// for a MoE model and independent servers for a dense one ([`VllmLine::sizes`]).
     pub fn dp_without_ep(&self) -> bool {
-        self.uint(&DATA_PARALLEL_SIZE).unwrap_or(1) > 1 && !self.on(&ENABLE_EXPERT_PARALLEL)
+        self.dp_ranks() > 1 && !self.on(&ENABLE_EXPERT_PARALLEL)
     }
 
     /// The launch settings the line states, engine-neutral ([`Engine::server_options`] turns
