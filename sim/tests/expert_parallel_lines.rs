@@ -13,16 +13,7 @@ use common::sim_output;
 use serde_json::Value;
 
 const MACHINE: &str = "rtx-pro-6000-x8-baremetal";
-const WORKLOAD: [&str; 8] = [
-    "--num-prompts",
-    "48",
-    "--random-input-len",
-    "512",
-    "--random-output-len",
-    "64",
-    "--max-concurrency",
-    "16",
-];
+const WORKLOAD: [&str; 8] = common::SHORT_WORKLOAD;
 const SGLANG: &str = "python -m sglang.launch_server --model-path lukealonso/GLM-5-NVFP4";
 
 /// `sim predict` of `line`: (exit code, stderr).

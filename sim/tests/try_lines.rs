@@ -4,20 +4,12 @@
 //! `--kv-cache-dtype` and `--max-model-len` kept) and an SGLang one (`--trust-remote-code` and
 //! the backends the user gave kept).
 
+mod common;
 use assert_cmd::Command;
 use serde_json::Value;
 
 const MACHINE: &str = "rtx-pro-6000-x8-baremetal";
-const WORKLOAD: [&str; 8] = [
-    "--num-prompts",
-    "48",
-    "--random-input-len",
-    "512",
-    "--random-output-len",
-    "64",
-    "--max-concurrency",
-    "16",
-];
+const WORKLOAD: [&str; 8] = common::SHORT_WORKLOAD;
 
 fn sim(args: &[&str]) -> std::process::Output {
     Command::cargo_bin("sim")

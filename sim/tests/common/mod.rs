@@ -3,6 +3,19 @@
 
 use assert_cmd::Command;
 
+/// A short bench_serving workload the `try:`-line tests replay: 48 random prompts of 512 tokens
+/// in, 64 out, 16 at a time.
+pub const SHORT_WORKLOAD: [&str; 8] = [
+    "--num-prompts",
+    "48",
+    "--random-input-len",
+    "512",
+    "--random-output-len",
+    "64",
+    "--max-concurrency",
+    "16",
+];
+
 /// Exit code, stdout and stderr of `sim args…`, its tables laid out for a 120-column terminal
 /// whatever the terminal running the tests says (`terminal_output.rs` checks the default width).
 pub fn sim_output(args: &[&str]) -> (i32, String, String) {
