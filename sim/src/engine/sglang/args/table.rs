@@ -530,6 +530,10 @@ pub const DEEPEP_MODE: Spec = r("deepep_mode", &["--deepep-mode"], Choice(DEEPEP
     "MODE",
     "`auto`, `normal`, `low_latency`: recorded, named in DeepEP notes",
 );
+/// Expert-parallel load balancing: recorded. It replicates and moves experts by their load over a
+/// window of steps; the imbalance priced is one step's chance spread of the routing over the
+/// ranks, which a long-run rebalance does not remove (vLLM's `--enable-eplb` reads alike).
+pub const ENABLE_EPLB: Spec = r("enable_eplb", &["--enable-eplb"], Flag);
 pub const BASE_GPU_ID: Spec = r("base_gpu_id", &["--base-gpu-id"], Int);
 pub const DECODE_LOG_INTERVAL: Spec = r("decode_log_interval", &["--decode-log-interval"], Int);
 
@@ -554,6 +558,7 @@ pub const SPECS: &[Spec] = &[
     ENABLE_PCIE_ONESHOT_ALLREDUCE,
     MOE_A2A_BACKEND,
     DEEPEP_MODE,
+    ENABLE_EPLB,
     PP_MAX_MICRO_BATCH_SIZE,
     PP_ASYNC_BATCH_DEPTH,
     STREAM_INTERVAL,
