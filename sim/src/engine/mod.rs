@@ -459,6 +459,16 @@ pub const VLLM_GPU_MEMORY_UTILIZATION: f64 = 0.9;
 pub const SGLANG_PCIE_ONESHOT_8GPU_BYTES: u64 = 48 * 1024;
 pub const SGLANG_PCIE_ONESHOT_4GPU_BYTES: u64 = 120 * 1024;
 
+/// SGLang's automatic one-shot cutoff for a PCIe group of `tp` GPUs: 120 KiB up to 4, 48 KiB
+/// above.
+pub fn sglang_pcie_oneshot_bytes(tp: u32) -> u64 {
+    if tp <= 4 {
+        SGLANG_PCIE_ONESHOT_4GPU_BYTES
+    } else {
+        SGLANG_PCIE_ONESHOT_8GPU_BYTES
+    }
+}
+
 /// A PCIe custom all-reduce a record's build enabled, and the engine whose knob it is.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PcieAllReduce {
@@ -747,12 +757,7 @@ impl Engine {
         let pcie_group = !nvlink && tp > 2;
         match knobs.pcie_all_reduce {
             Some(p) if p.engine == self && !knobs.disable_custom_all_reduce => {
-                let auto = if tp <= 4 {
-                    SGLANG_PCIE_ONESHOT_4GPU_BYTES
-                } else {
-                    SGLANG_PCIE_ONESHOT_8GPU_BYTES
-                };
-                let cutoff = p.max_bytes.unwrap_or(auto);
+                let cutoff = p.max_bytes.unwrap_or(sglang_pcie_oneshot_bytes(tp));
                 o.pcie_custom_all_reduce_max_bytes = Some(cutoff);
                 o.fused_add_rms_norm_max_bytes = knobs.fused_add_rms_norm_max_bytes;
                 if let (Some(fused), true) = (knobs.fused_add_rms_norm_max_bytes, pcie_group) {

@@ -244,11 +244,7 @@ impl ServingEngine for Sglang {
         super::PcieOneshotSwitch {
             env: "",
             flag: args::flags::ENABLE_PCIE_ONESHOT_ALLREDUCE.canonical(),
-            max_bytes: if tp <= 4 {
-                super::SGLANG_PCIE_ONESHOT_4GPU_BYTES
-            } else {
-                super::SGLANG_PCIE_ONESHOT_8GPU_BYTES
-            },
+            max_bytes: super::sglang_pcie_oneshot_bytes(tp),
         }
     }
 

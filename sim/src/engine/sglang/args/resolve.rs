@@ -289,11 +289,7 @@ impl SglangArgs {
     fn pcie_custom_all_reduce_max_bytes(&self, tp: u32) -> Option<u64> {
         (self.flag(&flags::ENABLE_PCIE_ONESHOT_ALLREDUCE) == Some(true)
             && self.flag(&flags::DISABLE_CUSTOM_ALL_REDUCE) != Some(true))
-        .then_some(if tp <= 4 {
-            crate::engine::SGLANG_PCIE_ONESHOT_4GPU_BYTES
-        } else {
-            crate::engine::SGLANG_PCIE_ONESHOT_8GPU_BYTES
-        })
+        .then_some(crate::engine::sglang_pcie_oneshot_bytes(tp))
     }
 
     /// The modelled on/off flags of the table that are on, by `dest`.
