@@ -21,6 +21,16 @@ pub fn draft_config(model: &str, engine: Engine, flags: &str) -> (SpeculativeOpt
     s.num_steps = st.num_steps.unwrap_or(s.num_steps);
     s.eagle_topk = st.eagle_topk.unwrap_or(s.eagle_topk);
     s.num_draft_tokens = st.num_draft_tokens.unwrap_or(s.num_draft_tokens);
+    // SGLang verifies num_steps + 1 tokens under topk 1 whatever the flags ask, as a launch line
+    // is read (`verified_draft_tokens`); vLLM's count is already the chain's
+    let mut adjusted = None;
+    if engine == Engine::Sglang {
+        (s.num_draft_tokens, adjusted) = super::sglang::args::verified_draft_tokens(
+            s.num_steps,
+            s.eagle_topk,
+            s.num_draft_tokens,
+        );
+    }
     // each engine's own words: vLLM's num_speculative_tokens counts the drafts, SGLang's
     // --speculative-num-draft-tokens the tokens verified a step (the drafts and the root)
     let stated = match engine {
@@ -34,9 +44,10 @@ pub fn draft_config(model: &str, engine: Engine, flags: &str) -> (SpeculativeOpt
             s.algorithm, s.num_steps, s.eagle_topk, s.num_draft_tokens
         ),
     };
+    let adjusted = adjusted.map_or(String::new(), |a| format!(" ({a})"));
     (
         s.clone(),
-        format!("{stated} as the record's flags state, the rest as {assumed}"),
+        format!("{stated} as the record's flags state{adjusted}, the rest as {assumed}"),
     )
 }
 
@@ -75,10 +86,12 @@ mod tests {
                 s.eagle_topk,
                 s.num_draft_tokens
             ),
-            ("NEXTN", 4, 1, 6)
+            ("NEXTN", 4, 1, 5)
         );
         assert!(why.contains("as the record's flags state"), "{why}");
-        assert!(why.contains("--speculative-num-draft-tokens 6"), "{why}");
+        // the 6 asked for is 5 under topk 1, as SGLang adjusts it and a launch line reads it
+        assert!(why.contains("--speculative-num-draft-tokens 5)"), "{why}");
+        assert!(why.contains("SGLang sets num_steps + 1"), "{why}");
         // vLLM's count is of drafts, said in its words (not SGLang's verified width)
         let (s, why) = draft_config(
             "qwen3-next-80b-a3b",

@@ -133,6 +133,27 @@ pub fn speculative_params(model_type: &str) -> (u32, u32, u32) {
     }
 }
 
+/// The tokens SGLang verifies a step for `num_draft_tokens` as given: with `eagle_topk` 1 it
+/// sets `num_steps + 1` whatever was asked (`ServerArgs._handle_speculative_decoding`: "
+/// speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when
+/// speculative_eagle_topk == 1", lukealonso/sglang @c70c22a1 `server_args.py`), with the sentence
+/// saying so where it changed the number. One rule for a launch line and a record's flags.
+pub fn verified_draft_tokens(
+    num_steps: u32,
+    eagle_topk: u32,
+    num_draft_tokens: u32,
+) -> (u32, Option<String>) {
+    if eagle_topk == 1 && num_draft_tokens != num_steps + 1 {
+        let note = format!(
+            "--speculative-num-draft-tokens {}: SGLang sets num_steps + 1 when --speculative-eagle-topk is 1",
+            num_steps + 1
+        );
+        (num_steps + 1, Some(note))
+    } else {
+        (num_draft_tokens, None)
+    }
+}
+
 /// The speculative options SGLang runs when only EAGLE on the checkpoint's MTP layers is asked
 /// for (`auto_choose_speculative_params`): [`speculative_params`] for `model_type`, no draft path,
 /// the acceptance left to a measurement or the prior.

@@ -34,7 +34,9 @@ mod tests;
 pub(crate) mod tokenize;
 
 pub use choices::{KV_CACHE_DTYPES, MOE_A2A_BACKENDS, MOE_RUNNER_BACKENDS};
-pub use defaults::{DefaultsContext, default_speculative_options, speculative_params};
+pub use defaults::{
+    DefaultsContext, default_speculative_options, speculative_params, verified_draft_tokens,
+};
 pub use environment::{SGLANG_ENABLE_SPEC_V2, SPEC_V2_ON, env_true};
 pub use parse::{from_launch_line, from_pairs, from_words};
 pub use table::{

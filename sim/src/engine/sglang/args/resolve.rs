@@ -381,15 +381,8 @@ impl SglangArgs {
                 p
             }
         };
-        let draft = if topk == 1 && draft != steps + 1 {
-            notes.push(format!(
-                "--speculative-num-draft-tokens {}: SGLang sets num_steps + 1 when --speculative-eagle-topk is 1",
-                steps + 1
-            ));
-            steps + 1
-        } else {
-            draft
-        };
+        let (draft, adjusted) = super::verified_draft_tokens(steps, topk, draft);
+        notes.extend(adjusted);
         let mut accept_length = self.float(&flags::SPECULATIVE_ACCEPT_LENGTH);
         if let Some(a) = accept_length
             && a > draft as f64
