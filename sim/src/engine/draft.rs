@@ -21,16 +21,13 @@ pub fn draft_config(model: &str, engine: Engine, flags: &str) -> (SpeculativeOpt
     s.num_steps = st.num_steps.unwrap_or(s.num_steps);
     s.eagle_topk = st.eagle_topk.unwrap_or(s.eagle_topk);
     s.num_draft_tokens = st.num_draft_tokens.unwrap_or(s.num_draft_tokens);
-    // SGLang verifies num_steps + 1 tokens under topk 1 whatever the flags ask, as a launch line
-    // is read (`verified_draft_tokens`); vLLM's count is already the chain's
-    let mut adjusted = None;
-    if engine == Engine::Sglang {
-        (s.num_draft_tokens, adjusted) = super::sglang::args::verified_draft_tokens(
-            s.num_steps,
-            s.eagle_topk,
-            s.num_draft_tokens,
-        );
-    }
+    // the tokens the engine verifies for what the flags ask, as a launch line is read (SGLang
+    // runs num_steps + 1 under topk 1); vLLM's count is already the chain's
+    let adjusted;
+    (s.num_draft_tokens, adjusted) =
+        engine
+            .rules()
+            .verified_draft_tokens(s.num_steps, s.eagle_topk, s.num_draft_tokens);
     // each engine's own words: vLLM's num_speculative_tokens counts the drafts, SGLang's
     // --speculative-num-draft-tokens the tokens verified a step (the drafts and the root)
     let stated = match engine {

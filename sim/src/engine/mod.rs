@@ -323,6 +323,18 @@ pub trait ServingEngine: Sync {
     /// and the sentence that says so ([`draft::draft_config`]).
     fn assumed_draft(&self, model: &str) -> (SpeculativeOptions, &'static str);
 
+    /// The tokens this engine verifies a step for a draft of `num_steps` drafts, `eagle_topk`
+    /// branches and `num_draft_tokens` asked, with the sentence saying so where it runs another
+    /// number than asked: the count as given unless the engine adjusts it (SGLang under topk 1).
+    fn verified_draft_tokens(
+        &self,
+        _num_steps: u32,
+        _eagle_topk: u32,
+        num_draft_tokens: u32,
+    ) -> (u32, Option<String>) {
+        (num_draft_tokens, None)
+    }
+
     /// Whether `text` is this engine's server log: it holds a message only this engine writes
     /// ([`Engine::of_log`] asks each engine).
     fn claims_log(&self, text: &str) -> bool;

@@ -395,6 +395,15 @@ impl ServingEngine for Sglang {
         record::assumed_draft(model)
     }
 
+    fn verified_draft_tokens(
+        &self,
+        num_steps: u32,
+        eagle_topk: u32,
+        num_draft_tokens: u32,
+    ) -> (u32, Option<String>) {
+        args::verified_draft_tokens(num_steps, eagle_topk, num_draft_tokens)
+    }
+
     fn graph_flag(&self, disable_cuda_graph: bool, bs: u32) -> String {
         if disable_cuda_graph {
             "drop --disable-cuda-graph".to_string()
