@@ -46,7 +46,7 @@ const ROWS: &[Row] = &[
         model: "glm-5",
         // AL 2.19–2.80 at 3 drafts → p 0.604–0.765, middle 2.495 → 0.69
         p: (0.604, 0.69, 0.765),
-        source: "local-inference-lab/rtx6kpro models/glm5.md @e2c2b95 'MTP / Speculative Decoding': 'Accept length: 2.19-2.80 tokens' (SGLang NEXTN 3 steps, 4 draft tokens, its decode matrix)",
+        source: "local-inference-lab/rtx6kpro models/glm5.md @e2c2b95 'MTP / Speculative Decoding': 'Accept length: 2.19-2.80 tokens' (SGLang NEXTN 3 steps, 4 draft tokens: the page's runs of 2026-03-09, before its decode matrix, whose launch drafts 4 steps; prompts not stated, taken as synthetic)",
     },
     Row {
         method: DraftMethod::Mtp,
