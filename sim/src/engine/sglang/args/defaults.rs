@@ -134,8 +134,8 @@ pub fn speculative_params(model_type: &str) -> (u32, u32, u32) {
 }
 
 /// The tokens SGLang verifies a step for `num_draft_tokens` as given: with `eagle_topk` 1 it
-/// sets `num_steps + 1` whatever was asked (`ServerArgs._handle_speculative_decoding`: "
-/// speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when
+/// sets `num_steps + 1` whatever was asked (`ServerArgs._handle_speculative_decoding`:
+/// "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when
 /// speculative_eagle_topk == 1", lukealonso/sglang @c70c22a1 `server_args.py`), with the sentence
 /// saying so where it changed the number. One rule for a launch line and a record's flags.
 pub fn verified_draft_tokens(
