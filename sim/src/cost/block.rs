@@ -2,62 +2,9 @@
 //! (`max(floor, roofline)`, tabulated into a monotone envelope), each small kernel costs the
 //! machine's small-kernel floor or the activation bytes it streams, whichever is larger.
 
+use super::envelope::Envelope;
+use super::TimeBreakdown;
 use super::kernel::{KernelCurve, OpTime};
-use super::{ENVELOPE_KNOTS, TimeBreakdown};
-
-/// A weight op's time tabulated at token counts 2^k (the efficiency curves' knots), made
-/// non-decreasing by a running maximum, and interpolated linearly in tokens between knots (exact
-/// where time is flat or proportional to tokens). The fitted efficiency can rise faster than the
-/// work between two sizes (a GEMM at M = 16 measured a little faster than at M = 1); evaluating
-/// the roofline directly would then predict a bigger batch cheaper than a smaller one.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Envelope {
-    pub s: [f64; ENVELOPE_KNOTS],
-    pub memory_bound: [bool; ENVELOPE_KNOTS],
-}
-
-impl Envelope {
-    pub const EMPTY: Envelope = Envelope {
-        s: [0.0; ENVELOPE_KNOTS],
-        memory_bound: [true; ENVELOPE_KNOTS],
-    };
-
-    /// Tabulates `f` at 2^0 … 2^(knots−1) with a running maximum.
-    pub fn of(f: &dyn Fn(f64) -> OpTime) -> Envelope {
-        let mut e = Envelope::EMPTY;
-        let mut run: f64 = 0.0;
-        for k in 0..ENVELOPE_KNOTS {
-            let op = f((1u64 << k) as f64);
-            run = run.max(op.s);
-            e.s[k] = run;
-            e.memory_bound[k] = op.memory_bound;
-        }
-        e
-    }
-
-    /// The op's time at `tokens`: linear in tokens between the knots 2^k around it, proportional
-    /// to tokens beyond the last knot, 0 without tokens.
-    pub fn at(&self, tokens: f64) -> OpTime {
-        if tokens <= 0.0 {
-            return OpTime {
-                s: 0.0,
-                memory_bound: true,
-            };
-        }
-        let t = tokens.max(1.0);
-        let k = (t.log2().floor() as usize).min(ENVELOPE_KNOTS - 1);
-        let lo = (1u64 << k) as f64;
-        let s = if k + 1 < ENVELOPE_KNOTS {
-            self.s[k] + (self.s[k + 1] - self.s[k]) * (t - lo) / lo
-        } else {
-            self.s[k] * t / lo
-        };
-        OpTime {
-            s,
-            memory_bound: self.memory_bound[k],
-        }
-    }
-}
 
 /// A weight GEMM on one GPU: its bytes and parameters, in its own format.
 #[derive(Debug, Clone)]

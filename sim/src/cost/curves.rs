@@ -3,7 +3,8 @@
 //! build curves without importing each other.
 
 use super::Knobs;
-use super::block::{Block, Envelope, Gemm};
+use super::block::{Block, Gemm};
+use super::envelope::Envelope;
 use super::inventory::BlockKernels;
 use super::kernel::KernelCurve;
 use crate::efficiency::{EfficiencyModel, KernelKind};
@@ -94,7 +95,7 @@ impl<'a> Curves<'a> {
                 curve: self
                     .of(KernelKind::DenseGemm, &f.name())
                     .with_floor(self.floor_s),
-                envelope: Envelope::EMPTY,
+                envelope: Envelope::empty(),
             });
         }
         let mut b = Block {

@@ -22,6 +22,7 @@ pub mod custom_ar_table;
 pub mod dcp;
 pub mod decode_table;
 pub mod dsa_module_table;
+pub mod envelope;
 pub mod floors;
 pub mod gdn_table;
 pub mod inventory;

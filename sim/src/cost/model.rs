@@ -7,7 +7,8 @@
 //! is [`super::speculative::SpeculativeModel`], built over two of these.
 
 use super::attn_core::{AttnCore, attn_core, sparse_attention};
-use super::block::{Block, Envelope, SmallKernelRates};
+use super::block::{Block, SmallKernelRates};
+use super::envelope::Envelope;
 use super::comm::LayoutComm;
 use super::curves::Curves;
 use super::floors::{CpuCosts, Floors};
@@ -217,6 +218,7 @@ pub(super) struct Experts {
     /// The engine's Triton fused MoE runs its default launch config (no tuned file), priced
     /// where measured ([`super::moe_config`]); `None` = tuned, as the tables ran.
     pub default_config: Option<super::moe_config::DefaultConfig>,
+    /// [`moe_raw`] tabulated, with knots where the runner switches kernel.
     pub envelope: Envelope,
 }
 
@@ -666,7 +668,7 @@ fn experts_of(
         table: super::moe_shape_table::for_layout(machine, model, layout, opts),
         default_config: default_config_of(machine, model, m, layout, opts)
             .and_then(std::result::Result::ok),
-        envelope: Envelope::EMPTY,
+        envelope: Envelope::empty(),
     };
     e.envelope = Envelope::of(&|t| moe_raw(&e, t));
     e
