@@ -155,7 +155,9 @@ fn anchored_on_the_off_runs_the_implied_length_is_flat_over_load() {
     let keys: Vec<&str> = anchored.iter().map(|(s, _)| s.key.as_str()).collect();
     assert_eq!(anchored.len(), 3, "{keys:?}");
     for (s, a) in anchored {
-        assert!(a.n >= 9, "{}: {} anchored", s.key, a.n);
+        // 8 since the thirty-second session: GLM-5's page ran a draft of 4 steps (5 tokens
+        // verified), so its 16-stream verify (80 tokens) is above every off run (64 at most)
+        assert!(a.n >= 8, "{}: {} anchored", s.key, a.n);
         assert_eq!(a.lengths.out_of_range, 0, "{}", s.key);
         assert!(a.lengths.mape_with_median_pct <= 10.0, "{}: {a:?}", s.key);
         let row0 = a
@@ -163,7 +165,9 @@ fn anchored_on_the_off_runs_the_implied_length_is_flat_over_load() {
             .iter()
             .find(|w| w.axis == SweepAxis::Concurrency && w.fixed == 0)
             .expect("a concurrency sweep at context 0");
-        assert!(row0.n >= 5 && row0.spread <= 0.15, "{}: {row0:?}", s.key);
+        // 4 at context 0 since the thirty-second session: 1-8 streams (the 80-token verify at 16
+        // has no off run as large)
+        assert!(row0.n >= 4 && row0.spread <= 0.15, "{}: {row0:?}", s.key);
         // the modelled lengths of the same sweep spread more
         let modelled = s
             .sweeps

@@ -2,8 +2,8 @@
 //! (`max(floor, roofline)`, tabulated into a monotone envelope), each small kernel costs the
 //! machine's small-kernel floor or the activation bytes it streams, whichever is larger.
 
-use super::envelope::Envelope;
 use super::TimeBreakdown;
+use super::envelope::Envelope;
 use super::kernel::{KernelCurve, OpTime};
 
 /// A weight GEMM on one GPU: its bytes and parameters, in its own format.

@@ -140,7 +140,9 @@ mod tests {
     fn a_step_inside_an_octave_is_kept() {
         let f = |t: f64| op(if t < 13.0 { 10.0 + t } else { 100.0 + t });
         let e = Envelope::of(&f);
-        for t in [1.0, 2.0, 3.0, 8.0, 10.0, 12.0, 13.0, 15.0, 16.0, 40.0, 1000.0] {
+        for t in [
+            1.0, 2.0, 3.0, 8.0, 10.0, 12.0, 13.0, 15.0, 16.0, 40.0, 1000.0,
+        ] {
             assert!((e.at(t).s - f(t).s).abs() < 1e-9, "{t}: {}", e.at(t).s);
         }
         // the octave knots alone would spread the step: 10 tokens at 18 + (116 − 18) / 4 = 42.5

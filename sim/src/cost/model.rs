@@ -8,9 +8,9 @@
 
 use super::attn_core::{AttnCore, attn_core, sparse_attention};
 use super::block::{Block, SmallKernelRates};
-use super::envelope::Envelope;
 use super::comm::LayoutComm;
 use super::curves::Curves;
+use super::envelope::Envelope;
 use super::floors::{CpuCosts, Floors};
 use super::inventory::LayerInventory;
 use super::kernel::KernelCurve;

@@ -268,7 +268,10 @@ pub const B12X_A_BYTES_PER_VALUE: f64 = 0.5 + 1.0 / 16.0;
 /// later builds' static kernels have their own public timings ([`B12X_STATIC_RATIO_0_7`]), at
 /// about half FlashInfer's CUTLASS time where this saving leaves 0.93 of it (Qwen3.5-397B TP4,
 /// one token), i.e. the later builds removed most of the CUTLASS path's fixed cost, which the
-/// March build did not.
+/// March build did not. Re-checked when the thirty-second session read these runs' launch as the
+/// page printed it (5 verified tokens a stream, NCCL with its graph file; the same 14 pairs
+/// fall below 128 routed pairs): 0.4 µs −0.9% (2.4%), 0.55 µs +0.1% (2.1%), 0.7 µs +1.2%
+/// (2.3%): kept.
 pub const B12X_STATIC_SAVING_PER_EXPERT_S: f64 = 0.55e-6;
 /// The least share of the tables' MoE time the March build's static kernels are priced at: the
 /// best geomean b12x's benchmark reports against FlashInfer's CUTLASS fused MoE at decode sizes
@@ -306,9 +309,9 @@ pub const B12X_BENCHMARK_SLICE: (f64, f64) = (4096.0, 256.0);
 /// warp streams that expert's weight slice and the tile's packed activations: a task is slow for
 /// the bytes it moves. Bounds: above 0, up to the tables' achieved 0.55–0.75 at these shapes
 /// (`moe-kernels-sglang-0.5.14.csv`), where b12x would cost what the tables do. Pinned on dev:
-/// the 7 GLM-5 b12x vs cutlass pairs from 128 routed pairs (MTP off c16–c64, MTP on c4–c32 at
-/// 4 verify tokens a stream; the March 2026 build, which ran the dynamic kernel there; the
-/// static saving above): predicted over measured b12x/cutlass ratio, bias (mean |error|) 0.28
+/// the 7 GLM-5 b12x vs cutlass pairs from 128 routed pairs (MTP off c16–c64, MTP on c4–c32,
+/// read then at 4 verify tokens a stream; the March 2026 build, which ran the dynamic kernel
+/// there; the static saving above): predicted over measured b12x/cutlass ratio, bias (mean |error|) 0.28
 /// −11.4% (12.2%), 0.30 −7.2% (10.4%), 0.32 −3.2% (9.1%), 0.34 +0.6% (7.9%), 0.36 +4.2%
 /// (7.7%), 0.40 +11.1% (11.1%), at the shared-prompt routing skew of 0.6. The skew of 0.8
 /// ([`SHARED_PROMPT_ROUTING_SKEW`], issue 35) hands both kernels fewer experts, which the
@@ -316,7 +319,11 @@ pub const B12X_BENCHMARK_SLICE: (f64, f64) = (4096.0, 256.0);
 /// 0.34 +3.3% (7.0%), 0.36 +6.9% (8.2%). Taken: 0.34 (0.61 TB/s of the 1.79 TB/s peak), the
 /// least mean |error| again. Left: MTP-off 64 streams and MTP-on 16 streams 15–20% too fast
 /// (the measured gap there is deeper than the touched experts explain), MTP-on 4 and 32
-/// streams 4–7% too slow.
+/// streams 4–7% too slow. Re-checked when the thirty-second session read these runs' launch as
+/// the page printed it (5 verify tokens a stream, NCCL with its graph file; the same 7 pairs):
+/// 0.32 −5.0% (9.8%), 0.34 −1.1% (8.5%), 0.36 +2.6% (7.3%): kept, the least |bias| (0.36's
+/// smaller mean |error| comes from the two scattered rows, MTP-off 64 streams +11.8% and MTP-on
+/// 16 streams +14.3% at 0.34, and puts the seven 2.6% fast).
 pub const B12X_DYNAMIC_PEAK_FRACTION: f64 = 0.34;
 
 /// The W4A16 dynamic kernel's tile ([`B12xA16Build::Fused128`]): 32 routed rows × 64
