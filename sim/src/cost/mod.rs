@@ -57,7 +57,8 @@ pub use steady::{ContextHolding, SteadyDecode, steady_decode_tok_per_s};
 use models::Layout;
 use serde::{Deserialize, Serialize};
 
-/// Token counts 2^0 … 2^(ENVELOPE_KNOTS−1) at which weight-op times are tabulated.
+/// Token counts 2^0 … 2^(ENVELOPE_KNOTS−1) at which weight-op times are tabulated (and between
+/// them where the op switches kernel, [`envelope::Envelope`]).
 pub const ENVELOPE_KNOTS: usize = 18;
 
 /// One chunk of a prefill in an iteration.
