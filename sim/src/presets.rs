@@ -133,6 +133,41 @@ const P2P_VARIANTS: [(&str, &str, models::profile::P2pState, &str); 2] = [
     ),
 ];
 
+/// Presets that are another set-up of a box, not another box: NCCL tuned or its protocols
+/// forced, the community's graph file, the consumer cards' P2P-patched module (variant, box).
+const SETUP_VARIANTS: [(&str, &str); 7] = [
+    (
+        "rtx-pro-6000-x8-baremetal-nccl-tuned",
+        "rtx-pro-6000-x8-baremetal",
+    ),
+    (
+        "rtx-pro-6000-x8-baremetal-nccl-ll128",
+        "rtx-pro-6000-x8-baremetal",
+    ),
+    (
+        "rtx-pro-6000-x8-baremetal-nccl-simple",
+        "rtx-pro-6000-x8-baremetal",
+    ),
+    (NCCL_GRAPH_VARIANT, "rtx-pro-6000-x16-pcie-switch"),
+    ("rtx-3090-x8-pcie-p2p", "rtx-3090-x8-pcie"),
+    ("rtx-4090-x8-pcie-p2p", "rtx-4090-x8-pcie"),
+    ("rtx-5090-x8-pcie-p2p", "rtx-5090-x8-pcie"),
+];
+
+/// The box a machine preset is a set-up of: the preset it varies for a P2P-state or NCCL
+/// variant (the same GPUs, links and host; only the collectives' curves or the P2P state
+/// differ, which the records state and the error model's `p2p` factor carries), else the name
+/// itself (any other preset or a profile). What the error model calls a machine: a box the dev
+/// set measured under one NCCL set-up is not a box it lacks under another.
+pub fn box_of(name: &str) -> &str {
+    P2P_VARIANTS
+        .iter()
+        .map(|(n, base, ..)| (*n, *base))
+        .chain(SETUP_VARIANTS)
+        .find(|(n, _)| *n == name)
+        .map_or(name, |(_, base)| base)
+}
+
 /// Names of the built-in machine presets (what `--machine` accepts besides a profile path).
 pub fn machine_preset_names() -> Vec<&'static str> {
     PRESETS
@@ -185,4 +220,31 @@ pub fn machine_preset(name: &str) -> Option<MachineProfile> {
     let (key, text) = PRESETS.iter().find(|(n, _)| *n == name)?;
     let origin = Path::new("sim/presets/machines").join(format!("{key}.json"));
     MachineProfile::from_json_str(text, &origin).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A set-up variant folds into a preset that is itself a box; every other name is its own.
+    #[test]
+    fn a_set_up_variant_is_the_box_it_varies() {
+        assert_eq!(
+            box_of("rtx-pro-6000-x8-baremetal-nccl-tuned"),
+            "rtx-pro-6000-x8-baremetal"
+        );
+        assert_eq!(
+            box_of("rtx-pro-6000-x8-baremetal-p2p-routed"),
+            "rtx-pro-6000-x8-baremetal"
+        );
+        assert_eq!(box_of(NCCL_GRAPH_VARIANT), "rtx-pro-6000-x16-pcie-switch");
+        for name in ["rtx-pro-6000-x8-vm-hostbounce", "h200-x8", "my-box.json"] {
+            assert_eq!(box_of(name), name);
+        }
+        let names = machine_preset_names();
+        for (variant, base) in SETUP_VARIANTS {
+            assert!(names.contains(&base), "{variant}: {base} is no preset");
+            assert_eq!(box_of(base), base);
+        }
+    }
 }

@@ -562,7 +562,7 @@ fn regime_of(
         speculation: speculation.map_or("off".into(), |s| s.accept.name().to_string()),
         context: context_band(e.context_tokens).to_string(),
         concurrency: band(e.concurrency).to_string(),
-        machine: machine.name().to_string(),
+        machine: crate::presets::box_of(machine.name()).to_string(),
         machine_kind: machine_kind(&machine.profile).to_string(),
         p2p: p2p_level(&machine.profile),
         family: e.family.name().to_string(),

@@ -96,7 +96,9 @@ pub struct Regime {
     pub context: String,
     /// Concurrency band (`1`, `2`, `3-8`, `9-32`, `33+`).
     pub concurrency: String,
-    /// Machine preset or profile name.
+    /// The box: a machine preset's or profile's name, a preset's P2P or NCCL set-up variant
+    /// folded into the preset it varies ([`crate::presets::box_of`]; the set-up is the records'
+    /// own and the P2P state the `p2p` factor's).
     pub machine: String,
     /// How the machine is known ([`machine_kind`]): `probe profile`, `preset measured` or
     /// `preset synthesized`.
@@ -196,7 +198,7 @@ impl Regime {
             speculation: speculation.into(),
             context: context_band(load.context_tokens).into(),
             concurrency: concurrency_band(load.concurrency).into(),
-            machine: machine.name().to_string(),
+            machine: crate::presets::box_of(machine.name()).to_string(),
             machine_kind: machine_kind(&machine.profile).into(),
             p2p: p2p_level(&machine.profile),
             family: load.family.into(),
