@@ -35,12 +35,13 @@ pub struct Envelope {
 }
 
 impl Envelope {
-    /// No op (zero at every size).
+    /// No op (zero at every size): one knot, proportional beyond it.
     pub fn empty() -> Envelope {
-        Envelope::of(&|_| OpTime {
-            s: 0.0,
-            memory_bound: true,
-        })
+        Envelope {
+            tokens: vec![1.0],
+            s: vec![0.0],
+            memory_bound: vec![true],
+        }
     }
 
     /// Tabulates `f` at 2^0 … 2^(ENVELOPE_KNOTS−1) tokens and at the split points between them.

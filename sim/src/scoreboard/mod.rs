@@ -30,9 +30,7 @@ use crate::records::{
 use crate::serving::{RunReport, simulate};
 use crate::uncertainty::error_fit::{Residual, coverage, loso_check};
 use crate::uncertainty::verdict::{PairCheck, check_pairs};
-use crate::uncertainty::{
-    Coverage, ErrorModel, Flag, Regime, context_band, machine_kind, p2p_level,
-};
+use crate::uncertainty::{Coverage, ErrorModel, Flag, Regime, context_band, machine_levels};
 use models::ModelSpec;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -553,6 +551,7 @@ fn regime_of(
     speculation: Option<SpecUsed>,
     origin: &RecordOrigin,
 ) -> Regime {
+    let (machine_box, machine_kind, p2p) = machine_levels(machine);
     Regime {
         engine: engine.name().to_string(),
         model: e.model.clone(),
@@ -562,9 +561,9 @@ fn regime_of(
         speculation: speculation.map_or("off".into(), |s| s.accept.name().to_string()),
         context: context_band(e.context_tokens).to_string(),
         concurrency: band(e.concurrency).to_string(),
-        machine: crate::presets::box_of(machine.name()).to_string(),
-        machine_kind: machine_kind(&machine.profile).to_string(),
-        p2p: p2p_level(&machine.profile),
+        machine: machine_box,
+        machine_kind,
+        p2p,
         family: e.family.name().to_string(),
         flags: Flag::from_notes(
             notes

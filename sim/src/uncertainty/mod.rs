@@ -143,6 +143,17 @@ pub fn machine_kind(profile: &models::profile::MachineProfile) -> &'static str {
     }
 }
 
+/// A machine's levels in a regime: (`machine`, `machine_kind`, `p2p`) — its box
+/// ([`crate::presets::box_of`]), how it is known ([`machine_kind`]) and its P2P state
+/// ([`p2p_level`]). Every regime takes them from here, so none keys on a set-up variant's name.
+pub fn machine_levels(machine: &crate::machine::Machine) -> (String, String, String) {
+    (
+        crate::presets::box_of(machine.name()).to_string(),
+        machine_kind(&machine.profile).to_string(),
+        p2p_level(&machine.profile),
+    )
+}
+
 /// The machine's P2P state as the error model splits by it.
 pub fn p2p_level(profile: &models::profile::MachineProfile) -> String {
     profile
@@ -189,6 +200,7 @@ impl Regime {
             Some(s) if s.accept_length.is_some() => "measured",
             Some(_) => "prior",
         };
+        let (machine_box, machine_kind, p2p) = machine_levels(machine);
         Regime {
             engine: opts.engine.name().into(),
             model: spec.name.clone(),
@@ -198,9 +210,9 @@ impl Regime {
             speculation: speculation.into(),
             context: context_band(load.context_tokens).into(),
             concurrency: concurrency_band(load.concurrency).into(),
-            machine: crate::presets::box_of(machine.name()).to_string(),
-            machine_kind: machine_kind(&machine.profile).into(),
-            p2p: p2p_level(&machine.profile),
+            machine: machine_box,
+            machine_kind,
+            p2p,
             family: load.family.into(),
             flags: Flag::from_notes(notes.iter().chain(machine.notes()).chain(&shape)),
             source: String::new(),
