@@ -407,12 +407,14 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
         files: sets.iter().map(|s| s.file.clone()).collect(),
         residuals: rs.len(),
         between: between_source(&rs),
+        centre_ln: None,
         sigma_ln: 0.0,
         coverage: Coverage::default(),
         grounds: Vec::new(),
         acceptance_gain_sigma_ln: 0.0,
         acceptance_gain_pairs: 0,
     };
+    fc.centre_ln = Some(shortest_covering_centre(&mut trial, &fc, &rs));
     (fc.sigma_ln, fc.coverage) = smallest_covering_sigma(&mut trial, &fc, &rs, 0.0);
     // each ground with enough figures and sources its own (the pooled one stays for a ground
     // without), no narrower than a fitted ground it adds a flag to: an extrapolated kernel or a
@@ -541,15 +543,61 @@ fn smallest_covering_sigma(
         ..base.clone()
     };
     let first = (floor_ln / FIRST_CONTACT_STEP_LN - 1e-9).ceil().max(0.0) as usize;
-    for step in first.. {
+    let last = (top / FIRST_CONTACT_STEP_LN).ceil() as usize;
+    let mut at = |step: usize| {
         fc.sigma_ln = r4((step as f64 * FIRST_CONTACT_STEP_LN).min(top));
         trial.first_contact = Some(fc.clone());
-        fc.coverage = coverage(trial, rs);
-        if fc.coverage.coverage_pct >= INTERVAL_LEVEL * 100.0 || fc.sigma_ln >= top {
-            break;
+        (fc.sigma_ln, coverage(trial, rs))
+    };
+    let covers = |c: &Coverage| c.coverage_pct >= INTERVAL_LEVEL * 100.0;
+    // coverage only grows with sigma (every half-width does): bisect for the first step that
+    // covers, the top where none does
+    let (mut lo, mut hi) = (first, last.max(first));
+    if !covers(&at(hi).1) {
+        return at(hi);
+    }
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if covers(&at(mid).1) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
         }
     }
-    (fc.sigma_ln, fc.coverage)
+    at(hi)
+}
+
+/// The interquartile range of the sources' medians: where the middle half of the pages sit.
+fn medians_iqr(b: &BetweenSource) -> [f64; 2] {
+    let medians = sorted(b.sources.iter().map(|o| o.median_ln));
+    [0.25, 0.75].map(|q| quantile(&medians, q))
+}
+
+/// [`FirstContact::centre_ln`]: of the offsets within the interquartile range of `base`'s
+/// sources' medians, in steps of [`FIRST_CONTACT_STEP_LN`], the one whose smallest covering sigma
+/// over `rs` is least; ties to the one nearest the median of the medians.
+fn shortest_covering_centre(trial: &mut ErrorModel, base: &FirstContact, rs: &[&Residual]) -> f64 {
+    let median = base.between.centre_ln;
+    if base.between.sources.len() < FIRST_CONTACT_MIN_SOURCES {
+        return median;
+    }
+    let [q1, q3] = medians_iqr(&base.between);
+    let steps = |x: f64| ((x - median) / FIRST_CONTACT_STEP_LN).round() as i64;
+    let (from, to) = (steps(q1).min(0), steps(q3).max(0));
+    let mut fc = base.clone();
+    let mut best = (f64::INFINITY, median);
+    // nearest the median first, so a tie keeps the nearer offset
+    let mut order: Vec<i64> = (from..=to).collect();
+    order.sort_by_key(|k| k.abs());
+    for k in order {
+        let centre = r4(median + k as f64 * FIRST_CONTACT_STEP_LN);
+        fc.centre_ln = Some(centre);
+        let (sigma, _) = smallest_covering_sigma(trial, &fc, rs, 0.0);
+        if sigma < best.0 - 1e-12 {
+            best = (sigma, centre);
+        }
+    }
+    best.1
 }
 
 /// The error model of `rs` (a records file's headline residuals), with its leave-one-source-out
@@ -615,12 +663,24 @@ fn first_contact_figures(m: &ErrorModel) -> Vec<FittedFigure> {
         FittedFigure {
             name: "first_contact.between.centre_ln".into(),
             value: fc.between.centre_ln,
-            meaning: "expected ln(measured/predicted) offset of a source the dev set lacks, where its interval is centred (the point prediction stays the cost model's)".into(),
+            meaning: "the median of the first-contact sources' medians of ln(measured/predicted): where the search for a new source's centre starts".into(),
             bounds: [-ln2, ln2],
             pinned_by: format!(
                 "the median of the {} first-contact sources' medians (the dev set's sources, tuned on, sit at {:+.4})",
                 fc.between.sources.len(),
                 m.between.centre_ln
+            ),
+        },
+        FittedFigure {
+            name: "first_contact.centre_ln".into(),
+            value: m.new_source_centre_ln(),
+            meaning: "expected ln(measured/predicted) offset of a source the dev set lacks, where its interval is centred (the point prediction stays the cost model's)".into(),
+            bounds: medians_iqr(&fc.between).map(r4),
+            pinned_by: format!(
+                "of the offsets within the interquartile range of the {} first-contact sources' medians, the one at which the smallest sigma covers their {} headline figures at {}% (ties nearest the median of the medians)",
+                fc.between.sources.len(),
+                fc.residuals,
+                INTERVAL_LEVEL * 100.0
             ),
         },
         FittedFigure {

@@ -515,10 +515,20 @@ pub struct FirstContact {
     /// Their headline figures.
     pub residuals: usize,
     /// Their sources' offsets and spread (the same random-effects estimate as the dev set's).
-    /// Its centre, the median of their medians, is where a new source's interval is centred
-    /// ([`ErrorModel::new_source_centre_ln`]); its sigma is shown, not used (a few sources of one
-    /// or two figures far off set it: `sigma_ln` below is the quantile that covers).
+    /// Its centre, the median of their medians, is where the search for `centre_ln` starts; its
+    /// sigma is shown, not used (a few sources of one or two figures far off set it: `sigma_ln`
+    /// below is the quantile that covers).
     pub between: BetweenSource,
+    /// The offset (ln) a new source's interval is centred on
+    /// ([`ErrorModel::new_source_centre_ln`]): of the offsets within the interquartile range of
+    /// the sources' medians (where the middle half of the pages sit), in steps of
+    /// [`FIRST_CONTACT_STEP_LN`], the one at which the smallest `sigma_ln` covers these figures
+    /// at [`INTERVAL_LEVEL`] (the shortest interval that covers: an interval centred where the
+    /// sources' medians sit but most figures do not pays width on one side for misses on the
+    /// other); ties go to the one nearest the median of the medians. `None` in a model fitted
+    /// before it existed: the median of the medians.
+    #[serde(default)]
+    pub centre_ln: Option<f64>,
     /// The new-source sigma (ln) at which these figures, each a new source to the dev set's
     /// table, are first covered at [`INTERVAL_LEVEL`]: the smallest in steps of
     /// [`FIRST_CONTACT_STEP_LN`] within [`BETWEEN_HALF_BOUNDS_LN`] / [`Z_80`]. A quantile, like
@@ -822,8 +832,10 @@ impl ErrorModel {
         self.between.sigma_ln.max(fc)
     }
 
-    /// The expected `ln(measured / predicted)` offset of a source the dev set lacks: the median
-    /// of the first-contact sources' medians where they were fitted, else the dev set's. The
+    /// The expected `ln(measured / predicted)` offset of a source the dev set lacks: the
+    /// first-contact centre where they were fitted ([`FirstContact::centre_ln`]: near the median
+    /// of their sources' medians, where the interval covering them is shortest), else the median
+    /// of the dev set's sources' medians. The
     /// dev set's own sources, even left out one at a time, had the cost model tuned on them, so
     /// their centre (+2%: a touch pessimistic) is not what a page it was never tuned on does;
     /// the sources it never saw measure, at their median, below its figure (builds, drivers
@@ -832,7 +844,9 @@ impl ErrorModel {
     pub fn new_source_centre_ln(&self) -> f64 {
         self.first_contact
             .as_ref()
-            .map_or(self.between.centre_ln, |f| f.between.centre_ln)
+            .map_or(self.between.centre_ln, |f| {
+                f.centre_ln.unwrap_or(f.between.centre_ln)
+            })
     }
 
     /// The spread a prior acceptance adds to a verdict against a prediction not on it

@@ -779,6 +779,49 @@ fn a_new_sources_interval_is_centred_on_the_first_contact_sources() {
     assert!(faster.probability > 0.5 && faster.probability <= before.probability + 1e-9);
 }
 
+/// A new source's interval sits where the interval covering the first-contact figures is
+/// shortest, not at the median of their sources' medians when that is pulled off by a few pages
+/// of a few figures each: three pages of 40 figures near +5% and four of two figures each far
+/// below put the median of the medians at -0.2, where covering 80% of the figures would take a
+/// sigma wide enough for both; the centre moves up (within the medians' interquartile range), the
+/// sigma narrows, and the figures are still covered.
+#[test]
+fn a_new_sources_centre_is_where_the_covering_interval_is_shortest() {
+    let dev = offset_sources(&[0.0, 0.05, -0.05, 0.02, -0.02], &[60, 40, 30, 20, 10]);
+    let mut fc_rs = offset_sources(
+        &[0.05, 0.06, 0.04, -0.15, -0.2, -0.25, -0.3],
+        &[40, 40, 40, 2, 2, 2, 2],
+    );
+    for r in &mut fc_rs {
+        r.source = format!("fc-{}", r.source);
+        r.regime.source = r.source.clone();
+    }
+    let set = error_fit::FirstContactSet {
+        file: "fc.json".into(),
+        residuals: fc_rs.clone(),
+    };
+    let m = fit(&dev, "dev.json", &[], &[set]);
+    let fc = m.first_contact.as_ref().unwrap();
+    assert!(
+        (fc.between.centre_ln + 0.2).abs() < 0.01,
+        "{:?}",
+        fc.between
+    );
+    let centre = fc.centre_ln.unwrap();
+    assert!(
+        centre > fc.between.centre_ln + 0.1 && centre < 0.06,
+        "{centre}"
+    );
+    assert_eq!(m.new_source_centre_ln(), centre);
+    let refs: Vec<&Residual> = fc_rs.iter().collect();
+    assert!(error_fit::coverage(&m, &refs).coverage_pct >= 80.0);
+    // the same sigma about the median of the medians leaves most figures out
+    let mut at_median = m.clone();
+    at_median.first_contact.as_mut().unwrap().centre_ln = None;
+    assert_eq!(at_median.new_source_centre_ln(), fc.between.centre_ln);
+    assert!(error_fit::coverage(&at_median, &refs).coverage_pct < 50.0);
+}
+
 /// First-contact sources whose predictions stand on extrapolated kernels (decode attention
 /// without a kernel table) spread wider than those on measured kernels: each kernel ground's
 /// sigma is fitted apart, so a new source's prediction on measured kernels gets a narrower
