@@ -162,11 +162,14 @@ impl VllmCustomAllReduce {
                 || (self.world_size <= 8 && bytes < 256.0 * 1024.0))
     }
 
-    /// Time of an all-reduce of `bytes`: the custom kernel where vLLM takes it (and it is not
-    /// slower than NCCL's curve), else `nccl`.
+    /// Time of an all-reduce of `bytes`: the custom kernel where vLLM takes it, whatever it costs
+    /// (`should_custom_ar` checks the size, alignment and topology, never NCCL's time: a cutoff
+    /// set above where the kernel wins, as the rtx6kpro "force 1-stage" run did, pays for it),
+    /// else `nccl`.
     pub fn time_s(&self, bytes: f64, nccl: f64) -> f64 {
         // stock vLLM takes inputs strictly below `max_size` (`should_custom_ar`); the community
-        // PCIe kernel's "56KB cutoff" is taken as inclusive, as for SGLang's (not stated)
+        // fork's cutoff is inclusive (`inp_size > self._cpp_ar_cutoff_size` goes to NCCL,
+        // local-inference-lab/vllm @28be48fa9 `custom_all_reduce.py`)
         let over = if self.community_pcie {
             bytes > self.max_bytes
         } else {
@@ -181,11 +184,7 @@ impl VllmCustomAllReduce {
         } else {
             self.latency_s + bytes / self.bytes_per_s
         };
-        if self.routed {
-            custom
-        } else {
-            nccl.min(custom)
-        }
+        custom
     }
 }
 
@@ -246,6 +245,30 @@ mod tests {
         assert_eq!(real_one_shot_bytes_per_s(8, true, bw), bw);
         assert_eq!(real_one_shot_bytes_per_s(2, false, bw), bw);
         assert_eq!(real_one_shot_bytes_per_s(8, false, bw), bw / 7.0);
+    }
+
+    /// Below its cutoff vLLM runs the custom kernel whatever NCCL would cost (`should_custom_ar`
+    /// never asks): the rtx6kpro Kimi-K2.6 "force 1-stage" run (one stage for every size, 643
+    /// tok/s at 32 streams with MTP against 1,046 at the 56 KB default) paid for the 1.8 MB
+    /// verify messages its one-stage kernel loads seven times over. A 1.8 MB message under an 8
+    /// MiB cutoff costs the kernel's time, above NCCL's; under the default it is NCCL's.
+    #[test]
+    fn below_its_cutoff_the_custom_kernel_runs_even_where_nccl_is_faster() {
+        let pcie = Machine::resolve("rtx-pro-6000-x8-baremetal-nccl-tuned").unwrap();
+        let all: Vec<u32> = (0..8).collect();
+        let nccl = pcie.collective(models::profile::CollectiveOp::AllReduce, &all);
+        let with = |cutoff: u64| {
+            let opts = ServerOptions {
+                pcie_custom_all_reduce_max_bytes: Some(cutoff),
+                ..ServerOptions::default()
+            };
+            VllmCustomAllReduce::on(&pcie, &all, &opts, &nccl).unwrap()
+        };
+        let bytes = 128.0 * 7168.0 * 2.0;
+        let nccl_s = nccl.time_s(bytes);
+        let forced = with(8 << 20).time_s(bytes, nccl_s);
+        assert!(forced > 2.0 * nccl_s, "{forced} vs NCCL {nccl_s}");
+        assert_eq!(with(56 << 10).time_s(bytes, nccl_s), nccl_s);
     }
 
     #[test]

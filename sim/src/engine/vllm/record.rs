@@ -215,6 +215,7 @@ pub fn unreadable_words(text: &str) -> Option<String> {
     }
     args::pcie_cutoff_bytes(|name| env_value(text, name))
         .err()
+        .map(|(_, why)| why)
         .or(fused.err())
 }
 
@@ -435,6 +436,39 @@ mod tests {
         );
     }
 
+    /// The cpp backend's own cutoff (`VLLM_CPP_AR_1STAGE_NCCL_CUTOFF`, which it reads and the
+    /// b12x backend does not) is its cutoff in a launch line and a record, and one the fork
+    /// cannot read is refused with the variable named, never taken as the 56 KiB default.
+    #[test]
+    fn the_cpp_backends_cutoff_is_read_and_an_unreadable_one_refused() {
+        let serve = "vllm serve moonshotai/Kimi-K2.6 -tp 8";
+        let cutoff = |env: &str| {
+            let text = format!("VLLM_ENABLE_PCIE_ALLREDUCE=1 {env} {serve}");
+            let line = super::super::args::VllmLine::parse(&text).unwrap().unwrap();
+            let from_line = line.knobs().map(|k| k.pcie_all_reduce.unwrap().max_bytes);
+            let from_record =
+                crate::engine::record::launch_knobs(Engine::Vllm, &text, "", &mut Vec::new())
+                    .pcie_all_reduce
+                    .and_then(|p| p.max_bytes);
+            (from_line, from_record, unreadable_words(&text))
+        };
+        let (line, record, why) = cutoff("VLLM_CPP_AR_1STAGE_NCCL_CUTOFF=8MB");
+        assert_eq!(line.unwrap(), Some(8 << 20));
+        assert_eq!(record, Some(8 << 20));
+        assert!(why.is_none());
+        // the b12x backend ignores it
+        let (line, _, _) =
+            cutoff("VLLM_PCIE_ALLREDUCE_BACKEND=b12x VLLM_CPP_AR_1STAGE_NCCL_CUTOFF=8MB");
+        assert_eq!(line.unwrap(), Some(64 * 1024));
+        let (line, _, why) = cutoff("VLLM_CPP_AR_1STAGE_NCCL_CUTOFF=lots");
+        let e = line.unwrap_err().to_string();
+        assert!(
+            e.contains("VLLM_CPP_AR_1STAGE_NCCL_CUTOFF=lots is no size"),
+            "{e}"
+        );
+        assert!(why.unwrap().contains("(56KB)"));
+    }
+
     /// With no cutoff stated, a record takes the fork's own default for its backend (cpp 56 KiB,
     /// b12x 64 KiB), as a launch line does, never SGLang's automatic 48 KiB.
     #[test]
@@ -489,6 +523,7 @@ mod tests {
             args::VLLM_B12X_FORCE_MOE_A16,
             args::VLLM_PCIE_ALLREDUCE_BACKEND,
             args::VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE,
+            args::VLLM_CPP_AR_1STAGE_NCCL_CUTOFF,
         ] {
             assert!(
                 t::VLLM_ENV_MODELLED.iter().any(|(n, _)| *n == name),

@@ -626,8 +626,7 @@ impl VllmLine {
                 Some("1") => Some(PcieAllReduce {
                     engine: Engine::Vllm,
                     max_bytes: Some(
-                        pcie_cutoff_bytes(|k| self.env(k))
-                            .map_err(|why| bad(VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE, why))?,
+                        pcie_cutoff_bytes(|k| self.env(k)).map_err(|(name, why)| bad(name, why))?,
                     ),
                 }),
                 _ => None,
@@ -996,8 +995,17 @@ impl VllmLine {
 }
 
 /// The one-stage cutoff of the community build's PCIe custom all-reduce, as the rtx6kpro
-/// Kimi-K2.6 v4 runs state it ("VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff)").
+/// Kimi-K2.6 v4 runs state it ("VLLM_ENABLE_PCIE_ALLREDUCE=1 (cpp, 56KB cutoff)"), and the
+/// `cpp` backend's default for [`VLLM_CPP_AR_1STAGE_NCCL_CUTOFF`] (`default_cutoff = "56KB" if
+/// self._pcie_cpp_backend`).
 pub const VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES: u64 = 56 * 1024;
+
+/// The largest message the `cpp` backend's custom all-reduce takes; larger ones go to NCCL
+/// (local-inference-lab/vllm @28be48fa9 `custom_all_reduce.py`: `cpp_ar_cutoff =
+/// os.getenv("VLLM_CPP_AR_1STAGE_NCCL_CUTOFF", default_cutoff)`, `should_custom_ar` returns
+/// False above it; rtx6kpro `models/glm5.1/vllm-communicators-kimi-glm-2026-05-07.md` "usually
+/// 56KB", `0` its pure-NCCL runs). Read with the fork's `_parse_byte_size`.
+pub const VLLM_CPP_AR_1STAGE_NCCL_CUTOFF: &str = "VLLM_CPP_AR_1STAGE_NCCL_CUTOFF";
 
 /// The community fork's switch to b12x's W4A16 MoE (BF16 activations) in vLLM's b12x MoE
 /// runner: `=1` makes `B12xExperts` run quant mode `w4a16` whatever b12x's own
@@ -1081,20 +1089,36 @@ pub const VLLM_B12X_ONESHOT_DEFAULT_BYTES: u64 = 64 * 1024;
 
 /// The one-shot cutoff of the fork's PCIe all-reduce for a launch's environment: the `b12x`
 /// backend's stated size or its default ([`VLLM_B12X_ONESHOT_DEFAULT_BYTES`]), else the `cpp`
-/// backend's ([`VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES`]). One reading for a launch line and a record,
-/// so a record that states no cutoff is not given SGLang's automatic one.
-/// The `cpp` backend ignores `VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE`; under `b12x` a size
-/// [`byte_size`] cannot read is refused (`Err` says why and what to give), never taken as the
-/// default: the fork would fail on it, and a guessed cutoff moves every all-reduce's price.
-pub fn pcie_cutoff_bytes<'a>(env: impl Fn(&str) -> Option<&'a str>) -> Result<u64, String> {
-    if !env(VLLM_PCIE_ALLREDUCE_BACKEND).is_some_and(|b| b.eq_ignore_ascii_case("b12x")) {
-        return Ok(VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES);
-    }
-    match env(VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE) {
-        None => Ok(VLLM_B12X_ONESHOT_DEFAULT_BYTES),
-        Some(v) => byte_size(v).ok_or(format!(
-            "{VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE}={v} is no size the fork reads: give digits with \
-             K, KB, M or MB (64KB)"
+/// backend's stated [`VLLM_CPP_AR_1STAGE_NCCL_CUTOFF`] or its default
+/// ([`VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES`]). One reading for a launch line and a record, so a record
+/// that states no cutoff is not given SGLang's automatic one. Each backend ignores the other's
+/// size; a size [`byte_size`] cannot read is refused (`Err` names the variable, says why and
+/// what to give), never taken as the default: the fork would fail on it, and a guessed cutoff
+/// moves every all-reduce's price.
+pub fn pcie_cutoff_bytes<'a>(
+    env: impl Fn(&str) -> Option<&'a str>,
+) -> Result<u64, (&'static str, String)> {
+    let b12x = env(VLLM_PCIE_ALLREDUCE_BACKEND).is_some_and(|b| b.eq_ignore_ascii_case("b12x"));
+    let (name, default, example) = if b12x {
+        (
+            VLLM_PCIE_ONESHOT_ALLREDUCE_MAX_SIZE,
+            VLLM_B12X_ONESHOT_DEFAULT_BYTES,
+            "64KB",
+        )
+    } else {
+        (
+            VLLM_CPP_AR_1STAGE_NCCL_CUTOFF,
+            VLLM_PCIE_ALLREDUCE_CUTOFF_BYTES,
+            "56KB",
+        )
+    };
+    match env(name) {
+        None => Ok(default),
+        Some(v) => byte_size(v).ok_or((
+            name,
+            format!(
+                "{name}={v} is no size the fork reads: give digits with K, KB, M or MB ({example})"
+            ),
         )),
     }
 }

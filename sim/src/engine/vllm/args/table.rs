@@ -367,6 +367,10 @@ pub const VLLM_ENV_MODELLED: &[(&str, &str)] = &[
         "the b12x one-shot all-reduce's largest message, NCCL above (custom_all_reduce.py)",
     ),
     (
+        "VLLM_CPP_AR_1STAGE_NCCL_CUTOFF",
+        "the cpp backend's custom all-reduce's largest message, NCCL above (custom_all_reduce.py; 56KB by default)",
+    ),
+    (
         "VLLM_PCIE_ONESHOT_FUSED_ADD_RMS_NORM_MAX_SIZE",
         "with -cc.pass_config.fuse_allreduce_rms=True: the b12x one-shot all-reduce, residual add and RMSNorm as one kernel on one-token steps, up to this message (b12x_pcie_all_reduce.py)",
     ),
