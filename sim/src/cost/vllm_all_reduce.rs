@@ -78,8 +78,6 @@ pub struct VllmCustomAllReduce {
     max_bytes: f64,
     /// The community build's PCIe kernel on more than two GPUs, not stock vLLM's.
     community_pcie: bool,
-    /// Over routed peer access: vLLM runs it whatever it costs (its P2P check passes).
-    routed: bool,
 }
 
 impl VllmCustomAllReduce {
@@ -101,7 +99,8 @@ impl VllmCustomAllReduce {
             Some(cutoff) if community_pcie => cutoff as f64,
             _ => VLLM_CUSTOM_AR_MAX_BYTES,
         };
-        let (latency_s, bytes_per_s, routed) = match machine.engine_peer_path(group)? {
+        // over routed peer access too: the engines' P2P check passes, so it runs over that path
+        let (latency_s, bytes_per_s) = match machine.engine_peer_path(group)? {
             PeerPath::Real => (
                 if fully_connected {
                     NVLINK_LATENCY_S
@@ -109,15 +108,11 @@ impl VllmCustomAllReduce {
                     PCIE_LATENCY_S
                 },
                 real_one_shot_bytes_per_s(n, fully_connected, nccl.bandwidth_bytes_per_s()),
-                false,
             ),
             PeerPath::Routed {
                 latency_s,
                 bytes_per_s,
-            } => {
-                let (l, b) = routed_one_shot(n, latency_s, bytes_per_s);
-                (l, b, true)
-            }
+            } => routed_one_shot(n, latency_s, bytes_per_s),
         };
         Some(VllmCustomAllReduce {
             world_size: n,
@@ -126,7 +121,6 @@ impl VllmCustomAllReduce {
             bytes_per_s,
             max_bytes,
             community_pcie,
-            routed,
         })
     }
 
@@ -178,13 +172,12 @@ impl VllmCustomAllReduce {
         if bytes <= 0.0 || over {
             return nccl;
         }
-        let custom = if self.two_stage(bytes) {
+        if self.two_stage(bytes) {
             let n = self.world_size as f64;
             2.0 * self.latency_s + 2.0 * (n - 1.0) / n * bytes / self.bytes_per_s
         } else {
             self.latency_s + bytes / self.bytes_per_s
-        };
-        custom
+        }
     }
 }
 
