@@ -553,8 +553,9 @@ fn smallest_covering_sigma(
     // coverage only grows with sigma (every half-width does): bisect for the first step that
     // covers, the top where none does
     let (mut lo, mut hi) = (first, last.max(first));
-    if !covers(&at(hi).1) {
-        return at(hi);
+    let widest = at(hi);
+    if !covers(&widest.1) {
+        return widest;
     }
     while lo < hi {
         let mid = (lo + hi) / 2;

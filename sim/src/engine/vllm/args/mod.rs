@@ -984,6 +984,9 @@ impl VllmLine {
             ));
         }
         parts.extend(self.all2all_unused());
+        if let Some(note) = self.single_row_cutoff_note() {
+            parts.push(note);
+        }
         if self.on(&ENABLE_DBO) {
             parts.push(format!(
                 "{}: two micro-batches a step above 32 decode tokens, one's all-to-all under the other's compute, not priced",
@@ -991,6 +994,26 @@ impl VllmLine {
             ));
         }
         (!parts.is_empty()).then(|| format!("vLLM flags not modelled — {}", parts.join("; ")))
+    }
+}
+
+impl VllmLine {
+    /// A cpp-backend cutoff below one decode row's message (16 KiB: a hidden size of 8,192 in
+    /// bf16): the fork sends single-row messages to its custom kernel whatever the cutoff
+    /// (`VLLM_CPP_AR_IGNORE_CUTOFF_MAX_ROWS`, 1 by default for cpp, @28be48fa9
+    /// `custom_all_reduce.py`), which shardwise prices under the cutoff as stated.
+    fn single_row_cutoff_note(&self) -> Option<String> {
+        let on = self.env("VLLM_ENABLE_PCIE_ALLREDUCE") == Some("1");
+        let cpp = !self
+            .env(VLLM_PCIE_ALLREDUCE_BACKEND)
+            .is_some_and(|b| b.eq_ignore_ascii_case("b12x"));
+        let stated = self.env(VLLM_CPP_AR_1STAGE_NCCL_CUTOFF)?;
+        let bytes = byte_size(stated)?;
+        (on && cpp && bytes < 16 * 1024).then(|| {
+            format!(
+                "{VLLM_CPP_AR_1STAGE_NCCL_CUTOFF}={stated}: one-stream steps' single-row messages still take the custom all-reduce in the fork (VLLM_CPP_AR_IGNORE_CUTOFF_MAX_ROWS=1 by default), priced on NCCL above the cutoff as stated"
+            )
+        })
     }
 }
 

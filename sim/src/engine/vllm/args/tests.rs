@@ -486,3 +486,22 @@ fn optimization_levels_read_in_every_spelling() {
         "{e}"
     );
 }
+
+/// A cpp-backend cutoff below one decode row's message is priced as stated but said: the fork
+/// still sends single-row messages to its custom kernel (`VLLM_CPP_AR_IGNORE_CUTOFF_MAX_ROWS`).
+/// The usual 56KB says nothing, nor does the b12x backend, which ignores the variable.
+#[test]
+fn a_cpp_cutoff_below_one_row_is_said_not_modelled_for_single_rows() {
+    let serve = "vllm serve moonshotai/Kimi-K2.6 -tp 8";
+    let note = |env: &str| line(&format!("{env} {serve}")).not_modelled_line();
+    let zero = note("VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_CPP_AR_1STAGE_NCCL_CUTOFF=0").unwrap();
+    assert!(
+        zero.contains("VLLM_CPP_AR_1STAGE_NCCL_CUTOFF=0") && zero.contains("single-row"),
+        "{zero}"
+    );
+    assert!(note("VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_CPP_AR_1STAGE_NCCL_CUTOFF=56KB").is_none());
+    assert!(
+        note("VLLM_ENABLE_PCIE_ALLREDUCE=1 VLLM_PCIE_ALLREDUCE_BACKEND=b12x VLLM_CPP_AR_1STAGE_NCCL_CUTOFF=0")
+            .is_none()
+    );
+}
