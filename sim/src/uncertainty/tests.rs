@@ -256,6 +256,14 @@ fn offset_sources(offsets: &[f64], n: &[usize]) -> Vec<Residual> {
     out
 }
 
+/// `rs` as one first-contact records file.
+fn fc_set(rs: Vec<Residual>) -> error_fit::FirstContactSet {
+    error_fit::FirstContactSet {
+        file: "fc.json".into(),
+        residuals: rs,
+    }
+}
+
 #[test]
 fn every_source_weighs_the_same_in_the_between_source_spread() {
     let refs = offset_sources(&[0.0, 0.2, -0.1, 0.1], &[1000, 9, 9, 9]);
@@ -704,13 +712,9 @@ fn first_contact_spread_widens_new_sources_only() {
     let dev = offset_sources(&[0.0, 0.05, -0.05, 0.02, -0.02], &[60, 40, 30, 20, 10]);
     let far = offset_sources(&[0.3, -0.25, 0.2, -0.3], &[20, 20, 20, 20]);
     let near = offset_sources(&[0.01, -0.01, 0.0, 0.02], &[20, 20, 20, 20]);
-    let set = |rs: &[Residual]| error_fit::FirstContactSet {
-        file: "fc.json".into(),
-        residuals: rs.to_vec(),
-    };
     let plain = fit(&dev, "dev.json", &[], &[]);
-    let wide = fit(&dev, "dev.json", &[], &[set(&far)]);
-    let narrow = fit(&dev, "dev.json", &[], &[set(&near)]);
+    let wide = fit(&dev, "dev.json", &[], &[fc_set(far.clone())]);
+    let narrow = fit(&dev, "dev.json", &[], &[fc_set(near.clone())]);
     assert!(wide.first_contact.as_ref().unwrap().sigma_ln > plain.between.sigma_ln);
     let mut seen = regime("kimi", &[]);
     seen.source = "page0".into();
@@ -736,10 +740,7 @@ fn first_contact_spread_widens_new_sources_only() {
 fn a_new_sources_interval_is_centred_on_the_first_contact_sources() {
     let dev = offset_sources(&[0.0, 0.05, -0.05, 0.02, -0.02], &[60, 40, 30, 20, 10]);
     let low = offset_sources(&[-0.1, -0.15, -0.05, -0.12, -0.2], &[20; 5]);
-    let set = error_fit::FirstContactSet {
-        file: "fc.json".into(),
-        residuals: low,
-    };
+    let set = fc_set(low);
     let plain = fit(&dev, "dev.json", &[], &[]);
     let m = fit(&dev, "dev.json", &[], &[set]);
     let fc = m.first_contact.as_ref().unwrap();
@@ -796,10 +797,7 @@ fn a_new_sources_centre_is_where_the_covering_interval_is_shortest() {
         r.source = format!("fc-{}", r.source);
         r.regime.source = r.source.clone();
     }
-    let set = error_fit::FirstContactSet {
-        file: "fc.json".into(),
-        residuals: fc_rs.clone(),
-    };
+    let set = fc_set(fc_rs.clone());
     let m = fit(&dev, "dev.json", &[], &[set]);
     let fc = m.first_contact.as_ref().unwrap();
     assert!(
@@ -844,12 +842,8 @@ fn first_contact_sigma_is_fitted_by_kernel_ground() {
     };
     let measured = pages(&[0.08, -0.06, 0.04], "m", false);
     let extrapolated = pages(&[0.4, -0.35, 0.3, -0.3], "x", true);
-    let set = |rs: Vec<Residual>| error_fit::FirstContactSet {
-        file: "fc.json".into(),
-        residuals: rs,
-    };
     let both: Vec<Residual> = measured.iter().chain(&extrapolated).cloned().collect();
-    let m = fit(&dev, "dev.json", &[], &[set(both)]);
+    let m = fit(&dev, "dev.json", &[], &[fc_set(both)]);
     let fc = m.first_contact.as_ref().unwrap();
     let ground = |g: &str| fc.grounds.iter().find(|x| x.ground == g).unwrap();
     let (on, off) = (ground("kernels measured"), ground("kernels extrapolated"));
@@ -872,7 +866,7 @@ fn first_contact_sigma_is_fitted_by_kernel_ground() {
         &dev,
         "dev.json",
         &[],
-        &[set(few.into_iter().chain(extrapolated).collect())],
+        &[fc_set(few.into_iter().chain(extrapolated).collect())],
     );
     let fc = thin.first_contact.as_ref().unwrap();
     assert_eq!(fc.grounds.len(), 1, "{fc:?}");
@@ -1005,13 +999,9 @@ fn prior_pairs(miss: f64, n: usize) -> Vec<Residual> {
 #[test]
 fn a_prior_acceptance_on_one_side_widens_the_verdict_by_the_gain_misses_measured() {
     let dev = offset_sources(&[0.0, 0.05, -0.05, 0.02, -0.02], &[60, 40, 30, 20, 10]);
-    let set = |rs: Vec<Residual>| error_fit::FirstContactSet {
-        file: "fc.json".into(),
-        residuals: rs,
-    };
-    let wide = fit(&dev, "dev.json", &[], &[set(prior_pairs(0.25, 20))]);
-    let exact = fit(&dev, "dev.json", &[], &[set(prior_pairs(0.0, 20))]);
-    let few = fit(&dev, "dev.json", &[], &[set(prior_pairs(0.25, 3))]);
+    let wide = fit(&dev, "dev.json", &[], &[fc_set(prior_pairs(0.25, 20))]);
+    let exact = fit(&dev, "dev.json", &[], &[fc_set(prior_pairs(0.0, 20))]);
+    let few = fit(&dev, "dev.json", &[], &[fc_set(prior_pairs(0.25, 3))]);
     let fc = wide.first_contact.as_ref().unwrap();
     assert_eq!(fc.acceptance_gain_pairs, 20);
     assert!(fc.acceptance_gain_sigma_ln > 0.15, "{fc:?}");
