@@ -25,8 +25,15 @@ impl ModelSpec {
     /// Whether the checkpoint stores every part in BF16 (what a `--quantization` method
     /// quantizes at load; on a quantized checkpoint the method names that checkpoint's scheme).
     pub fn stored_in_bf16(&self) -> bool {
+        self.formats_used().iter().all(|x| *x == WeightFormat::Bf16)
+    }
+
+    /// Every format the checkpoint stores a quantizable part or a module override in (the
+    /// embedding table, never quantized by the supported schemes, left out), without repeats.
+    pub fn formats_used(&self) -> Vec<WeightFormat> {
         let f = &self.formats;
-        [
+        let mut out: Vec<WeightFormat> = Vec::new();
+        for x in [
             f.attention,
             f.dense_mlp,
             f.shared_experts,
@@ -34,9 +41,14 @@ impl ModelSpec {
             f.lm_head,
             f.mtp,
         ]
-        .iter()
-        .chain(self.module_formats.overrides.iter().map(|o| &o.format))
-        .all(|x| *x == WeightFormat::Bf16)
+        .into_iter()
+        .chain(self.module_formats.overrides.iter().map(|o| o.format))
+        {
+            if !out.contains(&x) {
+                out.push(x);
+            }
+        }
+        out
     }
 
     /// This spec as an online quantization loads it: each of [`LINEAR_PARTS`] stored in BF16

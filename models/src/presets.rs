@@ -1,6 +1,9 @@
 //! Embedded model presets (`models/presets/models/*.json`): serialized [`ModelSpec`]s written
 //! from the published HF configs, each with a `source` naming the HF repository. Tests check that
-//! each equals what the loader reads from the matching config in `data/hf-configs/`.
+//! each equals what the loader reads from the matching config in `data/hf-configs/`; the one
+//! checkpoint whose config is not carried (`glm-5.2-mxfp4-experts`, a community re-export) equals
+//! its base architecture's config with the formats its source states, and its bytes are checked
+//! against the KV tokens its published runs report (`sim/tests/mxfp4_experts.rs`).
 
 use crate::error::{ModelsError, Result};
 use crate::spec::ModelSpec;
@@ -20,6 +23,7 @@ const MODEL_PRESETS: &[(&str, &str)] = &[
     model_preset!("glm-5-nvfp4"),
     model_preset!("glm-5.1-nvfp4"),
     model_preset!("glm-5.2-nvfp4"),
+    model_preset!("glm-5.2-mxfp4-experts"),
     model_preset!("glm-5-fp8"),
     model_preset!("glm-4.7-fp8"),
     model_preset!("kimi-k2.5-nvfp4"),

@@ -371,3 +371,18 @@ fn new_families_resolve_from_their_hf_ids() {
         assert_eq!(spec.name, key, "{id}");
     }
 }
+
+/// festr2's GLM-5.2 with AMD's MXFP4 routed experts has no carried config: its preset is
+/// zai-org/GLM-5.2's BF16 architecture (the carried config) with only the routed experts in MXFP4,
+/// as its name and the rtx6kpro v15 launcher (`QUANTIZATION=mxfp4`, logs `quant_mode=w4a8_mx`)
+/// say; its id finds it.
+#[test]
+fn glm52_mxfp4_experts_is_the_bf16_architecture_with_mxfp4_routed_experts() {
+    let preset = ModelSpec::preset("glm-5.2-mxfp4-experts").unwrap();
+    let mut want = load("GLM-5.2.json");
+    assert!(want.stored_in_bf16(), "the carried GLM-5.2 config is BF16");
+    want.formats.routed_experts = models::WeightFormat::Mxfp4;
+    assert_eq!(preset, renamed(want, &preset));
+    let by_id = ModelSpec::preset_for_hf_id("festr2/GLM-5.2-BF16-AMDMXFP4experts").unwrap();
+    assert_eq!(by_id.name, "glm-5.2-mxfp4-experts");
+}

@@ -1,10 +1,12 @@
 //! The third batch of first-contact records (`validation/first-contact-3-records.json`,
 //! gathered in the fourteenth session): the file parses; every record expresses except those
-//! whose checkpoint no preset describes (MXFP4 / MXFP8 / NF3 weights, named as such, and the
-//! AWQ GLM-5.1 checkpoint), which are refused rather than read as NVFP4; every record cites one
-//! of the three pages the file was built from; the four GLM-5.2 v18 MTP 3 records whose page
+//! whose checkpoint no preset describes (MXFP8 / NF3 weights, named as such, and the AWQ GLM-5.1
+//! checkpoint), which are refused rather than read as NVFP4, and the AMD MXFP4-experts rows whose
+//! BF16 linears were converted at load by a config their flags do not carry; every record cites
+//! one of the three pages the file was built from; the five GLM-5.2 v18 MTP 3 records whose page
 //! prints the server's acceptance run on it (two of them since the twenty-eighth session read
-//! their helper's online-MXFP8 config), the other MTP-on records on the prior.
+//! their helper's online-MXFP8 config, the AMD MXFP4-experts one since the thirty-fourth), the
+//! other MTP-on records on the prior.
 
 mod common;
 use sim::records::{RecordSet, express};
@@ -21,9 +23,21 @@ fn the_records_express_unless_their_weights_match_no_preset() {
     // the MXFP8 checkpoints by name (GLM-5.1 v6's NVFP4-MXFP8 mix, the NF3 hybrid): the luke
     // NVFP4 rows whose linears the helper converts to MXFP8 at load express (twenty-eighth
     // session: their flags carry the helper's `--quantization-config`)
-    let foreign = ["mxfp4", "nvfp4-mxfp8", "nf3", "awq"];
-    let expressed = common::express_unless_foreign_weights(&path(), &foreign);
-    assert_eq!(set.records.len() - expressed.len(), 38);
+    // the AMD MXFP4-experts checkpoint has its preset (thirty-fourth session), but its rows
+    // whose linears were converted at load carry no config to read which: refused, not BF16
+    let foreign = ["nvfp4-mxfp8", "nf3", "awq"];
+    let expressed = common::express_unless(&path(), |r| {
+        let words = format!("{:?} {:?}", r.model, r.quant).to_ascii_lowercase();
+        foreign.iter().any(|f| words.contains(f))
+            || (r.id.contains("-amd-mxfp4-") && r.id.contains("online"))
+    });
+    assert_eq!(set.records.len() - expressed.len(), 38 - 2);
+    for (id, model) in expressed
+        .iter()
+        .filter(|(id, _)| id.contains("-amd-mxfp4-"))
+    {
+        assert_eq!(model, "glm-5.2-mxfp4-experts", "{id}");
+    }
     common::assert_online_mxfp8_rows_carry_their_spec(&set);
 }
 
@@ -43,6 +57,10 @@ fn a_stated_acceptance_is_used_and_the_rest_run_on_the_prior() {
     assert_eq!(
         measured,
         [
+            (
+                "rtx-glm52-v18-vllm-tp8-dcp1-amd-mxfp4-a8-mtp3-ctx0-c1".to_string(),
+                2.75
+            ),
             (
                 "rtx-glm52-v18-vllm-tp8-dcp1-luke-a16-mtp3-ctx0-c1".to_string(),
                 2.8
@@ -89,8 +107,9 @@ fn the_sixteen_gpu_host_pages_run_on_the_switch_box() {
             );
         }
     }
-    // every compared record of the file is a GLM-5.2 page's (the GLM-5.1 v6 rows are refused)
-    assert_eq!(on_the_host, 104);
+    // every compared record of the file is a GLM-5.2 page's (the GLM-5.1 v6 rows are refused);
+    // two of them the AMD MXFP4-experts checkpoint's since the thirty-fourth session
+    assert_eq!(on_the_host, 106);
 }
 
 /// The GLM-5.2 v14 sweep's records carry the launch of the runner the page names as its

@@ -18,7 +18,7 @@
 use super::machine_map::machine_preset;
 use super::metrics::{LLM_DECODE_BENCH_MAX_TOKENS, family, targets};
 pub use super::metrics::{MeasuredFigure, MetricFamily, Quantity};
-use super::model_map::{converted_to_mxfp8_at_load, format_without_preset, model_preset};
+use super::model_map::{converted_at_load, format_without_preset, model_preset};
 use super::nccl::NcclTuning;
 use super::speculation::{RecordSpeculation, record_prompt_kind, record_speculation};
 use super::unexpressible::stated;
@@ -366,6 +366,9 @@ fn read_sizes(r: &Record, why: &mut Vec<Unexpressible>) -> Sizes {
 /// or a reason naming its checkpoint, its quantization and where the cache was looked in.
 fn model_of(r: &Record, quant: &str, why: &mut Vec<Unexpressible>) -> Option<String> {
     let named = r.model.as_deref().unwrap_or("");
+    if let Some(preset) = model_preset(named, quant) {
+        return Some(preset.to_string());
+    }
     if let Some(format) = format_without_preset(named, quant) {
         why.push(Unexpressible::new(
             UnexpressibleKind::UnknownModel,
@@ -375,9 +378,6 @@ fn model_of(r: &Record, quant: &str, why: &mut Vec<Unexpressible>) -> Option<Str
             ),
         ));
         return None;
-    }
-    if let Some(preset) = model_preset(named, quant) {
-        return Some(preset.to_string());
     }
     let cached = models::hf_cache::is_repo_id(named)
         .then(|| models::ModelSpec::from_hf_cache(named))
@@ -635,6 +635,32 @@ pub fn a16_assumption(build: Option<B12xA16Build>, tc_decode: bool) -> String {
 /// (`parallel.mtp` unknown) carries: it is predicted without a draft.
 pub const SPECULATION_NOT_STATED: &str = "speculative decoding not stated (parallel.mtp unknown): predicted without a draft, as a launch line naming none runs";
 
+/// Why a record whose words say its BF16 linears were converted at load cannot be read, where
+/// its flags do not say how (`knobs` carry no linear spec of that format): priced as the
+/// checkpoint's BF16 it would be misread.
+fn unread_conversion(
+    model: &str,
+    quant: &str,
+    knobs: &LaunchKnobs,
+    engine: Engine,
+) -> Option<Unexpressible> {
+    let read = knobs.online_quant.as_ref().and_then(|q| q.linear);
+    let to = converted_at_load(quant).filter(|to| {
+        !read.is_some_and(|f| match *to {
+            "mxfp8" => f == models::WeightFormat::Mxfp8,
+            _ => matches!(f, models::WeightFormat::Fp8 { .. }),
+        })
+    })?;
+    Some(Unexpressible::new(
+        UnexpressibleKind::UnknownModel,
+        format!(
+            "`{model}` with BF16 linears converted to {up} at load ({quant}), but the flags carry no {flag} with a linear `{to}` spec to read which were: state the launch line's {flag}",
+            up = to.to_ascii_uppercase(),
+            flag = engine.flag(crate::engine::Knob::OnlineQuantization)
+        ),
+    ))
+}
+
 /// Maps `r` onto what shardwise simulates, or says why it cannot.
 pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
     let mut why: Vec<Unexpressible> = Vec::new();
@@ -675,16 +701,8 @@ pub fn express(r: &Record) -> Result<Expressed, Vec<Unexpressible>> {
         return Err(why);
     };
     let mut knobs = record_knobs(engine, &flags, &quant, (sizes.dcp, conc), &mut assumptions);
-    if converted_to_mxfp8_at_load(&quant)
-        && knobs.online_quant.as_ref().and_then(|q| q.linear) != Some(models::WeightFormat::Mxfp8)
-    {
-        return Err(vec![Unexpressible::new(
-            UnexpressibleKind::UnknownModel,
-            format!(
-                "`{model}` with BF16 linears converted to MXFP8 at load ({quant}), but the flags carry no {flag} with a linear `mxfp8` spec to read which were: state the launch line's {flag}",
-                flag = engine.flag(crate::engine::Knob::OnlineQuantization)
-            ),
-        )]);
+    if let Some(why) = unread_conversion(&model, &quant, &knobs, engine) {
+        return Err(vec![why]);
     }
     knobs.moe_default_config = r.engine.moe_kernel_config == Some(super::MoeKernelConfig::Default);
     let version = r.engine.version.as_deref().unwrap_or_default();

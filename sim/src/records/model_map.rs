@@ -11,6 +11,14 @@ pub const FORMATS_WITHOUT_PRESET: &[&str] = &["mxfp4", "mxfp8", "nf3"];
 /// The first of [`FORMATS_WITHOUT_PRESET`] the checkpoint name or the quantization words of its
 /// weights name (a KV cache's dtype is not the weights': [`weight_words`]).
 pub fn format_without_preset(model: &str, quant: &str) -> Option<&'static str> {
+    if named_checkpoint(model, quant).is_some() {
+        return None;
+    }
+    formats_named(model, quant).next()
+}
+
+/// Every one of [`FORMATS_WITHOUT_PRESET`] the checkpoint name or its weights' words name.
+fn formats_named(model: &str, quant: &str) -> impl Iterator<Item = &'static str> {
     let words = format!("{model} {}", weight_words(quant)).to_ascii_lowercase();
     // linears converted to MXFP8 as the engine loads them are the launch line's doing, read
     // from its `--quantization-config` (`records::mapping` refuses the record without one), not
@@ -19,16 +27,51 @@ pub fn format_without_preset(model: &str, quant: &str) -> Option<&'static str> {
     FORMATS_WITHOUT_PRESET
         .iter()
         .copied()
-        .filter(|f| !(online && *f == "mxfp8"))
-        .find(|f| words.contains(f))
+        .filter(move |f| !(online && *f == "mxfp8") && words.contains(f))
+}
+
+/// The preset of the checkpoint `model` names by its HuggingFace id (a preset's cited repository,
+/// or a re-upload [`models::ModelSpec::preset_for_hf_id`] knows), where the preset carries every
+/// microscaling or NF3 format the words name: festr2's GLM-5.2 with AMD's MXFP4 experts is its
+/// own preset's bytes, not a format no preset has.
+fn named_checkpoint(model: &str, quant: &str) -> Option<&'static str> {
+    let spec = models::ModelSpec::preset_for_hf_id(model)?;
+    let carried: Vec<String> = spec.formats_used().iter().map(|f| f.name()).collect();
+    formats_named(model, quant)
+        .all(|f| carried.iter().any(|c| c == f))
+        .then(|| {
+            models::ModelSpec::preset_names()
+                .into_iter()
+                .find(|n| *n == spec.name)
+        })
+        .flatten()
 }
 
 /// Whether a record's quantization words say the checkpoint's BF16 linears were quantized to
 /// MXFP8 as the engine loaded them ("online mxfp8", "converted to MXFP8 at load"), which a
 /// `--quantization-config` with a linear `mxfp8` spec does.
 pub fn converted_to_mxfp8_at_load(quant: &str) -> bool {
+    converted_at_load(quant) == Some("mxfp8")
+}
+
+/// The format a record's quantization words say the checkpoint's BF16 linears were quantized to
+/// as the engine loaded them: `mxfp8` ("online mxfp8", "converted to MXFP8 at load") or `fp8`
+/// ("online fp8", "converted to static block FP8 at load"); `None` where they say neither.
+pub fn converted_at_load(quant: &str) -> Option<&'static str> {
     let q = quant.to_ascii_lowercase();
-    q.contains("online mxfp8") || q.contains("converted to mxfp8 at load")
+    // the words between "converted to" and "at load": "MXFP8", "static block FP8"
+    let targets: Vec<&str> = q
+        .split("converted to")
+        .skip(1)
+        .filter(|rest| rest.contains(" at load"))
+        .filter_map(|rest| rest.split(" at load").next())
+        .collect();
+    ["mxfp8", "fp8"].into_iter().find(|f| {
+        q.contains(&format!("online {f}"))
+            || targets
+                .iter()
+                .any(|t| t.split_whitespace().any(|w| w == *f))
+    })
 }
 
 /// The quantization words that describe the weights: every clause (between `,` `;` `(` `)`)
@@ -49,6 +92,9 @@ fn weight_words(quant: &str) -> String {
 /// The model preset of a checkpoint name and quantization words; `None` where the words name a
 /// format no preset carries ([`format_without_preset`]).
 pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
+    if let Some(key) = named_checkpoint(model, quant) {
+        return Some(key);
+    }
     if format_without_preset(model, quant).is_some() {
         return None;
     }
@@ -171,14 +217,22 @@ mod tests {
     }
 
     /// MXFP4 experts are not NVFP4 though the words hold "fp4", and an MXFP8 checkpoint is not
-    /// the preset's bytes: no preset, never a misread. NVFP4 experts whose BF16 linears were
-    /// converted to MXFP8 at load are the preset's checkpoint (the launch line's
-    /// `--quantization-config` converts them, `records::mapping`).
+    /// the preset's bytes: no preset, never a misread, unless the checkpoint is one a preset
+    /// names and carries that format (festr2's GLM-5.2 with AMD's MXFP4 experts). NVFP4
+    /// experts whose BF16 linears were converted to MXFP8 at load are the preset's checkpoint
+    /// (the launch line's `--quantization-config` converts them, `records::mapping`).
     #[test]
     fn microscaling_and_nf3_checkpoints_match_no_preset() {
+        let amd = "festr2/GLM-5.2-BF16-AMDMXFP4experts";
+        assert_eq!(
+            model_preset(amd, "MXFP4 (OCP microscaling, not NVFP4) routed experts"),
+            Some("glm-5.2-mxfp4-experts")
+        );
+        // a format the named checkpoint does not carry is still none of its presets
+        assert_eq!(model_preset(amd, "MXFP4 experts with NF3 tiers"), None);
         for (model, quant) in [
             (
-                "festr2/GLM-5.2-BF16-AMDMXFP4experts",
+                "someone/GLM-5.2-AMDMXFP4experts",
                 "MXFP4 (OCP microscaling, not NVFP4) routed experts",
             ),
             ("madeby561/GLM-5.2-MXFP8-NVFP4-NF3-Hybrid", "mixed"),
@@ -196,10 +250,10 @@ mod tests {
             model_preset("lukealonso/GLM-5.2-NVFP4", online),
             Some("glm-5.2-nvfp4")
         );
-        // an MXFP4-expert checkpoint stays refused whatever was converted at load
+        // an unknown MXFP4-expert checkpoint stays refused whatever was converted at load
         assert!(
             super::format_without_preset(
-                "festr2/GLM-5.2-BF16-AMDMXFP4experts",
+                "someone/GLM-5.2-AMDMXFP4experts",
                 &format!("MXFP4 routed experts; {online}")
             )
             .is_some()
@@ -231,5 +285,26 @@ mod tests {
             model_preset("MiniMaxAI/MiniMax-M2.5", "fp8"),
             Some("minimax-m2.5")
         );
+    }
+
+    /// The format a record's words say the BF16 linears were converted to at load.
+    #[test]
+    fn a_conversion_at_load_is_read_from_the_words() {
+        use super::converted_at_load;
+        for (words, want) in [
+            (
+                "nvfp4; online mxfp8: eligible BF16 dense linears converted to MXFP8 at load",
+                Some("mxfp8"),
+            ),
+            (
+                "eligible BF16 dense linears converted to static block FP8 at load",
+                Some("fp8"),
+            ),
+            ("online fp8 of the dense linears", Some("fp8")),
+            ("nvfp4 (modelopt_fp4); fp8 KV cache", None),
+            ("fp8 block weights converted to bf16 for the draft", None),
+        ] {
+            assert_eq!(converted_at_load(words), want, "{words}");
+        }
     }
 }

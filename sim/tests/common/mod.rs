@@ -125,16 +125,28 @@ pub fn express_unless_foreign_weights(
     path: &std::path::Path,
     foreign: &[&str],
 ) -> Vec<(String, String)> {
-    let set = sim::records::RecordSet::load(path).unwrap();
-    let mut expressed = Vec::new();
-    for r in &set.records {
+    express_unless(path, |r| {
         let words = format!(
             "{} {}",
             r.model.as_deref().unwrap_or(""),
             r.quant.as_deref().unwrap_or("")
         )
         .to_ascii_lowercase();
-        let named = foreign.iter().any(|f| words.contains(f));
+        foreign.iter().any(|f| words.contains(f))
+    })
+}
+
+/// [`express_unless_foreign_weights`] with the records to be refused (as an unknown model)
+/// picked by `refused`.
+pub fn express_unless(
+    path: &std::path::Path,
+    refused: impl Fn(&sim::records::Record) -> bool,
+) -> Vec<(String, String)> {
+    let set = sim::records::RecordSet::load(path).unwrap();
+    let mut expressed = Vec::new();
+    for r in &set.records {
+        let named = refused(r);
+        let words = format!("{:?} {:?}", r.model, r.quant);
         match sim::records::express(r) {
             Ok(e) => {
                 assert!(!named, "{} expressed despite {words}", r.id);
