@@ -26,6 +26,8 @@ const MODEL_PRESETS: &[(&str, &str)] = &[
     model_preset!("glm-5.2-mxfp4-experts"),
     model_preset!("glm-5.2-fp8-mxfp4-experts"),
     model_preset!("glm-5-fp8"),
+    model_preset!("glm-5.1-fp8"),
+    model_preset!("glm-5.2-fp8"),
     model_preset!("glm-4.7-fp8"),
     model_preset!("kimi-k2.5-nvfp4"),
     model_preset!("kimi-k2.5"),

@@ -387,41 +387,66 @@ fn glm52_mxfp4_experts_is_the_bf16_architecture_with_mxfp4_routed_experts() {
     assert_eq!(by_id.name, "glm-5.2-mxfp4-experts");
 }
 
-/// festr2's GLM-5.2 FP8 with MXFP4 routed experts, converted from zai-org/GLM-5.2-FP8: neither
-/// config is carried, so its preset is zai-org/GLM-5.2's architecture with zai-org/GLM-5-FP8's
-/// FP8 block-128 quantization config (zai's FP8 release of the same 78-layer family) and the
-/// routed experts in MXFP4, as the rtx6kpro glm5.2_mxfp4 page's 'Checkpoint Layout' states
-/// (dense, attention and MTP tensors the original FP8; routed experts MXFP4, UE8M0 K/32
-/// scales). With `SHARDWISE_REGEN_PRESETS=1` the preset is rewritten from that.
-#[test]
-fn glm52_fp8_mxfp4_experts_is_zai_fp8_with_mxfp4_routed_experts() {
-    let key = "glm-5.2-fp8-mxfp4-experts";
+/// `arch`'s config with zai-org/GLM-5-FP8's FP8 block-128 quantization config (zai's FP8 release of
+/// the same 78-layer family), as the loader reads it.
+fn with_zai_fp8_scheme(arch: &str) -> ModelSpec {
     let read = |f: &str| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(common::configs_dir().join(f)).unwrap())
             .unwrap()
     };
-    let mut config = read("GLM-5.2.json");
+    let mut config = read(arch);
     config["quantization_config"] = read("GLM-5-FP8.json")["quantization_config"].clone();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.json");
     std::fs::write(&path, config.to_string()).unwrap();
-    let mut want = ModelSpec::from_hf_config(&path).unwrap();
+    let spec = ModelSpec::from_hf_config(&path).unwrap();
     assert_eq!(
-        want.formats.attention,
+        spec.formats.attention,
         models::WeightFormat::Fp8 { block: 128 },
-        "the FP8 scheme applies to GLM-5.2's layers"
+        "the FP8 scheme applies to {arch}'s layers"
     );
-    want.formats.routed_experts = models::WeightFormat::Mxfp4;
+    spec
+}
+
+/// `want` (renamed) is the preset `key`, which the HF id `id` finds; with
+/// `SHARDWISE_REGEN_PRESETS=1` the preset is rewritten from `want` (keeping its source).
+fn assert_derived_preset(key: &str, id: &str, want: ModelSpec) {
     let path = format!("{}/presets/models/{key}.json", env!("CARGO_MANIFEST_DIR"));
     if std::env::var_os("SHARDWISE_REGEN_PRESETS").is_some() {
-        let mut named = want.clone();
+        let mut named = want;
         named.name = key.to_string();
         named.source = ModelSpec::preset(key).map(|p| p.source).unwrap_or_default();
         std::fs::write(&path, preset_json(&named)).unwrap();
         return;
     }
     let preset = ModelSpec::preset(key).unwrap();
-    assert_eq!(renamed(want, &preset), preset);
-    let by_id = ModelSpec::preset_for_hf_id("festr2/GLM-5.2-FP8-MXFP4-Experts").unwrap();
-    assert_eq!(by_id.name, key);
+    assert_eq!(renamed(want, &preset), preset, "{key}");
+    assert_eq!(ModelSpec::preset_for_hf_id(id).unwrap().name, key, "{id}");
+}
+
+/// zai's FP8 releases of GLM-5.1 and GLM-5.2, whose configs are not carried: each model's
+/// carried architecture with GLM-5-FP8's scheme.
+#[test]
+fn zai_glm5x_fp8_presets_are_their_architecture_with_the_glm5_fp8_scheme() {
+    for (key, id, arch) in [
+        ("glm-5.1-fp8", "zai-org/GLM-5.1-FP8", "GLM-5.1.json"),
+        ("glm-5.2-fp8", "zai-org/GLM-5.2-FP8", "GLM-5.2.json"),
+    ] {
+        assert_derived_preset(key, id, with_zai_fp8_scheme(arch));
+    }
+}
+
+/// festr2's GLM-5.2 FP8 with MXFP4 routed experts, converted from zai-org/GLM-5.2-FP8: its
+/// preset is `glm-5.2-fp8` with the routed experts in MXFP4, as the rtx6kpro glm5.2_mxfp4 page's
+/// 'Checkpoint Layout' states (dense, attention and MTP tensors the original FP8; routed
+/// experts MXFP4, UE8M0 K/32 scales).
+#[test]
+fn glm52_fp8_mxfp4_experts_is_zai_fp8_with_mxfp4_routed_experts() {
+    let mut want = with_zai_fp8_scheme("GLM-5.2.json");
+    want.formats.routed_experts = models::WeightFormat::Mxfp4;
+    assert_derived_preset(
+        "glm-5.2-fp8-mxfp4-experts",
+        "festr2/GLM-5.2-FP8-MXFP4-Experts",
+        want,
+    );
 }

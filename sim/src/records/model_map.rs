@@ -139,12 +139,25 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
     // GLM-5.1 is GLM-5's architecture with its own ModelOpt exclusion list (models' preset);
     // community NVFP4 uploads (lukealonso/GLM-5.1-NVFP4-MTP) are the same quantization
     if m.contains("glm-5.1") {
-        return fp4.then_some("glm-5.1-nvfp4");
+        return if fp4 {
+            Some("glm-5.1-nvfp4")
+        } else if q.contains("fp8") {
+            // zai's FP8 release (its preset: GLM-5.1 with GLM-5-FP8's block-128 scheme)
+            Some("glm-5.1-fp8")
+        } else {
+            None
+        };
     }
     // GLM-5.2 has its own preset (issue 35): GLM-5.1's layer shapes with the indexer shared by
     // three of every four layers and 1M positions (data/hf-configs/GLM-5.2-NVFP4.json)
     if m.contains("glm-5.2") {
-        return fp4.then_some("glm-5.2-nvfp4");
+        return if fp4 {
+            Some("glm-5.2-nvfp4")
+        } else if q.contains("fp8") {
+            Some("glm-5.2-fp8")
+        } else {
+            None
+        };
     }
     // lukealonso's Qwen3.5 NVFP4 quantizes the routed experts only, as nvidia's preset does
     if m.contains("qwen3.5-397b") {
@@ -272,6 +285,15 @@ mod tests {
             Some("glm-5.2-nvfp4")
         );
         assert_eq!(model_preset("zai-org/GLM-5.2", "bf16"), None);
+        // zai's FP8 releases (thirty-fourth session)
+        assert_eq!(
+            model_preset("zai-org/GLM-5.2-FP8", "fp8"),
+            Some("glm-5.2-fp8")
+        );
+        assert_eq!(
+            model_preset("zai-org/GLM-5.1-FP8", "fp8"),
+            Some("glm-5.1-fp8")
+        );
     }
 
     /// Issue 35: the AWQ INT4 MiniMax-M2.5 upload resolves to its preset (it was unknown-model).
