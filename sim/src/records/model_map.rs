@@ -106,14 +106,8 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
     let m = model.to_ascii_lowercase();
     let q = format!("{m} {}", weight_words(quant));
     let fp4 = q.contains("nvfp4") || q.contains("fp4");
-    if m.contains("glm-5") && !m.contains("glm-5.") {
-        return if fp4 {
-            Some("glm-5-nvfp4")
-        } else if q.contains("fp8") {
-            Some("glm-5-fp8")
-        } else {
-            None
-        };
+    if let Some(key) = glm5_preset(&m, fp4, q.contains("fp8")) {
+        return key;
     }
     if m.contains("kimi-k2") {
         // K2.5 and K2.6 are one architecture with the MoonViT vision tower (data/hf-configs:
@@ -132,29 +126,6 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
             } else {
                 "kimi-k2.5-nvfp4"
             })
-        } else {
-            None
-        };
-    }
-    // GLM-5.1 is GLM-5's architecture with its own ModelOpt exclusion list (models' preset);
-    // community NVFP4 uploads (lukealonso/GLM-5.1-NVFP4-MTP) are the same quantization
-    if m.contains("glm-5.1") {
-        return if fp4 {
-            Some("glm-5.1-nvfp4")
-        } else if q.contains("fp8") {
-            // zai's FP8 release (its preset: GLM-5.1 with GLM-5-FP8's block-128 scheme)
-            Some("glm-5.1-fp8")
-        } else {
-            None
-        };
-    }
-    // GLM-5.2 has its own preset (issue 35): GLM-5.1's layer shapes with the indexer shared by
-    // three of every four layers and 1M positions (data/hf-configs/GLM-5.2-NVFP4.json)
-    if m.contains("glm-5.2") {
-        return if fp4 {
-            Some("glm-5.2-nvfp4")
-        } else if q.contains("fp8") {
-            Some("glm-5.2-fp8")
         } else {
             None
         };
@@ -196,6 +167,32 @@ pub fn model_preset(model: &str, quant: &str) -> Option<&'static str> {
         };
     }
     None
+}
+
+/// The GLM-5 family's presets by version (GLM-5, 5.1, 5.2) and format: `None` for another
+/// model, `Some(None)` for a GLM-5.x format no preset has (BF16). GLM-5.1 is GLM-5's
+/// architecture with its own ModelOpt exclusion list (community NVFP4 uploads such as
+/// lukealonso/GLM-5.1-NVFP4-MTP are the same quantization); GLM-5.2 has its own presets (issue
+/// 35: GLM-5.1's layer shapes with the indexer shared by three of every four layers and 1M
+/// positions); zai's FP8 releases of 5.1 and 5.2 are their architecture with GLM-5-FP8's
+/// block-128 scheme.
+fn glm5_preset(m: &str, fp4: bool, fp8: bool) -> Option<Option<&'static str>> {
+    let [nvfp4, fp8_key] = if m.contains("glm-5.1") {
+        ["glm-5.1-nvfp4", "glm-5.1-fp8"]
+    } else if m.contains("glm-5.2") {
+        ["glm-5.2-nvfp4", "glm-5.2-fp8"]
+    } else if m.contains("glm-5") && !m.contains("glm-5.") {
+        ["glm-5-nvfp4", "glm-5-fp8"]
+    } else {
+        return None;
+    };
+    Some(if fp4 {
+        Some(nvfp4)
+    } else if fp8 {
+        Some(fp8_key)
+    } else {
+        None
+    })
 }
 
 #[cfg(test)]
