@@ -1,0 +1,42 @@
+//! The eighth batch of public records (`validation/first-contact-8-records.json`, thirty-fourth
+//! session): GLM-5.2 FP8 under SGLang on 8× H200 and 8× B200 from the SGLang cookbook's per-cell
+//! benchmark file (`docs_new/src/snippets/configs/zai-org/glm-5.2-benchmarks.jsx` at two
+//! commits), each with the launch of the cookbook cell its comment matches, written by a helper
+//! from the cookbook files alone before any prediction was run. The file parses; every record
+//! cites that file at one of its two commits; every record expresses on zai's FP8 preset
+//! (`glm-5.2-fp8`). It is not a first-contact file of the error model: nothing was fitted on it,
+//! so its interval figures are out of sample.
+
+mod common;
+use sim::records::RecordSet;
+use std::path::PathBuf;
+
+fn path() -> PathBuf {
+    common::validation_file("first-contact-8-records.json")
+}
+
+#[test]
+fn every_record_cites_the_cookbook_benchmark_file() {
+    let pages = [
+        "sgl-project/sglang:docs_new/src/snippets/configs/zai-org/glm-5.2-benchmarks.jsx@00081a00d5b3b8111df81151db7cbd518612c549",
+        "sgl-project/sglang:docs_new/src/snippets/configs/zai-org/glm-5.2-benchmarks.jsx@27132f7b2ec6590758fd8ae519878deb0a76493b",
+    ];
+    common::assert_every_record_cites_one_of(&path(), &pages);
+}
+
+#[test]
+fn every_record_expresses_on_zais_fp8_preset() {
+    let set = RecordSet::load(&path()).expect("validation/first-contact-8-records.json parses");
+    assert!(set.unreadable.is_empty(), "{:?}", set.unreadable);
+    assert_eq!(set.records.len(), 17);
+    let expressed = common::express_unless_foreign_weights(&path(), &[]);
+    assert_eq!(expressed.len(), 17);
+    for (id, model) in &expressed {
+        assert_eq!(model, "glm-5.2-fp8", "{id}");
+    }
+}
+
+#[test]
+fn the_file_is_not_a_first_contact_file_of_the_error_model() {
+    common::assert_not_in_the_error_model("first-contact-8-records.json");
+}
