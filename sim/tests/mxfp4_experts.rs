@@ -4,10 +4,8 @@
 
 mod common;
 
-use models::{Layout, ModelSpec};
-use sim::cost::{IterationModel, Knobs, ServedModel};
-use sim::engine::vllm::args::VllmLine;
-use sim::machine::Machine;
+use models::ModelSpec;
+use sim::cost::{IterationModel, ServedModel};
 
 /// The KV-cache tokens vLLM reported at start-up on the rtx6kpro GLM-5.2 v15 page
 /// (Visual-Synthesizer/rtx6kpro `models/glm5.2_v15.md` @28065baf, '## v15 Reduced Validation',
@@ -18,22 +16,12 @@ const PAGE_KV_TOKENS_NVFP4: f64 = 575_488.0;
 const PAGE_KV_TOKENS_MXFP4_EXPERTS: f64 = 624_896.0;
 
 fn served(model: &str) -> ServedModel {
-    let machine = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
     let line = format!(
         "vllm serve {model} --tensor-parallel-size 8 --kv-cache-dtype fp8 \
          --gpu-memory-utilization 0.90 --max-model-len 131072 --max-num-seqs 1 \
          --max-num-batched-tokens 8192 --max-cudagraph-capture-size 6"
     );
-    let spec = ModelSpec::preset_for_hf_id(model).unwrap();
-    let l = VllmLine::parse(&line).unwrap().unwrap();
-    let layout = Layout {
-        tp: 8,
-        pp: 1,
-        ep: 1,
-        dp_attention: false,
-    };
-    let (opts, _) = l.server_options(&layout, &machine).unwrap();
-    ServedModel::new(&machine, &spec, layout, &opts, Knobs::default()).unwrap()
+    common::vllm_served_tp8(&ModelSpec::preset_for_hf_id(model).unwrap(), &line)
 }
 
 /// The MXFP4 experts (one 1-byte scale per 32 values) hold 1/32 of a byte a value less than

@@ -5,27 +5,16 @@
 
 mod common;
 
-use models::{Layout, ModelSpec, WeightFormat};
-use sim::cost::{IterationModel, Knobs, ServedModel};
+use models::{ModelSpec, WeightFormat};
+use sim::cost::{IterationModel, ServedModel};
 use sim::engine::vllm::args::VllmLine;
-use sim::machine::Machine;
 
 const BASE: &str = "vllm serve lukealonso/GLM-5.2-NVFP4 --tensor-parallel-size 8 --kv-cache-dtype fp8 --quantization modelopt_fp4 --gpu-memory-utilization 0.9 --max-model-len 131072 --max-num-seqs 32";
 const MXFP8: &str =
     r#"--quantization-config '{"linear":{"weight":"mxfp8"},"ignore":["re:.*kv_b_proj"]}'"#;
 
 fn served(line: &str) -> ServedModel {
-    let machine = Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
-    let spec = ModelSpec::preset("glm-5.2-nvfp4").unwrap();
-    let l = VllmLine::parse(line).unwrap().unwrap();
-    let layout = Layout {
-        tp: 8,
-        pp: 1,
-        ep: 1,
-        dp_attention: false,
-    };
-    let (opts, _) = l.server_options(&layout, &machine).unwrap();
-    ServedModel::new(&machine, &spec, layout, &opts, Knobs::default()).unwrap()
+    common::vllm_served_tp8(&ModelSpec::preset("glm-5.2-nvfp4").unwrap(), line)
 }
 
 /// The online MXFP8 linears hold about half the BF16 ones' bytes (1 + 1/32 a value against 2):

@@ -310,3 +310,20 @@ pub fn assert_mtp_on_records_have_one_off_twin_each(path: &std::path::Path) -> u
     }
     on_records
 }
+
+/// The served model of a vLLM launch line `line` at TP 8 on the RTX PRO 6000 bare-metal box, the
+/// model's spec given (`ModelSpec` of the line's checkpoint or a preset).
+pub fn vllm_served_tp8(spec: &models::ModelSpec, line: &str) -> sim::cost::ServedModel {
+    let machine = sim::machine::Machine::resolve("rtx-pro-6000-x8-baremetal").unwrap();
+    let l = sim::engine::vllm::args::VllmLine::parse(line)
+        .unwrap()
+        .unwrap();
+    let layout = models::Layout {
+        tp: 8,
+        pp: 1,
+        ep: 1,
+        dp_attention: false,
+    };
+    let (opts, _) = l.server_options(&layout, &machine).unwrap();
+    sim::cost::ServedModel::new(&machine, spec, layout, &opts, sim::cost::Knobs::default()).unwrap()
+}
