@@ -40,3 +40,46 @@ fn every_record_expresses_on_zais_fp8_preset() {
 fn the_file_is_not_a_first_contact_file_of_the_error_model() {
     common::assert_not_in_the_error_model("first-contact-8-records.json");
 }
+
+/// The DP-attention cells name `--moe-a2a-backend deepep`: a record's SGLang flags carry it to
+/// the prediction (until the thirty-fourth session only vLLM's `--all2all-backend` was read from
+/// a record, and these cells were priced as DP attention with the experts TP-sliced), and a
+/// launch line without `--ep-size` reads it as SGLang does, the experts expert-parallel over
+/// the TP group.
+#[test]
+fn the_dp_attention_cells_run_their_all_to_all_backend() {
+    let set = RecordSet::load(&path()).unwrap();
+    let mut deepep = 0;
+    for r in &set.records {
+        let e = sim::records::express(r).unwrap();
+        let named = r
+            .engine
+            .flags
+            .as_deref()
+            .unwrap_or("")
+            .contains("--moe-a2a-backend deepep");
+        assert_eq!(
+            e.knobs.moe_a2a_backend.as_deref(),
+            named.then_some("deepep"),
+            "{}",
+            r.id
+        );
+        deepep += usize::from(named);
+    }
+    assert_eq!(deepep, 9);
+    let line = "python3 -m sglang.launch_server --model-path zai-org/GLM-5.2-FP8 --tp 8 --dp 8 --enable-dp-attention --moe-a2a-backend deepep --mem-fraction-static 0.85";
+    let v = common::sim_json(&[
+        "predict",
+        "--machine",
+        "b200-x8",
+        "--server-args",
+        line,
+        "--batch",
+        "8",
+        "--context",
+        "1024",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["layouts"][0]["layout"], "TP8+EP8+DPA", "{v}");
+}

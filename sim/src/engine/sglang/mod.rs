@@ -104,6 +104,11 @@ impl ServingEngine for Sglang {
         if let Some(b) = knobs.cuda_graph_max_bs {
             o.cuda_graph_max_bs = b;
         }
+        // `--moe-a2a-backend` as the record's flags name it (the experts' tokens travel by it
+        // under expert parallelism; SGLang sets `ep_size = tp_size` for it, `SglangArgs::sizes`)
+        if let Some(b) = &knobs.moe_a2a_backend {
+            o.moe_a2a_backend = Some(b.clone());
+        }
     }
 
     /// Its radix cache, on unless `--disable-radix-cache` (hybrid models too, through

@@ -125,6 +125,9 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
         }
         d if d == f::CONTEXT_LENGTH.dest => k.context_length = number(),
         d if d == f::MOE_RUNNER_BACKEND.dest => k.moe_runner_backend = arg.map(str::to_string),
+        d if d == f::MOE_A2A_BACKEND.dest => {
+            k.moe_a2a_backend = arg.filter(|b| *b != "none").map(str::to_string)
+        }
         d if d == f::ATTENTION_BACKEND.dest => k.attention_backend = arg.map(str::to_string),
         d if d == f::NSA_PREFILL_BACKEND.dest => k.nsa.prefill = arg.map(str::to_string),
         d if d == f::NSA_DECODE_BACKEND.dest => k.nsa.decode = arg.map(str::to_string),

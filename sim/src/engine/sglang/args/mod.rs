@@ -221,6 +221,20 @@ pub struct LayoutSizes {
     pub dist_init_addr: Option<String>,
 }
 
+/// The `--moe-a2a-backend` values for which SGLang sets `ep_size` to `tp_size`, with a warning
+/// ("DeepEP MoE is enabled. The expert parallel size is adjusted to be the same as the tensor
+/// parallel size", `ServerArgs._handle_a2a_moe`, python/sglang/srt/server_args.py, read in
+/// lukealonso/sglang main c70c22a1, 2026-03-20). The backends added after that read keep the
+/// `--ep-size` given.
+pub const A2A_BACKENDS_SETTING_EP: [&str; 6] = [
+    "deepep",
+    "mooncake",
+    "nixl",
+    "ascend_fuseep",
+    "flashinfer",
+    "mori",
+];
+
 /// Server options with SGLang's defaults filled in, and which were filled in.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResolvedOptions {
@@ -305,12 +319,21 @@ impl SglangArgs {
         self.string(&MODEL_PATH)
     }
 
-    /// The parallel sizes and node flags as given.
+    /// The parallel sizes and node flags as given, with what SGLang derives from them: an
+    /// all-to-all MoE backend runs the experts expert-parallel over the whole TP group, so
+    /// SGLang sets `ep_size = tp_size` whatever `--ep-size` says ([`A2A_BACKENDS_SETTING_EP`]).
     pub fn sizes(&self) -> LayoutSizes {
+        let a2a_sets_ep = self
+            .string(&table::MOE_A2A_BACKEND)
+            .is_some_and(|b| A2A_BACKENDS_SETTING_EP.contains(&b));
         LayoutSizes {
             tp: self.uint(&TP_SIZE),
             pp: self.uint(&PP_SIZE),
-            ep: self.uint(&EP_SIZE),
+            ep: if a2a_sets_ep {
+                Some(self.uint(&TP_SIZE).unwrap_or(1))
+            } else {
+                self.uint(&EP_SIZE)
+            },
             dp: self.uint(&DP_SIZE),
             enable_dp_attention: self.on(&ENABLE_DP_ATTENTION),
             nnodes: self.uint(&NNODES),

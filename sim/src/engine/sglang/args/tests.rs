@@ -489,3 +489,19 @@ fn cuda_graph_bs_sets_the_graph_limit_as_sglang_does() {
         assert!(err.to_string().contains(says), "{more}: {err}");
     }
 }
+
+/// An all-to-all MoE backend makes SGLang run the experts expert-parallel over the whole TP
+/// group (`ServerArgs._handle_a2a_moe`: `ep_size = tp_size`, whatever `--ep-size` says): the
+/// SGLang cookbook's DP-attention lines name `--moe-a2a-backend deepep` and no `--ep-size`; a
+/// backend shardwise has not read the rule for keeps the size given.
+#[test]
+fn an_all_to_all_backend_sets_the_expert_parallel_size_to_tp() {
+    let ep = |line: &str| from_launch_line(line).unwrap().sizes().ep;
+    let cookbook = "--model-path zai-org/GLM-5.2-FP8 --tp 8 --dp 8 --enable-dp-attention --moe-a2a-backend deepep";
+    assert_eq!(ep(cookbook), Some(8));
+    assert_eq!(ep(&format!("{cookbook} --ep-size 4")), Some(8));
+    assert_eq!(ep("--tp 4 --moe-a2a-backend mooncake"), Some(4));
+    assert_eq!(ep("--tp 8 --moe-a2a-backend none"), None);
+    assert_eq!(ep("--tp 8 --ep-size 2 --moe-a2a-backend pplx"), Some(2));
+    assert_eq!(ep("--tp 8 --ep-size 2"), Some(2));
+}
