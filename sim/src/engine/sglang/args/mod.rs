@@ -329,10 +329,11 @@ impl SglangArgs {
         LayoutSizes {
             tp: self.uint(&TP_SIZE),
             pp: self.uint(&PP_SIZE),
-            ep: if a2a_sets_ep {
-                Some(self.uint(&TP_SIZE).unwrap_or(1))
-            } else {
-                self.uint(&EP_SIZE)
+            // without --tp the layouts are ranked, each with its own TP group and the backend
+            // where it runs ([`crate::options::runnable_on`])
+            ep: match self.uint(&TP_SIZE) {
+                Some(tp) if a2a_sets_ep => Some(tp),
+                _ => self.uint(&EP_SIZE),
             },
             dp: self.uint(&DP_SIZE),
             enable_dp_attention: self.on(&ENABLE_DP_ATTENTION),

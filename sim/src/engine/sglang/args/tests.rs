@@ -504,4 +504,6 @@ fn an_all_to_all_backend_sets_the_expert_parallel_size_to_tp() {
     assert_eq!(ep("--tp 8 --moe-a2a-backend none"), None);
     assert_eq!(ep("--tp 8 --ep-size 2 --moe-a2a-backend pplx"), Some(2));
     assert_eq!(ep("--tp 8 --ep-size 2"), Some(2));
+    // no --tp: every layout is ranked, each with the backend where it runs
+    assert_eq!(ep("--moe-a2a-backend deepep"), None);
 }
