@@ -8,7 +8,6 @@
 //! figures are out of sample.
 
 mod common;
-use sim::records::RecordSet;
 use std::path::PathBuf;
 
 fn path() -> PathBuf {
@@ -24,14 +23,11 @@ fn every_record_cites_the_page() {
 
 #[test]
 fn every_record_expresses_on_its_checkpoints_preset() {
-    let set = RecordSet::load(&path()).expect("validation/first-contact-7-records.json parses");
-    assert!(set.unreadable.is_empty(), "{:?}", set.unreadable);
-    assert_eq!(set.records.len(), 4);
-    let expressed = common::express_unless_foreign_weights(&path(), &[]);
-    assert_eq!(expressed.len(), 4);
-    for (id, model) in &expressed {
-        assert_eq!(model, "glm-5.2-fp8-mxfp4-experts", "{id}");
-    }
+    common::assert_every_record_expresses_on(
+        "first-contact-7-records.json",
+        4,
+        "glm-5.2-fp8-mxfp4-experts",
+    );
 }
 
 #[test]

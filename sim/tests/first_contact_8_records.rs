@@ -26,14 +26,7 @@ fn every_record_cites_the_cookbook_benchmark_file() {
 
 #[test]
 fn every_record_expresses_on_zais_fp8_preset() {
-    let set = RecordSet::load(&path()).expect("validation/first-contact-8-records.json parses");
-    assert!(set.unreadable.is_empty(), "{:?}", set.unreadable);
-    assert_eq!(set.records.len(), 17);
-    let expressed = common::express_unless_foreign_weights(&path(), &[]);
-    assert_eq!(expressed.len(), 17);
-    for (id, model) in &expressed {
-        assert_eq!(model, "glm-5.2-fp8", "{id}");
-    }
+    common::assert_every_record_expresses_on("first-contact-8-records.json", 17, "glm-5.2-fp8");
 }
 
 #[test]

@@ -57,21 +57,12 @@ fn the_mxfp4_experts_free_the_kv_tokens_the_page_measured() {
 /// moment, 27% slow).
 #[test]
 fn a_conversion_at_load_the_flags_do_not_state_is_refused() {
-    let record = |quant: &str| -> sim::records::Record {
-        serde_json::from_value(serde_json::json!({
-            "id": "amd",
-            "hardware": {"gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "count": 8,
-                         "p2p": "enabled", "virtualized": false},
-            "engine": {"name": "vllm",
-                       "flags": "vllm serve festr2/GLM-5.2-BF16-AMDMXFP4experts --tensor-parallel-size 8 --quantization mxfp4 --kv-cache-dtype fp8"},
-            "model": "festr2/GLM-5.2-BF16-AMDMXFP4experts",
-            "quant": quant,
-            "parallel": {"tp": 8, "pp": 1, "ep": 1, "dp": 1, "mtp": false},
-            "workload": {"input_len": 0, "output_len": 256, "concurrency": 1,
-                         "dataset": "llm_decode_bench decode"},
-            "metrics": {"output_tok_s": "90.0"}
-        }))
-        .unwrap()
+    let record = |quant: &str| {
+        common::vllm_tp8_decode_record(
+            "festr2/GLM-5.2-BF16-AMDMXFP4experts",
+            quant,
+            "vllm serve festr2/GLM-5.2-BF16-AMDMXFP4experts --tensor-parallel-size 8 --quantization mxfp4 --kv-cache-dtype fp8",
+        )
     };
     let plain = "MXFP4 (OCP microscaling, not NVFP4) routed experts from AMD, forced A8 (W4A8-MX); BF16 dense linears; fp8 KV cache";
     let e = sim::records::express(&record(plain)).unwrap();

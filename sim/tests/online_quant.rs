@@ -73,20 +73,12 @@ fn the_quantization_config_is_read_as_vllm_takes_it_and_refused_where_unpriced()
 /// priced as BF16).
 #[test]
 fn a_record_of_online_mxfp8_runs_with_its_flags_spec_or_is_refused() {
-    let record = |flags: &str| -> sim::records::Record {
-        serde_json::from_value(serde_json::json!({
-            "id": "online",
-            "hardware": {"gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "count": 8,
-                         "p2p": "enabled", "virtualized": false},
-            "engine": {"name": "vllm", "flags": flags},
-            "model": "lukealonso/GLM-5.2-NVFP4",
-            "quant": "nvfp4 (modelopt_fp4) routed experts; online mxfp8: eligible BF16 dense linears converted to MXFP8 at load; fp8 KV cache",
-            "parallel": {"tp": 8, "pp": 1, "ep": 1, "dp": 1, "mtp": false},
-            "workload": {"input_len": 0, "output_len": 256, "concurrency": 1,
-                         "dataset": "llm_decode_bench decode"},
-            "metrics": {"output_tok_s": "90.0"}
-        }))
-        .unwrap()
+    let record = |flags: &str| {
+        common::vllm_tp8_decode_record(
+            "lukealonso/GLM-5.2-NVFP4",
+            "nvfp4 (modelopt_fp4) routed experts; online mxfp8: eligible BF16 dense linears converted to MXFP8 at load; fp8 KV cache",
+            flags,
+        )
     };
     let e = sim::records::express(&record(&format!("{BASE} {MXFP8}"))).unwrap();
     assert_eq!(e.model, "glm-5.2-nvfp4");

@@ -327,3 +327,35 @@ pub fn vllm_served_tp8(spec: &models::ModelSpec, line: &str) -> sim::cost::Serve
     let (opts, _) = l.server_options(&layout, &machine).unwrap();
     sim::cost::ServedModel::new(&machine, spec, layout, &opts, sim::cost::Knobs::default()).unwrap()
 }
+
+/// A vLLM one-stream decode record on the 8-GPU RTX PRO 6000 box at TP 8 (llm_decode_bench at
+/// context 0), with the checkpoint, quantization words and flags given.
+pub fn vllm_tp8_decode_record(model: &str, quant: &str, flags: &str) -> sim::records::Record {
+    serde_json::from_value(serde_json::json!({
+        "id": "tp8-decode",
+        "hardware": {"gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "count": 8,
+                     "p2p": "enabled", "virtualized": false},
+        "engine": {"name": "vllm", "flags": flags},
+        "model": model,
+        "quant": quant,
+        "parallel": {"tp": 8, "pp": 1, "ep": 1, "dp": 1, "mtp": false},
+        "workload": {"input_len": 0, "output_len": 256, "concurrency": 1,
+                     "dataset": "llm_decode_bench decode"},
+        "metrics": {"output_tok_s": "90.0"}
+    }))
+    .unwrap()
+}
+
+/// The records file `name` parses whole, holds `n` records, and every one expresses on the
+/// model preset `preset`.
+pub fn assert_every_record_expresses_on(name: &str, n: usize, preset: &str) {
+    let path = validation_file(name);
+    let set = sim::records::RecordSet::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(set.unreadable.is_empty(), "{:?}", set.unreadable);
+    assert_eq!(set.records.len(), n, "{name}");
+    let expressed = express_unless_foreign_weights(&path, &[]);
+    assert_eq!(expressed.len(), n, "{name}");
+    for (id, model) in &expressed {
+        assert_eq!(model, preset, "{id}");
+    }
+}
