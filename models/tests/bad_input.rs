@@ -1,6 +1,5 @@
 //! Bad configs and layouts give one error naming the file and the field, never a panic.
 
-mod common;
 use models::{Layout, ModelSpec, ModelsError};
 use proptest::prelude::*;
 use serde_json::{Map, Value};

@@ -1,7 +1,7 @@
 //! Per-GPU footprints against the user's observed numbers (data/observations/user-box.json and
 //! README) and the placement rules.
 
-mod common;
+use crate::common;
 use common::{assert_within, load};
 use models::footprint::{FootprintOptions, footprint, footprint_with, pp_layer_ranges};
 use models::format::KvDtype;

@@ -1,7 +1,7 @@
 //! The loader against the real HF configs in `data/hf-configs/` and the published totals listed
 //! in its README.
 
-mod common;
+use crate::common;
 use common::{assert_within, configs_dir, load};
 use models::format::{KvDtype, WeightFormat};
 use models::spec::{AttentionSpec, LayerAttention, ModelPart};

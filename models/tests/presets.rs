@@ -1,7 +1,7 @@
 //! Embedded presets: every model preset equals what the loader reads from the matching shared
 //! config (so the two cannot drift), and every GPU preset is complete and findable by name.
 
-mod common;
+use crate::common;
 use common::load;
 use models::{GpuSpec, ModelSpec};
 

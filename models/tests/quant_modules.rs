@@ -1,7 +1,7 @@
 //! The checkpoints' exclusion lists read module by module (`data/hf-configs/`): which modules
 //! stayed BF16, and weight bytes counted in each module's own format.
 
-mod common;
+use crate::common;
 use common::load;
 use models::WeightFormat;
 use models::spec::{ModelPart, ModelSpec};

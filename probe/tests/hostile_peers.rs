@@ -5,7 +5,7 @@
 //! memory (its `ru_maxrss` from `wait4`) stays under 64 MiB, and each connection turned away is
 //! one line of node 0's log.
 
-mod common;
+use crate::common;
 
 use common::{TOKEN, connect, free_port, hello, key, knock, read_line, send_hello};
 use probe::dist::auth::{JoinKey, KeySource};

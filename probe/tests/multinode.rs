@@ -4,7 +4,7 @@
 //! fails — each with one line on stderr, exit 2, within the timeout, and no profile.
 
 use models::profile::{CollectiveOp, CollectiveStatus, LinkClass, MachineProfile};
-mod common;
+use crate::common;
 
 use common::{TOKEN, free_port, knock, read_line, send_hello};
 use probe::dist::wire::Hello;

@@ -1,8 +1,8 @@
 //! Property: whatever text callers pass (markup, quotes, control characters, any Unicode), every
 //! chart stays well-formed XML and shows the text, minus control characters, verbatim.
 
-mod fixtures;
-mod svg_support;
+use crate::fixtures;
+use crate::svg_support;
 
 use proptest::prelude::*;
 use reports::style::clean_text;

@@ -1,8 +1,8 @@
 //! Every chart kind: well-formed SVG with its title, axis titles, legend entries and one mark per
 //! datum; renders to pixels; bad data is a typed error, not a panic.
 
-mod fixtures;
-mod svg_support;
+use crate::fixtures;
+use crate::svg_support;
 
 use reports::{HeatCells, ReportError, format_value, palette_colour};
 use svg_support::{count, count_with, hex, render, texts};

@@ -1,8 +1,8 @@
 //! Caller text (host, GPU and model names) is shown as text, never interpreted as markup, in SVG
 //! and HTML; output files are written atomically.
 
-mod fixtures;
-mod svg_support;
+use crate::fixtures;
+use crate::svg_support;
 
 use reports::html::Page;
 use reports::{HeatCells, Series};

@@ -1,8 +1,8 @@
 //! Marker shapes, series drawn as markers alone, and the legend every chart declares on its root
 //! element (what `scripts/check-report-html.sh` counts in Chromium).
 
-mod fixtures;
-mod svg_support;
+use crate::fixtures;
+use crate::svg_support;
 
 use reports::{Axis, LineChart, Marker, Rgb, Scale, Series, palette_colour};
 use svg_support::{count_with, hex, texts};

@@ -2,7 +2,7 @@
 //! half costed on its own GPUs; a launch line's server on the GPUs SGLang gives it; and `sim run` of
 //! a `--dp-size 2` line (two engines behind the router, replayed one by one).
 
-mod common;
+use crate::common;
 use common::{sim_output, sim_stdout};
 use serde_json::Value;
 

@@ -3,7 +3,7 @@
 //! writes and reads back its split-KV partials in a second kernel, so its KV-read time is longer
 //! than FlashInfer's at the same batch; with a cached prefix its prefill takes the absorbed path.
 
-mod common;
+use crate::common;
 
 /// `sim predict` of Kimi-K2-Thinking NVFP4 at TP8 on the RTX PRO 6000 box, 64 requests at 2048
 /// tokens, with `backend` and a `kv` cache: exit code, stdout, stderr.

@@ -8,7 +8,7 @@
 //! kernel). `B12X_STATIC_SAVING_PER_EXPERT_S` and `B12X_DYNAMIC_PEAK_FRACTION` were pinned on
 //! these pairs; `cargo test -p sim --test b12x_moe -- --nocapture` prints them.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -5,7 +5,7 @@
 //! late July and the GLM-5.1 v5 page's of 26 May on the decode kernel; a
 //! FlashInfer-attention run has no b12x route at all.
 
-mod common;
+use crate::common;
 use sim::b12x_build::B12xMlaVerify;
 
 /// The route each kept record's knobs carry.

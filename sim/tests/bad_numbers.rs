@@ -2,7 +2,7 @@
 //! the number it is, or skipped / refused with a reason that names where it is; every file input
 //! has a size limit. Each case runs `sim` as a user would and checks its exit code and message.
 
-mod common;
+use crate::common;
 
 use predicates::prelude::*;
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! sent at once, the next when all of it finished), named in the run's table; a rate beside it
 //! is refused in one line.
 
-mod common;
+use crate::common;
 
 fn run(extra: &[&str]) -> (i32, String, String) {
     let mut args = vec![

@@ -3,7 +3,7 @@
 //! decode rounds, names the host's kernel launches as the bound and prices CUDA graphs; the same
 //! log with its pool shown full names the KV pool and the flags that grow it.
 
-mod common;
+use crate::common;
 
 use common::sim_stdout;
 

@@ -8,7 +8,7 @@
 //! `--enable-expert-parallel`), each `try:` line reproducing its side's figure. Also: vLLM's DP
 //! ranks with TP inside each are refused in vLLM's words.
 
-mod common;
+use crate::common;
 use common::sim_output;
 use serde_json::Value;
 

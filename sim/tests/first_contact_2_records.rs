@@ -5,7 +5,7 @@
 //! named in the repository), and the two records whose page states the engine's acceptance run
 //! on it while the other MTP-on records run on the prior.
 
-mod common;
+use crate::common;
 use sim::records::{RecordSet, express};
 use std::path::{Path, PathBuf};
 

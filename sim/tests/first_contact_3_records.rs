@@ -8,7 +8,7 @@
 //! their helper's online-MXFP8 config, the AMD MXFP4-experts one since the thirty-fourth), the
 //! other MTP-on records on the prior.
 
-mod common;
+use crate::common;
 use sim::records::{RecordSet, express};
 use std::path::{Path, PathBuf};
 

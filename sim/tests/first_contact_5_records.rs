@@ -11,7 +11,7 @@
 //! first-contact file of the error model: nothing was fitted on it, so its interval figures are
 //! out of sample.
 
-mod common;
+use crate::common;
 use sim::records::RecordSet;
 use std::path::PathBuf;
 

@@ -7,7 +7,7 @@
 //! It is not a first-contact file of the error model: nothing was fitted on it, so its interval
 //! figures are out of sample.
 
-mod common;
+use crate::common;
 use std::path::PathBuf;
 
 fn path() -> PathBuf {

@@ -7,7 +7,7 @@
 //! (`glm-5.2-fp8`). It is not a first-contact file of the error model: nothing was fitted on it,
 //! so its interval figures are out of sample.
 
-mod common;
+use crate::common;
 use sim::records::RecordSet;
 use std::path::PathBuf;
 

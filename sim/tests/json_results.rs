@@ -4,7 +4,7 @@
 //! `--implied-accept-length` simulate each record as its own engine: their `engine` says so
 //! (`each record's own`, or the `--engine` override) and each comparison / series names its own.
 
-mod common;
+use crate::common;
 
 const BOX: &str = "rtx-pro-6000-x8-baremetal";
 const LOG: &str = "data/observations/logs/glm47-fp8-tp8-calibration.log";

@@ -5,7 +5,7 @@
 //! The other Kimi run names bench_serving's random lengths (U{1..256} in, U{1..100} out:
 //! `--random-range-ratio` at its default 0); read so, the pool admits the ~19 the log saw.
 
-mod common;
+use crate::common;
 
 use common::sim_output;
 use serde_json::Value;

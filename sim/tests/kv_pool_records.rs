@@ -3,7 +3,7 @@
 //! launch names it; the rtx6kpro run scripts' upper-case variables are read as the flags they
 //! pass (`GPU_MEMORY_UTILIZATION=0.94`).
 
-mod common;
+use crate::common;
 use sim::records::{RecordSet, express};
 use sim::scoreboard::{ScoreOptions, score};
 

@@ -2,7 +2,7 @@
 //! `sim run`, `sim advise` and `sim calibrate`; the EP question with DeepEP on bare metal and in
 //! the VM; bad profiles refused with the field named.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use predicates::prelude::*;

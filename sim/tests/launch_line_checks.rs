@@ -1,7 +1,7 @@
 //! Issue 21's launch-line cases, as a user types them: each bad input ends with exit 2 and one
 //! line naming what is wrong and what to do; the speculative run says what it assumed.
 
-mod common;
+use crate::common;
 
 use common::sim_output as sim;
 

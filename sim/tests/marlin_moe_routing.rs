@@ -14,7 +14,7 @@
 //! batch of streams continuing one prompt).
 //! `cargo test -p sim --test marlin_moe_routing -- --nocapture` prints the rows.
 
-mod common;
+use crate::common;
 
 use models::{Layout, ModelSpec};
 use sim::cost::{CostModel, Knobs};

@@ -1,6 +1,6 @@
 //! `sim models list|show` run as a binary (assert_cmd).
 
-mod common;
+use crate::common;
 
 use predicates::prelude::*;
 use serde_json::Value;

@@ -8,7 +8,7 @@
 //! apart: the collector repeats one call, so they are read from L2 (Marlin at TP8: 91 MB at 4
 //! tokens in 46 µs, ~2 TB/s, above the DRAM peak), which a serving step does not see.
 
-mod common;
+use crate::common;
 
 use models::GpuSpec;
 use sim::cost::kernel::KernelCurve;

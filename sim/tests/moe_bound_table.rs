@@ -8,7 +8,7 @@
 //! a serving step reads; smaller layers come from L2 in the collector's repeated call) is slower
 //! than the bound. `cargo test -p sim --test moe_bound_table -- --nocapture` prints the table.
 
-mod common;
+use crate::common;
 
 use sim::cost::moe_bound::line_of;
 

@@ -5,7 +5,7 @@
 //! hands the kernel). Two checks: the tables' kernel time falls with the experts touched (the
 //! premise of pricing skew by touched experts), and the skew stays inside the tables' range.
 
-mod common;
+use crate::common;
 
 use sim::cost::moe::{ROUTING_SKEW, Routing};
 use std::collections::BTreeMap;

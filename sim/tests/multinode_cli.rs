@@ -2,7 +2,7 @@
 //! two-box preset, the refusal on one box, and `--tp 4` on an 8-GPU box saying how many GPUs
 //! sit idle.
 
-mod common;
+use crate::common;
 
 use predicates::prelude::*;
 use serde_json::Value;

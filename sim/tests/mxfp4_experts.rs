@@ -2,7 +2,7 @@
 //! session): its bytes as the page that ran it measured them, and its records read whole or
 //! refused.
 
-mod common;
+use crate::common;
 
 use models::ModelSpec;
 use sim::cost::{IterationModel, ServedModel};

@@ -5,7 +5,7 @@
 //! are not named here) with its commit or issue; most records map onto presets, and every one
 //! that does not says why.
 
-mod common;
+use crate::common;
 use sim::records::{RecordSet, express};
 use std::path::{Path, PathBuf};
 

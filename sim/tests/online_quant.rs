@@ -3,7 +3,7 @@
 //! model (less weight to hold and stream, more KV, a faster one-stream step), and refused where
 //! it asks what shardwise does not price.
 
-mod common;
+use crate::common;
 
 use models::{ModelSpec, WeightFormat};
 use sim::cost::{IterationModel, ServedModel};

@@ -1,6 +1,6 @@
 //! `sim predict` end to end: one layout, every layout, JSON shape, and bad input (exit 2, one line).
 
-mod common;
+use crate::common;
 
 use predicates::prelude::*;
 use serde_json::Value;

@@ -16,7 +16,7 @@
 //! disagree the test pins the disagreement (it fails when the plan moves either way) and the
 //! numbers are reported, not tuned.
 
-mod common;
+use crate::common;
 
 use common::sim_stdout;
 use serde_json::Value;

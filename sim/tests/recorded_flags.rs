@@ -2,7 +2,7 @@
 //! FILE#RUN` predicts the run as it ran, says which flags it took from the file and which
 //! clauses were prose, and refuses a command-line flag that contradicts the record.
 
-mod common;
+use crate::common;
 
 use common::{UNWRAPPED, sim_output_at};
 

@@ -3,7 +3,7 @@
 //! layout, one point per concurrency), the page is self-contained, hostile names are text, and bad
 //! input exits 2 with one line and no output folder.
 
-mod common;
+use crate::common;
 
 use models::profile::{Direction, TransferMode};
 use serde_json::Value;

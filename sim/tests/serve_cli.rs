@@ -1,7 +1,7 @@
 //! `sim run|sweep|advise|calibrate|validate` as a user runs them, including bad input (exit 2,
 //! one line saying what is wrong, no partial output file).
 
-mod common;
+use crate::common;
 
 use predicates::prelude::*;
 use serde_json::Value;

@@ -2,7 +2,7 @@
 //! samples table, the memory plan beside the log, `--format json`, and bad logs (exit 2, one
 //! line naming the file).
 
-mod common;
+use crate::common;
 
 use predicates::prelude::*;
 use serde_json::Value;

@@ -11,7 +11,7 @@
 //! fitted to these figures: the weights come from the load replay (issue 23), the pool from
 //! SGLang's formula with the user's box's pre-load memory.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

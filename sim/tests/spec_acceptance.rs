@@ -4,7 +4,7 @@
 //! same sentence by `run` and `advise --question mtp` (it was simulated with an invented draft
 //! by one and refused by the other).
 
-mod common;
+use crate::common;
 
 use sim::records::RecordSet;
 use sim::records::speculation::AcceptOrigin;

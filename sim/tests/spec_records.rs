@@ -5,7 +5,7 @@
 //! `shared/HELD-OUT.md` reserves are not named in the repository), and the file is refused as a fitting
 //! set like the other held-out files.
 
-mod common;
+use crate::common;
 use sim::records::speculation::AcceptOrigin;
 use sim::records::{RecordSet, express};
 use sim::scoreboard::{ScoreOptions, score};

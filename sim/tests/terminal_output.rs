@@ -2,7 +2,7 @@
 //! notes go under the table, numbered), `advise --question ep` shows the layouts its verdict cites, its `try:` line
 //! names the model, and `--question scale` weighs the layout the ranking puts first.
 
-mod common;
+use crate::common;
 
 use common::{sim_output_at, sim_stdout};
 

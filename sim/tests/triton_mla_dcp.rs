@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 /// `predict`'s decode-attention note for Kimi-K2.5 at TP8 with `dcp` KV shards and `dtype` cache
 /// (`auto`: the checkpoint's bf16).

@@ -4,7 +4,7 @@
 //! `--kv-cache-dtype` and `--max-model-len` kept) and an SGLang one (`--trust-remote-code` and
 //! the backends the user gave kept).
 
-mod common;
+use crate::common;
 use assert_cmd::Command;
 use serde_json::Value;
 

@@ -3,7 +3,7 @@
 //! `sim validate --server-log` on them with today's errors as bands. These runs are the held-out
 //! GLM-5.1 records' own server: the bands say what shardwise misses today, nothing is fitted.
 
-mod common;
+use crate::common;
 
 use common::{sim_output, sim_stdout};
 use proptest::prelude::*;

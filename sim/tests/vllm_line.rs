@@ -1,7 +1,7 @@
 //! A `vllm serve` line with every modelled flag goes through `run`, `advise` and `predict` as
 //! vLLM, and each modelled flag moves the prediction the way vLLM's behaviour says it should.
 
-mod common;
+use crate::common;
 
 use models::{Layout, ModelSpec};
 use sim::cost::{IterationModel, Knobs, ServedModel};

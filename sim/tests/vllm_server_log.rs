@@ -3,7 +3,7 @@
 //! then checked, calibrated and diagnosed by `sim validate/calibrate --server-log`; arbitrary,
 //! cut and mutated input never panics.
 
-mod common;
+use crate::common;
 
 use common::sim_stdout;
 use proptest::prelude::*;

@@ -15,7 +15,7 @@
 //! 64 concurrent and the graph gain, yet the user's GLM-4.7 log cannot be fitted on it; `probe
 //! run --quick` in the VM measures exactly those curves.
 
-mod common;
+use crate::common;
 
 use common::sim_stdout;
 
