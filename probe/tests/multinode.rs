@@ -3,8 +3,8 @@
 //! early — a node that never joins, one with another probe version, one whose own measurement
 //! fails — each with one line on stderr, exit 2, within the timeout, and no profile.
 
-use models::profile::{CollectiveOp, CollectiveStatus, LinkClass, MachineProfile};
 use crate::common;
+use models::profile::{CollectiveOp, CollectiveStatus, LinkClass, MachineProfile};
 
 use common::{TOKEN, free_port, knock, read_line, send_hello};
 use probe::dist::wire::Hello;

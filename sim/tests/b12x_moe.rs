@@ -6,7 +6,7 @@
 //! ratio of their throughputs is the runner's effect alone: b12x 0–11% ahead below 128 routed
 //! pairs per GPU (its compact static kernel), 1.3–1.7× behind from there (that build's dynamic
 //! kernel). `B12X_STATIC_SAVING_PER_EXPERT_S` and `B12X_DYNAMIC_PEAK_FRACTION` were pinned on
-//! these pairs; `cargo test -p sim --test b12x_moe -- --nocapture` prints them.
+//! these pairs; `cargo test -p sim --test suite b12x_moe:: -- --nocapture` prints them.
 
 use crate::common;
 

@@ -3,7 +3,7 @@
 //! measured row's time is recomputed with
 //! `max(flops / (peak_flops · compute_fraction), bytes / (peak_bw · memory_fraction))`
 //! and the median |predicted/measured − 1| of each (system, kind, dtype) must stay under
-//! [`MEDIAN_ERROR_BOUND`]. The table is printed (`cargo test -p sim --test efficiency_fit -- --nocapture`).
+//! [`MEDIAN_ERROR_BOUND`]. The table is printed (`cargo test -p sim --test suite efficiency_fit:: -- --nocapture`).
 
 use models::GpuSpec;
 use models::stats::median_or_nan;

@@ -1,6 +1,6 @@
 //! The stored error model (`validation/error-model.json`) is what fitting the dev set's residuals
 //! gives today: when a cost-model change moves the residuals, this test fails until the table is
-//! regenerated (`SHARDWISE_BLESS_ERROR_MODEL=1 cargo test -p sim --test error_model`, or the
+//! regenerated (`SHARDWISE_BLESS_ERROR_MODEL=1 cargo test -p sim --test suite error_model::`, or the
 //! command in the table's provenance). The held-out `validation/further-records.json` is never
 //! fitted: it is only scored against the stored table. Also: the stored table's intervals hold
 //! out of sample on the dev set (leave one source out) within the bounds.
@@ -77,7 +77,7 @@ fn the_stored_error_model_is_the_fit_of_todays_residuals() {
     );
     assert!(
         stored == now,
-        "{TABLE} is stale: the dev set's residuals moved (LOSO coverage {:.1}% → {:.1}%, base 80% band [{}, {}] → [{}, {}]); regenerate with SHARDWISE_BLESS_ERROR_MODEL=1 cargo test -p sim --test error_model and say why in the commit",
+        "{TABLE} is stale: the dev set's residuals moved (LOSO coverage {:.1}% → {:.1}%, base 80% band [{}, {}] → [{}, {}]); regenerate with SHARDWISE_BLESS_ERROR_MODEL=1 cargo test -p sim --test suite error_model:: and say why in the commit",
         stored.loso.coverage_pct,
         now.loso.coverage_pct,
         stored.base.lo_ln,

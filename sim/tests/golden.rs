@@ -3,7 +3,7 @@
 //! questions, `report`), each run and compared byte for byte with the output committed under
 //! `tests/golden/`. A structural change must leave every output as it was, or the commit that
 //! changes one says why. Regenerate after an intended change with
-//! `SHARDWISE_BLESS_GOLDEN=1 cargo test -p sim --test golden`, then read `git diff`.
+//! `SHARDWISE_BLESS_GOLDEN=1 cargo test -p sim --test suite golden::`, then read `git diff`.
 //!
 //! `tests/golden/cases.txt` holds one case a line: `name|arguments` (shell quoting, `$REPO` for
 //! the repository root, `$OUT` for a fresh temporary folder). `name.txt` keeps the exit code,
@@ -160,7 +160,7 @@ fn every_golden_command_prints_what_it_printed() {
         }
         let before = std::fs::read_to_string(&path).unwrap_or_else(|_| {
             panic!(
-                "{} is missing: run SHARDWISE_BLESS_GOLDEN=1 cargo test -p sim --test golden",
+                "{} is missing: run SHARDWISE_BLESS_GOLDEN=1 cargo test -p sim --test suite golden::",
                 path.display()
             )
         });

@@ -12,7 +12,7 @@
 //! stays within a few percent of the measured kernel at the same touched count
 //! ([`sim::cost::marlin_moe`]). What is left is the count itself (the touched experts of a
 //! batch of streams continuing one prompt).
-//! `cargo test -p sim --test marlin_moe_routing -- --nocapture` prints the rows.
+//! `cargo test -p sim --test suite marlin_moe_routing:: -- --nocapture` prints the rows.
 
 use crate::common;
 

@@ -3,7 +3,7 @@
 //! aiconfigurator 0.12.0): Marlin W4A16 INT4, Kimi's native format, and FlashInfer CUTLASS
 //! NVFP4, Kimi-K2's shape (7168 × 2048, 384 experts, top-8) at TP 1–8, balanced routing.
 //! A check, not a fit: the cost model still prices MoE with the SGLang-fitted curves; this says
-//! how far they sit from vLLM's kernels (`cargo test -p sim --test moe_backend_table --
+//! how far they sit from vLLM's kernels (`cargo test -p sim --test suite moe_backend_table:: --
 //! --nocapture` prints it). Rows whose touched weights are under 2× the 128 MB L2 are reported
 //! apart: the collector repeats one call, so they are read from L2 (Marlin at TP8: 91 MB at 4
 //! tokens in 46 µs, ~2 TB/s, above the DRAM peak), which a serving step does not see.

@@ -6,7 +6,7 @@
 //! shape at TP 1, 2, 8, 32 (TP 4 and 16 held back). Per format: the median |error| of the line on
 //! fitted and on held-back rows, and that no row whose touched weights exceed the 128 MB L2 (what
 //! a serving step reads; smaller layers come from L2 in the collector's repeated call) is slower
-//! than the bound. `cargo test -p sim --test moe_bound_table -- --nocapture` prints the table.
+//! than the bound. `cargo test -p sim --test suite moe_bound_table:: -- --nocapture` prints the table.
 
 use crate::common;
 

@@ -1,7 +1,7 @@
 //! The scoreboard ratchet: the public dev set (`validation/public-records.json`, carried in the
 //! repository, with the acceptance its source published for the Kimi and GLM-5 MTP runs) scored
 //! uncalibrated must not come out worse than the figures committed beside this test (`scoreboard_mape.json`, 0.1 point of slack). When a model change improves it, lower the
-//! figures in the same commit: `SHARDWISE_BLESS_SCOREBOARD=1 cargo test -p sim --test scoreboard`
+//! figures in the same commit: `SHARDWISE_BLESS_SCOREBOARD=1 cargo test -p sim --test suite scoreboard::`
 //! rewrites the file from the current model. Without the dev set the test says so and passes.
 
 use serde::{Deserialize, Serialize};

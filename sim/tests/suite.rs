@@ -75,6 +75,7 @@ mod sglang_memory_pages;
 mod shared_context;
 mod spec_acceptance;
 mod spec_records;
+mod suite_modules;
 mod terminal_output;
 mod triton_mla_dcp;
 mod try_lines;
