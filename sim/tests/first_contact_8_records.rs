@@ -76,3 +76,55 @@ fn the_dp_attention_cells_run_their_all_to_all_backend() {
     ]);
     assert_eq!(v["layouts"][0]["layout"], "TP8+EP8+DPA", "{v}");
 }
+
+/// A record and `sim run` of the same launch and workload predict the same run: the B200
+/// DP-attention cell at 1,024 streams (no `--chunked-prefill-size`: SGLang's default there is
+/// 16384, its band above 160 GiB) came out at 1,885 tok/s from the record and 2,820 from the
+/// launch line until a record's SGLang flags got SGLang's memory-band defaults (the record kept
+/// the options' 8192).
+#[test]
+fn a_record_and_sim_run_of_its_launch_agree() {
+    let mut set = RecordSet::load(&path()).unwrap();
+    let id = "sglang-cookbook-glm52-fp8-b200-tp8dp8-deepep-8k1k-c1024";
+    set.records.retain(|r| r.id == id);
+    let flags = set.records[0]
+        .engine
+        .flags
+        .clone()
+        .expect("the cell's launch");
+    let board = sim::scoreboard::score(&set, &sim::scoreboard::ScoreOptions::default());
+    let from_record = board
+        .comparisons
+        .iter()
+        .find(|c| c.primary)
+        .map(|c| c.predicted)
+        .expect("the record compares");
+    let run = common::sim_json(&[
+        "run",
+        "--machine",
+        "b200-x8",
+        "--model",
+        "glm-5.2-fp8",
+        "--server-args",
+        &flags,
+        "--random-input-len",
+        "8192",
+        "--random-output-len",
+        "1024",
+        "--random-range-ratio",
+        "1",
+        "--max-concurrency",
+        "1024",
+        "--num-prompts",
+        "2048",
+        "--format",
+        "json",
+    ]);
+    let from_line = run["output_throughput"]
+        .as_f64()
+        .expect("output_throughput");
+    assert!(
+        (from_record / from_line - 1.0).abs() < 0.01,
+        "record {from_record:.0} tok/s, sim run {from_line:.0} tok/s"
+    );
+}

@@ -59,12 +59,14 @@ pub trait ServingEngine: Sync {
     /// The engine's name as its project spells it (`SGLang`, `vLLM`), for messages.
     fn display_name(&self) -> &'static str;
 
-    /// The engine-specific part of turning `knobs` into options on GPUs of `gpu_memory_bytes`
-    /// (memory sizing, batch defaults, DCP, CUDA-graph capture), with one note per knob
-    /// translated or dropped; the shared knobs are set before ([`Engine::server_options`]).
+    /// The engine-specific part of turning `knobs` into options on a TP group of `tp` GPUs of
+    /// `gpu_memory_bytes` each (memory sizing, batch defaults, DCP, CUDA-graph capture), with one
+    /// note per knob translated, defaulted or dropped; the shared knobs are set before
+    /// ([`Engine::server_options`]).
     fn apply_knobs(
         &self,
         knobs: &LaunchKnobs,
+        tp: u32,
         gpu_memory_bytes: u64,
         o: &mut ServerOptions,
         notes: &mut Vec<String>,
@@ -752,7 +754,7 @@ impl Engine {
             }
         }
         self.rules()
-            .apply_knobs(knobs, gpu_memory_bytes, &mut o, &mut notes);
+            .apply_knobs(knobs, tp, gpu_memory_bytes, &mut o, &mut notes);
         self.pcie_all_reduce(knobs, tp, nvlink, &mut o, &mut notes);
         (o, notes)
     }
@@ -901,6 +903,39 @@ mod tests {
         assert_eq!(s.pcie_custom_all_reduce_max_bytes, Some(48 * 1024));
         let (s, _) = Engine::Sglang.server_options(&oneshot, 4, false, CARD);
         assert_eq!(s.pcie_custom_all_reduce_max_bytes, Some(120 * 1024));
+    }
+
+    /// A record's SGLang flags get SGLang's GPU-memory-band defaults where they leave the chunk
+    /// and the graph batch out, as a launch line does (`ServerArgs._handle_gpu_memory_settings`):
+    /// a B200 (183,359 MiB, above 160 GiB) chunks by 16384 and captures up to 512; the RTX PRO
+    /// 6000 at TP8 by 8192 and 512; a stated value is kept.
+    #[test]
+    fn a_records_sglang_flags_get_sglangs_memory_band_defaults() {
+        const B200: u64 = 183_359 << 20;
+        let (s, notes) = Engine::Sglang.server_options(&LaunchKnobs::default(), 8, true, B200);
+        assert_eq!((s.chunked_prefill_size, s.cuda_graph_max_bs), (16384, 512));
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("--chunked-prefill-size 16384")
+                    && n.contains("--cuda-graph-max-bs 512")),
+            "{notes:?}"
+        );
+        let (s, _) = Engine::Sglang.server_options(&LaunchKnobs::default(), 8, false, CARD);
+        assert_eq!((s.chunked_prefill_size, s.cuda_graph_max_bs), (8192, 512));
+        let (s, _) = Engine::Sglang.server_options(&LaunchKnobs::default(), 2, false, CARD);
+        assert_eq!(s.cuda_graph_max_bs, 256, "TP < 4 captures fewer");
+        let stated = LaunchKnobs {
+            chunked_prefill_size: Some(4096),
+            cuda_graph_max_bs: Some(64),
+            ..LaunchKnobs::default()
+        };
+        let (s, notes) = Engine::Sglang.server_options(&stated, 8, true, B200);
+        assert_eq!((s.chunked_prefill_size, s.cuda_graph_max_bs), (4096, 64));
+        assert!(
+            !notes.iter().any(|n| n.contains("SGLang's defaults")),
+            "{notes:?}"
+        );
     }
 
     #[test]

@@ -92,7 +92,8 @@ impl ServingEngine for Sglang {
     fn apply_knobs(
         &self,
         knobs: &LaunchKnobs,
-        _gpu_memory_bytes: u64,
+        tp: u32,
+        gpu_memory_bytes: u64,
         o: &mut ServerOptions,
         notes: &mut Vec<String>,
     ) {
@@ -101,9 +102,7 @@ impl ServingEngine for Sglang {
                 "the record's DCP {d} is a vLLM option: SGLang keeps the whole KV cache on every TP rank"
             ));
         }
-        if let Some(b) = knobs.cuda_graph_max_bs {
-            o.cuda_graph_max_bs = b;
-        }
+        notes.extend(args::memory_band_defaults(knobs, tp, gpu_memory_bytes, o));
         // `--moe-a2a-backend` as the record's flags name it (the experts' tokens travel by it
         // under expert parallelism; SGLang sets `ep_size = tp_size` for it, `SglangArgs::sizes`)
         if let Some(b) = &knobs.moe_a2a_backend {

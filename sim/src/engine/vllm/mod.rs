@@ -198,6 +198,7 @@ impl ServingEngine for Vllm {
     fn apply_knobs(
         &self,
         knobs: &LaunchKnobs,
+        _tp: u32,
         gpu_memory_bytes: u64,
         o: &mut ServerOptions,
         notes: &mut Vec<String>,

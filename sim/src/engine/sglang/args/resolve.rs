@@ -30,6 +30,45 @@ fn defaults_note(ctx: &DefaultsContext) -> String {
     )
 }
 
+/// A record's or a summary's flags on SGLang, with SGLang's GPU-memory-band defaults
+/// ([`DefaultsContext::chunk_and_graph_bs`]) for `--chunked-prefill-size` and
+/// `--cuda-graph-max-bs` where the flags leave them out, as a launch line gets them
+/// ([`SglangArgs::server_options`]): 16384 and 512 on a B200 (> 160 GiB), not the 8192 and 160
+/// a smaller GPU's band gives. The note says which were filled in; `None` when none was.
+/// `--mem-fraction-static` stays the record's (or the memory plan's) as before: its default
+/// needs the speculative algorithm and the vision tower, which a record's flags resolve later.
+pub fn memory_band_defaults(
+    knobs: &crate::engine::LaunchKnobs,
+    tp: u32,
+    gpu_memory_bytes: u64,
+    o: &mut ServerOptions,
+) -> Option<String> {
+    if let Some(b) = knobs.cuda_graph_max_bs {
+        o.cuda_graph_max_bs = b;
+    }
+    if gpu_memory_bytes == 0 {
+        // no GPU to pick a band by: the options' own defaults stay
+        return None;
+    }
+    let ctx = DefaultsContext {
+        gpu_memory_bytes,
+        tp,
+        pp: 1,
+        dp_attention_size: 1,
+    };
+    let (chunk_default, bs_default) = ctx.chunk_and_graph_bs();
+    let mut defaulted = Vec::new();
+    if knobs.chunked_prefill_size.is_none() {
+        o.chunked_prefill_size = chunk_default;
+        defaulted.push(format!("--chunked-prefill-size {chunk_default}"));
+    }
+    if knobs.cuda_graph_max_bs.is_none() {
+        o.cuda_graph_max_bs = bs_default;
+        defaulted.push(format!("--cuda-graph-max-bs {bs_default}"));
+    }
+    (!defaulted.is_empty()).then(|| format!("{}: {}", defaults_note(&ctx), defaulted.join(", ")))
+}
+
 /// SGLang's default `--mem-fraction-static` from the layout's `f`, scaled down for a vision
 /// tower as its `adjust_mem_fraction_for_vlm` does, and how the note says it.
 fn default_mem_fraction_static(f: f64, model: &ModelSpec) -> (f64, String) {
