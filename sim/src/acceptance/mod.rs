@@ -46,8 +46,14 @@ pub enum AcceptError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "kebab-case")]
 pub enum PromptKind {
-    /// Random token ids (`bench_serving --dataset-name random`): nothing for a draft to follow.
+    /// Random token ids (vLLM's `bench serve --dataset-name random`, SGLang's `random-ids`,
+    /// InferenceX's client): nothing for a draft to follow.
     Random,
+    /// Conversation text cut or repeated to the asked length: SGLang's `bench_serving
+    /// --dataset-name random` takes each prompt's tokens from a ShareGPT conversation and
+    /// repeats them until the prompt is long enough (`python/sglang/benchmark/datasets/random.py`,
+    /// `random_sample`; lukealonso/sglang c70c22a1). Not random tokens: a draft follows it.
+    PaddedText,
     /// Synthetic decode benches (`llm_decode_bench.py`: one reference document, the same
     /// generation prompt for every stream).
     Synthetic,
@@ -61,8 +67,9 @@ pub enum PromptKind {
 
 impl PromptKind {
     /// Every kind, in the order the help lists them.
-    pub const ALL: [PromptKind; 5] = [
+    pub const ALL: [PromptKind; 6] = [
         PromptKind::Random,
+        PromptKind::PaddedText,
         PromptKind::Synthetic,
         PromptKind::Natural,
         PromptKind::Code,
@@ -73,6 +80,7 @@ impl PromptKind {
     pub fn name(self) -> &'static str {
         match self {
             PromptKind::Random => "random",
+            PromptKind::PaddedText => "padded-text",
             PromptKind::Synthetic => "synthetic",
             PromptKind::Natural => "natural",
             PromptKind::Code => "code",

@@ -42,6 +42,14 @@ const ROWS: &[Row] = &[
     },
     Row {
         method: DraftMethod::Mtp,
+        kind: PromptKind::PaddedText,
+        model: "deepseek",
+        // AL 3.19 at 3 drafts → p 0.851; ±0.1 around one published run (no spread given)
+        p: (0.75, 0.851, 0.95),
+        source: "sgl-project/sglang issue 7927 ('MTP only' row): DeepSeek-V3 TP4, EAGLE 3 steps / topk 1 / 4 draft tokens, `sglang.bench_serving --dataset-name random` 2500/300 (ShareGPT text cut or repeated to length): accept length 3.19; one run, range ±0.1 assumed",
+    },
+    Row {
+        method: DraftMethod::Mtp,
         kind: PromptKind::Synthetic,
         model: "glm-5",
         // AL 2.19–2.80 at 3 drafts → p 0.604–0.765, middle 2.495 → 0.69
@@ -221,6 +229,24 @@ pub fn prior(model: &str, method: DraftMethod, kind: PromptKind) -> Prior {
 mod tests {
     use super::*;
     use crate::acceptance::chain_probability;
+
+    /// SGLang's random dataset (ShareGPT text padded to length) has its own published row, and
+    /// it accepts more than random token ids: the DeepSeek-V3 MTP run of sglang issue 7927.
+    #[test]
+    fn padded_text_has_its_own_row_above_random_tokens() {
+        let padded = prior("deepseek-v3", DraftMethod::Mtp, PromptKind::PaddedText);
+        assert!(padded.source.contains("7927"), "{}", padded.source);
+        assert!(
+            (padded.lengths(3).1 - 3.19).abs() < 0.01,
+            "{:?}",
+            padded.lengths(3)
+        );
+        let random = prior("deepseek-v3", DraftMethod::Mtp, PromptKind::Random);
+        assert!(padded.p_mid > random.p_mid);
+        // another family drafting on padded text takes the row, said as another model's
+        let glm = prior("glm-5.2-fp8", DraftMethod::Mtp, PromptKind::PaddedText);
+        assert!(glm.matched.contains("not glm-5.2-fp8"), "{}", glm.matched);
+    }
 
     /// Every row's middle lies inside its range, and random prompts accept less than code.
     #[test]

@@ -149,8 +149,10 @@ pub struct WorkloadArgs {
     pub dataset_path: Option<PathBuf>,
     /// shardwise's own: the prompts your clients send, for the speculative acceptance assumed when
     /// none is given (`--speculative-accept-length`); default: the dataset's (random tokens, or
-    /// ShareGPT's natural text).
-    #[arg(long, value_name = "KIND", value_parser = ["random", "synthetic", "natural", "code", "reasoning"])]
+    /// ShareGPT's natural text). `padded-text` is SGLang's own `bench_serving --dataset-name
+    /// random`, which cuts or repeats ShareGPT text to the length (vLLM's `bench serve` random
+    /// sends token ids: the default).
+    #[arg(long, value_name = "KIND", value_parser = ["random", "padded-text", "synthetic", "natural", "code", "reasoning"])]
     pub prompt_kind: Option<String>,
     /// `--sharegpt-output-len`: every ShareGPT request generates this many tokens.
     #[arg(long, value_name = "TOKENS")]

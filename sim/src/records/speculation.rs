@@ -53,7 +53,9 @@ pub struct RecordSpeculation {
 }
 
 /// The prompts a record's client sent: `llm_decode_bench`'s shared document (`synthetic`),
-/// ShareGPT conversations (`natural`), else random tokens (bench_serving's default dataset).
+/// ShareGPT conversations (`natural`), SGLang's `bench_serving` random dataset (ShareGPT text
+/// cut or repeated to length, `padded-text`; its `random-ids` sends token ids), else random
+/// tokens (vLLM's and InferenceX's clients' random dataset).
 pub fn record_prompt_kind(r: &Record, streams_share_prompt: bool) -> PromptKind {
     let dataset = r
         .workload
@@ -61,8 +63,12 @@ pub fn record_prompt_kind(r: &Record, streams_share_prompt: bool) -> PromptKind 
         .as_deref()
         .unwrap_or("")
         .to_ascii_lowercase();
+    let sglang_client =
+        dataset.contains("sglang bench_serving") || dataset.contains("sglang.bench_serving");
     if streams_share_prompt || dataset.contains("decode matrix") {
         PromptKind::Synthetic
+    } else if sglang_client && dataset.contains("random") && !dataset.contains("random-ids") {
+        PromptKind::PaddedText
     } else if dataset.contains("sharegpt") {
         PromptKind::Natural
     } else {
@@ -155,6 +161,35 @@ mod tests {
             s.draft.contains("as the record's flags state"),
             "{}",
             s.draft
+        );
+    }
+
+    /// The client's random dataset read as the client builds it: SGLang's `bench_serving`
+    /// `random` cuts or repeats ShareGPT text to length (a draft follows it), its `random-ids`,
+    /// vLLM's `bench serve` and InferenceX's client send token ids.
+    #[test]
+    fn sglangs_random_dataset_is_padded_text_not_random_tokens() {
+        let kind = |dataset: &str| {
+            let mut r = record("");
+            r.workload.dataset = Some(dataset.into());
+            record_prompt_kind(&r, false)
+        };
+        for sglang in [
+            "sglang bench_serving random 8192/1024 --random-range-ratio 1.0",
+            "python3 -m sglang.bench_serving --backend sglang --dataset-name random --random-input 2500",
+        ] {
+            assert_eq!(kind(sglang), PromptKind::PaddedText, "{sglang}");
+        }
+        for ids in [
+            "python3 -m sglang.bench_serving --dataset-name random-ids --random-input 1024",
+            "vllm bench serve --dataset-name random --random-input 2048",
+            "InferenceX random 8k/1k",
+        ] {
+            assert_eq!(kind(ids), PromptKind::Random, "{ids}");
+        }
+        assert_eq!(
+            kind("sglang.bench_serving --dataset-name sharegpt"),
+            PromptKind::Natural
         );
     }
 
