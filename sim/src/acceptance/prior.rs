@@ -46,7 +46,7 @@ const ROWS: &[Row] = &[
         model: "deepseek",
         // AL 3.19 at 3 drafts → p 0.851; ±0.1 around one published run (no spread given)
         p: (0.75, 0.851, 0.95),
-        source: "sgl-project/sglang issue 7927 ('MTP only' row): DeepSeek-V3 TP4, EAGLE 3 steps / topk 1 / 4 draft tokens, `sglang.bench_serving --dataset-name random` 2500/300 (ShareGPT text cut or repeated to length): accept length 3.19; one run, range ±0.1 assumed",
+        source: "sgl-project/sglang issue 7927 ('MTP only' row of its table): DeepSeek-V3 TP4 under SGLang, EAGLE 3 steps / topk 1 / 4 draft tokens: accept length 3.19; the issue's test command, `sglang.bench_serving --dataset-name random --random-input 2500 --random-output 300 --port 30009` (ShareGPT text cut or repeated to length), given after its PD scripts, targets port 30009, which is the MTP-only server's port in the issue; one run, range ±0.1 assumed",
     },
     Row {
         method: DraftMethod::Mtp,
