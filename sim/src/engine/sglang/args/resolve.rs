@@ -33,8 +33,9 @@ fn defaults_note(ctx: &DefaultsContext) -> String {
 /// A record's or a summary's flags on SGLang, with SGLang's GPU-memory-band defaults
 /// ([`DefaultsContext::chunk_and_graph_bs`]) for `--chunked-prefill-size` and
 /// `--cuda-graph-max-bs` where the flags leave them out, as a launch line gets them
-/// ([`SglangArgs::server_options`]): 16384 and 512 on a B200 (> 160 GiB), not the 8192 and 160
-/// a smaller GPU's band gives. The note says which were filled in; `None` when none was.
+/// ([`SglangArgs::server_options`]): 16384 and 512 on a B200 (> 160 GiB), where a record ran
+/// with the options' own 8192 and 160 before. The note says which were filled in; `None` when
+/// none was.
 /// `--mem-fraction-static` stays the record's (or the memory plan's) as before: its default
 /// needs the speculative algorithm and the vision tower, which a record's flags resolve later.
 pub fn memory_band_defaults(
