@@ -45,6 +45,7 @@ pub fn memory_band_defaults(
     o: &mut ServerOptions,
 ) -> Option<String> {
     if let Some(b) = knobs.cuda_graph_max_bs {
+        // the band below would keep it too; without a GPU there is no band
         o.cuda_graph_max_bs = b;
     }
     if gpu_memory_bytes == 0 {
@@ -59,15 +60,27 @@ pub fn memory_band_defaults(
     };
     let (chunk_default, bs_default) = ctx.chunk_and_graph_bs();
     let mut defaulted = Vec::new();
-    if knobs.chunked_prefill_size.is_none() {
-        o.chunked_prefill_size = chunk_default;
-        defaulted.push(format!("--chunked-prefill-size {chunk_default}"));
-    }
-    if knobs.cuda_graph_max_bs.is_none() {
-        o.cuda_graph_max_bs = bs_default;
-        defaulted.push(format!("--cuda-graph-max-bs {bs_default}"));
-    }
+    o.chunked_prefill_size = given_or_band(
+        knobs.chunked_prefill_size,
+        chunk_default,
+        &flags::CHUNKED_PREFILL_SIZE,
+        &mut defaulted,
+    );
+    o.cuda_graph_max_bs = given_or_band(
+        knobs.cuda_graph_max_bs,
+        bs_default,
+        &flags::CUDA_GRAPH_MAX_BS,
+        &mut defaulted,
+    );
     (!defaulted.is_empty()).then(|| format!("{}: {}", defaults_note(&ctx), defaulted.join(", ")))
+}
+
+/// `given`, else the GPU-memory band's `band` for `flag`, which `defaulted` then lists.
+fn given_or_band(given: Option<u32>, band: u32, flag: &Spec, defaulted: &mut Vec<String>) -> u32 {
+    given.unwrap_or_else(|| {
+        defaulted.push(format!("{} {band}", flag.canonical()));
+        band
+    })
 }
 
 /// SGLang's default `--mem-fraction-static` from the layout's `f`, scaled down for a vision
@@ -173,18 +186,22 @@ impl SglangArgs {
         let chunk = match self.int(&flags::CHUNKED_PREFILL_SIZE) {
             Some(-1) => None,
             Some(c) => Some(c as u32),
-            None => {
-                defaulted.push(format!("--chunked-prefill-size {chunk_default}"));
-                Some(chunk_default)
-            }
+            None => Some(given_or_band(
+                None,
+                chunk_default,
+                &flags::CHUNKED_PREFILL_SIZE,
+                &mut defaulted,
+            )),
         };
         let cuda_graph_max_bs = match self.ints(&flags::CUDA_GRAPH_BS) {
             // SGLang takes the largest captured size as the limit, over --cuda-graph-max-bs
             Some(sizes) => self.graph_bs_of_sizes(&sizes, &mut notes),
-            None => self.uint(&flags::CUDA_GRAPH_MAX_BS).unwrap_or_else(|| {
-                defaulted.push(format!("--cuda-graph-max-bs {bs_default}"));
-                bs_default
-            }),
+            None => given_or_band(
+                self.uint(&flags::CUDA_GRAPH_MAX_BS),
+                bs_default,
+                &flags::CUDA_GRAPH_MAX_BS,
+                &mut defaulted,
+            ),
         };
         let algorithm = self.string(&flags::SPECULATIVE_ALGORITHM);
         let mem_fraction_static = self.float(&flags::MEM_FRACTION_STATIC).unwrap_or_else(|| {
