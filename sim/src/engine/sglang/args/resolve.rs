@@ -172,6 +172,37 @@ impl SglangArgs {
         }))
     }
 
+    /// `--chunked-prefill-size` (`None`: -1, chunking off) and the CUDA-graph batch limit as
+    /// given, else the GPU-memory band's ([`DefaultsContext::chunk_and_graph_bs`]).
+    fn chunk_and_graph_bs(
+        &self,
+        ctx: &DefaultsContext,
+        notes: &mut Vec<String>,
+        defaulted: &mut Vec<String>,
+    ) -> (Option<u32>, u32) {
+        let (chunk_default, bs_default) = ctx.chunk_and_graph_bs();
+        let chunk = match self.int(&flags::CHUNKED_PREFILL_SIZE) {
+            Some(-1) => None,
+            given => Some(given_or_band(
+                given.map(|c| c as u32),
+                chunk_default,
+                &flags::CHUNKED_PREFILL_SIZE,
+                defaulted,
+            )),
+        };
+        let cuda_graph_max_bs = match self.ints(&flags::CUDA_GRAPH_BS) {
+            // SGLang takes the largest captured size as the limit, over --cuda-graph-max-bs
+            Some(sizes) => self.graph_bs_of_sizes(&sizes, notes),
+            None => given_or_band(
+                self.uint(&flags::CUDA_GRAPH_MAX_BS),
+                bs_default,
+                &flags::CUDA_GRAPH_MAX_BS,
+                defaulted,
+            ),
+        };
+        (chunk, cuda_graph_max_bs)
+    }
+
     /// The server options with SGLang's defaults for everything absent, for a layout of
     /// `ctx.tp × ctx.pp` GPUs of `ctx.gpu_memory_bytes` each serving `model`.
     pub fn server_options(
@@ -181,28 +212,8 @@ impl SglangArgs {
     ) -> Result<ResolvedOptions> {
         let mut notes = self.check_environment(ctx.tp * ctx.pp)?;
         let mut defaulted = Vec::new();
-        let (chunk_default, bs_default) = ctx.chunk_and_graph_bs();
         let max_prefill_tokens = self.uint(&flags::MAX_PREFILL_TOKENS).unwrap_or(16384);
-        let chunk = match self.int(&flags::CHUNKED_PREFILL_SIZE) {
-            Some(-1) => None,
-            Some(c) => Some(c as u32),
-            None => Some(given_or_band(
-                None,
-                chunk_default,
-                &flags::CHUNKED_PREFILL_SIZE,
-                &mut defaulted,
-            )),
-        };
-        let cuda_graph_max_bs = match self.ints(&flags::CUDA_GRAPH_BS) {
-            // SGLang takes the largest captured size as the limit, over --cuda-graph-max-bs
-            Some(sizes) => self.graph_bs_of_sizes(&sizes, &mut notes),
-            None => given_or_band(
-                self.uint(&flags::CUDA_GRAPH_MAX_BS),
-                bs_default,
-                &flags::CUDA_GRAPH_MAX_BS,
-                &mut defaulted,
-            ),
-        };
+        let (chunk, cuda_graph_max_bs) = self.chunk_and_graph_bs(ctx, &mut notes, &mut defaulted);
         let algorithm = self.string(&flags::SPECULATIVE_ALGORITHM);
         let mem_fraction_static = self.float(&flags::MEM_FRACTION_STATIC).unwrap_or_else(|| {
             let f =
