@@ -92,7 +92,8 @@ pub fn interval_lines(s: &Scoreboard) -> Vec<String> {
     out
 }
 
-/// `verdicts on 349 equal-load pairs …`: the stated confidence against how often it was right.
+/// `verdicts on 349 equal-load pairs …`: the stated confidence against how often it was right,
+/// how many of the "Depends" were near-ties, and each sure verdict the measurements contradict.
 fn verdict_line(lead: &str, v: &crate::uncertainty::verdict::PairCheck) -> Option<String> {
     if v.pairs == 0 {
         return None;
@@ -102,8 +103,36 @@ fn verdict_line(lead: &str, v: &crate::uncertainty::verdict::PairCheck) -> Optio
         .iter()
         .map(|b| format!("stated {}: {} of {} right", b.stated, b.right, b.pairs))
         .collect();
+    let wrong: Vec<String> = v
+        .sure_but_wrong()
+        .map(|p| {
+            format!(
+                "{} over {} stated {:.0}%, measured {:+.1}%",
+                p.faster,
+                p.slower,
+                p.probability * 100.0,
+                p.measured_gap_pct
+            )
+        })
+        .collect();
+    // the first few name the pairs; the JSON's `list` carries every one
+    const NAMED: usize = 5;
+    let more = wrong.len().saturating_sub(NAMED);
+    let mut wrong: Vec<String> = wrong.into_iter().take(NAMED).collect();
+    if more > 0 {
+        wrong.push(format!("and {more} more"));
+    }
+    let wrong = if wrong.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; wrong at ≥ {:.0}%: {}",
+            crate::uncertainty::verdict::VERDICT_BAR * 100.0,
+            wrong.join("; ")
+        )
+    };
     Some(format!(
-        "{lead} {} equal-load pairs differing in one choice: {} stated at ≥ {:.0}%, {} right ({}); \"Depends: measure both\" on {} ({}; {} of them predicted alike); {}",
+        "{lead} {} equal-load pairs differing in one choice: {} stated at ≥ {:.0}%, {} right ({}); \"Depends: measure both\" on {} ({}; {} of them predicted alike, {} measured within {:.0}% of each other); {}{wrong}",
         v.pairs,
         v.confident,
         crate::uncertainty::verdict::VERDICT_BAR * 100.0,
@@ -112,9 +141,17 @@ fn verdict_line(lead: &str, v: &crate::uncertainty::verdict::PairCheck) -> Optio
         v.depends,
         pct(share(v.depends, v.pairs)),
         v.ties,
+        v.depends_within(NEAR_TIE_PCT),
+        NEAR_TIE_PCT,
         bins.join(", ")
     ))
 }
+
+/// Two measurements this close are reported as a near-tie, where a "Depends" costs the user
+/// little: a reporting threshold only (no verdict or figure depends on it), about the spread of
+/// one page's repeated runs (the GLM-5.1 comm page's two 32-stream MTP runs: 855.6 / 853.0 tok/s;
+/// the GLM-5.2 v20 page's one-stream runs: 87.5–88.0), though some repeats spread far wider.
+const NEAR_TIE_PCT: f64 = 5.0;
 
 fn share(k: usize, n: usize) -> f64 {
     if n == 0 {

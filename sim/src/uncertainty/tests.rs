@@ -516,6 +516,53 @@ fn a_tie_is_neither_right_nor_wrong() {
     assert!(c.bins.is_empty(), "{c:?}");
 }
 
+#[test]
+fn every_pair_is_listed_with_the_side_called_faster_and_what_was_measured() {
+    let rs = paired(0.3);
+    let m = fit(&rs, "dev.json", &[], &[]);
+    // every third pair predicted far apart (a sure call, right or wrong by its measured sides),
+    // the rest 1% apart (depends)
+    let mut rs = rs;
+    for r in &mut rs {
+        let g: usize = r.id.split('-').nth(1).unwrap().parse().unwrap();
+        if g % 3 == 0 && r.predicted > 100.0 {
+            r.predicted = 200.0;
+        }
+    }
+    let refs: Vec<&Residual> = rs.iter().collect();
+    let c = verdict::check_pairs(&m, &refs);
+    assert_eq!(c.list.len(), c.pairs);
+    assert!(c.confident > c.confident_right && c.confident_right > 0, "{c:?}");
+    assert!(c.depends > 0, "{c:?}");
+    let count = |call: verdict::Call| c.list.iter().filter(|p| p.verdict == call).count();
+    assert_eq!(count(verdict::Call::Sure), c.confident);
+    assert_eq!(
+        count(verdict::Call::Depends) + count(verdict::Call::Tie),
+        c.depends
+    );
+    let sure_right = c
+        .list
+        .iter()
+        .filter(|p| p.verdict == verdict::Call::Sure && p.right == Some(true))
+        .count();
+    assert_eq!(sure_right, c.confident_right);
+    assert_eq!(c.sure_but_wrong().count(), c.confident - c.confident_right);
+    let by_id: std::collections::BTreeMap<&str, &Residual> =
+        rs.iter().map(|r| (r.id.as_str(), r)).collect();
+    for p in &c.list {
+        let (f, s) = (by_id[p.faster.as_str()], by_id[p.slower.as_str()]);
+        // the side called faster is the one predicted faster, and the gaps are read off the two
+        let gap = |a: f64, b: f64| (a / b - 1.0) * 100.0;
+        assert!(p.probability >= 0.5, "{p:?}");
+        assert!((p.predicted_gap_pct - gap(f.predicted, s.predicted)).abs() < 1e-9);
+        assert!((p.measured_gap_pct - gap(f.measured, s.measured)).abs() < 1e-9);
+        assert_eq!(p.right, Some(f.measured > s.measured), "{p:?}");
+    }
+    // a near-tie count can only cover the pairs said "Depends"
+    assert!(c.depends_within(5.0) <= c.depends);
+    assert_eq!(c.depends_within(f64::INFINITY), c.depends);
+}
+
 /// Residuals of three model families, two pages each, 40 figures a page spread ±0.1 ln: the
 /// first two families predicted alike, the third off by `off` ln.
 fn families(off: f64) -> Vec<Residual> {

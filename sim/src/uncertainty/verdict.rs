@@ -147,9 +147,57 @@ pub struct PairCheck {
     pub ties: usize,
     /// Every pair by the confidence its verdict stated.
     pub bins: Vec<ConfidenceBin>,
+    /// Every pair, in file order: which side was called faster, how sure, and what was
+    /// measured (so a reader can see which pairs were "Depends" and how far apart they ran).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub list: Vec<PairVerdict>,
+}
+
+/// What a verdict said about one equal-load pair, and what was measured.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct PairVerdict {
+    /// The two records' ids, the one predicted faster first (file order on a tie).
+    pub faster: String,
+    pub slower: String,
+    /// Stated chance that `faster` is measured faster (0.5 on a tie).
+    pub probability: f64,
+    pub verdict: Call,
+    /// Whether `faster` was measured faster; `None` on a tie.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub right: Option<bool>,
+    /// How much faster `faster` was predicted and measured than `slower`, in % of `slower`'s speed
+    /// (negative: measured slower).
+    pub predicted_gap_pct: f64,
+    pub measured_gap_pct: f64,
+}
+
+/// What a verdict called: one side (stated at ≥ [`VERDICT_BAR`]), "Depends: measure both", or
+/// nothing (the two predictions equal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Call {
+    Sure,
+    Depends,
+    Tie,
 }
 
 impl PairCheck {
+    /// Pairs stated "Depends" (ties included) whose two measurements lie within `pct` % of
+    /// each other: a near-tie the verdict was right not to call.
+    pub fn depends_within(&self, pct: f64) -> usize {
+        self.list
+            .iter()
+            .filter(|p| p.verdict != Call::Sure && p.measured_gap_pct.abs() <= pct)
+            .count()
+    }
+
+    /// Verdicts stated at ≥ [`VERDICT_BAR`] that the measurements contradict.
+    pub fn sure_but_wrong(&self) -> impl Iterator<Item = &PairVerdict> {
+        self.list
+            .iter()
+            .filter(|p| p.verdict == Call::Sure && p.right == Some(false))
+    }
+
     /// `other`'s pairs added to these (the folds of a leave-one-source-out check).
     pub fn merge(&mut self, other: &PairCheck) {
         self.pairs += other.pairs;
@@ -157,6 +205,7 @@ impl PairCheck {
         self.confident_right += other.confident_right;
         self.depends += other.depends;
         self.ties += other.ties;
+        self.list.extend(other.list.iter().cloned());
         for b in &other.bins {
             match self.bins.iter_mut().find(|x| x.stated == b.stated) {
                 Some(x) => {
@@ -192,18 +241,36 @@ pub fn check_pairs(m: &ErrorModel, rs: &[&Residual]) -> PairCheck {
             },
         );
         c.pairs += 1;
-        if speed(a, a.predicted) == speed(b, b.predicted) {
+        // the side called faster first; a tie keeps file order
+        let (f, s, stated) = if p >= 0.5 { (a, b, p) } else { (b, a, 1.0 - p) };
+        let gap = |v: fn(&Residual) -> f64| (speed(f, v(f)) / speed(s, v(s)) - 1.0) * 100.0;
+        let (predicted_gap_pct, measured_gap_pct) = (gap(|r| r.predicted), gap(|r| r.measured));
+        let tie = speed(a, a.predicted) == speed(b, b.predicted);
+        // as before the list: an equal measurement is right only when `b` was called faster
+        let right = (speed(a, a.measured) > speed(b, b.measured)) == (p >= 0.5);
+        let verdict = if tie {
             c.ties += 1;
             c.depends += 1;
-            continue;
-        }
-        let right = (speed(a, a.measured) > speed(b, b.measured)) == (p >= 0.5);
-        let stated = p.max(1.0 - p);
-        if stated >= VERDICT_BAR {
+            Call::Tie
+        } else if stated >= VERDICT_BAR {
             c.confident += 1;
             c.confident_right += usize::from(right);
+            Call::Sure
         } else {
             c.depends += 1;
+            Call::Depends
+        };
+        c.list.push(PairVerdict {
+            faster: f.id.clone(),
+            slower: s.id.clone(),
+            probability: if tie { 0.5 } else { stated },
+            verdict,
+            right: (!tie).then_some(right),
+            predicted_gap_pct,
+            measured_gap_pct,
+        });
+        if tie {
+            continue;
         }
         let i = (((stated - 0.5) * 10.0).floor() as usize).min(4);
         bins[i].0 += 1;
