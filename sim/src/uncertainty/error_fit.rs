@@ -442,15 +442,25 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
             })
             .map(|g| g.sigma_ln)
             .fold(0.0, f64::max);
-        let (own_ln, _) = smallest_covering_sigma(&mut trial, &fc, &of, floor);
+        // a ground whose error has a known sign is centred where its figures are; the others
+        // on the pooled centre
+        let centre_ln = (i == super::SPEC_UNPRICED_GROUND)
+            .then(|| one_sided_centre(&mut trial, &fc, &of))
+            .flatten();
+        let at = FirstContact {
+            centre_ln: centre_ln.or(fc.centre_ln),
+            ..fc.clone()
+        };
+        let (own_ln, _) = smallest_covering_sigma(&mut trial, &at, &of, floor);
         let shrunk = shrunk_toward_pooled(own_ln, n_sources, fc.sigma_ln);
-        let (sigma_ln, coverage) = smallest_covering_sigma(&mut trial, &fc, &of, shrunk);
+        let (sigma_ln, coverage) = smallest_covering_sigma(&mut trial, &at, &of, shrunk);
         fc.grounds.push(FirstContactGround {
             ground: ground.to_string(),
             residuals: of.len(),
             sources: n_sources,
             sigma_ln,
             coverage,
+            centre_ln,
         });
     }
     let mut with = m.clone();
@@ -599,6 +609,30 @@ fn shortest_covering_centre(trial: &mut ErrorModel, base: &FirstContact, rs: &[&
         }
     }
     best.1
+}
+
+/// [`super::FirstContactGround::centre_ln`] of a ground whose figures can only sit below the
+/// others' (an unpriced speculative step leaves out time, never saves it): of the offsets from
+/// `base`'s pooled centre down to the median of `rs`, in steps of [`FIRST_CONTACT_STEP_LN`], the
+/// one whose smallest covering sigma over `rs` is least, ties to the pooled centre; `None` where
+/// that is the pooled centre itself (or `rs`' median is not below it).
+fn one_sided_centre(trial: &mut ErrorModel, base: &FirstContact, rs: &[&Residual]) -> Option<f64> {
+    let pooled = base.centre_ln.unwrap_or(base.between.centre_ln);
+    let median = quantile(&sorted(rs.iter().map(|r| r.ln())), 0.5);
+    let steps = ((pooled - median) / FIRST_CONTACT_STEP_LN).floor();
+    if !(steps >= 1.0) {
+        return None;
+    }
+    let mut fc = base.clone();
+    let mut best = (f64::INFINITY, 0usize);
+    for k in 0..=steps as usize {
+        fc.centre_ln = Some(r4(pooled - k as f64 * FIRST_CONTACT_STEP_LN));
+        let (sigma, _) = smallest_covering_sigma(trial, &fc, rs, 0.0);
+        if sigma < best.0 - 1e-12 {
+            best = (sigma, k);
+        }
+    }
+    (best.1 > 0).then(|| r4(pooled - best.1 as f64 * FIRST_CONTACT_STEP_LN))
 }
 
 /// The error model of `rs` (a records file's headline residuals), with its leave-one-source-out

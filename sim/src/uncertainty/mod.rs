@@ -573,6 +573,15 @@ pub struct FirstContactGround {
     pub sigma_ln: f64,
     /// Their coverage and median half-width at that sigma (in sample).
     pub coverage: Coverage,
+    /// The ground's own centre (ln), where its error has a known sign: an unpriced speculative
+    /// step ([`Flag::SpeculativeStepUnpriced`]) leaves out time the step spends, never time it
+    /// saves, so its figures sit below the others'. Of the offsets from the pooled
+    /// [`FirstContact::centre_ln`] down to the median of this ground's figures, in steps of
+    /// [`FIRST_CONTACT_STEP_LN`], the one at which the smallest covering sigma is least (ties to
+    /// the pooled centre). `None`: the pooled centre (a ground whose error has no known sign,
+    /// or a model fitted before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub centre_ln: Option<f64>,
 }
 
 /// Sources a ground needs before its own first-contact sigma is fitted (fewer: one page
@@ -716,6 +725,11 @@ pub struct LnInterval {
     /// predictions of one box do not share by the offset.
     pub own_centre: f64,
     pub own_sigma: f64,
+    /// How far the new-source centre of this prediction's ground sits from the pooled one
+    /// ([`FirstContactGround::centre_ln`]; 0 on the dev set's own ground or a ground without
+    /// its own centre): unlike the pooled offset, it is not shared by a prediction on another
+    /// ground of the same box, so a verdict between the two counts it.
+    pub ground_offset: f64,
     /// The sigma a new source's offset makes (0 on the dev set's own ground): two predictions
     /// of one box share it whole.
     pub source_sigma: f64,
@@ -849,6 +863,17 @@ impl ErrorModel {
             })
     }
 
+    /// [`Self::new_source_centre_ln`] for a prediction in `regime`: its first-contact ground's own
+    /// centre where one was fitted ([`FirstContactGround::centre_ln`]), else the pooled one.
+    pub fn new_source_centre_ln_of(&self, regime: &Regime) -> f64 {
+        let ground = first_contact_ground(regime);
+        self.first_contact
+            .as_ref()
+            .and_then(|f| f.grounds.iter().find(|g| g.ground == ground))
+            .and_then(|g| g.centre_ln)
+            .unwrap_or_else(|| self.new_source_centre_ln())
+    }
+
     /// The spread a prior acceptance adds to a verdict against a prediction not on it
     /// ([`FirstContact::acceptance_gain_sigma_ln`]; 0 without first-contact files).
     pub fn acceptance_gain_sigma_ln(&self) -> f64 {
@@ -869,6 +894,7 @@ impl ErrorModel {
             widened_by.extend(s.unseen.iter().cloned());
         }
         let mut centre = s.centre;
+        let mut ground_offset = 0.0;
         let source_sigma = match (new_source, regime.calibrated_sigma_ln) {
             (None, _) => 0.0,
             // a calibration measured the box's own offset and fitted it away: what is left is
@@ -882,7 +908,8 @@ impl ErrorModel {
             }
             (Some(why), None) => {
                 let sigma = self.new_source_sigma_ln(regime);
-                let offset = self.new_source_centre_ln();
+                let offset = self.new_source_centre_ln_of(regime);
+                ground_offset = offset - self.new_source_centre_ln();
                 widened_by.push(format!(
                     "{why}: new source {offset:+.3} ±{:.3} ln ({})",
                     self.quantile_z * sigma,
@@ -923,6 +950,7 @@ impl ErrorModel {
             z,
             floor_half,
             own_centre: own.centre,
+            ground_offset,
             own_sigma: own.var.sqrt(),
             source_sigma,
             unseen_levels: s.unseen.len(),

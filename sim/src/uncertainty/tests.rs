@@ -532,7 +532,10 @@ fn every_pair_is_listed_with_the_side_called_faster_and_what_was_measured() {
     let refs: Vec<&Residual> = rs.iter().collect();
     let c = verdict::check_pairs(&m, &refs);
     assert_eq!(c.list.len(), c.pairs);
-    assert!(c.confident > c.confident_right && c.confident_right > 0, "{c:?}");
+    assert!(
+        c.confident > c.confident_right && c.confident_right > 0,
+        "{c:?}"
+    );
     assert!(c.depends > 0, "{c:?}");
     let count = |call: verdict::Call| c.list.iter().filter(|p| p.verdict == call).count();
     assert_eq!(count(verdict::Call::Sure), c.confident);
@@ -921,6 +924,92 @@ fn first_contact_sigma_is_fitted_by_kernel_ground() {
         thin.new_source_sigma_ln(&plain),
         fc.sigma_ln.max(thin.between.sigma_ln)
     );
+}
+
+/// An unpriced speculative step leaves out time the step spends, never time it saves: its
+/// first-contact figures sit below the others', and the ground is centred where they are (never
+/// above the pooled centre), which covers them with a shorter interval than one about the pooled
+/// centre. A verdict between a prediction on it and one not on it (MTP on against off on one
+/// box) counts the difference; a ground without a known sign keeps the pooled centre.
+#[test]
+fn an_unpriced_speculative_steps_interval_is_centred_below_where_its_figures_sit() {
+    let dev = offset_sources(&[0.0, 0.05, -0.05, 0.02, -0.02], &[60, 40, 30, 20, 10]);
+    let pages = |offsets: &[f64], tag: &str, flags: &[Flag]| {
+        let mut rs = offset_sources(offsets, &vec![20; offsets.len()]);
+        for r in &mut rs {
+            r.source = format!("{tag}-{}", r.source);
+            r.regime.source = r.source.clone();
+            r.regime.flags = flags.iter().map(|f| f.name().to_string()).collect();
+        }
+        rs
+    };
+    let priced = pages(&[0.05, -0.05, 0.0, 0.02], "p", &[]);
+    // measured 25-45% below the prediction: the verify step costs more than priced
+    let unpriced = pages(
+        &[-0.3, -0.45, -0.25, -0.4],
+        "u",
+        &[Flag::SpeculativeStepUnpriced],
+    );
+    let all: Vec<Residual> = priced.iter().chain(&unpriced).cloned().collect();
+    let m = fit(&dev, "dev.json", &[], &[fc_set(all)]);
+    let fc = m.first_contact.as_ref().unwrap();
+    let ground = |g: &str| fc.grounds.iter().find(|x| x.ground == g).unwrap();
+    let pooled = m.new_source_centre_ln();
+    let own = ground("speculative step unpriced")
+        .centre_ln
+        .expect("a centre of its own");
+    assert!(own < pooled - 0.1, "{own} vs {pooled}");
+    assert_eq!(ground("kernels measured").centre_ln, None);
+    let mut plain = regime("kimi", &[]);
+    plain.machine = "another box".into();
+    let mut step = plain.clone();
+    step.flags = vec![Flag::SpeculativeStepUnpriced.name().to_string()];
+    assert_eq!(m.new_source_centre_ln_of(&plain), pooled);
+    assert_eq!(m.new_source_centre_ln_of(&step), own);
+    let i = m.ln_interval(&step);
+    assert!((i.ground_offset - (own - pooled)).abs() < 1e-12, "{i:?}");
+    assert_eq!(m.ln_interval(&plain).ground_offset, 0.0);
+    // its own figures are covered, with a shorter interval than about the pooled centre
+    let refs: Vec<&Residual> = unpriced.iter().collect();
+    let at_own = error_fit::coverage(&m, &refs);
+    assert!(at_own.coverage_pct >= 80.0, "{at_own:?}");
+    let mut pooled_only = m.clone();
+    for g in &mut pooled_only.first_contact.as_mut().unwrap().grounds {
+        g.centre_ln = None;
+    }
+    let at_pooled = error_fit::coverage(&pooled_only, &refs);
+    assert!(
+        at_pooled.coverage_pct < at_own.coverage_pct,
+        "{at_pooled:?} vs {at_own:?}"
+    );
+    // predicted alike, the side whose step is unpriced is the one expected slower
+    let p = probability_faster(
+        &m,
+        Side {
+            speed: 100.0,
+            regime: &step,
+        },
+        Side {
+            speed: 100.0,
+            regime: &plain,
+        },
+    );
+    assert!(p < 0.5, "{p}");
+    // figures above the others do not move it up: the step's error has one sign
+    let above = pages(
+        &[0.3, 0.45, 0.25, 0.4],
+        "u",
+        &[Flag::SpeculativeStepUnpriced],
+    );
+    let up = fit(
+        &dev,
+        "dev.json",
+        &[],
+        &[fc_set(priced.iter().chain(&above).cloned().collect())],
+    );
+    let g = up.first_contact.as_ref().unwrap().grounds.iter();
+    assert!(g.clone().any(|g| g.ground == "speculative step unpriced"));
+    assert!(g.clone().all(|g| g.centre_ln.is_none()));
 }
 
 /// A ground narrower than the pooled first-contact sigma is pulled toward it by its sources (the

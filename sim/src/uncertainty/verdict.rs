@@ -93,7 +93,10 @@ pub(super) fn difference(m: &ErrorModel, a: Side<'_>, b: Side<'_>, rho: f64) -> 
                 .map(|n| (kb * n.1).powi(2)),
         )
         .sum();
-    let d = a.speed.ln() + ia.own_centre - b.speed.ln() - ib.own_centre;
+    let d = a.speed.ln() + ia.own_centre + ia.ground_offset
+        - b.speed.ln()
+        - ib.own_centre
+        - ib.ground_offset;
     let sd = (sa * sa + sb * sb - 2.0 * rho * sa * sb + shared * shared + one_sided)
         .max(0.0)
         .sqrt();
