@@ -620,7 +620,8 @@ fn one_sided_centre(trial: &mut ErrorModel, base: &FirstContact, rs: &[&Residual
     let pooled = base.centre_ln.unwrap_or(base.between.centre_ln);
     let median = quantile(&sorted(rs.iter().map(|r| r.ln())), 0.5);
     let steps = ((pooled - median) / FIRST_CONTACT_STEP_LN).floor();
-    if !(steps >= 1.0) {
+    // a NaN median (no figures) is not below the pooled centre either
+    if steps.is_nan() || steps < 1.0 {
         return None;
     }
     let mut fc = base.clone();

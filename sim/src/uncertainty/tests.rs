@@ -525,7 +525,7 @@ fn every_pair_is_listed_with_the_side_called_faster_and_what_was_measured() {
     let mut rs = rs;
     for r in &mut rs {
         let g: usize = r.id.split('-').nth(1).unwrap().parse().unwrap();
-        if g % 3 == 0 && r.predicted > 100.0 {
+        if g.is_multiple_of(3) && r.predicted > 100.0 {
             r.predicted = 200.0;
         }
     }
