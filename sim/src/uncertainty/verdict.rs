@@ -9,8 +9,9 @@
 //! median of their log-ratio differences (robust to their heavy tails); the offset a new source adds
 //! ([`super::BetweenSource`]) is one draw for both sides of one box and cancels (one side on new
 //! ground only: it adds). The chance that A is in fact faster is Φ(d / σd), d the predicted log
-//! speed ratio with each centre's bias applied. Below [`VERDICT_BAR`] the verdict is "Depends:
-//! measure both".
+//! speed ratio with each centre's bias applied (and, where one side's ground has a centre of its
+//! own, [`super::LnInterval::ground_offset`], that difference: it is not one draw for both). Below
+//! [`VERDICT_BAR`] the verdict is "Depends: measure both".
 
 use super::{ErrorModel, Regime, Residual, Z_80, normal_cdf};
 use serde::Serialize;
@@ -159,7 +160,9 @@ pub struct PairCheck {
 /// What a verdict said about one equal-load pair, and what was measured.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct PairVerdict {
-    /// The two records' ids, the one predicted faster first (file order on a tie).
+    /// The two records' ids, the one the verdict calls faster first (file order on a tie): the
+    /// one predicted faster, unless their grounds' centres ([`super::LnInterval::ground_offset`])
+    /// turn it.
     pub faster: String,
     pub slower: String,
     /// Stated chance that `faster` is measured faster (0.5 on a tie).
