@@ -642,17 +642,33 @@ fn advise_mtp_says_what_a_b12x_verify_may_cost_by_build() {
             .arg(line)
             .assert()
             .success();
-        json(&out.get_output().stdout)["mtp"]["caveat"].clone()
+        json(&out.get_output().stdout)["mtp"].clone()
     };
     let extend = run("VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=0");
-    assert!(extend.as_str().unwrap().contains("not priced"), "{extend}");
+    let caveat = &extend["caveat"];
+    assert!(caveat.as_str().unwrap().contains("not priced"), "{caveat}");
     let unknown = run("NCCL_P2P_LEVEL=SYS");
     assert!(
-        unknown
+        unknown["caveat"]
             .as_str()
             .unwrap()
             .contains("the launch names no build"),
         "{unknown}"
     );
-    assert!(run("VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=1").is_null());
+    let decode = run("VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=1");
+    assert!(decode["caveat"].is_null());
+    // the unpriced verify stands on its own ground in the odds, as its record does in
+    // `validate`: the speculating side's interval is wider than where the step is priced
+    let spread = |a: &Value| {
+        let r = &a["odds"]["ranges"][0];
+        r[1].as_f64().unwrap() / r[0].as_f64().unwrap()
+    };
+    assert_eq!(extend["odds"]["faster"], "with speculation", "{extend}");
+    assert!(
+        spread(&extend) > spread(&decode) + 0.05,
+        "{} vs {}",
+        spread(&extend),
+        spread(&decode)
+    );
+    assert!((spread(&unknown) - spread(&decode)).abs() < 1e-9);
 }

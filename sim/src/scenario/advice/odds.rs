@@ -8,7 +8,7 @@ use crate::advise::replicas::ReplicasAnswer;
 use crate::cost::spec::AcceptSource;
 use crate::scenario::Scenario;
 use crate::uncertainty::verdict::{Choice, odds};
-use crate::uncertainty::{ErrorModel, Load, Regime};
+use crate::uncertainty::{ErrorModel, Flag, Load, Regime};
 
 /// The regime of a steady-decode prediction of this setup, `speculation` `off` or where the
 /// acceptance came from.
@@ -71,10 +71,20 @@ pub fn mtp(setup: &Scenario, a: &mut MtpAnswer) {
         AcceptSource::Prior => "prior",
         AcceptSource::Given | AcceptSource::Measured | AcceptSource::Forced => "measured",
     };
-    let (on, off) = (
+    let (mut on, off) = (
         regime(setup, accept, a.concurrency, a.context_tokens),
         regime(setup, "off", a.concurrency, a.context_tokens),
     );
+    // a verify step the engine says is not priced stands on that ground, as the same
+    // prediction's record does in `validate` (its error has a sign: the step costs more)
+    let unpriced = Flag::SpeculativeStepUnpriced.name();
+    if a.caveat
+        .as_deref()
+        .is_some_and(crate::engine::is_spec_caveat)
+        && !on.flags.iter().any(|f| f == unpriced)
+    {
+        on.flags.push(unpriced.to_string());
+    }
     let (mw, mo) = (
         measure(&a.flags_with_speculation(), a.concurrency),
         measure(&a.layout, a.concurrency),
