@@ -621,6 +621,37 @@ fn advise_mtp_says_what_sglangs_spec_v2_overlap_gives_a_top1_chain() {
     assert!(tree["spec_overlap"].is_null(), "{tree}");
 }
 
+/// `sim run` of a launch whose verify the engine says is not priced ranges it on that ground, as
+/// `validate` ranges the same launch's record: the error model's unpriced-step centre and spread.
+#[test]
+fn run_ranges_an_unpriced_verify_on_its_own_ground() {
+    let widened = |env: &str| {
+        let line = format!(
+            "{env} vllm serve lukealonso/GLM-5.2-NVFP4 --tensor-parallel-size 8 \
+             --attention-backend B12X_MLA_SPARSE --moe-backend b12x --kv-cache-dtype fp8 \
+             --speculative-config '{{\"method\":\"mtp\",\"num_speculative_tokens\":3}}'"
+        );
+        let out = sim()
+            .args(
+                "run --machine rtx-pro-6000-x8-baremetal --dataset-name random \
+                 --random-input-len 1000 --random-output-len 200 --num-prompts 8 \
+                 --max-concurrency 1 --format json --server-args"
+                    .split_whitespace(),
+            )
+            .arg(line)
+            .assert()
+            .success();
+        json(&out.get_output().stdout)["ranges"][0]["widened_by"].to_string()
+    };
+    assert!(
+        widened("VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=0").contains("(speculative step unpriced)"),
+        "{}",
+        widened("VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=0")
+    );
+    let priced = widened("VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=1");
+    assert!(!priced.contains("speculative step unpriced"), "{priced}");
+}
+
 /// vLLM's MTP on a GLM-5.2 launch under B12X_MLA_SPARSE: with the fork's switch at `0` the
 /// verify runs b12x's extend kernel, a caveat the answer says and the prediction is flagged for;
 /// with the switch unset the launch names no build, so the answer says what the June builds do

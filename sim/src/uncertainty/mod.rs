@@ -200,6 +200,13 @@ impl Regime {
             Some(s) if s.accept_length.is_some() => "measured",
             Some(_) => "prior",
         };
+        // a speculative step the engine's public runs say is not priced is this prediction's
+        // too, whichever path asks (a record, a launch line, a sweep): one ground for all
+        let caveat: Option<String> = opts
+            .speculative
+            .as_ref()
+            .and_then(|_| opts.engine.rules().spec_caveat(spec, opts))
+            .map(str::to_string);
         let (machine_box, machine_kind, p2p) = machine_levels(machine);
         Regime {
             engine: opts.engine.name().into(),
@@ -214,7 +221,13 @@ impl Regime {
             machine_kind,
             p2p,
             family: load.family.into(),
-            flags: Flag::from_notes(notes.iter().chain(machine.notes()).chain(&shape)),
+            flags: Flag::from_notes(
+                notes
+                    .iter()
+                    .chain(machine.notes())
+                    .chain(&shape)
+                    .chain(&caveat),
+            ),
             source: String::new(),
             calibrated_sigma_ln: None,
         }

@@ -23,6 +23,11 @@ fn regime(setup: &Scenario, speculation: &str, concurrency: u32, context: u32) -
         },
     );
     r.speculation = speculation.into();
+    // a prediction without speculation has no speculative step to leave unpriced
+    if speculation == "off" {
+        r.flags
+            .retain(|f| f != Flag::SpeculativeStepUnpriced.name());
+    }
     r
 }
 
