@@ -621,27 +621,32 @@ fn advise_mtp_says_what_sglangs_spec_v2_overlap_gives_a_top1_chain() {
     assert!(tree["spec_overlap"].is_null(), "{tree}");
 }
 
+/// `sim CMD --server-args LINE` of vLLM's MTP 3 on GLM-5.2 under B12X_MLA_SPARSE, `env` before
+/// `vllm serve` (the fork's extend-kernel switch), as JSON.
+fn glm52_b12x_mtp(cmd: &str, env: &str) -> Value {
+    let line = format!(
+        "{env} vllm serve lukealonso/GLM-5.2-NVFP4 --tensor-parallel-size 8 \
+             --attention-backend B12X_MLA_SPARSE --moe-backend b12x --kv-cache-dtype fp8 \
+             --speculative-config '{{\"method\":\"mtp\",\"num_speculative_tokens\":3}}'"
+    );
+    let out = sim()
+        .args(cmd.split_whitespace())
+        .arg("--server-args")
+        .arg(line)
+        .assert()
+        .success();
+    json(&out.get_output().stdout)
+}
+
 /// `sim run` of a launch whose verify the engine says is not priced ranges it on that ground, as
 /// `validate` ranges the same launch's record: the error model's unpriced-step centre and spread.
 #[test]
 fn run_ranges_an_unpriced_verify_on_its_own_ground() {
     let widened = |env: &str| {
-        let line = format!(
-            "{env} vllm serve lukealonso/GLM-5.2-NVFP4 --tensor-parallel-size 8 \
-             --attention-backend B12X_MLA_SPARSE --moe-backend b12x --kv-cache-dtype fp8 \
-             --speculative-config '{{\"method\":\"mtp\",\"num_speculative_tokens\":3}}'"
-        );
-        let out = sim()
-            .args(
-                "run --machine rtx-pro-6000-x8-baremetal --dataset-name random \
-                 --random-input-len 1000 --random-output-len 200 --num-prompts 8 \
-                 --max-concurrency 1 --format json --server-args"
-                    .split_whitespace(),
-            )
-            .arg(line)
-            .assert()
-            .success();
-        json(&out.get_output().stdout)["ranges"][0]["widened_by"].to_string()
+        let cmd = "run --machine rtx-pro-6000-x8-baremetal --dataset-name random \
+                   --random-input-len 1000 --random-output-len 200 --num-prompts 8 \
+                   --max-concurrency 1 --format json";
+        glm52_b12x_mtp(cmd, env)["ranges"][0]["widened_by"].to_string()
     };
     assert!(
         widened("VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=0").contains("(speculative step unpriced)"),
@@ -659,21 +664,9 @@ fn run_ranges_an_unpriced_verify_on_its_own_ground() {
 #[test]
 fn advise_mtp_says_what_a_b12x_verify_may_cost_by_build() {
     let run = |env: &str| {
-        let line = format!(
-            "{env} vllm serve lukealonso/GLM-5.2-NVFP4 --tensor-parallel-size 8 \
-             --attention-backend B12X_MLA_SPARSE --moe-backend b12x --kv-cache-dtype fp8 \
-             --speculative-config '{{\"method\":\"mtp\",\"num_speculative_tokens\":3}}'"
-        );
-        let out = sim()
-            .args(
-                "advise --machine rtx-pro-6000-x8-baremetal --model glm-5.2-nvfp4 --question mtp \
-                 --max-concurrency 1 --num-prompts 8 --draws 4 --format json --server-args"
-                    .split_whitespace(),
-            )
-            .arg(line)
-            .assert()
-            .success();
-        json(&out.get_output().stdout)["mtp"].clone()
+        let cmd = "advise --machine rtx-pro-6000-x8-baremetal --model glm-5.2-nvfp4 \
+                   --question mtp --max-concurrency 1 --num-prompts 8 --draws 4 --format json";
+        glm52_b12x_mtp(cmd, env)["mtp"].clone()
     };
     let extend = run("VLLM_B12X_MLA_SPEC_EXTEND_AS_DECODE=0");
     let caveat = &extend["caveat"];
