@@ -103,8 +103,11 @@ fn verdict_line(lead: &str, v: &crate::uncertainty::verdict::PairCheck) -> Optio
         .iter()
         .map(|b| format!("stated {}: {} of {} right", b.stated, b.right, b.pairs))
         .collect();
-    let wrong: Vec<String> = v
+    // the first few name the pairs; the JSON's `list` carries every one
+    const NAMED: usize = 5;
+    let mut wrong: Vec<String> = v
         .sure_but_wrong()
+        .take(NAMED)
         .map(|p| {
             format!(
                 "{} over {} stated {:.0}%, measured {:+.1}%",
@@ -115,10 +118,7 @@ fn verdict_line(lead: &str, v: &crate::uncertainty::verdict::PairCheck) -> Optio
             )
         })
         .collect();
-    // the first few name the pairs; the JSON's `list` carries every one
-    const NAMED: usize = 5;
-    let more = wrong.len().saturating_sub(NAMED);
-    let mut wrong: Vec<String> = wrong.into_iter().take(NAMED).collect();
+    let more = v.sure_but_wrong().count().saturating_sub(NAMED);
     if more > 0 {
         wrong.push(format!("and {more} more"));
     }

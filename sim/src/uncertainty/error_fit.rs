@@ -595,20 +595,38 @@ fn shortest_covering_centre(trial: &mut ErrorModel, base: &FirstContact, rs: &[&
     let [q1, q3] = medians_iqr(&base.between);
     let steps = |x: f64| ((x - median) / FIRST_CONTACT_STEP_LN).round() as i64;
     let (from, to) = (steps(q1).min(0), steps(q3).max(0));
-    let mut fc = base.clone();
-    let mut best = (f64::INFINITY, median);
     // nearest the median first, so a tie keeps the nearer offset
     let mut order: Vec<i64> = (from..=to).collect();
     order.sort_by_key(|k| k.abs());
-    for k in order {
-        let centre = r4(median + k as f64 * FIRST_CONTACT_STEP_LN);
+    least_covering_centre(
+        trial,
+        base,
+        rs,
+        order
+            .into_iter()
+            .map(|k| r4(median + k as f64 * FIRST_CONTACT_STEP_LN)),
+    )
+    .unwrap_or(median)
+}
+
+/// Of `centres` (ln), the one whose smallest covering sigma over `rs` is least, the earliest of
+/// equals; `None` without any.
+fn least_covering_centre(
+    trial: &mut ErrorModel,
+    base: &FirstContact,
+    rs: &[&Residual],
+    centres: impl Iterator<Item = f64>,
+) -> Option<f64> {
+    let mut fc = base.clone();
+    let mut best: Option<(f64, f64)> = None;
+    for centre in centres {
         fc.centre_ln = Some(centre);
         let (sigma, _) = smallest_covering_sigma(trial, &fc, rs, 0.0);
-        if sigma < best.0 - 1e-12 {
-            best = (sigma, centre);
+        if best.is_none_or(|(s, _)| sigma < s - 1e-12) {
+            best = Some((sigma, centre));
         }
     }
-    best.1
+    best.map(|(_, centre)| centre)
 }
 
 /// [`super::FirstContactGround::centre_ln`] of a ground whose figures can only sit below the
@@ -624,16 +642,9 @@ fn one_sided_centre(trial: &mut ErrorModel, base: &FirstContact, rs: &[&Residual
     if steps.is_nan() || steps < 1.0 {
         return None;
     }
-    let mut fc = base.clone();
-    let mut best = (f64::INFINITY, 0usize);
-    for k in 0..=steps as usize {
-        fc.centre_ln = Some(r4(pooled - k as f64 * FIRST_CONTACT_STEP_LN));
-        let (sigma, _) = smallest_covering_sigma(trial, &fc, rs, 0.0);
-        if sigma < best.0 - 1e-12 {
-            best = (sigma, k);
-        }
-    }
-    (best.1 > 0).then(|| r4(pooled - best.1 as f64 * FIRST_CONTACT_STEP_LN))
+    let pooled = r4(pooled);
+    let centres = (0..=steps as usize).map(|k| r4(pooled - k as f64 * FIRST_CONTACT_STEP_LN));
+    least_covering_centre(trial, base, rs, centres).filter(|&c| c != pooled)
 }
 
 /// The error model of `rs` (a records file's headline residuals), with its leave-one-source-out

@@ -11,7 +11,9 @@ use crate::uncertainty::verdict::{Choice, odds};
 use crate::uncertainty::{ErrorModel, Flag, Load, Regime};
 
 /// The regime of a steady-decode prediction of this setup, `speculation` `off` or where the
-/// acceptance came from.
+/// acceptance came from. Without a speculative step to leave unpriced: the launch's options may
+/// speculate where the answer's side does not, so that ground is the answer's to set
+/// ([`speculating`]).
 fn regime(setup: &Scenario, speculation: &str, concurrency: u32, context: u32) -> Regime {
     let mut r = setup.regime(
         &setup.opts,
@@ -23,10 +25,25 @@ fn regime(setup: &Scenario, speculation: &str, concurrency: u32, context: u32) -
         },
     );
     r.speculation = speculation.into();
-    // a prediction without speculation has no speculative step to leave unpriced
-    if speculation == "off" {
+    r.flags
+        .retain(|f| f != Flag::SpeculativeStepUnpriced.name());
+    r
+}
+
+/// [`regime`] of the side that speculates: a verify step the answer says is not priced
+/// (`caveat`) stands on that ground, as the same prediction's record does in `validate` (its
+/// error has a sign: the step costs more).
+fn speculating(
+    setup: &Scenario,
+    accept: &str,
+    concurrency: u32,
+    context: u32,
+    caveat: Option<&str>,
+) -> Regime {
+    let mut r = regime(setup, accept, concurrency, context);
+    if caveat.is_some_and(crate::engine::is_spec_caveat) {
         r.flags
-            .retain(|f| f != Flag::SpeculativeStepUnpriced.name());
+            .push(Flag::SpeculativeStepUnpriced.name().to_string());
     }
     r
 }
@@ -76,20 +93,16 @@ pub fn mtp(setup: &Scenario, a: &mut MtpAnswer) {
         AcceptSource::Prior => "prior",
         AcceptSource::Given | AcceptSource::Measured | AcceptSource::Forced => "measured",
     };
-    let (mut on, off) = (
-        regime(setup, accept, a.concurrency, a.context_tokens),
+    let (on, off) = (
+        speculating(
+            setup,
+            accept,
+            a.concurrency,
+            a.context_tokens,
+            a.caveat.as_deref(),
+        ),
         regime(setup, "off", a.concurrency, a.context_tokens),
     );
-    // a verify step the engine says is not priced stands on that ground, as the same
-    // prediction's record does in `validate` (its error has a sign: the step costs more)
-    let unpriced = Flag::SpeculativeStepUnpriced.name();
-    if a.caveat
-        .as_deref()
-        .is_some_and(crate::engine::is_spec_caveat)
-        && !on.flags.iter().any(|f| f == unpriced)
-    {
-        on.flags.push(unpriced.to_string());
-    }
     let (mw, mo) = (
         measure(&a.flags_with_speculation(), a.concurrency),
         measure(&a.layout, a.concurrency),
