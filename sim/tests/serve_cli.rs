@@ -38,24 +38,38 @@ const GLM47_FLAGS: [&str; 8] = [
     "--machine",
 ];
 
-#[test]
-fn run_prints_bench_serving_keys() {
+/// A short run on the user's VM preset: eight streams, sixteen prompts of 256 / 32 tokens.
+const SMALL_RUN: [&str; 15] = [
+    "run",
+    "--machine",
+    VM,
+    "--model",
+    "glm-5-nvfp4",
+    "--tp",
+    "8",
+    "--max-concurrency",
+    "8",
+    "--num-prompts",
+    "16",
+    "--random-input-len",
+    "256",
+    "--random-output-len",
+    "32",
+];
+
+/// [`SMALL_RUN`]'s JSON.
+fn small_run_json() -> Value {
     let out = sim()
-        .args([
-            "run",
-            "--machine",
-            VM,
-            "--model",
-            "glm-5-nvfp4",
-            "--tp",
-            "8",
-        ])
-        .args(["--max-concurrency", "8", "--num-prompts", "16"])
-        .args(["--random-input-len", "256", "--random-output-len", "32"])
+        .args(SMALL_RUN)
         .args(["--format", "json"])
         .assert()
         .success();
-    let v = json(&out.get_output().stdout);
+    json(&out.get_output().stdout)
+}
+
+#[test]
+fn run_prints_bench_serving_keys() {
+    let v = small_run_json();
     assert_eq!(v["completed"], 16);
     assert_eq!(v["max_concurrency"], 8);
     for k in [
@@ -78,6 +92,43 @@ fn run_prints_bench_serving_keys() {
     }
     assert!(v["peak_running_requests"].as_u64().unwrap() <= 8);
     assert!(v["breakdown"]["decode_s"].as_f64().unwrap() > 0.0);
+}
+
+/// A run's time to first token is ranged on its own ground (the request's path and waits before
+/// its prefill, which the replay leaves out, only add time): its interval lies mostly above the
+/// point and is wider than a per-token latency's, and the table's provenance row says why.
+#[test]
+fn run_ranges_the_time_to_first_token_on_its_own_ground() {
+    let v = small_run_json();
+    let range = |key: &str| {
+        let r = v["ranges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["figure"] == key)
+            .unwrap_or_else(|| panic!("{key} ranged"))
+            .clone();
+        let [lo, hi] = [0, 1].map(|i| r["range"][i].as_f64().unwrap());
+        (
+            lo,
+            r["value"].as_f64().unwrap(),
+            hi,
+            r["widened_by"].to_string(),
+        )
+    };
+    let (lo, point, hi, why) = range("mean_ttft_ms");
+    assert!(why.contains("time to first token"), "{why}");
+    // centred above the point: more of it lies above than below
+    assert!(hi / point > point / lo, "{lo} {point} {hi}");
+    let (tlo, tpoint, thi, twhy) = range("mean_tpot_ms");
+    assert!(!twhy.contains("time to first token"), "{twhy}");
+    assert!(hi / lo > thi / tlo, "{lo}-{hi} vs {tlo}-{thi} ({tpoint})");
+    let table = sim().args(SMALL_RUN).assert().success();
+    let text = String::from_utf8_lossy(&table.get_output().stdout).to_string();
+    assert!(
+        text.contains("mean_ttft_ms: also time to first token"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -242,6 +242,27 @@ fn add_provenance_rows(t: &mut Table, o: &RunOutput, ranges: &[FigureRange]) {
                 r.set_by
             ),
         ]);
+        // what a figure's own ground adds beyond the run's (the time to first token's)
+        for f in ranges.iter().skip(1) {
+            let own: Vec<&String> = f
+                .widened_by
+                .iter()
+                .filter(|w| !r.widened_by.contains(w))
+                .collect();
+            if !own.is_empty() {
+                t.add_row(vec![
+                    String::new(),
+                    format!(
+                        "{}: also {}",
+                        f.figure,
+                        own.iter()
+                            .map(|w| w.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ]);
+            }
+        }
     }
     if let Some(s) = r
         .micro_batch_samples

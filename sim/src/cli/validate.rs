@@ -233,7 +233,13 @@ fn write_error_model(
         );
     }
     let acc: Vec<String> = acceptance.iter().map(|a| a.display().to_string()).collect();
-    let m = sim::uncertainty::error_fit::fit(&rs, &path.display().to_string(), &acc, first);
+    let m = sim::uncertainty::error_fit::fit_with_first_token(
+        &rs,
+        &path.display().to_string(),
+        &acc,
+        first,
+        &sim::scoreboard::first_token_residuals(board),
+    );
     let text = serde_json::to_string_pretty(&m)? + "\n";
     std::fs::write(out, text)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;

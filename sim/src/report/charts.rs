@@ -4,7 +4,7 @@
 //! ([`super::fit`]) are drawn. At most [`MAX_LEGEND_ENTRIES`] entries per chart; the drawn layouts
 //! keep one colour and marker across a machine's charts.
 
-use crate::uncertainty::ErrorModel;
+use crate::uncertainty::{ErrorModel, FigureKind};
 use reports::profile::ChartSet;
 use reports::{
     AnyChart, Axis, BarPart, LineChart, MAX_LEGEND_ENTRIES, Marker, MemoryBars, Rgb, Scale, Series,
@@ -146,8 +146,8 @@ struct Metric {
     /// bench_serving's key, for the caption.
     bench_key: &'static str,
     get: fn(&RunReport) -> f64,
-    /// A throughput (more is faster), not a latency: how its 80% band is read.
-    faster_when_higher: bool,
+    /// A throughput, a per-token latency or a time to first token: how its 80% band is read.
+    kind: FigureKind,
     measured: fn(&crate::bench_serving::read::MeasuredMetrics) -> Option<f64>,
 }
 
@@ -159,7 +159,7 @@ const METRICS: [Metric; 3] = [
         unit: "tok/s",
         bench_key: "output_throughput",
         get: |r| r.output_throughput,
-        faster_when_higher: true,
+        kind: FigureKind::Throughput,
         measured: |m| m.output_throughput,
     },
     Metric {
@@ -169,7 +169,7 @@ const METRICS: [Metric; 3] = [
         unit: "ms",
         bench_key: "mean_ttft_ms",
         get: |r| r.mean_ttft_ms,
-        faster_when_higher: false,
+        kind: FigureKind::FirstToken,
         measured: |m| m.mean_ttft_ms,
     },
     Metric {
@@ -179,7 +179,7 @@ const METRICS: [Metric; 3] = [
         unit: "ms",
         bench_key: "mean_tpot_ms",
         get: |r| r.mean_tpot_ms,
-        faster_when_higher: false,
+        kind: FigureKind::Latency,
         measured: |m| m.mean_tpot_ms,
     },
 ];
@@ -270,7 +270,7 @@ fn metric_lines(
                 .map(|[c, y]| {
                     let r = l.regime.at_concurrency(*c as u32);
                     ErrorModel::builtin()
-                        .range(*y, metric.faster_when_higher, &r)
+                        .figure_range(*y, metric.kind, &r)
                         .range
                 })
                 .collect();

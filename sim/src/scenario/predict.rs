@@ -11,7 +11,7 @@ use crate::engine::{Engine, Knob, Launch};
 use crate::error::SimError;
 use crate::machine::Machine;
 use crate::options::ServerOptions;
-use crate::uncertainty::{ErrorModel, FigureRange, Load, Regime};
+use crate::uncertainty::{ErrorModel, FigureKind, FigureRange, Load, Regime};
 use models::{Layout, ModelSpec};
 use serde::Serialize;
 
@@ -160,8 +160,12 @@ fn layout_ranges(out: &PredictOutput, regime: &Regime) -> Vec<LayoutRanges> {
                 ranges: ErrorModel::builtin().figure_ranges(
                     regime,
                     &[
-                        ("output_tok_per_s", st.output_tok_per_s, true),
-                        ("tpot_ms", st.cycle_ms, false),
+                        (
+                            "output_tok_per_s",
+                            st.output_tok_per_s,
+                            FigureKind::Throughput,
+                        ),
+                        ("tpot_ms", st.cycle_ms, FigureKind::Latency),
                     ],
                 ),
             })

@@ -30,7 +30,9 @@ use crate::records::{
 use crate::serving::{RunReport, simulate};
 use crate::uncertainty::error_fit::{Residual, coverage, loso_check};
 use crate::uncertainty::verdict::{PairCheck, check_pairs};
-use crate::uncertainty::{Coverage, ErrorModel, Flag, Regime, context_band, machine_levels};
+use crate::uncertainty::{
+    Coverage, ErrorModel, FigureKind, Flag, Regime, context_band, machine_levels,
+};
 use models::ModelSpec;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -181,6 +183,11 @@ pub struct Intervals {
     pub first_contact: bool,
     /// Headline figures inside their interval, with the stored model.
     pub coverage: Coverage,
+    /// The file's time-to-first-token figures (not headline figures; flagged ones left out)
+    /// inside their interval, each on the first-token ground
+    /// ([`crate::uncertainty::FirstTokenGround`]); absent where the file has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token: Option<Coverage>,
     /// Leave one source out on this file, refitted (only for the file the model is fitted on).
     pub loso: Option<Coverage>,
     /// Equal-load pairs differing in one choice: stated confidence against outcomes.
@@ -445,7 +452,7 @@ fn predict(
         .iter()
         .map(|t| {
             let predicted = value(t.quantity);
-            let range = errors.range(predicted, t.quantity.higher_is_faster(), &regime);
+            let range = errors.figure_range(predicted, figure_kind(t.quantity), &regime);
             RecordComparison {
                 id: e.id.clone(),
                 model: e.model.clone(),
@@ -696,7 +703,18 @@ fn finish(
         }
     }
     reasons.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
-    let intervals = intervals(set, &residuals(&primary));
+    let ttft: Vec<&RecordComparison> = comparisons
+        .iter()
+        .filter(|c| !c.flagged && figure_kind(c.quantity) == FigureKind::FirstToken)
+        .collect();
+    // a headline time to first token (a record with nothing else) stands on its own ground,
+    // with the others, never in the regime table's
+    let headline: Vec<&RecordComparison> = primary
+        .iter()
+        .copied()
+        .filter(|c| figure_kind(c.quantity) != FigureKind::FirstToken)
+        .collect();
+    let intervals = intervals(set, &residuals(&headline), &residuals(&ttft));
     Scoreboard {
         schema_version: SCOREBOARD_SCHEMA_VERSION,
         records_file: set.path.display().to_string(),
@@ -768,22 +786,45 @@ pub fn first_contact_set(
     crate::uncertainty::error_fit::FirstContactSet {
         file: file.to_string(),
         residuals: headline_residuals(&board),
+        first_token: first_token_residuals(&board),
     }
 }
 
-/// The headline residuals of a scoreboard (one per record, flagged figures left out).
+/// What kind of figure a quantity is, for its interval: a time to first token has a ground of
+/// its own ([`crate::uncertainty::FirstTokenGround`]).
+pub fn figure_kind(q: Quantity) -> FigureKind {
+    match q {
+        Quantity::TtftMeanMs | Quantity::TtftMedianMs => FigureKind::FirstToken,
+        q if q.higher_is_faster() => FigureKind::Throughput,
+        _ => FigureKind::Latency,
+    }
+}
+
+/// A scoreboard's time-to-first-token figures (mean or median, headline or not, flagged ones
+/// left out), which the error model's first-token ground is fitted on.
+pub fn first_token_residuals(b: &Scoreboard) -> Vec<Residual> {
+    let ttft: Vec<&RecordComparison> = b
+        .comparisons
+        .iter()
+        .filter(|c| !c.flagged && figure_kind(c.quantity) == FigureKind::FirstToken)
+        .collect();
+    residuals(&ttft)
+}
+
+/// The headline residuals of a scoreboard (one per record, flagged figures left out; a
+/// headline time to first token is on its own ground: [`first_token_residuals`]).
 pub fn headline_residuals(b: &Scoreboard) -> Vec<Residual> {
     let primary: Vec<&RecordComparison> = b
         .comparisons
         .iter()
-        .filter(|c| c.primary && !c.flagged)
+        .filter(|c| c.primary && !c.flagged && figure_kind(c.quantity) != FigureKind::FirstToken)
         .collect();
     residuals(&primary)
 }
 
 /// Coverage and verdicts of the stored error model on `rs`; refitted leaving one source out only
 /// where `set` is the file the model was fitted on (a held-out file is never fitted).
-fn intervals(set: &RecordSet, rs: &[Residual]) -> Intervals {
+fn intervals(set: &RecordSet, rs: &[Residual], first_token: &[Residual]) -> Intervals {
     let m = ErrorModel::builtin();
     let refs: Vec<&Residual> = rs.iter().collect();
     let fitted_on = m.provenance.records_file.clone();
@@ -826,6 +867,12 @@ fn intervals(set: &RecordSet, rs: &[Residual]) -> Intervals {
         in_fit,
         first_contact,
         coverage: coverage(m, &refs),
+        first_token: (!first_token.is_empty()).then(|| {
+            crate::uncertainty::error_fit::first_token_coverage(
+                m,
+                &first_token.iter().collect::<Vec<_>>(),
+            )
+        }),
         loso,
         verdicts: check_pairs(m, &refs),
         loso_verdicts,

@@ -57,6 +57,15 @@ pub fn interval_lines(s: &Scoreboard) -> Vec<String> {
             ", not on this file: out of sample"
         }
     )];
+    if let Some(t) = &i.first_token {
+        out.push(format!(
+            "80% interval of the time to first token (not a headline figure; its own ground in the error model): {} of {} inside ({}), median half-width {}",
+            (t.coverage_pct / 100.0 * t.n as f64).round(),
+            t.n,
+            pct(t.coverage_pct),
+            pct(t.median_half_width_pct)
+        ));
+    }
     if let Some(l) = &i.loso {
         out.push(format!(
             "80% interval, leave one source out (each page or box predicted by the model fitted on the others): coverage {} of {}, median half-width {}",

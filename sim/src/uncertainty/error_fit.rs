@@ -21,10 +21,10 @@ use super::novelty;
 use super::verdict::{PairCheck, check_pairs, pairs};
 use super::{
     BETWEEN_HALF_BOUNDS_LN, BetweenSource, Cell, Coverage, ERROR_MODEL_SCHEMA_VERSION, ErrorModel,
-    FACTORS, FIRST_CONTACT_GROUNDS, FIRST_CONTACT_MIN_SOURCES, FIRST_CONTACT_STEP_LN, FirstContact,
-    FirstContactGround, FittedFigure, INTERVAL_LEVEL, MIN_CELL, PAIR_CLASSES, PairClass,
-    Provenance, QUANTILE_Z_BOUNDS, SourceOffset, Z_50, Z_80, first_contact_ground, quantile,
-    same_class,
+    FACTORS, FIRST_CONTACT_GROUNDS, FIRST_CONTACT_MIN_SOURCES, FIRST_CONTACT_STEP_LN,
+    FIRST_TOKEN_HALF_BOUND_LN, FirstContact, FirstContactGround, FirstTokenGround, FittedFigure,
+    INTERVAL_LEVEL, MIN_CELL, PAIR_CLASSES, PairClass, Provenance, QUANTILE_Z_BOUNDS, SourceOffset,
+    Z_50, Z_80, first_contact_ground, quantile, same_class,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -178,6 +178,7 @@ fn fit_spreads(rs: &[&Residual], provenance: Provenance) -> ErrorModel {
         cells,
         between: between_source(rs),
         first_contact: None,
+        first_token: None,
         unseen_sigma_ln: 0.0,
         unseen_n: 0,
         novelty: Vec::new(),
@@ -311,6 +312,21 @@ pub fn coverage(m: &ErrorModel, rs: &[&Residual]) -> Coverage {
     coverage_at(&got, 1.0)
 }
 
+/// Coverage of `m`'s 80% intervals over `rs`, times to first token each on its own ground
+/// ([`ErrorModel::ln_interval_of`]).
+pub fn first_token_coverage(m: &ErrorModel, rs: &[&Residual]) -> Coverage {
+    let got: Vec<Held> = rs
+        .iter()
+        .map(|r| {
+            let i = m.ln_interval_of(super::FigureKind::FirstToken, &r.regime);
+            // read as a latency, ln(measured / predicted) about its centre, so that the
+            // half-width is the interval's own in ms
+            (-r.ln(), -i.centre(), i.half(), 0.0)
+        })
+        .collect();
+    coverage_at(&got, 1.0)
+}
+
 /// A held-out figure: residual, its interval's centre, sigma and least half-width.
 type Held = (f64, f64, f64, f64);
 
@@ -393,6 +409,8 @@ pub fn loso(rs: &[&Residual]) -> Coverage {
 pub struct FirstContactSet {
     pub file: String,
     pub residuals: Vec<Residual>,
+    /// Its time-to-first-token figures (not headline figures: [`first_token_ground`]).
+    pub first_token: Vec<Residual>,
 }
 
 /// The first-contact spread of `sets` for the dev set's model `m` (`None` without any): the
@@ -682,6 +700,167 @@ pub fn fit(
     m.first_contact = first_contact(&m, first);
     m.figures = figures(&m, records_file);
     m
+}
+
+/// [`fit`], with the ground of a predicted time to first token fitted on `first_token` (the
+/// dev file's such figures) and the first-contact files' ([`first_token_ground`]).
+pub fn fit_with_first_token(
+    rs: &[Residual],
+    records_file: &str,
+    acceptance: &[String],
+    first: &[FirstContactSet],
+    first_token: &[Residual],
+) -> ErrorModel {
+    let mut m = fit(rs, records_file, acceptance, first);
+    let ttft: Vec<&Residual> = first_token
+        .iter()
+        .chain(first.iter().flat_map(|f| f.first_token.iter()))
+        .collect();
+    m.first_token = first_token_ground(&m, &ttft);
+    m.figures.extend(first_token_figures(&m));
+    m
+}
+
+/// A time-to-first-token figure against its regime's interval.
+#[derive(Debug, Clone, Copy)]
+struct FirstTokenFigure<'a> {
+    source: &'a str,
+    /// Its residual less its regime's interval centre (ln).
+    offset: f64,
+    /// Its regime's interval: centre and half-width (ln).
+    centre: f64,
+    half: f64,
+}
+
+impl FirstTokenFigure<'_> {
+    /// As a held-out figure of the ground at `(centre, half)`, read as a latency
+    /// (ln(measured / predicted) about its centre, so that the half-width is the interval's own
+    /// in ms).
+    fn held(&self, centre: f64, half: f64) -> Held {
+        (
+            -(self.offset + self.centre),
+            -(self.centre + centre),
+            self.half.hypot(half),
+            0.0,
+        )
+    }
+}
+
+fn first_token_figures_of<'a>(m: &ErrorModel, rs: &[&'a Residual]) -> Vec<FirstTokenFigure<'a>> {
+    rs.iter()
+        .map(|r| {
+            let i = m.ln_interval(&r.regime);
+            FirstTokenFigure {
+                source: r.source.as_str(),
+                offset: r.ln() - i.centre(),
+                centre: i.centre(),
+                half: i.half(),
+            }
+        })
+        .collect()
+}
+
+/// The least half-width (ln, in steps of [`FIRST_CONTACT_STEP_LN`], within
+/// [`FIRST_TOKEN_HALF_BOUND_LN`]) that, added in quadrature to each figure's own half-width
+/// about `centre`, puts [`INTERVAL_LEVEL`] of `fs` inside.
+fn first_token_half(fs: &[FirstTokenFigure<'_>], centre: f64) -> f64 {
+    let need = sorted(fs.iter().map(|f| {
+        ((f.offset - centre).powi(2) - f.half * f.half)
+            .max(0.0)
+            .sqrt()
+    }));
+    let k = ((INTERVAL_LEVEL * need.len() as f64).ceil() as usize).clamp(1, need.len());
+    let steps = (need[k - 1] / FIRST_CONTACT_STEP_LN - 1e-9).ceil().max(0.0);
+    r4((steps * FIRST_CONTACT_STEP_LN).min(FIRST_TOKEN_HALF_BOUND_LN))
+}
+
+/// The centre and half-width of a first-token ground over `fs`: of the centres from 0 down to
+/// their offsets' median (the time the replay leaves out only adds; a median above 0 keeps 0),
+/// in steps of [`FIRST_CONTACT_STEP_LN`], the one whose least covering half-width is least, the
+/// nearest 0 of equals.
+fn first_token_fit(fs: &[FirstTokenFigure<'_>]) -> (f64, f64) {
+    let median = quantile(&sorted(fs.iter().map(|f| f.offset)), 0.5);
+    let steps = (-median / FIRST_CONTACT_STEP_LN).floor().max(0.0) as usize;
+    let mut best = (0.0, first_token_half(fs, 0.0));
+    for k in 1..=steps {
+        let c = r4(-(k as f64) * FIRST_CONTACT_STEP_LN);
+        let h = first_token_half(fs, c);
+        if h < best.1 - 1e-12 {
+            best = (c, h);
+        }
+    }
+    best
+}
+
+/// Whether `fs` are enough to fit a ground on: [`MIN_CELL`] figures of
+/// [`FIRST_CONTACT_MIN_SOURCES`] sources (fewer: one page far off would set it).
+fn enough_first_token(fs: &[FirstTokenFigure<'_>]) -> bool {
+    let sources: BTreeSet<&str> = fs.iter().map(|f| f.source).collect();
+    fs.len() >= MIN_CELL && sources.len() >= FIRST_CONTACT_MIN_SOURCES
+}
+
+/// The ground of a predicted time to first token ([`super::FirstTokenGround`]) from `rs`, such
+/// figures of the dev file and the first-contact files; `None` without enough of them.
+pub fn first_token_ground(m: &ErrorModel, rs: &[&Residual]) -> Option<FirstTokenGround> {
+    let fs = first_token_figures_of(m, rs);
+    if !enough_first_token(&fs) {
+        return None;
+    }
+    let (centre_ln, half_ln) = first_token_fit(&fs);
+    let sources: BTreeSet<&str> = fs.iter().map(|f| f.source).collect();
+    // out of sample: each source's figures against the ground of the others, where the others
+    // still make one
+    let mut got: Vec<Held> = Vec::new();
+    for s in &sources {
+        let rest: Vec<FirstTokenFigure<'_>> =
+            fs.iter().copied().filter(|f| f.source != *s).collect();
+        if !enough_first_token(&rest) {
+            continue;
+        }
+        let (c, h) = first_token_fit(&rest);
+        got.extend(fs.iter().filter(|f| f.source == *s).map(|f| f.held(c, h)));
+    }
+    let in_sample: Vec<Held> = fs.iter().map(|f| f.held(centre_ln, half_ln)).collect();
+    Some(FirstTokenGround {
+        residuals: fs.len(),
+        sources: sources.len(),
+        centre_ln,
+        half_ln,
+        coverage: coverage_at(&in_sample, 1.0),
+        loso: coverage_at(&got, 1.0),
+    })
+}
+
+/// The first-token ground's centre and half-width, as fitted figures.
+fn first_token_figures(m: &ErrorModel) -> Vec<FittedFigure> {
+    let Some(g) = &m.first_token else {
+        return Vec::new();
+    };
+    let pinned = format!(
+        "the {} time-to-first-token figures (mean or median, unflagged) of {} sources in the dev file and the first-contact files, each against its regime's interval: {}% inside in sample (median half-width {}%), {}% leaving one source out ({} figures)",
+        g.residuals,
+        g.sources,
+        g.coverage.coverage_pct,
+        g.coverage.median_half_width_pct,
+        g.loso.coverage_pct,
+        g.loso.n
+    );
+    vec![
+        FittedFigure {
+            name: "first_token.centre_ln".into(),
+            value: g.centre_ln,
+            meaning: "where a predicted time to first token sits beyond its regime's centre, ln(predicted/measured): the time the replay leaves out before a request's first token (its path through the server, waits before its prefill starts), which only adds".into(),
+            bounds: [-FIRST_TOKEN_HALF_BOUND_LN, 0.0],
+            pinned_by: format!("of the centres from 0 down to the figures' median offset, the one whose covering half-width is least; {pinned}"),
+        },
+        FittedFigure {
+            name: "first_token.half_ln".into(),
+            value: g.half_ln,
+            meaning: "the half-width a time to first token adds, in quadrature, to its regime's 80% half-width".into(),
+            bounds: [0.0, r4(FIRST_TOKEN_HALF_BOUND_LN)],
+            pinned_by: format!("the least at which 80% of the figures are inside; {pinned}"),
+        },
+    ]
 }
 
 /// The figures fitted on the first-contact files: a new source's sigma and centre, and the

@@ -24,6 +24,9 @@
 //!   engine × family pair, an attention kind, an MoE shape, a machine kind, or a band of its
 //!   family no dev record ran): that dimension's sigma², measured by leaving the dev set's groups
 //!   of it out whole, or a stated prior where none can be ([`novelty`]).
+//! - a time to first token (never a headline figure): its regime's interval moved and widened
+//!   on a ground of its own ([`FirstTokenGround`], [`ErrorModel::ln_interval_of`]), since the
+//!   replay leaves out the time before a real server starts and returns a prefill.
 //!
 //! The 80% interval is the centre ± z · sigma: on the dev set's own ground z is [`Z_80`] (the
 //! cells' own 10th–90th percentiles); for a new source z is [`ErrorModel::quantile_z`], the
@@ -597,6 +600,55 @@ pub struct FirstContactGround {
     pub centre_ln: Option<f64>,
 }
 
+/// What an interval is drawn for: a throughput (more is faster), a per-token latency, or a
+/// request's time to first token, whose error has a ground of its own ([`FirstTokenGround`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FigureKind {
+    Throughput,
+    Latency,
+    FirstToken,
+}
+
+impl FigureKind {
+    /// A throughput, not a latency: how a residual of it is read.
+    pub fn higher_is_faster(self) -> bool {
+        matches!(self, FigureKind::Throughput)
+    }
+}
+
+/// Where a predicted time to first token sits beyond its regime's interval. The replay ends a
+/// request's wait for its first token when its prefill batch ends: it leaves out the request's
+/// path through the server (HTTP, tokenizer, detokenizer, the client) and whatever in a real run
+/// keeps a prefill from starting as soon as the replay's does; each only adds time, so these
+/// figures sit on the slow side of their regime's centre, and the headline figures' spreads
+/// (throughputs and per-token latencies) never saw it. Fitted on the time-to-first-token
+/// figures (mean or median, unflagged) of the dev file and the first-contact files, never on
+/// `further-records.json` or first-contact-4…8.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstTokenGround {
+    /// The figures that pinned it, and the sources they came from.
+    pub residuals: usize,
+    pub sources: usize,
+    /// Its centre (ln, positive faster), beyond each figure's regime centre: of the offsets from
+    /// 0 down to the median of the figures' own offsets, in steps of [`FIRST_CONTACT_STEP_LN`],
+    /// the one at which the least `half_ln` covers them at [`INTERVAL_LEVEL`] (ties to the one
+    /// nearer 0: the time left out only adds).
+    pub centre_ln: f64,
+    /// The half-width (ln) it adds in quadrature to the regime's 80% half-width: the least, in
+    /// steps of [`FIRST_CONTACT_STEP_LN`], at which [`INTERVAL_LEVEL`] of the figures are
+    /// inside, within [`FIRST_TOKEN_HALF_BOUND_LN`].
+    pub half_ln: f64,
+    /// Their coverage and median half-width at that ground (in sample).
+    pub coverage: Coverage,
+    /// Each source's figures against the ground fitted on the others (out of sample; sources
+    /// whose others are too few to fit one are left out).
+    pub loso: Coverage,
+}
+
+/// The largest half-width a first-token ground may add: a factor of ten either way (beyond it
+/// the figure is not predicted at all, and the fit takes the bound).
+pub const FIRST_TOKEN_HALF_BOUND_LN: f64 = std::f64::consts::LN_10;
+
 /// Sources a ground needs before its own first-contact sigma is fitted (fewer: one page
 /// far off would set it; the pooled sigma is used).
 pub const FIRST_CONTACT_MIN_SOURCES: usize = 3;
@@ -672,6 +724,10 @@ pub struct ErrorModel {
     /// source's sigma is the larger of the two ([`ErrorModel::new_source_sigma_ln`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_contact: Option<FirstContact>,
+    /// The ground of a predicted time to first token ([`FirstTokenGround`]); `None` in a model
+    /// fitted before it existed or on too few such figures: they take their regime's interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token: Option<FirstTokenGround>,
     /// Sigma (ln) added in quadrature for each other factor level or flag the table has not
     /// seen (speculation, bands, family, machine kind, P2P state, flags): measured leaving one
     /// source out, from the held-out source's figures whose level was unseen (their spread
@@ -1055,10 +1111,38 @@ impl ErrorModel {
     }
 
     /// The 80% interval of a predicted figure: a throughput when `higher_is_faster`, else a
-    /// latency (whose residual is read the other way round).
+    /// per-token latency (whose residual is read the other way round).
     pub fn range(&self, predicted: f64, higher_is_faster: bool, regime: &Regime) -> Range {
-        let i = self.ln_interval(regime);
-        let range = if higher_is_faster {
+        let kind = if higher_is_faster {
+            FigureKind::Throughput
+        } else {
+            FigureKind::Latency
+        };
+        self.figure_range(predicted, kind, regime)
+    }
+
+    /// The interval of `ln(measured / predicted)` (positive faster) of a figure of `kind`: a
+    /// time to first token's moved onto its own ground ([`FirstTokenGround`]) where one is
+    /// fitted, its regime's otherwise.
+    pub fn ln_interval_of(&self, kind: FigureKind, regime: &Regime) -> LnInterval {
+        let mut i = self.ln_interval(regime);
+        if let (FigureKind::FirstToken, Some(g)) = (kind, &self.first_token) {
+            let centre = i.centre() + g.centre_ln;
+            let half = i.half().hypot(g.half_ln);
+            i.lo = centre - half;
+            i.hi = centre + half;
+            i.widened_by.push(format!(
+                "time to first token {:+.3} ±{:.3} ln (the request's path and waits before its prefill, which the replay leaves out; {} figures of {} sources)",
+                g.centre_ln, g.half_ln, g.residuals, g.sources
+            ));
+        }
+        i
+    }
+
+    /// The 80% interval of a predicted figure of `kind`.
+    pub fn figure_range(&self, predicted: f64, kind: FigureKind, regime: &Regime) -> Range {
+        let i = self.ln_interval_of(kind, regime);
+        let range = if kind.higher_is_faster() {
             [predicted * i.lo.exp(), predicted * i.hi.exp()]
         } else {
             [predicted * (-i.hi).exp(), predicted * (-i.lo).exp()]
@@ -1087,13 +1171,13 @@ impl ErrorModel {
     pub fn figure_ranges(
         &self,
         regime: &Regime,
-        figures: &[(&str, f64, bool)],
+        figures: &[(&str, f64, FigureKind)],
     ) -> Vec<FigureRange> {
         figures
             .iter()
             .filter(|(_, v, _)| v.is_finite() && *v > 0.0)
-            .map(|(k, v, faster)| {
-                let r = self.range(*v, *faster, regime);
+            .map(|(k, v, kind)| {
+                let r = self.figure_range(*v, *kind, regime);
                 FigureRange {
                     figure: k.to_string(),
                     value: *v,
@@ -1106,16 +1190,17 @@ impl ErrorModel {
     }
 }
 
-/// The figures of a run that get an interval: bench_serving's keys, faster when higher.
-pub fn run_figures(r: &crate::serving::RunReport) -> Vec<(&'static str, f64, bool)> {
+/// The figures of a run that get an interval: bench_serving's keys and what kind each is.
+pub fn run_figures(r: &crate::serving::RunReport) -> Vec<(&'static str, f64, FigureKind)> {
+    use FigureKind::{FirstToken, Latency, Throughput};
     vec![
-        ("output_throughput", r.output_throughput, true),
-        ("total_throughput", r.total_throughput, true),
-        ("request_throughput", r.request_throughput, true),
-        ("mean_ttft_ms", r.mean_ttft_ms, false),
-        ("mean_tpot_ms", r.mean_tpot_ms, false),
-        ("mean_itl_ms", r.mean_itl_ms, false),
-        ("mean_e2e_latency_ms", r.mean_e2e_latency_ms, false),
+        ("output_throughput", r.output_throughput, Throughput),
+        ("total_throughput", r.total_throughput, Throughput),
+        ("request_throughput", r.request_throughput, Throughput),
+        ("mean_ttft_ms", r.mean_ttft_ms, FirstToken),
+        ("mean_tpot_ms", r.mean_tpot_ms, Latency),
+        ("mean_itl_ms", r.mean_itl_ms, Latency),
+        ("mean_e2e_latency_ms", r.mean_e2e_latency_ms, Latency),
     ]
 }
 

@@ -261,6 +261,7 @@ fn fc_set(rs: Vec<Residual>) -> error_fit::FirstContactSet {
     error_fit::FirstContactSet {
         file: "fc.json".into(),
         residuals: rs,
+        first_token: Vec::new(),
     }
 }
 
@@ -1161,4 +1162,92 @@ fn a_prior_acceptance_on_one_side_widens_the_verdict_by_the_gain_misses_measured
     assert!(p(&wide, &on, &off) < VERDICT_BAR, "{}", p(&wide, &on, &off));
     assert_eq!(p(&wide, &on, &on), p(&exact, &on, &on));
     assert_eq!(p(&wide, &off, &off), p(&exact, &off, &off));
+}
+
+/// Time-to-first-token figures of `sources` pages, `per` each: measured `factor` × the
+/// prediction, spread evenly by ±`spread` (ln), on the dev set's ground.
+fn ttft_figures(sources: usize, per: usize, factor: f64, spread: f64) -> Vec<Residual> {
+    (0..sources)
+        .flat_map(|s| {
+            (0..per).map(move |i| {
+                let u = i as f64 / (per - 1).max(1) as f64 * 2.0 - 1.0;
+                Residual {
+                    id: format!("t{s}-{i}"),
+                    source: format!("page{s}"),
+                    regime: regime("kimi", &[]),
+                    predicted: 100.0,
+                    measured: 100.0 * factor * (spread * u).exp(),
+                    higher_is_faster: false,
+                    group: None,
+                }
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_time_to_first_token_sits_on_its_own_ground() {
+    let dev = residuals(0.1);
+    // measured 2.5x the replay's, as public runs' times to first token sit
+    let ttft = ttft_figures(4, 3, 2.5, 0.3);
+    let m = error_fit::fit_with_first_token(&dev, "dev.json", &[], &[], &ttft);
+    let g = m
+        .first_token
+        .as_ref()
+        .expect("12 figures of 4 sources fit a ground");
+    // slower than predicted: its centre below 0, no further than the figures' median offset
+    // from their regime's centre
+    let regime_centre = m.ln_interval(&regime("kimi", &[])).centre();
+    assert!(
+        g.centre_ln < -0.5 && g.centre_ln >= -(2.5f64.ln()) - regime_centre - 0.005,
+        "{g:?} (regime centre {regime_centre})"
+    );
+    let r = regime("kimi", &[]);
+    let own = m.figure_range(100.0, FigureKind::FirstToken, &r).range;
+    let plain = m.figure_range(100.0, FigureKind::Latency, &r).range;
+    let inside = |rg: [f64; 2]| {
+        ttft.iter()
+            .filter(|t| rg[0] <= t.measured && t.measured <= rg[1])
+            .count()
+    };
+    // the per-token latency's interval misses them all; the first token's covers 80% or more
+    assert_eq!(inside(plain), 0, "{plain:?}");
+    assert!(inside(own) * 10 >= ttft.len() * 8, "{own:?}");
+    // it lies above the point (the replay leaves time out), and says why it was moved
+    assert!(own[0] < 100.0 * 2.5 && own[1] > 100.0 * 2.5, "{own:?}");
+    let why = m.figure_range(100.0, FigureKind::FirstToken, &r).widened_by;
+    assert!(
+        why.iter().any(|w| w.contains("time to first token")),
+        "{why:?}"
+    );
+    // a throughput's and a per-token latency's intervals are not touched by it
+    let without = error_fit::fit(&dev, "dev.json", &[], &[]);
+    assert_eq!(
+        m.figure_range(100.0, FigureKind::Throughput, &r).range,
+        without.range(100.0, true, &r).range
+    );
+    assert_eq!(plain, without.range(100.0, false, &r).range);
+}
+
+#[test]
+fn a_first_token_ground_needs_three_sources_and_never_moves_faster() {
+    let dev = residuals(0.1);
+    // two pages are too few: one far page would set it
+    let two = ttft_figures(2, 6, 2.5, 0.3);
+    let m = error_fit::fit_with_first_token(&dev, "dev.json", &[], &[], &two);
+    assert!(m.first_token.is_none());
+    let r = regime("kimi", &[]);
+    assert_eq!(
+        m.figure_range(100.0, FigureKind::FirstToken, &r).range,
+        m.figure_range(100.0, FigureKind::Latency, &r).range
+    );
+    // figures faster than predicted keep the centre at 0 (the time left out only adds)
+    let fast = ttft_figures(4, 3, 0.5, 0.3);
+    let m = error_fit::fit_with_first_token(&dev, "dev.json", &[], &[], &fast);
+    let g = m.first_token.expect("a ground");
+    assert_eq!(g.centre_ln, 0.0, "{g:?}");
+    assert!(
+        g.half_ln > 0.0 && g.half_ln <= FIRST_TOKEN_HALF_BOUND_LN,
+        "{g:?}"
+    );
 }
