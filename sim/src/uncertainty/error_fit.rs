@@ -319,9 +319,7 @@ pub fn first_token_coverage(m: &ErrorModel, rs: &[&Residual]) -> Coverage {
         .iter()
         .map(|r| {
             let i = m.ln_interval_of(super::FigureKind::FirstToken, &r.regime);
-            // read as a latency, ln(measured / predicted) about its centre, so that the
-            // half-width is the interval's own in ms
-            (-r.ln(), -i.centre(), i.half(), 0.0)
+            latency_held(r.ln(), i.centre(), i.half())
         })
         .collect();
     coverage_at(&got, 1.0)
@@ -329,6 +327,13 @@ pub fn first_token_coverage(m: &ErrorModel, rs: &[&Residual]) -> Coverage {
 
 /// A held-out figure: residual, its interval's centre, sigma and least half-width.
 type Held = (f64, f64, f64, f64);
+
+/// A latency's residual `ln` (positive faster) and its interval, as a held-out figure read the
+/// latency's way round (ln(measured / predicted)), so that its half-width is the interval's own
+/// in ms.
+fn latency_held(ln: f64, centre: f64, half: f64) -> Held {
+    (-ln, -centre, half, 0.0)
+}
 
 /// Coverage of held-out figures at `centre ± max(z·sigma, floor)`.
 fn coverage_at(got: &[Held], z: f64) -> Coverage {
@@ -733,15 +738,12 @@ struct FirstTokenFigure<'a> {
 }
 
 impl FirstTokenFigure<'_> {
-    /// As a held-out figure of the ground at `(centre, half)`, read as a latency
-    /// (ln(measured / predicted) about its centre, so that the half-width is the interval's own
-    /// in ms).
+    /// As a held-out figure of the ground at `(centre, half)`.
     fn held(&self, centre: f64, half: f64) -> Held {
-        (
-            -(self.offset + self.centre),
-            -(self.centre + centre),
+        latency_held(
+            self.offset + self.centre,
+            self.centre + centre,
             self.half.hypot(half),
-            0.0,
         )
     }
 }
