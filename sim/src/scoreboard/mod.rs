@@ -703,18 +703,11 @@ fn finish(
         }
     }
     reasons.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
-    let ttft: Vec<&RecordComparison> = comparisons
-        .iter()
-        .filter(|c| !c.flagged && figure_kind(c.quantity) == FigureKind::FirstToken)
-        .collect();
-    // a headline time to first token (a record with nothing else) stands on its own ground,
-    // with the others, never in the regime table's
-    let headline: Vec<&RecordComparison> = primary
-        .iter()
-        .copied()
-        .filter(|c| figure_kind(c.quantity) != FigureKind::FirstToken)
-        .collect();
-    let intervals = intervals(set, &residuals(&headline), &residuals(&ttft));
+    let intervals = intervals(
+        set,
+        &headline_residuals_of(&comparisons),
+        &first_token_residuals_of(&comparisons),
+    );
     Scoreboard {
         schema_version: SCOREBOARD_SCHEMA_VERSION,
         records_file: set.path.display().to_string(),
@@ -803,23 +796,34 @@ pub fn figure_kind(q: Quantity) -> FigureKind {
 /// A scoreboard's time-to-first-token figures (mean or median, headline or not, flagged ones
 /// left out), which the error model's first-token ground is fitted on.
 pub fn first_token_residuals(b: &Scoreboard) -> Vec<Residual> {
-    let ttft: Vec<&RecordComparison> = b
-        .comparisons
-        .iter()
-        .filter(|c| !c.flagged && figure_kind(c.quantity) == FigureKind::FirstToken)
-        .collect();
-    residuals(&ttft)
+    first_token_residuals_of(&b.comparisons)
 }
 
 /// The headline residuals of a scoreboard (one per record, flagged figures left out; a
 /// headline time to first token is on its own ground: [`first_token_residuals`]).
 pub fn headline_residuals(b: &Scoreboard) -> Vec<Residual> {
-    let primary: Vec<&RecordComparison> = b
-        .comparisons
-        .iter()
-        .filter(|c| c.primary && !c.flagged && figure_kind(c.quantity) != FigureKind::FirstToken)
-        .collect();
-    residuals(&primary)
+    headline_residuals_of(&b.comparisons)
+}
+
+/// [`first_token_residuals`] of `cs`.
+fn first_token_residuals_of(cs: &[RecordComparison]) -> Vec<Residual> {
+    residuals_where(cs, |c| figure_kind(c.quantity) == FigureKind::FirstToken)
+}
+
+/// [`headline_residuals`] of `cs`.
+fn headline_residuals_of(cs: &[RecordComparison]) -> Vec<Residual> {
+    residuals_where(cs, |c| {
+        c.primary && figure_kind(c.quantity) != FigureKind::FirstToken
+    })
+}
+
+/// The residuals of the unflagged comparisons of `cs` that `keep`.
+fn residuals_where(
+    cs: &[RecordComparison],
+    keep: impl Fn(&RecordComparison) -> bool,
+) -> Vec<Residual> {
+    let kept: Vec<&RecordComparison> = cs.iter().filter(|c| !c.flagged && keep(c)).collect();
+    residuals(&kept)
 }
 
 /// Coverage and verdicts of the stored error model on `rs`; refitted leaving one source out only

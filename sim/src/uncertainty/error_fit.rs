@@ -740,11 +740,8 @@ struct FirstTokenFigure<'a> {
 impl FirstTokenFigure<'_> {
     /// As a held-out figure of the ground at `(centre, half)`.
     fn held(&self, centre: f64, half: f64) -> Held {
-        latency_held(
-            self.offset + self.centre,
-            self.centre + centre,
-            self.half.hypot(half),
-        )
+        let (c, h) = super::on_first_token_ground(self.centre, self.half, centre, half);
+        latency_held(self.offset + self.centre, c, h)
     }
 }
 
@@ -797,8 +794,12 @@ fn first_token_fit(fs: &[FirstTokenFigure<'_>]) -> (f64, f64) {
 /// Whether `fs` are enough to fit a ground on: [`MIN_CELL`] figures of
 /// [`FIRST_CONTACT_MIN_SOURCES`] sources (fewer: one page far off would set it).
 fn enough_first_token(fs: &[FirstTokenFigure<'_>]) -> bool {
-    let sources: BTreeSet<&str> = fs.iter().map(|f| f.source).collect();
-    fs.len() >= MIN_CELL && sources.len() >= FIRST_CONTACT_MIN_SOURCES
+    fs.len() >= MIN_CELL && first_token_sources(fs).len() >= FIRST_CONTACT_MIN_SOURCES
+}
+
+/// The sources of `fs`.
+fn first_token_sources<'a>(fs: &[FirstTokenFigure<'a>]) -> BTreeSet<&'a str> {
+    fs.iter().map(|f| f.source).collect()
 }
 
 /// The ground of a predicted time to first token ([`super::FirstTokenGround`]) from `rs`, such
@@ -809,7 +810,7 @@ pub fn first_token_ground(m: &ErrorModel, rs: &[&Residual]) -> Option<FirstToken
         return None;
     }
     let (centre_ln, half_ln) = first_token_fit(&fs);
-    let sources: BTreeSet<&str> = fs.iter().map(|f| f.source).collect();
+    let sources = first_token_sources(&fs);
     // out of sample: each source's figures against the ground of the others, where the others
     // still make one
     let mut got: Vec<Held> = Vec::new();

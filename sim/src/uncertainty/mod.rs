@@ -645,6 +645,12 @@ pub struct FirstTokenGround {
     pub loso: Coverage,
 }
 
+/// A regime's interval (`centre`, `half`, ln) moved onto a first-token ground of centre `by`
+/// and half-width `widen`: the centres add, the half-widths add in quadrature.
+pub fn on_first_token_ground(centre: f64, half: f64, by: f64, widen: f64) -> (f64, f64) {
+    (centre + by, half.hypot(widen))
+}
+
 /// The largest half-width a first-token ground may add: a factor of ten either way (beyond it
 /// the figure is not predicted at all, and the fit takes the bound).
 pub const FIRST_TOKEN_HALF_BOUND_LN: f64 = std::f64::consts::LN_10;
@@ -1127,8 +1133,8 @@ impl ErrorModel {
     pub fn ln_interval_of(&self, kind: FigureKind, regime: &Regime) -> LnInterval {
         let mut i = self.ln_interval(regime);
         if let (FigureKind::FirstToken, Some(g)) = (kind, &self.first_token) {
-            let centre = i.centre() + g.centre_ln;
-            let half = i.half().hypot(g.half_ln);
+            let (centre, half) =
+                on_first_token_ground(i.centre(), i.half(), g.centre_ln, g.half_ln);
             i.lo = centre - half;
             i.hi = centre + half;
             i.widened_by.push(format!(
