@@ -106,10 +106,18 @@ pub fn print(a: &ScaleAnswer, launcher: &str) {
 pub(super) fn print_odds(o: Option<&sim::uncertainty::verdict::Odds>) {
     if let Some(o) = o {
         println!("{}", wrap("", &o.sentence));
-        let set_by = format!(
-            "80% intervals set by the error model's {} / {} (validation/error-model.json)",
-            o.set_by[0], o.set_by[1]
-        );
+        // one cell named once; two named by the option each one ranges
+        let set_by = if o.set_by[0] == o.set_by[1] {
+            format!(
+                "80% intervals of both set by the error model's {} (validation/error-model.json)",
+                o.set_by[0]
+            )
+        } else {
+            format!(
+                "80% intervals set by the error model (validation/error-model.json): {}: {}; {}: {}",
+                o.faster, o.set_by[0], o.slower, o.set_by[1]
+            )
+        };
         println!("{}", wrap("", &set_by));
     }
 }
