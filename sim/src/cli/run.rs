@@ -244,22 +244,16 @@ fn add_provenance_rows(t: &mut Table, o: &RunOutput, ranges: &[FigureRange]) {
         ]);
         // what a figure's own ground adds beyond the run's (the time to first token's)
         for f in ranges.iter().skip(1) {
-            let own: Vec<&String> = f
+            let own: Vec<&str> = f
                 .widened_by
                 .iter()
                 .filter(|w| !r.widened_by.contains(w))
+                .map(String::as_str)
                 .collect();
             if !own.is_empty() {
                 t.add_row(vec![
                     String::new(),
-                    format!(
-                        "{}: also {}",
-                        f.figure,
-                        own.iter()
-                            .map(|w| w.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
+                    format!("{}: also {}", f.figure, own.join(", ")),
                 ]);
             }
         }

@@ -44,7 +44,7 @@ pub fn interval_lines(s: &Scoreboard) -> Vec<String> {
     let c = &i.coverage;
     let mut out = vec![format!(
         "80% interval: {} of {} headline figures inside ({}), median half-width {} (error model fitted on {}{})",
-        (c.coverage_pct / 100.0 * c.n as f64).round(),
+        c.inside(),
         c.n,
         pct(c.coverage_pct),
         pct(c.median_half_width_pct),
@@ -60,7 +60,7 @@ pub fn interval_lines(s: &Scoreboard) -> Vec<String> {
     if let Some(t) = &i.first_token {
         out.push(format!(
             "80% interval of the time to first token (not a headline figure; its own ground in the error model): {} of {} inside ({}), median half-width {}",
-            (t.coverage_pct / 100.0 * t.n as f64).round(),
+            t.inside(),
             t.n,
             pct(t.coverage_pct),
             pct(t.median_half_width_pct)

@@ -488,6 +488,13 @@ pub struct Coverage {
     pub median_half_width_pct: f64,
 }
 
+impl Coverage {
+    /// How many of the `n` measurements were inside (the share is what is stored).
+    pub fn inside(&self) -> usize {
+        (self.coverage_pct / 100.0 * self.n as f64).round() as usize
+    }
+}
+
 /// One dev source's offset: the median residual of its headline figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SourceOffset {
