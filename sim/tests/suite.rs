@@ -18,6 +18,7 @@ mod doctor;
 mod dsa_decode_module;
 mod dsa_prefill;
 mod efficiency_fit;
+mod engine_words;
 mod error_lines;
 mod error_model;
 mod expert_parallel_lines;

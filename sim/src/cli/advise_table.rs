@@ -1,6 +1,6 @@
-//! `sim advise`'s terminal output: the ranking (top layouts and the EP ones unless `--all`), the
-//! EP answer with the numbers behind it, the confidence line with the model's own error, what
-//! the answer rests on, and the flags to try.
+//! `sim advise`'s terminal output: the ranking (top layouts, the EP ones for the EP question and
+//! those the answer names, unless `--all`), the EP answer with the numbers behind it, the
+//! confidence line with the model's own error, what the answer rests on, and the flags to try.
 
 use crate::cli::tables::{wrap, wrap_hanging};
 use comfy_table::Table;
@@ -32,10 +32,26 @@ pub fn print_advice(a: &Advice, all: bool, launcher: &str, try_tail: &str) {
             ))
     );
     println!("{}", wrap("", &head));
-    // The layouts the answer's sentence names are shown whatever their rank.
-    let sentence = a.ep.as_ref().map_or("", |e| e.sentence.as_str());
+    // The layouts the answer's sentence names are shown whatever their rank; the EP layouts
+    // beside the top ones for the EP question (or none asked), not for the others.
+    let sentence = [
+        a.ep.as_ref().map(|e| e.sentence.as_str()),
+        a.mtp.as_ref().map(|m| m.sentence.as_str()),
+        a.scale.as_ref().map(|s| s.sentence.as_str()),
+        a.replicas.as_ref().map(|r| r.sentence.as_str()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" ");
+    let question = a.ep.is_some() || a.mtp.is_some() || a.replicas.is_some() || a.scale.is_some();
     let vllm = launcher.starts_with("vllm ");
-    let (table, notes, hidden) = ranking_table(&a.ranking, all, &cited(sentence), vllm);
+    let shown = Shown {
+        all,
+        ep: a.ep.is_some() || !question,
+        cited: cited(&sentence),
+    };
+    let (table, notes, hidden) = ranking_table(&a.ranking, &shown, vllm);
     println!("{table}");
     print!("{}", notes.render());
     for r in a.ranking.iter().filter(|r| r.idle_gpus > 0) {
@@ -50,7 +66,6 @@ pub fn print_advice(a: &Advice, all: bool, launcher: &str, try_tail: &str) {
     }
     // the ranking ends with the best layout's own launch line (SGLang's questions end with
     // theirs instead)
-    let question = a.ep.is_some() || a.mtp.is_some() || a.replicas.is_some() || a.scale.is_some();
     if (vllm || !question)
         && let Some(best) = a.ranking.iter().find(|r| r.run.is_some())
     {
@@ -399,10 +414,19 @@ fn model_error(ep: &EpAnswer) -> String {
 
 /// The ranking: the top feasible layouts and every EP layout, or every row with `all`; the
 /// notes its `[n]` cells refer to, and the number of rows left out.
+/// Which rows of the ranking the table shows besides the top ones.
+struct Shown {
+    /// Every row (`--all`).
+    all: bool,
+    /// The EP layouts (the EP question's, or no question's).
+    ep: bool,
+    /// The layouts the answer names.
+    cited: Vec<String>,
+}
+
 fn ranking_table(
     rows: &[RankedLayout],
-    all: bool,
-    cited: &[String],
+    shown: &Shown,
     vllm: bool,
 ) -> (Table, crate::cli::tables::Notes, usize) {
     let mut notes = crate::cli::tables::Notes::default();
@@ -422,9 +446,9 @@ fn ranking_table(
     let mut hidden = 0;
     for (i, r) in rows.iter().enumerate() {
         // the layout's name, not its flags, says EP in every engine (`EP8`, `TP8+EP4`)
-        let is_ep = r.layout.contains("EP");
+        let is_ep = shown.ep && r.layout.contains("EP");
         let top = r.run.is_some() && i < TOP_LAYOUTS;
-        if !(all || is_ep || top || cited.contains(&r.layout)) {
+        if !(shown.all || is_ep || top || shown.cited.contains(&r.layout)) {
             hidden += 1;
             continue;
         }

@@ -89,17 +89,17 @@ pub fn draft_method(spec: &ModelSpec, s: &SpeculativeOptions) -> DraftMethod {
 
 /// Whether `spec` has anything to draft with under `s`: its own MTP layers, a named draft, or
 /// n-gram lookup. Without them SGLang's EAGLE worker has no draft to load (and vLLM's `mtp`
-/// method no layer): the one sentence `run`, `predict` and `advise --question mtp` all say.
-pub fn check_draft(spec: &ModelSpec, s: &SpeculativeOptions) -> Result<(), String> {
+/// method no layer): the one sentence `run`, `predict` and `advise --question mtp` all say, with
+/// `engine`'s flags for naming a separate draft.
+pub fn check_draft(spec: &ModelSpec, s: &SpeculativeOptions, engine: Engine) -> Result<(), String> {
     if spec.num_mtp_layers == 0
         && s.draft_model_path.is_none()
         && draft_method(spec, s) != DraftMethod::Ngram
     {
         return Err(format!(
-            "{} has no MTP layers to draft with: give {} EAGLE3 {} DRAFT (an EAGLE-3 head for it) to model a separate draft",
+            "{} has no MTP layers to draft with: give {} to model a separate draft",
             spec.name,
-            Engine::Sglang.flag(Knob::SpeculativeAlgorithm),
-            Engine::Sglang.flag(Knob::SpeculativeDraftModel)
+            engine.rules().separate_draft_words()
         ));
     }
     Ok(())

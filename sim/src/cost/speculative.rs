@@ -27,17 +27,17 @@
 //! speculative decode iteration is reported per generated token: its cost divided by `L` (the
 //! throughput and TPOT bench_serving reports; tokens really arrive in bursts of `L`).
 //! Under CUDA graphs each of the three parts replays one graph (SGLang captures the draft's
-//! steps in one), eagerly every kernel launches. SGLang runs no speculative decoding with
-//! `--pp-size > 1`.
+//! steps in one), eagerly every kernel launches. Speculation over pipeline stages is refused in
+//! the engine's words ([`crate::engine::ServingEngine::speculation_with_stages_refusal`]): SGLang
+//! runs none, vLLM's MTP breaks there and its EAGLE-3 draft on the last stage is not priced.
 
 use super::TimeBreakdown;
 use super::batch_stats::BatchStats;
 use super::curves::Curves;
 use super::inventory::{BlockKernels, GemmShape};
-use super::spec::{SpecPlan, SpecStep, check_draft, draft_spec};
+use super::spec::{SpecPlan, SpecStep, check_draft, draft_method, draft_spec};
 use super::steady::{ContextHolding, SteadyDecode, steady_decode_with};
 use super::{CostModel, IterationBatch, IterationCost, IterationModel, Knobs, MemoryPlan};
-use crate::engine::{Engine, Knob};
 use crate::error::{Result, SimError};
 use crate::machine::Machine;
 use crate::options::ServerOptions;
@@ -58,8 +58,8 @@ pub struct SpeculativeModel {
 impl SpeculativeModel {
     /// `model` under `layout` on `machine` with `opts`, whose `speculative` says what drafts.
     ///
-    /// Fails as [`CostModel::new`] does, when speculation is off in `opts`, and under
-    /// `--pp-size > 1` (SGLang runs no speculative decoding with pipeline stages).
+    /// Fails as [`CostModel::new`] does, when speculation is off in `opts`, and over pipeline
+    /// stages (the engine's reason: [`crate::engine::ServingEngine::speculation_with_stages_refusal`]).
     pub fn new(
         machine: &Machine,
         model: &ModelSpec,
@@ -67,8 +67,9 @@ impl SpeculativeModel {
         opts: &ServerOptions,
         knobs: Knobs,
     ) -> Result<SpeculativeModel> {
+        let rules = opts.engine.rules();
         let Some(s) = &opts.speculative else {
-            let flag = Engine::Sglang.flag(Knob::SpeculativeAlgorithm);
+            let flag = rules.speculation_flag();
             return Err(SimError::InvalidOption {
                 flag,
                 problem: format!("speculative decoding is off: give {flag} to model it"),
@@ -82,18 +83,15 @@ impl SpeculativeModel {
         let mut served_opts = opts.clone();
         served_opts.model_overrides = Default::default();
         let opts = &served_opts;
-        check_draft(model, s).map_err(|problem| SimError::InvalidOption {
-            flag: Engine::Sglang.flag(Knob::SpeculativeDraftModel),
+        check_draft(model, s, opts.engine).map_err(|problem| SimError::InvalidOption {
+            flag: rules.speculation_flag(),
             problem,
         })?;
         CostModel::check(machine, model, layout, opts)?;
         if layout.pp > 1 {
             return Err(SimError::ImpossibleLayout {
                 layout: layout.short_name(),
-                reason: format!(
-                    "SGLang runs no speculative decoding with {pp} > 1: drop {pp} or the --speculative-* flags",
-                    pp = Engine::Sglang.flag(Knob::PipelineParallel)
-                ),
+                reason: rules.speculation_with_stages_refusal(draft_method(model, s)),
             });
         }
         let mut target = CostModel::new(machine, model, layout, opts, knobs)?;
@@ -440,6 +438,7 @@ fn draft_model(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Engine;
     use crate::options::SpeculativeOptions;
 
     /// EAGLE with 3 steps, topk 1, 4 draft tokens (the GLM card's recipe).

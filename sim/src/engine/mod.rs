@@ -247,6 +247,20 @@ pub trait ServingEngine: Sync {
     /// checkpoint's MTP layers where it has them, the engine's recipe.
     fn default_speculation(&self, spec: &models::ModelSpec) -> SpeculativeOptions;
 
+    /// The flag a launch line turns speculative decoding on with (`--speculative-algorithm`,
+    /// `--speculative-config`), for messages that tell a user what to add.
+    fn speculation_flag(&self) -> &'static str;
+
+    /// How a launch line names a separate EAGLE-3 draft (for a model with no MTP layers), in
+    /// this engine's flags.
+    fn separate_draft_words(&self) -> &'static str;
+
+    /// Why a speculative layout of pipeline stages (`--pp-size`, `-pp` > 1) drafting by
+    /// `method` is refused, in this engine's words with the public source: the engine runs none,
+    /// or it runs one that shardwise does not price (the draft and its bookkeeping on the last
+    /// stage).
+    fn speculation_with_stages_refusal(&self, method: crate::acceptance::DraftMethod) -> String;
+
     /// The command that starts it serving `model_path` (`python -m sglang.launch_server
     /// --model-path MODEL`, `vllm serve MODEL`): the head of a `try:` line or a launch line.
     fn launch_command(&self, model_path: &str) -> String;
@@ -403,6 +417,23 @@ pub trait ServingEngine: Sync {
         running: u32,
         queue: u32,
     ) -> Option<String>;
+
+    /// KV tokens one request of `input_tokens` in and `output_tokens` out takes from the pool
+    /// when this engine's admission decides how many run at once.
+    fn kv_tokens_per_request(&self, input_tokens: u32, output_tokens: u32) -> u64;
+
+    /// The clause of `run`'s and `advise`'s KV-bound warning that says, in the engine's words,
+    /// why about `admitted` of the clients' `concurrency` requests run at once.
+    fn kv_bound_clause(
+        &self,
+        input_tokens: u32,
+        output_tokens: u32,
+        admitted: u64,
+        concurrency: u32,
+    ) -> String;
+
+    /// The remedies that warning ends with, in the engine's flags ("a higher … give more").
+    fn kv_bound_remedy(&self) -> &'static str;
 }
 
 /// The server a scenario simulates: one engine's launch, typed by that engine's reader (what

@@ -9,14 +9,13 @@
 //! DP attention gets 0.660). [`layout_options`] is the one way to get a layout's options, and
 //! [`OptionsFor`] carries it to the functions that cost several layouts.
 //!
-//! [`admitted_requests`] says how many requests of a workload SGLang's scheduler runs at once
-//! in a layout's KV pool, for the commands' "KV-bound" warning.
+//! [`admitted_requests`] says how many requests of a workload the engine's scheduler runs at
+//! once in a layout's KV pool, for the commands' "KV-bound" warning.
 
 use crate::cost::MemoryPlan;
+use crate::engine::Engine;
 use crate::engine::sglang::args::{DefaultsContext, ResolvedOptions, SglangArgs, SglangArgsError};
-use crate::engine::{Engine, Knob};
 use crate::options::ServerOptions;
-use crate::serving::kv_policy::CLIP_MAX_NEW_TOKENS;
 use crate::workload::Workload;
 use models::{Layout, ModelSpec};
 
@@ -40,26 +39,29 @@ pub fn layout_options(
     args.server_options(&ctx, spec)
 }
 
-/// Requests of `input_tokens` in / `output_tokens` out that SGLang runs at once in `plan`'s KV
-/// pool (all DP replicas). `schedule_policy.py::PrefillAdder` admits a new request only while its
-/// prompt plus its whole remaining output, clipped at `CLIP_MAX_NEW_TOKENS` (4096), fit in what
-/// the pool has left beside the running requests' own reservations; those shrink as
-/// `new_token_ratio` decays, but a closed-loop client refills every slot at once, so about
-/// `pool / (input + min(output, 4096))` run together. Capped by `max_running_requests`.
+/// Requests of `input_tokens` in / `output_tokens` out that `engine` runs at once in `plan`'s KV
+/// pool (all DP replicas): the pool over what its admission counts a request to hold
+/// ([`crate::engine::ServingEngine::kv_tokens_per_request`]: SGLang's prompt plus clipped output
+/// reserved at admission, vLLM's whole context by its last step), capped by
+/// `max_running_requests`.
 pub fn admitted_requests(
     plan: &MemoryPlan,
     layout: &Layout,
+    engine: Engine,
     input_tokens: u32,
     output_tokens: u32,
 ) -> u64 {
     let replicas = if layout.dp_attention { layout.tp } else { 1 } as u64;
-    let per_request = input_tokens as u64 + output_tokens.min(CLIP_MAX_NEW_TOKENS) as u64;
+    let per_request = engine
+        .rules()
+        .kv_tokens_per_request(input_tokens, output_tokens);
     let by_pool = plan.kv_tokens / per_request.max(1);
     by_pool.min(plan.max_running_requests as u64) * replicas
 }
 
 /// The warning `run` and `advise` print when `concurrency` exceeds [`admitted_requests`], with
-/// the numbers behind it; `None` when the pool admits them all.
+/// the numbers behind it, in the words and flags of the options' engine; `None` when the pool
+/// admits them all.
 pub fn kv_bound_warning(
     model: &str,
     plan: &MemoryPlan,
@@ -69,7 +71,8 @@ pub fn kv_bound_warning(
     output_tokens: u32,
     concurrency: u32,
 ) -> Option<String> {
-    let admitted = admitted_requests(plan, layout, input_tokens, output_tokens);
+    let rules = opts.engine.rules();
+    let admitted = admitted_requests(plan, layout, opts.engine, input_tokens, output_tokens);
     // a pool that is a thin remainder makes the admitted count fragile: say so in the same line
     let fragile = crate::cost::memory::thin_pool_note(
         plan.kv_tokens,
@@ -78,22 +81,26 @@ pub fn kv_bound_warning(
         plan.weight_bytes_per_gpu,
     )
     .map_or(String::new(), |n| format!("; {n}"));
-    // SGLang's admission and defaults, so SGLang's flags
-    let flag = |k| Engine::Sglang.flag(k);
-    let (mem_flag, graph_flag) = (flag(Knob::MemoryShare), flag(Knob::CudaGraphMaxBatch));
-    let chunk_flag = flag(Knob::PrefillChunk);
+    let mem_flag = rules.memory_fraction_flag();
     (u64::from(concurrency) > admitted).then(|| {
         format!(
-            "KV-bound: {} on {}: the KV pool holds {} tokens per {} at {mem_flag} {} ({:.2} GB static budget per GPU, weights {:.2} GB); SGLang reserves each request's prompt and remaining output ({} + {} tokens) when it admits it, so about {admitted} of the {concurrency} requests run at once and the rest wait; a higher {mem_flag}, an fp8 KV cache (--kv-cache-dtype fp8_e4m3), a smaller {graph_flag} / {chunk_flag} (SGLang's default fraction rises) or more GPUs per replica give more{fragile}",
+            "KV-bound: {} on {}: the KV pool holds {} tokens per {} at {mem_flag} {} ({:.2} GB {} per GPU, weights {:.2} GB); {}; {}{fragile}",
             model,
             layout.short_name(),
             plan.kv_tokens,
             if layout.dp_attention { "DP replica" } else { "server" },
             crate::cost::memory::shown_fraction(opts.mem_fraction_static),
             plan.static_budget_bytes as f64 / 1e9,
+            // a share of the whole card (vLLM's) or of the memory free after start-up (SGLang's
+            // "static" pool of weights and cache)
+            if rules.card_share_kv_sizing(opts).is_some() {
+                "card share"
+            } else {
+                "static budget"
+            },
             plan.weight_bytes_per_gpu as f64 / 1e9,
-            input_tokens,
-            output_tokens.min(CLIP_MAX_NEW_TOKENS),
+            rules.kv_bound_clause(input_tokens, output_tokens, admitted, concurrency),
+            rules.kv_bound_remedy(),
         )
     })
 }

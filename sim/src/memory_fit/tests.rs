@@ -56,7 +56,7 @@ fn kimi_k25_int4_is_kv_bound_with_the_admitted_requests() {
     assert!((opts.mem_fraction_static - 0.7715).abs() < 1e-4);
     let fp = footprint(&spec, &tp8).unwrap();
     let plan = memory::checked_plan(&spec, &fp, user_gpu(), &opts).unwrap();
-    let admitted = admitted_requests(&plan, &tp8, 256, 100);
+    let admitted = admitted_requests(&plan, &tp8, Engine::Sglang, 256, 100);
     assert_eq!(admitted, plan.kv_tokens / 356);
     assert!(
         admitted < 64,
@@ -79,17 +79,71 @@ fn admission_counts_the_clipped_output_and_the_replicas() {
     let mut plan = memory::plan(&spec, &fp, user_gpu(), &defaults(&spec, &tp8));
     plan.kv_tokens = 100_000;
     plan.max_running_requests = 2048;
-    assert_eq!(admitted_requests(&plan, &tp8, 1000, 1000), 50);
     assert_eq!(
-        admitted_requests(&plan, &tp8, 904, 100_000),
+        admitted_requests(&plan, &tp8, Engine::Sglang, 1000, 1000),
+        50
+    );
+    assert_eq!(
+        admitted_requests(&plan, &tp8, Engine::Sglang, 904, 100_000),
         20,
         "clipped at 4096"
     );
     plan.max_running_requests = 10;
-    assert_eq!(admitted_requests(&plan, &tp8, 1000, 1000), 10);
+    assert_eq!(
+        admitted_requests(&plan, &tp8, Engine::Sglang, 1000, 1000),
+        10
+    );
     let dpa = Layout {
         dp_attention: true,
         ..tp8
     };
-    assert_eq!(admitted_requests(&plan, &dpa, 1000, 1000), 80);
+    assert_eq!(
+        admitted_requests(&plan, &dpa, Engine::Sglang, 1000, 1000),
+        80
+    );
+}
+
+/// vLLM counts a request's whole context (no 4,096-token clip, nothing reserved at admission)
+/// and its warning speaks vLLM's flags and scheduler, never SGLang's.
+#[test]
+fn a_vllm_kv_bound_warning_counts_whole_contexts_in_vllms_words() {
+    let spec = ModelSpec::preset("glm-4.7-fp8").unwrap();
+    let tp8 = Layout::tp(8);
+    let fp = footprint(&spec, &tp8).unwrap();
+    let sglang = defaults(&spec, &tp8);
+    let mut plan = memory::plan(&spec, &fp, user_gpu(), &sglang);
+    plan.kv_tokens = 100_000;
+    plan.max_running_requests = 2048;
+    // 904 + 100,000 a request: no request holds its whole output at once, where SGLang's clip
+    // admits 20
+    assert_eq!(
+        admitted_requests(&plan, &tp8, Engine::Vllm, 904, 100_000),
+        0
+    );
+    assert_eq!(admitted_requests(&plan, &tp8, Engine::Vllm, 1000, 1000), 50);
+    assert_eq!(admitted_requests(&plan, &tp8, Engine::Vllm, 9000, 1000), 10);
+    let vllm = ServerOptions {
+        engine: Engine::Vllm,
+        ..sglang
+    };
+    let w = kv_bound_warning(&spec.name, &plan, &tp8, &vllm, 9000, 1000, 64).unwrap();
+    for said in [
+        "--gpu-memory-utilization",
+        "about 10 of the 64 requests",
+        "(9000 + 1000 tokens)",
+        "preempt",
+        "--kv-cache-dtype fp8)",
+        "--max-num-batched-tokens",
+    ] {
+        assert!(w.contains(said), "{said}: {w}");
+    }
+    for never in [
+        "SGLang",
+        "--mem-fraction-static",
+        "--cuda-graph-max-bs",
+        "fp8_e4m3",
+    ] {
+        assert!(!w.contains(never), "{never}: {w}");
+    }
+    assert!(kv_bound_warning(&spec.name, &plan, &tp8, &vllm, 9000, 1000, 10).is_none());
 }

@@ -275,6 +275,22 @@ impl ServingEngine for Sglang {
         args::default_speculative_options(&spec.model_type)
     }
 
+    fn speculation_flag(&self) -> &'static str {
+        "--speculative-algorithm"
+    }
+
+    fn separate_draft_words(&self) -> &'static str {
+        "--speculative-algorithm EAGLE3 --speculative-draft-model-path DRAFT (an EAGLE-3 head for it)"
+    }
+
+    /// SGLang's server arguments assert `pp_size == 1` under any speculative algorithm
+    /// ("Pipeline parallelism is not compatible with overlap schedule, speculative decoding",
+    /// `validation_hook.py`); lifting it is tracked in sgl-project/sglang issue #39634
+    /// (2026-09-15: "still gated off against each other").
+    fn speculation_with_stages_refusal(&self, _method: crate::acceptance::DraftMethod) -> String {
+        "SGLang runs no speculative decoding with --pp-size > 1 (its server arguments assert it; sgl-project/sglang issue #39634 tracks lifting it): drop --pp-size or the --speculative-* flags".into()
+    }
+
     fn launch_command(&self, model_path: &str) -> String {
         format!(
             "python -m sglang.launch_server {} {model_path}",
@@ -453,5 +469,31 @@ impl ServingEngine for Sglang {
                 per_request - prompt
             )
         })
+    }
+
+    /// `schedule_policy.py::PrefillAdder` admits a new request only while its prompt plus its
+    /// whole remaining output, clipped at `CLIP_MAX_NEW_TOKENS` (4096), fit in what the pool has
+    /// left beside the running requests' own reservations; those shrink as `new_token_ratio`
+    /// decays, but a closed-loop client refills every slot at once, so about
+    /// `pool / (input + min(output, 4096))` run together.
+    fn kv_tokens_per_request(&self, input_tokens: u32, output_tokens: u32) -> u64 {
+        u64::from(input_tokens) + u64::from(output_tokens.min(kv_policy::CLIP_MAX_NEW_TOKENS))
+    }
+
+    fn kv_bound_clause(
+        &self,
+        input_tokens: u32,
+        output_tokens: u32,
+        admitted: u64,
+        concurrency: u32,
+    ) -> String {
+        format!(
+            "SGLang reserves each request's prompt and remaining output ({input_tokens} + {} tokens) when it admits it, so about {admitted} of the {concurrency} requests run at once and the rest wait",
+            output_tokens.min(kv_policy::CLIP_MAX_NEW_TOKENS)
+        )
+    }
+
+    fn kv_bound_remedy(&self) -> &'static str {
+        "a higher --mem-fraction-static, an fp8 KV cache (--kv-cache-dtype fp8_e4m3), a smaller --cuda-graph-max-bs / --chunked-prefill-size (SGLang's default fraction rises) or more GPUs per replica give more"
     }
 }

@@ -493,6 +493,28 @@ impl ServingEngine for Vllm {
         record::default_speculation(spec.num_mtp_layers > 0)
     }
 
+    fn speculation_flag(&self) -> &'static str {
+        "--speculative-config"
+    }
+
+    fn separate_draft_words(&self) -> &'static str {
+        "--speculative-config '{\"method\":\"eagle3\",\"model\":\"DRAFT\",\"num_speculative_tokens\":3}' (an EAGLE-3 head for it)"
+    }
+
+    /// vLLM's MTP under `--pipeline-parallel-size > 1` crashes or silently diverges from the
+    /// greedy baseline: the accepted-token counts live on the last rank only
+    /// (vllm-project/vllm issue #44697, an RFC of 2026-06-05). EAGLE-3 runs under PP on the
+    /// model runner v2 (vllm-project/vllm PR #50514, merged August 2026; its docs' note, PR
+    /// #55623, which names EAGLE-3 only): the draft on the last stage is not priced here.
+    fn speculation_with_stages_refusal(&self, method: crate::acceptance::DraftMethod) -> String {
+        use crate::acceptance::DraftMethod;
+        match method {
+            DraftMethod::Mtp => "vLLM's MTP under --pipeline-parallel-size > 1 crashes or diverges from greedy decoding (the accepted-token counts stay on the last rank: vllm-project/vllm issue #44697): drop -pp or the --speculative-config".into(),
+            DraftMethod::Eagle => "vLLM runs an EAGLE-3 head under --pipeline-parallel-size > 1 on its model runner v2 (vllm-project/vllm PR #50514), but shardwise does not price a draft on the last pipeline stage: compare with -pp 1, or measure".into(),
+            DraftMethod::Ngram => "shardwise does not price vLLM's n-gram drafting under --pipeline-parallel-size > 1 (no public run or source says how it runs there): compare with -pp 1, or measure".into(),
+        }
+    }
+
     fn launch_command(&self, model_path: &str) -> String {
         format!("vllm serve {model_path}")
     }
@@ -656,5 +678,30 @@ impl ServingEngine for Vllm {
                 "; pool arithmetic: {pool_tokens} tokens hold about {admitted} requests at their ~{ctx:.0}-token context (vLLM allocates blocks as requests grow and preempts when none is free), and the clients had {asked} in flight ({running} running, {queue} waiting)"
             )
         })
+    }
+
+    /// vLLM V1 reserves nothing at admission: a request takes its prompt's blocks, grows block
+    /// by block, and the newest running one is preempted (recomputed later) when a step finds no
+    /// free block (`v1/core/sched/scheduler.py`). So the count that runs to the end without a
+    /// preemption is the pool over a request's whole context, prompt and output (no clip: vLLM's
+    /// scheduler has no cap on the output it counts like SGLang's 4096).
+    fn kv_tokens_per_request(&self, input_tokens: u32, output_tokens: u32) -> u64 {
+        u64::from(input_tokens) + u64::from(output_tokens)
+    }
+
+    fn kv_bound_clause(
+        &self,
+        input_tokens: u32,
+        output_tokens: u32,
+        admitted: u64,
+        concurrency: u32,
+    ) -> String {
+        format!(
+            "vLLM admits a request once its prompt's blocks are free and preempts the newest running one when a step finds no free block, so about {admitted} of the {concurrency} requests hold their prompt and output ({input_tokens} + {output_tokens} tokens) to the end at once and the rest wait or are preempted and recomputed"
+        )
+    }
+
+    fn kv_bound_remedy(&self) -> &'static str {
+        "a higher --gpu-memory-utilization, an fp8 KV cache (--kv-cache-dtype fp8), a smaller --max-num-batched-tokens (a smaller profiling peak beside the cache), -dcp N (each GPU of the TP group holds 1/N of every request's cache) or more GPUs per replica give more"
     }
 }

@@ -367,7 +367,7 @@ impl Scenario {
             Some(s) => s.clone(),
             None => self.opts.engine.rules().default_speculation(&self.spec),
         };
-        crate::cost::spec::check_draft(&self.spec, &s)
+        crate::cost::spec::check_draft(&self.spec, &s, self.opts.engine)
             .map_err(|e| AdviseError::failed("mtp", e))?;
         s.prompt_kind = Some(kind);
         Ok(s)
@@ -383,22 +383,10 @@ impl Scenario {
     }
 
     fn answer_mtp(&self, asked: &AskedOf<'_>) -> Result<MtpAnswer, AdviseError> {
-        let (ls, workload) = (asked.layouts, asked.workload);
+        let workload = asked.workload;
         let spec_opts = self.spec_options(asked.prompt_kind)?;
-        // the best-ranked layout the engine can speculate on (no pipeline stages)
-        let layout = asked
-            .ranking
-            .iter()
-            .filter(|r| r.run.is_some())
-            .find_map(|r| {
-                ls.iter()
-                    .map(|l| l.layout)
-                    .find(|l| l.pp == 1 && self.ranked_label(*l).0 == r.layout)
-            })
-            .or_else(|| ls.iter().map(|l| l.layout).find(|l| l.pp == 1))
-            .ok_or_else(|| AdviseError::NoLayoutWithoutPp {
-                pp_flag: self.opts.engine.flag(Knob::PipelineParallel),
-            })?;
+        let layout = self.speculating_layout(asked)?;
+        let passed_over = self.stages_passed_over(asked, layout, &spec_opts);
         let base = self.opts_ranking(layout);
         let without = ServerOptions {
             speculative: None,
@@ -448,6 +436,8 @@ impl Scenario {
         let caveat = self.mtp_caveat();
         let Some((best, default)) = better else {
             let mut a = mtp_question(&q, &build).map_err(failed)?;
+            a.sentence
+                .push_str(passed_over.as_deref().unwrap_or_default());
             a.caveat = caveat.map(str::to_string);
             self.say_running_cap(&mut a, &q, &capped, lift, &build)?;
             self.say_spec_overlap(&mut a, &q, &build)?;
@@ -474,11 +464,61 @@ impl Scenario {
         };
         let mut a = mtp_question(&q, &build).map_err(failed)?;
         a.sentence.push_str(&default.words());
+        a.sentence
+            .push_str(passed_over.as_deref().unwrap_or_default());
         a.instead_of_default = Some(default);
         a.caveat = caveat.map(str::to_string);
         self.say_running_cap(&mut a, &q, &chain_capped, lift, &build)?;
         self.say_spec_overlap(&mut a, &q, &build)?;
         Ok(a)
+    }
+
+    /// The layout the MTP question answers on: the best-ranked one the engine can speculate on
+    /// (no pipeline stages), else the first such layout of the sweep.
+    fn speculating_layout(&self, asked: &AskedOf<'_>) -> Result<Layout, AdviseError> {
+        let ls = asked.layouts;
+        asked
+            .ranking
+            .iter()
+            .filter(|r| r.run.is_some())
+            .find_map(|r| {
+                ls.iter()
+                    .map(|l| l.layout)
+                    .find(|l| l.pp == 1 && self.ranked_label(*l).0 == r.layout)
+            })
+            .or_else(|| ls.iter().map(|l| l.layout).find(|l| l.pp == 1))
+            .ok_or_else(|| AdviseError::NoLayoutWithoutPp {
+                pp_flag: self.opts.engine.flag(Knob::PipelineParallel),
+            })
+    }
+
+    /// Where the best-ranked layout that ran has pipeline stages and `layout` (the one the MTP
+    /// question answers on) is another, the sentence that says why: the engine's reason for
+    /// refusing speculation over stages. `None` where the answer is on the top layout.
+    fn stages_passed_over(
+        &self,
+        asked: &AskedOf<'_>,
+        layout: Layout,
+        spec_opts: &SpeculativeOptions,
+    ) -> Option<String> {
+        let answered = self.ranked_label(layout).0;
+        let top = asked
+            .ranking
+            .iter()
+            .find(|r| r.run.is_some())
+            .filter(|r| r.layout != answered)?;
+        asked
+            .layouts
+            .iter()
+            .any(|l| l.layout.pp > 1 && self.ranked_label(l.layout).0 == top.layout)
+            .then(|| {
+                let method = crate::cost::spec::draft_method(&self.spec, spec_opts);
+                format!(
+                    " The answer is on {answered}, the best-ranked layout without pipeline stages: {} ranks first, and {}.",
+                    top.layout,
+                    self.opts.engine.rules().speculation_with_stages_refusal(method)
+                )
+            })
     }
 
     /// Where the engine runs the answer's speculation without its overlap scheduler and a

@@ -1,0 +1,141 @@
+//! A message about a launch speaks that launch's engine: a vLLM line's refusals and warnings name
+//! vLLM's flags and scheduler, never SGLang's (and SGLang's stay SGLang's). Each case is one the
+//! CLI once answered in SGLang's words for a `vllm serve` line.
+
+use crate::common;
+
+use common::sim_output;
+
+/// stderr and exit code of `sim run` on the bare-metal preset with `model` and `line`.
+fn run(model: &str, line: &str, extra: &[&str]) -> (i32, String) {
+    let mut args = vec![
+        "run",
+        "--machine",
+        "rtx-pro-6000-x8-baremetal",
+        "--model",
+        model,
+        "--server-args",
+        line,
+        "--max-concurrency",
+        "16",
+        "--num-prompts",
+        "16",
+    ];
+    args.extend_from_slice(extra);
+    let (code, _, err) = sim_output(&args);
+    (code, err)
+}
+
+fn says_no_sglang(err: &str) {
+    for sglang in [
+        "SGLang",
+        "--pp-size",
+        "--speculative-algorithm",
+        "--speculative-draft-model-path",
+        "--mem-fraction-static",
+        "--cuda-graph-max-bs",
+        "fp8_e4m3",
+    ] {
+        assert!(!err.contains(sglang), "{sglang} in a vLLM answer: {err}");
+    }
+}
+
+#[test]
+fn vllm_mtp_over_pipeline_stages_is_refused_for_vllms_reason() {
+    let (code, err) = run(
+        "glm-5-nvfp4",
+        r#"vllm serve nvidia/GLM-5-NVFP4 -tp 4 -pp 2 --speculative-config '{"method":"mtp","num_speculative_tokens":3}'"#,
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--pipeline-parallel-size"), "{err}");
+    assert!(err.contains("vllm-project/vllm issue #44697"), "{err}");
+    says_no_sglang(&err);
+}
+
+#[test]
+fn sglang_speculation_over_pipeline_stages_keeps_sglangs_words() {
+    let (code, err) = run(
+        "glm-5-nvfp4",
+        "python -m sglang.launch_server --model-path nvidia/GLM-5-NVFP4 --tp 4 --pp-size 2 --speculative-algorithm EAGLE",
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("SGLang runs no speculative decoding with --pp-size > 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_vllm_draft_missing_is_named_as_vllm_names_one() {
+    let (code, err) = run(
+        "llama-3.1-70b",
+        r#"vllm serve meta-llama/Llama-3.1-70B -tp 8 --speculative-config '{"method":"mtp","num_speculative_tokens":3}'"#,
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("has no MTP layers to draft with"), "{err}");
+    assert!(
+        err.contains(r#"--speculative-config '{"method":"eagle3""#),
+        "{err}"
+    );
+    says_no_sglang(&err);
+}
+
+#[test]
+fn a_vllm_kv_bound_warning_speaks_vllm() {
+    let (code, err) = run(
+        "kimi-k2.5",
+        "vllm serve moonshotai/Kimi-K2.5 -tp 8 --max-model-len 200000",
+        &[
+            "--random-input-len",
+            "150000",
+            "--random-output-len",
+            "1000",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("KV-bound"), "{err}");
+    assert!(err.contains("--gpu-memory-utilization 0.9"), "{err}");
+    assert!(err.contains("preempt"), "{err}");
+    says_no_sglang(&err);
+}
+
+/// Where the best-ranked layout has pipeline stages, `advise --question mtp` answers on another
+/// one and says why, in the engine's words; its table shows the layout it answered on.
+#[test]
+fn the_mtp_answer_says_why_it_is_not_about_the_top_layout() {
+    let args = [
+        "advise",
+        "--machine",
+        "rtx-pro-6000-x8-vm-hostbounce",
+        "--model",
+        "glm-5-nvfp4",
+        "--question",
+        "mtp",
+        "--draws",
+        "20",
+    ];
+    let (code, out, err) = sim_output(&args);
+    assert_eq!(code, 0, "{err}");
+    let (code, json, err) = sim_output(&[&args[..], &["--format", "json"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let top = v["ranking"][0]["layout"].as_str().unwrap();
+    let answered = v["mtp"]["layout"].as_str().unwrap();
+    assert!(top.contains("PP"), "{top}");
+    let sentence = v["mtp"]["sentence"].as_str().unwrap();
+    assert!(
+        sentence.contains(&format!("{top} ranks first"))
+            && sentence.contains("SGLang runs no speculative decoding with --pp-size > 1"),
+        "{sentence}"
+    );
+    assert!(!answered.is_empty());
+    // the table shows the answered layout's row (its rank below the top five)
+    let shown = out
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| rank"))
+        .any(|l| l.split('|').nth(2).is_some_and(|c| c.trim() == "TP8+EP2"));
+    assert!(shown, "{out}");
+}
