@@ -267,13 +267,19 @@ fn diagnose_run(
         .pool
         .as_ref()
         .and_then(|p| p.max_total_num_tokens);
-    // under PP every line is one micro-batch, so none is "steady": all of them
+    // under SGLang's PP every line is one micro-batch, so none is "steady": all of them (a vLLM
+    // line is the whole server's: no split to read)
     let lines: Vec<_> = run
         .decode
         .iter()
         .filter(|s| run.is_reporting_rank(s))
         .collect();
-    load.pp_split = crate::doctor::PpSplit::of(&lines, layout.pp);
+    load.pp_split = opts
+        .engine
+        .rules()
+        .decode_line_per_micro_batch()
+        .then(|| crate::doctor::PpSplit::of(&lines, layout.pp))
+        .flatten();
     let (running, context) = (load.running, load.context_tokens);
     let mut limits = crate::doctor::diagnose(
         model,

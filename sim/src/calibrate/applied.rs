@@ -6,17 +6,14 @@
 //! is said to be applied there.
 
 use super::{CalibrateError, Calibration, KnobBounds, KnobParam};
-use crate::engine::{Engine, Knob};
+use crate::engine::Knob;
 use crate::options::ServerOptions;
 use std::path::Path;
 
 /// The graph mode of server options, in words.
 pub fn graph_mode(opts: &ServerOptions) -> String {
     if opts.disable_cuda_graph {
-        format!(
-            "eager mode ({})",
-            Engine::Sglang.flag(Knob::DisableCudaGraph)
-        )
+        format!("eager mode ({})", opts.engine.flag(Knob::DisableCudaGraph))
     } else {
         "CUDA-graph mode".into()
     }

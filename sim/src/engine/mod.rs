@@ -392,6 +392,12 @@ pub trait ServingEngine: Sync {
         machine: &Machine,
     ) -> Result<(ServerOptions, Vec<String>), String>;
 
+    /// Whether each decode line of its log under pipeline stages is one micro-batch's (SGLang's
+    /// `event_loop_pp` logs each micro-batch's batch), so consecutive lines show how the
+    /// requests split over the micro-batches ([`crate::doctor::PpSplit`]); `false` where a line
+    /// is the whole server's (vLLM's periodic stats line: every running request).
+    fn decode_line_per_micro_batch(&self) -> bool;
+
     /// Its scheduler's policy for the serving replay ([`SchedulerPolicy`]); `mixed_chunk`:
     /// the options' `enable_mixed_chunk` (SGLang's `--enable-mixed-chunk`, set by vLLM's
     /// translation).

@@ -60,6 +60,10 @@ impl ServingEngine for Sglang {
         )?)))
     }
 
+    fn decode_line_per_micro_batch(&self) -> bool {
+        true
+    }
+
     fn scheduler(&self, mixed_chunk: bool) -> &'static dyn crate::engine::SchedulerPolicy {
         scheduler::policy(mixed_chunk)
     }

@@ -169,6 +169,12 @@ impl ServingEngine for Vllm {
     /// vLLM V1's own ([`scheduler::DecodeFirst`]): decodes first out of one token budget,
     /// then chunked prefills; no output reserved at admission, preemption of the latest
     /// admitted. `enable_mixed_chunk` is SGLang's flag: V1 always mixes.
+    /// `LoggingStatLogger` (`v1/metrics/loggers.py`) logs the engine's totals every few seconds
+    /// ("Running: N reqs, Waiting: M reqs"), whatever the pipeline stages.
+    fn decode_line_per_micro_batch(&self) -> bool {
+        false
+    }
+
     fn scheduler(&self, _mixed_chunk: bool) -> &'static dyn crate::engine::SchedulerPolicy {
         &scheduler::DECODE_FIRST
     }
