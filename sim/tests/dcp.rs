@@ -216,3 +216,41 @@ fn vllm_runs_dsa_sparse_on_sm120_and_dcp_keeps_each_rank_s_top_k() {
         at(&vllm, 65_536)
     );
 }
+
+/// `predict`'s traffic counts DCP's collectives (they were left out: a DCP 8 step showed only its
+/// all-reduces on the wire): per layer the query and LSE all-gathers and the output
+/// reduce-scatter, 7/8 of each gathered size per rank over 8 shards.
+#[test]
+fn dcp_collectives_are_on_the_wire() {
+    let wire = |dcp: &str| {
+        let line = format!("vllm serve lukealonso/GLM-5.1-NVFP4-MTP -tp 8 -dcp {dcp}");
+        let (code, out, err) = crate::common::sim_output(&[
+            "predict",
+            "--machine",
+            "rtx-pro-6000-x8-baremetal",
+            "--model",
+            "glm-5.1-nvfp4",
+            "--server-args",
+            &line,
+            "--batch",
+            "32",
+            "--context",
+            "8192",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["layouts"][0]["traffic"]["dp_attention_wire_bytes"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(wire("1"), 0.0);
+    // GLM-5.1: 64 heads of 512 + 64 dims, 78 layers; 32 rows: queries 64 × 576 × 2, LSE 8 × 64
+    // × 4 and outputs 64 × 512 × 2 bytes a row, each sent 7/8 of per rank (B12X's indexer is
+    // rank-local: no top-k merge)
+    let per_row = 64.0 * 576.0 * 2.0 + 8.0 * 64.0 * 4.0 + 64.0 * 512.0 * 2.0;
+    let want = 78.0 * 32.0 * per_row * 7.0 / 8.0;
+    let got = wire("8");
+    assert!((got / want - 1.0).abs() < 1e-9, "{got} vs {want}");
+}

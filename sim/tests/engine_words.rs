@@ -139,3 +139,32 @@ fn the_mtp_answer_says_why_it_is_not_about_the_top_layout() {
         .any(|l| l.split('|').nth(2).is_some_and(|c| c.trim() == "TP8+EP2"));
     assert!(shown, "{out}");
 }
+
+/// `predict` names a vLLM launch's speculation as vLLM does (its method, its token count), and
+/// files DCP's collectives under a row that names DCP.
+#[test]
+fn predict_names_vllm_speculation_and_dcp_traffic_in_vllms_terms() {
+    let (code, out, err) = sim_output(&[
+        "predict",
+        "--machine",
+        "rtx-pro-6000-x8-baremetal",
+        "--model",
+        "glm-5.1-nvfp4",
+        "--server-args",
+        r#"vllm serve lukealonso/GLM-5.1-NVFP4-MTP -tp 8 -dcp 8 --speculative-config '{"method":"mtp","num_speculative_tokens":3}'"#,
+        "--batch",
+        "32",
+        "--context",
+        "8192",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("speculative MTP (num_speculative_tokens 3, 4 tokens verified a step"),
+        "{out}"
+    );
+    assert!(flat.contains("DP-attention / DCP gather-scatter"), "{out}");
+    for sglang in ["NEXTN", "topk", "draft tokens"] {
+        assert!(!flat.contains(sglang), "{sglang}: {out}");
+    }
+}

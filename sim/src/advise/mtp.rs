@@ -586,7 +586,7 @@ fn config_words(p: &SpecPlan, engine: Engine) -> String {
         .draft_shape_words(p.num_steps, p.eagle_topk, p.num_draft_tokens);
     format!(
         "{} ({shape}; accept length {:.2}, {})",
-        p.algorithm,
+        engine.rules().speculation_name(&p.algorithm, p.method),
         p.accept_length,
         match p.accept_source {
             AcceptSource::Given => "given".to_string(),

@@ -202,7 +202,7 @@ fn one_table(out: &PredictOutput) -> String {
     s.push_str(&breakdown_table(&b));
     s.push_str(&steady_lines(p, &st));
     if let Some(sp) = &p.speculative {
-        s.push_str(&speculative_line(sp));
+        s.push_str(&speculative_line(sp, out.engine));
     }
     s.push_str(&traffic_line(&tr));
     s.push_str(&memory_lines(&m, out.query.context_tokens, out.engine));
@@ -233,7 +233,7 @@ fn breakdown_table(b: &BreakdownMs) -> String {
         ("KV reads", b.kv_read_ms),
         ("all-reduce (TP)", b.all_reduce_ms),
         ("all-to-all (EP)", b.all_to_all_ms),
-        ("DP-attention gather/scatter", b.dp_attention_comm_ms),
+        ("DP-attention / DCP gather-scatter", b.dp_attention_comm_ms),
         ("PP send/recv", b.pp_send_ms),
         ("eager launch gaps + waiting for the CPU", b.overhead_ms),
         ("PP bubble (steady)", b.bubble_ms),
@@ -280,13 +280,16 @@ fn steady_lines(p: &LayoutPrediction, st: &SteadySummary) -> String {
 }
 
 /// A speculative step's parts and its acceptance length, with where the length came from.
-fn speculative_line(sp: &SpecSummary) -> String {
+fn speculative_line(sp: &SpecSummary, engine: Engine) -> String {
+    let rules = engine.rules();
     let text = format!(
-        "speculative {} (steps {}, topk {}, draft tokens {}; draft: {}): a step is {:.2} ms (draft {:.2} + verify {:.2} + draft extend {:.2}) for {:.2} accepted tokens per request ({})",
-        sp.plan.algorithm,
-        sp.plan.num_steps,
-        sp.plan.eagle_topk,
-        sp.plan.num_draft_tokens,
+        "speculative {} ({}; draft: {}): a step is {:.2} ms (draft {:.2} + verify {:.2} + draft extend {:.2}) for {:.2} accepted tokens per request ({})",
+        rules.speculation_name(&sp.plan.algorithm, sp.plan.method),
+        rules.draft_shape_words(
+            sp.plan.num_steps,
+            sp.plan.eagle_topk,
+            sp.plan.num_draft_tokens
+        ),
         sp.plan.draft,
         sp.step_ms,
         sp.draft_ms,
@@ -310,7 +313,7 @@ fn speculative_line(sp: &SpecSummary) -> String {
 fn traffic_line(tr: &Traffic) -> String {
     let mut s = String::new();
     s.push_str(&line("", &format!(
-        "per GPU per iteration: {} on the wire (all-reduce {}, all-to-all {}, DP-attention {}, PP hop {}); expert reads {} ({:.1} of {:.0} experts touched per layer, imbalance ×{:.2})",
+        "per GPU per iteration: {} on the wire (all-reduce {}, all-to-all {}, DP-attention / DCP {}, PP hop {}); expert reads {} ({:.1} of {:.0} experts touched per layer, imbalance ×{:.2})",
         gb(tr.total_wire_bytes),
         gb(tr.all_reduce_wire_bytes),
         gb(tr.all_to_all_wire_bytes),

@@ -215,6 +215,25 @@ impl DcpComm {
             + rs.time_s(decode * self.out_bytes_per_token)
     }
 
+    /// Bytes one rank sends in one layer's DCP collectives for `decode` decode tokens (the ring
+    /// formulas nccl-tests' bus bandwidth rests on, as `super::traffic` counts the others): the
+    /// query and LSE all-gathers and the output reduce-scatter over the `d` shards.
+    pub fn layer_wire_bytes(&self, decode: f64) -> f64 {
+        let d = self.shards as u32;
+        decode
+            * ((self.query_bytes_per_token + self.lse_bytes_per_token)
+                * CollectiveOp::AllGather.busbw_factor(d)
+                + self.out_bytes_per_token * CollectiveOp::ReduceScatter.busbw_factor(d))
+    }
+
+    /// Bytes one rank sends in one indexer layer's top-k merge for `decode` rows (0 where the
+    /// indexer does not merge over the group).
+    pub fn topk_merge_wire_bytes(&self, decode: f64) -> f64 {
+        decode
+            * self.topk_candidate_bytes_per_token
+            * CollectiveOp::AllGather.busbw_factor(self.shards as u32)
+    }
+
     /// Bytes each of one layer's own DCP kernels moves for `decode` decode rows (read + written,
     /// module docs): the LSE correction, then, from two rows on, the gathered queries' relayout
     /// and the reduce-scatter's input and output copies.

@@ -104,7 +104,8 @@ pub struct TimeBreakdown {
     pub all_reduce_s: f64,
     /// EP dispatch / combine with `--moe-a2a-backend`.
     pub all_to_all_s: f64,
-    /// Attention-DP gather / scatter around the MoE.
+    /// Attention-DP gather / scatter around the MoE, and under DCP its query all-gather, output
+    /// reduce-scatter and top-k merge over the group (the attention's own collectives either way).
     pub dp_attention_comm_s: f64,
     /// Pipeline send/recv of activations between stages.
     pub pp_send_s: f64,
@@ -126,7 +127,7 @@ pub const BREAKDOWN_PARTS: [(&str, &str); 12] = [
     ("kv", "KV reads"),
     ("all-reduce", "all-reduce"),
     ("all-to-all", "all-to-all"),
-    ("dp-attn", "DP-attention gather/scatter"),
+    ("dp-attn", "DP-attention / DCP gather-scatter"),
     ("pp-send", "PP send/recv"),
     ("overhead", "launch / scheduling overhead"),
     ("bubble", "pipeline bubble"),

@@ -64,7 +64,8 @@ pub struct BreakdownMs {
     pub all_reduce_ms: f64,
     /// EP dispatch / combine with `--moe-a2a-backend`.
     pub all_to_all_ms: f64,
-    /// Attention-DP gather / scatter around the MLP.
+    /// Attention-DP gather / scatter around the MLP, and DCP's collectives
+    /// ([`super::TimeBreakdown::dp_attention_comm_s`]).
     pub dp_attention_comm_ms: f64,
     /// Pipeline hops.
     pub pp_send_ms: f64,

@@ -24,7 +24,7 @@ pub struct Traffic {
     pub all_reduce_wire_bytes: f64,
     /// Bytes this GPU sends in EP dispatch / combine all-to-alls.
     pub all_to_all_wire_bytes: f64,
-    /// Bytes this GPU sends in attention-DP gathers / scatters.
+    /// Bytes this GPU sends in attention-DP gathers / scatters, and in DCP's collectives.
     pub dp_attention_wire_bytes: f64,
     /// Bytes one GPU sends to the next stage per hop (its 1/tp slice).
     pub pp_send_bytes_per_hop: f64,
@@ -78,6 +78,12 @@ impl CostModel {
             if !dpa {
                 out.all_reduce_wire_bytes += shape.moe_layers * ag(act);
             }
+        }
+        // DCP's collectives are the attention's own, beside DP attention's: every layer's query
+        // and LSE all-gathers and output reduce-scatter, and each indexer layer's top-k merge
+        if let Some(d) = &self.dcp {
+            out.dp_attention_wire_bytes += layers * d.layer_wire_bytes(st.decode)
+                + shape.indexer_layers * d.topk_merge_wire_bytes(st.decode);
         }
         if self.stages.len() > 1 {
             out.pp_send_bytes_per_hop = pp_hop_bytes(t, self.hidden) / n as f64;

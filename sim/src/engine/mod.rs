@@ -247,6 +247,11 @@ pub trait ServingEngine: Sync {
     /// checkpoint's MTP layers where it has them, the engine's recipe.
     fn default_speculation(&self, spec: &models::ModelSpec) -> SpeculativeOptions;
 
+    /// The name of the speculation a plan runs (`algorithm` as the options hold it, SGLang's
+    /// spelling, drafting by `method`), as this engine's users call it: SGLang's
+    /// `--speculative-algorithm` value, vLLM's `--speculative-config` method.
+    fn speculation_name(&self, algorithm: &str, method: crate::acceptance::DraftMethod) -> String;
+
     /// The flag a launch line turns speculative decoding on with (`--speculative-algorithm`,
     /// `--speculative-config`), for messages that tell a user what to add.
     fn speculation_flag(&self) -> &'static str;

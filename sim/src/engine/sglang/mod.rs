@@ -279,6 +279,10 @@ impl ServingEngine for Sglang {
         args::default_speculative_options(&spec.model_type)
     }
 
+    fn speculation_name(&self, algorithm: &str, _method: crate::acceptance::DraftMethod) -> String {
+        algorithm.to_string()
+    }
+
     fn speculation_flag(&self) -> &'static str {
         "--speculative-algorithm"
     }

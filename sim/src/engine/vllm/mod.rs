@@ -499,6 +499,18 @@ impl ServingEngine for Vllm {
         record::default_speculation(spec.num_mtp_layers > 0)
     }
 
+    /// Its `--speculative-config` method, upper-cased as its docs name them in prose (`MTP`,
+    /// `EAGLE3`): the options hold SGLang's algorithm names (`NEXTN` for vLLM's `mtp`).
+    fn speculation_name(&self, algorithm: &str, method: crate::acceptance::DraftMethod) -> String {
+        use crate::acceptance::DraftMethod;
+        match method {
+            DraftMethod::Mtp => "MTP".into(),
+            DraftMethod::Ngram => "NGRAM".into(),
+            DraftMethod::Eagle if algorithm.eq_ignore_ascii_case("EAGLE3") => "EAGLE3".into(),
+            DraftMethod::Eagle => "EAGLE".into(),
+        }
+    }
+
     fn speculation_flag(&self) -> &'static str {
         "--speculative-config"
     }
