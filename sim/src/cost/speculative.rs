@@ -38,6 +38,7 @@ use super::inventory::{BlockKernels, GemmShape};
 use super::spec::{SpecPlan, SpecStep, check_draft, draft_method, draft_spec};
 use super::steady::{ContextHolding, SteadyDecode, steady_decode_with};
 use super::{CostModel, IterationBatch, IterationCost, IterationModel, Knobs, MemoryPlan};
+use crate::engine::Knob;
 use crate::error::{Result, SimError};
 use crate::machine::Machine;
 use crate::options::ServerOptions;
@@ -69,7 +70,7 @@ impl SpeculativeModel {
     ) -> Result<SpeculativeModel> {
         let rules = opts.engine.rules();
         let Some(s) = &opts.speculative else {
-            let flag = rules.speculation_flag();
+            let flag = opts.engine.flag(Knob::SpeculativeAlgorithm);
             return Err(SimError::InvalidOption {
                 flag,
                 problem: format!("speculative decoding is off: give {flag} to model it"),
@@ -84,7 +85,7 @@ impl SpeculativeModel {
         served_opts.model_overrides = Default::default();
         let opts = &served_opts;
         check_draft(model, s, opts.engine).map_err(|problem| SimError::InvalidOption {
-            flag: rules.speculation_flag(),
+            flag: opts.engine.flag(Knob::SpeculativeAlgorithm),
             problem,
         })?;
         CostModel::check(machine, model, layout, opts)?;

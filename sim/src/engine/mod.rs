@@ -252,10 +252,6 @@ pub trait ServingEngine: Sync {
     /// `--speculative-algorithm` value, vLLM's `--speculative-config` method.
     fn speculation_name(&self, algorithm: &str, method: crate::acceptance::DraftMethod) -> String;
 
-    /// The flag a launch line turns speculative decoding on with (`--speculative-algorithm`,
-    /// `--speculative-config`), for messages that tell a user what to add.
-    fn speculation_flag(&self) -> &'static str;
-
     /// How a launch line names a separate EAGLE-3 draft (for a model with no MTP layers), in
     /// this engine's flags.
     fn separate_draft_words(&self) -> &'static str;
@@ -434,11 +430,12 @@ pub trait ServingEngine: Sync {
     fn kv_tokens_per_request(&self, input_tokens: u32, output_tokens: u32) -> u64;
 
     /// The clause of `run`'s and `advise`'s KV-bound warning that says, in the engine's words,
-    /// why about `admitted` of the clients' `concurrency` requests run at once.
+    /// why about `admitted` of the clients' `concurrency` requests run at once, each counted as
+    /// its prompt and `counted_output_tokens` ([`Self::kv_tokens_per_request`] less the prompt).
     fn kv_bound_clause(
         &self,
-        input_tokens: u32,
-        output_tokens: u32,
+        input_tokens: u64,
+        counted_output_tokens: u64,
         admitted: u64,
         concurrency: u32,
     ) -> String;

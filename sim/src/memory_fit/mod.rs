@@ -82,6 +82,8 @@ pub fn kv_bound_warning(
     )
     .map_or(String::new(), |n| format!("; {n}"));
     let mem_flag = rules.memory_fraction_flag();
+    let input = u64::from(input_tokens);
+    let counted_output = rules.kv_tokens_per_request(input_tokens, output_tokens) - input;
     (u64::from(concurrency) > admitted).then(|| {
         format!(
             "KV-bound: {} on {}: the KV pool holds {} tokens per {} at {mem_flag} {} ({:.2} GB {} per GPU, weights {:.2} GB); {}; {}{fragile}",
@@ -99,7 +101,7 @@ pub fn kv_bound_warning(
                 "static budget"
             },
             plan.weight_bytes_per_gpu as f64 / 1e9,
-            rules.kv_bound_clause(input_tokens, output_tokens, admitted, concurrency),
+            rules.kv_bound_clause(input, counted_output, admitted, concurrency),
             rules.kv_bound_remedy(),
         )
     })

@@ -283,10 +283,6 @@ impl ServingEngine for Sglang {
         algorithm.to_string()
     }
 
-    fn speculation_flag(&self) -> &'static str {
-        "--speculative-algorithm"
-    }
-
     fn separate_draft_words(&self) -> &'static str {
         "--speculative-algorithm EAGLE3 --speculative-draft-model-path DRAFT (an EAGLE-3 head for it)"
     }
@@ -490,14 +486,13 @@ impl ServingEngine for Sglang {
 
     fn kv_bound_clause(
         &self,
-        input_tokens: u32,
-        output_tokens: u32,
+        input_tokens: u64,
+        counted_output_tokens: u64,
         admitted: u64,
         concurrency: u32,
     ) -> String {
         format!(
-            "SGLang reserves each request's prompt and remaining output ({input_tokens} + {} tokens) when it admits it, so about {admitted} of the {concurrency} requests run at once and the rest wait",
-            output_tokens.min(kv_policy::CLIP_MAX_NEW_TOKENS)
+            "SGLang reserves each request's prompt and remaining output ({input_tokens} + {counted_output_tokens} tokens) when it admits it, so about {admitted} of the {concurrency} requests run at once and the rest wait"
         )
     }
 

@@ -166,15 +166,15 @@ impl ServingEngine for Vllm {
         Ok(run.vllm_line().map(crate::engine::Launch::Vllm))
     }
 
-    /// vLLM V1's own ([`scheduler::DecodeFirst`]): decodes first out of one token budget,
-    /// then chunked prefills; no output reserved at admission, preemption of the latest
-    /// admitted. `enable_mixed_chunk` is SGLang's flag: V1 always mixes.
     /// `LoggingStatLogger` (`v1/metrics/loggers.py`) logs the engine's totals every few seconds
     /// ("Running: N reqs, Waiting: M reqs"), whatever the pipeline stages.
     fn decode_line_per_micro_batch(&self) -> bool {
         false
     }
 
+    /// vLLM V1's own ([`scheduler::DecodeFirst`]): decodes first out of one token budget,
+    /// then chunked prefills; no output reserved at admission, preemption of the latest
+    /// admitted. `enable_mixed_chunk` is SGLang's flag: V1 always mixes.
     fn scheduler(&self, _mixed_chunk: bool) -> &'static dyn crate::engine::SchedulerPolicy {
         &scheduler::DECODE_FIRST
     }
@@ -511,10 +511,6 @@ impl ServingEngine for Vllm {
         }
     }
 
-    fn speculation_flag(&self) -> &'static str {
-        "--speculative-config"
-    }
-
     fn separate_draft_words(&self) -> &'static str {
         "--speculative-config '{\"method\":\"eagle3\",\"model\":\"DRAFT\",\"num_speculative_tokens\":3}' (an EAGLE-3 head for it)"
     }
@@ -559,9 +555,11 @@ impl ServingEngine for Vllm {
             Knob::Nodes => NNODES,
             Knob::NodeRank => NODE_RANK,
             Knob::DistInitAddr => MASTER_ADDR,
-            // its speculation is one `--speculative-config` JSON, its EP a switch, its DeepEP
-            // mode the all-to-all backend's value, its PCIe all-reduce an environment variable:
-            // no flag of its own
+            // its speculation is one `--speculative-config` JSON: the flag that turns it on, its
+            // draft's shape and model keys of that JSON, not flags
+            Knob::SpeculativeAlgorithm => SPECULATIVE_CONFIG,
+            // its EP a switch, its DeepEP mode the all-to-all backend's value, its PCIe
+            // all-reduce an environment variable: no flag of its own
             Knob::MaxTotalTokens
             | Knob::ExpertParallelSize
             | Knob::DpAttention
@@ -569,7 +567,6 @@ impl ServingEngine for Vllm {
             | Knob::TwoBatchOverlap
             | Knob::PcieOneshotAllReduce
             | Knob::PpMaxMicroBatch
-            | Knob::SpeculativeAlgorithm
             | Knob::SpeculativeNumSteps
             | Knob::SpeculativeEagleTopk
             | Knob::SpeculativeNumDraftTokens
@@ -709,13 +706,13 @@ impl ServingEngine for Vllm {
 
     fn kv_bound_clause(
         &self,
-        input_tokens: u32,
-        output_tokens: u32,
+        input_tokens: u64,
+        counted_output_tokens: u64,
         admitted: u64,
         concurrency: u32,
     ) -> String {
         format!(
-            "vLLM admits a request once its prompt's blocks are free and preempts the newest running one when a step finds no free block, so about {admitted} of the {concurrency} requests hold their prompt and output ({input_tokens} + {output_tokens} tokens) to the end at once and the rest wait or are preempted and recomputed"
+            "vLLM admits a request once its prompt's blocks are free and preempts the newest running one when a step finds no free block, so about {admitted} of the {concurrency} requests hold their prompt and output ({input_tokens} + {counted_output_tokens} tokens) to the end at once and the rest wait or are preempted and recomputed"
         )
     }
 
