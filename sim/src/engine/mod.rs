@@ -136,6 +136,13 @@ pub trait ServingEngine: Sync {
         &[]
     }
 
+    /// Those of [`Self::spec_caveats`] that are decode context parallelism's: a speculative step
+    /// under DCP measured dearer than priced, a cause of its own whose error the error model
+    /// measures apart from the others' ([`is_dcp_spec_caveat`]).
+    fn dcp_spec_caveats(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// What a build the launch does not name may cost a speculative step beyond this price, said
     /// with `advise --question mtp`'s answer where [`Self::spec_caveat`] says nothing: the build
     /// is not known, so no prediction is flagged for it. `None` where nothing is known.
@@ -664,6 +671,14 @@ pub fn is_spec_caveat(note: &str) -> bool {
     Engine::ALL
         .iter()
         .any(|e| e.rules().spec_caveats().contains(&note))
+}
+
+/// Whether `note` is one of the engines' speculative-step caveats under decode context
+/// parallelism ([`ServingEngine::dcp_spec_caveats`]).
+pub fn is_dcp_spec_caveat(note: &str) -> bool {
+    Engine::ALL
+        .iter()
+        .any(|e| e.rules().dcp_spec_caveats().contains(&note))
 }
 
 /// The running-request cap a server launched with `opts` starts with before its memory plan: the

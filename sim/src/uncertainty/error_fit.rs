@@ -444,6 +444,7 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
     // prior acceptance (or an unpriced speculative step) on top of another ground's can only add
     // error, so flags stack and never narrow an interval (`ground_stacks_on`;
     // FIRST_CONTACT_GROUNDS lists every ground after those it adds to)
+    let mut unpriced_floor = None;
     for (i, ground) in FIRST_CONTACT_GROUNDS.iter().enumerate() {
         let of: Vec<&Residual> = rs
             .iter()
@@ -465,9 +466,19 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
             })
             .map(|g| g.sigma_ln)
             .fold(0.0, f64::max);
+        // an unpriced step of one cause is known no better than every unpriced step pooled:
+        // each cause stands on a handful of sources (a page or two a build), so the spread of
+        // all of them together (every source of either cause) is its floor
+        let floor = if super::unpriced_ground(i) {
+            let pooled = *unpriced_floor
+                .get_or_insert_with(|| unpriced_pooled_sigma(&mut trial, &fc, &rs, floor));
+            floor.max(pooled)
+        } else {
+            floor
+        };
         // a ground whose error has a known sign is centred where its figures are; the others
         // on the pooled centre
-        let centre_ln = (i == super::SPEC_UNPRICED_GROUND)
+        let centre_ln = super::unpriced_ground(i)
             .then(|| one_sided_centre(&mut trial, &fc, &of))
             .flatten();
         let at = FirstContact {
@@ -490,6 +501,36 @@ fn first_contact(m: &ErrorModel, sets: &[FirstContactSet]) -> Option<FirstContac
     with.first_contact = Some(fc.clone());
     (fc.acceptance_gain_sigma_ln, fc.acceptance_gain_pairs) = acceptance_gain_sigma(&with, &rs);
     Some(fc)
+}
+
+/// The first-contact sigma of every unpriced speculative step of `rs` pooled, whatever its
+/// cause ([`super::unpriced_ground`]), on its own one-sided centre, no smaller than `floor_ln`
+/// (the kernel grounds each cause stacks on): the floor of each cause's own ground.
+fn unpriced_pooled_sigma(
+    trial: &mut ErrorModel,
+    fc: &FirstContact,
+    rs: &[&Residual],
+    floor_ln: f64,
+) -> f64 {
+    let of: Vec<&Residual> = rs
+        .iter()
+        .copied()
+        .filter(|r| {
+            let g = first_contact_ground(&r.regime);
+            FIRST_CONTACT_GROUNDS
+                .iter()
+                .position(|x| *x == g)
+                .is_some_and(super::unpriced_ground)
+        })
+        .collect();
+    if of.len() < MIN_CELL || sources(&of).len() < FIRST_CONTACT_MIN_SOURCES {
+        return floor_ln;
+    }
+    let at = FirstContact {
+        centre_ln: one_sided_centre(trial, fc, &of).or(fc.centre_ln),
+        ..fc.clone()
+    };
+    smallest_covering_sigma(trial, &at, &of, floor_ln).0
 }
 
 /// The spread a prior acceptance adds to a verdict against a prediction not on it, from the
@@ -941,6 +982,11 @@ fn ground_figures(m: &ErrorModel) -> impl Iterator<Item = FittedFigure> + '_ {
                 (
                     "any kernels",
                     "speculation whose step the engine's own caveat says is not priced",
+                )
+            } else if i == super::SPEC_DCP_UNPRICED_GROUND {
+                (
+                    "any kernels",
+                    "speculation under decode context parallelism whose step the engine's own caveat says is not priced",
                 )
             } else {
                 (

@@ -302,6 +302,10 @@ pub enum Flag {
     /// The engine's speculative step is known from public runs to cost what the cost model does
     /// not price (the engine's own caveat, [`crate::engine::ServingEngine::spec_caveat`]).
     SpeculativeStepUnpriced,
+    /// The same under decode context parallelism: public runs measured the speculative step
+    /// under DCP dearer than priced ([`crate::engine::ServingEngine::dcp_spec_caveats`]), a cause
+    /// whose error is measured apart from the other unpriced steps'.
+    SpeculativeStepUnderDcpUnpriced,
 }
 
 impl Flag {
@@ -313,6 +317,19 @@ impl Flag {
             Flag::AttentionWithoutKernelData => "attention-without-kernel-data",
             Flag::AttentionExtrapolated => "attention-extrapolated",
             Flag::SpeculativeStepUnpriced => "speculative-step-unpriced",
+            Flag::SpeculativeStepUnderDcpUnpriced => "speculative-step-under-dcp-unpriced",
+        }
+    }
+
+    /// The flag an engine's speculative-step caveat raises (the one under DCP its own), `None`
+    /// where `note` is not one.
+    pub fn of_spec_caveat(note: &str) -> Option<Flag> {
+        if crate::engine::is_dcp_spec_caveat(note) {
+            Some(Flag::SpeculativeStepUnderDcpUnpriced)
+        } else if crate::engine::is_spec_caveat(note) {
+            Some(Flag::SpeculativeStepUnpriced)
+        } else {
+            None
         }
     }
 
@@ -334,8 +351,8 @@ impl Flag {
                     || n.contains(super::cost::decode_table::Basis::BatchExtrapolated.describe()))
             {
                 Flag::AttentionExtrapolated
-            } else if crate::engine::is_spec_caveat(n) {
-                Flag::SpeculativeStepUnpriced
+            } else if let Some(f) = Flag::of_spec_caveat(n) {
+                f
             } else {
                 continue;
             };
@@ -362,22 +379,37 @@ pub const KERNEL_FLAGS: [Flag; 3] = [
 /// measured or published (or no speculation) or only the published prior for the draft method and
 /// prompt kind (the regime's speculation `prior`), which on a source never seen is a second
 /// unknown as large as the kernels'. Last, a speculative step the engine says is not priced
-/// ([`Flag::SpeculativeStepUnpriced`]), on whichever of the others: its error is measured apart
-/// and it stacks on all of them ([`ground_stacks_on`]).
-pub const FIRST_CONTACT_GROUNDS: [&str; 5] = [
+/// ([`Flag::SpeculativeStepUnpriced`]), on whichever of the others, and the one it says is not
+/// priced under decode context parallelism ([`Flag::SpeculativeStepUnderDcpUnpriced`]): a cause
+/// of its own (the DCP group's steps, not a kernel's), whose figures sit further below the
+/// others' than the rest of the unpriced steps' do, so its error is measured apart; each stacks
+/// on all the kernel and acceptance grounds ([`ground_stacks_on`]).
+pub const FIRST_CONTACT_GROUNDS: [&str; 6] = [
     "kernels measured",
     "kernels measured, acceptance a prior",
     "kernels extrapolated",
     "kernels extrapolated, acceptance a prior",
     "speculative step unpriced",
+    "speculative step under DCP unpriced",
 ];
 
 /// Index in [`FIRST_CONTACT_GROUNDS`] of the unpriced speculative step.
 pub(crate) const SPEC_UNPRICED_GROUND: usize = 4;
+/// Index in [`FIRST_CONTACT_GROUNDS`] of the unpriced speculative step under DCP.
+pub(crate) const SPEC_DCP_UNPRICED_GROUND: usize = 5;
+
+/// Whether ground `i` of [`FIRST_CONTACT_GROUNDS`] is an unpriced speculative step's (its error
+/// has a sign: the step costs more than priced, never less).
+pub(crate) fn unpriced_ground(i: usize) -> bool {
+    i == SPEC_UNPRICED_GROUND || i == SPEC_DCP_UNPRICED_GROUND
+}
 
 /// The first-contact ground of `regime` (one of [`FIRST_CONTACT_GROUNDS`]).
 pub fn first_contact_ground(regime: &Regime) -> &'static str {
     let has = |f: Flag| regime.flags.iter().any(|x| x == f.name());
+    if has(Flag::SpeculativeStepUnderDcpUnpriced) {
+        return FIRST_CONTACT_GROUNDS[SPEC_DCP_UNPRICED_GROUND];
+    }
     if has(Flag::SpeculativeStepUnpriced) {
         return FIRST_CONTACT_GROUNDS[SPEC_UNPRICED_GROUND];
     }
@@ -388,9 +420,10 @@ pub fn first_contact_ground(regime: &Regime) -> &'static str {
 
 /// Whether ground `i` of [`FIRST_CONTACT_GROUNDS`] adds a flag to ground `j` (so its interval is
 /// never narrower): the four kernels × acceptance grounds by their bits (2 = kernels
-/// extrapolated, 1 = acceptance a prior), the unpriced speculative step on top of every other.
+/// extrapolated, 1 = acceptance a prior), each unpriced speculative step on top of every one of
+/// those (the two unpriced causes are not stacked on each other: one step has one caveat).
 pub fn ground_stacks_on(i: usize, j: usize) -> bool {
-    i != j && (i == SPEC_UNPRICED_GROUND || (j != SPEC_UNPRICED_GROUND && j & i == j))
+    i != j && !unpriced_ground(j) && (unpriced_ground(i) || j & i == j)
 }
 
 /// Concurrency bands the scoreboard groups by and the error model splits residuals by: 1, 2,

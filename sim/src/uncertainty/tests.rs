@@ -109,33 +109,52 @@ fn flags_read_from_the_cost_models_notes() {
 }
 
 /// The engines' speculative-step caveats raise their own flag, and a prediction carrying it
-/// stands on the unpriced-step ground whatever its kernels and acceptance; that ground stacks on
-/// every other one, and the four kernels × acceptance grounds stack by their flags.
+/// stands on an unpriced-step ground whatever its kernels and acceptance: decode context
+/// parallelism's caveat on its own ground, every other caveat on the other; each stacks on the
+/// four kernels × acceptance grounds (not on each other), and those stack by their flags.
 #[test]
 fn an_unpriced_speculative_step_is_its_own_ground_on_top_of_the_others() {
-    let notes = [
-        crate::engine::vllm::VLLM_DSA_DCP_SPEC_CAVEAT.to_string(),
-        "decode attention: efficiency curve, DSA sparse MLA".to_string(),
+    let attention = "decode attention: efficiency curve, DSA sparse MLA".to_string();
+    let cases = [
+        (
+            crate::engine::vllm::VLLM_DSA_DCP_SPEC_CAVEAT,
+            "speculative-step-under-dcp-unpriced",
+            "speculative step under DCP unpriced",
+        ),
+        (
+            crate::engine::vllm::VLLM_B12X_EXTEND_VERIFY_CAVEAT,
+            "speculative-step-unpriced",
+            "speculative step unpriced",
+        ),
+        (
+            crate::engine::vllm::VLLM_HYBRID_SPEC_CAVEAT,
+            "speculative-step-unpriced",
+            "speculative step unpriced",
+        ),
     ];
-    let flags = Flag::from_notes(&notes);
-    assert_eq!(
-        flags,
-        vec!["speculative-step-unpriced", "attention-without-kernel-data"]
-    );
-    let names: Vec<&str> = flags.iter().map(String::as_str).collect();
-    assert_eq!(
-        first_contact_ground(&regime("glm-5.2-nvfp4", &names)),
-        "speculative step unpriced"
-    );
-    assert_eq!(
-        first_contact_ground(&regime("glm-5.2-nvfp4", &names[1..])),
-        "kernels extrapolated"
-    );
-    let n = FIRST_CONTACT_GROUNDS.len();
-    for j in 0..n - 1 {
-        assert!(ground_stacks_on(n - 1, j), "{j}");
-        assert!(!ground_stacks_on(j, n - 1), "{j}");
+    for (caveat, flag, ground) in cases {
+        let flags = Flag::from_notes(&[caveat.to_string(), attention.clone()]);
+        assert_eq!(flags, vec![flag, "attention-without-kernel-data"]);
+        let names: Vec<&str> = flags.iter().map(String::as_str).collect();
+        assert_eq!(
+            first_contact_ground(&regime("glm-5.2-nvfp4", &names)),
+            ground
+        );
+        assert_eq!(
+            first_contact_ground(&regime("glm-5.2-nvfp4", &names[1..])),
+            "kernels extrapolated"
+        );
     }
+    let unpriced = [super::SPEC_UNPRICED_GROUND, super::SPEC_DCP_UNPRICED_GROUND];
+    for u in unpriced {
+        for j in 0..4 {
+            assert!(ground_stacks_on(u, j), "{u} on {j}");
+            assert!(!ground_stacks_on(j, u), "{j} on {u}");
+        }
+    }
+    assert!(
+        !ground_stacks_on(unpriced[0], unpriced[1]) && !ground_stacks_on(unpriced[1], unpriced[0])
+    );
     assert!(ground_stacks_on(3, 1) && ground_stacks_on(3, 2) && ground_stacks_on(1, 0));
     assert!(!ground_stacks_on(1, 2) && !ground_stacks_on(2, 1) && !ground_stacks_on(0, 0));
 }
@@ -925,6 +944,109 @@ fn first_contact_sigma_is_fitted_by_kernel_ground() {
         thin.new_source_sigma_ln(&plain),
         fc.sigma_ln.max(thin.between.sigma_ln)
     );
+}
+
+/// The step under decode context parallelism is a cause of its own: its figures, further below
+/// the prediction than the other unpriced steps', set its ground's centre, and neither cause's
+/// spread is narrower than every unpriced step's pooled (a cause of a few sources is known no
+/// better than all of them together): the other cause, narrower alone, is held there.
+#[test]
+fn an_unpriced_step_under_dcp_has_its_own_ground_and_neither_cause_is_narrower_than_both() {
+    let dev = offset_sources(&[0.0, 0.05, -0.05, 0.02, -0.02], &[60, 40, 30, 20, 10]);
+    let pages = |offsets: &[f64], tag: &str, flag: Option<Flag>| {
+        let mut rs = offset_sources(offsets, &vec![20; offsets.len()]);
+        for r in &mut rs {
+            r.source = format!("{tag}-{}", r.source);
+            r.regime.source = r.source.clone();
+            r.regime.flags = flag.iter().map(|f| f.name().to_string()).collect();
+        }
+        rs
+    };
+    let priced = pages(&[0.05, -0.05, 0.0, 0.02], "p", None);
+    let extend = pages(
+        &[-0.1, -0.05, -0.15],
+        "e",
+        Some(Flag::SpeculativeStepUnpriced),
+    );
+    let dcp = pages(
+        &[-0.5, -0.2, -0.7],
+        "d",
+        Some(Flag::SpeculativeStepUnderDcpUnpriced),
+    );
+    let all: Vec<Residual> = priced.iter().chain(&extend).chain(&dcp).cloned().collect();
+    let m = fit(&dev, "dev.json", &[], &[fc_set(all.clone())]);
+    let fc = m.first_contact.as_ref().unwrap();
+    let ground = |g: &str| fc.grounds.iter().find(|x| x.ground == g).unwrap().clone();
+    let (e, d) = (
+        ground("speculative step unpriced"),
+        ground("speculative step under DCP unpriced"),
+    );
+    let e_centre = e.centre_ln.unwrap_or_else(|| m.new_source_centre_ln());
+    assert!(d.centre_ln.unwrap() < e_centre - 0.1, "{e:?} {d:?}");
+    assert!(d.coverage.coverage_pct >= 80.0, "{d:?}");
+    // every unpriced step on one ground: its spread is the other cause's floor
+    let pooled: Vec<Residual> = all
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            if r.regime
+                .flags
+                .iter()
+                .any(|f| f == Flag::SpeculativeStepUnderDcpUnpriced.name())
+            {
+                r.regime.flags = vec![Flag::SpeculativeStepUnpriced.name().to_string()];
+            }
+            r
+        })
+        .collect();
+    let one = fit(&dev, "dev.json", &[], &[fc_set(pooled)]);
+    let both = one.first_contact.as_ref().unwrap().grounds.iter();
+    let both = both
+        .clone()
+        .find(|g| g.ground == "speculative step unpriced")
+        .unwrap();
+    for g in [&e, &d] {
+        assert!(g.sigma_ln >= both.sigma_ln - 1e-12, "{g:?} vs {both:?}");
+    }
+    // predicted a little faster, the side on the DCP ground is the likelier slower: the odds
+    // call the other side faster and say why, as the pair check calls it
+    let mut plain = regime("kimi", &[]);
+    plain.machine = "another box".into();
+    let mut under_dcp = plain.clone();
+    under_dcp.flags = vec![Flag::SpeculativeStepUnderDcpUnpriced.name().to_string()];
+    let o = verdict::odds(
+        &m,
+        verdict::Choice {
+            name: "with speculation",
+            tok_s: 104.0,
+            regime: &under_dcp,
+            measure: "a",
+        },
+        verdict::Choice {
+            name: "without",
+            tok_s: 100.0,
+            regime: &plain,
+            measure: "b",
+        },
+    );
+    assert_eq!(o.faster, "without", "{o:?}");
+    assert!(o.probability > 0.5, "{o:?}");
+    assert!(
+        o.sentence
+            .starts_with("without is faster than with speculation")
+            && o.sentence.contains("ground sits below its figure"),
+        "{}",
+        o.sentence
+    );
+    // and the extend cause alone would have been narrower: the floor is what holds it
+    let alone: Vec<Residual> = priced.iter().chain(&extend).cloned().collect();
+    let own = fit(&dev, "dev.json", &[], &[fc_set(alone)]);
+    let own = own.first_contact.as_ref().unwrap().grounds.iter();
+    let own = own
+        .clone()
+        .find(|g| g.ground == "speculative step unpriced")
+        .unwrap();
+    assert!(own.sigma_ln < e.sigma_ln, "{own:?} vs {e:?}");
 }
 
 /// An unpriced speculative step leaves out time the step spends, never time it saves: its

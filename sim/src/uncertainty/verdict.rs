@@ -309,7 +309,8 @@ pub struct Choice<'a> {
 /// A verdict between two options, only as sure as their intervals allow.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Odds {
-    /// The option predicted faster, and the other.
+    /// The option called faster, and the other: the one predicted faster unless the grounds'
+    /// centres ([`super::LnInterval::ground_offset`]) turn the odds, as [`check_pairs`] calls it.
     pub faster: String,
     pub slower: String,
     /// Chance that `faster` is measured faster.
@@ -347,6 +348,14 @@ pub fn odds(m: &ErrorModel, a: Choice<'_>, b: Choice<'_>) -> Odds {
             regime: s.regime,
         },
     );
+    // a ground centred below its figures (an unpriced speculative step) can turn the odds: the
+    // side called faster is the likelier one, as `check_pairs` calls it, and the sentence says
+    // that its point is the lower
+    let (f, s, p, turned) = if p < 0.5 {
+        (s, f, 1.0 - p, true)
+    } else {
+        (f, s, p, false)
+    };
     let (rf, rs) = (
         m.range(f.tok_s, true, f.regime),
         m.range(s.tok_s, true, s.regime),
@@ -363,15 +372,35 @@ pub fn odds(m: &ErrorModel, a: Choice<'_>, b: Choice<'_>) -> Odds {
             novel.join(", ")
         )
     };
+    let turn = if turned {
+        format!(
+            ", though {} is predicted higher: its error model's ground sits below its figure",
+            s.name
+        )
+    } else {
+        String::new()
+    };
     let sentence = if sure {
         format!(
-            "{} is faster than {} with probability {:.0}% ({} vs {} tok/s, 80% intervals; their errors on one box correlate {:.2}{off_ground})",
+            "{} is faster than {} with probability {:.0}% ({} vs {} tok/s, 80% intervals; their errors on one box correlate {:.2}{off_ground}{turn})",
             f.name,
             s.name,
             p * 100.0,
             super::with_range(f.tok_s, rf.range, 0),
             super::with_range(s.tok_s, rs.range, 0),
             correlation
+        )
+    } else if turned {
+        format!(
+            "Depends: measure both. {} is predicted faster than {} ({} vs {} tok/s, 80% intervals{off_ground}), but its error model's ground sits below its figure: {} is the likelier faster, with probability {:.0}%, below the {:.0}% bar; what decides it: {}",
+            s.name,
+            f.name,
+            super::with_range(s.tok_s, rs.range, 0),
+            super::with_range(f.tok_s, rf.range, 0),
+            f.name,
+            p * 100.0,
+            VERDICT_BAR * 100.0,
+            decide_by.as_deref().unwrap_or_default()
         )
     } else {
         format!(

@@ -412,6 +412,10 @@ impl ServingEngine for Vllm {
         ]
     }
 
+    fn dcp_spec_caveats(&self) -> &'static [&'static str] {
+        &[VLLM_DSA_DCP_SPEC_CAVEAT]
+    }
+
     /// vLLM's attention selector admits only sparse backends for a DSA checkpoint
     /// (`AttentionBackend.validate_configuration`: `use_sparse != cls.is_sparse()` → "sparse not
     /// supported" / "non-sparse not supported"), so GLM-5.x runs sparse MLA on SM120 too

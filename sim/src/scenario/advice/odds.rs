@@ -25,8 +25,14 @@ fn regime(setup: &Scenario, speculation: &str, concurrency: u32, context: u32) -
         },
     );
     r.speculation = speculation.into();
-    r.flags
-        .retain(|f| f != Flag::SpeculativeStepUnpriced.name());
+    r.flags.retain(|f| {
+        ![
+            Flag::SpeculativeStepUnpriced,
+            Flag::SpeculativeStepUnderDcpUnpriced,
+        ]
+        .iter()
+        .any(|u| u.name() == f)
+    });
     r
 }
 
@@ -41,9 +47,8 @@ fn speculating(
     caveat: Option<&str>,
 ) -> Regime {
     let mut r = regime(setup, accept, concurrency, context);
-    if caveat.is_some_and(crate::engine::is_spec_caveat) {
-        r.flags
-            .push(Flag::SpeculativeStepUnpriced.name().to_string());
+    if let Some(f) = caveat.and_then(Flag::of_spec_caveat) {
+        r.flags.push(f.name().to_string());
     }
     r
 }
