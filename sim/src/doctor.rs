@@ -64,6 +64,9 @@ pub struct Load {
     pub pool_tokens: Option<u64>,
     /// Under PP, the logged micro-batch split with the most requests in flight.
     pub pp_split: Option<PpSplit>,
+    /// The largest decode-context-parallel size above the run's that its model and layout admit
+    /// ([`crate::cost::dcp::largest_above`]), for a KV bound's remedies; `None`: none is.
+    pub larger_dcp: Option<u32>,
     /// Median step the log measured at that load (`running × accept ÷ throughput`).
     pub logged_step_s: Option<f64>,
     /// The lightest steady load of the log beside it: (running, context per request, median
@@ -146,6 +149,7 @@ impl Load {
             prompt_tokens: None,
             pool_tokens: None,
             pp_split: None,
+            larger_dcp: None,
         })
     }
 
@@ -286,7 +290,7 @@ fn kv_limit(model: &dyn IterationModel, opts: &ServerOptions, load: &Load) -> Op
     Some(Limit {
         kind: BoundKind::KvPool,
         finding,
-        try_flags: kv_flags(opts, plan),
+        try_flags: kv_flags(opts, plan, load.larger_dcp),
     })
 }
 
@@ -424,10 +428,15 @@ fn pool_admits(pool_tokens: u64, load: &Load, opts: &ServerOptions) -> Option<St
     )
 }
 
-fn kv_flags(opts: &ServerOptions, plan: &crate::cost::MemoryPlan) -> Vec<String> {
+fn kv_flags(
+    opts: &ServerOptions,
+    plan: &crate::cost::MemoryPlan,
+    larger_dcp: Option<u32>,
+) -> Vec<String> {
     opts.engine.rules().kv_try_flags(
         crate::cost::memory::shown_fraction(plan.mem_fraction_static),
         plan.static_budget_bytes as f64 / 1e9,
+        larger_dcp,
     )
 }
 

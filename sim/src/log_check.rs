@@ -262,6 +262,7 @@ fn diagnose_run(
         return Vec::new();
     };
     let mut load = load.with_prompts(run.prefill.iter());
+    load.larger_dcp = crate::cost::dcp::largest_above(&setup.spec, &layout, opts);
     load.pool_tokens = run
         .memory
         .pool

@@ -99,7 +99,49 @@ fn a_vllm_kv_bound_warning_speaks_vllm() {
     assert!(err.contains("KV-bound"), "{err}");
     assert!(err.contains("--gpu-memory-utilization 0.9"), "{err}");
     assert!(err.contains("preempt"), "{err}");
+    // Kimi's one latent head shards over the whole TP group: DCP 8 is offered, by vLLM's flag
+    assert!(
+        err.contains("--decode-context-parallel-size 8 (each GPU of the TP group holds 1/8"),
+        "{err}"
+    );
     says_no_sglang(&err);
+}
+
+/// A GQA model whose KV heads fill the TP group cannot shard its cache over DCP (vLLM requires
+/// dcp ≤ tp / num_kv_heads): a KV bound is not told to try it.
+#[test]
+fn a_vllm_kv_bound_offers_dcp_only_where_vllm_admits_it() {
+    let flags = |larger| {
+        sim::engine::Engine::Vllm
+            .rules()
+            .kv_try_flags(0.9, 80.0, larger)
+            .join("; ")
+    };
+    assert!(!flags(None).contains("decode"), "{}", flags(None));
+    assert!(
+        flags(Some(4)).contains("--decode-context-parallel-size 4 (decode context parallelism"),
+        "{}",
+        flags(Some(4))
+    );
+    let gqa = models::ModelSpec::preset("glm-4.7-fp8").unwrap();
+    let mla = models::ModelSpec::preset("kimi-k2.5").unwrap();
+    let opts = sim::options::ServerOptions {
+        engine: sim::engine::Engine::Vllm,
+        ..Default::default()
+    };
+    let tp8 = models::Layout::tp(8);
+    assert_eq!(sim::cost::dcp::largest_above(&gqa, &tp8, &opts), None);
+    assert_eq!(sim::cost::dcp::largest_above(&mla, &tp8, &opts), Some(8));
+    assert_eq!(
+        sim::cost::dcp::largest_above(&mla, &models::Layout::tp(6), &opts),
+        Some(6)
+    );
+    // a launch already at DCP 8 has no larger one to be offered
+    let at_8 = sim::options::ServerOptions {
+        decode_context_parallel: 8,
+        ..opts.clone()
+    };
+    assert_eq!(sim::cost::dcp::largest_above(&mla, &tp8, &at_8), None);
 }
 
 /// Where the best-ranked layout has pipeline stages, `advise --question mtp` answers on another

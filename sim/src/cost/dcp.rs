@@ -86,6 +86,16 @@ pub fn shards(opts: &ServerOptions) -> u32 {
     opts.decode_context_parallel.max(1)
 }
 
+/// The largest decode-context-parallel size above the launch's that `layout` of `spec` admits
+/// ([`refusal`]: it divides TP, no DP attention, enough copies of each KV head), for the remedies
+/// a KV bound is told (`run`'s warning, a log's diagnosis); `None` where there is none (a GQA
+/// model whose KV heads already fill the TP group, DP attention, or the launch at its largest).
+pub fn largest_above(spec: &ModelSpec, layout: &Layout, opts: &ServerOptions) -> Option<u32> {
+    (shards(opts) + 1..=layout.tp)
+        .rev()
+        .find(|&d| layout.tp.is_multiple_of(d) && refusal(spec, layout, d).is_none())
+}
+
 /// Why `dcp` cannot run `layout` of `spec`, as vLLM's config checks refuse it; `None` = it can.
 pub fn refusal(spec: &ModelSpec, layout: &Layout, dcp: u32) -> Option<String> {
     if dcp <= 1 {

@@ -417,7 +417,12 @@ pub trait ServingEngine: Sync {
 
     /// The flags that give a KV-bound server more cache, as `try:` lines: `fraction` is the
     /// memory share the plan used, `static_budget_gb` what it gave each GPU.
-    fn kv_try_flags(&self, fraction: f64, static_budget_gb: f64) -> Vec<String>;
+    fn kv_try_flags(
+        &self,
+        fraction: f64,
+        static_budget_gb: f64,
+        larger_dcp: Option<u32>,
+    ) -> Vec<String>;
 
     /// The admission arithmetic behind a KV bound, as the tail of a finding: the pool of
     /// `pool_tokens` against requests at a `context_tokens` median context (`prompt_tokens` of
@@ -447,8 +452,10 @@ pub trait ServingEngine: Sync {
         concurrency: u32,
     ) -> String;
 
-    /// The remedies that warning ends with, in the engine's flags ("a higher … give more").
-    fn kv_bound_remedy(&self) -> &'static str;
+    /// The remedies that warning ends with, in the engine's flags ("a higher … give more");
+    /// `larger_dcp`: the largest decode-context-parallel size above the launch's that the model
+    /// and layout admit (an engine that shards the cache over DCP names it), `None` where none is.
+    fn kv_bound_remedy(&self, larger_dcp: Option<u32>) -> String;
 }
 
 /// The server a scenario simulates: one engine's launch, typed by that engine's reader (what

@@ -63,7 +63,7 @@ pub fn admitted_requests(
 /// the numbers behind it, in the words and flags of the options' engine; `None` when the pool
 /// admits them all.
 pub fn kv_bound_warning(
-    model: &str,
+    spec: &models::ModelSpec,
     plan: &MemoryPlan,
     layout: &Layout,
     opts: &ServerOptions,
@@ -87,7 +87,7 @@ pub fn kv_bound_warning(
     (u64::from(concurrency) > admitted).then(|| {
         format!(
             "KV-bound: {} on {}: the KV pool holds {} tokens per {} at {mem_flag} {} ({:.2} GB {} per GPU, weights {:.2} GB); {}; {}{fragile}",
-            model,
+            spec.name,
             layout.short_name(),
             plan.kv_tokens,
             if layout.dp_attention { "DP replica" } else { "server" },
@@ -102,7 +102,7 @@ pub fn kv_bound_warning(
             },
             plan.weight_bytes_per_gpu as f64 / 1e9,
             rules.kv_bound_clause(input, counted_output, admitted, concurrency),
-            rules.kv_bound_remedy(),
+            rules.kv_bound_remedy(crate::cost::dcp::largest_above(spec, layout, opts)),
         )
     })
 }
@@ -110,7 +110,7 @@ pub fn kv_bound_warning(
 /// [`kv_bound_warning`] for a bench_serving workload: its mean prompt and output lengths, at its
 /// `--max-concurrency` (all its prompts under a request rate).
 pub fn workload_kv_warning(
-    model: &str,
+    spec: &models::ModelSpec,
     plan: &MemoryPlan,
     layout: &Layout,
     opts: &ServerOptions,
@@ -126,7 +126,7 @@ pub fn workload_kv_warning(
         .unwrap_or(workload.num_prompts)
         .min(workload.num_prompts);
     kv_bound_warning(
-        model,
+        spec,
         plan,
         layout,
         opts,

@@ -63,10 +63,10 @@ fn kimi_k25_int4_is_kv_bound_with_the_admitted_requests() {
         "{admitted} requests of {} tokens",
         plan.kv_tokens
     );
-    let w = kv_bound_warning(&spec.name, &plan, &tp8, &opts, 256, 100, 1000).unwrap();
+    let w = kv_bound_warning(&spec, &plan, &tp8, &opts, 256, 100, 1000).unwrap();
     assert!(w.contains(&format!("about {admitted} of the 1000")), "{w}");
     assert!(w.contains("--mem-fraction-static 0.77"), "{w}");
-    assert!(kv_bound_warning(&spec.name, &plan, &tp8, &opts, 256, 100, 4).is_none());
+    assert!(kv_bound_warning(&spec, &plan, &tp8, &opts, 256, 100, 4).is_none());
 }
 
 /// Admission: prompt + min(output, 4096) per request, the pool per DP replica, capped at
@@ -126,7 +126,7 @@ fn a_vllm_kv_bound_warning_counts_whole_contexts_in_vllms_words() {
         engine: Engine::Vllm,
         ..sglang
     };
-    let w = kv_bound_warning(&spec.name, &plan, &tp8, &vllm, 9000, 1000, 64).unwrap();
+    let w = kv_bound_warning(&spec, &plan, &tp8, &vllm, 9000, 1000, 64).unwrap();
     for said in [
         "--gpu-memory-utilization",
         "about 10 of the 64 requests",
@@ -145,5 +145,26 @@ fn a_vllm_kv_bound_warning_counts_whole_contexts_in_vllms_words() {
     ] {
         assert!(!w.contains(never), "{never}: {w}");
     }
-    assert!(kv_bound_warning(&spec.name, &plan, &tp8, &vllm, 9000, 1000, 10).is_none());
+    assert!(kv_bound_warning(&spec, &plan, &tp8, &vllm, 9000, 1000, 10).is_none());
+    // GLM-4.7's 8 KV heads fill TP 8: vLLM refuses any DCP there, so none is offered; an MLA
+    // model's one latent head shards over the whole group, up to what the launch already runs
+    assert!(!w.contains("--decode-context-parallel-size"), "{w}");
+    let mla = ModelSpec::preset("glm-5-nvfp4").unwrap();
+    let warn = |opts: &ServerOptions| kv_bound_warning(&mla, &plan, &tp8, opts, 9000, 1000, 64);
+    let w = warn(&vllm).unwrap();
+    assert!(
+        w.contains(
+            "--decode-context-parallel-size 8 (each GPU of the TP group holds 1/8 of every request's cache)"
+        ),
+        "{w}"
+    );
+    let at_8 = ServerOptions {
+        decode_context_parallel: 8,
+        ..vllm.clone()
+    };
+    assert!(
+        !warn(&at_8)
+            .unwrap()
+            .contains("--decode-context-parallel-size")
+    );
 }

@@ -81,7 +81,7 @@ impl Scenario {
             run.flags = format!("{} {}", run.flags, rules.replicas_flag(replicas));
         }
         let warnings = crate::memory_fit::workload_kv_warning(
-            &self.spec.name,
+            &self.spec,
             model.memory(),
             &layout,
             &opts,

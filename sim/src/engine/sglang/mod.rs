@@ -436,7 +436,12 @@ impl ServingEngine for Sglang {
         }
     }
 
-    fn kv_try_flags(&self, fraction: f64, static_budget_gb: f64) -> Vec<String> {
+    fn kv_try_flags(
+        &self,
+        fraction: f64,
+        static_budget_gb: f64,
+        _larger_dcp: Option<u32>,
+    ) -> Vec<String> {
         vec![
             format!(
                 "--mem-fraction-static above {fraction} (the static budget is {static_budget_gb:.1} GB per GPU; the rest holds SGLang's reserves)"
@@ -496,7 +501,8 @@ impl ServingEngine for Sglang {
         )
     }
 
-    fn kv_bound_remedy(&self) -> &'static str {
-        "a higher --mem-fraction-static, an fp8 KV cache (--kv-cache-dtype fp8_e4m3), a smaller --cuda-graph-max-bs / --chunked-prefill-size (SGLang's default fraction rises) or more GPUs per replica give more"
+    /// SGLang's DCP serves DSA checkpoints only and is not modelled for it here: not named.
+    fn kv_bound_remedy(&self, _larger_dcp: Option<u32>) -> String {
+        "a higher --mem-fraction-static, an fp8 KV cache (--kv-cache-dtype fp8_e4m3), a smaller --cuda-graph-max-bs / --chunked-prefill-size (SGLang's default fraction rises) or more GPUs per replica give more".to_string()
     }
 }

@@ -665,17 +665,31 @@ impl ServingEngine for Vllm {
         }
     }
 
-    fn kv_try_flags(&self, fraction: f64, static_budget_gb: f64) -> Vec<String> {
-        vec![
+    fn kv_try_flags(
+        &self,
+        fraction: f64,
+        static_budget_gb: f64,
+        larger_dcp: Option<u32>,
+    ) -> Vec<String> {
+        let dcp = larger_dcp.map(|n| {
+            format!(
+                "{} {n} (decode context parallelism: each GPU of the TP group holds 1/{n} of every request's cache)",
+                Engine::Vllm.flag(Knob::DecodeContextParallel)
+            )
+        });
+        let mut flags = vec![
             format!(
                 "--gpu-memory-utilization above {fraction} (vLLM's share of the card for weights, activations and the cache: {static_budget_gb:.1} GB per GPU)"
             ),
             "--kv-cache-dtype fp8 (half the bytes per cached token of bf16)".into(),
             "a smaller --max-num-batched-tokens (a smaller profiling-run peak beside the cache)"
                 .into(),
-            "-dcp N (decode context parallelism: each GPU of the TP group holds 1/N of every request's cache)".into(),
+        ];
+        flags.extend(dcp);
+        flags.push(
             "more GPUs per replica (-tp, -pp): the weights per GPU shrink, the cache grows".into(),
-        ]
+        );
+        flags
     }
 
     /// vLLM (V1) admits a request while free blocks hold its prompt and grows each running
@@ -720,7 +734,15 @@ impl ServingEngine for Vllm {
         )
     }
 
-    fn kv_bound_remedy(&self) -> &'static str {
-        "a higher --gpu-memory-utilization, an fp8 KV cache (--kv-cache-dtype fp8), a smaller --max-num-batched-tokens (a smaller profiling peak beside the cache), -dcp N (each GPU of the TP group holds 1/N of every request's cache) or more GPUs per replica give more"
+    fn kv_bound_remedy(&self, larger_dcp: Option<u32>) -> String {
+        let dcp = larger_dcp.map_or(String::new(), |n| {
+            format!(
+                "{} {n} (each GPU of the TP group holds 1/{n} of every request's cache), ",
+                Engine::Vllm.flag(Knob::DecodeContextParallel)
+            )
+        });
+        format!(
+            "a higher --gpu-memory-utilization, an fp8 KV cache (--kv-cache-dtype fp8), a smaller --max-num-batched-tokens (a smaller profiling peak beside the cache), {dcp}or more GPUs per replica give more"
+        )
     }
 }

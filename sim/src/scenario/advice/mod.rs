@@ -265,7 +265,7 @@ impl Scenario {
         let l = self.top_ranked(layouts, &advice.ranking)?;
         let model = l.model.as_ref().ok()?;
         crate::memory_fit::workload_kv_warning(
-            &self.spec.name,
+            &self.spec,
             model.memory(),
             &l.layout,
             &self.opts_ranking(l.layout),
