@@ -390,25 +390,27 @@ pub fn odds(m: &ErrorModel, a: Choice<'_>, b: Choice<'_>) -> Odds {
             super::with_range(s.tok_s, rs.range, 0),
             correlation
         )
-    } else if turned {
-        format!(
-            "Depends: measure both. {} is predicted faster than {} ({} vs {} tok/s, 80% intervals{off_ground}), but its error model's ground sits below its figure: {} is the likelier faster, with probability {:.0}%, below the {:.0}% bar; what decides it: {}",
-            s.name,
-            f.name,
-            super::with_range(s.tok_s, rs.range, 0),
-            super::with_range(f.tok_s, rf.range, 0),
-            f.name,
-            p * 100.0,
-            VERDICT_BAR * 100.0,
-            decide_by.as_deref().unwrap_or_default()
-        )
     } else {
+        // the side predicted higher first, whichever the odds favour
+        let (hi, lo, rhi, rlo) = if turned {
+            (s, f, &rs, &rf)
+        } else {
+            (f, s, &rf, &rs)
+        };
+        let odds_on = if turned {
+            format!(
+                ", but its error model's ground sits below its figure: {} is the likelier faster, with",
+                f.name
+            )
+        } else {
+            " but only with".to_string()
+        };
         format!(
-            "Depends: measure both. {} is predicted faster than {} ({} vs {} tok/s, 80% intervals{off_ground}) but only with probability {:.0}%, below the {:.0}% bar; what decides it: {}",
-            f.name,
-            s.name,
-            super::with_range(f.tok_s, rf.range, 0),
-            super::with_range(s.tok_s, rs.range, 0),
+            "Depends: measure both. {} is predicted faster than {} ({} vs {} tok/s, 80% intervals{off_ground}){odds_on} probability {:.0}%, below the {:.0}% bar; what decides it: {}",
+            hi.name,
+            lo.name,
+            super::with_range(hi.tok_s, rhi.range, 0),
+            super::with_range(lo.tok_s, rlo.range, 0),
             p * 100.0,
             VERDICT_BAR * 100.0,
             decide_by.as_deref().unwrap_or_default()
