@@ -1008,7 +1008,12 @@ fn ground_figures(m: &ErrorModel) -> impl Iterator<Item = FittedFigure> + '_ {
             ),
             bounds: BETWEEN_HALF_BOUNDS_LN.map(|x| r4(x / Z_80)),
             pinned_by: format!(
-                "the smallest sigma, no smaller than a ground's with fewer flags (flags stack), at which the {} first-contact headline figures of this ground ({} sources) are {}% inside their intervals ({}%, median half-width {}%)",
+                "the smallest sigma, no smaller than a ground's with fewer flags (flags stack){}, at which the {} first-contact headline figures of this ground ({} sources) are {}% inside their intervals ({}%, median half-width {}%)",
+                if super::unpriced_ground(i) {
+                    " nor than every unpriced speculative step's pooled (either cause)"
+                } else {
+                    ""
+                },
                 g.residuals,
                 g.sources,
                 INTERVAL_LEVEL * 100.0,
