@@ -516,11 +516,9 @@ fn unpriced_pooled_sigma(
         .iter()
         .copied()
         .filter(|r| {
-            let g = first_contact_ground(&r.regime);
-            FIRST_CONTACT_GROUNDS
+            super::Flag::UNPRICED_STEPS
                 .iter()
-                .position(|x| *x == g)
-                .is_some_and(super::unpriced_ground)
+                .any(|u| r.regime.flags.iter().any(|f| f == u.name()))
         })
         .collect();
     if of.len() < MIN_CELL || sources(&of).len() < FIRST_CONTACT_MIN_SOURCES {

@@ -333,6 +333,12 @@ impl Flag {
         }
     }
 
+    /// The flags of a speculative step left unpriced, one per cause.
+    pub const UNPRICED_STEPS: [Flag; 2] = [
+        Flag::SpeculativeStepUnpriced,
+        Flag::SpeculativeStepUnderDcpUnpriced,
+    ];
+
     /// The flags a prediction's notes raise (the cost model's and the record mapping's own
     /// wording: one place reads them so a reworded note shows here as a failing test).
     pub fn from_notes<'a>(notes: impl IntoIterator<Item = &'a String>) -> Vec<String> {

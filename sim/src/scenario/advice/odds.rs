@@ -25,14 +25,8 @@ fn regime(setup: &Scenario, speculation: &str, concurrency: u32, context: u32) -
         },
     );
     r.speculation = speculation.into();
-    r.flags.retain(|f| {
-        ![
-            Flag::SpeculativeStepUnpriced,
-            Flag::SpeculativeStepUnderDcpUnpriced,
-        ]
-        .iter()
-        .any(|u| u.name() == f)
-    });
+    r.flags
+        .retain(|f| !Flag::UNPRICED_STEPS.iter().any(|u| u.name() == f));
     r
 }
 
