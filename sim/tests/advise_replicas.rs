@@ -132,6 +132,23 @@ fn a_model_half_the_box_cannot_hold_keeps_one_server_and_says_why() {
     );
 }
 
+/// Half the box that holds the weights but leaves too little KV cache for one request of the
+/// workload is no option either: no zero-throughput side, no `try:` line for it, the reason said
+/// (DeepSeek-V3 FP8 on 16 RTX PRO 6000: TP8 keeps ~1,400 KV tokens a server).
+#[test]
+fn a_half_whose_cache_holds_no_request_is_no_option() {
+    let a = answer("rtx-pro-6000-x16-pcie-switch", "deepseek-v3-fp8");
+    assert_eq!(a["verdict"], "one_server", "{a:#}");
+    assert!(a["two"].is_null(), "{a:#}");
+    let sentence = a["sentence"].as_str().unwrap();
+    assert!(
+        sentence.contains("cannot run the model") && sentence.contains("KV pool holds"),
+        "{sentence}"
+    );
+    assert_eq!(tries_of(&a).len(), 1, "{a:#}");
+    assert!(a["one"]["box_tok_s"].as_f64().unwrap() > 0.0);
+}
+
 /// `sim predict` of one batch of 4 at 1000 tokens for a launch line on the PCIe box.
 fn predict_line(line: &str) -> (i32, String, String) {
     common::predict_line_at(line, Some("120"))

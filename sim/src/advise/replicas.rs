@@ -13,7 +13,7 @@
 //! perturbed draws as the EP question ([`super::verdict::perturbed_knobs`]).
 
 use super::provenance::KnownModelError;
-use super::verdict::{perturbed_knobs, reheaded, steady_tok_s, verdict_from_odds};
+use super::verdict::{perturbed_knobs, reheaded, requests_held, steady_tok_s, verdict_from_odds};
 use crate::cost::{IterationBatch, IterationModel, Knobs, PrefillChunk};
 use crate::options::ServerOptions;
 use models::Layout;
@@ -135,20 +135,41 @@ fn serve(
     (tok_s, tpot_ms, ttft_ms)
 }
 
-/// Box throughput of one server vs two at knobs `k`: `(one, two)`, `two` `None` when a half does
-/// not build.
+/// One server's model, or why it cannot serve the workload: it does not build (the model does
+/// not fit its GPUs), or its KV pool holds no request of the workload's context (a half box can
+/// hold the weights and leave too little cache).
+fn serving(
+    q: &ReplicasQuestion,
+    build: &BuildOn,
+    layout: Layout,
+    k: Knobs,
+    r: Replica,
+) -> Result<Box<dyn IterationModel>, String> {
+    let m = build(layout, k, r)?;
+    if requests_held(m.as_ref(), q.context_tokens) == 0 {
+        return Err(format!(
+            "its KV pool holds {} tokens, less than one request's {} at this workload",
+            m.memory().kv_tokens,
+            q.context_tokens
+        ));
+    }
+    Ok(m)
+}
+
+/// Box throughput of one server vs two at knobs `k`: `(one, two)`, `two` `None` when a half
+/// cannot serve the workload ([`serving`]).
 fn box_tok_s(
     q: &ReplicasQuestion,
     build: &BuildOn,
     k: Knobs,
 ) -> Result<(f64, Option<f64>), String> {
-    let one = build(q.whole, k, Replica::Whole)?;
+    let one = serving(q, build, q.whole, k, Replica::Whole)?;
     let one_tok = serve(one.as_ref(), q.whole_opts, q.concurrency, q).0;
     let halves = [Replica::FirstHalf, Replica::SecondHalf];
     let loads = [q.concurrency.div_ceil(2), q.concurrency / 2];
     let mut two = 0.0;
     for (r, c) in halves.into_iter().zip(loads) {
-        let Ok(m) = build(q.half, k, r) else {
+        let Ok(m) = serving(q, build, q.half, k, r) else {
             return Ok((one_tok, None));
         };
         if c > 0 {
@@ -186,11 +207,12 @@ pub fn replicas_question(
     q: &ReplicasQuestion<'_>,
     build: &BuildOn<'_>,
 ) -> Result<ReplicasAnswer, String> {
-    let whole = build(q.whole, q.knobs, Replica::Whole)?;
+    let whole = serving(q, build, q.whole, q.knobs, Replica::Whole)
+        .map_err(|e| format!("one {} server: {e}", q.whole.short_name()))?;
     let mut one = side(whole.as_ref(), q.whole_opts, q.whole, 1, q);
     let (one_tok, two_tok) = box_tok_s(q, build, q.knobs)?;
     one.box_tok_s = one_tok;
-    let half = build(q.half, q.knobs, Replica::FirstHalf);
+    let half = serving(q, build, q.half, q.knobs, Replica::FirstHalf);
     let two = match (&half, two_tok) {
         (Ok(m), Some(t)) => {
             let mut s = side(m.as_ref(), q.half_opts, q.half, 2, q);

@@ -46,6 +46,18 @@ pub fn comm_spread(p: &models::MachineProfile) -> f64 {
     models::stats::median_high(&v).map_or(PRESET_COMM_SPREAD, |m| m.max(0.02))
 }
 
+/// Requests of `context` tokens the server's KV pools hold at once (each attention-DP replica
+/// has its own pool); 0 where one request does not fit.
+pub fn requests_held(m: &dyn IterationModel, context: u32) -> u64 {
+    let layout = m.layout();
+    let replicas = if layout.dp_attention {
+        layout.tp.max(1)
+    } else {
+        1
+    };
+    m.memory().kv_tokens * replicas as u64 / context.max(1) as u64
+}
+
 /// Steady decode tokens/s of `concurrency` requests at `context` tokens: running requests capped
 /// by KV and `--max-running-requests`, split over the micro-batches; a cycle is one trip through
 /// the pipeline or every micro-batch through the busiest stage, whichever is longer.
@@ -57,14 +69,7 @@ pub fn steady_tok_s(
     batch: &mut IterationBatch,
 ) -> f64 {
     let layout = m.layout();
-    // Each attention-DP replica has its own pool.
-    let replicas = if layout.dp_attention {
-        layout.tp.max(1)
-    } else {
-        1
-    };
-    let kv_cap = m.memory().kv_tokens * replicas as u64 / context.max(1) as u64;
-    let mut running = (concurrency as u64).min(kv_cap);
+    let mut running = (concurrency as u64).min(requests_held(m, context));
     if let Some(r) = crate::engine::running_cap_in_force(opts) {
         running = running.min(r as u64);
     }
