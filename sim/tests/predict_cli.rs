@@ -329,3 +329,43 @@ fn bad_machine_profile_and_options_are_one_line_errors() {
         "--ep-size",
     );
 }
+
+/// A vLLM launch whose weights do not fit says numbers that add up: weights + reserve − budget is
+/// the shortfall it states (the reserve is vLLM's profiling peak and non-torch allocations inside
+/// `--gpu-memory-utilization`, not SGLang's pre-load overhead).
+#[test]
+fn a_vllm_launch_that_does_not_fit_says_numbers_that_add_up() {
+    let out = sim()
+        .args([
+            "predict",
+            "--machine",
+            "rtx-pro-6000-x8-baremetal",
+            "--server-args",
+            "vllm serve zai-org/GLM-5-FP8 --tensor-parallel-size 8",
+            "--batch",
+            "1",
+            "--context",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let gb_after = |word: &str| -> f64 {
+        let at = err.find(word).unwrap_or_else(|| panic!("{word}: {err}")) + word.len();
+        err[at..]
+            .trim_start()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap_or_else(|e| panic!("{word}: {e}: {err}"))
+    };
+    let (weights, reserve) = (gb_after("weights"), gb_after("+ reserve"));
+    let (budget, shortfall) = (gb_after("static budget"), gb_after(") by"));
+    assert!(err.contains("--gpu-memory-utilization 0.9"), "{err}");
+    assert!(
+        (weights + reserve - budget - shortfall).abs() < 0.015,
+        "{weights} + {reserve} - {budget} vs {shortfall}: {err}"
+    );
+}

@@ -556,16 +556,21 @@ pub fn checked_plan(
             shortfall_gb: p.shortfall_bytes as f64 / 1e9,
         });
     }
-    // weights + f × pre-load overhead > f × memory  ⇔  weights > f × (memory − overhead)
+    // SGLang: weights + f × pre-load overhead > f × memory  ⇔  weights > f × (memory − overhead);
+    // vLLM: weights + the profiling run's peak, non-torch allocations and in-budget graphs > f ×
+    // memory. Either way the reserve said is what the budget holds besides the weights, so the
+    // sentence's weights + reserve − budget is its shortfall
     let f = opts.mem_fraction_static;
+    let budget_bytes = f * memory_bytes as f64;
+    let reserve_bytes = p.shortfall_bytes as f64 + budget_bytes - p.weight_bytes_per_gpu as f64;
     Err(SimError::DoesNotFit {
         model: spec.name.clone(),
         flag: p.fraction_flag(),
         layout: footprint.layout.short_name(),
         fraction: shown_fraction(f),
         weights_gb: p.weight_bytes_per_gpu as f64 / 1e9,
-        reserve_gb: f * p.reserves.pre_load_bytes as f64 / 1e9,
-        budget_gb: f * memory_bytes as f64 / 1e9,
+        reserve_gb: reserve_bytes / 1e9,
+        budget_gb: budget_bytes / 1e9,
         memory_gb: memory_bytes as f64 / 1e9,
         shortfall_gb: p.shortfall_bytes as f64 / 1e9,
         offload_gib: p
