@@ -117,11 +117,22 @@ pub fn refusal(spec: &ModelSpec, layout: &Layout, dcp: u32) -> Option<String> {
     }
     match spec.attention {
         AttentionSpec::Gqa { num_kv_heads, .. } if layout.tp / num_kv_heads.max(1) < dcp => {
-            Some(format!(
-                "{flag} {dcp}: only tp / kv heads = {} copies of each KV \
-                 head to shard (vLLM requires dcp ≤ tp / num_kv_heads)",
-                (layout.tp / num_kv_heads.max(1)).max(1)
-            ))
+            let (tp, kv) = (layout.tp, num_kv_heads.max(1));
+            let copies = tp / kv;
+            Some(if copies == 0 {
+                format!(
+                    "{flag} {dcp}: TP {tp} splits the {kv} KV heads, {} on each GPU, none \
+                     copied, so there is nothing to shard (vLLM requires dcp ≤ tp / \
+                     num_kv_heads = 0)",
+                    kv / tp
+                )
+            } else {
+                format!(
+                    "{flag} {dcp}: TP {tp} holds each of the {kv} KV heads {copies} time{}, \
+                     so DCP {copies} at most (vLLM requires dcp ≤ tp / num_kv_heads)",
+                    if copies == 1 { "" } else { "s" }
+                )
+            })
         }
         _ => None,
     }
@@ -302,5 +313,26 @@ mod tests {
         }
         assert!(refusal(&kimi, &tp8, 3).unwrap().contains("divide"));
         assert!(refusal(&kimi, &Layout::tp(4), 8).is_some());
+    }
+
+    /// A GQA model's refusal counts the KV heads as they sit on the TP group: split with no copy
+    /// (TP below the KV heads), or copied fewer times than the DCP asked.
+    #[test]
+    fn a_gqa_refusal_says_how_the_kv_heads_sit_on_the_tp_group() {
+        let spec = ModelSpec::preset("glm-4.7-fp8").unwrap();
+        let AttentionSpec::Gqa { num_kv_heads, .. } = spec.attention else {
+            panic!("GLM-4.7 is GQA: {:?}", spec.attention);
+        };
+        assert_eq!(num_kv_heads, 8);
+        let split = refusal(&spec, &Layout::tp(4), 2).unwrap();
+        assert!(
+            split.contains("TP 4 splits the 8 KV heads, 2 on each GPU, none copied"),
+            "{split}"
+        );
+        let few = refusal(&spec, &Layout::tp(8), 2).unwrap();
+        assert!(
+            few.contains("TP 8 holds each of the 8 KV heads 1 time, so DCP 1 at most"),
+            "{few}"
+        );
     }
 }
