@@ -499,6 +499,20 @@ impl VllmLine {
         let tp = self.uint(&TENSOR_PARALLEL_SIZE).unwrap_or(1);
         let dp = self.dp_ranks();
         let ep = self.on(&ENABLE_EXPERT_PARALLEL);
+        let dcp = self.uint(&DECODE_CONTEXT_PARALLEL_SIZE).unwrap_or(1);
+        if dcp > 1 && !tp.is_multiple_of(dcp) {
+            // vLLM's own check (`ParallelConfig`): the DCP group lies inside the TP group. A
+            // layout ranked beside the line's drops a DCP it cannot hold; the line's own
+            // cannot start
+            return Err(bad(
+                &format!("--decode-context-parallel-size {dcp}"),
+                format!(
+                    "must divide --tensor-parallel-size {tp}: vLLM shards the KV cache over \
+                     ranks of the TP group and refuses to start; use a DCP of {}",
+                    divisors_up_to(tp, dcp)
+                ),
+            ));
+        }
         if dp > 1 && !moe {
             return Err(bad(
                 &format!("--data-parallel-size {dp}"),
@@ -1155,6 +1169,19 @@ pub fn b12x_moe_a16<'a>(env: impl Fn(&str) -> Option<&'a str>) -> bool {
     ]
     .iter()
     .any(|name| env(name).is_some_and(crate::b12x_build::env_flag_on))
+}
+
+/// The divisors of `tp` above 1 and below `dcp`, as a reader lists them ("2 or 4"), else "1".
+fn divisors_up_to(tp: u32, dcp: u32) -> String {
+    let d: Vec<String> = (2..dcp.min(tp + 1))
+        .filter(|d| tp.is_multiple_of(*d))
+        .map(|d| d.to_string())
+        .collect();
+    match d.split_last() {
+        None => "1".to_string(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
 }
 
 #[cfg(test)]

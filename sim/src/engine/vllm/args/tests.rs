@@ -105,6 +105,27 @@ fn dp_ranks_are_attention_dp_for_a_moe_model_and_servers_for_a_dense_one() {
     assert!(!line("vllm serve m -dp 2 --enable-expert-parallel").dp_without_ep());
 }
 
+/// The line's own DCP must divide its TP (vLLM refuses to start otherwise): refused with the
+/// sizes that would run, never run silently at DCP 1.
+#[test]
+fn a_dcp_that_does_not_divide_the_lines_tp_is_refused() {
+    for (text, says) in [
+        (
+            "vllm serve m -tp 4 --decode-context-parallel-size 8",
+            "--decode-context-parallel-size 8: must divide --tensor-parallel-size 4",
+        ),
+        ("vllm serve m -tp 4 -dcp 8", "use a DCP of 2 or 4"),
+        ("vllm serve m -tp 8 -dcp 3", "use a DCP of 2"),
+        ("vllm serve m -dcp 2", "use a DCP of 1"),
+    ] {
+        let e = line(text).sizes(true).unwrap_err().to_string();
+        assert!(e.contains(says) && !e.contains('\n'), "{text}: {e}");
+    }
+    for ok in ["vllm serve m -tp 8 -dcp 8", "vllm serve m -tp 8 -dcp 2"] {
+        assert!(line(ok).sizes(true).is_ok(), "{ok}");
+    }
+}
+
 #[test]
 fn bad_values_are_one_line_errors_and_sglang_lines_are_not_vllm() {
     for (text, says) in [
