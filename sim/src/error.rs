@@ -91,6 +91,20 @@ pub enum SimError {
         memory_gb: f64,
         shortfall_gb: f64,
     },
+    /// A KV cache given outright (vLLM's `--kv-cache-memory-bytes`, plain bytes) too small for one
+    /// block of tokens on each GPU: vLLM has no cache to start with.
+    #[error(
+        "{model} on {layout}: {flag} {given_bytes} (bytes) holds no KV token: one block of {block_tokens} tokens takes {block_bytes} bytes on each GPU of the busiest stage; give at least that many bytes (a unit reads too: 20G, 40GiB)"
+    )]
+    KvCacheHoldsNoToken {
+        model: String,
+        /// The engine's flag for the cache's bytes.
+        flag: &'static str,
+        layout: String,
+        given_bytes: u64,
+        block_tokens: u64,
+        block_bytes: u64,
+    },
     /// A server option out of range (`--mem-fraction-static 1.5`, `--cuda-graph-max-bs 0`, …).
     #[error("invalid {flag}: {problem}")]
     InvalidOption { flag: &'static str, problem: String },

@@ -527,6 +527,18 @@ pub fn checked_plan(
     if p.fits {
         return Ok(p);
     }
+    if let Some(given) = p.kv_cache_given_bytes.filter(|_| p.shortfall_bytes == 0) {
+        // the cache given outright fits the card but holds not one block: the memory share is
+        // not what to raise
+        return Err(SimError::KvCacheHoldsNoToken {
+            model: spec.name.clone(),
+            flag: p.engine.flag(crate::engine::Knob::KvCacheBytes),
+            layout: footprint.layout.short_name(),
+            given_bytes: given,
+            block_tokens: p.kv_block_tokens,
+            block_bytes: vllm::one_block_bytes(spec, footprint, opts),
+        });
+    }
     if p.shortfall_bytes == 0 {
         return Err(SimError::NoKvRoom {
             model: spec.name.clone(),

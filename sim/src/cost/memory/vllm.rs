@@ -408,16 +408,41 @@ fn tokens_by_memory(
         .filter(|g| g.tp_rank == 0)
         .map(|g| {
             let available = budget.for_gpu(weight_bytes(spec, footprint, g));
-            // the drafter's layers sit on the last stage
-            let draft = if g.layers.end >= spec.num_layers {
-                draft_cell
-            } else {
-                0
-            };
-            let cell = per_layer * u64::from(g.layers.end - g.layers.start) + draft;
+            let cell = gpu_cell_bytes(spec, g, per_layer, draft_cell);
             available.checked_div(cell * block).unwrap_or(0) * block
         })
         .min()
+        .unwrap_or(0)
+}
+
+/// KV bytes one token takes on GPU `g`: a cell on each of its stage's layers, and the MTP
+/// drafter's (`draft_cell`) on the last stage, where the drafter's layers sit.
+fn gpu_cell_bytes(spec: &ModelSpec, g: &GpuFootprint, per_layer: u64, draft_cell: u64) -> u64 {
+    let draft = if g.layers.end >= spec.num_layers {
+        draft_cell
+    } else {
+        0
+    };
+    per_layer * u64::from(g.layers.end - g.layers.start) + draft
+}
+
+/// The least `--kv-cache-memory-bytes` that holds one block of KV tokens on every GPU of the
+/// layout (the busiest stage's cells, the drafter's included): a smaller cache holds no token.
+pub fn one_block_bytes(spec: &ModelSpec, footprint: &Footprint, opts: &ServerOptions) -> u64 {
+    let per_layer = cell_bytes_per_token_per_layer(
+        spec,
+        footprint,
+        super::kv_dtype(spec, opts),
+        crate::cost::dcp::shards(opts),
+    );
+    let draft_cell = super::mtp_draft(spec, footprint, opts)
+        .map_or(0, |_| per_layer * u64::from(spec.num_mtp_layers));
+    let block = kv_block_tokens(spec, opts);
+    footprint
+        .per_gpu
+        .iter()
+        .map(|g| gpu_cell_bytes(spec, g, per_layer, draft_cell) * block)
+        .max()
         .unwrap_or(0)
 }
 
@@ -609,6 +634,39 @@ mod tests {
             e.contains("--kv-cache-memory-bytes 45.00 GiB") && e.contains("more than the"),
             "{e}"
         );
+        // a cache of plain bytes smaller than one block (a unit left off) holds no token: said
+        // so with the block's bytes, not sent to raise the memory share
+        let block = one_block_bytes(&spec, &fp, &opts);
+        for given in [1, block - 1] {
+            let tiny = ServerOptions {
+                vllm_memory: Some(VllmMemory {
+                    kv_cache_memory_bytes: Some(given),
+                    ..v
+                }),
+                engine: crate::options::Engine::Vllm,
+                ..opts.clone()
+            };
+            let e = super::super::checked_plan(&spec, &fp, card, &tiny)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!(
+                    "--kv-cache-memory-bytes {given} (bytes) holds no KV token"
+                )) && e.contains(&format!("takes {block} bytes"))
+                    && !e.contains("--gpu-memory-utilization"),
+                "{e}"
+            );
+        }
+        let one = ServerOptions {
+            vllm_memory: Some(VllmMemory {
+                kv_cache_memory_bytes: Some(block),
+                ..v
+            }),
+            engine: crate::options::Engine::Vllm,
+            ..opts.clone()
+        };
+        let p = super::super::checked_plan(&spec, &fp, card, &one).unwrap();
+        assert_eq!(p.kv_tokens, p.kv_block_tokens);
     }
 
     /// Kimi-K2.6 at TP8, fp8 KV, 0.94 on the user's card: the KV tokens vLLM would print,
