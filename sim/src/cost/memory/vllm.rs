@@ -126,6 +126,16 @@ pub fn cell_bytes_per_token_per_layer(
     }
 }
 
+/// [`cell_bytes_per_token_per_layer`] in the launch's KV dtype and DCP.
+fn launch_cell_bytes(spec: &ModelSpec, footprint: &Footprint, opts: &ServerOptions) -> u64 {
+    cell_bytes_per_token_per_layer(
+        spec,
+        footprint,
+        super::kv_dtype(spec, opts),
+        crate::cost::dcp::shards(opts),
+    )
+}
+
 /// The weight bytes vLLM's budget counts on GPU `g`: "Model loading took X GiB" is
 /// `DeviceMemoryProfiler.consumed_memory` (`v1/worker/gpu_model_runner.py`, `load_model`), a
 /// difference of `torch.cuda.max_memory_allocated` (`platforms/cuda.py`,
@@ -278,12 +288,7 @@ pub fn plan(
     let peak = profile_peak_bytes(spec, &layout, tokens, seqs.min(tokens), ctx);
     let graphs = cudagraph_bytes(opts);
     let graphs_in_budget = if v.estimate_cudagraphs { graphs } else { 0 };
-    let per_layer = cell_bytes_per_token_per_layer(
-        spec,
-        footprint,
-        super::kv_dtype(spec, opts),
-        crate::cost::dcp::shards(opts),
-    );
+    let per_layer = launch_cell_bytes(spec, footprint, opts);
     let weights = footprint
         .per_gpu
         .iter()
@@ -429,12 +434,7 @@ fn gpu_cell_bytes(spec: &ModelSpec, g: &GpuFootprint, per_layer: u64, draft_cell
 /// The least `--kv-cache-memory-bytes` that holds one block of KV tokens on every GPU of the
 /// layout (the busiest stage's cells, the drafter's included): a smaller cache holds no token.
 pub fn one_block_bytes(spec: &ModelSpec, footprint: &Footprint, opts: &ServerOptions) -> u64 {
-    let per_layer = cell_bytes_per_token_per_layer(
-        spec,
-        footprint,
-        super::kv_dtype(spec, opts),
-        crate::cost::dcp::shards(opts),
-    );
+    let per_layer = launch_cell_bytes(spec, footprint, opts);
     let draft_cell = super::mtp_draft(spec, footprint, opts)
         .map_or(0, |_| per_layer * u64::from(spec.num_mtp_layers));
     let block = kv_block_tokens(spec, opts);
