@@ -534,3 +534,37 @@ fn every_file_input_stops_at_its_limit() {
         );
     }
 }
+
+/// A launch setting stated with a value the engine's launch refuses (`--mem-fraction-static 1.2`,
+/// `GPU_MEM=NaN`) skips that record with the reason, instead of being left unread and the engine's
+/// default priced in its place.
+#[test]
+fn a_launch_setting_the_engine_would_refuse_skips_the_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let with_flags = |id: &str, flags: &str| {
+        let mut r = record(id, json!("400"), json!(4));
+        r["engine"]["flags"] = json!(flags);
+        r
+    };
+    let path = records_file(
+        dir.path(),
+        vec![
+            with_flags("over", "--tp 8 --mem-fraction-static 1.2"),
+            with_flags("variable", "--tp 8 --cuda-graph-max-bs $BS"),
+            with_flags("good", "--tp 8 --mem-fraction-static 0.85"),
+        ],
+    );
+    let board = scoreboard(&path);
+    let (kind, detail) = skipped(&board, "over");
+    assert_eq!(kind, "unreadable-value");
+    assert_eq!(
+        detail,
+        "record `over`: engine.flags `--mem-fraction-static 1.2: must be a fraction in (0, 1], e.g. 0.85` (sglang would refuse that value, so the setting cannot be read; correct it in the record)"
+    );
+    assert!(
+        skipped(&board, "variable")
+            .1
+            .contains("--cuda-graph-max-bs $BS: is not an integer")
+    );
+    assert_eq!(board["expressible"], 1, "{board:#}");
+}

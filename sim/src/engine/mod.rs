@@ -312,6 +312,14 @@ pub trait ServingEngine: Sync {
         knobs: &mut LaunchKnobs,
     ) -> bool;
 
+    /// Whether a record's `key` (`--flag` or `KEY`) stating `value` is a value this engine's
+    /// launch takes, where the key is a row of its table ([`sglang::args::Spec::judge_stated`]):
+    /// `None` where it is not, `Some(Err(why))` where its launch would refuse the value
+    /// ([`record::unreadable_values`]).
+    fn check_record_value(&self, _key: &str, _value: &str) -> Option<Result<(), String>> {
+        None
+    }
+
     /// Whether `name` is one of this engine's MoE runner backends (its flag table's choices;
     /// `auto` names none), so a record's words `cutlass MoE` can be read as the runner.
     fn is_moe_runner(&self, _name: &str) -> bool {

@@ -254,6 +254,36 @@ fn keyed<'a>(tokens: &'a [&'a str]) -> impl Iterator<Item = (&'a str, Option<&'a
         })
 }
 
+/// Why a record's text cannot be read for sure, if it states a numeric launch setting with a
+/// value the engine's launch would refuse (`GPU_MEM=NaN`, `--max-num-seqs ${SEQS}`,
+/// `--mem-fraction-static 1.2`): the setting would otherwise be left unread and the engine's
+/// default priced in its place. `--flag value` and `--flag=value` are read, and a word as
+/// `KEY=value` only (prose around the settings is not a setting); the record's own engine judges
+/// a key its table knows (`--cpu-offload-gb 1.5` is a vLLM value, not an SGLang one), else the
+/// first other engine whose table knows it.
+pub fn unreadable_values(engine: Engine, flags: &str) -> Option<String> {
+    let tokens: Vec<&str> = flags.split_whitespace().collect();
+    (0..tokens.len())
+        .filter(|i| !negated(&tokens, *i))
+        .filter_map(|i| {
+            let raw = tokens[i].trim_start_matches(['(', '\'', '"']);
+            match raw.split_once('=') {
+                Some((key, value)) => Some((key, value)),
+                None if raw.starts_with('-') => {
+                    Some((raw, tokens.get(i + 1).copied().unwrap_or("")))
+                }
+                None => None,
+            }
+        })
+        .map(|(key, value)| (key, value.trim_matches(['\'', '"', ',', ';', ')'])))
+        .find_map(|(key, value)| {
+            std::iter::once(engine)
+                .chain(Engine::ALL.into_iter().filter(|e| *e != engine))
+                .find_map(|e| e.rules().check_record_value(key, value))?
+                .err()
+        })
+}
+
 /// The value of `NAME=value` in free text (a record's flags, an environment list), quotes and
 /// trailing punctuation trimmed; the last one where it is set twice.
 pub fn env_value<'a>(text: &'a str, name: &str) -> Option<&'a str> {
@@ -539,5 +569,114 @@ mod tests {
             knobs(Engine::Vllm, "my-run-kimi26-vllm-fork TP_SIZE=8", "int4").kv_cache_dtype,
             None
         );
+    }
+
+    /// A numeric setting a record states with a value its engine's launch refuses is refused,
+    /// not read as the engine's default (`GPU_MEM=NaN` was left unread and priced at vLLM's
+    /// 0.9); layout sizes (the record's `parallel` field states them), recorded rows, choices a
+    /// fork extends and prose are not judged.
+    #[test]
+    fn a_stated_number_the_launch_refuses_is_unreadable() {
+        let refused = |engine, flags: &str| unreadable_values(engine, flags);
+        for (engine, flags, why) in [
+            (
+                Engine::Vllm,
+                "TP_SIZE=8 GPU_MEM=NaN KV_CACHE_DTYPE=fp8",
+                "GPU_MEM=NaN: must be a fraction",
+            ),
+            (
+                Engine::Vllm,
+                "--max-num-seqs ${SEQS} --max-model-len 128k",
+                "--max-num-seqs ${SEQS}: is not an integer",
+            ),
+            (
+                Engine::Vllm,
+                "max_num_seqs=0",
+                "max_num_seqs=0: must be at least 1",
+            ),
+            (
+                Engine::Vllm,
+                "--max-model-len 128q",
+                "--max-model-len 128q: is not an integer",
+            ),
+            (
+                Engine::Vllm,
+                "-tp 8 --gpu-memory-utilization",
+                "--gpu-memory-utilization: states no value",
+            ),
+            (
+                Engine::Sglang,
+                "--tp 8 --mem-fraction-static=1.2",
+                "--mem-fraction-static 1.2: must be a fraction",
+            ),
+            (
+                Engine::Sglang,
+                "--cuda-graph-max-bs 8k",
+                "--cuda-graph-max-bs 8k: is not an integer",
+            ),
+            (
+                Engine::Sglang,
+                "--max-running-requests --tp 8",
+                "--max-running-requests --tp: is not an integer",
+            ),
+            // the record's own engine judges a row both tables hold: SGLang takes whole GiB
+            (
+                Engine::Sglang,
+                "--cpu-offload-gb 1.5",
+                "--cpu-offload-gb 1.5: is not an integer",
+            ),
+        ] {
+            let got = refused(engine, flags);
+            assert!(
+                got.as_deref().is_some_and(|g| g.starts_with(why)),
+                "{flags}: {got:?}"
+            );
+        }
+        for (engine, flags) in [
+            (
+                Engine::Vllm,
+                "TP_SIZE=8 DCP=1 MTP=off GPU_MEM=0.94 KV_CACHE_DTYPE=fp8 (cpp, 56KB cutoff)",
+            ),
+            (
+                Engine::Vllm,
+                "--max-num-batched-tokens 8K --max-model-len auto --gpu-memory-utilization=0.9,",
+            ),
+            (Engine::Vllm, "--cpu-offload-gb 1.5 --kv-cache-dtype fp8"),
+            (
+                Engine::Sglang,
+                "--tp-size 4 (server line: --tp-size 4/8) --port 3x",
+            ),
+            (
+                Engine::Sglang,
+                "--nsa-prefill-backend b12x --cuda-graph-bs 1 2 4 8",
+            ),
+            (
+                Engine::Sglang,
+                "context_length of 128k, no --mem-fraction-static given",
+            ),
+        ] {
+            assert_eq!(refused(engine, flags), None, "{flags}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any text is judged without a panic, and settings stated with values the launch takes
+        /// are never refused, however the words around them run.
+        #[test]
+        fn stated_values_the_launch_takes_are_never_refused(
+            noise in "[ -~\\PC]{0,80}",
+            fraction in 0.01f64..=1.0,
+            seqs in 1u32..100_000,
+            k in 1u32..512,
+        ) {
+            let _ = unreadable_values(Engine::Vllm, &noise);
+            let _ = unreadable_values(Engine::Sglang, &noise);
+            let vllm = format!(
+                "GPU_MEM={fraction} --max-num-seqs {seqs} --max-model-len {k}k --max-num-batched-tokens={k}K"
+            );
+            let sglang = format!("--mem-fraction-static {fraction} --max-running-requests={seqs} --cuda-graph-bs 1 2 {k}");
+            proptest::prop_assert_eq!(unreadable_values(Engine::Vllm, &vllm), None);
+            proptest::prop_assert_eq!(unreadable_values(Engine::Sglang, &sglang), None);
+        }
     }
 }

@@ -436,6 +436,22 @@ fn unmodelled_settings(r: &Record, sizes: &Sizes, why: &mut Vec<Unexpressible>) 
     {
         why.push(Unexpressible::new(K::UnreadableValue, reason));
     }
+    if let Some(engine) = r.engine.name.as_deref().and_then(Engine::from_name)
+        && let Some(reason) = r
+            .engine
+            .flags
+            .as_deref()
+            .and_then(|f| crate::engine::record::unreadable_values(engine, f))
+    {
+        why.push(Unexpressible::new(
+            K::UnreadableValue,
+            format!(
+                "record `{}`: engine.flags `{reason}` ({} would refuse that value, so the setting cannot be read; correct it in the record)",
+                r.id,
+                engine.name()
+            ),
+        ));
+    }
     if let Some(words) = r
         .engine
         .flags

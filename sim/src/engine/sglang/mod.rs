@@ -384,6 +384,10 @@ impl ServingEngine for Sglang {
         record::read_word(key, arg, text, knobs)
     }
 
+    fn check_record_value(&self, key: &str, value: &str) -> Option<Result<(), String>> {
+        record::check_value(key, value)
+    }
+
     fn named_launch(&self, flags: &str) -> Option<(&'static str, String)> {
         record::named_launch(flags)
     }

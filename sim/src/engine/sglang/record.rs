@@ -92,6 +92,25 @@ pub(super) fn named_recv_interval(flags: &str, concurrency: u32) -> Option<(u32,
     ))
 }
 
+/// Whether a record's `key` (an option of SGLang's table, or a `dest` as [`read_word`] reads
+/// it) stating `value` is a value SGLang's launch takes
+/// ([`super::args::Spec::judge_stated`], by [`super::args::check_value`]); `None` where the key
+/// is not in SGLang's table.
+pub(super) fn check_value(key: &str, value: &str) -> Option<Result<(), String>> {
+    let spec = super::args::SPECS
+        .iter()
+        .find(|s| s.flags.contains(&key) || (!key.starts_with('-') && s.dest == key))?;
+    let layout = [
+        f::TP_SIZE.dest,
+        f::PP_SIZE.dest,
+        f::DP_SIZE.dest,
+        f::EP_SIZE.dest,
+    ];
+    Some(spec.judge_stated(&layout, key, value, |spec, spelled| {
+        super::args::check_value(spec, value, spelled).map_err(|e| e.to_string())
+    }))
+}
+
 /// Reads `key` (an option of SGLang's table, or its `dest` as a Python-style word) with its
 /// argument into `k`; `true` when the key is SGLang's (acted on or not).
 pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut LaunchKnobs) -> bool {

@@ -653,6 +653,10 @@ impl ServingEngine for Vllm {
         record::read_word(key, arg, text, knobs)
     }
 
+    fn check_record_value(&self, key: &str, value: &str) -> Option<Result<(), String>> {
+        record::check_value(key, value)
+    }
+
     fn assumed_draft(&self, model: &str) -> (SpeculativeOptions, &'static str) {
         record::assumed_draft(model)
     }

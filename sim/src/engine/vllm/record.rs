@@ -186,6 +186,31 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
     true
 }
 
+/// Whether a record's `key` (an option of vLLM's table, or a run-script word or `dest` as
+/// [`read_word`] reads them) stating `value` is a value vLLM's launch takes
+/// ([`crate::engine::sglang::args::Spec::judge_stated`], by [`args::check`]); `None` where the
+/// key is not in vLLM's table.
+pub(super) fn check_value(key: &str, value: &str) -> Option<Result<(), String>> {
+    let spec = if key.starts_with('-') {
+        t::spec_of(key)?
+    } else {
+        let dest = WIKI_WORDS
+            .iter()
+            .find(|(w, _)| *w == key)
+            .map_or(key, |(_, d)| *d);
+        t::SPECS.iter().find(|s| s.dest == dest)?
+    };
+    let layout = [
+        t::TENSOR_PARALLEL_SIZE.dest,
+        t::PIPELINE_PARALLEL_SIZE.dest,
+        t::DATA_PARALLEL_SIZE.dest,
+        t::DECODE_CONTEXT_PARALLEL_SIZE.dest,
+    ];
+    Some(spec.judge_stated(&layout, key, value, |spec, spelled| {
+        args::check(spec, value, spelled).map_err(|e| e.to_string())
+    }))
+}
+
 /// Why a record's vLLM words cannot be read for sure, if they cannot: an `--hf-overrides` or
 /// `--quantization-config` object that does not parse (or, for the latter, asks what shardwise
 /// does not price), a `--quantization` shorthand it does not price, or a stated size the fork would refuse ([`args::pcie_cutoff_bytes`]).

@@ -38,7 +38,7 @@ pub use defaults::{
     DefaultsContext, default_speculative_options, speculative_params, verified_draft_tokens,
 };
 pub use environment::{SGLANG_ENABLE_SPEC_V2, SPEC_V2_ON, env_true};
-pub use parse::{from_launch_line, from_pairs, from_words};
+pub use parse::{check_value, from_launch_line, from_pairs, from_words};
 pub use resolve::memory_band_defaults;
 pub use table::{
     Bounds, CONFIG_FILE_REFUSED, CliFlag, HumanInt, Kind, SPECS, Spec, human_int, int_list,

@@ -156,6 +156,16 @@ fn typed_value(kind: Kind, word: &str) -> Option<Value> {
     }
 }
 
+/// Whether `word` is a value of `spec` a launch line may give, its kind and its bounds checked as
+/// [`from_words`] checks them (`spelled` names the flag in the error): a record stating a value
+/// the launch line would refuse is refused too, never read as the default
+/// ([`crate::engine::record::unreadable_values`]).
+pub fn check_value(spec: &Spec, word: &str, spelled: &str) -> Result<()> {
+    let v = typed_value(spec.kind, word)
+        .ok_or_else(|| bad(spelled, format!("is not {}", expected(spec.kind))))?;
+    check(spec, &v, spelled)
+}
+
 /// The table's range checks of a value (`spelled` names the flag in the error).
 fn check(spec: &Spec, v: &Value, spelled: &str) -> Result<()> {
     let int = |min: i64, what: &str| match v {

@@ -35,6 +35,18 @@ pub enum Kind {
     HumanInt { auto: bool },
 }
 
+impl Kind {
+    /// A kind whose value is a number or a list of numbers: what a record's text can state
+    /// wrongly and shardwise must then refuse, rather than price the default in its place (a
+    /// choice is not judged so: the community forks add their own, `--nsa-prefill-backend b12x`).
+    pub fn is_numeric(self) -> bool {
+        matches!(
+            self,
+            Kind::Int | Kind::Float | Kind::Ints | Kind::HumanInt { .. }
+        )
+    }
+}
+
 /// A [`Kind::HumanInt`] value as vLLM reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HumanInt {
@@ -237,6 +249,35 @@ impl Spec {
     /// The canonical option string (`--tp-size`).
     pub fn canonical(&self) -> &'static str {
         self.flags[0]
+    }
+
+    /// How a record's `key` stating `value` for this row is judged
+    /// ([`crate::engine::record::unreadable_values`]): a numeric setting that changes the
+    /// prediction is checked as the engine's launch line checks it (`check`, given the key and
+    /// value as spelled); a layout size (`layout`: the record's `parallel` field states those, its
+    /// words are not read for them), a recorded row (`--port`) or a word-valued one is not judged.
+    pub fn judge_stated(
+        &self,
+        layout: &[&str],
+        key: &str,
+        value: &str,
+        check: impl FnOnce(&Spec, &str) -> Result<(), String>,
+    ) -> Result<(), String> {
+        if self.class != FlagClass::Modelled
+            || !self.kind.is_numeric()
+            || layout.contains(&self.dest)
+        {
+            return Ok(());
+        }
+        if value.is_empty() {
+            return Err(format!("{key}: states no value"));
+        }
+        let spelled = if key.starts_with('-') {
+            format!("{key} {value}")
+        } else {
+            format!("{key}={value}")
+        };
+        check(self, &spelled)
     }
 }
 

@@ -246,8 +246,9 @@ fn kept_value(spec: &Spec, value: String) -> String {
     }
 }
 
-/// Checks `value` of `spec` against its kind and bounds.
-fn check(spec: &Spec, value: &str, spelled: &str) -> Result<(), VllmArgsError> {
+/// Checks `value` of `spec` against its kind and bounds (a launch line's word, or a record's:
+/// [`crate::engine::vllm::record::check_value`]).
+pub(crate) fn check(spec: &Spec, value: &str, spelled: &str) -> Result<(), VllmArgsError> {
     let ok = match spec.kind {
         Kind::Int => match value.parse::<i64>() {
             Ok(n) => {
