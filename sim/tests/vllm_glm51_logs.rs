@@ -74,7 +74,7 @@ fn the_launch_args_read_as_the_server_ran() {
         assert_eq!(k.decode_context_parallel, dcp, "{path}");
         // proven by later lines, not printed in the dict: graphs outside the KV budget, the
         // community build's PCIe all-reduce
-        assert!(!k.estimate_cudagraph_memory, "{path}");
+        assert_eq!(k.estimate_cudagraph_memory, Some(false), "{path}");
         assert_eq!(
             k.pcie_all_reduce.map(|p| p.max_bytes),
             Some(Some(56 * 1024))

@@ -661,9 +661,11 @@ pub struct LaunchKnobs {
     /// pages): vLLM's `--block-size`, SGLang's `--page-size`.
     #[serde(default, alias = "kv_block_tokens")]
     pub kv_page_tokens: Option<u32>,
-    /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`.
+    /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS` as stated (`1`: vLLM's CUDA-graph estimate comes
+    /// out of the KV budget); `None` where the launch leaves it unset, which vLLM's default decides
+    /// ([`crate::engine::vllm::graph_estimate_note`]).
     #[serde(default)]
-    pub estimate_cudagraph_memory: bool,
+    pub estimate_cudagraph_memory: Option<bool>,
 }
 
 /// The engine's own cap under speculation where it would hold back `concurrency` open requests
@@ -972,6 +974,55 @@ mod tests {
         assert_eq!(s.pcie_custom_all_reduce_max_bytes, Some(48 * 1024));
         let (s, _) = Engine::Sglang.server_options(&oneshot, 4, false, CARD);
         assert_eq!(s.pcie_custom_all_reduce_max_bytes, Some(120 * 1024));
+    }
+
+    /// A vLLM launch that leaves `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS` unset is priced as vLLM
+    /// sized its cache before v0.21 and says so, with what v0.21's default (its CUDA-graph
+    /// estimate out of the budget, #38284) leaves out; one that states it gets no such note and
+    /// takes the estimate into the budget only when it is `1`; a record built before the change
+    /// is read as its build's default.
+    #[test]
+    fn an_unset_graph_estimate_switch_is_said_with_what_v021_leaves_out() {
+        let note = |k: &LaunchKnobs| {
+            let (o, notes) = Engine::Vllm.server_options(k, 8, false, CARD);
+            let said = notes
+                .iter()
+                .find(|n| n.contains("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS unset"))
+                .cloned();
+            (o.vllm_memory.map(|m| m.estimate_cudagraphs), said)
+        };
+        let (estimate, said) = note(&LaunchKnobs::default());
+        assert_eq!(estimate, Some(false));
+        let said = said.expect("the unset switch is said");
+        assert!(
+            said.contains("at --gpu-memory-utilization 0.9)") && said.contains("0.92"),
+            "{said}"
+        );
+        // a stated share is the one priced: the note does not name the default
+        let (_, said) = note(&vllm_pcie());
+        assert!(said.is_some_and(|s| !s.contains("at --gpu-memory-utilization")));
+        for (stated, priced) in [(Some(false), false), (Some(true), true)] {
+            let k = LaunchKnobs {
+                estimate_cudagraph_memory: stated,
+                ..LaunchKnobs::default()
+            };
+            assert_eq!(note(&k), (Some(priced), None), "{stated:?}");
+        }
+        let eager = LaunchKnobs {
+            disable_cuda_graph: true,
+            ..LaunchKnobs::default()
+        };
+        assert_eq!(note(&eager).1, None, "no graph is captured");
+        let mut march = LaunchKnobs::default();
+        Engine::Vllm
+            .rules()
+            .dated_knobs(&mut march, (2026, 3, 20), &mut Vec::new());
+        assert_eq!(march.estimate_cudagraph_memory, Some(false));
+        let mut may = LaunchKnobs::default();
+        Engine::Vllm
+            .rules()
+            .dated_knobs(&mut may, (2026, 5, 14), &mut Vec::new());
+        assert_eq!(may.estimate_cudagraph_memory, None);
     }
 
     /// A record's SGLang flags get SGLang's GPU-memory-band defaults where they leave the chunk

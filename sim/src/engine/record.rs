@@ -388,7 +388,7 @@ mod tests {
             (k.context_length, k.chunked_prefill_size),
             (Some(32768), Some(4096))
         );
-        assert!(k.disable_cuda_graph && k.estimate_cudagraph_memory);
+        assert!(k.disable_cuda_graph && k.estimate_cudagraph_memory == Some(true));
         let s = knobs(
             Engine::Sglang,
             "--context-length 8192 --mem-fraction-static 0.8",

@@ -121,10 +121,39 @@ fn memory(knobs: &LaunchKnobs, gpu_memory_bytes: u64, o: &mut ServerOptions) {
         gpu_memory_utilization: utilization,
         max_num_batched_tokens: Some(o.chunked_prefill_size),
         max_num_seqs: o.max_running_requests,
-        estimate_cudagraphs: knobs.estimate_cudagraph_memory,
+        estimate_cudagraphs: knobs.estimate_cudagraph_memory == Some(true),
         unchunked_default_budget: !o.prefill_chunking && knobs.chunked_prefill_size.is_none(),
         kv_cache_memory_bytes: knobs.kv_cache_memory_bytes,
     });
+}
+
+/// What a launch that leaves `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS` unset is priced with, and
+/// what that leaves out; `None` where it is stated or no graph is captured.
+///
+/// The pool is sized as vLLM did before v0.21: CUDA graphs captured after the cache, outside the
+/// budget, and `--gpu-memory-utilization` 0.9 where not given. From v0.21 vLLM profiles the
+/// graphs first and takes its estimate out of the KV budget, with the default share raised to
+/// 0.92 to make up for it (vllm-project/vllm #38284, "Enable CUDAGraph memory profiling by
+/// default"; its log says "CUDA graph memory profiling is enabled (default since v0.21.0)").
+/// The estimate is not priced: vLLM extrapolates the second captured graph's pool growth to
+/// every graph (`gpu_model_runner.py` `profile_cudagraph_memory`: first capture + (n − 1) ×
+/// second), which depends on the model's compiled graphs, not on figures shardwise has. Logged
+/// sizes: 4.77 GiB per GPU for GLM-5.1 NVFP4 at TP8 (35 piecewise + 11 full graphs), 5.10 at
+/// DCP 8 and 6.04 with MTP 3 (the three rtx6kpro startup logs in `sim/tests/fixtures`, where the
+/// image turned it off and the graphs then took 1.21–2.39 GiB), 0.36 GiB for a small model at 16
+/// graphs (gpustack/runner #251, vLLM 0.27.1); vllm-project/vllm #45178 reports it cutting a
+/// MiniMax-M2.5 pool 3.1×.
+pub fn graph_estimate_note(knobs: &LaunchKnobs) -> Option<String> {
+    if knobs.estimate_cudagraph_memory.is_some() || knobs.disable_cuda_graph {
+        return None;
+    }
+    let share = match knobs.memory_fraction {
+        Some((Engine::Vllm, _)) => String::new(),
+        _ => format!(" at --gpu-memory-utilization {VLLM_GPU_MEMORY_UTILIZATION}"),
+    };
+    Some(format!(
+        "vLLM: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS unset, so the KV cache is sized as before v0.21 (CUDA graphs outside the budget{share}); from v0.21 vLLM takes its own CUDA-graph estimate out of the budget (default --gpu-memory-utilization 0.92), which is not priced here (logged 4.8–6.0 GiB per GPU for GLM-5.1 TP8, 0.4 GiB for a small model): expect a cache smaller by that much, or set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 to run as priced"
+    ))
 }
 
 impl ServingEngine for Vllm {
@@ -210,6 +239,7 @@ impl ServingEngine for Vllm {
         notes: &mut Vec<String>,
     ) {
         memory(knobs, gpu_memory_bytes, o);
+        notes.extend(graph_estimate_note(knobs));
         // the neutral "no prefix reuse" where the launch says so; the default (on, off for a
         // hybrid model) needs the model and is decided by `prefix_cache` where prompts are shared
         if knobs.prefix_caching == Some(false) {
@@ -271,6 +301,11 @@ impl ServingEngine for Vllm {
         built: (u32, u32, u32),
         assumptions: &mut Vec<String>,
     ) {
+        // a build from before vllm-project/vllm #38284 (open 2026-03-26, still in review on
+        // 2026-04-07) kept CUDA graphs out of the KV budget by default: its pool is as priced
+        if knobs.estimate_cudagraph_memory.is_none() && built < (2026, 4, 7) {
+            knobs.estimate_cudagraph_memory = Some(false);
+        }
         if knobs.chunked_prefill == Some(false) && built < (2025, 11, 14) {
             knobs.chunked_prefill = None;
             assumptions.push(format!(

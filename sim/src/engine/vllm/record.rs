@@ -148,7 +148,7 @@ pub(super) fn read_word(key: &str, arg: Option<&str>, text: &str, k: &mut Launch
                 .and_then(|l| l.into_iter().max())
         }
         "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" => {
-            k.estimate_cudagraph_memory = arg == Some("1")
+            k.estimate_cudagraph_memory = Some(arg == Some("1"))
         }
         // b12x's W4A16 MoE (BF16 activations) in place of its NVFP4 kernels
         // (`default_moe_quant_mode` in b12x `integration/tp_moe.py`), or the fork's own switch

@@ -663,8 +663,9 @@ impl VllmLine {
                 self.on(&ENABLE_CHUNKED_PREFILL).then_some(true)
             },
             kv_page_tokens: self.uint(&BLOCK_SIZE),
-            estimate_cudagraph_memory: self.env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
-                == Some("1"),
+            estimate_cudagraph_memory: self
+                .env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
+                .map(|v| v == "1"),
             moe_runner_backend: self.get(&MOE_BACKEND).map(str::to_string),
             b12x_moe_a16: b12x_moe_a16(|k| self.env(k)),
             b12x_w4a16_tc_decode: self
