@@ -568,3 +568,58 @@ fn a_launch_setting_the_engine_would_refuse_skips_the_record() {
     );
     assert_eq!(board["expressible"], 1, "{board:#}");
 }
+
+/// A measured acceptance length above the tokens a step verifies (a rate or a per-position sum
+/// put where a length belongs) skips its record with the reason instead of being clamped to the
+/// verified count and priced as measured; an acceptance file's id that no record has is said on
+/// stderr, not passed over.
+#[test]
+fn an_acceptance_a_step_cannot_reach_skips_the_record_and_stale_ids_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut mtp = record("mtp", json!("400"), json!(4));
+    mtp["engine"]["flags"] = json!(
+        "--tp 8 --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4"
+    );
+    mtp["parallel"]["mtp"] = json!(true);
+    let mut own = mtp.clone();
+    own["id"] = json!("own");
+    own["metrics"]["accept_length"] = json!("7.5");
+    let path = records_file(
+        dir.path(),
+        vec![mtp, own, record("good", json!("400"), json!(4))],
+    );
+    let acceptance = write(
+        dir.path(),
+        "acceptance.json",
+        &json!({"schema_version": 1, "records": [
+            {"id": "mtp", "accept_length": 9.0},
+            {"id": "gone", "accept_length": 2.0}
+        ]})
+        .to_string(),
+    );
+    let out = sim()
+        .args(["validate", "--records"])
+        .arg(&path)
+        .arg("--acceptance")
+        .arg(&acceptance)
+        .args(["--format", "json"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("--acceptance gives 1 id(s)") && stderr.contains("`gone`"),
+        "{stderr}"
+    );
+    let board: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    for (id, length) in [("mtp", "9.00"), ("own", "7.50")] {
+        let (kind, detail) = skipped(&board, id);
+        assert_eq!(kind, "unreadable-value", "{id}: {detail}");
+        assert!(
+            detail.contains(&format!(
+                "acceptance length {length} is above the 4 tokens a step verifies"
+            )),
+            "{id}: {detail}"
+        );
+    }
+    assert_eq!(board["summary"]["n"], 1, "{board:#}");
+}

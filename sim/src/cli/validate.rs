@@ -186,6 +186,9 @@ fn run_records(
     }
     let set = RecordSet::load(path)?;
     let measured = sim::records::acceptance::MeasuredAcceptance::load_all(acceptance)?;
+    if let Some(w) = measured.unmatched_warning(&set) {
+        eprintln!("{}", crate::cli::tables::wrap("warning: ", &w));
+    }
     let board = score_with(&set, &ScoreOptions { engine }, &measured);
     if let Some((out, first)) = fit_out {
         if let Some(f) = first.iter().find(|f| f.ends_with("further-records.json")) {

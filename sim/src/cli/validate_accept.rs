@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 pub fn run(path: &Path, acceptance: &[PathBuf], format: ValidateFormat) -> Result<()> {
     let set = RecordSet::load(path)?;
     let measured = MeasuredAcceptance::load_all(acceptance)?;
+    if let Some(w) = measured.unmatched_warning(&set) {
+        eprintln!("{}", crate::cli::tables::wrap("warning: ", &w));
+    }
     let report = implied_accept_lengths(&set, &measured);
     export(format, &report)
 }

@@ -226,6 +226,41 @@ impl MeasuredAcceptance {
         })
     }
 
+    /// The ids these files give an acceptance for that no record of `set` has (a stale or
+    /// mistyped id is used by nothing; the caller says so rather than pass over it).
+    pub fn unmatched<'a>(&'a self, set: &super::RecordSet) -> Vec<&'a str> {
+        let known: std::collections::HashSet<&str> = set
+            .records
+            .iter()
+            .map(|r| r.id.as_str())
+            .chain(set.unreadable.iter().map(|(id, _)| id.as_str()))
+            .collect();
+        self.by_id
+            .keys()
+            .map(String::as_str)
+            .filter(|id| !known.contains(id))
+            .collect()
+    }
+
+    /// The warning naming [`Self::unmatched`]'s ids (up to five, then a count), if any.
+    pub fn unmatched_warning(&self, set: &super::RecordSet) -> Option<String> {
+        let ids = self.unmatched(set);
+        if ids.is_empty() {
+            return None;
+        }
+        let shown: Vec<String> = ids.iter().take(5).map(|id| format!("`{id}`")).collect();
+        let more = match ids.len() {
+            n if n > 5 => format!(" and {} more", n - 5),
+            _ => String::new(),
+        };
+        Some(format!(
+            "--acceptance gives {} id(s) that no record of {} has, unused: {}{more}",
+            ids.len(),
+            set.path.display(),
+            shown.join(", ")
+        ))
+    }
+
     /// A record's measured acceptance length: this file's, else the record's own
     /// [`ACCEPT_LENGTH_METRIC`] (ignored unless it reads as a length ≥ 1), else its own
     /// [`ACCEPT_RATE_METRIC`] over `drafted` tokens a step (a percentage when its raw figure

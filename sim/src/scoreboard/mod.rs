@@ -260,6 +260,24 @@ fn model_of(
     ServedModel::new(machine, model, e.layout, &opts, Knobs::default()).ok()
 }
 
+/// Why a measured acceptance length given for `e` (an acceptance file's or the record's own)
+/// cannot be the engine's, if it cannot: a step accepts at most the tokens it verifies (the drafts
+/// and the bonus token, as both engines count a length), so a length above them is a misread
+/// figure (a rate, a sum over positions, another draft length's run), never a length to clamp to
+/// the verified count and price as measured.
+fn impossible_acceptance(e: &Expressed, model: &ServedModel) -> Option<String> {
+    let s = e.speculation.as_ref()?;
+    let given = s.options.accept_length?;
+    let verified = model.spec_plan()?.num_draft_tokens.max(1);
+    (given > f64::from(verified) + 1e-9).then(|| {
+        format!(
+            "record `{}`: acceptance length {given:.2} is above the {verified} tokens a step verifies (its drafts and the bonus token), the most a length can count; check the acceptance file or the record's {} (a rate, or a sum over positions?)",
+            e.id,
+            crate::records::acceptance::ACCEPT_LENGTH_METRIC
+        )
+    })
+}
+
 /// A record's flags that are its source's summary (not the whole launch,
 /// [`crate::engine::LaunchKnobs::launch_complete`]): where they do not give
 /// `--max-running-requests` to a speculative server whose engine caps it by default, the cap is
@@ -431,6 +449,9 @@ fn predict(
     }
     let model = ServedModel::new(machine, spec, e.layout, &server, Knobs::default())
         .map_err(|x| failed(UnexpressibleKind::SimulationFailed, x.to_string()))?;
+    if let Some(why) = impossible_acceptance(e, &model) {
+        return Err(failed(UnexpressibleKind::UnreadableValue, why));
+    }
     notes.extend(model.target().served_note().map(str::to_string));
     notes.extend(model.target().default_config_note().map(str::to_string));
     notes.extend(modelled_comm_notes(&model));
