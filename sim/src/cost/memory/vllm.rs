@@ -302,10 +302,7 @@ pub fn plan(
     // the checkpoint's MTP layers: vLLM loads the drafter before it profiles, so its weights
     // come out of the budget, and sizes one cache over every attention layer, the drafter's
     // too (`determine_available_memory`, then `get_kv_cache_config` over the layers of both)
-    let (draft_weights, draft_cell) = super::mtp_draft(spec, footprint, opts)
-        .map_or((0, 0), |(w, _)| {
-            (w, per_layer * u64::from(spec.num_mtp_layers))
-        });
+    let (draft_weights, draft_cell) = mtp_draft_bytes(spec, footprint, opts, per_layer);
     let kv_budget = match v.kv_cache_memory_bytes {
         Some(bytes) => KvBudget::Given(bytes),
         None => KvBudget::AfterWeights(requested.saturating_sub(non_kv + draft_weights)),
@@ -420,6 +417,19 @@ fn tokens_by_memory(
         .unwrap_or(0)
 }
 
+/// The MTP drafter's weight bytes and its KV cell per token (its layers at `per_layer` bytes each),
+/// `(0, 0)` without one.
+fn mtp_draft_bytes(
+    spec: &ModelSpec,
+    footprint: &Footprint,
+    opts: &ServerOptions,
+    per_layer: u64,
+) -> (u64, u64) {
+    super::mtp_draft(spec, footprint, opts).map_or((0, 0), |(w, _)| {
+        (w, per_layer * u64::from(spec.num_mtp_layers))
+    })
+}
+
 /// KV bytes one token takes on GPU `g`: a cell on each of its stage's layers, and the MTP
 /// drafter's (`draft_cell`) on the last stage, where the drafter's layers sit.
 fn gpu_cell_bytes(spec: &ModelSpec, g: &GpuFootprint, per_layer: u64, draft_cell: u64) -> u64 {
@@ -435,8 +445,7 @@ fn gpu_cell_bytes(spec: &ModelSpec, g: &GpuFootprint, per_layer: u64, draft_cell
 /// layout (the busiest stage's cells, the drafter's included): a smaller cache holds no token.
 pub fn one_block_bytes(spec: &ModelSpec, footprint: &Footprint, opts: &ServerOptions) -> u64 {
     let per_layer = launch_cell_bytes(spec, footprint, opts);
-    let draft_cell = super::mtp_draft(spec, footprint, opts)
-        .map_or(0, |_| per_layer * u64::from(spec.num_mtp_layers));
+    let (_, draft_cell) = mtp_draft_bytes(spec, footprint, opts, per_layer);
     let block = kv_block_tokens(spec, opts);
     footprint
         .per_gpu

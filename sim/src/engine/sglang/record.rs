@@ -106,7 +106,7 @@ pub(super) fn check_value(key: &str, value: &str) -> Option<Result<(), String>> 
         f::DP_SIZE.dest,
         f::EP_SIZE.dest,
     ];
-    Some(spec.judge_stated(&layout, key, value, |spec, spelled| {
+    Some(spec.judge_stated(&layout, key, value, |spelled| {
         super::args::check_value(spec, value, spelled).map_err(|e| e.to_string())
     }))
 }

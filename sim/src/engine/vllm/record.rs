@@ -206,7 +206,7 @@ pub(super) fn check_value(key: &str, value: &str) -> Option<Result<(), String>> 
         t::DATA_PARALLEL_SIZE.dest,
         t::DECODE_CONTEXT_PARALLEL_SIZE.dest,
     ];
-    Some(spec.judge_stated(&layout, key, value, |spec, spelled| {
+    Some(spec.judge_stated(&layout, key, value, |spelled| {
         args::check(spec, value, spelled).map_err(|e| e.to_string())
     }))
 }

@@ -261,7 +261,7 @@ impl Spec {
         layout: &[&str],
         key: &str,
         value: &str,
-        check: impl FnOnce(&Spec, &str) -> Result<(), String>,
+        check: impl FnOnce(&str) -> Result<(), String>,
     ) -> Result<(), String> {
         if self.class != FlagClass::Modelled
             || !self.kind.is_numeric()
@@ -277,7 +277,7 @@ impl Spec {
         } else {
             format!("{key}={value}")
         };
-        check(self, &spelled)
+        check(&spelled)
     }
 }
 
